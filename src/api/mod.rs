@@ -1,0 +1,1 @@
+//! Flotilla custom resources.

@@ -1,0 +1,3 @@
+//! Flotilla: ApplicationSets, RollingSync and a wave/hook sync engine for Kubernetes.
+
+pub mod api;

@@ -1,0 +1,3 @@
+//! The `flotilla` command line.
+
+fn main() {}
