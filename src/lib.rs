@@ -1,3 +1,4 @@
 //! Flotilla: ApplicationSets, RollingSync and a wave/hook sync engine for Kubernetes.
 
 pub mod api;
+pub mod cli;

@@ -1,3 +1,23 @@
-//! The `flotilla` command line.
+//! The `flotilla` command line: parses arguments and hands each subcommand to its module in
+//! `flotilla::cli`.
 
-fn main() {}
+use std::process::ExitCode;
+
+use clap::Parser;
+use flotilla::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    flotilla::cli::init_tracing(cli.verbose);
+    let result: anyhow::Result<ExitCode> = match cli.command {
+        Command::Crd(args) => flotilla::cli::crd::run(&args),
+        Command::Render(args) => flotilla::cli::render::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
