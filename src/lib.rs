@@ -2,3 +2,6 @@
 
 pub mod api;
 pub mod cli;
+pub mod cluster;
+pub mod render;
+pub mod repo;

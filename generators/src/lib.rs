@@ -4,5 +4,6 @@
 
 pub mod params;
 pub mod selector;
+pub mod source;
 pub mod spec;
 pub mod template;

@@ -1,1 +1,19 @@
-//! Flotilla custom resources.
+//! Flotilla's custom resources (`flotilla.dev/v1alpha1`): ApplicationSet and Application, their
+//! CRDs, and reading user documents that may use Argo CD's `argoproj.io/v1alpha1` instead.
+
+pub mod application;
+pub mod application_set;
+pub mod crd;
+pub mod document;
+
+pub use application::{Application, ApplicationSpec};
+pub use application_set::{ApplicationSet, ApplicationSetSpec};
+
+/// Our API group.
+pub const GROUP: &str = "flotilla.dev";
+/// Our API version for both kinds.
+pub const API_VERSION: &str = "flotilla.dev/v1alpha1";
+/// Argo CD's API version, accepted on input so existing files work unchanged.
+pub const ARGO_CD_API_VERSION: &str = "argoproj.io/v1alpha1";
+/// Label on every generated Application naming the ApplicationSet that owns it.
+pub const APPLICATION_SET_LABEL: &str = "flotilla.dev/application-set";

@@ -1,15 +1,20 @@
-//! `flotilla crd`: prints the CustomResourceDefinitions.
+//! `flotilla crd`: prints the CustomResourceDefinitions as a multi-document YAML stream.
 
 use std::process::ExitCode;
 
-/// Arguments of `flotilla crd`.
+use crate::api::crd;
+
+/// Arguments of `flotilla crd` (none).
 #[derive(Debug, clap::Args)]
 pub struct CrdArgs {}
 
-/// Prints the CRDs as a multi-document YAML stream.
+/// Prints every CRD, separated by `---`.
 ///
 /// # Errors
 /// Serialization failures.
 pub fn run(_args: &CrdArgs) -> anyhow::Result<ExitCode> {
+    for (_, definition) in crd::all() {
+        print!("---\n{}", crd::to_yaml(&definition)?);
+    }
     Ok(ExitCode::SUCCESS)
 }

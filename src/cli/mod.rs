@@ -2,6 +2,7 @@
 
 pub mod crd;
 pub mod render;
+pub mod table;
 
 use clap::{Parser, Subcommand};
 

@@ -1,15 +1,93 @@
-//! `flotilla render`: expands an ApplicationSet into Applications, offline.
+//! `flotilla render`: expands an ApplicationSet file into Applications, offline, and prints them
+//! as YAML, JSON or a table.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::api::Application;
+use crate::api::document::parse_application_set;
+use crate::cli::table::Table;
+use crate::cluster::inventory::StaticInventory;
+use crate::render::{Sources, render_application_set};
+use crate::repo::LocalRepos;
+
+/// Output formats of `flotilla render`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RenderOutput {
+    #[default]
+    Yaml,
+    Json,
+    Table,
+}
 
 /// Arguments of `flotilla render`.
 #[derive(Debug, clap::Args)]
-pub struct RenderArgs {}
+pub struct RenderArgs {
+    /// The ApplicationSet file (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1).
+    pub appset: PathBuf,
+    /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
+    #[arg(long = "repo", value_name = "URL=PATH")]
+    pub repos: Vec<String>,
+    /// A YAML list of Argo CD-style cluster Secrets, for the clusters generator.
+    #[arg(long, value_name = "FILE")]
+    pub clusters: Option<PathBuf>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: RenderOutput,
+}
 
-/// Renders and prints.
+/// The Applications `args` describe, sorted by name.
 ///
 /// # Errors
-/// Unreadable input.
-pub fn run(_args: &RenderArgs) -> anyhow::Result<ExitCode> {
+/// Unreadable files, invalid YAML, generator or template errors, invalid Applications.
+pub fn render_from_args(args: &RenderArgs) -> anyhow::Result<Vec<Application>> {
+    let file = args.appset.display().to_string();
+    let text = std::fs::read_to_string(&args.appset).with_context(|| format!("cannot read {file}"))?;
+    let appset = parse_application_set(&file, &text)?;
+    let inventory = match &args.clusters {
+        Some(path) => {
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?;
+            StaticInventory::from_yaml(&name, &text)?
+        }
+        None => StaticInventory::default(),
+    };
+    let repos = LocalRepos::from_mappings(&args.repos)?;
+    let sources = Sources {
+        clusters: &inventory,
+        git: &repos,
+    };
+    Ok(render_application_set(&appset, sources).map_err(|e| anyhow::anyhow!("{file}: {e}"))?)
+}
+
+/// Renders and prints; errors go to stderr with exit code 1.
+///
+/// # Errors
+/// See [`render_from_args`].
+pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    let applications = render_from_args(args)?;
+    let text = match args.output {
+        RenderOutput::Yaml => serde_saphyr::to_string(&applications)?,
+        RenderOutput::Json => serde_json::to_string_pretty(&applications)? + "\n",
+        RenderOutput::Table => table(&applications),
+    };
+    print!("{text}");
     Ok(ExitCode::SUCCESS)
+}
+
+fn table(applications: &[Application]) -> String {
+    let mut table = Table::new(&["NAME", "PROJECT", "DESTINATION", "NAMESPACE", "SOURCE PATH"]);
+    for app in applications {
+        let destination = &app.spec.destination;
+        table.row(vec![
+            app.metadata.name.clone().unwrap_or_default(),
+            app.spec.project.clone(),
+            destination.server.clone().or_else(|| destination.name.clone()).unwrap_or_default(),
+            destination.namespace.clone().unwrap_or_default(),
+            app.spec.source.path.clone(),
+        ]);
+    }
+    table.render()
 }

@@ -1,0 +1,129 @@
+//! The `ApplicationSet` resource: generators expand one template into many Applications, and an
+//! optional RollingSync strategy decides when each of them syncs. Field names follow Argo CD's
+//! `argoproj.io/v1alpha1` ApplicationSet so existing files work unchanged.
+
+use std::collections::BTreeMap;
+
+use flotilla_generators::selector::LabelSelectorRequirement;
+use flotilla_generators::spec::GeneratorSpec;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::application::ApplicationSpec;
+
+/// Generators, a template, and how the generated Applications are kept and rolled out.
+#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "flotilla.dev",
+    version = "v1alpha1",
+    kind = "ApplicationSet",
+    namespaced,
+    shortname = "fappset",
+    shortname = "fappsets",
+    category = "flotilla"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetSpec {
+    pub generators: Vec<GeneratorSpec>,
+    pub template: ApplicationSetTemplate,
+    /// Go-template syntax (`{{ .name }}`) instead of fasttemplate (`{{name}}`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub go_template: bool,
+    /// For example `["missingkey=error"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub go_template_options: Vec<String>,
+    /// A Go template rendering to YAML that is merged onto each generated Application.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_patch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_policy: Option<ApplicationSetSyncPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<RolloutStrategy>,
+}
+
+/// The Application template: metadata and spec, with templated strings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetTemplate {
+    pub metadata: TemplateMetadata,
+    pub spec: ApplicationSpec,
+}
+
+/// The metadata a template may set on generated Applications.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateMetadata {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finalizers: Vec<String>,
+}
+
+/// What the controller may do to the Applications it generated.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetSyncPolicy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applications_sync: Option<ApplicationsSync>,
+    /// Keep the resources of a deleted Application in the cluster.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preserve_resources_on_deletion: bool,
+}
+
+/// Which changes to generated Applications are applied (Argo CD's `applicationsSync`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ApplicationsSync {
+    #[serde(rename = "create-only")]
+    CreateOnly,
+    #[serde(rename = "create-update")]
+    CreateUpdate,
+    #[serde(rename = "create-delete")]
+    CreateDelete,
+    #[default]
+    #[serde(rename = "sync")]
+    Sync,
+}
+
+/// How generated Applications are rolled out.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStrategy {
+    #[serde(rename = "type", default)]
+    pub type_: StrategyType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolling_sync: Option<RollingSync>,
+}
+
+/// `AllAtOnce` (default) or `RollingSync`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum StrategyType {
+    #[default]
+    AllAtOnce,
+    RollingSync,
+}
+
+/// Ordered steps of label-selected Applications.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RollingSync {
+    pub steps: Vec<RollingSyncStep>,
+}
+
+/// One step: the Applications whose labels match every expression, at most `maxUpdate` of them
+/// Pending or Progressing at once (an integer, a quoted integer, or a percentage).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RollingSyncStep {
+    #[serde(default)]
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_update: Option<IntOrString>,
+}

@@ -1,0 +1,4 @@
+//! Clusters Flotilla deploys to: Argo CD-style cluster Secrets and the inventories built from them.
+
+pub mod inventory;
+pub mod secret;

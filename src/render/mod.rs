@@ -1,0 +1,231 @@
+//! Rendering an ApplicationSet into Applications, offline and all-or-nothing: generate parameter
+//! sets → merge each generator's template override → render field by field → apply
+//! `templatePatch` → validate names and destinations. Nothing is created here; an error anywhere
+//! means no Application at all.
+
+pub mod template_merge;
+pub mod validate;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use flotilla_generators::generator::{GenerateContext, GeneratedSet, GeneratorError, generate_all};
+use flotilla_generators::params::Params;
+use flotilla_generators::source::{ClusterInventory, GitReader};
+use flotilla_generators::template::{PreparedTemplate, Renderer, TemplateError, TemplateMode};
+use serde_json::Value;
+
+use crate::api::application_set::ApplicationSetTemplate;
+use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+
+/// The data sources generators read.
+#[derive(Clone, Copy)]
+pub struct Sources<'a> {
+    pub clusters: &'a dyn ClusterInventory,
+    pub git: &'a dyn GitReader,
+}
+
+/// Which parameter set an error comes from: its position and a short view of its values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamSetRef {
+    pub index: usize,
+    pub summary: String,
+}
+
+impl ParamSetRef {
+    const MAX_SUMMARY: usize = 200;
+
+    fn new(index: usize, params: &Params) -> Self {
+        let mut summary = serde_json::to_string(params).unwrap_or_default();
+        if summary.len() > Self::MAX_SUMMARY {
+            let cut = (0..=Self::MAX_SUMMARY).rev().find(|i| summary.is_char_boundary(*i)).unwrap_or(0);
+            summary.truncate(cut);
+            summary.push('…');
+        }
+        Self { index, summary }
+    }
+}
+
+impl fmt::Display for ParamSetRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "parameter set {} {}", self.index, self.summary)
+    }
+}
+
+/// One generated Application that cannot be created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplicationProblem {
+    pub set: ParamSetRef,
+    pub name: String,
+    pub reason: String,
+}
+
+impl fmt::Display for ApplicationProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Application {:?} from {}: {}", self.name, self.set, self.reason)
+    }
+}
+
+/// Why an ApplicationSet could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("ApplicationSet {appset}: goTemplateOptions: {source}")]
+    TemplateOptions { appset: String, source: TemplateError },
+    #[error("ApplicationSet {appset}: spec.{source}")]
+    Generate { appset: String, source: GeneratorError },
+    #[error("ApplicationSet {appset}: template, {set}: {source}")]
+    Template {
+        appset: String,
+        set: ParamSetRef,
+        source: TemplateError,
+    },
+    #[error("ApplicationSet {appset}: templatePatch, {set}: {message}")]
+    Patch {
+        appset: String,
+        set: ParamSetRef,
+        message: String,
+    },
+    #[error("ApplicationSet {appset}: {} invalid Application(s); nothing was generated:\n  {}", problems.len(), problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
+    Invalid {
+        appset: String,
+        problems: Vec<ApplicationProblem>,
+    },
+}
+
+/// Renders every Application of `appset`, sorted by name.
+///
+/// # Errors
+/// The first generator or template error, or every invalid Application at once.
+pub fn render_application_set(appset: &ApplicationSet, sources: Sources<'_>) -> Result<Vec<Application>, RenderError> {
+    let appset_name = appset.metadata.name.clone().unwrap_or_default();
+    let spec = &appset.spec;
+    let mode = TemplateMode::from_options(spec.go_template, &spec.go_template_options).map_err(|source| {
+        RenderError::TemplateOptions {
+            appset: appset_name.clone(),
+            source,
+        }
+    })?;
+    let renderer = Renderer::new(mode);
+    let context = GenerateContext::new(&renderer, sources.clusters, sources.git);
+    let sets = generate_all(&spec.generators, &context).map_err(|source| RenderError::Generate {
+        appset: appset_name.clone(),
+        source,
+    })?;
+
+    let base = serde_json::to_value(&spec.template).unwrap_or(Value::Null);
+    let template_error = |set: ParamSetRef, source| RenderError::Template {
+        appset: appset_name.clone(),
+        set,
+        source,
+    };
+    let prepared_base = renderer
+        .prepare(&base)
+        .map_err(|source| template_error(ParamSetRef::new(0, &Params::new()), source))?;
+
+    let mut rendered = Vec::with_capacity(sets.len());
+    for (index, GeneratedSet { params, template }) in sets.iter().enumerate() {
+        let set = ParamSetRef::new(index, params);
+        let value = match template {
+            None => prepared_base.render(params),
+            Some(over) => prepare_override(&renderer, over, &base).and_then(|p| p.render(params)),
+        }
+        .map_err(|source| template_error(set.clone(), source))?;
+        let value = apply_template_patch(&renderer, spec.template_patch.as_deref(), value, params).map_err(
+            |message| RenderError::Patch {
+                appset: appset_name.clone(),
+                set: set.clone(),
+                message,
+            },
+        )?;
+        let template: ApplicationSetTemplate = serde_json::from_value(value).map_err(|e| RenderError::Patch {
+            appset: appset_name.clone(),
+            set: set.clone(),
+            message: format!("the result is not a valid Application template: {e}"),
+        })?;
+        rendered.push((set, template));
+    }
+    let applications = build_applications(appset, rendered)?;
+    Ok(applications)
+}
+
+fn prepare_override(renderer: &Renderer, over: &Value, base: &Value) -> Result<PreparedTemplate, TemplateError> {
+    renderer.prepare(&template_merge::fill_empty(over, base))
+}
+
+/// Renders `templatePatch` with `params`, parses it as YAML and merges it onto `value`;
+/// `spec.project` must stay what the template says.
+fn apply_template_patch(
+    renderer: &Renderer,
+    patch: Option<&str>,
+    mut value: Value,
+    params: &Params,
+) -> Result<Value, String> {
+    let Some(patch) = patch else { return Ok(value) };
+    let text = renderer
+        .render_str("templatePatch", patch, params)
+        .map_err(|e| e.to_string())?;
+    let patch: Value = serde_saphyr::from_str(&text).map_err(|e| format!("the rendered patch is not valid YAML: {e}"))?;
+    let project_before = value.pointer("/spec/project").cloned();
+    template_merge::merge_patch(&mut value, &patch);
+    let project_after = value.pointer("/spec/project").cloned();
+    if project_before != project_after {
+        return Err(format!(
+            "templatePatch may not change spec.project (from {} to {})",
+            project_before.unwrap_or(Value::Null),
+            project_after.unwrap_or(Value::Null)
+        ));
+    }
+    Ok(value)
+}
+
+fn build_applications(
+    appset: &ApplicationSet,
+    rendered: Vec<(ParamSetRef, ApplicationSetTemplate)>,
+) -> Result<Vec<Application>, RenderError> {
+    let appset_name = appset.metadata.name.clone().unwrap_or_default();
+    let mut problems = Vec::new();
+    let mut by_name: BTreeMap<String, (ParamSetRef, Application)> = BTreeMap::new();
+    for (set, template) in rendered {
+        let name = template.metadata.name.clone();
+        let problem = |reason: String| ApplicationProblem {
+            set: set.clone(),
+            name: name.clone(),
+            reason,
+        };
+        if let Some(reason) = validate::invalid_name_reason(&name) {
+            problems.push(problem(reason));
+            continue;
+        }
+        let destination = &template.spec.destination;
+        if destination.server.is_some() == destination.name.is_some() {
+            problems.push(problem("spec.destination needs exactly one of server or name".to_string()));
+            continue;
+        }
+        if let Some((first, _)) = by_name.get(&name) {
+            problems.push(problem(format!("the same name is generated by {first}")));
+            continue;
+        }
+        let application = to_application(appset, &appset_name, template);
+        by_name.insert(name, (set, application));
+    }
+    if problems.is_empty() {
+        Ok(by_name.into_values().map(|(_, app)| app).collect())
+    } else {
+        Err(RenderError::Invalid {
+            appset: appset_name,
+            problems,
+        })
+    }
+}
+
+fn to_application(appset: &ApplicationSet, appset_name: &str, template: ApplicationSetTemplate) -> Application {
+    let meta = template.metadata;
+    let mut labels = meta.labels;
+    labels.insert(APPLICATION_SET_LABEL.to_string(), appset_name.to_string());
+    let mut application = Application::new(&meta.name, template.spec);
+    application.metadata.namespace = meta.namespace.or_else(|| appset.metadata.namespace.clone());
+    application.metadata.labels = Some(labels);
+    application.metadata.annotations = (!meta.annotations.is_empty()).then_some(meta.annotations);
+    application.metadata.finalizers = (!meta.finalizers.is_empty()).then_some(meta.finalizers);
+    application
+}

@@ -1,0 +1,95 @@
+//! The `git` command line as a tree reader: resolve a revision to a commit, list the blobs of a
+//! commit, read one blob. No working tree is touched.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A git invocation that failed.
+#[derive(Debug, thiserror::Error)]
+#[error("git {args} in {repo}: {message}")]
+pub struct GitError {
+    pub repo: PathBuf,
+    pub args: String,
+    pub message: String,
+}
+
+/// A local git repository (bare or with a work tree), read through `git`.
+#[derive(Clone, Debug)]
+pub struct GitCli {
+    repo: PathBuf,
+}
+
+impl GitCli {
+    /// A reader for the repository at `repo`.
+    #[must_use]
+    pub fn new(repo: impl Into<PathBuf>) -> Self {
+        Self { repo: repo.into() }
+    }
+
+    /// Whether `path` is inside a git repository (`git rev-parse --git-dir` succeeds).
+    #[must_use]
+    pub fn is_repository(path: &Path) -> bool {
+        Command::new("git")
+            .arg("-C")
+            .arg(path)
+            .args(["rev-parse", "--git-dir"])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    }
+
+    /// The commit SHA a branch, tag, commit or `HEAD` (empty revision) names.
+    ///
+    /// # Errors
+    /// An unknown revision or a failing `git`.
+    pub fn resolve(&self, revision: &str) -> Result<String, GitError> {
+        let revision = if revision.is_empty() { "HEAD" } else { revision };
+        let spec = format!("{revision}^{{commit}}");
+        let out = self.run(&["rev-parse", "--verify", "--quiet", &spec])?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
+    }
+
+    /// Every blob path of `commit`, relative to the repository root.
+    ///
+    /// # Errors
+    /// A failing `git`.
+    pub fn list_files(&self, commit: &str) -> Result<Vec<String>, GitError> {
+        let out = self.run(&["ls-tree", "-r", "-z", "--name-only", commit])?;
+        Ok(out
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect())
+    }
+
+    /// The content of `path` at `commit`.
+    ///
+    /// # Errors
+    /// A missing path or a failing `git`.
+    pub fn read_file(&self, commit: &str, path: &str) -> Result<Vec<u8>, GitError> {
+        self.run(&["cat-file", "blob", &format!("{commit}:{path}")])
+    }
+
+    fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
+        let error = |message: String| GitError {
+            repo: self.repo.clone(),
+            args: args.join(" "),
+            message,
+        };
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&self.repo)
+            .args(args)
+            .output()
+            .map_err(|e| error(format!("cannot run git: {e}")))?;
+        if out.status.success() {
+            Ok(out.stdout)
+        } else {
+            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            Err(error(if stderr.is_empty() {
+                format!("exited with {}", out.status)
+            } else {
+                stderr
+            }))
+        }
+    }
+}

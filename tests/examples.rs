@@ -1,0 +1,103 @@
+//! Golden tests: every example ApplicationSet renders to the Applications committed under
+//! `examples/expected/`. Regenerate with `UPDATE_GOLDEN=1 cargo test --test examples` and review
+//! the diff.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use flotilla::cli::render::{RenderArgs, RenderOutput, render_from_args};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn check_golden(name: &str, args: &RenderArgs) {
+    let applications = render_from_args(args).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    let actual = serde_saphyr::to_string(&applications).expect("serializes");
+    let golden = root().join("examples/expected").join(format!("{name}.yaml"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &actual).expect("writes golden file");
+    }
+    let expected = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+    assert_eq!(actual, expected, "{name}: output differs from {}", golden.display());
+}
+
+fn args(appset: &str, repos: Vec<String>, clusters: Option<&str>) -> RenderArgs {
+    RenderArgs {
+        appset: root().join("examples").join(appset),
+        repos,
+        clusters: clusters.map(|c| root().join("examples").join(c)),
+        output: RenderOutput::Yaml,
+    }
+}
+
+#[test]
+fn three_tier_stack() {
+    check_golden("three-tier-stack", &args("three-tier-stack.yaml", vec![], None));
+}
+
+#[test]
+fn multi_cluster_promotion() {
+    check_golden(
+        "multi-cluster-promotion",
+        &args("multi-cluster-promotion.yaml", vec![], Some("clusters.yaml")),
+    );
+}
+
+#[test]
+fn matrix_clusters_apps() {
+    check_golden(
+        "matrix-clusters-apps",
+        &args("matrix-clusters-apps.yaml", vec![], Some("clusters.yaml")),
+    );
+}
+
+const MONOREPO_URL: &str = "https://git.example.com/acme/monorepo.git";
+
+#[test]
+fn monorepo_directories_from_a_plain_directory() {
+    let repo = format!("{MONOREPO_URL}={}", root().join("examples/repos/monorepo").display());
+    check_golden("monorepo-directories", &args("monorepo-directories.yaml", vec![repo], None));
+}
+
+/// The same example read through the `git` CLI from a real repository, with a later commit on
+/// another branch that must not leak into `HEAD`.
+#[test]
+fn monorepo_directories_from_a_git_repository() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&root().join("examples/repos/monorepo"), dir.path());
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .arg("-C")
+            .arg(dir.path())
+            .args(["-c", "user.name=test", "-c", "user.email=test@example.com"])
+            .args(args)
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "monorepo"]);
+    git(&["checkout", "-q", "-b", "feature"]);
+    std::fs::create_dir_all(dir.path().join("apps/unreleased")).expect("mkdir");
+    std::fs::write(dir.path().join("apps/unreleased/cm.yaml"), "kind: ConfigMap\n").expect("write");
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "unreleased"]);
+    git(&["checkout", "-q", "main"]);
+    let repo = format!("{MONOREPO_URL}={}", dir.path().display());
+    check_golden("monorepo-directories", &args("monorepo-directories.yaml", vec![repo], None));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("readable") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
