@@ -186,8 +186,6 @@ impl GeneratorError {
     pub fn within(mut self, segment: &str) -> Self {
         self.at = if self.at.is_empty() {
             segment.to_string()
-        } else if self.at.starts_with('[') {
-            format!("{segment}{}", self.at)
         } else {
             format!("{segment}.{}", self.at)
         };
@@ -379,4 +377,107 @@ fn select(
         }
     }
     Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::testing::{MemoryGit, MemoryInventory, fast, go, params, run, run_sets};
+
+    #[test]
+    fn selector_filters_flattened_params_in_both_modes() {
+        let fast_spec = json!({
+            "list": {"elements": [{"env": "prod", "n": "1"}, {"env": "dev", "n": "2"}]},
+            "selector": {"matchLabels": {"env": "prod"}},
+        });
+        assert_eq!(
+            run(&fast(), &fast_spec).unwrap(),
+            vec![params(json!({"env": "prod", "n": "1"}))]
+        );
+
+        let go_spec = json!({
+            "list": {"elements": [{"app": {"env": "prod", "replicas": 2}}, {"app": {"env": "dev", "replicas": 1}}]},
+            "selector": {"matchExpressions": [{"key": "app.replicas", "operator": "In", "values": ["2"]}]},
+        });
+        assert_eq!(
+            run(&go(), &go_spec).unwrap(),
+            vec![params(json!({"app": {"env": "prod", "replicas": 2}}))]
+        );
+
+        let invalid = json!({"list": {"elements": []}, "selector": {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]}});
+        let err = run(&fast(), &invalid).unwrap_err();
+        assert_eq!(err.at, "selector");
+        assert!(matches!(
+            err.reason,
+            GeneratorErrorReason::Selector(SelectorError::UnexpectedValues { .. })
+        ));
+    }
+
+    #[test]
+    fn exactly_one_kind_per_entry() {
+        assert_eq!(
+            run(&fast(), &json!({})).unwrap_err().reason,
+            GeneratorErrorReason::NoKind
+        );
+        let err = run(&fast(), &json!({"list": {}, "git": {"repoURL": "r"}, "merge": {"generators": [], "mergeKeys": []}})).unwrap_err();
+        assert_eq!(
+            err.reason,
+            GeneratorErrorReason::SeveralKinds(vec!["list", "git", "merge"])
+        );
+    }
+
+    #[test]
+    fn template_override_comes_with_each_set() {
+        let spec = json!({"list": {"elements": [{"a": "1"}, {"a": "2"}], "template": {"spec": {"project": "p"}}}});
+        let sets = run_sets(
+            &fast(),
+            &MemoryInventory::default(),
+            &MemoryGit::default(),
+            &spec,
+        )
+        .unwrap();
+        assert_eq!(sets.len(), 2);
+        assert!(
+            sets.iter()
+                .all(|s| s.template == Some(json!({"spec": {"project": "p"}})))
+        );
+    }
+
+    #[test]
+    fn generate_all_concatenates_and_locates_errors() {
+        let renderer = fast();
+        let (inventory, git) = (MemoryInventory::default(), MemoryGit::default());
+        let ctx = GenerateContext::new(&renderer, &inventory, &git);
+        let specs: Vec<GeneratorSpec> = serde_json::from_value(json!([
+            {"list": {"elements": [{"a": "1"}]}},
+            {"list": {"elements": [{"a": "2"}]}},
+        ]))
+        .unwrap();
+        let all: Vec<_> = generate_all(&specs, &ctx)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.params)
+            .collect();
+        assert_eq!(
+            all,
+            vec![params(json!({"a": "1"})), params(json!({"a": "2"}))]
+        );
+
+        let specs: Vec<GeneratorSpec> = serde_json::from_value(json!([
+            {"list": {"elements": []}},
+            {"matrix": {"generators": [
+                {"git": {"repoURL": "https://git.example/missing.git", "directories": [{"path": "*"}]}},
+                {"list": {"elements": []}},
+            ]}},
+        ]))
+        .unwrap();
+        let err = generate_all(&specs, &ctx).unwrap_err();
+        assert_eq!(err.at, "generators[1].matrix.generators[0].git");
+        assert_eq!(
+            err.to_string(),
+            "generators[1].matrix.generators[0].git: repository https://git.example/missing.git: revision \"HEAD\" not found"
+        );
+    }
 }

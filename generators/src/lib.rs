@@ -2,14 +2,14 @@
 //! parameter sets and render templates with them, field by field. Pure: data sources (git trees,
 //! cluster inventories) are injected through traits, and no Kubernetes client is linked.
 
-pub mod clusters;
+mod clusters;
 pub mod generator;
-pub mod git;
-pub mod git_directories;
-pub mod git_files;
-pub mod list;
-pub mod matrix;
-pub mod merge;
+mod git;
+mod git_directories;
+mod git_files;
+mod list;
+mod matrix;
+mod merge;
 pub mod params;
 pub mod selector;
 pub mod source;
