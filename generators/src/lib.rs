@@ -2,8 +2,18 @@
 //! parameter sets and render templates with them, field by field. Pure: data sources (git trees,
 //! cluster inventories) are injected through traits, and no Kubernetes client is linked.
 
+mod clusters;
+pub mod generator;
+mod git;
+mod git_directories;
+mod git_files;
+mod list;
+mod matrix;
+mod merge;
 pub mod params;
 pub mod selector;
 pub mod source;
 pub mod spec;
 pub mod template;
+#[cfg(test)]
+mod testing;

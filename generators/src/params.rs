@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// One parameter set. In fasttemplate mode every value is a string under a dotted key
 /// (`path.basename`); in goTemplate mode values keep their structure (`path: {basename: ..}`).
@@ -17,15 +17,195 @@ pub fn normalize_name(name: &str) -> String {
     let mapped: String = name
         .to_lowercase()
         .chars()
-        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
         .take(253)
         .collect();
     mapped.trim_matches(|c| c == '-' || c == '.').to_string()
 }
 
+/// Renders a scalar the way Go's `fmt.Sprintf("%v")` prints a decoded JSON/YAML value, as Argo CD
+/// does when it flattens parameters: `true`, `1`, `1.5`, `1e+06` (numbers are float64 in Go),
+/// strings as they are, `null` as `<nil>`. Containers are rendered as compact JSON.
+#[must_use]
+pub fn format_scalar(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), format_go_float),
+        Value::String(s) => s.clone(),
+        Value::Array(_) | Value::Object(_) => value.to_string(),
+    }
+}
+
+/// Go's `%v` for a float64: the shortest representation, in exponent form (`1e+06`,
+/// `1.5e-05`) when the exponent is below -4 or at least 6.
+fn format_go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".to_string();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
+    }
+    let scientific = format!("{f:e}");
+    let (mantissa, exponent) = scientific
+        .split_once('e')
+        .unwrap_or((scientific.as_str(), "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if f != 0.0 && !(-4..6).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
+    } else {
+        format!("{f}")
+    }
+}
+
+/// Flattens parameters to dotted string keys, as Argo CD does for fasttemplate parameters and
+/// for selectors: nested maps join their keys with `.`, list items use their index (`a.0`),
+/// empty maps and lists vanish, scalars are rendered by [`format_scalar`].
+#[must_use]
+pub fn flatten(params: &Params) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (key, value) in params {
+        flatten_into(key, value, &mut out);
+    }
+    out
+}
+
+fn flatten_into(key: &str, value: &Value, out: &mut BTreeMap<String, String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                flatten_into(&format!("{key}.{k}"), v, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                flatten_into(&format!("{key}.{i}"), v, out);
+            }
+        }
+        scalar => {
+            out.insert(key.to_string(), format_scalar(scalar));
+        }
+    }
+}
+
+/// Deep-merges `overlay` into `base`: maps present on both sides are merged key by key, every
+/// other value of `overlay` replaces the one in `base`.
+pub fn deep_merge(base: &mut Params, overlay: &Params) {
+    for (key, value) in overlay {
+        match (base.get_mut(key), value) {
+            (Some(Value::Object(existing)), Value::Object(incoming)) => {
+                merge_objects(existing, incoming)
+            }
+            _ => {
+                base.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+fn merge_objects(base: &mut Map<String, Value>, overlay: &Map<String, Value>) {
+    for (key, value) in overlay {
+        match (base.get_mut(key), value) {
+            (Some(Value::Object(existing)), Value::Object(incoming)) => {
+                merge_objects(existing, incoming)
+            }
+            _ => {
+                base.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+/// Looks a parameter up by a dotted path (`cluster.name`): the whole key first (fasttemplate
+/// parameters are flat), then segment by segment through nested maps.
+#[must_use]
+pub fn lookup<'a>(params: &'a Params, path: &str) -> Option<&'a Value> {
+    if let Some(value) = params.get(path) {
+        return Some(value);
+    }
+    let mut segments = path.split('.');
+    let mut current = params.get(segments.next()?)?;
+    for segment in segments {
+        current = current.as_object()?.get(segment)?;
+    }
+    Some(current)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn params(value: Value) -> Params {
+        serde_json::from_value(value).expect("test params are an object")
+    }
+
+    #[test]
+    fn scalars_print_like_go() {
+        let cases = [
+            (json!(null), "<nil>"),
+            (json!(true), "true"),
+            (json!(1), "1"),
+            (json!(1.5), "1.5"),
+            (json!(-3), "-3"),
+            (json!(0), "0"),
+            (json!(100_000), "100000"),
+            (json!(1_000_000), "1e+06"),
+            (json!(1_382_985.12), "1.38298512e+06"),
+            (json!(0.0001), "0.0001"),
+            (json!(0.000_015), "1.5e-05"),
+            (json!("text"), "text"),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(format_scalar(&value), expected, "{value}");
+        }
+    }
+
+    #[test]
+    fn flatten_joins_keys_and_indexes_lists() {
+        let p = params(json!({
+            "a": {"b": "x", "c": [1, {"d": false}], "empty": {}},
+            "n": null,
+        }));
+        let expected: BTreeMap<String, String> = [
+            ("a.b", "x"),
+            ("a.c.0", "1"),
+            ("a.c.1.d", "false"),
+            ("n", "<nil>"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(flatten(&p), expected);
+    }
+
+    #[test]
+    fn deep_merge_merges_maps_and_overrides_the_rest() {
+        let mut base = params(json!({"m": {"a": 1, "b": 2}, "s": "base", "keep": true}));
+        deep_merge(
+            &mut base,
+            &params(json!({"m": {"b": 3, "c": 4}, "s": "overlay"})),
+        );
+        assert_eq!(
+            base,
+            params(json!({"m": {"a": 1, "b": 3, "c": 4}, "s": "overlay", "keep": true}))
+        );
+    }
+
+    #[test]
+    fn lookup_tries_flat_keys_then_nested_paths() {
+        let p = params(json!({"a.b": "flat", "c": {"d": {"e": 5}}}));
+        assert_eq!(lookup(&p, "a.b"), Some(&json!("flat")));
+        assert_eq!(lookup(&p, "c.d.e"), Some(&json!(5)));
+        assert_eq!(lookup(&p, "c.x"), None);
+    }
 
     #[test]
     fn normalize_matches_argo_cd() {

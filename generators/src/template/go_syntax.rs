@@ -1,0 +1,520 @@
+//! Translation of Argo CD's Go-template syntax to minijinja source: fields and variables become
+//! subscripts of `dotN`/`var_name` variables, Go calls become minijinja calls with the same
+//! argument order (a piped value last), and `if`/`range`/`with` become minijinja blocks.
+//! Anything outside the supported subset is an error naming the construct.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+
+use super::go_lexer::{Piece, Token, lex};
+use super::sprig::{RANGE_PAIRS, RANGE_VALUES, REQUIRED, is_function};
+
+/// The minijinja variable holding the root parameters (`$`).
+pub(crate) const ROOT: &str = "dot0";
+
+/// A translated template, with where each Go action ended up (to name it in render errors).
+#[derive(Debug, Clone)]
+pub(crate) struct Translation {
+    /// minijinja source.
+    pub source: String,
+    /// For each action, its byte range in `source` and its Go source.
+    pub actions: Vec<(Range<usize>, String)>,
+}
+
+impl Translation {
+    /// The Go source of the action whose translation covers byte `offset` of `source`.
+    pub(crate) fn action_at(&self, offset: usize) -> Option<&str> {
+        self.actions.iter().find(|(range, _)| range.contains(&offset)).map(|(_, source)| source.as_str())
+    }
+}
+
+/// Translates Go-template `text`; in `strict` mode missing keys fail wherever they are used.
+pub(crate) fn translate(text: &str, strict: bool) -> Result<Translation, String> {
+    let mut translator = Translator {
+        strict,
+        out: String::with_capacity(text.len() * 2),
+        actions: Vec::new(),
+        dots: vec![ROOT.to_string()],
+        blocks: Vec::new(),
+        scopes: vec![Vec::new()],
+        counter: 0,
+    };
+    for piece in lex(text)? {
+        match piece {
+            Piece::Text(literal) => translator.text(&literal),
+            Piece::Action { source, tokens } => {
+                let start = translator.out.len();
+                translator.action(&source, &tokens).map_err(|reason| format!("{reason} in {source}"))?;
+                translator.actions.push((start..translator.out.len(), source));
+            }
+        }
+    }
+    if let Some(open) = translator.blocks.last() {
+        return Err(format!("missing {{{{ end }}}} for {}", open.source));
+    }
+    Ok(Translation { source: translator.out, actions: translator.actions })
+}
+
+/// Rewrites a minijinja expression from an error message (`dot0['a']['b']`) in Go syntax (`.a.b`).
+pub(crate) fn go_spelling(expression: &str) -> String {
+    let chain = expression.replace("']['", ".").replace("['", ".").replace("']", "");
+    if let Some(rest) = chain.strip_prefix("var_") {
+        return format!("${rest}");
+    }
+    match chain.strip_prefix("dot").map(|rest| rest.trim_start_matches(|c: char| c.is_ascii_digit())) {
+        Some("") => ".".to_string(),
+        Some(rest) if rest.starts_with('.') => rest.to_string(),
+        _ => chain,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlockKind {
+    If,
+    Range,
+    With,
+}
+
+struct Block {
+    kind: BlockKind,
+    source: String,
+    /// Whether this block set a new `.` that is still in effect (until `else` or `end`).
+    dot_pushed: bool,
+    seen_else: bool,
+}
+
+struct Translator {
+    strict: bool,
+    out: String,
+    actions: Vec<(Range<usize>, String)>,
+    /// The minijinja name of `.`, innermost last.
+    dots: Vec<String>,
+    blocks: Vec<Block>,
+    /// Declared Go variables, one scope per open block.
+    scopes: Vec<Vec<String>>,
+    counter: usize,
+}
+
+impl Translator {
+    fn text(&mut self, literal: &str) {
+        if literal.contains('{') {
+            self.out.push_str("{{ ");
+            self.out.push_str(&jinja_string(literal));
+            self.out.push_str(" }}");
+        } else {
+            self.out.push_str(literal);
+        }
+    }
+
+    fn dot(&self) -> &str {
+        self.dots.last().map_or(ROOT, String::as_str)
+    }
+
+    fn fresh_dot(&mut self) -> String {
+        self.counter += 1;
+        format!("dot{}", self.counter)
+    }
+
+    fn declare(&mut self, name: &str) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push(name.to_string());
+        }
+    }
+
+    fn is_declared(&self, name: &str) -> bool {
+        self.scopes.iter().flatten().any(|declared| declared == name)
+    }
+
+    fn open(&mut self, kind: BlockKind, source: &str, dot_pushed: bool) {
+        self.blocks.push(Block { kind, source: source.to_string(), dot_pushed, seen_else: false });
+        self.scopes.push(Vec::new());
+    }
+
+    fn action(&mut self, source: &str, tokens: &[Token]) -> Result<(), String> {
+        let keyword = match tokens.first() {
+            Some(Token::Ident(word)) => word.as_str(),
+            None => return Err("empty action".into()),
+            _ => "",
+        };
+        match keyword {
+            "if" => {
+                let (variable, condition) = self.declared_pipeline(&tokens[1..])?;
+                let condition = match &variable {
+                    Some(name) => {
+                        let _ = write!(self.out, "{{% set var_{name} = {condition} %}}");
+                        format!("var_{name}")
+                    }
+                    None => condition,
+                };
+                let _ = write!(self.out, "{{% if {condition} %}}");
+                self.open(BlockKind::If, source, false);
+                if let Some(name) = variable {
+                    self.declare(&name);
+                }
+                Ok(())
+            }
+            "with" => {
+                let (variable, value) = self.declared_pipeline(&tokens[1..])?;
+                let dot = self.fresh_dot();
+                let _ = write!(self.out, "{{% with {dot} = {value} %}}{{% if {dot} %}}");
+                self.open(BlockKind::With, source, true);
+                if let Some(name) = variable {
+                    let _ = write!(self.out, "{{% set var_{name} = {dot} %}}");
+                    self.declare(&name);
+                }
+                self.dots.push(dot);
+                Ok(())
+            }
+            "range" => self.range(source, &tokens[1..]),
+            "else" => self.else_branch(&tokens[1..]),
+            "end" if tokens.len() == 1 => self.end(),
+            "define" | "template" | "block" | "break" | "continue" => Err(format!("unsupported action \"{keyword}\"")),
+            _ => match tokens {
+                [Token::Variable { name, chain }, Token::Declare | Token::Assign, rest @ ..] if chain.is_empty() && !name.is_empty() => {
+                    let assign = matches!(tokens[1], Token::Assign);
+                    if assign && !self.is_declared(name) {
+                        return Err(format!("undefined variable ${name}"));
+                    }
+                    if assign && self.blocks.iter().any(|block| block.kind == BlockKind::Range) {
+                        return Err(format!("assigning to ${name} inside range is not supported"));
+                    }
+                    let value = self.pipeline_all(rest)?;
+                    let _ = write!(self.out, "{{% set var_{name} = {value} %}}");
+                    if !assign {
+                        self.declare(name);
+                    }
+                    Ok(())
+                }
+                _ => {
+                    let value = self.pipeline_all(tokens)?;
+                    let _ = write!(self.out, "{{{{ {value} }}}}");
+                    Ok(())
+                }
+            },
+        }
+    }
+
+    /// A pipeline optionally preceded by `$name :=`, as `if` and `with` allow.
+    fn declared_pipeline(&mut self, tokens: &[Token]) -> Result<(Option<String>, String), String> {
+        match tokens {
+            [Token::Variable { name, chain }, Token::Declare, rest @ ..] if chain.is_empty() && !name.is_empty() => {
+                Ok((Some(name.clone()), self.pipeline_all(rest)?))
+            }
+            _ => Ok((None, self.pipeline_all(tokens)?)),
+        }
+    }
+
+    fn range(&mut self, source: &str, tokens: &[Token]) -> Result<(), String> {
+        let variable = |token: &Token| match token {
+            Token::Variable { name, chain } if chain.is_empty() && !name.is_empty() => Some(name.clone()),
+            _ => None,
+        };
+        let (key, value, rest) = match tokens {
+            [a, Token::Comma, b, Token::Declare, rest @ ..] => match (variable(a), variable(b)) {
+                (Some(k), Some(v)) => (Some(k), Some(v), rest),
+                _ => return Err("malformed range variables".into()),
+            },
+            [a, Token::Declare, rest @ ..] => match variable(a) {
+                Some(v) => (None, Some(v), rest),
+                None => return Err("malformed range variable".into()),
+            },
+            _ => (None, None, tokens),
+        };
+        let collection = self.pipeline_all(rest)?;
+        let dot = match &value {
+            Some(name) => format!("var_{name}"),
+            None => self.fresh_dot(),
+        };
+        match &key {
+            Some(key) => {
+                let _ = write!(self.out, "{{% for var_{key}, {dot} in {RANGE_PAIRS}({collection}) %}}");
+            }
+            None => {
+                let _ = write!(self.out, "{{% for {dot} in {RANGE_VALUES}({collection}) %}}");
+            }
+        }
+        self.open(BlockKind::Range, source, true);
+        for name in key.iter().chain(&value) {
+            self.declare(name);
+        }
+        self.dots.push(dot);
+        Ok(())
+    }
+
+    fn else_branch(&mut self, tokens: &[Token]) -> Result<(), String> {
+        let Some(block) = self.blocks.last_mut() else {
+            return Err("{{ else }} outside if, range or with".into());
+        };
+        if block.seen_else {
+            return Err("more than one {{ else }} in a block".into());
+        }
+        let (kind, dot_pushed) = (block.kind, block.dot_pushed);
+        block.dot_pushed = false;
+        if dot_pushed {
+            self.dots.pop();
+        }
+        match tokens {
+            [] => {
+                if let Some(block) = self.blocks.last_mut() {
+                    block.seen_else = true;
+                }
+                self.out.push_str("{% else %}");
+                Ok(())
+            }
+            [Token::Ident(word), rest @ ..] if word == "if" && kind == BlockKind::If => {
+                let condition = self.pipeline_all(rest)?;
+                let _ = write!(self.out, "{{% elif {condition} %}}");
+                Ok(())
+            }
+            _ => Err("unsupported else form (only else and else if inside if)".into()),
+        }
+    }
+
+    fn end(&mut self) -> Result<(), String> {
+        let Some(block) = self.blocks.pop() else {
+            return Err("{{ end }} without an open if, range or with".into());
+        };
+        self.scopes.pop();
+        if block.dot_pushed {
+            self.dots.pop();
+        }
+        self.out.push_str(match block.kind {
+            BlockKind::If => "{% endif %}",
+            BlockKind::Range => "{% endfor %}",
+            BlockKind::With => "{% endif %}{% endwith %}",
+        });
+        Ok(())
+    }
+
+    /// Translates a whole pipeline; leftover tokens are an error.
+    fn pipeline_all(&mut self, tokens: &[Token]) -> Result<String, String> {
+        if tokens.is_empty() {
+            return Err("missing value".into());
+        }
+        let mut parser = Parser { translator: self, tokens, pos: 0 };
+        let expression = parser.pipeline()?;
+        match parser.tokens.get(parser.pos) {
+            None => Ok(expression),
+            Some(token) => Err(format!("unexpected {}", describe(token))),
+        }
+    }
+}
+
+struct Parser<'t, 'k> {
+    translator: &'t Translator,
+    tokens: &'k [Token],
+    pos: usize,
+}
+
+impl Parser<'_, '_> {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.pos)
+    }
+
+    fn pipeline(&mut self) -> Result<String, String> {
+        let mut expression = self.command(None)?;
+        while self.peek() == Some(&Token::Pipe) {
+            self.pos += 1;
+            expression = self.command(Some(expression))?;
+        }
+        Ok(expression)
+    }
+
+    fn at_command_end(&self) -> bool {
+        matches!(self.peek(), None | Some(Token::Pipe | Token::Close))
+    }
+
+    fn command(&mut self, piped: Option<String>) -> Result<String, String> {
+        if let Some(Token::Ident(name)) = self.peek() {
+            let name = name.clone();
+            self.pos += 1;
+            let mut args = Vec::new();
+            while !self.at_command_end() {
+                args.push(self.operand()?);
+            }
+            args.extend(piped);
+            return call(&name, &args);
+        }
+        if self.at_command_end() {
+            return Err(match self.peek() {
+                Some(token) => format!("missing value before {}", describe(token)),
+                None => "missing value".into(),
+            });
+        }
+        let operand = self.operand()?;
+        if piped.is_some() {
+            return Err(format!("can't pipe into {operand}, which is not a function"));
+        }
+        if !self.at_command_end() {
+            return Err("arguments given to a value that is not a function".into());
+        }
+        Ok(operand)
+    }
+
+    fn operand(&mut self) -> Result<String, String> {
+        let token = self.peek().cloned().ok_or("missing value")?;
+        self.pos += 1;
+        let translator = self.translator;
+        let term = match token {
+            Token::Dot => translator.dot().to_string(),
+            Token::Field { chain, .. } => translator.field(translator.dot(), "", &chain),
+            Token::Variable { name, chain } if name.is_empty() => translator.field(ROOT, "$", &chain),
+            Token::Variable { name, chain } => {
+                if !translator.is_declared(&name) {
+                    return Err(format!("undefined variable ${name}"));
+                }
+                translator.field(&format!("var_{name}"), &format!("${name}"), &chain)
+            }
+            Token::Str(text) => jinja_string(&text),
+            Token::Int(n) => n.to_string(),
+            Token::Float(f) => format!("{f:?}"),
+            Token::Bool(b) => b.to_string(),
+            Token::Nil => "none".to_string(),
+            Token::Open => {
+                let inner = self.pipeline()?;
+                if self.peek() != Some(&Token::Close) {
+                    return Err("unclosed parenthesis".into());
+                }
+                self.pos += 1;
+                format!("({inner})")
+            }
+            Token::Ident(name) => call(&name, &[])?,
+            other => return Err(format!("unexpected {}", describe(&other))),
+        };
+        match self.peek() {
+            Some(Token::Field { chain, attached: true }) => {
+                let chain = chain.clone();
+                self.pos += 1;
+                Ok(translator.field(&term, "(…)", &chain))
+            }
+            _ => Ok(term),
+        }
+    }
+}
+
+impl Translator {
+    /// `base["a"]["b"]`; in strict mode wrapped so a missing key fails even as a function argument.
+    fn field(&self, base: &str, go_base: &str, chain: &[String]) -> String {
+        let mut expression = base.to_string();
+        for key in chain {
+            expression.push('[');
+            expression.push_str(&jinja_string(key));
+            expression.push(']');
+        }
+        if self.strict && !chain.is_empty() {
+            let go_name = format!("{go_base}.{}", chain.join("."));
+            format!("{REQUIRED}({expression}, {})", jinja_string(&go_name))
+        } else {
+            expression
+        }
+    }
+}
+
+/// A call of Go function `name` with translated `args`; `and`/`or`/`not` become operators.
+fn call(name: &str, args: &[String]) -> Result<String, String> {
+    match name {
+        "and" | "or" if args.is_empty() => Err(format!("{name} needs at least one argument")),
+        "and" | "or" => Ok(format!("({})", args.join(&format!(" {name} ")))),
+        "not" if args.len() == 1 => Ok(format!("(not {})", args[0])),
+        "not" => Err("not needs exactly one argument".into()),
+        "if" | "else" | "end" | "range" | "with" | "define" | "template" | "block" | "break" | "continue" => {
+            Err(format!("unexpected keyword \"{name}\""))
+        }
+        _ if is_function(name) => Ok(format!("{name}({})", args.join(", "))),
+        _ => Err(format!("unsupported function \"{name}\"")),
+    }
+}
+
+fn describe(token: &Token) -> String {
+    match token {
+        Token::Pipe => "\"|\"".into(),
+        Token::Close => "\")\"".into(),
+        Token::Open => "\"(\"".into(),
+        Token::Comma => "\",\"".into(),
+        Token::Declare => "\":=\"".into(),
+        Token::Assign => "\"=\"".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// A minijinja string literal for `text`.
+fn jinja_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn translations_read_as_expected() {
+        let cases = [
+            ("a{{ .x }}", r#"a{{ dot0["x"] }}"#),
+            ("{{ .x | default \"y\" }}", r#"{{ default("y", dot0["x"]) }}"#),
+            ("{{ and .a (not .b) }}", r#"{{ (dot0["a"] and ((not dot0["b"]))) }}"#),
+            ("{% raw %}", r#"{{ "{% raw %}" }}"#),
+        ];
+        for (go, jinja) in cases {
+            assert_eq!(translate(go, false).unwrap().source, jinja, "{go}");
+        }
+    }
+
+    #[test]
+    fn strict_mode_guards_field_chains() {
+        assert_eq!(translate("{{ .a.b }}", true).unwrap().source, r#"{{ flotilla_required(dot0["a"]["b"], ".a.b") }}"#);
+    }
+
+    #[test]
+    fn actions_are_located_in_the_translation() {
+        let translation = translate("ab{{ .x }}cd", false).unwrap();
+        assert_eq!(translation.action_at(4), Some("{{ .x }}"));
+        assert_eq!(translation.action_at(0), None);
+    }
+
+    #[test]
+    fn go_spelling_of_minijinja_expressions() {
+        assert_eq!(go_spelling("dot0['a']['b']"), ".a.b");
+        assert_eq!(go_spelling("dot3"), ".");
+        assert_eq!(go_spelling("var_x['y']"), "$x.y");
+    }
+
+    #[test]
+    fn unsupported_and_malformed_constructs_are_named() {
+        let cases = [
+            ("{{ .x | sha256sum }}", "unsupported function \"sha256sum\" in {{ .x | sha256sum }}"),
+            ("{{ template \"x\" }}", "unsupported action \"template\" in {{ template \"x\" }}"),
+            ("{{ define \"x\" }}{{ end }}", "unsupported action \"define\""),
+            ("{{ if .a }}x", "missing {{ end }} for {{ if .a }}"),
+            ("x{{ end }}", "{{ end }} without an open if"),
+            ("{{ else }}", "{{ else }} outside if"),
+            ("{{ $y }}", "undefined variable $y in {{ $y }}"),
+            ("{{ .a .b }}", "arguments given to a value that is not a function"),
+            ("{{ .a | .b }}", "not a function"),
+            ("{{ (lower .a }}", "unclosed parenthesis"),
+            ("{{ }}", "empty action"),
+            ("{{ lower | }}", "missing value"),
+            ("{{ range .l }}{{ else if .x }}{{ end }}", "unsupported else form"),
+            ("{{ $x := 1 }}{{ range .l }}{{ $x = 2 }}{{ end }}", "inside range is not supported"),
+        ];
+        for (go, expected) in cases {
+            let error = translate(go, false).unwrap_err();
+            assert!(error.contains(expected), "{go}: {error}");
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Test fixtures shared by the generator tests: in-memory cluster inventories and git
+//! repositories, renderers for both template modes, and shorthands to run a spec written as JSON.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::Value;
+
+use crate::generator::{GenerateContext, GeneratedSet, GeneratorError, generate};
+use crate::params::Params;
+use crate::source::{Cluster, ClusterInventory, GitError, GitReader, InventoryError};
+use crate::spec::GeneratorSpec;
+use crate::template::{Renderer, TemplateMode};
+
+/// A fixed list of clusters.
+#[derive(Default)]
+pub struct MemoryInventory(pub Vec<Cluster>);
+
+impl ClusterInventory for MemoryInventory {
+    fn clusters(&self) -> Result<Vec<Cluster>, InventoryError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// A cluster with labels.
+pub fn cluster(name: &str, server: &str, labels: &[(&str, &str)]) -> Cluster {
+    Cluster {
+        name: name.to_string(),
+        server: server.to_string(),
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Cluster::default()
+    }
+}
+
+/// Repositories by URL: revisions pointing at commits, and the files of each commit.
+#[derive(Default)]
+pub struct MemoryGit {
+    revisions: BTreeMap<(String, String), String>,
+    trees: BTreeMap<(String, String), BTreeMap<String, String>>,
+    resolves: AtomicUsize,
+}
+
+impl MemoryGit {
+    /// Adds commit `commit` of `repo` with `files`, pointed at by `revision` (`HEAD` for "").
+    #[must_use]
+    pub fn with_commit(
+        mut self,
+        repo: &str,
+        revision: &str,
+        commit: &str,
+        files: &[(&str, &str)],
+    ) -> Self {
+        self.revisions
+            .insert((repo.to_string(), revision.to_string()), commit.to_string());
+        let tree = files
+            .iter()
+            .map(|(p, c)| (p.to_string(), c.to_string()))
+            .collect();
+        self.trees
+            .insert((repo.to_string(), commit.to_string()), tree);
+        self
+    }
+
+    /// How many times a revision was resolved.
+    pub fn resolves(&self) -> usize {
+        self.resolves.load(Ordering::SeqCst)
+    }
+
+    fn tree(&self, repo: &str, commit: &str) -> Result<&BTreeMap<String, String>, GitError> {
+        self.trees
+            .get(&(repo.to_string(), commit.to_string()))
+            .ok_or_else(|| GitError::Unavailable {
+                message: format!("no commit {commit}"),
+            })
+    }
+}
+
+impl GitReader for MemoryGit {
+    fn resolve(&self, repo_url: &str, revision: &str) -> Result<String, GitError> {
+        self.resolves.fetch_add(1, Ordering::SeqCst);
+        let revision = if revision.is_empty() {
+            "HEAD"
+        } else {
+            revision
+        };
+        self.revisions
+            .get(&(repo_url.to_string(), revision.to_string()))
+            .cloned()
+            .ok_or_else(|| GitError::RevisionNotFound {
+                revision: revision.to_string(),
+            })
+    }
+
+    fn list_files(&self, repo_url: &str, commit: &str) -> Result<Vec<String>, GitError> {
+        Ok(self.tree(repo_url, commit)?.keys().cloned().collect())
+    }
+
+    fn read_file(&self, repo_url: &str, commit: &str, path: &str) -> Result<Vec<u8>, GitError> {
+        self.tree(repo_url, commit)?
+            .get(path)
+            .map(|content| content.as_bytes().to_vec())
+            .ok_or_else(|| GitError::FileNotFound {
+                commit: commit.to_string(),
+                path: path.to_string(),
+            })
+    }
+}
+
+/// A fasttemplate renderer.
+pub fn fast() -> Renderer {
+    Renderer::new(TemplateMode::Fast)
+}
+
+/// A goTemplate renderer (missing keys are not errors).
+pub fn go() -> Renderer {
+    Renderer::new(TemplateMode::Go {
+        missing_key_error: false,
+    })
+}
+
+/// Parameters written as a JSON object.
+pub fn params(value: Value) -> Params {
+    serde_json::from_value(value).expect("test params are a JSON object")
+}
+
+/// Runs one generator entry written as JSON with no clusters and no repositories.
+pub fn run(renderer: &Renderer, spec: &Value) -> Result<Vec<Params>, GeneratorError> {
+    run_with(
+        renderer,
+        &MemoryInventory::default(),
+        &MemoryGit::default(),
+        spec,
+    )
+}
+
+/// Runs one generator entry written as JSON and keeps only the parameters.
+pub fn run_with(
+    renderer: &Renderer,
+    inventory: &MemoryInventory,
+    git: &MemoryGit,
+    spec: &Value,
+) -> Result<Vec<Params>, GeneratorError> {
+    Ok(run_sets(renderer, inventory, git, spec)?
+        .into_iter()
+        .map(|set| set.params)
+        .collect())
+}
+
+/// Runs one generator entry written as JSON.
+pub fn run_sets(
+    renderer: &Renderer,
+    inventory: &MemoryInventory,
+    git: &MemoryGit,
+    spec: &Value,
+) -> Result<Vec<GeneratedSet>, GeneratorError> {
+    let spec: GeneratorSpec = serde_json::from_value(spec.clone()).expect("test spec parses");
+    generate(&spec, &GenerateContext::new(renderer, inventory, git))
+}
