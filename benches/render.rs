@@ -14,7 +14,13 @@ use flotilla::repo::LocalRepos;
 
 fn appset_yaml() -> String {
     let elements: String = (0..100)
-        .map(|i| format!("                - {{service: svc-{i:03}, team: Team{}, port: \"{}\"}}\n", i % 7, 8000 + i))
+        .map(|i| {
+            format!(
+                "                - {{service: svc-{i:03}, team: Team{}, port: \"{}\"}}\n",
+                i % 7,
+                8000 + i
+            )
+        })
         .collect();
     format!(
         r#"apiVersion: argoproj.io/v1alpha1
@@ -61,7 +67,10 @@ fn inventory() -> StaticInventory {
                 project: None,
                 labels: BTreeMap::from([
                     ("fleet".to_string(), "yes".to_string()),
-                    ("env".to_string(), if i % 4 == 0 { "staging" } else { "prod" }.to_string()),
+                    (
+                        "env".to_string(),
+                        if i % 4 == 0 { "staging" } else { "prod" }.to_string(),
+                    ),
                 ]),
                 annotations: BTreeMap::new(),
             })

@@ -5,3 +5,4 @@ pub mod cli;
 pub mod cluster;
 pub mod render;
 pub mod repo;
+pub mod yaml;

@@ -14,7 +14,11 @@ fn committed_crds_match_the_types() {
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
             std::fs::write(&path, &actual).expect("writes");
         }
-        let committed = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(actual, committed, "{file} drifted from the Rust types; regenerate with UPDATE_GOLDEN=1");
+        let committed =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            actual, committed,
+            "{file} drifted from the Rust types; regenerate with UPDATE_GOLDEN=1"
+        );
     }
 }

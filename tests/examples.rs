@@ -14,12 +14,20 @@ fn root() -> PathBuf {
 fn check_golden(name: &str, args: &RenderArgs) {
     let applications = render_from_args(args).unwrap_or_else(|e| panic!("{name}: {e:#}"));
     let actual = serde_saphyr::to_string(&applications).expect("serializes");
-    let golden = root().join("examples/expected").join(format!("{name}.yaml"));
+    let golden = root()
+        .join("examples/expected")
+        .join(format!("{name}.yaml"));
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&golden, &actual).expect("writes golden file");
     }
-    let expected = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
-    assert_eq!(actual, expected, "{name}: output differs from {}", golden.display());
+    let expected =
+        std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+    assert_eq!(
+        actual,
+        expected,
+        "{name}: output differs from {}",
+        golden.display()
+    );
 }
 
 fn args(appset: &str, repos: Vec<String>, clusters: Option<&str>) -> RenderArgs {
@@ -33,14 +41,21 @@ fn args(appset: &str, repos: Vec<String>, clusters: Option<&str>) -> RenderArgs 
 
 #[test]
 fn three_tier_stack() {
-    check_golden("three-tier-stack", &args("three-tier-stack.yaml", vec![], None));
+    check_golden(
+        "three-tier-stack",
+        &args("three-tier-stack.yaml", vec![], None),
+    );
 }
 
 #[test]
 fn multi_cluster_promotion() {
     check_golden(
         "multi-cluster-promotion",
-        &args("multi-cluster-promotion.yaml", vec![], Some("clusters.yaml")),
+        &args(
+            "multi-cluster-promotion.yaml",
+            vec![],
+            Some("clusters.yaml"),
+        ),
     );
 }
 
@@ -56,8 +71,14 @@ const MONOREPO_URL: &str = "https://git.example.com/acme/monorepo.git";
 
 #[test]
 fn monorepo_directories_from_a_plain_directory() {
-    let repo = format!("{MONOREPO_URL}={}", root().join("examples/repos/monorepo").display());
-    check_golden("monorepo-directories", &args("monorepo-directories.yaml", vec![repo], None));
+    let repo = format!(
+        "{MONOREPO_URL}={}",
+        root().join("examples/repos/monorepo").display()
+    );
+    check_golden(
+        "monorepo-directories",
+        &args("monorepo-directories.yaml", vec![repo], None),
+    );
 }
 
 /// The same example read through the `git` CLI from a real repository, with a later commit on
@@ -81,12 +102,19 @@ fn monorepo_directories_from_a_git_repository() {
     git(&["commit", "-q", "-m", "monorepo"]);
     git(&["checkout", "-q", "-b", "feature"]);
     std::fs::create_dir_all(dir.path().join("apps/unreleased")).expect("mkdir");
-    std::fs::write(dir.path().join("apps/unreleased/cm.yaml"), "kind: ConfigMap\n").expect("write");
+    std::fs::write(
+        dir.path().join("apps/unreleased/cm.yaml"),
+        "kind: ConfigMap\n",
+    )
+    .expect("write");
     git(&["add", "-A"]);
     git(&["commit", "-q", "-m", "unreleased"]);
     git(&["checkout", "-q", "main"]);
     let repo = format!("{MONOREPO_URL}={}", dir.path().display());
-    check_golden("monorepo-directories", &args("monorepo-directories.yaml", vec![repo], None));
+    check_golden(
+        "monorepo-directories",
+        &args("monorepo-directories.yaml", vec![repo], None),
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -18,7 +18,12 @@ use serde::{Deserialize, Serialize};
     category = "flotilla",
     printcolumn(name = "Sync", type_ = "string", json_path = ".status.sync.status"),
     printcolumn(name = "Health", type_ = "string", json_path = ".status.health.status"),
-    printcolumn(name = "Revision", type_ = "string", json_path = ".status.sync.revision", priority = 1)
+    printcolumn(
+        name = "Revision",
+        type_ = "string",
+        json_path = ".status.sync.revision",
+        priority = 1
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSpec {

@@ -5,16 +5,15 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 
+use crate::yaml::YamlError;
+
 use super::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSet, ApplicationSetSpec};
 
 /// An ApplicationSet file that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum DocumentError {
-    #[error("{file}: {source}")]
-    Yaml {
-        file: String,
-        source: serde_saphyr::Error,
-    },
+    #[error(transparent)]
+    Yaml(#[from] YamlError),
     #[error(
         "{file}: apiVersion {found:?} is not supported for an ApplicationSet (use {API_VERSION} or {ARGO_CD_API_VERSION})"
     )]
@@ -53,10 +52,7 @@ pub fn parse_application_set(file: &str, text: &str) -> Result<ApplicationSet, D
     let document: Document = serde_saphyr::with_deserializer_from_str(text, |de| {
         serde_ignored::deserialize(de, |path| unknown.push(path.to_string()))
     })
-    .map_err(|source| DocumentError::Yaml {
-        file: file.to_string(),
-        source,
-    })?;
+    .map_err(|error| YamlError::new(file, &error))?;
     if document.api_version != API_VERSION && document.api_version != ARGO_CD_API_VERSION {
         return Err(DocumentError::ApiVersion {
             file: file.to_string(),
@@ -73,8 +69,14 @@ pub fn parse_application_set(file: &str, text: &str) -> Result<ApplicationSet, D
         .metadata
         .name
         .clone()
-        .ok_or_else(|| DocumentError::MissingName { file: file.to_string() })?;
-    unknown.retain(|path| !IGNORED_TOP_LEVEL.iter().any(|top| path == top || path.starts_with(&format!("{top}."))));
+        .ok_or_else(|| DocumentError::MissingName {
+            file: file.to_string(),
+        })?;
+    unknown.retain(|path| {
+        !IGNORED_TOP_LEVEL
+            .iter()
+            .any(|top| path == top || path.starts_with(&format!("{top}.")))
+    });
     if !unknown.is_empty() {
         return Err(DocumentError::UnknownFields {
             file: file.to_string(),

@@ -44,12 +44,14 @@ pub struct RenderArgs {
 /// Unreadable files, invalid YAML, generator or template errors, invalid Applications.
 pub fn render_from_args(args: &RenderArgs) -> anyhow::Result<Vec<Application>> {
     let file = args.appset.display().to_string();
-    let text = std::fs::read_to_string(&args.appset).with_context(|| format!("cannot read {file}"))?;
+    let text =
+        std::fs::read_to_string(&args.appset).with_context(|| format!("cannot read {file}"))?;
     let appset = parse_application_set(&file, &text)?;
     let inventory = match &args.clusters {
         Some(path) => {
             let name = path.display().to_string();
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?;
             StaticInventory::from_yaml(&name, &text)?
         }
         None => StaticInventory::default(),
@@ -84,7 +86,11 @@ fn table(applications: &[Application]) -> String {
         table.row(vec![
             app.metadata.name.clone().unwrap_or_default(),
             app.spec.project.clone(),
-            destination.server.clone().or_else(|| destination.name.clone()).unwrap_or_default(),
+            destination
+                .server
+                .clone()
+                .or_else(|| destination.name.clone())
+                .unwrap_or_default(),
             destination.namespace.clone().unwrap_or_default(),
             app.spec.source.path.clone(),
         ]);

@@ -25,7 +25,14 @@ impl Table {
     pub fn render(&self) -> String {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let widths: Vec<usize> = (0..columns)
-            .map(|c| self.rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.get(c))
+                    .map(|s| s.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         let mut out = String::new();
         for row in &self.rows {
@@ -49,6 +56,9 @@ mod tests {
         let mut table = Table::new(&["NAME", "PATH"]);
         table.row(vec!["platform-database".into(), "database".into()]);
         table.row(vec!["x".into(), String::new()]);
-        assert_eq!(table.render(), "NAME               PATH\nplatform-database  database\nx\n");
+        assert_eq!(
+            table.render(),
+            "NAME               PATH\nplatform-database  database\nx\n"
+        );
     }
 }

@@ -4,22 +4,21 @@
 use flotilla_generators::source::{Cluster, ClusterInventory, InventoryError};
 use k8s_openapi::api::core::v1::Secret;
 
+use crate::yaml::YamlError;
+
 use super::secret::{ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 
 /// A cluster inventory file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum InventoryFileError {
-    #[error("{file}: {source}")]
-    Yaml {
-        file: String,
-        source: serde_saphyr::Error,
-    },
+    #[error(transparent)]
+    Yaml(#[from] YamlError),
     #[error("{file}: Secret {secret} is not labelled {SECRET_TYPE_LABEL}: {SECRET_TYPE_CLUSTER}")]
     NotAClusterSecret { file: String, secret: String },
-    #[error("{file}: {source}")]
+    #[error("{file}: {error}")]
     Secret {
         file: String,
-        source: ClusterSecretError,
+        error: ClusterSecretError,
     },
 }
 
@@ -41,10 +40,8 @@ impl StaticInventory {
     /// # Errors
     /// Invalid YAML, a Secret without the cluster label, a Secret without `server`.
     pub fn from_yaml(file: &str, text: &str) -> Result<Self, InventoryFileError> {
-        let secrets: Vec<Secret> = serde_saphyr::from_str(text).map_err(|source| InventoryFileError::Yaml {
-            file: file.to_string(),
-            source,
-        })?;
+        let secrets: Vec<Secret> =
+            serde_saphyr::from_str(text).map_err(|error| YamlError::new(file, &error))?;
         let clusters = secrets
             .iter()
             .map(|secret| {
@@ -54,9 +51,9 @@ impl StaticInventory {
                         secret: secret.metadata.name.clone().unwrap_or_default(),
                     });
                 }
-                ClusterSecret::from_secret(secret).map_err(|source| InventoryFileError::Secret {
+                ClusterSecret::from_secret(secret).map_err(|error| InventoryFileError::Secret {
                     file: file.to_string(),
-                    source,
+                    error,
                 })
             })
             .collect::<Result<_, _>>()?;
@@ -97,13 +94,19 @@ mod tests {
         let clusters = inventory.clusters().unwrap();
         assert_eq!(clusters.len(), 5);
         let last = clusters.last().unwrap();
-        assert_eq!((last.name.as_str(), last.server.as_str()), ("prod-us-2", "https://prod-us-2.k8s.example.com"));
+        assert_eq!(
+            (last.name.as_str(), last.server.as_str()),
+            ("prod-us-2", "https://prod-us-2.k8s.example.com")
+        );
     }
 
     #[test]
     fn errors_name_the_file_and_the_secret() {
-        let err = StaticInventory::from_yaml("c.yaml", "- metadata: {name: plain}\n  stringData: {server: x}\n")
-            .unwrap_err();
+        let err = StaticInventory::from_yaml(
+            "c.yaml",
+            "- metadata: {name: plain}\n  stringData: {server: x}\n",
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "c.yaml: Secret plain is not labelled argocd.argoproj.io/secret-type: cluster"

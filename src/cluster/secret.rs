@@ -101,24 +101,39 @@ mod tests {
         let read = ClusterSecret::from_secret(&plain).unwrap();
         assert!(ClusterSecret::is_cluster_secret(&plain));
         assert_eq!(
-            (read.name.as_str(), read.server.as_str(), read.project.as_deref()),
+            (
+                read.name.as_str(),
+                read.server.as_str(),
+                read.project.as_deref()
+            ),
             ("prod", "https://prod", Some("shop"))
         );
         assert_eq!(read.labels.get("env").map(String::as_str), Some("prod"));
 
         let mut encoded = secret("metadata: {name: s2}\n");
-        encoded.data = Some(BTreeMap::from([("server".to_string(), ByteString(b"https://x".to_vec()))]));
+        encoded.data = Some(BTreeMap::from([(
+            "server".to_string(),
+            ByteString(b"https://x".to_vec()),
+        )]));
         let read = ClusterSecret::from_secret(&encoded).unwrap();
-        assert_eq!((read.name.as_str(), read.server.as_str()), ("https://x", "https://x"));
+        assert_eq!(
+            (read.name.as_str(), read.server.as_str()),
+            ("https://x", "https://x")
+        );
         assert!(!ClusterSecret::is_cluster_secret(&encoded));
     }
 
     #[test]
     fn missing_server_names_the_secret() {
-        let err = ClusterSecret::from_secret(&secret("metadata: {name: broken}\nstringData: {name: x}\n"));
+        let err = ClusterSecret::from_secret(&secret(
+            "metadata: {name: broken}\nstringData: {name: x}\n",
+        ));
         assert_eq!(
             err,
-            Err(ClusterSecretError::MissingField { secret: "broken".into(), field: "server" })
+            Err(ClusterSecretError::MissingField {
+                secret: "broken".into(),
+                field: "server"
+            })
         );
     }
 }

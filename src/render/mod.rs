@@ -38,7 +38,10 @@ impl ParamSetRef {
     fn new(index: usize, params: &Params) -> Self {
         let mut summary = serde_json::to_string(params).unwrap_or_default();
         if summary.len() > Self::MAX_SUMMARY {
-            let cut = (0..=Self::MAX_SUMMARY).rev().find(|i| summary.is_char_boundary(*i)).unwrap_or(0);
+            let cut = (0..=Self::MAX_SUMMARY)
+                .rev()
+                .find(|i| summary.is_char_boundary(*i))
+                .unwrap_or(0);
             summary.truncate(cut);
             summary.push('…');
         }
@@ -62,22 +65,32 @@ pub struct ApplicationProblem {
 
 impl fmt::Display for ApplicationProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Application {:?} from {}: {}", self.name, self.set, self.reason)
+        write!(
+            f,
+            "Application {:?} from {}: {}",
+            self.name, self.set, self.reason
+        )
     }
 }
 
 /// Why an ApplicationSet could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    #[error("ApplicationSet {appset}: goTemplateOptions: {source}")]
-    TemplateOptions { appset: String, source: TemplateError },
-    #[error("ApplicationSet {appset}: spec.{source}")]
-    Generate { appset: String, source: GeneratorError },
-    #[error("ApplicationSet {appset}: template, {set}: {source}")]
+    #[error("ApplicationSet {appset}: goTemplateOptions: {error}")]
+    TemplateOptions {
+        appset: String,
+        error: TemplateError,
+    },
+    #[error("ApplicationSet {appset}: spec.{error}")]
+    Generate {
+        appset: String,
+        error: GeneratorError,
+    },
+    #[error("ApplicationSet {appset}: template, {set}: {error}")]
     Template {
         appset: String,
         set: ParamSetRef,
-        source: TemplateError,
+        error: TemplateError,
     },
     #[error("ApplicationSet {appset}: templatePatch, {set}: {message}")]
     Patch {
@@ -96,31 +109,34 @@ pub enum RenderError {
 ///
 /// # Errors
 /// The first generator or template error, or every invalid Application at once.
-pub fn render_application_set(appset: &ApplicationSet, sources: Sources<'_>) -> Result<Vec<Application>, RenderError> {
+pub fn render_application_set(
+    appset: &ApplicationSet,
+    sources: Sources<'_>,
+) -> Result<Vec<Application>, RenderError> {
     let appset_name = appset.metadata.name.clone().unwrap_or_default();
     let spec = &appset.spec;
-    let mode = TemplateMode::from_options(spec.go_template, &spec.go_template_options).map_err(|source| {
-        RenderError::TemplateOptions {
+    let mode = TemplateMode::from_options(spec.go_template, &spec.go_template_options).map_err(
+        |error| RenderError::TemplateOptions {
             appset: appset_name.clone(),
-            source,
-        }
-    })?;
+            error,
+        },
+    )?;
     let renderer = Renderer::new(mode);
     let context = GenerateContext::new(&renderer, sources.clusters, sources.git);
-    let sets = generate_all(&spec.generators, &context).map_err(|source| RenderError::Generate {
+    let sets = generate_all(&spec.generators, &context).map_err(|error| RenderError::Generate {
         appset: appset_name.clone(),
-        source,
+        error,
     })?;
 
     let base = serde_json::to_value(&spec.template).unwrap_or(Value::Null);
-    let template_error = |set: ParamSetRef, source| RenderError::Template {
+    let template_error = |set: ParamSetRef, error| RenderError::Template {
         appset: appset_name.clone(),
         set,
-        source,
+        error,
     };
     let prepared_base = renderer
         .prepare(&base)
-        .map_err(|source| template_error(ParamSetRef::new(0, &Params::new()), source))?;
+        .map_err(|error| template_error(ParamSetRef::new(0, &Params::new()), error))?;
 
     let mut rendered = Vec::with_capacity(sets.len());
     for (index, GeneratedSet { params, template }) in sets.iter().enumerate() {
@@ -129,26 +145,30 @@ pub fn render_application_set(appset: &ApplicationSet, sources: Sources<'_>) -> 
             None => prepared_base.render(params),
             Some(over) => prepare_override(&renderer, over, &base).and_then(|p| p.render(params)),
         }
-        .map_err(|source| template_error(set.clone(), source))?;
-        let value = apply_template_patch(&renderer, spec.template_patch.as_deref(), value, params).map_err(
-            |message| RenderError::Patch {
+        .map_err(|error| template_error(set.clone(), error))?;
+        let value = apply_template_patch(&renderer, spec.template_patch.as_deref(), value, params)
+            .map_err(|message| RenderError::Patch {
                 appset: appset_name.clone(),
                 set: set.clone(),
                 message,
-            },
-        )?;
-        let template: ApplicationSetTemplate = serde_json::from_value(value).map_err(|e| RenderError::Patch {
-            appset: appset_name.clone(),
-            set: set.clone(),
-            message: format!("the result is not a valid Application template: {e}"),
-        })?;
+            })?;
+        let template: ApplicationSetTemplate =
+            serde_json::from_value(value).map_err(|e| RenderError::Patch {
+                appset: appset_name.clone(),
+                set: set.clone(),
+                message: format!("the result is not a valid Application template: {e}"),
+            })?;
         rendered.push((set, template));
     }
     let applications = build_applications(appset, rendered)?;
     Ok(applications)
 }
 
-fn prepare_override(renderer: &Renderer, over: &Value, base: &Value) -> Result<PreparedTemplate, TemplateError> {
+fn prepare_override(
+    renderer: &Renderer,
+    over: &Value,
+    base: &Value,
+) -> Result<PreparedTemplate, TemplateError> {
     renderer.prepare(&template_merge::fill_empty(over, base))
 }
 
@@ -164,7 +184,8 @@ fn apply_template_patch(
     let text = renderer
         .render_str("templatePatch", patch, params)
         .map_err(|e| e.to_string())?;
-    let patch: Value = serde_saphyr::from_str(&text).map_err(|e| format!("the rendered patch is not valid YAML: {e}"))?;
+    let patch: Value = serde_saphyr::from_str(&text)
+        .map_err(|e| format!("the rendered patch is not valid YAML: {e}"))?;
     let project_before = value.pointer("/spec/project").cloned();
     template_merge::merge_patch(&mut value, &patch);
     let project_after = value.pointer("/spec/project").cloned();
@@ -198,7 +219,9 @@ fn build_applications(
         }
         let destination = &template.spec.destination;
         if destination.server.is_some() == destination.name.is_some() {
-            problems.push(problem("spec.destination needs exactly one of server or name".to_string()));
+            problems.push(problem(
+                "spec.destination needs exactly one of server or name".to_string(),
+            ));
             continue;
         }
         if let Some((first, _)) = by_name.get(&name) {
@@ -218,7 +241,11 @@ fn build_applications(
     }
 }
 
-fn to_application(appset: &ApplicationSet, appset_name: &str, template: ApplicationSetTemplate) -> Application {
+fn to_application(
+    appset: &ApplicationSet,
+    appset_name: &str,
+    template: ApplicationSetTemplate,
+) -> Application {
     let meta = template.metadata;
     let mut labels = meta.labels;
     labels.insert(APPLICATION_SET_LABEL.to_string(), appset_name.to_string());

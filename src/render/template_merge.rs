@@ -75,7 +75,13 @@ mod tests {
     #[test]
     fn merge_patch_follows_rfc_7386() {
         let mut target = json!({"a": {"b": 1, "c": 2}, "list": [1, 2], "gone": true});
-        merge_patch(&mut target, &json!({"a": {"b": 9, "d": 4}, "list": [3], "gone": null, "new": "x"}));
-        assert_eq!(target, json!({"a": {"b": 9, "c": 2, "d": 4}, "list": [3], "new": "x"}));
+        merge_patch(
+            &mut target,
+            &json!({"a": {"b": 9, "d": 4}, "list": [3], "gone": null, "new": "x"}),
+        );
+        assert_eq!(
+            target,
+            json!({"a": {"b": 9, "c": 2, "d": 4}, "list": [3], "new": "x"})
+        );
     }
 }

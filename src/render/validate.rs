@@ -8,7 +8,10 @@ pub fn invalid_name_reason(name: &str) -> Option<String> {
         return Some("the name is empty".to_string());
     }
     if name.len() > 253 {
-        return Some(format!("the name is {} characters long (at most 253)", name.len()));
+        return Some(format!(
+            "the name is {} characters long (at most 253)",
+            name.len()
+        ));
     }
     let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
     if let Some(bad) = name.chars().find(|c| !valid_char(*c)) {
@@ -18,7 +21,9 @@ pub fn invalid_name_reason(name: &str) -> Option<String> {
     }
     let alnum = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     if !alnum(name.chars().next()) || !alnum(name.chars().last()) {
-        return Some("a name (DNS-1123 subdomain) starts and ends with a letter or digit".to_string());
+        return Some(
+            "a name (DNS-1123 subdomain) starts and ends with a letter or digit".to_string(),
+        );
     }
     None
 }
@@ -32,7 +37,16 @@ mod tests {
         for ok in ["a", "platform-database", "web.eu-1", "0abc"] {
             assert_eq!(invalid_name_reason(ok), None, "{ok}");
         }
-        for bad in ["", "Platform", "a_b", "-a", "a-", "a.", &"a".repeat(254), "{{name}}"] {
+        for bad in [
+            "",
+            "Platform",
+            "a_b",
+            "-a",
+            "a-",
+            "a.",
+            &"a".repeat(254),
+            "{{name}}",
+        ] {
             assert!(invalid_name_reason(bad).is_some(), "{bad}");
         }
     }

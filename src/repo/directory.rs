@@ -46,7 +46,11 @@ fn collect(dir: &Path, prefix: &str, files: &mut Vec<String>) -> std::io::Result
         if name == ".git" {
             continue;
         }
-        let relative = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        let relative = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
         if entry.file_type()?.is_dir() {
             collect(&entry.path(), &relative, files)?;
         } else {

@@ -42,7 +42,11 @@ impl GitCli {
     /// # Errors
     /// An unknown revision or a failing `git`.
     pub fn resolve(&self, revision: &str) -> Result<String, GitError> {
-        let revision = if revision.is_empty() { "HEAD" } else { revision };
+        let revision = if revision.is_empty() {
+            "HEAD"
+        } else {
+            revision
+        };
         let spec = format!("{revision}^{{commit}}");
         let out = self.run(&["rev-parse", "--verify", "--quiet", &spec])?;
         Ok(String::from_utf8_lossy(&out).trim().to_string())

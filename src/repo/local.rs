@@ -47,7 +47,10 @@ impl LocalRepos {
                 .ok_or_else(|| RepoError::Mapping(mapping.to_string()))?;
             let path = PathBuf::from(path);
             if !path.is_dir() {
-                return Err(RepoError::NotADirectory { url: url.to_string(), path });
+                return Err(RepoError::NotADirectory {
+                    url: url.to_string(),
+                    path,
+                });
             }
             mapped.insert(url.to_string(), path);
         }
@@ -81,15 +84,23 @@ impl LocalRepos {
 }
 
 fn unavailable(error: impl std::fmt::Display) -> GitError {
-    GitError::Unavailable { message: error.to_string() }
+    GitError::Unavailable {
+        message: error.to_string(),
+    }
 }
 
 impl GitReader for LocalRepos {
     fn resolve(&self, repo_url: &str, revision: &str) -> Result<String, GitError> {
         match self.reader(repo_url)? {
-            Reader::Git(git) => git.resolve(revision).map_err(|_| GitError::RevisionNotFound {
-                revision: if revision.is_empty() { "HEAD".into() } else { revision.to_string() },
-            }),
+            Reader::Git(git) => git
+                .resolve(revision)
+                .map_err(|_| GitError::RevisionNotFound {
+                    revision: if revision.is_empty() {
+                        "HEAD".into()
+                    } else {
+                        revision.to_string()
+                    },
+                }),
             Reader::Directory(_) => Ok(WORKING_TREE.to_string()),
         }
     }
@@ -102,7 +113,10 @@ impl GitReader for LocalRepos {
     }
 
     fn read_file(&self, repo_url: &str, commit: &str, path: &str) -> Result<Vec<u8>, GitError> {
-        let missing = || GitError::FileNotFound { commit: commit.to_string(), path: path.to_string() };
+        let missing = || GitError::FileNotFound {
+            commit: commit.to_string(),
+            path: path.to_string(),
+        };
         match self.reader(repo_url)? {
             Reader::Git(git) => git.read_file(commit, path).map_err(|_| missing()),
             Reader::Directory(tree) => tree.read_file(path).map_err(|_| missing()),
@@ -130,9 +144,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("apps/a")).unwrap();
         std::fs::write(dir.path().join("apps/a/config.json"), "{\"v\": 1}").unwrap();
-        let plain = LocalRepos::from_mappings(&[format!("https://x/repo.git={}", dir.path().display())]).unwrap();
-        assert_eq!(plain.resolve("https://x/repo.git", "main").unwrap(), WORKING_TREE);
-        assert_eq!(plain.list_files("https://x/repo.git", WORKING_TREE).unwrap(), ["apps/a/config.json"]);
+        let plain =
+            LocalRepos::from_mappings(&[format!("https://x/repo.git={}", dir.path().display())])
+                .unwrap();
+        assert_eq!(
+            plain.resolve("https://x/repo.git", "main").unwrap(),
+            WORKING_TREE
+        );
+        assert_eq!(
+            plain
+                .list_files("https://x/repo.git", WORKING_TREE)
+                .unwrap(),
+            ["apps/a/config.json"]
+        );
 
         git(dir.path(), &["init", "-q", "-b", "main"]);
         git(dir.path(), &["add", "-A"]);
@@ -142,7 +166,12 @@ mod tests {
         std::fs::write(dir.path().join("apps/a/config.json"), "{\"v\": 2}").unwrap();
         git(dir.path(), &["commit", "-q", "-am", "two"]);
         // The first commit still reads as it was: a generation sees one snapshot.
-        assert_eq!(plain.read_file("https://x/repo.git", &first, "apps/a/config.json").unwrap(), b"{\"v\": 1}");
+        assert_eq!(
+            plain
+                .read_file("https://x/repo.git", &first, "apps/a/config.json")
+                .unwrap(),
+            b"{\"v\": 1}"
+        );
         assert!(matches!(
             plain.resolve("https://x/repo.git", "no-such-branch"),
             Err(GitError::RevisionNotFound { .. })
@@ -156,8 +185,17 @@ mod tests {
     #[test]
     fn unmapped_remote_urls_say_how_to_map_them() {
         let repos = LocalRepos::default();
-        let err = repos.resolve("https://git.example.com/x.git", "main").unwrap_err();
-        assert!(err.to_string().contains("--repo https://git.example.com/x.git=PATH"), "{err}");
-        assert!(matches!(LocalRepos::from_mappings(&["no-equals"]), Err(RepoError::Mapping(_))));
+        let err = repos
+            .resolve("https://git.example.com/x.git", "main")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("--repo https://git.example.com/x.git=PATH"),
+            "{err}"
+        );
+        assert!(matches!(
+            LocalRepos::from_mappings(&["no-equals"]),
+            Err(RepoError::Mapping(_))
+        ));
     }
 }
