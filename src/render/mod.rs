@@ -256,3 +256,6 @@ fn to_application(
     application.metadata.finalizers = (!meta.finalizers.is_empty()).then_some(meta.finalizers);
     application
 }
+
+#[cfg(test)]
+mod tests;
