@@ -15,7 +15,10 @@ pub(crate) struct FastTemplate {
 enum Segment {
     Text(String),
     /// `{{inner}}`: `key` is `inner` trimmed; `inner` is kept to reprint an unknown tag as written.
-    Tag { key: String, inner: String },
+    Tag {
+        key: String,
+        inner: String,
+    },
 }
 
 impl FastTemplate {
@@ -31,7 +34,10 @@ impl FastTemplate {
                 segments.push(Segment::Text(rest[..open].to_string()));
             }
             let inner = &rest[open + 2..open + 2 + close];
-            segments.push(Segment::Tag { key: inner.trim().to_string(), inner: inner.to_string() });
+            segments.push(Segment::Tag {
+                key: inner.trim().to_string(),
+                inner: inner.to_string(),
+            });
             rest = &rest[open + 2 + close + 2..];
         }
         if !rest.is_empty() {
@@ -89,7 +95,11 @@ mod tests {
             ("plain", "plain"),
         ];
         for (text, expected) in cases {
-            assert_eq!(FastTemplate::parse(text).render(&params), expected, "{text}");
+            assert_eq!(
+                FastTemplate::parse(text).render(&params),
+                expected,
+                "{text}"
+            );
         }
     }
 }

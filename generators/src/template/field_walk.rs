@@ -34,7 +34,11 @@ pub(crate) struct MapEntry<T> {
 
 /// The path of `key` under `parent`: `metadata.name`.
 fn child_path(parent: &str, key: &str) -> String {
-    if parent.is_empty() { key.to_string() } else { format!("{parent}.{key}") }
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
 }
 
 /// Compiles `value` found at `path`; `compile_text` turns a string containing `{{` into a template.
@@ -65,7 +69,11 @@ pub(crate) fn compile<T>(
         }
         other => return Ok(Node::Literal(other.clone())),
     };
-    Ok(if node.is_literal() { Node::Literal(value.clone()) } else { node })
+    Ok(if node.is_literal() {
+        Node::Literal(value.clone())
+    } else {
+        node
+    })
 }
 
 fn compile_string<T>(
@@ -74,7 +82,10 @@ fn compile_string<T>(
     compile_text: &mut impl FnMut(&str, &str) -> Result<T, TemplateError>,
 ) -> Result<Text<T>, TemplateError> {
     if text.contains("{{") {
-        Ok(Text::Template { field: field.to_string(), template: compile_text(field, text)? })
+        Ok(Text::Template {
+            field: field.to_string(),
+            template: compile_text(field, text)?,
+        })
     } else {
         Ok(Text::Plain(text.to_string()))
     }
@@ -87,23 +98,38 @@ impl<T> Node<T> {
             Node::Literal(_) | Node::String(Text::Plain(_)) => true,
             Node::String(Text::Template { .. }) => false,
             Node::List(items) => items.iter().all(Node::is_literal),
-            Node::Map(entries) => entries.iter().all(|entry| matches!(entry.key, Text::Plain(_)) && entry.value.is_literal()),
+            Node::Map(entries) => entries
+                .iter()
+                .all(|entry| matches!(entry.key, Text::Plain(_)) && entry.value.is_literal()),
         }
     }
 
     /// Rebuilds the document; `render_text(field, template)` renders one string.
-    pub(crate) fn render(&self, render_text: &mut impl FnMut(&str, &T) -> Result<String, TemplateError>) -> Result<Value, TemplateError> {
+    pub(crate) fn render(
+        &self,
+        render_text: &mut impl FnMut(&str, &T) -> Result<String, TemplateError>,
+    ) -> Result<Value, TemplateError> {
         Ok(match self {
             Node::Literal(value) => value.clone(),
             Node::String(text) => Value::String(text.render(render_text)?),
-            Node::List(items) => Value::Array(items.iter().map(|item| item.render(render_text)).collect::<Result<_, _>>()?),
+            Node::List(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| item.render(render_text))
+                    .collect::<Result<_, _>>()?,
+            ),
             Node::Map(entries) => {
                 let mut map = Map::new();
                 for entry in entries {
                     let key = entry.key.render(render_text)?;
                     let value = entry.value.render(render_text)?;
                     if map.contains_key(&key) {
-                        return Err(TemplateError::new(&entry.field, format!("rendered key {key:?} collides with another key of the same map")));
+                        return Err(TemplateError::new(
+                            &entry.field,
+                            format!(
+                                "rendered key {key:?} collides with another key of the same map"
+                            ),
+                        ));
                     }
                     map.insert(key, value);
                 }
@@ -114,7 +140,10 @@ impl<T> Node<T> {
 }
 
 impl<T> Text<T> {
-    fn render(&self, render_text: &mut impl FnMut(&str, &T) -> Result<String, TemplateError>) -> Result<String, TemplateError> {
+    fn render(
+        &self,
+        render_text: &mut impl FnMut(&str, &T) -> Result<String, TemplateError>,
+    ) -> Result<String, TemplateError> {
         match self {
             Text::Plain(text) => Ok(text.clone()),
             Text::Template { field, template } => render_text(field, template),
@@ -150,7 +179,15 @@ mod tests {
             "spec": {"list": ["x", "{{b}}", {"deep": "{{c}}"}], "count": 2, "flag": true},
         });
         let (node, fields) = compile_upper(&document);
-        assert_eq!(fields, vec!["metadata.labels.{{k}}", "metadata.name", "spec.list[1]", "spec.list[2].deep"]);
+        assert_eq!(
+            fields,
+            vec![
+                "metadata.labels.{{k}}",
+                "metadata.name",
+                "spec.list[1]",
+                "spec.list[2].deep"
+            ]
+        );
         assert_eq!(
             render_upper(&node).unwrap(),
             json!({

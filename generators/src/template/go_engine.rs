@@ -28,7 +28,11 @@ impl GoEngine {
         let mut env = Environment::empty();
         sprig::register(&mut env);
         env.set_auto_escape_callback(|_| AutoEscape::None);
-        env.set_undefined_behavior(if strict { UndefinedBehavior::Strict } else { UndefinedBehavior::Chainable });
+        env.set_undefined_behavior(if strict {
+            UndefinedBehavior::Strict
+        } else {
+            UndefinedBehavior::Chainable
+        });
         env.set_fuel(Some(FUEL));
         if let Ok(syntax) = SyntaxConfig::builder().keep_trailing_newline(true).build() {
             env.set_syntax(syntax);
@@ -41,17 +45,26 @@ impl GoEngine {
             };
             written.map_err(|_| minijinja::Error::from(ErrorKind::WriteFailure))
         });
-        Self { env, templates: Vec::new() }
+        Self {
+            env,
+            templates: Vec::new(),
+        }
     }
 
     /// Translates and compiles `text` (the value of `field`); returns its id for [`Self::render`].
     pub(crate) fn add(&mut self, field: &str, text: &str) -> Result<usize, TemplateError> {
         let strict = self.env.undefined_behavior() == UndefinedBehavior::Strict;
-        let translation = translate(text, strict).map_err(|message| TemplateError::new(field, message))?;
+        let translation =
+            translate(text, strict).map_err(|message| TemplateError::new(field, message))?;
         let name = self.templates.len().to_string();
-        self.env.add_template_owned(name.clone(), translation.source.clone()).map_err(|error| {
-            TemplateError::new(field, format!("could not compile the translated template: {error}"))
-        })?;
+        self.env
+            .add_template_owned(name.clone(), translation.source.clone())
+            .map_err(|error| {
+                TemplateError::new(
+                    field,
+                    format!("could not compile the translated template: {error}"),
+                )
+            })?;
         self.templates.push((name, translation));
         Ok(self.templates.len() - 1)
     }
@@ -63,9 +76,17 @@ impl GoEngine {
     }
 
     /// Renders template `id` (the value of `field`) with a context from [`Self::context`].
-    pub(crate) fn render(&self, id: usize, field: &str, context: &Value) -> Result<String, TemplateError> {
+    pub(crate) fn render(
+        &self,
+        id: usize,
+        field: &str,
+        context: &Value,
+    ) -> Result<String, TemplateError> {
         let (name, translation) = &self.templates[id];
-        let rendered = self.env.get_template(name).and_then(|template| template.render(context));
+        let rendered = self
+            .env
+            .get_template(name)
+            .and_then(|template| template.render(context));
         rendered.map_err(|error| TemplateError::new(field, explain(&error, translation)))
     }
 }
@@ -74,7 +95,9 @@ impl GoEngine {
 fn explain(error: &minijinja::Error, translation: &Translation) -> String {
     let reason = match error.kind() {
         ErrorKind::OutOfFuel => {
-            format!("evaluation limit exhausted (out of fuel after {FUEL} steps): the template does too much work, e.g. a huge or nested range")
+            format!(
+                "evaluation limit exhausted (out of fuel after {FUEL} steps): the template does too much work, e.g. a huge or nested range"
+            )
         }
         ErrorKind::UndefinedError => {
             let detail = error.detail().unwrap_or_default();
@@ -83,9 +106,14 @@ fn explain(error: &minijinja::Error, translation: &Translation) -> String {
                 None => format!("missing key: {detail}"),
             }
         }
-        kind => error.detail().map_or_else(|| kind.to_string(), str::to_string),
+        kind => error
+            .detail()
+            .map_or_else(|| kind.to_string(), str::to_string),
     };
-    match error.range().and_then(|range| translation.action_at(range.start)) {
+    match error
+        .range()
+        .and_then(|range| translation.action_at(range.start))
+    {
         Some(action) => format!("{reason} in {action}"),
         None => reason,
     }

@@ -124,7 +124,13 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
             continue;
         };
         let text = format_verb(verb, arg, precision);
-        pad(&mut out, &text, width.unwrap_or(0), left, zero && !left && verb != 's' && verb != 'q');
+        pad(
+            &mut out,
+            &text,
+            width.unwrap_or(0),
+            left,
+            zero && !left && verb != 's' && verb != 'q',
+        );
     }
     let extra: Vec<String> = args.map(go_string).collect();
     if !extra.is_empty() {
@@ -183,7 +189,9 @@ fn pad(out: &mut String, text: &str, width: usize, left: bool, zero: bool) {
         out.push_str(text);
         out.extend(std::iter::repeat_n(' ', fill));
     } else if zero {
-        let (sign, digits) = text.strip_prefix('-').map_or(("", text), |rest| ("-", rest));
+        let (sign, digits) = text
+            .strip_prefix('-')
+            .map_or(("", text), |rest| ("-", rest));
         out.push_str(sign);
         out.extend(std::iter::repeat_n('0', fill));
         out.push_str(digits);
@@ -233,7 +241,11 @@ mod tests {
             ("%q", vec![s("x\"y")], r#""x\"y""#),
             ("%t", vec![Value::from(false)], "false"),
             ("%.2f", vec![Value::from(1.5)], "1.50"),
-            ("%05d|%-3s|%3s", vec![Value::from(-42), s("a"), s("b")], "-0042|a  |  b"),
+            (
+                "%05d|%-3s|%3s",
+                vec![Value::from(-42), s("a"), s("b")],
+                "-0042|a  |  b",
+            ),
             ("%x", vec![Value::from(255)], "ff"),
             ("%.3s", vec![s("abcdef")], "abc"),
             ("%s %s", vec![s("a")], "a %!s(MISSING)"),

@@ -58,7 +58,8 @@ pub(crate) fn lex(source: &str) -> Result<Vec<Piece>, String> {
             text = text.trim_start_matches(is_space);
         }
         let mut cursor = start + 2;
-        let trim_left = source[cursor..].starts_with('-') && source[cursor + 1..].starts_with(is_space);
+        let trim_left =
+            source[cursor..].starts_with('-') && source[cursor + 1..].starts_with(is_space);
         if trim_left {
             text = text.trim_end_matches(is_space);
             cursor += 2;
@@ -72,7 +73,10 @@ pub(crate) fn lex(source: &str) -> Result<Vec<Piece>, String> {
             (end, Some(tokens), trim_right)
         };
         if let Some(tokens) = tokens {
-            pieces.push(Piece::Action { source: source[start..end].to_string(), tokens });
+            pieces.push(Piece::Action {
+                source: source[start..end].to_string(),
+                tokens,
+            });
         }
         trim_next_text = trim_right;
         pos = end;
@@ -111,12 +115,19 @@ fn lex_comment(source: &str, start: usize, cursor: usize) -> Result<(usize, bool
     } else if source[after..].starts_with(" -}}") {
         Ok((after + 4, true))
     } else {
-        Err(format!("comment not followed by }}}} in {}", excerpt(source, start)))
+        Err(format!(
+            "comment not followed by }}}} in {}",
+            excerpt(source, start)
+        ))
     }
 }
 
 /// Tokenises the inside of an action starting at `cursor`, up to `}}` or ` -}}`.
-fn lex_action(source: &str, start: usize, cursor: usize) -> Result<(usize, Vec<Token>, bool), String> {
+fn lex_action(
+    source: &str,
+    start: usize,
+    cursor: usize,
+) -> Result<(usize, Vec<Token>, bool), String> {
     let bytes = source.as_bytes();
     let mut tokens = Vec::new();
     let mut i = cursor;
@@ -164,18 +175,28 @@ fn lex_action(source: &str, start: usize, cursor: usize) -> Result<(usize, Vec<T
                 i += 1;
             }
             '"' => {
-                let (value, len) = lex_quoted(rest).ok_or_else(|| format!("malformed string literal in {}", excerpt(source, start)))?;
+                let (value, len) = lex_quoted(rest).ok_or_else(|| {
+                    format!("malformed string literal in {}", excerpt(source, start))
+                })?;
                 tokens.push(Token::Str(value));
                 i += len;
             }
             '`' => {
-                let close = rest[1..].find('`').ok_or_else(|| format!("unclosed raw string in {}", excerpt(source, start)))?;
+                let close = rest[1..]
+                    .find('`')
+                    .ok_or_else(|| format!("unclosed raw string in {}", excerpt(source, start)))?;
                 tokens.push(Token::Str(rest[1..=close].to_string()));
                 i += close + 2;
             }
-            '\'' => return Err(format!("character literals are not supported in {}", excerpt(source, start))),
+            '\'' => {
+                return Err(format!(
+                    "character literals are not supported in {}",
+                    excerpt(source, start)
+                ));
+            }
             '.' if rest[1..].starts_with(|c: char| c.is_ascii_digit()) => {
-                let (token, len) = lex_number(rest).ok_or_else(|| format!("malformed number in {}", excerpt(source, start)))?;
+                let (token, len) = lex_number(rest)
+                    .ok_or_else(|| format!("malformed number in {}", excerpt(source, start)))?;
                 tokens.push(token);
                 i += len;
             }
@@ -196,8 +217,12 @@ fn lex_action(source: &str, start: usize, cursor: usize) -> Result<(usize, Vec<T
                 tokens.push(Token::Variable { name, chain });
                 i += 1 + name_len + chain_len;
             }
-            c if c.is_ascii_digit() || ((c == '-' || c == '+') && rest[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')) => {
-                let (token, len) = lex_number(rest).ok_or_else(|| format!("malformed number in {}", excerpt(source, start)))?;
+            c if c.is_ascii_digit()
+                || ((c == '-' || c == '+')
+                    && rest[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')) =>
+            {
+                let (token, len) = lex_number(rest)
+                    .ok_or_else(|| format!("malformed number in {}", excerpt(source, start)))?;
                 tokens.push(token);
                 i += len;
             }
@@ -212,7 +237,12 @@ fn lex_action(source: &str, start: usize, cursor: usize) -> Result<(usize, Vec<T
                 });
                 i += len;
             }
-            other => return Err(format!("unexpected character {other:?} in {}", excerpt(source, start))),
+            other => {
+                return Err(format!(
+                    "unexpected character {other:?} in {}",
+                    excerpt(source, start)
+                ));
+            }
         }
     }
 }
@@ -222,7 +252,9 @@ fn is_ident_char(c: char) -> bool {
 }
 
 fn ident_len(text: &str) -> usize {
-    text.char_indices().find(|&(_, c)| !is_ident_char(c)).map_or(text.len(), |(i, _)| i)
+    text.char_indices()
+        .find(|&(_, c)| !is_ident_char(c))
+        .map_or(text.len(), |(i, _)| i)
 }
 
 /// Lexes `.a.b.c` at the start of `text` (empty chain for a lone `.`); returns the chain and length.
@@ -247,8 +279,12 @@ fn lex_number(text: &str) -> Option<(Token, usize)> {
         .char_indices()
         .skip(1)
         .find(|&(i, c)| {
-            let after_exponent = matches!(text.as_bytes()[i - 1], b'e' | b'E') && !text.starts_with("0x");
-            !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || ((c == '-' || c == '+') && after_exponent))
+            let after_exponent =
+                matches!(text.as_bytes()[i - 1], b'e' | b'E') && !text.starts_with("0x");
+            !(c.is_ascii_alphanumeric()
+                || c == '.'
+                || c == '_'
+                || ((c == '-' || c == '+') && after_exponent))
         })
         .map_or(text.len(), |(i, _)| i);
     let literal = text[..len].replace('_', "");
@@ -257,13 +293,22 @@ fn lex_number(text: &str) -> Option<(Token, usize)> {
         None => (false, literal.trim_start_matches('+')),
     };
     let sign: i32 = if negative { -1 } else { 1 };
-    if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
-        return i64::from_str_radix(hex, 16).ok().map(|n| (Token::Int(i64::from(sign) * n), len));
+    if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        return i64::from_str_radix(hex, 16)
+            .ok()
+            .map(|n| (Token::Int(i64::from(sign) * n), len));
     }
     if let Ok(n) = digits.parse::<i64>() {
         return Some((Token::Int(i64::from(sign) * n), len));
     }
-    digits.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| (Token::Float(f64::from(sign) * f), len))
+    digits
+        .parse::<f64>()
+        .ok()
+        .filter(|f| f.is_finite())
+        .map(|f| (Token::Float(f64::from(sign) * f), len))
 }
 
 /// Lexes a double-quoted Go string literal at the start of `text`; returns its value and length.
@@ -291,7 +336,9 @@ fn lex_quoted(text: &str) -> Option<(String, usize)> {
                             'u' => 4,
                             _ => 8,
                         };
-                        let hex: String = (0..width).map(|_| chars.next().map(|(_, c)| c)).collect::<Option<_>>()?;
+                        let hex: String = (0..width)
+                            .map(|_| chars.next().map(|(_, c)| c))
+                            .collect::<Option<_>>()?;
                         value.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
                     }
                     _ => return None,
@@ -308,25 +355,52 @@ mod tests {
     use super::*;
 
     fn action(tokens: Vec<Token>, source: &str) -> Piece {
-        Piece::Action { source: source.to_string(), tokens }
+        Piece::Action {
+            source: source.to_string(),
+            tokens,
+        }
     }
 
     #[test]
     fn splits_text_actions_and_comments_with_trimming() {
         let cases: Vec<(&str, Vec<Piece>)> = vec![
             ("plain", vec![Piece::Text("plain".into())]),
-            ("a {{ .x }} b", vec![
-                Piece::Text("a ".into()),
-                action(vec![Token::Field { chain: vec!["x".into()], attached: false }], "{{ .x }}"),
-                Piece::Text(" b".into()),
-            ]),
-            ("a \n {{- .x -}} \n b", vec![
-                Piece::Text("a".into()),
-                action(vec![Token::Field { chain: vec!["x".into()], attached: false }], "{{- .x -}}"),
-                Piece::Text("b".into()),
-            ]),
-            ("a {{/* note */}} b", vec![Piece::Text("a ".into()), Piece::Text(" b".into())]),
-            ("a {{- /* note */ -}} b", vec![Piece::Text("a".into()), Piece::Text("b".into())]),
+            (
+                "a {{ .x }} b",
+                vec![
+                    Piece::Text("a ".into()),
+                    action(
+                        vec![Token::Field {
+                            chain: vec!["x".into()],
+                            attached: false,
+                        }],
+                        "{{ .x }}",
+                    ),
+                    Piece::Text(" b".into()),
+                ],
+            ),
+            (
+                "a \n {{- .x -}} \n b",
+                vec![
+                    Piece::Text("a".into()),
+                    action(
+                        vec![Token::Field {
+                            chain: vec!["x".into()],
+                            attached: false,
+                        }],
+                        "{{- .x -}}",
+                    ),
+                    Piece::Text("b".into()),
+                ],
+            ),
+            (
+                "a {{/* note */}} b",
+                vec![Piece::Text("a ".into()), Piece::Text(" b".into())],
+            ),
+            (
+                "a {{- /* note */ -}} b",
+                vec![Piece::Text("a".into()), Piece::Text("b".into())],
+            ),
             ("{{-3}}", vec![action(vec![Token::Int(-3)], "{{-3}}")]),
         ];
         for (source, expected) in cases {
@@ -336,33 +410,54 @@ mod tests {
 
     #[test]
     fn tokenises_literals_variables_and_chains() {
-        let Piece::Action { tokens, .. } = &lex(r#"{{ $x := (index $.a 1).b.c | printf "%s\t\x41" `r"aw` 1.5 0x1F nil true }}"#).unwrap()[0] else {
+        let Piece::Action { tokens, .. } =
+            &lex(r#"{{ $x := (index $.a 1).b.c | printf "%s\t\x41" `r"aw` 1.5 0x1F nil true }}"#)
+                .unwrap()[0]
+        else {
             panic!("expected an action");
         };
-        assert_eq!(tokens, &vec![
-            Token::Variable { name: "x".into(), chain: vec![] },
-            Token::Declare,
-            Token::Open,
-            Token::Ident("index".into()),
-            Token::Variable { name: String::new(), chain: vec!["a".into()] },
-            Token::Int(1),
-            Token::Close,
-            Token::Field { chain: vec!["b".into(), "c".into()], attached: true },
-            Token::Pipe,
-            Token::Ident("printf".into()),
-            Token::Str("%s\tA".into()),
-            Token::Str("r\"aw".into()),
-            Token::Float(1.5),
-            Token::Int(31),
-            Token::Nil,
-            Token::Bool(true),
-        ]);
+        assert_eq!(
+            tokens,
+            &vec![
+                Token::Variable {
+                    name: "x".into(),
+                    chain: vec![]
+                },
+                Token::Declare,
+                Token::Open,
+                Token::Ident("index".into()),
+                Token::Variable {
+                    name: String::new(),
+                    chain: vec!["a".into()]
+                },
+                Token::Int(1),
+                Token::Close,
+                Token::Field {
+                    chain: vec!["b".into(), "c".into()],
+                    attached: true
+                },
+                Token::Pipe,
+                Token::Ident("printf".into()),
+                Token::Str("%s\tA".into()),
+                Token::Str("r\"aw".into()),
+                Token::Float(1.5),
+                Token::Int(31),
+                Token::Nil,
+                Token::Bool(true),
+            ]
+        );
     }
 
     #[test]
     fn a_closing_brace_inside_a_string_does_not_end_the_action() {
         let pieces = lex(r#"{{ "}}" }}!"#).unwrap();
-        assert_eq!(pieces, vec![action(vec![Token::Str("}}".into())], r#"{{ "}}" }}"#), Piece::Text("!".into())]);
+        assert_eq!(
+            pieces,
+            vec![
+                action(vec![Token::Str("}}".into())], r#"{{ "}}" }}"#),
+                Piece::Text("!".into())
+            ]
+        );
     }
 
     #[test]

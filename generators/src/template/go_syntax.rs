@@ -24,7 +24,10 @@ pub(crate) struct Translation {
 impl Translation {
     /// The Go source of the action whose translation covers byte `offset` of `source`.
     pub(crate) fn action_at(&self, offset: usize) -> Option<&str> {
-        self.actions.iter().find(|(range, _)| range.contains(&offset)).map(|(_, source)| source.as_str())
+        self.actions
+            .iter()
+            .find(|(range, _)| range.contains(&offset))
+            .map(|(_, source)| source.as_str())
     }
 }
 
@@ -44,24 +47,37 @@ pub(crate) fn translate(text: &str, strict: bool) -> Result<Translation, String>
             Piece::Text(literal) => translator.text(&literal),
             Piece::Action { source, tokens } => {
                 let start = translator.out.len();
-                translator.action(&source, &tokens).map_err(|reason| format!("{reason} in {source}"))?;
-                translator.actions.push((start..translator.out.len(), source));
+                translator
+                    .action(&source, &tokens)
+                    .map_err(|reason| format!("{reason} in {source}"))?;
+                translator
+                    .actions
+                    .push((start..translator.out.len(), source));
             }
         }
     }
     if let Some(open) = translator.blocks.last() {
         return Err(format!("missing {{{{ end }}}} for {}", open.source));
     }
-    Ok(Translation { source: translator.out, actions: translator.actions })
+    Ok(Translation {
+        source: translator.out,
+        actions: translator.actions,
+    })
 }
 
 /// Rewrites a minijinja expression from an error message (`dot0['a']['b']`) in Go syntax (`.a.b`).
 pub(crate) fn go_spelling(expression: &str) -> String {
-    let chain = expression.replace("']['", ".").replace("['", ".").replace("']", "");
+    let chain = expression
+        .replace("']['", ".")
+        .replace("['", ".")
+        .replace("']", "");
     if let Some(rest) = chain.strip_prefix("var_") {
         return format!("${rest}");
     }
-    match chain.strip_prefix("dot").map(|rest| rest.trim_start_matches(|c: char| c.is_ascii_digit())) {
+    match chain
+        .strip_prefix("dot")
+        .map(|rest| rest.trim_start_matches(|c: char| c.is_ascii_digit()))
+    {
         Some("") => ".".to_string(),
         Some(rest) if rest.starts_with('.') => rest.to_string(),
         _ => chain,
@@ -122,11 +138,19 @@ impl Translator {
     }
 
     fn is_declared(&self, name: &str) -> bool {
-        self.scopes.iter().flatten().any(|declared| declared == name)
+        self.scopes
+            .iter()
+            .flatten()
+            .any(|declared| declared == name)
     }
 
     fn open(&mut self, kind: BlockKind, source: &str, dot_pushed: bool) {
-        self.blocks.push(Block { kind, source: source.to_string(), dot_pushed, seen_else: false });
+        self.blocks.push(Block {
+            kind,
+            source: source.to_string(),
+            dot_pushed,
+            seen_else: false,
+        });
         self.scopes.push(Vec::new());
     }
 
@@ -168,15 +192,28 @@ impl Translator {
             "range" => self.range(source, &tokens[1..]),
             "else" => self.else_branch(&tokens[1..]),
             "end" if tokens.len() == 1 => self.end(),
-            "define" | "template" | "block" | "break" | "continue" => Err(format!("unsupported action \"{keyword}\"")),
+            "define" | "template" | "block" | "break" | "continue" => {
+                Err(format!("unsupported action \"{keyword}\""))
+            }
             _ => match tokens {
-                [Token::Variable { name, chain }, Token::Declare | Token::Assign, rest @ ..] if chain.is_empty() && !name.is_empty() => {
+                [
+                    Token::Variable { name, chain },
+                    Token::Declare | Token::Assign,
+                    rest @ ..,
+                ] if chain.is_empty() && !name.is_empty() => {
                     let assign = matches!(tokens[1], Token::Assign);
                     if assign && !self.is_declared(name) {
                         return Err(format!("undefined variable ${name}"));
                     }
-                    if assign && self.blocks.iter().any(|block| block.kind == BlockKind::Range) {
-                        return Err(format!("assigning to ${name} inside range is not supported"));
+                    if assign
+                        && self
+                            .blocks
+                            .iter()
+                            .any(|block| block.kind == BlockKind::Range)
+                    {
+                        return Err(format!(
+                            "assigning to ${name} inside range is not supported"
+                        ));
                     }
                     let value = self.pipeline_all(rest)?;
                     let _ = write!(self.out, "{{% set var_{name} = {value} %}}");
@@ -197,7 +234,9 @@ impl Translator {
     /// A pipeline optionally preceded by `$name :=`, as `if` and `with` allow.
     fn declared_pipeline(&mut self, tokens: &[Token]) -> Result<(Option<String>, String), String> {
         match tokens {
-            [Token::Variable { name, chain }, Token::Declare, rest @ ..] if chain.is_empty() && !name.is_empty() => {
+            [Token::Variable { name, chain }, Token::Declare, rest @ ..]
+                if chain.is_empty() && !name.is_empty() =>
+            {
                 Ok((Some(name.clone()), self.pipeline_all(rest)?))
             }
             _ => Ok((None, self.pipeline_all(tokens)?)),
@@ -206,7 +245,9 @@ impl Translator {
 
     fn range(&mut self, source: &str, tokens: &[Token]) -> Result<(), String> {
         let variable = |token: &Token| match token {
-            Token::Variable { name, chain } if chain.is_empty() && !name.is_empty() => Some(name.clone()),
+            Token::Variable { name, chain } if chain.is_empty() && !name.is_empty() => {
+                Some(name.clone())
+            }
             _ => None,
         };
         let (key, value, rest) = match tokens {
@@ -227,10 +268,16 @@ impl Translator {
         };
         match &key {
             Some(key) => {
-                let _ = write!(self.out, "{{% for var_{key}, {dot} in {RANGE_PAIRS}({collection}) %}}");
+                let _ = write!(
+                    self.out,
+                    "{{% for var_{key}, {dot} in {RANGE_PAIRS}({collection}) %}}"
+                );
             }
             None => {
-                let _ = write!(self.out, "{{% for {dot} in {RANGE_VALUES}({collection}) %}}");
+                let _ = write!(
+                    self.out,
+                    "{{% for {dot} in {RANGE_VALUES}({collection}) %}}"
+                );
             }
         }
         self.open(BlockKind::Range, source, true);
@@ -291,7 +338,11 @@ impl Translator {
         if tokens.is_empty() {
             return Err("missing value".into());
         }
-        let mut parser = Parser { translator: self, tokens, pos: 0 };
+        let mut parser = Parser {
+            translator: self,
+            tokens,
+            pos: 0,
+        };
         let expression = parser.pipeline()?;
         match parser.tokens.get(parser.pos) {
             None => Ok(expression),
@@ -343,7 +394,9 @@ impl Parser<'_, '_> {
         }
         let operand = self.operand()?;
         if piped.is_some() {
-            return Err(format!("can't pipe into {operand}, which is not a function"));
+            return Err(format!(
+                "can't pipe into {operand}, which is not a function"
+            ));
         }
         if !self.at_command_end() {
             return Err("arguments given to a value that is not a function".into());
@@ -358,7 +411,9 @@ impl Parser<'_, '_> {
         let term = match token {
             Token::Dot => translator.dot().to_string(),
             Token::Field { chain, .. } => translator.field(translator.dot(), "", &chain),
-            Token::Variable { name, chain } if name.is_empty() => translator.field(ROOT, "$", &chain),
+            Token::Variable { name, chain } if name.is_empty() => {
+                translator.field(ROOT, "$", &chain)
+            }
             Token::Variable { name, chain } => {
                 if !translator.is_declared(&name) {
                     return Err(format!("undefined variable ${name}"));
@@ -382,7 +437,10 @@ impl Parser<'_, '_> {
             other => return Err(format!("unexpected {}", describe(&other))),
         };
         match self.peek() {
-            Some(Token::Field { chain, attached: true }) => {
+            Some(Token::Field {
+                chain,
+                attached: true,
+            }) => {
                 let chain = chain.clone();
                 self.pos += 1;
                 Ok(translator.field(&term, "(…)", &chain))
@@ -417,9 +475,8 @@ fn call(name: &str, args: &[String]) -> Result<String, String> {
         "and" | "or" => Ok(format!("({})", args.join(&format!(" {name} ")))),
         "not" if args.len() == 1 => Ok(format!("(not {})", args[0])),
         "not" => Err("not needs exactly one argument".into()),
-        "if" | "else" | "end" | "range" | "with" | "define" | "template" | "block" | "break" | "continue" => {
-            Err(format!("unexpected keyword \"{name}\""))
-        }
+        "if" | "else" | "end" | "range" | "with" | "define" | "template" | "block" | "break"
+        | "continue" => Err(format!("unexpected keyword \"{name}\"")),
         _ if is_function(name) => Ok(format!("{name}({})", args.join(", "))),
         _ => Err(format!("unsupported function \"{name}\"")),
     }
@@ -466,8 +523,14 @@ mod tests {
     fn translations_read_as_expected() {
         let cases = [
             ("a{{ .x }}", r#"a{{ dot0["x"] }}"#),
-            ("{{ .x | default \"y\" }}", r#"{{ default("y", dot0["x"]) }}"#),
-            ("{{ and .a (not .b) }}", r#"{{ (dot0["a"] and ((not dot0["b"]))) }}"#),
+            (
+                "{{ .x | default \"y\" }}",
+                r#"{{ default("y", dot0["x"]) }}"#,
+            ),
+            (
+                "{{ and .a (not .b) }}",
+                r#"{{ (dot0["a"] and ((not dot0["b"]))) }}"#,
+            ),
             ("{% raw %}", r#"{{ "{% raw %}" }}"#),
         ];
         for (go, jinja) in cases {
@@ -477,7 +540,10 @@ mod tests {
 
     #[test]
     fn strict_mode_guards_field_chains() {
-        assert_eq!(translate("{{ .a.b }}", true).unwrap().source, r#"{{ flotilla_required(dot0["a"]["b"], ".a.b") }}"#);
+        assert_eq!(
+            translate("{{ .a.b }}", true).unwrap().source,
+            r#"{{ flotilla_required(dot0["a"]["b"], ".a.b") }}"#
+        );
     }
 
     #[test]
@@ -497,20 +563,38 @@ mod tests {
     #[test]
     fn unsupported_and_malformed_constructs_are_named() {
         let cases = [
-            ("{{ .x | sha256sum }}", "unsupported function \"sha256sum\" in {{ .x | sha256sum }}"),
-            ("{{ template \"x\" }}", "unsupported action \"template\" in {{ template \"x\" }}"),
-            ("{{ define \"x\" }}{{ end }}", "unsupported action \"define\""),
+            (
+                "{{ .x | sha256sum }}",
+                "unsupported function \"sha256sum\" in {{ .x | sha256sum }}",
+            ),
+            (
+                "{{ template \"x\" }}",
+                "unsupported action \"template\" in {{ template \"x\" }}",
+            ),
+            (
+                "{{ define \"x\" }}{{ end }}",
+                "unsupported action \"define\"",
+            ),
             ("{{ if .a }}x", "missing {{ end }} for {{ if .a }}"),
             ("x{{ end }}", "{{ end }} without an open if"),
             ("{{ else }}", "{{ else }} outside if"),
             ("{{ $y }}", "undefined variable $y in {{ $y }}"),
-            ("{{ .a .b }}", "arguments given to a value that is not a function"),
+            (
+                "{{ .a .b }}",
+                "arguments given to a value that is not a function",
+            ),
             ("{{ .a | .b }}", "not a function"),
             ("{{ (lower .a }}", "unclosed parenthesis"),
             ("{{ }}", "empty action"),
             ("{{ lower | }}", "missing value"),
-            ("{{ range .l }}{{ else if .x }}{{ end }}", "unsupported else form"),
-            ("{{ $x := 1 }}{{ range .l }}{{ $x = 2 }}{{ end }}", "inside range is not supported"),
+            (
+                "{{ range .l }}{{ else if .x }}{{ end }}",
+                "unsupported else form",
+            ),
+            (
+                "{{ $x := 1 }}{{ range .l }}{{ $x = 2 }}{{ end }}",
+                "inside range is not supported",
+            ),
         ];
         for (go, expected) in cases {
             let error = translate(go, false).unwrap_err();

@@ -33,7 +33,10 @@ impl TemplateMode {
     ///
     /// # Errors
     /// Any other option, named.
-    pub fn from_options(go_template: bool, go_template_options: &[String]) -> Result<TemplateMode, TemplateError> {
+    pub fn from_options(
+        go_template: bool,
+        go_template_options: &[String],
+    ) -> Result<TemplateMode, TemplateError> {
         let mut missing_key_error = false;
         for option in go_template_options {
             missing_key_error = match option.trim() {
@@ -42,12 +45,18 @@ impl TemplateMode {
                 other => {
                     return Err(TemplateError::new(
                         "spec.goTemplateOptions",
-                        format!("unsupported option {other:?} (supported: missingkey=error, missingkey=default, missingkey=zero, missingkey=invalid)"),
+                        format!(
+                            "unsupported option {other:?} (supported: missingkey=error, missingkey=default, missingkey=zero, missingkey=invalid)"
+                        ),
                     ));
                 }
             };
         }
-        Ok(if go_template { TemplateMode::Go { missing_key_error } } else { TemplateMode::Fast })
+        Ok(if go_template {
+            TemplateMode::Go { missing_key_error }
+        } else {
+            TemplateMode::Fast
+        })
     }
 }
 
@@ -64,7 +73,10 @@ pub struct TemplateError {
 
 impl TemplateError {
     fn new(field: &str, message: impl Into<String>) -> Self {
-        Self { field: field.to_string(), message: message.into() }
+        Self {
+            field: field.to_string(),
+            message: message.into(),
+        }
     }
 }
 
@@ -99,12 +111,19 @@ impl Renderer {
         match self.mode {
             TemplateMode::Fast => {
                 let root = compile(template, path, &mut |_, text| Ok(FastTemplate::parse(text)))?;
-                Ok(PreparedTemplate { compiled: Compiled::Fast(root) })
+                Ok(PreparedTemplate {
+                    compiled: Compiled::Fast(root),
+                })
             }
             TemplateMode::Go { missing_key_error } => {
                 let mut engine = GoEngine::new(missing_key_error);
                 let root = compile(template, path, &mut |field, text| engine.add(field, text))?;
-                Ok(PreparedTemplate { compiled: Compiled::Go { root, engine } })
+                Ok(PreparedTemplate {
+                    compiled: Compiled::Go {
+                        root,
+                        engine: Box::new(engine),
+                    },
+                })
             }
         }
     }
@@ -113,8 +132,16 @@ impl Renderer {
     ///
     /// # Errors
     /// Syntax errors, unsupported constructs, missing keys in strict mode, fuel exhaustion.
-    pub fn render_str(&self, field: &str, text: &str, params: &Params) -> Result<String, TemplateError> {
-        match self.prepare_at(field, &Value::String(text.to_string()))?.render(params)? {
+    pub fn render_str(
+        &self,
+        field: &str,
+        text: &str,
+        params: &Params,
+    ) -> Result<String, TemplateError> {
+        match self
+            .prepare_at(field, &Value::String(text.to_string()))?
+            .render(params)?
+        {
             Value::String(rendered) => Ok(rendered),
             other => Ok(other.to_string()),
         }
@@ -136,7 +163,10 @@ pub struct PreparedTemplate {
 
 enum Compiled {
     Fast(Node<FastTemplate>),
-    Go { root: Node<usize>, engine: GoEngine },
+    Go {
+        root: Node<usize>,
+        engine: Box<GoEngine>,
+    },
 }
 
 impl PreparedTemplate {

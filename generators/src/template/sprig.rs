@@ -11,9 +11,40 @@ use crate::params::normalize_name;
 
 /// Functions a template may name. `and`, `or` and `not` are translated to operators instead.
 pub(crate) const FUNCTIONS: &[&str] = &[
-    "b64dec", "b64enc", "contains", "default", "dict", "dig", "empty", "eq", "ge", "gt", "hasKey", "hasPrefix",
-    "hasSuffix", "index", "join", "le", "len", "list", "lower", "lt", "ne", "normalize", "printf", "quote",
-    "replace", "slugify", "splitList", "ternary", "title", "toJson", "toString", "toYaml", "trim", "trunc",
+    "b64dec",
+    "b64enc",
+    "contains",
+    "default",
+    "dict",
+    "dig",
+    "empty",
+    "eq",
+    "ge",
+    "gt",
+    "hasKey",
+    "hasPrefix",
+    "hasSuffix",
+    "index",
+    "join",
+    "le",
+    "len",
+    "list",
+    "lower",
+    "lt",
+    "ne",
+    "normalize",
+    "printf",
+    "quote",
+    "replace",
+    "slugify",
+    "splitList",
+    "ternary",
+    "title",
+    "toJson",
+    "toString",
+    "toYaml",
+    "trim",
+    "trunc",
     "upper",
 ];
 
@@ -37,7 +68,11 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     env.add_function(RANGE_VALUES, range_values);
     env.add_function(RANGE_PAIRS, range_pairs);
     env.add_function(REQUIRED, |value: Value, name: String| {
-        if value.is_undefined() { Err(fail(format!("map has no entry for key {name}"))) } else { Ok(value) }
+        if value.is_undefined() {
+            Err(fail(format!("map has no entry for key {name}")))
+        } else {
+            Ok(value)
+        }
     });
 }
 
@@ -50,7 +85,10 @@ fn string_arg(function: &str, value: &Value) -> Result<String, Error> {
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => Ok(String::new()),
         ValueKind::String => Ok(value.as_str().unwrap_or_default().to_string()),
-        kind => Err(fail(format!("{function}: expected a string argument, got {kind} {}", go_string(value)))),
+        kind => Err(fail(format!(
+            "{function}: expected a string argument, got {kind} {}",
+            go_string(value)
+        ))),
     }
 }
 
@@ -61,18 +99,33 @@ fn int_arg(function: &str, value: &Value) -> Result<i64, Error> {
     }
     match f64::try_from(value.clone()) {
         #[allow(clippy::cast_possible_truncation)]
-        Ok(f) if value.kind() == ValueKind::Number && f.fract() == 0.0 && f.abs() < 9e15 => Ok(f as i64),
-        _ => Err(fail(format!("{function}: expected an integer argument, got {} {}", value.kind(), go_string(value)))),
+        Ok(f) if value.kind() == ValueKind::Number && f.fract() == 0.0 && f.abs() < 9e15 => {
+            Ok(f as i64)
+        }
+        _ => Err(fail(format!(
+            "{function}: expected an integer argument, got {} {}",
+            value.kind(),
+            go_string(value)
+        ))),
     }
 }
 
 fn register_text(env: &mut Environment<'static>, name: &'static str, f: fn(&str) -> String) {
-    env.add_function(name, move |value: Value| Ok::<_, Error>(Value::from(f(&string_arg(name, &value)?))));
+    env.add_function(name, move |value: Value| {
+        Ok::<_, Error>(Value::from(f(&string_arg(name, &value)?)))
+    });
 }
 
-fn register_text_test(env: &mut Environment<'static>, name: &'static str, f: fn(&str, &str) -> bool) {
+fn register_text_test(
+    env: &mut Environment<'static>,
+    name: &'static str,
+    f: fn(&str, &str) -> bool,
+) {
     env.add_function(name, move |needle: Value, text: Value| {
-        Ok::<_, Error>(Value::from(f(&string_arg(name, &text)?, &string_arg(name, &needle)?)))
+        Ok::<_, Error>(Value::from(f(
+            &string_arg(name, &text)?,
+            &string_arg(name, &needle)?,
+        )))
     });
 }
 
@@ -82,7 +135,9 @@ fn register_strings(env: &mut Environment<'static>) {
     register_text(env, "trim", |s| s.trim().to_string());
     register_text(env, "title", title);
     register_text(env, "normalize", normalize_name);
-    register_text(env, "b64enc", |s| base64::engine::general_purpose::STANDARD.encode(s));
+    register_text(env, "b64enc", |s| {
+        base64::engine::general_purpose::STANDARD.encode(s)
+    });
     register_text_test(env, "contains", |text, needle| text.contains(needle));
     register_text_test(env, "hasPrefix", |text, prefix| text.starts_with(prefix));
     register_text_test(env, "hasSuffix", |text, suffix| text.ends_with(suffix));
@@ -91,7 +146,9 @@ fn register_strings(env: &mut Environment<'static>) {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
             .map_err(|error| fail(format!("b64dec: {error}")))?;
-        String::from_utf8(bytes).map(Value::from).map_err(|_| fail("b64dec: the decoded bytes are not UTF-8".into()))
+        String::from_utf8(bytes)
+            .map(Value::from)
+            .map_err(|_| fail("b64dec: the decoded bytes are not UTF-8".into()))
     });
     env.add_function("trunc", |length: Value, value: Value| {
         let (length, text) = (int_arg("trunc", &length)?, string_arg("trunc", &value)?);
@@ -99,26 +156,40 @@ fn register_strings(env: &mut Environment<'static>) {
     });
     env.add_function("replace", |old: Value, new: Value, value: Value| {
         let text = string_arg("replace", &value)?;
-        Ok::<_, Error>(Value::from(text.replace(&string_arg("replace", &old)?, &string_arg("replace", &new)?)))
+        Ok::<_, Error>(Value::from(
+            text.replace(&string_arg("replace", &old)?, &string_arg("replace", &new)?),
+        ))
     });
     env.add_function("splitList", |separator: Value, value: Value| {
-        let (separator, text) = (string_arg("splitList", &separator)?, string_arg("splitList", &value)?);
-        Ok::<_, Error>(Value::from(text.split(separator.as_str()).map(Value::from).collect::<Vec<_>>()))
+        let (separator, text) = (
+            string_arg("splitList", &separator)?,
+            string_arg("splitList", &value)?,
+        );
+        Ok::<_, Error>(Value::from(
+            text.split(separator.as_str())
+                .map(Value::from)
+                .collect::<Vec<_>>(),
+        ))
     });
     env.add_function("join", |separator: Value, value: Value| {
         let separator = string_arg("join", &separator)?;
         let parts: Vec<String> = match value.kind() {
             ValueKind::Undefined | ValueKind::None => Vec::new(),
-            ValueKind::Seq | ValueKind::Iterable => {
-                value.try_iter()?.filter(|item| !item.is_none() && !item.is_undefined()).map(|item| go_string(&item)).collect()
-            }
+            ValueKind::Seq | ValueKind::Iterable => value
+                .try_iter()?
+                .filter(|item| !item.is_none() && !item.is_undefined())
+                .map(|item| go_string(&item))
+                .collect(),
             _ => vec![go_string(&value)],
         };
         Ok::<_, Error>(Value::from(parts.join(&separator)))
     });
     env.add_function("quote", |values: Rest<Value>| {
-        let quoted: Vec<String> =
-            values.iter().filter(|value| !value.is_none() && !value.is_undefined()).map(|value| go_quote(&go_string(value))).collect();
+        let quoted: Vec<String> = values
+            .iter()
+            .filter(|value| !value.is_none() && !value.is_undefined())
+            .map(|value| go_quote(&go_string(value)))
+            .collect();
         Value::from(quoted.join(" "))
     });
     env.add_function("toString", |value: Value| Value::from(go_string(&value)));
@@ -130,11 +201,16 @@ fn register_strings(env: &mut Environment<'static>) {
             return Err(fail("slugify: missing the name to slugify".into()));
         };
         let max = match options.first() {
-            Some(max) => usize::try_from(int_arg("slugify", max)?).map_err(|_| fail("slugify: negative maximum size".into()))?,
+            Some(max) => usize::try_from(int_arg("slugify", max)?)
+                .map_err(|_| fail("slugify: negative maximum size".into()))?,
             None => 50,
         };
         let smart = options.get(1).is_none_or(Value::is_true);
-        Ok(Value::from(slugify(&string_arg("slugify", name)?, max, smart)))
+        Ok(Value::from(slugify(
+            &string_arg("slugify", name)?,
+            max,
+            smart,
+        )))
     });
 }
 
@@ -143,7 +219,11 @@ fn title(text: &str) -> String {
     let mut after_separator = true;
     text.chars()
         .map(|c| {
-            let mapped = if after_separator { c.to_uppercase().next().unwrap_or(c) } else { c };
+            let mapped = if after_separator {
+                c.to_uppercase().next().unwrap_or(c)
+            } else {
+                c
+            };
             after_separator = !(c.is_alphanumeric() || c == '_');
             mapped
         })
@@ -184,12 +264,18 @@ fn slugify(name: &str, max: usize, smart: bool) -> String {
 }
 
 fn register_data(env: &mut Environment<'static>) {
-    env.add_function("default", |fallback: Value, given: Rest<Value>| match given.first() {
-        Some(value) if value.is_true() => value.clone(),
-        _ => fallback,
-    });
+    env.add_function(
+        "default",
+        |fallback: Value, given: Rest<Value>| match given.first() {
+            Some(value) if value.is_true() => value.clone(),
+            _ => fallback,
+        },
+    );
     env.add_function("empty", |value: Value| Value::from(!value.is_true()));
-    env.add_function("ternary", |yes: Value, no: Value, condition: Value| if condition.is_true() { yes } else { no });
+    env.add_function(
+        "ternary",
+        |yes: Value, no: Value, condition: Value| if condition.is_true() { yes } else { no },
+    );
     env.add_function("list", |values: Rest<Value>| Value::from(values.0));
     env.add_function("dict", |values: Rest<Value>| {
         let mut pairs = std::collections::BTreeMap::new();
@@ -201,14 +287,20 @@ fn register_data(env: &mut Environment<'static>) {
     });
     env.add_function("hasKey", |map: Value, key: Value| {
         let key = string_arg("hasKey", &key)?;
-        Ok::<_, Error>(Value::from(map.kind() == ValueKind::Map && !lookup(&map, &key).is_undefined()))
+        Ok::<_, Error>(Value::from(
+            map.kind() == ValueKind::Map && !lookup(&map, &key).is_undefined(),
+        ))
     });
     env.add_function("dig", |args: Rest<Value>| {
         let [keys @ .., fallback, map] = args.as_slice() else {
-            return Err(fail("dig: needs at least one key, a default and a map".into()));
+            return Err(fail(
+                "dig: needs at least one key, a default and a map".into(),
+            ));
         };
         if keys.is_empty() {
-            return Err(fail("dig: needs at least one key, a default and a map".into()));
+            return Err(fail(
+                "dig: needs at least one key, a default and a map".into(),
+            ));
         }
         let mut current = map.clone();
         for key in keys {
@@ -220,24 +312,36 @@ fn register_data(env: &mut Environment<'static>) {
         }
         Ok(current)
     });
-    env.add_function("index", |value: Value, keys: Rest<Value>| keys.iter().try_fold(value, |current, key| index(&current, key)));
+    env.add_function("index", |value: Value, keys: Rest<Value>| {
+        keys.iter()
+            .try_fold(value, |current, key| index(&current, key))
+    });
     env.add_function("len", |value: Value| match value.kind() {
         ValueKind::String => Ok(Value::from(value.as_str().unwrap_or_default().len())),
-        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => Ok(Value::from(value.len().unwrap_or(0))),
+        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => {
+            Ok(Value::from(value.len().unwrap_or(0)))
+        }
         kind => Err(fail(format!("len of {kind} {}", go_string(&value)))),
     });
     env.add_function("toJson", |value: Value| {
-        serde_json::to_string(&value).map(Value::from).map_err(|error| fail(format!("toJson: {error}")))
+        serde_json::to_string(&value)
+            .map(Value::from)
+            .map_err(|error| fail(format!("toJson: {error}")))
     });
     env.add_function("toYaml", |value: Value| {
-        let yaml = serde_saphyr::to_string(&value).map_err(|error| fail(format!("toYaml: {error}")))?;
+        let yaml =
+            serde_saphyr::to_string(&value).map_err(|error| fail(format!("toYaml: {error}")))?;
         Ok::<_, Error>(Value::from(yaml.strip_suffix('\n').unwrap_or(&yaml)))
     });
 }
 
 /// A map's value under `key`, undefined when it is not a map or has no such key.
 fn lookup(map: &Value, key: &str) -> Value {
-    if map.kind() == ValueKind::Map { map.get_item(&Value::from(key)).unwrap_or_default() } else { Value::UNDEFINED }
+    if map.kind() == ValueKind::Map {
+        map.get_item(&Value::from(key)).unwrap_or_default()
+    } else {
+        Value::UNDEFINED
+    }
 }
 
 /// Go's `index`: list items by integer, map values by key (nil when absent).
@@ -254,9 +358,15 @@ fn index(value: &Value, key: &Value) -> Result<Value, Error> {
         }
         ValueKind::Map => {
             let found = value.get_item(key).unwrap_or_default();
-            Ok(if found.is_undefined() { Value::from(()) } else { found })
+            Ok(if found.is_undefined() {
+                Value::from(())
+            } else {
+                found
+            })
         }
-        ValueKind::Undefined | ValueKind::None => Err(fail("index of a missing (nil) value".into())),
+        ValueKind::Undefined | ValueKind::None => {
+            Err(fail("index of a missing (nil) value".into()))
+        }
         kind => Err(fail(format!("can't index a {kind} ({})", go_string(value)))),
     }
 }
@@ -266,20 +376,32 @@ fn register_comparisons(env: &mut Environment<'static>) {
         if others.is_empty() {
             return Err(fail("eq: missing argument for comparison".into()));
         }
-        Ok(Value::from(others.iter().any(|other| *other == first)))
+        Ok(Value::from(others.contains(&first)))
     });
     env.add_function("ne", |a: Value, b: Value| Value::from(a != b));
-    env.add_function("lt", |a: Value, b: Value| compare("lt", &a, &b).map(|o| Value::from(o.is_lt())));
-    env.add_function("le", |a: Value, b: Value| compare("le", &a, &b).map(|o| Value::from(o.is_le())));
-    env.add_function("gt", |a: Value, b: Value| compare("gt", &a, &b).map(|o| Value::from(o.is_gt())));
-    env.add_function("ge", |a: Value, b: Value| compare("ge", &a, &b).map(|o| Value::from(o.is_ge())));
+    env.add_function("lt", |a: Value, b: Value| {
+        compare("lt", &a, &b).map(|o| Value::from(o.is_lt()))
+    });
+    env.add_function("le", |a: Value, b: Value| {
+        compare("le", &a, &b).map(|o| Value::from(o.is_le()))
+    });
+    env.add_function("gt", |a: Value, b: Value| {
+        compare("gt", &a, &b).map(|o| Value::from(o.is_gt()))
+    });
+    env.add_function("ge", |a: Value, b: Value| {
+        compare("ge", &a, &b).map(|o| Value::from(o.is_ge()))
+    });
 }
 
 /// Orders two numbers or two strings; anything else is Go's "incompatible types" error.
 fn compare(function: &str, a: &Value, b: &Value) -> Result<std::cmp::Ordering, Error> {
     match (a.kind(), b.kind()) {
-        (ValueKind::Number, ValueKind::Number) | (ValueKind::String, ValueKind::String) => Ok(a.cmp(b)),
-        (left, right) => Err(fail(format!("{function}: incompatible types for comparison: {left} and {right}"))),
+        (ValueKind::Number, ValueKind::Number) | (ValueKind::String, ValueKind::String) => {
+            Ok(a.cmp(b))
+        }
+        (left, right) => Err(fail(format!(
+            "{function}: incompatible types for comparison: {left} and {right}"
+        ))),
     }
 }
 
@@ -287,17 +409,30 @@ fn compare(function: &str, a: &Value, b: &Value) -> Result<std::cmp::Ordering, E
 fn range_entries(value: &Value) -> Result<Vec<(Value, Value)>, Error> {
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => Ok(Vec::new()),
-        ValueKind::Seq | ValueKind::Iterable => Ok(value.try_iter()?.enumerate().map(|(i, item)| (Value::from(i), item)).collect()),
+        ValueKind::Seq | ValueKind::Iterable => Ok(value
+            .try_iter()?
+            .enumerate()
+            .map(|(i, item)| (Value::from(i), item))
+            .collect()),
         ValueKind::Map => {
             let mut keys: Vec<Value> = value.try_iter()?.collect();
             keys.sort();
-            Ok(keys.into_iter().map(|key| (value.get_item(&key).unwrap_or_default(), key)).map(|(v, k)| (k, v)).collect())
+            Ok(keys
+                .into_iter()
+                .map(|key| (value.get_item(&key).unwrap_or_default(), key))
+                .map(|(v, k)| (k, v))
+                .collect())
         }
         ValueKind::Number if value.as_i64().is_some() => {
             let count = value.as_i64().unwrap_or(0).max(0);
-            Ok((0..count).map(|i| (Value::from(i), Value::from(i))).collect())
+            Ok((0..count)
+                .map(|i| (Value::from(i), Value::from(i)))
+                .collect())
         }
-        kind => Err(fail(format!("range can't iterate over {kind} {}", go_string(value)))),
+        kind => Err(fail(format!(
+            "range can't iterate over {kind} {}",
+            go_string(value)
+        ))),
     }
 }
 
@@ -305,11 +440,18 @@ fn range_values(value: Value) -> Result<Value, Error> {
     if value.kind() == ValueKind::Seq {
         return Ok(value);
     }
-    Ok(Value::from(range_entries(&value)?.into_iter().map(|(_, v)| v).collect::<Vec<_>>()))
+    Ok(Value::from(
+        range_entries(&value)?
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect::<Vec<_>>(),
+    ))
 }
 
 fn range_pairs(value: Value) -> Result<Value, Error> {
-    let pairs = range_entries(&value)?.into_iter().map(|(k, v)| Value::from(vec![k, v]));
+    let pairs = range_entries(&value)?
+        .into_iter()
+        .map(|(k, v)| Value::from(vec![k, v]));
     Ok(Value::from(pairs.collect::<Vec<_>>()))
 }
 
@@ -319,11 +461,17 @@ mod tests {
 
     #[test]
     fn function_list_is_sorted_and_every_function_is_registered() {
-        assert!(FUNCTIONS.windows(2).all(|pair| pair[0] < pair[1]), "FUNCTIONS must stay sorted for binary search");
+        assert!(
+            FUNCTIONS.windows(2).all(|pair| pair[0] < pair[1]),
+            "FUNCTIONS must stay sorted for binary search"
+        );
         let mut env = Environment::empty();
         register(&mut env);
         let state = env.empty_state();
-        for name in FUNCTIONS.iter().chain(&[RANGE_VALUES, RANGE_PAIRS, REQUIRED]) {
+        for name in FUNCTIONS
+            .iter()
+            .chain(&[RANGE_VALUES, RANGE_PAIRS, REQUIRED])
+        {
             assert!(state.lookup(name).is_some(), "{name} is not registered");
         }
     }
