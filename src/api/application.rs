@@ -16,14 +16,9 @@ use serde::{Deserialize, Serialize};
     shortname = "fapp",
     shortname = "fapps",
     category = "flotilla",
-    printcolumn(name = "Sync", type_ = "string", json_path = ".status.sync.status"),
-    printcolumn(name = "Health", type_ = "string", json_path = ".status.health.status"),
-    printcolumn(
-        name = "Revision",
-        type_ = "string",
-        json_path = ".status.sync.revision",
-        priority = 1
-    )
+    printcolumn = r#"{"name":"Sync","type":"string","jsonPath":".status.sync.status"}"#,
+    printcolumn = r#"{"name":"Health","type":"string","jsonPath":".status.health.status"}"#,
+    printcolumn = r#"{"name":"Revision","type":"string","jsonPath":".status.sync.revision","priority":1}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSpec {

@@ -61,7 +61,7 @@ pub fn render_from_args(args: &RenderArgs) -> anyhow::Result<Vec<Application>> {
         clusters: &inventory,
         git: &repos,
     };
-    Ok(render_application_set(&appset, sources).map_err(|e| anyhow::anyhow!("{file}: {e}"))?)
+    render_application_set(&appset, sources).map_err(|e| anyhow::anyhow!("{file}: {e}"))
 }
 
 /// Renders and prints; errors go to stderr with exit code 1.

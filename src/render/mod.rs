@@ -84,7 +84,7 @@ pub enum RenderError {
     #[error("ApplicationSet {appset}: spec.{error}")]
     Generate {
         appset: String,
-        error: GeneratorError,
+        error: Box<GeneratorError>,
     },
     #[error("ApplicationSet {appset}: template, {set}: {error}")]
     Template {
@@ -125,7 +125,7 @@ pub fn render_application_set(
     let context = GenerateContext::new(&renderer, sources.clusters, sources.git);
     let sets = generate_all(&spec.generators, &context).map_err(|error| RenderError::Generate {
         appset: appset_name.clone(),
-        error,
+        error: Box::new(error),
     })?;
 
     let base = serde_json::to_value(&spec.template).unwrap_or(Value::Null);
