@@ -1,5 +1,6 @@
 //! The minijinja environment that runs translated goTemplates: functions, Go-style printing
-//! (`<no value>` for missing keys), missing-key behaviour, a fuel limit per render, and the
+//! (`<no value>` for missing keys), missing-key behaviour, a fuel limit per render, one render
+//! per document (all fields at once, field by field as a fallback), and the
 //! translation of minijinja's errors back into Go terms.
 
 use minijinja::syntax::SyntaxConfig;
@@ -12,14 +13,34 @@ use super::go_syntax::{ROOT, Translation, go_spelling, translate};
 use super::sprig;
 use crate::params::Params;
 
-/// Instructions one string may execute before its render is stopped.
+/// Instructions one render may execute before it is stopped.
 pub(crate) const FUEL: u64 = 200_000;
 
-/// An environment holding every translated string of one prepared template.
+/// Separates the fields of the combined document template; it cannot come from a template's own
+/// text in practice, and a rendered value containing it is detected and handled.
+const SEPARATOR: &str = "\u{1}\u{2}flotilla-field\u{2}\u{1}";
+
+/// Name of the template that renders every field at once.
+const COMBINED: &str = "all";
+
+/// One templated string of the document.
+struct FieldTemplate {
+    /// Template name in the environment (its id).
+    name: String,
+    /// Path of the field, for errors.
+    field: String,
+    translation: Translation,
+}
+
+/// An environment holding every translated string of one prepared template. Besides one
+/// template per field it holds a combined template rendering all of them in one pass,
+/// separated by [`SEPARATOR`]: one minijinja render per document instead of one per field. Should
+/// the combined render fail (or a value contain the separator), every field is rendered on its own,
+/// so results and errors are exactly those of rendering field by field.
 pub(crate) struct GoEngine {
     env: Environment<'static>,
-    /// Template name (its index) and translation, by id.
-    templates: Vec<(String, Translation)>,
+    templates: Vec<FieldTemplate>,
+    combined: bool,
 }
 
 impl GoEngine {
@@ -48,46 +69,102 @@ impl GoEngine {
         Self {
             env,
             templates: Vec::new(),
+            combined: false,
         }
     }
 
-    /// Translates and compiles `text` (the value of `field`); returns its id for [`Self::render`].
+    /// Translates and compiles `text` (the value of `field`); returns its id, the index of its
+    /// result in [`Self::render_all`].
     pub(crate) fn add(&mut self, field: &str, text: &str) -> Result<usize, TemplateError> {
         let strict = self.env.undefined_behavior() == UndefinedBehavior::Strict;
         let translation =
             translate(text, strict).map_err(|message| TemplateError::new(field, message))?;
         let name = self.templates.len().to_string();
+        self.compile(&name, field, translation.source.clone())?;
+        self.templates.push(FieldTemplate {
+            name,
+            field: field.to_string(),
+            translation,
+        });
+        Ok(self.templates.len() - 1)
+    }
+
+    /// Compiles the combined template once every field is added.
+    pub(crate) fn finish(&mut self) -> Result<(), TemplateError> {
+        if self.templates.len() > 1 {
+            let sources: Vec<&str> = self
+                .templates
+                .iter()
+                .map(|template| template.translation.source.as_str())
+                .collect();
+            let field = self.templates[0].field.clone();
+            self.compile(COMBINED, &field, sources.join(SEPARATOR))?;
+            self.combined = true;
+        }
+        Ok(())
+    }
+
+    fn compile(&mut self, name: &str, field: &str, source: String) -> Result<(), TemplateError> {
         self.env
-            .add_template_owned(name.clone(), translation.source.clone())
+            .add_template_owned(name.to_string(), source)
             .map_err(|error| {
                 TemplateError::new(
                     field,
                     format!("could not compile the translated template: {error}"),
                 )
-            })?;
-        self.templates.push((name, translation));
-        Ok(self.templates.len() - 1)
+            })
     }
 
-    /// The render context for `params`; build it once and reuse it for every string.
-    pub(crate) fn context(params: &Params) -> Value {
-        let root = Value::from(minijinja::value::Serde(params));
-        Value::from_object(std::collections::BTreeMap::from([(ROOT.to_string(), root)]))
+    /// Renders every field with `params`, in the order they were added.
+    pub(crate) fn render_all(&self, params: &Params) -> Result<Vec<String>, TemplateError> {
+        let root = Value::from_pairs(
+            params
+                .iter()
+                .map(|(key, value)| (key.as_str(), to_value(value))),
+        );
+        let context = Value::from_pairs([(ROOT, root)]);
+        if self.combined {
+            let rendered = self
+                .env
+                .get_template(COMBINED)
+                .and_then(|template| template.render(&context));
+            if let Ok(text) = rendered {
+                let parts: Vec<String> = text.split(SEPARATOR).map(str::to_string).collect();
+                if parts.len() == self.templates.len() {
+                    return Ok(parts);
+                }
+            }
+        }
+        self.templates
+            .iter()
+            .map(|template| {
+                self.env
+                    .get_template(&template.name)
+                    .and_then(|compiled| compiled.render(&context))
+                    .map_err(|error| {
+                        TemplateError::new(&template.field, explain(&error, &template.translation))
+                    })
+            })
+            .collect()
     }
+}
 
-    /// Renders template `id` (the value of `field`) with a context from [`Self::context`].
-    pub(crate) fn render(
-        &self,
-        id: usize,
-        field: &str,
-        context: &Value,
-    ) -> Result<String, TemplateError> {
-        let (name, translation) = &self.templates[id];
-        let rendered = self
-            .env
-            .get_template(name)
-            .and_then(|template| template.render(context));
-        rendered.map_err(|error| TemplateError::new(field, explain(&error, translation)))
+/// Converts parameters to minijinja values directly (much faster than going through serde).
+fn to_value(json: &serde_json::Value) -> Value {
+    match json {
+        serde_json::Value::Null => Value::from(()),
+        serde_json::Value::Bool(b) => Value::from(*b),
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Value::from(i),
+            (None, Some(u)) => Value::from(u),
+            _ => Value::from(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        serde_json::Value::String(s) => Value::from(s.as_str()),
+        serde_json::Value::Array(items) => items.iter().map(to_value).collect(),
+        serde_json::Value::Object(map) => Value::from_pairs(
+            map.iter()
+                .map(|(key, value)| (key.as_str(), to_value(value))),
+        ),
     }
 }
 
@@ -116,5 +193,63 @@ fn explain(error: &minijinja::Error, translation: &Translation) -> String {
     {
         Some(action) => format!("{reason} in {action}"),
         None => reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn engine(fields: &[(&str, &str)]) -> GoEngine {
+        let mut engine = GoEngine::new(false);
+        for (field, text) in fields {
+            engine.add(field, text).unwrap();
+        }
+        engine.finish().unwrap();
+        engine
+    }
+
+    #[test]
+    fn renders_all_fields_in_one_pass_and_falls_back_on_the_separator() {
+        let engine = engine(&[
+            ("a", "{{ .x }}"),
+            ("b", "-{{ .y }}-"),
+            ("c", "{{ .x }}{{ .y }}"),
+        ]);
+        let params: Params = [("x".to_string(), json!("1")), ("y".to_string(), json!(2))].into();
+        assert_eq!(engine.render_all(&params).unwrap(), vec!["1", "-2-", "12"]);
+        let sneaky: Params = [
+            ("x".to_string(), json!(format!("p{SEPARATOR}q"))),
+            ("y".to_string(), json!("z")),
+        ]
+        .into();
+        let expected = vec![
+            format!("p{SEPARATOR}q"),
+            "-z-".to_string(),
+            format!("p{SEPARATOR}qz"),
+        ];
+        assert_eq!(engine.render_all(&sneaky).unwrap(), expected);
+    }
+
+    #[test]
+    fn a_failing_field_is_named_even_when_rendered_together() {
+        let engine = engine(&[
+            ("metadata.name", "{{ .x }}"),
+            ("spec.path", "{{ index .list 3 }}"),
+            ("spec.other", "{{ .x }}"),
+        ]);
+        let params: Params = [
+            ("x".to_string(), json!("1")),
+            ("list".to_string(), json!([1])),
+        ]
+        .into();
+        let error = engine.render_all(&params).unwrap_err();
+        assert_eq!(error.field, "spec.path");
+        assert_eq!(
+            error.message,
+            "index out of range: 3 (length 1) in {{ index .list 3 }}"
+        );
     }
 }

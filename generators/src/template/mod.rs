@@ -118,6 +118,7 @@ impl Renderer {
             TemplateMode::Go { missing_key_error } => {
                 let mut engine = GoEngine::new(missing_key_error);
                 let root = compile(template, path, &mut |field, text| engine.add(field, text))?;
+                engine.finish()?;
                 Ok(PreparedTemplate {
                     compiled: Compiled::Go {
                         root,
@@ -180,8 +181,8 @@ impl PreparedTemplate {
         match &self.compiled {
             Compiled::Fast(root) => root.render(&mut |_, template| Ok(template.render(params))),
             Compiled::Go { root, engine } => {
-                let context = GoEngine::context(params);
-                root.render(&mut |field, &id| engine.render(id, field, &context))
+                let mut rendered = engine.render_all(params)?;
+                root.render(&mut |_, &id| Ok(std::mem::take(&mut rendered[id])))
             }
         }
     }

@@ -106,6 +106,7 @@ fn go_template_constructs() {
             "3 2.5 true [x y] map[a:1 b:2]",
         ),
         ("{{ .env }}\n", "prod\n"),
+        ("{{ \"}}{%{{\" }}", "}}{%{{"),
     ]);
 }
 
