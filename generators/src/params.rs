@@ -17,7 +17,13 @@ pub fn normalize_name(name: &str) -> String {
     let mapped: String = name
         .to_lowercase()
         .chars()
-        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
         .take(253)
         .collect();
     mapped.trim_matches(|c| c == '-' || c == '.').to_string()

@@ -30,7 +30,9 @@ pub struct LabelSelectorRequirement {
 /// A selector that cannot be evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
-    #[error("unknown operator {operator:?} for key {key:?} (expected In, NotIn, Exists or DoesNotExist)")]
+    #[error(
+        "unknown operator {operator:?} for key {key:?} (expected In, NotIn, Exists or DoesNotExist)"
+    )]
     UnknownOperator { key: String, operator: String },
     #[error("operator {operator} for key {key:?} needs at least one value")]
     MissingValues { key: String, operator: String },
@@ -101,7 +103,11 @@ impl LabelSelector {
     /// # Errors
     /// The first invalid expression.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> Result<bool, SelectorError> {
-        if !self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+        if !self
+            .match_labels
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
+        {
             // Still validate the expressions so a typo is reported even when labels differ.
             self.validate()?;
             return Ok(false);
@@ -131,7 +137,10 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     fn expr(key: &str, operator: &str, values: &[&str]) -> LabelSelectorRequirement {
@@ -183,9 +192,18 @@ mod tests {
             match_labels: labels(&[("env", "prod")]),
             match_expressions: vec![expr("region", "In", &["eu"])],
         };
-        assert_eq!(selector.matches(&labels(&[("env", "prod"), ("region", "eu")])), Ok(true));
-        assert_eq!(selector.matches(&labels(&[("env", "prod"), ("region", "us")])), Ok(false));
-        assert_eq!(selector.matches(&labels(&[("env", "dev"), ("region", "eu")])), Ok(false));
+        assert_eq!(
+            selector.matches(&labels(&[("env", "prod"), ("region", "eu")])),
+            Ok(true)
+        );
+        assert_eq!(
+            selector.matches(&labels(&[("env", "prod"), ("region", "us")])),
+            Ok(false)
+        );
+        assert_eq!(
+            selector.matches(&labels(&[("env", "dev"), ("region", "eu")])),
+            Ok(false)
+        );
         assert_eq!(LabelSelector::default().matches(&labels(&[])), Ok(true));
     }
 }

@@ -47,7 +47,12 @@ impl Renderer {
     ///
     /// # Errors
     /// Syntax errors, unsupported constructs, missing keys in strict mode, fuel exhaustion.
-    pub fn render_str(&self, field: &str, text: &str, params: &Params) -> Result<String, TemplateError> {
+    pub fn render_str(
+        &self,
+        field: &str,
+        text: &str,
+        params: &Params,
+    ) -> Result<String, TemplateError> {
         let _ = (field, params);
         Ok(text.to_string())
     }
