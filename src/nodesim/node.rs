@@ -89,7 +89,11 @@ pub fn node_status(now: Timestamp) -> NodeStatus {
     }
 }
 
-/// Creates the node if absent, then marks it Ready.
+/// Creates the node if absent, removes its taints, then marks it Ready.
+///
+/// The API server's `TaintNodesByCondition` admission taints new nodes
+/// `node.kubernetes.io/not-ready:NoSchedule`; the node lifecycle controller that would lift it is
+/// not running on the test control plane, and DaemonSets do not tolerate it.
 ///
 /// # Errors
 /// [`NodeSimError::RegisterNode`] when the API server refuses.
@@ -107,6 +111,13 @@ pub async fn register(api: &Api<Node>, name: &str) -> Result<(), NodeSimError> {
         }
         Ok(_) => {}
     }
+    let untaint = serde_json::json!({ "spec": { "taints": null } });
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&untaint))
+        .await
+        .map_err(|source| NodeSimError::RegisterNode {
+            node: name.to_owned(),
+            source,
+        })?;
     heartbeat(api, name).await
 }
 
