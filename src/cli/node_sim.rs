@@ -12,14 +12,20 @@ use kube::{Client, Config};
 use crate::nodesim::duration::parse_duration;
 use crate::nodesim::{SimulatorConfig, run as simulate};
 
+/// Behaviour and annotations, shown by `flotilla node-sim --help`.
+const AFTER_HELP: &str = "\
+Pending pods are bound to the simulated node (there is no scheduler) and, after --ready-after, \
+reported Running and Ready; pods with restartPolicy Never or OnFailure (such as Job pods) \
+Succeeded. Terminating pods are deleted as a kubelet would. Per-pod annotations, usually set on \
+a pod template:
+  sim.flotilla.dev/fail: \"true\"              containers exit 1 (restartPolicy Never: pod Failed; otherwise CrashLoopBackOff)
+  sim.flotilla.dev/image-pull-error: \"true\"  Pending, containers waiting in ImagePullBackOff
+  sim.flotilla.dev/ready-after: 5s           this pod's delay
+Stops on Ctrl-C or SIGTERM.";
+
 /// Arguments of `flotilla node-sim`.
-///
-/// Pods are bound to the simulated node and, after `--ready-after`, reported Running and Ready
-/// (pods with `restartPolicy` Never/OnFailure, such as Job pods, Succeeded). Per-pod annotations
-/// (usually set on a pod template): `sim.flotilla.dev/fail: "true"` (exit code 1: Job pods fail,
-/// others crash-loop), `sim.flotilla.dev/image-pull-error: "true"` (Pending in ImagePullBackOff),
-/// `sim.flotilla.dev/ready-after: 5s` (this pod's delay). Stops on Ctrl-C or SIGTERM.
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct NodeSimArgs {
     /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).
     #[arg(long)]

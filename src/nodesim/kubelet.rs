@@ -1,7 +1,7 @@
 //! The simulated kubelet's bookkeeping: applies [`plan`](super::plan::plan) to every pod it sees,
 //! remembers when each pod started and which step it already took, and performs the API calls.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,7 +44,7 @@ impl Kubelet {
 
     /// Takes the next step for every pod in `pods` (the current watch cache).
     pub async fn sync(&mut self, pods: &[Arc<Pod>]) {
-        let live: std::collections::HashSet<String> = pods.iter().filter_map(|p| p.uid()).collect();
+        let live: HashSet<String> = pods.iter().filter_map(|p| p.uid()).collect();
         self.started.retain(|uid, _| live.contains(uid));
         self.taken.retain(|uid, _| live.contains(uid));
         for pod in pods {

@@ -25,8 +25,9 @@ running() {
   [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$2"
 }
 
+# True when nothing accepts connections on 127.0.0.1:PORT.
 port_free() {
-  ! ss -Hltn "sport = :$1" | grep -q .
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
 # launch NAME BINARY ARGS...: starts BINARY in its own session, logging to logs/NAME.log.
