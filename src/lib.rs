@@ -3,6 +3,7 @@
 pub mod api;
 pub mod cli;
 pub mod cluster;
+pub mod nodesim;
 pub mod render;
 pub mod repo;
 pub mod yaml;

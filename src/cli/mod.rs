@@ -1,6 +1,7 @@
 //! Command-line surface: one file per subcommand, each with its clap arguments and a `run`.
 
 pub mod crd;
+pub mod node_sim;
 pub mod render;
 pub mod table;
 
@@ -24,6 +25,8 @@ pub enum Command {
     Crd(crd::CrdArgs),
     /// Expand an ApplicationSet into Applications, offline.
     Render(render::RenderArgs),
+    /// Simulate a Ready node (kubelet and scheduler) for a cluster without nodes.
+    NodeSim(node_sim::NodeSimArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.

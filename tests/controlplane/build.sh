@@ -18,6 +18,7 @@ ensure_packages() {
   command -v rsync >/dev/null || missing+=(rsync)
   command -v jq >/dev/null || missing+=(jq)
   command -v openssl >/dev/null || missing+=(openssl)
+  command -v curl >/dev/null || missing+=(curl)
   [ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || missing+=(golang-github-modern-go-reflect2-dev)
   if [ "${#missing[@]}" -gt 0 ]; then
     log "installing ${missing[*]}"

@@ -1,0 +1,94 @@
+//! `flotilla node-sim`: runs the node simulator against a cluster that has no nodes (such as the
+//! test control plane), so workloads reach Ready without a container runtime.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+use crate::nodesim::duration::parse_duration;
+use crate::nodesim::{SimulatorConfig, run as simulate};
+
+/// Behaviour and annotations, shown by `flotilla node-sim --help`.
+const AFTER_HELP: &str = "\
+Pending pods are bound to the simulated node (there is no scheduler) and, after --ready-after, \
+reported Running and Ready; pods with restartPolicy Never or OnFailure (such as Job pods) \
+Succeeded. Terminating pods are deleted as a kubelet would. Per-pod annotations, usually set on \
+a pod template:
+  sim.flotilla.dev/fail: \"true\"              containers exit 1 (restartPolicy Never: pod Failed; otherwise CrashLoopBackOff)
+  sim.flotilla.dev/image-pull-error: \"true\"  Pending, containers waiting in ImagePullBackOff
+  sim.flotilla.dev/ready-after: 5s           this pod's delay
+Stops on Ctrl-C or SIGTERM.";
+
+/// Arguments of `flotilla node-sim`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct NodeSimArgs {
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current context).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Name of the simulated Node.
+    #[arg(long, default_value = "flotilla-sim")]
+    pub node_name: String,
+    /// Delay before a bound pod reaches its outcome, e.g. 500ms, 2s, 1m.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub ready_after: Duration,
+}
+
+/// Runs the simulator until interrupted.
+///
+/// # Errors
+/// Unreadable kubeconfig, unreachable cluster, or a node that cannot be registered.
+pub fn run(args: &NodeSimArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let client = client(args).await?;
+        let config = SimulatorConfig {
+            node_name: args.node_name.clone(),
+            default_ready_after: args.ready_after,
+        };
+        simulate(client, &config, shutdown_signal()).await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+async fn client(args: &NodeSimArgs) -> anyhow::Result<Client> {
+    let options = KubeConfigOptions {
+        context: args.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    let config = match &args.kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+            Config::from_custom_kubeconfig(kubeconfig, &options).await
+        }
+        None => Config::from_kubeconfig(&options).await,
+    }
+    .context("loading the kubeconfig")?;
+    Ok(Client::try_from(config)?)
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let term = async {
+        match terminate.as_mut() {
+            Some(signal) => drop(signal.recv().await),
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}

@@ -1,0 +1,211 @@
+//! Shared helpers for integration tests against the test control plane started by
+//! `tests/run-all.sh` (or `tests/controlplane/start.sh` plus one `flotilla node-sim` per cluster):
+//! clients for cluster 1 and 2, a fresh namespace per test, server-side apply, and polling waits.
+//! A missing control plane or node simulator makes the calling test fail with instructions.
+// Each integration test binary compiles this module and uses a subset of it.
+#![allow(dead_code)]
+
+use std::fmt::Debug;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Namespace, Node, ServiceAccount};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client, Config, Resource};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// How long a wait may take before the test fails.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+const POLL: Duration = Duration::from_millis(100);
+/// Field manager for objects the tests apply.
+pub const FIELD_MANAGER: &str = "flotilla-tests";
+
+const HOW_TO_START: &str = "run the whole suite with `tests/run-all.sh`, or start the control plane \
+     with `tests/controlplane/start.sh` and one `flotilla node-sim --kubeconfig <dir>/clusterN.kubeconfig` per cluster";
+
+/// The directory holding the control plane's kubeconfigs (`$FLOTILLA_CONTROLPLANE_DIR`, default
+/// `/tmp/flotilla-controlplane`).
+pub fn state_dir() -> PathBuf {
+    std::env::var_os("FLOTILLA_CONTROLPLANE_DIR").map_or_else(
+        || PathBuf::from("/tmp/flotilla-controlplane"),
+        PathBuf::from,
+    )
+}
+
+/// The path of cluster `n`'s kubeconfig.
+pub fn kubeconfig_path(cluster: u8) -> PathBuf {
+    state_dir().join(format!("cluster{cluster}.kubeconfig"))
+}
+
+/// A client for cluster 1 or 2; panics with instructions when the cluster is not running.
+pub async fn client(cluster: u8) -> Client {
+    let path = kubeconfig_path(cluster);
+    let kubeconfig = Kubeconfig::read_from(&path).unwrap_or_else(|error| {
+        panic!(
+            "test control plane not found ({}: {error}): {HOW_TO_START}",
+            path.display()
+        )
+    });
+    let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap_or_else(|error| panic!("unusable kubeconfig {}: {error}", path.display()));
+    let client = Client::try_from(config).expect("building a kube client");
+    if let Err(error) = client.apiserver_version().await {
+        panic!("cluster {cluster} does not answer ({error}): {HOW_TO_START}");
+    }
+    client
+}
+
+/// Waits (up to 15 s, the simulator may still be starting) for a node simulator on the cluster: a
+/// simulated node with a recent heartbeat. Panics with instructions when there is none.
+pub async fn require_node_sim(client: &Client, cluster: u8) {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let what = format!("a running node simulator on cluster {cluster} ({HOW_TO_START})");
+    eventually_within(Duration::from_secs(15), &what, async || {
+        let listed = nodes
+            .list(&ListParams::default().labels("sim.flotilla.dev/simulated=true"))
+            .await
+            .map_err(|error| error.to_string())?;
+        if listed.items.iter().any(heartbeat_is_fresh) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} simulated node(s), none with a fresh Ready heartbeat",
+                listed.items.len()
+            ))
+        }
+    })
+    .await;
+}
+
+/// True when the node's Ready condition was refreshed within three heartbeat periods.
+fn heartbeat_is_fresh(node: &Node) -> bool {
+    let conditions = node.status.as_ref().and_then(|s| s.conditions.as_ref());
+    let ready =
+        conditions.and_then(|c| c.iter().find(|c| c.type_ == "Ready" && c.status == "True"));
+    ready
+        .and_then(|c| c.last_heartbeat_time.as_ref())
+        .is_some_and(|beat| Timestamp::now().duration_since(beat.0).as_secs() < 3 * 10 + 5)
+}
+
+/// A namespace created for one test.
+pub struct TestNamespace {
+    /// The cluster's client.
+    pub client: Client,
+    /// The namespace's name.
+    pub name: String,
+}
+
+impl TestNamespace {
+    /// An API for namespaced objects of kind `K` in this namespace.
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        <K as Resource>::DynamicType: Default,
+    {
+        Api::namespaced(self.client.clone(), &self.name)
+    }
+}
+
+/// Creates a uniquely named namespace on `cluster` (prefix `label`) once the cluster and its node
+/// simulator are up, and waits until pods can be created in it (its default service account has
+/// a token).
+pub async fn namespace(cluster: u8, label: &str) -> TestNamespace {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let client = client(cluster).await;
+    require_node_sim(&client, cluster).await;
+    let name = format!(
+        "{label}-{}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        Timestamp::now().as_millisecond() % 100_000
+    );
+    let namespace: Namespace = object(serde_json::json!({"metadata": {"name": name}}));
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap_or_else(|error| panic!("creating namespace {name}: {error}"));
+    let test = TestNamespace { client, name };
+    let accounts: Api<ServiceAccount> = test.api();
+    wait_until(&accounts, "default", "a service account token", |sa| {
+        sa.secrets.as_ref().is_some_and(|s| !s.is_empty())
+    })
+    .await;
+    test
+}
+
+/// Deserializes a JSON manifest into a typed object, panicking on a malformed test fixture.
+pub fn object<K: DeserializeOwned>(value: serde_json::Value) -> K {
+    serde_json::from_value(value).expect("test manifest matches its type")
+}
+
+/// Server-side applies `object` (forcing ownership) and returns the result.
+pub async fn apply<K>(api: &Api<K>, object: &K) -> K
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let name = object
+        .meta()
+        .name
+        .clone()
+        .expect("applied objects have a name");
+    api.patch(
+        &name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(object),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("applying {name}: {error}"))
+}
+
+/// Polls `name` until `condition` holds and returns it; fails the test after [`TIMEOUT`] showing
+/// the last state seen.
+pub async fn wait_until<K>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    condition: impl Fn(&K) -> bool,
+) -> K
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    eventually(what, async || {
+        let current = api
+            .get_opt(name)
+            .await
+            .unwrap_or_else(|error| panic!("reading {name}: {error}"));
+        match current {
+            Some(object) if condition(&object) => Ok(object),
+            other => Err(format!("{name}: {other:#?}")),
+        }
+    })
+    .await
+}
+
+/// Retries `attempt` every 100 ms until it returns `Ok`; after [`TIMEOUT`] fails the test with
+/// the last `Err` description.
+pub async fn eventually<T>(what: &str, attempt: impl AsyncFn() -> Result<T, String>) -> T {
+    eventually_within(TIMEOUT, what, attempt).await
+}
+
+/// [`eventually`] with its own time limit.
+pub async fn eventually_within<T>(
+    timeout: Duration,
+    what: &str,
+    attempt: impl AsyncFn() -> Result<T, String>,
+) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match attempt().await {
+            Ok(value) => return value,
+            Err(last) if Instant::now() >= deadline => {
+                panic!("timed out after {timeout:?} waiting for {what}; last seen: {last}")
+            }
+            Err(_) => tokio::time::sleep(POLL).await,
+        }
+    }
+}
