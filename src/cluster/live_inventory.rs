@@ -12,7 +12,10 @@ use super::secret::{ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECR
 #[derive(Debug, thiserror::Error)]
 pub enum LiveInventoryError {
     #[error("cannot list cluster Secrets in namespace {namespace}: {error}")]
-    List { namespace: String, error: kube::Error },
+    List {
+        namespace: String,
+        error: kube::Error,
+    },
     #[error("namespace {namespace}: {error}")]
     Secret {
         namespace: String,
@@ -24,7 +27,10 @@ pub enum LiveInventoryError {
 ///
 /// # Errors
 /// The list call fails, or a cluster Secret has no `server`.
-pub async fn read_inventory(client: &Client, namespace: &str) -> Result<StaticInventory, LiveInventoryError> {
+pub async fn read_inventory(
+    client: &Client,
+    namespace: &str,
+) -> Result<StaticInventory, LiveInventoryError> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let selector = format!("{SECRET_TYPE_LABEL}={SECRET_TYPE_CLUSTER}");
     let list = api
