@@ -55,7 +55,6 @@ pub struct ApplicationSetTemplate {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TemplateMetadata {
-    #[serde(default)]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
@@ -71,8 +70,9 @@ pub struct TemplateMetadata {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetSyncPolicy {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub applications_sync: Option<ApplicationsSync>,
+    /// Which changes the controller makes; `sync` (create, update and delete) when unset.
+    #[serde(default, skip_serializing_if = "ApplicationsSync::is_default")]
+    pub applications_sync: ApplicationsSync,
     /// Keep the resources of a deleted Application in the cluster.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub preserve_resources_on_deletion: bool,
@@ -90,6 +90,14 @@ pub enum ApplicationsSync {
     #[default]
     #[serde(rename = "sync")]
     Sync,
+}
+
+impl ApplicationsSync {
+    /// Whether this is the default policy (`sync`), left out when serializing.
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// How generated Applications are rolled out.

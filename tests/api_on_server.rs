@@ -1,0 +1,151 @@
+//! Flotilla's API against a real API server: the committed CRDs are accepted and Established,
+//! rendered Applications and an Argo CD ApplicationSet are stored without losing a field, and the
+//! clusters generator reads its inventory from cluster Secrets in a namespace.
+
+mod support;
+
+use std::path::PathBuf;
+
+use flotilla::api::document::parse_application_set;
+use flotilla::api::{Application, ApplicationSet};
+use flotilla::cluster::live_inventory::read_inventory;
+use flotilla::render::{Sources, render_application_set};
+use flotilla::repo::LocalRepos;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::{Api, Client};
+use support::{apply, namespace, object, wait_until};
+
+fn example(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+async fn install_crds(client: &Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for (_, crd) in flotilla::api::crd::all() {
+        let name = crd.metadata.name.clone().expect("named");
+        apply(&crds, &crd).await;
+        wait_until(&crds, &name, "condition Established", |c| {
+            c.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                })
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn crds_are_established_and_store_rendered_applications_unchanged() {
+    let ns = namespace(1, "crds").await;
+    install_crds(&ns.client).await;
+
+    let mut appset =
+        parse_application_set("three-tier-stack.yaml", &example("three-tier-stack.yaml"))
+            .expect("example parses");
+    appset.metadata.namespace = Some(ns.name.clone());
+    let appsets: Api<ApplicationSet> = ns.api();
+    let stored = apply(&appsets, &appset).await;
+    assert_eq!(
+        stored.spec, appset.spec,
+        "the ApplicationSet lost or changed fields"
+    );
+
+    let (inventory, repos) = (
+        flotilla::cluster::inventory::StaticInventory::default(),
+        LocalRepos::default(),
+    );
+    let sources = Sources {
+        clusters: &inventory,
+        git: &repos,
+    };
+    let applications = render_application_set(&stored, sources).expect("renders");
+    let api: Api<Application> = ns.api();
+    for mut application in applications {
+        application.metadata.namespace = Some(ns.name.clone());
+        let stored = apply(&api, &application).await;
+        assert_eq!(
+            stored.spec, application.spec,
+            "the Application lost or changed fields"
+        );
+        assert_eq!(stored.metadata.labels, application.metadata.labels);
+    }
+    let names: Vec<_> = api
+        .list(&Default::default())
+        .await
+        .expect("lists")
+        .items
+        .into_iter()
+        .filter_map(|a| a.metadata.name)
+        .collect();
+    assert_eq!(
+        names,
+        ["platform-backend", "platform-database", "platform-frontend"]
+    );
+}
+
+#[tokio::test]
+async fn the_clusters_generator_reads_cluster_secrets_from_a_namespace() {
+    let ns = namespace(1, "inventory").await;
+    let secrets: Api<Secret> = ns.api();
+    let registrations: Vec<serde_json::Value> =
+        serde_saphyr::from_str(&example("clusters.yaml")).expect("parses");
+    for registration in registrations {
+        let secret: Secret = object(registration);
+        apply(&secrets, &secret).await;
+    }
+    let unrelated: Secret = object(serde_json::json!({
+        "metadata": {"name": "not-a-cluster"}, "stringData": {"server": "https://ignored"}
+    }));
+    apply(&secrets, &unrelated).await;
+
+    let inventory = read_inventory(&ns.client, &ns.name)
+        .await
+        .expect("reads the inventory");
+    let names: Vec<_> = inventory
+        .registrations()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "prod-eu-1",
+            "prod-eu-2",
+            "prod-us-1",
+            "prod-us-2",
+            "staging-eu"
+        ]
+    );
+
+    let appset = parse_application_set(
+        "multi-cluster-promotion.yaml",
+        &example("multi-cluster-promotion.yaml"),
+    )
+    .expect("example parses");
+    let repos = LocalRepos::default();
+    let live = render_application_set(
+        &appset,
+        Sources {
+            clusters: &inventory,
+            git: &repos,
+        },
+    )
+    .expect("renders");
+    let golden: Vec<Application> =
+        serde_saphyr::from_str(&example("expected/multi-cluster-promotion.yaml"))
+            .expect("golden parses");
+    assert_eq!(live.len(), golden.len());
+    for (live, golden) in live.iter().zip(&golden) {
+        assert_eq!(
+            (&live.metadata.name, &live.spec),
+            (&golden.metadata.name, &golden.spec)
+        );
+    }
+}
