@@ -11,7 +11,7 @@ use crate::generator::{
 };
 use crate::params::{self, Params};
 use crate::spec::{MatrixGenerator, NestedGeneratorSpec};
-use crate::template::TemplateMode;
+use crate::template::{PreparedTemplate, TemplateMode};
 
 impl Generator for MatrixGenerator {
     fn generate(&self, ctx: &GenerateContext<'_>) -> Result<Vec<Params>, GeneratorError> {
@@ -20,9 +20,10 @@ impl Generator for MatrixGenerator {
                 self.generators.len(),
             )));
         };
+        let second_child = SecondChild::prepare(second, ctx)?;
         let mut sets = Vec::new();
         for a in generate_child(first, 0, ctx)? {
-            let second = render_child(second, &a, ctx)?;
+            let second = second_child.render(&a)?;
             for b in generate_child(&second, 1, ctx)? {
                 sets.push(combine(&a, b, ctx.mode())?);
             }
@@ -35,28 +36,45 @@ impl Generator for MatrixGenerator {
     }
 }
 
-/// The second child's spec with its string fields rendered with the first child's `params`
-/// (its `template`, which matrix ignores, is dropped first).
-fn render_child(
-    child: &NestedGeneratorSpec,
-    params: &Params,
-    ctx: &GenerateContext<'_>,
-) -> Result<NestedGeneratorSpec, GeneratorError> {
-    if params.is_empty() {
-        return Ok(child.clone());
-    }
-    let located = |e: GeneratorError| e.within("generators[1]");
-    let mut raw = serde_json::to_value(child).map_err(|e| located(invalid_child(&e)))?;
-    for kind in raw.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
-        if let Some(generator) = kind.as_object_mut() {
-            generator.remove("template");
+/// The second child's spec, compiled once and rendered with each of the first child's parameter
+/// sets (its `template`, which matrix ignores, is dropped first).
+struct SecondChild<'a> {
+    spec: &'a NestedGeneratorSpec,
+    prepared: PreparedTemplate,
+}
+
+impl<'a> SecondChild<'a> {
+    fn prepare(
+        spec: &'a NestedGeneratorSpec,
+        ctx: &GenerateContext<'_>,
+    ) -> Result<Self, GeneratorError> {
+        let mut raw = serde_json::to_value(spec).map_err(|e| located(invalid_child(&e)))?;
+        for kind in raw.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
+            if let Some(generator) = kind.as_object_mut() {
+                generator.remove("template");
+            }
         }
+        let prepared = ctx
+            .renderer()
+            .prepare(&raw)
+            .map_err(|e| located(GeneratorError::here(e)))?;
+        Ok(Self { spec, prepared })
     }
-    let rendered = ctx
-        .renderer()
-        .render_value(&raw, params)
-        .map_err(|e| located(GeneratorError::here(e)))?;
-    serde_json::from_value(rendered).map_err(|e| located(invalid_child(&e)))
+
+    fn render(&self, params: &Params) -> Result<NestedGeneratorSpec, GeneratorError> {
+        if params.is_empty() {
+            return Ok(self.spec.clone());
+        }
+        let rendered = self
+            .prepared
+            .render(params)
+            .map_err(|e| located(GeneratorError::here(e)))?;
+        serde_json::from_value(rendered).map_err(|e| located(invalid_child(&e)))
+    }
+}
+
+fn located(error: GeneratorError) -> GeneratorError {
+    error.within("generators[1]")
 }
 
 fn invalid_child(error: &serde_json::Error) -> GeneratorError {

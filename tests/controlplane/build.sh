@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-#! Builds kube-apiserver and kube-controller-manager 1.20.2 from Debian's kubernetes source
+#! Builds kube-apiserver, kube-controller-manager and kubectl 1.20.2 from Debian's kubernetes source
 #! package and caches them outside the repo. Idempotent: a second run with the binaries cached
 #! returns at once.
 set -euo pipefail
 
 KUBE_VERSION=1.20.2
+BINARIES=(kube-apiserver kube-controller-manager kubectl)
 CACHE_DIR="${FLOTILLA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/flotilla}"
 BIN_DIR="$CACHE_DIR/kube-$KUBE_VERSION"
 WORK_DIR="$CACHE_DIR/build"
@@ -82,24 +83,31 @@ build() {
   local src="$WORK_DIR/src"
   mkdir -p "$src/.go/src/k8s.io"
   ln -sfn ../../.. "$src/.go/src/k8s.io/kubernetes"
-  log "building kube-apiserver and kube-controller-manager (about 7 minutes on 2 cores)"
+  log "building ${BINARIES[*]} (about 7 minutes on 2 cores)"
   (
     cd "$src"
     export GOPATH="$src/.go" CGO_ENABLED=0 HOME="${HOME:-/root}"
     export KUBE_GIT_VERSION="v$KUBE_VERSION" KUBE_GIT_TREE_STATE=clean
-    make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >&2
+    make WHAT="${BINARIES[*]/#/cmd/}" >&2
   )
   mkdir -p "$BIN_DIR"
   local out
-  for b in kube-apiserver kube-controller-manager; do
+  for b in "${BINARIES[@]}"; do
     out=$(find "$src/_output" -type f -name "$b" -perm -u+x | head -n1)
     install -m 0755 "$out" "$BIN_DIR/$b.tmp"
     mv "$BIN_DIR/$b.tmp" "$BIN_DIR/$b"
   done
 }
 
+all_cached() {
+  local b
+  for b in "${BINARIES[@]}"; do
+    [ -x "$BIN_DIR/$b" ] || return 1
+  done
+}
+
 main() {
-  if [ -x "$BIN_DIR/kube-apiserver" ] && [ -x "$BIN_DIR/kube-controller-manager" ]; then
+  if all_cached; then
     ensure_packages
     echo "$BIN_DIR"
     return
