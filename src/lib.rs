@@ -2,3 +2,6 @@
 
 pub mod api;
 pub mod cli;
+pub mod health;
+pub mod manifest;
+pub mod sync;
