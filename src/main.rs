@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Crd(args) => flotilla::cli::crd::run(&args),
         Command::Render(args) => flotilla::cli::render::run(&args),
+        Command::Plan(args) => flotilla::cli::plan::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,7 @@
 //! Command-line surface: one file per subcommand, each with its clap arguments and a `run`.
 
 pub mod crd;
+pub mod plan;
 pub mod render;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +24,8 @@ pub enum Command {
     Crd(crd::CrdArgs),
     /// Expand an ApplicationSet into Applications, offline.
     Render(render::RenderArgs),
+    /// Print the order a sync would apply a manifest directory in, offline.
+    Plan(plan::PlanArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.

@@ -16,7 +16,10 @@ pub(super) fn assess(service: &APIService) -> Health {
         Some(c) if c.status == "True" => Health::new(HealthStatus::Healthy, ""),
         Some(c) => Health::new(
             HealthStatus::Progressing,
-            c.message.clone().or_else(|| c.reason.clone()).unwrap_or_default(),
+            c.message
+                .clone()
+                .or_else(|| c.reason.clone())
+                .unwrap_or_default(),
         ),
         None => Health::new(HealthStatus::Progressing, "Waiting to be processed"),
     }
@@ -38,13 +41,26 @@ mod tests {
     fn rules() {
         let cases = [
             (service(json!([])), Progressing, "Waiting to be processed"),
-            (service(json!([{"type": "Available", "status": "False", "reason": "MissingEndpoints"}])),
-                Progressing, "MissingEndpoints"),
-            (service(json!([{"type": "Available", "status": "True"}])), Healthy, ""),
+            (
+                service(
+                    json!([{"type": "Available", "status": "False", "reason": "MissingEndpoints"}]),
+                ),
+                Progressing,
+                "MissingEndpoints",
+            ),
+            (
+                service(json!([{"type": "Available", "status": "True"}])),
+                Healthy,
+                "",
+            ),
         ];
         for (object, status, message) in cases {
             let health = assess(&object);
-            assert_eq!((health.status, health.message.as_str()), (status, message), "{object}");
+            assert_eq!(
+                (health.status, health.message.as_str()),
+                (status, message),
+                "{object}"
+            );
         }
     }
 }

@@ -33,14 +33,33 @@ mod tests {
                    "status": {"health": health}})
         };
         let cases = [
-            (app("flotilla.dev", json!({"status": "Degraded", "message": "m"})), Degraded, "m"),
-            (app("argoproj.io", json!({"status": "Healthy"})), Healthy, ""),
+            (
+                app(
+                    "flotilla.dev",
+                    json!({"status": "Degraded", "message": "m"}),
+                ),
+                Degraded,
+                "m",
+            ),
+            (
+                app("argoproj.io", json!({"status": "Healthy"})),
+                Healthy,
+                "",
+            ),
             (app("flotilla.dev", json!(null)), Progressing, ""),
-            (app("flotilla.dev", json!({"status": "Weird"})), Unknown, "unknown health status \"Weird\""),
+            (
+                app("flotilla.dev", json!({"status": "Weird"})),
+                Unknown,
+                "unknown health status \"Weird\"",
+            ),
         ];
         for (object, status, message) in cases {
             let health = assess(&object);
-            assert_eq!((health.status, health.message.as_str()), (status, message), "{object}");
+            assert_eq!(
+                (health.status, health.message.as_str()),
+                (status, message),
+                "{object}"
+            );
         }
     }
 }

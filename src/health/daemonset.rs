@@ -32,16 +32,23 @@ pub(super) fn assess(set: &DaemonSet) -> Health {
     if updated < desired {
         return Health::new(
             HealthStatus::Progressing,
-            format!("Waiting for rollout to finish: {updated} out of {desired} new pods have been updated"),
+            format!(
+                "Waiting for rollout to finish: {updated} out of {desired} new pods have been updated"
+            ),
         );
     }
     if available < desired {
         return Health::new(
             HealthStatus::Progressing,
-            format!("Waiting for rollout to finish: {available} of {desired} updated pods are available"),
+            format!(
+                "Waiting for rollout to finish: {available} of {desired} updated pods are available"
+            ),
         );
     }
-    Health::new(HealthStatus::Healthy, format!("{available}/{desired} available"))
+    Health::new(
+        HealthStatus::Healthy,
+        format!("{available}/{desired} available"),
+    )
 }
 
 #[cfg(test)]
@@ -63,18 +70,39 @@ mod tests {
                    "updatedNumberScheduled": updated, "numberAvailable": available})
         };
         let cases = [
-            (set("RollingUpdate", base(3, 3, 0)), Progressing,
-                "Waiting for rollout to finish: observed daemon set generation less than desired generation"),
-            (set("OnDelete", base(1, 3, 1)), Healthy, "daemon set 1 out of 3 new pods have been updated"),
-            (set("RollingUpdate", base(1, 3, 1)), Progressing,
-                "Waiting for rollout to finish: 1 out of 3 new pods have been updated"),
-            (set("RollingUpdate", base(3, 2, 1)), Progressing,
-                "Waiting for rollout to finish: 2 of 3 updated pods are available"),
-            (set("RollingUpdate", base(3, 3, 1)), Healthy, "3/3 available"),
+            (
+                set("RollingUpdate", base(3, 3, 0)),
+                Progressing,
+                "Waiting for rollout to finish: observed daemon set generation less than desired generation",
+            ),
+            (
+                set("OnDelete", base(1, 3, 1)),
+                Healthy,
+                "daemon set 1 out of 3 new pods have been updated",
+            ),
+            (
+                set("RollingUpdate", base(1, 3, 1)),
+                Progressing,
+                "Waiting for rollout to finish: 1 out of 3 new pods have been updated",
+            ),
+            (
+                set("RollingUpdate", base(3, 2, 1)),
+                Progressing,
+                "Waiting for rollout to finish: 2 of 3 updated pods are available",
+            ),
+            (
+                set("RollingUpdate", base(3, 3, 1)),
+                Healthy,
+                "3/3 available",
+            ),
         ];
         for (object, status, message) in cases {
             let health = assess(&object);
-            assert_eq!((health.status, health.message.as_str()), (status, message), "{object}");
+            assert_eq!(
+                (health.status, health.message.as_str()),
+                (status, message),
+                "{object}"
+            );
         }
     }
 }

@@ -23,7 +23,8 @@ pub(super) fn assess(deployment: &Deployment) -> Health {
     let replicas = status.replicas.unwrap_or(0);
     let available = status.available_replicas.unwrap_or(0);
     let deadline_exceeded = status.conditions.iter().flatten().any(|condition| {
-        condition.type_ == "Progressing" && condition.reason.as_deref() == Some("ProgressDeadlineExceeded")
+        condition.type_ == "Progressing"
+            && condition.reason.as_deref() == Some("ProgressDeadlineExceeded")
     });
     if deadline_exceeded {
         return Health::new(
@@ -40,7 +41,10 @@ pub(super) fn assess(deployment: &Deployment) -> Health {
     if replicas > updated {
         return Health::new(
             HealthStatus::Progressing,
-            format!("{available}/{desired} available, {} old replicas pending termination", replicas - updated),
+            format!(
+                "{available}/{desired} available, {} old replicas pending termination",
+                replicas - updated
+            ),
         );
     }
     if available < updated {
@@ -49,7 +53,10 @@ pub(super) fn assess(deployment: &Deployment) -> Health {
             format!("{available}/{desired} available, waiting for updated replicas"),
         );
     }
-    Health::new(HealthStatus::Healthy, format!("{available}/{desired} available"))
+    Health::new(
+        HealthStatus::Healthy,
+        format!("{available}/{desired} available"),
+    )
 }
 
 #[cfg(test)]
@@ -66,50 +73,85 @@ mod tests {
     #[test]
     fn rules() {
         let cases = [
-            (deployment(1, json!({"paused": true}), json!({})), Suspended, "Deployment is paused"),
             (
-                deployment(2, json!({"replicas": 3}), json!({"observedGeneration": 1, "replicas": 3,
-                    "updatedReplicas": 3, "availableReplicas": 3})),
+                deployment(1, json!({"paused": true}), json!({})),
+                Suspended,
+                "Deployment is paused",
+            ),
+            (
+                deployment(
+                    2,
+                    json!({"replicas": 3}),
+                    json!({"observedGeneration": 1, "replicas": 3,
+                    "updatedReplicas": 3, "availableReplicas": 3}),
+                ),
                 Progressing,
                 "Waiting for rollout to finish: observed deployment generation less than desired generation",
             ),
-            (deployment(1, json!({"replicas": 3}), json!({})), Progressing,
-                "Waiting for rollout to finish: observed deployment generation less than desired generation"),
             (
-                deployment(1, json!({"replicas": 3}), json!({"observedGeneration": 1, "replicas": 3,
+                deployment(1, json!({"replicas": 3}), json!({})),
+                Progressing,
+                "Waiting for rollout to finish: observed deployment generation less than desired generation",
+            ),
+            (
+                deployment(
+                    1,
+                    json!({"replicas": 3}),
+                    json!({"observedGeneration": 1, "replicas": 3,
                     "updatedReplicas": 3, "availableReplicas": 0, "conditions": [{"type": "Progressing",
-                    "status": "False", "reason": "ProgressDeadlineExceeded"}]})),
+                    "status": "False", "reason": "ProgressDeadlineExceeded"}]}),
+                ),
                 Degraded,
                 "0/3 available, exceeded its progress deadline",
             ),
             (
-                deployment(1, json!({"replicas": 3}), json!({"observedGeneration": 1, "replicas": 3,
-                    "updatedReplicas": 1, "availableReplicas": 2})),
+                deployment(
+                    1,
+                    json!({"replicas": 3}),
+                    json!({"observedGeneration": 1, "replicas": 3,
+                    "updatedReplicas": 1, "availableReplicas": 2}),
+                ),
                 Progressing,
                 "2/3 available, 1 of 3 new replicas updated",
             ),
             (
-                deployment(1, json!({"replicas": 3}), json!({"observedGeneration": 1, "replicas": 4,
-                    "updatedReplicas": 3, "availableReplicas": 3})),
+                deployment(
+                    1,
+                    json!({"replicas": 3}),
+                    json!({"observedGeneration": 1, "replicas": 4,
+                    "updatedReplicas": 3, "availableReplicas": 3}),
+                ),
                 Progressing,
                 "3/3 available, 1 old replicas pending termination",
             ),
             (
-                deployment(1, json!({"replicas": 3}), json!({"observedGeneration": 1, "replicas": 3,
-                    "updatedReplicas": 3, "availableReplicas": 0})),
+                deployment(
+                    1,
+                    json!({"replicas": 3}),
+                    json!({"observedGeneration": 1, "replicas": 3,
+                    "updatedReplicas": 3, "availableReplicas": 0}),
+                ),
                 Progressing,
                 "0/3 available, waiting for updated replicas",
             ),
             (
-                deployment(4, json!({"replicas": 3}), json!({"observedGeneration": 4, "replicas": 3,
-                    "updatedReplicas": 3, "availableReplicas": 3})),
+                deployment(
+                    4,
+                    json!({"replicas": 3}),
+                    json!({"observedGeneration": 4, "replicas": 3,
+                    "updatedReplicas": 3, "availableReplicas": 3}),
+                ),
                 Healthy,
                 "3/3 available",
             ),
         ];
         for (object, status, message) in cases {
             let health = assess(&object);
-            assert_eq!((health.status, health.message.as_str()), (status, message), "{object}");
+            assert_eq!(
+                (health.status, health.message.as_str()),
+                (status, message),
+                "{object}"
+            );
         }
     }
 }

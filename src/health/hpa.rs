@@ -15,7 +15,10 @@ pub(super) fn assess(hpa: &HorizontalPodAutoscaler) -> Health {
             && c.reason.as_deref().is_some_and(|r| r.starts_with("Failed"))
     });
     if let Some(condition) = failing {
-        return Health::new(HealthStatus::Degraded, condition.message.clone().unwrap_or_default());
+        return Health::new(
+            HealthStatus::Degraded,
+            condition.message.clone().unwrap_or_default(),
+        );
     }
     Health::new(HealthStatus::Healthy, "")
 }
@@ -36,10 +39,25 @@ mod tests {
     fn rules() {
         let cases = [
             (hpa(json!([])), Progressing),
-            (hpa(json!([{"type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric",
-                         "message": "no metrics"}])), Degraded),
-            (hpa(json!([{"type": "ScalingActive", "status": "False", "reason": "ScalingDisabled"}])), Healthy),
-            (hpa(json!([{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale"}])), Healthy),
+            (
+                hpa(
+                    json!([{"type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric",
+                         "message": "no metrics"}]),
+                ),
+                Degraded,
+            ),
+            (
+                hpa(
+                    json!([{"type": "ScalingActive", "status": "False", "reason": "ScalingDisabled"}]),
+                ),
+                Healthy,
+            ),
+            (
+                hpa(
+                    json!([{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale"}]),
+                ),
+                Healthy,
+            ),
         ];
         for (object, status) in cases {
             assert_eq!(assess(&object).status, status, "{object}");

@@ -26,7 +26,10 @@ mod tests {
 
     #[test]
     fn rules() {
-        for (addresses, status) in [(json!([]), Progressing), (json!([{"hostname": "lb"}]), Healthy)] {
+        for (addresses, status) in [
+            (json!([]), Progressing),
+            (json!([{"hostname": "lb"}]), Healthy),
+        ] {
             let object = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "i"},
                                 "status": {"loadBalancer": {"ingress": addresses}}});
             assert_eq!(assess(&object).status, status, "{object}");

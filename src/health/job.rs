@@ -11,7 +11,12 @@ pub(super) fn assess(job: &Job) -> Health {
             .into_iter()
             .flatten()
             .find(|c| c.type_ == type_ && c.status == "True")
-            .map(|c| c.message.clone().or_else(|| c.reason.clone()).unwrap_or_default())
+            .map(|c| {
+                c.message
+                    .clone()
+                    .or_else(|| c.reason.clone())
+                    .unwrap_or_default()
+            })
     };
     if let Some(message) = active("Failed") {
         return Health::new(HealthStatus::Degraded, message);
@@ -23,7 +28,10 @@ pub(super) fn assess(job: &Job) -> Health {
         return Health::new(HealthStatus::Suspended, message);
     }
     let active_pods = job.status.as_ref().and_then(|s| s.active).unwrap_or(0);
-    Health::new(HealthStatus::Progressing, format!("job running, {active_pods} active pods"))
+    Health::new(
+        HealthStatus::Progressing,
+        format!("job running, {active_pods} active pods"),
+    )
 }
 
 #[cfg(test)]
@@ -40,15 +48,35 @@ mod tests {
     fn rules() {
         let condition = |t: &str, s: &str, m: &str| json!({"conditions": [{"type": t, "status": s, "message": m}]});
         let cases = [
-            (job(json!({"active": 1})), Progressing, "job running, 1 active pods"),
+            (
+                job(json!({"active": 1})),
+                Progressing,
+                "job running, 1 active pods",
+            ),
             (job(condition("Complete", "True", "done")), Healthy, "done"),
-            (job(condition("Failed", "True", "BackoffLimitExceeded")), Degraded, "BackoffLimitExceeded"),
-            (job(condition("Suspended", "True", "suspended")), Suspended, "suspended"),
-            (job(condition("Complete", "False", "no")), Progressing, "job running, 0 active pods"),
+            (
+                job(condition("Failed", "True", "BackoffLimitExceeded")),
+                Degraded,
+                "BackoffLimitExceeded",
+            ),
+            (
+                job(condition("Suspended", "True", "suspended")),
+                Suspended,
+                "suspended",
+            ),
+            (
+                job(condition("Complete", "False", "no")),
+                Progressing,
+                "job running, 0 active pods",
+            ),
         ];
         for (object, status, message) in cases {
             let health = assess(&object);
-            assert_eq!((health.status, health.message.as_str()), (status, message), "{object}");
+            assert_eq!(
+                (health.status, health.message.as_str()),
+                (status, message),
+                "{object}"
+            );
         }
     }
 }

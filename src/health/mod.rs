@@ -1,8 +1,8 @@
 //! Health assessment of live objects, per kind, following Argo CD's gitops-engine rules. Pure:
 //! takes an object as JSON and returns a status with a message; never talks to a cluster.
 
-mod application;
 mod apiservice;
+mod application;
 mod crd;
 mod daemonset;
 mod deployment;
@@ -29,10 +29,16 @@ use crate::manifest::group_of;
 /// Healthy once they exist.
 #[must_use]
 pub fn assess(object: &Value) -> Health {
-    if object.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null()) {
+    if object
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null())
+    {
         return Health::new(HealthStatus::Progressing, "Pending deletion");
     }
-    let group = object.get("apiVersion").and_then(Value::as_str).map_or("", group_of);
+    let group = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .map_or("", group_of);
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
     match (group, kind) {
         ("apps", "Deployment") => typed(object, deployment::assess),
@@ -57,7 +63,10 @@ pub fn assess(object: &Value) -> Health {
 fn typed<T: DeserializeOwned>(object: &Value, rule: fn(&T) -> Health) -> Health {
     match serde_json::from_value::<T>(object.clone()) {
         Ok(typed) => rule(&typed),
-        Err(error) => Health::new(HealthStatus::Unknown, format!("cannot read object: {error}")),
+        Err(error) => Health::new(
+            HealthStatus::Unknown,
+            format!("cannot read object: {error}"),
+        ),
     }
 }
 
@@ -80,8 +89,14 @@ mod tests {
     #[test]
     fn dispatches_by_group_and_kind() {
         let cases = [
-            (json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}), HealthStatus::Healthy),
-            (json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}), HealthStatus::Healthy),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+                HealthStatus::Healthy,
+            ),
+            (
+                json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}),
+                HealthStatus::Healthy,
+            ),
             (
                 json!({"apiVersion": "v1", "kind": "ConfigMap",
                        "metadata": {"name": "c", "deletionTimestamp": "2026-01-01T00:00:00Z"}}),

@@ -19,7 +19,11 @@ mod tests {
 
     #[test]
     fn rules() {
-        for (phase, status) in [(json!("Active"), Healthy), (json!("Terminating"), Progressing), (json!(null), Healthy)] {
+        for (phase, status) in [
+            (json!("Active"), Healthy),
+            (json!("Terminating"), Progressing),
+            (json!(null), Healthy),
+        ] {
             let object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"},
                                 "status": {"phase": phase}});
             assert_eq!(assess(&object).status, status, "{object}");

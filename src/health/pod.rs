@@ -31,7 +31,11 @@ pub(super) fn assess(pod: &Pod) -> Health {
         Some("Pending") => Health::new(HealthStatus::Progressing, message),
         Some("Succeeded") => Health::new(HealthStatus::Healthy, message),
         Some("Failed") => {
-            let message = if message.is_empty() { terminated_messages(&containers) } else { message };
+            let message = if message.is_empty() {
+                terminated_messages(&containers)
+            } else {
+                message
+            };
             Health::new(HealthStatus::Degraded, message)
         }
         Some("Running") => {
@@ -54,7 +58,8 @@ pub(super) fn assess(pod: &Pod) -> Health {
 fn waiting_error(container: &ContainerStatus) -> Option<String> {
     let waiting = container.state.as_ref()?.waiting.as_ref()?;
     let reason = waiting.reason.as_deref()?;
-    let is_error = reason.starts_with("Err") || reason.ends_with("Error") || reason.ends_with("BackOff");
+    let is_error =
+        reason.starts_with("Err") || reason.ends_with("Error") || reason.ends_with("BackOff");
     is_error.then(|| match waiting.message.as_deref() {
         Some(message) if !message.is_empty() => format!("{reason}: {message}"),
         _ => reason.to_owned(),
@@ -68,7 +73,10 @@ fn terminated_messages(containers: &[&ContainerStatus]) -> String {
             let terminated = c.state.as_ref()?.terminated.as_ref()?;
             (terminated.exit_code != 0).then(|| {
                 let reason = terminated.reason.as_deref().unwrap_or("Error");
-                format!("container {} {reason} (exit code {})", c.name, terminated.exit_code)
+                format!(
+                    "container {} {reason} (exit code {})",
+                    c.name, terminated.exit_code
+                )
             })
         })
         .collect::<Vec<_>>()
@@ -94,8 +102,13 @@ pub fn with_pod_problems(health: Health, pods: &[Value]) -> Health {
                     waiting_error(c).map(|_| waiting.reason.clone().unwrap_or_default())
                 })
                 .collect();
-            (!reasons.is_empty())
-                .then(|| format!("pod {} {}", pod.metadata.name.unwrap_or_default(), reasons.join(",")))
+            (!reasons.is_empty()).then(|| {
+                format!(
+                    "pod {} {}",
+                    pod.metadata.name.unwrap_or_default(),
+                    reasons.join(",")
+                )
+            })
         })
         .collect();
     if problems.is_empty() {
@@ -128,32 +141,56 @@ mod tests {
 
     #[test]
     fn rules() {
-        let ready = json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]});
+        let ready =
+            json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]});
         let failed = json!({"phase": "Failed", "containerStatuses": [{"name": "m", "image": "i", "imageID": "",
             "ready": false, "restartCount": 0, "state": {"terminated": {"exitCode": 2, "reason": "Error"}}}]});
         let cases = [
-            (pod("Always", waiting("ImagePullBackOff")), Degraded, "ImagePullBackOff"),
-            (pod("Always", waiting("CreateContainerConfigError")), Degraded, "CreateContainerConfigError"),
+            (
+                pod("Always", waiting("ImagePullBackOff")),
+                Degraded,
+                "ImagePullBackOff",
+            ),
+            (
+                pod("Always", waiting("CreateContainerConfigError")),
+                Degraded,
+                "CreateContainerConfigError",
+            ),
             (pod("Never", waiting("ImagePullBackOff")), Progressing, ""),
             (pod("Always", waiting("ContainerCreating")), Progressing, ""),
             (pod("Always", ready.clone()), Healthy, ""),
             (pod("Never", ready), Progressing, ""),
             (pod("Always", json!({"phase": "Running"})), Progressing, ""),
             (pod("Never", json!({"phase": "Succeeded"})), Healthy, ""),
-            (pod("Never", failed), Degraded, "container m Error (exit code 2)"),
-            (pod("Never", json!({"phase": "Failed", "message": "evicted"})), Degraded, "evicted"),
+            (
+                pod("Never", failed),
+                Degraded,
+                "container m Error (exit code 2)",
+            ),
+            (
+                pod("Never", json!({"phase": "Failed", "message": "evicted"})),
+                Degraded,
+                "evicted",
+            ),
             (pod("Always", json!({})), Unknown, ""),
         ];
         for (object, status, message) in cases {
             let health = assess(&object);
-            assert_eq!((health.status, health.message.as_str()), (status, message), "{object}");
+            assert_eq!(
+                (health.status, health.message.as_str()),
+                (status, message),
+                "{object}"
+            );
         }
     }
 
     #[test]
     fn workload_message_names_failing_pods() {
         let health = Health::new(Degraded, "0/3 available");
-        let pods = [pod("Always", waiting("ImagePullBackOff")), pod("Always", waiting("ContainerCreating"))];
+        let pods = [
+            pod("Always", waiting("ImagePullBackOff")),
+            pod("Always", waiting("ContainerCreating")),
+        ];
         assert_eq!(
             with_pod_problems(health.clone(), &pods).message,
             "0/3 available, pod shop-api-7c9 ImagePullBackOff"

@@ -5,7 +5,8 @@ use k8s_openapi::api::core::v1::Service;
 use super::{Health, HealthStatus};
 
 pub(super) fn assess(service: &Service) -> Health {
-    let is_load_balancer = service.spec.as_ref().and_then(|s| s.type_.as_deref()) == Some("LoadBalancer");
+    let is_load_balancer =
+        service.spec.as_ref().and_then(|s| s.type_.as_deref()) == Some("LoadBalancer");
     let has_ingress = service
         .status
         .as_ref()
@@ -13,7 +14,10 @@ pub(super) fn assess(service: &Service) -> Health {
         .and_then(|lb| lb.ingress.as_ref())
         .is_some_and(|ingress| !ingress.is_empty());
     if is_load_balancer && !has_ingress {
-        return Health::new(HealthStatus::Progressing, "waiting for a load balancer address");
+        return Health::new(
+            HealthStatus::Progressing,
+            "waiting for a load balancer address",
+        );
     }
     Health::new(HealthStatus::Healthy, "")
 }
@@ -33,7 +37,10 @@ mod tests {
         let cases = [
             (service("ClusterIP", json!([])), Healthy),
             (service("LoadBalancer", json!([])), Progressing),
-            (service("LoadBalancer", json!([{"ip": "10.0.0.1"}])), Healthy),
+            (
+                service("LoadBalancer", json!([{"ip": "10.0.0.1"}])),
+                Healthy,
+            ),
         ];
         for (object, status) in cases {
             assert_eq!(assess(&object).status, status, "{object}");

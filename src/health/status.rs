@@ -62,7 +62,10 @@ impl Health {
     /// A verdict with a message.
     #[must_use]
     pub fn new(status: HealthStatus, message: impl Into<String>) -> Self {
-        Self { status, message: message.into() }
+        Self {
+            status,
+            message: message.into(),
+        }
     }
 
     /// The verdict for an object that does not exist.
@@ -99,12 +102,18 @@ mod tests {
         ] {
             assert_eq!(status.to_string().parse::<HealthStatus>(), Ok(status));
         }
-        assert_eq!("healthy".parse::<HealthStatus>(), Err(UnknownHealthStatus("healthy".into())));
+        assert_eq!(
+            "healthy".parse::<HealthStatus>(),
+            Err(UnknownHealthStatus("healthy".into()))
+        );
     }
 
     #[test]
     fn displays_message() {
-        assert_eq!(Health::new(HealthStatus::Degraded, "boom").to_string(), "Degraded: boom");
+        assert_eq!(
+            Health::new(HealthStatus::Degraded, "boom").to_string(),
+            "Degraded: boom"
+        );
         assert_eq!(Health::missing().to_string(), "Missing");
     }
 }

@@ -27,7 +27,10 @@ pub struct DirectoryOptions {
 /// Returns the valid resources and all errors: unreadable files, bad globs, invalid YAML/JSON
 /// and invalid objects. File paths in resources and errors are relative to `root`.
 #[must_use]
-pub fn load_directory(root: &Path, options: &DirectoryOptions) -> (Vec<Resource>, Vec<ValidationError>) {
+pub fn load_directory(
+    root: &Path,
+    options: &DirectoryOptions,
+) -> (Vec<Resource>, Vec<ValidationError>) {
     let mut errors = Vec::new();
     let include = compile(options.include.as_deref(), "directory.include", &mut errors);
     let exclude = compile(options.exclude.as_deref(), "directory.exclude", &mut errors);
@@ -38,18 +41,29 @@ pub fn load_directory(root: &Path, options: &DirectoryOptions) -> (Vec<Resource>
     if root.is_file() {
         files.push(PathBuf::new());
     } else {
-        collect_files(root, Path::new(""), options.recurse, &mut files, &mut errors);
+        collect_files(
+            root,
+            Path::new(""),
+            options.recurse,
+            &mut files,
+            &mut errors,
+        );
     }
     files.sort();
     let mut resources = Vec::new();
     for relative in files {
         let selected = include.as_ref().is_none_or(|glob| glob.is_match(&relative))
-            && !exclude.as_ref().is_some_and(|glob| glob.is_match(&relative));
+            && !exclude
+                .as_ref()
+                .is_some_and(|glob| glob.is_match(&relative));
         if !selected {
             continue;
         }
         let (path, label) = if relative.as_os_str().is_empty() {
-            (root.to_owned(), PathBuf::from(root.file_name().unwrap_or(root.as_os_str())))
+            (
+                root.to_owned(),
+                PathBuf::from(root.file_name().unwrap_or(root.as_os_str())),
+            )
         } else {
             (root.join(&relative), relative)
         };
@@ -65,12 +79,19 @@ pub fn load_directory(root: &Path, options: &DirectoryOptions) -> (Vec<Resource>
     (resources, errors)
 }
 
-fn compile(glob: Option<&str>, option: &str, errors: &mut Vec<ValidationError>) -> Option<GlobMatcher> {
+fn compile(
+    glob: Option<&str>,
+    option: &str,
+    errors: &mut Vec<ValidationError>,
+) -> Option<GlobMatcher> {
     let glob = glob.filter(|g| !g.is_empty())?;
     match Glob::new(glob) {
         Ok(glob) => Some(glob.compile_matcher()),
         Err(error) => {
-            errors.push(file_error(PathBuf::from(option), format!("invalid glob {glob:?}: {error}")));
+            errors.push(file_error(
+                PathBuf::from(option),
+                format!("invalid glob {glob:?}: {error}"),
+            ));
             None
         }
     }
@@ -86,13 +107,18 @@ fn collect_files(
     let entries = match fs::read_dir(root.join(relative)) {
         Ok(entries) => entries,
         Err(error) => {
-            errors.push(file_error(relative.to_owned(), format!("cannot list directory: {error}")));
+            errors.push(file_error(
+                relative.to_owned(),
+                format!("cannot list directory: {error}"),
+            ));
             return;
         }
     };
     for entry in entries.flatten() {
         let path = relative.join(entry.file_name());
-        let Ok(file_type) = entry.file_type() else { continue };
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
         if file_type.is_dir() {
             if recurse {
                 collect_files(root, &path, recurse, files, errors);
@@ -106,11 +132,20 @@ fn collect_files(
 fn is_manifest(path: &Path) -> bool {
     path.extension()
         .and_then(|ext| ext.to_str())
-        .is_some_and(|ext| ["yaml", "yml", "json"].iter().any(|m| ext.eq_ignore_ascii_case(m)))
+        .is_some_and(|ext| {
+            ["yaml", "yml", "json"]
+                .iter()
+                .any(|m| ext.eq_ignore_ascii_case(m))
+        })
 }
 
 fn file_error(file: PathBuf, message: String) -> ValidationError {
-    ValidationError { file, document: None, object: None, message }
+    ValidationError {
+        file,
+        document: None,
+        object: None,
+        message,
+    }
 }
 
 #[cfg(test)]
@@ -130,12 +165,20 @@ mod tests {
         write("notes.txt", "not-a-manifest");
         write("sub/c.yaml", "c");
         write("sub/deep/d.yaml", "d");
-        fs::write(dir.path().join("e.json"), r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"e"}}"#)
-            .unwrap();
+        fs::write(
+            dir.path().join("e.json"),
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"e"}}"#,
+        )
+        .unwrap();
         dir
     }
 
-    fn load(root: &Path, recurse: bool, include: Option<&str>, exclude: Option<&str>) -> Vec<String> {
+    fn load(
+        root: &Path,
+        recurse: bool,
+        include: Option<&str>,
+        exclude: Option<&str>,
+    ) -> Vec<String> {
         let options = DirectoryOptions {
             recurse,
             include: include.map(str::to_owned),
@@ -153,29 +196,66 @@ mod tests {
     fn selects_files() {
         let dir = tree();
         let root = dir.path();
-        let cases: [(bool, Option<&str>, Option<&str>, &[&str]); 5] = [
+        type Case<'a> = (bool, Option<&'a str>, Option<&'a str>, &'a [&'a str]);
+        let cases: [Case<'_>; 5] = [
             (false, None, None, &["a.yaml:a", "b.yml:b", "e.json:e"]),
-            (true, None, None, &["a.yaml:a", "b.yml:b", "e.json:e", "sub/c.yaml:c", "sub/deep/d.yaml:d"]),
-            (true, Some("*.yaml"), None, &["a.yaml:a", "sub/c.yaml:c", "sub/deep/d.yaml:d"]),
-            (true, None, Some("sub/deep/*"), &["a.yaml:a", "b.yml:b", "e.json:e", "sub/c.yaml:c"]),
-            (true, Some("{a.yaml,e.json}"), None, &["a.yaml:a", "e.json:e"]),
+            (
+                true,
+                None,
+                None,
+                &[
+                    "a.yaml:a",
+                    "b.yml:b",
+                    "e.json:e",
+                    "sub/c.yaml:c",
+                    "sub/deep/d.yaml:d",
+                ],
+            ),
+            (
+                true,
+                Some("*.yaml"),
+                None,
+                &["a.yaml:a", "sub/c.yaml:c", "sub/deep/d.yaml:d"],
+            ),
+            (
+                true,
+                None,
+                Some("sub/deep/*"),
+                &["a.yaml:a", "b.yml:b", "e.json:e", "sub/c.yaml:c"],
+            ),
+            (
+                true,
+                Some("{a.yaml,e.json}"),
+                None,
+                &["a.yaml:a", "e.json:e"],
+            ),
         ];
         for (recurse, include, exclude, expected) in cases {
-            assert_eq!(load(root, recurse, include, exclude), expected, "{include:?} {exclude:?}");
+            assert_eq!(
+                load(root, recurse, include, exclude),
+                expected,
+                "{include:?} {exclude:?}"
+            );
         }
     }
 
     #[test]
     fn a_single_file_is_a_source() {
         let dir = tree();
-        assert_eq!(load(&dir.path().join("a.yaml"), false, None, None), ["a.yaml:a"]);
+        assert_eq!(
+            load(&dir.path().join("a.yaml"), false, None, None),
+            ["a.yaml:a"]
+        );
     }
 
     #[test]
     fn bad_globs_and_files_are_errors() {
         let dir = tree();
         fs::write(dir.path().join("bad.yaml"), "a: [").unwrap();
-        let options = DirectoryOptions { include: Some("a[".into()), ..DirectoryOptions::default() };
+        let options = DirectoryOptions {
+            include: Some("a[".into()),
+            ..DirectoryOptions::default()
+        };
         let (_, errors) = load_directory(dir.path(), &options);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].file, Path::new("directory.include"));

@@ -31,7 +31,10 @@ pub fn parse_documents(file: &Path, text: &str) -> (Vec<Resource>, Vec<Validatio
     let mut errors = Vec::new();
     let non_empty = documents.into_iter().filter(|document| !document.is_null());
     for (index, document) in non_empty.enumerate() {
-        let source = Source { file: file.to_owned(), document: index };
+        let source = Source {
+            file: file.to_owned(),
+            document: index,
+        };
         for object in flatten_lists(document) {
             match Resource::from_value(object, source.clone()) {
                 Ok(resource) => resources.push(resource),
@@ -43,14 +46,18 @@ pub fn parse_documents(file: &Path, text: &str) -> (Vec<Resource>, Vec<Validatio
 }
 
 fn read_values(file: &Path, text: &str) -> Result<Vec<Value>, String> {
-    let is_json = file.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+    let is_json = file
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
     if is_json {
         serde_json::Deserializer::from_str(text)
             .into_iter::<Value>()
             .collect::<Result<_, _>>()
             .map_err(|error| format!("invalid JSON: {error}"))
     } else {
-        serde_saphyr::from_multiple::<Value>(text).map_err(|error| format!("invalid YAML: {error}"))
+        let options = serde_saphyr::options! { with_snippet: false };
+        serde_saphyr::from_multiple_with_options::<Value>(text, options)
+            .map_err(|error| format!("invalid YAML: {error}"))
     }
 }
 
@@ -95,7 +102,10 @@ mod tests {
                     # only a comment\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: b\n";
         let (resources, errors) = parse_documents(Path::new("x.yaml"), text);
         assert_eq!(errors, vec![]);
-        assert_eq!(names(&resources), [("ConfigMap a".into(), 0), ("Secret b".into(), 1)]);
+        assert_eq!(
+            names(&resources),
+            [("ConfigMap a".into(), 0), ("Secret b".into(), 1)]
+        );
     }
 
     #[test]
@@ -116,7 +126,10 @@ items:
 ";
         let (resources, errors) = parse_documents(Path::new("x.yml"), text);
         assert_eq!(errors, vec![]);
-        assert_eq!(names(&resources), [("ConfigMap a".into(), 0), ("Secret s".into(), 0)]);
+        assert_eq!(
+            names(&resources),
+            [("ConfigMap a".into(), 0), ("Secret s".into(), 0)]
+        );
     }
 
     #[test]
@@ -126,7 +139,10 @@ items:
                         {"apiVersion":"v1","kind":"Service","metadata":{"name":"b"}}]}"#;
         let (resources, errors) = parse_documents(Path::new("x.json"), text);
         assert_eq!(errors, vec![]);
-        assert_eq!(names(&resources), [("ConfigMap a".into(), 0), ("Service b".into(), 1)]);
+        assert_eq!(
+            names(&resources),
+            [("ConfigMap a".into(), 0), ("Service b".into(), 1)]
+        );
     }
 
     #[test]
@@ -139,7 +155,11 @@ items:
             assert!(resources.is_empty());
             assert_eq!(errors.len(), 1);
             assert_eq!(errors[0].file, Path::new(file));
-            assert!(errors[0].message.starts_with(prefix), "{}", errors[0].message);
+            assert!(
+                errors[0].message.starts_with(prefix),
+                "{}",
+                errors[0].message
+            );
         }
     }
 

@@ -39,7 +39,14 @@ mod tests {
     fn resource(file: &str, kind: &str, namespace: &str, name: (&str, &str)) -> Resource {
         let body = json!({"apiVersion": "v1", "kind": kind,
                           "metadata": {"namespace": namespace, name.0: name.1}});
-        Resource::from_value(body, Source { file: file.into(), document: 0 }).unwrap()
+        Resource::from_value(
+            body,
+            Source {
+                file: file.into(),
+                document: 0,
+            },
+        )
+        .unwrap()
     }
 
     #[test]
@@ -52,10 +59,15 @@ mod tests {
             resource("c.yaml", "Pod", "n", ("generateName", "p-")),
             resource("d.yaml", "Pod", "n", ("generateName", "p-")),
         ];
-        let errors: Vec<_> = find_duplicates(&resources).iter().map(ToString::to_string).collect();
+        let errors: Vec<_> = find_duplicates(&resources)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(
             errors,
-            ["b.yaml (document 0) ConfigMap n/c: duplicate object, first defined in a.yaml (document 0)"]
+            [
+                "b.yaml (document 0) ConfigMap n/c: duplicate object, first defined in a.yaml (document 0)"
+            ]
         );
     }
 }

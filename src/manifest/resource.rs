@@ -120,7 +120,11 @@ impl Resource {
     /// annotation values. Each error names the file, document and (as far as known) the object.
     pub fn from_value(body: Value, source: Source) -> Result<Self, Vec<ValidationError>> {
         let mut problems = Vec::new();
-        let text = |key: &str| body.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let text = |key: &str| {
+            body.get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
         let api_version = text("apiVersion");
         let kind = text("kind");
         if !body.is_object() {
@@ -201,13 +205,18 @@ impl Resource {
     }
 }
 
-fn describe(kind: Option<&str>, namespace: Option<&str>, name: Option<&ObjectName>) -> Option<String> {
+fn describe(
+    kind: Option<&str>,
+    namespace: Option<&str>,
+    name: Option<&ObjectName>,
+) -> Option<String> {
     let name = name.map(ObjectName::as_str);
     match (kind, namespace, name) {
         (None, _, None) => None,
-        (kind, Some(namespace), Some(name)) => {
-            Some(format!("{} {namespace}/{name}", kind.unwrap_or("<no kind>")))
-        }
+        (kind, Some(namespace), Some(name)) => Some(format!(
+            "{} {namespace}/{name}",
+            kind.unwrap_or("<no kind>")
+        )),
         (kind, None, Some(name)) => Some(format!("{} {name}", kind.unwrap_or("<no kind>"))),
         (Some(kind), _, None) => Some(format!("{kind} <no name>")),
     }
@@ -245,7 +254,10 @@ mod tests {
     use super::*;
 
     fn source() -> Source {
-        Source { file: "a.yaml".into(), document: 2 }
+        Source {
+            file: "a.yaml".into(),
+            document: 2,
+        }
     }
 
     #[test]
@@ -297,7 +309,11 @@ mod tests {
             let errors = Resource::from_value(body.clone(), source()).unwrap_err();
             let messages: Vec<_> = errors.iter().map(|e| e.message.as_str()).collect();
             assert_eq!(messages, expected, "{body}");
-            assert!(errors.iter().all(|e| e.file == PathBuf::from("a.yaml") && e.document == Some(2)));
+            assert!(
+                errors
+                    .iter()
+                    .all(|e| e.file == std::path::Path::new("a.yaml") && e.document == Some(2))
+            );
         }
     }
 

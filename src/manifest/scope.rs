@@ -27,10 +27,19 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("scheduling.k8s.io", "PriorityClass"),
     ("node.k8s.io", "RuntimeClass"),
     ("policy", "PodSecurityPolicy"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
     ("certificates.k8s.io", "CertificateSigningRequest"),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
@@ -56,7 +65,8 @@ impl Default for ScopeTable {
 impl ScopeTable {
     /// Records the scope of a kind (from discovery, or a CRD's `spec.scope`).
     pub fn set(&mut self, group: &str, kind: &str, cluster_scoped: bool) {
-        self.cluster_scoped.insert((group.to_owned(), kind.to_owned()), cluster_scoped);
+        self.cluster_scoped
+            .insert((group.to_owned(), kind.to_owned()), cluster_scoped);
     }
 
     /// Learns the scope of every custom resource kind defined by a CRD among `resources`.
@@ -66,8 +76,13 @@ impl ScopeTable {
                 continue;
             }
             let spec = resource.body.get("spec");
-            let text = |pointer: &str| spec.and_then(|s| s.pointer(pointer)).and_then(Value::as_str);
-            if let (Some(group), Some(kind), Some(scope)) = (text("/group"), text("/names/kind"), text("/scope")) {
+            let text = |pointer: &str| {
+                spec.and_then(|s| s.pointer(pointer))
+                    .and_then(Value::as_str)
+            };
+            if let (Some(group), Some(kind), Some(scope)) =
+                (text("/group"), text("/names/kind"), text("/scope"))
+            {
                 self.set(group, kind, scope == "Cluster");
             }
         }
@@ -85,7 +100,11 @@ impl ScopeTable {
 
 /// Gives namespaced objects without a namespace the destination namespace (when there is one)
 /// and clears the namespace of cluster-scoped objects, so keys match what the server reports.
-pub fn assign_namespaces(resources: &mut [Resource], scopes: &ScopeTable, destination: Option<&str>) {
+pub fn assign_namespaces(
+    resources: &mut [Resource],
+    scopes: &ScopeTable,
+    destination: Option<&str>,
+) {
     for resource in resources {
         if scopes.is_cluster_scoped(&resource.group, &resource.kind) {
             resource.namespace = None;
@@ -108,7 +127,14 @@ mod tests {
             metadata["namespace"] = json!(namespace);
         }
         let body = json!({"apiVersion": api_version, "kind": kind, "metadata": metadata});
-        Resource::from_value(body, Source { file: "f".into(), document: 0 }).unwrap()
+        Resource::from_value(
+            body,
+            Source {
+                file: "f".into(),
+                document: 0,
+            },
+        )
+        .unwrap()
     }
 
     #[test]
@@ -118,7 +144,10 @@ mod tests {
                    "metadata": {"name": "clusterwidgets.example.com"},
                    "spec": {"group": "example.com", "scope": "Cluster",
                             "names": {"kind": "ClusterWidget"}}}),
-            Source { file: "f".into(), document: 0 },
+            Source {
+                file: "f".into(),
+                document: 0,
+            },
         )
         .unwrap();
         let mut resources = vec![
@@ -136,7 +165,15 @@ mod tests {
         let namespaces: Vec<_> = resources.iter().map(|r| r.namespace.as_deref()).collect();
         assert_eq!(
             namespaces,
-            [Some("dest"), Some("other"), None, None, Some("dest"), None, None]
+            [
+                Some("dest"),
+                Some("other"),
+                None,
+                None,
+                Some("dest"),
+                None,
+                None
+            ]
         );
     }
 

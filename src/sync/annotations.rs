@@ -6,10 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::manifest::{Resource, ValidationError};
 
 use super::hook::{
-    DELETE_POLICY_ANNOTATION, DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION, HOOK_ANNOTATION,
-    HookType, parse_delete_policies, parse_helm_hooks, parse_hook_types,
+    DELETE_POLICY_ANNOTATION, DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION,
+    HOOK_ANNOTATION, HookType, parse_delete_policies, parse_helm_hooks, parse_hook_types,
 };
-use super::options::{COMPARE_OPTIONS_ANNOTATION, CompareOptions, SYNC_OPTIONS_ANNOTATION, SyncOptions};
+use super::options::{
+    COMPARE_OPTIONS_ANNOTATION, CompareOptions, SYNC_OPTIONS_ANNOTATION, SyncOptions,
+};
 
 /// Argo CD's wave annotation.
 pub const SYNC_WAVE_ANNOTATION: &str = "argocd.argoproj.io/sync-wave";
@@ -58,17 +60,34 @@ impl SyncAnnotations {
             Some((key, value)) => value
                 .trim()
                 .parse::<i32>()
-                .map_err(|_| problems.push(format!("annotation {key}: {value:?} is not an integer")))
+                .map_err(|_| {
+                    problems.push(format!("annotation {key}: {value:?} is not an integer"))
+                })
                 .ok(),
         };
         let hook = match (read(HOOK_ANNOTATION), read(HELM_HOOK_ANNOTATION)) {
-            (Some(value), _) => note(&mut problems, HOOK_ANNOTATION, parse_hook_types(value)).map(Some),
-            (None, Some(value)) => note(&mut problems, HELM_HOOK_ANNOTATION, parse_helm_hooks(value)).map(Some),
+            (Some(value), _) => {
+                note(&mut problems, HOOK_ANNOTATION, parse_hook_types(value)).map(Some)
+            }
+            (None, Some(value)) => {
+                note(&mut problems, HELM_HOOK_ANNOTATION, parse_helm_hooks(value)).map(Some)
+            }
             (None, None) => Some(None),
         };
-        let delete_policies = match (read(DELETE_POLICY_ANNOTATION), read(HELM_DELETE_POLICY_ANNOTATION)) {
-            (Some(value), _) => note(&mut problems, DELETE_POLICY_ANNOTATION, parse_delete_policies(value)),
-            (None, Some(value)) => note(&mut problems, HELM_DELETE_POLICY_ANNOTATION, parse_delete_policies(value)),
+        let delete_policies = match (
+            read(DELETE_POLICY_ANNOTATION),
+            read(HELM_DELETE_POLICY_ANNOTATION),
+        ) {
+            (Some(value), _) => note(
+                &mut problems,
+                DELETE_POLICY_ANNOTATION,
+                parse_delete_policies(value),
+            ),
+            (None, Some(value)) => note(
+                &mut problems,
+                HELM_DELETE_POLICY_ANNOTATION,
+                parse_delete_policies(value),
+            ),
             (None, None) => Some(BTreeSet::from([DeletePolicy::BeforeHookCreation])),
         };
         let options = match read(SYNC_OPTIONS_ANNOTATION) {
@@ -81,7 +100,13 @@ impl SyncAnnotations {
         };
         let parsed = match (wave, hook, delete_policies, options, compare) {
             (Some(wave), Some(hook), Some(delete_policies), Some(options), Some(compare)) => {
-                Some(Self { wave, hook, delete_policies, options, compare })
+                Some(Self {
+                    wave,
+                    hook,
+                    delete_policies,
+                    options,
+                    compare,
+                })
             }
             _ => None,
         };
@@ -95,8 +120,14 @@ impl SyncAnnotations {
     }
 }
 
-fn note<T, E: std::fmt::Display>(problems: &mut Vec<String>, key: &str, result: Result<T, E>) -> Option<T> {
-    result.map_err(|error| problems.push(format!("annotation {key}: {error}"))).ok()
+fn note<T, E: std::fmt::Display>(
+    problems: &mut Vec<String>,
+    key: &str,
+    result: Result<T, E>,
+) -> Option<T> {
+    result
+        .map_err(|error| problems.push(format!("annotation {key}: {error}")))
+        .ok()
 }
 
 #[cfg(test)]
@@ -105,7 +136,10 @@ mod tests {
     use crate::sync::options::SyncOptionKey;
 
     fn parse(pairs: &[(&str, &str)]) -> (Option<SyncAnnotations>, Vec<String>) {
-        let map = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let map = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         SyncAnnotations::parse(&map)
     }
 
@@ -116,7 +150,10 @@ mod tests {
         assert!(problems.is_empty());
         assert_eq!(parsed.wave, 0);
         assert!(!parsed.is_hook());
-        assert_eq!(parsed.delete_policies, BTreeSet::from([DeletePolicy::BeforeHookCreation]));
+        assert_eq!(
+            parsed.delete_policies,
+            BTreeSet::from([DeletePolicy::BeforeHookCreation])
+        );
     }
 
     #[test]
@@ -124,7 +161,10 @@ mod tests {
         let cases: [(&[(&str, &str)], i32); 4] = [
             (&[(SYNC_WAVE_ANNOTATION, "-2")], -2),
             (&[(HELM_WEIGHT_ANNOTATION, "5")], 5),
-            (&[(SYNC_WAVE_ANNOTATION, " 3 "), (HELM_WEIGHT_ANNOTATION, "5")], 3),
+            (
+                &[(SYNC_WAVE_ANNOTATION, " 3 "), (HELM_WEIGHT_ANNOTATION, "5")],
+                3,
+            ),
             (&[], 0),
         ];
         for (pairs, wave) in cases {
@@ -134,19 +174,36 @@ mod tests {
 
     #[test]
     fn hooks_and_policies_from_either_family() {
-        let (parsed, _) = parse(&[(HELM_HOOK_ANNOTATION, "pre-install,pre-upgrade"),
-                                  (HELM_DELETE_POLICY_ANNOTATION, "hook-succeeded")]);
+        let (parsed, _) = parse(&[
+            (HELM_HOOK_ANNOTATION, "pre-install,pre-upgrade"),
+            (HELM_DELETE_POLICY_ANNOTATION, "hook-succeeded"),
+        ]);
         let parsed = parsed.unwrap();
         assert_eq!(parsed.hook, Some(BTreeSet::from([HookType::PreSync])));
-        assert_eq!(parsed.delete_policies, BTreeSet::from([DeletePolicy::HookSucceeded]));
-        let (parsed, _) = parse(&[(HOOK_ANNOTATION, "PostSync"), (HELM_HOOK_ANNOTATION, "pre-install"),
-                                  (DELETE_POLICY_ANNOTATION, "HookFailed"),
-                                  (HELM_DELETE_POLICY_ANNOTATION, "hook-succeeded")]);
+        assert_eq!(
+            parsed.delete_policies,
+            BTreeSet::from([DeletePolicy::HookSucceeded])
+        );
+        let (parsed, _) = parse(&[
+            (HOOK_ANNOTATION, "PostSync"),
+            (HELM_HOOK_ANNOTATION, "pre-install"),
+            (DELETE_POLICY_ANNOTATION, "HookFailed"),
+            (HELM_DELETE_POLICY_ANNOTATION, "hook-succeeded"),
+        ]);
         let parsed = parsed.unwrap();
         assert_eq!(parsed.hook, Some(BTreeSet::from([HookType::PostSync])));
-        assert_eq!(parsed.delete_policies, BTreeSet::from([DeletePolicy::HookFailed]));
-        assert!(parse(&[(SYNC_OPTIONS_ANNOTATION, "Prune=false")]).0.unwrap().options.written()
-            .eq([(SyncOptionKey::Prune, false)]));
+        assert_eq!(
+            parsed.delete_policies,
+            BTreeSet::from([DeletePolicy::HookFailed])
+        );
+        assert!(
+            parse(&[(SYNC_OPTIONS_ANNOTATION, "Prune=false")])
+                .0
+                .unwrap()
+                .options
+                .written()
+                .eq([(SyncOptionKey::Prune, false)])
+        );
     }
 
     #[test]

@@ -72,13 +72,17 @@ impl fmt::Display for HookType {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HookError {
     /// Not a hook type.
-    #[error("unknown hook type {0:?} (expected PreSync, Sync, PostSync, SyncFail, PostDelete or Skip)")]
+    #[error(
+        "unknown hook type {0:?} (expected PreSync, Sync, PostSync, SyncFail, PostDelete or Skip)"
+    )]
     UnknownHookType(String),
     /// Not a Helm hook.
     #[error("unknown Helm hook {0:?}")]
     UnknownHelmHook(String),
     /// Not a delete policy.
-    #[error("unknown hook delete policy {0:?} (expected HookSucceeded, HookFailed or BeforeHookCreation)")]
+    #[error(
+        "unknown hook delete policy {0:?} (expected HookSucceeded, HookFailed or BeforeHookCreation)"
+    )]
     UnknownDeletePolicy(String),
     /// An empty list.
     #[error("empty hook annotation")]
@@ -128,7 +132,8 @@ pub fn parse_helm_hooks(list: &str) -> Result<BTreeSet<HookType>, HookError> {
             "post-delete" => {
                 types.insert(HookType::PostDelete);
             }
-            "pre-delete" | "pre-rollback" | "post-rollback" | "test" | "test-success" | "test-failure" => {}
+            "pre-delete" | "pre-rollback" | "post-rollback" | "test" | "test-success"
+            | "test-failure" => {}
             other => return Err(HookError::UnknownHelmHook(other.to_owned())),
         }
     }
@@ -181,7 +186,10 @@ fn split(list: &str) -> Result<impl Iterator<Item = &str>, HookError> {
     Ok(list.split(',').map(str::trim).filter(|v| !v.is_empty()))
 }
 
-fn parse_list<T: Ord>(list: &str, parse: impl Fn(&str) -> Result<T, HookError>) -> Result<BTreeSet<T>, HookError> {
+fn parse_list<T: Ord>(
+    list: &str,
+    parse: impl Fn(&str) -> Result<T, HookError>,
+) -> Result<BTreeSet<T>, HookError> {
     split(list)?.map(parse).collect()
 }
 
@@ -196,12 +204,22 @@ mod tests {
             ("PreSync", Ok(vec![PreSync])),
             ("PreSync, PostSync", Ok(vec![PreSync, PostSync])),
             ("Skip", Ok(vec![Skip])),
-            ("SyncFail,PostDelete,Sync", Ok(vec![Sync, SyncFail, PostDelete])),
-            ("PreSync,Later", Err(HookError::UnknownHookType("Later".into()))),
+            (
+                "SyncFail,PostDelete,Sync",
+                Ok(vec![Sync, SyncFail, PostDelete]),
+            ),
+            (
+                "PreSync,Later",
+                Err(HookError::UnknownHookType("Later".into())),
+            ),
             (" , ", Err(HookError::Empty)),
         ];
         for (text, expected) in cases {
-            assert_eq!(parse_hook_types(text), expected.map(BTreeSet::from_iter), "{text}");
+            assert_eq!(
+                parse_hook_types(text),
+                expected.map(BTreeSet::from_iter),
+                "{text}"
+            );
         }
     }
 
@@ -213,10 +231,17 @@ mod tests {
             ("pre-install,post-install", Ok(vec![PreSync, PostSync])),
             ("post-delete", Ok(vec![PostDelete])),
             ("test", Ok(vec![])),
-            ("pre-instal", Err(HookError::UnknownHelmHook("pre-instal".into()))),
+            (
+                "pre-instal",
+                Err(HookError::UnknownHelmHook("pre-instal".into())),
+            ),
         ];
         for (text, expected) in cases {
-            assert_eq!(parse_helm_hooks(text), expected.map(BTreeSet::from_iter), "{text}");
+            assert_eq!(
+                parse_helm_hooks(text),
+                expected.map(BTreeSet::from_iter),
+                "{text}"
+            );
         }
     }
 
@@ -225,13 +250,26 @@ mod tests {
         use DeletePolicy::*;
         let cases: [(&str, Result<Vec<DeletePolicy>, HookError>); 5] = [
             ("HookSucceeded", Ok(vec![HookSucceeded])),
-            ("HookSucceeded,BeforeHookCreation", Ok(vec![HookSucceeded, BeforeHookCreation])),
-            ("hook-failed, before-hook-creation", Ok(vec![HookFailed, BeforeHookCreation])),
-            ("HookSucceded", Err(HookError::UnknownDeletePolicy("HookSucceded".into()))),
+            (
+                "HookSucceeded,BeforeHookCreation",
+                Ok(vec![HookSucceeded, BeforeHookCreation]),
+            ),
+            (
+                "hook-failed, before-hook-creation",
+                Ok(vec![HookFailed, BeforeHookCreation]),
+            ),
+            (
+                "HookSucceded",
+                Err(HookError::UnknownDeletePolicy("HookSucceded".into())),
+            ),
             ("", Err(HookError::Empty)),
         ];
         for (text, expected) in cases {
-            assert_eq!(parse_delete_policies(text), expected.map(BTreeSet::from_iter), "{text}");
+            assert_eq!(
+                parse_delete_policies(text),
+                expected.map(BTreeSet::from_iter),
+                "{text}"
+            );
         }
     }
 

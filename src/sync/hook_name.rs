@@ -39,13 +39,21 @@ mod tests {
     use super::*;
 
     fn key(name: &str) -> ObjectKey {
-        ObjectKey { group: "batch".into(), kind: "Job".into(), namespace: Some("n".into()), name: name.into() }
+        ObjectKey {
+            group: "batch".into(),
+            kind: "Job".into(),
+            namespace: Some("n".into()),
+            name: name.into(),
+        }
     }
 
     #[test]
     fn deterministic_and_unique() {
         let a = hook_name("migrate-", "op-1", SyncPhase::PreSync, &key("migrate-"));
-        assert_eq!(a, hook_name("migrate-", "op-1", SyncPhase::PreSync, &key("migrate-")));
+        assert_eq!(
+            a,
+            hook_name("migrate-", "op-1", SyncPhase::PreSync, &key("migrate-"))
+        );
         assert!(a.starts_with("migrate-") && a.len() == "migrate-".len() + 5);
         let others = [
             hook_name("migrate-", "op-2", SyncPhase::PreSync, &key("migrate-")),

@@ -42,7 +42,10 @@ const KIND_ORDER: &[&str] = &[
 /// The rank of a kind in the apply order; every unlisted kind shares the last rank.
 #[must_use]
 pub fn kind_rank(kind: &str) -> usize {
-    KIND_ORDER.iter().position(|k| *k == kind).unwrap_or(KIND_ORDER.len())
+    KIND_ORDER
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(KIND_ORDER.len())
 }
 
 #[cfg(test)]
@@ -51,8 +54,18 @@ mod tests {
 
     #[test]
     fn ranks() {
-        let ordered = ["Namespace", "Secret", "ConfigMap", "CustomResourceDefinition", "Service",
-                       "Deployment", "Job", "Ingress", "APIService", "Widget"];
+        let ordered = [
+            "Namespace",
+            "Secret",
+            "ConfigMap",
+            "CustomResourceDefinition",
+            "Service",
+            "Deployment",
+            "Job",
+            "Ingress",
+            "APIService",
+            "Widget",
+        ];
         let ranks: Vec<_> = ordered.iter().map(|k| kind_rank(k)).collect();
         assert!(ranks.is_sorted_by(|a, b| a < b), "{ranks:?}");
         assert_eq!(kind_rank("Widget"), kind_rank("Certificate"));

@@ -42,9 +42,15 @@ impl LiveObject {
             .unwrap_or_default();
         Some(Self {
             key,
-            generation: metadata.and_then(|m| m.get("generation")).and_then(Value::as_i64),
-            observed_generation: object.pointer("/status/observedGeneration").and_then(Value::as_i64),
-            deleting: metadata.and_then(|m| m.get("deletionTimestamp")).is_some_and(|t| !t.is_null()),
+            generation: metadata
+                .and_then(|m| m.get("generation"))
+                .and_then(Value::as_i64),
+            observed_generation: object
+                .pointer("/status/observedGeneration")
+                .and_then(Value::as_i64),
+            deleting: metadata
+                .and_then(|m| m.get("deletionTimestamp"))
+                .is_some_and(|t| !t.is_null()),
             health: assess(object),
             annotations,
         })
@@ -72,7 +78,10 @@ mod tests {
             "status": {"observedGeneration": 2}});
         let live = LiveObject::from_object(&object).unwrap();
         assert_eq!(live.key.to_string(), "ConfigMap n/c");
-        assert_eq!((live.generation, live.observed_generation, live.deleting), (Some(3), Some(2), true));
+        assert_eq!(
+            (live.generation, live.observed_generation, live.deleting),
+            (Some(3), Some(2), true)
+        );
         assert!(!live.generation_observed());
         assert_eq!(live.health.status, HealthStatus::Progressing);
         assert_eq!(live.annotations.get("a").map(String::as_str), Some("b"));

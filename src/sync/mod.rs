@@ -19,21 +19,27 @@ mod tracking;
 
 pub use annotations::{HELM_WEIGHT_ANNOTATION, SYNC_WAVE_ANNOTATION, SyncAnnotations};
 pub use hook::{
-    DELETE_POLICY_ANNOTATION, DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION, HOOK_ANNOTATION,
-    HookError, HookType, parse_delete_policies, parse_helm_hooks, parse_hook_types,
+    DELETE_POLICY_ANNOTATION, DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION,
+    HOOK_ANNOTATION, HookError, HookType, parse_delete_policies, parse_helm_hooks,
+    parse_hook_types,
 };
 pub use hook_name::hook_name;
 pub use kind_order::kind_rank;
 pub use live::LiveObject;
 pub use options::{
-    COMPARE_OPTIONS_ANNOTATION, CompareOptions, OptionError, SYNC_OPTIONS_ANNOTATION, SyncOptionKey, SyncOptions,
+    COMPARE_OPTIONS_ANNOTATION, CompareOptions, OptionError, SYNC_OPTIONS_ANNOTATION,
+    SyncOptionKey, SyncOptions,
 };
 pub use order::order_tasks;
 pub use phase::{SyncPhase, UnknownPhase};
 pub use plan::SyncPlan;
 pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
-pub use result::{HookPhase, OperationPhase, OperationState, ResourceAction, ResourceResult, ResultStatus};
-pub use step::{Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step};
+pub use result::{
+    HookPhase, OperationPhase, OperationState, ResourceAction, ResourceResult, ResultStatus,
+};
+pub use step::{
+    Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step,
+};
 pub use task::{Batch, Hook, Promotion, SyncTask};
 pub use tracking::{TRACKING_ANNOTATION, is_managed_by, tracking_id};
 

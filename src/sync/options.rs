@@ -121,7 +121,11 @@ impl FromStr for SyncOptions {
     /// Parses `Prune=false,ServerSideApply=true`; blanks around items are ignored.
     fn from_str(list: &str) -> Result<Self, Self::Err> {
         let mut options = BTreeMap::new();
-        for item in list.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+        for item in list
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+        {
             let (key, value) = item
                 .split_once('=')
                 .ok_or_else(|| OptionError::NotKeyValue(item.to_owned()))?;
@@ -129,7 +133,12 @@ impl FromStr for SyncOptions {
             let value = match value.trim() {
                 "true" => true,
                 "false" => false,
-                other => return Err(OptionError::BadValue { key, value: other.to_owned() }),
+                other => {
+                    return Err(OptionError::BadValue {
+                        key,
+                        value: other.to_owned(),
+                    });
+                }
             };
             options.insert(key, value);
         }
@@ -152,7 +161,11 @@ impl FromStr for CompareOptions {
     /// are accepted and have no effect on syncing.
     fn from_str(list: &str) -> Result<Self, Self::Err> {
         let mut options = Self::default();
-        for item in list.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+        for item in list
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+        {
             match item.split_once('=').map_or(item, |(key, _)| key.trim()) {
                 "IgnoreExtraneous" => options.ignore_extraneous = true,
                 "ServerSideDiff" | "IncludeMutationWebhook" => {}
@@ -191,7 +204,13 @@ mod tests {
         let cases = [
             ("Prune", OptionError::NotKeyValue("Prune".into())),
             ("Prun=false", OptionError::UnknownOption("Prun".into())),
-            ("Prune=confirm", OptionError::BadValue { key: Prune, value: "confirm".into() }),
+            (
+                "Prune=confirm",
+                OptionError::BadValue {
+                    key: Prune,
+                    value: "confirm".into(),
+                },
+            ),
         ];
         for (text, expected) in cases {
             assert_eq!(text.parse::<SyncOptions>(), Err(expected), "{text}");
@@ -200,8 +219,18 @@ mod tests {
 
     #[test]
     fn compare_options() {
-        assert!("IgnoreExtraneous".parse::<CompareOptions>().unwrap().ignore_extraneous);
-        assert!(!"ServerSideDiff=true".parse::<CompareOptions>().unwrap().ignore_extraneous);
+        assert!(
+            "IgnoreExtraneous"
+                .parse::<CompareOptions>()
+                .unwrap()
+                .ignore_extraneous
+        );
+        assert!(
+            !"ServerSideDiff=true"
+                .parse::<CompareOptions>()
+                .unwrap()
+                .ignore_extraneous
+        );
         assert_eq!(
             "IgnoreEverything".parse::<CompareOptions>(),
             Err(OptionError::UnknownCompareOption("IgnoreEverything".into()))

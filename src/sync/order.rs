@@ -13,22 +13,54 @@ use super::task::{Promotion, SyncTask};
 
 /// Sorts tasks into execution order, promoting Namespaces and CRDs where needed.
 pub fn order_tasks(tasks: &mut [SyncTask]) {
-    tasks.sort_by_cached_key(sort_key);
+    sort(tasks);
     promote(tasks);
-    tasks.sort_by_cached_key(sort_key);
+    sort(tasks);
 }
 
-type SortKey = (SyncPhase, i32, Reverse<bool>, usize, String, Option<String>, String);
+/// Sorts by [`sort_key`], computing each key once, then permutes the tasks in place.
+fn sort(tasks: &mut [SyncTask]) {
+    let mut keyed: Vec<(SortKey<'_>, usize)> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (sort_key(t), i))
+        .collect();
+    keyed.sort_unstable();
+    let mut order: Vec<usize> = keyed.into_iter().map(|(_, index)| index).collect();
+    // Position j receives the task at order[j]; follow each cycle once, marking it done.
+    for start in 0..tasks.len() {
+        let mut position = start;
+        while order[position] != usize::MAX {
+            let source = order[position];
+            order[position] = usize::MAX;
+            if source == start {
+                break;
+            }
+            tasks.swap(position, source);
+            position = source;
+        }
+    }
+}
 
-fn sort_key(task: &SyncTask) -> SortKey {
+type SortKey<'t> = (
+    SyncPhase,
+    i32,
+    Reverse<bool>,
+    usize,
+    &'t str,
+    Option<&'t str>,
+    &'t str,
+);
+
+fn sort_key(task: &SyncTask) -> SortKey<'_> {
     (
         task.phase,
         task.wave,
         Reverse(task.is_prerequisite()),
         kind_rank(&task.key.kind),
-        task.key.name.clone(),
-        task.key.namespace.clone(),
-        task.key.group.clone(),
+        &task.key.name,
+        task.key.namespace.as_deref(),
+        &task.key.group,
     )
 }
 
@@ -45,7 +77,9 @@ fn promote(tasks: &mut [SyncTask]) {
         if let Some(namespace) = task.key.namespace.as_deref() {
             first_in_namespace.entry(namespace).or_insert(index);
         }
-        first_of_kind.entry((&task.key.group, &task.key.kind)).or_insert(index);
+        first_of_kind
+            .entry((&task.key.group, &task.key.kind))
+            .or_insert(index);
     }
     let mut moves = Vec::new();
     for (index, task) in tasks.iter().enumerate() {
@@ -53,7 +87,10 @@ fn promote(tasks: &mut [SyncTask]) {
             ("", "Namespace") => first_in_namespace.get(task.key.name.as_str()),
             ("apiextensions.k8s.io", "CustomResourceDefinition") => {
                 let spec = task.resource.body.get("spec");
-                let text = |pointer: &str| spec.and_then(|s| s.pointer(pointer)).and_then(Value::as_str);
+                let text = |pointer: &str| {
+                    spec.and_then(|s| s.pointer(pointer))
+                        .and_then(Value::as_str)
+                };
                 text("/group")
                     .zip(text("/names/kind"))
                     .and_then(|(group, kind)| first_of_kind.get(&(group, kind)))
@@ -69,7 +106,11 @@ fn promote(tasks: &mut [SyncTask]) {
     }
     for (index, ahead_of, phase, wave) in moves {
         let task = &mut tasks[index];
-        task.promotion = Some(Promotion { ahead_of, declared_phase: task.phase, declared_wave: task.wave });
+        task.promotion = Some(Promotion {
+            ahead_of,
+            declared_phase: task.phase,
+            declared_wave: task.wave,
+        });
         task.phase = phase;
         task.wave = wave;
     }

@@ -23,7 +23,13 @@ pub enum SyncPhase {
 
 impl SyncPhase {
     /// Every phase, in order.
-    pub const ALL: [Self; 5] = [Self::PreSync, Self::Sync, Self::PostSync, Self::SyncFail, Self::PostDelete];
+    pub const ALL: [Self; 5] = [
+        Self::PreSync,
+        Self::Sync,
+        Self::PostSync,
+        Self::SyncFail,
+        Self::PostDelete,
+    ];
 }
 
 impl fmt::Display for SyncPhase {
@@ -58,6 +64,9 @@ mod tests {
             assert_eq!(phase.to_string().parse(), Ok(phase));
         }
         assert!(SyncPhase::ALL.is_sorted());
-        assert_eq!("presync".parse::<SyncPhase>(), Err(UnknownPhase("presync".into())));
+        assert_eq!(
+            "presync".parse::<SyncPhase>(),
+            Err(UnknownPhase("presync".into()))
+        );
     }
 }

@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::manifest::{
-    DirectoryOptions, ObjectKey, ObjectName, Resource, ScopeTable, ValidationErrors, assign_namespaces,
-    find_duplicates, load_directory,
+    DirectoryOptions, ObjectKey, ObjectName, Resource, ScopeTable, ValidationErrors,
+    assign_namespaces, find_duplicates, load_directory,
 };
 
 use super::annotations::SyncAnnotations;
@@ -38,7 +38,12 @@ impl SyncPlan {
     /// # Errors
     /// Every unparsable annotation, and `generateName` on an object that is not a hook.
     pub fn build(resources: Vec<Resource>, operation_id: &str) -> Result<Self, ValidationErrors> {
-        let mut plan = Self { tasks: Vec::new(), post_delete: Vec::new(), skipped: Vec::new() };
+        let tasks = Vec::with_capacity(resources.len());
+        let mut plan = Self {
+            tasks,
+            post_delete: Vec::new(),
+            skipped: Vec::new(),
+        };
         let mut errors = Vec::new();
         for resource in resources {
             let annotations = match SyncAnnotations::of_resource(&resource) {
@@ -53,7 +58,13 @@ impl SyncPlan {
                     errors.push(resource.error("metadata.generateName is only supported on hooks"));
                     continue;
                 }
-                plan.tasks.push(task(resource, SyncPhase::Sync, None, &annotations, operation_id));
+                plan.tasks.push(task(
+                    resource,
+                    SyncPhase::Sync,
+                    None,
+                    &annotations,
+                    operation_id,
+                ));
                 continue;
             };
             let phases: BTreeSet<SyncPhase> = hook_types.iter().filter_map(|t| t.phase()).collect();
@@ -66,7 +77,13 @@ impl SyncPlan {
                     hook_type: HookType::of_phase(phase),
                     delete_policies: annotations.delete_policies.clone(),
                 };
-                let task = task(resource.clone(), phase, Some(hook), &annotations, operation_id);
+                let task = task(
+                    resource.clone(),
+                    phase,
+                    Some(hook),
+                    &annotations,
+                    operation_id,
+                );
                 if phase == SyncPhase::PostDelete {
                     plan.post_delete.push(task);
                 } else {
@@ -133,7 +150,11 @@ fn task(
 ) -> SyncTask {
     if let ObjectName::GenerateName(prefix) = &resource.name {
         let name = hook_name(prefix, operation_id, phase, &resource.key());
-        if let Some(metadata) = resource.body.get_mut("metadata").and_then(Value::as_object_mut) {
+        if let Some(metadata) = resource
+            .body
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+        {
             metadata.remove("generateName");
             metadata.insert("name".to_owned(), Value::String(name.clone()));
         }
@@ -163,7 +184,10 @@ mod tests {
             .iter()
             .map(|t| {
                 let promoted = if t.promotion.is_some() { "^" } else { "" };
-                format!("{} {} {} {}{promoted}", t.phase, t.wave, t.key.kind, t.key.name)
+                format!(
+                    "{} {} {} {}{promoted}",
+                    t.phase, t.wave, t.key.kind, t.key.name
+                )
             })
             .collect()
     }
@@ -184,7 +208,10 @@ mod tests {
             "Ingress" => "networking.k8s.io/v1",
             _ => "v1",
         };
-        let annotations: String = annotations.iter().map(|(k, v)| format!("\n    {k}: \"{v}\"")).collect();
+        let annotations: String = annotations
+            .iter()
+            .map(|(k, v)| format!("\n    {k}: \"{v}\""))
+            .collect();
         format!("---\napiVersion: {api_version}\nkind: {kind}\nmetadata:\n  name: {name}\n  annotations: {{}}{annotations}\n")
             .replace("annotations: {}\n    ", "annotations:\n    ")
     }
@@ -213,7 +240,10 @@ mod tests {
         let namespace = &plan.tasks[0];
         let promotion = namespace.promotion.as_ref().unwrap();
         assert_eq!(promotion.ahead_of.to_string(), "Job shop/db-migrate");
-        assert_eq!((promotion.declared_phase, promotion.declared_wave), (SyncPhase::Sync, -2));
+        assert_eq!(
+            (promotion.declared_phase, promotion.declared_wave),
+            (SyncPhase::Sync, -2)
+        );
         let migrate = plan.tasks[1].hook.as_ref().unwrap();
         assert!(migrate.deleted_after(true) && !migrate.deleted_after(false));
         let smoke = plan.tasks[5].hook.as_ref().unwrap();
@@ -228,13 +258,27 @@ mod tests {
             object("ConfigMap", "z", &[]),
             object("Service", "s", &[("argocd.argoproj.io/sync-wave", "-1")]),
             object("Job", "post", &[("argocd.argoproj.io/hook", "PostSync")]),
-            object("Job", "pre", &[("argocd.argoproj.io/hook", "PreSync"), ("argocd.argoproj.io/sync-wave", "5")]),
+            object(
+                "Job",
+                "pre",
+                &[
+                    ("argocd.argoproj.io/hook", "PreSync"),
+                    ("argocd.argoproj.io/sync-wave", "5"),
+                ],
+            ),
             object("Pod", "pre0", &[("argocd.argoproj.io/hook", "PreSync")]),
             object("Job", "fail", &[("argocd.argoproj.io/hook", "SyncFail")]),
             object("Widget", "w", &[]),
             object("Ingress", "i", &[]),
             object("Secret", "sec", &[("helm.sh/hook-weight", "-3")]),
-            object("Job", "helm", &[("helm.sh/hook", "post-install,post-upgrade"), ("helm.sh/hook-weight", "-1")]),
+            object(
+                "Job",
+                "helm",
+                &[
+                    ("helm.sh/hook", "post-install,post-upgrade"),
+                    ("helm.sh/hook-weight", "-1"),
+                ],
+            ),
         ]
         .concat();
         assert_eq!(
@@ -269,8 +313,22 @@ mod tests {
             namespace.to_owned(),
             late_namespace.to_owned(),
             object("Widget", "w", &[("argocd.argoproj.io/sync-wave", "1")]),
-            object("ConfigMap", "c", &[("argocd.argoproj.io/hook", "PreSync"), ("argocd.argoproj.io/sync-wave", "-4")]),
-            object("ConfigMap", "f", &[("argocd.argoproj.io/hook", "SyncFail"), ("argocd.argoproj.io/sync-wave", "-9")]),
+            object(
+                "ConfigMap",
+                "c",
+                &[
+                    ("argocd.argoproj.io/hook", "PreSync"),
+                    ("argocd.argoproj.io/sync-wave", "-4"),
+                ],
+            ),
+            object(
+                "ConfigMap",
+                "f",
+                &[
+                    ("argocd.argoproj.io/hook", "SyncFail"),
+                    ("argocd.argoproj.io/sync-wave", "-9"),
+                ],
+            ),
         ]
         .concat();
         assert_eq!(
@@ -285,9 +343,22 @@ mod tests {
             ]
         );
         let plan = plan_of(&yaml);
-        let batches: Vec<String> = plan.batches().iter().map(|(b, t)| format!("{b}/{}/{}", b.prerequisites, t.len())).collect();
-        assert_eq!(batches, ["PreSync wave -4/true/1", "PreSync wave -4/false/1", "wave 1/true/1", "wave 1/false/1",
-                             "wave 9/true/1", "SyncFail wave -9/false/1"]);
+        let batches: Vec<String> = plan
+            .batches()
+            .iter()
+            .map(|(b, t)| format!("{b}/{}/{}", b.prerequisites, t.len()))
+            .collect();
+        assert_eq!(
+            batches,
+            [
+                "PreSync wave -4/true/1",
+                "PreSync wave -4/false/1",
+                "wave 1/true/1",
+                "wave 1/false/1",
+                "wave 9/true/1",
+                "SyncFail wave -9/false/1"
+            ]
+        );
     }
 
     #[test]
@@ -298,17 +369,32 @@ mod tests {
             generated.to_owned(),
             object("Job", "skipped", &[("argocd.argoproj.io/hook", "Skip")]),
             object("Job", "helm-test", &[("helm.sh/hook", "test")]),
-            object("Job", "cleanup", &[("argocd.argoproj.io/hook", "PostDelete")]),
+            object(
+                "Job",
+                "cleanup",
+                &[("argocd.argoproj.io/hook", "PostDelete")],
+            ),
         ]
         .concat();
         let plan = plan_of(&yaml);
-        let names: Vec<_> = plan.tasks.iter().map(|t| (t.phase, t.key.name.clone())).collect();
+        let names: Vec<_> = plan
+            .tasks
+            .iter()
+            .map(|t| (t.phase, t.key.name.clone()))
+            .collect();
         assert_eq!(names.len(), 2);
         assert_eq!(names[0].0, SyncPhase::PreSync);
         assert_eq!(names[1].0, SyncPhase::PostSync);
         assert!(names[0].1.starts_with("check-") && names[0].1 != names[1].1);
-        assert_eq!(plan.tasks[0].resource.body["metadata"]["name"], names[0].1.as_str());
-        assert!(plan.tasks[0].resource.body["metadata"].get("generateName").is_none());
+        assert_eq!(
+            plan.tasks[0].resource.body["metadata"]["name"],
+            names[0].1.as_str()
+        );
+        assert!(
+            plan.tasks[0].resource.body["metadata"]
+                .get("generateName")
+                .is_none()
+        );
         assert_eq!(plan_of(&yaml).tasks, plan.tasks, "names are deterministic");
         let skipped: Vec<_> = plan.skipped.iter().map(|k| k.name.as_str()).collect();
         assert_eq!(skipped, ["skipped", "helm-test"]);
@@ -319,17 +405,47 @@ mod tests {
     fn loading_reports_every_error_together() {
         let dir = tempfile::tempdir().unwrap();
         let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
-        write("a.yaml", &object("ConfigMap", "dup", &[("argocd.argoproj.io/sync-wave", "abc")]));
-        write("b.yaml", &[object("ConfigMap", "dup", &[]), object("Job", "j", &[("argocd.argoproj.io/hook", "Later")])].concat());
+        write(
+            "a.yaml",
+            &object(
+                "ConfigMap",
+                "dup",
+                &[("argocd.argoproj.io/sync-wave", "abc")],
+            ),
+        );
+        write(
+            "b.yaml",
+            &[
+                object("ConfigMap", "dup", &[]),
+                object("Job", "j", &[("argocd.argoproj.io/hook", "Later")]),
+            ]
+            .concat(),
+        );
         write("c.yaml", "kind: [");
-        write("d.yaml", "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: x-\n");
-        let errors = SyncPlan::load(dir.path(), &DirectoryOptions::default(), Some("ns"), "op").unwrap_err();
+        write(
+            "d.yaml",
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: x-\n",
+        );
+        let errors =
+            SyncPlan::load(dir.path(), &DirectoryOptions::default(), Some("ns"), "op").unwrap_err();
         let messages: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
         assert_eq!(messages.len(), 5, "{messages:#?}");
-        assert!(messages[0].starts_with("c.yaml: invalid YAML"), "{messages:#?}");
-        assert_eq!(messages[1], "b.yaml (document 0) ConfigMap ns/dup: duplicate object, first defined in a.yaml (document 0)");
-        assert_eq!(messages[2], "a.yaml (document 0) ConfigMap ns/dup: annotation argocd.argoproj.io/sync-wave: \"abc\" is not an integer");
+        assert!(
+            messages[0].starts_with("c.yaml: invalid YAML"),
+            "{messages:#?}"
+        );
+        assert_eq!(
+            messages[1],
+            "b.yaml (document 0) ConfigMap ns/dup: duplicate object, first defined in a.yaml (document 0)"
+        );
+        assert_eq!(
+            messages[2],
+            "a.yaml (document 0) ConfigMap ns/dup: annotation argocd.argoproj.io/sync-wave: \"abc\" is not an integer"
+        );
         assert!(messages[3].starts_with("b.yaml (document 1) Job ns/j: annotation argocd.argoproj.io/hook: unknown hook type \"Later\""));
-        assert_eq!(messages[4], "d.yaml (document 0) ConfigMap ns/x-: metadata.generateName is only supported on hooks");
+        assert_eq!(
+            messages[4],
+            "d.yaml (document 0) ConfigMap ns/x-: metadata.generateName is only supported on hooks"
+        );
     }
 }

@@ -48,7 +48,12 @@ pub struct PrunePlan {
 /// which to delete. `prune_last` is the Application-wide `PruneLast=true`.
 #[must_use]
 pub fn plan_prune(plan: &SyncPlan, live: &[LiveObject], app: &str, prune_last: bool) -> PrunePlan {
-    let desired: BTreeSet<&ObjectKey> = plan.tasks.iter().chain(&plan.post_delete).map(|t| &t.key).collect();
+    let desired: BTreeSet<&ObjectKey> = plan
+        .tasks
+        .iter()
+        .chain(&plan.post_delete)
+        .map(|t| &t.key)
+        .collect();
     let skipped: BTreeSet<&ObjectKey> = plan.skipped.iter().collect();
     let mut prune = PrunePlan::default();
     for object in live {
@@ -58,7 +63,10 @@ pub fn plan_prune(plan: &SyncPlan, live: &[LiveObject], app: &str, prune_last: b
         {
             continue;
         }
-        let keep = |reason: &str| KeptObject { key: object.key.clone(), reason: reason.to_owned() };
+        let keep = |reason: &str| KeptObject {
+            key: object.key.clone(),
+            reason: reason.to_owned(),
+        };
         match SyncAnnotations::parse(&object.annotations) {
             (Some(annotations), _) if annotations.is_hook() => {}
             (Some(annotations), _) if !annotations.options.get(SyncOptionKey::Prune) => {
@@ -69,7 +77,10 @@ pub fn plan_prune(plan: &SyncPlan, live: &[LiveObject], app: &str, prune_last: b
                 wave: annotations.wave,
                 last: prune_last || annotations.options.get(SyncOptionKey::PruneLast),
             }),
-            (None, problems) => prune.kept.push(keep(&format!("unreadable annotations: {}", problems.join("; ")))),
+            (None, problems) => prune.kept.push(keep(&format!(
+                "unreadable annotations: {}",
+                problems.join("; ")
+            ))),
         }
     }
     prune
@@ -84,11 +95,25 @@ mod tests {
     use crate::sync::tracking::{TRACKING_ANNOTATION, tracking_id};
 
     fn live(name: &str, app: &str, extra: &[(&str, &str)]) -> LiveObject {
-        let key = ObjectKey { group: String::new(), kind: "ConfigMap".into(), namespace: Some("n".into()), name: name.into() };
-        let mut annotations: BTreeMap<String, String> =
-            extra.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let key = ObjectKey {
+            group: String::new(),
+            kind: "ConfigMap".into(),
+            namespace: Some("n".into()),
+            name: name.into(),
+        };
+        let mut annotations: BTreeMap<String, String> = extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         annotations.insert(TRACKING_ANNOTATION.into(), tracking_id(app, &key));
-        LiveObject { key, generation: None, observed_generation: None, deleting: false, health: Health::missing(), annotations }
+        LiveObject {
+            key,
+            generation: None,
+            observed_generation: None,
+            deleting: false,
+            health: Health::missing(),
+            annotations,
+        }
     }
 
     #[test]
@@ -97,17 +122,41 @@ mod tests {
         let objects = [
             live("plain", "app", &[("argocd.argoproj.io/sync-wave", "2")]),
             live("foreign", "other", &[]),
-            live("protected", "app", &[("argocd.argoproj.io/sync-options", "Prune=false")]),
+            live(
+                "protected",
+                "app",
+                &[("argocd.argoproj.io/sync-options", "Prune=false")],
+            ),
             live("hook", "app", &[("argocd.argoproj.io/hook", "PreSync")]),
-            live("last", "app", &[("argocd.argoproj.io/sync-options", "PruneLast=true")]),
+            live(
+                "last",
+                "app",
+                &[("argocd.argoproj.io/sync-options", "PruneLast=true")],
+            ),
             live("weird", "app", &[("argocd.argoproj.io/sync-wave", "x")]),
         ];
         let prune = plan_prune(&plan, &objects, "app", false);
-        let tasks: Vec<_> = prune.tasks.iter().map(|t| (t.key.name.as_str(), t.wave, t.last)).collect();
+        let tasks: Vec<_> = prune
+            .tasks
+            .iter()
+            .map(|t| (t.key.name.as_str(), t.wave, t.last))
+            .collect();
         assert_eq!(tasks, [("plain", 2, false), ("last", 0, true)]);
-        let kept: Vec<_> = prune.kept.iter().map(|k| (k.key.name.as_str(), k.reason.as_str())).collect();
-        assert_eq!(kept, [("protected", "Prune=false"),
-            ("weird", "unreadable annotations: annotation argocd.argoproj.io/sync-wave: \"x\" is not an integer")]);
+        let kept: Vec<_> = prune
+            .kept
+            .iter()
+            .map(|k| (k.key.name.as_str(), k.reason.as_str()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("protected", "Prune=false"),
+                (
+                    "weird",
+                    "unreadable annotations: annotation argocd.argoproj.io/sync-wave: \"x\" is not an integer"
+                )
+            ]
+        );
         let all_last = plan_prune(&plan, &objects, "app", true);
         assert!(all_last.tasks.iter().all(|t| t.last));
     }

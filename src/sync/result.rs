@@ -116,7 +116,9 @@ impl ResourceResult {
         let hook_type = task.hook.as_ref().map(|hook| hook.hook_type);
         let mut result = Self::for_object(&task.key, task.phase, task.wave, status);
         result.hook_type = hook_type;
-        result.hook_phase = hook_type.filter(|_| status == ResultStatus::Synced).map(|_| HookPhase::Running);
+        result.hook_phase = hook_type
+            .filter(|_| status == ResultStatus::Synced)
+            .map(|_| HookPhase::Running);
         result
     }
 
@@ -190,8 +192,14 @@ mod tests {
 
     #[test]
     fn serializes_camel_case_and_round_trips() {
-        let key = ObjectKey { group: "batch".into(), kind: "Job".into(), namespace: Some("shop".into()), name: "m".into() };
-        let mut record = ResourceResult::for_object(&key, SyncPhase::PreSync, 0, ResultStatus::Synced);
+        let key = ObjectKey {
+            group: "batch".into(),
+            kind: "Job".into(),
+            namespace: Some("shop".into()),
+            name: "m".into(),
+        };
+        let mut record =
+            ResourceResult::for_object(&key, SyncPhase::PreSync, 0, ResultStatus::Synced);
         record.hook_type = Some(HookType::PreSync);
         record.hook_phase = Some(HookPhase::Succeeded);
         record.action = Some(ResourceAction::Created);
@@ -214,7 +222,10 @@ mod tests {
                    "name": "m", "syncPhase": "PreSync", "wave": 0, "hookType": "PreSync", "status": "Synced",
                    "action": "created", "hookPhase": "Succeeded", "health": "Healthy", "message": ""}]})
         );
-        assert_eq!(serde_json::from_value::<OperationState>(value).unwrap(), state);
+        assert_eq!(
+            serde_json::from_value::<OperationState>(value).unwrap(),
+            state
+        );
         assert_eq!(state.resources[0].key(), key);
     }
 }

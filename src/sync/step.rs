@@ -10,7 +10,7 @@
 //! decision is derived from recorded results, a restarted executor resumes where it stopped and
 //! never re-runs a finished hook.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::time::Duration;
 
@@ -29,8 +29,9 @@ use super::task::{Batch, SyncTask};
 pub struct SyncState<'a> {
     /// The desired tasks.
     pub plan: &'a SyncPlan,
-    /// Live objects (desired ones and hooks), by identity.
-    pub live: &'a BTreeMap<ObjectKey, LiveObject>,
+    /// Live objects (desired ones and hooks), by identity. Only looked up, never iterated, so a
+    /// hash map keeps the step deterministic and fast.
+    pub live: &'a HashMap<ObjectKey, LiveObject>,
     /// Results recorded so far in this operation.
     pub results: &'a [ResourceResult],
     /// Objects to prune (empty unless pruning is enabled); see [`super::plan_prune`].
@@ -146,10 +147,18 @@ impl fmt::Display for Waiting {
 
 impl fmt::Display for SyncStep<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let keys = |tasks: &[&SyncTask]| tasks.iter().map(|t| t.key.to_string()).collect::<Vec<_>>().join(", ");
+        let keys = |tasks: &[&SyncTask]| {
+            tasks
+                .iter()
+                .map(|t| t.key.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         match self {
             Self::Apply { batch, tasks } => write!(f, "apply {batch}: {}", keys(tasks)),
-            Self::DeleteHooks { batch, tasks } => write!(f, "delete previous hooks {batch}: {}", keys(tasks)),
+            Self::DeleteHooks { batch, tasks } => {
+                write!(f, "delete previous hooks {batch}: {}", keys(tasks))
+            }
             Self::FinishHooks { batch, hooks } => {
                 let hooks: Vec<String> = hooks
                     .iter()
@@ -161,7 +170,11 @@ impl fmt::Display for SyncStep<'_> {
                     .collect();
                 write!(f, "finish hooks {batch}: {}", hooks.join(", "))
             }
-            Self::Prune { wave, last, objects } => {
+            Self::Prune {
+                wave,
+                last,
+                objects,
+            } => {
                 let last = if *last { " (PruneLast)" } else { "" };
                 let keys: Vec<String> = objects.iter().map(|o| o.key.to_string()).collect();
                 write!(f, "prune wave {wave}{last}: {}", keys.join(", "))
@@ -178,10 +191,21 @@ impl fmt::Display for SyncStep<'_> {
 /// and on every relevant change of live state.
 #[must_use]
 pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
-    let records: BTreeMap<(SyncPhase, ObjectKey), &ResourceResult> = state
+    let records: Records<'_> = state
         .results
         .iter()
-        .map(|result| ((result.sync_phase, result.key()), result))
+        .map(|r| {
+            (
+                (
+                    r.sync_phase,
+                    r.group.as_str(),
+                    r.kind.as_str(),
+                    r.namespace.as_str(),
+                    r.name.as_str(),
+                ),
+                r,
+            )
+        })
         .collect();
     let progress = stages(state.plan, state.failure.is_some())
         .into_iter()
@@ -192,14 +216,18 @@ pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
         .find(|progress| !matches!(progress, Progress::Complete))
         .unwrap_or(Progress::Complete);
     let failed = |reason: String| match state.failure {
-        Some(failure) => SyncStep::Done(Outcome::Failed { reason: format!("{failure}; SyncFail hooks: {reason}") }),
+        Some(failure) => SyncStep::Done(Outcome::Failed {
+            reason: format!("{failure}; SyncFail hooks: {reason}"),
+        }),
         None if state.plan.has_phase(SyncPhase::SyncFail) => SyncStep::RunSyncFail { reason },
         None => SyncStep::Done(Outcome::Failed { reason }),
     };
     match progress {
         Progress::Complete => match state.failure {
             None => SyncStep::Done(Outcome::Succeeded),
-            Some(failure) => SyncStep::Done(Outcome::Failed { reason: failure.to_owned() }),
+            Some(failure) => SyncStep::Done(Outcome::Failed {
+                reason: failure.to_owned(),
+            }),
         },
         Progress::Failed(reason) => failed(reason),
         Progress::Next(step) => match state.timed_out {
@@ -245,13 +273,31 @@ enum Progress<'a> {
     Complete,
 }
 
-type Records<'r> = BTreeMap<(SyncPhase, ObjectKey), &'r ResourceResult>;
+/// Recorded results by (phase, group, kind, namespace, name), borrowed: no allocation per lookup.
+type Records<'r> = HashMap<(SyncPhase, &'r str, &'r str, &'r str, &'r str), &'r ResourceResult>;
+
+fn record<'r>(
+    records: &Records<'r>,
+    phase: SyncPhase,
+    key: &ObjectKey,
+) -> Option<&'r ResourceResult> {
+    let namespace = key.namespace.as_deref().unwrap_or("");
+    records
+        .get(&(
+            phase,
+            key.group.as_str(),
+            key.kind.as_str(),
+            namespace,
+            key.name.as_str(),
+        ))
+        .copied()
+}
 
 fn batch_progress<'a>(
     batch: Batch,
     tasks: &'a [SyncTask],
     records: &Records<'_>,
-    live: &BTreeMap<ObjectKey, LiveObject>,
+    live: &HashMap<ObjectKey, LiveObject>,
 ) -> Progress<'a> {
     let mut unapplied = Vec::new();
     let mut delete_first = Vec::new();
@@ -261,11 +307,15 @@ fn batch_progress<'a>(
     let mut failures = Vec::new();
     for task in tasks {
         let current = live.get(&task.key);
-        let Some(record) = records.get(&(task.phase, task.key.clone())) else {
+        let Some(record) = record(records, task.phase, &task.key) else {
             match (&task.hook, current) {
                 (Some(hook), Some(previous)) if hook.replaces_previous(&task.key) => {
                     if previous.deleting {
-                        deleting.push(blocker(task, HealthStatus::Progressing, "previous hook instance is being deleted"));
+                        deleting.push(blocker(
+                            task,
+                            HealthStatus::Progressing,
+                            "previous hook instance is being deleted",
+                        ));
                     } else {
                         delete_first.push(task);
                     }
@@ -280,10 +330,12 @@ fn batch_progress<'a>(
         }
         match (&task.hook, record.hook_phase) {
             (Some(_), Some(HookPhase::Succeeded)) => {}
-            (Some(_), Some(HookPhase::Failed)) => failures.push(format!("{} hook failed: {}", task.key, record.message)),
+            (Some(_), Some(HookPhase::Failed)) => {
+                failures.push(format!("{} hook failed: {}", task.key, record.message))
+            }
             (hook, _) => match settled(task, record, current) {
-                Err(blocked) => blockers.push(blocked),
-                Ok(health) => match (hook, health.status) {
+                Settled::Pending(blocked) => blockers.push(blocked),
+                Settled::Observed(health) => match (hook, health.status) {
                     (Some(hook), HealthStatus::Healthy | HealthStatus::Degraded) => {
                         let succeeded = health.status == HealthStatus::Healthy;
                         finished.push(FinishedHook {
@@ -294,42 +346,70 @@ fn batch_progress<'a>(
                         });
                     }
                     (None, HealthStatus::Healthy) => {}
-                    (None, HealthStatus::Degraded) => failures.push(format!("{} {health}", task.key)),
-                    _ => blockers.push(Blocker { key: task.key.clone(), health: health.clone() }),
+                    (None, HealthStatus::Degraded) => {
+                        failures.push(format!("{} {health}", task.key))
+                    }
+                    _ => blockers.push(Blocker {
+                        key: task.key.clone(),
+                        health: health.clone(),
+                    }),
                 },
             },
         }
     }
     if !finished.is_empty() {
-        return Progress::Next(SyncStep::FinishHooks { batch, hooks: finished });
+        return Progress::Next(SyncStep::FinishHooks {
+            batch,
+            hooks: finished,
+        });
     }
     if !failures.is_empty() {
         return Progress::Failed(format!("{batch}: {}", failures.join("; ")));
     }
     if !delete_first.is_empty() {
-        return Progress::Next(SyncStep::DeleteHooks { batch, tasks: delete_first });
+        return Progress::Next(SyncStep::DeleteHooks {
+            batch,
+            tasks: delete_first,
+        });
     }
     if !unapplied.is_empty() && deleting.is_empty() {
-        return Progress::Next(SyncStep::Apply { batch, tasks: unapplied });
+        return Progress::Next(SyncStep::Apply {
+            batch,
+            tasks: unapplied,
+        });
     }
     deleting.extend(blockers);
     if deleting.is_empty() {
         Progress::Complete
     } else {
-        Progress::Next(SyncStep::Wait(Waiting { at: batch.to_string(), on: deleting }))
+        Progress::Next(SyncStep::Wait(Waiting {
+            at: batch.to_string(),
+            on: deleting,
+        }))
     }
 }
 
-/// The health of an applied object once its live state reflects the apply; otherwise the reason
-/// it does not yet, as a blocker.
-fn settled<'l>(task: &SyncTask, record: &ResourceResult, live: Option<&'l LiveObject>) -> Result<&'l Health, Blocker> {
+/// Whether an applied object's live state reflects the apply.
+enum Settled<'l> {
+    /// It does; its health counts.
+    Observed(&'l Health),
+    /// Not yet, and why.
+    Pending(Blocker),
+}
+
+fn settled<'l>(
+    task: &SyncTask,
+    record: &ResourceResult,
+    live: Option<&'l LiveObject>,
+) -> Settled<'l> {
     let Some(live) = live else {
-        return Err(blocker(task, HealthStatus::Missing, "not observed yet"));
+        return Settled::Pending(blocker(task, HealthStatus::Missing, "not observed yet"));
     };
     if let (Some(applied), Some(current)) = (record.generation, live.generation)
         && current < applied
     {
-        return Err(blocker(task, HealthStatus::Progressing, &format!("waiting to observe generation {applied}")));
+        let message = format!("waiting to observe generation {applied}");
+        return Settled::Pending(blocker(task, HealthStatus::Progressing, &message));
     }
     if !live.generation_observed() {
         let message = format!(
@@ -337,24 +417,30 @@ fn settled<'l>(task: &SyncTask, record: &ResourceResult, live: Option<&'l LiveOb
             live.observed_generation.unwrap_or_default(),
             live.generation.unwrap_or_default()
         );
-        return Err(blocker(task, HealthStatus::Progressing, &message));
+        return Settled::Pending(blocker(task, HealthStatus::Progressing, &message));
     }
-    Ok(&live.health)
+    Settled::Observed(&live.health)
 }
 
 fn blocker(task: &SyncTask, status: HealthStatus, message: &str) -> Blocker {
-    Blocker { key: task.key.clone(), health: Health::new(status, message) }
+    Blocker {
+        key: task.key.clone(),
+        health: Health::new(status, message),
+    }
 }
 
 fn prune_progress<'a>(
     prune: &'a [PruneTask],
     last: bool,
     records: &Records<'_>,
-    live: &BTreeMap<ObjectKey, LiveObject>,
+    live: &HashMap<ObjectKey, LiveObject>,
 ) -> Progress<'a> {
     let mut waves: BTreeMap<std::cmp::Reverse<i32>, Vec<&PruneTask>> = BTreeMap::new();
     for task in prune.iter().filter(|task| task.last == last) {
-        waves.entry(std::cmp::Reverse(task.wave)).or_default().push(task);
+        waves
+            .entry(std::cmp::Reverse(task.wave))
+            .or_default()
+            .push(task);
     }
     for (std::cmp::Reverse(wave), tasks) in waves {
         let mut pending = Vec::new();
@@ -362,7 +448,7 @@ fn prune_progress<'a>(
         let mut failures = Vec::new();
         for task in tasks {
             let current = live.get(&task.key);
-            match (records.get(&(SyncPhase::Sync, task.key.clone())), current) {
+            match (record(records, SyncPhase::Sync, &task.key), current) {
                 (None, Some(_)) => pending.push(task),
                 (None, None) => {}
                 (Some(record), _) if record.status == ResultStatus::SyncFailed => {
@@ -379,17 +465,28 @@ fn prune_progress<'a>(
             return Progress::Failed(format!("prune wave {wave}: {}", failures.join("; ")));
         }
         if !pending.is_empty() {
-            return Progress::Next(SyncStep::Prune { wave, last, objects: pending });
+            return Progress::Next(SyncStep::Prune {
+                wave,
+                last,
+                objects: pending,
+            });
         }
         if !blockers.is_empty() {
-            return Progress::Next(SyncStep::Wait(Waiting { at: format!("prune wave {wave}"), on: blockers }));
+            return Progress::Next(SyncStep::Wait(Waiting {
+                at: format!("prune wave {wave}"),
+                on: blockers,
+            }));
         }
     }
     Progress::Complete
 }
 
 fn join(blockers: &[Blocker]) -> String {
-    blockers.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    blockers
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// `90s`, `10m`, `1h30m`.
@@ -402,5 +499,9 @@ fn format_duration(duration: Duration) -> String {
             text.push_str(&format!("{value}{unit}"));
         }
     }
-    if text.is_empty() { "0s".to_owned() } else { text }
+    if text.is_empty() {
+        "0s".to_owned()
+    } else {
+        text
+    }
 }

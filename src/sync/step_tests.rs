@@ -1,6 +1,6 @@
 //! Rule tests for `plan_step`, driven by a small in-memory executor that carries out each step.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ enum Action {
 /// by default); deletions complete while waiting.
 struct Sim {
     plan: SyncPlan,
-    live: BTreeMap<ObjectKey, LiveObject>,
+    live: HashMap<ObjectKey, LiveObject>,
     results: Vec<ResourceResult>,
     prune: Vec<PruneTask>,
     failure: Option<String>,
@@ -48,7 +48,7 @@ impl Sim {
     fn new(yaml: &str) -> Self {
         Self {
             plan: plan(yaml),
-            live: BTreeMap::new(),
+            live: HashMap::new(),
             results: Vec::new(),
             prune: Vec::new(),
             failure: None,
@@ -72,12 +72,21 @@ impl Sim {
     fn next(&self) -> (String, Action) {
         let step = plan_step(&self.state());
         let action = match &step {
-            SyncStep::Apply { tasks, .. } => Action::Apply(tasks.iter().map(|t| (*t).clone()).collect()),
-            SyncStep::DeleteHooks { tasks, .. } => Action::DeleteHooks(tasks.iter().map(|t| t.key.clone()).collect()),
-            SyncStep::FinishHooks { hooks, .. } => {
-                Action::Finish(hooks.iter().map(|h| (h.task.clone(), h.succeeded, h.delete)).collect())
+            SyncStep::Apply { tasks, .. } => {
+                Action::Apply(tasks.iter().map(|t| (*t).clone()).collect())
             }
-            SyncStep::Prune { objects, .. } => Action::Prune(objects.iter().map(|o| (*o).clone()).collect()),
+            SyncStep::DeleteHooks { tasks, .. } => {
+                Action::DeleteHooks(tasks.iter().map(|t| t.key.clone()).collect())
+            }
+            SyncStep::FinishHooks { hooks, .. } => Action::Finish(
+                hooks
+                    .iter()
+                    .map(|h| (h.task.clone(), h.succeeded, h.delete))
+                    .collect(),
+            ),
+            SyncStep::Prune { objects, .. } => {
+                Action::Prune(objects.iter().map(|o| (*o).clone()).collect())
+            }
             SyncStep::Wait(_) => Action::Wait,
             SyncStep::RunSyncFail { reason } => Action::Fail(reason.clone()),
             SyncStep::Done(_) => Action::Done,
@@ -86,7 +95,11 @@ impl Sim {
     }
 
     fn live_object(&self, key: &ObjectKey) -> LiveObject {
-        let health = self.health.get(&format!("{} {}", key.kind, key.name)).cloned().unwrap_or(Health::new(HealthStatus::Healthy, ""));
+        let health = self
+            .health
+            .get(&format!("{} {}", key.kind, key.name))
+            .cloned()
+            .unwrap_or(Health::new(HealthStatus::Healthy, ""));
         LiveObject {
             key: key.clone(),
             generation: Some(1),
@@ -107,13 +120,18 @@ impl Sim {
                 Action::Apply(tasks) => {
                     for task in tasks {
                         let rejected = self.rejected.contains(&task.key.name);
-                        let status = if rejected { ResultStatus::SyncFailed } else { ResultStatus::Synced };
+                        let status = if rejected {
+                            ResultStatus::SyncFailed
+                        } else {
+                            ResultStatus::Synced
+                        };
                         let mut record = ResourceResult::for_task(&task, status);
                         record.generation = Some(1);
                         if rejected {
                             record.message = "admission webhook denied the request".into();
                         } else {
-                            self.live.insert(task.key.clone(), self.live_object(&task.key));
+                            self.live
+                                .insert(task.key.clone(), self.live_object(&task.key));
                         }
                         self.results.push(record);
                     }
@@ -130,7 +148,11 @@ impl Sim {
                             .iter_mut()
                             .find(|r| r.sync_phase == task.phase && r.key() == task.key)
                             .unwrap();
-                        record.hook_phase = Some(if succeeded { HookPhase::Succeeded } else { HookPhase::Failed });
+                        record.hook_phase = Some(if succeeded {
+                            HookPhase::Succeeded
+                        } else {
+                            HookPhase::Failed
+                        });
                         record.message = self.live[&task.key].health.message.clone();
                         if delete {
                             self.live.remove(&task.key);
@@ -139,14 +161,20 @@ impl Sim {
                 }
                 Action::Prune(objects) => {
                     for object in objects {
-                        self.results.push(ResourceResult::for_object(&object.key, SyncPhase::Sync, object.wave, ResultStatus::Pruned));
+                        self.results.push(ResourceResult::for_object(
+                            &object.key,
+                            SyncPhase::Sync,
+                            object.wave,
+                            ResultStatus::Pruned,
+                        ));
                         self.live.get_mut(&object.key).unwrap().deleting = true;
                     }
                 }
                 Action::Wait => {
                     let before = self.live.clone();
                     self.live.retain(|_, object| !object.deleting);
-                    let refreshed: Vec<_> = self.live.keys().map(|key| self.live_object(key)).collect();
+                    let refreshed: Vec<_> =
+                        self.live.keys().map(|key| self.live_object(key)).collect();
                     for object in refreshed {
                         let generations = self.live[&object.key].generation;
                         let entry = self.live.get_mut(&object.key).unwrap();
@@ -165,7 +193,13 @@ impl Sim {
     }
 
     fn key(&self, kind: &str, name: &str) -> ObjectKey {
-        self.plan.tasks.iter().find(|t| t.key.kind == kind && t.key.name == name).unwrap().key.clone()
+        self.plan
+            .tasks
+            .iter()
+            .find(|t| t.key.kind == kind && t.key.name == name)
+            .unwrap()
+            .key
+            .clone()
     }
 }
 
@@ -189,14 +223,26 @@ fn shop_example_runs_end_to_end() {
             "successfully synced (all tasks run)",
         ]
     );
-    let names: Vec<&str> = sim.live.keys().map(|k| k.name.as_str()).collect();
-    assert_eq!(names, ["shop-config", "shop", "shop-api", "shop-api", "smoke-test"], "db-migrate is gone");
+    let mut names: Vec<String> = sim.live.keys().map(ToString::to_string).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "ConfigMap shop/shop-config",
+            "Deployment shop/shop-api",
+            "Job shop/smoke-test",
+            "Namespace shop",
+            "Service shop/shop-api"
+        ],
+        "db-migrate is gone"
+    );
 }
 
 #[test]
 fn presync_failure_aborts_and_runs_sync_fail_hooks() {
     let mut sim = Sim::new(&format!("{SHOP}{SYNC_FAIL_HOOK}"));
-    sim.health.insert("Job db-migrate".into(), degraded("BackoffLimitExceeded"));
+    sim.health
+        .insert("Job db-migrate".into(), degraded("BackoffLimitExceeded"));
     let reason = "PreSync wave 0: Job shop/db-migrate hook failed: BackoffLimitExceeded";
     assert_eq!(
         sim.run(),
@@ -210,8 +256,14 @@ fn presync_failure_aborts_and_runs_sync_fail_hooks() {
             format!("failed: {reason}"),
         ]
     );
-    assert!(!sim.live.contains_key(&sim.key("Deployment", "shop-api")), "nothing of Sync was applied");
-    assert!(sim.live.contains_key(&sim.key("Job", "db-migrate")), "HookSucceeded keeps a failed hook");
+    assert!(
+        !sim.live.contains_key(&sim.key("Deployment", "shop-api")),
+        "nothing of Sync was applied"
+    );
+    assert!(
+        sim.live.contains_key(&sim.key("Job", "db-migrate")),
+        "HookSucceeded keeps a failed hook"
+    );
 }
 
 #[test]
@@ -230,7 +282,8 @@ fn failure_without_sync_fail_hooks_ends_at_once() {
 fn sync_fail_hook_failure_is_reported_too() {
     let mut sim = Sim::new(&format!("{SHOP}{SYNC_FAIL_HOOK}"));
     sim.health.insert("Job db-migrate".into(), degraded("boom"));
-    sim.health.insert("Job alert".into(), degraded("no webhook"));
+    sim.health
+        .insert("Job alert".into(), degraded("no webhook"));
     assert_eq!(
         sim.run().last().unwrap(),
         "failed: PreSync wave 0: Job shop/db-migrate hook failed: boom; SyncFail hooks: SyncFail wave 0: \
@@ -241,7 +294,10 @@ fn sync_fail_hook_failure_is_reported_too() {
 #[test]
 fn post_sync_waits_for_every_sync_object_to_be_healthy() {
     let mut sim = Sim::new(SHOP);
-    sim.health.insert("Deployment shop-api".into(), Health::new(HealthStatus::Progressing, "0/3 available"));
+    sim.health.insert(
+        "Deployment shop-api".into(),
+        Health::new(HealthStatus::Progressing, "0/3 available"),
+    );
     let trace = sim.run();
     assert_eq!(
         trace.last().unwrap(),
@@ -250,7 +306,10 @@ fn post_sync_waits_for_every_sync_object_to_be_healthy() {
     assert!(!trace.iter().any(|step| step.contains("smoke-test")));
     sim.health.remove("Deployment shop-api");
     let rest = sim.run();
-    assert_eq!(rest[0], "wait wave 0: Deployment shop/shop-api Progressing: 0/3 available");
+    assert_eq!(
+        rest[0],
+        "wait wave 0: Deployment shop/shop-api Progressing: 0/3 available"
+    );
     assert_eq!(rest[1], "apply PostSync wave 0: Job shop/smoke-test");
     assert_eq!(rest.last().unwrap(), SUCCESS_MESSAGE);
 }
@@ -258,7 +317,10 @@ fn post_sync_waits_for_every_sync_object_to_be_healthy() {
 #[test]
 fn degraded_object_fails_naming_wave_object_and_reason() {
     let mut sim = Sim::new(SHOP);
-    sim.health.insert("Deployment shop-api".into(), degraded("0/3 available, pod shop-api-7c9 ImagePullBackOff"));
+    sim.health.insert(
+        "Deployment shop-api".into(),
+        degraded("0/3 available, pod shop-api-7c9 ImagePullBackOff"),
+    );
     assert_eq!(
         sim.run().last().unwrap(),
         "failed: wave 0: Deployment shop/shop-api Degraded: 0/3 available, pod shop-api-7c9 ImagePullBackOff"
@@ -269,7 +331,10 @@ fn degraded_object_fails_naming_wave_object_and_reason() {
 #[test]
 fn timeout_names_what_it_waited_on() {
     let mut sim = Sim::new(SHOP);
-    sim.health.insert("Deployment shop-api".into(), Health::new(HealthStatus::Progressing, "0/3 available"));
+    sim.health.insert(
+        "Deployment shop-api".into(),
+        Health::new(HealthStatus::Progressing, "0/3 available"),
+    );
     sim.run();
     sim.timed_out = Some(Duration::from_secs(600));
     assert_eq!(
@@ -278,7 +343,10 @@ fn timeout_names_what_it_waited_on() {
     );
     let mut fresh = Sim::new(SHOP);
     fresh.timed_out = Some(Duration::from_secs(90));
-    assert_eq!(fresh.next().0, "failed: timed out after 1m30s before: apply PreSync wave 0: Namespace shop");
+    assert_eq!(
+        fresh.next().0,
+        "failed: timed out after 1m30s before: apply PreSync wave 0: Namespace shop"
+    );
 }
 
 #[test]
@@ -287,7 +355,11 @@ fn waves_complete_only_on_the_current_generation() {
     sim.run();
     let deployment = sim.key("Deployment", "shop-api");
     let record = |sim: &mut Sim| {
-        sim.results.iter_mut().find(|r| r.key() == deployment).unwrap().generation = Some(3);
+        sim.results
+            .iter_mut()
+            .find(|r| r.key() == deployment)
+            .unwrap()
+            .generation = Some(3);
     };
     // Back up to the Sync wave 0 state: PostSync not yet applied.
     sim.results.retain(|r| r.sync_phase != SyncPhase::PostSync);
@@ -295,9 +367,18 @@ fn waves_complete_only_on_the_current_generation() {
     sim.live.remove(&smoke_test);
     record(&mut sim);
     let cases = [
-        ((Some(2), Some(2)), "wait wave 0: Deployment shop/shop-api Progressing: waiting to observe generation 3"),
-        ((Some(3), Some(2)), "wait wave 0: Deployment shop/shop-api Progressing: observedGeneration 2 < generation 3"),
-        ((Some(3), Some(3)), "apply PostSync wave 0: Job shop/smoke-test"),
+        (
+            (Some(2), Some(2)),
+            "wait wave 0: Deployment shop/shop-api Progressing: waiting to observe generation 3",
+        ),
+        (
+            (Some(3), Some(2)),
+            "wait wave 0: Deployment shop/shop-api Progressing: observedGeneration 2 < generation 3",
+        ),
+        (
+            (Some(3), Some(3)),
+            "apply PostSync wave 0: Job shop/smoke-test",
+        ),
     ];
     for ((generation, observed), expected) in cases {
         let live = sim.live.get_mut(&deployment).unwrap();
@@ -314,8 +395,14 @@ fn fixed_name_hook_is_deleted_before_it_is_recreated() {
     // A second operation: fresh results, the kept smoke-test Job of the first run still exists.
     sim.results.clear();
     let trace = sim.run();
-    assert_eq!(trace[5], "delete previous hooks PostSync wave 0: Job shop/smoke-test");
-    assert_eq!(trace[6], "wait PostSync wave 0: Job shop/smoke-test Progressing: previous hook instance is being deleted");
+    assert_eq!(
+        trace[5],
+        "delete previous hooks PostSync wave 0: Job shop/smoke-test"
+    );
+    assert_eq!(
+        trace[6],
+        "wait PostSync wave 0: Job shop/smoke-test Progressing: previous hook instance is being deleted"
+    );
     assert_eq!(trace[7], "apply PostSync wave 0: Job shop/smoke-test");
     assert_eq!(trace.last().unwrap(), SUCCESS_MESSAGE);
 }
@@ -323,8 +410,10 @@ fn fixed_name_hook_is_deleted_before_it_is_recreated() {
 #[test]
 fn delete_policies_after_the_hook_finishes() {
     let hook = |name: &str, policy: &str| {
-        format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n    \
-                 argocd.argoproj.io/hook: PreSync\n    argocd.argoproj.io/hook-delete-policy: {policy}\n")
+        format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n    \
+                 argocd.argoproj.io/hook: PreSync\n    argocd.argoproj.io/hook-delete-policy: {policy}\n"
+        )
     };
     let cases = [
         ("HookSucceeded", true, true),
@@ -342,7 +431,11 @@ fn delete_policies_after_the_hook_finishes() {
         let trace = sim.run();
         let outcome = if succeeds { "succeeded" } else { "failed" };
         let suffix = if deleted { ", deleted" } else { "" };
-        assert_eq!(trace[1], format!("finish hooks PreSync wave 0: ConfigMap shop/h {outcome}{suffix}"), "{policy}");
+        assert_eq!(
+            trace[1],
+            format!("finish hooks PreSync wave 0: ConfigMap shop/h {outcome}{suffix}"),
+            "{policy}"
+        );
         assert_eq!(sim.live.is_empty(), deleted, "{policy}");
     }
 }
@@ -350,25 +443,43 @@ fn delete_policies_after_the_hook_finishes() {
 #[test]
 fn resume_does_not_rerun_finished_hooks() {
     let mut first = Sim::new(SHOP);
-    first.health.insert("ConfigMap shop-config".into(), Health::new(HealthStatus::Progressing, ""));
+    first.health.insert(
+        "ConfigMap shop-config".into(),
+        Health::new(HealthStatus::Progressing, ""),
+    );
     let trace = first.run();
-    assert_eq!(trace.last().unwrap(), "wait wave -1: ConfigMap shop/shop-config Progressing");
+    assert_eq!(
+        trace.last().unwrap(),
+        "wait wave -1: ConfigMap shop/shop-config Progressing"
+    );
     // The process dies; a new one starts from the recorded results and the live objects.
     let mut resumed = Sim::new(SHOP);
     resumed.results = first.results.clone();
     resumed.live = first.live.clone();
     resumed.health.clear();
     let trace = resumed.run();
-    assert!(!trace.iter().any(|step| step.contains("db-migrate")), "{trace:#?}");
-    assert_eq!(trace[0], "wait wave -1: ConfigMap shop/shop-config Progressing");
-    assert_eq!(trace[1], "apply wave 0: Service shop/shop-api, Deployment shop/shop-api");
+    assert!(
+        !trace.iter().any(|step| step.contains("db-migrate")),
+        "{trace:#?}"
+    );
+    assert_eq!(
+        trace[0],
+        "wait wave -1: ConfigMap shop/shop-config Progressing"
+    );
+    assert_eq!(
+        trace[1],
+        "apply wave 0: Service shop/shop-api, Deployment shop/shop-api"
+    );
     assert_eq!(trace.last().unwrap(), SUCCESS_MESSAGE);
 }
 
 #[test]
 fn resume_waits_for_a_running_hook_instead_of_recreating_it() {
     let mut sim = Sim::new(SHOP);
-    sim.health.insert("Job db-migrate".into(), Health::new(HealthStatus::Progressing, "job running, 1 active pods"));
+    sim.health.insert(
+        "Job db-migrate".into(),
+        Health::new(HealthStatus::Progressing, "job running, 1 active pods"),
+    );
     let trace = sim.run();
     assert_eq!(
         trace.last().unwrap(),
@@ -381,11 +492,32 @@ fn resume_waits_for_a_running_hook_instead_of_recreating_it() {
 fn prunes_in_reverse_wave_order_and_prune_last_after_sync() {
     let mut sim = Sim::new(SHOP);
     let extra = |name: &str, wave: i32, last: bool| {
-        let key = ObjectKey { group: String::new(), kind: "ConfigMap".into(), namespace: Some("shop".into()), name: name.into() };
-        (key, PruneTask { key: ObjectKey { name: name.into(), ..sim.key("ConfigMap", "shop-config") }, wave, last })
+        let key = ObjectKey {
+            group: String::new(),
+            kind: "ConfigMap".into(),
+            namespace: Some("shop".into()),
+            name: name.into(),
+        };
+        (
+            key,
+            PruneTask {
+                key: ObjectKey {
+                    name: name.into(),
+                    ..sim.key("ConfigMap", "shop-config")
+                },
+                wave,
+                last,
+            },
+        )
     };
-    let tasks = [extra("old-0", 0, false), extra("old-2", 2, false), extra("old-1", 1, false),
-                 extra("old-2b", 2, false), extra("last-5", 5, true), extra("last-9", 9, true)];
+    let tasks = [
+        extra("old-0", 0, false),
+        extra("old-2", 2, false),
+        extra("old-1", 1, false),
+        extra("old-2b", 2, false),
+        extra("last-5", 5, true),
+        extra("last-9", 9, true),
+    ];
     for (key, task) in tasks {
         let object = sim.live_object(&key);
         sim.live.insert(key, object);
@@ -422,7 +554,13 @@ fn crd_is_established_before_its_custom_resources() {
                 name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget}\n---\n\
                 apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n";
     let mut sim = Sim::new(yaml);
-    sim.health.insert("CustomResourceDefinition widgets.example.com".into(), Health::new(HealthStatus::Progressing, "waiting for the CRD to be Established"));
+    sim.health.insert(
+        "CustomResourceDefinition widgets.example.com".into(),
+        Health::new(
+            HealthStatus::Progressing,
+            "waiting for the CRD to be Established",
+        ),
+    );
     assert_eq!(
         sim.run(),
         [

@@ -26,14 +26,22 @@ impl Hook {
     /// fixed-name hook never fails with "field is immutable").
     #[must_use]
     pub fn replaces_previous(&self, key: &ObjectKey) -> bool {
-        self.delete_policies.contains(&DeletePolicy::BeforeHookCreation)
-            || matches!((key.group.as_str(), key.kind.as_str()), ("batch", "Job") | ("", "Pod"))
+        self.delete_policies
+            .contains(&DeletePolicy::BeforeHookCreation)
+            || matches!(
+                (key.group.as_str(), key.kind.as_str()),
+                ("batch", "Job") | ("", "Pod")
+            )
     }
 
     /// Whether the finished hook is deleted, given its outcome.
     #[must_use]
     pub fn deleted_after(&self, succeeded: bool) -> bool {
-        let policy = if succeeded { DeletePolicy::HookSucceeded } else { DeletePolicy::HookFailed };
+        let policy = if succeeded {
+            DeletePolicy::HookSucceeded
+        } else {
+            DeletePolicy::HookFailed
+        };
         self.delete_policies.contains(&policy)
     }
 }
@@ -84,7 +92,11 @@ impl SyncTask {
     /// The batch the task is applied in: objects of one batch are independent of each other.
     #[must_use]
     pub fn batch(&self) -> Batch {
-        Batch { phase: self.phase, wave: self.wave, prerequisites: self.is_prerequisite() }
+        Batch {
+            phase: self.phase,
+            wave: self.wave,
+            prerequisites: self.is_prerequisite(),
+        }
     }
 }
 

@@ -25,7 +25,9 @@ pub fn tracking_id(app: &str, key: &ObjectKey) -> String {
 /// Whether a live object with these annotations is managed by `app`.
 #[must_use]
 pub fn is_managed_by(app: &str, key: &ObjectKey, annotations: &BTreeMap<String, String>) -> bool {
-    annotations.get(TRACKING_ANNOTATION).is_some_and(|id| *id == tracking_id(app, key))
+    annotations
+        .get(TRACKING_ANNOTATION)
+        .is_some_and(|id| *id == tracking_id(app, key))
 }
 
 #[cfg(test)]
@@ -34,13 +36,30 @@ mod tests {
 
     #[test]
     fn ids_name_app_and_object() {
-        let key = ObjectKey { group: "apps".into(), kind: "Deployment".into(),
-                              namespace: Some("shop".into()), name: "api".into() };
+        let key = ObjectKey {
+            group: "apps".into(),
+            kind: "Deployment".into(),
+            namespace: Some("shop".into()),
+            name: "api".into(),
+        };
         assert_eq!(tracking_id("shop", &key), "shop:apps/Deployment:shop/api");
-        let annotated = |id: &str| BTreeMap::from([(TRACKING_ANNOTATION.to_owned(), id.to_owned())]);
-        assert!(is_managed_by("shop", &key, &annotated("shop:apps/Deployment:shop/api")));
-        assert!(!is_managed_by("other", &key, &annotated("shop:apps/Deployment:shop/api")));
-        assert!(!is_managed_by("shop", &key, &annotated("shop:apps/Deployment:shop/copied")));
+        let annotated =
+            |id: &str| BTreeMap::from([(TRACKING_ANNOTATION.to_owned(), id.to_owned())]);
+        assert!(is_managed_by(
+            "shop",
+            &key,
+            &annotated("shop:apps/Deployment:shop/api")
+        ));
+        assert!(!is_managed_by(
+            "other",
+            &key,
+            &annotated("shop:apps/Deployment:shop/api")
+        ));
+        assert!(!is_managed_by(
+            "shop",
+            &key,
+            &annotated("shop:apps/Deployment:shop/copied")
+        ));
         assert!(!is_managed_by("shop", &key, &BTreeMap::new()));
     }
 }
