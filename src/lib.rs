@@ -3,7 +3,10 @@
 pub mod api;
 pub mod cli;
 pub mod cluster;
+pub mod health;
+pub mod manifest;
 pub mod nodesim;
 pub mod render;
 pub mod repo;
+pub mod sync;
 pub mod yaml;

@@ -2,6 +2,7 @@
 
 pub mod crd;
 pub mod node_sim;
+pub mod plan;
 pub mod render;
 pub mod table;
 
@@ -27,6 +28,8 @@ pub enum Command {
     Render(render::RenderArgs),
     /// Simulate a Ready node (kubelet and scheduler) for a cluster without nodes.
     NodeSim(node_sim::NodeSimArgs),
+    /// Print the order a sync would apply a manifest directory in, offline.
+    Plan(plan::PlanArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.

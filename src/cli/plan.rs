@@ -1,0 +1,236 @@
+//! `flotilla plan PATH`: loads a manifest directory offline and prints the phases, waves and
+//! order a sync would run, with hook, delete-policy and sync-option markers; or every validation
+//! error (each naming file and object) on stderr with exit code 1.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use crate::manifest::{DirectoryOptions, ObjectKey};
+use crate::sync::{Batch, SyncPlan, SyncTask};
+
+/// Arguments of `flotilla plan`.
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// A manifest directory or file.
+    pub path: PathBuf,
+    /// Destination namespace for namespaced objects that have none.
+    #[arg(short, long)]
+    pub namespace: Option<String>,
+    /// Descend into subdirectories.
+    #[arg(long)]
+    pub recurse: bool,
+    /// Only files whose relative path matches this glob.
+    #[arg(long)]
+    pub include: Option<String>,
+    /// Skip files whose relative path matches this glob.
+    #[arg(long)]
+    pub exclude: Option<String>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = Format::Table)]
+    pub output: Format,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A table, one row per object.
+    Table,
+    /// JSON: the steps with their objects.
+    Json,
+}
+
+/// One apply step of the plan: a batch and its objects.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PlanStep<'a> {
+    step: usize,
+    #[serde(flatten)]
+    batch: Batch,
+    objects: Vec<PlanObject<'a>>,
+}
+
+/// One object of a step.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PlanObject<'a> {
+    #[serde(flatten)]
+    key: &'a ObjectKey,
+    file: String,
+    markers: Vec<String>,
+}
+
+/// Prints the plan, or the validation errors.
+///
+/// # Errors
+/// Output that cannot be written.
+pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+    let options = DirectoryOptions {
+        recurse: args.recurse,
+        include: args.include.clone(),
+        exclude: args.exclude.clone(),
+    };
+    let plan = match SyncPlan::load(&args.path, &options, args.namespace.as_deref(), "plan") {
+        Ok(plan) => plan,
+        Err(errors) => {
+            for error in &errors.0 {
+                eprintln!("error: {error}");
+            }
+            eprintln!(
+                "{} validation error(s); nothing would be applied",
+                errors.0.len()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let steps = steps(&plan);
+    match args.output {
+        Format::Json => {
+            let skipped: Vec<String> = plan.skipped.iter().map(ToString::to_string).collect();
+            let post_delete: Vec<String> =
+                plan.post_delete.iter().map(|t| t.key.to_string()).collect();
+            let json =
+                serde_json::json!({"steps": steps, "skipped": skipped, "postDelete": post_delete});
+            println!("{}", serde_json::to_string_pretty(&json)?);
+        }
+        Format::Table => print!("{}", table(&steps, &plan)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn steps(plan: &SyncPlan) -> Vec<PlanStep<'_>> {
+    plan.batches()
+        .into_iter()
+        .enumerate()
+        .map(|(index, (batch, tasks))| PlanStep {
+            step: index + 1,
+            batch,
+            objects: tasks
+                .iter()
+                .map(|task| PlanObject {
+                    key: &task.key,
+                    file: format!(
+                        "{}#{}",
+                        task.resource.source.file.display(),
+                        task.resource.source.document
+                    ),
+                    markers: markers(task),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// `hook=PreSync`, `delete=HookSucceeded`, `Prune=false`, `IgnoreExtraneous`, promotions.
+fn markers(task: &SyncTask) -> Vec<String> {
+    let mut markers = Vec::new();
+    if let Some(hook) = &task.hook {
+        markers.push(format!("hook={}", hook.hook_type));
+        let policies: Vec<String> = hook
+            .delete_policies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        markers.push(format!("delete={}", policies.join(",")));
+    }
+    markers.extend(
+        task.options
+            .written()
+            .map(|(key, value)| format!("{key}={value}")),
+    );
+    if task.compare.ignore_extraneous {
+        markers.push("IgnoreExtraneous".to_owned());
+    }
+    if let Some(promotion) = &task.promotion {
+        markers.push(format!(
+            "moved ahead of {} (declared {} wave {})",
+            promotion.ahead_of, promotion.declared_phase, promotion.declared_wave
+        ));
+    }
+    markers
+}
+
+fn table(steps: &[PlanStep<'_>], plan: &SyncPlan) -> String {
+    let mut rows = vec![
+        [
+            "STEP",
+            "PHASE",
+            "WAVE",
+            "GROUP",
+            "KIND",
+            "NAMESPACE",
+            "NAME",
+            "MARKERS",
+        ]
+        .map(str::to_owned),
+    ];
+    for step in steps {
+        for object in &step.objects {
+            rows.push([
+                step.step.to_string(),
+                step.batch.phase.to_string(),
+                step.batch.wave.to_string(),
+                object.key.group.clone(),
+                object.key.kind.clone(),
+                object.key.namespace.clone().unwrap_or_default(),
+                object.key.name.clone(),
+                object.markers.join(" "),
+            ]);
+        }
+    }
+    let widths: Vec<usize> = (0..8)
+        .map(|column| rows.iter().map(|row| row[column].len()).max().unwrap_or(0))
+        .collect();
+    let mut text = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        text.push_str(cells.join("  ").trim_end());
+        text.push('\n');
+    }
+    if plan
+        .tasks
+        .iter()
+        .any(|t| t.phase == crate::sync::SyncPhase::SyncFail)
+    {
+        text.push_str("SyncFail steps run only when the sync fails.\n");
+    }
+    for key in &plan.skipped {
+        text.push_str(&format!("skipped (never applied): {key}\n"));
+    }
+    for task in &plan.post_delete {
+        text.push_str(&format!(
+            "PostDelete (on Application deletion): {}\n",
+            task.key
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn shop_table() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/testdata");
+        let plan = SyncPlan::load(&root, &DirectoryOptions::default(), None, "plan").unwrap();
+        let text = table(&steps(&plan), &plan);
+        let expected = "\
+STEP  PHASE     WAVE  GROUP  KIND        NAMESPACE  NAME         MARKERS
+1     PreSync   0            Namespace              shop         moved ahead of Job shop/db-migrate (declared Sync wave -2)
+2     PreSync   0     batch  Job         shop       db-migrate   hook=PreSync delete=HookSucceeded
+3     Sync      -1           ConfigMap   shop       shop-config
+4     Sync      0            Service     shop       shop-api
+4     Sync      0     apps   Deployment  shop       shop-api
+5     PostSync  0     batch  Job         shop       smoke-test   hook=PostSync delete=BeforeHookCreation
+";
+        assert_eq!(text, expected);
+    }
+}

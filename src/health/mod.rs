@@ -1,0 +1,129 @@
+//! Health assessment of live objects, per kind, following Argo CD's gitops-engine rules. Pure:
+//! takes an object as JSON and returns a status with a message; never talks to a cluster.
+
+mod apiservice;
+mod application;
+mod crd;
+mod daemonset;
+mod deployment;
+mod hpa;
+mod ingress;
+mod job;
+mod namespace;
+mod pod;
+mod pvc;
+mod replicaset;
+mod service;
+mod statefulset;
+mod status;
+
+pub use pod::with_pod_problems;
+pub use status::{Health, HealthStatus};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::manifest::group_of;
+
+/// Assesses a live object. Objects being deleted are Progressing; kinds without a rule are
+/// Healthy once they exist.
+#[must_use]
+pub fn assess(object: &Value) -> Health {
+    if object
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null())
+    {
+        return Health::new(HealthStatus::Progressing, "Pending deletion");
+    }
+    let group = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .map_or("", group_of);
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    match (group, kind) {
+        ("apps", "Deployment") => typed(object, deployment::assess),
+        ("apps", "StatefulSet") => typed(object, statefulset::assess),
+        ("apps", "DaemonSet") => typed(object, daemonset::assess),
+        ("apps", "ReplicaSet") => typed(object, replicaset::assess),
+        ("", "Pod") => typed(object, pod::assess),
+        ("batch", "Job") => typed(object, job::assess),
+        ("", "PersistentVolumeClaim") => typed(object, pvc::assess),
+        ("", "Service") => typed(object, service::assess),
+        ("networking.k8s.io" | "extensions", "Ingress") => typed(object, ingress::assess),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => typed(object, crd::assess),
+        ("", "Namespace") => typed(object, namespace::assess),
+        ("apiregistration.k8s.io", "APIService") => typed(object, apiservice::assess),
+        ("autoscaling", "HorizontalPodAutoscaler") => typed(object, hpa::assess),
+        ("flotilla.dev" | "argoproj.io", "Application") => application::assess(object),
+        _ => Health::new(HealthStatus::Healthy, ""),
+    }
+}
+
+/// Reads the object as its k8s-openapi type and applies the rule; an unreadable object is Unknown.
+fn typed<T: DeserializeOwned>(object: &Value, rule: fn(&T) -> Health) -> Health {
+    match serde_json::from_value::<T>(object.clone()) {
+        Ok(typed) => rule(&typed),
+        Err(error) => Health::new(
+            HealthStatus::Unknown,
+            format!("cannot read object: {error}"),
+        ),
+    }
+}
+
+/// Whether the controller has seen the current spec: `status.observedGeneration >=
+/// metadata.generation`, or true when either is absent.
+#[must_use]
+pub fn generation_observed(generation: Option<i64>, observed_generation: Option<i64>) -> bool {
+    match (generation, observed_generation) {
+        (Some(generation), Some(observed)) => observed >= generation,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn dispatches_by_group_and_kind() {
+        let cases = [
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+                HealthStatus::Healthy,
+            ),
+            (
+                json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}),
+                HealthStatus::Healthy,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": "c", "deletionTimestamp": "2026-01-01T00:00:00Z"}}),
+                HealthStatus::Progressing,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "p"},
+                       "status": {"phase": "Bound"}}),
+                HealthStatus::Healthy,
+            ),
+            (
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                       "spec": {"replicas": "three"}}),
+                HealthStatus::Unknown,
+            ),
+        ];
+        for (object, expected) in cases {
+            assert_eq!(assess(&object).status, expected, "{object}");
+        }
+    }
+
+    #[test]
+    fn generation_rule() {
+        assert!(generation_observed(Some(2), Some(2)));
+        assert!(generation_observed(Some(2), Some(3)));
+        assert!(!generation_observed(Some(3), Some(2)));
+        assert!(generation_observed(None, Some(1)));
+        assert!(generation_observed(Some(1), None));
+    }
+}

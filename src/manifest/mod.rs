@@ -1,0 +1,16 @@
+//! Desired manifests: loading a source directory into validated [`Resource`]s, with the
+//! namespace defaulting rules. Pure apart from reading files; knows nothing of sync semantics.
+
+mod directory;
+mod document;
+mod duplicate;
+mod error;
+mod resource;
+mod scope;
+
+pub use directory::{DirectoryOptions, load_directory};
+pub use document::parse_documents;
+pub use duplicate::find_duplicates;
+pub use error::{ValidationError, ValidationErrors};
+pub use resource::{ObjectKey, ObjectName, Resource, Source, group_of};
+pub use scope::{ScopeTable, assign_namespaces};

@@ -1,0 +1,47 @@
+//! The per-Application sync engine's pure core: the annotation vocabulary, task ordering, prune
+//! planning, operation results and the [`plan_step`] decision function. No Kubernetes client:
+//! an executor carries out what [`plan_step`] decides and records the results.
+
+mod annotations;
+mod hook;
+mod hook_name;
+mod kind_order;
+mod live;
+mod options;
+mod order;
+mod phase;
+mod plan;
+mod prune;
+mod result;
+mod step;
+mod task;
+mod tracking;
+
+pub use annotations::{HELM_WEIGHT_ANNOTATION, SYNC_WAVE_ANNOTATION, SyncAnnotations};
+pub use hook::{
+    DELETE_POLICY_ANNOTATION, DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION,
+    HOOK_ANNOTATION, HookError, HookType, parse_delete_policies, parse_helm_hooks,
+    parse_hook_types,
+};
+pub use hook_name::hook_name;
+pub use kind_order::kind_rank;
+pub use live::LiveObject;
+pub use options::{
+    COMPARE_OPTIONS_ANNOTATION, CompareOptions, OptionError, SYNC_OPTIONS_ANNOTATION,
+    SyncOptionKey, SyncOptions,
+};
+pub use order::order_tasks;
+pub use phase::{SyncPhase, UnknownPhase};
+pub use plan::SyncPlan;
+pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
+pub use result::{
+    HookPhase, OperationPhase, OperationState, ResourceAction, ResourceResult, ResultStatus,
+};
+pub use step::{
+    Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step,
+};
+pub use task::{Batch, Hook, Promotion, SyncTask};
+pub use tracking::{TRACKING_ANNOTATION, is_managed_by, tracking_id};
+
+#[cfg(test)]
+mod step_tests;

@@ -1,0 +1,239 @@
+//! Sync options (`argocd.argoproj.io/sync-options`, a comma list of `Key=value`) and compare
+//! options (`argocd.argoproj.io/compare-options`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+/// The per-object sync-options annotation.
+pub const SYNC_OPTIONS_ANNOTATION: &str = "argocd.argoproj.io/sync-options";
+/// The per-object compare-options annotation.
+pub const COMPARE_OPTIONS_ANNOTATION: &str = "argocd.argoproj.io/compare-options";
+
+/// A sync option key. Each takes `true` or `false`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum SyncOptionKey {
+    /// `Prune=false`: never prune this object.
+    Prune,
+    /// `Delete=false`: keep it when the Application is deleted.
+    Delete,
+    /// `Replace=true`: replace instead of apply.
+    Replace,
+    /// `Force=true`: delete and recreate when an update is rejected.
+    Force,
+    /// `ServerSideApply=true`.
+    ServerSideApply,
+    /// `SkipDryRunOnMissingResource=true`: the kind may not exist yet at dry-run time.
+    SkipDryRunOnMissingResource,
+    /// `CreateNamespace=true`: create the destination namespace.
+    CreateNamespace,
+    /// `PruneLast=true`: prune after everything else is Healthy.
+    PruneLast,
+    /// `ApplyOutOfSyncOnly=true`: skip objects already in sync.
+    ApplyOutOfSyncOnly,
+    /// `Validate=false`: skip schema validation.
+    Validate,
+}
+
+impl SyncOptionKey {
+    const ALL: [Self; 10] = [
+        Self::Prune,
+        Self::Delete,
+        Self::Replace,
+        Self::Force,
+        Self::ServerSideApply,
+        Self::SkipDryRunOnMissingResource,
+        Self::CreateNamespace,
+        Self::PruneLast,
+        Self::ApplyOutOfSyncOnly,
+        Self::Validate,
+    ];
+
+    /// The value an object has when the option is not written.
+    #[must_use]
+    pub fn default_value(self) -> bool {
+        matches!(self, Self::Prune | Self::Delete | Self::Validate)
+    }
+}
+
+impl fmt::Display for SyncOptionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// An unparsable sync or compare option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    /// Not `Key=value`.
+    #[error("sync option {0:?} is not Key=value")]
+    NotKeyValue(String),
+    /// Unknown key.
+    #[error("unknown sync option {0:?}")]
+    UnknownOption(String),
+    /// Value is not `true`/`false`.
+    #[error("sync option {key}={value:?}: expected true or false")]
+    BadValue {
+        /// The option.
+        key: SyncOptionKey,
+        /// What was written.
+        value: String,
+    },
+    /// Unknown compare option.
+    #[error("unknown compare option {0:?}")]
+    UnknownCompareOption(String),
+}
+
+impl FromStr for SyncOptionKey {
+    type Err = OptionError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|key| key.to_string() == text)
+            .ok_or_else(|| OptionError::UnknownOption(text.to_owned()))
+    }
+}
+
+/// The options written on an object; unwritten ones take [`SyncOptionKey::default_value`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct SyncOptions(BTreeMap<SyncOptionKey, bool>);
+
+impl SyncOptions {
+    /// The value of an option.
+    #[must_use]
+    pub fn get(&self, key: SyncOptionKey) -> bool {
+        self.0.get(&key).copied().unwrap_or(key.default_value())
+    }
+
+    /// The options written explicitly, e.g. for display as `Prune=false`.
+    pub fn written(&self) -> impl Iterator<Item = (SyncOptionKey, bool)> + '_ {
+        self.0.iter().map(|(key, value)| (*key, *value))
+    }
+}
+
+impl FromStr for SyncOptions {
+    type Err = OptionError;
+
+    /// Parses `Prune=false,ServerSideApply=true`; blanks around items are ignored.
+    fn from_str(list: &str) -> Result<Self, Self::Err> {
+        let mut options = BTreeMap::new();
+        for item in list
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+        {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| OptionError::NotKeyValue(item.to_owned()))?;
+            let key: SyncOptionKey = key.trim().parse()?;
+            let value = match value.trim() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(OptionError::BadValue {
+                        key,
+                        value: other.to_owned(),
+                    });
+                }
+            };
+            options.insert(key, value);
+        }
+        Ok(Self(options))
+    }
+}
+
+/// The compare options of an object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompareOptions {
+    /// `IgnoreExtraneous`: does not count towards the Application's sync status.
+    pub ignore_extraneous: bool,
+}
+
+impl FromStr for CompareOptions {
+    type Err = OptionError;
+
+    /// Parses `IgnoreExtraneous`; Argo CD's `ServerSideDiff=…` and `IncludeMutationWebhook=…`
+    /// are accepted and have no effect on syncing.
+    fn from_str(list: &str) -> Result<Self, Self::Err> {
+        let mut options = Self::default();
+        for item in list
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+        {
+            match item.split_once('=').map_or(item, |(key, _)| key.trim()) {
+                "IgnoreExtraneous" => options.ignore_extraneous = true,
+                "ServerSideDiff" | "IncludeMutationWebhook" => {}
+                _ => return Err(OptionError::UnknownCompareOption(item.to_owned())),
+            }
+        }
+        Ok(options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use SyncOptionKey::*;
+
+    #[test]
+    fn parses_every_option() {
+        let list = "Prune=false, Delete=false,Replace=true,Force=true,ServerSideApply=true,\
+                    SkipDryRunOnMissingResource=true,CreateNamespace=true,PruneLast=true,ApplyOutOfSyncOnly=true,Validate=false";
+        let options: SyncOptions = list.parse().unwrap();
+        for key in SyncOptionKey::ALL {
+            assert_eq!(options.get(key), !key.default_value(), "{key}");
+        }
+        assert_eq!(options.written().count(), 10);
+    }
+
+    #[test]
+    fn defaults() {
+        let options = SyncOptions::default();
+        assert!(options.get(Prune) && options.get(Delete) && options.get(Validate));
+        assert!(!options.get(PruneLast) && !options.get(Replace));
+    }
+
+    #[test]
+    fn errors() {
+        let cases = [
+            ("Prune", OptionError::NotKeyValue("Prune".into())),
+            ("Prun=false", OptionError::UnknownOption("Prun".into())),
+            (
+                "Prune=confirm",
+                OptionError::BadValue {
+                    key: Prune,
+                    value: "confirm".into(),
+                },
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(text.parse::<SyncOptions>(), Err(expected), "{text}");
+        }
+    }
+
+    #[test]
+    fn compare_options() {
+        assert!(
+            "IgnoreExtraneous"
+                .parse::<CompareOptions>()
+                .unwrap()
+                .ignore_extraneous
+        );
+        assert!(
+            !"ServerSideDiff=true"
+                .parse::<CompareOptions>()
+                .unwrap()
+                .ignore_extraneous
+        );
+        assert_eq!(
+            "IgnoreEverything".parse::<CompareOptions>(),
+            Err(OptionError::UnknownCompareOption("IgnoreEverything".into()))
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! Prune candidates: live objects this Application manages (see [`super::tracking`]) that are no
+//! longer desired. Never hooks, never objects with `Prune=false`; `PruneLast` from the object or
+//! the Application. Deleted in reverse wave order (see [`super::step`]).
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use crate::manifest::ObjectKey;
+
+use super::annotations::SyncAnnotations;
+use super::live::LiveObject;
+use super::options::SyncOptionKey;
+use super::plan::SyncPlan;
+use super::tracking::is_managed_by;
+
+/// An object to delete.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PruneTask {
+    /// Identity.
+    pub key: ObjectKey,
+    /// Its wave (from its live annotations); higher waves are deleted first.
+    pub wave: i32,
+    /// Deleted only after every Sync wave is Healthy.
+    pub last: bool,
+}
+
+/// An extraneous object that is kept, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeptObject {
+    /// Identity.
+    pub key: ObjectKey,
+    /// Why it is not pruned.
+    pub reason: String,
+}
+
+/// What pruning would do.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PrunePlan {
+    /// Objects to delete.
+    pub tasks: Vec<PruneTask>,
+    /// Extraneous objects that stay.
+    pub kept: Vec<KeptObject>,
+}
+
+/// Finds the managed, extraneous objects among `live` (which may hold any objects) and decides
+/// which to delete. `prune_last` is the Application-wide `PruneLast=true`.
+#[must_use]
+pub fn plan_prune(plan: &SyncPlan, live: &[LiveObject], app: &str, prune_last: bool) -> PrunePlan {
+    let desired: BTreeSet<&ObjectKey> = plan
+        .tasks
+        .iter()
+        .chain(&plan.post_delete)
+        .map(|t| &t.key)
+        .collect();
+    let skipped: BTreeSet<&ObjectKey> = plan.skipped.iter().collect();
+    let mut prune = PrunePlan::default();
+    for object in live {
+        if desired.contains(&object.key)
+            || skipped.contains(&object.key)
+            || !is_managed_by(app, &object.key, &object.annotations)
+        {
+            continue;
+        }
+        let keep = |reason: &str| KeptObject {
+            key: object.key.clone(),
+            reason: reason.to_owned(),
+        };
+        match SyncAnnotations::parse(&object.annotations) {
+            (Some(annotations), _) if annotations.is_hook() => {}
+            (Some(annotations), _) if !annotations.options.get(SyncOptionKey::Prune) => {
+                prune.kept.push(keep("Prune=false"));
+            }
+            (Some(annotations), _) => prune.tasks.push(PruneTask {
+                key: object.key.clone(),
+                wave: annotations.wave,
+                last: prune_last || annotations.options.get(SyncOptionKey::PruneLast),
+            }),
+            (None, problems) => prune.kept.push(keep(&format!(
+                "unreadable annotations: {}",
+                problems.join("; ")
+            ))),
+        }
+    }
+    prune
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::health::Health;
+    use crate::sync::tracking::{TRACKING_ANNOTATION, tracking_id};
+
+    fn live(name: &str, app: &str, extra: &[(&str, &str)]) -> LiveObject {
+        let key = ObjectKey {
+            group: String::new(),
+            kind: "ConfigMap".into(),
+            namespace: Some("n".into()),
+            name: name.into(),
+        };
+        let mut annotations: BTreeMap<String, String> = extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        annotations.insert(TRACKING_ANNOTATION.into(), tracking_id(app, &key));
+        LiveObject {
+            key,
+            generation: None,
+            observed_generation: None,
+            deleting: false,
+            health: Health::missing(),
+            annotations,
+        }
+    }
+
+    #[test]
+    fn candidates() {
+        let plan = SyncPlan::build(Vec::new(), "op").unwrap();
+        let objects = [
+            live("plain", "app", &[("argocd.argoproj.io/sync-wave", "2")]),
+            live("foreign", "other", &[]),
+            live(
+                "protected",
+                "app",
+                &[("argocd.argoproj.io/sync-options", "Prune=false")],
+            ),
+            live("hook", "app", &[("argocd.argoproj.io/hook", "PreSync")]),
+            live(
+                "last",
+                "app",
+                &[("argocd.argoproj.io/sync-options", "PruneLast=true")],
+            ),
+            live("weird", "app", &[("argocd.argoproj.io/sync-wave", "x")]),
+        ];
+        let prune = plan_prune(&plan, &objects, "app", false);
+        let tasks: Vec<_> = prune
+            .tasks
+            .iter()
+            .map(|t| (t.key.name.as_str(), t.wave, t.last))
+            .collect();
+        assert_eq!(tasks, [("plain", 2, false), ("last", 0, true)]);
+        let kept: Vec<_> = prune
+            .kept
+            .iter()
+            .map(|k| (k.key.name.as_str(), k.reason.as_str()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("protected", "Prune=false"),
+                (
+                    "weird",
+                    "unreadable annotations: annotation argocd.argoproj.io/sync-wave: \"x\" is not an integer"
+                )
+            ]
+        );
+        let all_last = plan_prune(&plan, &objects, "app", true);
+        assert!(all_last.tasks.iter().all(|t| t.last));
+    }
+}

@@ -1,0 +1,507 @@
+//! The sync step function: `plan_step(&SyncState) -> SyncStep`, a pure decision of what an
+//! executor does next, from the plan, the live objects and the results recorded so far.
+//!
+//! Order of an operation: PreSync batches, prune (non-`PruneLast`, reverse wave order), Sync
+//! batches, `PruneLast` prunes (reverse wave order), PostSync batches. A batch is one phase and
+//! wave (its Namespaces and CRDs first, as a batch of their own) and completes when every hook in
+//! it finished and every other object is Healthy on its current generation. Any failure (a
+//! rejected apply, a failed hook, a Degraded object, the timeout) stops the sequence; SyncFail
+//! hooks then run through the same batch logic and the operation ends Failed. Because every
+//! decision is derived from recorded results, a restarted executor resumes where it stopped and
+//! never re-runs a finished hook.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::time::Duration;
+
+use crate::health::{Health, HealthStatus};
+use crate::manifest::ObjectKey;
+
+use super::live::LiveObject;
+use super::phase::SyncPhase;
+use super::plan::SyncPlan;
+use super::prune::PruneTask;
+use super::result::{HookPhase, ResourceResult, ResultStatus};
+use super::task::{Batch, SyncTask};
+
+/// Everything `plan_step` decides from.
+#[derive(Debug, Clone, Copy)]
+pub struct SyncState<'a> {
+    /// The desired tasks.
+    pub plan: &'a SyncPlan,
+    /// Live objects (desired ones and hooks), by identity. Only looked up, never iterated, so a
+    /// hash map keeps the step deterministic and fast.
+    pub live: &'a HashMap<ObjectKey, LiveObject>,
+    /// Results recorded so far in this operation.
+    pub results: &'a [ResourceResult],
+    /// Objects to prune (empty unless pruning is enabled); see [`super::plan_prune`].
+    pub prune: &'a [PruneTask],
+    /// The recorded failure once the operation failed (SyncFail hooks are then running).
+    pub failure: Option<&'a str>,
+    /// Set by the executor to the limit that passed when its deadline is exceeded.
+    pub timed_out: Option<Duration>,
+}
+
+/// The next thing to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SyncStep<'a> {
+    /// Apply these tasks (independent of each other) and record a result for each.
+    Apply {
+        /// The batch.
+        batch: Batch,
+        /// Its tasks not applied yet.
+        tasks: Vec<&'a SyncTask>,
+    },
+    /// Delete the previous instances of these hooks before they are created again.
+    DeleteHooks {
+        /// The batch.
+        batch: Batch,
+        /// Hooks whose live object must go.
+        tasks: Vec<&'a SyncTask>,
+    },
+    /// Record these hooks as finished, and delete those whose policy says so.
+    FinishHooks {
+        /// The batch.
+        batch: Batch,
+        /// Finished hooks.
+        hooks: Vec<FinishedHook<'a>>,
+    },
+    /// Delete these extraneous objects (one wave, highest first) and record them as pruned.
+    Prune {
+        /// Their wave.
+        wave: i32,
+        /// Whether these are `PruneLast` deletions.
+        last: bool,
+        /// The objects.
+        objects: Vec<&'a PruneTask>,
+    },
+    /// Nothing to do until the live state changes.
+    Wait(Waiting),
+    /// Record `reason` as the operation's failure, then keep stepping: SyncFail hooks run next.
+    RunSyncFail {
+        /// Why the operation failed.
+        reason: String,
+    },
+    /// The operation is over.
+    Done(Outcome),
+}
+
+/// A hook that finished.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinishedHook<'a> {
+    /// The hook.
+    pub task: &'a SyncTask,
+    /// Healthy (succeeded) or Degraded (failed).
+    pub succeeded: bool,
+    /// Its health message.
+    pub message: String,
+    /// Whether its delete policy deletes it now.
+    pub delete: bool,
+}
+
+/// What a wait is for: where the operation stands and which objects block it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    /// `wave 1`, `PreSync wave 0`, `prune wave 2`.
+    pub at: String,
+    /// The blocking objects with their health.
+    pub on: Vec<Blocker>,
+}
+
+/// One object a wait is blocked on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocker {
+    /// The object.
+    pub key: ObjectKey,
+    /// Its health and why.
+    pub health: Health,
+}
+
+/// How an operation ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every task ran.
+    Succeeded,
+    /// It failed.
+    Failed {
+        /// Names the blocking wave, objects and reasons.
+        reason: String,
+    },
+}
+
+/// The message of a successful operation.
+pub const SUCCESS_MESSAGE: &str = "successfully synced (all tasks run)";
+
+impl fmt::Display for Blocker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.key, self.health)
+    }
+}
+
+impl fmt::Display for Waiting {
+    /// `wave 1: Deployment shop/shop-api Progressing: 0/3 available; …`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.at, join(&self.on))
+    }
+}
+
+impl fmt::Display for SyncStep<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys = |tasks: &[&SyncTask]| {
+            tasks
+                .iter()
+                .map(|t| t.key.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Self::Apply { batch, tasks } => write!(f, "apply {batch}: {}", keys(tasks)),
+            Self::DeleteHooks { batch, tasks } => {
+                write!(f, "delete previous hooks {batch}: {}", keys(tasks))
+            }
+            Self::FinishHooks { batch, hooks } => {
+                let hooks: Vec<String> = hooks
+                    .iter()
+                    .map(|h| {
+                        let outcome = if h.succeeded { "succeeded" } else { "failed" };
+                        let delete = if h.delete { ", deleted" } else { "" };
+                        format!("{} {outcome}{delete}", h.task.key)
+                    })
+                    .collect();
+                write!(f, "finish hooks {batch}: {}", hooks.join(", "))
+            }
+            Self::Prune {
+                wave,
+                last,
+                objects,
+            } => {
+                let last = if *last { " (PruneLast)" } else { "" };
+                let keys: Vec<String> = objects.iter().map(|o| o.key.to_string()).collect();
+                write!(f, "prune wave {wave}{last}: {}", keys.join(", "))
+            }
+            Self::Wait(waiting) => write!(f, "wait {waiting}"),
+            Self::RunSyncFail { reason } => write!(f, "failed, running SyncFail hooks: {reason}"),
+            Self::Done(Outcome::Succeeded) => write!(f, "{SUCCESS_MESSAGE}"),
+            Self::Done(Outcome::Failed { reason }) => write!(f, "failed: {reason}"),
+        }
+    }
+}
+
+/// Decides the next step of a sync operation. Pure and cheap; call it after every executed step
+/// and on every relevant change of live state.
+#[must_use]
+pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
+    let records: Records<'_> = state
+        .results
+        .iter()
+        .map(|r| {
+            (
+                (
+                    r.sync_phase,
+                    r.group.as_str(),
+                    r.kind.as_str(),
+                    r.namespace.as_str(),
+                    r.name.as_str(),
+                ),
+                r,
+            )
+        })
+        .collect();
+    let progress = stages(state.plan, state.failure.is_some())
+        .into_iter()
+        .map(|stage| match stage {
+            Stage::Batch(batch, tasks) => batch_progress(batch, tasks, &records, state.live),
+            Stage::Prune { last } => prune_progress(state.prune, last, &records, state.live),
+        })
+        .find(|progress| !matches!(progress, Progress::Complete))
+        .unwrap_or(Progress::Complete);
+    let failed = |reason: String| match state.failure {
+        Some(failure) => SyncStep::Done(Outcome::Failed {
+            reason: format!("{failure}; SyncFail hooks: {reason}"),
+        }),
+        None if state.plan.has_phase(SyncPhase::SyncFail) => SyncStep::RunSyncFail { reason },
+        None => SyncStep::Done(Outcome::Failed { reason }),
+    };
+    match progress {
+        Progress::Complete => match state.failure {
+            None => SyncStep::Done(Outcome::Succeeded),
+            Some(failure) => SyncStep::Done(Outcome::Failed {
+                reason: failure.to_owned(),
+            }),
+        },
+        Progress::Failed(reason) => failed(reason),
+        Progress::Next(step) => match state.timed_out {
+            None => step,
+            Some(limit) => {
+                let limit = format_duration(limit);
+                failed(match step {
+                    SyncStep::Wait(waiting) => format!("timed out after {limit}: {waiting}"),
+                    other => format!("timed out after {limit} before: {other}"),
+                })
+            }
+        },
+    }
+}
+
+enum Stage<'a> {
+    Batch(Batch, &'a [SyncTask]),
+    Prune { last: bool },
+}
+
+fn stages(plan: &SyncPlan, failing: bool) -> Vec<Stage<'_>> {
+    let batches = plan.batches();
+    let of_phase = |phase: SyncPhase| {
+        batches
+            .iter()
+            .filter(move |(batch, _)| batch.phase == phase)
+            .map(|(batch, tasks)| Stage::Batch(*batch, tasks))
+    };
+    if failing {
+        return of_phase(SyncPhase::SyncFail).collect();
+    }
+    of_phase(SyncPhase::PreSync)
+        .chain([Stage::Prune { last: false }])
+        .chain(of_phase(SyncPhase::Sync))
+        .chain([Stage::Prune { last: true }])
+        .chain(of_phase(SyncPhase::PostSync))
+        .collect()
+}
+
+enum Progress<'a> {
+    Next(SyncStep<'a>),
+    Failed(String),
+    Complete,
+}
+
+/// Recorded results by (phase, group, kind, namespace, name), borrowed: no allocation per lookup.
+type Records<'r> = HashMap<(SyncPhase, &'r str, &'r str, &'r str, &'r str), &'r ResourceResult>;
+
+fn record<'r>(
+    records: &Records<'r>,
+    phase: SyncPhase,
+    key: &ObjectKey,
+) -> Option<&'r ResourceResult> {
+    let namespace = key.namespace.as_deref().unwrap_or("");
+    records
+        .get(&(
+            phase,
+            key.group.as_str(),
+            key.kind.as_str(),
+            namespace,
+            key.name.as_str(),
+        ))
+        .copied()
+}
+
+fn batch_progress<'a>(
+    batch: Batch,
+    tasks: &'a [SyncTask],
+    records: &Records<'_>,
+    live: &HashMap<ObjectKey, LiveObject>,
+) -> Progress<'a> {
+    let mut unapplied = Vec::new();
+    let mut delete_first = Vec::new();
+    let mut deleting = Vec::new();
+    let mut blockers = Vec::new();
+    let mut finished = Vec::new();
+    let mut failures = Vec::new();
+    for task in tasks {
+        let current = live.get(&task.key);
+        let Some(record) = record(records, task.phase, &task.key) else {
+            match (&task.hook, current) {
+                (Some(hook), Some(previous)) if hook.replaces_previous(&task.key) => {
+                    if previous.deleting {
+                        deleting.push(blocker(
+                            task,
+                            HealthStatus::Progressing,
+                            "previous hook instance is being deleted",
+                        ));
+                    } else {
+                        delete_first.push(task);
+                    }
+                }
+                _ => unapplied.push(task),
+            }
+            continue;
+        };
+        if record.status == ResultStatus::SyncFailed {
+            failures.push(format!("{} apply failed: {}", task.key, record.message));
+            continue;
+        }
+        match (&task.hook, record.hook_phase) {
+            (Some(_), Some(HookPhase::Succeeded)) => {}
+            (Some(_), Some(HookPhase::Failed)) => {
+                failures.push(format!("{} hook failed: {}", task.key, record.message))
+            }
+            (hook, _) => match settled(task, record, current) {
+                Settled::Pending(blocked) => blockers.push(blocked),
+                Settled::Observed(health) => match (hook, health.status) {
+                    (Some(hook), HealthStatus::Healthy | HealthStatus::Degraded) => {
+                        let succeeded = health.status == HealthStatus::Healthy;
+                        finished.push(FinishedHook {
+                            task,
+                            succeeded,
+                            message: health.message.clone(),
+                            delete: hook.deleted_after(succeeded),
+                        });
+                    }
+                    (None, HealthStatus::Healthy) => {}
+                    (None, HealthStatus::Degraded) => {
+                        failures.push(format!("{} {health}", task.key))
+                    }
+                    _ => blockers.push(Blocker {
+                        key: task.key.clone(),
+                        health: health.clone(),
+                    }),
+                },
+            },
+        }
+    }
+    if !finished.is_empty() {
+        return Progress::Next(SyncStep::FinishHooks {
+            batch,
+            hooks: finished,
+        });
+    }
+    if !failures.is_empty() {
+        return Progress::Failed(format!("{batch}: {}", failures.join("; ")));
+    }
+    if !delete_first.is_empty() {
+        return Progress::Next(SyncStep::DeleteHooks {
+            batch,
+            tasks: delete_first,
+        });
+    }
+    if !unapplied.is_empty() && deleting.is_empty() {
+        return Progress::Next(SyncStep::Apply {
+            batch,
+            tasks: unapplied,
+        });
+    }
+    deleting.extend(blockers);
+    if deleting.is_empty() {
+        Progress::Complete
+    } else {
+        Progress::Next(SyncStep::Wait(Waiting {
+            at: batch.to_string(),
+            on: deleting,
+        }))
+    }
+}
+
+/// Whether an applied object's live state reflects the apply.
+enum Settled<'l> {
+    /// It does; its health counts.
+    Observed(&'l Health),
+    /// Not yet, and why.
+    Pending(Blocker),
+}
+
+fn settled<'l>(
+    task: &SyncTask,
+    record: &ResourceResult,
+    live: Option<&'l LiveObject>,
+) -> Settled<'l> {
+    let Some(live) = live else {
+        return Settled::Pending(blocker(task, HealthStatus::Missing, "not observed yet"));
+    };
+    if let (Some(applied), Some(current)) = (record.generation, live.generation)
+        && current < applied
+    {
+        let message = format!("waiting to observe generation {applied}");
+        return Settled::Pending(blocker(task, HealthStatus::Progressing, &message));
+    }
+    if !live.generation_observed() {
+        let message = format!(
+            "observedGeneration {} < generation {}",
+            live.observed_generation.unwrap_or_default(),
+            live.generation.unwrap_or_default()
+        );
+        return Settled::Pending(blocker(task, HealthStatus::Progressing, &message));
+    }
+    Settled::Observed(&live.health)
+}
+
+fn blocker(task: &SyncTask, status: HealthStatus, message: &str) -> Blocker {
+    Blocker {
+        key: task.key.clone(),
+        health: Health::new(status, message),
+    }
+}
+
+fn prune_progress<'a>(
+    prune: &'a [PruneTask],
+    last: bool,
+    records: &Records<'_>,
+    live: &HashMap<ObjectKey, LiveObject>,
+) -> Progress<'a> {
+    let mut waves: BTreeMap<std::cmp::Reverse<i32>, Vec<&PruneTask>> = BTreeMap::new();
+    for task in prune.iter().filter(|task| task.last == last) {
+        waves
+            .entry(std::cmp::Reverse(task.wave))
+            .or_default()
+            .push(task);
+    }
+    for (std::cmp::Reverse(wave), tasks) in waves {
+        let mut pending = Vec::new();
+        let mut blockers = Vec::new();
+        let mut failures = Vec::new();
+        for task in tasks {
+            let current = live.get(&task.key);
+            match (record(records, SyncPhase::Sync, &task.key), current) {
+                (None, Some(_)) => pending.push(task),
+                (None, None) => {}
+                (Some(record), _) if record.status == ResultStatus::SyncFailed => {
+                    failures.push(format!("{} delete failed: {}", task.key, record.message));
+                }
+                (Some(_), Some(_)) => blockers.push(Blocker {
+                    key: task.key.clone(),
+                    health: Health::new(HealthStatus::Progressing, "being deleted"),
+                }),
+                (Some(_), None) => {}
+            }
+        }
+        if !failures.is_empty() {
+            return Progress::Failed(format!("prune wave {wave}: {}", failures.join("; ")));
+        }
+        if !pending.is_empty() {
+            return Progress::Next(SyncStep::Prune {
+                wave,
+                last,
+                objects: pending,
+            });
+        }
+        if !blockers.is_empty() {
+            return Progress::Next(SyncStep::Wait(Waiting {
+                at: format!("prune wave {wave}"),
+                on: blockers,
+            }));
+        }
+    }
+    Progress::Complete
+}
+
+fn join(blockers: &[Blocker]) -> String {
+    blockers
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `90s`, `10m`, `1h30m`.
+fn format_duration(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    let (hours, minutes, seconds) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    let mut text = String::new();
+    for (value, unit) in [(hours, "h"), (minutes, "m"), (seconds, "s")] {
+        if value > 0 {
+            text.push_str(&format!("{value}{unit}"));
+        }
+    }
+    if text.is_empty() {
+        "0s".to_owned()
+    } else {
+        text
+    }
+}
