@@ -27,9 +27,10 @@ pub(super) fn assess(service: &APIService) -> Health {
 
 #[cfg(test)]
 mod tests {
+    use crate::health::cases::assert_cases;
     use serde_json::{Value, json};
 
-    use crate::health::{HealthStatus::*, assess};
+    use crate::health::HealthStatus::*;
 
     fn service(conditions: Value) -> Value {
         json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
@@ -54,13 +55,6 @@ mod tests {
                 "",
             ),
         ];
-        for (object, status, message) in cases {
-            let health = assess(&object);
-            assert_eq!(
-                (health.status, health.message.as_str()),
-                (status, message),
-                "{object}"
-            );
-        }
+        assert_cases(cases);
     }
 }

@@ -22,9 +22,10 @@ pub(super) fn assess(application: &Value) -> Health {
 
 #[cfg(test)]
 mod tests {
+    use crate::health::cases::assert_cases;
     use serde_json::json;
 
-    use crate::health::{HealthStatus::*, assess};
+    use crate::health::HealthStatus::*;
 
     #[test]
     fn rules() {
@@ -53,13 +54,6 @@ mod tests {
                 "unknown health status \"Weird\"",
             ),
         ];
-        for (object, status, message) in cases {
-            let health = assess(&object);
-            assert_eq!(
-                (health.status, health.message.as_str()),
-                (status, message),
-                "{object}"
-            );
-        }
+        assert_cases(cases);
     }
 }

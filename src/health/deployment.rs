@@ -61,9 +61,10 @@ pub(super) fn assess(deployment: &Deployment) -> Health {
 
 #[cfg(test)]
 mod tests {
+    use crate::health::cases::assert_cases;
     use serde_json::{Value, json};
 
-    use crate::health::{HealthStatus::*, assess};
+    use crate::health::HealthStatus::*;
 
     fn deployment(generation: i64, spec: Value, status: Value) -> Value {
         json!({"apiVersion": "apps/v1", "kind": "Deployment",
@@ -145,13 +146,6 @@ mod tests {
                 "3/3 available",
             ),
         ];
-        for (object, status, message) in cases {
-            let health = assess(&object);
-            assert_eq!(
-                (health.status, health.message.as_str()),
-                (status, message),
-                "{object}"
-            );
-        }
+        assert_cases(cases);
     }
 }

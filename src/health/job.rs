@@ -36,9 +36,10 @@ pub(super) fn assess(job: &Job) -> Health {
 
 #[cfg(test)]
 mod tests {
+    use crate::health::cases::assert_cases;
     use serde_json::{Value, json};
 
-    use crate::health::{HealthStatus::*, assess};
+    use crate::health::HealthStatus::*;
 
     fn job(status: Value) -> Value {
         json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "status": status})
@@ -70,13 +71,6 @@ mod tests {
                 "job running, 0 active pods",
             ),
         ];
-        for (object, status, message) in cases {
-            let health = assess(&object);
-            assert_eq!(
-                (health.status, health.message.as_str()),
-                (status, message),
-                "{object}"
-            );
-        }
+        assert_cases(cases);
     }
 }

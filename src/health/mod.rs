@@ -3,6 +3,8 @@
 
 mod apiservice;
 mod application;
+#[cfg(test)]
+mod cases;
 mod crd;
 mod daemonset;
 mod deployment;

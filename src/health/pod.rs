@@ -124,10 +124,11 @@ pub fn with_pod_problems(health: Health, pods: &[Value]) -> Health {
 
 #[cfg(test)]
 mod tests {
+    use crate::health::cases::assert_cases;
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::health::{HealthStatus::*, assess};
+    use crate::health::HealthStatus::*;
 
     fn pod(restart: &str, status: Value) -> Value {
         json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "shop-api-7c9"},
@@ -174,14 +175,7 @@ mod tests {
             ),
             (pod("Always", json!({})), Unknown, ""),
         ];
-        for (object, status, message) in cases {
-            let health = assess(&object);
-            assert_eq!(
-                (health.status, health.message.as_str()),
-                (status, message),
-                "{object}"
-            );
-        }
+        assert_cases(cases);
     }
 
     #[test]

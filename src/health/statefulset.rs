@@ -71,9 +71,10 @@ pub(super) fn assess(set: &StatefulSet) -> Health {
 
 #[cfg(test)]
 mod tests {
+    use crate::health::cases::assert_cases;
     use serde_json::{Value, json};
 
-    use crate::health::{HealthStatus::*, assess};
+    use crate::health::HealthStatus::*;
 
     fn set(spec: Value, status: Value) -> Value {
         json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
@@ -142,13 +143,6 @@ mod tests {
                 "2/2 ready",
             ),
         ];
-        for (object, status, message) in cases {
-            let health = assess(&object);
-            assert_eq!(
-                (health.status, health.message.as_str()),
-                (status, message),
-                "{object}"
-            );
-        }
+        assert_cases(cases);
     }
 }
