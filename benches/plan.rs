@@ -2,6 +2,8 @@
 //! over that plan with every object applied and Healthy (the step that walks the whole plan).
 //! Run with `cargo bench --bench plan`.
 
+mod support;
+
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 
@@ -12,6 +14,7 @@ use flotilla::sync::{
     LiveObject, ResourceResult, ResultStatus, SyncPlan, SyncState, SyncStep, plan_step,
 };
 use serde_json::json;
+use support::cpu_time::ThreadCpuTime;
 
 const OBJECTS: usize = 10_000;
 
@@ -45,7 +48,7 @@ fn resources() -> Vec<Resource> {
         .collect()
 }
 
-fn bench(c: &mut Criterion) {
+fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let resources = resources();
     c.bench_function("build plan of 10k objects", |b| {
         b.iter_batched(
@@ -89,5 +92,9 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(ThreadCpuTime);
+    targets = bench
+}
 criterion_main!(benches);

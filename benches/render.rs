@@ -3,6 +3,8 @@
 //!
 //! `cargo bench --bench render`
 
+mod support;
+
 use std::collections::BTreeMap;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -11,6 +13,7 @@ use flotilla::cluster::inventory::StaticInventory;
 use flotilla::cluster::secret::ClusterSecret;
 use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
+use support::cpu_time::ThreadCpuTime;
 
 fn appset_yaml() -> String {
     let elements: String = (0..100)
@@ -78,7 +81,7 @@ fn inventory() -> StaticInventory {
     )
 }
 
-fn bench(c: &mut Criterion) {
+fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let appset = parse_application_set("bench.yaml", &appset_yaml()).expect("valid appset");
     let inventory = inventory();
     let repos = LocalRepos::default();
@@ -96,5 +99,9 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(ThreadCpuTime);
+    targets = bench
+}
 criterion_main!(benches);

@@ -1,0 +1,3 @@
+//! Shared benchmark support.
+
+pub mod cpu_time;
