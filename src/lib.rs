@@ -6,4 +6,5 @@ pub mod cluster;
 pub mod nodesim;
 pub mod render;
 pub mod repo;
+pub mod rollout;
 pub mod yaml;
