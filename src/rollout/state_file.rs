@@ -115,7 +115,7 @@ priorApplicationStatus:
     fn errors_name_the_file_and_what_is_wrong() {
         let cases = [
             (STATE.replace("health: Progressing", "health: Sick"), "state.yaml:15"),
-            (STATE.replace("specChanged", "specChanges"), "unknown field(s) applications[0].specChanges"),
+            (STATE.replace("specChanged", "specChanges"), "unknown field(s) applications.0.specChanges"),
             (STATE.replace("db-us", "db-eu"), "application \"db-eu\" is listed twice"),
             ("now: yesterday\nstrategy: {}\n".to_string(), "state.yaml:1"),
         ];
