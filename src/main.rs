@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         Command::Crd(args) => flotilla::cli::crd::run(&args),
         Command::Render(args) => flotilla::cli::render::run(&args),
         Command::NodeSim(args) => flotilla::cli::node_sim::run(&args),
+        Command::Rollout(args) => flotilla::cli::rollout::run(&args),
     };
     match result {
         Ok(code) => code,

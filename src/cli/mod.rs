@@ -3,6 +3,7 @@
 pub mod crd;
 pub mod node_sim;
 pub mod render;
+pub mod rollout;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,8 @@ pub enum Command {
     Render(render::RenderArgs),
     /// Simulate a Ready node (kubelet and scheduler) for a cluster without nodes.
     NodeSim(node_sim::NodeSimArgs),
+    /// Inspect RollingSync rollouts.
+    Rollout(rollout::RolloutArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.
