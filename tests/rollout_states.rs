@@ -26,7 +26,12 @@ fn check_golden(path: &Path, actual: &str) {
     }
     let expected =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(actual, expected, "{} drifted; regenerate with UPDATE_GOLDEN=1", path.display());
+    assert_eq!(
+        actual,
+        expected,
+        "{} drifted; regenerate with UPDATE_GOLDEN=1",
+        path.display()
+    );
 }
 
 #[test]
@@ -70,7 +75,10 @@ fn the_examples_show_what_they_are_named_for() {
         "{three_tier}"
     );
     assert_eq!(three_tier["syncTriggered"], serde_json::json!([]));
-    assert_eq!(three_tier["steps"]["3"], serde_json::json!(["platform-frontend"]));
+    assert_eq!(
+        three_tier["steps"]["3"],
+        serde_json::json!(["platform-frontend"])
+    );
 
     let budget = json("max-update-25-percent.yaml");
     let in_flight = budget["applicationStatus"]
@@ -84,13 +92,22 @@ fn the_examples_show_what_they_are_named_for() {
 
     let stalled = json("stalled-database.yaml");
     let message = progressing_message(&stalled);
-    assert!(message.contains("\"False\" \"RolloutStalled\""), "{message}");
-    assert!(message.contains("database Degraded: Deployment \\\"postgres\\\" exceeded"), "{message}");
+    assert!(
+        message.contains("\"False\" \"RolloutStalled\""),
+        "{message}"
+    );
+    assert!(
+        message.contains("database Degraded: Deployment \\\"postgres\\\" exceeded"),
+        "{message}"
+    );
     assert_eq!(stalled["appsToSync"], serde_json::json!(["database"]));
     assert_eq!(stalled["unselected"], serde_json::json!(["tooling"]));
 
     let mid = json("new-commit-mid-rollout.yaml");
-    assert_eq!(mid["syncTriggered"], serde_json::json!(["guestbook-staging"]));
+    assert_eq!(
+        mid["syncTriggered"],
+        serde_json::json!(["guestbook-staging"])
+    );
     assert_eq!(mid["appsToSync"], serde_json::json!(["guestbook-staging"]));
 
     let invalid = json("invalid-app-in-two-steps.yaml");
@@ -100,7 +117,12 @@ fn the_examples_show_what_they_are_named_for() {
         .iter()
         .find(|c| c["type"] == "InvalidRolloutConfig")
         .unwrap();
-    assert!(condition["message"].as_str().unwrap().starts_with("step 2: Application \"database\""));
+    assert!(
+        condition["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("step 2: Application \"database\"")
+    );
 }
 
 #[test]

@@ -177,7 +177,9 @@ pub struct ApplicationSetCondition {
 }
 
 /// The kinds of ApplicationSet conditions: Argo CD's four and Flotilla's rollout additions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub enum ApplicationSetConditionType {
     ErrorOccurred,
     ParametersGenerated,
@@ -207,7 +209,7 @@ pub struct ApplicationSetApplicationStatus {
     /// The 1-based step as a string (`"1"`), or `"-1"` for an Application in no step.
     pub step: String,
     /// The revisions this Application is being rolled out to.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target_revisions: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Time>,

@@ -56,16 +56,20 @@ impl ProgressReason {
             Self::StepProgressing | Self::StepWaiting | Self::StepHeld | Self::RolloutPaused => {
                 ConditionStatus::True
             }
-            Self::RolloutStalled | Self::ApplicationSetRolloutComplete | Self::InvalidRolloutConfig => {
-                ConditionStatus::False
-            }
+            Self::RolloutStalled
+            | Self::ApplicationSetRolloutComplete
+            | Self::InvalidRolloutConfig => ConditionStatus::False,
         }
     }
 }
 
 /// The `RolloutProgressing` condition.
 #[must_use]
-pub fn progressing(reason: ProgressReason, message: String, now: Timestamp) -> ApplicationSetCondition {
+pub fn progressing(
+    reason: ProgressReason,
+    message: String,
+    now: Timestamp,
+) -> ApplicationSetCondition {
     ApplicationSetCondition {
         type_: ApplicationSetConditionType::RolloutProgressing,
         status: reason.status(),
@@ -131,7 +135,12 @@ mod tests {
 
     #[test]
     fn merge_keeps_transition_time_only_when_status_is_unchanged() {
-        let other = holds(ApplicationSetConditionType::ResourcesUpToDate, "UpToDate", "ok".into(), at(1));
+        let other = holds(
+            ApplicationSetConditionType::ResourcesUpToDate,
+            "UpToDate",
+            "ok".into(),
+            at(1),
+        );
         let old_progress = progressing(ProgressReason::StepProgressing, "step 1".into(), at(10));
         let old_unselected = holds(
             ApplicationSetConditionType::UnselectedApplications,
@@ -155,7 +164,11 @@ mod tests {
             "same status keeps the time; an unemitted rollout type is removed; others stay"
         );
 
-        let done = progressing(ProgressReason::ApplicationSetRolloutComplete, "done".into(), at(60));
+        let done = progressing(
+            ProgressReason::ApplicationSetRolloutComplete,
+            "done".into(),
+            at(60),
+        );
         let merged = merge_conditions(&existing, std::slice::from_ref(&done));
         assert_eq!(merged, vec![other, done], "a new status takes the new time");
     }

@@ -268,7 +268,12 @@ mod tests {
     #[test]
     fn max_update_parses_and_scales() {
         // (value, apps in step, expected limit or error)
-        let cases: &[(Option<IntOrString>, usize, Result<Option<usize>, &str>)] = &[
+        type Case = (
+            Option<IntOrString>,
+            usize,
+            Result<Option<usize>, &'static str>,
+        );
+        let cases: &[Case] = &[
             (None, 8, Ok(None)),
             (int(2), 8, Ok(Some(2))),
             (int(0), 8, Ok(Some(0))),
@@ -281,9 +286,21 @@ mod tests {
             (text("0"), 8, Ok(Some(0))),
             (text("100%"), 8, Ok(Some(8))),
             (text("50%"), 7, Ok(Some(3))),
-            (text("abc"), 8, Err("is not an integer or a percentage such as 25%")),
-            (text("%"), 8, Err("is not an integer or a percentage such as 25%")),
-            (text("2.5"), 8, Err("is not an integer or a percentage such as 25%")),
+            (
+                text("abc"),
+                8,
+                Err("is not an integer or a percentage such as 25%"),
+            ),
+            (
+                text("%"),
+                8,
+                Err("is not an integer or a percentage such as 25%"),
+            ),
+            (
+                text("2.5"),
+                8,
+                Err("is not an integer or a percentage such as 25%"),
+            ),
             (text("150%"), 8, Err("must not exceed 100%")),
             (text("-1"), 8, Err("must not be negative")),
             (text("-10%"), 8, Err("must not be negative")),
@@ -349,7 +366,10 @@ mod tests {
         ];
         for (strategy, expected) in cases {
             let error = RolloutConfig::from_strategy(&strategy).unwrap_err();
-            assert!(error.to_string().contains(expected), "{error} !~ {expected}");
+            assert!(
+                error.to_string().contains(expected),
+                "{error} !~ {expected}"
+            );
         }
     }
 
@@ -362,14 +382,21 @@ mod tests {
             step("tier", "DoesNotExist", &[]),
         ]))
         .unwrap();
-        assert_eq!(config.steps[0].progress_deadline, Some(Duration::from_secs(600)));
+        assert_eq!(
+            config.steps[0].progress_deadline,
+            Some(Duration::from_secs(600))
+        );
         let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
             pairs
                 .iter()
                 .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
                 .collect()
         };
-        let cases: &[(&[(&str, &str)], Result<Option<usize>, usize>)] = &[
+        type Case = (
+            &'static [(&'static str, &'static str)],
+            Result<Option<usize>, usize>,
+        );
+        let cases: &[Case] = &[
             (&[("tier", "db")], Ok(Some(0))),
             (&[("tier", "api")], Ok(Some(1))),
             (&[("tier", "web")], Ok(None)),
@@ -378,12 +405,10 @@ mod tests {
             (&[("other", "x")], Err(4)), // NotIn matches a missing key, so does DoesNotExist
         ];
         for (pairs, expected) in cases {
-            let actual = config
-                .step_of("app", &labels(pairs))
-                .map_err(|e| match e {
-                    RolloutConfigError::SelectedTwice { second, .. } => second,
-                    other => panic!("unexpected {other}"),
-                });
+            let actual = config.step_of("app", &labels(pairs)).map_err(|e| match e {
+                RolloutConfigError::SelectedTwice { second, .. } => second,
+                other => panic!("unexpected {other}"),
+            });
             assert_eq!(actual, *expected, "{pairs:?}");
         }
     }

@@ -27,9 +27,7 @@ pub fn parse_deadline(input: &str) -> Result<Duration, DeadlineError> {
     }
     let mut total = Duration::ZERO;
     while !rest.is_empty() {
-        let digits_end = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .ok_or_else(error)?;
+        let digits_end = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(error)?;
         let value: u64 = rest[..digits_end].parse().map_err(|_| error())?;
         let unit_text = &rest[digits_end..];
         let unit_end = unit_text
@@ -58,7 +56,7 @@ pub fn parse_deadline(input: &str) -> Result<Duration, DeadlineError> {
 #[must_use]
 pub fn format_duration(duration: Duration) -> String {
     let millis = duration.as_millis();
-    if millis % 1_000 != 0 {
+    if !millis.is_multiple_of(1_000) {
         return format!("{millis}ms");
     }
     let seconds = millis / 1_000;

@@ -63,9 +63,10 @@ pub fn explain_text(appset: &str, input: &RolloutInput, decision: &RolloutDecisi
         );
     }
     for report in &decision.step_reports {
-        let limit = report
-            .limit
-            .map_or_else(|| "no limit".to_string(), |l| format!("{}/{l} in flight", report.in_flight));
+        let limit = report.limit.map_or_else(
+            || "no limit".to_string(),
+            |l| format!("{}/{l} in flight", report.in_flight),
+        );
         let deadline = report
             .progress_deadline
             .as_ref()
@@ -75,7 +76,10 @@ pub fn explain_text(appset: &str, input: &RolloutInput, decision: &RolloutDecisi
             "\nStep {}: {:?} (maxUpdate {}: {limit}{deadline})\n  {}",
             report.step, report.state, report.max_update, report.next
         );
-        let names = decision.steps.get(&report.step).map_or(&[][..], Vec::as_slice);
+        let names = decision
+            .steps
+            .get(&report.step)
+            .map_or(&[][..], Vec::as_slice);
         out.push_str(&app_table(names, &apps, &entry));
     }
     if !decision.unselected.is_empty() {
@@ -96,7 +100,14 @@ fn app_table<'a>(
     if names.is_empty() {
         return String::new();
     }
-    let mut table = Table::new(&["APPLICATION", "ROLLOUT", "HEALTH", "SYNC", "REVISION", "TARGET"]);
+    let mut table = Table::new(&[
+        "APPLICATION",
+        "ROLLOUT",
+        "HEALTH",
+        "SYNC",
+        "REVISION",
+        "TARGET",
+    ]);
     for name in names {
         let Some(app) = apps.get(name.as_str()) else {
             continue;

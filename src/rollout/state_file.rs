@@ -35,7 +35,11 @@ pub fn parse_state_file(file: &str, text: &str) -> Result<RolloutInput, StateFil
         });
     }
     let mut seen = BTreeSet::new();
-    if let Some(app) = input.applications.iter().find(|app| !seen.insert(app.name.as_str())) {
+    if let Some(app) = input
+        .applications
+        .iter()
+        .find(|app| !seen.insert(app.name.as_str()))
+    {
         return Err(StateFileError::DuplicateApplication {
             file: file.to_string(),
             name: app.name.clone(),
@@ -114,13 +118,24 @@ priorApplicationStatus:
     #[test]
     fn errors_name_the_file_and_what_is_wrong() {
         let cases = [
-            (STATE.replace("health: Progressing", "health: Sick"), "state.yaml:15"),
-            (STATE.replace("specChanged", "specChanges"), "unknown field(s) applications.0.specChanges"),
-            (STATE.replace("db-us", "db-eu"), "application \"db-eu\" is listed twice"),
+            (
+                STATE.replace("health: Progressing", "health: Sick"),
+                "state.yaml:15",
+            ),
+            (
+                STATE.replace("specChanged", "specChanges"),
+                "unknown field(s) applications.0.specChanges",
+            ),
+            (
+                STATE.replace("db-us", "db-eu"),
+                "application \"db-eu\" is listed twice",
+            ),
             ("now: yesterday\nstrategy: {}\n".to_string(), "state.yaml:1"),
         ];
         for (text, expected) in cases {
-            let error = parse_state_file("state.yaml", &text).unwrap_err().to_string();
+            let error = parse_state_file("state.yaml", &text)
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(expected), "{error} !~ {expected}");
         }
     }

@@ -124,7 +124,8 @@ impl Pass<'_> {
             reports.push(self.current_report(current, &causes, &promoted));
             let closed = format!("closed until step {} completes", current + 1);
             reports.extend(
-                (current + 1..steps).map(|step| self.report(step, StepState::Closed, closed.clone())),
+                (current + 1..steps)
+                    .map(|step| self.report(step, StepState::Closed, closed.clone())),
             );
         }
         let enabled_steps = current.map_or(self.members.len(), |c| c + 1);
@@ -154,7 +155,10 @@ impl Pass<'_> {
                 .iter()
                 .enumerate()
                 .map(|(step, members)| {
-                    (step + 1, members.iter().map(|&i| self.apps[i].name.clone()).collect())
+                    (
+                        step + 1,
+                        members.iter().map(|&i| self.apps[i].name.clone()).collect(),
+                    )
                 })
                 .collect(),
             unselected,
@@ -211,11 +215,17 @@ impl Pass<'_> {
                 continue;
             }
             in_flight += 1;
-            let slots = limit.map_or_else(|| "no limit".to_string(), |l| format!("{in_flight}/{l} in flight"));
+            let slots = limit.map_or_else(
+                || "no limit".to_string(),
+                |l| format!("{in_flight}/{l} in flight"),
+            );
             transition(
                 entry,
                 State::Pending,
-                format!("promoted in step {} ({slots}); sync triggered", config.number),
+                format!(
+                    "promoted in step {} ({slots}); sync triggered",
+                    config.number
+                ),
                 self.now,
             );
             promoted.push(i);
@@ -256,7 +266,9 @@ impl Pass<'_> {
     }
 
     fn current_report(&self, step: usize, causes: &[String], promoted: &[usize]) -> StepReport {
-        let limit = self.config.steps[step].max_update.limit(self.members[step].len());
+        let limit = self.config.steps[step]
+            .max_update
+            .limit(self.members[step].len());
         let in_flight = self.in_flight(step);
         let waiting = self.members[step]
             .iter()
@@ -272,7 +284,10 @@ impl Pass<'_> {
         let (state, next) = if !causes.is_empty() {
             (
                 StepState::Stalled,
-                format!("stalled: {}; later steps stay closed", list(causes.iter().map(String::as_str))),
+                format!(
+                    "stalled: {}; later steps stay closed",
+                    list(causes.iter().map(String::as_str))
+                ),
             )
         } else if self.config.paused {
             let running = if in_flight > 0 {
@@ -280,10 +295,16 @@ impl Pass<'_> {
             } else {
                 String::new()
             };
-            (StepState::Paused, format!("paused: nothing new is promoted{running}"))
+            (
+                StepState::Paused,
+                format!("paused: nothing new is promoted{running}"),
+            )
         } else if !promoted.is_empty() {
             let names = promoted.iter().map(|&i| self.apps[i].name.as_str());
-            (StepState::Progressing, format!("syncs {} now{slots}", list(names)))
+            (
+                StepState::Progressing,
+                format!("syncs {} now{slots}", list(names)),
+            )
         } else if limit == Some(0) && waiting > 0 {
             (
                 StepState::Held,
@@ -298,7 +319,10 @@ impl Pass<'_> {
             } else {
                 String::new()
             };
-            (StepState::Progressing, format!("waits: {}{queue}", list(in_flight_apps())))
+            (
+                StepState::Progressing,
+                format!("waits: {}{queue}", list(in_flight_apps())),
+            )
         } else {
             let blocking = self.members[step]
                 .iter()
@@ -351,14 +375,16 @@ fn observe(
     now: Timestamp,
 ) -> ApplicationSetApplicationStatus {
     let target = app.target();
-    let mut entry = prior.cloned().unwrap_or_else(|| ApplicationSetApplicationStatus {
-        application: app.name.clone(),
-        status: State::Waiting,
-        step: String::new(),
-        target_revisions: target.to_vec(),
-        last_transition_time: Some(Time(now)),
-        message: "new in the rollout; Waiting".to_string(),
-    });
+    let mut entry = prior
+        .cloned()
+        .unwrap_or_else(|| ApplicationSetApplicationStatus {
+            application: app.name.clone(),
+            status: State::Waiting,
+            step: String::new(),
+            target_revisions: target.to_vec(),
+            last_transition_time: Some(Time(now)),
+            message: "new in the rollout; Waiting".to_string(),
+        });
     entry.step = step.map_or_else(|| "-1".to_string(), |s| (s + 1).to_string());
     if entry.target_revisions.is_empty() {
         entry.target_revisions = target.to_vec();
@@ -384,7 +410,10 @@ fn observe(
     }
     if entry.status == State::Pending && sync_started_since(app, &entry) {
         let started = app.status.operation_state.as_ref().map(|op| op.started_at);
-        let message = format!("sync started at {}", started.map(|t| t.to_string()).unwrap_or_default());
+        let message = format!(
+            "sync started at {}",
+            started.map(|t| t.to_string()).unwrap_or_default()
+        );
         transition(&mut entry, State::Progressing, message, now);
     }
     if entry.status == State::Waiting && !app.spec_changed && app.healthy_on_target() {
@@ -401,7 +430,12 @@ fn observe(
     entry
 }
 
-fn transition(entry: &mut ApplicationSetApplicationStatus, status: State, message: String, now: Timestamp) {
+fn transition(
+    entry: &mut ApplicationSetApplicationStatus,
+    status: State,
+    message: String,
+    now: Timestamp,
+) {
     entry.status = status;
     entry.message = message;
     entry.last_transition_time = Some(Time(now));
@@ -426,11 +460,20 @@ fn stall_cause(
 ) -> Option<String> {
     let name = &app.name;
     let in_flight = matches!(entry.status, State::Pending | State::Progressing);
-    if (in_flight || entry.status == State::Healthy) && app.status.health == HealthStatusCode::Degraded {
-        return Some(format!("{name} Degraded{}", detail(&app.status.health_message)));
+    if (in_flight || entry.status == State::Healthy)
+        && app.status.health == HealthStatusCode::Degraded
+    {
+        return Some(format!(
+            "{name} Degraded{}",
+            detail(&app.status.health_message)
+        ));
     }
     if entry.status == State::Progressing
-        && let Some(op) = app.status.operation_state.as_ref().filter(|op| op.phase.failed())
+        && let Some(op) = app
+            .status
+            .operation_state
+            .as_ref()
+            .filter(|op| op.phase.failed())
     {
         return Some(format!("{name} sync {:?}{}", op.phase, detail(&op.message)));
     }
@@ -486,7 +529,10 @@ fn describe(app: &ApplicationState, entry: &ApplicationSetApplicationStatus) -> 
             _ => format!("{name} Pending (sync triggered, not started)"),
         },
         State::Progressing if status.health == HealthStatusCode::Progressing => {
-            format!("{name} Progressing{}", health.strip_prefix("Progressing").unwrap_or(""))
+            format!(
+                "{name} Progressing{}",
+                health.strip_prefix("Progressing").unwrap_or("")
+            )
         }
         State::Progressing => format!("{name} Progressing ({health}, {})", status.sync.as_str()),
         State::Waiting => format!("{name} Waiting ({health}, {})", status.sync.as_str()),

@@ -79,12 +79,21 @@ fn done(mut app: ApplicationState, started: &str) -> ApplicationState {
         started_at: at(started),
         message: String::new(),
     });
-    app.status.reconciled_at = Some(at(started).checked_add(k8s_openapi::jiff::SignedDuration::from_secs(30)).unwrap());
+    app.status.reconciled_at = Some(
+        at(started)
+            .checked_add(k8s_openapi::jiff::SignedDuration::from_secs(30))
+            .unwrap(),
+    );
     app
 }
 
 /// A sync in `phase` started at `started`, health Progressing with `message`.
-fn syncing(mut app: ApplicationState, phase: OperationPhase, started: &str, message: &str) -> ApplicationState {
+fn syncing(
+    mut app: ApplicationState,
+    phase: OperationPhase,
+    started: &str,
+    message: &str,
+) -> ApplicationState {
     app.status.health = HealthStatusCode::Progressing;
     app.status.health_message = message.into();
     app.status.operation_state = Some(OperationState {
@@ -149,21 +158,39 @@ fn pairs(list: &[(&str, State)]) -> Vec<(String, State)> {
 fn first_pass_promotes_only_the_first_step() {
     let d = run(
         three_tiers(),
-        vec![app("frontend", "frontend"), app("db", "db"), app("backend", "backend")],
+        vec![
+            app("frontend", "frontend"),
+            app("db", "db"),
+            app("backend", "backend"),
+        ],
         vec![],
         "12:00:00",
     );
     assert_eq!(
         states(&d),
-        pairs(&[("backend", State::Waiting), ("db", State::Pending), ("frontend", State::Waiting)])
+        pairs(&[
+            ("backend", State::Waiting),
+            ("db", State::Pending),
+            ("frontend", State::Waiting)
+        ])
     );
-    assert_eq!(d.steps, BTreeMap::from([(1, names(&["db"])), (2, names(&["backend"])), (3, names(&["frontend"]))]));
+    assert_eq!(
+        d.steps,
+        BTreeMap::from([
+            (1, names(&["db"])),
+            (2, names(&["backend"])),
+            (3, names(&["frontend"]))
+        ])
+    );
     assert_eq!(d.apps_to_sync, names(&["db"]));
     assert_eq!(d.sync_triggered, names(&["db"]));
     assert_eq!(d.application_status[1].step, "1");
     assert_eq!(d.application_status[0].step, "2");
     let states: Vec<StepState> = d.step_reports.iter().map(|r| r.state).collect();
-    assert_eq!(states, [StepState::Progressing, StepState::Closed, StepState::Closed]);
+    assert_eq!(
+        states,
+        [StepState::Progressing, StepState::Closed, StepState::Closed]
+    );
     assert_eq!(progress(&d).1, "StepProgressing");
 }
 
@@ -180,16 +207,30 @@ fn pending_moves_to_progressing_only_for_a_sync_started_after_promotion() {
         if let Some(started) = started {
             db = syncing(db, OperationPhase::Succeeded, started, "");
         }
-        let d = run(three_tiers(), vec![db], vec![entry("db", State::Pending, "1", "12:00:00")], "12:01:00");
+        let d = run(
+            three_tiers(),
+            vec![db],
+            vec![entry("db", State::Pending, "1", "12:00:00")],
+            "12:01:00",
+        );
         assert_eq!(d.application_status[0].status, expected, "{started:?}");
-        assert_eq!(d.sync_triggered.contains(&"db".to_string()), triggered, "{started:?}");
+        assert_eq!(
+            d.sync_triggered.contains(&"db".to_string()),
+            triggered,
+            "{started:?}"
+        );
     }
 }
 
 #[test]
 fn a_pending_app_with_an_older_sync_still_running_is_not_triggered_again() {
     let db = syncing(app("db", "db"), OperationPhase::Running, "11:59:00", "");
-    let d = run(three_tiers(), vec![db], vec![entry("db", State::Pending, "1", "12:00:00")], "12:01:00");
+    let d = run(
+        three_tiers(),
+        vec![db],
+        vec![entry("db", State::Pending, "1", "12:00:00")],
+        "12:01:00",
+    );
     assert_eq!(d.application_status[0].status, State::Pending);
     assert!(d.sync_triggered.is_empty());
 }
@@ -202,12 +243,25 @@ fn progressing_becomes_healthy_only_when_healthy_synced_on_target_and_reconciled
     wrong_revision.status.revisions = vec![R2.into()];
     let cases = [
         (done(app("db", "db"), "12:00:10"), State::Healthy),
-        (syncing(app("db", "db"), OperationPhase::Running, "12:00:10", "1/3 pods ready"), State::Progressing),
+        (
+            syncing(
+                app("db", "db"),
+                OperationPhase::Running,
+                "12:00:10",
+                "1/3 pods ready",
+            ),
+            State::Progressing,
+        ),
         (stale, State::Progressing),
         (wrong_revision, State::Progressing),
     ];
     for (db, expected) in cases {
-        let d = run(three_tiers(), vec![db.clone()], vec![entry("db", State::Progressing, "1", "12:00:20")], "12:02:00");
+        let d = run(
+            three_tiers(),
+            vec![db.clone()],
+            vec![entry("db", State::Progressing, "1", "12:00:20")],
+            "12:02:00",
+        );
         assert_eq!(d.application_status[0].status, expected, "{db:?}");
     }
 }
@@ -219,11 +273,19 @@ fn the_next_step_opens_only_when_every_app_before_it_is_healthy() {
         entry("backend", State::Waiting, "2", "12:00:00"),
         entry("frontend", State::Waiting, "3", "12:00:00"),
     ];
-    let apps = vec![done(app("db", "db"), "12:00:10"), app("backend", "backend"), app("frontend", "frontend")];
+    let apps = vec![
+        done(app("db", "db"), "12:00:10"),
+        app("backend", "backend"),
+        app("frontend", "frontend"),
+    ];
     let d = run(three_tiers(), apps, prior, "12:03:00");
     assert_eq!(
         states(&d),
-        pairs(&[("backend", State::Pending), ("db", State::Healthy), ("frontend", State::Waiting)])
+        pairs(&[
+            ("backend", State::Pending),
+            ("db", State::Healthy),
+            ("frontend", State::Waiting)
+        ])
     );
     assert_eq!(d.sync_triggered, names(&["backend"]));
     assert_eq!(d.apps_to_sync, names(&["backend", "db"]));
@@ -248,7 +310,12 @@ fn max_update_25_percent_of_eight_keeps_at_most_two_in_flight() {
         // The cluster reacts: triggered syncs start now; syncs started a minute ago finish.
         for app in &mut apps {
             if d.sync_triggered.contains(&app.name) {
-                *app = syncing(app.clone(), OperationPhase::Running, &format!("12:{minute:02}:10"), "");
+                *app = syncing(
+                    app.clone(),
+                    OperationPhase::Running,
+                    &format!("12:{minute:02}:10"),
+                    "",
+                );
             } else if let Some(op) = &app.status.operation_state
                 && op.phase == OperationPhase::Running
             {
@@ -259,7 +326,10 @@ fn max_update_25_percent_of_eight_keeps_at_most_two_in_flight() {
         prior = d.application_status;
     }
     assert_eq!(max_in_flight, 2);
-    assert!(prior.iter().all(|e| e.status == State::Healthy), "{prior:?}");
+    assert!(
+        prior.iter().all(|e| e.status == State::Healthy),
+        "{prior:?}"
+    );
 }
 
 #[test]
@@ -275,8 +345,17 @@ fn max_update_budgets() {
     ];
     for (max_update, count, expected) in cases {
         let apps = (0..count).map(|i| app(&format!("a{i}"), "web")).collect();
-        let d = run(strategy(vec![tier_step("web", max_update)]), apps, vec![], "12:00:00");
-        assert_eq!(d.sync_triggered.len(), expected, "{max_update:?} of {count}");
+        let d = run(
+            strategy(vec![tier_step("web", max_update)]),
+            apps,
+            vec![],
+            "12:00:00",
+        );
+        assert_eq!(
+            d.sync_triggered.len(),
+            expected,
+            "{max_update:?} of {count}"
+        );
         let expected_names: Vec<String> = (0..expected).map(|i| format!("a{i}")).collect();
         assert_eq!(d.sync_triggered, expected_names, "promoted in name order");
     }
@@ -290,21 +369,38 @@ fn zero_max_update_holds_the_step_and_everything_after_it() {
         vec![],
         "12:00:00",
     );
-    assert_eq!(states(&d), pairs(&[("db", State::Waiting), ("web", State::Waiting)]));
+    assert_eq!(
+        states(&d),
+        pairs(&[("db", State::Waiting), ("web", State::Waiting)])
+    );
     assert!(d.sync_triggered.is_empty());
     assert_eq!(d.step_reports[0].state, StepState::Held);
     assert_eq!(d.step_reports[1].state, StepState::Closed);
     let (status, reason, message) = progress(&d);
-    assert_eq!((status, reason.as_str()), (ConditionStatus::True, "StepHeld"));
-    assert!(message.contains("maxUpdate 0% lets nothing sync"), "{message}");
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::True, "StepHeld")
+    );
+    assert!(
+        message.contains("maxUpdate 0% lets nothing sync"),
+        "{message}"
+    );
 }
 
 #[test]
 fn a_waiting_app_already_synced_and_healthy_becomes_healthy_without_a_sync() {
     let mut db = app("db", "db");
     db.status.sync = SyncStatusCode::Synced;
-    let d = run(three_tiers(), vec![db, app("backend", "backend")], vec![], "12:00:00");
-    assert_eq!(states(&d), pairs(&[("backend", State::Pending), ("db", State::Healthy)]));
+    let d = run(
+        three_tiers(),
+        vec![db, app("backend", "backend")],
+        vec![],
+        "12:00:00",
+    );
+    assert_eq!(
+        states(&d),
+        pairs(&[("backend", State::Pending), ("db", State::Healthy)])
+    );
     assert_eq!(d.sync_triggered, names(&["backend"]));
     assert!(d.application_status[1].message.contains("no sync needed"));
 }
@@ -322,10 +418,22 @@ fn a_new_revision_a_changed_spec_or_drift_sends_an_app_back_to_waiting() {
     spec_changed.spec_changed = true;
     let mut drifted = healthy_db();
     drifted.status.sync = SyncStatusCode::OutOfSync;
-    let cases = [(new_revision, "target revision changed from r1 to r2"), (spec_changed, "generated spec changed"), (drifted, "OutOfSync again")];
-    let paused = RolloutStrategy { paused: true, ..three_tiers() };
+    let cases = [
+        (new_revision, "target revision changed from r1 to r2"),
+        (spec_changed, "generated spec changed"),
+        (drifted, "OutOfSync again"),
+    ];
+    let paused = RolloutStrategy {
+        paused: true,
+        ..three_tiers()
+    };
     for (db, message) in cases {
-        let d = run(paused.clone(), vec![db], vec![entry("db", State::Healthy, "1", "11:00:00")], "12:00:00");
+        let d = run(
+            paused.clone(),
+            vec![db],
+            vec![entry("db", State::Healthy, "1", "11:00:00")],
+            "12:00:00",
+        );
         let e = &d.application_status[0];
         assert_eq!(e.status, State::Waiting, "{message}");
         assert!(e.message.contains(message), "{} !~ {message}", e.message);
@@ -350,7 +458,10 @@ fn no_stale_gates_a_new_revision_mid_rollout_closes_later_steps() {
         },
     ];
     let d = run(three_tiers(), vec![db, backend], prior, "12:00:00");
-    assert_eq!(states(&d), pairs(&[("backend", State::Waiting), ("db", State::Pending)]));
+    assert_eq!(
+        states(&d),
+        pairs(&[("backend", State::Waiting), ("db", State::Pending)])
+    );
     assert_eq!(d.sync_triggered, names(&["db"]), "only step 1 syncs r2");
     assert_eq!(d.apps_to_sync, names(&["db"]));
     assert_eq!(d.application_status[1].target_revisions, names(&[R2]));
@@ -363,12 +474,30 @@ fn stalls_name_the_app_and_why_and_keep_later_steps_closed() {
     degraded.status.health = HealthStatusCode::Degraded;
     degraded.status.health_message = "Back-off pulling image".into();
     let mut failed = syncing(app("db-a", "db"), OperationPhase::Failed, "12:00:10", "");
-    failed.status.operation_state.as_mut().unwrap().message = "one or more objects failed to apply".into();
-    let slow = syncing(app("db-a", "db"), OperationPhase::Running, "12:00:10", "1/3 pods ready");
+    failed.status.operation_state.as_mut().unwrap().message =
+        "one or more objects failed to apply".into();
+    let slow = syncing(
+        app("db-a", "db"),
+        OperationPhase::Running,
+        "12:00:10",
+        "1/3 pods ready",
+    );
     let cases = [
-        (degraded, "12:01:00", "db-a Degraded: Back-off pulling image"),
-        (failed, "12:01:00", "db-a sync Failed: one or more objects failed to apply"),
-        (slow, "12:15:00", "db-a Progressing for 14m50s, over the 10m progressDeadline (Progressing: 1/3 pods ready)"),
+        (
+            degraded,
+            "12:01:00",
+            "db-a Degraded: Back-off pulling image",
+        ),
+        (
+            failed,
+            "12:01:00",
+            "db-a sync Failed: one or more objects failed to apply",
+        ),
+        (
+            slow,
+            "12:15:00",
+            "db-a Progressing for 14m50s, over the 10m progressDeadline (Progressing: 1/3 pods ready)",
+        ),
     ];
     let one_at_a_time = strategy(vec![tier_step("db", Some("1")), tier_step("web", None)]);
     for (db_a, now, cause) in cases {
@@ -376,17 +505,34 @@ fn stalls_name_the_app_and_why_and_keep_later_steps_closed() {
         let prior = vec![entry("db-a", State::Progressing, "1", "12:00:20")];
         let d = run(one_at_a_time.clone(), apps, prior, now);
         let (status, reason, message) = progress(&d);
-        assert_eq!((status, reason.as_str()), (ConditionStatus::False, "RolloutStalled"), "{cause}");
+        assert_eq!(
+            (status, reason.as_str()),
+            (ConditionStatus::False, "RolloutStalled"),
+            "{cause}"
+        );
         assert!(message.contains(cause), "{message} !~ {cause}");
         assert_eq!(d.step_reports[0].state, StepState::Stalled);
         assert_eq!(d.step_reports[1].state, StepState::Closed);
         assert!(d.sync_triggered.is_empty(), "{cause}");
     }
     // Within the deadline the same slow sync is just progressing.
-    let slow = syncing(app("db-a", "db"), OperationPhase::Running, "12:00:10", "1/3 pods ready");
-    let d = run(one_at_a_time, vec![slow], vec![entry("db-a", State::Progressing, "1", "12:00:20")], "12:05:00");
+    let slow = syncing(
+        app("db-a", "db"),
+        OperationPhase::Running,
+        "12:00:10",
+        "1/3 pods ready",
+    );
+    let d = run(
+        one_at_a_time,
+        vec![slow],
+        vec![entry("db-a", State::Progressing, "1", "12:00:20")],
+        "12:05:00",
+    );
     assert_eq!(progress(&d).1, "StepProgressing");
-    assert_eq!(d.step_reports[0].next, "waits: db-a Progressing 1/3 pods ready");
+    assert_eq!(
+        d.step_reports[0].next,
+        "waits: db-a Progressing 1/3 pods ready"
+    );
 }
 
 #[test]
@@ -394,22 +540,49 @@ fn a_step_deadline_overrides_the_rollout_default() {
     let mut strategy = strategy(vec![tier_step("db", None)]);
     strategy.rolling_sync.as_mut().unwrap().steps[0].progress_deadline = Some("1h".into());
     let slow = syncing(app("db", "db"), OperationPhase::Running, "12:00:10", "");
-    let d = run(strategy, vec![slow], vec![entry("db", State::Progressing, "1", "12:00:20")], "12:30:00");
+    let d = run(
+        strategy,
+        vec![slow],
+        vec![entry("db", State::Progressing, "1", "12:00:20")],
+        "12:30:00",
+    );
     assert_eq!(progress(&d).1, "StepProgressing");
     assert_eq!(d.step_reports[0].progress_deadline.as_deref(), Some("1h"));
 }
 
 #[test]
 fn paused_promotes_nothing_while_running_syncs_finish() {
-    let paused = RolloutStrategy { paused: true, ..strategy(vec![tier_step("web", Some("1"))]) };
+    let paused = RolloutStrategy {
+        paused: true,
+        ..strategy(vec![tier_step("web", Some("1"))])
+    };
     let running = syncing(app("a", "web"), OperationPhase::Running, "12:00:10", "");
-    let d = run(paused.clone(), vec![running, app("b", "web")], vec![entry("a", State::Pending, "1", "12:00:00")], "12:01:00");
-    assert_eq!(states(&d), pairs(&[("a", State::Progressing), ("b", State::Waiting)]));
+    let d = run(
+        paused.clone(),
+        vec![running, app("b", "web")],
+        vec![entry("a", State::Pending, "1", "12:00:00")],
+        "12:01:00",
+    );
+    assert_eq!(
+        states(&d),
+        pairs(&[("a", State::Progressing), ("b", State::Waiting)])
+    );
     let (status, reason, _) = progress(&d);
-    assert_eq!((status, reason.as_str()), (ConditionStatus::True, "RolloutPaused"));
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::True, "RolloutPaused")
+    );
     // Finished while paused: still nothing new is promoted.
-    let d2 = run(paused, vec![done(app("a", "web"), "12:00:10"), app("b", "web")], d.application_status, "12:02:00");
-    assert_eq!(states(&d2), pairs(&[("a", State::Healthy), ("b", State::Waiting)]));
+    let d2 = run(
+        paused,
+        vec![done(app("a", "web"), "12:00:10"), app("b", "web")],
+        d.application_status,
+        "12:02:00",
+    );
+    assert_eq!(
+        states(&d2),
+        pairs(&[("a", State::Healthy), ("b", State::Waiting)])
+    );
     assert!(d2.sync_triggered.is_empty());
 }
 
@@ -421,7 +594,10 @@ fn unselected_apps_get_step_minus_one_never_sync_and_use_no_budget() {
         vec![],
         "12:00:00",
     );
-    assert_eq!(states(&d), pairs(&[("stray", State::Waiting), ("web", State::Pending)]));
+    assert_eq!(
+        states(&d),
+        pairs(&[("stray", State::Waiting), ("web", State::Pending)])
+    );
     assert_eq!(d.application_status[0].step, "-1");
     assert_eq!(d.unselected, names(&["stray"]));
     assert_eq!(d.apps_to_sync, names(&["web"]));
@@ -431,7 +607,10 @@ fn unselected_apps_get_step_minus_one_never_sync_and_use_no_budget() {
         .iter()
         .find(|c| c.type_ == ApplicationSetConditionType::UnselectedApplications)
         .unwrap();
-    assert_eq!(unselected.message, "1 Application(s) match no step and are never synced by the rollout: stray");
+    assert_eq!(
+        unselected.message,
+        "1 Application(s) match no step and are never synced by the rollout: stray"
+    );
 }
 
 #[test]
@@ -451,15 +630,29 @@ fn invalid_configs_name_the_step_and_do_not_advance() {
             "InvalidMatchExpression",
             "step 2: matchExpressions: unknown operator \"Equals\"",
         ),
-        (bad(tier_step("web", Some("abc"))), "InvalidMaxUpdate", "step 2: maxUpdate \"abc\""),
-        (bad(tier_step("web", Some("150%"))), "InvalidMaxUpdate", "step 2: maxUpdate \"150%\" must not exceed 100%"),
         (
-            bad(RollingSyncStep { max_update: Some(IntOrString::Int(-2)), ..tier_step("web", None) }),
+            bad(tier_step("web", Some("abc"))),
+            "InvalidMaxUpdate",
+            "step 2: maxUpdate \"abc\"",
+        ),
+        (
+            bad(tier_step("web", Some("150%"))),
+            "InvalidMaxUpdate",
+            "step 2: maxUpdate \"150%\" must not exceed 100%",
+        ),
+        (
+            bad(RollingSyncStep {
+                max_update: Some(IntOrString::Int(-2)),
+                ..tier_step("web", None)
+            }),
             "InvalidMaxUpdate",
             "step 2: maxUpdate \"-2\" must not be negative",
         ),
         (
-            bad(RollingSyncStep { match_expressions: vec![], ..tier_step("web", None) }),
+            bad(RollingSyncStep {
+                match_expressions: vec![],
+                ..tier_step("web", None)
+            }),
             "ApplicationInTwoSteps",
             "step 2: Application \"db\" is also selected by step 1",
         ),
@@ -475,7 +668,11 @@ fn invalid_configs_name_the_step_and_do_not_advance() {
             .find(|c| c.type_ == ApplicationSetConditionType::InvalidRolloutConfig)
             .unwrap();
         assert_eq!(invalid.reason, reason);
-        assert!(invalid.message.contains(message), "{} !~ {message}", invalid.message);
+        assert!(
+            invalid.message.contains(message),
+            "{} !~ {message}",
+            invalid.message
+        );
         assert_eq!(progress(&d).0, ConditionStatus::False);
     }
 }
@@ -484,15 +681,41 @@ fn invalid_configs_name_the_step_and_do_not_advance() {
 fn last_transition_time_is_kept_while_nothing_changes() {
     let apps = vec![app("backend", "backend"), app("db", "db")];
     let first = run(three_tiers(), apps.clone(), vec![], "12:00:00");
-    let second = run(three_tiers(), apps.clone(), first.application_status.clone(), "12:00:05");
-    assert_eq!(second.application_status, first.application_status, "nothing new observed");
-    assert_eq!(second.sync_triggered, names(&["db"]), "not started yet: triggered again");
+    let second = run(
+        three_tiers(),
+        apps.clone(),
+        first.application_status.clone(),
+        "12:00:05",
+    );
+    assert_eq!(
+        second.application_status, first.application_status,
+        "nothing new observed"
+    );
+    assert_eq!(
+        second.sync_triggered,
+        names(&["db"]),
+        "not started yet: triggered again"
+    );
     // db's sync starts at 12:00:10, after its promotion at 12:00:00.
-    let started = vec![apps[0].clone(), syncing(app("db", "db"), OperationPhase::Running, "12:00:10", "")];
-    let third = run(three_tiers(), started, second.application_status, "12:00:20");
+    let started = vec![
+        apps[0].clone(),
+        syncing(app("db", "db"), OperationPhase::Running, "12:00:10", ""),
+    ];
+    let third = run(
+        three_tiers(),
+        started,
+        second.application_status,
+        "12:00:20",
+    );
     assert_eq!(third.application_status[1].status, State::Progressing);
-    assert_eq!(third.application_status[1].last_transition_time, Some(Time(at("12:00:20"))));
-    assert_eq!(third.application_status[0], first.application_status[0], "backend untouched");
+    assert_eq!(
+        third.application_status[1].last_transition_time,
+        Some(Time(at("12:00:20")))
+    );
+    assert_eq!(
+        third.application_status[0], first.application_status[0],
+        "backend untouched"
+    );
 }
 
 #[test]
@@ -500,13 +723,24 @@ fn empty_steps_are_complete_and_missing_apps_block_their_step() {
     let mut missing = app("db-new", "db");
     missing.exists = false;
     let d = run(
-        strategy(vec![tier_step("cache", None), tier_step("db", None), tier_step("web", None)]),
-        vec![missing, done(app("db-old", "db"), "11:00:00"), app("web", "web")],
+        strategy(vec![
+            tier_step("cache", None),
+            tier_step("db", None),
+            tier_step("web", None),
+        ]),
+        vec![
+            missing,
+            done(app("db-old", "db"), "11:00:00"),
+            app("web", "web"),
+        ],
         vec![entry("db-old", State::Healthy, "2", "11:00:00")],
         "12:00:00",
     );
     let states: Vec<StepState> = d.step_reports.iter().map(|r| r.state).collect();
-    assert_eq!(states, [StepState::Complete, StepState::Waiting, StepState::Closed]);
+    assert_eq!(
+        states,
+        [StepState::Complete, StepState::Waiting, StepState::Closed]
+    );
     assert_eq!(d.step_reports[0].next, "complete: no Applications");
     assert_eq!(d.step_reports[1].next, "waits: db-new not created yet");
     assert!(d.sync_triggered.is_empty());
@@ -514,11 +748,23 @@ fn empty_steps_are_complete_and_missing_apps_block_their_step() {
 
 #[test]
 fn rollout_complete_when_every_step_is_healthy() {
-    let apps = vec![done(app("db", "db"), "11:00:00"), done(app("web", "backend"), "11:00:00")];
-    let prior = vec![entry("db", State::Healthy, "1", "11:00:00"), entry("web", State::Progressing, "2", "11:00:30")];
+    let apps = vec![
+        done(app("db", "db"), "11:00:00"),
+        done(app("web", "backend"), "11:00:00"),
+    ];
+    let prior = vec![
+        entry("db", State::Healthy, "1", "11:00:00"),
+        entry("web", State::Progressing, "2", "11:00:30"),
+    ];
     let d = run(three_tiers(), apps, prior, "12:00:00");
     let (status, reason, message) = progress(&d);
-    assert_eq!((status, reason.as_str()), (ConditionStatus::False, "ApplicationSetRolloutComplete"));
-    assert!(message.contains("all 2 Application(s) in 3 step(s)"), "{message}");
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::False, "ApplicationSetRolloutComplete")
+    );
+    assert!(
+        message.contains("all 2 Application(s) in 3 step(s)"),
+        "{message}"
+    );
     assert_eq!(d.apps_to_sync, names(&["db", "web"]));
 }
