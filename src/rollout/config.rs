@@ -2,7 +2,7 @@
 //! `progressDeadline` parsed) and assigning Applications to them. Anything ambiguous is an error
 //! naming the step as users count it (1-based): the rollout never guesses.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::time::Duration;
 
@@ -234,6 +234,39 @@ impl RolloutConfig {
             found = Some(index);
         }
         Ok(found)
+    }
+
+    /// [`Self::step_of`] for every `(name, labels)`, in order. The selectors are evaluated once
+    /// per distinct combination of the label values they read, so large fleets cost little.
+    ///
+    /// # Errors
+    /// [`RolloutConfigError::SelectedTwice`] for the first Application two steps select.
+    pub fn assign<'a>(
+        &self,
+        applications: impl Iterator<Item = (&'a str, &'a BTreeMap<String, String>)>,
+    ) -> Result<Vec<Option<usize>>, RolloutConfigError> {
+        let keys: Vec<&str> = self
+            .steps
+            .iter()
+            .flat_map(|step| step.match_expressions.iter().map(|r| r.key.as_str()))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut known: HashMap<Vec<Option<&str>>, Option<usize>> = HashMap::new();
+        applications
+            .map(|(name, labels)| {
+                let values: Vec<Option<&str>> = keys
+                    .iter()
+                    .map(|key| labels.get(*key).map(String::as_str))
+                    .collect();
+                if let Some(step) = known.get(&values) {
+                    return Ok(*step);
+                }
+                let step = self.step_of(name, labels)?;
+                known.insert(values, step);
+                Ok(step)
+            })
+            .collect()
     }
 }
 

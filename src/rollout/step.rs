@@ -8,7 +8,6 @@
 //! step (every earlier one is enabled and complete) and check it for stalls; then promote its
 //! Waiting Applications to Pending in name order while `maxUpdate` leaves a slot.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -39,25 +38,24 @@ pub fn step(input: &RolloutInput) -> RolloutDecision {
     let mut apps: Vec<&ApplicationState> = input.applications.iter().collect();
     apps.sort_by(|a, b| a.name.cmp(&b.name));
     apps.dedup_by(|a, b| a.name == b.name);
-    let mut step_of = Vec::with_capacity(apps.len());
-    for app in &apps {
-        match config.step_of(&app.name, &app.labels) {
-            Ok(step) => step_of.push(step),
-            Err(error) => return invalid(input, now, &error),
-        }
-    }
-    let prior: HashMap<&str, &ApplicationSetApplicationStatus> = input
-        .prior_application_status
-        .iter()
-        .map(|entry| (entry.application.as_str(), entry))
-        .collect();
+    let step_of = match config.assign(apps.iter().map(|app| (app.name.as_str(), &app.labels))) {
+        Ok(step_of) => step_of,
+        Err(error) => return invalid(input, now, &error),
+    };
+    let labels: Vec<String> = (1..=config.steps.len()).map(|n| n.to_string()).collect();
+    let unselected_label = "-1".to_string();
+    let prior = prior_by_app(&apps, &input.prior_application_status);
     let mut pass = Pass {
         config: &config,
         now,
         entries: apps
             .iter()
             .zip(&step_of)
-            .map(|(app, step)| observe(app, prior.get(app.name.as_str()).copied(), *step, now))
+            .zip(prior)
+            .map(|((app, step), prior)| {
+                let label = step.map_or(&unselected_label, |s| &labels[s]);
+                observe(app, prior, label, now)
+            })
             .collect(),
         apps,
         members: vec![Vec::new(); config.steps.len()],
@@ -70,6 +68,22 @@ pub fn step(input: &RolloutInput) -> RolloutDecision {
         }
     }
     pass.decide(unselected)
+}
+
+/// The prior status entry of each of `apps` (sorted by name), found by walking both in order.
+fn prior_by_app<'a>(
+    apps: &[&ApplicationState],
+    prior: &'a [ApplicationSetApplicationStatus],
+) -> Vec<Option<&'a ApplicationSetApplicationStatus>> {
+    let mut sorted: Vec<&ApplicationSetApplicationStatus> = prior.iter().collect();
+    sorted.sort_by(|a, b| a.application.cmp(&b.application));
+    let mut next = sorted.into_iter().peekable();
+    apps.iter()
+        .map(|app| {
+            while next.next_if(|e| e.application < app.name).is_some() {}
+            next.next_if(|e| e.application == app.name)
+        })
+        .collect()
 }
 
 /// The state of one pass over sorted, deduplicated Applications.
@@ -371,7 +385,7 @@ impl Pass<'_> {
 fn observe(
     app: &ApplicationState,
     prior: Option<&ApplicationSetApplicationStatus>,
-    step: Option<usize>,
+    step: &str,
     now: Timestamp,
 ) -> ApplicationSetApplicationStatus {
     let target = app.target();
@@ -385,7 +399,9 @@ fn observe(
             last_transition_time: Some(Time(now)),
             message: "new in the rollout; Waiting".to_string(),
         });
-    entry.step = step.map_or_else(|| "-1".to_string(), |s| (s + 1).to_string());
+    if entry.step != step {
+        entry.step = step.to_string();
+    }
     if entry.target_revisions.is_empty() {
         entry.target_revisions = target.to_vec();
     }
