@@ -590,13 +590,17 @@ fn paused_promotes_nothing_while_running_syncs_finish() {
 fn unselected_apps_get_step_minus_one_never_sync_and_use_no_budget() {
     let d = run(
         strategy(vec![tier_step("web", Some("1"))]),
-        vec![app("stray", "batch"), app("web", "web")],
-        vec![],
+        vec![app("web", "web"), app("stray", "batch")],
+        vec![
+            entry("web", State::Waiting, "1", "11:00:00"),
+            entry("deleted", State::Healthy, "1", "11:00:00"),
+        ],
         "12:00:00",
     );
     assert_eq!(
         states(&d),
-        pairs(&[("stray", State::Waiting), ("web", State::Pending)])
+        pairs(&[("stray", State::Waiting), ("web", State::Pending)]),
+        "deleted apps leave the status"
     );
     assert_eq!(d.application_status[0].step, "-1");
     assert_eq!(d.unselected, names(&["stray"]));
