@@ -8,5 +8,6 @@ pub mod manifest;
 pub mod nodesim;
 pub mod render;
 pub mod repo;
+pub mod rollout;
 pub mod sync;
 pub mod yaml;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use flotilla_generators::selector::LabelSelectorRequirement;
 use flotilla_generators::spec::GeneratorSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -20,6 +21,7 @@ use super::application::ApplicationSpec;
     version = "v1alpha1",
     kind = "ApplicationSet",
     namespaced,
+    status = "ApplicationSetStatus",
     shortname = "fappset",
     shortname = "fappsets",
     category = "flotilla"
@@ -108,6 +110,9 @@ pub struct RolloutStrategy {
     pub type_: StrategyType,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rolling_sync: Option<RollingSync>,
+    /// While true, the rollout promotes nothing new; syncs already running finish.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paused: bool,
 }
 
 /// `AllAtOnce` (default) or `RollingSync`.
@@ -123,6 +128,10 @@ pub enum StrategyType {
 #[serde(rename_all = "camelCase")]
 pub struct RollingSync {
     pub steps: Vec<RollingSyncStep>,
+    /// How long a step may have Applications in flight before it counts as stalled (a duration
+    /// such as `10m` or `1h30m`); the default for steps that set none. Unset: no deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_deadline: Option<String>,
 }
 
 /// One step: the Applications whose labels match every expression, at most `maxUpdate` of them
@@ -134,4 +143,219 @@ pub struct RollingSyncStep {
     pub match_expressions: Vec<LabelSelectorRequirement>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_update: Option<IntOrString>,
+    /// This step's progress deadline, overriding the rollout's `progressDeadline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_deadline: Option<String>,
+}
+
+/// What the controller observed and decided (Argo CD's ApplicationSetStatus).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetStatus {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<ApplicationSetCondition>,
+    /// The rollout status of each generated Application, sorted by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub application_status: Vec<ApplicationSetApplicationStatus>,
+    /// Sync and health of each generated Application, sorted by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<ApplicationSetResourceStatus>,
+}
+
+/// One condition of the ApplicationSet (Argo CD's ApplicationSetCondition).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetCondition {
+    #[serde(rename = "type")]
+    pub type_: ApplicationSetConditionType,
+    pub status: ConditionStatus,
+    /// A CamelCase word saying why, e.g. `ApplicationSetRolloutComplete`.
+    pub reason: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}
+
+/// The kinds of ApplicationSet conditions: Argo CD's four and Flotilla's rollout additions.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub enum ApplicationSetConditionType {
+    ErrorOccurred,
+    ParametersGenerated,
+    ResourcesUpToDate,
+    /// True while the rollout has work left; False when complete, stalled or misconfigured.
+    RolloutProgressing,
+    /// The RollingSync strategy cannot be followed; the rollout does not advance.
+    InvalidRolloutConfig,
+    /// Some Applications match no RollingSync step and are never synced by the rollout.
+    UnselectedApplications,
+}
+
+/// `True`, `False` or `Unknown`, as in every Kubernetes condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ConditionStatus {
+    True,
+    False,
+    Unknown,
+}
+
+/// Where one Application is in the rollout (Argo CD's ApplicationSetApplicationStatus).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetApplicationStatus {
+    pub application: String,
+    pub status: RolloutApplicationState,
+    /// The 1-based step as a string (`"1"`), or `"-1"` for an Application in no step.
+    pub step: String,
+    /// The revisions this Application is being rolled out to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_revisions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// The rollout states of one Application: Waiting → Pending → Progressing → Healthy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RolloutApplicationState {
+    /// Not yet allowed to sync, or sent back by a new revision or spec.
+    Waiting,
+    /// Promoted: its sync was triggered and has not started yet.
+    Pending,
+    /// Its sync started; not yet Healthy and Synced.
+    Progressing,
+    /// Healthy and Synced on its target revisions.
+    Healthy,
+}
+
+impl RolloutApplicationState {
+    /// The name as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Waiting => "Waiting",
+            Self::Pending => "Pending",
+            Self::Progressing => "Progressing",
+            Self::Healthy => "Healthy",
+        }
+    }
+}
+
+/// Sync and health of one generated Application (Argo CD's ResourceStatus, as the ApplicationSet
+/// reports it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetResourceStatus {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The sync status.
+    pub status: SyncStatusCode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<ResourceHealth>,
+}
+
+/// Health of a generated Application, with the message of its worst resource.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceHealth {
+    pub status: HealthStatusCode,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// The health vocabulary of Applications and resources (as in Argo CD).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum HealthStatusCode {
+    Healthy,
+    Progressing,
+    Degraded,
+    Suspended,
+    Missing,
+    #[default]
+    Unknown,
+}
+
+/// The sync vocabulary of Applications (as in Argo CD).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SyncStatusCode {
+    Synced,
+    OutOfSync,
+    #[default]
+    Unknown,
+}
+
+/// A health or sync status word outside the vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} status {found:?} (expected one of {expected})")]
+pub struct StatusCodeError {
+    pub kind: &'static str,
+    pub found: String,
+    pub expected: &'static str,
+}
+
+impl HealthStatusCode {
+    /// The name as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Healthy => "Healthy",
+            Self::Progressing => "Progressing",
+            Self::Degraded => "Degraded",
+            Self::Suspended => "Suspended",
+            Self::Missing => "Missing",
+            Self::Unknown => "Unknown",
+        }
+    }
+}
+
+impl std::str::FromStr for HealthStatusCode {
+    type Err = StatusCodeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            Self::Healthy,
+            Self::Progressing,
+            Self::Degraded,
+            Self::Suspended,
+            Self::Missing,
+            Self::Unknown,
+        ]
+        .into_iter()
+        .find(|code| code.as_str() == s)
+        .ok_or_else(|| StatusCodeError {
+            kind: "health",
+            found: s.to_string(),
+            expected: "Healthy, Progressing, Degraded, Suspended, Missing, Unknown",
+        })
+    }
+}
+
+impl SyncStatusCode {
+    /// The name as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Synced => "Synced",
+            Self::OutOfSync => "OutOfSync",
+            Self::Unknown => "Unknown",
+        }
+    }
+}
+
+impl std::str::FromStr for SyncStatusCode {
+    type Err = StatusCodeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::Synced, Self::OutOfSync, Self::Unknown]
+            .into_iter()
+            .find(|code| code.as_str() == s)
+            .ok_or_else(|| StatusCodeError {
+                kind: "sync",
+                found: s.to_string(),
+                expected: "Synced, OutOfSync, Unknown",
+            })
+    }
 }

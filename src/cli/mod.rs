@@ -4,6 +4,7 @@ pub mod crd;
 pub mod node_sim;
 pub mod plan;
 pub mod render;
+pub mod rollout;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +31,8 @@ pub enum Command {
     NodeSim(node_sim::NodeSimArgs),
     /// Print the order a sync would apply a manifest directory in, offline.
     Plan(plan::PlanArgs),
+    /// Inspect RollingSync rollouts.
+    Rollout(rollout::RolloutArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.

@@ -1,0 +1,106 @@
+//! Benchmark: one rollout pass over 10,000 Applications in 10 steps (step 3 in progress,
+//! `maxUpdate: 25%`, prior status for every Application). Target: under 10 ms.
+//!
+//! `cargo bench --bench rollout`
+
+use std::collections::BTreeMap;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use flotilla::api::application_set::{
+    ApplicationSetApplicationStatus, HealthStatusCode, RollingSync, RollingSyncStep,
+    RolloutApplicationState, RolloutStrategy, StrategyType, SyncStatusCode,
+};
+use flotilla::rollout::{ApplicationState, ObservedStatus, RolloutInput, step};
+use flotilla_generators::selector::LabelSelectorRequirement;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::jiff::Timestamp;
+
+const APPS: usize = 10_000;
+const STEPS: usize = 10;
+
+fn input() -> RolloutInput {
+    let now: Timestamp = "2025-03-01T12:00:00Z".parse().expect("valid time");
+    let steps = (0..STEPS)
+        .map(|s| RollingSyncStep {
+            match_expressions: vec![LabelSelectorRequirement {
+                key: "wave".into(),
+                operator: "In".into(),
+                values: vec![s.to_string()],
+            }],
+            max_update: Some(IntOrString::String("25%".into())),
+            progress_deadline: None,
+        })
+        .collect();
+    let mut applications = Vec::with_capacity(APPS);
+    let mut prior = Vec::with_capacity(APPS);
+    for i in 0..APPS {
+        let wave = i % STEPS;
+        let name = format!("app-{i:05}");
+        // Waves 0-1 done, wave 2 half done, later waves waiting.
+        let healthy = wave < 2 || (wave == 2 && i % 2 == 0);
+        applications.push(ApplicationState {
+            name: name.clone(),
+            labels: BTreeMap::from([
+                ("wave".to_string(), wave.to_string()),
+                ("team".to_string(), format!("team-{}", i % 7)),
+            ]),
+            exists: true,
+            spec_changed: false,
+            target_revisions: vec!["c0ffee".into()],
+            status: ObservedStatus {
+                health: HealthStatusCode::Healthy,
+                sync: if healthy {
+                    SyncStatusCode::Synced
+                } else {
+                    SyncStatusCode::OutOfSync
+                },
+                revisions: vec!["c0ffee".into()],
+                ..ObservedStatus::default()
+            },
+        });
+        prior.push(ApplicationSetApplicationStatus {
+            application: name,
+            status: if healthy {
+                RolloutApplicationState::Healthy
+            } else {
+                RolloutApplicationState::Waiting
+            },
+            step: (wave + 1).to_string(),
+            target_revisions: vec!["c0ffee".into()],
+            last_transition_time: Some(Time(now)),
+            message: String::new(),
+        });
+    }
+    RolloutInput {
+        now,
+        strategy: RolloutStrategy {
+            type_: StrategyType::RollingSync,
+            rolling_sync: Some(RollingSync {
+                steps,
+                progress_deadline: Some("30m".into()),
+            }),
+            paused: false,
+        },
+        applications,
+        prior_application_status: prior,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let input = input();
+    let decision = step(&input);
+    assert_eq!(decision.application_status.len(), APPS);
+    assert_eq!(
+        decision.sync_triggered.len(),
+        250,
+        "25% of step 3's 1,000 apps"
+    );
+    let mut group = c.benchmark_group("rollout");
+    group.sample_size(20);
+    group.bench_function("step_10000_apps_10_steps", |b| b.iter(|| step(&input)));
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

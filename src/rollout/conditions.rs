@@ -1,0 +1,175 @@
+//! The conditions a rollout sets on its ApplicationSet, their reasons, and merging them into the
+//! existing conditions so `lastTransitionTime` only moves when a condition's status changes.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+
+use crate::api::application_set::{
+    ApplicationSetCondition, ApplicationSetConditionType, ConditionStatus,
+};
+
+/// The condition types the rollout owns; [`merge_conditions`] replaces exactly these.
+pub const ROLLOUT_CONDITION_TYPES: [ApplicationSetConditionType; 3] = [
+    ApplicationSetConditionType::RolloutProgressing,
+    ApplicationSetConditionType::InvalidRolloutConfig,
+    ApplicationSetConditionType::UnselectedApplications,
+];
+
+/// Reasons of the `RolloutProgressing` condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgressReason {
+    /// A step has syncs in flight or promoted now (True).
+    StepProgressing,
+    /// A step waits for something other than a free slot (True).
+    StepWaiting,
+    /// A step's `maxUpdate` is 0 (True: work is left, but it waits for a person).
+    StepHeld,
+    /// The rollout is paused (True).
+    RolloutPaused,
+    /// A step is stalled (False).
+    RolloutStalled,
+    /// Every step is complete (False; Argo CD's reason).
+    ApplicationSetRolloutComplete,
+    /// The strategy cannot be followed (False).
+    InvalidRolloutConfig,
+}
+
+impl ProgressReason {
+    /// The reason as written in the condition.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::StepProgressing => "StepProgressing",
+            Self::StepWaiting => "StepWaiting",
+            Self::StepHeld => "StepHeld",
+            Self::RolloutPaused => "RolloutPaused",
+            Self::RolloutStalled => "RolloutStalled",
+            Self::ApplicationSetRolloutComplete => "ApplicationSetRolloutComplete",
+            Self::InvalidRolloutConfig => "InvalidRolloutConfig",
+        }
+    }
+
+    /// `True` while work is left and can proceed, `False` when complete, stalled or invalid.
+    #[must_use]
+    pub fn status(self) -> ConditionStatus {
+        match self {
+            Self::StepProgressing | Self::StepWaiting | Self::StepHeld | Self::RolloutPaused => {
+                ConditionStatus::True
+            }
+            Self::RolloutStalled
+            | Self::ApplicationSetRolloutComplete
+            | Self::InvalidRolloutConfig => ConditionStatus::False,
+        }
+    }
+}
+
+/// The `RolloutProgressing` condition.
+#[must_use]
+pub fn progressing(
+    reason: ProgressReason,
+    message: String,
+    now: Timestamp,
+) -> ApplicationSetCondition {
+    ApplicationSetCondition {
+        type_: ApplicationSetConditionType::RolloutProgressing,
+        status: reason.status(),
+        reason: reason.as_str().to_string(),
+        message,
+        last_transition_time: Some(Time(now)),
+    }
+}
+
+/// A condition of `type_` that holds (`True`).
+#[must_use]
+pub fn holds(
+    type_: ApplicationSetConditionType,
+    reason: &str,
+    message: String,
+    now: Timestamp,
+) -> ApplicationSetCondition {
+    ApplicationSetCondition {
+        type_,
+        status: ConditionStatus::True,
+        reason: reason.to_string(),
+        message,
+        last_transition_time: Some(Time(now)),
+    }
+}
+
+/// Merges a pass's rollout conditions into `existing`: conditions of the rollout's types are
+/// replaced by `rollout` (a type it does not emit is removed), keeping the existing
+/// `lastTransitionTime` when the status did not change; other types are kept. Sorted by type.
+#[must_use]
+pub fn merge_conditions(
+    existing: &[ApplicationSetCondition],
+    rollout: &[ApplicationSetCondition],
+) -> Vec<ApplicationSetCondition> {
+    let mut merged: Vec<ApplicationSetCondition> = existing
+        .iter()
+        .filter(|c| !ROLLOUT_CONDITION_TYPES.contains(&c.type_))
+        .cloned()
+        .collect();
+    for condition in rollout {
+        let mut condition = condition.clone();
+        if let Some(previous) = existing
+            .iter()
+            .find(|c| c.type_ == condition.type_ && c.status == condition.status)
+        {
+            condition
+                .last_transition_time
+                .clone_from(&previous.last_transition_time);
+        }
+        merged.push(condition);
+    }
+    merged.sort_by_key(|c| c.type_);
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(second).unwrap()
+    }
+
+    #[test]
+    fn merge_keeps_transition_time_only_when_status_is_unchanged() {
+        let other = holds(
+            ApplicationSetConditionType::ResourcesUpToDate,
+            "UpToDate",
+            "ok".into(),
+            at(1),
+        );
+        let old_progress = progressing(ProgressReason::StepProgressing, "step 1".into(), at(10));
+        let old_unselected = holds(
+            ApplicationSetConditionType::UnselectedApplications,
+            "NoMatchingStep",
+            "x".into(),
+            at(10),
+        );
+        let existing = vec![other.clone(), old_progress, old_unselected];
+
+        let still = progressing(ProgressReason::StepWaiting, "step 2".into(), at(50));
+        let merged = merge_conditions(&existing, std::slice::from_ref(&still));
+        assert_eq!(
+            merged,
+            vec![
+                other.clone(),
+                ApplicationSetCondition {
+                    last_transition_time: Some(Time(at(10))),
+                    ..still
+                },
+            ],
+            "same status keeps the time; an unemitted rollout type is removed; others stay"
+        );
+
+        let done = progressing(
+            ProgressReason::ApplicationSetRolloutComplete,
+            "done".into(),
+            at(60),
+        );
+        let merged = merge_conditions(&existing, std::slice::from_ref(&done));
+        assert_eq!(merged, vec![other, done], "a new status takes the new time");
+    }
+}

@@ -1,0 +1,448 @@
+//! Validating a RollingSync strategy into numbered steps (selectors checked, `maxUpdate` and
+//! `progressDeadline` parsed) and assigning Applications to them. Anything ambiguous is an error
+//! naming the step as users count it (1-based): the rollout never guesses.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::time::Duration;
+
+use flotilla_generators::selector::{LabelSelectorRequirement, SelectorError};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::duration::{DeadlineError, parse_deadline};
+use crate::api::application_set::{RolloutStrategy, StrategyType};
+
+/// How many Applications of a step may be Pending or Progressing at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaxUpdate {
+    /// `maxUpdate` unset: no limit.
+    Unlimited,
+    /// An absolute number; `0` holds the step.
+    Count(usize),
+    /// A percentage (0–100) of the step's Applications, rounded down but at least 1 above 0%.
+    Percent(u8),
+}
+
+impl MaxUpdate {
+    /// Parses `maxUpdate`: an integer, a quoted integer (`"3"`) or a percentage (`"25%"`).
+    ///
+    /// # Errors
+    /// A negative number, a percentage over 100%, or text that is neither.
+    pub fn parse(value: Option<&IntOrString>) -> Result<Self, &'static str> {
+        let text = match value {
+            None => return Ok(Self::Unlimited),
+            Some(IntOrString::Int(n)) => {
+                return usize::try_from(*n)
+                    .map(Self::Count)
+                    .map_err(|_| "must not be negative");
+            }
+            Some(IntOrString::String(text)) => text.trim(),
+        };
+        if let Some(percent) = text.strip_suffix('%') {
+            if percent.starts_with('-') {
+                return Err("must not be negative");
+            }
+            if percent.is_empty() || !percent.bytes().all(|b| b.is_ascii_digit()) {
+                return Err("is not an integer or a percentage such as 25%");
+            }
+            return match percent.parse::<u8>() {
+                Ok(p) if p <= 100 => Ok(Self::Percent(p)),
+                _ => Err("must not exceed 100%"),
+            };
+        }
+        if text.starts_with('-') && text[1..].bytes().all(|b| b.is_ascii_digit()) && text.len() > 1
+        {
+            return Err("must not be negative");
+        }
+        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+            return Err("is not an integer or a percentage such as 25%");
+        }
+        text.parse::<usize>()
+            .map(Self::Count)
+            .map_err(|_| "is too large")
+    }
+
+    /// The number of slots in a step of `apps` Applications; `None` when unlimited.
+    #[must_use]
+    pub fn limit(self, apps: usize) -> Option<usize> {
+        match self {
+            Self::Unlimited => None,
+            Self::Count(n) => Some(n),
+            Self::Percent(0) => Some(0),
+            Self::Percent(p) => Some((apps * usize::from(p) / 100).max(1)),
+        }
+    }
+}
+
+impl fmt::Display for MaxUpdate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unlimited => f.write_str("unlimited"),
+            Self::Count(n) => write!(f, "{n}"),
+            Self::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+/// One validated step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RolloutStep {
+    /// 1-based, as users count steps and as `status.applicationStatus[].step` shows them.
+    pub number: usize,
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+    pub max_update: MaxUpdate,
+    /// The step's own deadline, or the rollout's default.
+    pub progress_deadline: Option<Duration>,
+}
+
+impl RolloutStep {
+    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        // Every expression was validated in `RolloutConfig::from_strategy`, so evaluation
+        // cannot fail; an error would mean "no match".
+        self.match_expressions
+            .iter()
+            .all(|r| r.matches(labels).unwrap_or(false))
+    }
+}
+
+/// A RollingSync strategy that can be followed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RolloutConfig {
+    pub steps: Vec<RolloutStep>,
+    /// Promote nothing new while true.
+    pub paused: bool,
+}
+
+/// Why a strategy cannot be followed. Each variant names the step (1-based) where it applies.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RolloutConfigError {
+    #[error("strategy.type is {0:?}, not RollingSync")]
+    NotRollingSync(StrategyType),
+    #[error("strategy.rollingSync.steps is empty: a RollingSync rollout needs at least one step")]
+    NoSteps,
+    #[error("step {step}: matchExpressions: {error}")]
+    Selector { step: usize, error: SelectorError },
+    #[error("step {step}: maxUpdate {value:?} {problem}")]
+    MaxUpdate {
+        step: usize,
+        value: String,
+        problem: &'static str,
+    },
+    #[error("step {step}: progressDeadline: {error}")]
+    StepDeadline { step: usize, error: DeadlineError },
+    #[error("rollingSync.progressDeadline: {0}")]
+    RolloutDeadline(DeadlineError),
+    #[error(
+        "step {second}: Application {application:?} is also selected by step {first}; each Application must match exactly one step"
+    )]
+    SelectedTwice {
+        application: String,
+        first: usize,
+        second: usize,
+    },
+}
+
+impl RolloutConfig {
+    /// Validates every step of `strategy`.
+    ///
+    /// # Errors
+    /// The first problem found, in step order.
+    pub fn from_strategy(strategy: &RolloutStrategy) -> Result<Self, RolloutConfigError> {
+        let rolling_sync = match (strategy.type_, &strategy.rolling_sync) {
+            (StrategyType::RollingSync, Some(rolling_sync)) => rolling_sync,
+            (StrategyType::RollingSync, None) => return Err(RolloutConfigError::NoSteps),
+            (other, _) => return Err(RolloutConfigError::NotRollingSync(other)),
+        };
+        if rolling_sync.steps.is_empty() {
+            return Err(RolloutConfigError::NoSteps);
+        }
+        let default_deadline = rolling_sync
+            .progress_deadline
+            .as_deref()
+            .map(parse_deadline)
+            .transpose()
+            .map_err(RolloutConfigError::RolloutDeadline)?;
+        let steps = rolling_sync
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(index, step)| {
+                let number = index + 1;
+                for requirement in &step.match_expressions {
+                    requirement
+                        .operator()
+                        .map_err(|error| RolloutConfigError::Selector {
+                            step: number,
+                            error,
+                        })?;
+                }
+                let max_update = MaxUpdate::parse(step.max_update.as_ref()).map_err(|problem| {
+                    RolloutConfigError::MaxUpdate {
+                        step: number,
+                        value: match &step.max_update {
+                            Some(IntOrString::Int(n)) => n.to_string(),
+                            Some(IntOrString::String(s)) => s.clone(),
+                            None => String::new(),
+                        },
+                        problem,
+                    }
+                })?;
+                let progress_deadline = match &step.progress_deadline {
+                    Some(text) => Some(parse_deadline(text).map_err(|error| {
+                        RolloutConfigError::StepDeadline {
+                            step: number,
+                            error,
+                        }
+                    })?),
+                    None => default_deadline,
+                };
+                Ok(RolloutStep {
+                    number,
+                    match_expressions: step.match_expressions.clone(),
+                    max_update,
+                    progress_deadline,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            steps,
+            paused: strategy.paused,
+        })
+    }
+
+    /// The index (0-based) of the one step whose expressions all match `labels`, or `None`.
+    ///
+    /// # Errors
+    /// [`RolloutConfigError::SelectedTwice`] when two steps match.
+    pub fn step_of(
+        &self,
+        application: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Option<usize>, RolloutConfigError> {
+        let mut found = None;
+        for (index, step) in self.steps.iter().enumerate() {
+            if !step.matches(labels) {
+                continue;
+            }
+            if let Some(first) = found {
+                return Err(RolloutConfigError::SelectedTwice {
+                    application: application.to_string(),
+                    first: first + 1,
+                    second: step.number,
+                });
+            }
+            found = Some(index);
+        }
+        Ok(found)
+    }
+
+    /// [`Self::step_of`] for every `(name, labels)`, in order. The selectors are evaluated once
+    /// per distinct combination of the label values they read, so large fleets cost little.
+    ///
+    /// # Errors
+    /// [`RolloutConfigError::SelectedTwice`] for the first Application two steps select.
+    pub fn assign<'a>(
+        &self,
+        applications: impl Iterator<Item = (&'a str, &'a BTreeMap<String, String>)>,
+    ) -> Result<Vec<Option<usize>>, RolloutConfigError> {
+        let keys: Vec<&str> = self
+            .steps
+            .iter()
+            .flat_map(|step| step.match_expressions.iter().map(|r| r.key.as_str()))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut known: HashMap<Vec<Option<&str>>, Option<usize>> = HashMap::new();
+        applications
+            .map(|(name, labels)| {
+                let values: Vec<Option<&str>> = keys
+                    .iter()
+                    .map(|key| labels.get(*key).map(String::as_str))
+                    .collect();
+                if let Some(step) = known.get(&values) {
+                    return Ok(*step);
+                }
+                let step = self.step_of(name, labels)?;
+                known.insert(values, step);
+                Ok(step)
+            })
+            .collect()
+    }
+}
+
+impl RolloutConfigError {
+    /// The CamelCase reason of the `InvalidRolloutConfig` condition.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::NotRollingSync(_) => "NotRollingSync",
+            Self::NoSteps => "NoSteps",
+            Self::Selector { .. } => "InvalidMatchExpression",
+            Self::MaxUpdate { .. } => "InvalidMaxUpdate",
+            Self::StepDeadline { .. } | Self::RolloutDeadline(_) => "InvalidProgressDeadline",
+            Self::SelectedTwice { .. } => "ApplicationInTwoSteps",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::application_set::{RollingSync, RollingSyncStep};
+
+    fn int(n: i32) -> Option<IntOrString> {
+        Some(IntOrString::Int(n))
+    }
+
+    fn text(s: &str) -> Option<IntOrString> {
+        Some(IntOrString::String(s.to_string()))
+    }
+
+    #[test]
+    fn max_update_parses_and_scales() {
+        // (value, apps in step, expected limit or error)
+        type Case = (
+            Option<IntOrString>,
+            usize,
+            Result<Option<usize>, &'static str>,
+        );
+        let cases: &[Case] = &[
+            (None, 8, Ok(None)),
+            (int(2), 8, Ok(Some(2))),
+            (int(0), 8, Ok(Some(0))),
+            (text("3"), 8, Ok(Some(3))),
+            (text(" 3 "), 8, Ok(Some(3))),
+            (text("25%"), 8, Ok(Some(2))),
+            (text("25%"), 3, Ok(Some(1))),
+            (text("1%"), 8, Ok(Some(1))),
+            (text("0%"), 8, Ok(Some(0))),
+            (text("0"), 8, Ok(Some(0))),
+            (text("100%"), 8, Ok(Some(8))),
+            (text("50%"), 7, Ok(Some(3))),
+            (
+                text("abc"),
+                8,
+                Err("is not an integer or a percentage such as 25%"),
+            ),
+            (
+                text("%"),
+                8,
+                Err("is not an integer or a percentage such as 25%"),
+            ),
+            (
+                text("2.5"),
+                8,
+                Err("is not an integer or a percentage such as 25%"),
+            ),
+            (text("150%"), 8, Err("must not exceed 100%")),
+            (text("-1"), 8, Err("must not be negative")),
+            (text("-10%"), 8, Err("must not be negative")),
+            (int(-1), 8, Err("must not be negative")),
+        ];
+        for (value, apps, expected) in cases {
+            let actual = MaxUpdate::parse(value.as_ref()).map(|m| m.limit(*apps));
+            assert_eq!(actual, *expected, "{value:?} of {apps}");
+        }
+    }
+
+    fn strategy(steps: Vec<RollingSyncStep>) -> RolloutStrategy {
+        RolloutStrategy {
+            type_: StrategyType::RollingSync,
+            rolling_sync: Some(RollingSync {
+                steps,
+                progress_deadline: Some("10m".into()),
+            }),
+            paused: false,
+        }
+    }
+
+    fn step(key: &str, operator: &str, values: &[&str]) -> RollingSyncStep {
+        RollingSyncStep {
+            match_expressions: vec![LabelSelectorRequirement {
+                key: key.into(),
+                operator: operator.into(),
+                values: values.iter().map(|v| (*v).to_string()).collect(),
+            }],
+            ..RollingSyncStep::default()
+        }
+    }
+
+    #[test]
+    fn invalid_strategies_name_the_step() {
+        let bad_max = RollingSyncStep {
+            max_update: text("abc"),
+            ..step("env", "In", &["prod"])
+        };
+        let bad_deadline = RollingSyncStep {
+            progress_deadline: Some("soon".into()),
+            ..step("env", "In", &["prod"])
+        };
+        let cases: Vec<(RolloutStrategy, &str)> = vec![
+            (strategy(vec![]), "steps is empty"),
+            (
+                strategy(vec![step("env", "In", &["a"]), step("env", "Near", &["b"])]),
+                "step 2: matchExpressions: unknown operator \"Near\"",
+            ),
+            (
+                strategy(vec![step("env", "In", &[])]),
+                "step 1: matchExpressions: operator In for key \"env\" needs at least one value",
+            ),
+            (
+                strategy(vec![step("env", "Exists", &[]), bad_max]),
+                "step 2: maxUpdate \"abc\" is not an integer",
+            ),
+            (
+                strategy(vec![bad_deadline]),
+                "step 1: progressDeadline: invalid duration \"soon\"",
+            ),
+            (RolloutStrategy::default(), "strategy.type is AllAtOnce"),
+        ];
+        for (strategy, expected) in cases {
+            let error = RolloutConfig::from_strategy(&strategy).unwrap_err();
+            assert!(
+                error.to_string().contains(expected),
+                "{error} !~ {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn operators_select_like_kubernetes_and_two_matches_are_an_error() {
+        let config = RolloutConfig::from_strategy(&strategy(vec![
+            step("tier", "In", &["db"]),
+            step("tier", "NotIn", &["db", "web"]),
+            step("canary", "Exists", &[]),
+            step("tier", "DoesNotExist", &[]),
+        ]))
+        .unwrap();
+        assert_eq!(
+            config.steps[0].progress_deadline,
+            Some(Duration::from_secs(600))
+        );
+        let labels = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect()
+        };
+        type Case = (
+            &'static [(&'static str, &'static str)],
+            Result<Option<usize>, usize>,
+        );
+        let cases: &[Case] = &[
+            (&[("tier", "db")], Ok(Some(0))),
+            (&[("tier", "api")], Ok(Some(1))),
+            (&[("tier", "web")], Ok(None)),
+            (&[("tier", "web"), ("canary", "yes")], Ok(Some(2))),
+            (&[("tier", "api"), ("canary", "yes")], Err(3)),
+            (&[("other", "x")], Err(4)), // NotIn matches a missing key, so does DoesNotExist
+        ];
+        for (pairs, expected) in cases {
+            let actual = config.step_of("app", &labels(pairs)).map_err(|e| match e {
+                RolloutConfigError::SelectedTwice { second, .. } => second,
+                other => panic!("unexpected {other}"),
+            });
+            assert_eq!(actual, *expected, "{pairs:?}");
+        }
+    }
+}

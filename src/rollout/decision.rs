@@ -1,0 +1,69 @@
+//! What one rollout pass decided: the steps and their Applications, the new per-Application
+//! rollout status, which syncs to trigger, the conditions, and per step what happens next and why.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::api::application_set::{ApplicationSetApplicationStatus, ApplicationSetCondition};
+
+/// The result of [`super::step`]: everything the controller writes or does, and what `explain`
+/// prints.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutDecision {
+    /// Step number (1-based) → the names of its Applications, sorted.
+    pub steps: BTreeMap<usize, Vec<String>>,
+    /// Applications that match no step (step `-1`): never synced by the rollout.
+    pub unselected: Vec<String>,
+    /// Applications in enabled steps (every earlier step complete).
+    pub apps_to_sync: Vec<String>,
+    /// The new `status.applicationStatus`, sorted by name.
+    pub application_status: Vec<ApplicationSetApplicationStatus>,
+    /// Applications whose sync the controller must trigger now.
+    pub sync_triggered: Vec<String>,
+    /// The rollout's conditions (`RolloutProgressing`, and `InvalidRolloutConfig` or
+    /// `UnselectedApplications` when they hold), sorted by type; `lastTransitionTime` is `now`
+    /// (see [`super::merge_conditions`]).
+    pub conditions: Vec<ApplicationSetCondition>,
+    /// One report per step, in order; empty when the strategy is invalid.
+    pub step_reports: Vec<StepReport>,
+}
+
+/// Where one step stands and what happens next.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepReport {
+    pub step: usize,
+    pub state: StepState,
+    /// `maxUpdate` as configured (`unlimited`, `3`, `25%`).
+    pub max_update: String,
+    /// Slots for Pending and Progressing Applications; `None` when unlimited.
+    pub limit: Option<usize>,
+    /// Applications Pending or Progressing after this pass.
+    pub in_flight: usize,
+    /// `progressDeadline` in effect (`10m`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress_deadline: Option<String>,
+    /// What the controller does next and why, e.g. `waits: backend-eu Progressing 1/3 pods ready`.
+    pub next: String,
+}
+
+/// The states of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum StepState {
+    /// Every Application Healthy on its target revisions (or no Applications).
+    Complete,
+    /// Enabled, with syncs in flight or promoted in this pass.
+    Progressing,
+    /// Enabled, waiting for something that is not a sync slot (creation, health, a started sync).
+    Waiting,
+    /// Enabled, but `maxUpdate` is 0: nothing syncs until someone syncs by hand.
+    Held,
+    /// An Application is Degraded, its sync failed, or the progress deadline passed.
+    Stalled,
+    /// The rollout is paused: nothing new is promoted.
+    Paused,
+    /// An earlier step is not complete.
+    Closed,
+}

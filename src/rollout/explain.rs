@@ -1,0 +1,140 @@
+//! Rendering a rollout decision for people (`flotilla rollout explain`): per step its
+//! Applications with rollout status, health, sync and revision, the step's budget, and what
+//! happens next and why; or as JSON (`-o json`) for tools.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::decision::RolloutDecision;
+use super::input::{ApplicationState, RolloutInput};
+use crate::api::application_set::{ApplicationSetApplicationStatus, ConditionStatus};
+use crate::cli::table::Table;
+
+/// The JSON document of `explain -o json`: the ApplicationSet name and the decision.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ExplainJson<'a> {
+    application_set: &'a str,
+    #[serde(flatten)]
+    decision: &'a RolloutDecision,
+}
+
+/// The decision as pretty JSON: `applicationSet`, `steps`, `unselected`, `appsToSync`,
+/// `applicationStatus`, `syncTriggered`, `conditions` and `stepReports`.
+///
+/// # Errors
+/// Serialization failures.
+pub fn explain_json(appset: &str, decision: &RolloutDecision) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&ExplainJson {
+        application_set: appset,
+        decision,
+    })
+    .map(|text| text + "\n")
+}
+
+/// The decision as text, one section per step.
+#[must_use]
+pub fn explain_text(appset: &str, input: &RolloutInput, decision: &RolloutDecision) -> String {
+    let apps: HashMap<&str, &ApplicationState> = input
+        .applications
+        .iter()
+        .map(|app| (app.name.as_str(), app))
+        .collect();
+    let entry = |name: &str| {
+        decision
+            .application_status
+            .binary_search_by(|e| e.application.as_str().cmp(name))
+            .ok()
+            .map(|i| &decision.application_status[i])
+    };
+    let mut out = format!("ApplicationSet {appset} at {}\n", input.now);
+    for condition in &decision.conditions {
+        let status = match condition.status {
+            ConditionStatus::True => "True",
+            ConditionStatus::False => "False",
+            ConditionStatus::Unknown => "Unknown",
+        };
+        let _ = writeln!(
+            out,
+            "{:?}={status} ({}): {}",
+            condition.type_, condition.reason, condition.message
+        );
+    }
+    for report in &decision.step_reports {
+        let limit = report.limit.map_or_else(
+            || "no limit".to_string(),
+            |l| format!("{}/{l} in flight", report.in_flight),
+        );
+        let deadline = report
+            .progress_deadline
+            .as_ref()
+            .map_or_else(String::new, |d| format!(", progressDeadline {d}"));
+        let _ = writeln!(
+            out,
+            "\nStep {}: {:?} (maxUpdate {}: {limit}{deadline})\n  {}",
+            report.step, report.state, report.max_update, report.next
+        );
+        let names = decision
+            .steps
+            .get(&report.step)
+            .map_or(&[][..], Vec::as_slice);
+        out.push_str(&app_table(names, &apps, &entry));
+    }
+    if !decision.unselected.is_empty() {
+        out.push_str("\nNo step (-1): never synced by the rollout\n");
+        out.push_str(&app_table(&decision.unselected, &apps, &entry));
+    }
+    if !decision.sync_triggered.is_empty() {
+        let _ = writeln!(out, "\nSync now: {}", decision.sync_triggered.join(", "));
+    }
+    out
+}
+
+fn app_table<'a>(
+    names: &[String],
+    apps: &HashMap<&str, &ApplicationState>,
+    entry: &impl Fn(&str) -> Option<&'a ApplicationSetApplicationStatus>,
+) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let mut table = Table::new(&[
+        "APPLICATION",
+        "ROLLOUT",
+        "HEALTH",
+        "SYNC",
+        "REVISION",
+        "TARGET",
+    ]);
+    for name in names {
+        let Some(app) = apps.get(name.as_str()) else {
+            continue;
+        };
+        let rollout = entry(name).map_or("-", |e| e.status.as_str());
+        let health = if app.exists {
+            let message = &app.status.health_message;
+            if message.is_empty() {
+                app.status.health.as_str().to_string()
+            } else {
+                format!("{} ({message})", app.status.health.as_str())
+            }
+        } else {
+            "not created".to_string()
+        };
+        table.row(vec![
+            name.clone(),
+            rollout.to_string(),
+            health,
+            app.status.sync.as_str().to_string(),
+            app.status.revisions.join(","),
+            app.target().join(","),
+        ]);
+    }
+    table
+        .render()
+        .lines()
+        .map(|line| format!("  {line}\n"))
+        .collect()
+}

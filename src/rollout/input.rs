@@ -1,0 +1,150 @@
+//! What the rollout step function reads: the clock, the strategy, each generated Application as
+//! observed in this reconcile, and the rollout status written by the previous pass. The same
+//! shape is the offline state file (`flotilla rollout explain --state`).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::api::application_set::{
+    ApplicationSetApplicationStatus, HealthStatusCode, RolloutStrategy, SyncStatusCode,
+};
+
+/// Everything one rollout pass depends on. No clock and no client: `now` is an input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutInput {
+    pub now: Timestamp,
+    pub strategy: RolloutStrategy,
+    #[serde(default)]
+    pub applications: Vec<ApplicationState>,
+    /// `status.applicationStatus` as the previous pass left it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prior_application_status: Vec<ApplicationSetApplicationStatus>,
+}
+
+/// One generated Application as observed now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationState {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// False while the Application is generated but not created yet.
+    #[serde(default = "exists_by_default", skip_serializing_if = "is_true")]
+    pub exists: bool,
+    /// The generated spec differs from the live Application's (the controller is updating it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spec_changed: bool,
+    /// The revisions the rollout must bring this Application to, resolved in this reconcile.
+    /// Empty: the revisions in its status (what it was last compared against).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_revisions: Vec<String>,
+    #[serde(default)]
+    pub status: ObservedStatus,
+}
+
+fn exists_by_default() -> bool {
+    true
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+impl ApplicationState {
+    /// The revisions this Application is rolled out to: resolved now, else those in its status.
+    #[must_use]
+    pub fn target(&self) -> &[String] {
+        if self.target_revisions.is_empty() {
+            &self.status.revisions
+        } else {
+            &self.target_revisions
+        }
+    }
+
+    /// Healthy and Synced on its target revisions, with no sync running: done, for the rollout.
+    #[must_use]
+    pub fn healthy_on_target(&self) -> bool {
+        let status = &self.status;
+        self.exists
+            && status.health == HealthStatusCode::Healthy
+            && status.sync == SyncStatusCode::Synced
+            && status.revisions.as_slice() == self.target()
+            && status
+                .operation_state
+                .as_ref()
+                .is_none_or(|op| op.phase == OperationPhase::Succeeded)
+            && self.reconciled_since_operation()
+    }
+
+    /// Whether health and sync were computed after the last sync operation started (true when
+    /// either time is unknown).
+    fn reconciled_since_operation(&self) -> bool {
+        match (&self.status.reconciled_at, &self.status.operation_state) {
+            (Some(reconciled), Some(op)) => *reconciled >= op.started_at,
+            _ => true,
+        }
+    }
+}
+
+/// The Application's status fields the rollout reads.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservedStatus {
+    #[serde(default)]
+    pub health: HealthStatusCode,
+    /// The health message, e.g. `1/3 pods ready` (shown when explaining a wait or a stall).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub health_message: String,
+    #[serde(default)]
+    pub sync: SyncStatusCode,
+    /// The revisions the Application was last compared against (`status.sync.revision(s)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
+    /// When health and sync were last computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciled_at: Option<Timestamp>,
+    /// The last sync operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_state: Option<OperationState>,
+}
+
+/// The last sync operation of an Application.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OperationState {
+    pub phase: OperationPhase,
+    pub started_at: Timestamp,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// Phases of a sync operation (as in Argo CD).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OperationPhase {
+    Running,
+    Terminating,
+    Failed,
+    Error,
+    Succeeded,
+}
+
+impl OperationPhase {
+    /// The operation ended without success.
+    #[must_use]
+    pub fn failed(self) -> bool {
+        matches!(self, Self::Failed | Self::Error)
+    }
+
+    /// The operation has not finished.
+    #[must_use]
+    pub fn running(self) -> bool {
+        matches!(self, Self::Running | Self::Terminating)
+    }
+}

@@ -1,0 +1,22 @@
+//! RollingSync, the pure core: validating a strategy into steps, the step function that moves
+//! each generated Application through Waiting → Pending → Progressing → Healthy, the offline
+//! state file, and explaining a decision. No Kubernetes client and no clock live here; the
+//! controller observes, calls [`step`], and writes what it returns.
+
+pub mod conditions;
+pub mod config;
+pub mod decision;
+pub mod duration;
+pub mod explain;
+pub mod input;
+pub mod state_file;
+mod step;
+
+pub use conditions::merge_conditions;
+pub use config::{MaxUpdate, RolloutConfig, RolloutConfigError};
+pub use decision::{RolloutDecision, StepReport, StepState};
+pub use input::{ApplicationState, ObservedStatus, OperationPhase, OperationState, RolloutInput};
+pub use step::step;
+
+#[cfg(test)]
+mod tests;

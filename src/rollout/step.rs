@@ -1,0 +1,615 @@
+//! THE rollout step function: one pure pass from observed Applications and the prior rollout
+//! status to the next status, the syncs to trigger, the conditions and an explanation. The
+//! controller and `flotilla rollout explain` both call [`step`]; nothing here reads a clock or
+//! talks to a cluster.
+//!
+//! A pass has three phases, as in Argo CD's RollingSync: observe each Application and move its
+//! status along (Pending → Progressing → Healthy, or back to Waiting); find the first incomplete
+//! step (every earlier one is enabled and complete) and check it for stalls; then promote its
+//! Waiting Applications to Pending in name order while `maxUpdate` leaves a slot.
+
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+
+use super::conditions::{ProgressReason, holds, progressing};
+use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
+use super::decision::{RolloutDecision, StepReport, StepState};
+use super::duration::format_duration;
+use super::input::{ApplicationState, RolloutInput};
+use crate::api::application_set::{
+    ApplicationSetApplicationStatus, ApplicationSetConditionType, HealthStatusCode,
+    RolloutApplicationState as State, SyncStatusCode,
+};
+
+/// How many names a message lists before "and N more".
+const NAMES_SHOWN: usize = 10;
+
+/// One rollout pass. Never fails: an invalid strategy becomes an `InvalidRolloutConfig`
+/// condition and the prior status is kept unchanged (the rollout does not advance).
+#[must_use]
+pub fn step(input: &RolloutInput) -> RolloutDecision {
+    let now = whole_seconds(input.now);
+    let config = match RolloutConfig::from_strategy(&input.strategy) {
+        Ok(config) => config,
+        Err(error) => return invalid(input, now, &error),
+    };
+    let mut apps: Vec<&ApplicationState> = input.applications.iter().collect();
+    apps.sort_by(|a, b| a.name.cmp(&b.name));
+    apps.dedup_by(|a, b| a.name == b.name);
+    let step_of = match config.assign(apps.iter().map(|app| (app.name.as_str(), &app.labels))) {
+        Ok(step_of) => step_of,
+        Err(error) => return invalid(input, now, &error),
+    };
+    let labels: Vec<String> = (1..=config.steps.len()).map(|n| n.to_string()).collect();
+    let unselected_label = "-1".to_string();
+    let prior = prior_by_app(&apps, &input.prior_application_status);
+    let mut pass = Pass {
+        config: &config,
+        now,
+        entries: apps
+            .iter()
+            .zip(&step_of)
+            .zip(prior)
+            .map(|((app, step), prior)| {
+                let label = step.map_or(&unselected_label, |s| &labels[s]);
+                observe(app, prior, label, now)
+            })
+            .collect(),
+        apps,
+        members: vec![Vec::new(); config.steps.len()],
+    };
+    let mut unselected = Vec::new();
+    for (index, step) in step_of.iter().enumerate() {
+        match step {
+            Some(step) => pass.members[*step].push(index),
+            None => unselected.push(pass.apps[index].name.clone()),
+        }
+    }
+    pass.decide(unselected)
+}
+
+/// The prior status entry of each of `apps` (sorted by name), found by walking both in order.
+fn prior_by_app<'a>(
+    apps: &[&ApplicationState],
+    prior: &'a [ApplicationSetApplicationStatus],
+) -> Vec<Option<&'a ApplicationSetApplicationStatus>> {
+    let mut sorted: Vec<&ApplicationSetApplicationStatus> = prior.iter().collect();
+    sorted.sort_by(|a, b| a.application.cmp(&b.application));
+    let mut next = sorted.into_iter().peekable();
+    apps.iter()
+        .map(|app| {
+            while next.next_if(|e| e.application < app.name).is_some() {}
+            next.next_if(|e| e.application == app.name)
+        })
+        .collect()
+}
+
+/// The state of one pass over sorted, deduplicated Applications.
+struct Pass<'a> {
+    config: &'a RolloutConfig,
+    now: Timestamp,
+    apps: Vec<&'a ApplicationState>,
+    /// Rollout status per Application, parallel to `apps`.
+    entries: Vec<ApplicationSetApplicationStatus>,
+    /// Per step, indices into `apps`, in name order.
+    members: Vec<Vec<usize>>,
+}
+
+impl Pass<'_> {
+    fn complete(&self, index: usize) -> bool {
+        self.entries[index].status == State::Healthy && self.apps[index].healthy_on_target()
+    }
+
+    fn in_flight(&self, step: usize) -> usize {
+        self.members[step]
+            .iter()
+            .filter(|&&i| matches!(self.entries[i].status, State::Pending | State::Progressing))
+            .count()
+    }
+
+    fn decide(mut self, unselected: Vec<String>) -> RolloutDecision {
+        let current = self
+            .members
+            .iter()
+            .position(|members| !members.iter().all(|&i| self.complete(i)));
+        let steps = self.members.len();
+        let complete_steps = current.unwrap_or(steps);
+        let mut reports: Vec<StepReport> = (0..complete_steps)
+            .map(|step| self.report(step, StepState::Complete, self.complete_text(step)))
+            .collect();
+        let mut sync_triggered = Vec::new();
+        if let Some(current) = current {
+            self.close_later_steps(current);
+            let causes = self.stall_causes(current);
+            let promoted = if causes.is_empty() && !self.config.paused {
+                self.promote(current)
+            } else {
+                Vec::new()
+            };
+            if !self.config.paused {
+                sync_triggered = self.members[current]
+                    .iter()
+                    .filter(|&&i| self.needs_sync(i))
+                    .map(|&i| self.apps[i].name.clone())
+                    .collect();
+            }
+            reports.push(self.current_report(current, &causes, &promoted));
+            let closed = format!("closed until step {} completes", current + 1);
+            reports.extend(
+                (current + 1..steps)
+                    .map(|step| self.report(step, StepState::Closed, closed.clone())),
+            );
+        }
+        let enabled_steps = current.map_or(self.members.len(), |c| c + 1);
+        let mut apps_to_sync: Vec<String> = self.members[..enabled_steps]
+            .iter()
+            .flatten()
+            .map(|&i| self.apps[i].name.clone())
+            .collect();
+        apps_to_sync.sort();
+        let mut conditions = vec![self.progress_condition(current, &reports)];
+        if !unselected.is_empty() {
+            conditions.push(holds(
+                ApplicationSetConditionType::UnselectedApplications,
+                "NoMatchingStep",
+                format!(
+                    "{} Application(s) match no step and are never synced by the rollout: {}",
+                    unselected.len(),
+                    list(unselected.iter().map(String::as_str))
+                ),
+                self.now,
+            ));
+        }
+        conditions.sort_by_key(|c| c.type_);
+        RolloutDecision {
+            steps: self
+                .members
+                .iter()
+                .enumerate()
+                .map(|(step, members)| {
+                    (
+                        step + 1,
+                        members.iter().map(|&i| self.apps[i].name.clone()).collect(),
+                    )
+                })
+                .collect(),
+            unselected,
+            apps_to_sync,
+            application_status: self.entries,
+            sync_triggered,
+            conditions,
+            step_reports: reports,
+        }
+    }
+
+    /// Pending Applications of closed steps whose sync has not started go back to Waiting: an
+    /// earlier step must prove the revision first.
+    fn close_later_steps(&mut self, current: usize) {
+        for step in current + 1..self.members.len() {
+            for &i in &self.members[step] {
+                let entry = &mut self.entries[i];
+                if entry.status == State::Pending && !sync_started_since(self.apps[i], entry) {
+                    transition(
+                        entry,
+                        State::Waiting,
+                        format!(
+                            "step {} is not complete any more; waiting again before syncing",
+                            current + 1
+                        ),
+                        self.now,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Why the step cannot progress: Degraded Applications, failed syncs, passed deadlines.
+    fn stall_causes(&self, step: usize) -> Vec<String> {
+        let deadline = self.config.steps[step].progress_deadline;
+        self.members[step]
+            .iter()
+            .filter_map(|&i| stall_cause(self.apps[i], &self.entries[i], deadline, self.now))
+            .collect()
+    }
+
+    /// Promotes Waiting Applications of `step` in name order while a slot is free.
+    fn promote(&mut self, step: usize) -> Vec<usize> {
+        let config = &self.config.steps[step];
+        let limit = config.max_update.limit(self.members[step].len());
+        let mut in_flight = self.in_flight(step);
+        let mut promoted = Vec::new();
+        for &i in &self.members[step] {
+            if limit.is_some_and(|limit| in_flight >= limit) {
+                break;
+            }
+            let entry = &mut self.entries[i];
+            if entry.status != State::Waiting || !self.apps[i].exists {
+                continue;
+            }
+            in_flight += 1;
+            let slots = limit.map_or_else(
+                || "no limit".to_string(),
+                |l| format!("{in_flight}/{l} in flight"),
+            );
+            transition(
+                entry,
+                State::Pending,
+                format!(
+                    "promoted in step {} ({slots}); sync triggered",
+                    config.number
+                ),
+                self.now,
+            );
+            promoted.push(i);
+        }
+        promoted
+    }
+
+    /// Pending, its sync not started, and no other sync running: the controller triggers one.
+    fn needs_sync(&self, index: usize) -> bool {
+        let (app, entry) = (self.apps[index], &self.entries[index]);
+        entry.status == State::Pending
+            && !sync_started_since(app, entry)
+            && app
+                .status
+                .operation_state
+                .as_ref()
+                .is_none_or(|op| !op.phase.running())
+    }
+
+    fn report(&self, step: usize, state: StepState, next: String) -> StepReport {
+        let config: &RolloutStep = &self.config.steps[step];
+        StepReport {
+            step: config.number,
+            state,
+            max_update: config.max_update.to_string(),
+            limit: config.max_update.limit(self.members[step].len()),
+            in_flight: self.in_flight(step),
+            progress_deadline: config.progress_deadline.map(format_duration),
+            next,
+        }
+    }
+
+    fn complete_text(&self, step: usize) -> String {
+        match self.members[step].len() {
+            0 => "complete: no Applications".to_string(),
+            n => format!("complete: all {n} Healthy on their target revisions"),
+        }
+    }
+
+    fn current_report(&self, step: usize, causes: &[String], promoted: &[usize]) -> StepReport {
+        let limit = self.config.steps[step]
+            .max_update
+            .limit(self.members[step].len());
+        let in_flight = self.in_flight(step);
+        let waiting = self.members[step]
+            .iter()
+            .filter(|&&i| self.entries[i].status == State::Waiting && self.apps[i].exists)
+            .count();
+        let slots = limit.map_or_else(String::new, |l| format!(" ({in_flight}/{l} in flight)"));
+        let in_flight_apps = || {
+            self.members[step]
+                .iter()
+                .filter(|&&i| matches!(self.entries[i].status, State::Pending | State::Progressing))
+                .map(|&i| describe(self.apps[i], &self.entries[i]))
+        };
+        let (state, next) = if !causes.is_empty() {
+            (
+                StepState::Stalled,
+                format!(
+                    "stalled: {}; later steps stay closed",
+                    list(causes.iter().map(String::as_str))
+                ),
+            )
+        } else if self.config.paused {
+            let running = if in_flight > 0 {
+                format!("; {in_flight} in flight finish: {}", list(in_flight_apps()))
+            } else {
+                String::new()
+            };
+            (
+                StepState::Paused,
+                format!("paused: nothing new is promoted{running}"),
+            )
+        } else if !promoted.is_empty() {
+            let names = promoted.iter().map(|&i| self.apps[i].name.as_str());
+            (
+                StepState::Progressing,
+                format!("syncs {} now{slots}", list(names)),
+            )
+        } else if limit == Some(0) && waiting > 0 {
+            (
+                StepState::Held,
+                format!(
+                    "holds: maxUpdate {} lets nothing sync; {waiting} Waiting until someone syncs them by hand",
+                    self.config.steps[step].max_update
+                ),
+            )
+        } else if in_flight > 0 {
+            let queue = if waiting > 0 {
+                format!("; {waiting} Waiting for a free slot{slots}")
+            } else {
+                String::new()
+            };
+            (
+                StepState::Progressing,
+                format!("waits: {}{queue}", list(in_flight_apps())),
+            )
+        } else {
+            let blocking = self.members[step]
+                .iter()
+                .filter(|&&i| !self.complete(i))
+                .map(|&i| describe(self.apps[i], &self.entries[i]));
+            (StepState::Waiting, format!("waits: {}", list(blocking)))
+        };
+        self.report(step, state, next)
+    }
+
+    fn progress_condition(
+        &self,
+        current: Option<usize>,
+        reports: &[StepReport],
+    ) -> crate::api::application_set::ApplicationSetCondition {
+        let Some(current) = current else {
+            let apps: usize = self.members.iter().map(Vec::len).sum();
+            return progressing(
+                ProgressReason::ApplicationSetRolloutComplete,
+                format!(
+                    "rollout complete: all {apps} Application(s) in {} step(s) are Healthy on their target revisions",
+                    self.members.len()
+                ),
+                self.now,
+            );
+        };
+        let report = &reports[current];
+        let reason = match report.state {
+            StepState::Stalled => ProgressReason::RolloutStalled,
+            StepState::Paused => ProgressReason::RolloutPaused,
+            StepState::Held => ProgressReason::StepHeld,
+            StepState::Waiting => ProgressReason::StepWaiting,
+            StepState::Progressing | StepState::Complete | StepState::Closed => {
+                ProgressReason::StepProgressing
+            }
+        };
+        progressing(
+            reason,
+            format!("step {} of {} {}", report.step, reports.len(), report.next),
+            self.now,
+        )
+    }
+}
+
+/// Phase one for one Application: its prior rollout status moved along by what is observed now.
+fn observe(
+    app: &ApplicationState,
+    prior: Option<&ApplicationSetApplicationStatus>,
+    step: &str,
+    now: Timestamp,
+) -> ApplicationSetApplicationStatus {
+    let target = app.target();
+    let mut entry = prior
+        .cloned()
+        .unwrap_or_else(|| ApplicationSetApplicationStatus {
+            application: app.name.clone(),
+            status: State::Waiting,
+            step: String::new(),
+            target_revisions: target.to_vec(),
+            last_transition_time: Some(Time(now)),
+            message: "new in the rollout; Waiting".to_string(),
+        });
+    if entry.step != step {
+        entry.step = step.to_string();
+    }
+    if entry.target_revisions.is_empty() {
+        entry.target_revisions = target.to_vec();
+    }
+    if entry.target_revisions != target {
+        let message = format!(
+            "target revision changed from {} to {}; waiting to roll it out in order",
+            revisions(&entry.target_revisions),
+            revisions(target)
+        );
+        entry.target_revisions = target.to_vec();
+        if entry.status != State::Waiting {
+            transition(&mut entry, State::Waiting, message, now);
+        }
+    }
+    if app.spec_changed && entry.status != State::Waiting {
+        let message = "generated spec changed; waiting to sync it in order".to_string();
+        transition(&mut entry, State::Waiting, message, now);
+    }
+    if entry.status == State::Healthy && app.status.sync == SyncStatusCode::OutOfSync {
+        let message = "OutOfSync again; waiting to sync it in order".to_string();
+        transition(&mut entry, State::Waiting, message, now);
+    }
+    if entry.status == State::Pending && sync_started_since(app, &entry) {
+        let started = app.status.operation_state.as_ref().map(|op| op.started_at);
+        let message = format!(
+            "sync started at {}",
+            started.map(|t| t.to_string()).unwrap_or_default()
+        );
+        transition(&mut entry, State::Progressing, message, now);
+    }
+    if entry.status == State::Waiting && !app.spec_changed && app.healthy_on_target() {
+        let message = format!(
+            "already Synced and Healthy on {}; no sync needed",
+            revisions(target)
+        );
+        transition(&mut entry, State::Healthy, message, now);
+    }
+    if entry.status == State::Progressing && app.healthy_on_target() {
+        let message = format!("sync finished: Healthy and Synced on {}", revisions(target));
+        transition(&mut entry, State::Healthy, message, now);
+    }
+    entry
+}
+
+fn transition(
+    entry: &mut ApplicationSetApplicationStatus,
+    status: State,
+    message: String,
+    now: Timestamp,
+) {
+    entry.status = status;
+    entry.message = message;
+    entry.last_transition_time = Some(Time(now));
+}
+
+/// A sync operation started at or after the entry's last transition (Pending).
+fn sync_started_since(app: &ApplicationState, entry: &ApplicationSetApplicationStatus) -> bool {
+    app.status.operation_state.as_ref().is_some_and(|op| {
+        entry
+            .last_transition_time
+            .as_ref()
+            .is_none_or(|since| op.started_at >= since.0)
+    })
+}
+
+/// Why one Application stalls its step, if it does.
+fn stall_cause(
+    app: &ApplicationState,
+    entry: &ApplicationSetApplicationStatus,
+    deadline: Option<Duration>,
+    now: Timestamp,
+) -> Option<String> {
+    let name = &app.name;
+    let in_flight = matches!(entry.status, State::Pending | State::Progressing);
+    if (in_flight || entry.status == State::Healthy)
+        && app.status.health == HealthStatusCode::Degraded
+    {
+        return Some(format!(
+            "{name} Degraded{}",
+            detail(&app.status.health_message)
+        ));
+    }
+    if entry.status == State::Progressing
+        && let Some(op) = app
+            .status
+            .operation_state
+            .as_ref()
+            .filter(|op| op.phase.failed())
+    {
+        return Some(format!("{name} sync {:?}{}", op.phase, detail(&op.message)));
+    }
+    let deadline = deadline.filter(|_| in_flight)?;
+    let since = match (&entry.status, &app.status.operation_state) {
+        (State::Progressing, Some(op)) => op.started_at,
+        _ => entry.last_transition_time.as_ref().map_or(now, |t| t.0),
+    };
+    let elapsed_ms = now.as_millisecond().saturating_sub(since.as_millisecond());
+    let elapsed = Duration::from_millis(u64::try_from(elapsed_ms).unwrap_or(0));
+    (elapsed > deadline).then(|| {
+        format!(
+            "{name} {} for {}, over the {} progressDeadline ({}{})",
+            entry.status.as_str(),
+            format_duration(Duration::from_secs(elapsed.as_secs())),
+            format_duration(deadline),
+            app.status.health.as_str(),
+            detail(&app.status.health_message)
+        )
+    })
+}
+
+/// `": message"`, or nothing for an empty message.
+fn detail(message: &str) -> String {
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
+    }
+}
+
+/// One Application in a "waits:" explanation, e.g. `backend-eu Progressing 1/3 pods ready`.
+fn describe(app: &ApplicationState, entry: &ApplicationSetApplicationStatus) -> String {
+    let name = &app.name;
+    if !app.exists {
+        return format!("{name} not created yet");
+    }
+    let status = &app.status;
+    let health = format!(
+        "{}{}",
+        status.health.as_str(),
+        if status.health_message.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", status.health_message)
+        }
+    );
+    match entry.status {
+        State::Pending => match &status.operation_state {
+            Some(op) if op.phase.running() => {
+                format!("{name} Pending (an earlier sync is still running)")
+            }
+            _ => format!("{name} Pending (sync triggered, not started)"),
+        },
+        State::Progressing if status.health == HealthStatusCode::Progressing => {
+            format!(
+                "{name} Progressing{}",
+                health.strip_prefix("Progressing").unwrap_or("")
+            )
+        }
+        State::Progressing => format!("{name} Progressing ({health}, {})", status.sync.as_str()),
+        State::Waiting => format!("{name} Waiting ({health}, {})", status.sync.as_str()),
+        State::Healthy => format!(
+            "{name} {health}, {} on {} (target {})",
+            status.sync.as_str(),
+            revisions(&status.revisions),
+            revisions(app.target())
+        ),
+    }
+}
+
+fn revisions(revisions: &[String]) -> String {
+    if revisions.is_empty() {
+        "no revision".to_string()
+    } else {
+        revisions.join(",")
+    }
+}
+
+/// `a, b, c and 4 more`.
+fn list<'a>(items: impl Iterator<Item = impl AsRef<str> + 'a>) -> String {
+    let mut shown = Vec::new();
+    let mut more = 0usize;
+    for item in items {
+        if shown.len() < NAMES_SHOWN {
+            shown.push(item.as_ref().to_string());
+        } else {
+            more += 1;
+        }
+    }
+    let mut text = shown.join(", ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
+
+/// `now` as Kubernetes stores times (whole seconds), so a pass replayed from status agrees.
+fn whole_seconds(now: Timestamp) -> Timestamp {
+    Timestamp::from_second(now.as_second()).unwrap_or(now)
+}
+
+/// The decision for a strategy that cannot be followed: prior status kept, nothing synced.
+fn invalid(input: &RolloutInput, now: Timestamp, error: &RolloutConfigError) -> RolloutDecision {
+    let message = format!("{error}; the rollout does not advance until this is fixed");
+    let mut application_status = input.prior_application_status.clone();
+    application_status.sort_by(|a, b| a.application.cmp(&b.application));
+    let mut conditions = vec![
+        holds(
+            ApplicationSetConditionType::InvalidRolloutConfig,
+            error.reason(),
+            message.clone(),
+            now,
+        ),
+        progressing(ProgressReason::InvalidRolloutConfig, message, now),
+    ];
+    conditions.sort_by_key(|c| c.type_);
+    RolloutDecision {
+        application_status,
+        conditions,
+        ..RolloutDecision::default()
+    }
+}

@@ -1,0 +1,774 @@
+//! Table-driven tests of the step function, one per rule of issue 6.
+
+use std::collections::BTreeMap;
+
+use flotilla_generators::selector::LabelSelectorRequirement;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::jiff::Timestamp;
+
+use super::*;
+use crate::api::application_set::{
+    ApplicationSetApplicationStatus, ApplicationSetConditionType, ConditionStatus,
+    HealthStatusCode, RollingSync, RollingSyncStep, RolloutApplicationState as State,
+    RolloutStrategy, StrategyType, SyncStatusCode,
+};
+
+const R1: &str = "r1";
+const R2: &str = "r2";
+
+/// `12:00:00` on a fixed day.
+fn at(time: &str) -> Timestamp {
+    format!("2025-03-01T{time}Z").parse().unwrap()
+}
+
+fn tier_step(tier: &str, max_update: Option<&str>) -> RollingSyncStep {
+    RollingSyncStep {
+        match_expressions: vec![LabelSelectorRequirement {
+            key: "tier".into(),
+            operator: "In".into(),
+            values: vec![tier.into()],
+        }],
+        max_update: max_update.map(|m| IntOrString::String(m.into())),
+        progress_deadline: None,
+    }
+}
+
+fn strategy(steps: Vec<RollingSyncStep>) -> RolloutStrategy {
+    RolloutStrategy {
+        type_: StrategyType::RollingSync,
+        rolling_sync: Some(RollingSync {
+            steps,
+            progress_deadline: Some("10m".into()),
+        }),
+        paused: false,
+    }
+}
+
+fn three_tiers() -> RolloutStrategy {
+    strategy(vec![
+        tier_step("db", Some("100%")),
+        tier_step("backend", Some("100%")),
+        tier_step("frontend", Some("100%")),
+    ])
+}
+
+/// An existing Application, Healthy but OutOfSync with target `r1`.
+fn app(name: &str, tier: &str) -> ApplicationState {
+    ApplicationState {
+        name: name.into(),
+        labels: BTreeMap::from([("tier".to_string(), tier.to_string())]),
+        exists: true,
+        spec_changed: false,
+        target_revisions: vec![R1.into()],
+        status: ObservedStatus {
+            health: HealthStatusCode::Healthy,
+            sync: SyncStatusCode::OutOfSync,
+            revisions: vec![R1.into()],
+            ..ObservedStatus::default()
+        },
+    }
+}
+
+/// Healthy and Synced on `r1` after a sync that started at `started`.
+fn done(mut app: ApplicationState, started: &str) -> ApplicationState {
+    app.status.sync = SyncStatusCode::Synced;
+    app.status.health = HealthStatusCode::Healthy;
+    app.status.operation_state = Some(OperationState {
+        phase: OperationPhase::Succeeded,
+        started_at: at(started),
+        message: String::new(),
+    });
+    app.status.reconciled_at = Some(
+        at(started)
+            .checked_add(k8s_openapi::jiff::SignedDuration::from_secs(30))
+            .unwrap(),
+    );
+    app
+}
+
+/// A sync in `phase` started at `started`, health Progressing with `message`.
+fn syncing(
+    mut app: ApplicationState,
+    phase: OperationPhase,
+    started: &str,
+    message: &str,
+) -> ApplicationState {
+    app.status.health = HealthStatusCode::Progressing;
+    app.status.health_message = message.into();
+    app.status.operation_state = Some(OperationState {
+        phase,
+        started_at: at(started),
+        message: String::new(),
+    });
+    app
+}
+
+fn entry(name: &str, status: State, step: &str, since: &str) -> ApplicationSetApplicationStatus {
+    ApplicationSetApplicationStatus {
+        application: name.into(),
+        status,
+        step: step.into(),
+        target_revisions: vec![R1.into()],
+        last_transition_time: Some(Time(at(since))),
+        message: "prior".into(),
+    }
+}
+
+fn run(
+    strategy: RolloutStrategy,
+    applications: Vec<ApplicationState>,
+    prior: Vec<ApplicationSetApplicationStatus>,
+    now: &str,
+) -> RolloutDecision {
+    step(&RolloutInput {
+        now: at(now),
+        strategy,
+        applications,
+        prior_application_status: prior,
+    })
+}
+
+fn states(decision: &RolloutDecision) -> Vec<(String, State)> {
+    decision
+        .application_status
+        .iter()
+        .map(|e| (e.application.clone(), e.status))
+        .collect()
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_string()).collect()
+}
+
+fn progress(decision: &RolloutDecision) -> (ConditionStatus, String, String) {
+    let c = decision
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ApplicationSetConditionType::RolloutProgressing)
+        .expect("RolloutProgressing is always set");
+    (c.status, c.reason.clone(), c.message.clone())
+}
+
+fn pairs(list: &[(&str, State)]) -> Vec<(String, State)> {
+    list.iter().map(|(n, s)| ((*n).to_string(), *s)).collect()
+}
+
+#[test]
+fn first_pass_promotes_only_the_first_step() {
+    let d = run(
+        three_tiers(),
+        vec![
+            app("frontend", "frontend"),
+            app("db", "db"),
+            app("backend", "backend"),
+        ],
+        vec![],
+        "12:00:00",
+    );
+    assert_eq!(
+        states(&d),
+        pairs(&[
+            ("backend", State::Waiting),
+            ("db", State::Pending),
+            ("frontend", State::Waiting)
+        ])
+    );
+    assert_eq!(
+        d.steps,
+        BTreeMap::from([
+            (1, names(&["db"])),
+            (2, names(&["backend"])),
+            (3, names(&["frontend"]))
+        ])
+    );
+    assert_eq!(d.apps_to_sync, names(&["db"]));
+    assert_eq!(d.sync_triggered, names(&["db"]));
+    assert_eq!(d.application_status[1].step, "1");
+    assert_eq!(d.application_status[0].step, "2");
+    let states: Vec<StepState> = d.step_reports.iter().map(|r| r.state).collect();
+    assert_eq!(
+        states,
+        [StepState::Progressing, StepState::Closed, StepState::Closed]
+    );
+    assert_eq!(progress(&d).1, "StepProgressing");
+}
+
+#[test]
+fn pending_moves_to_progressing_only_for_a_sync_started_after_promotion() {
+    // (operation start, expected status, still triggered)
+    let cases = [
+        (None, State::Pending, true),
+        (Some("11:59:00"), State::Pending, true), // an older sync does not count
+        (Some("12:00:30"), State::Progressing, false),
+    ];
+    for (started, expected, triggered) in cases {
+        let mut db = app("db", "db");
+        if let Some(started) = started {
+            db = syncing(db, OperationPhase::Succeeded, started, "");
+        }
+        let d = run(
+            three_tiers(),
+            vec![db],
+            vec![entry("db", State::Pending, "1", "12:00:00")],
+            "12:01:00",
+        );
+        assert_eq!(d.application_status[0].status, expected, "{started:?}");
+        assert_eq!(
+            d.sync_triggered.contains(&"db".to_string()),
+            triggered,
+            "{started:?}"
+        );
+    }
+}
+
+#[test]
+fn a_pending_app_with_an_older_sync_still_running_is_not_triggered_again() {
+    let db = syncing(app("db", "db"), OperationPhase::Running, "11:59:00", "");
+    let d = run(
+        three_tiers(),
+        vec![db],
+        vec![entry("db", State::Pending, "1", "12:00:00")],
+        "12:01:00",
+    );
+    assert_eq!(d.application_status[0].status, State::Pending);
+    assert!(d.sync_triggered.is_empty());
+}
+
+#[test]
+fn progressing_becomes_healthy_only_when_healthy_synced_on_target_and_reconciled() {
+    let mut stale = done(app("db", "db"), "12:00:10");
+    stale.status.reconciled_at = Some(at("12:00:00"));
+    let mut wrong_revision = done(app("db", "db"), "12:00:10");
+    wrong_revision.status.revisions = vec![R2.into()];
+    let cases = [
+        (done(app("db", "db"), "12:00:10"), State::Healthy),
+        (
+            syncing(
+                app("db", "db"),
+                OperationPhase::Running,
+                "12:00:10",
+                "1/3 pods ready",
+            ),
+            State::Progressing,
+        ),
+        (stale, State::Progressing),
+        (wrong_revision, State::Progressing),
+    ];
+    for (db, expected) in cases {
+        let d = run(
+            three_tiers(),
+            vec![db.clone()],
+            vec![entry("db", State::Progressing, "1", "12:00:20")],
+            "12:02:00",
+        );
+        assert_eq!(d.application_status[0].status, expected, "{db:?}");
+    }
+}
+
+#[test]
+fn the_next_step_opens_only_when_every_app_before_it_is_healthy() {
+    let prior = vec![
+        entry("db", State::Progressing, "1", "12:00:20"),
+        entry("backend", State::Waiting, "2", "12:00:00"),
+        entry("frontend", State::Waiting, "3", "12:00:00"),
+    ];
+    let apps = vec![
+        done(app("db", "db"), "12:00:10"),
+        app("backend", "backend"),
+        app("frontend", "frontend"),
+    ];
+    let d = run(three_tiers(), apps, prior, "12:03:00");
+    assert_eq!(
+        states(&d),
+        pairs(&[
+            ("backend", State::Pending),
+            ("db", State::Healthy),
+            ("frontend", State::Waiting)
+        ])
+    );
+    assert_eq!(d.sync_triggered, names(&["backend"]));
+    assert_eq!(d.apps_to_sync, names(&["backend", "db"]));
+    assert_eq!(d.step_reports[0].state, StepState::Complete);
+}
+
+#[test]
+fn max_update_25_percent_of_eight_keeps_at_most_two_in_flight() {
+    let strategy = strategy(vec![tier_step("web", Some("25%"))]);
+    let mut apps: Vec<ApplicationState> = (0..8).map(|i| app(&format!("web-{i}"), "web")).collect();
+    let mut prior = vec![];
+    let mut max_in_flight = 0;
+    for minute in 0..30 {
+        let now = format!("12:{minute:02}:00");
+        let d = run(strategy.clone(), apps.clone(), prior, &now);
+        let in_flight = d
+            .application_status
+            .iter()
+            .filter(|e| matches!(e.status, State::Pending | State::Progressing))
+            .count();
+        max_in_flight = max_in_flight.max(in_flight);
+        // The cluster reacts: triggered syncs start now; syncs started a minute ago finish.
+        for app in &mut apps {
+            if d.sync_triggered.contains(&app.name) {
+                *app = syncing(
+                    app.clone(),
+                    OperationPhase::Running,
+                    &format!("12:{minute:02}:10"),
+                    "",
+                );
+            } else if let Some(op) = &app.status.operation_state
+                && op.phase == OperationPhase::Running
+            {
+                let started = op.started_at.strftime("%H:%M:%S").to_string();
+                *app = done(app.clone(), &started);
+            }
+        }
+        prior = d.application_status;
+    }
+    assert_eq!(max_in_flight, 2);
+    assert!(
+        prior.iter().all(|e| e.status == State::Healthy),
+        "{prior:?}"
+    );
+}
+
+#[test]
+fn max_update_budgets() {
+    // (maxUpdate, apps in step, promoted on the first pass)
+    let cases = [
+        (None, 5, 5),
+        (Some("3"), 5, 3),
+        (Some("25%"), 8, 2),
+        (Some("10%"), 5, 1),
+        (Some("0"), 5, 0),
+        (Some("0%"), 5, 0),
+    ];
+    for (max_update, count, expected) in cases {
+        let apps = (0..count).map(|i| app(&format!("a{i}"), "web")).collect();
+        let d = run(
+            strategy(vec![tier_step("web", max_update)]),
+            apps,
+            vec![],
+            "12:00:00",
+        );
+        assert_eq!(
+            d.sync_triggered.len(),
+            expected,
+            "{max_update:?} of {count}"
+        );
+        let expected_names: Vec<String> = (0..expected).map(|i| format!("a{i}")).collect();
+        assert_eq!(d.sync_triggered, expected_names, "promoted in name order");
+    }
+}
+
+#[test]
+fn zero_max_update_holds_the_step_and_everything_after_it() {
+    let d = run(
+        strategy(vec![tier_step("db", Some("0%")), tier_step("web", None)]),
+        vec![app("db", "db"), app("web", "web")],
+        vec![],
+        "12:00:00",
+    );
+    assert_eq!(
+        states(&d),
+        pairs(&[("db", State::Waiting), ("web", State::Waiting)])
+    );
+    assert!(d.sync_triggered.is_empty());
+    assert_eq!(d.step_reports[0].state, StepState::Held);
+    assert_eq!(d.step_reports[1].state, StepState::Closed);
+    let (status, reason, message) = progress(&d);
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::True, "StepHeld")
+    );
+    assert!(
+        message.contains("maxUpdate 0% lets nothing sync"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_waiting_app_already_synced_and_healthy_becomes_healthy_without_a_sync() {
+    let mut db = app("db", "db");
+    db.status.sync = SyncStatusCode::Synced;
+    let d = run(
+        three_tiers(),
+        vec![db, app("backend", "backend")],
+        vec![],
+        "12:00:00",
+    );
+    assert_eq!(
+        states(&d),
+        pairs(&[("backend", State::Pending), ("db", State::Healthy)])
+    );
+    assert_eq!(d.sync_triggered, names(&["backend"]));
+    assert!(d.application_status[1].message.contains("no sync needed"));
+}
+
+#[test]
+fn a_new_revision_a_changed_spec_or_drift_sends_an_app_back_to_waiting() {
+    let healthy_db = || {
+        let mut db = app("db", "db");
+        db.status.sync = SyncStatusCode::Synced;
+        db
+    };
+    let mut new_revision = healthy_db();
+    new_revision.target_revisions = vec![R2.into()];
+    let mut spec_changed = healthy_db();
+    spec_changed.spec_changed = true;
+    let mut drifted = healthy_db();
+    drifted.status.sync = SyncStatusCode::OutOfSync;
+    let cases = [
+        (new_revision, "target revision changed from r1 to r2"),
+        (spec_changed, "generated spec changed"),
+        (drifted, "OutOfSync again"),
+    ];
+    let paused = RolloutStrategy {
+        paused: true,
+        ..three_tiers()
+    };
+    for (db, message) in cases {
+        let d = run(
+            paused.clone(),
+            vec![db],
+            vec![entry("db", State::Healthy, "1", "11:00:00")],
+            "12:00:00",
+        );
+        let e = &d.application_status[0];
+        assert_eq!(e.status, State::Waiting, "{message}");
+        assert!(e.message.contains(message), "{} !~ {message}", e.message);
+        assert_eq!(e.last_transition_time, Some(Time(at("12:00:00"))));
+    }
+}
+
+#[test]
+fn no_stale_gates_a_new_revision_mid_rollout_closes_later_steps() {
+    // Step 1 was Healthy on r1; r2 lands while step 2 is Pending. The db app has not been
+    // refreshed yet (still Synced and Healthy on r1), so only the resolved target shows r2.
+    let mut db = app("db", "db");
+    db.status.sync = SyncStatusCode::Synced;
+    db.target_revisions = vec![R2.into()];
+    let mut backend = app("backend", "backend");
+    backend.target_revisions = vec![R2.into()];
+    let prior = vec![
+        entry("db", State::Healthy, "1", "11:00:00"),
+        ApplicationSetApplicationStatus {
+            target_revisions: vec![R2.into()],
+            ..entry("backend", State::Pending, "2", "11:59:00")
+        },
+    ];
+    let d = run(three_tiers(), vec![db, backend], prior, "12:00:00");
+    assert_eq!(
+        states(&d),
+        pairs(&[("backend", State::Waiting), ("db", State::Pending)])
+    );
+    assert_eq!(d.sync_triggered, names(&["db"]), "only step 1 syncs r2");
+    assert_eq!(d.apps_to_sync, names(&["db"]));
+    assert_eq!(d.application_status[1].target_revisions, names(&[R2]));
+    assert_eq!(d.step_reports[1].state, StepState::Closed);
+}
+
+#[test]
+fn stalls_name_the_app_and_why_and_keep_later_steps_closed() {
+    let mut degraded = syncing(app("db-a", "db"), OperationPhase::Succeeded, "12:00:10", "");
+    degraded.status.health = HealthStatusCode::Degraded;
+    degraded.status.health_message = "Back-off pulling image".into();
+    let mut failed = syncing(app("db-a", "db"), OperationPhase::Failed, "12:00:10", "");
+    failed.status.operation_state.as_mut().unwrap().message =
+        "one or more objects failed to apply".into();
+    let slow = syncing(
+        app("db-a", "db"),
+        OperationPhase::Running,
+        "12:00:10",
+        "1/3 pods ready",
+    );
+    let cases = [
+        (
+            degraded,
+            "12:01:00",
+            "db-a Degraded: Back-off pulling image",
+        ),
+        (
+            failed,
+            "12:01:00",
+            "db-a sync Failed: one or more objects failed to apply",
+        ),
+        (
+            slow,
+            "12:15:00",
+            "db-a Progressing for 14m50s, over the 10m progressDeadline (Progressing: 1/3 pods ready)",
+        ),
+    ];
+    let one_at_a_time = strategy(vec![tier_step("db", Some("1")), tier_step("web", None)]);
+    for (db_a, now, cause) in cases {
+        let apps = vec![db_a, app("db-b", "db"), app("web", "web")];
+        let prior = vec![entry("db-a", State::Progressing, "1", "12:00:20")];
+        let d = run(one_at_a_time.clone(), apps, prior, now);
+        let (status, reason, message) = progress(&d);
+        assert_eq!(
+            (status, reason.as_str()),
+            (ConditionStatus::False, "RolloutStalled"),
+            "{cause}"
+        );
+        assert!(message.contains(cause), "{message} !~ {cause}");
+        assert_eq!(d.step_reports[0].state, StepState::Stalled);
+        assert_eq!(d.step_reports[1].state, StepState::Closed);
+        assert!(d.sync_triggered.is_empty(), "{cause}");
+    }
+    // Within the deadline the same slow sync is just progressing.
+    let slow = syncing(
+        app("db-a", "db"),
+        OperationPhase::Running,
+        "12:00:10",
+        "1/3 pods ready",
+    );
+    let d = run(
+        one_at_a_time,
+        vec![slow],
+        vec![entry("db-a", State::Progressing, "1", "12:00:20")],
+        "12:05:00",
+    );
+    assert_eq!(progress(&d).1, "StepProgressing");
+    assert_eq!(
+        d.step_reports[0].next,
+        "waits: db-a Progressing 1/3 pods ready"
+    );
+}
+
+#[test]
+fn a_step_deadline_overrides_the_rollout_default() {
+    let mut strategy = strategy(vec![tier_step("db", None)]);
+    strategy.rolling_sync.as_mut().unwrap().steps[0].progress_deadline = Some("1h".into());
+    let slow = syncing(app("db", "db"), OperationPhase::Running, "12:00:10", "");
+    let d = run(
+        strategy,
+        vec![slow],
+        vec![entry("db", State::Progressing, "1", "12:00:20")],
+        "12:30:00",
+    );
+    assert_eq!(progress(&d).1, "StepProgressing");
+    assert_eq!(d.step_reports[0].progress_deadline.as_deref(), Some("1h"));
+}
+
+#[test]
+fn paused_promotes_nothing_while_running_syncs_finish() {
+    let paused = RolloutStrategy {
+        paused: true,
+        ..strategy(vec![tier_step("web", Some("1"))])
+    };
+    let running = syncing(app("a", "web"), OperationPhase::Running, "12:00:10", "");
+    let d = run(
+        paused.clone(),
+        vec![running, app("b", "web")],
+        vec![entry("a", State::Pending, "1", "12:00:00")],
+        "12:01:00",
+    );
+    assert_eq!(
+        states(&d),
+        pairs(&[("a", State::Progressing), ("b", State::Waiting)])
+    );
+    let (status, reason, _) = progress(&d);
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::True, "RolloutPaused")
+    );
+    // Finished while paused: still nothing new is promoted.
+    let d2 = run(
+        paused,
+        vec![done(app("a", "web"), "12:00:10"), app("b", "web")],
+        d.application_status,
+        "12:02:00",
+    );
+    assert_eq!(
+        states(&d2),
+        pairs(&[("a", State::Healthy), ("b", State::Waiting)])
+    );
+    assert!(d2.sync_triggered.is_empty());
+}
+
+#[test]
+fn unselected_apps_get_step_minus_one_never_sync_and_use_no_budget() {
+    let d = run(
+        strategy(vec![tier_step("web", Some("1"))]),
+        vec![app("web", "web"), app("stray", "batch")],
+        vec![
+            entry("web", State::Waiting, "1", "11:00:00"),
+            entry("deleted", State::Healthy, "1", "11:00:00"),
+        ],
+        "12:00:00",
+    );
+    assert_eq!(
+        states(&d),
+        pairs(&[("stray", State::Waiting), ("web", State::Pending)]),
+        "deleted apps leave the status"
+    );
+    assert_eq!(d.application_status[0].step, "-1");
+    assert_eq!(d.unselected, names(&["stray"]));
+    assert_eq!(d.apps_to_sync, names(&["web"]));
+    assert_eq!(d.sync_triggered, names(&["web"]));
+    let unselected = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ApplicationSetConditionType::UnselectedApplications)
+        .unwrap();
+    assert_eq!(
+        unselected.message,
+        "1 Application(s) match no step and are never synced by the rollout: stray"
+    );
+}
+
+#[test]
+fn invalid_configs_name_the_step_and_do_not_advance() {
+    let bad = |step: RollingSyncStep| strategy(vec![tier_step("db", None), step]);
+    let cases = [
+        (strategy(vec![]), "NoSteps", "steps is empty"),
+        (
+            bad(RollingSyncStep {
+                match_expressions: vec![LabelSelectorRequirement {
+                    key: "tier".into(),
+                    operator: "Equals".into(),
+                    values: vec!["x".into()],
+                }],
+                ..RollingSyncStep::default()
+            }),
+            "InvalidMatchExpression",
+            "step 2: matchExpressions: unknown operator \"Equals\"",
+        ),
+        (
+            bad(tier_step("web", Some("abc"))),
+            "InvalidMaxUpdate",
+            "step 2: maxUpdate \"abc\"",
+        ),
+        (
+            bad(tier_step("web", Some("150%"))),
+            "InvalidMaxUpdate",
+            "step 2: maxUpdate \"150%\" must not exceed 100%",
+        ),
+        (
+            bad(RollingSyncStep {
+                max_update: Some(IntOrString::Int(-2)),
+                ..tier_step("web", None)
+            }),
+            "InvalidMaxUpdate",
+            "step 2: maxUpdate \"-2\" must not be negative",
+        ),
+        (
+            bad(RollingSyncStep {
+                match_expressions: vec![],
+                ..tier_step("web", None)
+            }),
+            "ApplicationInTwoSteps",
+            "step 2: Application \"db\" is also selected by step 1",
+        ),
+    ];
+    let prior = vec![entry("db", State::Pending, "1", "11:00:00")];
+    for (strategy, reason, message) in cases {
+        let d = run(strategy, vec![app("db", "db")], prior.clone(), "12:00:00");
+        assert_eq!(d.application_status, prior, "{reason}");
+        assert!(d.sync_triggered.is_empty() && d.apps_to_sync.is_empty() && d.steps.is_empty());
+        let invalid = d
+            .conditions
+            .iter()
+            .find(|c| c.type_ == ApplicationSetConditionType::InvalidRolloutConfig)
+            .unwrap();
+        assert_eq!(invalid.reason, reason);
+        assert!(
+            invalid.message.contains(message),
+            "{} !~ {message}",
+            invalid.message
+        );
+        assert_eq!(progress(&d).0, ConditionStatus::False);
+    }
+}
+
+#[test]
+fn last_transition_time_is_kept_while_nothing_changes() {
+    let apps = vec![app("backend", "backend"), app("db", "db")];
+    let first = run(three_tiers(), apps.clone(), vec![], "12:00:00");
+    let second = run(
+        three_tiers(),
+        apps.clone(),
+        first.application_status.clone(),
+        "12:00:05",
+    );
+    assert_eq!(
+        second.application_status, first.application_status,
+        "nothing new observed"
+    );
+    assert_eq!(
+        second.sync_triggered,
+        names(&["db"]),
+        "not started yet: triggered again"
+    );
+    // db's sync starts at 12:00:10, after its promotion at 12:00:00.
+    let started = vec![
+        apps[0].clone(),
+        syncing(app("db", "db"), OperationPhase::Running, "12:00:10", ""),
+    ];
+    let third = run(
+        three_tiers(),
+        started,
+        second.application_status,
+        "12:00:20",
+    );
+    assert_eq!(third.application_status[1].status, State::Progressing);
+    assert_eq!(
+        third.application_status[1].last_transition_time,
+        Some(Time(at("12:00:20")))
+    );
+    assert_eq!(
+        third.application_status[0], first.application_status[0],
+        "backend untouched"
+    );
+}
+
+#[test]
+fn empty_steps_are_complete_and_missing_apps_block_their_step() {
+    let mut missing = app("db-new", "db");
+    missing.exists = false;
+    let d = run(
+        strategy(vec![
+            tier_step("cache", None),
+            tier_step("db", None),
+            tier_step("web", None),
+        ]),
+        vec![
+            missing,
+            done(app("db-old", "db"), "11:00:00"),
+            app("web", "web"),
+        ],
+        vec![entry("db-old", State::Healthy, "2", "11:00:00")],
+        "12:00:00",
+    );
+    let states: Vec<StepState> = d.step_reports.iter().map(|r| r.state).collect();
+    assert_eq!(
+        states,
+        [StepState::Complete, StepState::Waiting, StepState::Closed]
+    );
+    assert_eq!(d.step_reports[0].next, "complete: no Applications");
+    assert_eq!(d.step_reports[1].next, "waits: db-new not created yet");
+    assert!(d.sync_triggered.is_empty());
+}
+
+#[test]
+fn rollout_complete_when_every_step_is_healthy() {
+    let apps = vec![
+        done(app("db", "db"), "11:00:00"),
+        done(app("web", "backend"), "11:00:00"),
+    ];
+    let prior = vec![
+        entry("db", State::Healthy, "1", "11:00:00"),
+        entry("web", State::Progressing, "2", "11:00:30"),
+    ];
+    let d = run(three_tiers(), apps, prior, "12:00:00");
+    let (status, reason, message) = progress(&d);
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::False, "ApplicationSetRolloutComplete")
+    );
+    assert!(
+        message.contains("all 2 Application(s) in 3 step(s)"),
+        "{message}"
+    );
+    assert_eq!(d.apps_to_sync, names(&["db", "web"]));
+}

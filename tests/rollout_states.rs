@@ -1,0 +1,140 @@
+//! The example rollout states under `tests/rollout-states/` replayed through
+//! `flotilla rollout explain --state`, as text and JSON, against committed expectations
+//! (`*.expected.txt`, `*.expected.json`; regenerate with `UPDATE_GOLDEN=1`), plus the facts each
+//! example exists to show.
+
+use std::path::{Path, PathBuf};
+
+use flotilla::cli::rollout::{ExplainArgs, ExplainOutput, explain_from_args};
+
+fn states_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/rollout-states")
+}
+
+fn explain(state: &Path, output: ExplainOutput) -> String {
+    explain_from_args(&ExplainArgs {
+        appset: "example".into(),
+        state: Some(state.to_path_buf()),
+        output,
+    })
+    .unwrap_or_else(|e| panic!("{}: {e:#}", state.display()))
+}
+
+fn check_golden(path: &Path, actual: &str) {
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(path, actual).expect("writes");
+    }
+    let expected =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        actual,
+        expected,
+        "{} drifted; regenerate with UPDATE_GOLDEN=1",
+        path.display()
+    );
+}
+
+#[test]
+fn every_example_replays_to_its_expected_output() {
+    let mut states: Vec<PathBuf> = std::fs::read_dir(states_dir())
+        .expect("reads the directory")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    states.sort();
+    assert_eq!(states.len(), 5, "{states:?}");
+    for state in states {
+        let text = explain(&state, ExplainOutput::Text);
+        check_golden(&state.with_extension("expected.txt"), &text);
+        let json = explain(&state, ExplainOutput::Json);
+        check_golden(&state.with_extension("expected.json"), &json);
+    }
+}
+
+fn json(name: &str) -> serde_json::Value {
+    let text = explain(&states_dir().join(name), ExplainOutput::Json);
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+fn progressing_message(value: &serde_json::Value) -> String {
+    value["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "RolloutProgressing")
+        .map(|c| format!("{} {}: {}", c["status"], c["reason"], c["message"]))
+        .unwrap()
+}
+
+#[test]
+fn the_examples_show_what_they_are_named_for() {
+    let three_tier = json("three-tier-backend-waits.yaml");
+    assert!(
+        progressing_message(&three_tier)
+            .contains("step 2 of 3 waits: platform-backend Progressing 1/3 pods ready"),
+        "{three_tier}"
+    );
+    assert_eq!(three_tier["syncTriggered"], serde_json::json!([]));
+    assert_eq!(
+        three_tier["steps"]["3"],
+        serde_json::json!(["platform-frontend"])
+    );
+
+    let budget = json("max-update-25-percent.yaml");
+    let in_flight = budget["applicationStatus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["status"] == "Pending" || e["status"] == "Progressing")
+        .count();
+    assert_eq!(in_flight, 2);
+    assert_eq!(budget["syncTriggered"], serde_json::json!([]));
+
+    let stalled = json("stalled-database.yaml");
+    let message = progressing_message(&stalled);
+    assert!(
+        message.contains("\"False\" \"RolloutStalled\""),
+        "{message}"
+    );
+    assert!(
+        message.contains("database Degraded: Deployment \\\"postgres\\\" exceeded"),
+        "{message}"
+    );
+    assert_eq!(stalled["appsToSync"], serde_json::json!(["database"]));
+    assert_eq!(stalled["unselected"], serde_json::json!(["tooling"]));
+
+    let mid = json("new-commit-mid-rollout.yaml");
+    assert_eq!(
+        mid["syncTriggered"],
+        serde_json::json!(["guestbook-staging"])
+    );
+    assert_eq!(mid["appsToSync"], serde_json::json!(["guestbook-staging"]));
+
+    let invalid = json("invalid-app-in-two-steps.yaml");
+    let condition = invalid["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "InvalidRolloutConfig")
+        .unwrap();
+    assert!(
+        condition["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("step 2: Application \"database\"")
+    );
+}
+
+#[test]
+fn live_mode_is_a_clear_error_for_now() {
+    let error = explain_from_args(&ExplainArgs {
+        appset: "example".into(),
+        state: None,
+        output: ExplainOutput::Text,
+    })
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "live explain needs the controller (not yet implemented); use --state"
+    );
+}
