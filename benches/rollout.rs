@@ -3,6 +3,8 @@
 //!
 //! `cargo bench --bench rollout`
 
+mod support;
+
 use std::collections::BTreeMap;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -15,6 +17,7 @@ use flotilla_generators::selector::LabelSelectorRequirement;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
+use support::cpu_time::ThreadCpuTime;
 
 const APPS: usize = 10_000;
 const STEPS: usize = 10;
@@ -87,7 +90,7 @@ fn input() -> RolloutInput {
     }
 }
 
-fn bench(c: &mut Criterion) {
+fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let input = input();
     let decision = step(&input);
     assert_eq!(decision.application_status.len(), APPS);
@@ -102,5 +105,9 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(ThreadCpuTime);
+    targets = bench
+}
 criterion_main!(benches);
