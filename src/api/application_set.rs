@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::application::ApplicationSpec;
+use super::application_set_status::ApplicationSetStatus;
 
 /// Generators, a template, and how the generated Applications are kept and rolled out.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -20,6 +21,7 @@ use super::application::ApplicationSpec;
     version = "v1alpha1",
     kind = "ApplicationSet",
     namespaced,
+    status = "ApplicationSetStatus",
     shortname = "fappset",
     shortname = "fappsets",
     category = "flotilla"
