@@ -36,7 +36,9 @@ pub struct ApplicationSetCondition {
 }
 
 /// The condition types an ApplicationSet reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub enum ConditionType {
     /// The last reconcile failed; the reason and message say where.
     ErrorOccurred,

@@ -1,5 +1,7 @@
 //! Command-line surface: one file per subcommand, each with its clap arguments and a `run`.
 
+pub mod connect;
+pub mod controller;
 pub mod crd;
 pub mod node_sim;
 pub mod plan;
@@ -30,6 +32,8 @@ pub enum Command {
     NodeSim(node_sim::NodeSimArgs),
     /// Print the order a sync would apply a manifest directory in, offline.
     Plan(plan::PlanArgs),
+    /// Run the ApplicationSet controller in a namespace (leader-elected).
+    Controller(controller::ControllerArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.

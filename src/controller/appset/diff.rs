@@ -127,7 +127,10 @@ fn differs(desired: &Application, current: &Application, manager: &str) -> bool 
             have.annotations.as_ref(),
             &applied_keys(current, manager, "f:annotations"),
         )
-        || !is_subset(want.owner_references.as_deref(), have.owner_references.as_deref())
+        || !is_subset(
+            want.owner_references.as_deref(),
+            have.owner_references.as_deref(),
+        )
         || !is_subset(want.finalizers.as_deref(), have.finalizers.as_deref())
 }
 
@@ -222,7 +225,12 @@ mod tests {
         ];
         use KeptChange::{NotDeleted, NotUpdated};
         let cases = [
-            (ApplicationsSync::Sync, vec!["changed"], vec!["gone"], vec![]),
+            (
+                ApplicationsSync::Sync,
+                vec!["changed"],
+                vec!["gone"],
+                vec![],
+            ),
             (
                 ApplicationsSync::CreateOnly,
                 vec![],
@@ -267,13 +275,21 @@ mod tests {
         };
         let cases = [
             // (desired, existing, updated?)
-            (app("a", "p", &[("t", "1")]), app("a", "p", &[("t", "1")]), false),
+            (
+                app("a", "p", &[("t", "1")]),
+                app("a", "p", &[("t", "1")]),
+                false,
+            ),
             (
                 app("a", "p", &[("t", "1")]),
                 app("a", "p", &[("t", "1"), ("other", "x")]),
                 false,
             ),
-            (app("a", "p", &[("t", "2")]), app("a", "p", &[("t", "1")]), true),
+            (
+                app("a", "p", &[("t", "2")]),
+                app("a", "p", &[("t", "1")]),
+                true,
+            ),
             (
                 app("a", "p", &[]),
                 with_managed(app("a", "p", &[("t", "1")]), "t"),
@@ -288,7 +304,10 @@ mod tests {
         for (index, (desired, existing, updated)) in cases.into_iter().enumerate() {
             let plan = plan(vec![desired], &[existing], ApplicationsSync::Sync, MANAGER);
             assert_eq!(!plan.update.is_empty(), updated, "case {index}");
-            assert!(plan.create.is_empty() && plan.delete.is_empty(), "case {index}");
+            assert!(
+                plan.create.is_empty() && plan.delete.is_empty(),
+                "case {index}"
+            );
         }
     }
 

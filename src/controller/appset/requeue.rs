@@ -14,7 +14,12 @@ pub fn git_poll_interval(generators: &[GeneratorSpec], default: Duration) -> Opt
     let interval = |seconds: Option<u64>| seconds.map_or(default, Duration::from_secs);
     let mut intervals = Vec::new();
     for generator in generators {
-        intervals.extend(generator.git.as_ref().map(|g| interval(g.requeue_after_seconds)));
+        intervals.extend(
+            generator
+                .git
+                .as_ref()
+                .map(|g| interval(g.requeue_after_seconds)),
+        );
         let nested = generator.matrix.iter().flat_map(|m| &m.generators);
         let nested = nested.chain(generator.merge.iter().flat_map(|m| &m.generators));
         for child in nested {
@@ -65,7 +70,10 @@ mod tests {
         };
         let cases = [
             (serde_json::json!([{"list": {"elements": []}}]), None),
-            (serde_json::json!([{"git": git(serde_json::json!({}))}]), Some(180)),
+            (
+                serde_json::json!([{"git": git(serde_json::json!({}))}]),
+                Some(180),
+            ),
             (
                 serde_json::json!([
                     {"git": git(serde_json::json!({"requeueAfterSeconds": 600}))},

@@ -75,7 +75,14 @@ pub fn next_status(
         },
     ];
     for (type_, value, reason, message) in wanted {
-        set_condition(&mut status.conditions, type_, value.into(), reason, message, now);
+        set_condition(
+            &mut status.conditions,
+            type_,
+            value.into(),
+            reason,
+            message,
+            now,
+        );
     }
     status.conditions.sort_by_key(|c| c.type_);
     status.resources = applications.iter().map(|app| resource(app)).collect();
@@ -214,7 +221,11 @@ mod tests {
         let cases = [
             // (old conditions at t=1, outcome at t=2, expected)
             (vec![], Outcome::UpToDate, up_to_date([2, 2, 2])),
-            (up_to_date([1, 1, 1]), Outcome::UpToDate, up_to_date([1, 1, 1])),
+            (
+                up_to_date([1, 1, 1]),
+                Outcome::UpToDate,
+                up_to_date([1, 1, 1]),
+            ),
             (
                 up_to_date([1, 1, 1]),
                 invalid,
@@ -242,7 +253,13 @@ mod tests {
                         &generate_message,
                         2,
                     ),
-                    condition(ResourcesUpToDate, False, &generate_reason, &generate_message, 2),
+                    condition(
+                        ResourcesUpToDate,
+                        False,
+                        &generate_reason,
+                        &generate_message,
+                        2,
+                    ),
                 ],
             ),
         ];
@@ -253,7 +270,11 @@ mod tests {
             };
             let new = next_status(Some(&old), &outcome, &[], &at(2));
             assert_eq!(new.conditions, expected, "case {index}");
-            assert_eq!(changed(Some(&old), &new), old.conditions != expected, "case {index}");
+            assert_eq!(
+                changed(Some(&old), &new),
+                old.conditions != expected,
+                "case {index}"
+            );
         }
     }
 

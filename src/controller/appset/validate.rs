@@ -18,7 +18,10 @@ pub struct ForeignNamespace {
 ///
 /// # Errors
 /// An Application in another namespace.
-pub fn same_namespace(applications: &[Application], namespace: &str) -> Result<(), ForeignNamespace> {
+pub fn same_namespace(
+    applications: &[Application],
+    namespace: &str,
+) -> Result<(), ForeignNamespace> {
     match applications
         .iter()
         .find(|app| app.metadata.namespace.as_deref() != Some(namespace))
