@@ -156,6 +156,10 @@ pub async fn reconcile(
     ctx: Arc<AppSetContext>,
 ) -> Result<Action, ReconcileError> {
     let name = appset.name_any();
+    if appset.metadata.deletion_timestamp.is_some() {
+        // Garbage collection removes the owned Applications; regenerating them would race it.
+        return Ok(Action::await_change());
+    }
     let existing = observe(&ctx, &appset).await?;
     let planned = generate_render_validate_plan(&ctx, &appset, &existing).await;
     let applied = match &planned {
