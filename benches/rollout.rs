@@ -8,9 +8,9 @@ mod support;
 use std::collections::BTreeMap;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use flotilla::api::application_set::{
-    ApplicationSetApplicationStatus, HealthStatusCode, RollingSync, RollingSyncStep,
-    RolloutApplicationState, RolloutStrategy, StrategyType, SyncStatusCode,
+use flotilla::api::application_set::{RollingSync, RollingSyncStep, RolloutStrategy, StrategyType};
+use flotilla::api::application_set_status::{
+    ApplicationSetApplicationStatus, HealthStatusCode, RolloutApplicationState, SyncStatusCode,
 };
 use flotilla::rollout::{ApplicationState, ObservedStatus, RolloutInput, step};
 use flotilla_generators::selector::LabelSelectorRequirement;

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         Command::NodeSim(args) => flotilla::cli::node_sim::run(&args),
         Command::Plan(args) => flotilla::cli::plan::run(&args),
         Command::Rollout(args) => flotilla::cli::rollout::run(&args),
+        Command::Controller(args) => flotilla::cli::controller::run(&args),
     };
     match result {
         Ok(code) => code,

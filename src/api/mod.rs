@@ -3,6 +3,7 @@
 
 pub mod application;
 pub mod application_set;
+pub mod application_set_status;
 pub mod crd;
 pub mod document;
 

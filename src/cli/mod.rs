@@ -1,5 +1,7 @@
 //! Command-line surface: one file per subcommand, each with its clap arguments and a `run`.
 
+pub mod connect;
+pub mod controller;
 pub mod crd;
 pub mod node_sim;
 pub mod plan;
@@ -33,6 +35,8 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Inspect RollingSync rollouts.
     Rollout(rollout::RolloutArgs),
+    /// Run the ApplicationSet controller in a namespace (leader-elected).
+    Controller(controller::ControllerArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.

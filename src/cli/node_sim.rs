@@ -5,10 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context as _;
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
-
 use crate::nodesim::duration::parse_duration;
 use crate::nodesim::{SimulatorConfig, run as simulate};
 
@@ -50,45 +46,13 @@ pub fn run(args: &NodeSimArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let client = client(args).await?;
+        let client =
+            super::connect::client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
         let config = SimulatorConfig {
             node_name: args.node_name.clone(),
             default_ready_after: args.ready_after,
         };
-        simulate(client, &config, shutdown_signal()).await?;
+        simulate(client, &config, super::connect::shutdown_signal()).await?;
         Ok(ExitCode::SUCCESS)
     })
-}
-
-async fn client(args: &NodeSimArgs) -> anyhow::Result<Client> {
-    let options = KubeConfigOptions {
-        context: args.context.clone(),
-        ..KubeConfigOptions::default()
-    };
-    let config = match &args.kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            Config::from_custom_kubeconfig(kubeconfig, &options).await
-        }
-        None => Config::from_kubeconfig(&options).await,
-    }
-    .context("loading the kubeconfig")?;
-    Ok(Client::try_from(config)?)
-}
-
-/// Completes on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let term = async {
-        match terminate.as_mut() {
-            Some(signal) => drop(signal.recv().await),
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
-    }
 }

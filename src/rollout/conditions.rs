@@ -4,15 +4,13 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
-use crate::api::application_set::{
-    ApplicationSetCondition, ApplicationSetConditionType, ConditionStatus,
-};
+use crate::api::application_set_status::{ApplicationSetCondition, ConditionStatus, ConditionType};
 
 /// The condition types the rollout owns; [`merge_conditions`] replaces exactly these.
-pub const ROLLOUT_CONDITION_TYPES: [ApplicationSetConditionType; 3] = [
-    ApplicationSetConditionType::RolloutProgressing,
-    ApplicationSetConditionType::InvalidRolloutConfig,
-    ApplicationSetConditionType::UnselectedApplications,
+pub const ROLLOUT_CONDITION_TYPES: [ConditionType; 3] = [
+    ConditionType::RolloutProgressing,
+    ConditionType::InvalidRolloutConfig,
+    ConditionType::UnselectedApplications,
 ];
 
 /// Reasons of the `RolloutProgressing` condition.
@@ -71,7 +69,7 @@ pub fn progressing(
     now: Timestamp,
 ) -> ApplicationSetCondition {
     ApplicationSetCondition {
-        type_: ApplicationSetConditionType::RolloutProgressing,
+        type_: ConditionType::RolloutProgressing,
         status: reason.status(),
         reason: reason.as_str().to_string(),
         message,
@@ -82,7 +80,7 @@ pub fn progressing(
 /// A condition of `type_` that holds (`True`).
 #[must_use]
 pub fn holds(
-    type_: ApplicationSetConditionType,
+    type_: ConditionType,
     reason: &str,
     message: String,
     now: Timestamp,
@@ -136,14 +134,14 @@ mod tests {
     #[test]
     fn merge_keeps_transition_time_only_when_status_is_unchanged() {
         let other = holds(
-            ApplicationSetConditionType::ResourcesUpToDate,
+            ConditionType::ResourcesUpToDate,
             "UpToDate",
             "ok".into(),
             at(1),
         );
         let old_progress = progressing(ProgressReason::StepProgressing, "step 1".into(), at(10));
         let old_unselected = holds(
-            ApplicationSetConditionType::UnselectedApplications,
+            ConditionType::UnselectedApplications,
             "NoMatchingStep",
             "x".into(),
             at(10),

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::api::application_set::{ApplicationSetApplicationStatus, ApplicationSetCondition};
+use crate::api::application_set_status::{
+    ApplicationSetApplicationStatus, ApplicationSetCondition,
+};
 
 /// The result of [`super::step`]: everything the controller writes or does, and what `explain`
 /// prints.

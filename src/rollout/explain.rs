@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::decision::RolloutDecision;
 use super::input::{ApplicationState, RolloutInput};
-use crate::api::application_set::{ApplicationSetApplicationStatus, ConditionStatus};
+use crate::api::application_set_status::{ApplicationSetApplicationStatus, ConditionStatus};
 use crate::cli::table::Table;
 
 /// The JSON document of `explain -o json`: the ApplicationSet name and the decision.

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::api::application_set::{
-    ApplicationSetApplicationStatus, HealthStatusCode, RolloutStrategy, SyncStatusCode,
+use crate::api::application_set::RolloutStrategy;
+use crate::api::application_set_status::{
+    ApplicationSetApplicationStatus, HealthStatusCode, SyncStatusCode,
 };
 
 /// Everything one rollout pass depends on. No clock and no client: `now` is an input.

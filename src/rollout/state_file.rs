@@ -59,7 +59,9 @@ pub fn to_state_file(input: &RolloutInput) -> Result<String, serde_saphyr::Seria
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::application_set::{HealthStatusCode, RolloutApplicationState, SyncStatusCode};
+    use crate::api::application_set_status::{
+        HealthStatusCode, RolloutApplicationState, SyncStatusCode,
+    };
     use crate::rollout::input::OperationPhase;
 
     const STATE: &str = r#"now: 2025-03-01T12:00:00Z

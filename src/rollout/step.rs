@@ -18,8 +18,8 @@ use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
 use super::duration::format_duration;
 use super::input::{ApplicationState, RolloutInput};
-use crate::api::application_set::{
-    ApplicationSetApplicationStatus, ApplicationSetConditionType, HealthStatusCode,
+use crate::api::application_set_status::{
+    ApplicationSetApplicationStatus, ConditionType, HealthStatusCode,
     RolloutApplicationState as State, SyncStatusCode,
 };
 
@@ -152,7 +152,7 @@ impl Pass<'_> {
         let mut conditions = vec![self.progress_condition(current, &reports)];
         if !unselected.is_empty() {
             conditions.push(holds(
-                ApplicationSetConditionType::UnselectedApplications,
+                ConditionType::UnselectedApplications,
                 "NoMatchingStep",
                 format!(
                     "{} Application(s) match no step and are never synced by the rollout: {}",
@@ -351,7 +351,7 @@ impl Pass<'_> {
         &self,
         current: Option<usize>,
         reports: &[StepReport],
-    ) -> crate::api::application_set::ApplicationSetCondition {
+    ) -> crate::api::application_set_status::ApplicationSetCondition {
         let Some(current) = current else {
             let apps: usize = self.members.iter().map(Vec::len).sum();
             return progressing(
@@ -599,7 +599,7 @@ fn invalid(input: &RolloutInput, now: Timestamp, error: &RolloutConfigError) -> 
     application_status.sort_by(|a, b| a.application.cmp(&b.application));
     let mut conditions = vec![
         holds(
-            ApplicationSetConditionType::InvalidRolloutConfig,
+            ConditionType::InvalidRolloutConfig,
             error.reason(),
             message.clone(),
             now,

@@ -8,10 +8,10 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 
 use super::*;
-use crate::api::application_set::{
-    ApplicationSetApplicationStatus, ApplicationSetConditionType, ConditionStatus,
-    HealthStatusCode, RollingSync, RollingSyncStep, RolloutApplicationState as State,
-    RolloutStrategy, StrategyType, SyncStatusCode,
+use crate::api::application_set::{RollingSync, RollingSyncStep, RolloutStrategy, StrategyType};
+use crate::api::application_set_status::{
+    ApplicationSetApplicationStatus, ConditionStatus, ConditionType, HealthStatusCode,
+    RolloutApplicationState as State, SyncStatusCode,
 };
 
 const R1: &str = "r1";
@@ -145,7 +145,7 @@ fn progress(decision: &RolloutDecision) -> (ConditionStatus, String, String) {
     let c = decision
         .conditions
         .iter()
-        .find(|c| c.type_ == ApplicationSetConditionType::RolloutProgressing)
+        .find(|c| c.type_ == ConditionType::RolloutProgressing)
         .expect("RolloutProgressing is always set");
     (c.status, c.reason.clone(), c.message.clone())
 }
@@ -609,7 +609,7 @@ fn unselected_apps_get_step_minus_one_never_sync_and_use_no_budget() {
     let unselected = d
         .conditions
         .iter()
-        .find(|c| c.type_ == ApplicationSetConditionType::UnselectedApplications)
+        .find(|c| c.type_ == ConditionType::UnselectedApplications)
         .unwrap();
     assert_eq!(
         unselected.message,
@@ -669,7 +669,7 @@ fn invalid_configs_name_the_step_and_do_not_advance() {
         let invalid = d
             .conditions
             .iter()
-            .find(|c| c.type_ == ApplicationSetConditionType::InvalidRolloutConfig)
+            .find(|c| c.type_ == ConditionType::InvalidRolloutConfig)
             .unwrap();
         assert_eq!(invalid.reason, reason);
         assert!(

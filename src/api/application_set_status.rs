@@ -1,0 +1,227 @@
+//! What the controller reports on an ApplicationSet: Argo CD-shaped conditions, the RollingSync
+//! state of each generated Application (`applicationStatus`), and each Application's sync and
+//! health (`resources`), with the status vocabularies they use.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::application::HealthStatus;
+
+/// The observed state of an ApplicationSet, written by the controller.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetStatus {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<ApplicationSetCondition>,
+    /// The rollout status of each generated Application, sorted by name (RollingSync only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub application_status: Vec<ApplicationSetApplicationStatus>,
+    /// The generated Applications, sorted by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<ApplicationSetResource>,
+}
+
+/// One condition, as in Argo CD: `type`, `status`, `reason`, `message`, `lastTransitionTime`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetCondition {
+    #[serde(rename = "type")]
+    pub type_: ConditionType,
+    pub status: ConditionStatus,
+    /// A CamelCase word saying why, e.g. `RenderError`.
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// When `status` last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}
+
+/// The condition types an ApplicationSet reports.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub enum ConditionType {
+    /// The last reconcile failed; the reason and message say where.
+    ErrorOccurred,
+    /// The generators produced their parameter sets.
+    ParametersGenerated,
+    /// Every generated Application is as the template says (within `applicationsSync`).
+    ResourcesUpToDate,
+    /// True while a RollingSync rollout has work left; False when complete, stalled or
+    /// misconfigured.
+    RolloutProgressing,
+    /// The RollingSync strategy cannot be followed; the rollout does not advance.
+    InvalidRolloutConfig,
+    /// Some Applications match no RollingSync step and are never synced by the rollout.
+    UnselectedApplications,
+}
+
+/// `True`, `False` or `Unknown`, as Kubernetes conditions spell it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ConditionStatus {
+    True,
+    False,
+    Unknown,
+}
+
+impl From<bool> for ConditionStatus {
+    fn from(value: bool) -> Self {
+        if value { Self::True } else { Self::False }
+    }
+}
+
+/// One generated Application as Argo CD lists it in `status.resources`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetResource {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// The Application's sync status (`Synced`, `OutOfSync`, `Unknown`); empty before its first
+    /// comparison.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<HealthStatus>,
+}
+
+/// Where one Application is in the rollout (Argo CD's ApplicationSetApplicationStatus).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationSetApplicationStatus {
+    pub application: String,
+    pub status: RolloutApplicationState,
+    /// The 1-based step as a string (`"1"`), or `"-1"` for an Application in no step.
+    pub step: String,
+    /// The revisions this Application is being rolled out to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_revisions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// The rollout states of one Application: Waiting → Pending → Progressing → Healthy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RolloutApplicationState {
+    /// Not yet allowed to sync, or sent back by a new revision or spec.
+    Waiting,
+    /// Promoted: its sync was triggered and has not started yet.
+    Pending,
+    /// Its sync started; not yet Healthy and Synced.
+    Progressing,
+    /// Healthy and Synced on its target revisions.
+    Healthy,
+}
+
+impl RolloutApplicationState {
+    /// The name as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Waiting => "Waiting",
+            Self::Pending => "Pending",
+            Self::Progressing => "Progressing",
+            Self::Healthy => "Healthy",
+        }
+    }
+}
+
+/// The health vocabulary of Applications and resources (as in Argo CD).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum HealthStatusCode {
+    Healthy,
+    Progressing,
+    Degraded,
+    Suspended,
+    Missing,
+    #[default]
+    Unknown,
+}
+
+/// The sync vocabulary of Applications (as in Argo CD).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SyncStatusCode {
+    Synced,
+    OutOfSync,
+    #[default]
+    Unknown,
+}
+
+/// A health or sync status word outside the vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} status {found:?} (expected one of {expected})")]
+pub struct StatusCodeError {
+    pub kind: &'static str,
+    pub found: String,
+    pub expected: &'static str,
+}
+
+impl HealthStatusCode {
+    /// The name as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Healthy => "Healthy",
+            Self::Progressing => "Progressing",
+            Self::Degraded => "Degraded",
+            Self::Suspended => "Suspended",
+            Self::Missing => "Missing",
+            Self::Unknown => "Unknown",
+        }
+    }
+}
+
+impl std::str::FromStr for HealthStatusCode {
+    type Err = StatusCodeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            Self::Healthy,
+            Self::Progressing,
+            Self::Degraded,
+            Self::Suspended,
+            Self::Missing,
+            Self::Unknown,
+        ]
+        .into_iter()
+        .find(|code| code.as_str() == s)
+        .ok_or_else(|| StatusCodeError {
+            kind: "health",
+            found: s.to_string(),
+            expected: "Healthy, Progressing, Degraded, Suspended, Missing, Unknown",
+        })
+    }
+}
+
+impl SyncStatusCode {
+    /// The name as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Synced => "Synced",
+            Self::OutOfSync => "OutOfSync",
+            Self::Unknown => "Unknown",
+        }
+    }
+}
+
+impl std::str::FromStr for SyncStatusCode {
+    type Err = StatusCodeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::Synced, Self::OutOfSync, Self::Unknown]
+            .into_iter()
+            .find(|code| code.as_str() == s)
+            .ok_or_else(|| StatusCodeError {
+                kind: "sync",
+                found: s.to_string(),
+                expected: "Synced, OutOfSync, Unknown",
+            })
+    }
+}

@@ -1,0 +1,52 @@
+//! What long-running subcommands share: a client from `--kubeconfig`/`--context`, and a future
+//! that completes on Ctrl-C or SIGTERM.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+/// A client for `kubeconfig` (default: `$KUBECONFIG`, `~/.kube/config`, or the in-cluster
+/// service account) and `context` (default: the current context).
+///
+/// # Errors
+/// An unreadable kubeconfig or one without usable credentials.
+pub async fn client(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow::Result<Client> {
+    let options = KubeConfigOptions {
+        context: context.map(str::to_string),
+        ..KubeConfigOptions::default()
+    };
+    let config = match kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+            Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .context("loading the kubeconfig")?
+        }
+        None if context.is_some() => Config::from_kubeconfig(&options)
+            .await
+            .context("loading the kubeconfig")?,
+        None => Config::infer()
+            .await
+            .context("finding a kubeconfig or in-cluster credentials")?,
+    };
+    Ok(Client::try_from(config)?)
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let term = async {
+        match terminate.as_mut() {
+            Some(signal) => drop(signal.recv().await),
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}

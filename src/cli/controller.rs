@@ -1,0 +1,96 @@
+//! `flotilla controller`: runs the ApplicationSet controller in one namespace, with leader
+//! election through a Lease, an optional `/metrics` endpoint, and a graceful shutdown on Ctrl-C
+//! or SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures::FutureExt;
+
+use crate::controller::appset_reconciler::AppSetContext;
+use crate::controller::leader::{LeaseConfig, LeaseLock};
+use crate::controller::metrics::{Metrics, serve};
+use crate::nodesim::duration::parse_duration;
+use crate::repo::LocalRepos;
+
+/// Arguments of `flotilla controller`.
+#[derive(Debug, clap::Args)]
+pub struct ControllerArgs {
+    /// Namespace of the ApplicationSets, their Applications, cluster Secrets and the Lease
+    /// (default: the kubeconfig's or service account's namespace).
+    #[arg(long, short = 'n')]
+    pub namespace: Option<String>,
+    /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster credentials).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current context).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Serve Prometheus metrics on this address, e.g. 0.0.0.0:8080.
+    #[arg(long)]
+    pub metrics_addr: Option<SocketAddr>,
+    /// How often git generators re-resolve their revision when they set no
+    /// `requeueAfterSeconds`, e.g. 3m, 30s.
+    #[arg(long, default_value = "3m", value_parser = parse_duration)]
+    pub git_poll: Duration,
+    /// Read repository URL from a local PATH (repeatable); `file://` URLs work without it.
+    #[arg(long = "repo", value_name = "URL=PATH")]
+    pub repos: Vec<String>,
+    /// Name of the leader-election Lease.
+    #[arg(long, default_value = "flotilla-controller")]
+    pub lease_name: String,
+    /// This replica's identity in the Lease (default: $POD_NAME, else host name and process id).
+    #[arg(long, env = "POD_NAME")]
+    pub identity: Option<String>,
+}
+
+/// Runs the controller until interrupted.
+///
+/// # Errors
+/// Unusable arguments or kubeconfig, a metrics address in use, or a Lease that cannot be written.
+pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
+    let repos = LocalRepos::from_mappings(&args.repos)?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let client =
+            super::connect::client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+        let namespace = args
+            .namespace
+            .clone()
+            .unwrap_or_else(|| client.default_namespace().to_string());
+        let metrics = Arc::new(Metrics::default());
+        let shutdown = super::connect::shutdown_signal().shared();
+        if let Some(address) = args.metrics_addr {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .with_context(|| format!("--metrics-addr {address}"))?;
+            tokio::spawn(serve(listener, Arc::clone(&metrics), shutdown.clone()));
+        }
+        let lease = LeaseLock::new(
+            client.clone(),
+            &namespace,
+            LeaseConfig {
+                name: args.lease_name.clone(),
+                identity: args.identity.clone().unwrap_or_else(default_identity),
+                duration: Duration::from_secs(15),
+                retry: Duration::from_secs(5),
+            },
+        );
+        tracing::info!(%namespace, identity = %lease.config().identity, "starting");
+        let ctx = AppSetContext::new(client, namespace, repos, args.git_poll, metrics);
+        crate::controller::run(Arc::new(ctx), lease, shutdown).await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `<host name>-<process id>`, unique enough among replicas outside a pod.
+fn default_identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "flotilla".to_string());
+    format!("{host}-{}", std::process::id())
+}

@@ -1,0 +1,327 @@
+//! Which generated Applications to create, update and delete: desired (rendered and owned)
+//! against existing (owned by the ApplicationSet), filtered by `syncPolicy.applicationsSync`.
+//! An Application is updated only when something we manage differs — its spec, the labels and
+//! annotations we set (or set before and no longer want), its owner reference or finalizers.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::api::Application;
+use crate::api::application_set::ApplicationsSync;
+
+/// The changes a reconcile makes to generated Applications.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// New Applications.
+    pub create: Vec<Application>,
+    /// Existing Applications whose managed fields differ, as they should be.
+    pub update: Vec<Application>,
+    /// Names of owned Applications no longer generated.
+    pub delete: Vec<String>,
+    /// Changes the policy does not allow.
+    pub kept: Vec<Kept>,
+}
+
+/// A change left out because of `applicationsSync`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kept {
+    pub name: String,
+    pub change: KeptChange,
+}
+
+/// What was not done to a kept Application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeptChange {
+    /// It differs from the template but updates are not allowed.
+    NotUpdated,
+    /// It is no longer generated but deletes are not allowed.
+    NotDeleted,
+}
+
+impl Plan {
+    /// Whether the plan writes nothing.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.create.is_empty() && self.update.is_empty() && self.delete.is_empty()
+    }
+
+    /// The Applications there will be once the plan is applied: existing ones not deleted (as
+    /// they are now, with their status) and the created ones, sorted by name.
+    #[must_use]
+    pub fn remaining<'a>(&'a self, existing: &'a [Application]) -> Vec<&'a Application> {
+        let deleted: BTreeSet<&str> = self.delete.iter().map(String::as_str).collect();
+        let mut remaining: Vec<&Application> = existing
+            .iter()
+            .filter(|app| !deleted.contains(name(app)))
+            .chain(&self.create)
+            .collect();
+        remaining.sort_by_key(|app| name(app));
+        remaining
+    }
+}
+
+fn name(application: &Application) -> &str {
+    application.metadata.name.as_deref().unwrap_or_default()
+}
+
+/// Compares `desired` with `existing` (both owned by one ApplicationSet) under `policy`;
+/// `manager` is the field manager the controller applies with, whose recorded labels and
+/// annotations tell which ones it set before.
+#[must_use]
+pub fn plan(
+    desired: Vec<Application>,
+    existing: &[Application],
+    policy: ApplicationsSync,
+    manager: &str,
+) -> Plan {
+    let may_update = matches!(
+        policy,
+        ApplicationsSync::CreateUpdate | ApplicationsSync::Sync
+    );
+    let may_delete = matches!(
+        policy,
+        ApplicationsSync::CreateDelete | ApplicationsSync::Sync
+    );
+    let existing_by_name: BTreeMap<&str, &Application> =
+        existing.iter().map(|app| (name(app), app)).collect();
+    let desired_names: BTreeSet<String> = desired.iter().map(|a| name(a).to_string()).collect();
+    let mut plan = Plan::default();
+    for application in desired {
+        match existing_by_name.get(name(&application)) {
+            None => plan.create.push(application),
+            Some(current) if !differs(&application, current, manager) => {}
+            Some(_) if may_update => plan.update.push(application),
+            Some(_) => plan.kept.push(Kept {
+                name: name(&application).to_string(),
+                change: KeptChange::NotUpdated,
+            }),
+        }
+    }
+    for gone in existing_by_name
+        .keys()
+        .filter(|n| !desired_names.contains(**n))
+    {
+        if may_delete {
+            plan.delete.push((*gone).to_string());
+        } else {
+            plan.kept.push(Kept {
+                name: (*gone).to_string(),
+                change: KeptChange::NotDeleted,
+            });
+        }
+    }
+    plan.kept.sort_by(|a, b| a.name.cmp(&b.name));
+    plan
+}
+
+/// Whether applying `desired` would change `current`.
+fn differs(desired: &Application, current: &Application, manager: &str) -> bool {
+    let (want, have) = (&desired.metadata, &current.metadata);
+    desired.spec != current.spec
+        || map_differs(
+            want.labels.as_ref(),
+            have.labels.as_ref(),
+            &applied_keys(current, manager, "f:labels"),
+        )
+        || map_differs(
+            want.annotations.as_ref(),
+            have.annotations.as_ref(),
+            &applied_keys(current, manager, "f:annotations"),
+        )
+        || !is_subset(
+            want.owner_references.as_deref(),
+            have.owner_references.as_deref(),
+        )
+        || !is_subset(want.finalizers.as_deref(), have.finalizers.as_deref())
+}
+
+/// A wanted entry is missing or different, or a key we applied before is no longer wanted.
+fn map_differs(
+    want: Option<&BTreeMap<String, String>>,
+    have: Option<&BTreeMap<String, String>>,
+    applied_before: &BTreeSet<String>,
+) -> bool {
+    let empty = BTreeMap::new();
+    let (want, have) = (want.unwrap_or(&empty), have.unwrap_or(&empty));
+    want.iter().any(|(k, v)| have.get(k) != Some(v))
+        || applied_before
+            .iter()
+            .any(|k| !want.contains_key(k) && have.contains_key(k))
+}
+
+fn is_subset<T: PartialEq>(want: Option<&[T]>, have: Option<&[T]>) -> bool {
+    let have = have.unwrap_or_default();
+    want.unwrap_or_default().iter().all(|w| have.contains(w))
+}
+
+/// The keys of `metadata.<field>` (`f:labels` or `f:annotations`) that `manager` owns through
+/// server-side apply, read from `managedFields`.
+fn applied_keys(application: &Application, manager: &str, field: &str) -> BTreeSet<String> {
+    application
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|entry| {
+            entry.manager.as_deref() == Some(manager) && entry.operation.as_deref() == Some("Apply")
+        })
+        .filter_map(|entry| entry.fields_v1.as_ref())
+        .filter_map(|fields| fields.0.get("f:metadata")?.get(field)?.as_object())
+        .flat_map(|keys| keys.keys().filter_map(|k| k.strip_prefix("f:")))
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
+
+    use super::*;
+    use crate::api::ApplicationSpec;
+
+    const MANAGER: &str = "flotilla-applicationset";
+
+    fn app(name: &str, project: &str, labels: &[(&str, &str)]) -> Application {
+        let mut app = Application::new(
+            name,
+            ApplicationSpec {
+                project: project.into(),
+                ..ApplicationSpec::default()
+            },
+        );
+        app.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect(),
+        );
+        app
+    }
+
+    fn names(apps: &[Application]) -> Vec<&str> {
+        apps.iter().map(name).collect()
+    }
+
+    fn kept(plan: &Plan) -> Vec<(&str, KeptChange)> {
+        plan.kept
+            .iter()
+            .map(|k| (k.name.as_str(), k.change))
+            .collect()
+    }
+
+    #[test]
+    fn each_policy_creates_updates_and_deletes_what_it_allows() {
+        // new: to create; changed: spec differs; same: unchanged; gone: no longer generated.
+        let desired = || {
+            vec![
+                app("changed", "two", &[]),
+                app("new", "one", &[]),
+                app("same", "one", &[]),
+            ]
+        };
+        let existing = [
+            app("changed", "one", &[]),
+            app("gone", "one", &[]),
+            app("same", "one", &[]),
+        ];
+        use KeptChange::{NotDeleted, NotUpdated};
+        let cases = [
+            (
+                ApplicationsSync::Sync,
+                vec!["changed"],
+                vec!["gone"],
+                vec![],
+            ),
+            (
+                ApplicationsSync::CreateOnly,
+                vec![],
+                vec![],
+                vec![("changed", NotUpdated), ("gone", NotDeleted)],
+            ),
+            (
+                ApplicationsSync::CreateUpdate,
+                vec!["changed"],
+                vec![],
+                vec![("gone", NotDeleted)],
+            ),
+            (
+                ApplicationsSync::CreateDelete,
+                vec![],
+                vec!["gone"],
+                vec![("changed", NotUpdated)],
+            ),
+        ];
+        for (policy, update, delete, expected_kept) in cases {
+            let plan = plan(desired(), &existing, policy, MANAGER);
+            assert_eq!(names(&plan.create), ["new"], "{policy:?}");
+            assert_eq!(names(&plan.update), update, "{policy:?}");
+            assert_eq!(plan.delete, delete, "{policy:?}");
+            assert_eq!(kept(&plan), expected_kept, "{policy:?}");
+        }
+    }
+
+    #[test]
+    fn only_managed_metadata_counts_as_a_difference() {
+        let applied_label = |key: &str| ManagedFieldsEntry {
+            manager: Some(MANAGER.into()),
+            operation: Some("Apply".into()),
+            fields_v1: Some(FieldsV1(serde_json::json!({
+                "f:metadata": {"f:labels": {format!("f:{key}"): {}}}
+            }))),
+            ..ManagedFieldsEntry::default()
+        };
+        let with_managed = |mut app: Application, key: &str| {
+            app.metadata.managed_fields = Some(vec![applied_label(key)]);
+            app
+        };
+        let cases = [
+            // (desired, existing, updated?)
+            (
+                app("a", "p", &[("t", "1")]),
+                app("a", "p", &[("t", "1")]),
+                false,
+            ),
+            (
+                app("a", "p", &[("t", "1")]),
+                app("a", "p", &[("t", "1"), ("other", "x")]),
+                false,
+            ),
+            (
+                app("a", "p", &[("t", "2")]),
+                app("a", "p", &[("t", "1")]),
+                true,
+            ),
+            (
+                app("a", "p", &[]),
+                with_managed(app("a", "p", &[("t", "1")]), "t"),
+                true,
+            ),
+            (
+                app("a", "p", &[]),
+                with_managed(app("a", "p", &[("other", "1")]), "t"),
+                false,
+            ),
+        ];
+        for (index, (desired, existing, updated)) in cases.into_iter().enumerate() {
+            let plan = plan(vec![desired], &[existing], ApplicationsSync::Sync, MANAGER);
+            assert_eq!(!plan.update.is_empty(), updated, "case {index}");
+            assert!(
+                plan.create.is_empty() && plan.delete.is_empty(),
+                "case {index}"
+            );
+        }
+    }
+
+    #[test]
+    fn remaining_applications_are_the_kept_and_the_created() {
+        let existing = [app("b", "p", &[]), app("gone", "p", &[])];
+        let plan = plan(
+            vec![app("a", "p", &[]), app("b", "p", &[])],
+            &existing,
+            ApplicationsSync::Sync,
+            MANAGER,
+        );
+        let remaining: Vec<&str> = plan.remaining(&existing).into_iter().map(name).collect();
+        assert_eq!(remaining, ["a", "b"]);
+        assert!(!plan.is_empty());
+    }
+}

@@ -1,0 +1,351 @@
+//! The ApplicationSet status a reconcile leads to: conditions from its outcome (keeping
+//! `lastTransitionTime` when a condition's status is unchanged, and conditions other steps own,
+//! such as `RolloutProgressing`, as they are) and `resources` from the generated Applications.
+//! Also the merge patch that writes it. Pure: the clock is an argument.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::Resource;
+use serde_json::{Map, Value};
+
+use crate::api::Application;
+use crate::api::application_set_status::{
+    ApplicationSetCondition, ApplicationSetResource, ApplicationSetStatus, ConditionStatus,
+    ConditionType,
+};
+
+/// Reason of the conditions of a successful reconcile (Argo CD's word).
+pub const REASON_UP_TO_DATE: &str = "ApplicationSetUpToDate";
+/// Reason of `ParametersGenerated=True`.
+pub const REASON_PARAMETERS_GENERATED: &str = "ParametersGenerated";
+
+/// How a reconcile ended, as far as status is concerned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every generated Application is as the template says (within `applicationsSync`).
+    UpToDate,
+    /// The generators failed: no parameters, nothing changed.
+    GenerateFailed { reason: String, message: String },
+    /// Parameters were generated but the Applications are invalid: nothing changed.
+    Invalid { reason: String, message: String },
+    /// Writing the Applications failed part-way.
+    ApplyFailed { reason: String, message: String },
+}
+
+/// The status after a reconcile with `outcome`: `old` with its three reconcile conditions and its
+/// `resources` replaced, every other field and condition kept.
+#[must_use]
+pub fn next_status(
+    old: Option<&ApplicationSetStatus>,
+    outcome: &Outcome,
+    applications: &[&Application],
+    now: &Time,
+) -> ApplicationSetStatus {
+    let mut status = old.cloned().unwrap_or_default();
+    let error = match outcome {
+        Outcome::UpToDate => None,
+        Outcome::GenerateFailed { reason, message }
+        | Outcome::Invalid { reason, message }
+        | Outcome::ApplyFailed { reason, message } => Some((reason.as_str(), message.as_str())),
+    };
+    let parameters_generated = !matches!(outcome, Outcome::GenerateFailed { .. });
+    let wanted = [
+        match error {
+            Some((reason, message)) => (ConditionType::ErrorOccurred, true, reason, message),
+            None => (ConditionType::ErrorOccurred, false, REASON_UP_TO_DATE, ""),
+        },
+        match error {
+            Some((reason, message)) if !parameters_generated => {
+                (ConditionType::ParametersGenerated, false, reason, message)
+            }
+            _ => (
+                ConditionType::ParametersGenerated,
+                true,
+                REASON_PARAMETERS_GENERATED,
+                "Successfully generated parameters for all Applications",
+            ),
+        },
+        match error {
+            Some((reason, message)) => (ConditionType::ResourcesUpToDate, false, reason, message),
+            None => (
+                ConditionType::ResourcesUpToDate,
+                true,
+                REASON_UP_TO_DATE,
+                "All Applications have been generated successfully",
+            ),
+        },
+    ];
+    for (type_, value, reason, message) in wanted {
+        set_condition(
+            &mut status.conditions,
+            type_,
+            value.into(),
+            reason,
+            message,
+            now,
+        );
+    }
+    status.conditions.sort_by_key(|c| c.type_);
+    status.resources = applications.iter().map(|app| resource(app)).collect();
+    status
+}
+
+/// Sets one condition, keeping its `lastTransitionTime` when its status does not change.
+fn set_condition(
+    conditions: &mut Vec<ApplicationSetCondition>,
+    type_: ConditionType,
+    status: ConditionStatus,
+    reason: &str,
+    message: &str,
+    now: &Time,
+) {
+    let previous = conditions.iter().position(|c| c.type_ == type_);
+    let last_transition_time = match previous.map(|i| &conditions[i]) {
+        Some(old) if old.status == status => old.last_transition_time.clone(),
+        _ => Some(now.clone()),
+    };
+    let condition = ApplicationSetCondition {
+        type_,
+        status,
+        reason: reason.to_string(),
+        message: message.to_string(),
+        last_transition_time,
+    };
+    match previous {
+        Some(index) => conditions[index] = condition,
+        None => conditions.push(condition),
+    }
+}
+
+fn resource(application: &Application) -> ApplicationSetResource {
+    let status = application.status.as_ref();
+    ApplicationSetResource {
+        group: Application::group(&()).into_owned(),
+        version: Application::version(&()).into_owned(),
+        kind: Application::kind(&()).into_owned(),
+        namespace: application.metadata.namespace.clone().unwrap_or_default(),
+        name: application.metadata.name.clone().unwrap_or_default(),
+        status: status
+            .and_then(|s| s.sync.as_ref())
+            .map(|s| s.status.clone())
+            .unwrap_or_default(),
+        health: status.and_then(|s| s.health.clone()),
+    }
+}
+
+/// Whether writing `new` would change the stored status.
+#[must_use]
+pub fn changed(old: Option<&ApplicationSetStatus>, new: &ApplicationSetStatus) -> bool {
+    old.cloned().unwrap_or_default() != *new
+}
+
+/// A JSON merge patch turning `old` into `new`: `{"status": new}` with `null` for every field
+/// `old` has and `new` leaves out (a merge patch would otherwise keep it).
+#[must_use]
+pub fn status_patch(old: Option<&ApplicationSetStatus>, new: &ApplicationSetStatus) -> Value {
+    let as_object = |status: Option<&ApplicationSetStatus>| match status.map(serde_json::to_value) {
+        Some(Ok(Value::Object(map))) => map,
+        _ => Map::new(),
+    };
+    let mut patch = as_object(Some(new));
+    for (key, _) in as_object(old) {
+        patch.entry(key).or_insert(Value::Null);
+    }
+    serde_json::json!({ "status": patch })
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+    use crate::api::ApplicationSpec;
+    use crate::api::application::{ApplicationStatus, HealthStatus, SyncStatus};
+
+    fn at(second: i64) -> Time {
+        Time(Timestamp::from_second(second).unwrap())
+    }
+
+    fn condition(
+        type_: ConditionType,
+        status: ConditionStatus,
+        reason: &str,
+        message: &str,
+        since: i64,
+    ) -> ApplicationSetCondition {
+        ApplicationSetCondition {
+            type_,
+            status,
+            reason: reason.into(),
+            message: message.into(),
+            last_transition_time: Some(at(since)),
+        }
+    }
+
+    fn failure(reason: &str) -> (String, String) {
+        (reason.to_string(), format!("{reason} happened"))
+    }
+
+    #[test]
+    fn conditions_follow_the_outcome_and_keep_their_transition_time() {
+        use ConditionStatus::{False, True};
+        use ConditionType::{ErrorOccurred, ParametersGenerated, ResourcesUpToDate};
+        let up_to_date = |since: [i64; 3]| {
+            vec![
+                condition(ErrorOccurred, False, REASON_UP_TO_DATE, "", since[0]),
+                condition(
+                    ParametersGenerated,
+                    True,
+                    REASON_PARAMETERS_GENERATED,
+                    "Successfully generated parameters for all Applications",
+                    since[1],
+                ),
+                condition(
+                    ResourcesUpToDate,
+                    True,
+                    REASON_UP_TO_DATE,
+                    "All Applications have been generated successfully",
+                    since[2],
+                ),
+            ]
+        };
+        let (reason, message) = failure("RenderError");
+        let invalid = Outcome::Invalid {
+            reason: reason.clone(),
+            message: message.clone(),
+        };
+        let (generate_reason, generate_message) = failure("GenerateError");
+        let generate_failed = Outcome::GenerateFailed {
+            reason: generate_reason.clone(),
+            message: generate_message.clone(),
+        };
+        let cases = [
+            // (old conditions at t=1, outcome at t=2, expected)
+            (vec![], Outcome::UpToDate, up_to_date([2, 2, 2])),
+            (
+                up_to_date([1, 1, 1]),
+                Outcome::UpToDate,
+                up_to_date([1, 1, 1]),
+            ),
+            (
+                up_to_date([1, 1, 1]),
+                invalid,
+                vec![
+                    condition(ErrorOccurred, True, &reason, &message, 2),
+                    condition(
+                        ParametersGenerated,
+                        True,
+                        REASON_PARAMETERS_GENERATED,
+                        "Successfully generated parameters for all Applications",
+                        1,
+                    ),
+                    condition(ResourcesUpToDate, False, &reason, &message, 2),
+                ],
+            ),
+            (
+                up_to_date([1, 1, 1]),
+                generate_failed,
+                vec![
+                    condition(ErrorOccurred, True, &generate_reason, &generate_message, 2),
+                    condition(
+                        ParametersGenerated,
+                        False,
+                        &generate_reason,
+                        &generate_message,
+                        2,
+                    ),
+                    condition(
+                        ResourcesUpToDate,
+                        False,
+                        &generate_reason,
+                        &generate_message,
+                        2,
+                    ),
+                ],
+            ),
+        ];
+        for (index, (old, outcome, expected)) in cases.into_iter().enumerate() {
+            let old = ApplicationSetStatus {
+                conditions: old,
+                ..ApplicationSetStatus::default()
+            };
+            let new = next_status(Some(&old), &outcome, &[], &at(2));
+            assert_eq!(new.conditions, expected, "case {index}");
+            assert_eq!(
+                changed(Some(&old), &new),
+                old.conditions != expected,
+                "case {index}"
+            );
+        }
+    }
+
+    #[test]
+    fn conditions_owned_by_others_are_kept() {
+        let rollout = condition(
+            ConditionType::RolloutProgressing,
+            ConditionStatus::True,
+            "ApplicationSetModified",
+            "",
+            1,
+        );
+        let old = ApplicationSetStatus {
+            conditions: vec![rollout.clone()],
+            ..ApplicationSetStatus::default()
+        };
+        let new = next_status(Some(&old), &Outcome::UpToDate, &[], &at(2));
+        assert_eq!(new.conditions.len(), 4);
+        assert_eq!(new.conditions[3], rollout);
+    }
+
+    #[test]
+    fn resources_list_each_application_with_its_sync_and_health() {
+        let mut synced = Application::new("a", ApplicationSpec::default());
+        synced.metadata.namespace = Some("ns".into());
+        synced.status = Some(ApplicationStatus {
+            sync: Some(SyncStatus {
+                status: "Synced".into(),
+                revision: "abc".into(),
+            }),
+            health: Some(HealthStatus {
+                status: "Healthy".into(),
+                message: String::new(),
+            }),
+        });
+        let fresh = Application::new("b", ApplicationSpec::default());
+        let new = next_status(None, &Outcome::UpToDate, &[&synced, &fresh], &at(1));
+        let summary: Vec<_> = new
+            .resources
+            .iter()
+            .map(|r| {
+                (
+                    r.kind.as_str(),
+                    r.name.as_str(),
+                    r.status.as_str(),
+                    r.health.as_ref().map(|h| h.status.as_str()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("Application", "a", "Synced", Some("Healthy")),
+                ("Application", "b", "", None)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_patch_clears_fields_that_became_empty() {
+        let mut old = next_status(
+            None,
+            &Outcome::UpToDate,
+            &[&Application::new("a", ApplicationSpec::default())],
+            &at(1),
+        );
+        let new = next_status(Some(&old), &Outcome::UpToDate, &[], &at(2));
+        let patch = status_patch(Some(&old), &new);
+        assert_eq!(patch["status"]["resources"], Value::Null);
+        assert!(patch["status"]["conditions"].is_array());
+        old.resources.clear();
+        assert!(!changed(Some(&old), &new));
+    }
+}

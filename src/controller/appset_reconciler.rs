@@ -1,0 +1,412 @@
+//! The ApplicationSet reconciler: a short pipeline —
+//! observe → generate → render → validate → plan → apply → status — run by a kube-runtime
+//! `Controller` that watches ApplicationSets, the Applications they own, and the cluster Secrets
+//! of the namespace. Every decision is made by the pure [`super::appset`] core; this file reads
+//! and writes. It never sleeps: failures requeue with backoff through the error policy.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{Future, StreamExt};
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Api, Client, ResourceExt};
+
+use super::appset::diff::{Plan, plan};
+use super::appset::ownership::{
+    APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
+};
+use super::appset::requeue::git_poll_interval;
+use super::appset::status::{Outcome, changed, next_status, status_patch};
+use super::appset::validate::{ForeignNamespace, same_namespace};
+use super::metrics::Metrics;
+use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
+use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
+use crate::render::{RenderError, Sources, render_application_set};
+use crate::repo::LocalRepos;
+
+/// Field manager of the Applications the controller applies.
+pub const FIELD_MANAGER: &str = "flotilla-applicationset";
+/// Annotation asking for an immediate regeneration (git generators); removed once done.
+pub const REFRESH_ANNOTATION: &str = "flotilla.dev/refresh";
+
+/// What the reconciler needs: a client, where to look, and how to read repositories.
+pub struct AppSetContext {
+    pub client: Client,
+    /// The namespace of the ApplicationSets, their Applications and the cluster Secrets.
+    pub namespace: String,
+    pub repos: LocalRepos,
+    /// Poll interval of git generators without `requeueAfterSeconds`.
+    pub git_poll: Duration,
+    pub metrics: Arc<Metrics>,
+    /// Consecutive failures per ApplicationSet, for the backoff.
+    failures: Mutex<BTreeMap<String, u32>>,
+}
+
+impl AppSetContext {
+    /// A context with no failures recorded.
+    #[must_use]
+    pub fn new(
+        client: Client,
+        namespace: String,
+        repos: LocalRepos,
+        git_poll: Duration,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            client,
+            namespace,
+            repos,
+            git_poll,
+            metrics,
+            failures: Mutex::default(),
+        }
+    }
+}
+
+/// Where a reconcile failed; the variant name is the condition reason and metric label.
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    #[error("listing the Applications of ApplicationSet {appset}: {error}")]
+    Observe { appset: String, error: kube::Error },
+    #[error("reading the cluster inventory: {0}")]
+    Generate(#[from] LiveInventoryError),
+    #[error("{0}")]
+    Render(#[from] RenderError),
+    #[error("the render task of ApplicationSet {appset} failed: {message}")]
+    RenderTask { appset: String, message: String },
+    #[error("ApplicationSet {appset}: {error}")]
+    Validate {
+        appset: String,
+        error: ForeignNamespace,
+    },
+    #[error("ApplicationSet {appset} has no UID; it must be read from the API server")]
+    Plan { appset: String },
+    #[error("applying Application {application}: {error}")]
+    Apply {
+        application: String,
+        error: kube::Error,
+    },
+    #[error("deleting Application {application}: {error}")]
+    Delete {
+        application: String,
+        error: kube::Error,
+    },
+    #[error("writing the status of ApplicationSet {appset}: {error}")]
+    Status { appset: String, error: kube::Error },
+    #[error("removing {REFRESH_ANNOTATION} from ApplicationSet {appset}: {error}")]
+    Refresh { appset: String, error: kube::Error },
+}
+
+impl ReconcileError {
+    /// The step that failed, as a CamelCase reason for conditions, Events and metrics.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Observe { .. } => "ObserveError",
+            Self::Generate(_) => "GenerateError",
+            Self::Render(RenderError::Generate { .. }) => "GenerateError",
+            Self::Render(_) | Self::RenderTask { .. } => "RenderError",
+            Self::Validate { .. } => "ValidateError",
+            Self::Plan { .. } => "PlanError",
+            Self::Apply { .. } => "ApplyError",
+            Self::Delete { .. } => "DeleteError",
+            Self::Status { .. } => "StatusError",
+            Self::Refresh { .. } => "RefreshError",
+        }
+    }
+
+    /// How the failure shows in status: before anything was written, nothing changed.
+    fn outcome(&self) -> Outcome {
+        let (reason, message) = (self.reason().to_string(), self.to_string());
+        match self {
+            Self::Generate(_) | Self::Render(RenderError::Generate { .. }) => {
+                Outcome::GenerateFailed { reason, message }
+            }
+            Self::Render(_)
+            | Self::RenderTask { .. }
+            | Self::Validate { .. }
+            | Self::Plan { .. } => Outcome::Invalid { reason, message },
+            _ => Outcome::ApplyFailed { reason, message },
+        }
+    }
+}
+
+/// Delay before retrying an ApplicationSet that failed `failures` times in a row: 5 s doubling
+/// up to 5 min.
+#[must_use]
+pub fn retry_delay(failures: u32) -> Duration {
+    let seconds = 5u64.saturating_mul(1 << failures.saturating_sub(1).min(6));
+    Duration::from_secs(seconds.min(300))
+}
+
+/// Reconciles one ApplicationSet.
+///
+/// # Errors
+/// The first step that failed; status says so too.
+pub async fn reconcile(
+    appset: Arc<ApplicationSet>,
+    ctx: Arc<AppSetContext>,
+) -> Result<Action, ReconcileError> {
+    let name = appset.name_any();
+    if appset.metadata.deletion_timestamp.is_some() {
+        // Garbage collection removes the owned Applications; regenerating them would race it.
+        return Ok(Action::await_change());
+    }
+    let existing = observe(&ctx, &appset).await?;
+    let planned = generate_render_validate_plan(&ctx, &appset, &existing).await;
+    let applied = match &planned {
+        Ok(plan) => apply(&ctx, plan).await,
+        Err(_) => Ok(()),
+    };
+    let result = planned.and_then(|plan| applied.map(|()| plan));
+    let outcome = match &result {
+        Ok(_) => Outcome::UpToDate,
+        Err(error) => error.outcome(),
+    };
+    let remaining = match &result {
+        Ok(plan) => plan.remaining(&existing),
+        Err(_) => existing.iter().collect(),
+    };
+    write_status(&ctx, &appset, &outcome, &remaining).await?;
+    clear_refresh(&ctx, &appset).await?;
+    if let Ok(plan) = &result {
+        tracing::info!(
+            appset = %name,
+            created = plan.create.len(),
+            updated = plan.update.len(),
+            deleted = plan.delete.len(),
+            kept = plan.kept.len(),
+            "reconciled"
+        );
+    }
+    result?;
+    ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
+    ctx.metrics.reconciled(None);
+    Ok(git_poll_interval(&appset.spec.generators, ctx.git_poll)
+        .map_or_else(Action::await_change, Action::requeue))
+}
+
+/// The Applications this ApplicationSet owns now (label and controller owner reference).
+async fn observe(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+) -> Result<Vec<Application>, ReconcileError> {
+    let name = appset.name_any();
+    let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let selector = format!("{APPLICATION_SET_LABEL}={name}");
+    let listed = api
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|error| ReconcileError::Observe {
+            appset: name.clone(),
+            error,
+        })?;
+    let uid = appset.uid().unwrap_or_default();
+    Ok(listed
+        .items
+        .into_iter()
+        .filter(|app| is_owned_by(app, &uid))
+        .collect())
+}
+
+/// Generates and renders the Applications (all or nothing), checks them and decides the writes.
+async fn generate_render_validate_plan(
+    ctx: &AppSetContext,
+    appset: &Arc<ApplicationSet>,
+    existing: &[Application],
+) -> Result<Plan, ReconcileError> {
+    let name = appset.name_any();
+    let inventory = read_inventory(&ctx.client, &ctx.namespace).await?;
+    let repos = ctx.repos.clone();
+    let rendering = Arc::clone(appset);
+    // Git generators run the `git` CLI: keep them off the async workers.
+    let rendered = tokio::task::spawn_blocking(move || {
+        let sources = Sources {
+            clusters: &inventory,
+            git: &repos,
+        };
+        render_application_set(&rendering, sources)
+    })
+    .await
+    .map_err(|error| ReconcileError::RenderTask {
+        appset: name.clone(),
+        message: error.to_string(),
+    })??;
+    same_namespace(&rendered, &ctx.namespace).map_err(|error| ReconcileError::Validate {
+        appset: name.clone(),
+        error,
+    })?;
+    let owner = owner_reference(appset).ok_or(ReconcileError::Plan {
+        appset: name.clone(),
+    })?;
+    let policy = appset.spec.sync_policy.clone().unwrap_or_default();
+    let finalizer = resources_finalizer(
+        policy.preserve_resources_on_deletion,
+        APPLICATION_CONTROLLER_PRUNES,
+    );
+    let desired = rendered
+        .into_iter()
+        .map(|app| owned(app, &owner, finalizer))
+        .collect();
+    Ok(plan(
+        desired,
+        existing,
+        policy.applications_sync,
+        FIELD_MANAGER,
+    ))
+}
+
+/// Server-side applies created and updated Applications, then deletes the ones no longer
+/// generated.
+async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), ReconcileError> {
+    let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    for application in plan.create.iter().chain(&plan.update) {
+        let name = application.name_any();
+        api.patch(&name, &params, &Patch::Apply(application))
+            .await
+            .map_err(|error| ReconcileError::Apply {
+                application: name.clone(),
+                error,
+            })?;
+    }
+    for name in &plan.delete {
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => {
+                return Err(ReconcileError::Delete {
+                    application: name.clone(),
+                    error,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the status with a merge patch on `/status`, only when it changed.
+async fn write_status(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    outcome: &Outcome,
+    applications: &[&Application],
+) -> Result<(), ReconcileError> {
+    let now = Time(Timestamp::now());
+    let old = appset.status.as_ref();
+    let new = next_status(old, outcome, applications, &now);
+    if !changed(old, &new) {
+        return Ok(());
+    }
+    let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    api.patch_status(
+        &appset.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(status_patch(old, &new)),
+    )
+    .await
+    .map(drop)
+    .map_err(|error| ReconcileError::Status {
+        appset: appset.name_any(),
+        error,
+    })
+}
+
+/// Removes the refresh annotation once a regeneration has run.
+async fn clear_refresh(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<(), ReconcileError> {
+    if !appset.annotations().contains_key(REFRESH_ANNOTATION) {
+        return Ok(());
+    }
+    let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let patch = serde_json::json!({"metadata": {"annotations": {REFRESH_ANNOTATION: null}}});
+    api.patch(
+        &appset.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(patch),
+    )
+    .await
+    .map(drop)
+    .map_err(|error| ReconcileError::Refresh {
+        appset: appset.name_any(),
+        error,
+    })
+}
+
+/// Requeues a failed ApplicationSet with backoff.
+fn error_policy(
+    appset: Arc<ApplicationSet>,
+    error: &ReconcileError,
+    ctx: Arc<AppSetContext>,
+) -> Action {
+    let failures = ctx
+        .failures
+        .lock()
+        .map(|mut failures| {
+            let count = failures.entry(appset.name_any()).or_default();
+            *count = count.saturating_add(1);
+            *count
+        })
+        .unwrap_or(1);
+    ctx.metrics.reconciled(Some(error.reason()));
+    tracing::warn!(appset = %appset.name_any(), reason = error.reason(), failures, "{error}");
+    Action::requeue(retry_delay(failures))
+}
+
+/// Runs the ApplicationSet controller in `ctx.namespace` until `stop` completes, then lets
+/// running reconciles finish.
+pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send + Sync + 'static) {
+    let (client, namespace) = (ctx.client.clone(), ctx.namespace.clone());
+    let appsets: Api<ApplicationSet> = Api::namespaced(client.clone(), &namespace);
+    let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
+    let secrets: Api<Secret> = Api::namespaced(client, &namespace);
+    let controller = Controller::new(appsets, watcher::Config::default());
+    let store = controller.store();
+    let every_appset = move |_: Secret| {
+        store
+            .state()
+            .iter()
+            .map(|appset| ObjectRef::from_obj(&**appset))
+            .collect::<Vec<_>>()
+    };
+    controller
+        .owns(
+            applications,
+            watcher::Config::default().labels(APPLICATION_SET_LABEL),
+        )
+        .watches(
+            secrets,
+            watcher::Config::default()
+                .labels(&format!("{SECRET_TYPE_LABEL}={SECRET_TYPE_CLUSTER}")),
+            every_appset,
+        )
+        .graceful_shutdown_on(stop)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!("controller: {error}");
+            }
+        })
+        .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_back_off_to_five_minutes() {
+        let delays: Vec<u64> = [1, 2, 3, 4, 6, 7, 8, 40]
+            .into_iter()
+            .map(|n| retry_delay(n).as_secs())
+            .collect();
+        assert_eq!(delays, [5, 10, 20, 40, 160, 300, 300, 300]);
+    }
+}

@@ -1,0 +1,134 @@
+//! Reconcile counters and a tiny `/metrics` endpoint in the Prometheus text format, served with
+//! tokio's `TcpListener` (no web framework): one request per connection, then close.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures::Future;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// Counters of one controller process.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// Reconciles by result: `ok` or the failed step's reason.
+    reconciles: Mutex<BTreeMap<&'static str, u64>>,
+    leader: AtomicBool,
+}
+
+impl Metrics {
+    /// Counts a reconcile that succeeded (`None`) or failed with `reason`.
+    pub fn reconciled(&self, failure: Option<&'static str>) {
+        if let Ok(mut counts) = self.reconciles.lock() {
+            *counts.entry(failure.unwrap_or("ok")).or_default() += 1;
+        }
+    }
+
+    /// Records whether this process holds the Lease.
+    pub fn set_leader(&self, leader: bool) {
+        self.leader.store(leader, Ordering::Relaxed);
+    }
+
+    /// Reconciles counted so far, successful or not.
+    #[must_use]
+    pub fn reconcile_count(&self) -> u64 {
+        self.reconciles
+            .lock()
+            .map(|counts| counts.values().sum())
+            .unwrap_or_default()
+    }
+
+    /// The counters in the Prometheus text exposition format.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let mut out = String::from(
+            "# HELP flotilla_appset_reconciles_total ApplicationSet reconciles by result.\n\
+             # TYPE flotilla_appset_reconciles_total counter\n",
+        );
+        if let Ok(counts) = self.reconciles.lock() {
+            for (result, count) in counts.iter() {
+                let _ = writeln!(
+                    out,
+                    "flotilla_appset_reconciles_total{{result=\"{result}\"}} {count}"
+                );
+            }
+        }
+        let _ = write!(
+            out,
+            "# HELP flotilla_leader Whether this process holds the controller Lease.\n\
+             # TYPE flotilla_leader gauge\nflotilla_leader {}\n",
+            u8::from(self.leader.load(Ordering::Relaxed))
+        );
+        out
+    }
+}
+
+/// Answers every request on `listener` with the metrics until `stop` completes.
+pub async fn serve(
+    listener: TcpListener,
+    metrics: std::sync::Arc<Metrics>,
+    stop: impl Future<Output = ()>,
+) {
+    tokio::pin!(stop);
+    loop {
+        let accepted = tokio::select! {
+            () = &mut stop => return,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((mut stream, _)) = accepted else {
+            continue;
+        };
+        let metrics = std::sync::Arc::clone(&metrics);
+        tokio::spawn(async move {
+            // The request itself does not matter: every path answers with the metrics.
+            let mut request = [0u8; 1024];
+            let _ = stream.read(&mut request).await;
+            let body = metrics.render();
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes()).await;
+            let _ = stream.shutdown().await;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn serves_counters_in_the_text_format() {
+        let metrics = Arc::new(Metrics::default());
+        metrics.reconciled(None);
+        metrics.reconciled(None);
+        metrics.reconciled(Some("RenderError"));
+        metrics.set_leader(true);
+        assert_eq!(metrics.reconcile_count(), 3);
+
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve(listener, Arc::clone(&metrics), async {
+            let _ = stopped.await;
+        }));
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        stream
+            .write_all(b"GET /metrics HTTP/1.1\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+        assert!(response.contains("flotilla_appset_reconciles_total{result=\"ok\"} 2\n"));
+        assert!(response.contains("flotilla_appset_reconciles_total{result=\"RenderError\"} 1\n"));
+        assert!(response.contains("flotilla_leader 1\n"));
+        stop.send(()).unwrap();
+        server.await.unwrap();
+    }
+}

@@ -1,0 +1,57 @@
+//! The controller: reconciles ApplicationSets into Applications in one namespace while holding a
+//! Lease. The decisions live in the pure [`appset`] core; the files beside it are the I/O shell
+//! ([`appset_reconciler`], [`leader`], [`metrics`]) and [`run`] ties them together.
+
+pub mod appset;
+pub mod appset_reconciler;
+pub mod leader;
+pub mod metrics;
+
+use std::sync::Arc;
+
+use futures::future::FusedFuture;
+use futures::{Future, FutureExt};
+
+use appset_reconciler::AppSetContext;
+use leader::{LeaseError, LeaseLock};
+
+/// Runs the ApplicationSet controller whenever this replica holds the Lease, until `shutdown`
+/// completes; then lets running reconciles finish and releases the Lease.
+///
+/// # Errors
+/// The Lease cannot be read or written.
+pub async fn run(
+    ctx: Arc<AppSetContext>,
+    lease: LeaseLock,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), LeaseError> {
+    let shutdown = shutdown.fuse();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => return Ok(()),
+            acquired = lease.acquire() => acquired?,
+        }
+        tracing::info!(identity = %lease.config().identity, "leading");
+        ctx.metrics.set_leader(true);
+        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+        let controller = appset_reconciler::run(Arc::clone(&ctx), stopped.map(drop)).fuse();
+        tokio::pin!(controller);
+        let shutting_down = tokio::select! {
+            () = &mut shutdown => true,
+            () = lease.hold() => false,
+            () = &mut controller => false,
+        };
+        // Stop taking new work and let running reconciles finish (a no-op if it already ended).
+        let _ = stop.send(());
+        if !controller.is_terminated() {
+            controller.await;
+        }
+        ctx.metrics.set_leader(false);
+        if shutting_down {
+            tracing::info!("shutting down; releasing the Lease");
+            return lease.release().await;
+        }
+        tracing::warn!("lost the Lease; waiting to lead again");
+    }
+}

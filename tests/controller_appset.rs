@@ -1,0 +1,444 @@
+//! The ApplicationSet controller against a real API server, run in-process on cluster 1 in a
+//! fresh namespace per test: Applications generated with owner references and the label,
+//! `applicationsSync` policies, no writes when nothing changed, invalid input that changes
+//! nothing, the clusters generator reacting to a cluster Secret, the refresh annotation on a git
+//! generator, and leader election between two controllers.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
+use flotilla::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla::controller::appset_reconciler::{AppSetContext, REFRESH_ANNOTATION};
+use flotilla::controller::leader::{LeaseConfig, LeaseLock};
+use flotilla::controller::metrics::Metrics;
+use flotilla::repo::LocalRepos;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Client, ResourceExt};
+use serde_json::{Value, json};
+use support::{TestNamespace, apply, eventually, namespace, object, wait_until};
+
+/// A controller running in this test process.
+struct Running {
+    metrics: Arc<Metrics>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops it gracefully (it releases the Lease) and waits until it has.
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.expect("the controller task ends cleanly");
+    }
+}
+
+async fn install_crds(client: &Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for (_, crd) in flotilla::api::crd::all() {
+        let name = crd.metadata.name.clone().expect("named");
+        apply(&crds, &crd).await;
+        wait_until(&crds, &name, "condition Established", |c| {
+            c.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| {
+                    c.iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                })
+        })
+        .await;
+    }
+}
+
+/// A namespace with the CRDs installed.
+async fn setup(label: &str) -> TestNamespace {
+    let ns = namespace(1, label).await;
+    install_crds(&ns.client).await;
+    ns
+}
+
+/// Starts a controller for the namespace with a short Lease.
+fn start(ns: &TestNamespace, identity: &str) -> Running {
+    let metrics = Arc::new(Metrics::default());
+    let ctx = AppSetContext::new(
+        ns.client.clone(),
+        ns.name.clone(),
+        LocalRepos::default(),
+        Duration::from_secs(180),
+        Arc::clone(&metrics),
+    );
+    let lease = LeaseLock::new(
+        ns.client.clone(),
+        &ns.name,
+        LeaseConfig {
+            name: "flotilla-controller".into(),
+            identity: identity.into(),
+            duration: Duration::from_secs(2),
+            retry: Duration::from_millis(300),
+        },
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        flotilla::controller::run(Arc::new(ctx), lease, async {
+            let _ = stopped.await;
+        })
+        .await
+        .expect("the Lease stays writable");
+    });
+    Running {
+        metrics,
+        stop,
+        task,
+    }
+}
+
+/// An ApplicationSet whose list generator yields one Application per name.
+fn list_appset(names: &[&str], path_prefix: &str, policy: Option<&str>) -> ApplicationSet {
+    let elements: Vec<Value> = names.iter().map(|n| json!({ "name": n })).collect();
+    let mut appset = json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "stack"},
+        "spec": {
+            "generators": [{"list": {"elements": elements}}],
+            "template": {
+                "metadata": {"name": "{{name}}"},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": "file:///srv/repo", "path": format!("{path_prefix}/{{{{name}}}}")},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": "{{name}}"}
+                }
+            }
+        }
+    });
+    if let Some(policy) = policy {
+        appset["spec"]["syncPolicy"] = json!({ "applicationsSync": policy });
+    }
+    object(appset)
+}
+
+/// The Applications in the namespace: name → (resourceVersion, source path).
+async fn applications(ns: &TestNamespace) -> BTreeMap<String, (String, String)> {
+    let api: Api<Application> = ns.api();
+    api.list(&Default::default())
+        .await
+        .expect("lists Applications")
+        .items
+        .into_iter()
+        .map(|app| {
+            (
+                app.name_any(),
+                (
+                    app.resource_version().unwrap_or_default(),
+                    app.spec.source.path.clone(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Waits until the Applications have exactly `names`.
+async fn wait_for_names(ns: &TestNamespace, names: &[&str]) -> BTreeMap<String, (String, String)> {
+    eventually(&format!("Applications {names:?}"), async || {
+        let current = applications(ns).await;
+        if current.keys().map(String::as_str).eq(names.iter().copied()) {
+            Ok(current)
+        } else {
+            Err(format!("{:?}", current.keys().collect::<Vec<_>>()))
+        }
+    })
+    .await
+}
+
+/// Sets the refresh annotation and waits until the controller has removed it, i.e. a whole
+/// reconcile ran after it was set.
+async fn refresh(ns: &TestNamespace, name: &str) {
+    let api: Api<ApplicationSet> = ns.api();
+    let patch = json!({"metadata": {"annotations": {REFRESH_ANNOTATION: "1"}}});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .expect("annotates");
+    wait_until(&api, name, "the refresh annotation removed", |appset| {
+        !appset.annotations().contains_key(REFRESH_ANNOTATION)
+    })
+    .await;
+}
+
+fn condition(
+    appset: &ApplicationSet,
+    type_: ConditionType,
+) -> Option<(ConditionStatus, String, String)> {
+    appset
+        .status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| (c.status, c.reason.clone(), c.message.clone()))
+}
+
+#[tokio::test]
+async fn generated_applications_are_owned_unchanged_ones_not_written_removed_ones_deleted() {
+    let ns = setup("appset-sync").await;
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let appset = apply(&appsets, &list_appset(&["a", "b", "c"], "apps", None)).await;
+    let before = wait_for_names(&ns, &["a", "b", "c"]).await;
+
+    let api: Api<Application> = ns.api();
+    for name in ["a", "b", "c"] {
+        let app = api.get(name).await.expect("reads");
+        let owner = &app.metadata.owner_references.as_ref().expect("owned")[0];
+        assert_eq!(
+            (
+                owner.kind.as_str(),
+                owner.name.as_str(),
+                owner.uid.as_str(),
+                owner.controller
+            ),
+            (
+                "ApplicationSet",
+                "stack",
+                appset.uid().unwrap().as_str(),
+                Some(true)
+            )
+        );
+        assert_eq!(app.labels()[APPLICATION_SET_LABEL], "stack");
+        assert_eq!(
+            app.metadata.finalizers, None,
+            "no finalizer until the Application controller prunes"
+        );
+    }
+    let stored = wait_until(&appsets, "stack", "status with three resources", |a| {
+        a.status.as_ref().is_some_and(|s| s.resources.len() == 3)
+    })
+    .await;
+    assert_eq!(
+        condition(&stored, ConditionType::ResourcesUpToDate).map(|c| c.0),
+        Some(ConditionStatus::True)
+    );
+    assert_eq!(
+        condition(&stored, ConditionType::ErrorOccurred).map(|c| c.0),
+        Some(ConditionStatus::False)
+    );
+
+    refresh(&ns, "stack").await;
+    assert_eq!(
+        applications(&ns).await,
+        before,
+        "an unchanged reconcile writes nothing"
+    );
+
+    apply(&appsets, &list_appset(&["a", "b"], "apps", None)).await;
+    let after = wait_for_names(&ns, &["a", "b"]).await;
+    assert_eq!(after["a"], before["a"]);
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn create_only_and_create_update_keep_removed_applications() {
+    // (policy, source path of "a" after the template changed)
+    let cases = [("create-only", "apps/a"), ("create-update", "v2/a")];
+    for (policy, path_of_a) in cases {
+        let ns = setup(policy).await;
+        let controller = start(&ns, "only");
+        let appsets: Api<ApplicationSet> = ns.api();
+        apply(&appsets, &list_appset(&["a", "b"], "apps", Some(policy))).await;
+        wait_for_names(&ns, &["a", "b"]).await;
+
+        apply(&appsets, &list_appset(&["a", "c"], "v2", Some(policy))).await;
+        wait_for_names(&ns, &["a", "b", "c"]).await;
+        // A whole reconcile after the change: whatever it was allowed to do is done.
+        refresh(&ns, "stack").await;
+        let after = applications(&ns).await;
+        assert_eq!(after["a"].1, path_of_a, "{policy}");
+        assert_eq!(after["b"].1, "apps/b", "{policy}: b is kept as it was");
+        controller.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn invalid_input_sets_error_occurred_and_changes_nothing() {
+    let ns = setup("appset-invalid").await;
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &list_appset(&["a"], "apps", None)).await;
+    let before = wait_for_names(&ns, &["a"]).await;
+
+    // Two parameter sets naming the same Application, and one Application fewer.
+    apply(&appsets, &list_appset(&["dup", "dup"], "v2", None)).await;
+    let failed = wait_until(&appsets, "stack", "ErrorOccurred=True", |a| {
+        condition(a, ConditionType::ErrorOccurred).is_some_and(|c| c.0 == ConditionStatus::True)
+    })
+    .await;
+    let (_, reason, message) = condition(&failed, ConditionType::ErrorOccurred).unwrap();
+    assert_eq!(reason, "RenderError");
+    assert!(message.contains("the same name"), "{message}");
+    assert_eq!(
+        condition(&failed, ConditionType::ResourcesUpToDate).map(|c| c.0),
+        Some(ConditionStatus::False)
+    );
+    assert_eq!(
+        applications(&ns).await,
+        before,
+        "nothing that exists changed"
+    );
+
+    apply(&appsets, &list_appset(&["a"], "apps", None)).await;
+    wait_until(&appsets, "stack", "ErrorOccurred=False again", |a| {
+        condition(a, ConditionType::ErrorOccurred).is_some_and(|c| c.0 == ConditionStatus::False)
+    })
+    .await;
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn the_clusters_generator_reacts_to_a_new_cluster_secret() {
+    let ns = setup("appset-clusters").await;
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let appset: ApplicationSet = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "per-cluster"},
+        "spec": {
+            "generators": [{"clusters": {}}],
+            "template": {
+                "metadata": {"name": "guestbook-{{name}}"},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": "file:///srv/repo", "path": "guestbook"},
+                    "destination": {"server": "{{server}}", "namespace": "guestbook"}
+                }
+            }
+        }
+    }));
+    apply(&appsets, &appset).await;
+    // The cluster the controller runs in is always registered, as in Argo CD.
+    wait_for_names(&ns, &["guestbook-in-cluster"]).await;
+
+    let secret: Secret = object(json!({
+        "metadata": {
+            "name": "cluster-edge",
+            "labels": {"argocd.argoproj.io/secret-type": "cluster"}
+        },
+        "stringData": {"name": "edge", "server": "https://edge.example.com"}
+    }));
+    apply(&ns.api::<Secret>(), &secret).await;
+    wait_for_names(&ns, &["guestbook-edge", "guestbook-in-cluster"]).await;
+    let app = ns
+        .api::<Application>()
+        .get("guestbook-edge")
+        .await
+        .expect("reads");
+    assert_eq!(
+        app.spec.destination.server.as_deref(),
+        Some("https://edge.example.com")
+    );
+    controller.stop().await;
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+fn add_app_dir(repo: &Path, name: &str) {
+    std::fs::create_dir_all(repo.join("apps").join(name)).unwrap();
+    std::fs::write(
+        repo.join("apps").join(name).join("cm.yaml"),
+        "kind: ConfigMap\n",
+    )
+    .unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", name]);
+}
+
+#[tokio::test]
+async fn the_refresh_annotation_regenerates_a_git_generator() {
+    let repo = tempfile::tempdir().unwrap();
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    add_app_dir(repo.path(), "one");
+    let url = format!("file://{}", repo.path().display());
+
+    let ns = setup("appset-git").await;
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let appset: ApplicationSet = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "from-git"},
+        "spec": {
+            "generators": [{"git": {"repoURL": url, "revision": "main", "directories": [{"path": "apps/*"}]}}],
+            "template": {
+                "metadata": {"name": "{{path.basename}}"},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": url, "targetRevision": "main", "path": "{{path}}"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": "{{path.basename}}"}
+                }
+            }
+        }
+    }));
+    apply(&appsets, &appset).await;
+    wait_for_names(&ns, &["one"]).await;
+
+    add_app_dir(repo.path(), "two");
+    refresh(&ns, "from-git").await;
+    wait_for_names(&ns, &["one", "two"]).await;
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn only_the_lease_holder_reconciles_and_another_takes_over_when_it_stops() {
+    let ns = setup("appset-lease").await;
+    let first = start(&ns, "first");
+    let metrics = Arc::clone(&first.metrics);
+    eventually("the first controller leading", async || {
+        if metrics.render().contains("flotilla_leader 1") {
+            Ok(())
+        } else {
+            Err(metrics.render())
+        }
+    })
+    .await;
+    let second = start(&ns, "second");
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &list_appset(&["a"], "apps", None)).await;
+    wait_for_names(&ns, &["a"]).await;
+    refresh(&ns, "stack").await;
+    assert!(first.metrics.reconcile_count() > 0);
+    assert_eq!(
+        second.metrics.reconcile_count(),
+        0,
+        "the waiting replica never reconciles"
+    );
+
+    first.stop().await;
+    apply(&appsets, &list_appset(&["a", "b"], "apps", None)).await;
+    wait_for_names(&ns, &["a", "b"]).await;
+    let taken_over = Arc::clone(&second.metrics);
+    eventually("the second replica reconciling as the leader", async || {
+        let metrics = taken_over.render();
+        if taken_over.reconcile_count() > 0 && metrics.contains("flotilla_leader 1") {
+            Ok(())
+        } else {
+            Err(metrics)
+        }
+    })
+    .await;
+    second.stop().await;
+}
