@@ -3,6 +3,7 @@
 pub mod api;
 pub mod cli;
 pub mod cluster;
+pub mod duration;
 pub mod health;
 pub mod manifest;
 pub mod nodesim;

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-use crate::nodesim::duration::parse_duration;
+use crate::duration::parse_duration;
 use crate::nodesim::{SimulatorConfig, run as simulate};
 
 /// Behaviour and annotations, shown by `flotilla node-sim --help`.
