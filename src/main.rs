@@ -14,6 +14,7 @@ fn main() -> ExitCode {
         Command::Render(args) => flotilla::cli::render::run(&args),
         Command::NodeSim(args) => flotilla::cli::node_sim::run(&args),
         Command::Plan(args) => flotilla::cli::plan::run(&args),
+        Command::Sync(args) => flotilla::cli::sync::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -4,6 +4,7 @@ pub mod crd;
 pub mod node_sim;
 pub mod plan;
 pub mod render;
+pub mod sync;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -30,6 +31,8 @@ pub enum Command {
     NodeSim(node_sim::NodeSimArgs),
     /// Print the order a sync would apply a manifest directory in, offline.
     Plan(plan::PlanArgs),
+    /// Sync a manifest directory or an Application to a cluster, wave by wave.
+    Sync(sync::SyncArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.

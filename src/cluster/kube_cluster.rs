@@ -70,13 +70,23 @@ impl KubeCluster {
         }
     }
 
+    /// The client, for callers that need typed APIs (e.g. the operation store).
+    #[must_use]
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
     /// The requests made so far.
     #[must_use]
     pub fn request_counts(&self) -> RequestCounts {
         self.counter.snapshot()
     }
 
-    async fn resource_type(&self, api_version: &str, kind: &str) -> Result<ResourceType, ClusterError> {
+    async fn resource_type(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<ResourceType, ClusterError> {
         self.types
             .resolve(&self.client, &self.counter, api_version, kind)
             .await
@@ -116,7 +126,11 @@ impl KubeCluster {
                 },
                 error => ClusterError::Unavailable(format!("discovery of {}: {error}", key.group)),
             })?;
-        Ok(format!("{}/{}", key.group, group.preferred_version_or_latest()))
+        Ok(format!(
+            "{}/{}",
+            key.group,
+            group.preferred_version_or_latest()
+        ))
     }
 }
 
@@ -168,7 +182,7 @@ impl ClusterApi for KubeCluster {
         self.counter.add(RequestKind::Get, 1);
         let object = api.get_opt(&key.name).await.map_err(from_kube)?;
         object
-            .map(|object| serde_json::to_value(object))
+            .map(serde_json::to_value)
             .transpose()
             .map_err(|error| ClusterError::Unavailable(error.to_string()))
     }
@@ -216,7 +230,11 @@ impl ClusterApi for KubeCluster {
         Ok(tracked)
     }
 
-    async fn delete(&self, key: &ObjectKey, propagation: Propagation) -> Result<Deleted, ClusterError> {
+    async fn delete(
+        &self,
+        key: &ObjectKey,
+        propagation: Propagation,
+    ) -> Result<Deleted, ClusterError> {
         let api = self.api_for(key).await?;
         let params = DeleteParams {
             propagation_policy: Some(match propagation {
@@ -234,7 +252,9 @@ impl ClusterApi for KubeCluster {
     }
 
     async fn pods_of(&self, workload: &Value) -> Result<Vec<Value>, ClusterError> {
-        let Some(namespace) = workload.pointer("/metadata/namespace").and_then(Value::as_str)
+        let Some(namespace) = workload
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
         else {
             return Ok(Vec::new());
         };

@@ -2,8 +2,8 @@
 //! namespace holding the operation as JSON under `operation.json`, written by server-side apply.
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, Patch, PatchParams};
 use kube::Client;
+use kube::api::{Api, Patch, PatchParams};
 
 use crate::sync::OperationState;
 use crate::sync::execute::{OperationStore, StoreError};
@@ -41,7 +41,12 @@ impl ConfigMapStore {
 
 impl OperationStore for ConfigMapStore {
     async fn load(&self) -> Result<Option<OperationState>, StoreError> {
-        let Some(config_map) = self.api.get_opt(&self.name).await.map_err(|e| self.error(e))? else {
+        let Some(config_map) = self
+            .api
+            .get_opt(&self.name)
+            .await
+            .map_err(|e| self.error(e))?
+        else {
             return Ok(None);
         };
         let Some(text) = config_map.data.as_ref().and_then(|d| d.get(OPERATION_KEY)) else {
@@ -61,7 +66,11 @@ impl OperationStore for ConfigMapStore {
             "data": {OPERATION_KEY: text},
         });
         let params = PatchParams::apply(FIELD_MANAGER).force();
-        match self.api.patch(&self.name, &params, &Patch::Apply(&config_map)).await {
+        match self
+            .api
+            .patch(&self.name, &params, &Patch::Apply(&config_map))
+            .await
+        {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => {
                 tracing::debug!(namespace = %self.namespace, "namespace does not exist yet; operation state not stored");

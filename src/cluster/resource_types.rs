@@ -22,10 +22,13 @@ pub struct ResourceType {
     pub namespaced: bool,
 }
 
+/// The resource types of one group version.
+type GroupVersionTypes = Arc<Vec<(ApiResource, ApiCapabilities)>>;
+
 /// The cache, shared by concurrent applies; one discovery request per group version.
 #[derive(Debug, Default)]
 pub struct ResourceTypes {
-    by_group_version: Mutex<HashMap<String, Arc<Vec<(ApiResource, ApiCapabilities)>>>>,
+    by_group_version: Mutex<HashMap<String, GroupVersionTypes>>,
 }
 
 impl ResourceTypes {

@@ -55,7 +55,11 @@ mod tests {
             (Some(stored(OperationPhase::Running, "abc")), "abc", true),
             (Some(stored(OperationPhase::Running, "abc")), "def", false),
             (Some(stored(OperationPhase::Succeeded, "abc")), "abc", false),
-            (Some(stored(OperationPhase::Terminated, "abc")), "abc", false),
+            (
+                Some(stored(OperationPhase::Terminated, "abc")),
+                "abc",
+                false,
+            ),
             (None, "abc", false),
         ];
         for (previous, revision, resumes) in cases {

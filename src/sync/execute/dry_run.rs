@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::operation::desired;
 use crate::cluster::api::{ClusterApi, ClusterError};
 use crate::sync::{
     OperationPhase, OperationState, PruneTask, ResourceResult, ResultStatus, SyncPhase, SyncPlan,
@@ -44,9 +45,11 @@ pub async fn dry_run<C: ClusterApi>(
         .iter()
         .filter(|t| t.phase != SyncPhase::SyncFail)
         .collect();
-    let results: Vec<_> = futures::stream::iter(tasks.into_iter().map(|task| async move {
-        (task, cluster.apply(&task.resource.body, true).await)
-    }))
+    let results: Vec<_> = futures::stream::iter(
+        tasks
+            .into_iter()
+            .map(|task| async move { (task, cluster.apply(&desired(task), true).await) }),
+    )
     .buffered(concurrency.max(1))
     .collect()
     .await;
@@ -61,7 +64,9 @@ pub async fn dry_run<C: ClusterApi>(
             Err(ClusterError::UnknownKind { .. })
                 if created_kinds.contains(&(task.key.group.clone(), task.key.kind.clone())) =>
             {
-                record.message = "dry run skipped: its CustomResourceDefinition is created by this sync".to_owned();
+                record.message =
+                    "dry run skipped: its CustomResourceDefinition is created by this sync"
+                        .to_owned();
             }
             Err(error)
                 if error.is_not_found()
@@ -71,7 +76,8 @@ pub async fn dry_run<C: ClusterApi>(
                         .as_deref()
                         .is_some_and(|ns| created_namespaces.contains(ns)) =>
             {
-                record.message = "dry run skipped: its Namespace is created by this sync".to_owned();
+                record.message =
+                    "dry run skipped: its Namespace is created by this sync".to_owned();
             }
             Err(error) => {
                 record.status = ResultStatus::SyncFailed;
@@ -81,8 +87,12 @@ pub async fn dry_run<C: ClusterApi>(
         state.resources.push(record);
     }
     for object in prune {
-        let mut record =
-            ResourceResult::for_object(&object.key, SyncPhase::Sync, object.wave, ResultStatus::Pruned);
+        let mut record = ResourceResult::for_object(
+            &object.key,
+            SyncPhase::Sync,
+            object.wave,
+            ResultStatus::Pruned,
+        );
         record.message = "would be pruned (dry run)".to_owned();
         state.resources.push(record);
     }
@@ -92,9 +102,15 @@ pub async fn dry_run<C: ClusterApi>(
         .filter(|r| r.status == ResultStatus::SyncFailed)
         .count();
     (state.phase, state.message) = if failed == 0 {
-        (OperationPhase::Succeeded, "dry run: every object accepted by the server".to_owned())
+        (
+            OperationPhase::Succeeded,
+            "dry run: every object accepted by the server".to_owned(),
+        )
     } else {
-        (OperationPhase::Failed, format!("dry run: {failed} object(s) rejected by the server"))
+        (
+            OperationPhase::Failed,
+            format!("dry run: {failed} object(s) rejected by the server"),
+        )
     };
     state.finished_at = Some(Time(cluster.now()));
     state

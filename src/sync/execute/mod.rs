@@ -78,10 +78,13 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
     if request.dry_run {
         let plan = source(&base_id)?;
         let prune = if settings.prune {
-            let tracked = cluster.list_tracked().await.map_err(|error| ExecuteError::Observe {
-                what: "objects carrying the tracking annotation".to_owned(),
-                error,
-            })?;
+            let tracked = cluster
+                .list_tracked()
+                .await
+                .map_err(|error| ExecuteError::Observe {
+                    what: "objects carrying the tracking annotation".to_owned(),
+                    error,
+                })?;
             let tracked: Vec<LiveObject> =
                 tracked.iter().filter_map(LiveObject::from_object).collect();
             plan_prune(&plan, &tracked, request.app, settings.prune_last).tasks

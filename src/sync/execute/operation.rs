@@ -21,10 +21,10 @@ use crate::sync::{
     SyncTask, TRACKING_ANNOTATION, Waiting, plan_step, tracking_id,
 };
 
+use super::ExecuteError;
 use super::event::SyncEvent;
 use super::settings::ExecuteSettings;
 use super::store::OperationStore;
-use super::ExecuteError;
 
 /// How an attempt ended.
 #[derive(Debug)]
@@ -75,9 +75,7 @@ impl From<SyncStep<'_>> for Action {
                     })
                     .collect(),
             ),
-            SyncStep::Prune { objects, .. } => {
-                Self::Prune(objects.into_iter().cloned().collect())
-            }
+            SyncStep::Prune { objects, .. } => Self::Prune(objects.into_iter().cloned().collect()),
             SyncStep::Wait(waiting) => Self::Wait(waiting),
             SyncStep::RunSyncFail { reason } => Self::RunSyncFail(reason),
             SyncStep::Done(outcome) => Self::Done(outcome),
@@ -166,15 +164,15 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     }
 
     async fn plan_prune(&mut self) -> Result<(), ExecuteError> {
-        let tracked = self
-            .context
-            .cluster
-            .list_tracked()
-            .await
-            .map_err(|error| ExecuteError::Observe {
-                what: "objects carrying the tracking annotation".to_owned(),
-                error,
-            })?;
+        let tracked =
+            self.context
+                .cluster
+                .list_tracked()
+                .await
+                .map_err(|error| ExecuteError::Observe {
+                    what: "objects carrying the tracking annotation".to_owned(),
+                    error,
+                })?;
         let tracked: Vec<LiveObject> = tracked.iter().filter_map(LiveObject::from_object).collect();
         let prune = crate::sync::plan_prune(
             &self.plan,
@@ -200,7 +198,10 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     ///
     /// # Errors
     /// The state cannot be stored.
-    pub async fn run(mut self, cancel: &mut watch::Receiver<bool>) -> Result<Attempt, ExecuteError> {
+    pub async fn run(
+        mut self,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<Attempt, ExecuteError> {
         loop {
             if *cancel.borrow() {
                 return self.terminate().await;
@@ -228,7 +229,8 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 Action::Prune(objects) => self.prune_objects(&objects).await,
                 Action::Wait(waiting) => {
                     (self.context.events)(&SyncEvent::Waiting(waiting.clone()));
-                    self.pause(self.context.settings.poll_interval, cancel).await;
+                    self.pause(self.context.settings.poll_interval, cancel)
+                        .await;
                     self.observe(&waiting).await;
                 }
                 Action::RunSyncFail(reason) => {
@@ -239,9 +241,10 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 Action::Done(outcome) => {
                     self.timed_out |= timed_out.is_some() && self.state.failure.is_none();
                     let (phase, message) = match outcome {
-                        Outcome::Succeeded => {
-                            (OperationPhase::Succeeded, crate::sync::SUCCESS_MESSAGE.to_owned())
-                        }
+                        Outcome::Succeeded => (
+                            OperationPhase::Succeeded,
+                            crate::sync::SUCCESS_MESSAGE.to_owned(),
+                        ),
                         Outcome::Failed { reason } => (OperationPhase::Failed, reason),
                     };
                     return self.end(phase, message).await;
@@ -316,7 +319,12 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     async fn delete_hooks(&mut self, keys: &[ObjectKey], cancel: &mut watch::Receiver<bool>) {
         let mut failed = false;
         for key in keys {
-            match self.context.cluster.delete(key, Propagation::Background).await {
+            match self
+                .context
+                .cluster
+                .delete(key, Propagation::Background)
+                .await
+            {
                 Ok(Deleted::Requested) => {
                     if let Some(live) = self.live.get_mut(key) {
                         live.deleting = true;
@@ -332,14 +340,20 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             }
         }
         if failed {
-            self.pause(self.context.settings.poll_interval, cancel).await;
+            self.pause(self.context.settings.poll_interval, cancel)
+                .await;
         }
     }
 
     async fn finish_hooks(&mut self, hooks: Vec<FinishedHook>) {
         for hook in hooks {
             let deleted = if hook.delete {
-                Some(self.context.cluster.delete(&hook.key, Propagation::Background).await)
+                Some(
+                    self.context
+                        .cluster
+                        .delete(&hook.key, Propagation::Background)
+                        .await,
+                )
             } else {
                 None
             };
@@ -439,7 +453,9 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 }
             }
             if let Some(record) = self.state.resources.iter_mut().rev().find(|r| {
-                r.key() == key && r.hook_phase != Some(HookPhase::Succeeded) && r.hook_phase != Some(HookPhase::Failed)
+                r.key() == key
+                    && r.hook_phase != Some(HookPhase::Succeeded)
+                    && r.hook_phase != Some(HookPhase::Failed)
             }) {
                 record.health = Some(live.health.status);
                 record.message = live.health.message.clone();
@@ -479,7 +495,11 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         self.end(OperationPhase::Terminated, message).await
     }
 
-    async fn end(mut self, phase: OperationPhase, message: String) -> Result<Attempt, ExecuteError> {
+    async fn end(
+        mut self,
+        phase: OperationPhase,
+        message: String,
+    ) -> Result<Attempt, ExecuteError> {
         self.state.phase = phase;
         self.state.message = message;
         self.state.finished_at = Some(Time(self.context.cluster.now()));
@@ -502,9 +522,10 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     }
 }
 
-/// The object to apply: the task's body with the tracking annotation.
+/// The object to apply: the task's body in the namespace of its key (assigned from the
+/// destination, or removed for cluster-scoped kinds), with the tracking annotation.
 fn tracked(task: &SyncTask, app: &str) -> Value {
-    let mut object = task.resource.body.clone();
+    let mut object = desired(task);
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         let annotations = metadata
             .entry("annotations")
@@ -522,9 +543,28 @@ fn tracked(task: &SyncTask, app: &str) -> Value {
     object
 }
 
+/// The task's body with `metadata.namespace` as its key says.
+pub(super) fn desired(task: &SyncTask) -> Value {
+    let mut object = task.resource.body.clone();
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        match &task.key.namespace {
+            Some(namespace) => {
+                metadata.insert("namespace".to_owned(), Value::String(namespace.clone()));
+            }
+            None => {
+                metadata.remove("namespace");
+            }
+        }
+    }
+    object
+}
+
 fn is_workload(key: &ObjectKey) -> bool {
     matches!(
         (key.group.as_str(), key.kind.as_str()),
-        ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") | ("batch", "Job")
+        (
+            "apps",
+            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
+        ) | ("batch", "Job")
     )
 }
