@@ -568,3 +568,33 @@ fn is_workload(key: &ObjectKey) -> bool {
         ) | ("batch", "Job")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::manifest::{ScopeTable, assign_namespaces, parse_documents};
+
+    #[test]
+    fn applied_objects_carry_namespace_and_tracking_id() {
+        let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations: {a: b}\n---\n\
+                    apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n  namespace: ignored\n";
+        let (mut resources, errors) = parse_documents(Path::new("t.yaml"), yaml);
+        assert_eq!(errors, vec![]);
+        assign_namespaces(&mut resources, &ScopeTable::default(), Some("dest"));
+        let plan = SyncPlan::build(resources, "op").unwrap();
+        let objects: Vec<Value> = plan.tasks.iter().map(|t| tracked(t, "app")).collect();
+        assert_eq!(
+            objects[0]["metadata"],
+            json!({"name": "n", "annotations": {TRACKING_ANNOTATION: "app:/Namespace:/n"}})
+        );
+        assert_eq!(
+            objects[1]["metadata"],
+            json!({"name": "c", "namespace": "dest",
+                   "annotations": {"a": "b", TRACKING_ANNOTATION: "app:/ConfigMap:dest/c"}})
+        );
+    }
+}
