@@ -580,16 +580,24 @@ mod tests {
 
     #[test]
     fn applied_objects_carry_namespace_and_tracking_id() {
-        let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations: {a: b}\n---\n\
-                    apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n  namespace: ignored\n";
-        let (mut resources, errors) = parse_documents(Path::new("t.yaml"), yaml);
+        let yaml = [
+            "apiVersion: v1",
+            "kind: ConfigMap",
+            "metadata: {name: c, annotations: {a: b}}",
+            "---",
+            "apiVersion: v1",
+            "kind: Namespace",
+            "metadata: {name: shop, namespace: ignored}",
+        ]
+        .join("\n");
+        let (mut resources, errors) = parse_documents(Path::new("t.yaml"), &yaml);
         assert_eq!(errors, vec![]);
         assign_namespaces(&mut resources, &ScopeTable::default(), Some("dest"));
         let plan = SyncPlan::build(resources, "op").unwrap();
         let objects: Vec<Value> = plan.tasks.iter().map(|t| tracked(t, "app")).collect();
         assert_eq!(
             objects[0]["metadata"],
-            json!({"name": "n", "annotations": {TRACKING_ANNOTATION: "app:/Namespace:/n"}})
+            json!({"name": "shop", "annotations": {TRACKING_ANNOTATION: "app:/Namespace:/shop"}})
         );
         assert_eq!(
             objects[1]["metadata"],
