@@ -4,6 +4,7 @@ pub mod api;
 pub mod cli;
 pub mod cluster;
 pub mod controller;
+pub mod duration;
 pub mod health;
 pub mod manifest;
 pub mod nodesim;

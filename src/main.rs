@@ -16,6 +16,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => flotilla::cli::plan::run(&args),
         Command::Rollout(args) => flotilla::cli::rollout::run(&args),
         Command::Controller(args) => flotilla::cli::controller::run(&args),
+        Command::Sync(args) => flotilla::cli::sync::run(&args),
     };
     match result {
         Ok(code) => code,

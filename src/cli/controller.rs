@@ -14,7 +14,7 @@ use futures::FutureExt;
 use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::leader::{LeaseConfig, LeaseLock};
 use crate::controller::metrics::{Metrics, serve};
-use crate::nodesim::duration::parse_duration;
+use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
 
 /// Arguments of `flotilla controller`.

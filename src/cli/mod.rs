@@ -7,6 +7,7 @@ pub mod node_sim;
 pub mod plan;
 pub mod render;
 pub mod rollout;
+pub mod sync;
 pub mod table;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +38,8 @@ pub enum Command {
     Rollout(rollout::RolloutArgs),
     /// Run the ApplicationSet controller in a namespace (leader-elected).
     Controller(controller::ControllerArgs),
+    /// Sync a manifest directory or an Application to a cluster, wave by wave.
+    Sync(sync::SyncArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::nodesim::duration::parse_duration;
+use crate::duration::parse_duration;
 use crate::nodesim::{SimulatorConfig, run as simulate};
 
 /// Behaviour and annotations, shown by `flotilla node-sim --help`.

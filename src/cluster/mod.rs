@@ -1,5 +1,11 @@
-//! Clusters Flotilla deploys to: Argo CD-style cluster Secrets and the inventories built from them.
+//! Clusters Flotilla deploys to: Argo CD-style cluster Secrets and the inventories built from them,
+//! and the operations a sync performs on one cluster.
 
+pub mod api;
 pub mod inventory;
+pub mod kube_cluster;
 pub mod live_inventory;
+pub mod operation_configmap;
+pub mod request_count;
+pub mod resource_types;
 pub mod secret;

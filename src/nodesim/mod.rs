@@ -4,7 +4,6 @@
 //! so the real controller manager computes workload status as in a real cluster.
 
 pub mod behavior;
-pub mod duration;
 pub mod error;
 pub mod kubelet;
 pub mod node;

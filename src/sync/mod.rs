@@ -17,6 +17,8 @@ mod step;
 mod task;
 mod tracking;
 
+pub mod execute;
+
 pub use annotations::{HELM_WEIGHT_ANNOTATION, SYNC_WAVE_ANNOTATION, SyncAnnotations};
 pub use hook::{
     DELETE_POLICY_ANNOTATION, DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION,

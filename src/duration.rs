@@ -1,19 +1,19 @@
-//! Short human durations such as `500ms`, `2s` or `1m`, as used by `--ready-after` and the
-//! `sim.flotilla.dev/ready-after` annotation.
+//! Short human durations such as `500ms`, `2s`, `10m` or `1h`, as used by `--ready-after`, the
+//! `sim.flotilla.dev/ready-after` annotation, `flotilla sync --timeout` and retry backoffs.
 
 use std::time::Duration;
 
-/// A duration string that is not an unsigned integer followed by `ms`, `s` or `m`.
+/// A duration string that is not an unsigned integer followed by `ms`, `s`, `m` or `h`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "invalid duration {input:?}: expected a whole number followed by ms, s or m (e.g. 500ms, 2s)"
+    "invalid duration {input:?}: expected a whole number followed by ms, s, m or h (e.g. 500ms, 2s)"
 )]
 pub struct DurationError {
     /// The rejected text.
     pub input: String,
 }
 
-/// Parses `<digits><unit>` with unit `ms`, `s` or `m`.
+/// Parses `<digits><unit>` with unit `ms`, `s`, `m` or `h`.
 ///
 /// # Errors
 /// [`DurationError`] when the text is not of that form or overflows.
@@ -29,6 +29,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
         "ms" => Some(value),
         "s" => value.checked_mul(1_000),
         "m" => value.checked_mul(60_000),
+        "h" => value.checked_mul(3_600_000),
         _ => None,
     };
     millis.map(Duration::from_millis).ok_or_else(error)
@@ -50,7 +51,8 @@ mod tests {
             ("s", None),
             ("1.5s", None),
             ("-1s", None),
-            ("2h", None),
+            ("2h", Some(7_200_000)),
+            ("2d", None),
             ("", None),
             ("99999999999999999999s", None),
         ];

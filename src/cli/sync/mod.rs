@@ -1,0 +1,212 @@
+//! `flotilla sync PATH`: syncs a manifest directory or an Application to a cluster with the
+//! wave/hook engine. Validation errors are printed before anything is written; a live view runs
+//! on stderr; the result prints as a table (or JSON) on stdout. Exit code 0 only when the
+//! operation Succeeded; Ctrl-C terminates the operation cleanly.
+
+mod source;
+mod view;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::sync::watch;
+
+use crate::cli::table::Table;
+use crate::cluster::kube_cluster::KubeCluster;
+use crate::cluster::operation_configmap::ConfigMapStore;
+use crate::duration::parse_duration;
+use crate::repo::LocalRepos;
+use crate::sync::execute::{ExecuteSettings, SyncRequest, run_sync};
+use crate::sync::{OperationPhase, OperationState, SyncPlan};
+
+use source::SyncSource;
+use view::LiveView;
+
+/// Arguments of `flotilla sync`.
+#[derive(Debug, clap::Args)]
+pub struct SyncArgs {
+    /// A manifest directory or file, or an Application YAML.
+    pub path: PathBuf,
+    /// Destination namespace (default: the Application's `destination.namespace`).
+    #[arg(short, long)]
+    pub namespace: Option<String>,
+    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Application name for tracking and the stored operation (default: the Application's name
+    /// or the directory's name).
+    #[arg(long)]
+    pub app: Option<String>,
+    /// Delete managed objects that are no longer desired.
+    #[arg(long)]
+    pub prune: bool,
+    /// Server-side dry run: validate every object, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Fail the operation when it has not finished after this long (e.g. 90s, 10m).
+    #[arg(long, value_parser = parse_duration, default_value = "10m")]
+    pub timeout: Duration,
+    /// Pause before each new wave (Argo CD's ARGOCD_SYNC_WAVE_DELAY).
+    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    pub wave_delay: Duration,
+    /// Descend into subdirectories of a manifest directory.
+    #[arg(long)]
+    pub recurse: bool,
+    /// Only files whose relative path matches this glob.
+    #[arg(long)]
+    pub include: Option<String>,
+    /// Skip files whose relative path matches this glob.
+    #[arg(long)]
+    pub exclude: Option<String>,
+    /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
+    #[arg(long = "repo", value_name = "URL=PATH")]
+    pub repos: Vec<String>,
+    /// Output format of the result.
+    #[arg(short, long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// A summary and one row per object.
+    Table,
+    /// The whole operation state.
+    Json,
+}
+
+/// Runs the sync.
+///
+/// # Errors
+/// An unusable source or cluster, or an operation state that cannot be stored.
+pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
+    let repos = LocalRepos::from_mappings(&args.repos)?;
+    let source = SyncSource::open(&args.path, &repos)?;
+    let namespace = args
+        .namespace
+        .clone()
+        .or_else(|| source.namespace.clone())
+        .context("no destination namespace: pass --namespace")?;
+    let app = args
+        .app
+        .clone()
+        .or_else(|| source.app.clone())
+        .or_else(|| {
+            let path = args.path.canonicalize().ok()?;
+            let name = path.file_stem()?.to_string_lossy().to_lowercase();
+            Some(name)
+        })
+        .context("no application name: pass --app")?;
+    let mut options = source.options.clone();
+    options.recurse |= args.recurse;
+    options.include = args.include.clone().or(options.include);
+    options.exclude = args.exclude.clone().or(options.exclude);
+    let load =
+        |operation_id: &str| SyncPlan::load(&source.root, &options, Some(&namespace), operation_id);
+    if let Err(errors) = load("validate") {
+        for error in &errors.0 {
+            eprintln!("error: {error}");
+        }
+        eprintln!(
+            "{} validation error(s); nothing was applied",
+            errors.0.len()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    let settings = ExecuteSettings {
+        timeout: args.timeout,
+        wave_delay: args.wave_delay,
+        prune: args.prune || source.prune,
+        prune_last: source.prune_last,
+        retry: source.retry.clone(),
+        ..ExecuteSettings::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let state = runtime.block_on(async {
+        let cluster = KubeCluster::new(
+            crate::cli::connect::client(args.kubeconfig.as_deref(), args.context.as_deref())
+                .await?,
+        );
+        let store = ConfigMapStore::new(cluster.client(), &namespace, &app);
+        let (terminate, cancel) = watch::channel(false);
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                let _ = terminate.send(true);
+            }
+        });
+        let view = LiveView::new();
+        let request = SyncRequest {
+            app: &app,
+            revision: source.revision.as_deref(),
+            dry_run: args.dry_run,
+        };
+        let state = run_sync(
+            &cluster,
+            &store,
+            &load,
+            &request,
+            &settings,
+            cancel,
+            &|event| view.show(event),
+        )
+        .await?;
+        tracing::info!(requests = %cluster.request_counts(), "sync finished");
+        anyhow::Ok(state)
+    })?;
+    match args.output {
+        Output::Json => println!("{}", serde_json::to_string_pretty(&state)?),
+        Output::Table => print!("{}", report(&app, &state)),
+    }
+    Ok(if state.phase == OperationPhase::Succeeded {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// A summary like `argocd app sync` prints, then one row per object.
+fn report(app: &str, state: &OperationState) -> String {
+    let time = |t: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| {
+        t.as_ref().map(|t| t.0.to_string()).unwrap_or_default()
+    };
+    let mut text = format!(
+        "Name:          {app}\nOperation:     Sync\nSync Revision: {}\nPhase:         {:?}\nStart:         {}\nFinished:      {}\nMessage:       {}\n\n",
+        state.revision.as_deref().unwrap_or("(local directory)"),
+        state.phase,
+        time(&state.started_at),
+        time(&state.finished_at),
+        state.message
+    );
+    let mut table = Table::new(&[
+        "GROUP",
+        "KIND",
+        "NAMESPACE",
+        "NAME",
+        "STATUS",
+        "HEALTH",
+        "HOOK",
+        "MESSAGE",
+    ]);
+    for record in &state.resources {
+        table.row(vec![
+            record.group.clone(),
+            record.kind.clone(),
+            record.namespace.clone(),
+            record.name.clone(),
+            format!("{:?}", record.status),
+            record.health.map(|h| format!("{h:?}")).unwrap_or_default(),
+            record.hook_type.map(|h| h.to_string()).unwrap_or_default(),
+            record.message.clone(),
+        ]);
+    }
+    text.push_str(&table.render());
+    text
+}

@@ -1,0 +1,118 @@
+//! The cluster as the sync executor sees it: a small trait of plain operations (apply, get, list
+//! tracked objects, delete, pods of a workload, clock). Implementations carry no sync decisions, so
+//! a real API server ([`super::kube_cluster::KubeCluster`]) and an embedded simulator can both
+//! stand behind it.
+
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
+
+use crate::manifest::ObjectKey;
+use crate::sync::ResourceAction;
+
+/// The field manager of every apply.
+pub const FIELD_MANAGER: &str = "flotilla";
+
+/// The outcome of a server-side apply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// The object as the server returned it.
+    pub object: Value,
+    /// Created, configured or unchanged.
+    pub action: ResourceAction,
+}
+
+/// Whether a delete found the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deleted {
+    /// Deletion was requested; the object may linger while finalizers or dependents go.
+    Requested,
+    /// There was nothing to delete.
+    AlreadyGone,
+}
+
+/// How dependents of a deleted object are removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    /// The object goes at once; the garbage collector removes its dependents afterwards.
+    Background,
+    /// The object stays (with a deletion timestamp) until its dependents are gone.
+    Foreground,
+}
+
+/// A cluster operation that failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClusterError {
+    /// The server has no resource type for this apiVersion and kind.
+    #[error("the server has no resource type {kind} in {api_version}")]
+    UnknownKind {
+        /// apiVersion.
+        api_version: String,
+        /// Kind.
+        kind: String,
+    },
+    /// The server answered with an error status.
+    #[error("{message} (HTTP {code})")]
+    Rejected {
+        /// HTTP status code.
+        code: u16,
+        /// The server's reason, e.g. `NotFound`, `Invalid`.
+        reason: String,
+        /// The server's message.
+        message: String,
+    },
+    /// The server could not be reached or its answer not read.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+impl ClusterError {
+    /// Whether the server said the object (or its namespace) does not exist.
+    #[must_use]
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Rejected { code: 404, .. })
+    }
+}
+
+/// What the sync executor needs from a cluster.
+pub trait ClusterApi: Sync {
+    /// Server-side applies `object` (field manager [`FIELD_MANAGER`], conflicts forced); with
+    /// `dry_run` the server validates and answers without persisting.
+    fn apply(
+        &self,
+        object: &Value,
+        dry_run: bool,
+    ) -> impl Future<Output = Result<Applied, ClusterError>> + Send;
+
+    /// The live object, or None when it does not exist.
+    fn get(
+        &self,
+        key: &ObjectKey,
+    ) -> impl Future<Output = Result<Option<Value>, ClusterError>> + Send;
+
+    /// Every object carrying the tracking annotation ([`crate::sync::TRACKING_ANNOTATION`]), of
+    /// any kind and namespace. `apiVersion`, `kind` and `metadata` are enough.
+    fn list_tracked(&self) -> impl Future<Output = Result<Vec<Value>, ClusterError>> + Send;
+
+    /// Requests deletion of an object.
+    fn delete(
+        &self,
+        key: &ObjectKey,
+        propagation: Propagation,
+    ) -> impl Future<Output = Result<Deleted, ClusterError>> + Send;
+
+    /// The pods a workload selects (`spec.selector.matchLabels` in its namespace), for health
+    /// messages such as `pod api-7c9 ImagePullBackOff`.
+    fn pods_of(
+        &self,
+        workload: &Value,
+    ) -> impl Future<Output = Result<Vec<Value>, ClusterError>> + Send;
+
+    /// The current time.
+    fn now(&self) -> Timestamp;
+
+    /// Waits `duration` on this cluster's clock.
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
+}

@@ -1,0 +1,302 @@
+//! [`ClusterApi`] on a real API server through one reused kube client: server-side apply with
+//! the field manager `flotilla` (forced), dynamic objects addressed through lazily discovered
+//! resource types, and a count of every request made. No sync decisions here.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy,
+};
+use kube::client::Body;
+use kube::core::Status;
+use kube::discovery::{Discovery, Scope, verbs};
+use kube::{Client, Resource};
+use serde_json::Value;
+
+use crate::manifest::ObjectKey;
+use crate::sync::{ResourceAction, TRACKING_ANNOTATION};
+
+use super::api::{Applied, ClusterApi, ClusterError, Deleted, FIELD_MANAGER, Propagation};
+use super::request_count::{RequestCounter, RequestCounts, RequestKind};
+use super::resource_types::{ResourceType, ResourceTypes};
+
+/// A cluster reached through a kubeconfig.
+pub struct KubeCluster {
+    client: Client,
+    types: ResourceTypes,
+    counter: RequestCounter,
+}
+
+impl KubeCluster {
+    /// Wraps an existing client.
+    #[must_use]
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            types: ResourceTypes::default(),
+            counter: RequestCounter::default(),
+        }
+    }
+
+    /// The client, for callers that need typed APIs (e.g. the operation store).
+    #[must_use]
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
+    /// The requests made so far.
+    #[must_use]
+    pub fn request_counts(&self) -> RequestCounts {
+        self.counter.snapshot()
+    }
+
+    async fn resource_type(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<ResourceType, ClusterError> {
+        self.types
+            .resolve(&self.client, &self.counter, api_version, kind)
+            .await
+    }
+
+    async fn api_for(&self, key: &ObjectKey) -> Result<Api<DynamicObject>, ClusterError> {
+        let api_version = self.preferred_api_version(key).await?;
+        let found = self.resource_type(&api_version, &key.kind).await?;
+        Ok(self.api(&found, key.namespace.as_deref()))
+    }
+
+    fn api(&self, found: &ResourceType, namespace: Option<&str>) -> Api<DynamicObject> {
+        match (found.namespaced, namespace) {
+            (true, Some(namespace)) => {
+                Api::namespaced_with(self.client.clone(), namespace, &found.resource)
+            }
+            _ => Api::all_with(self.client.clone(), &found.resource),
+        }
+    }
+
+    /// An [`ObjectKey`] names a group, not a version: the first version the server lists for the
+    /// group (its preferred one) is used.
+    async fn preferred_api_version(&self, key: &ObjectKey) -> Result<String, ClusterError> {
+        if key.group.is_empty() {
+            return Ok("v1".to_owned());
+        }
+        if let Some(version) = self.types.known_version(&key.group, &key.kind).await {
+            return Ok(version);
+        }
+        self.counter.add(RequestKind::Discovery, 1);
+        let group = kube::discovery::group(&self.client, &key.group)
+            .await
+            .map_err(|error| match error {
+                kube::Error::Api(status) if status.code == 404 => ClusterError::UnknownKind {
+                    api_version: key.group.clone(),
+                    kind: key.kind.clone(),
+                },
+                error => ClusterError::Unavailable(format!("discovery of {}: {error}", key.group)),
+            })?;
+        Ok(format!(
+            "{}/{}",
+            key.group,
+            group.preferred_version_or_latest()
+        ))
+    }
+}
+
+impl ClusterApi for KubeCluster {
+    async fn apply(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
+        let field = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or("");
+        let (api_version, kind) = (field("apiVersion"), field("kind"));
+        let metadata = object.get("metadata");
+        let text = |name: &str| metadata.and_then(|m| m.get(name)).and_then(Value::as_str);
+        let name = text("name").unwrap_or("");
+        let found = self.resource_type(api_version, kind).await?;
+        let namespace = text("namespace").filter(|_| found.namespaced);
+        let url = DynamicObject::url_path(&found.resource, namespace);
+        let mut params = PatchParams::apply(FIELD_MANAGER).force();
+        params.dry_run = dry_run;
+        let request = kube::core::Request::new(url)
+            .patch(name, &params, &Patch::Apply(object))
+            .map_err(|error| ClusterError::Unavailable(format!("building the request: {error}")))?;
+        self.counter.add(RequestKind::Apply, 1);
+        let started = Timestamp::now();
+        let response = self
+            .client
+            .send(request.map(Body::from))
+            .await
+            .map_err(|error| ClusterError::Unavailable(error.to_string()))?;
+        let code = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .collect_bytes()
+            .await
+            .map_err(|error| ClusterError::Unavailable(error.to_string()))?;
+        if code >= 400 {
+            return Err(rejected(code, &bytes));
+        }
+        let object: Value = serde_json::from_slice(&bytes)
+            .map_err(|error| ClusterError::Unavailable(format!("reading the answer: {error}")))?;
+        let action = if code == 201 {
+            ResourceAction::Created
+        } else if applied_since(&object, started) {
+            ResourceAction::Configured
+        } else {
+            ResourceAction::Unchanged
+        };
+        Ok(Applied { object, action })
+    }
+
+    async fn get(&self, key: &ObjectKey) -> Result<Option<Value>, ClusterError> {
+        let api = self.api_for(key).await?;
+        self.counter.add(RequestKind::Get, 1);
+        let object = api.get_opt(&key.name).await.map_err(from_kube)?;
+        object
+            .map(serde_json::to_value)
+            .transpose()
+            .map_err(|error| ClusterError::Unavailable(error.to_string()))
+    }
+
+    async fn list_tracked(&self) -> Result<Vec<Value>, ClusterError> {
+        let discovery = Discovery::new(self.client.clone())
+            .run()
+            .await
+            .map_err(|error| ClusterError::Unavailable(format!("discovery: {error}")))?;
+        let versions: usize = discovery.groups().map(|g| g.versions().count()).sum();
+        self.counter
+            .add(RequestKind::Discovery, 2 + versions as u64);
+        let mut tracked = Vec::new();
+        for group in discovery.groups() {
+            for (resource, capabilities) in group.recommended_resources() {
+                if !capabilities.supports_operation(verbs::LIST) || resource.kind == "Event" {
+                    continue;
+                }
+                let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource);
+                self.counter.add(RequestKind::List, 1);
+                let list = api
+                    .list_metadata(&ListParams::default())
+                    .await
+                    .map_err(from_kube)?;
+                for item in list.items {
+                    let carries = item
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .is_some_and(|a| a.contains_key(TRACKING_ANNOTATION));
+                    if carries {
+                        let mut metadata = item.metadata;
+                        if capabilities.scope == Scope::Cluster {
+                            metadata.namespace = None;
+                        }
+                        tracked.push(serde_json::json!({
+                            "apiVersion": resource.api_version,
+                            "kind": resource.kind,
+                            "metadata": metadata,
+                        }));
+                    }
+                }
+            }
+        }
+        Ok(tracked)
+    }
+
+    async fn delete(
+        &self,
+        key: &ObjectKey,
+        propagation: Propagation,
+    ) -> Result<Deleted, ClusterError> {
+        let api = self.api_for(key).await?;
+        let params = DeleteParams {
+            propagation_policy: Some(match propagation {
+                Propagation::Background => PropagationPolicy::Background,
+                Propagation::Foreground => PropagationPolicy::Foreground,
+            }),
+            ..DeleteParams::default()
+        };
+        self.counter.add(RequestKind::Delete, 1);
+        match api.delete(&key.name, &params).await {
+            Ok(_) => Ok(Deleted::Requested),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(Deleted::AlreadyGone),
+            Err(error) => Err(from_kube(error)),
+        }
+    }
+
+    async fn pods_of(&self, workload: &Value) -> Result<Vec<Value>, ClusterError> {
+        let Some(namespace) = workload
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+        else {
+            return Ok(Vec::new());
+        };
+        let Some(labels) = workload
+            .pointer("/spec/selector/matchLabels")
+            .and_then(Value::as_object)
+        else {
+            return Ok(Vec::new());
+        };
+        let selector: Vec<String> = labels
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}")))
+            .collect();
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        self.counter.add(RequestKind::List, 1);
+        let pods = api
+            .list(&ListParams::default().labels(&selector.join(",")))
+            .await
+            .map_err(from_kube)?;
+        pods.items
+            .into_iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()
+            .map_err(|error| ClusterError::Unavailable(error.to_string()))
+    }
+
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+
+    async fn sleep(&self, duration: Duration) {
+        tokio::time::sleep(duration).await;
+    }
+}
+
+/// Whether flotilla's managed-fields entry was written at or after `started` (second
+/// resolution): a no-op apply leaves it untouched.
+fn applied_since(object: &Value, started: Timestamp) -> bool {
+    let started = started.as_second();
+    object
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry.get("manager").and_then(Value::as_str) == Some(FIELD_MANAGER))
+        .filter_map(|entry| entry.get("time").and_then(Value::as_str))
+        .filter_map(|time| time.parse::<Timestamp>().ok())
+        .any(|time| time.as_second() >= started)
+}
+
+fn rejected(code: u16, body: &[u8]) -> ClusterError {
+    match serde_json::from_slice::<Status>(body) {
+        Ok(status) => ClusterError::Rejected {
+            code,
+            reason: status.reason,
+            message: status.message,
+        },
+        Err(_) => ClusterError::Rejected {
+            code,
+            reason: String::new(),
+            message: String::from_utf8_lossy(body).trim().to_owned(),
+        },
+    }
+}
+
+fn from_kube(error: kube::Error) -> ClusterError {
+    match error {
+        kube::Error::Api(status) => ClusterError::Rejected {
+            code: status.code,
+            reason: status.reason,
+            message: status.message,
+        },
+        error => ClusterError::Unavailable(error.to_string()),
+    }
+}

@@ -1,0 +1,89 @@
+//! Resource types of a cluster by apiVersion and kind, discovered lazily one group version at a
+//! time with legacy discovery (a 1.20 API server has no aggregated discovery), cached, and
+//! re-read once when a kind is missing (a CRD applied by this sync may have become Established).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kube::Client;
+use kube::core::GroupVersion;
+use kube::discovery::{ApiCapabilities, ApiResource, Scope, pinned_group};
+use tokio::sync::Mutex;
+
+use super::api::ClusterError;
+use super::request_count::{RequestCounter, RequestKind};
+
+/// A resource type: how to address it and whether it is namespaced.
+#[derive(Debug, Clone)]
+pub struct ResourceType {
+    /// Group, version, kind and plural.
+    pub resource: ApiResource,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+}
+
+/// The resource types of one group version.
+type GroupVersionTypes = Arc<Vec<(ApiResource, ApiCapabilities)>>;
+
+/// The cache, shared by concurrent applies; one discovery request per group version.
+#[derive(Debug, Default)]
+pub struct ResourceTypes {
+    by_group_version: Mutex<HashMap<String, GroupVersionTypes>>,
+}
+
+impl ResourceTypes {
+    /// The type of `kind` in `api_version`.
+    ///
+    /// # Errors
+    /// [`ClusterError::UnknownKind`] when the server does not serve it even after a fresh look;
+    /// [`ClusterError::Unavailable`] when discovery fails.
+    pub async fn resolve(
+        &self,
+        client: &Client,
+        counter: &RequestCounter,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<ResourceType, ClusterError> {
+        let unknown = || ClusterError::UnknownKind {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+        };
+        let mut cache = self.by_group_version.lock().await;
+        if let Some(found) = cache.get(api_version).and_then(|types| find(types, kind)) {
+            return Ok(found);
+        }
+        let group_version: GroupVersion = api_version.parse().map_err(|_| unknown())?;
+        counter.add(RequestKind::Discovery, 1);
+        let types = match pinned_group(client, &group_version).await {
+            Ok(group) => Arc::new(group.versioned_resources(&group_version.version)),
+            Err(kube::Error::Api(status)) if status.code == 404 => Arc::new(Vec::new()),
+            Err(error) => {
+                return Err(ClusterError::Unavailable(format!(
+                    "discovery of {api_version}: {error}"
+                )));
+            }
+        };
+        cache.insert(api_version.to_owned(), Arc::clone(&types));
+        find(&types, kind).ok_or_else(unknown)
+    }
+
+    /// The apiVersion under which `kind` of `group` was already discovered, if any.
+    pub async fn known_version(&self, group: &str, kind: &str) -> Option<String> {
+        let cache = self.by_group_version.lock().await;
+        cache
+            .values()
+            .flat_map(|types| types.iter())
+            .find(|(resource, _)| resource.group == group && resource.kind == kind)
+            .map(|(resource, _)| resource.api_version.clone())
+    }
+}
+
+fn find(types: &[(ApiResource, ApiCapabilities)], kind: &str) -> Option<ResourceType> {
+    types
+        .iter()
+        .find(|(resource, _)| resource.kind == kind)
+        .map(|(resource, capabilities)| ResourceType {
+            resource: resource.clone(),
+            namespaced: capabilities.scope == Scope::Namespaced,
+        })
+}

@@ -1,0 +1,142 @@
+//! The executor: carries out what [`crate::sync::plan_step`] decides against a
+//! [`ClusterApi`], records the results, stores the operation after every step through an
+//! [`OperationStore`], resumes an interrupted operation, retries failed ones per
+//! `syncPolicy.retry`, and stops cleanly on a terminate request. No sync decisions are made here.
+
+mod begin;
+mod dry_run;
+mod event;
+mod operation;
+mod settings;
+mod store;
+
+pub use begin::begin;
+pub use event::SyncEvent;
+pub use settings::{ExecuteSettings, RetryPolicy};
+pub use store::{OperationStore, StoreError};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use tokio::sync::watch;
+
+use crate::cluster::api::{ClusterApi, ClusterError};
+use crate::manifest::ValidationErrors;
+use crate::sync::{LiveObject, OperationPhase, OperationState, SyncPlan, plan_prune};
+
+use operation::{Context, Operation};
+
+/// The operation could not be carried out at all (as opposed to an operation that failed,
+/// which is an [`OperationState`] with phase Failed).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecuteError {
+    /// Storing or loading the operation state failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The source no longer builds a plan.
+    #[error(transparent)]
+    Plan(#[from] ValidationErrors),
+    /// The cluster could not be read before starting.
+    #[error("cannot read {what}: {error}")]
+    Observe {
+        /// What was being read.
+        what: String,
+        /// Why it failed.
+        error: ClusterError,
+    },
+}
+
+/// What to sync.
+#[derive(Debug, Clone, Copy)]
+pub struct SyncRequest<'a> {
+    /// The Application name (tracking ids, the operation store).
+    pub app: &'a str,
+    /// The commit synced, when the source is a repository.
+    pub revision: Option<&'a str>,
+    /// Server-side dry run: nothing is written.
+    pub dry_run: bool,
+}
+
+/// Builds the plan for an operation id (generated hook names depend on it).
+pub type PlanSource<'a> = &'a (dyn Fn(&str) -> Result<SyncPlan, ValidationErrors> + Sync);
+
+/// Runs a sync operation to its end: resumes a stored, unfinished operation of the same
+/// revision, otherwise starts a new one; retries failures (not timeouts) per the settings.
+///
+/// # Errors
+/// The state cannot be stored, the plan cannot be built, or the cluster cannot be read before
+/// the first step.
+pub async fn run_sync<C: ClusterApi, S: OperationStore>(
+    cluster: &C,
+    store: &S,
+    source: PlanSource<'_>,
+    request: &SyncRequest<'_>,
+    settings: &ExecuteSettings,
+    mut cancel: watch::Receiver<bool>,
+    events: &(dyn Fn(&SyncEvent) + Sync),
+) -> Result<OperationState, ExecuteError> {
+    let base_id = format!("{}-{}", request.app, cluster.now().as_millisecond());
+    let now = || Time(cluster.now());
+    if request.dry_run {
+        let plan = source(&base_id)?;
+        let prune = if settings.prune {
+            let tracked = cluster
+                .list_tracked()
+                .await
+                .map_err(|error| ExecuteError::Observe {
+                    what: "objects carrying the tracking annotation".to_owned(),
+                    error,
+                })?;
+            let tracked: Vec<LiveObject> =
+                tracked.iter().filter_map(LiveObject::from_object).collect();
+            plan_prune(&plan, &tracked, request.app, settings.prune_last).tasks
+        } else {
+            Vec::new()
+        };
+        let (state, _) = begin(None, request.revision, &base_id, now());
+        return Ok(dry_run::dry_run(cluster, &plan, &prune, state, settings.concurrency).await);
+    }
+    let (mut state, resumed) = begin(store.load().await?, request.revision, &base_id, now());
+    if resumed {
+        events(&SyncEvent::Resumed {
+            operation_id: state.operation_id.clone(),
+            recorded: state.resources.len(),
+        });
+    }
+    let delays = settings
+        .retry
+        .as_ref()
+        .map(RetryPolicy::delays)
+        .unwrap_or_default();
+    let mut attempt = 0;
+    loop {
+        let plan = source(&state.operation_id)?;
+        let context = Context {
+            cluster,
+            store,
+            app: request.app,
+            settings,
+            events,
+        };
+        let ended = Operation::start(context, plan, state)
+            .await?
+            .run(&mut cancel)
+            .await?;
+        let retry = delays.get(attempt).filter(|_| {
+            ended.state.phase == OperationPhase::Failed && !ended.timed_out && !*cancel.borrow()
+        });
+        let Some(delay) = retry else {
+            return Ok(ended.state);
+        };
+        attempt += 1;
+        events(&SyncEvent::Retrying {
+            attempt,
+            after: *delay,
+            reason: ended.state.message.clone(),
+        });
+        tokio::select! {
+            () = cluster.sleep(*delay) => {}
+            Ok(()) = cancel.changed() => return Ok(ended.state),
+        }
+        let id = format!("{base_id}-retry{attempt}");
+        state = begin(None, request.revision, &id, now()).0;
+    }
+}

@@ -1,0 +1,608 @@
+//! One attempt of a sync operation: `plan_step → carry out → record → observe → plan_step` until
+//! the plan says Done, the deadline passes or a terminate request arrives. Every decision is
+//! [`plan_step`]'s; this loop only performs it, keeps the live objects it needs current by polling
+//! the objects a wait names, and stores the state after every step that changed it.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::cluster::api::{ClusterApi, ClusterError, Deleted, Propagation};
+use crate::health::{HealthStatus, with_pod_problems};
+use crate::manifest::ObjectKey;
+use crate::sync::{
+    Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
+    ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,
+    SyncTask, TRACKING_ANNOTATION, Waiting, plan_step, tracking_id,
+};
+
+use super::ExecuteError;
+use super::event::SyncEvent;
+use super::settings::ExecuteSettings;
+use super::store::OperationStore;
+
+/// How an attempt ended.
+#[derive(Debug)]
+pub struct Attempt {
+    /// The final state (Succeeded, Failed or Terminated).
+    pub state: OperationState,
+    /// Whether it failed because its deadline passed (such attempts are not retried).
+    pub timed_out: bool,
+}
+
+/// What `plan_step` decided, owned, so the state it borrowed from can be updated.
+enum Action {
+    Apply(Batch, Vec<SyncTask>),
+    DeleteHooks(Vec<ObjectKey>),
+    FinishHooks(Vec<FinishedHook>),
+    Prune(Vec<PruneTask>),
+    Wait(Waiting),
+    RunSyncFail(String),
+    Done(Outcome),
+}
+
+struct FinishedHook {
+    phase: SyncPhase,
+    key: ObjectKey,
+    succeeded: bool,
+    message: String,
+    delete: bool,
+}
+
+impl From<SyncStep<'_>> for Action {
+    fn from(step: SyncStep<'_>) -> Self {
+        match step {
+            SyncStep::Apply { batch, tasks } => {
+                Self::Apply(batch, tasks.into_iter().cloned().collect())
+            }
+            SyncStep::DeleteHooks { tasks, .. } => {
+                Self::DeleteHooks(tasks.into_iter().map(|t| t.key.clone()).collect())
+            }
+            SyncStep::FinishHooks { hooks, .. } => Self::FinishHooks(
+                hooks
+                    .into_iter()
+                    .map(|hook| FinishedHook {
+                        phase: hook.task.phase,
+                        key: hook.task.key.clone(),
+                        succeeded: hook.succeeded,
+                        message: hook.message,
+                        delete: hook.delete,
+                    })
+                    .collect(),
+            ),
+            SyncStep::Prune { objects, .. } => Self::Prune(objects.into_iter().cloned().collect()),
+            SyncStep::Wait(waiting) => Self::Wait(waiting),
+            SyncStep::RunSyncFail { reason } => Self::RunSyncFail(reason),
+            SyncStep::Done(outcome) => Self::Done(outcome),
+        }
+    }
+}
+
+/// The context an attempt runs in.
+pub struct Context<'c, C, S> {
+    /// The cluster.
+    pub cluster: &'c C,
+    /// Where the state is kept.
+    pub store: &'c S,
+    /// The Application name (tracking ids).
+    pub app: &'c str,
+    /// Settings.
+    pub settings: &'c ExecuteSettings,
+    /// Where progress goes.
+    pub events: &'c (dyn Fn(&SyncEvent) + Sync),
+}
+
+/// One attempt in progress.
+pub struct Operation<'c, C, S> {
+    context: Context<'c, C, S>,
+    plan: SyncPlan,
+    prune: Vec<PruneTask>,
+    state: OperationState,
+    live: HashMap<ObjectKey, LiveObject>,
+    started: Timestamp,
+    sync_fail_started: Option<Timestamp>,
+    timed_out: bool,
+    last_batch: Option<Batch>,
+    saved: Option<String>,
+}
+
+impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
+    /// Prepares an attempt: reads the live objects the plan starts from (previous hook
+    /// instances, everything already recorded) and, with pruning, the prune candidates.
+    ///
+    /// # Errors
+    /// The cluster cannot be read.
+    pub async fn start(
+        context: Context<'c, C, S>,
+        plan: SyncPlan,
+        state: OperationState,
+    ) -> Result<Self, ExecuteError> {
+        let started = context.cluster.now();
+        let mut operation = Self {
+            context,
+            plan,
+            prune: Vec::new(),
+            state,
+            live: HashMap::new(),
+            started,
+            sync_fail_started: None,
+            timed_out: false,
+            last_batch: None,
+            saved: None,
+        };
+        let mut keys: Vec<ObjectKey> = operation
+            .plan
+            .tasks
+            .iter()
+            .filter(|task| task.hook.is_some())
+            .map(|task| task.key.clone())
+            .chain(operation.state.resources.iter().map(ResourceResult::key))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for (key, object) in operation.read(&keys).await {
+            let object = object.map_err(|error| ExecuteError::Observe {
+                what: key.to_string(),
+                error,
+            })?;
+            if let Some(live) = object.as_ref().and_then(LiveObject::from_object) {
+                operation.live.insert(key, live);
+            }
+        }
+        if operation.context.settings.prune {
+            operation.plan_prune().await?;
+        }
+        if operation.state.failure.is_some() {
+            operation.sync_fail_started = Some(started);
+        }
+        Ok(operation)
+    }
+
+    async fn plan_prune(&mut self) -> Result<(), ExecuteError> {
+        let tracked =
+            self.context
+                .cluster
+                .list_tracked()
+                .await
+                .map_err(|error| ExecuteError::Observe {
+                    what: "objects carrying the tracking annotation".to_owned(),
+                    error,
+                })?;
+        let tracked: Vec<LiveObject> = tracked.iter().filter_map(LiveObject::from_object).collect();
+        let prune = crate::sync::plan_prune(
+            &self.plan,
+            &tracked,
+            self.context.app,
+            self.context.settings.prune_last,
+        );
+        for kept in &prune.kept {
+            tracing::info!(object = %kept.key, reason = %kept.reason, "not pruned");
+        }
+        let candidates: std::collections::HashSet<&ObjectKey> =
+            prune.tasks.iter().map(|t| &t.key).collect();
+        for object in tracked {
+            if candidates.contains(&object.key) {
+                self.live.insert(object.key.clone(), object);
+            }
+        }
+        self.prune = prune.tasks;
+        Ok(())
+    }
+
+    /// Runs the attempt to its end.
+    ///
+    /// # Errors
+    /// The state cannot be stored.
+    pub async fn run(
+        mut self,
+        cancel: &mut watch::Receiver<bool>,
+    ) -> Result<Attempt, ExecuteError> {
+        loop {
+            if *cancel.borrow() {
+                return self.terminate().await;
+            }
+            let timed_out = self.deadline_passed();
+            let action = {
+                let state = SyncState {
+                    plan: &self.plan,
+                    live: &self.live,
+                    results: &self.state.resources,
+                    prune: &self.prune,
+                    failure: self.state.failure.as_deref(),
+                    timed_out,
+                };
+                let step = plan_step(&state);
+                if !matches!(step, SyncStep::Wait(_)) {
+                    (self.context.events)(&SyncEvent::Step(step.to_string()));
+                }
+                Action::from(step)
+            };
+            match action {
+                Action::Apply(batch, tasks) => self.apply(batch, &tasks).await,
+                Action::DeleteHooks(keys) => self.delete_hooks(&keys, cancel).await,
+                Action::FinishHooks(hooks) => self.finish_hooks(hooks).await,
+                Action::Prune(objects) => self.prune_objects(&objects).await,
+                Action::Wait(waiting) => {
+                    (self.context.events)(&SyncEvent::Waiting(waiting.clone()));
+                    self.pause(self.context.settings.poll_interval, cancel)
+                        .await;
+                    self.observe(&waiting).await;
+                }
+                Action::RunSyncFail(reason) => {
+                    self.timed_out |= timed_out.is_some();
+                    self.state.failure = Some(reason);
+                    self.sync_fail_started = Some(self.context.cluster.now());
+                }
+                Action::Done(outcome) => {
+                    self.timed_out |= timed_out.is_some() && self.state.failure.is_none();
+                    let (phase, message) = match outcome {
+                        Outcome::Succeeded => (
+                            OperationPhase::Succeeded,
+                            crate::sync::SUCCESS_MESSAGE.to_owned(),
+                        ),
+                        Outcome::Failed { reason } => (OperationPhase::Failed, reason),
+                    };
+                    return self.end(phase, message).await;
+                }
+            }
+            self.save().await?;
+        }
+    }
+
+    /// The limit that passed, if any: the operation timeout, or SyncFail hooks' own one.
+    fn deadline_passed(&self) -> Option<Duration> {
+        let settings = self.context.settings;
+        let (since, limit) = match self.sync_fail_started {
+            Some(since) => (since, settings.sync_fail_timeout),
+            None => (self.started, settings.timeout),
+        };
+        let elapsed = self.context.cluster.now().duration_since(since);
+        (Duration::try_from(elapsed).unwrap_or_default() >= limit).then_some(limit)
+    }
+
+    async fn apply(&mut self, batch: Batch, tasks: &[SyncTask]) {
+        let settings = self.context.settings;
+        let new_wave = self
+            .last_batch
+            .is_some_and(|last| (last.phase, last.wave) != (batch.phase, batch.wave));
+        if new_wave && !settings.wave_delay.is_zero() {
+            self.context.cluster.sleep(settings.wave_delay).await;
+        }
+        self.last_batch = Some(batch);
+        let started = Time(self.context.cluster.now());
+        let cluster = self.context.cluster;
+        let app = self.context.app;
+        let applied: Vec<_> = futures::stream::iter(tasks.iter().map(|task| async move {
+            let object = tracked(task, app);
+            (task, cluster.apply(&object, false).await)
+        }))
+        .buffered(settings.concurrency.max(1))
+        .collect()
+        .await;
+        let finished = Time(self.context.cluster.now());
+        for (task, result) in applied {
+            let mut record = match result {
+                Ok(applied) => {
+                    let mut record = ResourceResult::for_task(task, ResultStatus::Synced);
+                    record.action = Some(applied.action);
+                    record.generation = applied
+                        .object
+                        .pointer("/metadata/generation")
+                        .and_then(Value::as_i64);
+                    if let Some(live) = LiveObject::from_object(&applied.object) {
+                        record.health = Some(live.health.status);
+                        record.message = live.health.message.clone();
+                        self.live.insert(task.key.clone(), live);
+                    }
+                    if task.hook.is_none() {
+                        record.finished_at = Some(finished.clone());
+                    }
+                    record
+                }
+                Err(error) => {
+                    let mut record = ResourceResult::for_task(task, ResultStatus::SyncFailed);
+                    record.message = error.to_string();
+                    record.finished_at = Some(finished.clone());
+                    record
+                }
+            };
+            record.started_at = Some(started.clone());
+            self.state.resources.push(record);
+        }
+    }
+
+    async fn delete_hooks(&mut self, keys: &[ObjectKey], cancel: &mut watch::Receiver<bool>) {
+        let mut failed = false;
+        for key in keys {
+            match self
+                .context
+                .cluster
+                .delete(key, Propagation::Background)
+                .await
+            {
+                Ok(Deleted::Requested) => {
+                    if let Some(live) = self.live.get_mut(key) {
+                        live.deleting = true;
+                    }
+                }
+                Ok(Deleted::AlreadyGone) => {
+                    self.live.remove(key);
+                }
+                Err(error) => {
+                    tracing::warn!(object = %key, %error, "cannot delete the previous hook instance");
+                    failed = true;
+                }
+            }
+        }
+        if failed {
+            self.pause(self.context.settings.poll_interval, cancel)
+                .await;
+        }
+    }
+
+    async fn finish_hooks(&mut self, hooks: Vec<FinishedHook>) {
+        for hook in hooks {
+            let deleted = if hook.delete {
+                Some(
+                    self.context
+                        .cluster
+                        .delete(&hook.key, Propagation::Background)
+                        .await,
+                )
+            } else {
+                None
+            };
+            let now = Time(self.context.cluster.now());
+            let Some(record) = self
+                .state
+                .resources
+                .iter_mut()
+                .rev()
+                .find(|r| r.sync_phase == hook.phase && r.key() == hook.key)
+            else {
+                continue;
+            };
+            record.hook_phase = Some(if hook.succeeded {
+                HookPhase::Succeeded
+            } else {
+                HookPhase::Failed
+            });
+            record.health = Some(if hook.succeeded {
+                HealthStatus::Healthy
+            } else {
+                HealthStatus::Degraded
+            });
+            record.message = hook.message;
+            record.finished_at = Some(now);
+            match deleted {
+                Some(Ok(_)) => {
+                    record.action = Some(ResourceAction::Deleted);
+                    self.live.remove(&hook.key);
+                }
+                Some(Err(error)) => {
+                    record.message = format!("{}; deleting it failed: {error}", record.message);
+                }
+                None => {}
+            }
+        }
+    }
+
+    async fn prune_objects(&mut self, objects: &[PruneTask]) {
+        for object in objects {
+            let started = Time(self.context.cluster.now());
+            let result = self
+                .context
+                .cluster
+                .delete(&object.key, Propagation::Foreground)
+                .await;
+            let status = if result.is_ok() {
+                ResultStatus::Pruned
+            } else {
+                ResultStatus::SyncFailed
+            };
+            let mut record =
+                ResourceResult::for_object(&object.key, SyncPhase::Sync, object.wave, status);
+            record.started_at = Some(started);
+            match result {
+                Ok(Deleted::Requested) => {
+                    record.action = Some(ResourceAction::Pruned);
+                    record.message = "pruned".to_owned();
+                    if let Some(live) = self.live.get_mut(&object.key) {
+                        live.deleting = true;
+                    }
+                }
+                Ok(Deleted::AlreadyGone) => {
+                    record.action = Some(ResourceAction::Pruned);
+                    record.message = "already gone".to_owned();
+                    self.live.remove(&object.key);
+                }
+                Err(error) => record.message = error.to_string(),
+            }
+            self.state.resources.push(record);
+        }
+    }
+
+    /// Re-reads the objects a wait is blocked on; workloads that are not Healthy get their
+    /// pods' problems added to the health message.
+    async fn observe(&mut self, waiting: &Waiting) {
+        let keys: Vec<ObjectKey> = waiting.on.iter().map(|b| b.key.clone()).collect();
+        for (key, object) in self.read(&keys).await {
+            let object = match object {
+                Ok(object) => object,
+                Err(error) => {
+                    tracing::warn!(object = %key, %error, "cannot read; will retry");
+                    continue;
+                }
+            };
+            let Some(object) = object else {
+                self.live.remove(&key);
+                continue;
+            };
+            let Some(mut live) = LiveObject::from_object(&object) else {
+                continue;
+            };
+            if is_workload(&key) && live.health.status != HealthStatus::Healthy {
+                match self.context.cluster.pods_of(&object).await {
+                    Ok(pods) => live.health = with_pod_problems(live.health, &pods),
+                    Err(error) => tracing::debug!(object = %key, %error, "cannot list pods"),
+                }
+            }
+            if let Some(record) = self.state.resources.iter_mut().rev().find(|r| {
+                r.key() == key
+                    && r.hook_phase != Some(HookPhase::Succeeded)
+                    && r.hook_phase != Some(HookPhase::Failed)
+            }) {
+                record.health = Some(live.health.status);
+                record.message = live.health.message.clone();
+            }
+            self.live.insert(key, live);
+        }
+    }
+
+    /// Reads objects concurrently.
+    async fn read(
+        &self,
+        keys: &[ObjectKey],
+    ) -> Vec<(ObjectKey, Result<Option<Value>, ClusterError>)> {
+        let cluster = self.context.cluster;
+        futures::stream::iter(
+            keys.iter()
+                .map(|key| async move { (key.clone(), cluster.get(key).await) }),
+        )
+        .buffered(self.context.settings.concurrency.max(1))
+        .collect()
+        .await
+    }
+
+    /// Sleeps on the cluster's clock; a terminate request cuts it short.
+    async fn pause(&self, duration: Duration, cancel: &mut watch::Receiver<bool>) {
+        tokio::select! {
+            () = self.context.cluster.sleep(duration) => {}
+            Ok(()) = cancel.changed() => {}
+        }
+    }
+
+    async fn terminate(self) -> Result<Attempt, ExecuteError> {
+        let message = match &self.last_batch {
+            Some(batch) => format!("terminated by request during {batch}"),
+            None => "terminated by request".to_owned(),
+        };
+        self.end(OperationPhase::Terminated, message).await
+    }
+
+    async fn end(
+        mut self,
+        phase: OperationPhase,
+        message: String,
+    ) -> Result<Attempt, ExecuteError> {
+        self.state.phase = phase;
+        self.state.message = message;
+        self.state.finished_at = Some(Time(self.context.cluster.now()));
+        (self.context.events)(&SyncEvent::Finished(phase));
+        self.save().await?;
+        Ok(Attempt {
+            state: self.state,
+            timed_out: self.timed_out,
+        })
+    }
+
+    /// Stores the state when it changed since the last write.
+    async fn save(&mut self) -> Result<(), ExecuteError> {
+        let text = serde_json::to_string(&self.state).unwrap_or_default();
+        if self.saved.as_ref() != Some(&text) {
+            self.context.store.save(&self.state).await?;
+            self.saved = Some(text);
+        }
+        Ok(())
+    }
+}
+
+/// The object to apply: the task's body in the namespace of its key (assigned from the
+/// destination, or removed for cluster-scoped kinds), with the tracking annotation.
+fn tracked(task: &SyncTask, app: &str) -> Value {
+    let mut object = desired(task);
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        let annotations = metadata
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if !annotations.is_object() {
+            *annotations = Value::Object(serde_json::Map::new());
+        }
+        if let Some(annotations) = annotations.as_object_mut() {
+            annotations.insert(
+                TRACKING_ANNOTATION.to_owned(),
+                Value::String(tracking_id(app, &task.key)),
+            );
+        }
+    }
+    object
+}
+
+/// The task's body with `metadata.namespace` as its key says.
+pub(super) fn desired(task: &SyncTask) -> Value {
+    let mut object = task.resource.body.clone();
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        match &task.key.namespace {
+            Some(namespace) => {
+                metadata.insert("namespace".to_owned(), Value::String(namespace.clone()));
+            }
+            None => {
+                metadata.remove("namespace");
+            }
+        }
+    }
+    object
+}
+
+fn is_workload(key: &ObjectKey) -> bool {
+    matches!(
+        (key.group.as_str(), key.kind.as_str()),
+        (
+            "apps",
+            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
+        ) | ("batch", "Job")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::manifest::{ScopeTable, assign_namespaces, parse_documents};
+
+    #[test]
+    fn applied_objects_carry_namespace_and_tracking_id() {
+        let yaml = [
+            "apiVersion: v1",
+            "kind: ConfigMap",
+            "metadata: {name: c, annotations: {a: b}}",
+            "---",
+            "apiVersion: v1",
+            "kind: Namespace",
+            "metadata: {name: shop, namespace: ignored}",
+        ]
+        .join("\n");
+        let (mut resources, errors) = parse_documents(Path::new("t.yaml"), &yaml);
+        assert_eq!(errors, vec![]);
+        assign_namespaces(&mut resources, &ScopeTable::default(), Some("dest"));
+        let plan = SyncPlan::build(resources, "op").unwrap();
+        let objects: Vec<Value> = plan.tasks.iter().map(|t| tracked(t, "app")).collect();
+        assert_eq!(
+            objects[0]["metadata"],
+            json!({"name": "shop", "annotations": {TRACKING_ANNOTATION: "app:/Namespace:/shop"}})
+        );
+        assert_eq!(
+            objects[1]["metadata"],
+            json!({"name": "c", "namespace": "dest",
+                   "annotations": {"a": "b", TRACKING_ANNOTATION: "app:/ConfigMap:dest/c"}})
+        );
+    }
+}
