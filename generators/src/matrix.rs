@@ -22,10 +22,23 @@ impl Generator for MatrixGenerator {
         };
         let second_child = SecondChild::prepare(second, ctx)?;
         let mut sets = Vec::new();
+        // A second child with nothing templated expands the same way for every set of the first:
+        // it is expanded once, with the first set, and its sets are reused.
+        let mut untemplated: Option<Vec<Params>> = None;
         for a in generate_child(first, 0, ctx)? {
-            let second = second_child.render(&a)?;
-            for b in generate_child(&second, 1, ctx)? {
-                sets.push(combine(&a, b, ctx.mode())?);
+            if second_child.prepared.is_literal() {
+                let bs = match &mut untemplated {
+                    Some(bs) => bs,
+                    None => untemplated.insert(generate_child(&second_child.render(&a)?, 1, ctx)?),
+                };
+                for b in bs.iter() {
+                    sets.push(combine(&a, b.clone(), ctx.mode())?);
+                }
+            } else {
+                let second = second_child.render(&a)?;
+                for b in generate_child(&second, 1, ctx)? {
+                    sets.push(combine(&a, b, ctx.mode())?);
+                }
             }
         }
         Ok(sets)
@@ -116,10 +129,15 @@ fn combine(a: &Params, b: Params, mode: &TemplateMode) -> Result<Params, Generat
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use serde_json::json;
 
     use crate::generator::GeneratorErrorReason;
-    use crate::testing::{MemoryGit, MemoryInventory, fast, go, params, run, run_sets, run_with};
+    use crate::source::{Cluster, ClusterInventory, InventoryError};
+    use crate::testing::{
+        MemoryGit, MemoryInventory, cluster, fast, go, params, run, run_sets, run_with,
+    };
 
     const REPO: &str = "https://git.example/apps.git";
 
@@ -193,6 +211,60 @@ mod tests {
                 params(json!({"name": "a", "shards": [{"n": 1}, {"n": 2}], "n": 2})),
             ]
         );
+    }
+
+    /// An inventory that counts how often it is read.
+    struct CountingInventory(MemoryInventory, AtomicUsize);
+
+    impl ClusterInventory for CountingInventory {
+        fn clusters(&self) -> Result<Vec<Cluster>, InventoryError> {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            self.0.clusters()
+        }
+    }
+
+    #[test]
+    fn an_untemplated_second_child_is_expanded_once() {
+        let inventory = CountingInventory(
+            MemoryInventory(vec![
+                cluster("a", "https://a", &[("env", "x")]),
+                cluster("b", "https://b", &[("env", "x")]),
+            ]),
+            AtomicUsize::new(0),
+        );
+        let first = json!({"list": {"elements": [{"app": "1"}, {"app": "2"}, {"app": "3"}]}});
+        let cases = [
+            (
+                json!({"clusters": {"selector": {"matchLabels": {"env": "x"}}}}),
+                1,
+            ),
+            (
+                json!({"clusters": {"selector": {"matchLabels": {"env": "x"}}, "values": {"v": "{{app}}"}}}),
+                3,
+            ),
+        ];
+        for (second, reads) in cases {
+            inventory.1.store(0, Ordering::Relaxed);
+            let spec = json!({"matrix": {"generators": [first, second]}});
+            let sets = run_with(&fast(), &inventory, &MemoryGit::default(), &spec).unwrap();
+            let got: Vec<_> = sets
+                .iter()
+                .map(|p| format!("{}-{}", p["app"], p["name"]))
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    r#""1"-"a""#,
+                    r#""1"-"b""#,
+                    r#""2"-"a""#,
+                    r#""2"-"b""#,
+                    r#""3"-"a""#,
+                    r#""3"-"b""#
+                ],
+                "{second}"
+            );
+            assert_eq!(inventory.1.load(Ordering::Relaxed), reads, "{second}");
+        }
     }
 
     #[test]

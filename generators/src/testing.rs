@@ -139,7 +139,7 @@ pub fn run(renderer: &Renderer, spec: &Value) -> Result<Vec<Params>, GeneratorEr
 /// Runs one generator entry written as JSON and keeps only the parameters.
 pub fn run_with(
     renderer: &Renderer,
-    inventory: &MemoryInventory,
+    inventory: &dyn ClusterInventory,
     git: &MemoryGit,
     spec: &Value,
 ) -> Result<Vec<Params>, GeneratorError> {
@@ -152,7 +152,7 @@ pub fn run_with(
 /// Runs one generator entry written as JSON.
 pub fn run_sets(
     renderer: &Renderer,
-    inventory: &MemoryInventory,
+    inventory: &dyn ClusterInventory,
     git: &MemoryGit,
     spec: &Value,
 ) -> Result<Vec<GeneratedSet>, GeneratorError> {

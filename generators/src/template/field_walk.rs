@@ -93,7 +93,7 @@ fn compile_string<T>(
 
 impl<T> Node<T> {
     /// Whether nothing in this node needs rendering.
-    fn is_literal(&self) -> bool {
+    pub(crate) fn is_literal(&self) -> bool {
         match self {
             Node::Literal(_) | Node::String(Text::Plain(_)) => true,
             Node::String(Text::Template { .. }) => false,

@@ -171,6 +171,15 @@ enum Compiled {
 }
 
 impl PreparedTemplate {
+    /// Whether the document has nothing to render: every parameter set gives the same result.
+    #[must_use]
+    pub fn is_literal(&self) -> bool {
+        match &self.compiled {
+            Compiled::Fast(root) => root.is_literal(),
+            Compiled::Go { root, .. } => root.is_literal(),
+        }
+    }
+
     /// Renders the document with one parameter set. Results of templates are strings; every other
     /// value is kept as it is.
     ///
