@@ -12,9 +12,8 @@ use flotilla::cluster::live_inventory::read_inventory;
 use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::{Api, Client};
-use support::{apply, namespace, object, wait_until};
+use kube::Api;
+use support::{apply, namespace, object};
 
 fn example(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -23,28 +22,10 @@ fn example(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-async fn install_crds(client: &Client) {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for (_, crd) in flotilla::api::crd::all() {
-        let name = crd.metadata.name.clone().expect("named");
-        apply(&crds, &crd).await;
-        wait_until(&crds, &name, "condition Established", |c| {
-            c.status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| {
-                    c.iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                })
-        })
-        .await;
-    }
-}
-
 #[tokio::test]
 async fn crds_are_established_and_store_rendered_applications_unchanged() {
     let ns = namespace(1, "crds").await;
-    install_crds(&ns.client).await;
+    support::install_flotilla_crds(&ns.client).await;
 
     let mut appset =
         parse_application_set("three-tier-stack.yaml", &example("three-tier-stack.yaml"))

@@ -18,9 +18,8 @@ use flotilla::controller::leader::{LeaseConfig, LeaseLock};
 use flotilla::controller::metrics::Metrics;
 use flotilla::repo::LocalRepos;
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Patch, PatchParams};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use support::{TestNamespace, apply, eventually, namespace, object, wait_until};
 
@@ -39,28 +38,10 @@ impl Running {
     }
 }
 
-async fn install_crds(client: &Client) {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for (_, crd) in flotilla::api::crd::all() {
-        let name = crd.metadata.name.clone().expect("named");
-        apply(&crds, &crd).await;
-        wait_until(&crds, &name, "condition Established", |c| {
-            c.status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| {
-                    c.iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                })
-        })
-        .await;
-    }
-}
-
 /// A namespace with the CRDs installed.
 async fn setup(label: &str) -> TestNamespace {
     let ns = namespace(1, label).await;
-    install_crds(&ns.client).await;
+    support::install_flotilla_crds(&ns.client).await;
     ns
 }
 
