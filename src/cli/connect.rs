@@ -1,11 +1,32 @@
 //! What long-running subcommands share: a client from `--kubeconfig`/`--context`, and a future
 //! that completes on Ctrl-C or SIGTERM.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+
+/// `--kubeconfig` and `--context`, shared by every subcommand that talks to a cluster.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct KubeconfigArgs {
+    /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster credentials).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current context).
+    #[arg(long)]
+    pub context: Option<String>,
+}
+
+impl KubeconfigArgs {
+    /// A client for these arguments; see [`client`].
+    ///
+    /// # Errors
+    /// An unreadable kubeconfig or one without usable credentials.
+    pub async fn client(&self) -> anyhow::Result<Client> {
+        client(self.kubeconfig.as_deref(), self.context.as_deref()).await
+    }
+}
 
 /// A client for `kubeconfig` (default: `$KUBECONFIG`, `~/.kube/config`, or the in-cluster
 /// service account) and `context` (default: the current context).

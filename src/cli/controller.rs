@@ -3,7 +3,6 @@
 //! or SIGTERM.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,12 +23,8 @@ pub struct ControllerArgs {
     /// (default: the kubeconfig's or service account's namespace).
     #[arg(long, short = 'n')]
     pub namespace: Option<String>,
-    /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster credentials).
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current context).
-    #[arg(long)]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub cluster: crate::cli::connect::KubeconfigArgs,
     /// Serve Prometheus metrics on this address, e.g. 0.0.0.0:8080.
     #[arg(long)]
     pub metrics_addr: Option<SocketAddr>,
@@ -56,8 +51,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
     let repos = LocalRepos::from_mappings(&args.repos)?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let client =
-            super::connect::client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+        let client = args.cluster.client().await?;
         let namespace = args
             .namespace
             .clone()

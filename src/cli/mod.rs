@@ -3,6 +3,7 @@
 pub mod connect;
 pub mod controller;
 pub mod crd;
+pub mod directory_args;
 pub mod node_sim;
 pub mod plan;
 pub mod render;

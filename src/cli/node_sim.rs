@@ -1,7 +1,6 @@
 //! `flotilla node-sim`: runs the node simulator against a cluster that has no nodes (such as the
 //! test control plane), so workloads reach Ready without a container runtime.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -23,12 +22,8 @@ Stops on Ctrl-C or SIGTERM.";
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct NodeSimArgs {
-    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current context).
-    #[arg(long)]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub cluster: crate::cli::connect::KubeconfigArgs,
     /// Name of the simulated Node.
     #[arg(long, default_value = "flotilla-sim")]
     pub node_name: String,
@@ -46,8 +41,7 @@ pub fn run(args: &NodeSimArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let client =
-            super::connect::client(args.kubeconfig.as_deref(), args.context.as_deref()).await?;
+        let client = args.cluster.client().await?;
         let config = SimulatorConfig {
             node_name: args.node_name.clone(),
             default_ready_after: args.ready_after,

@@ -18,15 +18,8 @@ pub struct PlanArgs {
     /// Destination namespace for namespaced objects that have none.
     #[arg(short, long)]
     pub namespace: Option<String>,
-    /// Descend into subdirectories.
-    #[arg(long)]
-    pub recurse: bool,
-    /// Only files whose relative path matches this glob.
-    #[arg(long)]
-    pub include: Option<String>,
-    /// Skip files whose relative path matches this glob.
-    #[arg(long)]
-    pub exclude: Option<String>,
+    #[command(flatten)]
+    pub directory: crate::cli::directory_args::DirectoryArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub output: Format,
@@ -66,11 +59,7 @@ struct PlanObject<'a> {
 /// # Errors
 /// Output that cannot be written.
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let options = DirectoryOptions {
-        recurse: args.recurse,
-        include: args.include.clone(),
-        exclude: args.exclude.clone(),
-    };
+    let options = args.directory.over(&DirectoryOptions::default());
     let plan = match SyncPlan::load(&args.path, &options, args.namespace.as_deref(), "plan") {
         Ok(plan) => plan,
         Err(errors) => {

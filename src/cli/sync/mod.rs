@@ -32,12 +32,8 @@ pub struct SyncArgs {
     /// Destination namespace (default: the Application's `destination.namespace`).
     #[arg(short, long)]
     pub namespace: Option<String>,
-    /// Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Kubeconfig context (default: the current one).
-    #[arg(long)]
-    pub context: Option<String>,
+    #[command(flatten)]
+    pub cluster: crate::cli::connect::KubeconfigArgs,
     /// Application name for tracking and the stored operation (default: the Application's name
     /// or the directory's name).
     #[arg(long)]
@@ -54,15 +50,8 @@ pub struct SyncArgs {
     /// Pause before each new wave (Argo CD's ARGOCD_SYNC_WAVE_DELAY).
     #[arg(long, value_parser = parse_duration, default_value = "0s")]
     pub wave_delay: Duration,
-    /// Descend into subdirectories of a manifest directory.
-    #[arg(long)]
-    pub recurse: bool,
-    /// Only files whose relative path matches this glob.
-    #[arg(long)]
-    pub include: Option<String>,
-    /// Skip files whose relative path matches this glob.
-    #[arg(long)]
-    pub exclude: Option<String>,
+    #[command(flatten)]
+    pub directory: crate::cli::directory_args::DirectoryArgs,
     /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
@@ -102,10 +91,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
             Some(name)
         })
         .context("no application name: pass --app")?;
-    let mut options = source.options.clone();
-    options.recurse |= args.recurse;
-    options.include = args.include.clone().or(options.include);
-    options.exclude = args.exclude.clone().or(options.exclude);
+    let options = args.directory.over(&source.options);
     let load =
         |operation_id: &str| SyncPlan::load(&source.root, &options, Some(&namespace), operation_id);
     if let Err(errors) = load("validate") {
@@ -131,10 +117,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let state = runtime.block_on(async {
-        let cluster = KubeCluster::new(
-            crate::cli::connect::client(args.kubeconfig.as_deref(), args.context.as_deref())
-                .await?,
-        );
+        let cluster = KubeCluster::new(args.cluster.client().await?);
         let store = ConfigMapStore::new(cluster.client(), &namespace, &app);
         let (terminate, cancel) = watch::channel(false);
         tokio::spawn(async move {
