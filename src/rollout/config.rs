@@ -288,7 +288,8 @@ impl RolloutConfigError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::application_set::{RollingSync, RollingSyncStep};
+    use crate::api::application_set::RollingSyncStep;
+    use crate::rollout::tests::strategy;
 
     fn int(n: i32) -> Option<IntOrString> {
         Some(IntOrString::Int(n))
@@ -342,17 +343,6 @@ mod tests {
         for (value, apps, expected) in cases {
             let actual = MaxUpdate::parse(value.as_ref()).map(|m| m.limit(*apps));
             assert_eq!(actual, *expected, "{value:?} of {apps}");
-        }
-    }
-
-    fn strategy(steps: Vec<RollingSyncStep>) -> RolloutStrategy {
-        RolloutStrategy {
-            type_: StrategyType::RollingSync,
-            rolling_sync: Some(RollingSync {
-                steps,
-                progress_deadline: Some("10m".into()),
-            }),
-            paused: false,
         }
     }
 

@@ -34,7 +34,8 @@ fn tier_step(tier: &str, max_update: Option<&str>) -> RollingSyncStep {
     }
 }
 
-fn strategy(steps: Vec<RollingSyncStep>) -> RolloutStrategy {
+/// A RollingSync strategy with a 10-minute progress deadline (shared with the config tests).
+pub(super) fn strategy(steps: Vec<RollingSyncStep>) -> RolloutStrategy {
     RolloutStrategy {
         type_: StrategyType::RollingSync,
         rolling_sync: Some(RollingSync {

@@ -62,8 +62,18 @@ fn write_number(out: &mut String, value: &Value) {
     }
 }
 
-/// Go's `strconv.Quote`: a double-quoted string with Go escapes.
-pub(crate) fn go_quote(text: &str) -> String {
+/// How [`quote`] writes a control character.
+#[derive(Clone, Copy)]
+pub(crate) enum ControlEscape {
+    /// Go's `\x1b`.
+    Hex,
+    /// `\u001b`, as minijinja string literals read it.
+    Unicode,
+}
+
+/// A double-quoted string with `"`, `\`, newline, tab, carriage return and other control
+/// characters escaped.
+pub(crate) fn quote(text: &str, control: ControlEscape) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
@@ -74,13 +84,21 @@ pub(crate) fn go_quote(text: &str) -> String {
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
             c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
+                let _ = match control {
+                    ControlEscape::Hex => write!(out, "\\x{:02x}", c as u32),
+                    ControlEscape::Unicode => write!(out, "\\u{:04x}", c as u32),
+                };
             }
             c => out.push(c),
         }
     }
     out.push('"');
     out
+}
+
+/// Go's `strconv.Quote`: a double-quoted string with Go escapes.
+pub(crate) fn go_quote(text: &str) -> String {
+    quote(text, ControlEscape::Hex)
 }
 
 /// Go's `fmt.Sprintf` for the verbs templates use: `%s %v %d %q %t %f %x %%`, with `-`/`0`

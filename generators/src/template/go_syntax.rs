@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
+use super::go_format;
 use super::go_lexer::{Piece, Token, lex};
 use super::sprig::{RANGE_PAIRS, RANGE_VALUES, REQUIRED, is_function};
 
@@ -496,23 +497,7 @@ fn describe(token: &Token) -> String {
 
 /// A minijinja string literal for `text`.
 fn jinja_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    go_format::quote(text, go_format::ControlEscape::Unicode)
 }
 
 #[cfg(test)]
