@@ -1,6 +1,7 @@
 //! The `Application` resource: one source rendered into one destination, synced by the wave/hook
 //! engine. Mirrors the fields of Argo CD's Application that users write.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -28,6 +29,46 @@ pub struct ApplicationSpec {
     pub destination: ApplicationDestination,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_policy: Option<SyncPolicy>,
+    /// A sync requested by a person (`flotilla app sync`) or by a RollingSync rollout. The
+    /// controller runs it and clears it. (Argo CD keeps this at the top level as `operation`;
+    /// here it lives in the spec, written by its own field manager.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<Operation>,
+}
+
+/// A requested operation on an Application.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Operation {
+    pub sync: SyncOperation,
+    pub initiated_by: InitiatedBy,
+}
+
+/// A requested sync.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncOperation {
+    /// The revision to sync; empty means the source's `targetRevision`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub revision: String,
+    /// Delete tracked objects that are no longer in the source.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prune: bool,
+    /// Sync options for this operation only, e.g. `Replace=true`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sync_options: Vec<String>,
+}
+
+/// Who asked for an operation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InitiatedBy {
+    /// A user name, or `rollout/<ApplicationSet>` for syncs triggered by a RollingSync.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub username: String,
+    /// Started by a controller rather than a person.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub automated: bool,
 }
 
 /// Where the manifests come from: a git repository (or local path) at a revision.
@@ -125,6 +166,68 @@ pub struct ApplicationStatus {
     pub sync: Option<SyncStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<HealthStatus>,
+    /// Every object of the source (and every tracked object to prune), with its state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<ResourceStatus>,
+    /// The current or last sync operation, as the engine recorded it; a sync interrupted by a
+    /// controller restart resumes from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "flotilla_generators::spec::preserve_unknown_fields")]
+    pub operation_state: Option<crate::sync::OperationState>,
+    /// The last successful syncs, newest last (at most [`HISTORY_LIMIT`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<RevisionHistory>,
+    /// When sync and health were last computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciled_at: Option<Time>,
+}
+
+/// How many successful syncs `status.history` keeps.
+pub const HISTORY_LIMIT: usize = 10;
+
+/// One object of an Application and how it compares with its source.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceStatus {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub version: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    pub name: String,
+    /// `Synced`, `OutOfSync` or `Unknown`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<HealthStatus>,
+    /// A hook (not compared; run by syncs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hook: bool,
+    /// Tracked but no longer in the source.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requires_pruning: bool,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sync_wave: i32,
+}
+
+/// One successful sync.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionHistory {
+    /// Increasing number of the sync.
+    pub id: i64,
+    /// The commit synced.
+    pub revision: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deploy_started_at: Option<Time>,
+    pub deployed_at: Time,
+    #[serde(default)]
+    pub initiated_by: InitiatedBy,
+}
+
+fn is_zero(n: &i32) -> bool {
+    *n == 0
 }
 
 /// Whether the live state matches the source, at which revision.

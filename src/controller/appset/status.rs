@@ -309,6 +309,7 @@ mod tests {
                 status: "Healthy".into(),
                 message: String::new(),
             }),
+            ..ApplicationStatus::default()
         });
         let fresh = Application::new("b", ApplicationSpec::default());
         let new = next_status(None, &Outcome::UpToDate, &[&synced, &fresh], &at(1));
