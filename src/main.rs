@@ -8,7 +8,7 @@ use flotilla::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    flotilla::cli::init_tracing(cli.verbose);
+    flotilla::cli::init_tracing(cli.verbose, cli.log_format);
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Crd(args) => flotilla::cli::crd::run(&args),
         Command::Render(args) => flotilla::cli::render::run(&args),
@@ -17,6 +17,8 @@ fn main() -> ExitCode {
         Command::Rollout(args) => flotilla::cli::rollout::run(&args),
         Command::Controller(args) => flotilla::cli::controller::run(&args),
         Command::Sync(args) => flotilla::cli::sync::run(&args),
+        Command::Get(args) => flotilla::cli::get::run(&args),
+        Command::App(args) => flotilla::cli::app::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -6,6 +6,10 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// Set by `flotilla app terminate` to the id of the running operation; the controller stops that
+/// operation and removes the annotation.
+pub const TERMINATE_ANNOTATION: &str = "flotilla.dev/terminate";
+
 /// What to deploy, where, and how to keep it in sync.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
@@ -19,7 +23,8 @@ use serde::{Deserialize, Serialize};
     category = "flotilla",
     printcolumn = r#"{"name":"Sync","type":"string","jsonPath":".status.sync.status"}"#,
     printcolumn = r#"{"name":"Health","type":"string","jsonPath":".status.health.status"}"#,
-    printcolumn = r#"{"name":"Revision","type":"string","jsonPath":".status.sync.revision","priority":1}"#
+    printcolumn = r#"{"name":"Revision","type":"string","jsonPath":".status.sync.revision","priority":1}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSpec {

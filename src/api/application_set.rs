@@ -24,7 +24,10 @@ use super::application_set_status::ApplicationSetStatus;
     status = "ApplicationSetStatus",
     shortname = "fappset",
     shortname = "fappsets",
-    category = "flotilla"
+    category = "flotilla",
+    printcolumn = r#"{"name":"Strategy","type":"string","jsonPath":".spec.strategy.type"}"#,
+    printcolumn = r#"{"name":"Rollout","type":"string","jsonPath":".status.conditions[?(@.type==\"RolloutProgressing\")].reason"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetSpec {

@@ -11,10 +11,10 @@ use kube::{Client, Config};
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct KubeconfigArgs {
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster credentials).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub kubeconfig: Option<PathBuf>,
     /// Kubeconfig context (default: the current context).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub context: Option<String>,
 }
 
@@ -25,6 +25,18 @@ impl KubeconfigArgs {
     /// An unreadable kubeconfig or one without usable credentials.
     pub async fn client(&self) -> anyhow::Result<Client> {
         client(self.kubeconfig.as_deref(), self.context.as_deref()).await
+    }
+
+    /// A client and the namespace to work in: `namespace` if given, else the kubeconfig's (or
+    /// the service account's).
+    ///
+    /// # Errors
+    /// See [`client`].
+    pub async fn client_in(&self, namespace: Option<&str>) -> anyhow::Result<(Client, String)> {
+        let client = self.client().await?;
+        let namespace =
+            namespace.map_or_else(|| client.default_namespace().to_string(), str::to_string);
+        Ok((client, namespace))
     }
 }
 

@@ -51,11 +51,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
     let repos = LocalRepos::from_mappings(&args.repos)?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
-        let client = args.cluster.client().await?;
-        let namespace = args
-            .namespace
-            .clone()
-            .unwrap_or_else(|| client.default_namespace().to_string());
+        let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
         let metrics = Arc::new(Metrics::default());
         let shutdown = super::connect::shutdown_signal().shared();
         if let Some(address) = args.metrics_addr {

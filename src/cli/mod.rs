@@ -1,9 +1,11 @@
 //! Command-line surface: one file per subcommand, each with its clap arguments and a `run`.
 
+pub mod app;
 pub mod connect;
 pub mod controller;
 pub mod crd;
 pub mod directory_args;
+pub mod get;
 pub mod node_sim;
 pub mod plan;
 pub mod render;
@@ -20,6 +22,9 @@ pub struct Cli {
     /// More logging (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// Log lines as text or as JSON objects (one per line, for log collectors).
+    #[arg(long, value_enum, default_value_t, global = true)]
+    pub log_format: LogFormat,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -41,10 +46,22 @@ pub enum Command {
     Controller(controller::ControllerArgs),
     /// Sync a manifest directory or an Application to a cluster, wave by wave.
     Sync(sync::SyncArgs),
+    /// List ApplicationSets or Applications with their sync, health and rollout.
+    Get(get::GetArgs),
+    /// Request a sync of an Application, terminate it, or wait until it is Healthy and Synced.
+    App(app::AppArgs),
 }
 
-/// Logs to stderr; `RUST_LOG` wins over `-v`.
-pub fn init_tracing(verbose: u8) {
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Logs to stderr in `format`; `RUST_LOG` wins over `-v`.
+pub fn init_tracing(verbose: u8, format: LogFormat) {
     let default = match verbose {
         0 => "warn",
         1 => "info",
@@ -52,8 +69,11 @@ pub fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
 }

@@ -1,0 +1,182 @@
+//! `flotilla app`: acting on one Application from a terminal or a pipeline — request a sync,
+//! terminate the running one, or wait until it is Healthy and Synced (the exit code says whether
+//! it got there).
+
+mod wait;
+
+pub use wait::{WaitFor, WaitState, wait_state};
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::wait::await_condition;
+use serde_json::json;
+
+use crate::api::application::{
+    Application, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
+};
+use crate::duration::parse_duration;
+use crate::sync::OperationPhase;
+
+/// Arguments of `flotilla app`.
+#[derive(Debug, clap::Args)]
+pub struct AppArgs {
+    #[command(subcommand)]
+    pub command: AppCommand,
+    /// Namespace of the Application (default: the kubeconfig's).
+    #[arg(long, short = 'n', global = true)]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: super::connect::KubeconfigArgs,
+}
+
+/// The `app` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum AppCommand {
+    /// Ask the controller to sync the Application now.
+    Sync(SyncArgs),
+    /// Stop the Application's running sync (its SyncFail hooks do not run).
+    Terminate(NameArg),
+    /// Wait until the Application is Healthy and/or Synced; exits 1 on timeout.
+    Wait(WaitArgs),
+}
+
+/// Arguments of `flotilla app sync`.
+#[derive(Debug, clap::Args)]
+pub struct SyncArgs {
+    /// The Application.
+    pub app: String,
+    /// Sync this revision instead of the source's targetRevision.
+    #[arg(long, default_value = "")]
+    pub revision: String,
+    /// Delete tracked objects that are no longer in the source.
+    #[arg(long)]
+    pub prune: bool,
+    /// Sync options for this sync only (repeatable), e.g. `Replace=true`.
+    #[arg(long = "sync-option", value_name = "OPTION")]
+    pub sync_options: Vec<String>,
+}
+
+/// An Application name.
+#[derive(Debug, clap::Args)]
+pub struct NameArg {
+    /// The Application.
+    pub app: String,
+}
+
+/// Arguments of `flotilla app wait`.
+#[derive(Debug, clap::Args)]
+pub struct WaitArgs {
+    /// The Application.
+    pub app: String,
+    /// Wait for health Healthy.
+    #[arg(long)]
+    pub health: bool,
+    /// Wait for sync Synced.
+    #[arg(long)]
+    pub sync: bool,
+    /// Give up after this long, e.g. 5m.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+/// Runs an `app` subcommand.
+///
+/// # Errors
+/// No cluster, no such Application, or a rejected write.
+pub fn run(args: &AppArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
+        let api: Api<Application> = Api::namespaced(client, &namespace);
+        match &args.command {
+            AppCommand::Sync(sync) => request_sync(&api, sync).await,
+            AppCommand::Terminate(name) => terminate(&api, &name.app).await,
+            AppCommand::Wait(wait) => wait_for(&api, wait).await,
+        }
+    })
+}
+
+/// The user name recorded on operations started from this command line.
+fn username() -> String {
+    std::env::var("USER").unwrap_or_else(|_| "flotilla-cli".to_string())
+}
+
+async fn request_sync(api: &Api<Application>, args: &SyncArgs) -> anyhow::Result<ExitCode> {
+    let app = api
+        .get(&args.app)
+        .await
+        .context(format!("Application {}", args.app))?;
+    if let Some(pending) = &app.spec.operation {
+        anyhow::bail!(
+            "Application {} already has a sync requested by {}; wait for it or terminate it",
+            args.app,
+            pending.initiated_by.username
+        );
+    }
+    let operation = Operation {
+        sync: SyncOperation {
+            revision: args.revision.clone(),
+            prune: args.prune,
+            sync_options: args.sync_options.clone(),
+        },
+        initiated_by: InitiatedBy {
+            username: username(),
+            automated: false,
+        },
+    };
+    let patch = json!({ "spec": { "operation": operation } });
+    api.patch(&args.app, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .context(format!("requesting a sync of Application {}", args.app))?;
+    println!("sync of Application {} requested", args.app);
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn terminate(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCode> {
+    let app = api.get(name).await.context(format!("Application {name}"))?;
+    let running = app
+        .status
+        .as_ref()
+        .and_then(|s| s.operation_state.as_ref())
+        .filter(|op| op.phase == OperationPhase::Running);
+    let patch = match (running, &app.spec.operation) {
+        (Some(op), _) => {
+            json!({ "metadata": { "annotations": { TERMINATE_ANNOTATION: op.operation_id } } })
+        }
+        (None, Some(_)) => json!({ "spec": { "operation": null } }),
+        (None, None) => anyhow::bail!("Application {name} has no sync to terminate"),
+    };
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .context(format!("terminating the sync of Application {name}"))?;
+    println!("termination of Application {name}'s sync requested");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn wait_for(api: &Api<Application>, args: &WaitArgs) -> anyhow::Result<ExitCode> {
+    let want = WaitFor::from_flags(args.health, args.sync);
+    let done =
+        |app: Option<&Application>| app.is_some_and(|app| wait_state(app, want) == WaitState::Done);
+    let waited = tokio::time::timeout(args.timeout, await_condition(api.clone(), &args.app, done));
+    if let Ok(result) = waited.await {
+        result.context(format!("watching Application {}", args.app))?;
+        println!("Application {} is ready", args.app);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let reason = match api.get_opt(&args.app).await? {
+        Some(app) => match wait_state(&app, want) {
+            WaitState::Done => "ready just now".to_string(),
+            WaitState::Waiting(reason) => reason,
+        },
+        None => "it does not exist".to_string(),
+    };
+    eprintln!(
+        "timed out after {:?} waiting for Application {}: {reason}",
+        args.timeout, args.app
+    );
+    Ok(ExitCode::FAILURE)
+}

@@ -1,0 +1,198 @@
+//! `flotilla get appsets|apps`: lists ApplicationSets or Applications in a namespace as a table
+//! (sync, health, revision, rollout), YAML or JSON.
+
+use std::process::ExitCode;
+
+use kube::Api;
+use kube::api::ListParams;
+
+use crate::api::application::Application;
+use crate::api::application_set::ApplicationSet;
+use crate::api::application_set_status::{ConditionStatus, ConditionType};
+use crate::cli::table::Table;
+
+/// What to list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GetKind {
+    /// ApplicationSets.
+    #[value(alias = "appset", alias = "applicationsets")]
+    Appsets,
+    /// Applications.
+    #[value(alias = "app", alias = "applications")]
+    Apps,
+}
+
+/// Output formats of `flotilla get`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum GetOutput {
+    #[default]
+    Table,
+    Yaml,
+    Json,
+}
+
+/// Arguments of `flotilla get`.
+#[derive(Debug, clap::Args)]
+pub struct GetArgs {
+    /// `appsets` or `apps`.
+    #[arg(value_enum)]
+    pub kind: GetKind,
+    /// Namespace (default: the kubeconfig's).
+    #[arg(long, short = 'n')]
+    pub namespace: Option<String>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: GetOutput,
+    #[command(flatten)]
+    pub cluster: super::connect::KubeconfigArgs,
+}
+
+/// Lists and prints.
+///
+/// # Errors
+/// No cluster, or the list is refused.
+pub fn run(args: &GetArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let text = runtime.block_on(async {
+        let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
+        match args.kind {
+            GetKind::Apps => {
+                list(
+                    Api::namespaced(client, &namespace),
+                    args.output,
+                    applications_table,
+                )
+                .await
+            }
+            GetKind::Appsets => {
+                let api = Api::namespaced(client, &namespace);
+                list(api, args.output, application_sets_table).await
+            }
+        }
+    })?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn list<K>(
+    api: Api<K>,
+    output: GetOutput,
+    table: fn(&[K]) -> String,
+) -> anyhow::Result<String>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + serde::Serialize,
+{
+    let items = api.list(&ListParams::default()).await?.items;
+    Ok(match output {
+        GetOutput::Table => table(&items),
+        GetOutput::Yaml => serde_saphyr::to_string(&items)?,
+        GetOutput::Json => serde_json::to_string_pretty(&items)? + "\n",
+    })
+}
+
+/// One row per Application: name, sync, health (with its message), revision, operation.
+#[must_use]
+pub fn applications_table(apps: &[Application]) -> String {
+    let mut table = Table::new(&["NAME", "SYNC", "HEALTH", "REVISION", "OPERATION", "MESSAGE"]);
+    for app in apps {
+        let status = app.status.clone().unwrap_or_default();
+        let sync = status.sync.unwrap_or_default();
+        let health = status.health.unwrap_or_default();
+        let operation = match (&app.spec.operation, &status.operation_state) {
+            (Some(_), _) => "Requested".to_string(),
+            (None, Some(op)) => format!("{:?}", op.phase),
+            (None, None) => String::new(),
+        };
+        table.row(vec![
+            app.metadata.name.clone().unwrap_or_default(),
+            or_unknown(sync.status),
+            or_unknown(health.status),
+            sync.revision.chars().take(12).collect(),
+            operation,
+            health.message,
+        ]);
+    }
+    table.render()
+}
+
+/// One row per ApplicationSet: name, strategy, Applications, healthy ones, rollout and errors.
+#[must_use]
+pub fn application_sets_table(sets: &[ApplicationSet]) -> String {
+    let mut table = Table::new(&["NAME", "STRATEGY", "APPS", "HEALTHY", "ROLLOUT", "ERROR"]);
+    for set in sets {
+        let status = set.status.clone().unwrap_or_default();
+        let healthy = status
+            .resources
+            .iter()
+            .filter(|r| r.health.as_ref().is_some_and(|h| h.status == "Healthy"))
+            .count();
+        let condition = |wanted: ConditionType| {
+            status
+                .conditions
+                .iter()
+                .find(|c| c.type_ == wanted)
+                .filter(|c| {
+                    wanted != ConditionType::ErrorOccurred || c.status == ConditionStatus::True
+                })
+                .map(|c| {
+                    if c.message.is_empty() {
+                        c.reason.clone()
+                    } else {
+                        format!("{}: {}", c.reason, c.message)
+                    }
+                })
+                .unwrap_or_default()
+        };
+        let strategy = set
+            .spec
+            .strategy
+            .as_ref()
+            .map_or("AllAtOnce".to_string(), |s| format!("{:?}", s.type_));
+        table.row(vec![
+            set.metadata.name.clone().unwrap_or_default(),
+            strategy,
+            status.resources.len().to_string(),
+            healthy.to_string(),
+            condition(ConditionType::RolloutProgressing),
+            condition(ConditionType::ErrorOccurred),
+        ]);
+    }
+    table.render()
+}
+
+fn or_unknown(value: String) -> String {
+    if value.is_empty() {
+        "Unknown".to_string()
+    } else {
+        value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::application::{ApplicationSpec, ApplicationStatus, HealthStatus, SyncStatus};
+
+    #[test]
+    fn applications_show_sync_health_and_a_short_revision() {
+        let mut app = Application::new("web", ApplicationSpec::default());
+        app.status = Some(ApplicationStatus {
+            sync: Some(SyncStatus {
+                status: "OutOfSync".into(),
+                revision: "0123456789abcdef".into(),
+            }),
+            health: Some(HealthStatus {
+                status: "Progressing".into(),
+                message: "1/3 pods ready".into(),
+            }),
+            ..ApplicationStatus::default()
+        });
+        let fresh = Application::new("db", ApplicationSpec::default());
+        assert_eq!(
+            applications_table(&[app, fresh]),
+            "NAME  SYNC       HEALTH       REVISION      OPERATION  MESSAGE\n\
+             web   OutOfSync  Progressing  0123456789ab             1/3 pods ready\n\
+             db    Unknown    Unknown\n"
+        );
+    }
+}
