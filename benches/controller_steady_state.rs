@@ -1,0 +1,224 @@
+//! Controller benchmark against a running test control plane (`tests/controlplane/start.sh`):
+//! one ApplicationSet with a list generator of 2,000 elements, each Application syncing one
+//! ConfigMap from its own directory of a local git repository with automated sync. Once every
+//! Application is Synced and Healthy, the `flotilla controller` process is watched for a minute:
+//! its resident memory (VmRSS, peak VmHWM) and the CPU it uses (utime + stime) in steady state.
+//!
+//! `cargo bench --bench controller_steady_state` (`FLOTILLA_CONTROLPLANE_DIR`, `APPS`,
+//! `WINDOW_SECS`). Builds nothing itself: run `cargo build --release --bin flotilla` first.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use flotilla::api::{Application, ApplicationSet};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .expect("running git");
+    assert!(status.success(), "git {args:?} failed");
+}
+
+/// A git repository with `apps/app-N/configmap.yaml` for every Application.
+fn repository(dir: &Path, apps: u64) {
+    for i in 0..apps {
+        let app_dir = dir.join(format!("apps/app-{i}"));
+        std::fs::create_dir_all(&app_dir).expect("creating the repository");
+        std::fs::write(
+            app_dir.join("configmap.yaml"),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-{i}\ndata:\n  key: value-{i}\n"),
+        )
+        .expect("writing a manifest");
+    }
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "."]);
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.com",
+            "commit",
+            "-qm",
+            "apps",
+        ],
+    );
+}
+
+fn application_set(namespace: &str, repo: &Path, apps: u64) -> serde_json::Value {
+    let elements: Vec<serde_json::Value> = (0..apps)
+        .map(|i| serde_json::json!({ "name": format!("app-{i}") }))
+        .collect();
+    serde_json::json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": { "name": "fleet", "namespace": namespace },
+        "spec": {
+            "generators": [{ "list": { "elements": elements } }],
+            "template": {
+                "metadata": { "name": "{{name}}" },
+                "spec": {
+                    "project": "default",
+                    "source": {
+                        "repoURL": format!("file://{}", repo.display()),
+                        "targetRevision": "main",
+                        "path": "apps/{{name}}",
+                    },
+                    "destination": { "name": "in-cluster", "namespace": namespace },
+                    "syncPolicy": { "automated": { "prune": true, "selfHeal": true } },
+                },
+            },
+        },
+    })
+}
+
+/// `(VmRSS, VmHWM)` in KiB and `utime + stime` in clock ticks of a process.
+fn process_usage(pid: u32) -> (u64, u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("process status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("process stat");
+    let after_name = &stat[stat.rfind(')').expect("stat has a name") + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    (field("VmRSS:"), field("VmHWM:"), ticks)
+}
+
+fn start_controller(kubeconfig: &Path, namespace: &str, log: &Path) -> Child {
+    let binary = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/flotilla");
+    assert!(
+        binary.exists(),
+        "run `cargo build --release --bin flotilla` first"
+    );
+    Command::new(binary)
+        .args(["controller", "-n", namespace, "--kubeconfig"])
+        .arg(kubeconfig)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).expect("log file"))
+        .spawn()
+        .expect("starting the controller")
+}
+
+fn main() {
+    let apps = env_or("APPS", 2000);
+    let window = Duration::from_secs(env_or("WINDOW_SECS", 60));
+    let state = std::env::var_os("FLOTILLA_CONTROLPLANE_DIR").map_or_else(
+        || PathBuf::from("/tmp/flotilla-controlplane"),
+        PathBuf::from,
+    );
+    let kubeconfig = state.join("cluster1.kubeconfig");
+    let work = tempfile::tempdir().expect("temporary directory");
+    repository(work.path(), apps);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig"),
+            &kube::config::KubeConfigOptions::default(),
+        )
+        .await
+        .expect("kubeconfig");
+        let client = kube::Client::try_from(config).expect("client");
+        let namespace = format!("bench-controller-{}", std::process::id());
+        let ns: Namespace =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": namespace}})).unwrap();
+        Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("creating the namespace");
+        for (_, crd) in flotilla::api::crd::all() {
+            let name = crd.metadata.name.clone().unwrap();
+            Api::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>::all(client.clone())
+                .patch(&name, &PatchParams::apply("bench").force(), &Patch::Apply(&crd))
+                .await
+                .expect("installing the CRDs");
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let log = work.path().join("controller.log");
+        let mut controller = start_controller(&kubeconfig, &namespace, &log);
+        let pid = controller.id();
+        let appset: ApplicationSet =
+            serde_json::from_value(application_set(&namespace, work.path(), apps)).unwrap();
+        Api::<ApplicationSet>::namespaced(client.clone(), &namespace)
+            .patch("fleet", &PatchParams::apply("bench"), &Patch::Apply(&appset))
+            .await
+            .expect("creating the ApplicationSet");
+
+        let started = Instant::now();
+        let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
+        loop {
+            let list = applications.list(&ListParams::default()).await.expect("listing");
+            let ready = list
+                .items
+                .iter()
+                .filter(|app| {
+                    app.status.as_ref().is_some_and(|s| {
+                        s.sync.as_ref().is_some_and(|s| s.status == "Synced")
+                            && s.health.as_ref().is_some_and(|h| h.status == "Healthy")
+                    })
+                })
+                .count();
+            if ready as u64 == apps {
+                break;
+            }
+            assert!(
+                controller.try_wait().expect("controller state").is_none(),
+                "the controller exited; see {}",
+                log.display()
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(1800),
+                "only {ready} of {apps} Applications Synced and Healthy after 30 min"
+            );
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        }
+        let converged = started.elapsed();
+        let (_, _, ticks_before) = process_usage(pid);
+        let mut peak_rss = 0;
+        let measure_start = Instant::now();
+        while measure_start.elapsed() < window {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            peak_rss = peak_rss.max(process_usage(pid).0);
+        }
+        let (rss, hwm, ticks_after) = process_usage(pid);
+        // SAFETY: sysconf has no preconditions.
+        let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        let cpu = (ticks_after - ticks_before) as f64 / ticks_per_second;
+        let elapsed = measure_start.elapsed().as_secs_f64();
+        println!("applications: {apps}");
+        println!("converged (all Synced and Healthy) after {:.0} s", converged.as_secs_f64());
+        println!(
+            "steady state over {elapsed:.0} s: RSS {:.1} MiB (max {:.1} MiB, peak since start {:.1} MiB), CPU {cpu:.2} s = {:.1}% of one core",
+            rss as f64 / 1024.0,
+            peak_rss as f64 / 1024.0,
+            hwm as f64 / 1024.0,
+            100.0 * cpu / elapsed
+        );
+        let _ = controller.kill();
+        let _ = controller.wait();
+        let _ = Api::<Namespace>::all(client)
+            .delete(&namespace, &Default::default())
+            .await;
+    });
+}
