@@ -15,6 +15,7 @@ use crate::manifest::DirectoryOptions;
 use crate::repo::LocalRepos;
 use crate::repo::git_cli::{GitCli, GitError};
 use crate::sync::execute::RetryPolicy;
+use crate::sync::{OptionError, SyncOptions};
 
 /// Retries are capped: Argo CD's negative limit ("forever") becomes this many.
 const MAX_RETRIES: usize = 100;
@@ -34,6 +35,8 @@ pub enum SourceError {
     Git { file: String, error: GitError },
     #[error("{file}: syncPolicy.retry: {error}")]
     Retry { file: String, error: DurationError },
+    #[error("{file}: syncPolicy.syncOptions: {error}")]
+    SyncOptions { file: String, error: OptionError },
     #[error("cannot write the files of commit {commit} to {dir}: {error}")]
     Checkout {
         commit: String,
@@ -59,8 +62,8 @@ pub struct SyncSource {
     pub retry: Option<RetryPolicy>,
     /// `syncPolicy.automated.prune`.
     pub prune: bool,
-    /// `syncPolicy.syncOptions: [PruneLast=true]`.
-    pub prune_last: bool,
+    /// `syncPolicy.syncOptions`, e.g. `CreateNamespace=true`.
+    pub sync_options: SyncOptions,
     /// The temporary checkout, removed when the source is dropped.
     _checkout: Option<Checkout>,
 }
@@ -111,7 +114,7 @@ impl SyncSource {
             options: DirectoryOptions::default(),
             retry: None,
             prune: false,
-            prune_last: false,
+            sync_options: SyncOptions::default(),
             _checkout: None,
         })
     }
@@ -188,6 +191,17 @@ impl SyncSource {
                 file: file.to_owned(),
                 error,
             })?;
+        let items = policy
+            .into_iter()
+            .flat_map(|p| p.sync_options.iter().map(String::as_str));
+        let (sync_options, ignored) =
+            SyncOptions::from_items(items).map_err(|error| SourceError::SyncOptions {
+                file: file.to_owned(),
+                error,
+            })?;
+        for option in ignored {
+            tracing::warn!(%file, %option, "sync option has no effect on flotilla sync");
+        }
         Ok(Self {
             app: document.metadata.name,
             namespace: spec.destination.namespace.clone(),
@@ -198,8 +212,7 @@ impl SyncSource {
             prune: policy
                 .and_then(|p| p.automated.as_ref())
                 .is_some_and(|a| a.prune),
-            prune_last: policy
-                .is_some_and(|p| p.sync_options.iter().any(|o| o == "PruneLast=true")),
+            sync_options,
             _checkout: checkout,
         })
     }

@@ -9,6 +9,7 @@ mod event;
 mod operation;
 mod settings;
 mod store;
+mod write;
 
 pub use begin::begin;
 pub use event::SyncEvent;
@@ -92,7 +93,7 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
             Vec::new()
         };
         let (state, _) = begin(None, request.revision, &base_id, now());
-        return Ok(dry_run::dry_run(cluster, &plan, &prune, state, settings.concurrency).await);
+        return Ok(dry_run::dry_run(cluster, &plan, &prune, state, settings).await);
     }
     let (mut state, resumed) = begin(store.load().await?, request.revision, &base_id, now());
     if resumed {

@@ -1,6 +1,9 @@
-//! How an operation is carried out: timeouts, polling, wave delay, prune and retry settings.
+//! How an operation is carried out: timeouts, polling, wave delay, prune and retry settings, and
+//! the Application-wide sync options.
 
 use std::time::Duration;
+
+use crate::sync::SyncOptions;
 
 /// Settings of one sync operation.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +24,11 @@ pub struct ExecuteSettings {
     pub prune_last: bool,
     /// Retries of a failed operation.
     pub retry: Option<RetryPolicy>,
+    /// Application-wide sync options (`syncPolicy.syncOptions`); an object's own
+    /// `sync-options` annotation wins over them.
+    pub sync_options: SyncOptions,
+    /// The destination namespace, created first when `sync_options` say `CreateNamespace=true`.
+    pub destination_namespace: Option<String>,
 }
 
 impl Default for ExecuteSettings {
@@ -34,6 +42,8 @@ impl Default for ExecuteSettings {
             prune: false,
             prune_last: false,
             retry: None,
+            sync_options: SyncOptions::default(),
+            destination_namespace: None,
         }
     }
 }
