@@ -48,9 +48,10 @@ pub struct SyncArgs {
     /// Server-side dry run: validate every object, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Fail the operation when it has not finished after this long (e.g. 90s, 10m).
-    #[arg(long, value_parser = parse_duration, default_value = "10m")]
-    pub timeout: Duration,
+    /// Fail the operation when it has not finished after this long (e.g. 90s, 10m; default:
+    /// the Application's flotilla.dev/sync-timeout annotation, else 10m).
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
     /// Pause before each new wave (Argo CD's ARGOCD_SYNC_WAVE_DELAY).
     #[arg(long, value_parser = parse_duration, default_value = "0s")]
     pub wave_delay: Duration,
@@ -115,7 +116,10 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
             option.over(&application)
         });
     let settings = ExecuteSettings {
-        timeout: args.timeout,
+        timeout: args
+            .timeout
+            .or(source.timeout)
+            .unwrap_or(ExecuteSettings::default().timeout),
         wave_delay: args.wave_delay,
         prune: args.prune || source.prune,
         prune_last: sync_options.get(SyncOptionKey::PruneLast),

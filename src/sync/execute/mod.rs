@@ -13,7 +13,7 @@ mod write;
 
 pub use begin::begin;
 pub use event::SyncEvent;
-pub use settings::{ExecuteSettings, RetryPolicy};
+pub use settings::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
 pub use store::{OperationStore, StoreError};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

@@ -5,10 +5,14 @@ use std::time::Duration;
 
 use crate::sync::SyncOptions;
 
+/// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m`.
+pub const SYNC_TIMEOUT_ANNOTATION: &str = "flotilla.dev/sync-timeout";
+
 /// Settings of one sync operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecuteSettings {
-    /// The operation fails when it has not finished after this long (default 10 min).
+    /// The operation fails when it has not finished after this long (default 10 min; per
+    /// Application with [`SYNC_TIMEOUT_ANNOTATION`]).
     pub timeout: Duration,
     /// SyncFail hooks get this long after the failure (default 2 min).
     pub sync_fail_timeout: Duration,
