@@ -16,12 +16,13 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
-use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
-};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 
 use flotilla::sync::{HookPhase, HookType, OperationPhase, ResourceAction};
-use sync_support::{fixture, parse, record, recorded, sync, sync_command};
+use sync_support::{
+    fixture, names, parse, record, record_with_action, recorded, start_sync_until_applied, sync,
+    sync_command, synced,
+};
 
 fn created(object: &impl ResourceExt) -> Timestamp {
     object
@@ -34,10 +35,7 @@ fn created(object: &impl ResourceExt) -> Timestamp {
 
 #[tokio::test]
 async fn shop_example_applies_in_argo_cd_order() {
-    let ns = support::namespace(1, "sync-shop").await;
-    let dir = fixture("shop", &ns.name);
-    let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    let (ns, _dir, run) = synced("sync-shop", "shop").await;
     assert_eq!(run.state.phase, OperationPhase::Succeeded);
     assert_eq!(
         recorded(&run.state),
@@ -107,15 +105,7 @@ async fn failing_presync_job_aborts_and_runs_sync_fail_hooks() {
     let ns = support::namespace(1, "sync-presync-fail").await;
     let dir = fixture("presync-fail", &ns.name);
     let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(!run.success, "the exit code is non-zero");
-    assert_eq!(run.state.phase, OperationPhase::Failed);
-    assert!(
-        run.state
-            .message
-            .contains(&format!("Job {}/db-migrate hook failed", ns.name)),
-        "{}",
-        run.state.message
-    );
+    run.assert_failed_with(&format!("Job {}/db-migrate hook failed", ns.name));
     assert_eq!(
         record(&run.state, "Job", "db-migrate").hook_phase,
         Some(HookPhase::Failed)
@@ -173,7 +163,7 @@ async fn prune_respects_prune_false_prune_last_and_reverse_waves() {
     assert!(run.success, "{}", run.stderr);
     let second = fixture("prune-v2", &ns.name);
     let run = sync(second.path(), &ns.name, &["--prune"]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    run.assert_succeeded();
     assert_eq!(
         recorded(&run.state),
         [
@@ -189,16 +179,8 @@ async fn prune_respects_prune_false_prune_last_and_reverse_waves() {
         Some(ResourceAction::Pruned)
     );
     let config_maps: Api<ConfigMap> = ns.api();
-    let mut names: Vec<String> = config_maps
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .map(|c| c.name_any())
-        .filter(|n| n != "kube-root-ca.crt" && !n.starts_with("flotilla-operation-"))
-        .collect();
-    names.sort();
+    let mut names = names(&config_maps).await;
+    names.retain(|n| n != "kube-root-ca.crt" && !n.starts_with("flotilla-operation-"));
     assert_eq!(names, ["protected", "stay"]);
 }
 
@@ -225,24 +207,14 @@ async fn hooks_run_again_on_every_sync() {
         uids[0], uids[1],
         "the fixed-name hook was deleted and created again"
     );
-    let checks: Vec<String> = jobs
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .map(|j| j.name_any())
-        .filter(|n| n.starts_with("check-"))
-        .collect();
+    let mut checks = names(&jobs).await;
+    checks.retain(|n| n.starts_with("check-"));
     assert_eq!(checks.len(), 2, "one generated hook per sync: {checks:?}");
 }
 
 #[tokio::test]
 async fn crd_and_custom_resource_in_one_wave() {
-    let ns = support::namespace(1, "sync-crd").await;
-    let dir = fixture("crd", &ns.name);
-    let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    let (ns, _dir, run) = synced("sync-crd", "crd").await;
     assert_eq!(
         recorded(&run.state),
         [
@@ -267,24 +239,7 @@ async fn crd_and_custom_resource_in_one_wave() {
 async fn interrupted_sync_resumes_without_rerunning_finished_hooks() {
     let ns = support::namespace(1, "sync-interrupt").await;
     let dir = fixture("interrupt", &ns.name);
-    let mut child = sync_command(dir.path(), &ns.name, &[])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("starting flotilla sync");
-    let deployments: Api<Deployment> = ns.api();
-    support::eventually(
-        "wave 1 (Deployment slow) to be applied",
-        async || match deployments
-            .get_opt("slow")
-            .await
-            .map_err(|e| e.to_string())?
-        {
-            Some(_) => Ok(()),
-            None => Err("not yet".to_owned()),
-        },
-    )
-    .await;
+    let mut child = start_sync_until_applied(&ns, dir.path(), &[], "slow").await;
     child.kill().expect("killing flotilla sync");
     child.wait().expect("reaping flotilla sync");
     let jobs: Api<Job> = ns.api();
@@ -301,7 +256,7 @@ async fn interrupted_sync_resumes_without_rerunning_finished_hooks() {
         .unwrap()
         .expect("running flotilla sync again");
     let run = parse(&output);
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    run.assert_succeeded();
     assert!(run.stderr.contains("resuming operation"), "{}", run.stderr);
     assert!(
         !run.stderr.contains("apply PreSync"),
@@ -353,10 +308,7 @@ async fn edit_data(api: &Api<ConfigMap>, name: &str, data: serde_json::Value) {
 
 #[tokio::test]
 async fn replace_writes_the_whole_object_and_apply_merges() {
-    let ns = support::namespace(1, "sync-replace").await;
-    let dir = fixture("replace", &ns.name);
-    let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    let (ns, dir, run) = synced("sync-replace", "replace").await;
     let config_maps: Api<ConfigMap> = ns.api();
     let replaced = config_maps.get("replaced").await.unwrap();
     assert_eq!(
@@ -379,7 +331,7 @@ async fn replace_writes_the_whole_object_and_apply_merges() {
         edit_data(&config_maps, name, serde_json::json!({"extra": "x"})).await;
     }
     let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    run.assert_succeeded();
     let data = |c: ConfigMap| c.data.unwrap_or_default().into_keys().collect::<Vec<_>>();
     assert_eq!(
         data(config_maps.get("replaced").await.unwrap()),
@@ -395,10 +347,7 @@ async fn replace_writes_the_whole_object_and_apply_merges() {
 
 #[tokio::test]
 async fn force_recreates_a_job_whose_template_changed() {
-    let ns = support::namespace(1, "sync-force").await;
-    let first = fixture("force-v1", &ns.name);
-    let run = sync(first.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    let (ns, _first, _) = synced("sync-force", "force-v1").await;
     let jobs: Api<Job> = ns.api();
     let before = jobs.get("rebuilt").await.unwrap().uid();
 
@@ -411,12 +360,7 @@ async fn force_recreates_a_job_whose_template_changed() {
             && message.contains("field is immutable"),
         "{message}"
     );
-    let rebuilt = record(&run.state, "Job", "rebuilt");
-    assert_eq!(
-        rebuilt.action,
-        Some(ResourceAction::Created),
-        "{rebuilt:#?}"
-    );
+    let rebuilt = record_with_action(&run.state, "Job", "rebuilt", ResourceAction::Created);
     assert!(
         rebuilt
             .message
@@ -435,28 +379,24 @@ async fn force_recreates_a_job_whose_template_changed() {
 
 #[tokio::test]
 async fn apply_out_of_sync_only_skips_objects_that_match() {
-    let ns = support::namespace(1, "sync-out-of-sync").await;
-    let dir = fixture("out-of-sync-only", &ns.name);
-    let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    let (ns, dir, _) = synced("sync-out-of-sync", "out-of-sync-only").await;
     let config_maps: Api<ConfigMap> = ns.api();
     edit_data(&config_maps, "drifted", serde_json::json!({"k": "changed"})).await;
     let steady_version = config_maps.get("steady").await.unwrap().resource_version();
 
     let option = ["--sync-option", "ApplyOutOfSyncOnly=true"];
     let run = sync(dir.path(), &ns.name, &option).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
-    let steady = record(&run.state, "ConfigMap", "steady");
-    assert_eq!(steady.action, Some(ResourceAction::Unchanged));
+    run.assert_succeeded();
+    let steady = record_with_action(&run.state, "ConfigMap", "steady", ResourceAction::Unchanged);
     assert_eq!(
         steady.message,
         "already in sync (ApplyOutOfSyncOnly=true), not applied"
     );
-    let drifted = record(&run.state, "ConfigMap", "drifted");
-    assert_eq!(
-        drifted.action,
-        Some(ResourceAction::Configured),
-        "{drifted:#?}"
+    record_with_action(
+        &run.state,
+        "ConfigMap",
+        "drifted",
+        ResourceAction::Configured,
     );
     let data = config_maps
         .get("drifted")
@@ -490,7 +430,7 @@ async fn create_namespace_creates_the_missing_destination_first() {
         &["--sync-option", "CreateNamespace=true"],
     )
     .await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    run.assert_succeeded();
     assert_eq!(
         recorded(&run.state),
         [
@@ -540,7 +480,7 @@ async fn unserved_kinds_fail_before_writing_unless_skip_dry_run() {
 
     let dir = fixture("missing-kind-skip", &ns.name);
     let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    run.assert_succeeded();
     let crd = format!("gadgets.{}.skip.flotilla.dev", ns.name);
     assert_eq!(
         recorded(&run.state),
@@ -654,14 +594,7 @@ async fn retry_gives_up_after_its_limit() {
         retries[1].starts_with("retry 2 in 1s after: wave 0: ConfigMap "),
         "{retries:?}"
     );
-    assert_eq!(run.state.phase, OperationPhase::Failed);
-    assert!(
-        run.state
-            .message
-            .contains(&format!("ConfigMap {}-late/late apply failed", ns.name)),
-        "{}",
-        run.state.message
-    );
+    run.assert_failed_with(&format!("ConfigMap {}-late/late apply failed", ns.name));
 }
 
 #[tokio::test]
@@ -669,7 +602,7 @@ async fn dry_run_writes_nothing() {
     let ns = support::namespace(1, "sync-dry-run").await;
     let dir = fixture("shop", &ns.name);
     let run = sync(dir.path(), &ns.name, &["--dry-run"]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    run.assert_succeeded();
     assert_eq!(run.state.phase, OperationPhase::Succeeded);
     assert_eq!(run.state.resources.len(), 6, "{:#?}", recorded(&run.state));
     assert!(
@@ -681,45 +614,20 @@ async fn dry_run_writes_nothing() {
         run.state
     );
     let config_maps: Api<ConfigMap> = ns.api();
-    let names: Vec<String> = config_maps
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .map(|c| c.name_any())
-        .collect();
     assert_eq!(
-        names,
+        names(&config_maps).await,
         ["kube-root-ca.crt"],
         "no ConfigMap, not even the operation's"
     );
     let deployments: Api<Deployment> = ns.api();
     let jobs: Api<Job> = ns.api();
     let services: Api<Service> = ns.api();
-    assert!(
-        deployments
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .is_empty()
-    );
-    assert!(
-        jobs.list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .is_empty()
-    );
-    assert!(
-        services
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .is_empty()
-    );
+    let written = [
+        names(&deployments).await,
+        names(&jobs).await,
+        names(&services).await,
+    ];
+    assert!(written.iter().all(Vec::is_empty), "{written:?}");
 }
 
 #[tokio::test]
@@ -760,7 +668,7 @@ async fn application_from_a_file_git_repository_records_the_commit() {
     )
     .unwrap();
     let run = sync(app.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    run.assert_succeeded();
     assert_eq!(run.state.revision.as_deref(), Some(commit.as_str()));
     let config_maps: Api<ConfigMap> = ns.api();
     assert!(config_maps.get_opt("inside").await.unwrap().is_some());
@@ -770,24 +678,7 @@ async fn application_from_a_file_git_repository_records_the_commit() {
 async fn sigint_terminates_the_operation_cleanly() {
     let ns = support::namespace(1, "sync-sigint").await;
     let dir = fixture("never-ready", &ns.name);
-    let child = sync_command(dir.path(), &ns.name, &["--timeout", "2m"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("starting flotilla sync");
-    let deployments: Api<Deployment> = ns.api();
-    support::eventually(
-        "wave 0 (Deployment broken) to be applied",
-        async || match deployments
-            .get_opt("broken")
-            .await
-            .map_err(|e| e.to_string())?
-        {
-            Some(_) => Ok(()),
-            None => Err("not yet".to_owned()),
-        },
-    )
-    .await;
+    let child = start_sync_until_applied(&ns, dir.path(), &["--timeout", "2m"], "broken").await;
     let interrupted = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
