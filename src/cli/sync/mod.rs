@@ -19,7 +19,7 @@ use crate::cluster::operation_configmap::ConfigMapStore;
 use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
 use crate::sync::execute::{ExecuteSettings, SyncRequest, run_sync};
-use crate::sync::{OperationPhase, OperationState, SyncOptionKey, SyncOptions, SyncPlan};
+use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
 
 use source::SyncSource;
 use view::LiveView;
@@ -122,7 +122,6 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or(ExecuteSettings::default().timeout),
         wave_delay: args.wave_delay,
         prune: args.prune || source.prune,
-        prune_last: sync_options.get(SyncOptionKey::PruneLast),
         retry: source.retry.clone(),
         sync_options,
         destination_namespace: Some(namespace.clone()),

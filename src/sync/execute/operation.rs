@@ -180,7 +180,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             &self.plan,
             &tracked,
             self.context.app,
-            self.context.settings.prune_last,
+            self.context.settings.prunes_last(),
         );
         for kept in &prune.kept {
             tracing::info!(object = %kept.key, reason = %kept.reason, "not pruned");

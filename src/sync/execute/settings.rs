@@ -24,7 +24,8 @@ pub struct ExecuteSettings {
     pub concurrency: usize,
     /// Delete managed objects that are no longer desired.
     pub prune: bool,
-    /// Every prune waits until the Sync phase is Healthy (`PruneLast=true` on the Application).
+    /// Every prune waits until the Sync phase is Healthy (`PruneLast=true` on the Application;
+    /// `PruneLast=true` in `sync_options` has the same effect).
     pub prune_last: bool,
     /// Retries of a failed operation.
     pub retry: Option<RetryPolicy>,
@@ -49,6 +50,14 @@ impl Default for ExecuteSettings {
             sync_options: SyncOptions::default(),
             destination_namespace: None,
         }
+    }
+}
+
+impl ExecuteSettings {
+    /// Whether every prune waits until the Sync phase is Healthy.
+    #[must_use]
+    pub fn prunes_last(&self) -> bool {
+        self.prune_last || self.sync_options.get(crate::sync::SyncOptionKey::PruneLast)
     }
 }
 
@@ -106,5 +115,24 @@ mod tests {
         let seconds: Vec<u64> = policy.delays().iter().map(Duration::as_secs).collect();
         assert_eq!(seconds, [5, 10, 20, 30, 30]);
         assert!(RetryPolicy::default().delays().is_empty());
+    }
+
+    #[test]
+    fn prune_last_from_the_flag_or_the_options() {
+        let options = |text: &str| text.parse::<SyncOptions>().unwrap();
+        let cases = [
+            (false, options(""), false),
+            (true, options(""), true),
+            (false, options("PruneLast=true"), true),
+            (false, options("PruneLast=false,Replace=true"), false),
+        ];
+        for (prune_last, sync_options, expected) in cases {
+            let settings = ExecuteSettings {
+                prune_last,
+                sync_options,
+                ..ExecuteSettings::default()
+            };
+            assert_eq!(settings.prunes_last(), expected, "{settings:?}");
+        }
     }
 }

@@ -101,3 +101,166 @@ async fn wait_until_gone<C: ClusterApi>(
         cluster.sleep(settings.poll_interval).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use k8s_openapi::jiff::Timestamp;
+    use serde_json::json;
+
+    use super::*;
+    use crate::cluster::api::Deleted;
+
+    /// One object's cluster: records every call; the first write may be rejected.
+    #[derive(Default)]
+    struct OneObject {
+        live: Mutex<Option<Value>>,
+        rejection: Mutex<Option<ClusterError>>,
+        calls: Mutex<Vec<&'static str>>,
+    }
+
+    impl OneObject {
+        fn call(&self, name: &'static str) {
+            self.calls.lock().unwrap().push(name);
+        }
+
+        fn store(&self, name: &'static str, object: &Value) -> Result<Applied, ClusterError> {
+            self.call(name);
+            if let Some(error) = self.rejection.lock().unwrap().take() {
+                return Err(error);
+            }
+            let previous = self.live.lock().unwrap().replace(object.clone());
+            let action = match previous {
+                None => ResourceAction::Created,
+                Some(_) => ResourceAction::Configured,
+            };
+            Ok(Applied {
+                object: object.clone(),
+                action,
+            })
+        }
+    }
+
+    impl ClusterApi for OneObject {
+        async fn apply(&self, object: &Value, _: bool) -> Result<Applied, ClusterError> {
+            self.store("apply", object)
+        }
+
+        async fn replace(&self, object: &Value, _: bool) -> Result<Applied, ClusterError> {
+            self.store("replace", object)
+        }
+
+        async fn served(&self, _: &str, _: &str) -> Result<bool, ClusterError> {
+            Ok(true)
+        }
+
+        async fn get(&self, _: &ObjectKey) -> Result<Option<Value>, ClusterError> {
+            self.call("get");
+            Ok(self.live.lock().unwrap().clone())
+        }
+
+        async fn list_tracked(&self) -> Result<Vec<Value>, ClusterError> {
+            Ok(Vec::new())
+        }
+
+        async fn delete(&self, _: &ObjectKey, _: Propagation) -> Result<Deleted, ClusterError> {
+            self.call("delete");
+            Ok(match self.live.lock().unwrap().take() {
+                Some(_) => Deleted::Requested,
+                None => Deleted::AlreadyGone,
+            })
+        }
+
+        async fn pods_of(&self, _: &Value) -> Result<Vec<Value>, ClusterError> {
+            Ok(Vec::new())
+        }
+
+        fn now(&self) -> Timestamp {
+            Timestamp::UNIX_EPOCH
+        }
+
+        async fn sleep(&self, _: Duration) {}
+    }
+
+    fn immutable() -> ClusterError {
+        ClusterError::Rejected {
+            code: 422,
+            reason: "Invalid".to_owned(),
+            message: "spec.template: Invalid value: {}: field is immutable".to_owned(),
+        }
+    }
+
+    #[test]
+    fn each_policy_sends_its_requests() {
+        let object = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}});
+        let key = ObjectKey::of_object(&object).unwrap();
+        let cases: [(
+            &str,
+            bool,
+            Option<ClusterError>,
+            &[&str],
+            Option<ResourceAction>,
+        ); 6] = [
+            (
+                "",
+                false,
+                None,
+                &["apply"],
+                Some(ResourceAction::Configured),
+            ),
+            (
+                "Replace=true",
+                false,
+                None,
+                &["replace"],
+                Some(ResourceAction::Configured),
+            ),
+            (
+                "ApplyOutOfSyncOnly=true",
+                false,
+                None,
+                &["get"],
+                Some(ResourceAction::Unchanged),
+            ),
+            (
+                "ApplyOutOfSyncOnly=true",
+                true,
+                None,
+                &["get", "apply"],
+                Some(ResourceAction::Created),
+            ),
+            (
+                "Force=true",
+                false,
+                Some(immutable()),
+                &["apply", "delete", "get", "apply"],
+                Some(ResourceAction::Created),
+            ),
+            ("", false, Some(immutable()), &["apply"], None),
+        ];
+        for (options, absent, rejection, calls, action) in cases {
+            let cluster = OneObject::default();
+            if !absent {
+                *cluster.live.lock().unwrap() = Some(object.clone());
+            }
+            *cluster.rejection.lock().unwrap() = rejection;
+            let policy = WritePolicy::of(&options.parse().unwrap());
+            let written = futures::executor::block_on(write_object(
+                &cluster,
+                &key,
+                &object,
+                policy,
+                &ExecuteSettings::default(),
+            ));
+            assert_eq!(*cluster.calls.lock().unwrap(), calls, "{options}");
+            let found = written.result.as_ref().ok().map(|applied| applied.action);
+            assert_eq!(found, action, "{options}");
+            let recreated = written
+                .note
+                .is_some_and(|note| note.starts_with("recreated (Force=true) after: "));
+            assert_eq!(recreated, options == "Force=true", "{options}");
+        }
+    }
+}
