@@ -184,6 +184,16 @@ mod tests {
         async fn sleep(&self, _: Duration) {}
     }
 
+    /// Options, whether the object is absent, the first write's rejection, the calls expected
+    /// and the action recorded.
+    type Case = (
+        &'static str,
+        bool,
+        Option<ClusterError>,
+        &'static [&'static str],
+        Option<ResourceAction>,
+    );
+
     fn immutable() -> ClusterError {
         ClusterError::Rejected {
             code: 422,
@@ -196,13 +206,7 @@ mod tests {
     fn each_policy_sends_its_requests() {
         let object = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}});
         let key = ObjectKey::of_object(&object).unwrap();
-        let cases: [(
-            &str,
-            bool,
-            Option<ClusterError>,
-            &[&str],
-            Option<ResourceAction>,
-        ); 6] = [
+        let cases: [Case; 6] = [
             (
                 "",
                 false,
