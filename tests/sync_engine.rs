@@ -412,6 +412,28 @@ async fn apply_out_of_sync_only_skips_objects_that_match() {
 }
 
 #[tokio::test]
+async fn apply_out_of_sync_only_recognises_unchanged_workloads() {
+    let (ns, dir, _) = synced("sync-out-of-sync-shop", "shop").await;
+    let option = ["--sync-option", "ApplyOutOfSyncOnly=true"];
+    let run = sync(dir.path(), &ns.name, &option).await;
+    run.assert_succeeded();
+    let skipped = [
+        ("Namespace", ns.name.as_str()),
+        ("ConfigMap", "shop-config"),
+        ("Service", "shop-api"),
+        ("Deployment", "shop-api"),
+    ];
+    for (kind, name) in skipped {
+        let found = record_with_action(&run.state, kind, name, ResourceAction::Unchanged);
+        assert_eq!(
+            found.message, "already in sync (ApplyOutOfSyncOnly=true), not applied",
+            "{kind} {name}"
+        );
+    }
+    record_with_action(&run.state, "Job", "smoke-test", ResourceAction::Created);
+}
+
+#[tokio::test]
 async fn create_namespace_creates_the_missing_destination_first() {
     let ns = support::namespace(1, "sync-create-ns").await;
     let destination = format!("{}-auto", ns.name);
