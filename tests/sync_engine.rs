@@ -1,6 +1,8 @@
 //! `flotilla sync` end to end on the real control plane (cluster 1 with its node simulator): the
 //! order of Argo CD's sync, hook failures and SyncFail hooks, timeouts that name what blocks,
-//! pruning, hooks re-run, CRDs with their custom resources, and resuming an interrupted sync.
+//! pruning, hooks re-run, CRDs with their custom resources, resuming an interrupted sync, the sync
+//! options (Replace, Force, ApplyOutOfSyncOnly, CreateNamespace, SkipDryRunOnMissingResource),
+//! retries, dry runs, git sources and Ctrl-C.
 //! Order is asserted from the operation's records (kept in execution order) and from creation
 //! timestamps and conditions (one-second resolution, so compared with `<=`).
 
@@ -11,13 +13,16 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 
 use flotilla::sync::{HookPhase, HookType, OperationPhase, ResourceAction};
-use sync_support::{fixture, parse, record, recorded, sync, sync_command};
+use sync_support::{
+    fixture, names, parse, record, record_with_action, recorded, start_sync_until_applied, sync,
+    sync_command, synced,
+};
 
 fn created(object: &impl ResourceExt) -> Timestamp {
     object
@@ -30,10 +35,7 @@ fn created(object: &impl ResourceExt) -> Timestamp {
 
 #[tokio::test]
 async fn shop_example_applies_in_argo_cd_order() {
-    let ns = support::namespace(1, "sync-shop").await;
-    let dir = fixture("shop", &ns.name);
-    let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    let (ns, _dir, run) = synced("sync-shop", "shop").await;
     assert_eq!(run.state.phase, OperationPhase::Succeeded);
     assert_eq!(
         recorded(&run.state),
@@ -103,15 +105,7 @@ async fn failing_presync_job_aborts_and_runs_sync_fail_hooks() {
     let ns = support::namespace(1, "sync-presync-fail").await;
     let dir = fixture("presync-fail", &ns.name);
     let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(!run.success, "the exit code is non-zero");
-    assert_eq!(run.state.phase, OperationPhase::Failed);
-    assert!(
-        run.state
-            .message
-            .contains(&format!("Job {}/db-migrate hook failed", ns.name)),
-        "{}",
-        run.state.message
-    );
+    run.assert_failed_with(&format!("Job {}/db-migrate hook failed", ns.name));
     assert_eq!(
         record(&run.state, "Job", "db-migrate").hook_phase,
         Some(HookPhase::Failed)
@@ -169,7 +163,7 @@ async fn prune_respects_prune_false_prune_last_and_reverse_waves() {
     assert!(run.success, "{}", run.stderr);
     let second = fixture("prune-v2", &ns.name);
     let run = sync(second.path(), &ns.name, &["--prune"]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    run.assert_succeeded();
     assert_eq!(
         recorded(&run.state),
         [
@@ -185,16 +179,8 @@ async fn prune_respects_prune_false_prune_last_and_reverse_waves() {
         Some(ResourceAction::Pruned)
     );
     let config_maps: Api<ConfigMap> = ns.api();
-    let mut names: Vec<String> = config_maps
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .map(|c| c.name_any())
-        .filter(|n| n != "kube-root-ca.crt" && !n.starts_with("flotilla-operation-"))
-        .collect();
-    names.sort();
+    let mut names = names(&config_maps).await;
+    names.retain(|n| n != "kube-root-ca.crt" && !n.starts_with("flotilla-operation-"));
     assert_eq!(names, ["protected", "stay"]);
 }
 
@@ -221,24 +207,14 @@ async fn hooks_run_again_on_every_sync() {
         uids[0], uids[1],
         "the fixed-name hook was deleted and created again"
     );
-    let checks: Vec<String> = jobs
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .map(|j| j.name_any())
-        .filter(|n| n.starts_with("check-"))
-        .collect();
+    let mut checks = names(&jobs).await;
+    checks.retain(|n| n.starts_with("check-"));
     assert_eq!(checks.len(), 2, "one generated hook per sync: {checks:?}");
 }
 
 #[tokio::test]
 async fn crd_and_custom_resource_in_one_wave() {
-    let ns = support::namespace(1, "sync-crd").await;
-    let dir = fixture("crd", &ns.name);
-    let run = sync(dir.path(), &ns.name, &[]).await;
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    let (ns, _dir, run) = synced("sync-crd", "crd").await;
     assert_eq!(
         recorded(&run.state),
         [
@@ -263,24 +239,7 @@ async fn crd_and_custom_resource_in_one_wave() {
 async fn interrupted_sync_resumes_without_rerunning_finished_hooks() {
     let ns = support::namespace(1, "sync-interrupt").await;
     let dir = fixture("interrupt", &ns.name);
-    let mut child = sync_command(dir.path(), &ns.name, &[])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("starting flotilla sync");
-    let deployments: Api<Deployment> = ns.api();
-    support::eventually(
-        "wave 1 (Deployment slow) to be applied",
-        async || match deployments
-            .get_opt("slow")
-            .await
-            .map_err(|e| e.to_string())?
-        {
-            Some(_) => Ok(()),
-            None => Err("not yet".to_owned()),
-        },
-    )
-    .await;
+    let mut child = start_sync_until_applied(&ns, dir.path(), &[], "slow").await;
     child.kill().expect("killing flotilla sync");
     child.wait().expect("reaping flotilla sync");
     let jobs: Api<Job> = ns.api();
@@ -297,7 +256,7 @@ async fn interrupted_sync_resumes_without_rerunning_finished_hooks() {
         .unwrap()
         .expect("running flotilla sync again");
     let run = parse(&output);
-    assert!(run.success, "{}\n{:#?}", run.stderr, run.state);
+    run.assert_succeeded();
     assert!(run.stderr.contains("resuming operation"), "{}", run.stderr);
     assert!(
         !run.stderr.contains("apply PreSync"),
@@ -314,4 +273,463 @@ async fn interrupted_sync_resumes_without_rerunning_finished_hooks() {
         Some(HookPhase::Succeeded)
     );
     assert!(config_maps.get_opt("done").await.unwrap().is_some());
+}
+
+/// The managers and operations of an object's managed fields, e.g. `flotilla Apply`.
+fn managers(object: &impl ResourceExt) -> Vec<String> {
+    object
+        .meta()
+        .managed_fields
+        .iter()
+        .flatten()
+        .map(|entry| {
+            format!(
+                "{} {}",
+                entry.manager.as_deref().unwrap_or(""),
+                entry.operation.as_deref().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+/// Merge-patches a ConfigMap's data as another field manager would.
+async fn edit_data(api: &Api<ConfigMap>, name: &str, data: serde_json::Value) {
+    api.patch(
+        name,
+        &PatchParams {
+            field_manager: Some("someone-else".to_owned()),
+            ..PatchParams::default()
+        },
+        &Patch::Merge(serde_json::json!({ "data": data })),
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn replace_writes_the_whole_object_and_apply_merges() {
+    let (ns, dir, run) = synced("sync-replace", "replace").await;
+    let config_maps: Api<ConfigMap> = ns.api();
+    let replaced = config_maps.get("replaced").await.unwrap();
+    assert_eq!(
+        record(&run.state, "ConfigMap", "replaced").action,
+        Some(ResourceAction::Created)
+    );
+    assert!(
+        managers(&replaced).contains(&"flotilla Update".to_owned()),
+        "{:?}",
+        managers(&replaced)
+    );
+    let applied = config_maps.get("applied").await.unwrap();
+    assert!(
+        managers(&applied).contains(&"flotilla Apply".to_owned()),
+        "{:?}",
+        managers(&applied)
+    );
+
+    for name in ["replaced", "applied"] {
+        edit_data(&config_maps, name, serde_json::json!({"extra": "x"})).await;
+    }
+    let run = sync(dir.path(), &ns.name, &[]).await;
+    run.assert_succeeded();
+    let data = |c: ConfigMap| c.data.unwrap_or_default().into_keys().collect::<Vec<_>>();
+    assert_eq!(
+        data(config_maps.get("replaced").await.unwrap()),
+        ["a"],
+        "replaced whole"
+    );
+    assert_eq!(
+        data(config_maps.get("applied").await.unwrap()),
+        ["a", "extra"],
+        "merged"
+    );
+}
+
+#[tokio::test]
+async fn force_recreates_a_job_whose_template_changed() {
+    let (ns, _first, _) = synced("sync-force", "force-v1").await;
+    let jobs: Api<Job> = ns.api();
+    let before = jobs.get("rebuilt").await.unwrap().uid();
+
+    let second = fixture("force-v2", &ns.name);
+    let run = sync(second.path(), &ns.name, &[]).await;
+    assert!(!run.success, "the Job without Force=true cannot change");
+    let message = &run.state.message;
+    assert!(
+        message.contains(&format!("Job {}/pinned apply failed", ns.name))
+            && message.contains("field is immutable"),
+        "{message}"
+    );
+    let rebuilt = record_with_action(&run.state, "Job", "rebuilt", ResourceAction::Created);
+    assert!(
+        rebuilt
+            .message
+            .starts_with("recreated (Force=true) after: ")
+            && rebuilt.message.contains("field is immutable"),
+        "{}",
+        rebuilt.message
+    );
+    let job = jobs.get("rebuilt").await.unwrap();
+    assert_ne!(job.uid(), before, "deleted and created again");
+    let image = job.spec.unwrap().template.spec.unwrap().containers[0]
+        .image
+        .clone();
+    assert_eq!(image.as_deref(), Some("registry.example.com/work:2"));
+}
+
+#[tokio::test]
+async fn apply_out_of_sync_only_skips_objects_that_match() {
+    let (ns, dir, _) = synced("sync-out-of-sync", "out-of-sync-only").await;
+    let config_maps: Api<ConfigMap> = ns.api();
+    edit_data(&config_maps, "drifted", serde_json::json!({"k": "changed"})).await;
+    let steady_version = config_maps.get("steady").await.unwrap().resource_version();
+
+    let option = ["--sync-option", "ApplyOutOfSyncOnly=true"];
+    let run = sync(dir.path(), &ns.name, &option).await;
+    run.assert_succeeded();
+    let steady = record_with_action(&run.state, "ConfigMap", "steady", ResourceAction::Unchanged);
+    assert_eq!(
+        steady.message,
+        "already in sync (ApplyOutOfSyncOnly=true), not applied"
+    );
+    record_with_action(
+        &run.state,
+        "ConfigMap",
+        "drifted",
+        ResourceAction::Configured,
+    );
+    let data = config_maps
+        .get("drifted")
+        .await
+        .unwrap()
+        .data
+        .unwrap_or_default();
+    assert_eq!(data.get("k").map(String::as_str), Some("v"), "drift undone");
+    assert_eq!(
+        config_maps.get("steady").await.unwrap().resource_version(),
+        steady_version
+    );
+}
+
+#[tokio::test]
+async fn apply_out_of_sync_only_recognises_unchanged_workloads() {
+    let (ns, dir, _) = synced("sync-out-of-sync-shop", "shop").await;
+    let option = ["--sync-option", "ApplyOutOfSyncOnly=true"];
+    let run = sync(dir.path(), &ns.name, &option).await;
+    run.assert_succeeded();
+    let skipped = [
+        ("Namespace", ns.name.as_str()),
+        ("ConfigMap", "shop-config"),
+        ("Service", "shop-api"),
+        ("Deployment", "shop-api"),
+    ];
+    for (kind, name) in skipped {
+        let found = record_with_action(&run.state, kind, name, ResourceAction::Unchanged);
+        assert_eq!(
+            found.message, "already in sync (ApplyOutOfSyncOnly=true), not applied",
+            "{kind} {name}"
+        );
+    }
+    record_with_action(&run.state, "Job", "smoke-test", ResourceAction::Created);
+}
+
+#[tokio::test]
+async fn create_namespace_creates_the_missing_destination_first() {
+    let ns = support::namespace(1, "sync-create-ns").await;
+    let destination = format!("{}-auto", ns.name);
+    let dir = fixture("create-namespace", &ns.name);
+    let namespaces: Api<Namespace> = Api::all(ns.client.clone());
+    let without = sync(dir.path(), &destination, &[]).await;
+    assert!(
+        !without.success,
+        "no namespace without CreateNamespace=true"
+    );
+    assert!(namespaces.get_opt(&destination).await.unwrap().is_none());
+
+    let run = sync(
+        dir.path(),
+        &destination,
+        &["--sync-option", "CreateNamespace=true"],
+    )
+    .await;
+    run.assert_succeeded();
+    assert_eq!(
+        recorded(&run.state),
+        [
+            format!("Namespace {destination}"),
+            "ConfigMap inside".to_owned()
+        ]
+    );
+    assert_eq!(
+        record(&run.state, "Namespace", &destination).action,
+        Some(ResourceAction::Created)
+    );
+    let created = namespaces.get(&destination).await.unwrap();
+    assert!(
+        !created
+            .annotations()
+            .contains_key(flotilla::sync::TRACKING_ANNOTATION),
+        "never pruned: not tracked"
+    );
+    let config_maps: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &destination);
+    assert!(config_maps.get_opt("inside").await.unwrap().is_some());
+    namespaces
+        .delete(&destination, &Default::default())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn unserved_kinds_fail_before_writing_unless_skip_dry_run() {
+    let ns = support::namespace(1, "sync-missing-kind").await;
+    let dir = fixture("missing-kind", &ns.name);
+    let run = sync(dir.path(), &ns.name, &[]).await;
+    assert!(!run.success);
+    assert_eq!(run.state.phase, OperationPhase::Failed);
+    assert_eq!(
+        run.state.message,
+        format!(
+            "nothing was written: the server does not serve the kind of Gadget {}/g",
+            ns.name
+        )
+    );
+    assert_eq!(recorded(&run.state), ["Gadget g"]);
+    let config_maps: Api<ConfigMap> = ns.api();
+    assert!(
+        config_maps.get_opt("first").await.unwrap().is_none(),
+        "nothing written"
+    );
+
+    let dir = fixture("missing-kind-skip", &ns.name);
+    let run = sync(dir.path(), &ns.name, &[]).await;
+    run.assert_succeeded();
+    let crd = format!("gadgets.{}.skip.flotilla.dev", ns.name);
+    assert_eq!(
+        recorded(&run.state),
+        [
+            format!("CustomResourceDefinition {crd}"),
+            "Gadget g".to_owned()
+        ]
+    );
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(&format!("{}.skip.flotilla.dev", ns.name), "v1", "Gadget"),
+        "gadgets",
+    );
+    let gadgets: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &ns.name, &resource);
+    assert!(gadgets.get_opt("g").await.unwrap().is_some());
+}
+
+/// An Application file for a manifest directory, with `syncPolicy.retry`.
+fn application_with_retry(
+    dir: &std::path::Path,
+    namespace: &str,
+    limit: u32,
+    backoff: &str,
+) -> tempfile::NamedTempFile {
+    let text = format!(
+        "apiVersion: flotilla.dev/v1alpha1\nkind: Application\nmetadata: {{name: {namespace}}}\n\
+         spec:\n  project: default\n  source: {{repoURL: {}, path: .}}\n  \
+         destination: {{namespace: {namespace}}}\n  \
+         syncPolicy: {{retry: {{limit: {limit}, backoff: {{duration: {backoff}, factor: 1}}}}}}\n",
+        dir.display()
+    );
+    let file = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    file
+}
+
+#[tokio::test]
+async fn retry_succeeds_once_the_failure_goes_away() {
+    use std::io::BufRead;
+    let ns = support::namespace(1, "sync-retry").await;
+    let dir = fixture("retry", &ns.name);
+    let app = application_with_retry(dir.path(), &ns.name, 3, "3s");
+    let mut child = sync_command(app.path(), &ns.name, &[])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting flotilla sync");
+    let stderr = child.stderr.take().unwrap();
+    let (lines, first_retry) = tokio::task::spawn_blocking(move || {
+        let mut lines = Vec::new();
+        let mut reader = std::io::BufReader::new(stderr).lines();
+        for line in reader.by_ref() {
+            let line = line.unwrap();
+            let retrying = line.starts_with("retry 1 in");
+            lines.push(line);
+            if retrying {
+                return (lines, reader);
+            }
+        }
+        panic!("no retry announced: {lines:#?}");
+    })
+    .await
+    .unwrap();
+    let late = format!("{}-late", ns.name);
+    let namespaces: Api<Namespace> = Api::all(ns.client.clone());
+    namespaces
+        .create(
+            &Default::default(),
+            &support::object(serde_json::json!({"metadata": {"name": late}})),
+        )
+        .await
+        .unwrap();
+    let rest = tokio::task::spawn_blocking(move || {
+        let rest: Vec<String> = first_retry.map_while(Result::ok).collect();
+        (rest, child.wait_with_output().unwrap())
+    });
+    let (rest, output) = rest.await.unwrap();
+    let state: flotilla::sync::OperationState = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(output.status.success(), "{lines:#?}\n{rest:#?}\n{state:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("namespaces \"") && l.contains("not found")),
+        "{lines:#?}"
+    );
+    assert!(!rest.iter().any(|l| l.starts_with("retry 2")), "{rest:#?}");
+    assert_eq!(state.phase, OperationPhase::Succeeded);
+    let config_maps: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &late);
+    assert!(config_maps.get_opt("late").await.unwrap().is_some());
+    namespaces.delete(&late, &Default::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn retry_gives_up_after_its_limit() {
+    let ns = support::namespace(1, "sync-retry-limit").await;
+    let dir = fixture("retry", &ns.name);
+    let app = application_with_retry(dir.path(), &ns.name, 2, "1s");
+    let start = Instant::now();
+    let run = sync(app.path(), &ns.name, &[]).await;
+    assert!(!run.success);
+    assert!(
+        start.elapsed() >= Duration::from_secs(2),
+        "two pauses of 1s"
+    );
+    let retries: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("retry "))
+        .collect();
+    assert_eq!(retries.len(), 2, "{}", run.stderr);
+    assert!(
+        retries[1].starts_with("retry 2 in 1s after: wave 0: ConfigMap "),
+        "{retries:?}"
+    );
+    run.assert_failed_with(&format!("ConfigMap {}-late/late apply failed", ns.name));
+}
+
+#[tokio::test]
+async fn dry_run_writes_nothing() {
+    let ns = support::namespace(1, "sync-dry-run").await;
+    let dir = fixture("shop", &ns.name);
+    let run = sync(dir.path(), &ns.name, &["--dry-run"]).await;
+    run.assert_succeeded();
+    assert_eq!(run.state.phase, OperationPhase::Succeeded);
+    assert_eq!(run.state.resources.len(), 6, "{:#?}", recorded(&run.state));
+    assert!(
+        run.state
+            .resources
+            .iter()
+            .all(|r| r.message.starts_with("dry run")),
+        "{:#?}",
+        run.state
+    );
+    let config_maps: Api<ConfigMap> = ns.api();
+    assert_eq!(
+        names(&config_maps).await,
+        ["kube-root-ca.crt"],
+        "no ConfigMap, not even the operation's"
+    );
+    let deployments: Api<Deployment> = ns.api();
+    let jobs: Api<Job> = ns.api();
+    let services: Api<Service> = ns.api();
+    let written = [
+        names(&deployments).await,
+        names(&jobs).await,
+        names(&services).await,
+    ];
+    assert!(written.iter().all(Vec::is_empty), "{written:?}");
+}
+
+#[tokio::test]
+async fn application_from_a_file_git_repository_records_the_commit() {
+    let ns = support::namespace(1, "sync-git").await;
+    let manifests = fixture("create-namespace", &ns.name);
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join("deploy")).unwrap();
+    std::fs::copy(
+        manifests.path().join("app.yaml"),
+        repo.path().join("deploy/app.yaml"),
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .expect("running git");
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "manifests"]);
+    let commit = git(&["rev-parse", "HEAD"]);
+    let app = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+    std::fs::write(
+        app.path(),
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {0}}}\n\
+             spec:\n  project: default\n  source: {{repoURL: 'file://{1}', targetRevision: main, path: deploy}}\n  \
+             destination: {{namespace: {0}}}\n",
+            ns.name,
+            repo.path().display()
+        ),
+    )
+    .unwrap();
+    let run = sync(app.path(), &ns.name, &[]).await;
+    run.assert_succeeded();
+    assert_eq!(run.state.revision.as_deref(), Some(commit.as_str()));
+    let config_maps: Api<ConfigMap> = ns.api();
+    assert!(config_maps.get_opt("inside").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn sigint_terminates_the_operation_cleanly() {
+    let ns = support::namespace(1, "sync-sigint").await;
+    let dir = fixture("never-ready", &ns.name);
+    let child = start_sync_until_applied(&ns, dir.path(), &["--timeout", "2m"], "broken").await;
+    let interrupted = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("running kill");
+    assert!(interrupted.success());
+    let start = Instant::now();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .expect("waiting for flotilla sync");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        start.elapsed()
+    );
+    let run = parse(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a clean exit, not killed: {}",
+        run.stderr
+    );
+    assert_eq!(run.state.phase, OperationPhase::Terminated);
+    assert_eq!(run.state.message, "terminated by request during wave 0");
+    assert!(run.state.finished_at.is_some());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let config_maps: Api<ConfigMap> = ns.api();
+    assert!(
+        config_maps.get_opt("after-broken").await.unwrap().is_none(),
+        "nothing applied after"
+    );
 }

@@ -1,5 +1,5 @@
-//! The cluster as the sync executor sees it: a small trait of plain operations (apply, get, list
-//! tracked objects, delete, pods of a workload, clock). Implementations carry no sync decisions, so
+//! The cluster as the sync executor sees it: a small trait of plain operations (apply, replace,
+//! get, whether a kind is served, list tracked objects, delete, pods of a workload, clock). Implementations carry no sync decisions, so
 //! a real API server ([`super::kube_cluster::KubeCluster`]) and an embedded simulator can both
 //! stand behind it.
 
@@ -74,6 +74,13 @@ impl ClusterError {
     pub fn is_not_found(&self) -> bool {
         matches!(self, Self::Rejected { code: 404, .. })
     }
+
+    /// Whether the server rejected a write because it would change an immutable field (HTTP 422
+    /// with a message such as `spec.template: Invalid value: …: field is immutable`).
+    #[must_use]
+    pub fn is_immutable_field(&self) -> bool {
+        matches!(self, Self::Rejected { code: 422, message, .. } if message.contains("immutable"))
+    }
 }
 
 /// What the sync executor needs from a cluster.
@@ -85,6 +92,22 @@ pub trait ClusterApi: Sync {
         object: &Value,
         dry_run: bool,
     ) -> impl Future<Output = Result<Applied, ClusterError>> + Send;
+
+    /// Replaces `object` as a whole (an update without a resourceVersion, field manager
+    /// [`FIELD_MANAGER`]), or creates it when it does not exist, as `kubectl replace` /
+    /// `kubectl create` do; with `dry_run` nothing is persisted.
+    fn replace(
+        &self,
+        object: &Value,
+        dry_run: bool,
+    ) -> impl Future<Output = Result<Applied, ClusterError>> + Send;
+
+    /// Whether the server serves `kind` in `api_version` now (discovery).
+    fn served(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> impl Future<Output = Result<bool, ClusterError>> + Send;
 
     /// The live object, or None when it does not exist.
     fn get(
@@ -115,4 +138,36 @@ pub trait ClusterApi: Sync {
 
     /// Waits `duration` on this cluster's clock.
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn immutable_field_rejections() {
+        let rejected = |code, message: &str| ClusterError::Rejected {
+            code,
+            reason: "Invalid".to_owned(),
+            message: message.to_owned(),
+        };
+        let cases = [
+            (
+                rejected(
+                    422,
+                    "Job.batch \"m\" is invalid: spec.template: Invalid value: {}: field is immutable",
+                ),
+                true,
+            ),
+            (
+                rejected(422, "spec.ports[0].protocol: Unsupported value"),
+                false,
+            ),
+            (rejected(409, "field is immutable"), false),
+            (ClusterError::Unavailable("immutable".to_owned()), false),
+        ];
+        for (error, expected) in cases {
+            assert_eq!(error.is_immutable_field(), expected, "{error}");
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{
-    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy,
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, PropagationPolicy,
 };
 use kube::client::Body;
 use kube::core::Status;
@@ -104,21 +104,35 @@ impl KubeCluster {
     }
 }
 
-impl ClusterApi for KubeCluster {
-    async fn apply(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
+impl KubeCluster {
+    /// The resource type and collection URL of an object, with its name.
+    async fn address(&self, object: &Value) -> Result<(String, String), ClusterError> {
         let field = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or("");
         let (api_version, kind) = (field("apiVersion"), field("kind"));
         let metadata = object.get("metadata");
         let text = |name: &str| metadata.and_then(|m| m.get(name)).and_then(Value::as_str);
-        let name = text("name").unwrap_or("");
         let found = self.resource_type(api_version, kind).await?;
         let namespace = text("namespace").filter(|_| found.namespaced);
         let url = DynamicObject::url_path(&found.resource, namespace);
-        let mut params = PatchParams::apply(FIELD_MANAGER).force();
-        params.dry_run = dry_run;
-        let request = kube::core::Request::new(url)
-            .patch(name, &params, &Patch::Apply(object))
-            .map_err(|error| ClusterError::Unavailable(format!("building the request: {error}")))?;
+        Ok((url, text("name").unwrap_or("").to_owned()))
+    }
+
+    /// Sends a write (counted as an apply request) and reads the object it returns; the action
+    /// is Created on HTTP 201, else
+    /// Configured when our managed-fields entry was written by it, else Unchanged.
+    async fn write(
+        &self,
+        url: &str,
+        name: &str,
+        write: Write<'_>,
+    ) -> Result<Applied, ClusterError> {
+        let request = kube::core::Request::new(url);
+        let request = match write {
+            Write::Apply(params, object) => request.patch(name, params, &Patch::Apply(object)),
+            Write::Replace(params, body) => request.replace(name, params, body),
+            Write::Create(params, body) => request.create(params, body),
+        }
+        .map_err(|error| ClusterError::Unavailable(format!("building the request: {error}")))?;
         self.counter.add(RequestKind::Apply, 1);
         let started = Timestamp::now();
         let response = self
@@ -145,6 +159,52 @@ impl ClusterApi for KubeCluster {
             ResourceAction::Unchanged
         };
         Ok(Applied { object, action })
+    }
+}
+
+/// A write request.
+enum Write<'o> {
+    /// Server-side apply (PATCH).
+    Apply(&'o PatchParams, &'o Value),
+    /// Update of the whole object (PUT).
+    Replace(&'o PostParams, Vec<u8>),
+    /// Creation (POST).
+    Create(&'o PostParams, Vec<u8>),
+}
+
+impl ClusterApi for KubeCluster {
+    async fn apply(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
+        let (url, name) = self.address(object).await?;
+        let mut params = PatchParams::apply(FIELD_MANAGER).force();
+        params.dry_run = dry_run;
+        self.write(&url, &name, Write::Apply(&params, object)).await
+    }
+
+    async fn replace(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
+        let (url, name) = self.address(object).await?;
+        let params = PostParams {
+            dry_run,
+            field_manager: Some(FIELD_MANAGER.to_owned()),
+        };
+        let body = serde_json::to_vec(object)
+            .map_err(|error| ClusterError::Unavailable(format!("encoding {name}: {error}")))?;
+        match self
+            .write(&url, &name, Write::Replace(&params, body.clone()))
+            .await
+        {
+            Err(error) if error.is_not_found() => {
+                self.write(&url, &name, Write::Create(&params, body)).await
+            }
+            result => result,
+        }
+    }
+
+    async fn served(&self, api_version: &str, kind: &str) -> Result<bool, ClusterError> {
+        match self.resource_type(api_version, kind).await {
+            Ok(_) => Ok(true),
+            Err(ClusterError::UnknownKind { .. }) => Ok(false),
+            Err(error) => Err(error),
+        }
     }
 
     async fn get(&self, key: &ObjectKey) -> Result<Option<Value>, ClusterError> {

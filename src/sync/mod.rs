@@ -3,31 +3,39 @@
 //! an executor carries out what [`plan_step`] decides and records the results.
 
 mod annotations;
+mod create_namespace;
 mod hook;
 mod hook_name;
+mod in_sync;
 mod kind_order;
 mod live;
+mod normalize;
 mod options;
 mod order;
 mod phase;
 mod plan;
+mod preflight;
 mod prune;
 mod result;
 mod step;
 mod task;
 mod tracking;
+mod write;
 
 pub mod execute;
 
 pub use annotations::{HELM_WEIGHT_ANNOTATION, SYNC_WAVE_ANNOTATION, SyncAnnotations};
+pub use create_namespace::{namespace_object, namespace_to_create};
 pub use hook::{
     DELETE_POLICY_ANNOTATION, DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION,
     HOOK_ANNOTATION, HookError, HookType, parse_delete_policies, parse_helm_hooks,
     parse_hook_types,
 };
 pub use hook_name::hook_name;
+pub use in_sync::is_in_sync;
 pub use kind_order::kind_rank;
 pub use live::LiveObject;
+pub use normalize::normalize;
 pub use options::{
     COMPARE_OPTIONS_ANNOTATION, CompareOptions, OptionError, SYNC_OPTIONS_ANNOTATION,
     SyncOptionKey, SyncOptions,
@@ -35,6 +43,7 @@ pub use options::{
 pub use order::order_tasks;
 pub use phase::{SyncPhase, UnknownPhase};
 pub use plan::SyncPlan;
+pub use preflight::{MissingKindExcuse, PlannedKinds, planned_types, preflight_failures};
 pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
 pub use result::{
     HookPhase, OperationPhase, OperationState, ResourceAction, ResourceResult, ResultStatus,
@@ -44,6 +53,7 @@ pub use step::{
 };
 pub use task::{Batch, Hook, Promotion, SyncTask};
 pub use tracking::{TRACKING_ANNOTATION, is_managed_by, tracking_id};
+pub use write::{Write, WritePolicy};
 
 #[cfg(test)]
 mod step_tests;

@@ -113,6 +113,37 @@ impl SyncOptions {
     pub fn written(&self) -> impl Iterator<Item = (SyncOptionKey, bool)> + '_ {
         self.0.iter().map(|(key, value)| (*key, *value))
     }
+
+    /// These options over Application-wide ones: an option written here wins, an unwritten one
+    /// takes the Application's value.
+    #[must_use]
+    pub fn over(&self, application: &Self) -> Self {
+        let mut merged = application.0.clone();
+        merged.extend(self.written());
+        Self(merged)
+    }
+
+    /// Application-wide options (`syncPolicy.syncOptions`, one `Key=value` per item). Argo CD
+    /// options that do not concern a sync of objects (e.g. `PrunePropagationPolicy=foreground`,
+    /// `RespectIgnoreDifferences=true`) are returned apart rather than rejected, so existing
+    /// Applications work unchanged.
+    ///
+    /// # Errors
+    /// An item that is not `Key=value`, or a known option with a value other than true/false.
+    pub fn from_items<'i>(
+        items: impl IntoIterator<Item = &'i str>,
+    ) -> Result<(Self, Vec<String>), OptionError> {
+        let mut options = BTreeMap::new();
+        let mut ignored = Vec::new();
+        for item in items {
+            match item.parse::<Self>() {
+                Ok(parsed) => options.extend(parsed.0),
+                Err(OptionError::UnknownOption(_)) => ignored.push(item.trim().to_owned()),
+                Err(error) => return Err(error),
+            }
+        }
+        Ok((Self(options), ignored))
+    }
 }
 
 impl FromStr for SyncOptions {
@@ -215,6 +246,34 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(text.parse::<SyncOptions>(), Err(expected), "{text}");
         }
+    }
+
+    #[test]
+    fn object_options_override_application_options() {
+        let application: SyncOptions = "ApplyOutOfSyncOnly=true,Replace=true".parse().unwrap();
+        let object: SyncOptions = "Replace=false,Force=true".parse().unwrap();
+        let merged = object.over(&application);
+        assert!(merged.get(ApplyOutOfSyncOnly) && merged.get(Force) && !merged.get(Replace));
+        assert_eq!(SyncOptions::default().over(&application), application);
+    }
+
+    #[test]
+    fn application_items_keep_unknown_argo_cd_options_apart() {
+        let (options, ignored) = SyncOptions::from_items([
+            "CreateNamespace=true",
+            "PrunePropagationPolicy=foreground",
+            " PruneLast=true ",
+        ])
+        .unwrap();
+        assert!(options.get(CreateNamespace) && options.get(PruneLast));
+        assert_eq!(ignored, ["PrunePropagationPolicy=foreground"]);
+        assert_eq!(
+            SyncOptions::from_items(["Replace=yes"]).map(|_| ()),
+            Err(OptionError::BadValue {
+                key: Replace,
+                value: "yes".into()
+            })
+        );
     }
 
     #[test]

@@ -4,9 +4,12 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
-use flotilla::sync::{OperationState, ResourceResult};
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::Api;
+
+use flotilla::sync::{OperationPhase, OperationState, ResourceAction, ResourceResult};
 
 use crate::support;
 
@@ -44,6 +47,30 @@ pub fn sync_command(dir: &Path, namespace: &str, args: &[&str]) -> Command {
     command
 }
 
+/// Starts `flotilla sync` (output piped) and waits until it has applied the Deployment `name`.
+pub async fn start_sync_until_applied(
+    ns: &support::TestNamespace,
+    dir: &Path,
+    args: &[&str],
+    name: &str,
+) -> Child {
+    let child = sync_command(dir, &ns.name, args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting flotilla sync");
+    let deployments: Api<Deployment> = ns.api();
+    support::eventually(
+        &format!("Deployment {name} to be applied"),
+        async || match deployments.get_opt(name).await.map_err(|e| e.to_string())? {
+            Some(_) => Ok(()),
+            None => Err("not yet".to_owned()),
+        },
+    )
+    .await;
+    child
+}
+
 /// The outcome of one `flotilla sync` run.
 pub struct SyncRun {
     /// Whether it exited 0.
@@ -54,6 +81,21 @@ pub struct SyncRun {
     pub stderr: String,
 }
 
+impl SyncRun {
+    /// Fails the test, showing the live view and the result, unless the sync exited 0.
+    pub fn assert_succeeded(&self) {
+        assert!(self.success, "{}\n{:#?}", self.stderr, self.state);
+    }
+
+    /// Fails the test unless the sync exited non-zero with a Failed operation whose message
+    /// contains `text`.
+    pub fn assert_failed_with(&self, text: &str) {
+        assert!(!self.success, "the exit code is non-zero");
+        assert_eq!(self.state.phase, OperationPhase::Failed);
+        assert!(self.state.message.contains(text), "{}", self.state.message);
+    }
+}
+
 /// Runs `flotilla sync` to its end.
 pub async fn sync(dir: &Path, namespace: &str, args: &[&str]) -> SyncRun {
     let mut command = sync_command(dir, namespace, args);
@@ -62,6 +104,19 @@ pub async fn sync(dir: &Path, namespace: &str, args: &[&str]) -> SyncRun {
         .expect("the sync task")
         .expect("running flotilla sync");
     parse(&output)
+}
+
+/// A namespace for the test (named after `label`), the fixture `name` in it, and a first sync
+/// of the fixture that must succeed.
+pub async fn synced(
+    label: &str,
+    name: &str,
+) -> (support::TestNamespace, tempfile::TempDir, SyncRun) {
+    let ns = support::namespace(1, label).await;
+    let dir = fixture(name, &ns.name);
+    let run = sync(dir.path(), &ns.name, &[]).await;
+    run.assert_succeeded();
+    (ns, dir, run)
 }
 
 /// Reads a finished run's output.
@@ -80,6 +135,23 @@ pub fn parse(output: &Output) -> SyncRun {
     }
 }
 
+/// The names of the objects `api` lists, sorted.
+pub async fn names<K>(api: &Api<K>) -> Vec<String>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let mut names: Vec<String> = api
+        .list(&kube::api::ListParams::default())
+        .await
+        .expect("listing objects")
+        .items
+        .iter()
+        .map(kube::ResourceExt::name_any)
+        .collect();
+    names.sort();
+    names
+}
+
 /// `Kind name` of each record, in the order they were recorded.
 pub fn recorded(state: &OperationState) -> Vec<String> {
     state
@@ -87,6 +159,18 @@ pub fn recorded(state: &OperationState) -> Vec<String> {
         .iter()
         .map(|r| format!("{} {}", r.kind, r.name))
         .collect()
+}
+
+/// The record of `kind name`, failing the test unless it exists and its action is `action`.
+pub fn record_with_action<'s>(
+    state: &'s OperationState,
+    kind: &str,
+    name: &str,
+    action: ResourceAction,
+) -> &'s ResourceResult {
+    let found = record(state, kind, name);
+    assert_eq!(found.action, Some(action), "{found:#?}");
+    found
 }
 
 /// The record of `kind name`, failing the test when there is none.

@@ -19,7 +19,7 @@ use crate::cluster::operation_configmap::ConfigMapStore;
 use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
 use crate::sync::execute::{ExecuteSettings, SyncRequest, run_sync};
-use crate::sync::{OperationPhase, OperationState, SyncPlan};
+use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
 
 use source::SyncSource;
 use view::LiveView;
@@ -41,12 +41,17 @@ pub struct SyncArgs {
     /// Delete managed objects that are no longer desired.
     #[arg(long)]
     pub prune: bool,
+    /// An Application-wide sync option, e.g. ApplyOutOfSyncOnly=true, CreateNamespace=true,
+    /// Replace=true (repeatable; over the Application's syncPolicy.syncOptions).
+    #[arg(long = "sync-option", value_name = "KEY=VALUE", value_parser = parse_sync_option)]
+    pub sync_options: Vec<SyncOptions>,
     /// Server-side dry run: validate every object, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Fail the operation when it has not finished after this long (e.g. 90s, 10m).
-    #[arg(long, value_parser = parse_duration, default_value = "10m")]
-    pub timeout: Duration,
+    /// Fail the operation when it has not finished after this long (e.g. 90s, 10m; default:
+    /// the Application's flotilla.dev/sync-timeout annotation, else 10m).
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
     /// Pause before each new wave (Argo CD's ARGOCD_SYNC_WAVE_DELAY).
     #[arg(long, value_parser = parse_duration, default_value = "0s")]
     pub wave_delay: Duration,
@@ -104,12 +109,22 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::FAILURE);
     }
+    let sync_options = args
+        .sync_options
+        .iter()
+        .fold(source.sync_options.clone(), |application, option| {
+            option.over(&application)
+        });
     let settings = ExecuteSettings {
-        timeout: args.timeout,
+        timeout: args
+            .timeout
+            .or(source.timeout)
+            .unwrap_or(ExecuteSettings::default().timeout),
         wave_delay: args.wave_delay,
         prune: args.prune || source.prune,
-        prune_last: source.prune_last,
         retry: source.retry.clone(),
+        sync_options,
+        destination_namespace: Some(namespace.clone()),
         ..ExecuteSettings::default()
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -153,6 +168,11 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// One `--sync-option`: a known option with true or false.
+fn parse_sync_option(text: &str) -> Result<SyncOptions, crate::sync::OptionError> {
+    text.parse()
 }
 
 /// A summary like `argocd app sync` prints, then one row per object.

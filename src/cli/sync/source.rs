@@ -14,7 +14,8 @@ use crate::duration::{DurationError, parse_duration};
 use crate::manifest::DirectoryOptions;
 use crate::repo::LocalRepos;
 use crate::repo::git_cli::{GitCli, GitError};
-use crate::sync::execute::RetryPolicy;
+use crate::sync::execute::{RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
+use crate::sync::{OptionError, SyncOptions};
 
 /// Retries are capped: Argo CD's negative limit ("forever") becomes this many.
 const MAX_RETRIES: usize = 100;
@@ -34,6 +35,10 @@ pub enum SourceError {
     Git { file: String, error: GitError },
     #[error("{file}: syncPolicy.retry: {error}")]
     Retry { file: String, error: DurationError },
+    #[error("{file}: annotation {SYNC_TIMEOUT_ANNOTATION}: {error}")]
+    Timeout { file: String, error: DurationError },
+    #[error("{file}: syncPolicy.syncOptions: {error}")]
+    SyncOptions { file: String, error: OptionError },
     #[error("cannot write the files of commit {commit} to {dir}: {error}")]
     Checkout {
         commit: String,
@@ -59,8 +64,10 @@ pub struct SyncSource {
     pub retry: Option<RetryPolicy>,
     /// `syncPolicy.automated.prune`.
     pub prune: bool,
-    /// `syncPolicy.syncOptions: [PruneLast=true]`.
-    pub prune_last: bool,
+    /// `syncPolicy.syncOptions`, e.g. `CreateNamespace=true`.
+    pub sync_options: SyncOptions,
+    /// The Application's operation timeout ([`SYNC_TIMEOUT_ANNOTATION`]).
+    pub timeout: Option<std::time::Duration>,
     /// The temporary checkout, removed when the source is dropped.
     _checkout: Option<Checkout>,
 }
@@ -111,7 +118,8 @@ impl SyncSource {
             options: DirectoryOptions::default(),
             retry: None,
             prune: false,
-            prune_last: false,
+            sync_options: SyncOptions::default(),
+            timeout: None,
             _checkout: None,
         })
     }
@@ -188,6 +196,28 @@ impl SyncSource {
                 file: file.to_owned(),
                 error,
             })?;
+        let items = policy
+            .into_iter()
+            .flat_map(|p| p.sync_options.iter().map(String::as_str));
+        let (sync_options, ignored) =
+            SyncOptions::from_items(items).map_err(|error| SourceError::SyncOptions {
+                file: file.to_owned(),
+                error,
+            })?;
+        for option in ignored {
+            tracing::warn!(%file, %option, "sync option has no effect on flotilla sync");
+        }
+        let timeout = document
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.get(SYNC_TIMEOUT_ANNOTATION))
+            .map(|text| parse_duration(text))
+            .transpose()
+            .map_err(|error| SourceError::Timeout {
+                file: file.to_owned(),
+                error,
+            })?;
         Ok(Self {
             app: document.metadata.name,
             namespace: spec.destination.namespace.clone(),
@@ -198,8 +228,8 @@ impl SyncSource {
             prune: policy
                 .and_then(|p| p.automated.as_ref())
                 .is_some_and(|a| a.prune),
-            prune_last: policy
-                .is_some_and(|p| p.sync_options.iter().any(|o| o == "PruneLast=true")),
+            sync_options,
+            timeout,
             _checkout: checkout,
         })
     }
@@ -247,4 +277,81 @@ fn checkout(git: &GitCli, commit: &str, path: &str) -> Result<PathBuf, CheckoutE
     }
     std::fs::create_dir_all(&dir).map_err(io)?;
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::sync::SyncOptionKey;
+
+    /// Opens an Application of a local directory with these metadata annotations and
+    /// `syncPolicy` (YAML flow mappings).
+    fn open(annotations: &str, sync_policy: &str) -> Result<SyncSource, SourceError> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("app.yaml");
+        let text = format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\n\
+             metadata: {{name: shop, annotations: {annotations}}}\n\
+             spec:\n  project: default\n  source: {{repoURL: {}, path: .}}\n  \
+             destination: {{namespace: shop}}\n  syncPolicy: {sync_policy}\n",
+            dir.path().display()
+        );
+        std::fs::write(&file, text).unwrap();
+        SyncSource::open(&file, &LocalRepos::from_mappings::<&str>(&[]).unwrap())
+    }
+
+    #[test]
+    fn reads_sync_options_retry_and_timeout_of_an_application() {
+        let source = open(
+            "{flotilla.dev/sync-timeout: 90s}",
+            "{syncOptions: [CreateNamespace=true, PruneLast=true, RespectIgnoreDifferences=true], \
+             retry: {limit: 2, backoff: {duration: 1s, factor: 3}}}",
+        )
+        .unwrap();
+        assert_eq!(source.timeout, Some(Duration::from_secs(90)));
+        assert_eq!(
+            (source.app.as_deref(), source.namespace.as_deref()),
+            (Some("shop"), Some("shop"))
+        );
+        assert!(source.sync_options.get(SyncOptionKey::CreateNamespace));
+        assert!(source.sync_options.get(SyncOptionKey::PruneLast));
+        let retry = source.retry.unwrap();
+        assert_eq!(
+            (retry.limit, retry.duration, retry.factor),
+            (2, Duration::from_secs(1), 3.0)
+        );
+        let plain = open("{}", "{}").unwrap();
+        assert_eq!(
+            (plain.timeout, plain.sync_options),
+            (None, SyncOptions::default())
+        );
+    }
+
+    #[test]
+    fn rejects_unreadable_values_naming_the_file_and_field() {
+        let cases = [
+            (
+                "{flotilla.dev/sync-timeout: soon}",
+                "{}",
+                "annotation flotilla.dev/sync-timeout",
+            ),
+            (
+                "{}",
+                "{syncOptions: [Replace=yes]}",
+                "syncPolicy.syncOptions: sync option Replace",
+            ),
+        ];
+        for (annotations, policy, expected) in cases {
+            let error = open(annotations, policy)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("app.yaml: ") && error.contains(expected),
+                "{error}"
+            );
+        }
+    }
 }

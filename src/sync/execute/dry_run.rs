@@ -1,6 +1,7 @@
 //! `--dry-run`: every task of the plan (except SyncFail hooks) is sent to the server as a
-//! server-side dry-run apply, and prune candidates are listed; nothing is written and nothing is
-//! waited for. Objects that depend on a Namespace or CRD this sync would create cannot be checked
+//! server-side dry-run apply (a dry-run replace with `Replace=true`), and prune candidates are
+//! listed; nothing is written and nothing is waited for. Objects that depend on a Namespace or
+//! CRD this sync would create (or carry `SkipDryRunOnMissingResource=true`) cannot be checked
 //! yet; they are reported as such rather than as failures.
 
 use std::collections::BTreeSet;
@@ -9,10 +10,11 @@ use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::operation::desired;
+use super::settings::ExecuteSettings;
 use crate::cluster::api::{ClusterApi, ClusterError};
 use crate::sync::{
-    OperationPhase, OperationState, PruneTask, ResourceResult, ResultStatus, SyncPhase, SyncPlan,
-    SyncTask,
+    OperationPhase, OperationState, PlannedKinds, PruneTask, ResourceResult, ResultStatus,
+    SyncPhase, SyncPlan, SyncTask, WritePolicy, namespace_to_create,
 };
 
 /// Dry-runs `plan` and records what each object would do.
@@ -21,36 +23,40 @@ pub async fn dry_run<C: ClusterApi>(
     plan: &SyncPlan,
     prune: &[PruneTask],
     mut state: OperationState,
-    concurrency: usize,
+    settings: &ExecuteSettings,
 ) -> OperationState {
-    let created_namespaces: BTreeSet<&str> = plan
+    let application = &settings.sync_options;
+    let destination = settings.destination_namespace.as_deref();
+    let auto_namespace = namespace_to_create(plan, application, destination);
+    let mut created_namespaces: BTreeSet<&str> = plan
         .tasks
         .iter()
         .filter(|t| t.key.group.is_empty() && t.key.kind == "Namespace")
         .map(|t| t.key.name.as_str())
         .collect();
-    let created_kinds: BTreeSet<(String, String)> = plan
-        .tasks
-        .iter()
-        .filter(|t| t.key.kind == "CustomResourceDefinition")
-        .filter_map(|t| {
-            let spec = t.resource.body.get("spec")?;
-            let group = spec.get("group")?.as_str()?;
-            let kind = spec.pointer("/names/kind")?.as_str()?;
-            Some((group.to_owned(), kind.to_owned()))
-        })
-        .collect();
+    if let Some(key) = &auto_namespace {
+        created_namespaces.insert(key.name.as_str());
+        let mut record =
+            ResourceResult::for_object(key, SyncPhase::PreSync, 0, ResultStatus::Synced);
+        record.message = "created when missing (CreateNamespace=true; dry run)".to_owned();
+        state.resources.push(record);
+    }
+    let planned_kinds = PlannedKinds::of(plan);
     let tasks: Vec<&SyncTask> = plan
         .tasks
         .iter()
         .filter(|t| t.phase != SyncPhase::SyncFail)
         .collect();
-    let results: Vec<_> = futures::stream::iter(
-        tasks
-            .into_iter()
-            .map(|task| async move { (task, cluster.apply(&desired(task), true).await) }),
-    )
-    .buffered(concurrency.max(1))
+    let results: Vec<_> = futures::stream::iter(tasks.into_iter().map(|task| async move {
+        let object = desired(task);
+        let result = if WritePolicy::for_task(task, application).replace {
+            cluster.replace(&object, true).await
+        } else {
+            cluster.apply(&object, true).await
+        };
+        (task, result)
+    }))
+    .buffered(settings.concurrency.max(1))
     .collect()
     .await;
     for (task, result) in results {
@@ -62,11 +68,9 @@ pub async fn dry_run<C: ClusterApi>(
                 record.message = "dry run".to_owned();
             }
             Err(ClusterError::UnknownKind { .. })
-                if created_kinds.contains(&(task.key.group.clone(), task.key.kind.clone())) =>
+                if let Some(excuse) = planned_kinds.excuse(task, application) =>
             {
-                record.message =
-                    "dry run skipped: its CustomResourceDefinition is created by this sync"
-                        .to_owned();
+                record.message = format!("dry run skipped: {excuse}");
             }
             Err(error)
                 if error.is_not_found()

@@ -9,10 +9,11 @@ mod event;
 mod operation;
 mod settings;
 mod store;
+mod write;
 
 pub use begin::begin;
 pub use event::SyncEvent;
-pub use settings::{ExecuteSettings, RetryPolicy};
+pub use settings::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
 pub use store::{OperationStore, StoreError};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -87,12 +88,12 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
                 })?;
             let tracked: Vec<LiveObject> =
                 tracked.iter().filter_map(LiveObject::from_object).collect();
-            plan_prune(&plan, &tracked, request.app, settings.prune_last).tasks
+            plan_prune(&plan, &tracked, request.app, settings.prunes_last()).tasks
         } else {
             Vec::new()
         };
         let (state, _) = begin(None, request.revision, &base_id, now());
-        return Ok(dry_run::dry_run(cluster, &plan, &prune, state, settings.concurrency).await);
+        return Ok(dry_run::dry_run(cluster, &plan, &prune, state, settings).await);
     }
     let (mut state, resumed) = begin(store.load().await?, request.revision, &base_id, now());
     if resumed {

@@ -18,13 +18,15 @@ use crate::manifest::ObjectKey;
 use crate::sync::{
     Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
     ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,
-    SyncTask, TRACKING_ANNOTATION, Waiting, plan_step, tracking_id,
+    SyncTask, TRACKING_ANNOTATION, Waiting, WritePolicy, namespace_object, namespace_to_create,
+    normalize, plan_step, planned_types, preflight_failures, tracking_id,
 };
 
 use super::ExecuteError;
 use super::event::SyncEvent;
 use super::settings::ExecuteSettings;
 use super::store::OperationStore;
+use super::write::write_object;
 
 /// How an attempt ended.
 #[derive(Debug)]
@@ -178,7 +180,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             &self.plan,
             &tracked,
             self.context.app,
-            self.context.settings.prune_last,
+            self.context.settings.prunes_last(),
         );
         for kept in &prune.kept {
             tracing::info!(object = %kept.key, reason = %kept.reason, "not pruned");
@@ -202,6 +204,12 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         mut self,
         cancel: &mut watch::Receiver<bool>,
     ) -> Result<Attempt, ExecuteError> {
+        if self.state.resources.is_empty() && self.state.failure.is_none() {
+            if let Some(reason) = self.prepare().await? {
+                return self.end(OperationPhase::Failed, reason).await;
+            }
+            self.save().await?;
+        }
         loop {
             if *cancel.borrow() {
                 return self.terminate().await;
@@ -254,6 +262,84 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         }
     }
 
+    /// Before the first write of a fresh operation: checks that the server serves every kind
+    /// (see [`crate::sync::preflight_failures`]), then creates the destination namespace when
+    /// `CreateNamespace=true` and it is missing. Returns the failure, if any; a failed check
+    /// records the objects it names and writes nothing.
+    async fn prepare(&mut self) -> Result<Option<String>, ExecuteError> {
+        let cluster = self.context.cluster;
+        let settings = self.context.settings;
+        let mut unserved = std::collections::BTreeSet::new();
+        for (api_version, kind) in planned_types(&self.plan) {
+            let served = cluster.served(&api_version, &kind).await.map_err(|error| {
+                ExecuteError::Observe {
+                    what: format!("resource type {kind} in {api_version}"),
+                    error,
+                }
+            })?;
+            if !served {
+                unserved.insert((api_version, kind));
+            }
+        }
+        let failures = preflight_failures(&self.plan, &unserved, &settings.sync_options);
+        if !failures.is_empty() {
+            let now = Time(cluster.now());
+            let names: Vec<String> = failures
+                .iter()
+                .map(|(task, _)| task.key.to_string())
+                .collect();
+            for (task, message) in failures {
+                let mut record = ResourceResult::for_task(task, ResultStatus::SyncFailed);
+                record.message = message;
+                record.finished_at = Some(now.clone());
+                self.state.resources.push(record);
+            }
+            return Ok(Some(format!(
+                "nothing was written: the server does not serve the kind of {}",
+                names.join(", ")
+            )));
+        }
+        let namespace = settings.destination_namespace.as_deref();
+        let Some(key) = namespace_to_create(&self.plan, &settings.sync_options, namespace) else {
+            return Ok(None);
+        };
+        let existing = cluster
+            .get(&key)
+            .await
+            .map_err(|error| ExecuteError::Observe {
+                what: key.to_string(),
+                error,
+            })?;
+        if existing.is_some() {
+            return Ok(None);
+        }
+        let started = Time(cluster.now());
+        let applied = cluster.apply(&namespace_object(&key), false).await;
+        let status = match applied {
+            Ok(_) => ResultStatus::Synced,
+            Err(_) => ResultStatus::SyncFailed,
+        };
+        let mut record = ResourceResult::for_object(&key, SyncPhase::PreSync, 0, status);
+        record.started_at = Some(started);
+        record.finished_at = Some(Time(cluster.now()));
+        let failure = match applied {
+            Ok(applied) => {
+                record.action = Some(applied.action);
+                record.health = LiveObject::from_object(&applied.object).map(|l| l.health.status);
+                record.message = "created (CreateNamespace=true)".to_owned();
+                None
+            }
+            Err(error) => {
+                record.message = error.to_string();
+                Some(format!(
+                    "creating {key} (CreateNamespace=true) failed: {error}"
+                ))
+            }
+        };
+        self.state.resources.push(record);
+        Ok(failure)
+    }
+
     /// The limit that passed, if any: the operation timeout, or SyncFail hooks' own one.
     fn deadline_passed(&self) -> Option<Duration> {
         let settings = self.context.settings;
@@ -279,14 +365,16 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         let app = self.context.app;
         let applied: Vec<_> = futures::stream::iter(tasks.iter().map(|task| async move {
             let object = tracked(task, app);
-            (task, cluster.apply(&object, false).await)
+            let policy = WritePolicy::for_task(task, &settings.sync_options);
+            let written = write_object(cluster, &task.key, &object, policy, settings).await;
+            (task, written)
         }))
         .buffered(settings.concurrency.max(1))
         .collect()
         .await;
         let finished = Time(self.context.cluster.now());
-        for (task, result) in applied {
-            let mut record = match result {
+        for (task, written) in applied {
+            let mut record = match written.result {
                 Ok(applied) => {
                     let mut record = ResourceResult::for_task(task, ResultStatus::Synced);
                     record.action = Some(applied.action);
@@ -302,11 +390,17 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                     if task.hook.is_none() {
                         record.finished_at = Some(finished.clone());
                     }
+                    if let Some(note) = written.note {
+                        record.message = note;
+                    }
                     record
                 }
                 Err(error) => {
                     let mut record = ResourceResult::for_task(task, ResultStatus::SyncFailed);
-                    record.message = error.to_string();
+                    record.message = match written.note {
+                        Some(note) => format!("{error} ({note})"),
+                        None => error.to_string(),
+                    };
                     record.finished_at = Some(finished.clone());
                     record
                 }
@@ -543,9 +637,11 @@ fn tracked(task: &SyncTask, app: &str) -> Value {
     object
 }
 
-/// The task's body with `metadata.namespace` as its key says.
+/// The task's body with `metadata.namespace` as its key says, normalised (see
+/// [`crate::sync::normalize`]).
 pub(super) fn desired(task: &SyncTask) -> Value {
     let mut object = task.resource.body.clone();
+    normalize(&mut object);
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         match &task.key.namespace {
             Some(namespace) => {

@@ -1,11 +1,18 @@
-//! How an operation is carried out: timeouts, polling, wave delay, prune and retry settings.
+//! How an operation is carried out: timeouts, polling, wave delay, prune and retry settings, and
+//! the Application-wide sync options.
 
 use std::time::Duration;
+
+use crate::sync::SyncOptions;
+
+/// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m`.
+pub const SYNC_TIMEOUT_ANNOTATION: &str = "flotilla.dev/sync-timeout";
 
 /// Settings of one sync operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecuteSettings {
-    /// The operation fails when it has not finished after this long (default 10 min).
+    /// The operation fails when it has not finished after this long (default 10 min; per
+    /// Application with [`SYNC_TIMEOUT_ANNOTATION`]).
     pub timeout: Duration,
     /// SyncFail hooks get this long after the failure (default 2 min).
     pub sync_fail_timeout: Duration,
@@ -17,10 +24,16 @@ pub struct ExecuteSettings {
     pub concurrency: usize,
     /// Delete managed objects that are no longer desired.
     pub prune: bool,
-    /// Every prune waits until the Sync phase is Healthy (`PruneLast=true` on the Application).
+    /// Every prune waits until the Sync phase is Healthy (`PruneLast=true` on the Application;
+    /// `PruneLast=true` in `sync_options` has the same effect).
     pub prune_last: bool,
     /// Retries of a failed operation.
     pub retry: Option<RetryPolicy>,
+    /// Application-wide sync options (`syncPolicy.syncOptions`); an object's own
+    /// `sync-options` annotation wins over them.
+    pub sync_options: SyncOptions,
+    /// The destination namespace, created first when `sync_options` say `CreateNamespace=true`.
+    pub destination_namespace: Option<String>,
 }
 
 impl Default for ExecuteSettings {
@@ -34,7 +47,17 @@ impl Default for ExecuteSettings {
             prune: false,
             prune_last: false,
             retry: None,
+            sync_options: SyncOptions::default(),
+            destination_namespace: None,
         }
+    }
+}
+
+impl ExecuteSettings {
+    /// Whether every prune waits until the Sync phase is Healthy.
+    #[must_use]
+    pub fn prunes_last(&self) -> bool {
+        self.prune_last || self.sync_options.get(crate::sync::SyncOptionKey::PruneLast)
     }
 }
 
@@ -92,5 +115,24 @@ mod tests {
         let seconds: Vec<u64> = policy.delays().iter().map(Duration::as_secs).collect();
         assert_eq!(seconds, [5, 10, 20, 30, 30]);
         assert!(RetryPolicy::default().delays().is_empty());
+    }
+
+    #[test]
+    fn prune_last_from_the_flag_or_the_options() {
+        let options = |text: &str| text.parse::<SyncOptions>().unwrap();
+        let cases = [
+            (false, options(""), false),
+            (true, options(""), true),
+            (false, options("PruneLast=true"), true),
+            (false, options("PruneLast=false,Replace=true"), false),
+        ];
+        for (prune_last, sync_options, expected) in cases {
+            let settings = ExecuteSettings {
+                prune_last,
+                sync_options,
+                ..ExecuteSettings::default()
+            };
+            assert_eq!(settings.prunes_last(), expected, "{settings:?}");
+        }
     }
 }

@@ -1,0 +1,270 @@
+//! Writing one object as its [`WritePolicy`] decides: read the live object when the policy needs
+//! it, then skip, server-side apply or replace; after a rejection that the policy answers with a
+//! recreate (`Force=true` and an immutable field), delete the object, wait until it is gone and
+//! write it again.
+
+use serde_json::Value;
+
+use crate::cluster::api::{Applied, ClusterApi, ClusterError, FIELD_MANAGER, Propagation};
+use crate::manifest::ObjectKey;
+use crate::sync::{ResourceAction, Write, WritePolicy};
+
+use super::settings::ExecuteSettings;
+
+/// The outcome of writing one object, with a note for its record when the write was not a
+/// plain apply.
+pub struct Written {
+    /// What the server returned (the live object for a skipped write).
+    pub result: Result<Applied, ClusterError>,
+    /// E.g. `recreated (Force=true) after: … field is immutable`.
+    pub note: Option<String>,
+}
+
+/// Writes `object` (identified by `key`) as `policy` says.
+pub async fn write_object<C: ClusterApi>(
+    cluster: &C,
+    key: &ObjectKey,
+    object: &Value,
+    policy: WritePolicy,
+    settings: &ExecuteSettings,
+) -> Written {
+    let live = if policy.needs_live() {
+        cluster.get(key).await.ok().flatten()
+    } else {
+        None
+    };
+    let write = policy.write(object, live.as_ref(), FIELD_MANAGER);
+    if let (Write::Skip, Some(live)) = (write, live) {
+        return Written {
+            result: Ok(Applied {
+                object: live,
+                action: ResourceAction::Unchanged,
+            }),
+            note: Some("already in sync (ApplyOutOfSyncOnly=true), not applied".to_owned()),
+        };
+    }
+    let first = send(cluster, write, object).await;
+    let rejection = match first {
+        Err(error) if policy.recreate_after_rejection(error.is_immutable_field()) => error,
+        result => return Written { result, note: None },
+    };
+    let note = Some(format!("recreated (Force=true) after: {rejection}"));
+    if let Err(error) = cluster.delete(key, Propagation::Background).await {
+        let message = format!("{rejection}; deleting it to recreate it failed: {error}");
+        return Written {
+            result: Err(ClusterError::Unavailable(message)),
+            note,
+        };
+    }
+    if let Err(error) = wait_until_gone(cluster, key, settings).await {
+        return Written {
+            result: Err(error),
+            note,
+        };
+    }
+    Written {
+        result: send(cluster, write, object).await,
+        note,
+    }
+}
+
+async fn send<C: ClusterApi>(
+    cluster: &C,
+    write: Write,
+    object: &Value,
+) -> Result<Applied, ClusterError> {
+    match write {
+        Write::Replace => cluster.replace(object, false).await,
+        Write::Apply | Write::Skip => cluster.apply(object, false).await,
+    }
+}
+
+/// Polls until the object no longer exists, at most for the operation's timeout.
+async fn wait_until_gone<C: ClusterApi>(
+    cluster: &C,
+    key: &ObjectKey,
+    settings: &ExecuteSettings,
+) -> Result<(), ClusterError> {
+    let started = cluster.now();
+    loop {
+        if cluster.get(key).await?.is_none() {
+            return Ok(());
+        }
+        let waited = std::time::Duration::try_from(cluster.now().duration_since(started))
+            .unwrap_or_default();
+        if waited >= settings.timeout {
+            return Err(ClusterError::Unavailable(format!(
+                "{key} was deleted to be recreated (Force=true) and is still there after {}s",
+                waited.as_secs()
+            )));
+        }
+        cluster.sleep(settings.poll_interval).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use k8s_openapi::jiff::Timestamp;
+    use serde_json::json;
+
+    use super::*;
+    use crate::cluster::api::Deleted;
+
+    /// One object's cluster: records every call; the first write may be rejected.
+    #[derive(Default)]
+    struct OneObject {
+        live: Mutex<Option<Value>>,
+        rejection: Mutex<Option<ClusterError>>,
+        calls: Mutex<Vec<&'static str>>,
+    }
+
+    impl OneObject {
+        fn call(&self, name: &'static str) {
+            self.calls.lock().unwrap().push(name);
+        }
+
+        fn store(&self, name: &'static str, object: &Value) -> Result<Applied, ClusterError> {
+            self.call(name);
+            if let Some(error) = self.rejection.lock().unwrap().take() {
+                return Err(error);
+            }
+            let previous = self.live.lock().unwrap().replace(object.clone());
+            let action = match previous {
+                None => ResourceAction::Created,
+                Some(_) => ResourceAction::Configured,
+            };
+            Ok(Applied {
+                object: object.clone(),
+                action,
+            })
+        }
+    }
+
+    impl ClusterApi for OneObject {
+        async fn apply(&self, object: &Value, _: bool) -> Result<Applied, ClusterError> {
+            self.store("apply", object)
+        }
+
+        async fn replace(&self, object: &Value, _: bool) -> Result<Applied, ClusterError> {
+            self.store("replace", object)
+        }
+
+        async fn served(&self, _: &str, _: &str) -> Result<bool, ClusterError> {
+            Ok(true)
+        }
+
+        async fn get(&self, _: &ObjectKey) -> Result<Option<Value>, ClusterError> {
+            self.call("get");
+            Ok(self.live.lock().unwrap().clone())
+        }
+
+        async fn list_tracked(&self) -> Result<Vec<Value>, ClusterError> {
+            Ok(Vec::new())
+        }
+
+        async fn delete(&self, _: &ObjectKey, _: Propagation) -> Result<Deleted, ClusterError> {
+            self.call("delete");
+            Ok(match self.live.lock().unwrap().take() {
+                Some(_) => Deleted::Requested,
+                None => Deleted::AlreadyGone,
+            })
+        }
+
+        async fn pods_of(&self, _: &Value) -> Result<Vec<Value>, ClusterError> {
+            Ok(Vec::new())
+        }
+
+        fn now(&self) -> Timestamp {
+            Timestamp::UNIX_EPOCH
+        }
+
+        async fn sleep(&self, _: Duration) {}
+    }
+
+    /// Options, whether the object is absent, the first write's rejection, the calls expected
+    /// and the action recorded.
+    type Case = (
+        &'static str,
+        bool,
+        Option<ClusterError>,
+        &'static [&'static str],
+        Option<ResourceAction>,
+    );
+
+    fn immutable() -> ClusterError {
+        ClusterError::Rejected {
+            code: 422,
+            reason: "Invalid".to_owned(),
+            message: "spec.template: Invalid value: {}: field is immutable".to_owned(),
+        }
+    }
+
+    #[test]
+    fn each_policy_sends_its_requests() {
+        let object = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}});
+        let key = ObjectKey::of_object(&object).unwrap();
+        let cases: [Case; 6] = [
+            (
+                "",
+                false,
+                None,
+                &["apply"],
+                Some(ResourceAction::Configured),
+            ),
+            (
+                "Replace=true",
+                false,
+                None,
+                &["replace"],
+                Some(ResourceAction::Configured),
+            ),
+            (
+                "ApplyOutOfSyncOnly=true",
+                false,
+                None,
+                &["get"],
+                Some(ResourceAction::Unchanged),
+            ),
+            (
+                "ApplyOutOfSyncOnly=true",
+                true,
+                None,
+                &["get", "apply"],
+                Some(ResourceAction::Created),
+            ),
+            (
+                "Force=true",
+                false,
+                Some(immutable()),
+                &["apply", "delete", "get", "apply"],
+                Some(ResourceAction::Created),
+            ),
+            ("", false, Some(immutable()), &["apply"], None),
+        ];
+        for (options, absent, rejection, calls, action) in cases {
+            let cluster = OneObject::default();
+            if !absent {
+                *cluster.live.lock().unwrap() = Some(object.clone());
+            }
+            *cluster.rejection.lock().unwrap() = rejection;
+            let policy = WritePolicy::of(&options.parse().unwrap());
+            let written = futures::executor::block_on(write_object(
+                &cluster,
+                &key,
+                &object,
+                policy,
+                &ExecuteSettings::default(),
+            ));
+            assert_eq!(*cluster.calls.lock().unwrap(), calls, "{options}");
+            let found = written.result.as_ref().ok().map(|applied| applied.action);
+            assert_eq!(found, action, "{options}");
+            let recreated = written
+                .note
+                .is_some_and(|note| note.starts_with("recreated (Force=true) after: "));
+            assert_eq!(recreated, options == "Force=true", "{options}");
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! How one desired object is written, decided from its sync options (over the Application's):
+//! skipped when `ApplyOutOfSyncOnly=true` and the live object already matches, replaced (PUT, or
+//! created) with `Replace=true`, server-side applied otherwise; and, with `Force=true`, deleted
+//! and created again when the server rejects the write because an immutable field changed.
+//! `ServerSideApply=true` is the default here and changes nothing.
+
+use serde_json::Value;
+
+use super::in_sync::is_in_sync;
+use super::options::{SyncOptionKey, SyncOptions};
+use super::task::SyncTask;
+
+/// The write to send for an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    /// The live object already matches: record it Unchanged, send nothing.
+    Skip,
+    /// Server-side apply.
+    Apply,
+    /// Replace the whole object (create it when absent).
+    Replace,
+}
+
+/// The write options of one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WritePolicy {
+    /// `Replace=true`.
+    pub replace: bool,
+    /// `Force=true`.
+    pub force: bool,
+    /// `ApplyOutOfSyncOnly=true`.
+    pub out_of_sync_only: bool,
+}
+
+impl WritePolicy {
+    /// The policy of an object's effective options.
+    #[must_use]
+    pub fn of(options: &SyncOptions) -> Self {
+        Self {
+            replace: options.get(SyncOptionKey::Replace),
+            force: options.get(SyncOptionKey::Force),
+            out_of_sync_only: options.get(SyncOptionKey::ApplyOutOfSyncOnly),
+        }
+    }
+
+    /// The policy of a task: its options over the Application's. Hooks always run, so
+    /// `ApplyOutOfSyncOnly` never skips one.
+    #[must_use]
+    pub fn for_task(task: &SyncTask, application: &SyncOptions) -> Self {
+        let policy = Self::of(&task.options.over(application));
+        Self {
+            out_of_sync_only: policy.out_of_sync_only && task.hook.is_none(),
+            ..policy
+        }
+    }
+
+    /// Whether the live object must be read before deciding.
+    #[must_use]
+    pub fn needs_live(&self) -> bool {
+        self.out_of_sync_only
+    }
+
+    /// The write for `desired` (normalised, as it would be sent), given the live object when
+    /// [`Self::needs_live`] (None when it does not exist). `manager` is our field manager.
+    #[must_use]
+    pub fn write(&self, desired: &Value, live: Option<&Value>, manager: &str) -> Write {
+        let in_sync =
+            self.out_of_sync_only && live.is_some_and(|live| is_in_sync(desired, live, manager));
+        match (in_sync, self.replace) {
+            (true, _) => Write::Skip,
+            (false, true) => Write::Replace,
+            (false, false) => Write::Apply,
+        }
+    }
+
+    /// Whether a write the server rejected is followed by deleting the object and writing it
+    /// again (Argo CD's `--force`): only with `Force=true`, and only when the rejection was
+    /// about an immutable field.
+    #[must_use]
+    pub fn recreate_after_rejection(&self, immutable_field: bool) -> bool {
+        self.force && immutable_field
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn policy(options: &str) -> WritePolicy {
+        WritePolicy::of(&options.parse().unwrap())
+    }
+
+    #[test]
+    fn write_follows_the_options_and_the_live_object() {
+        let desired = json!({"kind": "ConfigMap", "data": {"a": "1"}});
+        let same = json!({"kind": "ConfigMap", "data": {"a": "1"}, "metadata": {"uid": "u"}});
+        let drifted = json!({"kind": "ConfigMap", "data": {"a": "2"}});
+        let cases = [
+            ("", Some(&same), Write::Apply),
+            ("Replace=true", Some(&same), Write::Replace),
+            ("ApplyOutOfSyncOnly=true", Some(&same), Write::Skip),
+            ("ApplyOutOfSyncOnly=true", Some(&drifted), Write::Apply),
+            ("ApplyOutOfSyncOnly=true", None, Write::Apply),
+            (
+                "ApplyOutOfSyncOnly=true,Replace=true",
+                Some(&same),
+                Write::Skip,
+            ),
+            (
+                "ApplyOutOfSyncOnly=true,Replace=true",
+                Some(&drifted),
+                Write::Replace,
+            ),
+            ("ServerSideApply=true", Some(&same), Write::Apply),
+        ];
+        for (options, live, expected) in cases {
+            let policy = policy(options);
+            assert_eq!(policy.needs_live(), options.contains("ApplyOutOfSyncOnly"));
+            assert_eq!(
+                policy.write(&desired, live, "flotilla"),
+                expected,
+                "{options} {live:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn hooks_are_never_skipped_and_object_options_win() {
+        let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, annotations: \
+                    {argocd.argoproj.io/sync-options: Replace=false}}\n---\napiVersion: v1\n\
+                    kind: ConfigMap\nmetadata: {name: h, annotations: {argocd.argoproj.io/hook: Sync}}\n";
+        let (resources, errors) =
+            crate::manifest::parse_documents(std::path::Path::new("t.yaml"), yaml);
+        assert_eq!(errors, vec![]);
+        let plan = crate::sync::SyncPlan::build(resources, "op").unwrap();
+        let application: SyncOptions = "ApplyOutOfSyncOnly=true,Replace=true".parse().unwrap();
+        let policies: Vec<(&str, WritePolicy)> = plan
+            .tasks
+            .iter()
+            .map(|t| (t.key.name.as_str(), WritePolicy::for_task(t, &application)))
+            .collect();
+        let expected = |replace, out_of_sync_only| WritePolicy {
+            replace,
+            force: false,
+            out_of_sync_only,
+        };
+        assert_eq!(
+            policies,
+            [("c", expected(false, true)), ("h", expected(true, false))]
+        );
+    }
+
+    #[test]
+    fn only_force_recreates_and_only_after_an_immutable_field() {
+        let cases = [
+            ("Force=true", true, true),
+            ("Force=true", false, false),
+            ("Force=true,Replace=true", true, true),
+            ("", true, false),
+            ("Force=false", true, false),
+        ];
+        for (options, immutable, expected) in cases {
+            assert_eq!(
+                policy(options).recreate_after_rejection(immutable),
+                expected,
+                "{options} {immutable}"
+            );
+        }
+    }
+}
