@@ -12,7 +12,9 @@ use std::fmt;
 use flotilla_generators::generator::{GenerateContext, GeneratedSet, GeneratorError, generate_all};
 use flotilla_generators::params::Params;
 use flotilla_generators::source::{ClusterInventory, GitReader};
-use flotilla_generators::template::{PreparedTemplate, Renderer, TemplateError, TemplateMode};
+use flotilla_generators::template::{
+    PreparedTemplate, RenderIntoError, Renderer, TemplateError, TemplateMode,
+};
 use serde_json::Value;
 
 use crate::api::application_set::ApplicationSetTemplate;
@@ -138,27 +140,45 @@ pub fn render_application_set(
         .prepare(&base)
         .map_err(|error| template_error(ParamSetRef::new(0, &Params::new()), error))?;
 
+    let not_a_template = |set: ParamSetRef, message: String| RenderError::Patch {
+        appset: appset_name.clone(),
+        set,
+        message: format!("the result is not a valid Application template: {message}"),
+    };
+
     let mut rendered = Vec::with_capacity(sets.len());
     for (index, GeneratedSet { params, template }) in sets.iter().enumerate() {
         // The reference to the parameter set is only built for an error message.
         let set = || ParamSetRef::new(index, params);
-        let value = match template {
-            None => prepared_base.render(params),
-            Some(over) => prepare_override(&renderer, over, &base).and_then(|p| p.render(params)),
-        }
-        .map_err(|error| template_error(set(), error))?;
-        let value = apply_template_patch(&renderer, spec.template_patch.as_deref(), value, params)
-            .map_err(|message| RenderError::Patch {
-                appset: appset_name.clone(),
-                set: set(),
-                message,
-            })?;
-        let template: ApplicationSetTemplate =
-            serde_json::from_value(value).map_err(|e| RenderError::Patch {
-                appset: appset_name.clone(),
-                set: set(),
-                message: format!("the result is not a valid Application template: {e}"),
-            })?;
+        let prepared_override;
+        let prepared = match template {
+            None => &prepared_base,
+            Some(over) => {
+                prepared_override = prepare_override(&renderer, over, &base)
+                    .map_err(|error| template_error(set(), error))?;
+                &prepared_override
+            }
+        };
+        let template: ApplicationSetTemplate = match spec.template_patch.as_deref() {
+            None => prepared.render_into(params).map_err(|error| match error {
+                RenderIntoError::Template(error) => template_error(set(), error),
+                RenderIntoError::Shape(message) => not_a_template(set(), message),
+            })?,
+            Some(patch) => {
+                let value = prepared
+                    .render(params)
+                    .map_err(|error| template_error(set(), error))?;
+                let value =
+                    apply_template_patch(&renderer, patch, value, params).map_err(|message| {
+                        RenderError::Patch {
+                            appset: appset_name.clone(),
+                            set: set(),
+                            message,
+                        }
+                    })?;
+                serde_json::from_value(value).map_err(|e| not_a_template(set(), e.to_string()))?
+            }
+        };
         rendered.push(template);
     }
     build_applications(appset, &sets, rendered)
@@ -176,11 +196,10 @@ fn prepare_override(
 /// `spec.project` must stay what the template says.
 fn apply_template_patch(
     renderer: &Renderer,
-    patch: Option<&str>,
+    patch: &str,
     mut value: Value,
     params: &Params,
 ) -> Result<Value, String> {
-    let Some(patch) = patch else { return Ok(value) };
     let text = renderer
         .render_str("templatePatch", patch, params)
         .map_err(|e| e.to_string())?;
@@ -200,7 +219,8 @@ fn apply_template_patch(
 }
 
 /// Validates the rendered templates (`rendered[i]` comes from `sets[i]`) and turns them into
-/// Applications sorted by name, or reports every invalid one.
+/// Applications sorted by name, or reports every invalid one. Only names and positions are
+/// sorted: each template is moved once, straight into its place in the result.
 fn build_applications(
     appset: &ApplicationSet,
     sets: &[GeneratedSet],
@@ -208,15 +228,15 @@ fn build_applications(
 ) -> Result<Vec<Application>, RenderError> {
     let appset_name = appset.metadata.name.clone().unwrap_or_default();
     let mut problems = Vec::new();
-    let mut by_name: BTreeMap<String, (usize, Application)> = BTreeMap::new();
-    for (index, template) in rendered.into_iter().enumerate() {
-        let name = template.metadata.name.clone();
+    let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
+    for (index, template) in rendered.iter().enumerate() {
+        let name = template.metadata.name.as_str();
         let problem = |reason: String| ApplicationProblem {
             set: ParamSetRef::new(index, &sets[index].params),
-            name: name.clone(),
+            name: name.to_string(),
             reason,
         };
-        if let Some(reason) = validate::invalid_name_reason(&name) {
+        if let Some(reason) = validate::invalid_name_reason(name) {
             problems.push(problem(reason));
             continue;
         }
@@ -227,22 +247,26 @@ fn build_applications(
             ));
             continue;
         }
-        if let Some((first, _)) = by_name.get(&name) {
+        if let Some(first) = by_name.get(name) {
             let first = ParamSetRef::new(*first, &sets[*first].params);
             problems.push(problem(format!("the same name is generated by {first}")));
             continue;
         }
-        let application = to_application(appset, &appset_name, template);
-        by_name.insert(name, (index, application));
+        by_name.insert(name, index);
     }
-    if problems.is_empty() {
-        Ok(by_name.into_values().map(|(_, app)| app).collect())
-    } else {
-        Err(RenderError::Invalid {
+    if !problems.is_empty() {
+        return Err(RenderError::Invalid {
             appset: appset_name,
             problems,
-        })
+        });
     }
+    let order: Vec<usize> = by_name.into_values().collect();
+    let mut slots: Vec<Option<ApplicationSetTemplate>> = rendered.into_iter().map(Some).collect();
+    Ok(order
+        .into_iter()
+        .filter_map(|index| slots[index].take())
+        .map(|template| to_application(appset, &appset_name, template))
+        .collect())
 }
 
 fn to_application(
@@ -253,7 +277,9 @@ fn to_application(
     let meta = template.metadata;
     let mut labels = meta.labels;
     labels.insert(APPLICATION_SET_LABEL.to_string(), appset_name.to_string());
-    let mut application = Application::new(&meta.name, template.spec);
+    // The name is moved in rather than copied by `Application::new`.
+    let mut application = Application::new("", template.spec);
+    application.metadata.name = Some(meta.name);
     application.metadata.namespace = meta.namespace.or_else(|| appset.metadata.namespace.clone());
     application.metadata.labels = Some(labels);
     application.metadata.annotations = (!meta.annotations.is_empty()).then_some(meta.annotations);

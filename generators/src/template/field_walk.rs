@@ -27,9 +27,9 @@ pub(crate) enum Node<T> {
 /// One entry of a compiled map.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct MapEntry<T> {
-    field: String,
-    key: Text<T>,
-    value: Node<T>,
+    pub(crate) field: String,
+    pub(crate) key: Text<T>,
+    pub(crate) value: Node<T>,
 }
 
 /// The path of `key` under `parent`: `metadata.name`.
@@ -124,12 +124,7 @@ impl<T> Node<T> {
                     let key = entry.key.render(render_text)?;
                     let value = entry.value.render(render_text)?;
                     if map.contains_key(&key) {
-                        return Err(TemplateError::new(
-                            &entry.field,
-                            format!(
-                                "rendered key {key:?} collides with another key of the same map"
-                            ),
-                        ));
+                        return Err(key_collision(&entry.field, &key));
                     }
                     map.insert(key, value);
                 }
@@ -137,6 +132,14 @@ impl<T> Node<T> {
             }
         })
     }
+}
+
+/// The error for a rendered map key equal to an earlier key of the same map.
+pub(crate) fn key_collision(field: &str, key: &str) -> TemplateError {
+    TemplateError::new(
+        field,
+        format!("rendered key {key:?} collides with another key of the same map"),
+    )
 }
 
 impl<T> Text<T> {

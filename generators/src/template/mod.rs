@@ -10,12 +10,15 @@ mod go_format;
 mod go_lexer;
 mod go_syntax;
 mod sprig;
+mod typed_render;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use self::fasttemplate::FastTemplate;
 use self::field_walk::{Node, compile};
 use self::go_engine::GoEngine;
+pub use self::typed_render::RenderIntoError;
 use crate::params::Params;
 
 /// How templates are interpreted, from `goTemplate` and `goTemplateOptions`.
@@ -192,6 +195,28 @@ impl PreparedTemplate {
             Compiled::Go { root, engine } => {
                 let mut rendered = engine.render_all(params)?;
                 root.render(&mut |_, &id| Ok(std::mem::take(&mut rendered[id])))
+            }
+        }
+    }
+
+    /// Renders the document with one parameter set straight into `D`: the same result and the
+    /// same errors as `serde_json::from_value` of [`Self::render`], without building the
+    /// document (map keys are read as strings).
+    ///
+    /// # Errors
+    /// What [`Self::render`] reports, or serde's message when the result does not fit `D`.
+    pub fn render_into<D: DeserializeOwned>(&self, params: &Params) -> Result<D, RenderIntoError> {
+        match &self.compiled {
+            Compiled::Fast(root) => {
+                typed_render::render_into(root, &mut |_, template: &FastTemplate| {
+                    Ok(template.render(params))
+                })
+            }
+            Compiled::Go { root, engine } => {
+                let mut rendered = engine.render_all(params)?;
+                typed_render::render_into(root, &mut |_, &id: &usize| {
+                    Ok(std::mem::take(&mut rendered[id]))
+                })
             }
         }
     }

@@ -2,6 +2,8 @@
 //! functions ApplicationSets use, and Argo CD's `normalize`/`slugify`, all registered with Go's
 //! argument order (a piped value is the last argument). Also the engine's internal helpers.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use minijinja::value::{Rest, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind};
@@ -67,7 +69,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     register_comparisons(env);
     env.add_function(RANGE_VALUES, range_values);
     env.add_function(RANGE_PAIRS, range_pairs);
-    env.add_function(REQUIRED, |value: Value, name: String| {
+    env.add_function(REQUIRED, |value: Value, name: &str| {
         if value.is_undefined() {
             Err(fail(format!("map has no entry for key {name}")))
         } else {
@@ -81,10 +83,10 @@ fn fail(message: String) -> Error {
 }
 
 /// A string parameter: nil and missing values are `""` (Go's zero value), other kinds are errors.
-fn string_arg(function: &str, value: &Value) -> Result<String, Error> {
+fn string_arg<'a>(function: &str, value: &'a Value) -> Result<Cow<'a, str>, Error> {
     match value.kind() {
-        ValueKind::Undefined | ValueKind::None => Ok(String::new()),
-        ValueKind::String => Ok(value.as_str().unwrap_or_default().to_string()),
+        ValueKind::Undefined | ValueKind::None => Ok(Cow::Borrowed("")),
+        ValueKind::String => Ok(Cow::Borrowed(value.as_str().unwrap_or_default())),
         kind => Err(fail(format!(
             "{function}: expected a string argument, got {kind} {}",
             go_string(value)
@@ -156,9 +158,10 @@ fn register_strings(env: &mut Environment<'static>) {
     });
     env.add_function("replace", |old: Value, new: Value, value: Value| {
         let text = string_arg("replace", &value)?;
-        Ok::<_, Error>(Value::from(
-            text.replace(&string_arg("replace", &old)?, &string_arg("replace", &new)?),
-        ))
+        Ok::<_, Error>(Value::from(text.replace(
+            &*string_arg("replace", &old)?,
+            &string_arg("replace", &new)?,
+        )))
     });
     env.add_function("splitList", |separator: Value, value: Value| {
         let (separator, text) = (
@@ -166,9 +169,7 @@ fn register_strings(env: &mut Environment<'static>) {
             string_arg("splitList", &value)?,
         );
         Ok::<_, Error>(Value::from(
-            text.split(separator.as_str())
-                .map(Value::from)
-                .collect::<Vec<_>>(),
+            text.split(&*separator).map(Value::from).collect::<Vec<_>>(),
         ))
     });
     env.add_function("join", |separator: Value, value: Value| {
@@ -182,7 +183,7 @@ fn register_strings(env: &mut Environment<'static>) {
                 .collect(),
             _ => vec![go_string(&value)],
         };
-        Ok::<_, Error>(Value::from(parts.join(&separator)))
+        Ok::<_, Error>(Value::from(parts.join(&*separator)))
     });
     env.add_function("quote", |values: Rest<Value>| {
         let quoted: Vec<String> = values
