@@ -218,14 +218,7 @@ async fn observe(
     app: &Application,
 ) -> Result<Observed, ApplicationError> {
     let name = app.name_any();
-    let cluster = ctx
-        .clusters
-        .for_destination(&app.spec.destination)
-        .await
-        .map_err(|error| ApplicationError::Destination {
-            app: name.clone(),
-            error,
-        })?;
+    let cluster = destination(ctx, app).await?;
     let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
     let plan = SyncPlan::load(
         &manifests.root,
@@ -267,13 +260,7 @@ async fn observe(
             }
         }
     }
-    let tracked: Vec<LiveObject> = cluster
-        .list_tracked()
-        .await
-        .map_err(|error| observe_error("the objects carrying the tracking annotation", error))?
-        .iter()
-        .filter_map(LiveObject::from_object)
-        .collect();
+    let tracked = tracked_objects(&cluster, &name).await?;
     let comparison = compare(
         &plan,
         &instance_name(app),
@@ -286,6 +273,36 @@ async fn observe(
         manifests,
         comparison,
     })
+}
+
+/// The cluster the Application's destination names.
+async fn destination(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<Arc<KubeCluster>, ApplicationError> {
+    ctx.clusters
+        .for_destination(&app.spec.destination)
+        .await
+        .map_err(|error| ApplicationError::Destination {
+            app: app.name_any(),
+            error,
+        })
+}
+
+/// Every object of the cluster that carries a tracking annotation (of any Application).
+async fn tracked_objects(
+    cluster: &KubeCluster,
+    app: &str,
+) -> Result<Vec<LiveObject>, ApplicationError> {
+    let objects = cluster
+        .list_tracked()
+        .await
+        .map_err(|error| ApplicationError::Observe {
+            app: app.to_owned(),
+            what: "the objects carrying the tracking annotation".to_owned(),
+            error,
+        })?;
+    Ok(objects.iter().filter_map(LiveObject::from_object).collect())
 }
 
 /// The source's manifests at `revision` (empty: the source's `targetRevision`), fetched off the
@@ -631,25 +648,8 @@ async fn delete_step(
     app: &Application,
 ) -> Result<Option<Action>, ApplicationError> {
     let name = app.name_any();
-    let cluster = ctx
-        .clusters
-        .for_destination(&app.spec.destination)
-        .await
-        .map_err(|error| ApplicationError::Destination {
-            app: name.clone(),
-            error,
-        })?;
-    let tracked: Vec<LiveObject> = cluster
-        .list_tracked()
-        .await
-        .map_err(|error| ApplicationError::Observe {
-            app: name.clone(),
-            what: "the objects carrying the tracking annotation".to_owned(),
-            error,
-        })?
-        .iter()
-        .filter_map(LiveObject::from_object)
-        .collect();
+    let cluster = destination(ctx, app).await?;
+    let tracked = tracked_objects(&cluster, &name).await?;
     match deletion_step(&instance_name(app), &tracked) {
         DeletionStep::Done => Ok(None),
         DeletionStep::Wait => Ok(Some(Action::requeue(DELETION_POLL))),

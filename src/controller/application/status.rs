@@ -13,7 +13,9 @@ use crate::api::application::{
     ApplicationCondition, ApplicationConditionType, ApplicationStatus, SyncStatus,
 };
 
-use super::compare::{Comparison, SyncCode};
+use crate::api::application_set_status::SyncStatusCode;
+
+use super::compare::Comparison;
 
 /// The merge patch of `/status` after a reconcile that compared (`Ok`) or failed with a
 /// condition (`Err`), or None when nothing needs writing. Fields the sync writes
@@ -37,7 +39,7 @@ pub fn status_patch(
         }
         Err((type_, message)) => {
             new.sync = Some(SyncStatus {
-                status: SyncCode::Unknown.as_str().to_owned(),
+                status: SyncStatusCode::Unknown.as_str().to_owned(),
                 revision: String::new(),
             });
             set_condition(&mut new.conditions, type_, message, now);
