@@ -16,7 +16,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client, Resource, ResourceExt};
 
 use super::appset::diff::{Plan, plan};
 use super::appset::ownership::{
@@ -25,6 +25,7 @@ use super::appset::ownership::{
 use super::appset::requeue::git_poll_interval;
 use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::validate::{ForeignNamespace, same_namespace};
+use super::events::{EventPublisher, EventReason};
 use super::metrics::Metrics;
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
@@ -46,6 +47,7 @@ pub struct AppSetContext {
     /// Poll interval of git generators without `requeueAfterSeconds`.
     pub git_poll: Duration,
     pub metrics: Arc<Metrics>,
+    pub events: EventPublisher,
     /// Consecutive failures per ApplicationSet, for the backoff.
     failures: Mutex<BTreeMap<String, u32>>,
 }
@@ -61,6 +63,7 @@ impl AppSetContext {
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
+            events: EventPublisher::new(client.clone()),
             client,
             namespace,
             repos,
@@ -177,6 +180,7 @@ pub async fn reconcile(
     };
     write_status(&ctx, &appset, &outcome, &remaining).await?;
     clear_refresh(&ctx, &appset).await?;
+    publish_outcome(&ctx, &appset, &result).await;
     if let Ok(plan) = &result {
         tracing::info!(
             appset = %name,
@@ -192,6 +196,35 @@ pub async fn reconcile(
     ctx.metrics.reconciled(None);
     Ok(git_poll_interval(&appset.spec.generators, ctx.git_poll)
         .map_or_else(Action::await_change, Action::requeue))
+}
+
+/// An Event when Applications were written, or when the reconcile failed.
+async fn publish_outcome(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    result: &Result<Plan, ReconcileError>,
+) {
+    let (reason, note) = match result {
+        Ok(plan) if plan.create.is_empty() && plan.update.is_empty() && plan.delete.is_empty() => {
+            return;
+        }
+        Ok(plan) => (
+            EventReason::ApplicationsGenerated,
+            format!(
+                "created {}, updated {}, deleted {} Application(s)",
+                plan.create.len(),
+                plan.update.len(),
+                plan.delete.len()
+            ),
+        ),
+        Err(error) => (
+            EventReason::ApplicationSetError,
+            format!("{}: {error}", error.reason()),
+        ),
+    };
+    ctx.events
+        .publish(&appset.object_ref(&()), reason, note)
+        .await;
 }
 
 /// The Applications this ApplicationSet owns now (label and controller owner reference).

@@ -13,6 +13,7 @@ mod write;
 
 pub use begin::begin;
 pub use event::SyncEvent;
+pub use operation::tracked;
 pub use settings::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
 pub use store::{OperationStore, StoreError};
 
