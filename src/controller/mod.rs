@@ -1,11 +1,12 @@
 //! The controller: reconciles ApplicationSets into Applications in one namespace while holding a
 //! Lease. The decisions live in the pure [`appset`] core; the files beside it are the I/O shell
-//! ([`appset_reconciler`], [`leader`], [`metrics`]) and [`run`] ties them together.
+//! ([`appset_reconciler`], [`rollout`], [`leader`], [`metrics`]) and [`run`] ties them together.
 
 pub mod appset;
 pub mod appset_reconciler;
 pub mod leader;
 pub mod metrics;
+pub mod rollout;
 
 use std::sync::Arc;
 
