@@ -189,6 +189,13 @@ mod tests {
         }
     }
 
+    /// (old status, new status, expected (reason, warning, note)).
+    type Case<'a> = (
+        Option<&'a ApplicationSetStatus>,
+        &'a ApplicationSetStatus,
+        &'a [(&'a str, bool, &'a str)],
+    );
+
     #[test]
     fn events_mark_step_starts_completion_stalls_pauses_and_resumes() {
         use ProgressReason::{
@@ -211,11 +218,7 @@ mod tests {
             ],
             ApplicationSetRolloutComplete,
         );
-        let cases: [(
-            Option<&ApplicationSetStatus>,
-            &ApplicationSetStatus,
-            &[(&str, bool, &str)],
-        ); 7] = [
+        let cases: [Case<'_>; 7] = [
             (
                 None,
                 &step1,
