@@ -86,10 +86,15 @@ pub fn status_table(appset: &ApplicationSet, now: Timestamp) -> String {
             ConditionStatus::False => "False",
             ConditionStatus::Unknown => "Unknown",
         };
+        let message = if condition.message.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", condition.message)
+        };
         let _ = writeln!(
             out,
-            "{:?}={value} ({}): {}",
-            condition.type_, condition.reason, condition.message
+            "{:?}={value} ({}){message}",
+            condition.type_, condition.reason
         );
     }
     if status.application_status.is_empty() {
