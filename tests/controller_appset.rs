@@ -21,7 +21,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
-use support::{TestNamespace, apply, eventually, namespace, object, wait_until};
+use support::{TestNamespace, apply, eventually, git, namespace, object, wait_until};
 
 /// A controller running in this test process.
 struct Running {
@@ -324,17 +324,6 @@ async fn the_clusters_generator_reacts_to_a_new_cluster_secret() {
         Some("https://edge.example.com")
     );
     controller.stop().await;
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
 }
 
 fn add_app_dir(repo: &Path, name: &str) {

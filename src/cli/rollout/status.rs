@@ -162,22 +162,16 @@ pub fn status_table(appset: &ApplicationSet, now: Timestamp) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
+    use crate::controller::appset::test_fixtures::appset;
 
     #[test]
     fn rows_are_grouped_by_step_with_health_sync_and_age() {
-        let appset: ApplicationSet = serde_json::from_value(json!({
-            "apiVersion": "flotilla.dev/v1alpha1",
-            "kind": "ApplicationSet",
-            "metadata": {"name": "stack"},
-            "spec": {
-                "generators": [],
-                "template": {"metadata": {"name": "x"}, "spec": {"project": "p", "source": {"repoURL": "r"}, "destination": {}}},
-                "strategy": {"type": "RollingSync", "paused": true}
-            },
-            "status": {
+        let appset = appset(
+            json!({"type": "RollingSync", "paused": true}),
+            json!({
                 "conditions": [{"type": "RolloutProgressing", "status": "True", "reason": "RolloutPaused", "message": "step 2 of 2 paused"}],
                 "applicationStatus": [
                     {"application": "stray", "status": "Waiting", "step": "-1"},
@@ -191,9 +185,8 @@ mod tests {
                     {"group": "flotilla.dev", "version": "v1alpha1", "kind": "Application", "namespace": "ns", "name": "web",
                      "status": "OutOfSync", "health": {"status": "Progressing"}}
                 ]
-            }
-        }))
-        .unwrap();
+            }),
+        );
         let now: Timestamp = "2025-01-01T00:01:30Z".parse().unwrap();
         let expected = "\
 ApplicationSet stack (paused)
@@ -208,13 +201,7 @@ STEP  APPLICATION  ROLLOUT      HEALTH       SYNC       TARGET   SINCE  MESSAGE
 
     #[test]
     fn an_unreconciled_set_says_so() {
-        let appset: ApplicationSet = serde_json::from_value(json!({
-            "apiVersion": "flotilla.dev/v1alpha1",
-            "kind": "ApplicationSet",
-            "metadata": {"name": "stack"},
-            "spec": {"generators": [], "template": {"metadata": {"name": "x"}, "spec": {"project": "p", "source": {"repoURL": "r"}, "destination": {}}}}
-        }))
-        .unwrap();
+        let appset = appset(Value::Null, Value::Null);
         assert!(status_table(&appset, Timestamp::now()).ends_with("not reconciled it\n"));
     }
 }

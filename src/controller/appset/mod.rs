@@ -11,4 +11,6 @@ pub mod rollout_input;
 pub mod rollout_status;
 pub mod status;
 pub mod sync_request;
+#[cfg(test)]
+pub mod test_fixtures;
 pub mod validate;

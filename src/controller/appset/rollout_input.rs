@@ -167,6 +167,7 @@ mod tests {
 
     use super::*;
     use crate::api::application_set_status::{HealthStatusCode, SyncStatusCode};
+    use crate::controller::appset::test_fixtures::appset;
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(second).unwrap()
@@ -196,21 +197,6 @@ mod tests {
             }
             (base, patch) => *base = patch,
         }
-    }
-
-    fn appset(strategy: serde_json::Value, status: serde_json::Value) -> ApplicationSet {
-        serde_json::from_value(json!({
-            "apiVersion": "flotilla.dev/v1alpha1",
-            "kind": "ApplicationSet",
-            "metadata": {"name": "stack"},
-            "spec": {
-                "generators": [],
-                "template": {"metadata": {"name": "x"}, "spec": {"project": "p", "source": {"repoURL": "r"}, "destination": {}}},
-                "strategy": strategy
-            },
-            "status": status
-        }))
-        .unwrap()
     }
 
     #[test]
