@@ -631,7 +631,9 @@ async fn a_failing_database_stalls_the_rollout_within_its_deadline() {
     assert_eq!(status, ConditionStatus::False);
     assert!(
         message.contains("platform-database")
-            && (message.contains("progressDeadline") || message.contains("Degraded")),
+            && ["progressDeadline", "Degraded", "sync Failed"]
+                .iter()
+                .any(|why| message.contains(why)),
         "the condition names the database and why: {message}"
     );
     let stalled_after = k8s_openapi::jiff::Timestamp::now().as_second() - promoted_at.as_second();
