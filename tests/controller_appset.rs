@@ -2,83 +2,25 @@
 //! fresh namespace per test: Applications generated with owner references and the label,
 //! `applicationsSync` policies, no writes when nothing changed, invalid input that changes
 //! nothing, the clusters generator reacting to a cluster Secret, the refresh annotation on a git
-//! generator, and leader election between two controllers.
+//! generator, and leader election between two controllers (which run both reconcilers).
 
+mod controller_support;
 mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
+use controller_support::{git, setup, start};
 use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
-use flotilla::controller::appset_reconciler::{AppSetContext, REFRESH_ANNOTATION};
-use flotilla::controller::leader::{LeaseConfig, LeaseLock};
-use flotilla::controller::metrics::Metrics;
-use flotilla::repo::LocalRepos;
+use flotilla::controller::appset::ownership::RESOURCES_FINALIZER;
+use flotilla::controller::appset_reconciler::REFRESH_ANNOTATION;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
-use support::{TestNamespace, apply, eventually, git, namespace, object, wait_until};
-
-/// A controller running in this test process.
-struct Running {
-    metrics: Arc<Metrics>,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Running {
-    /// Stops it gracefully (it releases the Lease) and waits until it has.
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.task.await.expect("the controller task ends cleanly");
-    }
-}
-
-/// A namespace with the CRDs installed.
-async fn setup(label: &str) -> TestNamespace {
-    let ns = namespace(1, label).await;
-    support::install_flotilla_crds(&ns.client).await;
-    ns
-}
-
-/// Starts a controller for the namespace with a short Lease.
-fn start(ns: &TestNamespace, identity: &str) -> Running {
-    let metrics = Arc::new(Metrics::default());
-    let ctx = AppSetContext::new(
-        ns.client.clone(),
-        ns.name.clone(),
-        LocalRepos::default(),
-        Duration::from_secs(180),
-        Arc::clone(&metrics),
-    );
-    let lease = LeaseLock::new(
-        ns.client.clone(),
-        &ns.name,
-        LeaseConfig {
-            name: "flotilla-controller".into(),
-            identity: identity.into(),
-            duration: Duration::from_secs(2),
-            retry: Duration::from_millis(300),
-        },
-    );
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        flotilla::controller::run(Arc::new(ctx), lease, async {
-            let _ = stopped.await;
-        })
-        .await
-        .expect("the Lease stays writable");
-    });
-    Running {
-        metrics,
-        stop,
-        task,
-    }
-}
+use support::{TestNamespace, apply, eventually, object, wait_until};
 
 /// An ApplicationSet whose list generator yields one Application per name.
 fn list_appset(names: &[&str], path_prefix: &str, policy: Option<&str>) -> ApplicationSet {
@@ -193,8 +135,9 @@ async fn generated_applications_are_owned_unchanged_ones_not_written_removed_one
         );
         assert_eq!(app.labels()[APPLICATION_SET_LABEL], "stack");
         assert_eq!(
-            app.metadata.finalizers, None,
-            "no finalizer until the Application controller prunes"
+            app.metadata.finalizers,
+            Some(vec![RESOURCES_FINALIZER.to_string()]),
+            "resources are deleted with the Application"
         );
     }
     let stored = wait_until(&appsets, "stack", "status with three resources", |a| {

@@ -4,6 +4,7 @@
 //! ApplicationSet's status is recorded through a watch, and each Application's `status.history`
 //! says when its syncs started and ended; the assertions read those records.
 
+mod controller_support;
 mod support;
 
 use std::collections::BTreeMap;
@@ -12,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use controller_support::{commit, repository};
 use flotilla::api::application::RevisionHistory;
 use flotilla::api::application_set_status::{
     ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
@@ -24,7 +26,7 @@ use kube::api::{ListParams, PostParams};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
-use support::{TestNamespace, apply, eventually_within, git, namespace, object};
+use support::{TestNamespace, apply, eventually_within, namespace, object};
 
 /// How long a whole rollout may take.
 const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(150);
@@ -55,12 +57,7 @@ impl Pods {
 
 impl Repo {
     fn new() -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix("rollout-repo-")
-            .tempdir()
-            .expect("a temporary directory");
-        git(dir.path(), &["init", "-q", "-b", "main"]);
-        Self { dir }
+        Self { dir: repository() }
     }
 
     fn url(&self) -> String {
@@ -103,24 +100,18 @@ impl Repo {
 
     /// Commits everything and returns the commit.
     fn commit(&self, message: &str) -> String {
-        git(self.dir.path(), &["add", "-A"]);
-        git(self.dir.path(), &["commit", "-q", "-m", message]);
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(self.dir.path())
-            .args(["rev-parse", "HEAD"])
-            .output()
-            .expect("git runs");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        commit(self.dir.path(), &[], message)
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // The controller as a process
 
-/// `flotilla controller` for one namespace on cluster 1, logging to the control plane's logs.
+/// `flotilla controller` for one namespace on cluster 1, logging to the control plane's logs,
+/// comparing Applications every 2 s, with its own repository cache.
 struct Controller {
     child: Child,
+    _cache: tempfile::TempDir,
 }
 
 impl Controller {
@@ -130,6 +121,7 @@ impl Controller {
             .join(format!("{}-{identity}.log", ns.name));
         let log = std::fs::File::create(&log_path)
             .unwrap_or_else(|e| panic!("creating {}: {e}", log_path.display()));
+        let cache = tempfile::tempdir().expect("a repository cache directory");
         let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .args([
                 "controller",
@@ -137,7 +129,11 @@ impl Controller {
                 &ns.name,
                 "--identity",
                 identity,
+                "--app-resync",
+                "2s",
+                "--repo-cache",
             ])
+            .arg(cache.path())
             .arg("--kubeconfig")
             .arg(support::kubeconfig_path(1))
             .env("RUST_LOG", "info")
@@ -147,7 +143,10 @@ impl Controller {
             .stderr(log)
             .spawn()
             .expect("starts flotilla controller");
-        Self { child }
+        Self {
+            child,
+            _cache: cache,
+        }
     }
 
     /// SIGTERM (the controller releases its Lease) and waits for the exit.

@@ -180,6 +180,36 @@ pub struct ApplicationStatus {
     /// When sync and health were last computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconciled_at: Option<Time>,
+    /// Errors that keep the controller from comparing, syncing or deleting (as in Argo CD:
+    /// present while they last, removed once resolved).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<ApplicationCondition>,
+}
+
+/// An error the controller reports on an Application.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationCondition {
+    #[serde(rename = "type")]
+    pub type_: ApplicationConditionType,
+    pub message: String,
+    /// When the condition was first reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}
+
+/// What kind of error an [`ApplicationCondition`] reports.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub enum ApplicationConditionType {
+    /// The source, the destination or the live objects could not be read.
+    ComparisonError,
+    /// A sync could not be carried out (as opposed to a sync that failed, which
+    /// `operationState` records).
+    SyncError,
+    /// The resources of a deleted Application could not be deleted.
+    DeletionError,
 }
 
 /// How many successful syncs `status.history` keeps.

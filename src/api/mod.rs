@@ -4,6 +4,7 @@
 pub mod application;
 pub mod application_set;
 pub mod application_set_status;
+pub mod application_settings;
 pub mod crd;
 pub mod document;
 

@@ -1,8 +1,9 @@
-//! `flotilla controller`: runs the ApplicationSet controller in one namespace, with leader
-//! election through a Lease, an optional `/metrics` endpoint, and a graceful shutdown on Ctrl-C
+//! `flotilla controller`: runs the ApplicationSet and Application controllers in one namespace,
+//! with leader election through a Lease, an optional `/metrics` endpoint, and a graceful shutdown on Ctrl-C
 //! or SIGTERM.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,11 +11,13 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::FutureExt;
 
+use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::leader::{LeaseConfig, LeaseLock};
 use crate::controller::metrics::{Metrics, serve};
 use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
+use crate::repo::cache::RepoCache;
 
 /// Arguments of `flotilla controller`.
 #[derive(Debug, clap::Args)]
@@ -35,6 +38,14 @@ pub struct ControllerArgs {
     /// Read repository URL from a local PATH (repeatable); `file://` URLs work without it.
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
+    /// Where Applications' repositories are cloned and their commits written out (default:
+    /// `flotilla-repos` in the temporary directory).
+    #[arg(long)]
+    pub repo_cache: Option<PathBuf>,
+    /// How often every Application is compared with its source and cluster without a change,
+    /// e.g. 3m, 30s (new commits are noticed this often).
+    #[arg(long, default_value = "3m", value_parser = parse_duration)]
+    pub app_resync: Duration,
     /// Name of the leader-election Lease.
     #[arg(long, default_value = "flotilla-controller")]
     pub lease_name: String,
@@ -75,8 +86,19 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             },
         );
         tracing::info!(%namespace, identity = %lease.config().identity, "starting");
+        let cache = args
+            .repo_cache
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("flotilla-repos"));
+        let applications = ApplicationContext::new(
+            client.clone(),
+            namespace.clone(),
+            Arc::new(RepoCache::new(cache, repos.clone())),
+            args.app_resync,
+            Arc::clone(&metrics),
+        );
         let ctx = AppSetContext::new(client, namespace, repos, args.git_poll, metrics);
-        crate::controller::run(Arc::new(ctx), lease, shutdown).await?;
+        crate::controller::run(Arc::new(ctx), Arc::new(applications), lease, shutdown).await?;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -37,7 +37,7 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Inspect RollingSync rollouts.
     Rollout(rollout::RolloutArgs),
-    /// Run the ApplicationSet controller in a namespace (leader-elected).
+    /// Run the ApplicationSet and Application controllers in a namespace (leader-elected).
     Controller(controller::ControllerArgs),
     /// Sync a manifest directory or an Application to a cluster, wave by wave.
     Sync(sync::SyncArgs),

@@ -1,10 +1,13 @@
-//! The cluster inventory as registered in a Kubernetes namespace: every Secret labelled
-//! `argocd.argoproj.io/secret-type: cluster`, read into a [`StaticInventory`] for one generation.
+//! The clusters registered in a Kubernetes namespace: every Secret labelled
+//! `argocd.argoproj.io/secret-type: cluster`, read into a [`StaticInventory`] for one generation,
+//! or completely (with connection settings) for the Application controller.
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::ListParams;
 use kube::{Api, Client};
 
+use super::connection::{ClusterConfig, ConnectionError};
+use super::destination::RegisteredCluster;
 use super::inventory::StaticInventory;
 use super::secret::{ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 
@@ -21,6 +24,11 @@ pub enum LiveInventoryError {
         namespace: String,
         error: ClusterSecretError,
     },
+    #[error("namespace {namespace}: {error}")]
+    Config {
+        namespace: String,
+        error: ConnectionError,
+    },
 }
 
 /// Lists the cluster Secrets of `namespace`, sorted by Secret name.
@@ -31,24 +39,61 @@ pub async fn read_inventory(
     client: &Client,
     namespace: &str,
 ) -> Result<StaticInventory, LiveInventoryError> {
+    let clusters = list_cluster_secrets(client, namespace)
+        .await?
+        .iter()
+        .map(|secret| read_secret(secret, namespace))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(StaticInventory::new(clusters))
+}
+
+/// Lists the cluster Secrets of `namespace` with their connection settings, sorted by Secret
+/// name.
+///
+/// # Errors
+/// The list call fails, or a cluster Secret has no `server` or an unreadable `config`.
+pub async fn read_registered(
+    client: &Client,
+    namespace: &str,
+) -> Result<Vec<RegisteredCluster>, LiveInventoryError> {
+    list_cluster_secrets(client, namespace)
+        .await?
+        .iter()
+        .map(|secret| {
+            Ok(RegisteredCluster {
+                secret: read_secret(secret, namespace)?,
+                config: ClusterConfig::from_secret(secret).map_err(|error| {
+                    LiveInventoryError::Config {
+                        namespace: namespace.to_string(),
+                        error,
+                    }
+                })?,
+            })
+        })
+        .collect()
+}
+
+fn read_secret(secret: &Secret, namespace: &str) -> Result<ClusterSecret, LiveInventoryError> {
+    ClusterSecret::from_secret(secret).map_err(|error| LiveInventoryError::Secret {
+        namespace: namespace.to_string(),
+        error,
+    })
+}
+
+async fn list_cluster_secrets(
+    client: &Client,
+    namespace: &str,
+) -> Result<Vec<Secret>, LiveInventoryError> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let selector = format!("{SECRET_TYPE_LABEL}={SECRET_TYPE_CLUSTER}");
-    let list = api
+    let mut secrets = api
         .list(&ListParams::default().labels(&selector))
         .await
         .map_err(|error| LiveInventoryError::List {
             namespace: namespace.to_string(),
             error,
-        })?;
-    let mut clusters = list
-        .items
-        .iter()
-        .map(ClusterSecret::from_secret)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| LiveInventoryError::Secret {
-            namespace: namespace.to_string(),
-            error,
-        })?;
-    clusters.sort_by(|a, b| a.secret_name.cmp(&b.secret_name));
-    Ok(StaticInventory::new(clusters))
+        })?
+        .items;
+    secrets.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    Ok(secrets)
 }

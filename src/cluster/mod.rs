@@ -2,6 +2,9 @@
 //! and the operations a sync performs on one cluster.
 
 pub mod api;
+pub mod clients;
+pub mod connection;
+pub mod destination;
 pub mod inventory;
 pub mod kube_cluster;
 pub mod live_inventory;

@@ -50,22 +50,7 @@ impl ClusterSecret {
     /// value that is not UTF-8.
     pub fn from_secret(secret: &Secret) -> Result<Self, ClusterSecretError> {
         let secret_name = secret.metadata.name.clone().unwrap_or_default();
-        let field = |key: &'static str| -> Result<Option<String>, ClusterSecretError> {
-            if let Some(value) = secret.string_data.as_ref().and_then(|d| d.get(key)) {
-                return Ok(Some(value.clone()));
-            }
-            secret
-                .data
-                .as_ref()
-                .and_then(|d| d.get(key))
-                .map(|bytes| {
-                    String::from_utf8(bytes.0.clone()).map_err(|_| ClusterSecretError::NotUtf8 {
-                        secret: secret_name.clone(),
-                        field: key,
-                    })
-                })
-                .transpose()
-        };
+        let field = |key: &'static str| secret_field(secret, key);
         let server = field("server")?.ok_or_else(|| ClusterSecretError::MissingField {
             secret: secret_name.clone(),
             field: "server",
@@ -81,6 +66,30 @@ impl ClusterSecret {
             secret_name,
         })
     }
+}
+
+/// One field of a Secret; `stringData` wins over `data` as on the API server.
+///
+/// # Errors
+/// A value that is not UTF-8.
+pub fn secret_field(
+    secret: &Secret,
+    key: &'static str,
+) -> Result<Option<String>, ClusterSecretError> {
+    if let Some(value) = secret.string_data.as_ref().and_then(|d| d.get(key)) {
+        return Ok(Some(value.clone()));
+    }
+    secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .map(|bytes| {
+            String::from_utf8(bytes.0.clone()).map_err(|_| ClusterSecretError::NotUtf8 {
+                secret: secret.metadata.name.clone().unwrap_or_default(),
+                field: key,
+            })
+        })
+        .transpose()
 }
 
 #[cfg(test)]

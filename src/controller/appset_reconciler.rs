@@ -15,10 +15,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client, Resource, ResourceExt};
 
 use super::appset::diff::{Plan, plan};
 use super::appset::ownership::{
@@ -30,6 +29,7 @@ use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout
 use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::sync_request::sync_requests;
 use super::appset::validate::{ForeignNamespace, same_namespace};
+use super::events::{EventPublisher, EventReason};
 use super::metrics::Metrics;
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
@@ -57,8 +57,7 @@ pub struct AppSetContext {
     /// Poll interval of git generators without `requeueAfterSeconds`.
     pub git_poll: Duration,
     pub metrics: Arc<Metrics>,
-    /// Publishes the rollout's Events.
-    recorder: Recorder,
+    pub events: EventPublisher,
     /// Consecutive failures per ApplicationSet, for the backoff.
     failures: Mutex<BTreeMap<String, u32>>,
 }
@@ -73,12 +72,8 @@ impl AppSetContext {
         git_poll: Duration,
         metrics: Arc<Metrics>,
     ) -> Self {
-        let reporter = Reporter {
-            controller: FIELD_MANAGER.to_string(),
-            instance: None,
-        };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            events: EventPublisher::new(client.clone()),
             client,
             namespace,
             repos,
@@ -209,7 +204,7 @@ pub async fn reconcile(
     let pass = pass.transpose()?;
     if let Some(pass) = &pass {
         let events = rollout_events(appset.status.as_ref(), &status, &pass.decision);
-        publish(&ctx.recorder, &appset, &events).await;
+        publish(&ctx.events, &appset, &events).await;
         let requests = sync_requests(&name, &pass.input, &pass.decision, &existing);
         request_syncs(&ctx.client, &ctx.namespace, &requests)
             .await
@@ -219,6 +214,7 @@ pub async fn reconcile(
             })?;
     }
     clear_refresh(&ctx, &appset).await?;
+    publish_outcome(&ctx, &appset, &result).await;
     if let Ok(Planned { plan, .. }) = &result {
         tracing::info!(
             appset = %name,
@@ -327,6 +323,37 @@ pub async fn live_rollout_input(
     observed_rollout(ctx, appset, &planned, &existing)
         .await
         .transpose()
+}
+
+/// An Event when Applications were written, or when the reconcile failed.
+async fn publish_outcome(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    result: &Result<Planned, ReconcileError>,
+) {
+    let (reason, note) = match result {
+        Ok(Planned { plan, .. })
+            if plan.create.is_empty() && plan.update.is_empty() && plan.delete.is_empty() =>
+        {
+            return;
+        }
+        Ok(Planned { plan, .. }) => (
+            EventReason::ApplicationsGenerated,
+            format!(
+                "created {}, updated {}, deleted {} Application(s)",
+                plan.create.len(),
+                plan.update.len(),
+                plan.delete.len()
+            ),
+        ),
+        Err(error) => (
+            EventReason::ApplicationSetError,
+            format!("{}: {error}", error.reason()),
+        ),
+    };
+    ctx.events
+        .publish(&appset.object_ref(&()), reason, note)
+        .await;
 }
 
 /// The Applications this ApplicationSet owns now (label and controller owner reference).

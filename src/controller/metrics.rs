@@ -1,4 +1,5 @@
-//! Reconcile counters and a tiny `/metrics` endpoint in the Prometheus text format, served with
+//! Reconcile counters, Applications by sync and health status, sync operations by result, and a
+//! tiny `/metrics` endpoint in the Prometheus text format, served with
 //! tokio's `TcpListener` (no web framework): one request per connection, then close.
 
 use std::collections::BTreeMap;
@@ -15,6 +16,12 @@ use tokio::net::TcpListener;
 pub struct Metrics {
     /// Reconciles by result: `ok` or the failed step's reason.
     reconciles: Mutex<BTreeMap<&'static str, u64>>,
+    /// Application reconciles by result.
+    application_reconciles: Mutex<BTreeMap<&'static str, u64>>,
+    /// Applications by (sync status, health status), as last observed.
+    applications: Mutex<BTreeMap<(String, String), u64>>,
+    /// Sync operations by final phase.
+    syncs: Mutex<BTreeMap<String, u64>>,
     leader: AtomicBool,
 }
 
@@ -23,6 +30,36 @@ impl Metrics {
     pub fn reconciled(&self, failure: Option<&'static str>) {
         if let Ok(mut counts) = self.reconciles.lock() {
             *counts.entry(failure.unwrap_or("ok")).or_default() += 1;
+        }
+    }
+
+    /// Counts an Application reconcile that succeeded (`None`) or failed with `reason`.
+    pub fn application_reconciled(&self, failure: Option<&'static str>) {
+        if let Ok(mut counts) = self.application_reconciles.lock() {
+            *counts.entry(failure.unwrap_or("ok")).or_default() += 1;
+        }
+    }
+
+    /// Application reconciles counted so far, successful or not.
+    #[must_use]
+    pub fn application_reconcile_count(&self) -> u64 {
+        self.application_reconciles
+            .lock()
+            .map(|counts| counts.values().sum())
+            .unwrap_or_default()
+    }
+
+    /// Replaces the count of Applications per (sync, health) status.
+    pub fn set_applications(&self, counts: BTreeMap<(String, String), u64>) {
+        if let Ok(mut applications) = self.applications.lock() {
+            *applications = counts;
+        }
+    }
+
+    /// Counts a sync operation that ended in `phase` (e.g. `Succeeded`).
+    pub fn synced(&self, phase: &str) {
+        if let Ok(mut counts) = self.syncs.lock() {
+            *counts.entry(phase.to_owned()).or_default() += 1;
         }
     }
 
@@ -52,6 +89,42 @@ impl Metrics {
                 let _ = writeln!(
                     out,
                     "flotilla_appset_reconciles_total{{result=\"{result}\"}} {count}"
+                );
+            }
+        }
+        out.push_str(
+            "# HELP flotilla_application_reconciles_total Application reconciles by result.\n\
+             # TYPE flotilla_application_reconciles_total counter\n",
+        );
+        if let Ok(counts) = self.application_reconciles.lock() {
+            for (result, count) in counts.iter() {
+                let _ = writeln!(
+                    out,
+                    "flotilla_application_reconciles_total{{result=\"{result}\"}} {count}"
+                );
+            }
+        }
+        out.push_str(
+            "# HELP flotilla_applications Applications by sync and health status.\n\
+             # TYPE flotilla_applications gauge\n",
+        );
+        if let Ok(counts) = self.applications.lock() {
+            for ((sync, health), count) in counts.iter() {
+                let _ = writeln!(
+                    out,
+                    "flotilla_applications{{sync=\"{sync}\",health=\"{health}\"}} {count}"
+                );
+            }
+        }
+        out.push_str(
+            "# HELP flotilla_sync_operations_total Sync operations by result.\n\
+             # TYPE flotilla_sync_operations_total counter\n",
+        );
+        if let Ok(counts) = self.syncs.lock() {
+            for (result, count) in counts.iter() {
+                let _ = writeln!(
+                    out,
+                    "flotilla_sync_operations_total{{result=\"{result}\"}} {count}"
                 );
             }
         }
@@ -109,7 +182,14 @@ mod tests {
         metrics.reconciled(None);
         metrics.reconciled(Some("RenderError"));
         metrics.set_leader(true);
+        metrics.application_reconciled(None);
+        metrics.synced("Succeeded");
+        metrics.set_applications(BTreeMap::from([(
+            ("Synced".to_string(), "Healthy".to_string()),
+            3,
+        )]));
         assert_eq!(metrics.reconcile_count(), 3);
+        assert_eq!(metrics.application_reconcile_count(), 1);
 
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
@@ -128,6 +208,9 @@ mod tests {
         assert!(response.contains("flotilla_appset_reconciles_total{result=\"ok\"} 2\n"));
         assert!(response.contains("flotilla_appset_reconciles_total{result=\"RenderError\"} 1\n"));
         assert!(response.contains("flotilla_leader 1\n"));
+        assert!(response.contains("flotilla_application_reconciles_total{result=\"ok\"} 1\n"));
+        assert!(response.contains("flotilla_applications{sync=\"Synced\",health=\"Healthy\"} 3\n"));
+        assert!(response.contains("flotilla_sync_operations_total{result=\"Succeeded\"} 1\n"));
         stop.send(()).unwrap();
         server.await.unwrap();
     }

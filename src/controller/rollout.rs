@@ -8,17 +8,14 @@ use std::collections::BTreeMap;
 
 use flotilla_generators::source::{GitError, GitReader};
 use kube::api::{Patch, PatchParams};
-use kube::runtime::events::{Event, EventType, Recorder};
 use kube::{Api, Client, Resource};
 
 use super::appset::rollout_input::{SourceRevision, sources};
 use super::appset::rollout_status::RolloutEvent;
 use super::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
+use super::events::EventPublisher;
 use crate::api::{Application, ApplicationSet};
 use crate::repo::LocalRepos;
-
-/// Longest Event note the API server accepts.
-const NOTE_LIMIT: usize = 1024;
 
 /// Where the rollout step of a reconcile failed.
 #[derive(Debug, thiserror::Error)]
@@ -95,36 +92,11 @@ pub async fn request_syncs(
 }
 
 /// Publishes `events` on `appset`; a failure is logged, never fails the reconcile.
-pub async fn publish(recorder: &Recorder, appset: &ApplicationSet, events: &[RolloutEvent]) {
+pub async fn publish(publisher: &EventPublisher, appset: &ApplicationSet, events: &[RolloutEvent]) {
     let reference = appset.object_ref(&());
     for event in events {
-        let mut note = event.note.clone();
-        if note.len() > NOTE_LIMIT {
-            let mut end = NOTE_LIMIT - 3;
-            while !note.is_char_boundary(end) {
-                end -= 1;
-            }
-            note.truncate(end);
-            note.push_str("...");
-        }
-        let published = recorder
-            .publish(
-                &Event {
-                    type_: if event.warning {
-                        EventType::Warning
-                    } else {
-                        EventType::Normal
-                    },
-                    reason: event.reason.to_string(),
-                    note: Some(note),
-                    action: "Rollout".to_string(),
-                    secondary: None,
-                },
-                &reference,
-            )
+        publisher
+            .publish(&reference, event.reason, event.note.clone())
             .await;
-        if let Err(error) = published {
-            tracing::warn!(reason = event.reason, %error, "publishing a rollout Event failed");
-        }
     }
 }

@@ -37,6 +37,26 @@ impl GitCli {
             .is_ok_and(|out| out.status.success())
     }
 
+    /// Clones `source` (a URL or local path) as a bare mirror into `into`.
+    ///
+    /// # Errors
+    /// A failing `git clone`.
+    pub fn clone_mirror(source: &str, into: &Path) -> Result<Self, GitError> {
+        let into_text = into.to_string_lossy();
+        let args = ["clone", "--mirror", "--quiet", source, into_text.as_ref()];
+        run_git(None, &args)?;
+        Ok(Self::new(into))
+    }
+
+    /// Updates every ref of a mirror from its origin, dropping refs that are gone.
+    ///
+    /// # Errors
+    /// A failing `git fetch`.
+    pub fn fetch(&self) -> Result<(), GitError> {
+        self.run(&["fetch", "--prune", "--quiet", "origin"])
+            .map(drop)
+    }
+
     /// The commit SHA a branch, tag, commit or `HEAD` (empty revision) names.
     ///
     /// # Errors
@@ -74,26 +94,33 @@ impl GitCli {
     }
 
     fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
-        let error = |message: String| GitError {
-            repo: self.repo.clone(),
-            args: args.join(" "),
-            message,
-        };
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(&self.repo)
-            .args(args)
-            .output()
-            .map_err(|e| error(format!("cannot run git: {e}")))?;
-        if out.status.success() {
-            Ok(out.stdout)
+        run_git(Some(&self.repo), args)
+    }
+}
+
+/// Runs `git` (in `repo`, if given) and returns its standard output.
+fn run_git(repo: Option<&Path>, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    let error = |message: String| GitError {
+        repo: repo.map(Path::to_path_buf).unwrap_or_default(),
+        args: args.join(" "),
+        message,
+    };
+    let mut command = Command::new("git");
+    if let Some(repo) = repo {
+        command.arg("-C").arg(repo);
+    }
+    let out = command
+        .args(args)
+        .output()
+        .map_err(|e| error(format!("cannot run git: {e}")))?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        Err(error(if stderr.is_empty() {
+            format!("exited with {}", out.status)
         } else {
-            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-            Err(error(if stderr.is_empty() {
-                format!("exited with {}", out.status)
-            } else {
-                stderr
-            }))
-        }
+            stderr
+        }))
     }
 }

@@ -210,18 +210,6 @@ pub async fn eventually_within<T>(
     }
 }
 
-/// Runs `git ARGS` in `dir` (with a test identity for commits); fails the test if it fails.
-pub fn git(dir: &std::path::Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
-}
-
 /// Installs Flotilla's CRDs (server-side apply) and waits until each is Established.
 pub async fn install_flotilla_crds(client: &Client) {
     let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = Api::all(client.clone());

@@ -10,14 +10,12 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
-use crate::duration::{DurationError, parse_duration};
+use crate::duration::DurationError;
 use crate::manifest::DirectoryOptions;
 use crate::repo::LocalRepos;
+use crate::repo::checkout::{CheckoutError, checkout};
 use crate::repo::git_cli::{GitCli, GitError};
 use crate::sync::execute::RetryPolicy;
-
-/// Retries are capped: Argo CD's negative limit ("forever") becomes this many.
-const MAX_RETRIES: usize = 100;
 
 /// A source that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -34,12 +32,8 @@ pub enum SourceError {
     Git { file: String, error: GitError },
     #[error("{file}: syncPolicy.retry: {error}")]
     Retry { file: String, error: DurationError },
-    #[error("cannot write the files of commit {commit} to {dir}: {error}")]
-    Checkout {
-        commit: String,
-        dir: PathBuf,
-        error: std::io::Error,
-    },
+    #[error(transparent)]
+    Checkout(CheckoutError),
 }
 
 /// Everything the sync needs to know about its source.
@@ -136,70 +130,31 @@ impl SyncSource {
         let (root, revision, checkout) = if GitCli::is_repository(&local) {
             let git = GitCli::new(&local);
             let commit = git.resolve(&source.target_revision).map_err(git_error)?;
-            let dir = checkout(&git, &commit, &source.path).map_err(|e| match e {
+            let short = commit.get(..12).unwrap_or(&commit);
+            let dir =
+                std::env::temp_dir().join(format!("flotilla-sync-{}-{short}", std::process::id()));
+            checkout(&git, &commit, &source.path, &dir).map_err(|error| match error {
                 CheckoutError::Git(error) => git_error(error),
-                CheckoutError::Io(dir, error) => SourceError::Checkout {
-                    commit: commit.clone(),
-                    dir,
-                    error,
-                },
+                error => SourceError::Checkout(error),
             })?;
             (dir.clone(), Some(commit), Some(Checkout(dir)))
         } else {
             (local.join(&source.path), None, None)
         };
-        let options = source
-            .directory
-            .as_ref()
-            .map(|d| DirectoryOptions {
-                recurse: d.recurse,
-                include: Some(d.include.clone()).filter(|s| !s.is_empty()),
-                exclude: Some(d.exclude.clone()).filter(|s| !s.is_empty()),
-            })
-            .unwrap_or_default();
-        let policy = spec.sync_policy.as_ref();
-        let retry = policy
-            .and_then(|p| p.retry.as_ref())
-            .map(|retry| {
-                let defaults = RetryPolicy::default();
-                let backoff = retry.backoff.as_ref();
-                let duration = |text: Option<&String>, default| {
-                    text.map_or(Ok(default), |t| parse_duration(t))
-                };
-                Ok::<_, DurationError>(RetryPolicy {
-                    limit: retry.limit.map_or(0, |limit| {
-                        usize::try_from(limit).map_or(MAX_RETRIES, |l| l.min(MAX_RETRIES))
-                    }),
-                    duration: duration(
-                        backoff.and_then(|b| b.duration.as_ref()),
-                        defaults.duration,
-                    )?,
-                    factor: backoff
-                        .and_then(|b| b.factor)
-                        .map_or(defaults.factor, |f| f as f32),
-                    max_duration: duration(
-                        backoff.and_then(|b| b.max_duration.as_ref()),
-                        defaults.max_duration,
-                    )?,
-                })
-            })
-            .transpose()
-            .map_err(|error| SourceError::Retry {
-                file: file.to_owned(),
-                error,
-            })?;
+        let policy = spec.sync_policy.clone().unwrap_or_default();
+        let retry = policy.retry_policy().map_err(|error| SourceError::Retry {
+            file: file.to_owned(),
+            error,
+        })?;
         Ok(Self {
             app: document.metadata.name,
             namespace: spec.destination.namespace.clone(),
             revision,
             root,
-            options,
+            options: source.directory_options(),
             retry,
-            prune: policy
-                .and_then(|p| p.automated.as_ref())
-                .is_some_and(|a| a.prune),
-            prune_last: policy
-                .is_some_and(|p| p.sync_options.iter().any(|o| o == "PruneLast=true")),
+            prune: policy.automated_prune(),
+            prune_last: policy.prune_last(),
             _checkout: checkout,
         })
     }
@@ -212,39 +167,4 @@ fn application(text: &str) -> Option<Value> {
     let is_application = document.get("kind")?.as_str()? == "Application"
         && (api_version == API_VERSION || api_version == ARGO_CD_API_VERSION);
     is_application.then_some(document)
-}
-
-enum CheckoutError {
-    Git(GitError),
-    Io(PathBuf, std::io::Error),
-}
-
-/// Writes the files under `path` at `commit` to a new temporary directory.
-fn checkout(git: &GitCli, commit: &str, path: &str) -> Result<PathBuf, CheckoutError> {
-    let prefix = path.trim_matches('/');
-    let prefix = if prefix == "." { "" } else { prefix };
-    let short = commit.get(..12).unwrap_or(commit);
-    let dir = std::env::temp_dir().join(format!("flotilla-sync-{}-{short}", std::process::id()));
-    let io = |error| CheckoutError::Io(dir.clone(), error);
-    for file in git.list_files(commit).map_err(CheckoutError::Git)? {
-        let relative = if prefix.is_empty() {
-            file.as_str()
-        } else {
-            match file
-                .strip_prefix(prefix)
-                .and_then(|rest| rest.strip_prefix('/'))
-            {
-                Some(rest) => rest,
-                None => continue,
-            }
-        };
-        let target = dir.join(relative);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io)?;
-        }
-        let content = git.read_file(commit, &file).map_err(CheckoutError::Git)?;
-        std::fs::write(&target, content).map_err(io)?;
-    }
-    std::fs::create_dir_all(&dir).map_err(io)?;
-    Ok(dir)
 }

@@ -12,9 +12,9 @@ use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 pub const RESOURCES_FINALIZER: &str = "flotilla.dev/resources-finalizer";
 
 /// Whether an Application controller runs that prunes resources and removes
-/// [`RESOURCES_FINALIZER`]. It does not yet, and a finalizer nobody removes would block every
-/// deletion, so generated Applications do not get the finalizer until it lands.
-pub const APPLICATION_CONTROLLER_PRUNES: bool = false;
+/// [`RESOURCES_FINALIZER`]: `flotilla controller` runs one beside the ApplicationSet controller
+/// (a finalizer nobody removed would block every deletion).
+pub const APPLICATION_CONTROLLER_PRUNES: bool = true;
 
 /// The finalizer a generated Application gets: [`RESOURCES_FINALIZER`] unless the ApplicationSet
 /// preserves resources on deletion, and only when an Application controller will remove it.

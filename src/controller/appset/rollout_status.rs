@@ -6,6 +6,7 @@
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetStatus, ConditionType, RolloutApplicationState,
 };
+use crate::controller::events::EventReason;
 use crate::rollout::conditions::ProgressReason;
 use crate::rollout::{RolloutDecision, merge_conditions};
 
@@ -45,9 +46,7 @@ pub fn with_rollout(
 /// A Kubernetes Event about the rollout, on its ApplicationSet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RolloutEvent {
-    /// A Warning rather than a Normal event.
-    pub warning: bool,
-    pub reason: &'static str,
+    pub reason: EventReason,
     pub note: String,
 }
 
@@ -82,15 +81,13 @@ pub fn rollout_events(
                     .find(|r| r.step == step)
                     .map_or_else(String::new, |r| format!(": {}", r.next));
                 events.push(RolloutEvent {
-                    warning: false,
-                    reason: "RolloutStepStarted",
+                    reason: EventReason::RolloutStepStarted,
                     note: format!("step {step} of {}{next}", decision.steps.len()),
                 });
             }
             None if reason == ProgressReason::ApplicationSetRolloutComplete.as_str() => {
                 events.push(RolloutEvent {
-                    warning: false,
-                    reason: "RolloutComplete",
+                    reason: EventReason::RolloutComplete,
                     note: message.clone(),
                 });
             }
@@ -99,24 +96,21 @@ pub fn rollout_events(
     }
     if old_reason.as_deref() != Some(reason.as_str()) {
         let flagged = [
-            (ProgressReason::RolloutStalled, true, "RolloutStalled"),
+            (ProgressReason::RolloutStalled, EventReason::RolloutStalled),
             (
                 ProgressReason::InvalidRolloutConfig,
-                true,
-                "InvalidRolloutConfig",
+                EventReason::InvalidRolloutConfig,
             ),
-            (ProgressReason::RolloutPaused, false, "RolloutPaused"),
+            (ProgressReason::RolloutPaused, EventReason::RolloutPaused),
         ];
-        if let Some((_, warning, name)) = flagged.iter().find(|(r, ..)| r.as_str() == reason) {
+        if let Some((_, event)) = flagged.iter().find(|(r, _)| r.as_str() == reason) {
             events.push(RolloutEvent {
-                warning: *warning,
-                reason: name,
+                reason: *event,
                 note: message.clone(),
             });
         } else if old_reason.as_deref() == Some(ProgressReason::RolloutPaused.as_str()) {
             events.push(RolloutEvent {
-                warning: false,
-                reason: "RolloutResumed",
+                reason: EventReason::RolloutResumed,
                 note: message,
             });
         }
@@ -259,7 +253,11 @@ mod tests {
             let events = rollout_events(old, new, &decision());
             let summary: Vec<(&str, bool, &str)> = events
                 .iter()
-                .map(|e| (e.reason, e.warning, e.note.as_str()))
+                .map(|e| {
+                    let warning =
+                        e.reason.event_type() == kube::runtime::events::EventType::Warning;
+                    (e.reason.as_str(), warning, e.note.as_str())
+                })
                 .collect();
             assert_eq!(summary, expected, "case {index}");
         }

@@ -12,6 +12,7 @@ mod store;
 
 pub use begin::begin;
 pub use event::SyncEvent;
+pub use operation::tracked;
 pub use settings::{ExecuteSettings, RetryPolicy};
 pub use store::{OperationStore, StoreError};
 

@@ -524,7 +524,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
 
 /// The object to apply: the task's body in the namespace of its key (assigned from the
 /// destination, or removed for cluster-scoped kinds), with the tracking annotation.
-fn tracked(task: &SyncTask, app: &str) -> Value {
+pub fn tracked(task: &SyncTask, app: &str) -> Value {
     let mut object = desired(task);
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         let annotations = metadata

@@ -1,0 +1,78 @@
+//! One [`KubeCluster`] per destination cluster, created on first use and reused (with its
+//! discovered resource types) until its cluster Secret's connection settings change. The
+//! controller's own cluster is reached through its own client.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use kube::Client;
+
+use crate::api::application::ApplicationDestination;
+
+use super::connection::{ClusterConfig, ConnectionError};
+use super::destination::{DestinationError, Target, resolve};
+use super::kube_cluster::KubeCluster;
+use super::live_inventory::{LiveInventoryError, read_registered};
+
+/// A destination that cannot be reached.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientsError {
+    #[error(transparent)]
+    Registry(#[from] LiveInventoryError),
+    #[error(transparent)]
+    Destination(#[from] DestinationError),
+    #[error(transparent)]
+    Connection(#[from] ConnectionError),
+}
+
+/// The clients of every destination the controller has used.
+pub struct ClusterClients {
+    client: Client,
+    namespace: String,
+    local: Arc<KubeCluster>,
+    remote: Mutex<BTreeMap<String, (ClusterConfig, Arc<KubeCluster>)>>,
+}
+
+impl ClusterClients {
+    /// Clients for destinations registered in `namespace`, with `client` for the controller's
+    /// own cluster.
+    #[must_use]
+    pub fn new(client: Client, namespace: &str) -> Self {
+        Self {
+            local: Arc::new(KubeCluster::new(client.clone())),
+            client,
+            namespace: namespace.to_owned(),
+            remote: Mutex::default(),
+        }
+    }
+
+    /// The cluster `destination` names (cluster Secrets are read on every call, so changes
+    /// apply at once).
+    ///
+    /// # Errors
+    /// Unreadable cluster Secrets, an unknown destination, or unusable connection settings.
+    pub async fn for_destination(
+        &self,
+        destination: &ApplicationDestination,
+    ) -> Result<Arc<KubeCluster>, ClientsError> {
+        let registered = read_registered(&self.client, &self.namespace).await?;
+        let (server, config) = match resolve(destination, &registered)? {
+            Target::InCluster => return Ok(Arc::clone(&self.local)),
+            Target::Remote { server, config } => (server, config),
+        };
+        if let Some(cluster) = self.cached(&server, &config) {
+            return Ok(cluster);
+        }
+        let cluster = Arc::new(KubeCluster::new(config.client(&server).await?));
+        if let Ok(mut remote) = self.remote.lock() {
+            remote.insert(server, (config, Arc::clone(&cluster)));
+        }
+        Ok(cluster)
+    }
+
+    fn cached(&self, server: &str, config: &ClusterConfig) -> Option<Arc<KubeCluster>> {
+        let remote = self.remote.lock().ok()?;
+        let (cached_config, cluster) = remote.get(server)?;
+        (cached_config == config).then(|| Arc::clone(cluster))
+    }
+}

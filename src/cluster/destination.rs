@@ -1,0 +1,158 @@
+//! Which cluster an Application's `destination` names: `server` or `name` looked up among the
+//! registered cluster Secrets; the in-cluster address and name work without a Secret (a Secret
+//! registering the in-cluster address names it, but the controller's own client reaches it).
+//! Pure.
+
+use flotilla_generators::source::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+
+use crate::api::application::ApplicationDestination;
+
+use super::connection::ClusterConfig;
+use super::secret::ClusterSecret;
+
+/// A cluster Secret read completely: its registration and how to connect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisteredCluster {
+    pub secret: ClusterSecret,
+    pub config: ClusterConfig,
+}
+
+/// Where to sync.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The cluster the controller runs in, through its own client.
+    InCluster,
+    /// A registered cluster.
+    Remote {
+        server: String,
+        config: ClusterConfig,
+    },
+}
+
+/// A destination that names no usable cluster.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DestinationError {
+    #[error("destination sets both server ({server}) and name ({name}); set one")]
+    Both { server: String, name: String },
+    #[error("destination sets neither server nor name")]
+    Neither,
+    #[error("destination server {0} is not a registered cluster (no cluster Secret has it)")]
+    UnknownServer(String),
+    #[error("destination name {0} is not a registered cluster (no cluster Secret has it)")]
+    UnknownName(String),
+}
+
+/// Resolves `destination` among `clusters`.
+///
+/// # Errors
+/// Both or neither of server and name, or one no cluster Secret registers.
+pub fn resolve(
+    destination: &ApplicationDestination,
+    clusters: &[RegisteredCluster],
+) -> Result<Target, DestinationError> {
+    let server = destination.server.as_deref().filter(|s| !s.is_empty());
+    let name = destination.name.as_deref().filter(|n| !n.is_empty());
+    let found = match (server, name) {
+        (Some(server), Some(name)) => {
+            return Err(DestinationError::Both {
+                server: server.to_owned(),
+                name: name.to_owned(),
+            });
+        }
+        (None, None) => return Err(DestinationError::Neither),
+        (Some(server), None) => clusters
+            .iter()
+            .find(|c| c.secret.server.trim_end_matches('/') == server.trim_end_matches('/'))
+            .map(|c| c.secret.server.as_str())
+            .or_else(|| (server == IN_CLUSTER_SERVER).then_some(IN_CLUSTER_SERVER))
+            .ok_or_else(|| DestinationError::UnknownServer(server.to_owned()))?,
+        (None, Some(name)) => clusters
+            .iter()
+            .find(|c| c.secret.name == name)
+            .map(|c| c.secret.server.as_str())
+            .or_else(|| (name == IN_CLUSTER_NAME).then_some(IN_CLUSTER_SERVER))
+            .ok_or_else(|| DestinationError::UnknownName(name.to_owned()))?,
+    };
+    if found == IN_CLUSTER_SERVER {
+        return Ok(Target::InCluster);
+    }
+    let cluster = clusters.iter().find(|c| c.secret.server == found);
+    Ok(Target::Remote {
+        server: found.to_owned(),
+        config: cluster.map(|c| c.config.clone()).unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn registered(name: &str, server: &str, token: &str) -> RegisteredCluster {
+        RegisteredCluster {
+            secret: ClusterSecret {
+                secret_name: format!("cluster-{name}"),
+                name: name.into(),
+                server: server.into(),
+                project: None,
+                labels: BTreeMap::new(),
+                annotations: BTreeMap::new(),
+            },
+            config: ClusterConfig {
+                bearer_token: Some(token.into()),
+                ..ClusterConfig::default()
+            },
+        }
+    }
+
+    fn destination(server: Option<&str>, name: Option<&str>) -> ApplicationDestination {
+        ApplicationDestination {
+            server: server.map(str::to_owned),
+            name: name.map(str::to_owned),
+            namespace: Some("n".into()),
+        }
+    }
+
+    #[test]
+    fn resolutions() {
+        let clusters = [
+            registered("edge", "https://edge:6443", "t1"),
+            registered("local", IN_CLUSTER_SERVER, "t2"),
+        ];
+        let edge = Ok(Target::Remote {
+            server: "https://edge:6443".into(),
+            config: clusters[0].config.clone(),
+        });
+        let cases = [
+            (destination(Some("https://edge:6443"), None), edge.clone()),
+            (destination(Some("https://edge:6443/"), None), edge.clone()),
+            (destination(None, Some("edge")), edge),
+            (
+                destination(Some(IN_CLUSTER_SERVER), None),
+                Ok(Target::InCluster),
+            ),
+            (destination(None, Some("local")), Ok(Target::InCluster)),
+            (
+                destination(None, Some("nowhere")),
+                Err(DestinationError::UnknownName("nowhere".into())),
+            ),
+            (
+                destination(Some("https://gone"), None),
+                Err(DestinationError::UnknownServer("https://gone".into())),
+            ),
+            (destination(None, None), Err(DestinationError::Neither)),
+        ];
+        for (index, (wanted, expected)) in cases.into_iter().enumerate() {
+            assert_eq!(resolve(&wanted, &clusters), expected, "case {index}");
+        }
+        assert_eq!(
+            resolve(&destination(None, Some(IN_CLUSTER_NAME)), &[]),
+            Ok(Target::InCluster)
+        );
+        assert!(matches!(
+            resolve(&destination(Some("a"), Some("b")), &[]),
+            Err(DestinationError::Both { .. })
+        ));
+    }
+}

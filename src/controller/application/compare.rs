@@ -1,0 +1,330 @@
+//! An Application's sync and health status from its plan and the live objects: every desired
+//! object (hooks aside) is Synced when it matches its live object ([`super::diff`]) and
+//! OutOfSync when it differs or is missing; tracked objects no longer desired require pruning
+//! and are OutOfSync unless `IgnoreExtraneous`. Health is the worst of the desired objects',
+//! with the message of the worst. Pure.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::api::application::{HealthStatus as AppHealth, ResourceStatus, SyncStatus};
+use crate::health::{Health, HealthStatus, assess};
+use crate::manifest::ObjectKey;
+use crate::sync::execute::tracked;
+use crate::sync::{
+    COMPARE_OPTIONS_ANNOTATION, CompareOptions, LiveObject, SyncPlan, SyncTask, plan_prune,
+};
+
+use super::diff::first_difference;
+
+/// `status.sync.status` and `status.resources[].status` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SyncCode {
+    Synced,
+    OutOfSync,
+    Unknown,
+}
+
+impl SyncCode {
+    /// The word written to status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Synced => "Synced",
+            Self::OutOfSync => "OutOfSync",
+            Self::Unknown => "Unknown",
+        }
+    }
+}
+
+/// The result of comparing an Application with the cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comparison {
+    /// The aggregate sync status at the compared revision.
+    pub sync: SyncStatus,
+    /// The aggregate health.
+    pub health: AppHealth,
+    /// One entry per desired object, then one per object requiring pruning.
+    pub resources: Vec<ResourceStatus>,
+}
+
+impl Comparison {
+    /// Whether the Application is OutOfSync.
+    #[must_use]
+    pub fn out_of_sync(&self) -> bool {
+        self.sync.status == SyncCode::OutOfSync.as_str()
+    }
+}
+
+/// Compares the desired objects of `plan` (applied as `app`) with `live` (by key; absent keys are
+/// missing objects) and finds extraneous objects among `tracked`.
+#[must_use]
+pub fn compare(
+    plan: &SyncPlan,
+    app: &str,
+    live: &BTreeMap<ObjectKey, Value>,
+    tracked_objects: &[LiveObject],
+    revision: Option<&str>,
+) -> Comparison {
+    let mut resources = Vec::new();
+    let mut counted = SyncCode::Synced;
+    let mut worst: Option<Health> = None;
+    for task in plan.tasks.iter().filter(|task| task.hook.is_none()) {
+        let (status, health) = match live.get(&task.key) {
+            None => (SyncCode::OutOfSync, Health::missing()),
+            Some(object) => {
+                let desired = tracked(task, app);
+                let status = match first_difference(&desired, object) {
+                    None => SyncCode::Synced,
+                    Some(_) => SyncCode::OutOfSync,
+                };
+                (status, assess(object))
+            }
+        };
+        counted = counted.max(status);
+        if worst
+            .as_ref()
+            .is_none_or(|w| severity(health.status) > severity(w.status))
+        {
+            worst = Some(health.clone());
+        }
+        resources.push(resource_status(task, status, Some(&health)));
+    }
+    let prune = plan_prune(plan, tracked_objects, app, false);
+    let extraneous = prune
+        .tasks
+        .iter()
+        .map(|task| &task.key)
+        .chain(prune.kept.iter().map(|kept| &kept.key));
+    let by_key: BTreeMap<&ObjectKey, &LiveObject> =
+        tracked_objects.iter().map(|o| (&o.key, o)).collect();
+    for key in extraneous {
+        let object = by_key.get(key);
+        let ignored = object
+            .and_then(|o| o.annotations.get(COMPARE_OPTIONS_ANNOTATION))
+            .and_then(|text| text.parse::<CompareOptions>().ok())
+            .is_some_and(|options| options.ignore_extraneous);
+        if !ignored {
+            counted = counted.max(SyncCode::OutOfSync);
+        }
+        resources.push(ResourceStatus {
+            group: key.group.clone(),
+            kind: key.kind.clone(),
+            namespace: key.namespace.clone().unwrap_or_default(),
+            name: key.name.clone(),
+            status: SyncCode::OutOfSync.as_str().to_owned(),
+            health: object.map(|o| app_health(&o.health)),
+            requires_pruning: true,
+            ..ResourceStatus::default()
+        });
+    }
+    let health = worst.unwrap_or_else(|| Health::new(HealthStatus::Healthy, ""));
+    Comparison {
+        sync: SyncStatus {
+            status: counted.as_str().to_owned(),
+            revision: revision.unwrap_or_default().to_owned(),
+        },
+        health: app_health(&health),
+        resources,
+    }
+}
+
+/// How bad a health status is, as Argo CD orders them: Healthy, Suspended, Progressing, Missing,
+/// Degraded, Unknown.
+#[must_use]
+pub fn severity(status: HealthStatus) -> u8 {
+    match status {
+        HealthStatus::Healthy => 0,
+        HealthStatus::Suspended => 1,
+        HealthStatus::Progressing => 2,
+        HealthStatus::Missing => 3,
+        HealthStatus::Degraded => 4,
+        HealthStatus::Unknown => 5,
+    }
+}
+
+fn app_health(health: &Health) -> AppHealth {
+    AppHealth {
+        status: health.status.to_string(),
+        message: health.message.clone(),
+    }
+}
+
+fn resource_status(task: &SyncTask, status: SyncCode, health: Option<&Health>) -> ResourceStatus {
+    let api_version = task
+        .resource
+        .body
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let version = api_version.rsplit('/').next().unwrap_or_default();
+    ResourceStatus {
+        group: task.key.group.clone(),
+        version: version.to_owned(),
+        kind: task.key.kind.clone(),
+        namespace: task.key.namespace.clone().unwrap_or_default(),
+        name: task.key.name.clone(),
+        status: status.as_str().to_owned(),
+        health: health.map(app_health),
+        hook: false,
+        requires_pruning: false,
+        sync_wave: task.wave,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::manifest::{Resource, Source};
+    use crate::sync::TRACKING_ANNOTATION;
+
+    fn plan(objects: &[Value]) -> SyncPlan {
+        let resources = objects
+            .iter()
+            .map(|body| {
+                Resource::from_value(
+                    body.clone(),
+                    Source {
+                        file: "m.yaml".into(),
+                        document: 0,
+                    },
+                )
+                .unwrap()
+            })
+            .collect();
+        SyncPlan::build(resources, "op").unwrap()
+    }
+
+    fn config_map(name: &str, value: &str, annotations: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": name, "namespace": "n", "annotations": annotations}, "data": {"k": value}})
+    }
+
+    fn applied(name: &str, value: &str) -> Value {
+        config_map(
+            name,
+            value,
+            json!({TRACKING_ANNOTATION: format!("app:/ConfigMap:n/{name}")}),
+        )
+    }
+
+    fn key(name: &str) -> ObjectKey {
+        ObjectKey {
+            group: String::new(),
+            kind: "ConfigMap".into(),
+            namespace: Some("n".into()),
+            name: name.into(),
+        }
+    }
+
+    fn deployment(ready: bool) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "d", "namespace": "n", "generation": 1,
+                            "annotations": {TRACKING_ANNOTATION: "app:apps/Deployment:n/d"}},
+               "spec": {"replicas": 1},
+               "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
+                          "availableReplicas": if ready { 1 } else { 0 }}})
+    }
+
+    #[test]
+    fn synced_out_of_sync_missing_and_extraneous() {
+        let desired = plan(&[
+            config_map("same", "1", json!({})),
+            config_map("changed", "2", json!({})),
+            config_map("absent", "1", json!({})),
+        ]);
+        let live = BTreeMap::from([
+            (key("same"), applied("same", "1")),
+            (key("changed"), applied("changed", "1")),
+        ]);
+        let extra = LiveObject::from_object(&applied("old", "1")).unwrap();
+        let result = compare(&desired, "app", &live, &[extra], Some("abc"));
+        let statuses: Vec<(&str, &str, bool)> = result
+            .resources
+            .iter()
+            .map(|r| (r.name.as_str(), r.status.as_str(), r.requires_pruning))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ("absent", "OutOfSync", false),
+                ("changed", "OutOfSync", false),
+                ("same", "Synced", false),
+                ("old", "OutOfSync", true)
+            ]
+        );
+        assert_eq!(
+            result.sync,
+            SyncStatus {
+                status: "OutOfSync".into(),
+                revision: "abc".into()
+            }
+        );
+        assert_eq!(result.health.status, "Missing");
+    }
+
+    #[test]
+    fn synced_when_everything_matches_and_ignored_extraneous_objects_do_not_count() {
+        let desired = plan(&[config_map("same", "1", json!({}))]);
+        let live = BTreeMap::from([(key("same"), applied("same", "1"))]);
+        let mut ignored = applied("old", "1");
+        ignored["metadata"]["annotations"][COMPARE_OPTIONS_ANNOTATION] = json!("IgnoreExtraneous");
+        let extra = LiveObject::from_object(&ignored).unwrap();
+        let result = compare(&desired, "app", &live, &[extra], None);
+        assert_eq!(result.sync.status, "Synced");
+        assert!(result.resources[1].requires_pruning);
+        assert_eq!(result.health.status, "Healthy");
+        assert!(!result.out_of_sync());
+    }
+
+    #[test]
+    fn health_is_the_worst_with_its_message_and_hooks_are_left_out() {
+        let mut hook = config_map("hook", "1", json!({"argocd.argoproj.io/hook": "PreSync"}));
+        hook["kind"] = json!("ConfigMap");
+        let mut wanted = deployment(true);
+        wanted["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("annotations");
+        wanted.as_object_mut().unwrap().remove("status");
+        let desired = plan(&[wanted, config_map("same", "1", json!({})), hook]);
+        let deployment_key = ObjectKey {
+            group: "apps".into(),
+            kind: "Deployment".into(),
+            namespace: Some("n".into()),
+            name: "d".into(),
+        };
+        for (ready, health) in [(true, "Healthy"), (false, "Progressing")] {
+            let live = BTreeMap::from([
+                (key("same"), applied("same", "1")),
+                (deployment_key.clone(), deployment(ready)),
+            ]);
+            let result = compare(&desired, "app", &live, &[], None);
+            assert_eq!(result.resources.len(), 2, "no hook");
+            assert_eq!(result.sync.status, "Synced", "{ready}");
+            assert_eq!(result.health.status, health);
+            if !ready {
+                assert!(!result.health.message.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn severity_follows_argo_cd() {
+        let mut all = [
+            HealthStatus::Unknown,
+            HealthStatus::Degraded,
+            HealthStatus::Missing,
+            HealthStatus::Progressing,
+            HealthStatus::Suspended,
+            HealthStatus::Healthy,
+        ];
+        all.sort_by_key(|s| severity(*s));
+        assert_eq!(all[0], HealthStatus::Healthy);
+        assert_eq!(all[5], HealthStatus::Unknown);
+        assert_eq!(all[3], HealthStatus::Missing);
+    }
+}

@@ -1,0 +1,96 @@
+//! Deleting a deleted Application's resources before its finalizer goes: the objects it tracks
+//! are deleted highest wave first, each wave only once the higher ones are gone (the reverse of
+//! the sync order). Pure: one step per call.
+
+use crate::manifest::ObjectKey;
+use crate::sync::{LiveObject, SyncAnnotations, is_managed_by};
+
+/// Finalizers that ask for an Application's resources to be deleted with it: Flotilla's, and
+/// Argo CD's so existing Applications work unchanged.
+pub const RESOURCE_FINALIZERS: [&str; 2] = [
+    crate::controller::appset::ownership::RESOURCES_FINALIZER,
+    "resources-finalizer.argocd.argoproj.io",
+];
+
+/// What to do next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeletionStep {
+    /// Request deletion of these objects (the highest remaining wave).
+    Delete(Vec<ObjectKey>),
+    /// The highest remaining wave is being deleted: wait.
+    Wait,
+    /// Nothing the Application manages remains: remove the finalizer.
+    Done,
+}
+
+/// The next step for `app`, given live objects (of any Application).
+#[must_use]
+pub fn deletion_step(app: &str, objects: &[LiveObject]) -> DeletionStep {
+    let managed: Vec<(i32, &LiveObject)> = objects
+        .iter()
+        .filter(|o| is_managed_by(app, &o.key, &o.annotations))
+        .map(|o| {
+            let wave = SyncAnnotations::parse(&o.annotations)
+                .0
+                .map_or(0, |annotations| annotations.wave);
+            (wave, o)
+        })
+        .collect();
+    let Some(highest) = managed.iter().map(|(wave, _)| *wave).max() else {
+        return DeletionStep::Done;
+    };
+    let keys: Vec<ObjectKey> = managed
+        .iter()
+        .filter(|(wave, object)| *wave == highest && !object.deleting)
+        .map(|(_, object)| object.key.clone())
+        .collect();
+    if keys.is_empty() {
+        DeletionStep::Wait
+    } else {
+        DeletionStep::Delete(keys)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::sync::TRACKING_ANNOTATION;
+
+    fn object(app: &str, name: &str, wave: i32, deleting: bool) -> LiveObject {
+        let mut value = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "n", "annotations": {
+                TRACKING_ANNOTATION: format!("{app}:/ConfigMap:n/{name}"),
+                "argocd.argoproj.io/sync-wave": wave.to_string()}}});
+        if deleting {
+            value["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        }
+        LiveObject::from_object(&value).unwrap()
+    }
+
+    fn names(step: &DeletionStep) -> Vec<&str> {
+        match step {
+            DeletionStep::Delete(keys) => keys.iter().map(|k| k.name.as_str()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn highest_wave_first_waiting_for_it_to_go() {
+        let objects = [
+            object("app", "early", -1, false),
+            object("app", "late-a", 2, false),
+            object("app", "late-b", 2, false),
+            object("other", "foreign", 5, false),
+        ];
+        assert_eq!(names(&deletion_step("app", &objects)), ["late-a", "late-b"]);
+        let deleting = [
+            object("app", "early", -1, false),
+            object("app", "late-a", 2, true),
+        ];
+        assert_eq!(deletion_step("app", &deleting), DeletionStep::Wait);
+        assert_eq!(names(&deletion_step("app", &deleting[..1])), ["early"]);
+        assert_eq!(deletion_step("app", &objects[3..]), DeletionStep::Done);
+    }
+}

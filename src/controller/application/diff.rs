@@ -1,0 +1,289 @@
+//! Whether a live object matches the object a sync would apply, after normalisation: every field
+//! the desired object sets must be present and equal in the live one (fields the server or other
+//! controllers add are ignored), quantities compare by value, a Secret's `stringData` compares
+//! with its base64 `data`, and a field Flotilla applied before (its managed fields) that the
+//! desired object no longer sets counts as a difference. Pure.
+
+use serde_json::{Map, Value};
+
+use crate::cluster::api::FIELD_MANAGER;
+
+/// Server-populated metadata a manifest may carry but that never counts as a difference.
+const SERVER_METADATA: [&str; 6] = [
+    "creationTimestamp",
+    "resourceVersion",
+    "uid",
+    "generation",
+    "managedFields",
+    "selfLink",
+];
+
+/// Keys whose values are resource quantities (`500m` equals `0.5`).
+const QUANTITY_PARENTS: [&str; 5] = ["limits", "requests", "capacity", "hard", "allocatable"];
+
+/// The first difference between `desired` (as applied) and `live`, as a field path, or None when
+/// the live object matches.
+#[must_use]
+pub fn first_difference(desired: &Value, live: &Value) -> Option<String> {
+    let normalized = normalize(desired);
+    if let Some(path) = differs(&normalized, live, "") {
+        return Some(path);
+    }
+    removed_field(desired, live)
+}
+
+/// The desired object as the server would store it, without what is never compared.
+fn normalize(desired: &Value) -> Value {
+    let mut object = desired.clone();
+    let Some(map) = object.as_object_mut() else {
+        return object;
+    };
+    map.remove("status");
+    if let Some(metadata) = map.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in SERVER_METADATA {
+            metadata.remove(field);
+        }
+    }
+    let is_secret = map.get("kind").and_then(Value::as_str) == Some("Secret")
+        && map.get("apiVersion").and_then(Value::as_str) == Some("v1");
+    if is_secret && let Some(Value::Object(strings)) = map.remove("stringData") {
+        let data = map
+            .entry("data")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(data) = data.as_object_mut() {
+            for (key, value) in strings {
+                let text = value.as_str().unwrap_or_default().as_bytes().to_vec();
+                let encoded =
+                    serde_json::to_value(k8s_openapi::ByteString(text)).unwrap_or(Value::Null);
+                data.insert(key, encoded);
+            }
+        }
+    }
+    object
+}
+
+/// The path of the first field of `desired` that `live` lacks or holds differently.
+fn differs(desired: &Value, live: &Value, path: &str) -> Option<String> {
+    match (desired, live) {
+        (Value::Null, _) => None,
+        (Value::Object(want), Value::Object(have)) => want.iter().find_map(|(key, value)| {
+            let here = format!("{path}.{key}");
+            match have.get(key) {
+                Some(live) => differs(value, live, &here),
+                None if is_empty(value) => None,
+                None => Some(here),
+            }
+        }),
+        (Value::Array(want), Value::Array(have)) if want.len() == have.len() => want
+            .iter()
+            .zip(have)
+            .enumerate()
+            .find_map(|(index, (want, have))| differs(want, have, &format!("{path}[{index}]"))),
+        (want, have) if scalars_equal(want, have, path) => None,
+        _ => Some(path.to_owned()),
+    }
+}
+
+/// Null, `{}` and `[]` stand for a field the server leaves out.
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        _ => false,
+    }
+}
+
+fn scalars_equal(want: &Value, have: &Value, path: &str) -> bool {
+    if want == have {
+        return true;
+    }
+    let (Some(want), Some(have)) = (scalar_text(want), scalar_text(have)) else {
+        return false;
+    };
+    if want == have {
+        return true;
+    }
+    match (want.parse::<f64>(), have.parse::<f64>()) {
+        (Ok(a), Ok(b)) if a == b => return true,
+        _ => {}
+    }
+    let parent = path
+        .rsplit('.')
+        .nth(1)
+        .map(|p| p.split('[').next().unwrap_or(p));
+    parent.is_some_and(|p| QUANTITY_PARENTS.contains(&p))
+        && matches!((quantity(&want), quantity(&have)), (Some(a), Some(b)) if (a - b).abs() <= f64::EPSILON * a.abs().max(1.0))
+}
+
+/// Strings and numbers as text (`1` and `"1"` are the same quantity or port).
+fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+/// A Kubernetes quantity (`500m`, `1Gi`, `2e3`) as a number.
+fn quantity(text: &str) -> Option<f64> {
+    const SUFFIXES: [(&str, f64); 13] = [
+        ("Ki", 1024.0),
+        ("Mi", 1_048_576.0),
+        ("Gi", 1_073_741_824.0),
+        ("Ti", 1_099_511_627_776.0),
+        ("Pi", 1_125_899_906_842_624.0),
+        ("Ei", 1_152_921_504_606_846_976.0),
+        ("n", 1e-9),
+        ("u", 1e-6),
+        ("m", 1e-3),
+        ("k", 1e3),
+        ("M", 1e6),
+        ("G", 1e9),
+        ("T", 1e12),
+    ];
+    let text = text.trim();
+    for (suffix, factor) in SUFFIXES {
+        if let Some(number) = text.strip_suffix(suffix) {
+            return number.parse::<f64>().ok().map(|n| n * factor);
+        }
+    }
+    text.parse().ok()
+}
+
+/// A field Flotilla's last apply set (its managed fields) that the desired object no longer
+/// sets: the apply would remove it. Lists are not descended into.
+fn removed_field(desired: &Value, live: &Value) -> Option<String> {
+    let entries = live.pointer("/metadata/managedFields")?.as_array()?;
+    let fields = entries
+        .iter()
+        .filter(|entry| {
+            entry.get("manager").and_then(Value::as_str) == Some(FIELD_MANAGER)
+                && entry.get("operation").and_then(Value::as_str) == Some("Apply")
+        })
+        .find_map(|entry| entry.get("fieldsV1"))?;
+    let is_secret = desired.get("kind").and_then(Value::as_str) == Some("Secret");
+    owned_but_unset(fields, desired, "", is_secret)
+}
+
+fn owned_but_unset(fields: &Value, desired: &Value, path: &str, secret: bool) -> Option<String> {
+    fields.as_object()?.iter().find_map(|(key, owned)| {
+        let name = key.strip_prefix("f:")?;
+        let here = format!("{path}.{name}");
+        let present = desired.get(name).or_else(|| {
+            // The server stores a Secret's stringData as data.
+            let top_level = path.is_empty() && secret && name == "data";
+            top_level.then(|| desired.get("stringData")).flatten()
+        });
+        match present {
+            None => Some(here),
+            Some(value) if value.is_object() && !(path.is_empty() && secret) => {
+                owned_but_unset(owned, value, &here, false)
+            }
+            Some(_) => None,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn config_map(data: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "c", "namespace": "n", "creationTimestamp": null}, "data": data})
+    }
+
+    fn live(object: Value, owned: Value) -> Value {
+        let mut object = object;
+        object["metadata"]["uid"] = json!("u");
+        object["metadata"]["resourceVersion"] = json!("7");
+        object["metadata"]["annotations"] = json!({"added-by": "someone else"});
+        object["metadata"]["managedFields"] = json!([
+            {"manager": "flotilla", "operation": "Apply", "fieldsV1": owned},
+            {"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:data": {"f:other": {}}}}
+        ]);
+        object
+    }
+
+    #[test]
+    fn differences() {
+        let owned_a = json!({"f:data": {"f:a": {}}});
+        let cases = [
+            // (desired, live, first difference)
+            (
+                config_map(json!({"a": "1"})),
+                live(config_map(json!({"a": "1", "other": "x"})), owned_a.clone()),
+                None,
+            ),
+            (
+                config_map(json!({"a": "2"})),
+                live(config_map(json!({"a": "1"})), owned_a.clone()),
+                Some(".data.a"),
+            ),
+            (
+                config_map(json!({"a": "1", "b": "2"})),
+                live(config_map(json!({"a": "1"})), owned_a.clone()),
+                Some(".data.b"),
+            ),
+            (
+                config_map(json!({})),
+                live(config_map(json!({"a": "1"})), owned_a),
+                Some(".data.a"),
+            ),
+            (
+                json!({"kind": "Deployment", "spec": {"replicas": 2, "template": {"spec": {"containers": [
+                    {"name": "c", "resources": {"limits": {"cpu": "0.5", "memory": "1Gi"}}}]}}}}),
+                json!({"kind": "Deployment", "spec": {"replicas": 2, "strategy": {}, "template": {"spec": {"containers": [
+                    {"name": "c", "imagePullPolicy": "Always",
+                     "resources": {"limits": {"cpu": "500m", "memory": "1073741824"}}}]}}}}),
+                None,
+            ),
+            (
+                json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}}}),
+                json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}),
+                Some(".spec.template.spec.containers"),
+            ),
+            (
+                json!({"kind": "Service", "spec": {"ports": [{"port": 80, "targetPort": "8080"}]}}),
+                json!({"kind": "Service", "spec": {"ports": [{"port": 80.0, "targetPort": 8080}]}}),
+                None,
+            ),
+            (
+                json!({"kind": "ConfigMap", "data": {"size": "1k"}}),
+                json!({"kind": "ConfigMap", "data": {"size": "1000"}}),
+                Some(".data.size"),
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "Secret", "stringData": {"p": "hi"}}),
+                live(
+                    json!({"apiVersion": "v1", "kind": "Secret", "metadata": {}, "data": {"p": "aGk="}}),
+                    json!({"f:data": {"f:p": {}}}),
+                ),
+                None,
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "Secret", "stringData": {"p": "ho"}}),
+                json!({"apiVersion": "v1", "kind": "Secret", "data": {"p": "aGk="}}),
+                Some(".data.p"),
+            ),
+        ];
+        for (index, (desired, live, expected)) in cases.into_iter().enumerate() {
+            assert_eq!(
+                first_difference(&desired, &live).as_deref(),
+                expected,
+                "case {index}"
+            );
+        }
+    }
+
+    #[test]
+    fn quantities() {
+        assert_eq!(quantity("500m"), Some(0.5));
+        assert_eq!(quantity("2Ki"), Some(2048.0));
+        assert_eq!(quantity("1e3"), Some(1000.0));
+        assert_eq!(quantity("lots"), None);
+    }
+}

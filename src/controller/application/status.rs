@@ -1,0 +1,172 @@
+//! The Application status a reconcile writes: sync, health and resources from the comparison (or
+//! a `ComparisonError` condition when there was none), `reconciledAt`, and conditions whose
+//! `lastTransitionTime` is kept while they last. Written only when something changed or
+//! `reconciledAt` is older than the resync period, so status writes do not feed back into
+//! endless reconciles. Pure: the clock is an argument.
+
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use serde_json::{Value, json};
+
+use crate::api::application::{
+    ApplicationCondition, ApplicationConditionType, ApplicationStatus, SyncStatus,
+};
+
+use super::compare::{Comparison, SyncCode};
+
+/// The merge patch of `/status` after a reconcile that compared (`Ok`) or failed with a
+/// condition (`Err`), or None when nothing needs writing. Fields the sync writes
+/// (`operationState`, `history`) are not touched.
+#[must_use]
+pub fn status_patch(
+    old: Option<&ApplicationStatus>,
+    observed: Result<&Comparison, (ApplicationConditionType, &str)>,
+    now: &Time,
+    resync: Duration,
+) -> Option<Value> {
+    let old = old.cloned().unwrap_or_default();
+    let mut new = old.clone();
+    match observed {
+        Ok(comparison) => {
+            new.sync = Some(comparison.sync.clone());
+            new.health = Some(comparison.health.clone());
+            new.resources.clone_from(&comparison.resources);
+            new.conditions
+                .retain(|c| c.type_ != ApplicationConditionType::ComparisonError);
+        }
+        Err((type_, message)) => {
+            new.sync = Some(SyncStatus {
+                status: SyncCode::Unknown.as_str().to_owned(),
+                revision: String::new(),
+            });
+            set_condition(&mut new.conditions, type_, message, now);
+        }
+    }
+    let stale = old
+        .reconciled_at
+        .as_ref()
+        .is_none_or(|at| now.0.duration_since(at.0).unsigned_abs() >= resync);
+    if new == old && !stale {
+        return None;
+    }
+    Some(json!({"status": {
+        "sync": new.sync,
+        "health": new.health,
+        "resources": new.resources,
+        "conditions": new.conditions,
+        "reconciledAt": now,
+    }}))
+}
+
+/// Adds or updates the condition of `type_`, keeping its time when it was already present.
+pub fn set_condition(
+    conditions: &mut Vec<ApplicationCondition>,
+    type_: ApplicationConditionType,
+    message: &str,
+    now: &Time,
+) {
+    let since = conditions
+        .iter()
+        .find(|c| c.type_ == type_)
+        .and_then(|c| c.last_transition_time.clone())
+        .unwrap_or_else(|| now.clone());
+    conditions.retain(|c| c.type_ != type_);
+    conditions.push(ApplicationCondition {
+        type_,
+        message: message.to_owned(),
+        last_transition_time: Some(since),
+    });
+    conditions.sort_by_key(|c| c.type_);
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+    use crate::api::application::HealthStatus;
+
+    fn at(second: i64) -> Time {
+        Time(Timestamp::from_second(second).unwrap())
+    }
+
+    fn comparison(sync: &str) -> Comparison {
+        Comparison {
+            sync: SyncStatus {
+                status: sync.into(),
+                revision: "abc".into(),
+            },
+            health: HealthStatus {
+                status: "Healthy".into(),
+                message: String::new(),
+            },
+            resources: Vec::new(),
+        }
+    }
+
+    fn written(patch: Option<Value>) -> ApplicationStatus {
+        serde_json::from_value(patch.expect("a write")["status"].clone()).unwrap()
+    }
+
+    #[test]
+    fn writes_changes_and_stale_times_only() {
+        let resync = Duration::from_secs(60);
+        let first = written(status_patch(
+            None,
+            Ok(&comparison("OutOfSync")),
+            &at(100),
+            resync,
+        ));
+        assert_eq!(first.sync.as_ref().unwrap().status, "OutOfSync");
+        assert_eq!(first.reconciled_at, Some(at(100)));
+        assert_eq!(
+            status_patch(Some(&first), Ok(&comparison("OutOfSync")), &at(130), resync),
+            None,
+            "unchanged and fresh"
+        );
+        let changed = written(status_patch(
+            Some(&first),
+            Ok(&comparison("Synced")),
+            &at(130),
+            resync,
+        ));
+        assert_eq!(changed.sync.unwrap().status, "Synced");
+        let refreshed = written(status_patch(
+            Some(&first),
+            Ok(&comparison("OutOfSync")),
+            &at(161),
+            resync,
+        ));
+        assert_eq!(refreshed.reconciled_at, Some(at(161)));
+    }
+
+    #[test]
+    fn comparison_errors_become_a_condition_that_keeps_its_time_and_clears() {
+        let resync = Duration::from_secs(60);
+        let error = (
+            ApplicationConditionType::ComparisonError,
+            "repository x: gone",
+        );
+        let failed = written(status_patch(None, Err(error), &at(100), resync));
+        assert_eq!(failed.sync.as_ref().unwrap().status, "Unknown");
+        assert_eq!(failed.conditions[0].message, "repository x: gone");
+        let again = written(status_patch(
+            Some(&failed),
+            Err((
+                ApplicationConditionType::ComparisonError,
+                "repository x: still gone",
+            )),
+            &at(110),
+            resync,
+        ));
+        assert_eq!(again.conditions[0].last_transition_time, Some(at(100)));
+        let fixed = written(status_patch(
+            Some(&again),
+            Ok(&comparison("Synced")),
+            &at(120),
+            resync,
+        ));
+        assert!(fixed.conditions.is_empty());
+    }
+}

@@ -1,0 +1,737 @@
+//! The Application reconciler: observe (destination → source → plan → live objects) → compare →
+//! status → decide → sync, run by a kube-runtime `Controller` that watches the Applications of
+//! the namespace. Deleted Applications with a resources finalizer get their resources deleted
+//! (reverse wave order) before the finalizer goes. Every decision is made by the pure
+//! [`super::application`] core; this file reads and writes.
+//!
+//! `spec.operation` is consumed when its sync starts: `status.operationState` is written
+//! (phase Running) first, then `spec.operation` is removed (only if unchanged), then the engine
+//! runs from that stored state. A stopping controller drops a running sync without terminating
+//! it, so the next leader resumes it from `status.operationState`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{Future, FutureExt, StreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource, ResourceExt};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::application::compare::{Comparison, compare};
+use super::application::decide::{SyncGate, Trigger, next_sync, sync_gate};
+use super::application::deletion::{DeletionStep, RESOURCE_FINALIZERS, deletion_step};
+use super::application::history::after_operation;
+use super::application::status::status_patch;
+use super::appset_reconciler::retry_delay;
+use super::events::{EventPublisher, EventReason};
+use super::metrics::Metrics;
+use super::status_store::StatusStore;
+use super::sync_job::SyncJob;
+use crate::api::application::{ApplicationConditionType, InitiatedBy, Operation};
+use crate::api::{Application, ApplicationSet};
+use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
+use crate::cluster::clients::{ClientsError, ClusterClients};
+use crate::cluster::kube_cluster::KubeCluster;
+use crate::duration::DurationError;
+use crate::manifest::{ObjectKey, ValidationErrors};
+use crate::repo::cache::{FetchError, Manifests, RepoCache};
+use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, begin};
+use crate::sync::{LiveObject, OperationState, SyncPlan};
+
+/// How many live objects are read at once while comparing.
+const READ_CONCURRENCY: usize = 8;
+/// How soon a deletion in progress is looked at again.
+const DELETION_POLL: Duration = Duration::from_secs(1);
+
+/// What the Application reconciler needs.
+pub struct ApplicationContext {
+    pub client: Client,
+    /// The namespace of the Applications and the cluster Secrets.
+    pub namespace: String,
+    pub repos: Arc<RepoCache>,
+    pub clusters: ClusterClients,
+    /// How often an Application is compared again without a change (Argo CD: 3 min).
+    pub resync: Duration,
+    /// Timeouts and polling of sync operations; prune and retry come from each Application.
+    pub settings: ExecuteSettings,
+    pub metrics: Arc<Metrics>,
+    pub events: EventPublisher,
+    /// Consecutive failures per Application, for the backoff.
+    failures: Mutex<BTreeMap<String, u32>>,
+}
+
+impl ApplicationContext {
+    /// A context with no failures recorded; destinations are resolved through the cluster
+    /// Secrets of `namespace`.
+    #[must_use]
+    pub fn new(
+        client: Client,
+        namespace: String,
+        repos: Arc<RepoCache>,
+        resync: Duration,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            clusters: ClusterClients::new(client.clone(), &namespace),
+            events: EventPublisher::new(client.clone()),
+            client,
+            namespace,
+            repos,
+            resync,
+            settings: ExecuteSettings::default(),
+            metrics,
+            failures: Mutex::default(),
+        }
+    }
+
+    fn api(&self) -> Api<Application> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+}
+
+/// One run of the controller: the shared context, the watched Applications, and whether the
+/// run is stopping (running syncs are then dropped, to be resumed by the next leader).
+struct Run {
+    ctx: Arc<ApplicationContext>,
+    store: Store<Application>,
+    stopping: watch::Receiver<bool>,
+}
+
+/// Where a reconcile failed; the variant name is the Event reason and metric label.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplicationError {
+    #[error("Application {app}: {error}")]
+    Destination { app: String, error: ClientsError },
+    #[error("Application {app}: {error}")]
+    Source { app: String, error: FetchError },
+    #[error("Application {app}: reading the source failed: {message}")]
+    SourceTask { app: String, message: String },
+    #[error("Application {app}: {error}")]
+    Plan {
+        app: String,
+        error: ValidationErrors,
+    },
+    #[error("Application {app}: reading {what}: {error}")]
+    Observe {
+        app: String,
+        what: String,
+        error: ClusterError,
+    },
+    #[error("Application {app}: syncPolicy.retry: {error}")]
+    Retry { app: String, error: DurationError },
+    #[error("Application {app}: {error}")]
+    Sync { app: String, error: ExecuteError },
+    #[error("Application {app}: deleting {object}: {error}")]
+    Delete {
+        app: String,
+        object: ObjectKey,
+        error: ClusterError,
+    },
+    #[error("Application {app}: writing {what}: {error}")]
+    Write {
+        app: String,
+        what: &'static str,
+        error: kube::Error,
+    },
+}
+
+impl ApplicationError {
+    /// The step that failed, as a CamelCase reason for metrics.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Destination { .. } => "DestinationError",
+            Self::Source { .. } | Self::SourceTask { .. } => "SourceError",
+            Self::Plan { .. } => "PlanError",
+            Self::Observe { .. } => "ObserveError",
+            Self::Retry { .. } => "RetryPolicyError",
+            Self::Sync { .. } => "SyncError",
+            Self::Delete { .. } => "DeleteError",
+            Self::Write { .. } => "WriteError",
+        }
+    }
+}
+
+/// What observing an Application found.
+struct Observed {
+    cluster: Arc<KubeCluster>,
+    manifests: Manifests,
+    comparison: Comparison,
+}
+
+/// Reconciles one Application.
+async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
+    let ctx = &run.ctx;
+    if app.metadata.deletion_timestamp.is_some() {
+        return delete_resources(ctx, &app).await;
+    }
+    let observed = observe(ctx, &app).await;
+    let message = observed.as_ref().err().map(ToString::to_string);
+    let written = match (&observed, &message) {
+        (Ok(observed), _) => Ok(&observed.comparison),
+        (Err(_), message) => Err((
+            ApplicationConditionType::ComparisonError,
+            message.as_deref().unwrap_or_default(),
+        )),
+    };
+    write_status(ctx, &app, written).await?;
+    count_applications(&run.store, &ctx.metrics);
+    let observed = match observed {
+        Ok(observed) => observed,
+        Err(error) => {
+            publish(ctx, &app, EventReason::ComparisonError, error.to_string()).await;
+            return Err(error);
+        }
+    };
+    let gate = gate(ctx, &app).await?;
+    let revision = observed.manifests.revision.as_deref();
+    let out_of_sync = observed.comparison.out_of_sync();
+    let Some(trigger) = next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) else {
+        return Ok(Action::requeue(ctx.resync));
+    };
+    sync(ctx, &app, &observed, trigger, &run.stopping).await?;
+    // Compare again at once: the status should show the sync's result.
+    Ok(Action::requeue(Duration::from_millis(200)))
+}
+
+/// Resolves the destination, reads the source at its target revision and the live objects, and
+/// compares them.
+async fn observe(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<Observed, ApplicationError> {
+    let name = app.name_any();
+    let cluster = ctx
+        .clusters
+        .for_destination(&app.spec.destination)
+        .await
+        .map_err(|error| ApplicationError::Destination {
+            app: name.clone(),
+            error,
+        })?;
+    let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
+    let plan = SyncPlan::load(
+        &manifests.root,
+        &app.spec.source.directory_options(),
+        app.spec.destination.namespace.as_deref(),
+        "compare",
+    )
+    .map_err(|error| ApplicationError::Plan {
+        app: name.clone(),
+        error,
+    })?;
+    let observe_error = |what: &str, error| ApplicationError::Observe {
+        app: name.clone(),
+        what: what.to_owned(),
+        error,
+    };
+    let keys: Vec<ObjectKey> = plan
+        .tasks
+        .iter()
+        .filter(|task| task.hook.is_none())
+        .map(|task| task.key.clone())
+        .collect();
+    let mut live = BTreeMap::new();
+    for chunk in keys.chunks(READ_CONCURRENCY) {
+        let mut reading = Vec::with_capacity(chunk.len());
+        for key in chunk {
+            reading.push(cluster.get(key));
+        }
+        let reads = futures::future::join_all(reading).await;
+        for (key, object) in chunk.iter().zip(reads) {
+            match object {
+                Ok(Some(object)) => {
+                    live.insert(key.clone(), object);
+                }
+                Ok(None) => {}
+                // A kind the server does not know yet (its CRD comes with the sync) is missing.
+                Err(ClusterError::UnknownKind { .. }) => {}
+                Err(error) => return Err(observe_error(&key.to_string(), error)),
+            }
+        }
+    }
+    let tracked: Vec<LiveObject> = cluster
+        .list_tracked()
+        .await
+        .map_err(|error| observe_error("the objects carrying the tracking annotation", error))?
+        .iter()
+        .filter_map(LiveObject::from_object)
+        .collect();
+    let comparison = compare(&plan, &name, &live, &tracked, manifests.revision.as_deref());
+    Ok(Observed {
+        cluster,
+        manifests,
+        comparison,
+    })
+}
+
+/// The source's manifests at `revision` (empty: the source's `targetRevision`), fetched off the
+/// async workers.
+async fn manifests(
+    ctx: &ApplicationContext,
+    app: &Application,
+    revision: &str,
+) -> Result<Manifests, ApplicationError> {
+    let name = app.name_any();
+    let source = app.spec.source.clone();
+    let revision = if revision.is_empty() {
+        source.target_revision.clone()
+    } else {
+        revision.to_owned()
+    };
+    let repos = Arc::clone(&ctx.repos);
+    tokio::task::spawn_blocking(move || repos.manifests(&source.repo_url, &revision, &source.path))
+        .await
+        .map_err(|error| ApplicationError::SourceTask {
+            app: name.clone(),
+            message: error.to_string(),
+        })?
+        .map_err(|error| ApplicationError::Source { app: name, error })
+}
+
+/// Writes sync, health, resources and conditions when they changed (or are stale).
+async fn write_status(
+    ctx: &ApplicationContext,
+    app: &Application,
+    observed: Result<&Comparison, (ApplicationConditionType, &str)>,
+) -> Result<(), ApplicationError> {
+    let now = Time(Timestamp::now());
+    let Some(patch) = status_patch(app.status.as_ref(), observed, &now, ctx.resync) else {
+        return Ok(());
+    };
+    patch_status(ctx, app, "status", patch).await
+}
+
+async fn patch_status(
+    ctx: &ApplicationContext,
+    app: &Application,
+    what: &'static str,
+    patch: Value,
+) -> Result<(), ApplicationError> {
+    ctx.api()
+        .patch_status(
+            &app.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+        .map(drop)
+        .map_err(|error| ApplicationError::Write {
+            app: app.name_any(),
+            what,
+            error,
+        })
+}
+
+/// Counts the watched Applications by sync and health status.
+fn count_applications(store: &Store<Application>, metrics: &Metrics) {
+    let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for app in store.state() {
+        let status = app.status.as_ref();
+        let sync = status
+            .and_then(|s| s.sync.as_ref())
+            .map_or("Unknown", |s| s.status.as_str());
+        let health = status
+            .and_then(|s| s.health.as_ref())
+            .map_or("Unknown", |h| h.status.as_str());
+        *counts
+            .entry((sync.to_owned(), health.to_owned()))
+            .or_default() += 1;
+    }
+    metrics.set_applications(counts);
+}
+
+/// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync.
+async fn gate(ctx: &ApplicationContext, app: &Application) -> Result<SyncGate, ApplicationError> {
+    let owner = app
+        .owner_references()
+        .iter()
+        .find(|o| o.controller == Some(true) && o.kind == "ApplicationSet");
+    let Some(owner) = owner else {
+        return Ok(sync_gate(None));
+    };
+    let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let appset = api
+        .get_opt(&owner.name)
+        .await
+        .map_err(|error| ApplicationError::Write {
+            app: app.name_any(),
+            what: "(reading) its ApplicationSet",
+            error,
+        })?
+        .filter(|appset| appset.uid().as_deref() == Some(owner.uid.as_str()));
+    Ok(sync_gate(appset.as_ref()))
+}
+
+/// Runs the sync `trigger` asks for, records history, and reports it.
+async fn sync(
+    ctx: &ApplicationContext,
+    app: &Application,
+    observed: &Observed,
+    trigger: Trigger,
+    stopping: &watch::Receiver<bool>,
+) -> Result<(), ApplicationError> {
+    let name = app.name_any();
+    let policy = app.spec.sync_policy.clone().unwrap_or_default();
+    let automated = InitiatedBy {
+        username: String::new(),
+        automated: true,
+    };
+    let (revision, prune, initiated_by, requested) = match &trigger {
+        Trigger::Resume { revision } => (
+            revision.clone().unwrap_or_default(),
+            policy.automated_prune(),
+            automated,
+            None,
+        ),
+        Trigger::Requested(operation) => (
+            operation.sync.revision.clone(),
+            operation.sync.prune,
+            operation.initiated_by.clone(),
+            Some(operation),
+        ),
+        Trigger::Automated { prune } => (
+            observed.manifests.revision.clone().unwrap_or_default(),
+            *prune,
+            automated,
+            None,
+        ),
+    };
+    let manifests =
+        if revision.is_empty() || Some(&revision) == observed.manifests.revision.as_ref() {
+            observed.manifests.clone()
+        } else {
+            manifests(ctx, app, &revision).await?
+        };
+    let settings = ExecuteSettings {
+        prune,
+        prune_last: policy.prune_last(),
+        retry: policy
+            .retry_policy()
+            .map_err(|error| ApplicationError::Retry {
+                app: name.clone(),
+                error,
+            })?,
+        ..ctx.settings.clone()
+    };
+    let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
+    let sync_error = |error: ExecuteError| ApplicationError::Sync {
+        app: name.clone(),
+        error,
+    };
+    let now = Timestamp::now();
+    if let Some(operation) = requested {
+        let id = format!("{name}-{}", now.as_millisecond());
+        let (state, _) = begin(None, manifests.revision.as_deref(), &id, Time(now));
+        store
+            .save(&state)
+            .await
+            .map_err(|error| sync_error(error.into()))?;
+        clear_operation(ctx, &name, operation).await?;
+    }
+    let (reason, note) = match &trigger {
+        Trigger::Resume { .. } => (
+            EventReason::SyncResumed,
+            "resuming the interrupted operation".to_owned(),
+        ),
+        _ => (
+            EventReason::SyncStarted,
+            format!(
+                "sync to {} started by {}",
+                manifests
+                    .revision
+                    .as_deref()
+                    .unwrap_or("the local directory"),
+                initiator(&initiated_by)
+            ),
+        ),
+    };
+    publish(ctx, app, reason, note).await;
+    let job = SyncJob {
+        cluster: Arc::clone(&observed.cluster),
+        store,
+        app: name.clone(),
+        root: manifests.root.clone(),
+        options: app.spec.source.directory_options(),
+        namespace: app.spec.destination.namespace.clone(),
+        revision: manifests.revision.clone(),
+        settings,
+        stopping: stopping.clone(),
+    };
+    let Some(state) = job.run().await else {
+        tracing::info!(app = %name, "stopping during a sync; the next leader resumes it");
+        return Ok(());
+    };
+    let state = match state {
+        Ok(state) => state,
+        Err(error) => {
+            publish(ctx, app, EventReason::SyncFailed, error.to_string()).await;
+            return Err(sync_error(error));
+        }
+    };
+    finish(ctx, app, &state, &initiated_by).await
+}
+
+/// Records the end of an operation: metrics, Event, and history on success.
+async fn finish(
+    ctx: &ApplicationContext,
+    app: &Application,
+    state: &OperationState,
+    initiated_by: &InitiatedBy,
+) -> Result<(), ApplicationError> {
+    let phase = format!("{:?}", state.phase);
+    ctx.metrics.synced(&phase);
+    let succeeded = state.phase == crate::sync::OperationPhase::Succeeded;
+    let reason = if succeeded {
+        EventReason::SyncSucceeded
+    } else {
+        EventReason::SyncFailed
+    };
+    let note = format!(
+        "{phase} at {}: {}",
+        state.revision.as_deref().unwrap_or("the local directory"),
+        state.message
+    );
+    publish(ctx, app, reason, note).await;
+    let current =
+        ctx.api()
+            .get(&app.name_any())
+            .await
+            .map_err(|error| ApplicationError::Write {
+                app: app.name_any(),
+                what: "(reading) status.history",
+                error,
+            })?;
+    let history = current.status.map(|s| s.history).unwrap_or_default();
+    let now = Time(Timestamp::now());
+    let Some(history) = after_operation(&history, state, initiated_by, &now) else {
+        return Ok(());
+    };
+    patch_status(
+        ctx,
+        app,
+        "status.history",
+        json!({"status": {"history": history}}),
+    )
+    .await
+}
+
+/// `rollout/stack`, `alice`, or `automated sync`.
+fn initiator(initiated_by: &InitiatedBy) -> String {
+    match (initiated_by.username.as_str(), initiated_by.automated) {
+        ("", _) => "automated sync".to_owned(),
+        (user, _) => user.to_owned(),
+    }
+}
+
+/// Removes `spec.operation` if it is still `operation` (a newer request is kept), with the
+/// read `resourceVersion` so a concurrent write is never overwritten.
+async fn clear_operation(
+    ctx: &ApplicationContext,
+    name: &str,
+    operation: &Operation,
+) -> Result<(), ApplicationError> {
+    let error = |error| ApplicationError::Write {
+        app: name.to_owned(),
+        what: "spec.operation",
+        error,
+    };
+    let api = ctx.api();
+    loop {
+        let current = api.get(name).await.map_err(error)?;
+        if current.spec.operation.as_ref() != Some(operation) {
+            return Ok(());
+        }
+        let patch = json!({
+            "metadata": {"resourceVersion": current.resource_version()},
+            "spec": {"operation": null}
+        });
+        match api
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(other) => return Err(error(other)),
+        }
+    }
+}
+
+/// Deletes the resources of a deleted Application one wave at a time (highest first), then
+/// removes its resources finalizer.
+async fn delete_resources(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<Action, ApplicationError> {
+    let name = app.name_any();
+    let holds_finalizer = app
+        .finalizers()
+        .iter()
+        .any(|f| RESOURCE_FINALIZERS.contains(&f.as_str()));
+    if !holds_finalizer {
+        return Ok(Action::await_change());
+    }
+    let deleted = delete_step(ctx, app).await;
+    match deleted {
+        Ok(Some(action)) => Ok(action),
+        Ok(None) => {
+            remove_finalizers(ctx, app).await?;
+            publish(
+                ctx,
+                app,
+                EventReason::ResourcesDeleted,
+                "every resource of the Application is deleted".to_owned(),
+            )
+            .await;
+            tracing::info!(app = %name, "resources deleted; finalizer removed");
+            Ok(Action::await_change())
+        }
+        Err(error) => {
+            publish(ctx, app, EventReason::DeletionError, error.to_string()).await;
+            Err(error)
+        }
+    }
+}
+
+/// One deletion step: the action to come back with, or None once nothing is left.
+async fn delete_step(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<Option<Action>, ApplicationError> {
+    let name = app.name_any();
+    let cluster = ctx
+        .clusters
+        .for_destination(&app.spec.destination)
+        .await
+        .map_err(|error| ApplicationError::Destination {
+            app: name.clone(),
+            error,
+        })?;
+    let tracked: Vec<LiveObject> = cluster
+        .list_tracked()
+        .await
+        .map_err(|error| ApplicationError::Observe {
+            app: name.clone(),
+            what: "the objects carrying the tracking annotation".to_owned(),
+            error,
+        })?
+        .iter()
+        .filter_map(LiveObject::from_object)
+        .collect();
+    match deletion_step(&name, &tracked) {
+        DeletionStep::Done => Ok(None),
+        DeletionStep::Wait => Ok(Some(Action::requeue(DELETION_POLL))),
+        DeletionStep::Delete(keys) => {
+            for key in keys {
+                cluster
+                    .delete(&key, Propagation::Foreground)
+                    .await
+                    .map_err(|error| ApplicationError::Delete {
+                        app: name.clone(),
+                        object: key.clone(),
+                        error,
+                    })?;
+            }
+            Ok(Some(Action::requeue(DELETION_POLL)))
+        }
+    }
+}
+
+/// Removes the resources finalizers, keeping any other.
+async fn remove_finalizers(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<(), ApplicationError> {
+    let kept: Vec<&String> = app
+        .finalizers()
+        .iter()
+        .filter(|f| !RESOURCE_FINALIZERS.contains(&f.as_str()))
+        .collect();
+    let patch = json!({
+        "metadata": {"resourceVersion": app.resource_version(), "finalizers": kept}
+    });
+    match ctx
+        .api()
+        .patch(
+            &app.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(ApplicationError::Write {
+            app: app.name_any(),
+            what: "metadata.finalizers",
+            error,
+        }),
+    }
+}
+
+async fn publish(ctx: &ApplicationContext, app: &Application, reason: EventReason, note: String) {
+    ctx.events.publish(&app.object_ref(&()), reason, note).await;
+}
+
+/// Requeues a failed Application with backoff.
+fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<Run>) -> Action {
+    let failures = run
+        .ctx
+        .failures
+        .lock()
+        .map(|mut failures| {
+            let count = failures.entry(app.name_any()).or_default();
+            *count = count.saturating_add(1);
+            *count
+        })
+        .unwrap_or(1);
+    run.ctx.metrics.application_reconciled(Some(error.reason()));
+    tracing::warn!(app = %app.name_any(), reason = error.reason(), failures, "{error}");
+    Action::requeue(retry_delay(failures))
+}
+
+/// Runs the Application controller in `ctx.namespace` until `stop` completes: running syncs are
+/// then dropped (their operation stays Running, for the next leader to resume) and running
+/// reconciles finish.
+pub async fn run(
+    ctx: Arc<ApplicationContext>,
+    stop: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let applications = ctx.api();
+    let controller = Controller::new(applications, watcher::Config::default());
+    let (stopping_tx, stopping) = watch::channel(false);
+    let stop = stop
+        .map(move |()| {
+            let _ = stopping_tx.send(true);
+        })
+        .shared();
+    let run = Arc::new(Run {
+        ctx: Arc::clone(&ctx),
+        store: controller.store(),
+        stopping,
+    });
+    let ok = Arc::clone(&ctx);
+    controller
+        .graceful_shutdown_on(stop)
+        .run(reconcile, error_policy, run)
+        .for_each(|result| {
+            let ctx = Arc::clone(&ok);
+            async move {
+                match result {
+                    Ok((object, _)) => {
+                        ctx.failures.lock().map(|mut f| f.remove(&object.name)).ok();
+                        ctx.metrics.application_reconciled(None);
+                    }
+                    Err(error) => tracing::debug!("controller: {error}"),
+                }
+            }
+        })
+        .await;
+}

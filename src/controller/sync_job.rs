@@ -1,0 +1,86 @@
+//! One sync operation run by the controller: the engine ([`run_sync`]) against a destination
+//! cluster, storing its state in the Application's status. The engine's future borrows across
+//! its steps in ways that are not `Send` for every lifetime, so it is driven on a blocking
+//! thread with the runtime's handle; it stops (without terminating the operation, which stays
+//! Running for the next leader to resume) as soon as the controller stops.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use crate::cluster::kube_cluster::KubeCluster;
+use crate::manifest::{DirectoryOptions, ValidationErrors};
+use crate::sync::execute::{ExecuteError, ExecuteSettings, SyncEvent, SyncRequest, run_sync};
+use crate::sync::{OperationState, SyncPlan};
+
+use super::status_store::StatusStore;
+
+/// Everything one operation needs, owned.
+pub struct SyncJob {
+    pub cluster: Arc<KubeCluster>,
+    pub store: StatusStore,
+    /// The Application's name (tracking ids).
+    pub app: String,
+    /// The manifest directory at `revision`.
+    pub root: PathBuf,
+    pub options: DirectoryOptions,
+    /// `destination.namespace`.
+    pub namespace: Option<String>,
+    pub revision: Option<String>,
+    pub settings: ExecuteSettings,
+    /// Becomes true when the controller stops.
+    pub stopping: watch::Receiver<bool>,
+}
+
+impl SyncJob {
+    /// Runs the operation to its end, or None when the controller stopped first.
+    ///
+    /// # Errors
+    /// See [`run_sync`]; a panicking or cancelled thread is reported as a store error.
+    pub async fn run(self) -> Option<Result<OperationState, ExecuteError>> {
+        let handle = tokio::runtime::Handle::current();
+        let app = self.app.clone();
+        tokio::task::spawn_blocking(move || handle.block_on(self.drive()))
+            .await
+            .unwrap_or_else(|error| {
+                Some(Err(ExecuteError::Store(crate::sync::execute::StoreError {
+                    location: format!("the sync of Application {app}"),
+                    message: error.to_string(),
+                })))
+            })
+    }
+
+    async fn drive(mut self) -> Option<Result<OperationState, ExecuteError>> {
+        let plan_source = |operation_id: &str| -> Result<SyncPlan, ValidationErrors> {
+            SyncPlan::load(
+                &self.root,
+                &self.options,
+                self.namespace.as_deref(),
+                operation_id,
+            )
+        };
+        let request = SyncRequest {
+            app: &self.app,
+            revision: self.revision.as_deref(),
+            dry_run: false,
+        };
+        // Terminating a sync is `flotilla app terminate`'s job; the controller never cancels.
+        let (_never, cancel) = watch::channel(false);
+        let app = self.app.clone();
+        let log = move |event: &SyncEvent| tracing::debug!(app = %app, "{event:?}");
+        let sync = run_sync(
+            self.cluster.as_ref(),
+            &self.store,
+            &plan_source,
+            &request,
+            &self.settings,
+            cancel,
+            &log,
+        );
+        tokio::select! {
+            state = sync => Some(state),
+            _ = self.stopping.wait_for(|stopping| *stopping) => None,
+        }
+    }
+}

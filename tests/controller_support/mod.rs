@@ -1,0 +1,131 @@
+//! Helpers for the `tests/controller_*.rs` integration tests: the controller (both reconcilers,
+//! one Lease) run in-process on cluster 1 for a fresh namespace, stopped gracefully or killed,
+//! and local git repositories to sync from.
+// Each integration test binary compiles this module and uses a subset of it.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla::controller::application_reconciler::ApplicationContext;
+use flotilla::controller::appset_reconciler::AppSetContext;
+use flotilla::controller::leader::{LeaseConfig, LeaseLock};
+use flotilla::controller::metrics::Metrics;
+use flotilla::repo::LocalRepos;
+use flotilla::repo::cache::RepoCache;
+
+use crate::support::{self, TestNamespace};
+
+/// How often the test controllers compare Applications without a change.
+pub const RESYNC: Duration = Duration::from_secs(2);
+
+/// A controller running in this test process.
+pub struct Running {
+    pub metrics: Arc<Metrics>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+    _cache: tempfile::TempDir,
+}
+
+impl Running {
+    /// Stops it gracefully (it releases the Lease) and waits until it has.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.expect("the controller task ends cleanly");
+    }
+
+    /// Ends it as a killed process would: nothing is finished or released.
+    pub async fn kill(self) {
+        self.task.abort();
+        let _ = self.task.await;
+    }
+}
+
+/// A namespace of cluster 1 with the CRDs installed.
+pub async fn setup(label: &str) -> TestNamespace {
+    let ns = support::namespace(1, label).await;
+    support::install_flotilla_crds(&ns.client).await;
+    ns
+}
+
+/// Starts a controller for the namespace with a short Lease and resync.
+pub fn start(ns: &TestNamespace, identity: &str) -> Running {
+    let metrics = Arc::new(Metrics::default());
+    let cache = tempfile::tempdir().expect("a repository cache directory");
+    let applications = ApplicationContext::new(
+        ns.client.clone(),
+        ns.name.clone(),
+        Arc::new(RepoCache::new(cache.path(), LocalRepos::default())),
+        RESYNC,
+        Arc::clone(&metrics),
+    );
+    let appsets = AppSetContext::new(
+        ns.client.clone(),
+        ns.name.clone(),
+        LocalRepos::default(),
+        Duration::from_secs(180),
+        Arc::clone(&metrics),
+    );
+    let lease = LeaseLock::new(
+        ns.client.clone(),
+        &ns.name,
+        LeaseConfig {
+            name: "flotilla-controller".into(),
+            identity: identity.into(),
+            duration: Duration::from_secs(2),
+            retry: Duration::from_millis(300),
+        },
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        flotilla::controller::run(Arc::new(appsets), Arc::new(applications), lease, async {
+            let _ = stopped.await;
+        })
+        .await
+        .expect("the Lease stays writable");
+    });
+    Running {
+        metrics,
+        stop,
+        task,
+        _cache: cache,
+    }
+}
+
+/// Runs `git` in `dir` with a fixed identity.
+pub fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+/// Writes `files` (path → content) into `repo` and commits them; returns the commit.
+pub fn commit(repo: &Path, files: &[(&str, &str)], message: &str) -> String {
+    for (path, content) in files {
+        let target = repo.join(path);
+        std::fs::create_dir_all(target.parent().expect("a parent")).expect("creating directories");
+        std::fs::write(target, content).expect("writing a file");
+    }
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", message]);
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .expect("git runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A new git repository (branch `main`) in a temporary directory.
+pub fn repository() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().expect("a temporary directory");
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    repo
+}
