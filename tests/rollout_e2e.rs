@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use support::{TestNamespace, apply, eventually_within, namespace, object};
 
 /// How long a whole rollout may take.
-const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(150);
+const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(300);
 
 // ---------------------------------------------------------------------------------------------
 // A local git repository of components
@@ -425,15 +425,19 @@ async fn histories(ns: &TestNamespace) -> BTreeMap<String, Vec<RevisionHistory>>
         .collect()
 }
 
-/// The one sync of `app`: (started, finished) in seconds, checking its revision and initiator.
-fn only_sync(
+/// The first sync of `app`: (started, finished) in seconds, checking its revision and initiator.
+/// (An Application seen OutOfSync again later is synced again, in order; only the first sync
+/// shows the order of promotion.)
+fn first_sync(
     histories: &BTreeMap<String, Vec<RevisionHistory>>,
     app: &str,
     revision: &str,
 ) -> (i64, i64) {
-    let history = histories.get(app).map_or(&[][..], Vec::as_slice);
-    assert_eq!(history.len(), 1, "{app} synced once: {history:#?}");
-    sync_window(&history[0], app, revision)
+    let entry = histories
+        .get(app)
+        .and_then(|history| history.first())
+        .unwrap_or_else(|| panic!("{app} was synced: {histories:#?}"));
+    sync_window(entry, app, revision)
 }
 
 fn sync_window(entry: &RevisionHistory, app: &str, revision: &str) -> (i64, i64) {
@@ -459,23 +463,35 @@ fn tier_components(repo: &Repo, version: &str, backend: Pods) {
     repo.component("frontend", version, Pods::default());
 }
 
-/// Every snapshot: whenever a later tier is in flight on a revision, every earlier tier is
-/// Healthy on that same revision.
-fn assert_tiers_in_order(snapshots: &[Snapshot]) {
-    for (index, snapshot) in snapshots.iter().enumerate() {
-        for (later, earlier) in [(1, 0), (2, 1), (2, 0)] {
-            let (state, target) = state_of(snapshot, TIERS[later]);
-            if in_flight(state) {
+/// Every promotion of a `later` Application (a snapshot where it becomes Pending or Progressing)
+/// happened while its `earlier` one was Healthy on the same target revision.
+fn assert_promoted_after(snapshots: &[Snapshot], pairs: &[(&str, &str)]) {
+    for (index, pair) in snapshots.windows(2).enumerate() {
+        let [before, after] = pair else { continue };
+        for (later, earlier) in pairs {
+            let (state, target) = state_of(after, later);
+            if in_flight(state) && !in_flight(state_of(before, later).0) {
                 assert_eq!(
-                    state_of(snapshot, TIERS[earlier]),
+                    state_of(after, earlier),
                     (State::Healthy, target.clone()),
-                    "snapshot {index}: {} {state:?} on {target:?} before {} was Healthy on it: {snapshot:#?}",
-                    TIERS[later],
-                    TIERS[earlier],
+                    "snapshot {}: {later} {state:?} on {target:?} before {earlier} was Healthy on it: {after:#?}",
+                    index + 1,
                 );
             }
         }
     }
+}
+
+/// Each tier is promoted only while every earlier tier is Healthy on the same revision.
+fn assert_tiers_in_order(snapshots: &[Snapshot]) {
+    assert_promoted_after(
+        snapshots,
+        &[
+            (TIERS[1], TIERS[0]),
+            (TIERS[2], TIERS[1]),
+            (TIERS[2], TIERS[0]),
+        ],
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,7 +507,7 @@ async fn three_tiers_sync_database_then_backend_then_frontend() {
     wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
 
     let histories = histories(&ns).await;
-    let [database, backend, frontend] = TIERS.map(|app| only_sync(&histories, app, &commit));
+    let [database, backend, frontend] = TIERS.map(|app| first_sync(&histories, app, &commit));
     assert!(
         backend.0 >= database.1,
         "backend started after database finished: {database:?} {backend:?}"
@@ -578,7 +594,7 @@ async fn a_quarter_of_eight_means_two_at_a_time() {
     );
     let histories = histories(&ns).await;
     for app in &apps {
-        only_sync(&histories, app, &commit);
+        first_sync(&histories, app, &commit);
     }
     controller.stop();
 }
@@ -714,22 +730,13 @@ async fn prod_syncs_only_after_staging_is_healthy_on_the_same_revision() {
     .await;
 
     let histories = histories(&ns).await;
-    let staging = only_sync(&histories, "web-staging", &commit);
-    let prod = only_sync(&histories, "web-prod", &commit);
+    let staging = first_sync(&histories, "web-staging", &commit);
+    let prod = first_sync(&histories, "web-prod", &commit);
     assert!(
         prod.0 >= staging.1,
         "prod started after staging finished: {staging:?} {prod:?}"
     );
-    for (index, snapshot) in recording.snapshots().iter().enumerate() {
-        let (state, target) = state_of(snapshot, "web-prod");
-        if in_flight(state) {
-            assert_eq!(
-                state_of(snapshot, "web-staging"),
-                (State::Healthy, target),
-                "snapshot {index}: prod in flight before staging was Healthy on its revision"
-            );
-        }
-    }
+    assert_promoted_after(&recording.snapshots(), &[("web-prod", "web-staging")]);
     let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
         Api::namespaced(cluster2, &ns.name);
     deployments
@@ -855,6 +862,7 @@ async fn pause_holds_promotion_and_a_restart_continues_from_status() {
     )
     .await;
     flotilla(&ns, &["rollout", "pause", "platform-stack"]);
+    let database_syncs = histories(&ns).await[TIERS[0]].len();
     controller.stop();
     let controller = Controller::start(&ns, "pause-2");
     // The running backend sync finishes; the frontend is not promoted.
@@ -877,16 +885,22 @@ async fn pause_holds_promotion_and_a_restart_continues_from_status() {
         state_of(&snapshot(Some(&status)), TIERS[2]).0,
         State::Waiting
     );
+    let after_restart = histories(&ns).await;
     assert!(
-        histories(&ns).await[TIERS[2]].is_empty(),
+        after_restart[TIERS[2]].is_empty(),
         "frontend not synced while paused"
+    );
+    assert_eq!(
+        after_restart[TIERS[0]].len(),
+        database_syncs,
+        "the restarted controller did not sync the Healthy database again"
     );
 
     flotilla(&ns, &["rollout", "resume", "platform-stack"]);
     wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
     let histories = histories(&ns).await;
     for app in TIERS {
-        only_sync(&histories, app, &commit);
+        first_sync(&histories, app, &commit);
     }
     assert_tiers_in_order(&recording.snapshots());
     controller.stop();
