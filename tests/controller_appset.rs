@@ -15,7 +15,7 @@ use controller_support::{git, setup, start};
 use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla::controller::appset::ownership::RESOURCES_FINALIZER;
-use flotilla::controller::appset_reconciler::REFRESH_ANNOTATION;
+use flotilla::controller::appset_reconciler::{FIELD_MANAGER, REFRESH_ANNOTATION};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
@@ -47,7 +47,9 @@ fn list_appset(names: &[&str], path_prefix: &str, policy: Option<&str>) -> Appli
     object(appset)
 }
 
-/// The Applications in the namespace: name → (resourceVersion, source path).
+/// The Applications in the namespace: name → (what the ApplicationSet controller last wrote,
+/// source path). What it wrote is the generation and the time of its managed-fields entry: the
+/// Application controller writes status (and so the resourceVersion) on its own.
 async fn applications(ns: &TestNamespace) -> BTreeMap<String, (String, String)> {
     let api: Api<Application> = ns.api();
     api.list(&Default::default())
@@ -59,12 +61,24 @@ async fn applications(ns: &TestNamespace) -> BTreeMap<String, (String, String)> 
             (
                 app.name_any(),
                 (
-                    app.resource_version().unwrap_or_default(),
+                    written_by_appset_controller(&app),
                     app.spec.source.path.clone(),
                 ),
             )
         })
         .collect()
+}
+
+fn written_by_appset_controller(app: &Application) -> String {
+    let time = app
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .find(|entry| entry.manager.as_deref() == Some(FIELD_MANAGER))
+        .and_then(|entry| entry.time.as_ref())
+        .map(|time| time.0.to_string());
+    format!("generation {:?} at {time:?}", app.metadata.generation)
 }
 
 /// Waits until the Applications have exactly `names`.

@@ -28,7 +28,8 @@ use super::application::compare::{Comparison, compare};
 use super::application::decide::{SyncGate, Trigger, next_sync, sync_gate};
 use super::application::deletion::{DeletionStep, RESOURCE_FINALIZERS, deletion_step};
 use super::application::history::after_operation;
-use super::application::status::status_patch;
+use super::application::instance::instance_name;
+use super::application::status::{condition_patch, status_patch};
 use super::appset_reconciler::retry_delay;
 use super::events::{EventPublisher, EventReason};
 use super::metrics::Metrics;
@@ -196,7 +197,16 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     let Some(trigger) = next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) else {
         return Ok(Action::requeue(ctx.resync));
     };
-    sync(ctx, &app, &observed, trigger, &run.stopping).await?;
+    let synced = sync(ctx, &app, &observed, trigger, &run.stopping).await;
+    let failure = synced.as_ref().err().map(ToString::to_string);
+    report(
+        ctx,
+        &app,
+        ApplicationConditionType::SyncError,
+        failure.as_deref(),
+    )
+    .await?;
+    synced?;
     // Compare again at once: the status should show the sync's result.
     Ok(Action::requeue(Duration::from_millis(200)))
 }
@@ -208,14 +218,7 @@ async fn observe(
     app: &Application,
 ) -> Result<Observed, ApplicationError> {
     let name = app.name_any();
-    let cluster = ctx
-        .clusters
-        .for_destination(&app.spec.destination)
-        .await
-        .map_err(|error| ApplicationError::Destination {
-            app: name.clone(),
-            error,
-        })?;
+    let cluster = destination(ctx, app).await?;
     let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
     let plan = SyncPlan::load(
         &manifests.root,
@@ -257,19 +260,49 @@ async fn observe(
             }
         }
     }
-    let tracked: Vec<LiveObject> = cluster
-        .list_tracked()
-        .await
-        .map_err(|error| observe_error("the objects carrying the tracking annotation", error))?
-        .iter()
-        .filter_map(LiveObject::from_object)
-        .collect();
-    let comparison = compare(&plan, &name, &live, &tracked, manifests.revision.as_deref());
+    let tracked = tracked_objects(&cluster, &name).await?;
+    let comparison = compare(
+        &plan,
+        &instance_name(app),
+        &live,
+        &tracked,
+        manifests.revision.as_deref(),
+    );
     Ok(Observed {
         cluster,
         manifests,
         comparison,
     })
+}
+
+/// The cluster the Application's destination names.
+async fn destination(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<Arc<KubeCluster>, ApplicationError> {
+    ctx.clusters
+        .for_destination(&app.spec.destination)
+        .await
+        .map_err(|error| ApplicationError::Destination {
+            app: app.name_any(),
+            error,
+        })
+}
+
+/// Every object of the cluster that carries a tracking annotation (of any Application).
+async fn tracked_objects(
+    cluster: &KubeCluster,
+    app: &str,
+) -> Result<Vec<LiveObject>, ApplicationError> {
+    let objects = cluster
+        .list_tracked()
+        .await
+        .map_err(|error| ApplicationError::Observe {
+            app: app.to_owned(),
+            what: "the objects carrying the tracking annotation".to_owned(),
+            error,
+        })?;
+    Ok(objects.iter().filter_map(LiveObject::from_object).collect())
 }
 
 /// The source's manifests at `revision` (empty: the source's `targetRevision`), fetched off the
@@ -457,7 +490,7 @@ async fn sync(
     let job = SyncJob {
         cluster: Arc::clone(&observed.cluster),
         store,
-        app: name.clone(),
+        app: instance_name(app),
         root: manifests.root.clone(),
         options: app.spec.source.directory_options(),
         namespace: app.spec.destination.namespace.clone(),
@@ -524,10 +557,11 @@ async fn finish(
 }
 
 /// `rollout/stack`, `alice`, or `automated sync`.
-fn initiator(initiated_by: &InitiatedBy) -> String {
-    match (initiated_by.username.as_str(), initiated_by.automated) {
-        ("", _) => "automated sync".to_owned(),
-        (user, _) => user.to_owned(),
+fn initiator(initiated_by: &InitiatedBy) -> &str {
+    if initiated_by.username.is_empty() {
+        "automated sync"
+    } else {
+        &initiated_by.username
     }
 }
 
@@ -594,7 +628,15 @@ async fn delete_resources(
             Ok(Action::await_change())
         }
         Err(error) => {
-            publish(ctx, app, EventReason::DeletionError, error.to_string()).await;
+            let message = error.to_string();
+            publish(ctx, app, EventReason::DeletionError, message.clone()).await;
+            report(
+                ctx,
+                app,
+                ApplicationConditionType::DeletionError,
+                Some(&message),
+            )
+            .await?;
             Err(error)
         }
     }
@@ -606,26 +648,9 @@ async fn delete_step(
     app: &Application,
 ) -> Result<Option<Action>, ApplicationError> {
     let name = app.name_any();
-    let cluster = ctx
-        .clusters
-        .for_destination(&app.spec.destination)
-        .await
-        .map_err(|error| ApplicationError::Destination {
-            app: name.clone(),
-            error,
-        })?;
-    let tracked: Vec<LiveObject> = cluster
-        .list_tracked()
-        .await
-        .map_err(|error| ApplicationError::Observe {
-            app: name.clone(),
-            what: "the objects carrying the tracking annotation".to_owned(),
-            error,
-        })?
-        .iter()
-        .filter_map(LiveObject::from_object)
-        .collect();
-    match deletion_step(&name, &tracked) {
+    let cluster = destination(ctx, app).await?;
+    let tracked = tracked_objects(&cluster, &name).await?;
+    match deletion_step(&instance_name(app), &tracked) {
         DeletionStep::Done => Ok(None),
         DeletionStep::Wait => Ok(Some(Action::requeue(DELETION_POLL))),
         DeletionStep::Delete(keys) => {
@@ -673,6 +698,32 @@ async fn remove_finalizers(
             what: "metadata.finalizers",
             error,
         }),
+    }
+}
+
+/// Sets (or, with None, clears) a condition on the Application as it is now.
+async fn report(
+    ctx: &ApplicationContext,
+    app: &Application,
+    type_: ApplicationConditionType,
+    message: Option<&str>,
+) -> Result<(), ApplicationError> {
+    let current =
+        ctx.api()
+            .get_opt(&app.name_any())
+            .await
+            .map_err(|error| ApplicationError::Write {
+                app: app.name_any(),
+                what: "(reading) status.conditions",
+                error,
+            })?;
+    let Some(current) = current else {
+        return Ok(());
+    };
+    let now = Time(Timestamp::now());
+    match condition_patch(current.status.as_ref(), type_, message, &now) {
+        Some(patch) => patch_status(ctx, app, "status.conditions", patch).await,
+        None => Ok(()),
     }
 }
 

@@ -80,54 +80,57 @@ impl Metrics {
     /// The counters in the Prometheus text exposition format.
     #[must_use]
     pub fn render(&self) -> String {
-        let mut out = String::from(
-            "# HELP flotilla_appset_reconciles_total ApplicationSet reconciles by result.\n\
-             # TYPE flotilla_appset_reconciles_total counter\n",
+        let mut out = String::new();
+        let by_result = |counts: &Mutex<BTreeMap<&'static str, u64>>| -> Vec<(String, u64)> {
+            counts
+                .lock()
+                .map(|c| {
+                    c.iter()
+                        .map(|(result, n)| (format!("result=\"{result}\""), *n))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (appsets, applications) = (
+            by_result(&self.reconciles),
+            by_result(&self.application_reconciles),
         );
-        if let Ok(counts) = self.reconciles.lock() {
-            for (result, count) in counts.iter() {
-                let _ = writeln!(
-                    out,
-                    "flotilla_appset_reconciles_total{{result=\"{result}\"}} {count}"
-                );
-            }
-        }
-        out.push_str(
-            "# HELP flotilla_application_reconciles_total Application reconciles by result.\n\
-             # TYPE flotilla_application_reconciles_total counter\n",
+        family(
+            &mut out,
+            ("flotilla_appset_reconciles_total", "counter"),
+            "ApplicationSet reconciles by result.",
+            appsets,
         );
-        if let Ok(counts) = self.application_reconciles.lock() {
-            for (result, count) in counts.iter() {
-                let _ = writeln!(
-                    out,
-                    "flotilla_application_reconciles_total{{result=\"{result}\"}} {count}"
-                );
-            }
-        }
-        out.push_str(
-            "# HELP flotilla_applications Applications by sync and health status.\n\
-             # TYPE flotilla_applications gauge\n",
+        family(
+            &mut out,
+            ("flotilla_application_reconciles_total", "counter"),
+            "Application reconciles by result.",
+            applications,
         );
-        if let Ok(counts) = self.applications.lock() {
-            for ((sync, health), count) in counts.iter() {
-                let _ = writeln!(
-                    out,
-                    "flotilla_applications{{sync=\"{sync}\",health=\"{health}\"}} {count}"
-                );
-            }
-        }
-        out.push_str(
-            "# HELP flotilla_sync_operations_total Sync operations by result.\n\
-             # TYPE flotilla_sync_operations_total counter\n",
+        let statuses = self.applications.lock().map(|counts| {
+            counts
+                .iter()
+                .map(|((sync, health), n)| (format!("sync=\"{sync}\",health=\"{health}\""), *n))
+                .collect()
+        });
+        family(
+            &mut out,
+            ("flotilla_applications", "gauge"),
+            "Applications by sync and health status.",
+            statuses.unwrap_or_default(),
         );
-        if let Ok(counts) = self.syncs.lock() {
-            for (result, count) in counts.iter() {
-                let _ = writeln!(
-                    out,
-                    "flotilla_sync_operations_total{{result=\"{result}\"}} {count}"
-                );
-            }
-        }
+        let syncs = self.syncs.lock().map(|counts| {
+            counts
+                .iter()
+                .map(|(result, n)| (format!("result=\"{result}\""), *n))
+                .collect()
+        });
+        family(
+            &mut out,
+            ("flotilla_sync_operations_total", "counter"),
+            "Sync operations by result.",
+            syncs.unwrap_or_default(),
+        );
         let _ = write!(
             out,
             "# HELP flotilla_leader Whether this process holds the controller Lease.\n\
@@ -135,6 +138,14 @@ impl Metrics {
             u8::from(self.leader.load(Ordering::Relaxed))
         );
         out
+    }
+}
+
+/// Writes one metric family: its help and type lines, then one sample per label set.
+fn family(out: &mut String, (name, kind): (&str, &str), help: &str, samples: Vec<(String, u64)>) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    for (labels, value) in samples {
+        let _ = writeln!(out, "{name}{{{labels}}} {value}");
     }
 }
 

@@ -20,7 +20,8 @@ use super::status_store::StatusStore;
 pub struct SyncJob {
     pub cluster: Arc<KubeCluster>,
     pub store: StatusStore,
-    /// The Application's name (tracking ids).
+    /// The name the Application's objects are tracked under (see
+    /// [`super::application::instance`]).
     pub app: String,
     /// The manifest directory at `revision`.
     pub root: PathBuf,

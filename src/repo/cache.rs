@@ -174,17 +174,7 @@ fn directory_name(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let status = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .status()
-            .expect("git runs");
-        assert!(status.success(), "git {args:?}");
-    }
+    use crate::repo::test_git::git;
 
     #[test]
     fn clones_once_fetches_new_commits_and_reuses_commit_trees() {

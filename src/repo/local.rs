@@ -127,17 +127,7 @@ impl GitReader for LocalRepos {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let status = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .status()
-            .expect("git runs");
-        assert!(status.success(), "git {args:?}");
-    }
+    use crate::repo::test_git::git;
 
     #[test]
     fn reads_a_git_repository_at_a_commit_and_a_plain_directory() {

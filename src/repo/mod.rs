@@ -8,3 +8,21 @@ pub mod git_cli;
 pub mod local;
 
 pub use local::{LocalRepos, RepoError};
+
+/// Running `git` in unit tests that build repositories.
+#[cfg(test)]
+pub(crate) mod test_git {
+    use std::path::Path;
+
+    /// Runs `git` in `dir` with a fixed identity; fails the test when it fails.
+    pub fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    }
+}

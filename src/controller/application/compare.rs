@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::api::application::{HealthStatus as AppHealth, ResourceStatus, SyncStatus};
+use crate::api::application_set_status::SyncStatusCode;
 use crate::health::{Health, HealthStatus, assess};
 use crate::manifest::ObjectKey;
 use crate::sync::execute::tracked;
@@ -17,26 +18,6 @@ use crate::sync::{
 };
 
 use super::diff::first_difference;
-
-/// `status.sync.status` and `status.resources[].status` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum SyncCode {
-    Synced,
-    OutOfSync,
-    Unknown,
-}
-
-impl SyncCode {
-    /// The word written to status.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Synced => "Synced",
-            Self::OutOfSync => "OutOfSync",
-            Self::Unknown => "Unknown",
-        }
-    }
-}
 
 /// The result of comparing an Application with the cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,7 +34,7 @@ impl Comparison {
     /// Whether the Application is OutOfSync.
     #[must_use]
     pub fn out_of_sync(&self) -> bool {
-        self.sync.status == SyncCode::OutOfSync.as_str()
+        self.sync.status == SyncStatusCode::OutOfSync.as_str()
     }
 }
 
@@ -68,21 +49,21 @@ pub fn compare(
     revision: Option<&str>,
 ) -> Comparison {
     let mut resources = Vec::new();
-    let mut counted = SyncCode::Synced;
+    let mut out_of_sync = false;
     let mut worst: Option<Health> = None;
     for task in plan.tasks.iter().filter(|task| task.hook.is_none()) {
         let (status, health) = match live.get(&task.key) {
-            None => (SyncCode::OutOfSync, Health::missing()),
+            None => (SyncStatusCode::OutOfSync, Health::missing()),
             Some(object) => {
                 let desired = tracked(task, app);
                 let status = match first_difference(&desired, object) {
-                    None => SyncCode::Synced,
-                    Some(_) => SyncCode::OutOfSync,
+                    None => SyncStatusCode::Synced,
+                    Some(_) => SyncStatusCode::OutOfSync,
                 };
                 (status, assess(object))
             }
         };
-        counted = counted.max(status);
+        out_of_sync |= status == SyncStatusCode::OutOfSync;
         if worst
             .as_ref()
             .is_none_or(|w| severity(health.status) > severity(w.status))
@@ -105,24 +86,27 @@ pub fn compare(
             .and_then(|o| o.annotations.get(COMPARE_OPTIONS_ANNOTATION))
             .and_then(|text| text.parse::<CompareOptions>().ok())
             .is_some_and(|options| options.ignore_extraneous);
-        if !ignored {
-            counted = counted.max(SyncCode::OutOfSync);
-        }
+        out_of_sync |= !ignored;
         resources.push(ResourceStatus {
             group: key.group.clone(),
             kind: key.kind.clone(),
             namespace: key.namespace.clone().unwrap_or_default(),
             name: key.name.clone(),
-            status: SyncCode::OutOfSync.as_str().to_owned(),
+            status: SyncStatusCode::OutOfSync.as_str().to_owned(),
             health: object.map(|o| app_health(&o.health)),
             requires_pruning: true,
             ..ResourceStatus::default()
         });
     }
     let health = worst.unwrap_or_else(|| Health::new(HealthStatus::Healthy, ""));
+    let sync = if out_of_sync {
+        SyncStatusCode::OutOfSync
+    } else {
+        SyncStatusCode::Synced
+    };
     Comparison {
         sync: SyncStatus {
-            status: counted.as_str().to_owned(),
+            status: sync.as_str().to_owned(),
             revision: revision.unwrap_or_default().to_owned(),
         },
         health: app_health(&health),
@@ -151,7 +135,11 @@ fn app_health(health: &Health) -> AppHealth {
     }
 }
 
-fn resource_status(task: &SyncTask, status: SyncCode, health: Option<&Health>) -> ResourceStatus {
+fn resource_status(
+    task: &SyncTask,
+    status: SyncStatusCode,
+    health: Option<&Health>,
+) -> ResourceStatus {
     let api_version = task
         .resource
         .body

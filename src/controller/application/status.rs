@@ -13,7 +13,9 @@ use crate::api::application::{
     ApplicationCondition, ApplicationConditionType, ApplicationStatus, SyncStatus,
 };
 
-use super::compare::{Comparison, SyncCode};
+use crate::api::application_set_status::SyncStatusCode;
+
+use super::compare::Comparison;
 
 /// The merge patch of `/status` after a reconcile that compared (`Ok`) or failed with a
 /// condition (`Err`), or None when nothing needs writing. Fields the sync writes
@@ -37,7 +39,7 @@ pub fn status_patch(
         }
         Err((type_, message)) => {
             new.sync = Some(SyncStatus {
-                status: SyncCode::Unknown.as_str().to_owned(),
+                status: SyncStatusCode::Unknown.as_str().to_owned(),
                 revision: String::new(),
             });
             set_condition(&mut new.conditions, type_, message, now);
@@ -59,8 +61,26 @@ pub fn status_patch(
     }}))
 }
 
+/// The merge patch of `/status` that sets the condition of `type_` to `message`, or removes it
+/// when `message` is None; None when that changes nothing.
+#[must_use]
+pub fn condition_patch(
+    old: Option<&ApplicationStatus>,
+    type_: ApplicationConditionType,
+    message: Option<&str>,
+    now: &Time,
+) -> Option<Value> {
+    let old = old.map(|s| s.conditions.clone()).unwrap_or_default();
+    let mut new = old.clone();
+    match message {
+        Some(message) => set_condition(&mut new, type_, message, now),
+        None => new.retain(|c| c.type_ != type_),
+    }
+    (new != old).then(|| json!({"status": {"conditions": new}}))
+}
+
 /// Adds or updates the condition of `type_`, keeping its time when it was already present.
-pub fn set_condition(
+fn set_condition(
     conditions: &mut Vec<ApplicationCondition>,
     type_: ApplicationConditionType,
     message: &str,
@@ -139,6 +159,22 @@ mod tests {
             resync,
         ));
         assert_eq!(refreshed.reconciled_at, Some(at(161)));
+    }
+
+    #[test]
+    fn conditions_are_set_and_cleared_only_when_that_changes_something() {
+        let now = at(100);
+        let sync_error = ApplicationConditionType::SyncError;
+        let patch = condition_patch(None, sync_error, Some("boom"), &now).expect("set");
+        let status = written(Some(patch));
+        assert_eq!(status.conditions[0].message, "boom");
+        assert_eq!(
+            condition_patch(Some(&status), sync_error, Some("boom"), &at(200)),
+            None
+        );
+        assert_eq!(condition_patch(None, sync_error, None, &now), None);
+        let cleared = written(condition_patch(Some(&status), sync_error, None, &now));
+        assert!(cleared.conditions.is_empty());
     }
 
     #[test]
