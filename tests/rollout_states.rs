@@ -5,19 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
-use flotilla::cli::rollout::{ExplainArgs, ExplainOutput, explain_from_args};
+use flotilla::cli::rollout::{ExplainOutput, explain_state_file};
 
 fn states_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/rollout-states")
 }
 
 fn explain(state: &Path, output: ExplainOutput) -> String {
-    explain_from_args(&ExplainArgs {
-        appset: "example".into(),
-        state: Some(state.to_path_buf()),
-        output,
-    })
-    .unwrap_or_else(|e| panic!("{}: {e:#}", state.display()))
+    explain_state_file("example", state, output)
+        .unwrap_or_else(|e| panic!("{}: {e:#}", state.display()))
 }
 
 fn check_golden(path: &Path, actual: &str) {
@@ -122,19 +118,5 @@ fn the_examples_show_what_they_are_named_for() {
             .as_str()
             .unwrap()
             .starts_with("step 2: Application \"database\"")
-    );
-}
-
-#[test]
-fn live_mode_is_a_clear_error_for_now() {
-    let error = explain_from_args(&ExplainArgs {
-        appset: "example".into(),
-        state: None,
-        output: ExplainOutput::Text,
-    })
-    .unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "live explain needs the controller (not yet implemented); use --state"
     );
 }

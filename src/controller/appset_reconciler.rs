@@ -1,5 +1,6 @@
 //! The ApplicationSet reconciler: a short pipeline —
-//! observe → generate → render → validate → plan → apply → status — run by a kube-runtime
+//! observe → generate → render → validate → plan → apply → rollout → status → sync requests —
+//! run by a kube-runtime
 //! `Controller` that watches ApplicationSets, the Applications they own, and the cluster Secrets
 //! of the namespace. Every decision is made by the pure [`super::appset`] core; this file reads
 //! and writes. It never sleeps: failures requeue with backoff through the error policy.
@@ -23,20 +24,29 @@ use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
 use super::appset::requeue::git_poll_interval;
+use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
+use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{Outcome, changed, next_status, status_patch};
+use super::appset::sync_request::sync_requests;
 use super::appset::validate::{ForeignNamespace, same_namespace};
 use super::events::{EventPublisher, EventReason};
 use super::metrics::Metrics;
+use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
+use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::render::{RenderError, Sources, render_application_set};
 use crate::repo::LocalRepos;
+use crate::rollout::{RolloutDecision, RolloutInput, step};
 
 /// Field manager of the Applications the controller applies.
 pub const FIELD_MANAGER: &str = "flotilla-applicationset";
 /// Annotation asking for an immediate regeneration (git generators); removed once done.
 pub const REFRESH_ANNOTATION: &str = "flotilla.dev/refresh";
+/// How soon an ApplicationSet whose rollout has work left is reconciled again, so progress
+/// deadlines are noticed without any Application changing.
+pub const ROLLOUT_REQUEUE: Duration = Duration::from_secs(5);
 
 /// What the reconciler needs: a client, where to look, and how to read repositories.
 pub struct AppSetContext {
@@ -106,6 +116,8 @@ pub enum ReconcileError {
     Status { appset: String, error: kube::Error },
     #[error("removing {REFRESH_ANNOTATION} from ApplicationSet {appset}: {error}")]
     Refresh { appset: String, error: kube::Error },
+    #[error("rollout of ApplicationSet {appset}: {error}")]
+    Rollout { appset: String, error: RolloutError },
 }
 
 impl ReconcileError {
@@ -123,6 +135,7 @@ impl ReconcileError {
             Self::Delete { .. } => "DeleteError",
             Self::Status { .. } => "StatusError",
             Self::Refresh { .. } => "RefreshError",
+            Self::Rollout { .. } => "RolloutError",
         }
     }
 
@@ -166,22 +179,43 @@ pub async fn reconcile(
     let existing = observe(&ctx, &appset).await?;
     let planned = generate_render_validate_plan(&ctx, &appset, &existing).await;
     let applied = match &planned {
-        Ok(plan) => apply(&ctx, plan).await,
+        Ok(planned) => apply(&ctx, &planned.plan).await,
         Err(_) => Ok(()),
     };
-    let result = planned.and_then(|plan| applied.map(|()| plan));
-    let outcome = match &result {
-        Ok(_) => Outcome::UpToDate,
-        Err(error) => error.outcome(),
+    let result = planned.and_then(|planned| applied.map(|()| planned));
+    let pass = match &result {
+        Ok(planned) => rollout(&ctx, &appset, planned, &existing).await,
+        Err(_) => None,
+    };
+    let outcome = match (&result, &pass) {
+        (Err(error), _) | (Ok(_), Some(Err(error))) => error.outcome(),
+        _ => Outcome::UpToDate,
+    };
+    let rollout_outcome = match &pass {
+        _ if rolling_sync(&appset).is_none() => RolloutOutcome::Off,
+        Some(Ok(pass)) => RolloutOutcome::Decided(&pass.decision),
+        _ => RolloutOutcome::Kept,
     };
     let remaining = match &result {
-        Ok(plan) => plan.remaining(&existing),
+        Ok(planned) => planned.plan.remaining(&existing),
         Err(_) => existing.iter().collect(),
     };
-    write_status(&ctx, &appset, &outcome, &remaining).await?;
+    let status = write_status(&ctx, &appset, &outcome, &remaining, rollout_outcome).await?;
+    let pass = pass.transpose()?;
+    if let Some(pass) = &pass {
+        let events = rollout_events(appset.status.as_ref(), &status, &pass.decision);
+        publish(&ctx.events, &appset, &events).await;
+        let requests = sync_requests(&name, &pass.input, &pass.decision, &existing);
+        request_syncs(&ctx.client, &ctx.namespace, &requests)
+            .await
+            .map_err(|error| ReconcileError::Rollout {
+                appset: name.clone(),
+                error,
+            })?;
+    }
     clear_refresh(&ctx, &appset).await?;
     publish_outcome(&ctx, &appset, &result).await;
-    if let Ok(plan) = &result {
+    if let Ok(Planned { plan, .. }) = &result {
         tracing::info!(
             appset = %name,
             created = plan.create.len(),
@@ -194,21 +228,116 @@ pub async fn reconcile(
     result?;
     ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
     ctx.metrics.reconciled(None);
-    Ok(git_poll_interval(&appset.spec.generators, ctx.git_poll)
-        .map_or_else(Action::await_change, Action::requeue))
+    let rollout_requeue = in_progress(&status).then_some(ROLLOUT_REQUEUE);
+    let git_requeue = git_poll_interval(&appset.spec.generators, ctx.git_poll);
+    Ok(match (rollout_requeue, git_requeue) {
+        (Some(a), Some(b)) => Action::requeue(a.min(b)),
+        (Some(after), None) | (None, Some(after)) => Action::requeue(after),
+        (None, None) => Action::await_change(),
+    })
+}
+
+/// Whether the rollout has work left that can proceed (`RolloutProgressing=True`).
+fn in_progress(status: &ApplicationSetStatus) -> bool {
+    status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == ConditionType::RolloutProgressing && c.status == ConditionStatus::True)
+}
+
+/// The generated Applications (rendered and owned) and the writes that make them so.
+pub struct Planned {
+    pub desired: Vec<Application>,
+    pub plan: Plan,
+}
+
+/// One rollout pass: what it observed and what it decided.
+pub struct RolloutPass {
+    pub input: RolloutInput,
+    pub decision: RolloutDecision,
+}
+
+/// The rollout step: a pass of the step function over the Applications as observed before this
+/// reconcile's writes, with their sources resolved now. `None` without a RollingSync strategy.
+async fn rollout(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    planned: &Planned,
+    existing: &[Application],
+) -> Option<Result<RolloutPass, ReconcileError>> {
+    let input = observed_rollout(ctx, appset, planned, existing).await?;
+    Some(input.map(|input| RolloutPass {
+        decision: step(&input),
+        input,
+    }))
+}
+
+/// The step function's input for `appset` (a RollingSync), `None` for other strategies.
+async fn observed_rollout(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    planned: &Planned,
+    existing: &[Application],
+) -> Option<Result<RolloutInput, ReconcileError>> {
+    let strategy = rolling_sync(appset)?;
+    let resolved = match resolve_sources(&ctx.repos, &planned.desired).await {
+        Ok(resolved) => resolved,
+        Err(error) => {
+            return Some(Err(ReconcileError::Rollout {
+                appset: appset.name_any(),
+                error,
+            }));
+        }
+    };
+    let updated = planned
+        .plan
+        .update
+        .iter()
+        .map(ResourceExt::name_any)
+        .collect();
+    Some(Ok(rollout_input(&Observation {
+        now: Timestamp::now(),
+        strategy,
+        desired: &planned.desired,
+        existing,
+        updated: &updated,
+        resolved: &resolved,
+        prior: appset,
+    })))
+}
+
+/// The rollout input the controller would use for `appset` now, read from the cluster without
+/// writing anything (`flotilla rollout explain`). `None` unless it uses RollingSync.
+///
+/// # Errors
+/// Listing, generating, rendering or resolving fails.
+pub async fn live_rollout_input(
+    ctx: &AppSetContext,
+    appset: &Arc<ApplicationSet>,
+) -> Result<Option<RolloutInput>, ReconcileError> {
+    if rolling_sync(appset).is_none() {
+        return Ok(None);
+    }
+    let existing = observe(ctx, appset).await?;
+    let planned = generate_render_validate_plan(ctx, appset, &existing).await?;
+    observed_rollout(ctx, appset, &planned, &existing)
+        .await
+        .transpose()
 }
 
 /// An Event when Applications were written, or when the reconcile failed.
 async fn publish_outcome(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
-    result: &Result<Plan, ReconcileError>,
+    result: &Result<Planned, ReconcileError>,
 ) {
     let (reason, note) = match result {
-        Ok(plan) if plan.create.is_empty() && plan.update.is_empty() && plan.delete.is_empty() => {
+        Ok(Planned { plan, .. })
+            if plan.create.is_empty() && plan.update.is_empty() && plan.delete.is_empty() =>
+        {
             return;
         }
-        Ok(plan) => (
+        Ok(Planned { plan, .. }) => (
             EventReason::ApplicationsGenerated,
             format!(
                 "created {}, updated {}, deleted {} Application(s)",
@@ -255,7 +384,7 @@ async fn generate_render_validate_plan(
     ctx: &AppSetContext,
     appset: &Arc<ApplicationSet>,
     existing: &[Application],
-) -> Result<Plan, ReconcileError> {
+) -> Result<Planned, ReconcileError> {
     let name = appset.name_any();
     let inventory = read_inventory(&ctx.client, &ctx.namespace).await?;
     let repos = ctx.repos.clone();
@@ -285,16 +414,17 @@ async fn generate_render_validate_plan(
         policy.preserve_resources_on_deletion,
         APPLICATION_CONTROLLER_PRUNES,
     );
-    let desired = rendered
+    let desired: Vec<Application> = rendered
         .into_iter()
         .map(|app| owned(app, &owner, finalizer))
         .collect();
-    Ok(plan(
-        desired,
+    let plan = plan(
+        desired.clone(),
         existing,
         policy.applications_sync,
         FIELD_MANAGER,
-    ))
+    );
+    Ok(Planned { desired, plan })
 }
 
 /// Server-side applies created and updated Applications, then deletes the ones no longer
@@ -326,18 +456,20 @@ async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), ReconcileError> {
     Ok(())
 }
 
-/// Writes the status with a merge patch on `/status`, only when it changed.
+/// Writes the status (with the rollout's part) with a merge patch on `/status`, only when it
+/// changed; returns it.
 async fn write_status(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
     outcome: &Outcome,
     applications: &[&Application],
-) -> Result<(), ReconcileError> {
+    rollout: RolloutOutcome<'_>,
+) -> Result<ApplicationSetStatus, ReconcileError> {
     let now = Time(Timestamp::now());
     let old = appset.status.as_ref();
-    let new = next_status(old, outcome, applications, &now);
+    let new = with_rollout(next_status(old, outcome, applications, &now), rollout);
     if !changed(old, &new) {
-        return Ok(());
+        return Ok(new);
     }
     let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     api.patch_status(
@@ -346,7 +478,7 @@ async fn write_status(
         &Patch::Merge(status_patch(old, &new)),
     )
     .await
-    .map(drop)
+    .map(|_| new)
     .map_err(|error| ReconcileError::Status {
         appset: appset.name_any(),
         error,

@@ -30,6 +30,18 @@ pub enum EventReason {
     ResourcesDeleted,
     /// A deleted Application's resources could not be deleted.
     DeletionError,
+    /// A RollingSync step became the one being rolled out.
+    RolloutStepStarted,
+    /// Every RollingSync step is complete.
+    RolloutComplete,
+    /// A RollingSync step is stalled (deadline passed, Degraded, sync failed).
+    RolloutStalled,
+    /// The rollout was paused.
+    RolloutPaused,
+    /// The rollout was resumed.
+    RolloutResumed,
+    /// The RollingSync strategy cannot be followed.
+    InvalidRolloutConfig,
 }
 
 impl EventReason {
@@ -46,6 +58,12 @@ impl EventReason {
             Self::ComparisonError => "ComparisonError",
             Self::ResourcesDeleted => "ResourcesDeleted",
             Self::DeletionError => "DeletionError",
+            Self::RolloutStepStarted => "RolloutStepStarted",
+            Self::RolloutComplete => "RolloutComplete",
+            Self::RolloutStalled => "RolloutStalled",
+            Self::RolloutPaused => "RolloutPaused",
+            Self::RolloutResumed => "RolloutResumed",
+            Self::InvalidRolloutConfig => "InvalidRolloutConfig",
         }
     }
 
@@ -56,7 +74,9 @@ impl EventReason {
             Self::ApplicationSetError
             | Self::SyncFailed
             | Self::ComparisonError
-            | Self::DeletionError => EventType::Warning,
+            | Self::DeletionError
+            | Self::RolloutStalled
+            | Self::InvalidRolloutConfig => EventType::Warning,
             _ => EventType::Normal,
         }
     }
@@ -70,6 +90,12 @@ impl EventReason {
             }
             Self::ComparisonError => "Compare",
             Self::ResourcesDeleted | Self::DeletionError => "Delete",
+            Self::RolloutStepStarted
+            | Self::RolloutComplete
+            | Self::RolloutStalled
+            | Self::RolloutPaused
+            | Self::RolloutResumed
+            | Self::InvalidRolloutConfig => "Rollout",
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The controller: reconciles ApplicationSets into Applications, and Applications into their
 //! destination clusters, in one namespace while holding a Lease. The decisions live in the pure
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
-//! ([`appset_reconciler`], [`application_reconciler`], [`sync_job`], [`status_store`],
-//! [`events`], [`leader`], [`metrics`]) and [`run`] ties them together.
+//! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
+//! [`status_store`], [`events`], [`leader`], [`metrics`]) and [`run`] ties them together.
 
 pub mod application;
 pub mod application_reconciler;
@@ -11,6 +11,7 @@ pub mod appset_reconciler;
 pub mod events;
 pub mod leader;
 pub mod metrics;
+pub mod rollout;
 pub mod status_store;
 pub mod sync_job;
 

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::rollout_input::spec_changed;
 use crate::api::Application;
 use crate::api::application_set::ApplicationsSync;
 
@@ -116,7 +117,7 @@ pub fn plan(
 /// Whether applying `desired` would change `current`.
 fn differs(desired: &Application, current: &Application, manager: &str) -> bool {
     let (want, have) = (&desired.metadata, &current.metadata);
-    desired.spec != current.spec
+    spec_changed(&desired.spec, &current.spec)
         || map_differs(
             want.labels.as_ref(),
             have.labels.as_ref(),

@@ -1,0 +1,100 @@
+//! `flotilla rollout`: operating RollingSync rollouts. `explain` says per step what the controller
+//! does next and why (live, or replayed offline from a state file), `status` shows steps and
+//! Applications as a table (optionally live), `pause` and `resume` stop and restart promotion.
+
+pub mod explain;
+pub mod pause;
+pub mod status;
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use kube::{Api, Client};
+
+use crate::api::ApplicationSet;
+use crate::cli::connect::KubeconfigArgs;
+
+pub use explain::{ExplainArgs, ExplainOutput, explain_state_file};
+
+/// Arguments of `flotilla rollout`.
+#[derive(Debug, clap::Args)]
+pub struct RolloutArgs {
+    #[command(subcommand)]
+    pub command: RolloutCommand,
+}
+
+/// The `rollout` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum RolloutCommand {
+    /// Explain, per step, what the rollout does next and why.
+    Explain(ExplainArgs),
+    /// Show the rollout's steps and Applications as a table.
+    Status(status::StatusArgs),
+    /// Stop promoting Applications; syncs already running finish.
+    Pause(AppSetArgs),
+    /// Promote Applications again after a pause.
+    Resume(AppSetArgs),
+}
+
+/// An ApplicationSet in a cluster: its name, namespace and how to reach the cluster.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AppSetArgs {
+    /// The ApplicationSet's name.
+    pub appset: String,
+    /// Its namespace (default: the kubeconfig's namespace).
+    #[arg(long, short = 'n')]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: KubeconfigArgs,
+}
+
+impl AppSetArgs {
+    /// A client and the namespace to use.
+    ///
+    /// # Errors
+    /// An unusable kubeconfig.
+    pub async fn connect(&self) -> anyhow::Result<(Client, String)> {
+        let client = self.cluster.client().await?;
+        let namespace = self
+            .namespace
+            .clone()
+            .unwrap_or_else(|| client.default_namespace().to_string());
+        Ok((client, namespace))
+    }
+
+    /// The ApplicationSet as stored now.
+    ///
+    /// # Errors
+    /// It does not exist or cannot be read.
+    pub async fn get(&self, client: &Client, namespace: &str) -> anyhow::Result<ApplicationSet> {
+        Api::<ApplicationSet>::namespaced(client.clone(), namespace)
+            .get(&self.appset)
+            .await
+            .with_context(|| format!("reading ApplicationSet {namespace}/{}", self.appset))
+    }
+}
+
+/// Runs a `rollout` subcommand.
+///
+/// # Errors
+/// See each subcommand.
+pub fn run(args: &RolloutArgs) -> anyhow::Result<ExitCode> {
+    let runtime = || tokio::runtime::Runtime::new().context("starting the async runtime");
+    match &args.command {
+        RolloutCommand::Explain(explain) => match &explain.state {
+            Some(state) => print!(
+                "{}",
+                explain_state_file(&explain.target.appset, state, explain.output)?
+            ),
+            None => print!("{}", runtime()?.block_on(explain::live(explain))?),
+        },
+        RolloutCommand::Status(status) => runtime()?.block_on(status::run(status))?,
+        RolloutCommand::Pause(target) => {
+            println!("{}", runtime()?.block_on(pause::set_paused(target, true))?)
+        }
+        RolloutCommand::Resume(target) => {
+            println!("{}", runtime()?.block_on(pause::set_paused(target, false))?)
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,311 @@
+//! The rollout step function's input as the ApplicationSet reconcile observes it: each generated
+//! Application with its labels, whether this reconcile changes its spec, its observed status
+//! (health, sync, revision, last operation) and the revision being rolled out, resolved in the
+//! same reconcile; plus the rollout status the previous pass wrote. Pure: the clock and the
+//! resolved revisions are arguments.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::jiff::Timestamp;
+
+use crate::api::application_set::{RolloutStrategy, StrategyType};
+use crate::api::{Application, ApplicationSet, ApplicationSpec};
+use crate::rollout::{
+    ApplicationState, ObservedStatus, OperationPhase, OperationState, RolloutInput,
+};
+use crate::sync::OperationPhase as EnginePhase;
+
+/// The strategy of `appset` when it is a RollingSync, else `None`.
+#[must_use]
+pub fn rolling_sync(appset: &ApplicationSet) -> Option<&RolloutStrategy> {
+    appset
+        .spec
+        .strategy
+        .as_ref()
+        .filter(|s| s.type_ == StrategyType::RollingSync)
+}
+
+/// A generated Application's source: where its revision is resolved.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SourceRevision {
+    pub repo_url: String,
+    pub target_revision: String,
+}
+
+impl SourceRevision {
+    /// The source of `application`.
+    #[must_use]
+    pub fn of(application: &Application) -> Self {
+        let source = &application.spec.source;
+        Self {
+            repo_url: source.repo_url.clone(),
+            target_revision: source.target_revision.clone(),
+        }
+    }
+}
+
+/// The distinct sources of `desired`, each resolved once per reconcile.
+#[must_use]
+pub fn sources(desired: &[Application]) -> BTreeSet<SourceRevision> {
+    desired.iter().map(SourceRevision::of).collect()
+}
+
+/// Everything one pass of the rollout reads. `desired` are the generated Applications,
+/// `existing` the live ones, `updated` the names this reconcile updates, `resolved` the commit
+/// of each source.
+pub struct Observation<'a> {
+    pub now: Timestamp,
+    pub strategy: &'a RolloutStrategy,
+    pub desired: &'a [Application],
+    pub existing: &'a [Application],
+    pub updated: &'a BTreeSet<String>,
+    pub resolved: &'a BTreeMap<SourceRevision, String>,
+    pub prior: &'a ApplicationSet,
+}
+
+/// The step function's input for `observation`.
+#[must_use]
+pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
+    let live: BTreeMap<&str, &Application> = observation
+        .existing
+        .iter()
+        .map(|app| (name(app), app))
+        .collect();
+    let applications = observation
+        .desired
+        .iter()
+        .map(|desired| {
+            let current = live.get(name(desired)).copied();
+            ApplicationState {
+                name: name(desired).to_string(),
+                labels: desired.metadata.labels.clone().unwrap_or_default(),
+                exists: current.is_some(),
+                spec_changed: current.is_some_and(|current| {
+                    observation.updated.contains(name(desired))
+                        && spec_changed(&desired.spec, &current.spec)
+                }),
+                target_revisions: observation
+                    .resolved
+                    .get(&SourceRevision::of(desired))
+                    .map(|commit| vec![commit.clone()])
+                    .unwrap_or_default(),
+                status: current.map(observed_status).unwrap_or_default(),
+            }
+        })
+        .collect();
+    RolloutInput {
+        now: observation.now,
+        strategy: observation.strategy.clone(),
+        applications,
+        prior_application_status: observation
+            .prior
+            .status
+            .as_ref()
+            .map(|s| s.application_status.clone())
+            .unwrap_or_default(),
+    }
+}
+
+fn name(application: &Application) -> &str {
+    application.metadata.name.as_deref().unwrap_or_default()
+}
+
+/// Whether the generated spec differs from the live one, ignoring a requested operation (which
+/// the rollout or a person writes, not the template).
+#[must_use]
+pub fn spec_changed(desired: &ApplicationSpec, live: &ApplicationSpec) -> bool {
+    let without_operation = |spec: &ApplicationSpec| ApplicationSpec {
+        operation: None,
+        ..spec.clone()
+    };
+    without_operation(desired) != without_operation(live)
+}
+
+/// The status fields of `application` the rollout reads; words outside the vocabulary read as
+/// `Unknown`, and an operation without a start time is not counted as started.
+#[must_use]
+pub fn observed_status(application: &Application) -> ObservedStatus {
+    let Some(status) = application.status.as_ref() else {
+        return ObservedStatus::default();
+    };
+    let health = status.health.as_ref();
+    let sync = status.sync.as_ref();
+    ObservedStatus {
+        health: health
+            .and_then(|h| h.status.parse().ok())
+            .unwrap_or_default(),
+        health_message: health.map(|h| h.message.clone()).unwrap_or_default(),
+        sync: sync.and_then(|s| s.status.parse().ok()).unwrap_or_default(),
+        revisions: sync
+            .map(|s| s.revision.clone())
+            .filter(|r| !r.is_empty())
+            .into_iter()
+            .collect(),
+        reconciled_at: status.reconciled_at.as_ref().map(|t| t.0),
+        operation_state: status.operation_state.as_ref().and_then(|op| {
+            Some(OperationState {
+                phase: phase(op.phase),
+                started_at: op.started_at.as_ref()?.0,
+                message: op.failure.clone().unwrap_or_else(|| op.message.clone()),
+            })
+        }),
+    }
+}
+
+/// The engine's phase in the rollout's vocabulary: a terminated sync ended without success.
+fn phase(phase: EnginePhase) -> OperationPhase {
+    match phase {
+        EnginePhase::Running => OperationPhase::Running,
+        EnginePhase::Succeeded => OperationPhase::Succeeded,
+        EnginePhase::Failed | EnginePhase::Terminated => OperationPhase::Failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::application_set_status::{HealthStatusCode, SyncStatusCode};
+    use crate::controller::appset::test_fixtures::appset;
+
+    fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(second).unwrap()
+    }
+
+    fn app(value: serde_json::Value) -> Application {
+        let mut base = json!({
+            "apiVersion": "flotilla.dev/v1alpha1",
+            "kind": "Application",
+            "metadata": {"name": "db", "labels": {"tier": "db"}},
+            "spec": {
+                "project": "p",
+                "source": {"repoURL": "file:///repo", "targetRevision": "main", "path": "db"},
+                "destination": {"namespace": "ns"}
+            }
+        });
+        merge(&mut base, value);
+        serde_json::from_value(base).unwrap()
+    }
+
+    fn merge(base: &mut serde_json::Value, patch: serde_json::Value) {
+        match (base, patch) {
+            (serde_json::Value::Object(base), serde_json::Value::Object(patch)) => {
+                for (key, value) in patch {
+                    merge(base.entry(key).or_insert(serde_json::Value::Null), value);
+                }
+            }
+            (base, patch) => *base = patch,
+        }
+    }
+
+    #[test]
+    fn observed_status_reads_health_sync_revision_and_operation() {
+        let live = app(json!({"status": {
+            "health": {"status": "Progressing", "message": "1/3 pods ready"},
+            "sync": {"status": "OutOfSync", "revision": "abc"},
+            "reconciledAt": "2025-01-01T00:00:10Z",
+            "operationState": {"phase": "Terminated", "message": "terminated", "operationId": "1",
+                                "startedAt": "2025-01-01T00:00:05Z"}
+        }}));
+        let observed = observed_status(&live);
+        assert_eq!(observed.health, HealthStatusCode::Progressing);
+        assert_eq!(observed.health_message, "1/3 pods ready");
+        assert_eq!(observed.sync, SyncStatusCode::OutOfSync);
+        assert_eq!(observed.revisions, ["abc"]);
+        assert_eq!(
+            observed.reconciled_at,
+            Some("2025-01-01T00:00:10Z".parse().unwrap())
+        );
+        let op = observed.operation_state.unwrap();
+        assert_eq!(
+            op.phase,
+            OperationPhase::Failed,
+            "terminated counts as failed"
+        );
+        assert_eq!(op.started_at.to_string(), "2025-01-01T00:00:05Z");
+    }
+
+    #[test]
+    fn unknown_words_and_missing_start_times_read_as_unknown() {
+        let cases = [
+            (json!({}), ObservedStatus::default()),
+            (
+                json!({"status": {"health": {"status": "Sick"}, "sync": {"status": "Maybe"},
+                       "operationState": {"phase": "Running", "operationId": "1"}}}),
+                ObservedStatus::default(),
+            ),
+        ];
+        for (patch, expected) in cases {
+            assert_eq!(observed_status(&app(patch.clone())), expected, "{patch}");
+        }
+    }
+
+    #[test]
+    fn spec_changes_ignore_a_requested_operation() {
+        let plain = app(json!({}));
+        let requested = app(
+            json!({"spec": {"operation": {"sync": {"revision": "abc"}, "initiatedBy": {"automated": true}}}}),
+        );
+        let moved = app(json!({"spec": {"source": {"path": "db2"}}}));
+        assert!(!spec_changed(&plain.spec, &requested.spec));
+        assert!(spec_changed(&moved.spec, &requested.spec));
+    }
+
+    #[test]
+    fn input_marks_missing_updated_and_resolved_applications() {
+        let strategy = json!({"type": "RollingSync", "rollingSync": {"steps": []}});
+        let prior = appset(
+            strategy.clone(),
+            json!({"applicationStatus": [{"application": "db", "status": "Healthy", "step": "1"}]}),
+        );
+        let desired = vec![
+            app(json!({"spec": {"source": {"path": "db2"}}})),
+            app(
+                json!({"metadata": {"name": "web", "labels": {"tier": "web"}},
+                       "spec": {"source": {"repoURL": "file:///other"}}}),
+            ),
+        ];
+        let existing = vec![app(
+            json!({"status": {"sync": {"status": "Synced", "revision": "old"},
+                                                   "reconciledAt": "2025-01-01T00:00:00Z"}}),
+        )];
+        let updated = BTreeSet::from(["db".to_string()]);
+        let resolved = BTreeMap::from([(SourceRevision::of(&desired[0]), "new".to_string())]);
+        let input = rollout_input(&Observation {
+            now: at(100),
+            strategy: rolling_sync(&prior).unwrap(),
+            desired: &desired,
+            existing: &existing,
+            updated: &updated,
+            resolved: &resolved,
+            prior: &prior,
+        });
+        assert_eq!(input.now, at(100));
+        assert_eq!(input.prior_application_status.len(), 1);
+        let [db, web] = input.applications.as_slice() else {
+            panic!("two applications")
+        };
+        assert!(db.exists && db.spec_changed);
+        assert_eq!(db.labels["tier"], "db");
+        assert_eq!(db.target(), ["new"]);
+        assert_eq!(db.status.revisions, ["old"]);
+        assert_eq!(db.status.reconciled_at, Some(at(1_735_689_600)));
+        assert!(!web.exists && !web.spec_changed);
+        assert!(
+            web.target_revisions.is_empty(),
+            "its source was not resolved"
+        );
+        assert_eq!(web.status, ObservedStatus::default());
+    }
+
+    #[test]
+    fn only_rolling_sync_strategies_roll_out() {
+        let rolling = appset(json!({"type": "RollingSync"}), json!({}));
+        let all_at_once = appset(json!({"type": "AllAtOnce"}), json!({}));
+        assert!(rolling_sync(&rolling).is_some());
+        assert!(rolling_sync(&all_at_once).is_none());
+        let sources = sources(&[app(json!({})), app(json!({"metadata": {"name": "b"}}))]);
+        assert_eq!(sources.len(), 1, "one source resolved once");
+    }
+}

@@ -1,0 +1,310 @@
+//! What a rollout pass writes into the ApplicationSet's status (`applicationStatus` and the
+//! rollout's conditions, merged with the rest so status is still written once) and the Events
+//! that mark its transitions: a step starting, the rollout completing, stalling, being paused,
+//! resumed or misconfigured. Pure.
+
+use crate::api::application_set_status::{
+    ApplicationSetApplicationStatus, ApplicationSetStatus, ConditionType, RolloutApplicationState,
+};
+use crate::controller::events::EventReason;
+use crate::rollout::conditions::ProgressReason;
+use crate::rollout::{RolloutDecision, merge_conditions};
+
+/// What the rollout contributes to this reconcile's status.
+#[derive(Clone, Copy, Debug)]
+pub enum RolloutOutcome<'a> {
+    /// The ApplicationSet does not use RollingSync: no rollout status at all.
+    Off,
+    /// The rollout could not run this time: its status stays as it was.
+    Kept,
+    /// A pass decided this.
+    Decided(&'a RolloutDecision),
+}
+
+/// `status` with the rollout's part replaced as `outcome` says.
+#[must_use]
+pub fn with_rollout(
+    mut status: ApplicationSetStatus,
+    outcome: RolloutOutcome<'_>,
+) -> ApplicationSetStatus {
+    match outcome {
+        RolloutOutcome::Kept => {}
+        RolloutOutcome::Off => {
+            status.application_status.clear();
+            status.conditions = merge_conditions(&status.conditions, &[]);
+        }
+        RolloutOutcome::Decided(decision) => {
+            status
+                .application_status
+                .clone_from(&decision.application_status);
+            status.conditions = merge_conditions(&status.conditions, &decision.conditions);
+        }
+    }
+    status
+}
+
+/// A Kubernetes Event about the rollout, on its ApplicationSet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RolloutEvent {
+    pub reason: EventReason,
+    pub note: String,
+}
+
+/// The Events for going from `old` to `new` status.
+#[must_use]
+pub fn rollout_events(
+    old: Option<&ApplicationSetStatus>,
+    new: &ApplicationSetStatus,
+    decision: &RolloutDecision,
+) -> Vec<RolloutEvent> {
+    let progress = |s: Option<&ApplicationSetStatus>| {
+        s.and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == ConditionType::RolloutProgressing)
+        })
+        .map(|c| (c.reason.clone(), c.message.clone()))
+    };
+    let (old_reason, _) = progress(old).unzip();
+    let Some((reason, message)) = progress(Some(new)) else {
+        return Vec::new();
+    };
+    let mut events = Vec::new();
+    let before = current_step(old.map_or(&[][..], |s| s.application_status.as_slice()));
+    let now = current_step(&new.application_status);
+    if before != now && !decision.steps.is_empty() {
+        match now {
+            Some(step) => {
+                let next = decision
+                    .step_reports
+                    .iter()
+                    .find(|r| r.step == step)
+                    .map_or_else(String::new, |r| format!(": {}", r.next));
+                events.push(RolloutEvent {
+                    reason: EventReason::RolloutStepStarted,
+                    note: format!("step {step} of {}{next}", decision.steps.len()),
+                });
+            }
+            None if reason == ProgressReason::ApplicationSetRolloutComplete.as_str() => {
+                events.push(RolloutEvent {
+                    reason: EventReason::RolloutComplete,
+                    note: message.clone(),
+                });
+            }
+            None => {}
+        }
+    }
+    if old_reason.as_deref() != Some(reason.as_str()) {
+        let flagged = [
+            (ProgressReason::RolloutStalled, EventReason::RolloutStalled),
+            (
+                ProgressReason::InvalidRolloutConfig,
+                EventReason::InvalidRolloutConfig,
+            ),
+            (ProgressReason::RolloutPaused, EventReason::RolloutPaused),
+        ];
+        if let Some((_, event)) = flagged.iter().find(|(r, _)| r.as_str() == reason) {
+            events.push(RolloutEvent {
+                reason: *event,
+                note: message.clone(),
+            });
+        } else if old_reason.as_deref() == Some(ProgressReason::RolloutPaused.as_str()) {
+            events.push(RolloutEvent {
+                reason: EventReason::RolloutResumed,
+                note: message,
+            });
+        }
+    }
+    events
+}
+
+/// The lowest step with an Application not yet Healthy (steps `-1` do not count).
+fn current_step(entries: &[ApplicationSetApplicationStatus]) -> Option<usize> {
+    entries
+        .iter()
+        .filter(|e| e.status != RolloutApplicationState::Healthy)
+        .filter_map(|e| e.step.parse::<usize>().ok())
+        .filter(|step| *step >= 1)
+        .min()
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+    use crate::api::application_set_status::ApplicationSetCondition;
+    use crate::rollout::conditions::{holds, progressing};
+    use crate::rollout::decision::{StepReport, StepState};
+
+    fn now() -> Timestamp {
+        Timestamp::from_second(100).unwrap()
+    }
+
+    fn entry(
+        app: &str,
+        step: &str,
+        state: RolloutApplicationState,
+    ) -> ApplicationSetApplicationStatus {
+        ApplicationSetApplicationStatus {
+            application: app.into(),
+            status: state,
+            step: step.into(),
+            target_revisions: vec![],
+            last_transition_time: None,
+            message: String::new(),
+        }
+    }
+
+    fn status(
+        entries: Vec<ApplicationSetApplicationStatus>,
+        reason: ProgressReason,
+    ) -> ApplicationSetStatus {
+        ApplicationSetStatus {
+            conditions: vec![progressing(reason, format!("{reason:?} message"), now())],
+            application_status: entries,
+            resources: vec![],
+        }
+    }
+
+    fn decision() -> RolloutDecision {
+        RolloutDecision {
+            steps: [(1, vec!["db".into()]), (2, vec!["web".into()])].into(),
+            step_reports: vec![StepReport {
+                step: 2,
+                state: StepState::Progressing,
+                max_update: "unlimited".into(),
+                limit: None,
+                in_flight: 1,
+                progress_deadline: None,
+                next: "syncs web now".into(),
+            }],
+            ..RolloutDecision::default()
+        }
+    }
+
+    /// (old status, new status, expected (reason, warning, note)).
+    type Case<'a> = (
+        Option<&'a ApplicationSetStatus>,
+        &'a ApplicationSetStatus,
+        &'a [(&'a str, bool, &'a str)],
+    );
+
+    #[test]
+    fn events_mark_step_starts_completion_stalls_pauses_and_resumes() {
+        use ProgressReason::{
+            ApplicationSetRolloutComplete, RolloutPaused, RolloutStalled, StepProgressing,
+        };
+        use RolloutApplicationState::{Healthy, Pending, Waiting};
+        let db_done = || entry("db", "1", Healthy);
+        let step1 = status(
+            vec![entry("db", "1", Pending), entry("web", "2", Waiting)],
+            StepProgressing,
+        );
+        let step2 = status(vec![db_done(), entry("web", "2", Pending)], StepProgressing);
+        let stalled = status(vec![db_done(), entry("web", "2", Pending)], RolloutStalled);
+        let paused = status(vec![db_done(), entry("web", "2", Pending)], RolloutPaused);
+        let done = status(
+            vec![
+                db_done(),
+                entry("web", "2", Healthy),
+                entry("x", "-1", Waiting),
+            ],
+            ApplicationSetRolloutComplete,
+        );
+        let cases: [Case<'_>; 7] = [
+            (
+                None,
+                &step1,
+                &[("RolloutStepStarted", false, "step 1 of 2")],
+            ),
+            (Some(&step1), &step1, &[]),
+            (
+                Some(&step1),
+                &step2,
+                &[("RolloutStepStarted", false, "step 2 of 2: syncs web now")],
+            ),
+            (
+                Some(&step2),
+                &stalled,
+                &[("RolloutStalled", true, "RolloutStalled message")],
+            ),
+            (
+                Some(&step2),
+                &paused,
+                &[("RolloutPaused", false, "RolloutPaused message")],
+            ),
+            (
+                Some(&paused),
+                &step2,
+                &[("RolloutResumed", false, "StepProgressing message")],
+            ),
+            (
+                Some(&step2),
+                &done,
+                &[(
+                    "RolloutComplete",
+                    false,
+                    "ApplicationSetRolloutComplete message",
+                )],
+            ),
+        ];
+        for (index, (old, new, expected)) in cases.into_iter().enumerate() {
+            let events = rollout_events(old, new, &decision());
+            let summary: Vec<(&str, bool, &str)> = events
+                .iter()
+                .map(|e| {
+                    let warning =
+                        e.reason.event_type() == kube::runtime::events::EventType::Warning;
+                    (e.reason.as_str(), warning, e.note.as_str())
+                })
+                .collect();
+            assert_eq!(summary, expected, "case {index}");
+        }
+    }
+
+    #[test]
+    fn status_takes_the_decision_or_drops_the_rollout() {
+        let other = holds(
+            ConditionType::ResourcesUpToDate,
+            "UpToDate",
+            "ok".into(),
+            now(),
+        );
+        let mut old = status(
+            vec![entry("db", "1", RolloutApplicationState::Pending)],
+            ProgressReason::StepWaiting,
+        );
+        old.conditions.insert(0, other.clone());
+        let decided = RolloutDecision {
+            application_status: vec![entry("db", "1", RolloutApplicationState::Healthy)],
+            conditions: vec![progressing(
+                ProgressReason::ApplicationSetRolloutComplete,
+                "done".into(),
+                now(),
+            )],
+            ..RolloutDecision::default()
+        };
+        let new = with_rollout(old.clone(), RolloutOutcome::Decided(&decided));
+        assert_eq!(new.application_status, decided.application_status);
+        let types: Vec<(ConditionType, &str)> = new
+            .conditions
+            .iter()
+            .map(|c: &ApplicationSetCondition| (c.type_, c.reason.as_str()))
+            .collect();
+        assert_eq!(
+            types,
+            [
+                (ConditionType::ResourcesUpToDate, "UpToDate"),
+                (
+                    ConditionType::RolloutProgressing,
+                    "ApplicationSetRolloutComplete"
+                )
+            ]
+        );
+        assert_eq!(with_rollout(old.clone(), RolloutOutcome::Kept), old);
+        let off = with_rollout(old, RolloutOutcome::Off);
+        assert!(off.application_status.is_empty());
+        assert_eq!(off.conditions, [other]);
+    }
+}

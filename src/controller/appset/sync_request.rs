@@ -1,0 +1,164 @@
+//! The sync a rollout requests: `spec.operation` on a generated Application, written by server-side
+//! apply under the rollout's own field manager so the ApplicationSet's apply of the spec never
+//! removes it. Which promoted Applications still need one is decided from what is stored: an
+//! Application whose operation is already requested is never requested again. Pure.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::api::application::{InitiatedBy, Operation, SyncOperation};
+use crate::api::{API_VERSION, Application};
+use crate::rollout::{RolloutDecision, RolloutInput};
+
+/// Field manager of the `spec.operation` the rollout writes.
+pub const ROLLOUT_FIELD_MANAGER: &str = "flotilla-rollout";
+
+/// One sync to request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyncRequest {
+    pub application: String,
+    pub operation: Operation,
+}
+
+impl SyncRequest {
+    /// The server-side apply body: only the Application's name and `spec.operation`.
+    #[must_use]
+    pub fn apply_body(&self) -> Value {
+        json!({
+            "apiVersion": API_VERSION,
+            "kind": "Application",
+            "metadata": {"name": self.application},
+            "spec": {"operation": self.operation},
+        })
+    }
+}
+
+/// The user name a rollout's syncs are initiated by: `rollout/<ApplicationSet>`.
+#[must_use]
+pub fn initiator(appset: &str) -> String {
+    format!("rollout/{appset}")
+}
+
+/// The syncs to request for the decision's `sync_triggered` Applications: each pinned to the
+/// revision being rolled out (so a commit landing meanwhile is not synced out of order), pruning
+/// as its automated policy says, skipped when the live Application already has an operation.
+#[must_use]
+pub fn sync_requests(
+    appset: &str,
+    input: &RolloutInput,
+    decision: &RolloutDecision,
+    existing: &[Application],
+) -> Vec<SyncRequest> {
+    let live: BTreeMap<&str, &Application> = existing
+        .iter()
+        .map(|app| (app.metadata.name.as_deref().unwrap_or_default(), app))
+        .collect();
+    let targets: BTreeMap<&str, &[String]> = input
+        .applications
+        .iter()
+        .map(|app| (app.name.as_str(), app.target()))
+        .collect();
+    decision
+        .sync_triggered
+        .iter()
+        .filter_map(|name| {
+            let app = live.get(name.as_str())?;
+            if app.spec.operation.is_some() {
+                return None;
+            }
+            let prune = app
+                .spec
+                .sync_policy
+                .as_ref()
+                .and_then(|p| p.automated.as_ref())
+                .is_some_and(|a| a.prune);
+            Some(SyncRequest {
+                application: name.clone(),
+                operation: Operation {
+                    sync: SyncOperation {
+                        revision: targets
+                            .get(name.as_str())
+                            .and_then(|t| t.first())
+                            .cloned()
+                            .unwrap_or_default(),
+                        prune,
+                        sync_options: Vec::new(),
+                    },
+                    initiated_by: InitiatedBy {
+                        username: initiator(appset),
+                        automated: true,
+                    },
+                },
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(name: &str, extra: Value) -> Application {
+        let mut value = json!({
+            "apiVersion": API_VERSION,
+            "kind": "Application",
+            "metadata": {"name": name},
+            "spec": {"project": "p", "source": {"repoURL": "r"}, "destination": {}}
+        });
+        for (key, field) in extra.as_object().into_iter().flatten() {
+            value["spec"][key] = field.clone();
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn requests_pinned_syncs_only_where_none_is_requested_yet() {
+        let input: RolloutInput = serde_json::from_value(json!({
+            "now": "2025-01-01T00:00:00Z",
+            "strategy": {"type": "RollingSync"},
+            "applications": [
+                {"name": "a", "targetRevisions": ["abc"]},
+                {"name": "b", "status": {"revisions": ["old"]}},
+                {"name": "c"},
+            ]
+        }))
+        .unwrap();
+        let existing = vec![
+            live("a", json!({"syncPolicy": {"automated": {"prune": true}}})),
+            live("b", json!({})),
+            live(
+                "c",
+                json!({"operation": {"sync": {}, "initiatedBy": {"username": "me"}}}),
+            ),
+        ];
+        let decision = RolloutDecision {
+            sync_triggered: vec!["a".into(), "b".into(), "c".into(), "gone".into()],
+            ..RolloutDecision::default()
+        };
+        let requests = sync_requests("stack", &input, &decision, &existing);
+        let summary: Vec<(&str, &str, bool)> = requests
+            .iter()
+            .map(|r| {
+                (
+                    r.application.as_str(),
+                    r.operation.sync.revision.as_str(),
+                    r.operation.sync.prune,
+                )
+            })
+            .collect();
+        assert_eq!(summary, [("a", "abc", true), ("b", "old", false)]);
+        assert_eq!(
+            requests[0].apply_body(),
+            json!({
+                "apiVersion": "flotilla.dev/v1alpha1",
+                "kind": "Application",
+                "metadata": {"name": "a"},
+                "spec": {"operation": {
+                    "sync": {"revision": "abc", "prune": true},
+                    "initiatedBy": {"username": "rollout/stack", "automated": true}
+                }}
+            })
+        );
+    }
+}

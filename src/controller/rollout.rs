@@ -1,0 +1,102 @@
+//! The I/O shell of RollingSync in the ApplicationSet reconcile: resolves the revision of each
+//! generated Application's source (the revision being rolled out), requests the syncs a pass
+//! decided by server-side applying `spec.operation` under the rollout's field manager, and
+//! publishes the rollout's Events. The decisions are made by [`crate::rollout::step`] and the
+//! pure [`super::appset`] core.
+
+use std::collections::BTreeMap;
+
+use flotilla_generators::source::{GitError, GitReader};
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Client, Resource};
+
+use super::appset::rollout_input::{SourceRevision, sources};
+use super::appset::rollout_status::RolloutEvent;
+use super::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
+use super::events::EventPublisher;
+use crate::api::{Application, ApplicationSet};
+use crate::repo::LocalRepos;
+
+/// Where the rollout step of a reconcile failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RolloutError {
+    #[error("resolving revision {revision:?} of {repo_url}: {error}")]
+    Resolve {
+        repo_url: String,
+        revision: String,
+        error: GitError,
+    },
+    #[error("the revision task failed: {0}")]
+    ResolveTask(String),
+    #[error("requesting a sync of Application {application}: {error}")]
+    Trigger {
+        application: String,
+        error: kube::Error,
+    },
+}
+
+/// The commit each distinct source of `desired` points to now (`git` runs off the async
+/// workers).
+///
+/// # Errors
+/// A source whose repository or revision cannot be resolved.
+pub async fn resolve_sources(
+    repos: &LocalRepos,
+    desired: &[Application],
+) -> Result<BTreeMap<SourceRevision, String>, RolloutError> {
+    let (repos, wanted) = (repos.clone(), sources(desired));
+    tokio::task::spawn_blocking(move || {
+        wanted
+            .into_iter()
+            .map(
+                |source| match repos.resolve(&source.repo_url, &source.target_revision) {
+                    Ok(commit) => Ok((source, commit)),
+                    Err(error) => Err(RolloutError::Resolve {
+                        repo_url: source.repo_url,
+                        revision: source.target_revision,
+                        error,
+                    }),
+                },
+            )
+            .collect()
+    })
+    .await
+    .map_err(|error| RolloutError::ResolveTask(error.to_string()))?
+}
+
+/// Writes each request's `spec.operation` (server-side apply, the rollout's field manager).
+///
+/// # Errors
+/// The first write that fails.
+pub async fn request_syncs(
+    client: &Client,
+    namespace: &str,
+    requests: &[SyncRequest],
+) -> Result<(), RolloutError> {
+    let api: Api<Application> = Api::namespaced(client.clone(), namespace);
+    let params = PatchParams::apply(ROLLOUT_FIELD_MANAGER).force();
+    for request in requests {
+        api.patch(
+            &request.application,
+            &params,
+            &Patch::Apply(request.apply_body()),
+        )
+        .await
+        .map_err(|error| RolloutError::Trigger {
+            application: request.application.clone(),
+            error,
+        })?;
+        tracing::info!(application = %request.application, revision = %request.operation.sync.revision, "rollout requested a sync");
+    }
+    Ok(())
+}
+
+/// Publishes `events` on `appset`; a failure is logged, never fails the reconcile.
+pub async fn publish(publisher: &EventPublisher, appset: &ApplicationSet, events: &[RolloutEvent]) {
+    let reference = appset.object_ref(&());
+    for event in events {
+        publisher
+            .publish(&reference, event.reason, event.note.clone())
+            .await;
+    }
+}

@@ -1,0 +1,907 @@
+//! RollingSync end to end on the real control plane: `flotilla controller` (ApplicationSet and
+//! Application controllers) runs as a process against cluster 1, Applications come from a local
+//! git repository and deploy Deployments that the node simulator runs. Every version of the
+//! ApplicationSet's status is recorded through a watch, and each Application's `status.history`
+//! says when its syncs started and ended; the assertions read those records.
+
+mod controller_support;
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use controller_support::{commit, repository};
+use flotilla::api::application::RevisionHistory;
+use flotilla::api::application_set_status::{
+    ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
+};
+use flotilla::api::{Application, ApplicationSet};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{ListParams, PostParams};
+use kube::runtime::watcher;
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+use support::{TestNamespace, apply, eventually_within, namespace, object};
+
+/// How long a whole rollout may take.
+const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(300);
+
+// ---------------------------------------------------------------------------------------------
+// A local git repository of components
+
+/// A git repository in a temporary directory, one directory per component.
+struct Repo {
+    dir: tempfile::TempDir,
+}
+
+/// How a component's pods behave in the node simulator.
+#[derive(Clone, Copy, Default)]
+struct Pods {
+    fail: bool,
+    ready_after: Option<&'static str>,
+}
+
+impl Pods {
+    fn ready_after(after: &'static str) -> Self {
+        Self {
+            fail: false,
+            ready_after: Some(after),
+        }
+    }
+}
+
+impl Repo {
+    fn new() -> Self {
+        Self { dir: repository() }
+    }
+
+    fn url(&self) -> String {
+        format!("file://{}", self.dir.path().display())
+    }
+
+    /// Writes `component/` with a ConfigMap carrying `version` and a one-replica Deployment.
+    fn component(&self, component: &str, version: &str, pods: Pods) {
+        let dir = self.dir.path().join(component);
+        std::fs::create_dir_all(&dir).expect("creates the component directory");
+        let mut annotations = serde_json::Map::new();
+        if pods.fail {
+            annotations.insert("sim.flotilla.dev/fail".into(), "true".into());
+        }
+        if let Some(after) = pods.ready_after {
+            annotations.insert("sim.flotilla.dev/ready-after".into(), after.into());
+        }
+        let config = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("{component}-config")},
+            "data": {"version": version}
+        });
+        let deployment = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": component},
+            "spec": {
+                "replicas": 1,
+                "progressDeadlineSeconds": 600,
+                "selector": {"matchLabels": {"app": component}},
+                "template": {
+                    "metadata": {"labels": {"app": component}, "annotations": annotations},
+                    "spec": {"containers": [{"name": "main", "image": format!("example.com/{component}:{version}")}]}
+                }
+            }
+        });
+        for (file, manifest) in [("config.json", config), ("deployment.json", deployment)] {
+            std::fs::write(dir.join(file), manifest.to_string()).expect("writes a manifest");
+        }
+    }
+
+    /// Commits everything and returns the commit.
+    fn commit(&self, message: &str) -> String {
+        commit(self.dir.path(), &[], message)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The controller as a process
+
+/// `flotilla controller` for one namespace on cluster 1, logging to the control plane's logs,
+/// comparing Applications every 2 s, with its own repository cache.
+struct Controller {
+    child: Child,
+    _cache: tempfile::TempDir,
+}
+
+impl Controller {
+    fn start(ns: &TestNamespace, identity: &str) -> Self {
+        let log_path = support::state_dir()
+            .join("logs")
+            .join(format!("{}-{identity}.log", ns.name));
+        let log = std::fs::File::create(&log_path)
+            .unwrap_or_else(|e| panic!("creating {}: {e}", log_path.display()));
+        let cache = tempfile::tempdir().expect("a repository cache directory");
+        let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args([
+                "controller",
+                "--namespace",
+                &ns.name,
+                "--identity",
+                identity,
+                "--app-resync",
+                "2s",
+                "--repo-cache",
+            ])
+            .arg(cache.path())
+            .arg("--kubeconfig")
+            .arg(support::kubeconfig_path(1))
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("starts flotilla controller");
+        Self {
+            child,
+            _cache: cache,
+        }
+    }
+
+    /// SIGTERM (the controller releases its Lease) and waits for the exit.
+    fn stop(mut self) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: signalling a child process this test started and has not reaped.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `flotilla ARGS... -n NS --kubeconfig <cluster 1>`; returns stdout, failing the test on a
+/// non-zero exit.
+fn flotilla(ns: &TestNamespace, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(args)
+        .args(["-n", &ns.name])
+        .arg("--kubeconfig")
+        .arg(support::kubeconfig_path(1))
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs flotilla");
+    assert!(
+        out.status.success(),
+        "flotilla {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recording status transitions
+
+/// One stored version of the rollout status: Application → (rollout state, target revisions).
+type Snapshot = BTreeMap<String, (State, Vec<String>)>;
+
+/// Every version of an ApplicationSet's status, as a watch delivers them.
+struct Recording {
+    snapshots: Arc<Mutex<Vec<Snapshot>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Recording {
+    fn start(api: &Api<ApplicationSet>, name: &str) -> Self {
+        let snapshots = Arc::new(Mutex::new(Vec::<Snapshot>::new()));
+        let stream = watcher(
+            api.clone(),
+            watcher::Config::default().fields(&format!("metadata.name={name}")),
+        );
+        let recorded = Arc::clone(&snapshots);
+        let task = tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            while let Some(event) = stream.next().await {
+                let (watcher::Event::Apply(appset) | watcher::Event::InitApply(appset)) =
+                    event.unwrap_or(watcher::Event::Init)
+                else {
+                    continue;
+                };
+                let snapshot = snapshot(appset.status.as_ref());
+                let mut all = recorded.lock().expect("not poisoned");
+                if all.last() != Some(&snapshot) {
+                    all.push(snapshot);
+                }
+            }
+        });
+        Self { snapshots, task }
+    }
+
+    fn snapshots(&self) -> Vec<Snapshot> {
+        self.snapshots.lock().expect("not poisoned").clone()
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn snapshot(status: Option<&ApplicationSetStatus>) -> Snapshot {
+    status
+        .map(|s| {
+            s.application_status
+                .iter()
+                .map(|e| {
+                    (
+                        e.application.clone(),
+                        (e.status, e.target_revisions.clone()),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn in_flight(state: State) -> bool {
+    matches!(state, State::Pending | State::Progressing)
+}
+
+/// The state of `app` in `snapshot` (`Waiting` when absent).
+fn state_of(snapshot: &Snapshot, app: &str) -> (State, Vec<String>) {
+    snapshot
+        .get(app)
+        .cloned()
+        .unwrap_or((State::Waiting, Vec::new()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup and waits
+
+/// Starts the controller (as `identity`), records the ApplicationSet's status, and applies it.
+async fn start_rollout(
+    ns: &TestNamespace,
+    identity: &str,
+    appset: &ApplicationSet,
+) -> (Controller, Api<ApplicationSet>, Recording) {
+    let controller = Controller::start(ns, identity);
+    let appsets: Api<ApplicationSet> = ns.api();
+    let recording = Recording::start(&appsets, &appset.name_any());
+    apply(&appsets, appset).await;
+    (controller, appsets, recording)
+}
+
+/// A namespace with the CRDs installed and a repository.
+async fn setup(label: &str) -> (TestNamespace, Repo) {
+    let ns = namespace(1, label).await;
+    support::install_flotilla_crds(&ns.client).await;
+    (ns, Repo::new())
+}
+
+/// A step selecting `key In [values]` with `maxUpdate`.
+fn step(key: &str, values: &[&str], max_update: Value) -> Value {
+    json!({"matchExpressions": [{"key": key, "operator": "In", "values": values}], "maxUpdate": max_update})
+}
+
+/// A RollingSync ApplicationSet `platform-stack`: one `generator`, the `rollingSync` strategy,
+/// and a template with `metadata` whose Applications deploy `path` of `repo` to `server`, into
+/// the test namespace.
+fn rolling_appset(
+    ns: &TestNamespace,
+    repo: &Repo,
+    generator: Value,
+    rolling_sync: Value,
+    metadata: Value,
+    (path, server): (&str, &str),
+) -> ApplicationSet {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "platform-stack"},
+        "spec": {
+            "generators": [generator],
+            "strategy": {"type": "RollingSync", "rollingSync": rolling_sync},
+            "template": {
+                "metadata": metadata,
+                "spec": {
+                    "project": "platform",
+                    "source": {"repoURL": repo.url(), "targetRevision": "main", "path": path},
+                    "destination": {"server": server, "namespace": ns.name}
+                }
+            }
+        }
+    }))
+}
+
+/// The seed's three-tier ApplicationSet (Go templates): `platform-{database,backend,frontend}`
+/// labelled with priority 1, 2, 3, one step per priority, automated sync in the template (which
+/// RollingSync overrides).
+fn three_tier(
+    ns: &TestNamespace,
+    repo: &Repo,
+    paused: bool,
+    deadline: Option<&str>,
+) -> ApplicationSet {
+    let mut rolling = json!({"steps": [
+        step("priority", &["1"], json!("100%")),
+        step("priority", &["2"], json!("100%")),
+        step("priority", &["3"], json!("100%")),
+    ]});
+    if let Some(deadline) = deadline {
+        rolling["progressDeadline"] = json!(deadline);
+    }
+    let elements = json!([
+        {"component": "database", "priority": "1"},
+        {"component": "backend", "priority": "2"},
+        {"component": "frontend", "priority": "3"},
+    ]);
+    let mut appset = rolling_appset(
+        ns,
+        repo,
+        json!({"list": {"elements": elements}}),
+        rolling,
+        json!({"name": "platform-{{.component}}", "labels": {"priority": "{{.priority}}"}}),
+        ("{{.component}}", IN_CLUSTER),
+    );
+    let spec = &mut appset.spec;
+    spec.go_template = true;
+    spec.go_template_options = vec!["missingkey=error".into()];
+    if let Some(strategy) = spec.strategy.as_mut() {
+        strategy.paused = paused;
+    }
+    spec.template.spec.sync_policy = Some(object(json!({"automated": {"prune": true}})));
+    appset
+}
+
+/// The cluster the controller runs in.
+const IN_CLUSTER: &str = "https://kubernetes.default.svc";
+
+/// Waits until `check` holds for the stored ApplicationSet, showing its status on timeout.
+async fn wait_for_appset(
+    api: &Api<ApplicationSet>,
+    name: &str,
+    what: &str,
+    timeout: Duration,
+    check: impl Fn(&ApplicationSetStatus) -> bool,
+) -> ApplicationSetStatus {
+    eventually_within(timeout, what, async || {
+        let appset = api.get(name).await.map_err(|e| e.to_string())?;
+        match appset.status {
+            Some(status) if check(&status) => Ok(status),
+            other => Err(format!("{other:#?}")),
+        }
+    })
+    .await
+}
+
+/// The `RolloutProgressing` condition's (status, reason, message).
+fn progressing(status: &ApplicationSetStatus) -> Option<(ConditionStatus, String, String)> {
+    status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::RolloutProgressing)
+        .map(|c| (c.status, c.reason.clone(), c.message.clone()))
+}
+
+/// Every Application of `apps` Healthy in the rollout on `revision`, and the rollout complete.
+fn complete_on(status: &ApplicationSetStatus, apps: &[&str], revision: &str) -> bool {
+    let snapshot = snapshot(Some(status));
+    progressing(status).is_some_and(|(_, reason, _)| reason == "ApplicationSetRolloutComplete")
+        && apps.iter().all(|app| {
+            let (state, target) = state_of(&snapshot, app);
+            state == State::Healthy && target == [revision.to_string()]
+        })
+}
+
+async fn wait_complete(api: &Api<ApplicationSet>, name: &str, apps: &[&str], revision: &str) {
+    wait_for_appset(
+        api,
+        name,
+        &format!("the rollout of {apps:?} complete on {revision}"),
+        ROLLOUT_TIMEOUT,
+        |s| complete_on(s, apps, revision),
+    )
+    .await;
+}
+
+/// Each Application's `status.history`.
+async fn histories(ns: &TestNamespace) -> BTreeMap<String, Vec<RevisionHistory>> {
+    ns.api::<Application>()
+        .list(&ListParams::default())
+        .await
+        .expect("lists Applications")
+        .items
+        .into_iter()
+        .map(|app| {
+            let name = app.name_any();
+            (name, app.status.map(|s| s.history).unwrap_or_default())
+        })
+        .collect()
+}
+
+/// The first sync of `app`: (started, finished) in seconds, checking its revision and initiator.
+/// (An Application seen OutOfSync again later is synced again, in order; only the first sync
+/// shows the order of promotion.)
+fn first_sync(
+    histories: &BTreeMap<String, Vec<RevisionHistory>>,
+    app: &str,
+    revision: &str,
+) -> (i64, i64) {
+    let entry = histories
+        .get(app)
+        .and_then(|history| history.first())
+        .unwrap_or_else(|| panic!("{app} was synced: {histories:#?}"));
+    sync_window(entry, app, revision)
+}
+
+fn sync_window(entry: &RevisionHistory, app: &str, revision: &str) -> (i64, i64) {
+    assert_eq!(entry.revision, revision, "{app} synced {revision}");
+    assert_eq!(
+        entry.initiated_by.username, "rollout/platform-stack",
+        "{app} was synced by the rollout"
+    );
+    let started = entry
+        .deploy_started_at
+        .as_ref()
+        .unwrap_or_else(|| panic!("{app}: history records the start"))
+        .0
+        .as_second();
+    (started, entry.deployed_at.0.as_second())
+}
+
+const TIERS: [&str; 3] = ["platform-database", "platform-backend", "platform-frontend"];
+
+fn tier_components(repo: &Repo, version: &str, backend: Pods) {
+    repo.component("database", version, Pods::default());
+    repo.component("backend", version, backend);
+    repo.component("frontend", version, Pods::default());
+}
+
+/// Every promotion of a `later` Application (a snapshot where it becomes Pending or Progressing)
+/// happened while its `earlier` one was Healthy on the same target revision.
+fn assert_promoted_after(snapshots: &[Snapshot], pairs: &[(&str, &str)]) {
+    for (index, pair) in snapshots.windows(2).enumerate() {
+        let [before, after] = pair else { continue };
+        for (later, earlier) in pairs {
+            let (state, target) = state_of(after, later);
+            if in_flight(state) && !in_flight(state_of(before, later).0) {
+                assert_eq!(
+                    state_of(after, earlier),
+                    (State::Healthy, target.clone()),
+                    "snapshot {}: {later} {state:?} on {target:?} before {earlier} was Healthy on it: {after:#?}",
+                    index + 1,
+                );
+            }
+        }
+    }
+}
+
+/// Each tier is promoted only while every earlier tier is Healthy on the same revision.
+fn assert_tiers_in_order(snapshots: &[Snapshot]) {
+    assert_promoted_after(
+        snapshots,
+        &[
+            (TIERS[1], TIERS[0]),
+            (TIERS[2], TIERS[1]),
+            (TIERS[2], TIERS[0]),
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. The seed's three tiers
+
+#[tokio::test]
+async fn three_tiers_sync_database_then_backend_then_frontend() {
+    let (ns, repo) = setup("rollout-tiers").await;
+    tier_components(&repo, "v1", Pods::default());
+    let commit = repo.commit("v1");
+    let (controller, appsets, recording) =
+        start_rollout(&ns, "tiers", &three_tier(&ns, &repo, false, None)).await;
+    wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
+
+    let histories = histories(&ns).await;
+    let [database, backend, frontend] = TIERS.map(|app| first_sync(&histories, app, &commit));
+    assert!(
+        backend.0 >= database.1,
+        "backend started after database finished: {database:?} {backend:?}"
+    );
+    assert!(
+        frontend.0 >= backend.1,
+        "frontend started after backend finished: {backend:?} {frontend:?}"
+    );
+    let snapshots = recording.snapshots();
+    assert_tiers_in_order(&snapshots);
+    for app in TIERS {
+        assert!(
+            snapshots.iter().any(|s| in_flight(state_of(s, app).0)),
+            "{app} was seen Pending or Progressing: {snapshots:#?}"
+        );
+    }
+
+    // Live explain exports the state it used; replaying that file explains the same decision.
+    let export = ns_file(&ns, "state.yaml");
+    let export_arg = export.display().to_string();
+    let explain = |flag: &str| {
+        let args = [
+            "rollout",
+            "explain",
+            "platform-stack",
+            "-o",
+            "json",
+            flag,
+            &export_arg,
+        ];
+        flotilla(&ns, &args)
+    };
+    let live = explain("--export");
+    let replayed = explain("--state");
+    assert_eq!(live, replayed);
+    let live: Value = serde_json::from_str(&live).expect("explain prints JSON");
+    assert_eq!(live["steps"]["2"], json!(["platform-backend"]));
+    assert_eq!(live["syncTriggered"], json!([]));
+    let table = flotilla(&ns, &["rollout", "status", "platform-stack"]);
+    for app in TIERS {
+        assert!(table.contains(app), "{table}");
+    }
+    controller.stop();
+}
+
+/// A file named after the namespace in the system temporary directory.
+fn ns_file(ns: &TestNamespace, name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("{}-{name}", ns.name))
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. maxUpdate 25% of eight
+
+#[tokio::test]
+async fn a_quarter_of_eight_means_two_at_a_time() {
+    let (ns, repo) = setup("rollout-quarter").await;
+    let names: Vec<String> = (0..8).map(|i| format!("web-{i}")).collect();
+    for name in &names {
+        repo.component(name, "v1", Pods::ready_after("1s"));
+    }
+    let commit = repo.commit("v1");
+    let elements: Vec<Value> = names.iter().map(|n| json!({"component": n})).collect();
+    let appset = rolling_appset(
+        &ns,
+        &repo,
+        json!({"list": {"elements": elements}}),
+        json!({"steps": [step("tier", &["web"], json!("25%"))]}),
+        json!({"name": "{{component}}", "labels": {"tier": "web"}}),
+        ("{{component}}", IN_CLUSTER),
+    );
+    let (controller, appsets, recording) = start_rollout(&ns, "quarter", &appset).await;
+    let apps: Vec<&str> = names.iter().map(String::as_str).collect();
+    wait_complete(&appsets, "platform-stack", &apps, &commit).await;
+
+    let snapshots = recording.snapshots();
+    let most = snapshots
+        .iter()
+        .map(|s| s.values().filter(|(state, _)| in_flight(*state)).count())
+        .max()
+        .unwrap_or(0);
+    assert_eq!(
+        most, 2,
+        "at most two (and at some point two) in flight: {snapshots:#?}"
+    );
+    let histories = histories(&ns).await;
+    for app in &apps {
+        first_sync(&histories, app, &commit);
+    }
+    controller.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. A failing database stalls the rollout
+
+#[tokio::test]
+async fn a_failing_database_stalls_the_rollout_within_its_deadline() {
+    let (ns, repo) = setup("rollout-stall").await;
+    repo.component(
+        "database",
+        "v1",
+        Pods {
+            fail: true,
+            ..Pods::default()
+        },
+    );
+    repo.component("backend", "v1", Pods::default());
+    repo.component("frontend", "v1", Pods::default());
+    repo.commit("v1");
+    let (controller, appsets, recording) =
+        start_rollout(&ns, "stall", &three_tier(&ns, &repo, false, Some("10s"))).await;
+
+    let pending = wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "database promoted",
+        ROLLOUT_TIMEOUT,
+        |s| in_flight(state_of(&snapshot(Some(s)), TIERS[0]).0),
+    )
+    .await;
+    let promoted_at = pending
+        .application_status
+        .iter()
+        .find(|e| e.application == TIERS[0])
+        .and_then(|e| e.last_transition_time.clone())
+        .expect("a transition time")
+        .0;
+    let stalled = wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "RolloutProgressing=False RolloutStalled",
+        Duration::from_secs(40),
+        |s| progressing(s).is_some_and(|(_, reason, _)| reason == "RolloutStalled"),
+    )
+    .await;
+    let (status, _, message) = progressing(&stalled).expect("the condition");
+    assert_eq!(status, ConditionStatus::False);
+    assert!(
+        message.contains("platform-database")
+            && ["progressDeadline", "Degraded", "sync Failed"]
+                .iter()
+                .any(|why| message.contains(why)),
+        "the condition names the database and why: {message}"
+    );
+    let stalled_after = k8s_openapi::jiff::Timestamp::now().as_second() - promoted_at.as_second();
+    assert!(
+        stalled_after <= 10 + 15,
+        "stalled {stalled_after}s after promotion (deadline 10s)"
+    );
+
+    // Later steps stay closed: give the controller time to (wrongly) promote them.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let apps = ns.api::<Application>();
+    for app in &TIERS[1..] {
+        let app = apps.get(app).await.expect("reads the Application");
+        let status = app.status.clone().unwrap_or_default();
+        assert!(
+            status.operation_state.is_none()
+                && status.history.is_empty()
+                && app.spec.operation.is_none(),
+            "{} never synced: {status:#?}",
+            app.name_any()
+        );
+    }
+    for snapshot in recording.snapshots() {
+        for app in &TIERS[1..] {
+            assert_eq!(state_of(&snapshot, app).0, State::Waiting, "{snapshot:#?}");
+        }
+    }
+    let events: Api<Event> = ns.api();
+    let events = events
+        .list(&ListParams::default())
+        .await
+        .expect("lists Events");
+    assert!(
+        events.items.iter().any(|e| {
+            e.reason.as_deref() == Some("RolloutStalled")
+                && e.type_.as_deref() == Some("Warning")
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("platform-stack")
+        }),
+        "a RolloutStalled Warning Event on the ApplicationSet: {:#?}",
+        events.items
+    );
+    controller.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Staging, then prod, across two clusters
+
+#[tokio::test]
+async fn prod_syncs_only_after_staging_is_healthy_on_the_same_revision() {
+    let (ns, repo) = setup("rollout-clusters").await;
+    // The destination namespace must exist on the second cluster too.
+    let cluster2 = support::client(2).await;
+    support::require_node_sim(&cluster2, 2).await;
+    let remote_ns: Namespace = object(json!({"metadata": {"name": ns.name}}));
+    Api::<Namespace>::all(cluster2.clone())
+        .create(&PostParams::default(), &remote_ns)
+        .await
+        .expect("creates the namespace on cluster 2");
+    repo.component("web", "v1", Pods::default());
+    let commit = repo.commit("v1");
+    for (cluster, env) in [(1u8, "staging"), (2, "prod")] {
+        apply(&ns.api::<Secret>(), &cluster_secret(cluster, env)).await;
+    }
+    let appset = rolling_appset(
+        &ns,
+        &repo,
+        json!({"clusters": {"selector": {"matchExpressions": [{"key": "env", "operator": "Exists"}]}}}),
+        json!({"steps": [step("env", &["staging"], json!(1)), step("env", &["prod"], json!(1))]}),
+        json!({"name": "web-{{metadata.labels.env}}", "labels": {"env": "{{metadata.labels.env}}"}}),
+        ("web", "{{server}}"),
+    );
+    let (controller, appsets, recording) = start_rollout(&ns, "clusters", &appset).await;
+    wait_complete(
+        &appsets,
+        "platform-stack",
+        &["web-prod", "web-staging"],
+        &commit,
+    )
+    .await;
+
+    let histories = histories(&ns).await;
+    let staging = first_sync(&histories, "web-staging", &commit);
+    let prod = first_sync(&histories, "web-prod", &commit);
+    assert!(
+        prod.0 >= staging.1,
+        "prod started after staging finished: {staging:?} {prod:?}"
+    );
+    assert_promoted_after(&recording.snapshots(), &[("web-prod", "web-staging")]);
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(cluster2, &ns.name);
+    deployments
+        .get("web")
+        .await
+        .expect("prod deployed on cluster 2");
+    controller.stop();
+}
+
+/// An Argo CD cluster Secret for test cluster `n`, labelled `env`.
+fn cluster_secret(cluster: u8, env: &str) -> Secret {
+    let path = support::kubeconfig_path(cluster);
+    let text = std::fs::read_to_string(&path).expect("reads the kubeconfig");
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|line| line.trim().strip_prefix(key))
+            .unwrap_or_else(|| panic!("{key} in {}", path.display()))
+            .trim()
+            .to_string()
+    };
+    let config = json!({
+        "bearerToken": field("token:"),
+        "tlsClientConfig": {"caData": field("certificate-authority-data:")}
+    });
+    object(json!({
+        "metadata": {
+            "name": format!("cluster-{env}"),
+            "labels": {"argocd.argoproj.io/secret-type": "cluster", "env": env}
+        },
+        "stringData": {"name": env, "server": field("server:"), "config": config.to_string()}
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. A commit landing mid-rollout
+
+#[tokio::test]
+async fn a_commit_mid_rollout_reaches_step_three_only_after_steps_one_and_two() {
+    let (ns, repo) = setup("rollout-commit").await;
+    let slow = Pods::ready_after("6s");
+    tier_components(&repo, "v1", slow);
+    let first = repo.commit("v1");
+    let (controller, appsets, recording) =
+        start_rollout(&ns, "commit", &three_tier(&ns, &repo, false, None)).await;
+    wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "backend Progressing",
+        ROLLOUT_TIMEOUT,
+        |s| state_of(&snapshot(Some(s)), TIERS[1]).0 == State::Progressing,
+    )
+    .await;
+    tier_components(&repo, "v2", slow);
+    let second = repo.commit("v2");
+    wait_complete(&appsets, "platform-stack", &TIERS, &second).await;
+
+    assert_tiers_in_order(&recording.snapshots());
+    let histories = histories(&ns).await;
+    let on_second = |app: &str| {
+        let entry = histories[app]
+            .iter()
+            .find(|h| h.revision == second)
+            .unwrap_or_else(|| panic!("{app} synced {second}: {:#?}", histories[app]));
+        sync_window(entry, app, &second)
+    };
+    let [database, backend, frontend] = TIERS.map(on_second);
+    assert!(
+        frontend.0 >= database.1 && frontend.0 >= backend.1,
+        "frontend started {second} after database and backend finished it: {database:?} {backend:?} {frontend:?}"
+    );
+    let frontend_revisions: Vec<&str> = histories[TIERS[2]]
+        .iter()
+        .map(|h| h.revision.as_str())
+        .collect();
+    assert_eq!(
+        frontend_revisions,
+        [second.as_str()],
+        "frontend never synced {first}"
+    );
+    controller.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Pause, resume, and a controller restart
+
+#[tokio::test]
+async fn pause_holds_promotion_and_a_restart_continues_from_status() {
+    let (ns, repo) = setup("rollout-pause").await;
+    tier_components(&repo, "v1", Pods::ready_after("4s"));
+    let commit = repo.commit("v1");
+    let (controller, appsets, recording) =
+        start_rollout(&ns, "pause-1", &three_tier(&ns, &repo, true, None)).await;
+
+    wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "the rollout paused",
+        ROLLOUT_TIMEOUT,
+        |s| progressing(s).is_some_and(|(_, reason, _)| reason == "RolloutPaused"),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        histories(&ns).await.values().all(Vec::is_empty),
+        "nothing synced while paused"
+    );
+    assert!(
+        recording
+            .snapshots()
+            .iter()
+            .flat_map(|s| s.values())
+            .all(|(state, _)| *state == State::Waiting),
+        "nothing promoted while paused"
+    );
+
+    flotilla(&ns, &["rollout", "resume", "platform-stack"]);
+    wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "backend in flight",
+        ROLLOUT_TIMEOUT,
+        |s| in_flight(state_of(&snapshot(Some(s)), TIERS[1]).0),
+    )
+    .await;
+    flotilla(&ns, &["rollout", "pause", "platform-stack"]);
+    let database_syncs = histories(&ns).await[TIERS[0]].len();
+    controller.stop();
+    let controller = Controller::start(&ns, "pause-2");
+    // The running backend sync finishes; the frontend is not promoted.
+    wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "backend Healthy while paused",
+        ROLLOUT_TIMEOUT,
+        |s| state_of(&snapshot(Some(s)), TIERS[1]).0 == State::Healthy,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let status = appsets
+        .get("platform-stack")
+        .await
+        .expect("reads")
+        .status
+        .unwrap_or_default();
+    assert_eq!(
+        state_of(&snapshot(Some(&status)), TIERS[2]).0,
+        State::Waiting
+    );
+    let after_restart = histories(&ns).await;
+    assert!(
+        after_restart[TIERS[2]].is_empty(),
+        "frontend not synced while paused"
+    );
+    assert_eq!(
+        after_restart[TIERS[0]].len(),
+        database_syncs,
+        "the restarted controller did not sync the Healthy database again"
+    );
+
+    flotilla(&ns, &["rollout", "resume", "platform-stack"]);
+    wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
+    let histories = histories(&ns).await;
+    for app in TIERS {
+        first_sync(&histories, app, &commit);
+    }
+    assert_tiers_in_order(&recording.snapshots());
+    controller.stop();
+}
