@@ -174,6 +174,10 @@ pub struct ApplicationStatus {
     /// Every object of the source (and every tracked object to prune), with its state.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<ResourceStatus>,
+    /// The request the current or last operation runs (who asked, prune, options), so a sync
+    /// resumed after a restart keeps them. (Argo CD keeps it in `operationState.operation`.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<Operation>,
     /// The current or last sync operation, as the engine recorded it; a sync interrupted by a
     /// controller restart resumes from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -35,7 +35,9 @@ use super::events::{EventPublisher, EventReason};
 use super::metrics::Metrics;
 use super::status_store::StatusStore;
 use super::sync_job::SyncJob;
-use crate::api::application::{ApplicationConditionType, InitiatedBy, Operation};
+use crate::api::application::{
+    ApplicationConditionType, InitiatedBy, Operation, TERMINATE_ANNOTATION,
+};
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
 use crate::cluster::clients::{ClientsError, ClusterClients};
@@ -417,11 +419,12 @@ async fn sync(
         username: String::new(),
         automated: true,
     };
+    let resumed = app.status.as_ref().and_then(|s| s.operation.as_ref());
     let (revision, prune, initiated_by, requested) = match &trigger {
         Trigger::Resume { revision } => (
             revision.clone().unwrap_or_default(),
-            policy.automated_prune(),
-            automated,
+            resumed.map_or(policy.automated_prune(), |op| op.sync.prune),
+            resumed.map_or(automated, |op| op.initiated_by.clone()),
             None,
         ),
         Trigger::Requested(operation) => (
@@ -459,6 +462,22 @@ async fn sync(
         app: name.clone(),
         error,
     };
+    if !matches!(trigger, Trigger::Resume { .. }) {
+        // Every field spelled out: a merge patch must not keep the previous request's values.
+        let options = requested.map(|op| op.sync.sync_options.clone());
+        let patch = json!({"status": {"operation": {
+            "sync": {
+                "revision": manifests.revision.clone().unwrap_or_default(),
+                "prune": prune,
+                "syncOptions": options.unwrap_or_default(),
+            },
+            "initiatedBy": {
+                "username": initiated_by.username,
+                "automated": initiated_by.automated,
+            },
+        }}});
+        patch_status(ctx, app, "status.operation", patch).await?;
+    }
     let now = Timestamp::now();
     if let Some(operation) = requested {
         let id = format!("{name}-{}", now.as_millisecond());
@@ -512,7 +531,8 @@ async fn sync(
     finish(ctx, app, &state, &initiated_by).await
 }
 
-/// Records the end of an operation: metrics, Event, and history on success.
+/// Records the end of an operation: metrics, Event, history on success, and removes a
+/// terminate request that has been served.
 async fn finish(
     ctx: &ApplicationContext,
     app: &Application,
@@ -542,6 +562,21 @@ async fn finish(
                 what: "(reading) status.history",
                 error,
             })?;
+    if current.annotations().contains_key(TERMINATE_ANNOTATION) {
+        let patch = json!({"metadata": {"annotations": {TERMINATE_ANNOTATION: null}}});
+        ctx.api()
+            .patch(
+                &app.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(patch),
+            )
+            .await
+            .map_err(|error| ApplicationError::Write {
+                app: app.name_any(),
+                what: "the terminate annotation",
+                error,
+            })?;
+    }
     let history = current.status.map(|s| s.history).unwrap_or_default();
     let now = Time(Timestamp::now());
     let Some(history) = after_operation(&history, state, initiated_by, &now) else {

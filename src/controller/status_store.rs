@@ -6,9 +6,12 @@ use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
+use kube::ResourceExt;
+
 use crate::api::Application;
-use crate::sync::OperationState;
+use crate::api::application::TERMINATE_ANNOTATION;
 use crate::sync::execute::{OperationStore, StoreError};
+use crate::sync::{OperationPhase, OperationState};
 
 /// The operation state of one Application.
 pub struct StatusStore {
@@ -26,6 +29,16 @@ impl StatusStore {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
         }
+    }
+
+    /// Whether `flotilla app terminate` asked to stop the running operation: the
+    /// [`TERMINATE_ANNOTATION`] names the operation id of a Running `status.operationState`.
+    ///
+    /// # Errors
+    /// The Application cannot be read.
+    pub async fn terminate_requested(&self) -> Result<bool, StoreError> {
+        let app = self.api.get(&self.name).await.map_err(|e| self.error(e))?;
+        Ok(terminates(&app))
     }
 
     fn error(&self, message: impl ToString) -> StoreError {
@@ -58,6 +71,17 @@ impl OperationStore for StatusStore {
             .map(drop)
             .map_err(|e| self.error(e))
     }
+}
+
+/// Whether `app`'s terminate annotation names its running operation.
+#[must_use]
+pub fn terminates(app: &Application) -> bool {
+    let running = app
+        .status
+        .as_ref()
+        .and_then(|status| status.operation_state.as_ref())
+        .filter(|op| op.phase == OperationPhase::Running);
+    running.is_some_and(|op| app.annotations().get(TERMINATE_ANNOTATION) == Some(&op.operation_id))
 }
 
 /// Fields of a stored operation that a new one may leave out.
@@ -93,5 +117,27 @@ mod tests {
         }
         assert!(map["startedAt"].is_string());
         assert_eq!(value["operationId"], "op");
+    }
+
+    #[test]
+    fn terminate_names_the_running_operation_only() {
+        let app = |annotation: Option<&str>, phase| {
+            let mut app = Application::new("web", crate::api::ApplicationSpec::default());
+            if let Some(id) = annotation {
+                app.annotations_mut()
+                    .insert(TERMINATE_ANNOTATION.into(), id.into());
+            }
+            let (mut state, _) = begin(None, None, "web-1", Time(Timestamp::UNIX_EPOCH));
+            state.phase = phase;
+            app.status = Some(crate::api::application::ApplicationStatus {
+                operation_state: Some(state),
+                ..Default::default()
+            });
+            app
+        };
+        assert!(terminates(&app(Some("web-1"), OperationPhase::Running)));
+        assert!(!terminates(&app(Some("web-0"), OperationPhase::Running)));
+        assert!(!terminates(&app(Some("web-1"), OperationPhase::Succeeded)));
+        assert!(!terminates(&app(None, OperationPhase::Running)));
     }
 }

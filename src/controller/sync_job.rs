@@ -2,7 +2,8 @@
 //! cluster, storing its state in the Application's status. The engine's future borrows across
 //! its steps in ways that are not `Send` for every lifetime, so it is driven on a blocking
 //! thread with the runtime's handle; it stops (without terminating the operation, which stays
-//! Running for the next leader to resume) as soon as the controller stops.
+//! Running for the next leader to resume) as soon as the controller stops, and terminates the
+//! operation when `flotilla app terminate` asks for it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -66,8 +67,7 @@ impl SyncJob {
             revision: self.revision.as_deref(),
             dry_run: false,
         };
-        // Terminating a sync is `flotilla app terminate`'s job; the controller never cancels.
-        let (_never, cancel) = watch::channel(false);
+        let (terminate, cancel) = watch::channel(false);
         let app = self.app.clone();
         let log = move |event: &SyncEvent| tracing::debug!(app = %app, "{event:?}");
         let sync = run_sync(
@@ -82,6 +82,22 @@ impl SyncJob {
         tokio::select! {
             state = sync => Some(state),
             _ = self.stopping.wait_for(|stopping| *stopping) => None,
+            () = watch_terminate(&self.store, &terminate) => None,
         }
     }
 }
+
+/// Polls for `flotilla app terminate` and tells the engine to stop once it is asked; never
+/// completes (the engine ends the operation Terminated).
+async fn watch_terminate(store: &StatusStore, terminate: &watch::Sender<bool>) {
+    loop {
+        tokio::time::sleep(TERMINATE_POLL).await;
+        if matches!(store.terminate_requested().await, Ok(true)) {
+            let _ = terminate.send(true);
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// How often a running sync checks for a terminate request.
+const TERMINATE_POLL: std::time::Duration = std::time::Duration::from_secs(1);

@@ -1,9 +1,10 @@
 //! Deleting a deleted Application's resources before its finalizer goes: the objects it tracks
 //! are deleted highest wave first, each wave only once the higher ones are gone (the reverse of
-//! the sync order). Pure: one step per call.
+//! the sync order). Objects marked `argocd.argoproj.io/sync-options: Delete=false` are left in
+//! place, as in Argo CD. Pure: one step per call.
 
 use crate::manifest::ObjectKey;
-use crate::sync::{LiveObject, SyncAnnotations, is_managed_by};
+use crate::sync::{LiveObject, SyncAnnotations, SyncOptionKey, is_managed_by};
 
 /// Finalizers that ask for an Application's resources to be deleted with it: Flotilla's, and
 /// Argo CD's so existing Applications work unchanged.
@@ -29,11 +30,12 @@ pub fn deletion_step(app: &str, objects: &[LiveObject]) -> DeletionStep {
     let managed: Vec<(i32, &LiveObject)> = objects
         .iter()
         .filter(|o| is_managed_by(app, &o.key, &o.annotations))
-        .map(|o| {
-            let wave = SyncAnnotations::parse(&o.annotations)
-                .0
-                .map_or(0, |annotations| annotations.wave);
-            (wave, o)
+        .filter_map(|o| {
+            let annotations = SyncAnnotations::parse(&o.annotations).0;
+            let kept = annotations
+                .as_ref()
+                .is_some_and(|a| !a.options.get(SyncOptionKey::Delete));
+            (!kept).then(|| (annotations.map_or(0, |a| a.wave), o))
         })
         .collect();
     let Some(highest) = managed.iter().map(|(wave, _)| *wave).max() else {
@@ -59,10 +61,17 @@ mod tests {
     use crate::sync::TRACKING_ANNOTATION;
 
     fn object(app: &str, name: &str, wave: i32, deleting: bool) -> LiveObject {
+        with_options(app, name, wave, deleting, "")
+    }
+
+    fn with_options(app: &str, name: &str, wave: i32, deleting: bool, options: &str) -> LiveObject {
         let mut value = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": "n", "annotations": {
                 TRACKING_ANNOTATION: format!("{app}:/ConfigMap:n/{name}"),
                 "argocd.argoproj.io/sync-wave": wave.to_string()}}});
+        if !options.is_empty() {
+            value["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] = json!(options);
+        }
         if deleting {
             value["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
         }
@@ -92,5 +101,15 @@ mod tests {
         assert_eq!(deletion_step("app", &deleting), DeletionStep::Wait);
         assert_eq!(names(&deletion_step("app", &deleting[..1])), ["early"]);
         assert_eq!(deletion_step("app", &objects[3..]), DeletionStep::Done);
+    }
+
+    #[test]
+    fn delete_false_objects_stay() {
+        let objects = [
+            with_options("app", "kept", 3, false, "Prune=false,Delete=false"),
+            object("app", "gone", 1, false),
+        ];
+        assert_eq!(names(&deletion_step("app", &objects)), ["gone"]);
+        assert_eq!(deletion_step("app", &objects[..1]), DeletionStep::Done);
     }
 }
