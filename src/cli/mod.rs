@@ -8,6 +8,7 @@ pub mod node_sim;
 pub mod plan;
 pub mod render;
 pub mod rollout;
+pub mod simulate;
 pub mod sync;
 pub mod table;
 
@@ -41,6 +42,9 @@ pub enum Command {
     Controller(controller::ControllerArgs),
     /// Sync a manifest directory or an Application to a cluster, wave by wave.
     Sync(sync::SyncArgs),
+    /// Preview a whole rollout on an embedded cluster with a virtual clock: order, timing, what
+    /// a failure stops.
+    Simulate(simulate::SimulateArgs),
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.

@@ -116,6 +116,22 @@ impl SyncSource {
         })
     }
 
+    /// The source of a rendered Application (e.g. one of an ApplicationSet's).
+    ///
+    /// # Errors
+    /// An unavailable repository or revision, an invalid retry policy.
+    pub fn of_rendered(
+        application: &crate::api::Application,
+        repos: &LocalRepos,
+    ) -> Result<Self, SourceError> {
+        let name = application.metadata.name.clone().unwrap_or_default();
+        let document = ApplicationDocument {
+            metadata: application.metadata.clone(),
+            spec: application.spec.clone(),
+        };
+        Self::of_application(&format!("Application {name}"), document, repos)
+    }
+
     fn of_application(
         file: &str,
         document: ApplicationDocument,
@@ -224,7 +240,12 @@ fn checkout(git: &GitCli, commit: &str, path: &str) -> Result<PathBuf, CheckoutE
     let prefix = path.trim_matches('/');
     let prefix = if prefix == "." { "" } else { prefix };
     let short = commit.get(..12).unwrap_or(commit);
-    let dir = std::env::temp_dir().join(format!("flotilla-sync-{}-{short}", std::process::id()));
+    static CHECKOUTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let count = CHECKOUTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "flotilla-sync-{}-{count}-{short}",
+        std::process::id()
+    ));
     let io = |error| CheckoutError::Io(dir.clone(), error);
     for file in git.list_files(commit).map_err(CheckoutError::Git)? {
         let relative = if prefix.is_empty() {
