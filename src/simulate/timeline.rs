@@ -70,7 +70,7 @@ pub fn html(report: &Report) -> String {
         );
     }
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title></head>\n<body style=\"font-family: sans-serif\">\n{}{summary}\n</body></html>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>{}</title></head>\n<body style=\"font-family: sans-serif\">\n{}{summary}\n</body></html>\n",
         escape(&title(report)),
         svg(report)
     )
