@@ -21,7 +21,7 @@ const FAILED: &str = "#d62728";
 pub fn svg(report: &Report) -> String {
     let rows = rows(report);
     let height = TOP + ROW * rows.len() as f64 + 70.0;
-    let width = LABEL_WIDTH + CHART_WIDTH + 30.0;
+    let width = LABEL_WIDTH + CHART_WIDTH + 130.0;
     let total = report.total_seconds.max(1.0);
     let x = |t: f64| LABEL_WIDTH + t / total * CHART_WIDTH;
     let mut out = String::new();
@@ -46,7 +46,7 @@ pub fn svg(report: &Report) -> String {
                     escape(text)
                 );
             }
-            Row::App(app) => app_row(&mut out, app, y, &x),
+            Row::App(app) => app_row(&mut out, report, app, y, &x),
         }
     }
     legend(&mut out, height - 24.0);
@@ -141,7 +141,7 @@ fn tick(total: f64) -> f64 {
     .unwrap_or(7200.0)
 }
 
-fn app_row(out: &mut String, app: &AppReport, y: f64, x: &dyn Fn(f64) -> f64) {
+fn app_row(out: &mut String, report: &Report, app: &AppReport, y: f64, x: &dyn Fn(f64) -> f64) {
     let _ = write!(
         out,
         r#"<g class="app-row" data-app="{}"><text x="20" y="{}">{}</text>"#,
@@ -150,17 +150,18 @@ fn app_row(out: &mut String, app: &AppReport, y: f64, x: &dyn Fn(f64) -> f64) {
         escape(&app.name)
     );
     if app.segments.is_empty() {
-        let note = if app.start.is_some() {
-            app.result.as_str()
-        } else {
-            "not synced"
-        };
+        let reason = report
+            .blocked
+            .iter()
+            .find(|b| b.application == app.name)
+            .map_or("", |b| b.reason.as_str());
+        let note = format!("{}: {reason}", app.result);
         let _ = write!(
             out,
             r##"<text x="{}" y="{}" fill="#888888" font-style="italic">{}</text>"##,
             LABEL_WIDTH + 4.0,
             y + 15.0,
-            escape(note)
+            escape(&note)
         );
     }
     for (i, segment) in app.segments.iter().enumerate() {
@@ -185,6 +186,15 @@ fn app_row(out: &mut String, app: &AppReport, y: f64, x: &dyn Fn(f64) -> f64) {
                 segment.objects.join("\n")
             ))
         );
+        if x1 - x0 > 7.0 * segment.label.len() as f64 + 8.0 {
+            let _ = write!(
+                out,
+                r#"<text x="{:.1}" y="{}" fill="white" font-size="11">{}</text>"#,
+                x0 + 4.0,
+                y + 15.0,
+                escape(&segment.label)
+            );
+        }
         if segment.failed {
             let _ = write!(
                 out,
@@ -210,26 +220,28 @@ fn color(phase: SyncPhase, index: usize) -> &'static str {
 }
 
 fn legend(out: &mut String, y: f64) {
-    let items = [
-        ("PreSync", color(SyncPhase::PreSync, 0)),
-        ("Sync waves", color(SyncPhase::Sync, 0)),
-        ("", color(SyncPhase::Sync, 1)),
-        ("PostSync", color(SyncPhase::PostSync, 0)),
-        ("SyncFail", color(SyncPhase::SyncFail, 0)),
-        ("failed", FAILED),
+    let items: [(&str, &[&str]); 5] = [
+        ("PreSync", &[color(SyncPhase::PreSync, 0)]),
+        (
+            "Sync waves",
+            &[color(SyncPhase::Sync, 0), color(SyncPhase::Sync, 1)],
+        ),
+        ("PostSync", &[color(SyncPhase::PostSync, 0)]),
+        ("SyncFail", &[color(SyncPhase::SyncFail, 0)]),
+        ("failed", &[FAILED]),
     ];
     let mut px = 20.0;
-    for (label, fill) in items {
-        let _ = write!(
-            out,
-            r#"<rect x="{px}" y="{}" width="14" height="12" fill="{fill}"/>"#,
-            y - 10.0
-        );
-        px += if label.is_empty() { 16.0 } else { 18.0 };
-        if !label.is_empty() {
-            let _ = write!(out, r#"<text x="{px}" y="{y}">{label}</text>"#);
-            px += 8.0 * label.len() as f64 + 14.0;
+    for (label, fills) in items {
+        for fill in fills {
+            let _ = write!(
+                out,
+                r#"<rect x="{px}" y="{}" width="14" height="12" fill="{fill}"/>"#,
+                y - 10.0
+            );
+            px += 16.0;
         }
+        let _ = write!(out, r#"<text x="{}" y="{y}">{label}</text>"#, px + 2.0);
+        px += 7.0 * label.len() as f64 + 26.0;
     }
 }
 
