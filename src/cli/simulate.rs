@@ -122,7 +122,13 @@ pub fn write_timeline(path: &std::path::Path, report: &Report) -> anyhow::Result
 
 /// One generated Application as the simulation takes it: its source's manifests, namespace and
 /// sync policy, as `flotilla sync` would read them.
-fn sim_app(application: &Application, repos: &crate::repo::LocalRepos) -> anyhow::Result<SimApp> {
+///
+/// # Errors
+/// The source is unavailable or its sync policy invalid.
+pub fn sim_app(
+    application: &Application,
+    repos: &crate::repo::LocalRepos,
+) -> anyhow::Result<SimApp> {
     let name = application.metadata.name.clone().unwrap_or_default();
     let source = SyncSource::of_rendered(application, repos)?;
     let destination = &application.spec.destination;

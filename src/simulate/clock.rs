@@ -1,6 +1,7 @@
 //! The simulation's virtual clock: tokio's paused time. Every sleep of the sync executor (polls,
 //! wave delays, retry backoffs) advances virtual time at once when nothing else can run, so an
-//! hour of rollout takes milliseconds; [`pace`] slows it down to a chosen speed for watching.
+//! hour of rollout takes milliseconds; [`pace`] slows it down to a chosen speed for watching. On
+//! a runtime whose time is not paused the same clock simply runs in real time.
 
 use std::convert::Infallible;
 use std::time::Duration;

@@ -13,6 +13,7 @@ use futures::stream::FuturesUnordered;
 use tokio::sync::watch;
 
 use crate::api::application_set::{RolloutStrategy, StrategyType};
+use crate::cluster::api::ClusterApi;
 use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
     OperationState as RolloutOperation, RolloutDecision, RolloutInput,
@@ -22,7 +23,6 @@ use crate::sync::{OperationPhase, OperationState};
 
 use super::app::SimApp;
 use super::clock::VirtualClock;
-use super::cluster::SimCluster;
 use super::observe::observe;
 use super::store::MemoryStore;
 
@@ -63,11 +63,13 @@ pub struct Driven {
     pub ended_at: Duration,
 }
 
-/// Runs the rollout of `apps` to its end. `clusters` holds one embedded cluster per destination.
-pub async fn drive(
+/// Runs the rollout of `apps` to its end. `clusters` holds one cluster per destination: embedded
+/// ones for a simulation (with `clock` on tokio's paused time), or real ones (`clock` then runs
+/// in real time) to observe the same loop on a real control plane.
+pub async fn drive<C: ClusterApi>(
     apps: &[SimApp],
     strategy: &RolloutStrategy,
-    clusters: &BTreeMap<String, SimCluster>,
+    clusters: &BTreeMap<String, C>,
     clock: VirtualClock,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Driven {
@@ -156,10 +158,10 @@ pub async fn drive(
 }
 
 /// One Application's sync with the real executor, from a fresh in-memory operation store.
-async fn sync_one(
+async fn sync_one<C: ClusterApi>(
     index: usize,
     app: &SimApp,
-    cluster: &SimCluster,
+    cluster: &C,
     clock: VirtualClock,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> (usize, OperationState) {
