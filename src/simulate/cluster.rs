@@ -243,3 +243,131 @@ impl ClusterApi for SimCluster {
         self.clock.sleep(duration).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::HealthStatus;
+    use crate::nodesim::behavior::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
+    use crate::sync::LiveObject;
+
+    fn job(namespace: &str, annotations: Value) -> Value {
+        json!({"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": "migrate", "namespace": namespace, "annotations": annotations},
+               "spec": {"template": {"metadata": {"annotations": {READY_AFTER_ANNOTATION: "4s"}}}}})
+    }
+
+    fn health(object: &Value) -> HealthStatus {
+        LiveObject::from_object(object)
+            .map(|l| l.health.status)
+            .unwrap()
+    }
+
+    async fn live(cluster: &SimCluster, object: &Value) -> Option<Value> {
+        let key = ObjectKey::of_object(object).unwrap();
+        cluster.get(&key).await.unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn applies_keep_objects_and_move_their_status_over_virtual_time() {
+        let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
+        let cluster = SimCluster::new(clock, Arc::default());
+        let object = job(
+            "prod",
+            json!({TRACKING_ANNOTATION: "db:batch/Job:prod/migrate"}),
+        );
+        let created = cluster.apply(&object, false).await.unwrap();
+        assert_eq!(created.action, ResourceAction::Created);
+        assert_eq!(created.object["metadata"]["generation"], 1);
+        assert_eq!(health(&created.object), HealthStatus::Progressing);
+        let again = cluster.apply(&object, false).await.unwrap();
+        assert_eq!(again.action, ResourceAction::Unchanged);
+
+        clock.sleep(Duration::from_secs(4)).await;
+        assert_eq!(
+            health(&live(&cluster, &object).await.unwrap()),
+            HealthStatus::Healthy
+        );
+        assert_eq!(cluster.list_tracked().await.unwrap().len(), 1);
+
+        let mut changed = object.clone();
+        changed["spec"]["backoffLimit"] = json!(0);
+        let configured = cluster.apply(&changed, false).await.unwrap();
+        assert_eq!(configured.action, ResourceAction::Configured);
+        assert_eq!(configured.object["metadata"]["generation"], 2);
+        assert_eq!(
+            health(&configured.object),
+            HealthStatus::Progressing,
+            "restarted"
+        );
+
+        let key = ObjectKey::of_object(&object).unwrap();
+        let delete = |key| cluster.delete(key, Propagation::Background);
+        assert_eq!(delete(&key).await, Ok(Deleted::Requested));
+        assert_eq!(delete(&key).await, Ok(Deleted::AlreadyGone));
+        assert_eq!(live(&cluster, &object).await, None);
+
+        let dry = cluster.apply(&object, true).await.unwrap();
+        assert_eq!(dry.action, ResourceAction::Created);
+        assert_eq!(
+            live(&cluster, &object).await,
+            None,
+            "a dry run stores nothing"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_come_from_annotations_and_selectors() {
+        let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
+        let behavior = ClusterBehavior {
+            faults: Faults(vec!["db/Job/migrate".parse().unwrap()]),
+            ..ClusterBehavior::default()
+        };
+        let cluster = SimCluster::new(clock, Arc::new(behavior));
+        let cases = [
+            (
+                job("a", json!({TRACKING_ANNOTATION: "db:batch/Job:a/migrate"})),
+                HealthStatus::Degraded,
+            ),
+            (
+                job("b", json!({FAIL_ANNOTATION: "true"})),
+                HealthStatus::Degraded,
+            ),
+            (
+                job("c", json!({TRACKING_ANNOTATION: "web:batch/Job:c/migrate"})),
+                HealthStatus::Healthy,
+            ),
+        ];
+        for (object, _) in &cases {
+            cluster.apply(object, false).await.unwrap();
+        }
+        clock.sleep(Duration::from_secs(4)).await;
+        for (object, expected) in &cases {
+            let live = live(&cluster, object).await.unwrap();
+            assert_eq!(health(&live), *expected, "{}", object["metadata"]);
+        }
+        let bad = job("d", json!({READY_AFTER_ANNOTATION: "soon"}));
+        let error = cluster.apply(&bad, false).await.unwrap_err();
+        assert!(
+            error.to_string().contains(READY_AFTER_ANNOTATION),
+            "{error}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failing_workloads_show_their_pods_problem() {
+        let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
+        let cluster = SimCluster::new(clock, Arc::default());
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "api", "namespace": "prod",
+                         "annotations": {FAIL_ANNOTATION: "true"}},
+            "spec": {"replicas": 1}});
+        cluster.apply(&deployment, false).await.unwrap();
+        let pods = cluster.pods_of(&deployment).await.unwrap();
+        let health = crate::health::with_pod_problems(
+            crate::health::Health::new(HealthStatus::Progressing, ""),
+            &pods,
+        );
+        assert_eq!(health.message, "pod api-0 CrashLoopBackOff");
+    }
+}
