@@ -214,7 +214,7 @@ fn color(phase: SyncPhase, index: usize) -> &'static str {
         SyncPhase::PreSync => "#8e6fc1",
         SyncPhase::PostSync => "#2ca02c",
         SyncPhase::SyncFail => "#ff7f0e",
-        SyncPhase::Sync | SyncPhase::PostDelete if index % 2 == 0 => "#1f77b4",
+        SyncPhase::Sync | SyncPhase::PostDelete if index.is_multiple_of(2) => "#1f77b4",
         SyncPhase::Sync | SyncPhase::PostDelete => "#6baed6",
     }
 }
