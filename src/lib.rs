@@ -11,5 +11,6 @@ pub mod nodesim;
 pub mod render;
 pub mod repo;
 pub mod rollout;
+pub mod simulate;
 pub mod sync;
 pub mod yaml;

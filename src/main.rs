@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         Command::Sync(args) => flotilla::cli::sync::run(&args),
         Command::Get(args) => flotilla::cli::get::run(&args),
         Command::App(args) => flotilla::cli::app::run(&args),
+        Command::Simulate(args) => flotilla::cli::simulate::run(&args),
     };
     match result {
         Ok(code) => code,

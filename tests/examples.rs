@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use flotilla::cli::render::{RenderArgs, RenderOutput, render_from_args};
+use flotilla::cli::render::{AppSetArgs, render_from_args};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn check_golden(name: &str, args: &RenderArgs) {
+fn check_golden(name: &str, args: &AppSetArgs) {
     let applications = render_from_args(args).unwrap_or_else(|e| panic!("{name}: {e:#}"));
     let actual = serde_saphyr::to_string(&applications).expect("serializes");
     let golden = root()
@@ -30,12 +30,11 @@ fn check_golden(name: &str, args: &RenderArgs) {
     );
 }
 
-fn args(appset: &str, repos: Vec<String>, clusters: Option<&str>) -> RenderArgs {
-    RenderArgs {
+fn args(appset: &str, repos: Vec<String>, clusters: Option<&str>) -> AppSetArgs {
+    AppSetArgs {
         appset: root().join("examples").join(appset),
         repos,
         clusters: clusters.map(|c| root().join("examples").join(c)),
-        output: RenderOutput::Yaml,
     }
 }
 

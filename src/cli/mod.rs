@@ -10,6 +10,7 @@ pub mod node_sim;
 pub mod plan;
 pub mod render;
 pub mod rollout;
+pub mod simulate;
 pub mod sync;
 pub mod table;
 
@@ -50,6 +51,9 @@ pub enum Command {
     Get(get::GetArgs),
     /// Request a sync of an Application, terminate it, or wait until it is Healthy and Synced.
     App(app::AppArgs),
+    /// Preview a whole rollout on an embedded cluster with a virtual clock: order, timing, what
+    /// a failure stops.
+    Simulate(simulate::SimulateArgs),
 }
 
 /// How log lines are written.

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::api::Application;
 use crate::api::document::parse_application_set;
+use crate::api::{Application, ApplicationSet};
 use crate::cli::table::Table;
 use crate::cluster::inventory::StaticInventory;
 use crate::render::{Sources, render_application_set};
@@ -22,9 +22,10 @@ pub enum RenderOutput {
     Table,
 }
 
-/// Arguments of `flotilla render`.
-#[derive(Debug, clap::Args)]
-pub struct RenderArgs {
+/// The ApplicationSet and the sources its generators read, shared by the subcommands that
+/// render one (`render`, `simulate`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct AppSetArgs {
     /// The ApplicationSet file (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1).
     pub appset: PathBuf,
     /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
@@ -33,35 +34,68 @@ pub struct RenderArgs {
     /// A YAML list of Argo CD-style cluster Secrets, for the clusters generator.
     #[arg(long, value_name = "FILE")]
     pub clusters: Option<PathBuf>,
+}
+
+/// Arguments of `flotilla render`.
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    #[command(flatten)]
+    pub input: AppSetArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t)]
     pub output: RenderOutput,
 }
 
+/// An ApplicationSet file, its Applications (sorted by name) and the repositories they map to.
+pub struct Rendered {
+    /// The parsed ApplicationSet.
+    pub appset: ApplicationSet,
+    /// Its Applications.
+    pub applications: Vec<Application>,
+    /// The `--repo` mappings.
+    pub repos: LocalRepos,
+}
+
+impl AppSetArgs {
+    /// Reads and renders the ApplicationSet.
+    ///
+    /// # Errors
+    /// Unreadable files, invalid YAML, generator or template errors, invalid Applications.
+    pub fn render(&self) -> anyhow::Result<Rendered> {
+        let file = self.appset.display().to_string();
+        let text =
+            std::fs::read_to_string(&self.appset).with_context(|| format!("cannot read {file}"))?;
+        let appset = parse_application_set(&file, &text)?;
+        let inventory = match &self.clusters {
+            Some(path) => {
+                let name = path.display().to_string();
+                let text =
+                    std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?;
+                StaticInventory::from_yaml(&name, &text)?
+            }
+            None => StaticInventory::default(),
+        };
+        let repos = LocalRepos::from_mappings(&self.repos)?;
+        let sources = Sources {
+            clusters: &inventory,
+            git: &repos,
+        };
+        let applications =
+            render_application_set(&appset, sources).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        Ok(Rendered {
+            appset,
+            applications,
+            repos,
+        })
+    }
+}
+
 /// The Applications `args` describe, sorted by name.
 ///
 /// # Errors
-/// Unreadable files, invalid YAML, generator or template errors, invalid Applications.
-pub fn render_from_args(args: &RenderArgs) -> anyhow::Result<Vec<Application>> {
-    let file = args.appset.display().to_string();
-    let text =
-        std::fs::read_to_string(&args.appset).with_context(|| format!("cannot read {file}"))?;
-    let appset = parse_application_set(&file, &text)?;
-    let inventory = match &args.clusters {
-        Some(path) => {
-            let name = path.display().to_string();
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("cannot read {name}"))?;
-            StaticInventory::from_yaml(&name, &text)?
-        }
-        None => StaticInventory::default(),
-    };
-    let repos = LocalRepos::from_mappings(&args.repos)?;
-    let sources = Sources {
-        clusters: &inventory,
-        git: &repos,
-    };
-    render_application_set(&appset, sources).map_err(|e| anyhow::anyhow!("{file}: {e}"))
+/// See [`AppSetArgs::render`].
+pub fn render_from_args(args: &AppSetArgs) -> anyhow::Result<Vec<Application>> {
+    Ok(args.render()?.applications)
 }
 
 /// Renders and prints; errors go to stderr with exit code 1.
@@ -69,7 +103,7 @@ pub fn render_from_args(args: &RenderArgs) -> anyhow::Result<Vec<Application>> {
 /// # Errors
 /// See [`render_from_args`].
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    let applications = render_from_args(args)?;
+    let applications = render_from_args(&args.input)?;
     let text = match args.output {
         RenderOutput::Yaml => serde_saphyr::to_string(&applications)?,
         RenderOutput::Json => serde_json::to_string_pretty(&applications)? + "\n",

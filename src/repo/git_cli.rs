@@ -26,15 +26,20 @@ impl GitCli {
         Self { repo: repo.into() }
     }
 
-    /// Whether `path` is inside a git repository (`git rev-parse --git-dir` succeeds).
+    /// Whether `path` is the top of a git repository (a directory inside a repository is a plain
+    /// directory: its files are read as they are on disk).
     #[must_use]
     pub fn is_repository(path: &Path) -> bool {
-        Command::new("git")
+        let Ok(out) = Command::new("git")
             .arg("-C")
             .arg(path)
-            .args(["rev-parse", "--git-dir"])
+            .args(["rev-parse", "--show-toplevel"])
             .output()
-            .is_ok_and(|out| out.status.success())
+        else {
+            return false;
+        };
+        let top = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        out.status.success() && top.canonicalize().ok() == path.canonicalize().ok()
     }
 
     /// Clones `source` (a URL or local path) as a bare mirror into `into`.

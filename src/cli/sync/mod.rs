@@ -3,7 +3,7 @@
 //! on stderr; the result prints as a table (or JSON) on stdout. Exit code 0 only when the
 //! operation Succeeded; Ctrl-C terminates the operation cleanly.
 
-mod source;
+pub mod source;
 mod view;
 
 use std::path::PathBuf;

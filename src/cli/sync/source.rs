@@ -4,6 +4,7 @@
 //! a temporary directory the plan is loaded from.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
@@ -118,6 +119,22 @@ impl SyncSource {
         })
     }
 
+    /// The source of a rendered Application (e.g. one of an ApplicationSet's).
+    ///
+    /// # Errors
+    /// An unavailable repository or revision, an invalid retry policy.
+    pub fn of_rendered(
+        application: &crate::api::Application,
+        repos: &LocalRepos,
+    ) -> Result<Self, SourceError> {
+        let name = application.metadata.name.clone().unwrap_or_default();
+        let document = ApplicationDocument {
+            metadata: application.metadata.clone(),
+            spec: application.spec.clone(),
+        };
+        Self::of_application(&format!("Application {name}"), document, repos)
+    }
+
     fn of_application(
         file: &str,
         document: ApplicationDocument,
@@ -139,8 +156,13 @@ impl SyncSource {
             let git = GitCli::new(&local);
             let commit = git.resolve(&source.target_revision).map_err(git_error)?;
             let short = commit.get(..12).unwrap_or(&commit);
-            let dir =
-                std::env::temp_dir().join(format!("flotilla-sync-{}-{short}", std::process::id()));
+            // Several Applications of one process may check out the same commit.
+            static CHECKOUTS: AtomicUsize = AtomicUsize::new(0);
+            let count = CHECKOUTS.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir().join(format!(
+                "flotilla-sync-{}-{count}-{short}",
+                std::process::id()
+            ));
             checkout(&git, &commit, &source.path, &dir).map_err(|error| match error {
                 CheckoutError::Git(error) => git_error(error),
                 error => SourceError::Checkout(error),

@@ -1,0 +1,255 @@
+//! `flotilla simulate APPSET`: renders an ApplicationSet, then runs its whole rollout —
+//! RollingSync steps, each Application's waves and hooks, health gates — on embedded clusters
+//! with a virtual clock. Progress lines go to stderr on a terminal; the report (a table or JSON)
+//! goes to stdout; `--timeline` writes a Gantt chart (SVG or HTML). Exit code 0 only when the
+//! rollout completes.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::api::Application;
+use crate::cli::render::AppSetArgs;
+use crate::cli::sync::source::SyncSource;
+use crate::cli::table::Table;
+use crate::simulate::durations::{KindDuration, KindDurations};
+use crate::simulate::faults::{FailSelector, Faults};
+use crate::simulate::report::{Ending, Report, format_seconds};
+use crate::simulate::{ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
+use crate::sync::SyncPlan;
+use crate::sync::execute::ExecuteSettings;
+
+/// Output formats of the report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimulateOutput {
+    /// A summary, one row per Application, the critical path and what blocked.
+    #[default]
+    Table,
+    /// The whole report.
+    Json,
+}
+
+/// Arguments of `flotilla simulate`.
+#[derive(Debug, clap::Args)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub input: AppSetArgs,
+    /// Make an Application (APP) or an object in one (APP/KIND/NAME) fail (repeatable).
+    #[arg(long = "fail", value_name = "SELECTOR")]
+    pub fail: Vec<FailSelector>,
+    /// Virtual seconds per real second (60: a minute per second).
+    #[arg(long, default_value_t = 60.0, conflicts_with = "instant")]
+    pub speed: f64,
+    /// Do not wait: run the whole rollout as fast as possible.
+    #[arg(long)]
+    pub instant: bool,
+    /// How long a kind takes to become ready, e.g. Job=45s (repeatable; objects may override
+    /// with the sim.flotilla.dev/ready-after annotation).
+    #[arg(long = "duration", value_name = "KIND=DURATION")]
+    pub durations: Vec<KindDuration>,
+    /// Output format of the report.
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: SimulateOutput,
+    /// Write a Gantt chart of the rollout to FILE.svg or FILE.html.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
+}
+
+/// Runs the simulation and prints its report.
+///
+/// # Errors
+/// The ApplicationSet does not render, a source is unavailable or invalid, a `--fail` selector
+/// names nothing, or the timeline cannot be written.
+pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    let report = simulate_from_args(args, &live_view())?;
+    if let Some(path) = &args.timeline {
+        write_timeline(path, &report)?;
+    }
+    match args.output {
+        SimulateOutput::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        SimulateOutput::Table => print!("{}", table(&report)),
+    }
+    Ok(if report.ending == Ending::Complete {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Renders the ApplicationSet `args` name and simulates its rollout.
+///
+/// # Errors
+/// See [`run`].
+pub fn simulate_from_args(
+    args: &SimulateArgs,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> anyhow::Result<Report> {
+    let rendered = args.input.render()?;
+    let apps = rendered
+        .applications
+        .iter()
+        .map(|application| sim_app(application, &rendered.repos))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let simulation = Simulation {
+        apps,
+        strategy: rendered.appset.spec.strategy.clone().unwrap_or_default(),
+        behavior: ClusterBehavior {
+            durations: KindDurations::with(&args.durations),
+            faults: Faults(args.fail.clone()),
+        },
+        speed: (!args.instant).then_some(args.speed),
+    };
+    Ok(simulate(&simulation, progress)?)
+}
+
+/// Writes the chart as SVG, or as HTML when the file name ends in `.html`/`.htm`.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_timeline(path: &std::path::Path, report: &Report) -> anyhow::Result<()> {
+    let html = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+    let text = if html {
+        timeline::html(report)
+    } else {
+        timeline::svg(report)
+    };
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// One generated Application as the simulation takes it: its source's manifests, namespace and
+/// sync policy, as `flotilla sync` would read them.
+///
+/// # Errors
+/// The source is unavailable or its sync policy invalid.
+pub fn sim_app(
+    application: &Application,
+    repos: &crate::repo::LocalRepos,
+) -> anyhow::Result<SimApp> {
+    let name = application.metadata.name.clone().unwrap_or_default();
+    let source = SyncSource::of_rendered(application, repos)?;
+    let destination = &application.spec.destination;
+    let settings = ExecuteSettings {
+        prune: source.prune,
+        retry: source.retry.clone(),
+        sync_options: source.sync_options.clone(),
+        destination_namespace: application.spec.destination.namespace.clone(),
+        ..ExecuteSettings::default()
+    };
+    let revision = source.revision.clone();
+    let plan = move |operation_id: &str| {
+        SyncPlan::load(
+            &source.root,
+            &source.options,
+            source.namespace.as_deref(),
+            operation_id,
+        )
+    };
+    Ok(SimApp {
+        labels: application
+            .metadata
+            .labels
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .collect(),
+        destination: destination
+            .server
+            .clone()
+            .or_else(|| destination.name.clone())
+            .unwrap_or_default(),
+        name,
+        revision,
+        settings,
+        plan: Box::new(plan),
+    })
+}
+
+/// Progress lines on stderr when it is a terminal; nothing otherwise.
+fn live_view() -> impl Fn(&Progress) + Sync {
+    let terminal = std::io::stderr().is_terminal();
+    move |progress: &Progress| {
+        if terminal {
+            eprintln!(
+                "[{:>8}] {}: {}",
+                format_seconds(progress.at.as_secs_f64()),
+                progress.app,
+                progress.text
+            );
+        }
+    }
+}
+
+/// The report as text: summary, one row per Application, steps, critical path, what blocked.
+#[must_use]
+pub fn table(report: &Report) -> String {
+    let mut text = format!(
+        "Strategy:  {}\nResult:    {:?}\nTotal:     {} (virtual time)\n",
+        report.strategy,
+        report.ending,
+        format_seconds(report.total_seconds)
+    );
+    if let Some(condition) = &report.condition {
+        text.push_str(&format!("Condition: {condition}\n"));
+    }
+    text.push('\n');
+    let when = |t: Option<f64>| t.map(format_seconds).unwrap_or_else(|| "-".to_owned());
+    let mut rows = Table::new(&["STEP", "APPLICATION", "START", "END", "RESULT", "PHASES"]);
+    for app in &report.applications {
+        let phases: Vec<String> = app
+            .segments
+            .iter()
+            .map(|s| {
+                let mark = if s.failed { " FAILED" } else { "" };
+                format!("{} {}{mark}", s.label, format_seconds(s.end - s.start))
+            })
+            .collect();
+        rows.row(vec![
+            app.step.map_or("-".to_owned(), |s| s.to_string()),
+            app.name.clone(),
+            when(app.start),
+            when(app.end),
+            app.result.clone(),
+            phases.join(", "),
+        ]);
+    }
+    text.push_str(&rows.render());
+    text.push_str("\nSteps:\n");
+    for step in &report.steps {
+        text.push_str(&format!(
+            "  {}: {} to {} ({} Application(s)) {}\n",
+            step.step,
+            when(step.start),
+            when(step.end),
+            step.applications.len(),
+            step.state
+        ));
+    }
+    if !report.critical_path.is_empty() {
+        let links: Vec<String> = report
+            .critical_path
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} (step {}, {} to {}, longest {})",
+                    l.application,
+                    l.step,
+                    format_seconds(l.start),
+                    format_seconds(l.end),
+                    l.longest
+                )
+            })
+            .collect();
+        text.push_str(&format!("\nCritical path: {}\n", links.join(" -> ")));
+    }
+    if !report.blocked.is_empty() {
+        text.push_str("\nBlocked:\n");
+        for blocked in &report.blocked {
+            text.push_str(&format!("  {}: {}\n", blocked.application, blocked.reason));
+        }
+    }
+    text
+}

@@ -1,0 +1,394 @@
+//! The embedded cluster: a [`ClusterApi`] that keeps applied objects in memory and reports their
+//! status as [`super::progress`] moves it over virtual time. Like an API server it makes no sync
+//! decisions: it applies, returns, lists and deletes; the sync engine decides everything.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::{Value, json};
+
+use crate::cluster::api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
+use crate::manifest::ObjectKey;
+use crate::nodesim::behavior::{Behavior, Outcome};
+use crate::sync::{ResourceAction, TRACKING_ANNOTATION};
+
+use super::clock::VirtualClock;
+use super::durations::KindDurations;
+use super::faults::Faults;
+use super::progress::{can_fail, status_at, waiting_container};
+
+/// How objects behave: durations per kind and injected failures.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterBehavior {
+    /// Ready-after durations by kind.
+    pub durations: KindDurations,
+    /// Injected failures.
+    pub faults: Faults,
+}
+
+/// One stored object.
+#[derive(Debug, Clone)]
+struct Stored {
+    /// The object as last applied.
+    applied: Value,
+    /// The object with the metadata the server adds, without status.
+    object: Value,
+    /// When its spec last changed (virtual time since the start).
+    changed_at: Duration,
+    behavior: Behavior,
+}
+
+/// An in-memory cluster on a virtual clock.
+#[derive(Debug)]
+pub struct SimCluster {
+    clock: VirtualClock,
+    behavior: Arc<ClusterBehavior>,
+    objects: Mutex<BTreeMap<ObjectKey, Stored>>,
+}
+
+impl SimCluster {
+    /// An empty cluster.
+    #[must_use]
+    pub fn new(clock: VirtualClock, behavior: Arc<ClusterBehavior>) -> Self {
+        Self {
+            clock,
+            behavior,
+            objects: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn objects(&self) -> MutexGuard<'_, BTreeMap<ObjectKey, Stored>> {
+        self.objects
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The object as a client reads it now: stored metadata and spec, status as of now.
+    fn read(&self, stored: &Stored) -> Value {
+        let mut object = stored.object.clone();
+        let elapsed = self.clock.elapsed().saturating_sub(stored.changed_at);
+        if let Some(status) = status_at(&object, stored.behavior, elapsed) {
+            object["status"] = status;
+        }
+        object
+    }
+
+    /// How the object behaves: its annotations (and its pod template's), the kind's duration, and
+    /// whether a `--fail` selector names it.
+    fn behavior_of(&self, object: &Value, key: &ObjectKey) -> Result<Behavior, ClusterError> {
+        let annotations = |pointer: &str| -> BTreeMap<String, String> {
+            object
+                .pointer(pointer)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        };
+        let mut merged = annotations("/spec/template/metadata/annotations");
+        let own = annotations("/metadata/annotations");
+        let app = own
+            .get(TRACKING_ANNOTATION)
+            .and_then(|id| id.split_once(':'))
+            .map(|(app, _)| app.to_owned());
+        merged.extend(own);
+        let mut behavior =
+            Behavior::from_annotations(&merged, self.behavior.durations.of(&key.kind)).map_err(
+                |error| ClusterError::Rejected {
+                    code: 422,
+                    reason: "Invalid".to_owned(),
+                    message: format!("{key}: {error}"),
+                },
+            )?;
+        let injected =
+            app.is_some_and(|app| self.behavior.faults.fails(&app, &key.kind, &key.name));
+        if injected && can_fail(&key.group, &key.kind) {
+            behavior.outcome = Outcome::Fail;
+        }
+        Ok(behavior)
+    }
+}
+
+impl ClusterApi for SimCluster {
+    /// The model keeps each object as last written, with no other field managers, so a
+    /// replace is an apply.
+    async fn replace(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
+        self.apply(object, dry_run).await
+    }
+
+    /// Built-in groups (no dot, or `*.k8s.io`) are served; a custom kind once a stored CRD
+    /// defines it.
+    async fn served(&self, api_version: &str, kind: &str) -> Result<bool, ClusterError> {
+        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+        if !group.contains('.') || group.ends_with(".k8s.io") {
+            return Ok(true);
+        }
+        Ok(self.objects().values().any(|stored| {
+            let crd = &stored.object;
+            crd.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+                && crd.pointer("/spec/group").and_then(Value::as_str) == Some(group)
+                && crd.pointer("/spec/names/kind").and_then(Value::as_str) == Some(kind)
+        }))
+    }
+
+    async fn apply(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
+        let key = ObjectKey::of_object(object).ok_or_else(|| ClusterError::Rejected {
+            code: 422,
+            reason: "Invalid".to_owned(),
+            message: "the object has no apiVersion, kind or metadata.name".to_owned(),
+        })?;
+        let behavior = self.behavior_of(object, &key)?;
+        let now = self.clock.elapsed();
+        let mut objects = self.objects();
+        let previous = objects.get(&key);
+        let (action, generation, changed_at, created) = match previous {
+            None => (ResourceAction::Created, 1, now, self.clock.now()),
+            Some(stored) if stored.applied == *object => {
+                return Ok(Applied {
+                    object: self.read(stored),
+                    action: ResourceAction::Unchanged,
+                });
+            }
+            Some(stored) => {
+                let generation = stored
+                    .object
+                    .pointer("/metadata/generation")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1);
+                let created = stored
+                    .object
+                    .pointer("/metadata/creationTimestamp")
+                    .and_then(Value::as_str)
+                    .and_then(|t| t.parse::<Timestamp>().ok())
+                    .unwrap_or_else(|| self.clock.now());
+                if stored.applied.get("spec") == object.get("spec") {
+                    (
+                        ResourceAction::Configured,
+                        generation,
+                        stored.changed_at,
+                        created,
+                    )
+                } else {
+                    (ResourceAction::Configured, generation + 1, now, created)
+                }
+            }
+        };
+        let mut stored_object = object.clone();
+        if let Some(metadata) = stored_object
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+        {
+            metadata.insert("generation".to_owned(), json!(generation));
+            metadata.insert(
+                "creationTimestamp".to_owned(),
+                json!(
+                    Timestamp::from_second(created.as_second())
+                        .unwrap_or(created)
+                        .to_string()
+                ),
+            );
+        }
+        let stored = Stored {
+            applied: object.clone(),
+            object: stored_object,
+            changed_at,
+            behavior,
+        };
+        let answer = self.read(&stored);
+        if !dry_run {
+            objects.insert(key, stored);
+        }
+        Ok(Applied {
+            object: answer,
+            action,
+        })
+    }
+
+    async fn get(&self, key: &ObjectKey) -> Result<Option<Value>, ClusterError> {
+        Ok(self.objects().get(key).map(|stored| self.read(stored)))
+    }
+
+    async fn list_tracked(&self) -> Result<Vec<Value>, ClusterError> {
+        Ok(self
+            .objects()
+            .values()
+            .filter(|stored| {
+                stored
+                    .object
+                    .pointer("/metadata/annotations")
+                    .and_then(|a| a.get(TRACKING_ANNOTATION))
+                    .is_some()
+            })
+            .map(|stored| self.read(stored))
+            .collect())
+    }
+
+    async fn delete(
+        &self,
+        key: &ObjectKey,
+        _propagation: Propagation,
+    ) -> Result<Deleted, ClusterError> {
+        Ok(match self.objects().remove(key) {
+            Some(_) => Deleted::Requested,
+            None => Deleted::AlreadyGone,
+        })
+    }
+
+    async fn pods_of(&self, workload: &Value) -> Result<Vec<Value>, ClusterError> {
+        let Some(key) = ObjectKey::of_object(workload) else {
+            return Ok(Vec::new());
+        };
+        let objects = self.objects();
+        let Some(stored) = objects.get(&key) else {
+            return Ok(Vec::new());
+        };
+        if stored.behavior.outcome == Outcome::Healthy || key.kind == "Job" {
+            return Ok(Vec::new());
+        }
+        Ok(vec![json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": format!("{}-0", key.name), "namespace": key.namespace},
+            "status": {"phase": "Running",
+                       "containerStatuses": [waiting_container(stored.behavior.outcome)]},
+        })])
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    async fn sleep(&self, duration: Duration) {
+        self.clock.sleep(duration).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::HealthStatus;
+    use crate::nodesim::behavior::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
+    use crate::sync::LiveObject;
+
+    fn job(namespace: &str, annotations: Value) -> Value {
+        json!({"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": "migrate", "namespace": namespace, "annotations": annotations},
+               "spec": {"template": {"metadata": {"annotations": {READY_AFTER_ANNOTATION: "4s"}}}}})
+    }
+
+    fn health(object: &Value) -> HealthStatus {
+        LiveObject::from_object(object)
+            .map(|l| l.health.status)
+            .unwrap()
+    }
+
+    async fn live(cluster: &SimCluster, object: &Value) -> Option<Value> {
+        let key = ObjectKey::of_object(object).unwrap();
+        cluster.get(&key).await.unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn applies_keep_objects_and_move_their_status_over_virtual_time() {
+        let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
+        let cluster = SimCluster::new(clock, Arc::default());
+        let object = job(
+            "prod",
+            json!({TRACKING_ANNOTATION: "db:batch/Job:prod/migrate"}),
+        );
+        let created = cluster.apply(&object, false).await.unwrap();
+        assert_eq!(created.action, ResourceAction::Created);
+        assert_eq!(created.object["metadata"]["generation"], 1);
+        assert_eq!(health(&created.object), HealthStatus::Progressing);
+        let again = cluster.apply(&object, false).await.unwrap();
+        assert_eq!(again.action, ResourceAction::Unchanged);
+
+        clock.sleep(Duration::from_secs(4)).await;
+        assert_eq!(
+            health(&live(&cluster, &object).await.unwrap()),
+            HealthStatus::Healthy
+        );
+        assert_eq!(cluster.list_tracked().await.unwrap().len(), 1);
+
+        let mut changed = object.clone();
+        changed["spec"]["backoffLimit"] = json!(0);
+        let configured = cluster.apply(&changed, false).await.unwrap();
+        assert_eq!(configured.action, ResourceAction::Configured);
+        assert_eq!(configured.object["metadata"]["generation"], 2);
+        assert_eq!(
+            health(&configured.object),
+            HealthStatus::Progressing,
+            "restarted"
+        );
+
+        let key = ObjectKey::of_object(&object).unwrap();
+        let delete = |key| cluster.delete(key, Propagation::Background);
+        assert_eq!(delete(&key).await, Ok(Deleted::Requested));
+        assert_eq!(delete(&key).await, Ok(Deleted::AlreadyGone));
+        assert_eq!(live(&cluster, &object).await, None);
+
+        let dry = cluster.apply(&object, true).await.unwrap();
+        assert_eq!(dry.action, ResourceAction::Created);
+        assert_eq!(
+            live(&cluster, &object).await,
+            None,
+            "a dry run stores nothing"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_come_from_annotations_and_selectors() {
+        let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
+        let behavior = ClusterBehavior {
+            faults: Faults(vec!["db/Job/migrate".parse().unwrap()]),
+            ..ClusterBehavior::default()
+        };
+        let cluster = SimCluster::new(clock, Arc::new(behavior));
+        let cases = [
+            (
+                job("a", json!({TRACKING_ANNOTATION: "db:batch/Job:a/migrate"})),
+                HealthStatus::Degraded,
+            ),
+            (
+                job("b", json!({FAIL_ANNOTATION: "true"})),
+                HealthStatus::Degraded,
+            ),
+            (
+                job("c", json!({TRACKING_ANNOTATION: "web:batch/Job:c/migrate"})),
+                HealthStatus::Healthy,
+            ),
+        ];
+        for (object, _) in &cases {
+            cluster.apply(object, false).await.unwrap();
+        }
+        clock.sleep(Duration::from_secs(4)).await;
+        for (object, expected) in &cases {
+            let live = live(&cluster, object).await.unwrap();
+            assert_eq!(health(&live), *expected, "{}", object["metadata"]);
+        }
+        let bad = job("d", json!({READY_AFTER_ANNOTATION: "soon"}));
+        let error = cluster.apply(&bad, false).await.unwrap_err();
+        assert!(
+            error.to_string().contains(READY_AFTER_ANNOTATION),
+            "{error}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failing_workloads_show_their_pods_problem() {
+        let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
+        let cluster = SimCluster::new(clock, Arc::default());
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "api", "namespace": "prod",
+                         "annotations": {FAIL_ANNOTATION: "true"}},
+            "spec": {"replicas": 1}});
+        cluster.apply(&deployment, false).await.unwrap();
+        let pods = cluster.pods_of(&deployment).await.unwrap();
+        let health = crate::health::with_pod_problems(
+            crate::health::Health::new(HealthStatus::Progressing, ""),
+            &pods,
+        );
+        assert_eq!(health.message, "pod api-0 CrashLoopBackOff");
+    }
+}

@@ -1,0 +1,215 @@
+//! The simulation loop, the controller's loop in miniature: a RollingSync pass
+//! ([`crate::rollout::step`]) decides which Applications sync; each triggered sync runs the real
+//! executor ([`run_sync`]) against its embedded cluster; when one ends, its Application is
+//! observed and the next pass runs — until nothing is in flight and nothing new is triggered.
+//! With `AllAtOnce` every Application syncs at the start. The loop decides nothing itself.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::LocalBoxFuture;
+use futures::stream::FuturesUnordered;
+use tokio::sync::watch;
+
+use crate::api::application_set::{RolloutStrategy, StrategyType};
+use crate::cluster::api::ClusterApi;
+use crate::rollout::{
+    ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
+    OperationState as RolloutOperation, RolloutDecision, RolloutInput,
+};
+use crate::sync::execute::{SyncEvent, SyncRequest, run_sync};
+use crate::sync::{OperationPhase, OperationState};
+
+use super::app::SimApp;
+use super::clock::VirtualClock;
+use super::observe::observe;
+use super::store::MemoryStore;
+
+/// Something the live view may show: at a virtual time, about an Application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress<'a> {
+    /// Virtual time since the start.
+    pub at: Duration,
+    /// The Application.
+    pub app: &'a str,
+    /// What happened, e.g. `sync started` or `apply PreSync wave 0: Job prod/db-migrate`.
+    pub text: String,
+}
+
+/// How one Application fared.
+#[derive(Debug, Clone)]
+pub struct AppRun {
+    /// Its name.
+    pub name: String,
+    /// Its destination cluster.
+    pub destination: String,
+    /// When its sync was triggered; `None` if it never was.
+    pub triggered_at: Option<Duration>,
+    /// Its sync operation as the executor left it.
+    pub operation: Option<OperationState>,
+    /// What the rollout last saw of it.
+    pub observed: ApplicationState,
+}
+
+/// What a whole simulation did.
+#[derive(Debug, Clone)]
+pub struct Driven {
+    /// Every Application, in name order.
+    pub runs: Vec<AppRun>,
+    /// The last RollingSync decision (`None` for `AllAtOnce`).
+    pub decision: Option<RolloutDecision>,
+    /// When the last sync ended.
+    pub ended_at: Duration,
+}
+
+/// Runs the rollout of `apps` to its end. `clusters` holds one cluster per destination: embedded
+/// ones for a simulation (with `clock` on tokio's paused time), or real ones (`clock` then runs
+/// in real time) to observe the same loop on a real control plane.
+pub async fn drive<C: ClusterApi>(
+    apps: &[SimApp],
+    strategy: &RolloutStrategy,
+    clusters: &BTreeMap<String, C>,
+    clock: VirtualClock,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Driven {
+    let mut runs: Vec<AppRun> = apps
+        .iter()
+        .map(|app| AppRun {
+            name: app.name.clone(),
+            destination: app.destination.clone(),
+            triggered_at: None,
+            operation: None,
+            observed: ApplicationState {
+                name: app.name.clone(),
+                labels: app.labels.clone(),
+                exists: true,
+                spec_changed: false,
+                target_revisions: app.revision.iter().cloned().collect(),
+                status: ObservedStatus::default(),
+            },
+        })
+        .collect();
+    let index: BTreeMap<&str, usize> = apps
+        .iter()
+        .enumerate()
+        .map(|(i, app)| (app.name.as_str(), i))
+        .collect();
+    let rolling = strategy.type_ == StrategyType::RollingSync;
+    let mut decision: Option<RolloutDecision> = None;
+    let mut in_flight: FuturesUnordered<LocalBoxFuture<'_, (usize, OperationState)>> =
+        FuturesUnordered::new();
+    let mut first = true;
+    loop {
+        let triggered: Vec<usize> = if rolling {
+            let input = RolloutInput {
+                now: clock.now(),
+                strategy: strategy.clone(),
+                applications: runs.iter().map(|run| run.observed.clone()).collect(),
+                prior_application_status: decision
+                    .take()
+                    .map(|d| d.application_status)
+                    .unwrap_or_default(),
+            };
+            let next = crate::rollout::step(&input);
+            let triggered = next
+                .sync_triggered
+                .iter()
+                .filter_map(|name| index.get(name.as_str()).copied())
+                .collect();
+            decision = Some(next);
+            triggered
+        } else if first {
+            (0..apps.len()).collect()
+        } else {
+            Vec::new()
+        };
+        first = false;
+        for i in triggered {
+            let run = &mut runs[i];
+            run.triggered_at = Some(clock.elapsed());
+            run.observed.status.operation_state = Some(RolloutOperation {
+                phase: RolloutPhase::Running,
+                started_at: clock.now(),
+                message: String::new(),
+            });
+            progress(&Progress {
+                at: clock.elapsed(),
+                app: &apps[i].name,
+                text: "sync triggered".to_owned(),
+            });
+            let Some(cluster) = clusters.get(&apps[i].destination) else {
+                continue;
+            };
+            in_flight.push(Box::pin(sync_one(i, &apps[i], cluster, clock, progress)));
+        }
+        let Some((i, operation)) = in_flight.next().await else {
+            break;
+        };
+        let cluster = &clusters[&apps[i].destination];
+        runs[i].observed.status = observe(cluster, &operation).await;
+        runs[i].operation = Some(operation);
+    }
+    Driven {
+        runs,
+        decision,
+        ended_at: clock.elapsed(),
+    }
+}
+
+/// One Application's sync with the real executor, from a fresh in-memory operation store.
+async fn sync_one<C: ClusterApi>(
+    index: usize,
+    app: &SimApp,
+    cluster: &C,
+    clock: VirtualClock,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> (usize, OperationState) {
+    let store = MemoryStore::default();
+    let (_terminate, cancel) = watch::channel(false);
+    let request = SyncRequest {
+        app: &app.name,
+        revision: app.revision.as_deref(),
+        dry_run: false,
+    };
+    let events = |event: &SyncEvent| {
+        let text = match event {
+            SyncEvent::Step(step) => step.clone(),
+            SyncEvent::Retrying { attempt, after, .. } => {
+                format!("retry {attempt} in {}s", after.as_secs())
+            }
+            SyncEvent::Finished(phase) => format!("sync {phase:?}"),
+            SyncEvent::Waiting(_) | SyncEvent::Resumed { .. } => return,
+        };
+        progress(&Progress {
+            at: clock.elapsed(),
+            app: &app.name,
+            text,
+        });
+    };
+    let result = run_sync(
+        cluster,
+        &store,
+        &*app.plan,
+        &request,
+        &app.settings,
+        cancel,
+        &events,
+    )
+    .await;
+    let state = result.unwrap_or_else(|error| OperationState {
+        phase: OperationPhase::Failed,
+        message: error.to_string(),
+        revision: app.revision.clone(),
+        operation_id: app.name.clone(),
+        failure: None,
+        started_at: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            clock.now(),
+        )),
+        finished_at: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            clock.now(),
+        )),
+        resources: Vec::new(),
+    });
+    (index, state)
+}

@@ -1,0 +1,174 @@
+//! `flotilla simulate`: the real pipeline — RollingSync passes, the wave/hook executor, the
+//! health rules — run against embedded clusters on a virtual clock, with a report of what
+//! happened when. Only the cluster ([`cluster::SimCluster`]), the clock and the operation store
+//! are simulated; every decision comes from the same code the controller and `flotilla sync`
+//! use.
+
+pub mod app;
+pub mod clock;
+pub mod cluster;
+pub mod driver;
+pub mod durations;
+pub mod faults;
+pub mod observe;
+pub mod progress;
+pub mod report;
+pub mod store;
+pub mod timeline;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::jiff::Timestamp;
+
+use crate::api::application_set::RolloutStrategy;
+use crate::manifest::ValidationErrors;
+
+pub use app::{PlanBuilder, SimApp};
+pub use cluster::{ClusterBehavior, SimCluster};
+pub use driver::Progress;
+pub use report::Report;
+
+use clock::VirtualClock;
+
+/// Everything one simulation needs.
+pub struct Simulation {
+    /// The generated Applications.
+    pub apps: Vec<SimApp>,
+    /// The ApplicationSet's strategy (`AllAtOnce` when it has none).
+    pub strategy: RolloutStrategy,
+    /// Durations and injected failures.
+    pub behavior: ClusterBehavior,
+    /// Virtual seconds per real second; `None` runs as fast as possible (`--instant`).
+    pub speed: Option<f64>,
+}
+
+/// Why a simulation could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SimulateError {
+    /// An Application's manifests do not build a sync plan.
+    #[error("Application {app}: {errors}")]
+    Plan {
+        /// The Application.
+        app: String,
+        /// Its validation errors.
+        errors: ValidationErrors,
+    },
+    /// A `--fail` selector names no generated Application.
+    #[error("--fail {selector}: no Application {app:?}; the ApplicationSet generates: {known}")]
+    UnknownApp {
+        /// The selector.
+        selector: String,
+        /// The Application it names.
+        app: String,
+        /// The generated names.
+        known: String,
+    },
+    /// A `--fail` selector names nothing in its Application that can fail.
+    #[error("--fail {selector}: {reason}")]
+    NothingToFail {
+        /// The selector.
+        selector: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The runtime could not be built.
+    #[error("cannot start the simulation runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+}
+
+/// Checks every plan builds and every `--fail` selector names something that can fail.
+///
+/// # Errors
+/// The first Application whose plan does not build, or the first selector that names nothing.
+pub fn validate(simulation: &Simulation) -> Result<(), SimulateError> {
+    let mut plans = BTreeMap::new();
+    for app in &simulation.apps {
+        let plan = (app.plan)("validate").map_err(|errors| SimulateError::Plan {
+            app: app.name.clone(),
+            errors,
+        })?;
+        plans.insert(app.name.as_str(), plan);
+    }
+    for selector in &simulation.behavior.faults.0 {
+        let Some(plan) = plans.get(selector.app.as_str()) else {
+            let known: Vec<&str> = plans.keys().copied().collect();
+            return Err(SimulateError::UnknownApp {
+                selector: selector.to_string(),
+                app: selector.app.clone(),
+                known: known.join(", "),
+            });
+        };
+        let fails = |task: &&crate::sync::SyncTask| {
+            progress::can_fail(&task.key.group, &task.key.kind)
+                && selector
+                    .object
+                    .as_ref()
+                    .is_none_or(|(kind, name)| task.key.kind == *kind && task.key.name == *name)
+        };
+        if !plan.tasks.iter().any(|task| fails(&task)) {
+            let objects: Vec<String> = plan
+                .tasks
+                .iter()
+                .filter(|t| progress::can_fail(&t.key.group, &t.key.kind))
+                .map(|t| format!("{}/{}", t.key.kind, t.key.name))
+                .collect();
+            return Err(SimulateError::NothingToFail {
+                selector: selector.to_string(),
+                reason: format!(
+                    "no workload, Job or Pod of that name in {} (it has: {})",
+                    selector.app,
+                    if objects.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        objects.join(", ")
+                    }
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Validates, then runs the whole rollout on a paused current-thread runtime and reports it.
+///
+/// # Errors
+/// See [`validate`]; or the runtime cannot be built.
+pub fn simulate(
+    simulation: &Simulation,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Report, SimulateError> {
+    validate(simulation)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()?;
+    Ok(runtime.block_on(run(simulation, progress)))
+}
+
+async fn run(simulation: &Simulation, progress: &(dyn Fn(&Progress) + Sync)) -> Report {
+    let clock = VirtualClock::start(Timestamp::now());
+    let behavior = Arc::new(simulation.behavior.clone());
+    let clusters: BTreeMap<String, SimCluster> = simulation
+        .apps
+        .iter()
+        .map(|app| {
+            (
+                app.destination.clone(),
+                SimCluster::new(clock, Arc::clone(&behavior)),
+            )
+        })
+        .collect();
+    let strategy = &simulation.strategy;
+    let drive = driver::drive(&simulation.apps, strategy, &clusters, clock, progress);
+    let driven = match simulation.speed {
+        Some(speed) => {
+            tokio::select! {
+                driven = drive => driven,
+                never = clock::pace(speed) => match never {},
+            }
+        }
+        None => drive.await,
+    };
+    report::build(&driven, &clock, &format!("{:?}", strategy.type_))
+}

@@ -1,0 +1,364 @@
+//! How the status of a simulated object moves over virtual time, per kind, the way Kubernetes'
+//! controllers move it: a Deployment makes its replicas available one after another over its
+//! duration, a StatefulSet brings up one pod per duration, a Job runs and then completes or fails,
+//! a CRD becomes Established, claims bind, load balancers and Ingresses get an address, and other
+//! kinds need no status. The status written is exactly what `crate::health` reads, so the same
+//! health rules judge simulated and real objects. Pure: object, behaviour and elapsed time in,
+//! status out.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::nodesim::behavior::{Behavior, Outcome};
+
+/// The status of `object` (its `apiVersion`, `kind`, `spec` and `metadata.generation` are read)
+/// `elapsed` after it was last changed; `None` for kinds whose status nothing reads.
+#[must_use]
+pub fn status_at(object: &Value, behavior: Behavior, elapsed: Duration) -> Option<Value> {
+    let group = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .map_or("", crate::manifest::group_of);
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    let generation = object
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let progress = Progress {
+        behavior,
+        elapsed,
+        replicas: object
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(1)
+            .max(0),
+    };
+    match (group, kind) {
+        ("apps", "Deployment") => Some(progress.deployment(generation)),
+        ("apps", "StatefulSet") => Some(progress.stateful_set(generation)),
+        ("apps", "DaemonSet") => Some(progress.daemon_set(generation)),
+        ("apps", "ReplicaSet") => Some(progress.replica_set(generation)),
+        ("batch", "Job") => Some(progress.job()),
+        ("", "Pod") => Some(progress.pod(object)),
+        ("", "PersistentVolumeClaim") => Some(progress.claim()),
+        ("", "Namespace") => Some(json!({"phase": "Active"})),
+        ("", "Service")
+            if object.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") =>
+        {
+            Some(progress.load_balancer())
+        }
+        ("networking.k8s.io" | "extensions", "Ingress") => Some(progress.load_balancer()),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => Some(progress.crd()),
+        _ => None,
+    }
+}
+
+/// Whether objects of this kind move their status over time (and so have a duration).
+#[must_use]
+pub fn has_progress(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        (
+            "apps",
+            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
+        ) | ("batch", "Job")
+            | ("", "Pod" | "PersistentVolumeClaim" | "Service")
+            | ("networking.k8s.io" | "extensions", "Ingress")
+            | ("apiextensions.k8s.io", "CustomResourceDefinition")
+    )
+}
+
+/// Whether an object of this kind can be made to fail (its pods crash or its Job fails).
+#[must_use]
+pub fn can_fail(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        (
+            "apps",
+            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
+        ) | ("batch", "Job")
+            | ("", "Pod")
+    )
+}
+
+struct Progress {
+    behavior: Behavior,
+    elapsed: Duration,
+    replicas: i64,
+}
+
+impl Progress {
+    fn done(&self) -> bool {
+        self.elapsed >= self.behavior.ready_after
+    }
+
+    fn healthy(&self) -> bool {
+        self.behavior.outcome == Outcome::Healthy
+    }
+
+    /// Of `count` pods started together and ready evenly over the duration, how many are ready.
+    fn ready_evenly(&self, count: i64) -> i64 {
+        if !self.healthy() {
+            return 0;
+        }
+        let total = self.behavior.ready_after.as_millis();
+        if total == 0 || self.done() {
+            return count;
+        }
+        let share = self.elapsed.as_millis() * u128::try_from(count).unwrap_or(0) / total;
+        i64::try_from(share).unwrap_or(count).min(count)
+    }
+
+    /// Of `count` pods started one after another, each taking the duration, how many are ready.
+    fn ready_in_turn(&self) -> i64 {
+        if !self.healthy() {
+            return 0;
+        }
+        let each = self.behavior.ready_after.as_millis();
+        if each == 0 {
+            return self.replicas;
+        }
+        i64::try_from(self.elapsed.as_millis() / each)
+            .unwrap_or(self.replicas)
+            .min(self.replicas)
+    }
+
+    fn deployment(&self, generation: i64) -> Value {
+        let available = self.ready_evenly(self.replicas);
+        let mut status = json!({
+            "observedGeneration": generation,
+            "replicas": self.replicas,
+            "updatedReplicas": self.replicas,
+            "readyReplicas": available,
+            "availableReplicas": available,
+        });
+        if !self.healthy() && self.done() {
+            status["conditions"] = json!([{
+                "type": "Progressing",
+                "status": "False",
+                "reason": "ProgressDeadlineExceeded",
+                "message": "ReplicaSet has timed out progressing.",
+            }]);
+        }
+        status
+    }
+
+    fn stateful_set(&self, generation: i64) -> Value {
+        let ready = self.ready_in_turn();
+        let revision = format!("rev-{generation}");
+        json!({
+            "observedGeneration": generation,
+            "replicas": self.replicas,
+            "readyReplicas": ready,
+            "currentReplicas": ready,
+            "updatedReplicas": ready,
+            "currentRevision": revision,
+            "updateRevision": revision,
+        })
+    }
+
+    fn daemon_set(&self, generation: i64) -> Value {
+        let available = self.ready_evenly(1);
+        json!({
+            "observedGeneration": generation,
+            "desiredNumberScheduled": 1,
+            "currentNumberScheduled": 1,
+            "numberMisscheduled": 0,
+            "numberReady": available,
+            "updatedNumberScheduled": 1,
+            "numberAvailable": available,
+        })
+    }
+
+    fn replica_set(&self, generation: i64) -> Value {
+        let available = self.ready_evenly(self.replicas);
+        json!({
+            "observedGeneration": generation,
+            "replicas": self.replicas,
+            "readyReplicas": available,
+            "availableReplicas": available,
+        })
+    }
+
+    fn job(&self) -> Value {
+        if !self.done() || self.behavior.outcome == Outcome::ImagePullError {
+            return json!({"active": 1});
+        }
+        if self.healthy() {
+            json!({"succeeded": 1, "conditions": [{
+                "type": "Complete", "status": "True",
+            }]})
+        } else {
+            json!({"failed": 1, "conditions": [{
+                "type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+                "message": "Job has reached the specified backoff limit",
+            }]})
+        }
+    }
+
+    fn pod(&self, object: &Value) -> Value {
+        let runs_to_completion = object
+            .pointer("/spec/restartPolicy")
+            .and_then(Value::as_str)
+            .is_some_and(|policy| policy != "Always");
+        if !self.done() {
+            return json!({"phase": "Pending"});
+        }
+        match (self.behavior.outcome, runs_to_completion) {
+            (Outcome::Healthy, true) => json!({"phase": "Succeeded"}),
+            (Outcome::Healthy, false) => json!({"phase": "Running", "conditions": [
+                {"type": "Ready", "status": "True"}]}),
+            (Outcome::Fail, true) => {
+                json!({"phase": "Failed", "message": "container exited with code 1"})
+            }
+            (outcome, _) => json!({"phase": "Running", "containerStatuses": [
+                waiting_container(outcome)]}),
+        }
+    }
+
+    fn claim(&self) -> Value {
+        json!({"phase": if self.done() { "Bound" } else { "Pending" }})
+    }
+
+    fn load_balancer(&self) -> Value {
+        if self.done() {
+            json!({"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}})
+        } else {
+            json!({"loadBalancer": {}})
+        }
+    }
+
+    fn crd(&self) -> Value {
+        let established = if self.done() { "True" } else { "False" };
+        json!({"conditions": [
+            {"type": "NamesAccepted", "status": "True"},
+            {"type": "Established", "status": established},
+        ]})
+    }
+}
+
+/// The container status of a pod that does not start: crash-looping, or its image not pulling.
+#[must_use]
+pub fn waiting_container(outcome: Outcome) -> Value {
+    let reason = if outcome == Outcome::ImagePullError {
+        "ImagePullBackOff"
+    } else {
+        "CrashLoopBackOff"
+    };
+    json!({"name": "main", "image": "simulated", "ready": false, "restartCount": 1,
+           "imageID": "", "state": {"waiting": {"reason": reason}}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::health::{HealthStatus, assess};
+
+    fn behavior(outcome: Outcome, seconds: u64) -> Behavior {
+        Behavior {
+            outcome,
+            ready_after: Duration::from_secs(seconds),
+        }
+    }
+
+    /// The health the real rules give `object` with the simulated status at `elapsed`.
+    fn health(object: &Value, behavior: Behavior, elapsed: u64) -> (HealthStatus, String) {
+        let mut object = object.clone();
+        if let Some(status) = status_at(&object, behavior, Duration::from_secs(elapsed)) {
+            object["status"] = status;
+        }
+        let health = assess(&object);
+        (health.status, health.message)
+    }
+
+    #[test]
+    fn statuses_move_through_the_health_rules() {
+        use HealthStatus::{Degraded, Healthy, Progressing};
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "generation": 2}, "spec": {"replicas": 4}});
+        let stateful = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": "s"}, "spec": {"replicas": 3}});
+        let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}});
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition", "metadata": {"name": "w.example.com"}});
+        let ingress = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "i"}});
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        let ok = |s| behavior(Outcome::Healthy, s);
+        let fail = |s| behavior(Outcome::Fail, s);
+        let cases: Vec<(&Value, Behavior, u64, HealthStatus, &str)> = vec![
+            (
+                &deployment,
+                ok(20),
+                0,
+                Progressing,
+                "0/4 available, waiting for updated replicas",
+            ),
+            (
+                &deployment,
+                ok(20),
+                10,
+                Progressing,
+                "2/4 available, waiting for updated replicas",
+            ),
+            (&deployment, ok(20), 20, Healthy, "4/4 available"),
+            (
+                &deployment,
+                fail(20),
+                5,
+                Progressing,
+                "0/4 available, waiting for updated replicas",
+            ),
+            (
+                &deployment,
+                fail(20),
+                20,
+                Degraded,
+                "0/4 available, exceeded its progress deadline",
+            ),
+            (
+                &stateful,
+                ok(10),
+                15,
+                Progressing,
+                "1/3 ready, waiting for 2 pods to be ready",
+            ),
+            (&stateful, ok(10), 30, Healthy, "3/3 ready"),
+            (&job, ok(30), 29, Progressing, "job running, 1 active pods"),
+            (&job, ok(30), 30, Healthy, ""),
+            (
+                &job,
+                fail(30),
+                30,
+                Degraded,
+                "Job has reached the specified backoff limit",
+            ),
+            (
+                &crd,
+                ok(2),
+                1,
+                Progressing,
+                "waiting for the CRD to be Established",
+            ),
+            (&crd, ok(2), 2, Healthy, ""),
+            (
+                &ingress,
+                ok(5),
+                0,
+                Progressing,
+                "waiting for an ingress address",
+            ),
+            (&ingress, ok(5), 5, Healthy, ""),
+            (&config, ok(0), 0, Healthy, ""),
+        ];
+        for (object, behavior, elapsed, status, message) in cases {
+            assert_eq!(
+                health(object, behavior, elapsed),
+                (status, message.to_owned()),
+                "{} {behavior:?} after {elapsed}s",
+                object["kind"]
+            );
+        }
+    }
+}

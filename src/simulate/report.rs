@@ -1,0 +1,436 @@
+//! The simulation's report, built from what the executor recorded and the rollout decided:
+//! total time, each step's and each Application's start and end, every Application's bar split
+//! into phases and waves (in execution order), the critical path, what blocked, and the
+//! rollout condition a user would see. Times are seconds of virtual time since the start.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use serde::Serialize;
+
+use crate::api::application_set_status::{ConditionStatus, ConditionType};
+use crate::health::HealthStatus;
+use crate::rollout::RolloutDecision;
+use crate::sync::{HookPhase, ResourceResult, ResultStatus, SyncPhase};
+
+use super::clock::VirtualClock;
+use super::driver::Driven;
+
+/// How the rollout ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Ending {
+    /// Every Application synced and is Healthy.
+    Complete,
+    /// A sync failed; what depends on it never started.
+    Failed,
+    /// Nothing failed, but some Applications were never synced (paused, held, unselected).
+    Stuck,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// `RollingSync` or `AllAtOnce`.
+    pub strategy: String,
+    /// How it ended.
+    pub ending: Ending,
+    /// Virtual seconds from the start to the end of the last sync.
+    pub total_seconds: f64,
+    /// Steps in order (`AllAtOnce`: one step with every Application).
+    pub steps: Vec<StepTimes>,
+    /// Every Application, by step then name.
+    pub applications: Vec<AppReport>,
+    /// The Applications each step waited for last, in order.
+    pub critical_path: Vec<PathLink>,
+    /// What failed or never ran, and why.
+    pub blocked: Vec<Blocked>,
+    /// The `RolloutProgressing` condition as the ApplicationSet would show it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+}
+
+/// One step's Applications and times.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepTimes {
+    /// 1-based.
+    pub step: usize,
+    /// Its Applications.
+    pub applications: Vec<String>,
+    /// When its first sync started.
+    pub start: Option<f64>,
+    /// When its last sync ended, once all have.
+    pub end: Option<f64>,
+    /// What the rollout said of it last.
+    pub state: String,
+}
+
+/// One Application's run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppReport {
+    /// Name.
+    pub name: String,
+    /// Its step; `None` when it matches no step.
+    pub step: Option<usize>,
+    /// Its destination cluster.
+    pub destination: String,
+    /// `Succeeded`, `Failed`, `Terminated`, or `NotSynced`.
+    pub result: String,
+    /// When its sync started.
+    pub start: Option<f64>,
+    /// When its sync ended.
+    pub end: Option<f64>,
+    /// The operation's message.
+    pub message: String,
+    /// Its phases and waves, in execution order.
+    pub segments: Vec<Segment>,
+}
+
+/// A stretch of one sync: one phase and wave.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Segment {
+    /// `PreSync`, `wave 0`, `PostSync wave 1`, ...
+    pub label: String,
+    /// The phase.
+    pub phase: SyncPhase,
+    /// The wave.
+    pub wave: i32,
+    /// When its first object was applied.
+    pub start: f64,
+    /// When the next segment started, or the operation ended.
+    pub end: f64,
+    /// Something in it failed.
+    pub failed: bool,
+    /// `Kind name` of its objects (hooks marked), in the order applied.
+    pub objects: Vec<String>,
+}
+
+/// One link of the critical path.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathLink {
+    /// The step.
+    pub step: usize,
+    /// The Application that ended last in it.
+    pub application: String,
+    /// Its start.
+    pub start: f64,
+    /// Its end.
+    pub end: f64,
+    /// Its longest segment, e.g. `PreSync (30.0s)`.
+    pub longest: String,
+}
+
+/// An Application that failed or never synced.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Blocked {
+    /// Its name.
+    pub application: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Builds the report of a simulation.
+#[must_use]
+pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
+    let seconds = |time: &Option<Time>| time.as_ref().map(|t| secs(clock.offset(t.0)));
+    let step_of = step_of(driven);
+    let mut applications: Vec<AppReport> = driven
+        .runs
+        .iter()
+        .map(|run| {
+            let operation = run.operation.as_ref();
+            AppReport {
+                name: run.name.clone(),
+                step: step_of.get(run.name.as_str()).copied(),
+                destination: run.destination.clone(),
+                result: operation.map_or("NotSynced".to_owned(), |op| format!("{:?}", op.phase)),
+                start: run.triggered_at.map(secs),
+                end: operation.and_then(|op| seconds(&op.finished_at)),
+                message: operation.map(|op| op.message.clone()).unwrap_or_default(),
+                segments: operation
+                    .map(|op| segments(&op.resources, seconds(&op.finished_at), clock))
+                    .unwrap_or_default(),
+            }
+        })
+        .collect();
+    applications.sort_by(|a, b| {
+        (a.step.is_none(), a.step, &a.name).cmp(&(b.step.is_none(), b.step, &b.name))
+    });
+    let steps = step_times(driven, &applications);
+    let ending = if applications.iter().all(|a| a.result == "Succeeded") {
+        Ending::Complete
+    } else if applications
+        .iter()
+        .any(|a| a.start.is_some() && a.result != "Succeeded")
+    {
+        Ending::Failed
+    } else {
+        Ending::Stuck
+    };
+    Report {
+        strategy: strategy.to_owned(),
+        ending,
+        total_seconds: secs(driven.ended_at),
+        critical_path: critical_path(&steps, &applications),
+        blocked: blocked(driven, &applications),
+        condition: driven.decision.as_ref().and_then(condition),
+        steps,
+        applications,
+    }
+}
+
+fn secs(duration: Duration) -> f64 {
+    (duration.as_secs_f64() * 1000.0).round() / 1000.0
+}
+
+/// Each Application's step: RollingSync's assignment, or step 1 for everything.
+fn step_of(driven: &Driven) -> BTreeMap<&str, usize> {
+    match &driven.decision {
+        Some(decision) => decision
+            .steps
+            .iter()
+            .flat_map(|(step, apps)| apps.iter().map(move |app| (app.as_str(), *step)))
+            .collect(),
+        None => driven
+            .runs
+            .iter()
+            .map(|run| (run.name.as_str(), 1))
+            .collect(),
+    }
+}
+
+/// Consecutive records of one phase and wave form a segment.
+fn segments(
+    records: &[ResourceResult],
+    finished: Option<f64>,
+    clock: &VirtualClock,
+) -> Vec<Segment> {
+    let start_of = |r: &ResourceResult| {
+        r.started_at
+            .as_ref()
+            .map_or(0.0, |t| secs(clock.offset(t.0)))
+    };
+    let groups: Vec<&[ResourceResult]> = records
+        .chunk_by(|a, b| (a.sync_phase, a.wave) == (b.sync_phase, b.wave))
+        .collect();
+    groups
+        .iter()
+        .enumerate()
+        .map(|(i, group)| {
+            let first = &group[0];
+            let start = start_of(first);
+            let end = groups
+                .get(i + 1)
+                .map(|next| start_of(&next[0]))
+                .or(finished)
+                .unwrap_or(start);
+            Segment {
+                label: label(first.sync_phase, first.wave),
+                phase: first.sync_phase,
+                wave: first.wave,
+                start,
+                end,
+                failed: group.iter().any(|r| {
+                    r.hook_phase == Some(HookPhase::Failed)
+                        || r.status == ResultStatus::SyncFailed
+                        || r.health == Some(HealthStatus::Degraded)
+                }),
+                objects: group
+                    .iter()
+                    .map(|r| match r.hook_type {
+                        Some(hook) => format!("{} {} ({hook} hook)", r.kind, r.name),
+                        None => format!("{} {}", r.kind, r.name),
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// `wave 0` for the Sync phase, `PreSync` or `PostSync wave 1` for hooks.
+fn label(phase: SyncPhase, wave: i32) -> String {
+    match (phase, wave) {
+        (SyncPhase::Sync, wave) => format!("wave {wave}"),
+        (phase, 0) => phase.to_string(),
+        (phase, wave) => format!("{phase} wave {wave}"),
+    }
+}
+
+fn step_times(driven: &Driven, applications: &[AppReport]) -> Vec<StepTimes> {
+    let states: BTreeMap<usize, String> = driven
+        .decision
+        .as_ref()
+        .map(|d| {
+            d.step_reports
+                .iter()
+                .map(|r| (r.step, format!("{:?}: {}", r.state, r.next)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut by_step: BTreeMap<usize, Vec<&AppReport>> = BTreeMap::new();
+    for app in applications {
+        if let Some(step) = app.step {
+            by_step.entry(step).or_default().push(app);
+        }
+    }
+    if let Some(decision) = &driven.decision {
+        for step in decision.steps.keys() {
+            by_step.entry(*step).or_default();
+        }
+    }
+    by_step
+        .into_iter()
+        .map(|(step, apps)| {
+            let start = apps.iter().filter_map(|a| a.start).reduce(f64::min);
+            let ends: Vec<Option<f64>> = apps.iter().map(|a| a.end).collect();
+            let end = ends
+                .iter()
+                .copied()
+                .collect::<Option<Vec<f64>>>()
+                .and_then(|ends| ends.into_iter().reduce(f64::max));
+            StepTimes {
+                step,
+                applications: apps.iter().map(|a| a.name.clone()).collect(),
+                start,
+                end,
+                state: states.get(&step).cloned().unwrap_or_else(|| {
+                    if apps.iter().all(|a| a.result == "Succeeded") {
+                        "Complete".to_owned()
+                    } else {
+                        "Failed".to_owned()
+                    }
+                }),
+            }
+        })
+        .collect()
+}
+
+/// Per step, the Application that ended last: the one the next step waited for.
+fn critical_path(steps: &[StepTimes], applications: &[AppReport]) -> Vec<PathLink> {
+    steps
+        .iter()
+        .filter_map(|step| {
+            let last = applications
+                .iter()
+                .filter(|a| a.step == Some(step.step))
+                .filter_map(|a| Some((a, a.start?, a.end?)))
+                .max_by(|x, y| x.2.total_cmp(&y.2))?;
+            let (app, start, end) = last;
+            let longest = app
+                .segments
+                .iter()
+                .max_by(|a, b| (a.end - a.start).total_cmp(&(b.end - b.start)))
+                .map(|s| format!("{} ({})", s.label, format_seconds(s.end - s.start)))
+                .unwrap_or_default();
+            Some(PathLink {
+                step: step.step,
+                application: app.name.clone(),
+                start,
+                end,
+                longest,
+            })
+        })
+        .collect()
+}
+
+fn blocked(driven: &Driven, applications: &[AppReport]) -> Vec<Blocked> {
+    let rollout_reason = |app: &AppReport| -> String {
+        let Some(decision) = &driven.decision else {
+            return "not synced".to_owned();
+        };
+        let Some(step) = app.step else {
+            return "matches no RollingSync step; the rollout never syncs it".to_owned();
+        };
+        let report = decision.step_reports.iter().find(|r| r.step == step);
+        let entry = decision
+            .application_status
+            .iter()
+            .find(|s| s.application == app.name);
+        match (report, entry) {
+            (Some(report), Some(entry)) => {
+                format!(
+                    "{} in step {step}; step {step} {}",
+                    entry.status.as_str(),
+                    report.next
+                )
+            }
+            _ => format!("step {step} never started"),
+        }
+    };
+    applications
+        .iter()
+        .filter(|app| app.result != "Succeeded")
+        .map(|app| Blocked {
+            application: app.name.clone(),
+            reason: if app.start.is_some() {
+                format!("sync {}: {}", app.result, app.message)
+            } else {
+                rollout_reason(app)
+            },
+        })
+        .collect()
+}
+
+/// `RolloutProgressing=False (RolloutStalled): step 1 of 3 stalled: ...`.
+fn condition(decision: &RolloutDecision) -> Option<String> {
+    let condition = decision
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::RolloutProgressing)?;
+    let status = match condition.status {
+        ConditionStatus::True => "True",
+        ConditionStatus::False => "False",
+        ConditionStatus::Unknown => "Unknown",
+    };
+    Some(format!(
+        "RolloutProgressing={status} ({}): {}",
+        condition.reason, condition.message
+    ))
+}
+
+/// `12.5s`, `1m05s`, `1h02m03s`.
+#[must_use]
+pub fn format_seconds(seconds: f64) -> String {
+    if seconds < 60.0 {
+        let text = format!("{seconds:.1}");
+        return format!("{}s", text.strip_suffix(".0").unwrap_or(&text));
+    }
+    let whole = seconds.round() as u64;
+    let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60);
+    if h > 0 {
+        format!("{h}h{m:02}m{s:02}s")
+    } else {
+        format!("{m}m{s:02}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_seconds_for_people() {
+        let cases = [
+            (0.0, "0s"),
+            (12.25, "12.2s"),
+            (65.0, "1m05s"),
+            (3723.0, "1h02m03s"),
+        ];
+        for (seconds, text) in cases {
+            assert_eq!(format_seconds(seconds), text);
+        }
+    }
+
+    #[test]
+    fn labels_name_phase_and_wave() {
+        assert_eq!(label(SyncPhase::Sync, -1), "wave -1");
+        assert_eq!(label(SyncPhase::PreSync, 0), "PreSync");
+        assert_eq!(label(SyncPhase::PostSync, 2), "PostSync wave 2");
+    }
+}

@@ -1,0 +1,265 @@
+//! The timeline picture: a self-contained Gantt chart (SVG, or HTML wrapping the SVG) with one
+//! row per Application grouped by step, each bar split into PreSync / waves / PostSync /
+//! SyncFail, failures marked in red with a cross, and a tooltip per segment listing its objects.
+//! No scripts, fonts or links: it renders offline and can be attached to a pull request.
+
+use std::fmt::Write;
+
+use crate::sync::SyncPhase;
+
+use super::report::{AppReport, Report, format_seconds};
+
+const LABEL_WIDTH: f64 = 240.0;
+const CHART_WIDTH: f64 = 760.0;
+const ROW: f64 = 22.0;
+const TOP: f64 = 56.0;
+const BAR: f64 = 14.0;
+const FAILED: &str = "#d62728";
+
+/// The chart as a standalone SVG document.
+#[must_use]
+pub fn svg(report: &Report) -> String {
+    let rows = rows(report);
+    let height = TOP + ROW * rows.len() as f64 + 70.0;
+    let width = LABEL_WIDTH + CHART_WIDTH + 130.0;
+    let total = report.total_seconds.max(1.0);
+    let x = |t: f64| LABEL_WIDTH + t / total * CHART_WIDTH;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = write!(
+        out,
+        r#"<rect width="100%" height="100%" fill="white"/><text x="10" y="20" font-size="15" font-weight="bold">{}</text>"#,
+        escape(&title(report))
+    );
+    axis(&mut out, total, height, &x);
+    for (i, row) in rows.iter().enumerate() {
+        let y = TOP + ROW * i as f64;
+        match row {
+            Row::Step(text) => {
+                let _ = write!(
+                    out,
+                    r##"<rect x="0" y="{y}" width="{width}" height="{ROW}" fill="#eef1f5"/><text x="10" y="{}" font-weight="bold">{}</text>"##,
+                    y + 15.0,
+                    escape(text)
+                );
+            }
+            Row::App(app) => app_row(&mut out, report, app, y, &x),
+        }
+    }
+    legend(&mut out, height - 24.0);
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The chart in a minimal HTML page with the summary under it.
+#[must_use]
+pub fn html(report: &Report) -> String {
+    let mut summary = String::new();
+    if let Some(condition) = &report.condition {
+        let _ = write!(summary, "<p>{}</p>", escape(condition));
+    }
+    for blocked in &report.blocked {
+        let _ = write!(
+            summary,
+            "<p><b>{}</b>: {}</p>",
+            escape(&blocked.application),
+            escape(&blocked.reason)
+        );
+    }
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>{}</title></head>\n<body style=\"font-family: sans-serif\">\n{}{summary}\n</body></html>\n",
+        escape(&title(report)),
+        svg(report)
+    )
+}
+
+enum Row<'a> {
+    Step(String),
+    App(&'a AppReport),
+}
+
+fn rows(report: &Report) -> Vec<Row<'_>> {
+    let mut rows = Vec::new();
+    let mut current: Option<Option<usize>> = None;
+    for app in &report.applications {
+        if current != Some(app.step) {
+            current = Some(app.step);
+            let header = match app.step {
+                Some(step) => {
+                    let times = report.steps.iter().find(|s| s.step == step);
+                    let span = times
+                        .and_then(|t| Some((t.start?, t.end?)))
+                        .map(|(s, e)| format!(" ({} to {})", format_seconds(s), format_seconds(e)))
+                        .unwrap_or_default();
+                    format!("Step {step}{span}")
+                }
+                None => "No step (never synced by the rollout)".to_owned(),
+            };
+            rows.push(Row::Step(header));
+        }
+        rows.push(Row::App(app));
+    }
+    rows
+}
+
+fn title(report: &Report) -> String {
+    format!(
+        "{} rollout: {:?} after {}",
+        report.strategy,
+        report.ending,
+        format_seconds(report.total_seconds)
+    )
+}
+
+fn axis(out: &mut String, total: f64, height: f64, x: &dyn Fn(f64) -> f64) {
+    let step = tick(total);
+    let mut t = 0.0;
+    while t <= total + 1e-9 {
+        let px = x(t);
+        let _ = write!(
+            out,
+            r##"<line x1="{px}" y1="{}" x2="{px}" y2="{}" stroke="#dddddd"/><text x="{px}" y="{}" text-anchor="middle" fill="#555555">{}</text>"##,
+            TOP - 6.0,
+            height - 50.0,
+            TOP - 10.0,
+            format_seconds(t)
+        );
+        t += step;
+    }
+}
+
+/// A round tick interval giving at most about ten ticks.
+fn tick(total: f64) -> f64 {
+    [
+        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0,
+    ]
+    .into_iter()
+    .find(|step| total / step <= 10.0)
+    .unwrap_or(7200.0)
+}
+
+fn app_row(out: &mut String, report: &Report, app: &AppReport, y: f64, x: &dyn Fn(f64) -> f64) {
+    let _ = write!(
+        out,
+        r#"<g class="app-row" data-app="{}"><text x="20" y="{}">{}</text>"#,
+        escape(&app.name),
+        y + 15.0,
+        escape(&app.name)
+    );
+    if app.segments.is_empty() {
+        let reason = report
+            .blocked
+            .iter()
+            .find(|b| b.application == app.name)
+            .map_or("", |b| b.reason.as_str());
+        let note = format!("{}: {reason}", app.result);
+        let _ = write!(
+            out,
+            r##"<text x="{}" y="{}" fill="#888888" font-style="italic">{}</text>"##,
+            LABEL_WIDTH + 4.0,
+            y + 15.0,
+            escape(&note)
+        );
+    }
+    for (i, segment) in app.segments.iter().enumerate() {
+        let (x0, x1) = (x(segment.start), x(segment.end));
+        let fill = if segment.failed {
+            FAILED
+        } else {
+            color(segment.phase, i)
+        };
+        let _ = write!(
+            out,
+            r#"<rect class="segment" x="{x0:.1}" y="{:.1}" width="{:.1}" height="{BAR}" fill="{fill}" stroke="white" stroke-width="0.5"><title>{}</title></rect>"#,
+            y + (ROW - BAR) / 2.0,
+            (x1 - x0).max(1.0),
+            escape(&format!(
+                "{} {}: {} to {} ({})\n{}",
+                app.name,
+                segment.label,
+                format_seconds(segment.start),
+                format_seconds(segment.end),
+                format_seconds(segment.end - segment.start),
+                segment.objects.join("\n")
+            ))
+        );
+        if x1 - x0 > 7.0 * segment.label.len() as f64 + 8.0 {
+            let _ = write!(
+                out,
+                r#"<text x="{:.1}" y="{}" fill="white" font-size="11">{}</text>"#,
+                x0 + 4.0,
+                y + 15.0,
+                escape(&segment.label)
+            );
+        }
+        if segment.failed {
+            let _ = write!(
+                out,
+                r#"<text x="{:.1}" y="{}" fill="{FAILED}" font-weight="bold">✕ {}</text>"#,
+                x1 + 4.0,
+                y + 15.0,
+                escape(&segment.label)
+            );
+        }
+    }
+    out.push_str("</g>");
+}
+
+/// Hooks by phase; Sync waves alternate two blues so neighbouring waves stay apart.
+fn color(phase: SyncPhase, index: usize) -> &'static str {
+    match phase {
+        SyncPhase::PreSync => "#8e6fc1",
+        SyncPhase::PostSync => "#2ca02c",
+        SyncPhase::SyncFail => "#ff7f0e",
+        SyncPhase::Sync | SyncPhase::PostDelete if index.is_multiple_of(2) => "#1f77b4",
+        SyncPhase::Sync | SyncPhase::PostDelete => "#6baed6",
+    }
+}
+
+fn legend(out: &mut String, y: f64) {
+    let items: [(&str, &[&str]); 5] = [
+        ("PreSync", &[color(SyncPhase::PreSync, 0)]),
+        (
+            "Sync waves",
+            &[color(SyncPhase::Sync, 0), color(SyncPhase::Sync, 1)],
+        ),
+        ("PostSync", &[color(SyncPhase::PostSync, 0)]),
+        ("SyncFail", &[color(SyncPhase::SyncFail, 0)]),
+        ("failed", &[FAILED]),
+    ];
+    let mut px = 20.0;
+    for (label, fills) in items {
+        for fill in fills {
+            let _ = write!(
+                out,
+                r#"<rect x="{px}" y="{}" width="14" height="12" fill="{fill}"/>"#,
+                y - 10.0
+            );
+            px += 16.0;
+        }
+        let _ = write!(out, r#"<text x="{}" y="{y}">{label}</text>"#, px + 2.0);
+        px += 7.0 * label.len() as f64 + 26.0;
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_picks_round_ticks() {
+        assert_eq!(escape(r#"<a & "b">"#), "&lt;a &amp; &quot;b&quot;&gt;");
+        assert!((tick(45.0) - 5.0).abs() < f64::EPSILON);
+        assert!((tick(600.0) - 60.0).abs() < f64::EPSILON);
+    }
+}

@@ -1,0 +1,325 @@
+//! `flotilla simulate` on the examples: every example rolls out to completion, an injected
+//! PreSync failure in the database stops the rest of the three-tier stack and the report says
+//! why, the timeline is well-formed SVG/HTML with one row per Application, and `-o json` gives
+//! the same report to scripts.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use clap::Parser;
+use flotilla::cli::simulate::{SimulateArgs, simulate_from_args, table, write_timeline};
+use flotilla::cli::{Cli, Command as Subcommand};
+use flotilla::simulate::report::{Ending, Report};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn example(path: &str) -> String {
+    root().join("examples").join(path).display().to_string()
+}
+
+/// The arguments of each example, as its header comment documents them.
+fn examples() -> Vec<(&'static str, Vec<String>)> {
+    let repo = |url: &str, dir: &str| format!("--repo={url}={}", example(dir));
+    let clusters = format!("--clusters={}", example("clusters.yaml"));
+    vec![
+        (
+            "three-tier-stack",
+            vec![
+                example("three-tier-stack.yaml"),
+                repo(
+                    "https://git.example.com/acme/platform-manifests.git",
+                    "repos/platform-manifests",
+                ),
+            ],
+        ),
+        (
+            "multi-cluster-promotion",
+            vec![
+                example("multi-cluster-promotion.yaml"),
+                clusters.clone(),
+                repo(
+                    "https://git.example.com/acme/checkout.git",
+                    "repos/checkout",
+                ),
+            ],
+        ),
+        (
+            "matrix-clusters-apps",
+            vec![
+                example("matrix-clusters-apps.yaml"),
+                clusters,
+                repo(
+                    "https://git.example.com/acme/services.git",
+                    "repos/services",
+                ),
+            ],
+        ),
+        (
+            "monorepo-directories",
+            vec![
+                example("monorepo-directories.yaml"),
+                repo(
+                    "https://git.example.com/acme/monorepo.git",
+                    "repos/monorepo",
+                ),
+            ],
+        ),
+    ]
+}
+
+fn parse(args: &[String]) -> SimulateArgs {
+    let argv = ["flotilla", "simulate", "--instant"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain(args.iter().cloned());
+    match Cli::try_parse_from(argv).expect("valid arguments").command {
+        Subcommand::Simulate(args) => args,
+        other => panic!("parsed as {other:?}"),
+    }
+}
+
+fn simulate(args: &[String]) -> Report {
+    simulate_from_args(&parse(args), &|_| {}).unwrap_or_else(|e| panic!("{args:?}: {e:#}"))
+}
+
+fn three_tier(extra: &[&str]) -> Vec<String> {
+    let mut args = examples().swap_remove(0).1;
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    args
+}
+
+#[test]
+fn every_example_rolls_out_completely() {
+    for (name, args) in examples() {
+        let report = simulate(&args);
+        assert_eq!(
+            report.ending,
+            Ending::Complete,
+            "{name}:\n{}",
+            table(&report)
+        );
+        assert!(report.total_seconds > 0.0, "{name}");
+        assert!(report.blocked.is_empty(), "{name}: {:?}", report.blocked);
+        for app in &report.applications {
+            assert_eq!(app.result, "Succeeded", "{name}: {}", app.name);
+            assert!(!app.segments.is_empty(), "{name}: {}", app.name);
+        }
+    }
+}
+
+#[test]
+fn three_tier_stack_runs_steps_phases_and_waves_in_order() {
+    let report = simulate(&three_tier(&[]));
+    let order: Vec<(Option<usize>, &str, Vec<&str>)> = report
+        .applications
+        .iter()
+        .map(|a| {
+            let labels = a.segments.iter().map(|s| s.label.as_str()).collect();
+            (a.step, a.name.as_str(), labels)
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (
+                Some(1),
+                "platform-database",
+                vec!["PreSync", "wave -1", "wave 0"]
+            ),
+            (Some(2), "platform-backend", vec!["wave -1", "wave 0"]),
+            (Some(3), "platform-frontend", vec!["wave 0", "PostSync"]),
+        ]
+    );
+    let apps = &report.applications;
+    for pair in apps.windows(2) {
+        assert!(
+            pair[0].end <= pair[1].start,
+            "{} before {}",
+            pair[0].name,
+            pair[1].name
+        );
+    }
+    // PreSync migration 4s, then the StatefulSet's two pods one after another (3s each).
+    let database = &apps[0].segments;
+    assert!(
+        (database[0].end - database[0].start - 4.0).abs() < 0.5,
+        "{database:?}"
+    );
+    assert!(
+        (database[2].end - database[2].start - 6.0).abs() < 0.5,
+        "{database:?}"
+    );
+    assert_eq!(report.critical_path.len(), 3);
+    assert!(
+        report
+            .condition
+            .as_deref()
+            .unwrap_or("")
+            .contains("rollout complete")
+    );
+}
+
+#[test]
+fn failing_presync_in_the_database_leaves_backend_and_frontend_unsynced() {
+    let report = simulate(&three_tier(&["--fail", "platform-database/Job/db-migrate"]));
+    assert_eq!(report.ending, Ending::Failed, "{}", table(&report));
+    let database = &report.applications[0];
+    assert_eq!(database.result, "Failed");
+    assert_eq!(
+        database.segments.len(),
+        1,
+        "nothing after the PreSync hook ran"
+    );
+    assert!(database.segments[0].failed);
+    assert!(
+        database.message.contains("db-migrate hook failed"),
+        "{}",
+        database.message
+    );
+    for app in &report.applications[1..] {
+        assert_eq!(app.result, "NotSynced", "{}", app.name);
+        assert!(app.segments.is_empty());
+    }
+    let reasons: Vec<String> = report
+        .blocked
+        .iter()
+        .map(|b| format!("{}: {}", b.application, b.reason))
+        .collect();
+    assert_eq!(reasons.len(), 3, "{reasons:?}");
+    assert!(
+        reasons[1].starts_with("platform-backend: Waiting in step 2"),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons[2].contains("closed until step 1 completes"),
+        "{reasons:?}"
+    );
+    let condition = report.condition.as_deref().unwrap_or("");
+    assert!(condition.contains("RolloutStalled"), "{condition}");
+    assert!(condition.contains("db-migrate hook failed"), "{condition}");
+    let text = table(&report);
+    assert!(text.contains("PreSync 4s FAILED"), "{text}");
+}
+
+#[test]
+fn a_whole_failing_application_and_unknown_selectors() {
+    let report = simulate(&three_tier(&["--fail", "platform-backend"]));
+    assert_eq!(report.ending, Ending::Failed);
+    let backend = &report.applications[1];
+    assert_eq!(backend.result, "Failed", "{}", table(&report));
+    assert_eq!(report.applications[2].result, "NotSynced");
+
+    for (selector, expected) in [
+        ("backend", "no Application \"backend\""),
+        (
+            "platform-backend/Job/missing",
+            "no workload, Job or Pod of that name",
+        ),
+    ] {
+        let error = simulate_from_args(&parse(&three_tier(&["--fail", selector])), &|_| {})
+            .expect_err(selector)
+            .to_string();
+        assert!(error.contains(expected), "{selector}: {error}");
+    }
+}
+
+#[test]
+fn duration_overrides_and_annotations_set_the_pace() {
+    let fast = simulate(&three_tier(&["--duration", "Job=1s"]));
+    // The migration's own annotation (4s) wins over the kind's duration.
+    let presync = &fast.applications[0].segments[0];
+    assert!(
+        (presync.end - presync.start - 4.0).abs() < 0.5,
+        "{presync:?}"
+    );
+}
+
+#[test]
+fn timeline_is_well_formed_with_one_row_per_application() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, args) in examples() {
+        let report = simulate(&args);
+        for file in ["timeline.svg", "timeline.html"] {
+            let path = dir.path().join(format!("{name}-{file}"));
+            write_timeline(&path, &report).expect("writes the timeline");
+            let text = std::fs::read_to_string(&path).expect("reads it back");
+            let options = roxmltree::ParsingOptions {
+                allow_dtd: true,
+                ..roxmltree::ParsingOptions::default()
+            };
+            let document = roxmltree::Document::parse_with_options(&text, options)
+                .unwrap_or_else(|e| panic!("{name} {file} is not well-formed: {e}"));
+            let svg = document
+                .descendants()
+                .find(|n| n.has_tag_name("svg"))
+                .expect("an svg element");
+            assert_eq!(
+                svg.tag_name().namespace(),
+                Some("http://www.w3.org/2000/svg")
+            );
+            let mut rows: Vec<&str> = svg
+                .descendants()
+                .filter(|n| n.attribute("class") == Some("app-row"))
+                .filter_map(|n| n.attribute("data-app"))
+                .collect();
+            rows.sort_unstable();
+            let mut apps: Vec<&str> = report
+                .applications
+                .iter()
+                .map(|a| a.name.as_str())
+                .collect();
+            apps.sort_unstable();
+            assert_eq!(rows, apps, "{name} {file}");
+            for external in ["<script", "href=", "src=", "@import"] {
+                assert!(!text.contains(external), "{name} {file} loads {external}");
+            }
+        }
+    }
+}
+
+#[test]
+fn timeline_marks_the_failed_segment() {
+    let report = simulate(&three_tier(&["--fail", "platform-database/Job/db-migrate"]));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("failed.svg");
+    write_timeline(&path, &report).expect("writes");
+    let text = std::fs::read_to_string(&path).expect("reads");
+    let document = roxmltree::Document::parse(&text).expect("well-formed");
+    let failed: Vec<_> = document
+        .descendants()
+        .filter(|n| {
+            n.attribute("class") == Some("segment") && n.attribute("fill") == Some("#d62728")
+        })
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert!(text.contains("✕ PreSync"));
+}
+
+#[test]
+fn json_output_and_exit_code_from_the_binary() {
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args(["simulate", "--instant", "-o", "json"])
+            .args(three_tier(extra))
+            .output()
+            .expect("runs flotilla simulate")
+    };
+    let ok = run(&[]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&ok.stdout).expect("JSON");
+    assert_eq!(json["ending"], "Complete");
+    assert_eq!(json["applications"].as_array().map(Vec::len), Some(3));
+    assert_eq!(json["steps"][2]["applications"][0], "platform-frontend");
+
+    let failed = run(&["--fail", "platform-database/Job/db-migrate"]);
+    assert_eq!(failed.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&failed.stdout).expect("JSON");
+    assert_eq!(json["ending"], "Failed");
+    assert_eq!(json["applications"][1]["result"], "NotSynced");
+}
