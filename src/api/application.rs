@@ -189,6 +189,10 @@ pub struct ApplicationStatus {
     /// When sync and health were last computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconciled_at: Option<Time>,
+    /// The `metadata.generation` sync and health were computed for; older means they describe
+    /// a previous spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
     /// Errors that keep the controller from comparing, syncing or deleting (as in Argo CD:
     /// present while they last, removed once resolved).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -29,14 +29,14 @@ use super::application::decide::{SyncGate, Trigger, next_sync, sync_gate};
 use super::application::deletion::{DeletionStep, RESOURCE_FINALIZERS, deletion_step};
 use super::application::history::after_operation;
 use super::application::instance::instance_name;
-use super::application::status::{condition_patch, status_patch};
+use super::application::status::{condition_patch, operation_patch, status_patch, with_generation};
 use super::appset_reconciler::retry_delay;
 use super::events::{EventPublisher, EventReason};
 use super::metrics::Metrics;
 use super::status_store::StatusStore;
 use super::sync_job::SyncJob;
 use crate::api::application::{
-    ApplicationConditionType, InitiatedBy, Operation, TERMINATE_ANNOTATION,
+    ApplicationConditionType, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
@@ -338,7 +338,9 @@ async fn write_status(
     observed: Result<&Comparison, (ApplicationConditionType, &str)>,
 ) -> Result<(), ApplicationError> {
     let now = Time(Timestamp::now());
-    let Some(patch) = status_patch(app.status.as_ref(), observed, &now, ctx.resync) else {
+    let patch = status_patch(app.status.as_ref(), observed, &now, ctx.resync);
+    let generation = app.metadata.generation;
+    let Some(patch) = with_generation(patch, app.status.as_ref(), generation, &now) else {
         return Ok(());
     };
     patch_status(ctx, app, "status", patch).await
@@ -463,19 +465,17 @@ async fn sync(
         error,
     };
     if !matches!(trigger, Trigger::Resume { .. }) {
-        // Every field spelled out: a merge patch must not keep the previous request's values.
-        let options = requested.map(|op| op.sync.sync_options.clone());
-        let patch = json!({"status": {"operation": {
-            "sync": {
-                "revision": manifests.revision.clone().unwrap_or_default(),
-                "prune": prune,
-                "syncOptions": options.unwrap_or_default(),
+        let running = Operation {
+            sync: SyncOperation {
+                revision: manifests.revision.clone().unwrap_or_default(),
+                prune,
+                sync_options: requested
+                    .map(|op| op.sync.sync_options.clone())
+                    .unwrap_or_default(),
             },
-            "initiatedBy": {
-                "username": initiated_by.username,
-                "automated": initiated_by.automated,
-            },
-        }}});
+            initiated_by: initiated_by.clone(),
+        };
+        let patch = json!({"status": {"operation": operation_patch(&running)}});
         patch_status(ctx, app, "status.operation", patch).await?;
     }
     let now = Timestamp::now();

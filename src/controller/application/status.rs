@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Value, json};
 
 use crate::api::application::{
-    ApplicationCondition, ApplicationConditionType, ApplicationStatus, SyncStatus,
+    ApplicationCondition, ApplicationConditionType, ApplicationStatus, Operation, SyncStatus,
 };
 
 use crate::api::application_set_status::SyncStatusCode;
@@ -59,6 +59,49 @@ pub fn status_patch(
         "conditions": new.conditions,
         "reconciledAt": now,
     }}))
+}
+
+/// `operation` as a merge patch value that replaces a previous request: every field it leaves
+/// out (empty, false) is an explicit null, so nothing of the previous one is kept.
+#[must_use]
+pub fn operation_patch(operation: &Operation) -> Value {
+    let mut value = serde_json::to_value(operation).unwrap_or(Value::Null);
+    let fields = [
+        ("sync", ["revision", "prune", "syncOptions"].as_slice()),
+        ("initiatedBy", ["username", "automated"].as_slice()),
+    ];
+    for (part, names) in fields {
+        if let Some(map) = value.get_mut(part).and_then(Value::as_object_mut) {
+            for name in names {
+                map.entry(*name).or_insert(Value::Null);
+            }
+        }
+    }
+    value
+}
+
+/// `patch` (from [`status_patch`]) extended with `observedGeneration`: the comparison was made
+/// for the Application at `generation`. When nothing else changed but the generation did, a
+/// patch of just `observedGeneration` and `reconciledAt`.
+#[must_use]
+pub fn with_generation(
+    patch: Option<Value>,
+    old: Option<&ApplicationStatus>,
+    generation: Option<i64>,
+    now: &Time,
+) -> Option<Value> {
+    let observed = old.and_then(|status| status.observed_generation);
+    match patch {
+        Some(mut patch) => {
+            patch["status"]["observedGeneration"] = json!(generation);
+            Some(patch)
+        }
+        None if observed != generation => Some(json!({"status": {
+            "observedGeneration": generation,
+            "reconciledAt": now,
+        }})),
+        None => None,
+    }
 }
 
 /// The merge patch of `/status` that sets the condition of `type_` to `message`, or removes it
@@ -204,5 +247,43 @@ mod tests {
             resync,
         ));
         assert!(fixed.conditions.is_empty());
+    }
+
+    #[test]
+    fn observed_generation_follows_the_compared_spec() {
+        let resync = Duration::from_secs(180);
+        let first = status_patch(None, Ok(&comparison("Synced")), &at(100), resync);
+        let first = with_generation(first, None, Some(3), &at(100));
+        let written = written(first);
+        assert_eq!(written.observed_generation, Some(3));
+        let unchanged = status_patch(Some(&written), Ok(&comparison("Synced")), &at(110), resync);
+        assert_eq!(
+            with_generation(unchanged.clone(), Some(&written), Some(3), &at(110)),
+            None
+        );
+        let bumped = with_generation(unchanged, Some(&written), Some(4), &at(110)).unwrap();
+        assert_eq!(bumped["status"]["observedGeneration"], 4);
+        assert!(bumped["status"].get("sync").is_none());
+    }
+
+    #[test]
+    fn an_operation_patch_clears_what_the_request_leaves_out() {
+        let operation = Operation {
+            sync: crate::api::application::SyncOperation {
+                revision: "abc".into(),
+                ..Default::default()
+            },
+            initiated_by: crate::api::application::InitiatedBy {
+                username: String::new(),
+                automated: true,
+            },
+        };
+        assert_eq!(
+            operation_patch(&operation),
+            json!({
+                "sync": {"revision": "abc", "prune": null, "syncOptions": null},
+                "initiatedBy": {"username": null, "automated": true},
+            })
+        );
     }
 }

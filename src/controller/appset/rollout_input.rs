@@ -122,14 +122,17 @@ pub fn spec_changed(desired: &ApplicationSpec, live: &ApplicationSpec) -> bool {
 }
 
 /// The status fields of `application` the rollout reads; words outside the vocabulary read as
-/// `Unknown`, and an operation without a start time is not counted as started.
+/// `Unknown`, and an operation without a start time is not counted as started. Sync and health
+/// computed for an older generation of the spec (`status.observedGeneration`) read as `Unknown`:
+/// they describe a spec the Application no longer has, so they can open no gate.
 #[must_use]
 pub fn observed_status(application: &Application) -> ObservedStatus {
     let Some(status) = application.status.as_ref() else {
         return ObservedStatus::default();
     };
-    let health = status.health.as_ref();
-    let sync = status.sync.as_ref();
+    let current = status.observed_generation == application.metadata.generation;
+    let health = status.health.as_ref().filter(|_| current);
+    let sync = status.sync.as_ref().filter(|_| current);
     ObservedStatus {
         health: health
             .and_then(|h| h.status.parse().ok())
@@ -224,6 +227,25 @@ mod tests {
             "terminated counts as failed"
         );
         assert_eq!(op.started_at.to_string(), "2025-01-01T00:00:05Z");
+    }
+
+    #[test]
+    fn status_of_an_older_spec_opens_no_gate() {
+        let status = json!({"status": {
+            "health": {"status": "Healthy"},
+            "sync": {"status": "Synced", "revision": "abc"},
+            "observedGeneration": 1,
+        }});
+        let mut stale = app(status.clone());
+        stale.metadata.generation = Some(2);
+        let observed = observed_status(&stale);
+        assert_eq!(
+            (observed.health, observed.sync, observed.revisions.len()),
+            (HealthStatusCode::Unknown, SyncStatusCode::Unknown, 0)
+        );
+        let mut current = app(status);
+        current.metadata.generation = Some(1);
+        assert_eq!(observed_status(&current).health, HealthStatusCode::Healthy);
     }
 
     #[test]
