@@ -182,6 +182,13 @@ fn main() {
             if ready as u64 == apps {
                 break;
             }
+            let (rss, _, _) = process_usage(pid);
+            eprintln!(
+                "{:>5.0} s: {ready}/{} Applications listed Synced and Healthy of {apps}; controller RSS {:.1} MiB",
+                started.elapsed().as_secs_f64(),
+                list.items.len(),
+                rss as f64 / 1024.0
+            );
             assert!(
                 controller.try_wait().expect("controller state").is_none(),
                 "the controller exited; see {}",
