@@ -104,6 +104,17 @@ fn every_invalid_application_is_reported_and_none_is_generated() {
 }
 
 #[test]
+fn a_template_cannot_request_a_sync() {
+    let yaml = appset(false, "[{n: a}]", "", "{{n}}").replace(
+        "{server: 'https://s', namespace: d}",
+        "{server: 'https://s', namespace: d}\n      operation: {sync: {}, initiatedBy: {username: x}}",
+    );
+    assert!(yaml.contains("operation:"), "{yaml}");
+    let err = render(&yaml).unwrap_err();
+    assert!(err.to_string().contains("spec.operation"), "{err}");
+}
+
+#[test]
 fn a_destination_names_exactly_one_cluster() {
     let yaml = appset(false, "[{n: a}]", "", "{{n}}")
         .replace("{server: 'https://s', namespace: d}", "{namespace: d}");
