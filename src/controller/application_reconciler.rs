@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::Store;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::{Value, json};
@@ -199,7 +199,7 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     let Some(trigger) = next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) else {
         return Ok(Action::requeue(ctx.resync));
     };
-    let synced = sync(ctx, &app, &observed, trigger, &run.stopping).await;
+    let synced = sync(ctx, &app, &observed, trigger, &run).await;
     let failure = synced.as_ref().err().map(ToString::to_string);
     report(
         ctx,
@@ -413,7 +413,7 @@ async fn sync(
     app: &Application,
     observed: &Observed,
     trigger: Trigger,
-    stopping: &watch::Receiver<bool>,
+    run: &Run,
 ) -> Result<(), ApplicationError> {
     let name = app.name_any();
     let policy = app.spec.sync_policy.clone().unwrap_or_default();
@@ -515,7 +515,9 @@ async fn sync(
         namespace: app.spec.destination.namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
-        stopping: stopping.clone(),
+        stopping: run.stopping.clone(),
+        watched: run.store.clone(),
+        application: ObjectRef::from_obj(app),
     };
     let Some(state) = job.run().await else {
         tracing::info!(app = %name, "stopping during a sync; the next leader resumes it");

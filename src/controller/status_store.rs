@@ -31,16 +31,6 @@ impl StatusStore {
         }
     }
 
-    /// Whether `flotilla app terminate` asked to stop the running operation: the
-    /// [`TERMINATE_ANNOTATION`] names the operation id of a Running `status.operationState`.
-    ///
-    /// # Errors
-    /// The Application cannot be read.
-    pub async fn terminate_requested(&self) -> Result<bool, StoreError> {
-        let app = self.api.get(&self.name).await.map_err(|e| self.error(e))?;
-        Ok(terminates(&app))
-    }
-
     fn error(&self, message: impl ToString) -> StoreError {
         StoreError {
             location: format!(

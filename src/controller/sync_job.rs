@@ -8,14 +8,17 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
+
+use crate::api::Application;
 
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::manifest::{DirectoryOptions, ValidationErrors};
 use crate::sync::execute::{ExecuteError, ExecuteSettings, SyncEvent, SyncRequest, run_sync};
 use crate::sync::{OperationState, SyncPlan};
 
-use super::status_store::StatusStore;
+use super::status_store::{StatusStore, terminates};
 
 /// Everything one operation needs, owned.
 pub struct SyncJob {
@@ -33,6 +36,10 @@ pub struct SyncJob {
     pub settings: ExecuteSettings,
     /// Becomes true when the controller stops.
     pub stopping: watch::Receiver<bool>,
+    /// The controller's watch cache of Applications, read for terminate requests.
+    pub watched: Store<Application>,
+    /// The Application being synced.
+    pub application: ObjectRef<Application>,
 }
 
 impl SyncJob {
@@ -82,17 +89,21 @@ impl SyncJob {
         tokio::select! {
             state = sync => Some(state),
             _ = self.stopping.wait_for(|stopping| *stopping) => None,
-            () = watch_terminate(&self.store, &terminate) => None,
+            () = watch_terminate(&self.watched, &self.application, &terminate) => None,
         }
     }
 }
 
-/// Polls for `flotilla app terminate` and tells the engine to stop once it is asked; never
-/// completes (the engine ends the operation Terminated).
-async fn watch_terminate(store: &StatusStore, terminate: &watch::Sender<bool>) {
+/// Checks the watch cache for `flotilla app terminate` and tells the engine to stop once it is
+/// asked; never completes (the engine ends the operation Terminated).
+async fn watch_terminate(
+    watched: &Store<Application>,
+    application: &ObjectRef<Application>,
+    terminate: &watch::Sender<bool>,
+) {
     loop {
         tokio::time::sleep(TERMINATE_POLL).await;
-        if matches!(store.terminate_requested().await, Ok(true)) {
+        if watched.get(application).is_some_and(|app| terminates(&app)) {
             let _ = terminate.send(true);
             std::future::pending::<()>().await;
         }
