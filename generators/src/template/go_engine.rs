@@ -1,5 +1,5 @@
 //! The minijinja environment that runs translated goTemplates: functions, Go-style printing
-//! (`<no value>` for missing keys), missing-key behaviour, a fuel limit per render, one render
+//! (`<no value>` for missing keys), undefined-value behaviour, a fuel limit per render, one render
 //! per document (all fields at once, field by field as a fallback), and the
 //! translation of minijinja's errors back into Go terms.
 
@@ -9,6 +9,7 @@ use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 
 use super::TemplateError;
 use super::go_format::{NO_VALUE, go_string};
+use super::go_params::ParamMap;
 use super::go_syntax::{ROOT, Translation, go_spelling, translate};
 use super::sprig;
 use crate::params::Params;
@@ -76,9 +77,7 @@ impl GoEngine {
     /// Translates and compiles `text` (the value of `field`); returns its id, the index of its
     /// result in [`Self::render_all`].
     pub(crate) fn add(&mut self, field: &str, text: &str) -> Result<usize, TemplateError> {
-        let strict = self.env.undefined_behavior() == UndefinedBehavior::Strict;
-        let translation =
-            translate(text, strict).map_err(|message| TemplateError::new(field, message))?;
+        let translation = translate(text).map_err(|message| TemplateError::new(field, message))?;
         let name = self.templates.len().to_string();
         self.compile(&name, field, translation.source.clone())?;
         self.templates.push(FieldTemplate {
@@ -117,11 +116,8 @@ impl GoEngine {
 
     /// Renders every field with `params`, in the order they were added.
     pub(crate) fn render_all(&self, params: &Params) -> Result<Vec<String>, TemplateError> {
-        let root = Value::from_pairs(
-            params
-                .iter()
-                .map(|(key, value)| (key.as_str(), to_value(value))),
-        );
+        let missing_key_error = self.env.undefined_behavior() == UndefinedBehavior::Strict;
+        let root = ParamMap::root(params, missing_key_error);
         let context = Value::from_pairs([(ROOT, root)]);
         if self.combined {
             let rendered = self
@@ -146,25 +142,6 @@ impl GoEngine {
                     })
             })
             .collect()
-    }
-}
-
-/// Converts parameters to minijinja values directly (much faster than going through serde).
-fn to_value(json: &serde_json::Value) -> Value {
-    match json {
-        serde_json::Value::Null => Value::from(()),
-        serde_json::Value::Bool(b) => Value::from(*b),
-        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Value::from(i),
-            (None, Some(u)) => Value::from(u),
-            _ => Value::from(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => Value::from(s.as_str()),
-        serde_json::Value::Array(items) => items.iter().map(to_value).collect(),
-        serde_json::Value::Object(map) => Value::from_pairs(
-            map.iter()
-                .map(|(key, value)| (key.as_str(), to_value(value))),
-        ),
     }
 }
 

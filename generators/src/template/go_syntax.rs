@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use super::go_format;
 use super::go_lexer::{Piece, Token, lex};
-use super::sprig::{RANGE_PAIRS, RANGE_VALUES, REQUIRED, is_function};
+use super::sprig::{RANGE_PAIRS, RANGE_VALUES, is_function};
 
 /// The minijinja variable holding the root parameters (`$`).
 pub(crate) const ROOT: &str = "dot0";
@@ -32,10 +32,10 @@ impl Translation {
     }
 }
 
-/// Translates Go-template `text`; in `strict` mode missing keys fail wherever they are used.
-pub(crate) fn translate(text: &str, strict: bool) -> Result<Translation, String> {
+/// Translates Go-template `text`. Missing keys are not the translation's concern: the
+/// parameter maps themselves implement `missingkey` (see `go_params`).
+pub(crate) fn translate(text: &str) -> Result<Translation, String> {
     let mut translator = Translator {
-        strict,
         out: String::with_capacity(text.len() * 2),
         actions: Vec::new(),
         dots: vec![ROOT.to_string()],
@@ -101,7 +101,6 @@ struct Block {
 }
 
 struct Translator {
-    strict: bool,
     out: String,
     actions: Vec<(Range<usize>, String)>,
     /// The minijinja name of `.`, innermost last.
@@ -411,15 +410,13 @@ impl Parser<'_, '_> {
         let translator = self.translator;
         let term = match token {
             Token::Dot => translator.dot().to_string(),
-            Token::Field { chain, .. } => translator.field(translator.dot(), "", &chain),
-            Token::Variable { name, chain } if name.is_empty() => {
-                translator.field(ROOT, "$", &chain)
-            }
+            Token::Field { chain, .. } => field(translator.dot(), &chain),
+            Token::Variable { name, chain } if name.is_empty() => field(ROOT, &chain),
             Token::Variable { name, chain } => {
                 if !translator.is_declared(&name) {
                     return Err(format!("undefined variable ${name}"));
                 }
-                translator.field(&format!("var_{name}"), &format!("${name}"), &chain)
+                field(&format!("var_{name}"), &chain)
             }
             Token::Str(text) => jinja_string(&text),
             Token::Int(n) => n.to_string(),
@@ -444,29 +441,22 @@ impl Parser<'_, '_> {
             }) => {
                 let chain = chain.clone();
                 self.pos += 1;
-                Ok(translator.field(&term, "(…)", &chain))
+                Ok(field(&term, &chain))
             }
             _ => Ok(term),
         }
     }
 }
 
-impl Translator {
-    /// `base["a"]["b"]`; in strict mode wrapped so a missing key fails even as a function argument.
-    fn field(&self, base: &str, go_base: &str, chain: &[String]) -> String {
-        let mut expression = base.to_string();
-        for key in chain {
-            expression.push('[');
-            expression.push_str(&jinja_string(key));
-            expression.push(']');
-        }
-        if self.strict && !chain.is_empty() {
-            let go_name = format!("{go_base}.{}", chain.join("."));
-            format!("{REQUIRED}({expression}, {})", jinja_string(&go_name))
-        } else {
-            expression
-        }
+/// `base["a"]["b"]`.
+fn field(base: &str, chain: &[String]) -> String {
+    let mut expression = base.to_string();
+    for key in chain {
+        expression.push('[');
+        expression.push_str(&jinja_string(key));
+        expression.push(']');
     }
+    expression
 }
 
 /// A call of Go function `name` with translated `args`; `and`/`or`/`not` become operators.
@@ -519,21 +509,13 @@ mod tests {
             ("{% raw %}", r#"{{ "{% raw %}" }}"#),
         ];
         for (go, jinja) in cases {
-            assert_eq!(translate(go, false).unwrap().source, jinja, "{go}");
+            assert_eq!(translate(go).unwrap().source, jinja, "{go}");
         }
     }
 
     #[test]
-    fn strict_mode_guards_field_chains() {
-        assert_eq!(
-            translate("{{ .a.b }}", true).unwrap().source,
-            r#"{{ flotilla_required(dot0["a"]["b"], ".a.b") }}"#
-        );
-    }
-
-    #[test]
     fn actions_are_located_in_the_translation() {
-        let translation = translate("ab{{ .x }}cd", false).unwrap();
+        let translation = translate("ab{{ .x }}cd").unwrap();
         assert_eq!(translation.action_at(4), Some("{{ .x }}"));
         assert_eq!(translation.action_at(0), None);
     }
@@ -582,7 +564,7 @@ mod tests {
             ),
         ];
         for (go, expected) in cases {
-            let error = translate(go, false).unwrap_err();
+            let error = translate(go).unwrap_err();
             assert!(error.contains(expected), "{go}: {error}");
         }
     }

@@ -8,6 +8,7 @@ mod field_walk;
 mod go_engine;
 mod go_format;
 mod go_lexer;
+mod go_params;
 mod go_syntax;
 mod sprig;
 mod typed_render;

@@ -9,6 +9,7 @@ use minijinja::value::{Rest, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind};
 
 use super::go_format::{go_quote, go_string, sprintf};
+use super::go_params::ParamMap;
 use crate::params::normalize_name;
 
 /// Functions a template may name. `and`, `or` and `not` are translated to operators instead.
@@ -54,8 +55,6 @@ pub(crate) const FUNCTIONS: &[&str] = &[
 pub(crate) const RANGE_VALUES: &str = "flotilla_range_values";
 /// Internal helper: `[key or index, value]` pairs for `range $k, $v := …`.
 pub(crate) const RANGE_PAIRS: &str = "flotilla_range_pairs";
-/// Internal helper: fails on a missing key in strict (`missingkey=error`) mode.
-pub(crate) const REQUIRED: &str = "flotilla_required";
 
 /// Whether `name` is a function templates may call.
 pub(crate) fn is_function(name: &str) -> bool {
@@ -69,13 +68,6 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     register_comparisons(env);
     env.add_function(RANGE_VALUES, range_values);
     env.add_function(RANGE_PAIRS, range_pairs);
-    env.add_function(REQUIRED, |value: Value, name: &str| {
-        if value.is_undefined() {
-            Err(fail(format!("map has no entry for key {name}")))
-        } else {
-            Ok(value)
-        }
-    });
 }
 
 fn fail(message: String) -> Error {
@@ -336,10 +328,11 @@ fn register_data(env: &mut Environment<'static>) {
     });
 }
 
-/// A map's value under `key`, undefined when it is not a map or has no such key.
+/// A map's value under `key`, undefined when it is not a map or has no such key (whatever
+/// `missingkey` says: these functions handle absent keys themselves).
 fn lookup(map: &Value, key: &str) -> Value {
     if map.kind() == ValueKind::Map {
-        map.get_item(&Value::from(key)).unwrap_or_default()
+        ParamMap::entry(map, &Value::from(key)).unwrap_or_default()
     } else {
         Value::UNDEFINED
     }
@@ -357,14 +350,7 @@ fn index(value: &Value, key: &Value) -> Result<Value, Error> {
                 .map(|position| value.get_item_by_index(position).unwrap_or_default())
                 .ok_or_else(|| fail(format!("index out of range: {position} (length {length})")))
         }
-        ValueKind::Map => {
-            let found = value.get_item(key).unwrap_or_default();
-            Ok(if found.is_undefined() {
-                Value::from(())
-            } else {
-                found
-            })
-        }
+        ValueKind::Map => Ok(ParamMap::entry(value, key).unwrap_or_else(|| Value::from(()))),
         ValueKind::Undefined | ValueKind::None => {
             Err(fail("index of a missing (nil) value".into()))
         }
@@ -469,10 +455,7 @@ mod tests {
         let mut env = Environment::empty();
         register(&mut env);
         let state = env.empty_state();
-        for name in FUNCTIONS
-            .iter()
-            .chain(&[RANGE_VALUES, RANGE_PAIRS, REQUIRED])
-        {
+        for name in FUNCTIONS.iter().chain(&[RANGE_VALUES, RANGE_PAIRS]) {
             assert!(state.lookup(name).is_some(), "{name} is not registered");
         }
     }

@@ -214,23 +214,46 @@ fn missing_keys_print_no_value_unless_strict() {
             .unwrap(),
         "prod-v"
     );
+    // Functions that look keys up themselves see an absent key, as in Go.
+    for (text, expected) in [
+        ("{{ index .labels \"zzz\" }}", "<no value>"),
+        ("{{ hasKey .labels \"zzz\" }}", "false"),
+        ("{{ dig \"nested\" \"nope\" \"fallback\" . }}", "fallback"),
+        (
+            "{{ range $k, $v := .labels }}{{ $k }}={{ $v }};{{ end }}",
+            "a=1;b=2;",
+        ),
+        (
+            "{{ .labels }} {{ toJson .nested }}",
+            "map[a:1 b:2] {\"deep\":{\"key\":\"v\"}}",
+        ),
+    ] {
+        assert_eq!(
+            strict.render_str("metadata.name", text, &params()).unwrap(),
+            expected,
+            "{text}"
+        );
+    }
     let cases = [
         (
             "{{ .missing }}",
-            "map has no entry for key .missing in {{ .missing }}",
+            r#"map has no entry for key "missing" in {{ .missing }}"#,
         ),
-        ("{{ .nested.nope.deeper }}", ".nested.nope"),
+        (
+            "{{ .nested.nope.deeper }}",
+            r#"map has no entry for key "nope" in {{ .nested.nope.deeper }}"#,
+        ),
         (
             "{{ lower .missing }}",
-            "map has no entry for key .missing in {{ lower .missing }}",
+            r#"map has no entry for key "missing" in {{ lower .missing }}"#,
         ),
         (
             "{{ .missing | default \"x\" }}",
-            "map has no entry for key .missing",
+            r#"map has no entry for key "missing""#,
         ),
         (
             "{{ if .missing }}y{{ end }}",
-            "map has no entry for key .missing",
+            r#"map has no entry for key "missing""#,
         ),
         (
             "{{ range .items }}{{ .x }}{{ end }}",

@@ -1,0 +1,109 @@
+//! Parameters as the Go-template engine sees them: every map of a parameter set becomes a
+//! [`ParamMap`], which implements Go's `missingkey` option in the lookup itself. With
+//! `missingkey=error`, looking up a key the map does not have fails right there, wherever the
+//! lookup is used (printed, piped into a function, tested by `if`), as Go's `text/template` does;
+//! otherwise the lookup gives a missing value.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use minijinja::value::{Enumerator, Object, ObjectExt, ObjectRepr, Value};
+use minijinja::{Error, ErrorKind};
+
+use super::go_format::go_quote;
+use crate::params::Params;
+
+/// One map of parameters, its keys in order.
+#[derive(Debug)]
+pub(crate) struct ParamMap {
+    entries: BTreeMap<Value, Value>,
+    missing_key_error: bool,
+}
+
+impl ParamMap {
+    /// The root map of `params`: `missing_key_error` is `missingkey=error`.
+    pub(crate) fn root(params: &Params, missing_key_error: bool) -> Value {
+        Self::value(
+            params
+                .iter()
+                .map(|(key, value)| (key.as_str(), json_value(value, missing_key_error))),
+            missing_key_error,
+        )
+    }
+
+    fn value<'a>(
+        entries: impl Iterator<Item = (&'a str, Value)>,
+        missing_key_error: bool,
+    ) -> Value {
+        Value::from_object(Self {
+            entries: entries
+                .map(|(key, value)| (Value::from(key), value))
+                .collect(),
+            missing_key_error,
+        })
+    }
+
+    /// The value under `key`, `None` when there is none, whatever `missingkey` says: for
+    /// functions that look keys up themselves (`index`, `hasKey`, `dig`).
+    pub(crate) fn entry(map: &Value, key: &Value) -> Option<Value> {
+        match map.downcast_object_ref::<Self>() {
+            Some(params) => params.entries.get(key).cloned(),
+            None => map.get_item(key).ok().filter(|value| !value.is_undefined()),
+        }
+    }
+}
+
+impl Object for ParamMap {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        match self.entries.get(key) {
+            Some(value) => Some(value.clone()),
+            // An invalid value: the engine fails the lookup with this error.
+            None if self.missing_key_error => Some(Value::from(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("map has no entry for key {}", go_quote(&key.to_string())),
+            ))),
+            None => None,
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        self.mapped_rev_key_value_enumerator(|this| {
+            Box::new(
+                this.entries
+                    .iter()
+                    .map(|(key, value)| (key.clone(), value.clone())),
+            )
+        })
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.entries.len())
+    }
+}
+
+/// Converts a parameter value directly (much faster than going through serde).
+fn json_value(json: &serde_json::Value, missing_key_error: bool) -> Value {
+    match json {
+        serde_json::Value::Null => Value::from(()),
+        serde_json::Value::Bool(b) => Value::from(*b),
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Value::from(i),
+            (None, Some(u)) => Value::from(u),
+            _ => Value::from(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        serde_json::Value::String(s) => Value::from(s.as_str()),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|item| json_value(item, missing_key_error))
+            .collect(),
+        serde_json::Value::Object(map) => ParamMap::value(
+            map.iter()
+                .map(|(key, value)| (key.as_str(), json_value(value, missing_key_error))),
+            missing_key_error,
+        ),
+    }
+}
