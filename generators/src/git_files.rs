@@ -47,7 +47,7 @@ pub(crate) fn generate(
                     .collect(),
                 TemplateMode::Go { .. } => object,
             };
-            params.extend(path_params(
+            params.overwrite_with(&path_params(
                 dir,
                 Some(filename),
                 spec.path_param_prefix.as_deref(),

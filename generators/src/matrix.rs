@@ -100,23 +100,22 @@ fn invalid_child(error: &serde_json::Error) -> GeneratorError {
 fn combine(a: &Params, b: Params, mode: &TemplateMode) -> Result<Params, GeneratorError> {
     match mode {
         TemplateMode::Fast => {
-            let mut combined = a.clone();
-            for (key, value) in b {
-                match a.get(&key) {
-                    Some(existing) if *existing != value => {
+            for (key, value) in b.iter() {
+                match a.get(key) {
+                    Some(existing) if existing != value => {
                         return Err(GeneratorError::here(
                             GeneratorErrorReason::ConflictingParam {
-                                key,
+                                key: key.to_string(),
                                 first: params::format_scalar(existing),
-                                second: params::format_scalar(&value),
+                                second: params::format_scalar(value),
                             },
                         ));
                     }
-                    _ => {
-                        combined.insert(key, value);
-                    }
+                    _ => {}
                 }
             }
+            let mut combined = a.clone();
+            combined.overwrite_with(&b);
             Ok(combined)
         }
         TemplateMode::Go { .. } => {

@@ -74,7 +74,7 @@ fn index_by_key(
 
 fn apply_override(base: &mut Params, overlay: &Params, mode: &TemplateMode) {
     match mode {
-        TemplateMode::Fast => base.extend(overlay.iter().map(|(k, v)| (k.clone(), v.clone()))),
+        TemplateMode::Fast => base.overwrite_with(overlay),
         TemplateMode::Go { .. } => params::deep_merge(base, overlay),
     }
 }

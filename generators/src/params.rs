@@ -1,13 +1,176 @@
 //! Parameter sets: what a generator produces and a template consumes. Ordered maps, so every
-//! expansion is deterministic.
+//! expansion is deterministic; keys and values are shared, so copying a set (a matrix pairs every
+//! set of one child with every set of the other) copies pointers, never values.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 /// One parameter set. In fasttemplate mode every value is a string under a dotted key
 /// (`path.basename`); in goTemplate mode values keep their structure (`path: {basename: ..}`).
-pub type Params = BTreeMap<String, Value>;
+/// Cloning a set, or copying entries between sets, shares the values instead of copying them.
+#[derive(Clone, Default, PartialEq)]
+pub struct Params {
+    entries: BTreeMap<Arc<str>, Arc<SharedValue>>,
+}
+
+/// A parameter value, shared by every set that holds it, with the Go-template engine's
+/// conversion of it made at most once (per `missingkey` setting).
+pub(crate) struct SharedValue {
+    value: Value,
+    converted: [OnceLock<minijinja::Value>; 2],
+}
+
+impl SharedValue {
+    fn new(value: Value) -> Arc<Self> {
+        Arc::new(Self {
+            value,
+            converted: [OnceLock::new(), OnceLock::new()],
+        })
+    }
+
+    /// The value converted by `convert` for the Go-template engine, made on first use and kept
+    /// for every set sharing it; `missing_key_error` selects the conversion.
+    pub(crate) fn converted(
+        &self,
+        missing_key_error: bool,
+        convert: impl FnOnce(&Value) -> minijinja::Value,
+    ) -> minijinja::Value {
+        self.converted[usize::from(missing_key_error)]
+            .get_or_init(|| convert(&self.value))
+            .clone()
+    }
+}
+
+impl PartialEq for SharedValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Params {
+    /// An empty set.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The value under `key`.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries.get(key).map(|shared| &shared.value)
+    }
+
+    /// Sets `key` to `value`, replacing what was there.
+    pub fn insert(&mut self, key: String, value: Value) {
+        self.entries.insert(key.into(), SharedValue::new(value));
+    }
+
+    /// Whether the set has no parameter.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// How many parameters the set has.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The parameters in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.entries
+            .iter()
+            .map(|(key, shared)| (&**key, &shared.value))
+    }
+
+    /// Sets every parameter of `other` here, sharing its values; they replace what was there.
+    pub fn overwrite_with(&mut self, other: &Params) {
+        for (key, shared) in &other.entries {
+            self.entries.insert(key.clone(), shared.clone());
+        }
+    }
+
+    /// The parameters in key order, with their shared values (for the Go-template engine).
+    pub(crate) fn shared(&self) -> impl Iterator<Item = (&str, &SharedValue)> {
+        self.entries.iter().map(|(key, shared)| (&**key, &**shared))
+    }
+}
+
+impl std::ops::Index<&str> for Params {
+    type Output = Value;
+
+    /// The value under `key`.
+    ///
+    /// # Panics
+    /// When there is none, as a map does.
+    fn index(&self, key: &str) -> &Value {
+        self.get(key)
+            .unwrap_or_else(|| panic!("no parameter {key:?}"))
+    }
+}
+
+impl fmt::Debug for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Params {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        BTreeMap::<String, Value>::deserialize(deserializer).map(Self::from_iter)
+    }
+}
+
+impl FromIterator<(String, Value)> for Params {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(entries: I) -> Self {
+        let mut params = Self::new();
+        params.extend(entries);
+        params
+    }
+}
+
+impl<const N: usize> From<[(String, Value); N]> for Params {
+    fn from(entries: [(String, Value); N]) -> Self {
+        Self::from_iter(entries)
+    }
+}
+
+impl Extend<(String, Value)> for Params {
+    fn extend<I: IntoIterator<Item = (String, Value)>>(&mut self, entries: I) {
+        for (key, value) in entries {
+            self.insert(key, value);
+        }
+    }
+}
+
+impl IntoIterator for Params {
+    type Item = (String, Value);
+    type IntoIter = std::vec::IntoIter<(String, Value)>;
+
+    /// The parameters in key order; a value still shared with another set is copied.
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries
+            .into_iter()
+            .map(|(key, shared)| {
+                let value = Arc::try_unwrap(shared)
+                    .map_or_else(|shared| shared.value.clone(), |own| own.value);
+                (key.to_string(), value)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+}
 
 /// Argo CD's name normalisation (`nameNormalized`, `path.basenameNormalized`, `normalize`):
 /// lower case, every character outside `[-a-z0-9.]` becomes `-`, at most 253 characters, leading
@@ -71,7 +234,7 @@ fn format_go_float(f: f64) -> String {
 #[must_use]
 pub fn flatten(params: &Params) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for (key, value) in params {
+    for (key, value) in params.iter() {
         flatten_into(key, value, &mut out);
     }
     out
@@ -96,15 +259,19 @@ fn flatten_into(key: &str, value: &Value, out: &mut BTreeMap<String, String>) {
 }
 
 /// Deep-merges `overlay` into `base`: maps present on both sides are merged key by key, every
-/// other value of `overlay` replaces the one in `base`.
+/// other value of `overlay` replaces the one in `base` (and is shared with `overlay`).
 pub fn deep_merge(base: &mut Params, overlay: &Params) {
-    for (key, value) in overlay {
-        match (base.get_mut(key), value) {
-            (Some(Value::Object(existing)), Value::Object(incoming)) => {
-                merge_objects(existing, incoming)
+    for (key, incoming) in &overlay.entries {
+        match (base.entries.get_mut(key), &incoming.value) {
+            (Some(existing), Value::Object(incoming)) if existing.value.is_object() => {
+                let mut merged = existing.value.clone();
+                if let Value::Object(merged) = &mut merged {
+                    merge_objects(merged, incoming);
+                }
+                *existing = SharedValue::new(merged);
             }
             _ => {
-                base.insert(key.clone(), value.clone());
+                base.entries.insert(key.clone(), incoming.clone());
             }
         }
     }

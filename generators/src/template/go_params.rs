@@ -22,11 +22,15 @@ pub(crate) struct ParamMap {
 
 impl ParamMap {
     /// The root map of `params`: `missing_key_error` is `missingkey=error`.
+    /// Each value is converted once and shared by every set holding it.
     pub(crate) fn root(params: &Params, missing_key_error: bool) -> Value {
         Self::value(
-            params
-                .iter()
-                .map(|(key, value)| (key.as_str(), json_value(value, missing_key_error))),
+            params.shared().map(|(key, shared)| {
+                let value = shared.converted(missing_key_error, |json| {
+                    json_value(json, missing_key_error)
+                });
+                (key, value)
+            }),
             missing_key_error,
         )
     }

@@ -314,7 +314,8 @@ mod tests {
         .unwrap()
     }
 
-    fn upper(_: &str, text: &String) -> Result<String, TemplateError> {
+    /// The compiled (already upper-cased) text of a field.
+    fn upper<T: Clone>(_: &str, text: &T) -> Result<T, TemplateError> {
         Ok(text.clone())
     }
 
