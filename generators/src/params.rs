@@ -367,6 +367,31 @@ mod tests {
     }
 
     #[test]
+    fn copies_share_values_and_their_conversion() {
+        let first = params(json!({"m": {"x": 1}, "s": "a"}));
+        let mut second = params(json!({"s": "b"}));
+        second.overwrite_with(&first);
+        assert!(Arc::ptr_eq(&first.entries["m"], &second.entries["m"]));
+        assert_eq!(second, first);
+        let conversions = std::cell::Cell::new(0);
+        let convert = |value: &Value| {
+            conversions.set(conversions.get() + 1);
+            minijinja::Value::from(value.to_string())
+        };
+        for set in [&first, &second, &first.clone()] {
+            let (_, shared) = set.shared().next().unwrap();
+            assert_eq!(shared.converted(true, convert).to_string(), r#"{"x":1}"#);
+        }
+        assert_eq!(conversions.get(), 1, "converted once, shared by every copy");
+        first.shared().next().unwrap().1.converted(false, convert);
+        assert_eq!(
+            conversions.get(),
+            2,
+            "each missingkey setting has its own conversion"
+        );
+    }
+
+    #[test]
     fn lookup_tries_flat_keys_then_nested_paths() {
         let p = params(json!({"a.b": "flat", "c": {"d": {"e": 5}}}));
         assert_eq!(lookup(&p, "a.b"), Some(&json!("flat")));
