@@ -46,6 +46,10 @@ pub struct ControllerArgs {
     /// e.g. 3m, 30s (new commits are noticed this often).
     #[arg(long, default_value = "3m", value_parser = parse_duration)]
     pub app_resync: Duration,
+    /// How long a repository fetch serves the resolving of branches and tags without fetching
+    /// again (Applications of one repository share it), e.g. 10s; 0s fetches for every compare.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub repo_refresh: Duration,
     /// Name of the leader-election Lease.
     #[arg(long, default_value = "flotilla-controller")]
     pub lease_name: String,
@@ -89,7 +93,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         let applications = ApplicationContext::new(
             client.clone(),
             namespace.clone(),
-            Arc::new(RepoCache::new(cache, repos.clone())),
+            Arc::new(RepoCache::new(cache, repos.clone()).with_fetch_reuse(args.repo_refresh)),
             args.app_resync,
             Arc::clone(&metrics),
         );

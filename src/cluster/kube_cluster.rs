@@ -1,6 +1,7 @@
 //! [`ClusterApi`] on a real API server through one reused kube client: server-side apply with
 //! the field manager `flotilla` (forced), dynamic objects addressed through lazily discovered
-//! resource types, and a count of every request made. No sync decisions here.
+//! resource types, tracked objects read from a [`TrackedCache`] of watches, and a count of every
+//! request made. No sync decisions here.
 
 use std::time::Duration;
 
@@ -11,22 +12,23 @@ use kube::api::{
 };
 use kube::client::Body;
 use kube::core::Status;
-use kube::discovery::{Discovery, Scope, verbs};
 use kube::{Client, Resource};
 use serde_json::Value;
 
 use crate::manifest::ObjectKey;
-use crate::sync::{ResourceAction, TRACKING_ANNOTATION};
+use crate::sync::ResourceAction;
 
 use super::api::{Applied, ClusterApi, ClusterError, Deleted, FIELD_MANAGER, Propagation};
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
 use super::resource_types::{ResourceType, ResourceTypes};
+use super::tracked_cache::TrackedCache;
 
 /// A cluster reached through a kubeconfig.
 pub struct KubeCluster {
     client: Client,
     types: ResourceTypes,
     counter: RequestCounter,
+    tracked: TrackedCache,
 }
 
 impl KubeCluster {
@@ -37,6 +39,7 @@ impl KubeCluster {
             client,
             types: ResourceTypes::default(),
             counter: RequestCounter::default(),
+            tracked: TrackedCache::default(),
         }
     }
 
@@ -50,6 +53,22 @@ impl KubeCluster {
     #[must_use]
     pub fn request_counts(&self) -> RequestCounts {
         self.counter.snapshot()
+    }
+
+    /// The objects tracked by `app` (their tracking id starts with `<app>:`), with
+    /// `apiVersion`, `kind` and `metadata`; `kinds` (group, kind) are the kinds `app` deploys, so
+    /// that a kind the watches do not cover yet is discovered.
+    ///
+    /// # Errors
+    /// See [`TrackedCache::read`].
+    pub async fn tracked_by(
+        &self,
+        app: &str,
+        kinds: &[(String, String)],
+    ) -> Result<Vec<Value>, ClusterError> {
+        self.tracked
+            .read(&self.client, &self.counter, Some(app), kinds)
+            .await
     }
 
     async fn resource_type(
@@ -162,6 +181,15 @@ impl KubeCluster {
     }
 }
 
+impl KubeCluster {
+    /// Shows a persisted write to the tracked objects at once (reads after a sync see it).
+    fn record(&self, applied: &Applied, dry_run: bool) {
+        if !dry_run {
+            self.tracked.record(&applied.object);
+        }
+    }
+}
+
 /// A write request.
 enum Write<'o> {
     /// Server-side apply (PATCH).
@@ -177,7 +205,11 @@ impl ClusterApi for KubeCluster {
         let (url, name) = self.address(object).await?;
         let mut params = PatchParams::apply(FIELD_MANAGER).force();
         params.dry_run = dry_run;
-        self.write(&url, &name, Write::Apply(&params, object)).await
+        let applied = self
+            .write(&url, &name, Write::Apply(&params, object))
+            .await?;
+        self.record(&applied, dry_run);
+        Ok(applied)
     }
 
     async fn replace(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
@@ -188,7 +220,7 @@ impl ClusterApi for KubeCluster {
         };
         let body = serde_json::to_vec(object)
             .map_err(|error| ClusterError::Unavailable(format!("encoding {name}: {error}")))?;
-        match self
+        let applied = match self
             .write(&url, &name, Write::Replace(&params, body.clone()))
             .await
         {
@@ -196,7 +228,9 @@ impl ClusterApi for KubeCluster {
                 self.write(&url, &name, Write::Create(&params, body)).await
             }
             result => result,
-        }
+        }?;
+        self.record(&applied, dry_run);
+        Ok(applied)
     }
 
     async fn served(&self, api_version: &str, kind: &str) -> Result<bool, ClusterError> {
@@ -218,46 +252,9 @@ impl ClusterApi for KubeCluster {
     }
 
     async fn list_tracked(&self) -> Result<Vec<Value>, ClusterError> {
-        let discovery = Discovery::new(self.client.clone())
-            .run()
+        self.tracked
+            .read(&self.client, &self.counter, None, &[])
             .await
-            .map_err(|error| ClusterError::Unavailable(format!("discovery: {error}")))?;
-        let versions: usize = discovery.groups().map(|g| g.versions().count()).sum();
-        self.counter
-            .add(RequestKind::Discovery, 2 + versions as u64);
-        let mut tracked = Vec::new();
-        for group in discovery.groups() {
-            for (resource, capabilities) in group.recommended_resources() {
-                if !capabilities.supports_operation(verbs::LIST) || resource.kind == "Event" {
-                    continue;
-                }
-                let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &resource);
-                self.counter.add(RequestKind::List, 1);
-                let list = api
-                    .list_metadata(&ListParams::default())
-                    .await
-                    .map_err(from_kube)?;
-                for item in list.items {
-                    let carries = item
-                        .metadata
-                        .annotations
-                        .as_ref()
-                        .is_some_and(|a| a.contains_key(TRACKING_ANNOTATION));
-                    if carries {
-                        let mut metadata = item.metadata;
-                        if capabilities.scope == Scope::Cluster {
-                            metadata.namespace = None;
-                        }
-                        tracked.push(serde_json::json!({
-                            "apiVersion": resource.api_version,
-                            "kind": resource.kind,
-                            "metadata": metadata,
-                        }));
-                    }
-                }
-            }
-        }
-        Ok(tracked)
     }
 
     async fn delete(

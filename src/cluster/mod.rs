@@ -12,3 +12,4 @@ pub mod operation_configmap;
 pub mod request_count;
 pub mod resource_types;
 pub mod secret;
+pub mod tracked_cache;

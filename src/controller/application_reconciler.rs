@@ -17,9 +17,9 @@ use futures::{Future, FutureExt, StreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -52,6 +52,9 @@ use crate::sync::{LiveObject, OperationState, SyncPlan};
 const READ_CONCURRENCY: usize = 8;
 /// How soon a deletion in progress is looked at again.
 const DELETION_POLL: Duration = Duration::from_secs(1);
+/// How many Applications are reconciled at once (a running sync holds its slot): bounds the
+/// requests in flight and the memory of the reconciles, as Argo CD's processor counts do.
+pub const RECONCILE_CONCURRENCY: u16 = 32;
 
 /// What the Application reconciler needs.
 pub struct ApplicationContext {
@@ -99,11 +102,13 @@ impl ApplicationContext {
     }
 }
 
-/// One run of the controller: the shared context, the watched Applications, and whether the
-/// run is stopping (running syncs are then dropped, to be resumed by the next leader).
+/// One run of the controller: the shared context, the watched Applications and
+/// ApplicationSets, and whether the run is stopping (running syncs are then dropped, to be
+/// resumed by the next leader).
 struct Run {
     ctx: Arc<ApplicationContext>,
     store: Store<Application>,
+    appsets: Store<ApplicationSet>,
     stopping: watch::Receiver<bool>,
 }
 
@@ -193,7 +198,7 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
             return Err(error);
         }
     };
-    let gate = gate(ctx, &app).await?;
+    let gate = gate(&run, &app).await;
     let revision = observed.manifests.revision.as_deref();
     let out_of_sync = observed.comparison.out_of_sync();
     let Some(trigger) = next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) else {
@@ -262,7 +267,12 @@ async fn observe(
             }
         }
     }
-    let tracked = tracked_objects(&cluster, &name).await?;
+    let kinds: Vec<(String, String)> = plan
+        .tasks
+        .iter()
+        .map(|task| (task.key.group.clone(), task.key.kind.clone()))
+        .collect();
+    let tracked = tracked_objects(&cluster, app, &kinds).await?;
     let comparison = compare(
         &plan,
         &instance_name(app),
@@ -291,16 +301,18 @@ async fn destination(
         })
 }
 
-/// Every object of the cluster that carries a tracking annotation (of any Application).
+/// The objects of the cluster that the Application tracks (from the cluster's shared watches);
+/// `kinds` (group, kind) are the kinds it deploys.
 async fn tracked_objects(
     cluster: &KubeCluster,
-    app: &str,
+    app: &Application,
+    kinds: &[(String, String)],
 ) -> Result<Vec<LiveObject>, ApplicationError> {
     let objects = cluster
-        .list_tracked()
+        .tracked_by(&instance_name(app), kinds)
         .await
         .map_err(|error| ApplicationError::Observe {
-            app: app.to_owned(),
+            app: app.name_any(),
             what: "the objects carrying the tracking annotation".to_owned(),
             error,
         })?;
@@ -338,7 +350,7 @@ async fn write_status(
     observed: Result<&Comparison, (ApplicationConditionType, &str)>,
 ) -> Result<(), ApplicationError> {
     let now = Time(Timestamp::now());
-    let patch = status_patch(app.status.as_ref(), observed, &now, ctx.resync);
+    let patch = status_patch(app.status.as_ref(), observed, &now);
     let generation = app.metadata.generation;
     let Some(patch) = with_generation(patch, app.status.as_ref(), generation, &now) else {
         return Ok(());
@@ -385,26 +397,25 @@ fn count_applications(store: &Store<Application>, metrics: &Metrics) {
     metrics.set_applications(counts);
 }
 
-/// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync.
-async fn gate(ctx: &ApplicationContext, app: &Application) -> Result<SyncGate, ApplicationError> {
+/// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync, from
+/// the watched ApplicationSets (once they are listed: a stopping controller starts no automated
+/// sync).
+async fn gate(run: &Run, app: &Application) -> SyncGate {
     let owner = app
         .owner_references()
         .iter()
         .find(|o| o.controller == Some(true) && o.kind == "ApplicationSet");
     let Some(owner) = owner else {
-        return Ok(sync_gate(None));
+        return sync_gate(None);
     };
-    let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let appset = api
-        .get_opt(&owner.name)
-        .await
-        .map_err(|error| ApplicationError::Write {
-            app: app.name_any(),
-            what: "(reading) its ApplicationSet",
-            error,
-        })?
+    if run.appsets.wait_until_ready().await.is_err() {
+        return SyncGate::RolloutControlled;
+    }
+    let appset = run
+        .appsets
+        .get(&ObjectRef::new(&owner.name).within(&run.ctx.namespace))
         .filter(|appset| appset.uid().as_deref() == Some(owner.uid.as_str()));
-    Ok(sync_gate(appset.as_ref()))
+    sync_gate(appset.as_deref())
 }
 
 /// Runs the sync `trigger` asks for, records history, and reports it.
@@ -686,7 +697,7 @@ async fn delete_step(
 ) -> Result<Option<Action>, ApplicationError> {
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
-    let tracked = tracked_objects(&cluster, &name).await?;
+    let tracked = tracked_objects(&cluster, app, &[]).await?;
     match deletion_step(&instance_name(app), &tracked) {
         DeletionStep::Done => Ok(None),
         DeletionStep::Wait => Ok(Some(Action::requeue(DELETION_POLL))),
@@ -793,20 +804,30 @@ pub async fn run(
     stop: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     let applications = ctx.api();
-    let controller = Controller::new(applications, watcher::Config::default());
+    let controller = Controller::new(applications, watcher::Config::default())
+        .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
     let (stopping_tx, stopping) = watch::channel(false);
     let stop = stop
         .map(move |()| {
             let _ = stopping_tx.send(true);
         })
         .shared();
+    let (appsets, writer) = reflector::store();
+    let appset_api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let watch_appsets = reflector(
+        writer,
+        watcher::watcher(appset_api, watcher::Config::default()),
+    )
+    .default_backoff()
+    .for_each(|_| futures::future::ready(()));
     let run = Arc::new(Run {
         ctx: Arc::clone(&ctx),
         store: controller.store(),
+        appsets,
         stopping,
     });
     let ok = Arc::clone(&ctx);
-    controller
+    let reconciling = controller
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, run)
         .for_each(|result| {
@@ -820,6 +841,8 @@ pub async fn run(
                     Err(error) => tracing::debug!("controller: {error}"),
                 }
             }
-        })
-        .await;
+        });
+    // The ApplicationSet watch runs as long as the reconciles do.
+    futures::pin_mut!(reconciling, watch_appsets);
+    futures::future::select(reconciling, watch_appsets).await;
 }

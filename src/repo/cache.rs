@@ -1,14 +1,18 @@
 //! The controller's repository cache: every `repoURL` is cloned once as a bare mirror (with the
-//! `git` CLI) under a cache directory and fetched again before each resolve; the files of a
-//! commit below a path are written once to a directory named by the commit and reused. `file://`
-//! URLs, local paths and `--repo URL=PATH` mappings are cloned from the local repository; a local
-//! directory that is not a repository is read as it is, without a revision.
+//! `git` CLI) under a cache directory and fetched again before each resolve — unless a fetch
+//! started at most [`RepoCache::with_fetch_reuse`] before the resolve was asked for (by default
+//! only one started after it: concurrent resolves share one fetch and see every commit pushed
+//! before they asked); revisions are resolved once per fetch. The files of a commit below a path
+//! are written once to a directory named by the commit and reused. `file://` URLs, local paths
+//! and `--repo URL=PATH` mappings are cloned from the local repository; a local directory that is
+//! not a repository is read as it is, without a revision.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use super::checkout::{CheckoutError, checkout};
 use super::git_cli::{GitCli, GitError};
@@ -44,8 +48,21 @@ pub struct RepoCache {
     root: PathBuf,
     repos: LocalRepos,
     /// One lock per mirror: concurrent fetches into one repository would fight over its refs.
-    locks: Mutex<BTreeMap<String, Arc<Mutex<()>>>>,
+    mirrors: Mutex<BTreeMap<String, Arc<Mutex<Mirror>>>>,
+    /// Local paths known to be repositories (a repository stays one).
+    repositories: Mutex<BTreeSet<PathBuf>>,
+    /// How old a fetch may be (from its start) and still serve a resolve.
+    fetch_reuse: Duration,
     temporaries: AtomicU64,
+}
+
+/// What is known of one mirror since its last fetch.
+#[derive(Debug, Default)]
+struct Mirror {
+    /// When the last fetch (or the clone) started.
+    fetched: Option<Instant>,
+    /// Revisions resolved since then.
+    resolved: HashMap<String, String>,
 }
 
 impl RepoCache {
@@ -55,9 +72,19 @@ impl RepoCache {
         Self {
             root: root.into(),
             repos,
-            locks: Mutex::default(),
+            mirrors: Mutex::default(),
+            repositories: Mutex::default(),
+            fetch_reuse: Duration::ZERO,
             temporaries: AtomicU64::new(0),
         }
+    }
+
+    /// Lets a fetch that started at most `reuse` before a resolve serve it (new commits are
+    /// then noticed up to `reuse` later), so many Applications of one repository cost one fetch.
+    #[must_use]
+    pub fn with_fetch_reuse(mut self, reuse: Duration) -> Self {
+        self.fetch_reuse = reuse;
+        self
     }
 
     /// The manifests of `repo_url` at `revision` (a branch, tag, commit or empty for `HEAD`)
@@ -73,19 +100,14 @@ impl RepoCache {
         path: &str,
     ) -> Result<Manifests, FetchError> {
         let local = self.repos.local_path(repo_url);
-        if let Some(local) = local.as_ref().filter(|l| !GitCli::is_repository(l)) {
+        if let Some(local) = local.as_ref().filter(|l| !self.is_repository(l)) {
             return Ok(Manifests {
                 root: local.join(path),
                 revision: None,
             });
         }
-        let git_error = |error| FetchError::Git {
-            url: repo_url.to_owned(),
-            error,
-        };
         let origin = local.map_or_else(|| repo_url.to_owned(), |l| l.display().to_string());
-        let mirror = self.fetch(repo_url, &origin)?;
-        let commit = mirror.resolve(revision).map_err(git_error)?;
+        let (mirror, commit) = self.resolve(repo_url, &origin, revision)?;
         let tree = self
             .root
             .join("trees")
@@ -100,21 +122,73 @@ impl RepoCache {
         })
     }
 
-    /// Clones the mirror of `repo_url` from `origin` on first use, fetches it afterwards.
-    fn fetch(&self, repo_url: &str, origin: &str) -> Result<GitCli, FetchError> {
-        let lock = self
-            .locks
+    /// Whether `path` is a repository (asked of `git` until it is one).
+    fn is_repository(&self, path: &Path) -> bool {
+        let mut known = self
+            .repositories
             .lock()
-            .map(|mut locks| Arc::clone(locks.entry(repo_url.to_owned()).or_default()))
+            .unwrap_or_else(PoisonError::into_inner);
+        if known.contains(path) {
+            return true;
+        }
+        let repository = GitCli::is_repository(path);
+        if repository {
+            known.insert(path.to_owned());
+        }
+        repository
+    }
+
+    /// The mirror of `repo_url` (cloned from `origin` on first use, fetched unless a recent
+    /// enough fetch serves this call) and the commit `revision` names in it.
+    fn resolve(
+        &self,
+        repo_url: &str,
+        origin: &str,
+        revision: &str,
+    ) -> Result<(GitCli, String), FetchError> {
+        let asked = Instant::now();
+        let state = self
+            .mirrors
+            .lock()
+            .map(|mut mirrors| Arc::clone(mirrors.entry(repo_url.to_owned()).or_default()))
             .unwrap_or_default();
-        let _held = lock.lock();
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        let git_error = |error| FetchError::Git {
+            url: repo_url.to_owned(),
+            error,
+        };
+        let fresh = state.fetched.is_some_and(|started| {
+            started >= asked || asked.duration_since(started) <= self.fetch_reuse
+        });
         let dir = self.root.join("repos").join(directory_name(repo_url));
+        let mirror = if fresh {
+            GitCli::new(&dir)
+        } else {
+            let started = Instant::now();
+            let mirror = self.fetch(repo_url, origin, &dir)?;
+            *state = Mirror {
+                fetched: Some(started),
+                resolved: HashMap::new(),
+            };
+            mirror
+        };
+        if let Some(commit) = state.resolved.get(revision) {
+            return Ok((mirror, commit.clone()));
+        }
+        let commit = mirror.resolve(revision).map_err(git_error)?;
+        state.resolved.insert(revision.to_owned(), commit.clone());
+        Ok((mirror, commit))
+    }
+
+    /// Clones the mirror of `repo_url` from `origin` into `dir` on first use, fetches it
+    /// afterwards.
+    fn fetch(&self, repo_url: &str, origin: &str, dir: &Path) -> Result<GitCli, FetchError> {
         let git_error = |error| FetchError::Git {
             url: repo_url.to_owned(),
             error,
         };
         if dir.is_dir() {
-            let mirror = GitCli::new(&dir);
+            let mirror = GitCli::new(dir);
             mirror.fetch().map_err(git_error)?;
             return Ok(mirror);
         }
@@ -124,7 +198,7 @@ impl RepoCache {
             dir: parent,
             error,
         })?;
-        GitCli::clone_mirror(origin, &dir).map_err(git_error)
+        GitCli::clone_mirror(origin, dir).map_err(git_error)
     }
 
     /// Writes the tree to a temporary directory, then renames it into place (a concurrent
@@ -214,6 +288,25 @@ mod tests {
             cache.manifests(&url, "no-such-branch", ""),
             Err(FetchError::Git { .. })
         ));
+    }
+
+    #[test]
+    fn a_recent_fetch_serves_resolves_for_the_reuse_period() {
+        let repo = tempfile::tempdir().unwrap();
+        let cache_dir = tempfile::tempdir().unwrap();
+        std::fs::write(repo.path().join("cm.yaml"), "v: 1\n").unwrap();
+        git(repo.path(), &["init", "-q", "-b", "main"]);
+        git(repo.path(), &["add", "-A"]);
+        git(repo.path(), &["commit", "-q", "-m", "one"]);
+        let url = format!("file://{}", repo.path().display());
+        let cache = RepoCache::new(cache_dir.path(), LocalRepos::default())
+            .with_fetch_reuse(Duration::from_secs(3600));
+        let first = cache.manifests(&url, "main", "").unwrap();
+        std::fs::write(repo.path().join("cm.yaml"), "v: 2\n").unwrap();
+        git(repo.path(), &["commit", "-q", "-am", "two"]);
+        assert_eq!(cache.manifests(&url, "main", "").unwrap(), first);
+        let strict = RepoCache::new(cache_dir.path(), LocalRepos::default());
+        assert_ne!(strict.manifests(&url, "main", "").unwrap(), first);
     }
 
     #[test]

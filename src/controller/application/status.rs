@@ -1,10 +1,9 @@
 //! The Application status a reconcile writes: sync, health and resources from the comparison (or
 //! a `ComparisonError` condition when there was none), `reconciledAt`, and conditions whose
-//! `lastTransitionTime` is kept while they last. Written only when something changed or
-//! `reconciledAt` is older than the resync period, so status writes do not feed back into
-//! endless reconciles. Pure: the clock is an argument.
-
-use std::time::Duration;
+//! `lastTransitionTime` is kept while they last. Written only when something changed or a sync
+//! operation started after `reconciledAt` (a rollout waits for a compare after each sync), so an
+//! Application in steady state costs no write — and no watch event for the controllers watching
+//! Applications — however often it is compared. Pure: the clock is an argument.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Value, json};
@@ -25,7 +24,6 @@ pub fn status_patch(
     old: Option<&ApplicationStatus>,
     observed: Result<&Comparison, (ApplicationConditionType, &str)>,
     now: &Time,
-    resync: Duration,
 ) -> Option<Value> {
     let old = old.cloned().unwrap_or_default();
     let mut new = old.clone();
@@ -45,10 +43,15 @@ pub fn status_patch(
             set_condition(&mut new.conditions, type_, message, now);
         }
     }
-    let stale = old
-        .reconciled_at
+    let operation_started = old
+        .operation_state
         .as_ref()
-        .is_none_or(|at| now.0.duration_since(at.0).unsigned_abs() >= resync);
+        .and_then(|op| op.started_at.as_ref());
+    let stale = match (&old.reconciled_at, operation_started) {
+        (None, _) => true,
+        (Some(reconciled), Some(started)) => reconciled.0 < started.0,
+        (Some(_), None) => false,
+    };
     if new == old && !stale {
         return None;
     }
@@ -173,35 +176,46 @@ mod tests {
     }
 
     #[test]
-    fn writes_changes_and_stale_times_only() {
-        let resync = Duration::from_secs(60);
-        let first = written(status_patch(
-            None,
-            Ok(&comparison("OutOfSync")),
-            &at(100),
-            resync,
-        ));
+    fn writes_changes_and_compares_after_a_sync_only() {
+        let first = written(status_patch(None, Ok(&comparison("OutOfSync")), &at(100)));
         assert_eq!(first.sync.as_ref().unwrap().status, "OutOfSync");
         assert_eq!(first.reconciled_at, Some(at(100)));
-        assert_eq!(
-            status_patch(Some(&first), Ok(&comparison("OutOfSync")), &at(130), resync),
-            None,
-            "unchanged and fresh"
-        );
+        for later in [130, 100_000] {
+            assert_eq!(
+                status_patch(Some(&first), Ok(&comparison("OutOfSync")), &at(later)),
+                None,
+                "unchanged at {later}"
+            );
+        }
         let changed = written(status_patch(
             Some(&first),
             Ok(&comparison("Synced")),
             &at(130),
-            resync,
         ));
         assert_eq!(changed.sync.unwrap().status, "Synced");
+        let mut synced = first.clone();
+        synced.operation_state = Some(
+            serde_json::from_value(json!({
+                "phase": "Succeeded", "operationId": "op", "startedAt": "1970-01-01T00:02:30Z"
+            }))
+            .unwrap(),
+        );
         let refreshed = written(status_patch(
-            Some(&first),
+            Some(&synced),
             Ok(&comparison("OutOfSync")),
             &at(161),
-            resync,
         ));
-        assert_eq!(refreshed.reconciled_at, Some(at(161)));
+        assert_eq!(
+            refreshed.reconciled_at,
+            Some(at(161)),
+            "compared after the sync"
+        );
+        let mut compared = synced.clone();
+        compared.reconciled_at = Some(at(161));
+        assert_eq!(
+            status_patch(Some(&compared), Ok(&comparison("OutOfSync")), &at(200)),
+            None
+        );
     }
 
     #[test]
@@ -222,12 +236,11 @@ mod tests {
 
     #[test]
     fn comparison_errors_become_a_condition_that_keeps_its_time_and_clears() {
-        let resync = Duration::from_secs(60);
         let error = (
             ApplicationConditionType::ComparisonError,
             "repository x: gone",
         );
-        let failed = written(status_patch(None, Err(error), &at(100), resync));
+        let failed = written(status_patch(None, Err(error), &at(100)));
         assert_eq!(failed.sync.as_ref().unwrap().status, "Unknown");
         assert_eq!(failed.conditions[0].message, "repository x: gone");
         let again = written(status_patch(
@@ -237,26 +250,23 @@ mod tests {
                 "repository x: still gone",
             )),
             &at(110),
-            resync,
         ));
         assert_eq!(again.conditions[0].last_transition_time, Some(at(100)));
         let fixed = written(status_patch(
             Some(&again),
             Ok(&comparison("Synced")),
             &at(120),
-            resync,
         ));
         assert!(fixed.conditions.is_empty());
     }
 
     #[test]
     fn observed_generation_follows_the_compared_spec() {
-        let resync = Duration::from_secs(180);
-        let first = status_patch(None, Ok(&comparison("Synced")), &at(100), resync);
+        let first = status_patch(None, Ok(&comparison("Synced")), &at(100));
         let first = with_generation(first, None, Some(3), &at(100));
         let written = written(first);
         assert_eq!(written.observed_generation, Some(3));
-        let unchanged = status_patch(Some(&written), Ok(&comparison("Synced")), &at(110), resync);
+        let unchanged = status_patch(Some(&written), Ok(&comparison("Synced")), &at(110));
         assert_eq!(
             with_generation(unchanged.clone(), Some(&written), Some(3), &at(110)),
             None
