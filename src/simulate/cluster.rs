@@ -330,7 +330,10 @@ impl ClusterApi for SimCluster {
         let change = self.first_change(keys, self.clock.offset(since));
         let wait = boundary(change.map_or(limit, |at| limit.min(at.saturating_sub(start))));
         let notifies: Vec<Arc<Notify>> = {
-            let mut writes = self.writes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut writes = self
+                .writes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             keys.iter()
                 .map(|key| Arc::clone(writes.entry(key.clone()).or_default()))
                 .collect()
@@ -497,10 +500,19 @@ mod tests {
         };
         let ms = Duration::from_millis;
         // One replica of two is ready after 10 s (the 34th poll), both after 20 s.
-        assert_eq!(wait(vec![key(&deployment)], clock.now(), limit).await, ms(10_200));
-        assert_eq!(wait(vec![key(&deployment)], clock.now(), limit).await, ms(9_900));
+        assert_eq!(
+            wait(vec![key(&deployment)], clock.now(), limit).await,
+            ms(10_200)
+        );
+        assert_eq!(
+            wait(vec![key(&deployment)], clock.now(), limit).await,
+            ms(9_900)
+        );
         // Nothing moves any more: the wait lasts until the limit, rounded up to a poll.
-        assert_eq!(wait(vec![key(&deployment)], clock.now(), ms(1_000)).await, ms(1_200));
+        assert_eq!(
+            wait(vec![key(&deployment)], clock.now(), ms(1_000)).await,
+            ms(1_200)
+        );
         // Read before a change that happened since: the next poll.
         let stale = clock.at(Duration::ZERO);
         assert_eq!(wait(vec![key(&deployment)], stale, limit).await, poll);

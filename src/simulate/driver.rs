@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
 use futures::future::LocalBoxFuture;
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
 use crate::api::application_set::{RolloutStrategy, StrategyType};

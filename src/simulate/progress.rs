@@ -422,9 +422,7 @@ mod tests {
 
     #[test]
     fn statuses_hold_until_their_next_change() {
-        let object = |api: &str, kind: &str, spec: Value| {
-            json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}, "spec": spec})
-        };
+        let object = |api: &str, kind: &str, spec: Value| json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}, "spec": spec});
         let objects = [
             object("apps/v1", "Deployment", json!({"replicas": 3})),
             object("apps/v1", "ReplicaSet", json!({"replicas": 7})),
@@ -471,7 +469,11 @@ mod tests {
         let deployment = &objects[0];
         let ok = behavior(Outcome::Healthy, 3);
         let after = |ms| next_change(deployment, ok, Duration::from_millis(ms));
-        assert_eq!(after(0), Some(Duration::from_secs(1)), "one replica per second");
+        assert_eq!(
+            after(0),
+            Some(Duration::from_secs(1)),
+            "one replica per second"
+        );
         assert_eq!(after(2_500), Some(Duration::from_secs(3)));
         assert_eq!(after(3_000), None, "rolled out");
     }
