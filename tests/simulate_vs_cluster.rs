@@ -15,7 +15,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use flotilla::api::application_set::RolloutStrategy;
 use flotilla::cli::render::AppSetArgs;
-use flotilla::cli::simulate::sim_app;
+use flotilla::cli::simulate::{LoadedSources, sim_app};
 use flotilla::cluster::kube_cluster::KubeCluster;
 use flotilla::simulate::clock::VirtualClock;
 use flotilla::simulate::driver::{Driven, drive};
@@ -36,13 +36,14 @@ fn three_tier(namespace: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, St
         clusters: None,
     };
     let rendered = args.render().expect("the example renders");
+    let mut sources = LoadedSources::default();
     let apps: Vec<SimApp> = rendered
         .applications
         .iter()
         .map(|application| {
             let mut application = application.clone();
             application.spec.destination.namespace = Some(namespace.to_owned());
-            sim_app(&application, &rendered.repos).expect("a usable source")
+            sim_app(&application, &rendered.repos, &mut sources).expect("a usable source")
         })
         .collect();
     let destination = apps[0].destination.clone();

@@ -5,8 +5,9 @@
 //! rollout completes.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 
@@ -14,6 +15,7 @@ use crate::api::Application;
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
 use crate::cli::table::Table;
+use crate::manifest::{DirectoryOptions, Resource, ValidationError, load_directory};
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};
@@ -87,10 +89,11 @@ pub fn simulate_from_args(
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> anyhow::Result<Report> {
     let rendered = args.input.render()?;
+    let mut sources = LoadedSources::default();
     let apps = rendered
         .applications
         .iter()
-        .map(|application| sim_app(application, &rendered.repos))
+        .map(|application| sim_app(application, &rendered.repos, &mut sources))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let simulation = Simulation {
         apps,
@@ -120,14 +123,42 @@ pub fn write_timeline(path: &std::path::Path, report: &Report) -> anyhow::Result
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Source directories already read, shared by the Applications that sync the same one (a
+/// fleet's Applications usually differ only in their destination).
+#[derive(Default)]
+pub struct LoadedSources {
+    loaded: Vec<(PathBuf, DirectoryOptions, Arc<Loaded>)>,
+}
+
+/// A source directory's resources and errors, as [`load_directory`] reads them.
+type Loaded = (Vec<Resource>, Vec<ValidationError>);
+
+impl LoadedSources {
+    fn get(&mut self, root: &Path, options: &DirectoryOptions) -> Arc<Loaded> {
+        let known = self
+            .loaded
+            .iter()
+            .find(|(r, o, _)| r == root && o == options);
+        if let Some((_, _, loaded)) = known {
+            return Arc::clone(loaded);
+        }
+        let loaded = Arc::new(load_directory(root, options));
+        self.loaded
+            .push((root.to_owned(), options.clone(), Arc::clone(&loaded)));
+        loaded
+    }
+}
+
 /// One generated Application as the simulation takes it: its source's manifests, namespace and
-/// sync policy, as `flotilla sync` would read them.
+/// sync policy, as `flotilla sync` would read them; a source already in `sources` is not read
+/// again.
 ///
 /// # Errors
 /// The source is unavailable or its sync policy invalid.
 pub fn sim_app(
     application: &Application,
     repos: &crate::repo::LocalRepos,
+    sources: &mut LoadedSources,
 ) -> anyhow::Result<SimApp> {
     let name = application.metadata.name.clone().unwrap_or_default();
     let source = SyncSource::of_rendered(application, repos)?;
@@ -140,13 +171,9 @@ pub fn sim_app(
         ..ExecuteSettings::default()
     };
     let revision = source.revision.clone();
+    let loaded = sources.get(&source.root, &source.options);
     let plan = move |operation_id: &str| {
-        SyncPlan::load(
-            &source.root,
-            &source.options,
-            source.namespace.as_deref(),
-            operation_id,
-        )
+        SyncPlan::from_loaded((*loaded).clone(), source.namespace.as_deref(), operation_id)
     };
     Ok(SimApp {
         labels: application

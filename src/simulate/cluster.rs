@@ -2,12 +2,13 @@
 //! status as [`super::progress`] moves it over virtual time. Like an API server it makes no sync
 //! decisions: it applies, returns, lists and deletes; the sync engine decides everything.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 
 use crate::cluster::api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use crate::manifest::ObjectKey;
@@ -17,7 +18,7 @@ use crate::sync::{ResourceAction, TRACKING_ANNOTATION};
 use super::clock::VirtualClock;
 use super::durations::KindDurations;
 use super::faults::Faults;
-use super::progress::{can_fail, status_at, waiting_container};
+use super::progress::{can_fail, next_change, status_at, waiting_container};
 
 /// How objects behave: durations per kind and injected failures.
 #[derive(Debug, Clone, Default)]
@@ -37,6 +38,8 @@ struct Stored {
     object: Value,
     /// When its spec last changed (virtual time since the start).
     changed_at: Duration,
+    /// When it was last written.
+    written_at: Duration,
     behavior: Behavior,
 }
 
@@ -46,6 +49,8 @@ pub struct SimCluster {
     clock: VirtualClock,
     behavior: Arc<ClusterBehavior>,
     objects: Mutex<BTreeMap<ObjectKey, Stored>>,
+    /// Wakes those waiting on an object when it is written or deleted.
+    writes: Mutex<HashMap<ObjectKey, Arc<Notify>>>,
 }
 
 impl SimCluster {
@@ -56,6 +61,7 @@ impl SimCluster {
             clock,
             behavior,
             objects: Mutex::new(BTreeMap::new()),
+            writes: Mutex::new(HashMap::new()),
         }
     }
 
@@ -73,6 +79,37 @@ impl SimCluster {
             object["status"] = status;
         }
         object
+    }
+
+    /// Wakes whoever waits on `key`.
+    fn written(&self, key: &ObjectKey) {
+        let writes = self
+            .writes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(notify) = writes.get(key) {
+            notify.notify_waiters();
+        }
+    }
+
+    /// The earliest time (since the start) after `since` at which a read of one of `keys` may
+    /// answer differently than at `since`; `None` when none of them will change by itself. A
+    /// key that is missing, or was written after `since`, may differ at once.
+    fn first_change(&self, keys: &[ObjectKey], since: Duration) -> Option<Duration> {
+        let objects = self.objects();
+        keys.iter()
+            .filter_map(|key| {
+                let Some(stored) = objects.get(key) else {
+                    return Some(since);
+                };
+                if stored.written_at > since {
+                    return Some(since);
+                }
+                let elapsed = since.saturating_sub(stored.changed_at);
+                next_change(&stored.object, stored.behavior, elapsed)
+                    .map(|next| stored.changed_at + next)
+            })
+            .min()
     }
 
     /// How the object behaves: its annotations (and its pod template's), the kind's duration, and
@@ -194,10 +231,12 @@ impl ClusterApi for SimCluster {
             applied: object.clone(),
             object: stored_object,
             changed_at,
+            written_at: now,
             behavior,
         };
         let answer = self.read(&stored);
         if !dry_run {
+            self.written(&key);
             objects.insert(key, stored);
         }
         Ok(Applied {
@@ -231,7 +270,10 @@ impl ClusterApi for SimCluster {
         _propagation: Propagation,
     ) -> Result<Deleted, ClusterError> {
         Ok(match self.objects().remove(key) {
-            Some(_) => Deleted::Requested,
+            Some(_) => {
+                self.written(key);
+                Deleted::Requested
+            }
             None => Deleted::AlreadyGone,
         })
     }
@@ -262,6 +304,48 @@ impl ClusterApi for SimCluster {
 
     async fn sleep(&self, duration: Duration) {
         self.clock.sleep(duration).await;
+    }
+
+    /// Sleeps to the first `interval` boundary at which a read of `keys` may differ from one at
+    /// `since` (a status moving on, see [`next_change`]), or at which `limit` has passed; a
+    /// write to one of `keys` meanwhile ends the wait at the next boundary.
+    async fn wait_for_change(
+        &self,
+        keys: &[ObjectKey],
+        since: Timestamp,
+        interval: Duration,
+        limit: Duration,
+    ) {
+        if keys.is_empty() {
+            return self.clock.sleep(interval).await;
+        }
+        let start = self.clock.elapsed();
+        let boundary = |after: Duration| {
+            if interval.is_zero() {
+                return interval;
+            }
+            let steps = after.as_nanos().div_ceil(interval.as_nanos()).max(1);
+            interval.saturating_mul(u32::try_from(steps).unwrap_or(u32::MAX))
+        };
+        let change = self.first_change(keys, self.clock.offset(since));
+        let wait = boundary(change.map_or(limit, |at| limit.min(at.saturating_sub(start))));
+        let notifies: Vec<Arc<Notify>> = {
+            let mut writes = self
+                .writes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            keys.iter()
+                .map(|key| Arc::clone(writes.entry(key.clone()).or_default()))
+                .collect()
+        };
+        let written = futures::future::select_all(notifies.iter().map(|n| Box::pin(n.notified())));
+        tokio::select! {
+            () = self.clock.sleep(wait) => {}
+            _ = written => {
+                let since_start = self.clock.elapsed().saturating_sub(start);
+                self.clock.sleep(boundary(since_start) - since_start).await;
+            }
+        }
     }
 }
 
@@ -390,5 +474,58 @@ mod tests {
             &pods,
         );
         assert_eq!(health.message, "pod api-0 CrashLoopBackOff");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waits_end_at_the_first_poll_that_can_see_a_change() {
+        let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
+        let cluster = Arc::new(SimCluster::new(clock, Arc::default()));
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "api", "namespace": "prod"}, "spec": {"replicas": 2}});
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "prod"}, "data": {"a": "1"}});
+        for object in [&deployment, &config] {
+            cluster.apply(object, false).await.unwrap();
+        }
+        let key = |object| ObjectKey::of_object(object).unwrap();
+        let poll = Duration::from_millis(300);
+        let limit = Duration::from_secs(600);
+        let wait = |keys: Vec<ObjectKey>, since: Timestamp, limit: Duration| {
+            let cluster = Arc::clone(&cluster);
+            async move {
+                let start = clock.elapsed();
+                cluster.wait_for_change(&keys, since, poll, limit).await;
+                clock.elapsed() - start
+            }
+        };
+        let ms = Duration::from_millis;
+        // One replica of two is ready after 10 s (the 34th poll), both after 20 s.
+        assert_eq!(
+            wait(vec![key(&deployment)], clock.now(), limit).await,
+            ms(10_200)
+        );
+        assert_eq!(
+            wait(vec![key(&deployment)], clock.now(), limit).await,
+            ms(9_900)
+        );
+        // Nothing moves any more: the wait lasts until the limit, rounded up to a poll.
+        assert_eq!(
+            wait(vec![key(&deployment)], clock.now(), ms(1_000)).await,
+            ms(1_200)
+        );
+        // Read before a change that happened since: the next poll.
+        let stale = clock.at(Duration::ZERO);
+        assert_eq!(wait(vec![key(&deployment)], stale, limit).await, poll);
+        // A missing object may appear at any time.
+        let mut missing = key(&config);
+        missing.name = "absent".to_owned();
+        assert_eq!(wait(vec![missing], clock.now(), limit).await, poll);
+        // A write during the wait ends it at the next poll.
+        let waiter = tokio::spawn(wait(vec![key(&config)], clock.now(), limit));
+        clock.sleep(ms(1_000)).await;
+        let mut changed = config.clone();
+        changed["data"]["a"] = json!("2");
+        cluster.apply(&changed, false).await.unwrap();
+        assert_eq!(waiter.await.unwrap(), ms(1_200));
     }
 }

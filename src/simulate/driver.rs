@@ -1,15 +1,16 @@
 //! The simulation loop, the controller's loop in miniature: a RollingSync pass
 //! ([`crate::rollout::step`]) decides which Applications sync; each triggered sync runs the real
-//! executor ([`run_sync`]) against its embedded cluster; when one ends, its Application is
-//! observed and the next pass runs — until nothing is in flight and nothing new is triggered.
-//! With `AllAtOnce` every Application syncs at the start. The loop decides nothing itself.
+//! executor ([`run_sync`]) against its embedded cluster; when syncs end, their Applications are
+//! observed (all that ended at the same moment together, as one controller pass would see them)
+//! and the next pass runs — until nothing is in flight and nothing new is triggered. With
+//! `AllAtOnce` every Application syncs at the start. The loop decides nothing itself.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use futures::StreamExt;
 use futures::future::LocalBoxFuture;
 use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
 use crate::api::application_set::{RolloutStrategy, StrategyType};
@@ -143,12 +144,18 @@ pub async fn drive<C: ClusterApi>(
             };
             in_flight.push(Box::pin(sync_one(i, &apps[i], cluster, clock, progress)));
         }
-        let Some((i, operation)) = in_flight.next().await else {
+        let Some(ended) = in_flight.next().await else {
             break;
         };
-        let cluster = &clusters[&apps[i].destination];
-        runs[i].observed.status = observe(cluster, &operation).await;
-        runs[i].operation = Some(operation);
+        let mut ended = vec![ended];
+        while let Some(Some(also)) = in_flight.next().now_or_never() {
+            ended.push(also);
+        }
+        for (i, operation) in ended {
+            let cluster = &clusters[&apps[i].destination];
+            runs[i].observed.status = observe(cluster, &operation).await;
+            runs[i].operation = Some(operation);
+        }
     }
     Driven {
         runs,

@@ -16,25 +16,12 @@ use crate::nodesim::behavior::{Behavior, Outcome};
 /// `elapsed` after it was last changed; `None` for kinds whose status nothing reads.
 #[must_use]
 pub fn status_at(object: &Value, behavior: Behavior, elapsed: Duration) -> Option<Value> {
-    let group = object
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .map_or("", crate::manifest::group_of);
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    let progress = Progress::of(object, behavior, elapsed);
     let generation = object
         .pointer("/metadata/generation")
         .and_then(Value::as_i64)
         .unwrap_or(1);
-    let progress = Progress {
-        behavior,
-        elapsed,
-        replicas: object
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .unwrap_or(1)
-            .max(0),
-    };
-    match (group, kind) {
+    match kind_of(object) {
         ("apps", "Deployment") => Some(progress.deployment(generation)),
         ("apps", "StatefulSet") => Some(progress.stateful_set(generation)),
         ("apps", "DaemonSet") => Some(progress.daemon_set(generation)),
@@ -43,15 +30,44 @@ pub fn status_at(object: &Value, behavior: Behavior, elapsed: Duration) -> Optio
         ("", "Pod") => Some(progress.pod(object)),
         ("", "PersistentVolumeClaim") => Some(progress.claim()),
         ("", "Namespace") => Some(json!({"phase": "Active"})),
-        ("", "Service")
-            if object.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") =>
-        {
-            Some(progress.load_balancer())
-        }
+        ("", "Service") if is_load_balancer(object) => Some(progress.load_balancer()),
         ("networking.k8s.io" | "extensions", "Ingress") => Some(progress.load_balancer()),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => Some(progress.crd()),
         _ => None,
     }
+}
+
+/// The first moment after `elapsed` (time since `object` last changed) at which [`status_at`]
+/// may answer differently; `None` once its status has stopped moving. Lets a waiter skip the
+/// time in which nothing can be observed to change.
+#[must_use]
+pub fn next_change(object: &Value, behavior: Behavior, elapsed: Duration) -> Option<Duration> {
+    let progress = Progress::of(object, behavior, elapsed);
+    match kind_of(object) {
+        ("apps", "Deployment" | "ReplicaSet") => progress.next_evenly(progress.replicas),
+        ("apps", "DaemonSet") => progress.next_evenly(1),
+        ("apps", "StatefulSet") => progress.next_in_turn(),
+        ("batch", "Job")
+        | ("", "Pod" | "PersistentVolumeClaim")
+        | ("networking.k8s.io" | "extensions", "Ingress")
+        | ("apiextensions.k8s.io", "CustomResourceDefinition") => progress.next_done(),
+        ("", "Service") if is_load_balancer(object) => progress.next_done(),
+        _ => None,
+    }
+}
+
+/// The API group and kind of `object`.
+fn kind_of(object: &Value) -> (&str, &str) {
+    let group = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .map_or("", crate::manifest::group_of);
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+    (group, kind)
+}
+
+fn is_load_balancer(service: &Value) -> bool {
+    service.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer")
 }
 
 /// Whether objects of this kind move their status over time (and so have a duration).
@@ -89,6 +105,18 @@ struct Progress {
 }
 
 impl Progress {
+    fn of(object: &Value, behavior: Behavior, elapsed: Duration) -> Self {
+        Self {
+            behavior,
+            elapsed,
+            replicas: object
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1)
+                .max(0),
+        }
+    }
+
     fn done(&self) -> bool {
         self.elapsed >= self.behavior.ready_after
     }
@@ -122,6 +150,36 @@ impl Progress {
         i64::try_from(self.elapsed.as_millis() / each)
             .unwrap_or(self.replicas)
             .min(self.replicas)
+    }
+
+    /// When [`Self::done`] turns true, if it has not yet.
+    fn next_done(&self) -> Option<Duration> {
+        (!self.done()).then_some(self.behavior.ready_after)
+    }
+
+    /// When [`Self::ready_evenly`] of `count` next grows, or (failing) the duration runs out.
+    fn next_evenly(&self, count: i64) -> Option<Duration> {
+        let total = self.behavior.ready_after.as_millis();
+        if !self.healthy() || total == 0 || count <= 0 {
+            return self.next_done();
+        }
+        let done = self.next_done()?;
+        let ready = u128::try_from(self.ready_evenly(count)).unwrap_or(0);
+        let count = u128::try_from(count).unwrap_or(1);
+        let next = ((ready + 1) * total).div_ceil(count);
+        Some(done.min(Duration::from_millis(
+            u64::try_from(next).unwrap_or(u64::MAX),
+        )))
+    }
+
+    /// When [`Self::ready_in_turn`] next grows.
+    fn next_in_turn(&self) -> Option<Duration> {
+        let each = self.behavior.ready_after;
+        let ready = self.ready_in_turn();
+        if !self.healthy() || each.is_zero() || ready >= self.replicas {
+            return None;
+        }
+        each.checked_mul(u32::try_from(ready + 1).ok()?)
     }
 
     fn deployment(&self, generation: i64) -> Value {
@@ -360,5 +418,63 @@ mod tests {
                 object["kind"]
             );
         }
+    }
+
+    #[test]
+    fn statuses_hold_until_their_next_change() {
+        let object = |api: &str, kind: &str, spec: Value| json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}, "spec": spec});
+        let objects = [
+            object("apps/v1", "Deployment", json!({"replicas": 3})),
+            object("apps/v1", "ReplicaSet", json!({"replicas": 7})),
+            object("apps/v1", "DaemonSet", json!({})),
+            object("apps/v1", "StatefulSet", json!({"replicas": 3})),
+            object("batch/v1", "Job", json!({})),
+            object("v1", "Pod", json!({"restartPolicy": "Never"})),
+            object("v1", "Service", json!({"type": "LoadBalancer"})),
+            object("v1", "ConfigMap", json!({})),
+        ];
+        let behaviors = [
+            behavior(Outcome::Healthy, 0),
+            Behavior {
+                outcome: Outcome::Healthy,
+                ready_after: Duration::from_millis(2_500),
+            },
+            Behavior {
+                outcome: Outcome::Fail,
+                ready_after: Duration::from_millis(1_300),
+            },
+        ];
+        for object in &objects {
+            for behavior in behaviors {
+                let status = |ms| status_at(object, behavior, Duration::from_millis(ms));
+                let mut segment = (0, status(0), next_change(object, behavior, Duration::ZERO));
+                for ms in 1..9_000 {
+                    let at = Duration::from_millis(ms);
+                    if segment.2.is_none_or(|next| at < next) {
+                        assert_eq!(
+                            status(ms),
+                            segment.1,
+                            "{} {behavior:?}: changed at {ms} ms, before the next change \
+                             announced at {} ms ({:?})",
+                            object["kind"],
+                            segment.0,
+                            segment.2
+                        );
+                    } else {
+                        segment = (ms, status(ms), next_change(object, behavior, at));
+                    }
+                }
+            }
+        }
+        let deployment = &objects[0];
+        let ok = behavior(Outcome::Healthy, 3);
+        let after = |ms| next_change(deployment, ok, Duration::from_millis(ms));
+        assert_eq!(
+            after(0),
+            Some(Duration::from_secs(1)),
+            "one replica per second"
+        );
+        assert_eq!(after(2_500), Some(Duration::from_secs(3)));
+        assert_eq!(after(3_000), None, "rolled out");
     }
 }

@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::manifest::{
-    DirectoryOptions, ObjectKey, ObjectName, Resource, ScopeTable, ValidationErrors,
-    assign_namespaces, find_duplicates, load_directory,
+    DirectoryOptions, ObjectKey, ObjectName, Resource, ScopeTable, ValidationError,
+    ValidationErrors, assign_namespaces, find_duplicates, load_directory,
 };
 
 use super::annotations::SyncAnnotations;
@@ -110,7 +110,19 @@ impl SyncPlan {
         destination: Option<&str>,
         operation_id: &str,
     ) -> Result<Self, ValidationErrors> {
-        let (mut resources, mut errors) = load_directory(root, options);
+        Self::from_loaded(load_directory(root, options), destination, operation_id)
+    }
+
+    /// Builds the plan of a source already read by [`load_directory`] (its resources and
+    /// errors), as [`Self::load`] does.
+    ///
+    /// # Errors
+    /// All validation errors of the source, together.
+    pub fn from_loaded(
+        (mut resources, mut errors): (Vec<Resource>, Vec<ValidationError>),
+        destination: Option<&str>,
+        operation_id: &str,
+    ) -> Result<Self, ValidationErrors> {
         let mut scopes = ScopeTable::default();
         scopes.learn_from_crds(&resources);
         assign_namespaces(&mut resources, &scopes, destination);

@@ -106,11 +106,13 @@ pub struct Operation<'c, C, S> {
     prune: Vec<PruneTask>,
     state: OperationState,
     live: HashMap<ObjectKey, LiveObject>,
+    /// When each object was last read (or written, reading the server's answer).
+    seen: HashMap<ObjectKey, Timestamp>,
     started: Timestamp,
     sync_fail_started: Option<Timestamp>,
     timed_out: bool,
     last_batch: Option<Batch>,
-    saved: Option<String>,
+    saved: Option<OperationState>,
 }
 
 impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
@@ -131,6 +133,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             prune: Vec::new(),
             state,
             live: HashMap::new(),
+            seen: HashMap::new(),
             started,
             sync_fail_started: None,
             timed_out: false,
@@ -166,6 +169,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     }
 
     async fn plan_prune(&mut self) -> Result<(), ExecuteError> {
+        let listed_at = self.context.cluster.now();
         let tracked =
             self.context
                 .cluster
@@ -189,6 +193,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             prune.tasks.iter().map(|t| &t.key).collect();
         for object in tracked {
             if candidates.contains(&object.key) {
+                self.seen.insert(object.key.clone(), listed_at);
                 self.live.insert(object.key.clone(), object);
             }
         }
@@ -237,8 +242,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 Action::Prune(objects) => self.prune_objects(&objects).await,
                 Action::Wait(waiting) => {
                     (self.context.events)(&SyncEvent::Waiting(waiting.clone()));
-                    self.pause(self.context.settings.poll_interval, cancel)
-                        .await;
+                    self.wait_for_change(&waiting, cancel).await;
                     self.observe(&waiting).await;
                 }
                 Action::RunSyncFail(reason) => {
@@ -342,13 +346,20 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
 
     /// The limit that passed, if any: the operation timeout, or SyncFail hooks' own one.
     fn deadline_passed(&self) -> Option<Duration> {
+        let (left, limit) = self.time_left();
+        left.is_zero().then_some(limit)
+    }
+
+    /// The time left before the current limit passes, and that limit.
+    fn time_left(&self) -> (Duration, Duration) {
         let settings = self.context.settings;
         let (since, limit) = match self.sync_fail_started {
             Some(since) => (since, settings.sync_fail_timeout),
             None => (self.started, settings.timeout),
         };
         let elapsed = self.context.cluster.now().duration_since(since);
-        (Duration::try_from(elapsed).unwrap_or_default() >= limit).then_some(limit)
+        let elapsed = Duration::try_from(elapsed).unwrap_or_default();
+        (limit.saturating_sub(elapsed), limit)
     }
 
     async fn apply(&mut self, batch: Batch, tasks: &[SyncTask]) {
@@ -385,6 +396,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                     if let Some(live) = LiveObject::from_object(&applied.object) {
                         record.health = Some(live.health.status);
                         record.message = live.health.message.clone();
+                        self.seen.insert(task.key.clone(), started.0);
                         self.live.insert(task.key.clone(), live);
                     }
                     if task.hook.is_none() {
@@ -558,25 +570,53 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         }
     }
 
-    /// Reads objects concurrently.
+    /// Reads objects concurrently, noting when each was read.
     async fn read(
-        &self,
+        &mut self,
         keys: &[ObjectKey],
     ) -> Vec<(ObjectKey, Result<Option<Value>, ClusterError>)> {
         let cluster = self.context.cluster;
-        futures::stream::iter(
+        let at = cluster.now();
+        let read: Vec<_> = futures::stream::iter(
             keys.iter()
                 .map(|key| async move { (key.clone(), cluster.get(key).await) }),
         )
         .buffered(self.context.settings.concurrency.max(1))
         .collect()
-        .await
+        .await;
+        for (key, result) in &read {
+            if result.is_ok() {
+                self.seen.insert(key.clone(), at);
+            }
+        }
+        read
     }
 
     /// Sleeps on the cluster's clock; a terminate request cuts it short.
     async fn pause(&self, duration: Duration, cancel: &mut watch::Receiver<bool>) {
         tokio::select! {
             () = self.context.cluster.sleep(duration) => {}
+            Ok(()) = cancel.changed() => {}
+        }
+    }
+
+    /// Waits before polling the objects `waiting` is blocked on (see
+    /// [`ClusterApi::wait_for_change`]), at most until the current limit; a terminate request
+    /// cuts it short. Objects never read are polled after one interval.
+    async fn wait_for_change(&self, waiting: &Waiting, cancel: &mut watch::Receiver<bool>) {
+        let interval = self.context.settings.poll_interval;
+        let keys: Vec<ObjectKey> = waiting.on.iter().map(|b| b.key.clone()).collect();
+        let since = keys
+            .iter()
+            .map(|key| self.seen.get(key).copied())
+            .collect::<Option<Vec<Timestamp>>>()
+            .and_then(|seen| seen.into_iter().min());
+        let Some(since) = since else {
+            return self.pause(interval, cancel).await;
+        };
+        let (left, _) = self.time_left();
+        tokio::select! {
+            () = self.context.cluster.wait_for_change(&keys, since, interval, left) => {}
             Ok(()) = cancel.changed() => {}
         }
     }
@@ -607,10 +647,9 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
 
     /// Stores the state when it changed since the last write.
     async fn save(&mut self) -> Result<(), ExecuteError> {
-        let text = serde_json::to_string(&self.state).unwrap_or_default();
-        if self.saved.as_ref() != Some(&text) {
+        if self.saved.as_ref() != Some(&self.state) {
             self.context.store.save(&self.state).await?;
-            self.saved = Some(text);
+            self.saved = Some(self.state.clone());
         }
         Ok(())
     }
