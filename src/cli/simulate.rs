@@ -19,7 +19,7 @@ use crate::manifest::{DirectoryOptions, Resource, ValidationError, load_director
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};
-use crate::simulate::{ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
+use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
 use crate::sync::SyncPlan;
 use crate::sync::execute::ExecuteSettings;
 
@@ -172,6 +172,7 @@ pub fn sim_app(
     };
     let revision = source.revision.clone();
     let loaded = sources.get(&source.root, &source.options);
+    let same_for_every_operation = !SyncPlan::depends_on_operation(&loaded.0);
     let plan = move |operation_id: &str| {
         SyncPlan::from_loaded((*loaded).clone(), source.namespace.as_deref(), operation_id)
     };
@@ -191,7 +192,7 @@ pub fn sim_app(
         name,
         revision,
         settings,
-        plan: Box::new(plan),
+        plan: AppPlan::new(Box::new(plan), same_for_every_operation),
     })
 }
 

@@ -29,13 +29,16 @@ pub struct ClusterBehavior {
     pub faults: Faults,
 }
 
-/// One stored object.
+/// One stored object: kept once, as last applied; the metadata the server adds and the status
+/// are added when it is read.
 #[derive(Debug, Clone)]
 struct Stored {
     /// The object as last applied.
     applied: Value,
-    /// The object with the metadata the server adds, without status.
-    object: Value,
+    /// `metadata.generation`: 1, raised when the spec changes.
+    generation: i64,
+    /// `metadata.creationTimestamp`, to the second.
+    created: Timestamp,
     /// When its spec last changed (virtual time since the start).
     changed_at: Duration,
     /// When it was last written.
@@ -71,9 +74,17 @@ impl SimCluster {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The object as a client reads it now: stored metadata and spec, status as of now.
+    /// The object as a client reads it now: as applied, with the server's metadata and the
+    /// status as of now.
     fn read(&self, stored: &Stored) -> Value {
-        let mut object = stored.object.clone();
+        let mut object = stored.applied.clone();
+        if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.insert("generation".to_owned(), json!(stored.generation));
+            metadata.insert(
+                "creationTimestamp".to_owned(),
+                json!(stored.created.to_string()),
+            );
+        }
         let elapsed = self.clock.elapsed().saturating_sub(stored.changed_at);
         if let Some(status) = status_at(&object, stored.behavior, elapsed) {
             object["status"] = status;
@@ -106,7 +117,7 @@ impl SimCluster {
                     return Some(since);
                 }
                 let elapsed = since.saturating_sub(stored.changed_at);
-                next_change(&stored.object, stored.behavior, elapsed)
+                next_change(&stored.applied, stored.behavior, elapsed)
                     .map(|next| stored.changed_at + next)
             })
             .min()
@@ -163,7 +174,7 @@ impl ClusterApi for SimCluster {
             return Ok(true);
         }
         Ok(self.objects().values().any(|stored| {
-            let crd = &stored.object;
+            let crd = &stored.applied;
             crd.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
                 && crd.pointer("/spec/group").and_then(Value::as_str) == Some(group)
                 && crd.pointer("/spec/names/kind").and_then(Value::as_str) == Some(kind)
@@ -188,48 +199,23 @@ impl ClusterApi for SimCluster {
                     action: ResourceAction::Unchanged,
                 });
             }
-            Some(stored) => {
-                let generation = stored
-                    .object
-                    .pointer("/metadata/generation")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1);
-                let created = stored
-                    .object
-                    .pointer("/metadata/creationTimestamp")
-                    .and_then(Value::as_str)
-                    .and_then(|t| t.parse::<Timestamp>().ok())
-                    .unwrap_or_else(|| self.clock.now());
-                if stored.applied.get("spec") == object.get("spec") {
-                    (
-                        ResourceAction::Configured,
-                        generation,
-                        stored.changed_at,
-                        created,
-                    )
-                } else {
-                    (ResourceAction::Configured, generation + 1, now, created)
-                }
-            }
+            Some(stored) if stored.applied.get("spec") == object.get("spec") => (
+                ResourceAction::Configured,
+                stored.generation,
+                stored.changed_at,
+                stored.created,
+            ),
+            Some(stored) => (
+                ResourceAction::Configured,
+                stored.generation + 1,
+                now,
+                stored.created,
+            ),
         };
-        let mut stored_object = object.clone();
-        if let Some(metadata) = stored_object
-            .get_mut("metadata")
-            .and_then(Value::as_object_mut)
-        {
-            metadata.insert("generation".to_owned(), json!(generation));
-            metadata.insert(
-                "creationTimestamp".to_owned(),
-                json!(
-                    Timestamp::from_second(created.as_second())
-                        .unwrap_or(created)
-                        .to_string()
-                ),
-            );
-        }
         let stored = Stored {
             applied: object.clone(),
-            object: stored_object,
+            generation,
+            created: Timestamp::from_second(created.as_second()).unwrap_or(created),
             changed_at,
             written_at: now,
             behavior,
@@ -255,7 +241,7 @@ impl ClusterApi for SimCluster {
             .values()
             .filter(|stored| {
                 stored
-                    .object
+                    .applied
                     .pointer("/metadata/annotations")
                     .and_then(|a| a.get(TRACKING_ANNOTATION))
                     .is_some()

@@ -194,10 +194,11 @@ async fn sync_one<C: ClusterApi>(
             text,
         });
     };
+    let plan = |operation_id: &str| app.plan.for_operation(operation_id);
     let result = run_sync(
         cluster,
         &store,
-        &*app.plan,
+        &plan,
         &request,
         &app.settings,
         cancel,

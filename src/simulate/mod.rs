@@ -24,7 +24,7 @@ use k8s_openapi::jiff::Timestamp;
 use crate::api::application_set::RolloutStrategy;
 use crate::manifest::ValidationErrors;
 
-pub use app::{PlanBuilder, SimApp};
+pub use app::{AppPlan, PlanBuilder, SimApp};
 pub use cluster::{ClusterBehavior, SimCluster};
 pub use driver::Progress;
 pub use report::Report;
@@ -77,22 +77,28 @@ pub enum SimulateError {
     Runtime(#[from] std::io::Error),
 }
 
-/// Checks every plan builds and every `--fail` selector names something that can fail.
+/// Checks every plan builds and every `--fail` selector names something that can fail; the
+/// plans built are kept for the syncs ([`AppPlan::keep`]).
 ///
 /// # Errors
 /// The first Application whose plan does not build, or the first selector that names nothing.
 pub fn validate(simulation: &Simulation) -> Result<(), SimulateError> {
-    let mut plans = BTreeMap::new();
-    for app in &simulation.apps {
-        let plan = (app.plan)("validate").map_err(|errors| SimulateError::Plan {
-            app: app.name.clone(),
-            errors,
-        })?;
-        plans.insert(app.name.as_str(), plan);
+    let mut plans = Vec::with_capacity(simulation.apps.len());
+    let mut by_name = BTreeMap::new();
+    for (i, app) in simulation.apps.iter().enumerate() {
+        let plan = app
+            .plan
+            .for_operation("validate")
+            .map_err(|errors| SimulateError::Plan {
+                app: app.name.clone(),
+                errors,
+            })?;
+        plans.push(plan);
+        by_name.insert(app.name.as_str(), i);
     }
     for selector in &simulation.behavior.faults.0 {
-        let Some(plan) = plans.get(selector.app.as_str()) else {
-            let known: Vec<&str> = plans.keys().copied().collect();
+        let Some(plan) = by_name.get(selector.app.as_str()).map(|&i| &plans[i]) else {
+            let known: Vec<&str> = by_name.keys().copied().collect();
             return Err(SimulateError::UnknownApp {
                 selector: selector.to_string(),
                 app: selector.app.clone(),
@@ -126,6 +132,9 @@ pub fn validate(simulation: &Simulation) -> Result<(), SimulateError> {
                 ),
             });
         }
+    }
+    for (app, plan) in simulation.apps.iter().zip(plans) {
+        app.plan.keep(plan);
     }
     Ok(())
 }

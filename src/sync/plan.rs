@@ -137,6 +137,15 @@ impl SyncPlan {
         }
     }
 
+    /// Whether plans of `resources` differ between operations: only generated hook names
+    /// (`metadata.generateName`) depend on the operation id.
+    #[must_use]
+    pub fn depends_on_operation(resources: &[Resource]) -> bool {
+        resources
+            .iter()
+            .any(|resource| matches!(resource.name, ObjectName::GenerateName(_)))
+    }
+
     /// The batches of the plan in execution order, each with its tasks.
     #[must_use]
     pub fn batches(&self) -> Vec<(Batch, &[SyncTask])> {
@@ -411,6 +420,29 @@ mod tests {
         let skipped: Vec<_> = plan.skipped.iter().map(|k| k.name.as_str()).collect();
         assert_eq!(skipped, ["skipped", "helm-test"]);
         assert_eq!(plan.post_delete.len(), 1);
+    }
+
+    #[test]
+    fn only_generated_hook_names_make_plans_differ_between_operations() {
+        let generated = "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: check-\n  \
+                         annotations:\n    argocd.argoproj.io/hook: PreSync\n";
+        let named = object("Job", "migrate", &[("argocd.argoproj.io/hook", "PreSync")]);
+        let config = object("ConfigMap", "settings", &[]);
+        for (yaml, depends) in [
+            (config.clone(), false),
+            ([config.clone(), named].concat(), false),
+            ([config, generated.to_owned()].concat(), true),
+        ] {
+            let (resources, errors) = parse_documents(Path::new("t.yaml"), &yaml);
+            assert_eq!(errors, vec![]);
+            assert_eq!(
+                SyncPlan::depends_on_operation(&resources),
+                depends,
+                "{yaml}"
+            );
+            let build = |id| SyncPlan::from_loaded((resources.clone(), vec![]), Some("d"), id);
+            assert_eq!(build("a") != build("b"), depends, "{yaml}");
+        }
     }
 
     #[test]
