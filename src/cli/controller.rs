@@ -21,9 +21,9 @@ use crate::repo::cache::RepoCache;
 
 /// Threads for blocking work (git and the manifests on disk). Tokio's default (512) let every
 /// concurrent reconcile have its own thread, and glibc gives each allocating thread an arena of
-/// its own (up to 8 per core) whose freed memory stays resident: with 2,000 Applications that
-/// was most of the resident memory. The reconciles' blocking work is short, or waits for the
-/// one fetch of its repository, so a few threads serve it.
+/// its own (up to 8 per core) whose freed memory stays resident: with 2,000 Applications about a
+/// third of the resident memory (see BENCHMARKS.md). The reconciles' blocking work is short, or
+/// waits for the one fetch of its repository, so a few threads serve it.
 const BLOCKING_THREADS: usize = 4;
 
 /// Arguments of `flotilla controller`.
