@@ -9,8 +9,8 @@
 //! runs from that stored state. A stopping controller drops a running sync without terminating
 //! it, so the next leader resumes it from `status.operationState`.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::{Future, FutureExt, StreamExt};
@@ -27,6 +27,9 @@ use tokio::sync::watch;
 use super::application::compare::{Comparison, compare};
 use super::application::decide::{SyncGate, Trigger, next_sync, sync_gate};
 use super::application::deletion::{DeletionStep, RESOURCE_FINALIZERS, deletion_step};
+use super::application::freshness::{
+    CompareInputs, LastCompare, compare_needed, tracked_fingerprint,
+};
 use super::application::history::after_operation;
 use super::application::instance::instance_name;
 use super::application::status::{condition_patch, operation_patch, status_patch, with_generation};
@@ -71,6 +74,9 @@ pub struct ApplicationContext {
     pub events: EventPublisher,
     /// Consecutive failures per Application, for the backoff.
     failures: Mutex<BTreeMap<String, u32>>,
+    /// The last successful compare of each Application, to skip the next one when nothing it
+    /// read changed.
+    compared: Mutex<HashMap<String, LastCompare>>,
 }
 
 impl ApplicationContext {
@@ -94,7 +100,25 @@ impl ApplicationContext {
             settings: ExecuteSettings::default(),
             metrics,
             failures: Mutex::default(),
+            compared: Mutex::default(),
         }
+    }
+
+    fn last_compare(&self, app: &str) -> Option<LastCompare> {
+        self.compared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(app)
+            .cloned()
+    }
+
+    /// Records the last compare of `app`, or forgets it (`None`).
+    fn remember_compare(&self, app: String, last: Option<LastCompare>) {
+        let mut compared = self.compared.lock().unwrap_or_else(PoisonError::into_inner);
+        match last {
+            Some(last) => compared.insert(app, last),
+            None => compared.remove(&app),
+        };
     }
 
     fn api(&self) -> Api<Application> {
@@ -172,13 +196,22 @@ struct Observed {
     cluster: Arc<KubeCluster>,
     manifests: Manifests,
     comparison: Comparison,
+    /// What the comparison read.
+    inputs: CompareInputs,
+    /// The kinds (group, kind) the plan deploys.
+    kinds: Vec<(String, String)>,
 }
 
 /// Reconciles one Application.
 async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
     let ctx = &run.ctx;
     if app.metadata.deletion_timestamp.is_some() {
+        ctx.remember_compare(app.name_any(), None);
         return delete_resources(ctx, &app).await;
+    }
+    if unchanged(&run, &app).await {
+        count_applications(&run.store, &ctx.metrics);
+        return Ok(Action::requeue(ctx.resync));
     }
     let observed = observe(ctx, &app).await;
     let message = observed.as_ref().err().map(ToString::to_string);
@@ -189,7 +222,17 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
             message.as_deref().unwrap_or_default(),
         )),
     };
-    write_status(ctx, &app, written).await?;
+    let status_written = write_status(ctx, &app, written).await;
+    let last = observed.as_ref().ok().filter(|_| status_written.is_ok());
+    ctx.remember_compare(
+        app.name_any(),
+        last.map(|observed| LastCompare {
+            inputs: observed.inputs.clone(),
+            synced: !observed.comparison.out_of_sync(),
+            kinds: observed.kinds.clone(),
+        }),
+    );
+    status_written?;
     count_applications(&run.store, &ctx.metrics);
     let observed = match observed {
         Ok(observed) => observed,
@@ -216,6 +259,35 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     synced?;
     // Compare again at once: the status should show the sync's result.
     Ok(Action::requeue(Duration::from_millis(200)))
+}
+
+/// Whether comparing the Application again would find what its last compare found (Synced)
+/// and it has no sync to start: its source resolves to the same commit, and neither it nor the
+/// live objects it tracks were written since. Any failure to tell means it is compared.
+async fn unchanged(run: &Run, app: &Application) -> bool {
+    let ctx = &run.ctx;
+    let Some(last) = ctx.last_compare(&app.name_any()) else {
+        return false;
+    };
+    let Ok(cluster) = destination(ctx, app).await else {
+        return false;
+    };
+    let Ok(manifests) = manifests(ctx, app, &app.spec.source.target_revision).await else {
+        return false;
+    };
+    let Ok(tracked) = cluster.tracked_by(&instance_name(app), &last.kinds).await else {
+        return false;
+    };
+    let now = CompareInputs {
+        application_version: app.resource_version(),
+        revision: manifests.revision,
+        tracked: tracked_fingerprint(&tracked),
+    };
+    if compare_needed(Some(&last), &now) {
+        return false;
+    }
+    let gate = gate(run, app).await;
+    next_sync(app, false, now.revision.as_deref(), gate, Timestamp::now()).is_none()
 }
 
 /// Resolves the destination, reads the source at its target revision and the live objects, and
@@ -273,6 +345,12 @@ async fn observe(
         .map(|task| (task.key.group.clone(), task.key.kind.clone()))
         .collect();
     let tracked = tracked_objects(&cluster, app, &kinds).await?;
+    let inputs = CompareInputs {
+        application_version: app.resource_version(),
+        revision: manifests.revision.clone(),
+        tracked: tracked_fingerprint(&tracked),
+    };
+    let tracked: Vec<LiveObject> = tracked.iter().filter_map(LiveObject::from_object).collect();
     let comparison = compare(
         &plan,
         &instance_name(app),
@@ -284,6 +362,8 @@ async fn observe(
         cluster,
         manifests,
         comparison,
+        inputs,
+        kinds,
     })
 }
 
@@ -301,22 +381,21 @@ async fn destination(
         })
 }
 
-/// The objects of the cluster that the Application tracks (from the cluster's shared watches);
-/// `kinds` (group, kind) are the kinds it deploys.
+/// The objects of the cluster that the Application tracks (`apiVersion`, `kind`, `metadata`,
+/// from the cluster's shared watches); `kinds` (group, kind) are the kinds it deploys.
 async fn tracked_objects(
     cluster: &KubeCluster,
     app: &Application,
     kinds: &[(String, String)],
-) -> Result<Vec<LiveObject>, ApplicationError> {
-    let objects = cluster
+) -> Result<Vec<Value>, ApplicationError> {
+    cluster
         .tracked_by(&instance_name(app), kinds)
         .await
         .map_err(|error| ApplicationError::Observe {
             app: app.name_any(),
             what: "the objects carrying the tracking annotation".to_owned(),
             error,
-        })?;
-    Ok(objects.iter().filter_map(LiveObject::from_object).collect())
+        })
 }
 
 /// The source's manifests at `revision` (empty: the source's `targetRevision`), fetched off the
@@ -697,7 +776,11 @@ async fn delete_step(
 ) -> Result<Option<Action>, ApplicationError> {
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
-    let tracked = tracked_objects(&cluster, app, &[]).await?;
+    let tracked: Vec<LiveObject> = tracked_objects(&cluster, app, &[])
+        .await?
+        .iter()
+        .filter_map(LiveObject::from_object)
+        .collect();
     match deletion_step(&instance_name(app), &tracked) {
         DeletionStep::Done => Ok(None),
         DeletionStep::Wait => Ok(Some(Action::requeue(DELETION_POLL))),

@@ -3,11 +3,13 @@
 //! run by a kube-runtime
 //! `Controller` that watches ApplicationSets, the Applications they own, and the cluster Secrets
 //! of the namespace. Every decision is made by the pure [`super::appset`] core; this file reads
-//! and writes. It never sleeps: failures requeue with backoff through the error policy.
+//! and writes. It never sleeps: failures requeue with backoff through the error policy, and a
+//! reconcile asked for too soon after the previous one ([`super::appset::pacing`]) requeues for
+//! when its pause is over, so that the events in between make one reconcile.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures::{Future, StreamExt};
 use k8s_openapi::api::core::v1::Secret;
@@ -23,6 +25,7 @@ use super::appset::diff::{Plan, plan};
 use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
+use super::appset::pacing::{LastReconcile, wait_before};
 use super::appset::requeue::git_poll_interval;
 use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
@@ -60,6 +63,8 @@ pub struct AppSetContext {
     pub events: EventPublisher,
     /// Consecutive failures per ApplicationSet, for the backoff.
     failures: Mutex<BTreeMap<String, u32>>,
+    /// The last reconcile of each ApplicationSet, for pacing the next one.
+    last_reconciles: Mutex<BTreeMap<String, LastReconcile>>,
 }
 
 impl AppSetContext {
@@ -80,7 +85,14 @@ impl AppSetContext {
             git_poll,
             metrics,
             failures: Mutex::default(),
+            last_reconciles: Mutex::default(),
         }
+    }
+
+    fn last_reconciles(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, LastReconcile>> {
+        self.last_reconciles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -173,9 +185,31 @@ pub async fn reconcile(
 ) -> Result<Action, ReconcileError> {
     let name = appset.name_any();
     if appset.metadata.deletion_timestamp.is_some() {
+        ctx.last_reconciles().remove(&name);
         // Garbage collection removes the owned Applications; regenerating them would race it.
         return Ok(Action::await_change());
     }
+    let last = ctx.last_reconciles().get(&name).copied();
+    let wait = wait_before(last, Instant::now());
+    if !wait.is_zero() {
+        return Ok(Action::requeue(wait));
+    }
+    let started = Instant::now();
+    let reconciled = reconcile_now(appset, Arc::clone(&ctx)).await;
+    let last = LastReconcile {
+        ended: Instant::now(),
+        took: started.elapsed(),
+    };
+    ctx.last_reconciles().insert(name, last);
+    reconciled
+}
+
+/// One reconcile of a live ApplicationSet: the pipeline of the module documentation.
+async fn reconcile_now(
+    appset: Arc<ApplicationSet>,
+    ctx: Arc<AppSetContext>,
+) -> Result<Action, ReconcileError> {
+    let name = appset.name_any();
     let existing = observe(&ctx, &appset).await?;
     let planned = generate_render_validate_plan(&ctx, &appset, &existing).await;
     let applied = match &planned {

@@ -1,11 +1,13 @@
 //! The pure core of the ApplicationSet controller: which Applications to write ([`diff`]), how
 //! they are marked as owned ([`ownership`]), what is checked before writing ([`validate`]), when
-//! to regenerate ([`requeue`]) and what status results ([`status`]); for RollingSync, what the
+//! to regenerate ([`requeue`]), how bursts of events are paced ([`pacing`]) and what status
+//! results ([`status`]); for RollingSync, what the
 //! rollout observes ([`rollout_input`]), writes ([`rollout_status`]) and requests
 //! ([`sync_request`]). No API client here.
 
 pub mod diff;
 pub mod ownership;
+pub mod pacing;
 pub mod requeue;
 pub mod rollout_input;
 pub mod rollout_status;
