@@ -7,7 +7,7 @@ mod support;
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion};
 use flotilla::health::{Health, HealthStatus};
 use flotilla::manifest::{Resource, Source};
 use flotilla::sync::{
@@ -92,9 +92,4 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     });
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().with_measurement(ThreadCpuTime);
-    targets = bench
-}
-criterion_main!(benches);
+support::cpu_time_main!(bench);

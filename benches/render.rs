@@ -8,7 +8,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use flotilla::api::document::parse_application_set;
 use flotilla::cluster::inventory::StaticInventory;
 use flotilla::cluster::secret::ClusterSecret;
@@ -100,9 +100,4 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().with_measurement(ThreadCpuTime);
-    targets = bench
-}
-criterion_main!(benches);
+support::cpu_time_main!(bench);

@@ -7,7 +7,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use flotilla::api::application_set::{RollingSync, RollingSyncStep, RolloutStrategy, StrategyType};
 use flotilla::api::application_set_status::{
     ApplicationSetApplicationStatus, HealthStatusCode, RolloutApplicationState, SyncStatusCode,
@@ -105,9 +105,4 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().with_measurement(ThreadCpuTime);
-    targets = bench
-}
-criterion_main!(benches);
+support::cpu_time_main!(bench);

@@ -11,7 +11,7 @@ mod support;
 use std::fmt::Write;
 
 use clap::Parser;
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::Criterion;
 use flotilla::cli::simulate::simulate_from_args;
 use flotilla::cli::{Cli, Command};
 use flotilla::simulate::report::Ending;
@@ -123,9 +123,4 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().with_measurement(ThreadCpuTime);
-    targets = bench
-}
-criterion_main!(benches);
+support::cpu_time_main!(bench);
