@@ -63,7 +63,7 @@ pub fn assess(object: &Value) -> Health {
 
 /// Reads the object as its k8s-openapi type and applies the rule; an unreadable object is Unknown.
 fn typed<T: DeserializeOwned>(object: &Value, rule: fn(&T) -> Health) -> Health {
-    match serde_json::from_value::<T>(object.clone()) {
+    match T::deserialize(object) {
         Ok(typed) => rule(&typed),
         Err(error) => Health::new(
             HealthStatus::Unknown,

@@ -25,7 +25,7 @@ use crate::sync::{OperationPhase, OperationState};
 use super::app::SimApp;
 use super::clock::VirtualClock;
 use super::observe::observe;
-use super::store::MemoryStore;
+use super::store::NeverResumedStore;
 
 /// Something the live view may show: at a virtual time, about an Application.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +164,7 @@ pub async fn drive<C: ClusterApi>(
     }
 }
 
-/// One Application's sync with the real executor, from a fresh in-memory operation store.
+/// One Application's sync with the real executor, started fresh (see [`NeverResumedStore`]).
 async fn sync_one<C: ClusterApi>(
     index: usize,
     app: &SimApp,
@@ -172,7 +172,7 @@ async fn sync_one<C: ClusterApi>(
     clock: VirtualClock,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> (usize, OperationState) {
-    let store = MemoryStore::default();
+    let store = NeverResumedStore;
     let (_terminate, cancel) = watch::channel(false);
     let request = SyncRequest {
         app: &app.name,

@@ -1,30 +1,20 @@
-//! The operation store of a simulated Application: its operation state kept in memory.
-
-use std::sync::Mutex;
+//! The operation store of a simulated Application. Nothing restarts inside a simulation, so an
+//! operation is never resumed: the executor's own copy of the state is the only one needed, and
+//! the store keeps nothing (copying the state after every step was a tenth of a simulation).
 
 use crate::sync::OperationState;
 use crate::sync::execute::{OperationStore, StoreError};
 
-/// One Application's operation, in memory.
+/// The store of an operation that starts fresh and is never resumed.
 #[derive(Debug, Default)]
-pub struct MemoryStore {
-    state: Mutex<Option<OperationState>>,
-}
+pub struct NeverResumedStore;
 
-impl OperationStore for MemoryStore {
+impl OperationStore for NeverResumedStore {
     async fn load(&self) -> Result<Option<OperationState>, StoreError> {
-        Ok(self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone())
+        Ok(None)
     }
 
-    async fn save(&self, state: &OperationState) -> Result<(), StoreError> {
-        *self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(state.clone());
+    async fn save(&self, _state: &OperationState) -> Result<(), StoreError> {
         Ok(())
     }
 }

@@ -5,6 +5,7 @@
 
 mod begin;
 mod dry_run;
+mod edited;
 mod event;
 mod operation;
 mod settings;

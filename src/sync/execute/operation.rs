@@ -23,6 +23,7 @@ use crate::sync::{
 };
 
 use super::ExecuteError;
+use super::edited::Edited;
 use super::event::SyncEvent;
 use super::settings::ExecuteSettings;
 use super::store::OperationStore;
@@ -37,9 +38,10 @@ pub struct Attempt {
     pub timed_out: bool,
 }
 
-/// What `plan_step` decided, owned, so the state it borrowed from can be updated.
+/// What `plan_step` decided, owned, so the state it borrowed from can be updated; the tasks to
+/// apply are named by their index in the plan (which does not change during the attempt).
 enum Action {
-    Apply(Batch, Vec<SyncTask>),
+    Apply(Batch, Vec<usize>),
     DeleteHooks(Vec<ObjectKey>),
     FinishHooks(Vec<FinishedHook>),
     Prune(Vec<PruneTask>),
@@ -56,12 +58,16 @@ struct FinishedHook {
     delete: bool,
 }
 
-impl From<SyncStep<'_>> for Action {
-    fn from(step: SyncStep<'_>) -> Self {
+impl Action {
+    fn of(step: SyncStep<'_>, plan: &SyncPlan) -> Self {
         match step {
-            SyncStep::Apply { batch, tasks } => {
-                Self::Apply(batch, tasks.into_iter().cloned().collect())
-            }
+            SyncStep::Apply { batch, tasks } => Self::Apply(
+                batch,
+                tasks
+                    .into_iter()
+                    .filter_map(|task| plan.tasks.iter().position(|t| std::ptr::eq(t, task)))
+                    .collect(),
+            ),
             SyncStep::DeleteHooks { tasks, .. } => {
                 Self::DeleteHooks(tasks.into_iter().map(|t| t.key.clone()).collect())
             }
@@ -104,7 +110,7 @@ pub struct Operation<'c, C, S> {
     context: Context<'c, C, S>,
     plan: SyncPlan,
     prune: Vec<PruneTask>,
-    state: OperationState,
+    state: Edited<OperationState>,
     live: HashMap<ObjectKey, LiveObject>,
     /// When each object was last read (or written, reading the server's answer).
     seen: HashMap<ObjectKey, Timestamp>,
@@ -112,7 +118,6 @@ pub struct Operation<'c, C, S> {
     sync_fail_started: Option<Timestamp>,
     timed_out: bool,
     last_batch: Option<Batch>,
-    saved: Option<OperationState>,
 }
 
 impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
@@ -131,14 +136,13 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             context,
             plan,
             prune: Vec::new(),
-            state,
+            state: Edited::unstored(state),
             live: HashMap::new(),
             seen: HashMap::new(),
             started,
             sync_fail_started: None,
             timed_out: false,
             last_batch: None,
-            saved: None,
         };
         let mut keys: Vec<ObjectKey> = operation
             .plan
@@ -146,7 +150,14 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             .iter()
             .filter(|task| task.hook.is_some())
             .map(|task| task.key.clone())
-            .chain(operation.state.resources.iter().map(ResourceResult::key))
+            .chain(
+                operation
+                    .state
+                    .get()
+                    .resources
+                    .iter()
+                    .map(ResourceResult::key),
+            )
             .collect();
         keys.sort();
         keys.dedup();
@@ -162,7 +173,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         if operation.context.settings.prune {
             operation.plan_prune().await?;
         }
-        if operation.state.failure.is_some() {
+        if operation.state.get().failure.is_some() {
             operation.sync_fail_started = Some(started);
         }
         Ok(operation)
@@ -209,7 +220,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         mut self,
         cancel: &mut watch::Receiver<bool>,
     ) -> Result<Attempt, ExecuteError> {
-        if self.state.resources.is_empty() && self.state.failure.is_none() {
+        if self.state.get().resources.is_empty() && self.state.get().failure.is_none() {
             if let Some(reason) = self.prepare().await? {
                 return self.end(OperationPhase::Failed, reason).await;
             }
@@ -224,16 +235,16 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 let state = SyncState {
                     plan: &self.plan,
                     live: &self.live,
-                    results: &self.state.resources,
+                    results: &self.state.get().resources,
                     prune: &self.prune,
-                    failure: self.state.failure.as_deref(),
+                    failure: self.state.get().failure.as_deref(),
                     timed_out,
                 };
                 let step = plan_step(&state);
                 if !matches!(step, SyncStep::Wait(_)) {
                     (self.context.events)(&SyncEvent::Step(step.to_string()));
                 }
-                Action::from(step)
+                Action::of(step, &self.plan)
             };
             match action {
                 Action::Apply(batch, tasks) => self.apply(batch, &tasks).await,
@@ -247,11 +258,11 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 }
                 Action::RunSyncFail(reason) => {
                     self.timed_out |= timed_out.is_some();
-                    self.state.failure = Some(reason);
+                    self.state.edit().failure = Some(reason);
                     self.sync_fail_started = Some(self.context.cluster.now());
                 }
                 Action::Done(outcome) => {
-                    self.timed_out |= timed_out.is_some() && self.state.failure.is_none();
+                    self.timed_out |= timed_out.is_some() && self.state.get().failure.is_none();
                     let (phase, message) = match outcome {
                         Outcome::Succeeded => (
                             OperationPhase::Succeeded,
@@ -296,7 +307,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 let mut record = ResourceResult::for_task(task, ResultStatus::SyncFailed);
                 record.message = message;
                 record.finished_at = Some(now.clone());
-                self.state.resources.push(record);
+                self.state.edit().resources.push(record);
             }
             return Ok(Some(format!(
                 "nothing was written: the server does not serve the kind of {}",
@@ -340,7 +351,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 ))
             }
         };
-        self.state.resources.push(record);
+        self.state.edit().resources.push(record);
         Ok(failure)
     }
 
@@ -362,7 +373,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         (limit.saturating_sub(elapsed), limit)
     }
 
-    async fn apply(&mut self, batch: Batch, tasks: &[SyncTask]) {
+    async fn apply(&mut self, batch: Batch, tasks: &[usize]) {
         let settings = self.context.settings;
         let new_wave = self
             .last_batch
@@ -374,7 +385,8 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         let started = Time(self.context.cluster.now());
         let cluster = self.context.cluster;
         let app = self.context.app;
-        let applied: Vec<_> = futures::stream::iter(tasks.iter().map(|task| async move {
+        let tasks = tasks.iter().map(|&index| &self.plan.tasks[index]);
+        let applied: Vec<_> = futures::stream::iter(tasks.map(|task| async move {
             let object = tracked(task, app);
             let policy = WritePolicy::for_task(task, &settings.sync_options);
             let written = write_object(cluster, &task.key, &object, policy, settings).await;
@@ -418,7 +430,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 }
             };
             record.started_at = Some(started.clone());
-            self.state.resources.push(record);
+            self.state.edit().resources.push(record);
         }
     }
 
@@ -464,15 +476,16 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 None
             };
             let now = Time(self.context.cluster.now());
-            let Some(record) = self
+            let Some(index) = self
                 .state
+                .get()
                 .resources
-                .iter_mut()
-                .rev()
-                .find(|r| r.sync_phase == hook.phase && r.key() == hook.key)
+                .iter()
+                .rposition(|r| r.sync_phase == hook.phase && r.key() == hook.key)
             else {
                 continue;
             };
+            let record = &mut self.state.edit().resources[index];
             record.hook_phase = Some(if hook.succeeded {
                 HookPhase::Succeeded
             } else {
@@ -529,7 +542,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 }
                 Err(error) => record.message = error.to_string(),
             }
-            self.state.resources.push(record);
+            self.state.edit().resources.push(record);
         }
     }
 
@@ -558,11 +571,18 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                     Err(error) => tracing::debug!(object = %key, %error, "cannot list pods"),
                 }
             }
-            if let Some(record) = self.state.resources.iter_mut().rev().find(|r| {
+            let resources = &self.state.get().resources;
+            let changed = resources.iter().rposition(|r| {
                 r.key() == key
                     && r.hook_phase != Some(HookPhase::Succeeded)
                     && r.hook_phase != Some(HookPhase::Failed)
-            }) {
+            });
+            let changed = changed.filter(|&index| {
+                let record = &resources[index];
+                record.health != Some(live.health.status) || record.message != live.health.message
+            });
+            if let Some(index) = changed {
+                let record = &mut self.state.edit().resources[index];
                 record.health = Some(live.health.status);
                 record.message = live.health.message.clone();
             }
@@ -634,22 +654,23 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         phase: OperationPhase,
         message: String,
     ) -> Result<Attempt, ExecuteError> {
-        self.state.phase = phase;
-        self.state.message = message;
-        self.state.finished_at = Some(Time(self.context.cluster.now()));
+        let now = Time(self.context.cluster.now());
+        let state = self.state.edit();
+        state.phase = phase;
+        state.message = message;
+        state.finished_at = Some(now);
         (self.context.events)(&SyncEvent::Finished(phase));
         self.save().await?;
         Ok(Attempt {
-            state: self.state,
+            state: self.state.into_inner(),
             timed_out: self.timed_out,
         })
     }
 
-    /// Stores the state when it changed since the last write.
+    /// Stores the state when a step changed it since the last write.
     async fn save(&mut self) -> Result<(), ExecuteError> {
-        if self.saved.as_ref() != Some(&self.state) {
-            self.context.store.save(&self.state).await?;
-            self.saved = Some(self.state.clone());
+        if self.state.take_edited() {
+            self.context.store.save(self.state.get()).await?;
         }
         Ok(())
     }
