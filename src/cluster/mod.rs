@@ -13,3 +13,4 @@ pub mod request_count;
 pub mod resource_types;
 pub mod secret;
 pub mod tracked_cache;
+mod tracked_objects;

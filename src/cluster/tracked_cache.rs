@@ -19,8 +19,10 @@
 //!   recorded object (by `resourceVersion`) does not undo it;
 //! - otherwise it lags the server by a watch event, like any informer: an object deleted a moment
 //!   ago may still be listed, which makes its readers delete it again or wait, never lose it.
+//!
+//! One Application's objects are found through an index ([`TrackedObjects`]), not by a scan.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -36,10 +38,10 @@ use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
 use crate::manifest::ObjectKey;
-use crate::sync::TRACKING_ANNOTATION;
 
 use super::api::ClusterError;
 use super::request_count::{RequestCounter, RequestKind};
+use super::tracked_objects::{ObjectId, Tracked, TrackedObjects, tracking_id};
 
 /// How often the resource types are discovered again without a reason.
 pub const DISCOVERY_INTERVAL: Duration = Duration::from_secs(60);
@@ -50,8 +52,6 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A resource type by group and kind (the version is the server's preferred one).
 type TypeId = (String, String);
-/// An object of one type by namespace and name.
-type ObjectId = (Option<String>, String);
 
 /// The tracked objects of one cluster; see the module documentation.
 #[derive(Default)]
@@ -75,14 +75,8 @@ struct Watched {
     listed: bool,
     /// The last failure of the watch before it listed.
     failure: Option<String>,
-    objects: HashMap<ObjectId, Tracked>,
+    objects: TrackedObjects,
     task: AbortHandle,
-}
-
-/// One object carrying the tracking annotation.
-struct Tracked {
-    resource_version: u64,
-    object: Value,
 }
 
 impl Drop for TrackedCache {
@@ -152,7 +146,6 @@ impl TrackedCache {
 
     /// Every tracked object of `app`, or None while a type has not listed (without failing).
     fn answer(&self, app: Option<&str>) -> Option<Result<Vec<Value>, ClusterError>> {
-        let prefix = app.map(|app| format!("{app}:"));
         let types = lock(&self.shared.types);
         let mut tracked = Vec::new();
         for ((group, kind), watched) in types.iter() {
@@ -162,12 +155,10 @@ impl TrackedCache {
                     watched.failure.as_ref()?
                 ))));
             }
-            let objects = watched.objects.values().filter(|tracked| {
-                prefix
-                    .as_deref()
-                    .is_none_or(|prefix| tracking_id(&tracked.object).starts_with(prefix))
-            });
-            tracked.extend(objects.map(|tracked| tracked.object.clone()));
+            match app {
+                Some(app) => tracked.extend(watched.objects.of_app(app).cloned()),
+                None => tracked.extend(watched.objects.all().cloned()),
+            }
         }
         Some(Ok(tracked))
     }
@@ -235,7 +226,7 @@ impl TrackedCache {
                 Watched {
                     listed: false,
                     failure: None,
-                    objects: HashMap::new(),
+                    objects: TrackedObjects::default(),
                     task: task.abort_handle(),
                 },
             );
@@ -292,7 +283,7 @@ async fn watch_type(
 ) {
     let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
     futures::pin_mut!(events);
-    let mut listing: HashMap<ObjectId, Tracked> = HashMap::new();
+    let mut listing = TrackedObjects::default();
     while let Some(event) = events.next().await {
         let as_value = |meta: PartialObjectMeta<DynamicObject>| {
             let mut metadata = meta.metadata;
@@ -316,7 +307,7 @@ async fn watch_type(
             return;
         };
         match event {
-            Ok(Event::Init) => listing.clear(),
+            Ok(Event::Init) => listing = TrackedObjects::default(),
             Ok(Event::InitApply(meta)) => {
                 let (object_id, object) = as_value(meta);
                 if !tracking_id(&object).is_empty() {
@@ -357,15 +348,6 @@ async fn watch_type(
     }
 }
 
-/// The object's tracking id, or "" without one.
-fn tracking_id(object: &Value) -> &str {
-    object
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(TRACKING_ANNOTATION))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
 /// `metadata.resourceVersion` as a number (0 when absent or not a number).
 fn resource_version(object: &Value) -> u64 {
     object
@@ -389,6 +371,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sync::TRACKING_ANNOTATION;
 
     fn object(name: &str, resource_version: &str, id: Option<&str>) -> Value {
         let mut annotations = serde_json::Map::new();
@@ -410,7 +393,7 @@ mod tests {
         Watched {
             listed: true,
             failure: None,
-            objects: HashMap::new(),
+            objects: TrackedObjects::default(),
             task,
         }
     }
@@ -425,19 +408,22 @@ mod tests {
         watched.apply(id("a"), &object("a", "10", Some("x:/ConfigMap:ns/a")));
         watched.apply(id("a"), &object("a", "9", None));
         assert!(
-            watched.objects.contains_key(&id("a")),
+            watched.objects.get(&id("a")).is_some(),
             "an older event is ignored"
         );
         watched.delete(&id("a"), 9);
         assert!(
-            watched.objects.contains_key(&id("a")),
+            watched.objects.get(&id("a")).is_some(),
             "a delete of an older version"
         );
         watched.apply(id("a"), &object("a", "11", None));
-        assert!(watched.objects.is_empty(), "the annotation was removed");
+        assert!(
+            watched.objects.get(&id("a")).is_none(),
+            "the annotation was removed"
+        );
         watched.apply(id("b"), &object("b", "12", Some("x:/ConfigMap:ns/b")));
         watched.delete(&id("b"), 13);
-        assert!(watched.objects.is_empty());
+        assert_eq!(watched.objects.all().count(), 0);
     }
 
     #[test]
@@ -475,7 +461,8 @@ mod tests {
         assert_eq!(
             lock(&cache.shared.types)[&("".to_owned(), "ConfigMap".to_owned())]
                 .objects
-                .len(),
+                .all()
+                .count(),
             3
         );
     }

@@ -210,7 +210,6 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
         return delete_resources(ctx, &app).await;
     }
     if unchanged(&run, &app).await {
-        count_applications(&run.store, &ctx.metrics);
         return Ok(Action::requeue(ctx.resync));
     }
     let observed = observe(ctx, &app).await;
@@ -233,7 +232,6 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
         }),
     );
     status_written?;
-    count_applications(&run.store, &ctx.metrics);
     let observed = match observed {
         Ok(observed) => observed,
         Err(error) => {
@@ -458,8 +456,8 @@ async fn patch_status(
         })
 }
 
-/// Counts the watched Applications by sync and health status.
-fn count_applications(store: &Store<Application>, metrics: &Metrics) {
+/// The Applications of `store` by (sync status, health status).
+fn application_counts(store: &Store<Application>) -> BTreeMap<(String, String), u64> {
     let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
     for app in store.state() {
         let status = app.status.as_ref();
@@ -473,7 +471,7 @@ fn count_applications(store: &Store<Application>, metrics: &Metrics) {
             .entry((sync.to_owned(), health.to_owned()))
             .or_default() += 1;
     }
-    metrics.set_applications(counts);
+    counts
 }
 
 /// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync, from
@@ -903,6 +901,9 @@ pub async fn run(
     )
     .default_backoff()
     .for_each(|_| futures::future::ready(()));
+    let store = controller.store();
+    ctx.metrics
+        .count_applications_with(Box::new(move || application_counts(&store)));
     let run = Arc::new(Run {
         ctx: Arc::clone(&ctx),
         store: controller.store(),

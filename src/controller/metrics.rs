@@ -11,15 +11,19 @@ use futures::Future;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+/// Counts Applications by (sync status, health status).
+pub type ApplicationCounter = Box<dyn Fn() -> BTreeMap<(String, String), u64> + Send + Sync>;
+
 /// Counters of one controller process.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Metrics {
     /// Reconciles by result: `ok` or the failed step's reason.
     reconciles: Mutex<BTreeMap<&'static str, u64>>,
     /// Application reconciles by result.
     application_reconciles: Mutex<BTreeMap<&'static str, u64>>,
-    /// Applications by (sync status, health status), as last observed.
-    applications: Mutex<BTreeMap<(String, String), u64>>,
+    /// Counts the Applications by status when scraped (from the controller's watch), so no
+    /// reconcile pays for counting them all.
+    applications: Mutex<Option<ApplicationCounter>>,
     /// Sync operations by final phase.
     syncs: Mutex<BTreeMap<String, u64>>,
     leader: AtomicBool,
@@ -49,10 +53,10 @@ impl Metrics {
             .unwrap_or_default()
     }
 
-    /// Replaces the count of Applications per (sync, health) status.
-    pub fn set_applications(&self, counts: BTreeMap<(String, String), u64>) {
+    /// Sets what counts the Applications per (sync, health) status on each scrape.
+    pub fn count_applications_with(&self, counter: ApplicationCounter) {
         if let Ok(mut applications) = self.applications.lock() {
-            *applications = counts;
+            *applications = Some(counter);
         }
     }
 
@@ -107,7 +111,11 @@ impl Metrics {
             "Application reconciles by result.",
             applications,
         );
-        let statuses = self.applications.lock().map(|counts| {
+        let counts = self
+            .applications
+            .lock()
+            .map(|counter| counter.as_ref().map(|count| count()).unwrap_or_default());
+        let statuses = counts.map(|counts| {
             counts
                 .iter()
                 .map(|((sync, health), n)| (format!("sync=\"{sync}\",health=\"{health}\""), *n))
@@ -195,10 +203,9 @@ mod tests {
         metrics.set_leader(true);
         metrics.application_reconciled(None);
         metrics.synced("Succeeded");
-        metrics.set_applications(BTreeMap::from([(
-            ("Synced".to_string(), "Healthy".to_string()),
-            3,
-        )]));
+        metrics.count_applications_with(Box::new(|| {
+            BTreeMap::from([(("Synced".to_string(), "Healthy".to_string()), 3)])
+        }));
         assert_eq!(metrics.reconcile_count(), 3);
         assert_eq!(metrics.application_reconcile_count(), 1);
 
