@@ -1,11 +1,13 @@
 //! Controller benchmark against a running test control plane (`tests/controlplane/start.sh`):
 //! one ApplicationSet with a list generator of 2,000 elements, each Application syncing one
 //! ConfigMap from its own directory of a local git repository with automated sync. Once every
-//! Application is Synced and Healthy, the `flotilla controller` process is watched for a minute:
-//! its resident memory (VmRSS, peak VmHWM) and the CPU it uses (utime + stime) in steady state.
+//! Application is Synced and Healthy and `SETTLE_SECS` (default 0) have passed, the `flotilla
+//! controller` process is watched for `WINDOW_SECS` (default 60): its resident memory (VmRSS,
+//! peak VmHWM) and the CPU it uses (utime + stime) in steady state.
 //!
 //! `cargo bench --bench controller_steady_state` (`FLOTILLA_CONTROLPLANE_DIR`, `APPS`,
-//! `WINDOW_SECS`). Builds nothing itself: run `cargo build --release --bin flotilla` first.
+//! `SETTLE_SECS`, `WINDOW_SECS`). Builds nothing itself: run `cargo build --release --bin
+//! flotilla` first.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -124,6 +126,7 @@ fn start_controller(kubeconfig: &Path, namespace: &str, log: &Path) -> Child {
 fn main() {
     let apps = env_or("APPS", 2000);
     let window = Duration::from_secs(env_or("WINDOW_SECS", 60));
+    let settle = Duration::from_secs(env_or("SETTLE_SECS", 0));
     let state = std::env::var_os("FLOTILLA_CONTROLPLANE_DIR").map_or_else(
         || PathBuf::from("/tmp/flotilla-controlplane"),
         PathBuf::from,
@@ -201,6 +204,13 @@ fn main() {
             tokio::time::sleep(Duration::from_secs(5)).await;
         }
         let converged = started.elapsed();
+        eprintln!(
+            "converged after {:.0} s (controller pid {pid}); measuring in {} s for {} s",
+            converged.as_secs_f64(),
+            settle.as_secs(),
+            window.as_secs()
+        );
+        tokio::time::sleep(settle).await;
         let (_, _, ticks_before) = process_usage(pid);
         let mut peak_rss = 0;
         let measure_start = Instant::now();
@@ -215,6 +225,7 @@ fn main() {
         let elapsed = measure_start.elapsed().as_secs_f64();
         println!("applications: {apps}");
         println!("converged (all Synced and Healthy) after {:.0} s", converged.as_secs_f64());
+        println!("settled for {} s", settle.as_secs());
         println!(
             "steady state over {elapsed:.0} s: RSS {:.1} MiB (max {:.1} MiB, peak since start {:.1} MiB), CPU {cpu:.2} s = {:.1}% of one core",
             rss as f64 / 1024.0,

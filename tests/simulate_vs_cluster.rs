@@ -1,17 +1,26 @@
-//! The simulator against the real thing: the seed's three-tier stack rolled out by the same loop
-//! (RollingSync passes, the real executor, the same observation) once on the embedded cluster
-//! with a virtual clock and once on the real control plane (cluster 1: kube-apiserver, the
-//! controller manager, the node simulator). The order must be the same: which Application syncs
-//! in which step and after which, each sync's phases and waves, each object's record (hooks,
-//! their outcome and deletion). Also with the migration failing (`sim.flotilla.dev/fail` on its
-//! pod, which the node simulator and the embedded cluster both honour).
+//! The simulator against the real thing: the seed's three-tier stack rolled out on the embedded
+//! cluster with a virtual clock, and on the real control plane (cluster 1: kube-apiserver, the
+//! controller manager, the node simulator) twice: by the simulator's own loop (RollingSync
+//! passes, the real executor, the same observation) and by the controller (both reconcilers, as
+//! `flotilla controller` runs them, from the ApplicationSet in the cluster and a git
+//! repository). The order must be the same: which Application syncs in which step and after
+//! which, each sync's phases and waves, each object's record (hooks, their outcome and
+//! deletion). Also with the migration failing (`sim.flotilla.dev/fail` on its pod, which the
+//! node simulator and the embedded cluster both honour).
 
+mod controller_support;
 mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
+use flotilla::api::{Application, ApplicationSet};
+use flotilla::sync::{OperationPhase, OperationState};
 use k8s_openapi::jiff::Timestamp;
+use kube::api::ListParams;
+use serde_json::{Value, json};
 
 use flotilla::api::application_set::RolloutStrategy;
 use flotilla::cli::render::AppSetArgs;
@@ -55,9 +64,10 @@ fn three_tier(namespace: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, St
     (apps, strategy, destination)
 }
 
-/// The platform manifests, with the migration Job's pod failing when `fail` is set.
+/// The platform manifests in a git repository (branch `main`), with the migration Job's pod
+/// failing when `fail` is set.
 fn manifests(fail: bool) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = controller_support::repository();
     let source = root().join("examples/repos/platform-manifests");
     for component in ["database", "backend", "frontend"] {
         std::fs::create_dir_all(dir.path().join(component)).expect("mkdir");
@@ -78,6 +88,7 @@ fn manifests(fail: bool) -> tempfile::TempDir {
             std::fs::write(target, text).expect("writable");
         }
     }
+    controller_support::commit(dir.path(), &[], "platform manifests");
     dir
 }
 
@@ -116,33 +127,57 @@ async fn real(namespace: &support::TestNamespace, repo: &Path) -> (Driven, Repor
     (driven, report)
 }
 
+/// One Application's rollout as one side saw it: its RollingSync step and its sync operation.
+struct Outcome<'a> {
+    name: &'a str,
+    step: Option<String>,
+    operation: Option<&'a OperationState>,
+}
+
+/// The Applications of a simulator-driven rollout.
+fn driven_outcomes<'a>(driven: &'a Driven, report: &Report) -> Vec<Outcome<'a>> {
+    driven
+        .runs
+        .iter()
+        .map(|run| Outcome {
+            name: &run.name,
+            step: report
+                .applications
+                .iter()
+                .find(|a| a.name == run.name)
+                .expect("reported")
+                .step
+                .map(|step| step.to_string()),
+            operation: run.operation.as_ref(),
+        })
+        .collect()
+}
+
 /// Per Application, in the order their syncs started: its step, how its sync ended, its
 /// segments (phase and wave), and every record (phase, wave, hook, outcome, action).
-fn order(driven: &Driven, report: &Report) -> Vec<String> {
-    let mut runs: Vec<_> = driven.runs.iter().collect();
-    runs.sort_by_key(|run| {
-        (
-            run.triggered_at.is_none(),
-            run.triggered_at,
-            run.name.clone(),
-        )
-    });
+fn order(mut outcomes: Vec<Outcome>) -> Vec<String> {
+    let started = |outcome: &Outcome| outcome.operation.and_then(|op| op.started_at.clone());
+    outcomes.sort_by_key(|outcome| (started(outcome).is_none(), started(outcome).map(|t| t.0)));
     let mut lines = Vec::new();
-    for run in runs {
-        let app = report
-            .applications
-            .iter()
-            .find(|a| a.name == run.name)
-            .expect("reported");
-        let segments: Vec<&str> = app.segments.iter().map(|s| s.label.as_str()).collect();
+    for outcome in outcomes {
+        let records = outcome
+            .operation
+            .map(|op| op.resources.as_slice())
+            .unwrap_or_default();
+        let segments: Vec<String> = records
+            .chunk_by(|a, b| (a.sync_phase, a.wave) == (b.sync_phase, b.wave))
+            .map(|group| format!("{:?} wave {}", group[0].sync_phase, group[0].wave))
+            .collect();
+        let result = outcome
+            .operation
+            .map_or("NotSynced".to_owned(), |op| format!("{:?}", op.phase));
         lines.push(format!(
-            "{} step {:?} {} [{}]",
-            run.name,
-            app.step,
-            app.result,
+            "{} step {:?} {result} [{}]",
+            outcome.name,
+            outcome.step,
             segments.join(", ")
         ));
-        for record in run.operation.iter().flat_map(|op| &op.resources) {
+        for record in records {
             lines.push(format!(
                 "  {:?} wave {} {} {} hook {:?} {:?} {:?} {:?}",
                 record.sync_phase,
@@ -157,6 +192,16 @@ fn order(driven: &Driven, report: &Report) -> Vec<String> {
         }
     }
     lines
+}
+
+fn assert_same_order(simulated: &[String], observed: &[String], side: &str) {
+    assert_eq!(
+        simulated,
+        observed,
+        "simulated:\n{}\n{side}:\n{}",
+        simulated.join("\n"),
+        observed.join("\n")
+    );
 }
 
 /// Each Application's sync starts only after the previous step's ended.
@@ -183,15 +228,9 @@ async fn compare(label: &str, fail: bool) {
     let repo = manifests(fail);
     let (sim_driven, sim_report) = simulated(&namespace.name, repo.path());
     let (real_driven, real_report) = real(&namespace, repo.path()).await;
-    let simulated = order(&sim_driven, &sim_report);
-    let observed = order(&real_driven, &real_report);
-    assert_eq!(
-        simulated,
-        observed,
-        "simulated:\n{}\nreal:\n{}",
-        simulated.join("\n"),
-        observed.join("\n")
-    );
+    let simulated = order(driven_outcomes(&sim_driven, &sim_report));
+    let observed = order(driven_outcomes(&real_driven, &real_report));
+    assert_same_order(&simulated, &observed, "real");
     assert_steps_in_sequence(&sim_report, "simulated");
     assert_steps_in_sequence(&real_report, "real");
     assert_eq!(sim_report.ending, real_report.ending);
@@ -217,4 +256,115 @@ async fn three_tier_stack_rolls_out_in_the_same_order_as_on_the_control_plane() 
 #[tokio::test]
 async fn failing_migration_stops_the_stack_as_on_the_control_plane() {
     compare("sim-vs-cluster-fail", true).await;
+}
+
+/// The three-tier example as it is, but from `repo` and deploying into the test namespace.
+fn example_appset(namespace: &str, repo: &Path) -> ApplicationSet {
+    let path = root().join("examples/three-tier-stack.yaml");
+    let text = std::fs::read_to_string(&path).expect("the example");
+    let mut appset: Value = serde_saphyr::from_str(&text).expect("the example parses");
+    appset["apiVersion"] = json!("flotilla.dev/v1alpha1");
+    appset["metadata"]["namespace"] = json!(namespace);
+    let spec = &mut appset["spec"]["template"]["spec"];
+    spec["source"]["repoURL"] = json!(format!("file://{}", repo.display()));
+    spec["destination"]["namespace"] = json!(namespace);
+    support::object(appset)
+}
+
+/// The rollout of the ApplicationSet by the controller on cluster 1: once the database's sync
+/// has ended, until every sync the rollout started has ended and then (when one failed) for a
+/// while longer, to see that nothing else starts.
+async fn controlled(label: &str, repo: &Path) -> (Vec<Application>, ApplicationSet) {
+    let ns = controller_support::setup(label).await;
+    let controller = controller_support::start(&ns, "sim-compare");
+    let appsets: kube::Api<ApplicationSet> = ns.api();
+    let appset = example_appset(&ns.name, repo);
+    support::apply(&appsets, &appset).await;
+    let apps = ns.api::<Application>();
+    let ended = |app: &Application| {
+        let phase = app.status.as_ref()?.operation_state.as_ref()?.phase;
+        matches!(phase, OperationPhase::Succeeded | OperationPhase::Failed).then_some(phase)
+    };
+    let failed =
+        support::eventually_within(Duration::from_secs(300), "the rollout to end", async || {
+            let listed = apps
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            let phases: Vec<Option<OperationPhase>> = listed.items.iter().map(ended).collect();
+            let all_succeeded = listed.items.len() == 3
+                && phases.iter().all(|p| *p == Some(OperationPhase::Succeeded));
+            let failed = phases.contains(&Some(OperationPhase::Failed));
+            let running = listed.items.iter().any(|app| {
+                app.status
+                    .as_ref()
+                    .and_then(|s| s.operation_state.as_ref())
+                    .is_some()
+                    && ended(app).is_none()
+            });
+            if (all_succeeded || failed) && !running {
+                Ok(failed)
+            } else {
+                Err(format!("{phases:?}"))
+            }
+        })
+        .await;
+    if failed {
+        // A failed step stops the rollout: several resyncs later, nothing else has started.
+        tokio::time::sleep(controller_support::RESYNC * 5).await;
+    }
+    let listed = apps
+        .list(&ListParams::default())
+        .await
+        .expect("lists Applications");
+    let appset = appsets
+        .get("platform-stack")
+        .await
+        .expect("the ApplicationSet");
+    controller.stop().await;
+    (listed.items, appset)
+}
+
+/// The Applications as the controller left them: the step from the ApplicationSet's status, the
+/// operation from each Application's.
+fn controlled_outcomes<'a>(apps: &'a [Application], appset: &ApplicationSet) -> Vec<Outcome<'a>> {
+    let steps = appset
+        .status
+        .as_ref()
+        .map(|s| s.application_status.as_slice())
+        .unwrap_or_default();
+    apps.iter()
+        .map(|app| {
+            let name = app.metadata.name.as_deref().expect("named");
+            Outcome {
+                name,
+                step: steps
+                    .iter()
+                    .find(|s| s.application == name)
+                    .map(|s| s.step.clone()),
+                operation: app.status.as_ref().and_then(|s| s.operation_state.as_ref()),
+            }
+        })
+        .collect()
+}
+
+async fn compare_with_controller(label: &str, fail: bool) {
+    let repo = manifests(fail);
+    let (apps, appset) = controlled(label, repo.path()).await;
+    let namespace = appset.metadata.namespace.clone().expect("namespaced");
+    let (sim_driven, sim_report) = simulated(&namespace, repo.path());
+    let simulated = order(driven_outcomes(&sim_driven, &sim_report));
+    let observed = order(controlled_outcomes(&apps, &appset));
+    assert_same_order(&simulated, &observed, "controller");
+    eprintln!("{label}: the controller's order:\n{}", observed.join("\n"));
+}
+
+#[tokio::test]
+async fn the_controller_rolls_out_the_three_tier_stack_in_the_simulated_order() {
+    compare_with_controller("sim-vs-controller", false).await;
+}
+
+#[tokio::test]
+async fn the_controller_stops_at_a_failing_migration_as_simulated() {
+    compare_with_controller("sim-vs-controller-fail", true).await;
 }
