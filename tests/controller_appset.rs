@@ -353,6 +353,10 @@ async fn only_the_lease_holder_reconciles_and_another_takes_over_when_it_stops()
         0,
         "the waiting replica never reconciles"
     );
+    assert!(
+        first.readiness.is_ready() && second.readiness.is_ready(),
+        "the leader and the replica standing by are both ready"
+    );
 
     first.stop().await;
     apply(&appsets, &list_appset(&["a", "b"], "apps", None)).await;

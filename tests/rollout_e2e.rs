@@ -111,6 +111,8 @@ impl Repo {
 /// comparing Applications every 2 s, with its own repository cache.
 struct Controller {
     child: Child,
+    /// Where it serves `/metrics`, `/healthz` and `/readyz`.
+    endpoint: std::net::SocketAddr,
     _cache: tempfile::TempDir,
 }
 
@@ -122,6 +124,10 @@ impl Controller {
         let log = std::fs::File::create(&log_path)
             .unwrap_or_else(|e| panic!("creating {}: {e}", log_path.display()));
         let cache = tempfile::tempdir().expect("a repository cache directory");
+        // A port free a moment ago; the controller binds it right away.
+        let endpoint = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port");
         let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
             .args([
                 "controller",
@@ -131,6 +137,8 @@ impl Controller {
                 identity,
                 "--app-resync",
                 "2s",
+                "--metrics-addr",
+                &endpoint.to_string(),
                 "--repo-cache",
             ])
             .arg(cache.path())
@@ -145,8 +153,22 @@ impl Controller {
             .expect("starts flotilla controller");
         Self {
             child,
+            endpoint,
             _cache: cache,
         }
+    }
+
+    /// The whole HTTP response of its endpoint to `GET path`.
+    async fn get(&self, path: &str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(self.endpoint)
+            .await
+            .expect("the controller's endpoint accepts connections");
+        let request = format!("GET {path} HTTP/1.1\r\nhost: flotilla\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.expect("sends");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.expect("reads");
+        response
     }
 
     /// SIGTERM (the controller releases its Lease) and waits for the exit.
@@ -549,6 +571,20 @@ async fn three_tiers_sync_database_then_backend_then_frontend() {
     let table = flotilla(&ns, &["rollout", "status", "platform-stack"]);
     for app in TIERS {
         assert!(table.contains(app), "{table}");
+    }
+
+    // The process's endpoint: probes, and metrics with reconcile durations.
+    assert!(controller.get("/healthz").await.starts_with("HTTP/1.1 200"));
+    assert!(controller.get("/readyz").await.starts_with("HTTP/1.1 200"));
+    let metrics = controller.get("/metrics").await;
+    for family in [
+        "flotilla_reconcile_duration_seconds_count{controller=\"Application\"}",
+        "flotilla_reconcile_duration_seconds_count{controller=\"ApplicationSet\"}",
+        "flotilla_sync_operations_total{result=\"Succeeded\"}",
+        "flotilla_applications{sync=",
+        "flotilla_leader 1",
+    ] {
+        assert!(metrics.contains(family), "{family} in {metrics}");
     }
     controller.stop();
 }

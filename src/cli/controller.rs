@@ -13,8 +13,9 @@ use futures::FutureExt;
 
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
+use crate::controller::endpoint::serve;
 use crate::controller::leader::{LeaseConfig, LeaseLock};
-use crate::controller::metrics::{Metrics, serve};
+use crate::controller::metrics::Metrics;
 use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
@@ -35,7 +36,7 @@ pub struct ControllerArgs {
     pub namespace: Option<String>,
     #[command(flatten)]
     pub cluster: crate::cli::connect::KubeconfigArgs,
-    /// Serve Prometheus metrics on this address, e.g. 0.0.0.0:8080.
+    /// Serve `/metrics` (Prometheus), `/healthz` and `/readyz` on this address, e.g. 0.0.0.0:8080.
     #[arg(long)]
     pub metrics_addr: Option<SocketAddr>,
     /// How often git generators re-resolve their revision when they set no
@@ -79,12 +80,6 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
         let metrics = Arc::new(Metrics::default());
         let shutdown = super::connect::shutdown_signal().shared();
-        if let Some(address) = args.metrics_addr {
-            let listener = tokio::net::TcpListener::bind(address)
-                .await
-                .with_context(|| format!("--metrics-addr {address}"))?;
-            tokio::spawn(serve(listener, Arc::clone(&metrics), shutdown.clone()));
-        }
         let lease = LeaseLock::new(
             client.clone(),
             &namespace,
@@ -95,6 +90,18 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 retry: Duration::from_secs(5),
             },
         );
+        if let Some(address) = args.metrics_addr {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .with_context(|| format!("--metrics-addr {address}"))?;
+            let served = serve(
+                listener,
+                Arc::clone(&metrics),
+                lease.readiness(),
+                shutdown.clone(),
+            );
+            tokio::spawn(served);
+        }
         tracing::info!(%namespace, identity = %lease.config().identity, "starting");
         let cache = args
             .repo_cache

@@ -35,7 +35,7 @@ use super::application::instance::instance_name;
 use super::application::status::{condition_patch, operation_patch, status_patch, with_generation};
 use super::appset_reconciler::retry_delay;
 use super::events::{EventPublisher, EventReason};
-use super::metrics::Metrics;
+use super::metrics::{Metrics, Reconciler};
 use super::status_store::StatusStore;
 use super::sync_job::SyncJob;
 use crate::api::application::{
@@ -200,6 +200,15 @@ struct Observed {
     inputs: CompareInputs,
     /// The kinds (group, kind) the plan deploys.
     kinds: Vec<(String, String)>,
+}
+
+/// [`reconcile`], its duration recorded.
+async fn timed_reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
+    let started = std::time::Instant::now();
+    let metrics = Arc::clone(&run.ctx.metrics);
+    let reconciled = reconcile(app, run).await;
+    metrics.observe_reconcile(Reconciler::Application, started.elapsed());
+    reconciled
 }
 
 /// Reconciles one Application.
@@ -913,7 +922,7 @@ pub async fn run(
     let ok = Arc::clone(&ctx);
     let reconciling = controller
         .graceful_shutdown_on(stop)
-        .run(reconcile, error_policy, run)
+        .run(timed_reconcile, error_policy, run)
         .for_each(|result| {
             let ctx = Arc::clone(&ok);
             async move {

@@ -33,7 +33,7 @@ use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::sync_request::sync_requests;
 use super::appset::validate::{ForeignNamespace, same_namespace};
 use super::events::{EventPublisher, EventReason};
-use super::metrics::Metrics;
+use super::metrics::{Metrics, Reconciler};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
@@ -200,6 +200,8 @@ pub async fn reconcile(
         ended: Instant::now(),
         took: started.elapsed(),
     };
+    ctx.metrics
+        .observe_reconcile(Reconciler::ApplicationSet, last.took);
     ctx.last_reconciles().insert(name, last);
     reconciled
 }

@@ -11,6 +11,8 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
+use super::readiness::Readiness;
+
 /// How a replica competes for the Lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LeaseConfig {
@@ -107,6 +109,7 @@ pub struct LeaseLock {
     api: Api<Lease>,
     namespace: String,
     config: LeaseConfig,
+    readiness: Readiness,
 }
 
 impl LeaseLock {
@@ -117,7 +120,14 @@ impl LeaseLock {
             api: Api::namespaced(client, namespace),
             namespace: namespace.to_string(),
             config,
+            readiness: Readiness::default(),
         }
+    }
+
+    /// Ready once the Lease has been read (see [`Readiness`]).
+    #[must_use]
+    pub fn readiness(&self) -> Readiness {
+        self.readiness.clone()
     }
 
     /// The configuration this lock competes with.
@@ -144,6 +154,7 @@ impl LeaseLock {
             .get_opt(&self.config.name)
             .await
             .map_err(|e| self.error(e))?;
+        self.readiness.mark_ready();
         let now = Timestamp::now();
         let spec = current.as_ref().and_then(|lease| lease.spec.as_ref());
         let decision = decide(spec, &self.config.identity, now);

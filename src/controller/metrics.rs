@@ -1,235 +1,266 @@
-//! Reconcile counters, Applications by sync and health status, sync operations by result, and a
-//! tiny `/metrics` endpoint in the Prometheus text format, served with
-//! tokio's `TcpListener` (no web framework): one request per connection, then close.
+//! The controller's Prometheus metrics, kept with `prometheus-client`: reconciles by result and
+//! their durations per reconciler, Applications by sync and health status (counted when
+//! scraped), sync operations by result, and whether this replica leads. Encoded in the
+//! OpenMetrics text format; served by [`super::endpoint`].
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use futures::Future;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
 
 /// Counts Applications by (sync status, health status).
 pub type ApplicationCounter = Box<dyn Fn() -> BTreeMap<(String, String), u64> + Send + Sync>;
 
-/// Counters of one controller process.
-#[derive(Default)]
+/// Which reconciler a duration is of.
+#[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
+pub enum Reconciler {
+    ApplicationSet,
+    Application,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    result: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReconcilerLabels {
+    controller: Reconciler,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StatusLabels {
+    sync: String,
+    health: String,
+}
+
+type DurationFamily = Family<ReconcilerLabels, Histogram, fn() -> Histogram>;
+
+/// The metrics of one controller process.
 pub struct Metrics {
-    /// Reconciles by result: `ok` or the failed step's reason.
-    reconciles: Mutex<BTreeMap<&'static str, u64>>,
+    registry: Registry,
+    /// ApplicationSet reconciles by result: `ok` or the failed step's reason.
+    reconciles: Family<ResultLabels, Counter>,
     /// Application reconciles by result.
-    application_reconciles: Mutex<BTreeMap<&'static str, u64>>,
+    application_reconciles: Family<ResultLabels, Counter>,
+    durations: DurationFamily,
+    applications: Family<StatusLabels, Gauge>,
+    syncs: Family<ResultLabels, Counter>,
+    leader: Gauge,
+    /// Totals of the two reconcile families, for callers that wait for work to happen.
+    reconcile_total: AtomicU64,
+    application_reconcile_total: AtomicU64,
     /// Counts the Applications by status when scraped (from the controller's watch), so no
     /// reconcile pays for counting them all.
-    applications: Mutex<Option<ApplicationCounter>>,
-    /// Sync operations by final phase.
-    syncs: Mutex<BTreeMap<String, u64>>,
-    leader: AtomicBool,
+    count_applications: Mutex<Option<ApplicationCounter>>,
+}
+
+/// Reconcile durations from 5 ms to about 3 minutes (an Application's reconcile includes its
+/// sync).
+fn duration_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.005, 2.0, 16))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let reconciles = Family::default();
+        registry.register(
+            "flotilla_appset_reconciles",
+            "ApplicationSet reconciles by result",
+            reconciles.clone(),
+        );
+        let application_reconciles = Family::default();
+        registry.register(
+            "flotilla_application_reconciles",
+            "Application reconciles by result",
+            application_reconciles.clone(),
+        );
+        let durations: DurationFamily = Family::new_with_constructor(duration_histogram);
+        registry.register(
+            "flotilla_reconcile_duration_seconds",
+            "How long reconciles take, per reconciler",
+            durations.clone(),
+        );
+        let applications = Family::default();
+        registry.register(
+            "flotilla_applications",
+            "Applications by sync and health status",
+            applications.clone(),
+        );
+        let syncs = Family::default();
+        registry.register(
+            "flotilla_sync_operations",
+            "Sync operations by result",
+            syncs.clone(),
+        );
+        let leader = Gauge::default();
+        registry.register(
+            "flotilla_leader",
+            "Whether this process holds the controller Lease",
+            leader.clone(),
+        );
+        Self {
+            registry,
+            reconciles,
+            application_reconciles,
+            durations,
+            applications,
+            syncs,
+            leader,
+            reconcile_total: AtomicU64::new(0),
+            application_reconcile_total: AtomicU64::new(0),
+            count_applications: Mutex::new(None),
+        }
+    }
+}
+
+fn result(failure: Option<&str>) -> ResultLabels {
+    ResultLabels {
+        result: failure.unwrap_or("ok").to_owned(),
+    }
 }
 
 impl Metrics {
-    /// Counts a reconcile that succeeded (`None`) or failed with `reason`.
+    /// Counts an ApplicationSet reconcile that succeeded (`None`) or failed with `reason`.
     pub fn reconciled(&self, failure: Option<&'static str>) {
-        if let Ok(mut counts) = self.reconciles.lock() {
-            *counts.entry(failure.unwrap_or("ok")).or_default() += 1;
-        }
+        self.reconciles.get_or_create(&result(failure)).inc();
+        self.reconcile_total.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts an Application reconcile that succeeded (`None`) or failed with `reason`.
     pub fn application_reconciled(&self, failure: Option<&'static str>) {
-        if let Ok(mut counts) = self.application_reconciles.lock() {
-            *counts.entry(failure.unwrap_or("ok")).or_default() += 1;
-        }
+        self.application_reconciles
+            .get_or_create(&result(failure))
+            .inc();
+        self.application_reconcile_total
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records how long one reconcile took.
+    pub fn observe_reconcile(&self, controller: Reconciler, took: Duration) {
+        self.durations
+            .get_or_create(&ReconcilerLabels { controller })
+            .observe(took.as_secs_f64());
+    }
+
+    /// ApplicationSet reconciles counted so far, successful or not.
+    #[must_use]
+    pub fn reconcile_count(&self) -> u64 {
+        self.reconcile_total.load(Ordering::Relaxed)
     }
 
     /// Application reconciles counted so far, successful or not.
     #[must_use]
     pub fn application_reconcile_count(&self) -> u64 {
-        self.application_reconciles
-            .lock()
-            .map(|counts| counts.values().sum())
-            .unwrap_or_default()
+        self.application_reconcile_total.load(Ordering::Relaxed)
     }
 
     /// Sets what counts the Applications per (sync, health) status on each scrape.
     pub fn count_applications_with(&self, counter: ApplicationCounter) {
-        if let Ok(mut applications) = self.applications.lock() {
+        if let Ok(mut applications) = self.count_applications.lock() {
             *applications = Some(counter);
         }
     }
 
     /// Counts a sync operation that ended in `phase` (e.g. `Succeeded`).
     pub fn synced(&self, phase: &str) {
-        if let Ok(mut counts) = self.syncs.lock() {
-            *counts.entry(phase.to_owned()).or_default() += 1;
-        }
+        self.syncs
+            .get_or_create(&ResultLabels {
+                result: phase.to_owned(),
+            })
+            .inc();
     }
 
     /// Records whether this process holds the Lease.
     pub fn set_leader(&self, leader: bool) {
-        self.leader.store(leader, Ordering::Relaxed);
+        self.leader.set(i64::from(leader));
     }
 
-    /// Reconciles counted so far, successful or not.
-    #[must_use]
-    pub fn reconcile_count(&self) -> u64 {
-        self.reconciles
-            .lock()
-            .map(|counts| counts.values().sum())
-            .unwrap_or_default()
-    }
-
-    /// The counters in the Prometheus text exposition format.
+    /// Every metric in the OpenMetrics text format, the Applications counted now.
     #[must_use]
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        let by_result = |counts: &Mutex<BTreeMap<&'static str, u64>>| -> Vec<(String, u64)> {
-            counts
-                .lock()
-                .map(|c| {
-                    c.iter()
-                        .map(|(result, n)| (format!("result=\"{result}\""), *n))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let (appsets, applications) = (
-            by_result(&self.reconciles),
-            by_result(&self.application_reconciles),
-        );
-        family(
-            &mut out,
-            ("flotilla_appset_reconciles_total", "counter"),
-            "ApplicationSet reconciles by result.",
-            appsets,
-        );
-        family(
-            &mut out,
-            ("flotilla_application_reconciles_total", "counter"),
-            "Application reconciles by result.",
-            applications,
-        );
         let counts = self
-            .applications
+            .count_applications
             .lock()
-            .map(|counter| counter.as_ref().map(|count| count()).unwrap_or_default());
-        let statuses = counts.map(|counts| {
-            counts
-                .iter()
-                .map(|((sync, health), n)| (format!("sync=\"{sync}\",health=\"{health}\""), *n))
-                .collect()
-        });
-        family(
-            &mut out,
-            ("flotilla_applications", "gauge"),
-            "Applications by sync and health status.",
-            statuses.unwrap_or_default(),
-        );
-        let syncs = self.syncs.lock().map(|counts| {
-            counts
-                .iter()
-                .map(|(result, n)| (format!("result=\"{result}\""), *n))
-                .collect()
-        });
-        family(
-            &mut out,
-            ("flotilla_sync_operations_total", "counter"),
-            "Sync operations by result.",
-            syncs.unwrap_or_default(),
-        );
-        let _ = write!(
-            out,
-            "# HELP flotilla_leader Whether this process holds the controller Lease.\n\
-             # TYPE flotilla_leader gauge\nflotilla_leader {}\n",
-            u8::from(self.leader.load(Ordering::Relaxed))
-        );
+            .ok()
+            .and_then(|counter| counter.as_ref().map(|count| count()))
+            .unwrap_or_default();
+        self.applications.clear();
+        for ((sync, health), n) in counts {
+            let labels = StatusLabels { sync, health };
+            self.applications
+                .get_or_create(&labels)
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
-    }
-}
-
-/// Writes one metric family: its help and type lines, then one sample per label set.
-fn family(out: &mut String, (name, kind): (&str, &str), help: &str, samples: Vec<(String, u64)>) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-    for (labels, value) in samples {
-        let _ = writeln!(out, "{name}{{{labels}}} {value}");
-    }
-}
-
-/// Answers every request on `listener` with the metrics until `stop` completes.
-pub async fn serve(
-    listener: TcpListener,
-    metrics: std::sync::Arc<Metrics>,
-    stop: impl Future<Output = ()>,
-) {
-    tokio::pin!(stop);
-    loop {
-        let accepted = tokio::select! {
-            () = &mut stop => return,
-            accepted = listener.accept() => accepted,
-        };
-        let Ok((mut stream, _)) = accepted else {
-            continue;
-        };
-        let metrics = std::sync::Arc::clone(&metrics);
-        tokio::spawn(async move {
-            // The request itself does not matter: every path answers with the metrics.
-            let mut request = [0u8; 1024];
-            let _ = stream.read(&mut request).await;
-            let body = metrics.render();
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes()).await;
-            let _ = stream.shutdown().await;
-        });
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
 
-    #[tokio::test]
-    async fn serves_counters_in_the_text_format() {
-        let metrics = Arc::new(Metrics::default());
+    #[test]
+    fn renders_counters_gauges_and_histograms_in_the_text_format() {
+        let metrics = Metrics::default();
         metrics.reconciled(None);
         metrics.reconciled(None);
         metrics.reconciled(Some("RenderError"));
         metrics.set_leader(true);
         metrics.application_reconciled(None);
         metrics.synced("Succeeded");
+        metrics.observe_reconcile(Reconciler::Application, Duration::from_millis(30));
         metrics.count_applications_with(Box::new(|| {
             BTreeMap::from([(("Synced".to_string(), "Healthy".to_string()), 3)])
         }));
         assert_eq!(metrics.reconcile_count(), 3);
         assert_eq!(metrics.application_reconcile_count(), 1);
+        let text = metrics.render();
+        for expected in [
+            "flotilla_appset_reconciles_total{result=\"ok\"} 2\n",
+            "flotilla_appset_reconciles_total{result=\"RenderError\"} 1\n",
+            "flotilla_leader 1\n",
+            "flotilla_application_reconciles_total{result=\"ok\"} 1\n",
+            "flotilla_applications{sync=\"Synced\",health=\"Healthy\"} 3\n",
+            "flotilla_sync_operations_total{result=\"Succeeded\"} 1\n",
+            "flotilla_reconcile_duration_seconds_count{controller=\"Application\"} 1\n",
+            "flotilla_reconcile_duration_seconds_bucket{le=\"0.04\",controller=\"Application\"} 1\n",
+            "flotilla_reconcile_duration_seconds_bucket{le=\"0.02\",controller=\"Application\"} 0\n",
+        ] {
+            assert!(text.contains(expected), "{expected} in\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"));
+    }
 
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(listener, Arc::clone(&metrics), async {
-            let _ = stopped.await;
+    #[test]
+    fn applications_are_counted_again_on_every_render() {
+        let metrics = Metrics::default();
+        let healthy = std::sync::Arc::new(AtomicU64::new(2));
+        let counted = std::sync::Arc::clone(&healthy);
+        metrics.count_applications_with(Box::new(move || {
+            let n = counted.load(Ordering::Relaxed);
+            if n == 0 {
+                BTreeMap::new()
+            } else {
+                BTreeMap::from([(("Synced".into(), "Healthy".into()), n)])
+            }
         }));
-        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-        stream
-            .write_all(b"GET /metrics HTTP/1.1\r\n\r\n")
-            .await
-            .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await.unwrap();
-        assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
-        assert!(response.contains("flotilla_appset_reconciles_total{result=\"ok\"} 2\n"));
-        assert!(response.contains("flotilla_appset_reconciles_total{result=\"RenderError\"} 1\n"));
-        assert!(response.contains("flotilla_leader 1\n"));
-        assert!(response.contains("flotilla_application_reconciles_total{result=\"ok\"} 1\n"));
-        assert!(response.contains("flotilla_applications{sync=\"Synced\",health=\"Healthy\"} 3\n"));
-        assert!(response.contains("flotilla_sync_operations_total{result=\"Succeeded\"} 1\n"));
-        stop.send(()).unwrap();
-        server.await.unwrap();
+        assert!(metrics.render().contains("health=\"Healthy\"} 2\n"));
+        healthy.store(0, Ordering::Relaxed);
+        assert!(
+            !metrics.render().contains("health=\"Healthy\""),
+            "a status no Application has any more is not shown"
+        );
     }
 }

@@ -2,15 +2,18 @@
 //! destination clusters, in one namespace while holding a Lease. The decisions live in the pure
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
 //! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
-//! [`status_store`], [`events`], [`leader`], [`metrics`]) and [`run`] ties them together.
+//! [`status_store`], [`events`], [`leader`], [`readiness`], [`metrics`], [`endpoint`]) and [`run`]
+//! ties them together.
 
 pub mod application;
 pub mod application_reconciler;
 pub mod appset;
 pub mod appset_reconciler;
+pub mod endpoint;
 pub mod events;
 pub mod leader;
 pub mod metrics;
+pub mod readiness;
 pub mod rollout;
 pub mod status_store;
 pub mod sync_job;

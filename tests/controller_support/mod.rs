@@ -12,6 +12,7 @@ use flotilla::controller::application_reconciler::ApplicationContext;
 use flotilla::controller::appset_reconciler::AppSetContext;
 use flotilla::controller::leader::{LeaseConfig, LeaseLock};
 use flotilla::controller::metrics::Metrics;
+use flotilla::controller::readiness::Readiness;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 
@@ -23,6 +24,8 @@ pub const RESYNC: Duration = Duration::from_secs(2);
 /// A controller running in this test process.
 pub struct Running {
     pub metrics: Arc<Metrics>,
+    /// Ready once its Lease was read (what `/readyz` reports).
+    pub readiness: Readiness,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
     _cache: tempfile::TempDir,
@@ -77,6 +80,7 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
             retry: Duration::from_millis(300),
         },
     );
+    let readiness = lease.readiness();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         flotilla::controller::run(Arc::new(appsets), Arc::new(applications), lease, async {
@@ -87,6 +91,7 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
     });
     Running {
         metrics,
+        readiness,
         stop,
         task,
         _cache: cache,
