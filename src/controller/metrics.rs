@@ -13,7 +13,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
 
 /// Counts Applications by (sync status, health status).
 pub type ApplicationCounter = Box<dyn Fn() -> BTreeMap<(String, String), u64> + Send + Sync>;
@@ -71,55 +71,44 @@ fn duration_histogram() -> Histogram {
 impl Default for Metrics {
     fn default() -> Self {
         let mut registry = Registry::default();
-        let reconciles = Family::default();
-        registry.register(
-            "flotilla_appset_reconciles",
-            "ApplicationSet reconciles by result",
-            reconciles.clone(),
-        );
-        let application_reconciles = Family::default();
-        registry.register(
-            "flotilla_application_reconciles",
-            "Application reconciles by result",
-            application_reconciles.clone(),
-        );
-        let durations: DurationFamily = Family::new_with_constructor(duration_histogram);
-        registry.register(
-            "flotilla_reconcile_duration_seconds",
-            "How long reconciles take, per reconciler",
-            durations.clone(),
-        );
-        let applications = Family::default();
-        registry.register(
-            "flotilla_applications",
-            "Applications by sync and health status",
-            applications.clone(),
-        );
-        let syncs = Family::default();
-        registry.register(
-            "flotilla_sync_operations",
-            "Sync operations by result",
-            syncs.clone(),
-        );
-        let leader = Gauge::default();
-        registry.register(
-            "flotilla_leader",
-            "Whether this process holds the controller Lease",
-            leader.clone(),
-        );
+        let r = &mut registry;
+        let by_result = Family::default;
         Self {
+            reconciles: registered(r, "flotilla_appset_reconciles", by_result()),
+            application_reconciles: registered(r, "flotilla_application_reconciles", by_result()),
+            durations: registered(
+                r,
+                "flotilla_reconcile_duration_seconds",
+                Family::new_with_constructor(duration_histogram),
+            ),
+            applications: registered(r, "flotilla_applications", Family::default()),
+            syncs: registered(r, "flotilla_sync_operations", by_result()),
+            leader: registered(r, "flotilla_leader", Gauge::default()),
             registry,
-            reconciles,
-            application_reconciles,
-            durations,
-            applications,
-            syncs,
-            leader,
             reconcile_total: AtomicU64::new(0),
             application_reconcile_total: AtomicU64::new(0),
             count_applications: Mutex::new(None),
         }
     }
+}
+
+/// The help text of each metric.
+fn help(name: &str) -> &'static str {
+    match name {
+        "flotilla_appset_reconciles" => "ApplicationSet reconciles by result",
+        "flotilla_application_reconciles" => "Application reconciles by result",
+        "flotilla_reconcile_duration_seconds" => "How long reconciles take, per reconciler",
+        "flotilla_applications" => "Applications by sync and health status",
+        "flotilla_sync_operations" => "Sync operations by result",
+        "flotilla_leader" => "Whether this process holds the controller Lease",
+        _ => "",
+    }
+}
+
+/// `metric`, registered as `name`; the registry keeps a clone sharing its values.
+fn registered<M: Metric + Clone>(registry: &mut Registry, name: &str, metric: M) -> M {
+    registry.register(name, help(name), metric.clone());
+    metric
 }
 
 fn result(failure: Option<&str>) -> ResultLabels {
