@@ -12,7 +12,8 @@ use crate::api::application::ApplicationDestination;
 use super::connection::{ClusterConfig, ConnectionError};
 use super::destination::{DestinationError, Target, resolve};
 use super::kube_cluster::KubeCluster;
-use super::live_inventory::{LiveInventoryError, read_registered};
+use super::live_inventory::LiveInventoryError;
+use super::watched_secrets::WatchedSecrets;
 
 /// A destination that cannot be reached.
 #[derive(Debug, thiserror::Error)]
@@ -27,8 +28,7 @@ pub enum ClientsError {
 
 /// The clients of every destination the controller has used.
 pub struct ClusterClients {
-    client: Client,
-    namespace: String,
+    secrets: WatchedSecrets,
     local: Arc<KubeCluster>,
     remote: Mutex<BTreeMap<String, (ClusterConfig, Arc<KubeCluster>)>>,
 }
@@ -39,15 +39,14 @@ impl ClusterClients {
     #[must_use]
     pub fn new(client: Client, namespace: &str) -> Self {
         Self {
-            local: Arc::new(KubeCluster::new(client.clone())),
-            client,
-            namespace: namespace.to_owned(),
+            secrets: WatchedSecrets::new(client.clone(), namespace),
+            local: Arc::new(KubeCluster::new(client)),
             remote: Mutex::default(),
         }
     }
 
-    /// The cluster `destination` names (cluster Secrets are read on every call, so changes
-    /// apply at once).
+    /// The cluster `destination` names (from the watched cluster Secrets, so a changed Secret
+    /// applies as soon as the watch sees it).
     ///
     /// # Errors
     /// Unreadable cluster Secrets, an unknown destination, or unusable connection settings.
@@ -55,7 +54,7 @@ impl ClusterClients {
         &self,
         destination: &ApplicationDestination,
     ) -> Result<Arc<KubeCluster>, ClientsError> {
-        let registered = read_registered(&self.client, &self.namespace).await?;
+        let registered = self.secrets.registered().await?;
         let (server, config) = match resolve(destination, &registered)? {
             Target::InCluster => return Ok(Arc::clone(&self.local)),
             Target::Remote { server, config } => (server, config),

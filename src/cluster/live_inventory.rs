@@ -1,6 +1,7 @@
 //! The clusters registered in a Kubernetes namespace: every Secret labelled
 //! `argocd.argoproj.io/secret-type: cluster`, read into a [`StaticInventory`] for one generation,
-//! or completely (with connection settings) for the Application controller.
+//! or completely (with connection settings) for the Application controller (from the Secrets
+//! [`super::watched_secrets`] keeps).
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::ListParams;
@@ -29,6 +30,8 @@ pub enum LiveInventoryError {
         namespace: String,
         error: ConnectionError,
     },
+    #[error("namespace {namespace}: {message}")]
+    Watch { namespace: String, message: String },
 }
 
 /// Lists the cluster Secrets of `namespace`, sorted by Secret name.
@@ -47,18 +50,16 @@ pub async fn read_inventory(
     Ok(StaticInventory::new(clusters))
 }
 
-/// Lists the cluster Secrets of `namespace` with their connection settings, sorted by Secret
-/// name.
+/// The clusters `secrets` (cluster Secrets of `namespace`) register, with their connection
+/// settings, in the order given.
 ///
 /// # Errors
-/// The list call fails, or a cluster Secret has no `server` or an unreadable `config`.
-pub async fn read_registered(
-    client: &Client,
+/// A cluster Secret has no `server` or an unreadable `config`.
+pub fn registered_from<'a>(
+    secrets: impl Iterator<Item = &'a Secret>,
     namespace: &str,
 ) -> Result<Vec<RegisteredCluster>, LiveInventoryError> {
-    list_cluster_secrets(client, namespace)
-        .await?
-        .iter()
+    secrets
         .map(|secret| {
             Ok(RegisteredCluster {
                 secret: read_secret(secret, namespace)?,

@@ -14,3 +14,4 @@ pub mod resource_types;
 pub mod secret;
 pub mod tracked_cache;
 mod tracked_objects;
+pub mod watched_secrets;
