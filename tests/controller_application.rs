@@ -329,7 +329,6 @@ async fn an_application_deploys_to_the_second_cluster_through_its_cluster_secret
         "metadata": {"name": "cluster-second", "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
         "stringData": {"name": "second", "server": server, "config": config}
     }));
-    apply(&ns.api::<Secret>(), &secret).await;
     let controller = start(&ns, "only");
     let application: Application = object(json!({
         "apiVersion": "flotilla.dev/v1alpha1",
@@ -343,6 +342,23 @@ async fn an_application_deploys_to_the_second_cluster_through_its_cluster_secret
         }
     }));
     apply(&ns.api::<Application>(), &application).await;
+    // No cluster Secret names `second` yet: the comparison fails and says so.
+    wait_until(
+        &ns.api::<Application>(),
+        "edge",
+        "a comparison error naming the unknown destination",
+        |app: &Application| {
+            app.status.as_ref().is_some_and(|status| {
+                status
+                    .conditions
+                    .iter()
+                    .any(|c| c.message.contains("second"))
+            })
+        },
+    )
+    .await;
+    // Registered now: the controller's watch of cluster Secrets sees it, the next retry deploys.
+    apply(&ns.api::<Secret>(), &secret).await;
     synced_and_healthy(&ns, "edge", &revision).await;
     assert_eq!(
         config_version(&remote, "edge-config").await.as_deref(),
