@@ -2,8 +2,10 @@
 //! one ApplicationSet with a list generator of 2,000 elements, each Application syncing one
 //! ConfigMap from its own directory of a local git repository with automated sync. Once every
 //! Application is Synced and Healthy and `SETTLE_SECS` (default 0) have passed, the `flotilla
-//! controller` process is watched for `WINDOW_SECS` (default 60): its resident memory (VmRSS,
-//! peak VmHWM) and the CPU it uses (utime + stime) in steady state.
+//! controller` process is watched for `WINDOW_SECS` (default 240: longer than the 3-minute
+//! resync, so every Application is compared again, or skipped as unchanged, inside the window):
+//! its resident memory (VmRSS, peak VmHWM), the CPU it uses (utime + stime), the Application
+//! reconciles it counted meanwhile (from its `/metrics`) and how many Applications were written.
 //!
 //! `cargo bench --bench controller_steady_state` (`FLOTILLA_CONTROLPLANE_DIR`, `APPS`,
 //! `SETTLE_SECS`, `WINDOW_SECS`). Builds nothing itself: run `cargo build --release --bin
@@ -107,7 +109,43 @@ fn process_usage(pid: u32) -> (u64, u64, u64) {
     (field("VmRSS:"), field("VmHWM:"), ticks)
 }
 
-fn start_controller(kubeconfig: &Path, namespace: &str, log: &Path) -> Child {
+/// The sum of `flotilla_application_reconciles_total` over its results, scraped from the
+/// controller's endpoint.
+fn application_reconciles(endpoint: std::net::SocketAddr) -> u64 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(endpoint).expect("the metrics endpoint");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: bench\r\n\r\n")
+        .expect("a request");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a response");
+    response
+        .lines()
+        .filter(|line| line.starts_with("flotilla_application_reconciles_total{"))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Each Application's `resourceVersion`.
+async fn versions(api: &Api<Application>) -> std::collections::HashMap<String, String> {
+    let list = api.list(&ListParams::default()).await.expect("listing");
+    list.items
+        .into_iter()
+        .map(|app| {
+            (
+                app.metadata.name.unwrap_or_default(),
+                app.metadata.resource_version.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+fn start_controller(
+    kubeconfig: &Path,
+    namespace: &str,
+    endpoint: std::net::SocketAddr,
+    log: &Path,
+) -> Child {
     let binary = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/flotilla");
     assert!(
         binary.exists(),
@@ -116,6 +154,8 @@ fn start_controller(kubeconfig: &Path, namespace: &str, log: &Path) -> Child {
     Command::new(binary)
         .args(["controller", "-n", namespace, "--kubeconfig"])
         .arg(kubeconfig)
+        .arg("--metrics-addr")
+        .arg(endpoint.to_string())
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).expect("log file"))
@@ -125,7 +165,7 @@ fn start_controller(kubeconfig: &Path, namespace: &str, log: &Path) -> Child {
 
 fn main() {
     let apps = env_or("APPS", 2000);
-    let window = Duration::from_secs(env_or("WINDOW_SECS", 60));
+    let window = Duration::from_secs(env_or("WINDOW_SECS", 240));
     let settle = Duration::from_secs(env_or("SETTLE_SECS", 0));
     let state = std::env::var_os("FLOTILLA_CONTROLPLANE_DIR").map_or_else(
         || PathBuf::from("/tmp/flotilla-controlplane"),
@@ -159,7 +199,10 @@ fn main() {
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
         let log = work.path().join("controller.log");
-        let mut controller = start_controller(&kubeconfig, &namespace, &log);
+        let endpoint = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port");
+        let mut controller = start_controller(&kubeconfig, &namespace, endpoint, &log);
         let pid = controller.id();
         let appset: ApplicationSet =
             serde_json::from_value(application_set(&namespace, work.path(), apps)).unwrap();
@@ -212,6 +255,8 @@ fn main() {
         );
         tokio::time::sleep(settle).await;
         let (_, _, ticks_before) = process_usage(pid);
+        let reconciles_before = application_reconciles(endpoint);
+        let versions_before = versions(&applications).await;
         let mut peak_rss = 0;
         let measure_start = Instant::now();
         while measure_start.elapsed() < window {
@@ -219,6 +264,12 @@ fn main() {
             peak_rss = peak_rss.max(process_usage(pid).0);
         }
         let (rss, hwm, ticks_after) = process_usage(pid);
+        let reconciles = application_reconciles(endpoint) - reconciles_before;
+        let versions_after = versions(&applications).await;
+        let written = versions_after
+            .iter()
+            .filter(|(name, version)| versions_before.get(*name) != Some(version))
+            .count();
         // SAFETY: sysconf has no preconditions.
         let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         let cpu = (ticks_after - ticks_before) as f64 / ticks_per_second;
@@ -232,6 +283,10 @@ fn main() {
             peak_rss as f64 / 1024.0,
             hwm as f64 / 1024.0,
             100.0 * cpu / elapsed
+        );
+        println!(
+            "Application reconciles in the window: {reconciles} ({:.1} a second); Applications written: {written}",
+            reconciles as f64 / elapsed
         );
         let _ = controller.kill();
         let _ = controller.wait();

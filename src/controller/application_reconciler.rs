@@ -28,7 +28,7 @@ use super::application::compare::{Comparison, compare};
 use super::application::decide::{SyncGate, Trigger, next_sync, sync_gate};
 use super::application::deletion::{DeletionStep, RESOURCE_FINALIZERS, deletion_step};
 use super::application::freshness::{
-    CompareInputs, LastCompare, compare_needed, tracked_fingerprint,
+    CompareInputs, LastCompare, compare_needed, tracked_fingerprint, version_after_write,
 };
 use super::application::history::after_operation;
 use super::application::instance::instance_name;
@@ -231,15 +231,18 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
         )),
     };
     let status_written = write_status(ctx, &app, written).await;
-    let last = observed.as_ref().ok().filter(|_| status_written.is_ok());
-    ctx.remember_compare(
-        app.name_any(),
-        last.map(|observed| LastCompare {
-            inputs: observed.inputs.clone(),
+    let last = match (&observed, &status_written) {
+        (Ok(observed), Ok(written)) => Some(LastCompare {
+            inputs: CompareInputs {
+                application_version: version_after_write(&app, written.as_ref()),
+                ..observed.inputs.clone()
+            },
             synced: !observed.comparison.out_of_sync(),
             kinds: observed.kinds.clone(),
         }),
-    );
+        _ => None,
+    };
+    ctx.remember_compare(app.name_any(), last);
     status_written?;
     let observed = match observed {
         Ok(observed) => observed,
@@ -429,19 +432,20 @@ async fn manifests(
         .map_err(|error| ApplicationError::Source { app: name, error })
 }
 
-/// Writes sync, health, resources and conditions when they changed (or are stale).
+/// Writes sync, health, resources and conditions when they changed (or are stale); the
+/// Application as written, if it was.
 async fn write_status(
     ctx: &ApplicationContext,
     app: &Application,
     observed: Result<&Comparison, (ApplicationConditionType, &str)>,
-) -> Result<(), ApplicationError> {
+) -> Result<Option<Application>, ApplicationError> {
     let now = Time(Timestamp::now());
     let patch = status_patch(app.status.as_ref(), observed, &now);
     let generation = app.metadata.generation;
     let Some(patch) = with_generation(patch, app.status.as_ref(), generation, &now) else {
-        return Ok(());
+        return Ok(None);
     };
-    patch_status(ctx, app, "status", patch).await
+    patch_status(ctx, app, "status", patch).await.map(Some)
 }
 
 async fn patch_status(
@@ -449,7 +453,7 @@ async fn patch_status(
     app: &Application,
     what: &'static str,
     patch: Value,
-) -> Result<(), ApplicationError> {
+) -> Result<Application, ApplicationError> {
     ctx.api()
         .patch_status(
             &app.name_any(),
@@ -457,7 +461,6 @@ async fn patch_status(
             &Patch::Merge(patch),
         )
         .await
-        .map(drop)
         .map_err(|error| ApplicationError::Write {
             app: app.name_any(),
             what,
@@ -688,6 +691,7 @@ async fn finish(
         json!({"status": {"history": history}}),
     )
     .await
+    .map(drop)
 }
 
 /// `rollout/stack`, `alice`, or `automated sync`.
@@ -860,7 +864,9 @@ async fn report(
     };
     let now = Time(Timestamp::now());
     match condition_patch(current.status.as_ref(), type_, message, &now) {
-        Some(patch) => patch_status(ctx, app, "status.conditions", patch).await,
+        Some(patch) => patch_status(ctx, app, "status.conditions", patch)
+            .await
+            .map(drop),
         None => Ok(()),
     }
 }

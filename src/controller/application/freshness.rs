@@ -8,12 +8,14 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
 
+use crate::api::Application;
+
 /// What one compare of an Application depended on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompareInputs {
     /// The Application's `metadata.resourceVersion`: it changes with its spec (source,
-    /// destination, sync policy, operation), its annotations and its status, so a status written
-    /// by the compare itself makes the next one run once more.
+    /// destination, sync policy, operation), its annotations and its status. After the compare's
+    /// own status write, the written version (see [`version_after_write`]).
     pub application_version: Option<String>,
     /// The commit the source resolved to (None for a plain local directory, which is read again
     /// every time).
@@ -38,6 +40,23 @@ pub struct LastCompare {
 #[must_use]
 pub fn compare_needed(last: Option<&LastCompare>, now: &CompareInputs) -> bool {
     last.is_none_or(|last| !last.synced || now.revision.is_none() || last.inputs != *now)
+}
+
+/// The `resourceVersion` to remember for a compare of `read` whose status write answered
+/// `written`: the written one when nothing but status changed in between (same generation, same
+/// annotations), so the next resync does not compare again only because of the compare's own
+/// write; otherwise the version read, so whatever else changed is compared.
+#[must_use]
+pub fn version_after_write(read: &Application, written: Option<&Application>) -> Option<String> {
+    let only_status = |written: &&Application| {
+        written.metadata.generation == read.metadata.generation
+            && written.metadata.annotations == read.metadata.annotations
+    };
+    written
+        .filter(only_status)
+        .map_or(&read.metadata, |written| &written.metadata)
+        .resource_version
+        .clone()
 }
 
 /// A fingerprint of the tracked objects (`apiVersion`, `kind`, `metadata`) by identity and
@@ -97,6 +116,37 @@ mod tests {
             synced,
             kinds: vec![(String::new(), "ConfigMap".to_owned())],
         }
+    }
+
+    #[test]
+    fn remembers_the_written_version_only_when_nothing_but_status_changed() {
+        let app = |version: &str, generation: i64, annotations: &[(&str, &str)]| -> Application {
+            let annotations: serde_json::Map<String, Value> = annotations
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), json!(v)))
+                .collect();
+            serde_json::from_value(json!({
+                "apiVersion": "flotilla.dev/v1alpha1", "kind": "Application",
+                "metadata": {"name": "a", "resourceVersion": version, "generation": generation,
+                             "annotations": annotations},
+                "spec": {"project": "default", "source": {"repoURL": "file:///r"}, "destination": {}},
+            }))
+            .unwrap()
+        };
+        let read = app("7", 1, &[]);
+        let version = |written: Option<&Application>| version_after_write(&read, written);
+        assert_eq!(version(None).as_deref(), Some("7"), "nothing written");
+        assert_eq!(version(Some(&app("9", 1, &[]))).as_deref(), Some("9"));
+        assert_eq!(
+            version(Some(&app("9", 2, &[]))).as_deref(),
+            Some("7"),
+            "the spec changed meanwhile: compare again"
+        );
+        assert_eq!(
+            version(Some(&app("9", 1, &[("flotilla.dev/refresh", "normal")]))).as_deref(),
+            Some("7"),
+            "an annotation changed meanwhile: compare again"
+        );
     }
 
     #[test]
