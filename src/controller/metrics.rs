@@ -74,16 +74,51 @@ impl Default for Metrics {
         let r = &mut registry;
         let by_result = Family::default;
         Self {
-            reconciles: registered(r, "flotilla_appset_reconciles", by_result()),
-            application_reconciles: registered(r, "flotilla_application_reconciles", by_result()),
+            reconciles: registered(
+                r,
+                (
+                    "flotilla_appset_reconciles",
+                    "ApplicationSet reconciles by result",
+                ),
+                by_result(),
+            ),
+            application_reconciles: registered(
+                r,
+                (
+                    "flotilla_application_reconciles",
+                    "Application reconciles by result",
+                ),
+                by_result(),
+            ),
             durations: registered(
                 r,
-                "flotilla_reconcile_duration_seconds",
+                (
+                    "flotilla_reconcile_duration_seconds",
+                    "How long reconciles take, per reconciler",
+                ),
                 Family::new_with_constructor(duration_histogram),
             ),
-            applications: registered(r, "flotilla_applications", Family::default()),
-            syncs: registered(r, "flotilla_sync_operations", by_result()),
-            leader: registered(r, "flotilla_leader", Gauge::default()),
+            applications: registered(
+                r,
+                (
+                    "flotilla_applications",
+                    "Applications by sync and health status",
+                ),
+                Family::default(),
+            ),
+            syncs: registered(
+                r,
+                ("flotilla_sync_operations", "Sync operations by result"),
+                by_result(),
+            ),
+            leader: registered(
+                r,
+                (
+                    "flotilla_leader",
+                    "Whether this process holds the controller Lease",
+                ),
+                Gauge::default(),
+            ),
             registry,
             reconcile_total: AtomicU64::new(0),
             application_reconcile_total: AtomicU64::new(0),
@@ -92,22 +127,13 @@ impl Default for Metrics {
     }
 }
 
-/// The help text of each metric.
-fn help(name: &str) -> &'static str {
-    match name {
-        "flotilla_appset_reconciles" => "ApplicationSet reconciles by result",
-        "flotilla_application_reconciles" => "Application reconciles by result",
-        "flotilla_reconcile_duration_seconds" => "How long reconciles take, per reconciler",
-        "flotilla_applications" => "Applications by sync and health status",
-        "flotilla_sync_operations" => "Sync operations by result",
-        "flotilla_leader" => "Whether this process holds the controller Lease",
-        _ => "",
-    }
-}
-
-/// `metric`, registered as `name`; the registry keeps a clone sharing its values.
-fn registered<M: Metric + Clone>(registry: &mut Registry, name: &str, metric: M) -> M {
-    registry.register(name, help(name), metric.clone());
+/// `metric`, registered with its name and help; the registry keeps a clone sharing its values.
+fn registered<M: Metric + Clone>(
+    registry: &mut Registry,
+    (name, help): (&str, &str),
+    metric: M,
+) -> M {
+    registry.register(name, help, metric.clone());
     metric
 }
 
