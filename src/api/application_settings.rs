@@ -1,18 +1,173 @@
-//! How an Application's spec becomes the settings of the code that acts on it: directory
-//! loading options from `source.directory`, and the executor's retry policy and prune options
-//! from `syncPolicy`. Shared by `flotilla sync` and the Application controller.
+//! How an Application becomes everything a sync of it needs — prune, retry, every sync option,
+//! the destination namespace, directory options, the timeout — in one pure function,
+//! [`sync_settings`]. The controller, `flotilla sync` and `flotilla simulate` call it and nothing
+//! else, so a preview and the real sync of one Application cannot disagree.
 
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::cluster::api::Propagation;
 use crate::duration::{DurationError, parse_duration};
 use crate::manifest::DirectoryOptions;
-use crate::sync::execute::RetryPolicy;
+use crate::sync::execute::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
+use crate::sync::{OptionError, SyncOptions};
 
-use super::application::{ApplicationSource, SyncPolicy};
+use super::application::{ApplicationSource, ApplicationSpec, SyncOperation, SyncPolicy};
 
 /// Retries are capped: Argo CD's negative limit ("forever") becomes this many.
 pub const MAX_RETRIES: usize = 100;
 
-/// The Application-wide sync option that prunes after every Sync wave is Healthy.
-pub const PRUNE_LAST: &str = "PruneLast=true";
+/// The Application-wide sync option that chooses how pruned objects' dependents go.
+const PRUNE_PROPAGATION_POLICY: &str = "PrunePropagationPolicy";
+
+/// A field of an Application that does not give usable sync settings.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("syncPolicy.retry.backoff: {0}")]
+    Retry(#[source] DurationError),
+    #[error("annotation {SYNC_TIMEOUT_ANNOTATION}: {0}")]
+    Timeout(#[source] DurationError),
+    #[error("{field}: {error}")]
+    SyncOptions {
+        field: &'static str,
+        #[source]
+        error: OptionError,
+    },
+    #[error(
+        "{field}: {PRUNE_PROPAGATION_POLICY}={value:?}: expected foreground, background or orphan"
+    )]
+    PrunePropagation { field: &'static str, value: String },
+}
+
+/// What the person running a sync by hand (`flotilla sync`) asks for beyond the Application.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SyncOverrides {
+    /// Prune even when the Application's policy does not (`--prune`).
+    pub prune: bool,
+    /// Sync options over the Application's and the operation's (`--sync-option`), in order.
+    pub sync_options: Vec<SyncOptions>,
+    /// The operation timeout (`--timeout`), over the Application's annotation.
+    pub timeout: Option<Duration>,
+    /// The destination namespace (`--namespace`), over `destination.namespace`.
+    pub namespace: Option<String>,
+    /// Directory flags (`--recurse`, `--include`, `--exclude`), over `source.directory`.
+    pub directory: DirectoryOptions,
+}
+
+/// Everything a sync of one Application needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyncSettings {
+    /// How the executor runs the operation.
+    pub execute: ExecuteSettings,
+    /// How the source directory is read.
+    pub directory: DirectoryOptions,
+    /// Argo CD sync options that Flotilla does not know, kept apart so existing Applications
+    /// work unchanged; the runner warns about them.
+    pub ignored_options: Vec<String>,
+}
+
+/// The settings of a sync of the Application `metadata`/`spec`.
+///
+/// `operation` is the sync being run when one was requested (`spec.operation`, `flotilla app
+/// sync`, a RollingSync step) or is being resumed; `None` is a sync by `syncPolicy.automated`
+/// (and `flotilla sync` of an Application file, which acts as its policy says). Sources, weakest
+/// first: `process` (the runner's tunables: polling, concurrency, wave delay), the Application,
+/// the operation, `overrides`.
+///
+/// # Errors
+/// An unparsable retry backoff, timeout annotation or sync option, naming the field.
+pub fn sync_settings(
+    metadata: &ObjectMeta,
+    spec: &ApplicationSpec,
+    operation: Option<&SyncOperation>,
+    overrides: &SyncOverrides,
+    process: &ExecuteSettings,
+) -> Result<SyncSettings, SettingsError> {
+    let policy = spec.sync_policy.clone().unwrap_or_default();
+    let application = ApplicationOptions::parse(&policy.sync_options, "syncPolicy.syncOptions")?;
+    let requested = operation.map_or(&[][..], |op| &op.sync_options[..]);
+    let requested = ApplicationOptions::parse(requested, "operation.sync.syncOptions")?;
+    let sync_options = overrides
+        .sync_options
+        .iter()
+        .fold(requested.options.over(&application.options), |all, flag| {
+            flag.over(&all)
+        });
+    let timeout = annotation(metadata, SYNC_TIMEOUT_ANNOTATION)
+        .map(parse_duration)
+        .transpose()
+        .map_err(SettingsError::Timeout)?;
+    let prune = operation.map_or(policy.automated_prune(), |op| op.prune) || overrides.prune;
+    Ok(SyncSettings {
+        execute: ExecuteSettings {
+            timeout: overrides.timeout.or(timeout).unwrap_or(process.timeout),
+            prune,
+            retry: policy.retry_policy().map_err(SettingsError::Retry)?,
+            sync_options,
+            prune_propagation: requested
+                .propagation
+                .or(application.propagation)
+                .unwrap_or(Propagation::Foreground),
+            destination_namespace: overrides
+                .namespace
+                .clone()
+                .or_else(|| spec.destination.namespace.clone()),
+            ..process.clone()
+        },
+        directory: overrides.directory.over(&spec.source.directory_options()),
+        ignored_options: [application.ignored, requested.ignored].concat(),
+    })
+}
+
+/// The value of one annotation.
+fn annotation<'m>(metadata: &'m ObjectMeta, key: &str) -> Option<&'m str> {
+    metadata
+        .annotations
+        .as_ref()
+        .and_then(|annotations: &BTreeMap<String, String>| annotations.get(key))
+        .map(String::as_str)
+}
+
+/// One list of Application-wide sync options (`Key=value` items), parsed.
+struct ApplicationOptions {
+    options: SyncOptions,
+    propagation: Option<Propagation>,
+    ignored: Vec<String>,
+}
+
+impl ApplicationOptions {
+    fn parse(items: &[String], field: &'static str) -> Result<Self, SettingsError> {
+        let mut propagation = None;
+        let mut object_options = Vec::new();
+        for item in items.iter().map(|item| item.trim()) {
+            match item.split_once('=') {
+                Some((PRUNE_PROPAGATION_POLICY, value)) => {
+                    propagation = Some(match value.trim().to_ascii_lowercase().as_str() {
+                        "foreground" => Propagation::Foreground,
+                        "background" => Propagation::Background,
+                        "orphan" => Propagation::Orphan,
+                        _ => {
+                            return Err(SettingsError::PrunePropagation {
+                                field,
+                                value: value.to_owned(),
+                            });
+                        }
+                    });
+                }
+                _ => object_options.push(item),
+            }
+        }
+        let (options, ignored) = SyncOptions::from_items(object_options)
+            .map_err(|error| SettingsError::SyncOptions { field, error })?;
+        Ok(Self {
+            options,
+            propagation,
+            ignored,
+        })
+    }
+}
 
 impl ApplicationSource {
     /// The manifest directory options `source.directory` asks for.
@@ -62,51 +217,301 @@ impl SyncPolicy {
     pub fn automated_prune(&self) -> bool {
         self.automated.as_ref().is_some_and(|a| a.prune)
     }
-
-    /// Whether `syncOptions` holds `PruneLast=true`.
-    #[must_use]
-    pub fn prune_last(&self) -> bool {
-        self.sync_options.iter().any(|o| o == PRUNE_LAST)
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::api::application::{Backoff, RetryStrategy};
+    use crate::sync::SyncOptionKey;
+
+    /// An Application's metadata and spec from YAML flow mappings.
+    fn application(annotations: &str, spec: &str) -> (ObjectMeta, ApplicationSpec) {
+        let metadata =
+            serde_saphyr::from_str(&format!("{{name: shop, annotations: {annotations}}}")).unwrap();
+        let mut spec: serde_json::Value = serde_saphyr::from_str(spec).unwrap();
+        spec["project"] = "default".into();
+        spec["source"]["repoURL"] = "file:///srv/git/platform.git".into();
+        spec["destination"]["server"] = "https://kubernetes.default.svc".into();
+        (metadata, serde_json::from_value(spec).unwrap())
+    }
+
+    fn settings(
+        annotations: &str,
+        spec: &str,
+        operation: Option<&str>,
+        overrides: &SyncOverrides,
+    ) -> Result<SyncSettings, SettingsError> {
+        let (metadata, spec) = application(annotations, spec);
+        let operation: Option<SyncOperation> =
+            operation.map(|op| serde_saphyr::from_str(op).unwrap());
+        sync_settings(
+            &metadata,
+            &spec,
+            operation.as_ref(),
+            overrides,
+            &ExecuteSettings::default(),
+        )
+    }
+
+    fn derived(annotations: &str, spec: &str, operation: Option<&str>) -> SyncSettings {
+        settings(annotations, spec, operation, &SyncOverrides::default()).unwrap()
+    }
 
     #[test]
-    fn retry_defaults_negative_limits_and_bad_durations() {
-        let policy = |limit, duration: Option<&str>| SyncPolicy {
-            retry: Some(RetryStrategy {
-                limit: Some(limit),
-                backoff: Some(Backoff {
-                    duration: duration.map(str::to_owned),
-                    ..Backoff::default()
-                }),
-            }),
-            ..SyncPolicy::default()
+    fn prune_from_the_policy_the_operation_or_the_flag() {
+        let automated = "{syncPolicy: {automated: {prune: true}}}";
+        let cases = [
+            (
+                "automated without prune",
+                "{syncPolicy: {automated: {}}}",
+                None,
+                false,
+                false,
+            ),
+            ("automated with prune", automated, None, false, true),
+            (
+                "an operation without prune wins",
+                automated,
+                Some("{prune: false}"),
+                false,
+                false,
+            ),
+            (
+                "an operation with prune",
+                "{}",
+                Some("{prune: true}"),
+                false,
+                true,
+            ),
+            ("--prune", "{}", None, true, true),
+        ];
+        for (case, spec, operation, flag, expected) in cases {
+            let overrides = SyncOverrides {
+                prune: flag,
+                ..SyncOverrides::default()
+            };
+            let prune = settings("{}", spec, operation, &overrides)
+                .unwrap()
+                .execute
+                .prune;
+            assert_eq!(prune, expected, "{case}");
+        }
+    }
+
+    #[test]
+    fn every_sync_option_from_the_application_then_the_operation_then_the_flags() {
+        use SyncOptionKey::*;
+        let keys = [
+            CreateNamespace,
+            ApplyOutOfSyncOnly,
+            Replace,
+            ServerSideApply,
+            Validate,
+            PruneLast,
+            SkipDryRunOnMissingResource,
+        ];
+        for key in keys {
+            let spec = format!(
+                "{{syncPolicy: {{syncOptions: [{key}={}]}}}}",
+                !key.default_value()
+            );
+            let from_app = derived("{}", &spec, None).execute.sync_options;
+            assert_eq!(
+                from_app.get(key),
+                !key.default_value(),
+                "{key} from the Application"
+            );
+            let operation = format!("{{syncOptions: [{key}={}]}}", key.default_value());
+            let from_op = derived("{}", &spec, Some(&operation)).execute.sync_options;
+            assert_eq!(
+                from_op.get(key),
+                key.default_value(),
+                "{key}: the operation wins"
+            );
+            let flag: SyncOptions = format!("{key}={}", !key.default_value()).parse().unwrap();
+            let overrides = SyncOverrides {
+                sync_options: vec![flag],
+                ..SyncOverrides::default()
+            };
+            let from_flag = settings("{}", &spec, Some(&operation), &overrides).unwrap();
+            assert_eq!(
+                from_flag.execute.sync_options.get(key),
+                !key.default_value(),
+                "{key}: the flag wins"
+            );
+        }
+        let settings = derived("{}", "{syncPolicy: {syncOptions: [PruneLast=true]}}", None);
+        assert!(settings.execute.prunes_last());
+    }
+
+    #[test]
+    fn prune_propagation_policy() {
+        let cases = [
+            ("{}", None, Propagation::Foreground),
+            (
+                "{syncPolicy: {syncOptions: [PrunePropagationPolicy=background]}}",
+                None,
+                Propagation::Background,
+            ),
+            (
+                "{syncPolicy: {syncOptions: [PrunePropagationPolicy=orphan]}}",
+                None,
+                Propagation::Orphan,
+            ),
+            (
+                "{syncPolicy: {syncOptions: [PrunePropagationPolicy=orphan]}}",
+                Some("{syncOptions: [PrunePropagationPolicy=foreground]}"),
+                Propagation::Foreground,
+            ),
+        ];
+        for (spec, operation, expected) in cases {
+            assert_eq!(
+                derived("{}", spec, operation).execute.prune_propagation,
+                expected,
+                "{spec}"
+            );
+        }
+        let error = settings(
+            "{}",
+            "{syncPolicy: {syncOptions: [PrunePropagationPolicy=sideways]}}",
+            None,
+            &SyncOverrides::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "syncPolicy.syncOptions: PrunePropagationPolicy=\"sideways\": expected foreground, background or orphan"
+        );
+    }
+
+    #[test]
+    fn options_without_effect_are_kept_apart_and_bad_ones_name_their_field() {
+        let spec =
+            "{syncPolicy: {syncOptions: [RespectIgnoreDifferences=true, CreateNamespace=true]}}";
+        let settings = derived("{}", spec, None);
+        assert_eq!(settings.ignored_options, ["RespectIgnoreDifferences=true"]);
+        let error = self::settings(
+            "{}",
+            "{}",
+            Some("{syncOptions: [Replace=maybe]}"),
+            &SyncOverrides::default(),
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("operation.sync.syncOptions: sync option Replace"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn retry_policy_with_argo_cd_defaults() {
+        let retry = |text: &str| {
+            derived("{}", &format!("{{syncPolicy: {{retry: {text}}}}}"), None)
+                .execute
+                .retry
         };
-        let read = policy(3, Some("2s")).retry_policy().unwrap().unwrap();
+        let read = retry("{limit: 3, backoff: {duration: 2s}}").unwrap();
         assert_eq!(
             (read.limit, read.duration, read.max_duration),
             (3, Duration::from_secs(2), Duration::from_secs(180))
         );
-        let forever = policy(-1, None).retry_policy().unwrap().unwrap();
-        assert_eq!(forever.limit, MAX_RETRIES);
-        assert!(policy(1, Some("soon")).retry_policy().is_err());
-        assert_eq!(SyncPolicy::default().retry_policy().unwrap(), None);
+        assert_eq!(retry("{limit: -1}").unwrap().limit, MAX_RETRIES);
+        assert_eq!(derived("{}", "{}", None).execute.retry, None);
+        let error = settings(
+            "{}",
+            "{syncPolicy: {retry: {limit: 1, backoff: {duration: soon}}}}",
+            None,
+            &SyncOverrides::default(),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().starts_with("syncPolicy.retry.backoff: "),
+            "{error}"
+        );
     }
 
     #[test]
-    fn prune_options() {
-        let policy: SyncPolicy = serde_json::from_value(serde_json::json!({
-            "automated": {"prune": true}, "syncOptions": ["PruneLast=true"]
-        }))
-        .unwrap();
-        assert!(policy.automated_prune() && policy.prune_last());
-        assert!(!SyncPolicy::default().automated_prune());
+    fn timeout_from_the_annotation_or_the_flag() {
+        let default = ExecuteSettings::default().timeout;
+        assert_eq!(derived("{}", "{}", None).execute.timeout, default);
+        let annotated = "{flotilla.dev/sync-timeout: 90s}";
+        assert_eq!(
+            derived(annotated, "{}", None).execute.timeout,
+            Duration::from_secs(90)
+        );
+        let overrides = SyncOverrides {
+            timeout: Some(Duration::from_secs(5)),
+            ..SyncOverrides::default()
+        };
+        let flagged = settings(annotated, "{}", None, &overrides).unwrap();
+        assert_eq!(flagged.execute.timeout, Duration::from_secs(5));
+        let error = settings(
+            "{flotilla.dev/sync-timeout: soon}",
+            "{}",
+            None,
+            &SyncOverrides::default(),
+        )
+        .unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("annotation flotilla.dev/sync-timeout: "),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn destination_namespace_and_directory_options() {
+        let spec = "{destination: {namespace: shop}, source: {directory: {recurse: true, include: '*.yaml'}}}";
+        let plain = derived("{}", spec, None);
+        assert_eq!(plain.execute.destination_namespace.as_deref(), Some("shop"));
+        assert_eq!(
+            plain.directory,
+            DirectoryOptions {
+                recurse: true,
+                include: Some("*.yaml".into()),
+                exclude: None
+            }
+        );
+        let overrides = SyncOverrides {
+            namespace: Some("other".into()),
+            directory: DirectoryOptions {
+                recurse: false,
+                include: Some("app.yaml".into()),
+                exclude: Some("test-*".into()),
+            },
+            ..SyncOverrides::default()
+        };
+        let flagged = settings("{}", spec, None, &overrides).unwrap();
+        assert_eq!(
+            flagged.execute.destination_namespace.as_deref(),
+            Some("other")
+        );
+        assert_eq!(
+            flagged.directory,
+            DirectoryOptions {
+                recurse: true,
+                include: Some("app.yaml".into()),
+                exclude: Some("test-*".into())
+            }
+        );
+    }
+
+    #[test]
+    fn process_tunables_pass_through() {
+        let (metadata, spec) = application("{}", "{}");
+        let process = ExecuteSettings {
+            wave_delay: Duration::from_secs(2),
+            concurrency: 4,
+            ..ExecuteSettings::default()
+        };
+        let settings =
+            sync_settings(&metadata, &spec, None, &SyncOverrides::default(), &process).unwrap();
+        assert_eq!(
+            (settings.execute.wave_delay, settings.execute.concurrency),
+            (Duration::from_secs(2), 4)
+        );
     }
 }

@@ -18,13 +18,14 @@ pub struct DirectoryArgs {
 }
 
 impl DirectoryArgs {
-    /// These flags over `base` (an Application's `directory` options): a flag that is set wins.
+    /// The flags as directory options (to lay over an Application's with
+    /// [`DirectoryOptions::over`]).
     #[must_use]
-    pub fn over(&self, base: &DirectoryOptions) -> DirectoryOptions {
+    pub fn options(&self) -> DirectoryOptions {
         DirectoryOptions {
-            recurse: base.recurse || self.recurse,
-            include: self.include.clone().or_else(|| base.include.clone()),
-            exclude: self.exclude.clone().or_else(|| base.exclude.clone()),
+            recurse: self.recurse,
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use crate::manifest::{DirectoryOptions, ObjectKey};
+use crate::manifest::ObjectKey;
 use crate::sync::{Batch, SyncPlan, SyncTask};
 
 /// Arguments of `flotilla plan`.
@@ -59,7 +59,7 @@ struct PlanObject<'a> {
 /// # Errors
 /// Output that cannot be written.
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let options = args.directory.over(&DirectoryOptions::default());
+    let options = args.directory.options();
     let plan = match SyncPlan::load(&args.path, &options, args.namespace.as_deref(), "plan") {
         Ok(plan) => plan,
         Err(errors) => {
@@ -209,7 +209,13 @@ mod tests {
     #[test]
     fn shop_table() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/testdata");
-        let plan = SyncPlan::load(&root, &DirectoryOptions::default(), None, "plan").unwrap();
+        let plan = SyncPlan::load(
+            &root,
+            &crate::manifest::DirectoryOptions::default(),
+            None,
+            "plan",
+        )
+        .unwrap();
         let text = table(&steps(&plan), &plan);
         let expected = "\
 STEP  PHASE     WAVE  GROUP  KIND        NAMESPACE  NAME         MARKERS

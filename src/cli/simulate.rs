@@ -12,6 +12,7 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::api::Application;
+use crate::api::application_settings::{SyncOverrides, SyncSettings};
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
 use crate::cli::table::Table;
@@ -163,18 +164,17 @@ pub fn sim_app(
     let name = application.metadata.name.clone().unwrap_or_default();
     let source = SyncSource::of_rendered(application, repos)?;
     let destination = &application.spec.destination;
-    let settings = ExecuteSettings {
-        prune: source.prune,
-        retry: source.retry.clone(),
-        sync_options: source.sync_options.clone(),
-        destination_namespace: application.spec.destination.namespace.clone(),
-        ..ExecuteSettings::default()
-    };
+    let SyncSettings {
+        execute: settings,
+        directory,
+        ..
+    } = source.settings(&SyncOverrides::default(), &ExecuteSettings::default())?;
+    let namespace = settings.destination_namespace.clone();
     let revision = source.revision.clone();
-    let loaded = sources.get(&source.root, &source.options);
+    let loaded = sources.get(&source.root, &directory);
     let same_for_every_operation = !SyncPlan::depends_on_operation(&loaded.0);
     let plan = move |operation_id: &str| {
-        SyncPlan::from_loaded((*loaded).clone(), source.namespace.as_deref(), operation_id)
+        SyncPlan::from_loaded((*loaded).clone(), namespace.as_deref(), operation_id)
     };
     Ok(SimApp {
         labels: application

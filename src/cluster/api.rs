@@ -40,6 +40,8 @@ pub enum Propagation {
     Background,
     /// The object stays (with a deletion timestamp) until its dependents are gone.
     Foreground,
+    /// The object goes; its dependents stay, without it as their owner.
+    Orphan,
 }
 
 /// A cluster operation that failed.

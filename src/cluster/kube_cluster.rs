@@ -267,6 +267,7 @@ impl ClusterApi for KubeCluster {
             propagation_policy: Some(match propagation {
                 Propagation::Background => PropagationPolicy::Background,
                 Propagation::Foreground => PropagationPolicy::Foreground,
+                Propagation::Orphan => PropagationPolicy::Orphan,
             }),
             ..DeleteParams::default()
         };

@@ -41,11 +41,11 @@ use super::sync_job::SyncJob;
 use crate::api::application::{
     ApplicationConditionType, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
+use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
 use crate::cluster::clients::{ClientsError, ClusterClients};
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::duration::DurationError;
 use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
 use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, begin};
@@ -156,8 +156,12 @@ pub enum ApplicationError {
         what: String,
         error: ClusterError,
     },
-    #[error("Application {app}: syncPolicy.retry: {error}")]
-    Retry { app: String, error: DurationError },
+    #[error("Application {app}: {error}")]
+    Settings {
+        app: String,
+        #[source]
+        error: SettingsError,
+    },
     #[error("Application {app}: {error}")]
     Sync { app: String, error: ExecuteError },
     #[error("Application {app}: deleting {object}: {error}")]
@@ -183,7 +187,7 @@ impl ApplicationError {
             Self::Source { .. } | Self::SourceTask { .. } => "SourceError",
             Self::Plan { .. } => "PlanError",
             Self::Observe { .. } => "ObserveError",
-            Self::Retry { .. } => "RetryPolicyError",
+            Self::Settings { .. } => "InvalidSpecError",
             Self::Sync { .. } => "SyncError",
             Self::Delete { .. } => "DeleteError",
             Self::Write { .. } => "WriteError",
@@ -516,49 +520,56 @@ async fn sync(
     run: &Run,
 ) -> Result<(), ApplicationError> {
     let name = app.name_any();
-    let policy = app.spec.sync_policy.clone().unwrap_or_default();
     let automated = InitiatedBy {
         username: String::new(),
         automated: true,
     };
     let resumed = app.status.as_ref().and_then(|s| s.operation.as_ref());
-    let (revision, prune, initiated_by, requested) = match &trigger {
+    let (revision, operation, initiated_by, requested) = match &trigger {
         Trigger::Resume { revision } => (
             revision.clone().unwrap_or_default(),
-            resumed.map_or(policy.automated_prune(), |op| op.sync.prune),
+            resumed.map(|op| &op.sync),
             resumed.map_or(automated, |op| op.initiated_by.clone()),
             None,
         ),
         Trigger::Requested(operation) => (
             operation.sync.revision.clone(),
-            operation.sync.prune,
+            Some(&operation.sync),
             operation.initiated_by.clone(),
             Some(operation),
         ),
-        Trigger::Automated { prune } => (
+        Trigger::Automated => (
             observed.manifests.revision.clone().unwrap_or_default(),
-            *prune,
+            None,
             automated,
             None,
         ),
     };
+    let SyncSettings {
+        execute: settings,
+        directory,
+        ignored_options,
+    } = sync_settings(
+        &app.metadata,
+        &app.spec,
+        operation,
+        &SyncOverrides::default(),
+        &ctx.settings,
+    )
+    .map_err(|error| ApplicationError::Settings {
+        app: name.clone(),
+        error,
+    })?;
+    if !ignored_options.is_empty() {
+        tracing::warn!(app = %name, ?ignored_options, "sync options without effect");
+    }
+    let prune = settings.prune;
     let manifests =
         if revision.is_empty() || Some(&revision) == observed.manifests.revision.as_ref() {
             observed.manifests.clone()
         } else {
             manifests(ctx, app, &revision).await?
         };
-    let settings = ExecuteSettings {
-        prune,
-        prune_last: policy.prune_last(),
-        retry: policy
-            .retry_policy()
-            .map_err(|error| ApplicationError::Retry {
-                app: name.clone(),
-                error,
-            })?,
-        ..ctx.settings.clone()
-    };
     let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
     let sync_error = |error: ExecuteError| ApplicationError::Sync {
         app: name.clone(),
@@ -611,8 +622,8 @@ async fn sync(
         store,
         app: instance_name(app),
         root: manifests.root.clone(),
-        options: app.spec.source.directory_options(),
-        namespace: app.spec.destination.namespace.clone(),
+        options: directory,
+        namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
         stopping: run.stopping.clone(),

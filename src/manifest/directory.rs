@@ -22,6 +22,19 @@ pub struct DirectoryOptions {
     pub exclude: Option<String>,
 }
 
+impl DirectoryOptions {
+    /// These options (flags given by hand) over `base` (an Application's): recursion when
+    /// either asks for it, a glob given here wins.
+    #[must_use]
+    pub fn over(&self, base: &Self) -> Self {
+        Self {
+            recurse: base.recurse || self.recurse,
+            include: self.include.clone().or_else(|| base.include.clone()),
+            exclude: self.exclude.clone().or_else(|| base.exclude.clone()),
+        }
+    }
+}
+
 /// Loads every manifest under `root` (or the single file `root`), in path order.
 ///
 /// Returns the valid resources and all errors: unreadable files, bad globs, invalid YAML/JSON

@@ -26,20 +26,28 @@ impl GitCli {
         Self { repo: repo.into() }
     }
 
-    /// Whether `path` is the top of a git repository (a directory inside a repository is a plain
-    /// directory: its files are read as they are on disk).
+    /// Whether `path` is a git repository: a bare repository, the `.git` directory of one, or
+    /// the top of a work tree (a directory inside a work tree is a plain directory: its files
+    /// are read as they are on disk).
     #[must_use]
     pub fn is_repository(path: &Path) -> bool {
-        let Ok(out) = Command::new("git")
-            .arg("-C")
-            .arg(path)
-            .args(["rev-parse", "--show-toplevel"])
-            .output()
-        else {
+        let Ok(path) = path.canonicalize() else {
             return false;
         };
-        let top = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        out.status.success() && top.canonicalize().ok() == path.canonicalize().ok()
+        let ask = |question: &str| {
+            Command::new("git")
+                .arg("-C")
+                .arg(&path)
+                .args(["rev-parse", question])
+                .output()
+                .ok()
+                .filter(|out| out.status.success())
+                .map(|out| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+        };
+        let is = |answer: Option<PathBuf>| {
+            answer.and_then(|dir| dir.canonicalize().ok()).as_ref() == Some(&path)
+        };
+        is(ask("--absolute-git-dir")) || is(ask("--show-toplevel"))
     }
 
     /// Clones `source` (a URL or local path) as a bare mirror into `into`.

@@ -64,9 +64,15 @@ impl LocalRepos {
             return Some(path.clone());
         }
         let path = Path::new(repo_url.strip_prefix("file://").unwrap_or(repo_url));
-        (path.is_absolute() || repo_url.starts_with("file://") || repo_url.starts_with('.'))
-            .then(|| path.to_path_buf())
-            .filter(|p| p.is_dir())
+        let local = path.is_absolute() || repo_url.starts_with("file://") || repo_url.starts_with('.');
+        if !local {
+            return None;
+        }
+        // As `git clone` does, `/srv/git/platform` also finds `/srv/git/platform.git`.
+        let with_suffix = PathBuf::from(format!("{}.git", path.display()));
+        [path.to_path_buf(), with_suffix]
+            .into_iter()
+            .find(|candidate| candidate.is_dir())
     }
 
     fn reader(&self, repo_url: &str) -> Result<Reader, GitError> {

@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::sync::watch;
 
+use crate::api::application_settings::{SyncOverrides, SyncSettings};
 use crate::cli::table::Table;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::operation_configmap::ConfigMapStore;
@@ -81,22 +82,39 @@ pub enum Output {
 pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     let repos = LocalRepos::from_mappings(&args.repos)?;
     let source = SyncSource::open(&args.path, &repos)?;
-    let namespace = args
-        .namespace
+    let overrides = SyncOverrides {
+        prune: args.prune,
+        sync_options: args.sync_options.clone(),
+        timeout: args.timeout,
+        namespace: args.namespace.clone(),
+        directory: args.directory.options(),
+    };
+    let process = ExecuteSettings {
+        wave_delay: args.wave_delay,
+        ..ExecuteSettings::default()
+    };
+    let SyncSettings {
+        execute: settings,
+        directory: options,
+        ignored_options,
+    } = source.settings(&overrides, &process)?;
+    for option in ignored_options {
+        tracing::warn!(%option, "sync option has no effect on flotilla sync");
+    }
+    let namespace = settings
+        .destination_namespace
         .clone()
-        .or_else(|| source.namespace.clone())
         .context("no destination namespace: pass --namespace")?;
     let app = args
         .app
         .clone()
-        .or_else(|| source.app.clone())
+        .or_else(|| source.app().map(str::to_owned))
         .or_else(|| {
             let path = args.path.canonicalize().ok()?;
             let name = path.file_stem()?.to_string_lossy().to_lowercase();
             Some(name)
         })
         .context("no application name: pass --app")?;
-    let options = args.directory.over(&source.options);
     let load =
         |operation_id: &str| SyncPlan::load(&source.root, &options, Some(&namespace), operation_id);
     if let Err(errors) = load("validate") {
@@ -109,24 +127,6 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::FAILURE);
     }
-    let sync_options = args
-        .sync_options
-        .iter()
-        .fold(source.sync_options.clone(), |application, option| {
-            option.over(&application)
-        });
-    let settings = ExecuteSettings {
-        timeout: args
-            .timeout
-            .or(source.timeout)
-            .unwrap_or(ExecuteSettings::default().timeout),
-        wave_delay: args.wave_delay,
-        prune: args.prune || source.prune,
-        retry: source.retry.clone(),
-        sync_options,
-        destination_namespace: Some(namespace.clone()),
-        ..ExecuteSettings::default()
-    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -10,14 +10,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
-use crate::duration::{DurationError, parse_duration};
-use crate::manifest::DirectoryOptions;
 use crate::repo::LocalRepos;
 use crate::repo::checkout::{CheckoutError, checkout};
 use crate::repo::git_cli::{GitCli, GitError};
-use crate::sync::execute::{RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
-use crate::sync::{OptionError, SyncOptions};
+use crate::sync::execute::ExecuteSettings;
 
 /// A source that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -32,12 +30,12 @@ pub enum SourceError {
     Unavailable { file: String, url: String },
     #[error("{file}: {error}")]
     Git { file: String, error: GitError },
-    #[error("{file}: syncPolicy.retry: {error}")]
-    Retry { file: String, error: DurationError },
-    #[error("{file}: annotation {SYNC_TIMEOUT_ANNOTATION}: {error}")]
-    Timeout { file: String, error: DurationError },
-    #[error("{file}: syncPolicy.syncOptions: {error}")]
-    SyncOptions { file: String, error: OptionError },
+    #[error("{file}: {error}")]
+    Settings {
+        file: String,
+        #[source]
+        error: SettingsError,
+    },
     #[error(transparent)]
     Checkout(CheckoutError),
 }
@@ -45,24 +43,16 @@ pub enum SourceError {
 /// Everything the sync needs to know about its source.
 #[derive(Debug)]
 pub struct SyncSource {
-    /// The Application name, when the source is an Application.
-    pub app: Option<String>,
-    /// `spec.destination.namespace`.
-    pub namespace: Option<String>,
+    /// What errors name: the file, or `Application NAME`.
+    label: String,
+    /// The Application's metadata (empty for a manifest directory).
+    pub metadata: ObjectMeta,
+    /// The Application's spec (the defaults for a manifest directory).
+    pub spec: ApplicationSpec,
     /// The commit synced (git sources only).
     pub revision: Option<String>,
     /// The manifest directory (or file) to load.
     pub root: PathBuf,
-    /// `source.directory` options.
-    pub options: DirectoryOptions,
-    /// `syncPolicy.retry`.
-    pub retry: Option<RetryPolicy>,
-    /// `syncPolicy.automated.prune`.
-    pub prune: bool,
-    /// `syncPolicy.syncOptions`, e.g. `CreateNamespace=true`.
-    pub sync_options: SyncOptions,
-    /// The Application's operation timeout ([`SYNC_TIMEOUT_ANNOTATION`]).
-    pub timeout: Option<std::time::Duration>,
     /// The temporary checkout, removed when the source is dropped.
     _checkout: Option<Checkout>,
 }
@@ -106,16 +96,36 @@ impl SyncSource {
             }
         }
         Ok(Self {
-            app: None,
-            namespace: None,
+            label: file,
+            metadata: ObjectMeta::default(),
+            spec: ApplicationSpec::default(),
             revision: None,
             root: path.to_owned(),
-            options: DirectoryOptions::default(),
-            retry: None,
-            prune: false,
-            sync_options: SyncOptions::default(),
-            timeout: None,
             _checkout: None,
+        })
+    }
+
+    /// The Application's name, when the source is an Application.
+    #[must_use]
+    pub fn app(&self) -> Option<&str> {
+        self.metadata.name.as_deref()
+    }
+
+    /// The settings of a sync of this source: [`sync_settings`] of its Application (an
+    /// automated sync) with `overrides` over it.
+    ///
+    /// # Errors
+    /// A field of the Application that does not give usable settings, naming the source.
+    pub fn settings(
+        &self,
+        overrides: &SyncOverrides,
+        process: &ExecuteSettings,
+    ) -> Result<SyncSettings, SourceError> {
+        sync_settings(&self.metadata, &self.spec, None, overrides, process).map_err(|error| {
+            SourceError::Settings {
+                file: self.label.clone(),
+                error,
+            }
         })
     }
 
@@ -171,41 +181,12 @@ impl SyncSource {
         } else {
             (local.join(&source.path), None, None)
         };
-        let policy = spec.sync_policy.clone().unwrap_or_default();
-        let retry = policy.retry_policy().map_err(|error| SourceError::Retry {
-            file: file.to_owned(),
-            error,
-        })?;
-        let items = policy.sync_options.iter().map(String::as_str);
-        let (sync_options, ignored) =
-            SyncOptions::from_items(items).map_err(|error| SourceError::SyncOptions {
-                file: file.to_owned(),
-                error,
-            })?;
-        for option in ignored {
-            tracing::warn!(%file, %option, "sync option has no effect on flotilla sync");
-        }
-        let timeout = document
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|annotations| annotations.get(SYNC_TIMEOUT_ANNOTATION))
-            .map(|text| parse_duration(text))
-            .transpose()
-            .map_err(|error| SourceError::Timeout {
-                file: file.to_owned(),
-                error,
-            })?;
         Ok(Self {
-            app: document.metadata.name,
-            namespace: spec.destination.namespace.clone(),
+            label: file.to_owned(),
+            metadata: document.metadata,
+            spec,
             revision,
             root,
-            options: source.directory_options(),
-            retry,
-            prune: policy.automated_prune(),
-            sync_options,
-            timeout,
             _checkout: checkout,
         })
     }
@@ -228,8 +209,8 @@ mod tests {
     use crate::sync::SyncOptionKey;
 
     /// Opens an Application of a local directory with these metadata annotations and
-    /// `syncPolicy` (YAML flow mappings).
-    fn open(annotations: &str, sync_policy: &str) -> Result<SyncSource, SourceError> {
+    /// `syncPolicy` (YAML flow mappings), and derives its settings.
+    fn open(annotations: &str, sync_policy: &str) -> Result<SyncSettings, SourceError> {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("app.yaml");
         let text = format!(
@@ -240,34 +221,30 @@ mod tests {
             dir.path().display()
         );
         std::fs::write(&file, text).unwrap();
-        SyncSource::open(&file, &LocalRepos::from_mappings::<&str>(&[]).unwrap())
+        let source = SyncSource::open(&file, &LocalRepos::from_mappings::<&str>(&[]).unwrap())?;
+        assert_eq!(source.app(), Some("shop"));
+        source.settings(&SyncOverrides::default(), &ExecuteSettings::default())
     }
 
     #[test]
-    fn reads_sync_options_retry_and_timeout_of_an_application() {
-        let source = open(
+    fn an_application_file_gives_its_settings() {
+        let settings = open(
             "{flotilla.dev/sync-timeout: 90s}",
-            "{syncOptions: [CreateNamespace=true, PruneLast=true, RespectIgnoreDifferences=true], \
-             retry: {limit: 2, backoff: {duration: 1s, factor: 3}}}",
+            "{syncOptions: [CreateNamespace=true, RespectIgnoreDifferences=true]}",
         )
         .unwrap();
-        assert_eq!(source.timeout, Some(Duration::from_secs(90)));
+        assert_eq!(settings.execute.timeout, Duration::from_secs(90));
         assert_eq!(
-            (source.app.as_deref(), source.namespace.as_deref()),
-            (Some("shop"), Some("shop"))
+            settings.execute.destination_namespace.as_deref(),
+            Some("shop")
         );
-        assert!(source.sync_options.get(SyncOptionKey::CreateNamespace));
-        assert!(source.sync_options.get(SyncOptionKey::PruneLast));
-        let retry = source.retry.unwrap();
-        assert_eq!(
-            (retry.limit, retry.duration, retry.factor),
-            (2, Duration::from_secs(1), 3.0)
+        assert!(
+            settings
+                .execute
+                .sync_options
+                .get(SyncOptionKey::CreateNamespace)
         );
-        let plain = open("{}", "{}").unwrap();
-        assert_eq!(
-            (plain.timeout, plain.sync_options),
-            (None, SyncOptions::default())
-        );
+        assert_eq!(settings.ignored_options, ["RespectIgnoreDifferences=true"]);
     }
 
     #[test]

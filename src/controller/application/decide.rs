@@ -44,8 +44,8 @@ pub enum Trigger {
     Resume { revision: Option<String> },
     /// `spec.operation` asks for a sync.
     Requested(Operation),
-    /// `syncPolicy.automated` on an OutOfSync Application.
-    Automated { prune: bool },
+    /// `syncPolicy.automated` on an OutOfSync Application (which prunes when it says so).
+    Automated,
 }
 
 /// The sync to run now, if any, for `app` whose comparison found it OutOfSync or not at
@@ -86,9 +86,7 @@ pub fn next_sync(
             return None;
         }
     }
-    Some(Trigger::Automated {
-        prune: automated.prune,
-    })
+    Some(Trigger::Automated)
 }
 
 #[cfg(test)]
@@ -137,8 +135,8 @@ mod tests {
         let now = Timestamp::from_second(1000).unwrap();
         let auto = || Some(json!({"prune": true}));
         let heal = || Some(json!({"selfHeal": true}));
-        let automated = Some(Trigger::Automated { prune: true });
-        let healed = Some(Trigger::Automated { prune: false });
+        let automated = Some(Trigger::Automated);
+        let healed = Some(Trigger::Automated);
         let requested =
             |a: &Application| Some(Trigger::Requested(a.spec.operation.clone().unwrap()));
         let cases: Vec<(&str, Application, bool, SyncGate, Option<Trigger>)> = vec![

@@ -517,7 +517,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             let result = self
                 .context
                 .cluster
-                .delete(&object.key, Propagation::Foreground)
+                .delete(&object.key, self.context.settings.prune_propagation)
                 .await;
             let status = if result.is_ok() {
                 ResultStatus::Pruned

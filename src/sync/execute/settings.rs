@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use crate::sync::SyncOptions;
+use crate::cluster::api::Propagation;
+use crate::sync::{SyncOptionKey, SyncOptions};
 
 /// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m`.
 pub const SYNC_TIMEOUT_ANNOTATION: &str = "flotilla.dev/sync-timeout";
@@ -24,9 +25,8 @@ pub struct ExecuteSettings {
     pub concurrency: usize,
     /// Delete managed objects that are no longer desired.
     pub prune: bool,
-    /// Every prune waits until the Sync phase is Healthy (`PruneLast=true` on the Application;
-    /// `PruneLast=true` in `sync_options` has the same effect).
-    pub prune_last: bool,
+    /// How a pruned object's dependents go (`PrunePropagationPolicy`, default foreground).
+    pub prune_propagation: Propagation,
     /// Retries of a failed operation.
     pub retry: Option<RetryPolicy>,
     /// Application-wide sync options (`syncPolicy.syncOptions`); an object's own
@@ -45,7 +45,7 @@ impl Default for ExecuteSettings {
             wave_delay: Duration::ZERO,
             concurrency: 16,
             prune: false,
-            prune_last: false,
+            prune_propagation: Propagation::Foreground,
             retry: None,
             sync_options: SyncOptions::default(),
             destination_namespace: None,
@@ -54,10 +54,11 @@ impl Default for ExecuteSettings {
 }
 
 impl ExecuteSettings {
-    /// Whether every prune waits until the Sync phase is Healthy.
+    /// Whether every prune waits until the Sync phase is Healthy (`PruneLast=true` among the
+    /// Application-wide options).
     #[must_use]
     pub fn prunes_last(&self) -> bool {
-        self.prune_last || self.sync_options.get(crate::sync::SyncOptionKey::PruneLast)
+        self.sync_options.get(SyncOptionKey::PruneLast)
     }
 }
 
@@ -115,24 +116,5 @@ mod tests {
         let seconds: Vec<u64> = policy.delays().iter().map(Duration::as_secs).collect();
         assert_eq!(seconds, [5, 10, 20, 30, 30]);
         assert!(RetryPolicy::default().delays().is_empty());
-    }
-
-    #[test]
-    fn prune_last_from_the_flag_or_the_options() {
-        let options = |text: &str| text.parse::<SyncOptions>().unwrap();
-        let cases = [
-            (false, options(""), false),
-            (true, options(""), true),
-            (false, options("PruneLast=true"), true),
-            (false, options("PruneLast=false,Replace=true"), false),
-        ];
-        for (prune_last, sync_options, expected) in cases {
-            let settings = ExecuteSettings {
-                prune_last,
-                sync_options,
-                ..ExecuteSettings::default()
-            };
-            assert_eq!(settings.prunes_last(), expected, "{settings:?}");
-        }
     }
 }
