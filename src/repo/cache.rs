@@ -23,6 +23,13 @@ use super::local::LocalRepos;
 pub enum FetchError {
     #[error("repository {url}: {error}")]
     Git { url: String, error: GitError },
+    #[error("repository {url}: revision {revision:?} not found")]
+    Revision {
+        url: String,
+        revision: String,
+        #[source]
+        error: GitError,
+    },
     #[error("repository {url}: {error}")]
     Checkout { url: String, error: CheckoutError },
     #[error("repository {url}: cannot use the cache directory {dir}: {error}")]
@@ -153,10 +160,6 @@ impl RepoCache {
             .map(|mut mirrors| Arc::clone(mirrors.entry(repo_url.to_owned()).or_default()))
             .unwrap_or_default();
         let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-        let git_error = |error| FetchError::Git {
-            url: repo_url.to_owned(),
-            error,
-        };
         let fresh = state.fetched.is_some_and(|started| {
             started >= asked || asked.duration_since(started) <= self.fetch_reuse
         });
@@ -175,7 +178,18 @@ impl RepoCache {
         if let Some(commit) = state.resolved.get(revision) {
             return Ok((mirror, commit.clone()));
         }
-        let commit = mirror.resolve(revision).map_err(git_error)?;
+        let commit = mirror
+            .resolve(revision)
+            .map_err(|error| FetchError::Revision {
+                url: repo_url.to_owned(),
+                revision: if revision.is_empty() {
+                    "HEAD"
+                } else {
+                    revision
+                }
+                .to_owned(),
+                error,
+            })?;
         state.resolved.insert(revision.to_owned(), commit.clone());
         Ok((mirror, commit))
     }
@@ -286,7 +300,7 @@ mod tests {
         assert_eq!(pinned, first, "an older commit by its SHA");
         assert!(matches!(
             cache.manifests(&url, "no-such-branch", ""),
-            Err(FetchError::Git { .. })
+            Err(FetchError::Revision { .. })
         ));
     }
 

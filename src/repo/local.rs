@@ -64,7 +64,8 @@ impl LocalRepos {
             return Some(path.clone());
         }
         let path = Path::new(repo_url.strip_prefix("file://").unwrap_or(repo_url));
-        let local = path.is_absolute() || repo_url.starts_with("file://") || repo_url.starts_with('.');
+        let local =
+            path.is_absolute() || repo_url.starts_with("file://") || repo_url.starts_with('.');
         if !local {
             return None;
         }

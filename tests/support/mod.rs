@@ -5,6 +5,8 @@
 // Each integration test binary compiles this module and uses a subset of it.
 #![allow(dead_code)]
 
+pub mod git_remote;
+
 use std::fmt::Debug;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
