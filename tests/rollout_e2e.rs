@@ -4,7 +4,6 @@
 //! ApplicationSet's status is recorded through a watch, and each Application's `status.history`
 //! says when its syncs started and ended; the assertions read those records.
 
-mod controller_support;
 mod support;
 
 use std::collections::BTreeMap;
@@ -13,7 +12,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use controller_support::{commit, repository};
 use flotilla::api::application::RevisionHistory;
 use flotilla::api::application_set_status::{
     ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
@@ -26,6 +24,7 @@ use kube::api::{ListParams, PostParams};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
+use support::git_remote::{GitDaemon, Remote};
 use support::{TestNamespace, apply, eventually_within, namespace, object};
 
 /// How long a whole rollout may take.
@@ -34,9 +33,10 @@ const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(300);
 // ---------------------------------------------------------------------------------------------
 // A local git repository of components
 
-/// A git repository in a temporary directory, one directory per component.
+/// A bare git repository (a remote, as teams have them) with one directory per component,
+/// written and pushed to from a clone.
 struct Repo {
-    dir: tempfile::TempDir,
+    remote: Remote,
 }
 
 /// How a component's pods behave in the node simulator.
@@ -57,16 +57,18 @@ impl Pods {
 
 impl Repo {
     fn new() -> Self {
-        Self { dir: repository() }
+        Self {
+            remote: Remote::new("platform"),
+        }
     }
 
     fn url(&self) -> String {
-        format!("file://{}", self.dir.path().display())
+        self.remote.file_url()
     }
 
     /// Writes `component/` with a ConfigMap carrying `version` and a one-replica Deployment.
     fn component(&self, component: &str, version: &str, pods: Pods) {
-        let dir = self.dir.path().join(component);
+        let dir = self.remote.work().join(component);
         std::fs::create_dir_all(&dir).expect("creates the component directory");
         let mut annotations = serde_json::Map::new();
         if pods.fail {
@@ -98,9 +100,9 @@ impl Repo {
         }
     }
 
-    /// Commits everything and returns the commit.
+    /// Commits everything, pushes it, and returns the commit.
     fn commit(&self, message: &str) -> String {
-        commit(self.dir.path(), &[], message)
+        self.remote.push(message)
     }
 }
 
@@ -939,5 +941,161 @@ async fn pause_holds_promotion_and_a_restart_continues_from_status() {
         first_sync(&histories, app, &commit);
     }
     assert_tiers_in_order(&recording.snapshots());
+    controller.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. What a new user does
+
+/// An ApplicationSet as a user writes it (three components × two regions, a RollingSync by tier,
+/// `CreateNamespace=true`), its Applications pointing at `url` and deploying into
+/// `<prefix>-<region>`.
+fn new_user_appset(url: &str, prefix: &str) -> String {
+    format!(
+        r#"apiVersion: flotilla.dev/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: platform-stack
+spec:
+  goTemplate: true
+  goTemplateOptions: ["missingkey=error"]
+  generators:
+    - matrix:
+        generators:
+          - list:
+              elements:
+                - component: database
+                  tier: "1"
+                - component: backend
+                  tier: "2"
+                - component: frontend
+                  tier: "3"
+          - list:
+              elements:
+                - region: eu
+                - region: us
+  strategy:
+    type: RollingSync
+    rollingSync:
+      steps:
+        - matchExpressions:
+            - {{key: tier, operator: In, values: ["1"]}}
+        - matchExpressions:
+            - {{key: tier, operator: In, values: ["2"]}}
+        - matchExpressions:
+            - {{key: tier, operator: In, values: ["3"]}}
+  template:
+    metadata:
+      name: "{{{{.component}}}}-{{{{.region}}}}"
+      labels:
+        tier: "{{{{.tier}}}}"
+    spec:
+      project: default
+      source:
+        repoURL: {url}
+        targetRevision: main
+        path: "{{{{.component}}}}"
+      destination:
+        server: https://kubernetes.default.svc
+        namespace: "{prefix}-{{{{.region}}}}"
+      syncPolicy:
+        automated:
+          prune: true
+        syncOptions:
+          - CreateNamespace=true
+"#
+    )
+}
+
+#[tokio::test]
+async fn a_new_users_appset_applied_with_kubectl_rolls_out_from_a_served_bare_repository() {
+    let (ns, repo) = setup("new-user").await;
+    tier_components(&repo, "v1", Pods::default());
+    let commit = repo.commit("v1");
+    let daemon = GitDaemon::start(repo.remote.exported());
+    let url = daemon.url(&repo.remote.served_name());
+    let regions = ["eu", "us"].map(|region| format!("{}-{region}", ns.name));
+    let namespaces: Api<Namespace> = Api::all(ns.client.clone());
+    for region in &regions {
+        assert!(
+            namespaces.get_opt(region).await.expect("reads").is_none(),
+            "{region} does not exist before the rollout"
+        );
+    }
+    let tiers: [Vec<String>; 3] = ["database", "backend", "frontend"]
+        .map(|component| ["eu", "us"].map(|r| format!("{component}-{r}")).to_vec());
+    let apps: Vec<&str> = tiers.iter().flatten().map(String::as_str).collect();
+
+    let controller = Controller::start(&ns, "new-user");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let recording = Recording::start(&appsets, "platform-stack");
+    let mut kubectl = Command::new(support::kubectl())
+        .arg("--kubeconfig")
+        .arg(support::kubeconfig_path(1))
+        .args(["apply", "-n", &ns.name, "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs kubectl");
+    {
+        use std::io::Write;
+        let mut stdin = kubectl.stdin.take().expect("piped stdin");
+        stdin
+            .write_all(new_user_appset(&url, &ns.name).as_bytes())
+            .expect("writes the ApplicationSet to kubectl");
+    }
+    let applied = kubectl.wait_with_output().expect("kubectl ends");
+    assert!(
+        applied.status.success(),
+        "kubectl apply: {}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+
+    wait_complete(&appsets, "platform-stack", &apps, &commit).await;
+    let applications = ns.api::<Application>();
+    for app in &apps {
+        let status = applications
+            .get(app)
+            .await
+            .expect("reads the Application")
+            .status
+            .expect("has a status");
+        let sync = status.sync.expect("a sync status");
+        assert_eq!(
+            (sync.status.as_str(), sync.revision.as_str()),
+            ("Synced", commit.as_str()),
+            "{app}"
+        );
+        assert_eq!(status.health.expect("a health").status, "Healthy", "{app}");
+    }
+    for region in &regions {
+        // It did not exist before the rollout, and nothing but Flotilla creates it.
+        namespaces.get(region).await.expect("Flotilla created it");
+        let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+            Api::namespaced(ns.client.clone(), region);
+        for component in ["database", "backend", "frontend"] {
+            deployments
+                .get(component)
+                .await
+                .unwrap_or_else(|e| panic!("{component} in {region}: {e}"));
+        }
+    }
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for (later, tier) in tiers.iter().enumerate() {
+        for earlier in &tiers[..later] {
+            for l in tier {
+                pairs.extend(earlier.iter().map(|e| (l.as_str(), e.as_str())));
+            }
+        }
+    }
+    let snapshots = recording.snapshots();
+    assert_promoted_after(&snapshots, &pairs);
+    for app in &apps {
+        assert!(
+            snapshots.iter().any(|s| in_flight(state_of(s, app).0)),
+            "{app} was seen Pending or Progressing: {snapshots:#?}"
+        );
+    }
     controller.stop();
 }

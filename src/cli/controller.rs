@@ -127,14 +127,16 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             .repo_cache
             .clone()
             .unwrap_or_else(|| std::env::temp_dir().join("flotilla-repos"));
+        // One cache serves both controllers: a repository is fetched once for both.
+        let cache = Arc::new(RepoCache::new(cache, repos).with_fetch_reuse(args.repo_refresh));
         let applications = ApplicationContext::new(
             client.clone(),
             namespace.clone(),
-            Arc::new(RepoCache::new(cache, repos.clone()).with_fetch_reuse(args.repo_refresh)),
+            Arc::clone(&cache),
             args.app_resync,
             Arc::clone(&metrics),
         );
-        let ctx = AppSetContext::new(client, namespace, repos, args.git_poll, metrics);
+        let ctx = AppSetContext::new(client, namespace, cache, args.git_poll, metrics);
         crate::controller::run(Arc::new(ctx), Arc::new(applications), lease, shutdown).await?;
         Ok(ExitCode::SUCCESS)
     })

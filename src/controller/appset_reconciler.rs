@@ -40,7 +40,7 @@ use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::render::{RenderError, Sources, render_application_set};
-use crate::repo::LocalRepos;
+use flotilla_generators::source::GitReader;
 use crate::rollout::{RolloutDecision, RolloutInput, step};
 
 /// Field manager of the Applications the controller applies.
@@ -56,7 +56,8 @@ pub struct AppSetContext {
     pub client: Client,
     /// The namespace of the ApplicationSets, their Applications and the cluster Secrets.
     pub namespace: String,
-    pub repos: LocalRepos,
+    /// Repositories, for git generators and the revisions a rollout targets.
+    pub repos: Arc<dyn GitReader>,
     /// Poll interval of git generators without `requeueAfterSeconds`.
     pub git_poll: Duration,
     pub metrics: Arc<Metrics>,
@@ -73,7 +74,7 @@ impl AppSetContext {
     pub fn new(
         client: Client,
         namespace: String,
-        repos: LocalRepos,
+        repos: Arc<dyn GitReader>,
         git_poll: Duration,
         metrics: Arc<Metrics>,
     ) -> Self {
@@ -423,13 +424,13 @@ async fn generate_render_validate_plan(
 ) -> Result<Planned, ReconcileError> {
     let name = appset.name_any();
     let inventory = read_inventory(&ctx.client, &ctx.namespace).await?;
-    let repos = ctx.repos.clone();
+    let repos = Arc::clone(&ctx.repos);
     let rendering = Arc::clone(appset);
     // Git generators run the `git` CLI: keep them off the async workers.
     let rendered = tokio::task::spawn_blocking(move || {
         let sources = Sources {
             clusters: &inventory,
-            git: &repos,
+            git: &*repos,
         };
         render_application_set(&rendering, sources)
     })

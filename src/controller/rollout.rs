@@ -5,6 +5,7 @@
 //! pure [`super::appset`] core.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use flotilla_generators::source::{GitError, GitReader};
 use kube::api::{Patch, PatchParams};
@@ -15,7 +16,7 @@ use super::appset::rollout_status::RolloutEvent;
 use super::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
 use super::events::EventPublisher;
 use crate::api::{Application, ApplicationSet};
-use crate::repo::LocalRepos;
+
 
 /// Where the rollout step of a reconcile failed.
 #[derive(Debug, thiserror::Error)]
@@ -41,10 +42,10 @@ pub enum RolloutError {
 /// # Errors
 /// A source whose repository or revision cannot be resolved.
 pub async fn resolve_sources(
-    repos: &LocalRepos,
+    repos: &Arc<dyn GitReader>,
     desired: &[Application],
 ) -> Result<BTreeMap<SourceRevision, String>, RolloutError> {
-    let (repos, wanted) = (repos.clone(), sources(desired));
+    let (repos, wanted) = (Arc::clone(repos), sources(desired));
     tokio::task::spawn_blocking(move || {
         wanted
             .into_iter()

@@ -106,15 +106,13 @@ impl RepoCache {
         revision: &str,
         path: &str,
     ) -> Result<Manifests, FetchError> {
-        let local = self.repos.local_path(repo_url);
-        if let Some(local) = local.as_ref().filter(|l| !self.is_repository(l)) {
+        let Some((mirror, commit)) = self.commit(repo_url, revision)? else {
+            let local = self.repos.local_path(repo_url).unwrap_or_default();
             return Ok(Manifests {
                 root: local.join(path),
                 revision: None,
             });
-        }
-        let origin = local.map_or_else(|| repo_url.to_owned(), |l| l.display().to_string());
-        let (mirror, commit) = self.resolve(repo_url, &origin, revision)?;
+        };
         let tree = self
             .root
             .join("trees")
@@ -127,6 +125,40 @@ impl RepoCache {
             root: tree,
             revision: Some(commit),
         })
+    }
+
+    /// The mirror of `repo_url` and the commit `revision` names in it, or None when the URL is a
+    /// local directory that is not a repository (read as it is, without a revision).
+    pub(super) fn commit(
+        &self,
+        repo_url: &str,
+        revision: &str,
+    ) -> Result<Option<(GitCli, String)>, FetchError> {
+        if self.is_plain_directory(repo_url) {
+            return Ok(None);
+        }
+        let origin = self
+            .repos
+            .local_path(repo_url)
+            .map_or_else(|| repo_url.to_owned(), |l| l.display().to_string());
+        self.resolve(repo_url, &origin, revision).map(Some)
+    }
+
+    /// Whether `repo_url` is a local directory that is not a repository.
+    pub(super) fn is_plain_directory(&self, repo_url: &str) -> bool {
+        self.repos
+            .local_path(repo_url)
+            .is_some_and(|local| !self.is_repository(&local))
+    }
+
+    /// The local repositories this cache was given (`--repo` mappings).
+    pub(super) fn local_repos(&self) -> &LocalRepos {
+        &self.repos
+    }
+
+    /// The mirror of `repo_url`, as cloned by an earlier resolve.
+    pub(super) fn mirror(&self, repo_url: &str) -> GitCli {
+        GitCli::new(self.root.join("repos").join(directory_name(repo_url)))
     }
 
     /// Whether `path` is a repository (asked of `git` until it is one).

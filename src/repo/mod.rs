@@ -2,6 +2,7 @@
 //! served by the `git` CLI (a repository) or read as a plain directory (a quick preview).
 
 pub mod cache;
+mod cache_reader;
 pub mod checkout;
 pub mod directory;
 pub mod git_cli;

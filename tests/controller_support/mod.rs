@@ -56,17 +56,19 @@ pub async fn setup(label: &str) -> TestNamespace {
 pub fn start(ns: &TestNamespace, identity: &str) -> Running {
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
+    // One cache for both controllers, as `flotilla controller` has.
+    let repos = Arc::new(RepoCache::new(cache.path(), LocalRepos::default()));
     let applications = ApplicationContext::new(
         ns.client.clone(),
         ns.name.clone(),
-        Arc::new(RepoCache::new(cache.path(), LocalRepos::default())),
+        Arc::clone(&repos),
         RESYNC,
         Arc::clone(&metrics),
     );
     let appsets = AppSetContext::new(
         ns.client.clone(),
         ns.name.clone(),
-        LocalRepos::default(),
+        repos,
         Duration::from_secs(180),
         Arc::clone(&metrics),
     );

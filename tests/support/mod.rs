@@ -38,6 +38,22 @@ pub fn state_dir() -> PathBuf {
     )
 }
 
+/// The `kubectl` that `tests/controlplane/build.sh` built (the version of the test clusters).
+pub fn kubectl() -> PathBuf {
+    let cache = std::env::var_os("FLOTILLA_CACHE").map_or_else(
+        || {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map_or_else(
+                    || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"),
+                    PathBuf::from,
+                )
+                .join("flotilla")
+        },
+        PathBuf::from,
+    );
+    cache.join("kube-1.20.2").join("kubectl")
+}
+
 /// The path of cluster `n`'s kubeconfig.
 pub fn kubeconfig_path(cluster: u8) -> PathBuf {
     state_dir().join(format!("cluster{cluster}.kubeconfig"))

@@ -13,6 +13,7 @@ use super::AppSetArgs;
 use crate::controller::appset_reconciler::{AppSetContext, live_rollout_input};
 use crate::controller::metrics::Metrics;
 use crate::repo::LocalRepos;
+use crate::repo::cache::RepoCache;
 use crate::rollout::explain::{explain_json, explain_text};
 use crate::rollout::state_file::{parse_state_file, to_state_file};
 use crate::rollout::{RolloutInput, step};
@@ -69,10 +70,12 @@ pub async fn live(args: &ExplainArgs) -> anyhow::Result<String> {
     let (client, namespace) = target.connect().await?;
     let appset = Arc::new(target.get(&client, &namespace).await?);
     let repos = LocalRepos::from_mappings(&args.repos)?;
+    // The controller's default cache directory: a repository it has fetched is not cloned again.
+    let cache = RepoCache::new(std::env::temp_dir().join("flotilla-repos"), repos);
     let ctx = AppSetContext::new(
         client,
         namespace.clone(),
-        repos,
+        Arc::new(cache),
         Duration::ZERO,
         Arc::new(Metrics::default()),
     );
