@@ -323,3 +323,37 @@ fn json_output_and_exit_code_from_the_binary() {
     assert_eq!(json["ending"], "Failed");
     assert_eq!(json["applications"][1]["result"], "NotSynced");
 }
+
+/// The three-tier example without its `CreateNamespace=true`, in a temporary file.
+fn three_tier_without_create_namespace() -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("three-tier-stack.yaml");
+    let text = std::fs::read_to_string(example("three-tier-stack.yaml")).expect("the example");
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            !["syncPolicy:", "syncOptions:", "CreateNamespace=true"]
+                .iter()
+                .any(|option| line.contains(option))
+        })
+        .collect();
+    std::fs::write(&file, kept.join("\n")).expect("writes the ApplicationSet");
+    let mut args = examples().swap_remove(0).1;
+    args[0] = file.display().to_string();
+    (dir, args)
+}
+
+#[test]
+fn a_destination_namespace_nobody_creates_fails_as_on_a_new_cluster() {
+    let (_dir, args) = three_tier_without_create_namespace();
+    let report = simulate(&args);
+    assert_eq!(report.ending, Ending::Failed, "{}", table(&report));
+    let text = table(&report);
+    assert!(
+        text.contains("namespaces \"production\" not found"),
+        "{text}"
+    );
+    let mut existing = args;
+    existing.push("--existing-namespace=production".to_owned());
+    assert_eq!(simulate(&existing).ending, Ending::Complete);
+}

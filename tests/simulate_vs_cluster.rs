@@ -21,6 +21,7 @@ use flotilla::sync::{OperationPhase, OperationState};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use serde_json::{Value, json};
+use support::git_remote::Remote;
 
 use flotilla::api::application_set::RolloutStrategy;
 use flotilla::cli::render::AppSetArgs;
@@ -64,13 +65,14 @@ fn three_tier(namespace: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, St
     (apps, strategy, destination)
 }
 
-/// The platform manifests in a git repository (branch `main`), with the migration Job's pod
-/// failing when `fail` is set.
-fn manifests(fail: bool) -> tempfile::TempDir {
-    let dir = controller_support::repository();
+/// The platform manifests pushed to a bare git repository (branch `main`), with the migration
+/// Job's pod failing when `fail` is set.
+fn manifests(fail: bool) -> Remote {
+    let remote = Remote::new("platform-manifests");
+    let dir = remote.work();
     let source = root().join("examples/repos/platform-manifests");
     for component in ["database", "backend", "frontend"] {
-        std::fs::create_dir_all(dir.path().join(component)).expect("mkdir");
+        std::fs::create_dir_all(dir.join(component)).expect("mkdir");
         for entry in std::fs::read_dir(source.join(component)).expect("readable") {
             let path = entry.expect("entry").path();
             let mut text = std::fs::read_to_string(&path).expect("readable");
@@ -81,15 +83,18 @@ fn manifests(fail: bool) -> tempfile::TempDir {
                 );
                 assert!(text.contains("sim.flotilla.dev/fail"));
             }
-            let target = dir
-                .path()
-                .join(component)
-                .join(path.file_name().expect("name"));
+            let target = dir.join(component).join(path.file_name().expect("name"));
             std::fs::write(target, text).expect("writable");
         }
     }
-    controller_support::commit(dir.path(), &[], "platform manifests");
-    dir
+    remote.push("platform manifests");
+    remote
+}
+
+/// The destination namespace of a test's Applications: one nobody creates but Flotilla (the
+/// example's `CreateNamespace=true`).
+fn destination(namespace: &str) -> String {
+    format!("{namespace}-production")
 }
 
 /// The rollout on the embedded cluster, on a paused runtime of its own thread.
@@ -119,7 +124,7 @@ fn simulated(namespace: &str, repo: &Path) -> (Driven, Report) {
 
 /// The same rollout on cluster 1, in real time.
 async fn real(namespace: &support::TestNamespace, repo: &Path) -> (Driven, Report) {
-    let (apps, strategy, destination) = three_tier(&namespace.name, repo);
+    let (apps, strategy, destination) = three_tier(&self::destination(&namespace.name), repo);
     let clusters = BTreeMap::from([(destination, KubeCluster::new(namespace.client.clone()))]);
     let clock = VirtualClock::start(Timestamp::now());
     let driven = drive(&apps, &strategy, &clusters, clock, &|_| {}).await;
@@ -226,8 +231,8 @@ fn assert_steps_in_sequence(report: &Report, side: &str) {
 async fn compare(label: &str, fail: bool) {
     let namespace = support::namespace(1, label).await;
     let repo = manifests(fail);
-    let (sim_driven, sim_report) = simulated(&namespace.name, repo.path());
-    let (real_driven, real_report) = real(&namespace, repo.path()).await;
+    let (sim_driven, sim_report) = simulated(&destination(&namespace.name), &repo.bare());
+    let (real_driven, real_report) = real(&namespace, &repo.bare()).await;
     let simulated = order(driven_outcomes(&sim_driven, &sim_report));
     let observed = order(driven_outcomes(&real_driven, &real_report));
     assert_same_order(&simulated, &observed, "real");
@@ -258,7 +263,8 @@ async fn failing_migration_stops_the_stack_as_on_the_control_plane() {
     compare("sim-vs-cluster-fail", true).await;
 }
 
-/// The three-tier example as it is, but from `repo` and deploying into the test namespace.
+/// The three-tier example as it is, but from `repo` and deploying into [`destination`], which
+/// the sync creates.
 fn example_appset(namespace: &str, repo: &Path) -> ApplicationSet {
     let path = root().join("examples/three-tier-stack.yaml");
     let text = std::fs::read_to_string(&path).expect("the example");
@@ -267,7 +273,7 @@ fn example_appset(namespace: &str, repo: &Path) -> ApplicationSet {
     appset["metadata"]["namespace"] = json!(namespace);
     let spec = &mut appset["spec"]["template"]["spec"];
     spec["source"]["repoURL"] = json!(format!("file://{}", repo.display()));
-    spec["destination"]["namespace"] = json!(namespace);
+    spec["destination"]["namespace"] = json!(destination(namespace));
     support::object(appset)
 }
 
@@ -350,9 +356,9 @@ fn controlled_outcomes<'a>(apps: &'a [Application], appset: &ApplicationSet) -> 
 
 async fn compare_with_controller(label: &str, fail: bool) {
     let repo = manifests(fail);
-    let (apps, appset) = controlled(label, repo.path()).await;
+    let (apps, appset) = controlled(label, &repo.bare()).await;
     let namespace = appset.metadata.namespace.clone().expect("namespaced");
-    let (sim_driven, sim_report) = simulated(&namespace, repo.path());
+    let (sim_driven, sim_report) = simulated(&destination(&namespace), &repo.bare());
     let simulated = order(driven_outcomes(&sim_driven, &sim_report));
     let observed = order(controlled_outcomes(&apps, &appset));
     assert_same_order(&simulated, &observed, "controller");

@@ -52,6 +52,11 @@ pub struct SimulateArgs {
     /// with the sim.flotilla.dev/ready-after annotation).
     #[arg(long = "duration", value_name = "KIND=DURATION")]
     pub durations: Vec<KindDuration>,
+    /// A namespace the destination clusters already have (repeatable). The embedded clusters
+    /// start with only default, kube-system, kube-public and kube-node-lease, and reject objects
+    /// in any other namespace until a sync creates it, as a new cluster does.
+    #[arg(long = "existing-namespace", value_name = "NAMESPACE")]
+    pub existing_namespaces: Vec<String>,
     /// Output format of the report.
     #[arg(short, long, value_enum, default_value_t)]
     pub output: SimulateOutput,
@@ -102,6 +107,7 @@ pub fn simulate_from_args(
         behavior: ClusterBehavior {
             durations: KindDurations::with(&args.durations),
             faults: Faults(args.fail.clone()),
+            namespaces: args.existing_namespaces.clone(),
         },
         speed: (!args.instant).then_some(args.speed),
     };

@@ -40,8 +40,8 @@ use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::render::{RenderError, Sources, render_application_set};
-use flotilla_generators::source::GitReader;
 use crate::rollout::{RolloutDecision, RolloutInput, step};
+use flotilla_generators::source::GitReader;
 
 /// Field manager of the Applications the controller applies.
 pub const FIELD_MANAGER: &str = "flotilla-applicationset";

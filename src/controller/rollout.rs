@@ -17,7 +17,6 @@ use super::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
 use super::events::EventPublisher;
 use crate::api::{Application, ApplicationSet};
 
-
 /// Where the rollout step of a reconcile failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RolloutError {

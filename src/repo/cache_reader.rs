@@ -64,8 +64,8 @@ mod tests {
         // Read from the mirror (cloned from the mapping's repository: this test has no network).
         let cache_dir = tempfile::tempdir().unwrap();
         let url = "https://git.example.com/acme/apps.git";
-        let mapped = LocalRepos::from_mappings(&[format!("{url}={}", origin.path().display())])
-            .unwrap();
+        let mapped =
+            LocalRepos::from_mappings(&[format!("{url}={}", origin.path().display())]).unwrap();
         let cache = RepoCache::new(cache_dir.path(), mapped);
         let commit = GitReader::resolve(&cache, url, "main").unwrap();
         assert_eq!(commit.len(), 40);
@@ -73,7 +73,10 @@ mod tests {
             cache.list_files(url, &commit).unwrap(),
             ["apps/a/config.json"]
         );
-        assert_eq!(cache.read_file(url, &commit, "apps/a/config.json").unwrap(), b"{}");
+        assert_eq!(
+            cache.read_file(url, &commit, "apps/a/config.json").unwrap(),
+            b"{}"
+        );
         assert!(matches!(
             GitReader::resolve(&cache, url, "nope"),
             Err(GitError::RevisionNotFound { .. })

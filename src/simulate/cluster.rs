@@ -27,7 +27,15 @@ pub struct ClusterBehavior {
     pub durations: KindDurations,
     /// Injected failures.
     pub faults: Faults,
+    /// Namespaces the cluster has before the rollout, besides the ones every cluster has
+    /// ([`BUILT_IN_NAMESPACES`]). An object in any other namespace is rejected as the API server
+    /// rejects it, until a sync creates that Namespace (`CreateNamespace=true` or a manifest).
+    pub namespaces: Vec<String>,
 }
+
+/// The namespaces a new cluster has.
+pub const BUILT_IN_NAMESPACES: [&str; 4] =
+    ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// One stored object: kept once, as last applied; the metadata the server adds and the status
 /// are added when it is read.
@@ -190,6 +198,24 @@ impl ClusterApi for SimCluster {
         let behavior = self.behavior_of(object, &key)?;
         let now = self.clock.elapsed();
         let mut objects = self.objects();
+        if let Some(namespace) = key.namespace.as_deref() {
+            let namespace_key = ObjectKey {
+                group: String::new(),
+                kind: "Namespace".to_owned(),
+                namespace: None,
+                name: namespace.to_owned(),
+            };
+            let exists = BUILT_IN_NAMESPACES.contains(&namespace)
+                || self.behavior.namespaces.iter().any(|n| n == namespace)
+                || objects.contains_key(&namespace_key);
+            if !exists {
+                return Err(ClusterError::Rejected {
+                    code: 404,
+                    reason: "NotFound".to_owned(),
+                    message: format!("namespaces \"{namespace}\" not found"),
+                });
+            }
+        }
         let previous = objects.get(&key);
         let (action, generation, changed_at, created) = match previous {
             None => (ResourceAction::Created, 1, now, self.clock.now()),
@@ -338,6 +364,35 @@ impl ClusterApi for SimCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The behaviour of a cluster that has the namespaces these tests write to.
+    fn with_namespaces() -> Arc<ClusterBehavior> {
+        Arc::new(ClusterBehavior {
+            namespaces: ["prod", "a", "b", "c"].map(str::to_owned).to_vec(),
+            ..ClusterBehavior::default()
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_object_in_a_namespace_the_cluster_lacks_is_rejected_until_it_is_created() {
+        let clock = VirtualClock::start(Timestamp::from_second(0).unwrap());
+        let cluster = SimCluster::new(clock, Arc::default());
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "shop"}});
+        let error = cluster.apply(&config, false).await.unwrap_err();
+        assert!(error.is_not_found(), "{error}");
+        assert_eq!(
+            error.to_string(),
+            "namespaces \"shop\" not found (HTTP 404)"
+        );
+        let default = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "default"}});
+        cluster.apply(&default, false).await.unwrap();
+        let namespace =
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}});
+        cluster.apply(&namespace, false).await.unwrap();
+        cluster.apply(&config, false).await.unwrap();
+    }
     use crate::health::HealthStatus;
     use crate::nodesim::behavior::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
     use crate::sync::LiveObject;
@@ -362,7 +417,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn applies_keep_objects_and_move_their_status_over_virtual_time() {
         let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
-        let cluster = SimCluster::new(clock, Arc::default());
+        let cluster = SimCluster::new(clock, with_namespaces());
         let object = job(
             "prod",
             json!({TRACKING_ANNOTATION: "db:batch/Job:prod/migrate"}),
@@ -412,7 +467,7 @@ mod tests {
         let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
         let behavior = ClusterBehavior {
             faults: Faults(vec!["db/Job/migrate".parse().unwrap()]),
-            ..ClusterBehavior::default()
+            ..(*with_namespaces()).clone()
         };
         let cluster = SimCluster::new(clock, Arc::new(behavior));
         let cases = [
@@ -448,7 +503,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn failing_workloads_show_their_pods_problem() {
         let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
-        let cluster = SimCluster::new(clock, Arc::default());
+        let cluster = SimCluster::new(clock, with_namespaces());
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "api", "namespace": "prod",
                          "annotations": {FAIL_ANNOTATION: "true"}},
@@ -465,7 +520,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn waits_end_at_the_first_poll_that_can_see_a_change() {
         let clock = VirtualClock::start(Timestamp::UNIX_EPOCH);
-        let cluster = Arc::new(SimCluster::new(clock, Arc::default()));
+        let cluster = Arc::new(SimCluster::new(clock, with_namespaces()));
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "api", "namespace": "prod"}, "spec": {"replicas": 2}});
         let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
