@@ -110,7 +110,7 @@ impl Repo {
 // The controller as a process
 
 /// `flotilla controller` for one namespace on cluster 1, logging to the control plane's logs,
-/// comparing Applications every 2 s, with its own repository cache.
+/// comparing Applications every 2 s, fetching at every resolve, with its own repository cache.
 struct Controller {
     child: Child,
     /// Where it serves `/metrics`, `/healthz` and `/readyz`.
@@ -139,6 +139,10 @@ impl Controller {
                 identity,
                 "--app-resync",
                 "2s",
+                // Every resolve fetches: a commit pushed mid-rollout is seen at the next
+                // reconcile (the default, 10 s, would let step 3 start on the older commit).
+                "--repo-refresh",
+                "0s",
                 "--metrics-addr",
                 &endpoint.to_string(),
                 "--repo-cache",
