@@ -356,19 +356,22 @@ async fn force_recreates_a_job_whose_template_changed() {
     assert!(!run.success, "the Job without Force=true cannot change");
     let message = &run.state.message;
     assert!(
-        message.contains(&format!("Job {}/pinned apply failed", ns.name))
-            && message.contains("field is immutable"),
+        message.starts_with(&format!(
+            "nothing was written: the server rejected 1 object(s) in a dry run: Job {}/pinned: ",
+            ns.name
+        )) && message.contains("field is immutable"),
         "{message}"
     );
-    let rebuilt = record_with_action(&run.state, "Job", "rebuilt", ResourceAction::Created);
-    assert!(
-        rebuilt
-            .message
-            .starts_with("recreated (Force=true) after: ")
-            && rebuilt.message.contains("field is immutable"),
-        "{}",
-        rebuilt.message
+    assert_eq!(
+        jobs.get("rebuilt").await.unwrap().uid(),
+        before,
+        "nothing was written, not even the Job that could be recreated"
     );
+
+    let run = sync(second.path(), &ns.name, &["--sync-option", "Force=true"]).await;
+    run.assert_succeeded();
+    // Recreated: the update was refused, so the Job was deleted and created again.
+    record_with_action(&run.state, "Job", "rebuilt", ResourceAction::Created);
     let job = jobs.get("rebuilt").await.unwrap();
     assert_ne!(job.uid(), before, "deleted and created again");
     let image = job.spec.unwrap().template.spec.unwrap().containers[0]
@@ -613,10 +616,15 @@ async fn retry_gives_up_after_its_limit() {
         .collect();
     assert_eq!(retries.len(), 2, "{}", run.stderr);
     assert!(
-        retries[1].starts_with("retry 2 in 1s after: wave 0: ConfigMap "),
+        retries[1].starts_with(
+            "retry 2 in 1s after: nothing was written: the server rejected 1 object(s) in a dry run: ConfigMap "
+        ),
         "{retries:?}"
     );
-    run.assert_failed_with(&format!("ConfigMap {}-late/late apply failed", ns.name));
+    run.assert_failed_with(&format!(
+        "ConfigMap {}-late/late: namespaces \"{}-late\" not found",
+        ns.name, ns.name
+    ));
 }
 
 #[tokio::test]
@@ -731,5 +739,73 @@ async fn sigint_terminates_the_operation_cleanly() {
     assert!(
         config_maps.get_opt("after-broken").await.unwrap().is_none(),
         "nothing applied after"
+    );
+}
+
+#[tokio::test]
+async fn an_object_the_server_rejects_fails_the_sync_before_anything_is_written() {
+    let ns = support::namespace(1, "sync-rejected").await;
+    let dir = fixture("rejected", &ns.name);
+    let run = sync(dir.path(), &ns.name, &[]).await;
+    assert!(!run.success);
+    assert_eq!(run.state.phase, OperationPhase::Failed);
+    let message = &run.state.message;
+    assert!(
+        message.starts_with(&format!(
+            "nothing was written: the server rejected 1 object(s) in a dry run: Deployment {}/api: ",
+            ns.name
+        )) && message.contains("spec.selector"),
+        "{message}"
+    );
+    assert_eq!(recorded(&run.state), ["Deployment api"]);
+    let config_maps: Api<ConfigMap> = ns.api();
+    let jobs: Api<Job> = ns.api();
+    let deployments: Api<Deployment> = ns.api();
+    for (kind, missing) in [
+        (
+            "ConfigMap early",
+            config_maps.get_opt("early").await.unwrap().is_none(),
+        ),
+        (
+            "ConfigMap same-wave",
+            config_maps.get_opt("same-wave").await.unwrap().is_none(),
+        ),
+        (
+            "Job migrate",
+            jobs.get_opt("migrate").await.unwrap().is_none(),
+        ),
+        (
+            "Deployment api",
+            deployments.get_opt("api").await.unwrap().is_none(),
+        ),
+    ] {
+        assert!(missing, "{kind} was not written");
+    }
+}
+
+#[tokio::test]
+async fn an_object_in_a_namespace_of_the_sync_is_dry_run_when_its_wave_comes() {
+    let ns = support::namespace(1, "sync-rejected-later").await;
+    let dir = fixture("rejected-later", &ns.name);
+    let run = sync(dir.path(), &ns.name, &[]).await;
+    assert!(!run.success);
+    assert_eq!(run.state.phase, OperationPhase::Failed);
+    let later = format!("{}-later", ns.name);
+    assert!(
+        run.state.message.starts_with(&format!(
+            "the server rejected 1 object(s) in a dry run: Deployment {later}/api: "
+        )),
+        "{}",
+        run.state.message
+    );
+    let first: Api<ConfigMap> = ns.api();
+    assert!(
+        first.get_opt("first").await.unwrap().is_some(),
+        "wave 0 was written"
+    );
+    let in_later: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &later);
+    assert!(
+        in_later.get_opt("later").await.unwrap().is_none(),
+        "nothing of wave 1 was written"
     );
 }

@@ -1,8 +1,10 @@
-//! `--dry-run`: every task of the plan (except SyncFail hooks) is sent to the server as a
-//! server-side dry-run apply (a dry-run replace with `Replace=true`), and prune candidates are
-//! listed; nothing is written and nothing is waited for. Objects that depend on a Namespace or
-//! CRD this sync would create (or carry `SkipDryRunOnMissingResource=true`) cannot be checked
-//! yet; they are reported as such rather than as failures.
+//! Server-side dry runs: every operation sends its objects as dry runs before its first write
+//! ([`dry_run_tasks`], as Argo CD's engine does), and `--dry-run` does only that ([`dry_run`]):
+//! every task of the plan (except SyncFail hooks) is sent to the server as a dry-run apply (a
+//! dry-run replace with `Replace=true`), and prune candidates are listed; nothing is written and
+//! nothing is waited for. Objects that depend on a Namespace or CRD this sync would create (or
+//! carry `SkipDryRunOnMissingResource=true`) cannot be checked yet; they are deferred rather
+//! than rejected.
 
 use std::collections::BTreeSet;
 
@@ -13,9 +15,84 @@ use super::operation::desired;
 use super::settings::ExecuteSettings;
 use crate::cluster::api::{ClusterApi, ClusterError};
 use crate::sync::{
-    OperationPhase, OperationState, PlannedKinds, PruneTask, ResourceResult, ResultStatus,
-    SyncPhase, SyncPlan, SyncTask, WritePolicy, namespace_to_create,
+    OperationPhase, OperationState, PlannedKinds, PruneTask, ResourceAction, ResourceResult,
+    ResultStatus, SyncPhase, SyncPlan, SyncTask, WritePolicy, namespace_to_create,
 };
+
+/// What the server said of one object sent as a server-side dry run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// It would be written, with this action.
+    Accepted(ResourceAction),
+    /// It cannot be checked before this sync creates its Namespace or kind (the reason).
+    Deferred(String),
+    /// The server rejected it (its message).
+    Rejected(String),
+}
+
+/// Sends `tasks` of `plan` to the server as dry runs (a dry-run replace with `Replace=true`), at
+/// most `settings.concurrency` at once, and returns each one's verdict in order. An object whose
+/// kind is defined by a CRD of the sync (or that carries `SkipDryRunOnMissingResource=true`), or
+/// whose Namespace the sync creates, is deferred rather than rejected.
+pub async fn dry_run_tasks<'p, C: ClusterApi>(
+    cluster: &C,
+    plan: &SyncPlan,
+    tasks: Vec<&'p SyncTask>,
+    settings: &ExecuteSettings,
+) -> Vec<(&'p SyncTask, Verdict)> {
+    let application = &settings.sync_options;
+    let destination = settings.destination_namespace.as_deref();
+    let mut created_namespaces: BTreeSet<String> = plan
+        .tasks
+        .iter()
+        .filter(|t| t.key.group.is_empty() && t.key.kind == "Namespace")
+        .map(|t| t.key.name.clone())
+        .collect();
+    created_namespaces.extend(namespace_to_create(plan, application, destination).map(|k| k.name));
+    let planned_kinds = PlannedKinds::of(plan);
+    let results: Vec<_> = futures::stream::iter(tasks.into_iter().map(|task| async move {
+        let object = desired(task);
+        let policy = WritePolicy::for_task(task, application);
+        let result = if policy.replace {
+            cluster.replace(&object, true).await
+        } else {
+            cluster.apply(&object, true).await
+        };
+        (task, policy.force, result)
+    }))
+    .buffered(settings.concurrency.max(1))
+    .collect()
+    .await;
+    results
+        .into_iter()
+        .map(|(task, force, result)| {
+            let verdict = match result {
+                Ok(applied) => Verdict::Accepted(applied.action),
+                Err(ClusterError::Rejected { code: 422, .. }) if force => Verdict::Deferred(
+                    "Force=true: deleted and created again if the server refuses the update"
+                        .to_owned(),
+                ),
+                Err(ClusterError::UnknownKind { .. })
+                    if let Some(excuse) = planned_kinds.excuse(task, application) =>
+                {
+                    Verdict::Deferred(excuse.to_string())
+                }
+                Err(error)
+                    if error.is_not_found()
+                        && task
+                            .key
+                            .namespace
+                            .as_ref()
+                            .is_some_and(|ns| created_namespaces.contains(ns)) =>
+                {
+                    Verdict::Deferred("its Namespace is created by this sync".to_owned())
+                }
+                Err(error) => Verdict::Rejected(error.to_string()),
+            };
+            (task, verdict)
+        })
+        .collect()
+}
 
 /// Dry-runs `plan` and records what each object would do.
 pub async fn dry_run<C: ClusterApi>(
@@ -27,65 +104,29 @@ pub async fn dry_run<C: ClusterApi>(
 ) -> OperationState {
     let application = &settings.sync_options;
     let destination = settings.destination_namespace.as_deref();
-    let auto_namespace = namespace_to_create(plan, application, destination);
-    let mut created_namespaces: BTreeSet<&str> = plan
-        .tasks
-        .iter()
-        .filter(|t| t.key.group.is_empty() && t.key.kind == "Namespace")
-        .map(|t| t.key.name.as_str())
-        .collect();
-    if let Some(key) = &auto_namespace {
-        created_namespaces.insert(key.name.as_str());
+    if let Some(key) = namespace_to_create(plan, application, destination) {
         let mut record =
-            ResourceResult::for_object(key, SyncPhase::PreSync, 0, ResultStatus::Synced);
+            ResourceResult::for_object(&key, SyncPhase::PreSync, 0, ResultStatus::Synced);
         record.message = "created when missing (CreateNamespace=true; dry run)".to_owned();
         state.resources.push(record);
     }
-    let planned_kinds = PlannedKinds::of(plan);
     let tasks: Vec<&SyncTask> = plan
         .tasks
         .iter()
         .filter(|t| t.phase != SyncPhase::SyncFail)
         .collect();
-    let results: Vec<_> = futures::stream::iter(tasks.into_iter().map(|task| async move {
-        let object = desired(task);
-        let result = if WritePolicy::for_task(task, application).replace {
-            cluster.replace(&object, true).await
-        } else {
-            cluster.apply(&object, true).await
-        };
-        (task, result)
-    }))
-    .buffered(settings.concurrency.max(1))
-    .collect()
-    .await;
-    for (task, result) in results {
+    for (task, verdict) in dry_run_tasks(cluster, plan, tasks, settings).await {
         let mut record = ResourceResult::for_task(task, ResultStatus::Synced);
         record.hook_phase = None;
-        match result {
-            Ok(applied) => {
-                record.action = Some(applied.action);
+        match verdict {
+            Verdict::Accepted(action) => {
+                record.action = Some(action);
                 record.message = "dry run".to_owned();
             }
-            Err(ClusterError::UnknownKind { .. })
-                if let Some(excuse) = planned_kinds.excuse(task, application) =>
-            {
-                record.message = format!("dry run skipped: {excuse}");
-            }
-            Err(error)
-                if error.is_not_found()
-                    && task
-                        .key
-                        .namespace
-                        .as_deref()
-                        .is_some_and(|ns| created_namespaces.contains(ns)) =>
-            {
-                record.message =
-                    "dry run skipped: its Namespace is created by this sync".to_owned();
-            }
-            Err(error) => {
+            Verdict::Deferred(reason) => record.message = format!("dry run skipped: {reason}"),
+            Verdict::Rejected(message) => {
                 record.status = ResultStatus::SyncFailed;
-                record.message = error.to_string();
+                record.message = message;
             }
         }
         state.resources.push(record);

@@ -3,7 +3,7 @@
 //! [`plan_step`]'s; this loop only performs it, keeps the live objects it needs current by polling
 //! the objects a wait names, and stores the state after every step that changed it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -23,6 +23,7 @@ use crate::sync::{
 };
 
 use super::ExecuteError;
+use super::dry_run::{Verdict, dry_run_tasks};
 use super::edited::Edited;
 use super::event::SyncEvent;
 use super::settings::ExecuteSettings;
@@ -118,6 +119,9 @@ pub struct Operation<'c, C, S> {
     sync_fail_started: Option<Timestamp>,
     timed_out: bool,
     last_batch: Option<Batch>,
+    /// Objects whose dry run waits until their wave, when this sync has created their Namespace
+    /// or kind.
+    deferred: HashSet<ObjectKey>,
 }
 
 impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
@@ -143,6 +147,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             sync_fail_started: None,
             timed_out: false,
             last_batch: None,
+            deferred: HashSet::new(),
         };
         let mut keys: Vec<ObjectKey> = operation
             .plan
@@ -278,9 +283,10 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     }
 
     /// Before the first write of a fresh operation: checks that the server serves every kind
-    /// (see [`crate::sync::preflight_failures`]), then creates the destination namespace when
-    /// `CreateNamespace=true` and it is missing. Returns the failure, if any; a failed check
-    /// records the objects it names and writes nothing.
+    /// (see [`crate::sync::preflight_failures`]), sends every object as a server-side dry run
+    /// (those that need a Namespace or kind of this sync wait for their wave), then creates the
+    /// destination namespace when `CreateNamespace=true` and it is missing. Returns the
+    /// failure, if any; a failed check records the objects it names and writes nothing.
     async fn prepare(&mut self) -> Result<Option<String>, ExecuteError> {
         let cluster = self.context.cluster;
         let settings = self.context.settings;
@@ -313,6 +319,19 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 "nothing was written: the server does not serve the kind of {}",
                 names.join(", ")
             )));
+        }
+        let tasks: Vec<&SyncTask> = self
+            .plan
+            .tasks
+            .iter()
+            .filter(|task| task.phase != SyncPhase::SyncFail)
+            .collect();
+        let verdicts = dry_run_tasks(cluster, &self.plan, tasks, settings).await;
+        let (records, failure) = rejections(&verdicts, &Time(cluster.now()));
+        self.deferred = deferred(&verdicts);
+        self.state.edit().resources.extend(records);
+        if let Some(failure) = failure {
+            return Ok(Some(format!("nothing was written: {failure}")));
         }
         let namespace = settings.destination_namespace.as_deref();
         let Some(key) = namespace_to_create(&self.plan, &settings.sync_options, namespace) else {
@@ -373,7 +392,39 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         (limit.saturating_sub(elapsed), limit)
     }
 
+    /// Dry-runs the objects of a batch whose check waited for their wave; true when the server
+    /// accepted them all (the operation has failed otherwise, and the batch is not written).
+    async fn check_deferred(&mut self, tasks: &[usize]) -> bool {
+        let plan = &self.plan;
+        let waiting: Vec<&SyncTask> = tasks
+            .iter()
+            .map(|&index| &plan.tasks[index])
+            .filter(|task| self.deferred.contains(&task.key))
+            .collect();
+        if waiting.is_empty() {
+            return true;
+        }
+        let cluster = self.context.cluster;
+        let verdicts = dry_run_tasks(cluster, plan, waiting, self.context.settings).await;
+        // Checked once: an object still waiting for its kind (a CRD of this very batch) is
+        // written as before and fails on its own if the kind never comes.
+        for (task, _) in &verdicts {
+            self.deferred.remove(&task.key);
+        }
+        let (records, failure) = rejections(&verdicts, &Time(cluster.now()));
+        self.state.edit().resources.extend(records);
+        let Some(failure) = failure else {
+            return true;
+        };
+        self.state.edit().failure = Some(failure);
+        self.sync_fail_started = Some(self.context.cluster.now());
+        false
+    }
+
     async fn apply(&mut self, batch: Batch, tasks: &[usize]) {
+        if !self.check_deferred(tasks).await {
+            return;
+        }
         let settings = self.context.settings;
         let new_wave = self
             .last_batch
@@ -724,6 +775,43 @@ fn is_workload(key: &ObjectKey) -> bool {
         ) | ("batch", "Job")
     )
 }
+
+/// The objects whose dry run waits for their wave.
+fn deferred(verdicts: &[(&SyncTask, Verdict)]) -> HashSet<ObjectKey> {
+    verdicts
+        .iter()
+        .filter(|(_, verdict)| matches!(verdict, Verdict::Deferred(_)))
+        .map(|(task, _)| task.key.clone())
+        .collect()
+}
+
+/// A record of each object the server rejected in a dry run, and what the operation's failure
+/// says when there is one.
+fn rejections(
+    verdicts: &[(&SyncTask, Verdict)],
+    now: &Time,
+) -> (Vec<ResourceResult>, Option<String>) {
+    let mut records = Vec::new();
+    let mut rejected = Vec::new();
+    for (task, verdict) in verdicts {
+        if let Verdict::Rejected(message) = verdict {
+            let mut record = ResourceResult::for_task(task, ResultStatus::SyncFailed);
+            record.message = format!("rejected by the server's dry run: {message}");
+            record.finished_at = Some(now.clone());
+            records.push(record);
+            rejected.push(format!("{}: {message}", task.key));
+        }
+    }
+    let failure = (!rejected.is_empty()).then(|| {
+        format!(
+            "the server rejected {} object(s) in a dry run: {}",
+            rejected.len(),
+            rejected.join("; ")
+        )
+    });
+    (records, failure)
+}
+
 
 #[cfg(test)]
 mod tests {
