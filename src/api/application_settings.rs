@@ -2,7 +2,7 @@
 //! loading options from `source.directory`, and the executor's retry policy and prune options
 //! from `syncPolicy`. Shared by `flotilla sync` and the Application controller.
 
-use crate::duration::{DurationError, parse_duration};
+use crate::duration::{DurationError, parse_seconds_or_duration};
 use crate::manifest::DirectoryOptions;
 use crate::sync::execute::RetryPolicy;
 
@@ -41,7 +41,7 @@ impl SyncPolicy {
         let defaults = RetryPolicy::default();
         let backoff = retry.backoff.as_ref();
         let duration =
-            |text: Option<&String>, default| text.map_or(Ok(default), |t| parse_duration(t));
+            |text: Option<&String>, default| text.map_or(Ok(default), |t| parse_seconds_or_duration(t));
         Ok(Some(RetryPolicy {
             limit: retry.limit.map_or(0, |limit| {
                 usize::try_from(limit).map_or(MAX_RETRIES, |l| l.min(MAX_RETRIES))
@@ -94,6 +94,8 @@ mod tests {
             (read.limit, read.duration, read.max_duration),
             (3, Duration::from_secs(2), Duration::from_secs(180))
         );
+        let bare_seconds = policy(3, Some("30")).retry_policy().unwrap().unwrap();
+        assert_eq!(bare_seconds.duration, Duration::from_secs(30));
         let forever = policy(-1, None).retry_policy().unwrap().unwrap();
         assert_eq!(forever.limit, MAX_RETRIES);
         assert!(policy(1, Some("soon")).retry_policy().is_err());

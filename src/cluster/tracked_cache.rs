@@ -37,6 +37,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
+use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
 
 use super::api::ClusterError;
@@ -116,9 +117,9 @@ impl TrackedCache {
                     .filter(|(_, watched)| !watched.listed)
                     .map(|((group, kind), _)| format!("{kind}.{group}"));
                 return Err(ClusterError::Unavailable(format!(
-                    "the watches of {} have not listed within {} s",
+                    "the watches of {} have not listed within {}",
                     waiting.collect::<Vec<_>>().join(", "),
-                    LIST_TIMEOUT.as_secs()
+                    format_duration(LIST_TIMEOUT)
                 )));
             }
         }

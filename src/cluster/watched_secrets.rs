@@ -13,6 +13,8 @@ use kube::{Api, Client};
 use tokio::sync::OnceCell;
 use tokio::task::AbortHandle;
 
+use crate::duration::format_duration;
+
 use super::destination::RegisteredCluster;
 use super::live_inventory::{LiveInventoryError, registered_from};
 use super::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
@@ -73,8 +75,8 @@ impl WatchedSecrets {
         Err(LiveInventoryError::Watch {
             namespace: self.namespace.clone(),
             message: format!(
-                "the watch of cluster Secrets has not listed within {} s",
-                LIST_TIMEOUT.as_secs()
+                "the watch of cluster Secrets has not listed within {}",
+                format_duration(LIST_TIMEOUT)
             ),
         })
     }

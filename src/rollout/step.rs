@@ -16,7 +16,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::conditions::{ProgressReason, holds, progressing};
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
-use super::duration::format_duration;
+use crate::duration::format_duration;
 use super::input::{ApplicationState, RolloutInput};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionType, HealthStatusCode,
