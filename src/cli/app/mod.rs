@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::api::application::{
     Application, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
-use crate::duration::parse_duration;
+use crate::duration::{format_duration, parse_duration};
 use crate::sync::OperationPhase;
 
 /// Arguments of `flotilla app`.
@@ -175,8 +175,9 @@ async fn wait_for(api: &Api<Application>, args: &WaitArgs) -> anyhow::Result<Exi
         None => "it does not exist".to_string(),
     };
     eprintln!(
-        "timed out after {:?} waiting for Application {}: {reason}",
-        args.timeout, args.app
+        "timed out after {} waiting for Application {}: {reason}",
+        format_duration(args.timeout),
+        args.app
     );
     Ok(ExitCode::FAILURE)
 }
