@@ -200,7 +200,11 @@ fn component(text: &str) -> Result<(u128, &str), DurationProblem> {
 
 /// The nanoseconds of `0.<digits>` units, computed as Go does (in floating point, from the digits
 /// that fit in 63 bits), so that `0.3333333333333333333h` is exactly 20m as it is for Argo CD.
-#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+#[allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
 fn fraction_of(digits: &str, per_unit: u128) -> u128 {
     let mut numerator: u64 = 0;
     let mut scale = 1.0_f64;

@@ -40,8 +40,9 @@ impl SyncPolicy {
         };
         let defaults = RetryPolicy::default();
         let backoff = retry.backoff.as_ref();
-        let duration =
-            |text: Option<&String>, default| text.map_or(Ok(default), |t| parse_seconds_or_duration(t));
+        let duration = |text: Option<&String>, default| {
+            text.map_or(Ok(default), |t| parse_seconds_or_duration(t))
+        };
         Ok(Some(RetryPolicy {
             limit: retry.limit.map_or(0, |limit| {
                 usize::try_from(limit).map_or(MAX_RETRIES, |l| l.min(MAX_RETRIES))

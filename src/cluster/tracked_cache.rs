@@ -41,6 +41,7 @@ use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
 
 use super::api::ClusterError;
+use super::api_error::watch_message;
 use super::request_count::{RequestCounter, RequestKind};
 use super::tracked_objects::{ObjectId, Tracked, TrackedObjects, tracking_id};
 
@@ -338,9 +339,10 @@ async fn watch_type(
                 watched.delete(&object_id, resource_version(&object));
             }
             Err(error) => {
+                let error = watch_message(error);
                 tracing::debug!(kind = %id.1, group = %id.0, "watch: {error}");
                 if !watched.listed {
-                    watched.failure = Some(error.to_string());
+                    watched.failure = Some(error);
                     drop(types);
                     shared.changed.send_modify(|n| *n += 1);
                 }

@@ -15,6 +15,7 @@ use tokio::task::AbortHandle;
 
 use crate::duration::format_duration;
 
+use super::api_error::watch_message;
 use super::destination::RegisteredCluster;
 use super::live_inventory::{LiveInventoryError, registered_from};
 use super::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
@@ -63,7 +64,7 @@ impl WatchedSecrets {
         .default_backoff();
         let task = tokio::spawn(events.for_each(|event| {
             if let Err(error) = event {
-                tracing::debug!("watching cluster Secrets: {error}");
+                tracing::debug!("watching cluster Secrets: {}", watch_message(error));
             }
             futures::future::ready(())
         }));

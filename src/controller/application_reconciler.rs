@@ -43,6 +43,7 @@ use crate::api::application::{
 };
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
+use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClientsError, ClusterClients};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::duration::DurationError;
@@ -170,7 +171,7 @@ pub enum ApplicationError {
     Write {
         app: String,
         what: &'static str,
-        error: kube::Error,
+        error: ApiError,
     },
 }
 
@@ -464,7 +465,7 @@ async fn patch_status(
         .map_err(|error| ApplicationError::Write {
             app: app.name_any(),
             what,
-            error,
+            error: error.into(),
         })
 }
 
@@ -662,7 +663,7 @@ async fn finish(
             .map_err(|error| ApplicationError::Write {
                 app: app.name_any(),
                 what: "(reading) status.history",
-                error,
+                error: error.into(),
             })?;
     if current.annotations().contains_key(TERMINATE_ANNOTATION) {
         let patch = json!({"metadata": {"annotations": {TERMINATE_ANNOTATION: null}}});
@@ -676,7 +677,7 @@ async fn finish(
             .map_err(|error| ApplicationError::Write {
                 app: app.name_any(),
                 what: "the terminate annotation",
-                error,
+                error: error.into(),
             })?;
     }
     let history = current.status.map(|s| s.history).unwrap_or_default();
@@ -710,10 +711,10 @@ async fn clear_operation(
     name: &str,
     operation: &Operation,
 ) -> Result<(), ApplicationError> {
-    let error = |error| ApplicationError::Write {
+    let error = |error: kube::Error| ApplicationError::Write {
         app: name.to_owned(),
         what: "spec.operation",
-        error,
+        error: error.into(),
     };
     let api = ctx.api();
     loop {
@@ -838,7 +839,7 @@ async fn remove_finalizers(
         Err(error) => Err(ApplicationError::Write {
             app: app.name_any(),
             what: "metadata.finalizers",
-            error,
+            error: error.into(),
         }),
     }
 }
@@ -857,7 +858,7 @@ async fn report(
             .map_err(|error| ApplicationError::Write {
                 app: app.name_any(),
                 what: "(reading) status.conditions",
-                error,
+                error: error.into(),
             })?;
     let Some(current) = current else {
         return Ok(());

@@ -548,7 +548,10 @@ fn a_step_deadline_overrides_the_rollout_default() {
         "12:30:00",
     );
     assert_eq!(progress(&d).1, "StepProgressing");
-    assert_eq!(d.step_reports[0].progress_deadline.as_deref(), Some("1h0m0s"));
+    assert_eq!(
+        d.step_reports[0].progress_deadline.as_deref(),
+        Some("1h0m0s")
+    );
 }
 
 #[test]

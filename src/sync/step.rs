@@ -489,4 +489,3 @@ fn join(blockers: &[Blocker]) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
-

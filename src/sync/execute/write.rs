@@ -93,8 +93,7 @@ async fn wait_until_gone<C: ClusterApi>(
         if cluster.get(key).await?.is_none() {
             return Ok(());
         }
-        let waited = Duration::try_from(cluster.now().duration_since(started))
-            .unwrap_or_default();
+        let waited = Duration::try_from(cluster.now().duration_since(started)).unwrap_or_default();
         if waited >= settings.timeout {
             return Err(ClusterError::Unavailable(format!(
                 "{key} was deleted to be recreated (Force=true) and is still there after {}",
