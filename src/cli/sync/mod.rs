@@ -3,6 +3,7 @@
 //! on stderr; the result prints as a table (or JSON) on stdout. Exit code 0 only when the
 //! operation Succeeded; Ctrl-C terminates the operation cleanly.
 
+mod app_name;
 pub mod source;
 mod view;
 
@@ -21,6 +22,7 @@ use crate::repo::LocalRepos;
 use crate::sync::execute::{ExecuteSettings, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
 
+use app_name::AppName;
 use source::SyncSource;
 use view::LiveView;
 
@@ -34,8 +36,9 @@ pub struct SyncArgs {
     pub namespace: Option<String>,
     #[command(flatten)]
     pub cluster: crate::cli::connect::KubeconfigArgs,
-    /// Application name for tracking and the stored operation (default: the Application's name
-    /// or the directory's name).
+    /// Application name for tracking and the stored operation (default: the Application's name,
+    /// or one made of the directory's name: lower case, other characters than letters and digits
+    /// as `-`).
     #[arg(long)]
     pub app: Option<String>,
     /// Delete managed objects that are no longer desired.
@@ -86,16 +89,11 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .or_else(|| source.namespace.clone())
         .context("no destination namespace: pass --namespace")?;
-    let app = args
-        .app
-        .clone()
-        .or_else(|| source.app.clone())
-        .or_else(|| {
-            let path = args.path.canonicalize().ok()?;
-            let name = path.file_stem()?.to_string_lossy().to_lowercase();
-            Some(name)
-        })
-        .context("no application name: pass --app")?;
+    let app = AppName::choose(args.app.as_deref(), source.app.as_deref(), &args.path)?;
+    if let Some(note) = app.note() {
+        eprintln!("note: {note}");
+    }
+    let app = app.name;
     let options = args.directory.over(&source.options);
     let load =
         |operation_id: &str| SyncPlan::load(&source.root, &options, Some(&namespace), operation_id);
