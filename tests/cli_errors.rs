@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -19,12 +19,21 @@ use support::TestNamespace;
 /// The ConfigMap every namespace gets from the controller manager.
 const ROOT_CA: &str = "kube-root-ca.crt";
 
-/// Writes `files` (name, text) into `dir`, creating it.
-fn write_files(dir: &Path, files: &[(&str, &str)]) {
-    std::fs::create_dir_all(dir).expect("creating the manifest directory");
-    for (name, text) in files {
-        std::fs::write(dir.join(name), text).expect("writing a manifest");
+/// A manifest directory named `name` in a temporary directory (removed on drop), holding `files`
+/// (file name, text).
+struct Manifests {
+    _work: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+fn manifests(name: &str, files: &[(&str, &str)]) -> Manifests {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let dir = work.path().join(name);
+    std::fs::create_dir_all(&dir).expect("creating the manifest directory");
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).expect("writing a manifest");
     }
+    Manifests { _work: work, dir }
 }
 
 /// Runs `flotilla ARGS...` to its end.
@@ -69,6 +78,17 @@ async fn config_maps(ns: &TestNamespace) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that the run failed, that its stderr holds every one of `lines`, and that the
+/// namespace holds no ConfigMap (neither a synced one nor an operation record).
+async fn assert_refused_writing_nothing(output: &Output, lines: &[&str], ns: &TestNamespace) {
+    let stderr = text(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    for line in lines {
+        assert!(stderr.contains(line), "{stderr}\n!~ {line}");
+    }
+    assert_eq!(config_maps(ns).await, Vec::<String>::new());
+}
+
 const WEB_CONFIG: &str = "\
 apiVersion: v1
 kind: ConfigMap
@@ -81,11 +101,10 @@ data:
 #[tokio::test]
 async fn a_directory_named_my_dir_syncs_as_my_dir_and_says_so() {
     let ns = support::namespace(1, "my-dir").await;
-    let work = tempfile::tempdir().expect("a temporary directory");
-    let dir = work.path().join("My_Dir");
-    write_files(&dir, &[("config.yaml", WEB_CONFIG)]);
+    let source = manifests("My_Dir", &[("config.yaml", WEB_CONFIG)]);
+    let dir = &source.dir;
 
-    let output = sync(&dir, &ns, &[]).await;
+    let output = sync(dir, &ns, &[]).await;
     let stderr = text(&output.stderr);
     assert!(
         output.status.success(),
@@ -115,29 +134,23 @@ async fn a_directory_named_my_dir_syncs_as_my_dir_and_says_so() {
 #[tokio::test]
 async fn an_application_name_the_server_would_refuse_is_an_error_before_any_write() {
     let ns = support::namespace(1, "bad-app").await;
-    let work = tempfile::tempdir().expect("a temporary directory");
-    let dir = work.path().join("web");
-    write_files(&dir, &[("config.yaml", WEB_CONFIG)]);
+    let source = manifests("web", &[("config.yaml", WEB_CONFIG)]);
+    let dir = &source.dir;
 
-    let output = sync(&dir, &ns, &["--app", "My_App"]).await;
-    let stderr = text(&output.stderr);
-    assert!(!output.status.success());
-    assert!(
-        stderr.contains(
-            "error: --app \"My_App\": upper-case 'M' is not allowed; an Application name must be a DNS-1123 subdomain"
-        ),
-        "{stderr}"
-    );
-    assert_eq!(config_maps(&ns).await, Vec::<String>::new());
+    let output = sync(dir, &ns, &["--app", "My_App"]).await;
+    assert_refused_writing_nothing(
+        &output,
+        &["error: --app \"My_App\": upper-case 'M' is not allowed; an Application name must be a DNS-1123 subdomain"],
+        &ns,
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn invalid_object_names_are_all_reported_by_plan_and_sync_writes_nothing() {
     let ns = support::namespace(1, "bad-names").await;
-    let work = tempfile::tempdir().expect("a temporary directory");
-    let dir = work.path().join("shop");
-    write_files(
-        &dir,
+    let source = manifests(
+        "shop",
         &[
             ("config.yaml", WEB_CONFIG),
             (
@@ -154,6 +167,7 @@ async fn invalid_object_names_are_all_reported_by_plan_and_sync_writes_nothing()
             ),
         ],
     );
+    let dir = &source.dir;
     let expected = [
         "error: namespace.yaml (document 0) Namespace team.eu: metadata.name \"team.eu\": '.' is not allowed; a Namespace name must be a DNS-1123 label",
         "error: service.yaml (document 0) Service 1-api: metadata.name \"1-api\": \"1-api\" starts with '1', not a letter; a Service name must be a DNS-1035 label",
@@ -168,23 +182,16 @@ async fn invalid_object_names_are_all_reported_by_plan_and_sync_writes_nothing()
         assert!(stderr.contains(line), "{stderr}\n!~ {line}");
     }
 
-    let output = sync(&dir, &ns, &["--app", &ns.name]).await;
-    let stderr = text(&output.stderr);
-    assert!(!output.status.success());
-    for line in expected {
-        assert!(stderr.contains(line), "{stderr}\n!~ {line}");
-    }
-    assert!(stderr.contains("nothing was applied"), "{stderr}");
-    assert_eq!(config_maps(&ns).await, Vec::<String>::new());
+    let output = sync(dir, &ns, &["--app", &ns.name]).await;
+    assert_refused_writing_nothing(&output, &expected, &ns).await;
+    assert!(text(&output.stderr).contains("nothing was applied"));
 }
 
 #[tokio::test]
 async fn an_object_the_server_rejects_fails_with_the_servers_message() {
     let ns = support::namespace(1, "rejected").await;
-    let work = tempfile::tempdir().expect("a temporary directory");
-    let dir = work.path().join("web");
-    write_files(
-        &dir,
+    let source = manifests(
+        "web",
         &[(
             "deployment.yaml",
             "\
@@ -206,8 +213,9 @@ spec:
 ",
         )],
     );
+    let dir = &source.dir;
 
-    let output = sync(&dir, &ns, &["--app", &ns.name, "-o", "json"]).await;
+    let output = sync(dir, &ns, &["--app", &ns.name, "-o", "json"]).await;
     assert!(!output.status.success());
     let state: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|error| panic!("{error}: {}", text(&output.stderr)));
@@ -287,13 +295,12 @@ users:
         ),
     )
     .expect("writing the kubeconfig");
-    let dir = work.path().join("web");
-    write_files(&dir, &[("config.yaml", WEB_CONFIG)]);
+    let source = manifests("web", &[("config.yaml", WEB_CONFIG)]);
 
     let output = flotilla(
         [
             "sync",
-            &dir.display().to_string(),
+            &source.dir.display().to_string(),
             "--namespace",
             "shop",
             "--kubeconfig",
@@ -319,22 +326,18 @@ users:
 #[tokio::test]
 async fn a_malformed_duration_names_the_flag_and_the_syntax() {
     let ns = support::namespace(1, "bad-duration").await;
-    let work = tempfile::tempdir().expect("a temporary directory");
-    let dir = work.path().join("web");
-    write_files(&dir, &[("config.yaml", WEB_CONFIG)]);
+    let source = manifests("web", &[("config.yaml", WEB_CONFIG)]);
+    let dir = &source.dir;
 
-    let output = sync(&dir, &ns, &["--app", &ns.name, "--timeout", "1d"]).await;
-    let stderr = text(&output.stderr);
-    assert!(!output.status.success());
-    assert!(
-        stderr.contains(
-            "invalid value '1d' for '--timeout <TIMEOUT>': invalid duration \"1d\": unknown unit \"d\" (write numbers with units ns, us, ms, s, m or h, e.g. 1m30s, 1.5s or 500ms)"
-        ),
-        "{stderr}"
-    );
-    assert_eq!(config_maps(&ns).await, Vec::<String>::new());
+    let output = sync(dir, &ns, &["--app", &ns.name, "--timeout", "1d"]).await;
+    assert_refused_writing_nothing(
+        &output,
+        &["invalid value '1d' for '--timeout <TIMEOUT>': invalid duration \"1d\": unknown unit \"d\" (write numbers with units ns, us, ms, s, m or h, e.g. 1m30s, 1.5s or 500ms)"],
+        &ns,
+    )
+    .await;
 
-    let output = sync(&dir, &ns, &["--app", &ns.name, "--timeout", "1m30s"]).await;
+    let output = sync(dir, &ns, &["--app", &ns.name, "--timeout", "1m30s"]).await;
     assert!(output.status.success(), "{}", text(&output.stderr));
     let mut names = config_maps(&ns).await;
     names.sort();
