@@ -159,7 +159,7 @@ impl KubeCluster {
             .client
             .send(request.map(Body::from))
             .await
-            .map_err(|error| ClusterError::Unavailable(error.to_string()))?;
+            .map_err(from_kube)?;
         let code = response.status().as_u16();
         let bytes = response
             .into_body()
