@@ -317,7 +317,7 @@ users:
         kubeconfig.display()
     );
     assert!(
-        stderr.lines().any(|line| line.starts_with(&expected)),
+        stderr.starts_with(&expected) && stderr.lines().count() == 1,
         "{stderr}\n!~ {expected}"
     );
     assert!(stderr.contains("Connection refused"), "{stderr}");
