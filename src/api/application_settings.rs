@@ -9,7 +9,7 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::cluster::api::Propagation;
-use crate::duration::{DurationError, parse_duration};
+use crate::duration::{DurationError, parse_duration, parse_seconds_or_duration};
 use crate::manifest::DirectoryOptions;
 use crate::sync::execute::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
 use crate::sync::{OptionError, SyncOptions};
@@ -195,8 +195,9 @@ impl SyncPolicy {
         };
         let defaults = RetryPolicy::default();
         let backoff = retry.backoff.as_ref();
-        let duration =
-            |text: Option<&String>, default| text.map_or(Ok(default), |t| parse_duration(t));
+        let duration = |text: Option<&String>, default| {
+            text.map_or(Ok(default), |t| parse_seconds_or_duration(t))
+        };
         Ok(Some(RetryPolicy {
             limit: retry.limit.map_or(0, |limit| {
                 usize::try_from(limit).map_or(MAX_RETRIES, |l| l.min(MAX_RETRIES))
@@ -430,6 +431,8 @@ mod tests {
             error.to_string().starts_with("syncPolicy.retry.backoff: "),
             "{error}"
         );
+        let bare_seconds = retry("{limit: 3, backoff: {duration: \"30\"}}").unwrap();
+        assert_eq!(bare_seconds.duration, Duration::from_secs(30));
     }
 
     #[test]

@@ -7,6 +7,8 @@ use anyhow::Context as _;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
+use crate::cluster::api_error::ApiError;
+
 /// `--kubeconfig` and `--context`, shared by every subcommand that talks to a cluster.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct KubeconfigArgs {
@@ -41,31 +43,61 @@ impl KubeconfigArgs {
 }
 
 /// A client for `kubeconfig` (default: `$KUBECONFIG`, `~/.kube/config`, or the in-cluster
-/// service account) and `context` (default: the current context).
+/// service account) and `context` (default: the current context), checked by asking the server
+/// its version, so that an unreachable server is reported here, by URL and context.
 ///
 /// # Errors
-/// An unreadable kubeconfig or one without usable credentials.
+/// An unreadable kubeconfig, one without usable credentials, or a server that does not answer.
 pub async fn client(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow::Result<Client> {
     let options = KubeConfigOptions {
         context: context.map(str::to_string),
         ..KubeConfigOptions::default()
     };
-    let config = match kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path)
-                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
-            Config::from_custom_kubeconfig(kubeconfig, &options)
-                .await
-                .context("loading the kubeconfig")?
-        }
-        None if context.is_some() => Config::from_kubeconfig(&options)
-            .await
-            .context("loading the kubeconfig")?,
-        None => Config::infer()
-            .await
-            .context("finding a kubeconfig or in-cluster credentials")?,
+    let file = match kubeconfig {
+        Some(path) => Kubeconfig::read_from(path)
+            .with_context(|| format!("reading kubeconfig {}", path.display())),
+        None => Kubeconfig::read().context("reading the kubeconfig"),
     };
-    Ok(Client::try_from(config)?)
+    let (config, origin) = match file {
+        Ok(file) => {
+            let origin = origin(&file, context, kubeconfig);
+            let config = Config::from_custom_kubeconfig(file, &options)
+                .await
+                .with_context(|| format!("loading {origin}"))?;
+            (config, origin)
+        }
+        Err(error) if kubeconfig.is_some() || context.is_some() => return Err(error),
+        Err(error) => match Config::incluster() {
+            Ok(config) => (config, "the in-cluster service account".to_owned()),
+            Err(in_cluster) => {
+                return Err(error.context(format!(
+                    "no kubeconfig, and no in-cluster credentials ({in_cluster})"
+                )));
+            }
+        },
+    };
+    let server = config.cluster_url.to_string();
+    let client = Client::try_from(config)?;
+    match client.apiserver_version().await {
+        Ok(_) => Ok(client),
+        Err(error @ kube::Error::Api(_)) => Err(anyhow::anyhow!(
+            "the Kubernetes API server {server} ({origin}) refused a version request: {}",
+            ApiError::from(error)
+        )),
+        Err(error) => Err(anyhow::anyhow!(
+            "cannot reach the Kubernetes API server {server} ({origin}): {}",
+            ApiError::from(error)
+        )),
+    }
+}
+
+/// `kubeconfig context "ctx" (path)`: where the connection settings came from.
+fn origin(file: &Kubeconfig, context: Option<&str>, path: Option<&Path>) -> String {
+    let name = context.or(file.current_context.as_deref()).unwrap_or("");
+    match path {
+        Some(path) => format!("kubeconfig context {name:?} of {}", path.display()),
+        None => format!("kubeconfig context {name:?}"),
+    }
 }
 
 /// Completes on Ctrl-C or SIGTERM.

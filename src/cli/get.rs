@@ -10,6 +10,7 @@ use crate::api::application::Application;
 use crate::api::application_set::ApplicationSet;
 use crate::api::application_set_status::{ConditionStatus, ConditionType};
 use crate::cli::table::Table;
+use crate::cluster::api_error::ApiError;
 
 /// What to list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -82,7 +83,11 @@ async fn list<K>(
 where
     K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + serde::Serialize,
 {
-    let items = api.list(&ListParams::default()).await?.items;
+    let items = api
+        .list(&ListParams::default())
+        .await
+        .map_err(ApiError::from)?
+        .items;
     Ok(match output {
         GetOutput::Table => table(&items),
         GetOutput::Yaml => serde_saphyr::to_string(&items)?,

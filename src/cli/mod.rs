@@ -64,11 +64,13 @@ pub enum LogFormat {
     Json,
 }
 
-/// Logs to stderr in `format`; `RUST_LOG` wins over `-v`.
+/// Logs to stderr in `format`; `RUST_LOG` wins over `-v`. Below `-vv`, the kube client's own
+/// line for each failed request is left out: the error it returns is reported by the command,
+/// with what it was doing.
 pub fn init_tracing(verbose: u8, format: LogFormat) {
     let default = match verbose {
-        0 => "warn",
-        1 => "info",
+        0 => "warn,kube_client::client::builder=off",
+        1 => "info,kube_client::client::builder=off",
         _ => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

@@ -10,6 +10,8 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
 use crate::manifest::ObjectKey;
+
+use super::api_error::server_message;
 use crate::sync::ResourceAction;
 
 /// The field manager of every apply.
@@ -56,7 +58,7 @@ pub enum ClusterError {
         kind: String,
     },
     /// The server answered with an error status.
-    #[error("{message} (HTTP {code})")]
+    #[error("{}", server_message(*code, reason, message))]
     Rejected {
         /// HTTP status code.
         code: u16,

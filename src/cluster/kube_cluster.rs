@@ -19,6 +19,7 @@ use crate::manifest::ObjectKey;
 use crate::sync::ResourceAction;
 
 use super::api::{Applied, ClusterApi, ClusterError, Deleted, FIELD_MANAGER, Propagation};
+use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
 use super::resource_types::{ResourceType, ResourceTypes};
 use super::tracked_cache::TrackedCache;
@@ -158,7 +159,7 @@ impl KubeCluster {
             .client
             .send(request.map(Body::from))
             .await
-            .map_err(|error| ClusterError::Unavailable(error.to_string()))?;
+            .map_err(from_kube)?;
         let code = response.status().as_u16();
         let bytes = response
             .into_body()
@@ -355,6 +356,6 @@ fn from_kube(error: kube::Error) -> ClusterError {
             reason: status.reason,
             message: status.message,
         },
-        error => ClusterError::Unavailable(error.to_string()),
+        error => ClusterError::Unavailable(ApiError::from(error).to_string()),
     }
 }

@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::ListParams;
 use kube::{Api, Client};
 
+use super::api_error::ApiError;
 use super::connection::{ClusterConfig, ConnectionError};
 use super::destination::RegisteredCluster;
 use super::inventory::StaticInventory;
@@ -16,10 +17,7 @@ use super::secret::{ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECR
 #[derive(Debug, thiserror::Error)]
 pub enum LiveInventoryError {
     #[error("cannot list cluster Secrets in namespace {namespace}: {error}")]
-    List {
-        namespace: String,
-        error: kube::Error,
-    },
+    List { namespace: String, error: ApiError },
     #[error("namespace {namespace}: {error}")]
     Secret {
         namespace: String,
@@ -92,7 +90,7 @@ async fn list_cluster_secrets(
         .await
         .map_err(|error| LiveInventoryError::List {
             namespace: namespace.to_string(),
-            error,
+            error: error.into(),
         })?
         .items;
     secrets.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));

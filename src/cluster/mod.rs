@@ -2,6 +2,7 @@
 //! and the operations a sync performs on one cluster.
 
 pub mod api;
+pub mod api_error;
 pub mod clients;
 pub mod connection;
 pub mod destination;

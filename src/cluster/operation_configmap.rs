@@ -9,6 +9,7 @@ use crate::sync::OperationState;
 use crate::sync::execute::{OperationStore, StoreError};
 
 use super::api::FIELD_MANAGER;
+use super::api_error::ApiError;
 
 /// The data key holding the operation.
 pub const OPERATION_KEY: &str = "operation.json";
@@ -45,7 +46,7 @@ impl OperationStore for ConfigMapStore {
             .api
             .get_opt(&self.name)
             .await
-            .map_err(|e| self.error(e))?
+            .map_err(|e| self.error(ApiError::from(e)))?
         else {
             return Ok(None);
         };
@@ -76,7 +77,7 @@ impl OperationStore for ConfigMapStore {
                 tracing::debug!(namespace = %self.namespace, "namespace does not exist yet; operation state not stored");
                 Ok(())
             }
-            Err(error) => Err(self.error(error)),
+            Err(error) => Err(self.error(ApiError::from(error))),
         }
     }
 }

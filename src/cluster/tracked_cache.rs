@@ -37,9 +37,11 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
+use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
 
 use super::api::ClusterError;
+use super::api_error::watch_message;
 use super::request_count::{RequestCounter, RequestKind};
 use super::tracked_objects::{ObjectId, Tracked, TrackedObjects, tracking_id};
 
@@ -116,9 +118,9 @@ impl TrackedCache {
                     .filter(|(_, watched)| !watched.listed)
                     .map(|((group, kind), _)| format!("{kind}.{group}"));
                 return Err(ClusterError::Unavailable(format!(
-                    "the watches of {} have not listed within {} s",
+                    "the watches of {} have not listed within {}",
                     waiting.collect::<Vec<_>>().join(", "),
-                    LIST_TIMEOUT.as_secs()
+                    format_duration(LIST_TIMEOUT)
                 )));
             }
         }
@@ -337,9 +339,10 @@ async fn watch_type(
                 watched.delete(&object_id, resource_version(&object));
             }
             Err(error) => {
+                let error = watch_message(error);
                 tracing::debug!(kind = %id.1, group = %id.0, "watch: {error}");
                 if !watched.listed {
-                    watched.failure = Some(error.to_string());
+                    watched.failure = Some(error);
                     drop(types);
                     shared.changed.send_modify(|n| *n += 1);
                 }

@@ -13,6 +13,9 @@ use kube::{Api, Client};
 use tokio::sync::OnceCell;
 use tokio::task::AbortHandle;
 
+use crate::duration::format_duration;
+
+use super::api_error::watch_message;
 use super::destination::RegisteredCluster;
 use super::live_inventory::{LiveInventoryError, registered_from};
 use super::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
@@ -61,7 +64,7 @@ impl WatchedSecrets {
         .default_backoff();
         let task = tokio::spawn(events.for_each(|event| {
             if let Err(error) = event {
-                tracing::debug!("watching cluster Secrets: {error}");
+                tracing::debug!("watching cluster Secrets: {}", watch_message(error));
             }
             futures::future::ready(())
         }));
@@ -73,8 +76,8 @@ impl WatchedSecrets {
         Err(LiveInventoryError::Watch {
             namespace: self.namespace.clone(),
             message: format!(
-                "the watch of cluster Secrets has not listed within {} s",
-                LIST_TIMEOUT.as_secs()
+                "the watch of cluster Secrets has not listed within {}",
+                format_duration(LIST_TIMEOUT)
             ),
         })
     }

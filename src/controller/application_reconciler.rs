@@ -44,6 +44,7 @@ use crate::api::application::{
 use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
+use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClientsError, ClusterClients};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::manifest::{ObjectKey, ValidationErrors};
@@ -174,7 +175,7 @@ pub enum ApplicationError {
     Write {
         app: String,
         what: &'static str,
-        error: kube::Error,
+        error: ApiError,
     },
 }
 
@@ -468,7 +469,7 @@ async fn patch_status(
         .map_err(|error| ApplicationError::Write {
             app: app.name_any(),
             what,
-            error,
+            error: error.into(),
         })
 }
 
@@ -673,7 +674,7 @@ async fn finish(
             .map_err(|error| ApplicationError::Write {
                 app: app.name_any(),
                 what: "(reading) status.history",
-                error,
+                error: error.into(),
             })?;
     if current.annotations().contains_key(TERMINATE_ANNOTATION) {
         let patch = json!({"metadata": {"annotations": {TERMINATE_ANNOTATION: null}}});
@@ -687,7 +688,7 @@ async fn finish(
             .map_err(|error| ApplicationError::Write {
                 app: app.name_any(),
                 what: "the terminate annotation",
-                error,
+                error: error.into(),
             })?;
     }
     let history = current.status.map(|s| s.history).unwrap_or_default();
@@ -721,10 +722,10 @@ async fn clear_operation(
     name: &str,
     operation: &Operation,
 ) -> Result<(), ApplicationError> {
-    let error = |error| ApplicationError::Write {
+    let error = |error: kube::Error| ApplicationError::Write {
         app: name.to_owned(),
         what: "spec.operation",
-        error,
+        error: error.into(),
     };
     let api = ctx.api();
     loop {
@@ -849,7 +850,7 @@ async fn remove_finalizers(
         Err(error) => Err(ApplicationError::Write {
             app: app.name_any(),
             what: "metadata.finalizers",
-            error,
+            error: error.into(),
         }),
     }
 }
@@ -868,7 +869,7 @@ async fn report(
             .map_err(|error| ApplicationError::Write {
                 app: app.name_any(),
                 what: "(reading) status.conditions",
-                error,
+                error: error.into(),
             })?;
     let Some(current) = current else {
         return Ok(());

@@ -37,6 +37,7 @@ use super::metrics::{Metrics, Reconciler};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use crate::cluster::api_error::ApiError;
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::render::{RenderError, Sources, render_application_set};
@@ -101,7 +102,7 @@ impl AppSetContext {
 #[derive(Debug, thiserror::Error)]
 pub enum ReconcileError {
     #[error("listing the Applications of ApplicationSet {appset}: {error}")]
-    Observe { appset: String, error: kube::Error },
+    Observe { appset: String, error: ApiError },
     #[error("reading the cluster inventory: {0}")]
     Generate(#[from] LiveInventoryError),
     #[error("{0}")]
@@ -118,17 +119,17 @@ pub enum ReconcileError {
     #[error("applying Application {application}: {error}")]
     Apply {
         application: String,
-        error: kube::Error,
+        error: ApiError,
     },
     #[error("deleting Application {application}: {error}")]
     Delete {
         application: String,
-        error: kube::Error,
+        error: ApiError,
     },
     #[error("writing the status of ApplicationSet {appset}: {error}")]
-    Status { appset: String, error: kube::Error },
+    Status { appset: String, error: ApiError },
     #[error("removing {REFRESH_ANNOTATION} from ApplicationSet {appset}: {error}")]
-    Refresh { appset: String, error: kube::Error },
+    Refresh { appset: String, error: ApiError },
     #[error("rollout of ApplicationSet {appset}: {error}")]
     Rollout { appset: String, error: RolloutError },
 }
@@ -406,7 +407,7 @@ async fn observe(
         .await
         .map_err(|error| ReconcileError::Observe {
             appset: name.clone(),
-            error,
+            error: error.into(),
         })?;
     let uid = appset.uid().unwrap_or_default();
     Ok(listed
@@ -475,7 +476,7 @@ async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), ReconcileError> {
             .await
             .map_err(|error| ReconcileError::Apply {
                 application: name.clone(),
-                error,
+                error: error.into(),
             })?;
     }
     for name in &plan.delete {
@@ -485,7 +486,7 @@ async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), ReconcileError> {
             Err(error) => {
                 return Err(ReconcileError::Delete {
                     application: name.clone(),
-                    error,
+                    error: error.into(),
                 });
             }
         }
@@ -518,7 +519,7 @@ async fn write_status(
     .map(|_| new)
     .map_err(|error| ReconcileError::Status {
         appset: appset.name_any(),
-        error,
+        error: error.into(),
     })
 }
 
@@ -538,7 +539,7 @@ async fn clear_refresh(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<(
     .map(drop)
     .map_err(|error| ReconcileError::Refresh {
         appset: appset.name_any(),
-        error,
+        error: error.into(),
     })
 }
 

@@ -6,6 +6,8 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 
+use crate::cluster::api_error::ApiError;
+
 /// The name the controller reports Events as.
 pub const REPORTING_CONTROLLER: &str = "flotilla-controller";
 
@@ -136,6 +138,7 @@ impl EventPublisher {
             secondary: None,
         };
         if let Err(error) = self.recorder.publish(&event, object).await {
+            let error = ApiError::from(error);
             tracing::warn!(reason = reason.as_str(), "publishing an Event: {error}");
         }
     }

@@ -12,6 +12,7 @@ use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
 use super::readiness::Readiness;
+use crate::cluster::api_error::ApiError;
 
 /// How a replica competes for the Lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,7 +102,7 @@ pub fn held_spec(
 pub struct LeaseError {
     namespace: String,
     name: String,
-    error: kube::Error,
+    error: ApiError,
 }
 
 /// Reads and writes one Lease for one replica.
@@ -140,7 +141,7 @@ impl LeaseLock {
         LeaseError {
             namespace: self.namespace.clone(),
             name: self.config.name.clone(),
-            error,
+            error: error.into(),
         }
     }
 

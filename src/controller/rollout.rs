@@ -16,6 +16,7 @@ use super::appset::rollout_status::RolloutEvent;
 use super::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
 use super::events::EventPublisher;
 use crate::api::{Application, ApplicationSet};
+use crate::cluster::api_error::ApiError;
 
 /// Where the rollout step of a reconcile failed.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +32,7 @@ pub enum RolloutError {
     #[error("requesting a sync of Application {application}: {error}")]
     Trigger {
         application: String,
-        error: kube::Error,
+        error: ApiError,
     },
 }
 
@@ -84,7 +85,7 @@ pub async fn request_syncs(
         .await
         .map_err(|error| RolloutError::Trigger {
             application: request.application.clone(),
-            error,
+            error: error.into(),
         })?;
         tracing::info!(application = %request.application, revision = %request.operation.sync.revision, "rollout requested a sync");
     }

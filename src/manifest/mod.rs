@@ -5,6 +5,7 @@ mod directory;
 mod document;
 mod duplicate;
 mod error;
+mod name;
 mod resource;
 mod scope;
 
@@ -12,5 +13,6 @@ pub use directory::{DirectoryOptions, load_directory};
 pub use document::parse_documents;
 pub use duplicate::find_duplicates;
 pub use error::{ValidationError, ValidationErrors};
+pub use name::{NameRule, derive_name};
 pub use resource::{ObjectKey, ObjectName, Resource, Source, group_of};
 pub use scope::{ScopeTable, assign_namespaces};

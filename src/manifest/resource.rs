@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::error::ValidationError;
+use super::name::NameRule;
 
 /// Where an object came from: a file (relative to the source root) and a document index in it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -155,6 +156,16 @@ impl Resource {
             }
         };
         let namespace = meta_text("namespace").map(str::to_owned);
+        if let (Some(api_version), Some(kind), Some(name)) = (api_version, kind, &name) {
+            problems.extend(invalid_name(api_version, kind, name));
+        }
+        if let Some(Err(problem)) = namespace.as_deref().map(|n| NameRule::Label.check(n)) {
+            problems.push(format!(
+                "metadata.namespace {:?}: {problem}; a namespace name must be {}",
+                namespace.as_deref().unwrap_or_default(),
+                NameRule::Label
+            ));
+        }
         let labels = string_map(metadata, "labels", &mut problems);
         let annotations = string_map(metadata, "annotations", &mut problems);
         let object = describe(kind, namespace.as_deref(), name.as_ref());
@@ -203,6 +214,21 @@ impl Resource {
             message: message.into(),
         }
     }
+}
+
+/// What is wrong with `name` for `kind` (see [`NameRule`]), if anything.
+fn invalid_name(api_version: &str, kind: &str, name: &ObjectName) -> Option<String> {
+    let rule = NameRule::of(group_of(api_version), kind);
+    let (field, checked) = match name {
+        ObjectName::Name(name) => ("metadata.name", rule.check(name)),
+        ObjectName::GenerateName(prefix) => ("metadata.generateName", rule.check_prefix(prefix)),
+    };
+    checked.err().map(|problem| {
+        format!(
+            "{field} {:?}: {problem}; a {kind} name must be {rule}",
+            name.as_str()
+        )
+    })
 }
 
 fn describe(
@@ -315,6 +341,41 @@ mod tests {
                     .all(|e| e.file == std::path::Path::new("a.yaml") && e.document == Some(2))
             );
         }
+    }
+
+    #[test]
+    fn invalid_names_name_the_field_and_the_rule_of_the_kind() {
+        let cases = [
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "My_Dir"}}),
+                "a.yaml (document 2) ConfigMap My_Dir: metadata.name \"My_Dir\": upper-case 'M' is not allowed; a ConfigMap name must be a DNS-1123 subdomain",
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop.eu"}}),
+                "a.yaml (document 2) Namespace shop.eu: metadata.name \"shop.eu\": '.' is not allowed; a Namespace name must be a DNS-1123 label",
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "1-api", "namespace": "shop"}}),
+                "a.yaml (document 2) Service shop/1-api: metadata.name \"1-api\": \"1-api\" starts with '1', not a letter; a Service name must be a DNS-1035 label",
+            ),
+            (
+                json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"generateName": "Migrate-"}}),
+                "a.yaml (document 2) Job Migrate-: metadata.generateName \"Migrate-\": upper-case 'M' is not allowed; a Job name must be a DNS-1123 subdomain",
+            ),
+            (
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "Shop"}}),
+                "a.yaml (document 2) ConfigMap Shop/c: metadata.namespace \"Shop\": upper-case 'S' is not allowed; a namespace name must be a DNS-1123 label",
+            ),
+        ];
+        for (body, expected) in cases {
+            let errors = Resource::from_value(body, source()).unwrap_err();
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            let text = errors[0].to_string();
+            assert!(text.starts_with(expected), "{text}\n!~ {expected}");
+        }
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                          "metadata": {"name": "system:flotilla:reader"}});
+        assert!(Resource::from_value(role, source()).is_ok());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use kube::{Api, Client, ResourceExt};
 use super::node::{HOST_IP, node_labels};
 use super::placement::NodeView;
 use super::plan::{Action, Context, plan};
+use crate::cluster::api_error::ApiError;
 
 /// Plays the kubelet of one node for every pod in the cluster.
 pub struct Kubelet {
@@ -117,7 +118,8 @@ impl Kubelet {
             }
             Err(kube::Error::Api(status)) if status.is_not_found() || status.is_conflict() => {}
             Err(error) => {
-                tracing::warn!(pod = %format!("{namespace}/{name}"), %step, %error, "step failed")
+                let error = ApiError::from(error);
+                tracing::warn!(pod = %format!("{namespace}/{name}"), %step, %error, "step failed");
             }
         }
     }

@@ -20,6 +20,8 @@ use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client};
 use tokio::time::MissedTickBehavior;
 
+use crate::cluster::api_error::watch_message;
+
 pub use error::NodeSimError;
 
 /// How often pods are re-examined (delays are measured at this granularity).
@@ -62,7 +64,9 @@ pub async fn run(
             () = &mut shutdown => break,
             event = events.next() => match event {
                 Some(Ok(_)) => {}
-                Some(Err(error)) => tracing::warn!(%error, "pod watch error; retrying"),
+                Some(Err(error)) => {
+                    tracing::warn!(error = %watch_message(error), "pod watch error; retrying");
+                }
                 None => return Err(NodeSimError::WatchStopped),
             },
             _ = tick.tick() => kubelet.sync(&store.state()).await,

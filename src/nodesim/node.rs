@@ -106,7 +106,7 @@ pub async fn register(api: &Api<Node>, name: &str) -> Result<(), NodeSimError> {
         Err(source) => {
             return Err(NodeSimError::RegisterNode {
                 node: name.to_owned(),
-                source,
+                error: source.into(),
             });
         }
         Ok(_) => {}
@@ -116,7 +116,7 @@ pub async fn register(api: &Api<Node>, name: &str) -> Result<(), NodeSimError> {
         .await
         .map_err(|source| NodeSimError::RegisterNode {
             node: name.to_owned(),
-            source,
+            error: source.into(),
         })?;
     heartbeat(api, name).await
 }
@@ -132,7 +132,7 @@ pub async fn heartbeat(api: &Api<Node>, name: &str) -> Result<(), NodeSimError> 
         .map(drop)
         .map_err(|source| NodeSimError::RegisterNode {
             node: name.to_owned(),
-            source,
+            error: source.into(),
         })
 }
 

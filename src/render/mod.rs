@@ -4,7 +4,6 @@
 //! means no Application at all.
 
 pub mod template_merge;
-pub mod validate;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -19,6 +18,7 @@ use serde_json::Value;
 
 use crate::api::application_set::ApplicationSetTemplate;
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use crate::manifest::NameRule;
 
 /// The data sources generators read.
 #[derive(Clone, Copy)]
@@ -236,8 +236,11 @@ fn build_applications(
             name: name.to_string(),
             reason,
         };
-        if let Some(reason) = validate::invalid_name_reason(name) {
-            problems.push(problem(reason));
+        if let Err(reason) = NameRule::Subdomain.check(name) {
+            problems.push(problem(format!(
+                "{reason}; an Application name must be {}",
+                NameRule::Subdomain
+            )));
             continue;
         }
         let destination = &template.spec.destination;

@@ -9,8 +9,8 @@ use std::time::Duration;
 use flotilla_generators::selector::{LabelSelectorRequirement, SelectorError};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::duration::{DeadlineError, parse_deadline};
 use crate::api::application_set::{RolloutStrategy, StrategyType};
+use crate::duration::{DurationError, DurationProblem, parse_duration};
 
 /// How many Applications of a step may be Pending or Progressing at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,9 +129,9 @@ pub enum RolloutConfigError {
         problem: &'static str,
     },
     #[error("step {step}: progressDeadline: {error}")]
-    StepDeadline { step: usize, error: DeadlineError },
+    StepDeadline { step: usize, error: DurationError },
     #[error("rollingSync.progressDeadline: {0}")]
-    RolloutDeadline(DeadlineError),
+    RolloutDeadline(DurationError),
     #[error(
         "step {second}: Application {application:?} is also selected by step {first}; each Application must match exactly one step"
     )]
@@ -140,6 +140,14 @@ pub enum RolloutConfigError {
         first: usize,
         second: usize,
     },
+}
+
+/// A `progressDeadline`: a duration above zero.
+fn parse_deadline(text: &str) -> Result<Duration, DurationError> {
+    match parse_duration(text)? {
+        Duration::ZERO => Err(DurationError::new(text, DurationProblem::NotPositive)),
+        deadline => Ok(deadline),
+    }
 }
 
 impl RolloutConfig {
@@ -367,6 +375,10 @@ mod tests {
             progress_deadline: Some("soon".into()),
             ..step("env", "In", &["prod"])
         };
+        let zero_deadline = RollingSyncStep {
+            progress_deadline: Some("0s".into()),
+            ..step("env", "In", &["prod"])
+        };
         let cases: Vec<(RolloutStrategy, &str)> = vec![
             (strategy(vec![]), "steps is empty"),
             (
@@ -383,7 +395,11 @@ mod tests {
             ),
             (
                 strategy(vec![bad_deadline]),
-                "step 1: progressDeadline: invalid duration \"soon\"",
+                "step 1: progressDeadline: invalid duration \"soon\": not a duration",
+            ),
+            (
+                strategy(vec![zero_deadline]),
+                "step 1: progressDeadline: invalid duration \"0s\": must be more than zero",
             ),
             (RolloutStrategy::default(), "strategy.type is AllAtOnce"),
         ];

@@ -6,7 +6,6 @@
 pub mod conditions;
 pub mod config;
 pub mod decision;
-pub mod duration;
 pub mod explain;
 pub mod input;
 pub mod state_file;

@@ -16,12 +16,12 @@ use k8s_openapi::jiff::Timestamp;
 use super::conditions::{ProgressReason, holds, progressing};
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
-use super::duration::format_duration;
 use super::input::{ApplicationState, RolloutInput};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionType, HealthStatusCode,
     RolloutApplicationState as State, SyncStatusCode,
 };
+use crate::duration::format_duration;
 
 /// How many names a message lists before "and N more".
 const NAMES_SHOWN: usize = 10;

@@ -497,7 +497,7 @@ fn stalls_name_the_app_and_why_and_keep_later_steps_closed() {
         (
             slow,
             "12:15:00",
-            "db-a Progressing for 14m50s, over the 10m progressDeadline (Progressing: 1/3 pods ready)",
+            "db-a Progressing for 14m50s, over the 10m0s progressDeadline (Progressing: 1/3 pods ready)",
         ),
     ];
     let one_at_a_time = strategy(vec![tier_step("db", Some("1")), tier_step("web", None)]);
@@ -548,7 +548,10 @@ fn a_step_deadline_overrides_the_rollout_default() {
         "12:30:00",
     );
     assert_eq!(progress(&d).1, "StepProgressing");
-    assert_eq!(d.step_reports[0].progress_deadline.as_deref(), Some("1h"));
+    assert_eq!(
+        d.step_reports[0].progress_deadline.as_deref(),
+        Some("1h0m0s")
+    );
 }
 
 #[test]

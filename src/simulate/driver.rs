@@ -15,6 +15,7 @@ use tokio::sync::watch;
 
 use crate::api::application_set::{RolloutStrategy, StrategyType};
 use crate::cluster::api::ClusterApi;
+use crate::duration::format_duration;
 use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
     OperationState as RolloutOperation, RolloutDecision, RolloutInput,
@@ -183,7 +184,7 @@ async fn sync_one<C: ClusterApi>(
         let text = match event {
             SyncEvent::Step(step) => step.clone(),
             SyncEvent::Retrying { attempt, after, .. } => {
-                format!("retry {attempt} in {}s", after.as_secs())
+                format!("retry {attempt} in {}", format_duration(*after))
             }
             SyncEvent::Finished(phase) => format!("sync {phase:?}"),
             SyncEvent::Waiting(_) | SyncEvent::Resumed { .. } => return,

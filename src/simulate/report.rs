@@ -10,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Serialize;
 
 use crate::api::application_set_status::{ConditionStatus, ConditionType};
+use crate::duration::format_duration;
 use crate::health::HealthStatus;
 use crate::rollout::RolloutDecision;
 use crate::sync::{HookPhase, ResourceResult, ResultStatus, SyncPhase};
@@ -394,20 +395,16 @@ fn condition(decision: &RolloutDecision) -> Option<String> {
     ))
 }
 
-/// `12.5s`, `1m05s`, `1h02m03s`.
+/// Report seconds as a duration (`12.5s`, `1m5s`, `1h2m3s`): tenths of a second below a minute,
+/// whole seconds above.
 #[must_use]
 pub fn format_seconds(seconds: f64) -> String {
-    if seconds < 60.0 {
-        let text = format!("{seconds:.1}");
-        return format!("{}s", text.strip_suffix(".0").unwrap_or(&text));
-    }
-    let whole = seconds.round() as u64;
-    let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60);
-    if h > 0 {
-        format!("{h}h{m:02}m{s:02}s")
+    let tenths = if seconds < 60.0 {
+        (seconds * 10.0).round()
     } else {
-        format!("{m}m{s:02}s")
-    }
+        seconds.round() * 10.0
+    };
+    format_duration(Duration::from_millis(tenths.max(0.0) as u64 * 100))
 }
 
 #[cfg(test)]
@@ -418,9 +415,11 @@ mod tests {
     fn formats_seconds_for_people() {
         let cases = [
             (0.0, "0s"),
-            (12.25, "12.2s"),
-            (65.0, "1m05s"),
-            (3723.0, "1h02m03s"),
+            (12.34, "12.3s"),
+            (59.5, "59.5s"),
+            (65.4, "1m5s"),
+            (600.0, "10m0s"),
+            (3723.0, "1h2m3s"),
         ];
         for (seconds, text) in cases {
             assert_eq!(format_seconds(seconds), text);

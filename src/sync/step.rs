@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::time::Duration;
 
+use crate::duration::format_duration;
 use crate::health::{Health, HealthStatus};
 use crate::manifest::ObjectKey;
 
@@ -487,21 +488,4 @@ fn join(blockers: &[Blocker]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-/// `90s`, `10m`, `1h30m`.
-fn format_duration(duration: Duration) -> String {
-    let seconds = duration.as_secs();
-    let (hours, minutes, seconds) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
-    let mut text = String::new();
-    for (value, unit) in [(hours, "h"), (minutes, "m"), (seconds, "s")] {
-        if value > 0 {
-            text.push_str(&format!("{value}{unit}"));
-        }
-    }
-    if text.is_empty() {
-        "0s".to_owned()
-    } else {
-        text
-    }
 }

@@ -339,7 +339,7 @@ fn timeout_names_what_it_waited_on() {
     sim.timed_out = Some(Duration::from_secs(600));
     assert_eq!(
         sim.next().0,
-        "failed: timed out after 10m: wave 0: Deployment shop/shop-api Progressing: 0/3 available"
+        "failed: timed out after 10m0s: wave 0: Deployment shop/shop-api Progressing: 0/3 available"
     );
     let mut fresh = Sim::new(SHOP);
     fresh.timed_out = Some(Duration::from_secs(90));

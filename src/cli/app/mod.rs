@@ -12,13 +12,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::wait::await_condition;
+use kube::runtime::wait::{Error as WaitError, await_condition};
 use serde_json::json;
 
 use crate::api::application::{
     Application, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
-use crate::duration::parse_duration;
+use crate::cluster::api_error::{ApiError, watch_message};
+use crate::duration::{format_duration, parse_duration};
 use crate::sync::OperationPhase;
 
 /// Arguments of `flotilla app`.
@@ -109,6 +110,7 @@ async fn request_sync(api: &Api<Application>, args: &SyncArgs) -> anyhow::Result
     let app = api
         .get(&args.app)
         .await
+        .map_err(ApiError::from)
         .context(format!("Application {}", args.app))?;
     if let Some(pending) = &app.spec.operation {
         anyhow::bail!(
@@ -131,13 +133,18 @@ async fn request_sync(api: &Api<Application>, args: &SyncArgs) -> anyhow::Result
     let patch = json!({ "spec": { "operation": operation } });
     api.patch(&args.app, &PatchParams::default(), &Patch::Merge(&patch))
         .await
+        .map_err(ApiError::from)
         .context(format!("requesting a sync of Application {}", args.app))?;
     println!("sync of Application {} requested", args.app);
     Ok(ExitCode::SUCCESS)
 }
 
 async fn terminate(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCode> {
-    let app = api.get(name).await.context(format!("Application {name}"))?;
+    let app = api
+        .get(name)
+        .await
+        .map_err(ApiError::from)
+        .context(format!("Application {name}"))?;
     let running = app
         .status
         .as_ref()
@@ -152,6 +159,7 @@ async fn terminate(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCod
     };
     api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
+        .map_err(ApiError::from)
         .context(format!("terminating the sync of Application {name}"))?;
     println!("termination of Application {name}'s sync requested");
     Ok(ExitCode::SUCCESS)
@@ -163,11 +171,13 @@ async fn wait_for(api: &Api<Application>, args: &WaitArgs) -> anyhow::Result<Exi
         |app: Option<&Application>| app.is_some_and(|app| wait_state(app, want) == WaitState::Done);
     let waited = tokio::time::timeout(args.timeout, await_condition(api.clone(), &args.app, done));
     if let Ok(result) = waited.await {
-        result.context(format!("watching Application {}", args.app))?;
+        result
+            .map_err(|WaitError::ProbeFailed(error)| anyhow::anyhow!(watch_message(error)))
+            .context(format!("watching Application {}", args.app))?;
         println!("Application {} is ready", args.app);
         return Ok(ExitCode::SUCCESS);
     }
-    let reason = match api.get_opt(&args.app).await? {
+    let reason = match api.get_opt(&args.app).await.map_err(ApiError::from)? {
         Some(app) => match wait_state(&app, want) {
             WaitState::Done => "ready just now".to_string(),
             WaitState::Waiting(reason) => reason,
@@ -175,8 +185,9 @@ async fn wait_for(api: &Api<Application>, args: &WaitArgs) -> anyhow::Result<Exi
         None => "it does not exist".to_string(),
     };
     eprintln!(
-        "timed out after {:?} waiting for Application {}: {reason}",
-        args.timeout, args.app
+        "timed out after {} waiting for Application {}: {reason}",
+        format_duration(args.timeout),
+        args.app
     );
     Ok(ExitCode::FAILURE)
 }

@@ -13,6 +13,7 @@ use kube::{Api, Client};
 
 use crate::api::ApplicationSet;
 use crate::cli::connect::KubeconfigArgs;
+use crate::cluster::api_error::ApiError;
 
 pub use explain::{ExplainArgs, ExplainOutput, explain_state_file};
 
@@ -70,6 +71,7 @@ impl AppSetArgs {
         Api::<ApplicationSet>::namespaced(client.clone(), namespace)
             .get(&self.appset)
             .await
+            .map_err(ApiError::from)
             .with_context(|| format!("reading ApplicationSet {namespace}/{}", self.appset))
     }
 }

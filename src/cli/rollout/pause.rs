@@ -7,6 +7,7 @@ use kube::api::{Patch, PatchParams};
 
 use super::AppSetArgs;
 use crate::api::ApplicationSet;
+use crate::cluster::api_error::ApiError;
 use crate::controller::appset::rollout_input::rolling_sync;
 
 /// Pauses (`paused`) or resumes the rollout of `target`; returns what was done, for people.
@@ -27,6 +28,7 @@ pub async fn set_paused(target: &AppSetArgs, paused: bool) -> anyhow::Result<Str
     Api::<ApplicationSet>::namespaced(client, &namespace)
         .patch(name, &PatchParams::default(), &Patch::Merge(patch))
         .await
+        .map_err(ApiError::from)
         .with_context(|| format!("patching ApplicationSet {namespace}/{name}"))?;
     Ok(format!("rollout of {namespace}/{name} {verb}"))
 }

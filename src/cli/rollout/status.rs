@@ -13,7 +13,7 @@ use crate::api::ApplicationSet;
 use crate::api::application_set_status::{ApplicationSetApplicationStatus, ConditionStatus};
 use crate::cli::connect::shutdown_signal;
 use crate::cli::table::Table;
-use crate::rollout::duration::format_duration;
+use crate::duration::format_duration;
 
 /// How often `--watch` reads the ApplicationSet.
 const WATCH_INTERVAL: Duration = Duration::from_secs(1);

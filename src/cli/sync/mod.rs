@@ -3,6 +3,7 @@
 //! on stderr; the result prints as a table (or JSON) on stdout. Exit code 0 only when the
 //! operation Succeeded; Ctrl-C terminates the operation cleanly.
 
+mod app_name;
 pub mod source;
 mod view;
 
@@ -22,6 +23,7 @@ use crate::repo::LocalRepos;
 use crate::sync::execute::{ExecuteSettings, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
 
+use app_name::AppName;
 use source::SyncSource;
 use view::LiveView;
 
@@ -35,8 +37,9 @@ pub struct SyncArgs {
     pub namespace: Option<String>,
     #[command(flatten)]
     pub cluster: crate::cli::connect::KubeconfigArgs,
-    /// Application name for tracking and the stored operation (default: the Application's name
-    /// or the directory's name).
+    /// Application name for tracking and the stored operation (default: the Application's name,
+    /// or one made of the directory's name: lower case, other characters than letters and digits
+    /// as `-`).
     #[arg(long)]
     pub app: Option<String>,
     /// Delete managed objects that are no longer desired.
@@ -105,16 +108,11 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         .destination_namespace
         .clone()
         .context("no destination namespace: pass --namespace")?;
-    let app = args
-        .app
-        .clone()
-        .or_else(|| source.app().map(str::to_owned))
-        .or_else(|| {
-            let path = args.path.canonicalize().ok()?;
-            let name = path.file_stem()?.to_string_lossy().to_lowercase();
-            Some(name)
-        })
-        .context("no application name: pass --app")?;
+    let app = AppName::choose(args.app.as_deref(), source.app(), &args.path)?;
+    if let Some(note) = app.note() {
+        eprintln!("note: {note}");
+    }
+    let app = app.name;
     let load =
         |operation_id: &str| SyncPlan::load(&source.root, &options, Some(&namespace), operation_id);
     if let Err(errors) = load("validate") {

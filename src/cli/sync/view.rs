@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
+use crate::duration::format_duration;
 use crate::sync::execute::SyncEvent;
 
 /// Shows [`SyncEvent`]s on stderr.
@@ -53,7 +54,10 @@ impl LiveView {
                 attempt,
                 after,
                 reason,
-            } => format!("retry {attempt} in {after:?} after: {reason}"),
+            } => format!(
+                "retry {attempt} in {} after: {reason}",
+                format_duration(*after)
+            ),
             SyncEvent::Finished(phase) => format!("operation {phase:?}"),
         };
         if self.terminal && last_wait.is_some() {

@@ -3,9 +3,12 @@
 //! recreate (`Force=true` and an immutable field), delete the object, wait until it is gone and
 //! write it again.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use crate::cluster::api::{Applied, ClusterApi, ClusterError, FIELD_MANAGER, Propagation};
+use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
 use crate::sync::{ResourceAction, Write, WritePolicy};
 
@@ -90,12 +93,11 @@ async fn wait_until_gone<C: ClusterApi>(
         if cluster.get(key).await?.is_none() {
             return Ok(());
         }
-        let waited = std::time::Duration::try_from(cluster.now().duration_since(started))
-            .unwrap_or_default();
+        let waited = Duration::try_from(cluster.now().duration_since(started)).unwrap_or_default();
         if waited >= settings.timeout {
             return Err(ClusterError::Unavailable(format!(
-                "{key} was deleted to be recreated (Force=true) and is still there after {}s",
-                waited.as_secs()
+                "{key} was deleted to be recreated (Force=true) and is still there after {}",
+                format_duration(Duration::from_secs(waited.as_secs()))
             )));
         }
         cluster.sleep(settings.poll_interval).await;
