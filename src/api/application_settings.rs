@@ -63,6 +63,12 @@ impl SyncPolicy {
         self.automated.as_ref().is_some_and(|a| a.prune)
     }
 
+    /// Whether `automated.allowEmpty` is set.
+    #[must_use]
+    pub fn automated_allow_empty(&self) -> bool {
+        self.automated.as_ref().is_some_and(|a| a.allow_empty)
+    }
+
     /// Whether `syncOptions` holds `PruneLast=true`.
     #[must_use]
     pub fn prune_last(&self) -> bool {

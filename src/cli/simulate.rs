@@ -165,6 +165,7 @@ pub fn sim_app(
     let destination = &application.spec.destination;
     let settings = ExecuteSettings {
         prune: source.prune,
+        allow_empty: source.allow_empty,
         retry: source.retry.clone(),
         sync_options: source.sync_options.clone(),
         destination_namespace: application.spec.destination.namespace.clone(),

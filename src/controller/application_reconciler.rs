@@ -542,6 +542,13 @@ async fn sync(
             None,
         ),
     };
+    let allow_empty = match &trigger {
+        Trigger::Resume { .. } => {
+            resumed.map_or(policy.automated_allow_empty(), |op| op.sync.allow_empty)
+        }
+        Trigger::Requested(operation) => operation.sync.allow_empty,
+        Trigger::Automated { .. } => policy.automated_allow_empty(),
+    };
     let manifests =
         if revision.is_empty() || Some(&revision) == observed.manifests.revision.as_ref() {
             observed.manifests.clone()
@@ -550,6 +557,7 @@ async fn sync(
         };
     let settings = ExecuteSettings {
         prune,
+        allow_empty,
         prune_last: policy.prune_last(),
         retry: policy
             .retry_policy()
@@ -572,6 +580,7 @@ async fn sync(
                 sync_options: requested
                     .map(|op| op.sync.sync_options.clone())
                     .unwrap_or_default(),
+                allow_empty,
             },
             initiated_by: initiated_by.clone(),
         };

@@ -5,6 +5,7 @@ mod directory;
 mod document;
 mod duplicate;
 mod error;
+pub mod limits;
 mod resource;
 mod scope;
 

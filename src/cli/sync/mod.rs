@@ -41,6 +41,10 @@ pub struct SyncArgs {
     /// Delete managed objects that are no longer desired.
     #[arg(long)]
     pub prune: bool,
+    /// Let --prune delete every object of the Application when the manifests are empty
+    /// (refused otherwise).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// An Application-wide sync option, e.g. ApplyOutOfSyncOnly=true, CreateNamespace=true,
     /// Replace=true (repeatable; over the Application's syncPolicy.syncOptions).
     #[arg(long = "sync-option", value_name = "KEY=VALUE", value_parser = parse_sync_option)]
@@ -122,6 +126,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or(ExecuteSettings::default().timeout),
         wave_delay: args.wave_delay,
         prune: args.prune || source.prune,
+        allow_empty: args.allow_empty || source.allow_empty,
         retry: source.retry.clone(),
         sync_options,
         destination_namespace: Some(namespace.clone()),

@@ -1,7 +1,8 @@
 //! What `flotilla sync PATH` syncs: a manifest directory or file, or an Application YAML
 //! (flotilla.dev or argoproj.io) whose source is a local directory or a git repository. A git
 //! source's `targetRevision` is resolved to a commit, and its files at that commit are written to
-//! a temporary directory the plan is loaded from.
+//! a temporary directory the plan is loaded from (its `path` below). A source's links must stay
+//! inside its repository or directory, and its `path` must exist.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +15,9 @@ use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
 use crate::duration::{DurationError, parse_duration};
 use crate::manifest::DirectoryOptions;
 use crate::repo::LocalRepos;
+use crate::repo::bounds::{BoundsError, check_links, source_path};
 use crate::repo::checkout::{CheckoutError, checkout};
+use crate::repo::directory::WORKING_TREE;
 use crate::repo::git_cli::{GitCli, GitError};
 use crate::sync::execute::{RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
 use crate::sync::{OptionError, SyncOptions};
@@ -38,8 +41,28 @@ pub enum SourceError {
     Timeout { file: String, error: DurationError },
     #[error("{file}: syncPolicy.syncOptions: {error}")]
     SyncOptions { file: String, error: OptionError },
-    #[error(transparent)]
-    Checkout(CheckoutError),
+    #[error("{file}: repository {url}: {error}")]
+    Checkout {
+        file: String,
+        url: String,
+        #[source]
+        error: CheckoutError,
+    },
+    #[error("{file}: repository {url} at {revision}: {error}")]
+    Bounds {
+        file: String,
+        url: String,
+        /// The commit, or `working-tree` for a plain directory.
+        revision: String,
+        #[source]
+        error: BoundsError,
+    },
+    #[error("{path}: {error}")]
+    Directory {
+        path: String,
+        #[source]
+        error: BoundsError,
+    },
 }
 
 /// Everything the sync needs to know about its source.
@@ -59,6 +82,8 @@ pub struct SyncSource {
     pub retry: Option<RetryPolicy>,
     /// `syncPolicy.automated.prune`.
     pub prune: bool,
+    /// `syncPolicy.automated.allowEmpty`.
+    pub allow_empty: bool,
     /// `syncPolicy.syncOptions`, e.g. `CreateNamespace=true`.
     pub sync_options: SyncOptions,
     /// The Application's operation timeout ([`SYNC_TIMEOUT_ANNOTATION`]).
@@ -85,10 +110,12 @@ struct ApplicationDocument {
 }
 
 impl SyncSource {
-    /// Reads `path`: an Application file, or else manifests.
+    /// Reads `path`: an Application file, or else manifests (a directory's links must stay
+    /// inside it).
     ///
     /// # Errors
-    /// An unreadable or invalid Application, an unavailable repository or revision.
+    /// An unreadable or invalid Application, an unavailable repository or revision, a missing
+    /// `path`, a link leading outside.
     pub fn open(path: &Path, repos: &LocalRepos) -> Result<Self, SourceError> {
         let file = path.display().to_string();
         if path.is_file() {
@@ -105,6 +132,12 @@ impl SyncSource {
                 return Self::of_application(&file, document, repos);
             }
         }
+        if path.is_dir() {
+            check_links(path).map_err(|error| SourceError::Directory {
+                path: file.clone(),
+                error,
+            })?;
+        }
         Ok(Self {
             app: None,
             namespace: None,
@@ -113,6 +146,7 @@ impl SyncSource {
             options: DirectoryOptions::default(),
             retry: None,
             prune: false,
+            allow_empty: false,
             sync_options: SyncOptions::default(),
             timeout: None,
             _checkout: None,
@@ -152,6 +186,12 @@ impl SyncSource {
             file: file.to_owned(),
             error,
         };
+        let bounds_error = |revision: &str, error| SourceError::Bounds {
+            file: file.to_owned(),
+            url: source.repo_url.clone(),
+            revision: revision.to_owned(),
+            error,
+        };
         let (root, revision, checkout) = if GitCli::is_repository(&local) {
             let git = GitCli::new(&local);
             let commit = git.resolve(&source.target_revision).map_err(git_error)?;
@@ -163,13 +203,23 @@ impl SyncSource {
                 "flotilla-sync-{}-{count}-{short}",
                 std::process::id()
             ));
-            checkout(&git, &commit, &source.path, &dir).map_err(|error| match error {
+            checkout(&git, &commit, &dir).map_err(|error| match error {
                 CheckoutError::Git(error) => git_error(error),
-                error => SourceError::Checkout(error),
+                error => SourceError::Checkout {
+                    file: file.to_owned(),
+                    url: source.repo_url.clone(),
+                    error,
+                },
             })?;
-            (dir.clone(), Some(commit), Some(Checkout(dir)))
+            let checkout = Checkout(dir);
+            let root = source_path(&checkout.0, &source.path)
+                .map_err(|error| bounds_error(&commit, error))?;
+            (root, Some(commit), Some(checkout))
         } else {
-            (local.join(&source.path), None, None)
+            let root = check_links(&local)
+                .and_then(|()| source_path(&local, &source.path))
+                .map_err(|error| bounds_error(WORKING_TREE, error))?;
+            (root, None, None)
         };
         let policy = spec.sync_policy.clone().unwrap_or_default();
         let retry = policy.retry_policy().map_err(|error| SourceError::Retry {
@@ -204,6 +254,7 @@ impl SyncSource {
             options: source.directory_options(),
             retry,
             prune: policy.automated_prune(),
+            allow_empty: policy.automated_allow_empty(),
             sync_options,
             timeout,
             _checkout: checkout,

@@ -24,6 +24,9 @@ pub struct ExecuteSettings {
     pub concurrency: usize,
     /// Delete managed objects that are no longer desired.
     pub prune: bool,
+    /// Let pruning delete every managed object when the manifests are empty (refused
+    /// otherwise, see [`crate::sync::refuse_empty_target`]).
+    pub allow_empty: bool,
     /// Every prune waits until the Sync phase is Healthy (`PruneLast=true` on the Application;
     /// `PruneLast=true` in `sync_options` has the same effect).
     pub prune_last: bool,
@@ -45,6 +48,7 @@ impl Default for ExecuteSettings {
             wave_delay: Duration::ZERO,
             concurrency: 16,
             prune: false,
+            allow_empty: false,
             prune_last: false,
             retry: None,
             sync_options: SyncOptions::default(),
