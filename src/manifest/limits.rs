@@ -62,7 +62,7 @@ mod tests {
         let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for level in 1..10 {
             let previous = format!("*a{}", level - 1);
-            let items = vec![previous.as_str(); 10].join(", ");
+            let items = [previous.as_str(); 10].join(", ");
             bomb.push_str(&format!("a{level}: &a{level} [{items}]\n"));
         }
         let parsed =

@@ -46,7 +46,7 @@ pub enum SourceError {
         file: String,
         url: String,
         #[source]
-        error: CheckoutError,
+        error: Box<CheckoutError>,
     },
     #[error("{file}: repository {url} at {revision}: {error}")]
     Bounds {
@@ -55,7 +55,7 @@ pub enum SourceError {
         /// The commit, or `working-tree` for a plain directory.
         revision: String,
         #[source]
-        error: BoundsError,
+        error: Box<BoundsError>,
     },
     #[error("{path}: {error}")]
     Directory {
@@ -190,7 +190,7 @@ impl SyncSource {
             file: file.to_owned(),
             url: source.repo_url.clone(),
             revision: revision.to_owned(),
-            error,
+            error: Box::new(error),
         };
         let (root, revision, checkout) = if GitCli::is_repository(&local) {
             let git = GitCli::new(&local);
@@ -208,7 +208,7 @@ impl SyncSource {
                 error => SourceError::Checkout {
                     file: file.to_owned(),
                     url: source.repo_url.clone(),
-                    error,
+                    error: Box::new(error),
                 },
             })?;
             let checkout = Checkout(dir);
