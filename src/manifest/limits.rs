@@ -20,12 +20,14 @@ pub const MAX_APPLICATION_FILES: usize = 10_000;
 pub const MAX_APPLICATION_OBJECTS: usize = 10_000;
 
 /// The most files (and symbolic links) a checked-out commit or a plain source directory may
-/// hold; a commit is measured from its tree listing before anything is written.
-pub const MAX_REPOSITORY_FILES: usize = 100_000;
+/// hold; a commit is measured from its tree listing before anything is written. (A commit is
+/// checked out whole, so this bounds the disk and time one commit costs: writing 100,000 files
+/// takes several seconds even on an idle machine.)
+pub const MAX_REPOSITORY_FILES: usize = 50_000;
 
 /// The most bytes a checked-out commit may hold (from its tree listing, before anything is
 /// written).
-pub const MAX_REPOSITORY_BYTES: u64 = 1024 * MIB;
+pub const MAX_REPOSITORY_BYTES: u64 = 512 * MIB;
 
 /// The most symbolic links followed while resolving one path (Linux's own limit).
 pub const MAX_LINK_HOPS: usize = 40;

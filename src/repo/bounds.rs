@@ -23,8 +23,10 @@ pub enum BoundsError {
     PathOutside { path: String },
     #[error("path {path:?} does not exist")]
     PathMissing { path: String },
-    #[error("{root} holds more than {MAX_REPOSITORY_FILES} files (the limit of a source)")]
-    TooManyFiles { root: PathBuf },
+    #[error(
+        "more than {MAX_REPOSITORY_FILES} files (the limit of a repository or source directory)"
+    )]
+    TooManyFiles,
     #[error("{path} is {size} bytes, more than the limit of {MAX_MANIFEST_FILE_BYTES}")]
     FileTooLarge { path: PathBuf, size: u64 },
     #[error("{path} is not a regular file")]
@@ -32,7 +34,6 @@ pub enum BoundsError {
     #[error("cannot read {path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
         error: std::io::Error,
     },
 }
@@ -79,9 +80,7 @@ pub fn check_links(root: &Path) -> Result<(), BoundsError> {
             }
             files += 1;
             if files > MAX_REPOSITORY_FILES {
-                return Err(BoundsError::TooManyFiles {
-                    root: root.to_owned(),
-                });
+                return Err(BoundsError::TooManyFiles);
             }
             if file_type.is_symlink() {
                 check_link(root, &relative)?;

@@ -38,7 +38,6 @@ pub enum FetchError {
         url: String,
         /// The commit, or `working-tree` for a plain directory.
         revision: String,
-        #[source]
         error: BoundsError,
     },
     #[error("repository {url}: cannot use the cache directory {dir}: {error}")]

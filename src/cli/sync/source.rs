@@ -45,7 +45,6 @@ pub enum SourceError {
     Checkout {
         file: String,
         url: String,
-        #[source]
         error: Box<CheckoutError>,
     },
     #[error("{file}: repository {url} at {revision}: {error}")]
@@ -54,15 +53,10 @@ pub enum SourceError {
         url: String,
         /// The commit, or `working-tree` for a plain directory.
         revision: String,
-        #[source]
         error: Box<BoundsError>,
     },
     #[error("{path}: {error}")]
-    Directory {
-        path: String,
-        #[source]
-        error: BoundsError,
-    },
+    Directory { path: String, error: BoundsError },
 }
 
 /// Everything the sync needs to know about its source.
