@@ -130,6 +130,34 @@ async fn uid_of(ns: &TestNamespace, name: &str) -> Option<String> {
         .and_then(|cm| cm.uid())
 }
 
+/// Waits until the Application `web` has an operation at `revision` that ended in `phase`.
+async fn operation_ended(
+    apps: &Api<Application>,
+    revision: &str,
+    phase: OperationPhase,
+) -> Application {
+    wait_until(
+        apps,
+        "web",
+        &format!("an operation at {revision} ended {phase:?}"),
+        |app| {
+            app.status
+                .as_ref()
+                .and_then(|s| s.operation_state.as_ref())
+                .is_some_and(|op| op.revision.as_deref() == Some(revision) && op.phase == phase)
+        },
+    )
+    .await
+}
+
+/// Awaits `run`, printing how long it took (measured for the report, never asserted).
+async fn timed(what: &str, run: impl Future<Output = Output>) -> Output {
+    let started = Instant::now();
+    let output = run.await;
+    eprintln!("{what}: answered in {:?}", started.elapsed());
+    output
+}
+
 /// `flotilla ARGS...` run to its end.
 async fn flotilla(args: Vec<std::ffi::OsString>) -> Output {
     tokio::task::spawn_blocking(move || {
@@ -241,21 +269,7 @@ async fn emptied_manifests_are_not_pruned_away_unless_allow_empty_is_set() {
 
     git(remote.work.path(), &["rm", "-q", "app/settings.yaml"]);
     let empty = remote.push(&[("app/README.md", "nothing deployed here\n")], "empty app");
-    let refused = wait_until(
-        &apps,
-        "web",
-        "the sync of the empty commit refused",
-        |app| {
-            app.status
-                .as_ref()
-                .and_then(|s| s.operation_state.as_ref())
-                .is_some_and(|op| {
-                    op.revision.as_deref() == Some(empty.as_str())
-                        && op.phase == OperationPhase::Failed
-                })
-        },
-    )
-    .await;
+    let refused = operation_ended(&apps, &empty, OperationPhase::Failed).await;
     let message = refused.status.unwrap().operation_state.unwrap().message;
     assert!(
         message.starts_with("refused to delete all 1 live object(s) of the Application")
@@ -274,16 +288,7 @@ async fn emptied_manifests_are_not_pruned_away_unless_allow_empty_is_set() {
     )
     .await
     .expect("allowEmpty set");
-    wait_until(&apps, "web", "the empty commit synced", |app| {
-        app.status
-            .as_ref()
-            .and_then(|s| s.operation_state.as_ref())
-            .is_some_and(|op| {
-                op.revision.as_deref() == Some(empty.as_str())
-                    && op.phase == OperationPhase::Succeeded
-            })
-    })
-    .await;
+    operation_ended(&apps, &empty, OperationPhase::Succeeded).await;
     assert_eq!(uid_of(&ns, "settings").await, None, "pruned once allowed");
     controller.stop().await;
 }
@@ -422,9 +427,11 @@ async fn oversized_sources_fail_fast_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let big = std::fs::File::create(dir.path().join("big.yaml")).unwrap();
     big.set_len(50_000_000).unwrap();
-    let started = Instant::now();
-    let planned = flotilla(vec!["plan".into(), dir.path().into()]).await;
-    eprintln!("50 MB manifest file: refused in {:?}", started.elapsed());
+    let planned = timed(
+        "50 MB manifest file",
+        flotilla(vec!["plan".into(), dir.path().into()]),
+    )
+    .await;
     assert_eq!(planned.status.code(), Some(1));
     assert!(
         stderr(&planned)
@@ -440,12 +447,11 @@ async fn oversized_sources_fail_fast_naming_the_file() {
     for i in 0..100_000 {
         std::fs::write(many.join(format!("f{i:06}.yaml")), "a: 1\n").unwrap();
     }
-    let started = Instant::now();
-    let planned = flotilla(vec!["plan".into(), many.clone().into()]).await;
-    eprintln!(
-        "100,000 files in a directory: refused in {:?}",
-        started.elapsed()
-    );
+    let planned = timed(
+        "100,000 files in a directory",
+        flotilla(vec!["plan".into(), many.clone().into()]),
+    )
+    .await;
     assert_eq!(planned.status.code(), Some(1));
     let expected = format!(
         "{}: more than 50000 files (the limit of a repository or source directory)",
@@ -457,12 +463,7 @@ async fn oversized_sources_fail_fast_naming_the_file() {
     let files = tempfile::tempdir().unwrap();
     let ns = support::namespace(1, "src-limits").await;
     let app = application_file(files.path(), &ns, &remote.url(), "app");
-    let started = Instant::now();
-    let synced = sync_output(&app, &ns).await;
-    eprintln!(
-        "100,000 files in a git repository: refused in {:?}",
-        started.elapsed()
-    );
+    let synced = timed("100,000 files in a git repository", sync_output(&app, &ns)).await;
     assert_eq!(synced.status.code(), Some(1));
     let expected = format!(
         "repository {}: commit {second} has more than 50000 files (the limit of a repository); nothing was checked out",

@@ -246,8 +246,13 @@ mod tests {
         symlink(target, root.join(at)).unwrap();
     }
 
-    fn refused(root: &Path) -> String {
-        check_links(root).unwrap_err().to_string()
+    /// Why a layout with `links` (path, target) is refused.
+    fn refused(links: &[(&str, &str)]) -> String {
+        let (_dir, root) = layout();
+        for (at, target) in links {
+            link(&root, at, target);
+        }
+        check_links(&root).unwrap_err().to_string()
     }
 
     #[test]
@@ -275,10 +280,8 @@ mod tests {
             ("app/missing.yaml", "../../outside/missing.yaml"),
         ];
         for (at, target) in cases {
-            let (_dir, root) = layout();
-            link(&root, at, target);
             assert_eq!(
-                refused(&root),
+                refused(&[(at, target)]),
                 format!("symbolic link {at} points outside the repository: {target}")
             );
         }
@@ -287,27 +290,27 @@ mod tests {
     #[test]
     fn chains_are_followed_where_they_lead() {
         // The first link of a chain that ends outside is named.
-        let (_dir, root) = layout();
-        link(&root, "app/a.yaml", "b.yaml");
-        link(&root, "app/b.yaml", "deep/up");
-        link(&root, "app/deep/up", "../../../outside/secret.yaml");
+        let chain = refused(&[
+            ("app/a.yaml", "b.yaml"),
+            ("app/b.yaml", "deep/up"),
+            ("app/deep/up", "../../../outside/secret.yaml"),
+        ]);
         assert_eq!(
-            refused(&root),
+            chain,
             "symbolic link app/a.yaml points outside the repository: b.yaml"
         );
         // `self/..` climbs from where `self` leads (the root), so it leaves the root, although
         // the text `self/../outside` reads as inside.
-        let (_dir, root) = layout();
-        link(&root, "self", ".");
-        link(&root, "escape.yaml", "self/../outside/secret.yaml");
+        let climbing = refused(&[
+            ("self", "."),
+            ("escape.yaml", "self/../outside/secret.yaml"),
+        ]);
         assert_eq!(
-            refused(&root),
+            climbing,
             "symbolic link escape.yaml points outside the repository: self/../outside/secret.yaml"
         );
-        let (_dir, root) = layout();
-        link(&root, "loop-a", "loop-b");
-        link(&root, "loop-b", "loop-a");
-        assert!(refused(&root).contains("links in a row"));
+        let looping = refused(&[("loop-a", "loop-b"), ("loop-b", "loop-a")]);
+        assert!(looping.contains("links in a row"), "{looping}");
     }
 
     #[test]
