@@ -111,7 +111,19 @@ async fn app_wait_exits_zero_once_healthy_and_synced_and_one_on_timeout() {
 async fn app_sync_requests_once_and_terminate_targets_the_running_operation() {
     let (ns, apps) = with_application("cli-sync").await;
 
-    let synced = run(&ns, &["app", "sync", "web", "--prune", "--revision", "v2"]).await;
+    let synced = run(
+        &ns,
+        &[
+            "app",
+            "sync",
+            "web",
+            "--prune",
+            "--allow-empty",
+            "--revision",
+            "v2",
+        ],
+    )
+    .await;
     assert!(synced.status.success(), "{synced:?}");
     let operation = apps
         .get("web")
@@ -120,7 +132,7 @@ async fn app_sync_requests_once_and_terminate_targets_the_running_operation() {
         .spec
         .operation
         .expect("requested");
-    assert!(operation.sync.prune);
+    assert!(operation.sync.prune && operation.sync.allow_empty);
     assert_eq!(operation.sync.revision, "v2");
     assert!(!operation.initiated_by.username.is_empty());
     assert!(!operation.initiated_by.automated);

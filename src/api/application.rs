@@ -62,6 +62,10 @@ pub struct SyncOperation {
     /// Sync options for this operation only, e.g. `Replace=true`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sync_options: Vec<String>,
+    /// Let the sync prune every object of the Application when its manifests are empty
+    /// (refused otherwise; `flotilla app sync --allow-empty`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_empty: bool,
 }
 
 /// Who asked for an operation.
@@ -138,6 +142,10 @@ pub struct AutomatedSync {
     pub prune: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub self_heal: bool,
+    /// Let an automated sync with prune delete every object of the Application when its
+    /// manifests are empty (refused otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_empty: bool,
 }
 
 /// Retries of a failed sync.

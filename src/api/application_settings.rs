@@ -46,6 +46,8 @@ pub enum SettingsError {
 pub struct SyncOverrides {
     /// Prune even when the Application's policy does not (`--prune`).
     pub prune: bool,
+    /// Let pruning empty the Application (`--allow-empty`).
+    pub allow_empty: bool,
     /// Sync options over the Application's and the operation's (`--sync-option`), in order.
     pub sync_options: Vec<SyncOptions>,
     /// The operation timeout (`--timeout`), over the Application's annotation.
@@ -100,10 +102,13 @@ pub fn sync_settings(
         .transpose()
         .map_err(SettingsError::Timeout)?;
     let prune = operation.map_or(policy.automated_prune(), |op| op.prune) || overrides.prune;
+    let allow_empty = operation.map_or(policy.automated_allow_empty(), |op| op.allow_empty)
+        || overrides.allow_empty;
     Ok(SyncSettings {
         execute: ExecuteSettings {
             timeout: overrides.timeout.or(timeout).unwrap_or(process.timeout),
             prune,
+            allow_empty,
             retry: policy.retry_policy().map_err(SettingsError::Retry)?,
             sync_options,
             prune_propagation: requested
@@ -218,6 +223,12 @@ impl SyncPolicy {
     pub fn automated_prune(&self) -> bool {
         self.automated.as_ref().is_some_and(|a| a.prune)
     }
+
+    /// Whether `automated.allowEmpty` is set.
+    #[must_use]
+    pub fn automated_allow_empty(&self) -> bool {
+        self.automated.as_ref().is_some_and(|a| a.allow_empty)
+    }
 }
 
 #[cfg(test)]
@@ -296,6 +307,44 @@ mod tests {
                 .execute
                 .prune;
             assert_eq!(prune, expected, "{case}");
+        }
+    }
+
+    #[test]
+    fn allow_empty_from_the_policy_the_operation_or_the_flag() {
+        let allowed = "{syncPolicy: {automated: {prune: true, allowEmpty: true}}}";
+        let cases = [
+            (
+                "automated without allowEmpty",
+                "{syncPolicy: {automated: {prune: true}}}",
+                None,
+                false,
+                false,
+            ),
+            ("automated with allowEmpty", allowed, None, false, true),
+            (
+                "an operation without allowEmpty wins",
+                allowed,
+                Some("{prune: true}"),
+                false,
+                false,
+            ),
+            (
+                "an operation with allowEmpty",
+                "{}",
+                Some("{prune: true, allowEmpty: true}"),
+                false,
+                true,
+            ),
+            ("--allow-empty", "{}", None, true, true),
+        ];
+        for (case, spec, operation, flag, expected) in cases {
+            let overrides = SyncOverrides {
+                allow_empty: flag,
+                ..SyncOverrides::default()
+            };
+            let settings = settings("{}", spec, operation, &overrides).unwrap();
+            assert_eq!(settings.execute.allow_empty, expected, "{case}");
         }
     }
 

@@ -1,6 +1,6 @@
-//! `flotilla plan PATH`: loads a manifest directory offline and prints the phases, waves and
-//! order a sync would run, with hook, delete-policy and sync-option markers; or every validation
-//! error (each naming file and object) on stderr with exit code 1.
+//! `flotilla plan PATH`: loads a manifest directory offline (its links must stay inside it) and
+//! prints the phases, waves and order a sync would run, with hook, delete-policy and sync-option
+//! markers; or every validation error (each naming file and object) on stderr with exit code 1.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::manifest::ObjectKey;
+use crate::repo::bounds::check_links;
 use crate::sync::{Batch, SyncPlan, SyncTask};
 
 /// Arguments of `flotilla plan`.
@@ -60,6 +61,12 @@ struct PlanObject<'a> {
 /// Output that cannot be written.
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let options = args.directory.options();
+    if args.path.is_dir()
+        && let Err(error) = check_links(&args.path)
+    {
+        eprintln!("error: {}: {error}", args.path.display());
+        return Ok(ExitCode::FAILURE);
+    }
     let plan = match SyncPlan::load(&args.path, &options, args.namespace.as_deref(), "plan") {
         Ok(plan) => plan,
         Err(errors) => {

@@ -584,6 +584,7 @@ async fn sync(
                 sync_options: requested
                     .map(|op| op.sync.sync_options.clone())
                     .unwrap_or_default(),
+                allow_empty: settings.allow_empty,
             },
             initiated_by: initiated_by.clone(),
         };

@@ -1,13 +1,21 @@
 //! Loading a source directory: which files are manifests (`*.yaml`, `*.yml`, `*.json`, optional
-//! recursion, include/exclude globs) and collecting every object and every error from them.
+//! recursion, include/exclude globs) and collecting every object and every error from them,
+//! within the limits of one Application ([`super::limits`]): the files are counted before any is
+//! read, each file's size is checked before it is read, and only regular files are read (a FIFO
+//! would block, a device never end).
 
 use std::fs;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
 
 use super::document::parse_documents;
 use super::error::ValidationError;
+use super::limits::{
+    MAX_APPLICATION_BYTES, MAX_APPLICATION_FILES, MAX_APPLICATION_OBJECTS, MAX_MANIFEST_FILE_BYTES,
+};
 use super::resource::Resource;
 
 /// Argo CD's `source.directory` options.
@@ -35,10 +43,33 @@ impl DirectoryOptions {
     }
 }
 
+/// Which files are read.
+struct Selection {
+    include: Option<GlobMatcher>,
+    exclude: Option<GlobMatcher>,
+    recurse: bool,
+}
+
+impl Selection {
+    fn selects(&self, relative: &Path) -> bool {
+        is_manifest(relative)
+            && self
+                .include
+                .as_ref()
+                .is_none_or(|glob| glob.is_match(relative))
+            && !self
+                .exclude
+                .as_ref()
+                .is_some_and(|glob| glob.is_match(relative))
+    }
+}
+
 /// Loads every manifest under `root` (or the single file `root`), in path order.
 ///
-/// Returns the valid resources and all errors: unreadable files, bad globs, invalid YAML/JSON
-/// and invalid objects. File paths in resources and errors are relative to `root`.
+/// Returns the valid resources and all errors: a missing root, unreadable or non-regular files,
+/// bad globs, invalid YAML/JSON, invalid objects, and a source over the limits (reading stops
+/// there). File paths in resources and errors are relative to `root` (a missing root is named
+/// as given).
 #[must_use]
 pub fn load_directory(
     root: &Path,
@@ -50,28 +81,35 @@ pub fn load_directory(
     if !errors.is_empty() {
         return (Vec::new(), errors);
     }
+    let selection = Selection {
+        include,
+        exclude,
+        recurse: options.recurse,
+    };
     let mut files = Vec::new();
-    if root.is_file() {
-        files.push(PathBuf::new());
-    } else {
-        collect_files(
-            root,
-            Path::new(""),
-            options.recurse,
-            &mut files,
-            &mut errors,
+    match fs::metadata(root) {
+        Ok(metadata) if metadata.is_dir() => {
+            collect_files(root, Path::new(""), &selection, &mut files, &mut errors);
+        }
+        Ok(_) => files.push(PathBuf::new()),
+        Err(error) => {
+            let error = file_error(root.to_owned(), format!("cannot read: {error}"));
+            return (Vec::new(), vec![error]);
+        }
+    }
+    if files.len() > MAX_APPLICATION_FILES {
+        let error = file_error(
+            root.to_owned(),
+            format!(
+                "more than {MAX_APPLICATION_FILES} manifest files (the limit of an Application); none was read"
+            ),
         );
+        return (Vec::new(), vec![error]);
     }
     files.sort();
     let mut resources = Vec::new();
+    let mut bytes = 0;
     for relative in files {
-        let selected = include.as_ref().is_none_or(|glob| glob.is_match(&relative))
-            && !exclude
-                .as_ref()
-                .is_some_and(|glob| glob.is_match(&relative));
-        if !selected {
-            continue;
-        }
         let (path, label) = if relative.as_os_str().is_empty() {
             (
                 root.to_owned(),
@@ -80,16 +118,75 @@ pub fn load_directory(
         } else {
             (root.join(&relative), relative)
         };
-        match fs::read_to_string(&path) {
-            Ok(text) => {
-                let (found, problems) = parse_documents(&label, &text);
-                resources.extend(found);
-                errors.extend(problems);
+        let text = match read_manifest(&path, MAX_APPLICATION_BYTES - bytes) {
+            Ok(text) => text,
+            Err(Unread::File(message)) => {
+                errors.push(file_error(label, message));
+                continue;
             }
-            Err(error) => errors.push(file_error(label, format!("cannot read: {error}"))),
+            Err(Unread::Total(message)) => {
+                errors.push(file_error(label, message));
+                break;
+            }
+        };
+        bytes += text.len() as u64;
+        let (found, problems) = parse_documents(&label, &text);
+        resources.extend(found);
+        errors.extend(problems);
+        if resources.len() > MAX_APPLICATION_OBJECTS {
+            errors.push(file_error(
+                label,
+                format!(
+                    "more than {MAX_APPLICATION_OBJECTS} objects (the limit of an Application); the files after this one were not read"
+                ),
+            ));
+            break;
         }
     }
     (resources, errors)
+}
+
+/// Why a manifest file was not read.
+enum Unread {
+    /// The file itself (the others are still read).
+    File(String),
+    /// It would take the Application over its byte limit (nothing more is read).
+    Total(String),
+}
+
+/// The text of the regular file `path`, at most [`MAX_MANIFEST_FILE_BYTES`] and `left` bytes
+/// (what the Application may still read). Opened without blocking, so a FIFO is refused rather
+/// than waited on.
+fn read_manifest(path: &Path, left: u64) -> Result<String, Unread> {
+    let unreadable = |error: std::io::Error| Unread::File(format!("cannot read: {error}"));
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(unreadable)?;
+    let metadata = file.metadata().map_err(unreadable)?;
+    if !metadata.is_file() {
+        return Err(Unread::File("not a regular file".to_owned()));
+    }
+    let size = metadata.len();
+    if size > MAX_MANIFEST_FILE_BYTES {
+        return Err(Unread::File(format!(
+            "{size} bytes, more than the limit of {MAX_MANIFEST_FILE_BYTES} per manifest file; not read"
+        )));
+    }
+    if size > left {
+        return Err(Unread::Total(format!(
+            "the manifests would hold more than {MAX_APPLICATION_BYTES} bytes (the limit of an Application); this file and the files after it were not read"
+        )));
+    }
+    let mut text = String::new();
+    file.take(size.min(left) + 1)
+        .read_to_string(&mut text)
+        .map_err(unreadable)?;
+    if text.len() as u64 > size.min(left) {
+        return Err(Unread::File("grew while it was read; not read".to_owned()));
+    }
+    Ok(text)
 }
 
 fn compile(
@@ -110,10 +207,12 @@ fn compile(
     }
 }
 
+/// Adds the selected files below `root/relative` to `files`, stopping once there are more than
+/// an Application may read.
 fn collect_files(
     root: &Path,
     relative: &Path,
-    recurse: bool,
+    selection: &Selection,
     files: &mut Vec<PathBuf>,
     errors: &mut Vec<ValidationError>,
 ) {
@@ -128,15 +227,18 @@ fn collect_files(
         }
     };
     for entry in entries.flatten() {
+        if files.len() > MAX_APPLICATION_FILES {
+            return;
+        }
         let path = relative.join(entry.file_name());
         let Ok(file_type) = entry.file_type() else {
             continue;
         };
         if file_type.is_dir() {
-            if recurse {
-                collect_files(root, &path, recurse, files, errors);
+            if selection.recurse {
+                collect_files(root, &path, selection, files, errors);
             }
-        } else if is_manifest(&path) {
+        } else if selection.selects(&path) {
             files.push(path);
         }
     }
@@ -276,5 +378,89 @@ mod tests {
         assert_eq!(resources.len(), 3);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].file, Path::new("bad.yaml"));
+    }
+
+    fn errors_of(root: &Path) -> Vec<String> {
+        let (_, errors) = load_directory(root, &DirectoryOptions::default());
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn a_missing_root_and_files_that_are_not_regular_are_named() {
+        let dir = tree();
+        let missing = dir.path().join("app");
+        assert_eq!(
+            errors_of(&missing),
+            [format!(
+                "{}: cannot read: No such file or directory (os error 2)",
+                missing.display()
+            )]
+        );
+        let fifo = dir.path().join("pipe.yaml");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(errors_of(dir.path()), ["pipe.yaml: not a regular file"]);
+    }
+
+    #[test]
+    fn files_over_the_limits_are_errors_naming_them() {
+        let dir = tree();
+        let big = fs::File::create(dir.path().join("big.yaml")).unwrap();
+        big.set_len(MAX_MANIFEST_FILE_BYTES + 1).unwrap();
+        let (resources, errors) = load_directory(dir.path(), &DirectoryOptions::default());
+        assert_eq!(resources.len(), 3, "the other files are read");
+        assert_eq!(
+            errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [format!(
+                "big.yaml: {} bytes, more than the limit of {MAX_MANIFEST_FILE_BYTES} per manifest file; not read",
+                MAX_MANIFEST_FILE_BYTES + 1
+            )]
+        );
+
+        let many = tempfile::tempdir().unwrap();
+        for i in 0..=MAX_APPLICATION_FILES {
+            fs::write(many.path().join(format!("f{i}.yaml")), "").unwrap();
+        }
+        assert_eq!(
+            errors_of(many.path()),
+            [format!(
+                "{}: more than {MAX_APPLICATION_FILES} manifest files (the limit of an Application); none was read",
+                many.path().display()
+            )]
+        );
+    }
+
+    #[test]
+    fn objects_and_bytes_over_the_limits_of_an_application_stop_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let half = MAX_APPLICATION_OBJECTS / 2 + 1;
+        for file in ["a.yaml", "b.yaml", "c.yaml"] {
+            let text: String = (0..half)
+                .map(|i| {
+                    format!(
+                        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {file}-{i}}}\n"
+                    )
+                })
+                .collect();
+            fs::write(dir.path().join(file), text).unwrap();
+        }
+        assert_eq!(
+            errors_of(dir.path()),
+            [format!(
+                "b.yaml: more than {MAX_APPLICATION_OBJECTS} objects (the limit of an Application); the files after this one were not read"
+            )]
+        );
+
+        // What an Application may still read bounds every file.
+        let file = dir.path().join("a.yaml");
+        let size = fs::metadata(&file).unwrap().len();
+        assert!(read_manifest(&file, size).is_ok());
+        assert!(matches!(
+            read_manifest(&file, size - 1),
+            Err(Unread::Total(message)) if message.contains(&MAX_APPLICATION_BYTES.to_string())
+        ));
     }
 }

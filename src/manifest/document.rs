@@ -55,8 +55,7 @@ fn read_values(file: &Path, text: &str) -> Result<Vec<Value>, String> {
             .collect::<Result<_, _>>()
             .map_err(|error| format!("invalid JSON: {error}"))
     } else {
-        let options = serde_saphyr::options! { with_snippet: false };
-        serde_saphyr::from_multiple_with_options::<Value>(text, options)
+        serde_saphyr::from_multiple_with_options::<Value>(text, super::limits::yaml_options())
             .map_err(|error| format!("invalid YAML: {error}"))
     }
 }

@@ -5,6 +5,7 @@ mod directory;
 mod document;
 mod duplicate;
 mod error;
+pub mod limits;
 mod name;
 mod resource;
 mod scope;

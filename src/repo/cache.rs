@@ -2,10 +2,14 @@
 //! `git` CLI) under a cache directory and fetched again before each resolve — unless a fetch
 //! started at most [`RepoCache::with_fetch_reuse`] before the resolve was asked for (by default
 //! only one started after it: concurrent resolves share one fetch and see every commit pushed
-//! before they asked); revisions are resolved once per fetch. The files of a commit below a path
-//! are written once to a directory named by the commit and reused. `file://` URLs, local paths
-//! and `--repo URL=PATH` mappings are cloned from the local repository; a local directory that is
-//! not a repository is read as it is, without a revision.
+//! before they asked); revisions are resolved once per fetch. The files of a commit are written
+//! once (see [`super::checkout`]) to a directory named by the repository and the commit, and
+//! reused: Applications of one repository at one commit share that tree (read only), and
+//! Applications of different repositories never share one, nor can a link of one reach another
+//! (links must stay inside their own tree). `file://` URLs, local paths and `--repo URL=PATH`
+//! mappings are cloned from the local repository (bare or not); a local directory that is not a
+//! repository is read as it is, without a revision, after the same link check. A source's
+//! `path` must exist in the tree and stay inside it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -14,7 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::bounds::{BoundsError, check_links, source_path};
 use super::checkout::{CheckoutError, checkout};
+use super::directory::WORKING_TREE;
 use super::git_cli::{GitCli, GitError};
 use super::local::LocalRepos;
 
@@ -32,6 +38,15 @@ pub enum FetchError {
     },
     #[error("repository {url}: {error}")]
     Checkout { url: String, error: CheckoutError },
+    /// The source's `path` is missing or outside the tree, or a plain directory has a link
+    /// leading outside it.
+    #[error("repository {url} at {revision}: {error}")]
+    Source {
+        url: String,
+        /// The commit, or `working-tree` for a plain directory.
+        revision: String,
+        error: BoundsError,
+    },
     #[error("repository {url}: cannot use the cache directory {dir}: {error}")]
     Cache {
         url: String,
@@ -98,31 +113,40 @@ impl RepoCache {
     /// below `path`. Blocking: runs `git`.
     ///
     /// # Errors
-    /// The repository cannot be cloned or fetched, the revision is unknown, or the cache
-    /// directory is unwritable.
+    /// The repository cannot be cloned or fetched, the revision is unknown, the commit is over
+    /// the repository limits or has a link leading outside, `path` is missing or outside the
+    /// repository, or the cache directory is unwritable.
     pub fn manifests(
         &self,
         repo_url: &str,
         revision: &str,
         path: &str,
     ) -> Result<Manifests, FetchError> {
+        let source_error = |revision: &str, error| FetchError::Source {
+            url: repo_url.to_owned(),
+            revision: revision.to_owned(),
+            error,
+        };
         let Some((mirror, commit)) = self.commit(repo_url, revision)? else {
             let local = self.repos.local_path(repo_url).unwrap_or_default();
+            let root = check_links(&local)
+                .and_then(|()| source_path(&local, path))
+                .map_err(|error| source_error(WORKING_TREE, error))?;
             return Ok(Manifests {
-                root: local.join(path),
+                root,
                 revision: None,
             });
         };
         let tree = self
             .root
             .join("trees")
-            .join(&commit)
-            .join(directory_name(path));
+            .join(directory_name(repo_url))
+            .join(&commit);
         if !tree.is_dir() {
-            self.write_tree(repo_url, &mirror, &commit, path, &tree)?;
+            self.write_tree(repo_url, &mirror, &commit, &tree)?;
         }
         Ok(Manifests {
-            root: tree,
+            root: source_path(&tree, path).map_err(|error| source_error(&commit, error))?,
             revision: Some(commit),
         })
     }
@@ -248,18 +272,18 @@ impl RepoCache {
     }
 
     /// Writes the tree to a temporary directory, then renames it into place (a concurrent
-    /// writer of the same tree may win; its files are the same).
+    /// writer of the same tree may win; its files are the same). A tree in place has passed
+    /// every check.
     fn write_tree(
         &self,
         repo_url: &str,
         mirror: &GitCli,
         commit: &str,
-        path: &str,
         tree: &Path,
     ) -> Result<(), FetchError> {
         let number = self.temporaries.fetch_add(1, Ordering::Relaxed);
         let temporary = tree.with_extension(format!("tmp-{}-{number}", std::process::id()));
-        checkout(mirror, commit, path, &temporary).map_err(|error| FetchError::Checkout {
+        checkout(mirror, commit, &temporary).map_err(|error| FetchError::Checkout {
             url: repo_url.to_owned(),
             error,
         })?;
@@ -358,11 +382,63 @@ mod tests {
     #[test]
     fn a_plain_directory_is_read_in_place_and_names_are_distinct() {
         let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("apps")).unwrap();
         let cache = RepoCache::new(dir.path().join("cache"), LocalRepos::default());
         let url = format!("file://{}", dir.path().display());
         let read = cache.manifests(&url, "main", "apps").unwrap();
         assert_eq!((read.root, read.revision), (dir.path().join("apps"), None));
+        let missing = cache.manifests(&url, "main", "app").unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            format!("repository {url} at working-tree: path \"app\" does not exist")
+        );
+        std::os::unix::fs::symlink("/etc", dir.path().join("apps/etc")).unwrap();
+        let escaping = cache.manifests(&url, "main", "apps").unwrap_err();
+        assert!(
+            escaping
+                .to_string()
+                .ends_with("symbolic link apps/etc points outside the repository: /etc"),
+            "{escaping}"
+        );
         assert_ne!(directory_name("a/b"), directory_name("a-b"));
         assert!(directory_name("https://x/y.git").starts_with("https---x-y-git-"));
+    }
+
+    #[test]
+    fn a_bare_repository_is_cloned_and_a_missing_or_escaping_path_is_an_error() {
+        let work = tempfile::tempdir().unwrap();
+        let bare = tempfile::tempdir().unwrap();
+        let cache_dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(work.path().join("app")).unwrap();
+        std::fs::write(work.path().join("app/cm.yaml"), "v: 1\n").unwrap();
+        git(work.path(), &["init", "-q", "-b", "main"]);
+        git(work.path(), &["add", "-A"]);
+        git(work.path(), &["commit", "-q", "-m", "one"]);
+        git(bare.path(), &["init", "-q", "--bare", "-b", "main"]);
+        let bare_path = bare.path().display().to_string();
+        git(work.path(), &["push", "-q", &bare_path, "main"]);
+        let url = format!("file://{bare_path}");
+        let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
+        let read = cache.manifests(&url, "main", "app").unwrap();
+        let commit = read.revision.clone().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(read.root.join("cm.yaml")).unwrap(),
+            "v: 1\n"
+        );
+        for (path, problem) in [
+            ("apps", "path \"apps\" does not exist"),
+            ("../other", "path \"../other\" is outside the repository"),
+        ] {
+            let error = cache.manifests(&url, "main", path).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!("repository {url} at {commit}: {problem}")
+            );
+        }
+        // Another repository with the same commit gets a tree of its own.
+        let other = format!("file://{}", work.path().display());
+        let copy = cache.manifests(&other, "main", "app").unwrap();
+        assert_eq!(copy.revision, read.revision);
+        assert_ne!(copy.root, read.root);
     }
 }

@@ -1,7 +1,10 @@
 //! A plain directory read as if it were a repository at one fixed revision: lets a user preview an
-//! ApplicationSet against files on disk before committing them.
+//! ApplicationSet against files on disk before committing them. Its links must stay inside it
+//! and the files read are bounded (see [`super::bounds`]).
 
 use std::path::{Path, PathBuf};
+
+use super::bounds::{BoundsError, check_links, read_file};
 
 /// The pseudo-revision a directory resolves to.
 pub const WORKING_TREE: &str = "working-tree";
@@ -22,10 +25,14 @@ impl DirectoryTree {
     /// Every file below the root, as `/`-separated relative paths, sorted; `.git` is skipped.
     ///
     /// # Errors
-    /// An unreadable directory.
-    pub fn list_files(&self) -> std::io::Result<Vec<String>> {
+    /// A link leading outside the root, too many files, an unreadable directory.
+    pub fn list_files(&self) -> Result<Vec<String>, BoundsError> {
+        check_links(&self.root)?;
         let mut files = Vec::new();
-        collect(&self.root, "", &mut files)?;
+        collect(&self.root, "", &mut files).map_err(|error| BoundsError::Io {
+            path: self.root.clone(),
+            error,
+        })?;
         files.sort();
         Ok(files)
     }
@@ -33,9 +40,9 @@ impl DirectoryTree {
     /// The content of `path` relative to the root.
     ///
     /// # Errors
-    /// A missing or unreadable file.
-    pub fn read_file(&self, path: &str) -> std::io::Result<Vec<u8>> {
-        std::fs::read(self.root.join(path))
+    /// A missing, unreadable or too large file, or a path leading outside the root.
+    pub fn read_file(&self, path: &str) -> Result<Vec<u8>, BoundsError> {
+        read_file(&self.root, path)
     }
 }
 

@@ -1,8 +1,15 @@
 //! The `git` command line as a tree reader: resolve a revision to a commit, list the blobs of a
-//! commit, read one blob. No working tree is touched.
+//! commit, read one blob, measure a commit's tree, write a commit's files to a directory. No
+//! working tree of the repository is touched.
 
+use std::ffi::OsStr;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+
+/// Git's empty tree: read as the attributes source, it keeps `.gitattributes` of the commit
+/// (filters, line-ending conversions) from changing the files written.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// A git invocation that failed.
 #[derive(Debug, thiserror::Error)]
@@ -57,7 +64,7 @@ impl GitCli {
     pub fn clone_mirror(source: &str, into: &Path) -> Result<Self, GitError> {
         let into_text = into.to_string_lossy();
         let args = ["clone", "--mirror", "--quiet", source, into_text.as_ref()];
-        run_git(None, &args)?;
+        run_git(None, &[], &args, &[])?;
         Ok(Self::new(into))
     }
 
@@ -106,13 +113,137 @@ impl GitCli {
         self.run(&["cat-file", "blob", &format!("{commit}:{path}")])
     }
 
+    /// The files (blobs and symbolic links) of `commit` and their total size, from its tree
+    /// listing, read as it streams: counting stops after `max_files` + 1 files, so a huge tree
+    /// costs no more than that.
+    ///
+    /// # Errors
+    /// A failing `git`.
+    pub fn measure(&self, commit: &str, max_files: usize) -> Result<TreeSize, GitError> {
+        let args = ["ls-tree", "-r", "-l", "-z", "--full-tree", commit];
+        let error = |message: String| self.error(&args, message);
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(&self.repo)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| error(format!("cannot run git: {e}")))?;
+        let mut size = TreeSize::default();
+        if let Some(stdout) = child.stdout.take() {
+            let mut entries = std::io::BufReader::new(stdout).split(0);
+            while size.files <= max_files {
+                let Some(entry) = entries.next() else { break };
+                let entry = entry.map_err(|e| error(format!("cannot read its output: {e}")))?;
+                if let Some(bytes) = blob_size(&entry) {
+                    size.files += 1;
+                    size.bytes += bytes;
+                }
+            }
+        }
+        if size.files > max_files {
+            // Enough is known; the rest of the listing is not wanted.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(size);
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| error(format!("cannot run git: {e}")))?;
+        if out.status.success() {
+            Ok(size)
+        } else {
+            Err(error(failure(&out)))
+        }
+    }
+
+    /// Writes every file of `commit` into `dir` exactly as committed (symbolic links as links;
+    /// no `.gitattributes` filter or line-ending conversion applies), through a private index
+    /// file next to `dir` that is removed afterwards, so the repository's own index, work tree
+    /// and hooks are never involved.
+    ///
+    /// # Errors
+    /// A failing `git`.
+    pub fn write_tree(&self, commit: &str, dir: &Path) -> Result<(), GitError> {
+        let dir = std::path::absolute(dir)
+            .map_err(|e| self.error(&["checkout-index"], format!("{}: {e}", dir.display())))?;
+        let mut index = dir.clone().into_os_string();
+        index.push(".index");
+        let env = [
+            ("GIT_INDEX_FILE", index.as_os_str()),
+            ("GIT_ATTR_SOURCE", OsStr::new(EMPTY_TREE)),
+        ];
+        let mut work_tree = std::ffi::OsString::from("--work-tree=");
+        work_tree.push(&dir);
+        let written = run_git(Some(&self.repo), &[], &["read-tree", commit], &env).and_then(|_| {
+            run_git(
+                Some(&self.repo),
+                &[work_tree.as_os_str()],
+                &[
+                    "-c",
+                    "core.symlinks=true",
+                    "checkout-index",
+                    "--all",
+                    "--force",
+                ],
+                &env,
+            )
+        });
+        let _ = std::fs::remove_file(&index);
+        written.map(drop)
+    }
+
     fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
-        run_git(Some(&self.repo), args)
+        run_git(Some(&self.repo), &[], args, &[])
+    }
+
+    fn error(&self, args: &[&str], message: String) -> GitError {
+        GitError {
+            repo: self.repo.clone(),
+            args: args.join(" "),
+            message,
+        }
     }
 }
 
-/// Runs `git` (in `repo`, if given) and returns its standard output.
-fn run_git(repo: Option<&Path>, args: &[&str]) -> Result<Vec<u8>, GitError> {
+/// How many files a tree holds and their total size in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TreeSize {
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// The size of a blob entry of `git ls-tree -l` (`MODE TYPE OBJECT SIZE\tPATH`); None for
+/// other entries (submodule commits).
+fn blob_size(entry: &[u8]) -> Option<u64> {
+    let header = entry.split(|b| *b == b'\t').next()?;
+    let header = std::str::from_utf8(header).ok()?;
+    let mut fields = header.split_whitespace();
+    let kind = fields.nth(1)?;
+    let size = fields.nth(1)?;
+    (kind == "blob").then(|| size.parse().ok())?
+}
+
+/// Git's standard error, or its exit status when it printed nothing.
+fn failure(out: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    if stderr.is_empty() {
+        format!("exited with {}", out.status)
+    } else {
+        stderr
+    }
+}
+
+/// Runs `git` (in `repo`, if given; with `options` before the command and `env` set) and
+/// returns its standard output.
+fn run_git(
+    repo: Option<&Path>,
+    options: &[&OsStr],
+    args: &[&str],
+    env: &[(&str, &OsStr)],
+) -> Result<Vec<u8>, GitError> {
     let error = |message: String| GitError {
         repo: repo.map(Path::to_path_buf).unwrap_or_default(),
         args: args.join(" "),
@@ -123,17 +254,14 @@ fn run_git(repo: Option<&Path>, args: &[&str]) -> Result<Vec<u8>, GitError> {
         command.arg("-C").arg(repo);
     }
     let out = command
+        .args(options)
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .map_err(|e| error(format!("cannot run git: {e}")))?;
     if out.status.success() {
         Ok(out.stdout)
     } else {
-        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        Err(error(if stderr.is_empty() {
-            format!("exited with {}", out.status)
-        } else {
-            stderr
-        }))
+        Err(error(failure(&out)))
     }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use flotilla_generators::source::{GitError, GitReader};
 
+use super::bounds::BoundsError;
 use super::directory::{DirectoryTree, WORKING_TREE};
 use super::git_cli::GitCli;
 
@@ -126,7 +127,10 @@ impl GitReader for LocalRepos {
         };
         match self.reader(repo_url)? {
             Reader::Git(git) => git.read_file(commit, path).map_err(|_| missing()),
-            Reader::Directory(tree) => tree.read_file(path).map_err(|_| missing()),
+            Reader::Directory(tree) => tree.read_file(path).map_err(|error| match error {
+                BoundsError::PathMissing { .. } => missing(),
+                error => unavailable(error),
+            }),
         }
     }
 }

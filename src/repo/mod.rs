@@ -1,6 +1,8 @@
 //! Reading repositories offline: `--repo URL=PATH` mappings, `file://` URLs and local paths, each
-//! served by the `git` CLI (a repository) or read as a plain directory (a quick preview).
+//! served by the `git` CLI (a repository) or read as a plain directory (a quick preview); what is
+//! read stays inside its repository ([`bounds`]).
 
+pub mod bounds;
 pub mod cache;
 mod cache_reader;
 pub mod checkout;

@@ -383,7 +383,7 @@ mod tests {
         assert!(error.is_not_found(), "{error}");
         assert_eq!(
             error.to_string(),
-            "namespaces \"shop\" not found (HTTP 404)"
+            "namespaces \"shop\" not found (HTTP 404 NotFound)"
         );
         let default = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "settings", "namespace": "default"}});

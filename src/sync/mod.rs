@@ -4,6 +4,7 @@
 
 mod annotations;
 mod create_namespace;
+mod empty_target;
 mod hook;
 mod hook_name;
 mod in_sync;
@@ -26,6 +27,7 @@ pub mod execute;
 
 pub use annotations::{HELM_WEIGHT_ANNOTATION, SYNC_WAVE_ANNOTATION, SyncAnnotations};
 pub use create_namespace::{namespace_object, namespace_to_create};
+pub use empty_target::refuse_empty_target;
 pub use hook::{
     DELETE_POLICY_ANNOTATION, DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION,
     HOOK_ANNOTATION, HookError, HookType, parse_delete_policies, parse_helm_hooks,

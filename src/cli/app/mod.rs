@@ -56,6 +56,10 @@ pub struct SyncArgs {
     /// Delete tracked objects that are no longer in the source.
     #[arg(long)]
     pub prune: bool,
+    /// Let --prune delete every object of the Application when its manifests are empty
+    /// (refused otherwise).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Sync options for this sync only (repeatable), e.g. `Replace=true`.
     #[arg(long = "sync-option", value_name = "OPTION")]
     pub sync_options: Vec<String>,
@@ -124,6 +128,7 @@ async fn request_sync(api: &Api<Application>, args: &SyncArgs) -> anyhow::Result
             revision: args.revision.clone(),
             prune: args.prune,
             sync_options: args.sync_options.clone(),
+            allow_empty: args.allow_empty,
         },
         initiated_by: InitiatedBy {
             username: username(),

@@ -45,6 +45,10 @@ pub struct SyncArgs {
     /// Delete managed objects that are no longer desired.
     #[arg(long)]
     pub prune: bool,
+    /// Let --prune delete every object of the Application when the manifests are empty
+    /// (refused otherwise).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// An Application-wide sync option, e.g. ApplyOutOfSyncOnly=true, CreateNamespace=true,
     /// Replace=true (repeatable; over the Application's syncPolicy.syncOptions).
     #[arg(long = "sync-option", value_name = "KEY=VALUE", value_parser = parse_sync_option)]
@@ -87,6 +91,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     let source = SyncSource::open(&args.path, &repos)?;
     let overrides = SyncOverrides {
         prune: args.prune,
+        allow_empty: args.allow_empty,
         sync_options: args.sync_options.clone(),
         timeout: args.timeout,
         namespace: args.namespace.clone(),

@@ -1,7 +1,8 @@
 //! What `flotilla sync PATH` syncs: a manifest directory or file, or an Application YAML
 //! (flotilla.dev or argoproj.io) whose source is a local directory or a git repository. A git
 //! source's `targetRevision` is resolved to a commit, and its files at that commit are written to
-//! a temporary directory the plan is loaded from.
+//! a temporary directory the plan is loaded from (its `path` below). A source's links must stay
+//! inside its repository or directory, and its `path` must exist.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,7 +14,9 @@ use serde_json::Value;
 use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
 use crate::repo::LocalRepos;
+use crate::repo::bounds::{BoundsError, check_links, source_path};
 use crate::repo::checkout::{CheckoutError, checkout};
+use crate::repo::directory::WORKING_TREE;
 use crate::repo::git_cli::{GitCli, GitError};
 use crate::sync::execute::ExecuteSettings;
 
@@ -36,8 +39,22 @@ pub enum SourceError {
         #[source]
         error: SettingsError,
     },
-    #[error(transparent)]
-    Checkout(CheckoutError),
+    #[error("{file}: repository {url}: {error}")]
+    Checkout {
+        file: String,
+        url: String,
+        error: Box<CheckoutError>,
+    },
+    #[error("{file}: repository {url} at {revision}: {error}")]
+    Bounds {
+        file: String,
+        url: String,
+        /// The commit, or `working-tree` for a plain directory.
+        revision: String,
+        error: Box<BoundsError>,
+    },
+    #[error("{path}: {error}")]
+    Directory { path: String, error: BoundsError },
 }
 
 /// Everything the sync needs to know about its source.
@@ -75,10 +92,12 @@ struct ApplicationDocument {
 }
 
 impl SyncSource {
-    /// Reads `path`: an Application file, or else manifests.
+    /// Reads `path`: an Application file, or else manifests (a directory's links must stay
+    /// inside it).
     ///
     /// # Errors
-    /// An unreadable or invalid Application, an unavailable repository or revision.
+    /// An unreadable or invalid Application, an unavailable repository or revision, a missing
+    /// `path`, a link leading outside.
     pub fn open(path: &Path, repos: &LocalRepos) -> Result<Self, SourceError> {
         let file = path.display().to_string();
         if path.is_file() {
@@ -94,6 +113,12 @@ impl SyncSource {
                     })?;
                 return Self::of_application(&file, document, repos);
             }
+        }
+        if path.is_dir() {
+            check_links(path).map_err(|error| SourceError::Directory {
+                path: file.clone(),
+                error,
+            })?;
         }
         Ok(Self {
             label: file,
@@ -162,6 +187,12 @@ impl SyncSource {
             file: file.to_owned(),
             error,
         };
+        let bounds_error = |revision: &str, error| SourceError::Bounds {
+            file: file.to_owned(),
+            url: source.repo_url.clone(),
+            revision: revision.to_owned(),
+            error: Box::new(error),
+        };
         let (root, revision, checkout) = if GitCli::is_repository(&local) {
             let git = GitCli::new(&local);
             let commit = git.resolve(&source.target_revision).map_err(git_error)?;
@@ -173,13 +204,23 @@ impl SyncSource {
                 "flotilla-sync-{}-{count}-{short}",
                 std::process::id()
             ));
-            checkout(&git, &commit, &source.path, &dir).map_err(|error| match error {
+            checkout(&git, &commit, &dir).map_err(|error| match error {
                 CheckoutError::Git(error) => git_error(error),
-                error => SourceError::Checkout(error),
+                error => SourceError::Checkout {
+                    file: file.to_owned(),
+                    url: source.repo_url.clone(),
+                    error: Box::new(error),
+                },
             })?;
-            (dir.clone(), Some(commit), Some(Checkout(dir)))
+            let checkout = Checkout(dir);
+            let root = source_path(&checkout.0, &source.path)
+                .map_err(|error| bounds_error(&commit, error))?;
+            (root, Some(commit), Some(checkout))
         } else {
-            (local.join(&source.path), None, None)
+            let root = check_links(&local)
+                .and_then(|()| source_path(&local, &source.path))
+                .map_err(|error| bounds_error(WORKING_TREE, error))?;
+            (root, None, None)
         };
         Ok(Self {
             label: file.to_owned(),

@@ -1,7 +1,8 @@
 //! Whether an Application syncs now, and why: an operation interrupted by a restart resumes;
 //! a requested operation (`spec.operation`) always runs; otherwise `syncPolicy.automated` syncs an
 //! OutOfSync Application — unless its ApplicationSet rolls out with RollingSync (the rollout
-//! requests its syncs), unless it already failed at this revision, and (without `selfHeal`)
+//! requests its syncs), unless it already failed at this revision (and `allowEmpty` was not
+//! set since: a sync refused for empty manifests runs once it is), and (without `selfHeal`)
 //! unless it already synced this revision. Pure: the clock is an argument.
 
 use std::time::Duration;
@@ -77,8 +78,15 @@ pub fn next_sync(
                 .unsigned_abs()
                 .lt(&SELF_HEAL_DELAY)
         });
+        let allowed_empty_since = automated.allow_empty
+            && !app
+                .status
+                .as_ref()
+                .and_then(|s| s.operation.as_ref())
+                .is_some_and(|operation| operation.sync.allow_empty);
         let skip = match last.phase {
-            OperationPhase::Failed | OperationPhase::Terminated => true,
+            OperationPhase::Failed => !allowed_empty_since,
+            OperationPhase::Terminated => true,
             OperationPhase::Succeeded => !automated.self_heal || recent,
             OperationPhase::Running => false,
         };
@@ -202,6 +210,17 @@ mod tests {
                 true,
                 SyncGate::Automatic,
                 None,
+            ),
+            (
+                "failed at this revision, allowEmpty set since",
+                app(
+                    Some(json!({"prune": true, "allowEmpty": true})),
+                    false,
+                    Some((Failed, "abc", 100)),
+                ),
+                true,
+                SyncGate::Automatic,
+                automated.clone(),
             ),
             (
                 "interrupted",

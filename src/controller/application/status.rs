@@ -70,7 +70,10 @@ pub fn status_patch(
 pub fn operation_patch(operation: &Operation) -> Value {
     let mut value = serde_json::to_value(operation).unwrap_or(Value::Null);
     let fields = [
-        ("sync", ["revision", "prune", "syncOptions"].as_slice()),
+        (
+            "sync",
+            ["revision", "prune", "syncOptions", "allowEmpty"].as_slice(),
+        ),
         ("initiatedBy", ["username", "automated"].as_slice()),
     ];
     for (part, names) in fields {
@@ -291,7 +294,7 @@ mod tests {
         assert_eq!(
             operation_patch(&operation),
             json!({
-                "sync": {"revision": "abc", "prune": null, "syncOptions": null},
+                "sync": {"revision": "abc", "prune": null, "syncOptions": null, "allowEmpty": null},
                 "initiatedBy": {"username": null, "automated": true},
             })
         );

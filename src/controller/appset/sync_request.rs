@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::api::application::{InitiatedBy, Operation, SyncOperation};
+use crate::api::application::{InitiatedBy, Operation, SyncOperation, SyncPolicy};
 use crate::api::{API_VERSION, Application};
 use crate::rollout::{RolloutDecision, RolloutInput};
 
@@ -67,12 +67,7 @@ pub fn sync_requests(
             if app.spec.operation.is_some() {
                 return None;
             }
-            let prune = app
-                .spec
-                .sync_policy
-                .as_ref()
-                .and_then(|p| p.automated.as_ref())
-                .is_some_and(|a| a.prune);
+            let policy = app.spec.sync_policy.as_ref();
             Some(SyncRequest {
                 application: name.clone(),
                 operation: Operation {
@@ -82,8 +77,9 @@ pub fn sync_requests(
                             .and_then(|t| t.first())
                             .cloned()
                             .unwrap_or_default(),
-                        prune,
+                        prune: policy.is_some_and(SyncPolicy::automated_prune),
                         sync_options: Vec::new(),
+                        allow_empty: policy.is_some_and(SyncPolicy::automated_allow_empty),
                     },
                     initiated_by: InitiatedBy {
                         username: initiator(appset),

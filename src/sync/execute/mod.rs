@@ -23,7 +23,9 @@ use tokio::sync::watch;
 
 use crate::cluster::api::{ClusterApi, ClusterError};
 use crate::manifest::ValidationErrors;
-use crate::sync::{LiveObject, OperationPhase, OperationState, SyncPlan, plan_prune};
+use crate::sync::{
+    LiveObject, OperationPhase, OperationState, SyncPlan, plan_prune, refuse_empty_target,
+};
 
 use operation::{Context, Operation};
 
@@ -94,7 +96,12 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
         } else {
             Vec::new()
         };
-        let (state, _) = begin(None, request.revision, &base_id, now());
+        let (mut state, _) = begin(None, request.revision, &base_id, now());
+        if let Some(refusal) = refuse_empty_target(&plan, &prune, settings.allow_empty) {
+            (state.phase, state.message) = (OperationPhase::Failed, format!("dry run: {refusal}"));
+            state.finished_at = Some(now());
+            return Ok(state);
+        }
         return Ok(dry_run::dry_run(cluster, &plan, &prune, state, settings).await);
     }
     let (mut state, resumed) = begin(store.load().await?, request.revision, &base_id, now());

@@ -19,7 +19,7 @@ use crate::sync::{
     Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
     ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,
     SyncTask, TRACKING_ANNOTATION, Waiting, WritePolicy, namespace_object, namespace_to_create,
-    normalize, plan_step, planned_types, preflight_failures, tracking_id,
+    normalize, plan_step, planned_types, preflight_failures, refuse_empty_target, tracking_id,
 };
 
 use super::ExecuteError;
@@ -282,14 +282,18 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         }
     }
 
-    /// Before the first write of a fresh operation: checks that the server serves every kind
-    /// (see [`crate::sync::preflight_failures`]), sends every object as a server-side dry run
-    /// (those that need a Namespace or kind of this sync wait for their wave), then creates the
-    /// destination namespace when `CreateNamespace=true` and it is missing. Returns the
+    /// Before the first write of a fresh operation: refuses to prune everything for empty
+    /// manifests (see [`crate::sync::refuse_empty_target`]), checks that the server serves every
+    /// kind (see [`crate::sync::preflight_failures`]), sends every object as a server-side dry
+    /// run (those that need a Namespace or kind of this sync wait for their wave), then creates
+    /// the destination namespace when `CreateNamespace=true` and it is missing. Returns the
     /// failure, if any; a failed check records the objects it names and writes nothing.
     async fn prepare(&mut self) -> Result<Option<String>, ExecuteError> {
         let cluster = self.context.cluster;
         let settings = self.context.settings;
+        if let Some(refusal) = refuse_empty_target(&self.plan, &self.prune, settings.allow_empty) {
+            return Ok(Some(refusal));
+        }
         let mut unserved = std::collections::BTreeSet::new();
         for (api_version, kind) in planned_types(&self.plan) {
             let served = cluster.served(&api_version, &kind).await.map_err(|error| {
@@ -811,7 +815,6 @@ fn rejections(
     });
     (records, failure)
 }
-
 
 #[cfg(test)]
 mod tests {

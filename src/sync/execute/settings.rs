@@ -27,6 +27,9 @@ pub struct ExecuteSettings {
     pub prune: bool,
     /// How a pruned object's dependents go (`PrunePropagationPolicy`, default foreground).
     pub prune_propagation: Propagation,
+    /// Let pruning delete every managed object when the manifests are empty (refused
+    /// otherwise, see [`crate::sync::refuse_empty_target`]).
+    pub allow_empty: bool,
     /// Retries of a failed operation.
     pub retry: Option<RetryPolicy>,
     /// Application-wide sync options (`syncPolicy.syncOptions`); an object's own
@@ -46,6 +49,7 @@ impl Default for ExecuteSettings {
             concurrency: 16,
             prune: false,
             prune_propagation: Propagation::Foreground,
+            allow_empty: false,
             retry: None,
             sync_options: SyncOptions::default(),
             destination_namespace: None,
