@@ -40,12 +40,20 @@ impl KubeconfigArgs {
     }
 }
 
-/// A client for `kubeconfig` (default: `$KUBECONFIG`, `~/.kube/config`, or the in-cluster
-/// service account) and `context` (default: the current context).
+/// A client for `kubeconfig` and `context`; see [`config`].
 ///
 /// # Errors
 /// An unreadable kubeconfig or one without usable credentials.
 pub async fn client(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow::Result<Client> {
+    Ok(Client::try_from(config(kubeconfig, context).await?)?)
+}
+
+/// The client configuration for `kubeconfig` (default: `$KUBECONFIG`, `~/.kube/config`, or the
+/// in-cluster service account) and `context` (default: the current context).
+///
+/// # Errors
+/// An unreadable kubeconfig or one without usable credentials.
+pub async fn config(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow::Result<Config> {
     let options = KubeConfigOptions {
         context: context.map(str::to_string),
         ..KubeConfigOptions::default()
@@ -65,7 +73,7 @@ pub async fn client(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow:
             .await
             .context("finding a kubeconfig or in-cluster credentials")?,
     };
-    Ok(Client::try_from(config)?)
+    Ok(config)
 }
 
 /// Completes on Ctrl-C or SIGTERM.

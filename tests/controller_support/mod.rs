@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use flotilla::controller::application_reconciler::ApplicationContext;
 use flotilla::controller::appset_reconciler::AppSetContext;
-use flotilla::controller::leader::{LeaseConfig, LeaseLock};
+use flotilla::controller::leader::LeaseTiming;
+use flotilla::controller::lease_lock::{LeaseConfig, LeaseLock};
 use flotilla::controller::metrics::Metrics;
 use flotilla::controller::readiness::Readiness;
 use flotilla::repo::LocalRepos;
@@ -76,8 +77,12 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
         LeaseConfig {
             name: "flotilla-controller".into(),
             identity: identity.into(),
-            duration: Duration::from_secs(2),
-            retry: Duration::from_millis(300),
+            timing: LeaseTiming::new(
+                Duration::from_secs(2),
+                Duration::from_millis(1500),
+                Duration::from_millis(300),
+            )
+            .expect("valid Lease timings"),
         },
     );
     let readiness = lease.readiness();
@@ -87,7 +92,7 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
             let _ = stopped.await;
         })
         .await
-        .expect("the Lease stays writable");
+        .expect("the Lease is released");
     });
     Running {
         metrics,
