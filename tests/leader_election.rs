@@ -24,7 +24,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client, Config};
 use serde_json::{Value, json};
 
-use controller_support::{commit, repository};
+use controller_support::{appset, commit_apps, repository};
 use support::{apply, eventually_within, install_flotilla_crds, object};
 
 const NAMESPACE: &str = "leader";
@@ -252,21 +252,13 @@ async fn synced(applications: &Api<Application>, names: &[&str], revision: &str)
     .await;
 }
 
+/// Commits a ConfigMap `<name>` with `version` for each of `names`.
 fn commit_version(repo: &Path, names: &[&str], version: &str) -> String {
-    let files: Vec<(String, String)> = names
-        .iter()
-        .map(|n| {
-            let manifest = format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {n}\ndata:\n  version: \"{version}\"\n"
-            );
-            (format!("apps/{n}/config.yaml"), manifest)
-        })
-        .collect();
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    commit(repo, &files, version)
+    commit_apps(repo, names, version, |name, version| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  version: \"{version}\"\n"
+        )
+    })
 }
 
 /// One successful write from the audit log.
@@ -367,25 +359,8 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
         Replica::start(&plane, REPLICAS[0]),
         Replica::start(&plane, REPLICAS[1]),
     ];
-    let elements: Vec<Value> = names.iter().map(|n| json!({ "name": n })).collect();
-    let appset: ApplicationSet = object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "ApplicationSet",
-        "metadata": {"name": "stack", "namespace": NAMESPACE},
-        "spec": {
-            "generators": [{"list": {"elements": elements}}],
-            "template": {
-                "metadata": {"name": "{{name}}"},
-                "spec": {
-                    "project": "default",
-                    "source": {"repoURL": url, "targetRevision": "main", "path": "apps/{{name}}"},
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": NAMESPACE},
-                    "syncPolicy": {"automated": {"prune": true}}
-                }
-            }
-        }
-    }));
-    apply(&Api::namespaced(client.clone(), NAMESPACE), &appset).await;
+    let appsets: Api<ApplicationSet> = Api::namespaced(client.clone(), NAMESPACE);
+    apply(&appsets, &appset(NAMESPACE, &url, &names, json!({}))).await;
     synced(&applications, &names, &revision).await;
     let first = holder(&leases).await.expect("a leader");
     println!("{first} leads; Applications synced at {revision}");
@@ -394,10 +369,14 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
     revision = commit_version(repo.path(), &names, "2");
     let stops_before: usize = replicas.iter().map(Replica::stops).sum();
     signal(plane.apiserver, libc::SIGSTOP);
-    let paused = Instant::now();
+    let (paused, paused_at) = (Instant::now(), Timestamp::now());
     tokio::time::sleep(PAUSE).await;
     signal(plane.apiserver, libc::SIGCONT);
-    println!("API server paused for {:?}", paused.elapsed());
+    println!(
+        "API server paused {paused_at} .. {} ({:?})",
+        Timestamp::now(),
+        paused.elapsed()
+    );
     synced(&applications, &names, &revision).await;
     let stops_after: usize = replicas.iter().map(Replica::stops).sum();
     assert!(
@@ -417,18 +396,19 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
         .find(|r| r.identity != second)
         .expect("a replica");
     signal(leader.pid(), libc::SIGSTOP);
-    let stopped = Instant::now();
+    let (stopped, stopped_at) = (Instant::now(), Timestamp::now());
     wait_for_holder(&leases, standby.identity).await;
     println!(
-        "{} took over {:?} after {} was paused",
+        "{} paused at {stopped_at}; {} holds the Lease {:?} later",
+        leader.identity,
         standby.identity,
         stopped.elapsed(),
-        leader.identity
     );
     revision = commit_version(repo.path(), &names, "3");
     synced(&applications, &names, &revision).await;
     let stops_before = leader.stops();
     signal(leader.pid(), libc::SIGCONT);
+    println!("{} resumed at {}", leader.identity, Timestamp::now());
     eventually_within(
         WAIT,
         "the resumed replica noticing it lost the Lease",

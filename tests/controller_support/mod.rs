@@ -17,6 +17,9 @@ use flotilla::controller::readiness::Readiness;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 
+use flotilla::api::ApplicationSet;
+use serde_json::{Value, json};
+
 use crate::support::{self, TestNamespace};
 
 /// How often the test controllers compare Applications without a change.
@@ -133,9 +136,55 @@ pub fn commit(repo: &Path, files: &[(&str, &str)], message: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// Commits `apps/<name>/app.yaml` with `manifests(name, version)` for each of `names`, with
+/// `version` as the message; returns the commit.
+pub fn commit_apps(
+    repo: &Path,
+    names: &[&str],
+    version: &str,
+    manifests: impl Fn(&str, &str) -> String,
+) -> String {
+    let files: Vec<(String, String)> = names
+        .iter()
+        .map(|n| (format!("apps/{n}/app.yaml"), manifests(n, version)))
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    commit(repo, &files, version)
+}
+
 /// A new git repository (branch `main`) in a temporary directory.
 pub fn repository() -> tempfile::TempDir {
     let repo = tempfile::tempdir().expect("a temporary directory");
     git(repo.path(), &["init", "-q", "-b", "main"]);
     repo
+}
+
+/// An ApplicationSet with a list generator over `names`, syncing `apps/<name>` automatically
+/// into `namespace`, with `extra` fields added to its spec.
+pub fn appset(namespace: &str, url: &str, names: &[&str], extra: Value) -> ApplicationSet {
+    let elements: Vec<Value> = names.iter().map(|n| json!({ "name": n })).collect();
+    let mut value = json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "stack"},
+        "spec": {
+            "generators": [{"list": {"elements": elements}}],
+            "template": {
+                "metadata": {"name": "{{name}}"},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": url, "targetRevision": "main", "path": "apps/{{name}}"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+                    "syncPolicy": {"automated": {"prune": true}}
+                }
+            }
+        }
+    });
+    if let (Some(spec), Value::Object(extra)) = (value["spec"].as_object_mut(), extra) {
+        spec.extend(extra);
+    }
+    support::object(value)
 }
