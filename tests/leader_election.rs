@@ -424,6 +424,13 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
     revision = commit_version(repo.path(), &names, "4");
     synced(&applications, &names, &revision).await;
     drop(replicas);
+    for replica in &REPLICAS {
+        let log = std::fs::read_to_string(plane.path(&format!("logs/{replica}.log")))
+            .unwrap_or_default();
+        for line in log.lines().filter(|l| l.contains("leading") || l.contains("stopped acting")) {
+            println!("  {line}");
+        }
+    }
 
     let writes = audited_writes(&plane.path("logs/audit1.log"));
     println!("who wrote when (from the audit log):");
