@@ -91,7 +91,7 @@ impl ControlPlane {
             env,
             apiserver: 0,
         };
-        plane.script("start.sh");
+        assert!(plane.script("start.sh"), "start.sh failed");
         plane.apiserver = std::fs::read_to_string(plane.path("pids/apiserver1.pid"))
             .expect("the API server's pid file")
             .trim()
@@ -104,17 +104,17 @@ impl ControlPlane {
         self.dir.path().join(relative)
     }
 
-    fn script(&self, name: &str) {
+    /// Runs a script of tests/controlplane/ on this control plane; true when it succeeded.
+    fn script(&self, name: &str) -> bool {
         let script = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/controlplane")
             .join(name);
-        let status = Command::new("bash")
+        Command::new("bash")
             .arg(script)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .status()
-            .expect("bash runs");
-        assert!(status.success(), "{name} failed");
+            .is_ok_and(|status| status.success())
     }
 
     /// A kubeconfig for cluster 1 authenticating as `user`.
@@ -140,8 +140,12 @@ impl ControlPlane {
 
 impl Drop for ControlPlane {
     fn drop(&mut self) {
-        signal(self.apiserver, libc::SIGCONT);
-        self.script("stop.sh");
+        if self.apiserver > 0 {
+            signal(self.apiserver, libc::SIGCONT);
+        }
+        if !self.script("stop.sh") {
+            eprintln!("stop.sh failed; see {}", self.path("logs").display());
+        }
     }
 }
 
@@ -425,9 +429,12 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
     synced(&applications, &names, &revision).await;
     drop(replicas);
     for replica in &REPLICAS {
-        let log = std::fs::read_to_string(plane.path(&format!("logs/{replica}.log")))
-            .unwrap_or_default();
-        for line in log.lines().filter(|l| l.contains("leading") || l.contains("stopped acting")) {
+        let log =
+            std::fs::read_to_string(plane.path(&format!("logs/{replica}.log"))).unwrap_or_default();
+        for line in log
+            .lines()
+            .filter(|l| l.contains("leading") || l.contains("stopped acting"))
+        {
             println!("  {line}");
         }
     }
