@@ -20,7 +20,7 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
-use controller_support::{Running, commit, repository, setup, start};
+use controller_support::{Running, appset, commit, repository, setup, start};
 use support::{TestNamespace, apply, eventually, object, wait_until};
 
 /// The manifests of one Application: a ConfigMap with `version` and a Deployment.
@@ -34,42 +34,7 @@ fn manifests(name: &str, version: &str) -> String {
 
 /// Commits the manifests of `names` at `version`.
 fn commit_apps(repo: &Path, names: &[&str], version: &str) -> String {
-    let files: Vec<(String, String)> = names
-        .iter()
-        .map(|n| (format!("apps/{n}/app.yaml"), manifests(n, version)))
-        .collect();
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
-    commit(repo, &files, version)
-}
-
-/// An ApplicationSet with a list generator over `names`, syncing `apps/<name>` automatically
-/// into the test namespace.
-fn appset(ns: &TestNamespace, url: &str, names: &[&str], extra: Value) -> ApplicationSet {
-    let elements: Vec<Value> = names.iter().map(|n| json!({ "name": n })).collect();
-    let mut value = json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "ApplicationSet",
-        "metadata": {"name": "stack"},
-        "spec": {
-            "generators": [{"list": {"elements": elements}}],
-            "template": {
-                "metadata": {"name": "{{name}}"},
-                "spec": {
-                    "project": "default",
-                    "source": {"repoURL": url, "targetRevision": "main", "path": "apps/{{name}}"},
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-                    "syncPolicy": {"automated": {"prune": true}}
-                }
-            }
-        }
-    });
-    if let (Some(spec), Value::Object(extra)) = (value["spec"].as_object_mut(), extra) {
-        spec.extend(extra);
-    }
-    object(value)
+    controller_support::commit_apps(repo, names, version, manifests)
 }
 
 fn sync_of(app: &Application) -> (String, String, String) {
@@ -132,7 +97,11 @@ async fn generated_applications_sync_follow_new_commits_and_take_their_resources
     let ns = setup("app-sync").await;
     let controller = start(&ns, "only");
     let appsets: Api<ApplicationSet> = ns.api();
-    apply(&appsets, &appset(&ns, &url, &["a", "b", "c"], json!({}))).await;
+    apply(
+        &appsets,
+        &appset(&ns.name, &url, &["a", "b", "c"], json!({})),
+    )
+    .await;
     for name in ["a", "b", "c"] {
         synced_and_healthy(&ns, name, &first).await;
         assert_eq!(
@@ -202,7 +171,7 @@ async fn generated_applications_sync_follow_new_commits_and_take_their_resources
     .await;
 
     // Removing an element deletes its Application and, with it, its resources.
-    apply(&appsets, &appset(&ns, &url, &["a", "b"], json!({}))).await;
+    apply(&appsets, &appset(&ns.name, &url, &["a", "b"], json!({}))).await;
     gone(&ns, "c").await;
     assert_eq!(config_version(&ns, "c-config").await, None);
     let deployments: Api<Deployment> = ns.api();
@@ -230,12 +199,16 @@ async fn preserved_resources_stay_when_their_application_is_removed() {
     let controller = start(&ns, "only");
     let appsets: Api<ApplicationSet> = ns.api();
     let preserve = json!({"syncPolicy": {"preserveResourcesOnDeletion": true}});
-    apply(&appsets, &appset(&ns, &url, &["a", "b"], preserve.clone())).await;
+    apply(
+        &appsets,
+        &appset(&ns.name, &url, &["a", "b"], preserve.clone()),
+    )
+    .await;
     synced_and_healthy(&ns, "b", &first).await;
     let b = ns.api::<Application>().get("b").await.unwrap();
     assert_eq!(b.metadata.finalizers, None);
 
-    apply(&appsets, &appset(&ns, &url, &["a"], preserve)).await;
+    apply(&appsets, &appset(&ns.name, &url, &["a"], preserve)).await;
     gone(&ns, "b").await;
     assert_eq!(config_version(&ns, "b-config").await.as_deref(), Some("1"));
     assert!(
@@ -259,7 +232,7 @@ async fn rolling_sync_applications_sync_only_when_an_operation_asks() {
     let strategy = json!({"strategy": {"type": "RollingSync", "rollingSync": {"steps": [
         {"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]}
     ]}}});
-    apply(&appsets, &appset(&ns, &url, &["a"], strategy)).await;
+    apply(&appsets, &appset(&ns.name, &url, &["a"], strategy)).await;
     let api: Api<Application> = ns.api();
     let compared = wait_until(&api, "a", "a compared: OutOfSync", |app| {
         sync_of(app).0 == "OutOfSync"
@@ -503,7 +476,7 @@ async fn only_the_lease_holder_syncs_applications() {
     let first = leading(&ns, "first").await;
     let second = start(&ns, "second");
     let appsets: Api<ApplicationSet> = ns.api();
-    apply(&appsets, &appset(&ns, &url, &["a"], json!({}))).await;
+    apply(&appsets, &appset(&ns.name, &url, &["a"], json!({}))).await;
     synced_and_healthy(&ns, "a", &first_commit).await;
     assert!(first.metrics.application_reconcile_count() > 0);
     assert_eq!(

@@ -49,6 +49,49 @@ impl KubeconfigArgs {
 /// # Errors
 /// An unreadable kubeconfig, one without usable credentials, or a server that does not answer.
 pub async fn client(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow::Result<Client> {
+    let settings = settings(kubeconfig, context).await?;
+    let client = Client::try_from(settings.config.clone())?;
+    settings.check(&client).await?;
+    Ok(client)
+}
+
+/// The client configuration and where it came from.
+pub struct Settings {
+    pub config: Config,
+    /// `kubeconfig context "ctx" of PATH`, or the in-cluster service account.
+    pub origin: String,
+}
+
+impl Settings {
+    /// Asks the server its version through `client`, naming the server and where its settings
+    /// came from when it does not answer.
+    ///
+    /// # Errors
+    /// The server cannot be reached or refuses the request.
+    pub async fn check(&self, client: &Client) -> anyhow::Result<()> {
+        let (server, origin) = (&self.config.cluster_url, &self.origin);
+        match client.apiserver_version().await {
+            Ok(_) => Ok(()),
+            Err(error @ kube::Error::Api(_)) => Err(anyhow::anyhow!(
+                "the Kubernetes API server {server} ({origin}) refused a version request: {}",
+                ApiError::from(error)
+            )),
+            Err(error) => Err(anyhow::anyhow!(
+                "cannot reach the Kubernetes API server {server} ({origin}): {}",
+                ApiError::from(error)
+            )),
+        }
+    }
+}
+
+/// The client configuration for `kubeconfig` and `context` (see [`client`]).
+///
+/// # Errors
+/// An unreadable kubeconfig or one without usable credentials.
+pub async fn settings(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> anyhow::Result<Settings> {
     let options = KubeConfigOptions {
         context: context.map(str::to_string),
         ..KubeConfigOptions::default()
@@ -76,19 +119,7 @@ pub async fn client(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow:
             }
         },
     };
-    let server = config.cluster_url.to_string();
-    let client = Client::try_from(config)?;
-    match client.apiserver_version().await {
-        Ok(_) => Ok(client),
-        Err(error @ kube::Error::Api(_)) => Err(anyhow::anyhow!(
-            "the Kubernetes API server {server} ({origin}) refused a version request: {}",
-            ApiError::from(error)
-        )),
-        Err(error) => Err(anyhow::anyhow!(
-            "cannot reach the Kubernetes API server {server} ({origin}): {}",
-            ApiError::from(error)
-        )),
-    }
+    Ok(Settings { config, origin })
 }
 
 /// `kubeconfig context "ctx" (path)`: where the connection settings came from.

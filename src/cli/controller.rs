@@ -14,7 +14,8 @@ use futures::FutureExt;
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::endpoint::serve;
-use crate::controller::leader::{LeaseConfig, LeaseLock};
+use crate::controller::leader::LeaseTiming;
+use crate::controller::lease_lock::{LeaseConfig, LeaseLock};
 use crate::controller::metrics::Metrics;
 use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
@@ -83,6 +84,17 @@ pub struct ControllerArgs {
     /// This replica's identity in the Lease (default: $POD_NAME, else host name and process id).
     #[arg(long, env = "POD_NAME")]
     pub identity: Option<String>,
+    /// How long a standby must see the Lease unchanged before it takes over.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub lease_duration: Duration,
+    /// How long the leader acts after its last successful renewal; shorter than
+    /// --lease-duration, so it stops before anyone else can start.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub renew_deadline: Duration,
+    /// How often the leader renews the Lease and a standby reads it; shorter than
+    /// --renew-deadline.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub retry_period: Duration,
 }
 
 /// Runs the controller until interrupted.
@@ -97,19 +109,34 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         .max_blocking_threads(BLOCKING_THREADS)
         .build()?;
     runtime.block_on(async {
-        let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
-        let metrics = Arc::new(Metrics::default());
-        let shutdown = super::connect::shutdown_signal().shared();
+        let timing = LeaseTiming::new(args.lease_duration, args.renew_deadline, args.retry_period)?;
+        let settings = super::connect::settings(
+            args.cluster.kubeconfig.as_deref(),
+            args.cluster.context.as_deref(),
+        )
+        .await?;
+        let config = settings.config.clone();
+        let namespace = args
+            .namespace
+            .clone()
+            .unwrap_or_else(|| config.default_namespace.clone());
+        let lease_client = kube::Client::try_from(config.clone())?;
+        settings.check(&lease_client).await?;
         let lease = LeaseLock::new(
-            client.clone(),
+            lease_client,
             &namespace,
             LeaseConfig {
                 name: args.lease_name.clone(),
                 identity: args.identity.clone().unwrap_or_else(default_identity),
-                duration: Duration::from_secs(15),
-                retry: Duration::from_secs(5),
+                timing,
             },
         );
+        // Every write of the controller passes the gate: none leaves once the Lease is lost.
+        let client = kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&lease.leadership().gate())
+            .build();
+        let metrics = Arc::new(Metrics::default());
+        let shutdown = super::connect::shutdown_signal().shared();
         if let Some(address) = args.metrics_addr {
             let listener = tokio::net::TcpListener::bind(address)
                 .await
@@ -122,7 +149,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             );
             tokio::spawn(served);
         }
-        tracing::info!(%namespace, identity = %lease.config().identity, "starting");
+        tracing::info!(%namespace, identity = %lease.identity(), "starting");
         let cache = args
             .repo_cache
             .clone()

@@ -1,86 +1,210 @@
-//! Leader election through a `coordination.k8s.io/v1` Lease: acquire it when it is free or
-//! expired, renew it while leading, release it on shutdown. Writes carry the Lease's
-//! `resourceVersion`, so two replicas racing for it cannot both win. Whether to take the Lease is
-//! decided by the pure [`decide`]; [`LeaseLock`] does the reads and writes.
+//! Leader election through a `coordination.k8s.io/v1` Lease, decided as a pure step function of
+//! what was read and a monotonic clock (no API client here; [`super::lease_lock`] does the I/O).
+//!
+//! The rules that keep two replicas from ever acting at once, without comparing clocks across
+//! machines:
+//! - the holder acts only until its *renew deadline*: the moment it sent the last write that
+//!   succeeded (read, then create or replace), plus [`LeaseTiming::renew_deadline`];
+//! - another replica takes over only after it has seen the same Lease record, in reads that all
+//!   succeeded, for a whole [`LeaseTiming::duration`] counted on its own clock from the first of
+//!   them. That first read came after the holder's last write, so the holder stopped at least
+//!   `duration - renew_deadline` before (5 s with the defaults 15 s and 10 s, as client-go);
+//! - a read or write that fails or times out forgets what was seen: after the API server was
+//!   unreachable (or paused), the count starts again, so requests it had queued are processed
+//!   before anyone else can start. A standby therefore survives transient errors and simply waits.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::api::coordination::v1::LeaseSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{ObjectMeta, PostParams};
-use kube::{Api, Client};
 
-use super::readiness::Readiness;
-use crate::cluster::api_error::ApiError;
-
-/// How a replica competes for the Lease.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaseConfig {
-    /// The Lease's name (in the controller's namespace).
-    pub name: String,
-    /// This replica's identity, unique among replicas (e.g. the pod name).
-    pub identity: String,
-    /// How long the Lease stays valid without renewal.
+/// How long a Lease lasts, until when its holder acts, and how often replicas try.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaseTiming {
+    /// How long a standby waits, seeing the Lease unchanged, before taking it over.
     pub duration: Duration,
-    /// How often the holder renews and a waiting replica retries.
+    /// How long the holder acts after sending the last write that renewed the Lease; shorter
+    /// than `duration`.
+    pub renew_deadline: Duration,
+    /// How often the holder renews and a standby reads; shorter than `renew_deadline`.
     pub retry: Duration,
 }
 
-/// What to do with the Lease as it is now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeaseDecision {
-    /// There is no Lease: create it, held by us.
-    Create,
-    /// It is free or expired: take it over.
-    Acquire,
-    /// We hold it: renew it.
-    Renew,
-    /// Someone else holds it and it has not expired.
-    Wait,
-}
-
-/// Decides what `identity` does with a Lease whose spec is `spec` at `now`.
-#[must_use]
-pub fn decide(spec: Option<&LeaseSpec>, identity: &str, now: Timestamp) -> LeaseDecision {
-    let Some(spec) = spec else {
-        return LeaseDecision::Create;
-    };
-    match spec.holder_identity.as_deref() {
-        Some(holder) if holder == identity => LeaseDecision::Renew,
-        None | Some("") => LeaseDecision::Acquire,
-        Some(_) => {
-            let seconds = i64::from(spec.lease_duration_seconds.unwrap_or_default());
-            let expired = spec.renew_time.as_ref().is_none_or(|renewed| {
-                renewed
-                    .0
-                    .checked_add(k8s_openapi::jiff::SignedDuration::from_secs(seconds))
-                    .is_ok_and(|until| until < now)
-            });
-            if expired {
-                LeaseDecision::Acquire
-            } else {
-                LeaseDecision::Wait
-            }
+impl Default for LeaseTiming {
+    /// client-go's defaults: 15 s, 10 s, 2 s.
+    fn default() -> Self {
+        Self {
+            duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+            retry: Duration::from_secs(2),
         }
     }
 }
 
-/// The spec after `decision` (not [`LeaseDecision::Wait`]) by `config.identity` at `now`.
+/// Lease timings that cannot keep two replicas apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the Lease timings must satisfy 0 < retry period ({retry:?}) < renew deadline \
+     ({renew_deadline:?}) < lease duration ({duration:?})"
+)]
+pub struct LeaseTimingError {
+    duration: Duration,
+    renew_deadline: Duration,
+    retry: Duration,
+}
+
+impl LeaseTiming {
+    /// Timings with `0 < retry < renew_deadline < duration`.
+    ///
+    /// # Errors
+    /// Any other order.
+    pub fn new(
+        duration: Duration,
+        renew_deadline: Duration,
+        retry: Duration,
+    ) -> Result<Self, LeaseTimingError> {
+        if Duration::ZERO < retry && retry < renew_deadline && renew_deadline < duration {
+            Ok(Self {
+                duration,
+                renew_deadline,
+                retry,
+            })
+        } else {
+            Err(LeaseTimingError {
+                duration,
+                renew_deadline,
+                retry,
+            })
+        }
+    }
+
+    /// How long one read or write of the Lease may take: half the renew deadline, so that a
+    /// call that hangs leaves time for another attempt before the deadline.
+    #[must_use]
+    pub fn call_timeout(&self) -> Duration {
+        self.renew_deadline / 2
+    }
+}
+
+/// What to do with the Lease as it was just read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaseDecision {
+    /// There is no Lease: create it, held by us.
+    Create,
+    /// It was released, or seen unchanged for a whole lease duration: take it over.
+    Acquire,
+    /// It names us: renew it.
+    Renew,
+    /// Someone else holds it.
+    Wait,
+}
+
+/// One replica's view of the election between two reads: the record it has seen unchanged and
+/// since when, and until when it may act.
+#[derive(Clone, Debug)]
+pub struct Elector {
+    identity: String,
+    timing: LeaseTiming,
+    observed: Option<(LeaseSpec, Instant)>,
+    leading_until: Option<Instant>,
+}
+
+impl Elector {
+    /// A replica named `identity` that has read nothing yet and does not lead.
+    #[must_use]
+    pub fn new(identity: impl Into<String>, timing: LeaseTiming) -> Self {
+        Self {
+            identity: identity.into(),
+            timing,
+            observed: None,
+            leading_until: None,
+        }
+    }
+
+    /// This replica's identity.
+    #[must_use]
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// The timings it competes with.
+    #[must_use]
+    pub fn timing(&self) -> LeaseTiming {
+        self.timing
+    }
+
+    /// Until when this replica may act (None: it does not lead).
+    #[must_use]
+    pub fn leading_until(&self) -> Option<Instant> {
+        self.leading_until
+    }
+
+    /// A read that completed at `now` found the Lease's spec `spec` (None: no Lease).
+    pub fn read(&mut self, spec: Option<&LeaseSpec>, now: Instant) -> LeaseDecision {
+        let Some(spec) = spec else {
+            return LeaseDecision::Create;
+        };
+        match spec.holder_identity.as_deref() {
+            Some(holder) if holder == self.identity => LeaseDecision::Renew,
+            None | Some("") => LeaseDecision::Acquire,
+            Some(_) => {
+                self.leading_until = None;
+                let since = match &self.observed {
+                    Some((seen, since)) if seen == spec => *since,
+                    _ => {
+                        self.observed = Some((spec.clone(), now));
+                        now
+                    }
+                };
+                let declared = spec
+                    .lease_duration_seconds
+                    .and_then(|seconds| u64::try_from(seconds).ok())
+                    .map_or(Duration::ZERO, Duration::from_secs);
+                if now.duration_since(since) >= self.timing.duration.max(declared) {
+                    LeaseDecision::Acquire
+                } else {
+                    LeaseDecision::Wait
+                }
+            }
+        }
+    }
+
+    /// Our write (create, take over or renew), part of an attempt that started at `started`,
+    /// succeeded: we may act until `started` plus the renew deadline.
+    pub fn written(&mut self, started: Instant) {
+        self.observed = None;
+        self.leading_until = Some(started + self.timing.renew_deadline);
+    }
+
+    /// Another replica wrote the Lease between our read and our write: stop acting at once.
+    pub fn lost_race(&mut self) {
+        self.observed = None;
+        self.leading_until = None;
+    }
+
+    /// A read or write failed or timed out: forget what was seen (the count towards taking
+    /// over starts again). A holder keeps acting until its renew deadline.
+    pub fn failed(&mut self) {
+        self.observed = None;
+    }
+}
+
+/// The spec after `decision` (not [`LeaseDecision::Wait`]) by `identity` with `timing`, at
+/// wall-clock time `now` (recorded for people reading the Lease; no decision compares it).
 #[must_use]
 pub fn held_spec(
     old: Option<&LeaseSpec>,
     decision: LeaseDecision,
-    config: &LeaseConfig,
+    identity: &str,
+    timing: LeaseTiming,
     now: Timestamp,
 ) -> LeaseSpec {
     let old = old.cloned().unwrap_or_default();
     let taken = decision != LeaseDecision::Renew;
     LeaseSpec {
-        holder_identity: Some(config.identity.clone()),
-        lease_duration_seconds: Some(
-            i32::try_from(config.duration.as_secs().max(1)).unwrap_or(i32::MAX),
-        ),
+        holder_identity: Some(identity.to_string()),
+        lease_duration_seconds: Some(whole_seconds_above(timing.duration)),
         acquire_time: if taken {
             Some(MicroTime(now))
         } else {
@@ -96,192 +220,103 @@ pub fn held_spec(
     }
 }
 
-/// The Lease could not be read or written (a lost race is not an error).
-#[derive(Debug, thiserror::Error)]
-#[error("Lease {namespace}/{name}: {error}")]
-pub struct LeaseError {
-    namespace: String,
-    name: String,
-    error: ApiError,
-}
-
-/// Reads and writes one Lease for one replica.
-pub struct LeaseLock {
-    api: Api<Lease>,
-    namespace: String,
-    config: LeaseConfig,
-    readiness: Readiness,
-}
-
-impl LeaseLock {
-    /// A lock on the Lease `config.name` in `namespace`.
-    #[must_use]
-    pub fn new(client: Client, namespace: &str, config: LeaseConfig) -> Self {
-        Self {
-            api: Api::namespaced(client, namespace),
-            namespace: namespace.to_string(),
-            config,
-            readiness: Readiness::default(),
-        }
-    }
-
-    /// Ready once the Lease has been read (see [`Readiness`]).
-    #[must_use]
-    pub fn readiness(&self) -> Readiness {
-        self.readiness.clone()
-    }
-
-    /// The configuration this lock competes with.
-    #[must_use]
-    pub fn config(&self) -> &LeaseConfig {
-        &self.config
-    }
-
-    fn error(&self, error: kube::Error) -> LeaseError {
-        LeaseError {
-            namespace: self.namespace.clone(),
-            name: self.config.name.clone(),
-            error: error.into(),
-        }
-    }
-
-    /// Acquires or renews the Lease if it can; `true` when we hold it afterwards.
-    ///
-    /// # Errors
-    /// The API server refused a read or write for another reason than a lost race.
-    pub async fn try_acquire_or_renew(&self) -> Result<bool, LeaseError> {
-        let current = self
-            .api
-            .get_opt(&self.config.name)
-            .await
-            .map_err(|e| self.error(e))?;
-        self.readiness.mark_ready();
-        let now = Timestamp::now();
-        let spec = current.as_ref().and_then(|lease| lease.spec.as_ref());
-        let decision = decide(spec, &self.config.identity, now);
-        if decision == LeaseDecision::Wait {
-            return Ok(false);
-        }
-        let spec = held_spec(spec, decision, &self.config, now);
-        let written = match current {
-            None => {
-                let lease = Lease {
-                    metadata: ObjectMeta {
-                        name: Some(self.config.name.clone()),
-                        ..ObjectMeta::default()
-                    },
-                    spec: Some(spec),
-                };
-                self.api.create(&PostParams::default(), &lease).await
-            }
-            Some(mut lease) => {
-                // The resourceVersion read above makes a concurrent write fail with 409.
-                lease.spec = Some(spec);
-                self.api
-                    .replace(&self.config.name, &PostParams::default(), &lease)
-                    .await
-            }
-        };
-        match written {
-            Ok(_) => Ok(true),
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
-            Err(error) => Err(self.error(error)),
-        }
-    }
-
-    /// Gives the Lease up if we hold it, so another replica takes over at once.
-    ///
-    /// # Errors
-    /// The API server refused the read or write.
-    pub async fn release(&self) -> Result<(), LeaseError> {
-        let Some(mut lease) = self
-            .api
-            .get_opt(&self.config.name)
-            .await
-            .map_err(|e| self.error(e))?
-        else {
-            return Ok(());
-        };
-        let Some(spec) = lease.spec.as_mut() else {
-            return Ok(());
-        };
-        if spec.holder_identity.as_deref() != Some(self.config.identity.as_str()) {
-            return Ok(());
-        }
-        spec.holder_identity = None;
-        spec.lease_duration_seconds = Some(1);
-        match self
-            .api
-            .replace(&self.config.name, &PostParams::default(), &lease)
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
-            Err(error) => Err(self.error(error)),
-        }
-    }
-
-    /// Waits until the Lease is ours.
-    ///
-    /// # Errors
-    /// See [`Self::try_acquire_or_renew`].
-    pub async fn acquire(&self) -> Result<(), LeaseError> {
-        while !self.try_acquire_or_renew().await? {
-            tokio::time::sleep(self.config.retry).await;
-        }
-        Ok(())
-    }
-
-    /// Renews the Lease every `retry` and returns once it is lost: taken by another replica, or
-    /// not renewed within its duration.
-    pub async fn hold(&self) {
-        let mut renewed = tokio::time::Instant::now();
-        loop {
-            tokio::time::sleep(self.config.retry).await;
-            match self.try_acquire_or_renew().await {
-                Ok(true) => renewed = tokio::time::Instant::now(),
-                Ok(false) => return,
-                Err(error) => {
-                    tracing::warn!("renewing the Lease: {error}");
-                    if renewed.elapsed() >= self.config.duration {
-                        return;
-                    }
-                }
-            }
-        }
-    }
+/// `duration` in whole seconds, rounded up (a Lease records seconds).
+fn whole_seconds_above(duration: Duration) -> i32 {
+    let seconds = duration.as_secs() + u64::from(duration.subsec_nanos() > 0);
+    i32::try_from(seconds).unwrap_or(i32::MAX)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn at(second: i64) -> Timestamp {
-        Timestamp::from_second(second).unwrap()
+    fn timing() -> LeaseTiming {
+        LeaseTiming::default()
     }
 
     fn held_by(holder: Option<&str>, renewed_at: i64) -> LeaseSpec {
         LeaseSpec {
             holder_identity: holder.map(str::to_string),
-            lease_duration_seconds: Some(10),
-            renew_time: Some(MicroTime(at(renewed_at))),
+            lease_duration_seconds: Some(15),
+            renew_time: Some(MicroTime(Timestamp::from_second(renewed_at).unwrap())),
             ..LeaseSpec::default()
         }
     }
 
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
     #[test]
-    fn decisions() {
+    fn timings_must_leave_a_gap_between_the_deadline_and_the_lease() {
         let cases = [
-            (None, LeaseDecision::Create),
-            (Some(held_by(Some("me"), 100)), LeaseDecision::Renew),
-            (Some(held_by(Some("other"), 100)), LeaseDecision::Wait),
-            (Some(held_by(Some("other"), 80)), LeaseDecision::Acquire),
-            (Some(held_by(None, 100)), LeaseDecision::Acquire),
-            (Some(held_by(Some(""), 100)), LeaseDecision::Acquire),
+            ((15, 10, 2), true),
+            ((15, 15, 2), false),
+            ((10, 15, 2), false),
+            ((15, 10, 10), false),
+            ((15, 10, 0), false),
+        ];
+        for ((duration, deadline, retry), valid) in cases {
+            assert_eq!(
+                LeaseTiming::new(secs(duration), secs(deadline), secs(retry)).is_ok(),
+                valid,
+                "{duration} {deadline} {retry}"
+            );
+        }
+        assert_eq!(
+            LeaseTiming::new(secs(15), secs(10), secs(2)),
+            Ok(LeaseTiming::default())
+        );
+        assert_eq!(LeaseTiming::default().call_timeout(), secs(5));
+    }
+
+    /// A step of a scenario: what happened at second `at` and what the replica decides.
+    enum Step {
+        Read(Option<LeaseSpec>, LeaseDecision),
+        Written,
+        LostRace,
+        Failed,
+    }
+
+    /// Runs `steps` (second, step) on a fresh elector named "me" and checks, after each, until
+    /// when it leads (in seconds from the start).
+    fn run(steps: Vec<(u64, Step, Option<u64>)>) {
+        let start = Instant::now();
+        let mut elector = Elector::new("me", timing());
+        for (index, (at, step, leading)) in steps.into_iter().enumerate() {
+            let now = start + secs(at);
+            match step {
+                Step::Read(spec, expected) => {
+                    assert_eq!(elector.read(spec.as_ref(), now), expected, "step {index}");
+                }
+                Step::Written => elector.written(now),
+                Step::LostRace => elector.lost_race(),
+                Step::Failed => elector.failed(),
+            }
+            assert_eq!(
+                elector.leading_until(),
+                leading.map(|s| start + secs(s)),
+                "step {index}: leading until"
+            );
+        }
+    }
+
+    #[test]
+    fn decisions_on_a_single_read() {
+        use LeaseDecision::*;
+        let cases = [
+            (None, Create),
+            (Some(held_by(Some("me"), 100)), Renew),
+            (Some(held_by(Some("other"), 100)), Wait),
+            // An old renew time alone proves nothing: the clocks of two machines differ.
+            (Some(held_by(Some("other"), 1)), Wait),
+            (Some(held_by(None, 100)), Acquire),
+            (Some(held_by(Some(""), 100)), Acquire),
         ];
         for (index, (spec, expected)) in cases.into_iter().enumerate() {
+            let mut elector = Elector::new("me", timing());
             assert_eq!(
-                decide(spec.as_ref(), "me", at(105)),
+                elector.read(spec.as_ref(), Instant::now()),
                 expected,
                 "case {index}"
             );
@@ -289,25 +324,133 @@ mod tests {
     }
 
     #[test]
+    fn a_standby_takes_over_after_seeing_the_same_record_for_a_lease_duration() {
+        let other = || Some(held_by(Some("other"), 100));
+        run(vec![
+            (0, Step::Read(other(), LeaseDecision::Wait), None),
+            (14, Step::Read(other(), LeaseDecision::Wait), None),
+            (15, Step::Read(other(), LeaseDecision::Acquire), None),
+            (15, Step::Written, Some(25)),
+        ]);
+    }
+
+    #[test]
+    fn a_renewed_record_restarts_the_count() {
+        run(vec![
+            (
+                0,
+                Step::Read(Some(held_by(Some("other"), 100)), LeaseDecision::Wait),
+                None,
+            ),
+            (
+                10,
+                Step::Read(Some(held_by(Some("other"), 110)), LeaseDecision::Wait),
+                None,
+            ),
+            (
+                24,
+                Step::Read(Some(held_by(Some("other"), 110)), LeaseDecision::Wait),
+                None,
+            ),
+            (
+                25,
+                Step::Read(Some(held_by(Some("other"), 110)), LeaseDecision::Acquire),
+                None,
+            ),
+        ]);
+    }
+
+    #[test]
+    fn a_failed_call_restarts_the_count_so_a_paused_server_drains_first() {
+        let other = || Some(held_by(Some("other"), 100));
+        run(vec![
+            (0, Step::Read(other(), LeaseDecision::Wait), None),
+            // The API server stops answering for 30 s; the standby keeps trying.
+            (5, Step::Failed, None),
+            (30, Step::Failed, None),
+            // It answers again: the record is the same, but a full duration must pass.
+            (31, Step::Read(other(), LeaseDecision::Wait), None),
+            (45, Step::Read(other(), LeaseDecision::Wait), None),
+            (46, Step::Read(other(), LeaseDecision::Acquire), None),
+        ]);
+    }
+
+    #[test]
+    fn a_longer_declared_duration_is_respected() {
+        let mut long = held_by(Some("other"), 100);
+        long.lease_duration_seconds = Some(60);
+        run(vec![
+            (0, Step::Read(Some(long.clone()), LeaseDecision::Wait), None),
+            (
+                59,
+                Step::Read(Some(long.clone()), LeaseDecision::Wait),
+                None,
+            ),
+            (60, Step::Read(Some(long), LeaseDecision::Acquire), None),
+        ]);
+    }
+
+    #[test]
+    fn the_holder_acts_until_its_renew_deadline_and_stops_before_anyone_can_take_over() {
+        let mine = || Some(held_by(Some("me"), 100));
+        run(vec![
+            (0, Step::Read(None, LeaseDecision::Create), None),
+            (0, Step::Written, Some(10)),
+            (2, Step::Read(mine(), LeaseDecision::Renew), Some(10)),
+            (2, Step::Written, Some(12)),
+            // Renewals fail from here on: the deadline stays where the last success put it,
+            // 3 s before a standby that read the renewed record at second 2 could take over.
+            (4, Step::Failed, Some(12)),
+            (9, Step::Failed, Some(12)),
+            // The API server answers again and the Lease still names us: renew.
+            (20, Step::Read(mine(), LeaseDecision::Renew), Some(12)),
+            (20, Step::Written, Some(30)),
+        ]);
+    }
+
+    #[test]
+    fn the_holder_stops_at_once_when_it_sees_another_holder_or_loses_a_race() {
+        run(vec![
+            (0, Step::Read(None, LeaseDecision::Create), None),
+            (0, Step::Written, Some(10)),
+            (
+                2,
+                Step::Read(Some(held_by(Some("other"), 100)), LeaseDecision::Wait),
+                None,
+            ),
+            (
+                4,
+                Step::Read(Some(held_by(Some("me"), 100)), LeaseDecision::Renew),
+                None,
+            ),
+            (4, Step::Written, Some(14)),
+            (6, Step::LostRace, None),
+        ]);
+    }
+
+    #[test]
     fn taking_over_counts_a_transition_and_renewing_keeps_the_acquire_time() {
-        let config = LeaseConfig {
-            name: "l".into(),
-            identity: "me".into(),
-            duration: Duration::from_secs(15),
-            retry: Duration::from_secs(5),
-        };
+        let at = |s| Timestamp::from_second(s).unwrap();
         let mut old = held_by(Some("other"), 80);
         old.lease_transitions = Some(2);
-        let taken = held_spec(Some(&old), LeaseDecision::Acquire, &config, at(105));
+        let taken = held_spec(Some(&old), LeaseDecision::Acquire, "me", timing(), at(105));
         assert_eq!(taken.holder_identity.as_deref(), Some("me"));
         assert_eq!(taken.lease_transitions, Some(3));
         assert_eq!(taken.lease_duration_seconds, Some(15));
         assert_eq!(taken.acquire_time, Some(MicroTime(at(105))));
-        let renewed = held_spec(Some(&taken), LeaseDecision::Renew, &config, at(110));
+        let renewed = held_spec(Some(&taken), LeaseDecision::Renew, "me", timing(), at(110));
         assert_eq!(renewed.acquire_time, Some(MicroTime(at(105))));
         assert_eq!(renewed.renew_time, Some(MicroTime(at(110))));
         assert_eq!(renewed.lease_transitions, Some(3));
-        let created = held_spec(None, LeaseDecision::Create, &config, at(1));
+        let created = held_spec(None, LeaseDecision::Create, "me", timing(), at(1));
         assert_eq!(created.lease_transitions, Some(0));
+        let short = LeaseTiming::new(
+            Duration::from_millis(2500),
+            Duration::from_secs(2),
+            Duration::from_millis(500),
+        )
+        .unwrap();
+        let rounded_up = held_spec(None, LeaseDecision::Create, "me", short, at(1));
+        assert_eq!(rounded_up.lease_duration_seconds, Some(3));
     }
 }

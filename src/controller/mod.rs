@@ -2,8 +2,8 @@
 //! destination clusters, in one namespace while holding a Lease. The decisions live in the pure
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
 //! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
-//! [`status_store`], [`events`], [`leader`], [`readiness`], [`metrics`], [`endpoint`]) and [`run`]
-//! ties them together.
+//! [`status_store`], [`events`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
+//! [`endpoint`]) and [`run`] ties them together; [`leader`] decides the election.
 
 pub mod application;
 pub mod application_reconciler;
@@ -12,6 +12,8 @@ pub mod appset_reconciler;
 pub mod endpoint;
 pub mod events;
 pub mod leader;
+pub mod leadership;
+pub mod lease_lock;
 pub mod metrics;
 pub mod readiness;
 pub mod rollout;
@@ -25,53 +27,72 @@ use futures::{Future, FutureExt};
 
 use application_reconciler::ApplicationContext;
 use appset_reconciler::AppSetContext;
-use leader::{LeaseError, LeaseLock};
+use lease_lock::{LeaseError, LeaseLock};
 
 /// Runs the ApplicationSet and Application controllers whenever this replica holds the Lease,
 /// until `shutdown` completes; then lets running reconciles finish (running syncs stop, to be
-/// resumed by the next leader) and releases the Lease.
+/// resumed by the next leader) and releases the Lease. The moment the Lease is not renewed by
+/// its renew deadline, or is found taken, the controllers are cancelled outright (in-flight
+/// requests dropped); writes leaving after that are refused by the [`leadership::WriteGate`]
+/// when the clients carry it.
 ///
 /// # Errors
-/// The Lease cannot be read or written.
+/// The Lease could not be released at shutdown.
 pub async fn run(
     ctx: Arc<AppSetContext>,
     applications: Arc<ApplicationContext>,
     lease: LeaseLock,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LeaseError> {
+    let leadership = lease.leadership();
+    let identity = lease.identity();
+    let campaign = lease.campaign().fuse();
     let shutdown = shutdown.fuse();
-    tokio::pin!(shutdown);
+    tokio::pin!(campaign, shutdown);
     loop {
         tokio::select! {
             () = &mut shutdown => return Ok(()),
-            acquired = lease.acquire() => acquired?,
+            () = leadership.acquired() => {}
+            never = &mut campaign => match never {},
         }
-        tracing::info!(identity = %lease.config().identity, "leading");
+        tracing::info!(%identity, "leading");
         ctx.metrics.set_leader(true);
         let (stop, stopped) = futures::channel::oneshot::channel::<()>();
         let stopped = stopped.map(drop).shared();
-        let controller = futures::future::join(
-            appset_reconciler::run(Arc::clone(&ctx), stopped.clone()),
-            application_reconciler::run(Arc::clone(&applications), stopped),
-        )
-        .map(drop)
-        .fuse();
-        tokio::pin!(controller);
-        let shutting_down = tokio::select! {
-            () = &mut shutdown => true,
-            () = lease.hold() => false,
+        let mut controller = Box::pin(
+            futures::future::join(
+                appset_reconciler::run(Arc::clone(&ctx), stopped.clone()),
+                application_reconciler::run(Arc::clone(&applications), stopped),
+            )
+            .map(drop)
+            .fuse(),
+        );
+        let mut lost = tokio::select! {
+            () = &mut shutdown => false,
+            () = leadership.lost() => true,
             () = &mut controller => false,
+            never = &mut campaign => match never {},
         };
-        // Stop taking new work and let running reconciles finish (a no-op if it already ended).
+        // Stop taking new work; while the Lease is still ours, let running reconciles finish.
         let _ = stop.send(());
-        if !controller.is_terminated() {
-            controller.await;
+        if !lost && !controller.is_terminated() {
+            lost = tokio::select! {
+                () = &mut controller => false,
+                () = leadership.lost() => true,
+                never = &mut campaign => match never {},
+            };
         }
+        drop(controller);
         ctx.metrics.set_leader(false);
-        if shutting_down {
+        if lost {
+            tracing::warn!(
+                %identity,
+                "stopped acting: the Lease was not renewed by its renew deadline or is held by another replica"
+            );
+        }
+        if shutdown.is_terminated() {
             tracing::info!("shutting down; releasing the Lease");
             return lease.release().await;
         }
-        tracing::warn!("lost the Lease; waiting to lead again");
     }
 }

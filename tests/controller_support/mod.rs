@@ -10,11 +10,15 @@ use std::time::Duration;
 
 use flotilla::controller::application_reconciler::ApplicationContext;
 use flotilla::controller::appset_reconciler::AppSetContext;
-use flotilla::controller::leader::{LeaseConfig, LeaseLock};
+use flotilla::controller::leader::LeaseTiming;
+use flotilla::controller::lease_lock::{LeaseConfig, LeaseLock};
 use flotilla::controller::metrics::Metrics;
 use flotilla::controller::readiness::Readiness;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
+
+use flotilla::api::ApplicationSet;
+use serde_json::{Value, json};
 
 use crate::support::{self, TestNamespace};
 
@@ -78,8 +82,12 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
         LeaseConfig {
             name: "flotilla-controller".into(),
             identity: identity.into(),
-            duration: Duration::from_secs(2),
-            retry: Duration::from_millis(300),
+            timing: LeaseTiming::new(
+                Duration::from_secs(2),
+                Duration::from_millis(1500),
+                Duration::from_millis(300),
+            )
+            .expect("valid Lease timings"),
         },
     );
     let readiness = lease.readiness();
@@ -89,7 +97,7 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
             let _ = stopped.await;
         })
         .await
-        .expect("the Lease stays writable");
+        .expect("the Lease is released");
     });
     Running {
         metrics,
@@ -130,9 +138,55 @@ pub fn commit(repo: &Path, files: &[(&str, &str)], message: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// Commits `apps/<name>/app.yaml` with `manifests(name, version)` for each of `names`, with
+/// `version` as the message; returns the commit.
+pub fn commit_apps(
+    repo: &Path,
+    names: &[&str],
+    version: &str,
+    manifests: impl Fn(&str, &str) -> String,
+) -> String {
+    let files: Vec<(String, String)> = names
+        .iter()
+        .map(|n| (format!("apps/{n}/app.yaml"), manifests(n, version)))
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    commit(repo, &files, version)
+}
+
 /// A new git repository (branch `main`) in a temporary directory.
 pub fn repository() -> tempfile::TempDir {
     let repo = tempfile::tempdir().expect("a temporary directory");
     git(repo.path(), &["init", "-q", "-b", "main"]);
     repo
+}
+
+/// An ApplicationSet with a list generator over `names`, syncing `apps/<name>` automatically
+/// into `namespace`, with `extra` fields added to its spec.
+pub fn appset(namespace: &str, url: &str, names: &[&str], extra: Value) -> ApplicationSet {
+    let elements: Vec<Value> = names.iter().map(|n| json!({ "name": n })).collect();
+    let mut value = json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "stack"},
+        "spec": {
+            "generators": [{"list": {"elements": elements}}],
+            "template": {
+                "metadata": {"name": "{{name}}"},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": url, "targetRevision": "main", "path": "apps/{{name}}"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+                    "syncPolicy": {"automated": {"prune": true}}
+                }
+            }
+        }
+    });
+    if let (Some(spec), Value::Object(extra)) = (value["spec"].as_object_mut(), extra) {
+        spec.extend(extra);
+    }
+    support::object(value)
 }

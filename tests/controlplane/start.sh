@@ -4,6 +4,10 @@
 #! a token file, logs, pid files and `clusterN.kubeconfig` into the state directory, then waits until
 #! every component answers. Idempotent: components already running (by recorded pid) are left alone.
 #! Stop with stop.sh.
+#! For a private control plane (tests/leader_election.rs): FLOTILLA_CLUSTERS=1 starts cluster 1 only,
+#! FLOTILLA_CONTROLLER_MANAGERS=0 starts no kube-controller-manager, FLOTILLA_AUDIT_POLICY=FILE
+#! writes each API server's audit log to logs/auditN.log, and a tokens.csv already in the state
+#! directory is kept (its first line is the kubeconfigs' user).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,6 +17,9 @@ ETCD_PEER_PORT="${FLOTILLA_ETCD_PEER_PORT:-23800}"
 APISERVER_PORTS=("${FLOTILLA_APISERVER1_PORT:-26443}" "${FLOTILLA_APISERVER2_PORT:-26444}")
 KCM_PORTS=("${FLOTILLA_KCM1_PORT:-26457}" "${FLOTILLA_KCM2_PORT:-26458}")
 READY_TIMEOUT="${FLOTILLA_READY_TIMEOUT:-60}"
+CLUSTERS="${FLOTILLA_CLUSTERS:-2}"
+CONTROLLER_MANAGERS="${FLOTILLA_CONTROLLER_MANAGERS:-1}"
+AUDIT_POLICY="${FLOTILLA_AUDIT_POLICY:-}"
 
 log() { printf '[controlplane] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -84,7 +91,7 @@ make_token() {
 
 write_kubeconfig() {
   local n="$1" port="$2" token
-  token=$(cut -d, -f1 "$STATE/tokens.csv")
+  token=$(head -n1 "$STATE/tokens.csv" | cut -d, -f1)
   cat >"$STATE/cluster$n.kubeconfig" <<KUBECONFIG
 apiVersion: v1
 kind: Config
@@ -117,9 +124,12 @@ start_etcd() {
 }
 
 start_apiserver() {
-  local n="$1" port="$2"
+  local n="$1" port="$2" audit=()
   running "apiserver$n" kube-apiserver && return
-  launch "apiserver$n" "$port" "$BIN/kube-apiserver" \
+  if [ -n "$AUDIT_POLICY" ]; then
+    audit=(--audit-policy-file="$AUDIT_POLICY" --audit-log-path="$STATE/logs/audit$n.log")
+  fi
+  launch "apiserver$n" "$port" "$BIN/kube-apiserver" "${audit[@]}" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" --etcd-prefix="/cluster$n" \
     --bind-address=127.0.0.1 --secure-port="$port" --insecure-port=0 \
     --tls-cert-file="$STATE/pki/apiserver.crt" --tls-private-key-file="$STATE/pki/apiserver.key" \
@@ -150,24 +160,28 @@ main() {
   mkdir -p "$STATE/logs" "$STATE/pids"
   make_certs
   make_token
-  local token
-  token=$(cut -d, -f1 "$STATE/tokens.csv")
+  local token n clusters managers=()
+  token=$(head -n1 "$STATE/tokens.csv" | cut -d, -f1)
+  clusters=$(seq "$CLUSTERS")
+  [ "$CONTROLLER_MANAGERS" = 0 ] || managers=($clusters)
 
   start_etcd
   wait_ready etcd "http://127.0.0.1:$ETCD_PORT/health"
-  for n in 1 2; do
+  for n in $clusters; do
     write_kubeconfig "$n" "${APISERVER_PORTS[$((n - 1))]}"
     start_apiserver "$n" "${APISERVER_PORTS[$((n - 1))]}"
   done
-  for n in 1 2; do
+  for n in $clusters; do
     wait_ready "apiserver$n" "https://127.0.0.1:${APISERVER_PORTS[$((n - 1))]}/readyz" \
       --cacert "$STATE/pki/ca.crt" -H "Authorization: Bearer $token"
+  done
+  for n in "${managers[@]}"; do
     start_controller_manager "$n" "${KCM_PORTS[$((n - 1))]}"
   done
-  for n in 1 2; do
+  for n in "${managers[@]}"; do
     wait_ready "controller-manager$n" "https://127.0.0.1:${KCM_PORTS[$((n - 1))]}/healthz" --insecure
   done
-  log "ready: kubeconfigs $STATE/cluster1.kubeconfig and $STATE/cluster2.kubeconfig"
+  log "ready: kubeconfigs $(for n in $clusters; do printf '%s ' "$STATE/cluster$n.kubeconfig"; done)"
 }
 
 main "$@"
