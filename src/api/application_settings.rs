@@ -3,7 +3,6 @@
 //! [`sync_settings`]. The controller, `flotilla sync` and `flotilla simulate` call it and nothing
 //! else, so a preview and the real sync of one Application cannot disagree.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -97,8 +96,11 @@ pub fn sync_settings(
         .fold(requested.options.over(&application.options), |all, flag| {
             flag.over(&all)
         });
-    let timeout = annotation(metadata, SYNC_TIMEOUT_ANNOTATION)
-        .map(parse_duration)
+    let timeout = metadata
+        .annotations
+        .as_ref()
+        .and_then(|annotations| annotations.get(SYNC_TIMEOUT_ANNOTATION))
+        .map(|text| parse_duration(text))
         .transpose()
         .map_err(SettingsError::Timeout)?;
     let prune = operation.map_or(policy.automated_prune(), |op| op.prune) || overrides.prune;
@@ -124,15 +126,6 @@ pub fn sync_settings(
         directory: overrides.directory.over(&spec.source.directory_options()),
         ignored_options: [application.ignored, requested.ignored].concat(),
     })
-}
-
-/// The value of one annotation.
-fn annotation<'m>(metadata: &'m ObjectMeta, key: &str) -> Option<&'m str> {
-    metadata
-        .annotations
-        .as_ref()
-        .and_then(|annotations: &BTreeMap<String, String>| annotations.get(key))
-        .map(String::as_str)
 }
 
 /// One list of Application-wide sync options (`Key=value` items), parsed.

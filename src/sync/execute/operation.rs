@@ -399,6 +399,9 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     /// Dry-runs the objects of a batch whose check waited for their wave; true when the server
     /// accepted them all (the operation has failed otherwise, and the batch is not written).
     async fn check_deferred(&mut self, tasks: &[usize]) -> bool {
+        if self.deferred.is_empty() {
+            return true;
+        }
         let plan = &self.plan;
         let waiting: Vec<&SyncTask> = tasks
             .iter()
