@@ -9,14 +9,18 @@ mod controller_support;
 mod support;
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
+use flotilla::api::application::ApplicationDestination;
 use flotilla::api::{Application, ApplicationSet};
+use flotilla::cluster::clients::ClusterClients;
+use flotilla::controller::leadership::Leadership;
 use flotilla::sync::{HookPhase, OperationPhase};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{Patch, PatchParams};
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
@@ -283,6 +287,67 @@ fn cluster2_credentials() -> (String, String, String) {
     )
 }
 
+/// An Argo CD cluster Secret registering cluster 2 as `second`, with its token and CA.
+fn second_cluster_secret() -> Secret {
+    let (server, ca, token) = cluster2_credentials();
+    let config = json!({"bearerToken": token, "tlsClientConfig": {"caData": ca}}).to_string();
+    object(json!({
+        "metadata": {"name": "cluster-second", "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
+        "stringData": {"name": "second", "server": server, "config": config}
+    }))
+}
+
+#[tokio::test]
+async fn a_replica_that_does_not_lead_writes_to_no_destination_cluster() {
+    let ns = setup("app-remote-gate").await;
+    let remote = support::namespace(2, "app-remote-gate-target").await;
+    apply(&ns.api::<Secret>(), &second_cluster_secret()).await;
+    // Built as `flotilla controller` builds its clients: one gate for every cluster.
+    let leadership = Leadership::default();
+    let clients = ClusterClients::new(ns.client.clone(), &ns.name, leadership.connect());
+    let destination = ApplicationDestination {
+        name: Some("second".into()),
+        namespace: Some(remote.name.clone()),
+        ..ApplicationDestination::default()
+    };
+    // The watch of cluster Secrets sees the new Secret shortly.
+    let cluster = eventually("cluster 2 registered", async || {
+        clients
+            .for_destination(&destination)
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(cluster.client(), &remote.name);
+    let written: ConfigMap = object(json!({"metadata": {"name": "gated"}}));
+
+    let refused = config_maps
+        .create(&PostParams::default(), &written)
+        .await
+        .expect_err("no write leaves a replica that does not lead");
+    assert!(
+        refused
+            .to_string()
+            .contains("no longer holds the leader Lease"),
+        "{refused}"
+    );
+    assert!(
+        config_maps.list(&ListParams::default()).await.is_ok(),
+        "reads pass"
+    );
+    let none: Api<ConfigMap> = Api::namespaced(remote.client.clone(), &remote.name);
+    assert!(
+        none.get_opt("gated").await.unwrap().is_none(),
+        "nothing written"
+    );
+
+    leadership.set(Some(Instant::now() + Duration::from_secs(30)));
+    config_maps
+        .create(&PostParams::default(), &written)
+        .await
+        .expect("a leading replica writes to the destination");
+}
+
 #[tokio::test]
 async fn an_application_deploys_to_the_second_cluster_through_its_cluster_secret() {
     let repo = repository();
@@ -296,12 +361,7 @@ async fn an_application_deploys_to_the_second_cluster_through_its_cluster_secret
     );
     let ns = setup("app-remote").await;
     let remote = support::namespace(2, "app-remote-target").await;
-    let (server, ca, token) = cluster2_credentials();
-    let config = json!({"bearerToken": token, "tlsClientConfig": {"caData": ca}}).to_string();
-    let secret: Secret = object(json!({
-        "metadata": {"name": "cluster-second", "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
-        "stringData": {"name": "second", "server": server, "config": config}
-    }));
+    let secret = second_cluster_secret();
     let controller = start(&ns, "only");
     let application: Application = object(json!({
         "apiVersion": "flotilla.dev/v1alpha1",

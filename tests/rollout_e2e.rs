@@ -18,9 +18,10 @@ use flotilla::api::application_set_status::{
 };
 use flotilla::api::{Application, ApplicationSet};
 use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{ListParams, PostParams};
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
@@ -100,6 +101,30 @@ impl Repo {
         }
     }
 
+    /// Adds a PreSync hook to `component/`: a Job `<component>-migrate` whose pod runs for
+    /// `runs` (the default delete policy, BeforeHookCreation, keeps it until the next sync).
+    fn presync_hook(&self, component: &str, runs: &str) {
+        let job = json!({
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {
+                "name": format!("{component}-migrate"),
+                "annotations": {"argocd.argoproj.io/hook": "PreSync"}
+            },
+            "spec": {
+                "backoffLimit": 0,
+                "template": {
+                    "metadata": {"annotations": {"sim.flotilla.dev/ready-after": runs}},
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "migrate", "image": format!("example.com/{component}-migrate:1")}]
+                    }
+                }
+            }
+        });
+        let file = self.remote.work().join(component).join("presync.json");
+        std::fs::write(file, job.to_string()).expect("writes the hook");
+    }
+
     /// Commits everything, pushes it, and returns the commit.
     fn commit(&self, message: &str) -> String {
         self.remote.push(message)
@@ -120,10 +145,18 @@ struct Controller {
 
 impl Controller {
     fn start(ns: &TestNamespace, identity: &str) -> Self {
+        Self::start_with(ns, identity, &[])
+    }
+
+    /// [`Self::start`] with more arguments.
+    fn start_with(ns: &TestNamespace, identity: &str, extra: &[&str]) -> Self {
         let log_path = support::state_dir()
             .join("logs")
             .join(format!("{}-{identity}.log", ns.name));
-        let log = std::fs::File::create(&log_path)
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
             .unwrap_or_else(|e| panic!("creating {}: {e}", log_path.display()));
         let cache = tempfile::tempdir().expect("a repository cache directory");
         // A port free a moment ago; the controller binds it right away.
@@ -150,6 +183,7 @@ impl Controller {
             .arg(cache.path())
             .arg("--kubeconfig")
             .arg(support::kubeconfig_path(1))
+            .args(extra)
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
@@ -232,19 +266,11 @@ impl Recording {
             watcher::Config::default().fields(&format!("metadata.name={name}")),
         );
         let recorded = Arc::clone(&snapshots);
-        let task = tokio::spawn(async move {
-            let mut stream = std::pin::pin!(stream);
-            while let Some(event) = stream.next().await {
-                let (watcher::Event::Apply(appset) | watcher::Event::InitApply(appset)) =
-                    event.unwrap_or(watcher::Event::Init)
-                else {
-                    continue;
-                };
-                let snapshot = snapshot(appset.status.as_ref());
-                let mut all = recorded.lock().expect("not poisoned");
-                if all.last() != Some(&snapshot) {
-                    all.push(snapshot);
-                }
+        let task = watch_each(stream, move |appset: ApplicationSet| {
+            let snapshot = snapshot(appset.status.as_ref());
+            let mut all = recorded.lock().expect("not poisoned");
+            if all.last() != Some(&snapshot) {
+                all.push(snapshot);
             }
         });
         Self { snapshots, task }
@@ -253,6 +279,21 @@ impl Recording {
     fn snapshots(&self) -> Vec<Snapshot> {
         self.snapshots.lock().expect("not poisoned").clone()
     }
+}
+
+/// Calls `seen` with every version of an object that `stream` delivers, until aborted.
+fn watch_each<K: Send + 'static>(
+    stream: impl futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+    mut seen: impl FnMut(K) + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            if let Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) = event {
+                seen(object);
+            }
+        }
+    })
 }
 
 impl Drop for Recording {
@@ -408,6 +449,15 @@ async fn wait_for_appset(
     .await
 }
 
+/// The stored status of the ApplicationSet `platform-stack`.
+async fn stored_status(api: &Api<ApplicationSet>) -> ApplicationSetStatus {
+    api.get("platform-stack")
+        .await
+        .expect("reads the ApplicationSet")
+        .status
+        .unwrap_or_default()
+}
+
 /// The `RolloutProgressing` condition's (status, reason, message).
 fn progressing(status: &ApplicationSetStatus) -> Option<(ConditionStatus, String, String)> {
     status
@@ -525,14 +575,44 @@ fn assert_tiers_in_order(snapshots: &[Snapshot]) {
 // ---------------------------------------------------------------------------------------------
 // 1. The seed's three tiers
 
-#[tokio::test]
-async fn three_tiers_sync_database_then_backend_then_frontend() {
-    let (ns, repo) = setup("rollout-tiers").await;
+/// The three tiers at v1 rolled out by a controller that goes on running.
+struct RolledOut {
+    ns: TestNamespace,
+    repo: Repo,
+    commit: String,
+    controller: Controller,
+    appsets: Api<ApplicationSet>,
+    recording: Recording,
+}
+
+/// Rolls the three tiers out at v1 in a namespace labelled `label`, with controller `identity`.
+async fn three_tiers_rolled_out(label: &str, identity: &str) -> RolledOut {
+    let (ns, repo) = setup(label).await;
     tier_components(&repo, "v1", Pods::default());
     let commit = repo.commit("v1");
     let (controller, appsets, recording) =
-        start_rollout(&ns, "tiers", &three_tier(&ns, &repo, false, None)).await;
+        start_rollout(&ns, identity, &three_tier(&ns, &repo, false, None)).await;
     wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
+    RolledOut {
+        ns,
+        repo,
+        commit,
+        controller,
+        appsets,
+        recording,
+    }
+}
+
+#[tokio::test]
+async fn three_tiers_sync_database_then_backend_then_frontend() {
+    let RolledOut {
+        ns,
+        repo: _repo,
+        commit,
+        controller,
+        appsets: _,
+        recording,
+    } = three_tiers_rolled_out("rollout-tiers", "tiers").await;
 
     let histories = histories(&ns).await;
     let [database, backend, frontend] = TIERS.map(|app| first_sync(&histories, app, &commit));
@@ -917,12 +997,7 @@ async fn pause_holds_promotion_and_a_restart_continues_from_status() {
     )
     .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let status = appsets
-        .get("platform-stack")
-        .await
-        .expect("reads")
-        .status
-        .unwrap_or_default();
+    let status = stored_status(&appsets).await;
     assert_eq!(
         state_of(&snapshot(Some(&status)), TIERS[2]).0,
         State::Waiting
@@ -1101,5 +1176,278 @@ async fn a_new_users_appset_applied_with_kubectl_rolls_out_from_a_served_bare_re
             "{app} was seen Pending or Progressing: {snapshots:#?}"
         );
     }
+    controller.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8. A controller killed at random moments
+
+/// A small xorshift generator: the kills' moments, replayable from the printed seed
+/// (`FLOTILLA_CHAOS_SEED`).
+struct Moments(u64);
+
+impl Moments {
+    fn new() -> Self {
+        let seed = std::env::var("FLOTILLA_CHAOS_SEED")
+            .ok()
+            .and_then(|seed| seed.parse().ok())
+            .unwrap_or_else(|| {
+                let nanos = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |elapsed| elapsed.subsec_nanos());
+                u64::from(nanos) | 1
+            });
+        println!("chaos seed {seed} (FLOTILLA_CHAOS_SEED={seed} replays these moments)");
+        Self(seed)
+    }
+
+    /// A duration in `[min, max)` milliseconds.
+    fn between(&mut self, min: u64, max: u64) -> Duration {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        Duration::from_millis(min + self.0 % (max - min))
+    }
+}
+
+/// Every uid each Job of the namespace had, as a watch delivers them.
+struct JobCreations {
+    uids: Arc<Mutex<BTreeMap<String, std::collections::BTreeSet<String>>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl JobCreations {
+    fn start(ns: &TestNamespace) -> Self {
+        let uids = Arc::new(Mutex::new(BTreeMap::new()));
+        let recorded = Arc::clone(&uids);
+        let stream = watcher(ns.api::<Job>(), watcher::Config::default());
+        let task = watch_each(stream, move |job: Job| {
+            let mut all = recorded.lock().expect("not poisoned");
+            let created: &mut std::collections::BTreeSet<String> =
+                all.entry(job.name_any()).or_default();
+            created.insert(job.uid().unwrap_or_default());
+        });
+        Self { uids, task }
+    }
+
+    /// How many times Job `name` was created.
+    fn count(&self, name: &str) -> usize {
+        self.uids
+            .lock()
+            .expect("not poisoned")
+            .get(name)
+            .map_or(0, std::collections::BTreeSet::len)
+    }
+}
+
+impl Drop for JobCreations {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One SIGKILL of the chaos test: during which rollout, when, which replica came next, and what
+/// the rollout looked like.
+struct Kill {
+    revision: String,
+    at: Duration,
+    replica: String,
+    states: String,
+}
+
+/// The kills of one test: its namespace, the ApplicationSet watched, when to kill, and what
+/// each kill found.
+struct Chaos<'a> {
+    ns: &'a TestNamespace,
+    appsets: Api<ApplicationSet>,
+    moments: Moments,
+    kills: Vec<Kill>,
+}
+
+impl Chaos<'_> {
+    /// Kills the controller at random moments until `revision` is rolled out to every tier (and
+    /// at least `min_kills` times), restarting it each time, alternately as the same identity
+    /// (which renews its own Lease at once) and as another (which waits for the Lease to expire).
+    async fn until_complete(
+        &mut self,
+        mut controller: Controller,
+        revision: &str,
+        min_kills: usize,
+    ) -> Controller {
+        let started = std::time::Instant::now();
+        let lease = [
+            "--lease-duration",
+            "3s",
+            "--renew-deadline",
+            "2s",
+            "--retry-period",
+            "500ms",
+        ];
+        let mut killed_here = 0;
+        loop {
+            tokio::time::sleep(self.moments.between(400, 2500)).await;
+            let status = stored_status(&self.appsets).await;
+            if complete_on(&status, &TIERS, revision) {
+                break;
+            }
+            assert!(
+                started.elapsed() < ROLLOUT_TIMEOUT,
+                "the rollout of {revision} did not converge under kills: {status:#?}"
+            );
+            // SIGKILL: no Lease release, no status written on the way out.
+            drop(controller);
+            killed_here += 1;
+            let replica = format!("chaos-{}", self.kills.len() % 3 / 2);
+            let states = snapshot(Some(&status))
+                .iter()
+                .map(|(app, (state, _))| format!("{app}={state:?}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            println!(
+                "kill {} at {:?} ({revision}): {states}; restarting as {replica}",
+                self.kills.len() + 1,
+                started.elapsed()
+            );
+            self.kills.push(Kill {
+                revision: revision[..7].to_owned(),
+                at: started.elapsed(),
+                replica: replica.clone(),
+                states,
+            });
+            controller = Controller::start_with(self.ns, &replica, &lease);
+        }
+        assert!(
+            killed_here >= min_kills,
+            "only {killed_here} kills before the rollout of {revision} completed; make it slower"
+        );
+        controller
+    }
+}
+
+#[tokio::test]
+async fn a_rollout_killed_at_random_moments_converges_in_order_running_each_hook_once() {
+    let (ns, repo) = setup("rollout-chaos").await;
+    let write = |version: &str| {
+        for component in ["database", "backend", "frontend"] {
+            repo.component(component, version, Pods::ready_after("5s"));
+            repo.presync_hook(component, "1s");
+        }
+    };
+    write("v1");
+    let first = repo.commit("v1");
+    let jobs = JobCreations::start(&ns);
+    let (controller, appsets, recording) =
+        start_rollout(&ns, "chaos-0", &three_tier(&ns, &repo, false, None)).await;
+    let mut chaos = Chaos {
+        ns: &ns,
+        appsets,
+        moments: Moments::new(),
+        kills: Vec::new(),
+    };
+    let controller = chaos.until_complete(controller, &first, 8).await;
+
+    write("v2");
+    let second = repo.commit("v2");
+    let controller = chaos.until_complete(controller, &second, 4).await;
+    controller.stop();
+
+    assert_tiers_in_order(&recording.snapshots());
+    let histories = histories(&ns).await;
+    for (app, component) in TIERS.into_iter().zip(["database", "backend", "frontend"]) {
+        let history = &histories[app];
+        let revisions: Vec<&str> = history.iter().map(|h| h.revision.as_str()).collect();
+        assert_eq!(
+            revisions.first().copied(),
+            Some(first.as_str()),
+            "{app}: {history:#?}"
+        );
+        assert_eq!(
+            revisions.last().copied(),
+            Some(second.as_str()),
+            "{app}: {history:#?}"
+        );
+        let hook = format!("{component}-migrate");
+        assert_eq!(
+            jobs.count(&hook),
+            history.len(),
+            "{app}: one {hook} Job per sync operation ({revisions:?})"
+        );
+    }
+    println!("{} kills; converged on {second}", chaos.kills.len());
+    for kill in &chaos.kills {
+        println!(
+            "  {} +{:>6.1?} then {}: {}",
+            kill.revision, kill.at, kill.replica, kill.states
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. Leaving RollingSync
+
+#[tokio::test]
+async fn switching_to_all_at_once_clears_the_rollout_and_issues_no_rollout_syncs() {
+    let RolledOut {
+        ns,
+        repo,
+        commit: _,
+        controller,
+        appsets,
+        recording: _recording,
+    } = three_tiers_rolled_out("rollout-off", "off").await;
+
+    appsets
+        .patch(
+            "platform-stack",
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"strategy": {"type": "AllAtOnce", "rollingSync": null}}}),
+            ),
+        )
+        .await
+        .expect("switches the strategy");
+    wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "applicationStatus cleared",
+        ROLLOUT_TIMEOUT,
+        |s| s.application_status.is_empty(),
+    )
+    .await;
+
+    // A new commit now reaches every Application through its own automated sync, at once.
+    tier_components(&repo, "v2", Pods::default());
+    let second = repo.commit("v2");
+    let applications: Api<Application> = ns.api();
+    eventually_within(ROLLOUT_TIMEOUT, "every tier synced to v2", async || {
+        let histories = histories(&ns).await;
+        let synced = TIERS.iter().all(|app| {
+            histories[*app]
+                .last()
+                .is_some_and(|entry| entry.revision == second)
+        });
+        if synced {
+            Ok(())
+        } else {
+            Err(format!("{histories:#?}"))
+        }
+    })
+    .await;
+    for app in TIERS {
+        let application = applications.get(app).await.expect("reads");
+        for entry in &application.status.unwrap_or_default().history {
+            if entry.revision == second {
+                assert_ne!(
+                    entry.initiated_by.username, "rollout/platform-stack",
+                    "{app} synced {second} outside the rollout"
+                );
+            }
+        }
+    }
+    let status = stored_status(&appsets).await;
+    assert!(
+        status.application_status.is_empty(),
+        "no rollout state came back: {status:#?}"
+    );
     controller.stop();
 }

@@ -131,10 +131,10 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 timing,
             },
         );
-        // Every write of the controller passes the gate: none leaves once the Lease is lost.
-        let client = kube::client::ClientBuilder::try_from(config)?
-            .with_layer(&lease.leadership().gate())
-            .build();
+        // Every write of the controller, to its own cluster or a destination, passes the gate:
+        // none leaves once the Lease is lost.
+        let connect = lease.leadership().connect();
+        let client = connect(config)?;
         let metrics = Arc::new(Metrics::default());
         let shutdown = super::connect::shutdown_signal().shared();
         if let Some(address) = args.metrics_addr {
@@ -158,6 +158,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         let cache = Arc::new(RepoCache::new(cache, repos).with_fetch_reuse(args.repo_refresh));
         let applications = ApplicationContext::new(
             client.clone(),
+            connect,
             namespace.clone(),
             Arc::clone(&cache),
             args.app_resync,

@@ -1,6 +1,7 @@
 //! One [`KubeCluster`] per destination cluster, created on first use and reused (with its
 //! discovered resource types) until its cluster Secret's connection settings change. The
-//! controller's own cluster is reached through its own client.
+//! controller's own cluster is reached through its own client; remote ones through clients made
+//! by the same [`Connect`] (the controller's adds its leader write gate).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -26,21 +27,32 @@ pub enum ClientsError {
     Connection(#[from] ConnectionError),
 }
 
+/// Makes a client from a configuration.
+pub type Connect = Arc<dyn Fn(kube::Config) -> Result<Client, kube::Error> + Send + Sync>;
+
+/// A [`Connect`] that adds nothing to kube's client.
+#[must_use]
+pub fn plain_connect() -> Connect {
+    Arc::new(Client::try_from)
+}
+
 /// The clients of every destination the controller has used.
 pub struct ClusterClients {
     secrets: WatchedSecrets,
     local: Arc<KubeCluster>,
+    connect: Connect,
     remote: Mutex<BTreeMap<String, (ClusterConfig, Arc<KubeCluster>)>>,
 }
 
 impl ClusterClients {
     /// Clients for destinations registered in `namespace`, with `client` for the controller's
-    /// own cluster.
+    /// own cluster and `connect` making the others.
     #[must_use]
-    pub fn new(client: Client, namespace: &str) -> Self {
+    pub fn new(client: Client, namespace: &str, connect: Connect) -> Self {
         Self {
             secrets: WatchedSecrets::new(client.clone(), namespace),
             local: Arc::new(KubeCluster::new(client)),
+            connect,
             remote: Mutex::default(),
         }
     }
@@ -62,7 +74,12 @@ impl ClusterClients {
         if let Some(cluster) = self.cached(&server, &config) {
             return Ok(cluster);
         }
-        let cluster = Arc::new(KubeCluster::new(config.client(&server).await?));
+        let client =
+            (self.connect)(config.config(&server).await?).map_err(|e| ConnectionError::Client {
+                server: server.clone(),
+                message: e.to_string(),
+            })?;
+        let cluster = Arc::new(KubeCluster::new(client));
         if let Ok(mut remote) = self.remote.lock() {
             remote.insert(server, (config, Arc::clone(&cluster)));
         }

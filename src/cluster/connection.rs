@@ -95,22 +95,20 @@ impl ClusterConfig {
         })
     }
 
-    /// A client for `server` with these settings.
+    /// The client configuration reaching `server` with these settings.
     ///
     /// # Errors
     /// Unusable certificates or credentials.
-    pub async fn client(&self, server: &str) -> Result<kube::Client, ConnectionError> {
-        let error = |message: String| ConnectionError::Client {
-            server: server.to_owned(),
-            message,
-        };
-        let config = kube::Config::from_custom_kubeconfig(
+    pub async fn config(&self, server: &str) -> Result<kube::Config, ConnectionError> {
+        kube::Config::from_custom_kubeconfig(
             self.kubeconfig(server)?,
             &KubeConfigOptions::default(),
         )
         .await
-        .map_err(|e| error(e.to_string()))?;
-        kube::Client::try_from(config).map_err(|e| error(e.to_string()))
+        .map_err(|e| ConnectionError::Client {
+            server: server.to_owned(),
+            message: e.to_string(),
+        })
     }
 }
 

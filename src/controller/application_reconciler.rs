@@ -30,7 +30,6 @@ use super::application::deletion::{DeletionStep, RESOURCE_FINALIZERS, deletion_s
 use super::application::freshness::{
     CompareInputs, LastCompare, compare_needed, tracked_fingerprint, version_after_write,
 };
-use super::application::history::after_operation;
 use super::application::instance::instance_name;
 use super::application::status::{condition_patch, operation_patch, status_patch, with_generation};
 use super::appset_reconciler::retry_delay;
@@ -45,7 +44,7 @@ use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSetting
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
 use crate::cluster::api_error::ApiError;
-use crate::cluster::clients::{ClientsError, ClusterClients};
+use crate::cluster::clients::{ClientsError, ClusterClients, Connect};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
@@ -82,17 +81,19 @@ pub struct ApplicationContext {
 
 impl ApplicationContext {
     /// A context with no failures recorded; destinations are resolved through the cluster
-    /// Secrets of `namespace`.
+    /// Secrets of `namespace`, and reached through clients made by `connect` (`client` for the
+    /// controller's own cluster).
     #[must_use]
     pub fn new(
         client: Client,
+        connect: Connect,
         namespace: String,
         repos: Arc<RepoCache>,
         resync: Duration,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
-            clusters: ClusterClients::new(client.clone(), &namespace),
+            clusters: ClusterClients::new(client.clone(), &namespace, connect),
             events: EventPublisher::new(client.clone()),
             client,
             namespace,
@@ -571,7 +572,7 @@ async fn sync(
         } else {
             manifests(ctx, app, &revision).await?
         };
-    let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
+    let store = StatusStore::new(ctx.api(), &ctx.namespace, &name, initiated_by.clone());
     let sync_error = |error: ExecuteError| ApplicationError::Sync {
         app: name.clone(),
         error,
@@ -643,21 +644,19 @@ async fn sync(
             return Err(sync_error(error));
         }
     };
-    finish(ctx, app, &state, &initiated_by).await
+    finish(ctx, app, &state).await
 }
 
-/// Records the end of an operation: metrics, Event, history on success, and removes a
-/// terminate request that has been served.
+/// Records the end of an operation (its state and history entry were stored together by the
+/// [`StatusStore`]): metrics, Event, and removes a terminate request that has been served.
 async fn finish(
     ctx: &ApplicationContext,
     app: &Application,
     state: &OperationState,
-    initiated_by: &InitiatedBy,
 ) -> Result<(), ApplicationError> {
     let phase = format!("{:?}", state.phase);
     ctx.metrics.synced(&phase);
-    let succeeded = state.phase == crate::sync::OperationPhase::Succeeded;
-    let reason = if succeeded {
+    let reason = if state.phase == crate::sync::OperationPhase::Succeeded {
         EventReason::SyncSucceeded
     } else {
         EventReason::SyncFailed
@@ -674,37 +673,26 @@ async fn finish(
             .await
             .map_err(|error| ApplicationError::Write {
                 app: app.name_any(),
-                what: "(reading) status.history",
+                what: "(reading) the terminate annotation",
                 error: error.into(),
             })?;
-    if current.annotations().contains_key(TERMINATE_ANNOTATION) {
-        let patch = json!({"metadata": {"annotations": {TERMINATE_ANNOTATION: null}}});
-        ctx.api()
-            .patch(
-                &app.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(patch),
-            )
-            .await
-            .map_err(|error| ApplicationError::Write {
-                app: app.name_any(),
-                what: "the terminate annotation",
-                error: error.into(),
-            })?;
-    }
-    let history = current.status.map(|s| s.history).unwrap_or_default();
-    let now = Time(Timestamp::now());
-    let Some(history) = after_operation(&history, state, initiated_by, &now) else {
+    if !current.annotations().contains_key(TERMINATE_ANNOTATION) {
         return Ok(());
-    };
-    patch_status(
-        ctx,
-        app,
-        "status.history",
-        json!({"status": {"history": history}}),
-    )
-    .await
-    .map(drop)
+    }
+    let patch = json!({"metadata": {"annotations": {TERMINATE_ANNOTATION: null}}});
+    ctx.api()
+        .patch(
+            &app.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+        .map(drop)
+        .map_err(|error| ApplicationError::Write {
+            app: app.name_any(),
+            what: "the terminate annotation",
+            error: error.into(),
+        })
 }
 
 /// `rollout/stack`, `alice`, or `automated sync`.

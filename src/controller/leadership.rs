@@ -6,10 +6,13 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use tokio::sync::watch;
+
+use crate::cluster::clients::Connect;
 
 /// The current leadership deadline (None: not leading), set by the Lease loop.
 #[derive(Clone, Debug)]
@@ -66,6 +69,17 @@ impl Leadership {
     #[must_use]
     pub fn gate(&self) -> WriteGateLayer {
         WriteGateLayer(self.clone())
+    }
+
+    /// Makes clients whose writes pass the gate: the controller's own, and each destination's.
+    #[must_use]
+    pub fn connect(&self) -> Connect {
+        let gate = self.gate();
+        Arc::new(move |config| {
+            Ok(kube::client::ClientBuilder::try_from(config)?
+                .with_layer(&gate)
+                .build())
+        })
     }
 }
 

@@ -1,15 +1,18 @@
 //! The controller's [`OperationStore`]: the Application's own `status.operationState`, read with
 //! a get and written with a merge patch of the status subresource, so a sync interrupted by a
-//! restart resumes from what the Application shows.
+//! restart resumes from what the Application shows. A successful end is written with its
+//! `status.history` entry in the same patch: a controller killed at any moment loses neither.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
 use kube::Api;
+use kube::ResourceExt;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use kube::ResourceExt;
-
+use super::application::history::after_operation;
 use crate::api::Application;
-use crate::api::application::TERMINATE_ANNOTATION;
+use crate::api::application::{InitiatedBy, TERMINATE_ANNOTATION};
 use crate::sync::execute::{OperationStore, StoreError};
 use crate::sync::{OperationPhase, OperationState};
 
@@ -18,17 +21,37 @@ pub struct StatusStore {
     api: Api<Application>,
     namespace: String,
     name: String,
+    /// Who started the operation, for its history entry.
+    initiated_by: InitiatedBy,
 }
 
 impl StatusStore {
-    /// The store of Application `name` in `api`'s namespace `namespace`.
+    /// The store of Application `name` in `api`'s namespace `namespace`, for an operation
+    /// started by `initiated_by`.
     #[must_use]
-    pub fn new(api: Api<Application>, namespace: &str, name: &str) -> Self {
+    pub fn new(
+        api: Api<Application>,
+        namespace: &str,
+        name: &str,
+        initiated_by: InitiatedBy,
+    ) -> Self {
         Self {
             api,
             namespace: namespace.to_owned(),
             name: name.to_owned(),
+            initiated_by,
         }
+    }
+
+    /// The history with `state` recorded, when it succeeded and is not recorded yet.
+    async fn history_after(&self, state: &OperationState) -> Result<Option<Value>, StoreError> {
+        if state.phase != OperationPhase::Succeeded {
+            return Ok(None);
+        }
+        let app = self.api.get(&self.name).await.map_err(|e| self.error(e))?;
+        let history = app.status.map(|status| status.history).unwrap_or_default();
+        let now = Time(Timestamp::now());
+        Ok(after_operation(&history, state, &self.initiated_by, &now).map(|h| json!(h)))
     }
 
     fn error(&self, message: impl ToString) -> StoreError {
@@ -54,7 +77,11 @@ impl OperationStore for StatusStore {
     }
 
     async fn save(&self, state: &OperationState) -> Result<(), StoreError> {
-        let patch = json!({"status": {"operationState": replacing(state)}});
+        let mut status = json!({"operationState": replacing(state)});
+        if let Some(history) = self.history_after(state).await? {
+            status["history"] = history;
+        }
+        let patch = json!({ "status": status });
         self.api
             .patch_status(&self.name, &PatchParams::default(), &Patch::Merge(patch))
             .await

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla::cluster::clients::plain_connect;
 use flotilla::controller::application_reconciler::ApplicationContext;
 use flotilla::controller::appset_reconciler::AppSetContext;
 use flotilla::controller::leader::LeaseTiming;
@@ -64,6 +65,7 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
     let repos = Arc::new(RepoCache::new(cache.path(), LocalRepos::default()));
     let applications = ApplicationContext::new(
         ns.client.clone(),
+        plain_connect(),
         ns.name.clone(),
         Arc::clone(&repos),
         RESYNC,

@@ -1,4 +1,4 @@
-//! `status.history`: a successful sync appended with an increasing id, at most
+//! `status.history`: a successful sync appended with an increasing id, once, at most
 //! [`HISTORY_LIMIT`] entries, newest last. Pure.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -6,7 +6,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::api::application::{HISTORY_LIMIT, InitiatedBy, RevisionHistory};
 use crate::sync::{OperationPhase, OperationState};
 
-/// The history after `state` ended, or None when it did not succeed.
+/// The history after `state` ended, or None when it did not succeed or is already recorded (the
+/// same start and revision: a terminal state saved twice is one entry).
 #[must_use]
 pub fn after_operation(
     history: &[RevisionHistory],
@@ -14,14 +15,18 @@ pub fn after_operation(
     initiated_by: &InitiatedBy,
     now: &Time,
 ) -> Option<Vec<RevisionHistory>> {
-    if state.phase != OperationPhase::Succeeded {
+    let revision = state.revision.clone().unwrap_or_default();
+    let recorded = history
+        .iter()
+        .any(|entry| entry.deploy_started_at == state.started_at && entry.revision == revision);
+    if state.phase != OperationPhase::Succeeded || recorded {
         return None;
     }
     let id = history.last().map_or(0, |last| last.id + 1);
     let mut next: Vec<RevisionHistory> = history.to_vec();
     next.push(RevisionHistory {
         id,
-        revision: state.revision.clone().unwrap_or_default(),
+        revision,
         deploy_started_at: state.started_at.clone(),
         deployed_at: state.finished_at.clone().unwrap_or_else(|| now.clone()),
         initiated_by: initiated_by.clone(),
@@ -57,6 +62,13 @@ mod tests {
             history = after_operation(&history, &state, &who, &now).unwrap();
         }
         assert_eq!(history.len(), HISTORY_LIMIT);
+        let (mut last, _) = begin(None, Some("r11"), "op", now.clone());
+        last.phase = OperationPhase::Succeeded;
+        assert_eq!(
+            after_operation(&history, &last, &who, &now),
+            None,
+            "already recorded"
+        );
         assert_eq!((history[0].id, history[0].revision.as_str()), (2, "r2"));
         assert_eq!((history[9].id, history[9].revision.as_str()), (11, "r11"));
         assert_eq!(history[9].deployed_at, now);
