@@ -1,10 +1,15 @@
-//! Health assessment of live objects, per kind, following Argo CD's gitops-engine rules. Pure:
-//! takes an object as JSON and returns a status with a message; never talks to a cluster.
+//! Health assessment of live objects, per kind, following Argo CD's gitops-engine rules, with
+//! rules of their own for a few operators' kinds and the status conventions for every other kind.
+//! Pure: takes an object as JSON and returns a status with a message; never talks to a cluster.
 
 mod apiservice;
 mod application;
+mod argo_rollout;
 #[cfg(test)]
 mod cases;
+mod certificate;
+mod cnpg_cluster;
+mod conditions;
 mod crd;
 mod daemonset;
 mod deployment;
@@ -27,8 +32,8 @@ use serde_json::Value;
 
 use crate::manifest::group_of;
 
-/// Assesses a live object. Objects being deleted are Progressing; kinds without a rule are
-/// Healthy once they exist.
+/// Assesses a live object. Objects being deleted are Progressing; kinds without a rule of their
+/// own are read by the status conventions ([`conditions`]).
 #[must_use]
 pub fn assess(object: &Value) -> Health {
     if object
@@ -57,7 +62,10 @@ pub fn assess(object: &Value) -> Health {
         ("apiregistration.k8s.io", "APIService") => typed(object, apiservice::assess),
         ("autoscaling", "HorizontalPodAutoscaler") => typed(object, hpa::assess),
         ("flotilla.dev" | "argoproj.io", "Application") => application::assess(object),
-        _ => Health::new(HealthStatus::Healthy, ""),
+        ("argoproj.io", "Rollout") => argo_rollout::assess(object),
+        ("cert-manager.io", "Certificate") => certificate::assess(object),
+        ("postgresql.cnpg.io", "Cluster") => cnpg_cluster::assess(object),
+        _ => conditions::assess(object),
     }
 }
 

@@ -33,6 +33,7 @@ pub fn status_at(object: &Value, behavior: Behavior, elapsed: Duration) -> Optio
         ("", "Service") if is_load_balancer(object) => Some(progress.load_balancer()),
         ("networking.k8s.io" | "extensions", "Ingress") => Some(progress.load_balancer()),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => Some(progress.crd()),
+        (group, _) if is_custom(group) && progress.said() => Some(progress.custom(generation)),
         _ => None,
     }
 }
@@ -52,8 +53,14 @@ pub fn next_change(object: &Value, behavior: Behavior, elapsed: Duration) -> Opt
         | ("networking.k8s.io" | "extensions", "Ingress")
         | ("apiextensions.k8s.io", "CustomResourceDefinition") => progress.next_done(),
         ("", "Service") if is_load_balancer(object) => progress.next_done(),
+        (group, _) if is_custom(group) && progress.said() => progress.next_done(),
         _ => None,
     }
+}
+
+/// Whether `group` is an operator's (a custom resource), not Kubernetes' own.
+fn is_custom(group: &str) -> bool {
+    group.contains('.') && !group.ends_with(".k8s.io")
 }
 
 /// The API group and kind of `object`.
@@ -70,32 +77,19 @@ fn is_load_balancer(service: &Value) -> bool {
     service.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer")
 }
 
-/// Whether objects of this kind move their status over time (and so have a duration).
-#[must_use]
-pub fn has_progress(group: &str, kind: &str) -> bool {
-    matches!(
-        (group, kind),
-        (
-            "apps",
-            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
-        ) | ("batch", "Job")
-            | ("", "Pod" | "PersistentVolumeClaim" | "Service")
-            | ("networking.k8s.io" | "extensions", "Ingress")
-            | ("apiextensions.k8s.io", "CustomResourceDefinition")
-    )
-}
-
-/// Whether an object of this kind can be made to fail (its pods crash or its Job fails).
+/// Whether an object of this kind can be made to fail (its pods crash, its Job fails, or its
+/// operator reports a failure).
 #[must_use]
 pub fn can_fail(group: &str, kind: &str) -> bool {
-    matches!(
-        (group, kind),
-        (
-            "apps",
-            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
-        ) | ("batch", "Job")
-            | ("", "Pod")
-    )
+    is_custom(group)
+        || matches!(
+            (group, kind),
+            (
+                "apps",
+                "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
+            ) | ("batch", "Job")
+                | ("", "Pod")
+        )
 }
 
 struct Progress {
@@ -115,6 +109,12 @@ impl Progress {
                 .unwrap_or(1)
                 .max(0),
         }
+    }
+
+    /// Whether the object was given a duration or an outcome (kinds without a status of their
+    /// own have one only then).
+    fn said(&self) -> bool {
+        !self.behavior.ready_after.is_zero() || !self.healthy()
     }
 
     fn done(&self) -> bool {
@@ -287,6 +287,19 @@ impl Progress {
         }
     }
 
+    /// A custom resource's status by the conventions operators follow: a `Ready` condition,
+    /// False while it comes up, then True — or False with a failure reason.
+    fn custom(&self, generation: i64) -> Value {
+        let ready = match (self.done(), self.healthy()) {
+            (false, _) => json!({"type": "Ready", "status": "False", "reason": "Progressing",
+                                 "message": "Waiting for the operator"}),
+            (true, true) => json!({"type": "Ready", "status": "True", "reason": "Ready"}),
+            (true, false) => json!({"type": "Ready", "status": "False", "reason": "Failed",
+                                    "message": "The operator failed to bring it up"}),
+        };
+        json!({"observedGeneration": generation, "conditions": [ready]})
+    }
+
     fn crd(&self) -> Value {
         let established = if self.done() { "True" } else { "False" };
         json!({"conditions": [
@@ -343,6 +356,8 @@ mod tests {
         let ingress = json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
             "metadata": {"name": "i"}});
         let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        let database = json!({"apiVersion": "db.example.com/v1", "kind": "Database",
+            "metadata": {"name": "pg", "generation": 1}});
         let ok = |s| behavior(Outcome::Healthy, s);
         let fail = |s| behavior(Outcome::Fail, s);
         let cases: Vec<(&Value, Behavior, u64, HealthStatus, &str)> = vec![
@@ -409,6 +424,22 @@ mod tests {
             ),
             (&ingress, ok(5), 5, Healthy, ""),
             (&config, ok(0), 0, Healthy, ""),
+            (&database, ok(0), 0, Healthy, ""),
+            (
+                &database,
+                ok(30),
+                29,
+                Progressing,
+                "Waiting for the operator",
+            ),
+            (&database, ok(30), 30, Healthy, "Ready"),
+            (
+                &database,
+                fail(30),
+                30,
+                Degraded,
+                "The operator failed to bring it up",
+            ),
         ];
         for (object, behavior, elapsed, status, message) in cases {
             assert_eq!(
@@ -432,6 +463,7 @@ mod tests {
             object("v1", "Pod", json!({"restartPolicy": "Never"})),
             object("v1", "Service", json!({"type": "LoadBalancer"})),
             object("v1", "ConfigMap", json!({})),
+            object("db.example.com/v1", "Database", json!({})),
         ];
         let behaviors = [
             behavior(Outcome::Healthy, 0),

@@ -230,19 +230,27 @@ pub async fn eventually_within<T>(
 
 /// Installs Flotilla's CRDs (server-side apply) and waits until each is Established.
 pub async fn install_flotilla_crds(client: &Client) {
-    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = Api::all(client.clone());
     for (_, crd) in flotilla::api::crd::all() {
-        let name = crd.metadata.name.clone().expect("named");
-        apply(&crds, &crd).await;
-        wait_until(&crds, &name, "condition Established", |c| {
-            c.status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| {
-                    c.iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                })
-        })
-        .await;
+        install_crd(client, &crd).await;
     }
+}
+
+/// Installs `crd` (server-side apply) and waits until it is Established.
+pub async fn install_crd(
+    client: &Client,
+    crd: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+) {
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = Api::all(client.clone());
+    let name = crd.metadata.name.clone().expect("named");
+    apply(&crds, crd).await;
+    wait_until(&crds, &name, "condition Established", |c| {
+        c.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            })
+    })
+    .await;
 }

@@ -1,0 +1,243 @@
+//! Health of operator-managed resources on the real control plane: the test plays the operator
+//! of a CloudNativePG-style `Cluster` (the built-in rule) and of a `Database` kind of its own
+//! (the status conventions), writing their status as operators do, while `flotilla`'s controller
+//! syncs an Application from a bare repository into a namespace it creates. A sync wave waits
+//! for the database to be up; a failed database degrades the Application, naming it.
+
+mod controller_support;
+mod support;
+
+use flotilla::api::Application;
+use flotilla::health::HealthStatus;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
+use kube::{Api, Client};
+use serde_json::{Value, json};
+
+use controller_support::{setup, start};
+use support::git_remote::Remote;
+use support::{TestNamespace, apply, install_crd, object, wait_until};
+
+/// A namespaced custom resource definition of `kind` in `group` (v1), any fields, with a
+/// status subresource — as operators define theirs.
+async fn install_kind(client: &Client, group: &str, kind: &str, plural: &str) -> ApiResource {
+    let crd = object(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase()},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+            }]
+        }
+    }));
+    install_crd(client, &crd).await;
+    ApiResource {
+        group: group.to_owned(),
+        version: "v1".to_owned(),
+        api_version: format!("{group}/v1"),
+        kind: kind.to_owned(),
+        plural: plural.to_owned(),
+    }
+}
+
+/// An Application `name` syncing `path` of `remote` automatically into `<ns>-<name>`, which
+/// Flotilla creates.
+fn application(ns: &TestNamespace, remote: &Remote, name: &str) -> Application {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": remote.file_url(), "targetRevision": "main", "path": name},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": format!("{}-{name}", ns.name)},
+            "syncPolicy": {"automated": {"prune": true}, "syncOptions": ["CreateNamespace=true"]}
+        }
+    }))
+}
+
+/// The operator's write: `status` on `name`.
+async fn write_status(api: &Api<DynamicObject>, name: &str, status: Value) {
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "status": status })),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("writing the status of {name}: {e}"));
+}
+
+/// The Application's health: (status, message of the resource `name`).
+fn health_of(app: &Application, name: &str) -> (String, String) {
+    let status = app.status.as_ref();
+    let overall = status
+        .and_then(|s| s.health.as_ref())
+        .map(|h| h.status.clone())
+        .unwrap_or_default();
+    let message = status
+        .and_then(|s| s.resources.iter().find(|r| r.name == name))
+        .and_then(|r| r.health.as_ref())
+        .map(|h| h.message.clone())
+        .unwrap_or_default();
+    (overall, message)
+}
+
+async fn wait_for_health(ns: &TestNamespace, app: &str, status: &str, resource: &str) -> String {
+    let found = wait_until(
+        &ns.api::<Application>(),
+        app,
+        &format!("{app} {status}"),
+        |a| health_of(a, resource).0 == status,
+    )
+    .await;
+    health_of(&found, resource).1
+}
+
+#[tokio::test]
+async fn a_wave_waits_for_its_database_cluster_and_a_failed_one_degrades_the_application() {
+    let ns = setup("health-cnpg").await;
+    let resource = install_kind(&ns.client, "postgresql.cnpg.io", "Cluster", "clusters").await;
+    let remote = Remote::new("platform");
+    remote.write(
+        "db/cluster.yaml",
+        "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata:\n  name: pg\nspec:\n  instances: 2\n  storage: {size: 1Gi}\n",
+    );
+    remote.write(
+        "db/config.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: backend-config\n  annotations:\n    argocd.argoproj.io/sync-wave: \"1\"\ndata: {database: pg}\n",
+    );
+    remote.push("a database, then what needs it");
+    let controller = start(&ns, "only");
+    apply(&ns.api::<Application>(), &application(&ns, &remote, "db")).await;
+    let target = format!("{}-db", ns.name);
+    let clusters: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &target, &resource);
+    let config_maps: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &target);
+
+    // Created by the sync; no operator has written a status: wave 1 waits, and the running
+    // operation says on what.
+    wait_until(&clusters, "pg", "the Cluster created", |_| true).await;
+    wait_until(
+        &ns.api::<Application>(),
+        "db",
+        "the operation waiting on the Cluster",
+        |app| {
+            let record = app
+                .status
+                .as_ref()
+                .and_then(|s| s.operation_state.as_ref())
+                .and_then(|o| o.resources.iter().find(|r| r.name == "pg"));
+            record.is_some_and(|r| {
+                r.health == Some(HealthStatus::Progressing)
+                    && r.message == "Waiting for the operator (0 of 0 instances ready)"
+            })
+        },
+    )
+    .await;
+    write_status(
+        &clusters,
+        "pg",
+        json!({"phase": "Setting up primary", "instances": 2, "readyInstances": 0}),
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert!(
+        config_maps
+            .get_opt("backend-config")
+            .await
+            .unwrap()
+            .is_none(),
+        "wave 1 waits while the database is set up"
+    );
+
+    write_status(
+        &clusters,
+        "pg",
+        json!({"phase": "Cluster in healthy state", "instances": 2, "readyInstances": 2,
+               "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterIsReady",
+                               "message": "Cluster is Ready", "lastTransitionTime": "2026-12-01T00:00:00Z"}]}),
+    )
+    .await;
+    wait_until(&config_maps, "backend-config", "wave 1 applied", |_| true).await;
+    wait_for_health(&ns, "db", "Healthy", "pg").await;
+
+    write_status(
+        &clusters,
+        "pg",
+        json!({"phase": "Unable to create required cluster objects",
+               "phaseReason": "secrets \"pg-app\" is forbidden", "readyInstances": 0,
+               "conditions": [{"type": "Ready", "status": "False", "reason": "ClusterIsNotReady",
+                               "message": "Cluster Is Not Ready", "lastTransitionTime": "2026-12-01T00:01:00Z"}]}),
+    )
+    .await;
+    let degraded = wait_for_health(&ns, "db", "Degraded", "pg").await;
+    assert_eq!(
+        degraded,
+        "Unable to create required cluster objects: secrets \"pg-app\" is forbidden"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn a_kind_without_a_rule_is_judged_by_its_conditions() {
+    let ns = setup("health-conditions").await;
+    let resource = install_kind(&ns.client, "db.flotilla.test", "Database", "databases").await;
+    let remote = Remote::new("platform");
+    remote.write(
+        "orders/database.yaml",
+        "apiVersion: db.flotilla.test/v1\nkind: Database\nmetadata:\n  name: orders\nspec:\n  engine: postgres\n",
+    );
+    remote.push("a database");
+    let controller = start(&ns, "only");
+    apply(
+        &ns.api::<Application>(),
+        &application(&ns, &remote, "orders"),
+    )
+    .await;
+    let target = format!("{}-orders", ns.name);
+    let databases: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &target, &resource);
+    wait_until(&databases, "orders", "the Database created", |_| true).await;
+
+    let condition = |type_: &str, status: &str, reason: &str, message: &str| {
+        json!({"type": type_, "status": status, "reason": reason, "message": message,
+               "lastTransitionTime": "2026-12-01T00:00:00Z"})
+    };
+    write_status(
+        &databases,
+        "orders",
+        json!({"observedGeneration": 1, "conditions": [condition("Ready", "False", "Provisioning", "creating volumes")]}),
+    )
+    .await;
+    let message = wait_for_health(&ns, "orders", "Progressing", "orders").await;
+    assert_eq!(message, "creating volumes");
+
+    write_status(
+        &databases,
+        "orders",
+        json!({"observedGeneration": 1, "conditions": [
+            condition("Ready", "False", "Provisioning", "creating volumes"),
+            condition("Stalled", "True", "QuotaExceeded", "storage quota exceeded in zone a"),
+        ]}),
+    )
+    .await;
+    let message = wait_for_health(&ns, "orders", "Degraded", "orders").await;
+    assert_eq!(message, "storage quota exceeded in zone a");
+
+    write_status(
+        &databases,
+        "orders",
+        json!({"observedGeneration": 1, "conditions": [
+            condition("Ready", "True", "Available", "accepting connections"),
+            condition("Stalled", "False", "", ""),
+        ]}),
+    )
+    .await;
+    let message = wait_for_health(&ns, "orders", "Healthy", "orders").await;
+    assert_eq!(message, "accepting connections");
+    controller.stop().await;
+}
