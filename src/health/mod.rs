@@ -11,11 +11,13 @@ mod certificate;
 mod cnpg_cluster;
 mod conditions;
 mod crd;
+mod customizations;
 mod daemonset;
 mod deployment;
 mod hpa;
 mod ingress;
 mod job;
+mod lua;
 mod namespace;
 mod pod;
 mod pvc;
@@ -24,6 +26,10 @@ mod service;
 mod statefulset;
 mod status;
 
+pub use customizations::{
+    CUSTOMIZATIONS_KEY, CustomizationsError, HEALTH_KEY_PREFIX, HealthChecks,
+};
+pub use lua::{INSTRUCTION_LIMIT, LuaError, MEMORY_LIMIT, TIME_LIMIT};
 pub use pod::with_pod_problems;
 pub use status::{Health, HealthStatus};
 
