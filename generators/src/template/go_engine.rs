@@ -89,8 +89,15 @@ impl GoEngine {
     }
 
     /// Compiles the combined template once every field is added.
+    ///
+    /// Fields that define templates are always rendered on their own (their macros' names would
+    /// collide in one combined template).
     pub(crate) fn finish(&mut self) -> Result<(), TemplateError> {
-        if self.templates.len() > 1 {
+        let defines = self
+            .templates
+            .iter()
+            .any(|template| template.translation.defines_templates);
+        if self.templates.len() > 1 && !defines {
             let sources: Vec<&str> = self
                 .templates
                 .iter()
@@ -226,7 +233,7 @@ mod tests {
         assert_eq!(error.field, "spec.path");
         assert_eq!(
             error.message,
-            "index out of range: 3 (length 1) in {{ index .list 3 }}"
+            "index: index out of range: 3 (length 1) in {{ index .list 3 }}"
         );
     }
 }
