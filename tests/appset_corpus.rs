@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use flotilla::cli::render::{AppSetArgs, render_from_args};
+
+#[path = "support/fixture_dir.rs"]
+mod fixture_dir;
+use fixture_dir::copy_dir;
 use serde_json::Value;
 
 /// The documented examples this corpus must hold at least.
@@ -54,19 +58,6 @@ fn repositories(scratch: &Path) -> Vec<String> {
             format!("{url}={}", dir.display())
         })
         .collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("readable") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// What one case renders to: its Applications as JSON, or the error message.

@@ -106,34 +106,42 @@ pub(crate) fn go_float(f: f64) -> String {
     format!("{sign}{text}")
 }
 
-/// How [`quote`] writes a control character.
+/// Which escapes [`quote`] writes besides `"`, `\\`, `\n`, `\t` and `\r`.
 #[derive(Clone, Copy)]
-pub(crate) enum ControlEscape {
-    /// Go's `\x1b`.
-    Hex,
-    /// `\u001b`, as minijinja string literals read it.
-    Unicode,
+pub(crate) enum QuoteStyle {
+    /// Go's `strconv.Quote`: other control characters as `\x1b`.
+    Go,
+    /// A minijinja string literal: other control characters as `\u001b`.
+    Jinja,
+    /// `encoding/json`: control characters as `\u001b`, U+2028 and U+2029 escaped, and with
+    /// `html` also `<`, `>` and `&` (`\u003c`), as `json.Marshal` does.
+    Json { html: bool },
 }
 
-/// A double-quoted string with `"`, `\`, newline, tab, carriage return and other control
-/// characters escaped.
-pub(crate) fn quote(text: &str, control: ControlEscape) -> String {
+/// A double-quoted string, escaped in `style`.
+pub(crate) fn quote(text: &str, style: QuoteStyle) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = match control {
-                    ControlEscape::Hex => write!(out, "\\x{:02x}", c as u32),
-                    ControlEscape::Unicode => write!(out, "\\u{:04x}", c as u32),
-                };
+        let control =
+            (c as u32) < 0x20 || (c == '\u{7f}' && !matches!(style, QuoteStyle::Json { .. }));
+        match (c, style) {
+            ('"', _) => out.push_str("\\\""),
+            ('\\', _) => out.push_str("\\\\"),
+            ('\n', _) => out.push_str("\\n"),
+            ('\t', _) => out.push_str("\\t"),
+            ('\r', _) => out.push_str("\\r"),
+            (_, QuoteStyle::Go) if control => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            c => out.push(c),
+            ('<' | '>' | '&', QuoteStyle::Json { html: true })
+            | ('\u{2028}' | '\u{2029}', QuoteStyle::Json { .. }) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            _ if control => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            (c, _) => out.push(c),
         }
     }
     out.push('"');
@@ -142,7 +150,7 @@ pub(crate) fn quote(text: &str, control: ControlEscape) -> String {
 
 /// Go's `strconv.Quote`: a double-quoted string with Go escapes.
 pub(crate) fn go_quote(text: &str) -> String {
-    quote(text, ControlEscape::Hex)
+    quote(text, QuoteStyle::Go)
 }
 
 /// Go's `fmt.Sprintf` for the verbs templates use: `%s %v %d %q %t %f %x %%`, with `-`/`0`

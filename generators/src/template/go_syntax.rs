@@ -656,7 +656,7 @@ fn describe(token: &Token) -> String {
 
 /// A minijinja string literal for `text`.
 fn jinja_string(text: &str) -> String {
-    go_format::quote(text, go_format::ControlEscape::Unicode)
+    go_format::quote(text, go_format::QuoteStyle::Jinja)
 }
 
 #[cfg(test)]

@@ -82,32 +82,34 @@ pub(super) fn sprint(args: &[Value]) -> String {
 
 /// Go's `template.HTMLEscapeString`.
 fn html_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\'' => out.push_str("&#39;"),
-            '"' => out.push_str("&#34;"),
-            '\0' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+    escape(text, |c| match c {
+        '<' => Some("&lt;".into()),
+        '>' => Some("&gt;".into()),
+        '&' => Some("&amp;".into()),
+        '\'' => Some("&#39;".into()),
+        '"' => Some("&#34;".into()),
+        '\0' => Some("\u{FFFD}".into()),
+        _ => None,
+    })
 }
 
 /// Go's `template.JSEscapeString`.
 fn js_escape(text: &str) -> String {
+    escape(text, |c| match c {
+        '\\' | '\'' | '"' => Some(format!("\\{c}")),
+        '<' | '>' | '&' | '=' => Some(format!("\\u{:04X}", c as u32)),
+        c if c.is_control() => Some(format!("\\u{:04X}", c as u32)),
+        _ => None,
+    })
+}
+
+/// `text` with each character that `replacement` names replaced.
+fn escape(text: &str, replacement: impl Fn(char) -> Option<String>) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '"' => out.push_str("\\\""),
-            '<' | '>' | '&' | '=' => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
+        match replacement(c) {
+            Some(escaped) => out.push_str(&escaped),
+            None => out.push(c),
         }
     }
     out

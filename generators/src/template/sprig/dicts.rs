@@ -230,7 +230,7 @@ fn merge_entries(
                 );
                 into.insert(key, Dict::value(nested));
             }
-            Some(existing) if !is_empty(existing) && !(overwrite && !is_empty(&value)) => {}
+            Some(existing) if !is_empty(existing) && (!overwrite || is_empty(&value)) => {}
             _ => {
                 into.insert(key, super::defaults::deep_copy(&value));
             }

@@ -10,8 +10,13 @@ use super::{fail, string_arg};
 
 const BASE32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
+/// Bytes to text, for the functions of one string.
+type Encoder = fn(&[u8]) -> String;
+/// Text to bytes, `None` when the text is not in the encoding.
+type Decoder = fn(&str) -> Option<Vec<u8>>;
+
 pub(super) fn register(env: &mut Environment<'static>) {
-    let encoders: [(&'static str, fn(&[u8]) -> String); 5] = [
+    let encoders: [(&'static str, Encoder); 5] = [
         ("b64enc", |bytes| {
             base64::engine::general_purpose::STANDARD.encode(bytes)
         }),
@@ -25,7 +30,7 @@ pub(super) fn register(env: &mut Environment<'static>) {
             Ok::<_, Error>(Value::from(encode(string_arg(name, &value)?.as_bytes())))
         });
     }
-    let decoders: [(&'static str, fn(&str) -> Option<Vec<u8>>); 2] = [
+    let decoders: [(&'static str, Decoder); 2] = [
         ("b64dec", |text| {
             base64::engine::general_purpose::STANDARD.decode(text).ok()
         }),
@@ -80,7 +85,7 @@ fn base32_encode(bytes: &[u8]) -> String {
 
 fn base32_decode(text: &str) -> Option<Vec<u8>> {
     let symbols = text.trim_end_matches('=');
-    if text.len() % 8 != 0 {
+    if !text.len().is_multiple_of(8) {
         return None;
     }
     let mut out = Vec::new();

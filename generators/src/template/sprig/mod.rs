@@ -8,12 +8,14 @@
 mod argo;
 mod builtins;
 mod convert;
+mod dates;
 mod defaults;
 mod dicts;
 mod encoding;
 mod lists;
 mod math;
 mod paths;
+mod random;
 mod reflection;
 mod regex;
 mod semver;
@@ -60,6 +62,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     defaults::register(env);
     reflection::register(env);
     paths::register(env);
+    random::register(env);
     encoding::register(env);
     serial::register(env);
     dicts::register(env);
@@ -67,6 +70,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     regex::register(env);
     semver::register(env);
     urls::register(env);
+    dates::register(env);
     yaml::register(env);
     argo::register(env);
 }

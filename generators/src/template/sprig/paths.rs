@@ -6,16 +6,19 @@ use minijinja::{Environment, Error};
 
 use super::string_arg;
 
+/// A path function: the path to its result.
+type PathFunction = fn(&str) -> Value;
+
 pub(super) fn register(env: &mut Environment<'static>) {
-    let functions: [(&'static str, fn(&str) -> Value); 5] = [
-        ("base", |p| Value::from(base(p))),
-        ("dir", |p| Value::from(dir(p))),
-        ("clean", |p| Value::from(clean(p))),
-        ("ext", |p| Value::from(ext(p))),
-        ("isAbs", |p| Value::from(p.starts_with('/'))),
+    let functions: [(&'static str, &'static str, PathFunction); 5] = [
+        ("base", "osBase", |p| Value::from(base(p))),
+        ("dir", "osDir", |p| Value::from(dir(p))),
+        ("clean", "osClean", |p| Value::from(clean(p))),
+        ("ext", "osExt", |p| Value::from(ext(p))),
+        ("isAbs", "osIsAbs", |p| Value::from(p.starts_with('/'))),
     ];
-    for (name, f) in functions {
-        for registered in [name, os_name(name)] {
+    for (name, os_name, f) in functions {
+        for registered in [name, os_name] {
             env.add_function(registered, move |value: Value| {
                 Ok::<_, Error>(f(&string_arg(registered, &value)?))
             });
@@ -23,19 +26,8 @@ pub(super) fn register(env: &mut Environment<'static>) {
     }
 }
 
-/// `base` → `osBase`.
-fn os_name(name: &str) -> &'static str {
-    match name {
-        "base" => "osBase",
-        "dir" => "osDir",
-        "clean" => "osClean",
-        "ext" => "osExt",
-        _ => "osIsAbs",
-    }
-}
-
 /// Go's `path.Clean`: the shortest equivalent path, `.` for an empty one.
-pub(super) fn clean(path: &str) -> String {
+fn clean(path: &str) -> String {
     let rooted = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for segment in path.split('/') {

@@ -54,7 +54,7 @@ fn both(env: &mut Environment<'static>, names: [&'static str; 2], f: fn(&Regex, 
 fn both3(
     env: &mut Environment<'static>,
     names: [&'static str; 2],
-    f: fn(&str, &Regex, &str, &Value) -> Result<Value, Error>,
+    f: impl Fn(&str, &Regex, &str, &Value) -> Result<Value, Error> + Copy + Send + Sync + 'static,
 ) {
     for registered in names {
         env.add_function(
@@ -99,28 +99,24 @@ pub(super) fn register(env: &mut Environment<'static>) {
             }))
         },
     );
-    both3(
-        env,
-        ["regexReplaceAll", "mustRegexReplaceAll"],
-        |function, regex, text, replacement| {
+    let replacers = [
+        (["regexReplaceAll", "mustRegexReplaceAll"], false),
+        (
+            ["regexReplaceAllLiteral", "mustRegexReplaceAllLiteral"],
+            true,
+        ),
+    ];
+    for (names, literal) in replacers {
+        both3(env, names, move |function, regex, text, replacement| {
             let replacement = string_arg(function, replacement)?;
-            Ok(Value::from(
-                regex.replace_all(text, &*replacement).into_owned(),
-            ))
-        },
-    );
-    both3(
-        env,
-        ["regexReplaceAllLiteral", "mustRegexReplaceAllLiteral"],
-        |function, regex, text, replacement| {
-            let replacement = string_arg(function, replacement)?;
-            Ok(Value::from(
-                regex
-                    .replace_all(text, regex::NoExpand(&replacement))
-                    .into_owned(),
-            ))
-        },
-    );
+            let replaced = if literal {
+                regex.replace_all(text, regex::NoExpand(&replacement))
+            } else {
+                regex.replace_all(text, &*replacement)
+            };
+            Ok(Value::from(replaced.into_owned()))
+        });
+    }
     both3(
         env,
         ["regexSplit", "mustRegexSplit"],

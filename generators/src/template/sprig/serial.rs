@@ -3,11 +3,10 @@
 //! their `must*` twins, and the conversion of a parsed document into template values (numbers
 //! are float64, maps are [`Dict`]s), which `fromYaml` shares.
 
-use std::fmt::Write as _;
-
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Environment, Error};
 
+use super::super::go_format::{QuoteStyle, quote};
 use super::dicts::Dict;
 use super::{fail, string_arg, strval};
 
@@ -83,63 +82,63 @@ pub(super) fn document_value(document: &serde_json::Value) -> Value {
 }
 
 fn write_json(out: &mut String, value: &Value, style: Style, depth: usize) {
-    let newline = |out: &mut String, depth: usize| {
-        if style.pretty {
-            out.push('\n');
-            out.push_str(&"  ".repeat(depth));
-        }
-    };
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => out.push_str("null"),
         ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
         ValueKind::Number => out.push_str(&json_number(value)),
         ValueKind::String => {
-            write_string(out, value.as_str().unwrap_or_default(), style.html_escape)
+            write_string(out, value.as_str().unwrap_or_default(), style.html_escape);
         }
         ValueKind::Map => {
             let mut keys: Vec<Value> = value.try_iter().into_iter().flatten().collect();
             keys.sort_by_key(strval);
-            if keys.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            for (i, key) in keys.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                write_string(out, &strval(key), style.html_escape);
-                out.push_str(if style.pretty { ": " } else { ":" });
-                write_json(
-                    out,
-                    &value.get_item(key).unwrap_or_default(),
-                    style,
-                    depth + 1,
-                );
-            }
-            newline(out, depth);
-            out.push('}');
+            let members = keys.into_iter().map(|key| {
+                let member = value.get_item(&key).unwrap_or_default();
+                (Some(strval(&key)), member)
+            });
+            write_members(out, ('{', '}'), members.collect(), style, depth);
         }
         ValueKind::Seq | ValueKind::Iterable => {
-            let items: Vec<Value> = value.try_iter().into_iter().flatten().collect();
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                write_json(out, item, style, depth + 1);
-            }
-            newline(out, depth);
-            out.push(']');
+            let items = value
+                .try_iter()
+                .into_iter()
+                .flatten()
+                .map(|item| (None, item));
+            write_members(out, ('[', ']'), items.collect(), style, depth);
         }
         _ => write_string(out, &value.to_string(), style.html_escape),
     }
+}
+
+/// An object's members (named) or an array's items (unnamed) between `brackets`, one per line
+/// when pretty; `{}` or `[]` when there are none.
+fn write_members(
+    out: &mut String,
+    brackets: (char, char),
+    members: Vec<(Option<String>, Value)>,
+    style: Style,
+    depth: usize,
+) {
+    let newline = |out: &mut String, depth: usize| {
+        if style.pretty && !members.is_empty() {
+            out.push('\n');
+            out.push_str(&"  ".repeat(depth));
+        }
+    };
+    out.push(brackets.0);
+    for (i, (name, member)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        newline(out, depth + 1);
+        if let Some(name) = name {
+            write_string(out, name, style.html_escape);
+            out.push_str(if style.pretty { ": " } else { ":" });
+        }
+        write_json(out, member, style, depth + 1);
+    }
+    newline(out, depth);
+    out.push(brackets.1);
 }
 
 /// A number as `encoding/json` writes it: integers as digits, floats in the shortest form,
@@ -162,27 +161,7 @@ pub(super) fn json_number(value: &Value) -> String {
 }
 
 fn write_string(out: &mut String, text: &str, html_escape: bool) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' if html_escape => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    out.push_str(&quote(text, QuoteStyle::Json { html: html_escape }));
 }
 
 #[cfg(test)]

@@ -233,31 +233,27 @@ fn trim_all(text: &str, cutset: &str) -> Value {
 
 /// Go's `strings.Title`: the first letter of each word in upper case.
 fn title(text: &str) -> String {
-    let mut after_separator = true;
-    text.chars()
-        .map(|c| {
-            let mapped = if after_separator {
-                c.to_uppercase().next().unwrap_or(c)
-            } else {
-                c
-            };
-            after_separator = !(c.is_alphanumeric() || c == '_' || c == '\'');
-            mapped
-        })
-        .collect()
+    recase_words(
+        text,
+        |c| !(c.is_alphanumeric() || c == '_' || c == '\''),
+        |c| c.to_uppercase().next().unwrap_or(c),
+    )
 }
 
 /// goutils' `Uncapitalize`: the first letter of each space-separated word in lower case.
 fn untitle(text: &str) -> String {
-    let mut after_space = true;
+    recase_words(text, char::is_whitespace, |c| {
+        c.to_lowercase().next().unwrap_or(c)
+    })
+}
+
+/// `text` with `recase` applied to the first character and to each one after a `separator`.
+fn recase_words(text: &str, separator: fn(char) -> bool, recase: fn(char) -> char) -> String {
+    let mut after_separator = true;
     text.chars()
         .map(|c| {
-            let mapped = if after_space {
-                c.to_lowercase().next().unwrap_or(c)
-            } else {
-                c
-            };
-            after_space = c.is_whitespace();
+            let mapped = if after_separator { recase(c) } else { c };
+            after_separator = separator(c);
             mapped
         })
         .collect()
