@@ -1,5 +1,7 @@
 //! Translation of Argo CD's Go-template syntax to minijinja source: fields and variables become
-//! subscripts of `dotN`/`var_name` variables, Go calls become minijinja calls with the same
+//! subscripts of `dotN`/`var_name` variables (a variable declared with `:=` is held in a
+//! namespace, so an assignment inside a `range` is seen after it, as in Go), Go calls become
+//! minijinja calls with the same
 //! argument order (a piped value last), `if`/`range`/`with` become minijinja blocks with
 //! `break`/`continue`, and the templates a field defines (`define`, `block`) become macros placed
 //! before its text, which `template` calls with the value that becomes their `.` and `$`.
@@ -10,10 +12,13 @@ use std::ops::Range;
 
 use super::go_format;
 use super::go_lexer::{Piece, Token, lex};
-use super::sprig::{RANGE_PAIRS, RANGE_VALUES, is_function};
+use super::sprig::{RANGE_PAIRS, RANGE_VALUES, VARIABLE, is_function};
 
 /// The minijinja variable holding the root parameters (`$`).
 pub(crate) const ROOT: &str = "dot0";
+
+/// The attribute of a variable's namespace that holds its value.
+const VALUE: &str = "flotilla_value";
 
 /// A translated template, with where each Go action ended up (to name it in render errors).
 #[derive(Debug, Clone)]
@@ -96,7 +101,7 @@ pub(crate) fn go_spelling(expression: &str) -> String {
         .replace("['", ".")
         .replace("']", "");
     if let Some(rest) = chain.strip_prefix("var_") {
-        return format!("${rest}");
+        return format!("${}", rest.replacen(&format!(".{VALUE}"), "", 1));
     }
     match chain
         .strip_prefix("dot")
@@ -133,10 +138,20 @@ struct Outside {
     out: String,
     actions: Vec<(Range<usize>, String)>,
     dots: Vec<String>,
-    scopes: Vec<Vec<String>>,
+    scopes: Vec<Vec<(String, Holder)>>,
     root: String,
     /// `{% macro tpl_N(dotK) %}`.
     header: String,
+}
+
+/// How a Go variable is held in minijinja.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holder {
+    /// `var_x` itself: loop variables and those `if`/`with` declare.
+    Plain,
+    /// `var_x.flotilla_value` of a namespace: variables declared with `:=` on their own, which a
+    /// `range` body may assign.
+    Namespace,
 }
 
 /// A template named by `define`, `block` or `template`.
@@ -152,7 +167,7 @@ struct Translator {
     dots: Vec<String>,
     blocks: Vec<Block>,
     /// Declared Go variables, one scope per open block.
-    scopes: Vec<Vec<String>>,
+    scopes: Vec<Vec<(String, Holder)>>,
     counter: usize,
     /// The minijinja name of `$`: the root, or a definition's argument.
     root: String,
@@ -185,17 +200,34 @@ impl Translator {
         format!("dot{}", self.counter)
     }
 
+    /// Declares `name` as a plain minijinja variable (`range`, `if` and `with` variables).
     fn declare(&mut self, name: &str) {
+        self.declare_as(name, Holder::Plain);
+    }
+
+    fn declare_as(&mut self, name: &str, holder: Holder) {
         if let Some(scope) = self.scopes.last_mut() {
-            scope.push(name.to_string());
+            scope.push((name.to_string(), holder));
         }
     }
 
-    fn is_declared(&self, name: &str) -> bool {
+    /// How the innermost declaration of `name` holds its value, `None` when it is undeclared.
+    fn variable(&self, name: &str) -> Option<Holder> {
         self.scopes
             .iter()
             .flatten()
-            .any(|declared| declared == name)
+            .rev()
+            .find(|(declared, _)| declared == name)
+            .map(|&(_, holder)| holder)
+    }
+
+    /// The minijinja expression of variable `name`'s value.
+    fn variable_value(&self, name: &str) -> Result<String, String> {
+        match self.variable(name) {
+            Some(Holder::Plain) => Ok(format!("var_{name}")),
+            Some(Holder::Namespace) => Ok(format!("var_{name}.{VALUE}")),
+            None => Err(format!("undefined variable ${name}")),
+        }
     }
 
     fn open(&mut self, kind: BlockKind, source: &str, dot_pushed: bool) {
@@ -362,26 +394,29 @@ impl Translator {
                     Token::Declare | Token::Assign,
                     rest @ ..,
                 ] if chain.is_empty() && !name.is_empty() => {
-                    let assign = matches!(tokens[1], Token::Assign);
-                    if assign && !self.is_declared(name) {
-                        return Err(format!("undefined variable ${name}"));
-                    }
-                    if assign
-                        && self
-                            .blocks
-                            .iter()
-                            .any(|block| block.kind == BlockKind::Range)
-                    {
-                        return Err(format!(
-                            "assigning to ${name} inside range is not supported"
-                        ));
-                    }
                     let value = self.pipeline_all(rest)?;
-                    let _ = write!(self.out, "{{% set var_{name} = {value} %}}");
-                    if !assign {
-                        self.declare(name);
+                    if matches!(tokens[1], Token::Declare) {
+                        let _ = write!(
+                            self.out,
+                            "{{% set var_{name} = {VARIABLE}({VALUE}={value}) %}}"
+                        );
+                        self.declare_as(name, Holder::Namespace);
+                        return Ok(());
                     }
-                    Ok(())
+                    match self.variable(name) {
+                        None => Err(format!("undefined variable ${name}")),
+                        Some(Holder::Namespace) => {
+                            let _ = write!(self.out, "{{% set var_{name}.{VALUE} = {value} %}}");
+                            Ok(())
+                        }
+                        Some(Holder::Plain) if self.in_range() => Err(format!(
+                            "assigning to ${name}, a range, if or with variable, inside range is not supported"
+                        )),
+                        Some(Holder::Plain) => {
+                            let _ = write!(self.out, "{{% set var_{name} = {value} %}}");
+                            Ok(())
+                        }
+                    }
                 }
                 _ => {
                     let value = self.pipeline_all(tokens)?;
@@ -581,12 +616,7 @@ impl Parser<'_, '_> {
             Token::Dot => translator.dot().to_string(),
             Token::Field { chain, .. } => field(translator.dot(), &chain),
             Token::Variable { name, chain } if name.is_empty() => field(&translator.root, &chain),
-            Token::Variable { name, chain } => {
-                if !translator.is_declared(&name) {
-                    return Err(format!("undefined variable ${name}"));
-                }
-                field(&format!("var_{name}"), &chain)
-            }
+            Token::Variable { name, chain } => field(&translator.variable_value(&name)?, &chain),
             Token::Str(text) => jinja_string(&text),
             Token::Int(n) => n.to_string(),
             Token::Float(f) => format!("{f:?}"),
@@ -734,7 +764,7 @@ mod tests {
                 "unsupported else form",
             ),
             (
-                "{{ $x := 1 }}{{ range .l }}{{ $x = 2 }}{{ end }}",
+                "{{ range $x := .l }}{{ range .l }}{{ $x = 2 }}{{ end }}{{ end }}",
                 "inside range is not supported",
             ),
         ];

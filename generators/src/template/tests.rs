@@ -111,6 +111,32 @@ fn go_template_constructs() {
 }
 
 #[test]
+fn variables_assigned_inside_range_are_seen_after_it() {
+    assert_renders(&[
+        (
+            "{{ $all := list }}{{ range .items }}{{ $all = append $all (upper .) }}{{ end }}{{ $all }}",
+            "[X Y]",
+        ),
+        (
+            "{{ $n := 0 }}{{ range .path.segments }}{{ $n = add $n 1 }}{{ end }}{{ $n }}",
+            "3",
+        ),
+        (
+            "{{ $x := .env }}{{ $x := printf \"%s!\" $x }}{{ $x }}",
+            "prod!",
+        ),
+        (
+            "{{ $x := 1 }}{{ if true }}{{ $x = 2 }}{{ end }}{{ $x }}",
+            "2",
+        ),
+        (
+            "{{ $m := dict }}{{ range $k, $v := .labels }}{{ $_ := set $m $v $k }}{{ end }}{{ $m }}",
+            "map[1:a 2:b]",
+        ),
+    ]);
+}
+
+#[test]
 fn define_template_block_break_and_continue() {
     assert_renders(&[
         (

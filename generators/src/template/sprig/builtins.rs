@@ -13,6 +13,9 @@ use super::{fail, int_arg, is_nil, string_arg};
 pub(crate) const RANGE_VALUES: &str = "flotilla_range_values";
 /// Internal helper: `[key or index, value]` pairs for `range $k, $v := …`.
 pub(crate) const RANGE_PAIRS: &str = "flotilla_range_pairs";
+/// Internal helper: the namespace holding a variable declared with `:=` (minijinja's
+/// `namespace`), so that a `range` body can assign it.
+pub(crate) const VARIABLE: &str = "flotilla_variable";
 
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_function("index", |value: Value, keys: Rest<Value>| {
@@ -65,6 +68,7 @@ pub(super) fn register(env: &mut Environment<'static>) {
     });
     env.add_function(RANGE_VALUES, range_values);
     env.add_function(RANGE_PAIRS, range_pairs);
+    env.add_function(VARIABLE, minijinja::functions::namespace);
 }
 
 /// Go's `fmt.Sprint`: operands side by side, a space between two that are not strings.

@@ -32,7 +32,7 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind};
 
 use super::go_format::go_string;
-pub(crate) use builtins::{RANGE_PAIRS, RANGE_VALUES};
+pub(crate) use builtins::{RANGE_PAIRS, RANGE_VALUES, VARIABLE};
 
 /// Prefix of the engine's internal helpers, which templates cannot name.
 const INTERNAL_PREFIX: &str = "flotilla_";
