@@ -104,9 +104,12 @@ pub(super) fn register(env: &mut Environment<'static>) {
 mod tests {
     use super::super::test_support::render;
 
+    /// A template, the length of its result and the characters it may hold.
+    type Shape = (&'static str, usize, fn(char) -> bool);
+
     #[test]
     fn random_values_have_sprigs_shape() {
-        let alphabets: [(&str, usize, fn(char) -> bool); 4] = [
+        let alphabets: [Shape; 4] = [
             ("{{ randAlphaNum 12 }}", 12, |c| c.is_ascii_alphanumeric()),
             ("{{ randAlpha 8 }}", 8, |c| c.is_ascii_alphabetic()),
             ("{{ randNumeric 6 }}", 6, |c| c.is_ascii_digit()),
