@@ -356,8 +356,8 @@ fn missing_keys_print_no_value_unless_strict() {
 fn errors_name_the_field_and_the_construct() {
     let cases = [
         (
-            json!({"spec": {"source": {"path": "{{ .x | sha512sum }}"}}}),
-            "field spec.source.path: unsupported function \"sha512sum\" in {{ .x | sha512sum }}",
+            json!({"spec": {"source": {"path": "{{ .x | md5sum }}"}}}),
+            "field spec.source.path: unsupported function \"md5sum\" in {{ .x | md5sum }}",
         ),
         (
             json!({"spec": {"foo": ["a", "b", "{{ template \"x\" }}"]}}),

@@ -1,5 +1,5 @@
 //! sprig's encodings and checksums: `b64enc`/`b64dec`, `b32enc`/`b32dec` (standard alphabets,
-//! padded), `sha1sum`/`sha256sum` (hex) and `adler32sum` (decimal).
+//! padded), `sha1sum`/`sha256sum`/`sha512sum` (hex) and `adler32sum` (decimal).
 
 use base64::Engine as _;
 use minijinja::value::Value;
@@ -16,13 +16,14 @@ type Encoder = fn(&[u8]) -> String;
 type Decoder = fn(&str) -> Option<Vec<u8>>;
 
 pub(super) fn register(env: &mut Environment<'static>) {
-    let encoders: [(&'static str, Encoder); 5] = [
+    let encoders: [(&'static str, Encoder); 6] = [
         ("b64enc", |bytes| {
             base64::engine::general_purpose::STANDARD.encode(bytes)
         }),
         ("b32enc", base32_encode),
         ("sha1sum", |bytes| hex(&sha1::Sha1::digest(bytes))),
         ("sha256sum", |bytes| hex(&sha2::Sha256::digest(bytes))),
+        ("sha512sum", |bytes| hex(&sha2::Sha512::digest(bytes))),
         ("adler32sum", |bytes| adler32(bytes).to_string()),
     ];
     for (name, encode) in encoders {
@@ -124,6 +125,10 @@ mod tests {
             (
                 "{{ sha256sum \"Hello world!\" }}",
                 "c0535e4be2b79ffd93291305436bf889314e4a3faec05ecffcbb7df31ad9e51a",
+            ),
+            (
+                "{{ sha512sum \"Hello world!\" }}",
+                "f6cde2a0f819314cdde55fc227d8d7dae3d28cc556222a0a8ad66d91ccad4aad6094f517a2182360c9aacf6a3dc323162cb6fd8cdffedb0fe038f55e85ffb5b6",
             ),
             ("{{ adler32sum \"Hello world!\" }}", "487130206"),
         ]);

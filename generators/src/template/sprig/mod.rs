@@ -8,6 +8,7 @@
 mod argo;
 mod builtins;
 mod convert;
+mod crypto;
 mod dates;
 mod defaults;
 mod dicts;
@@ -64,6 +65,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     paths::register(env);
     random::register(env);
     encoding::register(env);
+    crypto::register(env);
     serial::register(env);
     dicts::register(env);
     lists::register(env);
