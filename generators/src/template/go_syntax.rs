@@ -1,11 +1,11 @@
 //! Translation of Argo CD's Go-template syntax to minijinja source: fields and variables become
 //! subscripts of `dotN`/`var_name` variables (a variable declared with `:=` is held in a
 //! namespace, so an assignment inside a `range` is seen after it, as in Go), Go calls become
-//! minijinja calls with the same
-//! argument order (a piped value last), `if`/`range`/`with` become minijinja blocks with
-//! `break`/`continue`, and the templates a field defines (`define`, `block`) become macros placed
-//! before its text, which `template` calls with the value that becomes their `.` and `$`.
-//! Anything outside the supported subset is an error naming the construct.
+//! minijinja calls with the same argument order (a piped value last), `if`/`range`/`with` become
+//! minijinja blocks with `break`/`continue`, and the templates a field defines (`define`,
+//! `block`) become macros placed before its text, which `template` calls with the value that
+//! becomes their `.` and `$`. Anything outside the supported subset is an error naming the
+//! construct.
 
 use std::fmt::Write as _;
 use std::ops::Range;
