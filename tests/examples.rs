@@ -2,10 +2,14 @@
 //! `examples/expected/`. Regenerate with `UPDATE_GOLDEN=1 cargo test --test examples` and review
 //! the diff.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use flotilla::cli::render::{AppSetArgs, render_from_args};
+
+#[path = "support/fixture_dir.rs"]
+mod fixture_dir;
+use fixture_dir::copy_dir;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -114,17 +118,4 @@ fn monorepo_directories_from_a_git_repository() {
         "monorepo-directories",
         &args("monorepo-directories.yaml", vec![repo], None),
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("readable") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }

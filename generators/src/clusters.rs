@@ -1,7 +1,9 @@
 //! The `clusters` generator: one parameter set per inventory cluster whose labels match
 //! `selector`, plus the implicit `in-cluster` when no cluster has its server address and the
 //! selector is empty (as in Argo CD). Parameters: `name`, `nameNormalized`, `server`, `project`
-//! (when set), the cluster's labels and annotations under `metadata`, and templated `values`.
+//! (`""` when the cluster has none), the cluster's labels and annotations under `metadata`, and
+//! templated `values`. With `flatList: true` there is one parameter set, `clusters`: the list of
+//! every matching cluster's parameters (nested maps, as Argo CD passes them).
 
 use serde_json::{Map, Value};
 
@@ -34,6 +36,18 @@ impl Generator for ClusterGenerator {
             add_templated_values(&self.values, &mut params, ctx)?;
             sets.push(params);
         }
+        if self.flat_list {
+            let clusters = sets
+                .iter()
+                .map(|set| {
+                    let map = set.iter().map(|(k, v)| (k.to_string(), v.clone()));
+                    Value::Object(map.collect())
+                })
+                .collect();
+            let mut flat = Params::new();
+            flat.insert("clusters".into(), Value::Array(clusters));
+            return Ok(vec![flat]);
+        }
         Ok(sets)
     }
 
@@ -50,9 +64,10 @@ fn cluster_params(cluster: &Cluster, mode: &TemplateMode) -> Params {
         normalize_name(&cluster.name).into(),
     );
     params.insert("server".into(), cluster.server.clone().into());
-    if let Some(project) = &cluster.project {
-        params.insert("project".into(), project.clone().into());
-    }
+    params.insert(
+        "project".into(),
+        cluster.project.clone().unwrap_or_default().into(),
+    );
     let metadata = [
         ("labels", &cluster.labels),
         ("annotations", &cluster.annotations),
@@ -149,7 +164,7 @@ mod tests {
         assert_eq!(
             all[0],
             params(
-                json!({"name": "in-cluster", "nameNormalized": "in-cluster", "server": "https://kubernetes.default.svc"})
+                json!({"name": "in-cluster", "nameNormalized": "in-cluster", "server": "https://kubernetes.default.svc", "project": ""})
             )
         );
 
@@ -170,6 +185,27 @@ mod tests {
             names(&run_with(&fast(), &registered, &git, &json!({"clusters": {}})).unwrap()),
             ["Prod_EU", "staging", "local"]
         );
+    }
+
+    #[test]
+    fn flat_list_gives_one_set_of_every_cluster() {
+        let spec = json!({"clusters": {"flatList": true, "values": {"team": "a"}}});
+        let sets = run_with(&go(), &inventory(), &MemoryGit::default(), &spec).unwrap();
+        assert_eq!(sets.len(), 1);
+        let clusters = sets[0]["clusters"].as_array().unwrap();
+        let names: Vec<&str> = clusters
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["in-cluster", "Prod_EU", "staging"]);
+        assert_eq!(clusters[1]["project"], json!("platform"));
+        assert_eq!(clusters[2]["project"], json!(""));
+        assert_eq!(clusters[2]["values"], json!({"team": "a"}));
+
+        let none =
+            json!({"clusters": {"flatList": true, "selector": {"matchLabels": {"env": "qa"}}}});
+        let sets = run_with(&go(), &inventory(), &MemoryGit::default(), &none).unwrap();
+        assert_eq!(sets, vec![params(json!({"clusters": []}))]);
     }
 
     #[test]

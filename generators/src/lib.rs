@@ -3,6 +3,7 @@
 //! cluster inventories) are injected through traits, and no Kubernetes client is linked.
 
 mod clusters;
+pub mod duration;
 pub mod generator;
 mod git;
 mod git_directories;

@@ -1,8 +1,11 @@
 //! The `merge` generator: the first child's parameter sets are the base; each later child's sets
 //! override the base sets that have the same values for every `mergeKeys` key. Base sets nobody
-//! matches stay, later sets that match nothing are dropped, and within one child the merge-key
-//! values must be unique. In goTemplate mode merge keys may be dotted paths into nested
-//! parameters, and overriding is a deep merge.
+//! matches stay, later sets that match nothing are dropped, and within each later child the
+//! merge-key values must be unique (the base may repeat them: every base set with a key gets the
+//! override). As in Argo CD, a merge key names a top-level parameter, in either template mode: in
+//! goTemplate mode `values.env` is not looked up inside `values` (every set lacks it, so two sets
+//! of a later child are not unique); in fasttemplate mode it is the flat parameter of that name.
+//! Overriding is a deep merge in goTemplate mode.
 
 use std::collections::BTreeMap;
 
@@ -26,7 +29,6 @@ impl Generator for MergeGenerator {
             return Err(GeneratorError::here(GeneratorErrorReason::NoMergeKeys));
         }
         let mut base = generate_child(&self.generators[0], 0, ctx)?;
-        index_by_key(&self.merge_keys, &base).map_err(|e| e.within("generators[0]"))?;
         for (i, child) in self.generators.iter().enumerate().skip(1) {
             let overrides = generate_child(child, i, ctx)?;
             let by_key = index_by_key(&self.merge_keys, &overrides)
@@ -49,7 +51,7 @@ impl Generator for MergeGenerator {
 fn merge_key(keys: &[String], set: &Params) -> String {
     let values: Vec<&Value> = keys
         .iter()
-        .map(|k| params::lookup(set, k).unwrap_or(&Value::Null))
+        .map(|k| set.get(k).unwrap_or(&Value::Null))
         .collect();
     serde_json::to_string(&values).unwrap_or_default()
 }
@@ -126,17 +128,53 @@ mod tests {
     }
 
     #[test]
-    fn gotemplate_keys_are_paths_and_overrides_deep_merge() {
-        let spec = json!({"merge": {"mergeKeys": ["app.name"], "generators": [
-            {"list": {"elements": [{"app": {"name": "x", "replicas": 1, "image": "v1"}}]}},
-            {"list": {"elements": [{"app": {"name": "x", "replicas": 3}}]}},
+    fn gotemplate_overrides_deep_merge() {
+        let spec = json!({"merge": {"mergeKeys": ["name"], "generators": [
+            {"list": {"elements": [{"name": "x", "app": {"replicas": 1, "image": "v1"}}]}},
+            {"list": {"elements": [{"name": "x", "app": {"replicas": 3}}]}},
         ]}});
         assert_eq!(
             run(&go(), &spec).unwrap(),
             vec![params(
-                json!({"app": {"name": "x", "replicas": 3, "image": "v1"}})
+                json!({"name": "x", "app": {"replicas": 3, "image": "v1"}})
             )]
         );
+    }
+
+    #[test]
+    fn a_nested_merge_key_under_gotemplate_is_not_unique() {
+        let spec = json!({"merge": {"mergeKeys": ["values.env"], "generators": [
+            {"list": {"elements": [{"values": {"env": "a"}}, {"values": {"env": "b"}}]}},
+            {"list": {"elements": [{"values": {"env": "a", "x": "1"}}, {"values": {"env": "b"}}]}},
+        ]}});
+        let err = run(&go(), &spec).unwrap_err();
+        assert_eq!(err.at, "merge.generators[1]");
+        assert_eq!(
+            err.reason,
+            GeneratorErrorReason::DuplicateMergeKey {
+                key: "[null]".into()
+            }
+        );
+        // In fasttemplate mode the flat parameter `values.env` is the key.
+        let flat = json!({"merge": {"mergeKeys": ["values.env"], "generators": [
+            {"list": {"elements": [{"values.env": "a"}, {"values.env": "b"}]}},
+            {"list": {"elements": [{"values.env": "b", "x": "1"}]}},
+        ]}});
+        assert_eq!(run(&fast(), &flat).unwrap()[1]["x"], json!("1"));
+    }
+
+    #[test]
+    fn base_sets_may_share_a_key() {
+        let spec = json!({"merge": {"mergeKeys": ["env"], "generators": [
+            {"list": {"elements": [{"env": "prod", "app": "a"}, {"env": "prod", "app": "b"}]}},
+            {"list": {"elements": [{"env": "prod", "size": "l"}]}},
+        ]}});
+        let sizes: Vec<_> = run(&fast(), &spec)
+            .unwrap()
+            .iter()
+            .map(|p| p["size"].clone())
+            .collect();
+        assert_eq!(sizes, [json!("l"), json!("l")]);
     }
 
     #[test]

@@ -290,21 +290,6 @@ fn merge_objects(base: &mut Map<String, Value>, overlay: &Map<String, Value>) {
     }
 }
 
-/// Looks a parameter up by a dotted path (`cluster.name`): the whole key first (fasttemplate
-/// parameters are flat), then segment by segment through nested maps.
-#[must_use]
-pub fn lookup<'a>(params: &'a Params, path: &str) -> Option<&'a Value> {
-    if let Some(value) = params.get(path) {
-        return Some(value);
-    }
-    let mut segments = path.split('.');
-    let mut current = params.get(segments.next()?)?;
-    for segment in segments {
-        current = current.as_object()?.get(segment)?;
-    }
-    Some(current)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,14 +374,6 @@ mod tests {
             2,
             "each missingkey setting has its own conversion"
         );
-    }
-
-    #[test]
-    fn lookup_tries_flat_keys_then_nested_paths() {
-        let p = params(json!({"a.b": "flat", "c": {"d": {"e": 5}}}));
-        assert_eq!(lookup(&p, "a.b"), Some(&json!("flat")));
-        assert_eq!(lookup(&p, "c.d.e"), Some(&json!(5)));
-        assert_eq!(lookup(&p, "c.x"), None);
     }
 
     #[test]

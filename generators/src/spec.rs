@@ -55,6 +55,9 @@ pub struct ClusterGenerator {
     /// Extra parameters `values.<key>`, each templated with the cluster's parameters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub values: BTreeMap<String, String>,
+    /// One parameter set for all matching clusters: `clusters`, the list of their parameters.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flat_list: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::spec::preserve_unknown_fields")]
     pub template: Option<Value>,

@@ -31,7 +31,6 @@ use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::sync_request::sync_requests;
-use super::appset::validate::{ForeignNamespace, same_namespace};
 use super::events::{EventPublisher, EventReason};
 use super::metrics::{Metrics, Reconciler};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
@@ -109,11 +108,6 @@ pub enum ReconcileError {
     Render(#[from] RenderError),
     #[error("the render task of ApplicationSet {appset} failed: {message}")]
     RenderTask { appset: String, message: String },
-    #[error("ApplicationSet {appset}: {error}")]
-    Validate {
-        appset: String,
-        error: ForeignNamespace,
-    },
     #[error("ApplicationSet {appset} has no UID; it must be read from the API server")]
     Plan { appset: String },
     #[error("applying Application {application}: {error}")]
@@ -143,7 +137,6 @@ impl ReconcileError {
             Self::Generate(_) => "GenerateError",
             Self::Render(RenderError::Generate { .. }) => "GenerateError",
             Self::Render(_) | Self::RenderTask { .. } => "RenderError",
-            Self::Validate { .. } => "ValidateError",
             Self::Plan { .. } => "PlanError",
             Self::Apply { .. } => "ApplyError",
             Self::Delete { .. } => "DeleteError",
@@ -160,10 +153,9 @@ impl ReconcileError {
             Self::Generate(_) | Self::Render(RenderError::Generate { .. }) => {
                 Outcome::GenerateFailed { reason, message }
             }
-            Self::Render(_)
-            | Self::RenderTask { .. }
-            | Self::Validate { .. }
-            | Self::Plan { .. } => Outcome::Invalid { reason, message },
+            Self::Render(_) | Self::RenderTask { .. } | Self::Plan { .. } => {
+                Outcome::Invalid { reason, message }
+            }
             _ => Outcome::ApplyFailed { reason, message },
         }
     }
@@ -440,10 +432,6 @@ async fn generate_render_validate_plan(
         appset: name.clone(),
         message: error.to_string(),
     })??;
-    same_namespace(&rendered, &ctx.namespace).map_err(|error| ReconcileError::Validate {
-        appset: name.clone(),
-        error,
-    })?;
     let owner = owner_reference(appset).ok_or(ReconcileError::Plan {
         appset: name.clone(),
     })?;

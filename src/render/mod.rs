@@ -193,7 +193,8 @@ fn prepare_override(
 }
 
 /// Renders `templatePatch` with `params`, parses it as YAML and merges it onto `value`;
-/// `spec.project` must stay what the template says.
+/// `spec.project` must stay what the template says. A patch that renders to nothing (its whole
+/// text inside an `if` that is false) leaves the template as it is, as in Argo CD.
 fn apply_template_patch(
     renderer: &Renderer,
     patch: &str,
@@ -205,6 +206,9 @@ fn apply_template_patch(
         .map_err(|e| e.to_string())?;
     let patch: Value = serde_saphyr::from_str(&text)
         .map_err(|e| format!("the rendered patch is not valid YAML: {e}"))?;
+    if patch.is_null() {
+        return Ok(value);
+    }
     let project_before = value.pointer("/spec/project").cloned();
     template_merge::merge_patch(&mut value, &patch);
     let project_after = value.pointer("/spec/project").cloned();
@@ -289,7 +293,9 @@ fn to_application(
     // The name is moved in rather than copied by `Application::new`.
     let mut application = Application::new("", template.spec);
     application.metadata.name = Some(meta.name);
-    application.metadata.namespace = meta.namespace.or_else(|| appset.metadata.namespace.clone());
+    // As in Argo CD, an Application lives in its ApplicationSet's namespace whatever the
+    // template says (the template's only counts for an ApplicationSet read without one).
+    application.metadata.namespace = appset.metadata.namespace.clone().or(meta.namespace);
     application.metadata.labels = Some(labels);
     application.metadata.annotations = (!meta.annotations.is_empty()).then_some(meta.annotations);
     application.metadata.finalizers = (!meta.finalizers.is_empty()).then_some(meta.finalizers);

@@ -44,6 +44,14 @@ fn output_is_sorted_and_labelled_with_the_application_set() {
         Some("s")
     );
     assert_eq!(apps[0].metadata.namespace.as_deref(), Some("ns"));
+
+    // The ApplicationSet's namespace, whatever the template says (as in Argo CD).
+    let elsewhere = appset(false, "[{n: a}]", "", "app-{{n}}").replace(
+        "metadata: {name: 'app-{{n}}'}",
+        "metadata: {name: 'app-{{n}}', namespace: other}",
+    );
+    let apps = render(&elsewhere).unwrap();
+    assert_eq!(apps[0].metadata.namespace.as_deref(), Some("ns"));
 }
 
 #[test]
@@ -69,6 +77,20 @@ fn template_patch_merges_but_cannot_change_the_project() {
             .as_ref()
             .and_then(|p| p.automated.as_ref())
             .is_some_and(|a| a.prune)
+    );
+
+    let conditional = "  templatePatch: |\n    {{- if .patch }}\n    spec:\n      source:\n        path: patched\n    {{- end }}\n";
+    let apps = render(&appset(
+        true,
+        "[{n: a, patch: true}, {n: b}]",
+        conditional,
+        "app-{{ .n }}",
+    ))
+    .unwrap();
+    assert_eq!(apps[0].spec.source.path, "patched");
+    assert_eq!(
+        apps[1].spec.source.path, "base",
+        "an empty patch changes nothing"
     );
 
     let patch = "  templatePatch: |\n    spec:\n      project: other\n";

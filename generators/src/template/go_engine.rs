@@ -3,6 +3,8 @@
 //! per document (all fields at once, field by field as a fallback), and the
 //! translation of minijinja's errors back into Go terms.
 
+use std::sync::LazyLock;
+
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Value, ValueKind};
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
@@ -23,6 +25,27 @@ const SEPARATOR: &str = "\u{1}\u{2}flotilla-field\u{2}\u{1}";
 
 /// Name of the template that renders every field at once.
 const COMBINED: &str = "all";
+
+/// What every engine starts from, built once (registering the functions costs more than
+/// copying them): the functions, Go's printing, no escaping, the syntax and the fuel limit.
+static PROTOTYPE: LazyLock<Environment<'static>> = LazyLock::new(|| {
+    let mut env = Environment::empty();
+    sprig::register(&mut env);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_fuel(Some(FUEL));
+    if let Ok(syntax) = SyntaxConfig::builder().keep_trailing_newline(true).build() {
+        env.set_syntax(syntax);
+    }
+    env.set_formatter(|out, _state, value| {
+        let written = match value.kind() {
+            ValueKind::Undefined | ValueKind::None => out.write_str(NO_VALUE),
+            ValueKind::String => out.write_str(value.as_str().unwrap_or_default()),
+            _ => out.write_str(&go_string(value)),
+        };
+        written.map_err(|_| minijinja::Error::from(ErrorKind::WriteFailure))
+    });
+    env
+});
 
 /// One templated string of the document.
 struct FieldTemplate {
@@ -47,25 +70,11 @@ pub(crate) struct GoEngine {
 impl GoEngine {
     /// An engine with no templates; `strict` is `missingkey=error`.
     pub(crate) fn new(strict: bool) -> Self {
-        let mut env = Environment::empty();
-        sprig::register(&mut env);
-        env.set_auto_escape_callback(|_| AutoEscape::None);
+        let mut env = PROTOTYPE.clone();
         env.set_undefined_behavior(if strict {
             UndefinedBehavior::Strict
         } else {
             UndefinedBehavior::Chainable
-        });
-        env.set_fuel(Some(FUEL));
-        if let Ok(syntax) = SyntaxConfig::builder().keep_trailing_newline(true).build() {
-            env.set_syntax(syntax);
-        }
-        env.set_formatter(|out, _state, value| {
-            let written = match value.kind() {
-                ValueKind::Undefined | ValueKind::None => out.write_str(NO_VALUE),
-                ValueKind::String => out.write_str(value.as_str().unwrap_or_default()),
-                _ => out.write_str(&go_string(value)),
-            };
-            written.map_err(|_| minijinja::Error::from(ErrorKind::WriteFailure))
         });
         Self {
             env,
@@ -89,8 +98,15 @@ impl GoEngine {
     }
 
     /// Compiles the combined template once every field is added.
+    ///
+    /// Fields that define templates are always rendered on their own (their macros' names would
+    /// collide in one combined template).
     pub(crate) fn finish(&mut self) -> Result<(), TemplateError> {
-        if self.templates.len() > 1 {
+        let defines = self
+            .templates
+            .iter()
+            .any(|template| template.translation.defines_templates);
+        if self.templates.len() > 1 && !defines {
             let sources: Vec<&str> = self
                 .templates
                 .iter()
@@ -226,7 +242,7 @@ mod tests {
         assert_eq!(error.field, "spec.path");
         assert_eq!(
             error.message,
-            "index out of range: 3 (length 1) in {{ index .list 3 }}"
+            "index: index out of range: 3 (length 1) in {{ index .list 3 }}"
         );
     }
 }

@@ -49,47 +49,99 @@ fn write_value(out: &mut String, value: &Value) {
     }
 }
 
-/// Numbers: integers as digits; floats without a fractional part print like integers (`3`, as Go
-/// prints the float64 that JSON numbers become), others in their shortest form.
+/// Numbers: integers as digits, floats (every number of a parameter, as JSON numbers are
+/// float64 in Go) as Go's `%v` prints them: see [`go_float`].
 fn write_number(out: &mut String, value: &Value) {
     match f64::try_from(value.clone()) {
-        Ok(float) if !value.is_integer() && float.fract() == 0.0 && float.abs() < 1e21 => {
-            let _ = write!(out, "{float:.0}");
-        }
+        Ok(float) if !value.is_integer() => out.push_str(&go_float(float)),
         _ => {
             let _ = write!(out, "{value}");
         }
     }
 }
 
-/// How [`quote`] writes a control character.
-#[derive(Clone, Copy)]
-pub(crate) enum ControlEscape {
-    /// Go's `\x1b`.
-    Hex,
-    /// `\u001b`, as minijinja string literals read it.
-    Unicode,
+/// Go's `%v` (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest digits that read back as
+/// `f`, with an exponent when it is below -4 or at least 6 (`3`, `2.5`, `100000`, `1e+06`,
+/// `1.234567e+06`, `1e-05`).
+pub(crate) fn go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".to_string();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let scientific = format!("{:e}", f.abs());
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if f < 0.0 { "-" } else { "" };
+    if !(-4..6).contains(&exponent) {
+        let (first, rest) = digits.split_at(1);
+        let fraction = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let exponent_sign = if exponent < 0 { '-' } else { '+' };
+        return format!(
+            "{sign}{first}{fraction}e{exponent_sign}{:02}",
+            exponent.abs()
+        );
+    }
+    let point = exponent + 1;
+    let text = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+    } else if (point as usize) >= digits.len() {
+        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        format!(
+            "{}.{}",
+            &digits[..point as usize],
+            &digits[point as usize..]
+        )
+    };
+    format!("{sign}{text}")
 }
 
-/// A double-quoted string with `"`, `\`, newline, tab, carriage return and other control
-/// characters escaped.
-pub(crate) fn quote(text: &str, control: ControlEscape) -> String {
+/// Which escapes [`quote`] writes besides `"`, `\\`, `\n`, `\t` and `\r`.
+#[derive(Clone, Copy)]
+pub(crate) enum QuoteStyle {
+    /// Go's `strconv.Quote`: other control characters as `\x1b`.
+    Go,
+    /// A minijinja string literal: other control characters as `\u001b`.
+    Jinja,
+    /// `encoding/json`: control characters as `\u001b`, U+2028 and U+2029 escaped, and with
+    /// `html` also `<`, `>` and `&` (`\u003c`), as `json.Marshal` does.
+    Json { html: bool },
+}
+
+/// A double-quoted string, escaped in `style`.
+pub(crate) fn quote(text: &str, style: QuoteStyle) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = match control {
-                    ControlEscape::Hex => write!(out, "\\x{:02x}", c as u32),
-                    ControlEscape::Unicode => write!(out, "\\u{:04x}", c as u32),
-                };
+        let control =
+            (c as u32) < 0x20 || (c == '\u{7f}' && !matches!(style, QuoteStyle::Json { .. }));
+        match (c, style) {
+            ('"', _) => out.push_str("\\\""),
+            ('\\', _) => out.push_str("\\\\"),
+            ('\n', _) => out.push_str("\\n"),
+            ('\t', _) => out.push_str("\\t"),
+            ('\r', _) => out.push_str("\\r"),
+            (_, QuoteStyle::Go) if control => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            c => out.push(c),
+            ('<' | '>' | '&', QuoteStyle::Json { html: true })
+            | ('\u{2028}' | '\u{2029}', QuoteStyle::Json { .. }) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            _ if control => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            (c, _) => out.push(c),
         }
     }
     out.push('"');
@@ -98,7 +150,7 @@ pub(crate) fn quote(text: &str, control: ControlEscape) -> String {
 
 /// Go's `strconv.Quote`: a double-quoted string with Go escapes.
 pub(crate) fn go_quote(text: &str) -> String {
-    quote(text, ControlEscape::Hex)
+    quote(text, QuoteStyle::Go)
 }
 
 /// Go's `fmt.Sprintf` for the verbs templates use: `%s %v %d %q %t %f %x %%`, with `-`/`0`
@@ -235,6 +287,13 @@ mod tests {
             (json(serde_json::json!(3)), "3"),
             (json(serde_json::json!(3.0)), "3"),
             (json(serde_json::json!(2.5)), "2.5"),
+            (Value::from(1_000_000.0), "1e+06"),
+            (Value::from(123_456.0), "123456"),
+            (Value::from(1_234_567.0), "1.234567e+06"),
+            (Value::from(0.0001), "0.0001"),
+            (Value::from(0.00001), "1e-05"),
+            (Value::from(-2.5e-7), "-2.5e-07"),
+            (Value::from(1_000_000), "1000000"),
             (json(serde_json::json!(null)), "<nil>"),
             (json(serde_json::json!(["a", 1])), "[a 1]"),
             (json(serde_json::json!({"b": 2, "a": "x"})), "map[a:x b:2]"),

@@ -94,11 +94,8 @@ fn json_value(json: &serde_json::Value, missing_key_error: bool) -> Value {
     match json {
         serde_json::Value::Null => Value::from(()),
         serde_json::Value::Bool(b) => Value::from(*b),
-        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Value::from(i),
-            (None, Some(u)) => Value::from(u),
-            _ => Value::from(n.as_f64().unwrap_or(f64::NAN)),
-        },
+        // Go decodes every JSON number into a float64, and prints it as one.
+        serde_json::Value::Number(n) => Value::from(n.as_f64().unwrap_or(f64::NAN)),
         serde_json::Value::String(s) => Value::from(s.as_str()),
         serde_json::Value::Array(items) => items
             .iter()

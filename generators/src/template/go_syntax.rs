@@ -1,17 +1,24 @@
 //! Translation of Argo CD's Go-template syntax to minijinja source: fields and variables become
-//! subscripts of `dotN`/`var_name` variables, Go calls become minijinja calls with the same
-//! argument order (a piped value last), and `if`/`range`/`with` become minijinja blocks.
-//! Anything outside the supported subset is an error naming the construct.
+//! subscripts of `dotN`/`var_name` variables (a variable declared with `:=` is held in a
+//! namespace, so an assignment inside a `range` is seen after it, as in Go), Go calls become
+//! minijinja calls with the same argument order (a piped value last), `if`/`range`/`with` become
+//! minijinja blocks with `break`/`continue`, and the templates a field defines (`define`,
+//! `block`) become macros placed before its text, which `template` calls with the value that
+//! becomes their `.` and `$`. Anything outside the supported subset is an error naming the
+//! construct.
 
 use std::fmt::Write as _;
 use std::ops::Range;
 
 use super::go_format;
 use super::go_lexer::{Piece, Token, lex};
-use super::sprig::{RANGE_PAIRS, RANGE_VALUES, is_function};
+use super::sprig::{RANGE_PAIRS, RANGE_VALUES, VARIABLE, is_function};
 
 /// The minijinja variable holding the root parameters (`$`).
 pub(crate) const ROOT: &str = "dot0";
+
+/// The attribute of a variable's namespace that holds its value.
+const VALUE: &str = "flotilla_value";
 
 /// A translated template, with where each Go action ended up (to name it in render errors).
 #[derive(Debug, Clone)]
@@ -20,6 +27,8 @@ pub(crate) struct Translation {
     pub source: String,
     /// For each action, its byte range in `source` and its Go source.
     pub actions: Vec<(Range<usize>, String)>,
+    /// Whether the text defines templates (macros, which must be rendered on their own).
+    pub defines_templates: bool,
 }
 
 impl Translation {
@@ -39,30 +48,49 @@ pub(crate) fn translate(text: &str) -> Result<Translation, String> {
         out: String::with_capacity(text.len() * 2),
         actions: Vec::new(),
         dots: vec![ROOT.to_string()],
+        root: ROOT.to_string(),
         blocks: Vec::new(),
         scopes: vec![Vec::new()],
         counter: 0,
+        templates: Vec::new(),
+        definitions: String::new(),
+        definition_actions: Vec::new(),
+        buffer: 0,
     };
     for piece in lex(text)? {
         match piece {
             Piece::Text(literal) => translator.text(&literal),
             Piece::Action { source, tokens } => {
-                let start = translator.out.len();
+                let (start, buffer) = (translator.out.len(), translator.buffer);
                 translator
                     .action(&source, &tokens)
                     .map_err(|reason| format!("{reason} in {source}"))?;
-                translator
-                    .actions
-                    .push((start..translator.out.len(), source));
+                if translator.buffer == buffer {
+                    translator
+                        .actions
+                        .push((start..translator.out.len(), source));
+                }
             }
         }
     }
     if let Some(open) = translator.blocks.last() {
         return Err(format!("missing {{{{ end }}}} for {}", open.source));
     }
+    if let Some(missing) = translator.templates.iter().find(|t| !t.defined) {
+        return Err(format!("no such template {:?}", missing.name));
+    }
+    let offset = translator.definitions.len();
+    let mut actions = translator.definition_actions;
+    actions.extend(
+        translator
+            .actions
+            .into_iter()
+            .map(|(range, source)| (range.start + offset..range.end + offset, source)),
+    );
     Ok(Translation {
-        source: translator.out,
-        actions: translator.actions,
+        defines_templates: !translator.templates.is_empty(),
+        source: translator.definitions + &translator.out,
+        actions,
     })
 }
 
@@ -73,7 +101,7 @@ pub(crate) fn go_spelling(expression: &str) -> String {
         .replace("['", ".")
         .replace("']", "");
     if let Some(rest) = chain.strip_prefix("var_") {
-        return format!("${rest}");
+        return format!("${}", rest.replacen(&format!(".{VALUE}"), "", 1));
     }
     match chain
         .strip_prefix("dot")
@@ -90,6 +118,8 @@ enum BlockKind {
     If,
     Range,
     With,
+    /// The body of `define` or `block`.
+    Define,
 }
 
 struct Block {
@@ -98,6 +128,36 @@ struct Block {
     /// Whether this block set a new `.` that is still in effect (until `else` or `end`).
     dot_pushed: bool,
     seen_else: bool,
+    /// For a definition: what it set aside, restored at its `end`.
+    outside: Option<Box<Outside>>,
+}
+
+/// The translation state a definition's body sets aside: its macro starts afresh, with its
+/// argument as `.` and `$` and no variables.
+struct Outside {
+    out: String,
+    actions: Vec<(Range<usize>, String)>,
+    dots: Vec<String>,
+    scopes: Vec<Vec<(String, Holder)>>,
+    root: String,
+    /// `{% macro tpl_N(dotK) %}`.
+    header: String,
+}
+
+/// How a Go variable is held in minijinja.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holder {
+    /// `var_x` itself: loop variables and those `if`/`with` declare.
+    Plain,
+    /// `var_x.flotilla_value` of a namespace: variables declared with `:=` on their own, which a
+    /// `range` body may assign.
+    Namespace,
+}
+
+/// A template named by `define`, `block` or `template`.
+struct NamedTemplate {
+    name: String,
+    defined: bool,
 }
 
 struct Translator {
@@ -107,8 +167,17 @@ struct Translator {
     dots: Vec<String>,
     blocks: Vec<Block>,
     /// Declared Go variables, one scope per open block.
-    scopes: Vec<Vec<String>>,
+    scopes: Vec<Vec<(String, Holder)>>,
     counter: usize,
+    /// The minijinja name of `$`: the root, or a definition's argument.
+    root: String,
+    /// Templates by index: macro `tpl_N` is `templates[N]`.
+    templates: Vec<NamedTemplate>,
+    /// The macros of finished definitions, placed before the text.
+    definitions: String,
+    definition_actions: Vec<(Range<usize>, String)>,
+    /// Changes whenever `out` is swapped (a definition starts or ends).
+    buffer: usize,
 }
 
 impl Translator {
@@ -131,17 +200,34 @@ impl Translator {
         format!("dot{}", self.counter)
     }
 
+    /// Declares `name` as a plain minijinja variable (`range`, `if` and `with` variables).
     fn declare(&mut self, name: &str) {
+        self.declare_as(name, Holder::Plain);
+    }
+
+    fn declare_as(&mut self, name: &str, holder: Holder) {
         if let Some(scope) = self.scopes.last_mut() {
-            scope.push(name.to_string());
+            scope.push((name.to_string(), holder));
         }
     }
 
-    fn is_declared(&self, name: &str) -> bool {
+    /// How the innermost declaration of `name` holds its value, `None` when it is undeclared.
+    fn variable(&self, name: &str) -> Option<Holder> {
         self.scopes
             .iter()
             .flatten()
-            .any(|declared| declared == name)
+            .rev()
+            .find(|(declared, _)| declared == name)
+            .map(|&(_, holder)| holder)
+    }
+
+    /// The minijinja expression of variable `name`'s value.
+    fn variable_value(&self, name: &str) -> Result<String, String> {
+        match self.variable(name) {
+            Some(Holder::Plain) => Ok(format!("var_{name}")),
+            Some(Holder::Namespace) => Ok(format!("var_{name}.{VALUE}")),
+            None => Err(format!("undefined variable ${name}")),
+        }
     }
 
     fn open(&mut self, kind: BlockKind, source: &str, dot_pushed: bool) {
@@ -150,8 +236,88 @@ impl Translator {
             source: source.to_string(),
             dot_pushed,
             seen_else: false,
+            outside: None,
         });
         self.scopes.push(Vec::new());
+    }
+
+    /// The index of template `name`, registering it on first mention.
+    fn template(&mut self, name: &str) -> usize {
+        if let Some(index) = self.templates.iter().position(|t| t.name == name) {
+            return index;
+        }
+        self.templates.push(NamedTemplate {
+            name: name.to_string(),
+            defined: false,
+        });
+        self.templates.len() - 1
+    }
+
+    /// `{{ template "name" pipeline }}` (and the call a `block` makes).
+    fn call_template(&mut self, name: &str, argument: &[Token]) -> Result<(), String> {
+        let index = self.template(name);
+        let value = if argument.is_empty() {
+            "none".to_string()
+        } else {
+            self.pipeline_all(argument)?
+        };
+        let _ = write!(self.out, "{{{{ tpl_{index}({value}) }}}}");
+        Ok(())
+    }
+
+    /// Starts the body of template `name`: a macro of its own, written aside.
+    fn start_definition(&mut self, name: &str, source: &str) -> Result<(), String> {
+        let index = self.template(name);
+        if self.templates[index].defined {
+            return Err(format!("template {name:?} is defined twice"));
+        }
+        self.templates[index].defined = true;
+        let dot = self.fresh_dot();
+        let outside = Outside {
+            out: std::mem::take(&mut self.out),
+            actions: std::mem::take(&mut self.actions),
+            dots: std::mem::replace(&mut self.dots, vec![dot.clone()]),
+            scopes: std::mem::replace(&mut self.scopes, vec![Vec::new()]),
+            root: std::mem::replace(&mut self.root, dot.clone()),
+            header: format!("{{% macro tpl_{index}({dot}) %}}"),
+        };
+        self.buffer += 1;
+        self.blocks.push(Block {
+            kind: BlockKind::Define,
+            source: source.to_string(),
+            dot_pushed: false,
+            seen_else: false,
+            outside: Some(Box::new(outside)),
+        });
+        Ok(())
+    }
+
+    /// Ends a definition: its macro joins the others, and the state it set aside comes back.
+    fn end_definition(&mut self, outside: Outside) {
+        let body = std::mem::replace(&mut self.out, outside.out);
+        let actions = std::mem::replace(&mut self.actions, outside.actions);
+        self.dots = outside.dots;
+        self.scopes = outside.scopes;
+        self.root = outside.root;
+        let offset = self.definitions.len() + outside.header.len();
+        self.definition_actions.extend(
+            actions
+                .into_iter()
+                .map(|(range, source)| (range.start + offset..range.end + offset, source)),
+        );
+        self.definitions.push_str(&outside.header);
+        self.definitions.push_str(&body);
+        self.definitions.push_str("{% endmacro %}");
+        self.buffer += 1;
+    }
+
+    /// Whether a `range` is open in the template being translated.
+    fn in_range(&self) -> bool {
+        self.blocks
+            .iter()
+            .rev()
+            .take_while(|block| block.kind != BlockKind::Define)
+            .any(|block| block.kind == BlockKind::Range)
     }
 
     fn action(&mut self, source: &str, tokens: &[Token]) -> Result<(), String> {
@@ -180,7 +346,8 @@ impl Translator {
             "with" => {
                 let (variable, value) = self.declared_pipeline(&tokens[1..])?;
                 let dot = self.fresh_dot();
-                let _ = write!(self.out, "{{% with {dot} = {value} %}}{{% if {dot} %}}");
+                // `set`, not minijinja's `with`: a `with` frame inside a loop would break `break`.
+                let _ = write!(self.out, "{{% set {dot} = {value} %}}{{% if {dot} %}}");
                 self.open(BlockKind::With, source, true);
                 if let Some(name) = variable {
                     let _ = write!(self.out, "{{% set var_{name} = {dot} %}}");
@@ -192,8 +359,34 @@ impl Translator {
             "range" => self.range(source, &tokens[1..]),
             "else" => self.else_branch(&tokens[1..]),
             "end" if tokens.len() == 1 => self.end(),
-            "define" | "template" | "block" | "break" | "continue" => {
-                Err(format!("unsupported action \"{keyword}\""))
+            "define" => match &tokens[1..] {
+                _ if !self.blocks.is_empty() => {
+                    Err("define is only allowed at the top level".into())
+                }
+                [Token::Str(name)] => self.start_definition(name, source),
+                _ => Err("define needs a template name (a string) and nothing else".into()),
+            },
+            "block" => match &tokens[1..] {
+                [Token::Str(name), argument @ ..] => {
+                    let name = name.clone();
+                    self.call_template(&name, argument)?;
+                    self.start_definition(&name, source)
+                }
+                _ => Err("block needs a template name (a string)".into()),
+            },
+            "template" => match &tokens[1..] {
+                [Token::Str(name), argument @ ..] => {
+                    let name = name.clone();
+                    self.call_template(&name, argument)
+                }
+                _ => Err("template needs a template name (a string)".into()),
+            },
+            "break" | "continue" if tokens.len() == 1 => {
+                if !self.in_range() {
+                    return Err(format!("{{{{{keyword}}}}} outside {{{{range}}}}"));
+                }
+                let _ = write!(self.out, "{{% {keyword} %}}");
+                Ok(())
             }
             _ => match tokens {
                 [
@@ -201,26 +394,29 @@ impl Translator {
                     Token::Declare | Token::Assign,
                     rest @ ..,
                 ] if chain.is_empty() && !name.is_empty() => {
-                    let assign = matches!(tokens[1], Token::Assign);
-                    if assign && !self.is_declared(name) {
-                        return Err(format!("undefined variable ${name}"));
-                    }
-                    if assign
-                        && self
-                            .blocks
-                            .iter()
-                            .any(|block| block.kind == BlockKind::Range)
-                    {
-                        return Err(format!(
-                            "assigning to ${name} inside range is not supported"
-                        ));
-                    }
                     let value = self.pipeline_all(rest)?;
-                    let _ = write!(self.out, "{{% set var_{name} = {value} %}}");
-                    if !assign {
-                        self.declare(name);
+                    if matches!(tokens[1], Token::Declare) {
+                        let _ = write!(
+                            self.out,
+                            "{{% set var_{name} = {VARIABLE}({VALUE}={value}) %}}"
+                        );
+                        self.declare_as(name, Holder::Namespace);
+                        return Ok(());
                     }
-                    Ok(())
+                    match self.variable(name) {
+                        None => Err(format!("undefined variable ${name}")),
+                        Some(Holder::Namespace) => {
+                            let _ = write!(self.out, "{{% set var_{name}.{VALUE} = {value} %}}");
+                            Ok(())
+                        }
+                        Some(Holder::Plain) if self.in_range() => Err(format!(
+                            "assigning to ${name}, a range, if or with variable, inside range is not supported"
+                        )),
+                        Some(Holder::Plain) => {
+                            let _ = write!(self.out, "{{% set var_{name} = {value} %}}");
+                            Ok(())
+                        }
+                    }
                 }
                 _ => {
                     let value = self.pipeline_all(tokens)?;
@@ -289,7 +485,11 @@ impl Translator {
     }
 
     fn else_branch(&mut self, tokens: &[Token]) -> Result<(), String> {
-        let Some(block) = self.blocks.last_mut() else {
+        let Some(block) = self
+            .blocks
+            .last_mut()
+            .filter(|block| block.kind != BlockKind::Define)
+        else {
             return Err("{{ else }} outside if, range or with".into());
         };
         if block.seen_else {
@@ -319,16 +519,20 @@ impl Translator {
 
     fn end(&mut self) -> Result<(), String> {
         let Some(block) = self.blocks.pop() else {
-            return Err("{{ end }} without an open if, range or with".into());
+            return Err("{{ end }} without an open if, range, with, define or block".into());
         };
+        if let Some(outside) = block.outside {
+            self.end_definition(*outside);
+            return Ok(());
+        }
         self.scopes.pop();
         if block.dot_pushed {
             self.dots.pop();
         }
         self.out.push_str(match block.kind {
-            BlockKind::If => "{% endif %}",
             BlockKind::Range => "{% endfor %}",
-            BlockKind::With => "{% endif %}{% endwith %}",
+            BlockKind::If | BlockKind::With => "{% endif %}",
+            BlockKind::Define => "",
         });
         Ok(())
     }
@@ -411,13 +615,8 @@ impl Parser<'_, '_> {
         let term = match token {
             Token::Dot => translator.dot().to_string(),
             Token::Field { chain, .. } => field(translator.dot(), &chain),
-            Token::Variable { name, chain } if name.is_empty() => field(ROOT, &chain),
-            Token::Variable { name, chain } => {
-                if !translator.is_declared(&name) {
-                    return Err(format!("undefined variable ${name}"));
-                }
-                field(&format!("var_{name}"), &chain)
-            }
+            Token::Variable { name, chain } if name.is_empty() => field(&translator.root, &chain),
+            Token::Variable { name, chain } => field(&translator.variable_value(&name)?, &chain),
             Token::Str(text) => jinja_string(&text),
             Token::Int(n) => n.to_string(),
             Token::Float(f) => format!("{f:?}"),
@@ -487,7 +686,7 @@ fn describe(token: &Token) -> String {
 
 /// A minijinja string literal for `text`.
 fn jinja_string(text: &str) -> String {
-    go_format::quote(text, go_format::ControlEscape::Unicode)
+    go_format::quote(text, go_format::QuoteStyle::Jinja)
 }
 
 #[cfg(test)]
@@ -531,16 +730,22 @@ mod tests {
     fn unsupported_and_malformed_constructs_are_named() {
         let cases = [
             (
-                "{{ .x | sha256sum }}",
-                "unsupported function \"sha256sum\" in {{ .x | sha256sum }}",
+                "{{ .x | md5sum }}",
+                "unsupported function \"md5sum\" in {{ .x | md5sum }}",
+            ),
+            ("{{ template \"x\" }}", "no such template \"x\""),
+            (
+                "{{ if true }}{{ define \"x\" }}{{ end }}{{ end }}",
+                "define is only allowed at the top level",
             ),
             (
-                "{{ template \"x\" }}",
-                "unsupported action \"template\" in {{ template \"x\" }}",
+                "{{ define \"x\" }}a{{ end }}{{ define \"x\" }}b{{ end }}",
+                "template \"x\" is defined twice",
             ),
+            ("{{ break }}", "{{break}} outside {{range}}"),
             (
-                "{{ define \"x\" }}{{ end }}",
-                "unsupported action \"define\"",
+                "{{ range .l }}{{ define \"x\" }}{{ end }}{{ end }}",
+                "define is only allowed at the top level",
             ),
             ("{{ if .a }}x", "missing {{ end }} for {{ if .a }}"),
             ("x{{ end }}", "{{ end }} without an open if"),
@@ -559,7 +764,7 @@ mod tests {
                 "unsupported else form",
             ),
             (
-                "{{ $x := 1 }}{{ range .l }}{{ $x = 2 }}{{ end }}",
+                "{{ range $x := .l }}{{ range .l }}{{ $x = 2 }}{{ end }}{{ end }}",
                 "inside range is not supported",
             ),
         ];

@@ -10,6 +10,7 @@ mod go_format;
 mod go_lexer;
 mod go_params;
 mod go_syntax;
+mod go_time;
 mod sprig;
 mod typed_render;
 

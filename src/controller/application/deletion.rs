@@ -7,10 +7,13 @@ use crate::manifest::ObjectKey;
 use crate::sync::{LiveObject, SyncAnnotations, SyncOptionKey, is_managed_by};
 
 /// Finalizers that ask for an Application's resources to be deleted with it: Flotilla's, and
-/// Argo CD's so existing Applications work unchanged.
-pub const RESOURCE_FINALIZERS: [&str; 2] = [
+/// Argo CD's (with its `/foreground` and `/background` forms, which ApplicationSet templates set)
+/// so existing Applications work unchanged.
+pub const RESOURCE_FINALIZERS: [&str; 4] = [
     crate::controller::appset::ownership::RESOURCES_FINALIZER,
     "resources-finalizer.argocd.argoproj.io",
+    "resources-finalizer.argocd.argoproj.io/foreground",
+    "resources-finalizer.argocd.argoproj.io/background",
 ];
 
 /// What to do next.

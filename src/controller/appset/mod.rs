@@ -1,6 +1,5 @@
 //! The pure core of the ApplicationSet controller: which Applications to write ([`diff`]), how
-//! they are marked as owned ([`ownership`]), what is checked before writing ([`validate`]), when
-//! to regenerate ([`requeue`]), how bursts of events are paced ([`pacing`]) and what status
+//! they are marked as owned ([`ownership`]), when to regenerate ([`requeue`]), how bursts of events are paced ([`pacing`]) and what status
 //! results ([`status`]); for RollingSync, what the
 //! rollout observes ([`rollout_input`]), writes ([`rollout_status`]) and requests
 //! ([`sync_request`]). No API client here.
@@ -15,4 +14,3 @@ pub mod status;
 pub mod sync_request;
 #[cfg(test)]
 pub mod test_fixtures;
-pub mod validate;

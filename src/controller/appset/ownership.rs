@@ -46,7 +46,8 @@ pub fn is_owned_by(application: &Application, owner_uid: &str) -> bool {
 }
 
 /// `application` as the ApplicationSet named in `owner` wants it: with the owner reference, the
-/// label, and `finalizer` (if any) added to the finalizers the template sets.
+/// label, and `finalizer` (if any) when the template sets no finalizers — as Argo CD adds its
+/// resources finalizer only to Applications whose template has none.
 #[must_use]
 pub fn owned(
     mut application: Application,
@@ -58,11 +59,10 @@ pub fn owned(
     meta.labels
         .get_or_insert_default()
         .insert(APPLICATION_SET_LABEL.to_string(), owner.name.clone());
-    if let Some(finalizer) = finalizer {
-        let finalizers = meta.finalizers.get_or_insert_default();
-        if !finalizers.iter().any(|f| f == finalizer) {
-            finalizers.push(finalizer.to_string());
-        }
+    if let Some(finalizer) = finalizer
+        && meta.finalizers.as_ref().is_none_or(Vec::is_empty)
+    {
+        meta.finalizers = Some(vec![finalizer.to_string()]);
     }
     application
 }
@@ -108,6 +108,19 @@ mod tests {
         assert_eq!(
             app.metadata.labels.unwrap()[APPLICATION_SET_LABEL],
             "stack".to_string()
+        );
+
+        // A template that sets finalizers keeps exactly its own.
+        let mut own = Application::new("web", ApplicationSpec::default());
+        own.metadata.finalizers = Some(vec![
+            "resources-finalizer.argocd.argoproj.io/background".to_string(),
+        ]);
+        let own = owned(own, &owner, Some("f"));
+        assert_eq!(
+            own.metadata.finalizers,
+            Some(vec![
+                "resources-finalizer.argocd.argoproj.io/background".to_string()
+            ])
         );
     }
 }

@@ -2,7 +2,8 @@
 //! `2h45m`), the one parser and the one formatter of the project: CLI flags, annotations
 //! (`flotilla.dev/sync-timeout`, `sim.flotilla.dev/ready-after`), RollingSync deadlines and retry
 //! backoffs (where a bare integer means seconds, as in Argo CD) all go through here, and every
-//! duration Flotilla prints is written as Go's `Duration.String()` writes it.
+//! duration Flotilla prints is written as Go's `Duration.String()` writes it. Templates' date
+//! functions (`dateModify`, `ago`, `duration`) use it too, with the sign Go allows there.
 
 use std::fmt;
 use std::time::Duration;
@@ -72,6 +73,20 @@ impl DurationError {
 /// # Errors
 /// [`DurationError`] naming the text and what is wrong with it.
 pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
+    match parse_signed_duration(input)? {
+        (true, duration) if !duration.is_zero() => {
+            Err(DurationError::new(input, DurationProblem::Negative))
+        }
+        (_, duration) => Ok(duration),
+    }
+}
+
+/// Parses a duration as [`parse_duration`] does, a leading `-` included (as Go does for
+/// templates' `dateModify "-1.5h"`): whether it is negative, and its length.
+///
+/// # Errors
+/// [`DurationError`] naming the text and what is wrong with it.
+pub fn parse_signed_duration(input: &str) -> Result<(bool, Duration), DurationError> {
     let error = |problem| DurationError::new(input, problem);
     let (negative, mut rest) = match input.as_bytes().first() {
         Some(b'-') => (true, &input[1..]),
@@ -79,7 +94,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
         _ => (false, input),
     };
     if rest == "0" {
-        return Ok(Duration::ZERO);
+        return Ok((negative, Duration::ZERO));
     }
     if rest.is_empty() {
         return Err(error(DurationProblem::Malformed));
@@ -93,10 +108,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
         }
         rest = after;
     }
-    if negative && total > 0 {
-        return Err(error(DurationProblem::Negative));
-    }
-    Ok(from_nanos(total))
+    Ok((negative, from_nanos(total)))
 }
 
 /// Parses a retry backoff as Argo CD does: a bare integer is a number of seconds (`30`), anything
