@@ -20,7 +20,7 @@ use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
     OperationState as RolloutOperation, RolloutDecision, RolloutInput,
 };
-use crate::sync::execute::{SyncEvent, SyncRequest, run_sync};
+use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState};
 
 use super::app::SimApp;
@@ -175,10 +175,14 @@ async fn sync_one<C: ClusterApi>(
 ) -> (usize, OperationState) {
     let store = NeverResumedStore;
     let (_terminate, cancel) = watch::channel(false);
+    // Nobody confirms a `Prune=confirm` prune in a simulation: the sync waits for it as the
+    // controller's does when nobody runs `flotilla app confirm-prune`, until its timeout.
+    let (_approve, approved) = watch::channel(None);
     let request = SyncRequest {
         app: &app.name,
         revision: app.revision.as_deref(),
         dry_run: false,
+        prune_confirmation: PruneConfirmation::Watched(&approved),
     };
     let events = |event: &SyncEvent| {
         let text = match event {

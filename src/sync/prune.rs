@@ -1,6 +1,7 @@
 //! Prune candidates: live objects this Application manages (see [`super::tracking`]) that are no
 //! longer desired. Never hooks, never objects with `Prune=false`; `PruneLast` from the object or
-//! the Application. Deleted in reverse wave order (see [`super::step`]).
+//! the Application; `Prune=confirm` objects wait for a confirmation. Deleted in reverse wave
+//! order (see [`super::step`]).
 
 use std::collections::BTreeSet;
 
@@ -24,6 +25,8 @@ pub struct PruneTask {
     pub wave: i32,
     /// Deleted only after every Sync wave is Healthy.
     pub last: bool,
+    /// `Prune=confirm`: deleted only once the pruning is confirmed.
+    pub confirm: bool,
 }
 
 /// An extraneous object that is kept, and why.
@@ -76,6 +79,7 @@ pub fn plan_prune(plan: &SyncPlan, live: &[LiveObject], app: &str, prune_last: b
                 key: object.key.clone(),
                 wave: annotations.wave,
                 last: prune_last || annotations.options.get(SyncOptionKey::PruneLast),
+                confirm: annotations.options.confirms(SyncOptionKey::Prune),
             }),
             (None, problems) => prune.kept.push(keep(&format!(
                 "unreadable annotations: {}",
@@ -133,15 +137,27 @@ mod tests {
                 "app",
                 &[("argocd.argoproj.io/sync-options", "PruneLast=true")],
             ),
+            live(
+                "critical",
+                "app",
+                &[("argocd.argoproj.io/sync-options", "Prune=confirm")],
+            ),
             live("weird", "app", &[("argocd.argoproj.io/sync-wave", "x")]),
         ];
         let prune = plan_prune(&plan, &objects, "app", false);
         let tasks: Vec<_> = prune
             .tasks
             .iter()
-            .map(|t| (t.key.name.as_str(), t.wave, t.last))
+            .map(|t| (t.key.name.as_str(), t.wave, t.last, t.confirm))
             .collect();
-        assert_eq!(tasks, [("plain", 2, false), ("last", 0, true)]);
+        assert_eq!(
+            tasks,
+            [
+                ("plain", 2, false, false),
+                ("last", 0, true, false),
+                ("critical", 0, false, true)
+            ]
+        );
         let kept: Vec<_> = prune
             .kept
             .iter()
