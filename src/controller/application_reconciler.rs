@@ -922,7 +922,8 @@ async fn run_post_delete(
         .and_then(|op| op.revision.clone())
         .or_else(|| {
             status
-                .map(|s| s.sync.revision.clone())
+                .and_then(|s| s.sync.as_ref())
+                .map(|sync| sync.revision.clone())
                 .filter(|r| !r.is_empty())
         })
         .unwrap_or_else(|| app.spec.source.target_revision.clone());
