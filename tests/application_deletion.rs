@@ -5,7 +5,8 @@
 //! `Prune=confirm` keeps an automated prune waiting (status shows it) until
 //! `flotilla app confirm-prune`; `Delete=confirm` holds the deletion of the Application's objects
 //! until then; PostDelete hook Jobs run after the resources are gone and before the Application
-//! disappears, with their delete policies; a failing one keeps the Application and is reported.
+//! disappears, with their delete policies, once even when the controller is killed while they
+//! run; a failing one keeps the Application and is reported.
 
 mod controller_support;
 mod support;
@@ -271,12 +272,28 @@ async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() 
         })
         .await;
     }
+    // A controller killed while the hooks run: the next one resumes their operation from the
+    // Application's status and creates no hook twice.
+    let first_report = jobs.get("report").await.unwrap().uid();
+    wait_until(&apps, "web", "the hooks recorded", |app| {
+        let operation = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
+        operation.is_some_and(|op| {
+            op.operation_id == "web-post-delete"
+                && ["cleanup", "report"]
+                    .iter()
+                    .all(|hook| op.resources.iter().any(|r| r.name == *hook))
+        })
+    })
+    .await;
+    controller.kill().await;
+    let controller = start(&ns, "successor");
     gone(&apps).await;
     assert!(
         !exists(&jobs, "cleanup").await,
         "HookSucceeded (the PostDelete default): deleted once it succeeded"
     );
     let report = jobs.get("report").await.expect("HookFailed: kept after success");
+    assert_eq!(report.uid(), first_report, "created once");
     assert_eq!(report.status.and_then(|s| s.succeeded), Some(1));
     controller.stop().await;
 }

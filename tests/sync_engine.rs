@@ -1,8 +1,9 @@
 //! `flotilla sync` end to end on the real control plane (cluster 1 with its node simulator): the
 //! order of Argo CD's sync, hook failures and SyncFail hooks, timeouts that name what blocks,
-//! pruning (Prune=confirm stopping until `--confirm-prune`), hooks re-run, CRDs with their custom resources, resuming an interrupted sync, the sync
-//! options (Replace, Force, ApplyOutOfSyncOnly, CreateNamespace, SkipDryRunOnMissingResource),
-//! retries, dry runs, git sources and Ctrl-C.
+//! pruning (`Prune=confirm` stopping it until `--confirm-prune`), hooks re-run, CRDs with their
+//! custom resources, resuming an interrupted sync, the sync options (Replace, Force,
+//! ApplyOutOfSyncOnly, CreateNamespace, SkipDryRunOnMissingResource), retries, dry runs, git
+//! sources and Ctrl-C.
 //! Order is asserted from the operation's records (kept in execution order) and from creation
 //! timestamps and conditions (one-second resolution, so compared with `<=`).
 
