@@ -855,6 +855,7 @@ async fn delete_step(run: &Run, app: &Application) -> Result<Deletion, Applicati
         .is_some_and(|deleted| approved_since(app.deletion_approved(), deleted.0));
     let instance = instance_name(&app);
     let state = DeletionState {
+        name: &name,
         app: &instance,
         objects: &tracked,
         approved,
@@ -913,7 +914,7 @@ async fn run_post_delete(
     let ctx = &run.ctx;
     let name = app.name_any();
     let instance = instance_name(app);
-    let id = post_delete_id(&instance);
+    let id = post_delete_id(&name);
     let status = app.status.as_ref();
     let recorded = status
         .and_then(|s| s.operation_state.as_ref())

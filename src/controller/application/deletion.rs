@@ -42,7 +42,9 @@ pub enum DeletionStep {
 /// What a deletion step is decided from.
 #[derive(Clone, Copy, Debug)]
 pub struct DeletionState<'a> {
-    /// The name the Application's objects are tracked under.
+    /// The Application's name.
+    pub name: &'a str,
+    /// The name its objects are tracked under.
     pub app: &'a str,
     /// Live objects (of any Application).
     pub objects: &'a [LiveObject],
@@ -52,11 +54,11 @@ pub struct DeletionState<'a> {
     pub operation: Option<&'a OperationState>,
 }
 
-/// The operation id of the PostDelete hooks of the Application tracked as `app` (fixed, so
-/// generated hook names are the same after a restart).
+/// The operation id of the PostDelete hooks of Application `name` (fixed, so generated hook
+/// names are the same after a restart).
 #[must_use]
-pub fn post_delete_id(app: &str) -> String {
-    format!("{app}-post-delete")
+pub fn post_delete_id(name: &str) -> String {
+    format!("{name}-post-delete")
 }
 
 /// The next step of the deletion.
@@ -64,7 +66,7 @@ pub fn post_delete_id(app: &str) -> String {
 pub fn deletion_step(state: &DeletionState<'_>) -> DeletionStep {
     let post_delete = state
         .operation
-        .filter(|operation| operation.operation_id == post_delete_id(state.app));
+        .filter(|operation| operation.operation_id == post_delete_id(state.name));
     if let Some(operation) = post_delete {
         return match operation.phase {
             OperationPhase::Running => DeletionStep::RunPostDelete,
@@ -145,6 +147,7 @@ mod tests {
 
     fn deletion_step(app: &str, objects: &[LiveObject]) -> DeletionStep {
         super::deletion_step(&DeletionState {
+            name: "web",
             app,
             objects,
             approved: false,
@@ -194,6 +197,7 @@ mod tests {
         ];
         let step = |approved| {
             super::deletion_step(&DeletionState {
+                name: "web",
                 app: "app",
                 objects: &objects,
                 approved,
@@ -225,16 +229,16 @@ mod tests {
         let remaining = [object("app", "left", 0, false)];
         let cases = [
             (
-                operation("app-post-delete", OperationPhase::Running, ""),
+                operation("web-post-delete", OperationPhase::Running, ""),
                 DeletionStep::RunPostDelete,
             ),
             (
-                operation("app-post-delete", OperationPhase::Succeeded, "done"),
+                operation("web-post-delete", OperationPhase::Succeeded, "done"),
                 DeletionStep::Done,
             ),
             (
                 operation(
-                    "app-post-delete",
+                    "web-post-delete",
                     OperationPhase::Failed,
                     "PostDelete wave 0: Job n/cleanup hook failed: BackoffLimitExceeded",
                 ),
@@ -245,12 +249,13 @@ mod tests {
             ),
             // A sync of the Application interrupted by its deletion is not the PostDelete one.
             (
-                operation("app-1700000000000", OperationPhase::Running, ""),
+                operation("web-1700000000000", OperationPhase::Running, ""),
                 DeletionStep::Delete(vec![remaining[0].key.clone()]),
             ),
         ];
         for (stored, expected) in cases {
             let step = super::deletion_step(&DeletionState {
+                name: "web",
                 app: "app",
                 objects: &remaining,
                 approved: false,

@@ -280,6 +280,8 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                         (self.context.events)(&SyncEvent::Step(message.clone()));
                         self.state.edit().message = message;
                     }
+                    // The wait shows in the stored state while it lasts.
+                    self.save().await?;
                     let PruneConfirmation::Watched(approved) = self.context.confirmation else {
                         return self.hold().await;
                     };
