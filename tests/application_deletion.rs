@@ -33,7 +33,9 @@ fn config(name: &str, options: &str) -> String {
     } else {
         format!("\n  annotations:\n    argocd.argoproj.io/sync-options: {options}")
     };
-    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}{annotations}\ndata:\n  a: b\n")
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}{annotations}\ndata:\n  a: b\n"
+    )
 }
 
 /// A PostDelete hook Job; its pod takes 3 s (so the test sees it run) and fails when `fail`.
@@ -194,7 +196,13 @@ async fn a_prune_confirm_object_waits_for_confirm_prune() {
     synced(&apps, &second).await;
     assert!(!exists(&configs, "critical").await, "pruned once confirmed");
     assert!(exists(&configs, "kept").await);
-    let operation = apps.get("web").await.unwrap().status.unwrap().operation_state;
+    let operation = apps
+        .get("web")
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .operation_state;
     let pruned = operation
         .unwrap()
         .resources
@@ -223,12 +231,18 @@ async fn delete_confirm_holds_the_deletion_until_confirmed() {
     let expected = format!(
         "waiting for deletion confirmation of ConfigMap {dest}/precious (Delete=confirm): flotilla app confirm-prune web"
     );
-    wait_until(&apps, "web", "the deletion waiting for confirmation", |app| {
-        deletion_error(app).as_deref() == Some(expected.as_str())
-    })
+    wait_until(
+        &apps,
+        "web",
+        "the deletion waiting for confirmation",
+        |app| deletion_error(app).as_deref() == Some(expected.as_str()),
+    )
     .await;
     let configs: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &dest);
-    assert!(exists(&configs, "plain").await, "nothing deleted unconfirmed");
+    assert!(
+        exists(&configs, "plain").await,
+        "nothing deleted unconfirmed"
+    );
     assert!(exists(&configs, "precious").await);
 
     confirm(&ns).await;
@@ -255,7 +269,10 @@ async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() 
     synced(&apps, &first).await;
     let jobs: Api<Job> = Api::namespaced(ns.client.clone(), &dest);
     let configs: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &dest);
-    assert!(!exists(&jobs, "cleanup").await, "PostDelete hooks never run in a sync");
+    assert!(
+        !exists(&jobs, "cleanup").await,
+        "PostDelete hooks never run in a sync"
+    );
 
     apps.delete("web", &DeleteParams::default())
         .await
@@ -267,7 +284,10 @@ async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() 
                 return Err(format!("no Job {hook} yet"));
             }
             assert!(!exists(&configs, "settings").await, "resources first");
-            assert!(exists(&apps, "web").await, "the Application waits for {hook}");
+            assert!(
+                exists(&apps, "web").await,
+                "the Application waits for {hook}"
+            );
             Ok(())
         })
         .await;
@@ -292,7 +312,10 @@ async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() 
         !exists(&jobs, "cleanup").await,
         "HookSucceeded (the PostDelete default): deleted once it succeeded"
     );
-    let report = jobs.get("report").await.expect("HookFailed: kept after success");
+    let report = jobs
+        .get("report")
+        .await
+        .expect("HookFailed: kept after success");
     assert_eq!(report.uid(), first_report, "created once");
     assert_eq!(report.status.and_then(|s| s.succeeded), Some(1));
     controller.stop().await;

@@ -1,6 +1,7 @@
 //! The people-facing commands against a real API server: `flotilla app sync` requests an
 //! operation, `app terminate` targets the running one (or withdraws a pending request),
-//! `app wait` exits 0 once the Application is Healthy and Synced and 1 on timeout, and
+//! `app wait` exits 0 once the Application is Healthy and Synced and 1 on timeout,
+//! `app confirm-prune` (and its alias `confirm-deletion`) writes the approval time, and
 //! `flotilla get apps` lists what the status says. The status is written by the test, standing in
 //! for the controller, so these tests pin down the commands alone.
 
@@ -9,7 +10,8 @@ mod support;
 use std::process::{Command, Output, Stdio};
 
 use flotilla::api::Application;
-use flotilla::api::application::TERMINATE_ANNOTATION;
+use flotilla::api::application::{DELETION_APPROVED_ANNOTATION, TERMINATE_ANNOTATION};
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
@@ -187,4 +189,35 @@ async fn get_apps_lists_sync_and_health() {
     let json_out = run(&ns, &["get", "apps", "-o", "json"]).await;
     let items: Vec<Value> = serde_json::from_slice(&json_out.stdout).expect("JSON list");
     assert_eq!(items[0]["status"]["health"]["status"], "Healthy");
+}
+
+#[tokio::test]
+async fn app_confirm_prune_sets_the_approval_now_and_names_a_missing_application() {
+    let (ns, apps) = with_application("cli-confirm").await;
+    for command in ["confirm-prune", "confirm-deletion"] {
+        // Written to the millisecond.
+        let before = Timestamp::now() - SignedDuration::from_millis(1);
+        let confirmed = run(&ns, &["app", command, "web"]).await;
+        assert!(confirmed.status.success(), "{confirmed:?}");
+        let app = apps.get("web").await.unwrap();
+        let approved = app.deletion_approved().expect("a readable approval time");
+        assert!(
+            before <= approved && approved <= Timestamp::now(),
+            "{approved} is now"
+        );
+        assert_eq!(
+            text(&confirmed.stdout).trim(),
+            format!(
+                "pruning and deletion of Application web's objects confirmed ({DELETION_APPROVED_ANNOTATION}: {})",
+                app.annotations()[DELETION_APPROVED_ANNOTATION]
+            )
+        );
+    }
+
+    let missing = run(&ns, &["app", "confirm-prune", "missing"]).await;
+    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    assert_eq!(
+        text(&missing.stderr).trim(),
+        "error: confirming the pruning of Application missing's objects: applications.flotilla.dev \"missing\" not found (HTTP 404 NotFound)"
+    );
 }

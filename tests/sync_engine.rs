@@ -844,6 +844,11 @@ async fn prune_confirm_stops_the_sync_until_confirm_prune() {
         confirmed.state.operation_id, waiting.state.operation_id,
         "the stopped operation resumed"
     );
-    record_with_action(&confirmed.state, "ConfigMap", "critical", ResourceAction::Pruned);
+    record_with_action(
+        &confirmed.state,
+        "ConfigMap",
+        "critical",
+        ResourceAction::Pruned,
+    );
     assert!(config_maps.get_opt("critical").await.unwrap().is_none());
 }

@@ -52,9 +52,7 @@ use crate::cluster::clients::{ClientsError, ClusterClients};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
-use crate::sync::execute::{
-    ExecuteError, ExecuteSettings, OperationStore, approved_since, begin,
-};
+use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, approved_since, begin};
 use crate::sync::{LiveObject, OperationState, SyncPlan};
 
 /// How many live objects are read at once while comparing.
@@ -960,11 +958,19 @@ async fn run_post_delete(
     }
     let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
     if recorded.is_none() {
-        let (state, _) = begin(None, manifests.revision.as_deref(), &id, Time(Timestamp::now()));
-        store.save(&state).await.map_err(|error| ApplicationError::Sync {
-            app: name.clone(),
-            error: error.into(),
-        })?;
+        let (state, _) = begin(
+            None,
+            manifests.revision.as_deref(),
+            &id,
+            Time(Timestamp::now()),
+        );
+        store
+            .save(&state)
+            .await
+            .map_err(|error| ApplicationError::Sync {
+                app: name.clone(),
+                error: error.into(),
+            })?;
         let hooks: Vec<String> = plan.post_delete.iter().map(|t| t.key.to_string()).collect();
         let note = format!("running PostDelete hooks: {}", hooks.join(", "));
         publish(ctx, app, EventReason::SyncStarted, note).await;
@@ -987,7 +993,9 @@ async fn run_post_delete(
         None => Ok(Deletion::Continue(Action::await_change())),
         Some(Err(error)) => Err(ApplicationError::Sync { app: name, error }),
         // The outcome is in status.operationState, which the next step reads.
-        Some(Ok(_)) => Ok(Deletion::Continue(Action::requeue(Duration::from_millis(200)))),
+        Some(Ok(_)) => Ok(Deletion::Continue(Action::requeue(Duration::from_millis(
+            200,
+        )))),
     }
 }
 

@@ -230,7 +230,10 @@ mod tests {
             ),
             (
                 &[(HOOK_ANNOTATION, "PostDelete")],
-                &[DeletePolicy::HookSucceeded, DeletePolicy::BeforeHookCreation],
+                &[
+                    DeletePolicy::HookSucceeded,
+                    DeletePolicy::BeforeHookCreation,
+                ],
             ),
             (
                 &[

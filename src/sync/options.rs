@@ -302,7 +302,11 @@ mod tests {
         ];
         for (text, key, on, confirms) in cases {
             let options: SyncOptions = text.parse().unwrap();
-            assert_eq!((options.get(key), options.confirms(key)), (on, confirms), "{text}");
+            assert_eq!(
+                (options.get(key), options.confirms(key)),
+                (on, confirms),
+                "{text}"
+            );
         }
         let written: SyncOptions = "Prune=confirm".parse().unwrap();
         let shown: Vec<String> = written.written().map(|(k, v)| format!("{k}={v}")).collect();

@@ -536,7 +536,13 @@ fn prunes_in_reverse_wave_order_and_prune_last_after_sync() {
 }
 
 /// A live ConfigMap `name` of the shop and its prune task.
-fn extra_object(sim: &Sim, name: &str, wave: i32, last: bool, confirm: bool) -> (ObjectKey, PruneTask) {
+fn extra_object(
+    sim: &Sim,
+    name: &str,
+    wave: i32,
+    last: bool,
+    confirm: bool,
+) -> (ObjectKey, PruneTask) {
     let key = ObjectKey {
         name: name.into(),
         ..sim.key("ConfigMap", "shop-config")
@@ -564,7 +570,8 @@ fn a_prune_confirm_object_holds_its_wave_until_confirmed() {
         sim.live.insert(key, object);
         sim.prune.push(task);
     }
-    let waiting = "prune wave 1: waiting for pruning confirmation of ConfigMap shop/critical (Prune=confirm)";
+    let waiting =
+        "prune wave 1: waiting for pruning confirmation of ConfigMap shop/critical (Prune=confirm)";
     assert_eq!(
         sim.run(),
         [
@@ -574,7 +581,11 @@ fn a_prune_confirm_object_holds_its_wave_until_confirmed() {
             waiting,
         ]
     );
-    assert_eq!(sim.next().0, waiting, "still waiting: nothing of the wave is deleted");
+    assert_eq!(
+        sim.next().0,
+        waiting,
+        "still waiting: nothing of the wave is deleted"
+    );
     sim.timed_out = Some(Duration::from_secs(600));
     assert_eq!(
         sim.next().0,

@@ -181,11 +181,14 @@ async fn terminate(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCod
 async fn confirm_prune(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCode> {
     let now = k8s_openapi::jiff::Timestamp::now();
     let approved = format!("{now:.3}");
-    let patch = json!({ "metadata": { "annotations": { DELETION_APPROVED_ANNOTATION: approved } } });
+    let patch =
+        json!({ "metadata": { "annotations": { DELETION_APPROVED_ANNOTATION: approved } } });
     api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map_err(ApiError::from)
-        .context(format!("confirming the pruning of Application {name}'s objects"))?;
+        .context(format!(
+            "confirming the pruning of Application {name}'s objects"
+        ))?;
     println!(
         "pruning and deletion of Application {name}'s objects confirmed ({DELETION_APPROVED_ANNOTATION}: {approved})"
     );

@@ -10,8 +10,8 @@
 //! Application, as Argo CD does, until the finalizer is removed by hand. Pure: one step per call.
 
 use crate::manifest::ObjectKey;
-use crate::sync::{LiveObject, OperationPhase, OperationState, SyncAnnotations, SyncOptionKey};
 use crate::sync::is_managed_by;
+use crate::sync::{LiveObject, OperationPhase, OperationState, SyncAnnotations, SyncOptionKey};
 
 /// Finalizers that ask for an Application's resources to be deleted with it: Flotilla's, and
 /// Argo CD's so existing Applications work unchanged.
@@ -71,9 +71,12 @@ pub fn deletion_step(state: &DeletionState<'_>) -> DeletionStep {
         return match operation.phase {
             OperationPhase::Running => DeletionStep::RunPostDelete,
             OperationPhase::Succeeded => DeletionStep::Done,
-            OperationPhase::Failed | OperationPhase::Terminated => DeletionStep::PostDeleteFailed(
-                format!("PostDelete hooks {:?}: {}", operation.phase, operation.message),
-            ),
+            OperationPhase::Failed | OperationPhase::Terminated => {
+                DeletionStep::PostDeleteFailed(format!(
+                    "PostDelete hooks {:?}: {}",
+                    operation.phase, operation.message
+                ))
+            }
         };
     }
     let managed: Vec<(i32, bool, &LiveObject)> = state
