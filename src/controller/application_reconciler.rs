@@ -820,7 +820,7 @@ enum Deletion {
     /// why, and the finalizer stays.
     Held(String),
     /// Everything is done: remove the finalizer of the Application as read now.
-    Finished(Application),
+    Finished(Box<Application>),
 }
 
 /// One deletion step, decided from the Application as the API server has it now (not the
@@ -868,7 +868,7 @@ async fn delete_step(run: &Run, app: &Application) -> Result<Deletion, Applicati
         report(ctx, &app, ApplicationConditionType::DeletionError, None).await?;
     }
     match step {
-        DeletionStep::Done => Ok(Deletion::Finished(app)),
+        DeletionStep::Done => Ok(Deletion::Finished(Box::new(app))),
         DeletionStep::Wait => Ok(Deletion::Continue(Action::requeue(DELETION_POLL))),
         DeletionStep::AwaitConfirmation(keys) => {
             let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
@@ -954,7 +954,7 @@ async fn run_post_delete(
         error,
     })?;
     if plan.post_delete.is_empty() {
-        return Ok(Deletion::Finished(app.clone()));
+        return Ok(Deletion::Finished(Box::new(app.clone())));
     }
     let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
     if recorded.is_none() {

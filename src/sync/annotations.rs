@@ -221,32 +221,21 @@ mod tests {
 
     #[test]
     fn post_delete_hooks_are_deleted_after_success_unless_told_otherwise() {
-        let policies = |pairs: &[(&str, &str)]| parse(pairs).0.unwrap().delete_policies;
-        let cases: [(&[(&str, &str)], &[DeletePolicy]); 4] = [
-            (&[], &[DeletePolicy::BeforeHookCreation]),
+        use DeletePolicy::{BeforeHookCreation, HookFailed, HookSucceeded};
+        let post_delete = (HOOK_ANNOTATION, "PostDelete");
+        let cases = [
+            (vec![], vec![BeforeHookCreation]),
+            (vec![(HOOK_ANNOTATION, "PreSync")], vec![BeforeHookCreation]),
+            (vec![post_delete], vec![HookSucceeded, BeforeHookCreation]),
             (
-                &[(HOOK_ANNOTATION, "PreSync")],
-                &[DeletePolicy::BeforeHookCreation],
-            ),
-            (
-                &[(HOOK_ANNOTATION, "PostDelete")],
-                &[
-                    DeletePolicy::HookSucceeded,
-                    DeletePolicy::BeforeHookCreation,
-                ],
-            ),
-            (
-                &[
-                    (HOOK_ANNOTATION, "PostDelete"),
-                    (DELETE_POLICY_ANNOTATION, "HookFailed"),
-                ],
-                &[DeletePolicy::HookFailed],
+                vec![post_delete, (DELETE_POLICY_ANNOTATION, "HookFailed")],
+                vec![HookFailed],
             ),
         ];
         for (pairs, expected) in cases {
             assert_eq!(
-                policies(pairs),
-                expected.iter().copied().collect::<BTreeSet<_>>(),
+                parse(&pairs).0.unwrap().delete_policies,
+                expected.into_iter().collect::<BTreeSet<_>>(),
                 "{pairs:?}"
             );
         }
