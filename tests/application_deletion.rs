@@ -11,8 +11,6 @@
 mod controller_support;
 mod support;
 
-use std::process::Output;
-
 use flotilla::api::Application;
 use flotilla::api::application::ApplicationConditionType;
 use flotilla::sync::OperationPhase;
@@ -22,9 +20,9 @@ use kube::api::DeleteParams;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use controller_support::{setup, start};
+use controller_support::{Running, setup, start};
 use support::git_remote::Remote;
-use support::{TestNamespace, apply, eventually, object, wait_until};
+use support::{TestNamespace, apply, eventually, object, run_flotilla, wait_until};
 
 /// A ConfigMap manifest, with `sync-options` when given.
 fn config(name: &str, options: &str) -> String {
@@ -55,6 +53,38 @@ fn post_delete_job(name: &str, policy: Option<&str>, fail: bool) -> String {
          spec:\n      restartPolicy: Never\n      containers:\n        - name: task\n          \
          image: example.com/cleanup:1\n"
     )
+}
+
+/// Application `web` synced from a bare repository holding `files`, the controller running.
+struct Deployed {
+    /// The repository (removed when dropped).
+    remote: Remote,
+    ns: TestNamespace,
+    /// The destination namespace.
+    dest: String,
+    controller: Running,
+    apps: Api<Application>,
+}
+
+async fn deployed(label: &str, files: &[(&str, String)]) -> Deployed {
+    let (remote, first) = remote_with(files);
+    let ns = setup(label).await;
+    let controller = start(&ns, "only");
+    let apps = application(&ns, &remote).await;
+    synced(&apps, &first).await;
+    Deployed {
+        dest: destination(&ns),
+        remote,
+        ns,
+        controller,
+        apps,
+    }
+}
+
+async fn delete(apps: &Api<Application>) {
+    apps.delete("web", &DeleteParams::default())
+        .await
+        .expect("deletes the Application");
 }
 
 /// A bare repository with `files` under `web/`, pushed; and the commit.
@@ -106,22 +136,8 @@ async fn synced(apps: &Api<Application>, revision: &str) {
     .await;
 }
 
-/// Runs the `flotilla` binary against cluster 1 in the test's namespace.
-async fn flotilla(ns: &TestNamespace, args: &[&str]) -> Output {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"));
-    command
-        .args(args)
-        .arg("-n")
-        .arg(&ns.name)
-        .arg("--kubeconfig")
-        .arg(support::kubeconfig_path(1));
-    tokio::task::spawn_blocking(move || command.output().expect("flotilla runs"))
-        .await
-        .expect("joined")
-}
-
 async fn confirm(ns: &TestNamespace) {
-    let out = flotilla(ns, &["app", "confirm-prune", "web"]).await;
+    let out = run_flotilla(ns, &["app", "confirm-prune", "web"]).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -163,20 +179,20 @@ async fn gone(apps: &Api<Application>) {
 
 #[tokio::test]
 async fn a_prune_confirm_object_waits_for_confirm_prune() {
-    let (remote, first) = remote_with(&[
-        ("kept.yaml", config("kept", "")),
-        ("critical.yaml", config("critical", "Prune=confirm")),
-    ]);
-    let ns = setup("prune-confirm").await;
-    let dest = destination(&ns);
-    let controller = start(&ns, "only");
-    let apps = application(&ns, &remote).await;
-    synced(&apps, &first).await;
+    let web = deployed(
+        "prune-confirm",
+        &[
+            ("kept.yaml", config("kept", "")),
+            ("critical.yaml", config("critical", "Prune=confirm")),
+        ],
+    )
+    .await;
+    let (ns, dest, apps) = (&web.ns, web.dest.clone(), web.apps.clone());
     let configs: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &dest);
     assert!(exists(&configs, "critical").await);
 
-    std::fs::remove_file(remote.work().join("web/critical.yaml")).expect("removes the file");
-    let second = remote.push("critical goes");
+    std::fs::remove_file(web.remote.work().join("web/critical.yaml")).expect("removes the file");
+    let second = web.remote.push("critical goes");
     let expected = format!(
         "prune wave 0: waiting for pruning confirmation of ConfigMap {dest}/critical (Prune=confirm)"
     );
@@ -192,7 +208,7 @@ async fn a_prune_confirm_object_waits_for_confirm_prune() {
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     assert!(exists(&configs, "critical").await, "not pruned unconfirmed");
 
-    confirm(&ns).await;
+    confirm(ns).await;
     synced(&apps, &second).await;
     assert!(!exists(&configs, "critical").await, "pruned once confirmed");
     assert!(exists(&configs, "kept").await);
@@ -210,24 +226,22 @@ async fn a_prune_confirm_object_waits_for_confirm_prune() {
         .find(|r| r.name == "critical")
         .expect("a record of the prune");
     assert_eq!(pruned.message, "pruned");
-    controller.stop().await;
+    web.controller.stop().await;
 }
 
 #[tokio::test]
 async fn delete_confirm_holds_the_deletion_until_confirmed() {
-    let (remote, first) = remote_with(&[
-        ("plain.yaml", config("plain", "")),
-        ("precious.yaml", config("precious", "Delete=confirm")),
-    ]);
-    let ns = setup("delete-confirm").await;
-    let dest = destination(&ns);
-    let controller = start(&ns, "only");
-    let apps = application(&ns, &remote).await;
-    synced(&apps, &first).await;
+    let web = deployed(
+        "delete-confirm",
+        &[
+            ("plain.yaml", config("plain", "")),
+            ("precious.yaml", config("precious", "Delete=confirm")),
+        ],
+    )
+    .await;
+    let (ns, dest, apps) = (&web.ns, web.dest.clone(), web.apps.clone());
 
-    apps.delete("web", &DeleteParams::default())
-        .await
-        .expect("deletes the Application");
+    delete(&apps).await;
     let expected = format!(
         "waiting for deletion confirmation of ConfigMap {dest}/precious (Delete=confirm): flotilla app confirm-prune web"
     );
@@ -245,28 +259,28 @@ async fn delete_confirm_holds_the_deletion_until_confirmed() {
     );
     assert!(exists(&configs, "precious").await);
 
-    confirm(&ns).await;
+    confirm(ns).await;
     gone(&apps).await;
     assert!(!exists(&configs, "plain").await);
     assert!(!exists(&configs, "precious").await);
-    controller.stop().await;
+    web.controller.stop().await;
 }
 
 #[tokio::test]
 async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() {
-    let (remote, first) = remote_with(&[
-        ("config.yaml", config("settings", "")),
-        ("cleanup.yaml", post_delete_job("cleanup", None, false)),
-        (
-            "report.yaml",
-            post_delete_job("report", Some("HookFailed"), false),
-        ),
-    ]);
-    let ns = setup("post-delete").await;
-    let dest = destination(&ns);
-    let controller = start(&ns, "only");
-    let apps = application(&ns, &remote).await;
-    synced(&apps, &first).await;
+    let web = deployed(
+        "post-delete",
+        &[
+            ("config.yaml", config("settings", "")),
+            ("cleanup.yaml", post_delete_job("cleanup", None, false)),
+            (
+                "report.yaml",
+                post_delete_job("report", Some("HookFailed"), false),
+            ),
+        ],
+    )
+    .await;
+    let (ns, dest, apps) = (&web.ns, web.dest.clone(), web.apps.clone());
     let jobs: Api<Job> = Api::namespaced(ns.client.clone(), &dest);
     let configs: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &dest);
     assert!(
@@ -274,9 +288,7 @@ async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() 
         "PostDelete hooks never run in a sync"
     );
 
-    apps.delete("web", &DeleteParams::default())
-        .await
-        .expect("deletes the Application");
+    delete(&apps).await;
     // Seen running: the resources are gone and the Application is still there.
     for hook in ["cleanup", "report"] {
         eventually(&format!("PostDelete hook {hook} running"), async || {
@@ -305,8 +317,8 @@ async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() 
         })
     })
     .await;
-    controller.kill().await;
-    let controller = start(&ns, "successor");
+    web.controller.kill().await;
+    let controller = start(ns, "successor");
     gone(&apps).await;
     assert!(
         !exists(&jobs, "cleanup").await,
@@ -323,19 +335,17 @@ async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() 
 
 #[tokio::test]
 async fn a_failing_post_delete_hook_keeps_the_application_and_is_reported() {
-    let (remote, first) = remote_with(&[
-        ("config.yaml", config("settings", "")),
-        ("cleanup.yaml", post_delete_job("cleanup", None, true)),
-    ]);
-    let ns = setup("post-delete-fail").await;
-    let dest = destination(&ns);
-    let controller = start(&ns, "only");
-    let apps = application(&ns, &remote).await;
-    synced(&apps, &first).await;
+    let web = deployed(
+        "post-delete-fail",
+        &[
+            ("config.yaml", config("settings", "")),
+            ("cleanup.yaml", post_delete_job("cleanup", None, true)),
+        ],
+    )
+    .await;
+    let (ns, dest, apps) = (&web.ns, web.dest.clone(), web.apps.clone());
 
-    apps.delete("web", &DeleteParams::default())
-        .await
-        .expect("deletes the Application");
+    delete(&apps).await;
     let app = wait_until(&apps, "web", "the failed PostDelete hook reported", |app| {
         deletion_error(app).is_some()
     })
@@ -352,5 +362,5 @@ async fn a_failing_post_delete_hook_keeps_the_application_and_is_reported() {
     assert_eq!(app.finalizers(), ["resources-finalizer.argocd.argoproj.io"]);
     let jobs: Api<Job> = Api::namespaced(ns.client.clone(), &dest);
     assert!(exists(&jobs, "cleanup").await);
-    controller.stop().await;
+    web.controller.stop().await;
 }

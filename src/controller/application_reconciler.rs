@@ -50,7 +50,7 @@ use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClientsError, ClusterClients};
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::manifest::{ObjectKey, ValidationErrors};
+use crate::manifest::{DirectoryOptions, ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
 use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, approved_since, begin};
 use crate::sync::{LiveObject, OperationState, SyncPlan};
@@ -556,14 +556,7 @@ async fn sync(
         execute: settings,
         directory,
         ignored_options,
-    } = sync_settings(
-        &app.metadata,
-        &app.spec,
-        operation,
-        &SyncOverrides::default(),
-        &ctx.settings,
-    )
-    .map_err(|error| ApplicationError::Settings {
+    } = settings_of(ctx, app, operation).map_err(|error| ApplicationError::Settings {
         app: name.clone(),
         error,
     })?;
@@ -600,11 +593,7 @@ async fn sync(
     let now = Timestamp::now();
     if let Some(operation) = requested {
         let id = format!("{name}-{}", now.as_millisecond());
-        let (state, _) = begin(None, manifests.revision.as_deref(), &id, Time(now));
-        store
-            .save(&state)
-            .await
-            .map_err(|error| sync_error(error.into()))?;
+        store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
         clear_operation(ctx, &name, operation).await?;
     }
     let (reason, note) = match &trigger {
@@ -625,20 +614,16 @@ async fn sync(
         ),
     };
     publish(ctx, app, reason, note).await;
-    let job = SyncJob {
-        plan: JobPlan::Sync,
-        cluster: Arc::clone(&observed.cluster),
-        store,
-        app: instance_name(app),
-        root: manifests.root.clone(),
-        options: directory,
-        namespace: settings.destination_namespace.clone(),
-        revision: manifests.revision.clone(),
+    let cluster = Arc::clone(&observed.cluster);
+    let job = job(
+        run,
+        app,
+        JobPlan::Sync,
+        cluster,
+        &manifests,
+        directory,
         settings,
-        stopping: run.stopping.clone(),
-        watched: run.store.clone(),
-        application: ObjectRef::from_obj(app),
-    };
+    );
     let Some(state) = job.run().await else {
         tracing::info!(app = %name, "stopping during a sync; the next leader resumes it");
         return Ok(());
@@ -651,6 +636,70 @@ async fn sync(
         }
     };
     finish(ctx, app, &state, &initiated_by).await
+}
+
+/// The sync settings of `app` (with the requested `operation`, if any): the one derivation
+/// every run of the engine for it uses.
+///
+/// # Errors
+/// The Application's settings do not parse (reported as [`ApplicationError::Settings`]).
+fn settings_of(
+    ctx: &ApplicationContext,
+    app: &Application,
+    operation: Option<&SyncOperation>,
+) -> Result<SyncSettings, SettingsError> {
+    sync_settings(
+        &app.metadata,
+        &app.spec,
+        operation,
+        &SyncOverrides::default(),
+        &ctx.settings,
+    )
+}
+
+/// Stores a new Running operation `id` of Application `name` at `revision`, which the engine
+/// then resumes.
+async fn store_new_operation(
+    store: &StatusStore,
+    name: &str,
+    revision: Option<&str>,
+    id: &str,
+) -> Result<(), ApplicationError> {
+    let (state, _) = begin(None, revision, id, Time(Timestamp::now()));
+    store
+        .save(&state)
+        .await
+        .map_err(|error| ApplicationError::Sync {
+            app: name.to_owned(),
+            error: error.into(),
+        })
+}
+
+/// An operation of the engine for `app` from `manifests`, run under this controller run and
+/// stored in its status.
+fn job(
+    run: &Run,
+    app: &Application,
+    plan: JobPlan,
+    cluster: Arc<KubeCluster>,
+    manifests: &Manifests,
+    directory: DirectoryOptions,
+    settings: ExecuteSettings,
+) -> SyncJob {
+    SyncJob {
+        plan,
+        cluster,
+        store: StatusStore::new(run.ctx.api(), &run.ctx.namespace, &app.name_any()),
+        app: instance_name(app),
+        root: manifests.root.clone(),
+        options: directory,
+        namespace: settings.destination_namespace.clone(),
+        revision: manifests.revision.clone(),
+        settings,
+        stopping: run.stopping.clone(),
+        watched: run.store.clone(),
+        application: ObjectRef::from_obj(app),
+    }
 }
 
 /// Records the end of an operation: metrics, Event, history on success, and removes a
@@ -911,7 +960,6 @@ async fn run_post_delete(
 ) -> Result<Deletion, ApplicationError> {
     let ctx = &run.ctx;
     let name = app.name_any();
-    let instance = instance_name(app);
     let id = post_delete_id(&name);
     let status = app.status.as_ref();
     let recorded = status
@@ -931,14 +979,7 @@ async fn run_post_delete(
         execute: mut settings,
         directory,
         ..
-    } = sync_settings(
-        &app.metadata,
-        &app.spec,
-        None,
-        &SyncOverrides::default(),
-        &ctx.settings,
-    )
-    .map_err(|error| ApplicationError::Settings {
+    } = settings_of(ctx, app, None).map_err(|error| ApplicationError::Settings {
         app: name.clone(),
         error,
     })?;
@@ -956,39 +997,22 @@ async fn run_post_delete(
     if plan.post_delete.is_empty() {
         return Ok(Deletion::Finished(Box::new(app.clone())));
     }
-    let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
     if recorded.is_none() {
-        let (state, _) = begin(
-            None,
-            manifests.revision.as_deref(),
-            &id,
-            Time(Timestamp::now()),
-        );
-        store
-            .save(&state)
-            .await
-            .map_err(|error| ApplicationError::Sync {
-                app: name.clone(),
-                error: error.into(),
-            })?;
+        let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
+        store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
         let hooks: Vec<String> = plan.post_delete.iter().map(|t| t.key.to_string()).collect();
         let note = format!("running PostDelete hooks: {}", hooks.join(", "));
         publish(ctx, app, EventReason::SyncStarted, note).await;
     }
-    let job = SyncJob {
-        plan: JobPlan::PostDelete,
+    let job = job(
+        run,
+        app,
+        JobPlan::PostDelete,
         cluster,
-        store,
-        app: instance,
-        root: manifests.root.clone(),
-        options: directory,
-        namespace: settings.destination_namespace.clone(),
-        revision: manifests.revision.clone(),
+        &manifests,
+        directory,
         settings,
-        stopping: run.stopping.clone(),
-        watched: run.store.clone(),
-        application: ObjectRef::from_obj(app),
-    };
+    );
     match job.run().await {
         None => Ok(Deletion::Continue(Action::await_change())),
         Some(Err(error)) => Err(ApplicationError::Sync { app: name, error }),
