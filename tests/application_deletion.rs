@@ -6,7 +6,8 @@
 //! `flotilla app confirm-prune`; `Delete=confirm` holds the deletion of the Application's objects
 //! until then; PostDelete hook Jobs run after the resources are gone and before the Application
 //! disappears, with their delete policies, once even when the controller is killed while they
-//! run; a failing one keeps the Application and is reported.
+//! run; a failing one, or one that outlasts the operation timeout, keeps the Application and is
+//! reported.
 
 mod controller_support;
 mod support;
@@ -16,7 +17,7 @@ use flotilla::api::application::ApplicationConditionType;
 use flotilla::sync::OperationPhase;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::DeleteParams;
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -36,20 +37,31 @@ fn config(name: &str, options: &str) -> String {
     )
 }
 
-/// A PostDelete hook Job; its pod takes 3 s (so the test sees it run) and fails when `fail`.
-fn post_delete_job(name: &str, policy: Option<&str>, fail: bool) -> String {
+/// How a hook Job's pod behaves on the node simulator.
+#[derive(Clone, Copy)]
+enum Pod {
+    /// Succeeds after 3 s (so the test sees it run).
+    Succeeds,
+    /// Fails after 3 s.
+    Fails,
+    /// Runs for 10 minutes.
+    Slow,
+}
+
+/// A PostDelete hook Job.
+fn post_delete_job(name: &str, policy: Option<&str>, pod: Pod) -> String {
     let policy = policy.map_or(String::new(), |p| {
         format!("\n    argocd.argoproj.io/hook-delete-policy: {p}")
     });
-    let fail = if fail {
-        "\n        sim.flotilla.dev/fail: \"true\""
-    } else {
-        ""
+    let pod = match pod {
+        Pod::Succeeds => "sim.flotilla.dev/ready-after: 3s",
+        Pod::Fails => "sim.flotilla.dev/ready-after: 3s\n        sim.flotilla.dev/fail: \"true\"",
+        Pod::Slow => "sim.flotilla.dev/ready-after: 10m",
     };
     format!(
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  annotations:\n    \
          argocd.argoproj.io/hook: PostDelete{policy}\nspec:\n  backoffLimit: 0\n  template:\n    \
-         metadata:\n      annotations:\n        sim.flotilla.dev/ready-after: 3s{fail}\n    \
+         metadata:\n      annotations:\n        {pod}\n    \
          spec:\n      restartPolicy: Never\n      containers:\n        - name: task\n          \
          image: example.com/cleanup:1\n"
     )
@@ -272,10 +284,13 @@ async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() 
         "post-delete",
         &[
             ("config.yaml", config("settings", "")),
-            ("cleanup.yaml", post_delete_job("cleanup", None, false)),
+            (
+                "cleanup.yaml",
+                post_delete_job("cleanup", None, Pod::Succeeds),
+            ),
             (
                 "report.yaml",
-                post_delete_job("report", Some("HookFailed"), false),
+                post_delete_job("report", Some("HookFailed"), Pod::Succeeds),
             ),
         ],
     )
@@ -339,7 +354,7 @@ async fn a_failing_post_delete_hook_keeps_the_application_and_is_reported() {
         "post-delete-fail",
         &[
             ("config.yaml", config("settings", "")),
-            ("cleanup.yaml", post_delete_job("cleanup", None, true)),
+            ("cleanup.yaml", post_delete_job("cleanup", None, Pod::Fails)),
         ],
     )
     .await;
@@ -362,5 +377,39 @@ async fn a_failing_post_delete_hook_keeps_the_application_and_is_reported() {
     assert_eq!(app.finalizers(), ["resources-finalizer.argocd.argoproj.io"]);
     let jobs: Api<Job> = Api::namespaced(ns.client.clone(), &dest);
     assert!(exists(&jobs, "cleanup").await);
+    web.controller.stop().await;
+}
+
+#[tokio::test]
+async fn a_post_delete_hook_that_outlasts_the_timeout_is_reported() {
+    let web = deployed(
+        "post-delete-slow",
+        &[
+            ("config.yaml", config("settings", "")),
+            ("cleanup.yaml", post_delete_job("cleanup", None, Pod::Slow)),
+        ],
+    )
+    .await;
+    let (dest, apps) = (web.dest.clone(), web.apps.clone());
+    let timeout = json!({"metadata": {"annotations": {"flotilla.dev/sync-timeout": "5s"}}});
+    apps.patch("web", &PatchParams::default(), &Patch::Merge(&timeout))
+        .await
+        .expect("sets the timeout");
+    delete(&apps).await;
+    let app = wait_until(
+        &apps,
+        "web",
+        "the timed-out PostDelete hook reported",
+        |app| deletion_error(app).is_some(),
+    )
+    .await;
+    assert_eq!(
+        deletion_error(&app).unwrap(),
+        format!(
+            "PostDelete hooks Failed: timed out after 5s: PostDelete wave 0: Job {dest}/cleanup Progressing: job running, 1 active pods"
+        )
+    );
+    let app = apps.get("web").await.expect("the Application stays");
+    assert_eq!(app.finalizers(), ["resources-finalizer.argocd.argoproj.io"]);
     web.controller.stop().await;
 }
