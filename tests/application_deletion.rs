@@ -14,7 +14,7 @@ mod support;
 
 use flotilla::api::Application;
 use flotilla::api::application::ApplicationConditionType;
-use flotilla::sync::OperationPhase;
+use flotilla::sync::{OperationPhase, ResourceAction, ResultStatus};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, Patch, PatchParams};
@@ -179,6 +179,32 @@ fn deletion_error(app: &Application) -> Option<String> {
         .map(|c| c.message.clone())
 }
 
+/// Removes `critical` from the repository and waits until the automated sync waits for the
+/// confirmation of its prune; returns the new commit.
+async fn waiting_for_prune_confirmation(web: &Deployed) -> String {
+    std::fs::remove_file(web.remote.work().join("web/critical.yaml")).expect("removes the file");
+    let second = web.remote.push("critical goes");
+    let expected = format!(
+        "prune wave 0: waiting for pruning confirmation of ConfigMap {}/critical (Prune=confirm)",
+        web.dest
+    );
+    wait_until(
+        &web.apps,
+        "web",
+        "the sync waiting for confirmation",
+        |app| {
+            let operation = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
+            operation.is_some_and(|op| {
+                op.phase == OperationPhase::Running
+                    && op.message == expected
+                    && op.revision.as_deref() == Some(second.as_str())
+            })
+        },
+    )
+    .await;
+    second
+}
+
 async fn gone(apps: &Api<Application>) {
     eventually("Application web deleted", async || {
         match apps.get_opt("web").await.map_err(|e| e.to_string())? {
@@ -203,20 +229,7 @@ async fn a_prune_confirm_object_waits_for_confirm_prune() {
     let configs: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &dest);
     assert!(exists(&configs, "critical").await);
 
-    std::fs::remove_file(web.remote.work().join("web/critical.yaml")).expect("removes the file");
-    let second = web.remote.push("critical goes");
-    let expected = format!(
-        "prune wave 0: waiting for pruning confirmation of ConfigMap {dest}/critical (Prune=confirm)"
-    );
-    wait_until(&apps, "web", "the sync waiting for confirmation", |app| {
-        let operation = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
-        operation.is_some_and(|op| {
-            op.phase == OperationPhase::Running
-                && op.message == expected
-                && op.revision.as_deref() == Some(second.as_str())
-        })
-    })
-    .await;
+    let second = waiting_for_prune_confirmation(&web).await;
     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     assert!(exists(&configs, "critical").await, "not pruned unconfirmed");
 
@@ -237,7 +250,10 @@ async fn a_prune_confirm_object_waits_for_confirm_prune() {
         .into_iter()
         .find(|r| r.name == "critical")
         .expect("a record of the prune");
-    assert_eq!(pruned.message, "pruned");
+    assert_eq!(
+        (pruned.status, pruned.action),
+        (ResultStatus::Pruned, Some(ResourceAction::Pruned))
+    );
     web.controller.stop().await;
 }
 
@@ -411,5 +427,28 @@ async fn a_post_delete_hook_that_outlasts_the_timeout_is_reported() {
     );
     let app = apps.get("web").await.expect("the Application stays");
     assert_eq!(app.finalizers(), ["resources-finalizer.argocd.argoproj.io"]);
+    web.controller.stop().await;
+}
+
+#[tokio::test]
+async fn deleting_an_application_whose_prune_waits_does_not_wait_for_the_confirmation() {
+    let web = deployed(
+        "prune-wait-delete",
+        &[
+            ("kept.yaml", config("kept", "")),
+            ("critical.yaml", config("critical", "Prune=confirm")),
+        ],
+    )
+    .await;
+    waiting_for_prune_confirmation(&web).await;
+    delete(&web.apps).await;
+    // Far sooner than the sync's 10-minute timeout: the waiting sync is terminated.
+    gone(&web.apps).await;
+    let configs: Api<ConfigMap> = Api::namespaced(web.ns.client.clone(), &web.dest);
+    assert!(!exists(&configs, "kept").await);
+    assert!(
+        !exists(&configs, "critical").await,
+        "deleted with the Application (Delete=confirm is another option)"
+    );
     web.controller.stop().await;
 }

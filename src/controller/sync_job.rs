@@ -3,7 +3,9 @@
 //! its steps in ways that are not `Send` for every lifetime, so it is driven on a blocking
 //! thread with the runtime's handle; it stops (without terminating the operation, which stays
 //! Running for the next leader to resume) as soon as the controller stops, and terminates the
-//! operation when `flotilla app terminate` asks for it. The Application's
+//! operation when `flotilla app terminate` asks for it, or when the Application of a sync is
+//! being deleted (its deletion then need not wait for the sync, e.g. for a pruning confirmation
+//! that will never come). The Application's
 //! `argocd.argoproj.io/deletion-approved` annotation (`flotilla app confirm-prune`) confirms the
 //! pruning of `Prune=confirm` objects, which the operation waits for.
 
@@ -111,15 +113,16 @@ impl SyncJob {
         tokio::select! {
             state = sync => Some(state),
             _ = self.stopping.wait_for(|stopping| *stopping) => None,
-            () = watch_requests(&self.watched, &self.application, &terminate, &approve) => None,
+            () = watch_requests(self.plan, &self.watched, &self.application, &terminate, &approve) => None,
         }
     }
 }
 
-/// Checks the watch cache for `flotilla app terminate`, telling the engine to stop once it is
-/// asked (the engine then ends the operation Terminated), and for pruning confirmations;
-/// never completes.
+/// Checks the watch cache for `flotilla app terminate` or the deletion of the Application of a
+/// sync, telling the engine to stop (it then ends the operation Terminated), and for pruning
+/// confirmations; never completes.
 async fn watch_requests(
+    plan: JobPlan,
     watched: &Store<Application>,
     application: &ObjectRef<Application>,
     terminate: &watch::Sender<bool>,
@@ -136,7 +139,8 @@ async fn watch_requests(
             *approved = now;
             changed
         });
-        if terminates(&app) {
+        let deleted = plan == JobPlan::Sync && app.metadata.deletion_timestamp.is_some();
+        if terminates(&app) || deleted {
             terminate.send_if_modified(|asked| !std::mem::replace(asked, true));
         }
     }
