@@ -210,6 +210,11 @@ pub struct ApplicationStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "flotilla_generators::spec::preserve_unknown_fields")]
     pub operation_state: Option<crate::sync::OperationState>,
+    /// The PostDelete hooks of the source as last compared (`Kind namespace/name`): once its
+    /// resources are gone, a deleted Application runs them (reading its source again) only when
+    /// this lists some, so one whose source has none is deleted without reading it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub post_delete_hooks: Vec<String>,
     /// The last successful syncs, newest last (at most [`HISTORY_LIMIT`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<RevisionHistory>,

@@ -907,6 +907,10 @@ async fn delete_step(run: &Run, app: &Application) -> Result<Deletion, Applicati
         objects: &tracked,
         approved,
         operation: app.status.as_ref().and_then(|s| s.operation_state.as_ref()),
+        has_post_delete_hooks: app
+            .status
+            .as_ref()
+            .is_some_and(|s| !s.post_delete_hooks.is_empty()),
     };
     let step = deletion_step(&state);
     let held = matches!(
@@ -952,7 +956,8 @@ fn has_condition(app: &Application, type_: ApplicationConditionType) -> bool {
 
 /// Runs (or resumes) the PostDelete hooks of a deleted Application whose resources are gone, as
 /// an operation recorded in `status.operationState` under [`post_delete_id`], from the source
-/// at the revision it last synced; with no PostDelete hook, the deletion is finished.
+/// at the revision it last synced; when the source has none there (any more), the deletion is
+/// finished.
 async fn run_post_delete(
     run: &Run,
     app: &Application,

@@ -3,8 +3,10 @@
 //! the sync order). Objects marked `argocd.argoproj.io/sync-options: Delete=false` are left in
 //! place, as in Argo CD; while any object is marked `Delete=confirm`, nothing is deleted until
 //! the deletion is approved (`argocd.argoproj.io/deletion-approved` at or after the deletion,
-//! `flotilla app confirm-prune`). Once the resources are gone, the PostDelete hooks run as an
-//! operation of their own, recorded in `status.operationState` under [`post_delete_id`]: so a
+//! `flotilla app confirm-prune`). Once the resources are gone, the PostDelete hooks its last
+//! comparison found (`status.postDeleteHooks`; with none, the finalizer goes at once and the
+//! source is not read) run as an operation of their own, recorded in `status.operationState`
+//! under [`post_delete_id`]: so a
 //! restarted controller resumes it (never creating a hook twice) and, once it ended, reads its
 //! outcome. The finalizer goes when it Succeeded; a failed (or timed-out) one keeps the
 //! Application, as Argo CD does, until the finalizer is removed by hand. Pure: one step per call.
@@ -31,11 +33,12 @@ pub enum DeletionStep {
     /// approved.
     AwaitConfirmation(Vec<ObjectKey>),
     /// Nothing the Application manages remains: run its PostDelete hooks (resuming the
-    /// operation when it is recorded Running); with none, remove the finalizer.
+    /// operation when it is recorded Running).
     RunPostDelete,
     /// The PostDelete operation ended without success: report it and keep the finalizer.
     PostDeleteFailed(String),
-    /// The PostDelete hooks succeeded: remove the finalizer.
+    /// Nothing remains and no PostDelete hook is left to run (none, or they succeeded): remove
+    /// the finalizer.
     Done,
 }
 
@@ -52,6 +55,8 @@ pub struct DeletionState<'a> {
     pub approved: bool,
     /// The Application's `status.operationState`.
     pub operation: Option<&'a OperationState>,
+    /// Whether its source has PostDelete hooks (`status.postDeleteHooks`).
+    pub has_post_delete_hooks: bool,
 }
 
 /// The operation id of the PostDelete hooks of Application `name` (fixed, so generated hook
@@ -100,7 +105,11 @@ pub fn deletion_step(state: &DeletionState<'_>) -> DeletionStep {
         return DeletionStep::AwaitConfirmation(unconfirmed);
     }
     let Some(highest) = managed.iter().map(|(wave, _, _)| *wave).max() else {
-        return DeletionStep::RunPostDelete;
+        return if state.has_post_delete_hooks {
+            DeletionStep::RunPostDelete
+        } else {
+            DeletionStep::Done
+        };
     };
     let keys: Vec<ObjectKey> = managed
         .iter()
@@ -155,6 +164,7 @@ mod tests {
             objects,
             approved: false,
             operation: None,
+            has_post_delete_hooks: true,
         })
     }
 
@@ -177,6 +187,15 @@ mod tests {
             deletion_step("app", &objects[3..]),
             DeletionStep::RunPostDelete
         );
+        let without_hooks = super::deletion_step(&DeletionState {
+            name: "web",
+            app: "app",
+            objects: &objects[3..],
+            approved: false,
+            operation: None,
+            has_post_delete_hooks: false,
+        });
+        assert_eq!(without_hooks, DeletionStep::Done, "the source is not read");
     }
 
     #[test]
@@ -205,6 +224,7 @@ mod tests {
                 objects: &objects,
                 approved,
                 operation: None,
+                has_post_delete_hooks: false,
             })
         };
         assert_eq!(
@@ -263,6 +283,7 @@ mod tests {
                 objects: &remaining,
                 approved: false,
                 operation: Some(&stored),
+                has_post_delete_hooks: true,
             });
             assert_eq!(step, expected, "{} {:?}", stored.operation_id, stored.phase);
         }
