@@ -948,6 +948,7 @@ async fn delete_step(run: &Run, app: &Application) -> Result<Deletion, Applicati
     }
 }
 
+/// Whether `app`'s status shows a condition of `type_`.
 fn has_condition(app: &Application, type_: ApplicationConditionType) -> bool {
     app.status
         .as_ref()
