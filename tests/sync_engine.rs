@@ -819,6 +819,13 @@ async fn prune_confirm_stops_the_sync_until_confirm_prune() {
     let second = fixture("prune-confirm-v2", &ns.name);
     let config_maps: Api<ConfigMap> = ns.api();
 
+    let previewed = sync(second.path(), &ns.name, &["--prune", "--dry-run"]).await;
+    previewed.assert_succeeded();
+    assert_eq!(
+        record(&previewed.state, "ConfigMap", "critical").message,
+        "would be pruned once confirmed (Prune=confirm; dry run)"
+    );
+
     let waiting = sync(second.path(), &ns.name, &["--prune"]).await;
     assert!(!waiting.success, "exit code 1 while unconfirmed");
     let message = format!(
