@@ -179,6 +179,14 @@ fn deletion_error(app: &Application) -> Option<String> {
         .map(|c| c.message.clone())
 }
 
+/// `kept`, and `critical` which asks for a pruning confirmation.
+fn kept_and_critical() -> [(&'static str, String); 2] {
+    [
+        ("kept.yaml", config("kept", "")),
+        ("critical.yaml", config("critical", "Prune=confirm")),
+    ]
+}
+
 /// Removes `critical` from the repository and waits until the automated sync waits for the
 /// confirmation of its prune; returns the new commit.
 async fn waiting_for_prune_confirmation(web: &Deployed) -> String {
@@ -217,14 +225,7 @@ async fn gone(apps: &Api<Application>) {
 
 #[tokio::test]
 async fn a_prune_confirm_object_waits_for_confirm_prune() {
-    let web = deployed(
-        "prune-confirm",
-        &[
-            ("kept.yaml", config("kept", "")),
-            ("critical.yaml", config("critical", "Prune=confirm")),
-        ],
-    )
-    .await;
+    let web = deployed("prune-confirm", &kept_and_critical()).await;
     let (ns, dest, apps) = (&web.ns, web.dest.clone(), web.apps.clone());
     let configs: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &dest);
     assert!(exists(&configs, "critical").await);
@@ -432,14 +433,7 @@ async fn a_post_delete_hook_that_outlasts_the_timeout_is_reported() {
 
 #[tokio::test]
 async fn deleting_an_application_whose_prune_waits_does_not_wait_for_the_confirmation() {
-    let web = deployed(
-        "prune-wait-delete",
-        &[
-            ("kept.yaml", config("kept", "")),
-            ("critical.yaml", config("critical", "Prune=confirm")),
-        ],
-    )
-    .await;
+    let web = deployed("prune-wait-delete", &kept_and_critical()).await;
     waiting_for_prune_confirmation(&web).await;
     delete(&web.apps).await;
     // Far sooner than the sync's 10-minute timeout: the waiting sync is terminated.
