@@ -2,12 +2,12 @@
 //! API server with the controller run in-process on cluster 1. Inputs are shaped as users write
 //! them: manifests pushed to a bare git repository, an Application with
 //! `CreateNamespace=true` into a namespace nobody created, the Argo CD resources finalizer.
-//! `Prune=confirm` keeps an automated prune waiting (status shows it) until
-//! `flotilla app confirm-prune`; `Delete=confirm` holds the deletion of the Application's objects
-//! until then; PostDelete hook Jobs run after the resources are gone and before the Application
-//! disappears, with their delete policies, once even when the controller is killed while they
-//! run; a failing one, or one that outlasts the operation timeout, keeps the Application and is
-//! reported.
+//! `Prune=confirm` keeps an automated prune waiting (status shows it, a restarted controller
+//! resumes the wait) until `flotilla app confirm-prune`; `Delete=confirm` holds the deletion of
+//! the Application's objects until then; PostDelete hook Jobs run after the resources are gone
+//! and before the Application disappears, with their delete policies, once even when the
+//! controller is killed while they run; a failing one, or one that outlasts the operation
+//! timeout, keeps the Application and is reported.
 
 mod controller_support;
 mod support;
@@ -213,6 +213,12 @@ async fn waiting_for_prune_confirmation(web: &Deployed) -> String {
     second
 }
 
+/// The id of Application `web`'s current or last operation.
+async fn operation_id(apps: &Api<Application>) -> Option<String> {
+    let app = apps.get("web").await.expect("reads the Application");
+    Some(app.status?.operation_state?.operation_id)
+}
+
 async fn gone(apps: &Api<Application>) {
     eventually("Application web deleted", async || {
         match apps.get_opt("web").await.map_err(|e| e.to_string())? {
@@ -231,21 +237,25 @@ async fn a_prune_confirm_object_waits_for_confirm_prune() {
     assert!(exists(&configs, "critical").await);
 
     let second = waiting_for_prune_confirmation(&web).await;
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let waiting = operation_id(&apps).await;
+    // A controller killed while the sync waits: the next one resumes the same operation, still
+    // waiting, and takes the confirmation.
+    web.controller.kill().await;
+    let controller = start(ns, "successor");
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
     assert!(exists(&configs, "critical").await, "not pruned unconfirmed");
 
     confirm(ns).await;
     synced(&apps, &second).await;
     assert!(!exists(&configs, "critical").await, "pruned once confirmed");
     assert!(exists(&configs, "kept").await);
-    let operation = apps
+    let pruned = apps
         .get("web")
         .await
         .unwrap()
         .status
         .unwrap()
-        .operation_state;
-    let pruned = operation
+        .operation_state
         .unwrap()
         .resources
         .into_iter()
@@ -255,7 +265,12 @@ async fn a_prune_confirm_object_waits_for_confirm_prune() {
         (pruned.status, pruned.action),
         (ResultStatus::Pruned, Some(ResourceAction::Pruned))
     );
-    web.controller.stop().await;
+    assert_eq!(
+        operation_id(&apps).await,
+        waiting,
+        "the waiting operation, resumed"
+    );
+    controller.stop().await;
 }
 
 #[tokio::test]
