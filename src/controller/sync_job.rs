@@ -5,9 +5,9 @@
 //! Running for the next leader to resume) as soon as the controller stops, and terminates the
 //! operation when `flotilla app terminate` asks for it, or when the Application of a sync is
 //! being deleted (its deletion then need not wait for the sync, e.g. for a pruning confirmation
-//! that will never come). The Application's
-//! `argocd.argoproj.io/deletion-approved` annotation (`flotilla app confirm-prune`) confirms the
-//! pruning of `Prune=confirm` objects, which the operation waits for.
+//! that will never come). The Application's `argocd.argoproj.io/deletion-approved` annotation
+//! (`flotilla app confirm-prune`) confirms the pruning of `Prune=confirm` objects, which the
+//! operation waits for.
 
 use std::path::PathBuf;
 use std::sync::Arc;
