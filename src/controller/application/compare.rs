@@ -14,7 +14,8 @@ use crate::health::{Health, HealthStatus, assess};
 use crate::manifest::ObjectKey;
 use crate::sync::execute::tracked;
 use crate::sync::{
-    COMPARE_OPTIONS_ANNOTATION, CompareOptions, LiveObject, SyncPlan, SyncTask, plan_prune,
+    COMPARE_OPTIONS_ANNOTATION, CompareOptions, LiveObject, SyncOptions, SyncPlan, SyncTask,
+    plan_prune,
 };
 
 use super::diff::first_difference;
@@ -74,7 +75,7 @@ pub fn compare(
         }
         resources.push(resource_status(task, status, Some(&health)));
     }
-    let prune = plan_prune(plan, tracked_objects, app, false);
+    let prune = plan_prune(plan, tracked_objects, app, &SyncOptions::default());
     let extraneous = prune
         .tasks
         .iter()

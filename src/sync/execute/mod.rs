@@ -98,7 +98,7 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
                 })?;
             let tracked: Vec<LiveObject> =
                 tracked.iter().filter_map(LiveObject::from_object).collect();
-            plan_prune(&plan, &tracked, request.app, settings.prunes_last()).tasks
+            plan_prune(&plan, &tracked, request.app, &settings.sync_options).tasks
         } else {
             Vec::new()
         };

@@ -208,7 +208,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             &self.plan,
             &tracked,
             self.context.app,
-            self.context.settings.prunes_last(),
+            &self.context.settings.sync_options,
         );
         for kept in &prune.kept {
             tracing::info!(object = %kept.key, reason = %kept.reason, "not pruned");
