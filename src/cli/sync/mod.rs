@@ -191,7 +191,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// One `--sync-option`: a known option with true or false (or confirm, for Prune).(or confirm, for Prune).
+/// One `--sync-option`: a known option with true or false (or confirm, for Prune).
 fn parse_sync_option(text: &str) -> Result<SyncOptions, crate::sync::OptionError> {
     text.parse()
 }
