@@ -85,6 +85,7 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
         prune: &[],
         failure: None,
         timed_out: None,
+        prune_confirmed: false,
     };
     assert!(matches!(plan_step(&state), SyncStep::Done(_)));
     c.bench_function("plan_step over 10k applied objects", |b| {

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use flotilla::cluster::kube_cluster::KubeCluster;
 use flotilla::cluster::operation_configmap::ConfigMapStore;
 use flotilla::manifest::DirectoryOptions;
-use flotilla::sync::execute::{ExecuteSettings, SyncEvent, SyncRequest, run_sync};
+use flotilla::sync::execute::{
+    ExecuteSettings, PruneConfirmation, SyncEvent, SyncRequest, run_sync,
+};
 use flotilla::sync::{OperationPhase, SyncPlan};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
@@ -106,6 +108,7 @@ async fn main() {
             app: &ns,
             revision: None,
             dry_run: false,
+            prune_confirmation: PruneConfirmation::Absent,
         };
         let before = cluster.request_counts();
         let result = run_sync(

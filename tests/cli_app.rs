@@ -1,19 +1,23 @@
 //! The people-facing commands against a real API server: `flotilla app sync` requests an
 //! operation, `app terminate` targets the running one (or withdraws a pending request),
-//! `app wait` exits 0 once the Application is Healthy and Synced and 1 on timeout, and
+//! `app wait` exits 0 once the Application is Healthy and Synced and 1 on timeout,
+//! `app confirm-prune` (and its alias `confirm-deletion`) writes the approval time, and
 //! `flotilla get apps` lists what the status says. The status is written by the test, standing in
 //! for the controller, so these tests pin down the commands alone.
 
 mod support;
 
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
 use flotilla::api::Application;
-use flotilla::api::application::TERMINATE_ANNOTATION;
+use flotilla::api::application::{DELETION_APPROVED_ANNOTATION, TERMINATE_ANNOTATION};
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
-use support::{TestNamespace, apply, install_flotilla_crds, namespace, object};
+use support::{
+    TestNamespace, apply, flotilla, install_flotilla_crds, namespace, object, run_flotilla,
+};
 
 async fn with_application(label: &str) -> (TestNamespace, Api<Application>) {
     let ns = namespace(1, label).await;
@@ -31,24 +35,6 @@ async fn with_application(label: &str) -> (TestNamespace, Api<Application>) {
     }));
     apply(&apps, &app).await;
     (ns, apps)
-}
-
-fn flotilla(ns: &TestNamespace, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_flotilla"));
-    command
-        .args(args)
-        .arg("-n")
-        .arg(&ns.name)
-        .arg("--kubeconfig")
-        .arg(support::kubeconfig_path(1));
-    command
-}
-
-async fn run(ns: &TestNamespace, args: &[&str]) -> Output {
-    let mut command = flotilla(ns, args);
-    tokio::task::spawn_blocking(move || command.output().expect("flotilla runs"))
-        .await
-        .expect("joined")
 }
 
 async fn set_status(apps: &Api<Application>, status: Value) {
@@ -74,7 +60,7 @@ async fn app_wait_exits_zero_once_healthy_and_synced_and_one_on_timeout() {
     )
     .await;
 
-    let timed_out = run(&ns, &["app", "wait", "web", "--timeout", "2s"]).await;
+    let timed_out = run_flotilla(&ns, &["app", "wait", "web", "--timeout", "2s"]).await;
     assert_eq!(timed_out.status.code(), Some(1), "{timed_out:?}");
     let stderr = text(&timed_out.stderr);
     assert!(
@@ -82,7 +68,7 @@ async fn app_wait_exits_zero_once_healthy_and_synced_and_one_on_timeout() {
         "{stderr}"
     );
 
-    let health_only = run(&ns, &["app", "wait", "web", "--sync", "--timeout", "1s"]).await;
+    let health_only = run_flotilla(&ns, &["app", "wait", "web", "--sync", "--timeout", "1s"]).await;
     assert_eq!(health_only.status.code(), Some(1), "{health_only:?}");
 
     let mut waiting = flotilla(&ns, &["app", "wait", "web", "--timeout", "60s"])
@@ -111,7 +97,7 @@ async fn app_wait_exits_zero_once_healthy_and_synced_and_one_on_timeout() {
 async fn app_sync_requests_once_and_terminate_targets_the_running_operation() {
     let (ns, apps) = with_application("cli-sync").await;
 
-    let synced = run(
+    let synced = run_flotilla(
         &ns,
         &[
             "app",
@@ -137,15 +123,15 @@ async fn app_sync_requests_once_and_terminate_targets_the_running_operation() {
     assert!(!operation.initiated_by.username.is_empty());
     assert!(!operation.initiated_by.automated);
 
-    let again = run(&ns, &["app", "sync", "web"]).await;
+    let again = run_flotilla(&ns, &["app", "sync", "web"]).await;
     assert_eq!(again.status.code(), Some(1));
     assert!(text(&again.stderr).contains("already has a sync requested"));
 
-    let withdrawn = run(&ns, &["app", "terminate", "web"]).await;
+    let withdrawn = run_flotilla(&ns, &["app", "terminate", "web"]).await;
     assert!(withdrawn.status.success(), "{withdrawn:?}");
     assert!(apps.get("web").await.unwrap().spec.operation.is_none());
 
-    let nothing = run(&ns, &["app", "terminate", "web"]).await;
+    let nothing = run_flotilla(&ns, &["app", "terminate", "web"]).await;
     assert_eq!(nothing.status.code(), Some(1));
     assert!(text(&nothing.stderr).contains("no sync to terminate"));
 
@@ -154,7 +140,7 @@ async fn app_sync_requests_once_and_terminate_targets_the_running_operation() {
         json!({"operationState": {"phase": "Running", "operationId": "web-42", "resources": []}}),
     )
     .await;
-    let terminated = run(&ns, &["app", "terminate", "web"]).await;
+    let terminated = run_flotilla(&ns, &["app", "terminate", "web"]).await;
     assert!(terminated.status.success(), "{terminated:?}");
     let app = apps.get("web").await.unwrap();
     assert_eq!(
@@ -173,7 +159,7 @@ async fn get_apps_lists_sync_and_health() {
         json!({"sync": {"status": "Synced", "revision": "0123456789abcdef"}, "health": {"status": "Healthy"}}),
     )
     .await;
-    let listed = run(&ns, &["get", "apps"]).await;
+    let listed = run_flotilla(&ns, &["get", "apps"]).await;
     assert!(listed.status.success(), "{listed:?}");
     let table = text(&listed.stdout);
     let row = table.lines().nth(1).expect("one row");
@@ -184,7 +170,38 @@ async fn get_apps_lists_sync_and_health() {
         "{table}"
     );
 
-    let json_out = run(&ns, &["get", "apps", "-o", "json"]).await;
+    let json_out = run_flotilla(&ns, &["get", "apps", "-o", "json"]).await;
     let items: Vec<Value> = serde_json::from_slice(&json_out.stdout).expect("JSON list");
     assert_eq!(items[0]["status"]["health"]["status"], "Healthy");
+}
+
+#[tokio::test]
+async fn app_confirm_prune_sets_the_approval_now_and_names_a_missing_application() {
+    let (ns, apps) = with_application("cli-confirm").await;
+    for command in ["confirm-prune", "confirm-deletion"] {
+        // Written to the millisecond.
+        let before = Timestamp::now() - SignedDuration::from_millis(1);
+        let confirmed = run_flotilla(&ns, &["app", command, "web"]).await;
+        assert!(confirmed.status.success(), "{confirmed:?}");
+        let app = apps.get("web").await.unwrap();
+        let approved = app.deletion_approved().expect("a readable approval time");
+        assert!(
+            before <= approved && approved <= Timestamp::now(),
+            "{approved} is now"
+        );
+        assert_eq!(
+            text(&confirmed.stdout).trim(),
+            format!(
+                "pruning and deletion of Application web's objects confirmed ({DELETION_APPROVED_ANNOTATION}: {})",
+                app.annotations()[DELETION_APPROVED_ANNOTATION]
+            )
+        );
+    }
+
+    let missing = run_flotilla(&ns, &["app", "confirm-prune", "missing"]).await;
+    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    assert_eq!(
+        text(&missing.stderr).trim(),
+        "error: confirming the pruning of Application missing's objects: applications.flotilla.dev \"missing\" not found (HTTP 404 NotFound)"
+    );
 }

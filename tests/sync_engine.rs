@@ -1,8 +1,9 @@
 //! `flotilla sync` end to end on the real control plane (cluster 1 with its node simulator): the
 //! order of Argo CD's sync, hook failures and SyncFail hooks, timeouts that name what blocks,
-//! pruning, hooks re-run, CRDs with their custom resources, resuming an interrupted sync, the sync
-//! options (Replace, Force, ApplyOutOfSyncOnly, CreateNamespace, SkipDryRunOnMissingResource),
-//! retries, dry runs, git sources and Ctrl-C.
+//! pruning (`Prune=confirm` stopping it until `--confirm-prune`), hooks re-run, CRDs with their
+//! custom resources, resuming an interrupted sync, the sync options (Replace, Force,
+//! ApplyOutOfSyncOnly, CreateNamespace, SkipDryRunOnMissingResource), retries, dry runs, git
+//! sources and Ctrl-C.
 //! Order is asserted from the operation's records (kept in execution order) and from creation
 //! timestamps and conditions (one-second resolution, so compared with `<=`).
 
@@ -808,4 +809,53 @@ async fn an_object_in_a_namespace_of_the_sync_is_dry_run_when_its_wave_comes() {
         in_later.get_opt("later").await.unwrap().is_none(),
         "nothing of wave 1 was written"
     );
+}
+
+#[tokio::test]
+async fn prune_confirm_stops_the_sync_until_confirm_prune() {
+    let ns = support::namespace(1, "sync-prune-confirm").await;
+    let first = fixture("prune-confirm-v1", &ns.name);
+    sync(first.path(), &ns.name, &[]).await.assert_succeeded();
+    let second = fixture("prune-confirm-v2", &ns.name);
+    let config_maps: Api<ConfigMap> = ns.api();
+
+    let previewed = sync(second.path(), &ns.name, &["--prune", "--dry-run"]).await;
+    previewed.assert_succeeded();
+    assert_eq!(
+        record(&previewed.state, "ConfigMap", "critical").message,
+        "would be pruned once confirmed (Prune=confirm; dry run)"
+    );
+
+    let waiting = sync(second.path(), &ns.name, &["--prune"]).await;
+    assert!(!waiting.success, "exit code 1 while unconfirmed");
+    let message = format!(
+        "prune wave 0: waiting for pruning confirmation of ConfigMap {}/critical (Prune=confirm)",
+        ns.name
+    );
+    assert_eq!(
+        (waiting.state.phase, waiting.state.message.as_str()),
+        (OperationPhase::Running, message.as_str())
+    );
+    assert!(
+        waiting.stderr.contains(&format!(
+            "{message}; run again with --confirm-prune to prune them (the operation resumes)"
+        )),
+        "{}",
+        waiting.stderr
+    );
+    assert!(config_maps.get_opt("critical").await.unwrap().is_some());
+
+    let confirmed = sync(second.path(), &ns.name, &["--prune", "--confirm-prune"]).await;
+    confirmed.assert_succeeded();
+    assert_eq!(
+        confirmed.state.operation_id, waiting.state.operation_id,
+        "the stopped operation resumed"
+    );
+    record_with_action(
+        &confirmed.state,
+        "ConfigMap",
+        "critical",
+        ResourceAction::Pruned,
+    );
+    assert!(config_maps.get_opt("critical").await.unwrap().is_none());
 }

@@ -10,6 +10,25 @@ use serde::{Deserialize, Serialize};
 /// operation and removes the annotation.
 pub const TERMINATE_ANNOTATION: &str = "flotilla.dev/terminate";
 
+/// Argo CD's approval of pruning `Prune=confirm` objects and deleting `Delete=confirm` ones: an
+/// RFC 3339 time, set by `flotilla app confirm-prune`. It confirms the prunes of an operation
+/// that started at or before it, and the deletion of an Application deleted at or before it.
+pub const DELETION_APPROVED_ANNOTATION: &str = "argocd.argoproj.io/deletion-approved";
+
+impl Application {
+    /// The time of [`DELETION_APPROVED_ANNOTATION`], if it is set and parses (an unreadable
+    /// value approves nothing).
+    #[must_use]
+    pub fn deletion_approved(&self) -> Option<k8s_openapi::jiff::Timestamp> {
+        self.metadata
+            .annotations
+            .as_ref()?
+            .get(DELETION_APPROVED_ANNOTATION)?
+            .parse()
+            .ok()
+    }
+}
+
 /// What to deploy, where, and how to keep it in sync.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
@@ -191,6 +210,11 @@ pub struct ApplicationStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "flotilla_generators::spec::preserve_unknown_fields")]
     pub operation_state: Option<crate::sync::OperationState>,
+    /// The PostDelete hooks of the source as last compared (`Kind namespace/name`): once its
+    /// resources are gone, a deleted Application runs them (reading its source again) only when
+    /// this lists some, so one whose source has none is deleted without reading it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub post_delete_hooks: Vec<String>,
     /// The last successful syncs, newest last (at most [`HISTORY_LIMIT`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<RevisionHistory>,

@@ -384,7 +384,7 @@ mod tests {
             );
         }
         let settings = derived("{}", "{syncPolicy: {syncOptions: [PruneLast=true]}}", None);
-        assert!(settings.execute.prunes_last());
+        assert!(settings.execute.sync_options.get(SyncOptionKey::PruneLast));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The Application reconciler: observe (destination → source → plan → live objects) → compare →
 //! status → decide → sync, run by a kube-runtime `Controller` that watches the Applications of
 //! the namespace. Deleted Applications with a resources finalizer get their resources deleted
-//! (reverse wave order) before the finalizer goes. Every decision is made by the pure
+//! (reverse wave order, `Delete=confirm` objects holding it until approved), then their
+//! PostDelete hooks run, before the finalizer goes. Every decision is made by the pure
 //! [`super::application`] core; this file reads and writes.
 //!
 //! `spec.operation` is consumed when its sync starts: `status.operationState` is written
@@ -26,7 +27,9 @@ use tokio::sync::watch;
 
 use super::application::compare::{Comparison, compare};
 use super::application::decide::{SyncGate, Trigger, next_sync, sync_gate};
-use super::application::deletion::{DeletionStep, RESOURCE_FINALIZERS, deletion_step};
+use super::application::deletion::{
+    DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_step, post_delete_id,
+};
 use super::application::freshness::{
     CompareInputs, LastCompare, compare_needed, tracked_fingerprint, version_after_write,
 };
@@ -36,7 +39,7 @@ use super::appset_reconciler::retry_delay;
 use super::events::{EventPublisher, EventReason};
 use super::metrics::{Metrics, Reconciler};
 use super::status_store::StatusStore;
-use super::sync_job::SyncJob;
+use super::sync_job::{JobPlan, SyncJob};
 use crate::api::application::{
     ApplicationConditionType, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
@@ -46,9 +49,9 @@ use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClientsError, ClusterClients, Connect};
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::manifest::{ObjectKey, ValidationErrors};
+use crate::manifest::{DirectoryOptions, ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
-use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, begin};
+use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, approved_since, begin};
 use crate::sync::{LiveObject, OperationState, SyncPlan};
 
 /// How many live objects are read at once while comparing.
@@ -172,6 +175,8 @@ pub enum ApplicationError {
         object: ObjectKey,
         error: ClusterError,
     },
+    #[error("Application {app}: {message}")]
+    PostDelete { app: String, message: String },
     #[error("Application {app}: writing {what}: {error}")]
     Write {
         app: String,
@@ -192,6 +197,7 @@ impl ApplicationError {
             Self::Settings { .. } => "InvalidSpecError",
             Self::Sync { .. } => "SyncError",
             Self::Delete { .. } => "DeleteError",
+            Self::PostDelete { .. } => "PostDeleteError",
             Self::Write { .. } => "WriteError",
         }
     }
@@ -222,7 +228,7 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     let ctx = &run.ctx;
     if app.metadata.deletion_timestamp.is_some() {
         ctx.remember_compare(app.name_any(), None);
-        return delete_resources(ctx, &app).await;
+        return delete_resources(&run, &app).await;
     }
     if unchanged(&run, &app).await {
         return Ok(Action::requeue(ctx.resync));
@@ -551,14 +557,7 @@ async fn sync(
         execute: settings,
         directory,
         ignored_options,
-    } = sync_settings(
-        &app.metadata,
-        &app.spec,
-        operation,
-        &SyncOverrides::default(),
-        &ctx.settings,
-    )
-    .map_err(|error| ApplicationError::Settings {
+    } = settings_of(ctx, app, operation).map_err(|error| ApplicationError::Settings {
         app: name.clone(),
         error,
     })?;
@@ -572,7 +571,8 @@ async fn sync(
         } else {
             manifests(ctx, app, &revision).await?
         };
-    let store = StatusStore::new(ctx.api(), &ctx.namespace, &name, initiated_by.clone());
+    let store =
+        StatusStore::new(ctx.api(), &ctx.namespace, &name).recording_history(initiated_by.clone());
     let sync_error = |error: ExecuteError| ApplicationError::Sync {
         app: name.clone(),
         error,
@@ -595,11 +595,7 @@ async fn sync(
     let now = Timestamp::now();
     if let Some(operation) = requested {
         let id = format!("{name}-{}", now.as_millisecond());
-        let (state, _) = begin(None, manifests.revision.as_deref(), &id, Time(now));
-        store
-            .save(&state)
-            .await
-            .map_err(|error| sync_error(error.into()))?;
+        store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
         clear_operation(ctx, &name, operation).await?;
     }
     let (reason, note) = match &trigger {
@@ -620,19 +616,16 @@ async fn sync(
         ),
     };
     publish(ctx, app, reason, note).await;
-    let job = SyncJob {
-        cluster: Arc::clone(&observed.cluster),
-        store,
-        app: instance_name(app),
-        root: manifests.root.clone(),
-        options: directory,
-        namespace: settings.destination_namespace.clone(),
-        revision: manifests.revision.clone(),
+    let cluster = Arc::clone(&observed.cluster);
+    let job = job(
+        run,
+        app,
+        (JobPlan::Sync, store),
+        cluster,
+        &manifests,
+        directory,
         settings,
-        stopping: run.stopping.clone(),
-        watched: run.store.clone(),
-        application: ObjectRef::from_obj(app),
-    };
+    );
     let Some(state) = job.run().await else {
         tracing::info!(app = %name, "stopping during a sync; the next leader resumes it");
         return Ok(());
@@ -645,6 +638,70 @@ async fn sync(
         }
     };
     finish(ctx, app, &state).await
+}
+
+/// The sync settings of `app` (with the requested `operation`, if any): the one derivation
+/// every run of the engine for it uses.
+///
+/// # Errors
+/// The Application's settings do not parse (reported as [`ApplicationError::Settings`]).
+fn settings_of(
+    ctx: &ApplicationContext,
+    app: &Application,
+    operation: Option<&SyncOperation>,
+) -> Result<SyncSettings, SettingsError> {
+    sync_settings(
+        &app.metadata,
+        &app.spec,
+        operation,
+        &SyncOverrides::default(),
+        &ctx.settings,
+    )
+}
+
+/// Stores a new Running operation `id` of Application `name` at `revision`, which the engine
+/// then resumes.
+async fn store_new_operation(
+    store: &StatusStore,
+    name: &str,
+    revision: Option<&str>,
+    id: &str,
+) -> Result<(), ApplicationError> {
+    let (state, _) = begin(None, revision, id, Time(Timestamp::now()));
+    store
+        .save(&state)
+        .await
+        .map_err(|error| ApplicationError::Sync {
+            app: name.to_owned(),
+            error: error.into(),
+        })
+}
+
+/// An operation of the engine for `app` from `manifests`, run under this controller run and
+/// stored in its status by `store`.
+fn job(
+    run: &Run,
+    app: &Application,
+    (plan, store): (JobPlan, StatusStore),
+    cluster: Arc<KubeCluster>,
+    manifests: &Manifests,
+    directory: DirectoryOptions,
+    settings: ExecuteSettings,
+) -> SyncJob {
+    SyncJob {
+        plan,
+        cluster,
+        store,
+        app: instance_name(app),
+        root: manifests.root.clone(),
+        options: directory,
+        namespace: settings.destination_namespace.clone(),
+        revision: manifests.revision.clone(),
+        settings,
+        stopping: run.stopping.clone(),
+        watched: run.store.clone(),
+        application: ObjectRef::from_obj(app),
+    }
 }
 
 /// Records the end of an operation (its state and history entry were stored together by the
@@ -737,12 +794,11 @@ async fn clear_operation(
     }
 }
 
-/// Deletes the resources of a deleted Application one wave at a time (highest first), then
-/// removes its resources finalizer.
-async fn delete_resources(
-    ctx: &ApplicationContext,
-    app: &Application,
-) -> Result<Action, ApplicationError> {
+/// Deletes the resources of a deleted Application one wave at a time (highest first), runs its
+/// PostDelete hooks, then removes its resources finalizer. A failed PostDelete operation is
+/// reported (condition `DeletionError`, Event) and the finalizer stays.
+async fn delete_resources(run: &Run, app: &Application) -> Result<Action, ApplicationError> {
+    let ctx = &run.ctx;
     let name = app.name_any();
     let holds_finalizer = app
         .finalizers()
@@ -751,11 +807,11 @@ async fn delete_resources(
     if !holds_finalizer {
         return Ok(Action::await_change());
     }
-    let deleted = delete_step(ctx, app).await;
+    let deleted = delete_step(run, app).await;
     match deleted {
-        Ok(Some(action)) => Ok(action),
-        Ok(None) => {
-            remove_finalizers(ctx, app).await?;
+        Ok(Deletion::Continue(action)) => Ok(action),
+        Ok(Deletion::Finished(current)) => {
+            remove_finalizers(ctx, &current).await?;
             publish(
                 ctx,
                 app,
@@ -765,6 +821,19 @@ async fn delete_resources(
             .await;
             tracing::info!(app = %name, "resources deleted; finalizer removed");
             Ok(Action::await_change())
+        }
+        Ok(Deletion::Held(message)) => {
+            let reported = report(
+                ctx,
+                app,
+                ApplicationConditionType::DeletionError,
+                Some(&message),
+            )
+            .await?;
+            if reported {
+                publish(ctx, app, EventReason::DeletionError, message).await;
+            }
+            Ok(Action::requeue(ctx.resync))
         }
         Err(error) => {
             let message = error.to_string();
@@ -781,21 +850,76 @@ async fn delete_resources(
     }
 }
 
-/// One deletion step: the action to come back with, or None once nothing is left.
-async fn delete_step(
-    ctx: &ApplicationContext,
-    app: &Application,
-) -> Result<Option<Action>, ApplicationError> {
+/// Where a deletion stands after one step.
+enum Deletion {
+    /// Come back with this action.
+    Continue(Action),
+    /// It waits for someone (a confirmation, or a fix of failed PostDelete hooks): this says
+    /// why, and the finalizer stays.
+    Held(String),
+    /// Everything is done: remove the finalizer of the Application as read now.
+    Finished(Box<Application>),
+}
+
+/// One deletion step, decided from the Application as the API server has it now (not the
+/// watch cache, which may not show the PostDelete operation just recorded yet).
+async fn delete_step(run: &Run, app: &Application) -> Result<Deletion, ApplicationError> {
+    let ctx = &run.ctx;
     let name = app.name_any();
-    let cluster = destination(ctx, app).await?;
-    let tracked: Vec<LiveObject> = tracked_objects(&cluster, app, &[])
+    let current = ctx
+        .api()
+        .get_opt(&name)
+        .await
+        .map_err(|error| ApplicationError::Write {
+            app: name.clone(),
+            what: "(reading) the deleted Application",
+            error: error.into(),
+        })?;
+    let Some(app) = current else {
+        return Ok(Deletion::Continue(Action::await_change()));
+    };
+    let cluster = destination(ctx, &app).await?;
+    let tracked: Vec<LiveObject> = tracked_objects(&cluster, &app, &[])
         .await?
         .iter()
         .filter_map(LiveObject::from_object)
         .collect();
-    match deletion_step(&instance_name(app), &tracked) {
-        DeletionStep::Done => Ok(None),
-        DeletionStep::Wait => Ok(Some(Action::requeue(DELETION_POLL))),
+    let approved = app
+        .metadata
+        .deletion_timestamp
+        .as_ref()
+        .is_some_and(|deleted| approved_since(app.deletion_approved(), deleted.0));
+    let instance = instance_name(&app);
+    let state = DeletionState {
+        name: &name,
+        app: &instance,
+        objects: &tracked,
+        approved,
+        operation: app.status.as_ref().and_then(|s| s.operation_state.as_ref()),
+        has_post_delete_hooks: app
+            .status
+            .as_ref()
+            .is_some_and(|s| !s.post_delete_hooks.is_empty()),
+    };
+    let step = deletion_step(&state);
+    let held = matches!(
+        step,
+        DeletionStep::AwaitConfirmation(_) | DeletionStep::PostDeleteFailed(_)
+    );
+    if !held && has_condition(&app, ApplicationConditionType::DeletionError) {
+        report(ctx, &app, ApplicationConditionType::DeletionError, None).await?;
+    }
+    match step {
+        DeletionStep::Done => Ok(Deletion::Finished(Box::new(app))),
+        DeletionStep::Wait => Ok(Deletion::Continue(Action::requeue(DELETION_POLL))),
+        DeletionStep::AwaitConfirmation(keys) => {
+            let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
+            Ok(Deletion::Held(format!(
+                "waiting for deletion confirmation of {} (Delete=confirm): flotilla app confirm-prune {name}",
+                keys.join(", ")
+            )))
+        }
+        DeletionStep::PostDeleteFailed(message) => Ok(Deletion::Held(message)),
         DeletionStep::Delete(keys) => {
             for key in keys {
                 cluster
@@ -807,8 +931,91 @@ async fn delete_step(
                         error,
                     })?;
             }
-            Ok(Some(Action::requeue(DELETION_POLL)))
+            Ok(Deletion::Continue(Action::requeue(DELETION_POLL)))
         }
+        DeletionStep::RunPostDelete => run_post_delete(run, &app, cluster).await,
+    }
+}
+
+/// Whether `app`'s status shows a condition of `type_`.
+fn has_condition(app: &Application, type_: ApplicationConditionType) -> bool {
+    app.status
+        .as_ref()
+        .is_some_and(|status| status.conditions.iter().any(|c| c.type_ == type_))
+}
+
+/// Runs (or resumes) the PostDelete hooks of a deleted Application whose resources are gone, as
+/// an operation recorded in `status.operationState` under [`post_delete_id`], from the source
+/// at the revision it last synced; when the source has none there (any more), the deletion is
+/// finished.
+async fn run_post_delete(
+    run: &Run,
+    app: &Application,
+    cluster: Arc<KubeCluster>,
+) -> Result<Deletion, ApplicationError> {
+    let ctx = &run.ctx;
+    let name = app.name_any();
+    let id = post_delete_id(&name);
+    let status = app.status.as_ref();
+    let recorded = status
+        .and_then(|s| s.operation_state.as_ref())
+        .filter(|op| op.operation_id == id);
+    let revision = recorded
+        .and_then(|op| op.revision.clone())
+        .or_else(|| {
+            status
+                .and_then(|s| s.sync.as_ref())
+                .map(|sync| sync.revision.clone())
+                .filter(|r| !r.is_empty())
+        })
+        .unwrap_or_else(|| app.spec.source.target_revision.clone());
+    let manifests = manifests(ctx, app, &revision).await?;
+    let SyncSettings {
+        execute: mut settings,
+        directory,
+        ..
+    } = settings_of(ctx, app, None).map_err(|error| ApplicationError::Settings {
+        app: name.clone(),
+        error,
+    })?;
+    (settings.prune, settings.retry) = (false, None);
+    let plan = SyncPlan::load(
+        &manifests.root,
+        &directory,
+        settings.destination_namespace.as_deref(),
+        &id,
+    )
+    .map_err(|error| ApplicationError::Plan {
+        app: name.clone(),
+        error,
+    })?;
+    if plan.post_delete.is_empty() {
+        return Ok(Deletion::Finished(Box::new(app.clone())));
+    }
+    // Not an entry of the Application's history: its deletion is not a deployment.
+    let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
+    if recorded.is_none() {
+        store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
+        let hooks: Vec<String> = plan.post_delete.iter().map(|t| t.key.to_string()).collect();
+        let note = format!("running PostDelete hooks: {}", hooks.join(", "));
+        publish(ctx, app, EventReason::SyncStarted, note).await;
+    }
+    let job = job(
+        run,
+        app,
+        (JobPlan::PostDelete, store),
+        cluster,
+        &manifests,
+        directory,
+        settings,
+    );
+    match job.run().await {
+        None => Ok(Deletion::Continue(Action::await_change())),
+        Some(Err(error)) => Err(ApplicationError::Sync { app: name, error }),
+        // The outcome is in status.operationState, which the next step reads.
+        Some(Ok(_)) => Ok(Deletion::Continue(Action::requeue(Duration::from_millis(
+            200,
+        )))),
     }
 }
 
@@ -844,13 +1051,14 @@ async fn remove_finalizers(
     }
 }
 
-/// Sets (or, with None, clears) a condition on the Application as it is now.
+/// Sets (or, with None, clears) a condition on the Application as it is now; true when that
+/// changed it.
 async fn report(
     ctx: &ApplicationContext,
     app: &Application,
     type_: ApplicationConditionType,
     message: Option<&str>,
-) -> Result<(), ApplicationError> {
+) -> Result<bool, ApplicationError> {
     let current =
         ctx.api()
             .get_opt(&app.name_any())
@@ -861,14 +1069,14 @@ async fn report(
                 error: error.into(),
             })?;
     let Some(current) = current else {
-        return Ok(());
+        return Ok(false);
     };
     let now = Time(Timestamp::now());
     match condition_patch(current.status.as_ref(), type_, message, &now) {
         Some(patch) => patch_status(ctx, app, "status.conditions", patch)
             .await
-            .map(drop),
-        None => Ok(()),
+            .map(|_| true),
+        None => Ok(false),
     }
 }
 

@@ -21,37 +21,45 @@ pub struct StatusStore {
     api: Api<Application>,
     namespace: String,
     name: String,
-    /// Who started the operation, for its history entry.
-    initiated_by: InitiatedBy,
+    /// Who started the operation, when its success goes into the history.
+    history: Option<InitiatedBy>,
 }
 
 impl StatusStore {
-    /// The store of Application `name` in `api`'s namespace `namespace`, for an operation
-    /// started by `initiated_by`.
+    /// The store of Application `name` in `api`'s namespace `namespace`.
     #[must_use]
-    pub fn new(
-        api: Api<Application>,
-        namespace: &str,
-        name: &str,
-        initiated_by: InitiatedBy,
-    ) -> Self {
+    pub fn new(api: Api<Application>, namespace: &str, name: &str) -> Self {
         Self {
             api,
             namespace: namespace.to_owned(),
             name: name.to_owned(),
-            initiated_by,
+            history: None,
         }
     }
 
-    /// The history with `state` recorded, when it succeeded and is not recorded yet.
+    /// The store of a sync started by `initiated_by`, whose success is an entry of
+    /// `status.history`.
+    #[must_use]
+    pub fn recording_history(self, initiated_by: InitiatedBy) -> Self {
+        Self {
+            history: Some(initiated_by),
+            ..self
+        }
+    }
+
+    /// The history with `state` recorded, when it is a sync that succeeded and is not recorded
+    /// yet.
     async fn history_after(&self, state: &OperationState) -> Result<Option<Value>, StoreError> {
+        let Some(initiated_by) = &self.history else {
+            return Ok(None);
+        };
         if state.phase != OperationPhase::Succeeded {
             return Ok(None);
         }
         let app = self.api.get(&self.name).await.map_err(|e| self.error(e))?;
         let history = app.status.map(|status| status.history).unwrap_or_default();
         let now = Time(Timestamp::now());
-        Ok(after_operation(&history, state, &self.initiated_by, &now).map(|h| json!(h)))
+        Ok(after_operation(&history, state, initiated_by, &now).map(|h| json!(h)))
     }
 
     fn error(&self, message: impl ToString) -> StoreError {

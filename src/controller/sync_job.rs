@@ -3,7 +3,11 @@
 //! its steps in ways that are not `Send` for every lifetime, so it is driven on a blocking
 //! thread with the runtime's handle; it stops (without terminating the operation, which stays
 //! Running for the next leader to resume) as soon as the controller stops, and terminates the
-//! operation when `flotilla app terminate` asks for it.
+//! operation when `flotilla app terminate` asks for it, or when the Application of a sync is
+//! being deleted (its deletion then need not wait for the sync, e.g. for a pruning confirmation
+//! that will never come). The Application's `argocd.argoproj.io/deletion-approved` annotation
+//! (`flotilla app confirm-prune`) confirms the pruning of `Prune=confirm` objects, which the
+//! operation waits for.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,13 +19,25 @@ use crate::api::Application;
 
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::manifest::{DirectoryOptions, ValidationErrors};
-use crate::sync::execute::{ExecuteError, ExecuteSettings, SyncEvent, SyncRequest, run_sync};
+use crate::sync::execute::{
+    ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRequest, run_sync,
+};
 use crate::sync::{OperationState, SyncPlan};
 
 use super::status_store::{StatusStore, terminates};
 
+/// Which tasks of the source an operation runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobPlan {
+    /// A sync: PreSync, Sync, PostSync (SyncFail on failure).
+    Sync,
+    /// A deleted Application's PostDelete hooks (see [`SyncPlan::post_delete_plan`]).
+    PostDelete,
+}
+
 /// Everything one operation needs, owned.
 pub struct SyncJob {
+    pub plan: JobPlan,
     pub cluster: Arc<KubeCluster>,
     pub store: StatusStore,
     /// The name the Application's objects are tracked under (see
@@ -36,7 +52,8 @@ pub struct SyncJob {
     pub settings: ExecuteSettings,
     /// Becomes true when the controller stops.
     pub stopping: watch::Receiver<bool>,
-    /// The controller's watch cache of Applications, read for terminate requests.
+    /// The controller's watch cache of Applications, read for terminate requests and
+    /// pruning confirmations.
     pub watched: Store<Application>,
     /// The Application being synced.
     pub application: ObjectRef<Application>,
@@ -62,17 +79,24 @@ impl SyncJob {
 
     async fn drive(mut self) -> Option<Result<OperationState, ExecuteError>> {
         let plan_source = |operation_id: &str| -> Result<SyncPlan, ValidationErrors> {
-            SyncPlan::load(
+            let plan = SyncPlan::load(
                 &self.root,
                 &self.options,
                 self.namespace.as_deref(),
                 operation_id,
-            )
+            )?;
+            Ok(match self.plan {
+                JobPlan::Sync => plan,
+                JobPlan::PostDelete => plan.post_delete_plan(),
+            })
         };
+        let current = self.watched.get(&self.application);
+        let (approve, approved) = watch::channel(current.and_then(|app| app.deletion_approved()));
         let request = SyncRequest {
             app: &self.app,
             revision: self.revision.as_deref(),
             dry_run: false,
+            prune_confirmation: PruneConfirmation::Watched(&approved),
         };
         let (terminate, cancel) = watch::channel(false);
         let app = self.app.clone();
@@ -89,26 +113,38 @@ impl SyncJob {
         tokio::select! {
             state = sync => Some(state),
             _ = self.stopping.wait_for(|stopping| *stopping) => None,
-            () = watch_terminate(&self.watched, &self.application, &terminate) => None,
+            () = watch_requests(self.plan, &self.watched, &self.application, &terminate, &approve) => None,
         }
     }
 }
 
-/// Checks the watch cache for `flotilla app terminate` and tells the engine to stop once it is
-/// asked; never completes (the engine ends the operation Terminated).
-async fn watch_terminate(
+/// Checks the watch cache for `flotilla app terminate` or the deletion of the Application of a
+/// sync, telling the engine to stop (it then ends the operation Terminated), and for pruning
+/// confirmations; never completes.
+async fn watch_requests(
+    plan: JobPlan,
     watched: &Store<Application>,
     application: &ObjectRef<Application>,
     terminate: &watch::Sender<bool>,
+    approve: &watch::Sender<Option<k8s_openapi::jiff::Timestamp>>,
 ) {
     loop {
-        tokio::time::sleep(TERMINATE_POLL).await;
-        if watched.get(application).is_some_and(|app| terminates(&app)) {
-            let _ = terminate.send(true);
-            std::future::pending::<()>().await;
+        tokio::time::sleep(REQUEST_POLL).await;
+        let Some(app) = watched.get(application) else {
+            continue;
+        };
+        approve.send_if_modified(|approved| {
+            let now = app.deletion_approved();
+            let changed = *approved != now;
+            *approved = now;
+            changed
+        });
+        let deleted = plan == JobPlan::Sync && app.metadata.deletion_timestamp.is_some();
+        if terminates(&app) || deleted {
+            terminate.send_if_modified(|asked| !std::mem::replace(asked, true));
         }
     }
 }
 
-/// How often a running sync checks for a terminate request.
-const TERMINATE_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+/// How often a running sync checks for a terminate request or a pruning confirmation.
+const REQUEST_POLL: std::time::Duration = std::time::Duration::from_secs(1);

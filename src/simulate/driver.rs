@@ -20,7 +20,7 @@ use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
     OperationState as RolloutOperation, RolloutDecision, RolloutInput,
 };
-use crate::sync::execute::{SyncEvent, SyncRequest, run_sync};
+use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState};
 
 use super::app::SimApp;
@@ -175,10 +175,14 @@ async fn sync_one<C: ClusterApi>(
 ) -> (usize, OperationState) {
     let store = NeverResumedStore;
     let (_terminate, cancel) = watch::channel(false);
+    // Nobody confirms a `Prune=confirm` prune in a simulation: the sync waits for it as the
+    // controller's does when nobody runs `flotilla app confirm-prune`, until its timeout.
+    let (_approve, approved) = watch::channel(None);
     let request = SyncRequest {
         app: &app.name,
         revision: app.revision.as_deref(),
         dry_run: false,
+        prune_confirmation: PruneConfirmation::Watched(&approved),
     };
     let events = |event: &SyncEvent| {
         let text = match event {
@@ -221,4 +225,71 @@ async fn sync_one<C: ClusterApi>(
         resources: Vec::new(),
     });
     (index, state)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use k8s_openapi::jiff::Timestamp;
+    use serde_json::json;
+
+    use super::*;
+    use crate::manifest::{ObjectKey, ScopeTable, assign_namespaces, parse_documents};
+    use crate::simulate::app::AppPlan;
+    use crate::simulate::cluster::{ClusterBehavior, SimCluster};
+    use crate::sync::execute::ExecuteSettings;
+    use crate::sync::{SYNC_OPTIONS_ANNOTATION, SyncPlan, TRACKING_ANNOTATION, tracking_id};
+
+    #[tokio::test(start_paused = true)]
+    async fn a_prune_confirm_object_waits_as_in_the_controller_until_the_timeout() {
+        let clock = VirtualClock::start(Timestamp::from_second(0).unwrap());
+        let behavior = ClusterBehavior {
+            namespaces: vec!["shop".to_owned()],
+            ..ClusterBehavior::default()
+        };
+        let cluster = SimCluster::new(clock, Arc::new(behavior));
+        let critical = ObjectKey {
+            group: String::new(),
+            kind: "ConfigMap".to_owned(),
+            namespace: Some("shop".to_owned()),
+            name: "critical".to_owned(),
+        };
+        let previous = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "critical", "namespace": "shop", "annotations": {
+                TRACKING_ANNOTATION: tracking_id("web", &critical),
+                SYNC_OPTIONS_ANNOTATION: "Prune=confirm"}}});
+        cluster.apply(&previous, false).await.unwrap();
+        let plan = |operation_id: &str| {
+            let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n";
+            let (mut resources, _) = parse_documents(Path::new("kept.yaml"), yaml);
+            assign_namespaces(&mut resources, &ScopeTable::default(), Some("shop"));
+            SyncPlan::build(resources, operation_id)
+        };
+        let app = SimApp {
+            name: "web".to_owned(),
+            labels: BTreeMap::new(),
+            destination: "in-cluster".to_owned(),
+            revision: None,
+            settings: ExecuteSettings {
+                prune: true,
+                timeout: Duration::from_secs(60),
+                ..ExecuteSettings::default()
+            },
+            plan: AppPlan::new(Box::new(plan), true),
+        };
+        let (_, state) = sync_one(0, &app, &cluster, clock, &|_| {}).await;
+        assert_eq!(
+            (state.phase, state.message.as_str()),
+            (
+                OperationPhase::Failed,
+                "timed out after 1m0s before: prune wave 0: waiting for pruning confirmation of ConfigMap shop/critical (Prune=confirm)"
+            )
+        );
+        assert!(
+            cluster.get(&critical).await.unwrap().is_some(),
+            "not pruned"
+        );
+    }
 }

@@ -26,7 +26,8 @@ pub struct SyncAnnotations {
     /// None for an ordinary object; the hook types otherwise (possibly none that run in a sync,
     /// e.g. a Helm test hook).
     pub hook: Option<BTreeSet<HookType>>,
-    /// Delete policies; `BeforeHookCreation` when none is written.
+    /// Delete policies; `BeforeHookCreation` when none is written, and `HookSucceeded` too for
+    /// a PostDelete hook (Argo CD deletes those once they succeed).
     pub delete_policies: BTreeSet<DeletePolicy>,
     /// Sync options.
     pub options: SyncOptions,
@@ -88,7 +89,7 @@ impl SyncAnnotations {
                 HELM_DELETE_POLICY_ANNOTATION,
                 parse_delete_policies(value),
             ),
-            (None, None) => Some(BTreeSet::from([DeletePolicy::BeforeHookCreation])),
+            (None, None) => Some(default_delete_policies(hook.as_ref())),
         };
         let options = match read(SYNC_OPTIONS_ANNOTATION) {
             Some(value) => note(&mut problems, SYNC_OPTIONS_ANNOTATION, value.parse()),
@@ -120,6 +121,18 @@ impl SyncAnnotations {
     }
 }
 
+/// The delete policies of a hook that writes none (see [`SyncAnnotations::delete_policies`]).
+fn default_delete_policies(hook: Option<&Option<BTreeSet<HookType>>>) -> BTreeSet<DeletePolicy> {
+    let post_delete = hook
+        .and_then(Option::as_ref)
+        .is_some_and(|types| types.contains(&HookType::PostDelete));
+    let mut policies = BTreeSet::from([DeletePolicy::BeforeHookCreation]);
+    if post_delete {
+        policies.insert(DeletePolicy::HookSucceeded);
+    }
+    policies
+}
+
 fn note<T, E: std::fmt::Display>(
     problems: &mut Vec<String>,
     key: &str,
@@ -133,7 +146,7 @@ fn note<T, E: std::fmt::Display>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::options::SyncOptionKey;
+    use crate::sync::options::{OptionValue, SyncOptionKey};
 
     fn parse(pairs: &[(&str, &str)]) -> (Option<SyncAnnotations>, Vec<String>) {
         let map = pairs
@@ -202,8 +215,30 @@ mod tests {
                 .unwrap()
                 .options
                 .written()
-                .eq([(SyncOptionKey::Prune, false)])
+                .eq([(SyncOptionKey::Prune, OptionValue::False)])
         );
+    }
+
+    #[test]
+    fn post_delete_hooks_are_deleted_after_success_unless_told_otherwise() {
+        use DeletePolicy::{BeforeHookCreation, HookFailed, HookSucceeded};
+        let post_delete = (HOOK_ANNOTATION, "PostDelete");
+        let cases = [
+            (vec![], vec![BeforeHookCreation]),
+            (vec![(HOOK_ANNOTATION, "PreSync")], vec![BeforeHookCreation]),
+            (vec![post_delete], vec![HookSucceeded, BeforeHookCreation]),
+            (
+                vec![post_delete, (DELETE_POLICY_ANNOTATION, "HookFailed")],
+                vec![HookFailed],
+            ),
+        ];
+        for (pairs, expected) in cases {
+            assert_eq!(
+                parse(&pairs).0.unwrap().delete_policies,
+                expected.into_iter().collect::<BTreeSet<_>>(),
+                "{pairs:?}"
+            );
+        }
     }
 
     #[test]
@@ -222,7 +257,7 @@ mod tests {
                 "annotation argocd.argoproj.io/sync-wave: \"abc\" is not an integer",
                 "annotation argocd.argoproj.io/hook: unknown hook type \"PreSink\" (expected PreSync, Sync, PostSync, SyncFail, PostDelete or Skip)",
                 "annotation argocd.argoproj.io/hook-delete-policy: unknown hook delete policy \"Never\" (expected HookSucceeded, HookFailed or BeforeHookCreation)",
-                "annotation argocd.argoproj.io/sync-options: sync option Prune=\"maybe\": expected true or false",
+                "annotation argocd.argoproj.io/sync-options: sync option Prune=\"maybe\": expected true, false or confirm",
                 "annotation argocd.argoproj.io/compare-options: unknown compare option \"IgnoreAll\"",
             ]
         );

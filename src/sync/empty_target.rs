@@ -50,6 +50,7 @@ mod tests {
                 },
                 wave: 0,
                 last: false,
+                confirm: false,
             })
             .collect()
     }

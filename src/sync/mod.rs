@@ -39,7 +39,7 @@ pub use kind_order::kind_rank;
 pub use live::LiveObject;
 pub use normalize::normalize;
 pub use options::{
-    COMPARE_OPTIONS_ANNOTATION, CompareOptions, OptionError, SYNC_OPTIONS_ANNOTATION,
+    COMPARE_OPTIONS_ANNOTATION, CompareOptions, OptionError, OptionValue, SYNC_OPTIONS_ANNOTATION,
     SyncOptionKey, SyncOptions,
 };
 pub use order::order_tasks;

@@ -12,12 +12,13 @@ pub const SYNC_OPTIONS_ANNOTATION: &str = "argocd.argoproj.io/sync-options";
 /// The per-object compare-options annotation.
 pub const COMPARE_OPTIONS_ANNOTATION: &str = "argocd.argoproj.io/compare-options";
 
-/// A sync option key. Each takes `true` or `false`.
+/// A sync option key. Each takes `true` or `false`; `Prune` and `Delete` also take `confirm`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum SyncOptionKey {
-    /// `Prune=false`: never prune this object.
+    /// `Prune=false`: never prune this object; `Prune=confirm`: prune it only once confirmed.
     Prune,
-    /// `Delete=false`: keep it when the Application is deleted.
+    /// `Delete=false`: keep it when the Application is deleted; `Delete=confirm`: delete it
+    /// (and the Application's other objects) only once confirmed.
     Delete,
     /// `Replace=true`: replace instead of apply.
     Replace,
@@ -73,8 +74,8 @@ pub enum OptionError {
     /// Unknown key.
     #[error("unknown sync option {0:?}")]
     UnknownOption(String),
-    /// Value is not `true`/`false`.
-    #[error("sync option {key}={value:?}: expected true or false")]
+    /// Value is not `true`/`false` (or `confirm` for `Prune` and `Delete`).
+    #[error("sync option {key}={value:?}: expected {}", expected(*.key))]
     BadValue {
         /// The option.
         key: SyncOptionKey,
@@ -84,6 +85,57 @@ pub enum OptionError {
     /// Unknown compare option.
     #[error("unknown compare option {0:?}")]
     UnknownCompareOption(String),
+}
+
+/// The values `key` accepts, for [`OptionError::BadValue`].
+fn expected(key: SyncOptionKey) -> &'static str {
+    if key.confirmable() {
+        "true, false or confirm"
+    } else {
+        "true or false"
+    }
+}
+
+impl SyncOptionKey {
+    /// Whether the option takes `confirm` (Argo CD's `Prune=confirm` and `Delete=confirm`).
+    #[must_use]
+    pub fn confirmable(self) -> bool {
+        matches!(self, Self::Prune | Self::Delete)
+    }
+}
+
+/// The value of a written sync option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptionValue {
+    /// `true`.
+    True,
+    /// `false`.
+    False,
+    /// `confirm` (`Prune` and `Delete` only): done, but only once confirmed.
+    Confirm,
+}
+
+impl OptionValue {
+    fn of(value: bool) -> Self {
+        if value { Self::True } else { Self::False }
+    }
+
+    /// Whether the option is on (`confirm` is: the action happens once confirmed).
+    #[must_use]
+    pub fn is_on(self) -> bool {
+        self != Self::False
+    }
+}
+
+impl fmt::Display for OptionValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::True => "true",
+            Self::False => "false",
+            Self::Confirm => "confirm",
+        })
+    }
 }
 
 impl FromStr for SyncOptionKey {
@@ -100,17 +152,25 @@ impl FromStr for SyncOptionKey {
 /// The options written on an object; unwritten ones take [`SyncOptionKey::default_value`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
-pub struct SyncOptions(BTreeMap<SyncOptionKey, bool>);
+pub struct SyncOptions(BTreeMap<SyncOptionKey, OptionValue>);
 
 impl SyncOptions {
-    /// The value of an option.
+    /// Whether an option is on (`confirm` counts as on).
     #[must_use]
     pub fn get(&self, key: SyncOptionKey) -> bool {
-        self.0.get(&key).copied().unwrap_or(key.default_value())
+        self.0
+            .get(&key)
+            .map_or(key.default_value(), |value| value.is_on())
+    }
+
+    /// Whether an option says `confirm` (`Prune=confirm`, `Delete=confirm`).
+    #[must_use]
+    pub fn confirms(&self, key: SyncOptionKey) -> bool {
+        self.0.get(&key) == Some(&OptionValue::Confirm)
     }
 
     /// The options written explicitly, e.g. for display as `Prune=false`.
-    pub fn written(&self) -> impl Iterator<Item = (SyncOptionKey, bool)> + '_ {
+    pub fn written(&self) -> impl Iterator<Item = (SyncOptionKey, OptionValue)> + '_ {
         self.0.iter().map(|(key, value)| (*key, *value))
     }
 
@@ -162,8 +222,9 @@ impl FromStr for SyncOptions {
                 .ok_or_else(|| OptionError::NotKeyValue(item.to_owned()))?;
             let key: SyncOptionKey = key.trim().parse()?;
             let value = match value.trim() {
-                "true" => true,
-                "false" => false,
+                "true" => OptionValue::of(true),
+                "false" => OptionValue::of(false),
+                "confirm" if key.confirmable() => OptionValue::Confirm,
                 other => {
                     return Err(OptionError::BadValue {
                         key,
@@ -231,20 +292,48 @@ mod tests {
     }
 
     #[test]
+    fn confirm_is_accepted_for_prune_and_delete_only() {
+        let cases = [
+            ("Prune=confirm", Prune, true, true),
+            ("Delete=confirm", Delete, true, true),
+            ("Prune=true", Prune, true, false),
+            ("Delete=false", Delete, false, false),
+            ("", Prune, true, false),
+        ];
+        for (text, key, on, confirms) in cases {
+            let options: SyncOptions = text.parse().unwrap();
+            assert_eq!(
+                (options.get(key), options.confirms(key)),
+                (on, confirms),
+                "{text}"
+            );
+        }
+        let written: SyncOptions = "Prune=confirm".parse().unwrap();
+        let shown: Vec<String> = written.written().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(shown, ["Prune=confirm"]);
+    }
+
+    #[test]
     fn errors() {
         let cases = [
-            ("Prune", OptionError::NotKeyValue("Prune".into())),
-            ("Prun=false", OptionError::UnknownOption("Prun".into())),
+            ("Prune", "sync option \"Prune\" is not Key=value"),
+            ("Prun=false", "unknown sync option \"Prun\""),
             (
-                "Prune=confirm",
-                OptionError::BadValue {
-                    key: Prune,
-                    value: "confirm".into(),
-                },
+                "Prune=maybe",
+                "sync option Prune=\"maybe\": expected true, false or confirm",
+            ),
+            (
+                "Delete=yes",
+                "sync option Delete=\"yes\": expected true, false or confirm",
+            ),
+            (
+                "Replace=confirm",
+                "sync option Replace=\"confirm\": expected true or false",
             ),
         ];
         for (text, expected) in cases {
-            assert_eq!(text.parse::<SyncOptions>(), Err(expected), "{text}");
+            let error = text.parse::<SyncOptions>().unwrap_err();
+            assert_eq!(error.to_string(), expected, "{text}");
         }
     }
 

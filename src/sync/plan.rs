@@ -155,6 +155,17 @@ impl SyncPlan {
             .collect()
     }
 
+    /// The plan of a deleted Application's PostDelete hooks alone: they run as the tasks of an
+    /// operation of their own once its resources are gone.
+    #[must_use]
+    pub fn post_delete_plan(self) -> Self {
+        Self {
+            tasks: self.post_delete,
+            post_delete: Vec::new(),
+            skipped: Vec::new(),
+        }
+    }
+
     /// Whether any task runs in this phase.
     #[must_use]
     pub fn has_phase(&self, phase: SyncPhase) -> bool {
@@ -420,6 +431,9 @@ mod tests {
         let skipped: Vec<_> = plan.skipped.iter().map(|k| k.name.as_str()).collect();
         assert_eq!(skipped, ["skipped", "helm-test"]);
         assert_eq!(plan.post_delete.len(), 1);
+        let post_delete = plan.clone().post_delete_plan();
+        assert_eq!(post_delete.tasks, plan.post_delete);
+        assert!(post_delete.post_delete.is_empty() && post_delete.has_phase(SyncPhase::PostDelete));
     }
 
     #[test]

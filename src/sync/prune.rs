@@ -1,6 +1,7 @@
 //! Prune candidates: live objects this Application manages (see [`super::tracking`]) that are no
-//! longer desired. Never hooks, never objects with `Prune=false`; `PruneLast` from the object or
-//! the Application. Deleted in reverse wave order (see [`super::step`]).
+//! longer desired. Never hooks, never objects with `Prune=false`; `Prune=confirm` objects wait
+//! for a confirmation; `PruneLast`. Each option from the object's annotation, else the
+//! Application's options. Deleted in reverse wave order (see [`super::step`]).
 
 use std::collections::BTreeSet;
 
@@ -10,7 +11,7 @@ use crate::manifest::ObjectKey;
 
 use super::annotations::SyncAnnotations;
 use super::live::LiveObject;
-use super::options::SyncOptionKey;
+use super::options::{SyncOptionKey, SyncOptions};
 use super::plan::SyncPlan;
 use super::tracking::is_managed_by;
 
@@ -24,6 +25,8 @@ pub struct PruneTask {
     pub wave: i32,
     /// Deleted only after every Sync wave is Healthy.
     pub last: bool,
+    /// `Prune=confirm`: deleted only once the pruning is confirmed.
+    pub confirm: bool,
 }
 
 /// An extraneous object that is kept, and why.
@@ -45,9 +48,14 @@ pub struct PrunePlan {
 }
 
 /// Finds the managed, extraneous objects among `live` (which may hold any objects) and decides
-/// which to delete. `prune_last` is the Application-wide `PruneLast=true`.
+/// which to delete; `application` holds the Application-wide sync options.
 #[must_use]
-pub fn plan_prune(plan: &SyncPlan, live: &[LiveObject], app: &str, prune_last: bool) -> PrunePlan {
+pub fn plan_prune(
+    plan: &SyncPlan,
+    live: &[LiveObject],
+    app: &str,
+    application: &SyncOptions,
+) -> PrunePlan {
     let desired: BTreeSet<&ObjectKey> = plan
         .tasks
         .iter()
@@ -69,14 +77,19 @@ pub fn plan_prune(plan: &SyncPlan, live: &[LiveObject], app: &str, prune_last: b
         };
         match SyncAnnotations::parse(&object.annotations) {
             (Some(annotations), _) if annotations.is_hook() => {}
-            (Some(annotations), _) if !annotations.options.get(SyncOptionKey::Prune) => {
-                prune.kept.push(keep("Prune=false"));
+            (Some(annotations), _) => {
+                let options = annotations.options.over(application);
+                if options.get(SyncOptionKey::Prune) {
+                    prune.tasks.push(PruneTask {
+                        key: object.key.clone(),
+                        wave: annotations.wave,
+                        last: options.get(SyncOptionKey::PruneLast),
+                        confirm: options.confirms(SyncOptionKey::Prune),
+                    });
+                } else {
+                    prune.kept.push(keep("Prune=false"));
+                }
             }
-            (Some(annotations), _) => prune.tasks.push(PruneTask {
-                key: object.key.clone(),
-                wave: annotations.wave,
-                last: prune_last || annotations.options.get(SyncOptionKey::PruneLast),
-            }),
             (None, problems) => prune.kept.push(keep(&format!(
                 "unreadable annotations: {}",
                 problems.join("; ")
@@ -133,15 +146,27 @@ mod tests {
                 "app",
                 &[("argocd.argoproj.io/sync-options", "PruneLast=true")],
             ),
+            live(
+                "critical",
+                "app",
+                &[("argocd.argoproj.io/sync-options", "Prune=confirm")],
+            ),
             live("weird", "app", &[("argocd.argoproj.io/sync-wave", "x")]),
         ];
-        let prune = plan_prune(&plan, &objects, "app", false);
+        let prune = plan_prune(&plan, &objects, "app", &SyncOptions::default());
         let tasks: Vec<_> = prune
             .tasks
             .iter()
-            .map(|t| (t.key.name.as_str(), t.wave, t.last))
+            .map(|t| (t.key.name.as_str(), t.wave, t.last, t.confirm))
             .collect();
-        assert_eq!(tasks, [("plain", 2, false), ("last", 0, true)]);
+        assert_eq!(
+            tasks,
+            [
+                ("plain", 2, false, false),
+                ("last", 0, true, false),
+                ("critical", 0, false, true)
+            ]
+        );
         let kept: Vec<_> = prune
             .kept
             .iter()
@@ -157,7 +182,28 @@ mod tests {
                 )
             ]
         );
-        let all_last = plan_prune(&plan, &objects, "app", true);
+        let all_last: SyncOptions = "PruneLast=true".parse().unwrap();
+        let all_last = plan_prune(&plan, &objects, "app", &all_last);
         assert!(all_last.tasks.iter().all(|t| t.last));
+        let application: SyncOptions = "Prune=confirm".parse().unwrap();
+        let confirmed = plan_prune(&plan, &objects, "app", &application);
+        let confirm: Vec<_> = confirmed
+            .tasks
+            .iter()
+            .map(|t| (t.key.name.as_str(), t.confirm))
+            .collect();
+        assert_eq!(
+            confirm,
+            [("plain", true), ("last", true), ("critical", true)],
+            "the Application's Prune=confirm, under objects that do not say otherwise"
+        );
+        let application: SyncOptions = "Prune=false".parse().unwrap();
+        let kept = plan_prune(&plan, &objects, "app", &application);
+        let pruned: Vec<_> = kept.tasks.iter().map(|t| t.key.name.as_str()).collect();
+        assert_eq!(
+            pruned,
+            ["critical"],
+            "only an object's own Prune=confirm wins over the Application's Prune=false"
+        );
     }
 }

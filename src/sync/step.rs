@@ -2,11 +2,14 @@
 //! executor does next, from the plan, the live objects and the results recorded so far.
 //!
 //! Order of an operation: PreSync batches, prune (non-`PruneLast`, reverse wave order), Sync
-//! batches, `PruneLast` prunes (reverse wave order), PostSync batches. A batch is one phase and
+//! batches, `PruneLast` prunes (reverse wave order), PostSync batches, then PostDelete batches
+//! (which only the plan of a deleted Application's hooks has, see [`SyncPlan::post_delete_plan`]). A batch is one phase and
 //! wave (its Namespaces and CRDs first, as a batch of their own) and completes when every hook in
 //! it finished and every other object is Healthy on its current generation. Any failure (a
 //! rejected apply, a failed hook, a Degraded object, the timeout) stops the sequence; SyncFail
-//! hooks then run through the same batch logic and the operation ends Failed. Because every
+//! hooks then run through the same batch logic and the operation ends Failed. A prune wave with a
+//! `Prune=confirm` object waits, deleting nothing, until the pruning is confirmed (as Argo CD's
+//! "waiting for pruning confirmation"); the wait counts against the timeout. Because every
 //! decision is derived from recorded results, a restarted executor resumes where it stopped and
 //! never re-runs a finished hook.
 
@@ -41,6 +44,8 @@ pub struct SyncState<'a> {
     pub failure: Option<&'a str>,
     /// Set by the executor to the limit that passed when its deadline is exceeded.
     pub timed_out: Option<Duration>,
+    /// Whether the pruning of `Prune=confirm` objects is confirmed for this operation.
+    pub prune_confirmed: bool,
 }
 
 /// The next thing to do.
@@ -74,6 +79,14 @@ pub enum SyncStep<'a> {
         /// Whether these are `PruneLast` deletions.
         last: bool,
         /// The objects.
+        objects: Vec<&'a PruneTask>,
+    },
+    /// A prune wave holds `Prune=confirm` objects: nothing of it is deleted until the pruning is
+    /// confirmed.
+    AwaitPruneConfirmation {
+        /// The wave.
+        wave: i32,
+        /// The objects that ask for confirmation.
         objects: Vec<&'a PruneTask>,
     },
     /// Nothing to do until the live state changes.
@@ -180,6 +193,14 @@ impl fmt::Display for SyncStep<'_> {
                 let keys: Vec<String> = objects.iter().map(|o| o.key.to_string()).collect();
                 write!(f, "prune wave {wave}{last}: {}", keys.join(", "))
             }
+            Self::AwaitPruneConfirmation { wave, objects } => {
+                let keys: Vec<String> = objects.iter().map(|o| o.key.to_string()).collect();
+                write!(
+                    f,
+                    "prune wave {wave}: waiting for pruning confirmation of {} (Prune=confirm)",
+                    keys.join(", ")
+                )
+            }
             Self::Wait(waiting) => write!(f, "wait {waiting}"),
             Self::RunSyncFail { reason } => write!(f, "failed, running SyncFail hooks: {reason}"),
             Self::Done(Outcome::Succeeded) => write!(f, "{SUCCESS_MESSAGE}"),
@@ -212,7 +233,7 @@ pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
         .into_iter()
         .map(|stage| match stage {
             Stage::Batch(batch, tasks) => batch_progress(batch, tasks, &records, state.live),
-            Stage::Prune { last } => prune_progress(state.prune, last, &records, state.live),
+            Stage::Prune { last } => prune_progress(state, last, &records),
         })
         .find(|progress| !matches!(progress, Progress::Complete))
         .unwrap_or(Progress::Complete);
@@ -265,6 +286,7 @@ fn stages(plan: &SyncPlan, failing: bool) -> Vec<Stage<'_>> {
         .chain(of_phase(SyncPhase::Sync))
         .chain([Stage::Prune { last: true }])
         .chain(of_phase(SyncPhase::PostSync))
+        .chain(of_phase(SyncPhase::PostDelete))
         .collect()
 }
 
@@ -430,12 +452,8 @@ fn blocker(task: &SyncTask, status: HealthStatus, message: &str) -> Blocker {
     }
 }
 
-fn prune_progress<'a>(
-    prune: &'a [PruneTask],
-    last: bool,
-    records: &Records<'_>,
-    live: &HashMap<ObjectKey, LiveObject>,
-) -> Progress<'a> {
+fn prune_progress<'a>(state: &SyncState<'a>, last: bool, records: &Records<'_>) -> Progress<'a> {
+    let (prune, live) = (state.prune, state.live);
     let mut waves: BTreeMap<std::cmp::Reverse<i32>, Vec<&PruneTask>> = BTreeMap::new();
     for task in prune.iter().filter(|task| task.last == last) {
         waves
@@ -464,6 +482,17 @@ fn prune_progress<'a>(
         }
         if !failures.is_empty() {
             return Progress::Failed(format!("prune wave {wave}: {}", failures.join("; ")));
+        }
+        let unconfirmed: Vec<&PruneTask> = pending
+            .iter()
+            .copied()
+            .filter(|task| task.confirm && !state.prune_confirmed)
+            .collect();
+        if !unconfirmed.is_empty() {
+            return Progress::Next(SyncStep::AwaitPruneConfirmation {
+                wave,
+                objects: unconfirmed,
+            });
         }
         if !pending.is_empty() {
             return Progress::Next(SyncStep::Prune {

@@ -27,6 +27,7 @@ enum Action {
     Finish(Vec<(SyncTask, bool, bool)>),
     Prune(Vec<PruneTask>),
     Wait,
+    AwaitConfirmation,
     Fail(String),
     Done,
 }
@@ -40,6 +41,7 @@ struct Sim {
     prune: Vec<PruneTask>,
     failure: Option<String>,
     timed_out: Option<Duration>,
+    prune_confirmed: bool,
     health: BTreeMap<String, Health>,
     rejected: BTreeSet<String>,
 }
@@ -53,6 +55,7 @@ impl Sim {
             prune: Vec::new(),
             failure: None,
             timed_out: None,
+            prune_confirmed: false,
             health: BTreeMap::new(),
             rejected: BTreeSet::new(),
         }
@@ -66,6 +69,7 @@ impl Sim {
             prune: &self.prune,
             failure: self.failure.as_deref(),
             timed_out: self.timed_out,
+            prune_confirmed: self.prune_confirmed,
         }
     }
 
@@ -88,6 +92,7 @@ impl Sim {
                 Action::Prune(objects.iter().map(|o| (*o).clone()).collect())
             }
             SyncStep::Wait(_) => Action::Wait,
+            SyncStep::AwaitPruneConfirmation { .. } => Action::AwaitConfirmation,
             SyncStep::RunSyncFail { reason } => Action::Fail(reason.clone()),
             SyncStep::Done(_) => Action::Done,
         };
@@ -186,7 +191,7 @@ impl Sim {
                     }
                 }
                 Action::Fail(reason) => self.failure = Some(reason),
-                Action::Done => return trace,
+                Action::Done | Action::AwaitConfirmation => return trace,
             }
         }
         panic!("no end: {trace:#?}");
@@ -491,25 +496,7 @@ fn resume_waits_for_a_running_hook_instead_of_recreating_it() {
 #[test]
 fn prunes_in_reverse_wave_order_and_prune_last_after_sync() {
     let mut sim = Sim::new(SHOP);
-    let extra = |name: &str, wave: i32, last: bool| {
-        let key = ObjectKey {
-            group: String::new(),
-            kind: "ConfigMap".into(),
-            namespace: Some("shop".into()),
-            name: name.into(),
-        };
-        (
-            key,
-            PruneTask {
-                key: ObjectKey {
-                    name: name.into(),
-                    ..sim.key("ConfigMap", "shop-config")
-                },
-                wave,
-                last,
-            },
-        )
-    };
+    let extra = |name: &str, wave: i32, last: bool| extra_object(&sim, name, wave, last, false);
     let tasks = [
         extra("old-0", 0, false),
         extra("old-2", 2, false),
@@ -548,6 +535,73 @@ fn prunes_in_reverse_wave_order_and_prune_last_after_sync() {
     );
 }
 
+/// A live ConfigMap `name` of the shop and its prune task.
+fn extra_object(
+    sim: &Sim,
+    name: &str,
+    wave: i32,
+    last: bool,
+    confirm: bool,
+) -> (ObjectKey, PruneTask) {
+    let key = ObjectKey {
+        name: name.into(),
+        ..sim.key("ConfigMap", "shop-config")
+    };
+    (
+        key.clone(),
+        PruneTask {
+            key,
+            wave,
+            last,
+            confirm,
+        },
+    )
+}
+
+#[test]
+fn a_prune_confirm_object_holds_its_wave_until_confirmed() {
+    let mut sim = Sim::new(SHOP);
+    for (key, task) in [
+        extra_object(&sim, "critical", 1, false, true),
+        extra_object(&sim, "plain", 1, false, false),
+        extra_object(&sim, "lower", 0, false, false),
+    ] {
+        let object = sim.live_object(&key);
+        sim.live.insert(key, object);
+        sim.prune.push(task);
+    }
+    let waiting =
+        "prune wave 1: waiting for pruning confirmation of ConfigMap shop/critical (Prune=confirm)";
+    assert_eq!(
+        sim.run(),
+        [
+            "apply PreSync wave 0: Namespace shop",
+            "apply PreSync wave 0: Job shop/db-migrate",
+            "finish hooks PreSync wave 0: Job shop/db-migrate succeeded, deleted",
+            waiting,
+        ]
+    );
+    assert_eq!(
+        sim.next().0,
+        waiting,
+        "still waiting: nothing of the wave is deleted"
+    );
+    sim.timed_out = Some(Duration::from_secs(600));
+    assert_eq!(
+        sim.next().0,
+        format!("failed: timed out after 10m0s before: {waiting}")
+    );
+    sim.timed_out = None;
+    sim.prune_confirmed = true;
+    assert_eq!(
+        sim.run()[..2],
+        [
+            "prune wave 1: ConfigMap shop/critical, ConfigMap shop/plain",
+            "wait prune wave 1: ConfigMap shop/critical Progressing: being deleted; ConfigMap shop/plain Progressing: being deleted",
+        ]
+    );
+}
+
 #[test]
 fn crd_is_established_before_its_custom_resources() {
     let yaml = "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  \
@@ -577,4 +631,54 @@ fn crd_is_established_before_its_custom_resources() {
             SUCCESS_MESSAGE,
         ]
     );
+}
+
+#[test]
+fn post_delete_hooks_run_alone_with_their_delete_policies() {
+    let hook = |name: &str, wave: i32, policy: &str| {
+        let policy = if policy.is_empty() {
+            String::new()
+        } else {
+            format!("\n    argocd.argoproj.io/hook-delete-policy: {policy}")
+        };
+        format!(
+            "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  annotations:\n    \
+             argocd.argoproj.io/hook: PostDelete\n    argocd.argoproj.io/sync-wave: \"{wave}\"{policy}\n"
+        )
+    };
+    let yaml = [
+        SHOP.to_owned(),
+        hook("cleanup", 0, ""),
+        hook("notify", 1, "HookFailed"),
+    ]
+    .concat();
+    let cases = [
+        (
+            None,
+            vec![
+                "apply PostDelete wave 0: Job shop/cleanup",
+                "finish hooks PostDelete wave 0: Job shop/cleanup succeeded, deleted",
+                "apply PostDelete wave 1: Job shop/notify",
+                "finish hooks PostDelete wave 1: Job shop/notify succeeded",
+                SUCCESS_MESSAGE,
+            ],
+        ),
+        (
+            Some("Job cleanup"),
+            vec![
+                "apply PostDelete wave 0: Job shop/cleanup",
+                "finish hooks PostDelete wave 0: Job shop/cleanup failed",
+                "failed: PostDelete wave 0: Job shop/cleanup hook failed: BackoffLimitExceeded",
+            ],
+        ),
+    ];
+    for (failing, expected) in cases {
+        let mut sim = Sim::new(&yaml);
+        sim.plan = plan(&yaml).post_delete_plan();
+        if let Some(failing) = failing {
+            sim.health
+                .insert(failing.into(), degraded("BackoffLimitExceeded"));
+        }
+        assert_eq!(sim.run(), expected, "{failing:?}");
+    }
 }

@@ -1,6 +1,7 @@
 //! Shared helpers for integration tests against the test control plane started by
 //! `tests/run-all.sh` (or `tests/controlplane/start.sh` plus one `flotilla node-sim` per cluster):
-//! clients for cluster 1 and 2, a fresh namespace per test, server-side apply, and polling waits.
+//! clients for cluster 1 and 2, a fresh namespace per test, server-side apply, polling waits, and
+//! the `flotilla` binary run against cluster 1.
 //! A missing control plane or node simulator makes the calling test fail with instructions.
 // Each integration test binary compiles this module and uses a subset of it.
 #![allow(dead_code)]
@@ -253,4 +254,24 @@ pub async fn install_crd(
             })
     })
     .await;
+}
+
+/// `flotilla ARGS -n <the test's namespace> --kubeconfig <cluster 1>`, not yet run.
+pub fn flotilla(ns: &TestNamespace, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    command
+        .args(args)
+        .arg("-n")
+        .arg(&ns.name)
+        .arg("--kubeconfig")
+        .arg(kubeconfig_path(1));
+    command
+}
+
+/// Runs [`flotilla`] to its end.
+pub async fn run_flotilla(ns: &TestNamespace, args: &[&str]) -> std::process::Output {
+    let mut command = flotilla(ns, args);
+    tokio::task::spawn_blocking(move || command.output().expect("flotilla runs"))
+        .await
+        .expect("joined")
 }

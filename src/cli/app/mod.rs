@@ -1,6 +1,6 @@
 //! `flotilla app`: acting on one Application from a terminal or a pipeline — request a sync,
-//! terminate the running one, or wait until it is Healthy and Synced (the exit code says whether
-//! it got there).
+//! terminate the running one, confirm the pruning or deletion of objects that ask for it, or
+//! wait until it is Healthy and Synced (the exit code says whether it got there).
 
 mod wait;
 
@@ -16,7 +16,8 @@ use kube::runtime::wait::{Error as WaitError, await_condition};
 use serde_json::json;
 
 use crate::api::application::{
-    Application, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
+    Application, DELETION_APPROVED_ANNOTATION, InitiatedBy, Operation, SyncOperation,
+    TERMINATE_ANNOTATION,
 };
 use crate::cluster::api_error::{ApiError, watch_message};
 use crate::duration::{format_duration, parse_duration};
@@ -41,6 +42,10 @@ pub enum AppCommand {
     Sync(SyncArgs),
     /// Stop the Application's running sync (its SyncFail hooks do not run).
     Terminate(NameArg),
+    /// Confirm the pruning of Prune=confirm objects by the running sync, and the deletion of
+    /// Delete=confirm objects of a deleted Application (sets argocd.argoproj.io/deletion-approved).
+    #[command(alias = "confirm-deletion")]
+    ConfirmPrune(NameArg),
     /// Wait until the Application is Healthy and/or Synced; exits 1 on timeout.
     Wait(WaitArgs),
 }
@@ -100,6 +105,7 @@ pub fn run(args: &AppArgs) -> anyhow::Result<ExitCode> {
         match &args.command {
             AppCommand::Sync(sync) => request_sync(&api, sync).await,
             AppCommand::Terminate(name) => terminate(&api, &name.app).await,
+            AppCommand::ConfirmPrune(name) => confirm_prune(&api, &name.app).await,
             AppCommand::Wait(wait) => wait_for(&api, wait).await,
         }
     })
@@ -167,6 +173,25 @@ async fn terminate(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCod
         .map_err(ApiError::from)
         .context(format!("terminating the sync of Application {name}"))?;
     println!("termination of Application {name}'s sync requested");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Sets the approval annotation to now, which confirms what waits for it now (see
+/// [`DELETION_APPROVED_ANNOTATION`]).
+async fn confirm_prune(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCode> {
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let approved = format!("{now:.3}");
+    let patch =
+        json!({ "metadata": { "annotations": { DELETION_APPROVED_ANNOTATION: approved } } });
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(ApiError::from)
+        .context(format!(
+            "confirming the pruning of Application {name}'s objects"
+        ))?;
+    println!(
+        "pruning and deletion of Application {name}'s objects confirmed ({DELETION_APPROVED_ANNOTATION}: {approved})"
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,7 +1,10 @@
 //! `flotilla sync PATH`: syncs a manifest directory or an Application to a cluster with the
 //! wave/hook engine. Validation errors are printed before anything is written; a live view runs
 //! on stderr; the result prints as a table (or JSON) on stdout. Exit code 0 only when the
-//! operation Succeeded; Ctrl-C terminates the operation cleanly.
+//! operation Succeeded; Ctrl-C terminates the operation cleanly. Nobody can confirm the pruning
+//! of a `Prune=confirm` object while this command runs, so `--confirm-prune` confirms it up
+//! front; without it the operation stops there, left Running (a later run resumes it), and the
+//! command exits 1 naming the objects.
 
 mod app_name;
 pub mod source;
@@ -20,7 +23,7 @@ use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::operation_configmap::ConfigMapStore;
 use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
-use crate::sync::execute::{ExecuteSettings, SyncRequest, run_sync};
+use crate::sync::execute::{ExecuteSettings, PruneConfirmation, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
 
 use app_name::AppName;
@@ -49,6 +52,10 @@ pub struct SyncArgs {
     /// (refused otherwise).
     #[arg(long)]
     pub allow_empty: bool,
+    /// Confirm the pruning of objects marked Prune=confirm (without it, the sync stops before
+    /// deleting them and names them).
+    #[arg(long)]
+    pub confirm_prune: bool,
     /// An Application-wide sync option, e.g. ApplyOutOfSyncOnly=true, CreateNamespace=true,
     /// Replace=true (repeatable; over the Application's syncPolicy.syncOptions).
     #[arg(long = "sync-option", value_name = "KEY=VALUE", value_parser = parse_sync_option)]
@@ -148,6 +155,11 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
             app: &app,
             revision: source.revision.as_deref(),
             dry_run: args.dry_run,
+            prune_confirmation: if args.confirm_prune {
+                PruneConfirmation::Given
+            } else {
+                PruneConfirmation::Absent
+            },
         };
         let state = run_sync(
             &cluster,
@@ -166,14 +178,20 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         Output::Json => println!("{}", serde_json::to_string_pretty(&state)?),
         Output::Table => print!("{}", report(&app, &state)),
     }
-    Ok(if state.phase == OperationPhase::Succeeded {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    Ok(match state.phase {
+        OperationPhase::Succeeded => ExitCode::SUCCESS,
+        OperationPhase::Running => {
+            eprintln!(
+                "{}; run again with --confirm-prune to prune them (the operation resumes)",
+                state.message
+            );
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::FAILURE,
     })
 }
 
-/// One `--sync-option`: a known option with true or false.
+/// One `--sync-option`: a known option with true or false (or confirm, for Prune).
 fn parse_sync_option(text: &str) -> Result<SyncOptions, crate::sync::OptionError> {
     text.parse()
 }

@@ -14,7 +14,8 @@ use crate::health::{Health, HealthStatus, assess};
 use crate::manifest::ObjectKey;
 use crate::sync::execute::tracked;
 use crate::sync::{
-    COMPARE_OPTIONS_ANNOTATION, CompareOptions, LiveObject, SyncPlan, SyncTask, plan_prune,
+    COMPARE_OPTIONS_ANNOTATION, CompareOptions, LiveObject, SyncOptions, SyncPlan, SyncTask,
+    plan_prune,
 };
 
 use super::diff::first_difference;
@@ -28,6 +29,8 @@ pub struct Comparison {
     pub health: AppHealth,
     /// One entry per desired object, then one per object requiring pruning.
     pub resources: Vec<ResourceStatus>,
+    /// The PostDelete hooks of the source (`Kind namespace/name`).
+    pub post_delete_hooks: Vec<String>,
 }
 
 impl Comparison {
@@ -72,7 +75,7 @@ pub fn compare(
         }
         resources.push(resource_status(task, status, Some(&health)));
     }
-    let prune = plan_prune(plan, tracked_objects, app, false);
+    let prune = plan_prune(plan, tracked_objects, app, &SyncOptions::default());
     let extraneous = prune
         .tasks
         .iter()
@@ -111,6 +114,7 @@ pub fn compare(
         },
         health: app_health(&health),
         resources,
+        post_delete_hooks: plan.post_delete.iter().map(|t| t.key.to_string()).collect(),
     }
 }
 
@@ -272,13 +276,18 @@ mod tests {
     fn health_is_the_worst_with_its_message_and_hooks_are_left_out() {
         let mut hook = config_map("hook", "1", json!({"argocd.argoproj.io/hook": "PreSync"}));
         hook["kind"] = json!("ConfigMap");
+        let cleanup = config_map(
+            "cleanup",
+            "1",
+            json!({"argocd.argoproj.io/hook": "PostDelete"}),
+        );
         let mut wanted = deployment(true);
         wanted["metadata"]
             .as_object_mut()
             .unwrap()
             .remove("annotations");
         wanted.as_object_mut().unwrap().remove("status");
-        let desired = plan(&[wanted, config_map("same", "1", json!({})), hook]);
+        let desired = plan(&[wanted, config_map("same", "1", json!({})), hook, cleanup]);
         let deployment_key = ObjectKey {
             group: "apps".into(),
             kind: "Deployment".into(),
@@ -292,6 +301,7 @@ mod tests {
             ]);
             let result = compare(&desired, "app", &live, &[], None);
             assert_eq!(result.resources.len(), 2, "no hook");
+            assert_eq!(result.post_delete_hooks, ["ConfigMap n/cleanup"]);
             assert_eq!(result.sync.status, "Synced", "{ready}");
             assert_eq!(result.health.status, health);
             if !ready {

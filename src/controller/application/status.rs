@@ -32,6 +32,8 @@ pub fn status_patch(
             new.sync = Some(comparison.sync.clone());
             new.health = Some(comparison.health.clone());
             new.resources.clone_from(&comparison.resources);
+            new.post_delete_hooks
+                .clone_from(&comparison.post_delete_hooks);
             new.conditions
                 .retain(|c| c.type_ != ApplicationConditionType::ComparisonError);
         }
@@ -59,6 +61,7 @@ pub fn status_patch(
         "sync": new.sync,
         "health": new.health,
         "resources": new.resources,
+        "postDeleteHooks": new.post_delete_hooks,
         "conditions": new.conditions,
         "reconciledAt": now,
     }}))
@@ -171,6 +174,7 @@ mod tests {
                 message: String::new(),
             },
             resources: Vec::new(),
+            post_delete_hooks: Vec::new(),
         }
     }
 

@@ -138,7 +138,11 @@ pub async fn dry_run<C: ClusterApi>(
             object.wave,
             ResultStatus::Pruned,
         );
-        record.message = "would be pruned (dry run)".to_owned();
+        record.message = if object.confirm {
+            "would be pruned once confirmed (Prune=confirm; dry run)".to_owned()
+        } else {
+            "would be pruned (dry run)".to_owned()
+        };
         state.resources.push(record);
     }
     let failed = state

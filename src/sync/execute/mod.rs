@@ -4,6 +4,7 @@
 //! `syncPolicy.retry`, and stops cleanly on a terminate request. No sync decisions are made here.
 
 mod begin;
+mod confirmation;
 mod dry_run;
 mod edited;
 mod event;
@@ -13,6 +14,7 @@ mod store;
 mod write;
 
 pub use begin::begin;
+pub use confirmation::{PruneConfirmation, approved_since};
 pub use event::SyncEvent;
 pub use operation::tracked;
 pub use settings::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
@@ -58,13 +60,17 @@ pub struct SyncRequest<'a> {
     pub revision: Option<&'a str>,
     /// Server-side dry run: nothing is written.
     pub dry_run: bool,
+    /// Who confirms the pruning of `Prune=confirm` objects.
+    pub prune_confirmation: PruneConfirmation<'a>,
 }
 
 /// Builds the plan for an operation id (generated hook names depend on it).
 pub type PlanSource<'a> = &'a (dyn Fn(&str) -> Result<SyncPlan, ValidationErrors> + Sync);
 
 /// Runs a sync operation to its end: resumes a stored, unfinished operation of the same
-/// revision, otherwise starts a new one; retries failures (not timeouts) per the settings.
+/// revision, otherwise starts a new one; retries failures (not timeouts) per the settings. With
+/// [`PruneConfirmation::Absent`], an operation that needs a pruning confirmation returns Running,
+/// its message naming the objects.
 ///
 /// # Errors
 /// The state cannot be stored, the plan cannot be built, or the cluster cannot be read before
@@ -92,7 +98,7 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
                 })?;
             let tracked: Vec<LiveObject> =
                 tracked.iter().filter_map(LiveObject::from_object).collect();
-            plan_prune(&plan, &tracked, request.app, settings.prunes_last()).tasks
+            plan_prune(&plan, &tracked, request.app, &settings.sync_options).tasks
         } else {
             Vec::new()
         };
@@ -125,6 +131,7 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
             app: request.app,
             settings,
             events,
+            confirmation: request.prune_confirmation,
         };
         let ended = Operation::start(context, plan, state)
             .await?

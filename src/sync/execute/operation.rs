@@ -23,6 +23,7 @@ use crate::sync::{
 };
 
 use super::ExecuteError;
+use super::confirmation::PruneConfirmation;
 use super::dry_run::{Verdict, dry_run_tasks};
 use super::edited::Edited;
 use super::event::SyncEvent;
@@ -46,6 +47,8 @@ enum Action {
     DeleteHooks(Vec<ObjectKey>),
     FinishHooks(Vec<FinishedHook>),
     Prune(Vec<PruneTask>),
+    /// Wait for the pruning confirmation; the step's text.
+    AwaitPruneConfirmation(String),
     Wait(Waiting),
     RunSyncFail(String),
     Done(Outcome),
@@ -85,6 +88,9 @@ impl Action {
                     .collect(),
             ),
             SyncStep::Prune { objects, .. } => Self::Prune(objects.into_iter().cloned().collect()),
+            step @ SyncStep::AwaitPruneConfirmation { .. } => {
+                Self::AwaitPruneConfirmation(step.to_string())
+            }
             SyncStep::Wait(waiting) => Self::Wait(waiting),
             SyncStep::RunSyncFail { reason } => Self::RunSyncFail(reason),
             SyncStep::Done(outcome) => Self::Done(outcome),
@@ -104,6 +110,8 @@ pub struct Context<'c, C, S> {
     pub settings: &'c ExecuteSettings,
     /// Where progress goes.
     pub events: &'c (dyn Fn(&SyncEvent) + Sync),
+    /// Who confirms the pruning of `Prune=confirm` objects.
+    pub confirmation: PruneConfirmation<'c>,
 }
 
 /// One attempt in progress.
@@ -200,7 +208,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             &self.plan,
             &tracked,
             self.context.app,
-            self.context.settings.prunes_last(),
+            &self.context.settings.sync_options,
         );
         for kept in &prune.kept {
             tracing::info!(object = %kept.key, reason = %kept.reason, "not pruned");
@@ -236,6 +244,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 return self.terminate().await;
             }
             let timed_out = self.deadline_passed();
+            let started = self.state.get().started_at.as_ref().map(|time| time.0);
             let action = {
                 let state = SyncState {
                     plan: &self.plan,
@@ -244,9 +253,13 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                     prune: &self.prune,
                     failure: self.state.get().failure.as_deref(),
                     timed_out,
+                    prune_confirmed: self.context.confirmation.confirmed(started),
                 };
                 let step = plan_step(&state);
-                if !matches!(step, SyncStep::Wait(_)) {
+                if !matches!(
+                    step,
+                    SyncStep::Wait(_) | SyncStep::AwaitPruneConfirmation { .. }
+                ) {
                     (self.context.events)(&SyncEvent::Step(step.to_string()));
                 }
                 Action::of(step, &self.plan)
@@ -255,7 +268,31 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 Action::Apply(batch, tasks) => self.apply(batch, &tasks).await,
                 Action::DeleteHooks(keys) => self.delete_hooks(&keys, cancel).await,
                 Action::FinishHooks(hooks) => self.finish_hooks(hooks).await,
-                Action::Prune(objects) => self.prune_objects(&objects).await,
+                Action::Prune(objects) => {
+                    if !self.state.get().message.is_empty() {
+                        // The wait for a pruning confirmation is over.
+                        self.state.edit().message.clear();
+                    }
+                    self.prune_objects(&objects).await;
+                }
+                Action::AwaitPruneConfirmation(message) => {
+                    if self.state.get().message != message {
+                        (self.context.events)(&SyncEvent::Step(message.clone()));
+                        self.state.edit().message = message;
+                    }
+                    // The wait shows in the stored state while it lasts.
+                    self.save().await?;
+                    let PruneConfirmation::Watched(approved) = self.context.confirmation else {
+                        return self.hold().await;
+                    };
+                    let mut approved = approved.clone();
+                    approved.borrow_and_update();
+                    let (left, _) = self.time_left();
+                    tokio::select! {
+                        Ok(()) = approved.changed() => {}
+                        () = self.pause(left, cancel) => {}
+                    }
+                }
                 Action::Wait(waiting) => {
                     (self.context.events)(&SyncEvent::Waiting(waiting.clone()));
                     self.wait_for_change(&waiting, cancel).await;
@@ -705,6 +742,15 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             None => "terminated by request".to_owned(),
         };
         self.end(OperationPhase::Terminated, message).await
+    }
+
+    /// Stops the attempt where it stands, the operation left Running (to be resumed).
+    async fn hold(mut self) -> Result<Attempt, ExecuteError> {
+        self.save().await?;
+        Ok(Attempt {
+            state: self.state.into_inner(),
+            timed_out: false,
+        })
     }
 
     async fn end(

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::cluster::api::Propagation;
-use crate::sync::{SyncOptionKey, SyncOptions};
+use crate::sync::SyncOptions;
 
 /// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m`.
 pub const SYNC_TIMEOUT_ANNOTATION: &str = "flotilla.dev/sync-timeout";
@@ -54,15 +54,6 @@ impl Default for ExecuteSettings {
             sync_options: SyncOptions::default(),
             destination_namespace: None,
         }
-    }
-}
-
-impl ExecuteSettings {
-    /// Whether every prune waits until the Sync phase is Healthy (`PruneLast=true` among the
-    /// Application-wide options).
-    #[must_use]
-    pub fn prunes_last(&self) -> bool {
-        self.sync_options.get(SyncOptionKey::PruneLast)
     }
 }
 
