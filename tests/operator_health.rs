@@ -241,3 +241,110 @@ async fn a_kind_without_a_rule_is_judged_by_its_conditions() {
     assert_eq!(message, "accepting connections");
     controller.stop().await;
 }
+
+/// The health check of `Database` as a platform team writes it in `argocd-cm`: up when the
+/// operator says `state: up`.
+const DATABASE_CHECK: &str = r#"hs = {}
+if obj.status ~= nil and obj.status.state == "up" then
+  hs.status = "Healthy"
+  hs.message = "database is up"
+  return hs
+end
+hs.status = "Progressing"
+if obj.status ~= nil and obj.status.state ~= nil then
+  hs.message = "database is " .. obj.status.state
+else
+  hs.message = "waiting for the operator"
+end
+return hs
+"#;
+
+/// The record of `name` in the running operation: (health, message).
+fn operation_record(app: &Application, name: &str) -> Option<(Option<HealthStatus>, String)> {
+    app.status
+        .as_ref()
+        .and_then(|s| s.operation_state.as_ref())
+        .and_then(|o| o.resources.iter().find(|r| r.name == name))
+        .map(|r| (r.health, r.message.clone()))
+}
+
+#[tokio::test]
+async fn lua_checks_from_argocd_cm_decide_and_a_runaway_script_is_stopped_and_named() {
+    let ns = setup("health-lua").await;
+    let databases = install_kind(&ns.client, "db.flotilla.test", "Database", "databases").await;
+    install_kind(&ns.client, "widgets.flotilla.test", "Widget", "widgets").await;
+    let settings: ConfigMap = object(json!({
+        "metadata": {"name": "argocd-cm"},
+        "data": {
+            "resource.customizations.health.db.flotilla.test_Database": DATABASE_CHECK,
+            "resource.customizations": "widgets.flotilla.test/*:\n  health.lua: |\n    while true do end\n"
+        }
+    }));
+    apply(&ns.api::<ConfigMap>(), &settings).await;
+    let remote = Remote::new("platform");
+    remote.write(
+        "orders/database.yaml",
+        "apiVersion: db.flotilla.test/v1\nkind: Database\nmetadata:\n  name: orders\nspec:\n  engine: postgres\n",
+    );
+    remote.write(
+        "orders/config.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: orders-config\n  annotations:\n    argocd.argoproj.io/sync-wave: \"1\"\ndata: {database: orders}\n",
+    );
+    remote.write(
+        "gadgets/widget.yaml",
+        "apiVersion: widgets.flotilla.test/v1\nkind: Widget\nmetadata:\n  name: spinner\n",
+    );
+    remote.push("a database with a health check, and a widget whose check never ends");
+    let controller = start(&ns, "only");
+    let apps = ns.api::<Application>();
+    apply(&apps, &application(&ns, &remote, "orders")).await;
+    apply(&apps, &application(&ns, &remote, "gadgets")).await;
+
+    // The script (not the status conventions, which call an object without status Healthy)
+    // holds wave 1.
+    wait_until(&apps, "orders", "the wave waiting on the script", |app| {
+        operation_record(app, "orders")
+            == Some((
+                Some(HealthStatus::Progressing),
+                "waiting for the operator".to_owned(),
+            ))
+    })
+    .await;
+    let target = format!("{}-orders", ns.name);
+    let database: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &target, &databases);
+    write_status(&database, "orders", json!({"state": "starting"})).await;
+    wait_until(&apps, "orders", "the script's message", |app| {
+        operation_record(app, "orders")
+            .is_some_and(|(_, message)| message == "database is starting")
+    })
+    .await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &target);
+    assert!(
+        config_maps
+            .get_opt("orders-config")
+            .await
+            .unwrap()
+            .is_none(),
+        "wave 1 waits"
+    );
+    write_status(&database, "orders", json!({"state": "up"})).await;
+    wait_until(&config_maps, "orders-config", "wave 1 applied", |_| true).await;
+    assert_eq!(
+        wait_for_health(&ns, "orders", "Healthy", "orders").await,
+        "database is up"
+    );
+
+    let stopped = wait_until(&apps, "gadgets", "the runaway script stopped", |app| {
+        operation_record(app, "spinner")
+            .is_some_and(|(health, _)| health == Some(HealthStatus::Unknown))
+    })
+    .await;
+    let (_, message) = operation_record(&stopped, "spinner").unwrap();
+    // Stopped by its instruction or its time budget, whichever a machine reaches first.
+    let expected = format!(
+        "health check ConfigMap {}/argocd-cm resource.customizations widgets.flotilla.test/* health.lua: runtime error: stopped after ",
+        ns.name
+    );
+    assert!(message.starts_with(&expected), "{message}");
+    controller.stop().await;
+}

@@ -357,3 +357,39 @@ fn a_destination_namespace_nobody_creates_fails_as_on_a_new_cluster() {
     existing.push("--existing-namespace=production".to_owned());
     assert_eq!(simulate(&existing).ending, Ending::Complete);
 }
+
+#[test]
+fn configured_health_checks_judge_simulated_objects_as_the_controller_does() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("argocd-cm.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n  resource.customizations.health.apps_Deployment: |\n    return {status = \"Degraded\", message = \"held by a custom check\"}\n",
+    )
+    .expect("writes the ConfigMap");
+    let report = simulate(&three_tier(&[&format!(
+        "--resource-customizations={}",
+        file.display()
+    )]));
+    let text = table(&report);
+    assert_eq!(report.ending, Ending::Failed, "{text}");
+    assert!(text.contains("held by a custom check"), "{text}");
+
+    std::fs::write(&file, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n  resource.customizations.health.: x\n")
+        .expect("writes the ConfigMap");
+    let error = simulate_from_args(
+        &parse(&three_tier(&[&format!(
+            "--resource-customizations={}",
+            file.display()
+        )])),
+        &|_| {},
+    )
+    .expect_err("a key without a kind");
+    assert_eq!(
+        format!("{error:#}"),
+        format!(
+            "{}: key resource.customizations.health.: expected <group>_<Kind> after resource.customizations.health.",
+            file.display()
+        )
+    );
+}

@@ -31,6 +31,7 @@ use flotilla::simulate::clock::VirtualClock;
 use flotilla::simulate::driver::{Driven, drive};
 use flotilla::simulate::report::{self, Report};
 use flotilla::simulate::{ClusterBehavior, SimApp, SimCluster};
+use flotilla::sync::execute::ExecuteSettings;
 
 const REPO_URL: &str = "https://git.example.com/acme/platform-manifests.git";
 
@@ -53,7 +54,13 @@ fn three_tier(namespace: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, St
         .map(|application| {
             let mut application = application.clone();
             application.spec.destination.namespace = Some(namespace.to_owned());
-            sim_app(&application, &rendered.repos, &mut sources).expect("a usable source")
+            sim_app(
+                &application,
+                &rendered.repos,
+                &mut sources,
+                &ExecuteSettings::default(),
+            )
+            .expect("a usable source")
         })
         .collect();
     let destination = apps[0].destination.clone();

@@ -78,6 +78,10 @@ pub struct ControllerArgs {
     /// again (Applications of one repository share it), e.g. 10s; 0s fetches for every compare.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub repo_refresh: Duration,
+    /// The ConfigMap (in --namespace) whose `resource.customizations` configure health checks,
+    /// as Argo CD's argocd-cm.
+    #[arg(long, default_value = crate::cluster::watched_health_checks::DEFAULT_CONFIG_MAP)]
+    pub settings_config_map: String,
     /// Name of the leader-election Lease.
     #[arg(long, default_value = "flotilla-controller")]
     pub lease_name: String,
@@ -163,7 +167,8 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             Arc::clone(&cache),
             args.app_resync,
             Arc::clone(&metrics),
-        );
+        )
+        .with_settings_config_map(&args.settings_config_map);
         let ctx = AppSetContext::new(client, namespace, cache, args.git_poll, metrics);
         crate::controller::run(Arc::new(ctx), Arc::new(applications), lease, shutdown).await?;
         Ok(ExitCode::SUCCESS)

@@ -6,6 +6,7 @@ pub mod controller;
 pub mod crd;
 pub mod directory_args;
 pub mod get;
+pub mod health_args;
 pub mod node_sim;
 pub mod plan;
 pub mod render;

@@ -57,6 +57,8 @@ pub struct SimulateArgs {
     /// in any other namespace until a sync creates it, as a new cluster does.
     #[arg(long = "existing-namespace", value_name = "NAMESPACE")]
     pub existing_namespaces: Vec<String>,
+    #[command(flatten)]
+    pub health: crate::cli::health_args::HealthArgs,
     /// Output format of the report.
     #[arg(short, long, value_enum, default_value_t)]
     pub output: SimulateOutput,
@@ -96,10 +98,14 @@ pub fn simulate_from_args(
 ) -> anyhow::Result<Report> {
     let rendered = args.input.render()?;
     let mut sources = LoadedSources::default();
+    let process = ExecuteSettings {
+        health: args.health.checks()?,
+        ..ExecuteSettings::default()
+    };
     let apps = rendered
         .applications
         .iter()
-        .map(|application| sim_app(application, &rendered.repos, &mut sources))
+        .map(|application| sim_app(application, &rendered.repos, &mut sources, &process))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let simulation = Simulation {
         apps,
@@ -166,6 +172,7 @@ pub fn sim_app(
     application: &Application,
     repos: &crate::repo::LocalRepos,
     sources: &mut LoadedSources,
+    process: &ExecuteSettings,
 ) -> anyhow::Result<SimApp> {
     let name = application.metadata.name.clone().unwrap_or_default();
     let source = SyncSource::of_rendered(application, repos)?;
@@ -174,7 +181,7 @@ pub fn sim_app(
         execute: settings,
         directory,
         ..
-    } = source.settings(&SyncOverrides::default(), &ExecuteSettings::default())?;
+    } = source.settings(&SyncOverrides::default(), process)?;
     let namespace = settings.destination_namespace.clone();
     let revision = source.revision.clone();
     let loaded = sources.get(&source.root, &directory);

@@ -3,31 +3,23 @@
 //! where a list per reconcile was about 11 requests a second with 2,000 Applications. A changed
 //! Secret applies as soon as the watch delivers it.
 
-use std::time::Duration;
-
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use kube::{Api, Client};
 use tokio::sync::OnceCell;
-use tokio::task::AbortHandle;
 
 use crate::duration::format_duration;
 
-use super::api_error::watch_message;
 use super::destination::RegisteredCluster;
+use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
 use super::live_inventory::{LiveInventoryError, registered_from};
 use super::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
-
-/// How long the first read waits for the watch to list the Secrets.
-const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The watched cluster Secrets of one namespace.
 pub struct WatchedSecrets {
     client: Client,
     namespace: String,
-    watch: OnceCell<(Store<Secret>, AbortHandle)>,
+    watch: OnceCell<ListedWatch<Secret>>,
 }
 
 impl WatchedSecrets {
@@ -46,47 +38,25 @@ impl WatchedSecrets {
     /// The watch has not listed the Secrets within [`LIST_TIMEOUT`] (say, it is forbidden), or
     /// a cluster Secret has no `server` or an unreadable `config`.
     pub async fn registered(&self) -> Result<Vec<RegisteredCluster>, LiveInventoryError> {
-        let (store, _) = self.watch.get_or_try_init(|| self.start()).await?;
-        let mut secrets = store.state();
+        let watch = self.watch.get_or_try_init(|| self.start()).await?;
+        let mut secrets = watch.store().state();
         secrets.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         registered_from(secrets.iter().map(AsRef::as_ref), &self.namespace)
     }
 
     /// Starts the watch and waits until it has listed.
-    async fn start(&self) -> Result<(Store<Secret>, AbortHandle), LiveInventoryError> {
+    async fn start(&self) -> Result<ListedWatch<Secret>, LiveInventoryError> {
         let api: Api<Secret> = Api::namespaced(self.client.clone(), &self.namespace);
         let selector = format!("{SECRET_TYPE_LABEL}={SECRET_TYPE_CLUSTER}");
-        let (store, writer) = reflector::store();
-        let events = reflector::reflector(
-            writer,
-            watcher(api, watcher::Config::default().labels(&selector)),
-        )
-        .default_backoff();
-        let task = tokio::spawn(events.for_each(|event| {
-            if let Err(error) = event {
-                tracing::debug!("watching cluster Secrets: {}", watch_message(error));
-            }
-            futures::future::ready(())
-        }));
-        let listed = tokio::time::timeout(LIST_TIMEOUT, store.wait_until_ready()).await;
-        if matches!(listed, Ok(Ok(()))) {
-            return Ok((store, task.abort_handle()));
-        }
-        task.abort();
-        Err(LiveInventoryError::Watch {
-            namespace: self.namespace.clone(),
-            message: format!(
-                "the watch of cluster Secrets has not listed within {}",
-                format_duration(LIST_TIMEOUT)
-            ),
-        })
-    }
-}
-
-impl Drop for WatchedSecrets {
-    fn drop(&mut self) {
-        if let Some((_, task)) = self.watch.get() {
-            task.abort();
-        }
+        let config = watcher::Config::default().labels(&selector);
+        ListedWatch::start(api, config, "cluster Secrets")
+            .await
+            .ok_or_else(|| LiveInventoryError::Watch {
+                namespace: self.namespace.clone(),
+                message: format!(
+                    "the watch of cluster Secrets has not listed within {}",
+                    format_duration(LIST_TIMEOUT)
+                ),
+            })
     }
 }

@@ -49,6 +49,10 @@ use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClientsError, ClusterClients, Connect};
 use crate::cluster::kube_cluster::KubeCluster;
+use crate::cluster::watched_health_checks::{
+    DEFAULT_CONFIG_MAP, HealthConfigError, WatchedHealthChecks,
+};
+use crate::health::HealthChecks;
 use crate::manifest::{DirectoryOptions, ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
 use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, approved_since, begin};
@@ -80,6 +84,10 @@ pub struct ApplicationContext {
     /// The last successful compare of each Application, to skip the next one when nothing it
     /// read changed.
     compared: Mutex<HashMap<String, LastCompare>>,
+    /// The health checks configured in the settings ConfigMap, and those the remembered
+    /// compares used (when they change, every Application is compared again).
+    health: WatchedHealthChecks,
+    compared_health: Mutex<HealthChecks>,
 }
 
 impl ApplicationContext {
@@ -98,6 +106,7 @@ impl ApplicationContext {
         Self {
             clusters: ClusterClients::new(client.clone(), &namespace, connect),
             events: EventPublisher::new(client.clone()),
+            health: WatchedHealthChecks::new(client.clone(), &namespace, DEFAULT_CONFIG_MAP),
             client,
             namespace,
             repos,
@@ -106,7 +115,43 @@ impl ApplicationContext {
             metrics,
             failures: Mutex::default(),
             compared: Mutex::default(),
+            compared_health: Mutex::default(),
         }
+    }
+
+    /// Reads the configured health checks from ConfigMap `name` instead of
+    /// [`DEFAULT_CONFIG_MAP`].
+    #[must_use]
+    pub fn with_settings_config_map(self, name: &str) -> Self {
+        Self {
+            health: WatchedHealthChecks::new(self.client.clone(), &self.namespace, name),
+            ..self
+        }
+    }
+
+    /// The configured health checks now; when they differ from those of the remembered
+    /// compares, those are forgotten.
+    async fn health_checks(&self, app: &Application) -> Result<HealthChecks, ApplicationError> {
+        let checks =
+            self.health
+                .current()
+                .await
+                .map_err(|error| ApplicationError::HealthConfig {
+                    app: app.name_any(),
+                    error,
+                })?;
+        let mut compared = self
+            .compared_health
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if *compared != checks {
+            self.compared
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
+            *compared = checks.clone();
+        }
+        Ok(checks)
     }
 
     fn last_compare(&self, app: &str) -> Option<LastCompare> {
@@ -169,6 +214,12 @@ pub enum ApplicationError {
     },
     #[error("Application {app}: {error}")]
     Sync { app: String, error: ExecuteError },
+    #[error("Application {app}: {error}")]
+    HealthConfig {
+        app: String,
+        #[source]
+        error: HealthConfigError,
+    },
     #[error("Application {app}: deleting {object}: {error}")]
     Delete {
         app: String,
@@ -196,6 +247,7 @@ impl ApplicationError {
             Self::Observe { .. } => "ObserveError",
             Self::Settings { .. } => "InvalidSpecError",
             Self::Sync { .. } => "SyncError",
+            Self::HealthConfig { .. } => "HealthConfigError",
             Self::Delete { .. } => "DeleteError",
             Self::PostDelete { .. } => "PostDeleteError",
             Self::Write { .. } => "WriteError",
@@ -212,6 +264,8 @@ struct Observed {
     inputs: CompareInputs,
     /// The kinds (group, kind) the plan deploys.
     kinds: Vec<(String, String)>,
+    /// The configured health checks the comparison used, for the sync too.
+    health: HealthChecks,
 }
 
 /// [`reconcile`], its duration recorded.
@@ -230,10 +284,14 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
         ctx.remember_compare(app.name_any(), None);
         return delete_resources(&run, &app).await;
     }
+    let health = ctx.health_checks(&app).await;
     if unchanged(&run, &app).await {
         return Ok(Action::requeue(ctx.resync));
     }
-    let observed = observe(ctx, &app).await;
+    let observed = match health {
+        Ok(health) => observe(ctx, &app, health).await,
+        Err(error) => Err(error),
+    };
     let message = observed.as_ref().err().map(ToString::to_string);
     let written = match (&observed, &message) {
         (Ok(observed), _) => Ok(&observed.comparison),
@@ -317,6 +375,7 @@ async fn unchanged(run: &Run, app: &Application) -> bool {
 async fn observe(
     ctx: &ApplicationContext,
     app: &Application,
+    health: HealthChecks,
 ) -> Result<Observed, ApplicationError> {
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
@@ -372,13 +431,17 @@ async fn observe(
         revision: manifests.revision.clone(),
         tracked: tracked_fingerprint(&tracked),
     };
-    let tracked: Vec<LiveObject> = tracked.iter().filter_map(LiveObject::from_object).collect();
+    let tracked: Vec<LiveObject> = tracked
+        .iter()
+        .filter_map(|object| LiveObject::from_object(object, &health))
+        .collect();
     let comparison = compare(
         &plan,
         &instance_name(app),
         &live,
         &tracked,
         manifests.revision.as_deref(),
+        &health,
     );
     Ok(Observed {
         cluster,
@@ -386,6 +449,7 @@ async fn observe(
         comparison,
         inputs,
         kinds,
+        health,
     })
 }
 
@@ -557,9 +621,11 @@ async fn sync(
         execute: settings,
         directory,
         ignored_options,
-    } = settings_of(ctx, app, operation).map_err(|error| ApplicationError::Settings {
-        app: name.clone(),
-        error,
+    } = settings_of(ctx, app, operation, &observed.health).map_err(|error| {
+        ApplicationError::Settings {
+            app: name.clone(),
+            error,
+        }
     })?;
     if !ignored_options.is_empty() {
         tracing::warn!(app = %name, ?ignored_options, "sync options without effect");
@@ -640,8 +706,8 @@ async fn sync(
     finish(ctx, app, &state).await
 }
 
-/// The sync settings of `app` (with the requested `operation`, if any): the one derivation
-/// every run of the engine for it uses.
+/// The sync settings of `app` (with the requested `operation`, if any) under the configured
+/// `health` checks: the one derivation every run of the engine for it uses.
 ///
 /// # Errors
 /// The Application's settings do not parse (reported as [`ApplicationError::Settings`]).
@@ -649,13 +715,18 @@ fn settings_of(
     ctx: &ApplicationContext,
     app: &Application,
     operation: Option<&SyncOperation>,
+    health: &HealthChecks,
 ) -> Result<SyncSettings, SettingsError> {
+    let process = ExecuteSettings {
+        health: health.clone(),
+        ..ctx.settings.clone()
+    };
     sync_settings(
         &app.metadata,
         &app.spec,
         operation,
         &SyncOverrides::default(),
-        &ctx.settings,
+        &process,
     )
 }
 
@@ -879,10 +950,11 @@ async fn delete_step(run: &Run, app: &Application) -> Result<Deletion, Applicati
         return Ok(Deletion::Continue(Action::await_change()));
     };
     let cluster = destination(ctx, &app).await?;
+    let health = ctx.health_checks(&app).await?;
     let tracked: Vec<LiveObject> = tracked_objects(&cluster, &app, &[])
         .await?
         .iter()
-        .filter_map(LiveObject::from_object)
+        .filter_map(|object| LiveObject::from_object(object, &health))
         .collect();
     let approved = app
         .metadata
@@ -974,9 +1046,11 @@ async fn run_post_delete(
         execute: mut settings,
         directory,
         ..
-    } = settings_of(ctx, app, None).map_err(|error| ApplicationError::Settings {
-        app: name.clone(),
-        error,
+    } = settings_of(ctx, app, None, &ctx.health_checks(app).await?).map_err(|error| {
+        ApplicationError::Settings {
+            app: name.clone(),
+            error,
+        }
     })?;
     (settings.prune, settings.retry) = (false, None);
     let plan = SyncPlan::load(

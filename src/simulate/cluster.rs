@@ -404,7 +404,7 @@ mod tests {
     }
 
     fn health(object: &Value) -> HealthStatus {
-        LiveObject::from_object(object)
+        LiveObject::from_object(object, &crate::health::HealthChecks::default())
             .map(|l| l.health.status)
             .unwrap()
     }

@@ -154,7 +154,7 @@ pub async fn drive<C: ClusterApi>(
         }
         for (i, operation) in ended {
             let cluster = &clusters[&apps[i].destination];
-            runs[i].observed.status = observe(cluster, &operation).await;
+            runs[i].observed.status = observe(cluster, &operation, &apps[i].settings.health).await;
             runs[i].operation = Some(operation);
         }
     }

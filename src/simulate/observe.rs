@@ -4,7 +4,7 @@
 
 use crate::api::application_set_status::{HealthStatusCode, SyncStatusCode};
 use crate::cluster::api::ClusterApi;
-use crate::health::HealthStatus;
+use crate::health::{HealthChecks, HealthStatus};
 use crate::rollout::{ObservedStatus, OperationPhase as RolloutPhase, OperationState as Rollout};
 use crate::sync::{LiveObject, OperationPhase, OperationState, ResultStatus};
 
@@ -25,8 +25,12 @@ fn rank(status: HealthStatus) -> usize {
         .unwrap_or(WORSE.len())
 }
 
-/// The Application's status after `state` ended, read from `cluster`.
-pub async fn observe<C: ClusterApi>(cluster: &C, state: &OperationState) -> ObservedStatus {
+/// The Application's status after `state` ended, read from `cluster` and judged by `checks`.
+pub async fn observe<C: ClusterApi>(
+    cluster: &C,
+    state: &OperationState,
+    checks: &HealthChecks,
+) -> ObservedStatus {
     let mut health = HealthStatus::Healthy;
     let mut message = String::new();
     let managed = state
@@ -36,7 +40,7 @@ pub async fn observe<C: ClusterApi>(cluster: &C, state: &OperationState) -> Obse
     for record in managed {
         let key = record.key();
         let verdict = match cluster.get(&key).await {
-            Ok(Some(object)) => LiveObject::from_object(&object).map(|live| live.health),
+            Ok(Some(object)) => LiveObject::from_object(&object, checks).map(|live| live.health),
             Ok(None) => Some(crate::health::Health::missing()),
             Err(_) => None,
         }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::health::{Health, assess, generation_observed};
+use crate::health::{Health, HealthChecks, generation_observed};
 use crate::manifest::ObjectKey;
 
 /// A live object as the planner sees it.
@@ -26,9 +26,10 @@ pub struct LiveObject {
 }
 
 impl LiveObject {
-    /// Reads a live object; None when it has no apiVersion, kind or name.
+    /// Reads a live object, judging its health by `health`; None when it has no apiVersion,
+    /// kind or name.
     #[must_use]
-    pub fn from_object(object: &Value) -> Option<Self> {
+    pub fn from_object(object: &Value, health: &HealthChecks) -> Option<Self> {
         let key = ObjectKey::of_object(object)?;
         let metadata = object.get("metadata");
         let annotations = metadata
@@ -51,7 +52,7 @@ impl LiveObject {
             deleting: metadata
                 .and_then(|m| m.get("deletionTimestamp"))
                 .is_some_and(|t| !t.is_null()),
-            health: assess(object),
+            health: health.assess(object),
             annotations,
         })
     }
@@ -76,7 +77,7 @@ mod tests {
             "metadata": {"name": "c", "namespace": "n", "generation": 3, "annotations": {"a": "b"},
                          "deletionTimestamp": "2026-01-01T00:00:00Z"},
             "status": {"observedGeneration": 2}});
-        let live = LiveObject::from_object(&object).unwrap();
+        let live = LiveObject::from_object(&object, &HealthChecks::default()).unwrap();
         assert_eq!(live.key.to_string(), "ConfigMap n/c");
         assert_eq!(
             (live.generation, live.observed_generation, live.deleting),
@@ -85,6 +86,9 @@ mod tests {
         assert!(!live.generation_observed());
         assert_eq!(live.health.status, HealthStatus::Progressing);
         assert_eq!(live.annotations.get("a").map(String::as_str), Some("b"));
-        assert_eq!(LiveObject::from_object(&json!({"kind": "ConfigMap"})), None);
+        assert_eq!(
+            LiveObject::from_object(&json!({"kind": "ConfigMap"}), &HealthChecks::default()),
+            None
+        );
     }
 }

@@ -72,6 +72,8 @@ pub struct SyncArgs {
     pub wave_delay: Duration,
     #[command(flatten)]
     pub directory: crate::cli::directory_args::DirectoryArgs,
+    #[command(flatten)]
+    pub health: crate::cli::health_args::HealthArgs,
     /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
@@ -106,6 +108,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     };
     let process = ExecuteSettings {
         wave_delay: args.wave_delay,
+        health: args.health.checks()?,
         ..ExecuteSettings::default()
     };
     let SyncSettings {

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::api::application::{HealthStatus as AppHealth, ResourceStatus, SyncStatus};
 use crate::api::application_set_status::SyncStatusCode;
-use crate::health::{Health, HealthStatus, assess};
+use crate::health::{Health, HealthChecks, HealthStatus};
 use crate::manifest::ObjectKey;
 use crate::sync::execute::tracked;
 use crate::sync::{
@@ -42,7 +42,7 @@ impl Comparison {
 }
 
 /// Compares the desired objects of `plan` (applied as `app`) with `live` (by key; absent keys are
-/// missing objects) and finds extraneous objects among `tracked`.
+/// missing objects), judging health by `health`, and finds extraneous objects among `tracked`.
 #[must_use]
 pub fn compare(
     plan: &SyncPlan,
@@ -50,6 +50,7 @@ pub fn compare(
     live: &BTreeMap<ObjectKey, Value>,
     tracked_objects: &[LiveObject],
     revision: Option<&str>,
+    health: &HealthChecks,
 ) -> Comparison {
     let mut resources = Vec::new();
     let mut out_of_sync = false;
@@ -63,7 +64,7 @@ pub fn compare(
                     None => SyncStatusCode::Synced,
                     Some(_) => SyncStatusCode::OutOfSync,
                 };
-                (status, assess(object))
+                (status, health.assess(object))
             }
         };
         out_of_sync |= status == SyncStatusCode::OutOfSync;
@@ -232,8 +233,16 @@ mod tests {
             (key("same"), applied("same", "1")),
             (key("changed"), applied("changed", "1")),
         ]);
-        let extra = LiveObject::from_object(&applied("old", "1")).unwrap();
-        let result = compare(&desired, "app", &live, &[extra], Some("abc"));
+        let extra =
+            LiveObject::from_object(&applied("old", "1"), &HealthChecks::default()).unwrap();
+        let result = compare(
+            &desired,
+            "app",
+            &live,
+            &[extra],
+            Some("abc"),
+            &HealthChecks::default(),
+        );
         let statuses: Vec<(&str, &str, bool)> = result
             .resources
             .iter()
@@ -264,8 +273,15 @@ mod tests {
         let live = BTreeMap::from([(key("same"), applied("same", "1"))]);
         let mut ignored = applied("old", "1");
         ignored["metadata"]["annotations"][COMPARE_OPTIONS_ANNOTATION] = json!("IgnoreExtraneous");
-        let extra = LiveObject::from_object(&ignored).unwrap();
-        let result = compare(&desired, "app", &live, &[extra], None);
+        let extra = LiveObject::from_object(&ignored, &HealthChecks::default()).unwrap();
+        let result = compare(
+            &desired,
+            "app",
+            &live,
+            &[extra],
+            None,
+            &HealthChecks::default(),
+        );
         assert_eq!(result.sync.status, "Synced");
         assert!(result.resources[1].requires_pruning);
         assert_eq!(result.health.status, "Healthy");
@@ -299,7 +315,7 @@ mod tests {
                 (key("same"), applied("same", "1")),
                 (deployment_key.clone(), deployment(ready)),
             ]);
-            let result = compare(&desired, "app", &live, &[], None);
+            let result = compare(&desired, "app", &live, &[], None, &HealthChecks::default());
             assert_eq!(result.resources.len(), 2, "no hook");
             assert_eq!(result.post_delete_hooks, ["ConfigMap n/cleanup"]);
             assert_eq!(result.sync.status, "Synced", "{ready}");

@@ -148,7 +148,7 @@ mod tests {
         if deleting {
             value["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
         }
-        LiveObject::from_object(&value).unwrap()
+        LiveObject::from_object(&value, &crate::health::HealthChecks::default()).unwrap()
     }
 
     fn names(step: &DeletionStep) -> Vec<&str> {

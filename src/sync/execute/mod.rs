@@ -96,8 +96,10 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
                     what: "objects carrying the tracking annotation".to_owned(),
                     error,
                 })?;
-            let tracked: Vec<LiveObject> =
-                tracked.iter().filter_map(LiveObject::from_object).collect();
+            let tracked: Vec<LiveObject> = tracked
+                .iter()
+                .filter_map(|object| LiveObject::from_object(object, &settings.health))
+                .collect();
             plan_prune(&plan, &tracked, request.app, &settings.sync_options).tasks
         } else {
             Vec::new()

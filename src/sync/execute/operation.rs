@@ -179,7 +179,9 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 what: key.to_string(),
                 error,
             })?;
-            if let Some(live) = object.as_ref().and_then(LiveObject::from_object) {
+            if let Some(live) = object.as_ref().and_then(|object| {
+                LiveObject::from_object(object, &operation.context.settings.health)
+            }) {
                 operation.live.insert(key, live);
             }
         }
@@ -203,7 +205,11 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                     what: "objects carrying the tracking annotation".to_owned(),
                     error,
                 })?;
-        let tracked: Vec<LiveObject> = tracked.iter().filter_map(LiveObject::from_object).collect();
+        let health = &self.context.settings.health;
+        let tracked: Vec<LiveObject> = tracked
+            .iter()
+            .filter_map(|object| LiveObject::from_object(object, health))
+            .collect();
         let prune = crate::sync::plan_prune(
             &self.plan,
             &tracked,
@@ -400,7 +406,8 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         let failure = match applied {
             Ok(applied) => {
                 record.action = Some(applied.action);
-                record.health = LiveObject::from_object(&applied.object).map(|l| l.health.status);
+                record.health = LiveObject::from_object(&applied.object, &settings.health)
+                    .map(|l| l.health.status);
                 record.message = "created (CreateNamespace=true)".to_owned();
                 None
             }
@@ -500,7 +507,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                         .object
                         .pointer("/metadata/generation")
                         .and_then(Value::as_i64);
-                    if let Some(live) = LiveObject::from_object(&applied.object) {
+                    if let Some(live) = LiveObject::from_object(&applied.object, &settings.health) {
                         record.health = Some(live.health.status);
                         record.message = live.health.message.clone();
                         self.seen.insert(task.key.clone(), started.0);
@@ -657,7 +664,8 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 self.live.remove(&key);
                 continue;
             };
-            let Some(mut live) = LiveObject::from_object(&object) else {
+            let Some(mut live) = LiveObject::from_object(&object, &self.context.settings.health)
+            else {
                 continue;
             };
             if is_workload(&key) && live.health.status != HealthStatus::Healthy {

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::cluster::api::Propagation;
+use crate::health::HealthChecks;
 use crate::sync::SyncOptions;
 
 /// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m`.
@@ -37,6 +38,8 @@ pub struct ExecuteSettings {
     pub sync_options: SyncOptions,
     /// The destination namespace, created first when `sync_options` say `CreateNamespace=true`.
     pub destination_namespace: Option<String>,
+    /// Configured health checks (Argo CD's `resource.customizations`), over the built-in rules.
+    pub health: HealthChecks,
 }
 
 impl Default for ExecuteSettings {
@@ -53,6 +56,7 @@ impl Default for ExecuteSettings {
             retry: None,
             sync_options: SyncOptions::default(),
             destination_namespace: None,
+            health: HealthChecks::default(),
         }
     }
 }
