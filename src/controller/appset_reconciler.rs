@@ -26,21 +26,24 @@ use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
 use super::appset::pacing::{LastReconcile, wait_before};
-use super::appset::requeue::git_poll_interval;
+use super::appset::requeue::poll_interval;
 use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::sync_request::sync_requests;
 use super::events::{EventPublisher, EventReason};
 use super::metrics::{Metrics, Reconciler};
+use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
+use crate::cluster::namespace_objects::KubeNamespaceObjects;
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::render::{RenderError, Sources, render_application_set};
 use crate::rollout::{RolloutDecision, RolloutInput, step};
+use flotilla_generators::generator::NamespaceSources;
 use flotilla_generators::source::GitReader;
 
 /// Field manager of the Applications the controller applies.
@@ -259,8 +262,8 @@ async fn reconcile_now(
     ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
     ctx.metrics.reconciled(None);
     let rollout_requeue = in_progress(&status).then_some(ROLLOUT_REQUEUE);
-    let git_requeue = git_poll_interval(&appset.spec.generators, ctx.git_poll);
-    Ok(match (rollout_requeue, git_requeue) {
+    let poll_requeue = poll_interval(&appset.spec.generators, ctx.git_poll);
+    Ok(match (rollout_requeue, poll_requeue) {
         (Some(a), Some(b)) => Action::requeue(a.min(b)),
         (Some(after), None) | (None, Some(after)) => Action::requeue(after),
         (None, None) => Action::await_change(),
@@ -419,11 +422,21 @@ async fn generate_render_validate_plan(
     let inventory = read_inventory(&ctx.client, &ctx.namespace).await?;
     let repos = Arc::clone(&ctx.repos);
     let rendering = Arc::clone(appset);
-    // Git generators run the `git` CLI: keep them off the async workers.
+    let runtime = tokio::runtime::Handle::current();
+    let objects = KubeNamespaceObjects::new(ctx.client.clone(), ctx.namespace.clone(), runtime.clone());
+    let plugins = HttpPlugins::new(runtime, PLUGIN_TIMEOUT);
+    let appset_name = name.clone();
+    // Git generators run the `git` CLI, plugin and clusterDecisionResource generators block on
+    // API and HTTP calls: keep them off the async workers.
     let rendered = tokio::task::spawn_blocking(move || {
         let sources = Sources {
             clusters: &inventory,
             git: &*repos,
+            namespace: NamespaceSources {
+                appset: &appset_name,
+                objects: &objects,
+                plugins: &plugins,
+            },
         };
         render_application_set(&rendering, sources)
     })

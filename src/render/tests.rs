@@ -12,10 +12,7 @@ fn render(yaml: &str) -> Result<Vec<Application>, RenderError> {
     let repos = LocalRepos::default();
     render_application_set(
         &appset,
-        Sources {
-            clusters: &inventory,
-            git: &repos,
-        },
+        Sources::offline(&inventory, &repos),
     )
 }
 
