@@ -108,11 +108,8 @@ async fn the_clusters_generator_reads_cluster_secrets_from_a_namespace() {
     )
     .expect("example parses");
     let repos = LocalRepos::default();
-    let live = render_application_set(
-        &appset,
-        Sources::offline(&inventory, &repos),
-    )
-    .expect("renders");
+    let live =
+        render_application_set(&appset, Sources::offline(&inventory, &repos)).expect("renders");
     let golden: Vec<Application> =
         serde_saphyr::from_str(&example("expected/multi-cluster-promotion.yaml"))
             .expect("golden parses");

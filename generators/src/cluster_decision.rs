@@ -34,7 +34,7 @@ impl Generator for ClusterDecisionResourceGenerator {
         let config_error = |source| {
             GeneratorError::here(GeneratorErrorReason::DecisionConfig {
                 config_map: config_map.clone(),
-                source,
+                source: Box::new(source),
             })
         };
         let config = objects.config_map(&config_map).map_err(config_error)?;
@@ -50,7 +50,8 @@ impl Generator for ClusterDecisionResourceGenerator {
                     })
                 })
         };
-        let (api_version, kind, match_key) = (entry("apiVersion")?, entry("kind")?, entry("matchKey")?);
+        let (api_version, kind, match_key) =
+            (entry("apiVersion")?, entry("kind")?, entry("matchKey")?);
         let list_key = config
             .get("statusListKey")
             .filter(|key| !key.is_empty())
@@ -64,7 +65,10 @@ impl Generator for ClusterDecisionResourceGenerator {
         let clusters = known_clusters(ctx)?;
         let mut sets = Vec::new();
         for resource in resources {
-            if !self.selects(&resource).map_err(|e| e.within("labelSelector"))? {
+            if !self
+                .selects(&resource)
+                .map_err(|e| e.within("labelSelector"))?
+            {
                 continue;
             }
             let decisions = match resource.pointer(&format!("/status/{list_key}")) {
@@ -153,8 +157,8 @@ mod tests {
     use crate::params::Params;
     use crate::source::Offline;
     use crate::spec::GeneratorSpec;
-    use crate::testing::{MemoryGit, MemoryInventory, MemoryObjects, cluster, fast, go, params};
     use crate::template::Renderer;
+    use crate::testing::{MemoryGit, MemoryInventory, MemoryObjects, cluster, fast, go, params};
 
     const API: &str = "cluster.open-cluster-management.io/v1beta1";
 
@@ -183,7 +187,11 @@ mod tests {
             .with_resource(
                 API,
                 "PlacementDecision",
-                decision("all", json!({"placement": "all"}), &["east", "west", "unknown"]),
+                decision(
+                    "all",
+                    json!({"placement": "all"}),
+                    &["east", "west", "unknown"],
+                ),
             )
             .with_resource(
                 API,
@@ -192,26 +200,37 @@ mod tests {
             )
     }
 
-    fn run(renderer: &Renderer, objects: &MemoryObjects, spec: Value) -> Result<Vec<Params>, GeneratorError> {
+    fn run(
+        renderer: &Renderer,
+        objects: &MemoryObjects,
+        spec: Value,
+    ) -> Result<Vec<Params>, GeneratorError> {
         let spec: GeneratorSpec = serde_json::from_value(spec).unwrap();
         let inventory = MemoryInventory(vec![
             cluster("east", "https://east", &[("env", "prod")]),
             cluster("west", "https://west", &[]),
         ]);
         let git = MemoryGit::default();
-        let ctx = GenerateContext::new(renderer, &inventory, &git).with_namespace(
-            NamespaceSources {
+        let ctx =
+            GenerateContext::new(renderer, &inventory, &git).with_namespace(NamespaceSources {
                 appset: "fleet",
                 objects,
                 plugins: &Offline,
-            },
-        );
-        Ok(generate(&spec, &ctx)?.into_iter().map(|s| s.params).collect())
+            });
+        Ok(generate(&spec, &ctx)?
+            .into_iter()
+            .map(|s| s.params)
+            .collect())
     }
 
     fn names(sets: &[Params]) -> Vec<String> {
         sets.iter()
-            .map(|p| p.get("name").and_then(Value::as_str).unwrap_or_default().to_string())
+            .map(|p| {
+                p.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            })
             .collect()
     }
 
@@ -253,7 +272,10 @@ mod tests {
             "configMapRef": "ocm-placement",
             "labelSelector": {"matchExpressions": [{"key": "placement", "operator": "Exists"}]},
         }});
-        assert_eq!(names(&run(&go(), &objects(), every).unwrap()), ["east", "west", "west"]);
+        assert_eq!(
+            names(&run(&go(), &objects(), every).unwrap()),
+            ["east", "west", "west"]
+        );
     }
 
     #[test]
@@ -286,14 +308,26 @@ mod tests {
             ),
             (
                 json!({"clusterDecisionResource": {"configMapRef": "cm", "name": "x"}}),
-                MemoryObjects::default().with_config_map("cm", &[("apiVersion", "v1"), ("kind", "Thing")]),
+                MemoryObjects::default()
+                    .with_config_map("cm", &[("apiVersion", "v1"), ("kind", "Thing")]),
                 "clusterDecisionResource cm: ConfigMap cm has no key \"matchKey\"",
             ),
             (
                 json!({"clusterDecisionResource": {"configMapRef": "cm", "name": "t"}}),
                 MemoryObjects::default()
-                    .with_config_map("cm", &[("apiVersion", "v1"), ("kind", "Thing"), ("matchKey", "name")])
-                    .with_resource("v1", "Thing", json!({"metadata": {"name": "t"}, "status": {"clusters": "east"}})),
+                    .with_config_map(
+                        "cm",
+                        &[
+                            ("apiVersion", "v1"),
+                            ("kind", "Thing"),
+                            ("matchKey", "name"),
+                        ],
+                    )
+                    .with_resource(
+                        "v1",
+                        "Thing",
+                        json!({"metadata": {"name": "t"}, "status": {"clusters": "east"}}),
+                    ),
                 "Thing t: status.clusters is not a list",
             ),
         ];

@@ -209,14 +209,14 @@ pub enum GeneratorErrorReason {
     PluginConfig {
         config_map: String,
         #[source]
-        source: ObjectsError,
+        source: Box<ObjectsError>,
     },
     #[error("plugin {config_map} ({url}): {source}")]
     PluginCall {
         config_map: String,
         url: String,
         #[source]
-        source: PluginCallError,
+        source: Box<PluginCallError>,
     },
     #[error("plugin {config_map} ({url}): {message}")]
     PluginOutput {
@@ -228,7 +228,7 @@ pub enum GeneratorErrorReason {
     DecisionConfig {
         config_map: String,
         #[source]
-        source: ObjectsError,
+        source: Box<ObjectsError>,
     },
     #[error("clusterDecisionResource {config_map}: {message}")]
     DecisionResource { config_map: String, message: String },

@@ -28,7 +28,7 @@ impl Generator for PluginGenerator {
         let config_error = |source| {
             GeneratorError::here(GeneratorErrorReason::PluginConfig {
                 config_map: config_map.clone(),
-                source,
+                source: Box::new(source),
             })
         };
         let config = namespace
@@ -44,7 +44,10 @@ impl Generator for PluginGenerator {
                 })
             })
         };
-        let url = format!("{}{GETPARAMS_PATH}", entry("baseUrl")?.trim_end_matches('/'));
+        let url = format!(
+            "{}{GETPARAMS_PATH}",
+            entry("baseUrl")?.trim_end_matches('/')
+        );
         let token = resolve_token(entry("token")?, namespace.objects).map_err(config_error)?;
         let parameters = self
             .input
@@ -62,7 +65,7 @@ impl Generator for PluginGenerator {
                 GeneratorError::here(GeneratorErrorReason::PluginCall {
                     config_map: config_map.clone(),
                     url: url.clone(),
-                    source,
+                    source: Box::new(source),
                 })
             })?;
         let output_error = |message: String| {
@@ -158,12 +161,10 @@ mod tests {
 
     use crate::generator::{GenerateContext, GeneratorErrorReason, NamespaceSources, generate};
     use crate::params::Params;
-    use crate::source::{
-        NamespaceObjects, ObjectsError, PluginCallError, PluginService,
-    };
+    use crate::source::{NamespaceObjects, ObjectsError, PluginCallError, PluginService};
     use crate::spec::GeneratorSpec;
-    use crate::testing::{MemoryGit, MemoryInventory, MemoryObjects, fast, go, params};
     use crate::template::Renderer;
+    use crate::testing::{MemoryGit, MemoryInventory, MemoryObjects, fast, go, params};
 
     /// A plugin answering `answer` and remembering what it was asked.
     struct FakePlugin {
@@ -208,14 +209,16 @@ mod tests {
     ) -> Result<Vec<Params>, crate::generator::GeneratorError> {
         let spec: GeneratorSpec = serde_json::from_value(spec).unwrap();
         let (inventory, git) = (MemoryInventory::default(), MemoryGit::default());
-        let ctx = GenerateContext::new(renderer, &inventory, &git).with_namespace(
-            NamespaceSources {
+        let ctx =
+            GenerateContext::new(renderer, &inventory, &git).with_namespace(NamespaceSources {
                 appset: "fleet",
                 objects,
                 plugins: plugin,
-            },
-        );
-        Ok(generate(&spec, &ctx)?.into_iter().map(|s| s.params).collect())
+            });
+        Ok(generate(&spec, &ctx)?
+            .into_iter()
+            .map(|s| s.params)
+            .collect())
     }
 
     fn spec() -> Value {
@@ -283,7 +286,12 @@ mod tests {
 
     #[test]
     fn failures_name_the_plugin_and_the_reason() {
-        type Case = (&'static str, MemoryObjects, Result<Value, PluginCallError>, &'static str);
+        type Case = (
+            &'static str,
+            MemoryObjects,
+            Result<Value, PluginCallError>,
+            &'static str,
+        );
         let cases: Vec<Case> = vec![
             (
                 "no ConfigMap",
@@ -341,10 +349,8 @@ mod tests {
         .unwrap_err();
         assert!(matches!(
             err.reason,
-            GeneratorErrorReason::PluginConfig {
-                source: ObjectsError::NotFound { .. },
-                ..
-            }
+            GeneratorErrorReason::PluginConfig { source, .. }
+                if matches!(*source, ObjectsError::NotFound { .. })
         ));
     }
 
@@ -352,7 +358,10 @@ mod tests {
     fn a_literal_token_is_used_as_it_is_and_no_input_sends_empty_parameters() {
         let plugin = FakePlugin::answering(Ok(json!({"output": {"parameters": []}})));
         let spec = json!({"plugin": {"configMapRef": {"name": "my-plugin"}}});
-        assert_eq!(run(&go(), &objects("plain"), &plugin, spec).unwrap(), vec![]);
+        assert_eq!(
+            run(&go(), &objects("plain"), &plugin, spec).unwrap(),
+            vec![]
+        );
         let asked = plugin.asked.lock().unwrap();
         assert_eq!(asked[0].1, "plain");
         assert_eq!(

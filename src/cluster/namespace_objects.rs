@@ -65,7 +65,11 @@ impl NamespaceObjects for KubeNamespaceObjects {
             name: name.into(),
             key: key.into(),
         };
-        let bytes = secret.data.unwrap_or_default().remove(key).ok_or_else(missing)?;
+        let bytes = secret
+            .data
+            .unwrap_or_default()
+            .remove(key)
+            .ok_or_else(missing)?;
         String::from_utf8(bytes.0).map_err(|_| ObjectsError::Unavailable {
             message: format!("Secret {name}: key {key:?} is not UTF-8 text"),
         })

@@ -423,7 +423,8 @@ async fn generate_render_validate_plan(
     let repos = Arc::clone(&ctx.repos);
     let rendering = Arc::clone(appset);
     let runtime = tokio::runtime::Handle::current();
-    let objects = KubeNamespaceObjects::new(ctx.client.clone(), ctx.namespace.clone(), runtime.clone());
+    let objects =
+        KubeNamespaceObjects::new(ctx.client.clone(), ctx.namespace.clone(), runtime.clone());
     let plugins = HttpPlugins::new(runtime, PLUGIN_TIMEOUT);
     let appset_name = name.clone();
     // Git generators run the `git` CLI, plugin and clusterDecisionResource generators block on

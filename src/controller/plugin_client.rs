@@ -54,7 +54,9 @@ async fn post(url: &str, token: &str, body: &Value) -> Result<Value, PluginCallE
     if uri.scheme_str() != Some("http") {
         return Err(connect("only http:// plugin URLs are supported".into()));
     }
-    let host = uri.host().ok_or_else(|| connect("the URL has no host".into()))?;
+    let host = uri
+        .host()
+        .ok_or_else(|| connect("the URL has no host".into()))?;
     let port = uri.port_u16().unwrap_or(80);
     let stream = TcpStream::connect((host, port))
         .await
@@ -82,7 +84,12 @@ async fn post(url: &str, token: &str, body: &Value) -> Result<Value, PluginCallE
         let text = String::from_utf8_lossy(&bytes);
         return Err(PluginCallError::Status {
             status: status.as_u16(),
-            body: text.chars().take(QUOTED_BODY).collect::<String>().trim().to_string(),
+            body: text
+                .chars()
+                .take(QUOTED_BODY)
+                .collect::<String>()
+                .trim()
+                .to_string(),
         });
     }
     serde_json::from_slice(&bytes).map_err(|e| PluginCallError::InvalidJson {
