@@ -563,7 +563,8 @@ async fn the_cluster_decision_resource_generator_follows_the_decisions_in_status
         json!({"clusterDecisionResource": {
             "configMapRef": "placement",
             "labelSelector": {"matchLabels": {"placement": "fleet"}},
-            "requeueAfterSeconds": 1
+            // No polling within the test: the watch on the decision kind must notice.
+            "requeueAfterSeconds": 3600
         }}),
     );
     // No resources finalizer: the clusters are fictitious, nothing could be pruned there.

@@ -1,9 +1,11 @@
 //! The objects of an ApplicationSet's namespace that plugin and clusterDecisionResource
 //! generators read (ConfigMaps, Secrets, custom resources of any kind through the dynamic API),
 //! read from the API server. Generation is synchronous and runs on a blocking thread, so each
-//! read blocks that thread on the runtime the controller runs on.
+//! read blocks that thread on the runtime the controller runs on. Every kind listed is handed to
+//! the controller's [`DecisionWatches`], so that changes of its objects regenerate.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use flotilla_generators::source::{NamespaceObjects, ObjectsError};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -13,22 +15,32 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 use tokio::runtime::Handle;
 
+use crate::controller::decision_watches::DecisionWatches;
+
 /// [`NamespaceObjects`] over the API server, for `namespace`.
 pub struct KubeNamespaceObjects {
     client: Client,
     namespace: String,
     runtime: Handle,
+    watches: Arc<DecisionWatches>,
 }
 
 impl KubeNamespaceObjects {
-    /// Reads in `namespace` with `client`; blocking calls run on `runtime`. Use only from a
-    /// blocking thread (`spawn_blocking`), never from an async task.
+    /// Reads in `namespace` with `client`; blocking calls run on `runtime`; listed kinds are
+    /// watched by `watches`. Use only from a blocking thread (`spawn_blocking`), never from an
+    /// async task.
     #[must_use]
-    pub fn new(client: Client, namespace: String, runtime: Handle) -> Self {
+    pub fn new(
+        client: Client,
+        namespace: String,
+        runtime: Handle,
+        watches: Arc<DecisionWatches>,
+    ) -> Self {
         Self {
             client,
             namespace,
             runtime,
+            watches,
         }
     }
 
@@ -80,6 +92,7 @@ impl NamespaceObjects for KubeNamespaceObjects {
         let gvk = GroupVersionKind::gvk(group, version, kind);
         let listed = self.runtime.block_on(async {
             let (resource, _) = pinned_kind(&self.client, &gvk).await?;
+            self.watches.ensure(&resource, &self.runtime);
             let api: Api<DynamicObject> =
                 Api::namespaced_with(self.client.clone(), &self.namespace, &resource);
             api.list(&ListParams::default()).await

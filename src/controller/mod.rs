@@ -2,13 +2,14 @@
 //! destination clusters, in one namespace while holding a Lease. The decisions live in the pure
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
 //! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
-//! [`status_store`], [`events`], [`plugin_client`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
+//! [`status_store`], [`events`], [`plugin_client`], [`decision_watches`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
 //! [`endpoint`]) and [`run`] ties them together; [`leader`] decides the election.
 
 pub mod application;
 pub mod application_reconciler;
 pub mod appset;
 pub mod appset_reconciler;
+pub mod decision_watches;
 pub mod endpoint;
 pub mod events;
 pub mod leader;
