@@ -499,6 +499,16 @@ mod tests {
             run(&fast(), &json!({})).unwrap_err().reason,
             GeneratorErrorReason::NoKind
         );
+        // What the API server leaves of an entry with an unsupported generator: no kind, and the
+        // error says which generators are not supported.
+        let unsupported =
+            run(&fast(), &json!({"pullRequest": {"github": {"owner": "o"}}})).unwrap_err();
+        assert!(
+            unsupported
+                .to_string()
+                .contains("pullRequest and scmProvider are not supported yet"),
+            "{unsupported}"
+        );
         let err = run(&fast(), &json!({"list": {}, "git": {"repoURL": "r"}, "merge": {"generators": [], "mergeKeys": []}})).unwrap_err();
         assert_eq!(
             err.reason,
