@@ -86,10 +86,7 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let appset = parse_application_set("bench.yaml", &appset_yaml()).expect("valid appset");
     let inventory = inventory();
     let repos = LocalRepos::default();
-    let sources = Sources {
-        clusters: &inventory,
-        git: &repos,
-    };
+    let sources = Sources::offline(&inventory, &repos);
     let rendered = render_application_set(&appset, sources).expect("renders");
     assert_eq!(rendered.len(), 10_000);
     let mut group = c.benchmark_group("render");

@@ -42,10 +42,7 @@ async fn crds_are_established_and_store_rendered_applications_unchanged() {
         flotilla::cluster::inventory::StaticInventory::default(),
         LocalRepos::default(),
     );
-    let sources = Sources {
-        clusters: &inventory,
-        git: &repos,
-    };
+    let sources = Sources::offline(&inventory, &repos);
     let applications = render_application_set(&stored, sources).expect("renders");
     let api: Api<Application> = ns.api();
     for mut application in applications {
@@ -111,14 +108,8 @@ async fn the_clusters_generator_reads_cluster_secrets_from_a_namespace() {
     )
     .expect("example parses");
     let repos = LocalRepos::default();
-    let live = render_application_set(
-        &appset,
-        Sources {
-            clusters: &inventory,
-            git: &repos,
-        },
-    )
-    .expect("renders");
+    let live =
+        render_application_set(&appset, Sources::offline(&inventory, &repos)).expect("renders");
     let golden: Vec<Application> =
         serde_saphyr::from_str(&example("expected/multi-cluster-promotion.yaml"))
             .expect("golden parses");

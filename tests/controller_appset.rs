@@ -2,7 +2,9 @@
 //! fresh namespace per test: Applications generated with owner references and the label,
 //! `applicationsSync` policies, no writes when nothing changed, invalid input that changes
 //! nothing, the clusters generator reacting to a cluster Secret, the refresh annotation on a git
-//! generator, and leader election between two controllers (which run both reconcilers).
+//! generator, the plugin generator against plugin services on loopback, the
+//! clusterDecisionResource generator following a custom resource's status, and leader election
+//! between two controllers (which run both reconcilers).
 
 mod controller_support;
 mod support;
@@ -237,17 +239,15 @@ async fn invalid_input_sets_error_occurred_and_changes_nothing() {
     controller.stop().await;
 }
 
-#[tokio::test]
-async fn the_clusters_generator_reacts_to_a_new_cluster_secret() {
-    let ns = setup("appset-clusters").await;
-    let controller = start(&ns, "only");
-    let appsets: Api<ApplicationSet> = ns.api();
-    let appset: ApplicationSet = object(json!({
+/// An ApplicationSet `name` making `guestbook-<cluster name>` for each cluster `generator` yields,
+/// deploying to that cluster's server.
+fn guestbook_per_cluster(name: &str, generator: Value) -> ApplicationSet {
+    object(json!({
         "apiVersion": "flotilla.dev/v1alpha1",
         "kind": "ApplicationSet",
-        "metadata": {"name": "per-cluster"},
+        "metadata": {"name": name},
         "spec": {
-            "generators": [{"clusters": {}}],
+            "generators": [generator],
             "template": {
                 "metadata": {"name": "guestbook-{{name}}"},
                 "spec": {
@@ -257,19 +257,34 @@ async fn the_clusters_generator_reacts_to_a_new_cluster_secret() {
                 }
             }
         }
-    }));
-    apply(&appsets, &appset).await;
+    }))
+}
+
+/// The cluster Secret registering cluster `name` at `https://<name>.example.com`.
+fn cluster_secret(name: &str) -> Secret {
+    object(json!({
+        "metadata": {
+            "name": format!("cluster-{name}"),
+            "labels": {"argocd.argoproj.io/secret-type": "cluster"}
+        },
+        "stringData": {"name": name, "server": format!("https://{name}.example.com")}
+    }))
+}
+
+#[tokio::test]
+async fn the_clusters_generator_reacts_to_a_new_cluster_secret() {
+    let ns = setup("appset-clusters").await;
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(
+        &appsets,
+        &guestbook_per_cluster("per-cluster", json!({"clusters": {}})),
+    )
+    .await;
     // The cluster the controller runs in is always registered, as in Argo CD.
     wait_for_names(&ns, &["guestbook-in-cluster"]).await;
 
-    let secret: Secret = object(json!({
-        "metadata": {
-            "name": "cluster-edge",
-            "labels": {"argocd.argoproj.io/secret-type": "cluster"}
-        },
-        "stringData": {"name": "edge", "server": "https://edge.example.com"}
-    }));
-    apply(&ns.api::<Secret>(), &secret).await;
+    apply(&ns.api::<Secret>(), &cluster_secret("edge")).await;
     wait_for_names(&ns, &["guestbook-edge", "guestbook-in-cluster"]).await;
     let app = ns
         .api::<Application>()
@@ -372,4 +387,201 @@ async fn only_the_lease_holder_reconciles_and_another_takes_over_when_it_stops()
     })
     .await;
     second.stop().await;
+}
+
+/// A generator plugin on loopback, answering HTTP/1.1 by hand: with `status` 200 it checks the
+/// bearer token and answers one parameter set per entry of the input parameter `apps`; with any
+/// other status it answers that status and `plugin exploded`. Returns its base URL.
+async fn start_plugin(token: &'static str, status: u16) -> String {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("has an address"));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut reader = BufReader::new(stream);
+                let (mut length, mut authorization, mut line) = (0, String::new(), String::new());
+                while reader.read_line(&mut line).await.is_ok_and(|n| n > 0) && line != "\r\n" {
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(value) = lower.strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    if lower.starts_with("authorization:") {
+                        authorization = line["authorization:".len()..].trim().to_string();
+                    }
+                    line.clear();
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).await.ok();
+                let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let (code, answer) = if status != 200 {
+                    (status, "plugin exploded".to_string())
+                } else if authorization != format!("Bearer {token}") {
+                    (403, format!("bad token {authorization:?}"))
+                } else {
+                    let apps = request["input"]["parameters"]["apps"].as_array().cloned();
+                    let sets: Vec<Value> = apps
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|app| json!({"app": app, "appset": request["applicationSetName"]}))
+                        .collect();
+                    (200, json!({"output": {"parameters": sets}}).to_string())
+                };
+                let response = format!(
+                    "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+                let _ = reader.get_mut().write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    url
+}
+
+/// An ApplicationSet `name` whose plugin generator uses ConfigMap `config_map`.
+fn plugin_appset(name: &str, config_map: &str) -> ApplicationSet {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": name},
+        "spec": {
+            "generators": [{"plugin": {
+                "configMapRef": {"name": config_map},
+                "input": {"parameters": {"apps": ["alpha", "beta"], "env": "prod"}},
+                "values": {"base": "apps"},
+            }}],
+            "template": {
+                "metadata": {"name": "{{app}}-{{generator.input.parameters.env}}"},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": "file:///srv/repo", "path": "{{values.base}}/{{app}}-{{appset}}"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": "{{app}}"}
+                }
+            }
+        }
+    }))
+}
+
+#[tokio::test]
+async fn the_plugin_generator_asks_a_plugin_service_and_names_it_when_it_fails() {
+    let ns = setup("appset-plugin").await;
+    let (working, failing) = (
+        start_plugin("s3cret", 200).await,
+        start_plugin("s3cret", 500).await,
+    );
+    let secret: Secret = object(json!({
+        "metadata": {"name": "plugin-token"},
+        "stringData": {"token": "s3cret"}
+    }));
+    apply(&ns.api::<Secret>(), &secret).await;
+    for (name, url) in [("my-plugin", &working), ("broken-plugin", &failing)] {
+        let config_map: k8s_openapi::api::core::v1::ConfigMap = object(json!({
+            "metadata": {"name": name},
+            "data": {"baseUrl": url, "token": "$plugin-token:token"}
+        }));
+        apply(&ns.api(), &config_map).await;
+    }
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &plugin_appset("from-plugin", "my-plugin")).await;
+    let generated = wait_for_names(&ns, &["alpha-prod", "beta-prod"]).await;
+    assert_eq!(generated["alpha-prod"].1, "apps/alpha-from-plugin");
+
+    apply(
+        &appsets,
+        &plugin_appset("from-broken-plugin", "broken-plugin"),
+    )
+    .await;
+    let failed = wait_until(&appsets, "from-broken-plugin", "ErrorOccurred=True", |a| {
+        condition(a, ConditionType::ErrorOccurred).is_some_and(|c| c.0 == ConditionStatus::True)
+    })
+    .await;
+    let (_, reason, message) = condition(&failed, ConditionType::ErrorOccurred).unwrap();
+    assert_eq!(reason, "GenerateError");
+    let expected = format!(
+        "plugin broken-plugin ({failing}/api/v1/getparams.execute): answered HTTP 500: plugin exploded"
+    );
+    assert!(message.contains(&expected), "{message}");
+    assert_eq!(
+        wait_for_names(&ns, &["alpha-prod", "beta-prod"])
+            .await
+            .len(),
+        2,
+        "the failing ApplicationSet generated nothing"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn the_cluster_decision_resource_generator_follows_the_decisions_in_status() {
+    let ns = setup("appset-decisions").await;
+    let resource = support::install_kind(
+        &ns.client,
+        "decisions.flotilla.test",
+        "PlacementDecision",
+        "placementdecisions",
+    )
+    .await;
+    for cluster in ["east", "west"] {
+        apply(&ns.api::<Secret>(), &cluster_secret(cluster)).await;
+    }
+    let config_map: k8s_openapi::api::core::v1::ConfigMap = object(json!({
+        "metadata": {"name": "placement"},
+        "data": {
+            "apiVersion": "decisions.flotilla.test/v1",
+            "kind": "PlacementDecision",
+            "statusListKey": "decisions",
+            "matchKey": "clusterName"
+        }
+    }));
+    apply(&ns.api(), &config_map).await;
+    let decisions: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(ns.client.clone(), &ns.name, &resource);
+    let mut decision = kube::api::DynamicObject::new("fleet", &resource);
+    decision.metadata.labels = Some([("placement".to_string(), "fleet".to_string())].into());
+    apply(&decisions, &decision).await;
+    let decide = async |clusters: &[&str]| {
+        let list: Vec<Value> = clusters.iter().map(|c| json!({"clusterName": c})).collect();
+        decisions
+            .patch_status(
+                "fleet",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"decisions": list}})),
+            )
+            .await
+            .expect("writes the decisions");
+    };
+    decide(&["east", "west"]).await;
+
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let mut appset = guestbook_per_cluster(
+        "placed",
+        json!({"clusterDecisionResource": {
+            "configMapRef": "placement",
+            "labelSelector": {"matchLabels": {"placement": "fleet"}},
+            // No polling within the test: the watch on the decision kind must notice.
+            "requeueAfterSeconds": 3600
+        }}),
+    );
+    // No resources finalizer: the clusters are fictitious, nothing could be pruned there.
+    appset.spec.sync_policy = Some(object(json!({"preserveResourcesOnDeletion": true})));
+    apply(&appsets, &appset).await;
+    wait_for_names(&ns, &["guestbook-east", "guestbook-west"]).await;
+    let east = ns
+        .api::<Application>()
+        .get("guestbook-east")
+        .await
+        .expect("reads");
+    assert_eq!(
+        east.spec.destination.server.as_deref(),
+        Some("https://east.example.com")
+    );
+
+    decide(&["east"]).await;
+    wait_for_names(&ns, &["guestbook-east"]).await;
+    controller.stop().await;
 }

@@ -10,41 +10,13 @@ mod support;
 use flotilla::api::Application;
 use flotilla::health::HealthStatus;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
-use kube::{Api, Client};
+use kube::Api;
+use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use controller_support::{setup, start};
 use support::git_remote::Remote;
-use support::{TestNamespace, apply, install_crd, object, wait_until};
-
-/// A namespaced custom resource definition of `kind` in `group` (v1), any fields, with a
-/// status subresource — as operators define theirs.
-async fn install_kind(client: &Client, group: &str, kind: &str, plural: &str) -> ApiResource {
-    let crd = object(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{group}")},
-        "spec": {
-            "group": group,
-            "scope": "Namespaced",
-            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase()},
-            "versions": [{
-                "name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
-            }]
-        }
-    }));
-    install_crd(client, &crd).await;
-    ApiResource {
-        group: group.to_owned(),
-        version: "v1".to_owned(),
-        api_version: format!("{group}/v1"),
-        kind: kind.to_owned(),
-        plural: plural.to_owned(),
-    }
-}
+use support::{TestNamespace, apply, install_kind, object, wait_until};
 
 /// An Application `name` syncing `path` of `remote` automatically into `<ns>-<name>`, which
 /// Flotilla creates.

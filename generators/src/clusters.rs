@@ -56,7 +56,7 @@ impl Generator for ClusterGenerator {
     }
 }
 
-fn cluster_params(cluster: &Cluster, mode: &TemplateMode) -> Params {
+pub(crate) fn cluster_params(cluster: &Cluster, mode: &TemplateMode) -> Params {
     let mut params = Params::new();
     params.insert("name".into(), cluster.name.clone().into());
     params.insert(

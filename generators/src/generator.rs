@@ -10,7 +10,10 @@ use serde_json::Value;
 
 use crate::params::{self, Params};
 use crate::selector::{LabelSelector, SelectorError};
-use crate::source::{ClusterInventory, GitError, GitReader, InventoryError};
+use crate::source::{
+    ClusterInventory, GitError, GitReader, InventoryError, NamespaceObjects, ObjectsError, Offline,
+    PluginCallError, PluginService,
+};
 use crate::spec::{GeneratorSpec, MatrixGenerator, MergeGenerator, NestedGeneratorSpec};
 use crate::template::{Renderer, TemplateError, TemplateMode};
 
@@ -21,7 +24,29 @@ pub struct GenerateContext<'a> {
     renderer: &'a Renderer,
     clusters: &'a dyn ClusterInventory,
     git: &'a dyn GitReader,
+    namespace: NamespaceSources<'a>,
     snapshots: Mutex<BTreeMap<(String, String), GitSnapshot>>,
+}
+
+/// What the plugin and clusterDecisionResource generators read: the ApplicationSet's name (sent
+/// to plugins), the objects of its namespace and the plugin services.
+#[derive(Clone, Copy)]
+pub struct NamespaceSources<'a> {
+    pub appset: &'a str,
+    pub objects: &'a dyn NamespaceObjects,
+    pub plugins: &'a dyn PluginService,
+}
+
+impl NamespaceSources<'_> {
+    /// No cluster: every read fails, saying so.
+    #[must_use]
+    pub fn offline() -> NamespaceSources<'static> {
+        NamespaceSources {
+            appset: "",
+            objects: &Offline,
+            plugins: &Offline,
+        }
+    }
 }
 
 /// A repository tree at a resolved commit.
@@ -33,7 +58,8 @@ pub struct GitSnapshot {
 }
 
 impl<'a> GenerateContext<'a> {
-    /// A context rendering with `renderer` and reading from `clusters` and `git`.
+    /// A context rendering with `renderer` and reading from `clusters` and `git`, without
+    /// access to the namespace's objects (see [`Self::with_namespace`]).
     #[must_use]
     pub fn new(
         renderer: &'a Renderer,
@@ -44,8 +70,22 @@ impl<'a> GenerateContext<'a> {
             renderer,
             clusters,
             git,
+            namespace: NamespaceSources::offline(),
             snapshots: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// The same context reading the namespace's objects and plugins from `namespace`.
+    #[must_use]
+    pub fn with_namespace(mut self, namespace: NamespaceSources<'a>) -> Self {
+        self.namespace = namespace;
+        self
+    }
+
+    /// The namespace's objects, plugin services and the ApplicationSet's name.
+    #[must_use]
+    pub fn namespace(&self) -> NamespaceSources<'a> {
+        self.namespace
     }
 
     /// The renderer templated values and matrix children are rendered with.
@@ -119,7 +159,9 @@ pub struct GeneratorError {
 /// Why a generator failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GeneratorErrorReason {
-    #[error("no generator kind is set (expected one of list, clusters, git, matrix, merge)")]
+    #[error(
+        "no generator kind is set (expected one of list, clusters, git, matrix, merge, plugin, clusterDecisionResource; pullRequest and scmProvider are not supported yet)"
+    )]
     NoKind,
     #[error("several generator kinds are set ({}); set exactly one", .0.join(", "))]
     SeveralKinds(Vec<&'static str>),
@@ -163,10 +205,37 @@ pub enum GeneratorErrorReason {
         first: String,
         second: String,
     },
+    #[error("plugin {config_map}: {source}")]
+    PluginConfig {
+        config_map: String,
+        #[source]
+        source: Box<ObjectsError>,
+    },
+    #[error("plugin {config_map} ({url}): {source}")]
+    PluginCall {
+        config_map: String,
+        url: String,
+        #[source]
+        source: Box<PluginCallError>,
+    },
+    #[error("plugin {config_map} ({url}): {message}")]
+    PluginOutput {
+        config_map: String,
+        url: String,
+        message: String,
+    },
+    #[error("clusterDecisionResource {config_map}: {source}")]
+    DecisionConfig {
+        config_map: String,
+        #[source]
+        source: Box<ObjectsError>,
+    },
+    #[error("clusterDecisionResource {config_map}: {message}")]
+    DecisionResource { config_map: String, message: String },
     #[error("invalid nested {kind}: {message}")]
     InvalidNested { kind: &'static str, message: String },
     #[error(
-        "a nested {kind} may only contain list, clusters and git generators (nesting is limited to one level)"
+        "a nested {kind} may only contain list, clusters, git, plugin and clusterDecisionResource generators (nesting is limited to one level)"
     )]
     NestedTooDeep { kind: &'static str },
 }
@@ -288,7 +357,7 @@ pub(crate) fn add_templated_values(
 }
 
 fn kind_of(spec: &GeneratorSpec) -> Result<(&'static str, &dyn Generator), GeneratorError> {
-    let candidates: [(&'static str, Option<&dyn Generator>); 5] = [
+    let candidates: [(&'static str, Option<&dyn Generator>); 7] = [
         ("list", spec.list.as_ref().map(|g| g as &dyn Generator)),
         (
             "clusters",
@@ -297,6 +366,13 @@ fn kind_of(spec: &GeneratorSpec) -> Result<(&'static str, &dyn Generator), Gener
         ("git", spec.git.as_ref().map(|g| g as &dyn Generator)),
         ("matrix", spec.matrix.as_ref().map(|g| g as &dyn Generator)),
         ("merge", spec.merge.as_ref().map(|g| g as &dyn Generator)),
+        ("plugin", spec.plugin.as_ref().map(|g| g as &dyn Generator)),
+        (
+            "clusterDecisionResource",
+            spec.cluster_decision_resource
+                .as_ref()
+                .map(|g| g as &dyn Generator),
+        ),
     ];
     let mut set = candidates
         .into_iter()
@@ -331,6 +407,8 @@ fn to_spec(child: &NestedGeneratorSpec) -> Result<GeneratorSpec, GeneratorError>
             .as_ref()
             .map(|raw| parse_nested::<MergeGenerator>(raw, "merge", |m| &m.generators))
             .transpose()?,
+        plugin: child.plugin.clone(),
+        cluster_decision_resource: child.cluster_decision_resource.clone(),
         selector: child.selector.clone(),
     })
 }
@@ -420,6 +498,16 @@ mod tests {
         assert_eq!(
             run(&fast(), &json!({})).unwrap_err().reason,
             GeneratorErrorReason::NoKind
+        );
+        // What the API server leaves of an entry with an unsupported generator: no kind, and the
+        // error says which generators are not supported.
+        let unsupported =
+            run(&fast(), &json!({"pullRequest": {"github": {"owner": "o"}}})).unwrap_err();
+        assert!(
+            unsupported
+                .to_string()
+                .contains("pullRequest and scmProvider are not supported yet"),
+            "{unsupported}"
         );
         let err = run(&fast(), &json!({"list": {}, "git": {"repoURL": "r"}, "merge": {"generators": [], "mergeKeys": []}})).unwrap_err();
         assert_eq!(

@@ -1,7 +1,8 @@
 //! Flotilla's generators and templating: expand an ApplicationSet's generators into ordered
 //! parameter sets and render templates with them, field by field. Pure: data sources (git trees,
-//! cluster inventories) are injected through traits, and no Kubernetes client is linked.
+//! cluster inventories, namespace objects, plugin services) are injected through traits, and no Kubernetes client is linked.
 
+mod cluster_decision;
 mod clusters;
 pub mod duration;
 pub mod generator;
@@ -12,6 +13,7 @@ mod list;
 mod matrix;
 mod merge;
 pub mod params;
+pub mod plugin;
 pub mod selector;
 pub mod source;
 pub mod spec;

@@ -1,8 +1,12 @@
 //! The data sources generators read, injected as traits so generation stays pure: the cluster
-//! inventory (what Argo CD keeps in cluster Secrets) and read access to git trees at a commit.
-//! Implementations (Kubernetes, a git client, in-memory fakes) live with their callers.
+//! inventory (what Argo CD keeps in cluster Secrets), read access to git trees at a commit, the
+//! objects of the ApplicationSet's namespace (ConfigMaps, Secrets, custom resources) and the
+//! plugin services of plugin generators. Implementations (Kubernetes, a git client, HTTP,
+//! in-memory fakes) live with their callers; [`Offline`] stands in where there is no cluster.
 
 use std::collections::BTreeMap;
+
+use serde_json::Value;
 
 /// Name of the implicit cluster the controller runs in.
 pub const IN_CLUSTER_NAME: &str = "in-cluster";
@@ -83,4 +87,100 @@ pub trait GitReader: Send + Sync {
     /// # Errors
     /// Missing file, unreachable repository.
     fn read_file(&self, repo_url: &str, commit: &str, path: &str) -> Result<Vec<u8>, GitError>;
+}
+
+/// An object of the ApplicationSet's namespace could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ObjectsError {
+    #[error("{kind} {name} not found")]
+    NotFound { kind: String, name: String },
+    #[error("{kind} {name} has no key {key:?}")]
+    MissingKey {
+        kind: String,
+        name: String,
+        key: String,
+    },
+    /// The API server could not be asked (network, permissions, unknown kind).
+    #[error("{message}")]
+    Unavailable { message: String },
+}
+
+/// Read access to the ApplicationSet's namespace: what plugin and clusterDecisionResource
+/// generators name.
+pub trait NamespaceObjects: Send + Sync {
+    /// The `data` of ConfigMap `name`.
+    ///
+    /// # Errors
+    /// Missing ConfigMap, unreachable API server.
+    fn config_map(&self, name: &str) -> Result<BTreeMap<String, String>, ObjectsError>;
+
+    /// The decoded value of `key` in Secret `name`.
+    ///
+    /// # Errors
+    /// Missing Secret or key, unreachable API server.
+    fn secret_value(&self, name: &str, key: &str) -> Result<String, ObjectsError>;
+
+    /// Every object of `kind` in `api_version` (`group/version`, or `v1`), as JSON, in a stable
+    /// order.
+    ///
+    /// # Errors
+    /// Unknown kind, unreachable API server.
+    fn list(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ObjectsError>;
+}
+
+/// A plugin service could not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PluginCallError {
+    #[error("cannot connect: {message}")]
+    Connect { message: String },
+    #[error("no answer within {seconds} s")]
+    Timeout { seconds: u64 },
+    #[error("answered HTTP {status}: {body}")]
+    Status { status: u16, body: String },
+    #[error("answered invalid JSON: {message}")]
+    InvalidJson { message: String },
+}
+
+/// Asks plugin services (Argo CD's `getparams.execute` protocol).
+pub trait PluginService: Send + Sync {
+    /// POSTs `body` as JSON to `url` with `Authorization: Bearer <token>` and returns the parsed
+    /// JSON answer.
+    ///
+    /// # Errors
+    /// Connection failure, timeout, a status other than 200, an answer that is not JSON.
+    fn call(&self, url: &str, token: &str, body: &Value) -> Result<Value, PluginCallError>;
+}
+
+/// The data sources of a generation without cluster access (`flotilla render`): every read is an
+/// error saying so.
+pub struct Offline;
+
+const OFFLINE: &str = "not available without a cluster (flotilla render reads files only)";
+
+impl NamespaceObjects for Offline {
+    fn config_map(&self, _: &str) -> Result<BTreeMap<String, String>, ObjectsError> {
+        Err(offline())
+    }
+
+    fn secret_value(&self, _: &str, _: &str) -> Result<String, ObjectsError> {
+        Err(offline())
+    }
+
+    fn list(&self, _: &str, _: &str) -> Result<Vec<Value>, ObjectsError> {
+        Err(offline())
+    }
+}
+
+impl PluginService for Offline {
+    fn call(&self, _: &str, _: &str, _: &Value) -> Result<Value, PluginCallError> {
+        Err(PluginCallError::Connect {
+            message: OFFLINE.to_string(),
+        })
+    }
+}
+
+fn offline() -> ObjectsError {
+    ObjectsError::Unavailable {
+        message: OFFLINE.to_string(),
+    }
 }

@@ -25,6 +25,10 @@ pub struct GeneratorSpec {
     pub matrix: Option<MatrixGenerator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<MergeGenerator>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<PluginGenerator>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_decision_resource: Option<ClusterDecisionResourceGenerator>,
     /// Keeps only the parameter sets whose (flattened) parameters match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
@@ -120,6 +124,64 @@ pub struct MergeGenerator {
     pub template: Option<Value>,
 }
 
+/// `plugin`: parameter sets answered by an HTTP service (Argo CD's generator plugins). The
+/// ConfigMap `configMapRef.name` (in the ApplicationSet's namespace) holds `baseUrl` and `token`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginGenerator {
+    pub config_map_ref: PluginConfigMapRef,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<PluginInput>,
+    /// Extra parameters `values.<key>`, each templated with the plugin's parameters; not sent
+    /// to the plugin.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, String>,
+    /// How often the controller asks the plugin again (default 30 min, as in Argo CD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue_after_seconds: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::spec::preserve_unknown_fields")]
+    pub template: Option<Value>,
+}
+
+/// The ConfigMap describing a plugin.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginConfigMapRef {
+    pub name: String,
+}
+
+/// What the plugin is sent: `parameters`, any JSON values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginInput {
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    #[schemars(schema_with = "crate::spec::preserve_unknown_fields")]
+    pub parameters: serde_json::Map<String, Value>,
+}
+
+/// `clusterDecisionResource`: clusters chosen by another controller, read from the
+/// `status.<statusListKey>` list of custom resources (duck-typed, e.g. Open Cluster Management's
+/// PlacementDecision). The ConfigMap `configMapRef` holds `apiVersion`, `kind`, `statusListKey`
+/// and `matchKey`; `name` or `labelSelector` picks the resources.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterDecisionResourceGenerator {
+    pub config_map_ref: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<LabelSelector>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, String>,
+    /// How often the controller reads the resources again (default 3 min, as in Argo CD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue_after_seconds: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::spec::preserve_unknown_fields")]
+    pub template: Option<Value>,
+}
+
 /// A child of `matrix` or `merge`. As in Argo CD, a nested `matrix`/`merge` is kept as raw JSON
 /// (the schema cannot be recursive) and parsed when it is expanded, one level deep.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -137,6 +199,10 @@ pub struct NestedGeneratorSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::spec::preserve_unknown_fields")]
     pub merge: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<PluginGenerator>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_decision_resource: Option<ClusterDecisionResourceGenerator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
 }

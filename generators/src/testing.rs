@@ -1,5 +1,5 @@
-//! Test fixtures shared by the generator tests: in-memory cluster inventories and git
-//! repositories, renderers for both template modes, and shorthands to run a spec written as JSON.
+//! Test fixtures shared by the generator tests: in-memory cluster inventories, git
+//! repositories and namespace objects, renderers for both template modes, and shorthands to run a spec written as JSON.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use crate::generator::{GenerateContext, GeneratedSet, GeneratorError, generate};
 use crate::params::Params;
-use crate::source::{Cluster, ClusterInventory, GitError, GitReader, InventoryError};
+use crate::source::{
+    Cluster, ClusterInventory, GitError, GitReader, InventoryError, NamespaceObjects, ObjectsError,
+};
 use crate::spec::GeneratorSpec;
 use crate::template::{Renderer, TemplateMode};
 
@@ -105,6 +107,77 @@ impl GitReader for MemoryGit {
             .ok_or_else(|| GitError::FileNotFound {
                 commit: commit.to_string(),
                 path: path.to_string(),
+            })
+    }
+}
+
+/// ConfigMaps, Secrets and custom resources of a namespace.
+#[derive(Default)]
+pub struct MemoryObjects {
+    config_maps: BTreeMap<String, BTreeMap<String, String>>,
+    secrets: BTreeMap<(String, String), String>,
+    resources: BTreeMap<(String, String), Vec<Value>>,
+}
+
+impl MemoryObjects {
+    /// Adds ConfigMap `name` with `data`.
+    #[must_use]
+    pub fn with_config_map(mut self, name: &str, data: &[(&str, &str)]) -> Self {
+        let data = data
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.config_maps.insert(name.to_string(), data);
+        self
+    }
+
+    /// Adds `key` = `value` to Secret `name`.
+    #[must_use]
+    pub fn with_secret(mut self, name: &str, key: &str, value: &str) -> Self {
+        self.secrets
+            .insert((name.to_string(), key.to_string()), value.to_string());
+        self
+    }
+
+    /// Adds an object of `kind` in `api_version`.
+    #[must_use]
+    pub fn with_resource(mut self, api_version: &str, kind: &str, object: Value) -> Self {
+        self.resources
+            .entry((api_version.to_string(), kind.to_string()))
+            .or_default()
+            .push(object);
+        self
+    }
+}
+
+impl NamespaceObjects for MemoryObjects {
+    fn config_map(&self, name: &str) -> Result<BTreeMap<String, String>, ObjectsError> {
+        self.config_maps
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ObjectsError::NotFound {
+                kind: "ConfigMap".into(),
+                name: name.into(),
+            })
+    }
+
+    fn secret_value(&self, name: &str, key: &str) -> Result<String, ObjectsError> {
+        self.secrets
+            .get(&(name.to_string(), key.to_string()))
+            .cloned()
+            .ok_or_else(|| ObjectsError::MissingKey {
+                kind: "Secret".into(),
+                name: name.into(),
+                key: key.into(),
+            })
+    }
+
+    fn list(&self, api_version: &str, kind: &str) -> Result<Vec<Value>, ObjectsError> {
+        self.resources
+            .get(&(api_version.to_string(), kind.to_string()))
+            .cloned()
+            .ok_or_else(|| ObjectsError::Unavailable {
+                message: format!("no kind {kind} in {api_version}"),
             })
     }
 }

@@ -76,10 +76,7 @@ impl AppSetArgs {
             None => StaticInventory::default(),
         };
         let repos = LocalRepos::from_mappings(&self.repos)?;
-        let sources = Sources {
-            clusters: &inventory,
-            git: &repos,
-        };
+        let sources = Sources::offline(&inventory, &repos);
         let applications =
             render_application_set(&appset, sources).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
         Ok(Rendered {

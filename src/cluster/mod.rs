@@ -10,6 +10,7 @@ pub mod inventory;
 pub mod kube_cluster;
 pub mod listed_watch;
 pub mod live_inventory;
+pub mod namespace_objects;
 pub mod operation_configmap;
 pub mod request_count;
 pub mod resource_types;

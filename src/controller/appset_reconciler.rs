@@ -1,8 +1,8 @@
 //! The ApplicationSet reconciler: a short pipeline —
 //! observe → generate → render → validate → plan → apply → rollout → status → sync requests —
 //! run by a kube-runtime
-//! `Controller` that watches ApplicationSets, the Applications they own, and the cluster Secrets
-//! of the namespace. Every decision is made by the pure [`super::appset`] core; this file reads
+//! `Controller` that watches ApplicationSets, the Applications they own, the cluster Secrets
+//! of the namespace and the kinds clusterDecisionResource generators read. Every decision is made by the pure [`super::appset`] core; this file reads
 //! and writes. It never sleeps: failures requeue with backoff through the error policy, and a
 //! reconcile asked for too soon after the previous one ([`super::appset::pacing`]) requeues for
 //! when its pause is over, so that the events in between make one reconcile.
@@ -26,21 +26,25 @@ use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
 use super::appset::pacing::{LastReconcile, wait_before};
-use super::appset::requeue::git_poll_interval;
+use super::appset::requeue::poll_interval;
 use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::sync_request::sync_requests;
+use super::decision_watches::DecisionWatches;
 use super::events::{EventPublisher, EventReason};
 use super::metrics::{Metrics, Reconciler};
+use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
+use crate::cluster::namespace_objects::KubeNamespaceObjects;
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::render::{RenderError, Sources, render_application_set};
 use crate::rollout::{RolloutDecision, RolloutInput, step};
+use flotilla_generators::generator::NamespaceSources;
 use flotilla_generators::source::GitReader;
 
 /// Field manager of the Applications the controller applies.
@@ -62,6 +66,8 @@ pub struct AppSetContext {
     pub git_poll: Duration,
     pub metrics: Arc<Metrics>,
     pub events: EventPublisher,
+    /// Watches on the kinds clusterDecisionResource generators read.
+    decision_watches: Arc<DecisionWatches>,
     /// Consecutive failures per ApplicationSet, for the backoff.
     failures: Mutex<BTreeMap<String, u32>>,
     /// The last reconcile of each ApplicationSet, for pacing the next one.
@@ -80,6 +86,7 @@ impl AppSetContext {
     ) -> Self {
         Self {
             events: EventPublisher::new(client.clone()),
+            decision_watches: Arc::new(DecisionWatches::new(client.clone(), namespace.clone())),
             client,
             namespace,
             repos,
@@ -259,8 +266,8 @@ async fn reconcile_now(
     ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
     ctx.metrics.reconciled(None);
     let rollout_requeue = in_progress(&status).then_some(ROLLOUT_REQUEUE);
-    let git_requeue = git_poll_interval(&appset.spec.generators, ctx.git_poll);
-    Ok(match (rollout_requeue, git_requeue) {
+    let poll_requeue = poll_interval(&appset.spec.generators, ctx.git_poll);
+    Ok(match (rollout_requeue, poll_requeue) {
         (Some(a), Some(b)) => Action::requeue(a.min(b)),
         (Some(after), None) | (None, Some(after)) => Action::requeue(after),
         (None, None) => Action::await_change(),
@@ -419,11 +426,26 @@ async fn generate_render_validate_plan(
     let inventory = read_inventory(&ctx.client, &ctx.namespace).await?;
     let repos = Arc::clone(&ctx.repos);
     let rendering = Arc::clone(appset);
-    // Git generators run the `git` CLI: keep them off the async workers.
+    let runtime = tokio::runtime::Handle::current();
+    let objects = KubeNamespaceObjects::new(
+        ctx.client.clone(),
+        ctx.namespace.clone(),
+        runtime.clone(),
+        Arc::clone(&ctx.decision_watches),
+    );
+    let plugins = HttpPlugins::new(runtime, PLUGIN_TIMEOUT);
+    let appset_name = name.clone();
+    // Git generators run the `git` CLI, plugin and clusterDecisionResource generators block on
+    // API and HTTP calls: keep them off the async workers.
     let rendered = tokio::task::spawn_blocking(move || {
         let sources = Sources {
             clusters: &inventory,
             git: &*repos,
+            namespace: NamespaceSources {
+                appset: &appset_name,
+                objects: &objects,
+                plugins: &plugins,
+            },
         };
         render_application_set(&rendering, sources)
     })
@@ -559,6 +581,8 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
     let secrets: Api<Secret> = Api::namespaced(client, &namespace);
     let controller = Controller::new(appsets, watcher::Config::default());
+    let (decided, decisions) = futures::channel::mpsc::unbounded();
+    ctx.decision_watches.notify(decided);
     let store = controller.store();
     let every_appset = move |_: Secret| {
         store
@@ -578,6 +602,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
                 .labels(&format!("{SECRET_TYPE_LABEL}={SECRET_TYPE_CLUSTER}")),
             every_appset,
         )
+        .reconcile_all_on(decisions)
         .graceful_shutdown_on(stop)
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {

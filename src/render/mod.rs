@@ -8,7 +8,9 @@ pub mod template_merge;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use flotilla_generators::generator::{GenerateContext, GeneratedSet, GeneratorError, generate_all};
+use flotilla_generators::generator::{
+    GenerateContext, GeneratedSet, GeneratorError, NamespaceSources, generate_all,
+};
 use flotilla_generators::params::Params;
 use flotilla_generators::source::{ClusterInventory, GitReader};
 use flotilla_generators::template::{
@@ -25,6 +27,21 @@ use crate::manifest::NameRule;
 pub struct Sources<'a> {
     pub clusters: &'a dyn ClusterInventory,
     pub git: &'a dyn GitReader,
+    /// The ApplicationSet's namespace: ConfigMaps, Secrets, custom resources and plugins.
+    pub namespace: NamespaceSources<'a>,
+}
+
+impl<'a> Sources<'a> {
+    /// Clusters and repositories only: plugin and clusterDecisionResource generators fail,
+    /// saying they need a cluster.
+    #[must_use]
+    pub fn offline(clusters: &'a dyn ClusterInventory, git: &'a dyn GitReader) -> Self {
+        Self {
+            clusters,
+            git,
+            namespace: NamespaceSources::offline(),
+        }
+    }
 }
 
 /// Which parameter set an error comes from: its position and a short view of its values.
@@ -124,7 +141,8 @@ pub fn render_application_set(
         },
     )?;
     let renderer = Renderer::new(mode);
-    let context = GenerateContext::new(&renderer, sources.clusters, sources.git);
+    let context = GenerateContext::new(&renderer, sources.clusters, sources.git)
+        .with_namespace(sources.namespace);
     let sets = generate_all(&spec.generators, &context).map_err(|error| RenderError::Generate {
         appset: appset_name.clone(),
         error: Box::new(error),

@@ -10,13 +10,7 @@ fn render(yaml: &str) -> Result<Vec<Application>, RenderError> {
     let appset = parse_application_set("test.yaml", yaml).expect("parses");
     let inventory = StaticInventory::default();
     let repos = LocalRepos::default();
-    render_application_set(
-        &appset,
-        Sources {
-            clusters: &inventory,
-            git: &repos,
-        },
-    )
+    render_application_set(&appset, Sources::offline(&inventory, &repos))
 }
 
 fn appset(go_template: bool, elements: &str, extra: &str, name: &str) -> String {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Namespace, Node, ServiceAccount};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::api::{ApiResource, ListParams, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Api, Client, Config, Resource};
 use serde::Serialize;
@@ -254,6 +254,34 @@ pub async fn install_crd(
             })
     })
     .await;
+}
+
+/// A namespaced custom resource definition of `kind` in `group` (v1), any fields, with a
+/// status subresource — as operators define theirs.
+pub async fn install_kind(client: &Client, group: &str, kind: &str, plural: &str) -> ApiResource {
+    let crd = object(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase()},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+            }]
+        }
+    }));
+    install_crd(client, &crd).await;
+    ApiResource {
+        group: group.to_owned(),
+        version: "v1".to_owned(),
+        api_version: format!("{group}/v1"),
+        kind: kind.to_owned(),
+        plural: plural.to_owned(),
+    }
 }
 
 /// `flotilla ARGS -n <the test's namespace> --kubeconfig <cluster 1>`, not yet run.

@@ -1,51 +1,77 @@
 //! How often an ApplicationSet is regenerated without an event: git generators re-resolve their
-//! revision every `requeueAfterSeconds` (the controller's `--git-poll` when unset); list and
-//! clusters generators react to watch events only.
+//! revision every `requeueAfterSeconds` (the controller's `--git-poll` when unset), plugin
+//! generators ask their service again (default 30 min) and clusterDecisionResource generators
+//! read their resources again (default 3 min), as in Argo CD; list and clusters generators react
+//! to watch events only.
 
 use std::time::Duration;
 
 use flotilla_generators::spec::{GeneratorSpec, NestedGeneratorSpec};
 use serde_json::Value;
 
-/// The shortest poll interval of the git generators in `generators` (nested in `matrix` and
-/// `merge` too), or `None` when there is no git generator.
+/// How often a plugin generator without `requeueAfterSeconds` is asked again.
+pub const PLUGIN_POLL: Duration = Duration::from_secs(30 * 60);
+/// How often a clusterDecisionResource generator without `requeueAfterSeconds` is read again.
+pub const DECISION_POLL: Duration = Duration::from_secs(3 * 60);
+
+/// The polling generator kinds, by their field name, with their default interval.
+fn defaults(git_default: Duration) -> [(&'static str, Duration); 3] {
+    [
+        ("git", git_default),
+        ("plugin", PLUGIN_POLL),
+        ("clusterDecisionResource", DECISION_POLL),
+    ]
+}
+
+/// The shortest poll interval of the polling generators in `generators` (nested in `matrix` and
+/// `merge` too), or `None` when there is none. `git_default` is the git generators' default.
 #[must_use]
-pub fn git_poll_interval(generators: &[GeneratorSpec], default: Duration) -> Option<Duration> {
-    let interval = |seconds: Option<u64>| seconds.map_or(default, Duration::from_secs);
+pub fn poll_interval(generators: &[GeneratorSpec], git_default: Duration) -> Option<Duration> {
     let mut intervals = Vec::new();
     for generator in generators {
-        intervals.extend(
-            generator
-                .git
-                .as_ref()
-                .map(|g| interval(g.requeue_after_seconds)),
-        );
+        // The typed spec as JSON: one walk covers every polling kind and the raw nested ones.
+        let Ok(value) = serde_json::to_value(generator) else {
+            continue;
+        };
+        intervals.extend(own_intervals(&value, git_default));
         let nested = generator.matrix.iter().flat_map(|m| &m.generators);
         let nested = nested.chain(generator.merge.iter().flat_map(|m| &m.generators));
         for child in nested {
-            intervals.extend(nested_intervals(child).into_iter().map(interval));
+            intervals.extend(nested_intervals(child, git_default));
         }
     }
     intervals.into_iter().min()
 }
 
-/// `requeueAfterSeconds` of each git generator in a child of `matrix`/`merge`, including the
-/// children of a nested `matrix`/`merge` (kept as raw JSON).
-fn nested_intervals(child: &NestedGeneratorSpec) -> Vec<Option<u64>> {
-    let mut found: Vec<Option<u64>> = child
-        .git
-        .iter()
-        .map(|git| git.requeue_after_seconds)
-        .collect();
+/// The poll interval of `generator` (one generator entry as JSON), if it is of a polling kind.
+fn own_intervals(generator: &Value, git_default: Duration) -> Vec<Duration> {
+    defaults(git_default)
+        .into_iter()
+        .filter_map(|(kind, default)| {
+            let spec = generator.get(kind)?;
+            Some(
+                spec.get("requeueAfterSeconds")
+                    .and_then(Value::as_u64)
+                    .map_or(default, Duration::from_secs),
+            )
+        })
+        .collect()
+}
+
+/// The intervals of a child of `matrix`/`merge`, including the children of a nested
+/// `matrix`/`merge` (kept as raw JSON).
+fn nested_intervals(child: &NestedGeneratorSpec, git_default: Duration) -> Vec<Duration> {
+    let Ok(value) = serde_json::to_value(child) else {
+        return Vec::new();
+    };
+    let mut found = own_intervals(&value, git_default);
     let raw_children = [&child.matrix, &child.merge]
         .into_iter()
         .flatten()
         .filter_map(|raw| raw.get("generators")?.as_array())
         .flatten();
     for grandchild in raw_children {
-        if let Some(git) = grandchild.get("git") {
-            found.push(git.get("requeueAfterSeconds").and_then(Value::as_u64));
-        }
+        found.extend(own_intervals(grandchild, git_default));
     }
     found
 }
@@ -59,7 +85,7 @@ mod tests {
     }
 
     #[test]
-    fn the_shortest_git_interval_or_none() {
+    fn the_shortest_polling_interval_or_none() {
         let default = Duration::from_secs(180);
         let git = |extra: Value| {
             let mut g = serde_json::json!({"repoURL": "file:///r", "directories": [{"path": "*"}]});
@@ -94,10 +120,34 @@ mod tests {
                 ]}}]),
                 Some(5),
             ),
+            (
+                serde_json::json!([{"plugin": {"configMapRef": {"name": "p"}}}]),
+                Some(1800),
+            ),
+            (
+                serde_json::json!([
+                    {"plugin": {"configMapRef": {"name": "p"}, "requeueAfterSeconds": 60}},
+                    {"matrix": {"generators": [
+                        {"list": {"elements": []}},
+                        {"clusterDecisionResource": {"configMapRef": "c", "name": "d"}}
+                    ]}}
+                ]),
+                Some(60),
+            ),
+            (
+                serde_json::json!([{"merge": {"mergeKeys": ["a"], "generators": [
+                    {"list": {"elements": []}},
+                    {"matrix": {"generators": [
+                        {"clusterDecisionResource": {"configMapRef": "c", "name": "d", "requeueAfterSeconds": 7}},
+                        {"list": {"elements": []}}
+                    ]}}
+                ]}}]),
+                Some(7),
+            ),
         ];
         for (index, (spec, expected)) in cases.into_iter().enumerate() {
             assert_eq!(
-                git_poll_interval(&generators(spec), default),
+                poll_interval(&generators(spec), default),
                 expected.map(Duration::from_secs),
                 "case {index}"
             );

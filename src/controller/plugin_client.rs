@@ -1,0 +1,98 @@
+//! Asking generator plugins over HTTP: one HTTP/1.1 POST per call (hyper, one connection,
+//! `http://` only), JSON in and out, bounded by a timeout that covers connecting, sending and
+//! reading the whole answer. Generation runs on a blocking thread, so each call blocks that
+//! thread on the controller's runtime.
+
+use std::time::Duration;
+
+use flotilla_generators::source::{PluginCallError, PluginService};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::{Request, StatusCode, Uri};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpStream;
+use tokio::runtime::Handle;
+
+/// How long a plugin may take to answer, as Argo CD's default.
+pub const PLUGIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How much of an error answer's body an error message quotes.
+const QUOTED_BODY: usize = 200;
+
+/// [`PluginService`] over HTTP.
+pub struct HttpPlugins {
+    runtime: Handle,
+    timeout: Duration,
+}
+
+impl HttpPlugins {
+    /// Calls that run on `runtime` and give up after `timeout`. Use only from a blocking thread
+    /// (`spawn_blocking`), never from an async task.
+    #[must_use]
+    pub fn new(runtime: Handle, timeout: Duration) -> Self {
+        Self { runtime, timeout }
+    }
+}
+
+impl PluginService for HttpPlugins {
+    fn call(&self, url: &str, token: &str, body: &Value) -> Result<Value, PluginCallError> {
+        let exchange = tokio::time::timeout(self.timeout, post(url, token, body));
+        self.runtime
+            .block_on(exchange)
+            .map_err(|_| PluginCallError::Timeout {
+                seconds: self.timeout.as_secs(),
+            })?
+    }
+}
+
+async fn post(url: &str, token: &str, body: &Value) -> Result<Value, PluginCallError> {
+    let connect = |message: String| PluginCallError::Connect { message };
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| connect(format!("invalid URL: {e}")))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(connect("only http:// plugin URLs are supported".into()));
+    }
+    let host = uri
+        .host()
+        .ok_or_else(|| connect("the URL has no host".into()))?;
+    let port = uri.port_u16().unwrap_or(80);
+    let stream = TcpStream::connect((host, port))
+        .await
+        .map_err(|e| connect(e.to_string()))?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| connect(e.to_string()))?;
+    let driver = tokio::spawn(connection);
+    let request = Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
+        .header(hyper::header::HOST, format!("{host}:{port}"))
+        .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .map_err(|e| connect(e.to_string()))?;
+    let answered = async {
+        let response = sender.send_request(request).await?;
+        let status = response.status();
+        let bytes = response.into_body().collect().await?.to_bytes();
+        Ok::<_, hyper::Error>((status, bytes))
+    }
+    .await;
+    driver.abort();
+    let (status, bytes) = answered.map_err(|e| connect(e.to_string()))?;
+    if status != StatusCode::OK {
+        let text = String::from_utf8_lossy(&bytes);
+        return Err(PluginCallError::Status {
+            status: status.as_u16(),
+            body: text
+                .chars()
+                .take(QUOTED_BODY)
+                .collect::<String>()
+                .trim()
+                .to_string(),
+        });
+    }
+    serde_json::from_slice(&bytes).map_err(|e| PluginCallError::InvalidJson {
+        message: e.to_string(),
+    })
+}
