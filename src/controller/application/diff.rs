@@ -21,8 +21,8 @@ const SERVER_METADATA: [&str; 6] = [
 /// Keys whose values are resource quantities (`500m` equals `0.5`).
 const QUANTITY_PARENTS: [&str; 5] = ["limits", "requests", "capacity", "hard", "allocatable"];
 
-/// The first difference between `desired` (as applied) and `live`, as a field path, or None when
-/// the live object matches.
+/// The first difference between `desired` (as applied) and `live`, as a JSON pointer, or None
+/// when the live object matches.
 #[must_use]
 pub fn first_difference(desired: &Value, live: &Value) -> Option<String> {
     let normalized = normalize(desired);
@@ -67,7 +67,7 @@ fn differs(desired: &Value, live: &Value, path: &str) -> Option<String> {
     match (desired, live) {
         (Value::Null, _) => None,
         (Value::Object(want), Value::Object(have)) => want.iter().find_map(|(key, value)| {
-            let here = format!("{path}.{key}");
+            let here = format!("{path}/{}", escape(key));
             match have.get(key) {
                 Some(live) => differs(value, live, &here),
                 None if is_empty(value) => None,
@@ -78,10 +78,15 @@ fn differs(desired: &Value, live: &Value, path: &str) -> Option<String> {
             .iter()
             .zip(have)
             .enumerate()
-            .find_map(|(index, (want, have))| differs(want, have, &format!("{path}[{index}]"))),
+            .find_map(|(index, (want, have))| differs(want, have, &format!("{path}/{index}"))),
         (want, have) if scalars_equal(want, have, path) => None,
         _ => Some(path.to_owned()),
     }
+}
+
+/// A map key as a JSON pointer token (`~` is `~0`, `/` is `~1`).
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// Null, `{}` and `[]` stand for a field the server leaves out.
@@ -108,10 +113,7 @@ fn scalars_equal(want: &Value, have: &Value, path: &str) -> bool {
         (Ok(a), Ok(b)) if a == b => return true,
         _ => {}
     }
-    let parent = path
-        .rsplit('.')
-        .nth(1)
-        .map(|p| p.split('[').next().unwrap_or(p));
+    let parent = path.rsplit('/').nth(1);
     parent.is_some_and(|p| QUANTITY_PARENTS.contains(&p))
         && matches!((quantity(&want), quantity(&have)), (Some(a), Some(b)) if (a - b).abs() <= f64::EPSILON * a.abs().max(1.0))
 }
@@ -169,7 +171,7 @@ fn removed_field(desired: &Value, live: &Value) -> Option<String> {
 fn owned_but_unset(fields: &Value, desired: &Value, path: &str, secret: bool) -> Option<String> {
     fields.as_object()?.iter().find_map(|(key, owned)| {
         let name = key.strip_prefix("f:")?;
-        let here = format!("{path}.{name}");
+        let here = format!("{path}/{}", escape(name));
         let present = desired.get(name).or_else(|| {
             // The server stores a Secret's stringData as data.
             let top_level = path.is_empty() && secret && name == "data";
@@ -221,17 +223,17 @@ mod tests {
             (
                 config_map(json!({"a": "2"})),
                 live(config_map(json!({"a": "1"})), owned_a.clone()),
-                Some(".data.a"),
+                Some("/data/a"),
             ),
             (
                 config_map(json!({"a": "1", "b": "2"})),
                 live(config_map(json!({"a": "1"})), owned_a.clone()),
-                Some(".data.b"),
+                Some("/data/b"),
             ),
             (
                 config_map(json!({})),
                 live(config_map(json!({"a": "1"})), owned_a),
-                Some(".data.a"),
+                Some("/data/a"),
             ),
             (
                 json!({"kind": "Deployment", "spec": {"replicas": 2, "template": {"spec": {"containers": [
@@ -244,7 +246,7 @@ mod tests {
             (
                 json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}}}),
                 json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}),
-                Some(".spec.template.spec.containers"),
+                Some("/spec/template/spec/containers"),
             ),
             (
                 json!({"kind": "Service", "spec": {"ports": [{"port": 80, "targetPort": "8080"}]}}),
@@ -254,7 +256,7 @@ mod tests {
             (
                 json!({"kind": "ConfigMap", "data": {"size": "1k"}}),
                 json!({"kind": "ConfigMap", "data": {"size": "1000"}}),
-                Some(".data.size"),
+                Some("/data/size"),
             ),
             (
                 json!({"apiVersion": "v1", "kind": "Secret", "stringData": {"p": "hi"}}),
@@ -267,7 +269,7 @@ mod tests {
             (
                 json!({"apiVersion": "v1", "kind": "Secret", "stringData": {"p": "ho"}}),
                 json!({"apiVersion": "v1", "kind": "Secret", "data": {"p": "aGk="}}),
-                Some(".data.p"),
+                Some("/data/p"),
             ),
         ];
         for (index, (desired, live, expected)) in cases.into_iter().enumerate() {
