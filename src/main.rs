@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Command::Rollout(args) => flotilla::cli::rollout::run(&args),
         Command::Controller(args) => flotilla::cli::controller::run(&args),
         Command::Sync(args) => flotilla::cli::sync::run(&args),
+        Command::Diff(args) => Ok(flotilla::cli::diff::run(&args)),
         Command::Get(args) => flotilla::cli::get::run(&args),
         Command::App(args) => flotilla::cli::app::run(&args),
         Command::Simulate(args) => flotilla::cli::simulate::run(&args),

@@ -53,11 +53,44 @@ pub struct ApplicationSpec {
     pub destination: ApplicationDestination,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_policy: Option<SyncPolicy>,
+    /// Fields of the Application's objects that do not count as differences (owned by an
+    /// autoscaler, a webhook, another controller); with the sync option
+    /// `RespectIgnoreDifferences=true` a sync keeps their live values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore_differences: Vec<ResourceIgnoreDifferences>,
     /// A sync requested by a person (`flotilla app sync`) or by a RollingSync rollout. The
     /// controller runs it and clears it. (Argo CD keeps this at the top level as `operation`;
     /// here it lives in the spec, written by its own field manager.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<Operation>,
+}
+
+/// Which fields of which objects do not count as differences (Argo CD's `ignoreDifferences`
+/// entry).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceIgnoreDifferences {
+    /// The API group (empty for the core group, `*` for any).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// The kind (`*` for any).
+    pub kind: String,
+    /// Only the object of this name (any when empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Only objects in this namespace (any when empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Fields by JSON pointer, e.g. `/spec/replicas`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json_pointers: Vec<String>,
+    /// Fields by jq path expression (not supported: an Application that sets them reports an
+    /// error naming the entry).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jq_path_expressions: Vec<String>,
+    /// Every field these field managers own in the live object.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub managed_fields_managers: Vec<String>,
 }
 
 /// A requested operation on an Application.
@@ -274,6 +307,10 @@ pub struct ResourceStatus {
     pub name: String,
     /// `Synced`, `OutOfSync` or `Unknown`.
     pub status: String,
+    /// The first field (a JSON pointer, e.g. `/spec/replicas`) where the live object differs
+    /// from the desired one; empty when it matches, is missing or is to be pruned.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub first_difference: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<HealthStatus>,
     /// A hook (not compared; run by syncs).

@@ -1,5 +1,6 @@
 //! How an Application becomes everything a sync of it needs — prune, retry, every sync option,
-//! the destination namespace, directory options, the timeout — in one pure function,
+//! the destination namespace, directory options, the timeout, the ignored differences — in one
+//! pure function,
 //! [`sync_settings`]. The controller, `flotilla sync` and `flotilla simulate` call it and nothing
 //! else, so a preview and the real sync of one Application cannot disagree.
 
@@ -11,7 +12,7 @@ use crate::cluster::api::Propagation;
 use crate::duration::{DurationError, parse_duration, parse_seconds_or_duration};
 use crate::manifest::DirectoryOptions;
 use crate::sync::execute::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
-use crate::sync::{OptionError, SyncOptions};
+use crate::sync::{IgnoreDifferences, IgnoreError, OptionError, SyncOptions};
 
 use super::application::{ApplicationSource, ApplicationSpec, SyncOperation, SyncPolicy};
 
@@ -20,6 +21,9 @@ pub const MAX_RETRIES: usize = 100;
 
 /// The Application-wide sync option that chooses how pruned objects' dependents go.
 const PRUNE_PROPAGATION_POLICY: &str = "PrunePropagationPolicy";
+
+/// The Application-wide sync option that keeps the live values of ignored fields in a sync.
+const RESPECT_IGNORE_DIFFERENCES: &str = "RespectIgnoreDifferences";
 
 /// A field of an Application that does not give usable sync settings.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +42,10 @@ pub enum SettingsError {
         "{field}: {PRUNE_PROPAGATION_POLICY}={value:?}: expected foreground, background or orphan"
     )]
     PrunePropagation { field: &'static str, value: String },
+    #[error("{field}: {RESPECT_IGNORE_DIFFERENCES}={value:?}: expected true or false")]
+    RespectIgnoreDifferences { field: &'static str, value: String },
+    #[error("{0}")]
+    IgnoreDifferences(#[source] IgnoreError),
 }
 
 /// What the person running a sync by hand (`flotilla sync`) asks for beyond the Application.
@@ -121,6 +129,11 @@ pub fn sync_settings(
                 .namespace
                 .clone()
                 .or_else(|| spec.destination.namespace.clone()),
+            ignore_differences: spec.ignore_differences()?,
+            respect_ignore_differences: requested
+                .respect_ignore_differences
+                .or(application.respect_ignore_differences)
+                .unwrap_or(false),
             ..process.clone()
         },
         directory: overrides.directory.over(&spec.source.directory_options()),
@@ -132,12 +145,14 @@ pub fn sync_settings(
 struct ApplicationOptions {
     options: SyncOptions,
     propagation: Option<Propagation>,
+    respect_ignore_differences: Option<bool>,
     ignored: Vec<String>,
 }
 
 impl ApplicationOptions {
     fn parse(items: &[String], field: &'static str) -> Result<Self, SettingsError> {
         let mut propagation = None;
+        let mut respect_ignore_differences = None;
         let mut object_options = Vec::new();
         for item in items.iter().map(|item| item.trim()) {
             match item.split_once('=') {
@@ -154,6 +169,18 @@ impl ApplicationOptions {
                         }
                     });
                 }
+                Some((RESPECT_IGNORE_DIFFERENCES, value)) => {
+                    respect_ignore_differences = Some(match value.trim() {
+                        "true" => true,
+                        "false" => false,
+                        _ => {
+                            return Err(SettingsError::RespectIgnoreDifferences {
+                                field,
+                                value: value.to_owned(),
+                            });
+                        }
+                    });
+                }
                 _ => object_options.push(item),
             }
         }
@@ -162,8 +189,19 @@ impl ApplicationOptions {
         Ok(Self {
             options,
             propagation,
+            respect_ignore_differences,
             ignored,
         })
+    }
+}
+
+impl ApplicationSpec {
+    /// The checked rules of `ignoreDifferences`, which the compare and every sync use.
+    ///
+    /// # Errors
+    /// An entry that cannot be used, naming it.
+    pub fn ignore_differences(&self) -> Result<IgnoreDifferences, SettingsError> {
+        IgnoreDifferences::new(&self.ignore_differences).map_err(SettingsError::IgnoreDifferences)
     }
 }
 
@@ -429,10 +467,9 @@ mod tests {
 
     #[test]
     fn options_without_effect_are_kept_apart_and_bad_ones_name_their_field() {
-        let spec =
-            "{syncPolicy: {syncOptions: [RespectIgnoreDifferences=true, CreateNamespace=true]}}";
+        let spec = "{syncPolicy: {syncOptions: [FailOnSharedResource=true, CreateNamespace=true]}}";
         let settings = derived("{}", spec, None);
-        assert_eq!(settings.ignored_options, ["RespectIgnoreDifferences=true"]);
+        assert_eq!(settings.ignored_options, ["FailOnSharedResource=true"]);
         let error = self::settings(
             "{}",
             "{}",
@@ -445,6 +482,68 @@ mod tests {
                 .to_string()
                 .starts_with("operation.sync.syncOptions: sync option Replace"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn ignore_differences_and_respect_them() {
+        let rules =
+            "{ignoreDifferences: [{group: apps, kind: Deployment, jsonPointers: [/spec/replicas]}]";
+        let cases = [
+            ("no option", format!("{rules}}}"), None, false),
+            (
+                "from the Application",
+                format!("{rules}, syncPolicy: {{syncOptions: [RespectIgnoreDifferences=true]}}}}"),
+                None,
+                true,
+            ),
+            (
+                "the operation wins",
+                format!("{rules}, syncPolicy: {{syncOptions: [RespectIgnoreDifferences=true]}}}}"),
+                Some("{syncOptions: [RespectIgnoreDifferences=false]}"),
+                false,
+            ),
+        ];
+        let deployment = crate::manifest::ObjectKey {
+            group: "apps".into(),
+            kind: "Deployment".into(),
+            namespace: None,
+            name: "web".into(),
+        };
+        for (case, spec, operation, respect) in cases {
+            let settings = derived("{}", &spec, operation);
+            assert_eq!(
+                settings.execute.respect_ignore_differences, respect,
+                "{case}"
+            );
+            assert!(
+                settings.execute.ignore_differences.applies_to(&deployment),
+                "{case}"
+            );
+            assert!(settings.ignored_options.is_empty(), "{case}");
+        }
+        let bad_option = settings(
+            "{}",
+            "{syncPolicy: {syncOptions: [RespectIgnoreDifferences=yes]}}",
+            None,
+            &SyncOverrides::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            bad_option.to_string(),
+            "syncPolicy.syncOptions: RespectIgnoreDifferences=\"yes\": expected true or false"
+        );
+        let jq = settings(
+            "{}",
+            "{ignoreDifferences: [{kind: Deployment, jqPathExpressions: [.spec.replicas]}]}",
+            None,
+            &SyncOverrides::default(),
+        )
+        .unwrap_err();
+        assert!(
+            jq.to_string()
+                .starts_with("ignoreDifferences[0].jqPathExpressions: "),
+            "{jq}"
         );
     }
 

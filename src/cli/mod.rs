@@ -4,6 +4,7 @@ pub mod app;
 pub mod connect;
 pub mod controller;
 pub mod crd;
+pub mod diff;
 pub mod directory_args;
 pub mod get;
 pub mod health_args;
@@ -48,6 +49,9 @@ pub enum Command {
     Controller(controller::ControllerArgs),
     /// Sync a manifest directory or an Application to a cluster, wave by wave.
     Sync(sync::SyncArgs),
+    /// Show how the live objects differ from a manifest directory or an Application's source
+    /// (exit code 0 equal, 1 different, 2 error).
+    Diff(diff::DiffArgs),
     /// List ApplicationSets or Applications with their sync, health and rollout.
     Get(get::GetArgs),
     /// Request a sync of an Application, terminate it, or wait until it is Healthy and Synced.

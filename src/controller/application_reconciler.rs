@@ -435,6 +435,13 @@ async fn observe(
         .iter()
         .filter_map(|object| LiveObject::from_object(object, &health))
         .collect();
+    let ignore = app
+        .spec
+        .ignore_differences()
+        .map_err(|error| ApplicationError::Settings {
+            app: name.clone(),
+            error,
+        })?;
     let comparison = compare(
         &plan,
         &instance_name(app),
@@ -442,6 +449,7 @@ async fn observe(
         &tracked,
         manifests.revision.as_deref(),
         &health,
+        &ignore,
     );
     Ok(Observed {
         cluster,

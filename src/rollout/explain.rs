@@ -1,5 +1,6 @@
 //! Rendering a rollout decision for people (`flotilla rollout explain`): per step its
-//! Applications with rollout status, health, sync and revision, the step's budget, and what
+//! Applications with rollout status, health, sync (with the object and field that keep an
+//! OutOfSync one from completing) and revision, the step's budget, and what
 //! happens next and why; or as JSON (`-o json`) for tools.
 
 use std::collections::HashMap;
@@ -8,8 +9,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::decision::RolloutDecision;
-use super::input::{ApplicationState, RolloutInput};
-use crate::api::application_set_status::{ApplicationSetApplicationStatus, ConditionStatus};
+use super::input::{ApplicationState, ObservedStatus, RolloutInput};
+use crate::api::application_set_status::{
+    ApplicationSetApplicationStatus, ConditionStatus, SyncStatusCode,
+};
 use crate::cli::table::Table;
 
 /// The JSON document of `explain -o json`: the ApplicationSet name and the decision.
@@ -92,6 +95,19 @@ pub fn explain_text(appset: &str, input: &RolloutInput, decision: &RolloutDecisi
     out
 }
 
+/// The sync status, and when OutOfSync what differs first (`OutOfSync (Deployment shop/web:
+/// /spec/replicas; 2 more)`).
+fn sync(status: &ObservedStatus) -> String {
+    let code = status.sync.as_str();
+    match status.differences.as_slice() {
+        [first, rest @ ..] if status.sync == SyncStatusCode::OutOfSync => match rest.len() {
+            0 => format!("{code} ({first})"),
+            more => format!("{code} ({first}; {more} more)"),
+        },
+        _ => code.to_string(),
+    }
+}
+
 fn app_table<'a>(
     names: &[String],
     apps: &HashMap<&str, &ApplicationState>,
@@ -127,7 +143,7 @@ fn app_table<'a>(
             name.clone(),
             rollout.to_string(),
             health,
-            app.status.sync.as_str().to_string(),
+            sync(&app.status),
             app.status.revisions.join(","),
             app.target().join(","),
         ]);
@@ -137,4 +153,37 @@ fn app_table<'a>(
         .lines()
         .map(|line| format!("  {line}\n"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_out_of_sync_application_names_what_differs() {
+        let status = |sync, differences: &[&str]| ObservedStatus {
+            sync,
+            differences: differences.iter().map(ToString::to_string).collect(),
+            ..ObservedStatus::default()
+        };
+        let web = "Deployment shop/web: /spec/replicas";
+        let cases = [
+            (status(SyncStatusCode::Synced, &[]), "Synced"),
+            (status(SyncStatusCode::OutOfSync, &[]), "OutOfSync"),
+            (
+                status(SyncStatusCode::OutOfSync, &[web]),
+                "OutOfSync (Deployment shop/web: /spec/replicas)",
+            ),
+            (
+                status(
+                    SyncStatusCode::OutOfSync,
+                    &[web, "ConfigMap shop/c: missing"],
+                ),
+                "OutOfSync (Deployment shop/web: /spec/replicas; 1 more)",
+            ),
+        ];
+        for (status, expected) in cases {
+            assert_eq!(sync(&status), expected);
+        }
+    }
 }

@@ -105,6 +105,10 @@ pub struct ObservedStatus {
     pub health_message: String,
     #[serde(default)]
     pub sync: SyncStatusCode,
+    /// What keeps the Application OutOfSync, one object each with its first differing field,
+    /// e.g. `Deployment shop/web: /spec/replicas` (`missing`, `to prune`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<String>,
     /// The revisions the Application was last compared against (`status.sync.revision(s)`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub revisions: Vec<String>,

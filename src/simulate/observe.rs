@@ -71,6 +71,7 @@ pub async fn observe<C: ClusterApi>(
         } else {
             SyncStatusCode::OutOfSync
         },
+        differences: Vec::new(),
         revisions: state.revision.iter().cloned().collect(),
         reconciled_at: Some(now),
         operation_state: Some(Rollout {

@@ -7,6 +7,7 @@ mod create_namespace;
 mod empty_target;
 mod hook;
 mod hook_name;
+mod ignore_differences;
 mod in_sync;
 mod kind_order;
 mod live;
@@ -34,6 +35,7 @@ pub use hook::{
     parse_hook_types,
 };
 pub use hook_name::hook_name;
+pub use ignore_differences::{IgnoreDifferences, IgnoreError};
 pub use in_sync::is_in_sync;
 pub use kind_order::kind_rank;
 pub use live::LiveObject;

@@ -6,7 +6,7 @@
 //! front; without it the operation stops there, left Running (a later run resumes it), and the
 //! command exits 1 naming the objects.
 
-mod app_name;
+pub mod app_name;
 pub mod source;
 mod view;
 

@@ -271,7 +271,7 @@ mod tests {
     fn an_application_file_gives_its_settings() {
         let settings = open(
             "{flotilla.dev/sync-timeout: 90s}",
-            "{syncOptions: [CreateNamespace=true, RespectIgnoreDifferences=true]}",
+            "{syncOptions: [CreateNamespace=true, RespectIgnoreDifferences=true, FailOnSharedResource=true]}",
         )
         .unwrap();
         assert_eq!(settings.execute.timeout, Duration::from_secs(90));
@@ -285,7 +285,8 @@ mod tests {
                 .sync_options
                 .get(SyncOptionKey::CreateNamespace)
         );
-        assert_eq!(settings.ignored_options, ["RespectIgnoreDifferences=true"]);
+        assert!(settings.execute.respect_ignore_differences);
+        assert_eq!(settings.ignored_options, ["FailOnSharedResource=true"]);
     }
 
     #[test]

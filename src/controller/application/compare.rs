@@ -1,6 +1,7 @@
 //! An Application's sync and health status from its plan and the live objects: every desired
-//! object (hooks aside) is Synced when it matches its live object ([`super::diff`]) and
-//! OutOfSync when it differs or is missing; tracked objects no longer desired require pruning
+//! object (hooks aside) is Synced when it matches its live object ([`super::diff`], after taking
+//! the live values of its ignored fields, `ignoreDifferences`) and OutOfSync, naming the first
+//! differing field, when it differs or is missing; tracked objects no longer desired require pruning
 //! and are OutOfSync unless `IgnoreExtraneous`. Health is the worst of the desired objects',
 //! with the message of the worst. Pure.
 
@@ -14,8 +15,8 @@ use crate::health::{Health, HealthChecks, HealthStatus};
 use crate::manifest::ObjectKey;
 use crate::sync::execute::tracked;
 use crate::sync::{
-    COMPARE_OPTIONS_ANNOTATION, CompareOptions, LiveObject, SyncOptions, SyncPlan, SyncTask,
-    plan_prune,
+    COMPARE_OPTIONS_ANNOTATION, CompareOptions, IgnoreDifferences, LiveObject, SyncOptions,
+    SyncPlan, SyncTask, plan_prune,
 };
 
 use super::diff::first_difference;
@@ -42,7 +43,8 @@ impl Comparison {
 }
 
 /// Compares the desired objects of `plan` (applied as `app`) with `live` (by key; absent keys are
-/// missing objects), judging health by `health`, and finds extraneous objects among `tracked`.
+/// missing objects), judging health by `health` and leaving out the fields `ignore` names, and
+/// finds extraneous objects among `tracked`.
 #[must_use]
 pub fn compare(
     plan: &SyncPlan,
@@ -51,21 +53,22 @@ pub fn compare(
     tracked_objects: &[LiveObject],
     revision: Option<&str>,
     health: &HealthChecks,
+    ignore: &IgnoreDifferences,
 ) -> Comparison {
     let mut resources = Vec::new();
     let mut out_of_sync = false;
     let mut worst: Option<Health> = None;
     for task in plan.tasks.iter().filter(|task| task.hook.is_none()) {
-        let (status, health) = match live.get(&task.key) {
-            None => (SyncStatusCode::OutOfSync, Health::missing()),
+        let (difference, health) = match live.get(&task.key) {
+            None => (Some(String::new()), Health::missing()),
             Some(object) => {
-                let desired = tracked(task, app);
-                let status = match first_difference(&desired, object) {
-                    None => SyncStatusCode::Synced,
-                    Some(_) => SyncStatusCode::OutOfSync,
-                };
-                (status, health.assess(object))
+                let desired = ignore.overlay(&task.key, &tracked(task, app), object);
+                (first_difference(&desired, object), health.assess(object))
             }
+        };
+        let status = match difference {
+            None => SyncStatusCode::Synced,
+            Some(_) => SyncStatusCode::OutOfSync,
         };
         out_of_sync |= status == SyncStatusCode::OutOfSync;
         if worst
@@ -74,7 +77,12 @@ pub fn compare(
         {
             worst = Some(health.clone());
         }
-        resources.push(resource_status(task, status, Some(&health)));
+        resources.push(resource_status(
+            task,
+            status,
+            difference.unwrap_or_default(),
+            Some(&health),
+        ));
     }
     let prune = plan_prune(plan, tracked_objects, app, &SyncOptions::default());
     let extraneous = prune
@@ -143,6 +151,7 @@ fn app_health(health: &Health) -> AppHealth {
 fn resource_status(
     task: &SyncTask,
     status: SyncStatusCode,
+    first_difference: String,
     health: Option<&Health>,
 ) -> ResourceStatus {
     let api_version = task
@@ -159,6 +168,7 @@ fn resource_status(
         namespace: task.key.namespace.clone().unwrap_or_default(),
         name: task.key.name.clone(),
         status: status.as_str().to_owned(),
+        first_difference,
         health: health.map(app_health),
         hook: false,
         requires_pruning: false,
@@ -242,19 +252,28 @@ mod tests {
             &[extra],
             Some("abc"),
             &HealthChecks::default(),
+            &IgnoreDifferences::default(),
         );
-        let statuses: Vec<(&str, &str, bool)> = result
+        let statuses: Vec<(&str, &str, &str, bool)> = result
             .resources
             .iter()
-            .map(|r| (r.name.as_str(), r.status.as_str(), r.requires_pruning))
+            .map(|r| {
+                let difference = r.first_difference.as_str();
+                (
+                    r.name.as_str(),
+                    r.status.as_str(),
+                    difference,
+                    r.requires_pruning,
+                )
+            })
             .collect();
         assert_eq!(
             statuses,
             [
-                ("absent", "OutOfSync", false),
-                ("changed", "OutOfSync", false),
-                ("same", "Synced", false),
-                ("old", "OutOfSync", true)
+                ("absent", "OutOfSync", "", false),
+                ("changed", "OutOfSync", "/data/k", false),
+                ("same", "Synced", "", false),
+                ("old", "OutOfSync", "", true)
             ]
         );
         assert_eq!(
@@ -281,6 +300,7 @@ mod tests {
             &[extra],
             None,
             &HealthChecks::default(),
+            &IgnoreDifferences::default(),
         );
         assert_eq!(result.sync.status, "Synced");
         assert!(result.resources[1].requires_pruning);
@@ -315,7 +335,15 @@ mod tests {
                 (key("same"), applied("same", "1")),
                 (deployment_key.clone(), deployment(ready)),
             ]);
-            let result = compare(&desired, "app", &live, &[], None, &HealthChecks::default());
+            let result = compare(
+                &desired,
+                "app",
+                &live,
+                &[],
+                None,
+                &HealthChecks::default(),
+                &IgnoreDifferences::default(),
+            );
             assert_eq!(result.resources.len(), 2, "no hook");
             assert_eq!(result.post_delete_hooks, ["ConfigMap n/cleanup"]);
             assert_eq!(result.sync.status, "Synced", "{ready}");
@@ -324,6 +352,27 @@ mod tests {
                 assert!(!result.health.message.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn ignored_fields_do_not_make_an_object_out_of_sync() {
+        let desired = plan(&[config_map("changed", "2", json!({}))]);
+        let live = BTreeMap::from([(key("changed"), applied("changed", "1"))]);
+        let rules: Vec<crate::api::application::ResourceIgnoreDifferences> =
+            serde_json::from_value(json!([{"kind": "ConfigMap", "jsonPointers": ["/data/k"]}]))
+                .unwrap();
+        let ignore = IgnoreDifferences::new(&rules).unwrap();
+        let result = compare(
+            &desired,
+            "app",
+            &live,
+            &[],
+            None,
+            &HealthChecks::default(),
+            &ignore,
+        );
+        assert_eq!(result.sync.status, "Synced");
+        assert_eq!(result.resources[0].first_difference, "");
     }
 
     #[test]

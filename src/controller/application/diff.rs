@@ -2,7 +2,8 @@
 //! the desired object sets must be present and equal in the live one (fields the server or other
 //! controllers add are ignored), quantities compare by value, a Secret's `stringData` compares
 //! with its base64 `data`, and a field Flotilla applied before (its managed fields) that the
-//! desired object no longer sets counts as a difference. Pure.
+//! desired object no longer sets counts as a difference. Differences are named by JSON pointer.
+//! Pure.
 
 use serde_json::{Map, Value};
 
@@ -21,15 +22,51 @@ const SERVER_METADATA: [&str; 6] = [
 /// Keys whose values are resource quantities (`500m` equals `0.5`).
 const QUANTITY_PARENTS: [&str; 5] = ["limits", "requests", "capacity", "hard", "allocatable"];
 
-/// The first difference between `desired` (as applied) and `live`, as a field path, or None when
-/// the live object matches.
+/// The first difference between `desired` (as applied) and `live`, as a JSON pointer, or None
+/// when the live object matches.
 #[must_use]
 pub fn first_difference(desired: &Value, live: &Value) -> Option<String> {
-    let normalized = normalize(desired);
-    if let Some(path) = differs(&normalized, live, "") {
-        return Some(path);
+    differences(desired, live).into_iter().next()
+}
+
+/// Every field where `live` differs from `desired` (as applied), as JSON pointers in document
+/// order, then the first field Flotilla applied before that `desired` no longer sets.
+#[must_use]
+pub fn differences(desired: &Value, live: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    differs(&normalize(desired), live, "", &mut found);
+    found.extend(removed_field(desired, live));
+    found
+}
+
+/// The two sides the compare looks at: `desired` normalised, and the fields of `live` that it
+/// sets (lists item by item), for showing a difference.
+#[must_use]
+pub fn compared(desired: &Value, live: &Value) -> (Value, Value) {
+    let desired = normalize(desired);
+    let live = project(live, &desired);
+    (desired, live)
+}
+
+/// The part of `live` at the fields `shape` has.
+fn project(live: &Value, shape: &Value) -> Value {
+    match (live, shape) {
+        (Value::Object(have), Value::Object(want)) => Value::Object(
+            want.keys()
+                .filter_map(|key| {
+                    let value = have.get(key)?;
+                    Some((key.clone(), project(value, &want[key])))
+                })
+                .collect(),
+        ),
+        (Value::Array(have), Value::Array(want)) if have.len() == want.len() => Value::Array(
+            have.iter()
+                .zip(want)
+                .map(|(have, want)| project(have, want))
+                .collect(),
+        ),
+        (live, _) => live.clone(),
     }
-    removed_field(desired, live)
 }
 
 /// The desired object as the server would store it, without what is never compared.
@@ -62,26 +99,33 @@ fn normalize(desired: &Value) -> Value {
     object
 }
 
-/// The path of the first field of `desired` that `live` lacks or holds differently.
-fn differs(desired: &Value, live: &Value, path: &str) -> Option<String> {
+/// Adds to `found` the path of every field of `desired` that `live` lacks or holds differently.
+fn differs(desired: &Value, live: &Value, path: &str, found: &mut Vec<String>) {
     match (desired, live) {
-        (Value::Null, _) => None,
-        (Value::Object(want), Value::Object(have)) => want.iter().find_map(|(key, value)| {
-            let here = format!("{path}.{key}");
-            match have.get(key) {
-                Some(live) => differs(value, live, &here),
-                None if is_empty(value) => None,
-                None => Some(here),
+        (Value::Null, _) => {}
+        (Value::Object(want), Value::Object(have)) => {
+            for (key, value) in want {
+                let here = format!("{path}/{}", escape(key));
+                match have.get(key) {
+                    Some(live) => differs(value, live, &here, found),
+                    None if is_empty(value) => {}
+                    None => found.push(here),
+                }
             }
-        }),
-        (Value::Array(want), Value::Array(have)) if want.len() == have.len() => want
-            .iter()
-            .zip(have)
-            .enumerate()
-            .find_map(|(index, (want, have))| differs(want, have, &format!("{path}[{index}]"))),
-        (want, have) if scalars_equal(want, have, path) => None,
-        _ => Some(path.to_owned()),
+        }
+        (Value::Array(want), Value::Array(have)) if want.len() == have.len() => {
+            for (index, (want, have)) in want.iter().zip(have).enumerate() {
+                differs(want, have, &format!("{path}/{index}"), found);
+            }
+        }
+        (want, have) if scalars_equal(want, have, path) => {}
+        _ => found.push(path.to_owned()),
     }
+}
+
+/// A map key as a JSON pointer token (`~` is `~0`, `/` is `~1`).
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// Null, `{}` and `[]` stand for a field the server leaves out.
@@ -108,10 +152,7 @@ fn scalars_equal(want: &Value, have: &Value, path: &str) -> bool {
         (Ok(a), Ok(b)) if a == b => return true,
         _ => {}
     }
-    let parent = path
-        .rsplit('.')
-        .nth(1)
-        .map(|p| p.split('[').next().unwrap_or(p));
+    let parent = path.rsplit('/').nth(1);
     parent.is_some_and(|p| QUANTITY_PARENTS.contains(&p))
         && matches!((quantity(&want), quantity(&have)), (Some(a), Some(b)) if (a - b).abs() <= f64::EPSILON * a.abs().max(1.0))
 }
@@ -169,7 +210,7 @@ fn removed_field(desired: &Value, live: &Value) -> Option<String> {
 fn owned_but_unset(fields: &Value, desired: &Value, path: &str, secret: bool) -> Option<String> {
     fields.as_object()?.iter().find_map(|(key, owned)| {
         let name = key.strip_prefix("f:")?;
-        let here = format!("{path}.{name}");
+        let here = format!("{path}/{}", escape(name));
         let present = desired.get(name).or_else(|| {
             // The server stores a Secret's stringData as data.
             let top_level = path.is_empty() && secret && name == "data";
@@ -209,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn differences() {
+    fn first_differences() {
         let owned_a = json!({"f:data": {"f:a": {}}});
         let cases = [
             // (desired, live, first difference)
@@ -221,17 +262,17 @@ mod tests {
             (
                 config_map(json!({"a": "2"})),
                 live(config_map(json!({"a": "1"})), owned_a.clone()),
-                Some(".data.a"),
+                Some("/data/a"),
             ),
             (
                 config_map(json!({"a": "1", "b": "2"})),
                 live(config_map(json!({"a": "1"})), owned_a.clone()),
-                Some(".data.b"),
+                Some("/data/b"),
             ),
             (
                 config_map(json!({})),
                 live(config_map(json!({"a": "1"})), owned_a),
-                Some(".data.a"),
+                Some("/data/a"),
             ),
             (
                 json!({"kind": "Deployment", "spec": {"replicas": 2, "template": {"spec": {"containers": [
@@ -244,7 +285,7 @@ mod tests {
             (
                 json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}}}),
                 json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}),
-                Some(".spec.template.spec.containers"),
+                Some("/spec/template/spec/containers"),
             ),
             (
                 json!({"kind": "Service", "spec": {"ports": [{"port": 80, "targetPort": "8080"}]}}),
@@ -254,7 +295,7 @@ mod tests {
             (
                 json!({"kind": "ConfigMap", "data": {"size": "1k"}}),
                 json!({"kind": "ConfigMap", "data": {"size": "1000"}}),
-                Some(".data.size"),
+                Some("/data/size"),
             ),
             (
                 json!({"apiVersion": "v1", "kind": "Secret", "stringData": {"p": "hi"}}),
@@ -267,7 +308,7 @@ mod tests {
             (
                 json!({"apiVersion": "v1", "kind": "Secret", "stringData": {"p": "ho"}}),
                 json!({"apiVersion": "v1", "kind": "Secret", "data": {"p": "aGk="}}),
-                Some(".data.p"),
+                Some("/data/p"),
             ),
         ];
         for (index, (desired, live, expected)) in cases.into_iter().enumerate() {
@@ -277,6 +318,24 @@ mod tests {
                 "case {index}"
             );
         }
+    }
+
+    #[test]
+    fn every_difference_and_the_compared_sides() {
+        let desired = json!({"kind": "ConfigMap", "metadata": {"name": "c", "uid": "x"},
+                             "data": {"a": "1", "b": "2", "c": "3"}});
+        let live = json!({"kind": "ConfigMap", "metadata": {"name": "c", "uid": "u", "resourceVersion": "7"},
+                          "data": {"a": "1", "b": "9", "other": "x"}});
+        assert_eq!(differences(&desired, &live), ["/data/b", "/data/c"]);
+        let (want, have) = compared(&desired, &live);
+        assert_eq!(
+            want,
+            json!({"kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1", "b": "2", "c": "3"}})
+        );
+        assert_eq!(
+            have,
+            json!({"kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1", "b": "9"}})
+        );
     }
 
     #[test]

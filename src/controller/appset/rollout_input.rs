@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::jiff::Timestamp;
 
+use crate::api::application::ResourceStatus;
 use crate::api::application_set::{RolloutStrategy, StrategyType};
+use crate::api::application_set_status::SyncStatusCode;
 use crate::api::{Application, ApplicationSet, ApplicationSpec};
 use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase, OperationState, RolloutInput,
@@ -139,6 +141,12 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
             .unwrap_or_default(),
         health_message: health.map(|h| h.message.clone()).unwrap_or_default(),
         sync: sync.and_then(|s| s.status.parse().ok()).unwrap_or_default(),
+        differences: status
+            .resources
+            .iter()
+            .filter(|r| current && r.status == SyncStatusCode::OutOfSync.as_str())
+            .map(difference)
+            .collect(),
         revisions: sync
             .map(|s| s.revision.clone())
             .filter(|r| !r.is_empty())
@@ -155,6 +163,24 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
     }
 }
 
+/// An OutOfSync object and why: `Kind namespace/name: /first/differing/field`, `missing` or
+/// `to prune`.
+fn difference(resource: &ResourceStatus) -> String {
+    let namespace = if resource.namespace.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", resource.namespace)
+    };
+    let why = if resource.requires_pruning {
+        "to prune"
+    } else if resource.first_difference.is_empty() {
+        "missing"
+    } else {
+        &resource.first_difference
+    };
+    format!("{} {namespace}{}: {why}", resource.kind, resource.name)
+}
+
 /// The engine's phase in the rollout's vocabulary: a terminated sync ended without success.
 fn phase(phase: EnginePhase) -> OperationPhase {
     match phase {
@@ -169,7 +195,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::api::application_set_status::{HealthStatusCode, SyncStatusCode};
+    use crate::api::application_set_status::HealthStatusCode;
     use crate::controller::appset::test_fixtures::appset;
 
     fn at(second: i64) -> Timestamp {
@@ -227,6 +253,28 @@ mod tests {
             "terminated counts as failed"
         );
         assert_eq!(op.started_at.to_string(), "2025-01-01T00:00:05Z");
+    }
+
+    #[test]
+    fn observed_status_names_what_keeps_it_out_of_sync() {
+        let live = app(json!({"status": {
+            "sync": {"status": "OutOfSync", "revision": "abc"},
+            "resources": [
+                {"group": "apps", "kind": "Deployment", "namespace": "shop", "name": "web",
+                 "status": "OutOfSync", "firstDifference": "/spec/replicas"},
+                {"kind": "ConfigMap", "namespace": "shop", "name": "same", "status": "Synced"},
+                {"kind": "ConfigMap", "namespace": "shop", "name": "new", "status": "OutOfSync"},
+                {"kind": "Namespace", "name": "old", "status": "OutOfSync", "requiresPruning": true}
+            ]
+        }}));
+        assert_eq!(
+            observed_status(&live).differences,
+            [
+                "Deployment shop/web: /spec/replicas",
+                "ConfigMap shop/new: missing",
+                "Namespace old: to prune"
+            ]
+        );
     }
 
     #[test]

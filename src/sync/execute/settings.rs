@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::cluster::api::Propagation;
 use crate::health::HealthChecks;
-use crate::sync::SyncOptions;
+use crate::sync::{IgnoreDifferences, SyncOptions};
 
 /// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m`.
 pub const SYNC_TIMEOUT_ANNOTATION: &str = "flotilla.dev/sync-timeout";
@@ -40,6 +40,12 @@ pub struct ExecuteSettings {
     pub destination_namespace: Option<String>,
     /// Configured health checks (Argo CD's `resource.customizations`), over the built-in rules.
     pub health: HealthChecks,
+    /// The Application's `ignoreDifferences`: ignored fields do not make an object out of sync
+    /// for `ApplyOutOfSyncOnly`.
+    pub ignore_differences: IgnoreDifferences,
+    /// `RespectIgnoreDifferences=true`: an applied object takes the live values of its ignored
+    /// fields.
+    pub respect_ignore_differences: bool,
 }
 
 impl Default for ExecuteSettings {
@@ -57,6 +63,8 @@ impl Default for ExecuteSettings {
             sync_options: SyncOptions::default(),
             destination_namespace: None,
             health: HealthChecks::default(),
+            ignore_differences: IgnoreDifferences::default(),
+            respect_ignore_differences: false,
         }
     }
 }

@@ -1,5 +1,7 @@
 //! Writing one object as its [`WritePolicy`] decides: read the live object when the policy needs
-//! it, then skip, server-side apply or replace; after a rejection that the policy answers with a
+//! it (or `RespectIgnoreDifferences=true` has ignored fields of the object to keep), take the live
+//! values at ignored fields where the policy or the option says so, then skip, server-side apply
+//! or replace; after a rejection that the policy answers with a
 //! recreate (`Force=true` and an immutable field), delete the object, wait until it is gone and
 //! write it again.
 
@@ -31,12 +33,17 @@ pub async fn write_object<C: ClusterApi>(
     policy: WritePolicy,
     settings: &ExecuteSettings,
 ) -> Written {
-    let live = if policy.needs_live() {
+    let ignore = &settings.ignore_differences;
+    let respect = settings.respect_ignore_differences && ignore.applies_to(key);
+    let live = if policy.needs_live() || respect {
         cluster.get(key).await.ok().flatten()
     } else {
         None
     };
-    let write = policy.write(object, live.as_ref(), FIELD_MANAGER);
+    let kept = live.as_ref().map(|live| ignore.overlay(key, object, live));
+    let compared = kept.as_ref().unwrap_or(object);
+    let write = policy.write(compared, live.as_ref(), FIELD_MANAGER);
+    let object = if respect { compared } else { object };
     if let (Write::Skip, Some(live)) = (write, live) {
         return Written {
             result: Ok(Applied {
@@ -267,6 +274,42 @@ mod tests {
                 .note
                 .is_some_and(|note| note.starts_with("recreated (Force=true) after: "));
             assert_eq!(recreated, options == "Force=true", "{options}");
+        }
+    }
+
+    #[test]
+    fn ignored_fields_keep_their_live_values_only_when_respected() {
+        let desired = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 1}});
+        let mut scaled = desired.clone();
+        scaled["spec"]["replicas"] = json!(4);
+        let key = ObjectKey::of_object(&desired).unwrap();
+        let rules = serde_json::from_value::<Vec<_>>(json!([
+            {"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}
+        ]))
+        .unwrap();
+        let ignore_differences = crate::sync::IgnoreDifferences::new(&rules).unwrap();
+        // (options, respect, calls, replicas applied or kept)
+        let cases = [
+            ("", false, &["apply"][..], 1),
+            ("", true, &["get", "apply"][..], 4),
+            ("ApplyOutOfSyncOnly=true", false, &["get"][..], 4),
+        ];
+        for (options, respect, calls, replicas) in cases {
+            let cluster = OneObject::default();
+            *cluster.live.lock().unwrap() = Some(scaled.clone());
+            let settings = ExecuteSettings {
+                ignore_differences: ignore_differences.clone(),
+                respect_ignore_differences: respect,
+                ..ExecuteSettings::default()
+            };
+            let policy = WritePolicy::of(&options.parse().unwrap());
+            let written = futures::executor::block_on(write_object(
+                &cluster, &key, &desired, policy, &settings,
+            ));
+            assert_eq!(*cluster.calls.lock().unwrap(), calls, "{options} {respect}");
+            let object = written.result.unwrap().object;
+            assert_eq!(object["spec"]["replicas"], replicas, "{options} {respect}");
         }
     }
 }

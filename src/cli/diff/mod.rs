@@ -1,0 +1,182 @@
+//! `flotilla diff PATH|APP.yaml [-n NS]`: the desired objects (loaded as `flotilla sync` loads
+//! them, the Application's `ignoreDifferences` applied) against the live ones, as a unified diff
+//! per object of the fields the compare looks at (like `kubectl diff`), or `-o json` with the
+//! changed paths. Exit code 0 when everything matches, 1 when something differs or is missing,
+//! 2 on error.
+
+mod unified;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::api::application_settings::SyncOverrides;
+use crate::cli::sync::app_name::AppName;
+use crate::cli::sync::source::SyncSource;
+use crate::cluster::api::ClusterApi;
+use crate::cluster::kube_cluster::KubeCluster;
+use crate::controller::application::diff::{compared, differences};
+use crate::repo::LocalRepos;
+use crate::sync::SyncPlan;
+use crate::sync::execute::{ExecuteSettings, tracked};
+
+use unified::unified;
+
+/// Arguments of `flotilla diff`.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// A manifest directory or file, or an Application YAML.
+    pub path: PathBuf,
+    /// Destination namespace (default: the Application's `destination.namespace`).
+    #[arg(short, long)]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: crate::cli::connect::KubeconfigArgs,
+    /// Application name of the tracking annotation (as for `flotilla sync`).
+    #[arg(long)]
+    pub app: Option<String>,
+    #[command(flatten)]
+    pub directory: crate::cli::directory_args::DirectoryArgs,
+    /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
+    #[arg(long = "repo", value_name = "URL=PATH")]
+    pub repos: Vec<String>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = DiffOutput::Diff)]
+    pub output: DiffOutput,
+}
+
+/// Output formats of `flotilla diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffOutput {
+    /// A unified diff per differing object.
+    Diff,
+    /// Every object with its status and changed paths.
+    Json,
+}
+
+/// How one desired object compares with the live one.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ObjectDiff {
+    /// `group/Kind namespace/name`.
+    object: String,
+    /// `Synced`, `OutOfSync` or `Missing`.
+    status: &'static str,
+    /// The fields that differ, as JSON pointers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    changed_paths: Vec<String>,
+    /// The unified diff (live, then desired).
+    #[serde(skip)]
+    text: String,
+}
+
+/// Runs the diff: exit code 0 when equal, 1 when different, 2 on error.
+#[must_use]
+pub fn run(args: &DiffArgs) -> ExitCode {
+    match diff(args) {
+        Ok(objects) => {
+            let differ = objects.iter().any(|o| o.status != "Synced");
+            let printed = match args.output {
+                DiffOutput::Json => serde_json::to_string_pretty(&objects)
+                    .map(|text| println!("{text}"))
+                    .map_err(anyhow::Error::from),
+                DiffOutput::Diff => {
+                    objects.iter().for_each(|o| print!("{}", o.text));
+                    Ok(())
+                }
+            };
+            match printed {
+                Ok(()) => ExitCode::from(u8::from(differ)),
+                Err(error) => failed(&error),
+            }
+        }
+        Err(error) => failed(&error),
+    }
+}
+
+fn failed(error: &anyhow::Error) -> ExitCode {
+    eprintln!("error: {error:#}");
+    ExitCode::from(2)
+}
+
+fn diff(args: &DiffArgs) -> anyhow::Result<Vec<ObjectDiff>> {
+    let repos = LocalRepos::from_mappings(&args.repos)?;
+    let source = SyncSource::open(&args.path, &repos)?;
+    let overrides = SyncOverrides {
+        namespace: args.namespace.clone(),
+        directory: args.directory.options(),
+        ..SyncOverrides::default()
+    };
+    let settings = source.settings(&overrides, &ExecuteSettings::default())?;
+    let namespace = settings
+        .execute
+        .destination_namespace
+        .clone()
+        .context("no destination namespace: pass --namespace")?;
+    let app = AppName::choose(args.app.as_deref(), source.app(), &args.path)?.name;
+    let plan = SyncPlan::load(&source.root, &settings.directory, Some(&namespace), "diff")
+        .map_err(|errors| {
+            let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
+            anyhow::anyhow!("{}", lines.join("\n"))
+        })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let cluster = KubeCluster::new(args.cluster.client().await?);
+        let mut objects = Vec::new();
+        for task in plan.tasks.iter().filter(|task| task.hook.is_none()) {
+            let name = task.key.to_string();
+            let live = cluster
+                .get(&task.key)
+                .await
+                .with_context(|| format!("reading {name}"))?;
+            let desired = tracked(task, &app);
+            objects.push(match live {
+                None => {
+                    let (want, _) = compared(&desired, &Value::Null);
+                    ObjectDiff {
+                        text: unified("/dev/null", &name, "", &yaml(&want)?),
+                        object: name,
+                        status: "Missing",
+                        changed_paths: Vec::new(),
+                    }
+                }
+                Some(live) => {
+                    let ignore = &settings.execute.ignore_differences;
+                    let desired = ignore.overlay(&task.key, &desired, &live);
+                    let changed_paths = differences(&desired, &live);
+                    let (want, have) = compared(&desired, &live);
+                    let text = if changed_paths.is_empty() {
+                        String::new()
+                    } else {
+                        unified(
+                            &format!("live {name}"),
+                            &format!("desired {name}"),
+                            &yaml(&have)?,
+                            &yaml(&want)?,
+                        )
+                    };
+                    ObjectDiff {
+                        object: name,
+                        status: if changed_paths.is_empty() {
+                            "Synced"
+                        } else {
+                            "OutOfSync"
+                        },
+                        changed_paths,
+                        text,
+                    }
+                }
+            });
+        }
+        Ok(objects)
+    })
+}
+
+fn yaml(value: &Value) -> anyhow::Result<String> {
+    Ok(serde_saphyr::to_string(value)?)
+}
