@@ -4,6 +4,7 @@ pub mod api;
 pub mod cli;
 pub mod cluster;
 pub mod controller;
+pub mod customizations;
 pub use flotilla_generators::duration;
 pub mod health;
 pub mod manifest;

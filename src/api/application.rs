@@ -84,8 +84,8 @@ pub struct ResourceIgnoreDifferences {
     /// Fields by JSON pointer, e.g. `/spec/replicas`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub json_pointers: Vec<String>,
-    /// Fields by jq path expression (not supported: an Application that sets them reports an
-    /// error naming the entry).
+    /// Fields by jq path expression, e.g.
+    /// `.spec.template.spec.containers[] | select(.name == "istio-proxy")`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jq_path_expressions: Vec<String>,
     /// Every field these field managers own in the live object.

@@ -46,6 +46,25 @@ pub struct ApplicationSetSpec {
     pub sync_policy: Option<ApplicationSetSyncPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<RolloutStrategy>,
+    /// Fields of generated Applications that people may change without the ApplicationSet
+    /// reverting them (Argo CD's `ignoreApplicationDifferences`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore_application_differences: Vec<ApplicationIgnoreDifferences>,
+}
+
+/// Fields of generated Applications (all, or the one named) that an update keeps as they are.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationIgnoreDifferences {
+    /// Only the Application of this name (any when empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// Fields by JSON pointer, e.g. `/spec/source/targetRevision`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json_pointers: Vec<String>,
+    /// Fields by jq path expression, e.g. `.spec.syncPolicy`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jq_path_expressions: Vec<String>,
 }
 
 /// The Application template: metadata and spec, with templated strings.

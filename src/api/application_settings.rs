@@ -129,7 +129,7 @@ pub fn sync_settings(
                 .namespace
                 .clone()
                 .or_else(|| spec.destination.namespace.clone()),
-            ignore_differences: spec.ignore_differences()?,
+            ignore_differences: spec.ignore_differences(&process.ignore_differences)?,
             respect_ignore_differences: requested
                 .respect_ignore_differences
                 .or(application.respect_ignore_differences)
@@ -196,12 +196,18 @@ impl ApplicationOptions {
 }
 
 impl ApplicationSpec {
-    /// The checked rules of `ignoreDifferences`, which the compare and every sync use.
+    /// The checked rules of `ignoreDifferences` after the `system` ones, which the compare and
+    /// every sync use.
     ///
     /// # Errors
     /// An entry that cannot be used, naming it.
-    pub fn ignore_differences(&self) -> Result<IgnoreDifferences, SettingsError> {
-        IgnoreDifferences::new(&self.ignore_differences).map_err(SettingsError::IgnoreDifferences)
+    pub fn ignore_differences(
+        &self,
+        system: &IgnoreDifferences,
+    ) -> Result<IgnoreDifferences, SettingsError> {
+        IgnoreDifferences::new("ignoreDifferences", &self.ignore_differences)
+            .map(|own| system.joined(&own))
+            .map_err(SettingsError::IgnoreDifferences)
     }
 }
 
@@ -535,7 +541,7 @@ mod tests {
         );
         let jq = settings(
             "{}",
-            "{ignoreDifferences: [{kind: Deployment, jqPathExpressions: [.spec.replicas]}]}",
+            "{ignoreDifferences: [{kind: Deployment, jqPathExpressions: ['.spec | select(']}]}",
             None,
             &SyncOverrides::default(),
         )

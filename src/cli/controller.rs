@@ -80,7 +80,7 @@ pub struct ControllerArgs {
     pub repo_refresh: Duration,
     /// The ConfigMap (in --namespace) whose `resource.customizations` configure health checks,
     /// as Argo CD's argocd-cm.
-    #[arg(long, default_value = crate::cluster::watched_health_checks::DEFAULT_CONFIG_MAP)]
+    #[arg(long, default_value = crate::cluster::watched_customizations::DEFAULT_CONFIG_MAP)]
     pub settings_config_map: String,
     /// Name of the leader-election Lease.
     #[arg(long, default_value = "flotilla-controller")]

@@ -58,7 +58,7 @@ pub struct SimulateArgs {
     #[arg(long = "existing-namespace", value_name = "NAMESPACE")]
     pub existing_namespaces: Vec<String>,
     #[command(flatten)]
-    pub health: crate::cli::health_args::HealthArgs,
+    pub customizations: crate::cli::customizations_args::CustomizationsArgs,
     /// Output format of the report.
     #[arg(short, long, value_enum, default_value_t)]
     pub output: SimulateOutput,
@@ -98,10 +98,7 @@ pub fn simulate_from_args(
 ) -> anyhow::Result<Report> {
     let rendered = args.input.render()?;
     let mut sources = LoadedSources::default();
-    let process = ExecuteSettings {
-        health: args.health.checks()?,
-        ..ExecuteSettings::default()
-    };
+    let process = args.customizations.read()?.over(ExecuteSettings::default());
     let apps = rendered
         .applications
         .iter()

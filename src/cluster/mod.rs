@@ -17,5 +17,5 @@ pub mod resource_types;
 pub mod secret;
 pub mod tracked_cache;
 mod tracked_objects;
-pub mod watched_health_checks;
+pub mod watched_customizations;
 pub mod watched_secrets;

@@ -49,10 +49,10 @@ use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClientsError, ClusterClients, Connect};
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::cluster::watched_health_checks::{
-    DEFAULT_CONFIG_MAP, HealthConfigError, WatchedHealthChecks,
+use crate::cluster::watched_customizations::{
+    CustomizationsConfigError, DEFAULT_CONFIG_MAP, WatchedCustomizations,
 };
-use crate::health::HealthChecks;
+use crate::customizations::Customizations;
 use crate::manifest::{DirectoryOptions, ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
 use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, approved_since, begin};
@@ -84,10 +84,10 @@ pub struct ApplicationContext {
     /// The last successful compare of each Application, to skip the next one when nothing it
     /// read changed.
     compared: Mutex<HashMap<String, LastCompare>>,
-    /// The health checks configured in the settings ConfigMap, and those the remembered
+    /// The customizations configured in the settings ConfigMap, and those the remembered
     /// compares used (when they change, every Application is compared again).
-    health: WatchedHealthChecks,
-    compared_health: Mutex<HealthChecks>,
+    customizations: WatchedCustomizations,
+    compared_customizations: Mutex<Customizations>,
 }
 
 impl ApplicationContext {
@@ -106,7 +106,11 @@ impl ApplicationContext {
         Self {
             clusters: ClusterClients::new(client.clone(), &namespace, connect),
             events: EventPublisher::new(client.clone()),
-            health: WatchedHealthChecks::new(client.clone(), &namespace, DEFAULT_CONFIG_MAP),
+            customizations: WatchedCustomizations::new(
+                client.clone(),
+                &namespace,
+                DEFAULT_CONFIG_MAP,
+            ),
             client,
             namespace,
             repos,
@@ -115,33 +119,31 @@ impl ApplicationContext {
             metrics,
             failures: Mutex::default(),
             compared: Mutex::default(),
-            compared_health: Mutex::default(),
+            compared_customizations: Mutex::default(),
         }
     }
 
-    /// Reads the configured health checks from ConfigMap `name` instead of
+    /// Reads the configured customizations from ConfigMap `name` instead of
     /// [`DEFAULT_CONFIG_MAP`].
     #[must_use]
     pub fn with_settings_config_map(self, name: &str) -> Self {
         Self {
-            health: WatchedHealthChecks::new(self.client.clone(), &self.namespace, name),
+            customizations: WatchedCustomizations::new(self.client.clone(), &self.namespace, name),
             ..self
         }
     }
 
-    /// The configured health checks now; when they differ from those of the remembered
+    /// The configured customizations now; when they differ from those of the remembered
     /// compares, those are forgotten.
-    async fn health_checks(&self, app: &Application) -> Result<HealthChecks, ApplicationError> {
-        let checks =
-            self.health
-                .current()
-                .await
-                .map_err(|error| ApplicationError::HealthConfig {
-                    app: app.name_any(),
-                    error,
-                })?;
+    async fn customizations(&self, app: &Application) -> Result<Customizations, ApplicationError> {
+        let checks = self.customizations.current().await.map_err(|error| {
+            ApplicationError::Customizations {
+                app: app.name_any(),
+                error,
+            }
+        })?;
         let mut compared = self
-            .compared_health
+            .compared_customizations
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if *compared != checks {
@@ -215,10 +217,10 @@ pub enum ApplicationError {
     #[error("Application {app}: {error}")]
     Sync { app: String, error: ExecuteError },
     #[error("Application {app}: {error}")]
-    HealthConfig {
+    Customizations {
         app: String,
         #[source]
-        error: HealthConfigError,
+        error: CustomizationsConfigError,
     },
     #[error("Application {app}: deleting {object}: {error}")]
     Delete {
@@ -247,7 +249,7 @@ impl ApplicationError {
             Self::Observe { .. } => "ObserveError",
             Self::Settings { .. } => "InvalidSpecError",
             Self::Sync { .. } => "SyncError",
-            Self::HealthConfig { .. } => "HealthConfigError",
+            Self::Customizations { .. } => "CustomizationsError",
             Self::Delete { .. } => "DeleteError",
             Self::PostDelete { .. } => "PostDeleteError",
             Self::Write { .. } => "WriteError",
@@ -264,8 +266,8 @@ struct Observed {
     inputs: CompareInputs,
     /// The kinds (group, kind) the plan deploys.
     kinds: Vec<(String, String)>,
-    /// The configured health checks the comparison used, for the sync too.
-    health: HealthChecks,
+    /// The configured customizations the comparison used, for the sync too.
+    customizations: Customizations,
 }
 
 /// [`reconcile`], its duration recorded.
@@ -284,12 +286,12 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
         ctx.remember_compare(app.name_any(), None);
         return delete_resources(&run, &app).await;
     }
-    let health = ctx.health_checks(&app).await;
+    let customizations = ctx.customizations(&app).await;
     if unchanged(&run, &app).await {
         return Ok(Action::requeue(ctx.resync));
     }
-    let observed = match health {
-        Ok(health) => observe(ctx, &app, health).await,
+    let observed = match customizations {
+        Ok(customizations) => observe(ctx, &app, customizations).await,
         Err(error) => Err(error),
     };
     let message = observed.as_ref().err().map(ToString::to_string);
@@ -375,7 +377,7 @@ async fn unchanged(run: &Run, app: &Application) -> bool {
 async fn observe(
     ctx: &ApplicationContext,
     app: &Application,
-    health: HealthChecks,
+    customizations: Customizations,
 ) -> Result<Observed, ApplicationError> {
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
@@ -433,11 +435,11 @@ async fn observe(
     };
     let tracked: Vec<LiveObject> = tracked
         .iter()
-        .filter_map(|object| LiveObject::from_object(object, &health))
+        .filter_map(|object| LiveObject::from_object(object, &customizations.health))
         .collect();
     let ignore = app
         .spec
-        .ignore_differences()
+        .ignore_differences(&customizations.ignore_differences)
         .map_err(|error| ApplicationError::Settings {
             app: name.clone(),
             error,
@@ -448,7 +450,7 @@ async fn observe(
         &live,
         &tracked,
         manifests.revision.as_deref(),
-        &health,
+        &customizations.health,
         &ignore,
     );
     Ok(Observed {
@@ -457,7 +459,7 @@ async fn observe(
         comparison,
         inputs,
         kinds,
-        health,
+        customizations,
     })
 }
 
@@ -629,7 +631,7 @@ async fn sync(
         execute: settings,
         directory,
         ignored_options,
-    } = settings_of(ctx, app, operation, &observed.health).map_err(|error| {
+    } = settings_of(ctx, app, operation, &observed.customizations).map_err(|error| {
         ApplicationError::Settings {
             app: name.clone(),
             error,
@@ -715,7 +717,7 @@ async fn sync(
 }
 
 /// The sync settings of `app` (with the requested `operation`, if any) under the configured
-/// `health` checks: the one derivation every run of the engine for it uses.
+/// `customizations`: the one derivation every run of the engine for it uses.
 ///
 /// # Errors
 /// The Application's settings do not parse (reported as [`ApplicationError::Settings`]).
@@ -723,12 +725,9 @@ fn settings_of(
     ctx: &ApplicationContext,
     app: &Application,
     operation: Option<&SyncOperation>,
-    health: &HealthChecks,
+    customizations: &Customizations,
 ) -> Result<SyncSettings, SettingsError> {
-    let process = ExecuteSettings {
-        health: health.clone(),
-        ..ctx.settings.clone()
-    };
+    let process = customizations.clone().over(ctx.settings.clone());
     sync_settings(
         &app.metadata,
         &app.spec,
@@ -958,11 +957,11 @@ async fn delete_step(run: &Run, app: &Application) -> Result<Deletion, Applicati
         return Ok(Deletion::Continue(Action::await_change()));
     };
     let cluster = destination(ctx, &app).await?;
-    let health = ctx.health_checks(&app).await?;
+    let customizations = ctx.customizations(&app).await?;
     let tracked: Vec<LiveObject> = tracked_objects(&cluster, &app, &[])
         .await?
         .iter()
-        .filter_map(|object| LiveObject::from_object(object, &health))
+        .filter_map(|object| LiveObject::from_object(object, &customizations.health))
         .collect();
     let approved = app
         .metadata
@@ -1054,7 +1053,7 @@ async fn run_post_delete(
         execute: mut settings,
         directory,
         ..
-    } = settings_of(ctx, app, None, &ctx.health_checks(app).await?).map_err(|error| {
+    } = settings_of(ctx, app, None, &ctx.customizations(app).await?).map_err(|error| {
         ApplicationError::Settings {
             app: name.clone(),
             error,

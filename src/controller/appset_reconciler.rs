@@ -21,7 +21,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 
-use super::appset::diff::{Plan, plan};
+use super::appset::diff::{Plan, ignored_fields, plan};
 use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
@@ -44,6 +44,7 @@ use crate::cluster::namespace_objects::KubeNamespaceObjects;
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::render::{RenderError, Sources, render_application_set};
 use crate::rollout::{RolloutDecision, RolloutInput, step};
+use crate::sync::IgnoreError;
 use flotilla_generators::generator::NamespaceSources;
 use flotilla_generators::source::GitReader;
 
@@ -117,6 +118,12 @@ pub enum ReconcileError {
     RenderTask { appset: String, message: String },
     #[error("ApplicationSet {appset} has no UID; it must be read from the API server")]
     Plan { appset: String },
+    #[error("ApplicationSet {appset}: spec.{error}")]
+    Spec {
+        appset: String,
+        #[source]
+        error: IgnoreError,
+    },
     #[error("applying Application {application}: {error}")]
     Apply {
         application: String,
@@ -145,6 +152,7 @@ impl ReconcileError {
             Self::Render(RenderError::Generate { .. }) => "GenerateError",
             Self::Render(_) | Self::RenderTask { .. } => "RenderError",
             Self::Plan { .. } => "PlanError",
+            Self::Spec { .. } => "InvalidSpecError",
             Self::Apply { .. } => "ApplyError",
             Self::Delete { .. } => "DeleteError",
             Self::Status { .. } => "StatusError",
@@ -160,7 +168,7 @@ impl ReconcileError {
             Self::Generate(_) | Self::Render(RenderError::Generate { .. }) => {
                 Outcome::GenerateFailed { reason, message }
             }
-            Self::Render(_) | Self::RenderTask { .. } | Self::Plan { .. } => {
+            Self::Render(_) | Self::RenderTask { .. } | Self::Plan { .. } | Self::Spec { .. } => {
                 Outcome::Invalid { reason, message }
             }
             _ => Outcome::ApplyFailed { reason, message },
@@ -466,11 +474,16 @@ async fn generate_render_validate_plan(
         .into_iter()
         .map(|app| owned(app, &owner, finalizer))
         .collect();
+    let ignored = ignored_fields(&appset.spec).map_err(|error| ReconcileError::Spec {
+        appset: name.clone(),
+        error,
+    })?;
     let plan = plan(
         desired.clone(),
         existing,
         policy.applications_sync,
         FIELD_MANAGER,
+        &ignored,
     );
     Ok(Planned { desired, plan })
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::lua::LuaCheck;
 use super::{Health, HealthStatus, assess};
-use crate::manifest::group_of;
+use crate::manifest::{group_kind_of_key, group_of};
 
 /// The data key prefix of one kind's health script.
 pub const HEALTH_KEY_PREFIX: &str = "resource.customizations.health.";
@@ -85,16 +85,11 @@ impl HealthChecks {
             let Some(group_kind) = key.strip_prefix(HEALTH_KEY_PREFIX) else {
                 continue;
             };
-            let pattern = match group_kind.split_once('_') {
-                Some((group, kind)) if !kind.is_empty() => format!("{group}/{kind}"),
-                None if !group_kind.is_empty() => format!("/{group_kind}"),
-                _ => {
-                    return Err(CustomizationsError::Key {
-                        source_name: source_name.to_owned(),
-                        key: key.clone(),
-                    });
-                }
-            };
+            let pattern =
+                group_kind_of_key(group_kind).ok_or_else(|| CustomizationsError::Key {
+                    source_name: source_name.to_owned(),
+                    key: key.clone(),
+                })?;
             checks.push(Configured {
                 pattern,
                 matcher: None,
@@ -186,13 +181,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-
-    fn data(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::customizations::test_data as data;
 
     fn object(api_version: &str, kind: &str) -> Value {
         json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}})

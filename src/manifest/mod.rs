@@ -15,5 +15,5 @@ pub use document::parse_documents;
 pub use duplicate::find_duplicates;
 pub use error::{ValidationError, ValidationErrors};
 pub use name::{NameRule, derive_name};
-pub use resource::{ObjectKey, ObjectName, Resource, Source, group_of};
+pub use resource::{ObjectKey, ObjectName, Resource, Source, group_kind_of_key, group_of};
 pub use scope::{ScopeTable, assign_namespaces};

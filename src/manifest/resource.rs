@@ -89,6 +89,18 @@ pub fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(group, _)| group)
 }
 
+/// The `group/Kind` a settings key names after its prefix: `<group>_<Kind>` as Argo CD's
+/// `resource.customizations.*.<group>_<Kind>` keys, a bare `<Kind>` for the core group. None
+/// when no kind is named.
+#[must_use]
+pub fn group_kind_of_key(suffix: &str) -> Option<String> {
+    match suffix.split_once('_') {
+        Some((group, kind)) if !kind.is_empty() => Some(format!("{group}/{kind}")),
+        None if !suffix.is_empty() => Some(format!("/{suffix}")),
+        _ => None,
+    }
+}
+
 /// A desired object: its identity, metadata and full body.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,6 +1,8 @@
 //! Argo CD's `ignoreDifferences`: fields of an Application's objects that another party owns —
-//! chosen by JSON pointer, or by the field managers that set them (`managedFieldsManagers`, read
-//! from the live object's managed fields) — and that therefore never count as a difference.
+//! chosen by JSON pointer, by jq path expression, or by the field managers that set them
+//! (`managedFieldsManagers`, read from the live object's managed fields) — and that therefore
+//! never count as a difference. An Application's rules are joined with the system-wide ones of
+//! the settings ConfigMap ([`super::ignore_customizations`]).
 //!
 //! One operation serves the compare, `ApplyOutOfSyncOnly` and `RespectIgnoreDifferences=true`:
 //! [`IgnoreDifferences::overlay`] gives the desired object with the live values at every ignored
@@ -10,6 +12,7 @@
 
 use serde_json::{Map, Value};
 
+use super::jq_path::{self, JqError};
 use crate::api::application::ResourceIgnoreDifferences;
 use crate::manifest::ObjectKey;
 
@@ -17,13 +20,21 @@ use crate::manifest::ObjectKey;
 #[derive(Debug, thiserror::Error)]
 pub enum IgnoreError {
     #[error(
-        "ignoreDifferences[{index}].jsonPointers: {pointer:?} is not a JSON pointer (it must start with /)"
+        "{field}[{index}].jsonPointers: {pointer:?} is not a JSON pointer (it must start with /)"
     )]
-    Pointer { index: usize, pointer: String },
-    #[error(
-        "ignoreDifferences[{index}].jqPathExpressions: jq path expressions are not supported; use jsonPointers or managedFieldsManagers"
-    )]
-    Jq { index: usize },
+    Pointer {
+        field: &'static str,
+        index: usize,
+        pointer: String,
+    },
+    #[error("{field}[{index}].jqPathExpressions: {expression:?} cannot be used")]
+    Jq {
+        field: &'static str,
+        index: usize,
+        expression: String,
+        #[source]
+        source: JqError,
+    },
 }
 
 /// The ignore rules of one Application, checked.
@@ -32,8 +43,8 @@ pub struct IgnoreDifferences {
     rules: Vec<Rule>,
 }
 
-/// One entry: which objects (`*` matches any group or kind; empty name or namespace any), and
-/// which of their fields.
+/// One entry: which objects (group and kind may hold `*` wildcards; empty name or namespace
+/// any), and which of their fields.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Rule {
     group: String,
@@ -42,6 +53,8 @@ struct Rule {
     namespace: String,
     /// Each pointer as its unescaped tokens.
     pointers: Vec<Vec<String>>,
+    /// jq path expressions, checked to compile.
+    jq: Vec<String>,
     managers: Vec<String>,
 }
 
@@ -57,23 +70,33 @@ enum Step {
 }
 
 impl IgnoreDifferences {
-    /// The rules of `spec.ignoreDifferences`.
+    /// The rules of `entries`, the list in spec field `field` (`ignoreDifferences`).
     ///
     /// # Errors
-    /// A pointer that does not start with `/` or a jq expression, naming the entry.
-    pub fn new(entries: &[ResourceIgnoreDifferences]) -> Result<Self, IgnoreError> {
+    /// A pointer that does not start with `/` or a jq expression that does not compile, naming
+    /// the entry.
+    pub fn new(
+        field: &'static str,
+        entries: &[ResourceIgnoreDifferences],
+    ) -> Result<Self, IgnoreError> {
         let rules = entries
             .iter()
             .enumerate()
             .map(|(index, entry)| {
-                if !entry.jq_path_expressions.is_empty() {
-                    return Err(IgnoreError::Jq { index });
+                for expression in &entry.jq_path_expressions {
+                    jq_path::check(expression).map_err(|source| IgnoreError::Jq {
+                        field,
+                        index,
+                        expression: expression.clone(),
+                        source,
+                    })?;
                 }
                 let pointers = entry
                     .json_pointers
                     .iter()
                     .map(|pointer| {
                         tokens(pointer).ok_or_else(|| IgnoreError::Pointer {
+                            field,
                             index,
                             pointer: pointer.clone(),
                         })
@@ -85,11 +108,20 @@ impl IgnoreDifferences {
                     name: entry.name.clone(),
                     namespace: entry.namespace.clone(),
                     pointers,
+                    jq: entry.jq_path_expressions.clone(),
                     managers: entry.managed_fields_managers.clone(),
                 })
             })
             .collect::<Result<_, _>>()?;
         Ok(Self { rules })
+    }
+
+    /// These rules and then `other`'s (the system-wide rules joined with an Application's).
+    #[must_use]
+    pub fn joined(&self, other: &Self) -> Self {
+        Self {
+            rules: [self.rules.as_slice(), other.rules.as_slice()].concat(),
+        }
     }
 
     /// Whether some rule applies to the object `key`.
@@ -108,6 +140,14 @@ impl IgnoreDifferences {
                 let path: Vec<Step> = pointer.iter().cloned().map(Step::Token).collect();
                 copy(&mut result, live, &path);
             }
+            for expression in &rule.jq {
+                let mut selected = jq_path::paths(expression, live);
+                selected.extend(jq_path::paths(expression, desired));
+                for tokens in selected {
+                    let path: Vec<Step> = tokens.into_iter().map(Step::Token).collect();
+                    copy(&mut result, live, &path);
+                }
+            }
             for path in managed_paths(live, &rule.managers) {
                 copy(&mut result, live, &path);
             }
@@ -119,11 +159,31 @@ impl IgnoreDifferences {
 impl Rule {
     fn matches(&self, key: &ObjectKey) -> bool {
         let namespace = key.namespace.as_deref().unwrap_or_default();
-        (self.group == "*" || self.group == key.group)
-            && (self.kind == "*" || self.kind == key.kind)
+        wildcard(&self.group, &key.group)
+            && wildcard(&self.kind, &key.kind)
             && (self.name.is_empty() || self.name == key.name)
             && (self.namespace.is_empty() || self.namespace == namespace)
     }
+}
+
+/// Whether `text` matches `pattern`, in which each `*` stands for any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        let Some(at) = rest.find(part) else {
+            return false;
+        };
+        rest = &rest[at + part.len()..];
+    }
+    rest.ends_with(last)
 }
 
 /// The unescaped tokens of a JSON pointer (`~1` is `/`, `~0` is `~`), None when it does not
@@ -149,8 +209,14 @@ fn copy(desired: &mut Value, live: &Value, path: &[Step]) {
                 let Ok(index) = token.parse::<usize>() else {
                     return;
                 };
-                if let (Some(want), Some(have)) = (want.get_mut(index), have.get(index)) {
-                    copy(want, have, rest);
+                match (index < want.len(), have.get(index)) {
+                    (true, Some(item)) => copy(&mut want[index], item, rest),
+                    // An item only the live list has: taken whole.
+                    (false, Some(item)) => want.push(item.clone()),
+                    (true, None) if rest.is_empty() => {
+                        want.remove(index);
+                    }
+                    _ => {}
                 }
                 return;
             }
@@ -392,6 +458,38 @@ mod tests {
                 json!({"metadata": {"name": "c", "labels": {"owner": "x"}}}),
             ),
             (
+                "a jq expression selects a list item by its fields",
+                json!([{"group": "apps", "kind": "Deployment", "jqPathExpressions": [
+                    ".spec.template.spec.containers[] | select(.name == \"sidecar\")"]}]),
+                web.clone(),
+                deployment(json!(2), json!({})),
+                injected.clone(),
+                {
+                    let mut d = deployment(json!(2), json!({}));
+                    d["spec"]["template"]["spec"]["containers"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(json!({"name": "sidecar", "image": "proxy:1"}));
+                    d
+                },
+            ),
+            (
+                "a jq expression on a field only the desired object has removes it",
+                json!([{"kind": "ConfigMap", "jqPathExpressions": [".data.generated"]}]),
+                key("", "ConfigMap", "shop", "c"),
+                json!({"data": {"generated": "1", "kept": "2"}}),
+                json!({"data": {"kept": "3"}}),
+                json!({"data": {"kept": "2"}}),
+            ),
+            (
+                "group and kind wildcards",
+                json!([{"group": "*.k8s.io", "kind": "*Binding", "jsonPointers": ["/subjects"]}]),
+                key("rbac.authorization.k8s.io", "RoleBinding", "shop", "b"),
+                json!({"subjects": ["mine"]}),
+                json!({"subjects": ["theirs"]}),
+                json!({"subjects": ["theirs"]}),
+            ),
+            (
                 "managers: their fields and the list items they created",
                 json!([{"group": "apps", "kind": "Deployment", "managedFieldsManagers": ["hpa", "injector"]}]),
                 web.clone(),
@@ -423,7 +521,7 @@ mod tests {
                 .cloned()
                 .map(entry)
                 .collect();
-            let ignore = IgnoreDifferences::new(&entries).unwrap();
+            let ignore = IgnoreDifferences::new("ignoreDifferences", &entries).unwrap();
             assert_eq!(ignore.overlay(&key, &desired, &live), expected, "{case}");
         }
     }
@@ -436,8 +534,8 @@ mod tests {
                 "ignoreDifferences[1].jsonPointers: \"spec/replicas\" is not a JSON pointer (it must start with /)",
             ),
             (
-                json!({"kind": "Deployment", "jqPathExpressions": [".spec.replicas"]}),
-                "ignoreDifferences[1].jqPathExpressions: jq path expressions are not supported; use jsonPointers or managedFieldsManagers",
+                json!({"kind": "Deployment", "jqPathExpressions": [".spec | select("]}),
+                "ignoreDifferences[1].jqPathExpressions: \".spec | select(\" cannot be used",
             ),
         ];
         for (bad, message) in cases {
@@ -445,7 +543,7 @@ mod tests {
                 entry(json!({"kind": "ConfigMap", "jsonPointers": ["/data"]})),
                 entry(bad),
             ];
-            let error = IgnoreDifferences::new(&entries).unwrap_err();
+            let error = IgnoreDifferences::new("ignoreDifferences", &entries).unwrap_err();
             assert_eq!(error.to_string(), message);
         }
         assert!(!IgnoreDifferences::default().applies_to(&key(

@@ -7,8 +7,10 @@ mod create_namespace;
 mod empty_target;
 mod hook;
 mod hook_name;
+mod ignore_customizations;
 mod ignore_differences;
 mod in_sync;
+mod jq_path;
 mod kind_order;
 mod live;
 mod normalize;
@@ -35,6 +37,7 @@ pub use hook::{
     parse_hook_types,
 };
 pub use hook_name::hook_name;
+pub use ignore_customizations::{IGNORE_KEY_PREFIX, IgnoreConfigError, system_ignore_differences};
 pub use ignore_differences::{IgnoreDifferences, IgnoreError};
 pub use in_sync::is_in_sync;
 pub use kind_order::kind_rank;

@@ -1,7 +1,9 @@
 //! `flotilla app`: acting on one Application from a terminal or a pipeline — request a sync,
-//! terminate the running one, confirm the pruning or deletion of objects that ask for it, or
-//! wait until it is Healthy and Synced (the exit code says whether it got there).
+//! terminate the running one, confirm the pruning or deletion of objects that ask for it, see
+//! how its objects differ from its source, or wait until it is Healthy and Synced (the exit code
+//! says whether it got there).
 
+mod diff;
 mod wait;
 
 pub use wait::{WaitFor, WaitState, wait_state};
@@ -48,6 +50,9 @@ pub enum AppCommand {
     ConfirmPrune(NameArg),
     /// Wait until the Application is Healthy and/or Synced; exits 1 on timeout.
     Wait(WaitArgs),
+    /// Show how the Application's objects differ from its source, as the controller compares
+    /// them; exits 0 when equal, 1 when different, 2 on error.
+    Diff(diff::AppDiffArgs),
 }
 
 /// Arguments of `flotilla app sync`.
@@ -101,12 +106,16 @@ pub fn run(args: &AppArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
-        let api: Api<Application> = Api::namespaced(client, &namespace);
+        let api: Api<Application> = Api::namespaced(client.clone(), &namespace);
         match &args.command {
             AppCommand::Sync(sync) => request_sync(&api, sync).await,
             AppCommand::Terminate(name) => terminate(&api, &name.app).await,
             AppCommand::ConfirmPrune(name) => confirm_prune(&api, &name.app).await,
             AppCommand::Wait(wait) => wait_for(&api, wait).await,
+            AppCommand::Diff(diff) => {
+                let objects = diff::app_diff(client, &namespace, diff).await;
+                Ok(crate::cli::diff::report(objects, diff.output))
+            }
         }
     })
 }

@@ -1,8 +1,8 @@
 //! `flotilla diff PATH|APP.yaml [-n NS]`: the desired objects (loaded as `flotilla sync` loads
-//! them, the Application's `ignoreDifferences` applied) against the live ones, as a unified diff
-//! per object of the fields the compare looks at (like `kubectl diff`), or `-o json` with the
-//! changed paths. Exit code 0 when everything matches, 1 when something differs or is missing,
-//! 2 on error.
+//! them, the Application's `ignoreDifferences` and the system-wide ones applied) against the
+//! live ones, as a unified diff per object of the fields the compare looks at (like
+//! `kubectl diff`), or `-o json` with the changed paths. Exit code 0 when everything matches, 1
+//! when something differs or is missing, 2 on error. `flotilla app diff` reports the same way.
 
 mod unified;
 
@@ -20,8 +20,8 @@ use crate::cluster::api::ClusterApi;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::controller::application::diff::{compared, differences};
 use crate::repo::LocalRepos;
-use crate::sync::SyncPlan;
 use crate::sync::execute::{ExecuteSettings, tracked};
+use crate::sync::{IgnoreDifferences, SyncPlan};
 
 use unified::unified;
 
@@ -40,6 +40,8 @@ pub struct DiffArgs {
     pub app: Option<String>,
     #[command(flatten)]
     pub directory: crate::cli::directory_args::DirectoryArgs,
+    #[command(flatten)]
+    pub customizations: crate::cli::customizations_args::CustomizationsArgs,
     /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
@@ -60,7 +62,7 @@ pub enum DiffOutput {
 /// How one desired object compares with the live one.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ObjectDiff {
+pub struct ObjectDiff {
     /// `group/Kind namespace/name`.
     object: String,
     /// `Synced`, `OutOfSync` or `Missing`.
@@ -76,10 +78,17 @@ struct ObjectDiff {
 /// Runs the diff: exit code 0 when equal, 1 when different, 2 on error.
 #[must_use]
 pub fn run(args: &DiffArgs) -> ExitCode {
-    match diff(args) {
+    report(diff(args), args.output)
+}
+
+/// Prints the objects of a diff as `output` asks: exit code 0 when everything matches, 1 when
+/// something differs or is missing, 2 on error.
+#[must_use]
+pub fn report(objects: anyhow::Result<Vec<ObjectDiff>>, output: DiffOutput) -> ExitCode {
+    match objects {
         Ok(objects) => {
             let differ = objects.iter().any(|o| o.status != "Synced");
-            let printed = match args.output {
+            let printed = match output {
                 DiffOutput::Json => serde_json::to_string_pretty(&objects)
                     .map(|text| println!("{text}"))
                     .map_err(anyhow::Error::from),
@@ -110,7 +119,8 @@ fn diff(args: &DiffArgs) -> anyhow::Result<Vec<ObjectDiff>> {
         directory: args.directory.options(),
         ..SyncOverrides::default()
     };
-    let settings = source.settings(&overrides, &ExecuteSettings::default())?;
+    let process = args.customizations.read()?.over(ExecuteSettings::default());
+    let settings = source.settings(&overrides, &process)?;
     let namespace = settings
         .execute
         .destination_namespace
@@ -127,54 +137,67 @@ fn diff(args: &DiffArgs) -> anyhow::Result<Vec<ObjectDiff>> {
         .build()?;
     runtime.block_on(async {
         let cluster = KubeCluster::new(args.cluster.client().await?);
-        let mut objects = Vec::new();
-        for task in plan.tasks.iter().filter(|task| task.hook.is_none()) {
-            let name = task.key.to_string();
-            let live = cluster
-                .get(&task.key)
-                .await
-                .with_context(|| format!("reading {name}"))?;
-            let desired = tracked(task, &app);
-            objects.push(match live {
-                None => {
-                    let (want, _) = compared(&desired, &Value::Null);
-                    ObjectDiff {
-                        text: unified("/dev/null", &name, "", &yaml(&want)?),
-                        object: name,
-                        status: "Missing",
-                        changed_paths: Vec::new(),
-                    }
-                }
-                Some(live) => {
-                    let ignore = &settings.execute.ignore_differences;
-                    let desired = ignore.overlay(&task.key, &desired, &live);
-                    let changed_paths = differences(&desired, &live);
-                    let (want, have) = compared(&desired, &live);
-                    let text = if changed_paths.is_empty() {
-                        String::new()
-                    } else {
-                        unified(
-                            &format!("live {name}"),
-                            &format!("desired {name}"),
-                            &yaml(&have)?,
-                            &yaml(&want)?,
-                        )
-                    };
-                    ObjectDiff {
-                        object: name,
-                        status: if changed_paths.is_empty() {
-                            "Synced"
-                        } else {
-                            "OutOfSync"
-                        },
-                        changed_paths,
-                        text,
-                    }
-                }
-            });
-        }
-        Ok(objects)
+        diff_objects(&cluster, &plan, &app, &settings.execute.ignore_differences).await
     })
+}
+
+/// How each object of `plan` (tracked as Application `app`) compares with its live object in
+/// `cluster`, the `ignore` rules applied; hooks are left out.
+///
+/// # Errors
+/// A live object cannot be read.
+pub async fn diff_objects(
+    cluster: &KubeCluster,
+    plan: &SyncPlan,
+    app: &str,
+    ignore: &IgnoreDifferences,
+) -> anyhow::Result<Vec<ObjectDiff>> {
+    let mut objects = Vec::new();
+    for task in plan.tasks.iter().filter(|task| task.hook.is_none()) {
+        let name = task.key.to_string();
+        let live = cluster
+            .get(&task.key)
+            .await
+            .with_context(|| format!("reading {name}"))?;
+        let desired = tracked(task, app);
+        objects.push(match live {
+            None => {
+                let (want, _) = compared(&desired, &Value::Null);
+                ObjectDiff {
+                    text: unified("/dev/null", &name, "", &yaml(&want)?),
+                    object: name,
+                    status: "Missing",
+                    changed_paths: Vec::new(),
+                }
+            }
+            Some(live) => {
+                let desired = ignore.overlay(&task.key, &desired, &live);
+                let changed_paths = differences(&desired, &live);
+                let (want, have) = compared(&desired, &live);
+                let text = if changed_paths.is_empty() {
+                    String::new()
+                } else {
+                    unified(
+                        &format!("live {name}"),
+                        &format!("desired {name}"),
+                        &yaml(&have)?,
+                        &yaml(&want)?,
+                    )
+                };
+                ObjectDiff {
+                    object: name,
+                    status: if changed_paths.is_empty() {
+                        "Synced"
+                    } else {
+                        "OutOfSync"
+                    },
+                    changed_paths,
+                    text,
+                }
+            }
+        });
+    }
+    Ok(objects)
 }
 
 fn yaml(value: &Value) -> anyhow::Result<String> {

@@ -73,7 +73,7 @@ pub struct SyncArgs {
     #[command(flatten)]
     pub directory: crate::cli::directory_args::DirectoryArgs,
     #[command(flatten)]
-    pub health: crate::cli::health_args::HealthArgs,
+    pub customizations: crate::cli::customizations_args::CustomizationsArgs,
     /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
@@ -106,11 +106,10 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         namespace: args.namespace.clone(),
         directory: args.directory.options(),
     };
-    let process = ExecuteSettings {
+    let process = args.customizations.read()?.over(ExecuteSettings {
         wave_delay: args.wave_delay,
-        health: args.health.checks()?,
         ..ExecuteSettings::default()
-    };
+    });
     let SyncSettings {
         execute: settings,
         directory: options,

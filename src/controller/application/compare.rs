@@ -361,7 +361,7 @@ mod tests {
         let rules: Vec<crate::api::application::ResourceIgnoreDifferences> =
             serde_json::from_value(json!([{"kind": "ConfigMap", "jsonPointers": ["/data/k"]}]))
                 .unwrap();
-        let ignore = IgnoreDifferences::new(&rules).unwrap();
+        let ignore = IgnoreDifferences::new("ignoreDifferences", &rules).unwrap();
         let result = compare(
             &desired,
             "app",

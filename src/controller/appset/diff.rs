@@ -1,13 +1,19 @@
 //! Which generated Applications to create, update and delete: desired (rendered and owned)
 //! against existing (owned by the ApplicationSet), filtered by `syncPolicy.applicationsSync`.
 //! An Application is updated only when something we manage differs — its spec, the labels and
-//! annotations we set (or set before and no longer want), its owner reference or finalizers.
+//! annotations we set (or set before and no longer want), its owner reference or finalizers —
+//! and never at the fields `ignoreApplicationDifferences` names, which keep their live values.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kube::ResourceExt;
+
 use super::rollout_input::spec_changed;
 use crate::api::Application;
-use crate::api::application_set::ApplicationsSync;
+use crate::api::application::ResourceIgnoreDifferences;
+use crate::api::application_set::{ApplicationSetSpec, ApplicationsSync};
+use crate::manifest::ObjectKey;
+use crate::sync::{IgnoreDifferences, IgnoreError};
 
 /// The changes a reconcile makes to generated Applications.
 #[derive(Clone, Debug, Default)]
@@ -64,15 +70,37 @@ fn name(application: &Application) -> &str {
     application.metadata.name.as_deref().unwrap_or_default()
 }
 
-/// Compares `desired` with `existing` (both owned by one ApplicationSet) under `policy`;
-/// `manager` is the field manager the controller applies with, whose recorded labels and
-/// annotations tell which ones it set before.
+/// The checked rules of `spec.ignoreApplicationDifferences`.
+///
+/// # Errors
+/// An entry that cannot be used, naming it.
+pub fn ignored_fields(spec: &ApplicationSetSpec) -> Result<IgnoreDifferences, IgnoreError> {
+    let entries: Vec<ResourceIgnoreDifferences> = spec
+        .ignore_application_differences
+        .iter()
+        .map(|entry| ResourceIgnoreDifferences {
+            group: "*".to_owned(),
+            kind: "*".to_owned(),
+            name: entry.name.clone(),
+            json_pointers: entry.json_pointers.clone(),
+            jq_path_expressions: entry.jq_path_expressions.clone(),
+            ..ResourceIgnoreDifferences::default()
+        })
+        .collect();
+    IgnoreDifferences::new("ignoreApplicationDifferences", &entries)
+}
+
+/// Compares `desired` with `existing` (both owned by one ApplicationSet) under `policy`, the
+/// `ignored` fields of an existing Application taken as they are; `manager` is the field
+/// manager the controller applies with, whose recorded labels and annotations tell which ones
+/// it set before.
 #[must_use]
 pub fn plan(
     desired: Vec<Application>,
     existing: &[Application],
     policy: ApplicationsSync,
     manager: &str,
+    ignored: &IgnoreDifferences,
 ) -> Plan {
     let may_update = matches!(
         policy,
@@ -87,7 +115,12 @@ pub fn plan(
     let desired_names: BTreeSet<String> = desired.iter().map(|a| name(a).to_string()).collect();
     let mut plan = Plan::default();
     for application in desired {
-        match existing_by_name.get(name(&application)) {
+        let current = existing_by_name.get(name(&application));
+        let application = match current {
+            Some(current) => keep_ignored(application, current, ignored),
+            None => application,
+        };
+        match current {
             None => plan.create.push(application),
             Some(current) if !differs(&application, current, manager) => {}
             Some(_) if may_update => plan.update.push(application),
@@ -112,6 +145,31 @@ pub fn plan(
     }
     plan.kept.sort_by(|a, b| a.name.cmp(&b.name));
     plan
+}
+
+/// `desired` with the values of `current` at the ignored fields (unchanged if that would not
+/// be an Application).
+fn keep_ignored(
+    desired: Application,
+    current: &Application,
+    ignored: &IgnoreDifferences,
+) -> Application {
+    let key = ObjectKey {
+        group: String::new(),
+        kind: "Application".to_owned(),
+        namespace: current.namespace(),
+        name: current.name_any(),
+    };
+    if !ignored.applies_to(&key) {
+        return desired;
+    }
+    let (Ok(want), Ok(have)) = (
+        serde_json::to_value(&desired),
+        serde_json::to_value(current),
+    ) else {
+        return desired;
+    };
+    serde_json::from_value(ignored.overlay(&key, &want, &have)).unwrap_or(desired)
 }
 
 /// Whether applying `desired` would change `current`.
@@ -252,7 +310,13 @@ mod tests {
             ),
         ];
         for (policy, update, delete, expected_kept) in cases {
-            let plan = plan(desired(), &existing, policy, MANAGER);
+            let plan = plan(
+                desired(),
+                &existing,
+                policy,
+                MANAGER,
+                &IgnoreDifferences::default(),
+            );
             assert_eq!(names(&plan.create), ["new"], "{policy:?}");
             assert_eq!(names(&plan.update), update, "{policy:?}");
             assert_eq!(plan.delete, delete, "{policy:?}");
@@ -303,13 +367,73 @@ mod tests {
             ),
         ];
         for (index, (desired, existing, updated)) in cases.into_iter().enumerate() {
-            let plan = plan(vec![desired], &[existing], ApplicationsSync::Sync, MANAGER);
+            let plan = plan(
+                vec![desired],
+                &[existing],
+                ApplicationsSync::Sync,
+                MANAGER,
+                &IgnoreDifferences::default(),
+            );
             assert_eq!(!plan.update.is_empty(), updated, "case {index}");
             assert!(
                 plan.create.is_empty() && plan.delete.is_empty(),
                 "case {index}"
             );
         }
+    }
+
+    #[test]
+    fn ignored_fields_keep_their_live_values() {
+        let spec = |rules: &str| -> ApplicationSetSpec {
+            serde_json::from_value(serde_json::json!({
+                "generators": [], "template": {"metadata": {"name": "x"}, "spec": {
+                    "project": "p", "source": {"repoURL": "r"}, "destination": {}}},
+                "ignoreApplicationDifferences": serde_json::from_str::<serde_json::Value>(rules).unwrap(),
+            }))
+            .unwrap()
+        };
+        // The template says project p; people changed it to q.
+        let changed = app("a", "q", &[("t", "1")]);
+        let cases = [
+            // (rules, desired, updated to project)
+            (
+                r#"[{"jsonPointers": ["/spec/project"]}]"#,
+                app("a", "p", &[("t", "1")]),
+                None,
+            ),
+            (
+                r#"[{"jqPathExpressions": [".spec.project"]}]"#,
+                app("a", "p", &[("t", "1")]),
+                None,
+            ),
+            (
+                r#"[{"name": "other", "jsonPointers": ["/spec/project"]}]"#,
+                app("a", "p", &[("t", "1")]),
+                Some("p"),
+            ),
+            (
+                r#"[{"jsonPointers": ["/spec/project"]}]"#,
+                app("a", "p", &[("t", "2")]),
+                Some("q"),
+            ),
+        ];
+        for (rules, desired, updated) in cases {
+            let ignored = ignored_fields(&spec(rules)).unwrap();
+            let plan = plan(
+                vec![desired],
+                std::slice::from_ref(&changed),
+                ApplicationsSync::Sync,
+                MANAGER,
+                &ignored,
+            );
+            let project = plan.update.first().map(|a| a.spec.project.as_str());
+            assert_eq!(project, updated, "{rules}");
+        }
+        let bad = ignored_fields(&spec(r#"[{"jsonPointers": ["spec"]}]"#)).unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "ignoreApplicationDifferences[0].jsonPointers: \"spec\" is not a JSON pointer (it must start with /)"
+        );
     }
 
     #[test]
@@ -320,6 +444,7 @@ mod tests {
             &existing,
             ApplicationsSync::Sync,
             MANAGER,
+            &IgnoreDifferences::default(),
         );
         let remaining: Vec<&str> = plan.remaining(&existing).into_iter().map(name).collect();
         assert_eq!(remaining, ["a", "b"]);

@@ -40,8 +40,8 @@ pub struct ExecuteSettings {
     pub destination_namespace: Option<String>,
     /// Configured health checks (Argo CD's `resource.customizations`), over the built-in rules.
     pub health: HealthChecks,
-    /// The Application's `ignoreDifferences`: ignored fields do not make an object out of sync
-    /// for `ApplyOutOfSyncOnly`.
+    /// The system-wide ignore rules joined with the Application's `ignoreDifferences`: ignored
+    /// fields do not make an object out of sync for `ApplyOutOfSyncOnly`.
     pub ignore_differences: IgnoreDifferences,
     /// `RespectIgnoreDifferences=true`: an applied object takes the live values of its ignored
     /// fields.

@@ -288,7 +288,8 @@ mod tests {
             {"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}
         ]))
         .unwrap();
-        let ignore_differences = crate::sync::IgnoreDifferences::new(&rules).unwrap();
+        let ignore_differences =
+            crate::sync::IgnoreDifferences::new("ignoreDifferences", &rules).unwrap();
         // (options, respect, calls, replicas applied or kept)
         let cases = [
             ("", false, &["apply"][..], 1),

@@ -1,0 +1,102 @@
+//! `flotilla app diff NAME`: an Application's objects as the controller compares them — its
+//! source read at its target revision from its repository, its destination resolved through the
+//! cluster Secrets, the ignore rules of the Application and of the controller's settings
+//! ConfigMap applied — against the live objects, reported as `flotilla diff` reports.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{Api, Client, ResourceExt};
+
+use crate::api::Application;
+use crate::cli::diff::{DiffOutput, ObjectDiff, diff_objects};
+use crate::cluster::clients::{ClusterClients, plain_connect};
+use crate::cluster::watched_customizations::DEFAULT_CONFIG_MAP;
+use crate::controller::application::instance::instance_name;
+use crate::customizations::Customizations;
+use crate::repo::LocalRepos;
+use crate::repo::cache::RepoCache;
+use crate::sync::SyncPlan;
+
+/// Arguments of `flotilla app diff`.
+#[derive(Debug, clap::Args)]
+pub struct AppDiffArgs {
+    /// The Application.
+    pub app: String,
+    /// The controller's settings ConfigMap in the Application's namespace (its
+    /// `resource.customizations`).
+    #[arg(long, default_value = DEFAULT_CONFIG_MAP)]
+    pub settings_config_map: String,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = DiffOutput::Diff)]
+    pub output: DiffOutput,
+}
+
+/// The objects of Application `args.app` in `namespace`, compared.
+///
+/// # Errors
+/// No such Application, an unreadable settings ConfigMap, source or destination, or a live
+/// object that cannot be read.
+pub async fn app_diff(
+    client: Client,
+    namespace: &str,
+    args: &AppDiffArgs,
+) -> anyhow::Result<Vec<ObjectDiff>> {
+    let app = Api::<Application>::namespaced(client.clone(), namespace)
+        .get(&args.app)
+        .await
+        .with_context(|| format!("reading Application {namespace}/{}", args.app))?;
+    let settings = Api::<ConfigMap>::namespaced(client.clone(), namespace)
+        .get_opt(&args.settings_config_map)
+        .await
+        .with_context(|| format!("reading ConfigMap {namespace}/{}", args.settings_config_map))?;
+    let customizations = Customizations::from_data(
+        &format!("ConfigMap {namespace}/{}", args.settings_config_map),
+        &settings.and_then(|c| c.data).unwrap_or_default(),
+    )?;
+    let ignore = app
+        .spec
+        .ignore_differences(&customizations.ignore_differences)?;
+    let cache = CacheDir::new()?;
+    let repos = Arc::new(RepoCache::new(&cache.0, LocalRepos::default()));
+    let source = app.spec.source.clone();
+    let manifests = tokio::task::spawn_blocking(move || {
+        repos.manifests(&source.repo_url, &source.target_revision, &source.path)
+    })
+    .await?
+    .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
+    let plan = SyncPlan::load(
+        &manifests.root,
+        &app.spec.source.directory_options(),
+        app.spec.destination.namespace.as_deref(),
+        "compare",
+    )
+    .map_err(|errors| {
+        let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("Application {}: {}", app.name_any(), lines.join("\n"))
+    })?;
+    let cluster = ClusterClients::new(client, namespace, plain_connect())
+        .for_destination(&app.spec.destination)
+        .await
+        .with_context(|| format!("Application {}: its destination", app.name_any()))?;
+    diff_objects(&cluster, &plan, &instance_name(&app), &ignore).await
+}
+
+/// A private directory for the repository clones of one run, removed afterwards.
+struct CacheDir(PathBuf);
+
+impl CacheDir {
+    fn new() -> std::io::Result<Self> {
+        let dir = std::env::temp_dir().join(format!("flotilla-app-diff-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Self(dir))
+    }
+}
+
+impl Drop for CacheDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

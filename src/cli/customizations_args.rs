@@ -1,0 +1,44 @@
+//! `--resource-customizations FILE` of `flotilla sync`, `simulate` and `diff`: the health checks
+//! and system-wide ignore rules of a settings ConfigMap (Argo CD's `argocd-cm`, as YAML), the
+//! same ones the controller reads from its namespace.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use k8s_openapi::api::core::v1::ConfigMap;
+
+use crate::customizations::Customizations;
+
+/// Where resource customizations come from.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CustomizationsArgs {
+    /// A ConfigMap (YAML, as Argo CD's argocd-cm) whose `resource.customizations.health.*`,
+    /// `resource.customizations.ignoreDifferences.*` and `resource.customizations` keys
+    /// configure Lua health checks and system-wide ignore rules.
+    #[arg(long = "resource-customizations", value_name = "FILE")]
+    pub resource_customizations: Option<PathBuf>,
+}
+
+impl CustomizationsArgs {
+    /// The configured customizations (none without the flag).
+    ///
+    /// # Errors
+    /// An unreadable file, a file that is not a ConfigMap, or unusable customizations.
+    pub fn read(&self) -> anyhow::Result<Customizations> {
+        self.resource_customizations
+            .as_deref()
+            .map_or_else(|| Ok(Customizations::default()), read)
+    }
+}
+
+fn read(path: &Path) -> anyhow::Result<Customizations> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let config_map: ConfigMap = serde_saphyr::from_str(&text)
+        .with_context(|| format!("{}: not a ConfigMap", path.display()))?;
+    let data = config_map.data.unwrap_or_default();
+    Ok(Customizations::from_data(
+        &path.display().to_string(),
+        &data,
+    )?)
+}

@@ -1,0 +1,63 @@
+//! The resource customizations of one settings ConfigMap (Argo CD's `argocd-cm`): configured
+//! health checks and system-wide ignore rules, read together — by the controller from its
+//! namespace, by `flotilla sync|simulate|diff` from `--resource-customizations FILE`. Pure.
+
+use std::collections::BTreeMap;
+
+use crate::health::{CustomizationsError, HealthChecks};
+use crate::sync::execute::ExecuteSettings;
+use crate::sync::{IgnoreConfigError, IgnoreDifferences, system_ignore_differences};
+
+/// What a settings ConfigMap configures (nothing by default).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Customizations {
+    /// Lua health checks per kind.
+    pub health: HealthChecks,
+    /// `ignoreDifferences` for every Application.
+    pub ignore_differences: IgnoreDifferences,
+}
+
+/// Customizations that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CustomizationsReadError {
+    #[error(transparent)]
+    Health(#[from] CustomizationsError),
+    #[error(transparent)]
+    IgnoreDifferences(#[from] IgnoreConfigError),
+}
+
+impl Customizations {
+    /// The customizations in a ConfigMap's `data`; `source_name` names it in errors.
+    ///
+    /// # Errors
+    /// A health check or an ignore rule that cannot be used, naming the key.
+    pub fn from_data(
+        source_name: &str,
+        data: &BTreeMap<String, String>,
+    ) -> Result<Self, CustomizationsReadError> {
+        Ok(Self {
+            health: HealthChecks::from_data(source_name, data)?,
+            ignore_differences: system_ignore_differences(source_name, data)?,
+        })
+    }
+
+    /// `settings` with these health checks and system-wide ignore rules (which an
+    /// Application's settings join with its own).
+    #[must_use]
+    pub fn over(self, settings: ExecuteSettings) -> ExecuteSettings {
+        ExecuteSettings {
+            health: self.health,
+            ignore_differences: self.ignore_differences,
+            ..settings
+        }
+    }
+}
+
+/// A ConfigMap's `data` from `(key, value)` pairs, for tests.
+#[cfg(test)]
+pub(crate) fn test_data(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
