@@ -14,9 +14,6 @@ use crate::manifest::ObjectKey;
 use super::api_error::server_message;
 use crate::sync::ResourceAction;
 
-/// The field manager of every apply.
-pub const FIELD_MANAGER: &str = "flotilla";
-
 /// The outcome of a server-side apply.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Applied {
@@ -89,7 +86,7 @@ impl ClusterError {
 
 /// What the sync executor needs from a cluster.
 pub trait ClusterApi: Sync {
-    /// Server-side applies `object` (field manager [`FIELD_MANAGER`], conflicts forced); with
+    /// Server-side applies `object` (field manager [`crate::sync::FIELD_MANAGER`], conflicts forced); with
     /// `dry_run` the server validates and answers without persisting.
     fn apply(
         &self,
@@ -98,7 +95,7 @@ pub trait ClusterApi: Sync {
     ) -> impl Future<Output = Result<Applied, ClusterError>> + Send;
 
     /// Replaces `object` as a whole (an update without a resourceVersion, field manager
-    /// [`FIELD_MANAGER`]), or creates it when it does not exist, as `kubectl replace` /
+    /// [`crate::sync::FIELD_MANAGER`]), or creates it when it does not exist, as `kubectl replace` /
     /// `kubectl create` do; with `dry_run` nothing is persisted.
     fn replace(
         &self,

@@ -18,11 +18,12 @@ use serde_json::Value;
 use crate::manifest::ObjectKey;
 use crate::sync::ResourceAction;
 
-use super::api::{Applied, ClusterApi, ClusterError, Deleted, FIELD_MANAGER, Propagation};
+use super::api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
 use super::resource_types::{ResourceType, ResourceTypes};
 use super::tracked_cache::TrackedCache;
+use crate::sync::FIELD_MANAGER;
 
 /// A cluster reached through a kubeconfig.
 pub struct KubeCluster {

@@ -8,8 +8,8 @@ use kube::api::{Api, Patch, PatchParams};
 use crate::sync::OperationState;
 use crate::sync::execute::{OperationStore, StoreError};
 
-use super::api::FIELD_MANAGER;
 use super::api_error::ApiError;
+use crate::sync::FIELD_MANAGER;
 
 /// The data key holding the operation.
 pub const OPERATION_KEY: &str = "operation.json";

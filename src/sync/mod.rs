@@ -4,12 +4,12 @@
 
 mod annotations;
 mod create_namespace;
+pub mod diff;
 mod empty_target;
 mod hook;
 mod hook_name;
 mod ignore_customizations;
 mod ignore_differences;
-mod in_sync;
 mod jq_path;
 mod kind_order;
 mod live;
@@ -39,7 +39,6 @@ pub use hook::{
 pub use hook_name::hook_name;
 pub use ignore_customizations::{IGNORE_KEY_PREFIX, IgnoreConfigError, system_ignore_differences};
 pub use ignore_differences::{IgnoreDifferences, IgnoreError};
-pub use in_sync::is_in_sync;
 pub use kind_order::kind_rank;
 pub use live::LiveObject;
 pub use normalize::normalize;
@@ -59,7 +58,7 @@ pub use step::{
     Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step,
 };
 pub use task::{Batch, Hook, Promotion, SyncTask};
-pub use tracking::{TRACKING_ANNOTATION, is_managed_by, tracking_id};
+pub use tracking::{FIELD_MANAGER, TRACKING_ANNOTATION, is_managed_by, tracking_id};
 pub use write::{Write, WritePolicy};
 
 #[cfg(test)]

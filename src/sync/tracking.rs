@@ -2,10 +2,14 @@
 //! on every applied object as `<app>:<group>/<kind>:<namespace>/<name>` (Argo CD's annotation
 //! tracking format). An object is managed only when the id names this Application *and* the
 //! object itself, so copies of a manifest (which carry a foreign identity) are never pruned.
+//! Every object is applied under one field manager, whose managed fields tell what we set.
 
 use std::collections::BTreeMap;
 
 use crate::manifest::ObjectKey;
+
+/// The field manager of every apply.
+pub const FIELD_MANAGER: &str = "flotilla";
 
 /// The tracking annotation.
 pub const TRACKING_ANNOTATION: &str = "flotilla.dev/tracking-id";

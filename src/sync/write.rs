@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::in_sync::is_in_sync;
+use super::diff::first_difference;
 use super::options::{SyncOptionKey, SyncOptions};
 use super::task::SyncTask;
 
@@ -64,8 +64,8 @@ impl WritePolicy {
     /// [`Self::needs_live`] (None when it does not exist). `manager` is our field manager.
     #[must_use]
     pub fn write(&self, desired: &Value, live: Option<&Value>, manager: &str) -> Write {
-        let in_sync =
-            self.out_of_sync_only && live.is_some_and(|live| is_in_sync(desired, live, manager));
+        let in_sync = self.out_of_sync_only
+            && live.is_some_and(|live| first_difference(desired, live, manager).is_none());
         match (in_sync, self.replace) {
             (true, _) => Write::Skip,
             (false, true) => Write::Replace,

@@ -18,10 +18,10 @@ use crate::cli::sync::app_name::AppName;
 use crate::cli::sync::source::SyncSource;
 use crate::cluster::api::ClusterApi;
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::controller::application::diff::{compared, differences};
 use crate::repo::LocalRepos;
+use crate::sync::diff::{compared, differences};
 use crate::sync::execute::{ExecuteSettings, tracked};
-use crate::sync::{IgnoreDifferences, SyncPlan};
+use crate::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
 
 use unified::unified;
 
@@ -172,7 +172,7 @@ pub async fn diff_objects(
             }
             Some(live) => {
                 let desired = ignore.overlay(&task.key, &desired, &live);
-                let changed_paths = differences(&desired, &live);
+                let changed_paths = differences(&desired, &live, FIELD_MANAGER);
                 let (want, have) = compared(&desired, &live);
                 let text = if changed_paths.is_empty() {
                     String::new()

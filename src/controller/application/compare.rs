@@ -19,7 +19,8 @@ use crate::sync::{
     SyncPlan, SyncTask, plan_prune,
 };
 
-use super::diff::first_difference;
+use crate::sync::FIELD_MANAGER;
+use crate::sync::diff::first_difference;
 
 /// The result of comparing an Application with the cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +64,10 @@ pub fn compare(
             None => (Some(String::new()), Health::missing()),
             Some(object) => {
                 let desired = ignore.overlay(&task.key, &tracked(task, app), object);
-                (first_difference(&desired, object), health.assess(object))
+                (
+                    first_difference(&desired, object, FIELD_MANAGER),
+                    health.assess(object),
+                )
             }
         };
         let status = match difference {

@@ -7,7 +7,6 @@
 pub mod compare;
 pub mod decide;
 pub mod deletion;
-pub mod diff;
 pub mod freshness;
 pub mod history;
 pub mod instance;

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::cluster::api::{Applied, ClusterApi, ClusterError, FIELD_MANAGER, Propagation};
+use crate::cluster::api::{Applied, ClusterApi, ClusterError, Propagation};
 use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
+use crate::sync::FIELD_MANAGER;
 use crate::sync::{ResourceAction, Write, WritePolicy};
 
 use super::settings::ExecuteSettings;

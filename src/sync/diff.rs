@@ -1,13 +1,15 @@
-//! Whether a live object matches the object a sync would apply, after normalisation: every field
-//! the desired object sets must be present and equal in the live one (fields the server or other
-//! controllers add are ignored), quantities compare by value, a Secret's `stringData` compares
-//! with its base64 `data`, and a field Flotilla applied before (its managed fields) that the
-//! desired object no longer sets counts as a difference. Differences are named by JSON pointer.
-//! Pure.
+//! The one answer to "is it in sync?", used by the compare (status, `firstDifference`,
+//! `flotilla diff`) and by `ApplyOutOfSyncOnly=true` (skip the write): whether a live object
+//! matches the object a sync would apply, after normalisation. Every field the desired object
+//! sets must be present and equal in the live one (fields the server or other controllers add
+//! are ignored; lists match item by item; a desired null, `{}` or `[]` matches an absent field;
+//! `status` and server-set metadata are not compared); quantities compare by value (`500m` is
+//! `0.5`), numbers and strings by text (`8080` is `"8080"`), a Secret's `stringData` with its
+//! base64 `data`; and a field, list item or set member that our field manager applied before
+//! (its managed fields) but the desired object no longer sets counts as a difference, because
+//! applying would remove it. Differences are named by JSON pointer. Pure.
 
 use serde_json::{Map, Value};
-
-use crate::cluster::api::FIELD_MANAGER;
 
 /// Server-populated metadata a manifest may carry but that never counts as a difference.
 const SERVER_METADATA: [&str; 6] = [
@@ -22,20 +24,21 @@ const SERVER_METADATA: [&str; 6] = [
 /// Keys whose values are resource quantities (`500m` equals `0.5`).
 const QUANTITY_PARENTS: [&str; 5] = ["limits", "requests", "capacity", "hard", "allocatable"];
 
-/// The first difference between `desired` (as applied) and `live`, as a JSON pointer, or None
-/// when the live object matches.
+/// The first difference between `desired` (as applied by field manager `manager`) and `live`,
+/// as a JSON pointer, or None when the live object matches.
 #[must_use]
-pub fn first_difference(desired: &Value, live: &Value) -> Option<String> {
-    differences(desired, live).into_iter().next()
+pub fn first_difference(desired: &Value, live: &Value, manager: &str) -> Option<String> {
+    differences(desired, live, manager).into_iter().next()
 }
 
-/// Every field where `live` differs from `desired` (as applied), as JSON pointers in document
-/// order, then the first field Flotilla applied before that `desired` no longer sets.
+/// Every field where `live` differs from `desired` (as applied by field manager `manager`), as
+/// JSON pointers in document order, then the first field `manager` applied before that
+/// `desired` no longer sets.
 #[must_use]
-pub fn differences(desired: &Value, live: &Value) -> Vec<String> {
+pub fn differences(desired: &Value, live: &Value, manager: &str) -> Vec<String> {
     let mut found = Vec::new();
     differs(&normalize(desired), live, "", &mut found);
-    found.extend(removed_field(desired, live));
+    found.extend(removed_field(desired, live, manager));
     found
 }
 
@@ -192,36 +195,56 @@ fn quantity(text: &str) -> Option<f64> {
     text.parse().ok()
 }
 
-/// A field Flotilla's last apply set (its managed fields) that the desired object no longer
-/// sets: the apply would remove it. Lists are not descended into.
-fn removed_field(desired: &Value, live: &Value) -> Option<String> {
+/// A field, list item (`k:`) or set member (`v:`) that `manager`'s last server-side apply set
+/// (its managed fields) and the desired object no longer sets: the apply would remove it.
+fn removed_field(desired: &Value, live: &Value, manager: &str) -> Option<String> {
     let entries = live.pointer("/metadata/managedFields")?.as_array()?;
-    let fields = entries
+    let is_secret = desired.get("kind").and_then(Value::as_str) == Some("Secret");
+    entries
         .iter()
         .filter(|entry| {
-            entry.get("manager").and_then(Value::as_str) == Some(FIELD_MANAGER)
+            entry.get("manager").and_then(Value::as_str) == Some(manager)
                 && entry.get("operation").and_then(Value::as_str) == Some("Apply")
         })
-        .find_map(|entry| entry.get("fieldsV1"))?;
-    let is_secret = desired.get("kind").and_then(Value::as_str) == Some("Secret");
-    owned_but_unset(fields, desired, "", is_secret)
+        .filter_map(|entry| entry.get("fieldsV1"))
+        .find_map(|fields| owned_but_unset(fields, desired, "", is_secret))
 }
 
 fn owned_but_unset(fields: &Value, desired: &Value, path: &str, secret: bool) -> Option<String> {
     fields.as_object()?.iter().find_map(|(key, owned)| {
-        let name = key.strip_prefix("f:")?;
-        let here = format!("{path}/{}", escape(name));
-        let present = desired.get(name).or_else(|| {
-            // The server stores a Secret's stringData as data.
-            let top_level = path.is_empty() && secret && name == "data";
-            top_level.then(|| desired.get("stringData")).flatten()
-        });
-        match present {
-            None => Some(here),
-            Some(value) if value.is_object() && !(path.is_empty() && secret) => {
-                owned_but_unset(owned, value, &here, false)
+        if let Some(name) = key.strip_prefix("f:") {
+            let here = format!("{path}/{}", escape(name));
+            let present = desired.get(name).or_else(|| {
+                // The server stores a Secret's stringData as data.
+                let top_level = path.is_empty() && secret && name == "data";
+                top_level.then(|| desired.get("stringData")).flatten()
+            });
+            match present {
+                None => Some(here),
+                Some(value @ (Value::Object(_) | Value::Array(_)))
+                    if !(path.is_empty() && secret) =>
+                {
+                    owned_but_unset(owned, value, &here, false)
+                }
+                Some(_) => None,
             }
-            Some(_) => None,
+        } else if let Some(item_key) = key.strip_prefix("k:") {
+            let item_key: Map<String, Value> = serde_json::from_str(item_key).ok()?;
+            let item = desired.as_array()?.iter().find(|item| {
+                item_key.iter().all(|(field, value)| {
+                    item.get(field)
+                        .is_some_and(|have| scalars_equal(value, have, ""))
+                })
+            });
+            match item {
+                None => Some(path.to_owned()),
+                Some(item) => owned_but_unset(owned, item, path, false),
+            }
+        } else if let Some(member) = key.strip_prefix("v:") {
+            let member: Value = serde_json::from_str(member).ok()?;
+            (!desired.as_array()?.contains(&member)).then(|| path.to_owned())
+        } else {
+            None
         }
     })
 }
@@ -252,6 +275,14 @@ mod tests {
     #[test]
     fn first_differences() {
         let owned_a = json!({"f:data": {"f:a": {}}});
+        let ports = json!({
+            "metadata": {"managedFields": [{"manager": "flotilla", "operation": "Apply", "fieldsV1": {"f:spec": {
+                "f:ports": {"k:{\"port\":80,\"protocol\":\"TCP\"}": {".": {}, "f:port": {}}},
+                "f:finalizers": {"v:\"a\"": {}}
+            }}}]},
+            "spec": {"ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}], "finalizers": ["a"]},
+            "status": {"loadBalancer": {}}
+        });
         let cases = [
             // (desired, live, first difference)
             (
@@ -310,10 +341,56 @@ mod tests {
                 json!({"apiVersion": "v1", "kind": "Secret", "data": {"p": "aGk="}}),
                 Some("/data/p"),
             ),
+            // Fields another manager set, or we set by Update, do not count.
+            (
+                config_map(json!({"a": "1"})),
+                {
+                    let mut l = live(
+                        config_map(json!({"a": "1", "b": "2"})),
+                        json!({"f:data": {"f:a": {}}}),
+                    );
+                    l["metadata"]["managedFields"][1] = json!({"manager": "flotilla", "operation": "Update", "fieldsV1": {"f:data": {"f:b": {}}}});
+                    l
+                },
+                None,
+            ),
+            // Lists: by key and set member; a removed list item or member counts.
+            (
+                json!({"spec": {"ports": [{"port": 80, "protocol": "TCP"}], "finalizers": ["a"]}}),
+                ports.clone(),
+                None,
+            ),
+            (
+                json!({"spec": {"ports": [{"port": 80, "protocol": "TCP"}], "finalizers": []}}),
+                ports.clone(),
+                Some("/spec/finalizers"),
+            ),
+            (
+                json!({"spec": {"ports": [{"port": 81, "protocol": "TCP"}], "finalizers": ["a"]}}),
+                ports.clone(),
+                Some("/spec/ports/0/port"),
+            ),
+            (
+                json!({"spec": {"ports": [{"port": 80, "protocol": "TCP"}], "finalizers": ["a"]}}),
+                {
+                    let mut p = ports.clone();
+                    p["spec"]["ports"] = json!([{"port": 80, "protocol": "TCP"}, {"port": 81}]);
+                    p
+                },
+                Some("/spec/ports"),
+            ),
+            // Empty and null desired values match absent ones; numbers by value.
+            (
+                json!({"metadata": {"labels": {}}, "data": null, "spec": {"items": [], "n": 1.0}}),
+                json!({"metadata": {}, "spec": {"n": 1}}),
+                None,
+            ),
+            (json!({"data": {"a": "1"}}), json!({}), Some("/data")),
+            (json!("not an object"), json!({}), Some("")),
         ];
         for (index, (desired, live, expected)) in cases.into_iter().enumerate() {
             assert_eq!(
-                first_difference(&desired, &live).as_deref(),
+                first_difference(&desired, &live, "flotilla").as_deref(),
                 expected,
                 "case {index}"
             );
@@ -326,7 +403,10 @@ mod tests {
                              "data": {"a": "1", "b": "2", "c": "3"}});
         let live = json!({"kind": "ConfigMap", "metadata": {"name": "c", "uid": "u", "resourceVersion": "7"},
                           "data": {"a": "1", "b": "9", "other": "x"}});
-        assert_eq!(differences(&desired, &live), ["/data/b", "/data/c"]);
+        assert_eq!(
+            differences(&desired, &live, "flotilla"),
+            ["/data/b", "/data/c"]
+        );
         let (want, have) = compared(&desired, &live);
         assert_eq!(
             want,
