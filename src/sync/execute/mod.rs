@@ -11,6 +11,7 @@ mod event;
 mod operation;
 mod settings;
 mod store;
+mod sync_run;
 mod write;
 
 pub use begin::begin;
@@ -29,7 +30,8 @@ use crate::sync::{
     LiveObject, OperationPhase, OperationState, SyncPlan, plan_prune, refuse_empty_target,
 };
 
-use operation::{Context, Operation};
+pub use operation::{Advance, Context};
+pub use sync_run::SyncRun;
 
 /// The operation could not be carried out at all (as opposed to an operation that failed,
 /// which is an [`OperationState`] with phase Failed).
@@ -67,10 +69,11 @@ pub struct SyncRequest<'a> {
 /// Builds the plan for an operation id (generated hook names depend on it).
 pub type PlanSource<'a> = &'a (dyn Fn(&str) -> Result<SyncPlan, ValidationErrors> + Sync);
 
-/// Runs a sync operation to its end: resumes a stored, unfinished operation of the same
-/// revision, otherwise starts a new one; retries failures (not timeouts) per the settings. With
-/// [`PruneConfirmation::Absent`], an operation that needs a pruning confirmation returns Running,
-/// its message naming the objects.
+/// Runs a sync operation to its end, stepping a [`SyncRun`] and waiting where it says to wait
+/// (`flotilla sync`, `flotilla simulate`; the controller steps it across reconciles): resumes a
+/// stored, unfinished operation of the same revision, otherwise starts a new one; retries
+/// failures (not timeouts) per the settings. With [`PruneConfirmation::Absent`], an operation
+/// that needs a pruning confirmation returns Running, its message naming the objects.
 ///
 /// # Errors
 /// The state cannot be stored, the plan cannot be built, or the cluster cannot be read before
@@ -112,50 +115,39 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
         }
         return Ok(dry_run::dry_run(cluster, &plan, &prune, state, settings).await);
     }
-    let (mut state, resumed) = begin(store.load().await?, request.revision, &base_id, now());
-    if resumed {
-        events(&SyncEvent::Resumed {
-            operation_id: state.operation_id.clone(),
-            recorded: state.resources.len(),
-        });
-    }
-    let delays = settings
-        .retry
-        .as_ref()
-        .map(RetryPolicy::delays)
-        .unwrap_or_default();
-    let mut attempt = 0;
+    let context = Context {
+        cluster,
+        store,
+        app: request.app,
+        settings,
+        events,
+        confirmation: request.prune_confirmation,
+    };
+    let mut run = SyncRun::begin(context, source, request.revision, &base_id).await?;
     loop {
-        let plan = source(&state.operation_id)?;
-        let context = Context {
-            cluster,
-            store,
-            app: request.app,
-            settings,
-            events,
-            confirmation: request.prune_confirmation,
-        };
-        let ended = Operation::start(context, plan, state)
-            .await?
-            .run(&mut cancel)
-            .await?;
-        let retry = delays.get(attempt).filter(|_| {
-            ended.state.phase == OperationPhase::Failed && !ended.timed_out && !*cancel.borrow()
-        });
-        let Some(delay) = retry else {
-            return Ok(ended.state);
-        };
-        attempt += 1;
-        events(&SyncEvent::Retrying {
-            attempt,
-            after: *delay,
-            reason: ended.state.message.clone(),
-        });
-        tokio::select! {
-            () = cluster.sleep(*delay) => {}
-            Ok(()) = cancel.changed() => return Ok(ended.state),
+        let cancelled = *cancel.borrow();
+        match run.advance(context, source, cancelled).await? {
+            Advance::Continue => {}
+            Advance::Wait(waiting) => {
+                run.operation(context)
+                    .wait_for_change(&waiting, &mut cancel)
+                    .await;
+            }
+            Advance::Pause(duration) => run.operation(context).pause(duration, &mut cancel).await,
+            Advance::AwaitConfirmation => {
+                let PruneConfirmation::Watched(approved) = request.prune_confirmation else {
+                    return Ok(run.into_state());
+                };
+                let mut approved = approved.clone();
+                approved.borrow_and_update();
+                let operation = run.operation(context);
+                let left = operation.wait_limit(&Advance::AwaitConfirmation);
+                tokio::select! {
+                    Ok(()) = approved.changed() => {}
+                    () = operation.pause(left, &mut cancel) => {}
+                }
+            }
+            Advance::Done(attempt) => return Ok(attempt.state),
         }
-        let id = format!("{base_id}-retry{attempt}");
-        state = begin(None, request.revision, &id, now()).0;
     }
 }

@@ -98,7 +98,7 @@ impl Action {
     }
 }
 
-/// The context an attempt runs in.
+/// The context an attempt runs in: what it acts on and reports to, borrowed for a step.
 pub struct Context<'c, C, S> {
     /// The cluster.
     pub cluster: &'c C,
@@ -114,9 +114,18 @@ pub struct Context<'c, C, S> {
     pub confirmation: PruneConfirmation<'c>,
 }
 
-/// One attempt in progress.
-pub struct Operation<'c, C, S> {
-    context: Context<'c, C, S>,
+impl<C, S> Clone for Context<'_, C, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C, S> Copy for Context<'_, C, S> {}
+
+/// What one attempt knows between its steps, owned: the plan, the state, the live objects read
+/// so far. The controller keeps it from one reconcile to the next; a restart rebuilds it from the
+/// stored state with [`Progress::start`].
+pub struct Progress {
     plan: SyncPlan,
     prune: Vec<PruneTask>,
     state: Edited<OperationState>,
@@ -130,9 +139,41 @@ pub struct Operation<'c, C, S> {
     /// Objects whose dry run waits until their wave, when this sync has created their Namespace
     /// or kind.
     deferred: HashSet<ObjectKey>,
+    /// Whether the checks before the first write have run (or were not needed).
+    prepared: bool,
+    /// The wait the last step returned: its objects are read again before the next step.
+    observe: Option<Waiting>,
 }
 
-impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
+/// What one step of an attempt asks of its caller.
+#[derive(Debug)]
+pub enum Advance {
+    /// Take the next step now.
+    Continue,
+    /// Wait for a change of these objects (or the poll interval) before the next step.
+    Wait(Waiting),
+    /// Wait for the pruning confirmation (the stored state says so) before the next step.
+    AwaitConfirmation,
+    /// Pause this long before the next step.
+    Pause(Duration),
+    /// The attempt ended.
+    Done(Attempt),
+}
+
+impl Progress {
+    /// The operation's state as it stands.
+    pub fn into_state(self) -> OperationState {
+        self.state.into_inner()
+    }
+}
+
+/// One attempt's progress, stepped in a context.
+pub struct Operation<'p, 'c, C, S> {
+    context: Context<'c, C, S>,
+    progress: &'p mut Progress,
+}
+
+impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
     /// Prepares an attempt: reads the live objects the plan starts from (previous hook
     /// instances, everything already recorded) and, with pruning, the prune candidates.
     ///
@@ -142,10 +183,10 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         context: Context<'c, C, S>,
         plan: SyncPlan,
         state: OperationState,
-    ) -> Result<Self, ExecuteError> {
+    ) -> Result<Progress, ExecuteError> {
         let started = context.cluster.now();
-        let mut operation = Self {
-            context,
+        let fresh = state.resources.is_empty() && state.failure.is_none();
+        let mut progress = Progress {
             plan,
             prune: Vec::new(),
             state: Edited::unstored(state),
@@ -156,8 +197,15 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             timed_out: false,
             last_batch: None,
             deferred: HashSet::new(),
+            prepared: !fresh,
+            observe: None,
+        };
+        let mut operation = Operation {
+            context,
+            progress: &mut progress,
         };
         let mut keys: Vec<ObjectKey> = operation
+            .progress
             .plan
             .tasks
             .iter()
@@ -165,6 +213,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             .map(|task| task.key.clone())
             .chain(
                 operation
+                    .progress
                     .state
                     .get()
                     .resources
@@ -182,16 +231,21 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             if let Some(live) = object.as_ref().and_then(|object| {
                 LiveObject::from_object(object, &operation.context.settings.health)
             }) {
-                operation.live.insert(key, live);
+                operation.progress.live.insert(key, live);
             }
         }
         if operation.context.settings.prune {
             operation.plan_prune().await?;
         }
-        if operation.state.get().failure.is_some() {
-            operation.sync_fail_started = Some(started);
+        if operation.progress.state.get().failure.is_some() {
+            operation.progress.sync_fail_started = Some(started);
         }
-        Ok(operation)
+        Ok(progress)
+    }
+
+    /// `progress`, stepped in `context`.
+    pub fn new(context: Context<'c, C, S>, progress: &'p mut Progress) -> Self {
+        Self { context, progress }
     }
 
     async fn plan_prune(&mut self) -> Result<(), ExecuteError> {
@@ -211,7 +265,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             .filter_map(|object| LiveObject::from_object(object, health))
             .collect();
         let prune = crate::sync::plan_prune(
-            &self.plan,
+            &self.progress.plan,
             &tracked,
             self.context.app,
             &self.context.settings.sync_options,
@@ -223,105 +277,134 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             prune.tasks.iter().map(|t| &t.key).collect();
         for object in tracked {
             if candidates.contains(&object.key) {
-                self.seen.insert(object.key.clone(), listed_at);
-                self.live.insert(object.key.clone(), object);
+                self.progress.seen.insert(object.key.clone(), listed_at);
+                self.progress.live.insert(object.key.clone(), object);
             }
         }
-        self.prune = prune.tasks;
+        self.progress.prune = prune.tasks;
         Ok(())
     }
 
-    /// Runs the attempt to its end.
+    /// Takes one step: reads again what the last wait was on, then carries out what
+    /// [`plan_step`] decides (the checks before the first write come first), and stores the
+    /// state when the step changed it. A `cancelled` attempt ends Terminated.
     ///
     /// # Errors
     /// The state cannot be stored.
-    pub async fn run(
-        mut self,
-        cancel: &mut watch::Receiver<bool>,
-    ) -> Result<Attempt, ExecuteError> {
-        if self.state.get().resources.is_empty() && self.state.get().failure.is_none() {
+    pub async fn advance(&mut self, cancelled: bool) -> Result<Advance, ExecuteError> {
+        if !self.progress.prepared {
+            self.progress.prepared = true;
             if let Some(reason) = self.prepare().await? {
-                return self.end(OperationPhase::Failed, reason).await;
+                return self
+                    .end(OperationPhase::Failed, reason)
+                    .await
+                    .map(Advance::Done);
             }
             self.save().await?;
         }
-        loop {
-            if *cancel.borrow() {
-                return self.terminate().await;
-            }
-            let timed_out = self.deadline_passed();
-            let started = self.state.get().started_at.as_ref().map(|time| time.0);
-            let action = {
-                let state = SyncState {
-                    plan: &self.plan,
-                    live: &self.live,
-                    results: &self.state.get().resources,
-                    prune: &self.prune,
-                    failure: self.state.get().failure.as_deref(),
-                    timed_out,
-                    prune_confirmed: self.context.confirmation.confirmed(started),
-                };
-                let step = plan_step(&state);
-                if !matches!(
-                    step,
-                    SyncStep::Wait(_) | SyncStep::AwaitPruneConfirmation { .. }
-                ) {
-                    (self.context.events)(&SyncEvent::Step(step.to_string()));
-                }
-                Action::of(step, &self.plan)
-            };
-            match action {
-                Action::Apply(batch, tasks) => self.apply(batch, &tasks).await,
-                Action::DeleteHooks(keys) => self.delete_hooks(&keys, cancel).await,
-                Action::FinishHooks(hooks) => self.finish_hooks(hooks).await,
-                Action::Prune(objects) => {
-                    if !self.state.get().message.is_empty() {
-                        // The wait for a pruning confirmation is over.
-                        self.state.edit().message.clear();
-                    }
-                    self.prune_objects(&objects).await;
-                }
-                Action::AwaitPruneConfirmation(message) => {
-                    if self.state.get().message != message {
-                        (self.context.events)(&SyncEvent::Step(message.clone()));
-                        self.state.edit().message = message;
-                    }
-                    // The wait shows in the stored state while it lasts.
-                    self.save().await?;
-                    let PruneConfirmation::Watched(approved) = self.context.confirmation else {
-                        return self.hold().await;
-                    };
-                    let mut approved = approved.clone();
-                    approved.borrow_and_update();
-                    let (left, _) = self.time_left();
-                    tokio::select! {
-                        Ok(()) = approved.changed() => {}
-                        () = self.pause(left, cancel) => {}
-                    }
-                }
-                Action::Wait(waiting) => {
-                    (self.context.events)(&SyncEvent::Waiting(waiting.clone()));
-                    self.wait_for_change(&waiting, cancel).await;
-                    self.observe(&waiting).await;
-                }
-                Action::RunSyncFail(reason) => {
-                    self.timed_out |= timed_out.is_some();
-                    self.state.edit().failure = Some(reason);
-                    self.sync_fail_started = Some(self.context.cluster.now());
-                }
-                Action::Done(outcome) => {
-                    self.timed_out |= timed_out.is_some() && self.state.get().failure.is_none();
-                    let (phase, message) = match outcome {
-                        Outcome::Succeeded => (
-                            OperationPhase::Succeeded,
-                            crate::sync::SUCCESS_MESSAGE.to_owned(),
-                        ),
-                        Outcome::Failed { reason } => (OperationPhase::Failed, reason),
-                    };
-                    return self.end(phase, message).await;
-                }
-            }
+        if let Some(waiting) = self.progress.observe.take() {
+            self.observe(&waiting).await;
             self.save().await?;
+        }
+        if cancelled {
+            return self.terminate().await.map(Advance::Done);
+        }
+        let timed_out = self.deadline_passed();
+        let started = self
+            .progress
+            .state
+            .get()
+            .started_at
+            .as_ref()
+            .map(|time| time.0);
+        let action = {
+            let state = SyncState {
+                plan: &self.progress.plan,
+                live: &self.progress.live,
+                results: &self.progress.state.get().resources,
+                prune: &self.progress.prune,
+                failure: self.progress.state.get().failure.as_deref(),
+                timed_out,
+                prune_confirmed: self.context.confirmation.confirmed(started),
+            };
+            let step = plan_step(&state);
+            if !matches!(
+                step,
+                SyncStep::Wait(_) | SyncStep::AwaitPruneConfirmation { .. }
+            ) {
+                (self.context.events)(&SyncEvent::Step(step.to_string()));
+            }
+            Action::of(step, &self.progress.plan)
+        };
+        let advance = match action {
+            Action::Apply(batch, tasks) => {
+                self.apply(batch, &tasks).await;
+                Advance::Continue
+            }
+            Action::DeleteHooks(keys) => {
+                if self.delete_hooks(&keys).await {
+                    Advance::Continue
+                } else {
+                    // Deleting failed: try again after a poll interval.
+                    Advance::Pause(self.context.settings.poll_interval)
+                }
+            }
+            Action::FinishHooks(hooks) => {
+                self.finish_hooks(hooks).await;
+                Advance::Continue
+            }
+            Action::Prune(objects) => {
+                if !self.progress.state.get().message.is_empty() {
+                    // The wait for a pruning confirmation is over.
+                    self.progress.state.edit().message.clear();
+                }
+                self.prune_objects(&objects).await;
+                Advance::Continue
+            }
+            Action::AwaitPruneConfirmation(message) => {
+                if self.progress.state.get().message != message {
+                    (self.context.events)(&SyncEvent::Step(message.clone()));
+                    self.progress.state.edit().message = message;
+                }
+                Advance::AwaitConfirmation
+            }
+            Action::Wait(waiting) => {
+                (self.context.events)(&SyncEvent::Waiting(waiting.clone()));
+                self.progress.observe = Some(waiting.clone());
+                Advance::Wait(waiting)
+            }
+            Action::RunSyncFail(reason) => {
+                self.progress.timed_out |= timed_out.is_some();
+                self.progress.state.edit().failure = Some(reason);
+                self.progress.sync_fail_started = Some(self.context.cluster.now());
+                Advance::Continue
+            }
+            Action::Done(outcome) => {
+                self.progress.timed_out |=
+                    timed_out.is_some() && self.progress.state.get().failure.is_none();
+                let (phase, message) = match outcome {
+                    Outcome::Succeeded => (
+                        OperationPhase::Succeeded,
+                        crate::sync::SUCCESS_MESSAGE.to_owned(),
+                    ),
+                    Outcome::Failed { reason } => (OperationPhase::Failed, reason),
+                };
+                return self.end(phase, message).await.map(Advance::Done);
+            }
+        };
+        self.save().await?;
+        Ok(advance)
+    }
+
+    /// How long the caller may wait before the next step at most: until the current limit
+    /// passes, and never longer than the poll interval for objects that are waited on.
+    #[must_use]
+    pub fn wait_limit(&self, advance: &Advance) -> Duration {
+        let (left, _) = self.time_left();
+        match advance {
+            Advance::Wait(_) => left.min(self.context.settings.poll_interval),
+            Advance::Pause(duration) => left.min(*duration),
+            _ => left,
         }
     }
 
@@ -334,11 +417,15 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     async fn prepare(&mut self) -> Result<Option<String>, ExecuteError> {
         let cluster = self.context.cluster;
         let settings = self.context.settings;
-        if let Some(refusal) = refuse_empty_target(&self.plan, &self.prune, settings.allow_empty) {
+        if let Some(refusal) = refuse_empty_target(
+            &self.progress.plan,
+            &self.progress.prune,
+            settings.allow_empty,
+        ) {
             return Ok(Some(refusal));
         }
         let mut unserved = std::collections::BTreeSet::new();
-        for (api_version, kind) in planned_types(&self.plan) {
+        for (api_version, kind) in planned_types(&self.progress.plan) {
             let served = cluster.served(&api_version, &kind).await.map_err(|error| {
                 ExecuteError::Observe {
                     what: format!("resource type {kind} in {api_version}"),
@@ -349,7 +436,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 unserved.insert((api_version, kind));
             }
         }
-        let failures = preflight_failures(&self.plan, &unserved, &settings.sync_options);
+        let failures = preflight_failures(&self.progress.plan, &unserved, &settings.sync_options);
         if !failures.is_empty() {
             let now = Time(cluster.now());
             let names: Vec<String> = failures
@@ -360,7 +447,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 let mut record = ResourceResult::for_task(task, ResultStatus::SyncFailed);
                 record.message = message;
                 record.finished_at = Some(now.clone());
-                self.state.edit().resources.push(record);
+                self.progress.state.edit().resources.push(record);
             }
             return Ok(Some(format!(
                 "nothing was written: the server does not serve the kind of {}",
@@ -368,20 +455,22 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             )));
         }
         let tasks: Vec<&SyncTask> = self
+            .progress
             .plan
             .tasks
             .iter()
             .filter(|task| task.phase != SyncPhase::SyncFail)
             .collect();
-        let verdicts = dry_run_tasks(cluster, &self.plan, tasks, settings).await;
+        let verdicts = dry_run_tasks(cluster, &self.progress.plan, tasks, settings).await;
         let (records, failure) = rejections(&verdicts, &Time(cluster.now()));
-        self.deferred = deferred(&verdicts);
-        self.state.edit().resources.extend(records);
+        self.progress.deferred = deferred(&verdicts);
+        self.progress.state.edit().resources.extend(records);
         if let Some(failure) = failure {
             return Ok(Some(format!("nothing was written: {failure}")));
         }
         let namespace = settings.destination_namespace.as_deref();
-        let Some(key) = namespace_to_create(&self.plan, &settings.sync_options, namespace) else {
+        let Some(key) = namespace_to_create(&self.progress.plan, &settings.sync_options, namespace)
+        else {
             return Ok(None);
         };
         let existing = cluster
@@ -418,7 +507,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 ))
             }
         };
-        self.state.edit().resources.push(record);
+        self.progress.state.edit().resources.push(record);
         Ok(failure)
     }
 
@@ -431,9 +520,9 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     /// The time left before the current limit passes, and that limit.
     fn time_left(&self) -> (Duration, Duration) {
         let settings = self.context.settings;
-        let (since, limit) = match self.sync_fail_started {
+        let (since, limit) = match self.progress.sync_fail_started {
             Some(since) => (since, settings.sync_fail_timeout),
-            None => (self.started, settings.timeout),
+            None => (self.progress.started, settings.timeout),
         };
         let elapsed = self.context.cluster.now().duration_since(since);
         let elapsed = Duration::try_from(elapsed).unwrap_or_default();
@@ -443,14 +532,14 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     /// Dry-runs the objects of a batch whose check waited for their wave; true when the server
     /// accepted them all (the operation has failed otherwise, and the batch is not written).
     async fn check_deferred(&mut self, tasks: &[usize]) -> bool {
-        if self.deferred.is_empty() {
+        if self.progress.deferred.is_empty() {
             return true;
         }
-        let plan = &self.plan;
+        let plan = &self.progress.plan;
         let waiting: Vec<&SyncTask> = tasks
             .iter()
             .map(|&index| &plan.tasks[index])
-            .filter(|task| self.deferred.contains(&task.key))
+            .filter(|task| self.progress.deferred.contains(&task.key))
             .collect();
         if waiting.is_empty() {
             return true;
@@ -460,15 +549,15 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         // Checked once: an object still waiting for its kind (a CRD of this very batch) is
         // written as before and fails on its own if the kind never comes.
         for (task, _) in &verdicts {
-            self.deferred.remove(&task.key);
+            self.progress.deferred.remove(&task.key);
         }
         let (records, failure) = rejections(&verdicts, &Time(cluster.now()));
-        self.state.edit().resources.extend(records);
+        self.progress.state.edit().resources.extend(records);
         let Some(failure) = failure else {
             return true;
         };
-        self.state.edit().failure = Some(failure);
-        self.sync_fail_started = Some(self.context.cluster.now());
+        self.progress.state.edit().failure = Some(failure);
+        self.progress.sync_fail_started = Some(self.context.cluster.now());
         false
     }
 
@@ -478,16 +567,17 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         }
         let settings = self.context.settings;
         let new_wave = self
+            .progress
             .last_batch
             .is_some_and(|last| (last.phase, last.wave) != (batch.phase, batch.wave));
         if new_wave && !settings.wave_delay.is_zero() {
             self.context.cluster.sleep(settings.wave_delay).await;
         }
-        self.last_batch = Some(batch);
+        self.progress.last_batch = Some(batch);
         let started = Time(self.context.cluster.now());
         let cluster = self.context.cluster;
         let app = self.context.app;
-        let tasks = tasks.iter().map(|&index| &self.plan.tasks[index]);
+        let tasks = tasks.iter().map(|&index| &self.progress.plan.tasks[index]);
         let applied: Vec<_> = futures::stream::iter(tasks.map(|task| async move {
             let object = tracked(task, app);
             let policy = WritePolicy::for_task(task, &settings.sync_options);
@@ -510,8 +600,8 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                     if let Some(live) = LiveObject::from_object(&applied.object, &settings.health) {
                         record.health = Some(live.health.status);
                         record.message = live.health.message.clone();
-                        self.seen.insert(task.key.clone(), started.0);
-                        self.live.insert(task.key.clone(), live);
+                        self.progress.seen.insert(task.key.clone(), started.0);
+                        self.progress.live.insert(task.key.clone(), live);
                     }
                     if task.hook.is_none() {
                         record.finished_at = Some(finished.clone());
@@ -532,11 +622,12 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 }
             };
             record.started_at = Some(started.clone());
-            self.state.edit().resources.push(record);
+            self.progress.state.edit().resources.push(record);
         }
     }
 
-    async fn delete_hooks(&mut self, keys: &[ObjectKey], cancel: &mut watch::Receiver<bool>) {
+    /// Deletes previous hook instances; false when one could not be deleted.
+    async fn delete_hooks(&mut self, keys: &[ObjectKey]) -> bool {
         let mut failed = false;
         for key in keys {
             match self
@@ -546,12 +637,12 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 .await
             {
                 Ok(Deleted::Requested) => {
-                    if let Some(live) = self.live.get_mut(key) {
+                    if let Some(live) = self.progress.live.get_mut(key) {
                         live.deleting = true;
                     }
                 }
                 Ok(Deleted::AlreadyGone) => {
-                    self.live.remove(key);
+                    self.progress.live.remove(key);
                 }
                 Err(error) => {
                     tracing::warn!(object = %key, %error, "cannot delete the previous hook instance");
@@ -559,10 +650,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 }
             }
         }
-        if failed {
-            self.pause(self.context.settings.poll_interval, cancel)
-                .await;
-        }
+        !failed
     }
 
     async fn finish_hooks(&mut self, hooks: Vec<FinishedHook>) {
@@ -579,6 +667,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             };
             let now = Time(self.context.cluster.now());
             let Some(index) = self
+                .progress
                 .state
                 .get()
                 .resources
@@ -587,7 +676,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             else {
                 continue;
             };
-            let record = &mut self.state.edit().resources[index];
+            let record = &mut self.progress.state.edit().resources[index];
             record.hook_phase = Some(if hook.succeeded {
                 HookPhase::Succeeded
             } else {
@@ -603,7 +692,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
             match deleted {
                 Some(Ok(_)) => {
                     record.action = Some(ResourceAction::Deleted);
-                    self.live.remove(&hook.key);
+                    self.progress.live.remove(&hook.key);
                 }
                 Some(Err(error)) => {
                     record.message = format!("{}; deleting it failed: {error}", record.message);
@@ -633,18 +722,18 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 Ok(Deleted::Requested) => {
                     record.action = Some(ResourceAction::Pruned);
                     record.message = "pruned".to_owned();
-                    if let Some(live) = self.live.get_mut(&object.key) {
+                    if let Some(live) = self.progress.live.get_mut(&object.key) {
                         live.deleting = true;
                     }
                 }
                 Ok(Deleted::AlreadyGone) => {
                     record.action = Some(ResourceAction::Pruned);
                     record.message = "already gone".to_owned();
-                    self.live.remove(&object.key);
+                    self.progress.live.remove(&object.key);
                 }
                 Err(error) => record.message = error.to_string(),
             }
-            self.state.edit().resources.push(record);
+            self.progress.state.edit().resources.push(record);
         }
     }
 
@@ -661,7 +750,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 }
             };
             let Some(object) = object else {
-                self.live.remove(&key);
+                self.progress.live.remove(&key);
                 continue;
             };
             let Some(mut live) = LiveObject::from_object(&object, &self.context.settings.health)
@@ -674,7 +763,7 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                     Err(error) => tracing::debug!(object = %key, %error, "cannot list pods"),
                 }
             }
-            let resources = &self.state.get().resources;
+            let resources = &self.progress.state.get().resources;
             let changed = resources.iter().rposition(|r| {
                 r.key() == key
                     && r.hook_phase != Some(HookPhase::Succeeded)
@@ -685,11 +774,11 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
                 record.health != Some(live.health.status) || record.message != live.health.message
             });
             if let Some(index) = changed {
-                let record = &mut self.state.edit().resources[index];
+                let record = &mut self.progress.state.edit().resources[index];
                 record.health = Some(live.health.status);
                 record.message = live.health.message.clone();
             }
-            self.live.insert(key, live);
+            self.progress.live.insert(key, live);
         }
     }
 
@@ -709,14 +798,14 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         .await;
         for (key, result) in &read {
             if result.is_ok() {
-                self.seen.insert(key.clone(), at);
+                self.progress.seen.insert(key.clone(), at);
             }
         }
         read
     }
 
     /// Sleeps on the cluster's clock; a terminate request cuts it short.
-    async fn pause(&self, duration: Duration, cancel: &mut watch::Receiver<bool>) {
+    pub async fn pause(&self, duration: Duration, cancel: &mut watch::Receiver<bool>) {
         tokio::select! {
             () = self.context.cluster.sleep(duration) => {}
             Ok(()) = cancel.changed() => {}
@@ -726,12 +815,12 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
     /// Waits before polling the objects `waiting` is blocked on (see
     /// [`ClusterApi::wait_for_change`]), at most until the current limit; a terminate request
     /// cuts it short. Objects never read are polled after one interval.
-    async fn wait_for_change(&self, waiting: &Waiting, cancel: &mut watch::Receiver<bool>) {
+    pub async fn wait_for_change(&self, waiting: &Waiting, cancel: &mut watch::Receiver<bool>) {
         let interval = self.context.settings.poll_interval;
         let keys: Vec<ObjectKey> = waiting.on.iter().map(|b| b.key.clone()).collect();
         let since = keys
             .iter()
-            .map(|key| self.seen.get(key).copied())
+            .map(|key| self.progress.seen.get(key).copied())
             .collect::<Option<Vec<Timestamp>>>()
             .and_then(|seen| seen.into_iter().min());
         let Some(since) = since else {
@@ -744,45 +833,36 @@ impl<'c, C: ClusterApi, S: OperationStore> Operation<'c, C, S> {
         }
     }
 
-    async fn terminate(self) -> Result<Attempt, ExecuteError> {
-        let message = match &self.last_batch {
+    async fn terminate(&mut self) -> Result<Attempt, ExecuteError> {
+        let message = match &self.progress.last_batch {
             Some(batch) => format!("terminated by request during {batch}"),
             None => "terminated by request".to_owned(),
         };
         self.end(OperationPhase::Terminated, message).await
     }
 
-    /// Stops the attempt where it stands, the operation left Running (to be resumed).
-    async fn hold(mut self) -> Result<Attempt, ExecuteError> {
-        self.save().await?;
-        Ok(Attempt {
-            state: self.state.into_inner(),
-            timed_out: false,
-        })
-    }
-
     async fn end(
-        mut self,
+        &mut self,
         phase: OperationPhase,
         message: String,
     ) -> Result<Attempt, ExecuteError> {
         let now = Time(self.context.cluster.now());
-        let state = self.state.edit();
+        let state = self.progress.state.edit();
         state.phase = phase;
         state.message = message;
         state.finished_at = Some(now);
         (self.context.events)(&SyncEvent::Finished(phase));
         self.save().await?;
         Ok(Attempt {
-            state: self.state.into_inner(),
-            timed_out: self.timed_out,
+            state: self.progress.state.get().clone(),
+            timed_out: self.progress.timed_out,
         })
     }
 
     /// Stores the state when a step changed it since the last write.
     async fn save(&mut self) -> Result<(), ExecuteError> {
-        if self.state.take_edited() {
-            self.context.store.save(self.state.get()).await?;
+        if self.progress.state.take_edited() {
+            self.context.store.save(self.progress.state.get()).await?;
         }
         Ok(())
     }
