@@ -1,7 +1,8 @@
 //! One [`KubeCluster`] per destination cluster, created on first use and reused (with its
 //! discovered resource types) until its cluster Secret's connection settings change. The
 //! controller's own cluster is reached through its own client; remote ones through clients made
-//! by the same [`Connect`] (the controller's adds its leader write gate).
+//! by the same [`Connect`] (the controller's adds its leader write gate). Every cluster announces
+//! changes of its tracked objects to one channel ([`ClusterClients::touched`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,7 @@ use super::connection::{ClusterConfig, ConnectionError};
 use super::destination::{DestinationError, Target, resolve};
 use super::kube_cluster::KubeCluster;
 use super::live_inventory::LiveInventoryError;
+use super::tracked_cache::Touched;
 use super::watched_secrets::WatchedSecrets;
 
 /// A destination that cannot be reached.
@@ -42,19 +44,31 @@ pub struct ClusterClients {
     local: Arc<KubeCluster>,
     connect: Connect,
     remote: Mutex<BTreeMap<String, (ClusterConfig, Arc<KubeCluster>)>>,
+    touched: Touched,
 }
+
+/// How many announcements of changed objects wait for a slow subscriber before it lags.
+const TOUCHED_CAPACITY: usize = 4096;
 
 impl ClusterClients {
     /// Clients for destinations registered in `namespace`, with `client` for the controller's
     /// own cluster and `connect` making the others.
     #[must_use]
     pub fn new(client: Client, namespace: &str, connect: Connect) -> Self {
+        let (touched, _) = tokio::sync::broadcast::channel(TOUCHED_CAPACITY);
         Self {
             secrets: WatchedSecrets::new(client.clone(), namespace),
-            local: Arc::new(KubeCluster::new(client)),
+            local: Arc::new(KubeCluster::announcing(client, touched.clone())),
             connect,
             remote: Mutex::default(),
+            touched,
         }
+    }
+
+    /// The tracking ids of tracked objects that change from now on, in every cluster used.
+    #[must_use]
+    pub fn touched(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.touched.subscribe()
     }
 
     /// The cluster `destination` names (from the watched cluster Secrets, so a changed Secret
@@ -79,7 +93,7 @@ impl ClusterClients {
                 server: server.clone(),
                 message: e.to_string(),
             })?;
-        let cluster = Arc::new(KubeCluster::new(client));
+        let cluster = Arc::new(KubeCluster::announcing(client, self.touched.clone()));
         if let Ok(mut remote) = self.remote.lock() {
             remote.insert(server, (config, Arc::clone(&cluster)));
         }

@@ -22,7 +22,7 @@ use super::api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
 use super::resource_types::{ResourceType, ResourceTypes};
-use super::tracked_cache::TrackedCache;
+use super::tracked_cache::{Touched, TrackedCache};
 use crate::sync::FIELD_MANAGER;
 
 /// A cluster reached through a kubeconfig.
@@ -42,6 +42,16 @@ impl KubeCluster {
             types: ResourceTypes::default(),
             counter: RequestCounter::default(),
             tracked: TrackedCache::default(),
+        }
+    }
+
+    /// Wraps an existing client; changes of tracked objects are announced to `touched` (see
+    /// [`TrackedCache`]).
+    #[must_use]
+    pub fn announcing(client: Client, touched: Touched) -> Self {
+        Self {
+            tracked: TrackedCache::announcing(touched),
+            ..Self::new(client)
         }
     }
 

@@ -21,6 +21,10 @@
 //!   ago may still be listed, which makes its readers delete it again or wait, never lose it.
 //!
 //! One Application's objects are found through an index ([`TrackedObjects`]), not by a scan.
+//!
+//! Every change a watch sees to a tracked object is also announced, as the object's tracking id,
+//! to the subscribers of the cache's [`Touched`] channel: the controller wakes a sync waiting on
+//! that object from it instead of polling.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -55,6 +59,11 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(60);
 /// A resource type by group and kind (the version is the server's preferred one).
 type TypeId = (String, String);
 
+/// Where the tracking ids of changed tracked objects are announced (shared by the caches of
+/// every cluster the controller uses); a subscriber that lags loses announcements, not the
+/// objects' state.
+pub type Touched = tokio::sync::broadcast::Sender<String>;
+
 /// The tracked objects of one cluster; see the module documentation.
 #[derive(Default)]
 pub struct TrackedCache {
@@ -69,6 +78,7 @@ struct Shared {
     types: Mutex<BTreeMap<TypeId, Watched>>,
     /// Bumped whenever a type lists or fails, for readers waiting on the first lists.
     changed: watch::Sender<u64>,
+    touched: Option<Touched>,
 }
 
 /// One watched type.
@@ -90,6 +100,18 @@ impl Drop for TrackedCache {
 }
 
 impl TrackedCache {
+    /// A cache that announces changed tracked objects to `touched`.
+    #[must_use]
+    pub fn announcing(touched: Touched) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                touched: Some(touched),
+                ..Shared::default()
+            }),
+            discovered: tokio::sync::Mutex::default(),
+        }
+    }
+
     /// The tracked objects (`apiVersion`, `kind`, `metadata`) whose tracking id starts with
     /// `<app>:` (every tracked object for `None`). `kinds` are the kinds the caller expects to
     /// exist (group, kind); one that is not watched yet makes the types be discovered again.
@@ -332,10 +354,12 @@ async fn watch_type(
             }
             Ok(Event::Apply(meta)) => {
                 let (object_id, object) = as_value(meta);
+                announce(shared.touched.as_ref(), &object);
                 watched.apply(object_id, &object);
             }
             Ok(Event::Delete(meta)) => {
                 let (object_id, object) = as_value(meta);
+                announce(shared.touched.as_ref(), &object);
                 watched.delete(&object_id, resource_version(&object));
             }
             Err(error) => {
@@ -348,6 +372,14 @@ async fn watch_type(
                 }
             }
         }
+    }
+}
+
+/// Announces a changed object's tracking id, if it has one and someone listens.
+fn announce(touched: Option<&Touched>, object: &Value) {
+    let id = tracking_id(object);
+    if let Some(touched) = touched.filter(|t| !id.is_empty() && t.receiver_count() > 0) {
+        let _ = touched.send(id.to_owned());
     }
 }
 

@@ -38,8 +38,9 @@ use super::application::status::{condition_patch, operation_patch, status_patch,
 use super::appset_reconciler::retry_delay;
 use super::events::{EventPublisher, EventReason};
 use super::metrics::{Metrics, Reconciler};
+use super::running_syncs::{Parked, RunningSyncs};
 use super::status_store::StatusStore;
-use super::sync_job::{JobPlan, SyncJob};
+use super::sync_job::{JobPlan, JobStep, SyncJob};
 use crate::api::application::{
     ApplicationConditionType, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
@@ -55,7 +56,9 @@ use crate::cluster::watched_customizations::{
 use crate::customizations::Customizations;
 use crate::manifest::{DirectoryOptions, ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
-use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, approved_since, begin};
+use crate::sync::execute::{
+    ExecuteError, ExecuteSettings, OperationStore, SyncRun, approved_since, begin,
+};
 use crate::sync::{LiveObject, OperationState, SyncPlan};
 
 /// How many live objects are read at once while comparing.
@@ -88,6 +91,8 @@ pub struct ApplicationContext {
     /// compares used (when they change, every Application is compared again).
     customizations: WatchedCustomizations,
     compared_customizations: Mutex<Customizations>,
+    /// The operations running between two of their steps.
+    runs: RunningSyncs,
 }
 
 impl ApplicationContext {
@@ -120,6 +125,7 @@ impl ApplicationContext {
             failures: Mutex::default(),
             compared: Mutex::default(),
             compared_customizations: Mutex::default(),
+            runs: RunningSyncs::default(),
         }
     }
 
@@ -183,7 +189,6 @@ impl ApplicationContext {
 /// resumed by the next leader).
 struct Run {
     ctx: Arc<ApplicationContext>,
-    store: Store<Application>,
     appsets: Store<ApplicationSet>,
     stopping: watch::Receiver<bool>,
 }
@@ -282,6 +287,13 @@ async fn timed_reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action,
 /// Reconciles one Application.
 async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
     let ctx = &run.ctx;
+    if let Some(parked) = ctx.runs.take(&app.uid().unwrap_or_default()) {
+        let Parked {
+            job, run: sync_run, ..
+        } = parked;
+        let stepped = continue_operation(&run, &app, job, Some(sync_run)).await;
+        return reporting_sync_failure(ctx, &app, stepped).await;
+    }
     if app.metadata.deletion_timestamp.is_some() {
         ctx.remember_compare(app.name_any(), None);
         return delete_resources(&run, &app).await;
@@ -330,17 +342,65 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
         return Ok(Action::requeue(ctx.resync));
     };
     let synced = sync(ctx, &app, &observed, trigger, &run).await;
-    let failure = synced.as_ref().err().map(ToString::to_string);
-    report(
-        ctx,
-        &app,
-        ApplicationConditionType::SyncError,
-        failure.as_deref(),
-    )
-    .await?;
-    synced?;
-    // Compare again at once: the status should show the sync's result.
-    Ok(Action::requeue(Duration::from_millis(200)))
+    reporting_sync_failure(ctx, &app, synced).await
+}
+
+/// `stepped`, with a failure reported as the `SyncError` condition.
+async fn reporting_sync_failure(
+    ctx: &ApplicationContext,
+    app: &Application,
+    stepped: Result<Action, ApplicationError>,
+) -> Result<Action, ApplicationError> {
+    if let Err(error) = &stepped {
+        let message = error.to_string();
+        report(
+            ctx,
+            app,
+            ApplicationConditionType::SyncError,
+            Some(&message),
+        )
+        .await?;
+    }
+    stepped
+}
+
+/// Steps an operation of `app` (its parked `sync_run`, or the one in status) until it has to
+/// wait — then parks it and comes back after the wait's limit, or when an object it waits on
+/// changes — or ends: a sync's end is recorded, and the Application compared again at once.
+async fn continue_operation(
+    run: &Run,
+    app: &Application,
+    job: SyncJob,
+    sync_run: Option<SyncRun>,
+) -> Result<Action, ApplicationError> {
+    let ctx = &run.ctx;
+    let name = app.name_any();
+    let plan = job.plan;
+    match job.step(sync_run, app, &run.stopping).await {
+        Ok(JobStep::Parked(parked, after)) => {
+            ctx.runs
+                .park(&app.uid().unwrap_or_default(), &name, *parked);
+            Ok(Action::requeue(after))
+        }
+        Ok(JobStep::Stopped) => {
+            tracing::info!(app = %name, "stopping during an operation; the next leader resumes it");
+            Ok(Action::await_change())
+        }
+        Ok(JobStep::Done(state)) => {
+            if plan == JobPlan::Sync {
+                finish(ctx, app, &state).await?;
+                report(ctx, app, ApplicationConditionType::SyncError, None).await?;
+            }
+            // Compare (or take the next deletion step) at once: the status shows the result.
+            Ok(Action::requeue(Duration::from_millis(200)))
+        }
+        Err(error) => {
+            if plan == JobPlan::Sync {
+                publish(ctx, app, EventReason::SyncFailed, error.to_string()).await;
+            }
+            Err(ApplicationError::Sync { app: name, error })
+        }
+    }
 }
 
 /// Whether comparing the Application again would find what its last compare found (Synced)
@@ -593,14 +653,14 @@ async fn gate(run: &Run, app: &Application) -> SyncGate {
     sync_gate(appset.as_deref())
 }
 
-/// Runs the sync `trigger` asks for, records history, and reports it.
+/// Starts (or resumes) the sync `trigger` asks for and steps it (see [`continue_operation`]).
 async fn sync(
     ctx: &ApplicationContext,
     app: &Application,
     observed: &Observed,
     trigger: Trigger,
     run: &Run,
-) -> Result<(), ApplicationError> {
+) -> Result<Action, ApplicationError> {
     let name = app.name_any();
     let automated = InitiatedBy {
         username: String::new(),
@@ -649,10 +709,6 @@ async fn sync(
         };
     let store =
         StatusStore::new(ctx.api(), &ctx.namespace, &name).recording_history(initiated_by.clone());
-    let sync_error = |error: ExecuteError| ApplicationError::Sync {
-        app: name.clone(),
-        error,
-    };
     if !matches!(trigger, Trigger::Resume { .. }) {
         let running = Operation {
             sync: SyncOperation {
@@ -694,7 +750,6 @@ async fn sync(
     publish(ctx, app, reason, note).await;
     let cluster = Arc::clone(&observed.cluster);
     let job = job(
-        run,
         app,
         (JobPlan::Sync, store),
         cluster,
@@ -702,18 +757,7 @@ async fn sync(
         directory,
         settings,
     );
-    let Some(state) = job.run().await else {
-        tracing::info!(app = %name, "stopping during a sync; the next leader resumes it");
-        return Ok(());
-    };
-    let state = match state {
-        Ok(state) => state,
-        Err(error) => {
-            publish(ctx, app, EventReason::SyncFailed, error.to_string()).await;
-            return Err(sync_error(error));
-        }
-    };
-    finish(ctx, app, &state).await
+    continue_operation(run, app, job, None).await
 }
 
 /// The sync settings of `app` (with the requested `operation`, if any) under the configured
@@ -755,10 +799,8 @@ async fn store_new_operation(
         })
 }
 
-/// An operation of the engine for `app` from `manifests`, run under this controller run and
-/// stored in its status by `store`.
+/// An operation of the engine for `app` from `manifests`, stored in its status by `store`.
 fn job(
-    run: &Run,
     app: &Application,
     (plan, store): (JobPlan, StatusStore),
     cluster: Arc<KubeCluster>,
@@ -776,9 +818,6 @@ fn job(
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
-        stopping: run.stopping.clone(),
-        watched: run.store.clone(),
-        application: ObjectRef::from_obj(app),
     }
 }
 
@@ -1082,7 +1121,6 @@ async fn run_post_delete(
         publish(ctx, app, EventReason::SyncStarted, note).await;
     }
     let job = job(
-        run,
         app,
         (JobPlan::PostDelete, store),
         cluster,
@@ -1090,14 +1128,10 @@ async fn run_post_delete(
         directory,
         settings,
     );
-    match job.run().await {
-        None => Ok(Deletion::Continue(Action::await_change())),
-        Some(Err(error)) => Err(ApplicationError::Sync { app: name, error }),
-        // The outcome is in status.operationState, which the next step reads.
-        Some(Ok(_)) => Ok(Deletion::Continue(Action::requeue(Duration::from_millis(
-            200,
-        )))),
-    }
+    // The outcome is in status.operationState, which the next deletion step reads.
+    continue_operation(run, app, job, None)
+        .await
+        .map(Deletion::Continue)
 }
 
 /// Removes the resources finalizers, keeping any other.
@@ -1182,6 +1216,32 @@ fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<Run>) 
     Action::requeue(retry_delay(failures))
 }
 
+/// The Applications to reconcile now because an object their parked operation waits on
+/// changed (announced by the clusters' tracked-object watches); announcements a slow reader
+/// missed are covered by the operations' fallback requeue.
+fn wake_on_waited_objects(
+    ctx: &Arc<ApplicationContext>,
+) -> impl futures::Stream<Item = ObjectRef<Application>> + Send + 'static {
+    let touched = ctx.clusters.touched();
+    let ctx = Arc::clone(ctx);
+    futures::stream::unfold(touched, |mut touched| async move {
+        loop {
+            match touched.recv().await {
+                Ok(id) => return Some((id, touched)),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    })
+    .filter_map(move |id| {
+        let woken = ctx
+            .runs
+            .waiting_on(&id)
+            .map(|name| ObjectRef::new(&name).within(&ctx.namespace));
+        futures::future::ready(woken)
+    })
+}
+
 /// Runs the Application controller in `ctx.namespace` until `stop` completes: running syncs are
 /// then dropped (their operation stays Running, for the next leader to resume) and running
 /// reconciles finish.
@@ -1209,9 +1269,13 @@ pub async fn run(
     let store = controller.store();
     ctx.metrics
         .count_applications_with(Box::new(move || application_counts(&store)));
+    // Operations parked by an earlier term may have moved on under another leader: resume
+    // them from status.
+    ctx.runs.clear();
+    let wake = wake_on_waited_objects(&ctx);
+    let controller = controller.reconcile_on(wake);
     let run = Arc::new(Run {
         ctx: Arc::clone(&ctx),
-        store: controller.store(),
         appsets,
         stopping,
     });

@@ -2,6 +2,7 @@
 //! destination clusters, in one namespace while holding a Lease. The decisions live in the pure
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
 //! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
+//! [`running_syncs`],
 //! [`status_store`], [`events`], [`plugin_client`], [`decision_watches`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
 //! [`endpoint`]) and [`run`] ties them together; [`leader`] decides the election.
 
@@ -19,6 +20,7 @@ pub mod metrics;
 pub mod plugin_client;
 pub mod readiness;
 pub mod rollout;
+pub mod running_syncs;
 pub mod status_store;
 pub mod sync_job;
 

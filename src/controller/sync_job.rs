@@ -1,8 +1,8 @@
-//! One sync operation run by the controller: the engine ([`run_sync`]) against a destination
-//! cluster, storing its state in the Application's status. The engine's future borrows across
-//! its steps in ways that are not `Send` for every lifetime, so it is driven on a blocking
-//! thread with the runtime's handle; it stops (without terminating the operation, which stays
-//! Running for the next leader to resume) as soon as the controller stops, and terminates the
+//! One sync operation run by the controller: the engine's [`SyncRun`] against a destination
+//! cluster, storing its state in the Application's status, stepped until it has to wait (then
+//! parked in [`super::running_syncs::RunningSyncs`] and requeued, or woken by a change of an
+//! object it waits on) or ends. It stops (without terminating the operation, which stays
+//! Running for the next leader to resume) when the controller stops, and terminates the
 //! operation when `flotilla app terminate` asks for it, or when the Application of a sync is
 //! being deleted (its deletion then need not wait for the sync, e.g. for a pruning confirmation
 //! that will never come). The Application's `argocd.argoproj.io/deletion-approved` annotation
@@ -11,20 +11,25 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
 
 use crate::api::Application;
-
+use crate::cluster::api::ClusterApi;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::manifest::{DirectoryOptions, ValidationErrors};
 use crate::sync::execute::{
-    ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRequest, run_sync,
+    Advance, Context, ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRun,
 };
-use crate::sync::{OperationState, SyncPlan};
+use crate::sync::{OperationState, SyncPlan, tracking_id};
 
+use super::running_syncs::Parked;
 use super::status_store::{StatusStore, terminates};
+
+/// The longest a waiting operation is left alone when no change of what it waits on arrives
+/// (a kind not watched yet, a pod problem, a lagging watch).
+const WAKE_FALLBACK: Duration = Duration::from_secs(2);
 
 /// Which tasks of the source an operation runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,34 +55,31 @@ pub struct SyncJob {
     pub namespace: Option<String>,
     pub revision: Option<String>,
     pub settings: ExecuteSettings,
-    /// Becomes true when the controller stops.
-    pub stopping: watch::Receiver<bool>,
-    /// The controller's watch cache of Applications, read for terminate requests and
-    /// pruning confirmations.
-    pub watched: Store<Application>,
-    /// The Application being synced.
-    pub application: ObjectRef<Application>,
+}
+
+/// Where a job stands after a reconcile stepped it.
+pub enum JobStep {
+    /// It waits: park it, and step it again after this long at the latest.
+    Parked(Box<Parked>, Duration),
+    /// The operation ended.
+    Done(OperationState),
+    /// The controller is stopping; the operation stays Running, to be resumed.
+    Stopped,
 }
 
 impl SyncJob {
-    /// Runs the operation to its end, or None when the controller stopped first.
+    /// Steps the operation — `run`, or the one stored in status (resumed, or started when there
+    /// is none) — until it has to wait or ends. `application` is the Application as the watch
+    /// has it now (terminate requests, deletion, pruning confirmation).
     ///
     /// # Errors
-    /// See [`run_sync`]; a panicking or cancelled thread is reported as a store error.
-    pub async fn run(self) -> Option<Result<OperationState, ExecuteError>> {
-        let handle = tokio::runtime::Handle::current();
-        let app = self.app.clone();
-        tokio::task::spawn_blocking(move || handle.block_on(self.drive()))
-            .await
-            .unwrap_or_else(|error| {
-                Some(Err(ExecuteError::Store(crate::sync::execute::StoreError {
-                    location: format!("the sync of Application {app}"),
-                    message: error.to_string(),
-                })))
-            })
-    }
-
-    async fn drive(mut self) -> Option<Result<OperationState, ExecuteError>> {
+    /// See [`SyncRun::advance`].
+    pub async fn step(
+        self,
+        run: Option<SyncRun>,
+        application: &Application,
+        stopping: &watch::Receiver<bool>,
+    ) -> Result<JobStep, ExecuteError> {
         let plan_source = |operation_id: &str| -> Result<SyncPlan, ValidationErrors> {
             let plan = SyncPlan::load(
                 &self.root,
@@ -90,61 +92,52 @@ impl SyncJob {
                 JobPlan::PostDelete => plan.post_delete_plan(),
             })
         };
-        let current = self.watched.get(&self.application);
-        let (approve, approved) = watch::channel(current.and_then(|app| app.deletion_approved()));
-        let request = SyncRequest {
-            app: &self.app,
-            revision: self.revision.as_deref(),
-            dry_run: false,
-            prune_confirmation: PruneConfirmation::Watched(&approved),
-        };
-        let (terminate, cancel) = watch::channel(false);
+        let (_approve, approved) = watch::channel(application.deletion_approved());
+        let deleted =
+            self.plan == JobPlan::Sync && application.metadata.deletion_timestamp.is_some();
+        let cancelled = terminates(application) || deleted;
         let app = self.app.clone();
         let log = move |event: &SyncEvent| tracing::debug!(app = %app, "{event:?}");
-        let sync = run_sync(
-            self.cluster.as_ref(),
-            &self.store,
-            &plan_source,
-            &request,
-            &self.settings,
-            cancel,
-            &log,
-        );
-        tokio::select! {
-            state = sync => Some(state),
-            _ = self.stopping.wait_for(|stopping| *stopping) => None,
-            () = watch_requests(self.plan, &self.watched, &self.application, &terminate, &approve) => None,
-        }
-    }
-}
-
-/// Checks the watch cache for `flotilla app terminate` or the deletion of the Application of a
-/// sync, telling the engine to stop (it then ends the operation Terminated), and for pruning
-/// confirmations; never completes.
-async fn watch_requests(
-    plan: JobPlan,
-    watched: &Store<Application>,
-    application: &ObjectRef<Application>,
-    terminate: &watch::Sender<bool>,
-    approve: &watch::Sender<Option<k8s_openapi::jiff::Timestamp>>,
-) {
-    loop {
-        tokio::time::sleep(REQUEST_POLL).await;
-        let Some(app) = watched.get(application) else {
-            continue;
+        let context = Context {
+            cluster: self.cluster.as_ref(),
+            store: &self.store,
+            app: &self.app,
+            settings: &self.settings,
+            events: &log,
+            confirmation: PruneConfirmation::Watched(&approved),
         };
-        approve.send_if_modified(|approved| {
-            let now = app.deletion_approved();
-            let changed = *approved != now;
-            *approved = now;
-            changed
-        });
-        let deleted = plan == JobPlan::Sync && app.metadata.deletion_timestamp.is_some();
-        if terminates(&app) || deleted {
-            terminate.send_if_modified(|asked| !std::mem::replace(asked, true));
+        let mut run = match run {
+            Some(run) => run,
+            None => {
+                let base_id = format!("{}-{}", self.app, self.cluster.now().as_millisecond());
+                SyncRun::begin(context, &plan_source, self.revision.as_deref(), &base_id).await?
+            }
+        };
+        loop {
+            if *stopping.borrow() {
+                return Ok(JobStep::Stopped);
+            }
+            let advance = run.advance(context, &plan_source, cancelled).await?;
+            let limit = run.operation(context).wait_limit(&advance);
+            let (waiting_on, after) = match advance {
+                Advance::Continue => continue,
+                Advance::Done(attempt) => return Ok(JobStep::Done(attempt.state)),
+                Advance::Wait(waiting) => (
+                    waiting
+                        .on
+                        .iter()
+                        .map(|blocker| tracking_id(&self.app, &blocker.key))
+                        .collect(),
+                    limit.min(WAKE_FALLBACK),
+                ),
+                Advance::Pause(_) | Advance::AwaitConfirmation => (Vec::new(), limit),
+            };
+            let parked = Parked {
+                job: self,
+                run,
+                waiting_on,
+            };
+            return Ok(JobStep::Parked(Box::new(parked), after));
         }
     }
 }
-
-/// How often a running sync checks for a terminate request or a pruning confirmation.
-const REQUEST_POLL: std::time::Duration = std::time::Duration::from_secs(1);

@@ -50,19 +50,24 @@ pub async fn dry_run_tasks<'p, C: ClusterApi>(
         .collect();
     created_namespaces.extend(namespace_to_create(plan, application, destination).map(|k| k.name));
     let planned_kinds = PlannedKinds::of(plan);
-    let results: Vec<_> = futures::stream::iter(tasks.into_iter().map(|task| async move {
-        let object = desired(task);
-        let policy = WritePolicy::for_task(task, application);
-        let result = if policy.replace {
-            cluster.replace(&object, true).await
-        } else {
-            cluster.apply(&object, true).await
-        };
-        (task, policy.force, result)
-    }))
-    .buffered(settings.concurrency.max(1))
-    .collect()
-    .await;
+    // Futures built in a loop, not by a closure (see the executor's writes).
+    let mut checks = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        checks.push(async move {
+            let object = desired(task);
+            let policy = WritePolicy::for_task(task, application);
+            let result = if policy.replace {
+                cluster.replace(&object, true).await
+            } else {
+                cluster.apply(&object, true).await
+            };
+            (task, policy.force, result)
+        });
+    }
+    let results: Vec<_> = futures::stream::iter(checks)
+        .buffered(settings.concurrency.max(1))
+        .collect()
+        .await;
     results
         .into_iter()
         .map(|(task, force, result)| {

@@ -397,12 +397,11 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
     }
 
     /// How long the caller may wait before the next step at most: until the current limit
-    /// passes, and never longer than the poll interval for objects that are waited on.
+    /// passes (the operation's timeout, or its SyncFail hooks'), and no longer than a pause.
     #[must_use]
     pub fn wait_limit(&self, advance: &Advance) -> Duration {
         let (left, _) = self.time_left();
         match advance {
-            Advance::Wait(_) => left.min(self.context.settings.poll_interval),
             Advance::Pause(duration) => left.min(*duration),
             _ => left,
         }
@@ -577,16 +576,22 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         let started = Time(self.context.cluster.now());
         let cluster = self.context.cluster;
         let app = self.context.app;
-        let tasks = tasks.iter().map(|&index| &self.progress.plan.tasks[index]);
-        let applied: Vec<_> = futures::stream::iter(tasks.map(|task| async move {
-            let object = tracked(task, app);
-            let policy = WritePolicy::for_task(task, &settings.sync_options);
-            let written = write_object(cluster, &task.key, &object, policy, settings).await;
-            (task, written)
-        }))
-        .buffered(settings.concurrency.max(1))
-        .collect()
-        .await;
+        // Futures built in a loop, not by a closure: a closure's borrowed argument would make
+        // the controller's reconcile future not provably `Send`.
+        let mut writes = Vec::with_capacity(tasks.len());
+        for &index in tasks {
+            let task = &self.progress.plan.tasks[index];
+            writes.push(async move {
+                let object = tracked(task, app);
+                let policy = WritePolicy::for_task(task, &settings.sync_options);
+                let written = write_object(cluster, &task.key, &object, policy, settings).await;
+                (task, written)
+            });
+        }
+        let applied: Vec<_> = futures::stream::iter(writes)
+            .buffered(settings.concurrency.max(1))
+            .collect()
+            .await;
         let finished = Time(self.context.cluster.now());
         for (task, written) in applied {
             let mut record = match written.result {
@@ -789,13 +794,14 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
     ) -> Vec<(ObjectKey, Result<Option<Value>, ClusterError>)> {
         let cluster = self.context.cluster;
         let at = cluster.now();
-        let read: Vec<_> = futures::stream::iter(
-            keys.iter()
-                .map(|key| async move { (key.clone(), cluster.get(key).await) }),
-        )
-        .buffered(self.context.settings.concurrency.max(1))
-        .collect()
-        .await;
+        let mut reads = Vec::with_capacity(keys.len());
+        for key in keys {
+            reads.push(async move { (key.clone(), cluster.get(key).await) });
+        }
+        let read: Vec<_> = futures::stream::iter(reads)
+            .buffered(self.context.settings.concurrency.max(1))
+            .collect()
+            .await;
         for (key, result) in &read {
             if result.is_ok() {
                 self.progress.seen.insert(key.clone(), at);
