@@ -11,30 +11,20 @@
 //! `SETTLE_SECS`, `WINDOW_SECS`). Builds nothing itself: run `cargo build --release --bin
 //! flotilla` first.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[path = "support/controller.rs"]
+mod harness;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use flotilla::api::{Application, ApplicationSet};
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdout(Stdio::null())
-        .status()
-        .expect("running git");
-    assert!(status.success(), "git {args:?} failed");
 }
 
 /// A git repository with `apps/app-N/configmap.yaml` for every Application.
@@ -48,20 +38,7 @@ fn repository(dir: &Path, apps: u64) {
         )
         .expect("writing a manifest");
     }
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["add", "."]);
-    git(
-        dir,
-        &[
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.com",
-            "commit",
-            "-qm",
-            "apps",
-        ],
-    );
+    harness::commit_all(dir);
 }
 
 fn application_set(namespace: &str, repo: &Path, apps: u64) -> serde_json::Value {
@@ -140,69 +117,21 @@ async fn versions(api: &Api<Application>) -> std::collections::HashMap<String, S
         .collect()
 }
 
-fn start_controller(
-    kubeconfig: &Path,
-    namespace: &str,
-    endpoint: std::net::SocketAddr,
-    log: &Path,
-) -> Child {
-    let binary = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/flotilla");
-    assert!(
-        binary.exists(),
-        "run `cargo build --release --bin flotilla` first"
-    );
-    Command::new(binary)
-        .args(["controller", "-n", namespace, "--kubeconfig"])
-        .arg(kubeconfig)
-        .arg("--metrics-addr")
-        .arg(endpoint.to_string())
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).expect("log file"))
-        .spawn()
-        .expect("starting the controller")
-}
-
 fn main() {
     let apps = env_or("APPS", 2000);
     let window = Duration::from_secs(env_or("WINDOW_SECS", 240));
     let settle = Duration::from_secs(env_or("SETTLE_SECS", 0));
-    let state = std::env::var_os("FLOTILLA_CONTROLPLANE_DIR").map_or_else(
-        || PathBuf::from("/tmp/flotilla-controlplane"),
-        PathBuf::from,
-    );
-    let kubeconfig = state.join("cluster1.kubeconfig");
+    let kubeconfig = harness::kubeconfig();
     let work = tempfile::tempdir().expect("temporary directory");
     repository(work.path(), apps);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let config = kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig"),
-            &kube::config::KubeConfigOptions::default(),
-        )
-        .await
-        .expect("kubeconfig");
-        let client = kube::Client::try_from(config).expect("client");
+        let client = harness::client(&kubeconfig).await;
         let namespace = format!("bench-controller-{}", std::process::id());
-        let ns: Namespace =
-            serde_json::from_value(serde_json::json!({"metadata": {"name": namespace}})).unwrap();
-        Api::<Namespace>::all(client.clone())
-            .create(&PostParams::default(), &ns)
-            .await
-            .expect("creating the namespace");
-        for (_, crd) in flotilla::api::crd::all() {
-            let name = crd.metadata.name.clone().unwrap();
-            Api::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>::all(client.clone())
-                .patch(&name, &PatchParams::apply("bench").force(), &Patch::Apply(&crd))
-                .await
-                .expect("installing the CRDs");
-        }
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        harness::namespace_with_crds(&client, &namespace).await;
         let log = work.path().join("controller.log");
-        let endpoint = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port");
-        let mut controller = start_controller(&kubeconfig, &namespace, endpoint, &log);
+        let endpoint = harness::free_address();
+        let mut controller = harness::start_controller(&kubeconfig, &namespace, endpoint, &log);
         let pid = controller.id();
         let appset: ApplicationSet =
             serde_json::from_value(application_set(&namespace, work.path(), apps)).unwrap();
