@@ -14,4 +14,5 @@ pub mod repo;
 pub mod rollout;
 pub mod simulate;
 pub mod sync;
+pub mod table;
 pub mod yaml;

@@ -9,7 +9,7 @@ use kube::api::ListParams;
 use crate::api::application::Application;
 use crate::api::application_set::ApplicationSet;
 use crate::api::application_set_status::{ConditionStatus, ConditionType};
-use crate::cli::table::Table;
+use crate::table::Table;
 use crate::cluster::api_error::ApiError;
 
 /// What to list.

@@ -14,7 +14,6 @@ pub mod render;
 pub mod rollout;
 pub mod simulate;
 pub mod sync;
-pub mod table;
 
 use clap::{Parser, Subcommand};
 

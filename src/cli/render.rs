@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use crate::api::document::parse_application_set;
 use crate::api::{Application, ApplicationSet};
-use crate::cli::table::Table;
+use crate::table::Table;
 use crate::cluster::inventory::StaticInventory;
 use crate::render::{Sources, render_application_set};
 use crate::repo::LocalRepos;

@@ -15,7 +15,7 @@ use crate::api::Application;
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
-use crate::cli::table::Table;
+use crate::table::Table;
 use crate::manifest::{DirectoryOptions, Resource, ValidationError, load_directory};
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};

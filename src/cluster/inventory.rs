@@ -18,6 +18,7 @@ pub enum InventoryFileError {
     #[error("{file}: {error}")]
     Secret {
         file: String,
+        #[source]
         error: ClusterSecretError,
     },
 }

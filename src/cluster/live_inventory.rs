@@ -17,15 +17,21 @@ use super::secret::{ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECR
 #[derive(Debug, thiserror::Error)]
 pub enum LiveInventoryError {
     #[error("cannot list cluster Secrets in namespace {namespace}: {error}")]
-    List { namespace: String, error: ApiError },
+    List {
+        namespace: String,
+        #[source]
+        error: ApiError,
+    },
     #[error("namespace {namespace}: {error}")]
     Secret {
         namespace: String,
+        #[source]
         error: ClusterSecretError,
     },
     #[error("namespace {namespace}: {error}")]
     Config {
         namespace: String,
+        #[source]
         error: ConnectionError,
     },
     #[error("namespace {namespace}: {message}")]

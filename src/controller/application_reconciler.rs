@@ -197,20 +197,30 @@ struct Run {
 #[derive(Debug, thiserror::Error)]
 pub enum ApplicationError {
     #[error("Application {app}: {error}")]
-    Destination { app: String, error: ClientsError },
+    Destination {
+        app: String,
+        #[source]
+        error: ClientsError,
+    },
     #[error("Application {app}: {error}")]
-    Source { app: String, error: FetchError },
+    Source {
+        app: String,
+        #[source]
+        error: FetchError,
+    },
     #[error("Application {app}: reading the source failed: {message}")]
     SourceTask { app: String, message: String },
     #[error("Application {app}: {error}")]
     Plan {
         app: String,
+        #[source]
         error: ValidationErrors,
     },
     #[error("Application {app}: reading {what}: {error}")]
     Observe {
         app: String,
         what: String,
+        #[source]
         error: ClusterError,
     },
     #[error("Application {app}: {error}")]
@@ -220,7 +230,11 @@ pub enum ApplicationError {
         error: SettingsError,
     },
     #[error("Application {app}: {error}")]
-    Sync { app: String, error: ExecuteError },
+    Sync {
+        app: String,
+        #[source]
+        error: ExecuteError,
+    },
     #[error("Application {app}: {error}")]
     Customizations {
         app: String,
@@ -231,6 +245,7 @@ pub enum ApplicationError {
     Delete {
         app: String,
         object: ObjectKey,
+        #[source]
         error: ClusterError,
     },
     #[error("Application {app}: {message}")]
@@ -239,6 +254,7 @@ pub enum ApplicationError {
     Write {
         app: String,
         what: &'static str,
+        #[source]
         error: ApiError,
     },
 }
@@ -1199,8 +1215,23 @@ async fn publish(ctx: &ApplicationContext, app: &Application, reason: EventReaso
     ctx.events.publish(&app.object_ref(&()), reason, note).await;
 }
 
-/// Requeues a failed Application with backoff.
+/// Requeues a failed Application: with backoff, unless only a person can fix the failure — an
+/// invalid spec waits for the Application to change, manifests that do not build for the next
+/// resync (a new commit may fix them) — after the failure was written to status.
 fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<Run>) -> Action {
+    match error {
+        ApplicationError::Settings { .. } => {
+            run.ctx.metrics.application_reconciled(Some(error.reason()));
+            tracing::warn!(app = %app.name_any(), reason = error.reason(), "{error}");
+            return Action::await_change();
+        }
+        ApplicationError::Plan { .. } => {
+            run.ctx.metrics.application_reconciled(Some(error.reason()));
+            tracing::warn!(app = %app.name_any(), reason = error.reason(), "{error}");
+            return Action::requeue(run.ctx.resync);
+        }
+        _ => {}
+    }
     let failures = run
         .ctx
         .failures

@@ -109,7 +109,11 @@ impl AppSetContext {
 #[derive(Debug, thiserror::Error)]
 pub enum ReconcileError {
     #[error("listing the Applications of ApplicationSet {appset}: {error}")]
-    Observe { appset: String, error: ApiError },
+    Observe {
+        appset: String,
+        #[source]
+        error: ApiError,
+    },
     #[error("reading the cluster inventory: {0}")]
     Generate(#[from] LiveInventoryError),
     #[error("{0}")]
@@ -127,19 +131,33 @@ pub enum ReconcileError {
     #[error("applying Application {application}: {error}")]
     Apply {
         application: String,
+        #[source]
         error: ApiError,
     },
     #[error("deleting Application {application}: {error}")]
     Delete {
         application: String,
+        #[source]
         error: ApiError,
     },
     #[error("writing the status of ApplicationSet {appset}: {error}")]
-    Status { appset: String, error: ApiError },
+    Status {
+        appset: String,
+        #[source]
+        error: ApiError,
+    },
     #[error("removing {REFRESH_ANNOTATION} from ApplicationSet {appset}: {error}")]
-    Refresh { appset: String, error: ApiError },
+    Refresh {
+        appset: String,
+        #[source]
+        error: ApiError,
+    },
     #[error("rollout of ApplicationSet {appset}: {error}")]
-    Rollout { appset: String, error: RolloutError },
+    Rollout {
+        appset: String,
+        #[source]
+        error: RolloutError,
+    },
 }
 
 impl ReconcileError {

@@ -25,6 +25,7 @@ pub enum RolloutError {
     Resolve {
         repo_url: String,
         revision: String,
+        #[source]
         error: GitError,
     },
     #[error("the revision task failed: {0}")]
@@ -32,6 +33,7 @@ pub enum RolloutError {
     #[error("requesting a sync of Application {application}: {error}")]
     Trigger {
         application: String,
+        #[source]
         error: ApiError,
     },
 }

@@ -11,6 +11,7 @@ pub enum NodeSimError {
         /// The node name.
         node: String,
         /// The API error, as the server said it.
+        #[source]
         error: ApiError,
     },
     /// The pod watch stream ended.

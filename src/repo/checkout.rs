@@ -29,7 +29,11 @@ pub enum CheckoutError {
     )]
     TooLarge { commit: String, bytes: u64 },
     #[error("commit {commit}: {error}")]
-    Bounds { commit: String, error: BoundsError },
+    Bounds {
+        commit: String,
+        #[source]
+        error: BoundsError,
+    },
     #[error("cannot write the files of commit {commit} to {dir}: {error}")]
     Io {
         commit: String,

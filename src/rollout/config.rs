@@ -121,7 +121,11 @@ pub enum RolloutConfigError {
     #[error("strategy.rollingSync.steps is empty: a RollingSync rollout needs at least one step")]
     NoSteps,
     #[error("step {step}: matchExpressions: {error}")]
-    Selector { step: usize, error: SelectorError },
+    Selector {
+        step: usize,
+        #[source]
+        error: SelectorError,
+    },
     #[error("step {step}: maxUpdate {value:?} {problem}")]
     MaxUpdate {
         step: usize,
@@ -129,7 +133,11 @@ pub enum RolloutConfigError {
         problem: &'static str,
     },
     #[error("step {step}: progressDeadline: {error}")]
-    StepDeadline { step: usize, error: DurationError },
+    StepDeadline {
+        step: usize,
+        #[source]
+        error: DurationError,
+    },
     #[error("rollingSync.progressDeadline: {0}")]
     RolloutDeadline(DurationError),
     #[error(

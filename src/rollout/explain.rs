@@ -13,7 +13,7 @@ use super::input::{ApplicationState, ObservedStatus, RolloutInput};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionStatus, SyncStatusCode,
 };
-use crate::cli::table::Table;
+use crate::table::Table;
 
 /// The JSON document of `explain -o json`: the ApplicationSet name and the decision.
 #[derive(Serialize)]

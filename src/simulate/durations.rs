@@ -79,6 +79,7 @@ pub enum KindDurationError {
         /// The kind it was for.
         kind: String,
         /// Why.
+        #[source]
         error: DurationError,
     },
 }

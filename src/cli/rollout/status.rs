@@ -12,7 +12,7 @@ use super::AppSetArgs;
 use crate::api::ApplicationSet;
 use crate::api::application_set_status::{ApplicationSetApplicationStatus, ConditionStatus};
 use crate::cli::connect::shutdown_signal;
-use crate::cli::table::Table;
+use crate::table::Table;
 use crate::duration::format_duration;
 
 /// How often `--watch` reads the ApplicationSet.

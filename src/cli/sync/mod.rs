@@ -18,7 +18,7 @@ use anyhow::Context;
 use tokio::sync::watch;
 
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
-use crate::cli::table::Table;
+use crate::table::Table;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::operation_configmap::ConfigMapStore;
 use crate::duration::parse_duration;

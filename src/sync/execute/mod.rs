@@ -49,6 +49,7 @@ pub enum ExecuteError {
         /// What was being read.
         what: String,
         /// Why it failed.
+        #[source]
         error: ClusterError,
     },
 }
