@@ -12,5 +12,6 @@ pub mod render;
 pub mod repo;
 pub mod rollout;
 pub mod simulate;
+pub mod source;
 pub mod sync;
 pub mod yaml;

@@ -53,8 +53,9 @@ use crate::cluster::watched_health_checks::{
     DEFAULT_CONFIG_MAP, HealthConfigError, WatchedHealthChecks,
 };
 use crate::health::HealthChecks;
-use crate::manifest::{DirectoryOptions, ObjectKey, ValidationErrors};
+use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
+use crate::source::SourceOptions;
 use crate::sync::execute::{ExecuteError, ExecuteSettings, OperationStore, approved_since, begin};
 use crate::sync::{LiveObject, OperationState, SyncPlan};
 
@@ -380,9 +381,15 @@ async fn observe(
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
     let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
+    let source = SourceOptions::of(
+        &app.spec.source,
+        app.spec.source.directory_options(),
+        &name,
+        app.spec.destination.namespace.as_deref(),
+    );
     let plan = SyncPlan::load(
         &manifests.root,
-        &app.spec.source.directory_options(),
+        &source,
         app.spec.destination.namespace.as_deref(),
         "compare",
     )
@@ -627,7 +634,7 @@ async fn sync(
     };
     let SyncSettings {
         execute: settings,
-        directory,
+        source,
         ignored_options,
     } = settings_of(ctx, app, operation, &observed.health).map_err(|error| {
         ApplicationError::Settings {
@@ -697,7 +704,7 @@ async fn sync(
         (JobPlan::Sync, store),
         cluster,
         &manifests,
-        directory,
+        source,
         settings,
     );
     let Some(state) = job.run().await else {
@@ -764,7 +771,7 @@ fn job(
     (plan, store): (JobPlan, StatusStore),
     cluster: Arc<KubeCluster>,
     manifests: &Manifests,
-    directory: DirectoryOptions,
+    source: SourceOptions,
     settings: ExecuteSettings,
 ) -> SyncJob {
     SyncJob {
@@ -773,7 +780,7 @@ fn job(
         store,
         app: instance_name(app),
         root: manifests.root.clone(),
-        options: directory,
+        options: source,
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
@@ -1052,7 +1059,7 @@ async fn run_post_delete(
     let manifests = manifests(ctx, app, &revision).await?;
     let SyncSettings {
         execute: mut settings,
-        directory,
+        source,
         ..
     } = settings_of(ctx, app, None, &ctx.health_checks(app).await?).map_err(|error| {
         ApplicationError::Settings {
@@ -1063,7 +1070,7 @@ async fn run_post_delete(
     (settings.prune, settings.retry) = (false, None);
     let plan = SyncPlan::load(
         &manifests.root,
-        &directory,
+        &source,
         settings.destination_namespace.as_deref(),
         &id,
     )
@@ -1088,7 +1095,7 @@ async fn run_post_delete(
         (JobPlan::PostDelete, store),
         cluster,
         &manifests,
-        directory,
+        source,
         settings,
     );
     match job.run().await {

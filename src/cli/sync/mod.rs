@@ -113,7 +113,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     };
     let SyncSettings {
         execute: settings,
-        directory: options,
+        source: options,
         ignored_options,
     } = source.settings(&overrides, &process)?;
     for option in ignored_options {
