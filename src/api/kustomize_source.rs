@@ -53,7 +53,7 @@ pub struct KustomizeSource {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(schema_with = "flotilla_generators::spec::preserve_unknown_fields_list")]
     pub patches: Vec<serde_json::Value>,
-    /// Components, relative to the source path.
+    /// Components, relative to the source path (they may sit beside it: `../components/x`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub components: Vec<String>,
     /// The kustomize version to use (accepted; Flotilla runs the one it was given).

@@ -164,8 +164,15 @@ pub fn overlay(
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let component = inside(root, c, &format!("kustomize.components[{i}]"))?;
-                Ok(json!(relative_to(&component, home)))
+                // Components are kustomization directories that usually sit beside the
+                // overlay (`../../components/x`): kustomize itself reads only those.
+                if Path::new(c).is_absolute() || c.contains("://") || c.is_empty() {
+                    return Err(field(
+                        format!("kustomize.components[{i}]"),
+                        format!("{c:?} must be a relative path"),
+                    ));
+                }
+                Ok(json!(relative_to(&root.join(c), home)))
             })
             .collect::<Result<Vec<_>, _>>()?;
         set("components", components.into());
@@ -307,7 +314,7 @@ mod tests {
             label_without_selector: true,
             common_annotations: BTreeMap::from([("owner".into(), "${ARGOCD_APP_NAME}".into())]),
             common_annotations_envsubst: true,
-            components: vec!["../c".into()],
+            components: vec!["/c".into()],
             ..KustomizeSource::default()
         };
         let error = overlay(
@@ -323,7 +330,7 @@ mod tests {
             "{error}"
         );
         let overrides = KustomizeSource {
-            components: vec!["components/ha".into()],
+            components: vec!["../components/ha".into()],
             patches: vec![json!({"path": "patch.yaml", "target": {"kind": "Deployment"}})],
             ..overrides
         };
@@ -348,7 +355,7 @@ mod tests {
                 "replicas": [{"name": "api", "count": 3}],
                 "labels": [{"pairs": {"tier": "backend"}, "includeSelectors": false}],
                 "commonAnnotations": {"owner": "backend"},
-                "components": [up(&root.path().join("components/ha"))],
+                "components": [up(&root.path().join("../components/ha"))],
                 "patches": [{"patch": "- op: add\n", "target": {"kind": "Deployment"}}],
             })
         );
