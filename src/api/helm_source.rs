@@ -60,7 +60,7 @@ pub struct HelmSource {
 #[serde(rename_all = "camelCase")]
 pub struct HelmParameter {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub value: String,
     /// Keep the value a string (`--set-string`) rather than let Helm infer its type.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
