@@ -2,8 +2,11 @@
 //! (tests/tools/install.sh installs them; found through FLOTILLA_HELM and FLOTILLA_KUBECTL, else
 //! PATH), offline: every `source.helm` option reaches the chart, hooks map as Argo CD's, the
 //! Application-level Kustomize overrides apply without touching the repository, tool failures
-//! name the Application, the tool, the command and its stderr, and `flotilla plan` and
-//! `flotilla version` show the tools.
+//! name the Application, the tool, the command and its stderr, `flotilla plan` and
+//! `flotilla version` show the tools, and a chart repository served on loopback resolves a
+//! version range.
+
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,10 +15,13 @@ use std::process::Command;
 use flotilla::api::helm_source::{HelmFileParameter, HelmParameter, HelmSource};
 use flotilla::api::kustomize_source::{KustomizeReplica, KustomizeSource};
 use flotilla::manifest::Resource;
+use flotilla::repo::LocalRepos;
+use flotilla::repo::cache::RepoCache;
 use flotilla::source::{SourceOptions, generate};
 use flotilla::sync::{HookType, SyncPhase, SyncPlan};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
+use support::chart_repository::ChartRepository;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sources")
@@ -354,4 +360,31 @@ fn plan_shows_the_tool_of_each_object_and_version_the_tools() {
         ),
         "{out}"
     );
+}
+
+#[test]
+fn a_chart_repository_serves_the_newest_version_in_range() {
+    let repository = ChartRepository::start(&["0.1.0", "0.1.3", "0.2.0"]);
+    let url = repository.server.url();
+    let cache = tempfile::tempdir().unwrap();
+    let repos = RepoCache::new(cache.path(), LocalRepos::default());
+    for (range, expected) in [("~0.1", "0.1.3"), ("0.1.0", "0.1.0"), ("", "0.2.0")] {
+        let manifests = repos.chart(&url, "db", range).unwrap();
+        assert_eq!(manifests.revision.as_deref(), Some(expected), "{range:?}");
+        let resources = objects(&manifests.root, &options(None, None));
+        find(&resources, "StatefulSet", "orders-db");
+    }
+    let error = repos.chart(&url, "db", ">=1.0").unwrap_err().to_string();
+    assert!(
+        error.starts_with(&format!(
+            "chart repository {url}: chart \"db\" at \">=1.0\": `"
+        )),
+        "{error}"
+    );
+    assert!(
+        error.contains("chart \"db\" version \">=1.0\" not found"),
+        "helm's stderr: {error}"
+    );
+    let error = repos.chart(&url, "cache", "").unwrap_err().to_string();
+    assert!(error.contains("chart \"cache\" not found"), "{error}");
 }

@@ -4,12 +4,11 @@
 //! Application deploys the chart with a release name, a values file and a parameter, another the
 //! overlay with Application-level namePrefix, images and commonLabels. The hook runs (and
 //! succeeds) before the StatefulSet is created, and the keep-policy Secret survives the
-//! deletion of its Application. The real helm and kubectl come from FLOTILLA_HELM and
+//! deletion of its Application. A third Application deploys the chart from a chart repository
+//! served on loopback, at the newest version of a range. The real helm and kubectl come from FLOTILLA_HELM and
 //! FLOTILLA_KUBECTL (tests/tools/install.sh), else PATH.
 
 mod controller_support;
-#[path = "support/fixture_dir.rs"]
-mod fixture_dir;
 mod support;
 
 use std::path::Path;
@@ -24,7 +23,8 @@ use kube::api::DeleteParams;
 use serde_json::json;
 
 use controller_support::{setup, start};
-use fixture_dir::copy_dir;
+use support::chart_repository::ChartRepository;
+use support::fixture_dir::copy_dir;
 use support::git_remote::{GitDaemon, Remote};
 use support::{apply, eventually, object, wait_until};
 
@@ -218,5 +218,40 @@ async fn a_chart_and_an_overlay_deploy_through_the_controller() {
         .get("orders-credentials")
         .await
         .expect("helm.sh/resource-policy: keep survives the deletion");
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn a_chart_of_a_chart_repository_deploys_at_the_newest_version_in_range() {
+    let repository = ChartRepository::start(&["0.1.0", "0.1.3", "0.2.0"]);
+    let ns = setup("chart-repo").await;
+    support::require_node_sim(&ns.client, 1).await;
+    let apps: Api<Application> = ns.api();
+    let mut cache = application(
+        "cache",
+        &ns.name,
+        &repository.server.url(),
+        "",
+        json!({"chart": "db", "targetRevision": "~0.1", "helm": {"values": "greeting: hej"}}),
+    );
+    cache.spec.source.path.clear();
+    apply(&apps, &cache).await;
+    let controller = start(&ns, "chart-repo");
+    let synced = synced(&apps, "cache").await;
+    let sync = synced.status.and_then(|s| s.sync).expect("a sync status");
+    assert_eq!(sync.revision, "0.1.3", "the newest version in range");
+    let config = ns
+        .api::<ConfigMap>()
+        .get("cache-config")
+        .await
+        .expect("the release of the Application's name");
+    assert_eq!(
+        config
+            .data
+            .unwrap_or_default()
+            .get("greeting")
+            .map(String::as_str),
+        Some("hej")
+    );
     controller.stop().await;
 }

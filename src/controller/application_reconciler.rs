@@ -514,13 +514,19 @@ async fn manifests(
         revision.to_owned()
     };
     let repos = Arc::clone(&ctx.repos);
-    tokio::task::spawn_blocking(move || repos.manifests(&source.repo_url, &revision, &source.path))
-        .await
-        .map_err(|error| ApplicationError::SourceTask {
-            app: name.clone(),
-            message: error.to_string(),
-        })?
-        .map_err(|error| ApplicationError::Source { app: name, error })
+    tokio::task::spawn_blocking(move || {
+        if source.chart.is_empty() {
+            repos.manifests(&source.repo_url, &revision, &source.path)
+        } else {
+            repos.chart(&source.repo_url, &source.chart, &revision)
+        }
+    })
+    .await
+    .map_err(|error| ApplicationError::SourceTask {
+        app: name.clone(),
+        message: error.to_string(),
+    })?
+    .map_err(|error| ApplicationError::Source { app: name, error })
 }
 
 /// Writes sync, health, resources and conditions when they changed (or are stale); the

@@ -47,6 +47,15 @@ pub enum FetchError {
         revision: String,
         error: BoundsError,
     },
+    /// A chart of a Helm chart repository could not be fetched.
+    #[error("chart repository {url}: chart {chart:?} at {version:?}: {error}")]
+    Chart {
+        url: String,
+        chart: String,
+        version: String,
+        #[source]
+        error: Box<crate::source::SourceError>,
+    },
     #[error("repository {url}: cannot use the cache directory {dir}: {error}")]
     Cache {
         url: String,
@@ -107,6 +116,33 @@ impl RepoCache {
     pub fn with_fetch_reuse(mut self, reuse: Duration) -> Self {
         self.fetch_reuse = reuse;
         self
+    }
+
+    /// The chart `chart` of the Helm chart repository `repo_url` at `version` (a version or
+    /// semver range), kept under the cache's `charts/` directory; its revision is the resolved
+    /// version. Blocking: runs `helm pull`.
+    ///
+    /// # Errors
+    /// helm's failure (unknown chart, no version in range, unreachable repository) or an
+    /// unwritable cache.
+    pub fn chart(
+        &self,
+        repo_url: &str,
+        chart: &str,
+        version: &str,
+    ) -> Result<Manifests, FetchError> {
+        let tools = crate::source::Tools::current();
+        crate::source::chart_repo::pull(&self.root.join("charts"), repo_url, chart, version, tools)
+            .map(|pulled| Manifests {
+                root: pulled.root,
+                revision: Some(pulled.version),
+            })
+            .map_err(|error| FetchError::Chart {
+                url: repo_url.to_owned(),
+                chart: chart.to_owned(),
+                version: version.to_owned(),
+                error: Box::new(error),
+            })
     }
 
     /// The manifests of `repo_url` at `revision` (a branch, tag, commit or empty for `HEAD`)

@@ -5,6 +5,7 @@
 //! ([`crate::manifest::load_directory`]). Tools run through [`run`]; their output is parsed like
 //! manifest files, each object labelled with the tool (and for Helm the template) that made it.
 
+pub mod chart_repo;
 pub mod helm;
 pub mod kustomize;
 pub mod run;
@@ -249,11 +250,16 @@ fn inside(base: &Path, relative: &str, field: &str) -> Result<PathBuf, SourceErr
 
 /// A private temporary directory for one generation (removed when dropped).
 fn private_dir() -> Result<tempfile::TempDir, SourceError> {
+    private_dir_in(&std::env::temp_dir())
+}
+
+/// A private temporary directory under `parent` (removed when dropped).
+fn private_dir_in(parent: &Path) -> Result<tempfile::TempDir, SourceError> {
     tempfile::Builder::new()
         .prefix("flotilla-source-")
-        .tempdir()
+        .tempdir_in(parent)
         .map_err(|error| SourceError::Private {
-            path: std::env::temp_dir(),
+            path: parent.to_owned(),
             error,
         })
 }

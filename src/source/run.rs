@@ -1,8 +1,9 @@
 //! Running one generator tool (`helm`, `kustomize`, `kubectl kustomize`): a clean environment
-//! (only `PATH` is passed on) with a private HOME, cache and config directory per run (deleted after it), every HTTP(S)
-//! request sent to a closed loopback port (local sources never reach a network), a timeout, the
-//! output bounded by the limits of an Application, and stderr kept for the error. Knows nothing
-//! of charts or kustomizations.
+//! (only `PATH` is passed on) with a private HOME, cache and config directory per run (deleted
+//! after it), every HTTP(S) request sent to a closed loopback port unless the run fetches from a
+//! chart repository (local sources never reach a network), a timeout, the output bounded by the
+//! limits of an Application, and stderr kept for the error. Knows nothing of charts or
+//! kustomizations.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -31,6 +32,8 @@ pub struct ToolCommand {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<OsString>,
+    /// Whether it may reach the network (a chart repository's).
+    pub network: bool,
 }
 
 impl fmt::Display for ToolCommand {
@@ -92,7 +95,8 @@ impl ToolCommand {
                 error,
             })?;
         let home = private.path();
-        let mut child = Command::new(&self.program)
+        let mut command = Command::new(&self.program);
+        command
             .args(&self.args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -100,10 +104,14 @@ impl ToolCommand {
             .env("XDG_CACHE_HOME", home.join("cache"))
             .env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_DATA_HOME", home.join("data"))
-            .env("KUBECONFIG", home.join("kubeconfig"))
-            .env("HTTP_PROXY", NO_NETWORK_PROXY)
-            .env("HTTPS_PROXY", NO_NETWORK_PROXY)
-            .env("NO_PROXY", "")
+            .env("KUBECONFIG", home.join("kubeconfig"));
+        if !self.network {
+            command
+                .env("HTTP_PROXY", NO_NETWORK_PROXY)
+                .env("HTTPS_PROXY", NO_NETWORK_PROXY)
+                .env("NO_PROXY", "");
+        }
+        let mut child = command
             .current_dir(home)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -181,6 +189,7 @@ mod tests {
         ToolCommand {
             program: "/bin/sh".into(),
             args: vec!["-c".into(), script.into()],
+            network: false,
         }
     }
 
@@ -221,6 +230,7 @@ mod tests {
         let command = ToolCommand {
             program: "/nonexistent/helm".into(),
             args: vec!["version".into()],
+            network: false,
         };
         let message = command.run(Duration::from_secs(5)).unwrap_err().to_string();
         assert!(

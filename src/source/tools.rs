@@ -100,12 +100,13 @@ impl Tools {
         TOOLS.get_or_init(|| Self::new(None, None, None))
     }
 
-    /// The helm command with these arguments.
+    /// The helm command with these arguments, without network.
     #[must_use]
     pub fn helm(&self, args: Vec<OsString>) -> ToolCommand {
         ToolCommand {
             program: self.helm.clone(),
             args,
+            network: false,
         }
     }
 
@@ -116,10 +117,12 @@ impl Tools {
             Kustomize::Standalone(program) => ToolCommand {
                 program: program.clone(),
                 args: vec!["build".into(), dir],
+                network: false,
             },
             Kustomize::Kubectl(program) => ToolCommand {
                 program: program.clone(),
                 args: vec!["kustomize".into(), dir],
+                network: false,
             },
         }
     }
@@ -145,6 +148,7 @@ impl Tools {
                 ToolCommand {
                     program: program.clone(),
                     args: vec!["version".into()],
+                    network: false,
                 },
                 "kustomize",
             ),
@@ -152,6 +156,7 @@ impl Tools {
                 ToolCommand {
                     program: program.clone(),
                     args: vec!["version".into(), "--client".into()],
+                    network: false,
                 },
                 "kubectl kustomize",
             ),
