@@ -259,6 +259,57 @@ fn kustomize_overrides_apply_to_a_private_kustomization() {
 }
 
 #[test]
+fn generations_at_a_revision_are_kept_and_shared() {
+    // A chart whose every rendering differs: equal outputs mean helm did not run again.
+    let chart = tempfile::tempdir().unwrap();
+    std::fs::create_dir(chart.path().join("templates")).unwrap();
+    std::fs::write(
+        chart.path().join("Chart.yaml"),
+        "apiVersion: v2\nname: random\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.path().join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  \
+         nonce: {{ randAlphaNum 32 | quote }}\n",
+    )
+    .unwrap();
+    let at = |revision: Option<&str>, application: &str| SourceOptions {
+        revision: revision.map(str::to_owned),
+        application: application.to_owned(),
+        ..options(None, None)
+    };
+    let nonce = |options: &SourceOptions| {
+        let resources = objects(chart.path(), options);
+        resources[0].body["data"]["nonce"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let first = nonce(&at(Some("kept-1"), "orders"));
+    assert_eq!(
+        nonce(&at(Some("kept-1"), "orders")),
+        first,
+        "the same revision, path and options run no tool"
+    );
+    assert_ne!(
+        nonce(&at(Some("kept-1"), "billing")),
+        first,
+        "another release"
+    );
+    assert_ne!(
+        nonce(&at(Some("kept-2"), "orders")),
+        first,
+        "another revision"
+    );
+    assert_ne!(
+        nonce(&at(None, "orders")),
+        nonce(&at(None, "orders")),
+        "a directory without a revision may change: generated every time"
+    );
+}
+
+#[test]
 fn a_kustomization_is_detected_and_built_as_it_is() {
     let overlay = fixtures().join("kustomize/overlays/eu");
     let resources = objects(&overlay, &options(None, None));

@@ -381,12 +381,15 @@ async fn observe(
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
     let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
-    let source = SourceOptions::of(
-        &app.spec.source,
-        app.spec.source.directory_options(),
-        &name,
-        app.spec.destination.namespace.as_deref(),
-    );
+    let source = SourceOptions {
+        revision: manifests.revision.clone(),
+        ..SourceOptions::of(
+            &app.spec.source,
+            app.spec.source.directory_options(),
+            &name,
+            app.spec.destination.namespace.as_deref(),
+        )
+    };
     let plan = SyncPlan::load(
         &manifests.root,
         &source,
@@ -786,7 +789,10 @@ fn job(
         store,
         app: instance_name(app),
         root: manifests.root.clone(),
-        options: source,
+        options: SourceOptions {
+            revision: manifests.revision.clone(),
+            ..source
+        },
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
@@ -1074,6 +1080,10 @@ async fn run_post_delete(
         }
     })?;
     (settings.prune, settings.retry) = (false, None);
+    let source = SourceOptions {
+        revision: manifests.revision.clone(),
+        ..source
+    };
     let plan = SyncPlan::load(
         &manifests.root,
         &source,

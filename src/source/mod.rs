@@ -5,6 +5,7 @@
 //! ([`crate::manifest::load_directory`]). Tools run through [`run`]; their output is parsed like
 //! manifest files, each object labelled with the tool (and for Helm the template) that made it.
 
+pub mod cache;
 pub mod chart_repo;
 pub mod helm;
 pub mod kustomize;
@@ -41,6 +42,9 @@ pub struct SourceOptions {
     pub application: String,
     /// The destination namespace (Helm's default release namespace).
     pub namespace: Option<String>,
+    /// The commit (or chart version) the source directory holds, when it is one that is never
+    /// written again: generations of it are kept ([`cache`]).
+    pub revision: Option<String>,
 }
 
 /// What turns a source directory into manifests.
@@ -103,6 +107,7 @@ impl SourceOptions {
             plain: source.directory.is_some(),
             application: application.to_owned(),
             namespace: namespace.map(str::to_owned),
+            revision: None,
         }
     }
 
@@ -136,6 +141,7 @@ impl SourceOptions {
             Generator::Directory => Self {
                 directory: self.directory.clone(),
                 plain: true,
+                revision: self.revision.clone(),
                 ..Self::default()
             },
             Generator::Helm | Generator::Kustomize => self.clone(),
@@ -144,9 +150,26 @@ impl SourceOptions {
 }
 
 /// The manifests of the source at `root`: its valid resources and every error (each naming the
-/// file or tool, and for a tool the Application and the command with its stderr).
+/// file or tool, and for a tool the Application and the command with its stderr). A tool's
+/// output at a known revision is kept ([`cache`]) and shared by every Application with the same
+/// inputs.
 #[must_use]
 pub fn generate(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<ValidationError>) {
+    match (&options.revision, options.generator(root)) {
+        (Some(revision), Generator::Helm | Generator::Kustomize) => {
+            let inputs = SourceOptions {
+                revision: None,
+                ..options.inputs(root)
+            };
+            let key = cache::Key::new(revision, root, &inputs, Tools::versions());
+            cache::get_or_generate(key, || generate_now(root, options))
+        }
+        _ => generate_now(root, options),
+    }
+}
+
+/// [`generate`] without the cache.
+fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<ValidationError>) {
     let generator = options.generator(root);
     let tools = Tools::current();
     // Tools run in a private directory: they get the source by its absolute path.
