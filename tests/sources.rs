@@ -70,6 +70,19 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files
 }
 
+/// A chart written by the test, its one template `templates/cm.yaml` holding `template`.
+fn one_template_chart(template: &str) -> tempfile::TempDir {
+    let chart = tempfile::tempdir().unwrap();
+    std::fs::create_dir(chart.path().join("templates")).unwrap();
+    std::fs::write(
+        chart.path().join("Chart.yaml"),
+        "apiVersion: v2\nname: written\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(chart.path().join("templates/cm.yaml"), template).unwrap();
+    chart
+}
+
 #[test]
 fn a_chart_is_rendered_with_every_helm_option() {
     let chart = fixtures().join("charts/db");
@@ -261,19 +274,10 @@ fn kustomize_overrides_apply_to_a_private_kustomization() {
 #[test]
 fn generations_at_a_revision_are_kept_and_shared() {
     // A chart whose every rendering differs: equal outputs mean helm did not run again.
-    let chart = tempfile::tempdir().unwrap();
-    std::fs::create_dir(chart.path().join("templates")).unwrap();
-    std::fs::write(
-        chart.path().join("Chart.yaml"),
-        "apiVersion: v2\nname: random\nversion: 0.1.0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        chart.path().join("templates/cm.yaml"),
+    let chart = one_template_chart(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  \
          nonce: {{ randAlphaNum 32 | quote }}\n",
-    )
-    .unwrap();
+    );
     let at = |revision: Option<&str>, application: &str| SourceOptions {
         revision: revision.map(str::to_owned),
         application: application.to_owned(),
@@ -320,18 +324,8 @@ fn a_kustomization_is_detected_and_built_as_it_is() {
 
 #[test]
 fn tool_failures_name_the_application_tool_command_and_stderr() {
-    let chart = tempfile::tempdir().unwrap();
-    std::fs::create_dir(chart.path().join("templates")).unwrap();
-    std::fs::write(
-        chart.path().join("Chart.yaml"),
-        "apiVersion: v2\nname: broken\nversion: 0.1.0\n",
-    )
-    .unwrap();
-    std::fs::write(
-        chart.path().join("templates/cm.yaml"),
-        "kind: ConfigMap\nmetadata:\n  name: {{ .Values.missing.field }}\n",
-    )
-    .unwrap();
+    let chart =
+        one_template_chart("kind: ConfigMap\nmetadata:\n  name: {{ .Values.missing.field }}\n");
     let (resources, errors) = generate(chart.path(), &options(None, None));
     assert!(resources.is_empty());
     let message = errors[0].to_string();

@@ -56,6 +56,11 @@ fn application(
     object(value)
 }
 
+/// The value of `key` in `map`.
+fn entry<'a>(map: &'a std::collections::BTreeMap<String, String>, key: &str) -> Option<&'a str> {
+    map.get(key).map(String::as_str)
+}
+
 /// Waits until the Application's operation Succeeded.
 async fn synced(api: &Api<Application>, name: &str) -> Application {
     wait_until(api, name, &format!("{name} synced"), |app| {
@@ -123,18 +128,10 @@ async fn a_chart_and_an_overlay_deploy_through_the_controller() {
         .await
         .expect("the release's ConfigMap");
     let data = config.data.unwrap_or_default();
+    assert_eq!(entry(&data, "greeting"), Some("hallo"), "values-eu.yaml");
+    assert_eq!(entry(&data, "tier"), Some("gold"), "the parameter");
     assert_eq!(
-        data.get("greeting").map(String::as_str),
-        Some("hallo"),
-        "values-eu.yaml"
-    );
-    assert_eq!(
-        data.get("tier").map(String::as_str),
-        Some("gold"),
-        "the parameter"
-    );
-    assert_eq!(
-        data.get("releaseNamespace").map(String::as_str),
+        entry(&data, "releaseNamespace"),
         Some(ns.name.as_str()),
         "the destination namespace is the release's"
     );
@@ -181,16 +178,8 @@ async fn a_chart_and_an_overlay_deploy_through_the_controller() {
         .await
         .expect("namePrefix applied");
     let labels = deployment.metadata.labels.clone().unwrap_or_default();
-    assert_eq!(
-        labels.get("team").map(String::as_str),
-        Some("shop"),
-        "commonLabels"
-    );
-    assert_eq!(
-        labels.get("region").map(String::as_str),
-        Some("eu"),
-        "the overlay's labels"
-    );
+    assert_eq!(entry(&labels, "team"), Some("shop"), "commonLabels");
+    assert_eq!(entry(&labels, "region"), Some("eu"), "the overlay's labels");
     let image = deployment.spec.unwrap().template.spec.unwrap().containers[0]
         .image
         .clone();
@@ -246,11 +235,7 @@ async fn a_chart_of_a_chart_repository_deploys_at_the_newest_version_in_range() 
         .await
         .expect("the release of the Application's name");
     assert_eq!(
-        config
-            .data
-            .unwrap_or_default()
-            .get("greeting")
-            .map(String::as_str),
+        entry(&config.data.unwrap_or_default(), "greeting"),
         Some("hej")
     );
     controller.stop().await;

@@ -144,8 +144,8 @@ pub struct ApplicationSource {
     pub target_revision: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
-    /// A chart of a Helm chart repository `repoURL` (instead of `path`; not supported yet: an
-    /// Application that sets it reports so).
+    /// A chart of the Helm chart repository `repoURL` (instead of `path`); `targetRevision` is
+    /// then its version or a semver range.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub chart: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

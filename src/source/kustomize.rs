@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::api::kustomize_source::KustomizeSource;
+use crate::api::kustomize_source::{KustomizeReplica, KustomizeSource};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::tools::Tools;
@@ -80,66 +80,51 @@ pub fn overlay(
     application: &str,
     namespace: Option<&str>,
 ) -> Result<Value, SourceError> {
-    let field = |field: String, message: String| SourceError::Field { field, message };
     let mut kustomization = json!({
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
         "resources": [relative_to(root, home)],
     });
-    let mut set = |key: &str, value: Value| {
-        kustomization[key] = value;
-    };
     for (key, value) in [
         ("namePrefix", &overrides.name_prefix),
         ("nameSuffix", &overrides.name_suffix),
         ("namespace", &overrides.namespace),
     ] {
         if !value.is_empty() {
-            set(key, value.as_str().into());
+            kustomization[key] = value.as_str().into();
         }
     }
-    if !overrides.images.is_empty() {
-        let images = overrides
-            .images
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| {
-                image_override(spec).map_err(|m| field(format!("kustomize.images[{i}]"), m))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        set("images", images.into());
-    }
-    if !overrides.replicas.is_empty() {
-        let replicas = overrides
-            .replicas
-            .iter()
-            .enumerate()
-            .map(|(i, replica)| {
-                let count = match &replica.count {
-                    IntOrString::Int(count) => Some(i64::from(*count)),
-                    IntOrString::String(text) => text.trim().parse().ok(),
-                };
-                count
-                    .map(|count| json!({"name": replica.name, "count": count}))
-                    .ok_or_else(|| {
-                        field(
-                            format!("kustomize.replicas[{i}].count"),
-                            format!("{:?} is not a number", replica.count),
-                        )
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        set("replicas", replicas.into());
+    let lists = [
+        (
+            "images",
+            each(&overrides.images, "images", |spec, field| {
+                image_override(spec).map_err(|message| SourceError::Field { field, message })
+            })?,
+        ),
+        ("replicas", each(&overrides.replicas, "replicas", replica)?),
+        (
+            "components",
+            each(&overrides.components, "components", |c, field| {
+                component(root, home, c, field)
+            })?,
+        ),
+        (
+            "patches",
+            each(&overrides.patches, "patches", |patch, field| {
+                inline_patch(root, patch, &field)
+            })?,
+        ),
+    ];
+    for (key, list) in lists {
+        if let Some(list) = list {
+            kustomization[key] = list;
+        }
     }
     if !overrides.common_labels.is_empty() {
-        let selectors = !overrides.label_without_selector;
-        set(
-            "labels",
-            json!([{
-                "pairs": overrides.common_labels,
-                "includeSelectors": selectors,
-            }]),
-        );
+        kustomization["labels"] = json!([{
+            "pairs": overrides.common_labels,
+            "includeSelectors": !overrides.label_without_selector,
+        }]);
     }
     if !overrides.common_annotations.is_empty() {
         let expand = |value: &str| {
@@ -156,37 +141,58 @@ pub fn overlay(
             .iter()
             .map(|(key, value)| (key.clone(), expand(value).into()))
             .collect();
-        set("commonAnnotations", annotations.into());
-    }
-    if !overrides.components.is_empty() {
-        let components = overrides
-            .components
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                // Components are kustomization directories that usually sit beside the
-                // overlay (`../../components/x`): kustomize itself reads only those.
-                if Path::new(c).is_absolute() || c.contains("://") || c.is_empty() {
-                    return Err(field(
-                        format!("kustomize.components[{i}]"),
-                        format!("{c:?} must be a relative path"),
-                    ));
-                }
-                Ok(json!(relative_to(&root.join(c), home)))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        set("components", components.into());
-    }
-    if !overrides.patches.is_empty() {
-        let patches = overrides
-            .patches
-            .iter()
-            .enumerate()
-            .map(|(i, patch)| inline_patch(root, patch, &format!("kustomize.patches[{i}]")))
-            .collect::<Result<Vec<_>, _>>()?;
-        set("patches", patches.into());
+        kustomization["commonAnnotations"] = annotations.into();
     }
     Ok(kustomization)
+}
+
+/// The override list `items` (the field `kustomize.<name>`) converted item by item, each told
+/// its field (`kustomize.<name>[i]`); None when empty.
+fn each<T>(
+    items: &[T],
+    name: &str,
+    convert: impl Fn(&T, String) -> Result<Value, SourceError>,
+) -> Result<Option<Value>, SourceError> {
+    if items.is_empty() {
+        return Ok(None);
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| convert(item, format!("kustomize.{name}[{i}]")))
+        .collect::<Result<Vec<_>, _>>()
+        .map(|list| Some(list.into()))
+}
+
+/// One `replicas` entry, its count a number (or a string of digits).
+fn replica(replica: &KustomizeReplica, field: String) -> Result<Value, SourceError> {
+    let count = match &replica.count {
+        IntOrString::Int(count) => Some(i64::from(*count)),
+        IntOrString::String(text) => text.trim().parse().ok(),
+    };
+    count
+        .map(|count| json!({"name": replica.name, "count": count}))
+        .ok_or_else(|| SourceError::Field {
+            field: format!("{field}.count"),
+            message: format!("{:?} is not a number", replica.count),
+        })
+}
+
+/// One component, relative to the source path. Components are kustomization directories that
+/// usually sit beside the overlay (`../../components/x`): kustomize itself reads only those.
+fn component(
+    root: &Path,
+    home: &Path,
+    component: &str,
+    field: String,
+) -> Result<Value, SourceError> {
+    if Path::new(component).is_absolute() || component.contains("://") || component.is_empty() {
+        return Err(SourceError::Field {
+            field,
+            message: format!("{component:?} must be a relative path"),
+        });
+    }
+    Ok(json!(relative_to(&root.join(component), home)))
 }
 
 /// The absolute `path` relative to the absolute directory `from`.
@@ -266,7 +272,6 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::api::kustomize_source::KustomizeReplica;
 
     #[test]
     fn image_overrides_as_kustomize_edit_set_image() {
