@@ -390,12 +390,19 @@ async fn observe(
             app.spec.destination.namespace.as_deref(),
         )
     };
-    let plan = SyncPlan::load(
-        &manifests.root,
-        &source,
-        app.spec.destination.namespace.as_deref(),
-        "compare",
-    )
+    // Generating may run helm or kustomize: off the async workers.
+    let (root, namespace) = (
+        manifests.root.clone(),
+        app.spec.destination.namespace.clone(),
+    );
+    let plan = tokio::task::spawn_blocking(move || {
+        SyncPlan::load(&root, &source, namespace.as_deref(), "compare")
+    })
+    .await
+    .map_err(|error| ApplicationError::SourceTask {
+        app: name.clone(),
+        message: error.to_string(),
+    })?
     .map_err(|error| ApplicationError::Plan {
         app: name.clone(),
         error,
