@@ -133,8 +133,9 @@ impl SourceOptions {
 }
 
 impl SourceOptions {
-    /// The options that decide the manifests of `root`: plain directories do not depend on the
-    /// Application's name or namespace, so Applications that differ only there share them.
+    /// The options that decide the manifests of `root`: plain directories, and kustomizations
+    /// that expand no `${ARGOCD_APP_*}`, do not depend on the Application's name or namespace,
+    /// so Applications that differ only there share them.
     #[must_use]
     pub fn inputs(&self, root: &Path) -> Self {
         match self.generator(root) {
@@ -144,6 +145,18 @@ impl SourceOptions {
                 revision: self.revision.clone(),
                 ..Self::default()
             },
+            Generator::Kustomize
+                if !self
+                    .kustomize
+                    .as_ref()
+                    .is_some_and(|k| k.common_annotations_envsubst) =>
+            {
+                Self {
+                    application: String::new(),
+                    namespace: None,
+                    ..self.clone()
+                }
+            }
             Generator::Helm | Generator::Kustomize => self.clone(),
         }
     }
@@ -310,6 +323,37 @@ mod tests {
             ..helm
         };
         assert_eq!(plain.generator(dir.path()), Generator::Directory);
+    }
+
+    #[test]
+    fn inputs_leave_out_what_does_not_change_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let of = |application: &str, kustomize: Option<KustomizeSource>| SourceOptions {
+            application: application.into(),
+            namespace: Some(format!("{application}-ns")),
+            kustomize,
+            ..SourceOptions::default()
+        };
+        let plain = |application| of(application, None).inputs(dir.path());
+        assert_eq!(plain("a"), plain("b"), "a plain directory");
+        let kustomize = |application, envsubst| {
+            let overrides = KustomizeSource {
+                common_annotations_envsubst: envsubst,
+                ..KustomizeSource::default()
+            };
+            of(application, Some(overrides)).inputs(dir.path())
+        };
+        assert_eq!(kustomize("a", false), kustomize("b", false));
+        assert_ne!(kustomize("a", true), kustomize("b", true), "envsubst");
+        let helm = |application| SourceOptions {
+            helm: Some(HelmSource::default()),
+            ..of(application, None)
+        };
+        assert_ne!(
+            helm("a").inputs(dir.path()),
+            helm("b").inputs(dir.path()),
+            "the default release name"
+        );
     }
 
     #[test]
