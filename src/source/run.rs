@@ -10,8 +10,11 @@ use std::fmt;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
+
+use prometheus_client::metrics::counter::Counter;
 
 use crate::manifest::limits::MAX_APPLICATION_BYTES;
 
@@ -24,6 +27,14 @@ const POLL: Duration = Duration::from_millis(5);
 
 /// The most stderr kept for an error message.
 const MAX_STDERR_BYTES: u64 = 64 * 1024;
+
+/// The tool runs this process started (the controller's `flotilla_source_tool_runs_total`):
+/// at steady state, with every source in the generation cache, it stays still.
+#[must_use]
+pub fn runs() -> Counter {
+    static RUNS: OnceLock<Counter> = OnceLock::new();
+    RUNS.get_or_init(Counter::default).clone()
+}
 
 /// One command line of a tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,6 +122,7 @@ impl ToolCommand {
                 .env("HTTPS_PROXY", NO_NETWORK_PROXY)
                 .env("NO_PROXY", "");
         }
+        runs().inc();
         let mut child = command
             .current_dir(home)
             .stdin(Stdio::null())
