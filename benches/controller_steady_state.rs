@@ -219,7 +219,7 @@ fn main() {
         );
         let _ = controller.kill();
         let _ = controller.wait();
-        let _ = Api::<Namespace>::all(client)
+        let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(client)
             .delete(&namespace, &Default::default())
             .await;
     });

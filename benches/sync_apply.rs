@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use flotilla::cluster::kube_cluster::KubeCluster;
 use flotilla::cluster::operation_configmap::ConfigMapStore;
-use flotilla::manifest::DirectoryOptions;
+use flotilla::source::SourceOptions;
 use flotilla::sync::execute::{
     ExecuteSettings, PruneConfirmation, SyncEvent, SyncRequest, run_sync,
 };
@@ -94,7 +94,7 @@ async fn main() {
         let ns = format!("bench-sync-{suffix}-{round}");
         namespace(&client, &ns).await;
         let store = ConfigMapStore::new(client.clone(), &ns, "bench");
-        let load = |id: &str| SyncPlan::load(&dir, &DirectoryOptions::default(), Some(&ns), id);
+        let load = |id: &str| SyncPlan::load(&dir, &SourceOptions::default(), Some(&ns), id);
         let applied_at = std::sync::Mutex::new(None::<Instant>);
         let start = Instant::now();
         let events = |event: &SyncEvent| {

@@ -13,6 +13,7 @@ pub mod render;
 pub mod repo;
 pub mod rollout;
 pub mod simulate;
+pub mod source;
 pub mod sync;
 pub mod table;
 pub mod yaml;

@@ -9,6 +9,11 @@ use flotilla::cli::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     flotilla::cli::init_tracing(cli.verbose, cli.log_format);
+    flotilla::source::Tools::configure(flotilla::source::Tools::new(
+        cli.helm,
+        cli.kustomize,
+        cli.kubectl,
+    ));
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Crd(args) => flotilla::cli::crd::run(&args),
         Command::Render(args) => flotilla::cli::render::run(&args),
@@ -21,6 +26,7 @@ fn main() -> ExitCode {
         Command::Get(args) => flotilla::cli::get::run(&args),
         Command::App(args) => flotilla::cli::app::run(&args),
         Command::Simulate(args) => flotilla::cli::simulate::run(&args),
+        Command::Version(args) => flotilla::cli::version::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -89,12 +89,21 @@ async fn forty_long_presync_hooks_starve_no_one() {
     apply(&ns.api::<ApplicationSet>(), &fleet).await;
 
     let apps = ns.api::<Application>();
-    let running = eventually_within(Duration::from_secs(120), "40 operations started", async || {
-        let listed = apps.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
-        let started = started(&listed.items);
-        let count = started.iter().filter(|(_, s)| s.is_some()).count();
-        (count == SLOW).then_some(started).ok_or(format!("{count} of {SLOW} started"))
-    })
+    let running = eventually_within(
+        Duration::from_secs(120),
+        "40 operations started",
+        async || {
+            let listed = apps
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            let started = started(&listed.items);
+            let count = started.iter().filter(|(_, s)| s.is_some()).count();
+            (count == SLOW)
+                .then_some(started)
+                .ok_or(format!("{count} of {SLOW} started"))
+        },
+    )
     .await;
     let times: Vec<Timestamp> = running.iter().filter_map(|(_, s)| *s).collect();
     let (first, last) = (times.iter().min().unwrap(), times.iter().max().unwrap());
@@ -146,20 +155,29 @@ async fn forty_long_presync_hooks_starve_no_one() {
         .count();
     assert_eq!(slow_running, SLOW, "the slow syncs still wait: {still:?}");
 
-    eventually_within(Duration::from_secs(240), "every slow sync Succeeded", async || {
-        let listed = apps.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
-        let done = listed
-            .items
-            .iter()
-            .filter(|app| {
-                app.status
-                    .as_ref()
-                    .and_then(|s| s.operation_state.as_ref())
-                    .is_some_and(|op| op.phase == OperationPhase::Succeeded)
-            })
-            .count();
-        (done == SLOW + 1).then_some(()).ok_or(format!("{done} of {} Succeeded", SLOW + 1))
-    })
+    eventually_within(
+        Duration::from_secs(240),
+        "every slow sync Succeeded",
+        async || {
+            let listed = apps
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            let done = listed
+                .items
+                .iter()
+                .filter(|app| {
+                    app.status
+                        .as_ref()
+                        .and_then(|s| s.operation_state.as_ref())
+                        .is_some_and(|op| op.phase == OperationPhase::Succeeded)
+                })
+                .count();
+            (done == SLOW + 1)
+                .then_some(())
+                .ok_or(format!("{done} of {} Succeeded", SLOW + 1))
+        },
+    )
     .await;
     controller.stop().await;
 }

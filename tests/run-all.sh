@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #! The project's one test command: builds (or reuses) the Kubernetes binaries, starts the test
-#! control plane, builds `flotilla`, runs one `flotilla node-sim` per cluster, runs every test
-#! (`cargo test --workspace`), then stops what it started. Exits with cargo's status.
+#! control plane, installs helm and kubectl (tests/tools/install.sh; tests find them through
+#! FLOTILLA_HELM and FLOTILLA_KUBECTL), builds `flotilla`, runs one `flotilla node-sim` per cluster,
+#! runs every test (`cargo test --workspace`), then stops what it started. Exits with cargo's status.
 #! Extra arguments go to `cargo test` (e.g. `tests/run-all.sh -- --nocapture`).
 set -euo pipefail
 
@@ -22,6 +23,9 @@ bash tests/controlplane/build.sh >/dev/null
 log "kubernetes binaries ready ($((SECONDS - start))s)"
 bash tests/controlplane/start.sh
 log "control plane ready ($((SECONDS - start))s)"
+TOOLS="$(bash tests/tools/install.sh)"
+export FLOTILLA_HELM="${FLOTILLA_HELM:-$TOOLS/helm}" FLOTILLA_KUBECTL="${FLOTILLA_KUBECTL:-$TOOLS/kubectl}"
+log "helm and kubectl ready ($((SECONDS - start))s)"
 
 cargo build --bin flotilla
 for n in 1 2; do

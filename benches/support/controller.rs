@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::Client;
 use k8s_openapi::api::core::v1::Namespace;
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams, PostParams};
 
 /// The kubeconfig of the control plane's cluster 1 (`FLOTILLA_CONTROLPLANE_DIR`).
 pub fn kubeconfig() -> PathBuf {

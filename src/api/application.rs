@@ -132,7 +132,8 @@ pub struct InitiatedBy {
     pub automated: bool,
 }
 
-/// Where the manifests come from: a git repository (or local path) at a revision.
+/// Where the manifests come from: a git repository (or local path) at a revision, read as a
+/// directory of manifests, a Helm chart or a Kustomize overlay (see [`crate::source`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSource {
@@ -143,8 +144,16 @@ pub struct ApplicationSource {
     pub target_revision: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
+    /// A chart of the Helm chart repository `repoURL` (instead of `path`); `targetRevision` is
+    /// then its version or a semver range.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub chart: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<DirectorySource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm: Option<super::helm_source::HelmSource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kustomize: Option<super::kustomize_source::KustomizeSource>,
 }
 
 /// Options for a plain directory of manifests.

@@ -1,5 +1,5 @@
 //! How an Application becomes everything a sync of it needs — prune, retry, every sync option,
-//! the destination namespace, directory options, the timeout, the ignored differences — in one
+//! the destination namespace, the source's options (directory, Helm, Kustomize), the timeout, the ignored differences — in one
 //! pure function,
 //! [`sync_settings`]. The controller, `flotilla sync` and `flotilla simulate` call it and nothing
 //! else, so a preview and the real sync of one Application cannot disagree.
@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::cluster::api::Propagation;
 use crate::duration::{DurationError, parse_duration, parse_seconds_or_duration};
 use crate::manifest::DirectoryOptions;
+use crate::source::SourceOptions;
 use crate::sync::execute::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
 use crate::sync::{IgnoreDifferences, IgnoreError, OptionError, SyncOptions};
 
@@ -70,8 +71,8 @@ pub struct SyncOverrides {
 pub struct SyncSettings {
     /// How the executor runs the operation.
     pub execute: ExecuteSettings,
-    /// How the source directory is read.
-    pub directory: DirectoryOptions,
+    /// How the source's manifests are generated.
+    pub source: SourceOptions,
     /// Argo CD sync options that Flotilla does not know, kept apart so existing Applications
     /// work unchanged; the runner warns about them.
     pub ignored_options: Vec<String>,
@@ -136,7 +137,15 @@ pub fn sync_settings(
                 .unwrap_or(false),
             ..process.clone()
         },
-        directory: overrides.directory.over(&spec.source.directory_options()),
+        source: SourceOptions::of(
+            &spec.source,
+            overrides.directory.over(&spec.source.directory_options()),
+            metadata.name.as_deref().unwrap_or_default(),
+            overrides
+                .namespace
+                .as_deref()
+                .or(spec.destination.namespace.as_deref()),
+        ),
         ignored_options: [application.ignored, requested.ignored].concat(),
     })
 }
@@ -613,12 +622,15 @@ mod tests {
     }
 
     #[test]
-    fn destination_namespace_and_directory_options() {
+    fn destination_namespace_and_source_options() {
         let spec = "{destination: {namespace: shop}, source: {directory: {recurse: true, include: '*.yaml'}}}";
         let plain = derived("{}", spec, None);
         assert_eq!(plain.execute.destination_namespace.as_deref(), Some("shop"));
+        assert_eq!(plain.source.namespace.as_deref(), Some("shop"));
+        assert_eq!(plain.source.application, "shop");
+        assert!(plain.source.plain, "source.directory is given");
         assert_eq!(
-            plain.directory,
+            plain.source.directory,
             DirectoryOptions {
                 recurse: true,
                 include: Some("*.yaml".into()),
@@ -639,8 +651,9 @@ mod tests {
             flagged.execute.destination_namespace.as_deref(),
             Some("other")
         );
+        assert_eq!(flagged.source.namespace.as_deref(), Some("other"));
         assert_eq!(
-            flagged.directory,
+            flagged.source.directory,
             DirectoryOptions {
                 recurse: true,
                 include: Some("app.yaml".into()),

@@ -7,6 +7,8 @@ pub mod application_set_status;
 pub mod application_settings;
 pub mod crd;
 pub mod document;
+pub mod helm_source;
+pub mod kustomize_source;
 
 pub use application::{Application, ApplicationSpec};
 pub use application_set::{ApplicationSet, ApplicationSetSpec};

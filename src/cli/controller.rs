@@ -107,6 +107,13 @@ pub struct ControllerArgs {
 /// Unusable arguments or kubeconfig, a metrics address in use, or a Lease that cannot be written.
 pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
     cap_malloc_arenas();
+    let (helm, kustomize) = crate::source::Tools::versions();
+    for (tool, version) in [("helm", helm), ("kustomize", kustomize)] {
+        match version {
+            Ok(version) => tracing::info!(tool, %version, "source tool"),
+            Err(error) => tracing::warn!(tool, %error, "source tool unusable: its sources fail"),
+        }
+    }
     let repos = LocalRepos::from_mappings(&args.repos)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

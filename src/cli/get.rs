@@ -9,8 +9,8 @@ use kube::api::ListParams;
 use crate::api::application::Application;
 use crate::api::application_set::ApplicationSet;
 use crate::api::application_set_status::{ConditionStatus, ConditionType};
-use crate::table::Table;
 use crate::cluster::api_error::ApiError;
+use crate::table::Table;
 
 /// What to list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

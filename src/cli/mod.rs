@@ -14,6 +14,7 @@ pub mod render;
 pub mod rollout;
 pub mod simulate;
 pub mod sync;
+pub mod version;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,17 @@ pub struct Cli {
     /// Log lines as text or as JSON objects (one per line, for log collectors).
     #[arg(long, value_enum, default_value_t, global = true)]
     pub log_format: LogFormat,
+    /// The helm v3 binary for Helm sources (else FLOTILLA_HELM, else `helm` on PATH).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub helm: Option<std::path::PathBuf>,
+    /// A kustomize v5 binary for Kustomize sources (else FLOTILLA_KUSTOMIZE, else
+    /// `kubectl kustomize`).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub kustomize: Option<std::path::PathBuf>,
+    /// The kubectl whose `kubectl kustomize` builds Kustomize sources when no kustomize is given
+    /// (else FLOTILLA_KUBECTL, else `kubectl` on PATH).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub kubectl: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -58,6 +70,8 @@ pub enum Command {
     /// Preview a whole rollout on an embedded cluster with a virtual clock: order, timing, what
     /// a failure stops.
     Simulate(simulate::SimulateArgs),
+    /// Print Flotilla's version and the versions of helm and kustomize it runs.
+    Version(version::VersionArgs),
 }
 
 /// How log lines are written.

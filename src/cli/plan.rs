@@ -1,6 +1,8 @@
-//! `flotilla plan PATH`: loads a manifest directory offline (its links must stay inside it) and
-//! prints the phases, waves and order a sync would run, with hook, delete-policy and sync-option
-//! markers; or every validation error (each naming file and object) on stderr with exit code 1.
+//! `flotilla plan PATH`: generates the manifests of a directory offline (plain manifests, a Helm
+//! chart or a kustomization, see [`crate::source`]; its links must stay inside it) and prints the
+//! phases, waves and order a sync would run, with the file or tool each object came from and
+//! hook, delete-policy and sync-option markers; or every validation error (each naming file and
+//! object) on stderr with exit code 1.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,13 +11,18 @@ use serde::Serialize;
 
 use crate::manifest::ObjectKey;
 use crate::repo::bounds::check_links;
+use crate::source::SourceOptions;
 use crate::sync::{Batch, SyncPlan, SyncTask};
 
 /// Arguments of `flotilla plan`.
 #[derive(Debug, clap::Args)]
 pub struct PlanArgs {
-    /// A manifest directory or file.
+    /// A manifest directory or file, a Helm chart or a kustomization.
     pub path: PathBuf,
+    /// The Application name a chart is rendered for (its default release name); the directory's
+    /// name when not given.
+    #[arg(long)]
+    pub app: Option<String>,
     /// Destination namespace for namespaced objects that have none.
     #[arg(short, long)]
     pub namespace: Option<String>,
@@ -60,7 +67,20 @@ struct PlanObject<'a> {
 /// # Errors
 /// Output that cannot be written.
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let options = args.directory.options();
+    let application = args.app.clone().unwrap_or_else(|| {
+        let name = args
+            .path
+            .canonicalize()
+            .unwrap_or_else(|_| args.path.clone());
+        name.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    });
+    let options = SourceOptions {
+        directory: args.directory.options(),
+        application,
+        namespace: args.namespace.clone(),
+        ..SourceOptions::default()
+    };
     if args.path.is_dir()
         && let Err(error) = check_links(&args.path)
     {
@@ -157,6 +177,7 @@ fn table(steps: &[PlanStep<'_>], plan: &SyncPlan) -> String {
             "KIND",
             "NAMESPACE",
             "NAME",
+            "SOURCE",
             "MARKERS",
         ]
         .map(str::to_owned),
@@ -171,11 +192,12 @@ fn table(steps: &[PlanStep<'_>], plan: &SyncPlan) -> String {
                 object.key.kind.clone(),
                 object.key.namespace.clone().unwrap_or_default(),
                 object.key.name.clone(),
+                object.file.clone(),
                 object.markers.join(" "),
             ]);
         }
     }
-    let widths: Vec<usize> = (0..8)
+    let widths: Vec<usize> = (0..9)
         .map(|column| rows.iter().map(|row| row[column].len()).max().unwrap_or(0))
         .collect();
     let mut text = String::new();
@@ -216,22 +238,16 @@ mod tests {
     #[test]
     fn shop_table() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/testdata");
-        let plan = SyncPlan::load(
-            &root,
-            &crate::manifest::DirectoryOptions::default(),
-            None,
-            "plan",
-        )
-        .unwrap();
+        let plan = SyncPlan::load(&root, &SourceOptions::default(), None, "plan").unwrap();
         let text = table(&steps(&plan), &plan);
         let expected = "\
-STEP  PHASE     WAVE  GROUP  KIND        NAMESPACE  NAME         MARKERS
-1     PreSync   0            Namespace              shop         moved ahead of Job shop/db-migrate (declared Sync wave -2)
-2     PreSync   0     batch  Job         shop       db-migrate   hook=PreSync delete=HookSucceeded
-3     Sync      -1           ConfigMap   shop       shop-config
-4     Sync      0            Service     shop       shop-api
-4     Sync      0     apps   Deployment  shop       shop-api
-5     PostSync  0     batch  Job         shop       smoke-test   hook=PostSync delete=BeforeHookCreation
+STEP  PHASE     WAVE  GROUP  KIND        NAMESPACE  NAME         SOURCE       MARKERS
+1     PreSync   0            Namespace              shop         shop.yaml#0  moved ahead of Job shop/db-migrate (declared Sync wave -2)
+2     PreSync   0     batch  Job         shop       db-migrate   shop.yaml#2  hook=PreSync delete=HookSucceeded
+3     Sync      -1           ConfigMap   shop       shop-config  shop.yaml#1
+4     Sync      0            Service     shop       shop-api     shop.yaml#3
+4     Sync      0     apps   Deployment  shop       shop-api     shop.yaml#4
+5     PostSync  0     batch  Job         shop       smoke-test   shop.yaml#5  hook=PostSync delete=BeforeHookCreation
 ";
         assert_eq!(text, expected);
     }

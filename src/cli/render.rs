@@ -8,10 +8,10 @@ use anyhow::Context;
 
 use crate::api::document::parse_application_set;
 use crate::api::{Application, ApplicationSet};
-use crate::table::Table;
 use crate::cluster::inventory::StaticInventory;
 use crate::render::{Sources, render_application_set};
 use crate::repo::LocalRepos;
+use crate::table::Table;
 
 /// Output formats of `flotilla render`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]

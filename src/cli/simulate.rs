@@ -15,14 +15,15 @@ use crate::api::Application;
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
-use crate::table::Table;
-use crate::manifest::{DirectoryOptions, Resource, ValidationError, load_directory};
+use crate::manifest::{Resource, ValidationError};
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};
 use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
+use crate::source::{SourceOptions, generate};
 use crate::sync::SyncPlan;
 use crate::sync::execute::ExecuteSettings;
+use crate::table::Table;
 
 /// Output formats of the report.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -137,14 +138,15 @@ pub fn write_timeline(path: &std::path::Path, report: &Report) -> anyhow::Result
 /// fleet's Applications usually differ only in their destination).
 #[derive(Default)]
 pub struct LoadedSources {
-    loaded: Vec<(PathBuf, DirectoryOptions, Arc<Loaded>)>,
+    loaded: Vec<(PathBuf, SourceOptions, Arc<Loaded>)>,
 }
 
-/// A source directory's resources and errors, as [`load_directory`] reads them.
+/// A source's resources and errors, as [`generate`] makes them.
 type Loaded = (Vec<Resource>, Vec<ValidationError>);
 
 impl LoadedSources {
-    fn get(&mut self, root: &Path, options: &DirectoryOptions) -> Arc<Loaded> {
+    fn get(&mut self, root: &Path, options: &SourceOptions) -> Arc<Loaded> {
+        let options = &options.inputs(root);
         let known = self
             .loaded
             .iter()
@@ -152,7 +154,7 @@ impl LoadedSources {
         if let Some((_, _, loaded)) = known {
             return Arc::clone(loaded);
         }
-        let loaded = Arc::new(load_directory(root, options));
+        let loaded = Arc::new(generate(root, options));
         self.loaded
             .push((root.to_owned(), options.clone(), Arc::clone(&loaded)));
         loaded
@@ -176,12 +178,12 @@ pub fn sim_app(
     let destination = &application.spec.destination;
     let SyncSettings {
         execute: settings,
-        directory,
+        source: options,
         ..
     } = source.settings(&SyncOverrides::default(), process)?;
     let namespace = settings.destination_namespace.clone();
     let revision = source.revision.clone();
-    let loaded = sources.get(&source.root, &directory);
+    let loaded = sources.get(&source.root, &options);
     let same_for_every_operation = !SyncPlan::depends_on_operation(&loaded.0);
     let plan = move |operation_id: &str| {
         SyncPlan::from_loaded((*loaded).clone(), namespace.as_deref(), operation_id)

@@ -54,8 +54,9 @@ use crate::cluster::watched_customizations::{
     CustomizationsConfigError, DEFAULT_CONFIG_MAP, WatchedCustomizations,
 };
 use crate::customizations::Customizations;
-use crate::manifest::{DirectoryOptions, ObjectKey, ValidationErrors};
+use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
+use crate::source::SourceOptions;
 use crate::sync::execute::{
     ExecuteError, ExecuteSettings, OperationStore, SyncRun, approved_since, begin,
 };
@@ -458,12 +459,20 @@ async fn observe(
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
     let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
-    let plan = SyncPlan::load(
-        &manifests.root,
-        &app.spec.source.directory_options(),
-        app.spec.destination.namespace.as_deref(),
-        "compare",
-    )
+    let source = SourceOptions::of_application(app, manifests.revision.clone());
+    // Generating may run helm or kustomize: off the async workers.
+    let (root, namespace) = (
+        manifests.root.clone(),
+        app.spec.destination.namespace.clone(),
+    );
+    let plan = tokio::task::spawn_blocking(move || {
+        SyncPlan::load(&root, &source, namespace.as_deref(), "compare")
+    })
+    .await
+    .map_err(|error| ApplicationError::SourceTask {
+        app: name.clone(),
+        message: error.to_string(),
+    })?
     .map_err(|error| ApplicationError::Plan {
         app: name.clone(),
         error,
@@ -578,14 +587,9 @@ async fn manifests(
     revision: &str,
 ) -> Result<Manifests, ApplicationError> {
     let name = app.name_any();
-    let source = app.spec.source.clone();
-    let revision = if revision.is_empty() {
-        source.target_revision.clone()
-    } else {
-        revision.to_owned()
-    };
+    let (source, revision) = (app.spec.source.clone(), revision.to_owned());
     let repos = Arc::clone(&ctx.repos);
-    tokio::task::spawn_blocking(move || repos.manifests(&source.repo_url, &revision, &source.path))
+    tokio::task::spawn_blocking(move || repos.source(&source, &revision))
         .await
         .map_err(|error| ApplicationError::SourceTask {
             app: name.clone(),
@@ -705,7 +709,7 @@ async fn sync(
     };
     let SyncSettings {
         execute: settings,
-        directory,
+        source,
         ignored_options,
     } = settings_of(ctx, app, operation, &observed.customizations).map_err(|error| {
         ApplicationError::Settings {
@@ -770,7 +774,7 @@ async fn sync(
         (JobPlan::Sync, store),
         cluster,
         &manifests,
-        directory,
+        source,
         settings,
     );
     continue_operation(run, app, job, None).await
@@ -821,7 +825,7 @@ fn job(
     (plan, store): (JobPlan, StatusStore),
     cluster: Arc<KubeCluster>,
     manifests: &Manifests,
-    directory: DirectoryOptions,
+    source: SourceOptions,
     settings: ExecuteSettings,
 ) -> SyncJob {
     SyncJob {
@@ -830,7 +834,10 @@ fn job(
         store,
         app: instance_name(app),
         root: manifests.root.clone(),
-        options: directory,
+        options: SourceOptions {
+            revision: manifests.revision.clone(),
+            ..source
+        },
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
@@ -1106,7 +1113,7 @@ async fn run_post_delete(
     let manifests = manifests(ctx, app, &revision).await?;
     let SyncSettings {
         execute: mut settings,
-        directory,
+        source,
         ..
     } = settings_of(ctx, app, None, &ctx.customizations(app).await?).map_err(|error| {
         ApplicationError::Settings {
@@ -1115,9 +1122,13 @@ async fn run_post_delete(
         }
     })?;
     (settings.prune, settings.retry) = (false, None);
+    let source = SourceOptions {
+        revision: manifests.revision.clone(),
+        ..source
+    };
     let plan = SyncPlan::load(
         &manifests.root,
-        &directory,
+        &source,
         settings.destination_namespace.as_deref(),
         &id,
     )
@@ -1141,7 +1152,7 @@ async fn run_post_delete(
         (JobPlan::PostDelete, store),
         cluster,
         &manifests,
-        directory,
+        source,
         settings,
     );
     // The outcome is in status.operationState, which the next deletion step reads.

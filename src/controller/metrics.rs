@@ -73,6 +73,12 @@ impl Default for Metrics {
         let mut registry = Registry::default();
         let r = &mut registry;
         let by_result = Family::default;
+        // The process's generator tool runs: counted where they run.
+        r.register(
+            "flotilla_source_tool_runs",
+            "helm and kustomize runs (none for sources in the generation cache)",
+            crate::source::run::runs(),
+        );
         Self {
             reconciles: registered(
                 r,
@@ -255,6 +261,10 @@ mod tests {
         ] {
             assert!(text.contains(expected), "{expected} in\n{text}");
         }
+        assert!(
+            text.contains("\nflotilla_source_tool_runs_total "),
+            "{text}"
+        );
         assert!(text.ends_with("# EOF\n"));
     }
 

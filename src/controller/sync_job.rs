@@ -18,7 +18,8 @@ use tokio::sync::watch;
 use crate::api::Application;
 use crate::cluster::api::ClusterApi;
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::manifest::{DirectoryOptions, ValidationErrors};
+use crate::manifest::ValidationErrors;
+use crate::source::SourceOptions;
 use crate::sync::execute::{
     Advance, Context, ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRun,
 };
@@ -50,7 +51,8 @@ pub struct SyncJob {
     pub app: String,
     /// The manifest directory at `revision`.
     pub root: PathBuf,
-    pub options: DirectoryOptions,
+    /// How its manifests are generated.
+    pub options: SourceOptions,
     /// `destination.namespace`.
     pub namespace: Option<String>,
     pub revision: Option<String>,

@@ -195,3 +195,34 @@ fn argo_cd_documents_are_accepted_and_unknown_fields_rejected() {
         "{err}"
     );
 }
+
+#[test]
+fn helm_kustomize_and_chart_sources_are_templated_and_kept() {
+    let yaml = appset(false, "[{n: eu}]", "", "{{n}}").replace(
+        "source: {repoURL: r, path: base}",
+        "source: {repoURL: r, path: base, chart: '', \
+         helm: {releaseName: '{{n}}-db', valueFiles: ['values-{{n}}.yaml'], valuesObject: {region: '{{n}}'}, \
+         parameters: [{name: tier, value: '{{n}}', forceString: true}]}, \
+         kustomize: {namePrefix: '{{n}}-', images: ['api:{{n}}'], replicas: [{name: api, count: 2}]}}",
+    );
+    let apps = render(&yaml).unwrap();
+    let source = serde_json::to_value(&apps[0].spec.source).unwrap();
+    assert_eq!(
+        source,
+        serde_json::json!({
+            "repoURL": "r",
+            "path": "base",
+            "helm": {
+                "releaseName": "eu-db",
+                "valueFiles": ["values-eu.yaml"],
+                "valuesObject": {"region": "eu"},
+                "parameters": [{"name": "tier", "value": "eu", "forceString": true}],
+            },
+            "kustomize": {
+                "namePrefix": "eu-",
+                "images": ["api:eu"],
+                "replicas": [{"name": "api", "count": 2}],
+            },
+        })
+    );
+}

@@ -47,6 +47,15 @@ pub enum FetchError {
         revision: String,
         error: BoundsError,
     },
+    /// A chart of a Helm chart repository could not be fetched.
+    #[error("chart repository {url}: chart {chart:?} at {version:?}: {error}")]
+    Chart {
+        url: String,
+        chart: String,
+        version: String,
+        #[source]
+        error: Box<crate::source::SourceError>,
+    },
     #[error("repository {url}: cannot use the cache directory {dir}: {error}")]
     Cache {
         url: String,
@@ -107,6 +116,56 @@ impl RepoCache {
     pub fn with_fetch_reuse(mut self, reuse: Duration) -> Self {
         self.fetch_reuse = reuse;
         self
+    }
+
+    /// The manifests of an Application's `source` at `revision` (its `targetRevision` when
+    /// empty): a chart of a chart repository when it names one, else a path of a git repository.
+    /// Blocking: runs `git` or `helm pull`.
+    ///
+    /// # Errors
+    /// See [`RepoCache::manifests`] and [`RepoCache::chart`].
+    pub fn source(
+        &self,
+        source: &crate::api::application::ApplicationSource,
+        revision: &str,
+    ) -> Result<Manifests, FetchError> {
+        let revision = if revision.is_empty() {
+            source.target_revision.as_str()
+        } else {
+            revision
+        };
+        if source.chart.is_empty() {
+            self.manifests(&source.repo_url, revision, &source.path)
+        } else {
+            self.chart(&source.repo_url, &source.chart, revision)
+        }
+    }
+
+    /// The chart `chart` of the Helm chart repository `repo_url` at `version` (a version or
+    /// semver range), kept under the cache's `charts/` directory; its revision is the resolved
+    /// version. Blocking: runs `helm pull`.
+    ///
+    /// # Errors
+    /// helm's failure (unknown chart, no version in range, unreachable repository) or an
+    /// unwritable cache.
+    pub fn chart(
+        &self,
+        repo_url: &str,
+        chart: &str,
+        version: &str,
+    ) -> Result<Manifests, FetchError> {
+        let tools = crate::source::Tools::current();
+        crate::source::chart_repo::pull(&self.root.join("charts"), repo_url, chart, version, tools)
+            .map(|pulled| Manifests {
+                root: pulled.root,
+                revision: Some(pulled.version),
+            })
+            .map_err(|error| FetchError::Chart {
+                url: repo_url.to_owned(),
+                chart: chart.to_owned(),
+                version: version.to_owned(),
+                error: Box::new(error),
+            })
     }
 
     /// The manifests of `repo_url` at `revision` (a branch, tag, commit or empty for `HEAD`)

@@ -17,6 +17,9 @@ use super::options::{
 pub const SYNC_WAVE_ANNOTATION: &str = "argocd.argoproj.io/sync-wave";
 /// Helm's hook weight, the wave when no sync-wave is written.
 pub const HELM_WEIGHT_ANNOTATION: &str = "helm.sh/hook-weight";
+/// Helm's resource policy: `keep` means never pruned nor deleted with the Application
+/// (`Prune=false,Delete=false`, over any sync options the object writes), as in Argo CD.
+pub const HELM_RESOURCE_POLICY_ANNOTATION: &str = "helm.sh/resource-policy";
 
 /// The typed sync annotations of one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,6 +98,14 @@ impl SyncAnnotations {
             Some(value) => note(&mut problems, SYNC_OPTIONS_ANNOTATION, value.parse()),
             None => Some(SyncOptions::default()),
         };
+        let keep = read(HELM_RESOURCE_POLICY_ANNOTATION).is_some_and(|p| p.trim() == "keep");
+        let options = options.map(|options| {
+            if keep {
+                SyncOptions::kept().over(&options)
+            } else {
+                options
+            }
+        });
         let compare = match read(COMPARE_OPTIONS_ANNOTATION) {
             Some(value) => note(&mut problems, COMPARE_OPTIONS_ANNOTATION, value.parse()),
             None => Some(CompareOptions::default()),
@@ -239,6 +250,20 @@ mod tests {
                 "{pairs:?}"
             );
         }
+    }
+
+    #[test]
+    fn helm_keep_policy_is_never_pruned_nor_deleted() {
+        let (annotations, _) = parse(&[
+            (HELM_RESOURCE_POLICY_ANNOTATION, "keep"),
+            (SYNC_OPTIONS_ANNOTATION, "Prune=true,ServerSideApply=true"),
+        ]);
+        let options = annotations.unwrap().options;
+        assert!(!options.get(SyncOptionKey::Prune));
+        assert!(!options.get(SyncOptionKey::Delete));
+        assert!(options.get(SyncOptionKey::ServerSideApply));
+        let (annotations, _) = parse(&[(HELM_RESOURCE_POLICY_ANNOTATION, "delete")]);
+        assert!(annotations.unwrap().options.get(SyncOptionKey::Prune));
     }
 
     #[test]

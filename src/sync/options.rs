@@ -174,6 +174,15 @@ impl SyncOptions {
         self.0.iter().map(|(key, value)| (*key, *value))
     }
 
+    /// `Prune=false,Delete=false`: what Helm's `resource-policy: keep` means.
+    #[must_use]
+    pub fn kept() -> Self {
+        Self(BTreeMap::from([
+            (SyncOptionKey::Prune, OptionValue::of(false)),
+            (SyncOptionKey::Delete, OptionValue::of(false)),
+        ]))
+    }
+
     /// These options over Application-wide ones: an option written here wins, an unwritten one
     /// takes the Application's value.
     #[must_use]

@@ -152,6 +152,7 @@ mod tests {
                 &[("argocd.argoproj.io/sync-options", "Prune=confirm")],
             ),
             live("weird", "app", &[("argocd.argoproj.io/sync-wave", "x")]),
+            live("helm-kept", "app", &[("helm.sh/resource-policy", "keep")]),
         ];
         let prune = plan_prune(&plan, &objects, "app", &SyncOptions::default());
         let tasks: Vec<_> = prune
@@ -179,7 +180,8 @@ mod tests {
                 (
                     "weird",
                     "unreadable annotations: annotation argocd.argoproj.io/sync-wave: \"x\" is not an integer"
-                )
+                ),
+                ("helm-kept", "Prune=false"),
             ]
         );
         let all_last: SyncOptions = "PruneLast=true".parse().unwrap();

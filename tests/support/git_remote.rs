@@ -6,9 +6,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use super::loopback_http::LoopbackServer;
 
 /// Runs `git` in `dir` with a fixed identity; fails the test when it fails. Returns stdout.
 pub fn git(dir: &Path, args: &[&str]) -> String {
@@ -160,51 +160,23 @@ impl Drop for GitDaemon {
 /// `git http-backend` (smart HTTP, read-only) behind a one-request-per-connection HTTP/1.1
 /// server on a loopback port; stopped when dropped.
 pub struct GitHttp {
-    port: u16,
-    stopping: Arc<AtomicBool>,
-    server: Option<std::thread::JoinHandle<()>>,
+    server: LoopbackServer,
 }
 
 impl GitHttp {
     /// Serves every repository under `exported`.
     pub fn start(exported: &Path) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("binds a loopback port");
-        let port = listener.local_addr().expect("a bound address").port();
-        let stopping = Arc::new(AtomicBool::new(false));
         let root = exported.to_owned();
-        let stop = Arc::clone(&stopping);
-        let server = std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stop.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
-                let root = root.clone();
-                std::thread::spawn(move || {
-                    let _ = serve(stream, &root);
-                });
-            }
-        });
         Self {
-            port,
-            stopping,
-            server: Some(server),
+            server: LoopbackServer::start(move |stream| {
+                let _ = serve(stream, &root);
+            }),
         }
     }
 
     /// `http://127.0.0.1:PORT/<name>`.
     pub fn url(&self, name: &str) -> String {
-        format!("http://127.0.0.1:{}/{name}", self.port)
-    }
-}
-
-impl Drop for GitHttp {
-    fn drop(&mut self) {
-        self.stopping.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
-        if let Some(server) = self.server.take() {
-            let _ = server.join();
-        }
+        format!("{}/{name}", self.server.base_url())
     }
 }
 

@@ -6,7 +6,10 @@
 // Each integration test binary compiles this module and uses a subset of it.
 #![allow(dead_code)]
 
+pub mod chart_repository;
+pub mod fixture_dir;
 pub mod git_remote;
+pub mod loopback_http;
 
 use std::fmt::Debug;
 use std::path::PathBuf;

@@ -18,6 +18,7 @@ use crate::controller::application::instance::instance_name;
 use crate::customizations::Customizations;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
+use crate::source::SourceOptions;
 use crate::sync::SyncPlan;
 
 /// Arguments of `flotilla app diff`.
@@ -62,14 +63,13 @@ pub async fn app_diff(
     let cache = CacheDir::new()?;
     let repos = Arc::new(RepoCache::new(&cache.0, LocalRepos::default()));
     let source = app.spec.source.clone();
-    let manifests = tokio::task::spawn_blocking(move || {
-        repos.manifests(&source.repo_url, &source.target_revision, &source.path)
-    })
-    .await?
-    .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
+    let manifests = tokio::task::spawn_blocking(move || repos.source(&source, ""))
+        .await?
+        .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
+    let options = SourceOptions::of_application(&app, manifests.revision.clone());
     let plan = SyncPlan::load(
         &manifests.root,
-        &app.spec.source.directory_options(),
+        &options,
         app.spec.destination.namespace.as_deref(),
         "compare",
     )

@@ -127,11 +127,12 @@ fn diff(args: &DiffArgs) -> anyhow::Result<Vec<ObjectDiff>> {
         .clone()
         .context("no destination namespace: pass --namespace")?;
     let app = AppName::choose(args.app.as_deref(), source.app(), &args.path)?.name;
-    let plan = SyncPlan::load(&source.root, &settings.directory, Some(&namespace), "diff")
-        .map_err(|errors| {
+    let plan = SyncPlan::load(&source.root, &settings.source, Some(&namespace), "diff").map_err(
+        |errors| {
             let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
             anyhow::anyhow!("{}", lines.join("\n"))
-        })?;
+        },
+    )?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

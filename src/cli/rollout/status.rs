@@ -12,8 +12,8 @@ use super::AppSetArgs;
 use crate::api::ApplicationSet;
 use crate::api::application_set_status::{ApplicationSetApplicationStatus, ConditionStatus};
 use crate::cli::connect::shutdown_signal;
-use crate::table::Table;
 use crate::duration::format_duration;
+use crate::table::Table;
 
 /// How often `--watch` reads the ApplicationSet.
 const WATCH_INTERVAL: Duration = Duration::from_secs(1);

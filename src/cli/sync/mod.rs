@@ -18,13 +18,13 @@ use anyhow::Context;
 use tokio::sync::watch;
 
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
-use crate::table::Table;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::operation_configmap::ConfigMapStore;
 use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
 use crate::sync::execute::{ExecuteSettings, PruneConfirmation, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
+use crate::table::Table;
 
 use app_name::AppName;
 use source::SyncSource;
@@ -112,7 +112,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     });
     let SyncSettings {
         execute: settings,
-        directory: options,
+        source: options,
         ignored_options,
     } = source.settings(&overrides, &process)?;
     for option in ignored_options {

@@ -2,7 +2,9 @@
 //! (flotilla.dev or argoproj.io) whose source is a local directory or a git repository. A git
 //! source's `targetRevision` is resolved to a commit, and its files at that commit are written to
 //! a temporary directory the plan is loaded from (its `path` below). A source's links must stay
-//! inside its repository or directory, and its `path` must exist.
+//! inside its repository or directory, and its `path` must exist. A chart of a Helm chart
+//! repository (`chart`) is fetched into a temporary directory at the version `targetRevision`
+//! resolves to.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,6 +57,13 @@ pub enum SourceError {
     },
     #[error("{path}: {error}")]
     Directory { path: String, error: BoundsError },
+    #[error("{file}: chart repository {url}: {error}")]
+    Chart {
+        file: String,
+        url: String,
+        #[source]
+        error: Box<crate::source::SourceError>,
+    },
 }
 
 /// Everything the sync needs to know about its source.
@@ -177,6 +186,30 @@ impl SyncSource {
     ) -> Result<Self, SourceError> {
         let spec = document.spec;
         let source = &spec.source;
+        if !source.chart.is_empty() {
+            let checkout = Checkout(scratch_dir("chart"));
+            let tools = crate::source::Tools::current();
+            let pulled = crate::source::chart_repo::pull(
+                &checkout.0,
+                &source.repo_url,
+                &source.chart,
+                &source.target_revision,
+                tools,
+            )
+            .map_err(|error| SourceError::Chart {
+                file: file.to_owned(),
+                url: source.repo_url.clone(),
+                error: Box::new(error),
+            })?;
+            return Ok(Self {
+                label: file.to_owned(),
+                metadata: document.metadata,
+                revision: Some(pulled.version),
+                root: pulled.root,
+                spec,
+                _checkout: Some(checkout),
+            });
+        }
         let local = repos
             .local_path(&source.repo_url)
             .ok_or_else(|| SourceError::Unavailable {
@@ -196,14 +229,7 @@ impl SyncSource {
         let (root, revision, checkout) = if GitCli::is_repository(&local) {
             let git = GitCli::new(&local);
             let commit = git.resolve(&source.target_revision).map_err(git_error)?;
-            let short = commit.get(..12).unwrap_or(&commit);
-            // Several Applications of one process may check out the same commit.
-            static CHECKOUTS: AtomicUsize = AtomicUsize::new(0);
-            let count = CHECKOUTS.fetch_add(1, Ordering::Relaxed);
-            let dir = std::env::temp_dir().join(format!(
-                "flotilla-sync-{}-{count}-{short}",
-                std::process::id()
-            ));
+            let dir = scratch_dir(commit.get(..12).unwrap_or(&commit));
             checkout(&git, &commit, &dir).map_err(|error| match error {
                 CheckoutError::Git(error) => git_error(error),
                 error => SourceError::Checkout {
@@ -231,6 +257,17 @@ impl SyncSource {
             _checkout: checkout,
         })
     }
+}
+
+/// A new temporary directory path for one source of this process, named after `label`
+/// (several Applications of one process may check out the same commit).
+fn scratch_dir(label: &str) -> PathBuf {
+    static CHECKOUTS: AtomicUsize = AtomicUsize::new(0);
+    let count = CHECKOUTS.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!(
+        "flotilla-sync-{}-{count}-{label}",
+        std::process::id()
+    ))
 }
 
 /// The document, when `text` is a single Application.

@@ -207,6 +207,14 @@ mod tests {
             with_options("app", "kept", 3, false, "Prune=false,Delete=false"),
             object("app", "gone", 1, false),
         ];
+        let mut helm_kept = object("app", "helm-kept", 5, false);
+        helm_kept
+            .annotations
+            .insert("helm.sh/resource-policy".into(), "keep".into());
+        assert_eq!(
+            names(&deletion_step("app", &[helm_kept, objects[1].clone()])),
+            ["gone"]
+        );
         assert_eq!(names(&deletion_step("app", &objects)), ["gone"]);
         assert_eq!(
             deletion_step("app", &objects[..1]),

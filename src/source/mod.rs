@@ -1,0 +1,413 @@
+//! The one generation step: a source directory becomes manifests here, for `render`, `plan`,
+//! `sync`, `diff`, `simulate` and the controller alike. A directory is a Kustomize source when
+//! `source.kustomize` is given or it holds a kustomization file, a Helm chart when `source.helm`
+//! is given or it holds `Chart.yaml` (Argo CD's detection), else plain manifests
+//! ([`crate::manifest::load_directory`]). Tools run through [`run`]; their output is parsed like
+//! manifest files, each object labelled with the tool (and for Helm the template) that made it.
+
+pub mod cache;
+pub mod chart_repo;
+pub mod helm;
+pub mod kustomize;
+pub mod run;
+pub mod tools;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use crate::api::application::ApplicationSource;
+use crate::api::helm_source::HelmSource;
+use crate::api::kustomize_source::KustomizeSource;
+use crate::manifest::limits::MAX_APPLICATION_OBJECTS;
+use crate::manifest::{
+    DirectoryOptions, Resource, ValidationError, load_directory, parse_documents,
+};
+
+pub use run::{ToolCommand, ToolError};
+pub use tools::Tools;
+
+/// Everything that decides the manifests of a source directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceOptions {
+    /// `source.directory` (with flags over it).
+    pub directory: DirectoryOptions,
+    /// `source.helm`, when given.
+    pub helm: Option<HelmSource>,
+    /// `source.kustomize`, when given.
+    pub kustomize: Option<KustomizeSource>,
+    /// Whether `source.directory` was given (the source is plain manifests, whatever it holds).
+    pub plain: bool,
+    /// The Application's name: Helm's default release name, named in errors.
+    pub application: String,
+    /// The destination namespace (Helm's default release namespace).
+    pub namespace: Option<String>,
+    /// The commit (or chart version) the source directory holds, when it is one that is never
+    /// written again: generations of it are kept ([`cache`]).
+    pub revision: Option<String>,
+}
+
+/// What turns a source directory into manifests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generator {
+    /// Plain manifest files.
+    Directory,
+    /// `helm template`.
+    Helm,
+    /// `kustomize build`.
+    Kustomize,
+}
+
+impl fmt::Display for Generator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Directory => "directory",
+            Self::Helm => "helm",
+            Self::Kustomize => "kustomize",
+        })
+    }
+}
+
+/// A source whose manifests could not be generated.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("{field}: {message}")]
+    Field { field: String, message: String },
+    /// The tool failed (the error's label names it).
+    #[error("{error}")]
+    Tool {
+        tool: &'static str,
+        #[source]
+        error: ToolError,
+    },
+    #[error("{tool} cannot be used: {error}")]
+    Unusable { tool: &'static str, error: String },
+    #[error("cannot write the private file {path}: {error}")]
+    Private {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+}
+
+impl SourceOptions {
+    /// The options of a stored Application's source at `revision` (the commit or chart
+    /// version read), as the controller generates it.
+    #[must_use]
+    pub fn of_application(app: &crate::api::Application, revision: Option<String>) -> Self {
+        let name = app.metadata.name.clone().unwrap_or_default();
+        Self {
+            revision,
+            ..Self::of(
+                &app.spec.source,
+                app.spec.source.directory_options(),
+                &name,
+                app.spec.destination.namespace.as_deref(),
+            )
+        }
+    }
+
+    /// The options of an Application's `source`, with `directory` (its options with any flags
+    /// over them) and its destination namespace.
+    #[must_use]
+    pub fn of(
+        source: &ApplicationSource,
+        directory: DirectoryOptions,
+        application: &str,
+        namespace: Option<&str>,
+    ) -> Self {
+        Self {
+            directory,
+            helm: source.helm.clone(),
+            kustomize: source.kustomize.clone(),
+            plain: source.directory.is_some(),
+            application: application.to_owned(),
+            namespace: namespace.map(str::to_owned),
+            revision: None,
+        }
+    }
+
+    /// Which generator makes the manifests of `root`: the one the options name, else what the
+    /// directory holds (a kustomization before a chart, as Argo CD decides).
+    #[must_use]
+    pub fn generator(&self, root: &Path) -> Generator {
+        let holds = |file: &str| root.join(file).is_file();
+        if self.plain {
+            Generator::Directory
+        } else if self.kustomize.is_some() {
+            Generator::Kustomize
+        } else if self.helm.is_some() {
+            Generator::Helm
+        } else if kustomize::KUSTOMIZATION_FILES.into_iter().any(holds) {
+            Generator::Kustomize
+        } else if holds("Chart.yaml") {
+            Generator::Helm
+        } else {
+            Generator::Directory
+        }
+    }
+}
+
+impl SourceOptions {
+    /// The options that decide the manifests of `root`: plain directories, and kustomizations
+    /// that expand no `${ARGOCD_APP_*}`, do not depend on the Application's name or namespace,
+    /// so Applications that differ only there share them.
+    #[must_use]
+    pub fn inputs(&self, root: &Path) -> Self {
+        match self.generator(root) {
+            Generator::Directory => Self {
+                directory: self.directory.clone(),
+                plain: true,
+                revision: self.revision.clone(),
+                ..Self::default()
+            },
+            Generator::Kustomize
+                if !self
+                    .kustomize
+                    .as_ref()
+                    .is_some_and(|k| k.common_annotations_envsubst) =>
+            {
+                Self {
+                    application: String::new(),
+                    namespace: None,
+                    ..self.clone()
+                }
+            }
+            Generator::Helm | Generator::Kustomize => self.clone(),
+        }
+    }
+}
+
+/// The manifests of the source at `root`: its valid resources and every error (each naming the
+/// file or tool, and for a tool the Application and the command with its stderr). A tool's
+/// output at a known revision is kept ([`cache`]) and shared by every Application with the same
+/// inputs.
+#[must_use]
+pub fn generate(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<ValidationError>) {
+    match (&options.revision, options.generator(root)) {
+        (Some(revision), Generator::Helm | Generator::Kustomize) => {
+            let inputs = SourceOptions {
+                revision: None,
+                ..options.inputs(root)
+            };
+            let key = cache::Key::new(revision, root, &inputs, Tools::versions());
+            cache::get_or_generate(key, || generate_now(root, options))
+        }
+        _ => generate_now(root, options),
+    }
+}
+
+/// [`generate`] without the cache.
+fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<ValidationError>) {
+    let generator = options.generator(root);
+    let tools = Tools::current();
+    // Tools run in a private directory: they get the source by its absolute path.
+    let absolute = std::path::absolute(root);
+    let output = match (generator, &absolute) {
+        (Generator::Directory, _) => return load_directory(root, &options.directory),
+        (Generator::Helm, Ok(root)) => helm::render(root, options, tools),
+        (Generator::Kustomize, Ok(root)) => kustomize::build(root, options, tools),
+        (_, Err(error)) => Err(SourceError::Field {
+            field: "path".into(),
+            message: format!("{}: {error}", root.display()),
+        }),
+    };
+    match output {
+        Ok(text) => parse_output(generator, &text),
+        Err(error) => {
+            let error = ValidationError {
+                file: PathBuf::from(generator.to_string()),
+                document: None,
+                object: None,
+                message: format!("Application {}: {error}", options.application),
+            };
+            (Vec::new(), vec![error])
+        }
+    }
+}
+
+/// Parses a tool's output: Helm's documents grouped by the template named in their
+/// `# Source:` line (`helm:<chart>/templates/<file>`), kustomize's as one stream
+/// (`kustomize`).
+fn parse_output(generator: Generator, text: &str) -> (Vec<Resource>, Vec<ValidationError>) {
+    let mut files: BTreeMap<String, String> = BTreeMap::new();
+    let mut order = Vec::new();
+    let mut label = generator.to_string();
+    let mut document = String::new();
+    let mut flush = |label: &str, document: &mut String| {
+        if document.trim().is_empty() {
+            return;
+        }
+        let text = files.entry(label.to_owned()).or_insert_with(|| {
+            order.push(label.to_owned());
+            String::new()
+        });
+        text.push_str("---\n");
+        text.push_str(document);
+        document.clear();
+    };
+    for line in text.lines() {
+        if line.trim_end() == "---" {
+            flush(&label, &mut document);
+            label = generator.to_string();
+        } else {
+            if let Some(source) = line.strip_prefix("# Source: ") {
+                label = format!("{generator}:{}", source.trim());
+            }
+            document.push_str(line);
+            document.push('\n');
+        }
+    }
+    flush(&label, &mut document);
+    let mut resources = Vec::new();
+    let mut errors = Vec::new();
+    for label in order {
+        let (found, problems) = parse_documents(Path::new(&label), &files[&label]);
+        resources.extend(found);
+        errors.extend(problems);
+    }
+    if resources.len() > MAX_APPLICATION_OBJECTS {
+        errors.push(ValidationError {
+            file: PathBuf::from(generator.to_string()),
+            document: None,
+            object: None,
+            message: format!(
+                "more than {MAX_APPLICATION_OBJECTS} objects (the limit of an Application)"
+            ),
+        });
+        resources.clear();
+    }
+    (resources, errors)
+}
+
+/// `relative` under `base`, refusing absolute paths, URLs and `..` (a source's files stay
+/// inside it).
+///
+/// # Errors
+/// A path that could leave `base`, naming `field`.
+fn inside(base: &Path, relative: &str, field: &str) -> Result<PathBuf, SourceError> {
+    let path = Path::new(relative);
+    let escapes = relative.contains("://")
+        || path
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
+    if escapes || relative.is_empty() {
+        return Err(SourceError::Field {
+            field: field.to_owned(),
+            message: format!("{relative:?} must be a relative path inside the source"),
+        });
+    }
+    Ok(base.join(path))
+}
+
+/// A private temporary directory for one generation (removed when dropped).
+fn private_dir() -> Result<tempfile::TempDir, SourceError> {
+    private_dir_in(&std::env::temp_dir())
+}
+
+/// A private temporary directory under `parent` (removed when dropped).
+fn private_dir_in(parent: &Path) -> Result<tempfile::TempDir, SourceError> {
+    tempfile::Builder::new()
+        .prefix("flotilla-source-")
+        .tempdir_in(parent)
+        .map_err(|error| SourceError::Private {
+            path: parent.to_owned(),
+            error,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detection_as_argo_cd() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = SourceOptions::default();
+        assert_eq!(options.generator(dir.path()), Generator::Directory);
+        std::fs::write(dir.path().join("Chart.yaml"), "name: c").unwrap();
+        assert_eq!(options.generator(dir.path()), Generator::Helm);
+        std::fs::write(dir.path().join("Kustomization"), "").unwrap();
+        assert_eq!(options.generator(dir.path()), Generator::Kustomize);
+        let helm = SourceOptions {
+            helm: Some(HelmSource::default()),
+            ..SourceOptions::default()
+        };
+        assert_eq!(helm.generator(dir.path()), Generator::Helm);
+        let plain = SourceOptions {
+            plain: true,
+            ..helm
+        };
+        assert_eq!(plain.generator(dir.path()), Generator::Directory);
+    }
+
+    #[test]
+    fn inputs_leave_out_what_does_not_change_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let of = |application: &str, kustomize: Option<KustomizeSource>| SourceOptions {
+            application: application.into(),
+            namespace: Some(format!("{application}-ns")),
+            kustomize,
+            ..SourceOptions::default()
+        };
+        let plain = |application| of(application, None).inputs(dir.path());
+        assert_eq!(plain("a"), plain("b"), "a plain directory");
+        let kustomize = |application, envsubst| {
+            let overrides = KustomizeSource {
+                common_annotations_envsubst: envsubst,
+                ..KustomizeSource::default()
+            };
+            of(application, Some(overrides)).inputs(dir.path())
+        };
+        assert_eq!(kustomize("a", false), kustomize("b", false));
+        assert_ne!(kustomize("a", true), kustomize("b", true), "envsubst");
+        let helm = |application| SourceOptions {
+            helm: Some(HelmSource::default()),
+            ..of(application, None)
+        };
+        assert_ne!(
+            helm("a").inputs(dir.path()),
+            helm("b").inputs(dir.path()),
+            "the default release name"
+        );
+    }
+
+    #[test]
+    fn helm_output_is_labelled_by_template() {
+        let text = "---\n# Source: db/templates/a.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n\
+                    ---\n# Source: db/templates/b.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n\
+                    ---\n# Source: db/templates/a.yaml\napiVersion: v1\nkind: Secret\nmetadata: {name: a}\n";
+        let (resources, errors) = parse_output(Generator::Helm, text);
+        assert!(errors.is_empty(), "{errors:?}");
+        let labels: Vec<String> = resources
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}#{} {}",
+                    r.source.file.display(),
+                    r.source.document,
+                    r.kind
+                )
+            })
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "helm:db/templates/a.yaml#0 ConfigMap",
+                "helm:db/templates/a.yaml#1 Secret",
+                "helm:db/templates/b.yaml#0 ConfigMap",
+            ]
+        );
+    }
+
+    #[test]
+    fn paths_stay_inside() {
+        for bad in ["/etc/passwd", "../x", "a/../../x", "https://x/v.yaml", ""] {
+            assert!(inside(Path::new("/r"), bad, "f").is_err(), "{bad}");
+        }
+        assert_eq!(
+            inside(Path::new("/r"), "./a/b.yaml", "f").unwrap(),
+            Path::new("/r/./a/b.yaml")
+        );
+    }
+}

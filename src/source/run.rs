@@ -1,0 +1,253 @@
+//! Running one generator tool (`helm`, `kustomize`, `kubectl kustomize`): a clean environment
+//! (only `PATH` is passed on) with a private HOME, cache and config directory per run (deleted
+//! after it), every HTTP(S) request sent to a closed loopback port unless the run fetches from a
+//! chart repository (local sources never reach a network), a timeout, the output bounded by the
+//! limits of an Application, and stderr kept for the error. Knows nothing of charts or
+//! kustomizations.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use prometheus_client::metrics::counter::Counter;
+
+use crate::manifest::limits::MAX_APPLICATION_BYTES;
+
+/// Where every HTTP(S) request of a tool goes: the discard port on loopback, closed here, so a
+/// request fails at once instead of reaching a network.
+const NO_NETWORK_PROXY: &str = "http://127.0.0.1:9";
+
+/// How often a running tool is checked for its end.
+const POLL: Duration = Duration::from_millis(5);
+
+/// The most stderr kept for an error message.
+const MAX_STDERR_BYTES: u64 = 64 * 1024;
+
+/// The tool runs this process started (the controller's `flotilla_source_tool_runs_total`):
+/// at steady state, with every source in the generation cache, it stays still.
+#[must_use]
+pub fn runs() -> Counter {
+    static RUNS: OnceLock<Counter> = OnceLock::new();
+    RUNS.get_or_init(Counter::default).clone()
+}
+
+/// One command line of a tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCommand {
+    /// The program to run.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Whether it may reach the network (a chart repository's).
+    pub network: bool,
+}
+
+impl fmt::Display for ToolCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.program.display())?;
+        for arg in &self.args {
+            write!(f, " {}", arg.to_string_lossy())?;
+        }
+        Ok(())
+    }
+}
+
+/// A tool run that did not give manifests.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("cannot run `{command}`: {error}")]
+    Spawn {
+        command: ToolCommand,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        command: ToolCommand,
+        status: ExitStatus,
+        stderr: String,
+    },
+    #[error("`{command}` did not finish within {timeout:?} and was stopped")]
+    TimedOut {
+        command: ToolCommand,
+        timeout: Duration,
+    },
+    #[error(
+        "`{command}` printed more than {MAX_APPLICATION_BYTES} bytes (the limit of an Application)"
+    )]
+    TooLarge { command: ToolCommand },
+    #[error("`{command}` printed output that is not UTF-8")]
+    NotUtf8 { command: ToolCommand },
+    #[error("cannot make a private directory for `{command}`: {error}")]
+    Private {
+        command: ToolCommand,
+        #[source]
+        error: std::io::Error,
+    },
+}
+
+impl ToolCommand {
+    /// Runs the command to its end within `timeout` and returns its stdout.
+    ///
+    /// # Errors
+    /// A program that cannot be started, a non-zero exit (with its stderr), a timeout, output
+    /// over the limit or not UTF-8.
+    pub fn run(&self, timeout: Duration) -> Result<String, ToolError> {
+        let private = tempfile::Builder::new()
+            .prefix("flotilla-tool-")
+            .tempdir()
+            .map_err(|error| ToolError::Private {
+                command: self.clone(),
+                error,
+            })?;
+        let home = private.path();
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("KUBECONFIG", home.join("kubeconfig"));
+        if !self.network {
+            command
+                .env("HTTP_PROXY", NO_NETWORK_PROXY)
+                .env("HTTPS_PROXY", NO_NETWORK_PROXY)
+                .env("NO_PROXY", "");
+        }
+        runs().inc();
+        let mut child = command
+            .current_dir(home)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|error| ToolError::Spawn {
+                command: self.clone(),
+                error,
+            })?;
+        let stdout = child
+            .stdout
+            .take()
+            .map(|out| read_bounded(out, MAX_APPLICATION_BYTES));
+        let stderr = child
+            .stderr
+            .take()
+            .map(|err| read_bounded(err, MAX_STDERR_BYTES));
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => thread::sleep(POLL),
+                Ok(None) | Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(ToolError::TimedOut {
+                        command: self.clone(),
+                        timeout,
+                    });
+                }
+            }
+        };
+        let joined = |reader: Option<thread::JoinHandle<(Vec<u8>, bool)>>| {
+            reader.and_then(|r| r.join().ok()).unwrap_or_default()
+        };
+        let (out, out_truncated) = joined(stdout);
+        let (err, _) = joined(stderr);
+        if !status.success() {
+            return Err(ToolError::Failed {
+                command: self.clone(),
+                status,
+                stderr: String::from_utf8_lossy(&err).trim().to_owned(),
+            });
+        }
+        if out_truncated {
+            return Err(ToolError::TooLarge {
+                command: self.clone(),
+            });
+        }
+        String::from_utf8(out).map_err(|_| ToolError::NotUtf8 {
+            command: self.clone(),
+        })
+    }
+}
+
+/// Reads at most `limit` bytes on a thread (and drains the rest, so the tool never blocks on a
+/// full pipe); whether more came.
+fn read_bounded(
+    mut reader: impl Read + Send + 'static,
+    limit: u64,
+) -> thread::JoinHandle<(Vec<u8>, bool)> {
+    thread::spawn(move || {
+        let mut kept = Vec::new();
+        let _ = (&mut reader).take(limit).read_to_end(&mut kept);
+        let more = std::io::copy(&mut reader, &mut std::io::sink()).unwrap_or(0);
+        (kept, more > 0)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> ToolCommand {
+        ToolCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            network: false,
+        }
+    }
+
+    #[test]
+    fn runs_with_a_private_home_and_no_proxy_escape() {
+        let out = sh("echo $HOME; echo $HTTPS_PROXY; echo $SECRET")
+            .run(Duration::from_secs(30))
+            .unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].contains("flotilla-tool-"), "{out}");
+        assert!(
+            !std::path::Path::new(lines[0]).exists(),
+            "removed after the run"
+        );
+        assert_eq!(lines[1], NO_NETWORK_PROXY);
+        assert_eq!(lines[2], "", "the caller's environment is not passed on");
+    }
+
+    #[test]
+    fn a_failure_keeps_stderr_and_names_the_command() {
+        let error = sh("echo bad chart >&2; exit 3")
+            .run(Duration::from_secs(30))
+            .unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("/bin/sh -c echo bad chart"), "{message}");
+        assert!(message.contains("exit status: 3"), "{message}");
+        assert!(message.ends_with("bad chart"), "{message}");
+    }
+
+    #[test]
+    fn a_tool_that_runs_too_long_is_stopped() {
+        let error = sh("sleep 30").run(Duration::from_millis(100)).unwrap_err();
+        assert!(matches!(error, ToolError::TimedOut { .. }), "{error}");
+    }
+
+    #[test]
+    fn a_missing_program_is_named() {
+        let command = ToolCommand {
+            program: "/nonexistent/helm".into(),
+            args: vec!["version".into()],
+            network: false,
+        };
+        let message = command.run(Duration::from_secs(5)).unwrap_err().to_string();
+        assert!(
+            message.starts_with("cannot run `/nonexistent/helm version`"),
+            "{message}"
+        );
+    }
+}

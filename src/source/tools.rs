@@ -1,0 +1,201 @@
+//! Which generator tools Flotilla runs: `helm` (v3) and kustomize (v5, a standalone `kustomize`
+//! or `kubectl kustomize`), from the `--helm`/`--kustomize`/`--kubectl` flags, else the
+//! `FLOTILLA_HELM`/`FLOTILLA_KUSTOMIZE`/`FLOTILLA_KUBECTL` variables, else `PATH`. Set once per
+//! process ([`Tools::configure`], by the command line) and read by the generation step; their
+//! versions are checked when first used and reported by `flotilla version`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::run::{ToolCommand, ToolError};
+
+/// How long one tool run may take.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How kustomize is run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kustomize {
+    /// A standalone binary: `kustomize build DIR`.
+    Standalone(PathBuf),
+    /// `kubectl kustomize DIR`.
+    Kubectl(PathBuf),
+}
+
+impl std::fmt::Display for Kustomize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Standalone(program) => write!(f, "{} build", program.display()),
+            Self::Kubectl(program) => write!(f, "{} kustomize", program.display()),
+        }
+    }
+}
+
+/// The tools of this process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tools {
+    /// The `helm` binary.
+    pub helm: PathBuf,
+    /// How kustomize is run.
+    pub kustomize: Kustomize,
+    /// How long one run may take.
+    pub timeout: Duration,
+}
+
+/// A tool whose version is not one Flotilla runs.
+#[derive(Debug, thiserror::Error)]
+pub enum VersionError {
+    #[error("{0}")]
+    Run(#[from] ToolError),
+    #[error("{tool} {found:?} is not supported (expected {expected})")]
+    Unsupported {
+        tool: &'static str,
+        found: String,
+        expected: &'static str,
+    },
+}
+
+static TOOLS: OnceLock<Tools> = OnceLock::new();
+static VERSIONS: OnceLock<(Result<String, String>, Result<String, String>)> = OnceLock::new();
+
+impl Tools {
+    /// The tools given as flags, each else from its variable, else from `PATH`.
+    #[must_use]
+    pub fn new(
+        helm: Option<PathBuf>,
+        kustomize: Option<PathBuf>,
+        kubectl: Option<PathBuf>,
+    ) -> Self {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let kustomize = match kustomize.or_else(|| var("FLOTILLA_KUSTOMIZE")) {
+            Some(path) => Kustomize::Standalone(path),
+            None => Kustomize::Kubectl(
+                kubectl
+                    .or_else(|| var("FLOTILLA_KUBECTL"))
+                    .unwrap_or_else(|| "kubectl".into()),
+            ),
+        };
+        Self {
+            helm: helm
+                .or_else(|| var("FLOTILLA_HELM"))
+                .unwrap_or_else(|| "helm".into()),
+            kustomize,
+            timeout: DEFAULT_TOOL_TIMEOUT,
+        }
+    }
+
+    /// Sets the tools of this process (the first call wins; later ones are ignored).
+    pub fn configure(tools: Self) {
+        let _ = TOOLS.set(tools);
+    }
+
+    /// The tools of this process: as configured, else from the variables and `PATH`.
+    #[must_use]
+    pub fn current() -> &'static Self {
+        TOOLS.get_or_init(|| Self::new(None, None, None))
+    }
+
+    /// The helm command with these arguments, without network.
+    #[must_use]
+    pub fn helm(&self, args: Vec<OsString>) -> ToolCommand {
+        ToolCommand {
+            program: self.helm.clone(),
+            args,
+            network: false,
+        }
+    }
+
+    /// The kustomize build of `dir`.
+    #[must_use]
+    pub fn kustomize_build(&self, dir: OsString) -> ToolCommand {
+        match &self.kustomize {
+            Kustomize::Standalone(program) => ToolCommand {
+                program: program.clone(),
+                args: vec!["build".into(), dir],
+                network: false,
+            },
+            Kustomize::Kubectl(program) => ToolCommand {
+                program: program.clone(),
+                args: vec!["kustomize".into(), dir],
+                network: false,
+            },
+        }
+    }
+
+    /// helm's version (`v3.17.2+gcc0bbbd`).
+    ///
+    /// # Errors
+    /// helm cannot be run, or is not v3.
+    pub fn helm_version(&self) -> Result<String, VersionError> {
+        let out = self
+            .helm(vec!["version".into(), "--short".into()])
+            .run(self.timeout)?;
+        check("helm", out.trim(), "v3.", "helm v3")
+    }
+
+    /// kustomize's version (`v5.5.0`), from `kustomize version` or `kubectl version --client`.
+    ///
+    /// # Errors
+    /// The tool cannot be run, or its kustomize is not v5.
+    pub fn kustomize_version(&self) -> Result<String, VersionError> {
+        let (command, label) = match &self.kustomize {
+            Kustomize::Standalone(program) => (
+                ToolCommand {
+                    program: program.clone(),
+                    args: vec!["version".into()],
+                    network: false,
+                },
+                "kustomize",
+            ),
+            Kustomize::Kubectl(program) => (
+                ToolCommand {
+                    program: program.clone(),
+                    args: vec!["version".into(), "--client".into()],
+                    network: false,
+                },
+                "kubectl kustomize",
+            ),
+        };
+        let out = command.run(self.timeout)?;
+        let version = out
+            .lines()
+            .find_map(|line| line.strip_prefix("Kustomize Version:"))
+            .unwrap_or(&out)
+            .trim();
+        check(label, version, "v5.", "kustomize v5")
+    }
+
+    /// The versions of helm and kustomize of [`Self::current`], checked once per process: what
+    /// generation reports when a tool is unusable, and what `flotilla version` prints.
+    pub fn versions() -> &'static (Result<String, String>, Result<String, String>) {
+        VERSIONS.get_or_init(|| {
+            let tools = Self::current();
+            (
+                tools.helm_version().map_err(|e| e.to_string()),
+                tools.kustomize_version().map_err(|e| e.to_string()),
+            )
+        })
+    }
+}
+
+fn check(
+    tool: &'static str,
+    found: &str,
+    prefix: &str,
+    expected: &'static str,
+) -> Result<String, VersionError> {
+    if found.starts_with(prefix) {
+        Ok(found.to_owned())
+    } else {
+        Err(VersionError::Unsupported {
+            tool,
+            found: found.to_owned(),
+            expected,
+        })
+    }
+}

@@ -1,0 +1,58 @@
+//! A Helm chart repository on loopback: the fixture chart `tests/fixtures/sources/charts/db`
+//! packaged by the real `helm` at several versions, indexed with `helm repo index` and served
+//! by [`StaticFiles`].
+
+use std::path::Path;
+use std::process::Command;
+
+use super::fixture_dir::copy_dir;
+use super::loopback_http::StaticFiles;
+
+/// The served repository; removed and stopped when dropped.
+pub struct ChartRepository {
+    pub server: StaticFiles,
+    _dir: tempfile::TempDir,
+}
+
+/// The helm the tests run (FLOTILLA_HELM, else `helm` on PATH).
+fn helm() -> Command {
+    Command::new(std::env::var_os("FLOTILLA_HELM").unwrap_or_else(|| "helm".into()))
+}
+
+fn run(command: &mut Command) {
+    let out = command.output().expect("helm runs");
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl ChartRepository {
+    /// The chart `db` at each of `versions`.
+    pub fn start(versions: &[&str]) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let charts = dir.path().join("charts");
+        let work = dir.path().join("work");
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sources/charts/db");
+        for version in versions {
+            let chart = work.join(version).join("db");
+            std::fs::create_dir_all(&chart).expect("a chart directory");
+            copy_dir(&fixture, &chart);
+            let metadata = std::fs::read_to_string(chart.join("Chart.yaml")).expect("Chart.yaml");
+            std::fs::write(
+                chart.join("Chart.yaml"),
+                metadata.replace("version: 0.1.0", &format!("version: {version}")),
+            )
+            .expect("writes Chart.yaml");
+            run(helm().arg("package").arg(&chart).arg("-d").arg(&charts));
+        }
+        let server = StaticFiles::start(&charts);
+        run(helm()
+            .args(["repo", "index"])
+            .arg(&charts)
+            .args(["--url", &server.url()]));
+        Self { server, _dir: dir }
+    }
+}
