@@ -2,7 +2,7 @@
 //! destination clusters, in one namespace while holding a Lease. The decisions live in the pure
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
 //! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
-//! [`status_store`], [`events`], [`plugin_client`], [`decision_watches`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
+//! [`status_store`], [`events`], [`plugin_client`] (with [`plugin_tls`]), [`decision_watches`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
 //! [`endpoint`]) and [`run`] ties them together; [`leader`] decides the election.
 
 pub mod application;
@@ -17,6 +17,7 @@ pub mod leadership;
 pub mod lease_lock;
 pub mod metrics;
 pub mod plugin_client;
+pub mod plugin_tls;
 pub mod readiness;
 pub mod rollout;
 pub mod status_store;

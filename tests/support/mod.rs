@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod git_remote;
+pub mod plugin_service;
 
 use std::fmt::Debug;
 use std::path::PathBuf;
