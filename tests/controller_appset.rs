@@ -4,8 +4,8 @@
 //! nothing, the clusters generator reacting to a cluster Secret, the refresh annotation on a git
 //! generator, the plugin generator against plugin services on loopback, the
 //! clusterDecisionResource generator following a custom resource's status (also from no
-//! Application at all), and leader election
-//! between two controllers (which run both reconcilers).
+//! Application at all) and the watch on its kind reporting a change, and leader election between
+//! two controllers (which run both reconcilers).
 
 mod controller_support;
 mod support;
@@ -19,6 +19,8 @@ use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla::controller::appset::ownership::RESOURCES_FINALIZER;
 use flotilla::controller::appset_reconciler::{FIELD_MANAGER, REFRESH_ANNOTATION};
+use flotilla::controller::decision_watches::DecisionWatches;
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
@@ -468,6 +470,7 @@ async fn the_plugin_generator_asks_a_plugin_service_and_names_it_when_it_fails()
 /// `fleet` of a kind of its own, read through ConfigMap `placement`, and the cluster Secrets of
 /// `clusters`.
 struct Placement {
+    resource: kube::api::ApiResource,
     decisions: Api<kube::api::DynamicObject>,
 }
 
@@ -493,11 +496,15 @@ impl Placement {
             }
         }));
         apply(&ns.api(), &config_map).await;
-        let decisions = Api::namespaced_with(ns.client.clone(), &ns.name, &resource);
+        let decisions: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(ns.client.clone(), &ns.name, &resource);
         let mut decision = kube::api::DynamicObject::new("fleet", &resource);
         decision.metadata.labels = Some([("placement".to_string(), "fleet".to_string())].into());
         apply(&decisions, &decision).await;
-        Self { decisions }
+        Self {
+            resource,
+            decisions,
+        }
     }
 
     /// Writes `clusters` as the decisions in the resource's status.
@@ -572,8 +579,8 @@ async fn the_first_decided_cluster_is_generated_when_no_application_exists() {
         condition(appset, ConditionType::ResourcesUpToDate).is_some()
     })
     .await;
-    // The status write makes one more reconcile, which changes nothing; after it only the
-    // decision watch (or the hourly poll) can start one.
+    // The status write makes one more reconcile, which changes nothing; after it the decision
+    // watch starts the next one (or the hourly poll, or a relist after a watch expired).
     eventually("the reconcile after the status write", async || {
         let count = controller.metrics.reconcile_count();
         if count >= 2 {
@@ -588,4 +595,26 @@ async fn the_first_decided_cluster_is_generated_when_no_application_exists() {
     placement.decide(&["east"]).await;
     wait_for_names(&ns, &["guestbook-east"]).await;
     controller.stop().await;
+}
+
+/// The watch itself, without a controller: once started on the decision kind it reports the
+/// existing resource, then a change of its decisions, to the trigger it was given.
+#[tokio::test]
+async fn a_decision_watch_reports_a_change_of_the_decisions() {
+    let ns = setup("decision-watch").await;
+    let placement = Placement::install(&ns, &["east"]).await;
+    let watches = Arc::new(DecisionWatches::new(ns.client.clone(), ns.name.clone()));
+    let (trigger, mut changes) = futures::channel::mpsc::unbounded();
+    watches.notify(trigger);
+    watches.ensure(&placement.resource, &tokio::runtime::Handle::current());
+    // Bounded only so that a broken watch fails the test instead of hanging it.
+    let mut reported = async |what: &str| {
+        tokio::time::timeout(support::TIMEOUT, changes.next())
+            .await
+            .unwrap_or_else(|_| panic!("{what} not reported within {:?}", support::TIMEOUT))
+            .expect("the trigger stays open");
+    };
+    reported("the existing resource").await;
+    placement.decide(&["east"]).await;
+    reported("the change of its decisions").await;
 }
