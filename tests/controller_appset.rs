@@ -3,8 +3,9 @@
 //! `applicationsSync` policies, no writes when nothing changed, invalid input that changes
 //! nothing, the clusters generator reacting to a cluster Secret, the refresh annotation on a git
 //! generator, the plugin generator against plugin services on loopback, the
-//! clusterDecisionResource generator following a custom resource's status, and leader election
-//! between two controllers (which run both reconcilers).
+//! clusterDecisionResource generator following a custom resource's status (also from no
+//! Application at all) and the watch on its kind reporting a change, and leader election between
+//! two controllers (which run both reconcilers).
 
 mod controller_support;
 mod support;
@@ -18,11 +19,13 @@ use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla::controller::appset::ownership::RESOURCES_FINALIZER;
 use flotilla::controller::appset_reconciler::{FIELD_MANAGER, REFRESH_ANNOTATION};
+use flotilla::controller::decision_watches::DecisionWatches;
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
-use support::{TestNamespace, apply, eventually, object, wait_until};
+use support::{TestNamespace, apply, eventually, object, plugin_service, wait_until};
 
 /// An ApplicationSet whose list generator yields one Application per name.
 fn list_appset(names: &[&str], path_prefix: &str, policy: Option<&str>) -> ApplicationSet {
@@ -389,58 +392,6 @@ async fn only_the_lease_holder_reconciles_and_another_takes_over_when_it_stops()
     second.stop().await;
 }
 
-/// A generator plugin on loopback, answering HTTP/1.1 by hand: with `status` 200 it checks the
-/// bearer token and answers one parameter set per entry of the input parameter `apps`; with any
-/// other status it answers that status and `plugin exploded`. Returns its base URL.
-async fn start_plugin(token: &'static str, status: u16) -> String {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds a loopback port");
-    let url = format!("http://{}", listener.local_addr().expect("has an address"));
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut reader = BufReader::new(stream);
-                let (mut length, mut authorization, mut line) = (0, String::new(), String::new());
-                while reader.read_line(&mut line).await.is_ok_and(|n| n > 0) && line != "\r\n" {
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(value) = lower.strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                    if lower.starts_with("authorization:") {
-                        authorization = line["authorization:".len()..].trim().to_string();
-                    }
-                    line.clear();
-                }
-                let mut body = vec![0; length];
-                reader.read_exact(&mut body).await.ok();
-                let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                let (code, answer) = if status != 200 {
-                    (status, "plugin exploded".to_string())
-                } else if authorization != format!("Bearer {token}") {
-                    (403, format!("bad token {authorization:?}"))
-                } else {
-                    let apps = request["input"]["parameters"]["apps"].as_array().cloned();
-                    let sets: Vec<Value> = apps
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|app| json!({"app": app, "appset": request["applicationSetName"]}))
-                        .collect();
-                    (200, json!({"output": {"parameters": sets}}).to_string())
-                };
-                let response = format!(
-                    "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
-                    answer.len()
-                );
-                let _ = reader.get_mut().write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    url
-}
-
 /// An ApplicationSet `name` whose plugin generator uses ConfigMap `config_map`.
 fn plugin_appset(name: &str, config_map: &str) -> ApplicationSet {
     object(json!({
@@ -469,8 +420,8 @@ fn plugin_appset(name: &str, config_map: &str) -> ApplicationSet {
 async fn the_plugin_generator_asks_a_plugin_service_and_names_it_when_it_fails() {
     let ns = setup("appset-plugin").await;
     let (working, failing) = (
-        start_plugin("s3cret", 200).await,
-        start_plugin("s3cret", 500).await,
+        plugin_service::start("s3cret", 200).await,
+        plugin_service::start("s3cret", 500).await,
     );
     let secret: Secret = object(json!({
         "metadata": {"name": "plugin-token"},
@@ -515,37 +466,51 @@ async fn the_plugin_generator_asks_a_plugin_service_and_names_it_when_it_fails()
     controller.stop().await;
 }
 
-#[tokio::test]
-async fn the_cluster_decision_resource_generator_follows_the_decisions_in_status() {
-    let ns = setup("appset-decisions").await;
-    let resource = support::install_kind(
-        &ns.client,
-        "decisions.flotilla.test",
-        "PlacementDecision",
-        "placementdecisions",
-    )
-    .await;
-    for cluster in ["east", "west"] {
-        apply(&ns.api::<Secret>(), &cluster_secret(cluster)).await;
-    }
-    let config_map: k8s_openapi::api::core::v1::ConfigMap = object(json!({
-        "metadata": {"name": "placement"},
-        "data": {
-            "apiVersion": "decisions.flotilla.test/v1",
-            "kind": "PlacementDecision",
-            "statusListKey": "decisions",
-            "matchKey": "clusterName"
+/// The decisions of a clusterDecisionResource generator in a test namespace: the custom resource
+/// `fleet` of a kind of its own, read through ConfigMap `placement`, and the cluster Secrets of
+/// `clusters`.
+struct Placement {
+    resource: kube::api::ApiResource,
+    decisions: Api<kube::api::DynamicObject>,
+}
+
+impl Placement {
+    async fn install(ns: &TestNamespace, clusters: &[&str]) -> Self {
+        let resource = support::install_kind(
+            &ns.client,
+            "decisions.flotilla.test",
+            "PlacementDecision",
+            "placementdecisions",
+        )
+        .await;
+        for cluster in clusters {
+            apply(&ns.api::<Secret>(), &cluster_secret(cluster)).await;
         }
-    }));
-    apply(&ns.api(), &config_map).await;
-    let decisions: Api<kube::api::DynamicObject> =
-        Api::namespaced_with(ns.client.clone(), &ns.name, &resource);
-    let mut decision = kube::api::DynamicObject::new("fleet", &resource);
-    decision.metadata.labels = Some([("placement".to_string(), "fleet".to_string())].into());
-    apply(&decisions, &decision).await;
-    let decide = async |clusters: &[&str]| {
+        let config_map: k8s_openapi::api::core::v1::ConfigMap = object(json!({
+            "metadata": {"name": "placement"},
+            "data": {
+                "apiVersion": "decisions.flotilla.test/v1",
+                "kind": "PlacementDecision",
+                "statusListKey": "decisions",
+                "matchKey": "clusterName"
+            }
+        }));
+        apply(&ns.api(), &config_map).await;
+        let decisions: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(ns.client.clone(), &ns.name, &resource);
+        let mut decision = kube::api::DynamicObject::new("fleet", &resource);
+        decision.metadata.labels = Some([("placement".to_string(), "fleet".to_string())].into());
+        apply(&decisions, &decision).await;
+        Self {
+            resource,
+            decisions,
+        }
+    }
+
+    /// Writes `clusters` as the decisions in the resource's status.
+    async fn decide(&self, clusters: &[&str]) {
         let list: Vec<Value> = clusters.iter().map(|c| json!({"clusterName": c})).collect();
-        decisions
+        self.decisions
             .patch_status(
                 "fleet",
                 &PatchParams::default(),
@@ -553,23 +518,33 @@ async fn the_cluster_decision_resource_generator_follows_the_decisions_in_status
             )
             .await
             .expect("writes the decisions");
-    };
-    decide(&["east", "west"]).await;
+    }
+
+    /// ApplicationSet `placed`: one guestbook per decided cluster, never polling within a test
+    /// (only the watch on the decision kind can notice a change).
+    fn appset() -> ApplicationSet {
+        let mut appset = guestbook_per_cluster(
+            "placed",
+            json!({"clusterDecisionResource": {
+                "configMapRef": "placement",
+                "labelSelector": {"matchLabels": {"placement": "fleet"}},
+                "requeueAfterSeconds": 3600
+            }}),
+        );
+        // No resources finalizer: the clusters are fictitious, nothing could be pruned there.
+        appset.spec.sync_policy = Some(object(json!({"preserveResourcesOnDeletion": true})));
+        appset
+    }
+}
+
+#[tokio::test]
+async fn the_cluster_decision_resource_generator_follows_the_decisions_in_status() {
+    let ns = setup("appset-decisions").await;
+    let placement = Placement::install(&ns, &["east", "west"]).await;
+    placement.decide(&["east", "west"]).await;
 
     let controller = start(&ns, "only");
-    let appsets: Api<ApplicationSet> = ns.api();
-    let mut appset = guestbook_per_cluster(
-        "placed",
-        json!({"clusterDecisionResource": {
-            "configMapRef": "placement",
-            "labelSelector": {"matchLabels": {"placement": "fleet"}},
-            // No polling within the test: the watch on the decision kind must notice.
-            "requeueAfterSeconds": 3600
-        }}),
-    );
-    // No resources finalizer: the clusters are fictitious, nothing could be pruned there.
-    appset.spec.sync_policy = Some(object(json!({"preserveResourcesOnDeletion": true})));
-    apply(&appsets, &appset).await;
+    apply(&ns.api::<ApplicationSet>(), &Placement::appset()).await;
     wait_for_names(&ns, &["guestbook-east", "guestbook-west"]).await;
     let east = ns
         .api::<Application>()
@@ -581,7 +556,65 @@ async fn the_cluster_decision_resource_generator_follows_the_decisions_in_status
         Some("https://east.example.com")
     );
 
-    decide(&["east"]).await;
+    placement.decide(&["east"]).await;
     wait_for_names(&ns, &["guestbook-east"]).await;
     controller.stop().await;
+}
+
+/// With no Application there is no Application event to re-trigger the ApplicationSet, and the
+/// poll is an hour away: the first decided cluster's Application appears through the watch on the
+/// decision kind. Not a proof that the watch alone does it: on the test control plane the
+/// controller's own watches expire (HTTP 410) about every 10 s, and each relist reconciles every
+/// ApplicationSet again, so with the watch disabled this passes too, about 10 s later.
+#[tokio::test]
+async fn the_first_decided_cluster_is_generated_when_no_application_exists() {
+    let ns = setup("appset-decision-watch").await;
+    let placement = Placement::install(&ns, &["east"]).await;
+    placement.decide(&[]).await;
+
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &Placement::appset()).await;
+    wait_until(&appsets, "placed", "a status", |appset| {
+        condition(appset, ConditionType::ResourcesUpToDate).is_some()
+    })
+    .await;
+    // The status write makes one more reconcile, which changes nothing; after it the decision
+    // watch starts the next one (or the hourly poll, or a relist after a watch expired).
+    eventually("the reconcile after the status write", async || {
+        let count = controller.metrics.reconcile_count();
+        if count >= 2 {
+            Ok(())
+        } else {
+            Err(format!("{count} reconciles"))
+        }
+    })
+    .await;
+    assert!(applications(&ns).await.is_empty());
+
+    placement.decide(&["east"]).await;
+    wait_for_names(&ns, &["guestbook-east"]).await;
+    controller.stop().await;
+}
+
+/// The watch itself, without a controller: once started on the decision kind it reports the
+/// existing resource, then a change of its decisions, to the trigger it was given.
+#[tokio::test]
+async fn a_decision_watch_reports_a_change_of_the_decisions() {
+    let ns = setup("decision-watch").await;
+    let placement = Placement::install(&ns, &["east"]).await;
+    let watches = Arc::new(DecisionWatches::new(ns.client.clone(), ns.name.clone()));
+    let (trigger, mut changes) = futures::channel::mpsc::unbounded();
+    watches.notify(trigger);
+    watches.ensure(&placement.resource, &tokio::runtime::Handle::current());
+    // Bounded only so that a broken watch fails the test instead of hanging it.
+    let mut reported = async |what: &str| {
+        tokio::time::timeout(support::TIMEOUT, changes.next())
+            .await
+            .unwrap_or_else(|_| panic!("{what} not reported within {:?}", support::TIMEOUT))
+            .expect("the trigger stays open");
+    };
+    reported("the existing resource").await;
+    placement.decide(&["east"]).await;
+    reported("the change of its decisions").await;
 }

@@ -96,8 +96,8 @@ impl Params {
     }
 
     /// The parameters in key order, with their shared values (for the Go-template engine).
-    pub(crate) fn shared(&self) -> impl Iterator<Item = (&str, &SharedValue)> {
-        self.entries.iter().map(|(key, shared)| (&**key, &**shared))
+    pub(crate) fn shared(&self) -> impl Iterator<Item = (&Arc<str>, &SharedValue)> {
+        self.entries.iter().map(|(key, shared)| (key, &**shared))
     }
 }
 

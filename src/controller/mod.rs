@@ -3,7 +3,7 @@
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
 //! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
 //! [`running_syncs`],
-//! [`status_store`], [`events`], [`plugin_client`], [`decision_watches`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
+//! [`status_store`], [`events`], [`plugin_client`] (with [`plugin_tls`]), [`decision_watches`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
 //! [`endpoint`]) and [`run`] ties them together; [`leader`] decides the election.
 
 pub mod application;
@@ -18,6 +18,7 @@ pub mod leadership;
 pub mod lease_lock;
 pub mod metrics;
 pub mod plugin_client;
+pub mod plugin_tls;
 pub mod readiness;
 pub mod rollout;
 pub mod running_syncs;

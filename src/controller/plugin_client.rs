@@ -1,18 +1,22 @@
 //! Asking generator plugins over HTTP: one HTTP/1.1 POST per call (hyper, one connection,
-//! `http://` only), JSON in and out, bounded by a timeout that covers connecting, sending and
-//! reading the whole answer. Generation runs on a blocking thread, so each call blocks that
-//! thread on the controller's runtime.
+//! `http://`, or `https://` through [`super::plugin_tls`]), JSON in and out, bounded by a timeout
+//! that covers connecting, the TLS handshake, sending and reading the whole answer. Generation
+//! runs on a blocking thread, so each call blocks that thread on the controller's runtime.
 
 use std::time::Duration;
 
 use flotilla_generators::source::{PluginCallError, PluginService};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
+use hyper::rt::{Read, Write};
 use hyper::{Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
+use rustls::pki_types::ServerName;
 use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio::runtime::Handle;
+
+use super::plugin_tls::PluginTls;
 
 /// How long a plugin may take to answer, as Argo CD's default.
 pub const PLUGIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -24,20 +28,33 @@ const QUOTED_BODY: usize = 200;
 pub struct HttpPlugins {
     runtime: Handle,
     timeout: Duration,
+    /// For `https://` plugins; why there is none, if TLS could not be set up.
+    tls: Result<PluginTls, String>,
 }
 
 impl HttpPlugins {
-    /// Calls that run on `runtime` and give up after `timeout`. Use only from a blocking thread
-    /// (`spawn_blocking`), never from an async task.
+    /// Calls that run on `runtime` and give up after `timeout`, `https://` ones trusting the
+    /// system's roots. Use only from a blocking thread (`spawn_blocking`), never from an async
+    /// task.
     #[must_use]
     pub fn new(runtime: Handle, timeout: Duration) -> Self {
-        Self { runtime, timeout }
+        Self::with_tls(runtime, timeout, PluginTls::system())
+    }
+
+    /// [`Self::new`] with `tls` for `https://` plugins.
+    #[must_use]
+    pub fn with_tls(runtime: Handle, timeout: Duration, tls: Result<PluginTls, String>) -> Self {
+        Self {
+            runtime,
+            timeout,
+            tls,
+        }
     }
 }
 
 impl PluginService for HttpPlugins {
     fn call(&self, url: &str, token: &str, body: &Value) -> Result<Value, PluginCallError> {
-        let exchange = tokio::time::timeout(self.timeout, post(url, token, body));
+        let exchange = tokio::time::timeout(self.timeout, self.post(url, token, body));
         self.runtime
             .block_on(exchange)
             .map_err(|_| PluginCallError::Timeout {
@@ -46,31 +63,63 @@ impl PluginService for HttpPlugins {
     }
 }
 
-async fn post(url: &str, token: &str, body: &Value) -> Result<Value, PluginCallError> {
-    let connect = |message: String| PluginCallError::Connect { message };
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| connect(format!("invalid URL: {e}")))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(connect("only http:// plugin URLs are supported".into()));
+impl HttpPlugins {
+    async fn post(&self, url: &str, token: &str, body: &Value) -> Result<Value, PluginCallError> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| connect(format!("invalid URL: {e}")))?;
+        let https = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
+            _ => {
+                return Err(connect(
+                    "only http:// and https:// plugin URLs are supported".into(),
+                ));
+            }
+        };
+        let host = uri
+            .host()
+            .ok_or_else(|| connect("the URL has no host".into()))?;
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let request = Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
+            .header(hyper::header::HOST, format!("{host}:{port}"))
+            .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|e| connect(e.to_string()))?;
+        let stream = TcpStream::connect((host, port))
+            .await
+            .map_err(|e| connect(e.to_string()))?;
+        if !https {
+            return exchange(TokioIo::new(stream), request).await;
+        }
+        let tls = self.tls.as_ref().map_err(|e| connect(e.clone()))?;
+        // A host in brackets is an IPv6 address, which a certificate names without them.
+        let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']'))
+            .map_err(|e| connect(format!("invalid host name for TLS: {e}")))?
+            .to_owned();
+        let stream = tls
+            .connector()
+            .connect(name, stream)
+            .await
+            .map_err(|e| connect(format!("TLS: {e}")))?;
+        exchange(TokioIo::new(stream), request).await
     }
-    let host = uri
-        .host()
-        .ok_or_else(|| connect("the URL has no host".into()))?;
-    let port = uri.port_u16().unwrap_or(80);
-    let stream = TcpStream::connect((host, port))
-        .await
-        .map_err(|e| connect(e.to_string()))?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+}
+
+fn connect(message: String) -> PluginCallError {
+    PluginCallError::Connect { message }
+}
+
+/// Sends `request` over `io` and reads the answer.
+async fn exchange<IO>(io: IO, request: Request<Full<Bytes>>) -> Result<Value, PluginCallError>
+where
+    IO: Read + Write + Unpin + Send + 'static,
+{
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
         .await
         .map_err(|e| connect(e.to_string()))?;
     let driver = tokio::spawn(connection);
-    let request = Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
-        .header(hyper::header::HOST, format!("{host}:{port}"))
-        .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
-        .header(hyper::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .map_err(|e| connect(e.to_string()))?;
     let answered = async {
         let response = sender.send_request(request).await?;
         let status = response.status();

@@ -293,11 +293,15 @@ fn build_applications(
     }
     let order: Vec<usize> = by_name.into_values().collect();
     let mut slots: Vec<Option<ApplicationSetTemplate>> = rendered.into_iter().map(Some).collect();
-    Ok(order
-        .into_iter()
-        .filter_map(|index| slots[index].take())
-        .map(|template| to_application(appset, &appset_name, template))
-        .collect())
+    // Allocated once: growing a vector of Applications (large values) moves them all each time.
+    let mut applications = Vec::with_capacity(order.len());
+    applications.extend(
+        order
+            .into_iter()
+            .filter_map(|index| slots[index].take())
+            .map(|template| to_application(appset, &appset_name, template)),
+    );
+    Ok(applications)
 }
 
 fn to_application(

@@ -10,6 +10,7 @@ pub mod chart_repository;
 pub mod fixture_dir;
 pub mod git_remote;
 pub mod loopback_http;
+pub mod plugin_service;
 
 use std::fmt::Debug;
 use std::path::PathBuf;

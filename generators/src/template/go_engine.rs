@@ -26,11 +26,10 @@ const SEPARATOR: &str = "\u{1}\u{2}flotilla-field\u{2}\u{1}";
 /// Name of the template that renders every field at once.
 const COMBINED: &str = "all";
 
-/// What every engine starts from, built once (registering the functions costs more than
-/// copying them): the functions, Go's printing, no escaping, the syntax and the fuel limit.
+/// What every engine starts from, built once: Go's printing, no escaping, the syntax and the fuel
+/// limit. Each engine adds only the functions its templates call ([`sprig::add_used`]).
 static PROTOTYPE: LazyLock<Environment<'static>> = LazyLock::new(|| {
     let mut env = Environment::empty();
-    sprig::register(&mut env);
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_fuel(Some(FUEL));
     if let Ok(syntax) = SyntaxConfig::builder().keep_trailing_newline(true).build() {
@@ -88,6 +87,7 @@ impl GoEngine {
     pub(crate) fn add(&mut self, field: &str, text: &str) -> Result<usize, TemplateError> {
         let translation = translate(text).map_err(|message| TemplateError::new(field, message))?;
         let name = self.templates.len().to_string();
+        sprig::add_used(&mut self.env, &translation.source);
         self.compile(&name, field, translation.source.clone())?;
         self.templates.push(FieldTemplate {
             name,

@@ -4,7 +4,6 @@
 //! lookup is used (printed, piped into a function, tested by `if`), as Go's `text/template` does;
 //! otherwise the lookup gives a missing value.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use minijinja::value::{Enumerator, Object, ObjectExt, ObjectRepr, Value};
@@ -13,10 +12,11 @@ use minijinja::{Error, ErrorKind};
 use super::go_format::go_quote;
 use crate::params::Params;
 
-/// One map of parameters, its keys in order.
+/// One map of parameters, its entries sorted by key (Go's map order): a sorted vector, searched
+/// by comparing strings, is much cheaper to build for every parameter set than a tree of values.
 #[derive(Debug)]
 pub(crate) struct ParamMap {
-    entries: BTreeMap<Value, Value>,
+    entries: Vec<(Arc<str>, Value)>,
     missing_key_error: bool,
 }
 
@@ -29,29 +29,36 @@ impl ParamMap {
                 let value = shared.converted(missing_key_error, |json| {
                     json_value(json, missing_key_error)
                 });
-                (key, value)
+                (Arc::clone(key), value)
             }),
             missing_key_error,
         )
     }
 
-    fn value<'a>(
-        entries: impl Iterator<Item = (&'a str, Value)>,
-        missing_key_error: bool,
-    ) -> Value {
+    fn value(entries: impl Iterator<Item = (Arc<str>, Value)>, missing_key_error: bool) -> Value {
+        let mut entries: Vec<(Arc<str>, Value)> = entries.collect();
+        // Stable and linear on sorted input (a parameter set's keys already are).
+        entries.sort_by(|(a, _), (b, _)| a.cmp(b));
         Value::from_object(Self {
-            entries: entries
-                .map(|(key, value)| (Value::from(key), value))
-                .collect(),
+            entries,
             missing_key_error,
         })
+    }
+
+    /// The value under `key` (a string), if any.
+    fn lookup(&self, key: &Value) -> Option<&Value> {
+        let key = key.as_str()?;
+        self.entries
+            .binary_search_by(|(name, _)| (**name).cmp(key))
+            .ok()
+            .map(|index| &self.entries[index].1)
     }
 
     /// The value under `key`, `None` when there is none, whatever `missingkey` says: for
     /// functions that look keys up themselves (`index`, `hasKey`, `dig`).
     pub(crate) fn entry(map: &Value, key: &Value) -> Option<Value> {
         match map.downcast_object_ref::<Self>() {
-            Some(params) => params.entries.get(key).cloned(),
+            Some(params) => params.lookup(key).cloned(),
             None => map.get_item(key).ok().filter(|value| !value.is_undefined()),
         }
     }
@@ -63,7 +70,7 @@ impl Object for ParamMap {
     }
 
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        match self.entries.get(key) {
+        match self.lookup(key) {
             Some(value) => Some(value.clone()),
             // An invalid value: the engine fails the lookup with this error.
             None if self.missing_key_error => Some(Value::from(Error::new(
@@ -79,7 +86,7 @@ impl Object for ParamMap {
             Box::new(
                 this.entries
                     .iter()
-                    .map(|(key, value)| (key.clone(), value.clone())),
+                    .map(|(key, value)| (Value::from(Arc::clone(key)), value.clone())),
             )
         })
     }
@@ -102,8 +109,12 @@ fn json_value(json: &serde_json::Value, missing_key_error: bool) -> Value {
             .map(|item| json_value(item, missing_key_error))
             .collect(),
         serde_json::Value::Object(map) => ParamMap::value(
-            map.iter()
-                .map(|(key, value)| (key.as_str(), json_value(value, missing_key_error))),
+            map.iter().map(|(key, value)| {
+                (
+                    Arc::from(key.as_str()),
+                    json_value(value, missing_key_error),
+                )
+            }),
             missing_key_error,
         ),
     }
