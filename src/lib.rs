@@ -7,6 +7,7 @@ pub mod controller;
 pub mod customizations;
 pub use flotilla_generators::duration;
 pub mod health;
+pub mod httpd;
 pub mod manifest;
 pub mod nodesim;
 pub mod render;

@@ -13,11 +13,12 @@ use futures::FutureExt;
 
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
-use crate::controller::endpoint::serve;
+use crate::controller::endpoint::Endpoint;
 use crate::controller::leader::LeaseTiming;
 use crate::controller::lease_lock::{LeaseConfig, LeaseLock};
 use crate::controller::metrics::Metrics;
 use crate::duration::parse_duration;
+use crate::httpd::server::{Limits, serve};
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
 
@@ -145,12 +146,11 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             let listener = tokio::net::TcpListener::bind(address)
                 .await
                 .with_context(|| format!("--metrics-addr {address}"))?;
-            let served = serve(
-                listener,
-                Arc::clone(&metrics),
-                lease.readiness(),
-                shutdown.clone(),
-            );
+            let endpoint = Arc::new(Endpoint {
+                metrics: Arc::clone(&metrics),
+                readiness: lease.readiness(),
+            });
+            let served = serve(listener, Limits::default(), endpoint, shutdown.clone());
             tokio::spawn(served);
         }
         tracing::info!(%namespace, identity = %lease.identity(), "starting");
