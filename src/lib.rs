@@ -15,4 +15,5 @@ pub mod repo;
 pub mod rollout;
 pub mod simulate;
 pub mod sync;
+pub mod ui;
 pub mod yaml;
