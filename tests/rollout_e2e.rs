@@ -4,6 +4,7 @@
 //! ApplicationSet's status is recorded through a watch, and each Application's `status.history`
 //! says when its syncs started and ended; the assertions read those records.
 
+mod browser;
 mod support;
 
 use std::collections::BTreeMap;
@@ -12,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use browser::Browser;
 use flotilla::api::application::RevisionHistory;
 use flotilla::api::application_set_status::{
     ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
@@ -26,7 +28,7 @@ use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use support::git_remote::{GitDaemon, Remote};
-use support::{TestNamespace, apply, eventually_within, namespace, object};
+use support::{TestNamespace, apply, eventually, eventually_within, namespace, object};
 
 /// How long a whole rollout may take.
 const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -1449,5 +1451,118 @@ async fn switching_to_all_at_once_clears_the_rollout_and_issues_no_rollout_syncs
         status.application_status.is_empty(),
         "no rollout state came back: {status:#?}"
     );
+    controller.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The web view in a real browser
+
+/// Where the browser test's screenshots go: `web-view/` in the target directory.
+fn screenshot_path(page: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("web-view")
+        .join(format!("{page}.png"))
+}
+
+/// The `data-state` of each step section on the page, in order (`Closed`, `Progressing`, …).
+async fn step_states(browser: &Browser) -> Vec<String> {
+    let states = browser
+        .script(
+            "return Array.from(document.querySelectorAll('section[data-step]'), s => s.dataset.state);",
+        )
+        .await;
+    serde_json::from_value(states).expect("a list of step states")
+}
+
+#[tokio::test]
+async fn the_application_set_page_shows_step_one_progressing_then_step_two_opening_without_a_reload()
+ {
+    let (ns, repo) = setup("web-view").await;
+    // Pods that take a while to be ready keep each step Progressing long enough to be seen.
+    repo.component("database", "v1", Pods::ready_after("8s"));
+    repo.component("backend", "v1", Pods::ready_after("8s"));
+    repo.component("frontend", "v1", Pods::default());
+    let commit = repo.commit("v1");
+    let ui = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let controller = Controller::start_with(&ns, "web-view", &["--ui-addr", &ui.to_string()]);
+    eventually("the web view to accept connections", async || {
+        tokio::net::TcpStream::connect(ui)
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    let browser = Browser::start().await;
+    browser
+        .goto(&format!("http://{ui}/applicationsets/platform-stack"))
+        .await;
+    // A reload would forget this.
+    browser.script("window.flotillaNoReload = true;").await;
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &three_tier(&ns, &repo, false, None)).await;
+
+    let seen = eventually_within(
+        ROLLOUT_TIMEOUT,
+        "step 1 Progressing on the page",
+        async || {
+            let states = step_states(&browser).await;
+            if states.first().map(String::as_str) == Some("Progressing") {
+                Ok(states)
+            } else {
+                Err(format!("{states:?}"))
+            }
+        },
+    )
+    .await;
+    assert_eq!(seen, ["Progressing", "Closed", "Closed"]);
+    let opened = eventually_within(ROLLOUT_TIMEOUT, "step 2 opening on the page", async || {
+        let states = step_states(&browser).await;
+        match states.get(1).map(String::as_str) {
+            Some("Closed") | None => Err(format!("{states:?}")),
+            Some(_) => Ok(states),
+        }
+    })
+    .await;
+    assert_eq!(opened[0], "Complete", "{opened:?}");
+    assert_eq!(
+        browser
+            .script("return window.flotillaNoReload === true;")
+            .await,
+        json!(true),
+        "the page was reloaded"
+    );
+    browser
+        .screenshot(&screenshot_path("application-set"))
+        .await;
+
+    wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
+    browser.goto(&format!("http://{ui}/")).await;
+    let fleet = browser
+        .script("return document.querySelector('main').innerText;")
+        .await;
+    assert!(
+        fleet
+            .as_str()
+            .is_some_and(|text| text.contains("platform-stack")),
+        "{fleet}"
+    );
+    browser.screenshot(&screenshot_path("fleet")).await;
+    browser
+        .goto(&format!("http://{ui}/applications/platform-database"))
+        .await;
+    let application = browser
+        .script("return document.querySelector('main').innerText;")
+        .await;
+    assert!(
+        application
+            .as_str()
+            .is_some_and(|text| text.contains("Deployment")),
+        "{application}"
+    );
+    browser.screenshot(&screenshot_path("application")).await;
+    browser.quit().await;
     controller.stop();
 }

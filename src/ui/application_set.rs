@@ -99,7 +99,7 @@ fn step_section(
         .map_or(&[][..], Vec::as_slice);
     format!(
         concat!(
-            r#"<section class="step s-{state}" data-step="{step}" data-state="{state}">"#,
+            r#"<section class="step step-{state}" data-step="{step}" data-state="{state}">"#,
             "<h2>Step {step} {badge}</h2><p>maxUpdate {max}: {budget}{deadline}</p>",
             r#"<p class="next">{next}</p>{table}</section>"#
         ),

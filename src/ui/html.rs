@@ -21,9 +21,14 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// A table with `headers` (plain text) and rows of cells that are already HTML.
+/// A table with `headers` (plain text) and rows of cells that are already HTML; `None.` when
+/// there are no rows.
 #[must_use]
 pub fn table(headers: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut rows = rows.into_iter().peekable();
+    if rows.peek().is_none() {
+        return r#"<p class="none">None.</p>"#.to_owned();
+    }
     let mut out = String::from("<table><thead><tr>");
     for header in headers {
         let _ = write!(out, "<th>{}</th>", escape(header));
