@@ -1,7 +1,8 @@
 //! The ApplicationSet page: its conditions, then per RollingSync step the step's state,
 //! `maxUpdate` in use, deadline and what keeps it closed (the step reports of `flotilla rollout
 //! explain`, whose whole text follows), with each Application's rollout status, health, sync
-//! and revision. Without RollingSync, its Applications.
+//! and revision, all from one decision of the step function (see [`super::rollout_view`]).
+//! Without RollingSync, its Applications.
 
 use std::fmt::Write as _;
 
@@ -25,21 +26,21 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
     let mut main = format!("<h1>ApplicationSet {}</h1>", escape(name));
     main.push_str("<h2>Conditions</h2>");
     main.push_str(&conditions(appset));
-    let recorded = appset
-        .status
-        .as_ref()
-        .map(|status| status.application_status.as_slice())
-        .unwrap_or_default();
     match current_rollout(appset, &applications, snapshot.now) {
         Some((input, decision)) => {
+            main.push_str(concat!(
+                r#"<p class="none">As the controller's next pass decides from what it watches "#,
+                "(its recorded status may be a pass behind).</p>"
+            ));
             for report in &decision.step_reports {
-                main.push_str(&step_section(report, &decision, recorded, &applications));
+                main.push_str(&step_section(report, &decision, &applications));
             }
             if !decision.unselected.is_empty() {
                 main.push_str("<h2>No step: never synced by the rollout</h2>");
+                let decided = &decision.application_status;
                 main.push_str(&applications_table(
                     &decision.unselected,
-                    recorded,
+                    decided,
                     &applications,
                 ));
             }
@@ -52,7 +53,7 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
         None => {
             main.push_str("<h2>Applications (AllAtOnce)</h2>");
             let names: Vec<String> = applications.iter().map(ResourceExt::name_any).collect();
-            main.push_str(&applications_table(&names, recorded, &applications));
+            main.push_str(&applications_table(&names, &[], &applications));
         }
     }
     Some(Page {
@@ -81,7 +82,6 @@ fn conditions(appset: &ApplicationSet) -> String {
 fn step_section(
     report: &StepReport,
     decision: &RolloutDecision,
-    recorded: &[ApplicationSetApplicationStatus],
     applications: &[Application],
 ) -> String {
     let state = format!("{:?}", report.state);
@@ -110,18 +110,19 @@ fn step_section(
         budget = budget,
         deadline = deadline,
         next = escape(&report.next),
-        table = applications_table(names, recorded, applications),
+        table = applications_table(names, &decision.application_status, applications),
     )
 }
 
-/// `names` with the rollout status the controller recorded, health, sync and revision.
+/// `names` with their rollout status in `rollout` (none without a RollingSync), health, sync
+/// and revision.
 fn applications_table(
     names: &[String],
-    recorded: &[ApplicationSetApplicationStatus],
+    rollout: &[ApplicationSetApplicationStatus],
     applications: &[Application],
 ) -> String {
     let rows = names.iter().map(|name| {
-        let entry = recorded.iter().find(|entry| &entry.application == name);
+        let entry = rollout.iter().find(|entry| &entry.application == name);
         let application = applications
             .iter()
             .find(|application| application.metadata.name.as_deref() == Some(name.as_str()));
