@@ -1483,9 +1483,11 @@ async fn step_states(browser: &Browser) -> Vec<String> {
 }
 
 /// A controller serving the web view (as `identity`), a browser showing the ApplicationSet
-/// page of `platform-stack` before it exists, and the web view's address.
-async fn watching_in_a_browser(
+/// page of `platform-stack` from before it exists, then the three tiers of `repo` applied;
+/// returns the web view's address too.
+async fn rollout_in_a_browser(
     ns: &TestNamespace,
+    repo: &Repo,
     identity: &str,
 ) -> (Controller, Browser, std::net::SocketAddr) {
     let ui = std::net::TcpListener::bind("127.0.0.1:0")
@@ -1504,6 +1506,8 @@ async fn watching_in_a_browser(
         .await;
     // A reload would forget this.
     browser.script("window.flotillaNoReload = true;").await;
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &three_tier(ns, repo, false, None)).await;
     (controller, browser, ui)
 }
 
@@ -1541,9 +1545,7 @@ async fn the_application_set_page_shows_step_one_progressing_then_step_two_openi
     repo.component("backend", "v1", Pods::ready_after("8s"));
     repo.component("frontend", "v1", Pods::default());
     let commit = repo.commit("v1");
-    let (controller, browser, ui) = watching_in_a_browser(&ns, "web-view").await;
-    let appsets: Api<ApplicationSet> = ns.api();
-    apply(&appsets, &three_tier(&ns, &repo, false, None)).await;
+    let (controller, browser, ui) = rollout_in_a_browser(&ns, &repo, "web-view").await;
 
     let seen = wait_for_steps(&browser, "step 1 Progressing on the page", |states| {
         states.first().is_some_and(|state| state == "Progressing")
@@ -1566,7 +1568,7 @@ async fn the_application_set_page_shows_step_one_progressing_then_step_two_openi
         .screenshot(&screenshot_path("application-set"))
         .await;
 
-    wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
+    wait_complete(&ns.api(), "platform-stack", &TIERS, &commit).await;
     browser.goto(&format!("http://{ui}/")).await;
     let fleet = main_text(&browser).await;
     assert!(fleet.contains("platform-stack"), "{fleet}");
@@ -1593,9 +1595,7 @@ async fn a_failing_migration_shows_the_blocked_step_and_the_hooks_message() {
         },
     );
     repo.commit("v1");
-    let (controller, browser, ui) = watching_in_a_browser(&ns, "web-view-fail").await;
-    let appsets: Api<ApplicationSet> = ns.api();
-    apply(&appsets, &three_tier(&ns, &repo, false, None)).await;
+    let (controller, browser, ui) = rollout_in_a_browser(&ns, &repo, "web-view-fail").await;
 
     let blocked = wait_for_steps(&browser, "step 1 Stalled on the page", |states| {
         states.first().is_some_and(|state| state == "Stalled")

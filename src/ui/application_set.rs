@@ -85,14 +85,6 @@ fn step_section(
     applications: &[Application],
 ) -> String {
     let state = format!("{:?}", report.state);
-    let budget = report.limit.map_or_else(
-        || "no limit".to_owned(),
-        |limit| format!("{}/{limit} in flight", report.in_flight),
-    );
-    let deadline = report
-        .progress_deadline
-        .as_deref()
-        .map_or_else(String::new, |d| format!(", progressDeadline {}", escape(d)));
     let names = decision
         .steps
         .get(&report.step)
@@ -100,15 +92,13 @@ fn step_section(
     format!(
         concat!(
             r#"<section class="step step-{state}" data-step="{step}" data-state="{state}">"#,
-            "<h2>Step {step} {badge}</h2><p>maxUpdate {max}: {budget}{deadline}</p>",
+            "<h2>Step {step} {badge}</h2><p>{budget}</p>",
             r#"<p class="next">{next}</p>{table}</section>"#
         ),
         state = escape(&state),
         step = report.step,
         badge = badge(&state),
-        max = escape(&report.max_update),
-        budget = budget,
-        deadline = deadline,
+        budget = escape(&report.budget()),
         next = escape(&report.next),
         table = applications_table(names, &decision.application_status, applications),
     )
