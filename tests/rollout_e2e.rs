@@ -212,7 +212,7 @@ impl Controller {
         let mut stream = tokio::net::TcpStream::connect(self.endpoint)
             .await
             .expect("the controller's endpoint accepts connections");
-        let request = format!("GET {path} HTTP/1.1\r\nhost: flotilla\r\n\r\n");
+        let request = format!("GET {path} HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n");
         stream.write_all(request.as_bytes()).await.expect("sends");
         let mut response = String::new();
         stream.read_to_string(&mut response).await.expect("reads");
