@@ -1536,6 +1536,8 @@ async fn main_text(browser: &Browser) -> String {
     text.as_str().unwrap_or_default().to_owned()
 }
 
+/// The ApplicationSet page follows a rollout as it happens: step 1 Progressing, then step 2
+/// opening, without a reload; and, across a restart of the controller, the rest of it.
 #[tokio::test]
 async fn the_application_set_page_shows_step_one_progressing_then_step_two_opening_without_a_reload()
  {
@@ -1568,6 +1570,20 @@ async fn the_application_set_page_shows_step_one_progressing_then_step_two_openi
         .screenshot(&screenshot_path("application-set"))
         .await;
 
+    // A restarted controller: the page reconnects by itself and follows the rollout to its end.
+    controller.stop();
+    let controller = Controller::start_with(&ns, "web-view-again", &["--ui-addr", &ui.to_string()]);
+    wait_for_steps(&browser, "every step Complete after a restart", |states| {
+        states.iter().all(|state| state == "Complete")
+    })
+    .await;
+    assert_eq!(
+        browser
+            .script("return window.flotillaNoReload === true;")
+            .await,
+        json!(true),
+        "the page was reloaded"
+    );
     wait_complete(&ns.api(), "platform-stack", &TIERS, &commit).await;
     browser.goto(&format!("http://{ui}/")).await;
     let fleet = main_text(&browser).await;
