@@ -9,6 +9,7 @@ use futures::Stream;
 use hyper::body::Bytes;
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::time::{Instant, sleep_until};
 
 use super::routes::{not_found, page};
 use super::watch::FleetWatch;
@@ -48,6 +49,8 @@ struct Viewer {
     query: Option<String>,
     /// The content sent last (`None` before the first event).
     sent: Option<String>,
+    /// When a heartbeat is due if nothing is sent before.
+    heartbeat: Instant,
 }
 
 impl Viewer {
@@ -59,6 +62,7 @@ impl Viewer {
             if self.sent.as_ref() != Some(&current) {
                 let chunk = Bytes::from(event(PAGE_EVENT, &current));
                 self.sent = Some(current);
+                self.heartbeat = Instant::now() + HEARTBEAT;
                 return Some((chunk, self));
             }
             tokio::select! {
@@ -66,7 +70,8 @@ impl Viewer {
                     Ok(()) | Err(RecvError::Lagged(_)) => self.drain(),
                     Err(RecvError::Closed) => return None,
                 },
-                () = tokio::time::sleep(HEARTBEAT) => {
+                () = sleep_until(self.heartbeat) => {
+                    self.heartbeat = Instant::now() + HEARTBEAT;
                     return Some((Bytes::from_static(b": unchanged\n\n"), self));
                 }
             }
@@ -94,6 +99,7 @@ pub fn page_events(
         path,
         query,
         sent: None,
+        heartbeat: Instant::now() + HEARTBEAT,
     };
     futures::stream::unfold(viewer, Viewer::next)
 }
