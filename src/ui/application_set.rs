@@ -13,10 +13,12 @@ use super::html::{badge, escape, link, table};
 use super::layout::Page;
 use super::rollout_view::current_rollout;
 use super::snapshot::Snapshot;
+use super::timeline::live_report;
 use crate::api::application_set_status::ApplicationSetApplicationStatus;
 use crate::api::{Application, ApplicationSet};
 use crate::rollout::explain::explain_text;
 use crate::rollout::{RolloutDecision, StepReport};
+use crate::simulate::timeline::svg;
 
 /// The page of ApplicationSet `name`; `None` when the watches do not hold it.
 #[must_use]
@@ -43,6 +45,11 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
                     decided,
                     &applications,
                 ));
+            }
+            if let Some(report) = live_report("RollingSync", &decision, &applications, snapshot.now)
+            {
+                main.push_str("<h2>Timeline</h2>");
+                main.push_str(&svg(&report));
             }
             let _ = write!(
                 main,
@@ -169,6 +176,8 @@ mod tests {
         );
         assert!(page.main.contains("maxUpdate"), "{}", page.main);
         assert!(page.main.contains("<summary>rollout explain</summary>"));
+        // The staging sync has started: the timeline draws it.
+        assert!(page.main.contains("<h2>Timeline</h2><svg"), "{}", page.main);
         assert!(render(&snapshot(), "other").is_none());
     }
 }

@@ -20,4 +20,5 @@ pub mod routes;
 pub mod snapshot;
 #[cfg(test)]
 pub mod test_fixtures;
+pub mod timeline;
 pub mod watch;
