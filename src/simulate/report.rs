@@ -28,7 +28,7 @@ pub enum Ending {
     Failed,
     /// Nothing failed, but some Applications were never synced (paused, held, unselected).
     Stuck,
-    /// Syncs are still running (a live rollout drawn by the web view, never a simulation).
+    /// Work is left (a live rollout drawn by the web view, never a simulation).
     InProgress,
 }
 

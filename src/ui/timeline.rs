@@ -75,18 +75,18 @@ pub fn live_report(
         (a.step.is_none(), a.step, &a.name).cmp(&(b.step.is_none(), b.step, &b.name))
     });
     let steps = step_times(Some(decision), &reports);
-    let running = OperationPhase::Running;
-    let ending = if reports.iter().any(|a| a.result == format!("{running:?}")) {
-        Ending::InProgress
+    let failed = |result: &str| {
+        [OperationPhase::Failed, OperationPhase::Terminated]
+            .iter()
+            .any(|phase| result == format!("{phase:?}"))
+    };
+    // Live, a rollout that neither failed nor completed has work left.
+    let ending = if reports.iter().any(|a| failed(&a.result)) {
+        Ending::Failed
     } else if reports.iter().all(|a| a.result == "Succeeded") {
         Ending::Complete
-    } else if reports
-        .iter()
-        .any(|a| a.start.is_some() && a.result != "Succeeded")
-    {
-        Ending::Failed
     } else {
-        Ending::Stuck
+        Ending::InProgress
     };
     Some(Report {
         strategy: strategy.to_owned(),
@@ -98,4 +98,36 @@ pub fn live_report(
         steps,
         applications: reports,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::rollout_view::current_rollout;
+    use crate::ui::test_fixtures::{APPSET, snapshot};
+
+    #[test]
+    fn a_running_operation_is_drawn_by_phase_and_wave_up_to_now() {
+        let snapshot = snapshot();
+        let appset = snapshot
+            .appset(APPSET)
+            .expect("the fixture's ApplicationSet");
+        let applications: Vec<Application> = snapshot.generated_by(APPSET).cloned().collect();
+        let (_, decision) =
+            current_rollout(appset, &applications, snapshot.now).expect("a RollingSync");
+        let report = live_report("RollingSync", &decision, &applications, snapshot.now)
+            .expect("an operation started");
+        assert_eq!(report.ending, Ending::InProgress);
+        // Started at 00:00:00, now is 00:01:00.
+        assert!((report.total_seconds - 60.0).abs() < f64::EPSILON);
+        let staging = report
+            .applications
+            .iter()
+            .find(|app| app.name == "shop-staging")
+            .expect("the staging Application");
+        assert_eq!(staging.step, Some(2));
+        assert_eq!(staging.result, "Running");
+        let labels: Vec<&str> = staging.segments.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["PreSync wave -1", "wave 0"]);
+    }
 }

@@ -25,7 +25,7 @@ const CHROMIUM_FLAGS: [&str; 9] = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    "--window-size=1400,1000",
+    "--window-size=1400,1800",
 ];
 
 /// One WebDriver session in a chromedriver process of its own.
