@@ -1511,6 +1511,14 @@ async fn rollout_in_a_browser(
     (controller, browser, ui)
 }
 
+/// Fails the test when the page was reloaded since [`rollout_in_a_browser`] opened it.
+async fn assert_not_reloaded(browser: &Browser) {
+    let marked = browser
+        .script("return window.flotillaNoReload === true;")
+        .await;
+    assert_eq!(marked, json!(true), "the page was reloaded");
+}
+
 /// Waits until the page's step states pass `check`; returns them.
 async fn wait_for_steps(
     browser: &Browser,
@@ -1559,13 +1567,7 @@ async fn the_application_set_page_shows_step_one_progressing_then_step_two_openi
     })
     .await;
     assert_eq!(opened[0], "Complete", "{opened:?}");
-    assert_eq!(
-        browser
-            .script("return window.flotillaNoReload === true;")
-            .await,
-        json!(true),
-        "the page was reloaded"
-    );
+    assert_not_reloaded(&browser).await;
     browser
         .screenshot(&screenshot_path("application-set"))
         .await;
@@ -1577,13 +1579,7 @@ async fn the_application_set_page_shows_step_one_progressing_then_step_two_openi
         states.iter().all(|state| state == "Complete")
     })
     .await;
-    assert_eq!(
-        browser
-            .script("return window.flotillaNoReload === true;")
-            .await,
-        json!(true),
-        "the page was reloaded"
-    );
+    assert_not_reloaded(&browser).await;
     wait_complete(&ns.api(), "platform-stack", &TIERS, &commit).await;
     browser.goto(&format!("http://{ui}/")).await;
     let fleet = main_text(&browser).await;
