@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
-            ExitCode::FAILURE
+            flotilla::cli::exit_code(&error)
         }
     }
 }

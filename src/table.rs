@@ -20,6 +20,14 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// Puts a column with `header` and `cells` (one per row, in order) before the others.
+    pub fn prepend_column(&mut self, header: &str, cells: impl IntoIterator<Item = String>) {
+        let column = std::iter::once(header.to_owned()).chain(cells);
+        for (row, cell) in self.rows.iter_mut().zip(column) {
+            row.insert(0, cell);
+        }
+    }
+
     /// The table as text: columns separated by two spaces, no trailing spaces.
     #[must_use]
     pub fn render(&self) -> String {
@@ -50,6 +58,14 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prepended_column_comes_first_on_every_row() {
+        let mut table = Table::new(&["NAME"]);
+        table.row(vec!["web".into()]);
+        table.prepend_column("NAMESPACE", ["shop".to_owned()]);
+        assert_eq!(table.render(), "NAMESPACE  NAME\nshop       web\n");
+    }
 
     #[test]
     fn pads_columns_to_the_widest_cell() {

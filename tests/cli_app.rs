@@ -173,6 +173,40 @@ async fn get_apps_lists_sync_and_health() {
     let json_out = run_flotilla(&ns, &["get", "apps", "-o", "json"]).await;
     let items: Vec<Value> = serde_json::from_slice(&json_out.stdout).expect("JSON list");
     assert_eq!(items[0]["status"]["health"]["status"], "Healthy");
+
+    // -l selects by label; -A lists every namespace, naming each.
+    let label = json!({"metadata": {"labels": {"cli-get": ns.name}}});
+    apps.patch("web", &PatchParams::default(), &Patch::Merge(label))
+        .await
+        .expect("labels the Application");
+    let other = run_flotilla(&ns, &["get", "apps", "-l", "cli-get=someone-else"]).await;
+    assert_eq!(text(&other.stdout).lines().count(), 1, "{other:?}");
+    let everywhere = tokio::task::spawn_blocking({
+        let selector = format!("cli-get={}", ns.name);
+        move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+                .args(["get", "apps", "-A", "-l", &selector, "--kubeconfig"])
+                .arg(support::kubeconfig_path(1))
+                .output()
+                .expect("flotilla runs")
+        }
+    })
+    .await
+    .expect("joined");
+    assert!(everywhere.status.success(), "{everywhere:?}");
+    let table = text(&everywhere.stdout);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|line| line.split_whitespace().take(3).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["NAMESPACE", "NAME", "SYNC"],
+            vec![&ns.name, "web", "Synced"]
+        ],
+        "{table}"
+    );
 }
 
 #[tokio::test]

@@ -311,7 +311,7 @@ users:
     )
     .await;
     let stderr = text(&output.stderr);
-    assert!(!output.status.success());
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
     let expected = format!(
         "error: cannot reach the Kubernetes API server https://127.0.0.1:{port}/ (kubeconfig context \"staging-admin\" of {}): ",
         kubeconfig.display()

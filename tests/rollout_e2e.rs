@@ -4,6 +4,7 @@
 //! ApplicationSet's status is recorded through a watch, and each Application's `status.history`
 //! says when its syncs started and ended; the assertions read those records.
 
+mod browser;
 mod support;
 
 use std::collections::BTreeMap;
@@ -12,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use browser::Browser;
 use flotilla::api::application::RevisionHistory;
 use flotilla::api::application_set_status::{
     ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
@@ -26,7 +28,7 @@ use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use support::git_remote::{GitDaemon, Remote};
-use support::{TestNamespace, apply, eventually_within, namespace, object};
+use support::{TestNamespace, apply, eventually, eventually_within, namespace, object};
 
 /// How long a whole rollout may take.
 const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -54,6 +56,18 @@ impl Pods {
             ready_after: Some(after),
         }
     }
+
+    /// The pod template annotations that tell the node simulator how to run them.
+    fn annotations(self) -> serde_json::Map<String, Value> {
+        let mut annotations = serde_json::Map::new();
+        if self.fail {
+            annotations.insert("sim.flotilla.dev/fail".into(), "true".into());
+        }
+        if let Some(after) = self.ready_after {
+            annotations.insert("sim.flotilla.dev/ready-after".into(), after.into());
+        }
+        annotations
+    }
 }
 
 impl Repo {
@@ -71,13 +85,7 @@ impl Repo {
     fn component(&self, component: &str, version: &str, pods: Pods) {
         let dir = self.remote.work().join(component);
         std::fs::create_dir_all(&dir).expect("creates the component directory");
-        let mut annotations = serde_json::Map::new();
-        if pods.fail {
-            annotations.insert("sim.flotilla.dev/fail".into(), "true".into());
-        }
-        if let Some(after) = pods.ready_after {
-            annotations.insert("sim.flotilla.dev/ready-after".into(), after.into());
-        }
+        let annotations = pods.annotations();
         let config = json!({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": format!("{component}-config")},
@@ -101,9 +109,9 @@ impl Repo {
         }
     }
 
-    /// Adds a PreSync hook to `component/`: a Job `<component>-migrate` whose pod runs for
-    /// `runs` (the default delete policy, BeforeHookCreation, keeps it until the next sync).
-    fn presync_hook(&self, component: &str, runs: &str) {
+    /// Adds a PreSync hook to `component/`: a Job `<component>-migrate` whose pod runs as `pods`
+    /// say (the default delete policy, BeforeHookCreation, keeps it until the next sync).
+    fn presync_hook(&self, component: &str, pods: Pods) {
         let job = json!({
             "apiVersion": "batch/v1", "kind": "Job",
             "metadata": {
@@ -113,7 +121,7 @@ impl Repo {
             "spec": {
                 "backoffLimit": 0,
                 "template": {
-                    "metadata": {"annotations": {"sim.flotilla.dev/ready-after": runs}},
+                    "metadata": {"annotations": pods.annotations()},
                     "spec": {
                         "restartPolicy": "Never",
                         "containers": [{"name": "migrate", "image": format!("example.com/{component}-migrate:1")}]
@@ -204,7 +212,7 @@ impl Controller {
         let mut stream = tokio::net::TcpStream::connect(self.endpoint)
             .await
             .expect("the controller's endpoint accepts connections");
-        let request = format!("GET {path} HTTP/1.1\r\nhost: flotilla\r\n\r\n");
+        let request = format!("GET {path} HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n");
         stream.write_all(request.as_bytes()).await.expect("sends");
         let mut response = String::new();
         stream.read_to_string(&mut response).await.expect("reads");
@@ -1330,7 +1338,7 @@ async fn a_rollout_killed_at_random_moments_converges_in_order_running_each_hook
     let write = |version: &str| {
         for component in ["database", "backend", "frontend"] {
             repo.component(component, version, Pods::ready_after("5s"));
-            repo.presync_hook(component, "1s");
+            repo.presync_hook(component, Pods::ready_after("1s"));
         }
     };
     write("v1");
@@ -1449,5 +1457,187 @@ async fn switching_to_all_at_once_clears_the_rollout_and_issues_no_rollout_syncs
         status.application_status.is_empty(),
         "no rollout state came back: {status:#?}"
     );
+    controller.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The web view in a real browser
+
+/// Where the browser tests' screenshots go: `web-view/` in the target directory.
+fn screenshot_path(page: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("web-view")
+        .join(format!("{page}.png"))
+}
+
+/// The `data-state` of each step section on the page, in order (`Closed`, `Progressing`, …).
+async fn step_states(browser: &Browser) -> Vec<String> {
+    let states = browser
+        .script(
+            "return Array.from(document.querySelectorAll('section[data-step]'), s => s.dataset.state);",
+        )
+        .await;
+    serde_json::from_value(states).expect("a list of step states")
+}
+
+/// A controller serving the web view (as `identity`), a browser showing the ApplicationSet
+/// page of `platform-stack` from before it exists, then the three tiers of `repo` applied;
+/// returns the web view's address too.
+async fn rollout_in_a_browser(
+    ns: &TestNamespace,
+    repo: &Repo,
+    identity: &str,
+) -> (Controller, Browser, std::net::SocketAddr) {
+    let ui = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let controller = Controller::start_with(ns, identity, &["--ui-addr", &ui.to_string()]);
+    eventually("the web view to accept connections", async || {
+        tokio::net::TcpStream::connect(ui)
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    let browser = Browser::start().await;
+    browser
+        .goto(&format!("http://{ui}/applicationsets/platform-stack"))
+        .await;
+    // A reload would forget this.
+    browser.script("window.flotillaNoReload = true;").await;
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &three_tier(ns, repo, false, None)).await;
+    (controller, browser, ui)
+}
+
+/// Fails the test when the page was reloaded since [`rollout_in_a_browser`] opened it.
+async fn assert_not_reloaded(browser: &Browser) {
+    let marked = browser
+        .script("return window.flotillaNoReload === true;")
+        .await;
+    assert_eq!(marked, json!(true), "the page was reloaded");
+}
+
+/// Waits until the page's step states pass `check`; returns them.
+async fn wait_for_steps(
+    browser: &Browser,
+    what: &str,
+    check: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    eventually_within(ROLLOUT_TIMEOUT, what, async || {
+        let states = step_states(browser).await;
+        if check(&states) {
+            Ok(states)
+        } else {
+            Err(format!("{states:?}"))
+        }
+    })
+    .await
+}
+
+/// The text of the page's `<main>`.
+async fn main_text(browser: &Browser) -> String {
+    let text = browser
+        .script("return document.querySelector('main').innerText;")
+        .await;
+    text.as_str().unwrap_or_default().to_owned()
+}
+
+/// The ApplicationSet page follows a rollout as it happens: step 1 Progressing, then step 2
+/// opening, without a reload; and, across a restart of the controller, the rest of it.
+#[tokio::test]
+async fn the_application_set_page_shows_step_one_progressing_then_step_two_opening_without_a_reload()
+ {
+    let (ns, repo) = setup("web-view").await;
+    // Pods that take a while to be ready keep each step Progressing long enough to be seen.
+    repo.component("database", "v1", Pods::ready_after("8s"));
+    repo.component("backend", "v1", Pods::ready_after("8s"));
+    repo.component("frontend", "v1", Pods::default());
+    let commit = repo.commit("v1");
+    let (controller, browser, ui) = rollout_in_a_browser(&ns, &repo, "web-view").await;
+
+    let seen = wait_for_steps(&browser, "step 1 Progressing on the page", |states| {
+        states.first().is_some_and(|state| state == "Progressing")
+    })
+    .await;
+    assert_eq!(seen, ["Progressing", "Closed", "Closed"]);
+    let opened = wait_for_steps(&browser, "step 2 opening on the page", |states| {
+        states.get(1).is_some_and(|state| state != "Closed")
+    })
+    .await;
+    assert_eq!(opened[0], "Complete", "{opened:?}");
+    assert_not_reloaded(&browser).await;
+    browser
+        .screenshot(&screenshot_path("application-set"))
+        .await;
+
+    // A restarted controller: the page reconnects by itself and follows the rollout to its end.
+    controller.stop();
+    let controller = Controller::start_with(&ns, "web-view-again", &["--ui-addr", &ui.to_string()]);
+    wait_for_steps(&browser, "every step Complete after a restart", |states| {
+        states.iter().all(|state| state == "Complete")
+    })
+    .await;
+    assert_not_reloaded(&browser).await;
+    wait_complete(&ns.api(), "platform-stack", &TIERS, &commit).await;
+    browser.goto(&format!("http://{ui}/")).await;
+    let fleet = main_text(&browser).await;
+    assert!(fleet.contains("platform-stack"), "{fleet}");
+    browser.screenshot(&screenshot_path("fleet")).await;
+    browser
+        .goto(&format!("http://{ui}/applications/platform-database"))
+        .await;
+    let application = main_text(&browser).await;
+    assert!(application.contains("Deployment"), "{application}");
+    browser.screenshot(&screenshot_path("application")).await;
+    browser.quit().await;
+    controller.stop();
+}
+
+#[tokio::test]
+async fn a_failing_migration_shows_the_blocked_step_and_the_hooks_message() {
+    let (ns, repo) = setup("web-view-fail").await;
+    tier_components(&repo, "v1", Pods::default());
+    repo.presync_hook(
+        "database",
+        Pods {
+            fail: true,
+            ..Pods::default()
+        },
+    );
+    repo.commit("v1");
+    let (controller, browser, ui) = rollout_in_a_browser(&ns, &repo, "web-view-fail").await;
+
+    let blocked = wait_for_steps(&browser, "step 1 Stalled on the page", |states| {
+        states.first().is_some_and(|state| state == "Stalled")
+    })
+    .await;
+    assert_eq!(blocked, ["Stalled", "Closed", "Closed"]);
+    let page = main_text(&browser).await;
+    // What keeps the step closed names the hook and its message.
+    assert!(
+        page.contains("database-migrate hook failed") && page.contains("backoff limit"),
+        "{page}"
+    );
+    browser.screenshot(&screenshot_path("blocked-step")).await;
+    browser
+        .goto(&format!("http://{ui}/applications/platform-database"))
+        .await;
+    let hook = browser
+        .script(concat!(
+            "const row = Array.from(document.querySelectorAll('tr'))",
+            ".find(r => r.innerText.includes('database-migrate'));",
+            "return row ? row.innerText : null;"
+        ))
+        .await;
+    let hook = hook.as_str().unwrap_or_default();
+    // The hook's outcome and the Job's own message.
+    assert!(
+        hook.contains("PreSync") && hook.contains("Failed") && hook.contains("backoff limit"),
+        "{hook}"
+    );
+    browser.screenshot(&screenshot_path("failed-hook")).await;
+    browser.quit().await;
     controller.stop();
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 #! The project's one test command: builds (or reuses) the Kubernetes binaries, starts the test
 #! control plane, installs helm and kubectl (tests/tools/install.sh; tests find them through
-#! FLOTILLA_HELM and FLOTILLA_KUBECTL), builds `flotilla`, runs one `flotilla node-sim` per cluster,
-#! runs every test (`cargo test --workspace`), then stops what it started. Exits with cargo's status.
+#! FLOTILLA_HELM and FLOTILLA_KUBECTL) and Chromium with chromedriver for the browser test
+#! (tests/browser/install.sh), builds `flotilla`, runs one `flotilla node-sim` per cluster, runs
+#! every test (`cargo test --workspace`), then stops what it started. Exits with cargo's status.
 #! Extra arguments go to `cargo test` (e.g. `tests/run-all.sh -- --nocapture`).
 set -euo pipefail
 
@@ -21,6 +22,8 @@ trap cleanup EXIT
 start=$SECONDS
 bash tests/controlplane/build.sh >/dev/null
 log "kubernetes binaries ready ($((SECONDS - start))s)"
+bash tests/browser/install.sh
+log "chromium and chromedriver ready ($((SECONDS - start))s)"
 bash tests/controlplane/start.sh
 log "control plane ready ($((SECONDS - start))s)"
 TOOLS="$(bash tests/tools/install.sh)"

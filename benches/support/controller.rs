@@ -79,15 +79,18 @@ pub fn commit_all(dir: &Path) {
     );
 }
 
-/// Starts `target/release/flotilla controller` for `namespace`, serving `/metrics` on
-/// `endpoint`, logging (warnings) to `log`.
+/// Starts `flotilla controller` (`target/release/flotilla`, or the binary `FLOTILLA_BIN` names)
+/// for `namespace`, serving `/metrics` on `endpoint`, logging (warnings) to `log`.
 pub fn start_controller(
     kubeconfig: &Path,
     namespace: &str,
     endpoint: std::net::SocketAddr,
     log: &Path,
 ) -> Child {
-    let binary = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/flotilla");
+    let binary = std::env::var_os("FLOTILLA_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/flotilla"),
+        PathBuf::from,
+    );
     assert!(
         binary.exists(),
         "run `cargo build --release --bin flotilla` first"

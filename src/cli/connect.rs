@@ -55,6 +55,18 @@ pub async fn client(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow:
     Ok(client)
 }
 
+/// The Kubernetes API server did not answer (the CLI's exit code 3, see
+/// [`super::exit_code`]).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot reach the Kubernetes API server {server} ({origin})")]
+pub struct Unreachable {
+    pub server: String,
+    /// Where the connection settings came from.
+    pub origin: String,
+    #[source]
+    pub error: ApiError,
+}
+
 /// The client configuration and where it came from.
 pub struct Settings {
     pub config: Config,
@@ -76,10 +88,12 @@ impl Settings {
                 "the Kubernetes API server {server} ({origin}) refused a version request: {}",
                 ApiError::from(error)
             )),
-            Err(error) => Err(anyhow::anyhow!(
-                "cannot reach the Kubernetes API server {server} ({origin}): {}",
-                ApiError::from(error)
-            )),
+            Err(error) => Err(Unreachable {
+                server: server.to_string(),
+                origin: origin.clone(),
+                error: error.into(),
+            }
+            .into()),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! `flotilla controller`: runs the ApplicationSet and Application controllers in one namespace,
-//! with leader election through a Lease, an optional `/metrics` endpoint, and a graceful shutdown on Ctrl-C
+//! with leader election through a Lease, optional `/metrics` and web view endpoints, and a graceful shutdown on Ctrl-C
 //! or SIGTERM.
 
 use std::net::SocketAddr;
@@ -13,13 +13,16 @@ use futures::FutureExt;
 
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
-use crate::controller::endpoint::serve;
+use crate::controller::endpoint::Endpoint;
 use crate::controller::leader::LeaseTiming;
 use crate::controller::lease_lock::{LeaseConfig, LeaseLock};
 use crate::controller::metrics::Metrics;
 use crate::duration::parse_duration;
+use crate::httpd::server::{Limits, serve};
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
+use crate::ui::handler::WebView;
+use crate::ui::watch::FleetWatch;
 
 /// Threads for blocking work (git and the manifests on disk). Tokio's default (512) let every
 /// concurrent reconcile have its own thread, and glibc gives each allocating thread an arena of
@@ -59,6 +62,10 @@ pub struct ControllerArgs {
     /// Serve `/metrics` (Prometheus), `/healthz` and `/readyz` on this address, e.g. 0.0.0.0:8080.
     #[arg(long)]
     pub metrics_addr: Option<SocketAddr>,
+    /// Serve the read-only web view (Fleet, ApplicationSets, Applications, live updates) on
+    /// this address, e.g. 127.0.0.1:8081 (reach it with `kubectl port-forward`). Off unless set.
+    #[arg(long)]
+    pub ui_addr: Option<SocketAddr>,
     /// How often git generators re-resolve their revision when they set no
     /// `requeueAfterSeconds`, e.g. 3m, 30s.
     #[arg(long, default_value = "3m", value_parser = parse_duration)]
@@ -134,7 +141,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         let lease_client = kube::Client::try_from(config.clone())?;
         settings.check(&lease_client).await?;
         let lease = LeaseLock::new(
-            lease_client,
+            lease_client.clone(),
             &namespace,
             LeaseConfig {
                 name: args.lease_name.clone(),
@@ -152,13 +159,22 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             let listener = tokio::net::TcpListener::bind(address)
                 .await
                 .with_context(|| format!("--metrics-addr {address}"))?;
-            let served = serve(
-                listener,
-                Arc::clone(&metrics),
-                lease.readiness(),
-                shutdown.clone(),
-            );
+            let endpoint = Arc::new(Endpoint {
+                metrics: Arc::clone(&metrics),
+                readiness: lease.readiness(),
+            });
+            let served = serve(listener, Limits::default(), endpoint, shutdown.clone());
             tokio::spawn(served);
+        }
+        if let Some(address) = args.ui_addr {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .with_context(|| format!("--ui-addr {address}"))?;
+            let (watch, watching) = FleetWatch::start(&lease_client, &namespace);
+            tokio::spawn(watching);
+            let view = Arc::new(WebView { watch });
+            tokio::spawn(serve(listener, Limits::default(), view, shutdown.clone()));
+            tracing::info!(%address, "serving the web view");
         }
         tracing::info!(%namespace, identity = %lease.identity(), "starting");
         let cache = args

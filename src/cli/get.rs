@@ -1,5 +1,6 @@
-//! `flotilla get appsets|apps`: lists ApplicationSets or Applications in a namespace as a table
-//! (sync, health, revision, rollout), YAML or JSON.
+//! `flotilla get appsets|apps`: lists ApplicationSets or Applications in a namespace (or all,
+//! `-A`), optionally selected by label (`-l`), as a table (sync, health, revision, rollout), YAML
+//! or JSON.
 
 use std::process::ExitCode;
 
@@ -41,6 +42,12 @@ pub struct GetArgs {
     /// Namespace (default: the kubeconfig's).
     #[arg(long, short = 'n')]
     pub namespace: Option<String>,
+    /// List across all namespaces (the table gains a NAMESPACE column).
+    #[arg(long = "all-namespaces", short = 'A', conflicts_with = "namespace")]
+    pub all_namespaces: bool,
+    /// Label selector, as kubectl's: `team=payments`, `tier!=db`, `env in (dev,prod)`.
+    #[arg(long, short = 'l')]
+    pub selector: Option<String>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t)]
     pub output: GetOutput,
@@ -56,18 +63,17 @@ pub fn run(args: &GetArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     let text = runtime.block_on(async {
         let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
+        let scope = (!args.all_namespaces).then_some(namespace.as_str());
+        let listing = Listing {
+            output: args.output,
+            selector: args.selector.as_deref(),
+            all_namespaces: args.all_namespaces,
+        };
         match args.kind {
-            GetKind::Apps => {
-                list(
-                    Api::namespaced(client, &namespace),
-                    args.output,
-                    applications_table,
-                )
-                .await
-            }
+            GetKind::Apps => listing.list(api(client, scope), applications_table).await,
             GetKind::Appsets => {
-                let api = Api::namespaced(client, &namespace);
-                list(api, args.output, application_sets_table).await
+                let api = api(client, scope);
+                listing.list(api, application_sets_table).await
             }
         }
     })?;
@@ -75,29 +81,60 @@ pub fn run(args: &GetArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn list<K>(
-    api: Api<K>,
-    output: GetOutput,
-    table: fn(&[K]) -> String,
-) -> anyhow::Result<String>
+/// The API of `K` in `namespace`, or in all namespaces.
+fn api<K>(client: kube::Client, namespace: Option<&str>) -> Api<K>
 where
-    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + serde::Serialize,
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    K::DynamicType: Default,
 {
-    let items = api
-        .list(&ListParams::default())
-        .await
-        .map_err(ApiError::from)?
-        .items;
-    Ok(match output {
-        GetOutput::Table => table(&items),
-        GetOutput::Yaml => serde_saphyr::to_string(&items)?,
-        GetOutput::Json => serde_json::to_string_pretty(&items)? + "\n",
-    })
+    match namespace {
+        Some(namespace) => Api::namespaced(client, namespace),
+        None => Api::all(client),
+    }
+}
+
+/// How `get` lists and prints.
+struct Listing<'a> {
+    output: GetOutput,
+    selector: Option<&'a str>,
+    all_namespaces: bool,
+}
+
+impl Listing<'_> {
+    /// The objects of `api` as asked; `table` makes the table format's rows.
+    async fn list<K>(&self, api: Api<K>, table: fn(&[K]) -> Table) -> anyhow::Result<String>
+    where
+        K: kube::Resource
+            + Clone
+            + std::fmt::Debug
+            + serde::de::DeserializeOwned
+            + serde::Serialize,
+    {
+        let params = match self.selector {
+            Some(selector) => ListParams::default().labels(selector),
+            None => ListParams::default(),
+        };
+        let items = api.list(&params).await.map_err(ApiError::from)?.items;
+        Ok(match self.output {
+            GetOutput::Table => {
+                let mut rows = table(&items);
+                if self.all_namespaces {
+                    let namespaces = items
+                        .iter()
+                        .map(|item| item.meta().namespace.clone().unwrap_or_default());
+                    rows.prepend_column("NAMESPACE", namespaces);
+                }
+                rows.render()
+            }
+            GetOutput::Yaml => serde_saphyr::to_string(&items)?,
+            GetOutput::Json => serde_json::to_string_pretty(&items)? + "\n",
+        })
+    }
 }
 
 /// One row per Application: name, sync, health (with its message), revision, operation.
 #[must_use]
-pub fn applications_table(apps: &[Application]) -> String {
+pub fn applications_table(apps: &[Application]) -> Table {
     let mut table = Table::new(&["NAME", "SYNC", "HEALTH", "REVISION", "OPERATION", "MESSAGE"]);
     for app in apps {
         let status = app.status.clone().unwrap_or_default();
@@ -117,12 +154,12 @@ pub fn applications_table(apps: &[Application]) -> String {
             health.message,
         ]);
     }
-    table.render()
+    table
 }
 
 /// One row per ApplicationSet: name, strategy, Applications, healthy ones, rollout and errors.
 #[must_use]
-pub fn application_sets_table(sets: &[ApplicationSet]) -> String {
+pub fn application_sets_table(sets: &[ApplicationSet]) -> Table {
     let mut table = Table::new(&["NAME", "STRATEGY", "APPS", "HEALTHY", "ROLLOUT", "ERROR"]);
     for set in sets {
         let status = set.status.clone().unwrap_or_default();
@@ -162,7 +199,7 @@ pub fn application_sets_table(sets: &[ApplicationSet]) -> String {
             condition(ConditionType::ErrorOccurred),
         ]);
     }
-    table.render()
+    table
 }
 
 fn or_unknown(value: String) -> String {
@@ -194,7 +231,7 @@ mod tests {
         });
         let fresh = Application::new("db", ApplicationSpec::default());
         assert_eq!(
-            applications_table(&[app, fresh]),
+            applications_table(&[app, fresh]).render(),
             "NAME  SYNC       HEALTH       REVISION      OPERATION  MESSAGE\n\
              web   OutOfSync  Progressing  0123456789ab             1/3 pods ready\n\
              db    Unknown    Unknown\n"

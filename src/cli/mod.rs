@@ -82,9 +82,31 @@ pub enum LogFormat {
     Json,
 }
 
-/// Logs to stderr in `format`; `RUST_LOG` wins over `-v`. Below `-vv`, the kube client's own
-/// line for each failed request is left out: the error it returns is reported by the command,
-/// with what it was doing.
+/// The exit code of a command that failed with `error`: 3 when the Kubernetes API server
+/// could not be reached, else 1 (the operation failed). Usage errors exit with 2 before a
+/// command runs (clap), and 0 is success.
+#[must_use]
+pub fn exit_code(error: &anyhow::Error) -> std::process::ExitCode {
+    if error
+        .chain()
+        .any(|cause| cause.is::<connect::Unreachable>())
+    {
+        std::process::ExitCode::from(3)
+    } else {
+        std::process::ExitCode::FAILURE
+    }
+}
+
+/// Whether log lines are coloured: only on a terminal (never into `kubectl logs` or a file),
+/// and not when `NO_COLOR` is set to anything but the empty string (<https://no-color.org>).
+#[must_use]
+pub fn colour_logs(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(std::ffi::OsStr::is_empty)
+}
+
+/// Logs to stderr in `format`, coloured as [`colour_logs`] says; `RUST_LOG` wins over `-v`.
+/// Below `-vv`, the kube client's own line for each failed request is left out: the error it
+/// returns is reported by the command, with what it was doing.
 pub fn init_tracing(verbose: u8, format: LogFormat) {
     let default = match verbose {
         0 => "warn,kube_client::client::builder=off",
@@ -93,11 +115,31 @@ pub fn init_tracing(verbose: u8, format: LogFormat) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let colour = colour_logs(
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+
+    use super::*;
+
+    #[test]
+    fn logs_are_coloured_only_on_a_terminal_without_no_color() {
+        assert!(colour_logs(true, None));
+        assert!(colour_logs(true, Some(OsStr::new(""))));
+        assert!(!colour_logs(true, Some(OsStr::new("1"))));
+        assert!(!colour_logs(false, None));
+    }
 }

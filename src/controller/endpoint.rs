@@ -1,93 +1,63 @@
-//! The controller's HTTP endpoint, served with tokio's `TcpListener` (no web framework; one
-//! request per connection, then close): `/metrics` (the [`Metrics`] in the OpenMetrics text
-//! format), `/healthz` (the process answers), `/readyz` (the replica has read its Lease; see
-//! [`Readiness`]). Other paths get 404.
+//! The controller's operations endpoint, a [`Handler`] for the [`crate::httpd`] stack:
+//! `/metrics` (the [`Metrics`] in the OpenMetrics text format), `/healthz` (the process
+//! answers), `/readyz` (the replica has read its Lease; see [`Readiness`]). Other paths get 404.
 
 use std::sync::Arc;
 
-use futures::Future;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use futures::future::BoxFuture;
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
 
 use super::metrics::Metrics;
 use super::readiness::Readiness;
+use crate::httpd::response::{Body, full, text};
+use crate::httpd::server::Handler;
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-const TEXT: &str = "text/plain; charset=utf-8";
 
-/// Answers every request on `listener` until `stop` completes.
-pub async fn serve(
-    listener: TcpListener,
-    metrics: Arc<Metrics>,
-    readiness: Readiness,
-    stop: impl Future<Output = ()>,
-) {
-    tokio::pin!(stop);
-    loop {
-        let accepted = tokio::select! {
-            () = &mut stop => return,
-            accepted = listener.accept() => accepted,
-        };
-        let Ok((mut stream, _)) = accepted else {
-            continue;
-        };
-        let metrics = Arc::clone(&metrics);
-        let readiness = readiness.clone();
-        tokio::spawn(async move {
-            let mut request = [0u8; 1024];
-            let read = stream.read(&mut request).await.unwrap_or(0);
-            let (status, content_type, body) = answer(path(&request[..read]), &metrics, &readiness);
-            let response = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes()).await;
-            let _ = stream.shutdown().await;
-        });
+/// The metrics and health answers.
+pub struct Endpoint {
+    pub metrics: Arc<Metrics>,
+    pub readiness: Readiness,
+}
+
+impl Handler for Endpoint {
+    fn handle(&self, request: Request<Incoming>) -> BoxFuture<'static, Response<Body>> {
+        let response = self.answer(request.uri().path());
+        Box::pin(async move { response })
     }
 }
 
-/// The path of an HTTP request line (`GET /metrics HTTP/1.1`), without its query.
-fn path(request: &[u8]) -> &str {
-    let line = request.split(|b| *b == b'\n').next().unwrap_or_default();
-    let target = std::str::from_utf8(line)
-        .unwrap_or_default()
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or_default();
-    target.split('?').next().unwrap_or_default()
-}
-
-/// The status line, content type and body for `path`.
-fn answer(
-    path: &str,
-    metrics: &Metrics,
-    readiness: &Readiness,
-) -> (&'static str, &'static str, String) {
-    match path {
-        "/metrics" => ("200 OK", OPENMETRICS, metrics.render()),
-        "/healthz" => ("200 OK", TEXT, "ok\n".to_owned()),
-        "/readyz" if readiness.is_ready() => ("200 OK", TEXT, "ok\n".to_owned()),
-        "/readyz" => (
-            "503 Service Unavailable",
-            TEXT,
-            "not ready: the Lease has not been read yet\n".to_owned(),
-        ),
-        _ => (
-            "404 Not Found",
-            TEXT,
-            "not found; try /metrics, /healthz or /readyz\n".to_owned(),
-        ),
+impl Endpoint {
+    /// The response for `path`.
+    fn answer(&self, path: &str) -> Response<Body> {
+        match path {
+            "/metrics" => full(StatusCode::OK, OPENMETRICS, self.metrics.render()),
+            "/healthz" => text(StatusCode::OK, "ok\n"),
+            "/readyz" if self.readiness.is_ready() => text(StatusCode::OK, "ok\n"),
+            "/readyz" => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "not ready: the Lease has not been read yet\n",
+            ),
+            _ => text(
+                StatusCode::NOT_FOUND,
+                "not found; try /metrics, /healthz or /readyz\n",
+            ),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
     use super::*;
+    use crate::httpd::server::{Limits, serve};
 
     async fn get(address: std::net::SocketAddr, path: &str) -> String {
         let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
+        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
         stream.write_all(request.as_bytes()).await.unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).await.unwrap();
@@ -102,7 +72,11 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve(listener, metrics, readiness.clone(), async {
+        let endpoint = Arc::new(Endpoint {
+            metrics,
+            readiness: readiness.clone(),
+        });
+        let server = tokio::spawn(serve(listener, Limits::default(), endpoint, async {
             let _ = stopped.await;
         }));
 

@@ -51,6 +51,23 @@ pub struct StepReport {
     pub next: String,
 }
 
+impl StepReport {
+    /// The step's budget and deadline: `maxUpdate 25%: 1/2 in flight, progressDeadline 10m`
+    /// (`no limit` when unlimited).
+    #[must_use]
+    pub fn budget(&self) -> String {
+        let limit = self.limit.map_or_else(
+            || "no limit".to_string(),
+            |l| format!("{}/{l} in flight", self.in_flight),
+        );
+        let deadline = self
+            .progress_deadline
+            .as_ref()
+            .map_or_else(String::new, |d| format!(", progressDeadline {d}"));
+        format!("maxUpdate {}: {limit}{deadline}", self.max_update)
+    }
+}
+
 /// The states of a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum StepState {

@@ -66,18 +66,13 @@ pub fn explain_text(appset: &str, input: &RolloutInput, decision: &RolloutDecisi
         );
     }
     for report in &decision.step_reports {
-        let limit = report.limit.map_or_else(
-            || "no limit".to_string(),
-            |l| format!("{}/{l} in flight", report.in_flight),
-        );
-        let deadline = report
-            .progress_deadline
-            .as_ref()
-            .map_or_else(String::new, |d| format!(", progressDeadline {d}"));
         let _ = writeln!(
             out,
-            "\nStep {}: {:?} (maxUpdate {}: {limit}{deadline})\n  {}",
-            report.step, report.state, report.max_update, report.next
+            "\nStep {}: {:?} ({})\n  {}",
+            report.step,
+            report.state,
+            report.budget(),
+            report.next
         );
         let names = decision
             .steps

@@ -2,11 +2,15 @@
 //! total time, each step's and each Application's start and end, every Application's bar split
 //! into phases and waves (in execution order), the critical path, what blocked, and the
 //! rollout condition a user would see. Times are seconds of virtual time since the start.
+//! The web view draws a live rollout as the same report (`crate::ui::timeline`), from the
+//! operations recorded in Applications' status, with [`segments`], [`step_times`] and
+//! [`critical_path`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use crate::api::application_set_status::{ConditionStatus, ConditionType};
@@ -27,6 +31,8 @@ pub enum Ending {
     Failed,
     /// Nothing failed, but some Applications were never synced (paused, held, unselected).
     Stuck,
+    /// Work is left (a live rollout drawn by the web view, never a simulation).
+    InProgress,
 }
 
 /// The whole report.
@@ -139,7 +145,8 @@ pub struct Blocked {
 /// Builds the report of a simulation.
 #[must_use]
 pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
-    let seconds = |time: &Option<Time>| time.as_ref().map(|t| secs(clock.offset(t.0)));
+    let offset = |time: Timestamp| secs(clock.offset(time));
+    let seconds = |time: &Option<Time>| time.as_ref().map(|t| offset(t.0));
     let step_of = step_of(driven);
     let mut applications: Vec<AppReport> = driven
         .runs
@@ -155,7 +162,7 @@ pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
                 end: operation.and_then(|op| seconds(&op.finished_at)),
                 message: operation.map(|op| op.message.clone()).unwrap_or_default(),
                 segments: operation
-                    .map(|op| segments(&op.resources, seconds(&op.finished_at), clock))
+                    .map(|op| segments(&op.resources, seconds(&op.finished_at), &offset))
                     .unwrap_or_default(),
             }
         })
@@ -163,7 +170,7 @@ pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
     applications.sort_by(|a, b| {
         (a.step.is_none(), a.step, &a.name).cmp(&(b.step.is_none(), b.step, &b.name))
     });
-    let steps = step_times(driven, &applications);
+    let steps = step_times(driven.decision.as_ref(), &applications);
     let ending = if applications.iter().all(|a| a.result == "Succeeded") {
         Ending::Complete
     } else if applications
@@ -206,17 +213,15 @@ fn step_of(driven: &Driven) -> BTreeMap<&str, usize> {
     }
 }
 
-/// Consecutive records of one phase and wave form a segment.
-fn segments(
+/// Consecutive records of one phase and wave form a segment; `offset` gives a time's seconds
+/// on the report's axis, `finished` the operation's end.
+#[must_use]
+pub fn segments(
     records: &[ResourceResult],
     finished: Option<f64>,
-    clock: &VirtualClock,
+    offset: &dyn Fn(Timestamp) -> f64,
 ) -> Vec<Segment> {
-    let start_of = |r: &ResourceResult| {
-        r.started_at
-            .as_ref()
-            .map_or(0.0, |t| secs(clock.offset(t.0)))
-    };
+    let start_of = |r: &ResourceResult| r.started_at.as_ref().map_or(0.0, |t| offset(t.0));
     let groups: Vec<&[ResourceResult]> = records
         .chunk_by(|a, b| (a.sync_phase, a.wave) == (b.sync_phase, b.wave))
         .collect();
@@ -263,10 +268,13 @@ fn label(phase: SyncPhase, wave: i32) -> String {
     }
 }
 
-fn step_times(driven: &Driven, applications: &[AppReport]) -> Vec<StepTimes> {
-    let states: BTreeMap<usize, String> = driven
-        .decision
-        .as_ref()
+/// Each step's Applications, times and last state (from `decision`; a single step without).
+#[must_use]
+pub fn step_times(
+    decision: Option<&RolloutDecision>,
+    applications: &[AppReport],
+) -> Vec<StepTimes> {
+    let states: BTreeMap<usize, String> = decision
         .map(|d| {
             d.step_reports
                 .iter()
@@ -280,7 +288,7 @@ fn step_times(driven: &Driven, applications: &[AppReport]) -> Vec<StepTimes> {
             by_step.entry(step).or_default().push(app);
         }
     }
-    if let Some(decision) = &driven.decision {
+    if let Some(decision) = decision {
         for step in decision.steps.keys() {
             by_step.entry(*step).or_default();
         }
@@ -313,7 +321,8 @@ fn step_times(driven: &Driven, applications: &[AppReport]) -> Vec<StepTimes> {
 }
 
 /// Per step, the Application that ended last: the one the next step waited for.
-fn critical_path(steps: &[StepTimes], applications: &[AppReport]) -> Vec<PathLink> {
+#[must_use]
+pub fn critical_path(steps: &[StepTimes], applications: &[AppReport]) -> Vec<PathLink> {
     steps
         .iter()
         .filter_map(|step| {

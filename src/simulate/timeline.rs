@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use crate::sync::SyncPhase;
+use crate::ui::html::escape;
 
 use super::report::{AppReport, Report, format_seconds};
 
@@ -243,13 +244,6 @@ fn legend(out: &mut String, y: f64) {
         let _ = write!(out, r#"<text x="{}" y="{y}">{label}</text>"#, px + 2.0);
         px += 7.0 * label.len() as f64 + 26.0;
     }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

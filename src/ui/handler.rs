@@ -1,0 +1,69 @@
+//! The web view's [`Handler`]: a page as a whole HTML document, or, when the browser asks for
+//! `text/event-stream` at the same address, as live updates ([`super::events`]).
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+
+use super::events::page_events;
+use super::layout::document;
+use super::routes::{not_found, page};
+use super::watch::FleetWatch;
+use crate::httpd::response::{Body, full};
+use crate::httpd::server::Handler;
+
+const HTML: &str = "text/html; charset=utf-8";
+/// Only the embedded style and script run; nothing is loaded from elsewhere.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
+    script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'";
+
+/// Serves the pages of one [`FleetWatch`].
+pub struct WebView {
+    pub watch: Arc<FleetWatch>,
+}
+
+impl Handler for WebView {
+    fn handle(&self, request: Request<Incoming>) -> BoxFuture<'static, Response<Body>> {
+        let path = request.uri().path().to_owned();
+        let query = request.uri().query().map(str::to_owned);
+        let wants_events = request
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|accept| accept.to_str().ok())
+            .is_some_and(|accept| accept.contains("text/event-stream"));
+        let mut response = if wants_events {
+            let events = page_events(Arc::clone(&self.watch), path, query)
+                .map(|chunk| Ok(Frame::data(chunk)));
+            let mut response = Response::new(StreamBody::new(events).boxed_unsync());
+            let headers = response.headers_mut();
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            response
+        } else {
+            let snapshot = self.watch.snapshot();
+            let (status, shown) = match page(&path, query.as_deref(), &snapshot) {
+                Some(found) => (StatusCode::OK, found),
+                None => (StatusCode::NOT_FOUND, not_found()),
+            };
+            full(status, HTML, document(self.watch.namespace(), &shown))
+        };
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        );
+        headers.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
+        Box::pin(async move { response })
+    }
+}

@@ -1,0 +1,50 @@
+//! The rollout of one ApplicationSet as `flotilla rollout explain` would describe it now, from
+//! what the watches hold instead of a fresh render: the live Applications stand for the
+//! generated ones (the view changes no spec) and each Application's target revisions are those
+//! the controller last recorded in the ApplicationSet's status. The step function decides;
+//! nothing is written.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::jiff::Timestamp;
+
+use crate::api::{Application, ApplicationSet};
+use crate::controller::appset::rollout_input::{
+    Observation, SourceRevision, rolling_sync, rollout_input,
+};
+use crate::rollout::{RolloutDecision, RolloutInput, step};
+
+/// The step function's input and decision for `appset`, when it rolls out with RollingSync.
+#[must_use]
+pub fn current_rollout(
+    appset: &ApplicationSet,
+    applications: &[Application],
+    now: Timestamp,
+) -> Option<(RolloutInput, RolloutDecision)> {
+    let strategy = rolling_sync(appset)?;
+    let recorded = appset
+        .status
+        .as_ref()
+        .map(|status| status.application_status.as_slice())
+        .unwrap_or_default();
+    let resolved: BTreeMap<SourceRevision, String> = applications
+        .iter()
+        .filter_map(|application| {
+            let name = application.metadata.name.as_deref()?;
+            let entry = recorded.iter().find(|entry| entry.application == name)?;
+            let target = entry.target_revisions.first()?;
+            Some((SourceRevision::of(application), target.clone()))
+        })
+        .collect();
+    let input = rollout_input(&Observation {
+        now,
+        strategy,
+        desired: applications,
+        existing: applications,
+        updated: &BTreeSet::new(),
+        resolved: &resolved,
+        prior: appset,
+    });
+    let decision = step(&input);
+    Some((input, decision))
+}

@@ -1,0 +1,116 @@
+//! The web view's watches: one reflector each on the namespace's ApplicationSets and
+//! Applications (managed fields dropped), shared by every viewer, and a broadcast that ticks
+//! whenever either changes. They run on every replica, leader or not, so a standby serves the
+//! same pages; no viewer causes a request to the API server.
+
+use std::sync::Arc;
+
+use futures::{Future, StreamExt};
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, Resource};
+use tokio::sync::broadcast;
+
+use super::snapshot::Snapshot;
+use crate::api::{Application, ApplicationSet};
+
+/// How many change ticks a slow viewer may miss before it only learns that it lagged (it then
+/// renders once, as for one tick).
+const CHANGE_BACKLOG: usize = 16;
+
+/// The watched ApplicationSets and Applications of one namespace.
+pub struct FleetWatch {
+    namespace: String,
+    appsets: Store<ApplicationSet>,
+    applications: Store<Application>,
+    changes: broadcast::Sender<()>,
+}
+
+impl FleetWatch {
+    /// The watch of `namespace` through `client`, and the future that keeps it current (run it
+    /// for as long as the view is served).
+    pub fn start(
+        client: &Client,
+        namespace: &str,
+    ) -> (Arc<Self>, impl Future<Output = ()> + Send + 'static) {
+        let (appsets, appsets_writer) = reflector::store();
+        let (applications, applications_writer) = reflector::store();
+        let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
+        let watch = Arc::new(Self {
+            namespace: namespace.to_owned(),
+            appsets,
+            applications,
+            changes: changes.clone(),
+        });
+        let appsets = reflect(
+            appsets_writer,
+            Api::namespaced(client.clone(), namespace),
+            changes.clone(),
+        );
+        let applications = reflect(
+            applications_writer,
+            Api::namespaced(client.clone(), namespace),
+            changes,
+        );
+        let running = async move {
+            futures::future::join(appsets, applications).await;
+        };
+        (watch, running)
+    }
+
+    /// What the watches hold now.
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::new(
+            self.namespace.clone(),
+            Timestamp::now(),
+            self.appsets.state(),
+            self.applications.state(),
+        )
+    }
+
+    /// Ticks after every change the watches see.
+    #[must_use]
+    pub fn subscribe(&self) -> broadcast::Receiver<()> {
+        self.changes.subscribe()
+    }
+
+    /// The namespace watched.
+    #[must_use]
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+}
+
+/// Keeps `writer`'s store in step with `api` (retrying with backoff), ticking `changes` after
+/// every event.
+async fn reflect<K>(
+    writer: reflector::store::Writer<K>,
+    api: Api<K>,
+    changes: broadcast::Sender<()>,
+) where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    let events = watcher::watcher(api, watcher::Config::default())
+        .modify(|object| object.meta_mut().managed_fields = None)
+        .default_backoff();
+    reflector::reflector(writer, events)
+        .for_each(|event| {
+            match event {
+                Ok(_) => {
+                    // No viewer connected is not an error.
+                    let _ = changes.send(());
+                }
+                Err(error) => tracing::debug!("web view watch: {error}"),
+            }
+            futures::future::ready(())
+        })
+        .await;
+}
