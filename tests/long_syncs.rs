@@ -51,6 +51,14 @@ fn created_spread(apps: &[Application]) -> String {
     format!("{:#}", last.duration_since(*first))
 }
 
+/// Whether `app`'s operation is in `phase`.
+fn in_phase(app: &Application, phase: OperationPhase) -> bool {
+    app.status
+        .as_ref()
+        .and_then(|s| s.operation_state.as_ref())
+        .is_some_and(|op| op.phase == phase)
+}
+
 /// When each Application's operation started, if it has one.
 fn started(apps: &[Application]) -> Vec<(String, Option<Timestamp>)> {
     apps.iter()
@@ -130,10 +138,7 @@ async fn forty_long_presync_hooks_starve_no_one() {
     let created = Instant::now();
     apply(&apps, &quick).await;
     wait_until(&apps, "quick", "quick synced", |app| {
-        app.status
-            .as_ref()
-            .and_then(|s| s.operation_state.as_ref())
-            .is_some_and(|op| op.phase == OperationPhase::Succeeded)
+        in_phase(app, OperationPhase::Succeeded)
     })
     .await;
     let took = created.elapsed();
@@ -146,12 +151,7 @@ async fn forty_long_presync_hooks_starve_no_one() {
         .unwrap()
         .items
         .iter()
-        .filter(|app| {
-            app.status
-                .as_ref()
-                .and_then(|s| s.operation_state.as_ref())
-                .is_some_and(|op| op.phase == OperationPhase::Running)
-        })
+        .filter(|app| in_phase(app, OperationPhase::Running))
         .count();
     assert_eq!(slow_running, SLOW, "the slow syncs still wait: {still:?}");
 
@@ -166,12 +166,7 @@ async fn forty_long_presync_hooks_starve_no_one() {
             let done = listed
                 .items
                 .iter()
-                .filter(|app| {
-                    app.status
-                        .as_ref()
-                        .and_then(|s| s.operation_state.as_ref())
-                        .is_some_and(|op| op.phase == OperationPhase::Succeeded)
-                })
+                .filter(|app| in_phase(app, OperationPhase::Succeeded))
                 .count();
             (done == SLOW + 1)
                 .then_some(())
