@@ -59,10 +59,18 @@ pub async fn setup(label: &str) -> TestNamespace {
 
 /// Starts a controller for the namespace with a short Lease and resync.
 pub fn start(ns: &TestNamespace, identity: &str) -> Running {
+    start_with_repo_refresh(ns, identity, Duration::ZERO)
+}
+
+/// [`start`], one fetch of a repository serving every resolve for `refresh` (as
+/// `flotilla controller --repo-refresh`); `start` fetches on every resolve, so a pushed commit is
+/// seen at once.
+pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Duration) -> Running {
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
     // One cache for both controllers, as `flotilla controller` has.
-    let repos = Arc::new(RepoCache::new(cache.path(), LocalRepos::default()));
+    let repos =
+        Arc::new(RepoCache::new(cache.path(), LocalRepos::default()).with_fetch_reuse(refresh));
     let applications = ApplicationContext::new(
         ns.client.clone(),
         plain_connect(),
