@@ -4,7 +4,7 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use super::{Application, ApplicationSet};
+use super::{AppProject, Application, ApplicationSet};
 
 /// Every CRD, in a stable order, each with the file name it has under `deploy/crds/`.
 #[must_use]
@@ -12,6 +12,7 @@ pub fn all() -> Vec<(&'static str, CustomResourceDefinition)> {
     vec![
         ("applications.flotilla.dev.yaml", Application::crd()),
         ("applicationsets.flotilla.dev.yaml", ApplicationSet::crd()),
+        ("appprojects.flotilla.dev.yaml", AppProject::crd()),
     ]
 }
 

@@ -1,6 +1,7 @@
-//! Flotilla's custom resources (`flotilla.dev/v1alpha1`): ApplicationSet and Application, their
+//! Flotilla's custom resources (`flotilla.dev/v1alpha1`): ApplicationSet, Application and AppProject, their
 //! CRDs, and reading user documents that may use Argo CD's `argoproj.io/v1alpha1` instead.
 
+pub mod app_project;
 pub mod application;
 pub mod application_set;
 pub mod application_set_status;
@@ -9,7 +10,9 @@ pub mod crd;
 pub mod document;
 pub mod helm_source;
 pub mod kustomize_source;
+pub mod sync_window;
 
+pub use app_project::{AppProject, AppProjectSpec};
 pub use application::{Application, ApplicationSpec};
 pub use application_set::{ApplicationSet, ApplicationSetSpec};
 
