@@ -10,6 +10,7 @@ pub mod health;
 pub mod httpd;
 pub mod manifest;
 pub mod nodesim;
+pub mod project;
 pub mod render;
 pub mod repo;
 pub mod rollout;

@@ -18,4 +18,5 @@ pub mod secret;
 pub mod tracked_cache;
 mod tracked_objects;
 pub mod watched_customizations;
+pub mod watched_projects;
 pub mod watched_secrets;

@@ -53,6 +53,7 @@ use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::watched_customizations::{
     CustomizationsConfigError, DEFAULT_CONFIG_MAP, WatchedCustomizations,
 };
+use crate::cluster::watched_projects::WatchedProjects;
 use crate::customizations::Customizations;
 use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
@@ -94,6 +95,8 @@ pub struct ApplicationContext {
     compared_customizations: Mutex<Customizations>,
     /// The operations running between two of their steps.
     runs: RunningSyncs,
+    /// The AppProjects of `namespace`.
+    pub projects: WatchedProjects,
 }
 
 impl ApplicationContext {
@@ -117,6 +120,7 @@ impl ApplicationContext {
                 &namespace,
                 DEFAULT_CONFIG_MAP,
             ),
+            projects: WatchedProjects::new(client.clone(), &namespace),
             client,
             namespace,
             repos,

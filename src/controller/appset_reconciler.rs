@@ -42,6 +42,7 @@ use crate::cluster::api_error::ApiError;
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
 use crate::cluster::namespace_objects::KubeNamespaceObjects;
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
+use crate::cluster::watched_projects::WatchedProjects;
 use crate::render::{RenderError, Sources, render_application_set};
 use crate::rollout::{RolloutDecision, RolloutInput, step};
 use crate::sync::IgnoreError;
@@ -69,6 +70,8 @@ pub struct AppSetContext {
     pub events: EventPublisher,
     /// Watches on the kinds clusterDecisionResource generators read.
     decision_watches: Arc<DecisionWatches>,
+    /// The AppProjects of `namespace`.
+    pub projects: WatchedProjects,
     /// Consecutive failures per ApplicationSet, for the backoff.
     failures: Mutex<BTreeMap<String, u32>>,
     /// The last reconcile of each ApplicationSet, for pacing the next one.
@@ -88,6 +91,7 @@ impl AppSetContext {
         Self {
             events: EventPublisher::new(client.clone()),
             decision_watches: Arc::new(DecisionWatches::new(client.clone(), namespace.clone())),
+            projects: WatchedProjects::new(client.clone(), &namespace),
             client,
             namespace,
             repos,
