@@ -66,6 +66,7 @@ fn render(case: &Path, repos: &[String]) -> Result<Value, String> {
         appset: case.to_path_buf(),
         repos: repos.to_vec(),
         clusters: Some(corpus().join("clusters.yaml")),
+        project: flotilla::cli::project_args::ProjectArgs::default(),
     };
     render_from_args(&args)
         .map(|applications| serde_json::to_value(applications).expect("serializes"))

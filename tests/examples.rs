@@ -39,6 +39,7 @@ fn args(appset: &str, repos: Vec<String>, clusters: Option<&str>) -> AppSetArgs 
         appset: root().join("examples").join(appset),
         repos,
         clusters: clusters.map(|c| root().join("examples").join(c)),
+        project: flotilla::cli::project_args::ProjectArgs::default(),
     }
 }
 

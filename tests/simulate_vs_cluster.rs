@@ -45,6 +45,7 @@ fn three_tier(namespace: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, St
         appset: root().join("examples/three-tier-stack.yaml"),
         repos: vec![format!("{REPO_URL}={}", repo.display())],
         clusters: None,
+        project: flotilla::cli::project_args::ProjectArgs::default(),
     };
     let rendered = args.render().expect("the example renders");
     let mut sources = LoadedSources::default();
@@ -56,7 +57,7 @@ fn three_tier(namespace: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, St
             application.spec.destination.namespace = Some(namespace.to_owned());
             sim_app(
                 &application,
-                &rendered.repos,
+                (&rendered.repos, &rendered.projects),
                 &mut sources,
                 &ExecuteSettings::default(),
             )

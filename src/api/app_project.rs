@@ -72,7 +72,8 @@ pub struct ProjectDestination {
     pub namespace: String,
 }
 
-/// A kind in an API group, as the resource lists name them (globs: `*`, `*.k8s.io`).
+/// A kind in an API group, as the resource lists name them (globs: `*`, `*.k8s.io`), and
+/// optionally only objects of matching names.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupKind {
@@ -80,4 +81,7 @@ pub struct GroupKind {
     #[serde(default)]
     pub group: String,
     pub kind: String,
+    /// Only objects whose name matches this glob (any when empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
 }

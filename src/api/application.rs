@@ -292,6 +292,9 @@ pub struct ApplicationCondition {
 pub enum ApplicationConditionType {
     /// The source, the destination or the live objects could not be read.
     ComparisonError,
+    /// The Application's project does not exist or does not permit its repository or
+    /// destination: it is not compared or synced until that changes.
+    InvalidSpecError,
     /// A sync could not be carried out (as opposed to a sync that failed, which
     /// `operationState` records).
     SyncError,

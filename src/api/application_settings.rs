@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::cluster::api::Propagation;
 use crate::duration::{DurationError, parse_duration, parse_seconds_or_duration};
 use crate::manifest::DirectoryOptions;
+use crate::project::{ProjectScope, Refusal, admit};
 use crate::source::SourceOptions;
 use crate::sync::execute::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
 use crate::sync::{IgnoreDifferences, IgnoreError, OptionError, SyncOptions};
@@ -47,6 +48,8 @@ pub enum SettingsError {
     RespectIgnoreDifferences { field: &'static str, value: String },
     #[error("{0}")]
     IgnoreDifferences(#[source] IgnoreError),
+    #[error("{0}")]
+    Project(#[source] Refusal),
 }
 
 /// What the person running a sync by hand (`flotilla sync`) asks for beyond the Application.
@@ -84,17 +87,21 @@ pub struct SyncSettings {
 /// sync`, a RollingSync step) or is being resumed; `None` is a sync by `syncPolicy.automated`
 /// (and `flotilla sync` of an Application file, which acts as its policy says). Sources, weakest
 /// first: `process` (the runner's tunables: polling, concurrency, wave delay), the Application,
-/// the operation, `overrides`.
+/// the operation, `overrides`. The Application's project (looked up in `projects`) must admit
+/// it; its admission then judges every object before the first write.
 ///
 /// # Errors
-/// An unparsable retry backoff, timeout annotation or sync option, naming the field.
+/// An unparsable retry backoff, timeout annotation or sync option, naming the field; a project
+/// that refuses the Application.
 pub fn sync_settings(
     metadata: &ObjectMeta,
     spec: &ApplicationSpec,
     operation: Option<&SyncOperation>,
     overrides: &SyncOverrides,
     process: &ExecuteSettings,
+    projects: ProjectScope<'_>,
 ) -> Result<SyncSettings, SettingsError> {
+    let admission = admit(spec, projects).map_err(SettingsError::Project)?;
     let policy = spec.sync_policy.clone().unwrap_or_default();
     let application = ApplicationOptions::parse(&policy.sync_options, "syncPolicy.syncOptions")?;
     let requested = operation.map_or(&[][..], |op| &op.sync_options[..]);
@@ -135,6 +142,7 @@ pub fn sync_settings(
                 .respect_ignore_differences
                 .or(application.respect_ignore_differences)
                 .unwrap_or(false),
+            admission,
             ..process.clone()
         },
         source: SourceOptions::of(
@@ -280,6 +288,8 @@ impl SyncPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::app_project::{AppProjectSpec, ProjectDestination};
+    use crate::project::{ClusterIdentity, Projects};
     use crate::sync::SyncOptionKey;
 
     /// An Application's metadata and spec from YAML flow mappings.
@@ -308,7 +318,67 @@ mod tests {
             operation.as_ref(),
             overrides,
             &ExecuteSettings::default(),
+            unchecked(),
         )
+    }
+
+    /// No project checked.
+    fn unchecked() -> ProjectScope<'static> {
+        static PROJECTS: std::sync::LazyLock<Projects> = std::sync::LazyLock::new(Projects::unchecked);
+        static CLUSTER: ClusterIdentity = ClusterIdentity {
+            server: String::new(),
+            name: String::new(),
+        };
+        ProjectScope {
+            projects: &PROJECTS,
+            cluster: &CLUSTER,
+        }
+    }
+
+    #[test]
+    fn the_project_admits_the_application_and_judges_its_objects() {
+        let (metadata, mut spec) = application("{}", "{}");
+        spec.project = "team-a".to_owned();
+        let team = AppProjectSpec {
+            source_repos: vec!["https://git.example.com/*".to_owned()],
+            destinations: vec![ProjectDestination {
+                server: "*".to_owned(),
+                name: String::new(),
+                namespace: "*".to_owned(),
+            }],
+            ..AppProjectSpec::default()
+        };
+        let projects = Projects::new([("team-a".to_owned(), team.clone())]);
+        let cluster = ClusterIdentity::default();
+        let scope = ProjectScope {
+            projects: &projects,
+            cluster: &cluster,
+        };
+        let derive = |spec: &ApplicationSpec| {
+            sync_settings(
+                &metadata,
+                spec,
+                None,
+                &SyncOverrides::default(),
+                &ExecuteSettings::default(),
+                scope,
+            )
+        };
+        let refused = derive(&spec).unwrap_err();
+        assert!(
+            matches!(&refused, SettingsError::Project(Refusal::Source { .. })),
+            "{refused}"
+        );
+        let mut permitted = spec.clone();
+        permitted.source.repo_url = "https://git.example.com/shop.git".to_owned();
+        let admission = derive(&permitted).unwrap().execute.admission;
+        assert_eq!((admission.project.as_str(), &admission.spec), ("team-a", &team));
+        let mut missing = permitted;
+        missing.project = "team-b".to_owned();
+        assert_eq!(
+            derive(&missing).unwrap_err().to_string(),
+            "project \"team-b\" does not exist"
+        );
     }
 
     fn derived(annotations: &str, spec: &str, operation: Option<&str>) -> SyncSettings {
@@ -671,7 +741,8 @@ mod tests {
             ..ExecuteSettings::default()
         };
         let settings =
-            sync_settings(&metadata, &spec, None, &SyncOverrides::default(), &process).unwrap();
+            sync_settings(&metadata, &spec, None, &SyncOverrides::default(), &process, unchecked())
+                .unwrap();
         assert_eq!(
             (settings.execute.wave_delay, settings.execute.concurrency),
             (Duration::from_secs(2), 4)

@@ -1,43 +1,61 @@
-//! Reading an ApplicationSet document from YAML or JSON text. Both `flotilla.dev/v1alpha1` and
-//! Argo CD's `argoproj.io/v1alpha1` are accepted, and every field Flotilla does not know is an
-//! error (an unsupported generator must never be silently dropped).
+//! Reading an ApplicationSet or AppProject document from YAML or JSON text. Both
+//! `flotilla.dev/v1alpha1` and Argo CD's `argoproj.io/v1alpha1` are accepted, and every field
+//! Flotilla does not know is an error (an unsupported generator or project rule must never be
+//! silently dropped).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use crate::yaml::YamlError;
 
-use super::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSet, ApplicationSetSpec};
+use super::{API_VERSION, ARGO_CD_API_VERSION, AppProject, ApplicationSet};
 
-/// An ApplicationSet file that cannot be read.
+/// A document that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum DocumentError {
     #[error(transparent)]
     Yaml(#[from] YamlError),
     #[error(
-        "{file}: apiVersion {found:?} is not supported for an ApplicationSet (use {API_VERSION} or {ARGO_CD_API_VERSION})"
+        "{file}: apiVersion {found:?} is not supported for an {kind} (use {API_VERSION} or {ARGO_CD_API_VERSION})"
     )]
-    ApiVersion { file: String, found: String },
-    #[error("{file}: kind {found:?} is not ApplicationSet")]
-    Kind { file: String, found: String },
-    #[error("{file}: ApplicationSet {name:?}: unsupported field {}: Flotilla does not implement it (check the spelling, or remove it)", fields.join(", "))]
+    ApiVersion {
+        file: String,
+        kind: &'static str,
+        found: String,
+    },
+    #[error("{file}: kind {found:?} is not {kind}")]
+    Kind {
+        file: String,
+        kind: &'static str,
+        found: String,
+    },
+    #[error("{file}: {kind} {name:?}: unsupported field {}: Flotilla does not implement it (check the spelling, or remove it)", fields.join(", "))]
     UnknownFields {
         file: String,
+        kind: &'static str,
         name: String,
         fields: Vec<String>,
     },
-    #[error("{file}: ApplicationSet has no metadata.name")]
-    MissingName { file: String },
+    #[error("{file}: {kind} {name:?} has no spec")]
+    MissingSpec {
+        file: String,
+        kind: &'static str,
+        name: String,
+    },
+    #[error("{file}: {kind} has no metadata.name")]
+    MissingName { file: String, kind: &'static str },
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Document {
+struct Document<S> {
     api_version: String,
     kind: String,
     #[serde(default)]
     metadata: ObjectMeta,
-    spec: ApplicationSetSpec,
+    #[serde(default = "Option::default")]
+    spec: Option<S>,
 }
 
 /// Top-level fields that are read-only state, not configuration: ignored without complaint.
@@ -48,20 +66,60 @@ const IGNORED_TOP_LEVEL: &[&str] = &["status"];
 /// # Errors
 /// Invalid YAML (with line and column), a wrong apiVersion or kind, unknown fields, no name.
 pub fn parse_application_set(file: &str, text: &str) -> Result<ApplicationSet, DocumentError> {
+    let (metadata, spec) = parse_kind(file, text, "ApplicationSet")?;
+    let spec = spec.ok_or_else(|| missing_spec(file, "ApplicationSet", &metadata))?;
+    let mut application_set = ApplicationSet::new(metadata.name.as_deref().unwrap_or_default(), spec);
+    application_set.metadata = metadata;
+    Ok(application_set)
+}
+
+/// Parses one AppProject (an empty `spec` permits nothing, as in Argo CD); `file` names the
+/// source in errors.
+///
+/// # Errors
+/// Invalid YAML (with line and column), a wrong apiVersion or kind, unknown fields, no name.
+pub fn parse_app_project(file: &str, text: &str) -> Result<AppProject, DocumentError> {
+    let (metadata, spec) = parse_kind(file, text, "AppProject")?;
+    let mut project = AppProject::new(
+        metadata.name.as_deref().unwrap_or_default(),
+        spec.unwrap_or_default(),
+    );
+    project.metadata = metadata;
+    Ok(project)
+}
+
+/// The error for a document of `kind` without a `spec`.
+fn missing_spec(file: &str, kind: &'static str, metadata: &ObjectMeta) -> DocumentError {
+    DocumentError::MissingSpec {
+        file: file.to_owned(),
+        kind,
+        name: metadata.name.clone().unwrap_or_default(),
+    }
+}
+
+/// The metadata and spec of one document of `kind`.
+fn parse_kind<S: DeserializeOwned>(
+    file: &str,
+    text: &str,
+    kind: &'static str,
+) -> Result<(ObjectMeta, Option<S>), DocumentError> {
     let mut unknown = Vec::new();
-    let document: Document = serde_saphyr::with_deserializer_from_str(text, |de| {
-        serde_ignored::deserialize(de, |path| unknown.push(path.to_string()))
+    let document: Document<S> = serde_saphyr::with_deserializer_from_str(text, |de| {
+        // `spec` is optional: serde_ignored writes its `Some` as a `?` segment.
+        serde_ignored::deserialize(de, |path| unknown.push(path.to_string().replace(".?", "")))
     })
     .map_err(|error| YamlError::new(file, &error))?;
     if document.api_version != API_VERSION && document.api_version != ARGO_CD_API_VERSION {
         return Err(DocumentError::ApiVersion {
             file: file.to_string(),
+            kind,
             found: document.api_version,
         });
     }
-    if document.kind != "ApplicationSet" {
+    if document.kind != kind {
         return Err(DocumentError::Kind {
             file: file.to_string(),
+            kind,
             found: document.kind,
         });
     }
@@ -71,6 +129,7 @@ pub fn parse_application_set(file: &str, text: &str) -> Result<ApplicationSet, D
         .clone()
         .ok_or_else(|| DocumentError::MissingName {
             file: file.to_string(),
+            kind,
         })?;
     unknown.retain(|path| {
         !IGNORED_TOP_LEVEL
@@ -80,11 +139,10 @@ pub fn parse_application_set(file: &str, text: &str) -> Result<ApplicationSet, D
     if !unknown.is_empty() {
         return Err(DocumentError::UnknownFields {
             file: file.to_string(),
+            kind,
             name,
             fields: unknown,
         });
     }
-    let mut application_set = ApplicationSet::new(&name, document.spec);
-    application_set.metadata = document.metadata;
-    Ok(application_set)
+    Ok((document.metadata, document.spec))
 }

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::project::Projects;
+use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::api::document::parse_application_set;
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::inventory::StaticInventory;
@@ -34,6 +36,8 @@ pub struct AppSetArgs {
     /// A YAML list of Argo CD-style cluster Secrets, for the clusters generator.
     #[arg(long, value_name = "FILE")]
     pub clusters: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: crate::cli::project_args::ProjectArgs,
 }
 
 /// Arguments of `flotilla render`.
@@ -50,8 +54,12 @@ pub struct RenderArgs {
 pub struct Rendered {
     /// The parsed ApplicationSet.
     pub appset: ApplicationSet,
-    /// Its Applications.
+    /// Its Applications that their projects admit.
     pub applications: Vec<Application>,
+    /// Its Applications that their projects refuse (the controller would not write them).
+    pub refused: Vec<RefusedApplication>,
+    /// The `--project` files' projects.
+    pub projects: Projects,
     /// The `--repo` mappings.
     pub repos: LocalRepos,
 }
@@ -77,11 +85,18 @@ impl AppSetArgs {
         };
         let repos = LocalRepos::from_mappings(&self.repos)?;
         let sources = Sources::offline(&inventory, &repos);
-        let applications =
+        let rendered =
             render_application_set(&appset, sources).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        let projects = self.project.read()?;
+        let (applications, refused) = admitted(rendered, &projects, inventory.registrations());
+        if !refused.is_empty() {
+            eprintln!("warning: {file}: {}", refusals_message(&refused));
+        }
         Ok(Rendered {
             appset,
             applications,
+            refused,
+            projects,
             repos,
         })
     }
@@ -95,19 +110,28 @@ pub fn render_from_args(args: &AppSetArgs) -> anyhow::Result<Vec<Application>> {
     Ok(args.render()?.applications)
 }
 
-/// Renders and prints; errors go to stderr with exit code 1.
+/// Renders and prints the Applications their projects admit; errors go to stderr with exit
+/// code 1, and so do refusals by a `--project` (after the admitted Applications are printed).
 ///
 /// # Errors
 /// See [`render_from_args`].
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    let applications = render_from_args(&args.input)?;
+    let Rendered {
+        applications,
+        refused,
+        ..
+    } = args.input.render()?;
     let text = match args.output {
         RenderOutput::Yaml => serde_saphyr::to_string(&applications)?,
         RenderOutput::Json => serde_json::to_string_pretty(&applications)? + "\n",
         RenderOutput::Table => table(&applications),
     };
     print!("{text}");
-    Ok(ExitCode::SUCCESS)
+    Ok(if refused.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn table(applications: &[Application]) -> String {

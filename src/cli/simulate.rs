@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
+use crate::project::Projects;
 use crate::api::Application;
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
 use crate::cli::render::AppSetArgs;
@@ -60,6 +61,7 @@ pub struct SimulateArgs {
     pub existing_namespaces: Vec<String>,
     #[command(flatten)]
     pub customizations: crate::cli::customizations_args::CustomizationsArgs,
+
     /// Output format of the report.
     #[arg(short, long, value_enum, default_value_t)]
     pub output: SimulateOutput,
@@ -103,7 +105,14 @@ pub fn simulate_from_args(
     let apps = rendered
         .applications
         .iter()
-        .map(|application| sim_app(application, &rendered.repos, &mut sources, &process))
+        .map(|application| {
+            sim_app(
+                application,
+                (&rendered.repos, &rendered.projects),
+                &mut sources,
+                &process,
+            )
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let simulation = Simulation {
         apps,
@@ -169,7 +178,7 @@ impl LoadedSources {
 /// The source is unavailable or its sync policy invalid.
 pub fn sim_app(
     application: &Application,
-    repos: &crate::repo::LocalRepos,
+    (repos, projects): (&crate::repo::LocalRepos, &Projects),
     sources: &mut LoadedSources,
     process: &ExecuteSettings,
 ) -> anyhow::Result<SimApp> {
@@ -180,7 +189,7 @@ pub fn sim_app(
         execute: settings,
         source: options,
         ..
-    } = source.settings(&SyncOverrides::default(), process)?;
+    } = source.settings(&SyncOverrides::default(), process, projects)?;
     let namespace = settings.destination_namespace.clone();
     let revision = source.revision.clone();
     let loaded = sources.get(&source.root, &options);

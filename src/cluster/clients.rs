@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 use kube::Client;
 
 use crate::api::application::ApplicationDestination;
+use crate::project::ClusterIdentity;
 
 use super::connection::{ClusterConfig, ConnectionError};
-use super::destination::{DestinationError, Target, resolve};
+use super::destination::{DestinationError, Target, identity, resolve};
 use super::kube_cluster::KubeCluster;
 use super::live_inventory::LiveInventoryError;
 use super::tracked_cache::Touched;
@@ -69,6 +70,19 @@ impl ClusterClients {
     #[must_use]
     pub fn touched(&self) -> tokio::sync::broadcast::Receiver<String> {
         self.touched.subscribe()
+    }
+
+    /// Both names (server URL and registered name) of the cluster `destination` names, as
+    /// projects match it.
+    ///
+    /// # Errors
+    /// Unreadable cluster Secrets.
+    pub async fn identity(
+        &self,
+        destination: &ApplicationDestination,
+    ) -> Result<ClusterIdentity, ClientsError> {
+        let registered = self.secrets.registered().await?;
+        Ok(identity(destination, registered.iter().map(|r| &r.secret)))
     }
 
     /// The cluster `destination` names (from the watched cluster Secrets, so a changed Secret

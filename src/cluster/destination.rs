@@ -6,6 +6,7 @@
 use flotilla_generators::source::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 
 use crate::api::application::ApplicationDestination;
+use crate::project::ClusterIdentity;
 
 use super::connection::ClusterConfig;
 use super::secret::ClusterSecret;
@@ -40,6 +41,36 @@ pub enum DestinationError {
     UnknownServer(String),
     #[error("destination name {0} is not a registered cluster (no cluster Secret has it)")]
     UnknownName(String),
+}
+
+/// Both names of the cluster `destination` names, as projects match it: the server URL and the
+/// registered name, found among `clusters` (the in-cluster address and name need no Secret);
+/// what cannot be told stays empty.
+#[must_use]
+pub fn identity<'a>(
+    destination: &ApplicationDestination,
+    clusters: impl IntoIterator<Item = &'a ClusterSecret>,
+) -> ClusterIdentity {
+    let server = destination.server.as_deref().unwrap_or_default();
+    let name = destination.name.as_deref().unwrap_or_default();
+    let found = clusters.into_iter().find(|c| {
+        (!server.is_empty() && c.server.trim_end_matches('/') == server.trim_end_matches('/'))
+            || (!name.is_empty() && c.name == name)
+    });
+    match found {
+        Some(cluster) => ClusterIdentity {
+            server: cluster.server.clone(),
+            name: cluster.name.clone(),
+        },
+        None if server == IN_CLUSTER_SERVER || name == IN_CLUSTER_NAME => ClusterIdentity {
+            server: IN_CLUSTER_SERVER.to_owned(),
+            name: IN_CLUSTER_NAME.to_owned(),
+        },
+        None => ClusterIdentity {
+            server: server.to_owned(),
+            name: name.to_owned(),
+        },
+    }
 }
 
 /// Resolves `destination` among `clusters`.

@@ -53,7 +53,10 @@ use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::watched_customizations::{
     CustomizationsConfigError, DEFAULT_CONFIG_MAP, WatchedCustomizations,
 };
-use crate::cluster::watched_projects::WatchedProjects;
+use crate::cluster::watched_projects::{ProjectsWatchError, WatchedProjects};
+use crate::api::AppProject;
+use crate::api::app_project::DEFAULT_PROJECT;
+use crate::project::{ClusterIdentity, ProjectScope, Projects, Refusal, admit};
 use crate::customizations::Customizations;
 use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
@@ -241,6 +244,18 @@ pub enum ApplicationError {
         error: ExecuteError,
     },
     #[error("Application {app}: {error}")]
+    Projects {
+        app: String,
+        #[source]
+        error: ProjectsWatchError,
+    },
+    #[error("Application {app}: {refusal}")]
+    Project {
+        app: String,
+        #[source]
+        refusal: Refusal,
+    },
+    #[error("Application {app}: {error}")]
     Customizations {
         app: String,
         #[source]
@@ -273,7 +288,8 @@ impl ApplicationError {
             Self::Source { .. } | Self::SourceTask { .. } => "SourceError",
             Self::Plan { .. } => "PlanError",
             Self::Observe { .. } => "ObserveError",
-            Self::Settings { .. } => "InvalidSpecError",
+            Self::Settings { .. } | Self::Project { .. } => "InvalidSpecError",
+            Self::Projects { .. } => "ProjectsError",
             Self::Sync { .. } => "SyncError",
             Self::Customizations { .. } => "CustomizationsError",
             Self::Delete { .. } => "DeleteError",
@@ -294,6 +310,24 @@ struct Observed {
     kinds: Vec<(String, String)>,
     /// The configured customizations the comparison used, for the sync too.
     customizations: Customizations,
+    /// The projects and the destination's identity the Application was admitted with.
+    admitted: Admitted,
+}
+
+/// What an Application's project was judged with: the projects known and both names of its
+/// destination cluster.
+struct Admitted {
+    projects: Projects,
+    cluster: ClusterIdentity,
+}
+
+impl Admitted {
+    fn scope(&self) -> ProjectScope<'_> {
+        ProjectScope {
+            projects: &self.projects,
+            cluster: &self.cluster,
+        }
+    }
 }
 
 /// [`reconcile`], its duration recorded.
@@ -320,18 +354,23 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
         return delete_resources(&run, &app).await;
     }
     let customizations = ctx.customizations(&app).await;
-    if unchanged(&run, &app).await {
+    let admitted = admit_application(ctx, &app).await;
+    if admitted.is_ok() && unchanged(&run, &app).await {
         return Ok(Action::requeue(ctx.resync));
     }
-    let observed = match customizations {
-        Ok(customizations) => observe(ctx, &app, customizations).await,
-        Err(error) => Err(error),
+    let observed = match (customizations, admitted) {
+        (Ok(customizations), Ok(admitted)) => observe(ctx, &app, customizations, admitted).await,
+        (Err(error), _) | (_, Err(error)) => Err(error),
     };
     let message = observed.as_ref().err().map(ToString::to_string);
     let written = match (&observed, &message) {
         (Ok(observed), _) => Ok(&observed.comparison),
-        (Err(_), message) => Err((
-            ApplicationConditionType::ComparisonError,
+        (Err(error), message) => Err((
+            if matches!(error, ApplicationError::Project { .. }) {
+                ApplicationConditionType::InvalidSpecError
+            } else {
+                ApplicationConditionType::ComparisonError
+            },
             message.as_deref().unwrap_or_default(),
         )),
     };
@@ -453,12 +492,43 @@ async fn unchanged(run: &Run, app: &Application) -> bool {
     next_sync(app, false, now.revision.as_deref(), gate, Timestamp::now()).is_none()
 }
 
+/// The Application's project admits it (see [`admit`]): it exists and permits the
+/// repository and the destination.
+async fn admit_application(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<Admitted, ApplicationError> {
+    let projects = ctx
+        .projects
+        .current()
+        .await
+        .map_err(|error| ApplicationError::Projects {
+            app: app.name_any(),
+            error,
+        })?;
+    let cluster = ctx
+        .clusters
+        .identity(&app.spec.destination)
+        .await
+        .map_err(|error| ApplicationError::Destination {
+            app: app.name_any(),
+            error,
+        })?;
+    let admitted = Admitted { projects, cluster };
+    admit(&app.spec, admitted.scope()).map_err(|refusal| ApplicationError::Project {
+        app: app.name_any(),
+        refusal,
+    })?;
+    Ok(admitted)
+}
+
 /// Resolves the destination, reads the source at its target revision and the live objects, and
 /// compares them.
 async fn observe(
     ctx: &ApplicationContext,
     app: &Application,
     customizations: Customizations,
+    admitted: Admitted,
 ) -> Result<Observed, ApplicationError> {
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
@@ -549,6 +619,7 @@ async fn observe(
         inputs,
         kinds,
         customizations,
+        admitted,
     })
 }
 
@@ -715,7 +786,13 @@ async fn sync(
         execute: settings,
         source,
         ignored_options,
-    } = settings_of(ctx, app, operation, &observed.customizations).map_err(|error| {
+    } = settings_of(
+        ctx,
+        app,
+        operation,
+        (&observed.customizations, &observed.admitted),
+    )
+    .map_err(|error| {
         ApplicationError::Settings {
             app: name.clone(),
             error,
@@ -793,7 +870,7 @@ fn settings_of(
     ctx: &ApplicationContext,
     app: &Application,
     operation: Option<&SyncOperation>,
-    customizations: &Customizations,
+    (customizations, admitted): (&Customizations, &Admitted),
 ) -> Result<SyncSettings, SettingsError> {
     let process = customizations.clone().over(ctx.settings.clone());
     sync_settings(
@@ -802,6 +879,7 @@ fn settings_of(
         operation,
         &SyncOverrides::default(),
         &process,
+        admitted.scope(),
     )
 }
 
@@ -1115,11 +1193,15 @@ async fn run_post_delete(
         })
         .unwrap_or_else(|| app.spec.source.target_revision.clone());
     let manifests = manifests(ctx, app, &revision).await?;
+    let (customizations, admitted) = (
+        ctx.customizations(app).await?,
+        admit_application(ctx, app).await?,
+    );
     let SyncSettings {
         execute: mut settings,
         source,
         ..
-    } = settings_of(ctx, app, None, &ctx.customizations(app).await?).map_err(|error| {
+    } = settings_of(ctx, app, None, (&customizations, &admitted)).map_err(|error| {
         ApplicationError::Settings {
             app: name.clone(),
             error,
@@ -1240,7 +1322,7 @@ fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<Run>) 
             tracing::warn!(app = %app.name_any(), reason = error.reason(), "{error}");
             return Action::await_change();
         }
-        ApplicationError::Plan { .. } => {
+        ApplicationError::Plan { .. } | ApplicationError::Project { .. } => {
             run.ctx.metrics.application_reconciled(Some(error.reason()));
             tracing::warn!(app = %app.name_any(), reason = error.reason(), "{error}");
             return Action::requeue(run.ctx.resync);
@@ -1298,6 +1380,23 @@ pub async fn run(
     let applications = ctx.api();
     let controller = Controller::new(applications, watcher::Config::default())
         .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
+    // A changed AppProject is judged again at once by each of its Applications.
+    let of_project = controller.store();
+    let controller = controller.watches(
+        Api::<AppProject>::namespaced(ctx.client.clone(), &ctx.namespace),
+        watcher::Config::default(),
+        move |project| {
+            let name = project.name_any();
+            of_project
+                .state()
+                .into_iter()
+                .filter(|app| {
+                    app.spec.project == name || app.spec.project.is_empty() && name == DEFAULT_PROJECT
+                })
+                .map(|app| ObjectRef::from_obj(&*app))
+                .collect::<Vec<_>>()
+        },
+    );
     let (stopping_tx, stopping) = watch::channel(false);
     let stop = stop
         .map(move |()| {

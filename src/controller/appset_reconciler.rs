@@ -42,7 +42,10 @@ use crate::cluster::api_error::ApiError;
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
 use crate::cluster::namespace_objects::KubeNamespaceObjects;
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
-use crate::cluster::watched_projects::WatchedProjects;
+use crate::cluster::watched_projects::{ProjectsWatchError, WatchedProjects};
+use crate::render::admission::{RefusedApplication, admitted, refusals_message};
+use crate::sync::OperationPhase;
+use crate::sync::execute::PROJECT_REFUSAL;
 use crate::render::{RenderError, Sources, render_application_set};
 use crate::rollout::{RolloutDecision, RolloutInput, step};
 use crate::sync::IgnoreError;
@@ -121,6 +124,8 @@ pub enum ReconcileError {
     #[error("reading the cluster inventory: {0}")]
     Generate(#[from] LiveInventoryError),
     #[error("{0}")]
+    Projects(#[from] ProjectsWatchError),
+    #[error("{0}")]
     Render(#[from] RenderError),
     #[error("the render task of ApplicationSet {appset} failed: {message}")]
     RenderTask { appset: String, message: String },
@@ -170,6 +175,7 @@ impl ReconcileError {
     pub fn reason(&self) -> &'static str {
         match self {
             Self::Observe { .. } => "ObserveError",
+            Self::Projects(_) => "ProjectsError",
             Self::Generate(_) => "GenerateError",
             Self::Render(RenderError::Generate { .. }) => "GenerateError",
             Self::Render(_) | Self::RenderTask { .. } => "RenderError",
@@ -256,7 +262,7 @@ async fn reconcile_now(
     };
     let outcome = match (&result, &pass) {
         (Err(error), _) | (Ok(_), Some(Err(error))) => error.outcome(),
-        _ => Outcome::UpToDate,
+        (Ok(planned), _) => refused_outcome(&planned.refused, &existing),
     };
     let rollout_outcome = match &pass {
         _ if rolling_sync(&appset).is_none() => RolloutOutcome::Off,
@@ -312,10 +318,41 @@ fn in_progress(status: &ApplicationSetStatus) -> bool {
         .any(|c| c.type_ == ConditionType::RolloutProgressing && c.status == ConditionStatus::True)
 }
 
-/// The generated Applications (rendered and owned) and the writes that make them so.
+/// The generated Applications (rendered, admitted by their projects and owned) and the writes
+/// that make them so.
 pub struct Planned {
     pub desired: Vec<Application>,
     pub plan: Plan,
+    /// Generated Applications their projects refuse: neither written nor deleted.
+    pub refused: Vec<RefusedApplication>,
+}
+
+/// `UpToDate`, unless projects refuse generated Applications (not written) or refused the
+/// last sync of existing ones: then `ErrorOccurred` names each with the rule.
+fn refused_outcome(refused: &[RefusedApplication], existing: &[Application]) -> Outcome {
+    let mut lines = Vec::new();
+    if !refused.is_empty() {
+        lines.push(refusals_message(refused));
+    }
+    for app in existing {
+        let failed = app
+            .status
+            .as_ref()
+            .and_then(|s| s.operation_state.as_ref())
+            .filter(|op| op.phase == OperationPhase::Failed)
+            .filter(|op| op.message.starts_with(PROJECT_REFUSAL));
+        if let Some(op) = failed {
+            lines.push(format!("{}: {}", app.name_any(), op.message));
+        }
+    }
+    if lines.is_empty() {
+        Outcome::UpToDate
+    } else {
+        Outcome::Invalid {
+            reason: "ApplicationValidationError".to_owned(),
+            message: lines.join("; "),
+        }
+    }
 }
 
 /// One rollout pass: what it observed and what it decided.
@@ -454,6 +491,8 @@ async fn generate_render_validate_plan(
 ) -> Result<Planned, ReconcileError> {
     let name = appset.name_any();
     let inventory = read_inventory(&ctx.client, &ctx.namespace).await?;
+    let projects = ctx.projects.current().await?;
+    let clusters = inventory.registrations().to_vec();
     let repos = Arc::clone(&ctx.repos);
     let rendering = Arc::clone(appset);
     let runtime = tokio::runtime::Handle::current();
@@ -492,9 +531,16 @@ async fn generate_render_validate_plan(
         policy.preserve_resources_on_deletion,
         APPLICATION_CONTROLLER_PRUNES,
     );
+    let (rendered, refused) = admitted(rendered, &projects, &clusters);
     let desired: Vec<Application> = rendered
         .into_iter()
         .map(|app| owned(app, &owner, finalizer))
+        .collect();
+    // A refused Application that exists stays as it is (its own controller refuses to sync it).
+    let existing: Vec<Application> = existing
+        .iter()
+        .filter(|app| !refused.iter().any(|r| r.name == app.name_any()))
+        .cloned()
         .collect();
     let ignored = ignored_fields(&appset.spec).map_err(|error| ReconcileError::Spec {
         appset: name.clone(),
@@ -502,12 +548,16 @@ async fn generate_render_validate_plan(
     })?;
     let plan = plan(
         desired.clone(),
-        existing,
+        &existing,
         policy.applications_sync,
         FIELD_MANAGER,
         &ignored,
     );
-    Ok(Planned { desired, plan })
+    Ok(Planned {
+        desired,
+        plan,
+        refused,
+    })
 }
 
 /// Server-side applies created and updated Applications, then deletes the ones no longer

@@ -3,6 +3,18 @@
 //! the CLI from `--project` files); the built-in `default` project permits everything until the
 //! operator creates one of that name.
 
+pub mod admission;
+pub mod destinations;
+pub mod kinds;
+pub mod pattern;
+pub mod refusal;
+pub mod sources;
+
+pub use admission::{Admission, ProjectScope, admit};
+pub use destinations::ClusterIdentity;
+pub use kinds::Deployed;
+pub use refusal::Refusal;
+
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -19,6 +31,8 @@ pub struct MissingProject {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Projects {
     by_name: BTreeMap<String, AppProjectSpec>,
+    /// Every name is the permit-everything project (nothing is checked).
+    unchecked: bool,
 }
 
 impl Projects {
@@ -27,6 +41,16 @@ impl Projects {
     pub fn new(projects: impl IntoIterator<Item = (String, AppProjectSpec)>) -> Self {
         Self {
             by_name: projects.into_iter().collect(),
+            unchecked: false,
+        }
+    }
+
+    /// No projects are checked: every name permits everything (the CLI without `--project`).
+    #[must_use]
+    pub fn unchecked() -> Self {
+        Self {
+            by_name: BTreeMap::new(),
+            unchecked: true,
         }
     }
 
@@ -38,7 +62,9 @@ impl Projects {
     pub fn get(&self, name: &str) -> Result<Cow<'_, AppProjectSpec>, MissingProject> {
         match self.by_name.get(name) {
             Some(spec) => Ok(Cow::Borrowed(spec)),
-            None if name == DEFAULT_PROJECT || name.is_empty() => Ok(Cow::Owned(permit_all())),
+            None if self.unchecked || name == DEFAULT_PROJECT || name.is_empty() => {
+                Ok(Cow::Owned(permit_all()))
+            }
             None => Err(MissingProject {
                 name: name.to_owned(),
             }),
@@ -61,6 +87,7 @@ pub fn permit_all() -> AppProjectSpec {
         cluster_resource_whitelist: vec![GroupKind {
             group: "*".to_owned(),
             kind: "*".to_owned(),
+            name: String::new(),
         }],
         source_namespaces: vec!["*".to_owned()],
         ..AppProjectSpec::default()
@@ -88,5 +115,7 @@ mod tests {
         };
         let stored = Projects::new([("default".to_owned(), strict.clone())]);
         assert_eq!(stored.get("default").unwrap().into_owned(), strict);
+        let unchecked = Projects::unchecked();
+        assert_eq!(unchecked.get("team-a").unwrap().into_owned(), permit_all());
     }
 }

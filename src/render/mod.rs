@@ -3,6 +3,7 @@
 //! `templatePatch` → validate names and destinations. Nothing is created here; an error anywhere
 //! means no Application at all.
 
+pub mod admission;
 pub mod template_merge;
 
 use std::collections::BTreeMap;

@@ -19,6 +19,7 @@ mod order;
 mod phase;
 mod plan;
 mod preflight;
+mod project_check;
 mod prune;
 mod result;
 mod step;
@@ -50,6 +51,7 @@ pub use order::order_tasks;
 pub use phase::{SyncPhase, UnknownPhase};
 pub use plan::SyncPlan;
 pub use preflight::{MissingKindExcuse, PlannedKinds, planned_types, preflight_failures};
+pub use project_check::refused_by_project;
 pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
 pub use result::{
     HookPhase, OperationPhase, OperationState, ResourceAction, ResourceResult, ResultStatus,

@@ -42,6 +42,8 @@ pub struct DiffArgs {
     pub directory: crate::cli::directory_args::DirectoryArgs,
     #[command(flatten)]
     pub customizations: crate::cli::customizations_args::CustomizationsArgs,
+    #[command(flatten)]
+    pub project: crate::cli::project_args::ProjectArgs,
     /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
@@ -120,7 +122,7 @@ fn diff(args: &DiffArgs) -> anyhow::Result<Vec<ObjectDiff>> {
         ..SyncOverrides::default()
     };
     let process = args.customizations.read()?.over(ExecuteSettings::default());
-    let settings = source.settings(&overrides, &process)?;
+    let settings = source.settings(&overrides, &process, &args.project.read()?)?;
     let namespace = settings
         .execute
         .destination_namespace

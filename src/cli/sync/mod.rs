@@ -74,6 +74,8 @@ pub struct SyncArgs {
     pub directory: crate::cli::directory_args::DirectoryArgs,
     #[command(flatten)]
     pub customizations: crate::cli::customizations_args::CustomizationsArgs,
+    #[command(flatten)]
+    pub project: crate::cli::project_args::ProjectArgs,
     /// Map a repoURL to a local git repository or directory: URL=PATH (repeatable).
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
@@ -114,7 +116,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         execute: settings,
         source: options,
         ignored_options,
-    } = source.settings(&overrides, &process)?;
+    } = source.settings(&overrides, &process, &args.project.read()?)?;
     for option in ignored_options {
         tracing::warn!(%option, "sync option has no effect on flotilla sync");
     }

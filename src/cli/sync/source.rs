@@ -15,6 +15,8 @@ use serde_json::Value;
 
 use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
+use crate::cluster::destination::identity;
+use crate::project::{ProjectScope, Projects};
 use crate::repo::LocalRepos;
 use crate::repo::bounds::{BoundsError, check_links, source_path};
 use crate::repo::checkout::{CheckoutError, checkout};
@@ -146,21 +148,29 @@ impl SyncSource {
     }
 
     /// The settings of a sync of this source: [`sync_settings`] of its Application (an
-    /// automated sync) with `overrides` over it.
+    /// automated sync) with `overrides` over it, admitted by its project among `projects` (its
+    /// destination cluster as the Application names it).
     ///
     /// # Errors
-    /// A field of the Application that does not give usable settings, naming the source.
+    /// A field of the Application that does not give usable settings, or a project that refuses
+    /// it, naming the source.
     pub fn settings(
         &self,
         overrides: &SyncOverrides,
         process: &ExecuteSettings,
+        projects: &Projects,
     ) -> Result<SyncSettings, SourceError> {
-        sync_settings(&self.metadata, &self.spec, None, overrides, process).map_err(|error| {
-            SourceError::Settings {
+        let cluster = identity(&self.spec.destination, []);
+        let scope = ProjectScope {
+            projects,
+            cluster: &cluster,
+        };
+        sync_settings(&self.metadata, &self.spec, None, overrides, process, scope).map_err(
+            |error| SourceError::Settings {
                 file: self.label.clone(),
                 error,
-            }
-        })
+            },
+        )
     }
 
     /// The source of a rendered Application (e.g. one of an ApplicationSet's).
@@ -301,7 +311,7 @@ mod tests {
         std::fs::write(&file, text).unwrap();
         let source = SyncSource::open(&file, &LocalRepos::from_mappings::<&str>(&[]).unwrap())?;
         assert_eq!(source.app(), Some("shop"));
-        source.settings(&SyncOverrides::default(), &ExecuteSettings::default())
+        source.settings(&SyncOverrides::default(), &ExecuteSettings::default(), &Projects::unchecked())
     }
 
     #[test]

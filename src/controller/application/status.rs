@@ -16,6 +16,13 @@ use crate::api::application_set_status::SyncStatusCode;
 
 use super::compare::Comparison;
 
+/// The conditions that say why an Application could not be observed; a compare that succeeds
+/// clears them, and a failure replaces the other one.
+const OBSERVING_CONDITIONS: [ApplicationConditionType; 2] = [
+    ApplicationConditionType::ComparisonError,
+    ApplicationConditionType::InvalidSpecError,
+];
+
 /// The merge patch of `/status` after a reconcile that compared (`Ok`) or failed with a
 /// condition (`Err`), or None when nothing needs writing. Fields the sync writes
 /// (`operationState`, `history`) are not touched.
@@ -35,9 +42,11 @@ pub fn status_patch(
             new.post_delete_hooks
                 .clone_from(&comparison.post_delete_hooks);
             new.conditions
-                .retain(|c| c.type_ != ApplicationConditionType::ComparisonError);
+                .retain(|c| !OBSERVING_CONDITIONS.contains(&c.type_));
         }
         Err((type_, message)) => {
+            new.conditions
+                .retain(|c| c.type_ == type_ || !OBSERVING_CONDITIONS.contains(&c.type_));
             new.sync = Some(SyncStatus {
                 status: SyncStatusCode::Unknown.as_str().to_owned(),
                 revision: String::new(),

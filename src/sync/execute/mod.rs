@@ -30,7 +30,7 @@ use crate::sync::{
     LiveObject, OperationPhase, OperationState, SyncPlan, plan_prune, refuse_empty_target,
 };
 
-pub use operation::{Advance, Context};
+pub use operation::{Advance, Context, PROJECT_REFUSAL};
 pub use sync_run::SyncRun;
 
 /// The operation could not be carried out at all (as opposed to an operation that failed,

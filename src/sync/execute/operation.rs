@@ -19,7 +19,7 @@ use crate::sync::{
     Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
     ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,
     SyncTask, TRACKING_ANNOTATION, Waiting, WritePolicy, namespace_object, namespace_to_create,
-    normalize, plan_step, planned_types, preflight_failures, refuse_empty_target, tracking_id,
+    normalize, plan_step, planned_types, preflight_failures, refuse_empty_target, refused_by_project, tracking_id,
 };
 
 use super::ExecuteError;
@@ -30,6 +30,10 @@ use super::event::SyncEvent;
 use super::settings::ExecuteSettings;
 use super::store::OperationStore;
 use super::write::write_object;
+
+/// How the message of an operation its project refused starts (the ApplicationSet controller
+/// reports such Applications).
+pub const PROJECT_REFUSAL: &str = "nothing was written: project ";
 
 /// How an attempt ended.
 #[derive(Debug)]
@@ -409,7 +413,8 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
 
     /// Before the first write of a fresh operation: refuses to prune everything for empty
     /// manifests (see [`crate::sync::refuse_empty_target`]), checks that the server serves every
-    /// kind (see [`crate::sync::preflight_failures`]), sends every object as a server-side dry
+    /// kind (see [`crate::sync::preflight_failures`]) and that the Application's project permits
+    /// every object (see [`crate::sync::refused_by_project`]), sends every object as a server-side dry
     /// run (those that need a Namespace or kind of this sync wait for their wave), then creates
     /// the destination namespace when `CreateNamespace=true` and it is missing. Returns the
     /// failure, if any; a failed check records the objects it names and writes nothing.
@@ -453,6 +458,28 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                 names.join(", ")
             )));
         }
+        let namespace = settings.destination_namespace.as_deref();
+        let to_create = namespace_to_create(&self.progress.plan, &settings.sync_options, namespace);
+        let refused = refused_by_project(&self.progress.plan, to_create.as_ref(), &settings.admission);
+        if !refused.is_empty() {
+            let now = Time(cluster.now());
+            let names: Vec<String> = refused.iter().map(|(key, _)| key.to_string()).collect();
+            for (key, message) in refused {
+                let task = self.progress.plan.tasks.iter().find(|task| task.key == key);
+                let mut record = task.map_or_else(
+                    || ResourceResult::for_object(&key, SyncPhase::PreSync, 0, ResultStatus::SyncFailed),
+                    |task| ResourceResult::for_task(task, ResultStatus::SyncFailed),
+                );
+                record.message = message;
+                record.finished_at = Some(now.clone());
+                self.progress.state.edit().resources.push(record);
+            }
+            return Ok(Some(format!(
+                "{PROJECT_REFUSAL}{:?} does not permit {}",
+                settings.admission.project,
+                names.join(", ")
+            )));
+        }
         let tasks: Vec<&SyncTask> = self
             .progress
             .plan
@@ -467,9 +494,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         if let Some(failure) = failure {
             return Ok(Some(format!("nothing was written: {failure}")));
         }
-        let namespace = settings.destination_namespace.as_deref();
-        let Some(key) = namespace_to_create(&self.progress.plan, &settings.sync_options, namespace)
-        else {
+        let Some(key) = to_create else {
             return Ok(None);
         };
         let existing = cluster

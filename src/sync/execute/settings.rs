@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::cluster::api::Propagation;
 use crate::health::HealthChecks;
+use crate::project::Admission;
 use crate::sync::{IgnoreDifferences, SyncOptions};
 
 /// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m`.
@@ -46,6 +47,8 @@ pub struct ExecuteSettings {
     /// `RespectIgnoreDifferences=true`: an applied object takes the live values of its ignored
     /// fields.
     pub respect_ignore_differences: bool,
+    /// What the Application's project permits; every object is judged before the first write.
+    pub admission: Admission,
 }
 
 impl Default for ExecuteSettings {
@@ -65,6 +68,7 @@ impl Default for ExecuteSettings {
             health: HealthChecks::default(),
             ignore_differences: IgnoreDifferences::default(),
             respect_ignore_differences: false,
+            admission: Admission::default(),
         }
     }
 }

@@ -1,0 +1,81 @@
+//! The one project check of an Application, used by every runner (the controller, `render`,
+//! `plan`, `sync`, `simulate`): its project exists and permits its repository and destination;
+//! the [`Admission`] then judges each object before the first write.
+
+use crate::api::application::ApplicationSpec;
+use crate::api::app_project::AppProjectSpec;
+
+use super::Projects;
+use super::destinations::{ClusterIdentity, Place, permit_destination};
+use super::kinds::{Deployed, permit_object};
+use super::refusal::Refusal;
+use super::sources::permit_source;
+
+/// Where an Application's projects are looked up and which cluster its destination is.
+#[derive(Debug, Clone, Copy)]
+pub struct ProjectScope<'a> {
+    pub projects: &'a Projects,
+    pub cluster: &'a ClusterIdentity,
+}
+
+/// An Application its project admitted: what its objects are judged against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Admission {
+    pub project: String,
+    pub spec: AppProjectSpec,
+    pub cluster: ClusterIdentity,
+}
+
+impl Default for Admission {
+    /// The built-in `default` project's admission: every object is permitted.
+    fn default() -> Self {
+        Self {
+            project: crate::api::app_project::DEFAULT_PROJECT.to_owned(),
+            spec: super::permit_all(),
+            cluster: ClusterIdentity::default(),
+        }
+    }
+}
+
+impl Admission {
+    /// Whether the project permits deploying `object`.
+    ///
+    /// # Errors
+    /// The refusal naming the object and the rule.
+    pub fn permit(&self, object: Deployed<'_>) -> Result<(), Refusal> {
+        permit_object(&self.project, &self.spec, &self.cluster, object)
+    }
+}
+
+/// Checks the Application `spec` against its project in `scope`.
+///
+/// # Errors
+/// The project is missing or refuses the repository or the destination.
+pub fn admit(spec: &ApplicationSpec, scope: ProjectScope<'_>) -> Result<Admission, Refusal> {
+    let name = if spec.project.is_empty() {
+        crate::api::app_project::DEFAULT_PROJECT
+    } else {
+        spec.project.as_str()
+    };
+    let project = scope
+        .projects
+        .get(name)
+        .map_err(|missing| Refusal::MissingProject {
+            project: missing.name,
+        })?;
+    permit_source(name, &project, &spec.source.repo_url)?;
+    let namespace = spec.destination.namespace.as_deref().unwrap_or_default();
+    permit_destination(
+        name,
+        &project,
+        Place {
+            cluster: scope.cluster,
+            namespace,
+        },
+    )?;
+    Ok(Admission {
+        project: name.to_owned(),
+        spec: project.into_owned(),
+        cluster: scope.cluster.clone(),
+    })
+}

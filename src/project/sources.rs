@@ -1,0 +1,96 @@
+//! Which repositories a project lets its Applications deploy from (`sourceRepos`): some allow
+//! entry matches and no `!` entry does, comparing URLs as Argo CD normalises them.
+
+use crate::api::app_project::AppProjectSpec;
+
+use super::pattern::Pattern;
+use super::refusal::{Refusal, no_entry};
+
+/// Whether `project` (named `name`) permits deploying from `repo`.
+///
+/// # Errors
+/// The refusal naming the rule, or an unusable entry.
+pub fn permit_source(name: &str, project: &AppProjectSpec, repo: &str) -> Result<(), Refusal> {
+    let normalized = normalize(repo);
+    let mut allowed = false;
+    for (index, entry) in project.source_repos.iter().enumerate() {
+        let pattern = Pattern::parse(&normalize(entry)).map_err(|error| Refusal::Pattern {
+            project: name.to_owned(),
+            field: format!("sourceRepos[{index}]"),
+            error,
+        })?;
+        let matched = pattern.matches(&normalized);
+        if pattern.denies() && matched {
+            return Err(Refusal::Source {
+                project: name.to_owned(),
+                repo: repo.to_owned(),
+                rule: format!("denied by sourceRepos entry {entry:?}"),
+            });
+        }
+        allowed |= !pattern.denies() && matched;
+    }
+    let allow_entries: Vec<String> = project
+        .source_repos
+        .iter()
+        .filter(|entry| !entry.starts_with('!'))
+        .map(|entry| format!("{entry:?}"))
+        .collect();
+    if allowed {
+        Ok(())
+    } else {
+        Err(Refusal::Source {
+            project: name.to_owned(),
+            repo: repo.to_owned(),
+            rule: no_entry("sourceRepos", &allow_entries),
+        })
+    }
+}
+
+/// A repository URL as compared: lower case, without a trailing `/` or `.git`.
+fn normalize(url: &str) -> String {
+    let lower = url.trim().to_lowercase();
+    let trimmed = lower.trim_end_matches('/');
+    trimmed.strip_suffix(".git").unwrap_or(trimmed).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(entries: &[&str]) -> AppProjectSpec {
+        AppProjectSpec {
+            source_repos: entries.iter().map(|e| (*e).to_owned()).collect(),
+            ..AppProjectSpec::default()
+        }
+    }
+
+    #[test]
+    fn an_allow_entry_must_match_and_no_deny_entry() {
+        let docs = project(&["!ssh://git@GITHUB.com:argoproj/test", "!https://gitlab.com/group/**", "*"]);
+        assert!(permit_source("p", &docs, "https://github.com/argoproj/argo-cd.git").is_ok());
+        assert!(permit_source("p", &docs, "ssh://git@github.com:argoproj/test").is_err());
+        let denied = permit_source("p", &docs, "https://gitlab.com/group/sub/app").unwrap_err();
+        assert_eq!(
+            denied.to_string(),
+            "repository https://gitlab.com/group/sub/app is not permitted in project \"p\": \
+             denied by sourceRepos entry \"!https://gitlab.com/group/**\""
+        );
+        let team = project(&["https://git.example.com/team-a/*"]);
+        assert!(permit_source("team-a", &team, "https://git.example.com/team-a/app.git/").is_ok());
+        assert_eq!(
+            permit_source("team-a", &team, "https://git.example.com/team-b/app")
+                .unwrap_err()
+                .to_string(),
+            "repository https://git.example.com/team-b/app is not permitted in project \
+             \"team-a\": no sourceRepos entry permits it (\"https://git.example.com/team-a/*\")"
+        );
+        assert!(matches!(
+            permit_source("x", &project(&[]), "https://a/b"),
+            Err(Refusal::Source { rule, .. }) if rule.contains("permits nothing")
+        ));
+        assert!(matches!(
+            permit_source("x", &project(&["a["]), "https://a/b"),
+            Err(Refusal::Pattern { field, .. }) if field == "sourceRepos[0]"
+        ));
+    }
+}
