@@ -324,7 +324,8 @@ mod tests {
 
     /// No project checked.
     fn unchecked() -> ProjectScope<'static> {
-        static PROJECTS: std::sync::LazyLock<Projects> = std::sync::LazyLock::new(Projects::unchecked);
+        static PROJECTS: std::sync::LazyLock<Projects> =
+            std::sync::LazyLock::new(Projects::unchecked);
         static CLUSTER: ClusterIdentity = ClusterIdentity {
             server: String::new(),
             name: String::new(),
@@ -372,7 +373,10 @@ mod tests {
         let mut permitted = spec.clone();
         permitted.source.repo_url = "https://git.example.com/shop.git".to_owned();
         let admission = derive(&permitted).unwrap().execute.admission;
-        assert_eq!((admission.project.as_str(), &admission.spec), ("team-a", &team));
+        assert_eq!(
+            (admission.project.as_str(), &admission.spec),
+            ("team-a", &team)
+        );
         let mut missing = permitted;
         missing.project = "team-b".to_owned();
         assert_eq!(
@@ -740,9 +744,15 @@ mod tests {
             concurrency: 4,
             ..ExecuteSettings::default()
         };
-        let settings =
-            sync_settings(&metadata, &spec, None, &SyncOverrides::default(), &process, unchecked())
-                .unwrap();
+        let settings = sync_settings(
+            &metadata,
+            &spec,
+            None,
+            &SyncOverrides::default(),
+            &process,
+            unchecked(),
+        )
+        .unwrap();
         assert_eq!(
             (settings.execute.wave_delay, settings.execute.concurrency),
             (Duration::from_secs(2), 4)

@@ -68,7 +68,8 @@ const IGNORED_TOP_LEVEL: &[&str] = &["status"];
 pub fn parse_application_set(file: &str, text: &str) -> Result<ApplicationSet, DocumentError> {
     let (metadata, spec) = parse_kind(file, text, "ApplicationSet")?;
     let spec = spec.ok_or_else(|| missing_spec(file, "ApplicationSet", &metadata))?;
-    let mut application_set = ApplicationSet::new(metadata.name.as_deref().unwrap_or_default(), spec);
+    let mut application_set =
+        ApplicationSet::new(metadata.name.as_deref().unwrap_or_default(), spec);
     application_set.metadata = metadata;
     Ok(application_set)
 }

@@ -6,11 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::project::Projects;
-use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::api::document::parse_application_set;
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::inventory::StaticInventory;
+use crate::project::Projects;
+use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{Sources, render_application_set};
 use crate::repo::LocalRepos;
 use crate::table::Table;

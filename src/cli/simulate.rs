@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::project::Projects;
 use crate::api::Application;
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
 use crate::manifest::{Resource, ValidationError};
+use crate::project::Projects;
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};

@@ -41,6 +41,8 @@ use super::metrics::{Metrics, Reconciler};
 use super::running_syncs::{Parked, RunningSyncs};
 use super::status_store::StatusStore;
 use super::sync_job::{JobPlan, JobStep, SyncJob};
+use crate::api::AppProject;
+use crate::api::app_project::DEFAULT_PROJECT;
 use crate::api::application::{
     ApplicationConditionType, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
@@ -54,11 +56,9 @@ use crate::cluster::watched_customizations::{
     CustomizationsConfigError, DEFAULT_CONFIG_MAP, WatchedCustomizations,
 };
 use crate::cluster::watched_projects::{ProjectsWatchError, WatchedProjects};
-use crate::api::AppProject;
-use crate::api::app_project::DEFAULT_PROJECT;
-use crate::project::{ClusterIdentity, ProjectScope, Projects, Refusal, admit};
 use crate::customizations::Customizations;
 use crate::manifest::{ObjectKey, ValidationErrors};
+use crate::project::{ClusterIdentity, ProjectScope, Projects, Refusal, admit};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
 use crate::source::SourceOptions;
 use crate::sync::execute::{
@@ -792,11 +792,9 @@ async fn sync(
         operation,
         (&observed.customizations, &observed.admitted),
     )
-    .map_err(|error| {
-        ApplicationError::Settings {
-            app: name.clone(),
-            error,
-        }
+    .map_err(|error| ApplicationError::Settings {
+        app: name.clone(),
+        error,
     })?;
     if !ignored_options.is_empty() {
         tracing::warn!(app = %name, ?ignored_options, "sync options without effect");
@@ -1391,7 +1389,8 @@ pub async fn run(
                 .state()
                 .into_iter()
                 .filter(|app| {
-                    app.spec.project == name || app.spec.project.is_empty() && name == DEFAULT_PROJECT
+                    app.spec.project == name
+                        || app.spec.project.is_empty() && name == DEFAULT_PROJECT
                 })
                 .map(|app| ObjectRef::from_obj(&*app))
                 .collect::<Vec<_>>()

@@ -36,6 +36,7 @@ use super::events::{EventPublisher, EventReason};
 use super::metrics::{Metrics, Reconciler};
 use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
+use crate::api::AppProject;
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
@@ -44,11 +45,11 @@ use crate::cluster::namespace_objects::KubeNamespaceObjects;
 use crate::cluster::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::cluster::watched_projects::{ProjectsWatchError, WatchedProjects};
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
-use crate::sync::OperationPhase;
-use crate::sync::execute::PROJECT_REFUSAL;
 use crate::render::{RenderError, Sources, render_application_set};
 use crate::rollout::{RolloutDecision, RolloutInput, step};
 use crate::sync::IgnoreError;
+use crate::sync::OperationPhase;
+use crate::sync::execute::PROJECT_REFUSAL;
 use flotilla_generators::generator::NamespaceSources;
 use flotilla_generators::source::GitReader;
 
@@ -669,13 +670,15 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let (decided, decisions) = futures::channel::mpsc::unbounded();
     ctx.decision_watches.notify(decided);
     let store = controller.store();
-    let every_appset = move |_: Secret| {
+    let every_appset = move || {
         store
             .state()
             .iter()
             .map(|appset| ObjectRef::from_obj(&**appset))
             .collect::<Vec<_>>()
     };
+    let (for_secrets, for_projects) = (every_appset.clone(), every_appset);
+    let projects: Api<AppProject> = Api::namespaced(ctx.client.clone(), &namespace);
     controller
         .owns(
             applications,
@@ -685,7 +688,13 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             secrets,
             watcher::Config::default()
                 .labels(&format!("{SECRET_TYPE_LABEL}={SECRET_TYPE_CLUSTER}")),
-            every_appset,
+            move |_: Secret| for_secrets(),
+        )
+        // Projects decide which generated Applications are written.
+        .watches(
+            projects,
+            watcher::Config::default(),
+            move |_: AppProject| for_projects(),
         )
         .reconcile_all_on(decisions)
         .graceful_shutdown_on(stop)

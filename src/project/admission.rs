@@ -2,8 +2,8 @@
 //! `plan`, `sync`, `simulate`): its project exists and permits its repository and destination;
 //! the [`Admission`] then judges each object before the first write.
 
-use crate::api::application::ApplicationSpec;
 use crate::api::app_project::AppProjectSpec;
+use crate::api::application::ApplicationSpec;
 
 use super::Projects;
 use super::destinations::{ClusterIdentity, Place, permit_destination};

@@ -63,7 +63,11 @@ pub fn permit_destination(
         let entries: Vec<String> = project
             .destinations
             .iter()
-            .filter(|e| ![&e.server, &e.name, &e.namespace].iter().any(|c| c.starts_with('!')))
+            .filter(|e| {
+                ![&e.server, &e.name, &e.namespace]
+                    .iter()
+                    .any(|c| c.starts_with('!'))
+            })
             .map(describe)
             .collect();
         Err(Refusal::Destination {
@@ -100,8 +104,8 @@ impl EntryMatch {
             denies |= pattern.denies();
             Ok(pattern.matches(value))
         };
-        let server = !entry.server.is_empty()
-            && component("server", &entry.server, &place.cluster.server)?;
+        let server =
+            !entry.server.is_empty() && component("server", &entry.server, &place.cluster.server)?;
         let cluster_name =
             !entry.name.is_empty() && component("name", &entry.name, &place.cluster.name)?;
         let namespace = if entry.namespace.is_empty() {
@@ -176,13 +180,18 @@ mod tests {
         );
         assert!(judge(docs(), "https://team1-eu", "", "shop").contains("denied by"));
         let by_name = || vec![entry("", "staging-*", "shop-*")];
-        assert_eq!(judge(by_name(), "https://10.0.0.1", "staging-eu", "shop-web"), "ok");
+        assert_eq!(
+            judge(by_name(), "https://10.0.0.1", "staging-eu", "shop-web"),
+            "ok"
+        );
         assert_eq!(
             judge(by_name(), "https://10.0.0.1", "prod-eu", "shop-web"),
             "destination https://10.0.0.1 (prod-eu), namespace \"shop-web\" is not permitted in \
              project \"p\": no destinations entry permits it ({name: \"staging-*\", namespace: \"shop-*\"})"
         );
-        assert!(judge(vec![entry("*", "", "shop")], "https://a", "", "").contains("no destinations"));
+        assert!(
+            judge(vec![entry("*", "", "shop")], "https://a", "", "").contains("no destinations")
+        );
         assert_eq!(judge(vec![entry("*", "", "")], "https://a", "", ""), "ok");
     }
 }

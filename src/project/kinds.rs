@@ -70,9 +70,9 @@ pub fn permit_object(
     if let Some(namespace) = object.namespace {
         permit_destination(name, project, Place { cluster, namespace }).map_err(|refusal| {
             match refusal {
-                Refusal::Destination { rule, .. } => {
-                    refuse(format!("its namespace {namespace:?} is not a permitted destination: {rule}"))
-                }
+                Refusal::Destination { rule, .. } => refuse(format!(
+                    "its namespace {namespace:?} is not a permitted destination: {rule}"
+                )),
                 other => other,
             }
         })?;
@@ -140,7 +140,13 @@ mod tests {
         }
     }
 
-    fn judge(project: &AppProjectSpec, group: &str, kind: &str, name: &str, ns: Option<&str>) -> String {
+    fn judge(
+        project: &AppProjectSpec,
+        group: &str,
+        kind: &str,
+        name: &str,
+        ns: Option<&str>,
+    ) -> String {
         let object = Deployed {
             group,
             kind,
@@ -160,23 +166,47 @@ mod tests {
                 namespace: "shop-*".into(),
             }],
             cluster_resource_whitelist: vec![gk("", "Namespace", "shop-*")],
-            namespace_resource_blacklist: vec![gk("", "ResourceQuota", ""), gk("*.k8s.io", "*Policy", "")],
+            namespace_resource_blacklist: vec![
+                gk("", "ResourceQuota", ""),
+                gk("*.k8s.io", "*Policy", ""),
+            ],
             ..AppProjectSpec::default()
         };
         assert_eq!(judge(&project, "", "Namespace", "shop-web", None), "ok");
         assert_eq!(
-            judge(&project, "rbac.authorization.k8s.io", "ClusterRole", "admin", None),
+            judge(
+                &project,
+                "rbac.authorization.k8s.io",
+                "ClusterRole",
+                "admin",
+                None
+            ),
             "ClusterRole.rbac.authorization.k8s.io admin is not permitted in project \"p\": no \
              clusterResourceWhitelist entry names it"
         );
-        assert!(judge(&project, "", "Namespace", "kube-system", None).contains("no clusterResourceWhitelist"));
-        assert_eq!(judge(&project, "apps", "Deployment", "web", Some("shop-web")), "ok");
+        assert!(
+            judge(&project, "", "Namespace", "kube-system", None)
+                .contains("no clusterResourceWhitelist")
+        );
+        assert_eq!(
+            judge(&project, "apps", "Deployment", "web", Some("shop-web")),
+            "ok"
+        );
         assert_eq!(
             judge(&project, "", "ResourceQuota", "q", Some("shop-web")),
             "ResourceQuota shop-web/q is not permitted in project \"p\": denied by \
              namespaceResourceBlacklist entry {group: \"\", kind: \"ResourceQuota\"}"
         );
-        assert!(judge(&project, "networking.k8s.io", "NetworkPolicy", "n", Some("shop-web")).contains("denied by"));
+        assert!(
+            judge(
+                &project,
+                "networking.k8s.io",
+                "NetworkPolicy",
+                "n",
+                Some("shop-web")
+            )
+            .contains("denied by")
+        );
         assert!(
             judge(&project, "apps", "Deployment", "web", Some("kube-system"))
                 .contains("its namespace \"kube-system\" is not a permitted destination")
@@ -188,6 +218,9 @@ mod tests {
             destinations: project.destinations.clone(),
             ..AppProjectSpec::default()
         };
-        assert!(judge(&only_deployments, "", "ConfigMap", "c", Some("shop-a")).contains("no namespaceResourceWhitelist"));
+        assert!(
+            judge(&only_deployments, "", "ConfigMap", "c", Some("shop-a"))
+                .contains("no namespaceResourceWhitelist")
+        );
     }
 }

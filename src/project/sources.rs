@@ -66,7 +66,11 @@ mod tests {
 
     #[test]
     fn an_allow_entry_must_match_and_no_deny_entry() {
-        let docs = project(&["!ssh://git@GITHUB.com:argoproj/test", "!https://gitlab.com/group/**", "*"]);
+        let docs = project(&[
+            "!ssh://git@GITHUB.com:argoproj/test",
+            "!https://gitlab.com/group/**",
+            "*",
+        ]);
         assert!(permit_source("p", &docs, "https://github.com/argoproj/argo-cd.git").is_ok());
         assert!(permit_source("p", &docs, "ssh://git@github.com:argoproj/test").is_err());
         let denied = permit_source("p", &docs, "https://gitlab.com/group/sub/app").unwrap_err();

@@ -311,7 +311,11 @@ mod tests {
         std::fs::write(&file, text).unwrap();
         let source = SyncSource::open(&file, &LocalRepos::from_mappings::<&str>(&[]).unwrap())?;
         assert_eq!(source.app(), Some("shop"));
-        source.settings(&SyncOverrides::default(), &ExecuteSettings::default(), &Projects::unchecked())
+        source.settings(
+            &SyncOverrides::default(),
+            &ExecuteSettings::default(),
+            &Projects::unchecked(),
+        )
     }
 
     #[test]

@@ -19,7 +19,8 @@ use crate::sync::{
     Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
     ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,
     SyncTask, TRACKING_ANNOTATION, Waiting, WritePolicy, namespace_object, namespace_to_create,
-    normalize, plan_step, planned_types, preflight_failures, refuse_empty_target, refused_by_project, tracking_id,
+    normalize, plan_step, planned_types, preflight_failures, refuse_empty_target,
+    refused_by_project, tracking_id,
 };
 
 use super::ExecuteError;
@@ -460,14 +461,22 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         }
         let namespace = settings.destination_namespace.as_deref();
         let to_create = namespace_to_create(&self.progress.plan, &settings.sync_options, namespace);
-        let refused = refused_by_project(&self.progress.plan, to_create.as_ref(), &settings.admission);
+        let refused =
+            refused_by_project(&self.progress.plan, to_create.as_ref(), &settings.admission);
         if !refused.is_empty() {
             let now = Time(cluster.now());
             let names: Vec<String> = refused.iter().map(|(key, _)| key.to_string()).collect();
             for (key, message) in refused {
                 let task = self.progress.plan.tasks.iter().find(|task| task.key == key);
                 let mut record = task.map_or_else(
-                    || ResourceResult::for_object(&key, SyncPhase::PreSync, 0, ResultStatus::SyncFailed),
+                    || {
+                        ResourceResult::for_object(
+                            &key,
+                            SyncPhase::PreSync,
+                            0,
+                            ResultStatus::SyncFailed,
+                        )
+                    },
                     |task| ResourceResult::for_task(task, ResultStatus::SyncFailed),
                 );
                 record.message = message;
