@@ -2,7 +2,8 @@
 //! chart or a kustomization, see [`crate::source`]; its links must stay inside it) and prints the
 //! phases, waves and order a sync would run, with the file or tool each object came from and
 //! hook, delete-policy and sync-option markers; or every validation error (each naming file and
-//! object) on stderr with exit code 1.
+//! object) on stderr with exit code 1. With `--project FILE`, the objects that project would
+//! refuse (deployed to the in-cluster destination) are named on stderr, with exit code 1.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use serde::Serialize;
 use crate::manifest::ObjectKey;
 use crate::repo::bounds::check_links;
 use crate::source::SourceOptions;
-use crate::sync::{Batch, SyncPlan, SyncTask};
+use crate::sync::{Batch, SyncPlan, SyncTask, refused_by_project};
 
 /// Arguments of `flotilla plan`.
 #[derive(Debug, clap::Args)]
@@ -28,6 +29,8 @@ pub struct PlanArgs {
     pub namespace: Option<String>,
     #[command(flatten)]
     pub directory: crate::cli::directory_args::DirectoryArgs,
+    #[command(flatten)]
+    pub project: crate::cli::project_args::ProjectArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub output: Format,
@@ -100,6 +103,10 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
+    let refused = match args.project.single()? {
+        Some(admission) => refused_by_project(&plan, None, &admission),
+        None => Vec::new(),
+    };
     let steps = steps(&plan);
     match args.output {
         Format::Json => {
@@ -112,7 +119,18 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         }
         Format::Table => print!("{}", table(&steps, &plan)),
     }
-    Ok(ExitCode::SUCCESS)
+    for (_, refusal) in &refused {
+        eprintln!("refused: {refusal}");
+    }
+    if refused.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "{} object(s) refused by the project; a sync would write nothing",
+            refused.len()
+        );
+        Ok(ExitCode::FAILURE)
+    }
 }
 
 fn steps(plan: &SyncPlan) -> Vec<PlanStep<'_>> {

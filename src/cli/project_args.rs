@@ -2,12 +2,15 @@
 //! (flotilla.dev or Argo CD's argoproj.io YAML) that Applications are checked against offline,
 //! with the same check the controller makes. Without the flag no project is checked.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
+use crate::api::AppProject;
 use crate::api::document::parse_app_project;
-use crate::project::Projects;
+use flotilla_generators::source::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+
+use crate::project::{Admission, ClusterIdentity, Projects};
 
 /// Which project files to check against.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -28,13 +31,42 @@ impl ProjectArgs {
         if self.projects.is_empty() {
             return Ok(Projects::unchecked());
         }
-        let mut projects = Vec::new();
-        for path in &self.projects {
-            let file = path.display().to_string();
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {file}"))?;
-            let project = parse_app_project(&file, &text)?;
-            projects.push((project.metadata.name.unwrap_or_default(), project.spec));
-        }
+        let projects = self
+            .projects
+            .iter()
+            .map(|path| read(path).map(|p| (p.metadata.name.unwrap_or_default(), p.spec)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Projects::new(projects))
     }
+
+    /// The admission of objects by the one project given, deploying to the in-cluster
+    /// destination (`flotilla plan`, which has no Application); `None` without `--project`.
+    ///
+    /// # Errors
+    /// More than one file, or one that cannot be read.
+    pub fn single(&self) -> anyhow::Result<Option<Admission>> {
+        let [path] = self.projects.as_slice() else {
+            anyhow::ensure!(
+                self.projects.is_empty(),
+                "give one --project: the objects are judged by one project"
+            );
+            return Ok(None);
+        };
+        let project = read(path)?;
+        Ok(Some(Admission {
+            project: project.metadata.name.unwrap_or_default(),
+            spec: project.spec,
+            cluster: ClusterIdentity {
+                server: IN_CLUSTER_SERVER.to_owned(),
+                name: IN_CLUSTER_NAME.to_owned(),
+            },
+        }))
+    }
+}
+
+/// The AppProject in the file at `path`.
+fn read(path: &Path) -> anyhow::Result<AppProject> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {file}"))?;
+    Ok(parse_app_project(&file, &text)?)
 }
