@@ -99,17 +99,20 @@ pub enum RenderError {
     #[error("ApplicationSet {appset}: goTemplateOptions: {error}")]
     TemplateOptions {
         appset: String,
+        #[source]
         error: TemplateError,
     },
     #[error("ApplicationSet {appset}: spec.{error}")]
     Generate {
         appset: String,
+        #[source]
         error: Box<GeneratorError>,
     },
     #[error("ApplicationSet {appset}: template, {set}: {error}")]
     Template {
         appset: String,
         set: ParamSetRef,
+        #[source]
         error: TemplateError,
     },
     #[error("ApplicationSet {appset}: templatePatch, {set}: {message}")]
