@@ -349,3 +349,58 @@ async fn a_malformed_duration_names_the_flag_and_the_syntax() {
         ]
     );
 }
+
+/// `flotilla completion bash` is a script bash sources, whose function completes the
+/// subcommands and their flags.
+#[test]
+fn bash_completes_subcommands_and_flags() {
+    let script = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(["completion", "bash"])
+        .output()
+        .expect("flotilla runs");
+    assert!(script.status.success());
+    let dir = tempfile::tempdir().expect("a directory");
+    let file = dir.path().join("flotilla.bash");
+    std::fs::write(&file, &script.stdout).expect("writes");
+    let complete = |words: &str, cword: usize| {
+        let (cur, prev) = {
+            let split: Vec<&str> = words.split(' ').collect();
+            (split[cword], split[cword - 1])
+        };
+        let program = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{words}'; \
+             COMP_POINT=${{#COMP_LINE}}; _flotilla flotilla {cur} {prev}; echo \"${{COMPREPLY[*]}}\"",
+            file.display()
+        );
+        let out = std::process::Command::new("bash")
+            .args(["--norc", "-c", &program])
+            .output()
+            .expect("bash runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    assert_eq!(complete("flotilla sim", 1), "simulate");
+    assert!(complete("flotilla render --pro", 2).contains("--project"));
+}
+
+/// A file that is not what it must be is an input error: exit code 2, naming the file.
+#[test]
+fn an_unreadable_input_file_exits_with_2() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let file = dir.path().join("appset.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nspec: {}\n",
+    )
+    .expect("writes");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("render")
+        .arg(&file)
+        .output()
+        .expect("flotilla runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("appset.yaml:4:7") && stderr.contains("missing field `generators`"),
+        "{stderr}"
+    );
+}

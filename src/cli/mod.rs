@@ -1,6 +1,7 @@
 //! Command-line surface: one file per subcommand, each with its clap arguments and a `run`.
 
 pub mod app;
+pub mod completion;
 pub mod connect;
 pub mod controller;
 pub mod crd;
@@ -73,6 +74,8 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
     /// Print Flotilla's version and the versions of helm and kustomize it runs.
     Version(version::VersionArgs),
+    /// Print the shell completion script (bash, zsh, fish, powershell).
+    Completion(completion::CompletionArgs),
 }
 
 /// How log lines are written.
@@ -84,15 +87,18 @@ pub enum LogFormat {
 }
 
 /// The exit code of a command that failed with `error`: 3 when the Kubernetes API server
-/// could not be reached, else 1 (the operation failed). Usage errors exit with 2 before a
-/// command runs (clap), and 0 is success.
+/// could not be reached, 2 when an input file could not be read as what it must be (like a
+/// usage error, which clap reports with 2 before a command runs), else 1 (the operation
+/// failed). 0 is success.
 #[must_use]
 pub fn exit_code(error: &anyhow::Error) -> std::process::ExitCode {
-    if error
-        .chain()
-        .any(|cause| cause.is::<connect::Unreachable>())
-    {
+    let chain = || error.chain();
+    if chain().any(|cause| cause.is::<connect::Unreachable>()) {
         std::process::ExitCode::from(3)
+    } else if chain().any(|cause| {
+        cause.is::<crate::api::document::DocumentError>() || cause.is::<crate::yaml::YamlError>()
+    }) {
+        std::process::ExitCode::from(2)
     } else {
         std::process::ExitCode::FAILURE
     }
