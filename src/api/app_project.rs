@@ -77,7 +77,7 @@ pub struct ProjectDestination {
 #[serde(rename_all = "camelCase")]
 pub struct GroupKind {
     /// The API group (empty for the core group).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub group: String,
     pub kind: String,
 }
