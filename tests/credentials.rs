@@ -5,7 +5,8 @@
 //! Secret with a wrong password gives a clear error naming the repository; neither password
 //! appears in the log, a status or an Event, and no credential file is left behind. A cluster
 //! Secret whose `execProviderConfig` runs a script printing a token reaches cluster 2 with it;
-//! one with `awsAuthConfig` and no `aws` on PATH is refused naming the cluster.
+//! one with `awsAuthConfig` and no `aws` on PATH is refused naming the cluster. A Helm chart
+//! repository behind basic auth is read with a `type: helm` Secret (real `helm`).
 //!
 //! Over ssh: `sshd` is not installed here, so the ssh command line is tested as a unit
 //! (`src/repo/git_auth.rs`).
@@ -14,6 +15,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 
 use flotilla::api::{Application, ApplicationSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Secret};
@@ -22,6 +24,10 @@ use kube::Api;
 use kube::api::ListParams;
 use serde_json::{Value, json};
 
+use flotilla::cluster::watched_secrets::WatchedSecrets;
+use flotilla::repo::LocalRepos;
+use flotilla::repo::cache::RepoCache;
+use support::chart_repository::ChartRepository;
 use support::git_remote::{GitHttp, Remote};
 use support::{TestNamespace, apply, eventually, object, wait_until};
 
@@ -133,7 +139,11 @@ fn conditions(app: &Application) -> String {
 async fn everything_written(ns: &TestNamespace) -> String {
     let params = ListParams::default();
     let apps = ns.api::<Application>().list(&params).await.expect("lists");
-    let appsets = ns.api::<ApplicationSet>().list(&params).await.expect("lists");
+    let appsets = ns
+        .api::<ApplicationSet>()
+        .list(&params)
+        .await
+        .expect("lists");
     let events = ns.api::<Event>().list(&params).await.expect("lists");
     let core_events = ns.api::<CoreEvent>().list(&params).await.expect("lists");
     [
@@ -165,7 +175,10 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     }
     let commit = private.push("two apps");
     let locked = Remote::new("locked");
-    locked.write("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked\n");
+    locked.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked\n",
+    );
     locked.push("locked");
     let server = GitHttp::start_with_password(private.exported(), "deploy", PASSWORD);
     let other = GitHttp::start_with_password(locked.exported(), "deploy", "the-right-one");
@@ -178,12 +191,25 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         .env("GIT_TERMINAL_PROMPT", "0")
         .output()
         .expect("git runs");
-    assert!(!anonymous.status.success(), "the server checks the password");
+    assert!(
+        !anonymous.status.success(),
+        "the server checks the password"
+    );
     let secrets = ns.api::<Secret>();
-    apply(&secrets, &credentials_secret("private-repo", "repository", &url, PASSWORD)).await;
+    apply(
+        &secrets,
+        &credentials_secret("private-repo", "repository", &url, PASSWORD),
+    )
+    .await;
     // A template for every repository of the other server, with a wrong password.
-    let prefix = locked_url.trim_end_matches(&locked.served_name()).to_owned();
-    apply(&secrets, &credentials_secret("other-host", "repo-creds", &prefix, WRONG_PASSWORD)).await;
+    let prefix = locked_url
+        .trim_end_matches(&locked.served_name())
+        .to_owned();
+    apply(
+        &secrets,
+        &credentials_secret("other-host", "repo-creds", &prefix, WRONG_PASSWORD),
+    )
+    .await;
 
     let mut controller = Controller::start(&ns, &std::env::var("PATH").unwrap_or_default());
     let appset: ApplicationSet = object(json!({
@@ -227,7 +253,10 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         .await;
     }
     let config_maps = ns.api::<ConfigMap>();
-    let web = config_maps.get("web-config").await.expect("web's ConfigMap");
+    let web = config_maps
+        .get("web-config")
+        .await
+        .expect("web's ConfigMap");
     assert_eq!(web.data.unwrap()["from"], "private");
 
     // The wrong password: a clear error naming the repository and the Secret.
@@ -236,18 +265,34 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     })
     .await;
     let message = conditions(&refused);
-    assert!(message.contains(&format!("repository {locked_url}")), "{message}");
-    assert!(message.contains("credentials of Secret other-host"), "{message}");
     assert!(
-        config_maps.get_opt("locked").await.expect("reads").is_none(),
+        message.contains(&format!("repository {locked_url}")),
+        "{message}"
+    );
+    assert!(
+        message.contains("credentials of Secret other-host"),
+        "{message}"
+    );
+    assert!(
+        config_maps
+            .get_opt("locked")
+            .await
+            .expect("reads")
+            .is_none(),
         "nothing synced from a repository it cannot read"
     );
 
     let written = everything_written(&ns).await;
     let log = controller.stop();
-    assert!(log.contains(&locked_url), "the log is the controller's: {log}");
+    assert!(
+        log.contains(&locked_url),
+        "the log is the controller's: {log}"
+    );
     for secret in [PASSWORD, WRONG_PASSWORD] {
-        assert!(!written.contains(secret), "a status or Event shows a password");
+        assert!(
+            !written.contains(secret),
+            "a status or Event shows a password"
+        );
         assert!(!log.contains(secret), "the controller logged a password");
     }
     assert_eq!(controller.credential_files_left(), Vec::<String>::new());
@@ -329,7 +374,11 @@ async fn an_exec_provider_reaches_the_cluster_with_its_token_and_aws_without_aws
     apply(&secrets, &cluster_secret("through-exec", &server, &exec)).await;
     // The same API server under another address, so the two registrations differ.
     let other_address = server.replace("127.0.0.1", "localhost");
-    apply(&secrets, &cluster_secret("through-aws", &other_address, &aws)).await;
+    apply(
+        &secrets,
+        &cluster_secret("through-aws", &other_address, &aws),
+    )
+    .await;
 
     let repo = tempfile::tempdir().expect("a repository");
     support::git_remote::git(repo.path(), &["init", "-q", "-b", "main"]);
@@ -343,8 +392,16 @@ async fn an_exec_provider_reaches_the_cluster_with_its_token_and_aws_without_aws
 
     let mut controller = Controller::start(&ns, &path_without("aws"));
     let apps = ns.api::<Application>();
-    apply(&apps, &application("via-exec", repo.path(), "through-exec", &remote.name)).await;
-    apply(&apps, &application("via-aws", repo.path(), "through-aws", &remote.name)).await;
+    apply(
+        &apps,
+        &application("via-exec", repo.path(), "through-exec", &remote.name),
+    )
+    .await;
+    apply(
+        &apps,
+        &application("via-aws", repo.path(), "through-aws", &remote.name),
+    )
+    .await;
 
     let on_cluster2: Api<ConfigMap> = Api::namespaced(remote.client.clone(), &remote.name);
     let written = eventually("the ConfigMap written to cluster 2", async || {
@@ -364,8 +421,85 @@ async fn an_exec_provider_reaches_the_cluster_with_its_token_and_aws_without_aws
     })
     .await;
     let message = conditions(&refused);
-    assert!(message.contains(&format!("cluster {other_address}")), "{message}");
-    assert!(message.contains("aws command"), "{message}");
+    assert!(
+        message.contains(&format!("cluster {other_address}")),
+        "{message}"
+    );
+    assert!(
+        message.contains("aws command (AWS CLI), which is not on PATH"),
+        "{message}"
+    );
     let log = controller.stop();
-    assert!(!log.contains(&token), "the controller logged the plugin's token");
+    assert!(
+        !log.contains(&token),
+        "the controller logged the plugin's token"
+    );
+}
+
+#[tokio::test]
+async fn a_chart_repository_with_a_password_is_read_with_its_helm_secret() {
+    let ns = support::namespace(1, "credentials-helm").await;
+    let charts = ChartRepository::start_with_password(&["0.1.0", "0.2.0"], "deploy", PASSWORD);
+    let url = charts.server.url();
+    let helm_secret = |name: &str, url: &str, password: &str| -> Secret {
+        object(json!({
+            "metadata": {"name": name, "labels": {"argocd.argoproj.io/secret-type": "repository"}},
+            "stringData": {"type": "helm", "url": url, "username": "deploy", "password": password}
+        }))
+    };
+    let secrets = ns.api::<Secret>();
+    apply(&secrets, &helm_secret("charts", &url, PASSWORD)).await;
+    // The same server under another name, with a wrong password.
+    let wrong_url = url.replace("127.0.0.1", "localhost");
+    apply(
+        &secrets,
+        &helm_secret("charts-wrong", &wrong_url, WRONG_PASSWORD),
+    )
+    .await;
+
+    let cache = tempfile::tempdir().expect("a cache");
+    let credentials = WatchedSecrets::repository_credentials(ns.client.clone(), &ns.name);
+    let repos = Arc::new(
+        RepoCache::new(cache.path(), LocalRepos::default())
+            .with_credentials(Arc::new(credentials), None),
+    );
+    let anonymous = Arc::new(RepoCache::new(
+        cache.path().join("anonymous"),
+        LocalRepos::default(),
+    ));
+    let pull = |repos: &Arc<RepoCache>, url: &str| {
+        let (repos, url) = (Arc::clone(repos), url.to_owned());
+        tokio::task::spawn_blocking(move || repos.chart(&url, "db", "~0.1"))
+    };
+    let pulled = pull(&repos, &url)
+        .await
+        .expect("joined")
+        .expect("pulled with the Secret");
+    assert_eq!(pulled.revision.as_deref(), Some("0.1.0"));
+    assert!(pulled.root.join("Chart.yaml").is_file());
+
+    let refused = pull(&anonymous, &url)
+        .await
+        .expect("joined")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("401"),
+        "the server checks the password: {refused}"
+    );
+    let wrong = pull(&repos, &wrong_url)
+        .await
+        .expect("joined")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        wrong.starts_with(&format!("chart repository {wrong_url}: ")),
+        "{wrong}"
+    );
+    assert!(wrong.contains("401"), "{wrong}");
+    assert!(
+        wrong.contains("--password-stdin"),
+        "the command line shows how: {wrong}"
+    );
+    assert!(!wrong.contains(WRONG_PASSWORD), "{wrong}");
 }

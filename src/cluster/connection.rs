@@ -140,7 +140,8 @@ impl ClusterConfig {
             (None, Some(aws_config)) => {
                 let aws = aws.ok_or_else(|| {
                     refused(
-                        "config.awsAuthConfig needs the aws command (AWS CLI), which is not on                          PATH; no connection without credentials is made"
+                        "config.awsAuthConfig needs the aws command (AWS CLI), which is not on \
+                         PATH; no connection without credentials is made"
                             .into(),
                     )
                 })?;
@@ -306,7 +307,10 @@ mod tests {
             "metadata: {name: s}\nstringData:\n  server: https://x\n  config: '{\"awsAuthConfig\": {\"clusterName\": \"prod\", \"roleARN\": \"arn:r\"}}'\n",
         ))
         .unwrap();
-        let refused = aws.kubeconfig_with("https://eks", None).unwrap_err().to_string();
+        let refused = aws
+            .kubeconfig_with("https://eks", None)
+            .unwrap_err()
+            .to_string();
         assert!(
             refused.starts_with("cluster https://eks: config.awsAuthConfig needs the aws command"),
             "{refused}"
@@ -314,7 +318,13 @@ mod tests {
         let through_aws = aws
             .kubeconfig_with("https://eks", Some(Path::new("/usr/bin/aws")))
             .unwrap();
-        let plugin = through_aws.auth_infos[0].auth_info.as_ref().unwrap().exec.clone().unwrap();
+        let plugin = through_aws.auth_infos[0]
+            .auth_info
+            .as_ref()
+            .unwrap()
+            .exec
+            .clone()
+            .unwrap();
         assert_eq!(plugin.command.as_deref(), Some("/usr/bin/aws"));
         assert_eq!(
             plugin.args.unwrap().join(" "),
@@ -324,7 +334,13 @@ mod tests {
             proxy_url: Some("http://p".into()),
             ..ClusterConfig::default()
         };
-        assert!(proxied.kubeconfig("https://x").unwrap_err().to_string().contains("proxyUrl"));
+        assert!(
+            proxied
+                .kubeconfig("https://x")
+                .unwrap_err()
+                .to_string()
+                .contains("proxyUrl")
+        );
 
         let broken = ClusterConfig::from_secret(&secret(
             "metadata: {name: bad}\nstringData: {server: x, config: 'nope'}\n",

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use super::bounds::{BoundsError, check_links, source_path};
 use super::checkout::{CheckoutError, checkout};
 use super::credentials::{CredentialSource, CredentialsError, RepoCredentials};
-use super::git_auth::GitAuth;
 use super::directory::WORKING_TREE;
+use super::git_auth::GitAuth;
 use super::git_cli::{GitCli, GitError};
 use super::local::LocalRepos;
 
@@ -210,17 +210,24 @@ impl RepoCache {
         let tools = crate::source::Tools::current();
         let credentials = self.credentials_for(repo_url)?;
         let charts = self.root.join("charts");
-        crate::source::chart_repo::pull(&charts, repo_url, chart, version, credentials.as_ref(), tools)
-            .map(|pulled| Manifests {
-                root: pulled.root,
-                revision: Some(pulled.version),
-            })
-            .map_err(|error| FetchError::Chart {
-                url: repo_url.to_owned(),
-                chart: chart.to_owned(),
-                version: version.to_owned(),
-                error: Box::new(error),
-            })
+        crate::source::chart_repo::pull(
+            &charts,
+            repo_url,
+            chart,
+            version,
+            credentials.as_ref(),
+            tools,
+        )
+        .map(|pulled| Manifests {
+            root: pulled.root,
+            revision: Some(pulled.version),
+        })
+        .map_err(|error| FetchError::Chart {
+            url: repo_url.to_owned(),
+            chart: chart.to_owned(),
+            version: version.to_owned(),
+            error: Box::new(error),
+        })
     }
 
     /// The manifests of `repo_url` at `revision` (a branch, tag, commit or empty for `HEAD`)

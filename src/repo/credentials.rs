@@ -281,7 +281,10 @@ mod tests {
     #[test]
     fn normalises_urls_as_argo_cd() {
         let cases = [
-            ("https://Git.Example.com/Acme/App.git", "https://git.example.com/acme/app"),
+            (
+                "https://Git.Example.com/Acme/App.git",
+                "https://git.example.com/acme/app",
+            ),
             ("git@github.com:acme/app.git", "git@github.com/acme/app"),
             ("ssh://git@github.com/acme/app", "git@github.com/acme/app"),
             (" http://h:8080/x ", "http://h:8080/x"),
@@ -298,11 +301,31 @@ mod tests {
     #[test]
     fn a_repository_secret_wins_and_the_longest_template_prefix_wins() {
         let secrets = [
-            secret("org", "repo-creds", "{url: 'https://git.example.com/acme', username: org, password: p1}"),
-            secret("all", "repo-creds", "{url: 'https://git.example.com', username: all, password: p0}"),
-            secret("app", "repository", "{url: 'https://git.example.com/acme/app.git', username: app, password: p2, insecure: 'true'}"),
-            secret("bare", "repository", "{url: 'https://git.example.com/acme/bare', proxy: 'http://proxy:3128'}"),
-            secret("cluster", "cluster", "{url: 'https://git.example.com/acme/other', username: no}"),
+            secret(
+                "org",
+                "repo-creds",
+                "{url: 'https://git.example.com/acme', username: org, password: p1}",
+            ),
+            secret(
+                "all",
+                "repo-creds",
+                "{url: 'https://git.example.com', username: all, password: p0}",
+            ),
+            secret(
+                "app",
+                "repository",
+                "{url: 'https://git.example.com/acme/app.git', username: app, password: p2, insecure: 'true'}",
+            ),
+            secret(
+                "bare",
+                "repository",
+                "{url: 'https://git.example.com/acme/bare', proxy: 'http://proxy:3128'}",
+            ),
+            secret(
+                "cluster",
+                "cluster",
+                "{url: 'https://git.example.com/acme/other', username: no}",
+            ),
         ];
         let user = |url: &str| {
             credentials_for(&secrets, url)
@@ -340,7 +363,10 @@ mod tests {
         let read = credentials_for(&secrets, "ssh://git@github.com/acme/app")
             .unwrap()
             .unwrap();
-        assert_eq!(read.ssh_private_key.as_ref().map(Sensitive::expose), Some("KEY"));
+        assert_eq!(
+            read.ssh_private_key.as_ref().map(Sensitive::expose),
+            Some("KEY")
+        );
         assert_eq!(read.repo_type, RepoType::Helm);
         assert_eq!(format!("{:?}", read.ssh_private_key), "Some(********)");
         assert_eq!(read.secret_values(), ["KEY"]);

@@ -85,10 +85,7 @@ impl GitAuth {
                         .unwrap_or_default()
                 );
                 private_file(&path, &answer)?;
-                let helper = format!(
-                    "!f() {{ test \"$1\" = get && cat {}; }}; f",
-                    quoted(&path)
-                );
+                let helper = format!("!f() {{ test \"$1\" = get && cat {}; }}; f", quoted(&path));
                 config.push((format!("credential.{origin}.helper"), helper));
             }
             if credentials.insecure {
@@ -112,9 +109,9 @@ impl GitAuth {
     /// `text` (git's message) with every secret value replaced.
     #[must_use]
     pub fn scrub(&self, text: &str) -> String {
-        self.secrets
-            .iter()
-            .fold(text.to_owned(), |text, secret| text.replace(secret, SCRUBBED))
+        self.secrets.iter().fold(text.to_owned(), |text, secret| {
+            text.replace(secret, SCRUBBED)
+        })
     }
 
     fn set_config(&mut self, config: &[(String, String)]) {
@@ -137,7 +134,9 @@ fn origin(url: &str) -> Option<String> {
         return None;
     }
     let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     Some(format!("{scheme}://{host}"))
 }
 
@@ -175,7 +174,9 @@ mod tests {
         (0..count)
             .map(|i| {
                 (
-                    value(auth, &format!("GIT_CONFIG_KEY_{i}")).unwrap().to_owned(),
+                    value(auth, &format!("GIT_CONFIG_KEY_{i}"))
+                        .unwrap()
+                        .to_owned(),
                     value(auth, &format!("GIT_CONFIG_VALUE_{i}"))
                         .unwrap()
                         .to_owned(),
@@ -194,11 +195,18 @@ mod tests {
             proxy: Some(Sensitive::new("http://proxy:3128")),
             ..RepoCredentials::default()
         };
-        let auth = GitAuth::new("https://me@git.example.com:8443/acme/app.git", Some(&credentials), None)
-            .unwrap();
+        let auth = GitAuth::new(
+            "https://me@git.example.com:8443/acme/app.git",
+            Some(&credentials),
+            None,
+        )
+        .unwrap();
         let config = config(&auth);
         assert_eq!(config[0], ("credential.helper".into(), String::new()));
-        assert_eq!(config[1].0, "credential.https://git.example.com:8443.helper");
+        assert_eq!(
+            config[1].0,
+            "credential.https://git.example.com:8443.helper"
+        );
         assert_eq!(config[2], ("http.sslVerify".into(), "false".into()));
         assert_eq!(config[3], ("http.proxy".into(), "http://proxy:3128".into()));
         let file = auth._files.as_ref().unwrap().path().join("credentials");
@@ -222,12 +230,18 @@ mod tests {
     fn ssh_runs_with_a_private_key_file_and_checks_host_keys_unless_insecure() {
         let mut credentials = RepoCredentials {
             secret: "repo".into(),
-            ssh_private_key: Some(Sensitive::new("-----BEGIN KEY-----\nabc\n-----END KEY-----")),
+            ssh_private_key: Some(Sensitive::new(
+                "-----BEGIN KEY-----\nabc\n-----END KEY-----",
+            )),
             ..RepoCredentials::default()
         };
         let known = Path::new("/etc/flotilla/known_hosts");
-        let auth = GitAuth::new("git@github.com:acme/app.git", Some(&credentials), Some(known))
-            .unwrap();
+        let auth = GitAuth::new(
+            "git@github.com:acme/app.git",
+            Some(&credentials),
+            Some(known),
+        )
+        .unwrap();
         let key = auth._files.as_ref().unwrap().path().join("key");
         assert_eq!(
             value(&auth, "GIT_SSH_COMMAND").unwrap(),
@@ -237,7 +251,11 @@ mod tests {
                 key.display()
             )
         );
-        assert!(std::fs::read_to_string(&key).unwrap().ends_with("-----END KEY-----\n"));
+        assert!(
+            std::fs::read_to_string(&key)
+                .unwrap()
+                .ends_with("-----END KEY-----\n")
+        );
         assert_eq!(key.metadata().unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(config(&auth), [("credential.helper".into(), String::new())]);
         drop(auth);
@@ -245,9 +263,11 @@ mod tests {
 
         credentials.insecure = true;
         let auth = GitAuth::new("ssh://git@h:2222/x", Some(&credentials), Some(known)).unwrap();
-        assert!(value(&auth, "GIT_SSH_COMMAND").unwrap().ends_with(
-            " -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
-        ));
+        assert!(
+            value(&auth, "GIT_SSH_COMMAND")
+                .unwrap()
+                .ends_with(" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null")
+        );
     }
 
     #[test]
@@ -256,7 +276,10 @@ mod tests {
         assert!(auth._files.is_none());
         assert_eq!(config(&auth), [("credential.helper".into(), String::new())]);
         assert_eq!(value(&auth, "GIT_TERMINAL_PROMPT"), Some("0"));
-        assert_eq!(origin("http://u:p@127.0.0.1:80/r?x"), Some("http://127.0.0.1:80".into()));
+        assert_eq!(
+            origin("http://u:p@127.0.0.1:80/r?x"),
+            Some("http://127.0.0.1:80".into())
+        );
         assert_eq!(origin("git://h/x"), None);
     }
 }

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use super::run::RunInput;
 use super::tools::Tools;
-use crate::repo::credentials::RepoCredentials;
 use super::{SourceError, private_dir_in};
+use crate::repo::credentials::RepoCredentials;
 
 /// A chart fetched from a repository.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,10 +56,18 @@ pub fn pull_args(
 /// read from standard input (never an argument).
 #[must_use]
 pub fn repo_add_args(url: &str, username: &str) -> Vec<std::ffi::OsString> {
-    ["repo", "add", REPO_NAME, url, "--username", username, "--password-stdin"]
-        .into_iter()
-        .map(Into::into)
-        .collect()
+    [
+        "repo",
+        "add",
+        REPO_NAME,
+        url,
+        "--username",
+        username,
+        "--password-stdin",
+    ]
+    .into_iter()
+    .map(Into::into)
+    .collect()
 }
 
 /// Fetches `chart` of the repository `url` at `version` into `cache` (kept there per resolved
@@ -158,11 +166,17 @@ mod tests {
     #[test]
     fn pull_arguments_name_the_repository_and_the_range() {
         let args = |version| {
-            pull_args("http://charts.local", "db", version, Path::new("/c/x"), false)
-                .into_iter()
-                .map(|a| a.into_string().unwrap())
-                .collect::<Vec<_>>()
-                .join(" ")
+            pull_args(
+                "http://charts.local",
+                "db",
+                version,
+                Path::new("/c/x"),
+                false,
+            )
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect::<Vec<_>>()
+            .join(" ")
         };
         assert_eq!(
             args(">=0.1 <0.2"),

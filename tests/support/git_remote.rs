@@ -173,7 +173,8 @@ impl GitHttp {
     /// and `password`; others are answered 401 with a challenge, as a git host does.
     pub fn start_with_password(exported: &Path, username: &str, password: &str) -> Self {
         use base64::Engine as _;
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+        let token =
+            base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
         Self::serving(exported, Some(format!("Basic {token}")))
     }
 
