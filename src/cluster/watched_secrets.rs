@@ -29,8 +29,8 @@ pub struct WatchedSecrets {
     namespace: String,
     selector: String,
     what: &'static str,
-    /// The runtime a blocking caller starts the watch on.
-    runtime: tokio::runtime::Handle,
+    /// The runtime a blocking caller starts the watch on (the one it was made in).
+    runtime: Option<tokio::runtime::Handle>,
     watch: OnceCell<ListedWatch<Secret>>,
 }
 
@@ -41,14 +41,14 @@ impl fmt::Debug for WatchedSecrets {
 }
 
 impl WatchedSecrets {
-    /// The cluster Secrets of `namespace`. Call within the Tokio runtime.
+    /// The cluster Secrets of `namespace`.
     #[must_use]
     pub fn new(client: Client, namespace: &str) -> Self {
         Self::of_types(client, namespace, SECRET_TYPE_CLUSTER, "cluster Secrets")
     }
 
-    /// The repository credential Secrets (`repository` and `repo-creds`) of `namespace`. Call
-    /// within the Tokio runtime.
+    /// The repository credential Secrets (`repository` and `repo-creds`) of `namespace`; made
+    /// within a Tokio runtime, whose blocking threads then read them.
     #[must_use]
     pub fn repository_credentials(client: Client, namespace: &str) -> Self {
         let types = format!("{SECRET_TYPE_REPOSITORY},{SECRET_TYPE_REPO_CREDS}");
@@ -61,7 +61,7 @@ impl WatchedSecrets {
             namespace: namespace.to_owned(),
             selector: format!("{SECRET_TYPE_LABEL} in ({types})"),
             what,
-            runtime: tokio::runtime::Handle::current(),
+            runtime: tokio::runtime::Handle::try_current().ok(),
             watch: OnceCell::new(),
         }
     }
@@ -98,17 +98,18 @@ impl WatchedSecrets {
 impl CredentialSource for WatchedSecrets {
     /// Blocks until the watch has listed on first use: call it on a blocking thread.
     fn credentials(&self, url: &str) -> Result<Option<RepoCredentials>, CredentialsError> {
-        let secrets = match self.watch.get() {
-            Some(watch) => watch.store().state(),
-            None => self
-                .runtime
+        let unavailable = |message: String| CredentialsError::Unavailable {
+            namespace: self.namespace.clone(),
+            message,
+        };
+        let secrets = match (self.watch.get(), &self.runtime) {
+            (Some(watch), _) => watch.store().state(),
+            (None, Some(runtime)) => runtime
                 .block_on(self.watch.get_or_try_init(|| self.start()))
-                .map_err(|error| CredentialsError::Unavailable {
-                    namespace: self.namespace.clone(),
-                    message: error.to_string(),
-                })?
+                .map_err(|error| unavailable(error.to_string()))?
                 .store()
                 .state(),
+            (None, None) => return Err(unavailable("not made within a Tokio runtime".into())),
         };
         credentials_for(secrets.iter().map(AsRef::as_ref), url)
     }

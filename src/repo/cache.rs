@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::bounds::{BoundsError, check_links, source_path};
 use super::checkout::{CheckoutError, checkout};
-use super::credentials::{CredentialSource, CredentialsError, RepoCredentials};
+use super::credentials::{CredentialSource, CredentialsError, RepoCredentials, is_remote};
 use super::directory::WORKING_TREE;
 use super::git_auth::GitAuth;
 use super::git_cli::{GitCli, GitError};
@@ -374,7 +374,7 @@ impl RepoCache {
     /// Clones the mirror of `repo_url` from `origin` into `dir` on first use, fetches it
     /// afterwards; a remote `origin` is reached with the credentials of `repo_url`.
     fn fetch(&self, repo_url: &str, origin: &str, dir: &Path) -> Result<GitCli, FetchError> {
-        let credentials = if origin == repo_url {
+        let credentials = if origin == repo_url && is_remote(repo_url) {
             self.credentials_for(repo_url)?
         } else {
             None

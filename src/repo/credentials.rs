@@ -96,6 +96,30 @@ impl RepoCredentials {
             .filter(|value| !value.is_empty())
             .collect()
     }
+
+    /// `text` (a tool's message) with every secret value replaced by `********`.
+    #[must_use]
+    pub fn scrub(&self, text: &str) -> String {
+        scrub(text, &self.secret_values())
+    }
+}
+
+/// `text` with every one of `secrets` replaced by `********`.
+#[must_use]
+pub fn scrub(text: &str, secrets: &[&str]) -> String {
+    secrets
+        .iter()
+        .filter(|secret| !secret.is_empty())
+        .fold(text.to_owned(), |text, secret| {
+            text.replace(secret, "********")
+        })
+}
+
+/// Whether `url` names a remote repository (credentials apply), not a local path or
+/// `file://` URL.
+#[must_use]
+pub fn is_remote(url: &str) -> bool {
+    (url.contains("://") && !url.starts_with("file://")) || is_ssh_url(url)
 }
 
 /// A credentials Secret that cannot be used.
@@ -296,6 +320,8 @@ mod tests {
         assert!(is_ssh_url("ssh://git@h:22/x"));
         assert!(!is_ssh_url("https://user@h/x"));
         assert!(!is_ssh_url("https://h/x"));
+        assert!(is_remote("https://h/x") && is_remote("git@h:x") && is_remote("git://h/x"));
+        assert!(!is_remote("file:///srv/x") && !is_remote("/srv/x") && !is_remote("./x"));
     }
 
     #[test]

@@ -13,10 +13,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use super::credentials::{RepoCredentials, is_ssh_url};
-
-/// What replaces a secret value in git's messages.
-const SCRUBBED: &str = "********";
+use super::credentials::{RepoCredentials, is_ssh_url, scrub};
 
 /// The environment of one git run reaching a remote, and the files it reads.
 #[derive(Debug, Default)]
@@ -109,9 +106,8 @@ impl GitAuth {
     /// `text` (git's message) with every secret value replaced.
     #[must_use]
     pub fn scrub(&self, text: &str) -> String {
-        self.secrets.iter().fold(text.to_owned(), |text, secret| {
-            text.replace(secret, SCRUBBED)
-        })
+        let secrets: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
+        scrub(text, &secrets)
     }
 
     fn set_config(&mut self, config: &[(String, String)]) {

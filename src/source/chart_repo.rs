@@ -10,7 +10,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-use super::run::RunInput;
+use super::run::{RunInput, ToolError};
 use super::tools::Tools;
 use super::{SourceError, private_dir_in};
 use crate::repo::credentials::RepoCredentials;
@@ -103,7 +103,21 @@ pub fn pull(
     let fetched = private_dir_in(cache)?;
     let tool_error = |error| SourceError::Tool {
         tool: "helm",
-        error,
+        error: match (error, credentials) {
+            (
+                ToolError::Failed {
+                    command,
+                    status,
+                    stderr,
+                },
+                Some(credentials),
+            ) => ToolError::Failed {
+                command,
+                status,
+                stderr: credentials.scrub(&stderr),
+            },
+            (error, _) => error,
+        },
     };
     let password = credentials.and_then(|c| c.password.as_ref());
     let added = password.is_some();
