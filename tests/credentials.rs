@@ -469,7 +469,11 @@ async fn a_chart_repository_with_a_password_is_read_with_its_helm_secret() {
     ));
     let pull = |repos: &Arc<RepoCache>, url: &str| {
         let (repos, url) = (Arc::clone(repos), url.to_owned());
-        tokio::task::spawn_blocking(move || repos.chart(&url, "db", "~0.1"))
+        tokio::task::spawn_blocking(move || {
+            repos
+                .chart(&url, "db", "~0.1")
+                .map_err(|error| error.to_string())
+        })
     };
     let pulled = pull(&repos, &url)
         .await
@@ -478,20 +482,12 @@ async fn a_chart_repository_with_a_password_is_read_with_its_helm_secret() {
     assert_eq!(pulled.revision.as_deref(), Some("0.1.0"));
     assert!(pulled.root.join("Chart.yaml").is_file());
 
-    let refused = pull(&anonymous, &url)
-        .await
-        .expect("joined")
-        .unwrap_err()
-        .to_string();
+    let refused = pull(&anonymous, &url).await.expect("joined").unwrap_err();
     assert!(
         refused.contains("401"),
         "the server checks the password: {refused}"
     );
-    let wrong = pull(&repos, &wrong_url)
-        .await
-        .expect("joined")
-        .unwrap_err()
-        .to_string();
+    let wrong = pull(&repos, &wrong_url).await.expect("joined").unwrap_err();
     assert!(
         wrong.starts_with(&format!("chart repository {wrong_url}: ")),
         "{wrong}"
