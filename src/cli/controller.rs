@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::FutureExt;
 
+use crate::cluster::watched_secrets::WatchedSecrets;
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::endpoint::Endpoint;
@@ -85,6 +86,10 @@ pub struct ControllerArgs {
     /// again (Applications of one repository share it), e.g. 10s; 0s fetches for every compare.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub repo_refresh: Duration,
+    /// The known-hosts file ssh checks repository host keys against (a repository Secret with
+    /// `insecure: "true"` skips the check); default: ssh's own files.
+    #[arg(long, value_name = "FILE")]
+    pub ssh_known_hosts: Option<PathBuf>,
     /// The ConfigMap (in --namespace) whose `resource.customizations` configure health checks,
     /// as Argo CD's argocd-cm.
     #[arg(long, default_value = crate::cluster::watched_customizations::DEFAULT_CONFIG_MAP)]
@@ -182,7 +187,11 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             .clone()
             .unwrap_or_else(|| std::env::temp_dir().join("flotilla-repos"));
         // One cache serves both controllers: a repository is fetched once for both.
-        let cache = Arc::new(RepoCache::new(cache, repos).with_fetch_reuse(args.repo_refresh));
+        let credentials = WatchedSecrets::repository_credentials(client.clone(), &namespace);
+        let cache = RepoCache::new(cache, repos)
+            .with_fetch_reuse(args.repo_refresh)
+            .with_credentials(Arc::new(credentials), args.ssh_known_hosts.clone());
+        let cache = Arc::new(cache);
         let applications = ApplicationContext::new(
             client.clone(),
             connect,

@@ -97,7 +97,7 @@ impl ClusterClients {
         let registered = self.secrets.registered().await?;
         let (server, config) = match resolve(destination, &registered)? {
             Target::InCluster => return Ok(Arc::clone(&self.local)),
-            Target::Remote { server, config } => (server, config),
+            Target::Remote { server, config } => (server, *config),
         };
         if let Some(cluster) = self.cached(&server, &config) {
             return Ok(cluster);

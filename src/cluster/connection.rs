@@ -1,5 +1,11 @@
 //! How to reach a registered cluster: the `config` field of its Argo CD cluster Secret (bearer
-//! token or basic auth, TLS settings) read once, and turned into a kube client configuration.
+//! token, basic auth, an exec credential plugin (`execProviderConfig`), EKS through the `aws`
+//! command (`awsAuthConfig`), TLS settings) read once, and turned into a kube client
+//! configuration. What Flotilla cannot honour (`awsAuthConfig` without `aws` on PATH,
+//! `proxyUrl`) is an error naming the cluster, never a connection without credentials.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -20,7 +26,45 @@ pub struct ClusterConfig {
     pub password: Option<String>,
     #[serde(default)]
     pub tls_client_config: TlsClientConfig,
+    /// A command printing an ExecCredential (a kubeconfig's `exec` user).
+    #[serde(default)]
+    pub exec_provider_config: Option<ExecProviderConfig>,
+    /// EKS: a token from `aws eks get-token`.
+    #[serde(default)]
+    pub aws_auth_config: Option<AwsAuthConfig>,
+    /// A proxy for the API server: not supported (refused, never ignored).
+    #[serde(default)]
+    pub proxy_url: Option<String>,
 }
+
+/// `config.execProviderConfig`, as Argo CD's (client-go's exec plugin settings).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecProviderConfig {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub api_version: Option<String>,
+    #[serde(default)]
+    pub install_hint: Option<String>,
+}
+
+/// `config.awsAuthConfig`: an EKS cluster, optionally through a role or profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct AwsAuthConfig {
+    #[serde(default, rename = "clusterName")]
+    pub cluster_name: String,
+    #[serde(default, rename = "roleARN")]
+    pub role_arn: Option<String>,
+    #[serde(default)]
+    pub profile: Option<String>,
+}
+
+/// The exec plugin's API version when the Secret names none.
+const EXEC_API_VERSION: &str = "client.authentication.k8s.io/v1beta1";
 
 /// `config.tlsClientConfig`: certificates as base64 PEM, as in a kubeconfig.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -67,8 +111,44 @@ impl ClusterConfig {
     /// A kubeconfig with one context reaching `server` with these settings.
     ///
     /// # Errors
-    /// Never for a configuration read by [`Self::from_secret`]; the conversion is checked.
+    /// Settings Flotilla cannot honour: `proxyUrl`, or `awsAuthConfig` without the `aws`
+    /// command on PATH.
     pub fn kubeconfig(&self, server: &str) -> Result<Kubeconfig, ConnectionError> {
+        self.kubeconfig_with(server, find_on_path("aws").as_deref())
+    }
+
+    /// [`Self::kubeconfig`] with `aws` the path of the `aws` command, if there is one.
+    fn kubeconfig_with(
+        &self,
+        server: &str,
+        aws: Option<&Path>,
+    ) -> Result<Kubeconfig, ConnectionError> {
+        let refused = |message: String| ConnectionError::Client {
+            server: server.to_owned(),
+            message,
+        };
+        if self.proxy_url.is_some() {
+            return Err(refused("config.proxyUrl is not supported".into()));
+        }
+        let exec = match (&self.exec_provider_config, &self.aws_auth_config) {
+            (Some(_), Some(_)) => {
+                return Err(refused(
+                    "config sets both execProviderConfig and awsAuthConfig; set one".into(),
+                ));
+            }
+            (Some(exec), None) => Some(exec_user(exec)),
+            (None, Some(aws_config)) => {
+                let aws = aws.ok_or_else(|| {
+                    refused(
+                        "config.awsAuthConfig needs the aws command (AWS CLI), which is not on \
+                         PATH; no connection without credentials is made"
+                            .into(),
+                    )
+                })?;
+                Some(exec_user(&aws_exec(aws, aws_config)))
+            }
+            (None, None) => None,
+        };
         let tls = &self.tls_client_config;
         let document = json!({
             "apiVersion": "v1",
@@ -85,14 +165,12 @@ impl ClusterConfig {
                 "password": self.password,
                 "client-certificate-data": tls.cert_data,
                 "client-key-data": tls.key_data,
+                "exec": exec,
             }}],
             "contexts": [{"name": "cluster", "context": {"cluster": "cluster", "user": "user"}}],
             "current-context": "cluster",
         });
-        serde_json::from_value(without_nulls(document)).map_err(|error| ConnectionError::Client {
-            server: server.to_owned(),
-            message: error.to_string(),
-        })
+        serde_json::from_value(without_nulls(document)).map_err(|error| refused(error.to_string()))
     }
 
     /// The client configuration reaching `server` with these settings.
@@ -110,6 +188,60 @@ impl ClusterConfig {
             message: e.to_string(),
         })
     }
+}
+
+/// A kubeconfig `exec` user running `exec` (never interactive: a controller has no terminal).
+fn exec_user(exec: &ExecProviderConfig) -> serde_json::Value {
+    let env: Vec<_> = exec
+        .env
+        .iter()
+        .map(|(name, value)| json!({"name": name, "value": value}))
+        .collect();
+    json!({
+        "apiVersion": exec.api_version.as_deref().unwrap_or(EXEC_API_VERSION),
+        "command": exec.command,
+        "args": exec.args,
+        "env": env,
+        "installHint": exec.install_hint,
+        "interactiveMode": "Never",
+    })
+}
+
+/// `aws eks get-token` for `config`, as the exec plugin an EKS kubeconfig uses.
+fn aws_exec(aws: &Path, config: &AwsAuthConfig) -> ExecProviderConfig {
+    let mut args = vec![
+        "eks".to_owned(),
+        "get-token".to_owned(),
+        "--cluster-name".to_owned(),
+        config.cluster_name.clone(),
+    ];
+    if let Some(role) = config.role_arn.as_ref().filter(|r| !r.is_empty()) {
+        args.extend(["--role-arn".to_owned(), role.clone()]);
+    }
+    let env = config
+        .profile
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|profile| ("AWS_PROFILE".to_owned(), profile.clone()))
+        .collect();
+    ExecProviderConfig {
+        command: aws.display().to_string(),
+        args,
+        env,
+        api_version: None,
+        install_hint: None,
+    }
+}
+
+/// The first executable file called `program` in a directory of `PATH`.
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|path| {
+            path.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 fn without_nulls(value: serde_json::Value) -> serde_json::Value {
@@ -157,6 +289,59 @@ mod tests {
         let none =
             ClusterConfig::from_secret(&secret("metadata: {name: s}\nstringData: {server: x}\n"));
         assert_eq!(none.unwrap(), ClusterConfig::default());
+        let exec = ClusterConfig::from_secret(&secret(
+            "metadata: {name: s}\nstringData:\n  server: https://x\n  config: '{\"execProviderConfig\": {\"command\": \"/bin/token\", \"args\": [\"-a\"], \"env\": {\"K\": \"V\"}, \"installHint\": \"install token\"}}'\n",
+        ))
+        .unwrap();
+        let kubeconfig = exec.kubeconfig("https://x").unwrap();
+        let user = kubeconfig.auth_infos[0].auth_info.as_ref().unwrap();
+        let plugin = user.exec.as_ref().unwrap();
+        assert_eq!(plugin.command.as_deref(), Some("/bin/token"));
+        assert_eq!(plugin.args.as_deref(), Some(&["-a".to_owned()][..]));
+        assert_eq!(plugin.api_version.as_deref(), Some(EXEC_API_VERSION));
+        assert_eq!(plugin.install_hint.as_deref(), Some("install token"));
+        let env = &plugin.env.as_ref().unwrap()[0];
+        assert_eq!((env["name"].as_str(), env["value"].as_str()), ("K", "V"));
+
+        let aws = ClusterConfig::from_secret(&secret(
+            "metadata: {name: s}\nstringData:\n  server: https://x\n  config: '{\"awsAuthConfig\": {\"clusterName\": \"prod\", \"roleARN\": \"arn:r\"}}'\n",
+        ))
+        .unwrap();
+        let refused = aws
+            .kubeconfig_with("https://eks", None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.starts_with("cluster https://eks: config.awsAuthConfig needs the aws command"),
+            "{refused}"
+        );
+        let through_aws = aws
+            .kubeconfig_with("https://eks", Some(Path::new("/usr/bin/aws")))
+            .unwrap();
+        let plugin = through_aws.auth_infos[0]
+            .auth_info
+            .as_ref()
+            .unwrap()
+            .exec
+            .clone()
+            .unwrap();
+        assert_eq!(plugin.command.as_deref(), Some("/usr/bin/aws"));
+        assert_eq!(
+            plugin.args.unwrap().join(" "),
+            "eks get-token --cluster-name prod --role-arn arn:r"
+        );
+        let proxied = ClusterConfig {
+            proxy_url: Some("http://p".into()),
+            ..ClusterConfig::default()
+        };
+        assert!(
+            proxied
+                .kubeconfig("https://x")
+                .unwrap_err()
+                .to_string()
+                .contains("proxyUrl")
+        );
+
         let broken = ClusterConfig::from_secret(&secret(
             "metadata: {name: bad}\nstringData: {server: x, config: 'nope'}\n",
         ));

@@ -26,7 +26,8 @@ pub enum Target {
     /// A registered cluster.
     Remote {
         server: String,
-        config: ClusterConfig,
+        /// Boxed: a configuration is large, the in-cluster target is nothing.
+        config: Box<ClusterConfig>,
     },
 }
 
@@ -110,7 +111,7 @@ pub fn resolve(
     let cluster = clusters.iter().find(|c| c.secret.server == found);
     Ok(Target::Remote {
         server: found.to_owned(),
-        config: cluster.map(|c| c.config.clone()).unwrap_or_default(),
+        config: Box::new(cluster.map(|c| c.config.clone()).unwrap_or_default()),
     })
 }
 
@@ -153,7 +154,7 @@ mod tests {
         ];
         let edge = Ok(Target::Remote {
             server: "https://edge:6443".into(),
-            config: clusters[0].config.clone(),
+            config: Box::new(clusters[0].config.clone()),
         });
         let cases = [
             (destination(Some("https://edge:6443"), None), edge.clone()),

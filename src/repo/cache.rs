@@ -20,15 +20,29 @@ use std::time::{Duration, Instant};
 
 use super::bounds::{BoundsError, check_links, source_path};
 use super::checkout::{CheckoutError, checkout};
+use super::credentials::{CredentialSource, CredentialsError, RepoCredentials, is_remote};
 use super::directory::WORKING_TREE;
+use super::git_auth::GitAuth;
 use super::git_cli::{GitCli, GitError};
 use super::local::LocalRepos;
 
 /// A source that could not be fetched or written out.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    #[error("repository {url}{}: {error}", used(credentials.as_deref()))]
+    Git {
+        url: String,
+        /// The Secret whose credentials git was given, if any.
+        credentials: Option<String>,
+        error: GitError,
+    },
+    /// The credentials Secret for the repository is unusable or unreadable.
     #[error("repository {url}: {error}")]
-    Git { url: String, error: GitError },
+    Credentials {
+        url: String,
+        #[source]
+        error: CredentialsError,
+    },
     #[error("repository {url}: revision {revision:?} not found")]
     Revision {
         url: String,
@@ -64,6 +78,13 @@ pub enum FetchError {
     },
 }
 
+/// How a git error says which credentials were used.
+fn used(secret: Option<&str>) -> String {
+    secret.map_or_else(String::new, |secret| {
+        format!(" (with the credentials of Secret {secret})")
+    })
+}
+
 /// The manifests of a source at one revision, on disk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Manifests {
@@ -85,6 +106,10 @@ pub struct RepoCache {
     /// How old a fetch may be (from its start) and still serve a resolve.
     fetch_reuse: Duration,
     temporaries: AtomicU64,
+    /// Where credentials for remote repositories come from (none: every one is anonymous).
+    credentials: Option<Arc<dyn CredentialSource>>,
+    /// The known-hosts file ssh checks host keys against (none: ssh's own).
+    known_hosts: Option<PathBuf>,
 }
 
 /// What is known of one mirror since its last fetch.
@@ -107,7 +132,35 @@ impl RepoCache {
             repositories: Mutex::default(),
             fetch_reuse: Duration::ZERO,
             temporaries: AtomicU64::new(0),
+            credentials: None,
+            known_hosts: None,
         }
+    }
+
+    /// Reaches remote repositories and chart repositories with the credentials `source` has for
+    /// their URLs; ssh checks host keys against `known_hosts` (none: ssh's own files).
+    #[must_use]
+    pub fn with_credentials(
+        mut self,
+        source: Arc<dyn CredentialSource>,
+        known_hosts: Option<PathBuf>,
+    ) -> Self {
+        self.credentials = Some(source);
+        self.known_hosts = known_hosts;
+        self
+    }
+
+    /// The credentials for `url`, if any source has some.
+    fn credentials_for(&self, url: &str) -> Result<Option<RepoCredentials>, FetchError> {
+        self.credentials
+            .as_ref()
+            .map(|source| source.credentials(url))
+            .transpose()
+            .map(Option::flatten)
+            .map_err(|error| FetchError::Credentials {
+                url: url.to_owned(),
+                error,
+            })
     }
 
     /// Lets a fetch that started at most `reuse` before a resolve serve it (new commits are
@@ -155,17 +208,26 @@ impl RepoCache {
         version: &str,
     ) -> Result<Manifests, FetchError> {
         let tools = crate::source::Tools::current();
-        crate::source::chart_repo::pull(&self.root.join("charts"), repo_url, chart, version, tools)
-            .map(|pulled| Manifests {
-                root: pulled.root,
-                revision: Some(pulled.version),
-            })
-            .map_err(|error| FetchError::Chart {
-                url: repo_url.to_owned(),
-                chart: chart.to_owned(),
-                version: version.to_owned(),
-                error: Box::new(error),
-            })
+        let credentials = self.credentials_for(repo_url)?;
+        let charts = self.root.join("charts");
+        crate::source::chart_repo::pull(
+            &charts,
+            repo_url,
+            chart,
+            version,
+            credentials.as_ref(),
+            tools,
+        )
+        .map(|pulled| Manifests {
+            root: pulled.root,
+            revision: Some(pulled.version),
+        })
+        .map_err(|error| FetchError::Chart {
+            url: repo_url.to_owned(),
+            chart: chart.to_owned(),
+            version: version.to_owned(),
+            error: Box::new(error),
+        })
     }
 
     /// The manifests of `repo_url` at `revision` (a branch, tag, commit or empty for `HEAD`)
@@ -310,15 +372,27 @@ impl RepoCache {
     }
 
     /// Clones the mirror of `repo_url` from `origin` into `dir` on first use, fetches it
-    /// afterwards.
+    /// afterwards; a remote `origin` is reached with the credentials of `repo_url`.
     fn fetch(&self, repo_url: &str, origin: &str, dir: &Path) -> Result<GitCli, FetchError> {
+        let credentials = if origin == repo_url && is_remote(repo_url) {
+            self.credentials_for(repo_url)?
+        } else {
+            None
+        };
+        let auth = GitAuth::new(origin, credentials.as_ref(), self.known_hosts.as_deref())
+            .map_err(|error| FetchError::Cache {
+                url: repo_url.to_owned(),
+                dir: std::env::temp_dir(),
+                error,
+            })?;
         let git_error = |error| FetchError::Git {
             url: repo_url.to_owned(),
+            credentials: credentials.as_ref().map(|c| c.secret.clone()),
             error,
         };
         if dir.is_dir() {
             let mirror = GitCli::new(dir);
-            mirror.fetch().map_err(git_error)?;
+            mirror.fetch(&auth).map_err(git_error)?;
             return Ok(mirror);
         }
         let parent = self.root.join("repos");
@@ -327,7 +401,7 @@ impl RepoCache {
             dir: parent,
             error,
         })?;
-        GitCli::clone_mirror(origin, dir).map_err(git_error)
+        GitCli::clone_mirror(origin, dir, &auth).map_err(git_error)
     }
 
     /// Writes the tree to a temporary directory, then renames it into place (a concurrent

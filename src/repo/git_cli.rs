@@ -7,6 +7,8 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::git_auth::GitAuth;
+
 /// Git's empty tree: read as the attributes source, it keeps `.gitattributes` of the commit
 /// (filters, line-ending conversions) from changing the files written.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -57,24 +59,26 @@ impl GitCli {
         is(ask("--absolute-git-dir")) || is(ask("--show-toplevel"))
     }
 
-    /// Clones `source` (a URL or local path) as a bare mirror into `into`.
+    /// Clones `source` (a URL or local path) as a bare mirror into `into`, reaching it with
+    /// `auth`.
     ///
     /// # Errors
-    /// A failing `git clone`.
-    pub fn clone_mirror(source: &str, into: &Path) -> Result<Self, GitError> {
+    /// A failing `git clone` (its message without any secret of `auth`).
+    pub fn clone_mirror(source: &str, into: &Path, auth: &GitAuth) -> Result<Self, GitError> {
         let into_text = into.to_string_lossy();
         let args = ["clone", "--mirror", "--quiet", source, into_text.as_ref()];
-        run_git(None, &[], &args, &[])?;
+        run_remote(None, &args, auth)?;
         Ok(Self::new(into))
     }
 
-    /// Updates every ref of a mirror from its origin, dropping refs that are gone.
+    /// Updates every ref of a mirror from its origin, dropping refs that are gone, reaching it
+    /// with `auth`.
     ///
     /// # Errors
-    /// A failing `git fetch`.
-    pub fn fetch(&self) -> Result<(), GitError> {
-        self.run(&["fetch", "--prune", "--quiet", "origin"])
-            .map(drop)
+    /// A failing `git fetch` (its message without any secret of `auth`).
+    pub fn fetch(&self, auth: &GitAuth) -> Result<(), GitError> {
+        let args = ["fetch", "--prune", "--quiet", "origin"];
+        run_remote(Some(&self.repo), &args, auth).map(drop)
     }
 
     /// The commit SHA a branch, tag, commit or `HEAD` (empty revision) names.
@@ -234,6 +238,19 @@ fn failure(out: &std::process::Output) -> String {
     } else {
         stderr
     }
+}
+
+/// Runs `git` reaching a remote with `auth`; its message is scrubbed of `auth`'s secrets.
+fn run_remote(repo: Option<&Path>, args: &[&str], auth: &GitAuth) -> Result<Vec<u8>, GitError> {
+    let env: Vec<(&str, &OsStr)> = auth
+        .env()
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_os_str()))
+        .collect();
+    run_git(repo, &[], args, &env).map_err(|error| GitError {
+        message: auth.scrub(&error.message),
+        ..error
+    })
 }
 
 /// Runs `git` (in `repo`, if given; with `options` before the command and `env` set) and

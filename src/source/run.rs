@@ -7,8 +7,8 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::io::Read;
-use std::path::PathBuf;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::thread;
@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use prometheus_client::metrics::counter::Counter;
 
 use crate::manifest::limits::MAX_APPLICATION_BYTES;
+use crate::repo::credentials::Sensitive;
 
 /// Where every HTTP(S) request of a tool goes: the discard port on loopback, closed here, so a
 /// request fails at once instead of reaching a network.
@@ -98,14 +99,32 @@ impl ToolCommand {
     /// A program that cannot be started, a non-zero exit (with its stderr), a timeout, output
     /// over the limit or not UTF-8.
     pub fn run(&self, timeout: Duration) -> Result<String, ToolError> {
-        let private = tempfile::Builder::new()
+        let private = self.private_home()?;
+        self.run_with(timeout, &RunInput::new(private.path()))
+    }
+
+    /// A private directory (mode 0700, removed when dropped) to serve as the HOME of one or
+    /// more runs.
+    ///
+    /// # Errors
+    /// It cannot be made.
+    pub fn private_home(&self) -> Result<tempfile::TempDir, ToolError> {
+        tempfile::Builder::new()
             .prefix("flotilla-tool-")
             .tempdir()
             .map_err(|error| ToolError::Private {
                 command: self.clone(),
                 error,
-            })?;
-        let home = private.path();
+            })
+    }
+
+    /// [`ToolCommand::run`] with `input`'s HOME (kept after the run, for the next one), standard
+    /// input and variables.
+    ///
+    /// # Errors
+    /// As [`ToolCommand::run`].
+    pub fn run_with(&self, timeout: Duration, input: &RunInput<'_>) -> Result<String, ToolError> {
+        let home = input.home;
         let mut command = Command::new(&self.program);
         command
             .args(&self.args)
@@ -122,10 +141,15 @@ impl ToolCommand {
                 .env("HTTPS_PROXY", NO_NETWORK_PROXY)
                 .env("NO_PROXY", "");
         }
+        command.envs(input.env.iter().map(|(name, value)| (name, value.expose())));
         runs().inc();
         let mut child = command
             .current_dir(home)
-            .stdin(Stdio::null())
+            .stdin(if input.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -133,6 +157,10 @@ impl ToolCommand {
                 command: self.clone(),
                 error,
             })?;
+        if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), input.stdin) {
+            // Small (a password): written whole before the output is read; closed when dropped.
+            let _ = pipe.write_all(bytes.expose().as_bytes());
+        }
         let stdout = child
             .stdout
             .take()
@@ -176,6 +204,29 @@ impl ToolCommand {
         String::from_utf8(out).map_err(|_| ToolError::NotUtf8 {
             command: self.clone(),
         })
+    }
+}
+
+/// What a run is given besides its command line; secrets go here, never in arguments.
+#[derive(Debug)]
+pub struct RunInput<'a> {
+    /// Its HOME, cache and config directory (private; the caller removes it).
+    pub home: &'a Path,
+    /// Written to its standard input (null when none).
+    pub stdin: Option<&'a Sensitive>,
+    /// Variables set for it (a proxy, which may hold a password).
+    pub env: Vec<(&'static str, &'a Sensitive)>,
+}
+
+impl<'a> RunInput<'a> {
+    /// A run in `home` with nothing on stdin and no variables of its own.
+    #[must_use]
+    pub fn new(home: &'a Path) -> Self {
+        Self {
+            home,
+            stdin: None,
+            env: Vec::new(),
+        }
     }
 }
 

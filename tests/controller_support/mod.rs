@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla::cluster::clients::plain_connect;
+use flotilla::cluster::watched_secrets::WatchedSecrets;
 use flotilla::controller::application_reconciler::ApplicationContext;
 use flotilla::controller::appset_reconciler::AppSetContext;
 use flotilla::controller::leader::LeaseTiming;
@@ -69,8 +70,13 @@ pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Dura
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
     // One cache for both controllers, as `flotilla controller` has.
-    let repos =
-        Arc::new(RepoCache::new(cache.path(), LocalRepos::default()).with_fetch_reuse(refresh));
+    // Repository credentials from the namespace's Secrets, as `flotilla controller` reads them.
+    let credentials = WatchedSecrets::repository_credentials(ns.client.clone(), &ns.name);
+    let repos = Arc::new(
+        RepoCache::new(cache.path(), LocalRepos::default())
+            .with_fetch_reuse(refresh)
+            .with_credentials(Arc::new(credentials), None),
+    );
     let applications = ApplicationContext::new(
         ns.client.clone(),
         plain_connect(),

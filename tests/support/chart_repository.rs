@@ -31,6 +31,15 @@ fn run(command: &mut Command) {
 impl ChartRepository {
     /// The chart `db` at each of `versions`.
     pub fn start(versions: &[&str]) -> Self {
+        Self::serving(versions, None)
+    }
+
+    /// [`Self::start`], served only to requests with HTTP basic auth as `username`, `password`.
+    pub fn start_with_password(versions: &[&str], username: &str, password: &str) -> Self {
+        Self::serving(versions, Some((username, password)))
+    }
+
+    fn serving(versions: &[&str], password: Option<(&str, &str)>) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let charts = dir.path().join("charts");
         let work = dir.path().join("work");
@@ -48,7 +57,12 @@ impl ChartRepository {
             .expect("writes Chart.yaml");
             run(helm().arg("package").arg(&chart).arg("-d").arg(&charts));
         }
-        let server = StaticFiles::start(&charts);
+        let server = match password {
+            Some((username, password)) => {
+                StaticFiles::start_with_password(&charts, username, password)
+            }
+            None => StaticFiles::start(&charts),
+        };
         run(helm()
             .args(["repo", "index"])
             .arg(&charts)

@@ -166,10 +166,23 @@ pub struct GitHttp {
 impl GitHttp {
     /// Serves every repository under `exported`.
     pub fn start(exported: &Path) -> Self {
+        Self::serving(exported, None)
+    }
+
+    /// Serves every repository under `exported` to requests with HTTP basic auth as `username`
+    /// and `password`; others are answered 401 with a challenge, as a git host does.
+    pub fn start_with_password(exported: &Path, username: &str, password: &str) -> Self {
+        use base64::Engine as _;
+        let token =
+            base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+        Self::serving(exported, Some(format!("Basic {token}")))
+    }
+
+    fn serving(exported: &Path, authorization: Option<String>) -> Self {
         let root = exported.to_owned();
         Self {
             server: LoopbackServer::start(move |stream| {
-                let _ = serve(stream, &root);
+                let _ = serve(stream, &root, authorization.as_deref());
             }),
         }
     }
@@ -180,8 +193,9 @@ impl GitHttp {
     }
 }
 
-/// Answers one request by running `git http-backend` as a CGI program.
-fn serve(stream: TcpStream, root: &Path) -> std::io::Result<()> {
+/// Answers one request by running `git http-backend` as a CGI program, or with 401 when
+/// `authorization` is required and the request does not carry it.
+fn serve(stream: TcpStream, root: &Path, authorization: Option<&str>) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
@@ -217,6 +231,17 @@ fn serve(stream: TcpStream, root: &Path) -> std::io::Result<()> {
         reader.read_exact(&mut body)?;
         body
     };
+    if authorization.is_some_and(|wanted| header("authorization").as_deref() != Some(wanted)) {
+        let mut stream = stream;
+        let body = "authentication required\n";
+        write!(
+            stream,
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        return stream.flush();
+    }
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     let mut command = Command::new("git");
     command

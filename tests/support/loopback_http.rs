@@ -65,10 +65,23 @@ pub struct StaticFiles {
 impl StaticFiles {
     /// Serves the files under `root`.
     pub fn start(root: &Path) -> Self {
+        Self::serving(root, None)
+    }
+
+    /// Serves the files under `root` to requests with HTTP basic auth as `username` and
+    /// `password`; others are answered 401.
+    pub fn start_with_password(root: &Path, username: &str, password: &str) -> Self {
+        use base64::Engine as _;
+        let token =
+            base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+        Self::serving(root, Some(format!("Basic {token}")))
+    }
+
+    fn serving(root: &Path, authorization: Option<String>) -> Self {
         let root = root.to_owned();
         Self {
             server: LoopbackServer::start(move |stream| {
-                let _ = serve_file(stream, &root);
+                let _ = serve_file(stream, &root, authorization.as_deref());
             }),
         }
     }
@@ -79,16 +92,34 @@ impl StaticFiles {
     }
 }
 
-fn serve_file(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
+fn serve_file(
+    mut stream: TcpStream,
+    root: &Path,
+    authorization: Option<&str>,
+) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
+    let mut authorized = authorization.is_none();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 || line.trim_end().is_empty() {
             break;
         }
+        if let (Some(wanted), Some((name, value))) = (authorization, line.split_once(':')) {
+            authorized |= name.eq_ignore_ascii_case("authorization") && value.trim() == wanted;
+        }
+    }
+    if !authorized {
+        let body = "authentication required\n";
+        let head = format!(
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"charts\"\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes())?;
+        return stream.write_all(body.as_bytes());
     }
     let target = request_line.split_whitespace().nth(1).unwrap_or("/");
     let relative = Path::new(

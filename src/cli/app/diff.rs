@@ -14,6 +14,7 @@ use crate::api::Application;
 use crate::cli::diff::{DiffOutput, ObjectDiff, diff_objects};
 use crate::cluster::clients::{ClusterClients, plain_connect};
 use crate::cluster::watched_customizations::DEFAULT_CONFIG_MAP;
+use crate::cluster::watched_secrets::WatchedSecrets;
 use crate::controller::application::instance::instance_name;
 use crate::customizations::Customizations;
 use crate::repo::LocalRepos;
@@ -61,7 +62,10 @@ pub async fn app_diff(
         .spec
         .ignore_differences(&customizations.ignore_differences)?;
     let cache = CacheDir::new()?;
-    let repos = Arc::new(RepoCache::new(&cache.0, LocalRepos::default()));
+    let credentials = WatchedSecrets::repository_credentials(client.clone(), namespace);
+    let repos = RepoCache::new(&cache.0, LocalRepos::default())
+        .with_credentials(Arc::new(credentials), None);
+    let repos = Arc::new(repos);
     let source = app.spec.source.clone();
     let manifests = tokio::task::spawn_blocking(move || repos.source(&source, ""))
         .await?

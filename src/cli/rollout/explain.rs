@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use super::AppSetArgs;
+use crate::cluster::watched_secrets::WatchedSecrets;
 use crate::controller::appset_reconciler::{AppSetContext, live_rollout_input};
 use crate::controller::metrics::Metrics;
 use crate::repo::LocalRepos;
@@ -71,7 +72,9 @@ pub async fn live(args: &ExplainArgs) -> anyhow::Result<String> {
     let appset = Arc::new(target.get(&client, &namespace).await?);
     let repos = LocalRepos::from_mappings(&args.repos)?;
     // The controller's default cache directory: a repository it has fetched is not cloned again.
-    let cache = RepoCache::new(std::env::temp_dir().join("flotilla-repos"), repos);
+    let credentials = WatchedSecrets::repository_credentials(client.clone(), &namespace);
+    let cache = RepoCache::new(std::env::temp_dir().join("flotilla-repos"), repos)
+        .with_credentials(Arc::new(credentials), None);
     let ctx = AppSetContext::new(
         client,
         namespace.clone(),

@@ -204,6 +204,7 @@ impl SyncSource {
                 &source.repo_url,
                 &source.chart,
                 &source.target_revision,
+                None,
                 tools,
             )
             .map_err(|error| SourceError::Chart {

@@ -1,0 +1,501 @@
+//! Credentials on the real control plane, with `flotilla controller` run as users run it (its
+//! standard error captured at debug level): a private repository served over `http://` by
+//! `git http-backend` behind a loopback server that checks the password, read through a
+//! `repository` Secret by a git generator and by the Applications it makes; a `repo-creds`
+//! Secret with a wrong password gives a clear error naming the repository; neither password
+//! appears in the log, a status or an Event, and no credential file is left behind. A cluster
+//! Secret whose `execProviderConfig` runs a script printing a token reaches cluster 2 with it;
+//! one with `awsAuthConfig` and no `aws` on PATH is refused naming the cluster. A Helm chart
+//! repository behind basic auth is read with a `type: helm` Secret (real `helm`).
+//!
+//! Over ssh: `sshd` is not installed here, so the ssh command line is tested as a unit
+//! (`src/repo/git_auth.rs`).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use flotilla::api::{Application, ApplicationSet};
+use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Secret};
+use k8s_openapi::api::events::v1::Event;
+use kube::Api;
+use kube::api::ListParams;
+use serde_json::{Value, json};
+
+use flotilla::cluster::watched_secrets::WatchedSecrets;
+use flotilla::repo::LocalRepos;
+use flotilla::repo::cache::RepoCache;
+use support::chart_repository::ChartRepository;
+use support::git_remote::{GitHttp, Remote};
+use support::{TestNamespace, apply, eventually, object, wait_until};
+
+const PASSWORD: &str = "pw-Zq8f3Lr2Xv";
+const WRONG_PASSWORD: &str = "pw-wrong-K7m2Qa";
+
+/// `flotilla controller` for one namespace, its stderr in a file, its temporary files in a
+/// directory of its own; killed when dropped.
+struct Controller {
+    child: Child,
+    log: PathBuf,
+    temporary: tempfile::TempDir,
+    _cache: tempfile::TempDir,
+}
+
+impl Controller {
+    /// Starts it with `PATH` set to `path`.
+    fn start(ns: &TestNamespace, path: &str) -> Self {
+        let temporary = tempfile::tempdir().expect("a temporary directory");
+        let cache = tempfile::tempdir().expect("a repository cache");
+        let log = temporary.path().join("controller.log");
+        let stderr = std::fs::File::create(&log).expect("creates the log");
+        let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args(["controller", "--namespace", &ns.name, "--identity", "only"])
+            .args(["--app-resync", "2s", "--repo-refresh", "0s", "--repo-cache"])
+            .arg(cache.path())
+            .arg("--kubeconfig")
+            .arg(support::kubeconfig_path(1))
+            .env("RUST_LOG", "debug")
+            .env("NO_COLOR", "1")
+            .env("PATH", path)
+            .env("TMPDIR", temporary.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("starts flotilla controller");
+        Self {
+            child,
+            log,
+            temporary,
+            _cache: cache,
+        }
+    }
+
+    /// Stops it (SIGTERM) and returns what it logged.
+    fn stop(&mut self) -> String {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: signalling a child process this test started and has not reaped.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let _ = self.child.wait();
+        std::fs::read_to_string(&self.log).expect("reads the controller's log")
+    }
+
+    /// The credential directories git runs left in its temporary directory.
+    fn credential_files_left(&self) -> Vec<String> {
+        std::fs::read_dir(self.temporary.path())
+            .expect("lists the temporary directory")
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("flotilla-git-auth-"))
+            .collect()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `PATH` without the directories holding `program`.
+fn path_without(program: &str) -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join(program).exists())
+        .collect();
+    std::env::join_paths(kept)
+        .expect("a PATH")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A credentials Secret of `kind` (`repository` or `repo-creds`).
+fn credentials_secret(name: &str, kind: &str, url: &str, password: &str) -> Secret {
+    object(json!({
+        "metadata": {"name": name, "labels": {"argocd.argoproj.io/secret-type": kind}},
+        "stringData": {"url": url, "username": "deploy", "password": password}
+    }))
+}
+
+/// The messages of an Application's conditions.
+fn conditions(app: &Application) -> String {
+    app.status
+        .as_ref()
+        .map(|status| {
+            status
+                .conditions
+                .iter()
+                .map(|c| c.message.clone())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// Every Application, ApplicationSet and Event of the namespace, as JSON text.
+async fn everything_written(ns: &TestNamespace) -> String {
+    let params = ListParams::default();
+    let apps = ns.api::<Application>().list(&params).await.expect("lists");
+    let appsets = ns
+        .api::<ApplicationSet>()
+        .list(&params)
+        .await
+        .expect("lists");
+    let events = ns.api::<Event>().list(&params).await.expect("lists");
+    let core_events = ns.api::<CoreEvent>().list(&params).await.expect("lists");
+    [
+        serde_json::to_string(&apps.items),
+        serde_json::to_string(&appsets.items),
+        serde_json::to_string(&events.items),
+        serde_json::to_string(&core_events.items),
+    ]
+    .into_iter()
+    .map(|text| text.expect("serialises"))
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
+#[tokio::test]
+async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_shown() {
+    let ns = support::namespace(1, "credentials-http").await;
+    support::install_flotilla_crds(&ns.client).await;
+    let private = Remote::new("private");
+    for name in ["web", "api"] {
+        private.write(
+            &format!("apps/{name}/cm.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-config\n  \
+                 namespace: {}\ndata:\n  from: private\n",
+                ns.name
+            ),
+        );
+    }
+    let commit = private.push("two apps");
+    let locked = Remote::new("locked");
+    locked.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked\n",
+    );
+    locked.push("locked");
+    let server = GitHttp::start_with_password(private.exported(), "deploy", PASSWORD);
+    let other = GitHttp::start_with_password(locked.exported(), "deploy", "the-right-one");
+    let url = server.url(&private.served_name());
+    let locked_url = other.url(&locked.served_name());
+
+    // Without credentials the server refuses: the password is needed.
+    let anonymous = Command::new("git")
+        .args(["ls-remote", &url])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .expect("git runs");
+    assert!(
+        !anonymous.status.success(),
+        "the server checks the password"
+    );
+    let secrets = ns.api::<Secret>();
+    apply(
+        &secrets,
+        &credentials_secret("private-repo", "repository", &url, PASSWORD),
+    )
+    .await;
+    // A template for every repository of the other server, with a wrong password.
+    let prefix = locked_url
+        .trim_end_matches(&locked.served_name())
+        .to_owned();
+    apply(
+        &secrets,
+        &credentials_secret("other-host", "repo-creds", &prefix, WRONG_PASSWORD),
+    )
+    .await;
+
+    let mut controller = Controller::start(&ns, &std::env::var("PATH").unwrap_or_default());
+    let appset: ApplicationSet = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "private-apps"},
+        "spec": {
+            "generators": [{"git": {"repoURL": url, "revision": "main", "directories": [{"path": "apps/*"}]}}],
+            "template": {
+                "metadata": {"name": "{{path.basename}}"},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": url, "targetRevision": "main", "path": "{{path}}"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
+                    "syncPolicy": {"automated": {}}
+                }
+            }
+        }
+    }));
+    apply(&ns.api::<ApplicationSet>(), &appset).await;
+    let locked_app: Application = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "locked"},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": locked_url, "targetRevision": "main", "path": "."},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
+            "syncPolicy": {"automated": {}}
+        }
+    }));
+    apply(&ns.api::<Application>(), &locked_app).await;
+
+    // The git generator read the private repository, and each Application synced from it.
+    let apps = ns.api::<Application>();
+    for name in ["web", "api"] {
+        wait_until(&apps, name, &format!("{name} Synced at {commit}"), |app| {
+            let sync = app.status.as_ref().and_then(|s| s.sync.clone());
+            sync.is_some_and(|s| s.status == "Synced" && s.revision == commit)
+        })
+        .await;
+    }
+    let config_maps = ns.api::<ConfigMap>();
+    let web = config_maps
+        .get("web-config")
+        .await
+        .expect("web's ConfigMap");
+    assert_eq!(web.data.unwrap()["from"], "private");
+
+    // The wrong password: a clear error naming the repository and the Secret.
+    let refused = wait_until(&apps, "locked", "an authentication error", |app| {
+        conditions(app).contains("Authentication failed")
+    })
+    .await;
+    let message = conditions(&refused);
+    assert!(
+        message.contains(&format!("repository {locked_url}")),
+        "{message}"
+    );
+    assert!(
+        message.contains("credentials of Secret other-host"),
+        "{message}"
+    );
+    assert!(
+        config_maps
+            .get_opt("locked")
+            .await
+            .expect("reads")
+            .is_none(),
+        "nothing synced from a repository it cannot read"
+    );
+
+    let written = everything_written(&ns).await;
+    let log = controller.stop();
+    assert!(
+        log.contains(&locked_url),
+        "the log is the controller's: {log}"
+    );
+    for secret in [PASSWORD, WRONG_PASSWORD] {
+        assert!(
+            !written.contains(secret),
+            "a status or Event shows a password"
+        );
+        assert!(!log.contains(secret), "the controller logged a password");
+    }
+    assert_eq!(controller.credential_files_left(), Vec::<String>::new());
+}
+
+/// The server, CA and token of cluster 2's kubeconfig.
+fn cluster2() -> (String, String, String) {
+    let text = std::fs::read_to_string(support::kubeconfig_path(2)).expect("cluster 2 kubeconfig");
+    let config: Value = serde_saphyr::from_str(&text).expect("kubeconfig YAML");
+    let text = |pointer: &str| {
+        config
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("{pointer} in the kubeconfig"))
+            .to_owned()
+    };
+    (
+        text("/clusters/0/cluster/server"),
+        text("/clusters/0/cluster/certificate-authority-data"),
+        text("/users/0/user/token"),
+    )
+}
+
+/// A cluster Secret registering `server` as `name` with `config`.
+fn cluster_secret(name: &str, server: &str, config: &Value) -> Secret {
+    object(json!({
+        "metadata": {"name": format!("cluster-{name}"), "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
+        "stringData": {"name": name, "server": server, "config": config.to_string()}
+    }))
+}
+
+/// An Application syncing `repo` to `namespace` of the cluster called `cluster`.
+fn application(name: &str, repo: &Path, cluster: &str, namespace: &str) -> Application {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": format!("file://{}", repo.display()), "path": "."},
+            "destination": {"name": cluster, "namespace": namespace},
+            "syncPolicy": {"automated": {}}
+        }
+    }))
+}
+
+#[tokio::test]
+async fn an_exec_provider_reaches_the_cluster_with_its_token_and_aws_without_aws_is_refused() {
+    let ns = support::namespace(1, "credentials-exec").await;
+    support::install_flotilla_crds(&ns.client).await;
+    let remote = support::namespace(2, "credentials-exec-target").await;
+    let (server, ca, token) = cluster2();
+    let scripts = tempfile::tempdir().expect("a directory for the plugin");
+    let plugin = scripts.path().join("token-plugin");
+    let calls = scripts.path().join("calls");
+    std::fs::write(
+        &plugin,
+        format!(
+            "#!/bin/sh\necho \"$1 $PLUGIN_MODE\" >> \"$CALLS\"\n\
+             printf '{{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\
+             \"kind\":\"ExecCredential\",\"status\":{{\"token\":\"{token}\"}}}}'\n"
+        ),
+    )
+    .expect("writes the plugin");
+    std::fs::set_permissions(&plugin, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("makes the plugin executable");
+    let exec = json!({
+        "execProviderConfig": {
+            "command": plugin.display().to_string(),
+            "args": ["get-token"],
+            "env": {"CALLS": calls.display().to_string(), "PLUGIN_MODE": "exec"},
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "installHint": "the test writes token-plugin"
+        },
+        "tlsClientConfig": {"caData": ca}
+    });
+    let aws = json!({"awsAuthConfig": {"clusterName": "prod"}, "tlsClientConfig": {"caData": ca}});
+    let secrets = ns.api::<Secret>();
+    apply(&secrets, &cluster_secret("through-exec", &server, &exec)).await;
+    // The same API server under another address, so the two registrations differ.
+    let other_address = server.replace("127.0.0.1", "localhost");
+    apply(
+        &secrets,
+        &cluster_secret("through-aws", &other_address, &aws),
+    )
+    .await;
+
+    let repo = tempfile::tempdir().expect("a repository");
+    support::git_remote::git(repo.path(), &["init", "-q", "-b", "main"]);
+    std::fs::write(
+        repo.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: via-exec\ndata:\n  ok: \"yes\"\n",
+    )
+    .expect("writes a manifest");
+    support::git_remote::git(repo.path(), &["add", "-A"]);
+    support::git_remote::git(repo.path(), &["commit", "-q", "-m", "one"]);
+
+    let mut controller = Controller::start(&ns, &path_without("aws"));
+    let apps = ns.api::<Application>();
+    apply(
+        &apps,
+        &application("via-exec", repo.path(), "through-exec", &remote.name),
+    )
+    .await;
+    apply(
+        &apps,
+        &application("via-aws", repo.path(), "through-aws", &remote.name),
+    )
+    .await;
+
+    let on_cluster2: Api<ConfigMap> = Api::namespaced(remote.client.clone(), &remote.name);
+    let written = eventually("the ConfigMap written to cluster 2", async || {
+        on_cluster2
+            .get_opt("via-exec")
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "not yet".to_owned())
+    })
+    .await;
+    assert_eq!(written.data.unwrap()["ok"], "yes");
+    let called = std::fs::read_to_string(&calls).expect("the plugin ran");
+    assert!(called.lines().all(|l| l == "get-token exec"), "{called}");
+
+    let refused = wait_until(&apps, "via-aws", "awsAuthConfig refused", |app| {
+        conditions(app).contains("awsAuthConfig")
+    })
+    .await;
+    let message = conditions(&refused);
+    assert!(
+        message.contains(&format!("cluster {other_address}")),
+        "{message}"
+    );
+    assert!(
+        message.contains("aws command (AWS CLI), which is not on PATH"),
+        "{message}"
+    );
+    let log = controller.stop();
+    assert!(
+        !log.contains(&token),
+        "the controller logged the plugin's token"
+    );
+}
+
+#[tokio::test]
+async fn a_chart_repository_with_a_password_is_read_with_its_helm_secret() {
+    let ns = support::namespace(1, "credentials-helm").await;
+    let charts = ChartRepository::start_with_password(&["0.1.0", "0.2.0"], "deploy", PASSWORD);
+    let url = charts.server.url();
+    let helm_secret = |name: &str, url: &str, password: &str| -> Secret {
+        object(json!({
+            "metadata": {"name": name, "labels": {"argocd.argoproj.io/secret-type": "repository"}},
+            "stringData": {"type": "helm", "url": url, "username": "deploy", "password": password}
+        }))
+    };
+    let secrets = ns.api::<Secret>();
+    apply(&secrets, &helm_secret("charts", &url, PASSWORD)).await;
+    // The same server under another name, with a wrong password.
+    let wrong_url = url.replace("127.0.0.1", "localhost");
+    apply(
+        &secrets,
+        &helm_secret("charts-wrong", &wrong_url, WRONG_PASSWORD),
+    )
+    .await;
+
+    let cache = tempfile::tempdir().expect("a cache");
+    let credentials = WatchedSecrets::repository_credentials(ns.client.clone(), &ns.name);
+    let repos = Arc::new(
+        RepoCache::new(cache.path(), LocalRepos::default())
+            .with_credentials(Arc::new(credentials), None),
+    );
+    let anonymous = Arc::new(RepoCache::new(
+        cache.path().join("anonymous"),
+        LocalRepos::default(),
+    ));
+    let pull = |repos: &Arc<RepoCache>, url: &str| {
+        let (repos, url) = (Arc::clone(repos), url.to_owned());
+        tokio::task::spawn_blocking(move || {
+            repos
+                .chart(&url, "db", "~0.1")
+                .map_err(|error| error.to_string())
+        })
+    };
+    let pulled = pull(&repos, &url)
+        .await
+        .expect("joined")
+        .expect("pulled with the Secret");
+    assert_eq!(pulled.revision.as_deref(), Some("0.1.0"));
+    assert!(pulled.root.join("Chart.yaml").is_file());
+
+    let refused = pull(&anonymous, &url).await.expect("joined").unwrap_err();
+    assert!(
+        refused.contains("401"),
+        "the server checks the password: {refused}"
+    );
+    let wrong = pull(&repos, &wrong_url).await.expect("joined").unwrap_err();
+    assert!(
+        wrong.starts_with(&format!("chart repository {wrong_url}: ")),
+        "{wrong}"
+    );
+    assert!(wrong.contains("401"), "{wrong}");
+    assert!(
+        wrong.contains("--password-stdin"),
+        "the command line shows how: {wrong}"
+    );
+    assert!(!wrong.contains(WRONG_PASSWORD), "{wrong}");
+}
