@@ -3,6 +3,8 @@
 //! the CLI from `--project` files); the built-in `default` project permits everything until the
 //! operator creates one of that name.
 
+pub mod windows;
+
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
