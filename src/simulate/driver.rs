@@ -89,6 +89,7 @@ pub async fn drive<C: ClusterApi>(
                 spec_changed: false,
                 target_revisions: app.revision.iter().cloned().collect(),
                 status: ObservedStatus::default(),
+                sync_blocked_by: None,
             },
         })
         .collect();
