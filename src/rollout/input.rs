@@ -8,10 +8,10 @@ use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::api::application_set::RolloutStrategy;
-use crate::project::windows::WindowBlock;
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, HealthStatusCode, SyncStatusCode,
 };
+use crate::project::windows::WindowBlock;
 
 /// Everything one rollout pass depends on. No clock and no client: `now` is an input.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

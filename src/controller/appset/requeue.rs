@@ -25,7 +25,11 @@ pub const WINDOW_RECHECK: Duration = Duration::from_secs(60 * 60);
 /// When to pass a rollout in progress again: after `every`, or — when a step waits for a sync
 /// window and no sync is in flight — one second after the window opens.
 #[must_use]
-pub fn rollout_requeue(input: &RolloutInput, decision: &RolloutDecision, every: Duration) -> Duration {
+pub fn rollout_requeue(
+    input: &RolloutInput,
+    decision: &RolloutDecision,
+    every: Duration,
+) -> Duration {
     let waits_for_window = decision
         .step_reports
         .iter()
@@ -218,7 +222,11 @@ mod tests {
         for (blocked, expected) in cases {
             let input = input(blocked.clone());
             let decision = crate::rollout::step(&input);
-            assert_eq!(rollout_requeue(&input, &decision, every), expected, "{blocked}");
+            assert_eq!(
+                rollout_requeue(&input, &decision, every),
+                expected,
+                "{blocked}"
+            );
         }
     }
 }

@@ -20,7 +20,9 @@ pub enum CronError {
         text: String,
         problem: String,
     },
-    #[error("unknown descriptor {0:?} (known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)")]
+    #[error(
+        "unknown descriptor {0:?} (known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)"
+    )]
     Descriptor(String),
 }
 
@@ -133,9 +135,9 @@ impl CronSchedule {
         let dom = self
             .day_of_month
             .has(u32::try_from(date.day()).unwrap_or(0));
-        let dow = self
-            .day_of_week
-            .has(u32::from(date.weekday().to_sunday_zero_offset().unsigned_abs()));
+        let dow = self.day_of_week.has(u32::from(
+            date.weekday().to_sunday_zero_offset().unsigned_abs(),
+        ));
         if self.day_of_month.star || self.day_of_week.star {
             dom && dow
         } else {
@@ -158,11 +160,21 @@ impl CronSchedule {
                 continue;
             }
             if !self.day_matches(t.date()) {
-                t = t.date().checked_add(1.day()).ok()?.to_datetime(Time::midnight());
+                t = t
+                    .date()
+                    .checked_add(1.day())
+                    .ok()?
+                    .to_datetime(Time::midnight());
                 continue;
             }
             if !self.hour.has(u32::try_from(t.hour()).unwrap_or(0)) {
-                t = t.with().minute(0).build().ok()?.checked_add(1.hour()).ok()?;
+                t = t
+                    .with()
+                    .minute(0)
+                    .build()
+                    .ok()?
+                    .checked_add(1.hour())
+                    .ok()?;
                 continue;
             }
             if !self.minute.has(u32::try_from(t.minute()).unwrap_or(0)) {
@@ -224,11 +236,7 @@ fn field(text: &str, spec: &Spec) -> Result<Field, CronError> {
 }
 
 /// One value of a field: a number within bounds or a name.
-fn value(
-    text: &str,
-    spec: &Spec,
-    error: &impl Fn(String) -> CronError,
-) -> Result<u32, CronError> {
+fn value(text: &str, spec: &Spec, error: &impl Fn(String) -> CronError) -> Result<u32, CronError> {
     let lower = text.to_ascii_lowercase();
     if let Some(index) = spec.names.iter().position(|name| *name == lower) {
         let index = u32::try_from(index).unwrap_or(0);
@@ -302,15 +310,30 @@ mod tests {
     #[test]
     fn errors_name_the_field_and_the_problem() {
         let cases = [
-            ("0 16 * *", "expected 5 fields (minute hour day-of-month month day-of-week), found 4"),
+            (
+                "0 16 * *",
+                "expected 5 fields (minute hour day-of-month month day-of-week), found 4",
+            ),
             ("60 * * * *", r#"minute field "60": 60 is outside 0-59"#),
             ("0 24 * * *", r#"hour field "24": 24 is outside 0-23"#),
             ("0 0 0 * *", r#"day-of-month field "0": 0 is outside 1-31"#),
-            ("0 0 * foo *", r#"month field "foo": "foo" is not a number or a name"#),
+            (
+                "0 0 * foo *",
+                r#"month field "foo": "foo" is not a number or a name"#,
+            ),
             ("0 0 * * 8", r#"day-of-week field "8": 8 is outside 0-7"#),
-            ("*/0 * * * *", r#"minute field "*/0": a step must be at least 1"#),
-            ("5-1 * * * *", r#"minute field "5-1": range 5-1 runs backwards"#),
-            ("@every 1h", r#"unknown descriptor "@every 1h" (known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)"#),
+            (
+                "*/0 * * * *",
+                r#"minute field "*/0": a step must be at least 1"#,
+            ),
+            (
+                "5-1 * * * *",
+                r#"minute field "5-1": range 5-1 runs backwards"#,
+            ),
+            (
+                "@every 1h",
+                r#"unknown descriptor "@every 1h" (known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)"#,
+            ),
         ];
         for (schedule, message) in cases {
             assert_eq!(

@@ -47,7 +47,10 @@ pub fn sync_block_or_invalid(
     sync_block(projects, app, kind, now).unwrap_or_else(|error| {
         Some(WindowBlock {
             window: format!("syncWindows[{}] of project {}", error.index, error.project),
-            summary: format!("invalid {} {:?}: {}", error.field, error.value, error.problem),
+            summary: format!(
+                "invalid {} {:?}: {}",
+                error.field, error.value, error.problem
+            ),
             opens_at: None,
             opens: "once the project is fixed".to_owned(),
         })

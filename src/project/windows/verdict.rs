@@ -165,7 +165,11 @@ mod tests {
             (&[], "2026-12-04T11:00:00Z", (None, None)),
             (&[deny.clone()], "2026-12-04T11:00:00Z", (Some(0), Some(0))),
             (&[deny.clone()], "2026-12-04T12:00:00Z", (None, None)),
-            (&[deny_manual.clone()], "2026-12-04T11:00:00Z", (Some(0), None)),
+            (
+                &[deny_manual.clone()],
+                "2026-12-04T11:00:00Z",
+                (Some(0), None),
+            ),
             // Manual syncs pass only when every active deny window allows them.
             (
                 &[deny_manual.clone(), deny.clone()],
@@ -174,7 +178,11 @@ mod tests {
             ),
             (&[allow.clone()], "2026-12-04T09:00:00Z", (None, None)),
             (&[allow.clone()], "2026-12-04T19:00:00Z", (Some(0), Some(0))),
-            (&[allow_manual.clone()], "2026-12-04T19:00:00Z", (Some(0), None)),
+            (
+                &[allow_manual.clone()],
+                "2026-12-04T19:00:00Z",
+                (Some(0), None),
+            ),
             // Deny wins over an active allow.
             (
                 &[allow.clone(), deny.clone()],
@@ -228,9 +236,11 @@ mod tests {
             evening.short(),
             "window 'allow 0 8 * * 1-5' (opens Tue 08:00 Europe/Berlin)"
         );
-        assert!(applying
-            .block(SyncKind::Automated, ts("2026-12-08T08:00:00Z"))
-            .is_none());
+        assert!(
+            applying
+                .block(SyncKind::Automated, ts("2026-12-08T08:00:00Z"))
+                .is_none()
+        );
         // Across the spring change: a duration is elapsed time, so 64h from Friday 16:00 CET
         // ends on Monday at 09:00 CEST.
         let spring = ProjectWindows::parse("p", &[freeze]).unwrap();
@@ -241,11 +251,9 @@ mod tests {
         assert_eq!(block.opens_at, Some(ts("2027-03-29T07:00:00Z")));
         assert_eq!(block.opens, "Mon 09:00 Europe/Berlin");
         // A deny window that never ends within the horizon.
-        let always = ProjectWindows::parse(
-            "p",
-            &[window(WindowKind::Deny, "* * * * *", "2m", false)],
-        )
-        .unwrap();
+        let always =
+            ProjectWindows::parse("p", &[window(WindowKind::Deny, "* * * * *", "2m", false)])
+                .unwrap();
         let block = always
             .applying_to(&TARGET)
             .block(SyncKind::Automated, now)

@@ -98,10 +98,14 @@ impl Window {
         };
         let schedule = CronSchedule::parse(&spec.schedule)
             .map_err(|e| error("schedule", &spec.schedule, e.into()))?;
-        let duration =
-            parse_duration(&spec.duration).map_err(|e| error("duration", &spec.duration, e.into()))?;
+        let duration = parse_duration(&spec.duration)
+            .map_err(|e| error("duration", &spec.duration, e.into()))?;
         if duration == Duration::ZERO {
-            return Err(error("duration", &spec.duration, FieldProblem::ZeroDuration));
+            return Err(error(
+                "duration",
+                &spec.duration,
+                FieldProblem::ZeroDuration,
+            ));
         }
         let duration = SignedDuration::try_from(duration)
             .map_err(|e| error("duration", &spec.duration, FieldProblem::TooLong(e)))?;
@@ -451,7 +455,9 @@ mod tests {
             duration: "1 hour".to_owned(),
             ..base
         };
-        let error = Window::parse("prod", 0, &bad_duration).unwrap_err().to_string();
+        let error = Window::parse("prod", 0, &bad_duration)
+            .unwrap_err()
+            .to_string();
         assert!(
             error.starts_with(r#"project prod: syncWindows[0].duration "1 hour": "#),
             "{error}"
