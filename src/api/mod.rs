@@ -10,6 +10,7 @@ pub mod crd;
 pub mod document;
 pub mod helm_source;
 pub mod kustomize_source;
+pub mod project_document;
 pub mod sync_window;
 
 pub use app_project::{AppProject, AppProjectSpec};

@@ -10,6 +10,7 @@ pub mod directory_args;
 pub mod get;
 pub mod node_sim;
 pub mod plan;
+pub mod project_args;
 pub mod render;
 pub mod rollout;
 pub mod simulate;

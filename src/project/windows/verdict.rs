@@ -59,6 +59,14 @@ pub struct AppWindows<'a> {
 }
 
 impl<'a> AppWindows<'a> {
+    /// `windows`, already known to apply to the Application.
+    #[must_use]
+    pub fn of(windows: &'a [Window]) -> Self {
+        Self {
+            windows: windows.iter().collect(),
+        }
+    }
+
     /// The windows, in the project's order.
     #[must_use]
     pub fn windows(&self) -> &[&'a Window] {
