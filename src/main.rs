@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::App(args) => flotilla::cli::app::run(&args),
         Command::Simulate(args) => flotilla::cli::simulate::run(&args),
         Command::Version(args) => flotilla::cli::version::run(&args),
+        Command::Windows(args) => flotilla::cli::windows::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -16,6 +16,7 @@ pub mod rollout;
 pub mod simulate;
 pub mod sync;
 pub mod version;
+pub mod windows;
 
 use clap::{Parser, Subcommand};
 
@@ -73,6 +74,9 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
     /// Print Flotilla's version and the versions of helm and kustomize it runs.
     Version(version::VersionArgs),
+    /// List the sync windows that apply to an Application (or each of an ApplicationSet's), and
+    /// whether they are active now.
+    Windows(windows::WindowsArgs),
 }
 
 /// How log lines are written.
