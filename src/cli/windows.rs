@@ -195,9 +195,10 @@ mod tests {
             lines[5],
             "db: automated syncs waits for window 'prod freeze' (deny 0 16 * * 5 for 64h, Europe/Berlin) — opens Mon 08:00 Europe/Berlin; manual syncs allowed"
         );
+        // The freeze ends at 07:00Z, but web's allow window opens only at 08:00Z (09:00 Berlin).
         assert_eq!(
             lines[6],
-            "web: automated syncs waits for window 'prod freeze' (deny 0 16 * * 5 for 64h, Europe/Berlin) — opens Mon 08:00 Europe/Berlin; manual syncs allowed"
+            "web: automated syncs waits for window 'prod freeze' (deny 0 16 * * 5 for 64h, Europe/Berlin) — opens Mon 09:00 Europe/Berlin; manual syncs allowed"
         );
     }
 }
