@@ -153,8 +153,11 @@ mod tests {
         text.parse().unwrap()
     }
 
+    /// Which window (by index) blocks automated and manual syncs.
+    type Blockers = (Option<usize>, Option<usize>);
+
     /// Which window (by index) blocks automated and manual syncs at `at`.
-    fn blockers(windows: &[SyncWindow], at: &str) -> (Option<usize>, Option<usize>) {
+    fn blockers(windows: &[SyncWindow], at: &str) -> Blockers {
         let parsed = ProjectWindows::parse("p", windows).unwrap();
         let applying = parsed.applying_to(&TARGET);
         let of = |kind| applying.blocker(kind, ts(at)).map(|w| w.index);
@@ -169,47 +172,55 @@ mod tests {
         let deny_manual = window(Deny, "0 10 * * *", "2h", true);
         let allow = window(Allow, "0 8 * * *", "10h", false);
         let allow_manual = window(Allow, "0 8 * * *", "10h", true);
-        let cases: [(&[SyncWindow], &str, (Option<usize>, Option<usize>)); 11] = [
-            (&[], "2026-12-04T11:00:00Z", (None, None)),
-            (&[deny.clone()], "2026-12-04T11:00:00Z", (Some(0), Some(0))),
-            (&[deny.clone()], "2026-12-04T12:00:00Z", (None, None)),
+        let cases: Vec<(Vec<SyncWindow>, &str, Blockers)> = vec![
+            (vec![], "2026-12-04T11:00:00Z", (None, None)),
             (
-                &[deny_manual.clone()],
+                vec![deny.clone()],
+                "2026-12-04T11:00:00Z",
+                (Some(0), Some(0)),
+            ),
+            (vec![deny.clone()], "2026-12-04T12:00:00Z", (None, None)),
+            (
+                vec![deny_manual.clone()],
                 "2026-12-04T11:00:00Z",
                 (Some(0), None),
             ),
             // Manual syncs pass only when every active deny window allows them.
             (
-                &[deny_manual.clone(), deny.clone()],
+                vec![deny_manual.clone(), deny.clone()],
                 "2026-12-04T11:00:00Z",
                 (Some(0), Some(1)),
             ),
-            (&[allow.clone()], "2026-12-04T09:00:00Z", (None, None)),
-            (&[allow.clone()], "2026-12-04T19:00:00Z", (Some(0), Some(0))),
+            (vec![allow.clone()], "2026-12-04T09:00:00Z", (None, None)),
             (
-                &[allow_manual.clone()],
+                vec![allow.clone()],
+                "2026-12-04T19:00:00Z",
+                (Some(0), Some(0)),
+            ),
+            (
+                vec![allow_manual.clone()],
                 "2026-12-04T19:00:00Z",
                 (Some(0), None),
             ),
             // Deny wins over an active allow.
             (
-                &[allow.clone(), deny.clone()],
+                vec![allow.clone(), deny.clone()],
                 "2026-12-04T11:00:00Z",
                 (Some(1), Some(1)),
             ),
             (
-                &[allow.clone(), deny.clone()],
+                vec![allow.clone(), deny.clone()],
                 "2026-12-04T13:00:00Z",
                 (None, None),
             ),
             (
-                &[allow_manual, deny_manual],
+                vec![allow_manual, deny_manual],
                 "2026-12-04T11:00:00Z",
                 (Some(1), None),
             ),
         ];
         for (index, (windows, at, expected)) in cases.into_iter().enumerate() {
-            assert_eq!(blockers(windows, at), expected, "case {index}");
+            assert_eq!(blockers(&windows, at), expected, "case {index}");
         }
     }
 

@@ -25,7 +25,7 @@ pub struct WindowError {
     pub index: usize,
     pub field: String,
     pub value: String,
-    pub problem: FieldProblem,
+    pub problem: Box<FieldProblem>,
 }
 
 /// What is wrong with one field of a window.
@@ -94,7 +94,7 @@ impl Window {
             index,
             field: field.to_owned(),
             value: value.to_owned(),
-            problem,
+            problem: Box::new(problem),
         };
         let schedule = CronSchedule::parse(&spec.schedule)
             .map_err(|e| error("schedule", &spec.schedule, e.into()))?;
