@@ -102,7 +102,11 @@ fn window_shading(out: &mut String, report: &Report, height: f64, x: &dyn Fn(f64
             escape(&text),
             x0 + 3.0,
             height - 54.0,
-            escape(&format!("step {} waits for a sync window", wait.step))
+            escape(&format!(
+                "step {} {}",
+                wait.step,
+                wait.reason.split("; ").next().unwrap_or_default()
+            ))
         );
     }
 }
@@ -165,11 +169,12 @@ fn axis(out: &mut String, total: f64, height: f64, x: &dyn Fn(f64) -> f64) {
 /// A round tick interval giving at most about ten ticks.
 fn tick(total: f64) -> f64 {
     [
-        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0,
+        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
+        10800.0, 21600.0, 43200.0, 86400.0, 172_800.0,
     ]
     .into_iter()
     .find(|step| total / step <= 10.0)
-    .unwrap_or(7200.0)
+    .unwrap_or(604_800.0)
 }
 
 fn app_row(out: &mut String, report: &Report, app: &AppReport, y: f64, x: &dyn Fn(f64) -> f64) {
@@ -285,5 +290,6 @@ mod tests {
         assert_eq!(escape(r#"<a & "b">"#), "&lt;a &amp; &quot;b&quot;&gt;");
         assert!((tick(45.0) - 5.0).abs() < f64::EPSILON);
         assert!((tick(600.0) - 60.0).abs() < f64::EPSILON);
+        assert!((tick(64.0 * 3600.0) - 43200.0).abs() < f64::EPSILON);
     }
 }
