@@ -2,7 +2,7 @@
 //! RollingSync (a window that starts at the current minute and ends about 75 s from now). The
 //! controller (run in this process) syncs step 1, holds step 2 with a condition naming the
 //! window, refuses a person's sync of another Application the window covers, and finishes the
-//! rollout once the window ends. `flotilla simulate` of the same ApplicationSet and project,
+//! rollout once the window ends; `flotilla windows stack` lists the window as active meanwhile. `flotilla simulate` of the same ApplicationSet and project,
 //! started at the same instant, shows the same wait.
 
 mod controller_support;
@@ -178,6 +178,26 @@ async fn a_deny_window_holds_step_two_until_it_ends() {
     );
     assert_eq!(rollout_state(&waiting, "backend"), Some(State::Waiting));
     assert_eq!(rollout_state(&waiting, "frontend"), Some(State::Waiting));
+
+    // `flotilla windows` lists the window over the backend, active, and what it means.
+    let listed = support::run_flotilla(&ns, &["windows", "stack"]).await;
+    let listing = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success(), "{listed:?}");
+    let backend_row = listing
+        .lines()
+        .find(|line| line.starts_with("backend "))
+        .unwrap_or_else(|| panic!("a row for the backend:\n{listing}"));
+    assert!(
+        backend_row.contains("backend freeze")
+            && backend_row.contains(" yes ")
+            && backend_row.contains("ends "),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("\nbackend: automated syncs waits for window 'backend freeze' (deny ")
+            && listing.contains("\ndatabase: automated syncs allowed; manual syncs allowed\n"),
+        "{listing}"
+    );
 
     // A person's sync of another Application the window covers is refused, naming it.
     let manual: Application = object(json!({
