@@ -61,6 +61,7 @@ fn input() -> RolloutInput {
                 revisions: vec!["c0ffee".into()],
                 ..ObservedStatus::default()
             },
+            sync_blocked_by: None,
         });
         prior.push(ApplicationSetApplicationStatus {
             application: name,

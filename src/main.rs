@@ -28,6 +28,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => flotilla::cli::simulate::run(&args),
         Command::Version(args) => flotilla::cli::version::run(&args),
         Command::Completion(args) => flotilla::cli::completion::run(&args),
+        Command::Windows(args) => flotilla::cli::windows::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -38,7 +38,7 @@ fn every_example_replays_to_its_expected_output() {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     states.sort();
-    assert_eq!(states.len(), 5, "{states:?}");
+    assert_eq!(states.len(), 6, "{states:?}");
     for state in states {
         let text = explain(&state, ExplainOutput::Text);
         check_golden(&state.with_extension("expected.txt"), &text);
@@ -118,5 +118,14 @@ fn the_examples_show_what_they_are_named_for() {
             .as_str()
             .unwrap()
             .starts_with("step 2: Application \"database\"")
+    );
+}
+
+#[test]
+fn a_freeze_holds_step_two_and_names_the_window() {
+    let value = json("freeze-holds-step-two.yaml");
+    assert_eq!(
+        progressing_message(&value),
+        r#""True" "StepWaitingForWindow": "step 2 of 2 waits for window 'prod freeze' (opens Mon 08:00 Europe/Berlin); held back: platform-backend""#
     );
 }

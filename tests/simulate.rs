@@ -1,7 +1,7 @@
 //! `flotilla simulate` on the examples: every example rolls out to completion, an injected
 //! PreSync failure in the database stops the rest of the three-tier stack and the report says
-//! why, the timeline is well-formed SVG/HTML with one row per Application, and `-o json` gives
-//! the same report to scripts.
+//! why, the timeline is well-formed SVG/HTML with one row per Application, `-o json` gives
+//! the same report to scripts, and a project's freeze window holds a step on the virtual clock.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -392,4 +392,80 @@ fn configured_health_checks_judge_simulated_objects_as_the_controller_does() {
             file.display()
         )
     );
+}
+
+/// The example project's Friday freeze (16:00 Berlin for 64h), the rollout started at 15:59:55
+/// Berlin: the database syncs, the backend waits until Monday 08:00 Berlin, then the rest runs.
+#[test]
+fn a_freeze_holds_the_next_step_until_it_opens() {
+    let project = format!("--project={}", example("projects/platform.yaml"));
+    let report = simulate(&three_tier(&[&project, "--start=2026-12-04T14:59:55Z"]));
+    let text = table(&report);
+    assert_eq!(report.ending, Ending::Complete, "{text}");
+    let start = |name: &str| {
+        report
+            .applications
+            .iter()
+            .find(|a| a.name == name)
+            .and_then(|a| a.start)
+            .unwrap_or_else(|| panic!("{name} started:\n{text}"))
+    };
+    // Monday 07:00Z is 64h05s after the start.
+    let opens = f64::from(64 * 3600 + 5);
+    assert_eq!(start("platform-database"), 0.0, "{text}");
+    assert_eq!(start("platform-backend"), opens, "{text}");
+    assert!(start("platform-frontend") > opens, "{text}");
+    let [wait] = report.window_waits.as_slice() else {
+        panic!("one wait:\n{text}")
+    };
+    assert_eq!(wait.step, 2);
+    assert_eq!(wait.end, opens);
+    assert!(wait.start > 0.0 && wait.start < 60.0, "{text}");
+    assert_eq!(
+        wait.reason,
+        "waits for window 'prod freeze' (opens Mon 08:00 Europe/Berlin); held back: platform-backend"
+    );
+    assert!(text.contains("\nSync windows:\n  step 2 "), "{text}");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("freeze.svg");
+    write_timeline(&path, &report).expect("writes the timeline");
+    let svg = std::fs::read_to_string(&path).expect("reads the timeline");
+    roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    assert_eq!(svg.matches(r#"class="window-wait""#).count(), 1);
+    assert!(
+        svg.contains("waits for window &#39;prod freeze&#39;"),
+        "{svg}"
+    );
+
+    // Started on Monday after the freeze: nothing waits.
+    let monday = simulate(&three_tier(&[&project, "--start=2026-12-07T07:00:00Z"]));
+    assert!(monday.window_waits.is_empty());
+    assert!(monday.total_seconds < 60.0);
+}
+
+#[test]
+fn project_files_are_read_strictly_and_windows_validated() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("platform.yaml");
+    let original = std::fs::read_to_string(example("projects/platform.yaml")).unwrap();
+    let cases = [
+        (
+            original.replace("timeZone:", "timezone:"),
+            format!(
+                "{}: AppProject \"platform\": unsupported field spec.syncWindows.0.timezone: Flotilla does not implement it (check the spelling, or remove it)",
+                file.display()
+            ),
+        ),
+        (
+            original.replace("duration: 64h", "duration: 64 hours"),
+            "project platform: syncWindows[0].duration \"64 hours\": ".to_owned(),
+        ),
+    ];
+    for (text, message) in cases {
+        std::fs::write(&file, text).expect("writes the project");
+        let args = three_tier(&[&format!("--project={}", file.display())]);
+        let error = simulate_from_args(&parse(&args), &|_| {}).expect_err("refused");
+        let error = format!("{error:#}");
+        assert!(error.starts_with(&message), "{error}");
+    }
 }

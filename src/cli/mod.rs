@@ -17,6 +17,7 @@ pub mod rollout;
 pub mod simulate;
 pub mod sync;
 pub mod version;
+pub mod windows;
 
 use clap::{Parser, Subcommand};
 
@@ -76,6 +77,9 @@ pub enum Command {
     Version(version::VersionArgs),
     /// Print the shell completion script (bash, zsh, fish, powershell).
     Completion(completion::CompletionArgs),
+    /// List the sync windows that apply to an Application (or each of an ApplicationSet's), and
+    /// whether they are active now.
+    Windows(windows::WindowsArgs),
 }
 
 /// How log lines are written.

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
+use k8s_openapi::jiff::Timestamp;
 
 use crate::api::Application;
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
@@ -17,6 +18,7 @@ use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
 use crate::manifest::{Resource, ValidationError};
 use crate::project::Projects;
+use crate::project::windows::{AppTarget, ProjectWindows, Window};
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};
@@ -61,7 +63,10 @@ pub struct SimulateArgs {
     pub existing_namespaces: Vec<String>,
     #[command(flatten)]
     pub customizations: crate::cli::customizations_args::CustomizationsArgs,
-
+    /// When the simulated rollout starts (RFC 3339, e.g. 2026-12-04T15:30:00Z; default: now):
+    /// the projects' sync windows are evaluated on this virtual clock.
+    #[arg(long, value_name = "TIME")]
+    pub start: Option<Timestamp>,
     /// Output format of the report.
     #[arg(short, long, value_enum, default_value_t)]
     pub output: SimulateOutput,
@@ -106,12 +111,14 @@ pub fn simulate_from_args(
         .applications
         .iter()
         .map(|application| {
-            sim_app(
+            let mut app = sim_app(
                 application,
                 (&rendered.repos, &rendered.projects),
                 &mut sources,
                 &process,
-            )
+            )?;
+            app.sync_windows = applying_windows(&rendered.projects, application)?;
+            Ok(app)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let simulation = Simulation {
@@ -123,6 +130,7 @@ pub fn simulate_from_args(
             namespaces: args.existing_namespaces.clone(),
         },
         speed: (!args.instant).then_some(args.speed),
+        start: args.start.unwrap_or_else(Timestamp::now),
     };
     Ok(simulate(&simulation, progress)?)
 }
@@ -214,7 +222,29 @@ pub fn sim_app(
         revision,
         settings,
         plan: AppPlan::new(Box::new(plan), same_for_every_operation),
+        sync_windows: Vec::new(),
     })
+}
+
+/// The sync windows of `application`'s project (from `--project`) that apply to it; none when
+/// its project is not among them.
+///
+/// # Errors
+/// A window of its project cannot be used.
+pub fn applying_windows(
+    projects: &Projects,
+    application: &Application,
+) -> anyhow::Result<Vec<Window>> {
+    let Ok(project) = projects.get(&application.spec.project) else {
+        return Ok(Vec::new());
+    };
+    let windows = ProjectWindows::parse(&application.spec.project, &project.sync_windows)?;
+    Ok(windows
+        .applying_to(&AppTarget::of(application))
+        .windows()
+        .iter()
+        .map(|window| (*window).clone())
+        .collect())
 }
 
 /// Progress lines on stderr when it is a terminal; nothing otherwise.
@@ -293,6 +323,18 @@ pub fn table(report: &Report) -> String {
             })
             .collect();
         text.push_str(&format!("\nCritical path: {}\n", links.join(" -> ")));
+    }
+    if !report.window_waits.is_empty() {
+        text.push_str("\nSync windows:\n");
+        for wait in &report.window_waits {
+            text.push_str(&format!(
+                "  step {} {} to {}: {}\n",
+                wait.step,
+                format_seconds(wait.start),
+                format_seconds(wait.end),
+                wait.reason
+            ));
+        }
     }
     if !report.blocked.is_empty() {
         text.push_str("\nBlocked:\n");

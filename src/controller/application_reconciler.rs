@@ -35,6 +35,7 @@ use super::application::freshness::{
 };
 use super::application::instance::instance_name;
 use super::application::status::{condition_patch, operation_patch, status_patch, with_generation};
+use super::application::window_gate::{WindowGate, refused_message, waiting_message, window_gate};
 use super::appset_reconciler::retry_delay;
 use super::events::{EventPublisher, EventReason};
 use super::metrics::{Metrics, Reconciler};
@@ -58,6 +59,7 @@ use crate::cluster::watched_customizations::{
 use crate::cluster::watched_projects::{ProjectsWatchError, WatchedProjects};
 use crate::customizations::Customizations;
 use crate::manifest::{ObjectKey, ValidationErrors};
+use crate::project::windows::sync_block_or_invalid;
 use crate::project::{ClusterIdentity, ProjectScope, Projects, Refusal, admit};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
 use crate::source::SourceOptions;
@@ -401,8 +403,82 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     let Some(trigger) = next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) else {
         return Ok(Action::requeue(ctx.resync));
     };
+    if let Some(action) = hold_for_windows(ctx, &app, &trigger, &observed.admitted.projects).await?
+    {
+        return Ok(action);
+    }
     let synced = sync(ctx, &app, &observed, trigger, &run).await;
     reporting_sync_failure(ctx, &app, synced).await
+}
+
+/// What the project's sync windows make of `trigger` (see [`window_gate`]): `None` to sync
+/// now; else the sync waits (a `SyncError` condition names the window, and the Application is
+/// reconciled again when it opens) or, for a manual request, fails at once naming the window.
+async fn hold_for_windows(
+    ctx: &ApplicationContext,
+    app: &Application,
+    trigger: &Trigger,
+    projects: &Projects,
+) -> Result<Option<Action>, ApplicationError> {
+    if matches!(trigger, Trigger::Resume { .. }) {
+        return Ok(None);
+    }
+    let now = Timestamp::now();
+    match window_gate(trigger, |kind| {
+        sync_block_or_invalid(projects, app, kind, now)
+    }) {
+        WindowGate::Proceed => Ok(None),
+        WindowGate::Wait(block) => {
+            let message = waiting_message(&block);
+            report(
+                ctx,
+                app,
+                ApplicationConditionType::SyncError,
+                Some(&message),
+            )
+            .await?;
+            let opens = block
+                .opens_at
+                .and_then(|opens| Duration::try_from(opens.duration_since(now)).ok())
+                .map_or(ctx.resync, |wait| wait + Duration::from_secs(1));
+            Ok(Some(Action::requeue(opens.min(ctx.resync))))
+        }
+        WindowGate::Refuse(block) => {
+            let Trigger::Requested(operation) = trigger else {
+                return Ok(None);
+            };
+            refuse(ctx, app, operation, &refused_message(&block)).await?;
+            Ok(Some(Action::requeue(ctx.resync)))
+        }
+    }
+}
+
+/// Records the requested `operation` as a failed operation with `message` and removes the
+/// request.
+async fn refuse(
+    ctx: &ApplicationContext,
+    app: &Application,
+    operation: &Operation,
+    message: &str,
+) -> Result<(), ApplicationError> {
+    let name = app.name_any();
+    let now = Timestamp::now();
+    let revision = Some(operation.sync.revision.as_str()).filter(|r| !r.is_empty());
+    let id = format!("{name}-{}", now.as_millisecond());
+    let (mut state, _) = begin(None, revision, &id, Time(now));
+    state.phase = crate::sync::OperationPhase::Failed;
+    message.clone_into(&mut state.message);
+    state.finished_at = Some(Time(now));
+    StatusStore::new(ctx.api(), &ctx.namespace, &name)
+        .save(&state)
+        .await
+        .map_err(|error| ApplicationError::Sync {
+            app: name.clone(),
+            error: error.into(),
+        })?;
+    clear_operation(ctx, &name, operation).await?;
+    publish(ctx, app, EventReason::SyncFailed, message.to_owned()).await;
+    Ok(())
 }
 
 /// `stepped`, with a failure reported as the `SyncError` condition.

@@ -26,7 +26,7 @@ use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
 use super::appset::pacing::{LastReconcile, wait_before};
-use super::appset::requeue::poll_interval;
+use super::appset::requeue::{poll_interval, rollout_requeue};
 use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{Outcome, changed, next_status, status_patch};
@@ -302,7 +302,11 @@ async fn reconcile_now(
     result?;
     ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
     ctx.metrics.reconciled(None);
-    let rollout_requeue = in_progress(&status).then_some(ROLLOUT_REQUEUE);
+    let rollout_requeue = in_progress(&status).then(|| {
+        pass.as_ref().map_or(ROLLOUT_REQUEUE, |pass| {
+            rollout_requeue(&pass.input, &pass.decision, ROLLOUT_REQUEUE)
+        })
+    });
     let poll_requeue = poll_interval(&appset.spec.generators, ctx.git_poll);
     Ok(match (rollout_requeue, poll_requeue) {
         (Some(a), Some(b)) => Action::requeue(a.min(b)),
@@ -385,8 +389,10 @@ async fn observed_rollout(
     existing: &[Application],
 ) -> Option<Result<RolloutInput, ReconcileError>> {
     let strategy = rolling_sync(appset)?;
-    let resolved = match resolve_sources(&ctx.repos, &planned.desired).await {
-        Ok(resolved) => resolved,
+    let resolved = resolve_sources(&ctx.repos, &planned.desired).await;
+    let projects = ctx.projects.current().await.map_err(RolloutError::from);
+    let (resolved, projects) = match resolved.and_then(|r| projects.map(|p| (r, p))) {
+        Ok(both) => both,
         Err(error) => {
             return Some(Err(ReconcileError::Rollout {
                 appset: appset.name_any(),
@@ -408,6 +414,7 @@ async fn observed_rollout(
         updated: &updated,
         resolved: &resolved,
         prior: appset,
+        projects: &projects,
     })))
 }
 

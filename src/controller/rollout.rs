@@ -30,6 +30,8 @@ pub enum RolloutError {
     },
     #[error("the revision task failed: {0}")]
     ResolveTask(String),
+    #[error("reading the projects' sync windows: {0}")]
+    Projects(#[from] crate::cluster::watched_projects::ProjectsWatchError),
     #[error("requesting a sync of Application {application}: {error}")]
     Trigger {
         application: String,

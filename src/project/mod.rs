@@ -9,6 +9,7 @@ pub mod kinds;
 pub mod pattern;
 pub mod refusal;
 pub mod sources;
+pub mod windows;
 
 pub use admission::{Admission, ProjectScope, admit};
 pub use destinations::ClusterIdentity;

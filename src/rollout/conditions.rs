@@ -20,6 +20,8 @@ pub enum ProgressReason {
     StepProgressing,
     /// A step waits for something other than a free slot (True).
     StepWaiting,
+    /// A sync window holds the step back (True: it proceeds when the window opens).
+    StepWaitingForWindow,
     /// A step's `maxUpdate` is 0 (True: work is left, but it waits for a person).
     StepHeld,
     /// The rollout is paused (True).
@@ -40,6 +42,7 @@ impl ProgressReason {
             Self::StepProgressing => "StepProgressing",
             Self::StepWaiting => "StepWaiting",
             Self::StepHeld => "StepHeld",
+            Self::StepWaitingForWindow => "StepWaitingForWindow",
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutStalled => "RolloutStalled",
             Self::ApplicationSetRolloutComplete => "ApplicationSetRolloutComplete",
@@ -51,9 +54,11 @@ impl ProgressReason {
     #[must_use]
     pub fn status(self) -> ConditionStatus {
         match self {
-            Self::StepProgressing | Self::StepWaiting | Self::StepHeld | Self::RolloutPaused => {
-                ConditionStatus::True
-            }
+            Self::StepProgressing
+            | Self::StepWaiting
+            | Self::StepWaitingForWindow
+            | Self::StepHeld
+            | Self::RolloutPaused => ConditionStatus::True,
             Self::RolloutStalled
             | Self::ApplicationSetRolloutComplete
             | Self::InvalidRolloutConfig => ConditionStatus::False,

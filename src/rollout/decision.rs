@@ -77,6 +77,9 @@ pub enum StepState {
     Progressing,
     /// Enabled, waiting for something that is not a sync slot (creation, health, a started sync).
     Waiting,
+    /// Enabled, but a sync window holds back an Application it would sync: nothing new is
+    /// promoted until the window opens; syncs already started finish.
+    WindowClosed,
     /// Enabled, but `maxUpdate` is 0: nothing syncs until someone syncs by hand.
     Held,
     /// An Application is Degraded, its sync failed, or the progress deadline passed.

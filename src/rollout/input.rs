@@ -11,6 +11,7 @@ use crate::api::application_set::RolloutStrategy;
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, HealthStatusCode, SyncStatusCode,
 };
+use crate::project::windows::WindowBlock;
 
 /// Everything one rollout pass depends on. No clock and no client: `now` is an input.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -23,6 +24,18 @@ pub struct RolloutInput {
     /// `status.applicationStatus` as the previous pass left it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prior_application_status: Vec<ApplicationSetApplicationStatus>,
+}
+
+impl RolloutInput {
+    /// The earliest instant a window that blocks one of the Applications opens: when a pass
+    /// should run again.
+    #[must_use]
+    pub fn next_window_opening(&self) -> Option<Timestamp> {
+        self.applications
+            .iter()
+            .filter_map(|app| app.sync_blocked_by.as_ref()?.opens_at)
+            .min()
+    }
 }
 
 /// One generated Application as observed now.
@@ -44,6 +57,10 @@ pub struct ApplicationState {
     pub target_revisions: Vec<String>,
     #[serde(default)]
     pub status: ObservedStatus,
+    /// The sync window that keeps the rollout from syncing this Application at `now`, as the
+    /// caller found it from the Application's project (rollout syncs count as automated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_blocked_by: Option<WindowBlock>,
 }
 
 fn exists_by_default() -> bool {

@@ -123,7 +123,8 @@ impl Pass<'_> {
         if let Some(current) = current {
             self.close_later_steps(current);
             let causes = self.stall_causes(current);
-            let promoted = if causes.is_empty() && !self.config.paused {
+            let held = self.held_by_windows(current);
+            let promoted = if causes.is_empty() && !self.config.paused && held.is_empty() {
                 self.promote(current)
             } else {
                 Vec::new()
@@ -131,11 +132,11 @@ impl Pass<'_> {
             if !self.config.paused {
                 sync_triggered = self.members[current]
                     .iter()
-                    .filter(|&&i| self.needs_sync(i))
+                    .filter(|&&i| self.needs_sync(i) && self.apps[i].sync_blocked_by.is_none())
                     .map(|&i| self.apps[i].name.clone())
                     .collect();
             }
-            reports.push(self.current_report(current, &causes, &promoted));
+            reports.push(self.current_report(current, &causes, &promoted, &held));
             let closed = format!("closed until step {} completes", current + 1);
             reports.extend(
                 (current + 1..steps)
@@ -214,6 +215,28 @@ impl Pass<'_> {
             .collect()
     }
 
+    /// The Applications of `step` a sync window holds back — Waiting ones, and Pending ones whose
+    /// sync has not started — with their Waiting entries saying so. While there is one, the
+    /// step promotes nothing; syncs already started finish.
+    fn held_by_windows(&mut self, step: usize) -> Vec<usize> {
+        let mut held = Vec::new();
+        for &i in &self.members[step] {
+            let app = self.apps[i];
+            let Some(block) = &app.sync_blocked_by else {
+                continue;
+            };
+            let entry = &mut self.entries[i];
+            let waiting = entry.status == State::Waiting && app.exists;
+            if waiting || (entry.status == State::Pending && !sync_started_since(app, entry)) {
+                if waiting {
+                    entry.message = format!("waits for {}", block.short());
+                }
+                held.push(i);
+            }
+        }
+        held
+    }
+
     /// Promotes Waiting Applications of `step` in name order while a slot is free.
     fn promote(&mut self, step: usize) -> Vec<usize> {
         let config = &self.config.steps[step];
@@ -279,7 +302,13 @@ impl Pass<'_> {
         }
     }
 
-    fn current_report(&self, step: usize, causes: &[String], promoted: &[usize]) -> StepReport {
+    fn current_report(
+        &self,
+        step: usize,
+        causes: &[String],
+        promoted: &[usize],
+        held: &[usize],
+    ) -> StepReport {
         let limit = self.config.steps[step]
             .max_update
             .limit(self.members[step].len());
@@ -312,6 +341,31 @@ impl Pass<'_> {
             (
                 StepState::Paused,
                 format!("paused: nothing new is promoted{running}"),
+            )
+        } else if let Some(block) = held
+            .iter()
+            .filter_map(|&i| self.apps[i].sync_blocked_by.as_ref())
+            .max_by_key(|block| block.opens_at.unwrap_or(Timestamp::MAX))
+        {
+            let names = held.iter().map(|&i| self.apps[i].name.as_str());
+            let started: Vec<String> = self.members[step]
+                .iter()
+                .filter(|&i| !held.contains(i))
+                .filter(|&&i| matches!(self.entries[i].status, State::Pending | State::Progressing))
+                .map(|&i| describe(self.apps[i], &self.entries[i]))
+                .collect();
+            let running = if started.is_empty() {
+                String::new()
+            } else {
+                format!("; in flight finish: {}", list(started.iter()))
+            };
+            (
+                StepState::WindowClosed,
+                format!(
+                    "waits for {}; held back: {}{running}",
+                    block.short(),
+                    list(names)
+                ),
             )
         } else if !promoted.is_empty() {
             let names = promoted.iter().map(|&i| self.apps[i].name.as_str());
@@ -368,6 +422,7 @@ impl Pass<'_> {
             StepState::Stalled => ProgressReason::RolloutStalled,
             StepState::Paused => ProgressReason::RolloutPaused,
             StepState::Held => ProgressReason::StepHeld,
+            StepState::WindowClosed => ProgressReason::StepWaitingForWindow,
             StepState::Waiting => ProgressReason::StepWaiting,
             StepState::Progressing | StepState::Complete | StepState::Closed => {
                 ProgressReason::StepProgressing

@@ -68,6 +68,7 @@ fn app(name: &str, tier: &str) -> ApplicationState {
             revisions: vec![R1.into()],
             ..ObservedStatus::default()
         },
+        sync_blocked_by: None,
     }
 }
 
@@ -775,4 +776,127 @@ fn rollout_complete_when_every_step_is_healthy() {
         "{message}"
     );
     assert_eq!(d.apps_to_sync, names(&["db", "web"]));
+}
+
+/// `app` held back by the window `prod freeze` until `opens` (a time of the test day).
+fn frozen(mut app: ApplicationState, opens: &str) -> ApplicationState {
+    app.sync_blocked_by = Some(crate::project::windows::WindowBlock {
+        window: "prod freeze".into(),
+        summary: "deny 0 16 * * 5 for 64h, Europe/Berlin".into(),
+        opens_at: Some(at(opens)),
+        opens: format!("Sat {} UTC", &opens[..5]),
+    });
+    app
+}
+
+#[test]
+fn a_sync_window_holds_a_step_while_started_syncs_finish() {
+    let db_done = || done(app("db", "db"), "12:00:10");
+    // (case, applications, prior, expected states, step 2's state, triggered, message)
+    let prior = vec![
+        entry("db", State::Healthy, "1", "12:01:00"),
+        entry("backend-a", State::Waiting, "2", "12:00:00"),
+        entry("backend-b", State::Waiting, "2", "12:00:00"),
+    ];
+    // Step 2 would promote both; one is held back: neither is promoted.
+    let d = run(
+        three_tiers(),
+        vec![
+            db_done(),
+            app("backend-a", "backend"),
+            frozen(app("backend-b", "backend"), "14:00:00"),
+        ],
+        prior.clone(),
+        "12:05:00",
+    );
+    assert_eq!(
+        states(&d),
+        pairs(&[
+            ("backend-a", State::Waiting),
+            ("backend-b", State::Waiting),
+            ("db", State::Healthy)
+        ])
+    );
+    assert!(d.sync_triggered.is_empty());
+    assert_eq!(d.step_reports[1].state, StepState::WindowClosed);
+    let (status, reason, message) = progress(&d);
+    assert_eq!(
+        (status, reason.as_str(), message.as_str()),
+        (
+            ConditionStatus::True,
+            "StepWaitingForWindow",
+            "step 2 of 3 waits for window 'prod freeze' (opens Sat 14:00 UTC); held back: backend-b"
+        )
+    );
+    assert_eq!(
+        d.application_status[1].message,
+        "waits for window 'prod freeze' (opens Sat 14:00 UTC)"
+    );
+    assert_eq!(
+        d.application_status[1].last_transition_time,
+        Some(Time(at("12:00:00"))),
+        "a held Application does not transition"
+    );
+    // The window opens: both are promoted and synced.
+    let d2 = run(
+        three_tiers(),
+        vec![
+            db_done(),
+            app("backend-a", "backend"),
+            app("backend-b", "backend"),
+        ],
+        d.application_status.clone(),
+        "14:00:00",
+    );
+    assert_eq!(d2.sync_triggered, names(&["backend-a", "backend-b"]));
+    assert_eq!(d2.step_reports[1].state, StepState::Progressing);
+
+    // A step already syncing when the window closes: the started sync finishes, the Pending
+    // one whose sync has not started is not triggered, the Waiting one is not promoted.
+    let started = syncing(
+        app("backend-a", "backend"),
+        OperationPhase::Running,
+        "12:03:00",
+        "1/2 pods ready",
+    );
+    let d3 = run(
+        strategy(vec![tier_step("db", None), tier_step("backend", Some("2"))]),
+        vec![
+            db_done(),
+            frozen(started, "14:00:00"),
+            frozen(app("backend-b", "backend"), "14:00:00"),
+            frozen(app("backend-c", "backend"), "15:30:00"),
+        ],
+        vec![
+            entry("db", State::Healthy, "1", "12:01:00"),
+            entry("backend-a", State::Pending, "2", "12:02:00"),
+            entry("backend-b", State::Pending, "2", "12:02:00"),
+            entry("backend-c", State::Waiting, "2", "12:02:00"),
+        ],
+        "12:05:00",
+    );
+    assert_eq!(
+        states(&d3),
+        pairs(&[
+            ("backend-a", State::Progressing),
+            ("backend-b", State::Pending),
+            ("backend-c", State::Waiting),
+            ("db", State::Healthy)
+        ])
+    );
+    assert!(d3.sync_triggered.is_empty());
+    assert_eq!(
+        d3.step_reports[1].next,
+        "waits for window 'prod freeze' (opens Sat 15:30 UTC); held back: backend-b, backend-c; in flight finish: backend-a Progressing 1/2 pods ready"
+    );
+    let input = RolloutInput {
+        now: at("12:05:00"),
+        strategy: three_tiers(),
+        applications: vec![
+            frozen(app("a", "db"), "15:30:00"),
+            frozen(app("b", "db"), "14:00:00"),
+        ],
+        prior_application_status: Vec::new(),
+    };
+    assert_eq!(input.next_window_opening(), Some(at("14:00:00")));
 }

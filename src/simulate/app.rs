@@ -1,10 +1,11 @@
 //! One Application as the simulation takes it: its name and labels (for RollingSync), the
-//! cluster it deploys to, and how to build its sync plan.
+//! cluster it deploys to, how to build its sync plan, and the sync windows that apply to it.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
 use crate::manifest::ValidationErrors;
+use crate::project::windows::Window;
 use crate::sync::SyncPlan;
 use crate::sync::execute::ExecuteSettings;
 
@@ -67,6 +68,8 @@ pub struct SimApp {
     pub settings: ExecuteSettings,
     /// Its sync plan.
     pub plan: AppPlan,
+    /// The sync windows of its project that apply to it.
+    pub sync_windows: Vec<Window>,
 }
 
 #[cfg(test)]

@@ -2,8 +2,10 @@
 //! ([`crate::rollout::step`]) decides which Applications sync; each triggered sync runs the real
 //! executor ([`run_sync`]) against its embedded cluster; when syncs end, their Applications are
 //! observed (all that ended at the same moment together, as one controller pass would see them)
-//! and the next pass runs — until nothing is in flight and nothing new is triggered. With
-//! `AllAtOnce` every Application syncs at the start. The loop decides nothing itself.
+//! and the next pass runs — until nothing is in flight and nothing new is triggered. Before each
+//! pass every Application's sync windows are evaluated at the virtual time (as the controller
+//! does); a step held by a window is passed again when the window opens. With `AllAtOnce` every
+//! Application syncs at the start. The loop decides nothing itself.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -16,9 +18,11 @@ use tokio::sync::watch;
 use crate::api::application_set::{RolloutStrategy, StrategyType};
 use crate::cluster::api::ClusterApi;
 use crate::duration::format_duration;
+use crate::project::windows::block::SEARCH_HORIZON_DAYS;
+use crate::project::windows::{AppWindows, SyncKind};
 use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
-    OperationState as RolloutOperation, RolloutDecision, RolloutInput,
+    OperationState as RolloutOperation, RolloutDecision, RolloutInput, StepReport, StepState,
 };
 use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState};
@@ -54,11 +58,26 @@ pub struct AppRun {
     pub observed: ApplicationState,
 }
 
+/// A stretch of virtual time during which a step waited for a sync window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowWait {
+    /// The step (1-based).
+    pub step: usize,
+    /// What the rollout said, e.g. `waits for window 'prod freeze' (opens Mon 08:00 UTC); ...`.
+    pub reason: String,
+    /// When the wait began.
+    pub start: Duration,
+    /// When it ended (the end of the simulation if it never did).
+    pub end: Duration,
+}
+
 /// What a whole simulation did.
 #[derive(Debug, Clone)]
 pub struct Driven {
     /// Every Application, in name order.
     pub runs: Vec<AppRun>,
+    /// When steps waited for sync windows, in order.
+    pub window_waits: Vec<WindowWait>,
     /// The last RollingSync decision (`None` for `AllAtOnce`).
     pub decision: Option<RolloutDecision>,
     /// When the last sync ended.
@@ -89,6 +108,7 @@ pub async fn drive<C: ClusterApi>(
                 spec_changed: false,
                 target_revisions: app.revision.iter().cloned().collect(),
                 status: ObservedStatus::default(),
+                sync_blocked_by: None,
             },
         })
         .collect();
@@ -102,8 +122,14 @@ pub async fn drive<C: ClusterApi>(
     let mut in_flight: FuturesUnordered<LocalBoxFuture<'_, (usize, OperationState)>> =
         FuturesUnordered::new();
     let mut first = true;
+    let mut window_waits: Vec<WindowWait> = Vec::new();
     loop {
+        let mut window_opens = None;
         let triggered: Vec<usize> = if rolling {
+            for (run, app) in runs.iter_mut().zip(apps) {
+                run.observed.sync_blocked_by =
+                    AppWindows::of(&app.sync_windows).block(SyncKind::Automated, clock.now());
+            }
             let input = RolloutInput {
                 now: clock.now(),
                 strategy: strategy.clone(),
@@ -114,6 +140,14 @@ pub async fn drive<C: ClusterApi>(
                     .unwrap_or_default(),
             };
             let next = crate::rollout::step(&input);
+            let held = next
+                .step_reports
+                .iter()
+                .find(|report| report.state == StepState::WindowClosed);
+            note_window_wait(&mut window_waits, held, clock.elapsed());
+            if held.is_some() {
+                window_opens = input.next_window_opening();
+            }
             let triggered = next
                 .sync_triggered
                 .iter()
@@ -145,7 +179,25 @@ pub async fn drive<C: ClusterApi>(
             };
             in_flight.push(Box::pin(sync_one(i, &apps[i], cluster, clock, progress)));
         }
-        let Some(ended) = in_flight.next().await else {
+        let wake = window_opens.map(|opens| {
+            let wait = Duration::try_from(opens.duration_since(clock.now())).unwrap_or_default();
+            wait.max(Duration::from_secs(1))
+        });
+        let ended = match wake {
+            None => in_flight.next().await,
+            Some(wait) if in_flight.is_empty() => {
+                if waited_too_long(&window_waits, clock.elapsed()) {
+                    break;
+                }
+                clock.sleep(wait).await;
+                continue;
+            }
+            Some(wait) => tokio::select! {
+                ended = in_flight.next() => ended,
+                () = clock.sleep(wait) => continue,
+            },
+        };
+        let Some(ended) = ended else {
             break;
         };
         let mut ended = vec![ended];
@@ -158,10 +210,43 @@ pub async fn drive<C: ClusterApi>(
             runs[i].operation = Some(operation);
         }
     }
+    note_window_wait(&mut window_waits, None, clock.elapsed());
     Driven {
         runs,
+        window_waits,
         decision,
         ended_at: clock.elapsed(),
+    }
+}
+
+/// Whether the wait in progress began more than the windows' search horizon ago: the windows
+/// never let the step proceed (say, two Applications whose allow windows never overlap).
+fn waited_too_long(waits: &[WindowWait], now: Duration) -> bool {
+    let horizon = Duration::from_secs(u64::try_from(SEARCH_HORIZON_DAYS).unwrap_or(28) * 86_400);
+    waits
+        .last()
+        .is_some_and(|wait| wait.end == Duration::MAX && now.saturating_sub(wait.start) > horizon)
+}
+
+/// Records the start of a step's wait for a window (`held`: the held step's report), or the end
+/// of the wait in progress when no step is held now.
+fn note_window_wait(waits: &mut Vec<WindowWait>, held: Option<&StepReport>, now: Duration) {
+    let open = waits.last_mut().filter(|wait| wait.end == Duration::MAX);
+    match (open, held) {
+        (Some(wait), Some(held)) if wait.step == held.step => {}
+        (open, held) => {
+            if let Some(wait) = open {
+                wait.end = now;
+            }
+            if let Some(held) = held {
+                waits.push(WindowWait {
+                    step: held.step,
+                    reason: held.next.clone(),
+                    start: now,
+                    end: Duration::MAX,
+                });
+            }
+        }
     }
 }
 
@@ -278,6 +363,7 @@ mod tests {
                 ..ExecuteSettings::default()
             },
             plan: AppPlan::new(Box::new(plan), true),
+            sync_windows: Vec::new(),
         };
         let (_, state) = sync_one(0, &app, &cluster, clock, &|_| {}).await;
         assert_eq!(

@@ -41,6 +41,8 @@ pub struct Simulation {
     pub behavior: ClusterBehavior,
     /// Virtual seconds per real second; `None` runs as fast as possible (`--instant`).
     pub speed: Option<f64>,
+    /// The virtual clock's start (sync windows are evaluated on it).
+    pub start: Timestamp,
 }
 
 /// Why a simulation could not start.
@@ -156,7 +158,7 @@ pub fn simulate(
 }
 
 async fn run(simulation: &Simulation, progress: &(dyn Fn(&Progress) + Sync)) -> Report {
-    let clock = VirtualClock::start(Timestamp::now());
+    let clock = VirtualClock::start(simulation.start);
     let behavior = Arc::new(simulation.behavior.clone());
     let clusters: BTreeMap<String, SimCluster> = simulation
         .apps

@@ -1,7 +1,7 @@
 //! The simulation's report, built from what the executor recorded and the rollout decided:
 //! total time, each step's and each Application's start and end, every Application's bar split
-//! into phases and waves (in execution order), the critical path, what blocked, and the
-//! rollout condition a user would see. Times are seconds of virtual time since the start.
+//! into phases and waves (in execution order), the critical path, what blocked, when steps
+//! waited for sync windows, and the rollout condition a user would see. Times are seconds of virtual time since the start.
 //! The web view draws a live rollout as the same report (`crate::ui::timeline`), from the
 //! operations recorded in Applications' status, with [`segments`], [`step_times`] and
 //! [`critical_path`].
@@ -53,6 +53,9 @@ pub struct Report {
     pub critical_path: Vec<PathLink>,
     /// What failed or never ran, and why.
     pub blocked: Vec<Blocked>,
+    /// When steps waited for sync windows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub window_waits: Vec<WindowWaitReport>,
     /// The `RolloutProgressing` condition as the ApplicationSet would show it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
@@ -132,6 +135,20 @@ pub struct PathLink {
     pub longest: String,
 }
 
+/// A stretch during which a step waited for a sync window.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowWaitReport {
+    /// The step.
+    pub step: usize,
+    /// What the rollout said, e.g. `waits for window 'prod freeze' (opens Mon 08:00 UTC); ...`.
+    pub reason: String,
+    /// When the wait began.
+    pub start: f64,
+    /// When it ended.
+    pub end: f64,
+}
+
 /// An Application that failed or never synced.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -187,6 +204,16 @@ pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
         total_seconds: secs(driven.ended_at),
         critical_path: critical_path(&steps, &applications),
         blocked: blocked(driven, &applications),
+        window_waits: driven
+            .window_waits
+            .iter()
+            .map(|wait| WindowWaitReport {
+                step: wait.step,
+                reason: wait.reason.clone(),
+                start: secs(wait.start),
+                end: secs(wait.end.min(driven.ended_at)),
+            })
+            .collect(),
         condition: driven.decision.as_ref().and_then(condition),
         steps,
         applications,

@@ -1,6 +1,7 @@
 //! The timeline picture: a self-contained Gantt chart (SVG, or HTML wrapping the SVG) with one
 //! row per Application grouped by step, each bar split into PreSync / waves / PostSync /
-//! SyncFail, failures marked in red with a cross, and a tooltip per segment listing its objects.
+//! SyncFail, failures marked in red with a cross, a tooltip per segment listing its objects, and
+//! the time ranges during which a sync window held a step shaded, with the window named.
 //! No scripts, fonts or links: it renders offline and can be attached to a pull request.
 
 use std::fmt::Write;
@@ -16,6 +17,8 @@ const ROW: f64 = 22.0;
 const TOP: f64 = 56.0;
 const BAR: f64 = 14.0;
 const FAILED: &str = "#d62728";
+const WINDOW: &str = "#f5c26b";
+const WINDOW_EDGE: &str = "#b7791f";
 
 /// The chart as a standalone SVG document.
 #[must_use]
@@ -50,6 +53,7 @@ pub fn svg(report: &Report) -> String {
             Row::App(app) => app_row(&mut out, report, app, y, &x),
         }
     }
+    window_shading(&mut out, report, height, &x);
     legend(&mut out, height - 24.0);
     out.push_str("</svg>\n");
     out
@@ -75,6 +79,36 @@ pub fn html(report: &Report) -> String {
         escape(&title(report)),
         svg(report)
     )
+}
+
+/// A translucent band over every row for each stretch a step waited for a sync window, with
+/// the window's text as its tooltip and label.
+fn window_shading(out: &mut String, report: &Report, height: f64, x: &dyn Fn(f64) -> f64) {
+    for wait in &report.window_waits {
+        let (x0, x1) = (x(wait.start), x(wait.end));
+        let text = format!(
+            "step {} {} ({} to {})",
+            wait.step,
+            wait.reason,
+            format_seconds(wait.start),
+            format_seconds(wait.end)
+        );
+        let _ = write!(
+            out,
+            r##"<g class="window-wait"><rect x="{x0:.1}" y="{}" width="{:.1}" height="{:.1}" fill="{WINDOW}" fill-opacity="0.35" stroke="{WINDOW_EDGE}" stroke-dasharray="4 3"><title>{}</title></rect><text x="{:.1}" y="{}" fill="{WINDOW_EDGE}" font-size="11">{}</text></g>"##,
+            TOP - 6.0,
+            (x1 - x0).max(1.0),
+            height - 50.0 - (TOP - 6.0),
+            escape(&text),
+            x0 + 3.0,
+            height - 54.0,
+            escape(&format!(
+                "step {} {}",
+                wait.step,
+                wait.reason.split("; ").next().unwrap_or_default()
+            ))
+        );
+    }
 }
 
 enum Row<'a> {
@@ -135,11 +169,12 @@ fn axis(out: &mut String, total: f64, height: f64, x: &dyn Fn(f64) -> f64) {
 /// A round tick interval giving at most about ten ticks.
 fn tick(total: f64) -> f64 {
     [
-        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0,
+        1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
+        10800.0, 21600.0, 43200.0, 86400.0, 172_800.0,
     ]
     .into_iter()
     .find(|step| total / step <= 10.0)
-    .unwrap_or(7200.0)
+    .unwrap_or(604_800.0)
 }
 
 fn app_row(out: &mut String, report: &Report, app: &AppReport, y: f64, x: &dyn Fn(f64) -> f64) {
@@ -255,5 +290,6 @@ mod tests {
         assert_eq!(escape(r#"<a & "b">"#), "&lt;a &amp; &quot;b&quot;&gt;");
         assert!((tick(45.0) - 5.0).abs() < f64::EPSILON);
         assert!((tick(600.0) - 60.0).abs() < f64::EPSILON);
+        assert!((tick(64.0 * 3600.0) - 43200.0).abs() < f64::EPSILON);
     }
 }

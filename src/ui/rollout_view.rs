@@ -12,6 +12,7 @@ use crate::api::{Application, ApplicationSet};
 use crate::controller::appset::rollout_input::{
     Observation, SourceRevision, rolling_sync, rollout_input,
 };
+use crate::project::Projects;
 use crate::rollout::{RolloutDecision, RolloutInput, step};
 
 /// The step function's input and decision for `appset`, when it rolls out with RollingSync.
@@ -44,6 +45,8 @@ pub fn current_rollout(
         updated: &BTreeSet::new(),
         resolved: &resolved,
         prior: appset,
+        // The view watches no AppProjects: sync windows are not shown here (explain shows them).
+        projects: &Projects::default(),
     });
     let decision = step(&input);
     Some((input, decision))

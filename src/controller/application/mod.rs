@@ -1,8 +1,8 @@
 //! The pure core of the Application controller: how an Application compares with the cluster
 //! ([`diff`], [`compare`]), whether it must be compared again ([`freshness`]), whether it syncs
-//! now ([`decide`]), what status and history result ([`status`], [`history`]), what its objects
-//! are tracked as ([`instance`]) and how its resources are deleted with it ([`deletion`]). No API
-//! client here.
+//! now ([`decide`]) and whether sync windows let it ([`window_gate`]), what status and history
+//! result ([`status`], [`history`]), what its objects are tracked as ([`instance`]) and how its
+//! resources are deleted with it ([`deletion`]). No API client here.
 
 pub mod compare;
 pub mod decide;
@@ -11,3 +11,4 @@ pub mod freshness;
 pub mod history;
 pub mod instance;
 pub mod status;
+pub mod window_gate;

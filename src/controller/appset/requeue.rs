@@ -2,17 +2,54 @@
 //! revision every `requeueAfterSeconds` (the controller's `--git-poll` when unset), plugin
 //! generators ask their service again (default 30 min) and clusterDecisionResource generators
 //! read their resources again (default 3 min), as in Argo CD; list and clusters generators react
-//! to watch events only.
+//! to watch events only. A rollout in progress is passed again every few seconds, unless it
+//! only waits for a sync window: then it sleeps until the window opens.
 
 use std::time::Duration;
 
 use flotilla_generators::spec::{GeneratorSpec, NestedGeneratorSpec};
+use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
+
+use crate::api::application_set_status::RolloutApplicationState;
+use crate::rollout::{RolloutDecision, RolloutInput, StepState};
 
 /// How often a plugin generator without `requeueAfterSeconds` is asked again.
 pub const PLUGIN_POLL: Duration = Duration::from_secs(30 * 60);
 /// How often a clusterDecisionResource generator without `requeueAfterSeconds` is read again.
 pub const DECISION_POLL: Duration = Duration::from_secs(3 * 60);
+
+/// How long a rollout that waits for a window opening beyond the search horizon sleeps.
+pub const WINDOW_RECHECK: Duration = Duration::from_secs(60 * 60);
+
+/// When to pass a rollout in progress again: after `every`, or — when a step waits for a sync
+/// window and no sync is in flight — one second after the window opens.
+#[must_use]
+pub fn rollout_requeue(
+    input: &RolloutInput,
+    decision: &RolloutDecision,
+    every: Duration,
+) -> Duration {
+    let waits_for_window = decision
+        .step_reports
+        .iter()
+        .any(|report| report.state == StepState::WindowClosed);
+    let syncing = decision
+        .application_status
+        .iter()
+        .any(|entry| entry.status == RolloutApplicationState::Progressing);
+    if !waits_for_window || syncing {
+        return every;
+    }
+    input.next_window_opening().map_or(WINDOW_RECHECK, |opens| {
+        until(input.now, opens) + Duration::from_secs(1)
+    })
+}
+
+/// The time from `now` to `then` (zero when it has passed).
+fn until(now: Timestamp, then: Timestamp) -> Duration {
+    Duration::try_from(then.duration_since(now)).unwrap_or(Duration::ZERO)
+}
 
 /// The polling generator kinds, by their field name, with their default interval.
 fn defaults(git_default: Duration) -> [(&'static str, Duration); 3] {
@@ -150,6 +187,45 @@ mod tests {
                 poll_interval(&generators(spec), default),
                 expected.map(Duration::from_secs),
                 "case {index}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_rollout_waiting_only_for_a_window_sleeps_until_it_opens() {
+        let input = |blocked: serde_json::Value| -> RolloutInput {
+            serde_json::from_value(serde_json::json!({
+                "now": "2026-12-04T15:30:00Z",
+                "strategy": {"type": "RollingSync", "rollingSync": {"steps": [
+                    {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web"]}]}
+                ]}},
+                "applications": [{
+                    "name": "web", "labels": {"tier": "web"},
+                    "status": {"health": "Healthy", "sync": "OutOfSync"},
+                    "syncBlockedBy": blocked
+                }]
+            }))
+            .unwrap()
+        };
+        let every = Duration::from_secs(5);
+        let cases = [
+            (serde_json::Value::Null, every),
+            (
+                serde_json::json!({"window": "freeze", "summary": "deny", "opensAt": "2026-12-07T07:00:00Z", "opens": "Mon 08:00 Europe/Berlin"}),
+                Duration::from_secs(2 * 86_400 + 15 * 3600 + 30 * 60 + 1),
+            ),
+            (
+                serde_json::json!({"window": "freeze", "summary": "deny"}),
+                WINDOW_RECHECK,
+            ),
+        ];
+        for (blocked, expected) in cases {
+            let input = input(blocked.clone());
+            let decision = crate::rollout::step(&input);
+            assert_eq!(
+                rollout_requeue(&input, &decision, every),
+                expected,
+                "{blocked}"
             );
         }
     }

@@ -1,8 +1,8 @@
 //! The rollout step function's input as the ApplicationSet reconcile observes it: each generated
 //! Application with its labels, whether this reconcile changes its spec, its observed status
 //! (health, sync, revision, last operation) and the revision being rolled out, resolved in the
-//! same reconcile; plus the rollout status the previous pass wrote. Pure: the clock and the
-//! resolved revisions are arguments.
+//! same reconcile, and the sync window that holds it back now, if any; plus the rollout status the
+//! previous pass wrote. Pure: the clock, the resolved revisions and the projects are arguments.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -12,6 +12,8 @@ use crate::api::application::ResourceStatus;
 use crate::api::application_set::{RolloutStrategy, StrategyType};
 use crate::api::application_set_status::SyncStatusCode;
 use crate::api::{Application, ApplicationSet, ApplicationSpec};
+use crate::project::Projects;
+use crate::project::windows::{SyncKind, sync_block_or_invalid};
 use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase, OperationState, RolloutInput,
 };
@@ -63,6 +65,8 @@ pub struct Observation<'a> {
     pub updated: &'a BTreeSet<String>,
     pub resolved: &'a BTreeMap<SourceRevision, String>,
     pub prior: &'a ApplicationSet,
+    /// The projects whose sync windows may hold an Application back.
+    pub projects: &'a Projects,
 }
 
 /// The step function's input for `observation`.
@@ -92,6 +96,12 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
                     .map(|commit| vec![commit.clone()])
                     .unwrap_or_default(),
                 status: current.map(observed_status).unwrap_or_default(),
+                sync_blocked_by: sync_block_or_invalid(
+                    observation.projects,
+                    desired,
+                    SyncKind::Automated,
+                    observation.now,
+                ),
             }
         })
         .collect();
@@ -350,6 +360,7 @@ mod tests {
             updated: &updated,
             resolved: &resolved,
             prior: &prior,
+            projects: &Projects::default(),
         });
         assert_eq!(input.now, at(100));
         assert_eq!(input.prior_application_status.len(), 1);

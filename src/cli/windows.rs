@@ -1,0 +1,204 @@
+//! `flotilla windows APP|APPSET [-n NS] [--project FILE]... [--at TIME]`: the sync windows that
+//! apply to an Application (or to each Application of an ApplicationSet), whether each is
+//! active now and when it next changes, and whether automated and manual syncs may happen —
+//! with the projects read from the cluster, or from `--project` files.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::api::ListParams;
+use kube::{Api, ResourceExt};
+
+use crate::api::{APPLICATION_SET_LABEL, AppProject, Application};
+use crate::cli::project_args::ProjectArgs;
+use crate::project::Projects;
+use crate::project::windows::block::SEARCH_HORIZON_DAYS;
+use crate::project::windows::{AppTarget, ProjectWindows, SyncKind, wall_clock};
+use crate::table::Table;
+
+/// Arguments of `flotilla windows`.
+#[derive(Debug, clap::Args)]
+pub struct WindowsArgs {
+    /// An Application, or an ApplicationSet (each of its Applications).
+    pub name: String,
+    /// Namespace (default: the kubeconfig's).
+    #[arg(long, short = 'n')]
+    pub namespace: Option<String>,
+    /// The instant to evaluate the windows at (RFC 3339; default: now).
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<Timestamp>,
+    #[command(flatten)]
+    pub projects: ProjectArgs,
+    #[command(flatten)]
+    pub cluster: super::connect::KubeconfigArgs,
+}
+
+/// Reads the Applications and their projects and prints the windows.
+///
+/// # Errors
+/// No cluster, no Application or ApplicationSet of that name, a project file or window that
+/// cannot be read.
+pub fn run(args: &WindowsArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let text = runtime.block_on(async {
+        let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
+        let apps: Api<Application> = Api::namespaced(client.clone(), &namespace);
+        let applications = match apps.get_opt(&args.name).await? {
+            Some(app) => vec![app],
+            None => {
+                let selector = format!("{APPLICATION_SET_LABEL}={}", args.name);
+                let listed = apps.list(&ListParams::default().labels(&selector)).await?;
+                if listed.items.is_empty() {
+                    anyhow::bail!(
+                        "no Application {0:?}, and no Applications of an ApplicationSet {0:?}, in namespace {namespace}",
+                        args.name
+                    );
+                }
+                listed.items
+            }
+        };
+        let projects = if args.projects.projects.is_empty() {
+            let api: Api<AppProject> = Api::namespaced(client, &namespace);
+            let listed = api
+                .list(&ListParams::default())
+                .await
+                .with_context(|| format!("listing the AppProjects of namespace {namespace}"))?;
+            Projects::new(
+                listed
+                    .items
+                    .into_iter()
+                    .map(|project| (project.name_any(), project.spec)),
+            )
+        } else {
+            args.projects.read()?
+        };
+        listing(&applications, &projects, args.at.unwrap_or_else(Timestamp::now))
+    })?;
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The windows of each of `applications` at `now`: one row per window that applies (with
+/// whether it is active and when that changes), then per Application whether automated and
+/// manual syncs may happen.
+///
+/// # Errors
+/// A window of a project cannot be used.
+pub fn listing(
+    applications: &[Application],
+    projects: &Projects,
+    now: Timestamp,
+) -> anyhow::Result<String> {
+    let horizon = now
+        .checked_add(SignedDuration::from_hours(SEARCH_HORIZON_DAYS * 24))
+        .unwrap_or(Timestamp::MAX);
+    let mut rows = Table::new(&[
+        "APPLICATION",
+        "PROJECT",
+        "WINDOW",
+        "KIND",
+        "SCHEDULE",
+        "ACTIVE",
+        "NEXT CHANGE",
+    ]);
+    let mut verdicts = String::new();
+    let mut sorted: Vec<&Application> = applications.iter().collect();
+    sorted.sort_by_key(|app| app.name_any());
+    for app in sorted {
+        let name = app.name_any();
+        let project_name = &app.spec.project;
+        let Ok(project) = projects.get(project_name) else {
+            verdicts.push_str(&format!(
+                "{name}: project {project_name:?} does not exist\n"
+            ));
+            continue;
+        };
+        let windows = ProjectWindows::parse(project_name, &project.sync_windows)?;
+        let applying = windows.applying_to(&AppTarget::of(app));
+        for window in applying.windows() {
+            let active = window.active_at(now);
+            let next = window.next_change(now, horizon).map_or_else(
+                || format!("not within {SEARCH_HORIZON_DAYS} days"),
+                |t| {
+                    let verb = if active { "ends" } else { "starts" };
+                    format!("{verb} {}", wall_clock(t, window.zone(), now))
+                },
+            );
+            rows.row(vec![
+                name.clone(),
+                project_name.clone(),
+                window.name(),
+                format!("{:?}", window.spec.kind).to_lowercase(),
+                format!(
+                    "{} for {}, {}",
+                    window.spec.schedule,
+                    window.spec.duration,
+                    window.zone_name()
+                ),
+                if active { "yes" } else { "no" }.to_owned(),
+                next,
+            ]);
+        }
+        let verdict = |kind| {
+            applying.block(kind, now).map_or_else(
+                || "allowed".to_owned(),
+                |block| format!("waits for {}", block.text()),
+            )
+        };
+        verdicts.push_str(&format!(
+            "{name}: automated syncs {}; manual syncs {}\n",
+            verdict(SyncKind::Automated),
+            verdict(SyncKind::Manual)
+        ));
+    }
+    Ok(format!("{}\n{verdicts}", rows.render()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::AppProjectSpec;
+
+    #[test]
+    fn lists_each_window_and_what_it_means_for_syncs() {
+        let app = |name: &str| -> Application {
+            serde_json::from_value(json!({
+                "apiVersion": "flotilla.dev/v1alpha1", "kind": "Application",
+                "metadata": {"name": name},
+                "spec": {"project": "prod", "source": {"repoURL": "r"},
+                         "destination": {"namespace": "production"}}
+            }))
+            .unwrap()
+        };
+        let spec: AppProjectSpec = serde_json::from_value(json!({"syncWindows": [
+            {"kind": "deny", "schedule": "0 16 * * 5", "duration": "64h", "timeZone": "Europe/Berlin",
+             "namespaces": ["production"], "manualSync": true, "description": "prod freeze"},
+            {"kind": "allow", "schedule": "0 8 * * 1-5", "duration": "10h", "applications": ["web"]}
+        ]}))
+        .unwrap();
+        let projects = Projects::new([("prod".to_owned(), spec)]);
+        let now: Timestamp = "2026-12-05T12:00:00Z".parse().unwrap();
+        let text = listing(&[app("web"), app("db")], &projects, now).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+        assert!(lines[0].starts_with("APPLICATION"), "{text}");
+        assert!(lines[1].starts_with("db "), "{text}");
+        assert!(
+            lines[1].ends_with("yes     ends Mon 08:00 Europe/Berlin"),
+            "{text}"
+        );
+        assert!(lines[3].contains("allow 0 8 * * 1-5"), "{text}");
+        assert!(lines[3].ends_with("no      starts Mon 08:00 UTC"), "{text}");
+        assert_eq!(
+            lines[5],
+            "db: automated syncs waits for window 'prod freeze' (deny 0 16 * * 5 for 64h, Europe/Berlin) — opens Mon 08:00 Europe/Berlin; manual syncs allowed"
+        );
+        // The freeze ends at 07:00Z, but web's allow window opens only at 08:00Z (09:00 Berlin).
+        assert_eq!(
+            lines[6],
+            "web: automated syncs waits for window 'prod freeze' (deny 0 16 * * 5 for 64h, Europe/Berlin) — opens Mon 09:00 Europe/Berlin; manual syncs allowed"
+        );
+    }
+}
