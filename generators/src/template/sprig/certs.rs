@@ -311,11 +311,10 @@ fn issued(
 pub(super) fn register(env: &mut Environment<'static>) {
     env.add_function("genPrivateKey", |kind: Value| {
         let kind = string_arg("genPrivateKey", &kind)?;
-        match keys::generate(&kind) {
+        match keys::generate_pem(&kind) {
             // sprig prints this instead of failing.
             None => Ok(Value::from(format!("Unknown type {kind}"))),
-            Some(key) => key
-                .and_then(|key| keys::to_pem(&key))
+            Some(pem) => pem
                 .map(Value::from)
                 .map_err(|error| fail("genPrivateKey", error)),
         }
@@ -707,8 +706,8 @@ mod tests {
                 "buildCustomCert: error parsing private key: no PEM data in input",
             ),
             (
-                "{{ genPrivateKey \"dsa\" }}",
-                "genPrivateKey: key type \"dsa\" is not offered",
+                "{{ genCAWithKey \"x\" 1 (genPrivateKey \"dsa\") }}",
+                "genCAWithKey: parsing private key: DSA keys cannot sign certificates",
             ),
             (
                 "{{ genSignedCertWithKey \"x\" nil nil 1 }}",

@@ -1,9 +1,9 @@
-//! Private keys as sprig makes and reads them. `genPrivateKey` makes RSA 4096, ECDSA P-256 and
-//! Ed25519 keys and writes each in the PEM form Go's `crypto/x509` gives it: `RSA PRIVATE KEY`
-//! (PKCS#1), `EC PRIVATE KEY` (SEC1, naming its curve, with its public key) and `PRIVATE KEY`
-//! (PKCS#8 v1, the seed only); the certificate functions write their keys the same way. A key
-//! given to a `…WithKey` function may be any of these (or a PKCS#8 RSA or ECDSA key), as sprig
-//! reads them. DSA keys are not made here (see [`KeyError::DsaNotOffered`]) and cannot sign a
+//! Private keys as sprig makes and reads them. `genPrivateKey` makes RSA 4096, ECDSA P-256,
+//! Ed25519 and DSA (L2048N256) keys and writes each in the PEM form sprig gives it: `RSA PRIVATE
+//! KEY` (PKCS#1), `EC PRIVATE KEY` (SEC1, naming its curve, with its public key), `PRIVATE KEY`
+//! (PKCS#8 v1, the seed only) and `DSA PRIVATE KEY` (version, p, q, g, y, x); the certificate
+//! functions write their keys the same way. A key given to a `…WithKey` function may be any of
+//! these but DSA (or a PKCS#8 RSA or ECDSA key), as sprig reads them; a DSA key cannot sign a
 //! certificate (in sprig neither).
 
 use rcgen::{KeyPair, RsaKeySize, SignatureAlgorithm};
@@ -22,12 +22,6 @@ const P521_OID: &[u64] = &[1, 3, 132, 0, 35];
 /// Why a key could not be made, written or read.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum KeyError {
-    #[error(
-        "key type \"dsa\" is not offered: no maintained Rust library without security advisories \
-         in Flotilla's dependencies makes DSA keys (DSA is withdrawn for signing by FIPS 186-5); \
-         use \"ecdsa\", \"ed25519\" or \"rsa\""
-    )]
-    DsaNotOffered,
     #[error(
         "DSA keys cannot sign certificates (sprig refuses them too); use an RSA, ECDSA or Ed25519 key"
     )]
@@ -50,16 +44,48 @@ pub(super) enum KeyError {
     Der(#[source] ASN1Error),
 }
 
-/// `genPrivateKey`'s key types; `""` is RSA as in sprig. `None` for a type sprig does not know.
-pub(super) fn generate(kind: &str) -> Option<Result<KeyPair, KeyError>> {
+/// `genPrivateKey`: a new key of type `kind` (`""` is RSA, as in sprig) in sprig's PEM form;
+/// `None` for a type sprig does not know.
+pub(super) fn generate_pem(kind: &str) -> Option<Result<String, KeyError>> {
     let algorithm: &'static SignatureAlgorithm = match kind {
-        "" | "rsa" => return Some(generate_rsa(RsaKeySize::_4096)),
+        "" | "rsa" => return Some(generate_rsa(RsaKeySize::_4096).and_then(|key| to_pem(&key))),
         "ecdsa" => &rcgen::PKCS_ECDSA_P256_SHA256,
         "ed25519" => &rcgen::PKCS_ED25519,
-        "dsa" => return Some(Err(KeyError::DsaNotOffered)),
+        "dsa" => return Some(Ok(generate_dsa())),
         _ => return None,
     };
-    Some(KeyPair::generate_for(algorithm).map_err(KeyError::Generate))
+    Some(
+        KeyPair::generate_for(algorithm)
+            .map_err(KeyError::Generate)
+            .and_then(|key| to_pem(&key)),
+    )
+}
+
+/// A DSA key with new L2048N256 parameters, in sprig's `DSAKeyFormat`: the version (0), p, q,
+/// g, the public y and the private x.
+fn generate_dsa() -> String {
+    let mut rng = rand_core::OsRng;
+    let components = dsa::Components::generate(&mut rng, dsa::KeySize::DSA_2048_256);
+    let key = dsa::SigningKey::generate(&mut rng, components);
+    let public = key.verifying_key();
+    let parameters = public.components();
+    let der = yasna::construct_der(|writer| {
+        writer.write_sequence(|writer| {
+            writer.next().write_u8(0);
+            for number in [
+                parameters.p(),
+                parameters.q(),
+                parameters.g(),
+                public.y(),
+                key.x(),
+            ] {
+                writer
+                    .next()
+                    .write_bigint_bytes(&number.to_bytes_be(), true);
+            }
+        });
+    });
+    pem_text(DSA_LABEL, der)
 }
 
 /// An RSA key of `size` (the certificate functions' own keys are RSA 2048, as in sprig).
@@ -212,7 +238,7 @@ fn sec1_naming(curve: &[u64], sec1: &[u8]) -> Result<Vec<u8>, ASN1Error> {
 mod tests {
     use super::*;
 
-    /// The outer elements' first bytes and the PEM label of `pem_text`, and the key read back.
+    /// The PEM label and DER of `text`, and the key read back.
     fn read_back(text: &str) -> (String, Vec<u8>, KeyPair) {
         let block = pem::parse(text).expect("PEM");
         let der = block.contents().to_vec();
@@ -226,17 +252,14 @@ mod tests {
     #[test]
     fn keys_are_written_as_go_writes_them_and_read_back() {
         for (kind, label) in [("ecdsa", "EC PRIVATE KEY"), ("ed25519", "PRIVATE KEY")] {
-            let key = generate(kind).expect("known type").expect("generates");
-            let text = to_pem(&key).expect("writes");
+            let text = generate_pem(kind).expect("known type").expect("generates");
             assert!(
                 text.ends_with(&format!("-----END {label}-----\n")),
                 "{text}"
             );
-            let (read_label, der, again) = read_back(&text);
-            assert_eq!(read_label, label);
-            assert_eq!(again.public_key_raw(), key.public_key_raw(), "{kind}");
-            assert_eq!(again.algorithm(), key.algorithm(), "{kind}");
             assert!(text.lines().all(|line| line.len() <= 64), "{text}");
+            let (read_label, der, key) = read_back(&text);
+            assert_eq!(read_label, label);
             if kind == "ecdsa" {
                 // SEC1: version 1, the 32-byte scalar, [0] prime256v1, [1] the public point.
                 let curve = ObjectIdentifier::from_slice(P256_OID);
@@ -256,6 +279,7 @@ mod tests {
                 .expect("SEC1");
                 assert_eq!((version, scalar.len(), named), (1, 32, curve));
                 assert_eq!(point.0, key.public_key_raw());
+                assert_eq!(key.algorithm(), &rcgen::PKCS_ECDSA_P256_SHA256);
             } else {
                 // PKCS#8 v1: version 0, the algorithm, the seed; no public key.
                 let (version, seed) = yasna::parse_der(&der, |reader| {
@@ -268,10 +292,45 @@ mod tests {
                 })
                 .expect("PKCS#8 v1");
                 assert_eq!((version, seed.len()), (0, 34));
+                assert_eq!(key.algorithm(), &rcgen::PKCS_ED25519);
             }
-            // A key written in sprig's form is written again unchanged.
-            assert_eq!(to_pem(&again).expect("writes"), text, "{kind}");
+            // A key in sprig's form is written again unchanged.
+            assert_eq!(to_pem(&key).expect("writes"), text, "{kind}");
         }
+    }
+
+    #[test]
+    fn dsa_keys_are_l2048n256_in_sprigs_structure() {
+        use dsa::BigUint;
+        let text = generate_pem("dsa").expect("known type").expect("generates");
+        let block = pem::parse(&text).expect("PEM");
+        assert_eq!(block.tag(), DSA_LABEL);
+        let (version, numbers) = yasna::parse_der(block.contents(), |reader| {
+            reader.read_sequence(|reader| {
+                let version = reader.next().read_u8()?;
+                let numbers = (0..5)
+                    .map(|_| {
+                        let (bytes, _) = reader.next().read_bigint_bytes()?;
+                        Ok(BigUint::from_bytes_be(&bytes))
+                    })
+                    .collect::<Result<Vec<_>, ASN1Error>>()?;
+                Ok((version, numbers))
+            })
+        })
+        .expect("DSA key structure");
+        assert_eq!(version, 0);
+        let [p, q, g, y, x] = numbers.as_slice() else {
+            panic!("five numbers")
+        };
+        assert_eq!((p.bits(), q.bits()), (2048, 256), "L2048N256");
+        let one = BigUint::from(1u8);
+        assert_eq!((p - &one) % q, BigUint::from(0u8), "q divides p - 1");
+        assert_eq!(g.modpow(q, p), one, "g generates the subgroup of order q");
+        assert!(*x > BigUint::from(0u8) && x < q, "0 < x < q");
+        assert_eq!(&g.modpow(x, p), y, "y = g^x mod p");
+        // Read as sprig reads it: a key buildCustomCert accepts, not one that signs.
+        check_pem(&text).expect("a DSA key structure");
+        assert!(matches!(from_pem(&text), Err(KeyError::DsaCannotSign)));
     }
 
     #[test]
@@ -300,7 +359,7 @@ mod tests {
 
     #[test]
     fn keys_are_refused_as_sprig_refuses_them() {
-        assert!(generate("rsa2").is_none());
+        assert!(generate_pem("rsa2").is_none());
         let cases: [(&str, &str); 4] = [
             ("not a key", "no PEM data in input"),
             (
@@ -320,12 +379,6 @@ mod tests {
             let error = from_pem(text).expect_err(text).to_string();
             assert!(error.contains(expected), "{text}: {error}");
         }
-        let dsa = pem_text(DSA_LABEL, vec![0x30, 0]);
-        assert!(matches!(from_pem(&dsa), Err(KeyError::DsaCannotSign)));
-        let error = generate("dsa")
-            .expect("known")
-            .expect_err("refused")
-            .to_string();
-        assert!(error.contains("\"dsa\" is not offered"), "{error}");
+        assert!(check_pem(&pem_text(DSA_LABEL, vec![0x30, 0])).is_err());
     }
 }
