@@ -629,6 +629,43 @@ mod tests {
     }
 
     #[test]
+    fn a_ca_made_elsewhere_signs_under_its_whole_subject() {
+        // A CA as another tool makes it: country, organization and common name, with string types
+        // of their own, and a PKCS#8 ECDSA key.
+        let key = KeyPair::generate().expect("a key");
+        let mut params = CertificateParams::default();
+        params.distinguished_name = DistinguishedName::new();
+        let country = PrintableString::try_from("DE").expect("printable");
+        let subject = &mut params.distinguished_name;
+        subject.push(DnType::CountryName, DnValue::PrintableString(country));
+        subject.push(DnType::OrganizationName, "Acme Ünited");
+        subject.push(DnType::CommonName, "acme-ca");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign];
+        let ca = params.self_signed(&key).expect("a CA");
+        let b64 = |text: String| base64::engine::general_purpose::STANDARD.encode(text);
+        let b = blocks(&format!(
+            "{{{{ $ca := buildCustomCert \"{}\" \"{}\" }}}}\
+             {{{{ $c := genSignedCert \"api.acme.example\" nil (list \"api.acme.example\") 5 $ca }}}}\
+             {{{{ $ca.Cert }}}}{{{{ $c.Cert }}}}{{{{ $c.Key }}}}",
+            b64(ca.pem()),
+            b64(key.serialize_pem()),
+        ));
+        let [ca, cert, key] = b.as_slice() else {
+            panic!("three blocks")
+        };
+        let expected = Expected {
+            cn: "api.acme.example",
+            dns: &["api.acme.example"],
+            ips: &[],
+            days: 5,
+            ..FOO
+        };
+        check_certificate(cert, key, ca, &expected);
+        verify_chain(cert, ca, "api.acme.example");
+    }
+
+    #[test]
     fn build_custom_cert_keeps_what_it_is_given_and_signs_with_it() {
         let b = blocks(
             "{{ $ca := genCA \"custom-ca\" 10 }}\
