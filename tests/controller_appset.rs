@@ -561,26 +561,37 @@ async fn the_cluster_decision_resource_generator_follows_the_decisions_in_status
     controller.stop().await;
 }
 
-/// With no Application there is no Application event to re-trigger the ApplicationSet, and the
-/// poll is an hour away: the first decided cluster's Application appears through the watch on the
-/// decision kind. Not a proof that the watch alone does it: on the test control plane the
-/// controller's own watches expire (HTTP 410) about every 10 s, and each relist reconciles every
-/// ApplicationSet again, so with the watch disabled this passes too, about 10 s later.
+/// A change of the decisions alone regenerates the ApplicationSet, through the controller's watch
+/// on the decision kind. With no Application there is no Application event to re-trigger it, the
+/// poll is an hour away, and nothing else changes; what remains is a watcher of the controller
+/// relisting, which reconciles every ApplicationSet (on the shared test control plane a watch
+/// ends whenever a CRD's spec changes, and resuming it from an older resourceVersion gets HTTP 410
+/// and a relist). So the controller runs on a client that records its watchers' lists (the
+/// `limit=` pages a relist reads; the reconcilers' own lists have no limit, and a resumed watch
+/// re-delivers nothing), and a decision counts as proof only when the new Application appeared
+/// with no such list in between. A window with one is inconclusive and the next cluster is
+/// decided; with the decision watch disabled no Application appears without a relist, and the
+/// test fails.
 #[tokio::test]
-async fn the_first_decided_cluster_is_generated_when_no_application_exists() {
+async fn a_decision_change_alone_regenerates_through_the_decision_watch() {
+    const CLUSTERS: [&str; 8] = ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"];
     let ns = setup("appset-decision-watch").await;
-    let placement = Placement::install(&ns, &["east"]).await;
+    let placement = Placement::install(&ns, &CLUSTERS).await;
     placement.decide(&[]).await;
 
-    let controller = start(&ns, "only");
+    let relists = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let observed = TestNamespace {
+        client: relist_recording_client(Arc::clone(&relists)).await,
+        name: ns.name.clone(),
+    };
+    let controller = start(&observed, "only");
     let appsets: Api<ApplicationSet> = ns.api();
     apply(&appsets, &Placement::appset()).await;
     wait_until(&appsets, "placed", "a status", |appset| {
         condition(appset, ConditionType::ResourcesUpToDate).is_some()
     })
     .await;
-    // The status write makes one more reconcile, which changes nothing; after it the decision
-    // watch starts the next one (or the hourly poll, or a relist after a watch expired).
+    // The status write makes one more reconcile, which changes nothing.
     eventually("the reconcile after the status write", async || {
         let count = controller.metrics.reconcile_count();
         if count >= 2 {
@@ -592,9 +603,54 @@ async fn the_first_decided_cluster_is_generated_when_no_application_exists() {
     .await;
     assert!(applications(&ns).await.is_empty());
 
-    placement.decide(&["east"]).await;
-    wait_for_names(&ns, &["guestbook-east"]).await;
-    controller.stop().await;
+    let mut inconclusive = Vec::new();
+    for decided in 1..=CLUSTERS.len() {
+        let before = relists.lock().expect("not poisoned").len();
+        placement.decide(&CLUSTERS[..decided]).await;
+        let names: Vec<String> = CLUSTERS[..decided]
+            .iter()
+            .map(|cluster| format!("guestbook-{cluster}"))
+            .collect();
+        wait_for_names(&ns, &names.iter().map(String::as_str).collect::<Vec<_>>()).await;
+        let relisted = relists.lock().expect("not poisoned")[before..].to_vec();
+        if relisted.is_empty() {
+            controller.stop().await;
+            return;
+        }
+        inconclusive.push(format!("{}: {relisted:?}", CLUSTERS[decided - 1]));
+    }
+    panic!(
+        "a watcher relisted after every decision before its Application appeared, so none shows \
+         the decision watch regenerating: {inconclusive:#?}"
+    );
+}
+
+/// A client of cluster 1 that records in `lists` the path and query of every page of a watcher's
+/// list (a request with a `limit`).
+async fn relist_recording_client(lists: Arc<std::sync::Mutex<Vec<String>>>) -> kube::Client {
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(support::kubeconfig_path(1)).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("a client configuration");
+    let record = tower::layer::layer_fn(move |service| {
+        let lists = Arc::clone(&lists);
+        tower::util::MapRequest::new(
+            service,
+            move |request: http::Request<kube::client::Body>| {
+                let query = request.uri().query().unwrap_or_default();
+                if query.contains("limit=") && !query.contains("watch=") {
+                    let path = request.uri().path_and_query().map(ToString::to_string);
+                    lists.lock().expect("not poisoned").extend(path);
+                }
+                request
+            },
+        )
+    });
+    kube::client::ClientBuilder::try_from(config)
+        .expect("a client builder")
+        .with_layer(&record)
+        .build()
 }
 
 /// The watch itself, without a controller: once started on the decision kind it reports the

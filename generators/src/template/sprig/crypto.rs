@@ -2,9 +2,7 @@
 //! at Go's default cost, `$2a$`; or `{SHA}` with `"sha"`), `derivePassword` (the Master Password
 //! algorithm: scrypt, then HMAC-SHA256 picking from its character templates), and
 //! `encryptAES`/`decryptAES` (AES-256-CBC, PKCS#7 padding, a random IV before the ciphertext,
-//! base64). Key and certificate generation (`genPrivateKey`, `genCA`, `genSelfSignedCert`,
-//! `genSignedCert`, their `WithKey` forms, `buildCustomCert`) is not offered: it is refused by
-//! name.
+//! base64). Key and certificate generation is in [`super::certs`].
 
 use aes::cipher::block_padding::Pkcs7;
 use aes::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit};
@@ -267,7 +265,6 @@ mod tests {
                 "{{ decryptAES \"other\" (encryptAES \"k\" \"text\") }}",
                 "decryptAES: wrong password",
             ),
-            ("{{ genCA \"x\" 365 }}", "unsupported function \"genCA\""),
         ]);
     }
 }

@@ -7,12 +7,14 @@
 
 mod argo;
 mod builtins;
+mod certs;
 mod convert;
 mod crypto;
 mod dates;
 mod defaults;
 mod dicts;
 mod encoding;
+mod keys;
 mod lists;
 mod math;
 mod paths;
@@ -77,6 +79,7 @@ pub(crate) fn register(env: &mut Environment<'static>) {
     random::register(env);
     encoding::register(env);
     crypto::register(env);
+    certs::register(env);
     serial::register(env);
     dicts::register(env);
     lists::register(env);
