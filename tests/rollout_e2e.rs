@@ -354,10 +354,23 @@ async fn start_rollout(
     (controller, appsets, recording)
 }
 
-/// A namespace with the CRDs installed and a repository.
+/// A namespace with the CRDs installed, the platform team's AppProject `platform` (its
+/// Applications name it, and the controller refuses Applications of a project that does not
+/// exist, as Argo CD does) and a repository.
 async fn setup(label: &str) -> (TestNamespace, Repo) {
     let ns = namespace(1, label).await;
     support::install_flotilla_crds(&ns.client).await;
+    let project = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "AppProject",
+        "metadata": {"name": "platform"},
+        "spec": {
+            "sourceRepos": ["*"],
+            "destinations": [{"server": "*", "namespace": "*"}],
+            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]
+        }
+    }));
+    apply(&ns.api::<flotilla::api::AppProject>(), &project).await;
     (ns, Repo::new())
 }
 
