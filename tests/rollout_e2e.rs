@@ -360,17 +360,7 @@ async fn start_rollout(
 async fn setup(label: &str) -> (TestNamespace, Repo) {
     let ns = namespace(1, label).await;
     support::install_flotilla_crds(&ns.client).await;
-    let project = object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "AppProject",
-        "metadata": {"name": "platform"},
-        "spec": {
-            "sourceRepos": ["*"],
-            "destinations": [{"server": "*", "namespace": "*"}],
-            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]
-        }
-    }));
-    apply(&ns.api::<flotilla::api::AppProject>(), &project).await;
+    support::permissive_project(&ns, "platform").await;
     (ns, Repo::new())
 }
 

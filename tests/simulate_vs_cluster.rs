@@ -292,17 +292,7 @@ async fn controlled(label: &str, repo: &Path) -> (Vec<Application>, ApplicationS
     let ns = controller_support::setup(label).await;
     // The example's Applications name the project `platform`, which the platform team creates;
     // the simulation checks no project (no --project), so this one permits everything.
-    let project = support::object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "AppProject",
-        "metadata": {"name": "platform"},
-        "spec": {
-            "sourceRepos": ["*"],
-            "destinations": [{"server": "*", "namespace": "*"}],
-            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]
-        }
-    }));
-    support::apply(&ns.api::<flotilla::api::AppProject>(), &project).await;
+    support::permissive_project(&ns, "platform").await;
     let controller = controller_support::start(&ns, "sim-compare");
     let appsets: kube::Api<ApplicationSet> = ns.api();
     let appset = example_appset(&ns.name, repo);

@@ -240,6 +240,23 @@ pub async fn install_flotilla_crds(client: &Client) {
     }
 }
 
+/// Creates the AppProject `name` in `ns` permitting every repository, destination and kind,
+/// as a platform team creates the project its ApplicationSets name (the controller refuses
+/// Applications of a project that does not exist).
+pub async fn permissive_project(ns: &TestNamespace, name: &str) {
+    let project = object(serde_json::json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "AppProject",
+        "metadata": {"name": name},
+        "spec": {
+            "sourceRepos": ["*"],
+            "destinations": [{"server": "*", "namespace": "*"}],
+            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]
+        }
+    }));
+    apply(&ns.api::<flotilla::api::AppProject>(), &project).await;
+}
+
 /// Installs `crd` (server-side apply) and waits until it is Established.
 pub async fn install_crd(
     client: &Client,
