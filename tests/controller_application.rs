@@ -22,7 +22,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use controller_support::{Running, appset, commit, repository, setup, start};
 use support::{TestNamespace, apply, eventually, object, wait_until};
@@ -269,27 +269,9 @@ async fn rolling_sync_applications_sync_only_when_an_operation_asks() {
     controller.stop().await;
 }
 
-/// The server, CA and token of cluster 2's kubeconfig.
-fn cluster2_credentials() -> (String, String, String) {
-    let text = std::fs::read_to_string(support::kubeconfig_path(2)).expect("cluster 2 kubeconfig");
-    let config: Value = serde_saphyr::from_str(&text).expect("kubeconfig YAML");
-    let text = |pointer: &str| {
-        config
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_else(|| panic!("{pointer} in the kubeconfig"))
-            .to_owned()
-    };
-    (
-        text("/clusters/0/cluster/server"),
-        text("/clusters/0/cluster/certificate-authority-data"),
-        text("/users/0/user/token"),
-    )
-}
-
 /// An Argo CD cluster Secret registering cluster 2 as `second`, with its token and CA.
 fn second_cluster_secret() -> Secret {
-    let (server, ca, token) = cluster2_credentials();
+    let (server, ca, token) = support::cluster_credentials(2);
     let config = json!({"bearerToken": token, "tlsClientConfig": {"caData": ca}}).to_string();
     object(json!({
         "metadata": {"name": "cluster-second", "labels": {"argocd.argoproj.io/secret-type": "cluster"}},

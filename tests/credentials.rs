@@ -298,24 +298,6 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     assert_eq!(controller.credential_files_left(), Vec::<String>::new());
 }
 
-/// The server, CA and token of cluster 2's kubeconfig.
-fn cluster2() -> (String, String, String) {
-    let text = std::fs::read_to_string(support::kubeconfig_path(2)).expect("cluster 2 kubeconfig");
-    let config: Value = serde_saphyr::from_str(&text).expect("kubeconfig YAML");
-    let text = |pointer: &str| {
-        config
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_else(|| panic!("{pointer} in the kubeconfig"))
-            .to_owned()
-    };
-    (
-        text("/clusters/0/cluster/server"),
-        text("/clusters/0/cluster/certificate-authority-data"),
-        text("/users/0/user/token"),
-    )
-}
-
 /// A cluster Secret registering `server` as `name` with `config`.
 fn cluster_secret(name: &str, server: &str, config: &Value) -> Secret {
     object(json!({
@@ -344,7 +326,7 @@ async fn an_exec_provider_reaches_the_cluster_with_its_token_and_aws_without_aws
     let ns = support::namespace(1, "credentials-exec").await;
     support::install_flotilla_crds(&ns.client).await;
     let remote = support::namespace(2, "credentials-exec-target").await;
-    let (server, ca, token) = cluster2();
+    let (server, ca, token) = support::cluster_credentials(2);
     let scripts = tempfile::tempdir().expect("a directory for the plugin");
     let plugin = scripts.path().join("token-plugin");
     let calls = scripts.path().join("calls");

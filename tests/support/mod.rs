@@ -64,6 +64,26 @@ pub fn kubeconfig_path(cluster: u8) -> PathBuf {
     state_dir().join(format!("cluster{cluster}.kubeconfig"))
 }
 
+/// The server, CA data and token of cluster 1's or 2's kubeconfig, as a cluster Secret's
+/// `config` gives them.
+pub fn cluster_credentials(cluster: u8) -> (String, String, String) {
+    let path = kubeconfig_path(cluster);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let config: serde_json::Value = serde_saphyr::from_str(&text).expect("kubeconfig YAML");
+    let text = |pointer: &str| {
+        config
+            .pointer(pointer)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_else(|| panic!("{pointer} in the kubeconfig"))
+            .to_owned()
+    };
+    (
+        text("/clusters/0/cluster/server"),
+        text("/clusters/0/cluster/certificate-authority-data"),
+        text("/users/0/user/token"),
+    )
+}
+
 /// A client for cluster 1 or 2; panics with instructions when the cluster is not running.
 pub async fn client(cluster: u8) -> Client {
     let path = kubeconfig_path(cluster);
