@@ -82,6 +82,7 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
         plan: &plan,
         live: &live,
         results: &results,
+        operation_id: "op-1",
         prune: &[],
         failure: None,
         timed_out: None,

@@ -10,6 +10,7 @@
 mod support;
 mod sync_support;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -19,10 +20,11 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 
+use flotilla::cluster::operation_configmap::OPERATION_KEY;
 use flotilla::sync::{HookPhase, HookType, OperationPhase, ResourceAction};
 use sync_support::{
-    fixture, names, parse, record, record_with_action, recorded, start_sync_until_applied, sync,
-    sync_command, synced,
+    SyncRun, fixture, names, parse, record, record_with_action, recorded, start_sync_until_applied,
+    sync, sync_command, synced,
 };
 
 fn created(object: &impl ResourceExt) -> Timestamp {
@@ -236,22 +238,31 @@ async fn crd_and_custom_resource_in_one_wave() {
     assert_eq!(gear.data["spec"]["size"], 3);
 }
 
-#[tokio::test]
-async fn interrupted_sync_resumes_without_rerunning_finished_hooks() {
-    let ns = support::namespace(1, "sync-interrupt").await;
+/// Runs the `interrupt` fixture and kills `flotilla sync` while it waits on wave 1 (the PreSync
+/// hook ran); returns the fixture and the hook Job's uid.
+async fn killed_during_wave_one(ns: &support::TestNamespace) -> (tempfile::TempDir, String) {
     let dir = fixture("interrupt", &ns.name);
-    let mut child = start_sync_until_applied(&ns, dir.path(), &[], "slow").await;
+    let mut child = start_sync_until_applied(ns, dir.path(), &[], "slow").await;
     child.kill().expect("killing flotilla sync");
     child.wait().expect("reaping flotilla sync");
     let jobs: Api<Job> = ns.api();
-    let migrate = jobs.get("migrate").await.unwrap().uid();
+    let migrate = jobs.get("migrate").await.unwrap().uid().expect("a uid");
     let config_maps: Api<ConfigMap> = ns.api();
     assert!(
         config_maps.get_opt("done").await.unwrap().is_none(),
         "killed during wave 1"
     );
+    (dir, migrate)
+}
 
-    let mut command = sync_command(dir.path(), &ns.name, &[]);
+/// Runs `flotilla sync` on `dir` again, expecting it to resume and succeed without applying the
+/// hook again and with the hook Job `migrate` (uid `migrate`) recorded as succeeded.
+async fn resume_keeping_the_hook(
+    ns: &support::TestNamespace,
+    dir: &Path,
+    migrate: &str,
+) -> SyncRun {
+    let mut command = sync_command(dir, &ns.name, &[]);
     let output = tokio::task::spawn_blocking(move || command.output())
         .await
         .unwrap()
@@ -260,20 +271,62 @@ async fn interrupted_sync_resumes_without_rerunning_finished_hooks() {
     run.assert_succeeded();
     assert!(run.stderr.contains("resuming operation"), "{}", run.stderr);
     assert!(
-        !run.stderr.contains("apply PreSync"),
-        "the hook is not applied again: {}",
+        !run.stderr.contains("apply PreSync") && !run.stderr.contains("delete previous hooks"),
+        "the hook is neither deleted nor applied again: {}",
         run.stderr
     );
+    let jobs: Api<Job> = ns.api();
     assert_eq!(
-        jobs.get("migrate").await.unwrap().uid(),
-        migrate,
+        jobs.get("migrate").await.unwrap().uid().as_deref(),
+        Some(migrate),
         "the same hook Job"
     );
     assert_eq!(
         record(&run.state, "Job", "migrate").hook_phase,
         Some(HookPhase::Succeeded)
     );
+    let config_maps: Api<ConfigMap> = ns.api();
     assert!(config_maps.get_opt("done").await.unwrap().is_some());
+    run
+}
+
+#[tokio::test]
+async fn interrupted_sync_resumes_without_rerunning_finished_hooks() {
+    let ns = support::namespace(1, "sync-interrupt").await;
+    let (dir, migrate) = killed_during_wave_one(&ns).await;
+    resume_keeping_the_hook(&ns, dir.path(), &migrate).await;
+}
+
+/// The crash window between writing a hook and storing its record: the stored operation lacks
+/// the hook's record while its Job exists. The resumed operation recognises the Job as its own
+/// (its operation mark) and adopts it instead of deleting it and running the hook again.
+#[tokio::test]
+async fn a_hook_created_just_before_a_crash_is_adopted_not_run_again() {
+    let ns = support::namespace(1, "sync-adopt").await;
+    let (dir, migrate) = killed_during_wave_one(&ns).await;
+    let stores: Api<ConfigMap> = ns.api();
+    let store_name = format!("flotilla-operation-{}", ns.name);
+    let mut store = stores.get(&store_name).await.expect("the stored operation");
+    let data = store.data.as_mut().expect("data");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&data[OPERATION_KEY]).expect("operation JSON");
+    let resources = state["resources"].as_array_mut().expect("resources");
+    let before = resources.len();
+    resources.retain(|r| r["kind"] != "Job");
+    assert_eq!(resources.len(), before - 1, "the hook's record removed");
+    data.insert(OPERATION_KEY.to_owned(), state.to_string());
+    stores
+        .replace(&store_name, &Default::default(), &store)
+        .await
+        .expect("stores the operation without the hook's record");
+
+    let run = resume_keeping_the_hook(&ns, dir.path(), &migrate).await;
+    assert!(
+        run.stderr
+            .contains("adopt hooks PreSync wave 0 created before a restart: Job"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// The managers and operations of an object's managed fields, e.g. `flotilla Apply`.

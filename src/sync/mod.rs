@@ -7,6 +7,7 @@ mod create_namespace;
 pub mod diff;
 mod empty_target;
 mod hook;
+mod hook_instance;
 mod hook_name;
 mod ignore_customizations;
 mod ignore_differences;
@@ -37,6 +38,7 @@ pub use hook::{
     HOOK_ANNOTATION, HookError, HookType, parse_delete_policies, parse_helm_hooks,
     parse_hook_types,
 };
+pub use hook_instance::{HOOK_OPERATION_ANNOTATION, created_by, mark_hook};
 pub use hook_name::hook_name;
 pub use ignore_customizations::{IGNORE_KEY_PREFIX, IgnoreConfigError, system_ignore_differences};
 pub use ignore_differences::{IgnoreDifferences, IgnoreError};

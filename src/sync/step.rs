@@ -11,7 +11,8 @@
 //! `Prune=confirm` object waits, deleting nothing, until the pruning is confirmed (as Argo CD's
 //! "waiting for pruning confirmation"); the wait counts against the timeout. Because every
 //! decision is derived from recorded results, a restarted executor resumes where it stopped and
-//! never re-runs a finished hook.
+//! never re-runs a finished hook; a hook it created but had not recorded when it stopped is
+//! recognised by its operation mark and adopted, not run again.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -21,6 +22,7 @@ use crate::duration::format_duration;
 use crate::health::{Health, HealthStatus};
 use crate::manifest::ObjectKey;
 
+use super::hook_instance::created_by;
 use super::live::LiveObject;
 use super::phase::SyncPhase;
 use super::plan::SyncPlan;
@@ -38,6 +40,8 @@ pub struct SyncState<'a> {
     pub live: &'a HashMap<ObjectKey, LiveObject>,
     /// Results recorded so far in this operation.
     pub results: &'a [ResourceResult],
+    /// The operation's id: a hook instance it created is its own (see [`super::created_by`]).
+    pub operation_id: &'a str,
     /// Objects to prune (empty unless pruning is enabled); see [`super::plan_prune`].
     pub prune: &'a [PruneTask],
     /// The recorded failure once the operation failed (SyncFail hooks are then running).
@@ -56,6 +60,14 @@ pub enum SyncStep<'a> {
         /// The batch.
         batch: Batch,
         /// Its tasks not applied yet.
+        tasks: Vec<&'a SyncTask>,
+    },
+    /// Record these hooks as applied: their live instance was created by this operation, which
+    /// stopped before it recorded them (a crash or restart between the write and the record).
+    AdoptHooks {
+        /// The batch.
+        batch: Batch,
+        /// Hooks whose live instance is this operation's.
         tasks: Vec<&'a SyncTask>,
     },
     /// Delete the previous instances of these hooks before they are created again.
@@ -170,6 +182,13 @@ impl fmt::Display for SyncStep<'_> {
         };
         match self {
             Self::Apply { batch, tasks } => write!(f, "apply {batch}: {}", keys(tasks)),
+            Self::AdoptHooks { batch, tasks } => {
+                write!(
+                    f,
+                    "adopt hooks {batch} created before a restart: {}",
+                    keys(tasks)
+                )
+            }
             Self::DeleteHooks { batch, tasks } => {
                 write!(f, "delete previous hooks {batch}: {}", keys(tasks))
             }
@@ -232,7 +251,7 @@ pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
     let progress = stages(state.plan, state.failure.is_some())
         .into_iter()
         .map(|stage| match stage {
-            Stage::Batch(batch, tasks) => batch_progress(batch, tasks, &records, state.live),
+            Stage::Batch(batch, tasks) => batch_progress(batch, tasks, &records, state),
             Stage::Prune { last } => prune_progress(state, last, &records),
         })
         .find(|progress| !matches!(progress, Progress::Complete))
@@ -320,8 +339,10 @@ fn batch_progress<'a>(
     batch: Batch,
     tasks: &'a [SyncTask],
     records: &Records<'_>,
-    live: &HashMap<ObjectKey, LiveObject>,
+    state: &SyncState<'_>,
 ) -> Progress<'a> {
+    let live = state.live;
+    let mut adopt = Vec::new();
     let mut unapplied = Vec::new();
     let mut delete_first = Vec::new();
     let mut deleting = Vec::new();
@@ -332,6 +353,9 @@ fn batch_progress<'a>(
         let current = live.get(&task.key);
         let Some(record) = record(records, task.phase, &task.key) else {
             match (&task.hook, current) {
+                (Some(_), Some(instance)) if created_by(instance, state.operation_id) => {
+                    adopt.push(task);
+                }
                 (Some(hook), Some(previous)) if hook.replaces_previous(&task.key) => {
                     if previous.deleting {
                         deleting.push(blocker(
@@ -379,6 +403,12 @@ fn batch_progress<'a>(
                 },
             },
         }
+    }
+    if !adopt.is_empty() {
+        return Progress::Next(SyncStep::AdoptHooks {
+            batch,
+            tasks: adopt,
+        });
     }
     if !finished.is_empty() {
         return Progress::Next(SyncStep::FinishHooks {

@@ -23,6 +23,7 @@ fn plan(yaml: &str) -> SyncPlan {
 /// An owned copy of a step, so the simulated executor can mutate its world.
 enum Action {
     Apply(Vec<SyncTask>),
+    Adopt(Vec<SyncTask>),
     DeleteHooks(Vec<ObjectKey>),
     Finish(Vec<(SyncTask, bool, bool)>),
     Prune(Vec<PruneTask>),
@@ -36,6 +37,7 @@ enum Action {
 /// by default); deletions complete while waiting.
 struct Sim {
     plan: SyncPlan,
+    operation_id: String,
     live: HashMap<ObjectKey, LiveObject>,
     results: Vec<ResourceResult>,
     prune: Vec<PruneTask>,
@@ -50,6 +52,7 @@ impl Sim {
     fn new(yaml: &str) -> Self {
         Self {
             plan: plan(yaml),
+            operation_id: "op-1".to_owned(),
             live: HashMap::new(),
             results: Vec::new(),
             prune: Vec::new(),
@@ -66,6 +69,7 @@ impl Sim {
             plan: &self.plan,
             live: &self.live,
             results: &self.results,
+            operation_id: &self.operation_id,
             prune: &self.prune,
             failure: self.failure.as_deref(),
             timed_out: self.timed_out,
@@ -78,6 +82,9 @@ impl Sim {
         let action = match &step {
             SyncStep::Apply { tasks, .. } => {
                 Action::Apply(tasks.iter().map(|t| (*t).clone()).collect())
+            }
+            SyncStep::AdoptHooks { tasks, .. } => {
+                Action::Adopt(tasks.iter().map(|t| (*t).clone()).collect())
             }
             SyncStep::DeleteHooks { tasks, .. } => {
                 Action::DeleteHooks(tasks.iter().map(|t| t.key.clone()).collect())
@@ -135,9 +142,22 @@ impl Sim {
                         if rejected {
                             record.message = "admission webhook denied the request".into();
                         } else {
-                            self.live
-                                .insert(task.key.clone(), self.live_object(&task.key));
+                            let mut live = self.live_object(&task.key);
+                            if task.hook.is_some() {
+                                live.annotations.insert(
+                                    HOOK_OPERATION_ANNOTATION.to_owned(),
+                                    self.operation_id.clone(),
+                                );
+                            }
+                            self.live.insert(task.key.clone(), live);
                         }
+                        self.results.push(record);
+                    }
+                }
+                Action::Adopt(tasks) => {
+                    for task in tasks {
+                        let mut record = ResourceResult::for_task(&task, ResultStatus::Synced);
+                        record.generation = Some(1);
                         self.results.push(record);
                     }
                 }
@@ -399,6 +419,7 @@ fn fixed_name_hook_is_deleted_before_it_is_recreated() {
     sim.run();
     // A second operation: fresh results, the kept smoke-test Job of the first run still exists.
     sim.results.clear();
+    sim.operation_id = "op-2".to_owned();
     let trace = sim.run();
     assert_eq!(
         trace[5],
@@ -491,6 +512,46 @@ fn resume_waits_for_a_running_hook_instead_of_recreating_it() {
         "wait PreSync wave 0: Job shop/db-migrate Progressing: job running, 1 active pods"
     );
     assert_eq!(sim.next().0, *trace.last().unwrap());
+}
+
+#[test]
+fn a_hook_created_just_before_a_restart_is_adopted_not_run_again() {
+    let mut first = Sim::new(SHOP);
+    first.health.insert(
+        "Job db-migrate".into(),
+        Health::new(HealthStatus::Progressing, "job running, 1 active pods"),
+    );
+    first.run();
+    // The process died after creating the hook and before recording it: the stored results
+    // lack it, the live Job carries this operation's mark.
+    let migrate = first.key("Job", "db-migrate");
+    let mut resumed = Sim::new(SHOP);
+    resumed.results = first.results.clone();
+    resumed.results.retain(|record| record.key() != migrate);
+    resumed.live = first.live.clone();
+    let trace = resumed.run();
+    assert_eq!(
+        trace[0],
+        "adopt hooks PreSync wave 0 created before a restart: Job shop/db-migrate"
+    );
+    assert!(
+        !trace.iter().any(|step| step.starts_with("apply PreSync")
+            || step.starts_with("delete previous hooks PreSync")),
+        "the hook is neither deleted nor created again: {trace:#?}"
+    );
+    assert_eq!(trace.last().unwrap(), SUCCESS_MESSAGE);
+
+    // The same live Job, marked by another operation, is a previous instance: it is replaced.
+    let mut next = Sim::new(SHOP);
+    next.operation_id = "op-2".to_owned();
+    next.live = first.live.clone();
+    let trace = next.run();
+    assert!(
+        trace
+            .iter()
+            .any(|step| step == "delete previous hooks PreSync wave 0: Job shop/db-migrate"),
+        "{trace:#?}"
+    );
 }
 
 #[test]

@@ -18,9 +18,9 @@ use crate::manifest::ObjectKey;
 use crate::sync::{
     Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
     ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,
-    SyncTask, TRACKING_ANNOTATION, Waiting, WritePolicy, namespace_object, namespace_to_create,
-    normalize, plan_step, planned_types, preflight_failures, refuse_empty_target,
-    refused_by_project, tracking_id,
+    SyncTask, TRACKING_ANNOTATION, Waiting, WritePolicy, mark_hook, namespace_object,
+    namespace_to_create, normalize, plan_step, planned_types, preflight_failures,
+    refuse_empty_target, refused_by_project, tracking_id,
 };
 
 use super::ExecuteError;
@@ -49,6 +49,7 @@ pub struct Attempt {
 /// apply are named by their index in the plan (which does not change during the attempt).
 enum Action {
     Apply(Batch, Vec<usize>),
+    AdoptHooks(Vec<usize>),
     DeleteHooks(Vec<ObjectKey>),
     FinishHooks(Vec<FinishedHook>),
     Prune(Vec<PruneTask>),
@@ -69,14 +70,15 @@ struct FinishedHook {
 
 impl Action {
     fn of(step: SyncStep<'_>, plan: &SyncPlan) -> Self {
+        let indices = |tasks: Vec<&SyncTask>| {
+            tasks
+                .into_iter()
+                .filter_map(|task| plan.tasks.iter().position(|t| std::ptr::eq(t, task)))
+                .collect()
+        };
         match step {
-            SyncStep::Apply { batch, tasks } => Self::Apply(
-                batch,
-                tasks
-                    .into_iter()
-                    .filter_map(|task| plan.tasks.iter().position(|t| std::ptr::eq(t, task)))
-                    .collect(),
-            ),
+            SyncStep::Apply { batch, tasks } => Self::Apply(batch, indices(tasks)),
+            SyncStep::AdoptHooks { tasks, .. } => Self::AdoptHooks(indices(tasks)),
             SyncStep::DeleteHooks { tasks, .. } => {
                 Self::DeleteHooks(tasks.into_iter().map(|t| t.key.clone()).collect())
             }
@@ -327,6 +329,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                 plan: &self.progress.plan,
                 live: &self.progress.live,
                 results: &self.progress.state.get().resources,
+                operation_id: &self.progress.state.get().operation_id,
                 prune: &self.progress.prune,
                 failure: self.progress.state.get().failure.as_deref(),
                 timed_out,
@@ -344,6 +347,10 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         let advance = match action {
             Action::Apply(batch, tasks) => {
                 self.apply(batch, &tasks).await;
+                Advance::Continue
+            }
+            Action::AdoptHooks(tasks) => {
+                self.adopt_hooks(&tasks);
                 Advance::Continue
             }
             Action::DeleteHooks(keys) => {
@@ -610,13 +617,17 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         let started = Time(self.context.cluster.now());
         let cluster = self.context.cluster;
         let app = self.context.app;
+        let operation_id = self.progress.state.get().operation_id.as_str();
         // Futures built in a loop, not by a closure: a closure's borrowed argument would make
         // the controller's reconcile future not provably `Send`.
         let mut writes = Vec::with_capacity(tasks.len());
         for &index in tasks {
             let task = &self.progress.plan.tasks[index];
             writes.push(async move {
-                let object = tracked(task, app);
+                let mut object = tracked(task, app);
+                if task.hook.is_some() {
+                    mark_hook(&mut object, operation_id);
+                }
                 let policy = WritePolicy::for_task(task, &settings.sync_options);
                 let written = write_object(cluster, &task.key, &object, policy, settings).await;
                 (task, written)
@@ -661,6 +672,24 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                 }
             };
             record.started_at = Some(started.clone());
+            self.progress.state.edit().resources.push(record);
+        }
+    }
+
+    /// Records hooks this operation created before it stopped, from their live instances, as
+    /// [`Self::apply`] would have recorded them.
+    fn adopt_hooks(&mut self, tasks: &[usize]) {
+        let now = Time(self.context.cluster.now());
+        for &index in tasks {
+            let task = &self.progress.plan.tasks[index];
+            let mut record = ResourceResult::for_task(task, ResultStatus::Synced);
+            record.action = Some(ResourceAction::Created);
+            if let Some(live) = self.progress.live.get(&task.key) {
+                record.generation = live.generation;
+                record.health = Some(live.health.status);
+                record.message = live.health.message.clone();
+            }
+            record.started_at = Some(now.clone());
             self.progress.state.edit().resources.push(record);
         }
     }
