@@ -1295,8 +1295,13 @@ impl Chaos<'_> {
             "500ms",
         ];
         let mut killed_here = 0;
+        // Fairness: while kills keep finding the same states, the controller gets longer to
+        // run between them (up to 8×), so a slow machine still sees progress; any progress
+        // brings the short intervals back.
+        let (mut last_states, mut stalled) = (String::new(), 0u32);
         loop {
-            tokio::time::sleep(self.moments.between(400, 2500)).await;
+            let pause = self.moments.between(400, 2500) * (1 << stalled.min(3));
+            tokio::time::sleep(pause).await;
             let status = stored_status(&self.appsets).await;
             if complete_on(&status, &TIERS, revision) {
                 break;
@@ -1314,6 +1319,12 @@ impl Chaos<'_> {
                 .map(|(app, (state, _))| format!("{app}={state:?}"))
                 .collect::<Vec<_>>()
                 .join(" ");
+            stalled = if states == last_states {
+                stalled + 1
+            } else {
+                0
+            };
+            last_states.clone_from(&states);
             println!(
                 "kill {} at {:?} ({revision}): {states}; restarting as {replica}",
                 self.kills.len() + 1,

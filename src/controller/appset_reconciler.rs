@@ -33,6 +33,7 @@ use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::sync_request::sync_requests;
 use super::decision_watches::DecisionWatches;
 use super::events::{EventPublisher, EventReason};
+use super::failure_backoff::FailureBackoff;
 use super::metrics::{Metrics, Reconciler};
 use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
@@ -77,7 +78,7 @@ pub struct AppSetContext {
     /// The AppProjects of `namespace`.
     pub projects: WatchedProjects,
     /// Consecutive failures per ApplicationSet, for the backoff.
-    failures: Mutex<BTreeMap<String, u32>>,
+    failures: FailureBackoff,
     /// The last reconcile of each ApplicationSet, for pacing the next one.
     last_reconciles: Mutex<BTreeMap<String, LastReconcile>>,
 }
@@ -101,7 +102,7 @@ impl AppSetContext {
             repos,
             git_poll,
             metrics,
-            failures: Mutex::default(),
+            failures: FailureBackoff::default(),
             last_reconciles: Mutex::default(),
         }
     }
@@ -205,14 +206,6 @@ impl ReconcileError {
     }
 }
 
-/// Delay before retrying an ApplicationSet that failed `failures` times in a row: 5 s doubling
-/// up to 5 min.
-#[must_use]
-pub fn retry_delay(failures: u32) -> Duration {
-    let seconds = 5u64.saturating_mul(1 << failures.saturating_sub(1).min(6));
-    Duration::from_secs(seconds.min(300))
-}
-
 /// Reconciles one ApplicationSet.
 ///
 /// # Errors
@@ -300,7 +293,7 @@ async fn reconcile_now(
         );
     }
     result?;
-    ctx.failures.lock().map(|mut f| f.remove(&name)).ok();
+    ctx.failures.succeeded(&name);
     ctx.metrics.reconciled(None);
     let rollout_requeue = in_progress(&status).then(|| {
         pass.as_ref().map_or(ROLLOUT_REQUEUE, |pass| {
@@ -646,24 +639,22 @@ async fn clear_refresh(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<(
     })
 }
 
-/// Requeues a failed ApplicationSet with backoff.
+/// Requeues a failed ApplicationSet with backoff (see [`FailureBackoff`]); an invalid spec waits
+/// for the ApplicationSet to change.
 fn error_policy(
     appset: Arc<ApplicationSet>,
     error: &ReconcileError,
     ctx: Arc<AppSetContext>,
 ) -> Action {
-    let failures = ctx
-        .failures
-        .lock()
-        .map(|mut failures| {
-            let count = failures.entry(appset.name_any()).or_default();
-            *count = count.saturating_add(1);
-            *count
-        })
-        .unwrap_or(1);
     ctx.metrics.reconciled(Some(error.reason()));
+    if matches!(error, ReconcileError::Spec { .. }) {
+        // Only a change of the ApplicationSet fixes its spec; status already says what is wrong.
+        tracing::warn!(appset = %appset.name_any(), reason = error.reason(), "{error}");
+        return Action::await_change();
+    }
+    let (failures, delay) = ctx.failures.failed(&appset.name_any());
     tracing::warn!(appset = %appset.name_any(), reason = error.reason(), failures, "{error}");
-    Action::requeue(retry_delay(failures))
+    Action::requeue(delay)
 }
 
 /// Runs the ApplicationSet controller in `ctx.namespace` until `stop` completes, then lets
@@ -712,18 +703,4 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             }
         })
         .await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retries_back_off_to_five_minutes() {
-        let delays: Vec<u64> = [1, 2, 3, 4, 6, 7, 8, 40]
-            .into_iter()
-            .map(|n| retry_delay(n).as_secs())
-            .collect();
-        assert_eq!(delays, [5, 10, 20, 40, 160, 300, 300, 300]);
-    }
 }

@@ -13,6 +13,7 @@ pub mod appset_reconciler;
 pub mod decision_watches;
 pub mod endpoint;
 pub mod events;
+pub mod failure_backoff;
 pub mod leader;
 pub mod leadership;
 pub mod lease_lock;

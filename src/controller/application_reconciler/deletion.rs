@@ -1,0 +1,304 @@
+//! Deleting an Application: its resources one wave at a time, then its PostDelete hooks, then its finalizer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::ResourceExt;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use serde_json::json;
+
+use super::Run;
+use super::context::ApplicationContext;
+use super::error::ApplicationError;
+use super::observe::{admit_application, destination, manifests, tracked_objects};
+use super::operation::continue_operation;
+use super::start::{job, settings_of, store_new_operation};
+use super::status_writes::{publish, report};
+use crate::api::Application;
+use crate::api::application::ApplicationConditionType;
+use crate::api::application_settings::SyncSettings;
+use crate::cluster::api::{ClusterApi, Propagation};
+use crate::cluster::kube_cluster::KubeCluster;
+use crate::controller::application::deletion::{
+    DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_step, post_delete_id,
+};
+use crate::controller::application::instance::instance_name;
+use crate::controller::events::EventReason;
+use crate::controller::status_store::StatusStore;
+use crate::controller::sync_job::JobPlan;
+use crate::source::SourceOptions;
+use crate::sync::execute::approved_since;
+use crate::sync::{LiveObject, SyncPlan};
+
+/// How soon a deletion in progress is looked at again.
+pub(super) const DELETION_POLL: Duration = Duration::from_secs(1);
+
+/// Deletes the resources of a deleted Application one wave at a time (highest first), runs its
+/// PostDelete hooks, then removes its resources finalizer. A failed PostDelete operation is
+/// reported (condition `DeletionError`, Event) and the finalizer stays.
+pub(super) async fn delete_resources(
+    run: &Run,
+    app: &Application,
+) -> Result<Action, ApplicationError> {
+    let ctx = &run.ctx;
+    let name = app.name_any();
+    let holds_finalizer = app
+        .finalizers()
+        .iter()
+        .any(|f| RESOURCE_FINALIZERS.contains(&f.as_str()));
+    if !holds_finalizer {
+        return Ok(Action::await_change());
+    }
+    let deleted = delete_step(run, app).await;
+    match deleted {
+        Ok(Deletion::Continue(action)) => Ok(action),
+        Ok(Deletion::Finished(current)) => {
+            remove_finalizers(ctx, &current).await?;
+            publish(
+                ctx,
+                app,
+                EventReason::ResourcesDeleted,
+                "every resource of the Application is deleted".to_owned(),
+            )
+            .await;
+            tracing::info!(app = %name, "resources deleted; finalizer removed");
+            Ok(Action::await_change())
+        }
+        Ok(Deletion::Held(message)) => {
+            let reported = report(
+                ctx,
+                app,
+                ApplicationConditionType::DeletionError,
+                Some(&message),
+            )
+            .await?;
+            if reported {
+                publish(ctx, app, EventReason::DeletionError, message).await;
+            }
+            Ok(Action::requeue(ctx.resync))
+        }
+        Err(error) => {
+            let message = error.to_string();
+            publish(ctx, app, EventReason::DeletionError, message.clone()).await;
+            report(
+                ctx,
+                app,
+                ApplicationConditionType::DeletionError,
+                Some(&message),
+            )
+            .await?;
+            Err(error)
+        }
+    }
+}
+
+/// Where a deletion stands after one step.
+pub(super) enum Deletion {
+    /// Come back with this action.
+    Continue(Action),
+    /// It waits for someone (a confirmation, or a fix of failed PostDelete hooks): this says
+    /// why, and the finalizer stays.
+    Held(String),
+    /// Everything is done: remove the finalizer of the Application as read now.
+    Finished(Box<Application>),
+}
+
+/// One deletion step, decided from the Application as the API server has it now (not the
+/// watch cache, which may not show the PostDelete operation just recorded yet).
+pub(super) async fn delete_step(
+    run: &Run,
+    app: &Application,
+) -> Result<Deletion, ApplicationError> {
+    let ctx = &run.ctx;
+    let name = app.name_any();
+    let current = ctx
+        .api()
+        .get_opt(&name)
+        .await
+        .map_err(|error| ApplicationError::Write {
+            app: name.clone(),
+            what: "(reading) the deleted Application",
+            error: error.into(),
+        })?;
+    let Some(app) = current else {
+        return Ok(Deletion::Continue(Action::await_change()));
+    };
+    let cluster = destination(ctx, &app).await?;
+    let customizations = ctx.customizations(&app).await?;
+    let tracked: Vec<LiveObject> = tracked_objects(&cluster, &app, &[])
+        .await?
+        .iter()
+        .filter_map(|object| LiveObject::from_object(object, &customizations.health))
+        .collect();
+    let approved = app
+        .metadata
+        .deletion_timestamp
+        .as_ref()
+        .is_some_and(|deleted| approved_since(app.deletion_approved(), deleted.0));
+    let instance = instance_name(&app);
+    let state = DeletionState {
+        name: &name,
+        app: &instance,
+        objects: &tracked,
+        approved,
+        operation: app.status.as_ref().and_then(|s| s.operation_state.as_ref()),
+        has_post_delete_hooks: app
+            .status
+            .as_ref()
+            .is_some_and(|s| !s.post_delete_hooks.is_empty()),
+    };
+    let step = deletion_step(&state);
+    let held = matches!(
+        step,
+        DeletionStep::AwaitConfirmation(_) | DeletionStep::PostDeleteFailed(_)
+    );
+    if !held && has_condition(&app, ApplicationConditionType::DeletionError) {
+        report(ctx, &app, ApplicationConditionType::DeletionError, None).await?;
+    }
+    match step {
+        DeletionStep::Done => Ok(Deletion::Finished(Box::new(app))),
+        DeletionStep::Wait => Ok(Deletion::Continue(Action::requeue(DELETION_POLL))),
+        DeletionStep::AwaitConfirmation(keys) => {
+            let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
+            Ok(Deletion::Held(format!(
+                "waiting for deletion confirmation of {} (Delete=confirm): flotilla app confirm-prune {name}",
+                keys.join(", ")
+            )))
+        }
+        DeletionStep::PostDeleteFailed(message) => Ok(Deletion::Held(message)),
+        DeletionStep::Delete(keys) => {
+            for key in keys {
+                cluster
+                    .delete(&key, Propagation::Foreground)
+                    .await
+                    .map_err(|error| ApplicationError::Delete {
+                        app: name.clone(),
+                        object: key.clone(),
+                        error,
+                    })?;
+            }
+            Ok(Deletion::Continue(Action::requeue(DELETION_POLL)))
+        }
+        DeletionStep::RunPostDelete => run_post_delete(run, &app, cluster).await,
+    }
+}
+
+/// Whether `app`'s status shows a condition of `type_`.
+pub(super) fn has_condition(app: &Application, type_: ApplicationConditionType) -> bool {
+    app.status
+        .as_ref()
+        .is_some_and(|status| status.conditions.iter().any(|c| c.type_ == type_))
+}
+
+/// Runs (or resumes) the PostDelete hooks of a deleted Application whose resources are gone, as
+/// an operation recorded in `status.operationState` under [`post_delete_id`], from the source
+/// at the revision it last synced; when the source has none there (any more), the deletion is
+/// finished.
+pub(super) async fn run_post_delete(
+    run: &Run,
+    app: &Application,
+    cluster: Arc<KubeCluster>,
+) -> Result<Deletion, ApplicationError> {
+    let ctx = &run.ctx;
+    let name = app.name_any();
+    let id = post_delete_id(&name);
+    let status = app.status.as_ref();
+    let recorded = status
+        .and_then(|s| s.operation_state.as_ref())
+        .filter(|op| op.operation_id == id);
+    let revision = recorded
+        .and_then(|op| op.revision.clone())
+        .or_else(|| {
+            status
+                .and_then(|s| s.sync.as_ref())
+                .map(|sync| sync.revision.clone())
+                .filter(|r| !r.is_empty())
+        })
+        .unwrap_or_else(|| app.spec.source.target_revision.clone());
+    let manifests = manifests(ctx, app, &revision).await?;
+    let (customizations, admitted) = (
+        ctx.customizations(app).await?,
+        admit_application(ctx, app).await?,
+    );
+    let SyncSettings {
+        execute: mut settings,
+        source,
+        ..
+    } = settings_of(ctx, app, None, (&customizations, &admitted)).map_err(|error| {
+        ApplicationError::Settings {
+            app: name.clone(),
+            error,
+        }
+    })?;
+    (settings.prune, settings.retry) = (false, None);
+    let source = SourceOptions {
+        revision: manifests.revision.clone(),
+        ..source
+    };
+    let plan = SyncPlan::load(
+        &manifests.root,
+        &source,
+        settings.destination_namespace.as_deref(),
+        &id,
+    )
+    .map_err(|error| ApplicationError::Plan {
+        app: name.clone(),
+        error,
+    })?;
+    if plan.post_delete.is_empty() {
+        return Ok(Deletion::Finished(Box::new(app.clone())));
+    }
+    // Not an entry of the Application's history: its deletion is not a deployment.
+    let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
+    if recorded.is_none() {
+        store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
+        let hooks: Vec<String> = plan.post_delete.iter().map(|t| t.key.to_string()).collect();
+        let note = format!("running PostDelete hooks: {}", hooks.join(", "));
+        publish(ctx, app, EventReason::SyncStarted, note).await;
+    }
+    let job = job(
+        app,
+        (JobPlan::PostDelete, store),
+        cluster,
+        &manifests,
+        source,
+        settings,
+    );
+    // The outcome is in status.operationState, which the next deletion step reads.
+    continue_operation(run, app, job, None)
+        .await
+        .map(Deletion::Continue)
+}
+
+/// Removes the resources finalizers, keeping any other.
+pub(super) async fn remove_finalizers(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<(), ApplicationError> {
+    let kept: Vec<&String> = app
+        .finalizers()
+        .iter()
+        .filter(|f| !RESOURCE_FINALIZERS.contains(&f.as_str()))
+        .collect();
+    let patch = json!({
+        "metadata": {"resourceVersion": app.resource_version(), "finalizers": kept}
+    });
+    match ctx
+        .api()
+        .patch(
+            &app.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(ApplicationError::Write {
+            app: app.name_any(),
+            what: "metadata.finalizers",
+            error: error.into(),
+        }),
+    }
+}

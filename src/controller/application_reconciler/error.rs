@@ -1,0 +1,110 @@
+//! Where an Application reconcile failed: the error, its cause, and the reason it is reported under.
+
+use crate::api::application_settings::SettingsError;
+use crate::cluster::api::ClusterError;
+use crate::cluster::api_error::ApiError;
+use crate::cluster::clients::ClientsError;
+use crate::cluster::watched_customizations::CustomizationsConfigError;
+use crate::cluster::watched_projects::ProjectsWatchError;
+use crate::manifest::{ObjectKey, ValidationErrors};
+use crate::project::Refusal;
+use crate::repo::cache::FetchError;
+use crate::sync::execute::ExecuteError;
+
+/// Where a reconcile failed; the variant name is the Event reason and metric label.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplicationError {
+    #[error("Application {app}: {error}")]
+    Destination {
+        app: String,
+        #[source]
+        error: ClientsError,
+    },
+    #[error("Application {app}: {error}")]
+    Source {
+        app: String,
+        #[source]
+        error: FetchError,
+    },
+    #[error("Application {app}: reading the source failed: {message}")]
+    SourceTask { app: String, message: String },
+    #[error("Application {app}: {error}")]
+    Plan {
+        app: String,
+        #[source]
+        error: ValidationErrors,
+    },
+    #[error("Application {app}: reading {what}: {error}")]
+    Observe {
+        app: String,
+        what: String,
+        #[source]
+        error: ClusterError,
+    },
+    #[error("Application {app}: {error}")]
+    Settings {
+        app: String,
+        #[source]
+        error: SettingsError,
+    },
+    #[error("Application {app}: {error}")]
+    Sync {
+        app: String,
+        #[source]
+        error: ExecuteError,
+    },
+    #[error("Application {app}: {error}")]
+    Projects {
+        app: String,
+        #[source]
+        error: ProjectsWatchError,
+    },
+    #[error("Application {app}: {refusal}")]
+    Project {
+        app: String,
+        #[source]
+        refusal: Refusal,
+    },
+    #[error("Application {app}: {error}")]
+    Customizations {
+        app: String,
+        #[source]
+        error: CustomizationsConfigError,
+    },
+    #[error("Application {app}: deleting {object}: {error}")]
+    Delete {
+        app: String,
+        object: ObjectKey,
+        #[source]
+        error: ClusterError,
+    },
+    #[error("Application {app}: {message}")]
+    PostDelete { app: String, message: String },
+    #[error("Application {app}: writing {what}: {error}")]
+    Write {
+        app: String,
+        what: &'static str,
+        #[source]
+        error: ApiError,
+    },
+}
+
+impl ApplicationError {
+    /// The step that failed, as a CamelCase reason for metrics.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Destination { .. } => "DestinationError",
+            Self::Source { .. } | Self::SourceTask { .. } => "SourceError",
+            Self::Plan { .. } => "PlanError",
+            Self::Observe { .. } => "ObserveError",
+            Self::Settings { .. } | Self::Project { .. } => "InvalidSpecError",
+            Self::Projects { .. } => "ProjectsError",
+            Self::Sync { .. } => "SyncError",
+            Self::Customizations { .. } => "CustomizationsError",
+            Self::Delete { .. } => "DeleteError",
+            Self::PostDelete { .. } => "PostDeleteError",
+            Self::Write { .. } => "WriteError",
+        }
+    }
+}

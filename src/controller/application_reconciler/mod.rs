@@ -1,0 +1,283 @@
+//! The Application reconciler: observe (destination → source → plan → live objects) → compare →
+//! status → decide → sync, run by a kube-runtime `Controller` that watches the Applications of
+//! the namespace. Deleted Applications with a resources finalizer get their resources deleted
+//! (reverse wave order, `Delete=confirm` objects holding it until approved), then their
+//! PostDelete hooks run, before the finalizer goes. Every decision is made by the pure
+//! [`super::application`] core; these files read and write, one per lifecycle step.
+//!
+//! `spec.operation` is consumed when its sync starts: `status.operationState` is written
+//! (phase Running) first, then `spec.operation` is removed (only if unchanged), then the engine
+//! runs from that stored state. A stopping controller drops a running sync without terminating
+//! it, so the next leader resumes it from `status.operationState`.
+
+mod context;
+mod deletion;
+mod error;
+mod observe;
+mod operation;
+mod start;
+mod status_writes;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::{Future, FutureExt, StreamExt};
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
+use tokio::sync::watch;
+
+use crate::api::AppProject;
+use crate::api::app_project::DEFAULT_PROJECT;
+use crate::api::application::ApplicationConditionType;
+use crate::api::{Application, ApplicationSet};
+use crate::controller::application::decide::next_sync;
+use crate::controller::application::freshness::{CompareInputs, LastCompare, version_after_write};
+use crate::controller::events::EventReason;
+use crate::controller::metrics::Reconciler;
+use crate::controller::running_syncs::Parked;
+
+pub use context::ApplicationContext;
+use deletion::delete_resources;
+pub use error::ApplicationError;
+use observe::{admit_application, observe, unchanged};
+use operation::{continue_operation, reporting_sync_failure};
+use start::{gate, hold_for_windows, sync};
+use status_writes::{publish, write_status};
+
+/// How many Applications are reconciled at once (a running sync holds its slot): bounds the
+/// requests in flight and the memory of the reconciles, as Argo CD's processor counts do.
+pub const RECONCILE_CONCURRENCY: u16 = 32;
+
+/// One run of the controller: the shared context, the watched Applications and
+/// ApplicationSets, and whether the run is stopping (running syncs are then dropped, to be
+/// resumed by the next leader).
+struct Run {
+    ctx: Arc<ApplicationContext>,
+    appsets: Store<ApplicationSet>,
+    stopping: watch::Receiver<bool>,
+}
+
+/// [`reconcile`], its duration recorded.
+async fn timed_reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
+    let started = std::time::Instant::now();
+    let metrics = Arc::clone(&run.ctx.metrics);
+    let reconciled = reconcile(app, run).await;
+    metrics.observe_reconcile(Reconciler::Application, started.elapsed());
+    reconciled
+}
+
+/// Reconciles one Application.
+async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
+    let ctx = &run.ctx;
+    if let Some(parked) = ctx.runs.take(&app.uid().unwrap_or_default()) {
+        let Parked {
+            job, run: sync_run, ..
+        } = parked;
+        let stepped = continue_operation(&run, &app, job, Some(sync_run)).await;
+        return reporting_sync_failure(ctx, &app, stepped).await;
+    }
+    if app.metadata.deletion_timestamp.is_some() {
+        ctx.remember_compare(app.name_any(), None);
+        return delete_resources(&run, &app).await;
+    }
+    let customizations = ctx.customizations(&app).await;
+    let admitted = admit_application(ctx, &app).await;
+    if admitted.is_ok() && unchanged(&run, &app).await {
+        return Ok(Action::requeue(ctx.resync));
+    }
+    let observed = match (customizations, admitted) {
+        (Ok(customizations), Ok(admitted)) => observe(ctx, &app, customizations, admitted).await,
+        (Err(error), _) | (_, Err(error)) => Err(error),
+    };
+    let message = observed.as_ref().err().map(ToString::to_string);
+    let written = match (&observed, &message) {
+        (Ok(observed), _) => Ok(&observed.comparison),
+        (Err(error), message) => Err((
+            if matches!(error, ApplicationError::Project { .. }) {
+                ApplicationConditionType::InvalidSpecError
+            } else {
+                ApplicationConditionType::ComparisonError
+            },
+            message.as_deref().unwrap_or_default(),
+        )),
+    };
+    let status_written = write_status(ctx, &app, written).await;
+    let last = match (&observed, &status_written) {
+        (Ok(observed), Ok(written)) => Some(LastCompare {
+            inputs: CompareInputs {
+                application_version: version_after_write(&app, written.as_ref()),
+                ..observed.inputs.clone()
+            },
+            synced: !observed.comparison.out_of_sync(),
+            kinds: observed.kinds.clone(),
+        }),
+        _ => None,
+    };
+    ctx.remember_compare(app.name_any(), last);
+    status_written?;
+    let observed = match observed {
+        Ok(observed) => observed,
+        Err(error) => {
+            publish(ctx, &app, EventReason::ComparisonError, error.to_string()).await;
+            return Err(error);
+        }
+    };
+    let gate = gate(&run, &app).await;
+    let revision = observed.manifests.revision.as_deref();
+    let out_of_sync = observed.comparison.out_of_sync();
+    let Some(trigger) = next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) else {
+        return Ok(Action::requeue(ctx.resync));
+    };
+    if let Some(action) = hold_for_windows(ctx, &app, &trigger, &observed.admitted.projects).await?
+    {
+        return Ok(action);
+    }
+    let synced = sync(ctx, &app, &observed, trigger, &run).await;
+    reporting_sync_failure(ctx, &app, synced).await
+}
+
+/// The Applications of `store` by (sync status, health status).
+fn application_counts(store: &Store<Application>) -> BTreeMap<(String, String), u64> {
+    let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for app in store.state() {
+        let status = app.status.as_ref();
+        let sync = status
+            .and_then(|s| s.sync.as_ref())
+            .map_or("Unknown", |s| s.status.as_str());
+        let health = status
+            .and_then(|s| s.health.as_ref())
+            .map_or("Unknown", |h| h.status.as_str());
+        *counts
+            .entry((sync.to_owned(), health.to_owned()))
+            .or_default() += 1;
+    }
+    counts
+}
+
+/// Requeues a failed Application: with backoff, unless only a person can fix the failure — an
+/// invalid spec waits for the Application to change, manifests that do not build for the next
+/// resync (a new commit may fix them) — after the failure was written to status.
+fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<Run>) -> Action {
+    match error {
+        ApplicationError::Settings { .. } => {
+            run.ctx.metrics.application_reconciled(Some(error.reason()));
+            tracing::warn!(app = %app.name_any(), reason = error.reason(), "{error}");
+            return Action::await_change();
+        }
+        ApplicationError::Plan { .. } | ApplicationError::Project { .. } => {
+            run.ctx.metrics.application_reconciled(Some(error.reason()));
+            tracing::warn!(app = %app.name_any(), reason = error.reason(), "{error}");
+            return Action::requeue(run.ctx.resync);
+        }
+        _ => {}
+    }
+    let (failures, delay) = run.ctx.failures.failed(&app.name_any());
+    run.ctx.metrics.application_reconciled(Some(error.reason()));
+    tracing::warn!(app = %app.name_any(), reason = error.reason(), failures, "{error}");
+    Action::requeue(delay)
+}
+
+/// The Applications to reconcile now because an object their parked operation waits on
+/// changed (announced by the clusters' tracked-object watches); announcements a slow reader
+/// missed are covered by the operations' fallback requeue.
+fn wake_on_waited_objects(
+    ctx: &Arc<ApplicationContext>,
+) -> impl futures::Stream<Item = ObjectRef<Application>> + Send + 'static {
+    let touched = ctx.clusters.touched();
+    let ctx = Arc::clone(ctx);
+    futures::stream::unfold(touched, |mut touched| async move {
+        loop {
+            match touched.recv().await {
+                Ok(id) => return Some((id, touched)),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    })
+    .filter_map(move |id| {
+        let woken = ctx
+            .runs
+            .waiting_on(&id)
+            .map(|name| ObjectRef::new(&name).within(&ctx.namespace));
+        futures::future::ready(woken)
+    })
+}
+
+/// Runs the Application controller in `ctx.namespace` until `stop` completes: running syncs are
+/// then dropped (their operation stays Running, for the next leader to resume) and running
+/// reconciles finish.
+pub async fn run(
+    ctx: Arc<ApplicationContext>,
+    stop: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let applications = ctx.api();
+    let controller = Controller::new(applications, watcher::Config::default())
+        .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
+    // A changed AppProject is judged again at once by each of its Applications.
+    let of_project = controller.store();
+    let controller = controller.watches(
+        Api::<AppProject>::namespaced(ctx.client.clone(), &ctx.namespace),
+        watcher::Config::default(),
+        move |project| {
+            let name = project.name_any();
+            of_project
+                .state()
+                .into_iter()
+                .filter(|app| {
+                    app.spec.project == name
+                        || app.spec.project.is_empty() && name == DEFAULT_PROJECT
+                })
+                .map(|app| ObjectRef::from_obj(&*app))
+                .collect::<Vec<_>>()
+        },
+    );
+    let (stopping_tx, stopping) = watch::channel(false);
+    let stop = stop
+        .map(move |()| {
+            let _ = stopping_tx.send(true);
+        })
+        .shared();
+    let (appsets, writer) = reflector::store();
+    let appset_api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let watch_appsets = reflector(
+        writer,
+        watcher::watcher(appset_api, watcher::Config::default()),
+    )
+    .default_backoff()
+    .for_each(|_| futures::future::ready(()));
+    let store = controller.store();
+    ctx.metrics
+        .count_applications_with(Box::new(move || application_counts(&store)));
+    // Operations parked by an earlier term may have moved on under another leader: resume
+    // them from status.
+    ctx.runs.clear();
+    let wake = wake_on_waited_objects(&ctx);
+    let controller = controller.reconcile_on(wake);
+    let run = Arc::new(Run {
+        ctx: Arc::clone(&ctx),
+        appsets,
+        stopping,
+    });
+    let ok = Arc::clone(&ctx);
+    let reconciling = controller
+        .graceful_shutdown_on(stop)
+        .run(timed_reconcile, error_policy, run)
+        .for_each(|result| {
+            let ctx = Arc::clone(&ok);
+            async move {
+                match result {
+                    Ok((object, _)) => {
+                        ctx.failures.succeeded(&object.name);
+                        ctx.metrics.application_reconciled(None);
+                    }
+                    Err(error) => tracing::debug!("controller: {error}"),
+                }
+            }
+        });
+    // The ApplicationSet watch runs as long as the reconciles do.
+    futures::pin_mut!(reconciling, watch_appsets);
+    futures::future::select(reconciling, watch_appsets).await;
+}

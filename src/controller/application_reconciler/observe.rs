@@ -1,0 +1,272 @@
+//! Observing an Application: its project's admission, destination, source at its target revision and live objects, compared; and whether a compare can be skipped.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt;
+use serde_json::Value;
+
+use super::Run;
+use super::context::ApplicationContext;
+use super::error::ApplicationError;
+use super::start::gate;
+use crate::api::Application;
+use crate::cluster::api::{ClusterApi, ClusterError};
+use crate::cluster::kube_cluster::KubeCluster;
+use crate::controller::application::compare::{Comparison, compare};
+use crate::controller::application::decide::next_sync;
+use crate::controller::application::freshness::{
+    CompareInputs, compare_needed, tracked_fingerprint,
+};
+use crate::controller::application::instance::instance_name;
+use crate::customizations::Customizations;
+use crate::manifest::ObjectKey;
+use crate::project::{ClusterIdentity, ProjectScope, Projects, admit};
+use crate::repo::cache::Manifests;
+use crate::source::SourceOptions;
+use crate::sync::{LiveObject, SyncPlan};
+
+/// How many live objects are read at once while comparing.
+pub(super) const READ_CONCURRENCY: usize = 8;
+
+/// What observing an Application found.
+pub(super) struct Observed {
+    pub(super) cluster: Arc<KubeCluster>,
+    pub(super) manifests: Manifests,
+    pub(super) comparison: Comparison,
+    /// What the comparison read.
+    pub(super) inputs: CompareInputs,
+    /// The kinds (group, kind) the plan deploys.
+    pub(super) kinds: Vec<(String, String)>,
+    /// The configured customizations the comparison used, for the sync too.
+    pub(super) customizations: Customizations,
+    /// The projects and the destination's identity the Application was admitted with.
+    pub(super) admitted: Admitted,
+}
+
+/// What an Application's project was judged with: the projects known and both names of its
+/// destination cluster.
+pub(super) struct Admitted {
+    pub(super) projects: Projects,
+    pub(super) cluster: ClusterIdentity,
+}
+
+impl Admitted {
+    pub(super) fn scope(&self) -> ProjectScope<'_> {
+        ProjectScope {
+            projects: &self.projects,
+            cluster: &self.cluster,
+        }
+    }
+}
+
+/// Whether comparing the Application again would find what its last compare found (Synced)
+/// and it has no sync to start: its source resolves to the same commit, and neither it nor the
+/// live objects it tracks were written since. Any failure to tell means it is compared.
+pub(super) async fn unchanged(run: &Run, app: &Application) -> bool {
+    let ctx = &run.ctx;
+    let Some(last) = ctx.last_compare(&app.name_any()) else {
+        return false;
+    };
+    let Ok(cluster) = destination(ctx, app).await else {
+        return false;
+    };
+    let Ok(manifests) = manifests(ctx, app, &app.spec.source.target_revision).await else {
+        return false;
+    };
+    let Ok(tracked) = cluster.tracked_by(&instance_name(app), &last.kinds).await else {
+        return false;
+    };
+    let now = CompareInputs {
+        application_version: app.resource_version(),
+        revision: manifests.revision,
+        tracked: tracked_fingerprint(&tracked),
+    };
+    if compare_needed(Some(&last), &now) {
+        return false;
+    }
+    let gate = gate(run, app).await;
+    next_sync(app, false, now.revision.as_deref(), gate, Timestamp::now()).is_none()
+}
+
+/// The Application's project admits it (see [`admit`]): it exists and permits the
+/// repository and the destination.
+pub(super) async fn admit_application(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<Admitted, ApplicationError> {
+    let projects = ctx
+        .projects
+        .current()
+        .await
+        .map_err(|error| ApplicationError::Projects {
+            app: app.name_any(),
+            error,
+        })?;
+    let cluster = ctx
+        .clusters
+        .identity(&app.spec.destination)
+        .await
+        .map_err(|error| ApplicationError::Destination {
+            app: app.name_any(),
+            error,
+        })?;
+    let admitted = Admitted { projects, cluster };
+    admit(&app.spec, admitted.scope()).map_err(|refusal| ApplicationError::Project {
+        app: app.name_any(),
+        refusal,
+    })?;
+    Ok(admitted)
+}
+
+/// Resolves the destination, reads the source at its target revision and the live objects, and
+/// compares them.
+pub(super) async fn observe(
+    ctx: &ApplicationContext,
+    app: &Application,
+    customizations: Customizations,
+    admitted: Admitted,
+) -> Result<Observed, ApplicationError> {
+    let name = app.name_any();
+    let cluster = destination(ctx, app).await?;
+    let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
+    let source = SourceOptions::of_application(app, manifests.revision.clone());
+    // Generating may run helm or kustomize: off the async workers.
+    let (root, namespace) = (
+        manifests.root.clone(),
+        app.spec.destination.namespace.clone(),
+    );
+    let plan = tokio::task::spawn_blocking(move || {
+        SyncPlan::load(&root, &source, namespace.as_deref(), "compare")
+    })
+    .await
+    .map_err(|error| ApplicationError::SourceTask {
+        app: name.clone(),
+        message: error.to_string(),
+    })?
+    .map_err(|error| ApplicationError::Plan {
+        app: name.clone(),
+        error,
+    })?;
+    let observe_error = |what: &str, error| ApplicationError::Observe {
+        app: name.clone(),
+        what: what.to_owned(),
+        error,
+    };
+    let keys: Vec<ObjectKey> = plan
+        .tasks
+        .iter()
+        .filter(|task| task.hook.is_none())
+        .map(|task| task.key.clone())
+        .collect();
+    let mut live = BTreeMap::new();
+    for chunk in keys.chunks(READ_CONCURRENCY) {
+        let mut reading = Vec::with_capacity(chunk.len());
+        for key in chunk {
+            reading.push(cluster.get(key));
+        }
+        let reads = futures::future::join_all(reading).await;
+        for (key, object) in chunk.iter().zip(reads) {
+            match object {
+                Ok(Some(object)) => {
+                    live.insert(key.clone(), object);
+                }
+                Ok(None) => {}
+                // A kind the server does not know yet (its CRD comes with the sync) is missing.
+                Err(ClusterError::UnknownKind { .. }) => {}
+                Err(error) => return Err(observe_error(&key.to_string(), error)),
+            }
+        }
+    }
+    let kinds: Vec<(String, String)> = plan
+        .tasks
+        .iter()
+        .map(|task| (task.key.group.clone(), task.key.kind.clone()))
+        .collect();
+    let tracked = tracked_objects(&cluster, app, &kinds).await?;
+    let inputs = CompareInputs {
+        application_version: app.resource_version(),
+        revision: manifests.revision.clone(),
+        tracked: tracked_fingerprint(&tracked),
+    };
+    let tracked: Vec<LiveObject> = tracked
+        .iter()
+        .filter_map(|object| LiveObject::from_object(object, &customizations.health))
+        .collect();
+    let ignore = app
+        .spec
+        .ignore_differences(&customizations.ignore_differences)
+        .map_err(|error| ApplicationError::Settings {
+            app: name.clone(),
+            error,
+        })?;
+    let comparison = compare(
+        &plan,
+        &instance_name(app),
+        &live,
+        &tracked,
+        manifests.revision.as_deref(),
+        &customizations.health,
+        &ignore,
+    );
+    Ok(Observed {
+        cluster,
+        manifests,
+        comparison,
+        inputs,
+        kinds,
+        customizations,
+        admitted,
+    })
+}
+
+/// The cluster the Application's destination names.
+pub(super) async fn destination(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<Arc<KubeCluster>, ApplicationError> {
+    ctx.clusters
+        .for_destination(&app.spec.destination)
+        .await
+        .map_err(|error| ApplicationError::Destination {
+            app: app.name_any(),
+            error,
+        })
+}
+
+/// The objects of the cluster that the Application tracks (`apiVersion`, `kind`, `metadata`,
+/// from the cluster's shared watches); `kinds` (group, kind) are the kinds it deploys.
+pub(super) async fn tracked_objects(
+    cluster: &KubeCluster,
+    app: &Application,
+    kinds: &[(String, String)],
+) -> Result<Vec<Value>, ApplicationError> {
+    cluster
+        .tracked_by(&instance_name(app), kinds)
+        .await
+        .map_err(|error| ApplicationError::Observe {
+            app: app.name_any(),
+            what: "the objects carrying the tracking annotation".to_owned(),
+            error,
+        })
+}
+
+/// The source's manifests at `revision` (empty: the source's `targetRevision`), fetched off the
+/// async workers.
+pub(super) async fn manifests(
+    ctx: &ApplicationContext,
+    app: &Application,
+    revision: &str,
+) -> Result<Manifests, ApplicationError> {
+    let name = app.name_any();
+    let (source, revision) = (app.spec.source.clone(), revision.to_owned());
+    let repos = Arc::clone(&ctx.repos);
+    tokio::task::spawn_blocking(move || repos.source(&source, &revision))
+        .await
+        .map_err(|error| ApplicationError::SourceTask {
+            app: name.clone(),
+            message: error.to_string(),
+        })?
+        .map_err(|error| ApplicationError::Source { app: name, error })
+}

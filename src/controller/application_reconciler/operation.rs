@@ -1,0 +1,125 @@
+//! Stepping a running operation until it waits (parked) or ends, and recording its end.
+
+use std::time::Duration;
+
+use kube::ResourceExt;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use serde_json::json;
+
+use super::Run;
+use super::context::ApplicationContext;
+use super::error::ApplicationError;
+use super::status_writes::{publish, report};
+use crate::api::Application;
+use crate::api::application::{ApplicationConditionType, TERMINATE_ANNOTATION};
+use crate::controller::events::EventReason;
+use crate::controller::sync_job::{JobPlan, JobStep, SyncJob};
+use crate::sync::OperationState;
+use crate::sync::execute::SyncRun;
+
+/// `stepped`, with a failure reported as the `SyncError` condition.
+pub(super) async fn reporting_sync_failure(
+    ctx: &ApplicationContext,
+    app: &Application,
+    stepped: Result<Action, ApplicationError>,
+) -> Result<Action, ApplicationError> {
+    if let Err(error) = &stepped {
+        let message = error.to_string();
+        report(
+            ctx,
+            app,
+            ApplicationConditionType::SyncError,
+            Some(&message),
+        )
+        .await?;
+    }
+    stepped
+}
+
+/// Steps an operation of `app` (its parked `sync_run`, or the one in status) until it has to
+/// wait — then parks it and comes back after the wait's limit, or when an object it waits on
+/// changes — or ends: a sync's end is recorded, and the Application compared again at once.
+pub(super) async fn continue_operation(
+    run: &Run,
+    app: &Application,
+    job: SyncJob,
+    sync_run: Option<SyncRun>,
+) -> Result<Action, ApplicationError> {
+    let ctx = &run.ctx;
+    let name = app.name_any();
+    let plan = job.plan;
+    match job.step(sync_run, app, &run.stopping).await {
+        Ok(JobStep::Parked(parked, after)) => {
+            ctx.runs
+                .park(&app.uid().unwrap_or_default(), &name, *parked);
+            Ok(Action::requeue(after))
+        }
+        Ok(JobStep::Stopped) => {
+            tracing::info!(app = %name, "stopping during an operation; the next leader resumes it");
+            Ok(Action::await_change())
+        }
+        Ok(JobStep::Done(state)) => {
+            if plan == JobPlan::Sync {
+                finish(ctx, app, &state).await?;
+                report(ctx, app, ApplicationConditionType::SyncError, None).await?;
+            }
+            // Compare (or take the next deletion step) at once: the status shows the result.
+            Ok(Action::requeue(Duration::from_millis(200)))
+        }
+        Err(error) => {
+            if plan == JobPlan::Sync {
+                publish(ctx, app, EventReason::SyncFailed, error.to_string()).await;
+            }
+            Err(ApplicationError::Sync { app: name, error })
+        }
+    }
+}
+
+/// Records the end of an operation (its state and history entry were stored together by the
+/// [`StatusStore`]): metrics, Event, and removes a terminate request that has been served.
+pub(super) async fn finish(
+    ctx: &ApplicationContext,
+    app: &Application,
+    state: &OperationState,
+) -> Result<(), ApplicationError> {
+    let phase = format!("{:?}", state.phase);
+    ctx.metrics.synced(&phase);
+    let reason = if state.phase == crate::sync::OperationPhase::Succeeded {
+        EventReason::SyncSucceeded
+    } else {
+        EventReason::SyncFailed
+    };
+    let note = format!(
+        "{phase} at {}: {}",
+        state.revision.as_deref().unwrap_or("the local directory"),
+        state.message
+    );
+    publish(ctx, app, reason, note).await;
+    let current =
+        ctx.api()
+            .get(&app.name_any())
+            .await
+            .map_err(|error| ApplicationError::Write {
+                app: app.name_any(),
+                what: "(reading) the terminate annotation",
+                error: error.into(),
+            })?;
+    if !current.annotations().contains_key(TERMINATE_ANNOTATION) {
+        return Ok(());
+    }
+    let patch = json!({"metadata": {"annotations": {TERMINATE_ANNOTATION: null}}});
+    ctx.api()
+        .patch(
+            &app.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+        .map(drop)
+        .map_err(|error| ApplicationError::Write {
+            app: app.name_any(),
+            what: "the terminate annotation",
+            error: error.into(),
+        })
+}

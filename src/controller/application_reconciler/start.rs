@@ -1,0 +1,347 @@
+//! Starting a sync: the rollout gate, the project's sync windows, the settings, and the Running operation stored (a requested one consumed) before the engine steps it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
+use serde_json::json;
+
+use super::Run;
+use super::context::ApplicationContext;
+use super::error::ApplicationError;
+use super::observe::{Admitted, Observed, manifests};
+use super::operation::continue_operation;
+use super::status_writes::{patch_status, publish, report};
+use crate::api::Application;
+use crate::api::application::{ApplicationConditionType, InitiatedBy, Operation, SyncOperation};
+use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
+use crate::cluster::kube_cluster::KubeCluster;
+use crate::controller::application::decide::{SyncGate, Trigger, sync_gate};
+use crate::controller::application::instance::instance_name;
+use crate::controller::application::status::operation_patch;
+use crate::controller::application::window_gate::{
+    WindowGate, refused_message, waiting_message, window_gate,
+};
+use crate::controller::events::EventReason;
+use crate::controller::status_store::StatusStore;
+use crate::controller::sync_job::{JobPlan, SyncJob};
+use crate::customizations::Customizations;
+use crate::project::Projects;
+use crate::project::windows::sync_block_or_invalid;
+use crate::repo::cache::Manifests;
+use crate::source::SourceOptions;
+use crate::sync::execute::{ExecuteSettings, OperationStore, begin};
+
+/// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync, from
+/// the watched ApplicationSets (once they are listed: a stopping controller starts no automated
+/// sync).
+pub(super) async fn gate(run: &Run, app: &Application) -> SyncGate {
+    let owner = app
+        .owner_references()
+        .iter()
+        .find(|o| o.controller == Some(true) && o.kind == "ApplicationSet");
+    let Some(owner) = owner else {
+        return sync_gate(None);
+    };
+    if run.appsets.wait_until_ready().await.is_err() {
+        return SyncGate::RolloutControlled;
+    }
+    let appset = run
+        .appsets
+        .get(&ObjectRef::new(&owner.name).within(&run.ctx.namespace))
+        .filter(|appset| appset.uid().as_deref() == Some(owner.uid.as_str()));
+    sync_gate(appset.as_deref())
+}
+
+/// What the project's sync windows make of `trigger` (see [`window_gate`]): `None` to sync
+/// now; else the sync waits (a `SyncError` condition names the window, and the Application is
+/// reconciled again when it opens) or, for a manual request, fails at once naming the window.
+pub(super) async fn hold_for_windows(
+    ctx: &ApplicationContext,
+    app: &Application,
+    trigger: &Trigger,
+    projects: &Projects,
+) -> Result<Option<Action>, ApplicationError> {
+    if matches!(trigger, Trigger::Resume { .. }) {
+        return Ok(None);
+    }
+    let now = Timestamp::now();
+    match window_gate(trigger, |kind| {
+        sync_block_or_invalid(projects, app, kind, now)
+    }) {
+        WindowGate::Proceed => Ok(None),
+        WindowGate::Wait(block) => {
+            let message = waiting_message(&block);
+            report(
+                ctx,
+                app,
+                ApplicationConditionType::SyncError,
+                Some(&message),
+            )
+            .await?;
+            let opens = block
+                .opens_at
+                .and_then(|opens| Duration::try_from(opens.duration_since(now)).ok())
+                .map_or(ctx.resync, |wait| wait + Duration::from_secs(1));
+            Ok(Some(Action::requeue(opens.min(ctx.resync))))
+        }
+        WindowGate::Refuse(block) => {
+            let Trigger::Requested(operation) = trigger else {
+                return Ok(None);
+            };
+            refuse(ctx, app, operation, &refused_message(&block)).await?;
+            Ok(Some(Action::requeue(ctx.resync)))
+        }
+    }
+}
+
+/// Records the requested `operation` as a failed operation with `message` and removes the
+/// request.
+pub(super) async fn refuse(
+    ctx: &ApplicationContext,
+    app: &Application,
+    operation: &Operation,
+    message: &str,
+) -> Result<(), ApplicationError> {
+    let name = app.name_any();
+    let now = Timestamp::now();
+    let revision = Some(operation.sync.revision.as_str()).filter(|r| !r.is_empty());
+    let id = format!("{name}-{}", now.as_millisecond());
+    let (mut state, _) = begin(None, revision, &id, Time(now));
+    state.phase = crate::sync::OperationPhase::Failed;
+    message.clone_into(&mut state.message);
+    state.finished_at = Some(Time(now));
+    StatusStore::new(ctx.api(), &ctx.namespace, &name)
+        .save(&state)
+        .await
+        .map_err(|error| ApplicationError::Sync {
+            app: name.clone(),
+            error: error.into(),
+        })?;
+    clear_operation(ctx, &name, operation).await?;
+    publish(ctx, app, EventReason::SyncFailed, message.to_owned()).await;
+    Ok(())
+}
+
+/// Starts (or resumes) the sync `trigger` asks for and steps it (see [`continue_operation`]).
+pub(super) async fn sync(
+    ctx: &ApplicationContext,
+    app: &Application,
+    observed: &Observed,
+    trigger: Trigger,
+    run: &Run,
+) -> Result<Action, ApplicationError> {
+    let name = app.name_any();
+    let automated = InitiatedBy {
+        username: String::new(),
+        automated: true,
+    };
+    let resumed = app.status.as_ref().and_then(|s| s.operation.as_ref());
+    let (revision, operation, initiated_by, requested) = match &trigger {
+        Trigger::Resume { revision } => (
+            revision.clone().unwrap_or_default(),
+            resumed.map(|op| &op.sync),
+            resumed.map_or(automated, |op| op.initiated_by.clone()),
+            None,
+        ),
+        Trigger::Requested(operation) => (
+            operation.sync.revision.clone(),
+            Some(&operation.sync),
+            operation.initiated_by.clone(),
+            Some(operation),
+        ),
+        Trigger::Automated => (
+            observed.manifests.revision.clone().unwrap_or_default(),
+            None,
+            automated,
+            None,
+        ),
+    };
+    let SyncSettings {
+        execute: settings,
+        source,
+        ignored_options,
+    } = settings_of(
+        ctx,
+        app,
+        operation,
+        (&observed.customizations, &observed.admitted),
+    )
+    .map_err(|error| ApplicationError::Settings {
+        app: name.clone(),
+        error,
+    })?;
+    if !ignored_options.is_empty() {
+        tracing::warn!(app = %name, ?ignored_options, "sync options without effect");
+    }
+    let prune = settings.prune;
+    let manifests =
+        if revision.is_empty() || Some(&revision) == observed.manifests.revision.as_ref() {
+            observed.manifests.clone()
+        } else {
+            manifests(ctx, app, &revision).await?
+        };
+    let store =
+        StatusStore::new(ctx.api(), &ctx.namespace, &name).recording_history(initiated_by.clone());
+    if !matches!(trigger, Trigger::Resume { .. }) {
+        let running = Operation {
+            sync: SyncOperation {
+                revision: manifests.revision.clone().unwrap_or_default(),
+                prune,
+                sync_options: requested
+                    .map(|op| op.sync.sync_options.clone())
+                    .unwrap_or_default(),
+                allow_empty: settings.allow_empty,
+            },
+            initiated_by: initiated_by.clone(),
+        };
+        let patch = json!({"status": {"operation": operation_patch(&running)}});
+        patch_status(ctx, app, "status.operation", patch).await?;
+    }
+    let now = Timestamp::now();
+    if let Some(operation) = requested {
+        let id = format!("{name}-{}", now.as_millisecond());
+        store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
+        clear_operation(ctx, &name, operation).await?;
+    }
+    let (reason, note) = match &trigger {
+        Trigger::Resume { .. } => (
+            EventReason::SyncResumed,
+            "resuming the interrupted operation".to_owned(),
+        ),
+        _ => (
+            EventReason::SyncStarted,
+            format!(
+                "sync to {} started by {}",
+                manifests
+                    .revision
+                    .as_deref()
+                    .unwrap_or("the local directory"),
+                initiator(&initiated_by)
+            ),
+        ),
+    };
+    publish(ctx, app, reason, note).await;
+    let cluster = Arc::clone(&observed.cluster);
+    let job = job(
+        app,
+        (JobPlan::Sync, store),
+        cluster,
+        &manifests,
+        source,
+        settings,
+    );
+    continue_operation(run, app, job, None).await
+}
+
+/// The sync settings of `app` (with the requested `operation`, if any) under the configured
+/// `customizations`: the one derivation every run of the engine for it uses.
+///
+/// # Errors
+/// The Application's settings do not parse (reported as [`ApplicationError::Settings`]).
+pub(super) fn settings_of(
+    ctx: &ApplicationContext,
+    app: &Application,
+    operation: Option<&SyncOperation>,
+    (customizations, admitted): (&Customizations, &Admitted),
+) -> Result<SyncSettings, SettingsError> {
+    let process = customizations.clone().over(ctx.settings.clone());
+    sync_settings(
+        &app.metadata,
+        &app.spec,
+        operation,
+        &SyncOverrides::default(),
+        &process,
+        admitted.scope(),
+    )
+}
+
+/// Stores a new Running operation `id` of Application `name` at `revision`, which the engine
+/// then resumes.
+pub(super) async fn store_new_operation(
+    store: &StatusStore,
+    name: &str,
+    revision: Option<&str>,
+    id: &str,
+) -> Result<(), ApplicationError> {
+    let (state, _) = begin(None, revision, id, Time(Timestamp::now()));
+    store
+        .save(&state)
+        .await
+        .map_err(|error| ApplicationError::Sync {
+            app: name.to_owned(),
+            error: error.into(),
+        })
+}
+
+/// An operation of the engine for `app` from `manifests`, stored in its status by `store`.
+pub(super) fn job(
+    app: &Application,
+    (plan, store): (JobPlan, StatusStore),
+    cluster: Arc<KubeCluster>,
+    manifests: &Manifests,
+    source: SourceOptions,
+    settings: ExecuteSettings,
+) -> SyncJob {
+    SyncJob {
+        plan,
+        cluster,
+        store,
+        app: instance_name(app),
+        root: manifests.root.clone(),
+        options: SourceOptions {
+            revision: manifests.revision.clone(),
+            ..source
+        },
+        namespace: settings.destination_namespace.clone(),
+        revision: manifests.revision.clone(),
+        settings,
+    }
+}
+
+/// `rollout/stack`, `alice`, or `automated sync`.
+pub(super) fn initiator(initiated_by: &InitiatedBy) -> &str {
+    if initiated_by.username.is_empty() {
+        "automated sync"
+    } else {
+        &initiated_by.username
+    }
+}
+
+/// Removes `spec.operation` if it is still `operation` (a newer request is kept), with the
+/// read `resourceVersion` so a concurrent write is never overwritten.
+pub(super) async fn clear_operation(
+    ctx: &ApplicationContext,
+    name: &str,
+    operation: &Operation,
+) -> Result<(), ApplicationError> {
+    let error = |error: kube::Error| ApplicationError::Write {
+        app: name.to_owned(),
+        what: "spec.operation",
+        error: error.into(),
+    };
+    let api = ctx.api();
+    loop {
+        let current = api.get(name).await.map_err(error)?;
+        if current.spec.operation.as_ref() != Some(operation) {
+            return Ok(());
+        }
+        let patch = json!({
+            "metadata": {"resourceVersion": current.resource_version()},
+            "spec": {"operation": null}
+        });
+        match api
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(other) => return Err(error(other)),
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Writes to an Application: its status, one condition, an Event.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::{Resource, ResourceExt};
+use serde_json::Value;
+
+use super::context::ApplicationContext;
+use super::error::ApplicationError;
+use crate::api::Application;
+use crate::api::application::ApplicationConditionType;
+use crate::controller::application::compare::Comparison;
+use crate::controller::application::status::{condition_patch, status_patch, with_generation};
+use crate::controller::events::EventReason;
+
+/// Writes sync, health, resources and conditions when they changed (or are stale); the
+/// Application as written, if it was.
+pub(super) async fn write_status(
+    ctx: &ApplicationContext,
+    app: &Application,
+    observed: Result<&Comparison, (ApplicationConditionType, &str)>,
+) -> Result<Option<Application>, ApplicationError> {
+    let now = Time(Timestamp::now());
+    let patch = status_patch(app.status.as_ref(), observed, &now);
+    let generation = app.metadata.generation;
+    let Some(patch) = with_generation(patch, app.status.as_ref(), generation, &now) else {
+        return Ok(None);
+    };
+    patch_status(ctx, app, "status", patch).await.map(Some)
+}
+
+pub(super) async fn patch_status(
+    ctx: &ApplicationContext,
+    app: &Application,
+    what: &'static str,
+    patch: Value,
+) -> Result<Application, ApplicationError> {
+    ctx.api()
+        .patch_status(
+            &app.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+        .map_err(|error| ApplicationError::Write {
+            app: app.name_any(),
+            what,
+            error: error.into(),
+        })
+}
+
+/// Sets (or, with None, clears) a condition on the Application as it is now; true when that
+/// changed it.
+pub(super) async fn report(
+    ctx: &ApplicationContext,
+    app: &Application,
+    type_: ApplicationConditionType,
+    message: Option<&str>,
+) -> Result<bool, ApplicationError> {
+    let current =
+        ctx.api()
+            .get_opt(&app.name_any())
+            .await
+            .map_err(|error| ApplicationError::Write {
+                app: app.name_any(),
+                what: "(reading) status.conditions",
+                error: error.into(),
+            })?;
+    let Some(current) = current else {
+        return Ok(false);
+    };
+    let now = Time(Timestamp::now());
+    match condition_patch(current.status.as_ref(), type_, message, &now) {
+        Some(patch) => patch_status(ctx, app, "status.conditions", patch)
+            .await
+            .map(|_| true),
+        None => Ok(false),
+    }
+}
+
+pub(super) async fn publish(
+    ctx: &ApplicationContext,
+    app: &Application,
+    reason: EventReason,
+    note: String,
+) {
+    ctx.events.publish(&app.object_ref(&()), reason, note).await;
+}
