@@ -269,6 +269,65 @@ async fn rolling_sync_applications_sync_only_when_an_operation_asks() {
     controller.stop().await;
 }
 
+/// A controller stopped after storing a requested operation as Running and before removing the
+/// request leaves both behind; the next controller resumes the operation and consumes the
+/// request: one sync, not two.
+#[tokio::test]
+async fn a_request_left_behind_by_a_stopped_controller_runs_once() {
+    let repo = repository();
+    let first = commit_apps(repo.path(), &["a"], "1");
+    let url = format!("file://{}", repo.path().display());
+    let ns = setup("app-request-once").await;
+    let api: Api<Application> = ns.api();
+    let request = json!({
+        "sync": {"revision": first},
+        "initiatedBy": {"username": "rollout/stack", "automated": true}
+    });
+    let app: Application = serde_json::from_value(json!({
+        "apiVersion": "flotilla.dev/v1alpha1", "kind": "Application",
+        "metadata": {"name": "a"},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": url, "targetRevision": "main", "path": "apps/a"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
+            "operation": request
+        }
+    }))
+    .expect("an Application");
+    api.create(&PostParams::default(), &app)
+        .await
+        .expect("creates the Application with its request");
+    // What a controller stopped between storing the operation and removing the request leaves.
+    let stopped = json!({"status": {
+        "operation": request,
+        "operationState": {
+            "operationId": "a-stopped", "phase": "Running", "message": "",
+            "revision": first, "startedAt": "2026-12-01T00:00:00Z"
+        }
+    }});
+    api.patch_status("a", &PatchParams::default(), &Patch::Merge(stopped))
+        .await
+        .expect("stores the Running operation");
+
+    let controller = start(&ns, "only");
+    synced_and_healthy(&ns, "a", &first).await;
+    wait_until(&api, "a", "the request consumed", |app| {
+        app.spec.operation.is_none()
+    })
+    .await;
+    // Long enough for a second operation to start and end, were the request run again.
+    tokio::time::sleep(controller_support::RESYNC * 3).await;
+    let status = api.get("a").await.unwrap().status.unwrap();
+    let state = status.operation_state.expect("an operation state");
+    assert_eq!(
+        (state.operation_id.as_str(), state.phase),
+        ("a-stopped", OperationPhase::Succeeded),
+        "the stored operation resumed and ended"
+    );
+    assert_eq!(status.history.len(), 1, "one sync: {:#?}", status.history);
+    controller.stop().await;
+}
+
 /// An Argo CD cluster Secret registering cluster 2 as `second`, with its token and CA.
 fn second_cluster_secret() -> Secret {
     let (server, ca, token) = support::cluster_credentials(2);

@@ -49,6 +49,20 @@ pub enum Trigger {
     Automated,
 }
 
+/// Whether `requested` (still in `spec.operation`) is the request that started `running`
+/// (`status.operation` of the operation being resumed): the controller stopped after storing
+/// the operation and before removing the request, which is then consumed, not run a second
+/// time. Same initiator and sync options, and a commit the request names is the one running
+/// (an empty revision, a branch or a tag resolved to it).
+#[must_use]
+pub fn request_started(requested: &Operation, running: &Operation) -> bool {
+    let revision = &requested.sync.revision;
+    let names_a_commit = revision.len() == 40 && revision.bytes().all(|b| b.is_ascii_hexdigit());
+    requested.initiated_by == running.initiated_by
+        && requested.sync.sync_options == running.sync.sync_options
+        && (!names_a_commit || *revision == running.sync.revision)
+}
+
 /// The sync to run now, if any, for `app` whose comparison found it OutOfSync or not at
 /// `revision`.
 #[must_use]
@@ -271,5 +285,44 @@ mod tests {
             ))),
             SyncGate::RolloutControlled
         );
+    }
+
+    #[test]
+    fn a_request_left_behind_by_a_stop_is_recognised_as_the_running_operation() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let operation = |user: &str, revision: &str, options: &[&str]| Operation {
+            sync: crate::api::application::SyncOperation {
+                revision: revision.to_owned(),
+                sync_options: options.iter().map(|o| (*o).to_owned()).collect(),
+                ..Default::default()
+            },
+            initiated_by: crate::api::application::InitiatedBy {
+                username: user.to_owned(),
+                automated: false,
+            },
+        };
+        let running = operation("rollout/stack", sha, &[]);
+        let cases = [
+            (operation("rollout/stack", sha, &[]), true),
+            (operation("rollout/stack", "", &[]), true),
+            (operation("rollout/stack", "main", &[]), true),
+            (
+                operation(
+                    "rollout/stack",
+                    "fedcba9876543210fedcba9876543210fedcba98",
+                    &[],
+                ),
+                false,
+            ),
+            (operation("alice", sha, &[]), false),
+            (operation("rollout/stack", sha, &["Replace=true"]), false),
+        ];
+        for (requested, started) in cases {
+            assert_eq!(
+                request_started(&requested, &running),
+                started,
+                "{requested:?}"
+            );
+        }
     }
 }

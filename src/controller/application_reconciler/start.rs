@@ -21,7 +21,7 @@ use crate::api::Application;
 use crate::api::application::{ApplicationConditionType, InitiatedBy, Operation, SyncOperation};
 use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::controller::application::decide::{SyncGate, Trigger, sync_gate};
+use crate::controller::application::decide::{SyncGate, Trigger, request_started, sync_gate};
 use crate::controller::application::instance::instance_name;
 use crate::controller::application::status::operation_patch;
 use crate::controller::application::window_gate::{
@@ -188,6 +188,13 @@ pub(super) async fn sync(
         };
     let store =
         StatusStore::new(ctx.api(), &ctx.namespace, &name).recording_history(initiated_by.clone());
+    if let (Trigger::Resume { .. }, Some(request), Some(running)) =
+        (&trigger, &app.spec.operation, resumed)
+        && request_started(request, running)
+    {
+        // Stopped between storing this operation and consuming its request: consume it now.
+        clear_operation(ctx, &name, request).await?;
+    }
     if !matches!(trigger, Trigger::Resume { .. }) {
         let running = Operation {
             sync: SyncOperation {
