@@ -1,7 +1,7 @@
 //! `flotilla simulate APPSET`: renders an ApplicationSet, then runs its whole rollout —
 //! RollingSync steps, each Application's waves and hooks, health gates — on embedded clusters
-//! with a virtual clock. Progress lines go to stderr on a terminal; the report (a table or JSON)
-//! goes to stdout; `--timeline` writes a Gantt chart (SVG or HTML). Exit code 0 only when the
+//! with a virtual clock. Progress lines go to stderr on a terminal; the report goes to stdout
+//! in the one output vocabulary (`-o table|wide|yaml|json|name`); `--timeline` writes a Gantt chart (SVG or HTML). Exit code 0 only when the
 //! rollout completes.
 
 use std::io::IsTerminal;
@@ -14,6 +14,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::api::Application;
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
+use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
 use crate::manifest::{Resource, ValidationError};
@@ -27,16 +28,6 @@ use crate::source::{SourceOptions, generate};
 use crate::sync::SyncPlan;
 use crate::sync::execute::ExecuteSettings;
 use crate::table::Table;
-
-/// Output formats of the report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum SimulateOutput {
-    /// A summary, one row per Application, the critical path and what blocked.
-    #[default]
-    Table,
-    /// The whole report.
-    Json,
-}
 
 /// Arguments of `flotilla simulate`.
 #[derive(Debug, clap::Args)]
@@ -69,7 +60,7 @@ pub struct SimulateArgs {
     pub start: Option<Timestamp>,
     /// Output format of the report.
     #[arg(short, long, value_enum, default_value_t)]
-    pub output: SimulateOutput,
+    pub output: OutputFormat,
     /// Write a Gantt chart of the rollout to FILE.svg or FILE.html.
     #[arg(long, value_name = "FILE")]
     pub timeline: Option<PathBuf>,
@@ -85,10 +76,7 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.timeline {
         write_timeline(path, &report)?;
     }
-    match args.output {
-        SimulateOutput::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        SimulateOutput::Table => print!("{}", table(&report)),
-    }
+    print!("{}", args.output.print(&report)?);
     Ok(if report.ending == Ending::Complete {
         ExitCode::SUCCESS
     } else {
@@ -262,9 +250,31 @@ fn live_view() -> impl Fn(&Progress) + Sync {
     }
 }
 
+impl Printable for Report {
+    fn data(&self) -> impl serde::Serialize + '_ {
+        self
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.applications
+            .iter()
+            .map(|app| object_name(crate::api::GROUP, "Application", &app.name))
+            .collect()
+    }
+
+    fn table(&self, wide: bool) -> String {
+        report_text(self, wide)
+    }
+}
+
 /// The report as text: summary, one row per Application, steps, critical path, what blocked.
 #[must_use]
 pub fn table(report: &Report) -> String {
+    report_text(report, false)
+}
+
+/// [`table`]; `wide` adds each Application's destination and its operation's message.
+fn report_text(report: &Report, wide: bool) -> String {
     let mut text = format!(
         "Strategy:  {}\nResult:    {:?}\nTotal:     {} (virtual time)\n",
         report.strategy,
@@ -276,7 +286,11 @@ pub fn table(report: &Report) -> String {
     }
     text.push('\n');
     let when = |t: Option<f64>| t.map(format_seconds).unwrap_or_else(|| "-".to_owned());
-    let mut rows = Table::new(&["STEP", "APPLICATION", "START", "END", "RESULT", "PHASES"]);
+    let mut headers = vec!["STEP", "APPLICATION", "START", "END", "RESULT", "PHASES"];
+    if wide {
+        headers.extend(["DESTINATION", "MESSAGE"]);
+    }
+    let mut rows = Table::new(&headers);
     for app in &report.applications {
         let phases: Vec<String> = app
             .segments
@@ -286,14 +300,18 @@ pub fn table(report: &Report) -> String {
                 format!("{} {}{mark}", s.label, format_seconds(s.end - s.start))
             })
             .collect();
-        rows.row(vec![
+        let mut row = vec![
             app.step.map_or("-".to_owned(), |s| s.to_string()),
             app.name.clone(),
             when(app.start),
             when(app.end),
             app.result.clone(),
             phases.join(", "),
-        ]);
+        ];
+        if wide {
+            row.extend([app.destination.clone(), app.message.clone()]);
+        }
+        rows.row(row);
     }
     text.push_str(&rows.render());
     text.push_str("\nSteps:\n");
