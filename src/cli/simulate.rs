@@ -1,6 +1,7 @@
 //! `flotilla simulate APPSET`: renders an ApplicationSet, then runs its whole rollout —
 //! RollingSync steps, each Application's waves and hooks, health gates — on embedded clusters
-//! with a virtual clock. Progress lines go to stderr on a terminal; the report goes to stdout
+//! with a virtual clock. On a terminal, stderr shows one status line redrawn in place (virtual
+//! time, step k/N, Applications synced); elsewhere one summary line at the end; the report goes to stdout
 //! in the one output vocabulary (`-o table|wide|yaml|json|name`); `--timeline` writes a Gantt chart (SVG or HTML). Exit code 0 only when the
 //! rollout completes.
 
@@ -23,6 +24,7 @@ use crate::project::windows::{AppTarget, ProjectWindows, Window};
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};
+use crate::simulate::status_line::{status_line, summary_line};
 use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
 use crate::source::{SourceOptions, generate};
 use crate::sync::SyncPlan;
@@ -72,7 +74,9 @@ pub struct SimulateArgs {
 /// The ApplicationSet does not render, a source is unavailable or invalid, a `--fail` selector
 /// names nothing, or the timeline cannot be written.
 pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
-    let report = simulate_from_args(args, &live_view())?;
+    let view = LiveView::new();
+    let report = simulate_from_args(args, &|progress| view.show(progress))?;
+    view.finish(&report);
     if let Some(path) = &args.timeline {
         write_timeline(path, &report)?;
     }
@@ -235,19 +239,71 @@ pub fn applying_windows(
         .collect())
 }
 
-/// Progress lines on stderr when it is a terminal; nothing otherwise.
-fn live_view() -> impl Fn(&Progress) + Sync {
-    let terminal = std::io::stderr().is_terminal();
-    move |progress: &Progress| {
-        if terminal {
-            eprintln!(
-                "[{:>8}] {}: {}",
-                format_seconds(progress.at.as_secs_f64()),
-                progress.app,
-                progress.text
-            );
+/// What stderr shows while the simulation runs: on a terminal one status line redrawn in place
+/// (at most every [`REDRAW`] of real time, and once more at the end); otherwise nothing until
+/// the summary line.
+struct LiveView {
+    terminal: bool,
+    width: usize,
+    /// The latest line and when a line was last drawn.
+    shown: std::sync::Mutex<(String, Option<std::time::Instant>)>,
+}
+
+/// How often the status line is redrawn at most.
+const REDRAW: std::time::Duration = std::time::Duration::from_millis(100);
+
+impl LiveView {
+    fn new() -> Self {
+        Self {
+            terminal: std::io::stderr().is_terminal(),
+            width: terminal_width().unwrap_or(100).saturating_sub(1).max(20),
+            shown: std::sync::Mutex::new((String::new(), None)),
         }
     }
+
+    fn show(&self, progress: &Progress) {
+        if !self.terminal {
+            return;
+        }
+        let mut shown = self
+            .shown
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        shown.0 = status_line(progress, self.width);
+        if shown.1.is_none_or(|at| at.elapsed() >= REDRAW) {
+            eprint!("\r\x1b[2K{}", shown.0);
+            shown.1 = Some(std::time::Instant::now());
+        }
+    }
+
+    /// The last status line, kept on screen; or the summary line when stderr is not a terminal.
+    fn finish(&self, report: &Report) {
+        if self.terminal {
+            let shown = self
+                .shown
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !shown.0.is_empty() {
+                eprintln!("\r\x1b[2K{}", shown.0);
+            }
+        } else {
+            eprintln!("{}", summary_line(report));
+        }
+    }
+}
+
+/// The columns of the terminal on stderr, if it is one that says.
+fn terminal_width() -> Option<usize> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes a `winsize` into the struct it is given, which lives across the
+    // call; on a descriptor that is not a terminal it fails and writes nothing.
+    let done = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &raw mut size) };
+    (done == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 impl Printable for Report {
