@@ -1,6 +1,6 @@
 //! The one output vocabulary (`-o table|wide|yaml|json|name`, `text` for `table`) through the
 //! real binary: offline on `render`, `plan`, `simulate` and `rollout explain --state`, and
-//! against the real control plane on `get`, `sync` and `diff`. For each command, `-o name`
+//! against the real control plane on `get`, `sync`, `diff` and `windows`. For each command, `-o name`
 //! prints kubectl's `kind.group/name` lines, `yaml` holds the same data as `json`, and `wide`
 //! has the table's columns and more.
 
@@ -313,6 +313,16 @@ async fn sync_diff_and_get_print_in_every_format_on_the_cluster() {
         "{}",
         get.wide
     );
+
+    // windows: the Applications it speaks of.
+    let windows = every_format_in(&ns, &["windows", "web"]).await;
+    windows.check(
+        &["MANUAL SYNC", "DESCRIPTION"],
+        &["application.flotilla.dev/web".to_owned()],
+    );
+    let json: Value = serde_json::from_str(&windows.json).unwrap();
+    assert_eq!(json["applications"][0]["automated"], "allowed", "{json}");
+
     let appsets = flotilla_in(&ns, &["get", "appsets", "-o", "name"]).await;
     assert!(appsets.status.success(), "{appsets:?}");
     assert_eq!(stdout(&appsets), "");
