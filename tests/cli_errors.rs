@@ -404,3 +404,110 @@ fn an_unreadable_input_file_exits_with_2() {
         "{stderr}"
     );
 }
+
+/// A kubeconfig whose only context, `staging-admin` (the current one), names a server on a
+/// closed loopback port; returns its port.
+fn unreachable_kubeconfig(path: &Path) -> u16 {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    std::fs::write(
+        path,
+        format!(
+            "\
+apiVersion: v1
+kind: Config
+clusters:
+- name: staging
+  cluster:
+    server: https://127.0.0.1:{port}
+    insecure-skip-tls-verify: true
+contexts:
+- name: staging-admin
+  context: {{cluster: staging, user: staging-admin}}
+current-context: staging-admin
+users:
+- name: staging-admin
+  user: {{token: not-a-real-token}}
+"
+        ),
+    )
+    .expect("writing the kubeconfig");
+    port
+}
+
+/// `flotilla ARGS...` with `KUBECONFIG` set to `files` joined by `:`, no `--kubeconfig`.
+async fn with_kubeconfig_list(files: &[&Path], args: &[&str]) -> Output {
+    let list = std::env::join_paths(files).expect("a path list");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flotilla"));
+    command
+        .args(args)
+        .env("KUBECONFIG", list)
+        .stdin(Stdio::null());
+    tokio::task::spawn_blocking(move || command.output().expect("flotilla runs"))
+        .await
+        .expect("joined")
+}
+
+/// As kubectl: a `KUBECONFIG` list skips files that do not exist and merges the others, the
+/// first file to set a value winning (current-context included); contexts of later files can
+/// be chosen with `--context`; a server that cannot be reached is named with the file its
+/// context came from, in one line.
+#[tokio::test]
+async fn a_kubeconfig_list_skips_missing_files_and_merges_the_rest_as_kubectl() {
+    let ns = support::namespace(1, "kubeconfig-list").await;
+    support::install_flotilla_crds(&ns.client).await;
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let missing = work.path().join("missing.kubeconfig");
+    let staging = work.path().join("staging.kubeconfig");
+    let port = unreachable_kubeconfig(&staging);
+    let real = support::kubeconfig_path(1);
+    let list = ["get", "apps", "-n", &ns.name, "-o", "name"];
+
+    // A missing file first: skipped, the real cluster's kubeconfig used.
+    let apps: Api<flotilla::api::Application> = ns.api();
+    let app: flotilla::api::Application = support::object(serde_json::json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "web", "namespace": ns.name},
+        "spec": {"project": "default", "source": {"repoURL": "file:///nowhere", "path": "web"},
+                 "destination": {"name": "in-cluster", "namespace": ns.name}},
+    }));
+    support::apply(&apps, &app).await;
+    let listed = with_kubeconfig_list(&[&missing, &real, &staging], &list).await;
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    assert_eq!(text(&listed.stdout), "application.flotilla.dev/web\n");
+
+    // The first file that sets current-context wins: staging's, whose server is down.
+    let down = with_kubeconfig_list(&[&missing, &staging, &real], &list).await;
+    let stderr = text(&down.stderr);
+    assert_eq!(down.status.code(), Some(3), "{stderr}");
+    let expected = format!(
+        "error: cannot reach the Kubernetes API server https://127.0.0.1:{port}/ (kubeconfig context \"staging-admin\" of {}): ",
+        staging.display()
+    );
+    assert!(
+        stderr.starts_with(&expected) && stderr.lines().count() == 1,
+        "{stderr}\n!~ {expected}"
+    );
+    assert!(!stderr.contains("client error (Connect)"), "{stderr}");
+
+    // A context of a later file is merged in and can be chosen.
+    let chosen = [&list[..], &["--context", "staging-admin"]].concat();
+    let chosen = with_kubeconfig_list(&[&real, &missing, &staging], &chosen).await;
+    assert_eq!(chosen.status.code(), Some(3), "{}", text(&chosen.stderr));
+    assert!(text(&chosen.stderr).contains(&format!("of {})", staging.display())));
+
+    // Nothing listed exists: said, naming the files.
+    let nothing = with_kubeconfig_list(&[&missing], &list).await;
+    assert!(!nothing.status.success());
+    assert!(
+        text(&nothing.stderr).contains(&format!(
+            "none of the files KUBECONFIG lists exists ({})",
+            missing.display()
+        )),
+        "{}",
+        text(&nothing.stderr)
+    );
+}

@@ -1,25 +1,58 @@
-//! The manifests under `deploy/` as a cluster admits them: the controller's pod meets the
-//! restricted Pod Security Standard its namespace enforces (checked field by field, as the
-//! admission plugin does: the test control plane predates Pod Security admission), and its
-//! Role lets it read AppProjects.
+//! The manifests under `deploy/` as a cluster admits them: `kubectl kustomize deploy/` (the
+//! kubectl of tests/tools/install.sh, `FLOTILLA_KUBECTL`) renders them, the controller's pod
+//! meets the restricted Pod Security Standard its namespace enforces (checked field by field, as
+//! the admission plugin does: the test control plane predates Pod Security admission), it runs
+//! the image the Containerfile builds, tagged with the crate's version, and its Role lets it
+//! read AppProjects.
 
 use std::path::PathBuf;
+use std::process::Command;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::Role;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
 
 fn read(file: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("deploy")
-        .join(file);
+    let path = root().join("deploy").join(file);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `kubectl kustomize deploy/`: every object `kubectl apply -k deploy/` would send.
+fn rendered() -> Vec<Value> {
+    let kubectl = std::env::var_os("FLOTILLA_KUBECTL").unwrap_or_else(|| "kubectl".into());
+    let output = Command::new(&kubectl)
+        .arg("kustomize")
+        .arg(root().join("deploy"))
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("{kubectl:?} kustomize: {e} (bash tests/tools/install.sh installs it; set FLOTILLA_KUBECTL)")
+        });
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "kubectl kustomize deploy/: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_saphyr::from_multiple(&text).expect("kustomize prints YAML documents")
+}
+
+/// The one rendered object of `kind`.
+fn one<K: serde::de::DeserializeOwned>(objects: &[Value], kind: &str) -> K {
+    let mut found = objects.iter().filter(|o| o["kind"] == kind);
+    let object = found.next().unwrap_or_else(|| panic!("no {kind}"));
+    assert!(found.next().is_none(), "more than one {kind}");
+    serde_json::from_value(object.clone()).unwrap_or_else(|e| panic!("{kind}: {e}"))
 }
 
 #[test]
 fn the_controller_pod_meets_the_restricted_pod_security_standard() {
-    let namespace: Namespace =
-        serde_saphyr::from_str(&read("namespace.yaml")).expect("a Namespace");
+    let objects = rendered();
+    let namespace: Namespace = one(&objects, "Namespace");
     let labels = namespace.metadata.labels.unwrap_or_default();
     assert_eq!(
         labels
@@ -27,8 +60,8 @@ fn the_controller_pod_meets_the_restricted_pod_security_standard() {
             .map(String::as_str),
         Some("restricted")
     );
-    let deployment: Deployment =
-        serde_saphyr::from_str(&read("deployment.yaml")).expect("a Deployment");
+    let deployment: Deployment = one(&objects, "Deployment");
+    assert_eq!(deployment.metadata.namespace, namespace.metadata.name);
     let pod = deployment
         .spec
         .and_then(|s| s.template.spec)
@@ -36,6 +69,13 @@ fn the_controller_pod_meets_the_restricted_pod_security_standard() {
     let pod_security = pod.security_context.unwrap_or_default();
     assert_eq!(pod_security.run_as_non_root, Some(true));
     assert!(pod.host_network.is_none() && pod.host_pid.is_none() && pod.host_ipc.is_none());
+    for volume in pod.volumes.iter().flatten() {
+        assert!(
+            volume.host_path.is_none(),
+            "{}: hostPath volumes are not allowed",
+            volume.name
+        );
+    }
     for container in pod
         .containers
         .iter()
@@ -72,7 +112,44 @@ fn the_controller_pod_meets_the_restricted_pod_security_standard() {
             security.run_as_non_root == Some(true) || pod_security.run_as_non_root == Some(true)
         );
         assert_ne!(security.run_as_user, Some(0));
+        assert!(
+            container
+                .ports
+                .iter()
+                .flatten()
+                .all(|p| p.host_port.is_none())
+        );
     }
+}
+
+/// deploy/ runs the image of this version, as the Containerfile builds it: the tag is the
+/// crate's version, the image's numeric user is the pod's, and helm and kubectl come from the
+/// script the tests install them with.
+#[test]
+fn the_controller_runs_the_image_of_this_version() {
+    let deployment: Deployment = one(&rendered(), "Deployment");
+    let container = &deployment
+        .spec
+        .and_then(|s| s.template.spec)
+        .expect("a pod spec")
+        .containers[0];
+    assert_eq!(
+        container.image.as_deref(),
+        Some(format!("ghcr.io/flotilla/flotilla:{}", env!("CARGO_PKG_VERSION")).as_str())
+    );
+    let containerfile =
+        std::fs::read_to_string(root().join("Containerfile")).expect("the Containerfile");
+    let user = containerfile
+        .lines()
+        .find_map(|line| line.strip_prefix("USER "))
+        .expect("a USER line");
+    let uid = container
+        .security_context
+        .as_ref()
+        .and_then(|s| s.run_as_user)
+        .expect("runAsUser");
+    assert_eq!(user.split(':').next(), Some(uid.to_string().as_str()));
+    assert!(containerfile.contains("COPY tests/tools/install.sh"));
 }
 
 #[test]

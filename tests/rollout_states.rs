@@ -5,13 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
-use flotilla::cli::rollout::{ExplainOutput, explain_state_file};
+use flotilla::cli::output::OutputFormat;
+use flotilla::cli::rollout::explain_state_file;
 
 fn states_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/rollout-states")
 }
 
-fn explain(state: &Path, output: ExplainOutput) -> String {
+fn explain(state: &Path, output: OutputFormat) -> String {
     explain_state_file("example", state, output)
         .unwrap_or_else(|e| panic!("{}: {e:#}", state.display()))
 }
@@ -40,15 +41,15 @@ fn every_example_replays_to_its_expected_output() {
     states.sort();
     assert_eq!(states.len(), 6, "{states:?}");
     for state in states {
-        let text = explain(&state, ExplainOutput::Text);
+        let text = explain(&state, OutputFormat::Table);
         check_golden(&state.with_extension("expected.txt"), &text);
-        let json = explain(&state, ExplainOutput::Json);
+        let json = explain(&state, OutputFormat::Json);
         check_golden(&state.with_extension("expected.json"), &json);
     }
 }
 
 fn json(name: &str) -> serde_json::Value {
-    let text = explain(&states_dir().join(name), ExplainOutput::Json);
+    let text = explain(&states_dir().join(name), OutputFormat::Json);
     serde_json::from_str(&text).expect("valid JSON")
 }
 

@@ -1,5 +1,5 @@
-//! What long-running subcommands share: a client from `--kubeconfig`/`--context`, and a future
-//! that completes on Ctrl-C or SIGTERM.
+//! What long-running subcommands share: a client from `--kubeconfig`/`--context` (or
+//! `$KUBECONFIG`, read as kubectl reads it), and a future that completes on Ctrl-C or SIGTERM.
 
 use std::path::{Path, PathBuf};
 
@@ -57,14 +57,26 @@ pub async fn client(kubeconfig: Option<&Path>, context: Option<&str>) -> anyhow:
 
 /// The Kubernetes API server did not answer (the CLI's exit code 3, see
 /// [`super::exit_code`]).
+/// One line, as kubectl's: the server, where its settings came from, and the innermost cause.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot reach the Kubernetes API server {server} ({origin})")]
+#[error("cannot reach the Kubernetes API server {server} ({origin}): {reason}")]
 pub struct Unreachable {
     pub server: String,
     /// Where the connection settings came from.
     pub origin: String,
-    #[source]
-    pub error: ApiError,
+    /// The innermost error of the client's chain (`Connection refused (os error 111)`); the
+    /// layers above it (`ServiceError: client error (Connect): tcp connect error`) say nothing a
+    /// user can act on, so they are not kept as a source for `{:#}` to print.
+    pub reason: String,
+}
+
+/// The innermost error under `error`.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
 }
 
 /// The client configuration and where it came from.
@@ -91,7 +103,7 @@ impl Settings {
             Err(error) => Err(Unreachable {
                 server: server.to_string(),
                 origin: origin.clone(),
-                error: error.into(),
+                reason: root_cause(&error),
             }
             .into()),
         }
@@ -112,12 +124,17 @@ pub async fn settings(
     };
     let file = match kubeconfig {
         Some(path) => Kubeconfig::read_from(path)
+            .map(|file| KubeconfigFiles {
+                files: vec![(path.to_owned(), file.clone())],
+                merged: file,
+            })
             .with_context(|| format!("reading kubeconfig {}", path.display())),
-        None => Kubeconfig::read().context("reading the kubeconfig"),
+        None => KubeconfigFiles::from_env(),
     };
     let (config, origin) = match file {
-        Ok(file) => {
-            let origin = origin(&file, context, kubeconfig);
+        Ok(files) => {
+            let origin = files.origin(context);
+            let file = files.merged;
             let config = Config::from_custom_kubeconfig(file, &options)
                 .await
                 .with_context(|| format!("loading {origin}"))?;
@@ -136,12 +153,91 @@ pub async fn settings(
     Ok(Settings { config, origin })
 }
 
-/// `kubeconfig context "ctx" (path)`: where the connection settings came from.
-fn origin(file: &Kubeconfig, context: Option<&str>, path: Option<&Path>) -> String {
-    let name = context.or(file.current_context.as_deref()).unwrap_or("");
-    match path {
-        Some(path) => format!("kubeconfig context {name:?} of {}", path.display()),
-        None => format!("kubeconfig context {name:?}"),
+/// The kubeconfig files read, each as read and merged as kubectl merges them.
+struct KubeconfigFiles {
+    /// Each file that exists, in order.
+    files: Vec<(PathBuf, Kubeconfig)>,
+    merged: Kubeconfig,
+}
+
+impl KubeconfigFiles {
+    /// `$KUBECONFIG` as kubectl reads it: a list of files (`:`-separated) where a file that
+    /// does not exist is skipped and the others are merged, the first file to set a value
+    /// winning (kube's `Kubeconfig::from_env` fails on a missing file); else `~/.kube/config`.
+    ///
+    /// # Errors
+    /// A file that exists but cannot be read or parsed, files that disagree on `kind` or
+    /// `apiVersion`, or no file at all.
+    fn from_env() -> anyhow::Result<Self> {
+        let listed: Vec<PathBuf> = std::env::var_os("KUBECONFIG")
+            .map(|value| std::env::split_paths(&value).collect())
+            .unwrap_or_default();
+        let listed: Vec<PathBuf> = listed
+            .into_iter()
+            .filter(|path| !path.as_os_str().is_empty())
+            .collect();
+        if listed.is_empty() {
+            let path = std::env::home_dir()
+                .map(|home| home.join(".kube").join("config"))
+                .context("no KUBECONFIG and no home directory")?;
+            let file = Kubeconfig::read_from(&path)
+                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+            return Ok(Self {
+                files: vec![(path, file.clone())],
+                merged: file,
+            });
+        }
+        Self::merge(&listed)
+    }
+
+    /// The files of `listed` that exist, merged in order.
+    ///
+    /// # Errors
+    /// See [`Self::from_env`].
+    fn merge(listed: &[PathBuf]) -> anyhow::Result<Self> {
+        let mut files = Vec::new();
+        for path in listed {
+            if path.try_exists().ok() == Some(false) {
+                tracing::debug!(path = %path.display(), "KUBECONFIG lists a file that does not exist; skipped");
+                continue;
+            }
+            let mut file = Kubeconfig::read_from(path)
+                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+            // An empty current-context sets nothing (kubectl's merge skips empty values).
+            file.current_context = file.current_context.filter(|c| !c.is_empty());
+            files.push((path.clone(), file));
+        }
+        if files.is_empty() {
+            let names: Vec<String> = listed.iter().map(|p| p.display().to_string()).collect();
+            anyhow::bail!(
+                "none of the files KUBECONFIG lists exists ({})",
+                names.join(", ")
+            );
+        }
+        let merged = files
+            .iter()
+            .try_fold(Kubeconfig::default(), |merged, (path, file)| {
+                merged
+                    .merge(file.clone())
+                    .with_context(|| format!("merging kubeconfig {}", path.display()))
+            })?;
+        Ok(Self { files, merged })
+    }
+
+    /// `kubeconfig context "ctx" of PATH`: the context used (`context`, else the current one)
+    /// and the first file that defines it, the one whose definition the merge kept.
+    fn origin(&self, context: Option<&str>) -> String {
+        let name = context
+            .or(self.merged.current_context.as_deref())
+            .unwrap_or("");
+        let defining = self
+            .files
+            .iter()
+            .find(|(_, file)| file.contexts.iter().any(|c| c.name == name));
+        match defining {
+            Some((path, _)) => format!("kubeconfig context {name:?} of {}", path.display()),
+            None => format!("kubeconfig context {name:?}"),
+        }
     }
 }
 

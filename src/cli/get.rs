@@ -1,6 +1,7 @@
 //! `flotilla get appsets|apps`: lists ApplicationSets or Applications in a namespace (or all,
-//! `-A`), optionally selected by label (`-l`), as a table (sync, health, revision, rollout), YAML
-//! or JSON.
+//! `-A`), optionally selected by label (`-l`), in the one output vocabulary (`-o
+//! table|wide|yaml|json|name`, see [`super::output`]): the table shows sync, health, revision
+//! and rollout; `wide` adds where each goes and what it syncs.
 
 use std::process::ExitCode;
 
@@ -10,6 +11,7 @@ use kube::api::ListParams;
 use crate::api::application::Application;
 use crate::api::application_set::ApplicationSet;
 use crate::api::application_set_status::{ConditionStatus, ConditionType};
+use crate::cli::output::{OutputFormat, Printable, resource_name};
 use crate::cluster::api_error::ApiError;
 use crate::table::Table;
 
@@ -22,15 +24,6 @@ pub enum GetKind {
     /// Applications.
     #[value(alias = "app", alias = "applications")]
     Apps,
-}
-
-/// Output formats of `flotilla get`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum GetOutput {
-    #[default]
-    Table,
-    Yaml,
-    Json,
 }
 
 /// Arguments of `flotilla get`.
@@ -50,7 +43,7 @@ pub struct GetArgs {
     pub selector: Option<String>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t)]
-    pub output: GetOutput,
+    pub output: OutputFormat,
     #[command(flatten)]
     pub cluster: super::connect::KubeconfigArgs,
 }
@@ -95,16 +88,17 @@ where
 
 /// How `get` lists and prints.
 struct Listing<'a> {
-    output: GetOutput,
+    output: OutputFormat,
     selector: Option<&'a str>,
     all_namespaces: bool,
 }
 
 impl Listing<'_> {
-    /// The objects of `api` as asked; `table` makes the table format's rows.
-    async fn list<K>(&self, api: Api<K>, table: fn(&[K]) -> Table) -> anyhow::Result<String>
+    /// The objects of `api` as asked; `table` makes the table format's rows (`wide`: more
+    /// columns).
+    async fn list<K>(&self, api: Api<K>, table: fn(&[K], bool) -> Table) -> anyhow::Result<String>
     where
-        K: kube::Resource
+        K: kube::Resource<DynamicType = ()>
             + Clone
             + std::fmt::Debug
             + serde::de::DeserializeOwned
@@ -115,27 +109,55 @@ impl Listing<'_> {
             None => ListParams::default(),
         };
         let items = api.list(&params).await.map_err(ApiError::from)?.items;
-        Ok(match self.output {
-            GetOutput::Table => {
-                let mut rows = table(&items);
-                if self.all_namespaces {
-                    let namespaces = items
-                        .iter()
-                        .map(|item| item.meta().namespace.clone().unwrap_or_default());
-                    rows.prepend_column("NAMESPACE", namespaces);
-                }
-                rows.render()
-            }
-            GetOutput::Yaml => serde_saphyr::to_string(&items)?,
-            GetOutput::Json => serde_json::to_string_pretty(&items)? + "\n",
+        self.output.print(&Listed {
+            items,
+            table,
+            all_namespaces: self.all_namespaces,
         })
     }
 }
 
-/// One row per Application: name, sync, health (with its message), revision, operation.
+/// Listed objects and how to tabulate them.
+struct Listed<K> {
+    items: Vec<K>,
+    table: fn(&[K], bool) -> Table,
+    all_namespaces: bool,
+}
+
+impl<K> Printable for Listed<K>
+where
+    K: kube::Resource<DynamicType = ()> + serde::Serialize,
+{
+    fn data(&self) -> impl serde::Serialize + '_ {
+        &self.items
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.items.iter().map(resource_name).collect()
+    }
+
+    fn table(&self, wide: bool) -> String {
+        let mut rows = (self.table)(&self.items, wide);
+        if self.all_namespaces {
+            let namespaces = self
+                .items
+                .iter()
+                .map(|item| item.meta().namespace.clone().unwrap_or_default());
+            rows.prepend_column("NAMESPACE", namespaces);
+        }
+        rows.render()
+    }
+}
+
+/// One row per Application: name, sync, health (with its message), revision, operation;
+/// `wide` adds its [`placement`].
 #[must_use]
-pub fn applications_table(apps: &[Application]) -> Table {
-    let mut table = Table::new(&["NAME", "SYNC", "HEALTH", "REVISION", "OPERATION", "MESSAGE"]);
+pub fn applications_table(apps: &[Application], wide: bool) -> Table {
+    let mut headers = vec!["NAME", "SYNC", "HEALTH", "REVISION", "OPERATION", "MESSAGE"];
+    if wide {
+        headers.extend(PLACEMENT);
+    }
+    let mut table = Table::new(&headers);
     for app in apps {
         let status = app.status.clone().unwrap_or_default();
         let sync = status.sync.unwrap_or_default();
@@ -145,22 +167,65 @@ pub fn applications_table(apps: &[Application]) -> Table {
             (None, Some(op)) => format!("{:?}", op.phase),
             (None, None) => String::new(),
         };
-        table.row(vec![
+        let mut row = vec![
             app.metadata.name.clone().unwrap_or_default(),
             or_unknown(sync.status),
             or_unknown(health.status),
             sync.revision.chars().take(12).collect(),
             operation,
             health.message,
-        ]);
+        ];
+        if wide {
+            row.extend(placement(app));
+        }
+        table.row(row);
     }
     table
 }
 
-/// One row per ApplicationSet: name, strategy, Applications, healthy ones, rollout and errors.
+/// The headers of [`placement`].
+pub const PLACEMENT: [&str; 6] = [
+    "PROJECT",
+    "DESTINATION",
+    "NAMESPACE",
+    "REPO",
+    "PATH",
+    "TARGET",
+];
+
+/// Where an Application goes and what it syncs: project, destination (server or name),
+/// namespace, repository, path (or chart) and target revision.
 #[must_use]
-pub fn application_sets_table(sets: &[ApplicationSet]) -> Table {
-    let mut table = Table::new(&["NAME", "STRATEGY", "APPS", "HEALTHY", "ROLLOUT", "ERROR"]);
+pub fn placement(app: &Application) -> [String; 6] {
+    let destination = &app.spec.destination;
+    let source = &app.spec.source;
+    [
+        app.spec.project.clone(),
+        destination
+            .server
+            .clone()
+            .or_else(|| destination.name.clone())
+            .unwrap_or_default(),
+        destination.namespace.clone().unwrap_or_default(),
+        source.repo_url.clone(),
+        if source.chart.is_empty() {
+            source.path.clone()
+        } else {
+            source.chart.clone()
+        },
+        source.target_revision.clone(),
+    ]
+}
+
+/// One row per ApplicationSet: name, strategy, Applications, healthy ones, rollout and errors;
+/// `wide` adds the number of generators and of RollingSync steps.
+#[must_use]
+pub fn application_sets_table(sets: &[ApplicationSet], wide: bool) -> Table {
+    let mut headers = vec!["NAME", "STRATEGY", "APPS", "HEALTHY", "ROLLOUT", "ERROR"];
+    if wide {
+        headers.extend(["GENERATORS", "STEPS"]);
+    }
+    let mut table = Table::new(&headers);
     for set in sets {
         let status = set.status.clone().unwrap_or_default();
         let healthy = status
@@ -190,14 +255,24 @@ pub fn application_sets_table(sets: &[ApplicationSet]) -> Table {
             .strategy
             .as_ref()
             .map_or("AllAtOnce".to_string(), |s| format!("{:?}", s.type_));
-        table.row(vec![
+        let mut row = vec![
             set.metadata.name.clone().unwrap_or_default(),
             strategy,
             status.resources.len().to_string(),
             healthy.to_string(),
             condition(ConditionType::RolloutProgressing),
             condition(ConditionType::ErrorOccurred),
-        ]);
+        ];
+        if wide {
+            let steps = set
+                .spec
+                .strategy
+                .as_ref()
+                .and_then(|s| s.rolling_sync.as_ref())
+                .map_or_else(|| "-".to_owned(), |r| r.steps.len().to_string());
+            row.extend([set.spec.generators.len().to_string(), steps]);
+        }
+        table.row(row);
     }
     table
 }
@@ -231,7 +306,7 @@ mod tests {
         });
         let fresh = Application::new("db", ApplicationSpec::default());
         assert_eq!(
-            applications_table(&[app, fresh]).render(),
+            applications_table(&[app, fresh], false).render(),
             "NAME  SYNC       HEALTH       REVISION      OPERATION  MESSAGE\n\
              web   OutOfSync  Progressing  0123456789ab             1/3 pods ready\n\
              db    Unknown    Unknown\n"

@@ -10,6 +10,7 @@ pub mod diff;
 pub mod directory_args;
 pub mod get;
 pub mod node_sim;
+pub mod output;
 pub mod plan;
 pub mod project_args;
 pub mod render;

@@ -4,16 +4,20 @@
 //! hook, delete-policy and sync-option markers; or every validation error (each naming file and
 //! object) on stderr with exit code 1. With `--project FILE`, the objects that project would
 //! refuse (deployed to the in-cluster destination) are named on stderr, with exit code 1.
+//! Printed in the one output vocabulary (`-o table|wide|yaml|json|name`): `wide` adds each
+//! object's apiVersion, `name` lists the objects in the order they would be applied.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde::Serialize;
 
+use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::manifest::ObjectKey;
 use crate::repo::bounds::check_links;
 use crate::source::SourceOptions;
 use crate::sync::{Batch, SyncPlan, SyncTask, refused_by_project};
+use crate::table::Table;
 
 /// Arguments of `flotilla plan`.
 #[derive(Debug, clap::Args)]
@@ -32,17 +36,8 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub project: crate::cli::project_args::ProjectArgs,
     /// Output format.
-    #[arg(short, long, value_enum, default_value_t = Format::Table)]
-    pub output: Format,
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A table, one row per object.
-    Table,
-    /// JSON: the steps with their objects.
-    Json,
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: OutputFormat,
 }
 
 /// One apply step of the plan: a batch and its objects.
@@ -61,6 +56,7 @@ struct PlanStep<'a> {
 struct PlanObject<'a> {
     #[serde(flatten)]
     key: &'a ObjectKey,
+    api_version: &'a str,
     file: String,
     markers: Vec<String>,
 }
@@ -107,18 +103,11 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         Some(admission) => refused_by_project(&plan, None, &admission),
         None => Vec::new(),
     };
-    let steps = steps(&plan);
-    match args.output {
-        Format::Json => {
-            let skipped: Vec<String> = plan.skipped.iter().map(ToString::to_string).collect();
-            let post_delete: Vec<String> =
-                plan.post_delete.iter().map(|t| t.key.to_string()).collect();
-            let json =
-                serde_json::json!({"steps": steps, "skipped": skipped, "postDelete": post_delete});
-            println!("{}", serde_json::to_string_pretty(&json)?);
-        }
-        Format::Table => print!("{}", table(&steps, &plan)),
-    }
+    let printed = Printed {
+        steps: steps(&plan),
+        plan: &plan,
+    };
+    print!("{}", args.output.print(&printed)?);
     for (_, refusal) in &refused {
         eprintln!("refused: {refusal}");
     }
@@ -133,6 +122,38 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The plan as `plan` prints it.
+struct Printed<'a> {
+    steps: Vec<PlanStep<'a>>,
+    plan: &'a SyncPlan,
+}
+
+impl Printable for Printed<'_> {
+    /// The steps with their objects, what is never applied, and the PostDelete hooks.
+    fn data(&self) -> impl Serialize + '_ {
+        let skipped: Vec<String> = self.plan.skipped.iter().map(ToString::to_string).collect();
+        let post_delete: Vec<String> = self
+            .plan
+            .post_delete
+            .iter()
+            .map(|t| t.key.to_string())
+            .collect();
+        serde_json::json!({"steps": self.steps, "skipped": skipped, "postDelete": post_delete})
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .flat_map(|step| &step.objects)
+            .map(|object| object_name(&object.key.group, &object.key.kind, &object.key.name))
+            .collect()
+    }
+
+    fn table(&self, wide: bool) -> String {
+        table(&self.steps, self.plan, wide)
+    }
+}
+
 fn steps(plan: &SyncPlan) -> Vec<PlanStep<'_>> {
     plan.batches()
         .into_iter()
@@ -144,6 +165,7 @@ fn steps(plan: &SyncPlan) -> Vec<PlanStep<'_>> {
                 .iter()
                 .map(|task| PlanObject {
                     key: &task.key,
+                    api_version: &task.resource.api_version,
                     file: format!(
                         "{}#{}",
                         task.resource.source.file.display(),
@@ -185,49 +207,36 @@ fn markers(task: &SyncTask) -> Vec<String> {
     markers
 }
 
-fn table(steps: &[PlanStep<'_>], plan: &SyncPlan) -> String {
-    let mut rows = vec![
-        [
-            "STEP",
-            "PHASE",
-            "WAVE",
-            "GROUP",
-            "KIND",
-            "NAMESPACE",
-            "NAME",
-            "SOURCE",
-            "MARKERS",
-        ]
-        .map(str::to_owned),
-    ];
+/// One row per object; `wide` adds its apiVersion.
+fn table(steps: &[PlanStep<'_>], plan: &SyncPlan, wide: bool) -> String {
+    let mut headers = vec!["STEP", "PHASE", "WAVE", "GROUP", "KIND"];
+    if wide {
+        headers.push("API VERSION");
+    }
+    headers.extend(["NAMESPACE", "NAME", "SOURCE", "MARKERS"]);
+    let mut rows = Table::new(&headers);
     for step in steps {
         for object in &step.objects {
-            rows.push([
+            let mut row = vec![
                 step.step.to_string(),
                 step.batch.phase.to_string(),
                 step.batch.wave.to_string(),
                 object.key.group.clone(),
                 object.key.kind.clone(),
+            ];
+            if wide {
+                row.push(object.api_version.to_owned());
+            }
+            row.extend([
                 object.key.namespace.clone().unwrap_or_default(),
                 object.key.name.clone(),
                 object.file.clone(),
                 object.markers.join(" "),
             ]);
+            rows.row(row);
         }
     }
-    let widths: Vec<usize> = (0..9)
-        .map(|column| rows.iter().map(|row| row[column].len()).max().unwrap_or(0))
-        .collect();
-    let mut text = String::new();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        text.push_str(cells.join("  ").trim_end());
-        text.push('\n');
-    }
+    let mut text = rows.render();
     if plan
         .tasks
         .iter()
@@ -257,7 +266,7 @@ mod tests {
     fn shop_table() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/testdata");
         let plan = SyncPlan::load(&root, &SourceOptions::default(), None, "plan").unwrap();
-        let text = table(&steps(&plan), &plan);
+        let text = table(&steps(&plan), &plan, false);
         let expected = "\
 STEP  PHASE     WAVE  GROUP  KIND        NAMESPACE  NAME         SOURCE       MARKERS
 1     PreSync   0            Namespace              shop         shop.yaml#0  moved ahead of Job shop/db-migrate (declared Sync wave -2)

@@ -1,5 +1,5 @@
 //! `flotilla render`: expands an ApplicationSet file into Applications, offline, and prints them
-//! as YAML, JSON or a table.
+//! in the one output vocabulary (`-o yaml` by default; `table`, `wide`, `json`, `name`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,21 +8,14 @@ use anyhow::Context;
 
 use crate::api::document::parse_application_set;
 use crate::api::{Application, ApplicationSet};
+use crate::cli::get::{PLACEMENT, placement};
+use crate::cli::output::{OutputFormat, Printable, resource_name};
 use crate::cluster::inventory::StaticInventory;
 use crate::project::Projects;
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{Sources, render_application_set};
 use crate::repo::LocalRepos;
 use crate::table::Table;
-
-/// Output formats of `flotilla render`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum RenderOutput {
-    #[default]
-    Yaml,
-    Json,
-    Table,
-}
 
 /// The ApplicationSet and the sources its generators read, shared by the subcommands that
 /// render one (`render`, `simulate`).
@@ -46,8 +39,8 @@ pub struct RenderArgs {
     #[command(flatten)]
     pub input: AppSetArgs,
     /// Output format.
-    #[arg(short, long, value_enum, default_value_t)]
-    pub output: RenderOutput,
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Yaml)]
+    pub output: OutputFormat,
 }
 
 /// An ApplicationSet file, its Applications (sorted by name) and the repositories they map to.
@@ -121,12 +114,10 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         refused,
         ..
     } = args.input.render()?;
-    let text = match args.output {
-        RenderOutput::Yaml => serde_saphyr::to_string(&applications)?,
-        RenderOutput::Json => serde_json::to_string_pretty(&applications)? + "\n",
-        RenderOutput::Table => table(&applications),
-    };
-    print!("{text}");
+    print!(
+        "{}",
+        args.output.print(&RenderedApplications(&applications))?
+    );
     Ok(if refused.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -134,21 +125,35 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn table(applications: &[Application]) -> String {
-    let mut table = Table::new(&["NAME", "PROJECT", "DESTINATION", "NAMESPACE", "SOURCE PATH"]);
-    for app in applications {
-        let destination = &app.spec.destination;
-        table.row(vec![
-            app.metadata.name.clone().unwrap_or_default(),
-            app.spec.project.clone(),
-            destination
-                .server
-                .clone()
-                .or_else(|| destination.name.clone())
-                .unwrap_or_default(),
-            destination.namespace.clone().unwrap_or_default(),
-            app.spec.source.path.clone(),
-        ]);
+/// Rendered Applications, as `render` prints them.
+struct RenderedApplications<'a>(&'a [Application]);
+
+impl Printable for RenderedApplications<'_> {
+    fn data(&self) -> impl serde::Serialize + '_ {
+        self.0
     }
-    table.render()
+
+    fn names(&self) -> Vec<String> {
+        self.0.iter().map(resource_name).collect()
+    }
+
+    /// Name, project, destination, namespace and path; `wide` adds the repository and target
+    /// revision.
+    fn table(&self, wide: bool) -> String {
+        let shown = |column: &usize| wide || !matches!(PLACEMENT[*column], "REPO" | "TARGET");
+        let columns: Vec<usize> = (0..PLACEMENT.len()).filter(shown).collect();
+        let headers: Vec<&str> = std::iter::once("NAME")
+            .chain(columns.iter().map(|&c| PLACEMENT[c]))
+            .collect();
+        let mut table = Table::new(&headers);
+        for app in self.0 {
+            let cells = placement(app);
+            table.row(
+                std::iter::once(app.metadata.name.clone().unwrap_or_default())
+                    .chain(columns.iter().map(|&c| cells[c].clone()))
+                    .collect(),
+            );
+        }
+        table.render()
+    }
 }

@@ -1,7 +1,8 @@
 //! `flotilla simulate APPSET`: renders an ApplicationSet, then runs its whole rollout —
 //! RollingSync steps, each Application's waves and hooks, health gates — on embedded clusters
-//! with a virtual clock. Progress lines go to stderr on a terminal; the report (a table or JSON)
-//! goes to stdout; `--timeline` writes a Gantt chart (SVG or HTML). Exit code 0 only when the
+//! with a virtual clock. On a terminal, stderr shows one status line redrawn in place (virtual
+//! time, step k/N, Applications synced); elsewhere one summary line at the end; the report goes to stdout
+//! in the one output vocabulary (`-o table|wide|yaml|json|name`); `--timeline` writes a Gantt chart (SVG or HTML). Exit code 0 only when the
 //! rollout completes.
 
 use std::io::IsTerminal;
@@ -14,6 +15,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::api::Application;
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
+use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
 use crate::manifest::{Resource, ValidationError};
@@ -22,21 +24,12 @@ use crate::project::windows::{AppTarget, ProjectWindows, Window};
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};
+use crate::simulate::status_line::{status_line, summary_line};
 use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
 use crate::source::{SourceOptions, generate};
 use crate::sync::SyncPlan;
 use crate::sync::execute::ExecuteSettings;
 use crate::table::Table;
-
-/// Output formats of the report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum SimulateOutput {
-    /// A summary, one row per Application, the critical path and what blocked.
-    #[default]
-    Table,
-    /// The whole report.
-    Json,
-}
 
 /// Arguments of `flotilla simulate`.
 #[derive(Debug, clap::Args)]
@@ -69,7 +62,7 @@ pub struct SimulateArgs {
     pub start: Option<Timestamp>,
     /// Output format of the report.
     #[arg(short, long, value_enum, default_value_t)]
-    pub output: SimulateOutput,
+    pub output: OutputFormat,
     /// Write a Gantt chart of the rollout to FILE.svg or FILE.html.
     #[arg(long, value_name = "FILE")]
     pub timeline: Option<PathBuf>,
@@ -81,14 +74,13 @@ pub struct SimulateArgs {
 /// The ApplicationSet does not render, a source is unavailable or invalid, a `--fail` selector
 /// names nothing, or the timeline cannot be written.
 pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
-    let report = simulate_from_args(args, &live_view())?;
+    let view = LiveView::new();
+    let report = simulate_from_args(args, &|progress| view.show(progress))?;
+    view.finish(&report);
     if let Some(path) = &args.timeline {
         write_timeline(path, &report)?;
     }
-    match args.output {
-        SimulateOutput::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        SimulateOutput::Table => print!("{}", table(&report)),
-    }
+    print!("{}", args.output.print(&report)?);
     Ok(if report.ending == Ending::Complete {
         ExitCode::SUCCESS
     } else {
@@ -247,24 +239,98 @@ pub fn applying_windows(
         .collect())
 }
 
-/// Progress lines on stderr when it is a terminal; nothing otherwise.
-fn live_view() -> impl Fn(&Progress) + Sync {
-    let terminal = std::io::stderr().is_terminal();
-    move |progress: &Progress| {
-        if terminal {
-            eprintln!(
-                "[{:>8}] {}: {}",
-                format_seconds(progress.at.as_secs_f64()),
-                progress.app,
-                progress.text
-            );
+/// What stderr shows while the simulation runs: on a terminal one status line redrawn in place
+/// (at most every [`REDRAW`] of real time, and once more at the end); otherwise nothing until
+/// the summary line.
+struct LiveView {
+    terminal: bool,
+    width: usize,
+    /// The latest line and when a line was last drawn.
+    shown: std::sync::Mutex<(String, Option<std::time::Instant>)>,
+}
+
+/// How often the status line is redrawn at most.
+const REDRAW: std::time::Duration = std::time::Duration::from_millis(100);
+
+impl LiveView {
+    fn new() -> Self {
+        Self {
+            terminal: std::io::stderr().is_terminal(),
+            width: terminal_width().unwrap_or(100).saturating_sub(1).max(20),
+            shown: std::sync::Mutex::new((String::new(), None)),
         }
+    }
+
+    fn show(&self, progress: &Progress) {
+        if !self.terminal {
+            return;
+        }
+        let mut shown = self
+            .shown
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        shown.0 = status_line(progress, self.width);
+        if shown.1.is_none_or(|at| at.elapsed() >= REDRAW) {
+            eprint!("\r\x1b[2K{}", shown.0);
+            shown.1 = Some(std::time::Instant::now());
+        }
+    }
+
+    /// The last status line, kept on screen; or the summary line when stderr is not a terminal.
+    fn finish(&self, report: &Report) {
+        if self.terminal {
+            let shown = self
+                .shown
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !shown.0.is_empty() {
+                eprintln!("\r\x1b[2K{}", shown.0);
+            }
+        } else {
+            eprintln!("{}", summary_line(report));
+        }
+    }
+}
+
+/// The columns of the terminal on stderr, if it is one that says.
+fn terminal_width() -> Option<usize> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes a `winsize` into the struct it is given, which lives across the
+    // call; on a descriptor that is not a terminal it fails and writes nothing.
+    let done = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &raw mut size) };
+    (done == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
+impl Printable for Report {
+    fn data(&self) -> impl serde::Serialize + '_ {
+        self
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.applications
+            .iter()
+            .map(|app| object_name(crate::api::GROUP, "Application", &app.name))
+            .collect()
+    }
+
+    fn table(&self, wide: bool) -> String {
+        report_text(self, wide)
     }
 }
 
 /// The report as text: summary, one row per Application, steps, critical path, what blocked.
 #[must_use]
 pub fn table(report: &Report) -> String {
+    report_text(report, false)
+}
+
+/// [`table`]; `wide` adds each Application's destination and its operation's message.
+fn report_text(report: &Report, wide: bool) -> String {
     let mut text = format!(
         "Strategy:  {}\nResult:    {:?}\nTotal:     {} (virtual time)\n",
         report.strategy,
@@ -276,7 +342,11 @@ pub fn table(report: &Report) -> String {
     }
     text.push('\n');
     let when = |t: Option<f64>| t.map(format_seconds).unwrap_or_else(|| "-".to_owned());
-    let mut rows = Table::new(&["STEP", "APPLICATION", "START", "END", "RESULT", "PHASES"]);
+    let mut headers = vec!["STEP", "APPLICATION", "START", "END", "RESULT", "PHASES"];
+    if wide {
+        headers.extend(["DESTINATION", "MESSAGE"]);
+    }
+    let mut rows = Table::new(&headers);
     for app in &report.applications {
         let phases: Vec<String> = app
             .segments
@@ -286,14 +356,18 @@ pub fn table(report: &Report) -> String {
                 format!("{} {}{mark}", s.label, format_seconds(s.end - s.start))
             })
             .collect();
-        rows.row(vec![
+        let mut row = vec![
             app.step.map_or("-".to_owned(), |s| s.to_string()),
             app.name.clone(),
             when(app.start),
             when(app.end),
             app.result.clone(),
             phases.join(", "),
-        ]);
+        ];
+        if wide {
+            row.extend([app.destination.clone(), app.message.clone()]);
+        }
+        rows.row(row);
     }
     text.push_str(&rows.render());
     text.push_str("\nSteps:\n");

@@ -1,7 +1,9 @@
 //! `flotilla windows APP|APPSET [-n NS] [--project FILE]... [--at TIME]`: the sync windows that
 //! apply to an Application (or to each Application of an ApplicationSet), whether each is
 //! active now and when it next changes, and whether automated and manual syncs may happen —
-//! with the projects read from the cluster, or from `--project` files.
+//! with the projects read from the cluster, or from `--project` files. Printed in the one output
+//! vocabulary (`-o table|wide|yaml|json|name`; `wide` adds whether manual syncs are allowed
+//! during a window and its description, `name` lists the Applications).
 
 use std::process::ExitCode;
 
@@ -11,6 +13,7 @@ use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
 use crate::api::{APPLICATION_SET_LABEL, AppProject, Application};
+use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::project_args::ProjectArgs;
 use crate::project::Projects;
 use crate::project::windows::block::SEARCH_HORIZON_DAYS;
@@ -32,6 +35,49 @@ pub struct WindowsArgs {
     pub projects: ProjectArgs,
     #[command(flatten)]
     pub cluster: super::connect::KubeconfigArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: OutputFormat,
+}
+
+/// The windows of some Applications and what they mean for syncs.
+#[derive(Debug, serde::Serialize)]
+pub struct WindowListing {
+    /// One entry per window that applies to an Application.
+    pub windows: Vec<WindowRow>,
+    /// One entry per Application: whether syncs may happen.
+    pub applications: Vec<SyncVerdict>,
+}
+
+/// A window that applies to an Application.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowRow {
+    pub application: String,
+    pub project: String,
+    pub window: String,
+    /// `allow` or `deny`.
+    pub kind: String,
+    /// Schedule, duration and time zone.
+    pub schedule: String,
+    pub active: bool,
+    /// When it next starts or ends.
+    pub next_change: String,
+    pub manual_sync: bool,
+    pub description: String,
+}
+
+/// Whether an Application's automated and manual syncs may happen now.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncVerdict {
+    pub application: String,
+    /// `allowed` or `waits for …`; empty when there is a `problem`.
+    pub automated: String,
+    pub manual: String,
+    /// Why it cannot be told (its project does not exist).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// Reads the Applications and their projects and prints the windows.
@@ -41,7 +87,7 @@ pub struct WindowsArgs {
 /// cannot be read.
 pub fn run(args: &WindowsArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let text = runtime.block_on(async {
+    let listed = runtime.block_on(async {
         let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
         let apps: Api<Application> = Api::namespaced(client.clone(), &namespace);
         let applications = match apps.get_opt(&args.name).await? {
@@ -75,13 +121,13 @@ pub fn run(args: &WindowsArgs) -> anyhow::Result<ExitCode> {
         };
         listing(&applications, &projects, args.at.unwrap_or_else(Timestamp::now))
     })?;
-    print!("{text}");
+    print!("{}", args.output.print(&listed)?);
     Ok(ExitCode::SUCCESS)
 }
 
-/// The windows of each of `applications` at `now`: one row per window that applies (with
-/// whether it is active and when that changes), then per Application whether automated and
-/// manual syncs may happen.
+/// The windows of each of `applications` at `now`: each window that applies (with whether it
+/// is active and when that changes), then per Application whether automated and manual syncs
+/// may happen.
 ///
 /// # Errors
 /// A window of a project cannot be used.
@@ -89,56 +135,55 @@ pub fn listing(
     applications: &[Application],
     projects: &Projects,
     now: Timestamp,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<WindowListing> {
     let horizon = now
         .checked_add(SignedDuration::from_hours(SEARCH_HORIZON_DAYS * 24))
         .unwrap_or(Timestamp::MAX);
-    let mut rows = Table::new(&[
-        "APPLICATION",
-        "PROJECT",
-        "WINDOW",
-        "KIND",
-        "SCHEDULE",
-        "ACTIVE",
-        "NEXT CHANGE",
-    ]);
-    let mut verdicts = String::new();
+    let mut listed = WindowListing {
+        windows: Vec::new(),
+        applications: Vec::new(),
+    };
     let mut sorted: Vec<&Application> = applications.iter().collect();
     sorted.sort_by_key(|app| app.name_any());
     for app in sorted {
         let name = app.name_any();
         let project_name = &app.spec.project;
         let Ok(project) = projects.get(project_name) else {
-            verdicts.push_str(&format!(
-                "{name}: project {project_name:?} does not exist\n"
-            ));
+            listed.applications.push(SyncVerdict {
+                application: name,
+                automated: String::new(),
+                manual: String::new(),
+                problem: Some(format!("project {project_name:?} does not exist")),
+            });
             continue;
         };
         let windows = ProjectWindows::parse(project_name, &project.sync_windows)?;
         let applying = windows.applying_to(&AppTarget::of(app));
         for window in applying.windows() {
             let active = window.active_at(now);
-            let next = window.next_change(now, horizon).map_or_else(
+            let next_change = window.next_change(now, horizon).map_or_else(
                 || format!("not within {SEARCH_HORIZON_DAYS} days"),
                 |t| {
                     let verb = if active { "ends" } else { "starts" };
                     format!("{verb} {}", wall_clock(t, window.zone(), now))
                 },
             );
-            rows.row(vec![
-                name.clone(),
-                project_name.clone(),
-                window.name(),
-                format!("{:?}", window.spec.kind).to_lowercase(),
-                format!(
+            listed.windows.push(WindowRow {
+                application: name.clone(),
+                project: project_name.clone(),
+                window: window.name(),
+                kind: format!("{:?}", window.spec.kind).to_lowercase(),
+                schedule: format!(
                     "{} for {}, {}",
                     window.spec.schedule,
                     window.spec.duration,
                     window.zone_name()
                 ),
-                if active { "yes" } else { "no" }.to_owned(),
-                next,
-            ]);
+                active,
+                next_change,
+                manual_sync: window.spec.manual_sync,
+                description: window.spec.description.clone(),
+            });
         }
         let verdict = |kind| {
             applying.block(kind, now).map_or_else(
@@ -146,13 +191,72 @@ pub fn listing(
                 |block| format!("waits for {}", block.text()),
             )
         };
-        verdicts.push_str(&format!(
-            "{name}: automated syncs {}; manual syncs {}\n",
-            verdict(SyncKind::Automated),
-            verdict(SyncKind::Manual)
-        ));
+        listed.applications.push(SyncVerdict {
+            application: name,
+            automated: verdict(SyncKind::Automated),
+            manual: verdict(SyncKind::Manual),
+            problem: None,
+        });
     }
-    Ok(format!("{}\n{verdicts}", rows.render()))
+    Ok(listed)
+}
+
+impl Printable for WindowListing {
+    fn data(&self) -> impl serde::Serialize + '_ {
+        self
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.applications
+            .iter()
+            .map(|v| object_name(crate::api::GROUP, "Application", &v.application))
+            .collect()
+    }
+
+    /// One row per window, then one line per Application.
+    fn table(&self, wide: bool) -> String {
+        let mut headers = vec![
+            "APPLICATION",
+            "PROJECT",
+            "WINDOW",
+            "KIND",
+            "SCHEDULE",
+            "ACTIVE",
+            "NEXT CHANGE",
+        ];
+        if wide {
+            headers.extend(["MANUAL SYNC", "DESCRIPTION"]);
+        }
+        let yes = |b: bool| if b { "yes" } else { "no" }.to_owned();
+        let mut rows = Table::new(&headers);
+        for w in &self.windows {
+            let mut row = vec![
+                w.application.clone(),
+                w.project.clone(),
+                w.window.clone(),
+                w.kind.clone(),
+                w.schedule.clone(),
+                yes(w.active),
+                w.next_change.clone(),
+            ];
+            if wide {
+                row.extend([yes(w.manual_sync), w.description.clone()]);
+            }
+            rows.row(row);
+        }
+        let mut text = rows.render() + "\n";
+        for v in &self.applications {
+            if let Some(problem) = &v.problem {
+                text.push_str(&format!("{}: {problem}\n", v.application));
+            } else {
+                text.push_str(&format!(
+                    "{}: automated syncs {}; manual syncs {}\n",
+                    v.application, v.automated, v.manual
+                ));
+            }
+        }
+        text
+    }
 }
 
 #[cfg(test)]
@@ -181,7 +285,9 @@ mod tests {
         .unwrap();
         let projects = Projects::new([("prod".to_owned(), spec)]);
         let now: Timestamp = "2026-12-05T12:00:00Z".parse().unwrap();
-        let text = listing(&[app("web"), app("db")], &projects, now).unwrap();
+        let text = listing(&[app("web"), app("db")], &projects, now)
+            .unwrap()
+            .table(false);
         let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
         assert!(lines[0].starts_with("APPLICATION"), "{text}");
         assert!(lines[1].starts_with("db "), "{text}");

@@ -15,26 +15,15 @@ use crate::api::application_set_status::{
 };
 use crate::table::Table;
 
-/// The JSON document of `explain -o json`: the ApplicationSet name and the decision.
+/// The document of `explain -o json` (and `-o yaml`): the ApplicationSet name and the decision
+/// (`applicationSet`, `steps`, `unselected`, `appsToSync`, `applicationStatus`,
+/// `syncTriggered`, `conditions` and `stepReports`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ExplainJson<'a> {
-    application_set: &'a str,
+pub struct ExplainDocument<'a> {
+    pub application_set: &'a str,
     #[serde(flatten)]
-    decision: &'a RolloutDecision,
-}
-
-/// The decision as pretty JSON: `applicationSet`, `steps`, `unselected`, `appsToSync`,
-/// `applicationStatus`, `syncTriggered`, `conditions` and `stepReports`.
-///
-/// # Errors
-/// Serialization failures.
-pub fn explain_json(appset: &str, decision: &RolloutDecision) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(&ExplainJson {
-        application_set: appset,
-        decision,
-    })
-    .map(|text| text + "\n")
+    pub decision: &'a RolloutDecision,
 }
 
 /// The decision as text, one section per step.

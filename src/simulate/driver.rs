@@ -8,6 +8,7 @@
 //! Application syncs at the start. The loop decides nothing itself.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures::future::LocalBoxFuture;
@@ -32,7 +33,8 @@ use super::clock::VirtualClock;
 use super::observe::observe;
 use super::store::NeverResumedStore;
 
-/// Something the live view may show: at a virtual time, about an Application.
+/// Something the live view may show: at a virtual time, about an Application, and where the
+/// whole rollout stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Progress<'a> {
     /// Virtual time since the start.
@@ -41,6 +43,51 @@ pub struct Progress<'a> {
     pub app: &'a str,
     /// What happened, e.g. `sync started` or `apply PreSync wave 0: Job prod/db-migrate`.
     pub text: String,
+    /// The rollout at that moment.
+    pub standing: Standing,
+}
+
+/// Where a whole rollout stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Standing {
+    /// The first step not complete (the last when all are) and the number of steps; `None`
+    /// without RollingSync.
+    pub step: Option<(usize, usize)>,
+    /// Applications whose sync succeeded.
+    pub synced: usize,
+    /// Applications in the rollout.
+    pub total: usize,
+}
+
+/// The standing as the loop last set it.
+struct Shared(Mutex<Standing>);
+
+impl Shared {
+    fn get(&self) -> Standing {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set(&self, standing: Standing) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = standing;
+    }
+}
+
+impl Standing {
+    /// The step part of `decision`: the first step not complete, of how many.
+    fn step_of(decision: &RolloutDecision) -> Option<(usize, usize)> {
+        let reports = &decision.step_reports;
+        let current = reports
+            .iter()
+            .find(|report| report.state != StepState::Complete)
+            .or(reports.last())?;
+        Some((current.step, reports.len()))
+    }
 }
 
 /// How one Application fared.
@@ -119,6 +166,11 @@ pub async fn drive<C: ClusterApi>(
         .collect();
     let rolling = strategy.type_ == StrategyType::RollingSync;
     let mut decision: Option<RolloutDecision> = None;
+    // Shared with the syncs in flight, whose events report it (a Mutex: they must be Sync).
+    let standing = Shared(Mutex::new(Standing {
+        total: apps.len(),
+        ..Standing::default()
+    }));
     let mut in_flight: FuturesUnordered<LocalBoxFuture<'_, (usize, OperationState)>> =
         FuturesUnordered::new();
     let mut first = true;
@@ -145,6 +197,10 @@ pub async fn drive<C: ClusterApi>(
                 .iter()
                 .find(|report| report.state == StepState::WindowClosed);
             note_window_wait(&mut window_waits, held, clock.elapsed());
+            standing.set(Standing {
+                step: Standing::step_of(&next),
+                ..standing.get()
+            });
             if held.is_some() {
                 window_opens = input.next_window_opening();
             }
@@ -173,11 +229,20 @@ pub async fn drive<C: ClusterApi>(
                 at: clock.elapsed(),
                 app: &apps[i].name,
                 text: "sync triggered".to_owned(),
+                standing: standing.get(),
             });
             let Some(cluster) = clusters.get(&apps[i].destination) else {
                 continue;
             };
-            in_flight.push(Box::pin(sync_one(i, &apps[i], cluster, clock, progress)));
+            let report = |at, app: &str, text| {
+                progress(&Progress {
+                    at,
+                    app,
+                    text,
+                    standing: standing.get(),
+                });
+            };
+            in_flight.push(Box::pin(sync_one(i, &apps[i], cluster, clock, report)));
         }
         let wake = window_opens.map(|opens| {
             let wait = Duration::try_from(opens.duration_since(clock.now())).unwrap_or_default();
@@ -207,7 +272,26 @@ pub async fn drive<C: ClusterApi>(
         for (i, operation) in ended {
             let cluster = &clusters[&apps[i].destination];
             runs[i].observed.status = observe(cluster, &operation, &apps[i].settings.health).await;
+            let phase = operation.phase;
             runs[i].operation = Some(operation);
+            let synced = runs
+                .iter()
+                .filter(|run| {
+                    run.operation
+                        .as_ref()
+                        .is_some_and(|op| op.phase == OperationPhase::Succeeded)
+                })
+                .count();
+            standing.set(Standing {
+                synced,
+                ..standing.get()
+            });
+            progress(&Progress {
+                at: clock.elapsed(),
+                app: &apps[i].name,
+                text: format!("sync {phase:?}"),
+                standing: standing.get(),
+            });
         }
     }
     note_window_wait(&mut window_waits, None, clock.elapsed());
@@ -256,7 +340,7 @@ async fn sync_one<C: ClusterApi>(
     app: &SimApp,
     cluster: &C,
     clock: VirtualClock,
-    progress: &(dyn Fn(&Progress) + Sync),
+    progress: impl Fn(Duration, &str, String) + Sync,
 ) -> (usize, OperationState) {
     let store = NeverResumedStore;
     let (_terminate, cancel) = watch::channel(false);
@@ -275,14 +359,10 @@ async fn sync_one<C: ClusterApi>(
             SyncEvent::Retrying { attempt, after, .. } => {
                 format!("retry {attempt} in {}", format_duration(*after))
             }
-            SyncEvent::Finished(phase) => format!("sync {phase:?}"),
-            SyncEvent::Waiting(_) | SyncEvent::Resumed { .. } => return,
+            // Reported by the loop, once it has counted the Application's end.
+            SyncEvent::Finished(_) | SyncEvent::Waiting(_) | SyncEvent::Resumed { .. } => return,
         };
-        progress(&Progress {
-            at: clock.elapsed(),
-            app: &app.name,
-            text,
-        });
+        progress(clock.elapsed(), &app.name, text);
     };
     let plan = |operation_id: &str| app.plan.for_operation(operation_id);
     let result = run_sync(
@@ -365,7 +445,7 @@ mod tests {
             plan: AppPlan::new(Box::new(plan), true),
             sync_windows: Vec::new(),
         };
-        let (_, state) = sync_one(0, &app, &cluster, clock, &|_| {}).await;
+        let (_, state) = sync_one(0, &app, &cluster, clock, |_, _, _| {}).await;
         assert_eq!(
             (state.phase, state.message.as_str()),
             (

@@ -13,6 +13,7 @@ pub mod faults;
 pub mod observe;
 pub mod progress;
 pub mod report;
+pub mod status_line;
 pub mod store;
 pub mod timeline;
 
@@ -26,7 +27,7 @@ use crate::manifest::ValidationErrors;
 
 pub use app::{AppPlan, PlanBuilder, SimApp};
 pub use cluster::{ClusterBehavior, SimCluster};
-pub use driver::Progress;
+pub use driver::{Progress, Standing};
 pub use report::Report;
 
 use clock::VirtualClock;

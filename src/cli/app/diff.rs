@@ -32,7 +32,7 @@ pub struct AppDiffArgs {
     #[arg(long, default_value = DEFAULT_CONFIG_MAP)]
     pub settings_config_map: String,
     /// Output format.
-    #[arg(short, long, value_enum, default_value_t = DiffOutput::Diff)]
+    #[arg(short, long, value_enum, default_value_t)]
     pub output: DiffOutput,
 }
 

@@ -1,8 +1,10 @@
 //! `flotilla diff PATH|APP.yaml [-n NS]`: the desired objects (loaded as `flotilla sync` loads
 //! them, the Application's `ignoreDifferences` and the system-wide ones applied) against the
 //! live ones, as a unified diff per object of the fields the compare looks at (like
-//! `kubectl diff`), or `-o json` with the changed paths. Exit code 0 when everything matches, 1
-//! when something differs or is missing, 2 on error. `flotilla app diff` reports the same way.
+//! `kubectl diff`; `-o diff`, the default), or in the one output vocabulary (`-o
+//! table|wide|yaml|json|name`): each object with its status and changed paths, `name` only the
+//! objects that differ. Exit code 0 when everything matches, 1 when something differs or is
+//! missing, 2 on error. `flotilla app diff` reports the same way.
 
 mod unified;
 
@@ -14,6 +16,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::api::application_settings::SyncOverrides;
+use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::app_name::AppName;
 use crate::cli::sync::source::SyncSource;
 use crate::cluster::api::ClusterApi;
@@ -22,6 +25,7 @@ use crate::repo::LocalRepos;
 use crate::sync::diff::{compared, differences};
 use crate::sync::execute::{ExecuteSettings, tracked};
 use crate::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
+use crate::table::Table;
 
 use unified::unified;
 
@@ -48,17 +52,41 @@ pub struct DiffArgs {
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
     /// Output format.
-    #[arg(short, long, value_enum, default_value_t = DiffOutput::Diff)]
+    #[arg(short, long, value_enum, default_value_t)]
     pub output: DiffOutput,
 }
 
-/// Output formats of `flotilla diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Output formats of `flotilla diff`: `diff`, or one of the shared vocabulary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum DiffOutput {
     /// A unified diff per differing object.
+    #[default]
     Diff,
     /// Every object with its status and changed paths.
-    Json,
+    Objects(OutputFormat),
+}
+
+impl clap::ValueEnum for DiffOutput {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            Self::Diff,
+            Self::Objects(OutputFormat::Table),
+            Self::Objects(OutputFormat::Wide),
+            Self::Objects(OutputFormat::Yaml),
+            Self::Objects(OutputFormat::Json),
+            Self::Objects(OutputFormat::Name),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self {
+            Self::Diff => Some(
+                clap::builder::PossibleValue::new("diff")
+                    .help("A unified diff per differing object"),
+            ),
+            Self::Objects(format) => format.to_possible_value(),
+        }
+    }
 }
 
 /// How one desired object compares with the live one.
@@ -67,6 +95,9 @@ pub enum DiffOutput {
 pub struct ObjectDiff {
     /// `group/Kind namespace/name`.
     object: String,
+    /// `kind.group/name`, for `-o name`.
+    #[serde(skip)]
+    reference: String,
     /// `Synced`, `OutOfSync` or `Missing`.
     status: &'static str,
     /// The fields that differ, as JSON pointers.
@@ -91,9 +122,9 @@ pub fn report(objects: anyhow::Result<Vec<ObjectDiff>>, output: DiffOutput) -> E
         Ok(objects) => {
             let differ = objects.iter().any(|o| o.status != "Synced");
             let printed = match output {
-                DiffOutput::Json => serde_json::to_string_pretty(&objects)
-                    .map(|text| println!("{text}"))
-                    .map_err(anyhow::Error::from),
+                DiffOutput::Objects(format) => format
+                    .print(&Compared(&objects))
+                    .map(|text| print!("{text}")),
                 DiffOutput::Diff => {
                     objects.iter().for_each(|o| print!("{}", o.text));
                     Ok(())
@@ -105,6 +136,45 @@ pub fn report(objects: anyhow::Result<Vec<ObjectDiff>>, output: DiffOutput) -> E
             }
         }
         Err(error) => failed(&error),
+    }
+}
+
+/// The compared objects, in the shared vocabulary.
+struct Compared<'a>(&'a [ObjectDiff]);
+
+impl Printable for Compared<'_> {
+    fn data(&self) -> impl Serialize + '_ {
+        self.0
+    }
+
+    /// The objects that differ or are missing.
+    fn names(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|o| o.status != "Synced")
+            .map(|o| o.reference.clone())
+            .collect()
+    }
+
+    /// Each object with its status and how many fields differ; `wide` lists them.
+    fn table(&self, wide: bool) -> String {
+        let mut headers = vec!["OBJECT", "STATUS", "CHANGED"];
+        if wide {
+            headers.push("PATHS");
+        }
+        let mut table = Table::new(&headers);
+        for object in self.0 {
+            let mut row = vec![
+                object.object.clone(),
+                object.status.to_owned(),
+                object.changed_paths.len().to_string(),
+            ];
+            if wide {
+                row.push(object.changed_paths.join(","));
+            }
+            table.row(row);
+        }
+        table.render()
     }
 }
 
@@ -158,6 +228,7 @@ pub async fn diff_objects(
     let mut objects = Vec::new();
     for task in plan.tasks.iter().filter(|task| task.hook.is_none()) {
         let name = task.key.to_string();
+        let reference = object_name(&task.key.group, &task.key.kind, &task.key.name);
         let live = cluster
             .get(&task.key)
             .await
@@ -169,6 +240,7 @@ pub async fn diff_objects(
                 ObjectDiff {
                     text: unified("/dev/null", &name, "", &yaml(&want)?),
                     object: name,
+                    reference,
                     status: "Missing",
                     changed_paths: Vec::new(),
                 }
@@ -189,6 +261,7 @@ pub async fn diff_objects(
                 };
                 ObjectDiff {
                     object: name,
+                    reference,
                     status: if changed_paths.is_empty() {
                         "Synced"
                     } else {

@@ -2,6 +2,8 @@
 //! cluster, observes them exactly as the controller does (generation, plan, revisions resolved
 //! now) and runs the same step function, then says per step what happens next and why.
 //! `--export FILE` writes the state it used; `--state FILE` replays such a file offline.
+//! Printed in the one output vocabulary: `table` (alias `text`) and `wide` are the text,
+//! `json`/`yaml` the decision, `name` the ApplicationSet's Applications.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,22 +12,16 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use super::AppSetArgs;
+use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cluster::watched_secrets::WatchedSecrets;
 use crate::controller::appset_reconciler::{AppSetContext, live_rollout_input};
 use crate::controller::metrics::Metrics;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
-use crate::rollout::explain::{explain_json, explain_text};
+use crate::rollout::decision::RolloutDecision;
+use crate::rollout::explain::{ExplainDocument, explain_text};
 use crate::rollout::state_file::{parse_state_file, to_state_file};
 use crate::rollout::{RolloutInput, step};
-
-/// Output formats of `flotilla rollout explain`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExplainOutput {
-    #[default]
-    Text,
-    Json,
-}
 
 /// Arguments of `flotilla rollout explain`.
 #[derive(Debug, clap::Args)]
@@ -43,7 +39,7 @@ pub struct ExplainArgs {
     pub repos: Vec<String>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t)]
-    pub output: ExplainOutput,
+    pub output: OutputFormat,
 }
 
 /// The explanation of the state file `path`, offline.
@@ -53,7 +49,7 @@ pub struct ExplainArgs {
 pub fn explain_state_file(
     appset: &str,
     path: &Path,
-    output: ExplainOutput,
+    output: OutputFormat,
 ) -> anyhow::Result<String> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
@@ -95,10 +91,39 @@ pub async fn live(args: &ExplainArgs) -> anyhow::Result<String> {
     render(&target.appset, &input, args.output)
 }
 
-fn render(appset: &str, input: &RolloutInput, output: ExplainOutput) -> anyhow::Result<String> {
-    let decision = step(input);
-    Ok(match output {
-        ExplainOutput::Text => explain_text(appset, input, &decision),
-        ExplainOutput::Json => explain_json(appset, &decision)?,
+fn render(appset: &str, input: &RolloutInput, output: OutputFormat) -> anyhow::Result<String> {
+    output.print(&Explained {
+        appset,
+        input,
+        decision: step(input),
     })
+}
+
+/// The step function's decision on a rollout's state, as `explain` prints it.
+struct Explained<'a> {
+    appset: &'a str,
+    input: &'a RolloutInput,
+    decision: RolloutDecision,
+}
+
+impl Printable for Explained<'_> {
+    fn data(&self) -> impl serde::Serialize + '_ {
+        ExplainDocument {
+            application_set: self.appset,
+            decision: &self.decision,
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.decision
+            .application_status
+            .iter()
+            .map(|entry| object_name(crate::api::GROUP, "Application", &entry.application))
+            .collect()
+    }
+
+    /// The text, per step (it has no columns to add).
+    fn table(&self, _wide: bool) -> String {
+        explain_text(self.appset, self.input, &self.decision)
+    }
 }

@@ -15,7 +15,7 @@ use crate::api::ApplicationSet;
 use crate::cli::connect::KubeconfigArgs;
 use crate::cluster::api_error::ApiError;
 
-pub use explain::{ExplainArgs, ExplainOutput, explain_state_file};
+pub use explain::{ExplainArgs, explain_state_file};
 
 /// Arguments of `flotilla rollout`.
 #[derive(Debug, clap::Args)]

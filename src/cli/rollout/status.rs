@@ -1,6 +1,8 @@
 //! `flotilla rollout status APPSET [--watch]`: the rollout as the controller last wrote it — its
 //! conditions, then one row per Application grouped by step, with rollout state, health, sync,
-//! target revision, time in that state and message. `--watch` redraws it as it changes.
+//! target revision, time in that state and message (`-o wide`: not shortened). `--watch` redraws
+//! it as it changes. `-o yaml|json` prints the ApplicationSet's status, `-o name` its
+//! Applications.
 
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
@@ -12,6 +14,7 @@ use super::AppSetArgs;
 use crate::api::ApplicationSet;
 use crate::api::application_set_status::{ApplicationSetApplicationStatus, ConditionStatus};
 use crate::cli::connect::shutdown_signal;
+use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::duration::format_duration;
 use crate::table::Table;
 
@@ -28,6 +31,37 @@ pub struct StatusArgs {
     /// Keep redrawing the table until interrupted.
     #[arg(long, short = 'w')]
     pub watch: bool,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: OutputFormat,
+}
+
+/// An ApplicationSet's rollout at a moment, as `status` prints it.
+struct Status<'a> {
+    appset: &'a ApplicationSet,
+    now: Timestamp,
+}
+
+impl Printable for Status<'_> {
+    /// The ApplicationSet's status.
+    fn data(&self) -> impl serde::Serialize + '_ {
+        &self.appset.status
+    }
+
+    fn names(&self) -> Vec<String> {
+        let entries = self
+            .appset
+            .status
+            .iter()
+            .flat_map(|s| &s.application_status);
+        entries
+            .map(|e| object_name(crate::api::GROUP, "Application", &e.application))
+            .collect()
+    }
+
+    fn table(&self, wide: bool) -> String {
+        status_table(self.appset, self.now, wide)
+    }
 }
 
 /// Prints the table once, or redraws it whenever it changes until Ctrl-C with `--watch`.
@@ -38,16 +72,28 @@ pub async fn run(args: &StatusArgs) -> anyhow::Result<()> {
     let (client, namespace) = args.target.connect().await?;
     if !args.watch {
         let appset = args.target.get(&client, &namespace).await?;
-        print!("{}", status_table(&appset, Timestamp::now()));
+        let now = Timestamp::now();
+        print!(
+            "{}",
+            args.output.print(&Status {
+                appset: &appset,
+                now
+            })?
+        );
         return Ok(());
     }
-    let clear = std::io::stdout().is_terminal();
+    let clear = std::io::stdout().is_terminal()
+        && matches!(args.output, OutputFormat::Table | OutputFormat::Wide);
     let stop = shutdown_signal();
     tokio::pin!(stop);
     let mut shown = String::new();
     loop {
         let appset = args.target.get(&client, &namespace).await?;
-        let table = status_table(&appset, Timestamp::now());
+        let now = Timestamp::now();
+        let table = args.output.print(&Status {
+            appset: &appset,
+            now,
+        })?;
         if table != shown {
             if clear {
                 print!("\x1b[2J\x1b[H");
@@ -65,9 +111,9 @@ pub async fn run(args: &StatusArgs) -> anyhow::Result<()> {
 }
 
 /// The table for `appset` at `now`: a heading with the rollout's conditions, then its
-/// Applications by step (step `-1`, in no step, last).
+/// Applications by step (step `-1`, in no step, last); messages are shortened unless `wide`.
 #[must_use]
-pub fn status_table(appset: &ApplicationSet, now: Timestamp) -> String {
+pub fn status_table(appset: &ApplicationSet, now: Timestamp, wide: bool) -> String {
     let name = appset.metadata.name.as_deref().unwrap_or_default();
     let strategy = appset.spec.strategy.as_ref();
     let paused = if strategy.is_some_and(|s| s.paused) {
@@ -142,7 +188,7 @@ pub fn status_table(appset: &ApplicationSet, now: Timestamp) -> String {
             .map(|r| r.get(..7).unwrap_or(r))
             .collect();
         let mut message = entry.message.clone();
-        if message.chars().count() > MESSAGE_WIDTH {
+        if !wide && message.chars().count() > MESSAGE_WIDTH {
             message = message.chars().take(MESSAGE_WIDTH - 3).collect::<String>() + "...";
         }
         table.row(vec![
@@ -196,12 +242,12 @@ STEP  APPLICATION  ROLLOUT      HEALTH       SYNC       TARGET   SINCE  MESSAGE
 2     web          Progressing  Progressing  OutOfSync  0123456  1m30s  sync started
 -1    stray        Waiting      -            -                   -
 ";
-        assert_eq!(status_table(&appset, now), expected);
+        assert_eq!(status_table(&appset, now, false), expected);
     }
 
     #[test]
     fn an_unreconciled_set_says_so() {
         let appset = appset(Value::Null, Value::Null);
-        assert!(status_table(&appset, Timestamp::now()).ends_with("not reconciled it\n"));
+        assert!(status_table(&appset, Timestamp::now(), false).ends_with("not reconciled it\n"));
     }
 }

@@ -1,6 +1,7 @@
 //! `flotilla sync PATH`: syncs a manifest directory or an Application to a cluster with the
 //! wave/hook engine. Validation errors are printed before anything is written; a live view runs
-//! on stderr; the result prints as a table (or JSON) on stdout. Exit code 0 only when the
+//! on stderr; the result prints on stdout in the one output vocabulary (`-o
+//! table|wide|yaml|json|name`). Exit code 0 only when the
 //! operation Succeeded; Ctrl-C terminates the operation cleanly. Nobody can confirm the pruning
 //! of a `Prune=confirm` object while this command runs, so `--confirm-prune` confirms it up
 //! front; without it the operation stops there, left Running (a later run resumes it), and the
@@ -18,6 +19,7 @@ use anyhow::Context;
 use tokio::sync::watch;
 
 use crate::api::application_settings::{SyncOverrides, SyncSettings};
+use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::operation_configmap::ConfigMapStore;
 use crate::duration::parse_duration;
@@ -80,17 +82,8 @@ pub struct SyncArgs {
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
     /// Output format of the result.
-    #[arg(short, long, value_enum, default_value_t = Output::Table)]
-    pub output: Output,
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Output {
-    /// A summary and one row per object.
-    Table,
-    /// The whole operation state.
-    Json,
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: OutputFormat,
 }
 
 /// Runs the sync.
@@ -178,10 +171,13 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         tracing::info!(requests = %cluster.request_counts(), "sync finished");
         anyhow::Ok(state)
     })?;
-    match args.output {
-        Output::Json => println!("{}", serde_json::to_string_pretty(&state)?),
-        Output::Table => print!("{}", report(&app, &state)),
-    }
+    print!(
+        "{}",
+        args.output.print(&Synced {
+            app: &app,
+            state: &state
+        })?
+    );
     Ok(match state.phase {
         OperationPhase::Succeeded => ExitCode::SUCCESS,
         OperationPhase::Running => {
@@ -200,8 +196,34 @@ fn parse_sync_option(text: &str) -> Result<SyncOptions, crate::sync::OptionError
     text.parse()
 }
 
-/// A summary like `argocd app sync` prints, then one row per object.
-fn report(app: &str, state: &OperationState) -> String {
+/// An Application's finished (or stopped) operation, as `sync` prints it.
+struct Synced<'a> {
+    app: &'a str,
+    state: &'a OperationState,
+}
+
+impl Printable for Synced<'_> {
+    /// The whole operation state.
+    fn data(&self) -> impl serde::Serialize + '_ {
+        self.state
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.state
+            .resources
+            .iter()
+            .map(|r| object_name(&r.group, &r.kind, &r.name))
+            .collect()
+    }
+
+    fn table(&self, wide: bool) -> String {
+        report(self.app, self.state, wide)
+    }
+}
+
+/// A summary like `argocd app sync` prints, then one row per object; `wide` adds the phase and
+/// wave each ran in.
+fn report(app: &str, state: &OperationState, wide: bool) -> String {
     let time = |t: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| {
         t.as_ref().map(|t| t.0.to_string()).unwrap_or_default()
     };
@@ -213,7 +235,11 @@ fn report(app: &str, state: &OperationState) -> String {
         time(&state.finished_at),
         state.message
     );
-    let mut table = Table::new(&[
+    let mut headers = vec![];
+    if wide {
+        headers.extend(["PHASE", "WAVE"]);
+    }
+    headers.extend([
         "GROUP",
         "KIND",
         "NAMESPACE",
@@ -223,8 +249,13 @@ fn report(app: &str, state: &OperationState) -> String {
         "HOOK",
         "MESSAGE",
     ]);
+    let mut table = Table::new(&headers);
     for record in &state.resources {
-        table.row(vec![
+        let mut row = vec![];
+        if wide {
+            row.extend([record.sync_phase.to_string(), record.wave.to_string()]);
+        }
+        row.extend([
             record.group.clone(),
             record.kind.clone(),
             record.namespace.clone(),
@@ -234,6 +265,7 @@ fn report(app: &str, state: &OperationState) -> String {
             record.hook_type.map(|h| h.to_string()).unwrap_or_default(),
             record.message.clone(),
         ]);
+        table.row(row);
     }
     text.push_str(&table.render());
     text
