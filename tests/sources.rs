@@ -402,6 +402,24 @@ fn plan_shows_the_tool_of_each_object_and_version_the_tools() {
     );
     let (ok, out, err) = flotilla(&["version"]);
     assert!(ok, "{out}{err}");
+    let head = std::process::Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+        .output()
+        .expect("git rev-parse");
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
+    let first = out.lines().next().unwrap_or_default();
+    let built = first
+        .strip_prefix(&format!(
+            "flotilla {} (commit {head}",
+            env!("CARGO_PKG_VERSION")
+        ))
+        .and_then(|rest| rest.trim_start_matches("-dirty").strip_prefix(", built "))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("version, commit {head} and build date: {first}"));
+    assert!(
+        built.len() == 20 && built.starts_with("20") && built.ends_with('Z'),
+        "{first}"
+    );
     assert!(out.contains("\nhelm v3."), "{out}");
     assert!(out.contains("\nkustomize v5."), "{out}");
     let (ok, out, _) = flotilla(&["version", "--helm", "/nonexistent/helm"]);

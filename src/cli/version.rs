@@ -1,5 +1,6 @@
-//! `flotilla version`: Flotilla's version and those of the tools it runs for Helm charts and
-//! Kustomize sources (checked: helm v3, kustomize v5), or why a tool cannot be used.
+//! `flotilla version`: Flotilla's version, the git commit it was built from and when (recorded
+//! by `build.rs`), and the versions of the tools it runs for Helm charts and Kustomize sources
+//! (checked: helm v3, kustomize v5), or why a tool cannot be used.
 
 use std::process::ExitCode;
 
@@ -15,7 +16,12 @@ pub struct VersionArgs {}
 /// # Errors
 /// None; the result type is the subcommands'.
 pub fn run(_args: &VersionArgs) -> anyhow::Result<ExitCode> {
-    println!("flotilla {}", env!("CARGO_PKG_VERSION"));
+    println!(
+        "flotilla {} (commit {}, built {})",
+        env!("CARGO_PKG_VERSION"),
+        env!("FLOTILLA_GIT_COMMIT"),
+        env!("FLOTILLA_BUILD_DATE")
+    );
     let tools = Tools::current();
     let (helm, kustomize) = Tools::versions();
     let mut usable = true;
