@@ -53,10 +53,8 @@ fn main() {
     println!("cargo:rustc-env=FLOTILLA_BUILD_DATE={}", utc(built));
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
     // A new commit, a checkout or a change of the sources builds again, so the record is current.
-    for path in ["HEAD", "index"] {
-        if let Some(path) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={path}");
-        }
+    if let Some(path) = git(&["rev-parse", "--git-path", "HEAD"]) {
+        println!("cargo:rerun-if-changed={path}");
     }
     if let Some(reference) = git(&["symbolic-ref", "-q", "HEAD"])
         .and_then(|reference| git(&["rev-parse", "--git-path", &reference]))
