@@ -6,10 +6,10 @@
 //! appears in the log, a status or an Event, and no credential file is left behind. A cluster
 //! Secret whose `execProviderConfig` runs a script printing a token reaches cluster 2 with it;
 //! one with `awsAuthConfig` and no `aws` on PATH is refused naming the cluster. A Helm chart
-//! repository behind basic auth is read with a `type: helm` Secret (real `helm`).
-//!
-//! Over ssh: `sshd` is not installed here, so the ssh command line is tested as a unit
-//! (`src/repo/git_auth.rs`).
+//! repository behind basic auth is read with a `type: helm` Secret (real `helm`). Over ssh, an
+//! `sshd` on loopback serves bare repositories: a Secret's `sshPrivateKey` reads one whose host
+//! key the controller's `--ssh-known-hosts` lists, `insecure: "true"` one it does not; a wrong key
+//! and an unknown host give clear errors naming the repository; the key is never shown.
 
 mod support;
 
@@ -29,6 +29,7 @@ use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use support::chart_repository::ChartRepository;
 use support::git_remote::{GitHttp, Remote};
+use support::git_ssh::{self, GitSsh};
 use support::{TestNamespace, apply, eventually, object, wait_until};
 
 const PASSWORD: &str = "pw-Zq8f3Lr2Xv";
@@ -44,8 +45,8 @@ struct Controller {
 }
 
 impl Controller {
-    /// Starts it with `PATH` set to `path`.
-    fn start(ns: &TestNamespace, path: &str) -> Self {
+    /// Starts it with `PATH` set to `path` and `extra` arguments.
+    fn start(ns: &TestNamespace, path: &str, extra: &[&std::ffi::OsStr]) -> Self {
         let temporary = tempfile::tempdir().expect("a temporary directory");
         let cache = tempfile::tempdir().expect("a repository cache");
         let log = temporary.path().join("controller.log");
@@ -56,6 +57,7 @@ impl Controller {
             .arg(cache.path())
             .arg("--kubeconfig")
             .arg(support::kubeconfig_path(1))
+            .args(extra)
             .env("RUST_LOG", "debug")
             .env("NO_COLOR", "1")
             .env("PATH", path)
@@ -211,7 +213,7 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     )
     .await;
 
-    let mut controller = Controller::start(&ns, &std::env::var("PATH").unwrap_or_default());
+    let mut controller = Controller::start(&ns, &std::env::var("PATH").unwrap_or_default(), &[]);
     let appset: ApplicationSet = object(json!({
         "apiVersion": "flotilla.dev/v1alpha1",
         "kind": "ApplicationSet",
@@ -298,6 +300,153 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     assert_eq!(controller.credential_files_left(), Vec::<String>::new());
 }
 
+/// A `repository` Secret for `url` with an ssh key, `insecure` when asked.
+fn ssh_secret(name: &str, url: &str, key: &str, insecure: bool) -> Secret {
+    let mut data = json!({"url": url, "sshPrivateKey": key});
+    if insecure {
+        data["insecure"] = json!("true");
+    }
+    object(json!({
+        "metadata": {"name": name, "labels": {"argocd.argoproj.io/secret-type": "repository"}},
+        "stringData": data
+    }))
+}
+
+/// An automated Application of `path` in the git repository `url`, deployed to `namespace`.
+fn git_application(name: &str, url: &str, path: &str, namespace: &str) -> Application {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": url, "targetRevision": "main", "path": path},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+            "syncPolicy": {"automated": {}}
+        }
+    }))
+}
+
+#[tokio::test]
+async fn a_repository_over_ssh_is_read_with_its_key_and_the_key_is_never_shown() {
+    let ns = support::namespace(1, "credentials-ssh").await;
+    support::install_flotilla_crds(&ns.client).await;
+    let fleet = Remote::new("fleet");
+    for name in ["checked", "unchecked"] {
+        fleet.write(
+            &format!("{name}/cm.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  over: ssh\n"
+            ),
+        );
+    }
+    let commit = fleet.push("two apps");
+    let other = Remote::new("other");
+    other.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+    );
+    other.push("other");
+    let sshd = GitSsh::start();
+    let keys = tempfile::tempdir().expect("a directory for keys");
+    let key = sshd.authorized_key().to_owned();
+    let wrong_key = git_ssh::new_key(keys.path(), "wrong");
+    // 127.0.0.1 is in the known-hosts file, localhost is not.
+    let checked_url = sshd.url("127.0.0.1", &fleet.bare());
+    let unchecked_url = sshd.url("localhost", &fleet.bare());
+    let denied_url = sshd.url("127.0.0.1", &other.bare());
+    let unknown_url = sshd.url("localhost", &other.bare());
+    let secrets = ns.api::<Secret>();
+    for secret in [
+        ssh_secret("ssh-checked", &checked_url, &key, false),
+        ssh_secret("ssh-unchecked", &unchecked_url, &key, true),
+        ssh_secret("ssh-denied", &denied_url, &wrong_key, false),
+        ssh_secret("ssh-unknown", &unknown_url, &key, false),
+    ] {
+        apply(&secrets, &secret).await;
+    }
+
+    let known_hosts = sshd.known_hosts();
+    let mut controller = Controller::start(
+        &ns,
+        &std::env::var("PATH").unwrap_or_default(),
+        &["--ssh-known-hosts".as_ref(), known_hosts.as_os_str()],
+    );
+    let apps = ns.api::<Application>();
+    for app in [
+        git_application("checked", &checked_url, "checked", &ns.name),
+        git_application("unchecked", &unchecked_url, "unchecked", &ns.name),
+        git_application("denied", &denied_url, ".", &ns.name),
+        git_application("unknown", &unknown_url, ".", &ns.name),
+    ] {
+        apply(&apps, &app).await;
+    }
+
+    for name in ["checked", "unchecked"] {
+        wait_until(&apps, name, &format!("{name} Synced at {commit}"), |app| {
+            let sync = app.status.as_ref().and_then(|s| s.sync.clone());
+            sync.is_some_and(|s| s.status == "Synced" && s.revision == commit)
+        })
+        .await;
+        let written = ns
+            .api::<ConfigMap>()
+            .get(name)
+            .await
+            .expect("its ConfigMap");
+        assert_eq!(written.data.unwrap()["over"], "ssh");
+    }
+    let denied = wait_until(&apps, "denied", "the key refused", |app| {
+        conditions(app).contains("Permission denied (publickey)")
+    })
+    .await;
+    let message = conditions(&denied);
+    assert!(
+        message.contains(&format!("repository {denied_url}")),
+        "{message}"
+    );
+    assert!(
+        message.contains("credentials of Secret ssh-denied"),
+        "{message}"
+    );
+    let unknown = wait_until(&apps, "unknown", "the host key refused", |app| {
+        conditions(app).contains("Host key verification failed")
+    })
+    .await;
+    let message = conditions(&unknown);
+    assert!(
+        message.contains(&format!("repository {unknown_url}")),
+        "{message}"
+    );
+    assert!(
+        ns.api::<ConfigMap>()
+            .get_opt("other")
+            .await
+            .expect("reads")
+            .is_none(),
+        "nothing synced from a repository it cannot read"
+    );
+
+    let written = everything_written(&ns).await;
+    let log = controller.stop();
+    assert!(
+        log.contains(&denied_url),
+        "the log is the controller's: {log}"
+    );
+    let key_lines = [&key, &wrong_key]
+        .into_iter()
+        .flat_map(|key| key.lines())
+        .filter(|line| !line.starts_with("-----"));
+    for line in key_lines {
+        assert!(
+            !written.contains(line),
+            "a status or Event shows a private key"
+        );
+        assert!(!log.contains(line), "the controller logged a private key");
+    }
+    assert_eq!(controller.credential_files_left(), Vec::<String>::new());
+    assert!(sshd.log().contains("Accepted publickey"), "{}", sshd.log());
+}
+
 /// A cluster Secret registering `server` as `name` with `config`.
 fn cluster_secret(name: &str, server: &str, config: &Value) -> Secret {
     object(json!({
@@ -372,7 +521,7 @@ async fn an_exec_provider_reaches_the_cluster_with_its_token_and_aws_without_aws
     support::git_remote::git(repo.path(), &["add", "-A"]);
     support::git_remote::git(repo.path(), &["commit", "-q", "-m", "one"]);
 
-    let mut controller = Controller::start(&ns, &path_without("aws"));
+    let mut controller = Controller::start(&ns, &path_without("aws"), &[]);
     let apps = ns.api::<Application>();
     apply(
         &apps,

@@ -102,7 +102,7 @@ impl Remote {
 }
 
 /// A free loopback port (free a moment ago; the server binds it right away).
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
@@ -110,7 +110,7 @@ fn free_port() -> u16 {
 }
 
 /// Waits until something accepts connections on `port`, up to 10 s.
-fn wait_for_port(port: u16, what: &str) {
+pub fn wait_for_port(port: u16, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "{what} never listened on {port}");
