@@ -3,8 +3,10 @@
 //! `git http-backend` behind a loopback server that checks the password, read through a
 //! `repository` Secret by a git generator and by the Applications it makes; a `repo-creds`
 //! Secret with a wrong password gives a clear error naming the repository; neither password
-//! appears in the log, a status or an Event, and no credential file is left behind. A cluster
-//! Secret whose `execProviderConfig` runs a script printing a token reaches cluster 2 with it;
+//! appears in the log, a status or an Event, and no credential file is left behind. The
+//! Secret's `noProxy` bypasses an absent `proxy`; a host answering 404 without the password is
+//! read with `forceHttpBasicAuth` by an Application of the Secret's `project`, not by one of
+//! another. A cluster Secret whose `execProviderConfig` runs a script printing a token reaches cluster 2 with it;
 //! one with `awsAuthConfig` and no `aws` on PATH is refused naming the cluster. A Helm chart
 //! repository behind basic auth is read with a `type: helm` Secret (real `helm`). Over ssh, an
 //! `sshd` on loopback serves bare repositories: a Secret's `sshPrivateKey` reads one whose host
@@ -182,10 +184,18 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked\n",
     );
     locked.push("locked");
+    let hidden = Remote::new("hidden");
+    hidden.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hidden\ndata:\n  from: hidden\n",
+    );
+    hidden.push("hidden");
     let server = GitHttp::start_with_password(private.exported(), "deploy", PASSWORD);
     let other = GitHttp::start_with_password(locked.exported(), "deploy", "the-right-one");
+    let quiet = GitHttp::start_unchallenged(hidden.exported(), "deploy", PASSWORD);
     let url = server.url(&private.served_name());
     let locked_url = other.url(&locked.served_name());
+    let hidden_url = quiet.url(&hidden.served_name());
 
     // Without credentials the server refuses: the password is needed.
     let anonymous = Command::new("git")
@@ -197,12 +207,30 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         !anonymous.status.success(),
         "the server checks the password"
     );
+    let unchallenged = Command::new("git")
+        .args(["ls-remote", &hidden_url.replace("://", "://deploy:pw@")])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .expect("git runs");
+    let refused = String::from_utf8_lossy(&unchallenged.stderr);
+    assert!(
+        refused.contains("not found"),
+        "git waits for a challenge: {refused}"
+    );
     let secrets = ns.api::<Secret>();
-    apply(
-        &secrets,
-        &credentials_secret("private-repo", "repository", &url, PASSWORD),
-    )
-    .await;
+    // Through a proxy that is not there, except for the repository's host (noProxy).
+    let mut private_secret = credentials_secret("private-repo", "repository", &url, PASSWORD);
+    let data = private_secret.string_data.get_or_insert_default();
+    data.insert("proxy".into(), "http://127.0.0.1:9".into());
+    data.insert("noProxy".into(), "127.0.0.1".into());
+    apply(&secrets, &private_secret).await;
+    // The password sent up front, for Applications of project `default` only.
+    let mut hidden_secret = credentials_secret("hidden-repo", "repository", &hidden_url, PASSWORD);
+    let data = hidden_secret.string_data.get_or_insert_default();
+    data.insert("forceHttpBasicAuth".into(), "true".into());
+    data.insert("project".into(), "default".into());
+    apply(&secrets, &hidden_secret).await;
+    support::permissive_project(&ns, "other").await;
     // A template for every repository of the other server, with a wrong password.
     let prefix = locked_url
         .trim_end_matches(&locked.served_name())
@@ -244,9 +272,14 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         }
     }));
     apply(&ns.api::<Application>(), &locked_app).await;
+    let apps = ns.api::<Application>();
+    for (name, project) in [("hidden", "default"), ("hidden-other", "other")] {
+        let mut app = git_application(name, &hidden_url, ".", &ns.name);
+        app.spec.project = project.to_owned();
+        apply(&apps, &app).await;
+    }
 
     // The git generator read the private repository, and each Application synced from it.
-    let apps = ns.api::<Application>();
     for name in ["web", "api"] {
         wait_until(&apps, name, &format!("{name} Synced at {commit}"), |app| {
             let sync = app.status.as_ref().and_then(|s| s.sync.clone());
@@ -260,6 +293,19 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         .await
         .expect("web's ConfigMap");
     assert_eq!(web.data.unwrap()["from"], "private");
+    // Project default's Secret sends the password up front; project other has none.
+    wait_until(&apps, "hidden", "hidden Synced", |app| {
+        let sync = app.status.as_ref().and_then(|s| s.sync.clone());
+        sync.is_some_and(|s| s.status == "Synced")
+    })
+    .await;
+    let unscoped = wait_until(&apps, "hidden-other", "hidden-other refused", |app| {
+        conditions(app).contains(&format!("repository {hidden_url}"))
+    })
+    .await;
+    let message = conditions(&unscoped);
+    assert!(message.contains("not found"), "{message}");
+    assert!(!message.contains("hidden-repo"), "{message}");
 
     // The wrong password: a clear error naming the repository and the Secret.
     let refused = wait_until(&apps, "locked", "an authentication error", |app| {
@@ -602,7 +648,7 @@ async fn a_chart_repository_with_a_password_is_read_with_its_helm_secret() {
         let (repos, url) = (Arc::clone(repos), url.to_owned());
         tokio::task::spawn_blocking(move || {
             repos
-                .chart(&url, "db", "~0.1")
+                .chart(&url, "db", "~0.1", None)
                 .map_err(|error| error.to_string())
         })
     };
