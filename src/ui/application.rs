@@ -29,7 +29,10 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
             .iter()
             .map(|c| vec![escape(&format!("{:?}", c.type_)), escape(&c.message)]),
     ));
-    main.push_str(&sync_windows::section(snapshot, &[application.clone()]));
+    main.push_str(&sync_windows::section(
+        snapshot,
+        std::slice::from_ref(application),
+    ));
     main.push_str("<h2>Resources</h2>");
     main.push_str(&table(
         &[
