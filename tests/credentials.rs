@@ -3,13 +3,15 @@
 //! `git http-backend` behind a loopback server that checks the password, read through a
 //! `repository` Secret by a git generator and by the Applications it makes; a `repo-creds`
 //! Secret with a wrong password gives a clear error naming the repository; neither password
-//! appears in the log, a status or an Event, and no credential file is left behind. A cluster
-//! Secret whose `execProviderConfig` runs a script printing a token reaches cluster 2 with it;
+//! appears in the log, a status or an Event, and no credential file is left behind. The
+//! Secret's `noProxy` bypasses an absent `proxy`; a host answering 404 without the password is
+//! read with `forceHttpBasicAuth` by an Application of the Secret's `project`, not by one of
+//! another. A cluster Secret whose `execProviderConfig` runs a script printing a token reaches cluster 2 with it;
 //! one with `awsAuthConfig` and no `aws` on PATH is refused naming the cluster. A Helm chart
-//! repository behind basic auth is read with a `type: helm` Secret (real `helm`).
-//!
-//! Over ssh: `sshd` is not installed here, so the ssh command line is tested as a unit
-//! (`src/repo/git_auth.rs`).
+//! repository behind basic auth is read with a `type: helm` Secret (real `helm`). Over ssh, an
+//! `sshd` on loopback serves bare repositories: a Secret's `sshPrivateKey` reads one whose host
+//! key the controller's `--ssh-known-hosts` lists, `insecure: "true"` one it does not; a wrong key
+//! and an unknown host give clear errors naming the repository; the key is never shown.
 
 mod support;
 
@@ -29,6 +31,7 @@ use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use support::chart_repository::ChartRepository;
 use support::git_remote::{GitHttp, Remote};
+use support::git_ssh::{self, GitSsh};
 use support::{TestNamespace, apply, eventually, object, wait_until};
 
 const PASSWORD: &str = "pw-Zq8f3Lr2Xv";
@@ -44,8 +47,8 @@ struct Controller {
 }
 
 impl Controller {
-    /// Starts it with `PATH` set to `path`.
-    fn start(ns: &TestNamespace, path: &str) -> Self {
+    /// Starts it with `PATH` set to `path` and `extra` arguments.
+    fn start(ns: &TestNamespace, path: &str, extra: &[&std::ffi::OsStr]) -> Self {
         let temporary = tempfile::tempdir().expect("a temporary directory");
         let cache = tempfile::tempdir().expect("a repository cache");
         let log = temporary.path().join("controller.log");
@@ -56,6 +59,7 @@ impl Controller {
             .arg(cache.path())
             .arg("--kubeconfig")
             .arg(support::kubeconfig_path(1))
+            .args(extra)
             .env("RUST_LOG", "debug")
             .env("NO_COLOR", "1")
             .env("PATH", path)
@@ -180,10 +184,18 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked\n",
     );
     locked.push("locked");
+    let hidden = Remote::new("hidden");
+    hidden.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hidden\ndata:\n  from: hidden\n",
+    );
+    hidden.push("hidden");
     let server = GitHttp::start_with_password(private.exported(), "deploy", PASSWORD);
     let other = GitHttp::start_with_password(locked.exported(), "deploy", "the-right-one");
+    let quiet = GitHttp::start_unchallenged(hidden.exported(), "deploy", PASSWORD);
     let url = server.url(&private.served_name());
     let locked_url = other.url(&locked.served_name());
+    let hidden_url = quiet.url(&hidden.served_name());
 
     // Without credentials the server refuses: the password is needed.
     let anonymous = Command::new("git")
@@ -195,12 +207,30 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         !anonymous.status.success(),
         "the server checks the password"
     );
+    let unchallenged = Command::new("git")
+        .args(["ls-remote", &hidden_url.replace("://", "://deploy:pw@")])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .expect("git runs");
+    let refused = String::from_utf8_lossy(&unchallenged.stderr);
+    assert!(
+        refused.contains("not found"),
+        "git waits for a challenge: {refused}"
+    );
     let secrets = ns.api::<Secret>();
-    apply(
-        &secrets,
-        &credentials_secret("private-repo", "repository", &url, PASSWORD),
-    )
-    .await;
+    // Through a proxy that is not there, except for the repository's host (noProxy).
+    let mut private_secret = credentials_secret("private-repo", "repository", &url, PASSWORD);
+    let data = private_secret.string_data.get_or_insert_default();
+    data.insert("proxy".into(), "http://127.0.0.1:9".into());
+    data.insert("noProxy".into(), "127.0.0.1".into());
+    apply(&secrets, &private_secret).await;
+    // The password sent up front, for Applications of project `default` only.
+    let mut hidden_secret = credentials_secret("hidden-repo", "repository", &hidden_url, PASSWORD);
+    let data = hidden_secret.string_data.get_or_insert_default();
+    data.insert("forceHttpBasicAuth".into(), "true".into());
+    data.insert("project".into(), "default".into());
+    apply(&secrets, &hidden_secret).await;
+    support::permissive_project(&ns, "other").await;
     // A template for every repository of the other server, with a wrong password.
     let prefix = locked_url
         .trim_end_matches(&locked.served_name())
@@ -211,7 +241,7 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     )
     .await;
 
-    let mut controller = Controller::start(&ns, &std::env::var("PATH").unwrap_or_default());
+    let mut controller = Controller::start(&ns, &std::env::var("PATH").unwrap_or_default(), &[]);
     let appset: ApplicationSet = object(json!({
         "apiVersion": "flotilla.dev/v1alpha1",
         "kind": "ApplicationSet",
@@ -242,9 +272,14 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         }
     }));
     apply(&ns.api::<Application>(), &locked_app).await;
+    let apps = ns.api::<Application>();
+    for (name, project) in [("hidden", "default"), ("hidden-other", "other")] {
+        let mut app = git_application(name, &hidden_url, ".", &ns.name);
+        app.spec.project = project.to_owned();
+        apply(&apps, &app).await;
+    }
 
     // The git generator read the private repository, and each Application synced from it.
-    let apps = ns.api::<Application>();
     for name in ["web", "api"] {
         wait_until(&apps, name, &format!("{name} Synced at {commit}"), |app| {
             let sync = app.status.as_ref().and_then(|s| s.sync.clone());
@@ -258,6 +293,19 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         .await
         .expect("web's ConfigMap");
     assert_eq!(web.data.unwrap()["from"], "private");
+    // Project default's Secret sends the password up front; project other has none.
+    wait_until(&apps, "hidden", "hidden Synced", |app| {
+        let sync = app.status.as_ref().and_then(|s| s.sync.clone());
+        sync.is_some_and(|s| s.status == "Synced")
+    })
+    .await;
+    let unscoped = wait_until(&apps, "hidden-other", "hidden-other refused", |app| {
+        conditions(app).contains(&format!("repository {hidden_url}"))
+    })
+    .await;
+    let message = conditions(&unscoped);
+    assert!(message.contains("not found"), "{message}");
+    assert!(!message.contains("hidden-repo"), "{message}");
 
     // The wrong password: a clear error naming the repository and the Secret.
     let refused = wait_until(&apps, "locked", "an authentication error", |app| {
@@ -296,6 +344,153 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         assert!(!log.contains(secret), "the controller logged a password");
     }
     assert_eq!(controller.credential_files_left(), Vec::<String>::new());
+}
+
+/// A `repository` Secret for `url` with an ssh key, `insecure` when asked.
+fn ssh_secret(name: &str, url: &str, key: &str, insecure: bool) -> Secret {
+    let mut data = json!({"url": url, "sshPrivateKey": key});
+    if insecure {
+        data["insecure"] = json!("true");
+    }
+    object(json!({
+        "metadata": {"name": name, "labels": {"argocd.argoproj.io/secret-type": "repository"}},
+        "stringData": data
+    }))
+}
+
+/// An automated Application of `path` in the git repository `url`, deployed to `namespace`.
+fn git_application(name: &str, url: &str, path: &str, namespace: &str) -> Application {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": url, "targetRevision": "main", "path": path},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+            "syncPolicy": {"automated": {}}
+        }
+    }))
+}
+
+#[tokio::test]
+async fn a_repository_over_ssh_is_read_with_its_key_and_the_key_is_never_shown() {
+    let ns = support::namespace(1, "credentials-ssh").await;
+    support::install_flotilla_crds(&ns.client).await;
+    let fleet = Remote::new("fleet");
+    for name in ["checked", "unchecked"] {
+        fleet.write(
+            &format!("{name}/cm.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  over: ssh\n"
+            ),
+        );
+    }
+    let commit = fleet.push("two apps");
+    let other = Remote::new("other");
+    other.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+    );
+    other.push("other");
+    let sshd = GitSsh::start();
+    let keys = tempfile::tempdir().expect("a directory for keys");
+    let key = sshd.authorized_key().to_owned();
+    let wrong_key = git_ssh::new_key(keys.path(), "wrong");
+    // 127.0.0.1 is in the known-hosts file, localhost is not.
+    let checked_url = sshd.url("127.0.0.1", &fleet.bare());
+    let unchecked_url = sshd.url("localhost", &fleet.bare());
+    let denied_url = sshd.url("127.0.0.1", &other.bare());
+    let unknown_url = sshd.url("localhost", &other.bare());
+    let secrets = ns.api::<Secret>();
+    for secret in [
+        ssh_secret("ssh-checked", &checked_url, &key, false),
+        ssh_secret("ssh-unchecked", &unchecked_url, &key, true),
+        ssh_secret("ssh-denied", &denied_url, &wrong_key, false),
+        ssh_secret("ssh-unknown", &unknown_url, &key, false),
+    ] {
+        apply(&secrets, &secret).await;
+    }
+
+    let known_hosts = sshd.known_hosts();
+    let mut controller = Controller::start(
+        &ns,
+        &std::env::var("PATH").unwrap_or_default(),
+        &["--ssh-known-hosts".as_ref(), known_hosts.as_os_str()],
+    );
+    let apps = ns.api::<Application>();
+    for app in [
+        git_application("checked", &checked_url, "checked", &ns.name),
+        git_application("unchecked", &unchecked_url, "unchecked", &ns.name),
+        git_application("denied", &denied_url, ".", &ns.name),
+        git_application("unknown", &unknown_url, ".", &ns.name),
+    ] {
+        apply(&apps, &app).await;
+    }
+
+    for name in ["checked", "unchecked"] {
+        wait_until(&apps, name, &format!("{name} Synced at {commit}"), |app| {
+            let sync = app.status.as_ref().and_then(|s| s.sync.clone());
+            sync.is_some_and(|s| s.status == "Synced" && s.revision == commit)
+        })
+        .await;
+        let written = ns
+            .api::<ConfigMap>()
+            .get(name)
+            .await
+            .expect("its ConfigMap");
+        assert_eq!(written.data.unwrap()["over"], "ssh");
+    }
+    let denied = wait_until(&apps, "denied", "the key refused", |app| {
+        conditions(app).contains("Permission denied (publickey)")
+    })
+    .await;
+    let message = conditions(&denied);
+    assert!(
+        message.contains(&format!("repository {denied_url}")),
+        "{message}"
+    );
+    assert!(
+        message.contains("credentials of Secret ssh-denied"),
+        "{message}"
+    );
+    let unknown = wait_until(&apps, "unknown", "the host key refused", |app| {
+        conditions(app).contains("Host key verification failed")
+    })
+    .await;
+    let message = conditions(&unknown);
+    assert!(
+        message.contains(&format!("repository {unknown_url}")),
+        "{message}"
+    );
+    assert!(
+        ns.api::<ConfigMap>()
+            .get_opt("other")
+            .await
+            .expect("reads")
+            .is_none(),
+        "nothing synced from a repository it cannot read"
+    );
+
+    let written = everything_written(&ns).await;
+    let log = controller.stop();
+    assert!(
+        log.contains(&denied_url),
+        "the log is the controller's: {log}"
+    );
+    let key_lines = [&key, &wrong_key]
+        .into_iter()
+        .flat_map(|key| key.lines())
+        .filter(|line| !line.starts_with("-----"));
+    for line in key_lines {
+        assert!(
+            !written.contains(line),
+            "a status or Event shows a private key"
+        );
+        assert!(!log.contains(line), "the controller logged a private key");
+    }
+    assert_eq!(controller.credential_files_left(), Vec::<String>::new());
+    assert!(sshd.log().contains("Accepted publickey"), "{}", sshd.log());
 }
 
 /// A cluster Secret registering `server` as `name` with `config`.
@@ -372,7 +567,7 @@ async fn an_exec_provider_reaches_the_cluster_with_its_token_and_aws_without_aws
     support::git_remote::git(repo.path(), &["add", "-A"]);
     support::git_remote::git(repo.path(), &["commit", "-q", "-m", "one"]);
 
-    let mut controller = Controller::start(&ns, &path_without("aws"));
+    let mut controller = Controller::start(&ns, &path_without("aws"), &[]);
     let apps = ns.api::<Application>();
     apply(
         &apps,
@@ -453,7 +648,7 @@ async fn a_chart_repository_with_a_password_is_read_with_its_helm_secret() {
         let (repos, url) = (Arc::clone(repos), url.to_owned());
         tokio::task::spawn_blocking(move || {
             repos
-                .chart(&url, "db", "~0.1")
+                .chart(&url, "db", "~0.1", None)
                 .map_err(|error| error.to_string())
         })
     };

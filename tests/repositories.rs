@@ -35,7 +35,7 @@ fn version_at(url: &str, revision: &str) -> (String, Option<String>) {
     let cache_dir = tempfile::tempdir().expect("a cache directory");
     let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
     let manifests = cache
-        .manifests(url, revision, "apps/web")
+        .manifests(url, revision, "apps/web", None)
         .unwrap_or_else(|error| panic!("{url} at {revision:?}: {error}"));
     let text = std::fs::read_to_string(manifests.root.join("config.yaml"))
         .unwrap_or_else(|error| panic!("{url} at {revision:?}: config.yaml: {error}"));
@@ -105,7 +105,7 @@ fn a_commit_pushed_to_the_served_repository_is_fetched() {
         http.url(&remote.served_name()),
     ] {
         let before = cache
-            .manifests(&url, "main", "apps/web")
+            .manifests(&url, "main", "apps/web", None)
             .expect("reads main");
         assert_eq!(before.revision.as_deref(), Some(second.as_str()), "{url}");
     }
@@ -119,7 +119,7 @@ fn a_commit_pushed_to_the_served_repository_is_fetched() {
         http.url(&remote.served_name()),
     ] {
         let after = cache
-            .manifests(&url, "main", "apps/web")
+            .manifests(&url, "main", "apps/web", None)
             .expect("reads main");
         assert_eq!(after.revision.as_deref(), Some(third.as_str()), "{url}");
         let text = std::fs::read_to_string(after.root.join("config.yaml")).expect("reads");
@@ -135,7 +135,7 @@ fn an_unknown_revision_or_repository_is_named_in_the_error() {
     let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
     for url in [remote.file_url(), http.url(&remote.served_name())] {
         let error = cache
-            .manifests(&url, "release-9", "apps/web")
+            .manifests(&url, "release-9", "apps/web", None)
             .expect_err("no such branch")
             .to_string();
         assert!(
@@ -147,7 +147,7 @@ fn an_unknown_revision_or_repository_is_named_in_the_error() {
     }
     let missing = http.url("no-such-repo.git");
     let error = cache
-        .manifests(&missing, "main", "apps/web")
+        .manifests(&missing, "main", "apps/web", None)
         .expect_err("no such repository")
         .to_string();
     assert!(

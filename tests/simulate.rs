@@ -443,6 +443,53 @@ fn a_freeze_holds_the_next_step_until_it_opens() {
     assert!(monday.total_seconds < 60.0);
 }
 
+/// The three-tier stack with `AllAtOnce` (no rollingSync steps), started inside the freeze
+/// (Friday 16:30 Berlin): no Application syncs until the freeze ends on Monday 08:00 Berlin, then
+/// all do, as the controller holds each automated sync. Started before it, all sync at once.
+#[test]
+fn all_at_once_waits_for_the_freeze_like_the_controller() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("all-at-once.yaml");
+    let text = std::fs::read_to_string(example("three-tier-stack.yaml")).expect("the example");
+    let (head, rest) = text.split_once("  strategy:\n").expect("a strategy");
+    let (_, tail) = rest.split_once("  template:\n").expect("a template");
+    std::fs::write(
+        &file,
+        format!("{head}  strategy:\n    type: AllAtOnce\n  template:\n{tail}"),
+    )
+    .expect("writes the ApplicationSet");
+    let project = format!("--project={}", example("projects/platform.yaml"));
+    let mut args = three_tier(&[&project, "--start=2026-12-04T15:30:00Z"]);
+    args[0] = file.display().to_string();
+    let report = simulate(&args);
+    let text = table(&report);
+    assert_eq!(report.ending, Ending::Complete, "{text}");
+    assert_eq!(report.strategy, "AllAtOnce", "{text}");
+    // Monday 07:00Z is 63h30m after the start.
+    let opens = f64::from(63 * 3600 + 30 * 60);
+    for app in &report.applications {
+        assert_eq!(app.start, Some(opens), "{}:\n{text}", app.name);
+    }
+    let [wait] = report.window_waits.as_slice() else {
+        panic!("one wait:\n{text}")
+    };
+    assert_eq!((wait.step, wait.start, wait.end), (1, 0.0, opens), "{text}");
+    assert!(
+        wait.reason.contains(
+            "waits for window 'prod freeze' (opens Mon 08:00 Europe/Berlin) (and 2 more)"
+        ),
+        "{}",
+        wait.reason
+    );
+    assert!(text.contains("\nSync windows:\n  step 1 "), "{text}");
+
+    args.retain(|arg| !arg.starts_with("--start="));
+    args.push("--start=2026-12-04T14:00:00Z".to_owned());
+    let before = simulate(&args);
+    assert!(before.window_waits.is_empty());
+    assert!(before.applications.iter().all(|a| a.start == Some(0.0)));
+}
+
 #[test]
 fn project_files_are_read_strictly_and_windows_validated() {
     let dir = tempfile::tempdir().expect("a temporary directory");

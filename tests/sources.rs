@@ -439,12 +439,15 @@ fn a_chart_repository_serves_the_newest_version_in_range() {
     let cache = tempfile::tempdir().unwrap();
     let repos = RepoCache::new(cache.path(), LocalRepos::default());
     for (range, expected) in [("~0.1", "0.1.3"), ("0.1.0", "0.1.0"), ("", "0.2.0")] {
-        let manifests = repos.chart(&url, "db", range).unwrap();
+        let manifests = repos.chart(&url, "db", range, None).unwrap();
         assert_eq!(manifests.revision.as_deref(), Some(expected), "{range:?}");
         let resources = objects(&manifests.root, &options(None, None));
         find(&resources, "StatefulSet", "orders-db");
     }
-    let error = repos.chart(&url, "db", ">=1.0").unwrap_err().to_string();
+    let error = repos
+        .chart(&url, "db", ">=1.0", None)
+        .unwrap_err()
+        .to_string();
     assert!(
         error.starts_with(&format!(
             "chart repository {url}: chart \"db\" at \">=1.0\": `"
@@ -455,6 +458,9 @@ fn a_chart_repository_serves_the_newest_version_in_range() {
         error.contains("chart \"db\" version \">=1.0\" not found"),
         "helm's stderr: {error}"
     );
-    let error = repos.chart(&url, "cache", "").unwrap_err().to_string();
+    let error = repos
+        .chart(&url, "cache", "", None)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("chart \"cache\" not found"), "{error}");
 }

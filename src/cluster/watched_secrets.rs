@@ -97,7 +97,11 @@ impl WatchedSecrets {
 
 impl CredentialSource for WatchedSecrets {
     /// Blocks until the watch has listed on first use: call it on a blocking thread.
-    fn credentials(&self, url: &str) -> Result<Option<RepoCredentials>, CredentialsError> {
+    fn credentials(
+        &self,
+        url: &str,
+        project: Option<&str>,
+    ) -> Result<Option<RepoCredentials>, CredentialsError> {
         let unavailable = |message: String| CredentialsError::Unavailable {
             namespace: self.namespace.clone(),
             message,
@@ -111,6 +115,6 @@ impl CredentialSource for WatchedSecrets {
                 .state(),
             (None, None) => return Err(unavailable("not made within a Tokio runtime".into())),
         };
-        credentials_for(secrets.iter().map(AsRef::as_ref), url)
+        credentials_for(secrets.iter().map(AsRef::as_ref), url, project)
     }
 }

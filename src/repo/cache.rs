@@ -117,6 +117,9 @@ pub struct RepoCache {
 struct Mirror {
     /// When the last fetch (or the clone) started.
     fetched: Option<Instant>,
+    /// The Secret whose credentials it used: a resolve with other credentials (another
+    /// project's) fetches with its own, so a project never reads through another's Secret.
+    fetched_with: Option<String>,
     /// Revisions resolved since then.
     resolved: HashMap<String, String>,
 }
@@ -150,11 +153,15 @@ impl RepoCache {
         self
     }
 
-    /// The credentials for `url`, if any source has some.
-    fn credentials_for(&self, url: &str) -> Result<Option<RepoCredentials>, FetchError> {
+    /// The credentials for `url` read for an Application of `project`, if any source has some.
+    fn credentials_for(
+        &self,
+        url: &str,
+        project: Option<&str>,
+    ) -> Result<Option<RepoCredentials>, FetchError> {
         self.credentials
             .as_ref()
-            .map(|source| source.credentials(url))
+            .map(|source| source.credentials(url, project))
             .transpose()
             .map(Option::flatten)
             .map_err(|error| FetchError::Credentials {
@@ -181,6 +188,7 @@ impl RepoCache {
         &self,
         source: &crate::api::application::ApplicationSource,
         revision: &str,
+        project: Option<&str>,
     ) -> Result<Manifests, FetchError> {
         let revision = if revision.is_empty() {
             source.target_revision.as_str()
@@ -188,9 +196,9 @@ impl RepoCache {
             revision
         };
         if source.chart.is_empty() {
-            self.manifests(&source.repo_url, revision, &source.path)
+            self.manifests(&source.repo_url, revision, &source.path, project)
         } else {
-            self.chart(&source.repo_url, &source.chart, revision)
+            self.chart(&source.repo_url, &source.chart, revision, project)
         }
     }
 
@@ -206,9 +214,10 @@ impl RepoCache {
         repo_url: &str,
         chart: &str,
         version: &str,
+        project: Option<&str>,
     ) -> Result<Manifests, FetchError> {
         let tools = crate::source::Tools::current();
-        let credentials = self.credentials_for(repo_url)?;
+        let credentials = self.credentials_for(repo_url, project)?;
         let charts = self.root.join("charts");
         crate::source::chart_repo::pull(
             &charts,
@@ -242,13 +251,14 @@ impl RepoCache {
         repo_url: &str,
         revision: &str,
         path: &str,
+        project: Option<&str>,
     ) -> Result<Manifests, FetchError> {
         let source_error = |revision: &str, error| FetchError::Source {
             url: repo_url.to_owned(),
             revision: revision.to_owned(),
             error,
         };
-        let Some((mirror, commit)) = self.commit(repo_url, revision)? else {
+        let Some((mirror, commit)) = self.commit(repo_url, revision, project)? else {
             let local = self.repos.local_path(repo_url).unwrap_or_default();
             let root = check_links(&local)
                 .and_then(|()| source_path(&local, path))
@@ -278,6 +288,7 @@ impl RepoCache {
         &self,
         repo_url: &str,
         revision: &str,
+        project: Option<&str>,
     ) -> Result<Option<(GitCli, String)>, FetchError> {
         if self.is_plain_directory(repo_url) {
             return Ok(None);
@@ -286,7 +297,7 @@ impl RepoCache {
             .repos
             .local_path(repo_url)
             .map_or_else(|| repo_url.to_owned(), |l| l.display().to_string());
-        self.resolve(repo_url, &origin, revision).map(Some)
+        self.resolve(repo_url, &origin, revision, project).map(Some)
     }
 
     /// Whether `repo_url` is a local directory that is not a repository.
@@ -323,31 +334,41 @@ impl RepoCache {
     }
 
     /// The mirror of `repo_url` (cloned from `origin` on first use, fetched unless a recent
-    /// enough fetch serves this call) and the commit `revision` names in it.
+    /// enough fetch with the same credentials serves this call) and the commit `revision` names
+    /// in it; a remote `origin` is reached with the credentials of `repo_url` for `project`.
     fn resolve(
         &self,
         repo_url: &str,
         origin: &str,
         revision: &str,
+        project: Option<&str>,
     ) -> Result<(GitCli, String), FetchError> {
         let asked = Instant::now();
+        let credentials = if origin == repo_url && is_remote(repo_url) {
+            self.credentials_for(repo_url, project)?
+        } else {
+            None
+        };
+        let with = credentials.as_ref().map(|c| c.secret.clone());
         let state = self
             .mirrors
             .lock()
             .map(|mut mirrors| Arc::clone(mirrors.entry(repo_url.to_owned()).or_default()))
             .unwrap_or_default();
         let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-        let fresh = state.fetched.is_some_and(|started| {
-            started >= asked || asked.duration_since(started) <= self.fetch_reuse
-        });
+        let fresh = state.fetched_with == with
+            && state.fetched.is_some_and(|started| {
+                started >= asked || asked.duration_since(started) <= self.fetch_reuse
+            });
         let dir = self.root.join("repos").join(directory_name(repo_url));
         let mirror = if fresh {
             GitCli::new(&dir)
         } else {
             let started = Instant::now();
-            let mirror = self.fetch(repo_url, origin, &dir)?;
+            let mirror = self.fetch(repo_url, origin, &dir, credentials.as_ref())?;
             *state = Mirror {
                 fetched: Some(started),
+                fetched_with: with,
                 resolved: HashMap::new(),
             };
             mirror
@@ -372,22 +393,25 @@ impl RepoCache {
     }
 
     /// Clones the mirror of `repo_url` from `origin` into `dir` on first use, fetches it
-    /// afterwards; a remote `origin` is reached with the credentials of `repo_url`.
-    fn fetch(&self, repo_url: &str, origin: &str, dir: &Path) -> Result<GitCli, FetchError> {
-        let credentials = if origin == repo_url && is_remote(repo_url) {
-            self.credentials_for(repo_url)?
-        } else {
-            None
-        };
-        let auth = GitAuth::new(origin, credentials.as_ref(), self.known_hosts.as_deref())
-            .map_err(|error| FetchError::Cache {
-                url: repo_url.to_owned(),
-                dir: std::env::temp_dir(),
-                error,
+    /// afterwards, with `credentials`.
+    fn fetch(
+        &self,
+        repo_url: &str,
+        origin: &str,
+        dir: &Path,
+        credentials: Option<&RepoCredentials>,
+    ) -> Result<GitCli, FetchError> {
+        let auth =
+            GitAuth::new(origin, credentials, self.known_hosts.as_deref()).map_err(|error| {
+                FetchError::Cache {
+                    url: repo_url.to_owned(),
+                    dir: std::env::temp_dir(),
+                    error,
+                }
             })?;
         let git_error = |error| FetchError::Git {
             url: repo_url.to_owned(),
-            credentials: credentials.as_ref().map(|c| c.secret.clone()),
+            credentials: credentials.map(|c| c.secret.clone()),
             error,
         };
         if dir.is_dir() {
@@ -466,29 +490,32 @@ mod tests {
         let url = format!("file://{}", repo.path().display());
         let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
 
-        let first = cache.manifests(&url, "main", "apps/a").unwrap();
+        let first = cache.manifests(&url, "main", "apps/a", None).unwrap();
         assert_eq!(first.revision.as_ref().map(String::len), Some(40));
         assert_eq!(
             std::fs::read_to_string(first.root.join("cm.yaml")).unwrap(),
             "v: 1\n"
         );
         assert!(!first.root.join("top.yaml").exists());
-        assert_eq!(cache.manifests(&url, "main", "apps/a").unwrap(), first);
+        assert_eq!(
+            cache.manifests(&url, "main", "apps/a", None).unwrap(),
+            first
+        );
 
         std::fs::write(repo.path().join("apps/a/cm.yaml"), "v: 2\n").unwrap();
         git(repo.path(), &["commit", "-q", "-am", "two"]);
-        let second = cache.manifests(&url, "", "apps/a").unwrap();
+        let second = cache.manifests(&url, "", "apps/a", None).unwrap();
         assert_ne!(second.revision, first.revision);
         assert_eq!(
             std::fs::read_to_string(second.root.join("cm.yaml")).unwrap(),
             "v: 2\n"
         );
         let pinned = cache
-            .manifests(&url, first.revision.as_deref().unwrap(), "apps/a")
+            .manifests(&url, first.revision.as_deref().unwrap(), "apps/a", None)
             .unwrap();
         assert_eq!(pinned, first, "an older commit by its SHA");
         assert!(matches!(
-            cache.manifests(&url, "no-such-branch", ""),
+            cache.manifests(&url, "no-such-branch", "", None),
             Err(FetchError::Revision { .. })
         ));
     }
@@ -504,12 +531,12 @@ mod tests {
         let url = format!("file://{}", repo.path().display());
         let cache = RepoCache::new(cache_dir.path(), LocalRepos::default())
             .with_fetch_reuse(Duration::from_secs(3600));
-        let first = cache.manifests(&url, "main", "").unwrap();
+        let first = cache.manifests(&url, "main", "", None).unwrap();
         std::fs::write(repo.path().join("cm.yaml"), "v: 2\n").unwrap();
         git(repo.path(), &["commit", "-q", "-am", "two"]);
-        assert_eq!(cache.manifests(&url, "main", "").unwrap(), first);
+        assert_eq!(cache.manifests(&url, "main", "", None).unwrap(), first);
         let strict = RepoCache::new(cache_dir.path(), LocalRepos::default());
-        assert_ne!(strict.manifests(&url, "main", "").unwrap(), first);
+        assert_ne!(strict.manifests(&url, "main", "", None).unwrap(), first);
     }
 
     #[test]
@@ -518,15 +545,15 @@ mod tests {
         std::fs::create_dir(dir.path().join("apps")).unwrap();
         let cache = RepoCache::new(dir.path().join("cache"), LocalRepos::default());
         let url = format!("file://{}", dir.path().display());
-        let read = cache.manifests(&url, "main", "apps").unwrap();
+        let read = cache.manifests(&url, "main", "apps", None).unwrap();
         assert_eq!((read.root, read.revision), (dir.path().join("apps"), None));
-        let missing = cache.manifests(&url, "main", "app").unwrap_err();
+        let missing = cache.manifests(&url, "main", "app", None).unwrap_err();
         assert_eq!(
             missing.to_string(),
             format!("repository {url} at working-tree: path \"app\" does not exist")
         );
         std::os::unix::fs::symlink("/etc", dir.path().join("apps/etc")).unwrap();
-        let escaping = cache.manifests(&url, "main", "apps").unwrap_err();
+        let escaping = cache.manifests(&url, "main", "apps", None).unwrap_err();
         assert!(
             escaping
                 .to_string()
@@ -552,7 +579,7 @@ mod tests {
         git(work.path(), &["push", "-q", &bare_path, "main"]);
         let url = format!("file://{bare_path}");
         let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
-        let read = cache.manifests(&url, "main", "app").unwrap();
+        let read = cache.manifests(&url, "main", "app", None).unwrap();
         let commit = read.revision.clone().unwrap();
         assert_eq!(
             std::fs::read_to_string(read.root.join("cm.yaml")).unwrap(),
@@ -562,7 +589,7 @@ mod tests {
             ("apps", "path \"apps\" does not exist"),
             ("../other", "path \"../other\" is outside the repository"),
         ] {
-            let error = cache.manifests(&url, "main", path).unwrap_err();
+            let error = cache.manifests(&url, "main", path, None).unwrap_err();
             assert_eq!(
                 error.to_string(),
                 format!("repository {url} at {commit}: {problem}")
@@ -570,7 +597,7 @@ mod tests {
         }
         // Another repository with the same commit gets a tree of its own.
         let other = format!("file://{}", work.path().display());
-        let copy = cache.manifests(&other, "main", "app").unwrap();
+        let copy = cache.manifests(&other, "main", "app", None).unwrap();
         assert_eq!(copy.revision, read.revision);
         assert_ne!(copy.root, read.root);
     }

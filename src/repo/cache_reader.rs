@@ -15,7 +15,7 @@ fn unavailable(error: impl std::fmt::Display) -> GitError {
 
 impl GitReader for RepoCache {
     fn resolve(&self, repo_url: &str, revision: &str) -> Result<String, GitError> {
-        match self.commit(repo_url, revision) {
+        match self.commit(repo_url, revision, None) {
             Ok(Some((_, commit))) => Ok(commit),
             Ok(None) => self.local_repos().resolve(repo_url, revision),
             Err(FetchError::Revision { revision, .. }) => {

@@ -3,8 +3,9 @@
 //! Argo CD's URL normalisation) or `repo-creds` (a template for every repository whose normalised
 //! URL starts with its `url`; the longest prefix wins). A `repository` Secret wins over
 //! `repo-creds`; one without credentials of its own takes them from the best `repo-creds`, as
-//! Argo CD does. Pure: the Secrets are given, nothing is fetched. Secret values are kept in
-//! [`Sensitive`], which never prints them.
+//! Argo CD does. A Secret with a `project` is used only for that project's Applications, and
+//! wins over one without (Argo CD's project-scoped repositories). Pure: the Secrets are given,
+//! nothing is fetched. Secret values are kept in [`Sensitive`], which never prints them.
 
 use std::fmt;
 
@@ -76,6 +77,13 @@ pub struct RepoCredentials {
     pub insecure: bool,
     /// An HTTP(S) proxy URL.
     pub proxy: Option<Sensitive>,
+    /// Hosts reached without the proxy (`noProxy`, comma-separated as in `NO_PROXY`).
+    pub no_proxy: Option<String>,
+    /// Send basic auth with the first request instead of waiting for a challenge
+    /// (`forceHttpBasicAuth`).
+    pub force_http_basic_auth: bool,
+    /// The project the Secret is scoped to (`project`), if any.
+    pub project: Option<String>,
     pub repo_type: RepoType,
 }
 
@@ -145,45 +153,66 @@ pub enum CredentialsError {
 
 /// Where credentials for a repository URL come from.
 pub trait CredentialSource: Send + Sync + fmt::Debug {
-    /// The credentials for `url`, if a Secret has some. Blocking: call it off the async workers.
+    /// The credentials for `url` read for an Application of `project` (see
+    /// [`credentials_for`]), if a Secret has some. Blocking: call it off the async workers.
     ///
     /// # Errors
     /// The Secrets cannot be read, or the Secret that matches is unusable.
-    fn credentials(&self, url: &str) -> Result<Option<RepoCredentials>, CredentialsError>;
+    fn credentials(
+        &self,
+        url: &str,
+        project: Option<&str>,
+    ) -> Result<Option<RepoCredentials>, CredentialsError>;
 }
 
-/// The credentials for `url` among `secrets` (the credential Secrets of the controller's
-/// namespace): the `repository` Secret whose `url` is the same repository, completed by the
-/// `repo-creds` Secret with the longest `url` prefix when it has no credentials of its own.
-/// Secrets whose `url` cannot be read match nothing.
+/// The credentials for `url`, read for an Application of `project` (`None`: for no project,
+/// e.g. an ApplicationSet's generator), among `secrets` (the credential Secrets of the
+/// controller's namespace): the `repository` Secret whose `url` is the same repository,
+/// completed by the `repo-creds` Secret with the longest `url` prefix when it has no
+/// credentials of its own. A Secret scoped to another project is skipped; one scoped to
+/// `project` wins over an unscoped one. Secrets whose `url` cannot be read match nothing.
 ///
 /// # Errors
 /// The matching Secret is unusable (a value that is not UTF-8 or valid, an unsupported field).
 pub fn credentials_for<'a>(
     secrets: impl IntoIterator<Item = &'a Secret>,
     url: &str,
+    project: Option<&str>,
 ) -> Result<Option<RepoCredentials>, CredentialsError> {
     let wanted = normalize_url(url);
-    let mut repository: Option<&Secret> = None;
-    let mut template: Option<(usize, &Secret)> = None;
+    // (scoped to `project`, prefix length) ranks candidates; the first of equal rank wins.
+    let mut repository: Option<(bool, &Secret)> = None;
+    let mut template: Option<((bool, usize), &Secret)> = None;
     for secret in secrets {
         let Ok(Some(secret_url)) = secret_field(secret, "url") else {
             continue;
         };
+        let scoped = match secret_field(secret, "project") {
+            Ok(Some(scope)) if !scope.is_empty() => {
+                if project != Some(scope.as_str()) {
+                    continue;
+                }
+                true
+            }
+            _ => false,
+        };
         let secret_url = normalize_url(&secret_url);
         match secret_type(secret) {
-            Some(SECRET_TYPE_REPOSITORY) if secret_url == wanted => {
-                repository = repository.or(Some(secret));
+            Some(SECRET_TYPE_REPOSITORY)
+                if secret_url == wanted && repository.is_none_or(|(best, _)| scoped && !best) =>
+            {
+                repository = Some((scoped, secret));
             }
             Some(SECRET_TYPE_REPO_CREDS)
                 if wanted.starts_with(&secret_url)
-                    && template.is_none_or(|(length, _)| secret_url.len() > length) =>
+                    && template.is_none_or(|(rank, _)| (scoped, secret_url.len()) > rank) =>
             {
-                template = Some((secret_url.len(), secret));
+                template = Some(((scoped, secret_url.len()), secret));
             }
             _ => {}
         }
     }
+    let repository = repository.map(|(_, secret)| secret);
     let template = template.map(|(_, secret)| read(secret)).transpose()?;
     let Some(repository) = repository.map(read).transpose()? else {
         return Ok(template);
@@ -194,6 +223,7 @@ pub fn credentials_for<'a>(
             password: template.password,
             ssh_private_key: template.ssh_private_key,
             proxy: repository.proxy.or(template.proxy),
+            no_proxy: repository.no_proxy.or(template.no_proxy),
             secret: format!("{} (credentials of {})", repository.secret, template.secret),
             ..repository
         },
@@ -238,10 +268,12 @@ fn read(secret: &Secret) -> Result<RepoCredentials, CredentialsError> {
             value => Ok(value),
         }
     };
-    let insecure = match field("insecure")?.as_deref() {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(invalid("insecure", "must be \"true\" or \"false\"")),
+    let flag = |key: &'static str| -> Result<bool, CredentialsError> {
+        match field(key)?.as_deref() {
+            None | Some("false") => Ok(false),
+            Some("true") => Ok(true),
+            Some(_) => Err(invalid(key, "must be \"true\" or \"false\"")),
+        }
     };
     let repo_type = match field("type")?.as_deref() {
         None | Some("git") => RepoType::Git,
@@ -257,8 +289,11 @@ fn read(secret: &Secret) -> Result<RepoCredentials, CredentialsError> {
         username: one_line("username")?,
         password: one_line("password")?.map(Sensitive),
         ssh_private_key: field("sshPrivateKey")?.map(Sensitive),
-        insecure,
+        insecure: flag("insecure")?,
         proxy: one_line("proxy")?.map(Sensitive),
+        no_proxy: one_line("noProxy")?,
+        force_http_basic_auth: flag("forceHttpBasicAuth")?,
+        project: one_line("project")?,
         repo_type,
         secret: name,
     })
@@ -354,7 +389,7 @@ mod tests {
             ),
         ];
         let user = |url: &str| {
-            credentials_for(&secrets, url)
+            credentials_for(&secrets, url, None)
                 .unwrap()
                 .map(|c| (c.secret, c.username.unwrap_or_default(), c.insecure))
         };
@@ -371,7 +406,7 @@ mod tests {
             Some(("all".into(), "all".into(), false))
         );
         assert_eq!(user("https://elsewhere.example.com/acme/app"), None);
-        let bare = credentials_for(&secrets, "https://git.example.com/acme/bare")
+        let bare = credentials_for(&secrets, "https://git.example.com/acme/bare", None)
             .unwrap()
             .unwrap();
         assert_eq!(bare.secret, "bare (credentials of org)");
@@ -386,7 +421,7 @@ mod tests {
             "repository",
             "{url: 'git@github.com:acme/app.git', sshPrivateKey: KEY, type: helm}",
         )];
-        let read = credentials_for(&secrets, "ssh://git@github.com/acme/app")
+        let read = credentials_for(&secrets, "ssh://git@github.com/acme/app", None)
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -398,7 +433,7 @@ mod tests {
         assert_eq!(read.secret_values(), ["KEY"]);
 
         let refused = |data: &str| {
-            credentials_for(&[secret("bad", "repository", data)], "https://h/x")
+            credentials_for(&[secret("bad", "repository", data)], "https://h/x", None)
                 .unwrap_err()
                 .to_string()
         };
@@ -412,6 +447,10 @@ mod tests {
             "Secret bad: field insecure: must be \"true\" or \"false\""
         );
         assert_eq!(
+            refused("{url: 'https://h/x', forceHttpBasicAuth: 'on'}"),
+            "Secret bad: field forceHttpBasicAuth: must be \"true\" or \"false\""
+        );
+        assert_eq!(
             refused("{url: 'https://h/x', type: oci}"),
             "Secret bad: field type: \"oci\" is not a supported type (git, helm)"
         );
@@ -419,5 +458,109 @@ mod tests {
             refused("{url: 'https://h/x', password: \"a\\nb\"}"),
             "Secret bad: field password: must be one line"
         );
+    }
+
+    #[test]
+    fn a_project_scoped_secret_serves_only_its_project_and_wins_there() {
+        let secrets = [
+            secret(
+                "team-a-app",
+                "repository",
+                "{url: 'https://git.example.com/acme/app', username: a, project: team-a}",
+            ),
+            secret(
+                "global-app",
+                "repository",
+                "{url: 'https://git.example.com/acme/app', username: global}",
+            ),
+            secret(
+                "team-b-only",
+                "repository",
+                "{url: 'https://git.example.com/acme/b-only', username: b, project: team-b}",
+            ),
+            secret(
+                "team-a-org",
+                "repo-creds",
+                "{url: 'https://git.example.com', username: a-org, project: team-a}",
+            ),
+            secret(
+                "acme",
+                "repo-creds",
+                "{url: 'https://git.example.com/acme', username: acme}",
+            ),
+        ];
+        // (url, project, the Secret used)
+        let cases = [
+            (
+                "https://git.example.com/acme/app",
+                Some("team-a"),
+                Some("team-a-app"),
+            ),
+            (
+                "https://git.example.com/acme/app",
+                Some("team-b"),
+                Some("global-app"),
+            ),
+            ("https://git.example.com/acme/app", None, Some("global-app")),
+            (
+                "https://git.example.com/acme/b-only",
+                Some("team-b"),
+                Some("team-b-only"),
+            ),
+            // Another project's Secret is not used: a template is, the project's own first.
+            (
+                "https://git.example.com/acme/b-only",
+                Some("team-a"),
+                Some("team-a-org"),
+            ),
+            (
+                "https://git.example.com/acme/b-only",
+                Some("team-c"),
+                Some("acme"),
+            ),
+            (
+                "https://git.example.com/tools/x",
+                Some("team-a"),
+                Some("team-a-org"),
+            ),
+            ("https://git.example.com/tools/x", Some("team-b"), None),
+            ("https://git.example.com/tools/x", None, None),
+        ];
+        for (url, project, used) in cases {
+            let found = credentials_for(&secrets, url, project).unwrap();
+            assert_eq!(
+                found.map(|c| c.secret).as_deref(),
+                used,
+                "{url} for project {project:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_no_proxy_and_forced_basic_auth() {
+        let secrets = [
+            secret(
+                "org",
+                "repo-creds",
+                "{url: 'https://h', username: u, password: p, noProxy: '.internal,10.0.0.1'}",
+            ),
+            secret(
+                "app",
+                "repository",
+                "{url: 'https://h/app', forceHttpBasicAuth: 'true', proxy: 'http://proxy:3128', project: p}",
+            ),
+        ];
+        let read = credentials_for(&secrets, "https://h/app", Some("p"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(read.secret, "app (credentials of org)");
+        assert!(read.force_http_basic_auth);
+        assert_eq!(read.no_proxy.as_deref(), Some(".internal,10.0.0.1"));
+        assert_eq!(read.project.as_deref(), Some("p"));
+        assert_eq!(read.username.as_deref(), Some("u"));
+        let plain = credentials_for(&secrets, "https://h/other", None)
+            .unwrap()
+            .unwrap();
+        assert!(!plain.force_http_basic_auth);
     }
 }

@@ -4,7 +4,9 @@
 //! scheme and host) that prints a file, and an ssh key is a file `GIT_SSH_COMMAND` names. Both
 //! files have mode 0600 in a private directory (0700) removed when the [`GitAuth`] is dropped.
 //! Every run gets `GIT_TERMINAL_PROMPT=0` (never wait for a person) and the user's own
-//! credential helpers switched off (a password is never stored). Host keys: with `insecure`
+//! credential helpers switched off (a password is never stored). `forceHttpBasicAuth` sends the
+//! password with the first request (`http.proactiveAuth=basic`, git 2.46 or later); `noProxy`
+//! becomes `NO_PROXY`. Host keys: with `insecure`
 //! ssh checks none; otherwise it checks strictly, against the known-hosts file given (the
 //! controller's `--ssh-known-hosts`) or ssh's own.
 
@@ -85,11 +87,19 @@ impl GitAuth {
                 let helper = format!("!f() {{ test \"$1\" = get && cat {}; }}; f", quoted(&path));
                 config.push((format!("credential.{origin}.helper"), helper));
             }
+            if credentials.force_http_basic_auth {
+                config.push(("http.proactiveAuth".into(), "basic".into()));
+            }
             if credentials.insecure {
                 config.push(("http.sslVerify".into(), "false".into()));
             }
             if let Some(proxy) = &credentials.proxy {
                 config.push(("http.proxy".into(), proxy.expose().to_owned()));
+            }
+            if let Some(no_proxy) = &credentials.no_proxy {
+                for name in ["NO_PROXY", "no_proxy"] {
+                    auth.env.push((name.into(), no_proxy.into()));
+                }
             }
         }
         auth.set_config(&config);
@@ -189,6 +199,8 @@ mod tests {
             password: Some(Sensitive::new("s3cret")),
             insecure: true,
             proxy: Some(Sensitive::new("http://proxy:3128")),
+            no_proxy: Some(".internal,10.0.0.1".into()),
+            force_http_basic_auth: true,
             ..RepoCredentials::default()
         };
         let auth = GitAuth::new(
@@ -203,8 +215,11 @@ mod tests {
             config[1].0,
             "credential.https://git.example.com:8443.helper"
         );
-        assert_eq!(config[2], ("http.sslVerify".into(), "false".into()));
-        assert_eq!(config[3], ("http.proxy".into(), "http://proxy:3128".into()));
+        assert_eq!(config[2], ("http.proactiveAuth".into(), "basic".into()));
+        assert_eq!(config[3], ("http.sslVerify".into(), "false".into()));
+        assert_eq!(config[4], ("http.proxy".into(), "http://proxy:3128".into()));
+        assert_eq!(value(&auth, "NO_PROXY"), Some(".internal,10.0.0.1"));
+        assert_eq!(value(&auth, "no_proxy"), Some(".internal,10.0.0.1"));
         let file = auth._files.as_ref().unwrap().path().join("credentials");
         assert!(config[1].1.contains(&file.display().to_string()));
         assert!(!config[1].1.contains("s3cret"));

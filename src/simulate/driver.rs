@@ -5,7 +5,8 @@
 //! and the next pass runs — until nothing is in flight and nothing new is triggered. Before each
 //! pass every Application's sync windows are evaluated at the virtual time (as the controller
 //! does); a step held by a window is passed again when the window opens. With `AllAtOnce` every
-//! Application syncs at the start. The loop decides nothing itself.
+//! Application syncs at the start unless a window blocks its automated sync; then it syncs when
+//! the window opens ([`all_at_once_pass`]). The loop decides nothing itself.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -23,11 +24,12 @@ use crate::project::windows::block::SEARCH_HORIZON_DAYS;
 use crate::project::windows::{AppWindows, SyncKind};
 use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
-    OperationState as RolloutOperation, RolloutDecision, RolloutInput, StepReport, StepState,
+    OperationState as RolloutOperation, RolloutDecision, RolloutInput, StepState,
 };
 use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState};
 
+use super::all_at_once::all_at_once_pass;
 use super::app::SimApp;
 use super::clock::VirtualClock;
 use super::observe::observe;
@@ -173,7 +175,6 @@ pub async fn drive<C: ClusterApi>(
     }));
     let mut in_flight: FuturesUnordered<LocalBoxFuture<'_, (usize, OperationState)>> =
         FuturesUnordered::new();
-    let mut first = true;
     let mut window_waits: Vec<WindowWait> = Vec::new();
     loop {
         let mut window_opens = None;
@@ -196,7 +197,11 @@ pub async fn drive<C: ClusterApi>(
                 .step_reports
                 .iter()
                 .find(|report| report.state == StepState::WindowClosed);
-            note_window_wait(&mut window_waits, held, clock.elapsed());
+            note_window_wait(
+                &mut window_waits,
+                held.map(|report| (report.step, report.next.as_str())),
+                clock.elapsed(),
+            );
             standing.set(Standing {
                 step: Standing::step_of(&next),
                 ..standing.get()
@@ -211,12 +216,30 @@ pub async fn drive<C: ClusterApi>(
                 .collect();
             decision = Some(next);
             triggered
-        } else if first {
-            (0..apps.len()).collect()
         } else {
-            Vec::new()
+            let pending = runs
+                .iter()
+                .zip(apps)
+                .enumerate()
+                .filter(|(_, (run, _))| run.triggered_at.is_none())
+                .map(|(i, (_, app))| {
+                    let windows = AppWindows::of(&app.sync_windows);
+                    (
+                        i,
+                        app.name.as_str(),
+                        windows.block(SyncKind::Automated, clock.now()),
+                    )
+                });
+            let pass = all_at_once_pass(pending);
+            // AllAtOnce is one step.
+            note_window_wait(
+                &mut window_waits,
+                pass.waiting.as_deref().map(|reason| (1, reason)),
+                clock.elapsed(),
+            );
+            window_opens = pass.next_opening;
+            pass.triggered
         };
-        first = false;
         for i in triggered {
             let run = &mut runs[i];
             run.triggered_at = Some(clock.elapsed());
@@ -312,20 +335,20 @@ fn waited_too_long(waits: &[WindowWait], now: Duration) -> bool {
         .is_some_and(|wait| wait.end == Duration::MAX && now.saturating_sub(wait.start) > horizon)
 }
 
-/// Records the start of a step's wait for a window (`held`: the held step's report), or the end
+/// Records the start of a step's wait for a window (`held`: the held step and why), or the end
 /// of the wait in progress when no step is held now.
-fn note_window_wait(waits: &mut Vec<WindowWait>, held: Option<&StepReport>, now: Duration) {
+fn note_window_wait(waits: &mut Vec<WindowWait>, held: Option<(usize, &str)>, now: Duration) {
     let open = waits.last_mut().filter(|wait| wait.end == Duration::MAX);
     match (open, held) {
-        (Some(wait), Some(held)) if wait.step == held.step => {}
+        (Some(wait), Some((step, _))) if wait.step == step => {}
         (open, held) => {
             if let Some(wait) = open {
                 wait.end = now;
             }
-            if let Some(held) = held {
+            if let Some((step, reason)) = held {
                 waits.push(WindowWait {
-                    step: held.step,
-                    reason: held.next.clone(),
+                    step,
+                    reason: reason.to_owned(),
                     start: now,
                     end: Duration::MAX,
                 });

@@ -4,6 +4,7 @@
 //! are simulated; every decision comes from the same code the controller and `flotilla sync`
 //! use.
 
+pub mod all_at_once;
 pub mod app;
 pub mod clock;
 pub mod cluster;

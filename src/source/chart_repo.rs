@@ -5,7 +5,9 @@
 //! afterwards, so Applications of one chart version share it. A repository with a password
 //! (a Secret of [`crate::repo::credentials`]) is first added with `helm repo add
 //! --password-stdin` in the run's private HOME (its `repositories.yaml` there, removed with it),
-//! and the chart pulled by that repository's name; `insecure` and `proxy` apply to both runs.
+//! and the chart pulled by that repository's name; `insecure` and `proxy` apply to both runs,
+//! `noProxy` becomes `NO_PROXY`. helm sends basic auth with every request, so
+//! `forceHttpBasicAuth` changes nothing here.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -13,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::run::{RunInput, ToolError};
 use super::tools::Tools;
 use super::{SourceError, private_dir_in};
-use crate::repo::credentials::RepoCredentials;
+use crate::repo::credentials::{RepoCredentials, Sensitive};
 
 /// A chart fetched from a repository.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,8 +126,16 @@ pub fn pull(
     let mut pull = tools.helm(pull_args(url, chart, version, fetched.path(), added));
     let home = pull.private_home().map_err(tool_error)?;
     let mut input = RunInput::new(home.path());
+    let no_proxy = credentials
+        .and_then(|c| c.no_proxy.clone())
+        .map(Sensitive::new);
     if let Some(proxy) = credentials.and_then(|c| c.proxy.as_ref()) {
         input.env = vec![("HTTP_PROXY", proxy), ("HTTPS_PROXY", proxy)];
+    }
+    if let Some(no_proxy) = &no_proxy {
+        input
+            .env
+            .extend([("NO_PROXY", no_proxy), ("no_proxy", no_proxy)]);
     }
     let insecure = credentials.is_some_and(|c| c.insecure);
     if let Some(password) = password {

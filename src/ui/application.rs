@@ -1,6 +1,7 @@
 //! The Application page: source, destination and revisions, conditions, resources with sync,
 //! health and the first differing field, and the current (or last) operation by phase → wave →
-//! object with hook outcomes. Only status fields are shown: no live object, so no Secret data.
+//! object with hook outcomes; the sync windows that apply. Only status fields are shown: no live
+//! object, so no Secret data.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -8,6 +9,7 @@ use std::fmt::Write as _;
 use super::html::{badge, escape, link, table};
 use super::layout::Page;
 use super::snapshot::Snapshot;
+use super::sync_windows;
 use crate::api::APPLICATION_SET_LABEL;
 use crate::api::Application;
 use crate::sync::{OperationState, ResourceResult, SyncPhase};
@@ -26,6 +28,10 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
             .conditions
             .iter()
             .map(|c| vec![escape(&format!("{:?}", c.type_)), escape(&c.message)]),
+    ));
+    main.push_str(&sync_windows::section(
+        snapshot,
+        std::slice::from_ref(application),
     ));
     main.push_str("<h2>Resources</h2>");
     main.push_str(&table(

@@ -1,4 +1,5 @@
-//! The ApplicationSet page: its conditions, then per RollingSync step the step's state,
+//! The ApplicationSet page: its conditions, the sync windows of its Applications
+//! ([`super::sync_windows`]), then per RollingSync step the step's state,
 //! `maxUpdate` in use, deadline and what keeps it closed (the step reports of `flotilla rollout
 //! explain`, whose whole text follows), with each Application's rollout status, health, sync
 //! and revision, all from one decision of the step function (see [`super::rollout_view`]).
@@ -13,6 +14,7 @@ use super::html::{badge, escape, link, table};
 use super::layout::Page;
 use super::rollout_view::current_rollout;
 use super::snapshot::Snapshot;
+use super::sync_windows;
 use super::timeline::live_report;
 use crate::api::application_set_status::ApplicationSetApplicationStatus;
 use crate::api::{Application, ApplicationSet};
@@ -28,7 +30,8 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
     let mut main = format!("<h1>ApplicationSet {}</h1>", escape(name));
     main.push_str("<h2>Conditions</h2>");
     main.push_str(&conditions(appset));
-    match current_rollout(appset, &applications, snapshot.now) {
+    main.push_str(&sync_windows::section(snapshot, &applications));
+    match current_rollout(appset, &applications, snapshot.now, &snapshot.projects) {
         Some((input, decision)) => {
             main.push_str(concat!(
                 r#"<p class="none">As the controller's next pass decides from what it watches "#,

@@ -18,6 +18,7 @@ pub mod layout;
 pub mod rollout_view;
 pub mod routes;
 pub mod snapshot;
+pub mod sync_windows;
 #[cfg(test)]
 pub mod test_fixtures;
 pub mod timeline;

@@ -21,6 +21,7 @@ pub fn current_rollout(
     appset: &ApplicationSet,
     applications: &[Application],
     now: Timestamp,
+    projects: &Projects,
 ) -> Option<(RolloutInput, RolloutDecision)> {
     let strategy = rolling_sync(appset)?;
     let recorded = appset
@@ -45,8 +46,7 @@ pub fn current_rollout(
         updated: &BTreeSet::new(),
         resolved: &resolved,
         prior: appset,
-        // The view watches no AppProjects: sync windows are not shown here (explain shows them).
-        projects: &Projects::default(),
+        projects,
     });
     let decision = step(&input);
     Some((input, decision))

@@ -1,5 +1,5 @@
 //! What the pages are rendered from: the ApplicationSets and Applications the watches hold at
-//! one moment, sorted by name, and that moment.
+//! one moment, sorted by name, the projects (for their sync windows), and that moment.
 
 use std::sync::Arc;
 
@@ -7,6 +7,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use crate::project::Projects;
 
 /// The watched objects of one namespace at `now`.
 #[derive(Clone, Debug)]
@@ -15,6 +16,8 @@ pub struct Snapshot {
     pub now: Timestamp,
     pub appsets: Vec<Arc<ApplicationSet>>,
     pub applications: Vec<Arc<Application>>,
+    /// The namespace's AppProjects (with the built-in `default`).
+    pub projects: Projects,
 }
 
 impl Snapshot {
@@ -33,7 +36,15 @@ impl Snapshot {
             now,
             appsets,
             applications,
+            projects: Projects::default(),
         }
+    }
+
+    /// The snapshot with `projects`.
+    #[must_use]
+    pub fn with_projects(mut self, projects: Projects) -> Self {
+        self.projects = projects;
+        self
     }
 
     /// The ApplicationSet called `name`.

@@ -115,7 +115,8 @@ mod tests {
             .expect("the fixture's ApplicationSet");
         let applications: Vec<Application> = snapshot.generated_by(APPSET).cloned().collect();
         let (_, decision) =
-            current_rollout(appset, &applications, snapshot.now).expect("a RollingSync");
+            current_rollout(appset, &applications, snapshot.now, &snapshot.projects)
+                .expect("a RollingSync");
         let report = live_report("RollingSync", &decision, &applications, snapshot.now)
             .expect("an operation started");
         assert_eq!(report.ending, Ending::InProgress);

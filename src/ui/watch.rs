@@ -1,6 +1,6 @@
-//! The web view's watches: one reflector each on the namespace's ApplicationSets and
-//! Applications (managed fields dropped), shared by every viewer, and a broadcast that ticks
-//! whenever either changes. They run on every replica, leader or not, so a standby serves the
+//! The web view's watches: one reflector each on the namespace's ApplicationSets, Applications
+//! and AppProjects (managed fields dropped), shared by every viewer, and a broadcast that ticks
+//! whenever one changes. They run on every replica, leader or not, so a standby serves the
 //! same pages; no viewer causes a request to the API server.
 
 use std::sync::Arc;
@@ -9,11 +9,12 @@ use futures::{Future, StreamExt};
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Resource};
+use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::broadcast;
 
 use super::snapshot::Snapshot;
-use crate::api::{Application, ApplicationSet};
+use crate::api::{AppProject, Application, ApplicationSet};
+use crate::project::Projects;
 
 /// How many change ticks a slow viewer may miss before it only learns that it lagged (it then
 /// renders once, as for one tick).
@@ -24,6 +25,7 @@ pub struct FleetWatch {
     namespace: String,
     appsets: Store<ApplicationSet>,
     applications: Store<Application>,
+    projects: Store<AppProject>,
     changes: broadcast::Sender<()>,
 }
 
@@ -36,11 +38,13 @@ impl FleetWatch {
     ) -> (Arc<Self>, impl Future<Output = ()> + Send + 'static) {
         let (appsets, appsets_writer) = reflector::store();
         let (applications, applications_writer) = reflector::store();
+        let (projects, projects_writer) = reflector::store();
         let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
         let watch = Arc::new(Self {
             namespace: namespace.to_owned(),
             appsets,
             applications,
+            projects,
             changes: changes.clone(),
         });
         let appsets = reflect(
@@ -51,10 +55,15 @@ impl FleetWatch {
         let applications = reflect(
             applications_writer,
             Api::namespaced(client.clone(), namespace),
+            changes.clone(),
+        );
+        let projects = reflect(
+            projects_writer,
+            Api::namespaced(client.clone(), namespace),
             changes,
         );
         let running = async move {
-            futures::future::join(appsets, applications).await;
+            futures::future::join3(appsets, applications, projects).await;
         };
         (watch, running)
     }
@@ -62,12 +71,19 @@ impl FleetWatch {
     /// What the watches hold now.
     #[must_use]
     pub fn snapshot(&self) -> Snapshot {
+        let projects = self
+            .projects
+            .state()
+            .iter()
+            .map(|project| (project.name_any(), project.spec.clone()))
+            .collect::<Vec<_>>();
         Snapshot::new(
             self.namespace.clone(),
             Timestamp::now(),
             self.appsets.state(),
             self.applications.state(),
         )
+        .with_projects(Projects::new(projects))
     }
 
     /// Ticks after every change the watches see.

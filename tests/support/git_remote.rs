@@ -102,7 +102,7 @@ impl Remote {
 }
 
 /// A free loopback port (free a moment ago; the server binds it right away).
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
@@ -110,7 +110,7 @@ fn free_port() -> u16 {
 }
 
 /// Waits until something accepts connections on `port`, up to 10 s.
-fn wait_for_port(port: u16, what: &str) {
+pub fn wait_for_port(port: u16, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "{what} never listened on {port}");
@@ -166,23 +166,27 @@ pub struct GitHttp {
 impl GitHttp {
     /// Serves every repository under `exported`.
     pub fn start(exported: &Path) -> Self {
-        Self::serving(exported, None)
+        Self::serving(exported, None, true)
     }
 
     /// Serves every repository under `exported` to requests with HTTP basic auth as `username`
     /// and `password`; others are answered 401 with a challenge, as a git host does.
     pub fn start_with_password(exported: &Path, username: &str, password: &str) -> Self {
-        use base64::Engine as _;
-        let token =
-            base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
-        Self::serving(exported, Some(format!("Basic {token}")))
+        Self::serving(exported, Some(basic(username, password)), true)
     }
 
-    fn serving(exported: &Path, authorization: Option<String>) -> Self {
+    /// As [`GitHttp::start_with_password`], but requests without the password are answered 404
+    /// without a challenge, as hosts hiding private repositories do: a client must send the
+    /// password up front.
+    pub fn start_unchallenged(exported: &Path, username: &str, password: &str) -> Self {
+        Self::serving(exported, Some(basic(username, password)), false)
+    }
+
+    fn serving(exported: &Path, authorization: Option<String>, challenge: bool) -> Self {
         let root = exported.to_owned();
         Self {
             server: LoopbackServer::start(move |stream| {
-                let _ = serve(stream, &root, authorization.as_deref());
+                let _ = serve(stream, &root, authorization.as_deref(), challenge);
             }),
         }
     }
@@ -193,9 +197,21 @@ impl GitHttp {
     }
 }
 
-/// Answers one request by running `git http-backend` as a CGI program, or with 401 when
-/// `authorization` is required and the request does not carry it.
-fn serve(stream: TcpStream, root: &Path, authorization: Option<&str>) -> std::io::Result<()> {
+/// The `Authorization` header of HTTP basic auth.
+fn basic(username: &str, password: &str) -> String {
+    use base64::Engine as _;
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+    format!("Basic {token}")
+}
+
+/// Answers one request by running `git http-backend` as a CGI program, or with 401 (404 without
+/// `challenge`) when `authorization` is required and the request does not carry it.
+fn serve(
+    stream: TcpStream,
+    root: &Path,
+    authorization: Option<&str>,
+    challenge: bool,
+) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
@@ -233,11 +249,17 @@ fn serve(stream: TcpStream, root: &Path, authorization: Option<&str>) -> std::io
     };
     if authorization.is_some_and(|wanted| header("authorization").as_deref() != Some(wanted)) {
         let mut stream = stream;
-        let body = "authentication required\n";
+        let (status, body) = if challenge {
+            (
+                "401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"",
+                "authentication required\n",
+            )
+        } else {
+            ("404 Not Found", "repository not found\n")
+        };
         write!(
             stream,
-            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         )?;
         return stream.flush();

@@ -9,6 +9,7 @@
 pub mod chart_repository;
 pub mod fixture_dir;
 pub mod git_remote;
+pub mod git_ssh;
 pub mod loopback_http;
 pub mod plugin_service;
 

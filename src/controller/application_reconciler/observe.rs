@@ -261,8 +261,9 @@ pub(super) async fn manifests(
 ) -> Result<Manifests, ApplicationError> {
     let name = app.name_any();
     let (source, revision) = (app.spec.source.clone(), revision.to_owned());
+    let project = app.spec.project.clone();
     let repos = Arc::clone(&ctx.repos);
-    tokio::task::spawn_blocking(move || repos.source(&source, &revision))
+    tokio::task::spawn_blocking(move || repos.source(&source, &revision, Some(&project)))
         .await
         .map_err(|error| ApplicationError::SourceTask {
             app: name.clone(),

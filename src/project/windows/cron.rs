@@ -1,8 +1,10 @@
-//! Five-field cron schedules as Argo CD reads a sync window's `schedule` (robfig/cron's standard
-//! parser): minute, hour, day of month, month, day of week, each a `*`, a value, a range
+//! Five-field cron schedules as Argo CD reads a sync window's `schedule` (robfig/cron's parser
+//! with minute, hour, day-of-month, month and day-of-week fields): each a `*`, a value, a range
 //! (`1-5`), a step (`*/15`, `10-50/20`, `5/10`) or a comma list of those; month and weekday names
-//! (`JAN`, `mon`); `7` is Sunday too; the descriptors `@yearly`, `@annually`, `@monthly`,
-//! `@weekly`, `@daily`, `@midnight` and `@hourly`. When both day fields are restricted, a day
+//! (`JAN`, `mon`); `7` is Sunday too. Argo CD's parser takes no descriptors at all; Flotilla also
+//! reads `@yearly`, `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight` and `@hourly` (the
+//! five-field schedules they stand for) but refuses `@every <duration>`, which names no start
+//! time (robfig/cron would count it from the moment it is asked). When both day fields are restricted, a day
 //! matches when either does (cron's rule); when one of them is `*` (or `?`), both must.
 //! Pure: schedules are matched on civil (wall-clock) times; time zones are the caller's.
 
@@ -24,6 +26,11 @@ pub enum CronError {
         "unknown descriptor {0:?} (known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)"
     )]
     Descriptor(String),
+    #[error(
+        "{0:?}: a window starts at cron times, and @every names none (Argo CD refuses it too: its \
+         sync windows take five cron fields); write the start, e.g. \"0 * * * *\" for every hour"
+    )]
+    Every(String),
 }
 
 /// One parsed field: the allowed values as bits, and whether it was written as `*`/`?`.
@@ -108,6 +115,9 @@ impl CronSchedule {
                 "weekly" => "0 0 * * 0",
                 "daily" | "midnight" => "0 0 * * *",
                 "hourly" => "0 * * * *",
+                every if every.starts_with("every") => {
+                    return Err(CronError::Every(text.to_owned()));
+                }
                 _ => return Err(CronError::Descriptor(text.to_owned())),
             },
         };
@@ -332,7 +342,11 @@ mod tests {
             ),
             (
                 "@every 1h",
-                r#"unknown descriptor "@every 1h" (known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)"#,
+                r#""@every 1h": a window starts at cron times, and @every names none (Argo CD refuses it too: its sync windows take five cron fields); write the start, e.g. "0 * * * *" for every hour"#,
+            ),
+            (
+                "@fortnightly",
+                r#"unknown descriptor "@fortnightly" (known: @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)"#,
             ),
         ];
         for (schedule, message) in cases {

@@ -5,12 +5,14 @@
 
 pub mod block;
 pub mod cron;
+pub mod listing;
 pub mod verdict;
 pub mod window;
 
 use jiff::Timestamp;
 
 pub use block::{WindowBlock, wall_clock};
+pub use listing::{SyncVerdict, WindowListing, WindowRow, listing};
 pub use verdict::{AppWindows, ProjectWindows, SyncKind};
 pub use window::{AppTarget, Window, WindowError};
 
