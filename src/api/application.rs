@@ -251,7 +251,7 @@ pub struct ApplicationStatus {
     /// controller restart resumes from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "flotilla_generators::spec::preserve_unknown_fields")]
-    pub operation_state: Option<crate::sync::OperationState>,
+    pub operation_state: Option<super::operation_state::OperationState>,
     /// The PostDelete hooks of the source as last compared (`Kind namespace/name`): once its
     /// resources are gone, a deleted Application runs them (reading its source again) only when
     /// this lists some, so one whose source has none is deleted without reading it.

@@ -13,7 +13,6 @@ use anyhow::Context;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::api::Application;
-use crate::api::application_settings::{SyncOverrides, SyncSettings};
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
 use crate::manifest::{Resource, ValidationError};
@@ -25,6 +24,7 @@ use crate::simulate::report::{Ending, Report, format_seconds};
 use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
 use crate::source::{SourceOptions, generate};
 use crate::sync::SyncPlan;
+use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::ExecuteSettings;
 use crate::table::Table;
 

@@ -47,9 +47,7 @@ use crate::api::app_project::DEFAULT_PROJECT;
 use crate::api::application::{
     ApplicationConditionType, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
-use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::api::{Application, ApplicationSet};
-use crate::cluster::api::{ClusterApi, ClusterError, Propagation};
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClientsError, ClusterClients, Connect};
 use crate::cluster::kube_cluster::KubeCluster;
@@ -63,6 +61,10 @@ use crate::project::windows::sync_block_or_invalid;
 use crate::project::{ClusterIdentity, ProjectScope, Projects, Refusal, admit};
 use crate::repo::cache::{FetchError, Manifests, RepoCache};
 use crate::source::SourceOptions;
+use crate::sync::application_settings::{
+    SettingsError, SyncOverrides, SyncSettings, sync_settings,
+};
+use crate::sync::execute::cluster_api::{ClusterApi, ClusterError, Propagation};
 use crate::sync::execute::{
     ExecuteError, ExecuteSettings, OperationStore, SyncRun, approved_since, begin,
 };

@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 
 use super::bounds::{BoundsError, check_links, source_path};
 use super::checkout::{CheckoutError, checkout};
-use super::credentials::{CredentialSource, CredentialsError, RepoCredentials, is_remote};
 use super::directory::WORKING_TREE;
 use super::git_auth::GitAuth;
 use super::git_cli::{GitCli, GitError};
 use super::local::LocalRepos;
+use crate::secrets::repository::{CredentialSource, CredentialsError, RepoCredentials, is_remote};
 
 /// A source that could not be fetched or written out.
 #[derive(Debug, thiserror::Error)]

@@ -16,7 +16,6 @@ use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
 use crate::api::application_set::{RolloutStrategy, StrategyType};
-use crate::cluster::api::ClusterApi;
 use crate::duration::format_duration;
 use crate::project::windows::block::SEARCH_HORIZON_DAYS;
 use crate::project::windows::{AppWindows, SyncKind};
@@ -24,6 +23,7 @@ use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
     OperationState as RolloutOperation, RolloutDecision, RolloutInput, StepReport, StepState,
 };
+use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState};
 

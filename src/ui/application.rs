@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::html::{badge, escape, link, table};
 use super::layout::Page;
 use super::snapshot::Snapshot;
 use crate::api::APPLICATION_SET_LABEL;
 use crate::api::Application;
+use crate::html::{badge, escape, link, table};
 use crate::sync::{OperationState, ResourceResult, SyncPhase};
 
 /// The page of Application `name`; `None` when the watches do not hold it.

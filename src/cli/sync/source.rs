@@ -13,7 +13,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
 use crate::cluster::destination::identity;
 use crate::project::{ProjectScope, Projects};
@@ -22,6 +21,9 @@ use crate::repo::bounds::{BoundsError, check_links, source_path};
 use crate::repo::checkout::{CheckoutError, checkout};
 use crate::repo::directory::WORKING_TREE;
 use crate::repo::git_cli::{GitCli, GitError};
+use crate::sync::application_settings::{
+    SettingsError, SyncOverrides, SyncSettings, sync_settings,
+};
 use crate::sync::execute::ExecuteSettings;
 
 /// A source that cannot be used.
