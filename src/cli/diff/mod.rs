@@ -109,7 +109,7 @@ pub fn report(objects: anyhow::Result<Vec<ObjectDiff>>, output: DiffOutput) -> E
 }
 
 fn failed(error: &anyhow::Error) -> ExitCode {
-    eprintln!("error: {error:#}");
+    eprintln!("error: {}", super::error_text(error));
     ExitCode::from(2)
 }
 

@@ -30,7 +30,11 @@ use crate::sync::execute::ExecuteSettings;
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error("cannot read {file}: {error}")]
-    Read { file: String, error: std::io::Error },
+    Read {
+        file: String,
+        #[source]
+        error: std::io::Error,
+    },
     #[error("{file}: Application: {message}")]
     Application { file: String, message: String },
     #[error(
@@ -38,7 +42,11 @@ pub enum SourceError {
     )]
     Unavailable { file: String, url: String },
     #[error("{file}: {error}")]
-    Git { file: String, error: GitError },
+    Git {
+        file: String,
+        #[source]
+        error: GitError,
+    },
     #[error("{file}: {error}")]
     Settings {
         file: String,
@@ -49,6 +57,7 @@ pub enum SourceError {
     Checkout {
         file: String,
         url: String,
+        #[source]
         error: Box<CheckoutError>,
     },
     #[error("{file}: repository {url} at {revision}: {error}")]
@@ -57,10 +66,15 @@ pub enum SourceError {
         url: String,
         /// The commit, or `working-tree` for a plain directory.
         revision: String,
+        #[source]
         error: Box<BoundsError>,
     },
     #[error("{path}: {error}")]
-    Directory { path: String, error: BoundsError },
+    Directory {
+        path: String,
+        #[source]
+        error: BoundsError,
+    },
     #[error("{file}: chart repository {url}: {error}")]
     Chart {
         file: String,
