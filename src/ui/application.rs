@@ -49,7 +49,7 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
                 escape(&r.kind),
                 escape(&object_name(&r.namespace, &r.name)),
                 r.sync_wave.to_string(),
-                badge(&r.status),
+                badge(r.status.as_str()),
                 r.health
                     .as_ref()
                     .map_or_else(String::new, |h| badge(&h.status)),
