@@ -17,6 +17,7 @@ mod harness;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::api::{Application, ApplicationSet};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 
@@ -149,7 +150,7 @@ fn main() {
                 .iter()
                 .filter(|app| {
                     app.status.as_ref().is_some_and(|s| {
-                        s.sync.as_ref().is_some_and(|s| s.status == "Synced")
+                        s.sync.as_ref().is_some_and(|s| s.status == SyncStatusCode::Synced)
                             && s.health.as_ref().is_some_and(|h| h.status == "Healthy")
                     })
                 })

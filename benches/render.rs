@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use criterion::Criterion;
 use flotilla::api::document::parse_application_set;
 use flotilla::cluster::inventory::StaticInventory;
-use flotilla::cluster::secret::ClusterSecret;
 use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
+use flotilla::secrets::cluster::ClusterSecret;
 use support::cpu_time::ThreadCpuTime;
 
 fn appset_yaml() -> String {

@@ -52,12 +52,3 @@ impl Customizations {
         }
     }
 }
-
-/// A ConfigMap's `data` from `(key, value)` pairs, for tests.
-#[cfg(test)]
-pub(crate) fn test_data(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
-}

@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", flotilla::cli::error_text(&error));
             flotilla::cli::exit_code(&error)
         }
     }

@@ -14,6 +14,7 @@ mod support;
 
 use flotilla::api::Application;
 use flotilla::api::application::ApplicationConditionType;
+use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::sync::{OperationPhase, ResourceAction, ResultStatus};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -141,7 +142,7 @@ async fn synced(apps: &Api<Application>, revision: &str) {
         let status = app.status.clone().unwrap_or_default();
         let sync = status.sync.unwrap_or_default();
         let operation = status.operation_state.map(|op| op.phase);
-        sync.status == "Synced"
+        sync.status == SyncStatusCode::Synced
             && sync.revision == revision
             && operation == Some(OperationPhase::Succeeded)
     })

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use flotilla::api::application::ApplicationDestination;
+use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::api::{Application, ApplicationSet};
 use flotilla::cluster::clients::ClusterClients;
 use flotilla::controller::leadership::Leadership;
@@ -45,7 +46,11 @@ fn sync_of(app: &Application) -> (String, String, String) {
     let status = app.status.clone().unwrap_or_default();
     let sync = status.sync.unwrap_or_default();
     let health = status.health.unwrap_or_default();
-    (sync.status, sync.revision, health.status)
+    (
+        sync.status.as_str().to_owned(),
+        sync.revision,
+        health.status,
+    )
 }
 
 /// Waits until `name` is Synced at `revision` and Healthy.
@@ -118,7 +123,12 @@ async fn generated_applications_sync_follow_new_commits_and_take_their_resources
     let a = ns.api::<Application>().get("a").await.unwrap();
     let status = a.status.unwrap();
     assert_eq!(status.resources.len(), 2);
-    assert!(status.resources.iter().all(|r| r.status == "Synced"));
+    assert!(
+        status
+            .resources
+            .iter()
+            .all(|r| r.status == SyncStatusCode::Synced)
+    );
     let operation = status
         .operation_state
         .expect("the automated sync's operation");

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
+use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::api::{Application, ApplicationSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Secret};
 use k8s_openapi::api::events::v1::Event;
@@ -283,7 +284,7 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     for name in ["web", "api"] {
         wait_until(&apps, name, &format!("{name} Synced at {commit}"), |app| {
             let sync = app.status.as_ref().and_then(|s| s.sync.clone());
-            sync.is_some_and(|s| s.status == "Synced" && s.revision == commit)
+            sync.is_some_and(|s| s.status == SyncStatusCode::Synced && s.revision == commit)
         })
         .await;
     }
@@ -296,7 +297,7 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     // Project default's Secret sends the password up front; project other has none.
     wait_until(&apps, "hidden", "hidden Synced", |app| {
         let sync = app.status.as_ref().and_then(|s| s.sync.clone());
-        sync.is_some_and(|s| s.status == "Synced")
+        sync.is_some_and(|s| s.status == SyncStatusCode::Synced)
     })
     .await;
     let unscoped = wait_until(&apps, "hidden-other", "hidden-other refused", |app| {
@@ -431,7 +432,7 @@ async fn a_repository_over_ssh_is_read_with_its_key_and_the_key_is_never_shown()
     for name in ["checked", "unchecked"] {
         wait_until(&apps, name, &format!("{name} Synced at {commit}"), |app| {
             let sync = app.status.as_ref().and_then(|s| s.sync.clone());
-            sync.is_some_and(|s| s.status == "Synced" && s.revision == commit)
+            sync.is_some_and(|s| s.status == SyncStatusCode::Synced && s.revision == commit)
         })
         .await;
         let written = ns

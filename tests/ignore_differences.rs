@@ -58,7 +58,8 @@ fn sync_of(app: &Application) -> (String, String, String) {
         .map(|r| r.first_difference.clone())
         .unwrap_or_default();
     (
-        sync.map(|s| s.status.clone()).unwrap_or_default(),
+        sync.map(|s| s.status.as_str().to_owned())
+            .unwrap_or_default(),
         sync.map(|s| s.revision.clone()).unwrap_or_default(),
         difference,
     )

@@ -247,7 +247,11 @@ async fn synced(applications: &Api<Application>, names: &[&str], revision: &str)
                 let app = applications.get(name).await.map_err(|e| e.to_string())?;
                 let sync = app.status.and_then(|s| s.sync).unwrap_or_default();
                 if (sync.status.as_str(), sync.revision.as_str()) != ("Synced", revision) {
-                    return Err(format!("{name}: {} at {}", sync.status, sync.revision));
+                    return Err(format!(
+                        "{name}: {} at {}",
+                        sync.status.as_str(),
+                        sync.revision
+                    ));
                 }
             }
             Ok(())

@@ -11,6 +11,7 @@
 mod controller_support;
 mod support;
 
+use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla::api::{Application, ApplicationSet};
 use flotilla::sync::OperationPhase;
@@ -116,7 +117,7 @@ async fn a_project_refuses_a_cluster_role_and_a_namespace_and_the_application_se
         let status = app.status.as_ref();
         status
             .and_then(|s| s.sync.as_ref())
-            .is_some_and(|s| s.status == "Synced")
+            .is_some_and(|s| s.status == SyncStatusCode::Synced)
             && status
                 .and_then(|s| s.health.as_ref())
                 .is_some_and(|h| h.status == "Healthy")
@@ -235,7 +236,7 @@ async fn a_project_refuses_a_cluster_role_and_a_namespace_and_the_application_se
         app.status
             .as_ref()
             .and_then(|s| s.sync.as_ref())
-            .is_some_and(|s| s.status == "Synced")
+            .is_some_and(|s| s.status == SyncStatusCode::Synced)
     })
     .await;
     controller.stop().await;

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use flotilla::api::Application;
 use flotilla::api::application::ApplicationConditionType;
+use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::sync::OperationPhase;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Patch, PatchParams};
@@ -195,7 +196,9 @@ async fn a_renamed_path_keeps_every_object_and_is_reported_until_the_application
         move |app: &Application| {
             let status = app.status.clone().unwrap_or_default();
             let sync = status.sync.unwrap_or_default();
-            sync.status == "Synced" && sync.revision == revision && status.conditions.is_empty()
+            sync.status == SyncStatusCode::Synced
+                && sync.revision == revision
+                && status.conditions.is_empty()
         }
     };
     wait_until(
@@ -224,7 +227,7 @@ async fn a_renamed_path_keeps_every_object_and_is_reported_until_the_application
     })
     .await;
     let status = app.status.expect("a status");
-    assert_eq!(status.sync.map(|s| s.status).as_deref(), Some("Unknown"));
+    assert_eq!(status.sync.map(|s| s.status), Some(SyncStatusCode::Unknown));
     let last = status.operation_state.expect("the first sync");
     assert_eq!(
         last.revision.as_deref(),

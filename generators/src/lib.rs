@@ -7,8 +7,6 @@ mod clusters;
 pub mod duration;
 pub mod generator;
 mod git;
-mod git_directories;
-mod git_files;
 mod list;
 mod matrix;
 mod merge;

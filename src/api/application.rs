@@ -6,6 +6,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::application_set_status::SyncStatusCode;
+
 /// Set by `flotilla app terminate` to the id of the running operation; the controller stops that
 /// operation and removes the annotation.
 pub const TERMINATE_ANNOTATION: &str = "flotilla.dev/terminate";
@@ -251,7 +253,7 @@ pub struct ApplicationStatus {
     /// controller restart resumes from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "flotilla_generators::spec::preserve_unknown_fields")]
-    pub operation_state: Option<crate::sync::OperationState>,
+    pub operation_state: Option<super::operation_state::OperationState>,
     /// The PostDelete hooks of the source as last compared (`Kind namespace/name`): once its
     /// resources are gone, a deleted Application runs them (reading its source again) only when
     /// this lists some, so one whose source has none is deleted without reading it.
@@ -318,7 +320,9 @@ pub struct ResourceStatus {
     pub namespace: String,
     pub name: String,
     /// `Synced`, `OutOfSync` or `Unknown`.
-    pub status: String,
+    #[schemars(with = "String")]
+    #[serde(deserialize_with = "sync_status_or_unknown")]
+    pub status: SyncStatusCode,
     /// The first field (a JSON pointer, e.g. `/spec/replicas`) where the live object differs
     /// from the desired one; empty when it matches, is missing or is to be pruned.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -350,6 +354,15 @@ pub struct RevisionHistory {
     pub initiated_by: InitiatedBy,
 }
 
+/// A stored sync status word; one outside the vocabulary (written by someone else) reads as
+/// `Unknown` rather than making the whole Application unreadable.
+fn sync_status_or_unknown<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<SyncStatusCode, D::Error> {
+    let word = String::deserialize(deserializer)?;
+    Ok(word.parse().unwrap_or_default())
+}
+
 fn is_zero(n: &i32) -> bool {
     *n == 0
 }
@@ -359,7 +372,9 @@ fn is_zero(n: &i32) -> bool {
 #[serde(rename_all = "camelCase")]
 pub struct SyncStatus {
     /// `Synced`, `OutOfSync` or `Unknown`.
-    pub status: String,
+    #[schemars(with = "String")]
+    #[serde(deserialize_with = "sync_status_or_unknown")]
+    pub status: SyncStatusCode,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub revision: String,
 }

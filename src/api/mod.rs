@@ -5,11 +5,14 @@ pub mod app_project;
 pub mod application;
 pub mod application_set;
 pub mod application_set_status;
-pub mod application_settings;
 pub mod crd;
 pub mod document;
 pub mod helm_source;
+pub mod hook_type;
 pub mod kustomize_source;
+pub mod operation_state;
+pub mod retry_policy;
+pub mod sync_phase;
 pub mod sync_window;
 
 pub use app_project::{AppProject, AppProjectSpec};

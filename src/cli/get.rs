@@ -169,7 +169,7 @@ pub fn applications_table(apps: &[Application], wide: bool) -> Table {
         };
         let mut row = vec![
             app.metadata.name.clone().unwrap_or_default(),
-            or_unknown(sync.status),
+            sync.status.as_str().to_owned(),
             or_unknown(health.status),
             sync.revision.chars().take(12).collect(),
             operation,
@@ -289,13 +289,14 @@ fn or_unknown(value: String) -> String {
 mod tests {
     use super::*;
     use crate::api::application::{ApplicationSpec, ApplicationStatus, HealthStatus, SyncStatus};
+    use crate::api::application_set_status::SyncStatusCode;
 
     #[test]
     fn applications_show_sync_health_and_a_short_revision() {
         let mut app = Application::new("web", ApplicationSpec::default());
         app.status = Some(ApplicationStatus {
             sync: Some(SyncStatus {
-                status: "OutOfSync".into(),
+                status: SyncStatusCode::OutOfSync,
                 revision: "0123456789abcdef".into(),
             }),
             health: Some(HealthStatus {

@@ -109,6 +109,22 @@ pub fn exit_code(error: &anyhow::Error) -> std::process::ExitCode {
     }
 }
 
+/// How a failed command's error reads: its message, then each cause in its chain that the text
+/// so far does not already say. Errors keep their cause as the source and most also name it in
+/// their message, which anyhow's `{:#}` would print twice.
+#[must_use]
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut causes = error.chain().map(ToString::to_string);
+    let mut text = causes.next().unwrap_or_default();
+    for cause in causes {
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
 /// Whether log lines are coloured: only on a terminal (never into `kubectl logs` or a file),
 /// and not when `NO_COLOR` is set to anything but the empty string (<https://no-color.org>).
 #[must_use]
@@ -146,6 +162,22 @@ mod tests {
     use std::ffi::OsStr;
 
     use super::*;
+
+    #[test]
+    fn error_text_says_each_cause_once() {
+        let io = || std::io::Error::other("disk full");
+        let named = crate::repo::checkout::CheckoutError::Io {
+            commit: "abc".into(),
+            dir: "/cache/x".into(),
+            error: io(),
+        };
+        assert_eq!(
+            error_text(&anyhow::Error::new(named).context("sync shop")),
+            "sync shop: cannot write the files of commit abc to /cache/x: disk full"
+        );
+        let unnamed = anyhow::Error::new(io()).context("reading app.yaml");
+        assert_eq!(error_text(&unnamed), "reading app.yaml: disk full");
+    }
 
     #[test]
     fn logs_are_coloured_only_on_a_terminal_without_no_color() {

@@ -14,7 +14,6 @@ use anyhow::Context;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::api::Application;
-use crate::api::application_settings::{SyncOverrides, SyncSettings};
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
@@ -28,6 +27,7 @@ use crate::simulate::status_line::{status_line, summary_line};
 use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
 use crate::source::{SourceOptions, generate};
 use crate::sync::SyncPlan;
+use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::ExecuteSettings;
 use crate::table::Table;
 

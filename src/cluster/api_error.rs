@@ -6,17 +6,7 @@ use std::fmt;
 
 use kube::runtime::watcher;
 
-/// The server's answer as people read it, the one format of every API error in Flotilla:
-/// `configmaps "web" not found (HTTP 404 NotFound)`.
-#[must_use]
-pub fn server_message(code: u16, reason: &str, message: &str) -> String {
-    match (message.trim(), reason) {
-        ("", "") => format!("the server answered HTTP {code}"),
-        ("", reason) => format!("the server answered HTTP {code} {reason}"),
-        (message, "") => format!("{message} (HTTP {code})"),
-        (message, reason) => format!("{message} (HTTP {code} {reason})"),
-    }
-}
+use crate::sync::execute::cluster_api::server_message;
 
 /// A kube client error, displayed as [`server_message`] when the server answered, else as the
 /// whole chain of causes (`ServiceError: client error (Connect): tcp connect error: Connection

@@ -9,7 +9,7 @@ use crate::api::application::ApplicationDestination;
 use crate::project::ClusterIdentity;
 
 use super::connection::ClusterConfig;
-use super::secret::ClusterSecret;
+use crate::secrets::cluster::ClusterSecret;
 
 /// A cluster Secret read completely: its registration and how to connect.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,7 +6,9 @@ use k8s_openapi::api::core::v1::Secret;
 
 use crate::yaml::YamlError;
 
-use super::secret::{ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
+use crate::secrets::cluster::{
+    ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL,
+};
 
 /// A cluster inventory file that cannot be used.
 #[derive(Debug, thiserror::Error)]

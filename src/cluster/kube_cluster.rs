@@ -18,12 +18,12 @@ use serde_json::Value;
 use crate::manifest::ObjectKey;
 use crate::sync::ResourceAction;
 
-use super::api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
 use super::resource_types::{ResourceType, ResourceTypes};
 use super::tracked_cache::{Touched, TrackedCache};
 use crate::sync::FIELD_MANAGER;
+use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 
 /// A cluster reached through a kubeconfig.
 pub struct KubeCluster {

@@ -11,7 +11,9 @@ use super::api_error::ApiError;
 use super::connection::{ClusterConfig, ConnectionError};
 use super::destination::RegisteredCluster;
 use super::inventory::StaticInventory;
-use super::secret::{ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
+use crate::secrets::cluster::{
+    ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL,
+};
 
 /// The registrations could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -10,8 +10,8 @@ use kube::core::GroupVersion;
 use kube::discovery::{ApiCapabilities, ApiResource, Scope, pinned_group};
 use tokio::sync::Mutex;
 
-use super::api::ClusterError;
 use super::request_count::{RequestCounter, RequestKind};
+use crate::sync::execute::cluster_api::ClusterError;
 
 /// A resource type: how to address it and whether it is namespaced.
 #[derive(Debug, Clone)]

@@ -44,10 +44,10 @@ use tokio::task::AbortHandle;
 use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
 
-use super::api::ClusterError;
 use super::api_error::watch_message;
 use super::request_count::{RequestCounter, RequestKind};
 use super::tracked_objects::{ObjectId, Tracked, TrackedObjects, tracking_id};
+use crate::sync::execute::cluster_api::ClusterError;
 
 /// How often the resource types are discovered again without a reason.
 pub const DISCOVERY_INTERVAL: Duration = Duration::from_secs(60);

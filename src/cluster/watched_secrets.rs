@@ -13,7 +13,7 @@ use kube::{Api, Client};
 use tokio::sync::OnceCell;
 
 use crate::duration::format_duration;
-use crate::repo::credentials::{
+use crate::secrets::repository::{
     CredentialSource, CredentialsError, RepoCredentials, SECRET_TYPE_REPO_CREDS,
     SECRET_TYPE_REPOSITORY, credentials_for,
 };
@@ -21,7 +21,7 @@ use crate::repo::credentials::{
 use super::destination::RegisteredCluster;
 use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
 use super::live_inventory::{LiveInventoryError, registered_from};
-use super::secret::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
+use crate::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 
 /// The watched Secrets of one namespace with some `argocd.argoproj.io/secret-type`s.
 pub struct WatchedSecrets {

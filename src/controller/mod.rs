@@ -3,14 +3,13 @@
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
 //! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
 //! [`running_syncs`],
-//! [`status_store`], [`events`], [`plugin_client`] (with [`plugin_tls`]), [`decision_watches`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
+//! [`status_store`], [`events`], [`plugin_client`] (with [`plugin_tls`]), [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
 //! [`endpoint`]) and [`run`] ties them together; [`leader`] decides the election.
 
 pub mod application;
 pub mod application_reconciler;
 pub mod appset;
 pub mod appset_reconciler;
-pub mod decision_watches;
 pub mod endpoint;
 pub mod events;
 pub mod failure_backoff;

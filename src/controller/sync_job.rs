@@ -16,10 +16,10 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::api::Application;
-use crate::cluster::api::ClusterApi;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::manifest::ValidationErrors;
 use crate::source::SourceOptions;
+use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{
     Advance, Context, ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRun,
 };

@@ -6,8 +6,8 @@ use kube::ResourceExt;
 
 use crate::api::Application;
 use crate::cluster::destination::identity;
-use crate::cluster::secret::ClusterSecret;
 use crate::project::{ProjectScope, Projects, Refusal, admit};
+use crate::secrets::cluster::ClusterSecret;
 
 /// A rendered Application its project refuses.
 #[derive(Debug, Clone, PartialEq, Eq)]

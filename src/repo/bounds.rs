@@ -34,6 +34,7 @@ pub enum BoundsError {
     #[error("cannot read {path}: {error}")]
     Io {
         path: PathBuf,
+        #[source]
         error: std::io::Error,
     },
 }

@@ -20,11 +20,11 @@ use std::time::{Duration, Instant};
 
 use super::bounds::{BoundsError, check_links, source_path};
 use super::checkout::{CheckoutError, checkout};
-use super::credentials::{CredentialSource, CredentialsError, RepoCredentials, is_remote};
 use super::directory::WORKING_TREE;
 use super::git_auth::GitAuth;
 use super::git_cli::{GitCli, GitError};
 use super::local::LocalRepos;
+use crate::secrets::repository::{CredentialSource, CredentialsError, RepoCredentials, is_remote};
 
 /// A source that could not be fetched or written out.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +34,7 @@ pub enum FetchError {
         url: String,
         /// The Secret whose credentials git was given, if any.
         credentials: Option<String>,
+        #[source]
         error: GitError,
     },
     /// The credentials Secret for the repository is unusable or unreadable.
@@ -51,7 +52,11 @@ pub enum FetchError {
         error: GitError,
     },
     #[error("repository {url}: {error}")]
-    Checkout { url: String, error: CheckoutError },
+    Checkout {
+        url: String,
+        #[source]
+        error: CheckoutError,
+    },
     /// The source's `path` is missing or outside the tree, or a plain directory has a link
     /// leading outside it.
     #[error("repository {url} at {revision}: {error}")]
@@ -59,6 +64,7 @@ pub enum FetchError {
         url: String,
         /// The commit, or `working-tree` for a plain directory.
         revision: String,
+        #[source]
         error: BoundsError,
     },
     /// A chart of a Helm chart repository could not be fetched.
@@ -74,6 +80,7 @@ pub enum FetchError {
     Cache {
         url: String,
         dir: PathBuf,
+        #[source]
         error: std::io::Error,
     },
 }

@@ -38,6 +38,7 @@ pub enum CheckoutError {
     Io {
         commit: String,
         dir: PathBuf,
+        #[source]
         error: std::io::Error,
     },
 }

@@ -15,7 +15,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use super::credentials::{RepoCredentials, is_ssh_url, scrub};
+use crate::secrets::repository::{RepoCredentials, is_ssh_url, scrub};
 
 /// The environment of one git run reaching a remote, and the files it reads.
 #[derive(Debug, Default)]
@@ -166,7 +166,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-    use crate::repo::credentials::Sensitive;
+    use crate::secrets::repository::Sensitive;
 
     fn value<'a>(auth: &'a GitAuth, name: &str) -> Option<&'a str> {
         auth.env

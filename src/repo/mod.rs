@@ -6,7 +6,6 @@ pub mod bounds;
 pub mod cache;
 mod cache_reader;
 pub mod checkout;
-pub mod credentials;
 pub mod directory;
 pub mod git_auth;
 pub mod git_cli;

@@ -139,7 +139,7 @@ pub enum RolloutConfigError {
         error: DurationError,
     },
     #[error("rollingSync.progressDeadline: {0}")]
-    RolloutDeadline(DurationError),
+    RolloutDeadline(#[source] DurationError),
     #[error(
         "step {second}: Application {application:?} is also selected by step {first}; each Application must match exactly one step"
     )]

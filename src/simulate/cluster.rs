@@ -10,9 +10,9 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use crate::cluster::api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use crate::manifest::ObjectKey;
 use crate::nodesim::behavior::{Behavior, Outcome};
+use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use crate::sync::{ResourceAction, TRACKING_ANNOTATION};
 
 use super::clock::VirtualClock;

@@ -18,7 +18,6 @@ use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
 use crate::api::application_set::{RolloutStrategy, StrategyType};
-use crate::cluster::api::ClusterApi;
 use crate::duration::format_duration;
 use crate::project::windows::block::SEARCH_HORIZON_DAYS;
 use crate::project::windows::{AppWindows, SyncKind};
@@ -26,6 +25,7 @@ use crate::rollout::{
     ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
     OperationState as RolloutOperation, RolloutDecision, RolloutInput, StepState,
 };
+use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState};
 

@@ -3,9 +3,9 @@
 //! objects (judged by `crate::health`), the worst one winning in Argo CD's order.
 
 use crate::api::application_set_status::{HealthStatusCode, SyncStatusCode};
-use crate::cluster::api::ClusterApi;
 use crate::health::{HealthChecks, HealthStatus};
 use crate::rollout::{ObservedStatus, OperationPhase as RolloutPhase, OperationState as Rollout};
+use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::{LiveObject, OperationPhase, OperationState, ResultStatus};
 
 /// Argo CD's aggregation order: a later status is worse and wins.

@@ -10,8 +10,8 @@
 
 use std::fmt::Write;
 
+use crate::html::escape;
 use crate::sync::SyncPhase;
-use crate::ui::html::escape;
 
 use super::report::{AppReport, Report, format_seconds};
 

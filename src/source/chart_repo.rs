@@ -3,7 +3,7 @@
 //! resolves and fetches the chart (the one tool run that may reach a network); each resolved
 //! version is kept under a cache directory, one per (repository, chart, version), read only
 //! afterwards, so Applications of one chart version share it. A repository with a password
-//! (a Secret of [`crate::repo::credentials`]) is first added with `helm repo add
+//! (a Secret of [`crate::secrets::repository`]) is first added with `helm repo add
 //! --password-stdin` in the run's private HOME (its `repositories.yaml` there, removed with it),
 //! and the chart pulled by that repository's name; `insecure` and `proxy` apply to both runs,
 //! `noProxy` becomes `NO_PROXY`. helm sends basic auth with every request, so
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::run::{RunInput, ToolError};
 use super::tools::Tools;
 use super::{SourceError, private_dir_in};
-use crate::repo::credentials::{RepoCredentials, Sensitive};
+use crate::secrets::repository::{RepoCredentials, Sensitive};
 
 /// A chart fetched from a repository.
 #[derive(Clone, Debug, PartialEq, Eq)]

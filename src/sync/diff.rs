@@ -418,6 +418,80 @@ mod tests {
         );
     }
 
+    /// The compare and `ApplyOutOfSyncOnly` both take the live values of ignored fields
+    /// (`ignoreDifferences`, by pointer, jq path or field manager) before asking
+    /// [`first_difference`], so ignored fields never count and the others still do.
+    #[test]
+    fn ignored_fields_do_not_count() {
+        use crate::api::application::ResourceIgnoreDifferences;
+        use crate::manifest::ObjectKey;
+        use crate::sync::IgnoreDifferences;
+
+        let key = ObjectKey {
+            group: "apps".into(),
+            kind: "Deployment".into(),
+            namespace: Some("shop".into()),
+            name: "web".into(),
+        };
+        let desired = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "web", "image": "web:1"}]}}}});
+        let scaled = {
+            let mut live = desired.clone();
+            live["spec"]["replicas"] = json!(5);
+            live["metadata"]["managedFields"] = json!([
+                {"manager": "flotilla", "operation": "Apply", "fieldsV1": {"f:spec": {"f:template": {}}}},
+                {"manager": "hpa", "operation": "Update", "fieldsV1": {"f:spec": {"f:replicas": {}}}}
+            ]);
+            live
+        };
+        let new_image = {
+            let mut live = scaled.clone();
+            live["spec"]["template"]["spec"]["containers"][0]["image"] = json!("web:0");
+            live
+        };
+        let cases = [
+            // (ignoreDifferences, live, first difference)
+            (json!([]), &scaled, Some("/spec/replicas")),
+            (
+                json!([{"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]),
+                &scaled,
+                None,
+            ),
+            (
+                json!([{"group": "apps", "kind": "Deployment", "jqPathExpressions": [".spec.replicas"]}]),
+                &scaled,
+                None,
+            ),
+            (
+                json!([{"group": "apps", "kind": "Deployment", "managedFieldsManagers": ["hpa"]}]),
+                &scaled,
+                None,
+            ),
+            (
+                json!([{"group": "apps", "kind": "StatefulSet", "jsonPointers": ["/spec/replicas"]}]),
+                &scaled,
+                Some("/spec/replicas"),
+            ),
+            (
+                json!([{"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]),
+                &new_image,
+                Some("/spec/template/spec/containers/0/image"),
+            ),
+        ];
+        for (index, (rules, live, expected)) in cases.into_iter().enumerate() {
+            let entries: Vec<ResourceIgnoreDifferences> =
+                serde_json::from_value(rules).expect("entries");
+            let ignore = IgnoreDifferences::new("ignoreDifferences", &entries).expect("rules");
+            let compared = ignore.overlay(&key, &desired, live);
+            assert_eq!(
+                first_difference(&compared, live, "flotilla").as_deref(),
+                expected,
+                "case {index}"
+            );
+        }
+    }
+
     #[test]
     fn quantities() {
         assert_eq!(quantity("500m"), Some(0.5));

@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::phase::SyncPhase;
+pub use crate::api::hook_type::HookType;
 
 /// Argo CD's hook annotation.
 pub const HOOK_ANNOTATION: &str = "argocd.argoproj.io/hook";
@@ -17,56 +17,6 @@ pub const HELM_HOOK_ANNOTATION: &str = "helm.sh/hook";
 pub const DELETE_POLICY_ANNOTATION: &str = "argocd.argoproj.io/hook-delete-policy";
 /// Helm's delete-policy annotation.
 pub const HELM_DELETE_POLICY_ANNOTATION: &str = "helm.sh/hook-delete-policy";
-
-/// One value of the hook annotation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum HookType {
-    /// Runs in [`SyncPhase::PreSync`].
-    PreSync,
-    /// Runs in [`SyncPhase::Sync`].
-    Sync,
-    /// Runs in [`SyncPhase::PostSync`].
-    PostSync,
-    /// Runs in [`SyncPhase::SyncFail`].
-    SyncFail,
-    /// Runs in [`SyncPhase::PostDelete`].
-    PostDelete,
-    /// Never applied.
-    Skip,
-}
-
-impl HookType {
-    /// The phase the hook runs in; None for Skip.
-    #[must_use]
-    pub fn phase(self) -> Option<SyncPhase> {
-        match self {
-            Self::PreSync => Some(SyncPhase::PreSync),
-            Self::Sync => Some(SyncPhase::Sync),
-            Self::PostSync => Some(SyncPhase::PostSync),
-            Self::SyncFail => Some(SyncPhase::SyncFail),
-            Self::PostDelete => Some(SyncPhase::PostDelete),
-            Self::Skip => None,
-        }
-    }
-
-    /// The hook type that runs in a phase.
-    #[must_use]
-    pub fn of_phase(phase: SyncPhase) -> Self {
-        match phase {
-            SyncPhase::PreSync => Self::PreSync,
-            SyncPhase::Sync => Self::Sync,
-            SyncPhase::PostSync => Self::PostSync,
-            SyncPhase::SyncFail => Self::SyncFail,
-            SyncPhase::PostDelete => Self::PostDelete,
-        }
-    }
-}
-
-impl fmt::Display for HookType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
-    }
-}
 
 /// A hook or delete-policy value that is not part of the vocabulary.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -196,6 +146,7 @@ fn parse_list<T: Ord>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::sync_phase::SyncPhase;
     use HookType::*;
 
     #[test]

@@ -2,7 +2,7 @@
 
 use crate::manifest::ObjectKey;
 
-use super::phase::SyncPhase;
+use crate::api::sync_phase::SyncPhase;
 
 /// The same alphabet and length Kubernetes uses for generated suffixes.
 const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";

@@ -141,7 +141,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::customizations::test_data as data;
+    use crate::health::test_data as data;
     use crate::manifest::ObjectKey;
 
     fn key(group: &str, kind: &str) -> ObjectKey {

@@ -3,6 +3,7 @@
 //! an executor carries out what [`plan_step`] decides and records the results.
 
 mod annotations;
+pub mod application_settings;
 mod create_namespace;
 pub mod diff;
 mod empty_target;
@@ -17,7 +18,6 @@ mod live;
 mod normalize;
 mod options;
 mod order;
-mod phase;
 mod plan;
 mod preflight;
 mod project_check;
@@ -30,6 +30,10 @@ mod write;
 
 pub mod execute;
 
+pub use crate::api::operation_state::{
+    HookPhase, OperationPhase, OperationState, ResourceAction, ResourceResult, ResultStatus,
+};
+pub use crate::api::sync_phase::{SyncPhase, UnknownPhase};
 pub use annotations::{HELM_WEIGHT_ANNOTATION, SYNC_WAVE_ANNOTATION, SyncAnnotations};
 pub use create_namespace::{namespace_object, namespace_to_create};
 pub use empty_target::refuse_empty_target;
@@ -50,14 +54,10 @@ pub use options::{
     SyncOptionKey, SyncOptions,
 };
 pub use order::order_tasks;
-pub use phase::{SyncPhase, UnknownPhase};
 pub use plan::SyncPlan;
 pub use preflight::{MissingKindExcuse, PlannedKinds, planned_types, preflight_failures};
 pub use project_check::refused_by_project;
 pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
-pub use result::{
-    HookPhase, OperationPhase, OperationState, ResourceAction, ResourceResult, ResultStatus,
-};
 pub use step::{
     Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step,
 };

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::kind_order::kind_rank;
-use super::phase::SyncPhase;
 use super::task::{Promotion, SyncTask};
+use crate::api::sync_phase::SyncPhase;
 
 /// Sorts tasks into execution order, promoting Namespaces and CRDs where needed.
 pub fn order_tasks(tasks: &mut [SyncTask]) {

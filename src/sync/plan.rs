@@ -17,8 +17,8 @@ use super::annotations::SyncAnnotations;
 use super::hook::HookType;
 use super::hook_name::hook_name;
 use super::order::order_tasks;
-use super::phase::SyncPhase;
 use super::task::{Batch, Hook, SyncTask};
+use crate::api::sync_phase::SyncPhase;
 
 /// Everything a sync of one revision will do with the desired objects.
 #[derive(Debug, Clone, PartialEq, Serialize)]

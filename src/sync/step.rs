@@ -24,11 +24,11 @@ use crate::manifest::ObjectKey;
 
 use super::hook_instance::created_by;
 use super::live::LiveObject;
-use super::phase::SyncPhase;
 use super::plan::SyncPlan;
 use super::prune::PruneTask;
-use super::result::{HookPhase, ResourceResult, ResultStatus};
 use super::task::{Batch, SyncTask};
+use crate::api::operation_state::{HookPhase, ResourceResult, ResultStatus};
+use crate::api::sync_phase::SyncPhase;
 
 /// Everything `plan_step` decides from.
 #[derive(Debug, Clone, Copy)]

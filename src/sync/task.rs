@@ -8,7 +8,7 @@ use crate::manifest::{ObjectKey, Resource};
 
 use super::hook::{DeletePolicy, HookType};
 use super::options::{CompareOptions, SyncOptions};
-use super::phase::SyncPhase;
+use crate::api::sync_phase::SyncPhase;
 
 /// Hook details of a task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

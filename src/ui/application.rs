@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::html::{badge, escape, link, table};
 use super::layout::Page;
 use super::snapshot::Snapshot;
 use super::sync_windows;
 use crate::api::APPLICATION_SET_LABEL;
 use crate::api::Application;
+use crate::html::{badge, escape, link, table};
 use crate::sync::{OperationState, ResourceResult, SyncPhase};
 
 /// The page of Application `name`; `None` when the watches do not hold it.
@@ -55,7 +55,7 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
                 escape(&r.kind),
                 escape(&object_name(&r.namespace, &r.name)),
                 r.sync_wave.to_string(),
-                badge(&r.status),
+                badge(r.status.as_str()),
                 r.health
                     .as_ref()
                     .map_or_else(String::new, |h| badge(&h.status)),

@@ -10,7 +10,6 @@ use std::fmt::Write as _;
 use kube::ResourceExt;
 
 use super::fleet::{health_status, sync_status};
-use super::html::{badge, escape, link, table};
 use super::layout::Page;
 use super::rollout_view::current_rollout;
 use super::snapshot::Snapshot;
@@ -18,6 +17,7 @@ use super::sync_windows;
 use super::timeline::live_report;
 use crate::api::application_set_status::ApplicationSetApplicationStatus;
 use crate::api::{Application, ApplicationSet};
+use crate::html::{badge, escape, link, table};
 use crate::rollout::explain::explain_text;
 use crate::rollout::{RolloutDecision, StepReport};
 use crate::simulate::timeline::svg;

@@ -6,13 +6,13 @@ use std::fmt::Write as _;
 
 use kube::ResourceExt;
 
-use super::html::{badge, escape, link, table};
 use super::label_filter::{parse, selects};
 use super::layout::Page;
 use super::snapshot::Snapshot;
 use crate::api::application_set_status::{ConditionType, RolloutApplicationState};
 use crate::api::{Application, ApplicationSet};
 use crate::controller::appset::rollout_input::rolling_sync;
+use crate::html::{badge, escape, link, table};
 
 /// The Fleet page for `filter` (kubectl's `-l` syntax; empty: every ApplicationSet).
 #[must_use]

@@ -1,7 +1,7 @@
 //! The page shell: a [`Page`]'s title and content inside the document every page shares, with
 //! the stylesheet and the live-update script embedded in the binary (no build step, no CDN).
 
-use super::html::escape;
+use crate::html::escape;
 
 const STYLE: &str = include_str!("assets/ui.css");
 const SCRIPT: &str = include_str!("assets/ui.js");

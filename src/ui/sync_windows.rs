@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::html::escape;
 use super::snapshot::Snapshot;
 use crate::api::Application;
+use crate::html::escape;
 use crate::project::windows::listing;
 
 /// The section for `applications` at the snapshot's moment.

@@ -2,6 +2,7 @@
 //! caller waits for (health, sync, or both), with the reason to print while it is not.
 
 use crate::api::application::Application;
+use crate::api::application_set_status::SyncStatusCode;
 use crate::sync::OperationPhase;
 
 /// What to wait for.
@@ -52,12 +53,9 @@ pub fn wait_state(app: &Application, want: WaitFor) -> WaitState {
         missing.push(format!("sync {} is running", operation.operation_id));
     }
     if want.sync {
-        let sync = status
-            .sync
-            .as_ref()
-            .map_or("Unknown", |s| s.status.as_str());
-        if sync != "Synced" {
-            missing.push(format!("sync is {sync}"));
+        let sync = status.sync.as_ref().map(|s| s.status).unwrap_or_default();
+        if sync != SyncStatusCode::Synced {
+            missing.push(format!("sync is {}", sync.as_str()));
         }
     }
     if want.health {
@@ -87,7 +85,7 @@ mod tests {
         let mut app = Application::new("web", ApplicationSpec::default());
         app.status = Some(ApplicationStatus {
             sync: Some(SyncStatus {
-                status: sync.into(),
+                status: sync.parse().expect("a sync status"),
                 revision: "abc".into(),
             }),
             health: Some(HealthStatus {

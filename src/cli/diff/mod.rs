@@ -15,14 +15,14 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::api::application_settings::SyncOverrides;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::app_name::AppName;
 use crate::cli::sync::source::SyncSource;
-use crate::cluster::api::ClusterApi;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::repo::LocalRepos;
+use crate::sync::application_settings::SyncOverrides;
 use crate::sync::diff::{compared, differences};
+use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{ExecuteSettings, tracked};
 use crate::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
 use crate::table::Table;
@@ -179,7 +179,7 @@ impl Printable for Compared<'_> {
 }
 
 fn failed(error: &anyhow::Error) -> ExitCode {
-    eprintln!("error: {error:#}");
+    eprintln!("error: {}", super::error_text(error));
     ExitCode::from(2)
 }
 

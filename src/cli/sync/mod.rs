@@ -18,12 +18,12 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::sync::watch;
 
-use crate::api::application_settings::{SyncOverrides, SyncSettings};
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::operation_configmap::ConfigMapStore;
 use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
+use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::{ExecuteSettings, PruneConfirmation, SyncRequest, run_sync};
 use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
 use crate::table::Table;

@@ -13,7 +13,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
 use crate::cluster::destination::identity;
 use crate::project::{ProjectScope, Projects};
@@ -22,13 +21,20 @@ use crate::repo::bounds::{BoundsError, check_links, source_path};
 use crate::repo::checkout::{CheckoutError, checkout};
 use crate::repo::directory::WORKING_TREE;
 use crate::repo::git_cli::{GitCli, GitError};
+use crate::sync::application_settings::{
+    SettingsError, SyncOverrides, SyncSettings, sync_settings,
+};
 use crate::sync::execute::ExecuteSettings;
 
 /// A source that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error("cannot read {file}: {error}")]
-    Read { file: String, error: std::io::Error },
+    Read {
+        file: String,
+        #[source]
+        error: std::io::Error,
+    },
     #[error("{file}: Application: {message}")]
     Application { file: String, message: String },
     #[error(
@@ -36,7 +42,11 @@ pub enum SourceError {
     )]
     Unavailable { file: String, url: String },
     #[error("{file}: {error}")]
-    Git { file: String, error: GitError },
+    Git {
+        file: String,
+        #[source]
+        error: GitError,
+    },
     #[error("{file}: {error}")]
     Settings {
         file: String,
@@ -47,6 +57,7 @@ pub enum SourceError {
     Checkout {
         file: String,
         url: String,
+        #[source]
         error: Box<CheckoutError>,
     },
     #[error("{file}: repository {url} at {revision}: {error}")]
@@ -55,10 +66,15 @@ pub enum SourceError {
         url: String,
         /// The commit, or `working-tree` for a plain directory.
         revision: String,
+        #[source]
         error: Box<BoundsError>,
     },
     #[error("{path}: {error}")]
-    Directory { path: String, error: BoundsError },
+    Directory {
+        path: String,
+        #[source]
+        error: BoundsError,
+    },
     #[error("{file}: chart repository {url}: {error}")]
     Chart {
         file: String,

@@ -39,7 +39,7 @@ impl Comparison {
     /// Whether the Application is OutOfSync.
     #[must_use]
     pub fn out_of_sync(&self) -> bool {
-        self.sync.status == SyncStatusCode::OutOfSync.as_str()
+        self.sync.status == SyncStatusCode::OutOfSync
     }
 }
 
@@ -108,7 +108,7 @@ pub fn compare(
             kind: key.kind.clone(),
             namespace: key.namespace.clone().unwrap_or_default(),
             name: key.name.clone(),
-            status: SyncStatusCode::OutOfSync.as_str().to_owned(),
+            status: SyncStatusCode::OutOfSync,
             health: object.map(|o| app_health(&o.health)),
             requires_pruning: true,
             ..ResourceStatus::default()
@@ -122,7 +122,7 @@ pub fn compare(
     };
     Comparison {
         sync: SyncStatus {
-            status: sync.as_str().to_owned(),
+            status: sync,
             revision: revision.unwrap_or_default().to_owned(),
         },
         health: app_health(&health),
@@ -171,7 +171,7 @@ fn resource_status(
         kind: task.key.kind.clone(),
         namespace: task.key.namespace.clone().unwrap_or_default(),
         name: task.key.name.clone(),
-        status: status.as_str().to_owned(),
+        status,
         first_difference,
         health: health.map(app_health),
         hook: false,
@@ -283,7 +283,7 @@ mod tests {
         assert_eq!(
             result.sync,
             SyncStatus {
-                status: "OutOfSync".into(),
+                status: SyncStatusCode::OutOfSync,
                 revision: "abc".into()
             }
         );
@@ -306,7 +306,7 @@ mod tests {
             &HealthChecks::default(),
             &IgnoreDifferences::default(),
         );
-        assert_eq!(result.sync.status, "Synced");
+        assert_eq!(result.sync.status, SyncStatusCode::Synced);
         assert!(result.resources[1].requires_pruning);
         assert_eq!(result.health.status, "Healthy");
         assert!(!result.out_of_sync());
@@ -350,7 +350,7 @@ mod tests {
             );
             assert_eq!(result.resources.len(), 2, "no hook");
             assert_eq!(result.post_delete_hooks, ["ConfigMap n/cleanup"]);
-            assert_eq!(result.sync.status, "Synced", "{ready}");
+            assert_eq!(result.sync.status, SyncStatusCode::Synced, "{ready}");
             assert_eq!(result.health.status, health);
             if !ready {
                 assert!(!result.health.message.is_empty());
@@ -375,7 +375,7 @@ mod tests {
             &HealthChecks::default(),
             &ignore,
         );
-        assert_eq!(result.sync.status, "Synced");
+        assert_eq!(result.sync.status, SyncStatusCode::Synced);
         assert_eq!(result.resources[0].first_difference, "");
     }
 

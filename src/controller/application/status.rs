@@ -48,7 +48,7 @@ pub fn status_patch(
             new.conditions
                 .retain(|c| c.type_ == type_ || !OBSERVING_CONDITIONS.contains(&c.type_));
             new.sync = Some(SyncStatus {
-                status: SyncStatusCode::Unknown.as_str().to_owned(),
+                status: SyncStatusCode::Unknown,
                 revision: String::new(),
             });
             set_condition(&mut new.conditions, type_, message, now);
@@ -175,7 +175,7 @@ mod tests {
     fn comparison(sync: &str) -> Comparison {
         Comparison {
             sync: SyncStatus {
-                status: sync.into(),
+                status: sync.parse().expect("a sync status"),
                 revision: "abc".into(),
             },
             health: HealthStatus {
@@ -194,7 +194,10 @@ mod tests {
     #[test]
     fn writes_changes_and_compares_after_a_sync_only() {
         let first = written(status_patch(None, Ok(&comparison("OutOfSync")), &at(100)));
-        assert_eq!(first.sync.as_ref().unwrap().status, "OutOfSync");
+        assert_eq!(
+            first.sync.as_ref().unwrap().status,
+            SyncStatusCode::OutOfSync
+        );
         assert_eq!(first.reconciled_at, Some(at(100)));
         for later in [130, 100_000] {
             assert_eq!(
@@ -208,7 +211,7 @@ mod tests {
             Ok(&comparison("Synced")),
             &at(130),
         ));
-        assert_eq!(changed.sync.unwrap().status, "Synced");
+        assert_eq!(changed.sync.unwrap().status, SyncStatusCode::Synced);
         let mut synced = first.clone();
         synced.operation_state = Some(
             serde_json::from_value(json!({
@@ -257,7 +260,10 @@ mod tests {
             "repository x: gone",
         );
         let failed = written(status_patch(None, Err(error), &at(100)));
-        assert_eq!(failed.sync.as_ref().unwrap().status, "Unknown");
+        assert_eq!(
+            failed.sync.as_ref().unwrap().status,
+            SyncStatusCode::Unknown
+        );
         assert_eq!(failed.conditions[0].message, "repository x: gone");
         let again = written(status_patch(
             Some(&failed),

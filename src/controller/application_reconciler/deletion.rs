@@ -17,8 +17,6 @@ use super::start::{job, settings_of, store_new_operation};
 use super::status_writes::{publish, report};
 use crate::api::Application;
 use crate::api::application::ApplicationConditionType;
-use crate::api::application_settings::SyncSettings;
-use crate::cluster::api::{ClusterApi, Propagation};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::controller::application::deletion::{
     DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_step, post_delete_id,
@@ -28,7 +26,9 @@ use crate::controller::events::EventReason;
 use crate::controller::status_store::StatusStore;
 use crate::controller::sync_job::JobPlan;
 use crate::source::SourceOptions;
+use crate::sync::application_settings::SyncSettings;
 use crate::sync::execute::approved_since;
+use crate::sync::execute::cluster_api::{ClusterApi, Propagation};
 use crate::sync::{LiveObject, SyncPlan};
 
 /// How soon a deletion in progress is looked at again.

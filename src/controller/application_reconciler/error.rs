@@ -1,7 +1,5 @@
 //! Where an Application reconcile failed: the error, its cause, and the reason it is reported under.
 
-use crate::api::application_settings::SettingsError;
-use crate::cluster::api::ClusterError;
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::ClientsError;
 use crate::cluster::watched_customizations::CustomizationsConfigError;
@@ -9,7 +7,9 @@ use crate::cluster::watched_projects::ProjectsWatchError;
 use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::project::Refusal;
 use crate::repo::cache::FetchError;
+use crate::sync::application_settings::SettingsError;
 use crate::sync::execute::ExecuteError;
+use crate::sync::execute::cluster_api::ClusterError;
 
 /// Where a reconcile failed; the variant name is the Event reason and metric label.
 #[derive(Debug, thiserror::Error)]

@@ -12,7 +12,6 @@ use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::start::gate;
 use crate::api::Application;
-use crate::cluster::api::{ClusterApi, ClusterError};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::controller::application::compare::{Comparison, compare};
 use crate::controller::application::decide::next_sync;
@@ -25,6 +24,7 @@ use crate::manifest::ObjectKey;
 use crate::project::{ClusterIdentity, ProjectScope, Projects, admit};
 use crate::repo::cache::Manifests;
 use crate::source::SourceOptions;
+use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
 use crate::sync::{LiveObject, SyncPlan};
 
 /// How many live objects are read at once while comparing.

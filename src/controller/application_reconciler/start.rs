@@ -19,7 +19,6 @@ use super::operation::continue_operation;
 use super::status_writes::{patch_status, publish, report};
 use crate::api::Application;
 use crate::api::application::{ApplicationConditionType, InitiatedBy, Operation, SyncOperation};
-use crate::api::application_settings::{SettingsError, SyncOverrides, SyncSettings, sync_settings};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::controller::application::decide::{SyncGate, Trigger, request_started, sync_gate};
 use crate::controller::application::instance::instance_name;
@@ -35,6 +34,9 @@ use crate::project::Projects;
 use crate::project::windows::sync_block_or_invalid;
 use crate::repo::cache::Manifests;
 use crate::source::SourceOptions;
+use crate::sync::application_settings::{
+    SettingsError, SyncOverrides, SyncSettings, sync_settings,
+};
 use crate::sync::execute::{ExecuteSettings, OperationStore, begin};
 
 /// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync, from

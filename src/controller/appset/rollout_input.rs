@@ -150,11 +150,11 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
             .and_then(|h| h.status.parse().ok())
             .unwrap_or_default(),
         health_message: health.map(|h| h.message.clone()).unwrap_or_default(),
-        sync: sync.and_then(|s| s.status.parse().ok()).unwrap_or_default(),
+        sync: sync.map(|s| s.status).unwrap_or_default(),
         differences: status
             .resources
             .iter()
-            .filter(|r| current && r.status == SyncStatusCode::OutOfSync.as_str())
+            .filter(|r| current && r.status == SyncStatusCode::OutOfSync)
             .map(difference)
             .collect(),
         revisions: sync

@@ -126,7 +126,7 @@ fn resource(application: &Application) -> ApplicationSetResource {
         name: application.metadata.name.clone().unwrap_or_default(),
         status: status
             .and_then(|s| s.sync.as_ref())
-            .map(|s| s.status.clone())
+            .map(|s| s.status.as_str().to_owned())
             .unwrap_or_default(),
         health: status.and_then(|s| s.health.clone()),
     }
@@ -160,6 +160,7 @@ mod tests {
     use super::*;
     use crate::api::ApplicationSpec;
     use crate::api::application::{ApplicationStatus, HealthStatus, SyncStatus};
+    use crate::api::application_set_status::SyncStatusCode;
 
     fn at(second: i64) -> Time {
         Time(Timestamp::from_second(second).unwrap())
@@ -302,7 +303,7 @@ mod tests {
         synced.metadata.namespace = Some("ns".into());
         synced.status = Some(ApplicationStatus {
             sync: Some(SyncStatus {
-                status: "Synced".into(),
+                status: SyncStatusCode::Synced,
                 revision: "abc".into(),
             }),
             health: Some(HealthStatus {

@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::operation::desired;
 use super::settings::ExecuteSettings;
-use crate::cluster::api::{ClusterApi, ClusterError};
+use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
 use crate::sync::{
     OperationPhase, OperationState, PlannedKinds, PruneTask, ResourceAction, ResourceResult,
     ResultStatus, SyncPhase, SyncPlan, SyncTask, WritePolicy, namespace_to_create,

@@ -4,6 +4,7 @@
 //! `syncPolicy.retry`, and stops cleanly on a terminate request. No sync decisions are made here.
 
 mod begin;
+pub mod cluster_api;
 mod confirmation;
 mod dry_run;
 mod edited;
@@ -18,14 +19,14 @@ pub use begin::begin;
 pub use confirmation::{PruneConfirmation, approved_since};
 pub use event::SyncEvent;
 pub use operation::tracked;
-pub use settings::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
+pub use settings::{ExecuteSettings, SYNC_TIMEOUT_ANNOTATION};
 pub use store::{OperationStore, StoreError};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use tokio::sync::watch;
 
-use crate::cluster::api::{ClusterApi, ClusterError};
 use crate::manifest::ValidationErrors;
+use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
 use crate::sync::{
     LiveObject, OperationPhase, OperationState, SyncPlan, plan_prune, refuse_empty_target,
 };

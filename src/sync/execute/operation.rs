@@ -12,9 +12,9 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::cluster::api::{ClusterApi, ClusterError, Deleted, Propagation};
 use crate::health::{HealthStatus, with_pod_problems};
 use crate::manifest::ObjectKey;
+use crate::sync::execute::cluster_api::{ClusterApi, ClusterError, Deleted, Propagation};
 use crate::sync::{
     Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
     ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,

@@ -6,15 +6,15 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
-use crate::cluster::api::ClusterApi;
+use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::{OperationPhase, OperationState};
 
 use super::begin::begin;
 use super::event::SyncEvent;
 use super::operation::{Advance, Attempt, Context, Operation, Progress};
-use super::settings::RetryPolicy;
 use super::store::OperationStore;
 use super::{ExecuteError, PlanSource};
+use crate::api::retry_policy::RetryPolicy;
 
 /// One sync operation in progress.
 pub struct SyncRun {

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::cluster::api::{Applied, ClusterApi, ClusterError, Propagation};
 use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
 use crate::sync::FIELD_MANAGER;
+use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Propagation};
 use crate::sync::{ResourceAction, Write, WritePolicy};
 
 use super::settings::ExecuteSettings;
@@ -121,7 +121,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::cluster::api::Deleted;
+    use crate::sync::execute::cluster_api::Deleted;
 
     /// One object's cluster: records every call; the first write may be rejected.
     #[derive(Default)]

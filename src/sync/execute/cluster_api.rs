@@ -1,7 +1,8 @@
-//! The cluster as the sync executor sees it: a small trait of plain operations (apply, replace,
-//! get, whether a kind is served, list tracked objects, delete, pods of a workload, clock). Implementations carry no sync decisions, so
-//! a real API server ([`super::kube_cluster::KubeCluster`]) and an embedded simulator can both
-//! stand behind it.
+//! The cluster as the sync executor sees it — the port the engine owns: a small trait of plain
+//! operations (apply, replace, get, whether a kind is served, list tracked objects, delete, pods
+//! of a workload, clock). Implementations carry no sync decisions, so a real API server
+//! ([`crate::cluster::kube_cluster::KubeCluster`]) and an embedded simulator can both stand
+//! behind it.
 
 use std::future::Future;
 use std::time::Duration;
@@ -11,8 +12,19 @@ use serde_json::Value;
 
 use crate::manifest::ObjectKey;
 
-use super::api_error::server_message;
 use crate::sync::ResourceAction;
+
+/// The server's answer as people read it, the one format of every API error in Flotilla:
+/// `configmaps "web" not found (HTTP 404 NotFound)`.
+#[must_use]
+pub fn server_message(code: u16, reason: &str, message: &str) -> String {
+    match (message.trim(), reason) {
+        ("", "") => format!("the server answered HTTP {code}"),
+        ("", reason) => format!("the server answered HTTP {code} {reason}"),
+        (message, "") => format!("{message} (HTTP {code})"),
+        (message, reason) => format!("{message} (HTTP {code} {reason})"),
+    }
+}
 
 /// The outcome of a server-side apply.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
+use super::paths::{PathPatterns, path_params, snapshot};
 use crate::generator::{GenerateContext, GeneratorError, add_templated_values};
-use crate::git::{PathPatterns, path_params, snapshot};
 use crate::params::Params;
 use crate::spec::GitGenerator;
 

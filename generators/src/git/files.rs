@@ -5,10 +5,10 @@
 
 use serde_json::Value;
 
+use super::paths::{PathPatterns, path_params, snapshot};
 use crate::generator::{
     GenerateContext, GeneratorError, GeneratorErrorReason, add_templated_values,
 };
-use crate::git::{PathPatterns, path_params, snapshot};
 use crate::params::{self, Params};
 use crate::spec::GitGenerator;
 use crate::template::TemplateMode;

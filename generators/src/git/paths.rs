@@ -1,32 +1,13 @@
-//! The `git` generator's shared part: chooses between the directories and files variants, and
-//! owns what both use: the snapshot of the repository at the resolved revision, include/exclude
-//! glob sets, and the `path` parameters.
+//! What both variants of the `git` generator use: the snapshot of the repository at the
+//! resolved revision, include/exclude glob sets, and the `path` parameters.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::{Map, Value};
 
-use crate::generator::{
-    GenerateContext, Generator, GeneratorError, GeneratorErrorReason, GitSnapshot,
-};
+use crate::generator::{GenerateContext, GeneratorError, GeneratorErrorReason, GitSnapshot};
 use crate::params::{Params, normalize_name};
 use crate::spec::{GitGenerator, GitPathItem};
 use crate::template::TemplateMode;
-use crate::{git_directories, git_files};
-
-impl Generator for GitGenerator {
-    fn generate(&self, ctx: &GenerateContext<'_>) -> Result<Vec<Params>, GeneratorError> {
-        match (self.directories.is_empty(), self.files.is_empty()) {
-            (false, true) => git_directories::generate(self, ctx),
-            (true, false) => git_files::generate(self, ctx),
-            (true, true) => Err(GeneratorError::here(GeneratorErrorReason::NoGitPaths)),
-            (false, false) => Err(GeneratorError::here(GeneratorErrorReason::BothGitPaths)),
-        }
-    }
-
-    fn template(&self) -> Option<&Value> {
-        self.template.as_ref()
-    }
-}
 
 /// The repository tree at the generator's revision (empty means `HEAD`).
 pub(crate) fn snapshot(

@@ -11,7 +11,7 @@ use std::fmt;
 
 use k8s_openapi::api::core::v1::Secret;
 
-use crate::cluster::secret::{ClusterSecretError, SECRET_TYPE_LABEL, secret_field};
+use crate::secrets::cluster::{ClusterSecretError, SECRET_TYPE_LABEL, secret_field};
 
 /// The label value of a Secret for one repository.
 pub const SECRET_TYPE_REPOSITORY: &str = "repository";

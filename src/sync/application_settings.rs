@@ -8,15 +8,16 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::cluster::api::Propagation;
+use crate::api::retry_policy::RetryPolicy;
 use crate::duration::{DurationError, parse_duration, parse_seconds_or_duration};
 use crate::manifest::DirectoryOptions;
 use crate::project::{ProjectScope, Refusal, admit};
 use crate::source::SourceOptions;
-use crate::sync::execute::{ExecuteSettings, RetryPolicy, SYNC_TIMEOUT_ANNOTATION};
+use crate::sync::execute::cluster_api::Propagation;
+use crate::sync::execute::{ExecuteSettings, SYNC_TIMEOUT_ANNOTATION};
 use crate::sync::{IgnoreDifferences, IgnoreError, OptionError, SyncOptions};
 
-use super::application::{ApplicationSource, ApplicationSpec, SyncOperation, SyncPolicy};
+use crate::api::application::{ApplicationSource, ApplicationSpec, SyncOperation, SyncPolicy};
 
 /// Retries are capped: Argo CD's negative limit ("forever") becomes this many.
 pub const MAX_RETRIES: usize = 100;

@@ -1,0 +1,484 @@
+//! The layers of both crates, checked by reading their sources: every `crate::…` path (and every
+//! `super::…` path that climbs to the crate root) in a module names a top-level module of a
+//! lower layer, and no top-level modules import each other in a cycle. Test code counts too; only
+//! a crate's `#[cfg(test)]` fixture module (generators' `testing`) may be used by any test. The
+//! layers are written in README's Layout section; a new top-level module needs a layer here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The `flotilla` crate's top-level modules, bottom layer first: a module may use only modules of
+/// layers below its own.
+const FLOTILLA_LAYERS: &[&[&str]] = &[
+    // Text and formats: no knowledge of Kubernetes objects beyond their keys.
+    &["duration", "html", "httpd", "manifest", "table", "yaml"],
+    // Judgements of single objects and Argo CD's declarative Secrets.
+    &["health", "secrets"],
+    // The CRD types and the records stored in them.
+    &["api"],
+    // Projects: what an Application may deploy where, and when.
+    &["project"],
+    // Pure decisions over the types: RollingSync, and how a source becomes manifests.
+    &["rollout", "source"],
+    // The sync engine (with the cluster port it uses) and the repositories.
+    &["sync", "repo"],
+    // What a settings ConfigMap configures (health checks and ignore rules).
+    &["customizations"],
+    // The Kubernetes API: the engine's port implemented with kube, watches, destinations.
+    &["cluster"],
+    // ApplicationSet rendering and the kubelet stand-in.
+    &["render", "nodesim"],
+    // The controllers.
+    &["controller"],
+    // The simulator: the controllers' pure decisions on an embedded cluster.
+    &["simulate"],
+    // The web view.
+    &["ui"],
+    // The command line.
+    &["cli"],
+];
+
+/// The `flotilla-generators` crate's top-level modules, bottom layer first.
+const GENERATORS_LAYERS: &[&[&str]] = &[
+    &["duration", "selector"],
+    &["params", "spec", "source"],
+    &["template"],
+    &["generator"],
+    &["clusters", "git", "list", "matrix", "merge", "plugin"],
+    &["cluster_decision"],
+];
+
+/// One lexical token of Rust source that matters for paths, with its line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    PathSep,
+    Open,
+    Close,
+    Comma,
+    Other,
+}
+
+/// The tokens of `text` with their lines: comments, strings and character literals dropped.
+fn tokens(text: &str) -> Vec<(Token, usize)> {
+    let chars: Vec<char> = text.chars().collect();
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    // Skips from `i` (just past an opening quote) to past the closing quote followed by `hashes`
+    // `#`s; escapes count only in non-raw strings.
+    let skip_string = |mut i: usize, hashes: usize, raw: bool, line: &mut usize| -> usize {
+        while i < chars.len() {
+            match chars[i] {
+                '\\' if !raw => i += 2,
+                '"' if (1..=hashes).all(|k| at(i + k) == '#') => return i + 1 + hashes,
+                c => {
+                    if c == '\n' {
+                        *line += 1;
+                    }
+                    i += 1;
+                }
+            }
+        }
+        i
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\n' => {
+                line += 1;
+                i += 1;
+            }
+            '/' if at(i + 1) == '/' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '/' if at(i + 1) == '*' => {
+                let mut depth = 0;
+                while i < chars.len() {
+                    if chars[i] == '/' && at(i + 1) == '*' {
+                        depth += 1;
+                        i += 2;
+                    } else if chars[i] == '*' && at(i + 1) == '/' {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        if chars[i] == '\n' {
+                            line += 1;
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            '"' => i = skip_string(i + 1, 0, false, &mut line),
+            '\'' if at(i + 1) == '\\' => {
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            '\'' if at(i + 2) == '\'' => i += 3,
+            c if c.is_alphabetic() || c == '_' => {
+                let start = i;
+                while at(i).is_alphanumeric() || at(i) == '_' {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                let raw = matches!(word.as_str(), "r" | "br");
+                if matches!(word.as_str(), "b" | "c") && at(i) == '"' {
+                    i = skip_string(i + 1, 0, false, &mut line);
+                } else if raw && (at(i) == '"' || at(i) == '#') {
+                    let mut hashes = 0;
+                    while at(i + hashes) == '#' {
+                        hashes += 1;
+                    }
+                    if at(i + hashes) == '"' {
+                        i = skip_string(i + hashes + 1, hashes, true, &mut line);
+                    } else {
+                        out.push((Token::Ident(word), line));
+                    }
+                } else {
+                    out.push((Token::Ident(word), line));
+                }
+            }
+            ':' if at(i + 1) == ':' => {
+                out.push((Token::PathSep, line));
+                i += 2;
+            }
+            '{' | '}' | ',' => {
+                let token = match c {
+                    '{' => Token::Open,
+                    '}' => Token::Close,
+                    _ => Token::Comma,
+                };
+                out.push((token, line));
+                i += 1;
+            }
+            c if c.is_whitespace() => i += 1,
+            _ => {
+                out.push((Token::Other, line));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn is_ident(token: Option<&(Token, usize)>, name: &str) -> bool {
+    matches!(token, Some((Token::Ident(word), _)) if word == name)
+}
+
+fn is(token: Option<&(Token, usize)>, kind: &Token) -> bool {
+    token.is_some_and(|(t, _)| t == kind)
+}
+
+/// The crate-root names (with their lines) that the source of the module at `module` (its path
+/// from the crate root, e.g. `["sync", "execute", "write"]`) refers to: the first segment after
+/// `crate::`, every first segment of a `crate::{…}` group, and the same after a `super::` chain
+/// that climbs to the root, inline `mod name { … }` blocks counted.
+fn root_references(text: &str, module: &[String]) -> Vec<(String, usize)> {
+    let tokens = tokens(text);
+    let mut found = Vec::new();
+    let mut inline: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0;
+    let mut i = 0;
+    while i < tokens.len() {
+        let previous_is_sep = i > 0 && tokens[i - 1].0 == Token::PathSep;
+        match &tokens[i].0 {
+            Token::Open => depth += 1,
+            Token::Close => {
+                depth -= 1;
+                if inline.last().is_some_and(|(_, at)| *at == depth) {
+                    inline.pop();
+                }
+            }
+            Token::Ident(word) if word == "mod" => {
+                if let (Some((Token::Ident(name), _)), true) =
+                    (tokens.get(i + 1), is(tokens.get(i + 2), &Token::Open))
+                {
+                    inline.push((name.clone(), depth));
+                }
+            }
+            Token::Ident(word)
+                if !previous_is_sep
+                    && (word == "crate" || word == "super")
+                    && is(tokens.get(i + 1), &Token::PathSep) =>
+            {
+                let mut next = i + 2;
+                let at_root = if word == "crate" {
+                    true
+                } else {
+                    let mut climbs = 1;
+                    while is_ident(tokens.get(next), "super")
+                        && is(tokens.get(next + 1), &Token::PathSep)
+                    {
+                        climbs += 1;
+                        next += 2;
+                    }
+                    climbs == module.len() + inline.len()
+                };
+                if at_root {
+                    found.extend(first_segments(&tokens, next));
+                }
+                i = next;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The first segment of the path at `start`, or of every item of the group opening there.
+fn first_segments(tokens: &[(Token, usize)], start: usize) -> Vec<(String, usize)> {
+    match tokens.get(start) {
+        Some((Token::Ident(name), line)) => vec![(name.clone(), *line)],
+        Some((Token::Open, _)) => {
+            let mut names = Vec::new();
+            let mut depth = 0;
+            let mut expect_item = true;
+            for (token, line) in &tokens[start..] {
+                match token {
+                    Token::Open => {
+                        depth += 1;
+                        expect_item = depth == 1;
+                    }
+                    Token::Close => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    Token::Comma if depth == 1 => expect_item = true,
+                    Token::Ident(name) if expect_item => {
+                        if name != "self" {
+                            names.push((name.clone(), *line));
+                        }
+                        expect_item = false;
+                    }
+                    _ => expect_item = false,
+                }
+            }
+            names
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A crate's top-level modules as its root file declares them: every `mod name` (the ones under
+/// `#[cfg(test)]` apart, as test fixtures) and every `pub use …::name` re-export.
+struct Roots {
+    modules: BTreeSet<String>,
+    test_fixtures: BTreeSet<String>,
+}
+
+fn roots(lib: &str) -> Roots {
+    let mut modules = BTreeSet::new();
+    let mut test_fixtures = BTreeSet::new();
+    let mut cfg_test = false;
+    for line in lib.lines().map(str::trim) {
+        let declared = line
+            .strip_prefix("pub ")
+            .unwrap_or(line)
+            .strip_prefix("mod ")
+            .or_else(|| {
+                line.strip_prefix("pub use ")
+                    .map(|path| path.rsplit("::").next().unwrap_or(path))
+            });
+        if let Some(name) = declared.map(|name| name.trim_end_matches(';').to_owned()) {
+            if cfg_test {
+                test_fixtures.insert(name);
+            } else {
+                modules.insert(name);
+            }
+        }
+        cfg_test = line == "#[cfg(test)]";
+    }
+    Roots {
+        modules,
+        test_fixtures,
+    }
+}
+
+/// `(from, to) -> ["file:line", …]` for every reference between two top-level modules.
+type Edges = BTreeMap<(String, String), Vec<String>>;
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The references between the top-level modules of the crate whose sources are in `src`.
+fn edges(src: &Path, roots: &Roots) -> Edges {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut edges = Edges::new();
+    for file in files {
+        let relative = file.strip_prefix(src).expect("under src");
+        let mut module: Vec<String> = relative
+            .iter()
+            .map(|part| part.to_string_lossy().trim_end_matches(".rs").to_owned())
+            .collect();
+        if module.last().is_some_and(|last| last == "mod") {
+            module.pop();
+        }
+        if module == ["lib"] || module == ["main"] {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("readable source");
+        let from = module[0].clone();
+        for (to, line) in root_references(&text, &module) {
+            let known = roots.modules.contains(&to) || roots.test_fixtures.contains(&to);
+            if known && to != from {
+                edges
+                    .entry((from.clone(), to))
+                    .or_default()
+                    .push(format!("{}:{line}", file.display()));
+            }
+        }
+    }
+    edges
+}
+
+/// Every way the crate at `src` breaks `layers`, one line each.
+fn violations(src: &Path, layers: &[&[&str]]) -> Vec<String> {
+    let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
+    let roots = roots(&lib);
+    let rank: BTreeMap<&str, usize> = layers
+        .iter()
+        .enumerate()
+        .flat_map(|(rank, layer)| layer.iter().map(move |name| (*name, rank)))
+        .collect();
+    let mut found = Vec::new();
+    for module in &roots.modules {
+        if !rank.contains_key(module.as_str()) {
+            found.push(format!("module {module} has no layer"));
+        }
+    }
+    for name in rank.keys() {
+        if !roots.modules.contains(*name) {
+            found.push(format!("layer entry {name} is not a module of the crate"));
+        }
+    }
+    let edges = edges(src, &roots);
+    let graph: BTreeMap<(String, String), &Vec<String>> = edges
+        .iter()
+        .filter(|((from, to), _)| {
+            !roots.test_fixtures.contains(from) && !roots.test_fixtures.contains(to)
+        })
+        .map(|(key, places)| (key.clone(), places))
+        .collect();
+    for ((from, to), places) in &graph {
+        if let (Some(a), Some(b)) = (rank.get(from.as_str()), rank.get(to.as_str()))
+            && b >= a
+        {
+            found.push(format!(
+                "{from} (layer {a}) uses {to} (layer {b}): {}",
+                places.join(", ")
+            ));
+        }
+    }
+    for cycle in cycles(graph.keys()) {
+        found.push(format!("cycle among {}", cycle.join(", ")));
+    }
+    found
+}
+
+/// The groups of modules that reach each other through `edges` (each listed once, sorted).
+fn cycles<'a>(edges: impl Iterator<Item = &'a (String, String)>) -> Vec<Vec<String>> {
+    let edges: Vec<&(String, String)> = edges.collect();
+    let names: BTreeSet<&String> = edges.iter().flat_map(|(a, b)| [a, b]).collect();
+    let mut reach: BTreeSet<(&String, &String)> = edges.iter().map(|(a, b)| (a, b)).collect();
+    for k in &names {
+        for i in &names {
+            for j in &names {
+                if reach.contains(&(*i, *k)) && reach.contains(&(*k, *j)) {
+                    reach.insert((*i, *j));
+                }
+            }
+        }
+    }
+    let mut groups: BTreeSet<Vec<String>> = BTreeSet::new();
+    for a in &names {
+        let group: Vec<String> = names
+            .iter()
+            .filter(|b| reach.contains(&(*a, **b)) && reach.contains(&(**b, *a)))
+            .map(|b| (*b).clone())
+            .collect();
+        if group.len() > 1 {
+            groups.insert(group);
+        }
+    }
+    groups.into_iter().collect()
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn flotilla_modules_use_only_lower_layers() {
+    let found = violations(&root().join("src"), FLOTILLA_LAYERS);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn generators_modules_use_only_lower_layers() {
+    let found = violations(&root().join("generators/src"), GENERATORS_LAYERS);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn references_are_read_from_paths_groups_and_super_chains() {
+    let text = r##"
+//! See crate::ignored_in_comments.
+use crate::{api::Application, sync::{plan, self}, self};
+use super::sibling;
+const TEXT: &str = "crate::ignored_in_strings";
+const RAW: &str = r#"crate::ignored_in_raw "strings""#;
+fn f(c: char) -> bool { c == '{' }
+pub(crate) fn g() { crate::health::assess(); }
+#[cfg(test)]
+mod tests {
+    use super::super::super::cluster::Thing;
+    use super::super::super::super::too_far;
+    use super::super::local;
+}
+"##;
+    let module = ["sync".to_owned(), "execute".to_owned()];
+    let names: Vec<(String, usize)> = root_references(text, &module);
+    assert_eq!(
+        names,
+        [
+            ("api".to_owned(), 3),
+            ("sync".to_owned(), 3),
+            ("health".to_owned(), 8),
+            ("cluster".to_owned(), 11),
+        ]
+    );
+    let top = ["git".to_owned()];
+    assert_eq!(
+        root_references("use super::{params, spec::Spec};", &top),
+        [("params".to_owned(), 1), ("spec".to_owned(), 1)]
+    );
+}
+
+#[test]
+fn cycles_are_found_through_any_path() {
+    let edges = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("e", "d")]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()));
+    assert_eq!(cycles(edges.iter()), [["a", "b", "c"]]);
+}
