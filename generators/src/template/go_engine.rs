@@ -263,7 +263,11 @@ mod tests {
         ];
         for text in &texts {
             let expected: Vec<String> = text.split(SEPARATOR).map(str::to_string).collect();
-            assert_eq!(split_fields(text, expected.len()), Some(expected.clone()), "{text:?}");
+            assert_eq!(
+                split_fields(text, expected.len()),
+                Some(expected.clone()),
+                "{text:?}"
+            );
             assert_eq!(split_fields(text, expected.len() + 1), None, "{text:?}");
         }
     }
