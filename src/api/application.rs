@@ -150,8 +150,8 @@ pub struct ApplicationSource {
     pub chart: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<DirectorySource>,
-    /// Boxed, like `kustomize`: most sources have neither, and inline they would more than
-    /// double the size of every Application (moved many times when thousands are rendered).
+    // Boxed, like `kustomize`: most sources have neither, and inline they would more than
+    // double the size of every Application (moved many times when thousands are rendered).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm: Option<Box<super::helm_source::HelmSource>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
