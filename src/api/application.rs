@@ -152,10 +152,12 @@ pub struct ApplicationSource {
     pub chart: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<DirectorySource>,
+    // Boxed, like `kustomize`: most sources have neither, and inline they would more than
+    // double the size of every Application (moved many times when thousands are rendered).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub helm: Option<super::helm_source::HelmSource>,
+    pub helm: Option<Box<super::helm_source::HelmSource>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kustomize: Option<super::kustomize_source::KustomizeSource>,
+    pub kustomize: Option<Box<super::kustomize_source::KustomizeSource>>,
 }
 
 /// Options for a plain directory of manifests.

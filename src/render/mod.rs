@@ -201,7 +201,7 @@ pub fn render_application_set(
                 serde_json::from_value(value).map_err(|e| not_a_template(set(), e.to_string()))?
             }
         };
-        rendered.push(template);
+        rendered.push(Some(template));
     }
     build_applications(appset, &sets, rendered)
 }
@@ -244,18 +244,20 @@ fn apply_template_patch(
     Ok(value)
 }
 
-/// Validates the rendered templates (`rendered[i]` comes from `sets[i]`) and turns them into
-/// Applications sorted by name, or reports every invalid one. Only names and positions are
-/// sorted: each template is moved once, straight into its place in the result.
+/// Validates the rendered templates (`rendered[i]` comes from `sets[i]`, every one `Some`) and
+/// turns them into Applications sorted by name, or reports every invalid one. Only names and
+/// positions are sorted: each template is taken from its slot once, straight into its place in
+/// the result.
 fn build_applications(
     appset: &ApplicationSet,
     sets: &[GeneratedSet],
-    rendered: Vec<ApplicationSetTemplate>,
+    mut rendered: Vec<Option<ApplicationSetTemplate>>,
 ) -> Result<Vec<Application>, RenderError> {
     let appset_name = appset.metadata.name.clone().unwrap_or_default();
     let mut problems = Vec::new();
     let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
     for (index, template) in rendered.iter().enumerate() {
+        let Some(template) = template else { continue };
         let name = template.metadata.name.as_str();
         let problem = |reason: String| ApplicationProblem {
             set: ParamSetRef::new(index, &sets[index].params),
@@ -296,13 +298,12 @@ fn build_applications(
         });
     }
     let order: Vec<usize> = by_name.into_values().collect();
-    let mut slots: Vec<Option<ApplicationSetTemplate>> = rendered.into_iter().map(Some).collect();
     // Allocated once: growing a vector of Applications (large values) moves them all each time.
     let mut applications = Vec::with_capacity(order.len());
     applications.extend(
         order
             .into_iter()
-            .filter_map(|index| slots[index].take())
+            .filter_map(|index| rendered[index].take())
             .map(|template| to_application(appset, &appset_name, template)),
     );
     Ok(applications)

@@ -118,8 +118,8 @@ impl SourceOptions {
     ) -> Self {
         Self {
             directory,
-            helm: source.helm.clone(),
-            kustomize: source.kustomize.clone(),
+            helm: source.helm.as_deref().cloned(),
+            kustomize: source.kustomize.as_deref().cloned(),
             plain: source.directory.is_some(),
             application: application.to_owned(),
             namespace: namespace.map(str::to_owned),

@@ -6,13 +6,13 @@
 use std::sync::LazyLock;
 
 use minijinja::syntax::SyntaxConfig;
-use minijinja::value::{Value, ValueKind};
+use minijinja::value::ValueKind;
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 
 use super::TemplateError;
 use super::go_format::{NO_VALUE, go_string};
 use super::go_params::ParamMap;
-use super::go_syntax::{ROOT, Translation, go_spelling, translate};
+use super::go_syntax::{Translation, go_spelling, translate};
 use super::sprig;
 use crate::params::Params;
 
@@ -133,18 +133,17 @@ impl GoEngine {
     /// Renders every field with `params`, in the order they were added.
     pub(crate) fn render_all(&self, params: &Params) -> Result<Vec<String>, TemplateError> {
         let missing_key_error = self.env.undefined_behavior() == UndefinedBehavior::Strict;
-        let root = ParamMap::root(params, missing_key_error);
-        let context = Value::from_pairs([(ROOT, root)]);
+        let context = ParamMap::context(params, missing_key_error);
         if self.combined {
             let rendered = self
                 .env
                 .get_template(COMBINED)
                 .and_then(|template| template.render(&context));
-            if let Ok(text) = rendered {
-                let parts: Vec<String> = text.split(SEPARATOR).map(str::to_string).collect();
-                if parts.len() == self.templates.len() {
-                    return Ok(parts);
-                }
+            if let Some(parts) = rendered
+                .ok()
+                .and_then(|text| split_fields(&text, self.templates.len()))
+            {
+                return Ok(parts);
             }
         }
         self.templates
@@ -159,6 +158,34 @@ impl GoEngine {
             })
             .collect()
     }
+}
+
+/// The fields of a combined render, split at [`SEPARATOR`]; `None` unless there are `count`
+/// (a rendered value contained the separator).
+fn split_fields(text: &str, count: usize) -> Option<Vec<String>> {
+    let mut parts = Vec::with_capacity(count);
+    let mut rest = text;
+    while let Some(at) = find_separator(rest) {
+        parts.push(rest[..at].to_string());
+        rest = &rest[at + SEPARATOR.len()..];
+    }
+    parts.push(rest.to_string());
+    (parts.len() == count).then_some(parts)
+}
+
+/// Where [`SEPARATOR`] first occurs in `text`: a search for its first character (a `memchr`)
+/// instead of a substring search from every position.
+fn find_separator(text: &str) -> Option<usize> {
+    let first = SEPARATOR.chars().next()?;
+    let mut from = 0;
+    while let Some(found) = text[from..].find(first) {
+        let at = from + found;
+        if text[at..].starts_with(SEPARATOR) {
+            return Some(at);
+        }
+        from = at + first.len_utf8();
+    }
+    None
 }
 
 /// Says in Go terms what went wrong, and in which action.
@@ -224,6 +251,25 @@ mod tests {
             format!("p{SEPARATOR}qz"),
         ];
         assert_eq!(engine.render_all(&sneaky).unwrap(), expected);
+    }
+
+    #[test]
+    fn splitting_finds_exactly_the_separators_a_substring_split_finds() {
+        let texts = [
+            String::new(),
+            format!("a{SEPARATOR}b{SEPARATOR}"),
+            format!("\u{1}a\u{1}\u{2}flotilla{SEPARATOR}\u{1}{SEPARATOR}{SEPARATOR}é\u{1}"),
+            format!("{SEPARATOR}\u{1}\u{2}flotilla-field\u{2}"),
+        ];
+        for text in &texts {
+            let expected: Vec<String> = text.split(SEPARATOR).map(str::to_string).collect();
+            assert_eq!(
+                split_fields(text, expected.len()),
+                Some(expected.clone()),
+                "{text:?}"
+            );
+            assert_eq!(split_fields(text, expected.len() + 1), None, "{text:?}");
+        }
     }
 
     #[test]

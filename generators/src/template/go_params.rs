@@ -10,6 +10,7 @@ use minijinja::value::{Enumerator, Object, ObjectExt, ObjectRepr, Value};
 use minijinja::{Error, ErrorKind};
 
 use super::go_format::go_quote;
+use super::go_syntax::ROOT;
 use crate::params::Params;
 
 /// One map of parameters, its entries sorted by key (Go's map order): a sorted vector, searched
@@ -23,7 +24,7 @@ pub(crate) struct ParamMap {
 impl ParamMap {
     /// The root map of `params`: `missing_key_error` is `missingkey=error`.
     /// Each value is converted once and shared by every set holding it.
-    pub(crate) fn root(params: &Params, missing_key_error: bool) -> Value {
+    fn root(params: &Params, missing_key_error: bool) -> Value {
         Self::value(
             params.shared().map(|(key, shared)| {
                 let value = shared.converted(missing_key_error, |json| {
@@ -33,6 +34,13 @@ impl ParamMap {
             }),
             missing_key_error,
         )
+    }
+
+    /// The context a render starts from: the root map of `params` as [`ROOT`], alone.
+    pub(crate) fn context(params: &Params, missing_key_error: bool) -> Value {
+        Value::from_object(Context {
+            root: Self::root(params, missing_key_error),
+        })
     }
 
     fn value(entries: impl Iterator<Item = (Arc<str>, Value)>, missing_key_error: bool) -> Value {
@@ -93,6 +101,28 @@ impl Object for ParamMap {
 
     fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
         Some(self.entries.len())
+    }
+}
+
+/// A render's context: [`ROOT`] and nothing else. Every name a template loads, each function's
+/// too, is looked up in the context first; comparing one string is much cheaper than hashing it
+/// for a one-entry map.
+#[derive(Debug)]
+struct Context {
+    root: Value,
+}
+
+impl Object for Context {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        (key.as_str() == Some(ROOT)).then(|| self.root.clone())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Str(&[ROOT])
     }
 }
 
