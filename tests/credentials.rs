@@ -282,11 +282,7 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
 
     // The git generator read the private repository, and each Application synced from it.
     for name in ["web", "api"] {
-        wait_until(&apps, name, &format!("{name} Synced at {commit}"), |app| {
-            let sync = app.status.as_ref().and_then(|s| s.sync.clone());
-            sync.is_some_and(|s| s.status == SyncStatusCode::Synced && s.revision == commit)
-        })
-        .await;
+        synced_at(&apps, name, &commit).await;
     }
     let config_maps = ns.api::<ConfigMap>();
     let web = config_maps
@@ -309,19 +305,16 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     assert!(!message.contains("hidden-repo"), "{message}");
 
     // The wrong password: a clear error naming the repository and the Secret.
-    let refused = wait_until(&apps, "locked", "an authentication error", |app| {
-        conditions(app).contains("Authentication failed")
-    })
+    refused(
+        &apps,
+        "locked",
+        "Authentication failed",
+        &[
+            &format!("repository {locked_url}"),
+            "credentials of Secret other-host",
+        ],
+    )
     .await;
-    let message = conditions(&refused);
-    assert!(
-        message.contains(&format!("repository {locked_url}")),
-        "{message}"
-    );
-    assert!(
-        message.contains("credentials of Secret other-host"),
-        "{message}"
-    );
     assert!(
         config_maps
             .get_opt("locked")
@@ -430,11 +423,7 @@ async fn a_repository_over_ssh_is_read_with_its_key_and_the_key_is_never_shown()
     }
 
     for name in ["checked", "unchecked"] {
-        wait_until(&apps, name, &format!("{name} Synced at {commit}"), |app| {
-            let sync = app.status.as_ref().and_then(|s| s.sync.clone());
-            sync.is_some_and(|s| s.status == SyncStatusCode::Synced && s.revision == commit)
-        })
-        .await;
+        synced_at(&apps, name, &commit).await;
         let written = ns
             .api::<ConfigMap>()
             .get(name)
@@ -442,28 +431,23 @@ async fn a_repository_over_ssh_is_read_with_its_key_and_the_key_is_never_shown()
             .expect("its ConfigMap");
         assert_eq!(written.data.unwrap()["over"], "ssh");
     }
-    let denied = wait_until(&apps, "denied", "the key refused", |app| {
-        conditions(app).contains("Permission denied (publickey)")
-    })
+    refused(
+        &apps,
+        "denied",
+        "Permission denied (publickey)",
+        &[
+            &format!("repository {denied_url}"),
+            "credentials of Secret ssh-denied",
+        ],
+    )
     .await;
-    let message = conditions(&denied);
-    assert!(
-        message.contains(&format!("repository {denied_url}")),
-        "{message}"
-    );
-    assert!(
-        message.contains("credentials of Secret ssh-denied"),
-        "{message}"
-    );
-    let unknown = wait_until(&apps, "unknown", "the host key refused", |app| {
-        conditions(app).contains("Host key verification failed")
-    })
+    refused(
+        &apps,
+        "unknown",
+        "Host key verification failed",
+        &[&format!("repository {unknown_url}")],
+    )
     .await;
-    let message = conditions(&unknown);
-    assert!(
-        message.contains(&format!("repository {unknown_url}")),
-        "{message}"
-    );
     assert!(
         ns.api::<ConfigMap>()
             .get_opt("other")
@@ -676,4 +660,23 @@ async fn a_chart_repository_with_a_password_is_read_with_its_helm_secret() {
         "the command line shows how: {wrong}"
     );
     assert!(!wrong.contains(WRONG_PASSWORD), "{wrong}");
+}
+
+/// Waits until Application `name` is Synced at `commit`.
+async fn synced_at(apps: &Api<Application>, name: &str, commit: &str) {
+    wait_until(apps, name, &format!("{name} Synced at {commit}"), |app| {
+        let sync = app.status.as_ref().and_then(|s| s.sync.clone());
+        sync.is_some_and(|s| s.status == SyncStatusCode::Synced && s.revision == commit)
+    })
+    .await;
+}
+
+/// Waits until Application `name`'s conditions say `symptom`, and checks that they also name
+/// each of `naming` (the repository, the Secret).
+async fn refused(apps: &Api<Application>, name: &str, symptom: &str, naming: &[&str]) {
+    let refused = wait_until(apps, name, symptom, |app| conditions(app).contains(symptom)).await;
+    let message = conditions(&refused);
+    for named in naming {
+        assert!(message.contains(named), "{named}: {message}");
+    }
 }
