@@ -305,7 +305,7 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     assert!(!message.contains("hidden-repo"), "{message}");
 
     // The wrong password: a clear error naming the repository and the Secret.
-    refused(
+    refused_naming(
         &apps,
         "locked",
         "Authentication failed",
@@ -431,7 +431,7 @@ async fn a_repository_over_ssh_is_read_with_its_key_and_the_key_is_never_shown()
             .expect("its ConfigMap");
         assert_eq!(written.data.unwrap()["over"], "ssh");
     }
-    refused(
+    refused_naming(
         &apps,
         "denied",
         "Permission denied (publickey)",
@@ -441,7 +441,7 @@ async fn a_repository_over_ssh_is_read_with_its_key_and_the_key_is_never_shown()
         ],
     )
     .await;
-    refused(
+    refused_naming(
         &apps,
         "unknown",
         "Host key verification failed",
@@ -673,7 +673,7 @@ async fn synced_at(apps: &Api<Application>, name: &str, commit: &str) {
 
 /// Waits until Application `name`'s conditions say `symptom`, and checks that they also name
 /// each of `naming` (the repository, the Secret).
-async fn refused(apps: &Api<Application>, name: &str, symptom: &str, naming: &[&str]) {
+async fn refused_naming(apps: &Api<Application>, name: &str, symptom: &str, naming: &[&str]) {
     let refused = wait_until(apps, name, symptom, |app| conditions(app).contains(symptom)).await;
     let message = conditions(&refused);
     for named in naming {
