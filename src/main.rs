@@ -8,6 +8,17 @@ use flotilla::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Crd(_)
+            | Command::Render(_)
+            | Command::Plan(_)
+            | Command::Simulate(_)
+            | Command::Version(_)
+            | Command::Completion(_)
+    ) {
+        end_quietly_on_a_closed_pipe();
+    }
     flotilla::cli::init_tracing(cli.verbose, cli.log_format);
     flotilla::source::Tools::configure(flotilla::source::Tools::new(
         cli.helm,
@@ -36,5 +47,18 @@ fn main() -> ExitCode {
             eprintln!("error: {}", flotilla::cli::error_text(&error));
             flotilla::cli::exit_code(&error)
         }
+    }
+}
+
+/// An offline command whose stdout is closed early (`flotilla render … | head -1`) ends quietly,
+/// as other command-line tools do, instead of panicking on its next print: SIGPIPE's default
+/// action is restored (Rust starts with it ignored). Only for the commands that talk to no
+/// server: a vectored write to a socket the server closed could raise SIGPIPE too, and a
+/// command talking to the API server must report that as an error, not die of it.
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: called once at start, before any other thread exists; setting a signal's
+    // disposition to its default has no other effect on this process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

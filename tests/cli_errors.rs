@@ -511,3 +511,22 @@ async fn a_kubeconfig_list_skips_missing_files_and_merges_the_rest_as_kubectl() 
         text(&nothing.stderr)
     );
 }
+
+/// An offline command whose reader goes away ends quietly (killed by SIGPIPE, as `head` expects
+/// of a producer), not with a panic about printing to stdout.
+#[test]
+fn a_closed_stdout_ends_an_offline_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .arg("crd")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("flotilla runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("flotilla ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
