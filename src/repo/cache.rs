@@ -122,12 +122,12 @@ pub struct RepoCache {
 /// What is known of one mirror since its last fetch.
 #[derive(Debug, Default)]
 struct Mirror {
-    /// When the last fetch (or the clone) started.
-    fetched: Option<Instant>,
-    /// The Secret whose credentials it used: a resolve with other credentials (another
-    /// project's) fetches with its own, so a project never reads through another's Secret.
-    fetched_with: Option<String>,
-    /// Revisions resolved since then.
+    /// When the last fetch (or the clone) with each credentials Secret (None: anonymous)
+    /// started: a resolve serves from a recent fetch with its own credentials only, so a
+    /// project never reads through another's Secret, and projects with different Secrets do
+    /// not undo each other's freshness.
+    fetched: HashMap<Option<String>, Instant>,
+    /// Revisions resolved since the last fetch (with any credentials).
     resolved: HashMap<String, String>,
 }
 
@@ -363,21 +363,17 @@ impl RepoCache {
             .map(|mut mirrors| Arc::clone(mirrors.entry(repo_url.to_owned()).or_default()))
             .unwrap_or_default();
         let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-        let fresh = state.fetched_with == with
-            && state.fetched.is_some_and(|started| {
-                started >= asked || asked.duration_since(started) <= self.fetch_reuse
-            });
+        let fresh = state.fetched.get(&with).is_some_and(|&started| {
+            started >= asked || asked.duration_since(started) <= self.fetch_reuse
+        });
         let dir = self.root.join("repos").join(directory_name(repo_url));
         let mirror = if fresh {
             GitCli::new(&dir)
         } else {
             let started = Instant::now();
             let mirror = self.fetch(repo_url, origin, &dir, credentials.as_ref())?;
-            *state = Mirror {
-                fetched: Some(started),
-                fetched_with: with,
-                resolved: HashMap::new(),
-            };
+            state.fetched.insert(with, started);
+            state.resolved.clear();
             mirror
         };
         if let Some(commit) = state.resolved.get(revision) {
