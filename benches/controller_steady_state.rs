@@ -1,15 +1,19 @@
 //! Controller benchmark against a running test control plane (`tests/controlplane/start.sh`):
 //! one ApplicationSet with a list generator of 2,000 elements, each Application syncing one
-//! ConfigMap from its own directory of a local git repository with automated sync. Once every
+//! ConfigMap from its own directory of a local git repository with automated sync — or, with
+//! `SOURCE=chart`, every Application rendering the repository's one Helm chart with a value of
+//! its own (a `helm.parameters` entry), so each has its own generated manifests. Once every
 //! Application is Synced and Healthy and `SETTLE_SECS` (default 0) have passed, the `flotilla
 //! controller` process is watched for `WINDOW_SECS` (default 240: longer than the 3-minute
 //! resync, so every Application is compared again, or skipped as unchanged, inside the window):
 //! its resident memory (VmRSS, peak VmHWM), the CPU it uses (utime + stime), the Application
-//! reconciles it counted meanwhile (from its `/metrics`) and how many Applications were written.
+//! reconciles and the helm/kustomize runs it counted meanwhile (from its `/metrics`) and how
+//! many Applications were written.
 //!
 //! `cargo bench --bench controller_steady_state` (`FLOTILLA_CONTROLPLANE_DIR`, `APPS`,
-//! `SETTLE_SECS`, `WINDOW_SECS`). Builds nothing itself: run `cargo build --release --bin
-//! flotilla` first.
+//! `SOURCE` = `directory` or `chart`, `SETTLE_SECS`, `WINDOW_SECS`; the chart needs helm: on
+//! `PATH` or `FLOTILLA_HELM`). Builds nothing itself: run `cargo build --release --bin flotilla`
+//! first.
 
 #[path = "support/controller.rs"]
 mod harness;
@@ -28,8 +32,34 @@ fn env_or(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// A git repository with `apps/app-N/configmap.yaml` for every Application.
-fn repository(dir: &Path, apps: u64) {
+/// What the Applications deploy.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// A directory of plain manifests per Application.
+    Directory,
+    /// One Helm chart for all, with a value per Application.
+    Chart,
+}
+
+/// A git repository with `apps/app-N/configmap.yaml` for every Application, or with the chart
+/// `chart/` whose ConfigMap is named after the release and holds the value `.Values.key`.
+fn repository(dir: &Path, apps: u64, source: Source) {
+    if source == Source::Chart {
+        let chart = dir.join("chart");
+        std::fs::create_dir_all(chart.join("templates")).expect("creating the repository");
+        for (file, text) in [
+            ("Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n"),
+            ("values.yaml", "key: default\n"),
+            (
+                "templates/configmap.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  key: {{ .Values.key | quote }}\n",
+            ),
+        ] {
+            std::fs::write(chart.join(file), text).expect("writing the chart");
+        }
+        harness::commit_all(dir);
+        return;
+    }
     for i in 0..apps {
         let app_dir = dir.join(format!("apps/app-{i}"));
         std::fs::create_dir_all(&app_dir).expect("creating the repository");
@@ -42,10 +72,23 @@ fn repository(dir: &Path, apps: u64) {
     harness::commit_all(dir);
 }
 
-fn application_set(namespace: &str, repo: &Path, apps: u64) -> serde_json::Value {
+fn application_set(namespace: &str, repo: &Path, apps: u64, source: Source) -> serde_json::Value {
     let elements: Vec<serde_json::Value> = (0..apps)
         .map(|i| serde_json::json!({ "name": format!("app-{i}") }))
         .collect();
+    let source = match source {
+        Source::Directory => serde_json::json!({
+            "repoURL": format!("file://{}", repo.display()),
+            "targetRevision": "main",
+            "path": "apps/{{name}}",
+        }),
+        Source::Chart => serde_json::json!({
+            "repoURL": format!("file://{}", repo.display()),
+            "targetRevision": "main",
+            "path": "chart",
+            "helm": { "parameters": [{ "name": "key", "value": "value-{{name}}" }] },
+        }),
+    };
     serde_json::json!({
         "apiVersion": "flotilla.dev/v1alpha1",
         "kind": "ApplicationSet",
@@ -56,11 +99,7 @@ fn application_set(namespace: &str, repo: &Path, apps: u64) -> serde_json::Value
                 "metadata": { "name": "{{name}}" },
                 "spec": {
                     "project": "default",
-                    "source": {
-                        "repoURL": format!("file://{}", repo.display()),
-                        "targetRevision": "main",
-                        "path": "apps/{{name}}",
-                    },
+                    "source": source,
                     "destination": { "name": "in-cluster", "namespace": namespace },
                     "syncPolicy": { "automated": { "prune": true, "selfHeal": true } },
                 },
@@ -87,9 +126,8 @@ fn process_usage(pid: u32) -> (u64, u64, u64) {
     (field("VmRSS:"), field("VmHWM:"), ticks)
 }
 
-/// The sum of `flotilla_application_reconciles_total` over its results, scraped from the
-/// controller's endpoint.
-fn application_reconciles(endpoint: std::net::SocketAddr) -> u64 {
+/// The sum of the counter `metric` over its labels, scraped from the controller's endpoint.
+fn counter(endpoint: std::net::SocketAddr, metric: &str) -> u64 {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(endpoint).expect("the metrics endpoint");
     stream
@@ -99,7 +137,10 @@ fn application_reconciles(endpoint: std::net::SocketAddr) -> u64 {
     stream.read_to_string(&mut response).expect("a response");
     response
         .lines()
-        .filter(|line| line.starts_with("flotilla_application_reconciles_total{"))
+        .filter(|line| {
+            line.strip_prefix(metric)
+                .is_some_and(|rest| rest.starts_with(['{', ' ']))
+        })
         .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
         .sum()
 }
@@ -118,13 +159,21 @@ async fn versions(api: &Api<Application>) -> std::collections::HashMap<String, S
         .collect()
 }
 
+const RECONCILES: &str = "flotilla_application_reconciles_total";
+const TOOL_RUNS: &str = "flotilla_source_tool_runs_total";
+
 fn main() {
     let apps = env_or("APPS", 2000);
+    let source = match std::env::var("SOURCE").as_deref() {
+        Ok("chart") => Source::Chart,
+        Ok("directory") | Err(_) => Source::Directory,
+        Ok(other) => panic!("SOURCE={other:?}: expected directory or chart"),
+    };
     let window = Duration::from_secs(env_or("WINDOW_SECS", 240));
     let settle = Duration::from_secs(env_or("SETTLE_SECS", 0));
     let kubeconfig = harness::kubeconfig();
     let work = tempfile::tempdir().expect("temporary directory");
-    repository(work.path(), apps);
+    repository(work.path(), apps, source);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let client = harness::client(&kubeconfig).await;
@@ -135,7 +184,8 @@ fn main() {
         let mut controller = harness::start_controller(&kubeconfig, &namespace, endpoint, &log);
         let pid = controller.id();
         let appset: ApplicationSet =
-            serde_json::from_value(application_set(&namespace, work.path(), apps)).unwrap();
+            serde_json::from_value(application_set(&namespace, work.path(), apps, source))
+                .unwrap();
         Api::<ApplicationSet>::namespaced(client.clone(), &namespace)
             .patch("fleet", &PatchParams::apply("bench"), &Patch::Apply(&appset))
             .await
@@ -185,7 +235,8 @@ fn main() {
         );
         tokio::time::sleep(settle).await;
         let (_, _, ticks_before) = process_usage(pid);
-        let reconciles_before = application_reconciles(endpoint);
+        let reconciles_before = counter(endpoint, RECONCILES);
+        let tool_runs_before = counter(endpoint, TOOL_RUNS);
         let versions_before = versions(&applications).await;
         let mut peak_rss = 0;
         let measure_start = Instant::now();
@@ -194,7 +245,8 @@ fn main() {
             peak_rss = peak_rss.max(process_usage(pid).0);
         }
         let (rss, hwm, ticks_after) = process_usage(pid);
-        let reconciles = application_reconciles(endpoint) - reconciles_before;
+        let reconciles = counter(endpoint, RECONCILES) - reconciles_before;
+        let tool_runs = counter(endpoint, TOOL_RUNS) - tool_runs_before;
         let versions_after = versions(&applications).await;
         let written = versions_after
             .iter()
@@ -204,7 +256,13 @@ fn main() {
         let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         let cpu = (ticks_after - ticks_before) as f64 / ticks_per_second;
         let elapsed = measure_start.elapsed().as_secs_f64();
-        println!("applications: {apps}");
+        println!(
+            "applications: {apps} ({})",
+            match source {
+                Source::Directory => "a directory each",
+                Source::Chart => "one chart, a value each",
+            }
+        );
         println!("converged (all Synced and Healthy) after {:.0} s", converged.as_secs_f64());
         println!("settled for {} s", settle.as_secs());
         println!(
@@ -217,6 +275,10 @@ fn main() {
         println!(
             "Application reconciles in the window: {reconciles} ({:.1} a second); Applications written: {written}",
             reconciles as f64 / elapsed
+        );
+        println!(
+            "helm/kustomize runs in the window: {tool_runs} ({:.1} a minute)",
+            60.0 * tool_runs as f64 / elapsed
         );
         let _ = controller.kill();
         let _ = controller.wait();

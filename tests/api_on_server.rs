@@ -64,7 +64,14 @@ async fn crds_are_established_and_store_rendered_applications_unchanged() {
         .collect();
     assert_eq!(
         names,
-        ["platform-backend", "platform-database", "platform-frontend"]
+        [
+            "platform-backend-eu-west",
+            "platform-backend-us-east",
+            "platform-database-eu-west",
+            "platform-database-us-east",
+            "platform-frontend-eu-west",
+            "platform-frontend-us-east",
+        ]
     );
 }
 

@@ -113,7 +113,14 @@ fn applications(names: &[&str]) -> Vec<String> {
         .collect()
 }
 
-const THREE_TIER: [&str; 3] = ["platform-backend", "platform-database", "platform-frontend"];
+const THREE_TIER: [&str; 6] = [
+    "platform-backend-eu-west",
+    "platform-backend-us-east",
+    "platform-database-eu-west",
+    "platform-database-us-east",
+    "platform-frontend-eu-west",
+    "platform-frontend-us-east",
+];
 
 fn three_tier_args() -> Vec<&'static str> {
     vec![
@@ -177,7 +184,14 @@ fn simulate_names_the_applications_of_its_report() {
         .collect();
     assert_eq!(
         order,
-        ["platform-database", "platform-backend", "platform-frontend"]
+        [
+            "platform-database-eu-west",
+            "platform-database-us-east",
+            "platform-backend-eu-west",
+            "platform-backend-us-east",
+            "platform-frontend-eu-west",
+            "platform-frontend-us-east",
+        ]
     );
     printed.check(&["DESTINATION", "MESSAGE"], &applications(&order));
     assert!(printed.table.starts_with("Strategy:  RollingSync\n"));

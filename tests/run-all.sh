@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #! The project's one test command: builds (or reuses) the Kubernetes binaries, starts the test
 #! control plane, installs helm and kubectl (tests/tools/install.sh; tests find them through
-#! FLOTILLA_HELM and FLOTILLA_KUBECTL) and Chromium with chromedriver for the browser test
+#! FLOTILLA_HELM and FLOTILLA_KUBECTL), the servers tests start on loopback
+#! (tests/tools/install-servers.sh) and Chromium with chromedriver for the browser test
 #! (tests/browser/install.sh), builds `flotilla`, runs one `flotilla node-sim` per cluster, runs
 #! every test (`cargo test --workspace`), then stops what it started. Exits with cargo's status.
 #! Extra arguments go to `cargo test` (e.g. `tests/run-all.sh -- --nocapture`).
@@ -26,6 +27,7 @@ bash tests/browser/install.sh
 log "chromium and chromedriver ready ($((SECONDS - start))s)"
 bash tests/controlplane/start.sh
 log "control plane ready ($((SECONDS - start))s)"
+bash tests/tools/install-servers.sh
 TOOLS="$(bash tests/tools/install.sh)"
 export FLOTILLA_HELM="${FLOTILLA_HELM:-$TOOLS/helm}" FLOTILLA_KUBECTL="${FLOTILLA_KUBECTL:-$TOOLS/kubectl}"
 log "helm and kubectl ready ($((SECONDS - start))s)"

