@@ -1,7 +1,8 @@
 //! The minijinja environment that runs translated goTemplates: functions, Go-style printing
 //! (`<no value>` for missing keys), undefined-value behaviour, a fuel limit per render, one render
 //! per document (all fields at once, field by field as a fallback), and the
-//! translation of minijinja's errors back into Go terms.
+//! translation of minijinja's errors back into Go terms. A document whose fields are all simple
+//! is rendered without minijinja when it can be ([`DirectTemplate`]).
 
 use std::sync::LazyLock;
 
@@ -10,6 +11,7 @@ use minijinja::value::ValueKind;
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 
 use super::TemplateError;
+use super::go_direct::DirectTemplate;
 use super::go_format::{NO_VALUE, go_string};
 use super::go_params::ParamMap;
 use super::go_syntax::{Translation, go_spelling, translate};
@@ -64,6 +66,8 @@ pub(crate) struct GoEngine {
     env: Environment<'static>,
     templates: Vec<FieldTemplate>,
     combined: bool,
+    /// Every field compiled for direct rendering; `None` once one is not simple.
+    direct: Option<Vec<DirectTemplate>>,
 }
 
 impl GoEngine {
@@ -79,6 +83,7 @@ impl GoEngine {
             env,
             templates: Vec::new(),
             combined: false,
+            direct: Some(Vec::new()),
         }
     }
 
@@ -89,6 +94,10 @@ impl GoEngine {
         let name = self.templates.len().to_string();
         sprig::add_used(&mut self.env, &translation.source);
         self.compile(&name, field, translation.source.clone())?;
+        self.direct = self.direct.take().and_then(|mut direct| {
+            direct.push(DirectTemplate::compile(text)?);
+            Some(direct)
+        });
         self.templates.push(FieldTemplate {
             name,
             field: field.to_string(),
@@ -130,8 +139,26 @@ impl GoEngine {
             })
     }
 
-    /// Renders every field with `params`, in the order they were added.
+    /// Renders every field with `params`, in the order they were added: directly when every
+    /// field is simple and the direct path can render them all, with minijinja otherwise.
     pub(crate) fn render_all(&self, params: &Params) -> Result<Vec<String>, TemplateError> {
+        let direct = self.direct.as_ref().and_then(|direct| {
+            direct
+                .iter()
+                .map(|template| template.render(params))
+                .collect::<Option<Vec<_>>>()
+        });
+        match direct {
+            Some(rendered) => Ok(rendered),
+            None => self.render_with_minijinja(params),
+        }
+    }
+
+    /// Renders every field with minijinja (the direct path's reference in its tests).
+    pub(super) fn render_with_minijinja(
+        &self,
+        params: &Params,
+    ) -> Result<Vec<String>, TemplateError> {
         let missing_key_error = self.env.undefined_behavior() == UndefinedBehavior::Strict;
         let context = ParamMap::context(params, missing_key_error);
         if self.combined {

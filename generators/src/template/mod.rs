@@ -5,6 +5,7 @@
 
 mod fasttemplate;
 mod field_walk;
+mod go_direct;
 mod go_engine;
 mod go_format;
 mod go_lexer;

@@ -36,6 +36,7 @@ use minijinja::{Environment, Error, ErrorKind};
 
 use super::go_format::go_string;
 pub(crate) use builtins::{RANGE_PAIRS, RANGE_VALUES, VARIABLE};
+pub(crate) use strings::truncate;
 
 /// Prefix of the engine's internal helpers, which templates cannot name.
 const INTERNAL_PREFIX: &str = "flotilla_";

@@ -316,7 +316,7 @@ fn camelcase(text: &str) -> String {
 }
 
 /// sprig `trunc`: the first `length` characters, or the last `-length` when negative.
-fn truncate(length: i64, text: &str) -> String {
+pub(crate) fn truncate(length: i64, text: &str) -> String {
     let count = text.chars().count();
     let keep = usize::try_from(length.unsigned_abs()).unwrap_or(usize::MAX);
     if length >= 0 {
