@@ -18,7 +18,6 @@ use std::sync::Arc;
 
 use flotilla::api::Application;
 use flotilla::api::application::ApplicationSource;
-use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::api::helm_source::HelmSource;
 use flotilla::api::kustomize_source::KustomizeSource;
 use flotilla::cluster::watched_secrets::WatchedSecrets;
@@ -26,6 +25,7 @@ use flotilla::manifest::Resource;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::{Manifests, RepoCache};
 use flotilla::source::{SourceOptions, generate};
+use flotilla::sync::OperationPhase;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
@@ -102,10 +102,7 @@ fn write_app_chart(remote: &Remote, path: &str, repository: &str) {
 }
 
 /// `source` read by `repos` off the async workers (credentials are read through a watch).
-async fn read(
-    repos: &Arc<RepoCache>,
-    source: &ApplicationSource,
-) -> Result<Manifests, String> {
+async fn read(repos: &Arc<RepoCache>, source: &ApplicationSource) -> Result<Manifests, String> {
     let (repos, source) = (Arc::clone(repos), source.clone());
     tokio::task::spawn_blocking(move || repos.source(&source, "", None).map_err(|e| e.to_string()))
         .await
@@ -126,7 +123,10 @@ fn repository_secret(name: &str, url: &str, fields: Value) -> Secret {
 
 /// A cache reading credentials from the repository Secrets of a fresh namespace holding
 /// `secrets`.
-async fn cache_with_secrets(label: &str, secrets: &[Secret]) -> (Arc<RepoCache>, tempfile::TempDir) {
+async fn cache_with_secrets(
+    label: &str,
+    secrets: &[Secret],
+) -> (Arc<RepoCache>, tempfile::TempDir) {
     let ns = support::namespace(1, label).await;
     for secret in secrets {
         apply(&ns.api::<Secret>(), secret).await;
@@ -145,13 +145,16 @@ async fn chart_dependencies_are_built_once_and_vendored_ones_need_no_network() {
     write_app_chart(&remote, "app", &charts.server.url());
     // Vendored: `charts/db` is there, its repository a closed port.
     write_app_chart(&remote, "vendored", "http://127.0.0.1:9");
-    copy_dir(
-        &fixtures().join("charts/db"),
-        &remote.work().join("vendored/charts/db"),
-    );
+    let vendored_db = remote.work().join("vendored/charts/db");
+    std::fs::create_dir_all(&vendored_db).unwrap();
+    copy_dir(&fixtures().join("charts/db"), &vendored_db);
     // Missing, from a repository nobody serves.
     let closed = support::git_remote::free_port();
-    write_app_chart(&remote, "unreachable", &format!("http://127.0.0.1:{closed}"));
+    write_app_chart(
+        &remote,
+        "unreachable",
+        &format!("http://127.0.0.1:{closed}"),
+    );
     let commit = remote.push("charts with dependencies");
     let cache = tempfile::tempdir().unwrap();
     let repos = Arc::new(RepoCache::new(cache.path(), LocalRepos::default()));
@@ -229,7 +232,10 @@ async fn pass_credentials_sends_the_password_where_the_index_points() {
     let refused = read(&repos, &chart_source(&url, "0.1.0", false))
         .await
         .unwrap_err();
-    assert!(refused.contains("401"), "the archive host asks too: {refused}");
+    assert!(
+        refused.contains("401"),
+        "the archive host asks too: {refused}"
+    );
     assert!(!refused.contains(PASSWORD), "{refused}");
     let source = chart_source(&url, "0.1.0", true);
     let pulled = read(&repos, &source).await.expect("passCredentials");
@@ -261,7 +267,10 @@ async fn charts_of_an_oci_registry_behind_a_password() {
     let oci_url = registry.url();
     // Argo CD's form: the URL without a scheme, the Secret enabling OCI; on another name of
     // the same host, a wrong password.
-    let bare_url = format!("localhost:{}/charts", registry.host.rsplit(':').next().unwrap());
+    let bare_url = format!(
+        "localhost:{}/charts",
+        registry.host.rsplit(':').next().unwrap()
+    );
     let plain_url = format!("{}/charts", registry.host);
     let secrets = [
         repository_secret(
@@ -293,7 +302,11 @@ async fn charts_of_an_oci_registry_behind_a_password() {
         let pulled = read(&repos, &source)
             .await
             .unwrap_or_else(|error| panic!("{url} at {range:?}: {error}"));
-        assert_eq!(pulled.revision.as_deref(), Some(expected), "{url} {range:?}");
+        assert_eq!(
+            pulled.revision.as_deref(),
+            Some(expected),
+            "{url} {range:?}"
+        );
         find(&objects(&pulled, &source), "StatefulSet", "orders-db");
     }
 
@@ -371,19 +384,26 @@ fn conditions(app: &Application) -> String {
     app.status
         .as_ref()
         .map(|status| {
-            let messages: Vec<&str> = status.conditions.iter().map(|c| c.message.as_str()).collect();
+            let messages: Vec<&str> = status
+                .conditions
+                .iter()
+                .map(|c| c.message.as_str())
+                .collect();
             messages.join("\n")
         })
         .unwrap_or_default()
 }
 
-/// Waits until Application `name`'s sync status is Synced at `revision`.
+/// Waits until Application `name`'s sync of `revision` Succeeded.
 async fn synced_at(apps: &Api<Application>, name: &str, revision: &str) {
-    wait_until(apps, name, &format!("{name} Synced at {revision}"), |app| {
-        app.status
-            .as_ref()
-            .and_then(|s| s.sync.as_ref())
-            .is_some_and(|s| s.status == SyncStatusCode::Synced && s.revision == revision)
+    wait_until(apps, name, &format!("{name} synced at {revision}"), |app| {
+        let status = app.status.as_ref();
+        status
+            .and_then(|s| s.operation_state.as_ref())
+            .is_some_and(|o| o.phase == OperationPhase::Succeeded)
+            && status
+                .and_then(|s| s.sync.as_ref())
+                .is_some_and(|s| s.revision == revision)
     })
     .await;
 }
@@ -395,7 +415,11 @@ async fn oci_charts_and_dependencies_deploy_through_the_controller() {
     let remote = Remote::new("chart-sources");
     write_app_chart(&remote, "app", &charts.server.url());
     let closed = support::git_remote::free_port();
-    write_app_chart(&remote, "unreachable", &format!("http://127.0.0.1:{closed}"));
+    write_app_chart(
+        &remote,
+        "unreachable",
+        &format!("http://127.0.0.1:{closed}"),
+    );
     let commit = remote.push("charts with dependencies");
     let daemon = GitDaemon::start(remote.exported());
     let url = daemon.url(&remote.served_name());
@@ -422,7 +446,11 @@ async fn oci_charts_and_dependencies_deploy_through_the_controller() {
     .await;
     apply(
         &apps,
-        &application("unreachable", &ns.name, &git_source(&url, "unreachable", None)),
+        &application(
+            "unreachable",
+            &ns.name,
+            &git_source(&url, "unreachable", None),
+        ),
     )
     .await;
     let controller = controller_support::start(&ns, "chart-sources");
@@ -434,7 +462,11 @@ async fn oci_charts_and_dependencies_deploy_through_the_controller() {
         .await
         .expect("the OCI chart's release");
     assert_eq!(
-        config.data.unwrap_or_default().get("greeting").map(String::as_str),
+        config
+            .data
+            .unwrap_or_default()
+            .get("greeting")
+            .map(String::as_str),
         Some("ahoj")
     );
     synced_at(&apps, "with-dependency", &commit).await;
@@ -456,7 +488,10 @@ async fn oci_charts_and_dependencies_deploy_through_the_controller() {
         message.contains("Application unreachable"),
         "names the Application: {message}"
     );
-    assert!(message.contains("dependency build"), "the command: {message}");
+    assert!(
+        message.contains("dependency build"),
+        "the command: {message}"
+    );
     assert!(
         message.contains(&format!("127.0.0.1:{closed}")),
         "helm's message: {message}"
@@ -468,7 +503,11 @@ async fn oci_charts_and_dependencies_deploy_through_the_controller() {
         );
     }
     assert!(
-        refused.status.as_ref().and_then(|s| s.operation_state.as_ref()).is_none(),
+        refused
+            .status
+            .as_ref()
+            .and_then(|s| s.operation_state.as_ref())
+            .is_none(),
         "no sync ran: {:#?}",
         refused.status
     );

@@ -253,16 +253,16 @@ impl RepoCache {
             pass_credentials,
         };
         crate::source::chart_repo::pull(&charts, &request, tools)
-        .map(|pulled| Manifests {
-            root: pulled.root,
-            revision: Some(pulled.version),
-        })
-        .map_err(|error| FetchError::Chart {
-            url: repo_url.to_owned(),
-            chart: chart.to_owned(),
-            version: version.to_owned(),
-            error: Box::new(error),
-        })
+            .map(|pulled| Manifests {
+                root: pulled.root,
+                revision: Some(pulled.version),
+            })
+            .map_err(|error| FetchError::Chart {
+                url: repo_url.to_owned(),
+                chart: chart.to_owned(),
+                version: version.to_owned(),
+                error: Box::new(error),
+            })
     }
 
     /// `manifests` of a Helm `source` at a commit whose chart lacks dependencies in `charts/`:
@@ -283,7 +283,12 @@ impl RepoCache {
         let Some(commit) = &manifests.revision else {
             return Ok(manifests);
         };
-        let options = SourceOptions::of(source, crate::manifest::DirectoryOptions::default(), "", None);
+        let options = SourceOptions::of(
+            source,
+            crate::manifest::DirectoryOptions::default(),
+            "",
+            None,
+        );
         if options.generator(&manifests.root) != Generator::Helm {
             return Ok(manifests);
         }

@@ -211,7 +211,15 @@ mod tests {
     #[test]
     fn pull_arguments_name_the_repository_and_the_range() {
         let repository = ChartLocation::of("http://charts.local/", None);
-        let args = |version| text(pull_args(&repository, "db", version, Path::new("/c/x"), false));
+        let args = |version| {
+            text(pull_args(
+                &repository,
+                "db",
+                version,
+                Path::new("/c/x"),
+                false,
+            ))
+        };
         assert_eq!(
             args(">=0.1 <0.2"),
             "pull db --repo http://charts.local --untar --untardir /c/x --version >=0.1 <0.2"
@@ -233,13 +241,22 @@ mod tests {
             ..RepoCredentials::default()
         };
         let expected = ChartLocation::Oci("oci://reg.local:5000/charts".into());
-        assert_eq!(ChartLocation::of("oci://reg.local:5000/charts", None), expected);
-        assert_eq!(ChartLocation::of("reg.local:5000/charts", Some(&oci)), expected);
+        assert_eq!(
+            ChartLocation::of("oci://reg.local:5000/charts", None),
+            expected
+        );
+        assert_eq!(
+            ChartLocation::of("reg.local:5000/charts", Some(&oci)),
+            expected
+        );
         assert_eq!(
             ChartLocation::of("https://reg.local/charts", None),
             ChartLocation::Repository("https://reg.local/charts".into())
         );
-        assert_eq!(registry_host("oci://reg.local:5000/charts"), "reg.local:5000");
+        assert_eq!(
+            registry_host("oci://reg.local:5000/charts"),
+            "reg.local:5000"
+        );
         assert_eq!(
             text(pull_args(&expected, "db", "~1.0", Path::new("/c/x"), true)),
             "pull oci://reg.local:5000/charts/db --untar --untardir /c/x --version ~1.0"

@@ -206,7 +206,11 @@ mod tests {
     #[test]
     fn a_chart_without_missing_dependencies_is_used_as_it_is() {
         let chart = tempfile::tempdir().unwrap();
-        std::fs::write(chart.path().join("Chart.yaml"), "name: app\nversion: 1.0.0\n").unwrap();
+        std::fs::write(
+            chart.path().join("Chart.yaml"),
+            "name: app\nversion: 1.0.0\n",
+        )
+        .unwrap();
         let kept = chart.path().join("kept");
         let prepared = prepare(chart.path(), &kept, &|_| Ok(None), false, Tools::current());
         assert_eq!(prepared.unwrap(), chart.path());
@@ -230,6 +234,11 @@ mod tests {
             Tools::current(),
         )
         .unwrap_err();
-        assert!(error.to_string().contains("\"@stable\" names a repository added by name"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("\"@stable\" names a repository added by name"),
+            "{error}"
+        );
     }
 }

@@ -70,7 +70,11 @@ pub fn repo_add_args(
 ) -> Vec<OsString> {
     let mut args: Vec<OsString> = ["repo", "add", name, url].map(Into::into).into();
     if let Some(username) = username {
-        args.extend(["--username".into(), username.into(), "--password-stdin".into()]);
+        args.extend([
+            "--username".into(),
+            username.into(),
+            "--password-stdin".into(),
+        ]);
     }
     if pass_credentials {
         args.push("--pass-credentials".into());
@@ -110,7 +114,10 @@ impl<'t> HelmSession<'t> {
         let home = tools
             .helm(Vec::new())
             .private_home()
-            .map_err(|error| SourceError::Tool { tool: "helm", error })?;
+            .map_err(|error| SourceError::Tool {
+                tool: "helm",
+                error,
+            })?;
         Ok(Self {
             tools,
             home,
@@ -274,7 +281,10 @@ mod tests {
         };
         session.remember(Some(&with("http://first:3128", "pw-one")));
         session.remember(Some(&with("http://second:3128", "pw-two")));
-        assert_eq!(session.proxy.as_ref().unwrap().expose(), "http://first:3128");
+        assert_eq!(
+            session.proxy.as_ref().unwrap().expose(),
+            "http://first:3128"
+        );
         let failed = ToolError::Failed {
             command: Tools::current().helm(Vec::new()),
             status: std::process::ExitStatus::default(),

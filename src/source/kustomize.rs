@@ -242,7 +242,10 @@ pub fn helm_flags(overrides: &KustomizeSource, helm: &Path) -> Vec<OsString> {
     let mut flags: Vec<OsString> = vec!["--enable-helm".into(), "--helm-command".into()];
     flags.push(helm.into());
     if !overrides.kube_version.is_empty() {
-        flags.extend(["--helm-kube-version".into(), overrides.kube_version.clone().into()]);
+        flags.extend([
+            "--helm-kube-version".into(),
+            overrides.kube_version.clone().into(),
+        ]);
     }
     for api_version in &overrides.api_versions {
         flags.extend(["--helm-api-versions".into(), api_version.into()]);

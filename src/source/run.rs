@@ -289,7 +289,10 @@ mod tests {
             .run(Duration::from_secs(30))
             .unwrap_err();
         let message = error.to_string();
-        assert!(message.contains("/bin/sh -c echo told on stdout"), "{message}");
+        assert!(
+            message.contains("/bin/sh -c echo told on stdout"),
+            "{message}"
+        );
         assert!(message.contains("exit status: 3"), "{message}");
         assert!(message.ends_with("told on stdout\nbad chart"), "{message}");
     }

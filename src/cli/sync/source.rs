@@ -222,12 +222,14 @@ impl SyncSource {
                 credentials: None,
                 pass_credentials: false,
             };
-            let pulled = crate::source::chart_repo::pull(&checkout.0, &request, tools)
-            .map_err(|error| SourceError::Chart {
-                file: file.to_owned(),
-                url: source.repo_url.clone(),
-                error: Box::new(error),
-            })?;
+            let pulled =
+                crate::source::chart_repo::pull(&checkout.0, &request, tools).map_err(|error| {
+                    SourceError::Chart {
+                        file: file.to_owned(),
+                        url: source.repo_url.clone(),
+                        error: Box::new(error),
+                    }
+                })?;
             return Ok(Self {
                 label: file.to_owned(),
                 metadata: document.metadata,
