@@ -633,7 +633,7 @@ async fn a_chart_repository_with_a_password_is_read_with_its_helm_secret() {
         let (repos, url) = (Arc::clone(repos), url.to_owned());
         tokio::task::spawn_blocking(move || {
             repos
-                .chart(&url, "db", "~0.1", None)
+                .chart(&url, "db", "~0.1", None, false)
                 .map_err(|error| error.to_string())
         })
     };

@@ -439,13 +439,13 @@ fn a_chart_repository_serves_the_newest_version_in_range() {
     let cache = tempfile::tempdir().unwrap();
     let repos = RepoCache::new(cache.path(), LocalRepos::default());
     for (range, expected) in [("~0.1", "0.1.3"), ("0.1.0", "0.1.0"), ("", "0.2.0")] {
-        let manifests = repos.chart(&url, "db", range, None).unwrap();
+        let manifests = repos.chart(&url, "db", range, None, false).unwrap();
         assert_eq!(manifests.revision.as_deref(), Some(expected), "{range:?}");
         let resources = objects(&manifests.root, &options(None, None));
         find(&resources, "StatefulSet", "orders-db");
     }
     let error = repos
-        .chart(&url, "db", ">=1.0", None)
+        .chart(&url, "db", ">=1.0", None, false)
         .unwrap_err()
         .to_string();
     assert!(
@@ -459,7 +459,7 @@ fn a_chart_repository_serves_the_newest_version_in_range() {
         "helm's stderr: {error}"
     );
     let error = repos
-        .chart(&url, "cache", "", None)
+        .chart(&url, "cache", "", None, false)
         .unwrap_err()
         .to_string();
     assert!(error.contains("chart \"cache\" not found"), "{error}");

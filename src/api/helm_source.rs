@@ -47,7 +47,8 @@ pub struct HelmSource {
     /// `group/version/Kind`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_versions: Vec<String>,
-    /// Pass credentials to every domain of a chart repository (accepted; Flotilla holds none).
+    /// Send the chart repository's credentials to every host its index points at (helm's
+    /// `--pass-credentials`), for `chart` sources and chart dependencies.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pass_credentials: bool,
     /// The Helm major version: empty or `v3` (the only one supported).

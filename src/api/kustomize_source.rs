@@ -59,10 +59,10 @@ pub struct KustomizeSource {
     /// The kustomize version to use (accepted; Flotilla runs the one it was given).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub version: String,
-    /// Kubernetes version for Helm charts the kustomization inflates (accepted).
+    /// The Kubernetes version Helm charts the kustomization inflates (`helmCharts`) see.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kube_version: String,
-    /// API versions for Helm charts the kustomization inflates (accepted).
+    /// API versions Helm charts the kustomization inflates (`helmCharts`) see.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub api_versions: Vec<String>,
 }

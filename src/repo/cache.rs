@@ -76,6 +76,15 @@ pub enum FetchError {
         #[source]
         error: Box<crate::source::SourceError>,
     },
+    /// The dependencies of a chart in a repository could not be built.
+    #[error("repository {url} at {revision}: chart {path:?}: dependencies: {error}")]
+    Dependencies {
+        url: String,
+        revision: String,
+        path: String,
+        #[source]
+        error: Box<crate::source::SourceError>,
+    },
     #[error("repository {url}: cannot use the cache directory {dir}: {error}")]
     Cache {
         url: String,
@@ -202,16 +211,25 @@ impl RepoCache {
         } else {
             revision
         };
+        let pass_credentials = source.helm.as_ref().is_some_and(|h| h.pass_credentials);
         if source.chart.is_empty() {
-            self.manifests(&source.repo_url, revision, &source.path, project)
+            let manifests = self.manifests(&source.repo_url, revision, &source.path, project)?;
+            self.with_dependencies(source, manifests, project, pass_credentials)
         } else {
-            self.chart(&source.repo_url, &source.chart, revision, project)
+            self.chart(
+                &source.repo_url,
+                &source.chart,
+                revision,
+                project,
+                pass_credentials,
+            )
         }
     }
 
-    /// The chart `chart` of the Helm chart repository `repo_url` at `version` (a version or
-    /// semver range), kept under the cache's `charts/` directory; its revision is the resolved
-    /// version. Blocking: runs `helm pull`.
+    /// The chart `chart` of the Helm chart repository or OCI registry `repo_url` at `version`
+    /// (a version or semver range), kept under the cache's `charts/` directory; its revision is
+    /// the resolved version; `pass_credentials` is `helm.passCredentials`. Blocking: runs
+    /// `helm pull`.
     ///
     /// # Errors
     /// helm's failure (unknown chart, no version in range, unreachable repository) or an
@@ -222,26 +240,84 @@ impl RepoCache {
         chart: &str,
         version: &str,
         project: Option<&str>,
+        pass_credentials: bool,
     ) -> Result<Manifests, FetchError> {
         let tools = crate::source::Tools::current();
         let credentials = self.credentials_for(repo_url, project)?;
         let charts = self.root.join("charts");
-        crate::source::chart_repo::pull(
-            &charts,
-            repo_url,
+        let request = crate::source::chart_repo::ChartRequest {
+            url: repo_url,
             chart,
             version,
-            credentials.as_ref(),
+            credentials: credentials.as_ref(),
+            pass_credentials,
+        };
+        crate::source::chart_repo::pull(&charts, &request, tools)
+            .map(|pulled| Manifests {
+                root: pulled.root,
+                revision: Some(pulled.version),
+            })
+            .map_err(|error| FetchError::Chart {
+                url: repo_url.to_owned(),
+                chart: chart.to_owned(),
+                version: version.to_owned(),
+                error: Box::new(error),
+            })
+    }
+
+    /// `manifests` of a Helm `source` at a commit whose chart lacks dependencies in `charts/`:
+    /// its copy with them built ([`crate::source::dependencies::prepare`]), kept under the
+    /// cache's `built/` directory per (repository, commit, path), so they are fetched once.
+    /// Other manifests are returned as they are.
+    ///
+    /// # Errors
+    /// The dependency build failed (helm's message), naming the repository, commit and path.
+    fn with_dependencies(
+        &self,
+        source: &crate::api::application::ApplicationSource,
+        manifests: Manifests,
+        project: Option<&str>,
+        pass_credentials: bool,
+    ) -> Result<Manifests, FetchError> {
+        use crate::source::{Generator, SourceOptions};
+        let Some(commit) = &manifests.revision else {
+            return Ok(manifests);
+        };
+        let options = SourceOptions::of(
+            source,
+            crate::manifest::DirectoryOptions::default(),
+            "",
+            None,
+        );
+        if options.generator(&manifests.root) != Generator::Helm {
+            return Ok(manifests);
+        }
+        let kept = self
+            .root
+            .join("built")
+            .join(directory_name(&source.repo_url))
+            .join(commit)
+            .join(directory_name(&source.path));
+        let lookup = |url: &str| {
+            self.credentials_for(url, project)
+                .map_err(|error| error.to_string())
+        };
+        let tools = crate::source::Tools::current();
+        crate::source::dependencies::prepare(
+            &manifests.root,
+            &kept,
+            &lookup,
+            pass_credentials,
             tools,
         )
-        .map(|pulled| Manifests {
-            root: pulled.root,
-            revision: Some(pulled.version),
+        .map(|root| Manifests {
+            root,
+            revision: manifests.revision.clone(),
         })
-        .map_err(|error| FetchError::Chart {
-            url: repo_url.to_owned(),
-            chart: chart.to_owned(),
-            version: version.to_owned(),
+        .map_err(|error| FetchError::Dependencies {
+            url: source.repo_url.clone(),
+            revision: commit.clone(),
+            path: source.path.clone(),
             error: Box::new(error),
         })
     }

@@ -20,7 +20,7 @@ pub const SECRET_TYPE_REPO_CREDS: &str = "repo-creds";
 
 /// Argo CD's credential fields Flotilla does not use: a Secret setting one is refused, so a
 /// repository is never read anonymously when its owner meant it to authenticate.
-const UNSUPPORTED_FIELDS: [&str; 8] = [
+const UNSUPPORTED_FIELDS: [&str; 7] = [
     "bearerToken",
     "githubAppID",
     "githubAppPrivateKey",
@@ -28,7 +28,6 @@ const UNSUPPORTED_FIELDS: [&str; 8] = [
     "tlsClientCertData",
     "tlsClientCertKey",
     "useAzureWorkloadIdentity",
-    "enableOCI",
 ];
 
 /// A secret value: shown as `********` by `Debug`, read only through [`Sensitive::expose`].
@@ -85,6 +84,10 @@ pub struct RepoCredentials {
     /// The project the Secret is scoped to (`project`), if any.
     pub project: Option<String>,
     pub repo_type: RepoType,
+    /// The URL names an OCI registry (`enableOCI`), its charts pulled as `oci://URL/CHART`.
+    pub enable_oci: bool,
+    /// Reach the OCI registry over plain HTTP (`insecureOCIForceHttp`).
+    pub insecure_oci_force_http: bool,
 }
 
 impl RepoCredentials {
@@ -293,6 +296,8 @@ fn read(secret: &Secret) -> Result<RepoCredentials, CredentialsError> {
         proxy: one_line("proxy")?.map(Sensitive),
         no_proxy: one_line("noProxy")?,
         force_http_basic_auth: flag("forceHttpBasicAuth")?,
+        enable_oci: flag("enableOCI")?,
+        insecure_oci_force_http: flag("insecureOCIForceHttp")?,
         project: one_line("project")?,
         repo_type,
         secret: name,

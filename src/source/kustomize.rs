@@ -5,6 +5,7 @@
 //! of their own, a `namePrefix`/`nameSuffix` is added to the one the source sets (Argo CD's
 //! `kustomize edit` replaces it), and labels and annotations always win.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -232,6 +233,26 @@ fn inline_patch(root: &Path, patch: &Value, field: &str) -> Result<Value, Source
     Ok(patch)
 }
 
+/// The flags that let kustomize inflate the kustomization's `helmCharts` with `helm` (Flotilla's
+/// helm, in the run's private HOME and without network like every run), the chart seeing
+/// `kubeVersion` as `.Capabilities.KubeVersion` and `apiVersions` in
+/// `.Capabilities.APIVersions`, as Argo CD passes them.
+#[must_use]
+pub fn helm_flags(overrides: &KustomizeSource, helm: &Path) -> Vec<OsString> {
+    let mut flags: Vec<OsString> = vec!["--enable-helm".into(), "--helm-command".into()];
+    flags.push(helm.into());
+    if !overrides.kube_version.is_empty() {
+        flags.extend([
+            "--helm-kube-version".into(),
+            overrides.kube_version.clone().into(),
+        ]);
+    }
+    for api_version in &overrides.api_versions {
+        flags.extend(["--helm-api-versions".into(), api_version.into()]);
+    }
+    flags
+}
+
 /// Builds the kustomization at `root` with the overrides of `options`; returns the output.
 ///
 /// # Errors
@@ -258,8 +279,9 @@ pub fn build(root: &Path, options: &SourceOptions, tools: &Tools) -> Result<Stri
         path: path.clone(),
         error,
     })?;
+    let flags = helm_flags(&overrides, &tools.helm);
     tools
-        .kustomize_build(private.path().into())
+        .kustomize_build(private.path().into(), flags)
         .run(tools.timeout)
         .map_err(|error| SourceError::Tool {
             tool: "kustomize",
@@ -363,6 +385,31 @@ mod tests {
                 "components": [up(&root.path().join("../components/ha"))],
                 "patches": [{"patch": "- op: add\n", "target": {"kind": "Deployment"}}],
             })
+        );
+    }
+
+    #[test]
+    fn helm_charts_inflate_with_our_helm_and_the_capabilities_given() {
+        let text = |overrides: &KustomizeSource| {
+            helm_flags(overrides, Path::new("/tools/helm"))
+                .into_iter()
+                .map(|f| f.into_string().unwrap())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            text(&KustomizeSource::default()),
+            "--enable-helm --helm-command /tools/helm"
+        );
+        let overrides = KustomizeSource {
+            kube_version: "1.31.0".into(),
+            api_versions: vec!["a.io/v1".into(), "b.io/v2/Thing".into()],
+            ..KustomizeSource::default()
+        };
+        assert_eq!(
+            text(&overrides),
+            "--enable-helm --helm-command /tools/helm --helm-kube-version 1.31.0 \
+             --helm-api-versions a.io/v1 --helm-api-versions b.io/v2/Thing"
         );
     }
 

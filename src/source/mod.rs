@@ -7,7 +7,9 @@
 
 pub mod cache;
 pub mod chart_repo;
+pub mod dependencies;
 pub mod helm;
+pub mod helm_session;
 pub mod kustomize;
 pub mod run;
 pub mod tools;

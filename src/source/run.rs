@@ -71,6 +71,7 @@ pub enum ToolError {
     Failed {
         command: ToolCommand,
         status: ExitStatus,
+        /// Its stderr, after what it printed on stdout when that is short.
         stderr: String,
     },
     #[error("`{command}` did not finish within {timeout:?} and was stopped")]
@@ -190,10 +191,21 @@ impl ToolCommand {
         let (out, out_truncated) = joined(stdout);
         let (err, _) = joined(stderr);
         if !status.success() {
+            // Some failures are told on stdout (helm dependency build's unreachable
+            // repository): what the tool printed there comes first, when it is short.
+            let printed = String::from_utf8_lossy(&out);
+            let printed = Some(printed.trim())
+                .filter(|text| !text.is_empty() && text.len() as u64 <= MAX_STDERR_BYTES);
+            let err = String::from_utf8_lossy(&err);
             return Err(ToolError::Failed {
                 command: self.clone(),
                 status,
-                stderr: String::from_utf8_lossy(&err).trim().to_owned(),
+                stderr: printed
+                    .into_iter()
+                    .chain([err.trim()])
+                    .filter(|text| !text.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
             });
         }
         if out_truncated {
@@ -273,13 +285,16 @@ mod tests {
 
     #[test]
     fn a_failure_keeps_stderr_and_names_the_command() {
-        let error = sh("echo bad chart >&2; exit 3")
+        let error = sh("echo told on stdout; echo bad chart >&2; exit 3")
             .run(Duration::from_secs(30))
             .unwrap_err();
         let message = error.to_string();
-        assert!(message.contains("/bin/sh -c echo bad chart"), "{message}");
+        assert!(
+            message.contains("/bin/sh -c echo told on stdout"),
+            "{message}"
+        );
         assert!(message.contains("exit status: 3"), "{message}");
-        assert!(message.ends_with("bad chart"), "{message}");
+        assert!(message.ends_with("told on stdout\nbad chart"), "{message}");
     }
 
     #[test]

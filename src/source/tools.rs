@@ -110,20 +110,19 @@ impl Tools {
         }
     }
 
-    /// The kustomize build of `dir`.
+    /// The kustomize build of `dir` with `flags` (which both forms take alike).
     #[must_use]
-    pub fn kustomize_build(&self, dir: OsString) -> ToolCommand {
-        match &self.kustomize {
-            Kustomize::Standalone(program) => ToolCommand {
-                program: program.clone(),
-                args: vec!["build".into(), dir],
-                network: false,
-            },
-            Kustomize::Kubectl(program) => ToolCommand {
-                program: program.clone(),
-                args: vec!["kustomize".into(), dir],
-                network: false,
-            },
+    pub fn kustomize_build(&self, dir: OsString, flags: Vec<OsString>) -> ToolCommand {
+        let (program, verb) = match &self.kustomize {
+            Kustomize::Standalone(program) => (program, "build"),
+            Kustomize::Kubectl(program) => (program, "kustomize"),
+        };
+        let mut args = vec![verb.into(), dir];
+        args.extend(flags);
+        ToolCommand {
+            program: program.clone(),
+            args,
+            network: false,
         }
     }
 

@@ -11,15 +11,36 @@ use super::loopback_http::StaticFiles;
 /// The served repository; removed and stopped when dropped.
 pub struct ChartRepository {
     pub server: StaticFiles,
+    /// The server of the chart archives, when another than [`Self::server`].
+    _archives: Option<StaticFiles>,
     _dir: tempfile::TempDir,
 }
 
+/// The fixture chart `db` packaged at each of `versions` into `into` (`db-VERSION.tgz`).
+pub fn package_db(versions: &[&str], into: &Path) {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sources/charts/db");
+    for version in versions {
+        let chart = work.path().join(version).join("db");
+        std::fs::create_dir_all(&chart).expect("a chart directory");
+        copy_dir(&fixture, &chart);
+        let metadata = std::fs::read_to_string(chart.join("Chart.yaml")).expect("Chart.yaml");
+        std::fs::write(
+            chart.join("Chart.yaml"),
+            metadata.replace("version: 0.1.0", &format!("version: {version}")),
+        )
+        .expect("writes Chart.yaml");
+        run(helm().arg("package").arg(&chart).arg("-d").arg(into));
+    }
+}
+
 /// The helm the tests run (FLOTILLA_HELM, else `helm` on PATH).
-fn helm() -> Command {
+pub fn helm() -> Command {
     Command::new(std::env::var_os("FLOTILLA_HELM").unwrap_or_else(|| "helm".into()))
 }
 
-fn run(command: &mut Command) {
+/// Runs `command`, failing the test with its stderr when it fails.
+pub fn run(command: &mut Command) {
     let out = command.output().expect("helm runs");
     assert!(
         out.status.success(),
@@ -39,24 +60,31 @@ impl ChartRepository {
         Self::serving(versions, Some((username, password)))
     }
 
+    /// [`Self::start_with_password`], but the index points at the chart archives on another
+    /// host (`localhost` instead of `127.0.0.1`, another port) asking the same password: helm
+    /// sends it there only with `--pass-credentials`.
+    pub fn start_split_with_password(versions: &[&str], username: &str, password: &str) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let charts = dir.path().join("charts");
+        package_db(versions, &charts);
+        let server = StaticFiles::start_with_password(&charts, username, password);
+        let archives = StaticFiles::start_with_password(&charts, username, password);
+        let elsewhere = archives.url().replace("127.0.0.1", "localhost");
+        run(helm()
+            .args(["repo", "index"])
+            .arg(&charts)
+            .args(["--url", &elsewhere]));
+        Self {
+            server,
+            _archives: Some(archives),
+            _dir: dir,
+        }
+    }
+
     fn serving(versions: &[&str], password: Option<(&str, &str)>) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let charts = dir.path().join("charts");
-        let work = dir.path().join("work");
-        let fixture =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sources/charts/db");
-        for version in versions {
-            let chart = work.join(version).join("db");
-            std::fs::create_dir_all(&chart).expect("a chart directory");
-            copy_dir(&fixture, &chart);
-            let metadata = std::fs::read_to_string(chart.join("Chart.yaml")).expect("Chart.yaml");
-            std::fs::write(
-                chart.join("Chart.yaml"),
-                metadata.replace("version: 0.1.0", &format!("version: {version}")),
-            )
-            .expect("writes Chart.yaml");
-            run(helm().arg("package").arg(&chart).arg("-d").arg(&charts));
-        }
+        package_db(versions, &charts);
         let server = match password {
             Some((username, password)) => {
                 StaticFiles::start_with_password(&charts, username, password)
@@ -67,6 +95,10 @@ impl ChartRepository {
             .args(["repo", "index"])
             .arg(&charts)
             .args(["--url", &server.url()]));
-        Self { server, _dir: dir }
+        Self {
+            server,
+            _archives: None,
+            _dir: dir,
+        }
     }
 }

@@ -215,19 +215,21 @@ impl SyncSource {
         if !source.chart.is_empty() {
             let checkout = Checkout(scratch_dir("chart"));
             let tools = crate::source::Tools::current();
-            let pulled = crate::source::chart_repo::pull(
-                &checkout.0,
-                &source.repo_url,
-                &source.chart,
-                &source.target_revision,
-                None,
-                tools,
-            )
-            .map_err(|error| SourceError::Chart {
-                file: file.to_owned(),
-                url: source.repo_url.clone(),
-                error: Box::new(error),
-            })?;
+            let request = crate::source::chart_repo::ChartRequest {
+                url: &source.repo_url,
+                chart: &source.chart,
+                version: &source.target_revision,
+                credentials: None,
+                pass_credentials: false,
+            };
+            let pulled =
+                crate::source::chart_repo::pull(&checkout.0, &request, tools).map_err(|error| {
+                    SourceError::Chart {
+                        file: file.to_owned(),
+                        url: source.repo_url.clone(),
+                        error: Box::new(error),
+                    }
+                })?;
             return Ok(Self {
                 label: file.to_owned(),
                 metadata: document.metadata,
