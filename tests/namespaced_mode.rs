@@ -70,7 +70,8 @@ fn rbac_for(control: &str, managed: &str, suffix: &str) -> Vec<Value> {
         if let Some(namespace) = object.pointer_mut("/metadata/namespace") {
             rename_namespace(namespace);
         }
-        for subject in object["subjects"].as_array_mut().into_iter().flatten() {
+        let subjects = object.get_mut("subjects").and_then(Value::as_array_mut);
+        for subject in subjects.into_iter().flatten() {
             rename_namespace(&mut subject["namespace"]);
         }
         if object["kind"]
