@@ -6,7 +6,8 @@
 //! appears in the log, a status or an Event, and no credential file is left behind. The
 //! Secret's `noProxy` bypasses an absent `proxy`; a host answering 404 without the password is
 //! read with `forceHttpBasicAuth` by an Application of the Secret's `project`, not by one of
-//! another. A cluster Secret whose `execProviderConfig` runs a script printing a token reaches cluster 2 with it;
+//! another, and likewise by the git generator of an ApplicationSet whose template names that
+//! project, not by one whose template names another. A cluster Secret whose `execProviderConfig` runs a script printing a token reaches cluster 2 with it;
 //! one with `awsAuthConfig` and no `aws` on PATH is refused naming the cluster. A Helm chart
 //! repository behind basic auth is read with a `type: helm` Secret (real `helm`). Over ssh, an
 //! `sshd` on loopback serves bare repositories: a Secret's `sshPrivateKey` reads one whose host
@@ -278,6 +279,24 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         let mut app = git_application(name, &hidden_url, ".", &ns.name);
         app.spec.project = project.to_owned();
         apply(&apps, &app).await;
+        // A git generator over the same repository, its template naming the same project.
+        let generated: ApplicationSet = object(json!({
+            "apiVersion": "flotilla.dev/v1alpha1",
+            "kind": "ApplicationSet",
+            "metadata": {"name": format!("{name}-apps")},
+            "spec": {
+                "generators": [{"git": {"repoURL": hidden_url, "revision": "main", "files": [{"path": "cm.yaml"}]}}],
+                "template": {
+                    "metadata": {"name": format!("{name}-{{{{metadata.name}}}}")},
+                    "spec": {
+                        "project": project,
+                        "source": {"repoURL": hidden_url, "targetRevision": "main", "path": "."},
+                        "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name}
+                    }
+                }
+            }
+        }));
+        apply(&ns.api::<ApplicationSet>(), &generated).await;
     }
 
     // The git generator read the private repository, and each Application synced from it.
@@ -303,6 +322,32 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
     let message = conditions(&unscoped);
     assert!(message.contains("not found"), "{message}");
     assert!(!message.contains("hidden-repo"), "{message}");
+    // The generator of project default's template read it; the other's could not.
+    wait_until(
+        &apps,
+        "hidden-hidden",
+        "the Application hidden-apps generates",
+        |_| true,
+    )
+    .await;
+    let appsets = ns.api::<ApplicationSet>();
+    let refused = wait_until(
+        &appsets,
+        "hidden-other-apps",
+        "its generator refused",
+        |appset| {
+            serde_json::to_string(&appset.status).is_ok_and(|status| status.contains(&hidden_url))
+        },
+    )
+    .await;
+    let status = serde_json::to_string(&refused.status).expect("serialises");
+    assert!(status.contains("not found"), "{status}");
+    assert!(
+        apps.get_opt("hidden-other-hidden")
+            .await
+            .expect("reads")
+            .is_none()
+    );
 
     // The wrong password: a clear error naming the repository and the Secret.
     refused_naming(

@@ -1,9 +1,10 @@
-//! The manifests under `deploy/` as a cluster admits them: `kubectl kustomize deploy/` (the
-//! kubectl of tests/tools/install.sh, `FLOTILLA_KUBECTL`) renders them, the controller's pod
-//! meets the restricted Pod Security Standard its namespace enforces (checked field by field, as
-//! the admission plugin does: the test control plane predates Pod Security admission), it runs
-//! the image the Containerfile builds, tagged with the crate's version, and its Role lets it
-//! read AppProjects.
+//! The manifests under `deploy/` as a cluster admits them: `kubectl kustomize` (the kubectl of
+//! tests/tools/install.sh, `FLOTILLA_KUBECTL`) renders both modes, `deploy/` (cluster-wide) and
+//! `deploy/namespaced/`; in each the controller's pod meets the restricted Pod Security Standard
+//! its namespace enforces (checked field by field, as the admission plugin does: the test
+//! control plane predates Pod Security admission); it runs the image the Containerfile builds,
+//! tagged with the crate's version; its Role lets it read AppProjects; and the namespaced mode
+//! writes only in the namespaces it manages (tests/namespaced_mode.rs runs it under RBAC).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -22,12 +23,15 @@ fn read(file: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// `kubectl kustomize deploy/`: every object `kubectl apply -k deploy/` would send.
-fn rendered() -> Vec<Value> {
+/// The two modes: cluster-wide (`deploy/`) and namespaced.
+const MODES: [&str; 2] = ["", "namespaced"];
+
+/// `kubectl kustomize deploy/MODE`: every object `kubectl apply -k deploy/MODE` would send.
+fn rendered(mode: &str) -> Vec<Value> {
     let kubectl = std::env::var_os("FLOTILLA_KUBECTL").unwrap_or_else(|| "kubectl".into());
     let output = Command::new(&kubectl)
         .arg("kustomize")
-        .arg(root().join("deploy"))
+        .arg(root().join("deploy").join(mode))
         .output()
         .unwrap_or_else(|e| {
             panic!("{kubectl:?} kustomize: {e} (bash tests/tools/install.sh installs it; set FLOTILLA_KUBECTL)")
@@ -35,7 +39,7 @@ fn rendered() -> Vec<Value> {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "kubectl kustomize deploy/: {}",
+        "kubectl kustomize deploy/{mode}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     serde_saphyr::from_multiple(&text).expect("kustomize prints YAML documents")
@@ -51,8 +55,13 @@ fn one<K: serde::de::DeserializeOwned>(objects: &[Value], kind: &str) -> K {
 
 #[test]
 fn the_controller_pod_meets_the_restricted_pod_security_standard() {
-    let objects = rendered();
-    let namespace: Namespace = one(&objects, "Namespace");
+    for mode in MODES {
+        restricted(&rendered(mode));
+    }
+}
+
+fn restricted(objects: &[Value]) {
+    let namespace: Namespace = one(objects, "Namespace");
     let labels = namespace.metadata.labels.unwrap_or_default();
     assert_eq!(
         labels
@@ -60,7 +69,7 @@ fn the_controller_pod_meets_the_restricted_pod_security_standard() {
             .map(String::as_str),
         Some("restricted")
     );
-    let deployment: Deployment = one(&objects, "Deployment");
+    let deployment: Deployment = one(objects, "Deployment");
     assert_eq!(deployment.metadata.namespace, namespace.metadata.name);
     let pod = deployment
         .spec
@@ -127,7 +136,7 @@ fn the_controller_pod_meets_the_restricted_pod_security_standard() {
 /// script the tests install them with.
 #[test]
 fn the_controller_runs_the_image_of_this_version() {
-    let deployment: Deployment = one(&rendered(), "Deployment");
+    let deployment: Deployment = one(&rendered(""), "Deployment");
     let container = &deployment
         .spec
         .and_then(|s| s.template.spec)
@@ -154,7 +163,7 @@ fn the_controller_runs_the_image_of_this_version() {
 
 #[test]
 fn the_controller_may_read_app_projects() {
-    let rbac = read("rbac.yaml");
+    let rbac = read("base/role.yaml");
     let role: Role = rbac
         .split("\n---\n")
         .filter_map(|doc| serde_saphyr::from_str::<Role>(doc).ok())
@@ -176,4 +185,68 @@ fn the_controller_may_read_app_projects() {
     for verb in ["get", "list", "watch"] {
         assert!(rule.verbs.iter().any(|v| v == verb), "{verb}");
     }
+}
+
+/// The namespaced mode grants nothing cluster-wide but reading, and writes (a binding of the
+/// application controller's ClusterRole) only in namespaces the controller manages; the
+/// cluster-wide mode binds that ClusterRole cluster-wide.
+#[test]
+fn the_namespaced_mode_writes_only_in_the_namespaces_it_manages() {
+    let objects = rendered("namespaced");
+    let deployment: Deployment = one(&objects, "Deployment");
+    let control = deployment.metadata.namespace.clone().expect("a namespace");
+    let args = deployment
+        .spec
+        .and_then(|s| s.template.spec)
+        .expect("a pod spec")
+        .containers[0]
+        .args
+        .clone()
+        .unwrap_or_default();
+    let managed: Vec<String> = args
+        .iter()
+        .filter_map(|a| a.strip_prefix("--application-namespaces="))
+        .flat_map(|list| list.split(',').map(str::to_owned))
+        .collect();
+    assert!(!managed.is_empty(), "{args:?}");
+    let read_only = ["get", "list", "watch"];
+    for binding in objects.iter().filter(|o| o["kind"] == "ClusterRoleBinding") {
+        let role = &binding["roleRef"]["name"];
+        let cluster_role = objects
+            .iter()
+            .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == *role)
+            .unwrap_or_else(|| panic!("ClusterRole {role}"));
+        for rule in cluster_role["rules"].as_array().expect("rules") {
+            for verb in rule["verbs"].as_array().expect("verbs") {
+                assert!(
+                    read_only.contains(&verb.as_str().unwrap()),
+                    "ClusterRole {role} bound cluster-wide may {verb}"
+                );
+            }
+        }
+    }
+    let bound: Vec<&str> = objects
+        .iter()
+        .filter(|o| o["kind"] == "RoleBinding")
+        .map(|o| o["metadata"]["namespace"].as_str().expect("namespaced"))
+        .collect();
+    for namespace in &managed {
+        assert!(
+            bound.contains(&namespace.as_str()),
+            "no RoleBinding in {namespace}"
+        );
+    }
+    for namespace in bound {
+        assert!(
+            namespace == control || managed.iter().any(|m| m == namespace),
+            "RoleBinding in {namespace}, which the controller does not manage"
+        );
+    }
+    let cluster_wide = rendered("");
+    assert!(
+        cluster_wide
+            .iter()
+            .any(|o| o["kind"] == "ClusterRoleBinding"
+                && o["roleRef"]["name"] == "flotilla-application-controller")
+    );
 }

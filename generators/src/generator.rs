@@ -25,6 +25,8 @@ pub struct GenerateContext<'a> {
     clusters: &'a dyn ClusterInventory,
     git: &'a dyn GitReader,
     namespace: NamespaceSources<'a>,
+    /// The project whose repository credentials git generators fetch with.
+    project: Option<&'a str>,
     snapshots: Mutex<BTreeMap<(String, String), GitSnapshot>>,
 }
 
@@ -71,6 +73,7 @@ impl<'a> GenerateContext<'a> {
             clusters,
             git,
             namespace: NamespaceSources::offline(),
+            project: None,
             snapshots: Mutex::new(BTreeMap::new()),
         }
     }
@@ -79,6 +82,14 @@ impl<'a> GenerateContext<'a> {
     #[must_use]
     pub fn with_namespace(mut self, namespace: NamespaceSources<'a>) -> Self {
         self.namespace = namespace;
+        self
+    }
+
+    /// The same context fetching repositories with the credentials of `project` (see
+    /// [`GitReader::resolve`]).
+    #[must_use]
+    pub fn with_project(mut self, project: Option<&'a str>) -> Self {
+        self.project = project;
         self
     }
 
@@ -121,7 +132,7 @@ impl<'a> GenerateContext<'a> {
         if let Some(found) = self.lock_snapshots().get(&key) {
             return Ok(found.clone());
         }
-        let commit = self.git.resolve(repo_url, revision)?;
+        let commit = self.git.resolve(repo_url, revision, self.project)?;
         let mut files = self.git.list_files(repo_url, &commit)?;
         files.sort();
         let snapshot = GitSnapshot {

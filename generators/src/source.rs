@@ -70,11 +70,18 @@ pub enum GitError {
 /// Read access to git repositories: resolve a revision to a commit, then list and read the tree
 /// at that commit, so one generation sees one consistent snapshot.
 pub trait GitReader: Send + Sync {
-    /// The commit sha `revision` (branch, tag, sha; empty for `HEAD`) points to.
+    /// The commit sha `revision` (branch, tag, sha; empty for `HEAD`) points to, fetched with the
+    /// credentials of `project` (the ApplicationSet template's project, when not templated: a
+    /// repository Secret scoped to it is used, as for its Applications), else unscoped ones.
     ///
     /// # Errors
     /// Unknown revision, unreachable repository.
-    fn resolve(&self, repo_url: &str, revision: &str) -> Result<String, GitError>;
+    fn resolve(
+        &self,
+        repo_url: &str,
+        revision: &str,
+        project: Option<&str>,
+    ) -> Result<String, GitError>;
 
     /// Every blob path (`apps/a/config.json`) in the tree of `commit`, relative to the root.
     ///

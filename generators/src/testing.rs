@@ -81,7 +81,12 @@ impl MemoryGit {
 }
 
 impl GitReader for MemoryGit {
-    fn resolve(&self, repo_url: &str, revision: &str) -> Result<String, GitError> {
+    fn resolve(
+        &self,
+        repo_url: &str,
+        revision: &str,
+        _project: Option<&str>,
+    ) -> Result<String, GitError> {
         self.resolves.fetch_add(1, Ordering::SeqCst);
         let revision = if revision.is_empty() {
             "HEAD"

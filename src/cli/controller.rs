@@ -1,4 +1,5 @@
-//! `flotilla controller`: runs the ApplicationSet and Application controllers in one namespace,
+//! `flotilla controller`: runs the ApplicationSet and Application controllers in one namespace
+//! (and the Application controller in the namespaces `--application-namespaces` names),
 //! with leader election through a Lease, optional `/metrics` and web view endpoints, and a graceful shutdown on Ctrl-C
 //! or SIGTERM.
 
@@ -11,7 +12,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::FutureExt;
 
+use k8s_openapi::api::core::v1::Namespace;
+
 use crate::cluster::watched_secrets::WatchedSecrets;
+use crate::controller::application_namespaces::ApplicationNamespaces;
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::endpoint::Endpoint;
@@ -58,6 +62,14 @@ pub struct ControllerArgs {
     /// (default: the kubeconfig's or service account's namespace).
     #[arg(long, short = 'n')]
     pub namespace: Option<String>,
+    /// Namespaces besides --namespace whose Applications it manages (Argo CD's
+    /// `application.namespaces`): names or globs, comma-separated or repeated, `!` denies.
+    /// Applications there may use only projects whose `sourceNamespaces` permit their
+    /// namespace; Applications of other namespaces are ignored. Globs are matched against the
+    /// namespaces listed at start (listing them needs cluster-wide `list namespaces`); names are
+    /// used as given.
+    #[arg(long = "application-namespaces", value_name = "GLOB[,GLOB]")]
+    pub application_namespaces: Vec<String>,
     #[command(flatten)]
     pub cluster: crate::cli::connect::KubeconfigArgs,
     /// Serve `/metrics` (Prometheus), `/healthz` and `/readyz` on this address, e.g. 0.0.0.0:8080.
@@ -127,6 +139,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let repos = LocalRepos::from_mappings(&args.repos)?;
+    let managed = ApplicationNamespaces::parse(&args.application_namespaces)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(BLOCKING_THREADS)
@@ -181,7 +194,8 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             tokio::spawn(serve(listener, Limits::default(), view, shutdown.clone()));
             tracing::info!(%address, "serving the web view");
         }
-        tracing::info!(%namespace, identity = %lease.identity(), "starting");
+        let app_namespaces = managed_namespaces(&lease_client, &managed, &namespace).await?;
+        tracing::info!(%namespace, ?app_namespaces, identity = %lease.identity(), "starting");
         let cache = args
             .repo_cache
             .clone()
@@ -192,19 +206,48 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             .with_fetch_reuse(args.repo_refresh)
             .with_credentials(Arc::new(credentials), args.ssh_known_hosts.clone());
         let cache = Arc::new(cache);
-        let applications = ApplicationContext::new(
-            client.clone(),
-            connect,
-            namespace.clone(),
-            Arc::clone(&cache),
-            args.app_resync,
-            Arc::clone(&metrics),
-        )
-        .with_settings_config_map(&args.settings_config_map);
+        let applications = std::iter::once(&namespace)
+            .chain(&app_namespaces)
+            .map(|app_namespace| {
+                let ctx = ApplicationContext::new(
+                    client.clone(),
+                    connect.clone(),
+                    namespace.clone(),
+                    Arc::clone(&cache),
+                    args.app_resync,
+                    Arc::clone(&metrics),
+                )
+                .with_settings_config_map(&args.settings_config_map)
+                .managing(app_namespace);
+                Arc::new(ctx)
+            })
+            .collect();
         let ctx = AppSetContext::new(client, namespace, cache, args.git_poll, metrics);
-        crate::controller::run(Arc::new(ctx), Arc::new(applications), lease, shutdown).await?;
+        crate::controller::run(Arc::new(ctx), applications, lease, shutdown).await?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The namespaces besides `control` whose Applications are managed: the names as given, or
+/// (with globs) the existing namespaces they select.
+async fn managed_namespaces(
+    client: &kube::Client,
+    managed: &ApplicationNamespaces,
+    control: &str,
+) -> anyhow::Result<Vec<String>> {
+    if let Some(names) = managed.literal(control) {
+        return Ok(names);
+    }
+    let namespaces: kube::Api<Namespace> = kube::Api::all(client.clone());
+    let existing: Vec<String> = namespaces
+        .list_metadata(&kube::api::ListParams::default())
+        .await
+        .context("--application-namespaces has globs: listing namespaces")?
+        .items
+        .into_iter()
+        .filter_map(|namespace| namespace.metadata.name)
+        .collect();
+    Ok(managed.select(&existing, control))
 }
 
 /// `<host name>-<process id>`, unique enough among replicas outside a pod.

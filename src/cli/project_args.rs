@@ -23,7 +23,8 @@ pub struct ProjectArgs {
 }
 
 impl ProjectArgs {
-    /// The projects of the files; without files, every project permits everything.
+    /// The projects of the files, kept in the namespace the files name (the control plane's,
+    /// for `sourceNamespaces`); without files, every project permits everything.
     ///
     /// # Errors
     /// An unreadable file or one that is not a usable AppProject, naming the file and field.
@@ -34,9 +35,19 @@ impl ProjectArgs {
         let projects = self
             .projects
             .iter()
-            .map(|path| read(path).map(|p| (p.metadata.name.unwrap_or_default(), p.spec)))
+            .map(|path| read(path))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok(Projects::new(projects))
+        // The control plane's namespace is where the projects live: their files' namespace.
+        let namespace = projects.iter().find_map(|p| p.metadata.namespace.clone());
+        let projects = Projects::new(
+            projects
+                .into_iter()
+                .map(|p| (p.metadata.name.unwrap_or_default(), p.spec)),
+        );
+        Ok(match namespace {
+            Some(namespace) => projects.in_namespace(&namespace),
+            None => projects,
+        })
     }
 
     /// The admission of objects by the one project given, deploying to the in-cluster

@@ -1,4 +1,5 @@
-//! The AppProjects of the controller's namespace, kept by a watch started on first use: every
+//! The AppProjects of the controller's namespace, kept by a watch started on first use, with the
+//! repositories its project-scoped repository Secrets name (a watch of those Secrets): every
 //! decision reads the projects as they are now, without a request.
 
 use kube::runtime::watcher;
@@ -10,15 +11,20 @@ use crate::duration::format_duration;
 use crate::project::Projects;
 
 use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
+use super::live_inventory::LiveInventoryError;
+use super::watched_secrets::WatchedSecrets;
+use crate::secrets::repository::scoped_repositories;
 
 /// The projects cannot be read.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "AppProjects in namespace {namespace}: the watch has not listed within {}",
-    format_duration(LIST_TIMEOUT)
-)]
-pub struct ProjectsWatchError {
-    pub namespace: String,
+pub enum ProjectsWatchError {
+    #[error(
+        "AppProjects in namespace {namespace}: the watch has not listed within {}",
+        format_duration(LIST_TIMEOUT)
+    )]
+    Projects { namespace: String },
+    #[error("the project-scoped repositories: {0}")]
+    Repositories(#[source] LiveInventoryError),
 }
 
 /// The watched AppProjects of one namespace.
@@ -26,6 +32,7 @@ pub struct WatchedProjects {
     client: Client,
     namespace: String,
     watch: OnceCell<ListedWatch<AppProject>>,
+    repository_secrets: WatchedSecrets,
 }
 
 impl WatchedProjects {
@@ -33,32 +40,40 @@ impl WatchedProjects {
     #[must_use]
     pub fn new(client: Client, namespace: &str) -> Self {
         Self {
+            repository_secrets: WatchedSecrets::repository_credentials(client.clone(), namespace),
             client,
             namespace: namespace.to_owned(),
             watch: OnceCell::new(),
         }
     }
 
-    /// The projects now.
+    /// The projects now, kept in this namespace, with their scoped repositories.
     ///
     /// # Errors
-    /// The watch has not listed in time (say, it is forbidden or the CRD is not installed).
+    /// A watch has not listed in time (say, it is forbidden or the CRD is not installed).
     pub async fn current(&self) -> Result<Projects, ProjectsWatchError> {
         let watch = self.watch.get_or_try_init(|| self.start()).await?;
+        let secrets = self
+            .repository_secrets
+            .current()
+            .await
+            .map_err(ProjectsWatchError::Repositories)?;
         Ok(Projects::new(
             watch
                 .store()
                 .state()
                 .iter()
                 .map(|project| (project.name_any(), project.spec.clone())),
-        ))
+        )
+        .in_namespace(&self.namespace)
+        .with_scoped_repositories(scoped_repositories(secrets.iter().map(AsRef::as_ref))))
     }
 
     async fn start(&self) -> Result<ListedWatch<AppProject>, ProjectsWatchError> {
         let api: Api<AppProject> = Api::namespaced(self.client.clone(), &self.namespace);
         ListedWatch::start(api, watcher::Config::default(), "the AppProjects")
             .await
-            .ok_or_else(|| ProjectsWatchError {
+            .ok_or_else(|| ProjectsWatchError::Projects {
                 namespace: self.namespace.clone(),
             })
     }

@@ -6,6 +6,7 @@
 //! delivers it.
 
 use std::fmt;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::runtime::watcher;
@@ -72,10 +73,19 @@ impl WatchedSecrets {
     /// The watch has not listed the Secrets within [`LIST_TIMEOUT`] (say, it is forbidden), or
     /// a cluster Secret has no `server` or an unreadable `config`.
     pub async fn registered(&self) -> Result<Vec<RegisteredCluster>, LiveInventoryError> {
+        let secrets = self.current().await?;
+        registered_from(secrets.iter().map(AsRef::as_ref), &self.namespace)
+    }
+
+    /// The watched Secrets now, sorted by name.
+    ///
+    /// # Errors
+    /// The watch has not listed the Secrets within [`LIST_TIMEOUT`] (say, it is forbidden).
+    pub async fn current(&self) -> Result<Vec<Arc<Secret>>, LiveInventoryError> {
         let watch = self.watch.get_or_try_init(|| self.start()).await?;
         let mut secrets = watch.store().state();
         secrets.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-        registered_from(secrets.iter().map(AsRef::as_ref), &self.namespace)
+        Ok(secrets)
     }
 
     /// Starts the watch and waits until it has listed.

@@ -58,8 +58,8 @@ pub struct Metrics {
     reconcile_total: AtomicU64,
     application_reconcile_total: AtomicU64,
     /// Counts the Applications by status when scraped (from the controller's watch), so no
-    /// reconcile pays for counting them all.
-    count_applications: Mutex<Option<ApplicationCounter>>,
+    /// reconcile pays for counting them all; one counter per namespace of Applications.
+    count_applications: Mutex<BTreeMap<String, ApplicationCounter>>,
 }
 
 /// Reconcile durations from 5 ms to about 3 minutes (an Application's reconcile includes its
@@ -128,7 +128,7 @@ impl Default for Metrics {
             registry,
             reconcile_total: AtomicU64::new(0),
             application_reconcile_total: AtomicU64::new(0),
-            count_applications: Mutex::new(None),
+            count_applications: Mutex::default(),
         }
     }
 }
@@ -184,10 +184,11 @@ impl Metrics {
         self.application_reconcile_total.load(Ordering::Relaxed)
     }
 
-    /// Sets what counts the Applications per (sync, health) status on each scrape.
-    pub fn count_applications_with(&self, counter: ApplicationCounter) {
+    /// Sets what counts the Applications of `namespace` per (sync, health) status on each
+    /// scrape (the counts of every namespace are added).
+    pub fn count_applications_with(&self, namespace: &str, counter: ApplicationCounter) {
         if let Ok(mut applications) = self.count_applications.lock() {
-            *applications = Some(counter);
+            applications.insert(namespace.to_owned(), counter);
         }
     }
 
@@ -208,12 +209,12 @@ impl Metrics {
     /// Every metric in the OpenMetrics text format, the Applications counted now.
     #[must_use]
     pub fn render(&self) -> String {
-        let counts = self
-            .count_applications
-            .lock()
-            .ok()
-            .and_then(|counter| counter.as_ref().map(|count| count()))
-            .unwrap_or_default();
+        let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+        if let Ok(counters) = self.count_applications.lock() {
+            for (status, n) in counters.values().flat_map(|count| count()) {
+                *counts.entry(status).or_default() += n;
+            }
+        }
         self.applications.clear();
         for ((sync, health), n) in counts {
             let labels = StatusLabels { sync, health };
@@ -242,9 +243,14 @@ mod tests {
         metrics.application_reconciled(None);
         metrics.synced("Succeeded");
         metrics.observe_reconcile(Reconciler::Application, Duration::from_millis(30));
-        metrics.count_applications_with(Box::new(|| {
-            BTreeMap::from([(("Synced".to_string(), "Healthy".to_string()), 3)])
-        }));
+        metrics.count_applications_with(
+            "a",
+            Box::new(|| BTreeMap::from([(("Synced".to_string(), "Healthy".to_string()), 1)])),
+        );
+        metrics.count_applications_with(
+            "b",
+            Box::new(|| BTreeMap::from([(("Synced".to_string(), "Healthy".to_string()), 2)])),
+        );
         assert_eq!(metrics.reconcile_count(), 3);
         assert_eq!(metrics.application_reconcile_count(), 1);
         let text = metrics.render();
@@ -273,14 +279,17 @@ mod tests {
         let metrics = Metrics::default();
         let healthy = std::sync::Arc::new(AtomicU64::new(2));
         let counted = std::sync::Arc::clone(&healthy);
-        metrics.count_applications_with(Box::new(move || {
-            let n = counted.load(Ordering::Relaxed);
-            if n == 0 {
-                BTreeMap::new()
-            } else {
-                BTreeMap::from([(("Synced".into(), "Healthy".into()), n)])
-            }
-        }));
+        metrics.count_applications_with(
+            "ns",
+            Box::new(move || {
+                let n = counted.load(Ordering::Relaxed);
+                if n == 0 {
+                    BTreeMap::new()
+                } else {
+                    BTreeMap::from([(("Synced".into(), "Healthy".into()), n)])
+                }
+            }),
+        );
         assert!(metrics.render().contains("health=\"Healthy\"} 2\n"));
         healthy.store(0, Ordering::Relaxed);
         assert!(

@@ -1,5 +1,6 @@
 //! The controller: reconciles ApplicationSets into Applications, and Applications into their
-//! destination clusters, in one namespace while holding a Lease. The decisions live in the pure
+//! destination clusters (the Applications of its namespace and of the namespaces it manages
+//! besides, one Application controller each) while holding a Lease. The decisions live in the pure
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
 //! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
 //! [`running_syncs`],
@@ -7,6 +8,7 @@
 //! [`endpoint`]) and [`run`] ties them together; [`leader`] decides the election.
 
 pub mod application;
+pub mod application_namespaces;
 pub mod application_reconciler;
 pub mod appset;
 pub mod appset_reconciler;
@@ -45,7 +47,7 @@ use lease_lock::{LeaseError, LeaseLock};
 /// The Lease could not be released at shutdown.
 pub async fn run(
     ctx: Arc<AppSetContext>,
-    applications: Arc<ApplicationContext>,
+    applications: Vec<Arc<ApplicationContext>>,
     lease: LeaseLock,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LeaseError> {
@@ -67,7 +69,11 @@ pub async fn run(
         let mut controller = Box::pin(
             futures::future::join(
                 appset_reconciler::run(Arc::clone(&ctx), stopped.clone()),
-                application_reconciler::run(Arc::clone(&applications), stopped),
+                futures::future::join_all(
+                    applications
+                        .iter()
+                        .map(|ctx| application_reconciler::run(Arc::clone(ctx), stopped.clone())),
+                ),
             )
             .map(drop)
             .fuse(),

@@ -54,7 +54,8 @@ pub async fn resolve_sources(
         wanted
             .into_iter()
             .map(
-                |source| match repos.resolve(&source.repo_url, &source.target_revision) {
+                // Unscoped credentials: a source is keyed by repository and revision only.
+                |source| match repos.resolve(&source.repo_url, &source.target_revision, None) {
                     Ok(commit) => Ok((source, commit)),
                     Err(error) => Err(RolloutError::Resolve {
                         repo_url: source.repo_url,

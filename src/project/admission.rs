@@ -1,5 +1,6 @@
 //! The one project check of an Application, used by every runner (the controller, `render`,
-//! `plan`, `sync`, `simulate`): its project exists and permits its repository and destination;
+//! `plan`, `sync`, `simulate`): its project exists, may be used from the Application's
+//! namespace and permits its repository and destination;
 //! the [`Admission`] then judges each object before the first write.
 
 use crate::api::app_project::AppProjectSpec;
@@ -9,13 +10,16 @@ use super::Projects;
 use super::destinations::{ClusterIdentity, Place, permit_destination};
 use super::kinds::{Deployed, permit_object};
 use super::refusal::Refusal;
+use super::source_namespaces::permit_source_namespace;
 use super::sources::permit_source;
 
-/// Where an Application's projects are looked up and which cluster its destination is.
+/// Where an Application's projects are looked up, which cluster its destination is and which
+/// namespace the Application lives in (`None`: unknown, taken as the control plane's).
 #[derive(Debug, Clone, Copy)]
 pub struct ProjectScope<'a> {
     pub projects: &'a Projects,
     pub cluster: &'a ClusterIdentity,
+    pub namespace: Option<&'a str>,
 }
 
 /// An Application its project admitted: what its objects are judged against.
@@ -63,7 +67,9 @@ pub fn admit(spec: &ApplicationSpec, scope: ProjectScope<'_>) -> Result<Admissio
         .map_err(|missing| Refusal::MissingProject {
             project: missing.name,
         })?;
-    permit_source(name, &project, &spec.source.repo_url)?;
+    permit_source_namespace(name, &project, scope.projects.namespace(), scope.namespace)?;
+    let scoped = scope.projects.scoped_repositories(name);
+    permit_source(name, &project, scoped, &spec.source.repo_url)?;
     let namespace = spec.destination.namespace.as_deref().unwrap_or_default();
     permit_destination(
         name,

@@ -1,13 +1,16 @@
 //! Projects: what the Applications of each project may deploy, from where, to where and when.
 //! [`Projects`] is the pure lookup every decision uses (the controller fills it from a watch,
 //! the CLI from `--project` files); the built-in `default` project permits everything until the
-//! operator creates one of that name.
+//! operator creates one of that name. The projects also carry the namespace they live in (the
+//! control plane's: Applications elsewhere need `sourceNamespaces`) and the repositories each
+//! project's own repository Secrets name (permitted as if in `sourceRepos`).
 
 pub mod admission;
 pub mod destinations;
 pub mod kinds;
 pub mod pattern;
 pub mod refusal;
+pub mod source_namespaces;
 pub mod sources;
 pub mod windows;
 
@@ -34,6 +37,10 @@ pub struct Projects {
     by_name: BTreeMap<String, AppProjectSpec>,
     /// Every name is the permit-everything project (nothing is checked).
     unchecked: bool,
+    /// The namespace the projects live in (the control plane's), when known.
+    namespace: Option<String>,
+    /// The repository URLs of the Secrets scoped to each project.
+    scoped_repositories: BTreeMap<String, Vec<String>>,
 }
 
 impl Projects {
@@ -42,16 +49,57 @@ impl Projects {
     pub fn new(projects: impl IntoIterator<Item = (String, AppProjectSpec)>) -> Self {
         Self {
             by_name: projects.into_iter().collect(),
-            unchecked: false,
+            ..Self::default()
         }
+    }
+
+    /// These projects, kept in the control plane's namespace `namespace`: Applications of other
+    /// namespaces may use only projects whose `sourceNamespaces` permit theirs.
+    #[must_use]
+    pub fn in_namespace(self, namespace: &str) -> Self {
+        Self {
+            namespace: Some(namespace.to_owned()),
+            ..self
+        }
+    }
+
+    /// These projects, with the repositories of project-scoped repository Secrets, as
+    /// (project, URL) pairs.
+    #[must_use]
+    pub fn with_scoped_repositories(
+        self,
+        scoped: impl IntoIterator<Item = (String, String)>,
+    ) -> Self {
+        let mut scoped_repositories: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (project, url) in scoped {
+            scoped_repositories.entry(project).or_default().push(url);
+        }
+        Self {
+            scoped_repositories,
+            ..self
+        }
+    }
+
+    /// The control plane's namespace, when known.
+    #[must_use]
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// The repositories of the Secrets scoped to project `name`.
+    #[must_use]
+    pub fn scoped_repositories(&self, name: &str) -> &[String] {
+        self.scoped_repositories
+            .get(name)
+            .map_or(&[], Vec::as_slice)
     }
 
     /// No projects are checked: every name permits everything (the CLI without `--project`).
     #[must_use]
     pub fn unchecked() -> Self {
         Self {
-            by_name: BTreeMap::new(),
             unchecked: true,
+            ..Self::default()
         }
     }
 
@@ -73,8 +121,9 @@ impl Projects {
     }
 }
 
-/// The built-in `default` project: any repository, any destination, any kind (as Argo CD
-/// creates it).
+/// The built-in `default` project: any repository, any destination, any kind, and (as Argo CD
+/// creates it, without `sourceNamespaces`) only for Applications in the control plane's
+/// namespace.
 #[must_use]
 pub fn permit_all() -> AppProjectSpec {
     AppProjectSpec {
@@ -90,7 +139,6 @@ pub fn permit_all() -> AppProjectSpec {
             kind: "*".to_owned(),
             name: String::new(),
         }],
-        source_namespaces: vec!["*".to_owned()],
         ..AppProjectSpec::default()
     }
 }

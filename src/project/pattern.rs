@@ -56,6 +56,43 @@ impl Pattern {
     }
 }
 
+/// What a list of entries (`sourceRepos`, `sourceNamespaces`) makes of a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListVerdict {
+    /// An allow entry matches and no deny entry does.
+    Permitted,
+    /// This `!` entry matches.
+    Denied(String),
+    /// No allow entry matches.
+    Unmatched,
+}
+
+/// Judges `value` by `entries` (each compared as `prepare` makes it): a matching deny entry
+/// wins, else some allow entry must match.
+///
+/// # Errors
+/// The index of an entry that is not a usable glob, with why.
+pub fn judge_list(
+    entries: &[String],
+    value: &str,
+    prepare: impl Fn(&str) -> String,
+) -> Result<ListVerdict, (usize, PatternError)> {
+    let mut allowed = false;
+    for (index, entry) in entries.iter().enumerate() {
+        let pattern = Pattern::parse(&prepare(entry)).map_err(|error| (index, error))?;
+        let matched = pattern.matches(value);
+        if pattern.denies() && matched {
+            return Ok(ListVerdict::Denied(entry.clone()));
+        }
+        allowed |= !pattern.denies() && matched;
+    }
+    Ok(if allowed {
+        ListVerdict::Permitted
+    } else {
+        ListVerdict::Unmatched
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +109,19 @@ mod tests {
         assert!(!either.matches("dev-eu"));
         assert!(Pattern::parse("!*").is_err());
         assert!(Pattern::parse("a[").is_err());
+    }
+
+    #[test]
+    fn a_list_permits_when_an_allow_entry_matches_and_no_deny_entry() {
+        let entries = ["team-*".to_owned(), "!team-secret".to_owned()];
+        let judge = |value| judge_list(&entries, value, str::to_owned).unwrap();
+        assert_eq!(judge("team-a"), ListVerdict::Permitted);
+        assert_eq!(
+            judge("team-secret"),
+            ListVerdict::Denied("!team-secret".to_owned())
+        );
+        assert_eq!(judge("other"), ListVerdict::Unmatched);
+        let broken = ["ok".to_owned(), "a[".to_owned()];
+        assert_eq!(judge_list(&broken, "x", str::to_owned).unwrap_err().0, 1);
     }
 }

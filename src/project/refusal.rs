@@ -21,6 +21,12 @@ pub enum Refusal {
         repo: String,
         rule: String,
     },
+    #[error("an Application in namespace {namespace} may not use project {project:?}: {rule}")]
+    SourceNamespace {
+        project: String,
+        namespace: String,
+        rule: String,
+    },
     #[error("destination {destination} is not permitted in project {project:?}: {rule}")]
     Destination {
         project: String,

@@ -32,6 +32,7 @@ pub fn admitted(
             let scope = ProjectScope {
                 projects,
                 cluster: &cluster,
+                namespace: app.metadata.namespace.as_deref(),
             };
             match admit(&app.spec, scope) {
                 Ok(_) => true,

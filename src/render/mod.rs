@@ -145,8 +145,13 @@ pub fn render_application_set(
         },
     )?;
     let renderer = Renderer::new(mode);
+    // Git generators read with the template's project's credentials, unless it is templated
+    // (then only unscoped Secrets serve them), as in Argo CD.
+    let project = Some(spec.template.spec.project.as_str())
+        .filter(|project| !project.is_empty() && !project.contains("{{"));
     let context = GenerateContext::new(&renderer, sources.clusters, sources.git)
-        .with_namespace(sources.namespace);
+        .with_namespace(sources.namespace)
+        .with_project(project);
     let sets = generate_all(&spec.generators, &context).map_err(|error| RenderError::Generate {
         appset: appset_name.clone(),
         error: Box::new(error),

@@ -14,10 +14,15 @@ fn unavailable(error: impl std::fmt::Display) -> GitError {
 }
 
 impl GitReader for RepoCache {
-    fn resolve(&self, repo_url: &str, revision: &str) -> Result<String, GitError> {
-        match self.commit(repo_url, revision, None) {
+    fn resolve(
+        &self,
+        repo_url: &str,
+        revision: &str,
+        project: Option<&str>,
+    ) -> Result<String, GitError> {
+        match self.commit(repo_url, revision, project) {
             Ok(Some((_, commit))) => Ok(commit),
-            Ok(None) => self.local_repos().resolve(repo_url, revision),
+            Ok(None) => self.local_repos().resolve(repo_url, revision, project),
             Err(FetchError::Revision { revision, .. }) => {
                 Err(GitError::RevisionNotFound { revision })
             }
@@ -67,7 +72,7 @@ mod tests {
         let mapped =
             LocalRepos::from_mappings(&[format!("{url}={}", origin.path().display())]).unwrap();
         let cache = RepoCache::new(cache_dir.path(), mapped);
-        let commit = GitReader::resolve(&cache, url, "main").unwrap();
+        let commit = GitReader::resolve(&cache, url, "main", None).unwrap();
         assert_eq!(commit.len(), 40);
         assert_eq!(
             cache.list_files(url, &commit).unwrap(),
@@ -78,7 +83,7 @@ mod tests {
             b"{}"
         );
         assert!(matches!(
-            GitReader::resolve(&cache, url, "nope"),
+            GitReader::resolve(&cache, url, "nope", None),
             Err(GitError::RevisionNotFound { .. })
         ));
         assert!(matches!(

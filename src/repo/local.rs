@@ -98,7 +98,13 @@ fn unavailable(error: impl std::fmt::Display) -> GitError {
 }
 
 impl GitReader for LocalRepos {
-    fn resolve(&self, repo_url: &str, revision: &str) -> Result<String, GitError> {
+    /// Local repositories need no credentials: `project` is not used.
+    fn resolve(
+        &self,
+        repo_url: &str,
+        revision: &str,
+        _project: Option<&str>,
+    ) -> Result<String, GitError> {
         match self.reader(repo_url)? {
             Reader::Git(git) => git
                 .resolve(revision)
@@ -149,7 +155,7 @@ mod tests {
             LocalRepos::from_mappings(&[format!("https://x/repo.git={}", dir.path().display())])
                 .unwrap();
         assert_eq!(
-            plain.resolve("https://x/repo.git", "main").unwrap(),
+            plain.resolve("https://x/repo.git", "main", None).unwrap(),
             WORKING_TREE
         );
         assert_eq!(
@@ -162,7 +168,7 @@ mod tests {
         git(dir.path(), &["init", "-q", "-b", "main"]);
         git(dir.path(), &["add", "-A"]);
         git(dir.path(), &["commit", "-q", "-m", "one"]);
-        let first = plain.resolve("https://x/repo.git", "main").unwrap();
+        let first = plain.resolve("https://x/repo.git", "main", None).unwrap();
         assert_eq!(first.len(), 40);
         std::fs::write(dir.path().join("apps/a/config.json"), "{\"v\": 2}").unwrap();
         git(dir.path(), &["commit", "-q", "-am", "two"]);
@@ -174,7 +180,7 @@ mod tests {
             b"{\"v\": 1}"
         );
         assert!(matches!(
-            plain.resolve("https://x/repo.git", "no-such-branch"),
+            plain.resolve("https://x/repo.git", "no-such-branch", None),
             Err(GitError::RevisionNotFound { .. })
         ));
         assert!(matches!(
@@ -187,7 +193,7 @@ mod tests {
     fn unmapped_remote_urls_say_how_to_map_them() {
         let repos = LocalRepos::default();
         let err = repos
-            .resolve("https://git.example.com/x.git", "main")
+            .resolve("https://git.example.com/x.git", "main", None)
             .unwrap_err();
         assert!(
             err.to_string()

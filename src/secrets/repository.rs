@@ -234,6 +234,24 @@ pub fn credentials_for<'a>(
     }))
 }
 
+/// The (project, URL) of every `repository` Secret scoped to a project: its project permits that
+/// repository as if listed in `sourceRepos`, as Argo CD's project-scoped repositories are.
+/// Secrets whose `url` or `project` cannot be read are left out (they serve no repository).
+#[must_use]
+pub fn scoped_repositories<'a>(
+    secrets: impl IntoIterator<Item = &'a Secret>,
+) -> Vec<(String, String)> {
+    secrets
+        .into_iter()
+        .filter(|secret| secret_type(secret) == Some(SECRET_TYPE_REPOSITORY))
+        .filter_map(|secret| {
+            let project = secret_field(secret, "project").ok().flatten()?;
+            let url = secret_field(secret, "url").ok().flatten()?;
+            (!project.is_empty() && !url.is_empty()).then_some((project, url))
+        })
+        .collect()
+}
+
 /// The `argocd.argoproj.io/secret-type` label of `secret`.
 fn secret_type(secret: &Secret) -> Option<&str> {
     secret
@@ -462,6 +480,27 @@ mod tests {
         assert_eq!(
             refused("{url: 'https://h/x', password: \"a\\nb\"}"),
             "Secret bad: field password: must be one line"
+        );
+    }
+
+    #[test]
+    fn scoped_repository_secrets_name_their_projects_repositories() {
+        let secrets = [
+            secret("a", "repository", "{url: 'https://h/a', project: team-a}"),
+            secret("global", "repository", "{url: 'https://h/g'}"),
+            secret(
+                "creds",
+                "repo-creds",
+                "{url: 'https://h/', project: team-a}",
+            ),
+            secret("b", "repository", "{url: 'https://h/b', project: team-b}"),
+        ];
+        assert_eq!(
+            scoped_repositories(&secrets),
+            [
+                ("team-a".to_owned(), "https://h/a".to_owned()),
+                ("team-b".to_owned(), "https://h/b".to_owned())
+            ]
         );
     }
 

@@ -334,6 +334,7 @@ mod tests {
         ProjectScope {
             projects: &PROJECTS,
             cluster: &CLUSTER,
+            namespace: None,
         }
     }
 
@@ -355,6 +356,7 @@ mod tests {
         let scope = ProjectScope {
             projects: &projects,
             cluster: &cluster,
+            namespace: None,
         };
         let derive = |spec: &ApplicationSpec| {
             sync_settings(

@@ -109,9 +109,14 @@ pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Dura
     let readiness = lease.readiness();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        flotilla::controller::run(Arc::new(appsets), Arc::new(applications), lease, async {
-            let _ = stopped.await;
-        })
+        flotilla::controller::run(
+            Arc::new(appsets),
+            vec![Arc::new(applications)],
+            lease,
+            async {
+                let _ = stopped.await;
+            },
+        )
         .await
         .expect("the Lease is released");
     });

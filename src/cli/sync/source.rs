@@ -180,6 +180,7 @@ impl SyncSource {
         let scope = ProjectScope {
             projects,
             cluster: &cluster,
+            namespace: self.metadata.namespace.as_deref(),
         };
         sync_settings(&self.metadata, &self.spec, None, overrides, process, scope).map_err(
             |error| SourceError::Settings {

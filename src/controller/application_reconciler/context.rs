@@ -23,8 +23,11 @@ use crate::sync::execute::ExecuteSettings;
 /// What the Application reconciler needs.
 pub struct ApplicationContext {
     pub client: Client,
-    /// The namespace of the Applications and the cluster Secrets.
+    /// The control plane's namespace: AppProjects, cluster and repository Secrets, settings.
     pub namespace: String,
+    /// The namespace of the Applications it reconciles: `namespace`, or one of the namespaces
+    /// `flotilla controller --application-namespaces` manages besides it.
+    pub app_namespace: String,
     pub repos: Arc<RepoCache>,
     pub clusters: ClusterClients,
     /// How often an Application is compared again without a change (Argo CD: 3 min).
@@ -71,6 +74,7 @@ impl ApplicationContext {
             ),
             projects: WatchedProjects::new(client.clone(), &namespace),
             client,
+            app_namespace: namespace.clone(),
             namespace,
             repos,
             resync,
@@ -80,6 +84,16 @@ impl ApplicationContext {
             compared: Mutex::default(),
             compared_customizations: Mutex::default(),
             runs: RunningSyncs::default(),
+        }
+    }
+
+    /// Reconciles the Applications of `namespace` (another than the control plane's, whose
+    /// projects, Secrets and settings it still reads).
+    #[must_use]
+    pub fn managing(self, namespace: &str) -> Self {
+        Self {
+            app_namespace: namespace.to_owned(),
+            ..self
         }
     }
 
@@ -137,6 +151,6 @@ impl ApplicationContext {
     }
 
     pub(super) fn api(&self) -> Api<Application> {
-        Api::namespaced(self.client.clone(), &self.namespace)
+        Api::namespaced(self.client.clone(), &self.app_namespace)
     }
 }

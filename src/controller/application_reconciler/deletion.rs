@@ -250,7 +250,7 @@ pub(super) async fn run_post_delete(
         return Ok(Deletion::Finished(Box::new(app.clone())));
     }
     // Not an entry of the Application's history: its deletion is not a deployment.
-    let store = StatusStore::new(ctx.api(), &ctx.namespace, &name);
+    let store = StatusStore::new(ctx.api(), &ctx.app_namespace, &name);
     if recorded.is_none() {
         store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
         let hooks: Vec<String> = plan.post_delete.iter().map(|t| t.key.to_string()).collect();

@@ -201,12 +201,12 @@ fn wake_on_waited_objects(
         let woken = ctx
             .runs
             .waiting_on(&id)
-            .map(|name| ObjectRef::new(&name).within(&ctx.namespace));
+            .map(|name| ObjectRef::new(&name).within(&ctx.app_namespace));
         futures::future::ready(woken)
     })
 }
 
-/// Runs the Application controller in `ctx.namespace` until `stop` completes: running syncs are
+/// Runs the Application controller for `ctx.app_namespace` until `stop` completes: running syncs are
 /// then dropped (their operation stays Running, for the next leader to resume) and running
 /// reconciles finish.
 pub async fn run(
@@ -249,8 +249,10 @@ pub async fn run(
     .default_backoff()
     .for_each(|_| futures::future::ready(()));
     let store = controller.store();
-    ctx.metrics
-        .count_applications_with(Box::new(move || application_counts(&store)));
+    ctx.metrics.count_applications_with(
+        &ctx.app_namespace,
+        Box::new(move || application_counts(&store)),
+    );
     // Operations parked by an earlier term may have moved on under another leader: resume
     // them from status.
     ctx.runs.clear();

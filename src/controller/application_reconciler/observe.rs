@@ -45,11 +45,12 @@ pub(super) struct Observed {
     pub(super) admitted: Admitted,
 }
 
-/// What an Application's project was judged with: the projects known and both names of its
-/// destination cluster.
+/// What an Application's project was judged with: the projects known, both names of its
+/// destination cluster and the Application's namespace.
 pub(super) struct Admitted {
     pub(super) projects: Projects,
     pub(super) cluster: ClusterIdentity,
+    pub(super) namespace: Option<String>,
 }
 
 impl Admitted {
@@ -57,6 +58,7 @@ impl Admitted {
         ProjectScope {
             projects: &self.projects,
             cluster: &self.cluster,
+            namespace: self.namespace.as_deref(),
         }
     }
 }
@@ -112,7 +114,11 @@ pub(super) async fn admit_application(
             app: app.name_any(),
             error,
         })?;
-    let admitted = Admitted { projects, cluster };
+    let admitted = Admitted {
+        projects,
+        cluster,
+        namespace: app.namespace(),
+    };
     admit(&app.spec, admitted.scope()).map_err(|refusal| ApplicationError::Project {
         app: app.name_any(),
         refusal,

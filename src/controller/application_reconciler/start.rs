@@ -118,7 +118,7 @@ pub(super) async fn refuse(
     state.phase = crate::sync::OperationPhase::Failed;
     message.clone_into(&mut state.message);
     state.finished_at = Some(Time(now));
-    StatusStore::new(ctx.api(), &ctx.namespace, &name)
+    StatusStore::new(ctx.api(), &ctx.app_namespace, &name)
         .save(&state)
         .await
         .map_err(|error| ApplicationError::Sync {
@@ -188,8 +188,8 @@ pub(super) async fn sync(
         } else {
             manifests(ctx, app, &revision).await?
         };
-    let store =
-        StatusStore::new(ctx.api(), &ctx.namespace, &name).recording_history(initiated_by.clone());
+    let store = StatusStore::new(ctx.api(), &ctx.app_namespace, &name)
+        .recording_history(initiated_by.clone());
     if let (Trigger::Resume { .. }, Some(request), Some(running)) =
         (&trigger, &app.spec.operation, resumed)
         && request_started(request, running)
