@@ -63,7 +63,9 @@ pub fn admit(spec: &ApplicationSpec, scope: ProjectScope<'_>) -> Result<Admissio
         .map_err(|missing| Refusal::MissingProject {
             project: missing.name,
         })?;
-    permit_source(name, &project, &spec.source.repo_url)?;
+    for source in spec.all_sources() {
+        permit_source(name, &project, &source.repo_url)?;
+    }
     let namespace = spec.destination.namespace.as_deref().unwrap_or_default();
     permit_destination(
         name,

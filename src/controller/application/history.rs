@@ -15,10 +15,17 @@ pub fn after_operation(
     initiated_by: &InitiatedBy,
     now: &Time,
 ) -> Option<Vec<RevisionHistory>> {
-    let revision = state.revision.clone().unwrap_or_default();
-    let recorded = history
-        .iter()
-        .any(|entry| entry.deploy_started_at == state.started_at && entry.revision == revision);
+    // A multi-source Application's entry has its sources' `revisions` and no `revision`.
+    let revision = state
+        .revision
+        .clone()
+        .filter(|_| state.revisions.is_empty())
+        .unwrap_or_default();
+    let recorded = history.iter().any(|entry| {
+        entry.deploy_started_at == state.started_at
+            && entry.revision == revision
+            && entry.revisions == state.revisions
+    });
     if state.phase != OperationPhase::Succeeded || recorded {
         return None;
     }
@@ -27,6 +34,7 @@ pub fn after_operation(
     next.push(RevisionHistory {
         id,
         revision,
+        revisions: state.revisions.clone(),
         deploy_started_at: state.started_at.clone(),
         deployed_at: state.finished_at.clone().unwrap_or_else(|| now.clone()),
         initiated_by: initiated_by.clone(),
