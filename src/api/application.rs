@@ -419,8 +419,7 @@ pub struct ResourceStatus {
 pub struct RevisionHistory {
     /// Increasing number of the sync.
     pub id: i64,
-    /// The commit synced (empty for an Application with `sources`).
-    #[serde(default)]
+    /// The commit synced; for an Application with `sources`, their revisions joined by commas.
     pub revision: String,
     /// The revision of each source synced, in order, for an Application with `sources`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

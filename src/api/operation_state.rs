@@ -200,6 +200,7 @@ mod tests {
             phase: OperationPhase::Succeeded,
             message: "successfully synced (all tasks run)".into(),
             revision: Some("9f3c1ab".into()),
+            revisions: Vec::new(),
             operation_id: "op".into(),
             failure: None,
             started_at: None,

@@ -281,7 +281,8 @@ mod tests {
             result.sync,
             SyncStatus {
                 status: SyncStatusCode::OutOfSync,
-                revision: "abc".into()
+                revision: "abc".into(),
+                revisions: Vec::new(),
             }
         );
         assert_eq!(result.health.status, "Missing");

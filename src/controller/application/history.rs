@@ -15,17 +15,11 @@ pub fn after_operation(
     initiated_by: &InitiatedBy,
     now: &Time,
 ) -> Option<Vec<RevisionHistory>> {
-    // A multi-source Application's entry has its sources' `revisions` and no `revision`.
-    let revision = state
-        .revision
-        .clone()
-        .filter(|_| state.revisions.is_empty())
-        .unwrap_or_default();
-    let recorded = history.iter().any(|entry| {
-        entry.deploy_started_at == state.started_at
-            && entry.revision == revision
-            && entry.revisions == state.revisions
-    });
+    // A multi-source Application's entry also lists its sources' `revisions`.
+    let revision = state.revision.clone().unwrap_or_default();
+    let recorded = history
+        .iter()
+        .any(|entry| entry.deploy_started_at == state.started_at && entry.revision == revision);
     if state.phase != OperationPhase::Succeeded || recorded {
         return None;
     }

@@ -174,6 +174,7 @@ mod tests {
             sync: SyncStatus {
                 status: sync.parse().expect("a sync status"),
                 revision: "abc".into(),
+                revisions: Vec::new(),
             },
             health: HealthStatus {
                 status: "Healthy".into(),

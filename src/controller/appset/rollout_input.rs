@@ -257,6 +257,30 @@ mod tests {
     }
 
     #[test]
+    fn a_multi_source_application_is_rolled_out_on_every_revision() {
+        let multi = app(json!({
+            "spec": {"sources": [
+                {"repoURL": "https://charts.example", "chart": "db", "targetRevision": "~1.2"},
+                {"repoURL": "file:///values", "targetRevision": "main", "ref": "values"}
+            ]},
+            "status": {"sync": {"status": "Synced", "revisions": ["1.2.3", "abc"]}}
+        }));
+        let sources = SourceRevision::of(&multi);
+        assert_eq!(sources.len(), 2, "the ignored source is not resolved");
+        let both = BTreeMap::from([
+            (sources[0].clone(), "1.2.3".to_owned()),
+            (sources[1].clone(), "def".to_owned()),
+        ]);
+        assert_eq!(target_revisions(&multi, &both), ["1.2.3", "def"]);
+        let one = BTreeMap::from([(sources[0].clone(), "1.2.3".to_owned())]);
+        assert!(
+            target_revisions(&multi, &one).is_empty(),
+            "unknown while a source is unresolved"
+        );
+        assert_eq!(observed_status(&multi).revisions, ["1.2.3", "abc"]);
+    }
+
+    #[test]
     fn observed_status_reads_health_sync_revision_and_operation() {
         let live = app(json!({"status": {
             "health": {"status": "Progressing", "message": "1/3 pods ready"},
@@ -369,7 +393,7 @@ mod tests {
                                                    "reconciledAt": "2025-01-01T00:00:00Z"}}),
         )];
         let updated = BTreeSet::from(["db".to_string()]);
-        let resolved = BTreeMap::from([(SourceRevision::of(&desired[0]), "new".to_string())]);
+        let resolved = BTreeMap::from([(SourceRevision::of(&desired[0])[0].clone(), "new".to_string())]);
         let input = rollout_input(&Observation {
             now: at(100),
             strategy: rolling_sync(&prior).unwrap(),
