@@ -48,7 +48,10 @@ fn flotilla(args: &[&str]) -> (bool, String, String) {
 }
 
 const CHART: [(&str, &str); 3] = [
-    ("db/Chart.yaml", "apiVersion: v2\nname: db\nversion: 0.1.0\n"),
+    (
+        "db/Chart.yaml",
+        "apiVersion: v2\nname: db\nversion: 0.1.0\n",
+    ),
     ("db/values.yaml", "greeting: default\n"),
     (
         "db/templates/config.yaml",

@@ -108,10 +108,16 @@ async fn a_chart_takes_its_values_from_a_ref_source() {
     })
     .await;
     let configs = ns.api::<ConfigMap>();
-    let config = configs.get("shop-config").await.expect("the release's ConfigMap");
+    let config = configs
+        .get("shop-config")
+        .await
+        .expect("the release's ConfigMap");
     let data = config.data.unwrap_or_default();
     assert_eq!(
-        (data.get("greeting").map(String::as_str), data.get("tier").map(String::as_str)),
+        (
+            data.get("greeting").map(String::as_str),
+            data.get("tier").map(String::as_str)
+        ),
         (Some("prod-hello"), Some("platinum")),
         "$values/envs/prod.yaml applied"
     );
@@ -134,7 +140,10 @@ async fn a_chart_takes_its_values_from_a_ref_source() {
     .status
     .and_then(|s| s.sync)
     .expect("a sync status");
-    assert_eq!(sync.revision, "", "a multi-source Application has revisions only");
+    assert_eq!(
+        sync.revision, "",
+        "a multi-source Application has revisions only"
+    );
 
     let broken = wait_until(&apps, "broken", "broken's ComparisonError", |app| {
         app.status.as_ref().is_some_and(|s| {
@@ -164,7 +173,10 @@ async fn a_chart_takes_its_values_from_a_ref_source() {
 
 /// A chart whose ConfigMap `<release>-config` carries `.Values.greeting`.
 const CHART: [(&str, &str); 3] = [
-    ("chart/Chart.yaml", "apiVersion: v2\nname: greeter\nversion: 0.1.0\n"),
+    (
+        "chart/Chart.yaml",
+        "apiVersion: v2\nname: greeter\nversion: 0.1.0\n",
+    ),
     ("chart/values.yaml", "greeting: default\n"),
     (
         "chart/templates/config.yaml",
@@ -211,34 +223,41 @@ async fn rolled_out(
     apps: &Api<Application>,
     revisions: &[String],
 ) -> Vec<k8s_openapi::jiff::Timestamp> {
-    eventually_within(ROLLOUT_TIMEOUT, "the rollout on both revisions", async || {
-        let appset = appsets.get("stack").await.map_err(|e| e.to_string())?;
-        let entries = appset.status.map(|s| s.application_status).unwrap_or_default();
-        let done = entries.len() == 2
-            && entries
-                .iter()
-                .all(|e| e.status == State::Healthy && e.target_revisions == revisions);
-        if !done {
-            return Err(format!("{entries:#?}"));
-        }
-        let mut started = Vec::new();
-        for name in ["database", "backend"] {
-            let app = apps.get(name).await.map_err(|e| e.to_string())?;
-            let status = app.status.unwrap_or_default();
-            let sync = status.sync.unwrap_or_default();
-            if sync.revisions != revisions {
-                return Err(format!("{name} compared at {:?}", sync.revisions));
+    eventually_within(
+        ROLLOUT_TIMEOUT,
+        "the rollout on both revisions",
+        async || {
+            let appset = appsets.get("stack").await.map_err(|e| e.to_string())?;
+            let entries = appset
+                .status
+                .map(|s| s.application_status)
+                .unwrap_or_default();
+            let done = entries.len() == 2
+                && entries
+                    .iter()
+                    .all(|e| e.status == State::Healthy && e.target_revisions == revisions);
+            if !done {
+                return Err(format!("{entries:#?}"));
             }
-            started.push(
-                status
-                    .operation_state
-                    .and_then(|o| o.started_at)
-                    .ok_or(format!("{name} has not synced"))?
-                    .0,
-            );
-        }
-        Ok(started)
-    })
+            let mut started = Vec::new();
+            for name in ["database", "backend"] {
+                let app = apps.get(name).await.map_err(|e| e.to_string())?;
+                let status = app.status.unwrap_or_default();
+                let sync = status.sync.unwrap_or_default();
+                if sync.revisions != revisions {
+                    return Err(format!("{name} compared at {:?}", sync.revisions));
+                }
+                started.push(
+                    status
+                        .operation_state
+                        .and_then(|o| o.started_at)
+                        .ok_or(format!("{name} has not synced"))?
+                        .0,
+                );
+            }
+            Ok(started)
+        },
+    )
     .await
 }
 
@@ -259,10 +278,19 @@ async fn a_rolling_sync_of_multi_source_applications_compares_both_revisions() {
     let controller = start(&ns, "multi-rollout");
 
     let started = rolled_out(&appsets, &apps, &[chart_commit.clone(), first]).await;
-    assert!(started[0] < started[1], "database before backend: {started:?}");
+    assert!(
+        started[0] < started[1],
+        "database before backend: {started:?}"
+    );
     let configs = ns.api::<ConfigMap>();
-    assert_eq!(greeting(&configs, "database-config").await.as_deref(), Some("db-1"));
-    assert_eq!(greeting(&configs, "backend-config").await.as_deref(), Some("api-1"));
+    assert_eq!(
+        greeting(&configs, "database-config").await.as_deref(),
+        Some("db-1")
+    );
+    assert_eq!(
+        greeting(&configs, "backend-config").await.as_deref(),
+        Some("api-1")
+    );
 
     // Only the values repository changes: the second revision is rolled out, in order.
     values.write("envs/database.yaml", "greeting: db-2\n");
@@ -274,7 +302,13 @@ async fn a_rolling_sync_of_multi_source_applications_compares_both_revisions() {
         "both synced again: {started:?} then {again:?}"
     );
     assert!(again[0] < again[1], "database before backend: {again:?}");
-    assert_eq!(greeting(&configs, "database-config").await.as_deref(), Some("db-2"));
-    assert_eq!(greeting(&configs, "backend-config").await.as_deref(), Some("api-2"));
+    assert_eq!(
+        greeting(&configs, "database-config").await.as_deref(),
+        Some("db-2")
+    );
+    assert_eq!(
+        greeting(&configs, "backend-config").await.as_deref(),
+        Some("api-2")
+    );
     controller.stop().await;
 }

@@ -15,13 +15,13 @@ use serde::Serialize;
 
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::source::SyncSource;
+use crate::manifest::ObjectKey;
 use crate::project::Projects;
 use crate::repo::LocalRepos;
-use crate::sync::application_settings::SyncOverrides;
-use crate::sync::execute::ExecuteSettings;
-use crate::manifest::ObjectKey;
 use crate::repo::bounds::check_links;
 use crate::source::SourceOptions;
+use crate::sync::application_settings::SyncOverrides;
+use crate::sync::execute::ExecuteSettings;
 use crate::sync::{Batch, SyncPlan, SyncTask, refused_by_project};
 use crate::table::Table;
 
@@ -105,8 +105,11 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
             directory: args.directory.options(),
             ..SyncOverrides::default()
         };
-        let settings =
-            source.settings(&overrides, &ExecuteSettings::default(), &Projects::unchecked())?;
+        let settings = source.settings(
+            &overrides,
+            &ExecuteSettings::default(),
+            &Projects::unchecked(),
+        )?;
         let namespace = settings.execute.destination_namespace;
         (source.root.clone(), settings.source, namespace)
     } else {

@@ -352,16 +352,14 @@ mod tests {
             resolved.unwrap().value_files,
             [chart.path().join("prod.yaml")]
         );
-        let missing = ChartFiles::resolve(chart.path(), &helm(&["gone.yaml"], false), &BTreeMap::new());
+        let missing =
+            ChartFiles::resolve(chart.path(), &helm(&["gone.yaml"], false), &BTreeMap::new());
         assert_eq!(
             missing.unwrap_err().to_string(),
             "helm.valueFiles[0]: \"gone.yaml\" does not exist in the chart"
         );
-        let outside = ChartFiles::resolve(
-            chart.path(),
-            &helm(&["../x.yaml"], true),
-            &BTreeMap::new(),
-        );
+        let outside =
+            ChartFiles::resolve(chart.path(), &helm(&["../x.yaml"], true), &BTreeMap::new());
         assert!(
             outside
                 .unwrap_err()

@@ -200,11 +200,17 @@ mod tests {
 
     #[test]
     fn revisions_join_and_split() {
-        let both = [checkout("", "app", Some("1.2.0")), checkout("values", "", Some("abc"))];
+        let both = [
+            checkout("", "app", Some("1.2.0")),
+            checkout("values", "", Some("abc")),
+        ];
         assert_eq!(join_revisions(&both).as_deref(), Some("1.2.0,abc"));
         assert_eq!(split_revisions("1.2.0,abc"), ["1.2.0", "abc"]);
         assert!(split_revisions("abc").is_empty(), "one source");
-        let local = [checkout("", "app", Some("1.2.0")), checkout("values", "", None)];
+        let local = [
+            checkout("", "app", Some("1.2.0")),
+            checkout("values", "", None),
+        ];
         assert_eq!(join_revisions(&local), None);
         assert_eq!(requested_revisions("", 2).unwrap(), ["", ""]);
         assert_eq!(requested_revisions("a,b", 2).unwrap(), ["a", "b"]);
@@ -265,7 +271,10 @@ mod tests {
         );
         assert_eq!(parts[0].options.application, "shop");
         assert_eq!(parts[0].options.namespace.as_deref(), Some("prod"));
-        let unfixed = [checkout("", "app", Some("c1")), checkout("values", "", None)];
+        let unfixed = [
+            checkout("", "app", Some("c1")),
+            checkout("values", "", None),
+        ];
         assert_eq!(
             super::parts(&base, &unfixed)[0].options.revision,
             None,

@@ -35,8 +35,11 @@ pub fn current_rollout(
             let name = application.metadata.name.as_deref()?;
             let entry = recorded.iter().find(|entry| entry.application == name)?;
             let sources = SourceRevision::of(application);
-            (sources.len() == entry.target_revisions.len())
-                .then(|| sources.into_iter().zip(entry.target_revisions.iter().cloned()))
+            (sources.len() == entry.target_revisions.len()).then(|| {
+                sources
+                    .into_iter()
+                    .zip(entry.target_revisions.iter().cloned())
+            })
         })
         .flatten()
         .collect();

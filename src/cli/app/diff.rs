@@ -67,9 +67,10 @@ pub async fn app_diff(
         .with_credentials(Arc::new(credentials), None);
     let repos = Arc::new(repos);
     let spec = app.spec.clone();
-    let manifests = tokio::task::spawn_blocking(move || repos.application(&spec, "", Some(&spec.project)))
-        .await?
-        .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
+    let manifests =
+        tokio::task::spawn_blocking(move || repos.application(&spec, "", Some(&spec.project)))
+            .await?
+            .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
     let options = SourceOptions::of_application(&app, &manifests);
     let plan = SyncPlan::load(
         &manifests.root,

@@ -189,9 +189,9 @@ impl SyncSource {
         };
         let settings = sync_settings(&self.metadata, &self.spec, None, overrides, process, scope)
             .map_err(|error| SourceError::Settings {
-                file: self.label.clone(),
-                error,
-            })?;
+            file: self.label.clone(),
+            error,
+        })?;
         Ok(SyncSettings {
             source: settings
                 .source

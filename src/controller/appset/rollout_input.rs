@@ -174,7 +174,10 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
         revisions: sync
             .map(|s| {
                 if s.revisions.is_empty() {
-                    Some(s.revision.clone()).filter(|r| !r.is_empty()).into_iter().collect()
+                    Some(s.revision.clone())
+                        .filter(|r| !r.is_empty())
+                        .into_iter()
+                        .collect()
                 } else {
                     s.revisions.clone()
                 }
@@ -393,7 +396,10 @@ mod tests {
                                                    "reconciledAt": "2025-01-01T00:00:00Z"}}),
         )];
         let updated = BTreeSet::from(["db".to_string()]);
-        let resolved = BTreeMap::from([(SourceRevision::of(&desired[0])[0].clone(), "new".to_string())]);
+        let resolved = BTreeMap::from([(
+            SourceRevision::of(&desired[0])[0].clone(),
+            "new".to_string(),
+        )]);
         let input = rollout_input(&Observation {
             now: at(100),
             strategy: rolling_sync(&prior).unwrap(),

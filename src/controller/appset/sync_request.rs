@@ -75,7 +75,9 @@ pub fn sync_requests(
                 ..SyncOperation::default()
             };
             // One revision per source: a multi-source Application's become `revisions`.
-            sync.set_revision(&join(targets.get(name.as_str()).copied().unwrap_or_default()));
+            sync.set_revision(&join(
+                targets.get(name.as_str()).copied().unwrap_or_default(),
+            ));
             Some(SyncRequest {
                 application: name.clone(),
                 operation: Operation {
