@@ -51,7 +51,14 @@ impl Application {
 pub struct ApplicationSpec {
     /// The project the Application belongs to (kept for Argo CD compatibility).
     pub project: String,
+    /// The one source; ignored when `sources` is given (as in Argo CD).
+    #[serde(default, skip_serializing_if = "ApplicationSource::is_unset")]
     pub source: ApplicationSource,
+    /// Several sources whose manifests are combined into one plan (Argo CD's multi-source
+    /// Application); a source with `ref` lends its repository to the others' `$ref/…` values
+    /// files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<ApplicationSource>,
     pub destination: ApplicationDestination,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_policy: Option<SyncPolicy>,
@@ -116,10 +123,38 @@ pub struct SyncOperation {
     /// Sync options for this operation only, e.g. `Replace=true`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sync_options: Vec<String>,
+    /// The revision of each source, in order, for an Application with `sources` (Argo CD's
+    /// `sync.revisions`); empty means each source's `targetRevision`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
     /// Let the sync prune every object of the Application when its manifests are empty
     /// (refused otherwise; `flotilla app sync --allow-empty`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_empty: bool,
+}
+
+impl SyncOperation {
+    /// The revision asked for as the engine keeps it: `revision`, or for an Application with
+    /// `sources` the `revisions` joined ([`crate::source::multi::join`]).
+    #[must_use]
+    pub fn requested_revision(&self) -> String {
+        if self.revisions.is_empty() {
+            self.revision.clone()
+        } else {
+            crate::source::multi::join(&self.revisions)
+        }
+    }
+
+    /// `revision` and `revisions` as Argo CD stores them for the engine's `revision`: a
+    /// multi-source Application's joined revisions become `revisions`.
+    pub fn set_revision(&mut self, revision: &str) {
+        self.revisions = crate::source::multi::split_revisions(revision);
+        self.revision = if self.revisions.is_empty() {
+            revision.to_owned()
+        } else {
+            String::new()
+        };
+    }
 }
 
 /// Who asked for an operation.
@@ -158,6 +193,43 @@ pub struct ApplicationSource {
     pub helm: Option<Box<super::helm_source::HelmSource>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kustomize: Option<Box<super::kustomize_source::KustomizeSource>>,
+    /// In `sources`: the name (`values` for `$values/…`) under which this source's repository
+    /// root is available to the other sources' Helm `valueFiles`.
+    #[serde(rename = "ref", default, skip_serializing_if = "String::is_empty")]
+    pub reference: String,
+}
+
+impl ApplicationSource {
+    /// Whether nothing is set (the `source` of an Application that uses `sources`).
+    #[must_use]
+    pub fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Whether the source only lends its repository to `$ref` values files: a `ref` with
+    /// neither `path` nor `chart` (Argo CD renders no manifests for it).
+    #[must_use]
+    pub fn is_reference_only(&self) -> bool {
+        !self.reference.is_empty() && self.path.is_empty() && self.chart.is_empty()
+    }
+}
+
+impl ApplicationSpec {
+    /// The sources in use: `sources` when given, else the one `source`.
+    #[must_use]
+    pub fn all_sources(&self) -> &[ApplicationSource] {
+        if self.sources.is_empty() {
+            std::slice::from_ref(&self.source)
+        } else {
+            &self.sources
+        }
+    }
+
+    /// Whether the Application uses `sources` (its revisions are then one per source).
+    #[must_use]
+    pub fn is_multi_source(&self) -> bool {
+        !self.sources.is_empty()
+    }
 }
 
 /// Options for a plain directory of manifests.
@@ -347,8 +419,11 @@ pub struct ResourceStatus {
 pub struct RevisionHistory {
     /// Increasing number of the sync.
     pub id: i64,
-    /// The commit synced.
+    /// The commit synced; for an Application with `sources`, their revisions joined by commas.
     pub revision: String,
+    /// The revision of each source synced, in order, for an Application with `sources`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deploy_started_at: Option<Time>,
     pub deployed_at: Time,
@@ -377,8 +452,38 @@ pub struct SyncStatus {
     #[schemars(with = "String")]
     #[serde(deserialize_with = "sync_status_or_unknown")]
     pub status: SyncStatusCode,
+    /// The revision compared (empty for an Application with `sources`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub revision: String,
+    /// The revision of each source compared, in order, for an Application with `sources`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
+}
+
+impl SyncStatus {
+    /// `status` at the engine's `revision`: a multi-source Application's joined revisions
+    /// become `revisions` (Argo CD's `status.sync.revisions`), its `revision` left empty.
+    #[must_use]
+    pub fn at(status: SyncStatusCode, revision: Option<&str>) -> Self {
+        let mut operation = SyncOperation::default();
+        operation.set_revision(revision.unwrap_or_default());
+        Self {
+            status,
+            revision: operation.revision,
+            revisions: operation.revisions,
+        }
+    }
+
+    /// The revision compared as the engine keeps it (see [`SyncOperation::requested_revision`]).
+    #[must_use]
+    pub fn revision_key(&self) -> String {
+        SyncOperation {
+            revision: self.revision.clone(),
+            revisions: self.revisions.clone(),
+            ..SyncOperation::default()
+        }
+        .requested_revision()
+    }
 }
 
 /// The aggregated health of the Application's resources.

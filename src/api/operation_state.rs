@@ -152,9 +152,14 @@ pub struct OperationState {
     /// Summary, e.g. `successfully synced (all tasks run)` or the failure reason.
     #[serde(default)]
     pub message: String,
-    /// The commit synced.
+    /// The commit synced; for an Application with `sources`, each source's revision joined by
+    /// commas (see [`crate::source::multi::split_revisions`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
+    /// The revision of each source synced, in order, for an Application with `sources` (Argo
+    /// CD's `syncResult.revisions`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
     /// The operation id that generated hook names derive from.
     pub operation_id: String,
     /// Set once the operation has failed and its SyncFail hooks run; the final message.
@@ -195,6 +200,7 @@ mod tests {
             phase: OperationPhase::Succeeded,
             message: "successfully synced (all tasks run)".into(),
             revision: Some("9f3c1ab".into()),
+            revisions: Vec::new(),
             operation_id: "op".into(),
             failure: None,
             started_at: None,

@@ -298,6 +298,7 @@ mod tests {
             sync: Some(SyncStatus {
                 status: SyncStatusCode::OutOfSync,
                 revision: "0123456789abcdef".into(),
+                revisions: Vec::new(),
             }),
             health: Some(HealthStatus {
                 status: "Progressing".into(),

@@ -1,5 +1,6 @@
 //! `flotilla plan PATH`: generates the manifests of a directory offline (plain manifests, a Helm
-//! chart or a kustomization, see [`crate::source`]; its links must stay inside it) and prints the
+//! chart or a kustomization, see [`crate::source`]; its links must stay inside it), or of an
+//! Application file's source or `sources` (`--repo URL=PATH`), and prints the
 //! phases, waves and order a sync would run, with the file or tool each object came from and
 //! hook, delete-policy and sync-option markers; or every validation error (each naming file and
 //! object) on stderr with exit code 1. With `--project FILE`, the objects that project would
@@ -13,17 +14,27 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::cli::output::{OutputFormat, Printable, object_name};
+use crate::cli::sync::source::SyncSource;
 use crate::manifest::ObjectKey;
+use crate::project::Projects;
+use crate::repo::LocalRepos;
 use crate::repo::bounds::check_links;
 use crate::source::SourceOptions;
+use crate::sync::application_settings::SyncOverrides;
+use crate::sync::execute::ExecuteSettings;
 use crate::sync::{Batch, SyncPlan, SyncTask, refused_by_project};
 use crate::table::Table;
 
 /// Arguments of `flotilla plan`.
 #[derive(Debug, clap::Args)]
 pub struct PlanArgs {
-    /// A manifest directory or file, a Helm chart or a kustomization.
+    /// A manifest directory or file, a Helm chart or a kustomization, or an Application file
+    /// (its source, or each of its `sources`, read through `--repo`).
     pub path: PathBuf,
+    /// Map a repoURL of an Application file to a local git repository or directory: URL=PATH
+    /// (repeatable).
+    #[arg(long = "repo", value_name = "URL=PATH")]
+    pub repos: Vec<String>,
     /// The Application name a chart is rendered for (its default release name); the directory's
     /// name when not given.
     #[arg(long)]
@@ -86,7 +97,25 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         eprintln!("error: {}: {error}", args.path.display());
         return Ok(ExitCode::FAILURE);
     }
-    let plan = match SyncPlan::load(&args.path, &options, args.namespace.as_deref(), "plan") {
+    // An Application file: its sources checked out, with its own name and namespace.
+    let source = SyncSource::open(&args.path, &LocalRepos::from_mappings(&args.repos)?)?;
+    let (root, options, namespace) = if source.app().is_some() {
+        let overrides = SyncOverrides {
+            namespace: args.namespace.clone(),
+            directory: args.directory.options(),
+            ..SyncOverrides::default()
+        };
+        let settings = source.settings(
+            &overrides,
+            &ExecuteSettings::default(),
+            &Projects::unchecked(),
+        )?;
+        let namespace = settings.execute.destination_namespace;
+        (source.root.clone(), settings.source, namespace)
+    } else {
+        (args.path.clone(), options, args.namespace.clone())
+    };
+    let plan = match SyncPlan::load(&root, &options, namespace.as_deref(), "plan") {
         Ok(plan) => plan,
         Err(errors) => {
             for error in &errors.0 {

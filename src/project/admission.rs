@@ -69,7 +69,9 @@ pub fn admit(spec: &ApplicationSpec, scope: ProjectScope<'_>) -> Result<Admissio
         })?;
     permit_source_namespace(name, &project, scope.projects.namespace(), scope.namespace)?;
     let scoped = scope.projects.scoped_repositories(name);
-    permit_source(name, &project, scoped, &spec.source.repo_url)?;
+    for source in spec.all_sources() {
+        permit_source(name, &project, scoped, &source.repo_url)?;
+    }
     let namespace = spec.destination.namespace.as_deref().unwrap_or_default();
     permit_destination(
         name,

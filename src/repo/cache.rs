@@ -85,6 +85,9 @@ pub enum FetchError {
         #[source]
         error: Box<crate::source::SourceError>,
     },
+    /// A requested revision that does not name one revision per source.
+    #[error("{0}")]
+    Revisions(String),
     #[error("repository {url}: cannot use the cache directory {dir}: {error}")]
     Cache {
         url: String,
@@ -106,8 +109,11 @@ fn used(secret: Option<&str>) -> String {
 pub struct Manifests {
     /// The directory to load (the source's `path` within the commit).
     pub root: PathBuf,
-    /// The commit, or None for a plain local directory.
+    /// The commit, or None for a plain local directory; for an Application with `sources`, the
+    /// revisions of its sources joined ([`crate::source::multi::join_revisions`]).
     pub revision: Option<String>,
+    /// For an Application with `sources`: each source checked out (empty otherwise).
+    pub sources: Vec<crate::source::multi::SourceCheckout>,
 }
 
 /// Mirrors and commit trees under one directory.
@@ -226,6 +232,38 @@ impl RepoCache {
         }
     }
 
+    /// The manifests of an Application's sources at `revision` (each source's `targetRevision`
+    /// when empty): [`RepoCache::source`] of its one `source`, or each of its `sources` checked
+    /// out ([`crate::source::multi::check_out`]). Blocking: runs `git` or `helm pull`.
+    ///
+    /// # Errors
+    /// The first source that cannot be read, or a revision that does not fit the sources.
+    pub fn application(
+        &self,
+        spec: &crate::api::ApplicationSpec,
+        revision: &str,
+        project: Option<&str>,
+    ) -> Result<Manifests, FetchError> {
+        use crate::source::multi::{check_out, join_revisions};
+        if !spec.is_multi_source() {
+            return self.source(&spec.source, revision, project);
+        }
+        let sources = check_out(
+            &spec.sources,
+            revision,
+            |source, revision| {
+                let read = self.source(source, revision, project)?;
+                Ok((read.root, read.revision))
+            },
+            FetchError::Revisions,
+        )?;
+        Ok(Manifests {
+            root: sources.first().map(|s| s.root.clone()).unwrap_or_default(),
+            revision: join_revisions(&sources),
+            sources,
+        })
+    }
+
     /// The chart `chart` of the Helm chart repository or OCI registry `repo_url` at `version`
     /// (a version or semver range), kept under the cache's `charts/` directory; its revision is
     /// the resolved version; `pass_credentials` is `helm.passCredentials`. Blocking: runs
@@ -256,6 +294,7 @@ impl RepoCache {
             .map(|pulled| Manifests {
                 root: pulled.root,
                 revision: Some(pulled.version),
+                sources: Vec::new(),
             })
             .map_err(|error| FetchError::Chart {
                 url: repo_url.to_owned(),
@@ -313,6 +352,7 @@ impl RepoCache {
         .map(|root| Manifests {
             root,
             revision: manifests.revision.clone(),
+            sources: Vec::new(),
         })
         .map_err(|error| FetchError::Dependencies {
             url: source.repo_url.clone(),
@@ -349,6 +389,7 @@ impl RepoCache {
             return Ok(Manifests {
                 root,
                 revision: None,
+                sources: Vec::new(),
             });
         };
         let tree = self
@@ -362,6 +403,7 @@ impl RepoCache {
         Ok(Manifests {
             root: source_path(&tree, path).map_err(|error| source_error(&commit, error))?,
             revision: Some(commit),
+            sources: Vec::new(),
         })
     }
 

@@ -399,6 +399,7 @@ async fn sync_one<C: ClusterApi>(
     )
     .await;
     let state = result.unwrap_or_else(|error| OperationState {
+        revisions: Vec::new(),
         phase: OperationPhase::Failed,
         message: error.to_string(),
         revision: app.revision.clone(),

@@ -3,6 +3,7 @@
 //! keep their `helm.sh/*` annotations, which the sync engine maps as Argo CD does
 //! ([`crate::sync::parse_helm_hooks`]).
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -21,22 +22,43 @@ pub struct ChartFiles {
 }
 
 impl ChartFiles {
-    /// Resolves the files `helm` names, relative to `chart` (never outside it).
+    /// Resolves the files `helm` names, relative to `chart` (never outside it); a values file
+    /// `$name/…` is read inside the repository `refs` lends under `name` (a multi-source
+    /// Application's `ref`).
     ///
     /// # Errors
-    /// A path that leaves the chart, or a values file that does not exist (unless
-    /// `ignoreMissingValueFiles`), naming the field.
-    pub fn resolve(chart: &Path, helm: &HelmSource) -> Result<Self, SourceError> {
+    /// A path that leaves the chart or the ref's repository, an unknown `$name`, or a values
+    /// file that does not exist (unless `ignoreMissingValueFiles`), naming the field.
+    pub fn resolve(
+        chart: &Path,
+        helm: &HelmSource,
+        refs: &BTreeMap<String, PathBuf>,
+    ) -> Result<Self, SourceError> {
         let mut files = Self::default();
         for (index, file) in helm.value_files.iter().enumerate() {
             let field = format!("helm.valueFiles[{index}]");
-            let path = inside(chart, file, &field)?;
+            let path = match file.strip_prefix('$') {
+                Some(reference) => {
+                    let (name, rest) = reference.split_once('/').unwrap_or((reference, ""));
+                    let tree = refs.get(name).ok_or_else(|| SourceError::Field {
+                        field: field.clone(),
+                        message: format!("{file:?} names ${name}, but no source has ref {name:?}"),
+                    })?;
+                    inside(tree, rest, &field)?
+                }
+                None => inside(chart, file, &field)?,
+            };
             if path.is_file() {
                 files.value_files.push(path);
             } else if !helm.ignore_missing_value_files {
+                let within = if file.starts_with('$') {
+                    "its repository"
+                } else {
+                    "the chart"
+                };
                 return Err(SourceError::Field {
                     field,
-                    message: format!("{file:?} does not exist in the chart"),
+                    message: format!("{file:?} does not exist in {within}"),
                 });
             }
         }
@@ -142,7 +164,7 @@ pub fn render(chart: &Path, options: &SourceOptions, tools: &Tools) -> Result<St
             error: error.clone(),
         });
     }
-    let files = ChartFiles::resolve(chart, &helm)?;
+    let files = ChartFiles::resolve(chart, &helm, &options.refs)?;
     let private = super::private_dir()?;
     let values = match inline_values(&helm)? {
         Some(text) => {
@@ -267,6 +289,52 @@ mod tests {
     }
 
     #[test]
+    fn ref_value_files_stay_in_their_repository() {
+        let (chart, repo) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::create_dir(repo.path().join("envs")).unwrap();
+        std::fs::write(repo.path().join("envs/prod.yaml"), "a: 1").unwrap();
+        let refs = BTreeMap::from([("values".to_owned(), repo.path().to_owned())]);
+        let resolve = |file: &str| {
+            let helm = HelmSource {
+                value_files: vec![file.to_owned()],
+                ..HelmSource::default()
+            };
+            ChartFiles::resolve(chart.path(), &helm, &refs)
+                .map(|files| files.value_files)
+                .map_err(|error| error.to_string())
+        };
+        assert_eq!(
+            resolve("$values/envs/prod.yaml").unwrap(),
+            [repo.path().join("envs/prod.yaml")]
+        );
+        let refused = [
+            (
+                "$other/envs/prod.yaml",
+                "helm.valueFiles[0]: \"$other/envs/prod.yaml\" names $other, but no source has ref \"other\"",
+            ),
+            (
+                "$values/envs/dev.yaml",
+                "helm.valueFiles[0]: \"$values/envs/dev.yaml\" does not exist in its repository",
+            ),
+            (
+                "$values/../escape.yaml",
+                "helm.valueFiles[0]: \"../escape.yaml\" must be a relative path inside the source",
+            ),
+            (
+                "$values//etc/passwd",
+                "helm.valueFiles[0]: \"/etc/passwd\" must be a relative path inside the source",
+            ),
+            (
+                "$values",
+                "helm.valueFiles[0]: \"\" must be a relative path inside the source",
+            ),
+        ];
+        for (file, expected) in refused {
+            assert_eq!(resolve(file).unwrap_err(), expected, "{file}");
+        }
+    }
+
+    #[test]
     fn value_files_stay_in_the_chart_and_missing_ones_are_named() {
         let chart = tempfile::tempdir().unwrap();
         std::fs::write(chart.path().join("prod.yaml"), "a: 1").unwrap();
@@ -275,17 +343,23 @@ mod tests {
             ignore_missing_value_files: ignore,
             ..HelmSource::default()
         };
-        let resolved = ChartFiles::resolve(chart.path(), &helm(&["prod.yaml", "gone.yaml"], true));
+        let resolved = ChartFiles::resolve(
+            chart.path(),
+            &helm(&["prod.yaml", "gone.yaml"], true),
+            &BTreeMap::new(),
+        );
         assert_eq!(
             resolved.unwrap().value_files,
             [chart.path().join("prod.yaml")]
         );
-        let missing = ChartFiles::resolve(chart.path(), &helm(&["gone.yaml"], false));
+        let missing =
+            ChartFiles::resolve(chart.path(), &helm(&["gone.yaml"], false), &BTreeMap::new());
         assert_eq!(
             missing.unwrap_err().to_string(),
             "helm.valueFiles[0]: \"gone.yaml\" does not exist in the chart"
         );
-        let outside = ChartFiles::resolve(chart.path(), &helm(&["../x.yaml"], true));
+        let outside =
+            ChartFiles::resolve(chart.path(), &helm(&["../x.yaml"], true), &BTreeMap::new());
         assert!(
             outside
                 .unwrap_err()

@@ -11,6 +11,7 @@ pub mod dependencies;
 pub mod helm;
 pub mod helm_session;
 pub mod kustomize;
+pub mod multi;
 pub mod run;
 pub mod tools;
 
@@ -47,6 +48,14 @@ pub struct SourceOptions {
     /// The commit (or chart version) the source directory holds, when it is one that is never
     /// written again: generations of it are kept ([`cache`]).
     pub revision: Option<String>,
+    /// For an Application with `sources`: the sources to generate, each with its own options
+    /// (the directory given to [`generate`] is then not read).
+    pub parts: Vec<multi::SourcePart>,
+    /// The repository roots lent by the `ref` sources of a multi-source Application, by name
+    /// (`$values/…` in a Helm `valueFiles` reads below `refs["values"]`).
+    pub refs: BTreeMap<String, PathBuf>,
+    /// What the fields named in errors start with (`sources[1].` for a source of `sources`).
+    pub field: String,
 }
 
 /// What turns a source directory into manifests.
@@ -93,20 +102,21 @@ pub enum SourceError {
 }
 
 impl SourceOptions {
-    /// The options of a stored Application's source at `revision` (the commit or chart
-    /// version read), as the controller generates it.
+    /// The options of a stored Application's source (or sources) as checked out in
+    /// `manifests`, as the controller generates it.
     #[must_use]
-    pub fn of_application(app: &crate::api::Application, revision: Option<String>) -> Self {
+    pub fn of_application(
+        app: &crate::api::Application,
+        manifests: &crate::repo::cache::Manifests,
+    ) -> Self {
         let name = app.metadata.name.clone().unwrap_or_default();
-        Self {
-            revision,
-            ..Self::of(
-                &app.spec.source,
-                app.spec.source.directory_options(),
-                &name,
-                app.spec.destination.namespace.as_deref(),
-            )
-        }
+        Self::of(
+            &app.spec.source,
+            app.spec.source.directory_options(),
+            &name,
+            app.spec.destination.namespace.as_deref(),
+        )
+        .checked_out(manifests.revision.clone(), &manifests.sources)
     }
 
     /// The options of an Application's `source`, with `directory` (its options with any flags
@@ -125,7 +135,22 @@ impl SourceOptions {
             plain: source.directory.is_some(),
             application: application.to_owned(),
             namespace: namespace.map(str::to_owned),
-            revision: None,
+            ..Self::default()
+        }
+    }
+
+    /// These options at the checked-out `revision` (see [`multi::join_revisions`]), with the
+    /// `checkouts` of a multi-source Application as the parts to generate.
+    #[must_use]
+    pub fn checked_out(
+        self,
+        revision: Option<String>,
+        checkouts: &[multi::SourceCheckout],
+    ) -> Self {
+        Self {
+            revision,
+            parts: multi::parts(&self, checkouts),
+            ..self
         }
     }
 
@@ -156,6 +181,9 @@ impl SourceOptions {
     /// so Applications that differ only there share them.
     #[must_use]
     pub fn inputs(&self, root: &Path) -> Self {
+        if !self.parts.is_empty() {
+            return self.clone();
+        }
         match self.generator(root) {
             Generator::Directory => Self {
                 directory: self.directory.clone(),
@@ -186,6 +214,9 @@ impl SourceOptions {
 /// inputs.
 #[must_use]
 pub fn generate(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<ValidationError>) {
+    if !options.parts.is_empty() {
+        return multi::generate(&options.parts);
+    }
     match (&options.revision, options.generator(root)) {
         (Some(revision), Generator::Helm | Generator::Kustomize) => {
             let inputs = SourceOptions {
@@ -216,16 +247,27 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
     };
     match output {
         Ok(text) => parse_output(generator, &text),
-        Err(error) => {
-            let error = ValidationError {
-                file: PathBuf::from(generator.to_string()),
-                document: None,
-                object: None,
-                message: format!("Application {}: {error}", options.application),
-            };
-            (Vec::new(), vec![error])
+        Err(SourceError::Field { field, message }) if !options.field.is_empty() => {
+            let field = format!("{}{field}", options.field);
+            failed(generator, options, &SourceError::Field { field, message })
         }
+        Err(error) => failed(generator, options, &error),
     }
+}
+
+/// A generation that failed: no resources, one error naming the Application.
+fn failed(
+    generator: Generator,
+    options: &SourceOptions,
+    error: &SourceError,
+) -> (Vec<Resource>, Vec<ValidationError>) {
+    let error = ValidationError {
+        file: PathBuf::from(generator.to_string()),
+        document: None,
+        object: None,
+        message: format!("Application {}: {error}", options.application),
+    };
+    (Vec::new(), vec![error])
 }
 
 /// Parses a tool's output: Helm's documents grouped by the template named in their

@@ -34,9 +34,14 @@ pub fn current_rollout(
         .filter_map(|application| {
             let name = application.metadata.name.as_deref()?;
             let entry = recorded.iter().find(|entry| entry.application == name)?;
-            let target = entry.target_revisions.first()?;
-            Some((SourceRevision::of(application), target.clone()))
+            let sources = SourceRevision::of(application);
+            (sources.len() == entry.target_revisions.len()).then(|| {
+                sources
+                    .into_iter()
+                    .zip(entry.target_revisions.iter().cloned())
+            })
         })
+        .flatten()
         .collect();
     let input = rollout_input(&Observation {
         now,

@@ -66,11 +66,12 @@ pub async fn app_diff(
     let repos = RepoCache::new(&cache.0, LocalRepos::default())
         .with_credentials(Arc::new(credentials), None);
     let repos = Arc::new(repos);
-    let (source, project) = (app.spec.source.clone(), app.spec.project.clone());
-    let manifests = tokio::task::spawn_blocking(move || repos.source(&source, "", Some(&project)))
-        .await?
-        .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
-    let options = SourceOptions::of_application(&app, manifests.revision.clone());
+    let spec = app.spec.clone();
+    let manifests =
+        tokio::task::spawn_blocking(move || repos.application(&spec, "", Some(&spec.project)))
+            .await?
+            .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
+    let options = SourceOptions::of_application(&app, &manifests);
     let plan = SyncPlan::load(
         &manifests.root,
         &options,

@@ -138,13 +138,16 @@ async fn request_sync(api: &Api<Application>, args: &SyncArgs) -> anyhow::Result
             pending.initiated_by.username
         );
     }
+    let mut sync = SyncOperation {
+        prune: args.prune,
+        sync_options: args.sync_options.clone(),
+        allow_empty: args.allow_empty,
+        ..SyncOperation::default()
+    };
+    // `--revision A,B` names one revision per source of an Application with `sources`.
+    sync.set_revision(&args.revision);
     let operation = Operation {
-        sync: SyncOperation {
-            revision: args.revision.clone(),
-            prune: args.prune,
-            sync_options: args.sync_options.clone(),
-            allow_empty: args.allow_empty,
-        },
+        sync,
         initiated_by: InitiatedBy {
             username: username(),
             automated: false,

@@ -87,6 +87,7 @@ mod tests {
             sync: Some(SyncStatus {
                 status: sync.parse().expect("a sync status"),
                 revision: "abc".into(),
+                revisions: Vec::new(),
             }),
             health: Some(HealthStatus {
                 status: health.into(),
@@ -164,6 +165,7 @@ mod tests {
             phase: OperationPhase::Running,
             message: String::new(),
             revision: None,
+            revisions: Vec::new(),
             operation_id: "web-1".into(),
             failure: None,
             started_at: None,

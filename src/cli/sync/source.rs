@@ -4,7 +4,8 @@
 //! a temporary directory the plan is loaded from (its `path` below). A source's links must stay
 //! inside its repository or directory, and its `path` must exist. A chart of a Helm chart
 //! repository (`chart`) is fetched into a temporary directory at the version `targetRevision`
-//! resolves to.
+//! resolves to. An Application with `sources` has each source checked out so
+//! ([`crate::source::multi`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::api::application::ApplicationSource;
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
 use crate::cluster::destination::identity;
 use crate::project::{ProjectScope, Projects};
@@ -21,6 +23,7 @@ use crate::repo::bounds::{BoundsError, check_links, source_path};
 use crate::repo::checkout::{CheckoutError, checkout};
 use crate::repo::directory::WORKING_TREE;
 use crate::repo::git_cli::{GitCli, GitError};
+use crate::source::multi::{SourceCheckout, check_out, join_revisions};
 use crate::sync::application_settings::{
     SettingsError, SyncOverrides, SyncSettings, sync_settings,
 };
@@ -93,12 +96,14 @@ pub struct SyncSource {
     pub metadata: ObjectMeta,
     /// The Application's spec (the defaults for a manifest directory).
     pub spec: ApplicationSpec,
-    /// The commit synced (git sources only).
+    /// The commit synced (git sources only; for `sources`, their revisions joined).
     pub revision: Option<String>,
     /// The manifest directory (or file) to load.
     pub root: PathBuf,
-    /// The temporary checkout, removed when the source is dropped.
-    _checkout: Option<Checkout>,
+    /// For an Application with `sources`: each source checked out.
+    sources: Vec<SourceCheckout>,
+    /// The temporary checkouts, removed when the source is dropped.
+    _checkouts: Vec<Checkout>,
 }
 
 #[derive(Debug)]
@@ -153,7 +158,8 @@ impl SyncSource {
             spec: ApplicationSpec::default(),
             revision: None,
             root: path.to_owned(),
-            _checkout: None,
+            sources: Vec::new(),
+            _checkouts: Vec::new(),
         })
     }
 
@@ -182,12 +188,17 @@ impl SyncSource {
             cluster: &cluster,
             namespace: self.metadata.namespace.as_deref(),
         };
-        sync_settings(&self.metadata, &self.spec, None, overrides, process, scope).map_err(
-            |error| SourceError::Settings {
-                file: self.label.clone(),
-                error,
-            },
-        )
+        let settings = sync_settings(&self.metadata, &self.spec, None, overrides, process, scope)
+            .map_err(|error| SourceError::Settings {
+            file: self.label.clone(),
+            error,
+        })?;
+        Ok(SyncSettings {
+            source: settings
+                .source
+                .checked_out(self.revision.clone(), &self.sources),
+            ..settings
+        })
     }
 
     /// The source of a rendered Application (e.g. one of an ApplicationSet's).
@@ -212,71 +223,27 @@ impl SyncSource {
         repos: &LocalRepos,
     ) -> Result<Self, SourceError> {
         let spec = document.spec;
-        let source = &spec.source;
-        if !source.chart.is_empty() {
-            let checkout = Checkout(scratch_dir("chart"));
-            let tools = crate::source::Tools::current();
-            let request = crate::source::chart_repo::ChartRequest {
-                url: &source.repo_url,
-                chart: &source.chart,
-                version: &source.target_revision,
-                credentials: None,
-                pass_credentials: false,
-            };
-            let pulled =
-                crate::source::chart_repo::pull(&checkout.0, &request, tools).map_err(|error| {
-                    SourceError::Chart {
-                        file: file.to_owned(),
-                        url: source.repo_url.clone(),
-                        error: Box::new(error),
-                    }
-                })?;
-            return Ok(Self {
-                label: file.to_owned(),
-                metadata: document.metadata,
-                revision: Some(pulled.version),
-                root: pulled.root,
-                spec,
-                _checkout: Some(checkout),
-            });
-        }
-        let local = repos
-            .local_path(&source.repo_url)
-            .ok_or_else(|| SourceError::Unavailable {
-                file: file.to_owned(),
-                url: source.repo_url.clone(),
-            })?;
-        let git_error = |error| SourceError::Git {
-            file: file.to_owned(),
-            error,
-        };
-        let bounds_error = |revision: &str, error| SourceError::Bounds {
-            file: file.to_owned(),
-            url: source.repo_url.clone(),
-            revision: revision.to_owned(),
-            error: Box::new(error),
-        };
-        let (root, revision, checkout) = if GitCli::is_repository(&local) {
-            let git = GitCli::new(&local);
-            let commit = git.resolve(&source.target_revision).map_err(git_error)?;
-            let dir = scratch_dir(commit.get(..12).unwrap_or(&commit));
-            checkout(&git, &commit, &dir).map_err(|error| match error {
-                CheckoutError::Git(error) => git_error(error),
-                error => SourceError::Checkout {
-                    file: file.to_owned(),
-                    url: source.repo_url.clone(),
-                    error: Box::new(error),
+        let mut checkouts = Vec::new();
+        let (root, revision, sources) = if spec.is_multi_source() {
+            let sources = check_out(
+                &spec.sources,
+                "",
+                |source, revision| {
+                    let (root, read, checkout) = check_out_one(file, source, revision, repos)?;
+                    checkouts.extend(checkout);
+                    Ok((root, read))
                 },
-            })?;
-            let checkout = Checkout(dir);
-            let root = source_path(&checkout.0, &source.path)
-                .map_err(|error| bounds_error(&commit, error))?;
-            (root, Some(commit), Some(checkout))
+                |message| SourceError::Application {
+                    file: file.to_owned(),
+                    message,
+                },
+            )?;
+            let root = sources.first().map(|s| s.root.clone()).unwrap_or_default();
+            (root, join_revisions(&sources), sources)
         } else {
-            let root = check_links(&local)
-                .and_then(|()| source_path(&local, &source.path))
-                .map_err(|error| bounds_error(WORKING_TREE, error))?;
-            (root, None, None)
+            let (root, revision, checkout) = check_out_one(file, &spec.source, "", repos)?;
+            checkouts.extend(checkout);
+            (root, revision, Vec::new())
         };
         Ok(Self {
             label: file.to_owned(),
@@ -284,8 +251,83 @@ impl SyncSource {
             spec,
             revision,
             root,
-            _checkout: checkout,
+            sources,
+            _checkouts: checkouts,
         })
+    }
+}
+
+/// One source of the Application in `file` at `revision` (its `targetRevision` when empty):
+/// the directory of its `path` (or its chart), the commit or chart version read, and the
+/// temporary checkout holding them, if any.
+fn check_out_one(
+    file: &str,
+    source: &ApplicationSource,
+    revision: &str,
+    repos: &LocalRepos,
+) -> Result<(PathBuf, Option<String>, Option<Checkout>), SourceError> {
+    let revision = if revision.is_empty() {
+        source.target_revision.as_str()
+    } else {
+        revision
+    };
+    if !source.chart.is_empty() {
+        let checkout = Checkout(scratch_dir("chart"));
+        let tools = crate::source::Tools::current();
+        let request = crate::source::chart_repo::ChartRequest {
+            url: &source.repo_url,
+            chart: &source.chart,
+            version: revision,
+            credentials: None,
+            pass_credentials: false,
+        };
+        let pulled =
+            crate::source::chart_repo::pull(&checkout.0, &request, tools).map_err(|error| {
+                SourceError::Chart {
+                    file: file.to_owned(),
+                    url: source.repo_url.clone(),
+                    error: Box::new(error),
+                }
+            })?;
+        return Ok((pulled.root, Some(pulled.version), Some(checkout)));
+    }
+    let local = repos
+        .local_path(&source.repo_url)
+        .ok_or_else(|| SourceError::Unavailable {
+            file: file.to_owned(),
+            url: source.repo_url.clone(),
+        })?;
+    let git_error = |error| SourceError::Git {
+        file: file.to_owned(),
+        error,
+    };
+    let bounds_error = |revision: &str, error| SourceError::Bounds {
+        file: file.to_owned(),
+        url: source.repo_url.clone(),
+        revision: revision.to_owned(),
+        error: Box::new(error),
+    };
+    if GitCli::is_repository(&local) {
+        let git = GitCli::new(&local);
+        let commit = git.resolve(revision).map_err(git_error)?;
+        let dir = scratch_dir(commit.get(..12).unwrap_or(&commit));
+        checkout(&git, &commit, &dir).map_err(|error| match error {
+            CheckoutError::Git(error) => git_error(error),
+            error => SourceError::Checkout {
+                file: file.to_owned(),
+                url: source.repo_url.clone(),
+                error: Box::new(error),
+            },
+        })?;
+        let checkout = Checkout(dir);
+        let root =
+            source_path(&checkout.0, &source.path).map_err(|error| bounds_error(&commit, error))?;
+        Ok((root, Some(commit), Some(checkout)))
+    } else {
+        let root = check_links(&local)
+            .and_then(|()| source_path(&local, &source.path))
+            .map_err(|error| bounds_error(WORKING_TREE, error))?;
+        Ok((root, None, None))
     }
 }
 

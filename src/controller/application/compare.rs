@@ -121,10 +121,7 @@ pub fn compare(
         SyncStatusCode::Synced
     };
     Comparison {
-        sync: SyncStatus {
-            status: sync,
-            revision: revision.unwrap_or_default().to_owned(),
-        },
+        sync: SyncStatus::at(sync, revision),
         health: app_health(&health),
         resources,
         post_delete_hooks: plan.post_delete.iter().map(|t| t.key.to_string()).collect(),
@@ -284,7 +281,8 @@ mod tests {
             result.sync,
             SyncStatus {
                 status: SyncStatusCode::OutOfSync,
-                revision: "abc".into()
+                revision: "abc".into(),
+                revisions: Vec::new(),
             }
         );
         assert_eq!(result.health.status, "Missing");

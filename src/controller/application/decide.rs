@@ -140,6 +140,7 @@ mod tests {
                 phase,
                 message: String::new(),
                 revision: Some(revision.into()),
+                revisions: Vec::new(),
                 operation_id: "op".into(),
                 failure: None,
                 started_at: None,

@@ -15,6 +15,7 @@ pub fn after_operation(
     initiated_by: &InitiatedBy,
     now: &Time,
 ) -> Option<Vec<RevisionHistory>> {
+    // A multi-source Application's entry also lists its sources' `revisions`.
     let revision = state.revision.clone().unwrap_or_default();
     let recorded = history
         .iter()
@@ -27,6 +28,7 @@ pub fn after_operation(
     next.push(RevisionHistory {
         id,
         revision,
+        revisions: state.revisions.clone(),
         deploy_started_at: state.started_at.clone(),
         deployed_at: state.finished_at.clone().unwrap_or_else(|| now.clone()),
         initiated_by: initiated_by.clone(),

@@ -47,10 +47,7 @@ pub fn status_patch(
         Err((type_, message)) => {
             new.conditions
                 .retain(|c| c.type_ == type_ || !OBSERVING_CONDITIONS.contains(&c.type_));
-            new.sync = Some(SyncStatus {
-                status: SyncStatusCode::Unknown,
-                revision: String::new(),
-            });
+            new.sync = Some(SyncStatus::at(SyncStatusCode::Unknown, None));
             set_condition(&mut new.conditions, type_, message, now);
         }
     }
@@ -177,6 +174,7 @@ mod tests {
             sync: SyncStatus {
                 status: sync.parse().expect("a sync status"),
                 revision: "abc".into(),
+                revisions: Vec::new(),
             },
             health: HealthStatus {
                 status: "Healthy".into(),

@@ -16,7 +16,7 @@ use super::operation::continue_operation;
 use super::start::{job, settings_of, store_new_operation};
 use super::status_writes::{publish, report};
 use crate::api::Application;
-use crate::api::application::ApplicationConditionType;
+use crate::api::application::{ApplicationConditionType, SyncStatus};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::controller::application::deletion::{
     DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_step, post_delete_id,
@@ -25,7 +25,6 @@ use crate::controller::application::instance::instance_name;
 use crate::controller::events::EventReason;
 use crate::controller::status_store::StatusStore;
 use crate::controller::sync_job::JobPlan;
-use crate::source::SourceOptions;
 use crate::sync::application_settings::SyncSettings;
 use crate::sync::execute::approved_since;
 use crate::sync::execute::cluster_api::{ClusterApi, Propagation};
@@ -212,10 +211,10 @@ pub(super) async fn run_post_delete(
         .or_else(|| {
             status
                 .and_then(|s| s.sync.as_ref())
-                .map(|sync| sync.revision.clone())
+                .map(SyncStatus::revision_key)
                 .filter(|r| !r.is_empty())
         })
-        .unwrap_or_else(|| app.spec.source.target_revision.clone());
+        .unwrap_or_default();
     let manifests = manifests(ctx, app, &revision).await?;
     let (customizations, admitted) = (
         ctx.customizations(app).await?,
@@ -232,10 +231,7 @@ pub(super) async fn run_post_delete(
         }
     })?;
     (settings.prune, settings.retry) = (false, None);
-    let source = SourceOptions {
-        revision: manifests.revision.clone(),
-        ..source
-    };
+    let source = source.checked_out(manifests.revision.clone(), &manifests.sources);
     let plan = SyncPlan::load(
         &manifests.root,
         &source,

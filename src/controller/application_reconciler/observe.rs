@@ -137,7 +137,7 @@ pub(super) async fn observe(
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
     let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
-    let source = SourceOptions::of_application(app, manifests.revision.clone());
+    let source = SourceOptions::of_application(app, &manifests);
     // Generating may run helm or kustomize: off the async workers.
     let (root, namespace) = (
         manifests.root.clone(),
@@ -258,18 +258,17 @@ pub(super) async fn tracked_objects(
         })
 }
 
-/// The source's manifests at `revision` (empty: the source's `targetRevision`), fetched off the
-/// async workers.
+/// The source's (or sources') manifests at `revision` (empty: each source's `targetRevision`),
+/// fetched off the async workers.
 pub(super) async fn manifests(
     ctx: &ApplicationContext,
     app: &Application,
     revision: &str,
 ) -> Result<Manifests, ApplicationError> {
     let name = app.name_any();
-    let (source, revision) = (app.spec.source.clone(), revision.to_owned());
-    let project = app.spec.project.clone();
+    let (spec, revision) = (app.spec.clone(), revision.to_owned());
     let repos = Arc::clone(&ctx.repos);
-    tokio::task::spawn_blocking(move || repos.source(&source, &revision, Some(&project)))
+    tokio::task::spawn_blocking(move || repos.application(&spec, &revision, Some(&spec.project)))
         .await
         .map_err(|error| ApplicationError::SourceTask {
             app: name.clone(),

@@ -112,8 +112,9 @@ pub(super) async fn refuse(
 ) -> Result<(), ApplicationError> {
     let name = app.name_any();
     let now = Timestamp::now();
-    let revision = Some(operation.sync.revision.as_str()).filter(|r| !r.is_empty());
+    let revision = operation.sync.requested_revision();
     let id = format!("{name}-{}", now.as_millisecond());
+    let revision = Some(revision.as_str()).filter(|r| !r.is_empty());
     let (mut state, _) = begin(None, revision, &id, Time(now));
     state.phase = crate::sync::OperationPhase::Failed;
     message.clone_into(&mut state.message);
@@ -152,7 +153,7 @@ pub(super) async fn sync(
             None,
         ),
         Trigger::Requested(operation) => (
-            operation.sync.revision.clone(),
+            operation.sync.requested_revision(),
             Some(&operation.sync),
             operation.initiated_by.clone(),
             Some(operation),
@@ -198,17 +199,20 @@ pub(super) async fn sync(
         clear_operation(ctx, &name, request).await?;
     }
     if !matches!(trigger, Trigger::Resume { .. }) {
-        let running = Operation {
+        let mut running = Operation {
             sync: SyncOperation {
-                revision: manifests.revision.clone().unwrap_or_default(),
                 prune,
                 sync_options: requested
                     .map(|op| op.sync.sync_options.clone())
                     .unwrap_or_default(),
                 allow_empty: settings.allow_empty,
+                ..SyncOperation::default()
             },
             initiated_by: initiated_by.clone(),
         };
+        running
+            .sync
+            .set_revision(manifests.revision.as_deref().unwrap_or_default());
         let patch = json!({"status": {"operation": operation_patch(&running)}});
         patch_status(ctx, app, "status.operation", patch).await?;
     }
@@ -303,10 +307,7 @@ pub(super) fn job(
         store,
         app: instance_name(app),
         root: manifests.root.clone(),
-        options: SourceOptions {
-            revision: manifests.revision.clone(),
-            ..source
-        },
+        options: source.checked_out(manifests.revision.clone(), &manifests.sources),
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,

@@ -29,7 +29,7 @@ pub fn rolling_sync(appset: &ApplicationSet) -> Option<&RolloutStrategy> {
         .filter(|s| s.type_ == StrategyType::RollingSync)
 }
 
-/// A generated Application's source: where its revision is resolved.
+/// A source of a generated Application: where one of its revisions is resolved.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SourceRevision {
     pub repo_url: String,
@@ -37,21 +37,39 @@ pub struct SourceRevision {
 }
 
 impl SourceRevision {
-    /// The source of `application`.
+    /// The sources of `application`, in order (its `sources`, or its one `source`).
     #[must_use]
-    pub fn of(application: &Application) -> Self {
-        let source = &application.spec.source;
-        Self {
-            repo_url: source.repo_url.clone(),
-            target_revision: source.target_revision.clone(),
-        }
+    pub fn of(application: &Application) -> Vec<Self> {
+        application
+            .spec
+            .all_sources()
+            .iter()
+            .map(|source| Self {
+                repo_url: source.repo_url.clone(),
+                target_revision: source.target_revision.clone(),
+            })
+            .collect()
     }
 }
 
 /// The distinct sources of `desired`, each resolved once per reconcile.
 #[must_use]
 pub fn sources(desired: &[Application]) -> BTreeSet<SourceRevision> {
-    desired.iter().map(SourceRevision::of).collect()
+    desired.iter().flat_map(SourceRevision::of).collect()
+}
+
+/// The revisions being rolled out for `application`: one per source, in order, as `resolved`
+/// has them; none while a source is not resolved.
+#[must_use]
+pub fn target_revisions(
+    application: &Application,
+    resolved: &BTreeMap<SourceRevision, String>,
+) -> Vec<String> {
+    SourceRevision::of(application)
+        .iter()
+        .map(|source| resolved.get(source).cloned())
+        .collect::<Option<Vec<String>>>()
+        .unwrap_or_default()
 }
 
 /// Everything one pass of the rollout reads. `desired` are the generated Applications,
@@ -90,11 +108,7 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
                     observation.updated.contains(name(desired))
                         && spec_changed(&desired.spec, &current.spec)
                 }),
-                target_revisions: observation
-                    .resolved
-                    .get(&SourceRevision::of(desired))
-                    .map(|commit| vec![commit.clone()])
-                    .unwrap_or_default(),
+                target_revisions: target_revisions(desired, observation.resolved),
                 status: current.map(observed_status).unwrap_or_default(),
                 sync_blocked_by: sync_block_or_invalid(
                     observation.projects,
@@ -158,10 +172,17 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
             .map(difference)
             .collect(),
         revisions: sync
-            .map(|s| s.revision.clone())
-            .filter(|r| !r.is_empty())
-            .into_iter()
-            .collect(),
+            .map(|s| {
+                if s.revisions.is_empty() {
+                    Some(s.revision.clone())
+                        .filter(|r| !r.is_empty())
+                        .into_iter()
+                        .collect()
+                } else {
+                    s.revisions.clone()
+                }
+            })
+            .unwrap_or_default(),
         reconciled_at: status.reconciled_at.as_ref().map(|t| t.0),
         operation_state: status.operation_state.as_ref().and_then(|op| {
             Some(OperationState {
@@ -236,6 +257,30 @@ mod tests {
             }
             (base, patch) => *base = patch,
         }
+    }
+
+    #[test]
+    fn a_multi_source_application_is_rolled_out_on_every_revision() {
+        let multi = app(json!({
+            "spec": {"sources": [
+                {"repoURL": "https://charts.example", "chart": "db", "targetRevision": "~1.2"},
+                {"repoURL": "file:///values", "targetRevision": "main", "ref": "values"}
+            ]},
+            "status": {"sync": {"status": "Synced", "revisions": ["1.2.3", "abc"]}}
+        }));
+        let sources = SourceRevision::of(&multi);
+        assert_eq!(sources.len(), 2, "the ignored source is not resolved");
+        let both = BTreeMap::from([
+            (sources[0].clone(), "1.2.3".to_owned()),
+            (sources[1].clone(), "def".to_owned()),
+        ]);
+        assert_eq!(target_revisions(&multi, &both), ["1.2.3", "def"]);
+        let one = BTreeMap::from([(sources[0].clone(), "1.2.3".to_owned())]);
+        assert!(
+            target_revisions(&multi, &one).is_empty(),
+            "unknown while a source is unresolved"
+        );
+        assert_eq!(observed_status(&multi).revisions, ["1.2.3", "abc"]);
     }
 
     #[test]
@@ -351,7 +396,10 @@ mod tests {
                                                    "reconciledAt": "2025-01-01T00:00:00Z"}}),
         )];
         let updated = BTreeSet::from(["db".to_string()]);
-        let resolved = BTreeMap::from([(SourceRevision::of(&desired[0]), "new".to_string())]);
+        let resolved = BTreeMap::from([(
+            SourceRevision::of(&desired[0])[0].clone(),
+            "new".to_string(),
+        )]);
         let input = rollout_input(&Observation {
             now: at(100),
             strategy: rolling_sync(&prior).unwrap(),

@@ -305,6 +305,7 @@ mod tests {
             sync: Some(SyncStatus {
                 status: SyncStatusCode::Synced,
                 revision: "abc".into(),
+                revisions: Vec::new(),
             }),
             health: Some(HealthStatus {
                 status: "Healthy".into(),

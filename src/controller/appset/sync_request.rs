@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::api::application::{InitiatedBy, Operation, SyncOperation, SyncPolicy};
 use crate::api::{API_VERSION, Application};
 use crate::rollout::{RolloutDecision, RolloutInput};
+use crate::source::multi::join;
 
 /// Field manager of the `spec.operation` the rollout writes.
 pub const ROLLOUT_FIELD_MANAGER: &str = "flotilla-rollout";
@@ -68,19 +69,19 @@ pub fn sync_requests(
                 return None;
             }
             let policy = app.spec.sync_policy.as_ref();
+            let mut sync = SyncOperation {
+                prune: policy.is_some_and(SyncPolicy::automated_prune),
+                allow_empty: policy.is_some_and(SyncPolicy::automated_allow_empty),
+                ..SyncOperation::default()
+            };
+            // One revision per source: a multi-source Application's become `revisions`.
+            sync.set_revision(&join(
+                targets.get(name.as_str()).copied().unwrap_or_default(),
+            ));
             Some(SyncRequest {
                 application: name.clone(),
                 operation: Operation {
-                    sync: SyncOperation {
-                        revision: targets
-                            .get(name.as_str())
-                            .and_then(|t| t.first())
-                            .cloned()
-                            .unwrap_or_default(),
-                        prune: policy.is_some_and(SyncPolicy::automated_prune),
-                        sync_options: Vec::new(),
-                        allow_empty: policy.is_some_and(SyncPolicy::automated_allow_empty),
-                    },
+                    sync,
                     initiated_by: InitiatedBy {
                         username: initiator(appset),
                         automated: true,

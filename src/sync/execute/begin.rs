@@ -3,6 +3,7 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use crate::source::multi::split_revisions;
 use crate::sync::{OperationPhase, OperationState};
 
 /// The operation to carry out, and whether it resumes a stored one.
@@ -25,6 +26,7 @@ pub fn begin(
                 phase: OperationPhase::Running,
                 message: String::new(),
                 revision: revision.map(str::to_owned),
+                revisions: revision.map(split_revisions).unwrap_or_default(),
                 operation_id: new_id.to_owned(),
                 failure: None,
                 started_at: Some(now),
