@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use flotilla::cli::render::{AppSetArgs, render_from_args};
-use flotilla::repo::cache::Manifests;
 use flotilla::source::{SourceOptions, generate};
 use serde_json::json;
 
@@ -142,12 +141,7 @@ fn three_tier_stack_manifests() {
         .map(|app| {
             let name = app.metadata.name.as_deref().expect("named");
             let dir = repo.join(&app.spec.source.path);
-            let checked_out = Manifests {
-                root: dir.clone(),
-                revision: None,
-                sources: Vec::new(),
-            };
-            let options = SourceOptions::of_application(app, &checked_out);
+            let options = SourceOptions::of_application(app, None, &[]);
             let (resources, errors) = generate(&dir, &options);
             assert!(errors.is_empty(), "{name}: {errors:?}");
             json!({

@@ -135,20 +135,20 @@ pub struct SyncOperation {
 
 impl SyncOperation {
     /// The revision asked for as the engine keeps it: `revision`, or for an Application with
-    /// `sources` the `revisions` joined ([`crate::source::multi::join`]).
+    /// `sources` the `revisions` joined ([`crate::api::revisions::join`]).
     #[must_use]
     pub fn requested_revision(&self) -> String {
         if self.revisions.is_empty() {
             self.revision.clone()
         } else {
-            crate::source::multi::join(&self.revisions)
+            crate::api::revisions::join(&self.revisions)
         }
     }
 
     /// `revision` and `revisions` as Argo CD stores them for the engine's `revision`: a
     /// multi-source Application's joined revisions become `revisions`.
     pub fn set_revision(&mut self, revision: &str) {
-        self.revisions = crate::source::multi::split_revisions(revision);
+        self.revisions = crate::api::revisions::split_revisions(revision);
         self.revision = if self.revisions.is_empty() {
             revision.to_owned()
         } else {

@@ -12,6 +12,7 @@ pub mod hook_type;
 pub mod kustomize_source;
 pub mod operation_state;
 pub mod retry_policy;
+pub mod revisions;
 pub mod sync_phase;
 pub mod sync_window;
 

@@ -153,7 +153,7 @@ pub struct OperationState {
     #[serde(default)]
     pub message: String,
     /// The commit synced; for an Application with `sources`, each source's revision joined by
-    /// commas (see [`crate::source::multi::split_revisions`]).
+    /// commas (see [`crate::api::revisions::split_revisions`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
     /// The revision of each source synced, in order, for an Application with `sources` (Argo

@@ -102,12 +102,13 @@ pub enum SourceError {
 }
 
 impl SourceOptions {
-    /// The options of a stored Application's source (or sources) as checked out in
-    /// `manifests`, as the controller generates it.
+    /// The options of a stored Application's source (or sources) as checked out at `revision`
+    /// (for `sources`, each of them in `sources`), as the controller generates it.
     #[must_use]
     pub fn of_application(
         app: &crate::api::Application,
-        manifests: &crate::repo::cache::Manifests,
+        revision: Option<String>,
+        sources: &[multi::SourceCheckout],
     ) -> Self {
         let name = app.metadata.name.clone().unwrap_or_default();
         Self::of(
@@ -116,7 +117,7 @@ impl SourceOptions {
             &name,
             app.spec.destination.namespace.as_deref(),
         )
-        .checked_out(manifests.revision.clone(), &manifests.sources)
+        .checked_out(revision, sources)
     }
 
     /// The options of an Application's `source`, with `directory` (its options with any flags

@@ -6,12 +6,14 @@
 //! others' Helm `valueFiles` as `$ref/…` (resolved inside that root only, see
 //! [`super::helm::ChartFiles`]); one with neither `path` nor `chart` makes no manifests. The
 //! revisions of an Application's sources travel as one string, joined by commas (resolved
-//! commits and chart versions never hold one): [`join_revisions`] and [`split_revisions`].
+//! commits and chart versions never hold one): [`join_revisions`], and
+//! [`crate::api::revisions`] for the vocabulary.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::api::application::ApplicationSource;
+use crate::api::revisions::SEPARATOR;
 use crate::manifest::{Resource, ValidationError};
 
 use super::SourceOptions;
@@ -37,32 +39,12 @@ pub struct SourcePart {
     pub options: SourceOptions,
 }
 
-/// The separator of [`join_revisions`].
-const SEPARATOR: char = ',';
-
-/// `revisions` as one string (a multi-source Application's revision as the engine keeps it).
-#[must_use]
-pub fn join(revisions: &[String]) -> String {
-    revisions.join(&SEPARATOR.to_string())
-}
-
 /// The revisions of the sources as one string, or None when one of them has none (a plain
 /// local directory: its manifests change without a revision).
 #[must_use]
 pub fn join_revisions(checkouts: &[SourceCheckout]) -> Option<String> {
     let revisions: Option<Vec<&str>> = checkouts.iter().map(|c| c.revision.as_deref()).collect();
     revisions.map(|r| r.join(&SEPARATOR.to_string()))
-}
-
-/// The revision of each source, from a string [`join_revisions`] made; a single revision
-/// (an Application with one source) gives an empty list.
-#[must_use]
-pub fn split_revisions(revision: &str) -> Vec<String> {
-    if revision.contains(SEPARATOR) {
-        revision.split(SEPARATOR).map(str::to_owned).collect()
-    } else {
-        Vec::new()
-    }
 }
 
 /// The revision each of `count` sources is read at for the requested `revision`: each source's
@@ -183,6 +165,7 @@ pub fn generate(parts: &[SourcePart]) -> (Vec<Resource>, Vec<ValidationError>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::revisions::split_revisions;
 
     fn checkout(reference: &str, path: &str, revision: Option<&str>) -> SourceCheckout {
         SourceCheckout {

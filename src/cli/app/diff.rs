@@ -71,7 +71,8 @@ pub async fn app_diff(
         tokio::task::spawn_blocking(move || repos.application(&spec, "", Some(&spec.project)))
             .await?
             .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
-    let options = SourceOptions::of_application(&app, &manifests);
+    let options =
+        SourceOptions::of_application(&app, manifests.revision.clone(), &manifests.sources);
     let plan = SyncPlan::load(
         &manifests.root,
         &options,

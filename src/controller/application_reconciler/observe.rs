@@ -137,7 +137,7 @@ pub(super) async fn observe(
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
     let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
-    let source = SourceOptions::of_application(app, &manifests);
+    let source = SourceOptions::of_application(app, manifests.revision.clone(), &manifests.sources);
     // Generating may run helm or kustomize: off the async workers.
     let (root, namespace) = (
         manifests.root.clone(),

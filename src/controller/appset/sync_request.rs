@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::api::application::{InitiatedBy, Operation, SyncOperation, SyncPolicy};
+use crate::api::revisions::join;
 use crate::api::{API_VERSION, Application};
 use crate::rollout::{RolloutDecision, RolloutInput};
-use crate::source::multi::join;
 
 /// Field manager of the `spec.operation` the rollout writes.
 pub const ROLLOUT_FIELD_MANAGER: &str = "flotilla-rollout";

@@ -3,7 +3,7 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::source::multi::split_revisions;
+use crate::api::revisions::split_revisions;
 use crate::sync::{OperationPhase, OperationState};
 
 /// The operation to carry out, and whether it resumes a stored one.
