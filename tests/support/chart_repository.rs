@@ -13,7 +13,9 @@ pub struct ChartRepository {
     pub server: StaticFiles,
     /// The server of the chart archives, when another than [`Self::server`].
     _archives: Option<StaticFiles>,
-    _dir: tempfile::TempDir,
+    /// Where the index points at the chart archives.
+    archives_url: String,
+    dir: tempfile::TempDir,
 }
 
 /// The fixture chart `db` packaged at each of `versions` into `into` (`db-VERSION.tgz`).
@@ -77,7 +79,8 @@ impl ChartRepository {
         Self {
             server,
             _archives: Some(archives),
-            _dir: dir,
+            archives_url: elsewhere,
+            dir,
         }
     }
 
@@ -95,10 +98,22 @@ impl ChartRepository {
             .args(["repo", "index"])
             .arg(&charts)
             .args(["--url", &server.url()]));
+        let archives_url = server.url();
         Self {
             server,
             _archives: None,
-            _dir: dir,
+            archives_url,
+            dir,
         }
+    }
+
+    /// Publishes the chart `db` at each of `versions` too: packaged and indexed again.
+    pub fn publish(&self, versions: &[&str]) {
+        let charts = self.dir.path().join("charts");
+        package_db(versions, &charts);
+        run(helm()
+            .args(["repo", "index"])
+            .arg(&charts)
+            .args(["--url", &self.archives_url]));
     }
 }
