@@ -32,7 +32,7 @@ pub enum RolloutError {
     },
     /// The chart version a chart source's range selects could not be read.
     #[error("resolving the chart version: {0}")]
-    Chart(#[source] FetchError),
+    Chart(#[source] Box<FetchError>),
     #[error("the revision task failed: {0}")]
     ResolveTask(String),
     #[error("reading the projects' sync windows: {0}")]
@@ -81,7 +81,7 @@ fn resolve(
                 None,
                 source.pass_credentials,
             )
-            .map_err(RolloutError::Chart)?;
+            .map_err(|error| RolloutError::Chart(Box::new(error)))?;
         let version = chart.revision.unwrap_or_default();
         return Ok((source, version));
     }
