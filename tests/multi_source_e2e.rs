@@ -317,6 +317,27 @@ async fn a_rolling_sync_of_multi_source_applications_compares_both_revisions() {
     controller.stop().await;
 }
 
+/// When the first sync of `database` and of `backend` at `revisions` started (their history).
+async fn first_syncs(
+    apps: &Api<Application>,
+    revisions: &[String],
+) -> Vec<k8s_openapi::jiff::Timestamp> {
+    let mut started = Vec::new();
+    for name in ["database", "backend"] {
+        let app = apps.get(name).await.expect("reads the Application");
+        let first = app
+            .status
+            .unwrap_or_default()
+            .history
+            .iter()
+            .filter(|h| h.revisions == revisions)
+            .filter_map(|h| h.deploy_started_at.as_ref().map(|t| t.0))
+            .min();
+        started.push(first.unwrap_or_else(|| panic!("{name} has no sync at {revisions:?}")));
+    }
+    started
+}
+
 #[tokio::test]
 async fn a_rolling_sync_rolls_out_a_chart_repository_source_with_its_values() {
     let repository = ChartRepository::start(&["0.1.0", "0.1.3", "0.2.0"]);
@@ -336,7 +357,9 @@ async fn a_rolling_sync_rolls_out_a_chart_repository_source_with_its_values() {
     apply(&appsets, &object(appset(&ns.name, chart, &values_url))).await;
     let controller = start(&ns, "multi-chart-rollout");
 
-    let started = rolled_out(&appsets, &apps, &["0.1.3".to_owned(), commit.clone()]).await;
+    let first = ["0.1.3".to_owned(), commit.clone()];
+    rolled_out(&appsets, &apps, &first).await;
+    let started = first_syncs(&apps, &first).await;
     assert!(
         started[0] < started[1],
         "database before backend: {started:?}"
@@ -349,7 +372,9 @@ async fn a_rolling_sync_rolls_out_a_chart_repository_source_with_its_values() {
 
     // Only the chart repository changes: the newer version in range is rolled out, in order.
     repository.publish(&["0.1.5"]);
-    let again = rolled_out(&appsets, &apps, &["0.1.5".to_owned(), commit]).await;
+    let second = ["0.1.5".to_owned(), commit];
+    rolled_out(&appsets, &apps, &second).await;
+    let again = first_syncs(&apps, &second).await;
     assert!(
         again[0] > started[0] && again[1] > started[1],
         "both synced again: {started:?} then {again:?}"
