@@ -190,7 +190,7 @@ const CHART: [(&str, &str); 3] = [
 /// `chart` (a source without its values) with the values `envs/<component>.yaml` of
 /// `values_url`.
 fn appset(namespace: &str, mut chart: Value, values_url: &str) -> Value {
-    chart["helm"] = json!({"valueFiles": ["$values/envs/{{.component}}.yaml"]});
+    chart["helm"]["valueFiles"] = json!(["$values/envs/{{.component}}.yaml"]);
     let step = |priority: &str| json!({"matchExpressions": [{"key": "priority", "operator": "In", "values": [priority]}]});
     json!({
         "apiVersion": "flotilla.dev/v1alpha1",
@@ -317,27 +317,6 @@ async fn a_rolling_sync_of_multi_source_applications_compares_both_revisions() {
     controller.stop().await;
 }
 
-/// When the first sync of `database` and of `backend` at `revisions` started (their history).
-async fn first_syncs(
-    apps: &Api<Application>,
-    revisions: &[String],
-) -> Vec<k8s_openapi::jiff::Timestamp> {
-    let mut started = Vec::new();
-    for name in ["database", "backend"] {
-        let app = apps.get(name).await.expect("reads the Application");
-        let first = app
-            .status
-            .unwrap_or_default()
-            .history
-            .iter()
-            .filter(|h| h.revisions == revisions)
-            .filter_map(|h| h.deploy_started_at.as_ref().map(|t| t.0))
-            .min();
-        started.push(first.unwrap_or_else(|| panic!("{name} has no sync at {revisions:?}")));
-    }
-    started
-}
-
 #[tokio::test]
 async fn a_rolling_sync_rolls_out_a_chart_repository_source_with_its_values() {
     let repository = ChartRepository::start(&["0.1.0", "0.1.3", "0.2.0"]);
@@ -352,14 +331,13 @@ async fn a_rolling_sync_rolls_out_a_chart_repository_source_with_its_values() {
     support::require_node_sim(&ns.client, 1).await;
     let appsets: Api<ApplicationSet> = ns.api();
     let apps: Api<Application> = ns.api();
-    let chart =
-        json!({"repoURL": repository.server.url(), "chart": "db", "targetRevision": "~0.1"});
+    // Without the chart's CRD, which both Applications would otherwise own and fight over.
+    let chart = json!({"repoURL": repository.server.url(), "chart": "db", "targetRevision": "~0.1",
+                       "helm": {"skipCrds": true}});
     apply(&appsets, &object(appset(&ns.name, chart, &values_url))).await;
     let controller = start(&ns, "multi-chart-rollout");
 
-    let first = ["0.1.3".to_owned(), commit.clone()];
-    rolled_out(&appsets, &apps, &first).await;
-    let started = first_syncs(&apps, &first).await;
+    let started = rolled_out(&appsets, &apps, &["0.1.3".to_owned(), commit.clone()]).await;
     assert!(
         started[0] < started[1],
         "database before backend: {started:?}"
@@ -370,11 +348,10 @@ async fn a_rolling_sync_rolls_out_a_chart_repository_source_with_its_values() {
         Some("db")
     );
 
-    // Only the chart repository changes: the newer version in range is rolled out, in order.
-    repository.publish(&["0.1.5"]);
-    let second = ["0.1.5".to_owned(), commit];
-    rolled_out(&appsets, &apps, &second).await;
-    let again = first_syncs(&apps, &second).await;
+    // Only the chart repository changes: the newer version in range (other manifests) is
+    // rolled out, in order.
+    repository.publish("0.1.5", "upgraded");
+    let again = rolled_out(&appsets, &apps, &["0.1.5".to_owned(), commit]).await;
     assert!(
         again[0] > started[0] && again[1] > started[1],
         "both synced again: {started:?} then {again:?}"

@@ -247,7 +247,8 @@ async fn a_chart_of_a_chart_repository_deploys_at_the_newest_version_in_range() 
 }
 
 /// The two-step RollingSync ApplicationSet `charts` (`database`, then `backend`), each
-/// Application the chart `db` of `url` at the newest version of `~0.1`.
+/// Application the chart `db` of `url` at the newest version of `~0.1`, without its CRD (which
+/// both would own and fight over).
 fn chart_appset(namespace: &str, url: &str) -> ApplicationSet {
     let step = |priority: &str| json!({"matchExpressions": [{"key": "priority", "operator": "In", "values": [priority]}]});
     object(json!({
@@ -266,7 +267,7 @@ fn chart_appset(namespace: &str, url: &str) -> ApplicationSet {
                 "spec": {
                     "project": "default",
                     "source": {"repoURL": url, "chart": "db", "targetRevision": "~0.1",
-                               "helm": {"values": "greeting: {{.component}}"}},
+                               "helm": {"values": "greeting: {{.component}}", "skipCrds": true}},
                     "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
                     "syncPolicy": {"automated": {"prune": true}}
                 }
@@ -338,23 +339,29 @@ async fn a_rolling_sync_rolls_out_a_chart_version_step_by_step() {
     let first = rolled_out_at(&appsets, &apps, "0.1.3").await;
     assert!(first[0] < first[1], "database before backend: {first:?}");
     let configs = ns.api::<ConfigMap>();
-    let greeting = async |name: &str| {
+    let value = async |name: &str, key: &str| {
         let config = configs.get(name).await.expect("the chart's ConfigMap");
-        entry(&config.data.unwrap_or_default(), "greeting").map(str::to_owned)
+        entry(&config.data.unwrap_or_default(), key).map(str::to_owned)
     };
     assert_eq!(
-        greeting("database-config").await.as_deref(),
+        value("database-config", "greeting").await.as_deref(),
         Some("database")
     );
-    assert_eq!(greeting("backend-config").await.as_deref(), Some("backend"));
+    assert_eq!(
+        value("backend-config", "greeting").await.as_deref(),
+        Some("backend")
+    );
 
-    // A newer version in range: rolled out again, in step order.
-    repository.publish(&["0.1.5"]);
+    // A newer version in range, with other manifests: rolled out again, in step order.
+    repository.publish("0.1.5", "upgraded");
     let second = rolled_out_at(&appsets, &apps, "0.1.5").await;
     assert!(
         second[0] > first[0] && second[1] > first[1],
         "both synced again: {first:?} then {second:?}"
     );
     assert!(second[0] < second[1], "database before backend: {second:?}");
+    for name in ["database-config", "backend-config"] {
+        assert_eq!(value(name, "tier").await.as_deref(), Some("upgraded"));
+    }
     controller.stop().await;
 }
