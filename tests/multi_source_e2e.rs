@@ -5,7 +5,9 @@
 //! is a ComparisonError naming the Application, the source and the field, and nothing is
 //! applied. A RollingSync ApplicationSet whose template has `sources` (a chart in one
 //! repository, its values in another) rolls out step by step, then again, in order, when only
-//! the values repository changes: the gate compares both revisions.
+//! the values repository changes: the gate compares both revisions. With the chart from the
+//! chart repository (a range) instead, the gate compares its resolved version and the values
+//! commit, and a newer chart version published in range is rolled out in order too.
 
 mod controller_support;
 mod support;
@@ -184,9 +186,11 @@ const CHART: [(&str, &str); 3] = [
     ),
 ];
 
-/// The two-step ApplicationSet `stack` (database, then backend), each Application the chart of
-/// `chart_url` with the values `envs/<component>.yaml` of `values_url`.
-fn appset(namespace: &str, chart_url: &str, values_url: &str) -> Value {
+/// The two-step ApplicationSet `stack` (database, then backend), each Application the chart
+/// `chart` (a source without its values) with the values `envs/<component>.yaml` of
+/// `values_url`.
+fn appset(namespace: &str, mut chart: Value, values_url: &str) -> Value {
+    chart["helm"]["valueFiles"] = json!(["$values/envs/{{.component}}.yaml"]);
     let step = |priority: &str| json!({"matchExpressions": [{"key": "priority", "operator": "In", "values": [priority]}]});
     json!({
         "apiVersion": "flotilla.dev/v1alpha1",
@@ -204,8 +208,7 @@ fn appset(namespace: &str, chart_url: &str, values_url: &str) -> Value {
                 "spec": {
                     "project": "default",
                     "sources": [
-                        {"repoURL": chart_url, "targetRevision": "main", "path": "chart",
-                         "helm": {"valueFiles": ["$values/envs/{{.component}}.yaml"]}},
+                        chart,
                         {"repoURL": values_url, "targetRevision": "main", "ref": "values"}
                     ],
                     "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
@@ -274,7 +277,8 @@ async fn a_rolling_sync_of_multi_source_applications_compares_both_revisions() {
     let ns = setup("multi-rollout").await;
     let appsets: Api<ApplicationSet> = ns.api();
     let apps: Api<Application> = ns.api();
-    apply(&appsets, &object(appset(&ns.name, &chart_url, &values_url))).await;
+    let chart = json!({"repoURL": chart_url, "targetRevision": "main", "path": "chart"});
+    apply(&appsets, &object(appset(&ns.name, chart, &values_url))).await;
     let controller = start(&ns, "multi-rollout");
 
     let started = rolled_out(&appsets, &apps, &[chart_commit.clone(), first]).await;
@@ -310,5 +314,48 @@ async fn a_rolling_sync_of_multi_source_applications_compares_both_revisions() {
         greeting(&configs, "backend-config").await.as_deref(),
         Some("api-2")
     );
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn a_rolling_sync_rolls_out_a_chart_repository_source_with_its_values() {
+    let repository = ChartRepository::start(&["0.1.0", "0.1.3", "0.2.0"]);
+    let (_values, _values_daemon, values_url, commit) = served(
+        "chart-stack-values",
+        &[
+            ("envs/database.yaml", "greeting: db\n"),
+            ("envs/backend.yaml", "greeting: api\n"),
+        ],
+    );
+    let ns = setup("multi-chart-rollout").await;
+    support::require_node_sim(&ns.client, 1).await;
+    let appsets: Api<ApplicationSet> = ns.api();
+    let apps: Api<Application> = ns.api();
+    // Without the chart's CRD, which both Applications would otherwise own and fight over.
+    let chart = json!({"repoURL": repository.server.url(), "chart": "db", "targetRevision": "~0.1",
+                       "helm": {"skipCrds": true}});
+    apply(&appsets, &object(appset(&ns.name, chart, &values_url))).await;
+    let controller = start(&ns, "multi-chart-rollout");
+
+    let started = rolled_out(&appsets, &apps, &["0.1.3".to_owned(), commit.clone()]).await;
+    assert!(
+        started[0] < started[1],
+        "database before backend: {started:?}"
+    );
+    let configs = ns.api::<ConfigMap>();
+    assert_eq!(
+        greeting(&configs, "database-config").await.as_deref(),
+        Some("db")
+    );
+
+    // Only the chart repository changes: the newer version in range (other manifests) is
+    // rolled out, in order.
+    repository.publish("0.1.5", "upgraded");
+    let again = rolled_out(&appsets, &apps, &["0.1.5".to_owned(), commit]).await;
+    assert!(
+        again[0] > started[0] && again[1] > started[1],
+        "both synced again: {started:?} then {again:?}"
+    );
+    assert!(again[0] < again[1], "database before backend: {again:?}");
     controller.stop().await;
 }

@@ -5,7 +5,9 @@
 //! overlay with Application-level namePrefix, images and commonLabels. The hook runs (and
 //! succeeds) before the StatefulSet is created, and the keep-policy Secret survives the
 //! deletion of its Application. A third Application deploys the chart from a chart repository
-//! served on loopback, at the newest version of a range. The real helm and kubectl come from FLOTILLA_HELM and
+//! served on loopback, at the newest version of a range. A two-step RollingSync ApplicationSet
+//! of that chart (a range) rolls out the resolved version step by step, and the newer version
+//! published in range later, again in step order. The real helm and kubectl come from FLOTILLA_HELM and
 //! FLOTILLA_KUBECTL (tests/tools/install.sh), else PATH.
 
 mod controller_support;
@@ -13,7 +15,10 @@ mod support;
 
 use std::path::Path;
 
-use flotilla::api::Application;
+use std::time::Duration;
+
+use flotilla::api::application_set_status::RolloutApplicationState as State;
+use flotilla::api::{Application, ApplicationSet};
 use flotilla::sync::{HookType, OperationPhase, SyncPhase};
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
@@ -26,7 +31,7 @@ use controller_support::{setup, start};
 use support::chart_repository::ChartRepository;
 use support::fixture_dir::copy_dir;
 use support::git_remote::{GitDaemon, Remote};
-use support::{apply, eventually, object, wait_until};
+use support::{apply, eventually, eventually_within, object, wait_until};
 
 /// An Application of `path` in `url` with `source` fields added, synced automatically into
 /// `namespace` and deleted with its resources.
@@ -238,5 +243,125 @@ async fn a_chart_of_a_chart_repository_deploys_at_the_newest_version_in_range() 
         entry(&config.data.unwrap_or_default(), "greeting"),
         Some("hej")
     );
+    controller.stop().await;
+}
+
+/// The two-step RollingSync ApplicationSet `charts` (`database`, then `backend`), each
+/// Application the chart `db` of `url` at the newest version of `~0.1`, without its CRD (which
+/// both would own and fight over).
+fn chart_appset(namespace: &str, url: &str) -> ApplicationSet {
+    let step = |priority: &str| json!({"matchExpressions": [{"key": "priority", "operator": "In", "values": [priority]}]});
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "charts"},
+        "spec": {
+            "goTemplate": true,
+            "generators": [{"list": {"elements": [
+                {"component": "database", "priority": "1"},
+                {"component": "backend", "priority": "2"}
+            ]}}],
+            "strategy": {"type": "RollingSync", "rollingSync": {"steps": [step("1"), step("2")]}},
+            "template": {
+                "metadata": {"name": "{{.component}}", "labels": {"priority": "{{.priority}}"}},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": url, "chart": "db", "targetRevision": "~0.1",
+                               "helm": {"values": "greeting: {{.component}}", "skipCrds": true}},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+                    "syncPolicy": {"automated": {"prune": true}}
+                }
+            }
+        }
+    }))
+}
+
+/// Waits until both Applications of `charts` are Healthy at chart `version` in the rollout
+/// status and synced at it (`status.sync.revision`), and returns when each one's last sync
+/// started (`database`, `backend`).
+async fn rolled_out_at(
+    appsets: &Api<ApplicationSet>,
+    apps: &Api<Application>,
+    version: &str,
+) -> [k8s_openapi::jiff::Timestamp; 2] {
+    eventually_within(
+        Duration::from_secs(240),
+        &format!("the rollout of chart version {version}"),
+        async || {
+            let appset = appsets.get("charts").await.map_err(|e| e.to_string())?;
+            let entries = appset
+                .status
+                .map(|s| s.application_status)
+                .unwrap_or_default();
+            let done = entries.len() == 2
+                && entries
+                    .iter()
+                    .all(|e| e.status == State::Healthy && e.target_revisions == [version]);
+            if !done {
+                return Err(format!("{entries:#?}"));
+            }
+            let mut started = Vec::new();
+            for name in ["database", "backend"] {
+                let status = apps
+                    .get(name)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .status
+                    .unwrap_or_default();
+                let revision = status.sync.unwrap_or_default().revision;
+                if revision != version {
+                    return Err(format!("{name} synced at {revision:?}"));
+                }
+                let operation = status
+                    .operation_state
+                    .ok_or(format!("{name} never synced"))?;
+                if operation.phase != OperationPhase::Succeeded {
+                    return Err(format!("{name}: {:?}", operation.phase));
+                }
+                started.push(operation.started_at.ok_or("no start time")?.0);
+            }
+            Ok([started[0], started[1]])
+        },
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_rolling_sync_rolls_out_a_chart_version_step_by_step() {
+    let repository = ChartRepository::start(&["0.1.0", "0.1.3", "0.2.0"]);
+    let ns = setup("chart-rollout").await;
+    support::require_node_sim(&ns.client, 1).await;
+    let appsets: Api<ApplicationSet> = ns.api();
+    let apps: Api<Application> = ns.api();
+    apply(&appsets, &chart_appset(&ns.name, &repository.server.url())).await;
+    let controller = start(&ns, "chart-rollout");
+
+    let first = rolled_out_at(&appsets, &apps, "0.1.3").await;
+    assert!(first[0] < first[1], "database before backend: {first:?}");
+    let configs = ns.api::<ConfigMap>();
+    let value = async |name: &str, key: &str| {
+        let config = configs.get(name).await.expect("the chart's ConfigMap");
+        entry(&config.data.unwrap_or_default(), key).map(str::to_owned)
+    };
+    assert_eq!(
+        value("database-config", "greeting").await.as_deref(),
+        Some("database")
+    );
+    assert_eq!(
+        value("backend-config", "greeting").await.as_deref(),
+        Some("backend")
+    );
+
+    // A newer version in range, with other manifests: rolled out again, in step order.
+    repository.publish("0.1.5", "upgraded");
+    let second = rolled_out_at(&appsets, &apps, "0.1.5").await;
+    assert!(
+        second[0] > first[0] && second[1] > first[1],
+        "both synced again: {first:?} then {second:?}"
+    );
+    assert!(second[0] < second[1], "database before backend: {second:?}");
+    for name in ["database-config", "backend-config"] {
+        assert_eq!(value(name, "tier").await.as_deref(), Some("upgraded"));
+    }
     controller.stop().await;
 }

@@ -46,13 +46,13 @@ use crate::cluster::namespace_objects::KubeNamespaceObjects;
 use crate::cluster::watched_projects::{ProjectsWatchError, WatchedProjects};
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{RenderError, Sources, render_application_set};
+use crate::repo::cache::RepoCache;
 use crate::rollout::{RolloutDecision, RolloutInput, step};
 use crate::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::sync::IgnoreError;
 use crate::sync::OperationPhase;
 use crate::sync::execute::PROJECT_REFUSAL;
 use flotilla_generators::generator::NamespaceSources;
-use flotilla_generators::source::GitReader;
 
 /// Field manager of the Applications the controller applies.
 pub const FIELD_MANAGER: &str = "flotilla-applicationset";
@@ -67,8 +67,9 @@ pub struct AppSetContext {
     pub client: Client,
     /// The namespace of the ApplicationSets, their Applications and the cluster Secrets.
     pub namespace: String,
-    /// Repositories, for git generators and the revisions a rollout targets.
-    pub repos: Arc<dyn GitReader>,
+    /// Repositories, for git generators and the revisions a rollout targets (commits and chart
+    /// versions, read as the Application controller reads them).
+    pub repos: Arc<RepoCache>,
     /// Poll interval of git generators without `requeueAfterSeconds`.
     pub git_poll: Duration,
     pub metrics: Arc<Metrics>,
@@ -89,7 +90,7 @@ impl AppSetContext {
     pub fn new(
         client: Client,
         namespace: String,
-        repos: Arc<dyn GitReader>,
+        repos: Arc<RepoCache>,
         git_poll: Duration,
         metrics: Arc<Metrics>,
     ) -> Self {

@@ -1,5 +1,6 @@
 //! The I/O shell of RollingSync in the ApplicationSet reconcile: resolves the revision of each
-//! generated Application's source (the revision being rolled out), requests the syncs a pass
+//! generated Application's source (the revision being rolled out: a git commit, or the chart
+//! version the Application controller would sync, through the same [`RepoCache`]), requests the syncs a pass
 //! decided by server-side applying `spec.operation` under the rollout's field manager, and
 //! publishes the rollout's Events. The decisions are made by [`crate::rollout::step`] and the
 //! pure [`super::appset`] core.
@@ -17,6 +18,7 @@ use super::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
 use super::events::EventPublisher;
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
+use crate::repo::cache::{FetchError, RepoCache};
 
 /// Where the rollout step of a reconcile failed.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +30,9 @@ pub enum RolloutError {
         #[source]
         error: GitError,
     },
+    /// The chart version a chart source's range selects could not be read.
+    #[error("resolving the chart version: {0}")]
+    Chart(#[source] Box<FetchError>),
     #[error("the revision task failed: {0}")]
     ResolveTask(String),
     #[error("reading the projects' sync windows: {0}")]
@@ -40,34 +45,54 @@ pub enum RolloutError {
     },
 }
 
-/// The commit each distinct source of `desired` points to now (`git` runs off the async
-/// workers).
+/// The revision each distinct source of `desired` points to now: a git source's commit, a chart
+/// source's version (`git` and `helm` run off the async workers).
 ///
 /// # Errors
-/// A source whose repository or revision cannot be resolved.
+/// A source whose repository, revision or chart cannot be resolved.
 pub async fn resolve_sources(
-    repos: &Arc<dyn GitReader>,
+    repos: &Arc<RepoCache>,
     desired: &[Application],
 ) -> Result<BTreeMap<SourceRevision, String>, RolloutError> {
     let (repos, wanted) = (Arc::clone(repos), sources(desired));
     tokio::task::spawn_blocking(move || {
         wanted
             .into_iter()
-            .map(
-                // Unscoped credentials: a source is keyed by repository and revision only.
-                |source| match repos.resolve(&source.repo_url, &source.target_revision, None) {
-                    Ok(commit) => Ok((source, commit)),
-                    Err(error) => Err(RolloutError::Resolve {
-                        repo_url: source.repo_url,
-                        revision: source.target_revision,
-                        error,
-                    }),
-                },
-            )
+            .map(|source| resolve(&repos, source))
             .collect()
     })
     .await
     .map_err(|error| RolloutError::ResolveTask(error.to_string()))?
+}
+
+/// The revision `source` points to now. Unscoped credentials: a source is keyed by repository,
+/// chart and revision only. Blocking.
+fn resolve(
+    repos: &RepoCache,
+    source: SourceRevision,
+) -> Result<(SourceRevision, String), RolloutError> {
+    if !source.chart.is_empty() {
+        // The Application controller's own read of a chart source, so both see one version.
+        let chart = repos
+            .chart(
+                &source.repo_url,
+                &source.chart,
+                &source.target_revision,
+                None,
+                source.pass_credentials,
+            )
+            .map_err(|error| RolloutError::Chart(Box::new(error)))?;
+        let version = chart.revision.unwrap_or_default();
+        return Ok((source, version));
+    }
+    match repos.resolve(&source.repo_url, &source.target_revision, None) {
+        Ok(commit) => Ok((source, commit)),
+        Err(error) => Err(RolloutError::Resolve {
+            repo_url: source.repo_url,
+            revision: source.target_revision,
+            error,
+        }),
+    }
 }
 
 /// Writes each request's `spec.operation` (server-side apply, the rollout's field manager).

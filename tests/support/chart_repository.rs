@@ -13,11 +13,18 @@ pub struct ChartRepository {
     pub server: StaticFiles,
     /// The server of the chart archives, when another than [`Self::server`].
     _archives: Option<StaticFiles>,
-    _dir: tempfile::TempDir,
+    /// Where the index points at the chart archives.
+    archives_url: String,
+    dir: tempfile::TempDir,
 }
 
 /// The fixture chart `db` packaged at each of `versions` into `into` (`db-VERSION.tgz`).
 pub fn package_db(versions: &[&str], into: &Path) {
+    package_db_with_tier(versions, None, into);
+}
+
+/// [`package_db`], its default `tier` value `tier` when given (else the fixture's `none`).
+fn package_db_with_tier(versions: &[&str], tier: Option<&str>, into: &Path) {
     let work = tempfile::tempdir().expect("a temporary directory");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sources/charts/db");
     for version in versions {
@@ -30,6 +37,14 @@ pub fn package_db(versions: &[&str], into: &Path) {
             metadata.replace("version: 0.1.0", &format!("version: {version}")),
         )
         .expect("writes Chart.yaml");
+        if let Some(tier) = tier {
+            let values = std::fs::read_to_string(chart.join("values.yaml")).expect("values.yaml");
+            std::fs::write(
+                chart.join("values.yaml"),
+                values.replace("tier: none", &format!("tier: {tier}")),
+            )
+            .expect("writes values.yaml");
+        }
         run(helm().arg("package").arg(&chart).arg("-d").arg(into));
     }
 }
@@ -77,7 +92,8 @@ impl ChartRepository {
         Self {
             server,
             _archives: Some(archives),
-            _dir: dir,
+            archives_url: elsewhere,
+            dir,
         }
     }
 
@@ -95,10 +111,23 @@ impl ChartRepository {
             .args(["repo", "index"])
             .arg(&charts)
             .args(["--url", &server.url()]));
+        let archives_url = server.url();
         Self {
             server,
             _archives: None,
-            _dir: dir,
+            archives_url,
+            dir,
         }
+    }
+
+    /// Publishes the chart `db` at `version` too, its default `tier` value `tier` (so its
+    /// manifests differ): packaged and indexed again.
+    pub fn publish(&self, version: &str, tier: &str) {
+        let charts = self.dir.path().join("charts");
+        package_db_with_tier(&[version], Some(tier), &charts);
+        run(helm()
+            .args(["repo", "index"])
+            .arg(&charts)
+            .args(["--url", &self.archives_url]));
     }
 }

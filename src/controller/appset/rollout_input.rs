@@ -29,11 +29,17 @@ pub fn rolling_sync(appset: &ApplicationSet) -> Option<&RolloutStrategy> {
         .filter(|s| s.type_ == StrategyType::RollingSync)
 }
 
-/// A source of a generated Application: where one of its revisions is resolved.
+/// A source of a generated Application: where one of its revisions is resolved — a commit of a
+/// git repository, or, when it names a `chart`, the version of that chart in a chart repository
+/// or OCI registry that `target_revision` (a version or range) selects.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SourceRevision {
     pub repo_url: String,
+    /// The chart's name (empty for a git source).
+    pub chart: String,
     pub target_revision: String,
+    /// `helm.passCredentials` of a chart source (how its repository is read).
+    pub pass_credentials: bool,
 }
 
 impl SourceRevision {
@@ -46,7 +52,10 @@ impl SourceRevision {
             .iter()
             .map(|source| Self {
                 repo_url: source.repo_url.clone(),
+                chart: source.chart.clone(),
                 target_revision: source.target_revision.clone(),
+                pass_credentials: !source.chart.is_empty()
+                    && source.helm.as_ref().is_some_and(|h| h.pass_credentials),
             })
             .collect()
     }
@@ -281,6 +290,44 @@ mod tests {
             "unknown while a source is unresolved"
         );
         assert_eq!(observed_status(&multi).revisions, ["1.2.3", "abc"]);
+    }
+
+    #[test]
+    fn a_chart_is_a_source_of_its_own() {
+        let source = |source: serde_json::Value| app(json!({"spec": {"source": source}}));
+        let desired = [
+            source(
+                json!({"repoURL": "https://charts.example", "chart": "db", "targetRevision": "1.x"}),
+            ),
+            source(
+                json!({"repoURL": "https://charts.example", "chart": "web", "targetRevision": "1.x"}),
+            ),
+            source(
+                json!({"repoURL": "https://charts.example", "targetRevision": "1.x", "path": "db"}),
+            ),
+            source(
+                json!({"repoURL": "https://charts.example", "chart": "db", "targetRevision": "1.x",
+                "helm": {"passCredentials": true}}),
+            ),
+            source(
+                json!({"repoURL": "https://charts.example", "chart": "db", "targetRevision": "1.x"}),
+            ),
+        ];
+        let charts: Vec<(String, bool)> = sources(&desired)
+            .into_iter()
+            .map(|s| (s.chart, s.pass_credentials))
+            .collect();
+        let named = |chart: &str, pass| (chart.to_owned(), pass);
+        assert_eq!(
+            charts,
+            [
+                named("", false),
+                named("db", false),
+                named("db", true),
+                named("web", false)
+            ],
+            "one resolve per chart of a repository, none shared with its git tree"
+        );
     }
 
     #[test]
