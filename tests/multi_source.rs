@@ -165,6 +165,9 @@ fn plan_of_a_multi_source_application_file() {
     );
 }
 
+/// A rendered source's `targetRevision`, `ref` and first Helm value file.
+type SourceFields = (String, String, String);
+
 #[test]
 fn render_keeps_sources_of_the_template_and_its_patch() {
     let dir = tempfile::tempdir().unwrap();
@@ -217,7 +220,7 @@ spec:
         .cloned()
         .or_else(|| rendered["items"].as_array().cloned())
         .expect("a list of Applications");
-    let sources: Vec<(String, Vec<(String, String, String)>)> = apps
+    let sources: Vec<(String, Vec<SourceFields>)> = apps
         .iter()
         .map(|app| {
             let each = app["spec"]["sources"]
