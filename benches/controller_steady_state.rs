@@ -131,7 +131,7 @@ fn counter(endpoint: std::net::SocketAddr, metric: &str) -> u64 {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(endpoint).expect("the metrics endpoint");
     stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nhost: bench\r\n\r\n")
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: bench\r\nconnection: close\r\n\r\n")
         .expect("a request");
     let mut response = String::new();
     stream.read_to_string(&mut response).expect("a response");
