@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use controller_support::{setup, start};
 use support::chart_repository::ChartRepository;
 use support::git_remote::{GitDaemon, Remote};
+use support::two_tier_appset::two_tier_appset;
 use support::{apply, eventually_within, object, wait_until};
 
 const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(240);
@@ -191,32 +192,12 @@ const CHART: [(&str, &str); 3] = [
 /// `values_url`.
 fn appset(namespace: &str, mut chart: Value, values_url: &str) -> Value {
     chart["helm"]["valueFiles"] = json!(["$values/envs/{{.component}}.yaml"]);
-    let step = |priority: &str| json!({"matchExpressions": [{"key": "priority", "operator": "In", "values": [priority]}]});
-    json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "ApplicationSet",
-        "metadata": {"name": "stack"},
-        "spec": {
-            "goTemplate": true,
-            "generators": [{"list": {"elements": [
-                {"component": "database", "priority": "1"},
-                {"component": "backend", "priority": "2"}
-            ]}}],
-            "strategy": {"type": "RollingSync", "rollingSync": {"steps": [step("1"), step("2")]}},
-            "template": {
-                "metadata": {"name": "{{.component}}", "labels": {"priority": "{{.priority}}"}},
-                "spec": {
-                    "project": "default",
-                    "sources": [
-                        chart,
-                        {"repoURL": values_url, "targetRevision": "main", "ref": "values"}
-                    ],
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
-                    "syncPolicy": {"automated": {"prune": true}}
-                }
-            }
-        }
-    })
+    two_tier_appset(
+        "stack",
+        namespace,
+        "sources",
+        json!([chart, {"repoURL": values_url, "targetRevision": "main", "ref": "values"}]),
+    )
 }
 
 /// Waits until every Application of `stack` is Healthy on `revisions` in its rollout status,

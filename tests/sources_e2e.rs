@@ -31,6 +31,7 @@ use controller_support::{setup, start};
 use support::chart_repository::ChartRepository;
 use support::fixture_dir::copy_dir;
 use support::git_remote::{GitDaemon, Remote};
+use support::two_tier_appset::two_tier_appset;
 use support::{apply, eventually, eventually_within, object, wait_until};
 
 /// An Application of `path` in `url` with `source` fields added, synced automatically into
@@ -250,30 +251,13 @@ async fn a_chart_of_a_chart_repository_deploys_at_the_newest_version_in_range() 
 /// Application the chart `db` of `url` at the newest version of `~0.1`, without its CRD (which
 /// both would own and fight over).
 fn chart_appset(namespace: &str, url: &str) -> ApplicationSet {
-    let step = |priority: &str| json!({"matchExpressions": [{"key": "priority", "operator": "In", "values": [priority]}]});
-    object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "ApplicationSet",
-        "metadata": {"name": "charts"},
-        "spec": {
-            "goTemplate": true,
-            "generators": [{"list": {"elements": [
-                {"component": "database", "priority": "1"},
-                {"component": "backend", "priority": "2"}
-            ]}}],
-            "strategy": {"type": "RollingSync", "rollingSync": {"steps": [step("1"), step("2")]}},
-            "template": {
-                "metadata": {"name": "{{.component}}", "labels": {"priority": "{{.priority}}"}},
-                "spec": {
-                    "project": "default",
-                    "source": {"repoURL": url, "chart": "db", "targetRevision": "~0.1",
-                               "helm": {"values": "greeting: {{.component}}", "skipCrds": true}},
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
-                    "syncPolicy": {"automated": {"prune": true}}
-                }
-            }
-        }
-    }))
+    object(two_tier_appset(
+        "charts",
+        namespace,
+        "source",
+        json!({"repoURL": url, "chart": "db", "targetRevision": "~0.1",
+               "helm": {"values": "greeting: {{.component}}", "skipCrds": true}}),
+    ))
 }
 
 /// Waits until both Applications of `charts` are Healthy at chart `version` in the rollout
