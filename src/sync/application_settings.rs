@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::api::retry_policy::RetryPolicy;
-use crate::duration::{DurationError, parse_duration, parse_seconds_or_duration};
+use crate::duration::{DurationError, parse_duration};
 use crate::manifest::DirectoryOptions;
 use crate::project::{ProjectScope, Refusal, admit};
 use crate::source::SourceOptions;
@@ -17,10 +16,7 @@ use crate::sync::execute::cluster_api::Propagation;
 use crate::sync::execute::{ExecuteSettings, SYNC_TIMEOUT_ANNOTATION};
 use crate::sync::{IgnoreDifferences, IgnoreError, OptionError, SyncOptions};
 
-use crate::api::application::{ApplicationSource, ApplicationSpec, SyncOperation, SyncPolicy};
-
-/// Retries are capped: Argo CD's negative limit ("forever") becomes this many.
-pub const MAX_RETRIES: usize = 100;
+use crate::api::application::{ApplicationSpec, SyncOperation};
 
 /// The Application-wide sync option that chooses how pruned objects' dependents go.
 const PRUNE_PROPAGATION_POLICY: &str = "PrunePropagationPolicy";
@@ -138,7 +134,7 @@ pub fn sync_settings(
                 .namespace
                 .clone()
                 .or_else(|| spec.destination.namespace.clone()),
-            ignore_differences: spec.ignore_differences(&process.ignore_differences)?,
+            ignore_differences: ignore_differences(spec, &process.ignore_differences)?,
             respect_ignore_differences: requested
                 .respect_ignore_differences
                 .or(application.respect_ignore_differences)
@@ -213,83 +209,25 @@ impl ApplicationOptions {
     }
 }
 
-impl ApplicationSpec {
-    /// The checked rules of `ignoreDifferences` after the `system` ones, which the compare and
-    /// every sync use.
-    ///
-    /// # Errors
-    /// An entry that cannot be used, naming it.
-    pub fn ignore_differences(
-        &self,
-        system: &IgnoreDifferences,
-    ) -> Result<IgnoreDifferences, SettingsError> {
-        IgnoreDifferences::new("ignoreDifferences", &self.ignore_differences)
-            .map(|own| system.joined(&own))
-            .map_err(SettingsError::IgnoreDifferences)
-    }
-}
-
-impl ApplicationSource {
-    /// The manifest directory options `source.directory` asks for.
-    #[must_use]
-    pub fn directory_options(&self) -> DirectoryOptions {
-        self.directory
-            .as_ref()
-            .map(|d| DirectoryOptions {
-                recurse: d.recurse,
-                include: Some(d.include.clone()).filter(|s| !s.is_empty()),
-                exclude: Some(d.exclude.clone()).filter(|s| !s.is_empty()),
-            })
-            .unwrap_or_default()
-    }
-}
-
-impl SyncPolicy {
-    /// `retry` as the executor's policy (Argo CD's defaults for missing fields), if set.
-    ///
-    /// # Errors
-    /// A backoff duration that does not parse.
-    pub fn retry_policy(&self) -> Result<Option<RetryPolicy>, DurationError> {
-        let Some(retry) = &self.retry else {
-            return Ok(None);
-        };
-        let defaults = RetryPolicy::default();
-        let backoff = retry.backoff.as_ref();
-        let duration = |text: Option<&String>, default| {
-            text.map_or(Ok(default), |t| parse_seconds_or_duration(t))
-        };
-        Ok(Some(RetryPolicy {
-            limit: retry.limit.map_or(0, |limit| {
-                usize::try_from(limit).map_or(MAX_RETRIES, |l| l.min(MAX_RETRIES))
-            }),
-            duration: duration(backoff.and_then(|b| b.duration.as_ref()), defaults.duration)?,
-            factor: backoff
-                .and_then(|b| b.factor)
-                .map_or(defaults.factor, |f| f as f32),
-            max_duration: duration(
-                backoff.and_then(|b| b.max_duration.as_ref()),
-                defaults.max_duration,
-            )?,
-        }))
-    }
-
-    /// Whether `automated.prune` is set.
-    #[must_use]
-    pub fn automated_prune(&self) -> bool {
-        self.automated.as_ref().is_some_and(|a| a.prune)
-    }
-
-    /// Whether `automated.allowEmpty` is set.
-    #[must_use]
-    pub fn automated_allow_empty(&self) -> bool {
-        self.automated.as_ref().is_some_and(|a| a.allow_empty)
-    }
+/// The checked rules of `spec.ignoreDifferences` after the `system` ones, which the compare and
+/// every sync use.
+///
+/// # Errors
+/// An entry that cannot be used, naming it.
+pub fn ignore_differences(
+    spec: &ApplicationSpec,
+    system: &IgnoreDifferences,
+) -> Result<IgnoreDifferences, SettingsError> {
+    IgnoreDifferences::new("ignoreDifferences", &spec.ignore_differences)
+        .map(|own| system.joined(&own))
+        .map_err(SettingsError::IgnoreDifferences)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api::app_project::{AppProjectSpec, ProjectDestination};
+    use crate::api::retry_policy::MAX_RETRIES;
     use crate::project::{ClusterIdentity, Projects};
     use crate::sync::SyncOptionKey;
 

@@ -39,20 +39,20 @@ pub enum HookError {
     Empty,
 }
 
-impl FromStr for HookType {
-    type Err = HookError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Ok(match text {
-            "PreSync" => Self::PreSync,
-            "Sync" => Self::Sync,
-            "PostSync" => Self::PostSync,
-            "SyncFail" => Self::SyncFail,
-            "PostDelete" => Self::PostDelete,
-            "Skip" => Self::Skip,
-            other => return Err(HookError::UnknownHookType(other.to_owned())),
-        })
-    }
+/// One hook type by its name (`PreSync`, …, `Skip`).
+///
+/// # Errors
+/// A name outside the vocabulary.
+pub fn hook_type(text: &str) -> Result<HookType, HookError> {
+    Ok(match text {
+        "PreSync" => HookType::PreSync,
+        "Sync" => HookType::Sync,
+        "PostSync" => HookType::PostSync,
+        "SyncFail" => HookType::SyncFail,
+        "PostDelete" => HookType::PostDelete,
+        "Skip" => HookType::Skip,
+        other => return Err(HookError::UnknownHookType(other.to_owned())),
+    })
 }
 
 /// The hook types of an object: parses a comma list such as `PreSync,PostSync`.
@@ -60,7 +60,7 @@ impl FromStr for HookType {
 /// # Errors
 /// An unknown or empty value.
 pub fn parse_hook_types(list: &str) -> Result<BTreeSet<HookType>, HookError> {
-    parse_list(list, str::parse)
+    parse_list(list, hook_type)
 }
 
 /// Translates Helm hooks: `pre-install`/`pre-upgrade`/`crd-install` → PreSync,

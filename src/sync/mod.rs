@@ -58,6 +58,7 @@ pub use plan::SyncPlan;
 pub use preflight::{MissingKindExcuse, PlannedKinds, planned_types, preflight_failures};
 pub use project_check::refused_by_project;
 pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
+pub use result::task_record;
 pub use step::{
     Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step,
 };

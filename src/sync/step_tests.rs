@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::health::{Health, HealthStatus};
 use crate::manifest::{ObjectKey, ScopeTable, assign_namespaces, parse_documents};
+use crate::sync::task_record;
 
 use super::*;
 
@@ -137,7 +138,7 @@ impl Sim {
                         } else {
                             ResultStatus::Synced
                         };
-                        let mut record = ResourceResult::for_task(&task, status);
+                        let mut record = task_record(&task, status);
                         record.generation = Some(1);
                         if rejected {
                             record.message = "admission webhook denied the request".into();
@@ -156,7 +157,7 @@ impl Sim {
                 }
                 Action::Adopt(tasks) => {
                     for task in tasks {
-                        let mut record = ResourceResult::for_task(&task, ResultStatus::Synced);
+                        let mut record = task_record(&task, ResultStatus::Synced);
                         record.generation = Some(1);
                         self.results.push(record);
                     }

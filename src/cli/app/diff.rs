@@ -21,6 +21,7 @@ use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
 use crate::source::SourceOptions;
 use crate::sync::SyncPlan;
+use crate::sync::application_settings::ignore_differences;
 
 /// Arguments of `flotilla app diff`.
 #[derive(Debug, clap::Args)]
@@ -58,9 +59,7 @@ pub async fn app_diff(
         &format!("ConfigMap {namespace}/{}", args.settings_config_map),
         &settings.and_then(|c| c.data).unwrap_or_default(),
     )?;
-    let ignore = app
-        .spec
-        .ignore_differences(&customizations.ignore_differences)?;
+    let ignore = ignore_differences(&app.spec, &customizations.ignore_differences)?;
     let cache = CacheDir::new()?;
     let credentials = WatchedSecrets::repository_credentials(client.clone(), namespace);
     let repos = RepoCache::new(&cache.0, LocalRepos::default())

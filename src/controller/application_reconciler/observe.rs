@@ -24,6 +24,7 @@ use crate::manifest::ObjectKey;
 use crate::project::{ClusterIdentity, ProjectScope, Projects, admit};
 use crate::repo::cache::Manifests;
 use crate::source::SourceOptions;
+use crate::sync::application_settings::ignore_differences;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
 use crate::sync::{LiveObject, SyncPlan};
 
@@ -200,12 +201,12 @@ pub(super) async fn observe(
         .iter()
         .filter_map(|object| LiveObject::from_object(object, &customizations.health))
         .collect();
-    let ignore = app
-        .spec
-        .ignore_differences(&customizations.ignore_differences)
-        .map_err(|error| ApplicationError::Settings {
-            app: name.clone(),
-            error,
+    let ignore =
+        ignore_differences(&app.spec, &customizations.ignore_differences).map_err(|error| {
+            ApplicationError::Settings {
+                app: name.clone(),
+                error,
+            }
         })?;
     let comparison = compare(
         &plan,

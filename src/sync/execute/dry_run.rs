@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::operation::desired;
 use super::settings::ExecuteSettings;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
+use crate::sync::task_record;
 use crate::sync::{
     OperationPhase, OperationState, PlannedKinds, PruneTask, ResourceAction, ResourceResult,
     ResultStatus, SyncPhase, SyncPlan, SyncTask, WritePolicy, namespace_to_create,
@@ -121,7 +122,7 @@ pub async fn dry_run<C: ClusterApi>(
         .filter(|t| t.phase != SyncPhase::SyncFail)
         .collect();
     for (task, verdict) in dry_run_tasks(cluster, plan, tasks, settings).await {
-        let mut record = ResourceResult::for_task(task, ResultStatus::Synced);
+        let mut record = task_record(task, ResultStatus::Synced);
         record.hook_phase = None;
         match verdict {
             Verdict::Accepted(action) => {

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use crate::health::{HealthStatus, with_pod_problems};
 use crate::manifest::ObjectKey;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError, Deleted, Propagation};
+use crate::sync::task_record;
 use crate::sync::{
     Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
     ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,
@@ -456,7 +457,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                 .map(|(task, _)| task.key.to_string())
                 .collect();
             for (task, message) in failures {
-                let mut record = ResourceResult::for_task(task, ResultStatus::SyncFailed);
+                let mut record = task_record(task, ResultStatus::SyncFailed);
                 record.message = message;
                 record.finished_at = Some(now.clone());
                 self.progress.state.edit().resources.push(record);
@@ -484,7 +485,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                             ResultStatus::SyncFailed,
                         )
                     },
-                    |task| ResourceResult::for_task(task, ResultStatus::SyncFailed),
+                    |task| task_record(task, ResultStatus::SyncFailed),
                 );
                 record.message = message;
                 record.finished_at = Some(now.clone());
@@ -641,7 +642,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         for (task, written) in applied {
             let mut record = match written.result {
                 Ok(applied) => {
-                    let mut record = ResourceResult::for_task(task, ResultStatus::Synced);
+                    let mut record = task_record(task, ResultStatus::Synced);
                     record.action = Some(applied.action);
                     record.generation = applied
                         .object
@@ -662,7 +663,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                     record
                 }
                 Err(error) => {
-                    let mut record = ResourceResult::for_task(task, ResultStatus::SyncFailed);
+                    let mut record = task_record(task, ResultStatus::SyncFailed);
                     record.message = match written.note {
                         Some(note) => format!("{error} ({note})"),
                         None => error.to_string(),
@@ -682,7 +683,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         let now = Time(self.context.cluster.now());
         for &index in tasks {
             let task = &self.progress.plan.tasks[index];
-            let mut record = ResourceResult::for_task(task, ResultStatus::Synced);
+            let mut record = task_record(task, ResultStatus::Synced);
             record.action = Some(ResourceAction::Created);
             if let Some(live) = self.progress.live.get(&task.key) {
                 record.generation = live.generation;
@@ -1005,7 +1006,7 @@ fn rejections(
     let mut rejected = Vec::new();
     for (task, verdict) in verdicts {
         if let Verdict::Rejected(message) = verdict {
-            let mut record = ResourceResult::for_task(task, ResultStatus::SyncFailed);
+            let mut record = task_record(task, ResultStatus::SyncFailed);
             record.message = format!("rejected by the server's dry run: {message}");
             record.finished_at = Some(now.clone());
             records.push(record);

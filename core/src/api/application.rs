@@ -7,6 +7,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::application_set_status::SyncStatusCode;
+use super::retry_policy::{MAX_RETRIES, RetryPolicy};
+use crate::duration::{DurationError, parse_seconds_or_duration};
+use crate::manifest::DirectoryOptions;
 
 /// Set by `flotilla app terminate` to the id of the running operation; the controller stops that
 /// operation and removes the annotation.
@@ -170,7 +173,7 @@ pub struct InitiatedBy {
 }
 
 /// Where the manifests come from: a git repository (or local path) at a revision, read as a
-/// directory of manifests, a Helm chart or a Kustomize overlay (see [`crate::source`]).
+/// directory of manifests, a Helm chart or a Kustomize overlay (see `flotilla::source`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSource {
@@ -200,6 +203,19 @@ pub struct ApplicationSource {
 }
 
 impl ApplicationSource {
+    /// The manifest directory options `source.directory` asks for.
+    #[must_use]
+    pub fn directory_options(&self) -> DirectoryOptions {
+        self.directory
+            .as_ref()
+            .map(|d| DirectoryOptions {
+                recurse: d.recurse,
+                include: Some(d.include.clone()).filter(|s| !s.is_empty()),
+                exclude: Some(d.exclude.clone()).filter(|s| !s.is_empty()),
+            })
+            .unwrap_or_default()
+    }
+
     /// Whether nothing is set (the `source` of an Application that uses `sources`).
     #[must_use]
     pub fn is_unset(&self) -> bool {
@@ -494,4 +510,46 @@ pub struct HealthStatus {
     pub status: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+}
+
+impl SyncPolicy {
+    /// `retry` as the executor's policy (Argo CD's defaults for missing fields), if set.
+    ///
+    /// # Errors
+    /// A backoff duration that does not parse.
+    pub fn retry_policy(&self) -> Result<Option<RetryPolicy>, DurationError> {
+        let Some(retry) = &self.retry else {
+            return Ok(None);
+        };
+        let defaults = RetryPolicy::default();
+        let backoff = retry.backoff.as_ref();
+        let duration = |text: Option<&String>, default| {
+            text.map_or(Ok(default), |t| parse_seconds_or_duration(t))
+        };
+        Ok(Some(RetryPolicy {
+            limit: retry.limit.map_or(0, |limit| {
+                usize::try_from(limit).map_or(MAX_RETRIES, |l| l.min(MAX_RETRIES))
+            }),
+            duration: duration(backoff.and_then(|b| b.duration.as_ref()), defaults.duration)?,
+            factor: backoff
+                .and_then(|b| b.factor)
+                .map_or(defaults.factor, |f| f as f32),
+            max_duration: duration(
+                backoff.and_then(|b| b.max_duration.as_ref()),
+                defaults.max_duration,
+            )?,
+        }))
+    }
+
+    /// Whether `automated.prune` is set.
+    #[must_use]
+    pub fn automated_prune(&self) -> bool {
+        self.automated.as_ref().is_some_and(|a| a.prune)
+    }
+
+    /// Whether `automated.allowEmpty` is set.
+    #[must_use]
+    pub fn automated_allow_empty(&self) -> bool {
+        self.automated.as_ref().is_some_and(|a| a.allow_empty)
+    }
 }

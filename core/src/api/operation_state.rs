@@ -1,6 +1,6 @@
 //! The result of a sync operation as stored in an Application's `status.operationState`: the
 //! operation's phase and message, and one record per object. The records are also what
-//! [`crate::sync::plan_step`] resumes from.
+//! `flotilla::sync::plan_step` resumes from.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! `source.helm`: how a Helm chart is rendered (Argo CD's `ApplicationSourceHelm`), as written in
-//! an Application or an ApplicationSet template. Only data; [`crate::source::helm`] turns it into
+//! an Application or an ApplicationSet template. Only data; `flotilla::source::helm` turns it into
 //! a `helm template` command.
 
 use schemars::JsonSchema;

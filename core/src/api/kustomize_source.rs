@@ -1,5 +1,5 @@
 //! `source.kustomize`: Application-level overrides of a Kustomize source (Argo CD's
-//! `ApplicationSourceKustomize`). Only data; [`crate::source::kustomize`] applies them to a
+//! `ApplicationSourceKustomize`). Only data; `flotilla::source::kustomize` applies them to a
 //! private kustomization, never to the repository.
 
 use std::collections::BTreeMap;

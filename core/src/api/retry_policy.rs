@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+/// Retries are capped: Argo CD's negative limit ("forever") becomes this many.
+pub const MAX_RETRIES: usize = 100;
+
 /// `syncPolicy.retry`: how often and how patiently a failed operation is retried.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {

@@ -1,5 +1,5 @@
 //! The hook types of the operation records (`hookType`), each with the sync phase it runs in.
-//! Reading them from annotations is the sync engine's (`crate::sync::parse_hook_types`).
+//! Reading them from annotations is the sync engine's (`flotilla::sync::parse_hook_types`).
 
 use std::fmt;
 

@@ -1,0 +1,14 @@
+//! Flotilla's pure core: the CRD types and the records stored in them, manifests, health,
+//! projects and sync windows, and the RollingSync decisions. No Kubernetes client, no processes:
+//! the crate does not depend on kube's client, so the compiler proves these stay pure.
+
+pub mod api;
+pub use flotilla_generators::duration;
+pub mod health;
+pub mod html;
+pub mod manifest;
+pub mod project;
+pub mod rollout;
+pub mod secrets;
+pub mod table;
+pub mod yaml;
