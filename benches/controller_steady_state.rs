@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::api::{Application, ApplicationSet};
+use flotilla::health::HealthStatus;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 
 fn env_or(name: &str, default: u64) -> u64 {
@@ -201,7 +202,7 @@ fn main() {
                 .filter(|app| {
                     app.status.as_ref().is_some_and(|s| {
                         s.sync.as_ref().is_some_and(|s| s.status == SyncStatusCode::Synced)
-                            && s.health.as_ref().is_some_and(|h| h.status == "Healthy")
+                            && s.health.as_ref().is_some_and(|h| h.status == HealthStatus::Healthy)
                     })
                 })
                 .count();

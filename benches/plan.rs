@@ -11,7 +11,7 @@ use criterion::{BatchSize, Criterion};
 use flotilla::health::{Health, HealthStatus};
 use flotilla::manifest::{Resource, Source};
 use flotilla::sync::{
-    LiveObject, ResourceResult, ResultStatus, SyncPlan, SyncState, SyncStep, plan_step,
+    LiveObject, ResultStatus, SyncPlan, SyncState, SyncStep, plan_step, task_record,
 };
 use serde_json::json;
 use support::cpu_time::ThreadCpuTime;
@@ -61,7 +61,7 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let mut results = Vec::new();
     let mut live = HashMap::new();
     for task in &plan.tasks {
-        let mut record = ResourceResult::for_task(task, ResultStatus::Synced);
+        let mut record = task_record(task, ResultStatus::Synced);
         if task.hook.is_some() {
             record.hook_phase = Some(flotilla::sync::HookPhase::Succeeded);
         }

@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use criterion::Criterion;
 use flotilla::api::application_set::{RollingSync, RollingSyncStep, RolloutStrategy, StrategyType};
 use flotilla::api::application_set_status::{
-    ApplicationSetApplicationStatus, HealthStatusCode, RolloutApplicationState, SyncStatusCode,
+    ApplicationSetApplicationStatus, RolloutApplicationState, SyncStatusCode,
 };
+use flotilla::health::HealthStatus;
 use flotilla::rollout::{ApplicationState, ObservedStatus, RolloutInput, step};
 use flotilla_generators::selector::LabelSelectorRequirement;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -52,7 +53,7 @@ fn input() -> RolloutInput {
             spec_changed: false,
             target_revisions: vec!["c0ffee".into()],
             status: ObservedStatus {
-                health: HealthStatusCode::Healthy,
+                health: HealthStatus::Healthy,
                 sync: if healthy {
                     SyncStatusCode::Synced
                 } else {

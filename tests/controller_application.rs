@@ -49,7 +49,7 @@ fn sync_of(app: &Application) -> (String, String, String) {
     (
         sync.status.as_str().to_owned(),
         sync.revision,
-        health.status,
+        health.status.as_str().to_owned(),
     )
 }
 

@@ -46,11 +46,11 @@ async fn write_status(api: &Api<DynamicObject>, name: &str, status: Value) {
 }
 
 /// The Application's health: (status, message of the resource `name`).
-fn health_of(app: &Application, name: &str) -> (String, String) {
+fn health_of(app: &Application, name: &str) -> (HealthStatus, String) {
     let status = app.status.as_ref();
     let overall = status
         .and_then(|s| s.health.as_ref())
-        .map(|h| h.status.clone())
+        .map(|h| h.status)
         .unwrap_or_default();
     let message = status
         .and_then(|s| s.resources.iter().find(|r| r.name == name))
@@ -60,7 +60,12 @@ fn health_of(app: &Application, name: &str) -> (String, String) {
     (overall, message)
 }
 
-async fn wait_for_health(ns: &TestNamespace, app: &str, status: &str, resource: &str) -> String {
+async fn wait_for_health(
+    ns: &TestNamespace,
+    app: &str,
+    status: HealthStatus,
+    resource: &str,
+) -> String {
     let found = wait_until(
         &ns.api::<Application>(),
         app,
@@ -136,7 +141,7 @@ async fn a_wave_waits_for_its_database_cluster_and_a_failed_one_degrades_the_app
     )
     .await;
     wait_until(&config_maps, "backend-config", "wave 1 applied", |_| true).await;
-    wait_for_health(&ns, "db", "Healthy", "pg").await;
+    wait_for_health(&ns, "db", HealthStatus::Healthy, "pg").await;
 
     write_status(
         &clusters,
@@ -147,7 +152,7 @@ async fn a_wave_waits_for_its_database_cluster_and_a_failed_one_degrades_the_app
                                "message": "Cluster Is Not Ready", "lastTransitionTime": "2026-12-01T00:01:00Z"}]}),
     )
     .await;
-    let degraded = wait_for_health(&ns, "db", "Degraded", "pg").await;
+    let degraded = wait_for_health(&ns, "db", HealthStatus::Degraded, "pg").await;
     assert_eq!(
         degraded,
         "Unable to create required cluster objects: secrets \"pg-app\" is forbidden"
@@ -185,7 +190,7 @@ async fn a_kind_without_a_rule_is_judged_by_its_conditions() {
         json!({"observedGeneration": 1, "conditions": [condition("Ready", "False", "Provisioning", "creating volumes")]}),
     )
     .await;
-    let message = wait_for_health(&ns, "orders", "Progressing", "orders").await;
+    let message = wait_for_health(&ns, "orders", HealthStatus::Progressing, "orders").await;
     assert_eq!(message, "creating volumes");
 
     write_status(
@@ -197,7 +202,7 @@ async fn a_kind_without_a_rule_is_judged_by_its_conditions() {
         ]}),
     )
     .await;
-    let message = wait_for_health(&ns, "orders", "Degraded", "orders").await;
+    let message = wait_for_health(&ns, "orders", HealthStatus::Degraded, "orders").await;
     assert_eq!(message, "storage quota exceeded in zone a");
 
     write_status(
@@ -209,7 +214,7 @@ async fn a_kind_without_a_rule_is_judged_by_its_conditions() {
         ]}),
     )
     .await;
-    let message = wait_for_health(&ns, "orders", "Healthy", "orders").await;
+    let message = wait_for_health(&ns, "orders", HealthStatus::Healthy, "orders").await;
     assert_eq!(message, "accepting connections");
     controller.stop().await;
 }
@@ -302,7 +307,7 @@ async fn lua_checks_from_argocd_cm_decide_and_a_runaway_script_is_stopped_and_na
     write_status(&database, "orders", json!({"state": "up"})).await;
     wait_until(&config_maps, "orders-config", "wave 1 applied", |_| true).await;
     assert_eq!(
-        wait_for_health(&ns, "orders", "Healthy", "orders").await,
+        wait_for_health(&ns, "orders", HealthStatus::Healthy, "orders").await,
         "database is up"
     );
 

@@ -14,6 +14,7 @@ mod support;
 use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla::api::{Application, ApplicationSet};
+use flotilla::health::HealthStatus;
 use flotilla::sync::OperationPhase;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -120,7 +121,7 @@ async fn a_project_refuses_a_cluster_role_and_a_namespace_and_the_application_se
             .is_some_and(|s| s.status == SyncStatusCode::Synced)
             && status
                 .and_then(|s| s.health.as_ref())
-                .is_some_and(|h| h.status == "Healthy")
+                .is_some_and(|h| h.status == HealthStatus::Healthy)
     })
     .await;
     let web_maps: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &web_ns);

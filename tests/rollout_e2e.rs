@@ -19,6 +19,7 @@ use flotilla::api::application_set_status::{
     ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
 };
 use flotilla::api::{Application, ApplicationSet};
+use flotilla::health::HealthStatus;
 use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
@@ -1157,7 +1158,11 @@ async fn a_new_users_appset_applied_with_kubectl_rolls_out_from_a_served_bare_re
             ("Synced", commit.as_str()),
             "{app}"
         );
-        assert_eq!(status.health.expect("a health").status, "Healthy", "{app}");
+        assert_eq!(
+            status.health.expect("a health").status,
+            HealthStatus::Healthy,
+            "{app}"
+        );
     }
     for region in &regions {
         // It did not exist before the rollout, and nothing but Flotilla creates it.

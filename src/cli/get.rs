@@ -13,6 +13,7 @@ use crate::api::application_set::ApplicationSet;
 use crate::api::application_set_status::{ConditionStatus, ConditionType};
 use crate::cli::output::{OutputFormat, Printable, resource_name};
 use crate::cluster::api_error::ApiError;
+use crate::health::HealthStatus;
 use crate::table::Table;
 
 /// What to list.
@@ -170,7 +171,7 @@ pub fn applications_table(apps: &[Application], wide: bool) -> Table {
         let mut row = vec![
             app.metadata.name.clone().unwrap_or_default(),
             sync.status.as_str().to_owned(),
-            or_unknown(health.status),
+            health.status.as_str().to_owned(),
             sync.revision.chars().take(12).collect(),
             operation,
             health.message,
@@ -231,7 +232,11 @@ pub fn application_sets_table(sets: &[ApplicationSet], wide: bool) -> Table {
         let healthy = status
             .resources
             .iter()
-            .filter(|r| r.health.as_ref().is_some_and(|h| h.status == "Healthy"))
+            .filter(|r| {
+                r.health
+                    .as_ref()
+                    .is_some_and(|h| h.status == HealthStatus::Healthy)
+            })
             .count();
         let condition = |wanted: ConditionType| {
             status
@@ -277,19 +282,12 @@ pub fn application_sets_table(sets: &[ApplicationSet], wide: bool) -> Table {
     table
 }
 
-fn or_unknown(value: String) -> String {
-    if value.is_empty() {
-        "Unknown".to_string()
-    } else {
-        value
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::application::{ApplicationSpec, ApplicationStatus, HealthStatus, SyncStatus};
+    use crate::api::application::{ApplicationSpec, ApplicationStatus, HealthReport, SyncStatus};
     use crate::api::application_set_status::SyncStatusCode;
+    use crate::health::HealthStatus;
 
     #[test]
     fn applications_show_sync_health_and_a_short_revision() {
@@ -300,8 +298,8 @@ mod tests {
                 revision: "0123456789abcdef".into(),
                 revisions: Vec::new(),
             }),
-            health: Some(HealthStatus {
-                status: "Progressing".into(),
+            health: Some(HealthReport {
+                status: HealthStatus::Progressing,
                 message: "1/3 pods ready".into(),
             }),
             ..ApplicationStatus::default()

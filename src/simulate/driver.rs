@@ -22,8 +22,8 @@ use crate::duration::format_duration;
 use crate::project::windows::block::SEARCH_HORIZON_DAYS;
 use crate::project::windows::{AppWindows, SyncKind};
 use crate::rollout::{
-    ApplicationState, ObservedStatus, OperationPhase as RolloutPhase,
-    OperationState as RolloutOperation, RolloutDecision, RolloutInput, StepState,
+    ApplicationState, ObservedStatus, OperationState as RolloutOperation, RolloutDecision,
+    RolloutInput, StepState,
 };
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
@@ -244,7 +244,7 @@ pub async fn drive<C: ClusterApi>(
             let run = &mut runs[i];
             run.triggered_at = Some(clock.elapsed());
             run.observed.status.operation_state = Some(RolloutOperation {
-                phase: RolloutPhase::Running,
+                phase: OperationPhase::Running,
                 started_at: clock.now(),
                 message: String::new(),
             });

@@ -2,9 +2,9 @@
 //! controller would report it: sync status from the operation, health aggregated from its live
 //! objects (judged by `crate::health`), the worst one winning in Argo CD's order.
 
-use crate::api::application_set_status::{HealthStatusCode, SyncStatusCode};
+use crate::api::application_set_status::SyncStatusCode;
 use crate::health::{HealthChecks, HealthStatus};
-use crate::rollout::{ObservedStatus, OperationPhase as RolloutPhase, OperationState as Rollout};
+use crate::rollout::{ObservedStatus, OperationState as Rollout};
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::{LiveObject, OperationPhase, OperationState, ResultStatus};
 
@@ -50,21 +50,13 @@ pub async fn observe<C: ClusterApi>(
             message = format!("{key}: {verdict}");
         }
     }
-    let phase = match state.phase {
-        OperationPhase::Running => RolloutPhase::Running,
-        OperationPhase::Succeeded => RolloutPhase::Succeeded,
-        OperationPhase::Failed => RolloutPhase::Failed,
-        OperationPhase::Terminated => RolloutPhase::Error,
-    };
+    let phase = state.phase;
     if state.phase != OperationPhase::Succeeded && health == HealthStatus::Healthy {
         health = HealthStatus::Missing;
     }
     let now = cluster.now();
     ObservedStatus {
-        health: health
-            .to_string()
-            .parse()
-            .unwrap_or(HealthStatusCode::Unknown),
+        health,
         health_message: message,
         sync: if state.phase == OperationPhase::Succeeded {
             SyncStatusCode::Synced

@@ -58,7 +58,7 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
                 badge(r.status.as_str()),
                 r.health
                     .as_ref()
-                    .map_or_else(String::new, |h| badge(&h.status)),
+                    .map_or_else(String::new, |h| badge(h.status.as_str())),
                 difference,
             ]
         }),

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::application_set_status::SyncStatusCode;
 use super::retry_policy::{MAX_RETRIES, RetryPolicy};
 use crate::duration::{DurationError, parse_seconds_or_duration};
+use crate::health::HealthStatus;
 use crate::manifest::DirectoryOptions;
 
 /// Set by `flotilla app terminate` to the id of the running operation; the controller stops that
@@ -331,7 +332,7 @@ pub struct ApplicationStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub health: Option<HealthStatus>,
+    pub health: Option<HealthReport>,
     /// Every object of the source (and every tracked object to prune), with its state.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<ResourceStatus>,
@@ -418,7 +419,7 @@ pub struct ResourceStatus {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub first_difference: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub health: Option<HealthStatus>,
+    pub health: Option<HealthReport>,
     /// A hook (not compared; run by syncs).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hook: bool,
@@ -452,6 +453,14 @@ pub struct RevisionHistory {
 fn sync_status_or_unknown<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<SyncStatusCode, D::Error> {
+    let word = String::deserialize(deserializer)?;
+    Ok(word.parse().unwrap_or_default())
+}
+
+/// A stored health word; one outside the vocabulary reads as `Unknown`, as for sync.
+fn health_status_or_unknown<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<HealthStatus, D::Error> {
     let word = String::deserialize(deserializer)?;
     Ok(word.parse().unwrap_or_default())
 }
@@ -502,12 +511,14 @@ impl SyncStatus {
     }
 }
 
-/// The aggregated health of the Application's resources.
+/// A recorded health: of the Application (its resources' aggregate) or of one resource.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct HealthStatus {
+pub struct HealthReport {
     /// `Healthy`, `Progressing`, `Degraded`, `Suspended`, `Missing` or `Unknown`.
-    pub status: String,
+    #[schemars(with = "String")]
+    #[serde(deserialize_with = "health_status_or_unknown")]
+    pub status: HealthStatus,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
 }

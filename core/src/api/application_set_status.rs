@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::application::HealthStatus;
+use super::application::HealthReport;
 
 /// The observed state of an ApplicationSet, written by the controller.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -86,7 +86,7 @@ pub struct ApplicationSetResource {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub health: Option<HealthStatus>,
+    pub health: Option<HealthReport>,
 }
 
 /// Where one Application is in the rollout (Argo CD's ApplicationSetApplicationStatus).
@@ -132,18 +132,6 @@ impl RolloutApplicationState {
     }
 }
 
-/// The health vocabulary of Applications and resources (as in Argo CD).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub enum HealthStatusCode {
-    Healthy,
-    Progressing,
-    Degraded,
-    Suspended,
-    Missing,
-    #[default]
-    Unknown,
-}
-
 /// The sync vocabulary of Applications (as in Argo CD).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum SyncStatusCode {
@@ -160,43 +148,6 @@ pub struct StatusCodeError {
     pub kind: &'static str,
     pub found: String,
     pub expected: &'static str,
-}
-
-impl HealthStatusCode {
-    /// The name as written in status.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Healthy => "Healthy",
-            Self::Progressing => "Progressing",
-            Self::Degraded => "Degraded",
-            Self::Suspended => "Suspended",
-            Self::Missing => "Missing",
-            Self::Unknown => "Unknown",
-        }
-    }
-}
-
-impl std::str::FromStr for HealthStatusCode {
-    type Err = StatusCodeError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [
-            Self::Healthy,
-            Self::Progressing,
-            Self::Degraded,
-            Self::Suspended,
-            Self::Missing,
-            Self::Unknown,
-        ]
-        .into_iter()
-        .find(|code| code.as_str() == s)
-        .ok_or_else(|| StatusCodeError {
-            kind: "health",
-            found: s.to_string(),
-            expected: "Healthy, Progressing, Degraded, Suspended, Missing, Unknown",
-        })
-    }
 }
 
 impl SyncStatusCode {

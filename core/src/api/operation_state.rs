@@ -11,17 +11,38 @@ use crate::manifest::ObjectKey;
 use super::hook_type::HookType;
 use super::sync_phase::SyncPhase;
 
-/// The phase of an operation.
+/// The phase of an operation: the one vocabulary of the engine, the stored status and the
+/// rollout. Flotilla's engine writes `Running`, `Succeeded`, `Failed` and `Terminated`;
+/// `Terminating` and `Error` are Argo CD's words, read from the status Argo CD writes and from
+/// rollout state files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OperationPhase {
     /// In progress (including SyncFail hooks after a failure).
     Running,
+    /// Being cancelled (Argo CD).
+    Terminating,
     /// Every task ran and every object is Healthy.
     Succeeded,
     /// Something failed or timed out.
     Failed,
+    /// The operation could not run (Argo CD).
+    Error,
     /// Cancelled by a terminate command.
     Terminated,
+}
+
+impl OperationPhase {
+    /// The operation ended without success (a terminated one included).
+    #[must_use]
+    pub fn failed(self) -> bool {
+        matches!(self, Self::Failed | Self::Error | Self::Terminated)
+    }
+
+    /// The operation has not finished.
+    #[must_use]
+    pub fn running(self) -> bool {
+        matches!(self, Self::Running | Self::Terminating)
+    }
 }
 
 /// What happened to an object.

@@ -3,10 +3,24 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Argo CD's health states.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Argo CD's health states: the one health vocabulary of objects, Applications and rollouts.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+)]
 pub enum HealthStatus {
     /// Working as intended.
     Healthy,
@@ -19,12 +33,28 @@ pub enum HealthStatus {
     /// Does not exist.
     Missing,
     /// Cannot be assessed.
+    #[default]
     Unknown,
+}
+
+impl HealthStatus {
+    /// The name as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Healthy => "Healthy",
+            Self::Progressing => "Progressing",
+            Self::Degraded => "Degraded",
+            Self::Suspended => "Suspended",
+            Self::Missing => "Missing",
+            Self::Unknown => "Unknown",
+        }
+    }
 }
 
 impl fmt::Display for HealthStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
+        f.write_str(self.as_str())
     }
 }
 

@@ -8,9 +8,9 @@ use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::api::application_set::RolloutStrategy;
-use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, HealthStatusCode, SyncStatusCode,
-};
+use crate::api::application_set_status::{ApplicationSetApplicationStatus, SyncStatusCode};
+use crate::api::operation_state::OperationPhase;
+use crate::health::HealthStatus;
 use crate::project::windows::WindowBlock;
 
 /// Everything one rollout pass depends on. No clock and no client: `now` is an input.
@@ -91,7 +91,7 @@ impl ApplicationState {
     pub fn healthy_on_target(&self) -> bool {
         let status = &self.status;
         self.exists
-            && status.health == HealthStatusCode::Healthy
+            && status.health == HealthStatus::Healthy
             && status.sync == SyncStatusCode::Synced
             && status.revisions.as_slice() == self.target()
             && status
@@ -116,7 +116,7 @@ impl ApplicationState {
 #[serde(rename_all = "camelCase")]
 pub struct ObservedStatus {
     #[serde(default)]
-    pub health: HealthStatusCode,
+    pub health: HealthStatus,
     /// The health message, e.g. `1/3 pods ready` (shown when explaining a wait or a stall).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub health_message: String,
@@ -145,28 +145,4 @@ pub struct OperationState {
     pub started_at: Timestamp,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
-}
-
-/// Phases of a sync operation (as in Argo CD).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum OperationPhase {
-    Running,
-    Terminating,
-    Failed,
-    Error,
-    Succeeded,
-}
-
-impl OperationPhase {
-    /// The operation ended without success.
-    #[must_use]
-    pub fn failed(self) -> bool {
-        matches!(self, Self::Failed | Self::Error)
-    }
-
-    /// The operation has not finished.
-    #[must_use]
-    pub fn running(self) -> bool {
-        matches!(self, Self::Running | Self::Terminating)
-    }
 }

@@ -14,7 +14,7 @@ mod step;
 pub use conditions::merge_conditions;
 pub use config::{MaxUpdate, RolloutConfig, RolloutConfigError};
 pub use decision::{RolloutDecision, StepReport, StepState};
-pub use input::{ApplicationState, ObservedStatus, OperationPhase, OperationState, RolloutInput};
+pub use input::{ApplicationState, ObservedStatus, OperationState, RolloutInput};
 pub use step::step;
 
 #[cfg(test)]

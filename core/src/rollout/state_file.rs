@@ -59,10 +59,9 @@ pub fn to_state_file(input: &RolloutInput) -> Result<String, serde_saphyr::Seria
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::application_set_status::{
-        HealthStatusCode, RolloutApplicationState, SyncStatusCode,
-    };
-    use crate::rollout::input::OperationPhase;
+    use crate::api::application_set_status::{RolloutApplicationState, SyncStatusCode};
+    use crate::api::operation_state::OperationPhase;
+    use crate::health::HealthStatus;
 
     const STATE: &str = r#"now: 2025-03-01T12:00:00Z
 strategy:
@@ -99,7 +98,7 @@ priorApplicationStatus:
         let input = parse_state_file("state.yaml", STATE).unwrap();
         let db_eu = &input.applications[0];
         assert!(db_eu.exists && db_eu.spec_changed);
-        assert_eq!(db_eu.status.health, HealthStatusCode::Progressing);
+        assert_eq!(db_eu.status.health, HealthStatus::Progressing);
         assert_eq!(db_eu.status.health_message, "1/3 pods ready");
         assert_eq!(db_eu.status.sync, SyncStatusCode::OutOfSync);
         assert_eq!(db_eu.target(), ["def456".to_string()]);
@@ -108,7 +107,7 @@ priorApplicationStatus:
         assert_eq!(op.started_at.to_string(), "2025-03-01T11:58:00Z");
         let db_us = &input.applications[1];
         assert!(!db_us.exists);
-        assert_eq!(db_us.status.health, HealthStatusCode::Unknown);
+        assert_eq!(db_us.status.health, HealthStatus::Unknown);
         assert_eq!(
             input.prior_application_status[0].status,
             RolloutApplicationState::Pending

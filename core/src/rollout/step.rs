@@ -18,10 +18,11 @@ use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
 use super::input::{ApplicationState, RolloutInput};
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, ConditionType, HealthStatusCode,
-    RolloutApplicationState as State, SyncStatusCode,
+    ApplicationSetApplicationStatus, ConditionType, RolloutApplicationState as State,
+    SyncStatusCode,
 };
 use crate::duration::format_duration;
+use crate::health::HealthStatus;
 
 /// How many names a message lists before "and N more".
 const NAMES_SHOWN: usize = 10;
@@ -531,8 +532,7 @@ fn stall_cause(
 ) -> Option<String> {
     let name = &app.name;
     let in_flight = matches!(entry.status, State::Pending | State::Progressing);
-    if (in_flight || entry.status == State::Healthy)
-        && app.status.health == HealthStatusCode::Degraded
+    if (in_flight || entry.status == State::Healthy) && app.status.health == HealthStatus::Degraded
     {
         return Some(format!(
             "{name} Degraded{}",
@@ -599,7 +599,7 @@ fn describe(app: &ApplicationState, entry: &ApplicationSetApplicationStatus) -> 
             }
             _ => format!("{name} Pending (sync triggered, not started)"),
         },
-        State::Progressing if status.health == HealthStatusCode::Progressing => {
+        State::Progressing if status.health == HealthStatus::Progressing => {
             format!(
                 "{name} Progressing{}",
                 health.strip_prefix("Progressing").unwrap_or("")

@@ -10,9 +10,11 @@ use k8s_openapi::jiff::Timestamp;
 use super::*;
 use crate::api::application_set::{RollingSync, RollingSyncStep, RolloutStrategy, StrategyType};
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, ConditionStatus, ConditionType, HealthStatusCode,
+    ApplicationSetApplicationStatus, ConditionStatus, ConditionType,
     RolloutApplicationState as State, SyncStatusCode,
 };
+use crate::api::operation_state::OperationPhase;
+use crate::health::HealthStatus;
 
 const R1: &str = "r1";
 const R2: &str = "r2";
@@ -63,7 +65,7 @@ fn app(name: &str, tier: &str) -> ApplicationState {
         spec_changed: false,
         target_revisions: vec![R1.into()],
         status: ObservedStatus {
-            health: HealthStatusCode::Healthy,
+            health: HealthStatus::Healthy,
             sync: SyncStatusCode::OutOfSync,
             revisions: vec![R1.into()],
             ..ObservedStatus::default()
@@ -75,7 +77,7 @@ fn app(name: &str, tier: &str) -> ApplicationState {
 /// Healthy and Synced on `r1` after a sync that started at `started`.
 fn done(mut app: ApplicationState, started: &str) -> ApplicationState {
     app.status.sync = SyncStatusCode::Synced;
-    app.status.health = HealthStatusCode::Healthy;
+    app.status.health = HealthStatus::Healthy;
     app.status.operation_state = Some(OperationState {
         phase: OperationPhase::Succeeded,
         started_at: at(started),
@@ -96,7 +98,7 @@ fn syncing(
     started: &str,
     message: &str,
 ) -> ApplicationState {
-    app.status.health = HealthStatusCode::Progressing;
+    app.status.health = HealthStatus::Progressing;
     app.status.health_message = message.into();
     app.status.operation_state = Some(OperationState {
         phase,
@@ -473,7 +475,7 @@ fn no_stale_gates_a_new_revision_mid_rollout_closes_later_steps() {
 #[test]
 fn stalls_name_the_app_and_why_and_keep_later_steps_closed() {
     let mut degraded = syncing(app("db-a", "db"), OperationPhase::Succeeded, "12:00:10", "");
-    degraded.status.health = HealthStatusCode::Degraded;
+    degraded.status.health = HealthStatus::Degraded;
     degraded.status.health_message = "Back-off pulling image".into();
     let mut failed = syncing(app("db-a", "db"), OperationPhase::Failed, "12:00:10", "");
     failed.status.operation_state.as_mut().unwrap().message =

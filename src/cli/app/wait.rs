@@ -3,6 +3,7 @@
 
 use crate::api::application::Application;
 use crate::api::application_set_status::SyncStatusCode;
+use crate::health::HealthStatus;
 use crate::sync::OperationPhase;
 
 /// What to wait for.
@@ -60,7 +61,7 @@ pub fn wait_state(app: &Application, want: WaitFor) -> WaitState {
     }
     if want.health {
         match &status.health {
-            Some(h) if h.status == "Healthy" => {}
+            Some(h) if h.status == HealthStatus::Healthy => {}
             Some(h) if h.message.is_empty() => missing.push(format!("health is {}", h.status)),
             Some(h) => missing.push(format!("health is {}: {}", h.status, h.message)),
             None => missing.push("health is Unknown".to_string()),
@@ -77,7 +78,7 @@ pub fn wait_state(app: &Application, want: WaitFor) -> WaitState {
 mod tests {
     use super::*;
     use crate::api::application::{
-        ApplicationSpec, ApplicationStatus, HealthStatus, Operation, SyncStatus,
+        ApplicationSpec, ApplicationStatus, HealthReport, Operation, SyncStatus,
     };
     use crate::sync::OperationState;
 
@@ -89,8 +90,8 @@ mod tests {
                 revision: "abc".into(),
                 revisions: Vec::new(),
             }),
-            health: Some(HealthStatus {
-                status: health.into(),
+            health: Some(HealthReport {
+                status: health.parse().expect("a health status"),
                 message: message.into(),
             }),
             ..ApplicationStatus::default()

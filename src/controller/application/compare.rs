@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::api::application::{HealthStatus as AppHealth, ResourceStatus, SyncStatus};
+use crate::api::application::{HealthReport, ResourceStatus, SyncStatus};
 use crate::api::application_set_status::SyncStatusCode;
 use crate::health::{Health, HealthChecks, HealthStatus};
 use crate::manifest::ObjectKey;
@@ -28,7 +28,7 @@ pub struct Comparison {
     /// The aggregate sync status at the compared revision.
     pub sync: SyncStatus,
     /// The aggregate health.
-    pub health: AppHealth,
+    pub health: HealthReport,
     /// One entry per desired object, then one per object requiring pruning.
     pub resources: Vec<ResourceStatus>,
     /// The PostDelete hooks of the source (`Kind namespace/name`).
@@ -142,9 +142,9 @@ pub fn severity(status: HealthStatus) -> u8 {
     }
 }
 
-fn app_health(health: &Health) -> AppHealth {
-    AppHealth {
-        status: health.status.to_string(),
+fn app_health(health: &Health) -> HealthReport {
+    HealthReport {
+        status: health.status,
         message: health.message.clone(),
     }
 }
@@ -285,7 +285,7 @@ mod tests {
                 revisions: Vec::new(),
             }
         );
-        assert_eq!(result.health.status, "Missing");
+        assert_eq!(result.health.status, HealthStatus::Missing);
     }
 
     #[test]
@@ -306,7 +306,7 @@ mod tests {
         );
         assert_eq!(result.sync.status, SyncStatusCode::Synced);
         assert!(result.resources[1].requires_pruning);
-        assert_eq!(result.health.status, "Healthy");
+        assert_eq!(result.health.status, HealthStatus::Healthy);
         assert!(!result.out_of_sync());
     }
 
@@ -332,7 +332,10 @@ mod tests {
             namespace: Some("n".into()),
             name: "d".into(),
         };
-        for (ready, health) in [(true, "Healthy"), (false, "Progressing")] {
+        for (ready, health) in [
+            (true, HealthStatus::Healthy),
+            (false, HealthStatus::Progressing),
+        ] {
             let live = BTreeMap::from([
                 (key("same"), applied("same", "1")),
                 (deployment_key.clone(), deployment(ready)),

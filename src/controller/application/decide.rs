@@ -99,8 +99,8 @@ pub fn next_sync(
                 .and_then(|s| s.operation.as_ref())
                 .is_some_and(|operation| operation.sync.allow_empty);
         let skip = match last.phase {
-            OperationPhase::Failed => !allowed_empty_since,
-            OperationPhase::Terminated => true,
+            OperationPhase::Failed | OperationPhase::Error => !allowed_empty_since,
+            OperationPhase::Terminating | OperationPhase::Terminated => true,
             OperationPhase::Succeeded => !automated.self_heal || recent,
             OperationPhase::Running => false,
         };

@@ -77,9 +77,9 @@ pub fn deletion_step(state: &DeletionState<'_>) -> DeletionStep {
         .filter(|operation| operation.operation_id == post_delete_id(state.name));
     if let Some(operation) = post_delete {
         return match operation.phase {
-            OperationPhase::Running => DeletionStep::RunPostDelete,
+            OperationPhase::Running | OperationPhase::Terminating => DeletionStep::RunPostDelete,
             OperationPhase::Succeeded => DeletionStep::Done,
-            OperationPhase::Failed | OperationPhase::Terminated => {
+            OperationPhase::Failed | OperationPhase::Error | OperationPhase::Terminated => {
                 DeletionStep::PostDeleteFailed(format!(
                     "PostDelete hooks {:?}: {}",
                     operation.phase, operation.message

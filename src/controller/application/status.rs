@@ -163,7 +163,8 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     use super::*;
-    use crate::api::application::HealthStatus;
+    use crate::api::application::HealthReport;
+    use crate::health::HealthStatus;
 
     fn at(second: i64) -> Time {
         Time(Timestamp::from_second(second).unwrap())
@@ -176,8 +177,8 @@ mod tests {
                 revision: "abc".into(),
                 revisions: Vec::new(),
             },
-            health: HealthStatus {
-                status: "Healthy".into(),
+            health: HealthReport {
+                status: HealthStatus::Healthy,
                 message: String::new(),
             },
             resources: Vec::new(),

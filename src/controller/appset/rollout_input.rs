@@ -14,10 +14,7 @@ use crate::api::application_set_status::SyncStatusCode;
 use crate::api::{Application, ApplicationSet, ApplicationSpec};
 use crate::project::Projects;
 use crate::project::windows::{SyncKind, sync_block_or_invalid};
-use crate::rollout::{
-    ApplicationState, ObservedStatus, OperationPhase, OperationState, RolloutInput,
-};
-use crate::sync::OperationPhase as EnginePhase;
+use crate::rollout::{ApplicationState, ObservedStatus, OperationState, RolloutInput};
 
 /// The strategy of `appset` when it is a RollingSync, else `None`.
 #[must_use]
@@ -169,9 +166,7 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
     let health = status.health.as_ref().filter(|_| current);
     let sync = status.sync.as_ref().filter(|_| current);
     ObservedStatus {
-        health: health
-            .and_then(|h| h.status.parse().ok())
-            .unwrap_or_default(),
+        health: health.map(|h| h.status).unwrap_or_default(),
         health_message: health.map(|h| h.message.clone()).unwrap_or_default(),
         sync: sync.map(|s| s.status).unwrap_or_default(),
         differences: status
@@ -195,7 +190,7 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
         reconciled_at: status.reconciled_at.as_ref().map(|t| t.0),
         operation_state: status.operation_state.as_ref().and_then(|op| {
             Some(OperationState {
-                phase: phase(op.phase),
+                phase: op.phase,
                 started_at: op.started_at.as_ref()?.0,
                 message: op.failure.clone().unwrap_or_else(|| op.message.clone()),
             })
@@ -221,22 +216,14 @@ fn difference(resource: &ResourceStatus) -> String {
     format!("{} {namespace}{}: {why}", resource.kind, resource.name)
 }
 
-/// The engine's phase in the rollout's vocabulary: a terminated sync ended without success.
-fn phase(phase: EnginePhase) -> OperationPhase {
-    match phase {
-        EnginePhase::Running => OperationPhase::Running,
-        EnginePhase::Succeeded => OperationPhase::Succeeded,
-        EnginePhase::Failed | EnginePhase::Terminated => OperationPhase::Failed,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::api::application_set_status::HealthStatusCode;
+    use crate::api::operation_state::OperationPhase;
     use crate::controller::appset::test_fixtures::appset;
+    use crate::health::HealthStatus;
 
     fn at(second: i64) -> Timestamp {
         Timestamp::from_second(second).unwrap()
@@ -340,7 +327,7 @@ mod tests {
                                 "startedAt": "2025-01-01T00:00:05Z"}
         }}));
         let observed = observed_status(&live);
-        assert_eq!(observed.health, HealthStatusCode::Progressing);
+        assert_eq!(observed.health, HealthStatus::Progressing);
         assert_eq!(observed.health_message, "1/3 pods ready");
         assert_eq!(observed.sync, SyncStatusCode::OutOfSync);
         assert_eq!(observed.revisions, ["abc"]);
@@ -349,11 +336,8 @@ mod tests {
             Some("2025-01-01T00:00:10Z".parse().unwrap())
         );
         let op = observed.operation_state.unwrap();
-        assert_eq!(
-            op.phase,
-            OperationPhase::Failed,
-            "terminated counts as failed"
-        );
+        assert_eq!(op.phase, OperationPhase::Terminated);
+        assert!(op.phase.failed(), "terminated counts as failed");
         assert_eq!(op.started_at.to_string(), "2025-01-01T00:00:05Z");
     }
 
@@ -391,11 +375,11 @@ mod tests {
         let observed = observed_status(&stale);
         assert_eq!(
             (observed.health, observed.sync, observed.revisions.len()),
-            (HealthStatusCode::Unknown, SyncStatusCode::Unknown, 0)
+            (HealthStatus::Unknown, SyncStatusCode::Unknown, 0)
         );
         let mut current = app(status);
         current.metadata.generation = Some(1);
-        assert_eq!(observed_status(&current).health, HealthStatusCode::Healthy);
+        assert_eq!(observed_status(&current).health, HealthStatus::Healthy);
     }
 
     #[test]

@@ -159,8 +159,9 @@ mod tests {
 
     use super::*;
     use crate::api::ApplicationSpec;
-    use crate::api::application::{ApplicationStatus, HealthStatus, SyncStatus};
+    use crate::api::application::{ApplicationStatus, HealthReport, SyncStatus};
     use crate::api::application_set_status::SyncStatusCode;
+    use crate::health::HealthStatus;
 
     fn at(second: i64) -> Time {
         Time(Timestamp::from_second(second).unwrap())
@@ -307,8 +308,8 @@ mod tests {
                 revision: "abc".into(),
                 revisions: Vec::new(),
             }),
-            health: Some(HealthStatus {
-                status: "Healthy".into(),
+            health: Some(HealthReport {
+                status: HealthStatus::Healthy,
                 message: String::new(),
             }),
             ..ApplicationStatus::default()
