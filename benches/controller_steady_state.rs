@@ -15,6 +15,8 @@
 //! `PATH` or `FLOTILLA_HELM`). Builds nothing itself: run `cargo build --release --bin flotilla`
 //! first.
 
+#[path = "support/git.rs"]
+mod git;
 #[path = "support/controller.rs"]
 mod harness;
 
@@ -58,7 +60,7 @@ fn repository(dir: &Path, apps: u64, source: Source) {
         ] {
             std::fs::write(chart.join(file), text).expect("writing the chart");
         }
-        harness::commit_all(dir);
+        git::commit_all(dir);
         return;
     }
     for i in 0..apps {
@@ -70,7 +72,7 @@ fn repository(dir: &Path, apps: u64, source: Source) {
         )
         .expect("writing a manifest");
     }
-    harness::commit_all(dir);
+    git::commit_all(dir);
 }
 
 fn application_set(namespace: &str, repo: &Path, apps: u64, source: Source) -> serde_json::Value {

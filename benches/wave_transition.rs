@@ -11,6 +11,8 @@
 //! `cargo build --release --bin flotilla && cargo bench --bench wave_transition`
 //! (`FLOTILLA_CONTROLPLANE_DIR`, `SYNCS`).
 
+#[path = "support/git.rs"]
+mod git;
 #[path = "support/controller.rs"]
 mod harness;
 
@@ -60,7 +62,7 @@ fn repository(dir: &std::path::Path, syncs: usize) {
             .expect("writing a manifest");
         }
     }
-    harness::commit_all(dir);
+    git::commit_all(dir);
 }
 
 fn application(namespace: &str, repo: &std::path::Path, sync: usize) -> Application {

@@ -1,6 +1,6 @@
 //! What the benchmarks that run the real `flotilla controller` share: a client of the test
-//! control plane (`tests/controlplane/start.sh`), a fresh namespace with Flotilla's CRDs, git
-//! repositories, and the release binary started as a process.
+//! control plane (`tests/controlplane/start.sh`), a fresh namespace with Flotilla's CRDs and the
+//! release binary started as a process (their git repositories: `support/git.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -47,36 +47,6 @@ pub async fn namespace_with_crds(client: &Client, name: &str) {
             .expect("installing the CRDs");
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
-}
-
-/// Runs git in `dir`.
-pub fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdout(Stdio::null())
-        .status()
-        .expect("running git");
-    assert!(status.success(), "git {args:?} failed");
-}
-
-/// Makes `dir` (holding the files already written) a repository with one commit on `main`.
-pub fn commit_all(dir: &Path) {
-    git(dir, &["init", "-q", "-b", "main"]);
-    git(dir, &["add", "."]);
-    git(
-        dir,
-        &[
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@example.com",
-            "commit",
-            "-qm",
-            "manifests",
-        ],
-    );
 }
 
 /// Starts `flotilla controller` (`target/release/flotilla`, or the binary `FLOTILLA_BIN` names)
