@@ -51,9 +51,12 @@ pub struct ClusterClients {
     client: Client,
     local: Mutex<Option<(ClusterScope, Arc<KubeCluster>)>>,
     connect: Connect,
-    remote: Mutex<BTreeMap<String, (ClusterConfig, ClusterScope, Arc<KubeCluster>)>>,
+    remote: Mutex<BTreeMap<String, Remote>>,
     touched: Touched,
 }
+
+/// A remote cluster as made: with the connection settings and scope it was made for.
+type Remote = (ClusterConfig, ClusterScope, Arc<KubeCluster>);
 
 /// How many announcements of changed objects wait for a slow subscriber before it lags.
 const TOUCHED_CAPACITY: usize = 4096;

@@ -507,7 +507,8 @@ mod tests {
                 namespaces: namespaces.iter().map(|n| (*n).to_owned()).collect(),
                 cluster_resources,
             },
-            ..TrackedCache::default()
+            shared: Arc::default(),
+            discovered: tokio::sync::Mutex::default(),
         };
         let everywhere = cache(&[], false);
         assert_eq!(everywhere.watched_namespaces(true), [None]);
