@@ -12,7 +12,9 @@
 //! repository behind basic auth is read with a `type: helm` Secret (real `helm`). Over ssh, an
 //! `sshd` on loopback serves bare repositories: a Secret's `sshPrivateKey` reads one whose host
 //! key the controller's `--ssh-known-hosts` lists, `insecure: "true"` one it does not; a wrong key
-//! and an unknown host give clear errors naming the repository; the key is never shown.
+//! and an unknown host give clear errors naming the repository; the key is never shown. A
+//! two-step RollingSync whose repository only a project-scoped Secret reads resolves its
+//! revision with that Secret and rolls out both steps in order.
 
 mod support;
 
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
-use flotilla::api::application_set_status::SyncStatusCode;
+use flotilla::api::application_set_status::{RolloutApplicationState, SyncStatusCode};
 use flotilla::api::{Application, ApplicationSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Secret};
 use k8s_openapi::api::events::v1::Event;
@@ -34,6 +36,7 @@ use flotilla::repo::cache::RepoCache;
 use support::chart_repository::ChartRepository;
 use support::git_remote::{GitHttp, Remote};
 use support::git_ssh::{self, GitSsh};
+use support::two_tier_appset::two_tier_appset;
 use support::{TestNamespace, apply, eventually, object, wait_until};
 
 const PASSWORD: &str = "pw-Zq8f3Lr2Xv";
@@ -383,6 +386,97 @@ async fn a_private_repository_is_read_with_its_secret_and_its_password_is_never_
         assert!(!log.contains(secret), "the controller logged a password");
     }
     assert_eq!(controller.credential_files_left(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_rolling_sync_resolves_its_sources_with_the_projects_secret() {
+    let ns = support::namespace(1, "credentials-rollout").await;
+    support::install_flotilla_crds(&ns.client).await;
+    let private = Remote::new("rollout");
+    for name in ["database", "backend"] {
+        private.write(
+            &format!("apps/{name}/cm.yaml"),
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-config\n"),
+        );
+    }
+    let commit = private.push("two tiers");
+    let server = GitHttp::start_with_password(private.exported(), "deploy", PASSWORD);
+    let url = server.url(&private.served_name());
+    // The only Secret of the repository serves project team alone.
+    let mut secret = credentials_secret("team-repo", "repository", &url, PASSWORD);
+    let data = secret.string_data.get_or_insert_default();
+    data.insert("project".into(), "team".into());
+    apply(&ns.api::<Secret>(), &secret).await;
+    support::permissive_project(&ns, "team").await;
+    let mut appset = two_tier_appset(
+        "tiers",
+        &ns.name,
+        "source",
+        json!({"repoURL": url, "targetRevision": "main", "path": "apps/{{.component}}"}),
+    );
+    appset["spec"]["template"]["spec"]["project"] = json!("team");
+    apply(
+        &ns.api::<ApplicationSet>(),
+        &object::<ApplicationSet>(appset),
+    )
+    .await;
+    let mut controller = Controller::start(&ns, &std::env::var("PATH").unwrap_or_default(), &[]);
+
+    let appsets = ns.api::<ApplicationSet>();
+    let apps = ns.api::<Application>();
+    let started = support::eventually("both steps rolled out at the commit", async || {
+        let appset = appsets.get("tiers").await.map_err(|e| e.to_string())?;
+        let entries = appset
+            .status
+            .map(|s| s.application_status)
+            .unwrap_or_default();
+        let done = entries.len() == 2
+            && entries.iter().all(|e| {
+                e.status == RolloutApplicationState::Healthy
+                    && e.target_revisions == [commit.as_str()]
+            });
+        if !done {
+            return Err(format!("{entries:#?}"));
+        }
+        let mut started = Vec::new();
+        for name in ["database", "backend"] {
+            let status = apps
+                .get(name)
+                .await
+                .map_err(|e| e.to_string())?
+                .status
+                .unwrap_or_default();
+            let sync = status.sync.unwrap_or_default();
+            if sync.status != SyncStatusCode::Synced || sync.revision != commit {
+                return Err(format!("{name}: {sync:?}"));
+            }
+            let operation = status
+                .operation_state
+                .ok_or(format!("{name} never synced"))?;
+            let finished = operation.finished_at.ok_or("not finished")?.0;
+            started.push((operation.started_at.ok_or("no start time")?.0, finished));
+        }
+        Ok(started)
+    })
+    .await;
+    let [(_, database_done), (backend_started, _)] = started[..] else {
+        panic!("two Applications")
+    };
+    assert!(
+        database_done <= backend_started,
+        "step 2 (backend) started after step 1 (database) finished: {started:?}"
+    );
+    for name in ["database", "backend"] {
+        ns.api::<ConfigMap>()
+            .get(&format!("{name}-config"))
+            .await
+            .expect("synced from the private repository");
+    }
+    let log = controller.stop();
+    assert!(
+        !log.contains(PASSWORD),
+        "the controller logged the password"
+    );
 }
 
 /// A `repository` Secret for `url` with an ssh key, `insecure` when asked.

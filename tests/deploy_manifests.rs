@@ -4,7 +4,8 @@
 //! its namespace enforces (checked field by field, as the admission plugin does: the test
 //! control plane predates Pod Security admission); it runs the image the Containerfile builds,
 //! tagged with the crate's version; its Role lets it read AppProjects; and the namespaced mode
-//! writes only in the namespaces it manages (tests/namespaced_mode.rs runs it under RBAC).
+//! grants nothing cluster-wide and writes only in the namespaces it manages, which its in-cluster
+//! cluster Secret lists (tests/namespaced_mode.rs runs it under RBAC).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -187,9 +188,12 @@ fn the_controller_may_read_app_projects() {
     }
 }
 
-/// The namespaced mode grants nothing cluster-wide but reading, and writes (a binding of the
-/// application controller's ClusterRole) only in namespaces the controller manages; the
-/// cluster-wide mode binds that ClusterRole cluster-wide.
+/// The namespaced mode grants nothing cluster-wide (no ClusterRoleBinding), writes (a binding
+/// of the application controller's ClusterRole) only in namespaces the controller manages, and
+/// registers the in-cluster cluster with those namespaces and no cluster-scoped kinds, so the
+/// controller watches nothing across the cluster; `namespace-watcher.yaml` (for globs) grants
+/// list and watch of Namespaces and nothing else. The cluster-wide mode binds that ClusterRole
+/// cluster-wide.
 #[test]
 fn the_namespaced_mode_writes_only_in_the_namespaces_it_manages() {
     let objects = rendered("namespaced");
@@ -209,22 +213,44 @@ fn the_namespaced_mode_writes_only_in_the_namespaces_it_manages() {
         .flat_map(|list| list.split(',').map(str::to_owned))
         .collect();
     assert!(!managed.is_empty(), "{args:?}");
-    let read_only = ["get", "list", "watch"];
-    for binding in objects.iter().filter(|o| o["kind"] == "ClusterRoleBinding") {
-        let role = &binding["roleRef"]["name"];
-        let cluster_role = objects
-            .iter()
-            .find(|o| o["kind"] == "ClusterRole" && o["metadata"]["name"] == *role)
-            .unwrap_or_else(|| panic!("ClusterRole {role}"));
-        for rule in cluster_role["rules"].as_array().expect("rules") {
-            for verb in rule["verbs"].as_array().expect("verbs") {
-                assert!(
-                    read_only.contains(&verb.as_str().unwrap()),
-                    "ClusterRole {role} bound cluster-wide may {verb}"
-                );
-            }
-        }
-    }
+    let cluster_wide_bindings: Vec<&Value> = objects
+        .iter()
+        .filter(|o| o["kind"] == "ClusterRoleBinding")
+        .collect();
+    assert!(
+        cluster_wide_bindings.is_empty(),
+        "{cluster_wide_bindings:?}"
+    );
+    let in_cluster = objects
+        .iter()
+        .find(|o| {
+            o["kind"] == "Secret"
+                && o["metadata"]["labels"]["argocd.argoproj.io/secret-type"] == "cluster"
+        })
+        .expect("the in-cluster cluster Secret");
+    assert_eq!(in_cluster["metadata"]["namespace"], control.as_str());
+    assert_eq!(
+        in_cluster["stringData"]["server"],
+        "https://kubernetes.default.svc"
+    );
+    assert_eq!(in_cluster["stringData"]["clusterResources"], "false");
+    let listed: Vec<&str> = in_cluster["stringData"]["namespaces"]
+        .as_str()
+        .expect("namespaces")
+        .split(',')
+        .map(str::trim)
+        .collect();
+    assert_eq!(listed, managed, "the Secret lists the managed namespaces");
+    let watcher: Vec<Value> =
+        serde_saphyr::from_multiple(&read("namespaced/namespace-watcher.yaml")).expect("YAML");
+    let role = watcher
+        .iter()
+        .find(|o| o["kind"] == "ClusterRole")
+        .expect("a ClusterRole");
+    assert_eq!(
+        role["rules"],
+        serde_json::json!([{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list", "watch"]}])
+    );
     let bound: Vec<&str> = objects
         .iter()
         .filter(|o| o["kind"] == "RoleBinding")

@@ -298,6 +298,19 @@ fn roots(lib: &str) -> Roots {
     let mut modules = BTreeSet::new();
     let mut test_fixtures = BTreeSet::new();
     let mut cfg_test = false;
+    // A braced re-export list may span lines: read it as one.
+    let mut depth = 0;
+    let lib: String = lib
+        .chars()
+        .map(|c| {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            if c == '\n' && depth > 0 { ' ' } else { c }
+        })
+        .collect();
     for line in lib.lines().map(str::trim) {
         let declared = line
             .strip_prefix("pub ")

@@ -12,9 +12,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::FutureExt;
 
-use k8s_openapi::api::core::v1::Namespace;
-
+use crate::cluster::watched_namespaces::follow;
 use crate::cluster::watched_secrets::WatchedSecrets;
+use crate::controller::application_controllers::ApplicationControllers;
 use crate::controller::application_namespaces::ApplicationNamespaces;
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
@@ -66,8 +66,8 @@ pub struct ControllerArgs {
     /// `application.namespaces`): names or globs, comma-separated or repeated, `!` denies.
     /// Applications there may use only projects whose `sourceNamespaces` permit their
     /// namespace; Applications of other namespaces are ignored. Globs are matched against the
-    /// namespaces listed at start (listing them needs cluster-wide `list namespaces`); names are
-    /// used as given.
+    /// namespaces as they are created and deleted (a watch of Namespaces, which needs
+    /// cluster-wide `list` and `watch` of namespaces); names are used as given.
     #[arg(long = "application-namespaces", value_name = "GLOB[,GLOB]")]
     pub application_namespaces: Vec<String>,
     #[command(flatten)]
@@ -194,8 +194,8 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             tokio::spawn(serve(listener, Limits::default(), view, shutdown.clone()));
             tracing::info!(%address, "serving the web view");
         }
-        let app_namespaces = managed_namespaces(&lease_client, &managed, &namespace).await?;
-        tracing::info!(%namespace, ?app_namespaces, identity = %lease.identity(), "starting");
+        let app_namespaces = managed_namespaces(&lease_client, &managed, &namespace);
+        tracing::info!(%namespace, identity = %lease.identity(), "starting");
         let cache = args
             .repo_cache
             .clone()
@@ -206,48 +206,55 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             .with_fetch_reuse(args.repo_refresh)
             .with_credentials(Arc::new(credentials), args.ssh_known_hosts.clone());
         let cache = Arc::new(cache);
-        let applications = std::iter::once(&namespace)
-            .chain(&app_namespaces)
-            .map(|app_namespace| {
-                let ctx = ApplicationContext::new(
+        let make = {
+            let (client, namespace, cache) =
+                (client.clone(), namespace.clone(), Arc::clone(&cache));
+            let (resync, metrics) = (args.app_resync, Arc::clone(&metrics));
+            let settings_config_map = args.settings_config_map.clone();
+            Box::new(move |app_namespace: &str| {
+                ApplicationContext::new(
                     client.clone(),
                     connect.clone(),
                     namespace.clone(),
                     Arc::clone(&cache),
-                    args.app_resync,
+                    resync,
                     Arc::clone(&metrics),
                 )
-                .with_settings_config_map(&args.settings_config_map)
-                .managing(app_namespace);
-                Arc::new(ctx)
+                .with_settings_config_map(&settings_config_map)
+                .managing(app_namespace)
             })
-            .collect();
+        };
+        let applications = ApplicationControllers::new(app_namespaces, make);
         let ctx = AppSetContext::new(client, namespace, cache, args.git_poll, metrics);
         crate::controller::run(Arc::new(ctx), applications, lease, shutdown).await?;
         Ok(ExitCode::SUCCESS)
     })
 }
 
-/// The namespaces besides `control` whose Applications are managed: the names as given, or
-/// (with globs) the existing namespaces they select.
-async fn managed_namespaces(
+/// The namespaces whose Applications are managed: `control` and the names as given, or (with
+/// globs) `control` and the namespaces the globs select, followed as namespaces are created and
+/// deleted (a watch of Namespaces, which needs cluster-wide `list` and `watch` of namespaces).
+fn managed_namespaces(
     client: &kube::Client,
     managed: &ApplicationNamespaces,
     control: &str,
-) -> anyhow::Result<Vec<String>> {
+) -> tokio::sync::watch::Receiver<Vec<String>> {
     if let Some(names) = managed.literal(control) {
-        return Ok(names);
+        return tokio::sync::watch::channel(with_control(control, names)).1;
     }
-    let namespaces: kube::Api<Namespace> = kube::Api::all(client.clone());
-    let existing: Vec<String> = namespaces
-        .list_metadata(&kube::api::ListParams::default())
-        .await
-        .context("--application-namespaces has globs: listing namespaces")?
-        .items
-        .into_iter()
-        .filter_map(|namespace| namespace.metadata.name)
-        .collect();
-    Ok(managed.select(&existing, control))
+    let (selected, following) = tokio::sync::watch::channel(with_control(control, Vec::new()));
+    let (managed, control) = (managed.clone(), control.to_owned());
+    tokio::spawn(follow(client.clone(), selected, move |names| {
+        with_control(&control, managed.select(names, &control))
+    }));
+    following
+}
+
+/// `control` followed by `selected`.
+fn with_control(control: &str, selected: Vec<String>) -> Vec<String> {
+    std::iter::once(control.to_owned())
+        .chain(selected)
+        .collect()
 }
 
 /// `<host name>-<process id>`, unique enough among replicas outside a pod.

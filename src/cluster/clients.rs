@@ -1,19 +1,24 @@
 //! One [`KubeCluster`] per destination cluster, created on first use and reused (with its
-//! discovered resource types) until its cluster Secret's connection settings change. The
-//! controller's own cluster is reached through its own client; remote ones through clients made
-//! by the same [`Connect`] (the controller's adds its leader write gate). Every cluster announces
-//! changes of its tracked objects to one channel ([`ClusterClients::touched`]).
+//! discovered resource types) until its cluster Secret's connection settings or scope
+//! (`namespaces`, `clusterResources`) change. The controller's own cluster is reached through
+//! its own client, scoped by a cluster Secret registering the in-cluster address if there is
+//! one; remote ones through clients made by the same [`Connect`] (the controller's adds its
+//! leader write gate). Every cluster announces changes of its tracked objects to one channel
+//! ([`ClusterClients::touched`]).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use kube::Client;
 
+use flotilla_generators::source::IN_CLUSTER_SERVER;
+
 use crate::api::application::ApplicationDestination;
 use crate::project::ClusterIdentity;
+use crate::secrets::cluster_scope::ClusterScope;
 
 use super::connection::{ClusterConfig, ConnectionError};
-use super::destination::{DestinationError, Target, identity, resolve};
+use super::destination::{DestinationError, Target, cluster_label, identity, resolve, scope};
 use super::kube_cluster::KubeCluster;
 use super::live_inventory::LiveInventoryError;
 use super::tracked_cache::Touched;
@@ -42,11 +47,16 @@ pub fn plain_connect() -> Connect {
 /// The clients of every destination the controller has used.
 pub struct ClusterClients {
     secrets: WatchedSecrets,
-    local: Arc<KubeCluster>,
+    /// The controller's own client, and its cluster as last scoped.
+    client: Client,
+    local: Mutex<Option<(ClusterScope, Arc<KubeCluster>)>>,
     connect: Connect,
-    remote: Mutex<BTreeMap<String, (ClusterConfig, Arc<KubeCluster>)>>,
+    remote: Mutex<BTreeMap<String, Remote>>,
     touched: Touched,
 }
+
+/// A remote cluster as made: with the connection settings and scope it was made for.
+type Remote = (ClusterConfig, ClusterScope, Arc<KubeCluster>);
 
 /// How many announcements of changed objects wait for a slow subscriber before it lags.
 const TOUCHED_CAPACITY: usize = 4096;
@@ -59,7 +69,8 @@ impl ClusterClients {
         let (touched, _) = tokio::sync::broadcast::channel(TOUCHED_CAPACITY);
         Self {
             secrets: WatchedSecrets::new(client.clone(), namespace),
-            local: Arc::new(KubeCluster::announcing(client, touched.clone())),
+            client,
+            local: Mutex::default(),
             connect,
             remote: Mutex::default(),
             touched,
@@ -96,10 +107,15 @@ impl ClusterClients {
     ) -> Result<Arc<KubeCluster>, ClientsError> {
         let registered = self.secrets.registered().await?;
         let (server, config) = match resolve(destination, &registered)? {
-            Target::InCluster => return Ok(Arc::clone(&self.local)),
+            Target::InCluster => {
+                let scope = scope(IN_CLUSTER_SERVER, &registered);
+                let label = cluster_label(IN_CLUSTER_SERVER, &registered);
+                return Ok(self.local(scope, &label));
+            }
             Target::Remote { server, config } => (server, *config),
         };
-        if let Some(cluster) = self.cached(&server, &config) {
+        let scope = scope(&server, &registered);
+        if let Some(cluster) = self.cached(&server, &config, &scope) {
             return Ok(cluster);
         }
         let client =
@@ -107,16 +123,46 @@ impl ClusterClients {
                 server: server.clone(),
                 message: e.to_string(),
             })?;
-        let cluster = Arc::new(KubeCluster::announcing(client, self.touched.clone()));
+        let label = cluster_label(&server, &registered);
+        let cluster = Arc::new(KubeCluster::announcing(
+            client,
+            self.touched.clone(),
+            &label,
+            scope.clone(),
+        ));
         if let Ok(mut remote) = self.remote.lock() {
-            remote.insert(server, (config, Arc::clone(&cluster)));
+            remote.insert(server, (config, scope, Arc::clone(&cluster)));
         }
         Ok(cluster)
     }
 
-    fn cached(&self, server: &str, config: &ClusterConfig) -> Option<Arc<KubeCluster>> {
+    /// The controller's own cluster with `scope`: the one made before while the scope is the
+    /// same, a new one (with watches of its own) when it changed.
+    fn local(&self, scope: ClusterScope, label: &str) -> Arc<KubeCluster> {
+        let mut local = self.local.lock().unwrap_or_else(PoisonError::into_inner);
+        match local.as_ref() {
+            Some((cached, cluster)) if *cached == scope => Arc::clone(cluster),
+            _ => {
+                let cluster = Arc::new(KubeCluster::announcing(
+                    self.client.clone(),
+                    self.touched.clone(),
+                    label,
+                    scope.clone(),
+                ));
+                *local = Some((scope, Arc::clone(&cluster)));
+                cluster
+            }
+        }
+    }
+
+    fn cached(
+        &self,
+        server: &str,
+        config: &ClusterConfig,
+        scope: &ClusterScope,
+    ) -> Option<Arc<KubeCluster>> {
         let remote = self.remote.lock().ok()?;
-        let (cached_config, cluster) = remote.get(server)?;
-        (cached_config == config).then(|| Arc::clone(cluster))
+        let (cached_config, cached_scope, cluster) = remote.get(server)?;
+        (cached_config == config && cached_scope == scope).then(|| Arc::clone(cluster))
     }
 }

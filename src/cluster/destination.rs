@@ -10,12 +10,50 @@ use crate::project::ClusterIdentity;
 
 use super::connection::ClusterConfig;
 use crate::secrets::cluster::ClusterSecret;
+use crate::secrets::cluster_scope::ClusterScope;
 
-/// A cluster Secret read completely: its registration and how to connect.
+/// A cluster Secret read completely: its registration, how to connect, and what the controller
+/// may manage there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegisteredCluster {
     pub secret: ClusterSecret,
     pub config: ClusterConfig,
+    pub scope: ClusterScope,
+}
+
+/// How messages name the cluster at `server`: its registered name and server URL, or the URL.
+#[must_use]
+pub fn cluster_label(server: &str, clusters: &[RegisteredCluster]) -> String {
+    let registered = registration(server, clusters);
+    let name = match registered {
+        Some(cluster) => cluster.secret.name.as_str(),
+        None if server == IN_CLUSTER_SERVER => IN_CLUSTER_NAME,
+        None => server,
+    };
+    if name == server {
+        server.to_owned()
+    } else {
+        format!("{name} ({server})")
+    }
+}
+
+/// The scope of the cluster at `server` (a [`resolve`]d server URL): its Secret's, or every
+/// namespace and kind for a cluster without a Secret (the in-cluster one).
+#[must_use]
+pub fn scope(server: &str, clusters: &[RegisteredCluster]) -> ClusterScope {
+    registration(server, clusters)
+        .map(|cluster| cluster.scope.clone())
+        .unwrap_or_default()
+}
+
+fn registration<'a>(
+    server: &str,
+    clusters: &'a [RegisteredCluster],
+) -> Option<&'a RegisteredCluster> {
+    let server = server.trim_end_matches('/');
+    clusters
+        .iter()
+        .find(|c| c.secret.server.trim_end_matches('/') == server)
 }
 
 /// Where to sync.
@@ -135,6 +173,7 @@ mod tests {
                 bearer_token: Some(token.into()),
                 ..ClusterConfig::default()
             },
+            scope: ClusterScope::default(),
         }
     }
 
@@ -186,5 +225,23 @@ mod tests {
             resolve(&destination(Some("a"), Some("b")), &[]),
             Err(DestinationError::Both { .. })
         ));
+    }
+
+    #[test]
+    fn labels_and_scopes_come_from_the_registration() {
+        let mut local = registered("local", IN_CLUSTER_SERVER, "t");
+        local.scope.namespaces = vec!["team-a".into()];
+        let clusters = [registered("edge", "https://edge:6443", "t"), local];
+        assert_eq!(
+            cluster_label("https://edge:6443", &clusters),
+            "edge (https://edge:6443)"
+        );
+        assert_eq!(
+            cluster_label(IN_CLUSTER_SERVER, &[]),
+            format!("in-cluster ({IN_CLUSTER_SERVER})")
+        );
+        assert_eq!(cluster_label("https://x", &[]), "https://x");
+        assert_eq!(scope(IN_CLUSTER_SERVER, &clusters).namespaces, ["team-a"]);
+        assert_eq!(scope(IN_CLUSTER_SERVER, &[]), ClusterScope::default());
     }
 }

@@ -1,7 +1,8 @@
 //! [`ClusterApi`] on a real API server through one reused kube client: server-side apply with
 //! the field manager `flotilla` (forced), dynamic objects addressed through lazily discovered
 //! resource types, tracked objects read from a [`TrackedCache`] of watches, and a count of every
-//! request made. No sync decisions here.
+//! request made. An object outside the cluster's [`ClusterScope`] (its Secret's `namespaces` and
+//! `clusterResources`) is refused before any request for it. No sync decisions here.
 
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ use kube::{Client, Resource};
 use serde_json::Value;
 
 use crate::manifest::ObjectKey;
+use crate::secrets::cluster_scope::ClusterScope;
 use crate::sync::ResourceAction;
 
 use super::api_error::ApiError;
@@ -31,10 +33,13 @@ pub struct KubeCluster {
     types: ResourceTypes,
     counter: RequestCounter,
     tracked: TrackedCache,
+    /// What the controller may manage here, and how refusals name the cluster.
+    scope: ClusterScope,
+    label: String,
 }
 
 impl KubeCluster {
-    /// Wraps an existing client.
+    /// Wraps an existing client; every namespace and kind is managed.
     #[must_use]
     pub fn new(client: Client) -> Self {
         Self {
@@ -42,17 +47,32 @@ impl KubeCluster {
             types: ResourceTypes::default(),
             counter: RequestCounter::default(),
             tracked: TrackedCache::default(),
+            scope: ClusterScope::default(),
+            label: String::new(),
         }
     }
 
-    /// Wraps an existing client; changes of tracked objects are announced to `touched` (see
+    /// Wraps an existing client for the cluster `label`, managing only what `scope` lets it
+    /// (its watches too); changes of tracked objects are announced to `touched` (see
     /// [`TrackedCache`]).
     #[must_use]
-    pub fn announcing(client: Client, touched: Touched) -> Self {
+    pub fn announcing(client: Client, touched: Touched, label: &str, scope: ClusterScope) -> Self {
         Self {
-            tracked: TrackedCache::announcing(touched),
+            tracked: TrackedCache::announcing(touched, scope.clone()),
+            scope,
+            label: label.to_owned(),
             ..Self::new(client)
         }
+    }
+
+    /// Refuses an object `scope` does not manage (`namespace` None: cluster-scoped).
+    fn in_scope(
+        &self,
+        kind: &str,
+        name: &str,
+        namespace: Option<&str>,
+    ) -> Result<(), ClusterError> {
+        Ok(self.scope.check(&self.label, kind, name, namespace)?)
     }
 
     /// The client, for callers that need typed APIs (e.g. the operation store).
@@ -96,7 +116,9 @@ impl KubeCluster {
     async fn api_for(&self, key: &ObjectKey) -> Result<Api<DynamicObject>, ClusterError> {
         let api_version = self.preferred_api_version(key).await?;
         let found = self.resource_type(&api_version, &key.kind).await?;
-        Ok(self.api(&found, key.namespace.as_deref()))
+        let namespace = key.namespace.as_deref().filter(|_| found.namespaced);
+        self.in_scope(&key.kind, &key.name, scoped(&found, namespace))?;
+        Ok(self.api(&found, namespace))
     }
 
     fn api(&self, found: &ResourceType, namespace: Option<&str>) -> Api<DynamicObject> {
@@ -144,8 +166,10 @@ impl KubeCluster {
         let text = |name: &str| metadata.and_then(|m| m.get(name)).and_then(Value::as_str);
         let found = self.resource_type(api_version, kind).await?;
         let namespace = text("namespace").filter(|_| found.namespaced);
+        let name = text("name").unwrap_or("");
+        self.in_scope(kind, name, scoped(&found, namespace))?;
         let url = DynamicObject::url_path(&found.resource, namespace);
-        Ok((url, text("name").unwrap_or("").to_owned()))
+        Ok((url, name.to_owned()))
     }
 
     /// Sends a write (counted as an apply request) and reads the object it returns; the action
@@ -328,6 +352,12 @@ impl ClusterApi for KubeCluster {
     async fn sleep(&self, duration: Duration) {
         tokio::time::sleep(duration).await;
     }
+}
+
+/// The namespace a scope check judges: None for a cluster-scoped type, the object's (empty when
+/// it has none) for a namespaced one.
+fn scoped<'a>(found: &ResourceType, namespace: Option<&'a str>) -> Option<&'a str> {
+    found.namespaced.then(|| namespace.unwrap_or_default())
 }
 
 /// Whether flotilla's managed-fields entry was written at or after `started` (second

@@ -14,6 +14,7 @@ use super::inventory::StaticInventory;
 use crate::secrets::cluster::{
     ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL,
 };
+use crate::secrets::cluster_scope::{ClusterScope, ClusterScopeError};
 
 /// The registrations could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +36,12 @@ pub enum LiveInventoryError {
         namespace: String,
         #[source]
         error: ConnectionError,
+    },
+    #[error("namespace {namespace}: {error}")]
+    Scope {
+        namespace: String,
+        #[source]
+        error: ClusterScopeError,
     },
     #[error("namespace {namespace}: {message}")]
     Watch { namespace: String, message: String },
@@ -69,6 +76,12 @@ pub fn registered_from<'a>(
         .map(|secret| {
             Ok(RegisteredCluster {
                 secret: read_secret(secret, namespace)?,
+                scope: ClusterScope::from_secret(secret).map_err(|error| {
+                    LiveInventoryError::Scope {
+                        namespace: namespace.to_string(),
+                        error,
+                    }
+                })?,
                 config: ClusterConfig::from_secret(secret).map_err(|error| {
                     LiveInventoryError::Config {
                         namespace: namespace.to_string(),

@@ -17,5 +17,6 @@ pub mod resource_types;
 pub mod tracked_cache;
 mod tracked_objects;
 pub mod watched_customizations;
+pub mod watched_namespaces;
 pub mod watched_projects;
 pub mod watched_secrets;

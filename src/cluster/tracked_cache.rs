@@ -1,11 +1,14 @@
 //! The objects of one cluster that carry the tracking annotation
 //! ([`crate::sync::TRACKING_ANNOTATION`]), kept by one metadata watch per listable and watchable
 //! resource type (Events aside), so that reading them costs no request, instead of a discovery
-//! and a list of every type on each read.
+//! and a list of every type on each read. In a cluster whose Secret lists `namespaces`
+//! ([`ClusterScope`]), each namespaced type is watched in each of those namespaces, and
+//! cluster-scoped types only with `clusterResources: "true"`: nothing is listed or watched
+//! across the cluster, so namespaced Roles suffice.
 //!
-//! What it owns: the discovered resource types, one watch task per type (aborted when the cache is
-//! dropped), and, per type, the `apiVersion`, `kind` and `metadata` (without managed fields) of
-//! the objects that carry the annotation.
+//! What it owns: the discovered resource types, one watch task per type and namespace watched
+//! (aborted when the cache is dropped), and, per watch, the `apiVersion`, `kind` and `metadata`
+//! (without managed fields) of the objects that carry the annotation.
 //!
 //! How it stays correct:
 //! - it starts on the first read, and a read answers only once every watched type has been listed
@@ -26,7 +29,7 @@
 //! to the subscribers of the cache's [`Touched`] channel: the controller wakes a sync waiting on
 //! that object from it instead of polling.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -43,6 +46,7 @@ use tokio::task::AbortHandle;
 
 use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
+use crate::secrets::cluster_scope::ClusterScope;
 
 use super::api_error::watch_message;
 use super::request_count::{RequestCounter, RequestKind};
@@ -59,6 +63,9 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(60);
 /// A resource type by group and kind (the version is the server's preferred one).
 type TypeId = (String, String);
 
+/// One watch: a type, in one namespace or (None) across the cluster.
+type WatchId = (TypeId, Option<String>);
+
 /// Where the tracking ids of changed tracked objects are announced (shared by the caches of
 /// every cluster the controller uses); a subscriber that lags loses announcements, not the
 /// objects' state.
@@ -68,14 +75,17 @@ pub type Touched = tokio::sync::broadcast::Sender<String>;
 #[derive(Default)]
 pub struct TrackedCache {
     shared: Arc<Shared>,
-    /// When the types were last discovered; held while discovering, so one read discovers.
-    discovered: tokio::sync::Mutex<Option<Instant>>,
+    /// When the types were last discovered, and the types served then (watched or not); held
+    /// while discovering, so one read discovers.
+    discovered: tokio::sync::Mutex<Option<(Instant, BTreeSet<TypeId>)>>,
+    /// What is watched: the namespaces, and whether cluster-scoped types.
+    scope: ClusterScope,
 }
 
 /// What the watch tasks write and the readers read.
 #[derive(Default)]
 struct Shared {
-    types: Mutex<BTreeMap<TypeId, Watched>>,
+    types: Mutex<BTreeMap<WatchId, Watched>>,
     /// Bumped whenever a type lists or fails, for readers waiting on the first lists.
     changed: watch::Sender<u64>,
     touched: Option<Touched>,
@@ -100,15 +110,17 @@ impl Drop for TrackedCache {
 }
 
 impl TrackedCache {
-    /// A cache that announces changed tracked objects to `touched`.
+    /// A cache that watches what `scope` manages and announces changed tracked objects to
+    /// `touched`.
     #[must_use]
-    pub fn announcing(touched: Touched) -> Self {
+    pub fn announcing(touched: Touched, scope: ClusterScope) -> Self {
         Self {
             shared: Arc::new(Shared {
                 touched: Some(touched),
                 ..Shared::default()
             }),
             discovered: tokio::sync::Mutex::default(),
+            scope,
         }
     }
 
@@ -138,7 +150,7 @@ impl TrackedCache {
                 let waiting = types
                     .iter()
                     .filter(|(_, watched)| !watched.listed)
-                    .map(|((group, kind), _)| format!("{kind}.{group}"));
+                    .map(|(id, _)| watch_name(id));
                 return Err(ClusterError::Unavailable(format!(
                     "the watches of {} have not listed within {}",
                     waiting.collect::<Vec<_>>().join(", "),
@@ -158,7 +170,12 @@ impl TrackedCache {
             return;
         };
         let mut types = lock(&self.shared.types);
-        if let Some(watched) = types.get_mut(&(key.group, key.kind)) {
+        let type_id = (key.group, key.kind);
+        let watch = [key.namespace.clone(), None]
+            .into_iter()
+            .map(|namespace| (type_id.clone(), namespace))
+            .find(|id| types.contains_key(id));
+        if let Some(watched) = watch.and_then(|id| types.get_mut(&id)) {
             let object = json!({
                 "apiVersion": object.get("apiVersion"),
                 "kind": object.get("kind"),
@@ -172,10 +189,11 @@ impl TrackedCache {
     fn answer(&self, app: Option<&str>) -> Option<Result<Vec<Value>, ClusterError>> {
         let types = lock(&self.shared.types);
         let mut tracked = Vec::new();
-        for ((group, kind), watched) in types.iter() {
+        for (id, watched) in types.iter() {
             if !watched.listed {
                 return Some(Err(ClusterError::Unavailable(format!(
-                    "watching {kind}.{group}: {}",
+                    "watching {}: {}",
+                    watch_name(id),
                     watched.failure.as_ref()?
                 ))));
             }
@@ -196,11 +214,8 @@ impl TrackedCache {
         kinds: &[TypeId],
     ) -> Result<(), ClusterError> {
         let mut discovered = self.discovered.lock().await;
-        let missing = {
-            let types = lock(&self.shared.types);
-            kinds.iter().any(|kind| !types.contains_key(kind))
-        };
-        let due = discovered.is_none_or(|at| {
+        let due = discovered.as_ref().is_none_or(|(at, served)| {
+            let missing = kinds.iter().any(|kind| !served.contains(kind));
             at.elapsed() >= DISCOVERY_INTERVAL || (missing && at.elapsed() >= MISSING_KIND_RETRY)
         });
         if !due {
@@ -225,38 +240,54 @@ impl TrackedCache {
             }
         }
         let mut types = lock(&self.shared.types);
-        types.retain(|id, watched| {
+        types.retain(|(id, _), watched| {
             let kept = served.contains_key(id);
             if !kept {
                 watched.task.abort();
             }
             kept
         });
-        for (id, (resource, namespaced)) in served {
-            if types.contains_key(&id) {
-                continue;
+        for (id, (resource, namespaced)) in &served {
+            for namespace in self.watched_namespaces(*namespaced) {
+                let watch_id = (id.clone(), namespace.clone());
+                if types.contains_key(&watch_id) {
+                    continue;
+                }
+                counter.add(RequestKind::List, 1);
+                let api = match &namespace {
+                    Some(namespace) => Api::namespaced_with(client.clone(), namespace, resource),
+                    None => Api::all_with(client.clone(), resource),
+                };
+                let task = tokio::spawn(watch_type(
+                    Arc::clone(&self.shared),
+                    watch_id.clone(),
+                    api,
+                    resource.clone(),
+                    *namespaced,
+                ));
+                types.insert(
+                    watch_id,
+                    Watched {
+                        listed: false,
+                        failure: None,
+                        objects: TrackedObjects::default(),
+                        task: task.abort_handle(),
+                    },
+                );
             }
-            counter.add(RequestKind::List, 1);
-            let api = Api::all_with(client.clone(), &resource);
-            let task = tokio::spawn(watch_type(
-                Arc::clone(&self.shared),
-                id.clone(),
-                api,
-                resource,
-                namespaced,
-            ));
-            types.insert(
-                id,
-                Watched {
-                    listed: false,
-                    failure: None,
-                    objects: TrackedObjects::default(),
-                    task: task.abort_handle(),
-                },
-            );
         }
-        *discovered = Some(Instant::now());
+        *discovered = Some((Instant::now(), served.into_keys().collect()));
         Ok(())
+    }
+
+    /// Where a type is watched: across the cluster (None), in each managed namespace, or (a
+    /// cluster-scoped type the scope does not manage) nowhere.
+    fn watched_namespaces(&self, namespaced: bool) -> Vec<Option<String>> {
+        match self.scope.watched_namespaces() {
+            Some(namespaces) if namespaced => namespaces.iter().cloned().map(Some).collect(),
+            Some(_) if !self.scope.manages_cluster_resources() => Vec::new(),
+            _ => vec![None],
+        }
     }
 }
 
@@ -300,7 +331,7 @@ impl Watched {
 /// Follows one type's metadata watch into the shared state until aborted.
 async fn watch_type(
     shared: Arc<Shared>,
-    id: TypeId,
+    id: WatchId,
     api: Api<PartialObjectMeta<DynamicObject>>,
     resource: ApiResource,
     namespaced: bool,
@@ -364,7 +395,7 @@ async fn watch_type(
             }
             Err(error) => {
                 let error = watch_message(error);
-                tracing::debug!(kind = %id.1, group = %id.0, "watch: {error}");
+                tracing::debug!(watch = %watch_name(&id), "watch: {error}");
                 if !watched.listed {
                     watched.failure = Some(error);
                     drop(types);
@@ -372,6 +403,14 @@ async fn watch_type(
                 }
             }
         }
+    }
+}
+
+/// `kind.group`, and ` in namespace NS` for a watch of one namespace.
+fn watch_name(((group, kind), namespace): &WatchId) -> String {
+    match namespace {
+        Some(namespace) => format!("{kind}.{group} in namespace {namespace}"),
+        None => format!("{kind}.{group}"),
     }
 }
 
@@ -462,12 +501,37 @@ mod tests {
     }
 
     #[test]
+    fn a_namespaced_cluster_is_watched_namespace_by_namespace() {
+        let cache = |namespaces: &[&str], cluster_resources| TrackedCache {
+            scope: ClusterScope {
+                namespaces: namespaces.iter().map(|n| (*n).to_owned()).collect(),
+                cluster_resources,
+            },
+            shared: Arc::default(),
+            discovered: tokio::sync::Mutex::default(),
+        };
+        let everywhere = cache(&[], false);
+        assert_eq!(everywhere.watched_namespaces(true), [None]);
+        assert_eq!(everywhere.watched_namespaces(false), [None]);
+        let listed = cache(&["a", "b"], false);
+        assert_eq!(
+            listed.watched_namespaces(true),
+            [Some("a".to_owned()), Some("b".to_owned())]
+        );
+        assert!(
+            listed.watched_namespaces(false).is_empty(),
+            "no cluster-scoped watch"
+        );
+        assert_eq!(cache(&["a"], true).watched_namespaces(false), [None]);
+    }
+
+    #[test]
     fn reads_select_by_application_and_wait_for_every_list() {
         let cache = TrackedCache::default();
         let mut first = watched();
         first.apply(id("a"), &object("a", "1", Some("ns_web:/ConfigMap:ns/a")));
         first.apply(id("b"), &object("b", "2", Some("ns_web2:/ConfigMap:ns/b")));
-        lock(&cache.shared.types).insert(("".into(), "ConfigMap".into()), first);
+        lock(&cache.shared.types).insert((("".into(), "ConfigMap".into()), None), first);
         let names = |answer: Option<Result<Vec<Value>, ClusterError>>| -> Vec<String> {
             let mut names: Vec<String> = answer
                 .unwrap()
@@ -482,10 +546,10 @@ mod tests {
         assert_eq!(names(cache.answer(None)), ["a", "b"]);
         let mut unlisted = watched();
         unlisted.listed = false;
-        lock(&cache.shared.types).insert(("apps".into(), "Deployment".into()), unlisted);
+        lock(&cache.shared.types).insert((("apps".into(), "Deployment".into()), None), unlisted);
         assert!(cache.answer(None).is_none(), "waits for the Deployments");
         lock(&cache.shared.types)
-            .get_mut(&("apps".to_owned(), "Deployment".to_owned()))
+            .get_mut(&(("apps".to_owned(), "Deployment".to_owned()), None))
             .unwrap()
             .failure = Some("forbidden".into());
         assert!(matches!(
@@ -494,7 +558,7 @@ mod tests {
         ));
         cache.record(&object("c", "3", Some("ns_web:/ConfigMap:ns/c")));
         assert_eq!(
-            lock(&cache.shared.types)[&("".to_owned(), "ConfigMap".to_owned())]
+            lock(&cache.shared.types)[&(("".to_owned(), "ConfigMap".to_owned()), None)]
                 .objects
                 .all()
                 .count(),

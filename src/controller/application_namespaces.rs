@@ -1,8 +1,8 @@
 //! Which namespaces besides its own the controller manages Applications in
 //! (`flotilla controller --application-namespaces`, Argo CD's `application.namespaces`): a list
 //! of globs (`!` denies). Names without glob characters are used as given, so a controller with
-//! only namespaced rights never lists namespaces; globs are matched against the namespaces
-//! listed at start. Pure: the listing is given.
+//! only namespaced rights never lists namespaces; globs are matched against the namespaces as a
+//! watch of Namespaces sees them come and go. Pure: the namespaces are given.
 
 use crate::project::pattern::{ListVerdict, PatternError, judge_list};
 

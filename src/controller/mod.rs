@@ -1,6 +1,6 @@
 //! The controller: reconciles ApplicationSets into Applications, and Applications into their
 //! destination clusters (the Applications of its namespace and of the namespaces it manages
-//! besides, one Application controller each) while holding a Lease. The decisions live in the pure
+//! besides, one Application controller each, [`application_controllers`]) while holding a Lease. The decisions live in the pure
 //! [`appset`] and [`application`] cores; the files beside them are the I/O shell
 //! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
 //! [`running_syncs`],
@@ -8,6 +8,7 @@
 //! [`endpoint`]) and [`run`] ties them together; [`leader`] decides the election.
 
 pub mod application;
+pub mod application_controllers;
 pub mod application_namespaces;
 pub mod application_reconciler;
 pub mod appset;
@@ -32,7 +33,7 @@ use std::sync::Arc;
 use futures::future::FusedFuture;
 use futures::{Future, FutureExt};
 
-use application_reconciler::ApplicationContext;
+use application_controllers::ApplicationControllers;
 use appset_reconciler::AppSetContext;
 use lease_lock::{LeaseError, LeaseLock};
 
@@ -47,7 +48,7 @@ use lease_lock::{LeaseError, LeaseLock};
 /// The Lease could not be released at shutdown.
 pub async fn run(
     ctx: Arc<AppSetContext>,
-    applications: Vec<Arc<ApplicationContext>>,
+    applications: ApplicationControllers,
     lease: LeaseLock,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LeaseError> {
@@ -69,11 +70,7 @@ pub async fn run(
         let mut controller = Box::pin(
             futures::future::join(
                 appset_reconciler::run(Arc::clone(&ctx), stopped.clone()),
-                futures::future::join_all(
-                    applications
-                        .iter()
-                        .map(|ctx| application_reconciler::run(Arc::clone(ctx), stopped.clone())),
-                ),
+                applications.run(stopped.clone()),
             )
             .map(drop)
             .fuse(),

@@ -65,8 +65,8 @@ pub async fn resolve_sources(
     .map_err(|error| RolloutError::ResolveTask(error.to_string()))?
 }
 
-/// The revision `source` points to now. Unscoped credentials: a source is keyed by repository,
-/// chart and revision only. Blocking.
+/// The revision `source` points to now, read with the credentials of its Application's project
+/// (project-scoped repository Secrets first, as the Application controller reads it). Blocking.
 fn resolve(
     repos: &RepoCache,
     source: SourceRevision,
@@ -78,14 +78,18 @@ fn resolve(
                 &source.repo_url,
                 &source.chart,
                 &source.target_revision,
-                None,
+                Some(&source.project),
                 source.pass_credentials,
             )
             .map_err(|error| RolloutError::Chart(Box::new(error)))?;
         let version = chart.revision.unwrap_or_default();
         return Ok((source, version));
     }
-    match repos.resolve(&source.repo_url, &source.target_revision, None) {
+    match repos.resolve(
+        &source.repo_url,
+        &source.target_revision,
+        Some(&source.project),
+    ) {
         Ok(commit) => Ok((source, commit)),
         Err(error) => Err(RolloutError::Resolve {
             repo_url: source.repo_url,

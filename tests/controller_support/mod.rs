@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use flotilla::cluster::clients::plain_connect;
 use flotilla::cluster::watched_secrets::WatchedSecrets;
+use flotilla::controller::application_controllers::ApplicationControllers;
 use flotilla::controller::application_reconciler::ApplicationContext;
 use flotilla::controller::appset_reconciler::AppSetContext;
 use flotilla::controller::leader::LeaseTiming;
@@ -77,14 +78,23 @@ pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Dura
             .with_fetch_reuse(refresh)
             .with_credentials(Arc::new(credentials), None),
     );
-    let applications = ApplicationContext::new(
-        ns.client.clone(),
-        plain_connect(),
-        ns.name.clone(),
-        Arc::clone(&repos),
-        RESYNC,
-        Arc::clone(&metrics),
-    );
+    let applications = {
+        let (client, namespace) = (ns.client.clone(), ns.name.clone());
+        let (repos, metrics) = (Arc::clone(&repos), Arc::clone(&metrics));
+        ApplicationControllers::new(
+            tokio::sync::watch::channel(vec![ns.name.clone()]).1,
+            Box::new(move |_: &str| {
+                ApplicationContext::new(
+                    client.clone(),
+                    plain_connect(),
+                    namespace.clone(),
+                    Arc::clone(&repos),
+                    RESYNC,
+                    Arc::clone(&metrics),
+                )
+            }),
+        )
+    };
     let appsets = AppSetContext::new(
         ns.client.clone(),
         ns.name.clone(),
@@ -109,14 +119,9 @@ pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Dura
     let readiness = lease.readiness();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        flotilla::controller::run(
-            Arc::new(appsets),
-            vec![Arc::new(applications)],
-            lease,
-            async {
-                let _ = stopped.await;
-            },
-        )
+        flotilla::controller::run(Arc::new(appsets), applications, lease, async {
+            let _ = stopped.await;
+        })
         .await
         .expect("the Lease is released");
     });

@@ -28,7 +28,8 @@ pub fn rolling_sync(appset: &ApplicationSet) -> Option<&RolloutStrategy> {
 
 /// A source of a generated Application: where one of its revisions is resolved — a commit of a
 /// git repository, or, when it names a `chart`, the version of that chart in a chart repository
-/// or OCI registry that `target_revision` (a version or range) selects.
+/// or OCI registry that `target_revision` (a version or range) selects — and the Application's
+/// project, whose repository Secrets it is read with (as the Application controller reads it).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SourceRevision {
     pub repo_url: String,
@@ -37,6 +38,8 @@ pub struct SourceRevision {
     pub target_revision: String,
     /// `helm.passCredentials` of a chart source (how its repository is read).
     pub pass_credentials: bool,
+    /// The Application's `spec.project`: project-scoped repository Secrets serve only it.
+    pub project: String,
 }
 
 impl SourceRevision {
@@ -53,6 +56,7 @@ impl SourceRevision {
                 target_revision: source.target_revision.clone(),
                 pass_credentials: !source.chart.is_empty()
                     && source.helm.as_ref().is_some_and(|h| h.pass_credentials),
+                project: application.spec.project.clone(),
             })
             .collect()
     }
@@ -282,6 +286,9 @@ mod tests {
     #[test]
     fn a_chart_is_a_source_of_its_own() {
         let source = |source: serde_json::Value| app(json!({"spec": {"source": source}}));
+        let in_project = |project: &str, source: serde_json::Value| {
+            app(json!({"spec": {"project": project, "source": source}}))
+        };
         let desired = [
             source(
                 json!({"repoURL": "https://charts.example", "chart": "db", "targetRevision": "1.x"}),
@@ -299,21 +306,27 @@ mod tests {
             source(
                 json!({"repoURL": "https://charts.example", "chart": "db", "targetRevision": "1.x"}),
             ),
+            in_project(
+                "q",
+                json!({"repoURL": "https://charts.example", "chart": "db", "targetRevision": "1.x"}),
+            ),
         ];
-        let charts: Vec<(String, bool)> = sources(&desired)
+        let charts: Vec<(String, bool, String)> = sources(&desired)
             .into_iter()
-            .map(|s| (s.chart, s.pass_credentials))
+            .map(|s| (s.chart, s.pass_credentials, s.project))
             .collect();
-        let named = |chart: &str, pass| (chart.to_owned(), pass);
+        let named = |chart: &str, pass, project: &str| (chart.to_owned(), pass, project.to_owned());
         assert_eq!(
             charts,
             [
-                named("", false),
-                named("db", false),
-                named("db", true),
-                named("web", false)
+                named("", false, "p"),
+                named("db", false, "p"),
+                named("db", false, "q"),
+                named("db", true, "p"),
+                named("web", false, "p"),
             ],
-            "one resolve per chart of a repository, none shared with its git tree"
+            "one resolve per chart of a repository and project (each read with its project's \
+             Secrets), none shared with its git tree"
         );
     }
 

@@ -79,6 +79,10 @@ pub enum ClusterError {
     /// The server could not be reached or its answer not read.
     #[error("{0}")]
     Unavailable(String),
+    /// The object is outside what the cluster's Secret lets the controller manage (its
+    /// `namespaces` and `clusterResources`): refused before any request.
+    #[error(transparent)]
+    NotManaged(#[from] crate::secrets::cluster_scope::NotManaged),
 }
 
 impl ClusterError {
