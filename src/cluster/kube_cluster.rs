@@ -147,7 +147,10 @@ impl KubeCluster {
                     api_version: key.group.clone(),
                     kind: key.kind.clone(),
                 },
-                error => ClusterError::Unavailable(format!("discovery of {}: {error}", key.group)),
+                error => ClusterError::unavailable(
+                    format!("discovery of {}", key.group),
+                    ApiError::from(error),
+                ),
             })?;
         Ok(format!(
             "{}/{}",
@@ -187,7 +190,7 @@ impl KubeCluster {
             Write::Replace(params, body) => request.replace(name, params, body),
             Write::Create(params, body) => request.create(params, body),
         }
-        .map_err(|error| ClusterError::Unavailable(format!("building the request: {error}")))?;
+        .map_err(|error| ClusterError::unavailable("building the request", error))?;
         self.counter.add(RequestKind::Apply, 1);
         let started = Timestamp::now();
         let response = self
@@ -200,12 +203,12 @@ impl KubeCluster {
             .into_body()
             .collect_bytes()
             .await
-            .map_err(|error| ClusterError::Unavailable(error.to_string()))?;
+            .map_err(|error| ClusterError::unavailable("", error))?;
         if code >= 400 {
             return Err(rejected(code, &bytes));
         }
         let object: Value = serde_json::from_slice(&bytes)
-            .map_err(|error| ClusterError::Unavailable(format!("reading the answer: {error}")))?;
+            .map_err(|error| ClusterError::unavailable("reading the answer", error))?;
         let action = if code == 201 {
             ResourceAction::Created
         } else if applied_since(&object, started) {
@@ -255,7 +258,7 @@ impl ClusterApi for KubeCluster {
             field_manager: Some(FIELD_MANAGER.to_owned()),
         };
         let body = serde_json::to_vec(object)
-            .map_err(|error| ClusterError::Unavailable(format!("encoding {name}: {error}")))?;
+            .map_err(|error| ClusterError::unavailable(format!("encoding {name}"), error))?;
         let applied = match self
             .write(&url, &name, Write::Replace(&params, body.clone()))
             .await
@@ -284,7 +287,7 @@ impl ClusterApi for KubeCluster {
         object
             .map(serde_json::to_value)
             .transpose()
-            .map_err(|error| ClusterError::Unavailable(error.to_string()))
+            .map_err(|error| ClusterError::unavailable("", error))
     }
 
     async fn list_tracked(&self) -> Result<Vec<Value>, ClusterError> {
@@ -342,7 +345,7 @@ impl ClusterApi for KubeCluster {
             .into_iter()
             .map(serde_json::to_value)
             .collect::<Result<_, _>>()
-            .map_err(|error| ClusterError::Unavailable(error.to_string()))
+            .map_err(|error| ClusterError::unavailable("", error))
     }
 
     fn now(&self) -> Timestamp {
@@ -397,6 +400,6 @@ fn from_kube(error: kube::Error) -> ClusterError {
             reason: status.reason,
             message: status.message,
         },
-        error => ClusterError::Unavailable(ApiError::from(error).to_string()),
+        error => ClusterError::unavailable("", ApiError::from(error)),
     }
 }

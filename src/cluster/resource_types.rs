@@ -10,6 +10,7 @@ use kube::core::GroupVersion;
 use kube::discovery::{ApiCapabilities, ApiResource, Scope, pinned_group};
 use tokio::sync::Mutex;
 
+use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestKind};
 use crate::sync::execute::cluster_api::ClusterError;
 
@@ -58,9 +59,10 @@ impl ResourceTypes {
             Ok(group) => Arc::new(group.versioned_resources(&group_version.version)),
             Err(kube::Error::Api(status)) if status.code == 404 => Arc::new(Vec::new()),
             Err(error) => {
-                return Err(ClusterError::Unavailable(format!(
-                    "discovery of {api_version}: {error}"
-                )));
+                return Err(ClusterError::unavailable(
+                    format!("discovery of {api_version}"),
+                    ApiError::from(error),
+                ));
             }
         };
         cache.insert(api_version.to_owned(), Arc::clone(&types));

@@ -48,7 +48,7 @@ use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
 use crate::secrets::cluster_scope::ClusterScope;
 
-use super::api_error::watch_message;
+use super::api_error::{ApiError, watch_message};
 use super::request_count::{RequestCounter, RequestKind};
 use super::tracked_objects::{ObjectId, Tracked, TrackedObjects, tracking_id};
 use crate::sync::execute::cluster_api::ClusterError;
@@ -151,7 +151,7 @@ impl TrackedCache {
                     .iter()
                     .filter(|(_, watched)| !watched.listed)
                     .map(|(id, _)| watch_name(id));
-                return Err(ClusterError::Unavailable(format!(
+                return Err(ClusterError::NotReady(format!(
                     "the watches of {} have not listed within {}",
                     waiting.collect::<Vec<_>>().join(", "),
                     format_duration(LIST_TIMEOUT)
@@ -191,7 +191,7 @@ impl TrackedCache {
         let mut tracked = Vec::new();
         for (id, watched) in types.iter() {
             if !watched.listed {
-                return Some(Err(ClusterError::Unavailable(format!(
+                return Some(Err(ClusterError::NotReady(format!(
                     "watching {}: {}",
                     watch_name(id),
                     watched.failure.as_ref()?
@@ -224,7 +224,7 @@ impl TrackedCache {
         let discovery = Discovery::new(client.clone())
             .run()
             .await
-            .map_err(|error| ClusterError::Unavailable(format!("discovery: {error}")))?;
+            .map_err(|error| ClusterError::unavailable("discovery", ApiError::from(error)))?;
         let versions: usize = discovery.groups().map(|g| g.versions().count()).sum();
         counter.add(RequestKind::Discovery, 2 + versions as u64);
         let mut served = BTreeMap::new();
@@ -554,7 +554,7 @@ mod tests {
             .failure = Some("forbidden".into());
         assert!(matches!(
             cache.answer(None),
-            Some(Err(ClusterError::Unavailable(message))) if message.contains("forbidden")
+            Some(Err(ClusterError::NotReady(message))) if message.contains("forbidden")
         ));
         cache.record(&object("c", "3", Some("ns_web:/ConfigMap:ns/c")));
         assert_eq!(

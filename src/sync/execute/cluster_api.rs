@@ -4,7 +4,9 @@
 //! ([`crate::cluster::kube_cluster::KubeCluster`]) and an embedded simulator can both stand
 //! behind it.
 
+use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
@@ -76,16 +78,89 @@ pub enum ClusterError {
         /// The server's message.
         message: String,
     },
-    /// The server could not be reached or its answer not read.
+    /// The server could not be reached or its answer not read (`context` says what was being
+    /// done; empty when the cause says it all).
+    #[error("{}", with_context(context, cause))]
+    Unavailable {
+        /// What was being done, e.g. `discovery of apps/v1`.
+        context: String,
+        /// Why it failed.
+        #[source]
+        cause: Cause,
+    },
+    /// The cluster did not reach a state the call needs: a watch that has not listed, an object
+    /// still there after its deletion.
     #[error("{0}")]
-    Unavailable(String),
+    NotReady(String),
+    /// A rejected write was to be redone by deleting and recreating the object
+    /// (`Force=true`), and the deletion failed.
+    #[error("{rejection}; deleting it to recreate it failed: {deletion}")]
+    RecreateFailed {
+        /// The write's rejection.
+        rejection: Box<ClusterError>,
+        /// Why the deletion failed.
+        #[source]
+        deletion: Box<ClusterError>,
+    },
     /// The object is outside what the cluster's Secret lets the controller manage (its
     /// `namespaces` and `clusterResources`): refused before any request.
     #[error(transparent)]
     NotManaged(#[from] crate::secrets::cluster_scope::NotManaged),
 }
 
+/// The error a cluster call failed with, shared so that [`ClusterError`] stays `Clone`; two
+/// causes are equal when they read the same.
+#[derive(Debug, Clone)]
+pub struct Cause(Arc<dyn std::error::Error + Send + Sync>);
+
+impl Cause {
+    /// Wraps `error`.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Arc::new(error))
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for Cause {}
+
+/// `context: cause`, or the cause alone.
+fn with_context(context: &str, cause: &Cause) -> String {
+    if context.is_empty() {
+        cause.to_string()
+    } else {
+        format!("{context}: {cause}")
+    }
+}
+
 impl ClusterError {
+    /// The server could not be reached or its answer not read while doing `context`.
+    pub fn unavailable(
+        context: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Unavailable {
+            context: context.into(),
+            cause: Cause::new(cause),
+        }
+    }
+
     /// Whether the server said the object (or its namespace) does not exist.
     #[must_use]
     pub fn is_not_found(&self) -> bool {
@@ -197,7 +272,7 @@ mod tests {
                 false,
             ),
             (rejected(409, "field is immutable"), false),
-            (ClusterError::Unavailable("immutable".to_owned()), false),
+            (ClusterError::NotReady("immutable".to_owned()), false),
         ];
         for (error, expected) in cases {
             assert_eq!(error.is_immutable_field(), expected, "{error}");

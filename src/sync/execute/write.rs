@@ -61,9 +61,11 @@ pub async fn write_object<C: ClusterApi>(
     };
     let note = Some(format!("recreated (Force=true) after: {rejection}"));
     if let Err(error) = cluster.delete(key, Propagation::Background).await {
-        let message = format!("{rejection}; deleting it to recreate it failed: {error}");
         return Written {
-            result: Err(ClusterError::Unavailable(message)),
+            result: Err(ClusterError::RecreateFailed {
+                rejection: Box::new(rejection),
+                deletion: Box::new(error),
+            }),
             note,
         };
     }
@@ -103,7 +105,7 @@ async fn wait_until_gone<C: ClusterApi>(
         }
         let waited = Duration::try_from(cluster.now().duration_since(started)).unwrap_or_default();
         if waited >= settings.timeout {
-            return Err(ClusterError::Unavailable(format!(
+            return Err(ClusterError::NotReady(format!(
                 "{key} was deleted to be recreated (Force=true) and is still there after {}",
                 format_duration(Duration::from_secs(waited.as_secs()))
             )));
