@@ -81,10 +81,11 @@ pub struct ApplicationSetResource {
     pub kind: String,
     pub namespace: String,
     pub name: String,
-    /// The Application's sync status (`Synced`, `OutOfSync`, `Unknown`); empty before its first
+    /// The Application's sync status (`Synced`, `OutOfSync`, `Unknown`); absent before its first
     /// comparison.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub status: Option<SyncStatusCode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<HealthReport>,
 }

@@ -171,10 +171,7 @@ pub fn status_table(appset: &ApplicationSet, now: Timestamp, wide: bool) -> Stri
         let health = resource
             .and_then(|r| r.health.as_ref())
             .map_or("-", |h| h.status.as_str());
-        let sync = resource
-            .map(|r| r.status.as_str())
-            .filter(|s| !s.is_empty())
-            .unwrap_or("-");
+        let sync = resource.and_then(|r| r.status).map_or("-", |s| s.as_str());
         let since = entry.last_transition_time.as_ref().map_or_else(
             || "-".to_string(),
             |t| {

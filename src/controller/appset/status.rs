@@ -124,10 +124,7 @@ fn resource(application: &Application) -> ApplicationSetResource {
         kind: Application::kind(&()).into_owned(),
         namespace: application.metadata.namespace.clone().unwrap_or_default(),
         name: application.metadata.name.clone().unwrap_or_default(),
-        status: status
-            .and_then(|s| s.sync.as_ref())
-            .map(|s| s.status.as_str().to_owned())
-            .unwrap_or_default(),
+        status: status.and_then(|s| s.sync.as_ref()).map(|s| s.status),
         health: status.and_then(|s| s.health.clone()),
     }
 }
@@ -323,7 +320,7 @@ mod tests {
                 (
                     r.kind.as_str(),
                     r.name.as_str(),
-                    r.status.as_str(),
+                    r.status.map(SyncStatusCode::as_str),
                     r.health.as_ref().map(|h| h.status.as_str()),
                 )
             })
@@ -331,8 +328,8 @@ mod tests {
         assert_eq!(
             summary,
             [
-                ("Application", "a", "Synced", Some("Healthy")),
-                ("Application", "b", "", None)
+                ("Application", "a", Some("Synced"), Some("Healthy")),
+                ("Application", "b", None, None)
             ]
         );
     }
