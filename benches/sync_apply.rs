@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 use flotilla::cluster::kube_cluster::KubeCluster;
 use flotilla::cluster::operation_configmap::ConfigMapStore;
 use flotilla::source::SourceOptions;
+use flotilla::sync::OperationPhase;
 use flotilla::sync::execute::{
     ExecuteSettings, PruneConfirmation, SyncEvent, SyncRequest, run_sync,
 };
-use flotilla::sync::{OperationPhase, SyncPlan};
+use flotilla::sync::load_plan;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 
@@ -94,7 +95,7 @@ async fn main() {
         let ns = format!("bench-sync-{suffix}-{round}");
         namespace(&client, &ns).await;
         let store = ConfigMapStore::new(client.clone(), &ns, "bench");
-        let load = |id: &str| SyncPlan::load(&dir, &SourceOptions::default(), Some(&ns), id);
+        let load = |id: &str| load_plan(&dir, &SourceOptions::default(), Some(&ns), id);
         let applied_at = std::sync::Mutex::new(None::<Instant>);
         let start = Instant::now();
         let events = |event: &SyncEvent| {

@@ -149,7 +149,7 @@ fn render_prints_applications_in_every_format() {
 
 #[test]
 fn plan_names_objects_in_apply_order() {
-    let dir = root().join("src/sync/testdata");
+    let dir = root().join("core/src/sync/testdata");
     let dir = dir.to_str().unwrap();
     let printed = every_format(|format| run(&["plan", dir, "-o", format]));
     printed.check(

@@ -18,8 +18,8 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["api"],
     // Projects: what an Application may deploy where, and when.
     &["project"],
-    // Pure decisions over the types: RollingSync.
-    &["rollout"],
+    // Pure decisions over the types: RollingSync, and the sync engine's plan and steps.
+    &["rollout", "sync"],
 ];
 
 /// The `flotilla` crate's top-level modules, bottom layer first. The core crate's modules,

@@ -18,7 +18,8 @@ use flotilla::manifest::Resource;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::{SourceOptions, generate};
-use flotilla::sync::{HookType, SyncPhase, SyncPlan};
+use flotilla::sync::load_plan;
+use flotilla::sync::{HookType, SyncPhase};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 use support::chart_repository::ChartRepository;
@@ -147,7 +148,7 @@ fn a_chart_is_rendered_with_every_helm_option() {
 #[test]
 fn chart_defaults_release_name_crds_and_hooks_as_argo_cd() {
     let chart = fixtures().join("charts/db");
-    let plan = SyncPlan::load(&chart, &options(None, None), Some("prod"), "op").unwrap();
+    let plan = load_plan(&chart, &options(None, None), Some("prod"), "op").unwrap();
     let tasks: Vec<(SyncPhase, i32, Option<HookType>, String)> = plan
         .tasks
         .iter()

@@ -10,5 +10,6 @@ pub mod manifest;
 pub mod project;
 pub mod rollout;
 pub mod secrets;
+pub mod sync;
 pub mod table;
 pub mod yaml;

@@ -22,6 +22,7 @@ use crate::repo::bounds::check_links;
 use crate::source::SourceOptions;
 use crate::sync::application_settings::SyncOverrides;
 use crate::sync::execute::ExecuteSettings;
+use crate::sync::load_plan;
 use crate::sync::{Batch, SyncPlan, SyncTask, refused_by_project};
 use crate::table::Table;
 
@@ -115,7 +116,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     } else {
         (args.path.clone(), options, args.namespace.clone())
     };
-    let plan = match SyncPlan::load(&root, &options, namespace.as_deref(), "plan") {
+    let plan = match load_plan(&root, &options, namespace.as_deref(), "plan") {
         Ok(plan) => plan,
         Err(errors) => {
             for error in &errors.0 {
@@ -293,8 +294,8 @@ mod tests {
 
     #[test]
     fn shop_table() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sync/testdata");
-        let plan = SyncPlan::load(&root, &SourceOptions::default(), None, "plan").unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("core/src/sync/testdata");
+        let plan = load_plan(&root, &SourceOptions::default(), None, "plan").unwrap();
         let text = table(&steps(&plan), &plan, false);
         let expected = "\
 STEP  PHASE     WAVE  GROUP  KIND        NAMESPACE  NAME         SOURCE       MARKERS

@@ -23,6 +23,7 @@ use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{
     Advance, Context, ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRun,
 };
+use crate::sync::load_plan;
 use crate::sync::{OperationState, SyncPlan, tracking_id};
 
 use super::running_syncs::Parked;
@@ -83,7 +84,7 @@ impl SyncJob {
         stopping: &watch::Receiver<bool>,
     ) -> Result<JobStep, ExecuteError> {
         let plan_source = |operation_id: &str| -> Result<SyncPlan, ValidationErrors> {
-            let plan = SyncPlan::load(
+            let plan = load_plan(
                 &self.root,
                 &self.options,
                 self.namespace.as_deref(),

@@ -20,8 +20,8 @@ use crate::customizations::Customizations;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
 use crate::source::SourceOptions;
-use crate::sync::SyncPlan;
 use crate::sync::application_settings::ignore_differences;
+use crate::sync::load_plan;
 
 /// Arguments of `flotilla app diff`.
 #[derive(Debug, clap::Args)]
@@ -72,7 +72,7 @@ pub async fn app_diff(
             .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
     let options =
         SourceOptions::of_application(&app, manifests.revision.clone(), &manifests.sources);
-    let plan = SyncPlan::load(
+    let plan = load_plan(
         &manifests.root,
         &options,
         app.spec.destination.namespace.as_deref(),

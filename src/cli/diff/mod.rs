@@ -24,6 +24,7 @@ use crate::sync::application_settings::SyncOverrides;
 use crate::sync::diff::{compared, differences};
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{ExecuteSettings, tracked};
+use crate::sync::load_plan;
 use crate::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
 use crate::table::Table;
 
@@ -199,12 +200,11 @@ fn diff(args: &DiffArgs) -> anyhow::Result<Vec<ObjectDiff>> {
         .clone()
         .context("no destination namespace: pass --namespace")?;
     let app = AppName::choose(args.app.as_deref(), source.app(), &args.path)?.name;
-    let plan = SyncPlan::load(&source.root, &settings.source, Some(&namespace), "diff").map_err(
-        |errors| {
+    let plan =
+        load_plan(&source.root, &settings.source, Some(&namespace), "diff").map_err(|errors| {
             let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
             anyhow::anyhow!("{}", lines.join("\n"))
-        },
-    )?;
+        })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

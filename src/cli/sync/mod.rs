@@ -25,7 +25,8 @@ use crate::duration::parse_duration;
 use crate::repo::LocalRepos;
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::{ExecuteSettings, PruneConfirmation, SyncRequest, run_sync};
-use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
+use crate::sync::load_plan;
+use crate::sync::{OperationPhase, OperationState, SyncOptions};
 use crate::table::Table;
 
 use app_name::AppName;
@@ -123,7 +124,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     }
     let app = app.name;
     let load =
-        |operation_id: &str| SyncPlan::load(&source.root, &options, Some(&namespace), operation_id);
+        |operation_id: &str| load_plan(&source.root, &options, Some(&namespace), operation_id);
     if let Err(errors) = load("validate") {
         for error in &errors.0 {
             eprintln!("error: {error}");

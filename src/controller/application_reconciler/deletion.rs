@@ -25,10 +25,11 @@ use crate::controller::application::instance::instance_name;
 use crate::controller::events::EventReason;
 use crate::controller::status_store::StatusStore;
 use crate::controller::sync_job::JobPlan;
+use crate::sync::LiveObject;
 use crate::sync::application_settings::SyncSettings;
 use crate::sync::execute::approved_since;
 use crate::sync::execute::cluster_api::{ClusterApi, Propagation};
-use crate::sync::{LiveObject, SyncPlan};
+use crate::sync::load_plan;
 
 /// How soon a deletion in progress is looked at again.
 pub(super) const DELETION_POLL: Duration = Duration::from_secs(1);
@@ -232,7 +233,7 @@ pub(super) async fn run_post_delete(
     })?;
     (settings.prune, settings.retry) = (false, None);
     let source = source.checked_out(manifests.revision.clone(), &manifests.sources);
-    let plan = SyncPlan::load(
+    let plan = load_plan(
         &manifests.root,
         &source,
         settings.destination_namespace.as_deref(),

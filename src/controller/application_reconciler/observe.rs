@@ -24,9 +24,10 @@ use crate::manifest::ObjectKey;
 use crate::project::{ClusterIdentity, ProjectScope, Projects, admit};
 use crate::repo::cache::Manifests;
 use crate::source::SourceOptions;
+use crate::sync::LiveObject;
 use crate::sync::application_settings::ignore_differences;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
-use crate::sync::{LiveObject, SyncPlan};
+use crate::sync::load_plan;
 
 /// How many live objects are read at once while comparing.
 pub(super) const READ_CONCURRENCY: usize = 8;
@@ -145,7 +146,7 @@ pub(super) async fn observe(
         app.spec.destination.namespace.clone(),
     );
     let plan = tokio::task::spawn_blocking(move || {
-        SyncPlan::load(&root, &source, namespace.as_deref(), "compare")
+        load_plan(&root, &source, namespace.as_deref(), "compare")
     })
     .await
     .map_err(|error| ApplicationError::SourceTask {
