@@ -176,19 +176,21 @@ impl HealthChecks {
     }
 }
 
+/// A ConfigMap's `data` from `(key, value)` pairs, for tests.
+#[cfg(test)]
+pub fn test_data(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
+    use super::test_data as data;
     use super::*;
-
-    /// A ConfigMap's `data` from `(key, value)` pairs.
-    fn data(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
 
     fn object(api_version: &str, kind: &str) -> Value {
         json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}})

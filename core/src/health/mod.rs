@@ -26,6 +26,8 @@ mod service;
 mod statefulset;
 mod status;
 
+#[cfg(test)]
+pub(crate) use customizations::test_data;
 pub use customizations::{
     CUSTOMIZATIONS_KEY, CustomizationsError, HEALTH_KEY_PREFIX, HealthChecks,
 };

@@ -141,15 +141,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::health::test_data as data;
     use crate::manifest::ObjectKey;
-
-    /// A ConfigMap's `data` from `(key, value)` pairs.
-    fn data(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
 
     fn key(group: &str, kind: &str) -> ObjectKey {
         ObjectKey {
