@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
-use flotilla::api::application_set_status::{RolloutApplicationState, SyncStatusCode};
+use flotilla::api::application_set_status::SyncStatusCode;
 use flotilla::api::{Application, ApplicationSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Secret};
 use k8s_openapi::api::events::v1::Event;
@@ -36,7 +36,7 @@ use flotilla::repo::cache::RepoCache;
 use support::chart_repository::ChartRepository;
 use support::git_remote::{GitHttp, Remote};
 use support::git_ssh::{self, GitSsh};
-use support::two_tier_appset::two_tier_appset;
+use support::two_tier_appset::{rolled_out, two_tier_appset};
 use support::{TestNamespace, apply, eventually, object, wait_until};
 
 const PASSWORD: &str = "pw-Zq8f3Lr2Xv";
@@ -424,28 +424,13 @@ async fn a_rolling_sync_resolves_its_sources_with_the_projects_secret() {
 
     let appsets = ns.api::<ApplicationSet>();
     let apps = ns.api::<Application>();
-    let started = support::eventually("both steps rolled out at the commit", async || {
-        let appset = appsets.get("tiers").await.map_err(|e| e.to_string())?;
-        let entries = appset
-            .status
-            .map(|s| s.application_status)
-            .unwrap_or_default();
-        let done = entries.len() == 2
-            && entries.iter().all(|e| {
-                e.status == RolloutApplicationState::Healthy
-                    && e.target_revisions == [commit.as_str()]
-            });
-        if !done {
-            return Err(format!("{entries:#?}"));
-        }
-        let mut started = Vec::new();
-        for name in ["database", "backend"] {
-            let status = apps
-                .get(name)
-                .await
-                .map_err(|e| e.to_string())?
-                .status
-                .unwrap_or_default();
+    let started = rolled_out(
+        &appsets,
+        &apps,
+        "tiers",
+        std::slice::from_ref(&commit),
+        support::TIMEOUT,
+        |name, status| {
             let sync = status.sync.unwrap_or_default();
             if sync.status != SyncStatusCode::Synced || sync.revision != commit {
                 return Err(format!("{name}: {sync:?}"));
@@ -454,10 +439,9 @@ async fn a_rolling_sync_resolves_its_sources_with_the_projects_secret() {
                 .operation_state
                 .ok_or(format!("{name} never synced"))?;
             let finished = operation.finished_at.ok_or("not finished")?.0;
-            started.push((operation.started_at.ok_or("no start time")?.0, finished));
-        }
-        Ok(started)
-    })
+            Ok((operation.started_at.ok_or("no start time")?.0, finished))
+        },
+    )
     .await;
     let [(_, database_done), (backend_started, _)] = started[..] else {
         panic!("two Applications")

@@ -15,7 +15,6 @@ mod support;
 use std::time::Duration;
 
 use flotilla::api::application::ApplicationConditionType;
-use flotilla::api::application_set_status::RolloutApplicationState as State;
 use flotilla::api::{Application, ApplicationSet};
 use flotilla::sync::OperationPhase;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -26,7 +25,7 @@ use controller_support::{setup, start};
 use support::chart_repository::ChartRepository;
 use support::git_remote::{GitDaemon, Remote};
 use support::two_tier_appset::two_tier_appset;
-use support::{apply, eventually_within, object, wait_until};
+use support::{apply, object, wait_until};
 
 const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(240);
 
@@ -207,39 +206,22 @@ async fn rolled_out(
     apps: &Api<Application>,
     revisions: &[String],
 ) -> Vec<k8s_openapi::jiff::Timestamp> {
-    eventually_within(
+    support::two_tier_appset::rolled_out(
+        appsets,
+        apps,
+        "stack",
+        revisions,
         ROLLOUT_TIMEOUT,
-        "the rollout on both revisions",
-        async || {
-            let appset = appsets.get("stack").await.map_err(|e| e.to_string())?;
-            let entries = appset
-                .status
-                .map(|s| s.application_status)
-                .unwrap_or_default();
-            let done = entries.len() == 2
-                && entries
-                    .iter()
-                    .all(|e| e.status == State::Healthy && e.target_revisions == revisions);
-            if !done {
-                return Err(format!("{entries:#?}"));
+        |name, status| {
+            let sync = status.sync.unwrap_or_default();
+            if sync.revisions != revisions {
+                return Err(format!("{name} compared at {:?}", sync.revisions));
             }
-            let mut started = Vec::new();
-            for name in ["database", "backend"] {
-                let app = apps.get(name).await.map_err(|e| e.to_string())?;
-                let status = app.status.unwrap_or_default();
-                let sync = status.sync.unwrap_or_default();
-                if sync.revisions != revisions {
-                    return Err(format!("{name} compared at {:?}", sync.revisions));
-                }
-                started.push(
-                    status
-                        .operation_state
-                        .and_then(|o| o.started_at)
-                        .ok_or(format!("{name} has not synced"))?
-                        .0,
-                );
-            }
-            Ok(started)
+            Ok(status
+                .operation_state
+                .and_then(|o| o.started_at)
+                .ok_or(format!("{name} has not synced"))?
+                .0)
         },
     )
     .await

@@ -17,7 +17,6 @@ use std::path::Path;
 
 use std::time::Duration;
 
-use flotilla::api::application_set_status::RolloutApplicationState as State;
 use flotilla::api::{Application, ApplicationSet};
 use flotilla::sync::{HookType, OperationPhase, SyncPhase};
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
@@ -31,8 +30,8 @@ use controller_support::{setup, start};
 use support::chart_repository::ChartRepository;
 use support::fixture_dir::copy_dir;
 use support::git_remote::{GitDaemon, Remote};
-use support::two_tier_appset::two_tier_appset;
-use support::{apply, eventually, eventually_within, object, wait_until};
+use support::two_tier_appset::{rolled_out, two_tier_appset};
+use support::{apply, eventually, object, wait_until};
 
 /// An Application of `path` in `url` with `source` fields added, synced automatically into
 /// `namespace` and deleted with its resources.
@@ -268,46 +267,28 @@ async fn rolled_out_at(
     apps: &Api<Application>,
     version: &str,
 ) -> [k8s_openapi::jiff::Timestamp; 2] {
-    eventually_within(
+    let started = rolled_out(
+        appsets,
+        apps,
+        "charts",
+        &[version.to_owned()],
         Duration::from_secs(240),
-        &format!("the rollout of chart version {version}"),
-        async || {
-            let appset = appsets.get("charts").await.map_err(|e| e.to_string())?;
-            let entries = appset
-                .status
-                .map(|s| s.application_status)
-                .unwrap_or_default();
-            let done = entries.len() == 2
-                && entries
-                    .iter()
-                    .all(|e| e.status == State::Healthy && e.target_revisions == [version]);
-            if !done {
-                return Err(format!("{entries:#?}"));
+        |name, status| {
+            let revision = status.sync.unwrap_or_default().revision;
+            if revision != version {
+                return Err(format!("{name} synced at {revision:?}"));
             }
-            let mut started = Vec::new();
-            for name in ["database", "backend"] {
-                let status = apps
-                    .get(name)
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .status
-                    .unwrap_or_default();
-                let revision = status.sync.unwrap_or_default().revision;
-                if revision != version {
-                    return Err(format!("{name} synced at {revision:?}"));
-                }
-                let operation = status
-                    .operation_state
-                    .ok_or(format!("{name} never synced"))?;
-                if operation.phase != OperationPhase::Succeeded {
-                    return Err(format!("{name}: {:?}", operation.phase));
-                }
-                started.push(operation.started_at.ok_or("no start time")?.0);
+            let operation = status
+                .operation_state
+                .ok_or(format!("{name} never synced"))?;
+            if operation.phase != OperationPhase::Succeeded {
+                return Err(format!("{name}: {:?}", operation.phase));
             }
-            Ok([started[0], started[1]])
+            Ok(operation.started_at.ok_or("no start time")?.0)
         },
     )
-    .await
+    .await;
+    [started[0], started[1]]
 }
 
 #[tokio::test]

@@ -1,8 +1,17 @@
 //! The two-tier RollingSync ApplicationSet the chart rollout tests share: `database` in step 1,
 //! `backend` in step 2 (goTemplate list generator, `priority` labels), each Application deploying
-//! its `source` (or `sources`) into one namespace with automated sync.
+//! its `source` (or `sources`) into one namespace with automated sync; and the wait for its
+//! rollout to complete.
 
+use std::time::Duration;
+
+use flotilla::api::application::ApplicationStatus;
+use flotilla::api::application_set_status::RolloutApplicationState;
+use flotilla::api::{Application, ApplicationSet};
+use kube::Api;
 use serde_json::{Value, json};
+
+use super::eventually_within;
 
 /// The ApplicationSet `name` whose template's `field` (`source` or `sources`) is `value`.
 pub fn two_tier_appset(name: &str, namespace: &str, field: &str, value: Value) -> Value {
@@ -30,4 +39,47 @@ pub fn two_tier_appset(name: &str, namespace: &str, field: &str, value: Value) -
             }
         }
     })
+}
+
+/// Waits (up to `timeout`) until both Applications of the ApplicationSet `name` are Healthy on
+/// `targets` in its rollout status and `each` accepts the status of each (`database`, then
+/// `backend`); returns what `each` made of them.
+pub async fn rolled_out<T>(
+    appsets: &Api<ApplicationSet>,
+    apps: &Api<Application>,
+    name: &str,
+    targets: &[String],
+    timeout: Duration,
+    each: impl Fn(&str, ApplicationStatus) -> Result<T, String>,
+) -> Vec<T> {
+    eventually_within(
+        timeout,
+        &format!("the rollout of {name} on {targets:?}"),
+        async || {
+            let appset = appsets.get(name).await.map_err(|e| e.to_string())?;
+            let entries = appset
+                .status
+                .map(|s| s.application_status)
+                .unwrap_or_default();
+            let done = entries.len() == 2
+                && entries.iter().all(|e| {
+                    e.status == RolloutApplicationState::Healthy && e.target_revisions == targets
+                });
+            if !done {
+                return Err(format!("{entries:#?}"));
+            }
+            let mut made = Vec::new();
+            for app in ["database", "backend"] {
+                let status = apps
+                    .get(app)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .status
+                    .unwrap_or_default();
+                made.push(each(app, status)?);
+            }
+            Ok(made)
+        },
+    )
+    .await
 }
