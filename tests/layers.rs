@@ -20,6 +20,8 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["project"],
     // Pure decisions over the types: RollingSync, and the sync engine's plan and steps.
     &["rollout", "sync"],
+    // The controllers' decisions: what to write, compare, sync, record and publish; who leads.
+    &["controller"],
 ];
 
 /// The `flotilla` crate's top-level modules, bottom layer first. The core crate's modules,

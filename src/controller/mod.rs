@@ -1,22 +1,25 @@
 //! The controller: reconciles ApplicationSets into Applications, and Applications into their
 //! destination clusters (the Applications of its namespace and of the namespaces it manages
-//! besides, one Application controller each, [`application_controllers`]) while holding a Lease. The decisions live in the pure
-//! [`appset`] and [`application`] cores; the files beside them are the I/O shell
-//! ([`appset_reconciler`], [`rollout`], [`application_reconciler`], [`sync_job`],
-//! [`running_syncs`],
-//! [`status_store`], [`events`], [`plugin_client`] (with [`plugin_tls`]), [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`], [`readiness`], [`metrics`],
-//! [`endpoint`]) and [`run`] ties them together; [`leader`] decides the election.
+//! besides, one Application controller each, [`application_controllers`]) while holding a Lease.
+//! The decisions live in the pure cores of crate flotilla-core, re-exported here ([`appset`],
+//! [`application`], [`event_reason`], [`application_namespaces`], [`leader`]); the files beside
+//! them are the I/O shell ([`appset_reconciler`], [`rollout`], [`application_reconciler`],
+//! [`sync_job`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] (with
+//! [`plugin_tls`]), [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
+//! [`readiness`], [`metrics`], [`endpoint`]) and [`run`] ties them together.
 
-pub mod application;
+// The pure cores (crate flotilla-core), re-exported so `crate::controller::appset` reads the
+// same in every module.
+pub use flotilla_core::controller::{
+    application, application_namespaces, appset, event_reason, leader,
+};
+
 pub mod application_controllers;
-pub mod application_namespaces;
 pub mod application_reconciler;
-pub mod appset;
 pub mod appset_reconciler;
 pub mod endpoint;
 pub mod events;
 pub mod failure_backoff;
-pub mod leader;
 pub mod leadership;
 pub mod lease_lock;
 pub mod metrics;

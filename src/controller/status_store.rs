@@ -130,7 +130,7 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     use super::*;
-    use crate::sync::execute::begin;
+    use crate::sync::begin;
 
     #[test]
     fn absent_fields_are_removed_by_the_merge_patch() {

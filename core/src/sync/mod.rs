@@ -4,6 +4,8 @@
 //! [`plan_step`] decides and records the results.
 
 mod annotations;
+mod applied;
+mod begin;
 mod create_namespace;
 pub mod diff;
 mod empty_target;
@@ -33,6 +35,8 @@ pub use crate::api::operation_state::{
 };
 pub use crate::api::sync_phase::{SyncPhase, UnknownPhase};
 pub use annotations::{HELM_WEIGHT_ANNOTATION, SYNC_WAVE_ANNOTATION, SyncAnnotations};
+pub use applied::{desired, tracked};
+pub use begin::begin;
 pub use create_namespace::{namespace_object, namespace_to_create};
 pub use empty_target::refuse_empty_target;
 pub use hook::{

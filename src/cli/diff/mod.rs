@@ -22,9 +22,10 @@ use crate::cluster::kube_cluster::KubeCluster;
 use crate::repo::LocalRepos;
 use crate::sync::application_settings::SyncOverrides;
 use crate::sync::diff::{compared, differences};
+use crate::sync::execute::ExecuteSettings;
 use crate::sync::execute::cluster_api::ClusterApi;
-use crate::sync::execute::{ExecuteSettings, tracked};
 use crate::sync::load_plan;
+use crate::sync::tracked;
 use crate::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
 use crate::table::Table;
 

@@ -22,7 +22,7 @@ use crate::controller::application::deletion::{
     DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_step, post_delete_id,
 };
 use crate::controller::application::instance::instance_name;
-use crate::controller::events::EventReason;
+use crate::controller::event_reason::EventReason;
 use crate::controller::status_store::StatusStore;
 use crate::controller::sync_job::JobPlan;
 use crate::sync::LiveObject;

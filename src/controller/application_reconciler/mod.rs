@@ -35,7 +35,7 @@ use crate::api::application::ApplicationConditionType;
 use crate::api::{Application, ApplicationSet};
 use crate::controller::application::decide::next_sync;
 use crate::controller::application::freshness::{CompareInputs, LastCompare, version_after_write};
-use crate::controller::events::EventReason;
+use crate::controller::event_reason::EventReason;
 use crate::controller::metrics::Reconciler;
 use crate::controller::running_syncs::Parked;
 

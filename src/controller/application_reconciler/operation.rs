@@ -13,7 +13,7 @@ use super::error::ApplicationError;
 use super::status_writes::{publish, report};
 use crate::api::Application;
 use crate::api::application::{ApplicationConditionType, TERMINATE_ANNOTATION};
-use crate::controller::events::EventReason;
+use crate::controller::event_reason::EventReason;
 use crate::controller::sync_job::{JobPlan, JobStep, SyncJob};
 use crate::sync::OperationState;
 use crate::sync::execute::SyncRun;

@@ -26,7 +26,7 @@ use crate::controller::application::status::operation_patch;
 use crate::controller::application::window_gate::{
     WindowGate, refused_message, waiting_message, window_gate,
 };
-use crate::controller::events::EventReason;
+use crate::controller::event_reason::EventReason;
 use crate::controller::status_store::StatusStore;
 use crate::controller::sync_job::{JobPlan, SyncJob};
 use crate::customizations::Customizations;
@@ -37,7 +37,8 @@ use crate::source::SourceOptions;
 use crate::sync::application_settings::{
     SettingsError, SyncOverrides, SyncSettings, sync_settings,
 };
-use crate::sync::execute::{ExecuteSettings, OperationStore, begin};
+use crate::sync::begin;
+use crate::sync::execute::{ExecuteSettings, OperationStore};
 
 /// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync, from
 /// the watched ApplicationSets (once they are listed: a stopping controller starts no automated

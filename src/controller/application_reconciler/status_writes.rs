@@ -12,7 +12,7 @@ use crate::api::Application;
 use crate::api::application::ApplicationConditionType;
 use crate::controller::application::compare::Comparison;
 use crate::controller::application::status::{condition_patch, status_patch, with_generation};
-use crate::controller::events::EventReason;
+use crate::controller::event_reason::EventReason;
 
 /// Writes sync, health, resources and conditions when they changed (or are stale); the
 /// Application as written, if it was.

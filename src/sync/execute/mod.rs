@@ -3,7 +3,6 @@
 //! [`OperationStore`], resumes an interrupted operation, retries failed ones per
 //! `syncPolicy.retry`, and stops cleanly on a terminate request. No sync decisions are made here.
 
-mod begin;
 pub mod cluster_api;
 mod confirmation;
 mod dry_run;
@@ -15,10 +14,8 @@ mod store;
 mod sync_run;
 mod write;
 
-pub use begin::begin;
 pub use confirmation::{PruneConfirmation, approved_since};
 pub use event::SyncEvent;
-pub use operation::tracked;
 pub use settings::{ExecuteSettings, SYNC_TIMEOUT_ANNOTATION};
 pub use store::{OperationStore, StoreError};
 
@@ -28,7 +25,7 @@ use tokio::sync::watch;
 use crate::manifest::ValidationErrors;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
 use crate::sync::{
-    LiveObject, OperationPhase, OperationState, SyncPlan, plan_prune, refuse_empty_target,
+    LiveObject, OperationPhase, OperationState, SyncPlan, begin, plan_prune, refuse_empty_target,
 };
 
 pub use operation::{Advance, Context, PROJECT_REFUSAL};

@@ -19,9 +19,8 @@ use crate::sync::task_record;
 use crate::sync::{
     Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
     ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,
-    SyncTask, TRACKING_ANNOTATION, Waiting, WritePolicy, mark_hook, namespace_object,
-    namespace_to_create, normalize, plan_step, planned_types, preflight_failures,
-    refuse_empty_target, refused_by_project, tracking_id,
+    SyncTask, Waiting, WritePolicy, mark_hook, namespace_object, namespace_to_create, plan_step,
+    planned_types, preflight_failures, refuse_empty_target, refused_by_project, tracked,
 };
 
 use super::ExecuteError;
@@ -938,45 +937,6 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
     }
 }
 
-/// The object to apply: the task's body in the namespace of its key (assigned from the
-/// destination, or removed for cluster-scoped kinds), with the tracking annotation.
-pub fn tracked(task: &SyncTask, app: &str) -> Value {
-    let mut object = desired(task);
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        let annotations = metadata
-            .entry("annotations")
-            .or_insert_with(|| Value::Object(serde_json::Map::new()));
-        if !annotations.is_object() {
-            *annotations = Value::Object(serde_json::Map::new());
-        }
-        if let Some(annotations) = annotations.as_object_mut() {
-            annotations.insert(
-                TRACKING_ANNOTATION.to_owned(),
-                Value::String(tracking_id(app, &task.key)),
-            );
-        }
-    }
-    object
-}
-
-/// The task's body with `metadata.namespace` as its key says, normalised (see
-/// [`crate::sync::normalize`]).
-pub(super) fn desired(task: &SyncTask) -> Value {
-    let mut object = task.resource.body.clone();
-    normalize(&mut object);
-    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        match &task.key.namespace {
-            Some(namespace) => {
-                metadata.insert("namespace".to_owned(), Value::String(namespace.clone()));
-            }
-            None => {
-                metadata.remove("namespace");
-            }
-        }
-    }
-    object
-}
-
 fn is_workload(key: &ObjectKey) -> bool {
     matches!(
         (key.group.as_str(), key.kind.as_str()),
@@ -1021,42 +981,4 @@ fn rejections(
         )
     });
     (records, failure)
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use serde_json::json;
-
-    use super::*;
-    use crate::manifest::{ScopeTable, assign_namespaces, parse_documents};
-
-    #[test]
-    fn applied_objects_carry_namespace_and_tracking_id() {
-        let yaml = [
-            "apiVersion: v1",
-            "kind: ConfigMap",
-            "metadata: {name: c, annotations: {a: b}}",
-            "---",
-            "apiVersion: v1",
-            "kind: Namespace",
-            "metadata: {name: shop, namespace: ignored}",
-        ]
-        .join("\n");
-        let (mut resources, errors) = parse_documents(Path::new("t.yaml"), &yaml);
-        assert_eq!(errors, vec![]);
-        assign_namespaces(&mut resources, &ScopeTable::default(), Some("dest"));
-        let plan = SyncPlan::build(resources, "op").unwrap();
-        let objects: Vec<Value> = plan.tasks.iter().map(|t| tracked(t, "app")).collect();
-        assert_eq!(
-            objects[0]["metadata"],
-            json!({"name": "shop", "annotations": {TRACKING_ANNOTATION: "app:/Namespace:/shop"}})
-        );
-        assert_eq!(
-            objects[1]["metadata"],
-            json!({"name": "c", "namespace": "dest",
-                   "annotations": {"a": "b", TRACKING_ANNOTATION: "app:/ConfigMap:dest/c"}})
-        );
-    }
 }

@@ -9,12 +9,12 @@ use k8s_openapi::jiff::Timestamp;
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::{OperationPhase, OperationState};
 
-use super::begin::begin;
 use super::event::SyncEvent;
 use super::operation::{Advance, Attempt, Context, Operation, Progress};
 use super::store::OperationStore;
 use super::{ExecuteError, PlanSource};
 use crate::api::retry_policy::RetryPolicy;
+use crate::sync::begin;
 
 /// One sync operation in progress.
 pub struct SyncRun {

@@ -1,5 +1,5 @@
 //! The pure core of the Application controller: how an Application compares with the cluster
-//! ([`diff`], [`compare`]), whether it must be compared again ([`freshness`]), whether it syncs
+//! ([`compare`], with the sync engine's one diff), whether it must be compared again ([`freshness`]), whether it syncs
 //! now ([`decide`]) and whether sync windows let it ([`window_gate`]), what status and history
 //! result ([`status`], [`history`]), what its objects are tracked as ([`instance`]) and how its
 //! resources are deleted with it ([`deletion`]). No API client here.

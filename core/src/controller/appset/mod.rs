@@ -12,5 +12,5 @@ pub mod rollout_input;
 pub mod rollout_status;
 pub mod status;
 pub mod sync_request;
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 pub mod test_fixtures;

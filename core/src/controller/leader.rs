@@ -1,5 +1,5 @@
 //! Leader election through a `coordination.k8s.io/v1` Lease, decided as a pure step function of
-//! what was read and a monotonic clock (no API client here; [`super::lease_lock`] does the I/O).
+//! what was read and a monotonic clock (no API client here; flotilla's `controller::lease_lock` does the I/O).
 //!
 //! The rules that keep two replicas from ever acting at once, without comparing clocks across
 //! machines:

@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn the_recorded_post_delete_operation_decides_once_it_exists() {
         let operation = |id: &str, phase: OperationPhase, message: &str| {
-            let (mut state, _) = crate::sync::execute::begin(
+            let (mut state, _) = crate::sync::begin(
                 None,
                 Some("abc"),
                 id,

@@ -1,5 +1,5 @@
 //! An Application's sync and health status from its plan and the live objects: every desired
-//! object (hooks aside) is Synced when it matches its live object ([`super::diff`], after taking
+//! object (hooks aside) is Synced when it matches its live object ([`crate::sync::diff`], after taking
 //! the live values of its ignored fields, `ignoreDifferences`) and OutOfSync, naming the first
 //! differing field, when it differs or is missing; tracked objects no longer desired require pruning
 //! and are OutOfSync unless `IgnoreExtraneous`. Health is the worst of the desired objects',
@@ -13,10 +13,9 @@ use crate::api::application::{HealthReport, ResourceStatus, SyncStatus};
 use crate::api::application_set_status::SyncStatusCode;
 use crate::health::{Health, HealthChecks, HealthStatus};
 use crate::manifest::ObjectKey;
-use crate::sync::execute::tracked;
 use crate::sync::{
     COMPARE_OPTIONS_ANNOTATION, CompareOptions, IgnoreDifferences, LiveObject, SyncOptions,
-    SyncPlan, SyncTask, plan_prune,
+    SyncPlan, SyncTask, plan_prune, tracked,
 };
 
 use crate::sync::FIELD_MANAGER;

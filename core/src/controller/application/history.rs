@@ -43,7 +43,7 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     use super::*;
-    use crate::sync::execute::begin;
+    use crate::sync::begin;
 
     #[test]
     fn keeps_the_last_ten_successes() {

@@ -6,7 +6,7 @@
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetStatus, ConditionType, RolloutApplicationState,
 };
-use crate::controller::events::EventReason;
+use crate::controller::event_reason::EventReason;
 use crate::rollout::conditions::ProgressReason;
 use crate::rollout::{RolloutDecision, merge_conditions};
 
@@ -253,11 +253,7 @@ mod tests {
             let events = rollout_events(old, new, &decision());
             let summary: Vec<(&str, bool, &str)> = events
                 .iter()
-                .map(|e| {
-                    let warning =
-                        e.reason.event_type() == kube::runtime::events::EventType::Warning;
-                    (e.reason.as_str(), warning, e.note.as_str())
-                })
+                .map(|e| (e.reason.as_str(), e.reason.is_warning(), e.note.as_str()))
                 .collect();
             assert_eq!(summary, expected, "case {index}");
         }

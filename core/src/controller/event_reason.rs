@@ -1,0 +1,94 @@
+//! Why the controller publishes a Kubernetes Event on an Application or ApplicationSet: a closed
+//! vocabulary of reasons, each with its type (Warning or Normal) and the action it reports on.
+
+/// Why an Event was published.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventReason {
+    /// An ApplicationSet created, updated or deleted Applications.
+    ApplicationsGenerated,
+    /// An ApplicationSet reconcile failed (the note names the step).
+    ApplicationSetError,
+    /// A sync operation started.
+    SyncStarted,
+    /// An interrupted sync operation is resumed.
+    SyncResumed,
+    /// A sync operation succeeded.
+    SyncSucceeded,
+    /// A sync operation failed or was terminated.
+    SyncFailed,
+    /// The source, destination or live objects could not be read.
+    ComparisonError,
+    /// A deleted Application's resources are gone and its finalizer removed.
+    ResourcesDeleted,
+    /// A deleted Application's resources could not be deleted.
+    DeletionError,
+    /// A RollingSync step became the one being rolled out.
+    RolloutStepStarted,
+    /// Every RollingSync step is complete.
+    RolloutComplete,
+    /// A RollingSync step is stalled (deadline passed, Degraded, sync failed).
+    RolloutStalled,
+    /// The rollout was paused.
+    RolloutPaused,
+    /// The rollout was resumed.
+    RolloutResumed,
+    /// The RollingSync strategy cannot be followed.
+    InvalidRolloutConfig,
+}
+
+impl EventReason {
+    /// The CamelCase reason written on the Event.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ApplicationsGenerated => "ApplicationsGenerated",
+            Self::ApplicationSetError => "ApplicationSetError",
+            Self::SyncStarted => "SyncStarted",
+            Self::SyncResumed => "SyncResumed",
+            Self::SyncSucceeded => "SyncSucceeded",
+            Self::SyncFailed => "SyncFailed",
+            Self::ComparisonError => "ComparisonError",
+            Self::ResourcesDeleted => "ResourcesDeleted",
+            Self::DeletionError => "DeletionError",
+            Self::RolloutStepStarted => "RolloutStepStarted",
+            Self::RolloutComplete => "RolloutComplete",
+            Self::RolloutStalled => "RolloutStalled",
+            Self::RolloutPaused => "RolloutPaused",
+            Self::RolloutResumed => "RolloutResumed",
+            Self::InvalidRolloutConfig => "InvalidRolloutConfig",
+        }
+    }
+
+    /// Whether the Event is a Warning (failures) rather than Normal.
+    #[must_use]
+    pub fn is_warning(self) -> bool {
+        matches!(
+            self,
+            Self::ApplicationSetError
+                | Self::SyncFailed
+                | Self::ComparisonError
+                | Self::DeletionError
+                | Self::RolloutStalled
+                | Self::InvalidRolloutConfig
+        )
+    }
+
+    /// The action the Event reports on.
+    #[must_use]
+    pub fn action(self) -> &'static str {
+        match self {
+            Self::ApplicationsGenerated | Self::ApplicationSetError => "Generate",
+            Self::SyncStarted | Self::SyncResumed | Self::SyncSucceeded | Self::SyncFailed => {
+                "Sync"
+            }
+            Self::ComparisonError => "Compare",
+            Self::ResourcesDeleted | Self::DeletionError => "Delete",
+            Self::RolloutStepStarted
+            | Self::RolloutComplete
+            | Self::RolloutStalled
+            | Self::RolloutPaused
+            | Self::RolloutResumed
+            | Self::InvalidRolloutConfig => "Rollout",
+        }
+    }
+}
