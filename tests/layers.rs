@@ -57,7 +57,7 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
 
 /// The `flotilla-generators` crate's top-level modules, bottom layer first.
 const GENERATORS_LAYERS: &[&[&str]] = &[
-    &["duration", "selector"],
+    &["cause", "duration", "selector"],
     &["params", "spec", "source"],
     &["template"],
     &["generator"],

@@ -2,6 +2,7 @@
 //! parameter sets and render templates with them, field by field. Pure: data sources (git trees,
 //! cluster inventories, namespace objects, plugin services) are injected through traits, and no Kubernetes client is linked.
 
+pub mod cause;
 mod cluster_decision;
 mod clusters;
 pub mod duration;

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::cause::Cause;
+
 /// Name of the implicit cluster the controller runs in.
 pub const IN_CLUSTER_NAME: &str = "in-cluster";
 
@@ -62,9 +64,17 @@ pub enum GitError {
     RevisionNotFound { revision: String },
     #[error("file {path} not found at commit {commit}")]
     FileNotFound { commit: String, path: String },
-    /// The repository could not be reached or read (network, credentials, corrupt data).
+    /// The repository is not available (not mapped, no such commit).
     #[error("{message}")]
     Unavailable { message: String },
+    /// Reading the repository failed (network, credentials, corrupt data); `context` says what
+    /// was being read, empty when the cause says it all.
+    #[error("{}", cause.with_context(context))]
+    Read {
+        context: String,
+        #[source]
+        cause: Cause,
+    },
 }
 
 /// Read access to git repositories: resolve a revision to a commit, then list and read the tree
@@ -107,9 +117,17 @@ pub enum ObjectsError {
         name: String,
         key: String,
     },
-    /// The API server could not be asked (network, permissions, unknown kind).
+    /// The object cannot be read as asked (not UTF-8, no such kind offline).
     #[error("{message}")]
     Unavailable { message: String },
+    /// The API server could not be asked (network, permissions, unknown kind), or its answer
+    /// not read; `context` says what was being read.
+    #[error("{}", cause.with_context(context))]
+    Read {
+        context: String,
+        #[source]
+        cause: Cause,
+    },
 }
 
 /// Read access to the ApplicationSet's namespace: what plugin and clusterDecisionResource
@@ -138,14 +156,26 @@ pub trait NamespaceObjects: Send + Sync {
 /// A plugin service could not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PluginCallError {
+    /// No connection can be made (no host, no TLS configuration, no cluster).
     #[error("cannot connect: {message}")]
     Connect { message: String },
+    /// Connecting or exchanging the request failed; `context` says at which step, empty when
+    /// the cause says it all.
+    #[error("cannot connect: {}", cause.with_context(context))]
+    Unreachable {
+        context: String,
+        #[source]
+        cause: Cause,
+    },
     #[error("no answer within {seconds} s")]
     Timeout { seconds: u64 },
     #[error("answered HTTP {status}: {body}")]
     Status { status: u16, body: String },
-    #[error("answered invalid JSON: {message}")]
-    InvalidJson { message: String },
+    #[error("answered invalid JSON: {cause}")]
+    InvalidJson {
+        #[source]
+        cause: Cause,
+    },
 }
 
 /// Asks plugin services (Argo CD's `getparams.execute` protocol).

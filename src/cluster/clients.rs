@@ -118,11 +118,12 @@ impl ClusterClients {
         if let Some(cluster) = self.cached(&server, &config, &scope) {
             return Ok(cluster);
         }
-        let client =
-            (self.connect)(config.config(&server).await?).map_err(|e| ConnectionError::Client {
+        let client = (self.connect)(config.config(&server).await?).map_err(|error| {
+            ConnectionError::Client {
                 server: server.clone(),
-                message: e.to_string(),
-            })?;
+                error: Box::new(error),
+            }
+        })?;
         let label = cluster_label(&server, &registered);
         let cluster = Arc::new(KubeCluster::announcing(
             client,

@@ -87,10 +87,36 @@ pub struct TlsClientConfig {
 pub enum ConnectionError {
     #[error(transparent)]
     Secret(#[from] ClusterSecretError),
-    #[error("Secret {secret}: field config is not a cluster configuration: {message}")]
-    Config { secret: String, message: String },
+    #[error("Secret {secret}: field config is not a cluster configuration: {error}")]
+    Config {
+        secret: String,
+        #[source]
+        error: serde_json::Error,
+    },
+    /// The configuration asks for something Flotilla does not do.
     #[error("cluster {server}: {message}")]
-    Client { server: String, message: String },
+    Refused { server: String, message: String },
+    /// The configuration does not make a usable kubeconfig (certificates, credentials).
+    #[error("cluster {server}: {error}")]
+    Kubeconfig {
+        server: String,
+        #[source]
+        error: Box<kube::config::KubeconfigError>,
+    },
+    /// The kubeconfig document built from the configuration is not one.
+    #[error("cluster {server}: {error}")]
+    Document {
+        server: String,
+        #[source]
+        error: serde_json::Error,
+    },
+    /// No client could be made from the configuration.
+    #[error("cluster {server}: {error}")]
+    Client {
+        server: String,
+        #[source]
+        error: Box<kube::Error>,
+    },
 }
 
 impl ClusterConfig {
@@ -104,7 +130,7 @@ impl ClusterConfig {
         };
         serde_json::from_str(&text).map_err(|error| ConnectionError::Config {
             secret: secret.metadata.name.clone().unwrap_or_default(),
-            message: error.to_string(),
+            error,
         })
     }
 
@@ -123,7 +149,7 @@ impl ClusterConfig {
         server: &str,
         aws: Option<&Path>,
     ) -> Result<Kubeconfig, ConnectionError> {
-        let refused = |message: String| ConnectionError::Client {
+        let refused = |message: String| ConnectionError::Refused {
             server: server.to_owned(),
             message,
         };
@@ -170,7 +196,10 @@ impl ClusterConfig {
             "contexts": [{"name": "cluster", "context": {"cluster": "cluster", "user": "user"}}],
             "current-context": "cluster",
         });
-        serde_json::from_value(without_nulls(document)).map_err(|error| refused(error.to_string()))
+        serde_json::from_value(without_nulls(document)).map_err(|error| ConnectionError::Document {
+            server: server.to_owned(),
+            error,
+        })
     }
 
     /// The client configuration reaching `server` with these settings.
@@ -183,9 +212,9 @@ impl ClusterConfig {
             &KubeConfigOptions::default(),
         )
         .await
-        .map_err(|e| ConnectionError::Client {
+        .map_err(|error| ConnectionError::Kubeconfig {
             server: server.to_owned(),
-            message: e.to_string(),
+            error: Box::new(error),
         })
     }
 }

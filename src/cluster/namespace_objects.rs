@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use flotilla_generators::cause::Cause;
 use flotilla_generators::source::{NamespaceObjects, ObjectsError};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{DynamicObject, GroupVersionKind, ListParams};
@@ -59,7 +60,7 @@ impl KubeNamespaceObjects {
                 kind: kind.into(),
                 name: name.into(),
             }),
-            Err(error) => Err(unavailable(kind, name, &error)),
+            Err(error) => Err(unavailable(kind, name, error)),
         }
     }
 }
@@ -98,22 +99,24 @@ impl NamespaceObjects for KubeNamespaceObjects {
             api.list(&ListParams::default()).await
         });
         let mut items = listed
-            .map_err(|error| unavailable(kind, api_version, &error))?
+            .map_err(|error| unavailable(kind, api_version, error))?
             .items;
         items.sort_by_key(ResourceExt::name_any);
         items
             .into_iter()
             .map(|item| {
-                serde_json::to_value(item).map_err(|error| ObjectsError::Unavailable {
-                    message: format!("{kind}: {error}"),
+                serde_json::to_value(item).map_err(|error| ObjectsError::Read {
+                    context: kind.to_owned(),
+                    cause: Cause::new(error),
                 })
             })
             .collect()
     }
 }
 
-fn unavailable(kind: &str, name: &str, error: &kube::Error) -> ObjectsError {
-    ObjectsError::Unavailable {
-        message: format!("reading {kind} {name}: {error}"),
+fn unavailable(kind: &str, name: &str, error: kube::Error) -> ObjectsError {
+    ObjectsError::Read {
+        context: format!("reading {kind} {name}"),
+        cause: Cause::new(error),
     }
 }

@@ -8,6 +8,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use flotilla_generators::cause::Cause;
 use k8s_openapi::api::core::v1::Secret;
 use kube::runtime::watcher;
 use kube::{Api, Client};
@@ -112,18 +113,22 @@ impl CredentialSource for WatchedSecrets {
         url: &str,
         project: Option<&str>,
     ) -> Result<Option<RepoCredentials>, CredentialsError> {
-        let unavailable = |message: String| CredentialsError::Unavailable {
-            namespace: self.namespace.clone(),
-            message,
-        };
         let secrets = match (self.watch.get(), &self.runtime) {
             (Some(watch), _) => watch.store().state(),
             (None, Some(runtime)) => runtime
                 .block_on(self.watch.get_or_try_init(|| self.start()))
-                .map_err(|error| unavailable(error.to_string()))?
+                .map_err(|error| CredentialsError::Watch {
+                    namespace: self.namespace.clone(),
+                    cause: Cause::new(error),
+                })?
                 .store()
                 .state(),
-            (None, None) => return Err(unavailable("not made within a Tokio runtime".into())),
+            (None, None) => {
+                return Err(CredentialsError::Unavailable {
+                    namespace: self.namespace.clone(),
+                    message: "not made within a Tokio runtime".into(),
+                });
+            }
         };
         credentials_for(secrets.iter().map(AsRef::as_ref), url, project)
     }

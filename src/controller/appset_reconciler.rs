@@ -131,8 +131,12 @@ pub enum ReconcileError {
     Projects(#[from] ProjectsWatchError),
     #[error("{0}")]
     Render(#[from] RenderError),
-    #[error("the render task of ApplicationSet {appset} failed: {message}")]
-    RenderTask { appset: String, message: String },
+    #[error("the render task of ApplicationSet {appset} failed: {error}")]
+    RenderTask {
+        appset: String,
+        #[source]
+        error: tokio::task::JoinError,
+    },
     #[error("ApplicationSet {appset} has no UID; it must be read from the API server")]
     Plan { appset: String },
     #[error("ApplicationSet {appset}: spec.{error}")]
@@ -524,7 +528,7 @@ async fn generate_render_validate_plan(
     .await
     .map_err(|error| ReconcileError::RenderTask {
         appset: name.clone(),
-        message: error.to_string(),
+        error,
     })??;
     let owner = owner_reference(appset).ok_or(ReconcileError::Plan {
         appset: name.clone(),

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use flotilla_generators::cause::Cause;
 use flotilla_generators::source::{PluginCallError, PluginService};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -65,9 +66,7 @@ impl PluginService for HttpPlugins {
 
 impl HttpPlugins {
     async fn post(&self, url: &str, token: &str, body: &Value) -> Result<Value, PluginCallError> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e| connect(format!("invalid URL: {e}")))?;
+        let uri: Uri = url.parse().map_err(|e| unreachable("invalid URL", e))?;
         let https = match uri.scheme_str() {
             Some("http") => false,
             Some("https") => true,
@@ -86,29 +85,39 @@ impl HttpPlugins {
             .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
             .header(hyper::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body.to_string())))
-            .map_err(|e| connect(e.to_string()))?;
+            .map_err(|e| unreachable("", e))?;
         let stream = TcpStream::connect((host, port))
             .await
-            .map_err(|e| connect(e.to_string()))?;
+            .map_err(|e| unreachable("", e))?;
         if !https {
             return exchange(TokioIo::new(stream), request).await;
         }
         let tls = self.tls.as_ref().map_err(|e| connect(e.clone()))?;
         // A host in brackets is an IPv6 address, which a certificate names without them.
         let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']'))
-            .map_err(|e| connect(format!("invalid host name for TLS: {e}")))?
+            .map_err(|e| unreachable("invalid host name for TLS", e))?
             .to_owned();
         let stream = tls
             .connector()
             .connect(name, stream)
             .await
-            .map_err(|e| connect(format!("TLS: {e}")))?;
+            .map_err(|e| unreachable("TLS", e))?;
         exchange(TokioIo::new(stream), request).await
     }
 }
 
 fn connect(message: String) -> PluginCallError {
     PluginCallError::Connect { message }
+}
+
+fn unreachable(
+    context: &str,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> PluginCallError {
+    PluginCallError::Unreachable {
+        context: context.to_owned(),
+        cause: Cause::new(error),
+    }
 }
 
 /// Sends `request` over `io` and reads the answer.
@@ -118,7 +127,7 @@ where
 {
     let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
         .await
-        .map_err(|e| connect(e.to_string()))?;
+        .map_err(|e| unreachable("", e))?;
     let driver = tokio::spawn(connection);
     let answered = async {
         let response = sender.send_request(request).await?;
@@ -128,7 +137,7 @@ where
     }
     .await;
     driver.abort();
-    let (status, bytes) = answered.map_err(|e| connect(e.to_string()))?;
+    let (status, bytes) = answered.map_err(|e| unreachable("", e))?;
     if status != StatusCode::OK {
         let text = String::from_utf8_lossy(&bytes);
         return Err(PluginCallError::Status {
@@ -142,6 +151,6 @@ where
         });
     }
     serde_json::from_slice(&bytes).map_err(|e| PluginCallError::InvalidJson {
-        message: e.to_string(),
+        cause: Cause::new(e),
     })
 }

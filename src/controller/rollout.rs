@@ -34,7 +34,7 @@ pub enum RolloutError {
     #[error("resolving the chart version: {0}")]
     Chart(#[source] Box<FetchError>),
     #[error("the revision task failed: {0}")]
-    ResolveTask(String),
+    ResolveTask(#[source] tokio::task::JoinError),
     #[error("reading the projects' sync windows: {0}")]
     Projects(#[from] crate::cluster::watched_projects::ProjectsWatchError),
     #[error("requesting a sync of Application {application}: {error}")]
@@ -62,7 +62,7 @@ pub async fn resolve_sources(
             .collect()
     })
     .await
-    .map_err(|error| RolloutError::ResolveTask(error.to_string()))?
+    .map_err(RolloutError::ResolveTask)?
 }
 
 /// The revision `source` points to now, read with the credentials of its Application's project

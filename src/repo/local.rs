@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use flotilla_generators::cause::Cause;
 use flotilla_generators::source::{GitError, GitReader};
 
 use super::bounds::BoundsError;
@@ -91,9 +92,10 @@ impl LocalRepos {
     }
 }
 
-fn unavailable(error: impl std::fmt::Display) -> GitError {
-    GitError::Unavailable {
-        message: error.to_string(),
+fn unavailable(error: impl std::error::Error + Send + Sync + 'static) -> GitError {
+    GitError::Read {
+        context: String::new(),
+        cause: Cause::new(error),
     }
 }
 

@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use flotilla_generators::cause::Cause;
 use k8s_openapi::api::core::v1::Secret;
 
 use crate::secrets::cluster::{ClusterSecretError, SECRET_TYPE_LABEL, secret_field};
@@ -149,9 +150,16 @@ pub enum CredentialsError {
          use username/password or sshPrivateKey)"
     )]
     Unsupported { secret: String, field: &'static str },
-    /// The Secrets could not be read (the watch has not listed them).
+    /// The Secrets cannot be read here (no runtime to watch them with).
     #[error("repository credentials in namespace {namespace}: {message}")]
     Unavailable { namespace: String, message: String },
+    /// The watch of the Secrets failed to start or to list them.
+    #[error("repository credentials in namespace {namespace}: {cause}")]
+    Watch {
+        namespace: String,
+        #[source]
+        cause: Cause,
+    },
 }
 
 /// Where credentials for a repository URL come from.

@@ -26,8 +26,12 @@ pub enum ApplicationError {
         #[source]
         error: FetchError,
     },
-    #[error("Application {app}: reading the source failed: {message}")]
-    SourceTask { app: String, message: String },
+    #[error("Application {app}: reading the source failed: {error}")]
+    SourceTask {
+        app: String,
+        #[source]
+        error: tokio::task::JoinError,
+    },
     #[error("Application {app}: {error}")]
     Plan {
         app: String,

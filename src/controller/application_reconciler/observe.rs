@@ -151,7 +151,7 @@ pub(super) async fn observe(
     .await
     .map_err(|error| ApplicationError::SourceTask {
         app: name.clone(),
-        message: error.to_string(),
+        error,
     })?
     .map_err(|error| ApplicationError::Plan {
         app: name.clone(),
@@ -274,7 +274,7 @@ pub(super) async fn manifests(
         .await
         .map_err(|error| ApplicationError::SourceTask {
             app: name.clone(),
-            message: error.to_string(),
+            error,
         })?
         .map_err(|error| ApplicationError::Source { app: name, error })
 }

@@ -4,11 +4,10 @@
 //! ([`crate::cluster::kube_cluster::KubeCluster`]) and an embedded simulator can both stand
 //! behind it.
 
-use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
+use flotilla_generators::cause::Cause;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
@@ -80,7 +79,7 @@ pub enum ClusterError {
     },
     /// The server could not be reached or its answer not read (`context` says what was being
     /// done; empty when the cause says it all).
-    #[error("{}", with_context(context, cause))]
+    #[error("{}", cause.with_context(context))]
     Unavailable {
         /// What was being done, e.g. `discovery of apps/v1`.
         context: String,
@@ -106,47 +105,6 @@ pub enum ClusterError {
     /// `namespaces` and `clusterResources`): refused before any request.
     #[error(transparent)]
     NotManaged(#[from] crate::secrets::cluster_scope::NotManaged),
-}
-
-/// The error a cluster call failed with, shared so that [`ClusterError`] stays `Clone`; two
-/// causes are equal when they read the same.
-#[derive(Debug, Clone)]
-pub struct Cause(Arc<dyn std::error::Error + Send + Sync>);
-
-impl Cause {
-    /// Wraps `error`.
-    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
-        Self(Arc::new(error))
-    }
-}
-
-impl fmt::Display for Cause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for Cause {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.0.source()
-    }
-}
-
-impl PartialEq for Cause {
-    fn eq(&self, other: &Self) -> bool {
-        self.to_string() == other.to_string()
-    }
-}
-
-impl Eq for Cause {}
-
-/// `context: cause`, or the cause alone.
-fn with_context(context: &str, cause: &Cause) -> String {
-    if context.is_empty() {
-        cause.to_string()
-    } else {
-        format!("{context}: {cause}")
-    }
 }
 
 impl ClusterError {
