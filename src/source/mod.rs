@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
+use flotilla_generators::cause::Cause;
+
 use crate::api::application::ApplicationSource;
 use crate::api::helm_source::HelmSource;
 use crate::api::kustomize_source::KustomizeSource;
@@ -92,7 +94,11 @@ pub enum SourceError {
         error: ToolError,
     },
     #[error("{tool} cannot be used: {error}")]
-    Unusable { tool: &'static str, error: String },
+    Unusable {
+        tool: &'static str,
+        #[source]
+        error: Cause,
+    },
     #[error("cannot write the private file {path}: {error}")]
     Private {
         path: PathBuf,

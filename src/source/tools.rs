@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use flotilla_generators::cause::Cause;
+
 use super::run::{ToolCommand, ToolError};
 
 /// How long one tool run may take.
@@ -57,7 +59,7 @@ pub enum VersionError {
 }
 
 static TOOLS: OnceLock<Tools> = OnceLock::new();
-static VERSIONS: OnceLock<(Result<String, String>, Result<String, String>)> = OnceLock::new();
+static VERSIONS: OnceLock<(Result<String, Cause>, Result<String, Cause>)> = OnceLock::new();
 
 impl Tools {
     /// The tools given as flags, each else from its variable, else from `PATH`.
@@ -171,12 +173,12 @@ impl Tools {
 
     /// The versions of helm and kustomize of [`Self::current`], checked once per process: what
     /// generation reports when a tool is unusable, and what `flotilla version` prints.
-    pub fn versions() -> &'static (Result<String, String>, Result<String, String>) {
+    pub fn versions() -> &'static (Result<String, Cause>, Result<String, Cause>) {
         VERSIONS.get_or_init(|| {
             let tools = Self::current();
             (
-                tools.helm_version().map_err(|e| e.to_string()),
-                tools.kustomize_version().map_err(|e| e.to_string()),
+                tools.helm_version().map_err(Cause::new),
+                tools.kustomize_version().map_err(Cause::new),
             )
         })
     }

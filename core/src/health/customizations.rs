@@ -25,10 +25,11 @@ pub const CUSTOMIZATIONS_KEY: &str = "resource.customizations";
 pub enum CustomizationsError {
     #[error("{source_name}: key {key}: expected <group>_<Kind> after {HEALTH_KEY_PREFIX}")]
     Key { source_name: String, key: String },
-    #[error("{source_name}: key {CUSTOMIZATIONS_KEY}: {message}")]
+    #[error("{source_name}: key {CUSTOMIZATIONS_KEY}: {error}")]
     Yaml {
         source_name: String,
-        message: String,
+        #[source]
+        error: Box<serde_saphyr::Error>,
     },
     #[error("{source_name}: key {CUSTOMIZATIONS_KEY}: {pattern:?} is not a valid pattern")]
     Pattern {
@@ -101,9 +102,9 @@ impl HealthChecks {
         }
         if let Some(yaml) = data.get(CUSTOMIZATIONS_KEY) {
             let map: BTreeMap<String, Customization> =
-                serde_saphyr::from_str(yaml).map_err(|e| CustomizationsError::Yaml {
+                serde_saphyr::from_str(yaml).map_err(|error| CustomizationsError::Yaml {
                     source_name: source_name.to_owned(),
-                    message: e.to_string(),
+                    error: Box::new(error),
                 })?;
             for (key, customization) in map {
                 let Some(source) = customization.health_lua else {

@@ -40,6 +40,12 @@ pub enum SourceError {
     },
     #[error("{file}: Application: {message}")]
     Application { file: String, message: String },
+    #[error("{file}: Application: {error}")]
+    Parse {
+        file: String,
+        #[source]
+        error: serde_json::Error,
+    },
     #[error(
         "{file}: repository {url} is not available on this machine; map it with --repo {url}=PATH"
     )]
@@ -139,9 +145,9 @@ impl SyncSource {
             })?;
             if let Some(document) = application(&text) {
                 let document: ApplicationDocument =
-                    serde_json::from_value(document).map_err(|e| SourceError::Application {
+                    serde_json::from_value(document).map_err(|error| SourceError::Parse {
                         file: file.clone(),
-                        message: e.to_string(),
+                        error,
                     })?;
                 return Self::of_application(&file, document, repos);
             }

@@ -82,8 +82,6 @@ pub enum ApplicationError {
         #[source]
         error: ClusterError,
     },
-    #[error("Application {app}: {message}")]
-    PostDelete { app: String, message: String },
     #[error("Application {app}: writing {what}: {error}")]
     Write {
         app: String,
@@ -107,7 +105,6 @@ impl ApplicationError {
             Self::Sync { .. } => "SyncError",
             Self::Customizations { .. } => "CustomizationsError",
             Self::Delete { .. } => "DeleteError",
-            Self::PostDelete { .. } => "PostDeleteError",
             Self::Write { .. } => "WriteError",
         }
     }
