@@ -1,7 +1,21 @@
 //! One entry of a project's lists: a glob (`*` also crosses `/`, `{a,b}` alternatives), which
-//! denies instead of permitting when it starts with `!`.
+//! denies instead of permitting when it starts with `!`. Entries are compiled once per text and
+//! kept: a project's lists are judged on every reconcile (its sources, its destination, each
+//! object's kind), and compiling a glob into a regex costs far more than matching it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use globset::{Glob, GlobMatcher};
+
+/// The most entries kept; reaching it starts over, so texts that come and go (projects edited
+/// many times) cannot grow the memory without bound.
+const PARSED_LIMIT: usize = 4096;
+
+/// Every entry parsed so far, by its text, with the outcome.
+type Parsed = HashMap<String, Result<Arc<Pattern>, PatternError>>;
+
+static PARSED: LazyLock<Mutex<Parsed>> = LazyLock::new(Mutex::default);
 
 /// An entry that is not a usable glob.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,12 +33,25 @@ pub struct Pattern {
 }
 
 impl Pattern {
-    /// Parses `text`; a leading `!` makes it a deny entry (`!*` is refused: it would deny
-    /// everything, as Argo CD says).
+    /// Parses `text`, or finds it parsed before; a leading `!` makes it a deny entry (`!*` is
+    /// refused: it would deny everything, as Argo CD says).
     ///
     /// # Errors
     /// Not a glob, or `!*`.
-    pub fn parse(text: &str) -> Result<Self, PatternError> {
+    pub fn parse(text: &str) -> Result<Arc<Self>, PatternError> {
+        let mut parsed = PARSED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(outcome) = parsed.get(text) {
+            return outcome.clone();
+        }
+        let outcome = Self::compile(text).map(Arc::new);
+        if parsed.len() >= PARSED_LIMIT {
+            parsed.clear();
+        }
+        parsed.insert(text.to_owned(), outcome.clone());
+        outcome
+    }
+
+    fn compile(text: &str) -> Result<Self, PatternError> {
         let (deny, glob) = text
             .strip_prefix('!')
             .map_or((false, text), |rest| (true, rest));
@@ -108,7 +135,19 @@ mod tests {
         assert!(either.matches("prod-eu") && either.matches("staging-us"));
         assert!(!either.matches("dev-eu"));
         assert!(Pattern::parse("!*").is_err());
+        assert!(Pattern::parse("!*").is_err(), "a refusal is kept too");
         assert!(Pattern::parse("a[").is_err());
+    }
+
+    #[test]
+    fn an_entry_is_compiled_once_per_text() {
+        let first = Pattern::parse("compiled-once-*").unwrap();
+        let again = Pattern::parse("compiled-once-*").unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(!Arc::ptr_eq(
+            &first,
+            &Pattern::parse("!compiled-once-*").unwrap()
+        ));
     }
 
     #[test]
