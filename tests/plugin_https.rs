@@ -79,11 +79,15 @@ async fn an_https_plugin_is_called_over_tls_verified_against_the_trusted_roots()
     );
 
     let refused = call(PluginTls::system(), &base).await.unwrap_err();
-    let PluginCallError::Connect { message } = refused else {
+    let PluginCallError::Unreachable { context, .. } = &refused else {
         panic!("expected a connection error, got {refused:?}");
     };
+    assert_eq!(context, "TLS");
+    let message = refused.to_string();
     assert!(
-        message.starts_with("TLS: ") && message.contains("UnknownIssuer"),
+        message.starts_with("cannot connect: TLS: ") && message.contains("UnknownIssuer"),
         "{message}"
     );
+    let cause = std::error::Error::source(&refused).expect("the TLS error is kept as the source");
+    assert!(cause.to_string().contains("UnknownIssuer"), "{cause}");
 }
