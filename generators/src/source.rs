@@ -77,6 +77,19 @@ pub enum GitError {
     },
 }
 
+impl GitError {
+    /// Reading failed with `error` while doing `context` (empty when the error says it all).
+    pub fn read(
+        context: impl Into<String>,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::Read {
+            context: context.into(),
+            cause: Cause::new(error),
+        }
+    }
+}
+
 /// Read access to git repositories: resolve a revision to a commit, then list and read the tree
 /// at that commit, so one generation sees one consistent snapshot.
 pub trait GitReader: Send + Sync {

@@ -3,17 +3,9 @@
 //! Application controller syncs from, so remote repositories (`git://`, `http(s)://`, `ssh`)
 //! work for both, and a repository is fetched once for both.
 
-use flotilla_generators::cause::Cause;
 use flotilla_generators::source::{GitError, GitReader};
 
 use super::cache::{FetchError, RepoCache};
-
-fn unavailable(context: String, error: impl std::error::Error + Send + Sync + 'static) -> GitError {
-    GitError::Read {
-        context,
-        cause: Cause::new(error),
-    }
-}
 
 impl GitReader for RepoCache {
     fn resolve(
@@ -28,7 +20,7 @@ impl GitReader for RepoCache {
             Err(FetchError::Revision { revision, .. }) => {
                 Err(GitError::RevisionNotFound { revision })
             }
-            Err(error) => Err(unavailable(String::new(), error)),
+            Err(error) => Err(GitError::read("", error)),
         }
     }
 
@@ -38,7 +30,7 @@ impl GitReader for RepoCache {
         }
         self.mirror(repo_url)
             .list_files(commit)
-            .map_err(|error| unavailable(format!("repository {repo_url}"), error))
+            .map_err(|error| GitError::read(format!("repository {repo_url}"), error))
     }
 
     fn read_file(&self, repo_url: &str, commit: &str, path: &str) -> Result<Vec<u8>, GitError> {

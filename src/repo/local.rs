@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use flotilla_generators::cause::Cause;
 use flotilla_generators::source::{GitError, GitReader};
 
 use super::bounds::BoundsError;
@@ -92,13 +91,6 @@ impl LocalRepos {
     }
 }
 
-fn unavailable(error: impl std::error::Error + Send + Sync + 'static) -> GitError {
-    GitError::Read {
-        context: String::new(),
-        cause: Cause::new(error),
-    }
-}
-
 impl GitReader for LocalRepos {
     /// Local repositories need no credentials: `project` is not used.
     fn resolve(
@@ -123,8 +115,10 @@ impl GitReader for LocalRepos {
 
     fn list_files(&self, repo_url: &str, commit: &str) -> Result<Vec<String>, GitError> {
         match self.reader(repo_url)? {
-            Reader::Git(git) => git.list_files(commit).map_err(unavailable),
-            Reader::Directory(tree) => tree.list_files().map_err(unavailable),
+            Reader::Git(git) => git
+                .list_files(commit)
+                .map_err(|error| GitError::read("", error)),
+            Reader::Directory(tree) => tree.list_files().map_err(|error| GitError::read("", error)),
         }
     }
 
@@ -137,7 +131,7 @@ impl GitReader for LocalRepos {
             Reader::Git(git) => git.read_file(commit, path).map_err(|_| missing()),
             Reader::Directory(tree) => tree.read_file(path).map_err(|error| match error {
                 BoundsError::PathMissing { .. } => missing(),
-                error => unavailable(error),
+                error => GitError::read("", error),
             }),
         }
     }
