@@ -8,6 +8,7 @@
 pub mod admission;
 pub mod destinations;
 pub mod kinds;
+pub mod memo;
 pub mod pattern;
 pub mod refusal;
 pub mod source_namespaces;

@@ -3,19 +3,14 @@
 //! kept: a project's lists are judged on every reconcile (its sources, its destination, each
 //! object's kind), and compiling a glob into a regex costs far more than matching it.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
 
-/// The most entries kept; reaching it starts over, so texts that come and go (projects edited
-/// many times) cannot grow the memory without bound.
-const PARSED_LIMIT: usize = 4096;
+use super::memo::Memo;
 
 /// Every entry parsed so far, by its text, with the outcome.
-type Parsed = HashMap<String, Result<Arc<Pattern>, PatternError>>;
-
-static PARSED: LazyLock<Mutex<Parsed>> = LazyLock::new(Mutex::default);
+static PARSED: Memo<String, Result<Arc<Pattern>, PatternError>> = Memo::new(4096);
 
 /// An entry that is not a usable glob.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,16 +34,7 @@ impl Pattern {
     /// # Errors
     /// Not a glob, or `!*`.
     pub fn parse(text: &str) -> Result<Arc<Self>, PatternError> {
-        let mut parsed = PARSED.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(outcome) = parsed.get(text) {
-            return outcome.clone();
-        }
-        let outcome = Self::compile(text).map(Arc::new);
-        if parsed.len() >= PARSED_LIMIT {
-            parsed.clear();
-        }
-        parsed.insert(text.to_owned(), outcome.clone());
-        outcome
+        PARSED.get_or_parse(text, || Self::compile(text).map(Arc::new))
     }
 
     fn compile(text: &str) -> Result<Self, PatternError> {

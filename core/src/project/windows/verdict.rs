@@ -4,11 +4,19 @@
 //! except manual syncs when an allow window sets `manualSync`. And when a blocked sync could
 //! happen next. Pure: the instant is an argument.
 
+use std::sync::Arc;
+
 use jiff::{SignedDuration, Timestamp};
 
 use super::block::{SEARCH_HORIZON_DAYS, WindowBlock, wall_clock};
 use super::window::{AppTarget, Window, WindowError};
 use crate::api::sync_window::{SyncWindow, WindowKind};
+use crate::project::memo::Memo;
+
+/// Every project's windows validated so far, by project name and windows, with the outcome.
+type Parsed = Memo<(String, Vec<SyncWindow>), Result<Arc<ProjectWindows>, WindowError>>;
+
+static PARSED: Parsed = Memo::new(1024);
 
 /// Who starts a sync: windows treat manual syncs differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,17 +34,20 @@ pub struct ProjectWindows {
 }
 
 impl ProjectWindows {
-    /// Validates the windows of project `project`.
+    /// Validates the windows of project `project`, or finds them validated before (every
+    /// reconcile asks, and each window compiles a regex per glob).
     ///
     /// # Errors
     /// The first window that cannot be used, named by project, index and field.
-    pub fn parse(project: &str, windows: &[SyncWindow]) -> Result<Self, WindowError> {
-        let windows = windows
-            .iter()
-            .enumerate()
-            .map(|(index, spec)| Window::parse(project, index, spec))
-            .collect::<Result<_, _>>()?;
-        Ok(Self { windows })
+    pub fn parse(project: &str, windows: &[SyncWindow]) -> Result<Arc<Self>, WindowError> {
+        PARSED.get_or_parse(&(project.to_owned(), windows.to_vec()), || {
+            let windows = windows
+                .iter()
+                .enumerate()
+                .map(|(index, spec)| Window::parse(project, index, spec))
+                .collect::<Result<_, _>>()?;
+            Ok(Arc::new(Self { windows }))
+        })
     }
 
     /// The windows that apply to `target`, in the project's order.
@@ -162,6 +173,21 @@ mod tests {
         let applying = parsed.applying_to(&TARGET);
         let of = |kind| applying.blocker(kind, ts(at)).map(|w| w.index);
         (of(SyncKind::Automated), of(SyncKind::Manual))
+    }
+
+    #[test]
+    fn a_project_s_windows_are_validated_once_until_they_change() {
+        let nightly = window(WindowKind::Deny, "0 22 * * *", "1h", false);
+        let first =
+            ProjectWindows::parse("validated-once", std::slice::from_ref(&nightly)).unwrap();
+        let again =
+            ProjectWindows::parse("validated-once", std::slice::from_ref(&nightly)).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        let longer = window(WindowKind::Deny, "0 22 * * *", "2h", false);
+        let changed = ProjectWindows::parse("validated-once", &[longer]).unwrap();
+        assert!(!Arc::ptr_eq(&first, &changed));
+        let other = ProjectWindows::parse("another-project", &[nightly]).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other), "errors name the project");
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::duration::{DurationError, parse_duration};
 const MAX_STARTS: usize = 100_000;
 
 /// A window of a project that cannot be used.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("project {project}: syncWindows[{index}].{field} {value:?}: {problem}")]
 pub struct WindowError {
     pub project: String,
@@ -29,7 +29,7 @@ pub struct WindowError {
 }
 
 /// What is wrong with one field of a window.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum FieldProblem {
     #[error(transparent)]
     Schedule(#[from] CronError),
