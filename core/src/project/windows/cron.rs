@@ -44,6 +44,14 @@ impl Field {
     fn has(self, value: u32) -> bool {
         self.bits & (1u64 << value) != 0
     }
+
+    /// The smallest allowed value that is at least `value` and below `end`.
+    fn next_from(self, value: u32, end: u32) -> Option<u32> {
+        let rest = self.bits.checked_shr(value)?;
+        (rest != 0)
+            .then(|| value + rest.trailing_zeros())
+            .filter(|next| *next < end)
+    }
 }
 
 /// The bounds and names of one field.
@@ -177,24 +185,43 @@ impl CronSchedule {
                     .to_datetime(Time::midnight());
                 continue;
             }
-            if !self.hour.has(u32::try_from(t.hour()).unwrap_or(0)) {
-                t = t
-                    .with()
-                    .minute(0)
-                    .build()
-                    .ok()?
-                    .checked_add(1.hour())
-                    .ok()?;
+            // Straight to the next allowed hour and minute: stepping one at a time made a
+            // month of a daily window's starts cost thousands of steps.
+            let hour = u32::try_from(t.hour()).unwrap_or(0);
+            if !self.hour.has(hour) {
+                t = match self.hour.next_from(hour, 24) {
+                    Some(next) => t.with().hour(to_i8(next)?).minute(0).build().ok()?,
+                    None => t
+                        .date()
+                        .checked_add(1.day())
+                        .ok()?
+                        .to_datetime(Time::midnight()),
+                };
                 continue;
             }
-            if !self.minute.has(u32::try_from(t.minute()).unwrap_or(0)) {
-                t = t.checked_add(1.minute()).ok()?;
+            let minute = u32::try_from(t.minute()).unwrap_or(0);
+            if !self.minute.has(minute) {
+                t = match self.minute.next_from(minute, 60) {
+                    Some(next) => t.with().minute(to_i8(next)?).build().ok()?,
+                    None => t
+                        .with()
+                        .minute(0)
+                        .build()
+                        .ok()?
+                        .checked_add(1.hour())
+                        .ok()?,
+                };
                 continue;
             }
             return Some(t);
         }
         None
     }
+}
+
+/// An hour or minute as jiff takes it.
+fn to_i8(value: u32) -> Option<i8> {
+    i8::try_from(value).ok()
 }
 
 /// Parses one field: a comma list of `*`, values, ranges and steps.
@@ -315,6 +342,61 @@ mod tests {
         }
         let never = CronSchedule::parse("0 0 30 2 *").unwrap();
         assert_eq!(never.next_after(at("2026-12-04T09:00")), None);
+    }
+
+    #[test]
+    fn jumps_to_the_next_allowed_hour_and_minute_as_stepping_each_minute_would() {
+        let wraps = [
+            ("30 9,17 * * *", "2026-12-04T17:45", "2026-12-05T09:30"),
+            ("15,45 * * * *", "2026-12-04T10:50", "2026-12-04T11:15"),
+            ("0 23 * * *", "2026-12-31T23:00", "2027-01-01T23:00"),
+            ("59 23 31 12 *", "2026-12-31T23:59", "2027-12-31T23:59"),
+        ];
+        for (schedule, after, next) in wraps {
+            let parsed = CronSchedule::parse(schedule).unwrap();
+            assert_eq!(parsed.next_after(at(after)), Some(at(next)), "{schedule}");
+        }
+        // Against the definition: the first minute after `after` whose fields all match.
+        let schedules = [
+            "0 22 * * *",
+            "*/7 3-5 * * *",
+            "45 */5 * * 1-5",
+            "0,59 0,23 * * *",
+            "10 12 1,15 * *",
+            "5 4 * * 0",
+        ];
+        let instants = [
+            "2026-12-04T15:30:20",
+            "2026-12-31T23:59",
+            "2027-02-28T22:00",
+            "2026-03-29T01:59",
+        ];
+        for schedule in schedules {
+            let parsed = CronSchedule::parse(schedule).unwrap();
+            for after in instants {
+                let mut t = at(after).with().second(0).build().unwrap();
+                let expected = loop {
+                    t = t.checked_add(1.minute()).unwrap();
+                    let fields = [
+                        (parsed.hour, t.hour()),
+                        (parsed.minute, t.minute()),
+                        (parsed.month, t.month()),
+                    ];
+                    if parsed.day_matches(t.date())
+                        && fields
+                            .iter()
+                            .all(|(field, value)| field.has(u32::try_from(*value).unwrap()))
+                    {
+                        break t;
+                    }
+                };
+                assert_eq!(
+                    parsed.next_after(at(after)),
+                    Some(expected),
+                    "{schedule} after {after}"
+                );
+            }
+        }
     }
 
     #[test]
