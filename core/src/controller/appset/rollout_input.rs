@@ -13,7 +13,7 @@ use crate::api::application_set::{RolloutStrategy, StrategyType};
 use crate::api::application_set_status::SyncStatusCode;
 use crate::api::{Application, ApplicationSet, ApplicationSpec};
 use crate::project::Projects;
-use crate::project::windows::{SyncKind, sync_block_or_invalid};
+use crate::project::windows::{Judge, SyncKind};
 use crate::rollout::{ApplicationState, ObservedStatus, OperationState, RolloutInput};
 
 /// The strategy of `appset` when it is a RollingSync, else `None`.
@@ -105,6 +105,7 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
         .iter()
         .map(|app| (name(app), app))
         .collect();
+    let mut windows = Judge::new(observation.projects, SyncKind::Automated, observation.now);
     let applications = observation
         .desired
         .iter()
@@ -120,12 +121,7 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
                 }),
                 target_revisions: target_revisions(desired, observation.resolved),
                 status: current.map(observed_status).unwrap_or_default(),
-                sync_blocked_by: sync_block_or_invalid(
-                    observation.projects,
-                    desired,
-                    SyncKind::Automated,
-                    observation.now,
-                ),
+                sync_blocked_by: windows.block_or_invalid(desired),
             }
         })
         .collect();
