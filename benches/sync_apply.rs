@@ -69,13 +69,8 @@ async fn main() {
         PathBuf::from,
     );
     let kubeconfig = state.join("cluster1.kubeconfig");
-    let kubectl_path = std::env::var_os("FLOTILLA_KUBECTL").map_or_else(
-        || {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default())
-                .join(".cache/flotilla/kube-1.20.2/kubectl")
-        },
-        PathBuf::from,
-    );
+    let kubectl_path = std::env::var_os("FLOTILLA_KUBECTL")
+        .map_or_else(|| state.join("bin").join("kubectl"), PathBuf::from);
     let rounds: usize = std::env::var("ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())

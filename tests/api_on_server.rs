@@ -1,6 +1,8 @@
 //! Flotilla's API against a real API server: the committed CRDs are accepted and Established,
 //! rendered Applications and an Argo CD ApplicationSet are stored without losing a field, and the
-//! clusters generator reads its inventory from cluster Secrets in a namespace.
+//! clusters generator reads its inventory from cluster Secrets in a namespace. What the CRDs ask
+//! of a current API server: Applications selectable by project (`--field-selector
+//! spec.project=…`), and a destination naming both server and name refused by a CEL rule.
 
 mod support;
 
@@ -13,6 +15,8 @@ use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
+use kube::api::{ListParams, PostParams};
+use serde_json::json;
 use support::{apply, namespace, object};
 
 fn example(name: &str) -> String {
@@ -127,4 +131,58 @@ async fn the_clusters_generator_reads_cluster_secrets_from_a_namespace() {
             (&golden.metadata.name, &golden.spec)
         );
     }
+}
+
+/// An Application of `project` deploying to `destination`.
+fn application(name: &str, project: &str, destination: serde_json::Value) -> Application {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {
+            "project": project,
+            "source": {"repoURL": "https://git.example.com/apps.git", "path": name},
+            "destination": destination
+        }
+    }))
+}
+
+#[tokio::test]
+async fn applications_are_selected_by_project_and_a_double_destination_is_refused() {
+    let ns = namespace(1, "crd-rules").await;
+    support::install_flotilla_crds(&ns.client).await;
+    let apps: Api<Application> = ns.api();
+    let in_cluster = json!({"server": "https://kubernetes.default.svc", "namespace": "web"});
+    for (name, project) in [("web", "team"), ("db", "team"), ("tools", "default")] {
+        apps.create(
+            &PostParams::default(),
+            &application(name, project, in_cluster.clone()),
+        )
+        .await
+        .expect("creates the Application");
+    }
+    let selected = apps
+        .list(&ListParams::default().fields("spec.project=team"))
+        .await
+        .expect("lists by field");
+    let mut names: Vec<_> = selected
+        .items
+        .iter()
+        .filter_map(|app| app.metadata.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["db", "web"]);
+
+    let both = json!({"server": "https://kubernetes.default.svc", "name": "in-cluster",
+                      "namespace": "web"});
+    let refused = apps
+        .create(&PostParams::default(), &application("both", "team", both))
+        .await
+        .expect_err("the API server refuses both server and name");
+    assert!(
+        refused
+            .to_string()
+            .contains("destination sets both server and name; set one"),
+        "{refused}"
+    );
 }

@@ -1,5 +1,5 @@
-//! Integration tests against the real test control plane (Kubernetes 1.20 API servers and
-//! controller managers) with `flotilla node-sim` playing the kubelet: workload status is computed
+//! Integration tests against the real test control plane (Kubernetes API servers and controller
+//! managers of the version tests/controlplane/kube/go.mod pins) with `flotilla node-sim` playing the kubelet: workload status is computed
 //! by the real controllers, failures are injected through `sim.flotilla.dev/*` annotations.
 
 mod support;
@@ -12,6 +12,28 @@ use kube::Api;
 use kube::api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::json;
 use support::{apply, eventually, namespace, object, wait_until};
+
+/// Both clusters run the Kubernetes that tests/controlplane/kube/go.mod requires, never another.
+#[tokio::test]
+async fn the_clusters_run_the_pinned_kubernetes() {
+    let go_mod = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/controlplane/kube/go.mod"),
+    )
+    .expect("reads kube/go.mod");
+    let pinned = go_mod
+        .lines()
+        .find_map(|line| line.strip_prefix("require k8s.io/kubernetes "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("kube/go.mod requires k8s.io/kubernetes");
+    for cluster in [1, 2] {
+        let version = support::client(cluster)
+            .await
+            .apiserver_version()
+            .await
+            .expect("reads /version");
+        assert_eq!(version.git_version, pinned, "cluster {cluster}");
+    }
+}
 
 fn deployment(name: &str, replicas: i32, annotations: serde_json::Value) -> Deployment {
     object(json!({

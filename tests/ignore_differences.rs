@@ -4,14 +4,17 @@
 //! with it, Synced; and with `RespectIgnoreDifferences=true` the next sync keeps the live
 //! replicas — also under a RollingSync, whose steps then complete. System-wide rules come from
 //! the settings ConfigMap (`argocd-cm`), `flotilla app diff` shows what the controller compares,
-//! and an ApplicationSet's `ignoreApplicationDifferences` keeps what people changed.
+//! and an ApplicationSet's `ignoreApplicationDifferences` keeps what people changed. A Helm
+//! chart's autoscaling/v2 HPA, run by kube-controller-manager, owns the replicas it sets.
 
 mod controller_support;
 mod support;
 
 use flotilla::api::{Application, ApplicationSet};
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
@@ -393,5 +396,133 @@ async fn ignore_application_differences_keeps_what_people_changed() {
             .ok_or_else(|| format!("{:?}", a.spec.sync_policy))
     })
     .await;
+    controller.stop().await;
+}
+
+/// The chart `web`: a Deployment of one replica, its autoscaling/v2 HorizontalPodAutoscaler (at
+/// least `min` replicas) and a policy/v1 PodDisruptionBudget, as charts made today write them.
+fn autoscaled_chart(remote: &Remote, min: u32) {
+    remote.write(
+        "chart/Chart.yaml",
+        "apiVersion: v2\nname: web\nversion: 0.1.0\nappVersion: \"1\"\n",
+    );
+    remote.write(
+        "chart/values.yaml",
+        &format!(
+            "image: registry.example/web:1\nautoscaling:\n  minReplicas: {min}\n  maxReplicas: 5\n  \
+             targetCPUUtilizationPercentage: 80\n"
+        ),
+    );
+    remote.write(
+        "chart/templates/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  \
+         replicas: 1\n  selector: {matchLabels: {app: {{ .Release.Name }}}}\n  template:\n    \
+         metadata: {labels: {app: {{ .Release.Name }}}}\n    spec:\n      containers:\n      \
+         - name: web\n        image: {{ .Values.image | quote }}\n        resources: {requests: {cpu: 100m}}\n",
+    );
+    remote.write(
+        "chart/templates/hpa.yaml",
+        "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: {{ .Release.Name }}\n\
+         spec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: {{ .Release.Name }}}\n  \
+         minReplicas: {{ .Values.autoscaling.minReplicas }}\n  maxReplicas: {{ .Values.autoscaling.maxReplicas }}\n  \
+         metrics:\n  - type: Resource\n    resource:\n      name: cpu\n      target:\n        \
+         type: Utilization\n        averageUtilization: {{ .Values.autoscaling.targetCPUUtilizationPercentage }}\n",
+    );
+    remote.write(
+        "chart/templates/pdb.yaml",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: {{ .Release.Name }}\n\
+         spec:\n  minAvailable: 1\n  selector: {matchLabels: {app: {{ .Release.Name }}}}\n",
+    );
+}
+
+/// A Helm chart with an autoscaling/v2 HPA and a policy/v1 PDB deploys through the controller;
+/// kube-controller-manager's autoscaler scales the Deployment to the HPA's minimum through the
+/// scale subresource, as its own field manager, and the Application ignores those replicas as
+/// Argo CD documents it (`managedFieldsManagers: [kube-controller-manager]`): it stays Synced,
+/// and a new revision keeps the autoscaler's replicas.
+#[tokio::test]
+async fn a_charts_autoscaler_owns_the_replicas_and_they_are_ignored() {
+    let ns = setup("ignore-hpa").await;
+    let remote = Remote::new("autoscaled");
+    autoscaled_chart(&remote, 3);
+    let first = remote.push("web chart");
+    let controller = start(&ns, "only");
+    let apps = ns.api::<Application>();
+    let mut app = application(
+        &ns,
+        &remote,
+        json!({"ignoreDifferences": [{"group": "apps", "kind": "Deployment",
+                                      "managedFieldsManagers": ["kube-controller-manager"]}]}),
+        &["CreateNamespace=true", "RespectIgnoreDifferences=true"],
+    );
+    app.spec.source.path = "chart".into();
+    apply(&apps, &app).await;
+    let namespace = format!("{}-web", ns.name);
+    let deployments: Api<Deployment> = Api::namespaced(ns.client.clone(), &namespace);
+    let scaled = wait_until(
+        &deployments,
+        "web",
+        "web scaled to 3 by the autoscaler",
+        |d| d.spec.as_ref().and_then(|s| s.replicas) == Some(3),
+    )
+    .await;
+    let owner = scaled
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .find(|entry| {
+            entry.subresource.as_deref() == Some("scale")
+                && entry
+                    .fields_v1
+                    .as_ref()
+                    .is_some_and(|f| f.0.pointer("/f:spec/f:replicas").is_some())
+        })
+        .and_then(|entry| entry.manager);
+    assert_eq!(owner.as_deref(), Some("kube-controller-manager"));
+    wait_until(
+        &apps,
+        "web",
+        "web Synced with the autoscaler's replicas",
+        |app| sync_of(app) == ("Synced".into(), first.clone(), String::new()),
+    )
+    .await;
+
+    remote.write(
+        "chart/values.yaml",
+        "image: registry.example/web:2\nautoscaling:\n  minReplicas: 3\n  maxReplicas: 5\n  \
+         targetCPUUtilizationPercentage: 80\n",
+    );
+    let second = remote.push("web 2");
+    wait_until(&apps, "web", "web Synced at the second revision", |app| {
+        sync_of(app) == ("Synced".into(), second.clone(), String::new())
+    })
+    .await;
+    let web = wait_until(&deployments, "web", "web at image 2", |d| {
+        let spec = d.spec.as_ref().and_then(|s| s.template.spec.as_ref());
+        spec.is_some_and(|s| s.containers[0].image.as_deref() == Some("registry.example/web:2"))
+    })
+    .await;
+    assert_eq!(web.spec.and_then(|s| s.replicas), Some(3));
+    for (kind, present) in [
+        (
+            "HorizontalPodAutoscaler",
+            Api::<HorizontalPodAutoscaler>::namespaced(ns.client.clone(), &namespace)
+                .get_opt("web")
+                .await
+                .expect("reads")
+                .is_some(),
+        ),
+        (
+            "PodDisruptionBudget",
+            Api::<PodDisruptionBudget>::namespaced(ns.client.clone(), &namespace)
+                .get_opt("web")
+                .await
+                .expect("reads")
+                .is_some(),
+        ),
+    ] {
+        assert!(present, "{kind} web deployed");
+    }
     controller.stop().await;
 }

@@ -242,3 +242,142 @@ async fn a_project_refuses_a_cluster_role_and_a_namespace_and_the_application_se
     .await;
     controller.stop().await;
 }
+
+/// `kubectl --kubeconfig <cluster 1> ARGS...`.
+fn kubectl(args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(support::kubectl());
+    command
+        .arg("--kubeconfig")
+        .arg(support::kubeconfig_path(1))
+        .args(args);
+    command
+}
+
+/// What the API server stores of `object` in `namespace`, as `kubectl get -o json` prints it.
+fn kubectl_get_json(namespace: &str, object: &str) -> Value {
+    let out = kubectl(&["get", "-n", namespace, object, "-o", "json"])
+        .output()
+        .expect("runs kubectl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("kubectl prints JSON")
+}
+
+/// `kubectl apply -f -` of `yaml` to cluster 1; fails the test with kubectl's message.
+fn kubectl_apply(yaml: &str) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = kubectl(&["apply", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs kubectl");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(yaml.as_bytes())
+        .expect("writes to kubectl");
+    let out = child.wait_with_output().expect("kubectl ends");
+    assert!(
+        out.status.success(),
+        "kubectl apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// An AppProject as Argo CD's documentation writes one, applied with kubectl: `group: ''` names
+/// the core group and the description is empty. The API server keeps both as written, and the
+/// project is enforced: an Application holding a ResourceQuota fails before anything is written,
+/// naming the blacklist entry, while its namespace (whitelisted with `group: ''`) is allowed.
+#[tokio::test]
+async fn an_app_project_with_empty_strings_applied_with_kubectl_is_enforced() {
+    let ns = setup("projects-kubectl").await;
+    kubectl_apply(&format!(
+        "apiVersion: flotilla.dev/v1alpha1
+kind: AppProject
+metadata:
+  name: no-quotas
+  namespace: {ns}
+spec:
+  description: \"\"
+  sourceRepos: ['*']
+  destinations:
+  - namespace: '*'
+    server: https://kubernetes.default.svc
+  clusterResourceWhitelist:
+  - group: ''
+    kind: Namespace
+  namespaceResourceBlacklist:
+  - group: ''
+    kind: ResourceQuota
+",
+        ns = ns.name
+    ));
+    let stored = kubectl_get_json(&ns.name, "appproject.flotilla.dev/no-quotas");
+    assert_eq!(stored["spec"]["description"], json!(""), "{stored}");
+    assert_eq!(
+        stored["spec"]["namespaceResourceBlacklist"],
+        json!([{"group": "", "kind": "ResourceQuota"}]),
+        "{stored}"
+    );
+
+    let remote = Remote::new("quotas");
+    remote.write("app/cm.yaml", &config_map("settings"));
+    remote.write(
+        "app/quota.yaml",
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: pods\nspec:\n  hard:\n    pods: \"10\"\n",
+    );
+    remote.push("a quota");
+    let target = format!("{}-quota", ns.name);
+    let controller = start(&ns, "only");
+    let apps = ns.api::<Application>();
+    apply(
+        &apps,
+        &object(json!({
+            "apiVersion": "flotilla.dev/v1alpha1",
+            "kind": "Application",
+            "metadata": {"name": "quota"},
+            "spec": {
+                "project": "no-quotas",
+                "source": {"repoURL": remote.file_url(), "targetRevision": "main", "path": "app"},
+                "destination": {"server": "https://kubernetes.default.svc", "namespace": target},
+                "syncPolicy": {"automated": {}, "syncOptions": ["CreateNamespace=true"]}
+            }
+        })),
+    )
+    .await;
+    let failed = wait_until(&apps, "quota", "quota's sync failed", |app| {
+        app.status
+            .as_ref()
+            .and_then(|s| s.operation_state.as_ref())
+            .is_some_and(|op| op.phase == OperationPhase::Failed)
+    })
+    .await;
+    let operation = failed
+        .status
+        .and_then(|s| s.operation_state)
+        .expect("an operation");
+    let record = operation
+        .resources
+        .iter()
+        .find(|r| r.kind == "ResourceQuota")
+        .expect("the ResourceQuota's record");
+    assert_eq!(
+        record.message,
+        format!(
+            "ResourceQuota {target}/pods is not permitted in project \"no-quotas\": denied by \
+             namespaceResourceBlacklist entry {{group: \"\", kind: \"ResourceQuota\"}}"
+        )
+    );
+    let maps: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &target);
+    assert!(
+        maps.get_opt("settings").await.expect("reads").is_none(),
+        "nothing written"
+    );
+    controller.stop().await;
+}

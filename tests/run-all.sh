@@ -4,7 +4,9 @@
 #! FLOTILLA_HELM and FLOTILLA_KUBECTL), the servers tests start on loopback
 #! (tests/tools/install-servers.sh) and Chromium with chromedriver for the browser test
 #! (tests/browser/install.sh), builds `flotilla`, runs one `flotilla node-sim` per cluster, runs
-#! every test (`cargo test --workspace`), then stops what it started. Exits with cargo's status.
+#! every test (`cargo test --workspace`), then stops what it started and checks that no process
+#! the run started survives it (each carries FLOTILLA_TEST_RUN in its environment; a survivor is
+#! named, killed, and fails the run). Exits with cargo's status, or 1 for a survivor.
 #! Extra arguments go to `cargo test` (e.g. `tests/run-all.sh -- --nocapture`).
 set -euo pipefail
 
@@ -15,8 +17,37 @@ cd "$ROOT"
 
 log() { printf '[run-all] %s\n' "$*" >&2; }
 
+# Marks every process of this run: a process that inherited the mark and is no descendant of this
+# shell outlived whatever started it.
+export FLOTILLA_TEST_RUN="$$-$(date +%s%N)"
+
+# Prints the pids of marked processes that do not descend from this shell.
+survivors() {
+  local dir pid parent
+  for dir in /proc/[0-9]*; do
+    pid="${dir#/proc/}"
+    tr '\0' '\n' <"$dir/environ" 2>/dev/null | grep -qx "FLOTILLA_TEST_RUN=$FLOTILLA_TEST_RUN" || continue
+    parent="$pid"
+    while [ "$parent" -gt 1 ] && [ "$parent" != "$$" ]; do
+      parent=$(awk '{ print $4 }' "/proc/$parent/stat" 2>/dev/null || echo 1)
+    done
+    [ "$parent" = "$$" ] || echo "$pid"
+  done
+}
+
 cleanup() {
+  local status=$? pids
   bash tests/controlplane/stop.sh || log "stopping the control plane failed; see $STATE/logs"
+  pids="$(survivors)"
+  if [ -n "$pids" ]; then
+    for pid in $pids; do
+      log "still running after the run: pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+    done
+    kill -KILL $pids 2>/dev/null || true
+    log "error: processes started by the tests outlived them (a server's guard must stop it)"
+    [ "$status" != 0 ] || status=1
+  fi
+  exit "$status"
 }
 trap cleanup EXIT
 

@@ -796,6 +796,29 @@ async fn sigint_terminates_the_operation_cleanly() {
     );
 }
 
+/// A field the kind does not have is refused by the server's strict field validation in the dry
+/// run, named, and nothing is written (a lenient server would drop `replicaz` and sync one
+/// replica).
+#[tokio::test]
+async fn an_unknown_field_is_refused_by_strict_validation_before_anything_is_written() {
+    let ns = support::namespace(1, "sync-unknown-field").await;
+    let dir = fixture("unknown-field", &ns.name);
+    let run = sync(dir.path(), &ns.name, &[]).await;
+    let message = &run.state.message;
+    run.assert_failed_with(&format!(
+        "nothing was written: the server rejected 1 object(s) in a dry run: Deployment {}/web: ",
+        ns.name
+    ));
+    assert!(
+        message.contains(".spec.replicaz: field not declared in schema"),
+        "{message}"
+    );
+    let config_maps: Api<ConfigMap> = ns.api();
+    let deployments: Api<Deployment> = ns.api();
+    assert!(config_maps.get_opt("settings").await.unwrap().is_none());
+    assert!(deployments.get_opt("web").await.unwrap().is_none());
+}
+
 #[tokio::test]
 async fn an_object_the_server_rejects_fails_the_sync_before_anything_is_written() {
     let ns = support::namespace(1, "sync-rejected").await;

@@ -1,5 +1,7 @@
 //! [`ClusterApi`] on a real API server through one reused kube client: server-side apply with
-//! the field manager `flotilla` (forced), dynamic objects addressed through lazily discovered
+//! the field manager `flotilla` (forced), every write (dry runs too) with strict field validation
+//! (an unknown or duplicate field is refused, naming it, as `kubectl apply` and Argo CD's default
+//! `--validate=strict` do, instead of being dropped), dynamic objects addressed through lazily discovered
 //! resource types, tracked objects read from a [`TrackedCache`] of watches, and a count of every
 //! request made. An object outside the cluster's [`ClusterScope`] (its Secret's `namespaces` and
 //! `clusterResources`) is refused before any request for it. No sync decisions here.
@@ -191,6 +193,7 @@ impl KubeCluster {
             Write::Create(params, body) => request.create(params, body),
         }
         .map_err(|error| ClusterError::unavailable("building the request", error))?;
+        let request = strict(request)?;
         self.counter.add(RequestKind::Apply, 1);
         let started = Timestamp::now();
         let response = self
@@ -218,6 +221,21 @@ impl KubeCluster {
         };
         Ok(Applied { object, action })
     }
+}
+
+/// `request` with `fieldValidation=Strict` added to its query (kube's `PostParams` has no such
+/// field, so creates and updates get it here, like applies).
+fn strict(request: http::Request<Vec<u8>>) -> Result<http::Request<Vec<u8>>, ClusterError> {
+    let (mut parts, body) = request.into_parts();
+    let separator = if parts.uri.query().is_some() {
+        '&'
+    } else {
+        '?'
+    };
+    parts.uri = format!("{}{separator}fieldValidation=Strict", parts.uri)
+        .parse()
+        .map_err(|error| ClusterError::unavailable("building the request", error))?;
+    Ok(http::Request::from_parts(parts, body))
 }
 
 impl KubeCluster {

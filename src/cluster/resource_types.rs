@@ -1,5 +1,5 @@
 //! Resource types of a cluster by apiVersion and kind, discovered lazily one group version at a
-//! time with legacy discovery (a 1.20 API server has no aggregated discovery), cached, and
+//! time (only the group versions a sync names are read, not the whole aggregated document), cached, and
 //! re-read once when a kind is missing (a CRD applied by this sync may have become Established).
 
 use std::collections::HashMap;

@@ -80,8 +80,8 @@ pub fn node_status(now: Timestamp) -> NodeStatus {
             architecture: "amd64".to_owned(),
             operating_system: "linux".to_owned(),
             os_image: "flotilla node-sim".to_owned(),
-            kubelet_version: "v1.20.2".to_owned(),
-            kube_proxy_version: "v1.20.2".to_owned(),
+            // Not a kubelet: the node names the simulator's own version.
+            kubelet_version: concat!("v", env!("CARGO_PKG_VERSION"), "-node-sim").to_owned(),
             container_runtime_version: "sim://1".to_owned(),
             ..NodeSystemInfo::default()
         }),

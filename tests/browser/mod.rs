@@ -3,7 +3,7 @@
 //! installs both packages; a missing `chromedriver` fails the calling test with that advice.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use base64::Engine as _;
 use http_body_util::{BodyExt, Full};
@@ -13,6 +13,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 use crate::support::eventually;
+use crate::support::server_process::ServerProcess;
 
 /// Chromium's flags for this machine: headless, no sandbox (tests run as root), and none of
 /// the background connections a closed network refuses.
@@ -30,7 +31,7 @@ const CHROMIUM_FLAGS: [&str; 9] = [
 
 /// One WebDriver session in a chromedriver process of its own.
 pub struct Browser {
-    driver: Child,
+    _driver: ServerProcess,
     port: u16,
     session: String,
     _profile: tempfile::TempDir,
@@ -43,16 +44,17 @@ impl Browser {
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
             .port();
-        let driver = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starts chromedriver (tests/run-all.sh installs chromium and chromium-driver)");
+        let driver = ServerProcess::spawn(
+            Command::new("chromedriver")
+                .arg(format!("--port={port}"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )
+        .expect("starts chromedriver (tests/run-all.sh installs chromium and chromium-driver)");
         let profile = tempfile::tempdir().expect("a profile directory");
         let mut browser = Self {
-            driver,
+            _driver: driver,
             port,
             session: String::new(),
             _profile: profile,
@@ -115,12 +117,10 @@ impl Browser {
         std::fs::write(path, png).expect("writes the screenshot");
     }
 
-    /// Closes the session (and its Chromium), then chromedriver.
-    pub async fn quit(mut self) {
+    /// Closes the session (and its Chromium), then chromedriver (dropping its guard).
+    pub async fn quit(self) {
         let path = format!("/session/{}", self.session);
         let _ = self.call(Method::DELETE, &path, None).await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
     }
 
     /// `command` of this session; fails the test when WebDriver reports an error.
@@ -167,12 +167,5 @@ impl Browser {
         } else {
             Err(value.to_string())
         }
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
     }
 }

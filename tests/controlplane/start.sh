@@ -2,7 +2,8 @@
 #! Starts the test control plane: one etcd and, per cluster (1 and 2), a kube-apiserver with its own
 #! etcd prefix and a kube-controller-manager. Everything listens on 127.0.0.1. Writes certificates,
 #! a token file, logs, pid files and `clusterN.kubeconfig` into the state directory, then waits until
-#! every component answers. Idempotent: components already running (by recorded pid) are left alone.
+#! every component answers. `bin` in the state directory links to the binaries (kubectl of the
+#! clusters' version for tests: tests/support). Idempotent: components already running (by recorded pid) are left alone.
 #! Stop with stop.sh.
 #! For a private control plane (tests/leader_election.rs): FLOTILLA_CLUSTERS=1 starts cluster 1 only,
 #! FLOTILLA_CONTROLLER_MANAGERS=0 starts no kube-controller-manager, FLOTILLA_AUDIT_POLICY=FILE
@@ -117,7 +118,7 @@ start_etcd() {
   # A fresh store on every start: each test run gets empty clusters.
   rm -rf "$STATE/etcd"
   port_free "$ETCD_PEER_PORT" || die "port $ETCD_PEER_PORT (etcd peer) is already in use"
-  launch etcd "$ETCD_PORT" etcd --name flotilla --data-dir "$STATE/etcd" \
+  launch etcd "$ETCD_PORT" "$BIN/etcd" --name flotilla --data-dir "$STATE/etcd" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "flotilla=http://127.0.0.1:$ETCD_PEER_PORT"
@@ -131,7 +132,7 @@ start_apiserver() {
   fi
   launch "apiserver$n" "$port" "$BIN/kube-apiserver" "${audit[@]}" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" --etcd-prefix="/cluster$n" \
-    --bind-address=127.0.0.1 --secure-port="$port" --insecure-port=0 \
+    --bind-address=127.0.0.1 --secure-port="$port" \
     --tls-cert-file="$STATE/pki/apiserver.crt" --tls-private-key-file="$STATE/pki/apiserver.key" \
     --client-ca-file="$STATE/pki/ca.crt" --token-auth-file="$STATE/tokens.csv" \
     --authorization-mode=RBAC --allow-privileged=true \
@@ -151,13 +152,14 @@ start_controller_manager() {
     --controllers='*,-nodeipam,-nodelifecycle' --leader-elect=false \
     --service-account-private-key-file="$STATE/pki/sa.key" --root-ca-file="$STATE/pki/ca.crt" \
     --use-service-account-credentials=false \
-    --bind-address=127.0.0.1 --secure-port="$port" --port=0 \
+    --bind-address=127.0.0.1 --secure-port="$port" \
     --cert-dir="$STATE/controller-manager$n"
 }
 
 main() {
   BIN="$(bash "$HERE/build.sh")"
   mkdir -p "$STATE/logs" "$STATE/pids"
+  ln -sfn "$BIN" "$STATE/bin"
   make_certs
   make_token
   local token n clusters managers=()

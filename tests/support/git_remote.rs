@@ -5,10 +5,11 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::loopback_http::LoopbackServer;
+use super::server_process::ServerProcess;
 
 /// Runs `git` in `dir` with a fixed identity; fails the test when it fails. Returns stdout.
 pub fn git(dir: &Path, args: &[&str]) -> String {
@@ -120,7 +121,7 @@ pub fn wait_for_port(port: u16, what: &str) {
 
 /// `git daemon` exporting one directory on a loopback port; stopped when dropped.
 pub struct GitDaemon {
-    child: Child,
+    _process: ServerProcess,
     port: u16,
 }
 
@@ -128,32 +129,29 @@ impl GitDaemon {
     /// Serves every repository under `exported` (read-only).
     pub fn start(exported: &Path) -> Self {
         let port = free_port();
-        let child = Command::new("git")
-            .arg("daemon")
-            .args(["--reuseaddr", "--export-all"])
-            .arg("--listen=127.0.0.1")
-            .arg(format!("--port={port}"))
-            .arg(format!("--base-path={}", exported.display()))
-            .arg(exported)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starts git daemon");
+        let process = ServerProcess::spawn(
+            Command::new("git")
+                .arg("daemon")
+                .args(["--reuseaddr", "--export-all"])
+                .arg("--listen=127.0.0.1")
+                .arg(format!("--port={port}"))
+                .arg(format!("--base-path={}", exported.display()))
+                .arg(exported)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )
+        .expect("starts git daemon");
         wait_for_port(port, "git daemon");
-        Self { child, port }
+        Self {
+            _process: process,
+            port,
+        }
     }
 
     /// `git://127.0.0.1:PORT/<name>`.
     pub fn url(&self, name: &str) -> String {
         format!("git://127.0.0.1:{}/{name}", self.port)
-    }
-}
-
-impl Drop for GitDaemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

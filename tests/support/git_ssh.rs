@@ -5,9 +5,10 @@
 //! `ssh-keygen`. Stopped when dropped.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use super::git_remote::{free_port, wait_for_port};
+use super::server_process::ServerProcess;
 
 /// The directory sshd needs for privilege separation (compiled into Debian's sshd).
 const PRIVSEP_DIR: &str = "/run/sshd";
@@ -30,7 +31,7 @@ pub fn new_key(dir: &Path, name: &str) -> String {
 
 /// An sshd on loopback accepting one generated key for the test's user.
 pub struct GitSsh {
-    child: Child,
+    child: ServerProcess,
     dir: tempfile::TempDir,
     port: u16,
     user: String,
@@ -70,14 +71,15 @@ impl GitSsh {
         )
         .expect("writes sshd_config");
         let log = std::fs::File::create(dir.path().join("sshd.log")).expect("creates the log");
-        let child = Command::new(sshd)
-            .args(["-D", "-e", "-f"])
-            .arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("starts sshd");
+        let child = ServerProcess::spawn(
+            Command::new(sshd)
+                .args(["-D", "-e", "-f"])
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log),
+        )
+        .expect("starts sshd");
         let mut server = Self {
             child,
             dir,
@@ -119,13 +121,6 @@ impl GitSsh {
     /// What sshd logged.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for GitSsh {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

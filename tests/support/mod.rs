@@ -13,6 +13,7 @@ pub mod git_ssh;
 pub mod loopback_http;
 pub mod oci_registry;
 pub mod plugin_service;
+pub mod server_process;
 pub mod two_tier_appset;
 
 use std::fmt::Debug;
@@ -46,20 +47,10 @@ pub fn state_dir() -> PathBuf {
     )
 }
 
-/// The `kubectl` that `tests/controlplane/build.sh` built (the version of the test clusters).
+/// The `kubectl` that `tests/controlplane/build.sh` built, of the test clusters' version
+/// (`start.sh` links the binaries' directory as `bin` in the state directory).
 pub fn kubectl() -> PathBuf {
-    let cache = std::env::var_os("FLOTILLA_CACHE").map_or_else(
-        || {
-            std::env::var_os("XDG_CACHE_HOME")
-                .map_or_else(
-                    || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"),
-                    PathBuf::from,
-                )
-                .join("flotilla")
-        },
-        PathBuf::from,
-    );
-    cache.join("kube-1.20.2").join("kubectl")
+    state_dir().join("bin").join("kubectl")
 }
 
 /// The path of cluster `n`'s kubeconfig.
@@ -158,8 +149,8 @@ impl TestNamespace {
 }
 
 /// Creates a uniquely named namespace on `cluster` (prefix `label`) once the cluster and its node
-/// simulator are up, and waits until pods can be created in it (its default service account has
-/// a token).
+/// simulator are up, and waits until pods can be created in it (its default service account
+/// exists; tokens are issued per pod, there is no token Secret to wait for).
 pub async fn namespace(cluster: u8, label: &str) -> TestNamespace {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let client = client(cluster).await;
@@ -177,8 +168,8 @@ pub async fn namespace(cluster: u8, label: &str) -> TestNamespace {
         .unwrap_or_else(|error| panic!("creating namespace {name}: {error}"));
     let test = TestNamespace { client, name };
     let accounts: Api<ServiceAccount> = test.api();
-    wait_until(&accounts, "default", "a service account token", |sa| {
-        sa.secrets.as_ref().is_some_and(|s| !s.is_empty())
+    wait_until(&accounts, "default", "the default service account", |_| {
+        true
     })
     .await;
     test

@@ -4,16 +4,17 @@
 //! HTTP; the fixture chart `db` pushed to it with the real `helm push`. Stopped when dropped.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use super::chart_repository::{helm, package_db, run};
 use super::git_remote::{free_port, wait_for_port};
+use super::server_process::ServerProcess;
 
 /// A running registry holding `charts/db` at some versions.
 pub struct OciRegistry {
     /// `127.0.0.1:PORT`.
     pub host: String,
-    child: Child,
+    child: ServerProcess,
     _dir: tempfile::TempDir,
 }
 
@@ -40,13 +41,14 @@ impl OciRegistry {
         );
         let config_file = dir.path().join("config.yml");
         std::fs::write(&config_file, config).expect("writes the registry's configuration");
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&config_file)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("docker-registry runs (tests/tools/install.sh installs it)");
+        let child = ServerProcess::spawn(
+            Command::new("docker-registry")
+                .arg("serve")
+                .arg(&config_file)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )
+        .expect("docker-registry runs (tests/tools/install.sh installs it)");
         wait_for_port(port, "the OCI registry");
         let registry = Self {
             host,
@@ -96,12 +98,5 @@ impl OciRegistry {
                 .arg("--plain-http");
             run(&mut push);
         }
-    }
-}
-
-impl Drop for OciRegistry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

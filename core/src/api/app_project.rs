@@ -78,8 +78,7 @@ pub struct ProjectDestination {
 #[serde(rename_all = "camelCase")]
 pub struct GroupKind {
     /// The API group (empty for the core group).
-    // Skipped when empty, so the schema has no `default: ""`, which the API server refuses.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default)]
     pub group: String,
     pub kind: String,
     /// Only objects whose name matches this glob (any when empty).

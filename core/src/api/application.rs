@@ -49,7 +49,8 @@ impl Application {
     printcolumn = r#"{"name":"Sync","type":"string","jsonPath":".status.sync.status"}"#,
     printcolumn = r#"{"name":"Health","type":"string","jsonPath":".status.health.status"}"#,
     printcolumn = r#"{"name":"Revision","type":"string","jsonPath":".status.sync.revision","priority":1}"#,
-    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#,
+    selectable = ".spec.project"
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSpec {

@@ -1,7 +1,7 @@
 //! Normalising a desired object before it is written: ports without a `protocol` get `TCP`, the
-//! API server's default. A 1.20 API server rejects a server-side apply of Service ports (and
-//! container ports) without it, because `protocol` is part of their list key; and an explicit
-//! value makes the desired object comparable with the live one.
+//! API server's default. `protocol` is part of the list key of Service ports and container ports,
+//! so the live object's managed fields name each port with it (`k:{"port":80,"protocol":"TCP"}`):
+//! an explicit value makes the desired object comparable with the live one, item by item.
 
 use serde_json::Value;
 
