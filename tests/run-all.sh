@@ -26,7 +26,7 @@ survivors() {
   local dir pid parent
   for dir in /proc/[0-9]*; do
     pid="${dir#/proc/}"
-    tr '\0' '\n' <"$dir/environ" 2>/dev/null | grep -qx "FLOTILLA_TEST_RUN=$FLOTILLA_TEST_RUN" || continue
+    { tr '\0' '\n' <"$dir/environ"; } 2>/dev/null | grep -qx "FLOTILLA_TEST_RUN=$FLOTILLA_TEST_RUN" || continue
     parent="$pid"
     while [ "$parent" -gt 1 ] && [ "$parent" != "$$" ]; do
       parent=$(awk '{ print $4 }' "/proc/$parent/stat" 2>/dev/null || echo 1)
@@ -73,6 +73,6 @@ for n in 1 2; do
 done
 
 status=0
-cargo test --workspace "$@" || status=$?
+cargo test --workspace --no-fail-fast "$@" || status=$?
 log "tests finished with status $status ($((SECONDS - start))s); logs in $STATE/logs"
 exit "$status"

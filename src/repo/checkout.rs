@@ -125,6 +125,11 @@ mod tests {
                 .unwrap()
                 .is_symlink()
         );
+        assert_eq!(
+            std::fs::read_to_string(dir.join(".gitattributes")).unwrap(),
+            "* text eol=crlf\n",
+            "the attributes are written as committed"
+        );
         assert!(!out.path().join("tree.index").exists(), "index removed");
         let status = std::process::Command::new("git")
             .arg("-C")

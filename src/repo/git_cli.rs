@@ -9,9 +9,8 @@ use std::process::{Command, Stdio};
 
 use super::git_auth::GitAuth;
 
-/// Git's empty tree: read as the attributes source, it keeps `.gitattributes` of the commit
-/// (filters, line-ending conversions) from changing the files written.
-const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+/// The file name whose entries hold a tree's attributes.
+const ATTRIBUTES: &str = ".gitattributes";
 
 /// A git invocation that failed.
 #[derive(Debug, thiserror::Error)]
@@ -168,6 +167,11 @@ impl GitCli {
     /// file next to `dir` that is removed afterwards, so the repository's own index, work tree
     /// and hooks are never involved.
     ///
+    /// `checkout-index` applies the attributes it finds in the index, so the commit's
+    /// `.gitattributes` files are taken out of the private index before it runs and written
+    /// from their blobs afterwards (git 2.40's `GIT_ATTR_SOURCE` would do the same, but Debian 12
+    /// ships git 2.39).
+    ///
     /// # Errors
     /// A failing `git`.
     pub fn write_tree(&self, commit: &str, dir: &Path) -> Result<(), GitError> {
@@ -175,28 +179,63 @@ impl GitCli {
             .map_err(|e| self.error(&["checkout-index"], format!("{}: {e}", dir.display())))?;
         let mut index = dir.clone().into_os_string();
         index.push(".index");
-        let env = [
-            ("GIT_INDEX_FILE", index.as_os_str()),
-            ("GIT_ATTR_SOURCE", OsStr::new(EMPTY_TREE)),
-        ];
+        let env = [("GIT_INDEX_FILE", index.as_os_str())];
         let mut work_tree = std::ffi::OsString::from("--work-tree=");
         work_tree.push(&dir);
-        let written = run_git(Some(&self.repo), &[], &["read-tree", commit], &env).and_then(|_| {
-            run_git(
-                Some(&self.repo),
-                &[work_tree.as_os_str()],
-                &[
-                    "-c",
-                    "core.symlinks=true",
-                    "checkout-index",
-                    "--all",
-                    "--force",
-                ],
-                &env,
-            )
-        });
+        let written = run_git(Some(&self.repo), &[], &["read-tree", commit], &env)
+            .and_then(|_| self.take_attributes(&env))
+            .and_then(|attributes| {
+                run_git(
+                    Some(&self.repo),
+                    &[work_tree.as_os_str()],
+                    &[
+                        "-c",
+                        "core.symlinks=true",
+                        "checkout-index",
+                        "--all",
+                        "--force",
+                    ],
+                    &env,
+                )?;
+                attributes
+                    .iter()
+                    .try_for_each(|entry| self.write_blob(entry, &dir))
+            });
         let _ = std::fs::remove_file(&index);
-        written.map(drop)
+        written
+    }
+
+    /// Removes the `.gitattributes` entries from the index `env` names; returns them.
+    fn take_attributes(&self, env: &[(&str, &OsStr)]) -> Result<Vec<IndexEntry>, GitError> {
+        let listed = run_git(Some(&self.repo), &[], &["ls-files", "--stage", "-z"], env)?;
+        let entries: Vec<IndexEntry> = listed
+            .split(|byte| *byte == 0)
+            .filter_map(IndexEntry::parse)
+            .filter(|entry| entry.path.rsplit('/').next() == Some(ATTRIBUTES))
+            .collect();
+        if !entries.is_empty() {
+            let mut args = vec!["update-index", "--force-remove", "--"];
+            args.extend(entries.iter().map(|entry| entry.path.as_str()));
+            run_git(Some(&self.repo), &[], &args, env)?;
+        }
+        Ok(entries)
+    }
+
+    /// Writes the blob of `entry` to its path under `dir`, as a link when its mode is one.
+    fn write_blob(&self, entry: &IndexEntry, dir: &Path) -> Result<(), GitError> {
+        let content = self.run(&["cat-file", "blob", &entry.blob])?;
+        let target = dir.join(&entry.path);
+        let io =
+            |e: std::io::Error| self.error(&["cat-file"], format!("{}: {e}", target.display()));
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        if entry.mode == "120000" {
+            let link = String::from_utf8_lossy(&content).into_owned();
+            std::os::unix::fs::symlink(link, &target).map_err(io)
+        } else {
+            std::fs::write(&target, content).map_err(io)
+        }
     }
 
     fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
@@ -251,6 +290,26 @@ fn run_remote(repo: Option<&Path>, args: &[&str], auth: &GitAuth) -> Result<Vec<
         message: auth.scrub(&error.message),
         ..error
     })
+}
+
+/// One entry of `git ls-files --stage -z`: `MODE BLOB STAGE\tPATH`.
+struct IndexEntry {
+    mode: String,
+    blob: String,
+    path: String,
+}
+
+impl IndexEntry {
+    fn parse(line: &[u8]) -> Option<Self> {
+        let line = std::str::from_utf8(line).ok()?;
+        let (fields, path) = line.split_once('\t')?;
+        let mut fields = fields.split(' ');
+        Some(Self {
+            mode: fields.next()?.to_owned(),
+            blob: fields.next()?.to_owned(),
+            path: path.to_owned(),
+        })
+    }
 }
 
 /// Runs `git` (in `repo`, if given; with `options` before the command and `env` set) and
