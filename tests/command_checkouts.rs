@@ -247,14 +247,15 @@ fn ctrl_c_removes_the_checkouts_before_the_command_exits() {
     let appset = appset(files.path());
     let sandbox = Sandbox::new();
     let mapping = format!("--repo={URL}={}", repo.path().display());
-    // Slow enough to be interrupted in the middle: a virtual second per 1000 real seconds.
+    // Slow enough to be interrupted in the middle: a ConfigMap takes an hour to be ready, a
+    // minute of real time.
     let mut child = sandbox
         .command(&[
             "simulate",
             appset.to_str().expect("a path"),
             &mapping,
-            "--speed",
-            "0.001",
+            "--duration",
+            "ConfigMap=1h",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
