@@ -4,26 +4,34 @@
 //! a logging `git` first on its PATH), and a command's temporary checkouts are gone when it
 //! ends: normally, with an error, or on Ctrl-C.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use support::git_remote::git;
+
 const URL: &str = "https://git.example.com/acme/monorepo.git";
 
+/// A ConfigMap, ready at once in the simulation.
+const CONFIG_MAP: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  k: v\n";
+
+/// A Job, ready after `--duration Job=…` in the simulation.
+const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\nspec:\n  \
+    template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: main, image: busybox}]\n";
+
 /// A git repository of `dirs` application directories `apps/gG/sS/app-NNNN` (group G of
-/// `per_group` directories, step S of 3), one ConfigMap each, in one commit.
-fn monorepo(dirs: usize, per_group: usize) -> tempfile::TempDir {
+/// `per_group` directories, step S of 3), each with the one manifest `manifest`, in one commit.
+fn monorepo(dirs: usize, per_group: usize, manifest: &str) -> tempfile::TempDir {
     let repo = tempfile::tempdir().expect("a repository directory");
     for i in 0..dirs {
         let dir = repo
             .path()
             .join(format!("apps/g{}/s{}/app-{i:04}", i / per_group, i % 3 + 1));
         std::fs::create_dir_all(&dir).expect("a directory");
-        std::fs::write(
-            dir.join("configmap.yaml"),
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  k: v\n",
-        )
-        .expect("a manifest");
+        std::fs::write(dir.join("manifest.yaml"), manifest).expect("a manifest");
     }
     git(repo.path(), &["init", "-q", "-b", "main"]);
     git(repo.path(), &["add", "-A"]);
@@ -31,20 +39,35 @@ fn monorepo(dirs: usize, per_group: usize) -> tempfile::TempDir {
     repo
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .status()
-        .expect("git runs");
-    assert!(status.success(), "git {args:?}");
+/// A monorepo ([`monorepo`]), the ApplicationSet of its group 0 and the `--repo` mapping of
+/// its URL, as `flotilla simulate` arguments.
+struct Fleet {
+    repo: tempfile::TempDir,
+    files: tempfile::TempDir,
+}
+
+impl Fleet {
+    fn new(dirs: usize, per_group: usize, manifest: &str) -> Self {
+        let files = tempfile::tempdir().expect("a directory");
+        write_appset(&files.path().join("appset.yaml"));
+        Self {
+            repo: monorepo(dirs, per_group, manifest),
+            files,
+        }
+    }
+
+    /// `simulate APPSET --repo URL=REPO` and `more`.
+    fn simulate(&self, more: &[&str]) -> Vec<String> {
+        let appset = self.files.path().join("appset.yaml");
+        let mapping = format!("--repo={URL}={}", self.repo.path().display());
+        let mut args = vec!["simulate".to_owned(), appset.display().to_string(), mapping];
+        args.extend(more.iter().map(|arg| (*arg).to_owned()));
+        args
+    }
 }
 
 /// An ApplicationSet of the directories of group 0, in a RollingSync of three steps.
-fn appset(dir: &Path) -> PathBuf {
-    let path = dir.join("appset.yaml");
+fn write_appset(path: &Path) {
     let text = format!(
         r"apiVersion: argoproj.io/v1alpha1
 kind: ApplicationSet
@@ -74,8 +97,7 @@ spec:
       syncPolicy: {{syncOptions: [CreateNamespace=true]}}
 "
     );
-    std::fs::write(&path, text).expect("the ApplicationSet");
-    path
+    std::fs::write(path, text).expect("the ApplicationSet");
 }
 
 /// Where the binary runs: its own temporary directory (`TMPDIR`) and a `git` that logs every
@@ -113,7 +135,7 @@ impl Sandbox {
         Self { dir }
     }
 
-    fn command(&self, args: &[&str]) -> Command {
+    fn command(&self, args: &[impl AsRef<std::ffi::OsStr>]) -> Command {
         let path = format!(
             "{}:{}",
             self.dir.path().join("bin").display(),
@@ -127,7 +149,7 @@ impl Sandbox {
         command
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    fn run(&self, args: &[impl AsRef<std::ffi::OsStr>]) -> Output {
         self.command(args).output().expect("flotilla runs")
     }
 
@@ -151,19 +173,9 @@ impl Sandbox {
 
 #[test]
 fn simulate_of_hundreds_of_applications_checks_the_monorepo_out_once() {
-    let repo = monorepo(3_000, 300);
-    let files = tempfile::tempdir().expect("a directory");
-    let appset = appset(files.path());
+    let fleet = Fleet::new(3_000, 300, CONFIG_MAP);
     let sandbox = Sandbox::new();
-    let mapping = format!("--repo={URL}={}", repo.path().display());
-    let out = sandbox.run(&[
-        "simulate",
-        appset.to_str().expect("a path"),
-        &mapping,
-        "--instant",
-        "-o",
-        "name",
-    ]);
+    let out = sandbox.run(&fleet.simulate(&["--instant", "-o", "name"]));
     assert!(
         out.status.success(),
         "{}",
@@ -190,7 +202,7 @@ fn simulate_of_hundreds_of_applications_checks_the_monorepo_out_once() {
 
 #[test]
 fn a_failing_command_removes_its_checkout() {
-    let repo = monorepo(3, 3);
+    let repo = monorepo(3, 3, CONFIG_MAP);
     let files = tempfile::tempdir().expect("a directory");
     let app = files.path().join("app.yaml");
     std::fs::write(
@@ -204,7 +216,7 @@ fn a_failing_command_removes_its_checkout() {
     .expect("the Application");
     let sandbox = Sandbox::new();
     let mapping = format!("--repo={URL}={}", repo.path().display());
-    let out = sandbox.run(&["plan", app.to_str().expect("a path"), &mapping]);
+    let out = sandbox.run(&["plan", app.to_str().expect("a path"), mapping.as_str()]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -242,31 +254,31 @@ fn a_failing_command_removes_its_checkout() {
 
 #[test]
 fn ctrl_c_removes_the_checkouts_before_the_command_exits() {
-    let repo = monorepo(30, 30);
-    let files = tempfile::tempdir().expect("a directory");
-    let appset = appset(files.path());
+    let fleet = Fleet::new(30, 30, JOB);
     let sandbox = Sandbox::new();
-    let mapping = format!("--repo={URL}={}", repo.path().display());
-    // Slow enough to be interrupted in the middle: a ConfigMap takes an hour to be ready, a
-    // minute of real time.
+    // Slow enough to be interrupted in the middle: a Job takes an hour to complete, a minute of
+    // real time.
     let mut child = sandbox
-        .command(&[
-            "simulate",
-            appset.to_str().expect("a path"),
-            &mapping,
-            "--duration",
-            "ConfigMap=1h",
-        ])
+        .command(&fleet.simulate(&["--duration", "Job=1h"]))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("flotilla starts");
     let started = Instant::now();
+    // A commit's tree moved into place (trees/REPOSITORY/COMMIT), not one being written.
     let checked_out = || {
-        sandbox
+        let trees = sandbox
             .leftovers()
             .iter()
-            .any(|dir| dir.join("trees").is_dir())
+            .map(|dir| dir.join("trees"))
+            .collect::<Vec<_>>();
+        trees
+            .iter()
+            .filter_map(|trees| std::fs::read_dir(trees).ok())
+            .flatten()
+            .filter_map(|repository| std::fs::read_dir(repository.ok()?.path()).ok())
+            .flatten()
+            .any(|tree| tree.is_ok_and(|tree| tree.file_name().len() == 40))
     };
     while !checked_out() {
         assert!(
@@ -279,13 +291,20 @@ fn ctrl_c_removes_the_checkouts_before_the_command_exits() {
     // The checkout stays while the rollout runs.
     std::thread::sleep(Duration::from_millis(500));
     assert!(checked_out(), "still there while the command runs");
+    assert!(child.try_wait().expect("waits").is_none(), "still running");
     let interrupted = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(interrupted.success());
-    let status = child.wait().expect("flotilla ends");
-    assert_eq!(status.code(), Some(130), "{status}");
+    let out = child.wait_with_output().expect("flotilla ends");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(
         sandbox.leftovers(),
         Vec::<PathBuf>::new(),
