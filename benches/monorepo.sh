@@ -7,7 +7,7 @@
 #! waits are told apart) and peak memory.
 #!
 #!   bash benches/monorepo.sh [FLOTILLA_BINARY]     (default: target/release/flotilla)
-#!   DIRS=3000 APPS=1000 RUNS=3 bash benches/monorepo.sh
+#!   DIRS=3000 APPS=1000 RUNS=3 ONLY="render simulate" bash benches/monorepo.sh
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +15,7 @@ FLOTILLA="${1:-$ROOT/target/release/flotilla}"
 DIRS="${DIRS:-3000}"
 APPS="${APPS:-1000}"
 RUNS="${RUNS:-3}"
+ONLY="${ONLY:-render simulate}"
 GROUPS_OF_APPS=$(( (DIRS + APPS - 1) / APPS ))
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -28,7 +29,8 @@ DATA="$(for k in $(seq -w 1 100); do printf '  key-%s: "%s"\n' "$k" "$(printf 'v
 for ((i = 0; i < DIRS; i++)); do
   dir="$REPO/apps/g$((i / APPS))/s$((i % 3 + 1))/app-$(printf %04d "$i")"
   mkdir -p "$dir"
-  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n%s\n' "$DATA" > "$dir/configmap.yaml"
+  printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  app: "%s"\n%s\n' \
+    "$i" "$DATA" > "$dir/configmap.yaml"
 done
 git -C "$REPO" init -q -b main
 git -C "$REPO" add -A
@@ -82,8 +84,12 @@ measure() {
     "$name" "$best" "$cpu" $((rss / 1024)) "$RUNS"
 }
 
-measure "render ($APPS Applications)" "$FLOTILLA" render "$WORK/appset.yaml" --repo "$URL=$REPO" -o name
-[[ $(wc -l < "$WORK/out") -eq $APPS ]] || { echo "render: expected $APPS Applications" >&2; exit 1; }
-measure "simulate --instant ($APPS Applications)" "$FLOTILLA" simulate "$WORK/appset.yaml" --repo "$URL=$REPO" --instant -o name
-[[ $(wc -l < "$WORK/out") -eq $APPS ]] || { echo "simulate: expected $APPS Applications" >&2; exit 1; }
+for command in $ONLY; do
+  case $command in
+    render) args=(render "$WORK/appset.yaml" --repo "$URL=$REPO" -o name) ;;
+    simulate) args=(simulate "$WORK/appset.yaml" --repo "$URL=$REPO" --instant -o name) ;;
+  esac
+  measure "$command ($APPS Applications)" "$FLOTILLA" "${args[@]}"
+  [[ $(wc -l < "$WORK/out") -eq $APPS ]] || { echo "$command: expected $APPS Applications" >&2; exit 1; }
+done
 echo "temporary directories left behind: $(find "$WORK/tmp" -mindepth 1 -maxdepth 1 | wc -l)" >&2
