@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-#! Benchmark: a monorepo of 3,000 application directories (one ConfigMap of about 8 KB each, a
-#! git repository of 3,000 commits' worth of files in one commit), an ApplicationSet whose git
-#! directories generator picks 1,000 of them, in a RollingSync of three steps. Times
+#! Benchmark: a monorepo of 3,000 application directories (one ConfigMap of about 8 KB each, all
+#! different, in one commit: 26-30 MB of git), an ApplicationSet whose git directories generator
+#! picks 1,000 of them (APPS: group 0 of the directories, in groups of APPS), in a RollingSync of
+#! three steps. Times
 #! `flotilla render` and `flotilla simulate --instant` of it: wall time (best of RUNS), with that
 #! run's CPU time (user + system, child processes such as git included, so a loaded machine's
 #! waits are told apart) and peak memory.
