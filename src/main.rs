@@ -20,6 +20,18 @@ fn main() -> ExitCode {
         end_quietly_on_a_closed_pipe();
     }
     flotilla::cli::init_tracing(cli.verbose, cli.log_format);
+    if matches!(
+        cli.command,
+        Command::Render(_)
+            | Command::Plan(_)
+            | Command::Simulate(_)
+            | Command::Sync(_)
+            | Command::Diff(_)
+            | Command::App(_)
+    ) && let Err(error) = flotilla::cli::interrupt::remove_temporaries_on_interrupt()
+    {
+        tracing::warn!(%error, "temporary checkouts will not be removed on Ctrl-C");
+    }
     flotilla::source::Tools::configure(flotilla::source::Tools::new(
         cli.helm,
         cli.kustomize,

@@ -1,6 +1,7 @@
 //! Command-line surface: one file per subcommand, each with its clap arguments and a `run`.
 
 pub mod app;
+pub mod command_repos;
 pub mod completion;
 pub mod connect;
 pub mod controller;
@@ -9,6 +10,7 @@ pub mod customizations_args;
 pub mod diff;
 pub mod directory_args;
 pub mod get;
+pub mod interrupt;
 pub mod node_sim;
 pub mod output;
 pub mod plan;

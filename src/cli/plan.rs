@@ -13,11 +13,11 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
+use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::source::SyncSource;
 use crate::manifest::ObjectKey;
 use crate::project::Projects;
-use crate::repo::LocalRepos;
 use crate::repo::bounds::check_links;
 use crate::source::SourceOptions;
 use crate::sync::application_settings::SyncOverrides;
@@ -99,7 +99,8 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     // An Application file: its sources checked out, with its own name and namespace.
-    let source = SyncSource::open(&args.path, &LocalRepos::from_mappings(&args.repos)?)?;
+    let repos = command_repos(&args.repos)?;
+    let source = SyncSource::open(&args.path, &repos)?;
     let (root, options, namespace) = if source.app().is_some() {
         let overrides = SyncOverrides {
             namespace: args.namespace.clone(),

@@ -8,13 +8,14 @@ use anyhow::Context;
 
 use crate::api::document::parse_application_set;
 use crate::api::{Application, ApplicationSet};
+use crate::cli::command_repos::command_repos;
 use crate::cli::get::{PLACEMENT, placement};
 use crate::cli::output::{OutputFormat, Printable, resource_name};
 use crate::cluster::inventory::StaticInventory;
 use crate::project::Projects;
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{Sources, render_application_set};
-use crate::repo::LocalRepos;
+use crate::repo::cache::RepoCache;
 use crate::table::Table;
 
 /// The ApplicationSet and the sources its generators read, shared by the subcommands that
@@ -43,7 +44,8 @@ pub struct RenderArgs {
     pub output: OutputFormat,
 }
 
-/// An ApplicationSet file, its Applications (sorted by name) and the repositories they map to.
+/// An ApplicationSet file, its Applications (sorted by name) and the source resolver its
+/// generators read through, which the Applications' sources are read through too (`simulate`).
 pub struct Rendered {
     /// The parsed ApplicationSet.
     pub appset: ApplicationSet,
@@ -53,8 +55,8 @@ pub struct Rendered {
     pub refused: Vec<RefusedApplication>,
     /// The `--project` files' projects.
     pub projects: Projects,
-    /// The `--repo` mappings.
-    pub repos: LocalRepos,
+    /// The command's source resolver (with the `--repo` mappings), removed with it.
+    pub repos: RepoCache,
 }
 
 impl AppSetArgs {
@@ -76,7 +78,7 @@ impl AppSetArgs {
             }
             None => StaticInventory::default(),
         };
-        let repos = LocalRepos::from_mappings(&self.repos)?;
+        let repos = command_repos(&self.repos)?;
         let sources = Sources::offline(&inventory, &repos);
         let rendered =
             render_application_set(&appset, sources).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;

@@ -5,6 +5,7 @@
 //! in the one output vocabulary (`-o table|wide|yaml|json|name`); `--timeline` writes a Gantt chart (SVG or HTML). Exit code 0 only when the
 //! rollout completes.
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,6 +21,7 @@ use crate::cli::sync::source::SyncSource;
 use crate::manifest::{Resource, ValidationError};
 use crate::project::Projects;
 use crate::project::windows::{AppTarget, ProjectWindows, Window};
+use crate::repo::cache::RepoCache;
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};
@@ -144,10 +146,12 @@ pub fn write_timeline(path: &std::path::Path, report: &Report) -> anyhow::Result
 }
 
 /// Source directories already read, shared by the Applications that sync the same one (a
-/// fleet's Applications usually differ only in their destination).
+/// fleet's Applications usually differ only in their destination, and the Applications of one
+/// commit read one checkout): one copy of their manifests in memory, by source directory (in a
+/// commit's checkout: the revision and `path`) and options.
 #[derive(Default)]
 pub struct LoadedSources {
-    loaded: Vec<(PathBuf, SourceOptions, Arc<Loaded>)>,
+    loaded: HashMap<PathBuf, Vec<(SourceOptions, Arc<Loaded>)>>,
 }
 
 /// A source's resources and errors, as [`generate`] makes them.
@@ -155,17 +159,13 @@ type Loaded = (Vec<Resource>, Vec<ValidationError>);
 
 impl LoadedSources {
     fn get(&mut self, root: &Path, options: &SourceOptions) -> Arc<Loaded> {
-        let options = &options.inputs(root);
-        let known = self
-            .loaded
-            .iter()
-            .find(|(r, o, _)| r == root && o == options);
-        if let Some((_, _, loaded)) = known {
+        let options = options.inputs(root);
+        let same = self.loaded.entry(root.to_owned()).or_default();
+        if let Some((_, loaded)) = same.iter().find(|(o, _)| *o == options) {
             return Arc::clone(loaded);
         }
-        let loaded = Arc::new(generate(root, options));
-        self.loaded
-            .push((root.to_owned(), options.clone(), Arc::clone(&loaded)));
+        let loaded = Arc::new(generate(root, &options));
+        same.push((options, Arc::clone(&loaded)));
         loaded
     }
 }
@@ -178,7 +178,7 @@ impl LoadedSources {
 /// The source is unavailable or its sync policy invalid.
 pub fn sim_app(
     application: &Application,
-    (repos, projects): (&crate::repo::LocalRepos, &Projects),
+    (repos, projects): (&RepoCache, &Projects),
     sources: &mut LoadedSources,
     process: &ExecuteSettings,
 ) -> anyhow::Result<SimApp> {

@@ -10,6 +10,11 @@
 //! mappings are cloned from the local repository (bare or not); a local directory that is not a
 //! repository is read as it is, without a revision, after the same link check. A source's
 //! `path` must exist in the tree and stay inside it.
+//!
+//! The one resolver of sources: the command line (`sync`, `diff`, `plan`, `render`,
+//! `simulate`) uses it too, in a temporary directory removed when the command ends
+//! ([`RepoCache::temporary`]), fetching each repository once per process, so a commit is
+//! checked out once however many Applications read it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -24,11 +29,16 @@ use super::directory::WORKING_TREE;
 use super::git_auth::GitAuth;
 use super::git_cli::{GitCli, GitError};
 use super::local::LocalRepos;
+use super::temporary::TemporaryDir;
 use crate::secrets::repository::{CredentialSource, CredentialsError, RepoCredentials, is_remote};
 
 /// A source that could not be fetched or written out.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    /// A remote repository asked of a cache that reads only this machine's
+    /// ([`RepoCache::local_only`]).
+    #[error("repository {url} is not available on this machine; map it with --repo {url}=PATH")]
+    Unavailable { url: String },
     #[error("repository {url}{}: {error}", used(credentials.as_deref()))]
     Git {
         url: String,
@@ -132,6 +142,10 @@ pub struct RepoCache {
     credentials: Option<Arc<dyn CredentialSource>>,
     /// The known-hosts file ssh checks host keys against (none: ssh's own).
     known_hosts: Option<PathBuf>,
+    /// Whether git repositories are read only from this machine (mapped or local paths).
+    local_only: bool,
+    /// The temporary directory `root` is, removed with the cache.
+    _temporary: Option<TemporaryDir>,
 }
 
 /// What is known of one mirror since its last fetch.
@@ -159,7 +173,32 @@ impl RepoCache {
             temporaries: AtomicU64::new(0),
             credentials: None,
             known_hosts: None,
+            local_only: false,
+            _temporary: None,
         }
+    }
+
+    /// A cache for one command, in a new temporary directory removed when the cache is dropped
+    /// (or, by the command line's interrupt handler, on Ctrl-C): each repository is fetched once
+    /// for the whole command ([`RepoCache::with_fetch_reuse`] without end), so each revision is
+    /// resolved and each commit checked out once, shared by every Application that reads it.
+    ///
+    /// # Errors
+    /// The temporary directory cannot be created.
+    pub fn temporary(repos: LocalRepos) -> std::io::Result<Self> {
+        let directory = TemporaryDir::new("flotilla-repos-")?;
+        let mut cache = Self::new(directory.path(), repos).with_fetch_reuse(Duration::MAX);
+        cache._temporary = Some(directory);
+        Ok(cache)
+    }
+
+    /// Reads git repositories only from this machine (`--repo` mappings, `file://` URLs, local
+    /// paths): any other `repoURL` is [`FetchError::Unavailable`], never fetched. Chart
+    /// repositories are still pulled.
+    #[must_use]
+    pub fn local_only(mut self) -> Self {
+        self.local_only = true;
+        self
     }
 
     /// Reaches remote repositories and chart repositories with the credentials `source` has for
@@ -418,10 +457,15 @@ impl RepoCache {
         if self.is_plain_directory(repo_url) {
             return Ok(None);
         }
-        let origin = self
-            .repos
-            .local_path(repo_url)
-            .map_or_else(|| repo_url.to_owned(), |l| l.display().to_string());
+        let origin = match self.repos.local_path(repo_url) {
+            Some(local) => local.display().to_string(),
+            None if self.local_only => {
+                return Err(FetchError::Unavailable {
+                    url: repo_url.to_owned(),
+                });
+            }
+            None => repo_url.to_owned(),
+        };
         self.resolve(repo_url, &origin, revision, project).map(Some)
     }
 

@@ -20,6 +20,9 @@ impl GitReader for RepoCache {
             Err(FetchError::Revision { revision, .. }) => {
                 Err(GitError::RevisionNotFound { revision })
             }
+            Err(error @ FetchError::Unavailable { .. }) => Err(GitError::Unavailable {
+                message: error.to_string(),
+            }),
             Err(error) => Err(GitError::read("", error)),
         }
     }

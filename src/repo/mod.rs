@@ -1,6 +1,7 @@
-//! Reading repositories offline: `--repo URL=PATH` mappings, `file://` URLs and local paths, each
-//! served by the `git` CLI (a repository) or read as a plain directory (a quick preview); what is
-//! read stays inside its repository ([`bounds`]).
+//! Reading repositories: `--repo URL=PATH` mappings, `file://` URLs and local paths, each
+//! served by the `git` CLI (a repository) or read as a plain directory (a quick preview), and
+//! the one source resolver ([`cache`]) the controller and every command read sources through;
+//! what is read stays inside its repository ([`bounds`]).
 
 pub mod bounds;
 pub mod cache;
@@ -10,6 +11,7 @@ pub mod directory;
 pub mod git_auth;
 pub mod git_cli;
 pub mod local;
+pub mod temporary;
 
 pub use local::{LocalRepos, RepoError};
 

@@ -3,7 +3,6 @@
 //! cluster Secrets, the ignore rules of the Application and of the controller's settings
 //! ConfigMap applied — against the live objects, reported as `flotilla diff` reports.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -60,9 +59,9 @@ pub async fn app_diff(
         &settings.and_then(|c| c.data).unwrap_or_default(),
     )?;
     let ignore = ignore_differences(&app.spec, &customizations.ignore_differences)?;
-    let cache = CacheDir::new()?;
     let credentials = WatchedSecrets::repository_credentials(client.clone(), namespace);
-    let repos = RepoCache::new(&cache.0, LocalRepos::default())
+    let repos = RepoCache::temporary(LocalRepos::default())
+        .context("cannot create a temporary directory for the repositories")?
         .with_credentials(Arc::new(credentials), None);
     let repos = Arc::new(repos);
     let spec = app.spec.clone();
@@ -87,21 +86,4 @@ pub async fn app_diff(
         .await
         .with_context(|| format!("Application {}: its destination", app.name_any()))?;
     diff_objects(&cluster, &plan, &instance_name(&app), &ignore).await
-}
-
-/// A private directory for the repository clones of one run, removed afterwards.
-struct CacheDir(PathBuf);
-
-impl CacheDir {
-    fn new() -> std::io::Result<Self> {
-        let dir = std::env::temp_dir().join(format!("flotilla-app-diff-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        Ok(Self(dir))
-    }
-}
-
-impl Drop for CacheDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -15,11 +15,11 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::app_name::AppName;
 use crate::cli::sync::source::SyncSource;
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::repo::LocalRepos;
 use crate::sync::application_settings::SyncOverrides;
 use crate::sync::diff::{compared, differences};
 use crate::sync::execute::ExecuteSettings;
@@ -186,7 +186,7 @@ fn failed(error: &anyhow::Error) -> ExitCode {
 }
 
 fn diff(args: &DiffArgs) -> anyhow::Result<Vec<ObjectDiff>> {
-    let repos = LocalRepos::from_mappings(&args.repos)?;
+    let repos = command_repos(&args.repos)?;
     let source = SyncSource::open(&args.path, &repos)?;
     let overrides = SyncOverrides {
         namespace: args.namespace.clone(),

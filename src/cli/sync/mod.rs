@@ -16,13 +16,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
+use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::operation_configmap::ConfigMapStore;
 use crate::duration::parse_duration;
-use crate::repo::LocalRepos;
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::{ExecuteSettings, PruneConfirmation, SyncRequest, run_sync};
 use crate::sync::load_plan;
@@ -92,7 +93,7 @@ pub struct SyncArgs {
 /// # Errors
 /// An unusable source or cluster, or an operation state that cannot be stored.
 pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
-    let repos = LocalRepos::from_mappings(&args.repos)?;
+    let repos = command_repos(&args.repos)?;
     let source = SyncSource::open(&args.path, &repos)?;
     let overrides = SyncOverrides {
         prune: args.prune,
@@ -143,8 +144,10 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         let cluster = KubeCluster::new(args.cluster.client().await?);
         let store = ConfigMapStore::new(cluster.client(), &namespace, &app);
         let (terminate, cancel) = watch::channel(false);
+        let mut ctrl_c = signal(SignalKind::interrupt())?;
+        crate::cli::interrupt::handled_by_the_command();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if ctrl_c.recv().await.is_some() {
                 let _ = terminate.send(true);
             }
         });

@@ -1,29 +1,24 @@
 //! What `flotilla sync PATH` syncs: a manifest directory or file, or an Application YAML
-//! (flotilla.dev or argoproj.io) whose source is a local directory or a git repository. A git
-//! source's `targetRevision` is resolved to a commit, and its files at that commit are written to
-//! a temporary directory the plan is loaded from (its `path` below). A source's links must stay
-//! inside its repository or directory, and its `path` must exist. A chart of a Helm chart
-//! repository (`chart`) is fetched into a temporary directory at the version `targetRevision`
-//! resolves to. An Application with `sources` has each source checked out so
-//! ([`crate::source::multi`]).
+//! (flotilla.dev or argoproj.io) whose source is a local directory, a git repository or a chart
+//! repository, read through the one source resolver ([`RepoCache`], as the controller reads it):
+//! a git source's `targetRevision` is resolved to a commit checked out once per command and
+//! shared by every Application that reads it (`simulate`), its links must stay inside the
+//! repository and its `path` must exist; a chart is pulled at the version `targetRevision`
+//! resolves to, with a chart's dependencies built. An Application with `sources` has each source
+//! read so ([`crate::source::multi`]). A manifest directory's links must stay inside it.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::api::application::ApplicationSource;
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
 use crate::cluster::destination::identity;
 use crate::project::{ProjectScope, Projects};
-use crate::repo::LocalRepos;
-use crate::repo::bounds::{BoundsError, check_links, source_path};
-use crate::repo::checkout::{CheckoutError, checkout};
-use crate::repo::directory::WORKING_TREE;
-use crate::repo::git_cli::{GitCli, GitError};
-use crate::source::multi::{SourceCheckout, check_out, join_revisions};
+use crate::repo::bounds::{BoundsError, check_links};
+use crate::repo::cache::{FetchError, RepoCache};
+use crate::source::multi::SourceCheckout;
 use crate::sync::application_settings::{
     SettingsError, SyncOverrides, SyncSettings, sync_settings,
 };
@@ -38,23 +33,11 @@ pub enum SourceError {
         #[source]
         error: std::io::Error,
     },
-    #[error("{file}: Application: {message}")]
-    Application { file: String, message: String },
     #[error("{file}: Application: {error}")]
     Parse {
         file: String,
         #[source]
         error: serde_json::Error,
-    },
-    #[error(
-        "{file}: repository {url} is not available on this machine; map it with --repo {url}=PATH"
-    )]
-    Unavailable { file: String, url: String },
-    #[error("{file}: {error}")]
-    Git {
-        file: String,
-        #[source]
-        error: GitError,
     },
     #[error("{file}: {error}")]
     Settings {
@@ -62,34 +45,18 @@ pub enum SourceError {
         #[source]
         error: SettingsError,
     },
-    #[error("{file}: repository {url}: {error}")]
-    Checkout {
+    /// A repository, revision, chart or `path` that cannot be read.
+    #[error("{file}: {error}")]
+    Fetch {
         file: String,
-        url: String,
         #[source]
-        error: Box<CheckoutError>,
-    },
-    #[error("{file}: repository {url} at {revision}: {error}")]
-    Bounds {
-        file: String,
-        url: String,
-        /// The commit, or `working-tree` for a plain directory.
-        revision: String,
-        #[source]
-        error: Box<BoundsError>,
+        error: Box<FetchError>,
     },
     #[error("{path}: {error}")]
     Directory {
         path: String,
         #[source]
         error: BoundsError,
-    },
-    #[error("{file}: chart repository {url}: {error}")]
-    Chart {
-        file: String,
-        url: String,
-        #[source]
-        error: Box<crate::source::SourceError>,
     },
 }
 
@@ -104,21 +71,10 @@ pub struct SyncSource {
     pub spec: ApplicationSpec,
     /// The commit synced (git sources only; for `sources`, their revisions joined).
     pub revision: Option<String>,
-    /// The manifest directory (or file) to load.
+    /// The manifest directory (or file) to load, inside the resolver's checkouts.
     pub root: PathBuf,
     /// For an Application with `sources`: each source checked out.
     sources: Vec<SourceCheckout>,
-    /// The temporary checkouts, removed when the source is dropped.
-    _checkouts: Vec<Checkout>,
-}
-
-#[derive(Debug)]
-struct Checkout(PathBuf);
-
-impl Drop for Checkout {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[derive(Deserialize)]
@@ -130,13 +86,13 @@ struct ApplicationDocument {
 }
 
 impl SyncSource {
-    /// Reads `path`: an Application file, or else manifests (a directory's links must stay
-    /// inside it).
+    /// Reads `path`: an Application file (its sources read through `repos`), or else manifests
+    /// (a directory's links must stay inside it).
     ///
     /// # Errors
     /// An unreadable or invalid Application, an unavailable repository or revision, a missing
     /// `path`, a link leading outside.
-    pub fn open(path: &Path, repos: &LocalRepos) -> Result<Self, SourceError> {
+    pub fn open(path: &Path, repos: &RepoCache) -> Result<Self, SourceError> {
         let file = path.display().to_string();
         if path.is_file() {
             let text = std::fs::read_to_string(path).map_err(|error| SourceError::Read {
@@ -149,7 +105,7 @@ impl SyncSource {
                         file: file.clone(),
                         error,
                     })?;
-                return Self::of_application(&file, document, repos);
+                return Self::of_application(file, document, repos);
             }
         }
         if path.is_dir() {
@@ -165,7 +121,6 @@ impl SyncSource {
             revision: None,
             root: path.to_owned(),
             sources: Vec::new(),
-            _checkouts: Vec::new(),
         })
     }
 
@@ -210,142 +165,40 @@ impl SyncSource {
     /// The source of a rendered Application (e.g. one of an ApplicationSet's).
     ///
     /// # Errors
-    /// An unavailable repository or revision, an invalid retry policy.
+    /// An unavailable repository or revision, a missing `path`.
     pub fn of_rendered(
         application: &crate::api::Application,
-        repos: &LocalRepos,
+        repos: &RepoCache,
     ) -> Result<Self, SourceError> {
         let name = application.metadata.name.clone().unwrap_or_default();
         let document = ApplicationDocument {
             metadata: application.metadata.clone(),
             spec: application.spec.clone(),
         };
-        Self::of_application(&format!("Application {name}"), document, repos)
+        Self::of_application(format!("Application {name}"), document, repos)
     }
 
     fn of_application(
-        file: &str,
+        file: String,
         document: ApplicationDocument,
-        repos: &LocalRepos,
+        repos: &RepoCache,
     ) -> Result<Self, SourceError> {
         let spec = document.spec;
-        let mut checkouts = Vec::new();
-        let (root, revision, sources) = if spec.is_multi_source() {
-            let sources = check_out(
-                &spec.sources,
-                "",
-                |source, revision| {
-                    let (root, read, checkout) = check_out_one(file, source, revision, repos)?;
-                    checkouts.extend(checkout);
-                    Ok((root, read))
-                },
-                |message| SourceError::Application {
-                    file: file.to_owned(),
-                    message,
-                },
-            )?;
-            let root = sources.first().map(|s| s.root.clone()).unwrap_or_default();
-            (root, join_revisions(&sources), sources)
-        } else {
-            let (root, revision, checkout) = check_out_one(file, &spec.source, "", repos)?;
-            checkouts.extend(checkout);
-            (root, revision, Vec::new())
-        };
+        let read = repos
+            .application(&spec, "", Some(&spec.project))
+            .map_err(|error| SourceError::Fetch {
+                file: file.clone(),
+                error: Box::new(error),
+            })?;
         Ok(Self {
-            label: file.to_owned(),
+            label: file,
             metadata: document.metadata,
             spec,
-            revision,
-            root,
-            sources,
-            _checkouts: checkouts,
+            revision: read.revision,
+            root: read.root,
+            sources: read.sources,
         })
     }
-}
-
-/// One source of the Application in `file` at `revision` (its `targetRevision` when empty):
-/// the directory of its `path` (or its chart), the commit or chart version read, and the
-/// temporary checkout holding them, if any.
-fn check_out_one(
-    file: &str,
-    source: &ApplicationSource,
-    revision: &str,
-    repos: &LocalRepos,
-) -> Result<(PathBuf, Option<String>, Option<Checkout>), SourceError> {
-    let revision = if revision.is_empty() {
-        source.target_revision.as_str()
-    } else {
-        revision
-    };
-    if !source.chart.is_empty() {
-        let checkout = Checkout(scratch_dir("chart"));
-        let tools = crate::source::Tools::current();
-        let request = crate::source::chart_repo::ChartRequest {
-            url: &source.repo_url,
-            chart: &source.chart,
-            version: revision,
-            credentials: None,
-            pass_credentials: false,
-        };
-        let pulled =
-            crate::source::chart_repo::pull(&checkout.0, &request, tools).map_err(|error| {
-                SourceError::Chart {
-                    file: file.to_owned(),
-                    url: source.repo_url.clone(),
-                    error: Box::new(error),
-                }
-            })?;
-        return Ok((pulled.root, Some(pulled.version), Some(checkout)));
-    }
-    let local = repos
-        .local_path(&source.repo_url)
-        .ok_or_else(|| SourceError::Unavailable {
-            file: file.to_owned(),
-            url: source.repo_url.clone(),
-        })?;
-    let git_error = |error| SourceError::Git {
-        file: file.to_owned(),
-        error,
-    };
-    let bounds_error = |revision: &str, error| SourceError::Bounds {
-        file: file.to_owned(),
-        url: source.repo_url.clone(),
-        revision: revision.to_owned(),
-        error: Box::new(error),
-    };
-    if GitCli::is_repository(&local) {
-        let git = GitCli::new(&local);
-        let commit = git.resolve(revision).map_err(git_error)?;
-        let dir = scratch_dir(commit.get(..12).unwrap_or(&commit));
-        checkout(&git, &commit, &dir).map_err(|error| match error {
-            CheckoutError::Git(error) => git_error(error),
-            error => SourceError::Checkout {
-                file: file.to_owned(),
-                url: source.repo_url.clone(),
-                error: Box::new(error),
-            },
-        })?;
-        let checkout = Checkout(dir);
-        let root =
-            source_path(&checkout.0, &source.path).map_err(|error| bounds_error(&commit, error))?;
-        Ok((root, Some(commit), Some(checkout)))
-    } else {
-        let root = check_links(&local)
-            .and_then(|()| source_path(&local, &source.path))
-            .map_err(|error| bounds_error(WORKING_TREE, error))?;
-        Ok((root, None, None))
-    }
-}
-
-/// A new temporary directory path for one source of this process, named after `label`
-/// (several Applications of one process may check out the same commit).
-fn scratch_dir(label: &str) -> PathBuf {
-    static CHECKOUTS: AtomicUsize = AtomicUsize::new(0);
-    let count = CHECKOUTS.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!(
-        "flotilla-sync-{}-{count}-{label}",
-        std::process::id()
-    ))
 }
 
 /// The document, when `text` is a single Application.
@@ -377,7 +230,8 @@ mod tests {
             dir.path().display()
         );
         std::fs::write(&file, text).unwrap();
-        let source = SyncSource::open(&file, &LocalRepos::from_mappings::<&str>(&[]).unwrap())?;
+        let repos = RepoCache::temporary(crate::repo::LocalRepos::default()).unwrap();
+        let source = SyncSource::open(&file, &repos.local_only())?;
         assert_eq!(source.app(), Some("shop"));
         source.settings(
             &SyncOverrides::default(),
