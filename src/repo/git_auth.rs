@@ -5,8 +5,10 @@
 //! files have mode 0600 in a private directory (0700) removed when the [`GitAuth`] is dropped.
 //! Every run gets `GIT_TERMINAL_PROMPT=0` (never wait for a person) and the user's own
 //! credential helpers switched off (a password is never stored). `forceHttpBasicAuth` sends the
-//! password with the first request (`http.proactiveAuth=basic`, git 2.46 or later); `noProxy`
-//! becomes `NO_PROXY`. Host keys: with `insecure`
+//! password with the first request: an `Authorization: Basic` header scoped to the repository's
+//! origin (`http.<origin>.extraHeader`, in the run's environment like the rest of its
+//! configuration; git 2.46's `http.proactiveAuth` would do it, but Debian 12 ships git 2.39);
+//! `noProxy` becomes `NO_PROXY`. Host keys: with `insecure`
 //! ssh checks none; otherwise it checks strictly, against the known-hosts file given (the
 //! controller's `--ssh-known-hosts`) or ssh's own.
 
@@ -87,8 +89,22 @@ impl GitAuth {
                 let helper = format!("!f() {{ test \"$1\" = get && cat {}; }}; f", quoted(&path));
                 config.push((format!("credential.{origin}.helper"), helper));
             }
-            if credentials.force_http_basic_auth {
-                config.push(("http.proactiveAuth".into(), "basic".into()));
+            if let (Some(origin), true) = (origin(url), credentials.force_http_basic_auth) {
+                use base64::Engine as _;
+                let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+                    "{}:{}",
+                    credentials.username.as_deref().unwrap_or_default(),
+                    credentials
+                        .password
+                        .as_ref()
+                        .map(|p| p.expose())
+                        .unwrap_or_default()
+                ));
+                auth.secrets.push(basic.clone());
+                config.push((
+                    format!("http.{origin}.extraHeader"),
+                    format!("Authorization: Basic {basic}"),
+                ));
             }
             if credentials.insecure {
                 config.push(("http.sslVerify".into(), "false".into()));
@@ -215,7 +231,14 @@ mod tests {
             config[1].0,
             "credential.https://git.example.com:8443.helper"
         );
-        assert_eq!(config[2], ("http.proactiveAuth".into(), "basic".into()));
+        assert_eq!(
+            config[2],
+            (
+                "http.https://git.example.com:8443.extraHeader".into(),
+                "Authorization: Basic ZGVwbG95OnMzY3JldA==".into()
+            )
+        );
+        assert_eq!(auth.scrub("header ZGVwbG95OnMzY3JldA=="), "header ********");
         assert_eq!(config[3], ("http.sslVerify".into(), "false".into()));
         assert_eq!(config[4], ("http.proxy".into(), "http://proxy:3128".into()));
         assert_eq!(value(&auth, "NO_PROXY"), Some(".internal,10.0.0.1"));
