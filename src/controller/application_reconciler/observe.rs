@@ -14,7 +14,7 @@ use super::start::gate;
 use crate::api::Application;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::controller::application::compare::{Comparison, compare};
-use crate::controller::application::decide::next_sync;
+use crate::controller::application::decide::{NextSync, next_sync};
 use crate::controller::application::freshness::{
     CompareInputs, compare_needed, tracked_fingerprint,
 };
@@ -91,7 +91,22 @@ pub(super) async fn unchanged(run: &Run, app: &Application) -> bool {
         return false;
     }
     let gate = gate(run, app).await;
-    next_sync(app, false, now.revision.as_deref(), gate, Timestamp::now()).is_none()
+    next_sync(app, false, now.revision.as_deref(), gate, Timestamp::now()) == NextSync::Idle
+}
+
+/// Whether the objects an Application tracks changed since its last compare (or there was
+/// none): while its operation runs, only then is it compared again. Any failure to tell means
+/// it is compared (and the compare reports the failure).
+pub(super) async fn changed_during_operation(run: &Run, app: &Application) -> bool {
+    let ctx = &run.ctx;
+    let Some(last) = ctx.last_compare(&app.name_any()) else {
+        return true;
+    };
+    let Ok(cluster) = destination(ctx, app).await else {
+        return true;
+    };
+    let tracked = cluster.tracked_by(&instance_name(app), &last.kinds).await;
+    !matches!(tracked, Ok(tracked) if tracked_fingerprint(&tracked) == last.inputs.tracked)
 }
 
 /// The Application's project admits it (see [`admit`]): it exists and permits the
