@@ -21,8 +21,8 @@ use flotilla::api::Application;
 use flotilla::api::application::ResourceStatus;
 use flotilla::sync::OperationPhase;
 use k8s_openapi::api::apps::v1::Deployment;
+use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams};
-use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
 use controller_support::{setup, start_with_resync};
@@ -68,9 +68,16 @@ fn application(
     }))
 }
 
-/// `kubectl -n <test namespace> args…` against cluster 1, as a person would type it.
+/// `kubectl -n <test namespace> args…` against cluster 1, as a person would type it (the
+/// control plane's own kubectl when it has one).
 fn kubectl(ns: &TestNamespace, args: &[&str]) {
-    let output = Command::new(support::kubectl())
+    let beside = support::state_dir().join("bin").join("kubectl");
+    let kubectl = if beside.exists() {
+        beside
+    } else {
+        support::kubectl()
+    };
+    let output = Command::new(kubectl)
         .arg("--kubeconfig")
         .arg(support::kubeconfig_path(1))
         .args(["-n", &ns.name])
@@ -611,7 +618,11 @@ async fn a_rolling_sync_step_waits_while_an_application_of_it_stays_progressing(
     tokio::time::sleep(Duration::from_secs(5)).await;
     let backend = apps.get("backend").await.expect("backend generated");
     assert!(
-        backend.status.and_then(|s| s.operation_state).is_none(),
+        backend
+            .status
+            .as_ref()
+            .and_then(|s| s.operation_state.as_ref())
+            .is_none(),
         "step 2 must wait for step 1 to be Healthy"
     );
     let stack = ns
@@ -621,5 +632,94 @@ async fn a_rolling_sync_step_waits_while_an_application_of_it_stays_progressing(
         .expect("reads the ApplicationSet");
     let text = serde_json::to_string(&stack.status).unwrap_or_default();
     assert!(text.contains("database"), "{text}");
-    assert_eq!(backend.name_any(), "backend");
+}
+
+#[tokio::test]
+async fn a_rolling_sync_notices_a_degraded_application_of_an_earlier_step_within_two_seconds() {
+    let ns = setup("live-degraded").await;
+    let kind =
+        support::install_kind(&ns.client, "live.flotilla.dev", "Database", "databases").await;
+    let remote = Remote::new("live-degraded");
+    remote.write(
+        "database/database.yaml",
+        "apiVersion: live.flotilla.dev/v1\nkind: Database\nmetadata:\n  name: orders\nspec:\n  size: small\n",
+    );
+    // The backend's pods take a while: step 2 is still rolling out when the database degrades.
+    remote.write(
+        "backend/web.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: backend\nspec:\n  replicas: 1\n  \
+         selector: {matchLabels: {app: backend}}\n  template:\n    metadata:\n      labels: {app: backend}\n      \
+         annotations: {sim.flotilla.dev/ready-after: 60s}\n    spec:\n      containers: [{name: web, image: \"registry.example.com/web:1\"}]\n",
+    );
+    remote.push("two tiers");
+    let _controller = start_with_resync(&ns, "only", RESYNC);
+    let source =
+        json!({"repoURL": remote.file_url(), "targetRevision": "main", "path": "{{.component}}"});
+    let appset = support::two_tier_appset::two_tier_appset("stack", &ns.name, "source", source);
+    let appsets = ns.api::<flotilla::api::ApplicationSet>();
+    apply(&appsets, &object(appset)).await;
+    let databases: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &ns.name, &kind);
+    eventually_within(
+        support::TIMEOUT,
+        "the Database created by step 1",
+        async || {
+            databases
+                .get_opt("orders")
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or("missing".to_owned())
+        },
+    )
+    .await;
+    let ready = |status: &str, reason: &str, message: &str| {
+        json!({"status": {"conditions": [
+            {"type": "Ready", "status": status, "reason": reason, "message": message}
+        ]}})
+    };
+    let write = async |status: Value| {
+        databases
+            .patch_status("orders", &PatchParams::default(), &Patch::Merge(status))
+            .await
+            .expect("the operator writes status");
+    };
+    write(ready("True", "Provisioned", "3/3 replicas ready")).await;
+    let apps = ns.api::<Application>();
+    wait_until(&apps, "backend", "step 2 opened: backend syncing", |app| {
+        app.status
+            .as_ref()
+            .and_then(|s| s.operation_state.as_ref())
+            .is_some()
+    })
+    .await;
+
+    let changed = Instant::now();
+    write(ready("False", "ReplicaFailed", "replica 2 lost its volume")).await;
+    let condition = |set: &flotilla::api::ApplicationSet| {
+        serde_json::to_value(&set.status)
+            .ok()
+            .and_then(|status| status.get("conditions").cloned())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let stalled = eventually_within(
+        SEEN_WITHIN,
+        "the rollout stalled on database Degraded",
+        async || {
+            let set = appsets.get("stack").await.map_err(|e| e.to_string())?;
+            let text = condition(&set);
+            text.contains("database Degraded")
+                .then(|| changed.elapsed())
+                .ok_or(text)
+        },
+    )
+    .await;
+    eprintln!("the rollout saw database Degraded after {stalled:?}");
+    let explained = support::run_flotilla(&ns, &["rollout", "explain", "stack"]).await;
+    let text = String::from_utf8_lossy(&explained.stdout);
+    assert!(
+        text.contains("database Degraded"),
+        "{text}{}",
+        String::from_utf8_lossy(&explained.stderr)
+    );
+    assert!(text.contains("replica 2 lost its volume"), "{text}");
 }

@@ -106,6 +106,9 @@ pub struct AppRun {
     pub triggered_at: Option<Duration>,
     /// Its sync operation as the executor left it.
     pub operation: Option<OperationState>,
+    /// When it was last seen turning Healthy after its sync (its last wave ends the operation
+    /// without waiting for health); `None` while it has not.
+    pub healthy_at: Option<Duration>,
     /// What the rollout last saw of it.
     pub observed: ApplicationState,
 }
@@ -153,6 +156,7 @@ pub async fn drive<C: ClusterApi>(
             destination: app.destination.clone(),
             triggered_at: None,
             operation: None,
+            healthy_at: None,
             observed: ApplicationState {
                 name: app.name.clone(),
                 labels: app.labels.clone(),
@@ -310,6 +314,8 @@ pub async fn drive<C: ClusterApi>(
                 Ended::Synced(operation) => operation,
                 Ended::Observed(status) => {
                     last_activity = clock.elapsed();
+                    runs[i].healthy_at =
+                        (status.health == HealthStatus::Healthy).then(|| clock.elapsed());
                     if let Some(operation) = runs[i].operation.clone()
                         && unsettled(&status)
                     {
@@ -324,6 +330,8 @@ pub async fn drive<C: ClusterApi>(
             };
             last_activity = clock.elapsed();
             runs[i].observed.status = observe(cluster, &operation, checks).await;
+            runs[i].healthy_at =
+                (runs[i].observed.status.health == HealthStatus::Healthy).then(|| clock.elapsed());
             let phase = operation.phase;
             if unsettled(&runs[i].observed.status) {
                 let status = &runs[i].observed.status;

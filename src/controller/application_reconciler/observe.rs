@@ -73,19 +73,16 @@ pub(super) async fn unchanged(run: &Run, app: &Application) -> bool {
     let Some(last) = ctx.last_compare(&app.name_any()) else {
         return false;
     };
-    let Ok(cluster) = destination(ctx, app).await else {
+    let Some(tracked) = tracked_now(ctx, app, &last.kinds).await else {
         return false;
     };
     let Ok(manifests) = manifests(ctx, app, &app.spec.source.target_revision).await else {
         return false;
     };
-    let Ok(tracked) = cluster.tracked_by(&instance_name(app), &last.kinds).await else {
-        return false;
-    };
     let now = CompareInputs {
         application_version: app.resource_version(),
         revision: manifests.revision,
-        tracked: tracked_fingerprint(&tracked),
+        tracked,
     };
     if compare_needed(Some(&last), &now) {
         return false;
@@ -102,11 +99,19 @@ pub(super) async fn changed_during_operation(run: &Run, app: &Application) -> bo
     let Some(last) = ctx.last_compare(&app.name_any()) else {
         return true;
     };
-    let Ok(cluster) = destination(ctx, app).await else {
-        return true;
-    };
-    let tracked = cluster.tracked_by(&instance_name(app), &last.kinds).await;
-    !matches!(tracked, Ok(tracked) if tracked_fingerprint(&tracked) == last.inputs.tracked)
+    tracked_now(ctx, app, &last.kinds).await != Some(last.inputs.tracked)
+}
+
+/// The [`tracked_fingerprint`] of the objects the Application tracks now (`kinds`: those its
+/// plan deploys), or None when they cannot be read.
+async fn tracked_now(
+    ctx: &ApplicationContext,
+    app: &Application,
+    kinds: &[(String, String)],
+) -> Option<u64> {
+    let cluster = destination(ctx, app).await.ok()?;
+    let tracked = cluster.tracked_by(&instance_name(app), kinds).await.ok()?;
+    Some(tracked_fingerprint(&tracked))
 }
 
 /// The Application's project admits it (see [`admit`]): it exists and permits the
