@@ -5,7 +5,10 @@
 //! wait's limit, reconciles it again).
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::cluster::kube_cluster::KubeCluster;
+use crate::sync::SyncPlan;
 
 use crate::sync::execute::SyncRun;
 
@@ -34,13 +37,21 @@ impl RunningSyncs {
         self.lock().insert(uid.to_owned(), parked);
     }
 
-    /// Whether a sync (not a deleted Application's PostDelete hooks) of the Application with
-    /// `uid` is parked.
+    /// What the parked sync (not a deleted Application's PostDelete hooks) of the Application
+    /// with `uid` syncs, if one is parked: its plan, revision and destination.
     #[must_use]
-    pub fn syncing(&self, uid: &str) -> bool {
+    pub fn syncing(&self, uid: &str) -> Option<(SyncPlan, Option<String>, Arc<KubeCluster>)> {
         self.lock()
             .get(uid)
-            .is_some_and(|parked| parked.job.plan == JobPlan::Sync)
+            .filter(|parked| parked.job.plan == JobPlan::Sync)
+            .map(|parked| {
+                let job = &parked.job;
+                (
+                    parked.run.plan().clone(),
+                    job.revision.clone(),
+                    Arc::clone(&job.cluster),
+                )
+            })
     }
 
     /// Drops every parked run (their operations stay Running in status, to be resumed).

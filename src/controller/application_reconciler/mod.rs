@@ -5,6 +5,11 @@
 //! PostDelete hooks run, before the finalizer goes. Every decision is made by the pure
 //! [`super::application`] core; these files read and write, one per lifecycle step.
 //!
+//! What triggers a reconcile: a change of the Application or its AppProject, a change of any
+//! object it tracks (the destinations' watches announce it; [`wake_on_tracked_objects`]), the
+//! requeue a decision asks for (a self-heal's backoff, a window's opening, a parked operation's
+//! wait), and the periodic resync, a safety net.
+//!
 //! `spec.operation` is consumed when its sync starts: `status.operationState` is written
 //! (phase Running) first, then `spec.operation` is removed (only if unchanged), then the engine
 //! runs from that stored state. A stopping controller drops a running sync without terminating
@@ -45,7 +50,8 @@ pub use context::ApplicationContext;
 use deletion::delete_resources;
 pub use error::ApplicationError;
 use observe::{
-    Admitted, Observed, admit_application, changed_during_operation, observe, unchanged,
+    Admitted, Compared, Observed, admit_application, changed_during_operation, compare_live,
+    observe, unchanged,
 };
 use operation::{continue_operation, reporting_sync_failure};
 use start::{gate, hold_for_windows, sync};
@@ -94,7 +100,7 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     let observed = compare_and_report(ctx, &app, customizations, admitted).await?;
     let gate = gate(&run, &app).await;
     let revision = observed.manifests.revision.as_deref();
-    let out_of_sync = observed.comparison.out_of_sync();
+    let out_of_sync = observed.compared.comparison.out_of_sync();
     let trigger = match next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) {
         NextSync::Now(trigger) => trigger,
         NextSync::After(wait) => return Ok(Action::requeue(wait.min(ctx.resync))),
@@ -105,7 +111,6 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
         return Ok(action);
     }
     let synced = sync(ctx, &app, &observed, trigger, &run).await;
-    refresh_during_operation(&run, &app).await;
     reporting_sync_failure(ctx, &app, synced).await
 }
 
@@ -125,9 +130,28 @@ async fn compare_and_report(
         (Ok(customizations), Ok(admitted)) => observe(ctx, app, customizations, admitted).await,
         (Err(error), _) | (_, Err(error)) => Err(error),
     };
-    let message = observed.as_ref().err().map(ToString::to_string);
-    let written = match (&observed, &message) {
-        (Ok(observed), _) => Ok(&observed.comparison),
+    report_comparison(ctx, app, observed.as_ref().map(|o| &o.compared)).await?;
+    match observed {
+        Ok(observed) => Ok(observed),
+        Err(error) => {
+            publish(ctx, app, EventReason::ComparisonError, error.to_string()).await;
+            Err(error)
+        }
+    }
+}
+
+/// Writes a comparison (or why there is none) to the Application's status and remembers it.
+///
+/// # Errors
+/// The status could not be written.
+async fn report_comparison(
+    ctx: &ApplicationContext,
+    app: &Application,
+    compared: Result<&Compared, &ApplicationError>,
+) -> Result<(), ApplicationError> {
+    let message = compared.err().map(ToString::to_string);
+    let written = match (compared, &message) {
+        (Ok(compared), _) => Ok(&compared.comparison),
         (Err(error), message) => Err((
             if matches!(error, ApplicationError::Project { .. }) {
                 ApplicationConditionType::InvalidSpecError
@@ -138,42 +162,46 @@ async fn compare_and_report(
         )),
     };
     let status_written = write_status(ctx, app, written).await;
-    let last = match (&observed, &status_written) {
-        (Ok(observed), Ok(written)) => Some(LastCompare {
+    let last = match (compared, &status_written) {
+        (Ok(compared), Ok(written)) => Some(LastCompare {
             inputs: CompareInputs {
                 application_version: version_after_write(app, written.as_ref()),
-                ..observed.inputs.clone()
+                ..compared.inputs.clone()
             },
-            synced: !observed.comparison.out_of_sync(),
-            kinds: observed.kinds.clone(),
+            synced: !compared.comparison.out_of_sync(),
+            kinds: compared.kinds.clone(),
         }),
         _ => None,
     };
     ctx.remember_compare(app.name_any(), last);
-    status_written?;
-    match observed {
-        Ok(observed) => Ok(observed),
-        Err(error) => {
-            publish(ctx, app, EventReason::ComparisonError, error.to_string()).await;
-            Err(error)
-        }
-    }
+    status_written.map(drop)
 }
 
-/// Compares an Application whose sync operation is running (parked between two steps), when
-/// its tracked objects changed since its last compare, and writes the status, so that it shows
-/// the objects as the operation leaves them; a failure is logged (the operation goes on, and
-/// the compare after it ends reports it).
+/// Compares an Application whose sync operation is running (parked between two steps) with
+/// the plan the operation syncs, when its tracked objects changed since its last compare, and
+/// writes the status, so that it shows the objects as the operation leaves them; a failure is
+/// logged (the operation goes on, and the compare after it ends reports it). Not after an
+/// operation's first step (its reconcile has just compared, and a burst of starting syncs
+/// should free their slots at once): the changes of the objects it applied bring the next.
 async fn refresh_during_operation(run: &Run, app: &Application) {
     let ctx = &run.ctx;
-    if !ctx.runs.syncing(&app.uid().unwrap_or_default())
-        || !changed_during_operation(run, app).await
-    {
+    let Some((plan, revision, cluster)) = ctx.runs.syncing(&app.uid().unwrap_or_default()) else {
+        return;
+    };
+    if !changed_during_operation(run, app).await {
         return;
     }
-    let customizations = ctx.customizations(app).await;
-    let admitted = admit_application(ctx, app).await;
-    if let Err(error) = compare_and_report(ctx, app, customizations, admitted).await {
+    let compared = match ctx.customizations(app).await {
+        Ok(customizations) => {
+            compare_live(app, &cluster, &plan, revision.as_deref(), &customizations).await
+        }
+        Err(error) => Err(error),
+    };
+    let reported = match compared {
+        Ok(compared) => report_comparison(ctx, app, Ok(&compared)).await,
+        Err(error) => Err(error),
+    };
+    if let Err(error) = reported {
         tracing::debug!(app = %app.name_any(), "compare during the operation: {error}");
     }
 }
