@@ -143,6 +143,49 @@ async fn seen(
     .await
 }
 
+/// The `Database` `orders` of the test's own kind, as a platform team's manifest has it.
+const DATABASE: &str = "apiVersion: live.flotilla.dev/v1\nkind: Database\nmetadata:\n  name: orders\nspec:\n  size: small\n";
+
+/// The test playing the operator of its `Database` kind: it waits for the sync to create
+/// `orders`, then writes its `Ready` condition as an operator would.
+struct Operator {
+    databases: Api<DynamicObject>,
+}
+
+impl Operator {
+    /// Installs the kind (before the sync needs it).
+    async fn install(ns: &TestNamespace) -> Self {
+        let kind =
+            support::install_kind(&ns.client, "live.flotilla.dev", "Database", "databases").await;
+        Self {
+            databases: Api::namespaced_with(ns.client.clone(), &ns.name, &kind),
+        }
+    }
+
+    /// Waits until the sync created `orders`.
+    async fn created(&self) {
+        eventually_within(support::TIMEOUT, "the Database created", async || {
+            self.databases
+                .get_opt("orders")
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or("missing".to_owned())
+        })
+        .await;
+    }
+
+    /// Writes `Ready` = `status` with `reason` and `message`.
+    async fn ready(&self, status: &str, reason: &str, message: &str) {
+        let status = json!({"status": {"conditions": [
+            {"type": "Ready", "status": status, "reason": reason, "message": message}
+        ]}});
+        self.databases
+            .patch_status("orders", &PatchParams::default(), &Patch::Merge(status))
+            .await
+            .expect("the operator writes status");
+    }
+}
+
 #[tokio::test]
 async fn kubectl_changes_show_within_two_seconds_and_self_heal_reverts_them_within_five() {
     let ns = setup("live-drift").await;
@@ -340,13 +383,9 @@ async fn a_drift_another_writer_keeps_reapplying_is_reverted_ever_more_slowly() 
 #[tokio::test]
 async fn an_operator_resource_going_not_ready_after_the_sync_turns_the_application_progressing() {
     let ns = setup("live-operator").await;
-    let kind =
-        support::install_kind(&ns.client, "live.flotilla.dev", "Database", "databases").await;
+    let operator = Operator::install(&ns).await;
     let remote = Remote::new("live-operator");
-    remote.write(
-        "orders/database.yaml",
-        "apiVersion: live.flotilla.dev/v1\nkind: Database\nmetadata:\n  name: orders\nspec:\n  size: small\n",
-    );
+    remote.write("orders/database.yaml", DATABASE);
     remote.push("orders database");
     let _controller = start_with_resync(&ns, "only", RESYNC);
     let apps = ns.api::<Application>();
@@ -355,31 +394,16 @@ async fn an_operator_resource_going_not_ready_after_the_sync_turns_the_applicati
         &application(&ns, &remote, "orders", "orders", json!({})),
     )
     .await;
-    let databases: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &ns.name, &kind);
-    eventually_within(support::TIMEOUT, "the Database created", async || {
-        databases
-            .get_opt("orders")
-            .await
-            .map_err(|e| e.to_string())?
-            .ok_or("missing".to_owned())
-    })
-    .await;
-    let operator = |status: &str, reason: &str, message: &str| {
-        json!({"status": {"conditions": [
-            {"type": "Ready", "status": status, "reason": reason, "message": message}
-        ]}})
-    };
-    let write = async |status: Value| {
-        databases
-            .patch_status("orders", &PatchParams::default(), &Patch::Merge(status))
-            .await
-            .expect("the operator writes status");
-    };
-    write(operator("True", "Provisioned", "3/3 replicas ready")).await;
+    operator.created().await;
+    operator
+        .ready("True", "Provisioned", "3/3 replicas ready")
+        .await;
     synced_and_healthy(&ns, "orders").await;
 
     let changed = Instant::now();
-    write(operator("False", "Resizing", "replica 2 catching up")).await;
+    operator
+        .ready("False", "Resizing", "replica 2 catching up")
+        .await;
     let after = seen(
         &ns,
         "orders",
@@ -403,12 +427,9 @@ async fn an_operator_resource_going_not_ready_after_the_sync_turns_the_applicati
     .await;
     eprintln!("Ready=False seen after {after:?}");
     let changed = Instant::now();
-    write(operator(
-        "False",
-        "ReplicaFailed",
-        "replica 2 lost its volume",
-    ))
-    .await;
+    operator
+        .ready("False", "ReplicaFailed", "replica 2 lost its volume")
+        .await;
     seen(
         &ns,
         "orders",
@@ -637,13 +658,9 @@ async fn a_rolling_sync_step_waits_while_an_application_of_it_stays_progressing(
 #[tokio::test]
 async fn a_rolling_sync_notices_a_degraded_application_of_an_earlier_step_within_two_seconds() {
     let ns = setup("live-degraded").await;
-    let kind =
-        support::install_kind(&ns.client, "live.flotilla.dev", "Database", "databases").await;
+    let operator = Operator::install(&ns).await;
     let remote = Remote::new("live-degraded");
-    remote.write(
-        "database/database.yaml",
-        "apiVersion: live.flotilla.dev/v1\nkind: Database\nmetadata:\n  name: orders\nspec:\n  size: small\n",
-    );
+    remote.write("database/database.yaml", DATABASE);
     // The backend's pods take a while: step 2 is still rolling out when the database degrades.
     remote.write(
         "backend/web.yaml",
@@ -658,31 +675,10 @@ async fn a_rolling_sync_notices_a_degraded_application_of_an_earlier_step_within
     let appset = support::two_tier_appset::two_tier_appset("stack", &ns.name, "source", source);
     let appsets = ns.api::<flotilla::api::ApplicationSet>();
     apply(&appsets, &object(appset)).await;
-    let databases: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &ns.name, &kind);
-    eventually_within(
-        support::TIMEOUT,
-        "the Database created by step 1",
-        async || {
-            databases
-                .get_opt("orders")
-                .await
-                .map_err(|e| e.to_string())?
-                .ok_or("missing".to_owned())
-        },
-    )
-    .await;
-    let ready = |status: &str, reason: &str, message: &str| {
-        json!({"status": {"conditions": [
-            {"type": "Ready", "status": status, "reason": reason, "message": message}
-        ]}})
-    };
-    let write = async |status: Value| {
-        databases
-            .patch_status("orders", &PatchParams::default(), &Patch::Merge(status))
-            .await
-            .expect("the operator writes status");
-    };
-    write(ready("True", "Provisioned", "3/3 replicas ready")).await;
+    operator.created().await;
+    operator
+        .ready("True", "Provisioned", "3/3 replicas ready")
+        .await;
     let apps = ns.api::<Application>();
     wait_until(&apps, "backend", "step 2 opened: backend syncing", |app| {
         app.status
@@ -693,7 +689,9 @@ async fn a_rolling_sync_notices_a_degraded_application_of_an_earlier_step_within
     .await;
 
     let changed = Instant::now();
-    write(ready("False", "ReplicaFailed", "replica 2 lost its volume")).await;
+    operator
+        .ready("False", "ReplicaFailed", "replica 2 lost its volume")
+        .await;
     let condition = |set: &flotilla::api::ApplicationSet| {
         serde_json::to_value(&set.status)
             .ok()
