@@ -10,10 +10,17 @@
 //! reconciles and the helm/kustomize runs it counted meanwhile (from its `/metrics`) and how
 //! many Applications were written.
 //!
+//!
+//! Then, with `LATENCY_SAMPLES` (default 0), the latency from a change of a managed object to
+//! the Application's status showing it: one Application at a time (spread over all of them,
+//! a second apart), its ConfigMap's `data.key` is changed by another field manager, and the
+//! time until a watch of the Applications sees it OutOfSync, and until self-heal has reverted
+//! the ConfigMap, is recorded; p50, p95 and the maximum of both are printed.
+//!
 //! `cargo bench --bench controller_steady_state` (`FLOTILLA_CONTROLPLANE_DIR`, `APPS`,
-//! `SOURCE` = `directory` or `chart`, `SETTLE_SECS`, `WINDOW_SECS`; the chart needs helm: on
-//! `PATH` or `FLOTILLA_HELM`). Builds nothing itself: run `cargo build --release --bin flotilla`
-//! first.
+//! `SOURCE` = `directory` or `chart`, `SETTLE_SECS`, `WINDOW_SECS`, `LATENCY_SAMPLES`; the chart
+//! needs helm: on `PATH` or `FLOTILLA_HELM`). Builds nothing itself: run
+//! `cargo build --release --bin flotilla` first.
 
 #[path = "support/git.rs"]
 mod git;
@@ -162,6 +169,96 @@ async fn versions(api: &Api<Application>) -> std::collections::HashMap<String, S
         .collect()
 }
 
+/// Changes the ConfigMap of `samples` Applications, one at a time, as another field manager,
+/// and measures how long until the watched Application is OutOfSync and until self-heal has
+/// reverted the change.
+async fn change_latencies(
+    client: &kube::Client,
+    namespace: &str,
+    apps: u64,
+    samples: u64,
+) -> (Vec<Duration>, Vec<Duration>) {
+    use futures::StreamExt;
+    use kube::runtime::watcher;
+    let applications: Api<Application> = Api::namespaced(client.clone(), namespace);
+    let (tx, mut out_of_sync) = tokio::sync::mpsc::unbounded_channel::<(Instant, String)>();
+    let watching = tokio::spawn(async move {
+        let events = watcher::watcher(applications, watcher::Config::default());
+        futures::pin_mut!(events);
+        while let Some(event) = events.next().await {
+            if let Ok(watcher::Event::Apply(app)) = event {
+                let drifted = app
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.sync.as_ref())
+                    .is_some_and(|s| s.status == SyncStatusCode::OutOfSync);
+                if drifted {
+                    let _ = tx.send((Instant::now(), app.metadata.name.unwrap_or_default()));
+                }
+            }
+        }
+    });
+    let config_maps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), namespace);
+    let (mut seen, mut healed) = (Vec::new(), Vec::new());
+    for sample in 0..samples {
+        let index = (sample * 7919) % apps;
+        let name = format!("app-{index}");
+        while out_of_sync.try_recv().is_ok() {}
+        let changed = Instant::now();
+        let drift = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                        "metadata": {"name": name}, "data": {"key": "drifted"}});
+        config_maps
+            .patch(
+                &name,
+                &PatchParams::apply("bench-drift").force(),
+                &Patch::Apply(drift),
+            )
+            .await
+            .expect("changing a ConfigMap");
+        let deadline = changed + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, out_of_sync.recv()).await {
+                Ok(Some((at, app))) if app == name => {
+                    seen.push(at - changed);
+                    break;
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => panic!("{name} not seen OutOfSync within 60 s"),
+            }
+        }
+        loop {
+            let live = config_maps.get(&name).await.expect("reading the ConfigMap");
+            let value = live.data.and_then(|d| d.get("key").cloned());
+            if value.as_deref() == Some(format!("value-{index}").as_str()) {
+                healed.push(changed.elapsed());
+                break;
+            }
+            assert!(Instant::now() < deadline, "{name} not reverted within 60 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    watching.abort();
+    (seen, healed)
+}
+
+/// `p50 … ms, p95 … ms, max … ms` of `durations`.
+fn percentiles(mut durations: Vec<Duration>) -> String {
+    durations.sort_unstable();
+    let at = |q: f64| {
+        let index = ((durations.len() as f64 - 1.0) * q).round() as usize;
+        durations[index].as_secs_f64() * 1000.0
+    };
+    format!(
+        "p50 {:.0} ms, p95 {:.0} ms, max {:.0} ms",
+        at(0.5),
+        at(0.95),
+        at(1.0)
+    )
+}
+
 const RECONCILES: &str = "flotilla_application_reconciles_total";
 const TOOL_RUNS: &str = "flotilla_source_tool_runs_total";
 
@@ -283,6 +380,15 @@ fn main() {
             "helm/kustomize runs in the window: {tool_runs} ({:.1} a minute)",
             60.0 * tool_runs as f64 / elapsed
         );
+        let samples = env_or("LATENCY_SAMPLES", 0);
+        if samples > 0 && source == Source::Directory {
+            let (seen, healed) = change_latencies(&client, &namespace, apps, samples).await;
+            println!(
+                "change -> status OutOfSync over {samples} changes: {}; -> reverted by self-heal: {}",
+                percentiles(seen),
+                percentiles(healed)
+            );
+        }
         let _ = controller.kill();
         let _ = controller.wait();
         let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(client)

@@ -311,12 +311,13 @@ async fn lua_checks_from_argocd_cm_decide_and_a_runaway_script_is_stopped_and_na
         "database is up"
     );
 
+    // The Widget is the last wave: the operation ends once it is applied, and the Application's
+    // status judges it.
     let stopped = wait_until(&apps, "gadgets", "the runaway script stopped", |app| {
-        operation_record(app, "spinner")
-            .is_some_and(|(health, _)| health == Some(HealthStatus::Unknown))
+        health_of(app, "spinner").0 == HealthStatus::Unknown
     })
     .await;
-    let (_, message) = operation_record(&stopped, "spinner").unwrap();
+    let (_, message) = health_of(&stopped, "spinner");
     // Stopped by its instruction or its time budget, whichever a machine reaches first.
     let expected = format!(
         "health check ConfigMap {}/argocd-cm resource.customizations widgets.flotilla.test/* health.lua: runtime error: stopped after ",

@@ -168,16 +168,20 @@ fn three_tier_stack_runs_steps_phases_and_waves_in_order() {
         }
     }
     // PreSync migration 4s, then the StatefulSet's pods one after another (3s each): the
-    // chart's values for eu-west ask for three, its defaults (us-east) for two.
+    // chart's values for eu-west ask for three, its defaults (us-east) for two. Its wave is the
+    // last: the operation ends once it is applied, and the Application is Healthy when the pods
+    // are ready.
     for (app, pods) in [(&apps[0], 3.0), (&apps[1], 2.0)] {
         let database = &app.segments;
         assert!(
             (database[0].end - database[0].start - 4.0).abs() < 0.5,
             "{database:?}"
         );
+        assert!(database[2].end - database[2].start < 0.5, "{database:?}");
+        let healthy = app.healthy.expect("Healthy after its sync");
         assert!(
-            (database[2].end - database[2].start - 3.0 * pods).abs() < 0.5,
-            "{}: {database:?}",
+            (healthy - database[2].start - 3.0 * pods).abs() < 1.0,
+            "{}: Healthy at {healthy}: {database:?}",
             app.name
         );
     }
@@ -257,8 +261,15 @@ fn failing_presync_in_the_database_leaves_backend_and_frontend_unsynced() {
 fn a_whole_failing_application_and_unknown_selectors() {
     let report = simulate(&three_tier(&["--fail", "platform-backend-eu-west"]));
     assert_eq!(report.ending, Ending::Failed);
+    // As in Argo CD, its sync succeeds once its last wave is applied; it is Degraded after.
     let backend = &report.applications[2];
-    assert_eq!(backend.result, "Failed", "{}", table(&report));
+    assert_eq!(backend.result, "Succeeded", "{}", table(&report));
+    assert_eq!(backend.healthy, None, "{}", table(&report));
+    let condition = report.condition.as_deref().unwrap_or("");
+    assert!(
+        condition.contains("platform-backend-eu-west Degraded"),
+        "{condition}"
+    );
     assert_eq!(report.applications[4].result, "NotSynced");
 
     for (selector, expected) in [

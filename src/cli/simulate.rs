@@ -342,7 +342,15 @@ fn report_text(report: &Report, wide: bool) -> String {
     }
     text.push('\n');
     let when = |t: Option<f64>| t.map(format_seconds).unwrap_or_else(|| "-".to_owned());
-    let mut headers = vec!["STEP", "APPLICATION", "START", "END", "RESULT", "PHASES"];
+    let mut headers = vec![
+        "STEP",
+        "APPLICATION",
+        "START",
+        "END",
+        "HEALTHY",
+        "RESULT",
+        "PHASES",
+    ];
     if wide {
         headers.extend(["DESTINATION", "MESSAGE"]);
     }
@@ -361,6 +369,7 @@ fn report_text(report: &Report, wide: bool) -> String {
             app.name.clone(),
             when(app.start),
             when(app.end),
+            when(app.healthy),
             app.result.clone(),
             phases.join(", "),
         ];

@@ -26,8 +26,8 @@
 //! One Application's objects are found through an index ([`TrackedObjects`]), not by a scan.
 //!
 //! Every change a watch sees to a tracked object is also announced, as the object's tracking id,
-//! to the subscribers of the cache's [`Touched`] channel: the controller wakes a sync waiting on
-//! that object from it instead of polling.
+//! to the subscribers of the cache's [`Touched`] channel: the controller compares the
+//! Application whose id it is (or steps its running operation) from it instead of polling.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -1,7 +1,7 @@
 //! One sync operation run by the controller: the engine's [`SyncRun`] against a destination
 //! cluster, storing its state in the Application's status, stepped until it has to wait (then
-//! parked in [`super::running_syncs::RunningSyncs`] and requeued, or woken by a change of an
-//! object it waits on) or ends. It stops (without terminating the operation, which stays
+//! parked in [`super::running_syncs::RunningSyncs`] and requeued, or woken by a change of one
+//! of the Application's objects) or ends. It stops (without terminating the operation, which stays
 //! Running for the next leader to resume) when the controller stops, and terminates the
 //! operation when `flotilla app terminate` asks for it, or when the Application of a sync is
 //! being deleted (its deletion then need not wait for the sync, e.g. for a pruning confirmation
@@ -24,7 +24,7 @@ use crate::sync::execute::{
     Advance, Context, ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRun,
 };
 use crate::sync::load_plan;
-use crate::sync::{OperationState, SyncPlan, tracking_id};
+use crate::sync::{OperationState, SyncPlan};
 
 use super::running_syncs::Parked;
 use super::status_store::{StatusStore, terminates};
@@ -122,24 +122,13 @@ impl SyncJob {
             }
             let advance = run.advance(context, &plan_source, cancelled).await?;
             let limit = run.operation(context).wait_limit(&advance);
-            let (waiting_on, after) = match advance {
+            let after = match advance {
                 Advance::Continue => continue,
                 Advance::Done(attempt) => return Ok(JobStep::Done(attempt.state)),
-                Advance::Wait(waiting) => (
-                    waiting
-                        .on
-                        .iter()
-                        .map(|blocker| tracking_id(&self.app, &blocker.key))
-                        .collect(),
-                    limit.min(WAKE_FALLBACK),
-                ),
-                Advance::Pause(_) | Advance::AwaitConfirmation => (Vec::new(), limit),
+                Advance::Wait(_) => limit.min(WAKE_FALLBACK),
+                Advance::Pause(_) | Advance::AwaitConfirmation => limit,
             };
-            let parked = Parked {
-                job: self,
-                run,
-                waiting_on,
-            };
+            let parked = Parked { job: self, run };
             return Ok(JobStep::Parked(Box::new(parked), after));
         }
     }

@@ -18,7 +18,10 @@ use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
 use crate::api::application_set::{RolloutStrategy, StrategyType};
+use crate::api::application_set_status::SyncStatusCode;
 use crate::duration::format_duration;
+use crate::health::{HealthChecks, HealthStatus};
+use crate::manifest::ObjectKey;
 use crate::project::windows::block::SEARCH_HORIZON_DAYS;
 use crate::project::windows::{AppWindows, SyncKind};
 use crate::rollout::{
@@ -27,7 +30,7 @@ use crate::rollout::{
 };
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
-use crate::sync::{OperationPhase, OperationState};
+use crate::sync::{OperationPhase, OperationState, ResourceResult, ResultStatus};
 
 use super::all_at_once::all_at_once_pass;
 use super::app::SimApp;
@@ -103,6 +106,9 @@ pub struct AppRun {
     pub triggered_at: Option<Duration>,
     /// Its sync operation as the executor left it.
     pub operation: Option<OperationState>,
+    /// When it was last seen turning Healthy after its sync (its last wave ends the operation
+    /// without waiting for health); `None` while it has not.
+    pub healthy_at: Option<Duration>,
     /// What the rollout last saw of it.
     pub observed: ApplicationState,
 }
@@ -150,6 +156,7 @@ pub async fn drive<C: ClusterApi>(
             destination: app.destination.clone(),
             triggered_at: None,
             operation: None,
+            healthy_at: None,
             observed: ApplicationState {
                 name: app.name.clone(),
                 labels: app.labels.clone(),
@@ -173,8 +180,9 @@ pub async fn drive<C: ClusterApi>(
         total: apps.len(),
         ..Standing::default()
     }));
-    let mut in_flight: FuturesUnordered<LocalBoxFuture<'_, (usize, OperationState)>> =
+    let mut in_flight: FuturesUnordered<LocalBoxFuture<'_, (usize, Ended)>> =
         FuturesUnordered::new();
+    let mut last_activity = Duration::ZERO;
     let mut window_waits: Vec<WindowWait> = Vec::new();
     loop {
         let mut window_opens = None;
@@ -265,7 +273,10 @@ pub async fn drive<C: ClusterApi>(
                     standing: standing.get(),
                 });
             };
-            in_flight.push(Box::pin(sync_one(i, &apps[i], cluster, clock, report)));
+            in_flight.push(Box::pin(
+                sync_one(i, &apps[i], cluster, clock, report)
+                    .map(|(i, operation)| (i, Ended::Synced(operation))),
+            ));
         }
         let wake = window_opens.map(|opens| {
             let wait = Duration::try_from(opens.duration_since(clock.now())).unwrap_or_default();
@@ -278,11 +289,15 @@ pub async fn drive<C: ClusterApi>(
                     break;
                 }
                 clock.sleep(wait).await;
+                last_activity = clock.elapsed();
                 continue;
             }
             Some(wait) => tokio::select! {
                 ended = in_flight.next() => ended,
-                () = clock.sleep(wait) => continue,
+                () = clock.sleep(wait) => {
+                    last_activity = clock.elapsed();
+                    continue;
+                }
             },
         };
         let Some(ended) = ended else {
@@ -292,10 +307,43 @@ pub async fn drive<C: ClusterApi>(
         while let Some(Some(also)) = in_flight.next().now_or_never() {
             ended.push(also);
         }
-        for (i, operation) in ended {
+        for (i, ended) in ended {
             let cluster = &clusters[&apps[i].destination];
-            runs[i].observed.status = observe(cluster, &operation, &apps[i].settings.health).await;
+            let checks = &apps[i].settings.health;
+            let operation = match ended {
+                Ended::Synced(operation) => operation,
+                Ended::Observed(status) => {
+                    last_activity = clock.elapsed();
+                    runs[i].healthy_at =
+                        (status.health == HealthStatus::Healthy).then(|| clock.elapsed());
+                    if let Some(operation) = runs[i].operation.clone()
+                        && unsettled(&status)
+                    {
+                        in_flight.push(Box::pin(settle(
+                            i, cluster, operation, checks, &status, clock,
+                        )));
+                    }
+                    runs[i].observed.status = status;
+                    continue;
+                }
+                Ended::Unchanged => continue,
+            };
+            last_activity = clock.elapsed();
+            runs[i].observed.status = observe(cluster, &operation, checks).await;
+            runs[i].healthy_at =
+                (runs[i].observed.status.health == HealthStatus::Healthy).then(|| clock.elapsed());
             let phase = operation.phase;
+            if unsettled(&runs[i].observed.status) {
+                let status = &runs[i].observed.status;
+                in_flight.push(Box::pin(settle(
+                    i,
+                    cluster,
+                    operation.clone(),
+                    checks,
+                    status,
+                    clock,
+                )));
+            }
             runs[i].operation = Some(operation);
             let synced = runs
                 .iter()
@@ -322,7 +370,71 @@ pub async fn drive<C: ClusterApi>(
         runs,
         window_waits,
         decision,
-        ended_at: clock.elapsed(),
+        ended_at: last_activity,
+    }
+}
+
+/// What ended among the loop's futures.
+enum Ended {
+    /// A sync, as the executor left it.
+    Synced(OperationState),
+    /// The health of a synced Application changed (see [`settle`]).
+    Observed(ObservedStatus),
+    /// It did not change within [`SETTLE_LIMIT`].
+    Unchanged,
+}
+
+/// How long after its sync (or its last change) an Application whose health has not settled is
+/// still watched for a change.
+const SETTLE_LIMIT: Duration = Duration::from_secs(600);
+
+/// How often such an Application's objects are read again (the controller compares on every
+/// change of them; the simulated cluster skips reads that could not differ).
+const SETTLE_POLL: Duration = Duration::from_secs(1);
+
+/// Whether an Application's health after its sync may still change by itself: its final wave
+/// ends the operation without waiting for health (as Argo CD's), so objects still Progressing
+/// or Missing are watched, as the controller's watch-driven compare does.
+fn unsettled(status: &ObservedStatus) -> bool {
+    status.sync == SyncStatusCode::Synced
+        && matches!(
+            status.health,
+            HealthStatus::Progressing | HealthStatus::Missing
+        )
+}
+
+/// Observes Application `index` (synced by `operation`) again whenever its objects may have
+/// changed, until its health or message differs from `was` or [`SETTLE_LIMIT`] passed.
+fn settle<'a, C: ClusterApi>(
+    index: usize,
+    cluster: &'a C,
+    operation: OperationState,
+    checks: &'a HealthChecks,
+    was: &ObservedStatus,
+    clock: VirtualClock,
+) -> impl Future<Output = (usize, Ended)> + 'a {
+    let (health, message) = (was.health, was.health_message.clone());
+    async move {
+        let keys: Vec<ObjectKey> = operation
+            .resources
+            .iter()
+            .filter(|r| r.hook_type.is_none() && r.status != ResultStatus::Pruned)
+            .map(ResourceResult::key)
+            .collect();
+        let start = clock.elapsed();
+        loop {
+            let waited = clock.elapsed().saturating_sub(start);
+            if waited >= SETTLE_LIMIT {
+                return (index, Ended::Unchanged);
+            }
+            cluster
+                .wait_for_change(&keys, cluster.now(), SETTLE_POLL, SETTLE_LIMIT - waited)
+                .await;
+            let now = observe(cluster, &operation, checks).await;
+            if now.health != health || now.health_message != message {
+                return (index, Ended::Observed(now));
+            }
+        }
     }
 }
 

@@ -1,29 +1,12 @@
 //! What the simulation observes of an Application after its sync, as the application
 //! controller would report it: sync status from the operation, health aggregated from its live
-//! objects (judged by `crate::health`), the worst one winning in Argo CD's order.
+//! objects (judged by `crate::health`) by the controller's rule, [`crate::health::worst`].
 
 use crate::api::application_set_status::SyncStatusCode;
-use crate::health::{HealthChecks, HealthStatus};
+use crate::health::{Health, HealthChecks, HealthStatus, worst};
 use crate::rollout::{ObservedStatus, OperationState as Rollout};
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::{LiveObject, OperationPhase, OperationState, ResultStatus};
-
-/// Argo CD's aggregation order: a later status is worse and wins.
-const WORSE: [HealthStatus; 6] = [
-    HealthStatus::Healthy,
-    HealthStatus::Suspended,
-    HealthStatus::Progressing,
-    HealthStatus::Missing,
-    HealthStatus::Degraded,
-    HealthStatus::Unknown,
-];
-
-fn rank(status: HealthStatus) -> usize {
-    WORSE
-        .iter()
-        .position(|s| *s == status)
-        .unwrap_or(WORSE.len())
-}
 
 /// The Application's status after `state` ended, read from `cluster` and judged by `checks`.
 pub async fn observe<C: ClusterApi>(
@@ -31,8 +14,7 @@ pub async fn observe<C: ClusterApi>(
     state: &OperationState,
     checks: &HealthChecks,
 ) -> ObservedStatus {
-    let mut health = HealthStatus::Healthy;
-    let mut message = String::new();
+    let mut verdicts = Vec::new();
     let managed = state
         .resources
         .iter()
@@ -41,15 +23,16 @@ pub async fn observe<C: ClusterApi>(
         let key = record.key();
         let verdict = match cluster.get(&key).await {
             Ok(Some(object)) => LiveObject::from_object(&object, checks).map(|live| live.health),
-            Ok(None) => Some(crate::health::Health::missing()),
+            Ok(None) => Some(Health::missing()),
             Err(_) => None,
         }
-        .unwrap_or_else(|| crate::health::Health::new(HealthStatus::Unknown, ""));
-        if rank(verdict.status) > rank(health) {
-            health = verdict.status;
-            message = format!("{key}: {verdict}");
-        }
+        .unwrap_or_else(|| Health::new(HealthStatus::Unknown, ""));
+        verdicts.push((key, verdict));
     }
+    let Health {
+        status: mut health,
+        message,
+    } = worst(verdicts.iter().map(|(key, health)| (key, health)));
     let phase = state.phase;
     if state.phase != OperationPhase::Succeeded && health == HealthStatus::Healthy {
         health = HealthStatus::Missing;
@@ -71,17 +54,5 @@ pub async fn observe<C: ClusterApi>(
             started_at: state.started_at.as_ref().map_or(now, |t| t.0),
             message: state.message.clone(),
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn worse_statuses_rank_higher() {
-        assert!(rank(HealthStatus::Degraded) > rank(HealthStatus::Progressing));
-        assert!(rank(HealthStatus::Missing) > rank(HealthStatus::Suspended));
-        assert!(rank(HealthStatus::Unknown) > rank(HealthStatus::Degraded));
     }
 }

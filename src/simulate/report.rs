@@ -6,7 +6,7 @@
 //! operations recorded in Applications' status, with [`segments`], [`step_times`] and
 //! [`critical_path`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -71,7 +71,7 @@ pub struct StepTimes {
     pub applications: Vec<String>,
     /// When its first sync started.
     pub start: Option<f64>,
-    /// When its last sync ended, once all have.
+    /// When its last Application was done (synced, and Healthy if it became so), once all are.
     pub end: Option<f64>,
     /// What the rollout said of it last.
     pub state: String,
@@ -93,6 +93,10 @@ pub struct AppReport {
     pub start: Option<f64>,
     /// When its sync ended.
     pub end: Option<f64>,
+    /// When it was seen turning Healthy after its sync (the operation ends once its last wave
+    /// is applied, maybe before); `None` when it was not (or is not known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub healthy: Option<f64>,
     /// The operation's message.
     pub message: String,
     /// Its phases and waves, in execution order.
@@ -159,6 +163,15 @@ pub struct Blocked {
     pub reason: String,
 }
 
+impl AppReport {
+    /// When it was done: Healthy after its sync, or else its sync's end.
+    #[must_use]
+    pub fn done(&self) -> Option<f64> {
+        let end = self.end?;
+        Some(self.healthy.map_or(end, |healthy| healthy.max(end)))
+    }
+}
+
 /// Builds the report of a simulation.
 #[must_use]
 pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
@@ -177,6 +190,7 @@ pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
                 result: operation.map_or("NotSynced".to_owned(), |op| format!("{:?}", op.phase)),
                 start: run.triggered_at.map(secs),
                 end: operation.and_then(|op| seconds(&op.finished_at)),
+                healthy: run.healthy_at.map(secs),
                 message: operation.map(|op| op.message.clone()).unwrap_or_default(),
                 segments: operation
                     .map(|op| segments(&op.resources, seconds(&op.finished_at), &offset))
@@ -188,13 +202,22 @@ pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
         (a.step.is_none(), a.step, &a.name).cmp(&(b.step.is_none(), b.step, &b.name))
     });
     let steps = step_times(driven.decision.as_ref(), &applications);
-    let ending = if applications.iter().all(|a| a.result == "Succeeded") {
-        Ending::Complete
-    } else if applications
+    // A sync that succeeded leaves a Degraded Application failed all the same (its last wave
+    // ended the operation before its health showed, as in Argo CD).
+    let degraded: BTreeSet<&str> = driven
+        .runs
         .iter()
-        .any(|a| a.start.is_some() && a.result != "Succeeded")
-    {
+        .filter(|run| {
+            run.operation.is_some() && run.observed.status.health == HealthStatus::Degraded
+        })
+        .map(|run| run.name.as_str())
+        .collect();
+    let ending = if applications.iter().any(|a| {
+        a.start.is_some() && (a.result != "Succeeded" || degraded.contains(a.name.as_str()))
+    }) {
         Ending::Failed
+    } else if applications.iter().all(|a| a.result == "Succeeded") {
+        Ending::Complete
     } else {
         Ending::Stuck
     };
@@ -324,7 +347,7 @@ pub fn step_times(
         .into_iter()
         .map(|(step, apps)| {
             let start = apps.iter().filter_map(|a| a.start).reduce(f64::min);
-            let ends: Vec<Option<f64>> = apps.iter().map(|a| a.end).collect();
+            let ends: Vec<Option<f64>> = apps.iter().map(|a| a.done()).collect();
             let end = ends
                 .iter()
                 .copied()
@@ -356,7 +379,7 @@ pub fn critical_path(steps: &[StepTimes], applications: &[AppReport]) -> Vec<Pat
             let last = applications
                 .iter()
                 .filter(|a| a.step == Some(step.step))
-                .filter_map(|a| Some((a, a.start?, a.end?)))
+                .filter_map(|a| Some((a, a.start?, a.done()?)))
                 .max_by(|x, y| x.2.total_cmp(&y.2))?;
             let (app, start, end) = last;
             let longest = app

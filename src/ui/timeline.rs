@@ -61,6 +61,7 @@ pub fn live_report(
                     .and_then(|op| op.started_at.as_ref())
                     .map(|t| offset(t.0)),
                 end,
+                healthy: None,
                 message: operation
                     .as_ref()
                     .map(|op| op.message.clone())

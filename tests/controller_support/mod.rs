@@ -68,6 +68,16 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
 /// `flotilla controller --repo-refresh`); `start` fetches on every resolve, so a pushed commit is
 /// seen at once.
 pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Duration) -> Running {
+    start_with(ns, identity, refresh, RESYNC)
+}
+
+/// [`start`] comparing Applications without a change only every `resync` (Argo CD's 3 min, say):
+/// what it sees sooner it sees from its watches.
+pub fn start_with_resync(ns: &TestNamespace, identity: &str, resync: Duration) -> Running {
+    start_with(ns, identity, Duration::ZERO, resync)
+}
+
+fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Duration) -> Running {
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
     // One cache for both controllers, as `flotilla controller` has.
@@ -89,7 +99,7 @@ pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Dura
                     plain_connect(),
                     namespace.clone(),
                     Arc::clone(&repos),
-                    RESYNC,
+                    resync,
                     Arc::clone(&metrics),
                 )
             }),

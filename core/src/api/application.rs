@@ -136,6 +136,10 @@ pub struct SyncOperation {
     /// (refused otherwise; `flotilla app sync --allow-empty`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_empty: bool,
+    /// For a self-heal, how many self-heals in a row it is (Argo CD's
+    /// `selfHealAttemptsCount`): the next one waits the longer for it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub self_heal_attempts_count: u32,
 }
 
 impl SyncOperation {
@@ -466,8 +470,8 @@ fn health_status_or_unknown<'de, D: serde::Deserializer<'de>>(
     Ok(word.parse().unwrap_or_default())
 }
 
-fn is_zero(n: &i32) -> bool {
-    *n == 0
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// Whether the live state matches the source, at which revision.

@@ -2,6 +2,7 @@
 //! rules of their own for a few operators' kinds and the status conventions for every other kind.
 //! Pure: takes an object as JSON and returns a status with a message; never talks to a cluster.
 
+mod aggregate;
 mod apiservice;
 mod application;
 mod argo_rollout;
@@ -26,6 +27,7 @@ mod service;
 mod statefulset;
 mod status;
 
+pub use aggregate::{severity, worst};
 #[cfg(test)]
 pub(crate) use customizations::test_data;
 pub use customizations::{

@@ -5,7 +5,12 @@
 //! batches, `PruneLast` prunes (reverse wave order), PostSync batches, then PostDelete batches
 //! (which only the plan of a deleted Application's hooks has, see [`SyncPlan::post_delete_plan`]). A batch is one phase and
 //! wave (its Namespaces and CRDs first, as a batch of their own) and completes when every hook in
-//! it finished and every other object is Healthy on its current generation. Any failure (a
+//! it finished and every other object is Healthy on its current generation — except the final
+//! batch, as in Argo CD's gitops-engine: once the last wave is applied and no hook is left, the
+//! operation has succeeded ("all tasks run") whatever the health of what it applied, which the
+//! Application's health reports from then on. Objects of a final batch that also holds hooks are
+//! waited for only when the operation has more than one step (phase and wave), and fail it when
+//! Degraded in a single-step one, as gitops-engine's running tasks do. Any failure (a
 //! rejected apply, a failed hook, a Degraded object, the timeout) stops the sequence; SyncFail
 //! hooks then run through the same batch logic and the operation ends Failed. A prune wave with a
 //! `Prune=confirm` object waits, deleting nothing, until the pruning is confirmed (as Argo CD's
@@ -14,7 +19,7 @@
 //! never re-runs a finished hook; a hook it created but had not recorded when it stopped is
 //! recognised by its operation mark and adopted, not run again.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::time::Duration;
 
@@ -248,11 +253,28 @@ pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
             )
         })
         .collect();
-    let progress = stages(state.plan, state.failure.is_some())
-        .into_iter()
-        .map(|stage| match stage {
-            Stage::Batch(batch, tasks) => batch_progress(batch, tasks, &records, state),
-            Stage::Prune { last } => prune_progress(state, last, &records),
+    let stages = stages(state.plan, state.failure.is_some());
+    let final_stage = stages.iter().rposition(|stage| stage.has_work(state.prune));
+    let single_step = stages
+        .iter()
+        .filter(|stage| stage.has_work(state.prune))
+        .map(Stage::step)
+        .collect::<BTreeSet<_>>()
+        .len()
+        == 1;
+    let progress = stages
+        .iter()
+        .enumerate()
+        .map(|(index, stage)| match stage {
+            Stage::Batch(batch, tasks) => {
+                let end = if final_stage == Some(index) {
+                    End::Final { single_step }
+                } else {
+                    End::Healthy
+                };
+                batch_progress(*batch, tasks, end, &records, state)
+            }
+            Stage::Prune { last } => prune_progress(state, *last, &records),
         })
         .find(|progress| !matches!(progress, Progress::Complete))
         .unwrap_or(Progress::Complete);
@@ -287,6 +309,39 @@ pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
 enum Stage<'a> {
     Batch(Batch, &'a [SyncTask]),
     Prune { last: bool },
+}
+
+impl Stage<'_> {
+    /// Whether the stage has anything to do in this operation.
+    fn has_work(&self, prune: &[PruneTask]) -> bool {
+        match self {
+            Self::Batch(_, tasks) => !tasks.is_empty(),
+            Self::Prune { last } => prune.iter().any(|task| task.last == *last),
+        }
+    }
+
+    /// The step (phase and wave) of the operation the stage belongs to, as gitops-engine counts
+    /// them: a wave's Namespaces and CRDs are of its step; `PruneLast` prunes are a step after
+    /// every wave, other prunes one before them.
+    fn step(&self) -> (SyncPhase, i32) {
+        match self {
+            Self::Batch(batch, _) => (batch.phase, batch.wave),
+            Self::Prune { last: false } => (SyncPhase::PreSync, i32::MAX),
+            Self::Prune { last: true } => (SyncPhase::Sync, i32::MAX),
+        }
+    }
+}
+
+/// When a batch's objects (hooks aside) are done.
+#[derive(Clone, Copy)]
+enum End {
+    /// Once Healthy on their current generation: a later stage depends on them.
+    Healthy,
+    /// The last stage of the operation: once applied (see the module documentation).
+    Final {
+        /// Whether the operation has this one step only.
+        single_step: bool,
+    },
 }
 
 fn stages(plan: &SyncPlan, failing: bool) -> Vec<Stage<'_>> {
@@ -338,10 +393,21 @@ fn record<'r>(
 fn batch_progress<'a>(
     batch: Batch,
     tasks: &'a [SyncTask],
+    end: End,
     records: &Records<'_>,
     state: &SyncState<'_>,
 ) -> Progress<'a> {
     let live = state.live;
+    let has_hooks = tasks.iter().any(|task| task.hook.is_some());
+    // Objects applied in the final batch are done (as gitops-engine's last wave): at once
+    // without hooks beside them; with hooks, unless Degraded in a single-step operation.
+    let applied_is_done = |health: Option<&Health>| match end {
+        End::Healthy => false,
+        End::Final { .. } if !has_hooks => true,
+        End::Final { single_step } => {
+            single_step && health.is_none_or(|h| h.status != HealthStatus::Degraded)
+        }
+    };
     let mut adopt = Vec::new();
     let mut unapplied = Vec::new();
     let mut delete_first = Vec::new();
@@ -380,6 +446,7 @@ fn batch_progress<'a>(
             (Some(_), Some(HookPhase::Failed)) => {
                 failures.push(format!("{} hook failed: {}", task.key, record.message))
             }
+            (None, _) if applied_is_done(current.map(|live| &live.health)) => {}
             (hook, _) => match settled(task, record, current) {
                 Settled::Pending(blocked) => blockers.push(blocked),
                 Settled::Observed(health) => match (hook, health.status) {

@@ -744,3 +744,91 @@ fn post_delete_hooks_run_alone_with_their_delete_policies() {
         assert_eq!(sim.run(), expected, "{failing:?}");
     }
 }
+
+/// A stack without hooks: a ConfigMap at wave -1, then a LoadBalancer Service and a Deployment.
+const STACK: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  annotations:\n    \
+    argocd.argoproj.io/sync-wave: \"-1\"\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n\
+    spec:\n  type: LoadBalancer\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
+
+/// A Sync hook of wave 0.
+const SYNC_HOOK: &str = "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: seed\n  annotations:\n    \
+    argocd.argoproj.io/hook: Sync\n";
+
+fn progressing(message: &str) -> Health {
+    Health::new(HealthStatus::Progressing, message)
+}
+
+#[test]
+fn the_final_wave_succeeds_once_applied_whatever_its_health() {
+    for health in [
+        progressing("waiting for a load balancer address"),
+        degraded("CrashLoopBackOff"),
+    ] {
+        let mut sim = Sim::new(STACK);
+        sim.health.insert("Service web".into(), health.clone());
+        sim.health
+            .insert("Deployment web".into(), progressing("0/1 available"));
+        assert_eq!(
+            sim.run(),
+            [
+                "apply wave -1: ConfigMap shop/settings",
+                "apply wave 0: Service shop/web, Deployment shop/web",
+                SUCCESS_MESSAGE,
+            ],
+            "{health}"
+        );
+    }
+}
+
+#[test]
+fn earlier_waves_still_wait_for_health() {
+    let mut sim = Sim::new(STACK);
+    sim.health
+        .insert("ConfigMap settings".into(), progressing("not ready"));
+    assert_eq!(
+        sim.run(),
+        [
+            "apply wave -1: ConfigMap shop/settings",
+            "wait wave -1: ConfigMap shop/settings Progressing: not ready",
+        ]
+    );
+}
+
+#[test]
+fn a_final_wave_with_hooks_waits_for_them_and_for_health_when_there_are_several_steps() {
+    let mut several = Sim::new(&format!("{STACK}{SYNC_HOOK}"));
+    several
+        .health
+        .insert("Deployment web".into(), progressing("0/1 available"));
+    assert_eq!(
+        several.run(),
+        [
+            "apply wave -1: ConfigMap shop/settings",
+            "apply wave 0: Service shop/web, Deployment shop/web, Job shop/seed",
+            "finish hooks wave 0: Job shop/seed succeeded",
+            "wait wave 0: Deployment shop/web Progressing: 0/1 available",
+        ]
+    );
+    let deployment = "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
+    let mut single = Sim::new(&format!("{deployment}{SYNC_HOOK}"));
+    single
+        .health
+        .insert("Deployment web".into(), progressing("0/1 available"));
+    assert_eq!(
+        single.run(),
+        [
+            "apply wave 0: Deployment shop/web, Job shop/seed",
+            "finish hooks wave 0: Job shop/seed succeeded",
+            SUCCESS_MESSAGE,
+        ],
+        "one step: only the hook is waited for"
+    );
+    let mut failing = Sim::new(&format!("{deployment}{SYNC_HOOK}"));
+    failing
+        .health
+        .insert("Deployment web".into(), degraded("CrashLoopBackOff"));
+    assert_eq!(
+        failing.run().last().unwrap(),
+        "failed: wave 0: Deployment shop/web Degraded: CrashLoopBackOff"
+    );
+}

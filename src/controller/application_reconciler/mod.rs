@@ -5,6 +5,11 @@
 //! PostDelete hooks run, before the finalizer goes. Every decision is made by the pure
 //! [`super::application`] core; these files read and write, one per lifecycle step.
 //!
+//! What triggers a reconcile: a change of the Application or its AppProject, a change of any
+//! object it tracks (the destinations' watches announce it; [`wake_on_tracked_objects`]), the
+//! requeue a decision asks for (a self-heal's backoff, a window's opening, a parked operation's
+//! wait), and the periodic resync, a safety net.
+//!
 //! `spec.operation` is consumed when its sync starts: `status.operationState` is written
 //! (phase Running) first, then `spec.operation` is removed (only if unchanged), then the engine
 //! runs from that stored state. A stopping controller drops a running sync without terminating
@@ -33,22 +38,28 @@ use crate::api::AppProject;
 use crate::api::app_project::DEFAULT_PROJECT;
 use crate::api::application::ApplicationConditionType;
 use crate::api::{Application, ApplicationSet};
-use crate::controller::application::decide::next_sync;
+use crate::controller::application::decide::{NextSync, next_sync};
 use crate::controller::application::freshness::{CompareInputs, LastCompare, version_after_write};
+use crate::controller::application::instance::application_of;
 use crate::controller::event_reason::EventReason;
 use crate::controller::metrics::Reconciler;
 use crate::controller::running_syncs::Parked;
+use crate::customizations::Customizations;
 
 pub use context::ApplicationContext;
 use deletion::delete_resources;
 pub use error::ApplicationError;
-use observe::{admit_application, observe, unchanged};
+use observe::{
+    Admitted, Compared, Observed, admit_application, changed_during_operation, compare_live,
+    observe, unchanged,
+};
 use operation::{continue_operation, reporting_sync_failure};
 use start::{gate, hold_for_windows, sync};
 use status_writes::{publish, write_status};
 
-/// How many Applications are reconciled at once (a running sync holds its slot): bounds the
-/// requests in flight and the memory of the reconciles, as Argo CD's processor counts do.
+/// How many Applications are reconciled at once (a sync holds a slot while it steps, not while
+/// it waits: it is parked between steps): bounds the requests in flight and the memory of the
+/// reconciles, as Argo CD's processor counts do.
 pub const RECONCILE_CONCURRENCY: u16 = 32;
 
 /// One run of the controller: the shared context, the watched Applications and
@@ -72,11 +83,9 @@ async fn timed_reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action,
 /// Reconciles one Application.
 async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
     let ctx = &run.ctx;
-    if let Some(parked) = ctx.runs.take(&app.uid().unwrap_or_default()) {
-        let Parked {
-            job, run: sync_run, ..
-        } = parked;
+    if let Some(Parked { job, run: sync_run }) = ctx.runs.take(&app.uid().unwrap_or_default()) {
         let stepped = continue_operation(&run, &app, job, Some(sync_run)).await;
+        refresh_during_operation(&run, &app).await;
         return reporting_sync_failure(ctx, &app, stepped).await;
     }
     if app.metadata.deletion_timestamp.is_some() {
@@ -88,13 +97,61 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     if admitted.is_ok() && unchanged(&run, &app).await {
         return Ok(Action::requeue(ctx.resync));
     }
+    let observed = compare_and_report(ctx, &app, customizations, admitted).await?;
+    let gate = gate(&run, &app).await;
+    let revision = observed.manifests.revision.as_deref();
+    let out_of_sync = observed.compared.comparison.out_of_sync();
+    let trigger = match next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) {
+        NextSync::Now(trigger) => trigger,
+        NextSync::After(wait) => return Ok(Action::requeue(wait.min(ctx.resync))),
+        NextSync::Idle => return Ok(Action::requeue(ctx.resync)),
+    };
+    if let Some(action) = hold_for_windows(ctx, &app, &trigger, &observed.admitted.projects).await?
+    {
+        return Ok(action);
+    }
+    let synced = sync(ctx, &app, &observed, trigger, &run).await;
+    reporting_sync_failure(ctx, &app, synced).await
+}
+
+/// Observes and compares the Application, writes what it found (or why it could not) to its
+/// status, and remembers the compare.
+///
+/// # Errors
+/// The Application could not be observed (also written as a condition and an Event), or its
+/// status not written.
+async fn compare_and_report(
+    ctx: &ApplicationContext,
+    app: &Application,
+    customizations: Result<Customizations, ApplicationError>,
+    admitted: Result<Admitted, ApplicationError>,
+) -> Result<Observed, ApplicationError> {
     let observed = match (customizations, admitted) {
-        (Ok(customizations), Ok(admitted)) => observe(ctx, &app, customizations, admitted).await,
+        (Ok(customizations), Ok(admitted)) => observe(ctx, app, customizations, admitted).await,
         (Err(error), _) | (_, Err(error)) => Err(error),
     };
-    let message = observed.as_ref().err().map(ToString::to_string);
-    let written = match (&observed, &message) {
-        (Ok(observed), _) => Ok(&observed.comparison),
+    report_comparison(ctx, app, observed.as_ref().map(|o| &o.compared)).await?;
+    match observed {
+        Ok(observed) => Ok(observed),
+        Err(error) => {
+            publish(ctx, app, EventReason::ComparisonError, error.to_string()).await;
+            Err(error)
+        }
+    }
+}
+
+/// Writes a comparison (or why there is none) to the Application's status and remembers it.
+///
+/// # Errors
+/// The status could not be written.
+async fn report_comparison(
+    ctx: &ApplicationContext,
+    app: &Application,
+    compared: Result<&Compared, &ApplicationError>,
+) -> Result<(), ApplicationError> {
+    let message = compared.err().map(ToString::to_string);
+    let written = match (compared, &message) {
+        (Ok(compared), _) => Ok(&compared.comparison),
         (Err(error), message) => Err((
             if matches!(error, ApplicationError::Project { .. }) {
                 ApplicationConditionType::InvalidSpecError
@@ -104,39 +161,49 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
             message.as_deref().unwrap_or_default(),
         )),
     };
-    let status_written = write_status(ctx, &app, written).await;
-    let last = match (&observed, &status_written) {
-        (Ok(observed), Ok(written)) => Some(LastCompare {
+    let status_written = write_status(ctx, app, written).await;
+    let last = match (compared, &status_written) {
+        (Ok(compared), Ok(written)) => Some(LastCompare {
             inputs: CompareInputs {
-                application_version: version_after_write(&app, written.as_ref()),
-                ..observed.inputs.clone()
+                application_version: version_after_write(app, written.as_ref()),
+                ..compared.inputs.clone()
             },
-            synced: !observed.comparison.out_of_sync(),
-            kinds: observed.kinds.clone(),
+            synced: !compared.comparison.out_of_sync(),
+            kinds: compared.kinds.clone(),
         }),
         _ => None,
     };
     ctx.remember_compare(app.name_any(), last);
-    status_written?;
-    let observed = match observed {
-        Ok(observed) => observed,
-        Err(error) => {
-            publish(ctx, &app, EventReason::ComparisonError, error.to_string()).await;
-            return Err(error);
-        }
+    status_written.map(drop)
+}
+
+/// Compares an Application whose sync operation is running (parked between two steps) with
+/// the plan the operation syncs, when its tracked objects changed since its last compare, and
+/// writes the status, so that it shows the objects as the operation leaves them; a failure is
+/// logged (the operation goes on, and the compare after it ends reports it). Not after an
+/// operation's first step (its reconcile has just compared, and a burst of starting syncs
+/// should free their slots at once): the changes of the objects it applied bring the next.
+async fn refresh_during_operation(run: &Run, app: &Application) {
+    let ctx = &run.ctx;
+    let Some((plan, revision, cluster)) = ctx.runs.syncing(&app.uid().unwrap_or_default()) else {
+        return;
     };
-    let gate = gate(&run, &app).await;
-    let revision = observed.manifests.revision.as_deref();
-    let out_of_sync = observed.comparison.out_of_sync();
-    let Some(trigger) = next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) else {
-        return Ok(Action::requeue(ctx.resync));
-    };
-    if let Some(action) = hold_for_windows(ctx, &app, &trigger, &observed.admitted.projects).await?
-    {
-        return Ok(action);
+    if !changed_during_operation(run, app).await {
+        return;
     }
-    let synced = sync(ctx, &app, &observed, trigger, &run).await;
-    reporting_sync_failure(ctx, &app, synced).await
+    let compared = match ctx.customizations(app).await {
+        Ok(customizations) => {
+            compare_live(app, &cluster, &plan, revision.as_deref(), &customizations).await
+        }
+        Err(error) => Err(error),
+    };
+    let reported = match compared {
+        Ok(compared) => report_comparison(ctx, app, Ok(&compared)).await,
+        Err(error) => Err(error),
+    };
+    if let Err(error) = reported {
+        tracing::debug!(app = %app.name_any(), "compare during the operation: {error}");
+    }
 }
 
 /// The Applications of `store` by (sync status, health status).
@@ -180,14 +247,17 @@ fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<Run>) 
     Action::requeue(delay)
 }
 
-/// The Applications to reconcile now because an object their parked operation waits on
-/// changed (announced by the clusters' tracked-object watches); announcements a slow reader
-/// missed are covered by the operations' fallback requeue.
-fn wake_on_waited_objects(
+/// The Applications to reconcile now because an object they track changed (announced by the
+/// clusters' tracked-object watches: its spec, metadata or status changed, it went, or it
+/// appeared carrying a tracking id): each is compared again — or its parked operation stepped —
+/// at once, a burst of changes coalescing into one reconcile (the controller queues an
+/// Application once). Announcements a slow reader missed are covered by the periodic resync
+/// and the operations' fallback requeue.
+fn wake_on_tracked_objects(
     ctx: &Arc<ApplicationContext>,
 ) -> impl futures::Stream<Item = ObjectRef<Application>> + Send + 'static {
     let touched = ctx.clusters.touched();
-    let ctx = Arc::clone(ctx);
+    let namespace = ctx.app_namespace.clone();
     futures::stream::unfold(touched, |mut touched| async move {
         loop {
             match touched.recv().await {
@@ -198,10 +268,8 @@ fn wake_on_waited_objects(
         }
     })
     .filter_map(move |id| {
-        let woken = ctx
-            .runs
-            .waiting_on(&id)
-            .map(|name| ObjectRef::new(&name).within(&ctx.app_namespace));
+        let woken =
+            application_of(&id, &namespace).map(|name| ObjectRef::new(name).within(&namespace));
         futures::future::ready(woken)
     })
 }
@@ -256,7 +324,7 @@ pub async fn run(
     // Operations parked by an earlier term may have moved on under another leader: resume
     // them from status.
     ctx.runs.clear();
-    let wake = wake_on_waited_objects(&ctx);
+    let wake = wake_on_tracked_objects(&ctx);
     let controller = controller.reconcile_on(wake);
     let run = Arc::new(Run {
         ctx: Arc::clone(&ctx),

@@ -1,4 +1,4 @@
-//! Observing an Application: its project's admission, destination, source at its target revision and live objects, compared; and whether a compare can be skipped.
+//! Observing an Application: its project's admission, destination, source at its target revision and live objects, compared; and whether a compare can be skipped (or, while an operation runs, is due).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use super::start::gate;
 use crate::api::Application;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::controller::application::compare::{Comparison, compare};
-use crate::controller::application::decide::next_sync;
+use crate::controller::application::decide::{NextSync, next_sync};
 use crate::controller::application::freshness::{
     CompareInputs, compare_needed, tracked_fingerprint,
 };
@@ -27,7 +27,7 @@ use crate::source::SourceOptions;
 use crate::sync::LiveObject;
 use crate::sync::application_settings::ignore_differences;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
-use crate::sync::load_plan;
+use crate::sync::{SyncPlan, load_plan};
 
 /// How many live objects are read at once while comparing.
 pub(super) const READ_CONCURRENCY: usize = 8;
@@ -36,15 +36,20 @@ pub(super) const READ_CONCURRENCY: usize = 8;
 pub(super) struct Observed {
     pub(super) cluster: Arc<KubeCluster>,
     pub(super) manifests: Manifests,
+    pub(super) compared: Compared,
+    /// The configured customizations the comparison used, for the sync too.
+    pub(super) customizations: Customizations,
+    /// The projects and the destination's identity the Application was admitted with.
+    pub(super) admitted: Admitted,
+}
+
+/// A comparison of an Application with the live objects, and what it read.
+pub(super) struct Compared {
     pub(super) comparison: Comparison,
     /// What the comparison read.
     pub(super) inputs: CompareInputs,
     /// The kinds (group, kind) the plan deploys.
     pub(super) kinds: Vec<(String, String)>,
-    /// The configured customizations the comparison used, for the sync too.
-    pub(super) customizations: Customizations,
-    /// The projects and the destination's identity the Application was admitted with.
-    pub(super) admitted: Admitted,
 }
 
 /// What an Application's project was judged with: the projects known, both names of its
@@ -73,25 +78,45 @@ pub(super) async fn unchanged(run: &Run, app: &Application) -> bool {
     let Some(last) = ctx.last_compare(&app.name_any()) else {
         return false;
     };
-    let Ok(cluster) = destination(ctx, app).await else {
+    let Some(tracked) = tracked_now(ctx, app, &last.kinds).await else {
         return false;
     };
     let Ok(manifests) = manifests(ctx, app, &app.spec.source.target_revision).await else {
         return false;
     };
-    let Ok(tracked) = cluster.tracked_by(&instance_name(app), &last.kinds).await else {
-        return false;
-    };
     let now = CompareInputs {
         application_version: app.resource_version(),
         revision: manifests.revision,
-        tracked: tracked_fingerprint(&tracked),
+        tracked,
     };
     if compare_needed(Some(&last), &now) {
         return false;
     }
     let gate = gate(run, app).await;
-    next_sync(app, false, now.revision.as_deref(), gate, Timestamp::now()).is_none()
+    next_sync(app, false, now.revision.as_deref(), gate, Timestamp::now()) == NextSync::Idle
+}
+
+/// Whether the objects an Application tracks changed since its last compare (or there was
+/// none): while its operation runs, only then is it compared again. Any failure to tell means
+/// it is compared (and the compare reports the failure).
+pub(super) async fn changed_during_operation(run: &Run, app: &Application) -> bool {
+    let ctx = &run.ctx;
+    let Some(last) = ctx.last_compare(&app.name_any()) else {
+        return true;
+    };
+    tracked_now(ctx, app, &last.kinds).await != Some(last.inputs.tracked)
+}
+
+/// The [`tracked_fingerprint`] of the objects the Application tracks now (`kinds`: those its
+/// plan deploys), or None when they cannot be read.
+async fn tracked_now(
+    ctx: &ApplicationContext,
+    app: &Application,
+    kinds: &[(String, String)],
+) -> Option<u64> {
+    let cluster = destination(ctx, app).await.ok()?;
+    let tracked = cluster.tracked_by(&instance_name(app), kinds).await.ok()?;
+    Some(tracked_fingerprint(&tracked))
 }
 
 /// The Application's project admits it (see [`admit`]): it exists and permits the
@@ -157,6 +182,33 @@ pub(super) async fn observe(
         app: name.clone(),
         error,
     })?;
+    let compared = compare_live(
+        app,
+        &cluster,
+        &plan,
+        manifests.revision.as_deref(),
+        &customizations,
+    )
+    .await?;
+    Ok(Observed {
+        cluster,
+        manifests,
+        compared,
+        customizations,
+        admitted,
+    })
+}
+
+/// Reads the live objects of `plan` (the source's objects at `revision`) and those the
+/// Application tracks from `cluster`, and compares them.
+pub(super) async fn compare_live(
+    app: &Application,
+    cluster: &KubeCluster,
+    plan: &SyncPlan,
+    revision: Option<&str>,
+    customizations: &Customizations,
+) -> Result<Compared, ApplicationError> {
+    let name = app.name_any();
     let observe_error = |what: &str, error| ApplicationError::Observe {
         app: name.clone(),
         what: what.to_owned(),
@@ -192,10 +244,10 @@ pub(super) async fn observe(
         .iter()
         .map(|task| (task.key.group.clone(), task.key.kind.clone()))
         .collect();
-    let tracked = tracked_objects(&cluster, app, &kinds).await?;
+    let tracked = tracked_objects(cluster, app, &kinds).await?;
     let inputs = CompareInputs {
         application_version: app.resource_version(),
-        revision: manifests.revision.clone(),
+        revision: revision.map(str::to_owned),
         tracked: tracked_fingerprint(&tracked),
     };
     let tracked: Vec<LiveObject> = tracked
@@ -210,22 +262,18 @@ pub(super) async fn observe(
             }
         })?;
     let comparison = compare(
-        &plan,
+        plan,
         &instance_name(app),
         &live,
         &tracked,
-        manifests.revision.as_deref(),
+        revision,
         &customizations.health,
         &ignore,
     );
-    Ok(Observed {
-        cluster,
-        manifests,
+    Ok(Compared {
         comparison,
         inputs,
         kinds,
-        customizations,
-        admitted,
     })
 }
 

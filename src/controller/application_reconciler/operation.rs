@@ -51,8 +51,7 @@ pub(super) async fn continue_operation(
     let plan = job.plan;
     match job.step(sync_run, app, &run.stopping).await {
         Ok(JobStep::Parked(parked, after)) => {
-            ctx.runs
-                .park(&app.uid().unwrap_or_default(), &name, *parked);
+            ctx.runs.park(&app.uid().unwrap_or_default(), *parked);
             Ok(Action::requeue(after))
         }
         Ok(JobStep::Stopped) => {

@@ -159,12 +159,16 @@ pub(super) async fn sync(
             operation.initiated_by.clone(),
             Some(operation),
         ),
-        Trigger::Automated => (
+        Trigger::Automated | Trigger::SelfHeal { .. } => (
             observed.manifests.revision.clone().unwrap_or_default(),
             None,
             automated,
             None,
         ),
+    };
+    let self_heal_attempts_count = match trigger {
+        Trigger::SelfHeal { attempts } => attempts,
+        _ => 0,
     };
     let SyncSettings {
         execute: settings,
@@ -207,6 +211,7 @@ pub(super) async fn sync(
                     .map(|op| op.sync.sync_options.clone())
                     .unwrap_or_default(),
                 allow_empty: settings.allow_empty,
+                self_heal_attempts_count,
                 ..SyncOperation::default()
             },
             initiated_by: initiated_by.clone(),

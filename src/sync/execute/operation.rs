@@ -172,6 +172,12 @@ impl Progress {
     pub fn into_state(self) -> OperationState {
         self.state.into_inner()
     }
+
+    /// The plan the attempt syncs.
+    #[must_use]
+    pub fn plan(&self) -> &SyncPlan {
+        &self.plan
+    }
 }
 
 /// One attempt's progress, stepped in a context.

@@ -127,6 +127,12 @@ impl SyncRun {
         Operation::new(context, &mut self.progress)
     }
 
+    /// The plan the current attempt syncs.
+    #[must_use]
+    pub fn plan(&self) -> &crate::sync::SyncPlan {
+        self.progress.plan()
+    }
+
     /// The operation's state as it stands (stored).
     #[must_use]
     pub fn into_state(self) -> OperationState {

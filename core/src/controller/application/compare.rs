@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::api::application::{HealthReport, ResourceStatus, SyncStatus};
 use crate::api::application_set_status::SyncStatusCode;
-use crate::health::{Health, HealthChecks, HealthStatus};
+use crate::health::{Health, HealthChecks, worst};
 use crate::manifest::ObjectKey;
 use crate::sync::{
     COMPARE_OPTIONS_ANNOTATION, CompareOptions, IgnoreDifferences, LiveObject, SyncOptions,
@@ -57,7 +57,7 @@ pub fn compare(
 ) -> Comparison {
     let mut resources = Vec::new();
     let mut out_of_sync = false;
-    let mut worst: Option<Health> = None;
+    let mut healths: Vec<(&ObjectKey, Health)> = Vec::new();
     for task in plan.tasks.iter().filter(|task| task.hook.is_none()) {
         let (difference, health) = match live.get(&task.key) {
             None => (Some(String::new()), Health::missing()),
@@ -74,18 +74,13 @@ pub fn compare(
             Some(_) => SyncStatusCode::OutOfSync,
         };
         out_of_sync |= status == SyncStatusCode::OutOfSync;
-        if worst
-            .as_ref()
-            .is_none_or(|w| severity(health.status) > severity(w.status))
-        {
-            worst = Some(health.clone());
-        }
         resources.push(resource_status(
             task,
             status,
             difference.unwrap_or_default(),
             Some(&health),
         ));
+        healths.push((&task.key, health));
     }
     let prune = plan_prune(plan, tracked_objects, app, &SyncOptions::default());
     let extraneous = prune
@@ -113,7 +108,7 @@ pub fn compare(
             ..ResourceStatus::default()
         });
     }
-    let health = worst.unwrap_or_else(|| Health::new(HealthStatus::Healthy, ""));
+    let health = worst(healths.iter().map(|(key, health)| (*key, health)));
     let sync = if out_of_sync {
         SyncStatusCode::OutOfSync
     } else {
@@ -124,20 +119,6 @@ pub fn compare(
         health: app_health(&health),
         resources,
         post_delete_hooks: plan.post_delete.iter().map(|t| t.key.to_string()).collect(),
-    }
-}
-
-/// How bad a health status is, as Argo CD orders them: Healthy, Suspended, Progressing, Missing,
-/// Degraded, Unknown.
-#[must_use]
-pub fn severity(status: HealthStatus) -> u8 {
-    match status {
-        HealthStatus::Healthy => 0,
-        HealthStatus::Suspended => 1,
-        HealthStatus::Progressing => 2,
-        HealthStatus::Missing => 3,
-        HealthStatus::Degraded => 4,
-        HealthStatus::Unknown => 5,
     }
 }
 
@@ -181,6 +162,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::health::HealthStatus;
     use crate::manifest::{Resource, Source};
     use crate::sync::TRACKING_ANNOTATION;
 
@@ -377,21 +359,5 @@ mod tests {
         );
         assert_eq!(result.sync.status, SyncStatusCode::Synced);
         assert_eq!(result.resources[0].first_difference, "");
-    }
-
-    #[test]
-    fn severity_follows_argo_cd() {
-        let mut all = [
-            HealthStatus::Unknown,
-            HealthStatus::Degraded,
-            HealthStatus::Missing,
-            HealthStatus::Progressing,
-            HealthStatus::Suspended,
-            HealthStatus::Healthy,
-        ];
-        all.sort_by_key(|s| severity(*s));
-        assert_eq!(all[0], HealthStatus::Healthy);
-        assert_eq!(all[5], HealthStatus::Unknown);
-        assert_eq!(all[3], HealthStatus::Missing);
     }
 }

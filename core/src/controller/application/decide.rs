@@ -3,7 +3,13 @@
 //! OutOfSync Application — unless its ApplicationSet rolls out with RollingSync (the rollout
 //! requests its syncs), unless it already failed at this revision (and `allowEmpty` was not
 //! set since: a sync refused for empty manifests runs once it is), and (without `selfHeal`)
-//! unless it already synced this revision. Pure: the clock is an argument.
+//! unless it already synced this revision. With `selfHeal`, drift at the synced revision is
+//! synced away after Argo CD's self-heal backoff: the wait is counted from the end of the last
+//! operation (as Argo CD's `selfHealTimeoutSeconds`), and is 0 for the first self-heal, then
+//! 2 s, 6 s, 18 s … (×3, at most 5 min) for each further one in a row, so that another writer
+//! re-applying its change is fought ever more slowly; the count (`status.operation.sync.
+//! selfHealAttemptsCount`, as Argo CD keeps it) starts again once the last operation ended more
+//! than [`SELF_HEAL_COOLDOWN`] ago. Pure: the clock is an argument.
 
 use std::time::Duration;
 
@@ -13,8 +19,15 @@ use crate::api::application::{Application, Operation};
 use crate::api::application_set::{ApplicationSet, StrategyType};
 use crate::sync::OperationPhase;
 
-/// How long self-heal waits after the last sync before syncing drift away again.
-pub const SELF_HEAL_DELAY: Duration = Duration::from_secs(5);
+/// The wait before the second self-heal in a row (Argo CD's `selfHealBackoff` duration).
+pub const SELF_HEAL_BACKOFF: Duration = Duration::from_secs(2);
+/// How much longer each further self-heal in a row waits (Argo CD's backoff factor).
+pub const SELF_HEAL_BACKOFF_FACTOR: u32 = 3;
+/// The longest self-heal wait (Argo CD's backoff cap).
+pub const SELF_HEAL_BACKOFF_CAP: Duration = Duration::from_secs(300);
+/// How long after the last operation a new drift counts as the first again (Argo CD's
+/// cooldown).
+pub const SELF_HEAL_COOLDOWN: Duration = Duration::from_secs(330);
 
 /// Who may start syncs of an Application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +60,35 @@ pub enum Trigger {
     Requested(Operation),
     /// `syncPolicy.automated` on an OutOfSync Application (which prunes when it says so).
     Automated,
+    /// `syncPolicy.automated.selfHeal` on an Application that drifted from the revision it
+    /// synced: the `attempts`th self-heal in a row.
+    SelfHeal { attempts: u32 },
+}
+
+/// What the controller does about syncing an Application now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NextSync {
+    /// Start (or resume) this sync.
+    Now(Trigger),
+    /// A self-heal is due after this wait: compare again then.
+    After(Duration),
+    /// No sync.
+    Idle,
+}
+
+/// The wait before the self-heal that follows `attempts` self-heals in a row (see the module
+/// documentation).
+#[must_use]
+pub fn self_heal_wait(attempts: u32) -> Duration {
+    match attempts {
+        0 => Duration::ZERO,
+        n => SELF_HEAL_BACKOFF_FACTOR
+            .checked_pow(n - 1)
+            .and_then(|factor| SELF_HEAL_BACKOFF.checked_mul(factor))
+            .map_or(SELF_HEAL_BACKOFF_CAP, |wait| {
+                wait.min(SELF_HEAL_BACKOFF_CAP)
+            }),
+    }
 }
 
 /// Whether `requested` (still in `spec.operation`) is the request that started `running`
@@ -72,43 +114,62 @@ pub fn next_sync(
     revision: Option<&str>,
     gate: SyncGate,
     now: Timestamp,
-) -> Option<Trigger> {
+) -> NextSync {
     let last = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
     if let Some(last) = last.filter(|l| l.phase == OperationPhase::Running) {
-        return Some(Trigger::Resume {
+        return NextSync::Now(Trigger::Resume {
             revision: last.revision.clone(),
         });
     }
     if let Some(operation) = &app.spec.operation {
-        return Some(Trigger::Requested(operation.clone()));
+        return NextSync::Now(Trigger::Requested(operation.clone()));
     }
-    let automated = app.spec.sync_policy.as_ref()?.automated.as_ref()?;
+    let Some(automated) = app
+        .spec
+        .sync_policy
+        .as_ref()
+        .and_then(|policy| policy.automated.as_ref())
+    else {
+        return NextSync::Idle;
+    };
     if gate == SyncGate::RolloutControlled || !out_of_sync {
-        return None;
+        return NextSync::Idle;
     }
-    if let Some(last) = last.filter(|l| l.revision.as_deref() == revision) {
-        let recent = last.finished_at.as_ref().is_some_and(|finished| {
-            now.duration_since(finished.0)
-                .unsigned_abs()
-                .lt(&SELF_HEAL_DELAY)
-        });
-        let allowed_empty_since = automated.allow_empty
-            && !app
-                .status
-                .as_ref()
-                .and_then(|s| s.operation.as_ref())
-                .is_some_and(|operation| operation.sync.allow_empty);
-        let skip = match last.phase {
-            OperationPhase::Failed | OperationPhase::Error => !allowed_empty_since,
-            OperationPhase::Terminating | OperationPhase::Terminated => true,
-            OperationPhase::Succeeded => !automated.self_heal || recent,
-            OperationPhase::Running => false,
-        };
-        if skip {
-            return None;
+    let Some(last) = last.filter(|l| l.revision.as_deref() == revision) else {
+        return NextSync::Now(Trigger::Automated);
+    };
+    let ran = app.status.as_ref().and_then(|s| s.operation.as_ref());
+    match last.phase {
+        OperationPhase::Failed | OperationPhase::Error => {
+            let allowed_empty_since =
+                automated.allow_empty && !ran.is_some_and(|operation| operation.sync.allow_empty);
+            if allowed_empty_since {
+                NextSync::Now(Trigger::Automated)
+            } else {
+                NextSync::Idle
+            }
+        }
+        OperationPhase::Terminating | OperationPhase::Terminated => NextSync::Idle,
+        OperationPhase::Running => NextSync::Now(Trigger::Automated),
+        OperationPhase::Succeeded if !automated.self_heal => NextSync::Idle,
+        OperationPhase::Succeeded => {
+            let since = last.finished_at.as_ref().map_or(Duration::MAX, |finished| {
+                Duration::try_from(now.duration_since(finished.0)).unwrap_or_default()
+            });
+            let in_a_row = ran.map_or(0, |operation| operation.sync.self_heal_attempts_count);
+            let attempts = if since >= SELF_HEAL_COOLDOWN {
+                0
+            } else {
+                in_a_row
+            };
+            match self_heal_wait(attempts).checked_sub(since) {
+                Some(wait) if !wait.is_zero() => NextSync::After(wait),
+                _ => NextSync::Now(Trigger::SelfHeal {
+                    attempts: attempts + 1,
+                }),
+            }
         }
     }
-    Some(Trigger::Automated)
 }
 
 #[cfg(test)]
@@ -158,17 +219,18 @@ mod tests {
         let now = Timestamp::from_second(1000).unwrap();
         let auto = || Some(json!({"prune": true}));
         let heal = || Some(json!({"selfHeal": true}));
-        let automated = Some(Trigger::Automated);
-        let healed = Some(Trigger::Automated);
+        let automated = NextSync::Now(Trigger::Automated);
+        let healed = NextSync::Now(Trigger::SelfHeal { attempts: 1 });
+        let none = NextSync::Idle;
         let requested =
-            |a: &Application| Some(Trigger::Requested(a.spec.operation.clone().unwrap()));
-        let cases: Vec<(&str, Application, bool, SyncGate, Option<Trigger>)> = vec![
+            |a: &Application| NextSync::Now(Trigger::Requested(a.spec.operation.clone().unwrap()));
+        let cases: Vec<(&str, Application, bool, SyncGate, NextSync)> = vec![
             (
                 "manual, out of sync",
                 app(None, false, None),
                 true,
                 SyncGate::Automatic,
-                None,
+                none.clone(),
             ),
             (
                 "automated, out of sync",
@@ -182,14 +244,14 @@ mod tests {
                 app(auto(), false, None),
                 false,
                 SyncGate::Automatic,
-                None,
+                none.clone(),
             ),
             (
                 "rollout controlled",
                 app(auto(), false, None),
                 true,
                 SyncGate::RolloutControlled,
-                None,
+                none.clone(),
             ),
             (
                 "new revision",
@@ -203,28 +265,28 @@ mod tests {
                 app(auto(), false, Some((Succeeded, "abc", 100))),
                 true,
                 SyncGate::Automatic,
-                None,
+                none.clone(),
             ),
             (
                 "drift with selfHeal",
                 app(heal(), false, Some((Succeeded, "abc", 100))),
                 true,
                 SyncGate::Automatic,
-                healed,
+                healed.clone(),
             ),
             (
-                "selfHeal waits",
-                app(heal(), false, Some((Succeeded, "abc", 998))),
+                "first selfHeal right after the sync",
+                app(heal(), false, Some((Succeeded, "abc", 999))),
                 true,
                 SyncGate::Automatic,
-                None,
+                healed,
             ),
             (
                 "failed at this revision",
                 app(heal(), false, Some((Failed, "abc", 100))),
                 true,
                 SyncGate::Automatic,
-                None,
+                none.clone(),
             ),
             (
                 "failed at this revision, allowEmpty set since",
@@ -242,7 +304,7 @@ mod tests {
                 app(None, true, Some((Running, "old", 100))),
                 false,
                 SyncGate::RolloutControlled,
-                Some(Trigger::Resume {
+                NextSync::Now(Trigger::Resume {
                     revision: Some("old".into()),
                 }),
             ),
@@ -262,6 +324,39 @@ mod tests {
                 "{gate:?}"
             );
         }
+    }
+
+    #[test]
+    fn self_heal_backs_off_for_a_drift_that_keeps_coming_back() {
+        let now = Timestamp::from_second(10_000).unwrap();
+        let healed_before = |attempts: u32, finished_ago: i64| {
+            let mut healed = app(
+                Some(json!({"selfHeal": true})),
+                false,
+                Some((OperationPhase::Succeeded, "abc", 10_000 - finished_ago)),
+            );
+            let status = healed.status.as_mut().unwrap();
+            let mut operation = Operation::default();
+            operation.sync.self_heal_attempts_count = attempts;
+            status.operation = Some(operation);
+            next_sync(&healed, true, Some("abc"), SyncGate::Automatic, now)
+        };
+        let heal = |attempts| NextSync::Now(Trigger::SelfHeal { attempts });
+        let wait = |seconds| NextSync::After(Duration::from_secs(seconds));
+        let cases = [
+            ("first drift", healed_before(0, 0), heal(1)),
+            ("second, 1 s after the first", healed_before(1, 1), wait(1)),
+            ("second, 2 s after", healed_before(1, 2), heal(2)),
+            ("third", healed_before(2, 1), wait(5)),
+            ("fourth", healed_before(3, 10), wait(8)),
+            ("capped", healed_before(20, 100), wait(200)),
+            ("after the cooldown", healed_before(20, 330), heal(1)),
+        ];
+        for (case, decided, expected) in cases {
+            assert_eq!(decided, expected, "{case}");
+        }
+        let waits: Vec<u64> = (0..8).map(|n| self_heal_wait(n).as_secs()).collect();
+        assert_eq!(waits, [0, 2, 6, 18, 54, 162, 300, 300]);
     }
 
     #[test]

@@ -81,7 +81,14 @@ pub fn operation_patch(operation: &Operation) -> Value {
     let fields = [
         (
             "sync",
-            ["revision", "prune", "syncOptions", "allowEmpty"].as_slice(),
+            [
+                "revision",
+                "prune",
+                "syncOptions",
+                "allowEmpty",
+                "selfHealAttemptsCount",
+            ]
+            .as_slice(),
         ),
         ("initiatedBy", ["username", "automated"].as_slice()),
     ];
@@ -312,7 +319,8 @@ mod tests {
         assert_eq!(
             operation_patch(&operation),
             json!({
-                "sync": {"revision": "abc", "prune": null, "syncOptions": null, "allowEmpty": null},
+                "sync": {"revision": "abc", "prune": null, "syncOptions": null, "allowEmpty": null,
+                         "selfHealAttemptsCount": null},
                 "initiatedBy": {"username": null, "automated": true},
             })
         );

@@ -27,7 +27,7 @@ pub fn window_gate(
 ) -> WindowGate {
     match trigger {
         Trigger::Resume { .. } => WindowGate::Proceed,
-        Trigger::Automated => {
+        Trigger::Automated | Trigger::SelfHeal { .. } => {
             block(SyncKind::Automated).map_or(WindowGate::Proceed, WindowGate::Wait)
         }
         Trigger::Requested(operation) if operation.initiated_by.automated => {
