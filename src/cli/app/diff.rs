@@ -63,10 +63,12 @@ pub async fn app_diff(
     let repos = RepoCache::temporary(LocalRepos::default())
         .context("cannot create a temporary directory for the repositories")?
         .with_credentials(Arc::new(credentials), None);
+    // Kept until the plan is loaded: dropping the cache removes the checkout it reads.
     let repos = Arc::new(repos);
+    let reader = Arc::clone(&repos);
     let spec = app.spec.clone();
     let manifests =
-        tokio::task::spawn_blocking(move || repos.application(&spec, "", Some(&spec.project)))
+        tokio::task::spawn_blocking(move || reader.application(&spec, "", Some(&spec.project)))
             .await?
             .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
     let options =
@@ -81,6 +83,7 @@ pub async fn app_diff(
         let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
         anyhow::anyhow!("Application {}: {}", app.name_any(), lines.join("\n"))
     })?;
+    drop(repos);
     let cluster = ClusterClients::new(client, namespace, plain_connect())
         .for_destination(&app.spec.destination)
         .await
