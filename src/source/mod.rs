@@ -26,7 +26,7 @@ use crate::api::helm_source::HelmSource;
 use crate::api::kustomize_source::KustomizeSource;
 use crate::manifest::limits::MAX_APPLICATION_OBJECTS;
 use crate::manifest::{
-    DirectoryOptions, Resource, ValidationError, load_directory, parse_documents,
+    DirectoryOptions, Resource, ValidationError, load_directory_of, parse_documents,
 };
 
 pub use run::{ToolCommand, ToolError};
@@ -43,6 +43,9 @@ pub struct SourceOptions {
     pub kustomize: Option<KustomizeSource>,
     /// Whether `source.directory` was given (the source is plain manifests, whatever it holds).
     pub plain: bool,
+    /// The source's `path` in its repository (the directory given to [`generate`] is that far
+    /// below the repository root, which confines Jsonnet imports).
+    pub path: String,
     /// The Application's name: Helm's default release name, named in errors.
     pub application: String,
     /// The destination namespace (Helm's default release namespace).
@@ -140,6 +143,7 @@ impl SourceOptions {
             helm: source.helm.as_deref().cloned(),
             kustomize: source.kustomize.as_deref().cloned(),
             plain: source.directory.is_some(),
+            path: source.path.clone(),
             application: application.to_owned(),
             namespace: namespace.map(str::to_owned),
             ..Self::default()
@@ -195,6 +199,7 @@ impl SourceOptions {
             Generator::Directory => Self {
                 directory: self.directory.clone(),
                 plain: true,
+                path: self.path.clone(),
                 revision: self.revision.clone(),
                 ..Self::default()
             },
@@ -244,7 +249,10 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
     // Tools run in a private directory: they get the source by its absolute path.
     let absolute = std::path::absolute(root);
     let output = match (generator, &absolute) {
-        (Generator::Directory, _) => return load_directory(root, &options.directory),
+        (Generator::Directory, _) => {
+            let repository = repository_of(root, &options.path);
+            return load_directory_of(root, repository, &options.directory);
+        }
         (Generator::Helm, Ok(root)) => helm::render(root, options, tools),
         (Generator::Kustomize, Ok(root)) => kustomize::build(root, options, tools),
         (_, Err(error)) => Err(SourceError::Field {
@@ -260,6 +268,15 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
         }
         Err(error) => failed(generator, options, &error),
     }
+}
+
+/// The repository root of the source directory `root` at `path` in it.
+fn repository_of<'a>(root: &'a Path, path: &str) -> &'a Path {
+    let depth = Path::new(path)
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count();
+    root.ancestors().nth(depth).unwrap_or(root)
 }
 
 /// A generation that failed: no resources, one error naming the Application.
