@@ -233,14 +233,25 @@ impl<'p> Files<'p> {
 
     fn load_message(&self, program: &Program<'p>, error: &LoadError) -> String {
         let (span, message) = match error {
-            LoadError::Lex(error) => (lex_span(error), format!("syntax error: {error:?}")),
+            LoadError::Lex(error) => (
+                lex_span(error),
+                format!("syntax error: {}", debug_words(&format!("{error:?}"))),
+            ),
             LoadError::Parse(ParseError::Expected {
                 span,
                 expected,
                 instead,
             }) => (
                 *span,
-                format!("syntax error: expected one of {expected:?}, found {instead:?}"),
+                format!(
+                    "syntax error: expected {}, found {}",
+                    expected
+                        .iter()
+                        .map(|token| token_words(&format!("{token:?}")))
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                    token_words(&format!("{instead:?}"))
+                ),
             ),
             LoadError::Analyze(error) => analyze_message(error),
         };
@@ -248,11 +259,11 @@ impl<'p> Files<'p> {
     }
 
     fn eval_message(&self, program: &Program<'p>, error: &EvalError) -> String {
-        let (span, message) = eval_message(&error.kind);
         let message = match (&error.kind, &self.failure) {
             (EvalErrorKind::ImportFailed { .. }, Some(failure)) => failure.clone(),
-            _ => message,
+            (kind, _) => eval_message(kind),
         };
+        let span = kind_span(&error.kind);
         self.with_location(program, span, &error.stack_trace, &message)
     }
 
@@ -461,60 +472,128 @@ fn analyze_message(error: &AnalyzeError) -> (SpanId, String) {
     }
 }
 
-/// The span an evaluation error points at, if any, and what it says.
-fn eval_message(kind: &EvalErrorKind) -> (Option<SpanId>, String) {
+/// What an evaluation error says.
+fn eval_message(kind: &EvalErrorKind) -> String {
     use EvalErrorKind as K;
     match kind {
-        K::StackOverflow => (
-            None,
-            format!("stack overflow (more than {MAX_JSONNET_STACK} nested calls)"),
+        K::StackOverflow => format!("stack overflow (more than {MAX_JSONNET_STACK} nested calls)"),
+        K::ExplicitError { message, .. } => format!("error: {message}"),
+        K::AssertFailed { message, .. } => message.as_ref().map_or_else(
+            || "assertion failed".to_owned(),
+            |m| format!("assertion failed: {m}"),
         ),
-        K::ExplicitError { span, message } => (Some(*span), format!("error: {message}")),
-        K::AssertFailed { span, message } => (
-            Some(*span),
-            message.as_ref().map_or_else(
-                || "assertion failed".to_owned(),
-                |m| format!("assertion failed: {m}"),
-            ),
-        ),
-        K::UnknownObjectField { span, field_name } => {
-            (Some(*span), format!("field `{field_name}` does not exist"))
+        K::UnknownObjectField { field_name, .. } => {
+            format!("field `{field_name}` does not exist")
         }
-        K::UnknownExtVar { name } => (None, format!("undefined external variable `{name}`")),
-        K::ImportFailed { span, path } => (Some(*span), format!("cannot import {path:?}")),
-        K::CallParamNotBound { span, param_name } => (
-            *span,
-            format!("parameter `{param_name}` is not bound (a missing top-level argument?)"),
-        ),
-        K::UnknownCallParam { span, param_name } => {
-            (*span, format!("function has no parameter `{param_name}`"))
+        K::UnknownExtVar { name } => format!("undefined external variable `{name}`"),
+        K::ImportFailed { path, .. } => format!("cannot import {path:?}"),
+        K::CallParamNotBound { param_name, .. } => {
+            format!("parameter `{param_name}` is not bound (a missing top-level argument?)")
         }
-        K::ManifestFunction => (None, "a function cannot be output".to_owned()),
-        K::Other { span, message } => (*span, message.clone()),
-        other => (None, words(other)),
+        K::UnknownCallParam { param_name, .. } => {
+            format!("function has no parameter `{param_name}`")
+        }
+        K::ManifestFunction => "a function cannot be output".to_owned(),
+        K::Other { message, .. } => message.clone(),
+        other => debug_words(&format!("{other:?}")),
     }
 }
 
-/// An error without a hand-written message: its variant's name in words with its details
-/// (`InvalidIndexedType { .. got_type: Null }` → `invalid indexed type (got_type: Null)`).
-fn words(kind: &EvalErrorKind) -> String {
-    let debug = format!("{kind:?}");
-    let (name, details) = debug.split_once(" {").unwrap_or((&debug, ""));
+/// The span an evaluation error carries, if any.
+fn kind_span(kind: &EvalErrorKind) -> Option<SpanId> {
+    use EvalErrorKind as K;
+    match kind {
+        K::InvalidIndexedType { span, .. }
+        | K::InvalidSlicedType { span, .. }
+        | K::SliceIndexOrStepIsNotNumber { span, .. }
+        | K::StringIndexIsNotNumber { span, .. }
+        | K::ArrayIndexIsNotNumber { span, .. }
+        | K::NumericIndexIsNotValid { span, .. }
+        | K::NumericIndexOutOfRange { span, .. }
+        | K::ObjectIndexIsNotString { span, .. }
+        | K::RepeatedFieldName { span, .. }
+        | K::FieldNameIsNotString { span, .. }
+        | K::UnknownObjectField { span, .. }
+        | K::FieldOfNonObject { span }
+        | K::SuperWithoutSuperObject { span }
+        | K::ForSpecValueIsNotArray { span, .. }
+        | K::CondIsNotBool { span, .. }
+        | K::InvalidUnaryOpType { span, .. }
+        | K::AssertFailed { span, .. }
+        | K::ExplicitError { span, .. }
+        | K::ImportFailed { span, .. } => Some(*span),
+        K::CalleeIsNotFunction { span, .. }
+        | K::TooManyCallArgs { span, .. }
+        | K::UnknownCallParam { span, .. }
+        | K::RepeatedCallParam { span, .. }
+        | K::CallParamNotBound { span, .. }
+        | K::InvalidBinaryOpTypes { span, .. }
+        | K::NumberNotBitwiseSafe { span }
+        | K::NumberOverflow { span }
+        | K::NumberNan { span }
+        | K::DivByZero { span }
+        | K::ShiftByNegative { span }
+        | K::Other { span, .. } => *span,
+        _ => None,
+    }
+}
+
+/// An error without a hand-written message, from its `Debug` text: its variant's name in words
+/// with its details but its spans (`InvalidIndexedType { span: .., got_type: Null }` →
+/// `invalid indexed type (got_type: Null)`).
+fn debug_words(debug: &str) -> String {
+    let (name, details) = debug.split_once(" {").unwrap_or((debug, ""));
+    let details = details.strip_suffix('}').unwrap_or(details);
+    // The fields, split at the commas outside nested braces and brackets.
+    let mut fields = Vec::new();
+    let (mut depth, mut start) = (0_i32, 0);
+    for (index, c) in details.char_indices() {
+        match c {
+            '{' | '[' | '(' => depth += 1,
+            '}' | ']' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                fields.push(details[start..index].trim());
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    fields.push(details[start..].trim());
+    let shown: Vec<&str> = fields
+        .into_iter()
+        .filter(|f| {
+            let field = f.split(':').next().unwrap_or("");
+            !f.is_empty() && field != "span" && !field.ends_with("_span")
+        })
+        .collect();
+    let mut text = camel_words(name);
+    if !shown.is_empty() {
+        text.push_str(&format!(" ({})", shown.join(", ")));
+    }
+    text
+}
+
+/// A token as the parser's `Debug` writes it, in words: `Simple(LeftBrace)` → `left brace`,
+/// `Ident("x")` → `ident "x"`.
+fn token_words(debug: &str) -> String {
+    let inner = debug
+        .strip_prefix("Simple(")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or(debug);
+    match inner.split_once('(') {
+        Some((name, value)) => format!("{} {}", camel_words(name), value.trim_end_matches(')')),
+        None => camel_words(inner),
+    }
+}
+
+/// `InvalidIndexedType` → `invalid indexed type`.
+fn camel_words(name: &str) -> String {
     let mut text = String::new();
     for (index, c) in name.chars().enumerate() {
         if c.is_uppercase() && index > 0 {
             text.push(' ');
         }
         text.push(c.to_ascii_lowercase());
-    }
-    let details: Vec<&str> = details
-        .trim_end_matches('}')
-        .split(", ")
-        .map(str::trim)
-        .filter(|d| !d.is_empty() && !d.starts_with("span"))
-        .collect();
-    if !details.is_empty() {
-        text.push_str(&format!(" ({})", details.join(", ")));
     }
     text
 }
@@ -659,14 +738,15 @@ function(name, replicas=1)
             ("app/c.jsonnet", "{\n  a: std.extVar('missing'),\n}\n"),
             ("app/d.jsonnet", "local f(x) = f(x + 1) + 1;\nf(0)\n"),
             ("app/e.jsonnet", "function(name) {}\n"),
+            ("app/f.jsonnet", "{\n  a: 1 @ 2,\n}\n"),
+            ("app/g.jsonnet", "local a = [1];\n{ b: a[5] }\n"),
         ]);
         let (objects, errors) = load(&dir, JsonnetOptions::default());
         assert_eq!(objects, Vec::<String>::new());
-        assert_eq!(errors.len(), 5, "{errors:#?}");
-        assert!(
-            errors[0].starts_with("a.jsonnet: a.jsonnet:3: syntax error"),
-            "{}",
-            errors[0]
+        assert_eq!(errors.len(), 7, "{errors:#?}");
+        assert_eq!(
+            errors[0],
+            "a.jsonnet: a.jsonnet:3: syntax error: expected expr, found comma"
         );
         assert_eq!(
             errors[1],
@@ -684,6 +764,14 @@ function(name, replicas=1)
         assert_eq!(
             errors[4],
             "e.jsonnet: parameter `name` is not bound (a missing top-level argument?)"
+        );
+        assert_eq!(
+            errors[5],
+            "f.jsonnet: f.jsonnet:2: syntax error: invalid char (chr: '@')"
+        );
+        assert_eq!(
+            errors[6],
+            "g.jsonnet: g.jsonnet:2: numeric index out of range (index: 5, length: 1)"
         );
     }
 
