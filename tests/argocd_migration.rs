@@ -1,6 +1,7 @@
 //! Coming from Argo CD: a Jsonnet directory source (the guestbook of tests/fixtures/jsonnet/,
 //! shaped like Argo CD's example application: a `.jsonnet` importing a `.libsonnet` beside it
-//! and one from `libs`, with top-level arguments and an external variable) is planned by
+//! and one from `libs`, with top-level arguments (one from `$ARGOCD_APP_NAME`) and an external
+//! variable) is planned by
 //! `flotilla plan` of an Application file and deployed by the controller on the real control
 //! plane; a Jsonnet error names the file and line, an import out of the repository is refused.
 //! Objects Argo CD wrote (its tracking annotation, its instance label) are adopted in place by
@@ -45,7 +46,11 @@ fn flotilla(args: &[&str]) -> (bool, String, String) {
 /// The guestbook's `source.directory` as Argo CD's YAML writes it.
 fn guestbook_directory() -> Value {
     json!({"jsonnet": {
-        "tlas": [{"name": "replicas", "value": "1 + 1", "code": true}],
+        "tlas": [
+            {"name": "replicas", "value": "1 + 1", "code": true},
+            // Argo CD's build environment: the Application's name.
+            {"name": "name", "value": "${ARGOCD_APP_NAME}-ui"},
+        ],
         "extVars": [{"name": "image", "value": "registry.local/guestbook-ui:0.2"}],
         "libs": ["lib"],
     }})
@@ -223,7 +228,7 @@ async fn the_jsonnet_guestbook_deploys_through_the_controller() {
             .directory
             .and_then(|d| d.jsonnet)
             .map(|j| (j.tlas.len(), j.ext_vars.len(), j.libs)),
-        Some((1, 1, vec!["lib".to_owned()])),
+        Some((2, 1, vec!["lib".to_owned()])),
         "the API server keeps directory.jsonnet"
     );
     let controller = start(&ns, "jsonnet");

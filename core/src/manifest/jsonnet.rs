@@ -35,6 +35,89 @@ pub struct JsonnetOptions {
     pub libs: Vec<String>,
 }
 
+impl JsonnetOptions {
+    /// Whether a value of `tlas` or `extVars` names a variable of the build environment (so
+    /// the output depends on the Application, not only on the directory).
+    #[must_use]
+    pub fn uses_environment(&self) -> bool {
+        self.tlas
+            .iter()
+            .chain(&self.ext_vars)
+            .any(|v| v.value.contains('$'))
+    }
+
+    /// These options with `$NAME` and `${NAME}` in the values of `tlas` and `extVars` expanded
+    /// from `environment` (Argo CD's build environment: `ARGOCD_APP_NAME`, …), as Argo CD
+    /// expands them with Go's `os.Expand`: an unknown name is empty, `$$` is `$`.
+    #[must_use]
+    pub fn expanded(&self, environment: &BTreeMap<String, String>) -> Self {
+        let expand = |variables: &[JsonnetVariable]| {
+            variables
+                .iter()
+                .map(|v| JsonnetVariable {
+                    value: expand(&v.value, environment),
+                    ..v.clone()
+                })
+                .collect()
+        };
+        Self {
+            tlas: expand(&self.tlas),
+            ext_vars: expand(&self.ext_vars),
+            libs: self.libs.clone(),
+        }
+    }
+}
+
+/// Go's `os.Expand` of `text` with Argo CD's mapping (`$` is itself, else the variable or "").
+fn expand(text: &str, environment: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if after.is_empty() {
+            out.push('$');
+            rest = after;
+            break;
+        }
+        let (name, width) = shell_name(after);
+        match name {
+            Some("$") => out.push('$'),
+            Some(name) => out.push_str(environment.get(name).map_or("", String::as_str)),
+            // `$` not followed by a name stays; bad syntax (`${}`, an unclosed `${`) is eaten.
+            None if width == 0 => out.push('$'),
+            None => {}
+        }
+        rest = &after[width..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The name after a `$` and how many bytes it takes, as Go's `getShellName` reads it.
+fn shell_name(text: &str) -> (Option<&str>, usize) {
+    let special = |c: u8| b"*#$@!?-0123456789".contains(&c);
+    let bytes = text.as_bytes();
+    if bytes[0] == b'{' {
+        if bytes.len() > 2 && special(bytes[1]) && bytes[2] == b'}' {
+            return (Some(&text[1..2]), 3);
+        }
+        return match text.find('}') {
+            Some(1) => (None, 2),
+            Some(end) => (Some(&text[1..end]), end + 1),
+            None => (None, 1),
+        };
+    }
+    if special(bytes[0]) {
+        return (Some(&text[..1]), 1);
+    }
+    let end = bytes
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .unwrap_or(bytes.len());
+    ((end > 0).then(|| &text[..end]), end)
+}
+
 /// One top-level argument or external variable.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JsonnetVariable {
@@ -699,6 +782,33 @@ function(name, replicas=1)
                 r#"Deployment ui {"replicas":3,"selector":{"matchLabels":{"app":"ui"}}}"#,
             ]
         );
+    }
+
+    #[test]
+    fn values_expand_argo_cds_build_environment_as_go_does() {
+        let environment = BTreeMap::from([
+            ("ARGOCD_APP_NAME".to_owned(), "shop".to_owned()),
+            ("ARGOCD_APP_NAMESPACE".to_owned(), "prod".to_owned()),
+        ]);
+        for (text, expected) in [
+            ("$ARGOCD_APP_NAME-${ARGOCD_APP_NAMESPACE}", "shop-prod"),
+            ("cost: $$5, $UNKNOWN.", "cost: $5, ."),
+            ("a $ b $", "a $ b $"),
+            ("${}x ${unclosed", "x unclosed"),
+            ("$1 ${ARGOCD_APP_NAME}s", " shops"),
+        ] {
+            assert_eq!(expand(text, &environment), expected, "{text}");
+        }
+        let options = JsonnetOptions {
+            tlas: vec![variable("name", "$ARGOCD_APP_NAME", false)],
+            ext_vars: vec![variable("ns", "'${ARGOCD_APP_NAMESPACE}'", true)],
+            libs: vec!["$ARGOCD_APP_NAME".into()],
+        };
+        let expanded = options.expanded(&environment);
+        assert_eq!(expanded.tlas[0].value, "shop");
+        assert_eq!(expanded.ext_vars[0].value, "'prod'");
+        assert!(expanded.ext_vars[0].code);
+        assert_eq!(expanded.libs, ["$ARGOCD_APP_NAME"], "libs are not expanded");
     }
 
     #[test]
