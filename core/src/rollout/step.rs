@@ -17,6 +17,7 @@ use super::conditions::{ProgressReason, holds, progressing};
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
 use super::input::{ApplicationState, RolloutInput};
+use crate::api::application_set::StrategyType;
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionType, RolloutApplicationState as State,
     SyncStatusCode,
@@ -31,6 +32,11 @@ const NAMES_SHOWN: usize = 10;
 /// condition and the prior status is kept unchanged (the rollout does not advance).
 #[must_use]
 pub fn step(input: &RolloutInput) -> RolloutDecision {
+    if input.strategy.type_ != StrategyType::RollingSync {
+        // No rollout, as the controller sees it: no applicationStatus (the prior one is
+        // cleared) and no rollout condition.
+        return RolloutDecision::default();
+    }
     let now = whole_seconds(input.now);
     let config = match RolloutConfig::from_strategy(&input.strategy) {
         Ok(config) => config,

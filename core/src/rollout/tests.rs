@@ -902,3 +902,15 @@ fn a_sync_window_holds_a_step_while_started_syncs_finish() {
     };
     assert_eq!(input.next_window_opening(), Some(at("14:00:00")));
 }
+
+#[test]
+fn an_all_at_once_application_set_has_no_rollout_and_its_old_statuses_are_cleared() {
+    let prior = vec![entry("a-frontend", State::Healthy, "1", "12:00:00")];
+    let decision = run(
+        RolloutStrategy::default(),
+        vec![app("a-frontend", "frontend")],
+        prior,
+        "12:01:00",
+    );
+    assert_eq!(decision, RolloutDecision::default());
+}
