@@ -29,22 +29,6 @@ use serde_json::json;
 
 const WAVES: usize = 10;
 
-fn widget_crd() -> CustomResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.bench.flotilla.dev"},
-        "spec": {
-            "group": "bench.flotilla.dev",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
-        }
-    }))
-    .expect("a CRD")
-}
-
 /// `apps/<sync>/widget-<wave>.yaml` for every sync and wave.
 fn repository(dir: &std::path::Path, syncs: usize) {
     for sync in 0..syncs {
@@ -98,7 +82,7 @@ fn main() {
             .patch(
                 "widgets.bench.flotilla.dev",
                 &PatchParams::apply("bench").force(),
-                &Patch::Apply(widget_crd()),
+                &Patch::Apply(harness::widget_crd()),
             )
             .await
             .expect("installing the Widget CRD");
