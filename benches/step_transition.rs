@@ -23,9 +23,7 @@ use std::time::{Duration, Instant};
 
 use flotilla::api::{Application, ApplicationSet};
 use futures::StreamExt;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use kube::discovery::ApiResource;
+use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher;
 use serde_json::json;
 
@@ -117,22 +115,7 @@ fn main() {
         let client = harness::client(&kubeconfig).await;
         let namespace = format!("bench-steps-{}", std::process::id());
         harness::namespace_with_crds(&client, &namespace).await;
-        Api::<CustomResourceDefinition>::all(client.clone())
-            .patch(
-                "widgets.bench.flotilla.dev",
-                &PatchParams::apply("bench").force(),
-                &Patch::Apply(harness::widget_crd()),
-            )
-            .await
-            .expect("installing the Widget CRD");
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
-            "bench.flotilla.dev",
-            "v1",
-            "Widget",
-        ));
-        let widgets: Api<DynamicObject> =
-            Api::namespaced_with(client.clone(), &namespace, &resource);
+        let widgets = harness::widgets(&client, &namespace).await;
         let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
         let widget_events = watcher::watcher(widgets.clone(), watcher::Config::default())
             .filter_map(|event| async move {

@@ -21,9 +21,7 @@ use std::time::{Duration, Instant};
 
 use flotilla::api::Application;
 use futures::StreamExt;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use kube::discovery::ApiResource;
+use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher;
 use serde_json::json;
 
@@ -78,22 +76,7 @@ fn main() {
         let client = harness::client(&kubeconfig).await;
         let namespace = format!("bench-waves-{}", std::process::id());
         harness::namespace_with_crds(&client, &namespace).await;
-        Api::<CustomResourceDefinition>::all(client.clone())
-            .patch(
-                "widgets.bench.flotilla.dev",
-                &PatchParams::apply("bench").force(),
-                &Patch::Apply(harness::widget_crd()),
-            )
-            .await
-            .expect("installing the Widget CRD");
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
-            "bench.flotilla.dev",
-            "v1",
-            "Widget",
-        ));
-        let widgets: Api<DynamicObject> =
-            Api::namespaced_with(client.clone(), &namespace, &resource);
+        let widgets = harness::widgets(&client, &namespace).await;
         let log = work.path().join("controller.log");
         let mut controller =
             harness::start_controller(&kubeconfig, &namespace, harness::free_address(), &log);

@@ -140,6 +140,25 @@ pub fn writes_between(
         .collect()
 }
 
+/// Installs the `Widget` CRD ([`widget_crd`]) and returns the Widgets of `namespace`.
+pub async fn widgets(client: &Client, namespace: &str) -> Api<kube::api::DynamicObject> {
+    Api::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>::all(client.clone())
+        .patch(
+            "widgets.bench.flotilla.dev",
+            &PatchParams::apply("bench").force(),
+            &Patch::Apply(widget_crd()),
+        )
+        .await
+        .expect("installing the Widget CRD");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let resource = kube::discovery::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+        "bench.flotilla.dev",
+        "v1",
+        "Widget",
+    ));
+    Api::namespaced_with(client.clone(), namespace, &resource)
+}
+
 /// The `Widget` CRD (`bench.flotilla.dev/v1`): an object a benchmark plays the operator of,
 /// Healthy once it sets its condition `Ready=True`.
 pub fn widget_crd()
