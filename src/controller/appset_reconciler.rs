@@ -7,7 +7,7 @@
 //! reconcile asked for too soon after the previous one ([`super::appset::pacing`]) requeues for
 //! when its pause is over, so that the events in between make one reconcile.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -26,11 +26,13 @@ use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
 use super::appset::pacing::{LastReconcile, wait_before};
+use super::appset::promotion::StepWatch;
 use super::appset::requeue::{poll_interval, rollout_requeue};
 use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::sync_request::sync_requests;
+use super::bounded_writes;
 use super::event_reason::EventReason;
 use super::events::EventPublisher;
 use super::failure_backoff::FailureBackoff;
@@ -83,6 +85,9 @@ pub struct AppSetContext {
     failures: FailureBackoff,
     /// The last reconcile of each ApplicationSet, for pacing the next one.
     last_reconciles: Mutex<BTreeMap<String, LastReconcile>>,
+    /// The Applications of each ApplicationSet seen since its last reconcile, and the
+    /// ApplicationSets whose next reconcile may open the next step (not paced).
+    promotions: Mutex<(BTreeMap<String, StepWatch>, BTreeSet<String>)>,
 }
 
 impl AppSetContext {
@@ -106,7 +111,39 @@ impl AppSetContext {
             metrics,
             failures: FailureBackoff::default(),
             last_reconciles: Mutex::default(),
+            promotions: Mutex::default(),
         }
+    }
+
+    /// Whether the next reconcile of `appset` may open the next step; forgets what the watch
+    /// saw of its Applications (the reconcile observes them anew).
+    fn take_promotion(&self, appset: &str) -> bool {
+        let mut promotions = self.promotions();
+        promotions.0.remove(appset);
+        promotions.1.remove(appset)
+    }
+
+    /// Records a change of `application`, owned by `appset`, as the watch sees it.
+    fn observe_application(&self, appset: &ApplicationSet, application: &Application) {
+        let name = appset.name_any();
+        let mut promotions = self.promotions();
+        let (watches, promote) = &mut *promotions;
+        let completes = watches
+            .entry(name.clone())
+            .or_default()
+            .completes_step(appset.status.as_ref(), application);
+        if completes {
+            tracing::debug!(appset = %name, application = %application.name_any(), "completes a step");
+            promote.insert(name);
+        }
+    }
+
+    fn promotions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, (BTreeMap<String, StepWatch>, BTreeSet<String>)> {
+        self.promotions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn last_reconciles(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, LastReconcile>> {
@@ -227,10 +264,12 @@ pub async fn reconcile(
         return Ok(Action::await_change());
     }
     let last = ctx.last_reconciles().get(&name).copied();
-    let wait = wait_before(last, Instant::now());
+    let promote = ctx.promotions().1.contains(&name);
+    let wait = wait_before(last, Instant::now(), promote);
     if !wait.is_zero() {
         return Ok(Action::requeue(wait));
     }
+    ctx.take_promotion(&name);
     let started = Instant::now();
     let reconciled = reconcile_now(appset, Arc::clone(&ctx)).await;
     let last = LastReconcile {
@@ -568,32 +607,40 @@ async fn generate_render_validate_plan(
 }
 
 /// Server-side applies created and updated Applications, then deletes the ones no longer
-/// generated.
+/// generated, each a bounded number at once ([`bounded_writes`]).
 async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), ReconcileError> {
     let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let params = PatchParams::apply(FIELD_MANAGER).force();
+    let (api, params) = (&api, &params);
+    // Futures built in a loop, not by a closure (see the sync engine's writes).
+    let mut applies = Vec::with_capacity(plan.create.len() + plan.update.len());
     for application in plan.create.iter().chain(&plan.update) {
-        let name = application.name_any();
-        api.patch(&name, &params, &Patch::Apply(application))
-            .await
-            .map_err(|error| ReconcileError::Apply {
-                application: name.clone(),
-                error: error.into(),
-            })?;
+        applies.push(async move {
+            let name = application.name_any();
+            api.patch(&name, params, &Patch::Apply(application))
+                .await
+                .map(drop)
+                .map_err(|error| ReconcileError::Apply {
+                    application: name,
+                    error: error.into(),
+                })
+        });
     }
+    bounded_writes::all(applies).await?;
+    let mut deletes = Vec::with_capacity(plan.delete.len());
     for name in &plan.delete {
-        match api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(error) => {
-                return Err(ReconcileError::Delete {
+        deletes.push(async move {
+            match api.delete(name, &DeleteParams::background()).await {
+                Ok(_) => Ok(()),
+                Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+                Err(error) => Err(ReconcileError::Delete {
                     application: name.clone(),
                     error: error.into(),
-                });
+                }),
             }
-        }
+        });
     }
-    Ok(())
+    bounded_writes::all(deletes).await
 }
 
 /// Writes the status (with the rollout's part) with a merge patch on `/status`, only when it
@@ -683,10 +730,27 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     };
     let (for_secrets, for_projects) = (every_appset.clone(), every_appset);
     let projects: Api<AppProject> = Api::namespaced(ctx.client.clone(), &namespace);
+    let (owners, watching) = (controller.store(), Arc::clone(&ctx));
+    // Each owned Application's change reconciles its ApplicationSet; one that completes a
+    // RollingSync step is reconciled without the pacing pause.
+    let owner_of = move |application: Application| {
+        let owner = application
+            .owner_references()
+            .iter()
+            .find(|o| o.controller == Some(true) && o.kind == "ApplicationSet")?;
+        let reference = ObjectRef::new(&owner.name).within(&namespace);
+        if let Some(appset) = owners.get(&reference)
+            && appset.uid().as_deref() == Some(owner.uid.as_str())
+        {
+            watching.observe_application(&appset, &application);
+        }
+        Some(reference)
+    };
     controller
-        .owns(
+        .watches(
             applications,
             watcher::Config::default().labels(APPLICATION_SET_LABEL),
+            owner_of,
         )
         .watches(
             secrets,

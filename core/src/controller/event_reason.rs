@@ -73,6 +73,16 @@ impl EventReason {
         )
     }
 
+    /// Whether every sync of every Application publishes it (Normal): such Events are
+    /// rate-limited ([`super::event_budget`]).
+    #[must_use]
+    pub fn is_routine(self) -> bool {
+        matches!(
+            self,
+            Self::SyncStarted | Self::SyncResumed | Self::SyncSucceeded
+        )
+    }
+
     /// The action the Event reports on.
     #[must_use]
     pub fn action(self) -> &'static str {

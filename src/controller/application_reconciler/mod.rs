@@ -54,8 +54,8 @@ use observe::{
     observe, unchanged,
 };
 use operation::{continue_operation, reporting_sync_failure};
-use start::{gate, hold_for_windows, sync};
-use status_writes::{publish, write_status};
+use start::{gate, hold_for_windows, sync, windows_permit};
+use status_writes::{compare_patch, publish, write_status};
 
 /// How many Applications are reconciled at once (a sync holds a slot while it steps, not while
 /// it waits: it is parked between steps): bounds the requests in flight and the memory of the
@@ -97,11 +97,19 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     if admitted.is_ok() && unchanged(&run, &app).await {
         return Ok(Action::requeue(ctx.resync));
     }
-    let observed = compare_and_report(ctx, &app, customizations, admitted).await?;
+    let observed = observe_or_report(ctx, &app, customizations, admitted).await?;
     let gate = gate(&run, &app).await;
     let revision = observed.manifests.revision.as_deref();
     let out_of_sync = observed.compared.comparison.out_of_sync();
-    let trigger = match next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) {
+    let next = next_sync(&app, out_of_sync, revision, gate, Timestamp::now());
+    let starting = match &next {
+        NextSync::Now(trigger) => windows_permit(&app, trigger, &observed.admitted.projects),
+        NextSync::After(_) | NextSync::Idle => false,
+    };
+    if !starting {
+        report_comparison(ctx, &app, Ok(&observed.compared), None).await?;
+    }
+    let trigger = match next {
         NextSync::Now(trigger) => trigger,
         NextSync::After(wait) => return Ok(Action::requeue(wait.min(ctx.resync))),
         NextSync::Idle => return Ok(Action::requeue(ctx.resync)),
@@ -110,17 +118,23 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     {
         return Ok(action);
     }
-    let synced = sync(ctx, &app, &observed, trigger, &run).await;
+    // The compare is written with the operation's first write; the one after it is remembered.
+    ctx.remember_compare(app.name_any(), None);
+    let compared = compare_patch(&app, Ok(&observed.compared.comparison));
+    let synced = sync(ctx, &app, &observed, trigger, &run, compared).await;
+    if synced.is_err() {
+        // It may have failed before its first write: the compare is written on its own.
+        report_comparison(ctx, &app, Ok(&observed.compared), None).await?;
+    }
     reporting_sync_failure(ctx, &app, synced).await
 }
 
-/// Observes and compares the Application, writes what it found (or why it could not) to its
-/// status, and remembers the compare.
+/// Observes and compares the Application; a failure is written to its status (and published
+/// as an Event) and returned.
 ///
 /// # Errors
-/// The Application could not be observed (also written as a condition and an Event), or its
-/// status not written.
-async fn compare_and_report(
+/// The Application could not be observed, or the failure not written.
+async fn observe_or_report(
     ctx: &ApplicationContext,
     app: &Application,
     customizations: Result<Customizations, ApplicationError>,
@@ -130,17 +144,18 @@ async fn compare_and_report(
         (Ok(customizations), Ok(admitted)) => observe(ctx, app, customizations, admitted).await,
         (Err(error), _) | (_, Err(error)) => Err(error),
     };
-    report_comparison(ctx, app, observed.as_ref().map(|o| &o.compared)).await?;
     match observed {
         Ok(observed) => Ok(observed),
         Err(error) => {
+            report_comparison(ctx, app, Err(&error), None).await?;
             publish(ctx, app, EventReason::ComparisonError, error.to_string()).await;
             Err(error)
         }
     }
 }
 
-/// Writes a comparison (or why there is none) to the Application's status and remembers it.
+/// Writes a comparison (or why there is none) to the Application's status, with the
+/// `carried` fields (an operation's end) in the same patch, and remembers it.
 ///
 /// # Errors
 /// The status could not be written.
@@ -148,6 +163,7 @@ async fn report_comparison(
     ctx: &ApplicationContext,
     app: &Application,
     compared: Result<&Compared, &ApplicationError>,
+    carried: Option<serde_json::Value>,
 ) -> Result<(), ApplicationError> {
     let message = compared.err().map(ToString::to_string);
     let written = match (compared, &message) {
@@ -161,7 +177,7 @@ async fn report_comparison(
             message.as_deref().unwrap_or_default(),
         )),
     };
-    let status_written = write_status(ctx, app, written).await;
+    let status_written = write_status(ctx, app, written, carried).await;
     let last = match (compared, &status_written) {
         (Ok(compared), Ok(written)) => Some(LastCompare {
             inputs: CompareInputs {
@@ -175,6 +191,40 @@ async fn report_comparison(
     };
     ctx.remember_compare(app.name_any(), last);
     status_written.map(drop)
+}
+
+/// Compares the Application after its operation ended and writes the compare with `end` (the
+/// operation's end, held back by its store) in one patch; true when the compare was written.
+/// When it cannot be observed, `end` is written alone (and the next reconcile compares).
+///
+/// # Errors
+/// The status could not be written.
+async fn compare_after_end(
+    run: &Run,
+    app: &Application,
+    end: Option<serde_json::Value>,
+) -> Result<bool, ApplicationError> {
+    let ctx = &run.ctx;
+    let observed = match (
+        ctx.customizations(app).await,
+        admit_application(ctx, app).await,
+    ) {
+        (Ok(customizations), Ok(admitted)) => observe(ctx, app, customizations, admitted).await,
+        (Err(error), _) | (_, Err(error)) => Err(error),
+    };
+    match observed {
+        Ok(observed) => {
+            report_comparison(ctx, app, Ok(&observed.compared), end).await?;
+            Ok(true)
+        }
+        Err(error) => {
+            tracing::debug!(app = %app.name_any(), "compare after the operation: {error}");
+            if let Some(end) = end {
+                status_writes::patch_status(ctx, app, "status.operationState", end).await?;
+            }
+            Ok(false)
+        }
+    }
 }
 
 /// Compares an Application whose sync operation is running (parked between two steps) with
@@ -198,7 +248,7 @@ async fn refresh_during_operation(run: &Run, app: &Application) {
         Err(error) => Err(error),
     };
     let reported = match compared {
-        Ok(compared) => report_comparison(ctx, app, Ok(&compared)).await,
+        Ok(compared) => report_comparison(ctx, app, Ok(&compared), None).await,
         Err(error) => Err(error),
     };
     if let Err(error) = reported {

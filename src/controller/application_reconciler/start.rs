@@ -9,14 +9,14 @@ use kube::ResourceExt;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Run;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::observe::{Admitted, Observed, manifests};
 use super::operation::continue_operation;
-use super::status_writes::{patch_status, publish, report};
+use super::status_writes::{merged, publish, report};
 use crate::api::Application;
 use crate::api::application::{ApplicationConditionType, InitiatedBy, Operation, SyncOperation};
 use crate::cluster::kube_cluster::KubeCluster;
@@ -27,7 +27,7 @@ use crate::controller::application::window_gate::{
     WindowGate, refused_message, waiting_message, window_gate,
 };
 use crate::controller::event_reason::EventReason;
-use crate::controller::status_store::StatusStore;
+use crate::controller::status_store::{HeldEnd, StatusStore};
 use crate::controller::sync_job::{JobPlan, SyncJob};
 use crate::customizations::Customizations;
 use crate::project::Projects;
@@ -70,7 +70,7 @@ pub(super) async fn hold_for_windows(
     trigger: &Trigger,
     projects: &Projects,
 ) -> Result<Option<Action>, ApplicationError> {
-    if matches!(trigger, Trigger::Resume { .. }) {
+    if windows_permit(app, trigger, projects) {
         return Ok(None);
     }
     let now = Timestamp::now();
@@ -100,6 +100,22 @@ pub(super) async fn hold_for_windows(
             refuse(ctx, app, operation, &refused_message(&block)).await?;
             Ok(Some(Action::requeue(ctx.resync)))
         }
+    }
+}
+
+/// Whether the project's sync windows let the sync `trigger` asks for start now (a resumed
+/// one always goes on; see [`hold_for_windows`] for the others).
+pub(super) fn windows_permit(app: &Application, trigger: &Trigger, projects: &Projects) -> bool {
+    if matches!(trigger, Trigger::Resume { .. }) {
+        return true;
+    }
+    let now = Timestamp::now();
+    match window_gate(trigger, |kind| {
+        sync_block_or_invalid(projects, app, kind, now)
+    }) {
+        WindowGate::Proceed => true,
+        WindowGate::Wait(_) => false,
+        WindowGate::Refuse(_) => !matches!(trigger, Trigger::Requested(_)),
     }
 }
 
@@ -133,12 +149,16 @@ pub(super) async fn refuse(
 }
 
 /// Starts (or resumes) the sync `trigger` asks for and steps it (see [`continue_operation`]).
+/// The operation's first write to the status also writes `compared` (the compare that decided
+/// the sync, not written yet) and the operation started; its end is held back for
+/// [`continue_operation`] to write with the compare after it.
 pub(super) async fn sync(
     ctx: &ApplicationContext,
     app: &Application,
     observed: &Observed,
     trigger: Trigger,
     run: &Run,
+    compared: Option<Value>,
 ) -> Result<Action, ApplicationError> {
     let name = app.name_any();
     let automated = InitiatedBy {
@@ -194,8 +214,7 @@ pub(super) async fn sync(
         } else {
             manifests(ctx, app, &revision).await?
         };
-    let store = StatusStore::new(ctx.api(), &ctx.app_namespace, &name)
-        .recording_history(initiated_by.clone());
+    let mut carried = compared;
     if let (Trigger::Resume { .. }, Some(request), Some(running)) =
         (&trigger, &app.spec.operation, resumed)
         && request_started(request, running)
@@ -220,7 +239,13 @@ pub(super) async fn sync(
             .sync
             .set_revision(manifests.revision.as_deref().unwrap_or_default());
         let patch = json!({"status": {"operation": operation_patch(&running)}});
-        patch_status(ctx, app, "status.operation", patch).await?;
+        carried = merged(carried, Some(patch));
+    }
+    let mut store = StatusStore::new(ctx.api(), &ctx.app_namespace, &name)
+        .recording_history(initiated_by.clone())
+        .holding_end(HeldEnd::default());
+    if let Some(carried) = carried {
+        store = store.carrying(carried);
     }
     let now = Timestamp::now();
     if let Some(operation) = requested {

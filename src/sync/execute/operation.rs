@@ -300,7 +300,8 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
 
     /// Takes one step: reads again what the last wait was on, then carries out what
     /// [`plan_step`] decides (the checks before the first write come first), and stores the
-    /// state when the step changed it. A `cancelled` attempt ends Terminated.
+    /// state when it changed and the step waits or ends (one followed at once by another is
+    /// stored with it). A `cancelled` attempt ends Terminated.
     ///
     /// # Errors
     /// The state cannot be stored.
@@ -317,7 +318,6 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         }
         if let Some(waiting) = self.progress.observe.take() {
             self.observe(&waiting).await;
-            self.save().await?;
         }
         if cancelled {
             return self.terminate().await.map(Advance::Done);
@@ -410,7 +410,13 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                 return self.end(phase, message).await.map(Advance::Done);
             }
         };
-        self.save().await?;
+        // A step followed at once by the next is stored with it: the state is written before
+        // the first write to the cluster (above), before every wait and at the end. A
+        // controller stopped in between resumes from the last stored state; what it wrote
+        // since is written again (applies are idempotent, hooks are adopted by their mark).
+        if !matches!(advance, Advance::Continue) {
+            self.save().await?;
+        }
         Ok(advance)
     }
 
@@ -429,7 +435,8 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
     /// manifests (see [`crate::sync::refuse_empty_target`]), checks that the server serves every
     /// kind (see [`crate::sync::preflight_failures`]) and that the Application's project permits
     /// every object (see [`crate::sync::refused_by_project`]), sends every object as a server-side dry
-    /// run (those that need a Namespace or kind of this sync wait for their wave), then creates
+    /// run (those that need a Namespace or kind of this sync wait for their wave; not the one
+    /// object of a sync that writes nothing else, whose apply checks it), then creates
     /// the destination namespace when `CreateNamespace=true` and it is missing. Returns the
     /// failure, if any; a failed check records the objects it names and writes nothing.
     async fn prepare(&mut self) -> Result<Option<String>, ExecuteError> {
@@ -509,6 +516,17 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
             .iter()
             .filter(|task| task.phase != SyncPhase::SyncFail)
             .collect();
+        // One object and nothing else to write: its apply is its own check (a rejected apply
+        // writes nothing), so it is not sent twice.
+        let checked_by_its_write = matches!(tasks.as_slice(), [task] if task.hook.is_none())
+            && self.progress.plan.tasks.len() == 1
+            && self.progress.prune.is_empty()
+            && to_create.is_none();
+        let tasks = if checked_by_its_write {
+            Vec::new()
+        } else {
+            tasks
+        };
         let verdicts = dry_run_tasks(cluster, &self.progress.plan, tasks, settings).await;
         let (records, failure) = rejections(&verdicts, &Time(cluster.now()));
         self.progress.deferred = deferred(&verdicts);
