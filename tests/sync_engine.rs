@@ -673,7 +673,7 @@ async fn retry_gives_up_after_its_limit() {
     // checks it.
     assert!(
         retries[1].starts_with(&format!(
-            "retry 2 in 1s after: ConfigMap {}-late/late apply failed: ",
+            "retry 2 in 1s after: wave 0: ConfigMap {}-late/late apply failed: ",
             ns.name
         )),
         "{retries:?}"
