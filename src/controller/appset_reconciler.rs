@@ -54,7 +54,7 @@ use crate::rollout::{RolloutDecision, RolloutInput, step};
 use crate::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::sync::IgnoreError;
 use crate::sync::OperationPhase;
-use crate::sync::execute::PROJECT_REFUSAL;
+use crate::sync::PROJECT_REFUSAL;
 use flotilla_generators::generator::NamespaceSources;
 
 /// Field manager of the Applications the controller applies.

@@ -121,7 +121,7 @@ impl SyncJob {
                 return Ok(JobStep::Stopped);
             }
             let advance = run.advance(context, &plan_source, cancelled).await?;
-            let limit = run.operation(context).wait_limit(&advance);
+            let limit = run.attempt(context).wait_limit(&advance);
             let after = match advance {
                 Advance::Continue => continue,
                 Advance::Done(attempt) => return Ok(JobStep::Done(attempt.state)),

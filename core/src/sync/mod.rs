@@ -22,6 +22,7 @@ mod options;
 mod order;
 mod plan;
 mod preflight;
+mod prepare;
 mod project_check;
 mod prune;
 mod result;
@@ -60,11 +61,15 @@ pub use plan::SyncPlan;
 pub use preflight::{MissingKindExcuse, PlannedKinds, planned_types, preflight_failures};
 pub use project_check::refused_by_project;
 pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
-pub use result::task_record;
+pub use prepare::{PROJECT_REFUSAL, PrepareInput, Prepared, prepare};
+pub use result::{
+    WriteOutcome, Written, applied_record, created_namespace_record, refused_record,
+    rejected_records, task_record,
+};
 pub use step::{
     Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step,
 };
-pub use task::{Batch, Hook, Promotion, SyncTask};
+pub use task::{Batch, Hook, PlannedTask, Promotion, SyncTask};
 pub use tracking::{FIELD_MANAGER, TRACKING_ANNOTATION, is_managed_by, tracking_id};
 pub use write::{Write, WritePolicy};
 

@@ -65,14 +65,14 @@ pub const RECONCILE_CONCURRENCY: u16 = 32;
 /// One run of the controller: the shared context, the watched Applications and
 /// ApplicationSets, and whether the run is stopping (running syncs are then dropped, to be
 /// resumed by the next leader).
-struct Run {
+struct ControllerRun {
     ctx: Arc<ApplicationContext>,
     appsets: Store<ApplicationSet>,
     stopping: watch::Receiver<bool>,
 }
 
 /// [`reconcile`], its duration recorded.
-async fn timed_reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
+async fn timed_reconcile(app: Arc<Application>, run: Arc<ControllerRun>) -> Result<Action, ApplicationError> {
     let started = std::time::Instant::now();
     let metrics = Arc::clone(&run.ctx.metrics);
     let reconciled = reconcile(app, run).await;
@@ -81,7 +81,7 @@ async fn timed_reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action,
 }
 
 /// Reconciles one Application.
-async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
+async fn reconcile(app: Arc<Application>, run: Arc<ControllerRun>) -> Result<Action, ApplicationError> {
     let ctx = &run.ctx;
     if let Some(Parked { job, run: sync_run }) = ctx.runs.take(&app.uid().unwrap_or_default()) {
         let stepped = continue_operation(&run, &app, job, Some(sync_run)).await;
@@ -200,7 +200,7 @@ async fn report_comparison(
 /// # Errors
 /// The status could not be written.
 async fn compare_after_end(
-    run: &Run,
+    run: &ControllerRun,
     app: &Application,
     end: Option<serde_json::Value>,
 ) -> Result<bool, ApplicationError> {
@@ -233,7 +233,7 @@ async fn compare_after_end(
 /// logged (the operation goes on, and the compare after it ends reports it). Not after an
 /// operation's first step (its reconcile has just compared, and a burst of starting syncs
 /// should free their slots at once): the changes of the objects it applied bring the next.
-async fn refresh_during_operation(run: &Run, app: &Application) {
+async fn refresh_during_operation(run: &ControllerRun, app: &Application) {
     let ctx = &run.ctx;
     let Some((plan, revision, cluster)) = ctx.runs.syncing(&app.uid().unwrap_or_default()) else {
         return;
@@ -277,7 +277,7 @@ fn application_counts(store: &Store<Application>) -> BTreeMap<(String, String), 
 /// Requeues a failed Application: with backoff, unless only a person can fix the failure — an
 /// invalid spec waits for the Application to change, manifests that do not build for the next
 /// resync (a new commit may fix them) — after the failure was written to status.
-fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<Run>) -> Action {
+fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<ControllerRun>) -> Action {
     match error {
         ApplicationError::Settings { .. } => {
             run.ctx.metrics.application_reconciled(Some(error.reason()));
@@ -376,7 +376,7 @@ pub async fn run(
     ctx.runs.clear();
     let wake = wake_on_tracked_objects(&ctx);
     let controller = controller.reconcile_on(wake);
-    let run = Arc::new(Run {
+    let run = Arc::new(ControllerRun {
         ctx: Arc::clone(&ctx),
         appsets,
         stopping,

@@ -7,7 +7,7 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use serde_json::json;
 
-use super::Run;
+use super::ControllerRun;
 use super::compare_after_end;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
@@ -47,7 +47,7 @@ pub(super) async fn reporting_sync_failure(
 /// wait — then parks it and comes back after the wait's limit, or when an object it waits on
 /// changes — or ends: a sync's end is recorded with the compare after it, in one write.
 pub(super) async fn continue_operation(
-    run: &Run,
+    run: &ControllerRun,
     app: &Application,
     job: SyncJob,
     sync_run: Option<SyncRun>,
@@ -119,9 +119,9 @@ pub(super) async fn finish(
         ctx.api()
             .get(&app.name_any())
             .await
-            .map_err(|error| ApplicationError::Write {
+            .map_err(|error| ApplicationError::Read {
                 app: app.name_any(),
-                what: "(reading) the terminate annotation",
+                what: "the terminate annotation",
                 error: error.into(),
             })?;
     if !current.annotations().contains_key(TERMINATE_ANNOTATION) {

@@ -11,7 +11,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use serde_json::{Value, json};
 
-use super::Run;
+use super::ControllerRun;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::observe::{Admitted, Observed, manifests};
@@ -43,7 +43,7 @@ use crate::sync::execute::{ExecuteSettings, OperationStore};
 /// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync, from
 /// the watched ApplicationSets (once they are listed: a stopping controller starts no automated
 /// sync).
-pub(super) async fn gate(run: &Run, app: &Application) -> SyncGate {
+pub(super) async fn gate(run: &ControllerRun, app: &Application) -> SyncGate {
     let owner = app
         .owner_references()
         .iter()
@@ -157,7 +157,7 @@ pub(super) async fn sync(
     app: &Application,
     observed: &Observed,
     trigger: Trigger,
-    run: &Run,
+    run: &ControllerRun,
     compared: Option<Value>,
 ) -> Result<Action, ApplicationError> {
     let name = app.name_any();

@@ -87,9 +87,9 @@ pub(super) async fn report(
         ctx.api()
             .get_opt(&app.name_any())
             .await
-            .map_err(|error| ApplicationError::Write {
+            .map_err(|error| ApplicationError::Read {
                 app: app.name_any(),
-                what: "(reading) status.conditions",
+                what: "status.conditions",
                 error: error.into(),
             })?;
     let Some(current) = current else {

@@ -8,7 +8,7 @@ mod confirmation;
 mod dry_run;
 mod edited;
 mod event;
-mod operation;
+mod attempt;
 mod settings;
 mod store;
 mod sync_run;
@@ -28,7 +28,7 @@ use crate::sync::{
     LiveObject, OperationPhase, OperationState, SyncPlan, begin, plan_prune, refuse_empty_target,
 };
 
-pub use operation::{Advance, Context, PROJECT_REFUSAL};
+pub use attempt::{Advance, Context};
 pub use sync_run::SyncRun;
 
 /// The operation could not be carried out at all (as opposed to an operation that failed,
@@ -128,18 +128,18 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
         match run.advance(context, source, cancelled).await? {
             Advance::Continue => {}
             Advance::Wait(waiting) => {
-                run.operation(context)
+                run.attempt(context)
                     .wait_for_change(&waiting, &mut cancel)
                     .await;
             }
-            Advance::Pause(duration) => run.operation(context).pause(duration, &mut cancel).await,
+            Advance::Pause(duration) => run.attempt(context).pause(duration, &mut cancel).await,
             Advance::AwaitConfirmation => {
                 let PruneConfirmation::Watched(approved) = request.prune_confirmation else {
                     return Ok(run.into_state());
                 };
                 let mut approved = approved.clone();
                 approved.borrow_and_update();
-                let operation = run.operation(context);
+                let operation = run.attempt(context);
                 let left = operation.wait_limit(&Advance::AwaitConfirmation);
                 tokio::select! {
                     Ok(()) = approved.changed() => {}
