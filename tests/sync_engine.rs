@@ -208,7 +208,11 @@ async fn wave_delay_pauses_before_each_new_wave() {
         started.duration_since(finished).as_secs()
     };
     assert!(gap("stay", "wave-one") >= 2, "{:#?}", run.state.resources);
-    assert!(gap("wave-one", "wave-two") >= 2, "{:#?}", run.state.resources);
+    assert!(
+        gap("wave-one", "wave-two") >= 2,
+        "{:#?}",
+        run.state.resources
+    );
 }
 
 #[tokio::test]

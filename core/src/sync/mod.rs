@@ -59,9 +59,9 @@ pub use options::{
 pub use order::order_tasks;
 pub use plan::SyncPlan;
 pub use preflight::{MissingKindExcuse, PlannedKinds, planned_types, preflight_failures};
+pub use prepare::{PROJECT_REFUSAL, PrepareInput, Prepared, prepare};
 pub use project_check::refused_by_project;
 pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
-pub use prepare::{PROJECT_REFUSAL, PrepareInput, Prepared, prepare};
 pub use result::{
     WriteOutcome, Written, applied_record, created_namespace_record, refused_record,
     rejected_records, task_record,

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::api::operation_state::{ResourceResult, ResultStatus};
+use crate::api::operation_state::ResourceResult;
 use crate::api::sync_phase::SyncPhase;
 use crate::manifest::ObjectKey;
 use crate::project::Admission;
@@ -30,11 +30,9 @@ use super::task::SyncTask;
 /// reports such Applications).
 pub const PROJECT_REFUSAL: &str = "nothing was written: project ";
 
-/// What the decision reads.
+/// What the decision reads besides the plan.
 #[derive(Debug, Clone, Copy)]
 pub struct PrepareInput<'a> {
-    /// The plan.
-    pub plan: &'a SyncPlan,
     /// The objects the operation would prune.
     pub prune: &'a [PruneTask],
     /// Whether emptying the Application is allowed.
@@ -70,10 +68,9 @@ pub enum Prepared<'a> {
     },
 }
 
-/// The decision for `input`.
+/// The decision for `plan` with `input`.
 #[must_use]
-pub fn prepare<'a>(input: &PrepareInput<'a>) -> Prepared<'a> {
-    let plan = input.plan;
+pub fn prepare<'p>(plan: &'p SyncPlan, input: &PrepareInput<'_>) -> Prepared<'p> {
     if let Some(message) = refuse_empty_target(plan, input.prune, input.allow_empty) {
         return Prepared::Refused {
             records: Vec::new(),
@@ -139,6 +136,7 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     use super::*;
+    use crate::api::operation_state::ResultStatus;
     use crate::manifest::{ScopeTable, assign_namespaces, parse_documents};
 
     const TWO: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n\
@@ -166,16 +164,18 @@ mod tests {
             .map(|(v, k)| ((*v).to_owned(), (*k).to_owned()))
             .collect();
         let sync_options: SyncOptions = options.parse().unwrap();
-        prepare(&PrepareInput {
+        prepare(
             plan,
-            prune: &[],
-            allow_empty: false,
-            unserved: &unserved,
-            sync_options: &sync_options,
-            destination_namespace: Some("dest"),
-            admission,
-            now: &Time(Timestamp::UNIX_EPOCH),
-        })
+            &PrepareInput {
+                prune: &[],
+                allow_empty: false,
+                unserved: &unserved,
+                sync_options: &sync_options,
+                destination_namespace: Some("dest"),
+                admission,
+                now: &Time(Timestamp::UNIX_EPOCH),
+            },
+        )
     }
 
     fn names(tasks: &[&SyncTask]) -> Vec<String> {
@@ -260,9 +260,15 @@ mod tests {
             panic!("not refused");
         };
         assert!(message.starts_with(PROJECT_REFUSAL), "{message}");
-        assert!(message.ends_with("does not permit Namespace dest"), "{message}");
+        assert!(
+            message.ends_with("does not permit Namespace dest"),
+            "{message}"
+        );
         assert_eq!(records.len(), 1);
-        assert_eq!((records[0].kind.as_str(), records[0].sync_phase), ("Namespace", SyncPhase::PreSync));
+        assert_eq!(
+            (records[0].kind.as_str(), records[0].sync_phase),
+            ("Namespace", SyncPhase::PreSync)
+        );
     }
 
     #[test]
@@ -281,16 +287,19 @@ mod tests {
         }];
         let unserved = BTreeSet::new();
         let options = SyncOptions::default();
-        let decided = prepare(&PrepareInput {
-            plan: &empty,
-            prune: &prune,
-            allow_empty: false,
-            unserved: &unserved,
-            sync_options: &options,
-            destination_namespace: Some("dest"),
-            admission: &Admission::default(),
-            now: &Time(Timestamp::UNIX_EPOCH),
-        });
+        let admission = Admission::default();
+        let decided = prepare(
+            &empty,
+            &PrepareInput {
+                prune: &prune,
+                allow_empty: false,
+                unserved: &unserved,
+                sync_options: &options,
+                destination_namespace: Some("dest"),
+                admission: &admission,
+                now: &Time(Timestamp::UNIX_EPOCH),
+            },
+        );
         assert!(
             matches!(&decided, Prepared::Refused { records, message } if records.is_empty() && message.contains("manifests are empty")),
             "{decided:?}"

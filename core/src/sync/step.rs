@@ -309,7 +309,9 @@ pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
 enum Stage<'a> {
     /// A batch, the index of its first task in the plan, and its tasks.
     Batch(Batch, usize, &'a [SyncTask]),
-    Prune { last: bool },
+    Prune {
+        last: bool,
+    },
 }
 
 impl Stage<'_> {

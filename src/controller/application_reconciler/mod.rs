@@ -72,7 +72,10 @@ struct ControllerRun {
 }
 
 /// [`reconcile`], its duration recorded.
-async fn timed_reconcile(app: Arc<Application>, run: Arc<ControllerRun>) -> Result<Action, ApplicationError> {
+async fn timed_reconcile(
+    app: Arc<Application>,
+    run: Arc<ControllerRun>,
+) -> Result<Action, ApplicationError> {
     let started = std::time::Instant::now();
     let metrics = Arc::clone(&run.ctx.metrics);
     let reconciled = reconcile(app, run).await;
@@ -81,7 +84,10 @@ async fn timed_reconcile(app: Arc<Application>, run: Arc<ControllerRun>) -> Resu
 }
 
 /// Reconciles one Application.
-async fn reconcile(app: Arc<Application>, run: Arc<ControllerRun>) -> Result<Action, ApplicationError> {
+async fn reconcile(
+    app: Arc<Application>,
+    run: Arc<ControllerRun>,
+) -> Result<Action, ApplicationError> {
     let ctx = &run.ctx;
     if let Some(Parked { job, run: sync_run }) = ctx.runs.take(&app.uid().unwrap_or_default()) {
         let stepped = continue_operation(&run, &app, job, Some(sync_run)).await;
@@ -277,7 +283,11 @@ fn application_counts(store: &Store<Application>) -> BTreeMap<(String, String), 
 /// Requeues a failed Application: with backoff, unless only a person can fix the failure — an
 /// invalid spec waits for the Application to change, manifests that do not build for the next
 /// resync (a new commit may fix them) — after the failure was written to status.
-fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<ControllerRun>) -> Action {
+fn error_policy(
+    app: Arc<Application>,
+    error: &ApplicationError,
+    run: Arc<ControllerRun>,
+) -> Action {
     match error {
         ApplicationError::Settings { .. } => {
             run.ctx.metrics.application_reconciled(Some(error.reason()));

@@ -115,15 +115,15 @@ pub(super) async fn finish(
         state.message
     );
     publish(ctx, app, reason, note).await;
-    let current =
-        ctx.api()
-            .get(&app.name_any())
-            .await
-            .map_err(|error| ApplicationError::Read {
-                app: app.name_any(),
-                what: "the terminate annotation",
-                error: error.into(),
-            })?;
+    let current = ctx
+        .api()
+        .get(&app.name_any())
+        .await
+        .map_err(|error| ApplicationError::Read {
+            app: app.name_any(),
+            what: "the terminate annotation",
+            error: error.into(),
+        })?;
     if !current.annotations().contains_key(TERMINATE_ANNOTATION) {
         return Ok(());
     }

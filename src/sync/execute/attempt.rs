@@ -449,16 +449,18 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             }
         }
         let now = Time(cluster.now());
-        let decided = prepare(&PrepareInput {
-            plan: &self.progress.plan,
-            prune: &self.progress.prune,
-            allow_empty: settings.allow_empty,
-            unserved: &unserved,
-            sync_options: &settings.sync_options,
-            destination_namespace: settings.destination_namespace.as_deref(),
-            admission: &settings.admission,
-            now: &now,
-        });
+        let decided = prepare(
+            &self.progress.plan,
+            &PrepareInput {
+                prune: &self.progress.prune,
+                allow_empty: settings.allow_empty,
+                unserved: &unserved,
+                sync_options: &settings.sync_options,
+                destination_namespace: settings.destination_namespace.as_deref(),
+                admission: &settings.admission,
+                now: &now,
+            },
+        );
         let (dry_run, to_create) = match decided {
             Prepared::Refused { records, message } => {
                 self.progress.state.edit().resources.extend(records);

@@ -3,12 +3,12 @@
 //! [`OperationStore`], resumes an interrupted operation, retries failed ones per
 //! `syncPolicy.retry`, and stops cleanly on a terminate request. No sync decisions are made here.
 
+mod attempt;
 pub mod cluster_api;
 mod confirmation;
 mod dry_run;
 mod edited;
 mod event;
-mod attempt;
 mod settings;
 mod store;
 mod sync_run;

@@ -9,8 +9,8 @@ use k8s_openapi::jiff::Timestamp;
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::{OperationPhase, OperationState};
 
-use super::event::SyncEvent;
 use super::attempt::{Advance, Attempt, AttemptEnd, Context, Progress};
+use super::event::SyncEvent;
 use super::store::OperationStore;
 use super::{ExecuteError, PlanSource};
 use crate::api::retry_policy::RetryPolicy;
