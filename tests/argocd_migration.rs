@@ -11,8 +11,9 @@
 mod controller_support;
 mod support;
 
+use support::flotilla_offline as flotilla;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use flotilla::api::Application;
 use flotilla::sync::OperationPhase;
@@ -29,18 +30,6 @@ use support::{apply, object, wait_until};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/jsonnet")
-}
-
-fn flotilla(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(args)
-        .output()
-        .expect("flotilla runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// The guestbook's `source.directory` as Argo CD's YAML writes it.

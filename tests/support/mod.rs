@@ -319,6 +319,20 @@ pub async fn install_kind(client: &Client, group: &str, kind: &str, plural: &str
     }
 }
 
+/// Runs the `flotilla` binary with `args` and no cluster: whether it succeeded, its stdout and
+/// its stderr.
+pub fn flotilla_offline(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(args)
+        .output()
+        .expect("flotilla runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// `flotilla ARGS -n <the test's namespace> --kubeconfig <cluster 1>`, not yet run.
 pub fn flotilla(ns: &TestNamespace, args: &[&str]) -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"));
