@@ -18,10 +18,11 @@ use super::observe::{Admitted, Observed, manifests};
 use super::operation::continue_operation;
 use super::status_writes::{merged, publish, report};
 use crate::api::Application;
-use crate::api::application::{ApplicationConditionType, InitiatedBy, Operation, SyncOperation};
+use crate::api::application::{ApplicationConditionType, Operation, SyncOperation};
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::controller::application::decide::{SyncGate, Trigger, request_started, sync_gate};
+use crate::controller::application::decide::{SyncGate, Trigger, sync_gate};
 use crate::controller::application::instance::instance_name;
+use crate::controller::application::start::sync_start;
 use crate::controller::application::status::operation_patch;
 use crate::controller::application::window_gate::{
     WindowGate, refused_message, waiting_message, window_gate,
@@ -161,35 +162,8 @@ pub(super) async fn sync(
     compared: Option<Value>,
 ) -> Result<Action, ApplicationError> {
     let name = app.name_any();
-    let automated = InitiatedBy {
-        username: String::new(),
-        automated: true,
-    };
     let resumed = app.status.as_ref().and_then(|s| s.operation.as_ref());
-    let (revision, operation, initiated_by, requested) = match &trigger {
-        Trigger::Resume { revision } => (
-            revision.clone().unwrap_or_default(),
-            resumed.map(|op| &op.sync),
-            resumed.map_or(automated, |op| op.initiated_by.clone()),
-            None,
-        ),
-        Trigger::Requested(operation) => (
-            operation.sync.requested_revision(),
-            Some(&operation.sync),
-            operation.initiated_by.clone(),
-            Some(operation),
-        ),
-        Trigger::Automated | Trigger::SelfHeal { .. } => (
-            observed.manifests.revision.clone().unwrap_or_default(),
-            None,
-            automated,
-            None,
-        ),
-    };
-    let self_heal_attempts_count = match trigger {
-        Trigger::SelfHeal { attempts } => attempts,
-        _ => 0,
-    };
+    let start = sync_start(&trigger, resumed, observed.manifests.revision.as_deref());
     let SyncSettings {
         execute: settings,
         source,
@@ -197,7 +171,7 @@ pub(super) async fn sync(
     } = settings_of(
         ctx,
         app,
-        operation,
+        start.operation,
         (&observed.customizations, &observed.admitted),
     )
     .map_err(|error| ApplicationError::Settings {
@@ -207,69 +181,42 @@ pub(super) async fn sync(
     if !ignored_options.is_empty() {
         tracing::warn!(app = %name, ?ignored_options, "sync options without effect");
     }
-    let prune = settings.prune;
-    let manifests =
-        if revision.is_empty() || Some(&revision) == observed.manifests.revision.as_ref() {
-            observed.manifests.clone()
-        } else {
-            manifests(ctx, app, &revision).await?
-        };
-    let mut carried = compared;
-    if let (Trigger::Resume { .. }, Some(request), Some(running)) =
-        (&trigger, &app.spec.operation, resumed)
-        && request_started(request, running)
+    let revision = &start.revision;
+    let manifests = if revision.is_empty() || Some(revision) == observed.manifests.revision.as_ref()
     {
+        observed.manifests.clone()
+    } else {
+        manifests(ctx, app, revision).await?
+    };
+    if let Some(request) = start.stale_request(app.spec.operation.as_ref(), resumed) {
         // Stopped between storing this operation and consuming its request: consume it now.
         clear_operation(ctx, &name, request).await?;
     }
-    if !matches!(trigger, Trigger::Resume { .. }) {
-        let mut running = Operation {
-            sync: SyncOperation {
-                prune,
-                sync_options: requested
-                    .map(|op| op.sync.sync_options.clone())
-                    .unwrap_or_default(),
-                allow_empty: settings.allow_empty,
-                self_heal_attempts_count,
-                ..SyncOperation::default()
-            },
-            initiated_by: initiated_by.clone(),
-        };
-        running
-            .sync
-            .set_revision(manifests.revision.as_deref().unwrap_or_default());
-        let patch = json!({"status": {"operation": operation_patch(&running)}});
-        carried = merged(carried, Some(patch));
-    }
+    let manifests_revision = manifests.revision.as_deref();
+    let running = start.running(
+        settings.prune,
+        settings.allow_empty,
+        manifests_revision.unwrap_or_default(),
+    );
+    let carried = match running {
+        Some(running) => merged(
+            compared,
+            Some(json!({"status": {"operation": operation_patch(&running)}})),
+        ),
+        None => compared,
+    };
     let mut store = StatusStore::new(ctx.api(), &ctx.app_namespace, &name)
-        .recording_history(initiated_by.clone())
+        .recording_history(start.initiated_by.clone())
         .holding_end(HeldEnd::default());
     if let Some(carried) = carried {
         store = store.carrying(carried);
     }
-    let now = Timestamp::now();
-    if let Some(operation) = requested {
-        let id = format!("{name}-{}", now.as_millisecond());
-        store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
+    if let Some(operation) = start.requested {
+        let id = format!("{name}-{}", Timestamp::now().as_millisecond());
+        store_new_operation(&store, &name, manifests_revision, &id).await?;
         clear_operation(ctx, &name, operation).await?;
     }
-    let (reason, note) = match &trigger {
-        Trigger::Resume { .. } => (
-            EventReason::SyncResumed,
-            "resuming the interrupted operation".to_owned(),
-        ),
-        _ => (
-            EventReason::SyncStarted,
-            format!(
-                "sync to {} started by {}",
-                manifests
-                    .revision
-                    .as_deref()
-                    .unwrap_or("the local directory"),
-                initiator(&initiated_by)
-            ),
-        ),
-    };
+    let (reason, note) = start.event(manifests_revision);
     publish(ctx, app, reason, note).await;
     let cluster = Arc::clone(&observed.cluster);
     let job = job(
@@ -342,15 +289,6 @@ pub(super) fn job(
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
-    }
-}
-
-/// `rollout/stack`, `alice`, or `automated sync`.
-pub(super) fn initiator(initiated_by: &InitiatedBy) -> &str {
-    if initiated_by.username.is_empty() {
-        "automated sync"
-    } else {
-        &initiated_by.username
     }
 }
 
