@@ -233,12 +233,21 @@ pub(super) async fn run_post_delete(
     })?;
     (settings.prune, settings.retry) = (false, None);
     let source = source.checked_out(manifests.revision.clone(), &manifests.sources);
-    let plan = load_plan(
-        &manifests.root,
-        &source,
-        settings.destination_namespace.as_deref(),
-        &id,
-    )
+    // Generating may run helm or kustomize: off the async workers.
+    let (root, options, namespace, operation_id) = (
+        manifests.root.clone(),
+        source.clone(),
+        settings.destination_namespace.clone(),
+        id.clone(),
+    );
+    let plan = tokio::task::spawn_blocking(move || {
+        load_plan(&root, &options, namespace.as_deref(), &operation_id)
+    })
+    .await
+    .map_err(|error| ApplicationError::SourceTask {
+        app: name.clone(),
+        error,
+    })?
     .map_err(|error| ApplicationError::Plan {
         app: name.clone(),
         error,

@@ -289,6 +289,7 @@ pub(super) fn job(
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
+        generated: None,
     }
 }
 

@@ -41,6 +41,10 @@ pub enum ExecuteError {
     /// The source no longer builds a plan.
     #[error(transparent)]
     Plan(#[from] ValidationErrors),
+    /// Generating the manifests (which may run helm or kustomize, off the async workers)
+    /// stopped before it finished.
+    #[error("generating the manifests: {0}")]
+    GenerateTask(#[source] tokio::task::JoinError),
     /// The cluster could not be read before starting.
     #[error("cannot read {what}: {error}")]
     Observe {
