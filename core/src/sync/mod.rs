@@ -63,8 +63,8 @@ pub use prepare::{PROJECT_REFUSAL, PrepareInput, Prepared, prepare};
 pub use project_check::refused_by_project;
 pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
 pub use result::{
-    WriteOutcome, Written, applied_record, created_namespace_record, refused_record,
-    rejected_records, task_record,
+    PruneOutcome, WriteOutcome, Written, adopted_record, applied_record, created_namespace_record,
+    finish_hook_record, pruned_record, refused_record, rejected_records, task_record,
 };
 pub use step::{
     Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step,

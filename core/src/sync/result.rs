@@ -1,6 +1,7 @@
 //! The records an operation keeps of its tasks, built here and nowhere else: the record a task
 //! starts with, a refusal before anything is written, the server's dry-run rejections, the
-//! destination namespace it created, and the outcome of an apply. The records themselves are
+//! destination namespace it created, the outcome of an apply, a hook adopted after a restart or
+//! finished, and a prune. The records themselves are
 //! persisted types of [`crate::api::operation_state`].
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -12,6 +13,7 @@ use crate::manifest::ObjectKey;
 
 use super::live::LiveObject;
 use super::plan::SyncPlan;
+use super::prune::PruneTask;
 use super::task::SyncTask;
 
 /// A record for a task with the given status; hooks start Running when Synced.
@@ -165,5 +167,84 @@ pub fn applied_record(
         }
     };
     record.started_at = Some(started.clone());
+    record
+}
+
+/// The record of a hook this operation created before it stopped (a restart between the write
+/// and its record), from its live instance, as [`applied_record`] would have made it.
+#[must_use]
+pub fn adopted_record(task: &SyncTask, live: Option<&LiveObject>, now: &Time) -> ResourceResult {
+    let mut record = task_record(task, ResultStatus::Synced);
+    record.action = Some(ResourceAction::Created);
+    if let Some(live) = live {
+        record.generation = live.generation;
+        record.health = Some(live.health.status);
+        record.message = live.health.message.clone();
+    }
+    record.started_at = Some(now.clone());
+    record
+}
+
+/// Records on a hook's `record` that it finished (`succeeded` or not, with its `message`), and
+/// what came of deleting it when its policy said so (`deleted`: the error's text if it failed).
+pub fn finish_hook_record(
+    record: &mut ResourceResult,
+    succeeded: bool,
+    message: String,
+    deleted: Option<Result<(), String>>,
+    now: Time,
+) {
+    record.hook_phase = Some(if succeeded {
+        HookPhase::Succeeded
+    } else {
+        HookPhase::Failed
+    });
+    record.health = Some(if succeeded {
+        HealthStatus::Healthy
+    } else {
+        HealthStatus::Degraded
+    });
+    record.message = message;
+    record.finished_at = Some(now);
+    match deleted {
+        Some(Ok(())) => record.action = Some(ResourceAction::Deleted),
+        Some(Err(error)) => {
+            record.message = format!("{}; deleting it failed: {error}", record.message);
+        }
+        None => {}
+    }
+}
+
+/// How the deletion of a pruned object went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PruneOutcome {
+    /// Its deletion was requested.
+    Requested,
+    /// It was gone already.
+    AlreadyGone,
+    /// Deleting it failed (the error's text).
+    Failed(String),
+}
+
+/// The record of pruning `object`.
+#[must_use]
+pub fn pruned_record(object: &PruneTask, outcome: PruneOutcome, started: Time) -> ResourceResult {
+    let status = match outcome {
+        PruneOutcome::Failed(_) => ResultStatus::SyncFailed,
+        _ => ResultStatus::Pruned,
+    };
+    let mut record = ResourceResult::for_object(&object.key, SyncPhase::Sync, object.wave, status);
+    record.started_at = Some(started);
+    match outcome {
+        PruneOutcome::Requested => {
+            record.action = Some(ResourceAction::Pruned);
+            record.message = "pruned".to_owned();
+        }
+        PruneOutcome::AlreadyGone => {
+            record.action = Some(ResourceAction::Pruned);
+            record.message = "already gone".to_owned();
+        }
+        PruneOutcome::Failed(error) => record.message = error,
+    }
     record
 }

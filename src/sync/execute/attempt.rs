@@ -17,10 +17,10 @@ use crate::manifest::ObjectKey;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError, Deleted, Propagation};
 use crate::sync::{
     Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PlannedTask,
-    PrepareInput, Prepared, PruneTask, ResourceAction, ResourceResult, ResultStatus, SyncPhase,
-    SyncPlan, SyncState, SyncStep, SyncTask, Waiting, WriteOutcome, WritePolicy, Written,
-    applied_record, created_namespace_record, mark_hook, namespace_object, plan_step,
-    planned_types, prepare, rejected_records, task_record, tracked,
+    PrepareInput, Prepared, PruneOutcome, PruneTask, ResourceResult, SyncPhase, SyncPlan,
+    SyncState, SyncStep, SyncTask, Waiting, WriteOutcome, WritePolicy, Written, adopted_record,
+    applied_record, created_namespace_record, finish_hook_record, mark_hook, namespace_object,
+    plan_step, planned_types, prepare, pruned_record, rejected_records, tracked,
 };
 
 use super::ExecuteError;
@@ -651,14 +651,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
         let now = Time(self.context.cluster.now());
         for &index in tasks {
             let task = &self.progress.plan.tasks[index];
-            let mut record = task_record(task, ResultStatus::Synced);
-            record.action = Some(ResourceAction::Created);
-            if let Some(live) = self.progress.live.get(&task.key) {
-                record.generation = live.generation;
-                record.health = Some(live.health.status);
-                record.message = live.health.message.clone();
-            }
-            record.started_at = Some(now.clone());
+            let record = adopted_record(task, self.progress.live.get(&task.key), &now);
             self.progress.state.edit().resources.push(record);
         }
     }
@@ -713,29 +706,12 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             else {
                 continue;
             };
-            let record = &mut self.progress.state.edit().resources[index];
-            record.hook_phase = Some(if hook.succeeded {
-                HookPhase::Succeeded
-            } else {
-                HookPhase::Failed
-            });
-            record.health = Some(if hook.succeeded {
-                HealthStatus::Healthy
-            } else {
-                HealthStatus::Degraded
-            });
-            record.message = hook.message;
-            record.finished_at = Some(now);
-            match deleted {
-                Some(Ok(_)) => {
-                    record.action = Some(ResourceAction::Deleted);
-                    self.progress.live.remove(&hook.key);
-                }
-                Some(Err(error)) => {
-                    record.message = format!("{}; deleting it failed: {error}", record.message);
-                }
-                None => {}
+            if matches!(deleted, Some(Ok(_))) {
+                self.progress.live.remove(&hook.key);
             }
+            let deleted = deleted.map(|result| result.map(drop).map_err(|e| e.to_string()));
+            let record = &mut self.progress.state.edit().resources[index];
+            finish_hook_record(record, hook.succeeded, hook.message, deleted, now);
         }
     }
 
@@ -747,29 +723,20 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                 .cluster
                 .delete(&object.key, self.context.settings.prune_propagation)
                 .await;
-            let status = if result.is_ok() {
-                ResultStatus::Pruned
-            } else {
-                ResultStatus::SyncFailed
-            };
-            let mut record =
-                ResourceResult::for_object(&object.key, SyncPhase::Sync, object.wave, status);
-            record.started_at = Some(started);
-            match result {
+            let outcome = match result {
                 Ok(Deleted::Requested) => {
-                    record.action = Some(ResourceAction::Pruned);
-                    record.message = "pruned".to_owned();
                     if let Some(live) = self.progress.live.get_mut(&object.key) {
                         live.deleting = true;
                     }
+                    PruneOutcome::Requested
                 }
                 Ok(Deleted::AlreadyGone) => {
-                    record.action = Some(ResourceAction::Pruned);
-                    record.message = "already gone".to_owned();
                     self.progress.live.remove(&object.key);
+                    PruneOutcome::AlreadyGone
                 }
-                Err(error) => record.message = error.to_string(),
-            }
+                Err(error) => PruneOutcome::Failed(error.to_string()),
+            };
+            let record = pruned_record(object, outcome, started);
             self.progress.state.edit().resources.push(record);
         }
     }
