@@ -101,6 +101,16 @@ fn summary(app: &Application) -> (String, String) {
     )
 }
 
+/// The Application's health: its status and message.
+fn health(app: &Application) -> (String, String) {
+    let health = app
+        .status
+        .as_ref()
+        .and_then(|s| s.health.clone())
+        .unwrap_or_default();
+    (health.status.as_str().to_owned(), health.message)
+}
+
 /// The Application's resource entry for `kind` `name`.
 fn resource<'a>(app: &'a Application, kind: &str, name: &str) -> Option<&'a ResourceStatus> {
     app.status
@@ -412,13 +422,9 @@ async fn an_operator_resource_going_not_ready_after_the_sync_turns_the_applicati
         changed,
         SEEN_WITHIN,
         |app| {
-            let health = app
-                .status
-                .as_ref()
-                .and_then(|s| s.health.clone())
-                .unwrap_or_default();
-            health.status.as_str() == "Progressing"
-                && health.message
+            let (status, message) = health(app);
+            status == "Progressing"
+                && message
                     == format!(
                         "Database {}/orders: Progressing: replica 2 catching up",
                         ns.name
@@ -490,15 +496,9 @@ async fn a_pod_of_a_deployment_that_stops_being_ready_turns_the_application_unhe
         changed,
         SEEN_WITHIN,
         |app| {
-            let health = app
-                .status
-                .as_ref()
-                .and_then(|s| s.health.clone())
-                .unwrap_or_default();
-            matches!(health.status.as_str(), "Progressing" | "Degraded")
-                && health
-                    .message
-                    .contains(&format!("Deployment {}/web", ns.name))
+            let (status, message) = health(app);
+            matches!(status.as_str(), "Progressing" | "Degraded")
+                && message.contains(&format!("Deployment {}/web", ns.name))
         },
     )
     .await;
