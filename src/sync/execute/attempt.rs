@@ -621,20 +621,12 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                     .and_then(Value::as_i64);
                 (applied.action, generation, live)
             });
-            let live = match &result {
-                Ok((_, _, Some(live))) => {
-                    self.progress.seen.insert(task.key.clone(), started.0);
-                    self.progress.live.insert(task.key.clone(), live.clone());
-                    self.progress.live.get(&task.key)
-                }
-                _ => None,
-            };
             let outcome = WriteOutcome {
                 result: match &result {
-                    Ok((action, generation, _)) => Ok(Written {
+                    Ok((action, generation, live)) => Ok(Written {
                         action: *action,
                         generation: *generation,
-                        live,
+                        live: live.as_ref(),
                     }),
                     Err(error) => Err(error.to_string()),
                 },
@@ -642,6 +634,10 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             };
             let record = applied_record(task, outcome, &started, &finished);
             self.progress.state.edit().resources.push(record);
+            if let Ok((_, _, Some(live))) = result {
+                self.progress.seen.insert(task.key.clone(), started.0);
+                self.progress.live.insert(task.key.clone(), live);
+            }
         }
     }
 
