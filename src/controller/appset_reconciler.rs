@@ -17,8 +17,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::appset::diff::{Plan, ignored_fields, plan};
@@ -249,14 +249,27 @@ impl ReconcileError {
     }
 }
 
+/// One term of the ApplicationSet controller: its context and the Applications of the
+/// namespace that carry the ApplicationSet label, as this term's watch sees them (read by every
+/// reconcile instead of listing them from the API server).
+struct AppSetRun {
+    ctx: Arc<AppSetContext>,
+    applications: Store<Application>,
+}
+
 /// Reconciles one ApplicationSet.
 ///
 /// # Errors
 /// The first step that failed; status says so too.
-pub async fn reconcile(
+async fn reconcile(
     appset: Arc<ApplicationSet>,
-    ctx: Arc<AppSetContext>,
+    run: Arc<AppSetRun>,
 ) -> Result<Action, ReconcileError> {
+    let ctx = &run.ctx;
+    if run.applications.wait_until_ready().await.is_err() {
+        // The Applications' watch ended: so does this term.
+        return Ok(Action::await_change());
+    }
     let name = appset.name_any();
     if appset.metadata.deletion_timestamp.is_some() {
         ctx.last_reconciles().remove(&name);
@@ -271,7 +284,8 @@ pub async fn reconcile(
     }
     ctx.take_promotion(&name);
     let started = Instant::now();
-    let reconciled = reconcile_now(appset, Arc::clone(&ctx)).await;
+    let existing = owned_now(&run.applications, &appset);
+    let reconciled = reconcile_now(appset, Arc::clone(ctx), existing).await;
     let last = LastReconcile {
         ended: Instant::now(),
         took: started.elapsed(),
@@ -286,9 +300,9 @@ pub async fn reconcile(
 async fn reconcile_now(
     appset: Arc<ApplicationSet>,
     ctx: Arc<AppSetContext>,
+    existing: Vec<Application>,
 ) -> Result<Action, ReconcileError> {
     let name = appset.name_any();
-    let existing = observe(&ctx, &appset).await?;
     let planned = generate_render_validate_plan(&ctx, &appset, &existing).await;
     let applied = match &planned {
         Ok(planned) => apply(&ctx, &planned.plan).await,
@@ -506,7 +520,23 @@ async fn publish_outcome(
         .await;
 }
 
-/// The Applications this ApplicationSet owns now (label and controller owner reference).
+/// The Applications `appset` owns (its label and its controller owner reference) in the
+/// watch's store.
+fn owned_now(applications: &Store<Application>, appset: &ApplicationSet) -> Vec<Application> {
+    let name = appset.name_any();
+    let uid = appset.uid().unwrap_or_default();
+    applications
+        .state()
+        .iter()
+        .filter(|app| {
+            app.labels().get(APPLICATION_SET_LABEL) == Some(&name) && is_owned_by(app, &uid)
+        })
+        .map(|app| Application::clone(app))
+        .collect()
+}
+
+/// The Applications this ApplicationSet owns now (label and controller owner reference), listed
+/// from the API server.
 async fn observe(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
@@ -697,8 +727,9 @@ async fn clear_refresh(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<(
 fn error_policy(
     appset: Arc<ApplicationSet>,
     error: &ReconcileError,
-    ctx: Arc<AppSetContext>,
+    run: Arc<AppSetRun>,
 ) -> Action {
+    let ctx = &run.ctx;
     ctx.metrics.reconciled(Some(error.reason()));
     if matches!(error, ReconcileError::Spec { .. }) {
         // Only a change of the ApplicationSet fixes its spec; status already says what is wrong.
@@ -731,6 +762,18 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let (for_secrets, for_projects) = (every_appset.clone(), every_appset);
     let projects: Api<AppProject> = Api::namespaced(ctx.client.clone(), &namespace);
     let (owners, watching) = (controller.store(), Arc::clone(&ctx));
+    // The labelled Applications, kept without their managed fields (nothing reads them).
+    let (owned, writer) = reflector::store();
+    let owned_changes = reflector(
+        writer,
+        watcher(
+            applications,
+            watcher::Config::default().labels(APPLICATION_SET_LABEL),
+        )
+        .modify(|app: &mut Application| app.metadata.managed_fields = None),
+    )
+    .default_backoff()
+    .touched_objects();
     // Each owned Application's change reconciles its ApplicationSet; one that completes a
     // RollingSync step is reconciled without the pacing pause.
     let owner_of = move |application: Application| {
@@ -747,11 +790,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
         Some(reference)
     };
     controller
-        .watches(
-            applications,
-            watcher::Config::default().labels(APPLICATION_SET_LABEL),
-            owner_of,
-        )
+        .watches_stream(owned_changes, owner_of)
         .watches(
             secrets,
             watcher::Config::default()
@@ -766,7 +805,14 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
         )
         .reconcile_all_on(decisions)
         .graceful_shutdown_on(stop)
-        .run(reconcile, error_policy, ctx)
+        .run(
+            reconcile,
+            error_policy,
+            Arc::new(AppSetRun {
+                ctx,
+                applications: owned,
+            }),
+        )
         .for_each(|result| async move {
             if let Err(error) = result {
                 tracing::debug!("controller: {error}");

@@ -341,8 +341,16 @@ pub async fn run(
     ctx: Arc<ApplicationContext>,
     stop: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let applications = ctx.api();
-    let controller = Controller::new(applications, watcher::Config::default())
+    // The Applications are kept without their managed fields (nothing reads them).
+    let (applications, writer) = reflector::store();
+    let changes = reflector(
+        writer,
+        watcher::watcher(ctx.api(), watcher::Config::default())
+            .modify(|app: &mut Application| app.metadata.managed_fields = None),
+    )
+    .default_backoff()
+    .applied_objects();
+    let controller = Controller::for_stream(changes, applications)
         .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
     // A changed AppProject is judged again at once by each of its Applications.
     let of_project = controller.store();

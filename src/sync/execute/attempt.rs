@@ -257,15 +257,15 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
 
     async fn plan_prune(&mut self) -> Result<(), ExecuteError> {
         let listed_at = self.context.cluster.now();
-        let tracked =
-            self.context
-                .cluster
-                .list_tracked()
-                .await
-                .map_err(|error| ExecuteError::Observe {
-                    what: "objects carrying the tracking annotation".to_owned(),
-                    error,
-                })?;
+        let tracked = self
+            .context
+            .cluster
+            .list_tracked(self.context.app)
+            .await
+            .map_err(|error| ExecuteError::Observe {
+                what: "objects carrying the tracking annotation".to_owned(),
+                error,
+            })?;
         let health = &self.context.settings.health;
         let tracked: Vec<LiveObject> = tracked
             .iter()

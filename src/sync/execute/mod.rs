@@ -94,22 +94,22 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
     let now = || Time(cluster.now());
     if request.dry_run {
         let plan = source(&base_id)?;
-        let prune = if settings.prune {
-            let tracked = cluster
-                .list_tracked()
-                .await
-                .map_err(|error| ExecuteError::Observe {
-                    what: "objects carrying the tracking annotation".to_owned(),
-                    error,
+        let prune =
+            if settings.prune {
+                let tracked = cluster.list_tracked(request.app).await.map_err(|error| {
+                    ExecuteError::Observe {
+                        what: "objects carrying the tracking annotation".to_owned(),
+                        error,
+                    }
                 })?;
-            let tracked: Vec<LiveObject> = tracked
-                .iter()
-                .filter_map(|object| LiveObject::from_object(object, &settings.health))
-                .collect();
-            plan_prune(&plan, &tracked, request.app, &settings.sync_options).tasks
-        } else {
-            Vec::new()
-        };
+                let tracked: Vec<LiveObject> = tracked
+                    .iter()
+                    .filter_map(|object| LiveObject::from_object(object, &settings.health))
+                    .collect();
+                plan_prune(&plan, &tracked, request.app, &settings.sync_options).tasks
+            } else {
+                Vec::new()
+            };
         let (mut state, _) = begin(None, request.revision, &base_id, now());
         if let Some(refusal) = refuse_empty_target(&plan, &prune, settings.allow_empty) {
             (state.phase, state.message) = (OperationPhase::Failed, format!("dry run: {refusal}"));
