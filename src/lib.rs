@@ -17,3 +17,4 @@ pub mod simulate;
 pub mod source;
 pub mod sync;
 pub mod ui;
+pub mod webhook;

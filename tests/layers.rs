@@ -49,8 +49,8 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
     &["controller"],
     // The simulator: the controllers' pure decisions on an embedded cluster.
     &["simulate"],
-    // The web view.
-    &["ui"],
+    // The web view and the git webhook receiver.
+    &["ui", "webhook"],
     // The command line.
     &["cli"],
 ];
