@@ -1,7 +1,7 @@
 //! `flotilla controller`: runs the ApplicationSet and Application controllers in one namespace
 //! (and the Application controller in the namespaces `--application-namespaces` names),
 //! with leader election through a Lease, optional `/metrics`, web view and git webhook
-//! endpoints, and a graceful shutdown on Ctrl-C or SIGTERM.
+//! endpoints, notifications while leading, and a graceful shutdown on Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -19,11 +19,13 @@ use crate::controller::application_namespaces::ApplicationNamespaces;
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::endpoint::Endpoint;
+use crate::controller::events::EventPublisher;
 use crate::controller::leader::LeaseTiming;
 use crate::controller::lease_lock::{LeaseConfig, LeaseLock};
 use crate::controller::metrics::Metrics;
 use crate::duration::parse_duration;
 use crate::httpd::server::{Limits, serve};
+use crate::notifier::deliver::{Notifier, run_while_leading};
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
 use crate::ui::handler::WebView;
@@ -260,6 +262,17 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 .managing(app_namespace)
             })
         };
+        let notifier = Arc::new(Notifier {
+            client: client.clone(),
+            namespace: namespace.clone(),
+            metrics: Arc::clone(&metrics),
+            events: Arc::new(EventPublisher::new(client.clone())),
+        });
+        tokio::spawn(run_while_leading(
+            notifier,
+            lease.leadership(),
+            shutdown.clone(),
+        ));
         let applications = ApplicationControllers::new(app_namespaces, make);
         let ctx = AppSetContext::new(client, namespace, cache, args.git_poll, metrics);
         crate::controller::run(Arc::new(ctx), applications, lease, shutdown).await?;

@@ -1,7 +1,7 @@
 //! The controller's Prometheus metrics, kept with `prometheus-client`: reconciles by result and
 //! their durations per reconciler, Applications by sync and health status (counted when
-//! scraped), sync operations by result, git webhooks by provider and result, and whether this
-//! replica leads. Encoded in the
+//! scraped), sync operations by result, git webhooks by provider and result, notifications by
+//! trigger, destination and result, and whether this replica leads. Encoded in the
 //! OpenMetrics text format; served by [`super::endpoint`].
 
 use std::collections::BTreeMap;
@@ -48,6 +48,13 @@ struct WebhookLabels {
     result: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NotificationLabels {
+    trigger: String,
+    destination: String,
+    result: String,
+}
+
 type DurationFamily = Family<ReconcilerLabels, Histogram, fn() -> Histogram>;
 
 /// The metrics of one controller process.
@@ -62,6 +69,9 @@ pub struct Metrics {
     syncs: Family<ResultLabels, Counter>,
     /// Git webhooks by provider and result (`refreshed`, `ping`, or why one was refused).
     webhooks: Family<WebhookLabels, Counter>,
+    /// Notification deliveries by trigger, destination and result (`delivered`, `failed`,
+    /// `retried` for each failed attempt retried).
+    notifications: Family<NotificationLabels, Counter>,
     leader: Gauge,
     /// Totals of the two reconcile families, for callers that wait for work to happen.
     reconcile_total: AtomicU64,
@@ -131,6 +141,14 @@ impl Default for Metrics {
                 (
                     "flotilla_webhook_requests",
                     "Git webhook requests by provider and result",
+                ),
+                Family::default(),
+            ),
+            notifications: registered(
+                r,
+                (
+                    "flotilla_notifications",
+                    "Notification deliveries by trigger, destination and result",
                 ),
                 Family::default(),
             ),
@@ -224,6 +242,17 @@ impl Metrics {
         self.webhooks
             .get_or_create(&WebhookLabels {
                 provider: provider.to_owned(),
+                result: result.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Counts a notification to `destination` on `trigger` by `result`.
+    pub fn notification(&self, trigger: &str, destination: &str, result: &str) {
+        self.notifications
+            .get_or_create(&NotificationLabels {
+                trigger: trigger.to_owned(),
+                destination: destination.to_owned(),
                 result: result.to_owned(),
             })
             .inc();

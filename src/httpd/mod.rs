@@ -4,7 +4,9 @@
 //! connection on which nothing moved for too long; [`response`] is the body type and the plain
 //! answers every handler shares. It knows no routes: the `/metrics` endpoint, the web view and
 //! the git webhook receiver ([`crate::webhook`]) are handlers given to [`server::serve`].
+//! [`client`] sends one request and reads its answer (generator plugins, notifications).
 
+pub mod client;
 pub mod idle;
 pub mod response;
 pub mod server;

@@ -78,13 +78,7 @@ pub fn push(provider: Provider, body: &[u8]) -> Result<Push, PayloadError> {
         provider: provider.name(),
         error: error.to_string(),
     })?;
-    let mut repos: Vec<RepoKey> = url_fields(provider)
-        .iter()
-        .flat_map(|field| strings(&payload, field))
-        .filter_map(RepoKey::of)
-        .collect();
-    repos.sort();
-    repos.dedup();
+    let repos: Vec<RepoKey> = distinct(&payload, url_fields(provider), RepoKey::of);
     if repos.is_empty() {
         return Err(PayloadError::NoRepository {
             provider: provider.name(),
@@ -98,14 +92,20 @@ pub fn push(provider: Provider, body: &[u8]) -> Result<Push, PayloadError> {
             },
         });
     }
-    let mut refs: Vec<String> = ref_fields(provider)
-        .iter()
-        .flat_map(|field| strings(&payload, field))
-        .map(str::to_owned)
-        .collect();
-    refs.sort();
-    refs.dedup();
+    let refs = distinct(&payload, ref_fields(provider), |r| Some(r.to_owned()));
     Ok(Push { repos, refs })
+}
+
+/// The strings at `fields` of `payload` that `read` accepts, sorted, each once.
+fn distinct<T: Ord>(payload: &Value, fields: &[&str], read: impl Fn(&str) -> Option<T>) -> Vec<T> {
+    let mut found: Vec<T> = fields
+        .iter()
+        .flat_map(|field| strings(payload, field))
+        .filter_map(read)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
 }
 
 /// The strings at `pointer` in `value`, `*` segments taking every element of an array.
