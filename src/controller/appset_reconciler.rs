@@ -5,7 +5,8 @@
 //! of the namespace and the kinds clusterDecisionResource generators read. Every decision is made by the pure [`super::appset`] core; this file reads
 //! and writes. It never sleeps: failures requeue with backoff through the error policy, and a
 //! reconcile asked for too soon after the previous one ([`super::appset::pacing`]) requeues for
-//! when its pause is over, so that the events in between make one reconcile.
+//! when its pause is over, so that the events in between make one reconcile (one that asks for a
+//! refresh, [`REFRESH_ANNOTATION`], is not paced).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -277,8 +278,11 @@ async fn reconcile(
         return Ok(Action::await_change());
     }
     let last = ctx.last_reconciles().get(&name).copied();
-    let promote = ctx.promotions().1.contains(&name);
-    let wait = wait_before(last, Instant::now(), promote);
+    // A change that may open the next step, and a refresh asked for (by a git webhook or by
+    // hand), are reconciled without the pacing pause.
+    let at_once =
+        ctx.promotions().1.contains(&name) || appset.annotations().contains_key(REFRESH_ANNOTATION);
+    let wait = wait_before(last, Instant::now(), at_once);
     if !wait.is_zero() {
         return Ok(Action::requeue(wait));
     }

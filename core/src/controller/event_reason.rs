@@ -34,6 +34,10 @@ pub enum EventReason {
     RolloutResumed,
     /// The RollingSync strategy cannot be followed.
     InvalidRolloutConfig,
+    /// A notification was delivered.
+    NotificationSent,
+    /// A notification could not be delivered (after its retries).
+    NotificationFailed,
 }
 
 impl EventReason {
@@ -56,6 +60,8 @@ impl EventReason {
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutResumed => "RolloutResumed",
             Self::InvalidRolloutConfig => "InvalidRolloutConfig",
+            Self::NotificationSent => "NotificationSent",
+            Self::NotificationFailed => "NotificationFailed",
         }
     }
 
@@ -70,6 +76,7 @@ impl EventReason {
                 | Self::DeletionError
                 | Self::RolloutStalled
                 | Self::InvalidRolloutConfig
+                | Self::NotificationFailed
         )
     }
 
@@ -99,6 +106,7 @@ impl EventReason {
             | Self::RolloutPaused
             | Self::RolloutResumed
             | Self::InvalidRolloutConfig => "Rollout",
+            Self::NotificationSent | Self::NotificationFailed => "Notify",
         }
     }
 }
