@@ -168,4 +168,9 @@ pub struct RollingSyncStep {
     /// This step's progress deadline, overriding the rollout's `progressDeadline`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress_deadline: Option<String>,
+    /// Flotilla extension: how long every Application of the step must stay Healthy on its
+    /// target revisions before the step counts as complete (a duration such as `10m`); an
+    /// Application leaving Healthy during the bake fails the step. Unset: complete at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bake_time: Option<String>,
 }

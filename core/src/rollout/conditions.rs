@@ -24,8 +24,12 @@ pub enum ProgressReason {
     StepWaitingForWindow,
     /// A step's `maxUpdate` is 0 (True: work is left, but it waits for a person).
     StepHeld,
+    /// A step's Applications are Healthy and it bakes (True: it completes when the bake ends).
+    StepBaking,
     /// The rollout is paused (True).
     RolloutPaused,
+    /// A step failed its bake (False: it stays failed until a new revision reaches it).
+    StepFailed,
     /// A step is stalled (False).
     RolloutStalled,
     /// Every step is complete (False; Argo CD's reason).
@@ -43,6 +47,8 @@ impl ProgressReason {
             Self::StepWaiting => "StepWaiting",
             Self::StepHeld => "StepHeld",
             Self::StepWaitingForWindow => "StepWaitingForWindow",
+            Self::StepBaking => "StepBaking",
+            Self::StepFailed => "StepFailed",
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutStalled => "RolloutStalled",
             Self::ApplicationSetRolloutComplete => "ApplicationSetRolloutComplete",
@@ -58,8 +64,10 @@ impl ProgressReason {
             | Self::StepWaiting
             | Self::StepWaitingForWindow
             | Self::StepHeld
+            | Self::StepBaking
             | Self::RolloutPaused => ConditionStatus::True,
             Self::RolloutStalled
+            | Self::StepFailed
             | Self::ApplicationSetRolloutComplete
             | Self::InvalidRolloutConfig => ConditionStatus::False,
         }

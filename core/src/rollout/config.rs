@@ -93,6 +93,8 @@ pub struct RolloutStep {
     pub max_update: MaxUpdate,
     /// The step's own deadline, or the rollout's default.
     pub progress_deadline: Option<Duration>,
+    /// How long its Applications must stay Healthy before the step completes (`bakeTime`).
+    pub bake_time: Option<Duration>,
 }
 
 impl RolloutStep {
@@ -138,6 +140,12 @@ pub enum RolloutConfigError {
         #[source]
         error: DurationError,
     },
+    #[error("step {step}: bakeTime: {error}")]
+    BakeTime {
+        step: usize,
+        #[source]
+        error: DurationError,
+    },
     #[error("rollingSync.progressDeadline: {0}")]
     RolloutDeadline(#[source] DurationError),
     #[error(
@@ -150,7 +158,7 @@ pub enum RolloutConfigError {
     },
 }
 
-/// A `progressDeadline`: a duration above zero.
+/// A `progressDeadline` or `bakeTime`: a duration above zero.
 fn parse_deadline(text: &str) -> Result<Duration, DurationError> {
     match parse_duration(text)? {
         Duration::ZERO => Err(DurationError::new(text, DurationProblem::NotPositive)),
@@ -212,11 +220,21 @@ impl RolloutConfig {
                     })?),
                     None => default_deadline,
                 };
+                let bake_time = step
+                    .bake_time
+                    .as_deref()
+                    .map(parse_deadline)
+                    .transpose()
+                    .map_err(|error| RolloutConfigError::BakeTime {
+                        step: number,
+                        error,
+                    })?;
                 Ok(RolloutStep {
                     number,
                     match_expressions: step.match_expressions.clone(),
                     max_update,
                     progress_deadline,
+                    bake_time,
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -296,6 +314,7 @@ impl RolloutConfigError {
             Self::Selector { .. } => "InvalidMatchExpression",
             Self::MaxUpdate { .. } => "InvalidMaxUpdate",
             Self::StepDeadline { .. } | Self::RolloutDeadline(_) => "InvalidProgressDeadline",
+            Self::BakeTime { .. } => "InvalidBakeTime",
             Self::SelectedTwice { .. } => "ApplicationInTwoSteps",
         }
     }
@@ -408,6 +427,20 @@ mod tests {
             (
                 strategy(vec![zero_deadline]),
                 "step 1: progressDeadline: invalid duration \"0s\": must be more than zero",
+            ),
+            (
+                strategy(vec![RollingSyncStep {
+                    bake_time: Some("0s".into()),
+                    ..step("env", "In", &["prod"])
+                }]),
+                "step 1: bakeTime: invalid duration \"0s\": must be more than zero",
+            ),
+            (
+                strategy(vec![RollingSyncStep {
+                    bake_time: Some("a while".into()),
+                    ..step("env", "In", &["prod"])
+                }]),
+                "step 1: bakeTime: invalid duration \"a while\"",
             ),
             (RolloutStrategy::default(), "strategy.type is AllAtOnce"),
         ];

@@ -135,6 +135,12 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
             .as_ref()
             .map(|s| s.application_status.clone())
             .unwrap_or_default(),
+        prior_step_status: observation
+            .prior
+            .status
+            .as_ref()
+            .map(|s| s.rollout_steps.clone())
+            .unwrap_or_default(),
     }
 }
 
