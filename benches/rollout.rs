@@ -97,6 +97,7 @@ fn input() -> RolloutInput {
         applications,
         prior_application_status: prior,
         prior_step_status: Vec::new(),
+        promote: None,
     }
 }
 

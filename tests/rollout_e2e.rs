@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use browser::Browser;
 use flotilla::api::application::RevisionHistory;
+use flotilla::api::application_set::Approval;
 use flotilla::api::application_set_status::{
     ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
     RolloutStepStatus,
@@ -210,15 +211,7 @@ impl Controller {
 
     /// The whole HTTP response of its endpoint to `GET path`.
     async fn get(&self, path: &str) -> String {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut stream = tokio::net::TcpStream::connect(self.endpoint)
-            .await
-            .expect("the controller's endpoint accepts connections");
-        let request = format!("GET {path} HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n");
-        stream.write_all(request.as_bytes()).await.expect("sends");
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await.expect("reads");
-        response
+        http_get(self.endpoint, path).await
     }
 
     /// SIGTERM (the controller releases its Lease) and waits for the exit.
@@ -235,6 +228,19 @@ impl Drop for Controller {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The whole HTTP response of the server at `address` to `GET path`.
+async fn http_get(address: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the server accepts connections");
+    let request = format!("GET {path} HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("reads");
+    response
 }
 
 /// `flotilla ARGS... -n NS --kubeconfig <cluster 1>`; returns stdout, failing the test on a
@@ -1207,6 +1213,84 @@ async fn a_pod_unready_during_the_bake_fails_the_step() {
     assert!(
         histories(&ns).await[TIERS[1]].is_empty(),
         "the backend never synced"
+    );
+    controller.stop();
+}
+
+/// Step 2 (the backend) with `approval: manual`: after the database, the rollout waits — the
+/// condition, `status.rolloutSteps`, `rollout explain` and the web view say so, and nothing of
+/// step 2 syncs — until `flotilla rollout promote`; then it proceeds and the controller removes
+/// the annotation.
+#[tokio::test]
+async fn a_manual_step_waits_for_rollout_promote_then_proceeds() {
+    let (ns, repo) = setup("rollout-approval").await;
+    tier_components(&repo, "v1", Pods::default());
+    let commit = repo.commit("v1");
+    let mut appset = three_tier(&ns, &repo, false, None);
+    appset
+        .spec
+        .strategy
+        .as_mut()
+        .and_then(|strategy| strategy.rolling_sync.as_mut())
+        .expect("a RollingSync strategy")
+        .steps[1]
+        .approval = Some(Approval::Manual);
+    let ui = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let controller = Controller::start_with(&ns, "approval", &["--ui-addr", &ui.to_string()]);
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &appset).await;
+    let status = wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "step 2 waiting for approval",
+        ROLLOUT_TIMEOUT,
+        |s| progressing(s).is_some_and(|(_, reason, _)| reason == "StepWaitingForApproval"),
+    )
+    .await;
+    let (_, _, message) = progressing(&status).expect("the condition");
+    assert!(
+        message.starts_with("step 2 of 3 waits for approval since "),
+        "{message}"
+    );
+    let record = status.rollout_steps.iter().find(|r| r.step == 2);
+    assert!(
+        record.is_some_and(|r| r.waiting_for_approval_since.is_some() && r.approved_at.is_none()),
+        "{status:#?}"
+    );
+    let explain = flotilla(&ns, &["rollout", "explain", "platform-stack"]);
+    assert!(explain.contains("Step 2: WaitingForApproval"), "{explain}");
+    let page = http_get(ui, "/applicationsets/platform-stack").await;
+    assert!(page.contains("waits for approval since"), "{page}");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let before = histories(&ns).await;
+    assert!(
+        before[TIERS[1]].is_empty() && before[TIERS[2]].is_empty(),
+        "{before:#?}"
+    );
+
+    let approved_at = k8s_openapi::jiff::Timestamp::now().as_second();
+    let said = flotilla(&ns, &["rollout", "promote", "platform-stack"]);
+    assert!(said.contains("step 2 of"), "{said}");
+    wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
+    let stored = appsets.get("platform-stack").await.expect("reads it");
+    assert!(
+        !stored.annotations().contains_key("flotilla.dev/promote"),
+        "the controller removed the annotation: {:?}",
+        stored.annotations()
+    );
+    let record = stored
+        .status
+        .as_ref()
+        .and_then(|s| s.rollout_steps.iter().find(|r| r.step == 2).cloned())
+        .expect("step 2's record");
+    assert!(record.approved_at.is_some(), "{record:?}");
+    let histories = histories(&ns).await;
+    let backend = first_sync(&histories, TIERS[1], &commit);
+    assert!(
+        backend.0 >= approved_at - 1,
+        "backend synced after the approval: {backend:?}"
     );
     controller.stop();
 }

@@ -210,6 +210,7 @@ pub async fn drive<C: ClusterApi>(
                 applications: runs.iter().map(|run| run.observed.clone()).collect(),
                 prior_application_status: prior.application_status,
                 prior_step_status: prior.step_status,
+                promote: None,
             };
             let next = crate::rollout::step(&input);
             let held = next

@@ -27,8 +27,8 @@ pub struct ApplicationSetStatus {
     pub rollout_steps: Vec<RolloutStepStatus>,
 }
 
-/// One RollingSync step's own record (Flotilla extension): its bake and its failure; a step
-/// without `bakeTime` that never failed has none.
+/// One RollingSync step's own record (Flotilla extension): its bake, its failure and its
+/// approval; a step without `bakeTime` or `approval` that never failed has none.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutStepStatus {
@@ -48,6 +48,13 @@ pub struct RolloutStepStatus {
     /// Why it failed.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub failure: String,
+    /// Since when the step waits for approval (`approval: manual`), while it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for_approval_since: Option<Time>,
+    /// When the step was approved; it then syncs. Cleared when a new revision or spec sends
+    /// one of its Applications back: the next rollout of the step asks again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_at: Option<Time>,
 }
 
 /// One condition, as in Argo CD: `type`, `status`, `reason`, `message`, `lastTransitionTime`.

@@ -26,6 +26,8 @@ pub enum ProgressReason {
     StepHeld,
     /// A step's Applications are Healthy and it bakes (True: it completes when the bake ends).
     StepBaking,
+    /// A step with `approval: manual` waits for `flotilla rollout promote` (True).
+    StepWaitingForApproval,
     /// The rollout is paused (True).
     RolloutPaused,
     /// A step failed its bake (False: it stays failed until a new revision reaches it).
@@ -48,6 +50,7 @@ impl ProgressReason {
             Self::StepHeld => "StepHeld",
             Self::StepWaitingForWindow => "StepWaitingForWindow",
             Self::StepBaking => "StepBaking",
+            Self::StepWaitingForApproval => "StepWaitingForApproval",
             Self::StepFailed => "StepFailed",
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutStalled => "RolloutStalled",
@@ -65,6 +68,7 @@ impl ProgressReason {
             | Self::StepWaitingForWindow
             | Self::StepHeld
             | Self::StepBaking
+            | Self::StepWaitingForApproval
             | Self::RolloutPaused => ConditionStatus::True,
             Self::RolloutStalled
             | Self::StepFailed

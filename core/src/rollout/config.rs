@@ -9,7 +9,7 @@ use std::time::Duration;
 use flotilla_generators::selector::{LabelSelectorRequirement, SelectorError};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::api::application_set::{RolloutStrategy, StrategyType};
+use crate::api::application_set::{Approval, RolloutStrategy, StrategyType};
 use crate::duration::{DurationError, DurationProblem, parse_duration};
 
 /// How many Applications of a step may be Pending or Progressing at once.
@@ -95,6 +95,8 @@ pub struct RolloutStep {
     pub progress_deadline: Option<Duration>,
     /// How long its Applications must stay Healthy before the step completes (`bakeTime`).
     pub bake_time: Option<Duration>,
+    /// The step waits for a person's approval before it syncs (`approval: manual`).
+    pub manual_approval: bool,
 }
 
 impl RolloutStep {
@@ -235,6 +237,7 @@ impl RolloutConfig {
                     max_update,
                     progress_deadline,
                     bake_time,
+                    manual_approval: step.approval == Some(Approval::Manual),
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;

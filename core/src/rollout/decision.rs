@@ -35,6 +35,10 @@ pub struct RolloutDecision {
     /// The new `status.rolloutSteps`: the record of each step that has one, by step.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub step_status: Vec<RolloutStepStatus>,
+    /// The step whose approval this pass recorded from the `flotilla.dev/promote` annotation:
+    /// the controller removes the annotation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved: Option<usize>,
     /// The first instant at which time alone changes the decision (a bake is over): when a pass
     /// should run again.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -106,6 +110,9 @@ pub enum StepState {
     /// An Application left Healthy during the bake: the step failed, and stays so until a new
     /// revision or spec reaches one of its Applications.
     Failed,
+    /// `approval: manual` and not approved yet: nothing of it syncs until someone runs
+    /// `flotilla rollout promote`.
+    WaitingForApproval,
     /// The rollout is paused: nothing new is promoted.
     Paused,
     /// An earlier step is not complete.

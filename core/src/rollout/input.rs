@@ -29,6 +29,9 @@ pub struct RolloutInput {
     /// `status.rolloutSteps` as the previous pass left it (bakes, failures).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prior_step_status: Vec<RolloutStepStatus>,
+    /// The ApplicationSet's `flotilla.dev/promote` annotation: the step someone approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promote: Option<String>,
 }
 
 impl RolloutInput {

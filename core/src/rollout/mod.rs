@@ -3,6 +3,7 @@
 //! state file, and explaining a decision. No Kubernetes client and no clock live here; the
 //! controller observes, calls [`step`], and writes what it returns.
 
+mod approval;
 mod bake;
 pub mod conditions;
 pub mod config;

@@ -14,12 +14,13 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
+use super::approval::Approval;
 use super::conditions::{ProgressReason, holds, progressing};
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
 use super::input::{ApplicationState, RolloutInput};
 use super::step_record::{Gate, fresh_records};
-use crate::api::application_set::StrategyType;
+use crate::api::application_set::{PROMOTE_ANNOTATION, StrategyType};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionType, RolloutApplicationState as State,
     RolloutStepStatus, SyncStatusCode,
@@ -69,6 +70,7 @@ pub fn step(input: &RolloutInput) -> RolloutDecision {
         apps,
         members: vec![Vec::new(); config.steps.len()],
         records: Vec::new(),
+        promote: input.promote.as_deref(),
     };
     // Sent back to Waiting by this pass (a new revision or spec, OutOfSync again).
     let sent_back: Vec<bool> = prior
@@ -116,6 +118,8 @@ struct Pass<'a> {
     members: Vec<Vec<usize>>,
     /// Per step, its record (`status.rolloutSteps`), moved along by this pass.
     records: Vec<RolloutStepStatus>,
+    /// The `flotilla.dev/promote` annotation, if set.
+    promote: Option<&'a str>,
 }
 
 impl Pass<'_> {
@@ -148,12 +152,23 @@ impl Pass<'_> {
     fn decide(mut self, unselected: Vec<String>) -> RolloutDecision {
         let steps = self.members.len();
         let mut current = None;
+        let mut approved = None;
         for step in 0..steps {
             let all_complete = self.all_complete(step);
             let config = &self.config.steps[step];
             let bake_time = config.bake_time.filter(|_| !self.members[step].is_empty());
             let mut record = self.records[step].clone();
-            let gate = record.judge(bake_time, all_complete, self.now, || self.incomplete(step));
+            let promoted = self
+                .promote
+                .is_some_and(|p| p.trim().parse::<usize>().ok() == Some(config.number));
+            let gate =
+                match record.approval(config.manual_approval, all_complete, promoted, self.now) {
+                    Approval::Waiting { since } => Gate::WaitingForApproval { since },
+                    Approval::Given { now } => {
+                        approved = approved.or(now.then_some(config.number));
+                        record.judge(bake_time, all_complete, self.now, || self.incomplete(step))
+                    }
+                };
             self.records[step] = record;
             if gate != Gate::Complete {
                 current = Some((step, gate));
@@ -202,6 +217,10 @@ impl Pass<'_> {
                         self.members[current].len()
                     );
                     self.report(current, StepState::Baking, next)
+                }
+                Gate::WaitingForApproval { since } => {
+                    let next = self.approval_text(current, since);
+                    self.report(current, StepState::WaitingForApproval, next)
                 }
                 Gate::Failed => {
                     let next = format!(
@@ -261,6 +280,7 @@ impl Pass<'_> {
                 .into_iter()
                 .filter(|record| !record.is_blank())
                 .collect(),
+            approved,
             wake_at,
         }
     }
@@ -374,6 +394,24 @@ impl Pass<'_> {
             bake_time: config.bake_time.map(format_duration),
             next,
         }
+    }
+
+    /// What a step waiting for approval says: since when, what it would sync, how to approve.
+    fn approval_text(&self, step: usize, since: Timestamp) -> String {
+        let number = self.config.steps[step].number;
+        let to_sync = self.members[step]
+            .iter()
+            .filter(|&&i| !self.complete(i))
+            .count();
+        let annotation = self
+            .promote
+            .filter(|p| p.trim().parse::<usize>().is_err())
+            .map_or_else(String::new, |p| {
+                format!("; the annotation {PROMOTE_ANNOTATION} {p:?} is not a step number")
+            });
+        format!(
+            "waits for approval since {since}: {to_sync} Application(s) to sync; approve with flotilla rollout promote --step {number} (annotation {PROMOTE_ANNOTATION}: \"{number}\"){annotation}"
+        )
     }
 
     fn complete_text(&self, step: usize) -> String {
@@ -507,6 +545,7 @@ impl Pass<'_> {
             StepState::Stalled => ProgressReason::RolloutStalled,
             StepState::Failed => ProgressReason::StepFailed,
             StepState::Baking => ProgressReason::StepBaking,
+            StepState::WaitingForApproval => ProgressReason::StepWaitingForApproval,
             StepState::Paused => ProgressReason::RolloutPaused,
             StepState::Held => ProgressReason::StepHeld,
             StepState::WindowClosed => ProgressReason::StepWaitingForWindow,

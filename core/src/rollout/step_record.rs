@@ -1,7 +1,7 @@
 //! Each RollingSync step's own record (`status.rolloutSteps`, a Flotilla extension) and where
 //! a step stands once its Applications and its record are judged: the record holds what the
-//! Applications' states do not — a bake's start and end, a failure — so a pass replayed from
-//! status resumes. A record belongs to one rollout of its
+//! Applications' states do not — a bake's start and end, a failure, a wait for approval and the
+//! approval — so a pass replayed from status resumes. A record belongs to one rollout of its
 //! step: a new revision or spec that sends one of the step's Applications back to Waiting starts
 //! the step over with a blank record. Pure.
 
@@ -20,6 +20,8 @@ pub(super) enum Gate {
     Baking { since: Timestamp, until: Timestamp },
     /// An Application left Healthy during the bake (the record says which and when).
     Failed,
+    /// `approval: manual`, waiting since `since` ([`super::approval`]).
+    WaitingForApproval { since: Timestamp },
 }
 
 impl RolloutStepStatus {
@@ -39,7 +41,8 @@ impl RolloutStepStatus {
 
 /// Each step's record for this pass (one per step, in order): the prior one, or a blank one
 /// once this pass sent one of the step's Applications back to Waiting (`sent_back`, indexed as
-/// the Applications; a fresh rollout of the step bakes again, and a failure is over).
+/// the Applications; a fresh rollout of the step bakes and asks for approval again, and a
+/// failure is over).
 pub(super) fn fresh_records(
     prior: &[RolloutStepStatus],
     members: &[Vec<usize>],

@@ -131,6 +131,7 @@ fn run(
         applications,
         prior_application_status: prior,
         prior_step_status: Vec::new(),
+        promote: None,
     })
 }
 
@@ -147,6 +148,7 @@ fn replay(
         applications,
         prior_application_status: prior.application_status.clone(),
         prior_step_status: prior.step_status.clone(),
+        promote: None,
     })
 }
 
@@ -917,6 +919,7 @@ fn a_sync_window_holds_a_step_while_started_syncs_finish() {
         ],
         prior_application_status: Vec::new(),
         prior_step_status: Vec::new(),
+        promote: None,
     };
     assert_eq!(input.next_window_opening(), Some(at("14:00:00")));
 }
@@ -1135,4 +1138,100 @@ fn a_step_without_applications_or_bake_completes_at_once_and_bad_bake_times_are_
         "{}",
         invalid.message
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// approval: manual (issue 33)
+
+#[test]
+fn a_manual_step_waits_for_its_approval_then_syncs_and_a_new_revision_asks_again() {
+    use crate::api::application_set::Approval;
+    let mut strategy = three_tiers();
+    if let Some(rolling) = strategy.rolling_sync.as_mut() {
+        rolling.steps[1].approval = Some(Approval::Manual);
+    }
+    let pass =
+        |apps: Vec<ApplicationState>, prior: &RolloutDecision, promote: Option<&str>, now| {
+            step(&RolloutInput {
+                now: at(now),
+                strategy: strategy.clone(),
+                applications: apps,
+                prior_application_status: prior.application_status.clone(),
+                prior_step_status: prior.step_status.clone(),
+                promote: promote.map(str::to_owned),
+            })
+        };
+    let waiting = pass(db_synced(), &RolloutDecision::default(), None, "12:00:00");
+    assert_eq!(
+        step_states(&waiting),
+        [
+            StepState::Complete,
+            StepState::WaitingForApproval,
+            StepState::Closed
+        ]
+    );
+    assert!(waiting.sync_triggered.is_empty());
+    let record = RolloutStepStatus {
+        step: 2,
+        waiting_for_approval_since: Some(Time(at("12:00:00"))),
+        ..RolloutStepStatus::default()
+    };
+    assert_eq!(waiting.step_status, std::slice::from_ref(&record));
+    assert_eq!(
+        progress(&waiting),
+        (
+            ConditionStatus::True,
+            "StepWaitingForApproval".into(),
+            "step 2 of 3 waits for approval since 2025-03-01T12:00:00Z: 1 Application(s) to sync; approve with flotilla rollout promote --step 2 (annotation flotilla.dev/promote: \"2\")".into()
+        )
+    );
+    // Still waiting a minute later (replayed from status), the same since; another step's
+    // approval or an unreadable annotation does not approve it.
+    for promote in [None, Some("3"), Some("two")] {
+        let later = pass(db_synced(), &waiting, promote, "12:01:00");
+        assert_eq!(
+            later.step_status,
+            std::slice::from_ref(&record),
+            "{promote:?}"
+        );
+        assert!(later.sync_triggered.is_empty() && later.approved.is_none());
+    }
+    let unreadable = pass(db_synced(), &waiting, Some("two"), "12:01:00");
+    assert!(
+        unreadable.step_reports[1]
+            .next
+            .ends_with("; the annotation flotilla.dev/promote \"two\" is not a step number"),
+        "{}",
+        unreadable.step_reports[1].next
+    );
+    // Approved: the step syncs at once, and the controller is told to remove the annotation.
+    let approved = pass(db_synced(), &waiting, Some("2"), "12:02:00");
+    assert_eq!(approved.approved, Some(2));
+    assert_eq!(approved.sync_triggered, names(&["backend"]));
+    assert_eq!(
+        approved.step_status,
+        [RolloutStepStatus {
+            step: 2,
+            approved_at: Some(Time(at("12:02:00"))),
+            ..RolloutStepStatus::default()
+        }]
+    );
+    let mut running = db_synced();
+    running[0] = syncing(
+        app("backend", "backend"),
+        OperationPhase::Running,
+        "12:02:01",
+        "",
+    );
+    let progressing = pass(running, &approved, None, "12:02:05");
+    assert_eq!(progressing.step_status, approved.step_status);
+    assert_eq!(progressing.step_reports[1].state, StepState::Progressing);
+    assert_eq!(progressing.approved, None);
+    // A new revision sends the backend back: its next rollout asks again.
+    let mut next = db_synced();
+    for app in &mut next {
+        app.target_revisions = vec![R2.into()];
+    }
+    let fresh = pass(next, &progressing, None, "12:03:00");
+    assert!(fresh.step_status.is_empty(), "{:#?}", fresh.step_status);
 }
