@@ -41,6 +41,7 @@ use super::metrics::{Metrics, Reconciler};
 use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use crate::api::AppProject;
+use crate::api::application_set::PROMOTE_ANNOTATION;
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
@@ -201,9 +202,11 @@ pub enum ReconcileError {
         #[source]
         error: ApiError,
     },
-    #[error("removing {REFRESH_ANNOTATION} from ApplicationSet {appset}: {error}")]
+    /// Removing a request annotation it carried out (`flotilla.dev/refresh`, `flotilla.dev/promote`).
+    #[error("removing {annotation} from ApplicationSet {appset}: {error}")]
     Refresh {
         appset: String,
+        annotation: &'static str,
         #[source]
         error: ApiError,
     },
@@ -344,6 +347,12 @@ async fn reconcile_now(
             })?;
     }
     clear_refresh(&ctx, &appset).await?;
+    if pass
+        .as_ref()
+        .is_some_and(|pass| pass.decision.approved.is_some())
+    {
+        clear_annotation(&ctx, &appset, PROMOTE_ANNOTATION).await?;
+    }
     publish_outcome(&ctx, &appset, &result).await;
     if let Ok(Planned { plan, .. }) = &result {
         tracing::info!(
@@ -711,8 +720,17 @@ async fn clear_refresh(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<(
     if !appset.annotations().contains_key(REFRESH_ANNOTATION) {
         return Ok(());
     }
+    clear_annotation(ctx, appset, REFRESH_ANNOTATION).await
+}
+
+/// Removes the annotation `key` of `appset` (a request it has carried out).
+async fn clear_annotation(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    key: &'static str,
+) -> Result<(), ReconcileError> {
     let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let patch = serde_json::json!({"metadata": {"annotations": {REFRESH_ANNOTATION: null}}});
+    let patch = serde_json::json!({"metadata": {"annotations": {key: null}}});
     api.patch(
         &appset.name_any(),
         &PatchParams::default(),
@@ -722,6 +740,7 @@ async fn clear_refresh(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<(
     .map(drop)
     .map_err(|error| ReconcileError::Refresh {
         appset: appset.name_any(),
+        annotation: key,
         error: error.into(),
     })
 }

@@ -26,7 +26,8 @@ pub enum EventReason {
     RolloutStepStarted,
     /// Every RollingSync step is complete.
     RolloutComplete,
-    /// A RollingSync step is stalled (deadline passed, Degraded, sync failed).
+    /// A RollingSync step is stalled (deadline passed, Degraded, sync failed) or failed its
+    /// bake.
     RolloutStalled,
     /// The rollout was paused.
     RolloutPaused,
