@@ -22,6 +22,7 @@ use kube::Api;
 use serde_json::{Value, json};
 use support::git_remote::{GitDaemon, Remote};
 use support::loopback_http::LoopbackServer;
+use support::three_step_appset::three_steps;
 use support::{TestNamespace, apply, eventually_within, namespace, object};
 
 /// How long the whole rollout may take.
@@ -105,14 +106,7 @@ fn read_request(stream: &mut std::net::TcpStream) -> Option<Received> {
 
 /// `flotilla controller` for one namespace on cluster 1 as `identity`.
 fn controller(ns: &TestNamespace, identity: &str) -> Child {
-    let log_path = support::state_dir()
-        .join("logs")
-        .join(format!("{}-{identity}.log", ns.name));
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .unwrap_or_else(|e| panic!("creating {}: {e}", log_path.display()));
+    let log = support::controller_log(&ns.name, identity);
     Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .args([
             "controller",
@@ -167,34 +161,6 @@ fn repository(ready_after: &str) -> (Remote, GitDaemon, String) {
     let commit = remote.push("v1");
     let daemon = GitDaemon::start(remote.exported());
     (remote, daemon, commit)
-}
-
-/// The three-step RollingSync ApplicationSet `platform-stack` over `url`.
-fn three_steps(url: &str, ns: &TestNamespace) -> ApplicationSet {
-    let step = |tier: &str| json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": [tier]}]});
-    object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "ApplicationSet",
-        "metadata": {"name": "platform-stack"},
-        "spec": {
-            "goTemplate": true,
-            "generators": [{"list": {"elements": [
-                {"component": "database", "tier": "1"},
-                {"component": "backend", "tier": "2"},
-                {"component": "frontend", "tier": "3"}
-            ]}}],
-            "strategy": {"type": "RollingSync", "rollingSync": {"steps": [step("1"), step("2"), step("3")]}},
-            "template": {
-                "metadata": {"name": "{{.component}}", "labels": {"tier": "{{.tier}}"}},
-                "spec": {
-                    "project": "platform",
-                    "source": {"repoURL": url, "targetRevision": "main", "path": "{{.component}}"},
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-                    "syncPolicy": {"automated": {"prune": true}}
-                }
-            }
-        }
-    }))
 }
 
 /// The namespace with CRDs, the project, the notifications ConfigMap (`data`) and credentials.

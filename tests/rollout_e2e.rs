@@ -161,14 +161,7 @@ impl Controller {
 
     /// [`Self::start`] with more arguments.
     fn start_with(ns: &TestNamespace, identity: &str, extra: &[&str]) -> Self {
-        let log_path = support::state_dir()
-            .join("logs")
-            .join(format!("{}-{identity}.log", ns.name));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .unwrap_or_else(|e| panic!("creating {}: {e}", log_path.display()));
+        let log = support::controller_log(&ns.name, identity);
         let cache = tempfile::tempdir().expect("a repository cache directory");
         // A port free a moment ago; the controller binds it right away.
         let endpoint = std::net::TcpListener::bind("127.0.0.1:0")

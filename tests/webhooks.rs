@@ -21,6 +21,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use serde_json::json;
 use support::git_remote::{GitHttp, Remote};
+use support::three_step_appset::three_steps;
 use support::{TestNamespace, apply, eventually_within, namespace, object};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -53,11 +54,7 @@ fn free_address() -> std::net::SocketAddr {
 
 impl Controller {
     fn start(ns: &TestNamespace, identity: &str) -> Self {
-        let log_path = support::state_dir()
-            .join("logs")
-            .join(format!("{}-{identity}.log", ns.name));
-        let log = std::fs::File::create(&log_path)
-            .unwrap_or_else(|e| panic!("creating {}: {e}", log_path.display()));
+        let log = support::controller_log(&ns.name, identity);
         let cache = tempfile::tempdir().expect("a repository cache directory");
         let (webhook, metrics) = (free_address(), free_address());
         let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
@@ -475,34 +472,6 @@ async fn refused_webhooks_are_counted_and_refresh_nothing() {
         post(&controller, &[push, ("x-hub-signature-256", signed)], &body).await;
     assert_eq!(status, 200, "{response}");
     wait_synced(&apps, "database", &v2, WEBHOOK_BOUND).await;
-}
-
-/// A RollingSync ApplicationSet over three components of `url`, one step each.
-fn three_steps(url: &str, ns: &TestNamespace) -> ApplicationSet {
-    let step = |tier: &str| json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": [tier]}]});
-    object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "ApplicationSet",
-        "metadata": {"name": "platform-stack"},
-        "spec": {
-            "goTemplate": true,
-            "generators": [{"list": {"elements": [
-                {"component": "database", "tier": "1"},
-                {"component": "backend", "tier": "2"},
-                {"component": "frontend", "tier": "3"}
-            ]}}],
-            "strategy": {"type": "RollingSync", "rollingSync": {"steps": [step("1"), step("2"), step("3")]}},
-            "template": {
-                "metadata": {"name": "{{.component}}", "labels": {"tier": "{{.tier}}"}},
-                "spec": {
-                    "project": "platform",
-                    "source": {"repoURL": url, "targetRevision": "main", "path": "{{.component}}"},
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-                    "syncPolicy": {"automated": {"prune": true}}
-                }
-            }
-        }
-    }))
 }
 
 /// Whether every Application of the rollout is Healthy at `revision` and the rollout is over.

@@ -14,6 +14,7 @@ pub mod loopback_http;
 pub mod oci_registry;
 pub mod plugin_service;
 pub mod server_process;
+pub mod three_step_appset;
 pub mod two_tier_appset;
 
 use std::fmt::Debug;
@@ -37,6 +38,19 @@ pub const FIELD_MANAGER: &str = "flotilla-tests";
 
 const HOW_TO_START: &str = "run the whole suite with `tests/run-all.sh`, or start the control plane \
      with `tests/controlplane/start.sh` and one `flotilla node-sim --kubeconfig <dir>/clusterN.kubeconfig` per cluster";
+
+/// The log file of a `flotilla controller` a test starts in namespace `namespace` as `identity`
+/// (`<state dir>/logs/<namespace>-<identity>.log`), appended to by every start.
+pub fn controller_log(namespace: &str, identity: &str) -> std::fs::File {
+    let path = state_dir()
+        .join("logs")
+        .join(format!("{namespace}-{identity}.log"));
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()))
+}
 
 /// The directory holding the control plane's kubeconfigs (`$FLOTILLA_CONTROLPLANE_DIR`, default
 /// `/tmp/flotilla-controlplane`).
