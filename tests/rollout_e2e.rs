@@ -729,6 +729,13 @@ async fn a_quarter_of_eight_means_two_at_a_time() {
     let histories = histories(&ns).await;
     for app in &apps {
         first_sync(&histories, app, &commit);
+        // Synced once: a reconcile of a watched copy that still showed the finished operation
+        // Running used to resume it, a second sync at the same revision.
+        assert_eq!(
+            histories[*app].len(),
+            1,
+            "{app} synced once: {histories:#?}"
+        );
     }
     controller.stop();
 }

@@ -54,7 +54,7 @@ use observe::{
     observe, unchanged,
 };
 use operation::{continue_operation, reporting_sync_failure};
-use start::{gate, hold_for_windows, sync, windows_permit};
+use start::{BEHIND_RETRY, current, gate, hold_for_windows, sync, windows_permit};
 use status_writes::{compare_patch, publish, write_status};
 
 /// How many Applications are reconciled at once (a sync holds a slot while it steps, not while
@@ -120,6 +120,10 @@ async fn reconcile(
         NextSync::After(wait) => return Ok(Action::requeue(wait.min(ctx.resync))),
         NextSync::Idle => return Ok(Action::requeue(ctx.resync)),
     };
+    if !current(ctx, &app).await? {
+        tracing::debug!(app = %app.name_any(), ?trigger, "the watched copy is behind; not starting");
+        return Ok(Action::requeue(BEHIND_RETRY));
+    }
     if let Some(action) = hold_for_windows(ctx, &app, &trigger, &observed.admitted.projects).await?
     {
         return Ok(action);

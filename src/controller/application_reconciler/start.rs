@@ -41,6 +41,35 @@ use crate::sync::application_settings::{
 use crate::sync::begin;
 use crate::sync::execute::{ExecuteSettings, OperationStore};
 
+/// How soon an Application whose watched copy was found behind the API server is reconciled
+/// again, at the latest (the watch event of the newer version usually comes first).
+pub(super) const BEHIND_RETRY: Duration = Duration::from_secs(1);
+
+/// Whether the watched copy `app` is still the Application's current version, read from the
+/// API server before a sync starts. A sync is the one decision a stale copy must not make: the
+/// store can lag behind the controller's own writes, and a copy still showing the operation
+/// the controller has just finished as Running (or a request it has consumed) would run it a
+/// second time.
+///
+/// # Errors
+/// The Application could not be read.
+pub(super) async fn current(
+    ctx: &ApplicationContext,
+    app: &Application,
+) -> Result<bool, ApplicationError> {
+    let name = app.name_any();
+    let live = ctx
+        .api()
+        .get_metadata(&name)
+        .await
+        .map_err(|error| ApplicationError::Read {
+            app: name,
+            what: "the Application before starting a sync",
+            error: error.into(),
+        })?;
+    Ok(live.metadata.resource_version == app.metadata.resource_version)
+}
+
 /// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync, from
 /// the watched ApplicationSets (once they are listed: a stopping controller starts no automated
 /// sync).
