@@ -167,6 +167,10 @@ impl Replica {
                 NAMESPACE,
                 "--identity",
                 identity,
+                // One decider: the leader reconciles every Application (tests/sharding.rs
+                // covers replicas sharing them).
+                "--shards",
+                "1",
             ])
             .arg("--kubeconfig")
             .arg(plane.kubeconfig(identity))
