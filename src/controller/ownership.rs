@@ -54,11 +54,13 @@ pub enum NotOwner {
 
 impl Ownership {
     /// Records the slots acted on until `until`; returns the generation, new when the slots
-    /// changed (or acting started or ended).
+    /// changed, acting started or ended, or the last deadline had passed (acting was
+    /// interrupted: the controllers must start again).
     pub fn set(&self, slots: SlotSet, until: Option<Instant>) -> u64 {
         let mut generation = 0;
         self.acting.send_modify(|acting| {
-            if slots != acting.slots || acting.until.is_some() != until.is_some() {
+            let lapsed = acting.until.is_some_and(|until| until <= Instant::now());
+            if lapsed || slots != acting.slots || acting.until.is_some() != until.is_some() {
                 acting.generation += 1;
             }
             acting.slots = slots;
@@ -79,10 +81,22 @@ impl Ownership {
         (slots, acting.generation)
     }
 
+    /// The slots the running controllers may write: those acted on now, provided the
+    /// controllers were started in the current generation (none between a change and their
+    /// restart, so a reconcile started before a lapse writes nothing after it).
+    fn writable(&self) -> SlotSet {
+        let (slots, generation) = self.current();
+        if *self.running.borrow() == generation {
+            slots
+        } else {
+            SlotSet::empty()
+        }
+    }
+
     /// Whether Application `namespace/name` is this replica's now.
     #[must_use]
     pub fn owns(&self, namespace: &str, name: &str) -> bool {
-        self.current().0.contains(slot_of(namespace, name))
+        self.writable().contains(slot_of(namespace, name))
     }
 
     /// Completes when the slots change from generation `generation`, or the deadline passes.
@@ -110,7 +124,8 @@ impl Ownership {
         }
     }
 
-    /// The runner reports that no controller started before `generation` runs any more.
+    /// The runner reports that no controller started before `generation` runs any more (and
+    /// those it starts now run in `generation`).
     pub fn stopped_before(&self, generation: u64) {
         self.running.send_replace(generation);
     }
@@ -128,7 +143,7 @@ impl Ownership {
 
 impl WritePermit for Ownership {
     fn permits(&self, path: &str) -> Result<(), tower::BoxError> {
-        let (slots, _) = self.current();
+        let slots = self.writable();
         if slots.is_empty() {
             return Err(NotOwner::NotMember.into());
         }
@@ -181,6 +196,11 @@ mod tests {
         assert_ne!(slot_of("fleet", "web"), slot_of("fleet", "api"));
         let later = Instant::now() + Duration::from_secs(60);
         let first = ownership.set(web, Some(later));
+        assert!(
+            ownership.permits(WEB).is_err(),
+            "the controllers of this generation have not started"
+        );
+        ownership.stopped_before(first);
         assert!(ownership.permits(WEB).is_ok());
         assert!(ownership.permits(config_map).is_ok());
         assert!(
@@ -197,10 +217,21 @@ mod tests {
         // A renewal keeps the generation; a change of slots or the end of acting moves it.
         assert_eq!(ownership.set(web, Some(later)), first);
         assert_eq!(ownership.set(SlotSet::all(), Some(later)), first + 1);
+        assert!(
+            ownership.permits(WEB).is_err(),
+            "not restarted since the change"
+        );
         assert_eq!(ownership.set(SlotSet::all(), None), first + 2);
         assert!(ownership.permits(config_map).is_err());
-        ownership.set(SlotSet::all(), Some(Instant::now()));
+        let lapsing = ownership.set(SlotSet::all(), Some(Instant::now()));
+        ownership.stopped_before(lapsing);
         assert!(ownership.permits(WEB).is_err(), "the deadline passed");
+        // Renewed after the lapse: a new generation, closed until the controllers restart.
+        let renewed = ownership.set(SlotSet::all(), Some(later));
+        assert_eq!(renewed, lapsing + 1);
+        assert!(ownership.permits(WEB).is_err());
+        ownership.stopped_before(renewed);
+        assert!(ownership.permits(WEB).is_ok());
     }
 
     #[tokio::test]
