@@ -17,6 +17,11 @@
 //! time until a watch of the Applications sees it OutOfSync, and until self-heal has reverted
 //! the ConfigMap, is recorded; p50, p95 and the maximum of both are printed.
 //!
+//! The convergence itself is reported too: its time, the controller's CPU until then (utime +
+//! stime since it started, per Application) and the API server's writes meanwhile, per
+//! Application and by verb and resource (its `apiserver_request_total`, every client: the
+//! controller's, the benchmark's one ApplicationSet and the kube-controller-manager's).
+//!
 //! `cargo bench --bench controller_steady_state` (`FLOTILLA_CONTROLPLANE_DIR`, `APPS`,
 //! `SOURCE` = `directory` or `chart`, `SETTLE_SECS`, `WINDOW_SECS`, `LATENCY_SAMPLES`; the chart
 //! needs helm: on `PATH` or `FLOTILLA_HELM`). Builds nothing itself: run
@@ -244,19 +249,32 @@ async fn change_latencies(
     (seen, healed)
 }
 
-/// `p50 … ms, p95 … ms, max … ms` of `durations`.
-fn percentiles(mut durations: Vec<Duration>) -> String {
-    durations.sort_unstable();
-    let at = |q: f64| {
-        let index = ((durations.len() as f64 - 1.0) * q).round() as usize;
-        durations[index].as_secs_f64() * 1000.0
-    };
-    format!(
-        "p50 {:.0} ms, p95 {:.0} ms, max {:.0} ms",
-        at(0.5),
-        at(0.95),
-        at(1.0)
-    )
+/// Prints the figures of the convergence: its time, the controller's CPU in it (since it
+/// started) and the API server's writes in it, per Application.
+fn report_convergence(
+    apps: u64,
+    converged: Duration,
+    cpu_seconds: f64,
+    writes: &std::collections::BTreeMap<String, u64>,
+) {
+    let per_app = |n: f64| n / apps as f64;
+    println!(
+        "convergence: {apps} Applications in {:.1} s ({:.1} a second); controller CPU {cpu_seconds:.1} s = {:.1} ms per Application",
+        converged.as_secs_f64(),
+        apps as f64 / converged.as_secs_f64(),
+        1000.0 * per_app(cpu_seconds)
+    );
+    let total: u64 = writes.values().sum();
+    println!(
+        "API writes meanwhile (apiserver_request_total, all clients): {total} = {:.2} per Application",
+        per_app(total as f64)
+    );
+    for (key, n) in writes {
+        println!(
+            "  {key:<50} {n:>8} = {:.2} per Application",
+            per_app(*n as f64)
+        );
+    }
 }
 
 const RECONCILES: &str = "flotilla_application_reconciles_total";
@@ -283,6 +301,7 @@ fn main() {
         let endpoint = harness::free_address();
         let mut controller = harness::start_controller(&kubeconfig, &namespace, endpoint, &log);
         let pid = controller.id();
+        let writes_before = harness::api_writes(&client).await;
         let appset: ApplicationSet =
             serde_json::from_value(application_set(&namespace, work.path(), apps, source))
                 .unwrap();
@@ -327,11 +346,21 @@ fn main() {
             tokio::time::sleep(Duration::from_secs(5)).await;
         }
         let converged = started.elapsed();
+        let (converged_rss, converged_hwm, converged_ticks) = process_usage(pid);
+        let writes = harness::writes_between(&writes_before, &harness::api_writes(&client).await);
         eprintln!(
             "converged after {:.0} s (controller pid {pid}); measuring in {} s for {} s",
             converged.as_secs_f64(),
             settle.as_secs(),
             window.as_secs()
+        );
+        // SAFETY: sysconf has no preconditions.
+        let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        report_convergence(apps, converged, converged_ticks as f64 / ticks_per_second, &writes);
+        println!(
+            "controller RSS at convergence {:.1} MiB (peak {:.1} MiB)",
+            converged_rss as f64 / 1024.0,
+            converged_hwm as f64 / 1024.0
         );
         tokio::time::sleep(settle).await;
         let (_, _, ticks_before) = process_usage(pid);
@@ -352,8 +381,6 @@ fn main() {
             .iter()
             .filter(|(name, version)| versions_before.get(*name) != Some(version))
             .count();
-        // SAFETY: sysconf has no preconditions.
-        let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         let cpu = (ticks_after - ticks_before) as f64 / ticks_per_second;
         let elapsed = measure_start.elapsed().as_secs_f64();
         println!(
@@ -385,8 +412,8 @@ fn main() {
             let (seen, healed) = change_latencies(&client, &namespace, apps, samples).await;
             println!(
                 "change -> status OutOfSync over {samples} changes: {}; -> reverted by self-heal: {}",
-                percentiles(seen),
-                percentiles(healed)
+                harness::percentiles(seen),
+                harness::percentiles(healed)
             );
         }
         let _ = controller.kill();

@@ -40,7 +40,7 @@ fn input() -> RolloutInput {
                 values: vec![s.to_string()],
             }],
             max_update: Some(IntOrString::String("25%".into())),
-            progress_deadline: None,
+            ..RollingSyncStep::default()
         })
         .collect();
     let mut applications = Vec::with_capacity(APPS);
@@ -96,6 +96,8 @@ fn input() -> RolloutInput {
         },
         applications,
         prior_application_status: prior,
+        prior_step_status: Vec::new(),
+        promote: None,
     }
 }
 

@@ -51,6 +51,23 @@ async fn namespace(client: &kube::Client, name: &str) {
     tokio::time::sleep(Duration::from_secs(2)).await;
 }
 
+/// Waits, as `kubectl wait` does, until every Deployment of `ns` is Available.
+fn wait_available(kubectl_path: &Path, kubeconfig: &Path, ns: &str) {
+    kubectl(
+        kubectl_path,
+        kubeconfig,
+        &[
+            "wait",
+            "-n",
+            ns,
+            "--for=condition=Available",
+            "deployment",
+            "--all",
+            "--timeout=120s",
+        ],
+    );
+}
+
 fn kubectl(kubectl: &Path, kubeconfig: &Path, args: &[&str]) {
     let status = Command::new(kubectl)
         .arg("--kubeconfig")
@@ -128,10 +145,15 @@ async fn main() {
         let applied = applied_at.lock().unwrap().map_or(total, |at| at - start);
         let counts = cluster.request_counts();
         let applies = counts.applies - before.applies;
+        // The last wave is not health-gated (as in Argo CD), so the operation may end before the
+        // Deployments are Available: wait for them the way the kubectl side does.
+        wait_available(&kubectl_path, &kubeconfig, &ns);
+        let available = start.elapsed();
         println!(
-            "flotilla sync   round {round}: {objects} objects applied in {:>6.0} ms, Healthy in {:>6.0} ms; {counts}; {:.2} apply requests per object, {} polls (get+list)",
+            "flotilla sync   round {round}: {objects} objects applied in {:>6.0} ms, operation Succeeded in {:>6.0} ms, Available in {:>6.0} ms (kubectl wait); {counts}; {:.2} apply requests per object, {} polls (get+list)",
             applied.as_secs_f64() * 1e3,
             total.as_secs_f64() * 1e3,
+            available.as_secs_f64() * 1e3,
             applies as f64 / objects as f64,
             counts.gets + counts.lists,
         );
@@ -152,19 +174,7 @@ async fn main() {
             ],
         );
         let applied = start.elapsed();
-        kubectl(
-            &kubectl_path,
-            &kubeconfig,
-            &[
-                "wait",
-                "-n",
-                &ns,
-                "--for=condition=Available",
-                "deployment",
-                "--all",
-                "--timeout=120s",
-            ],
-        );
+        wait_available(&kubectl_path, &kubeconfig, &ns);
         let total = start.elapsed();
         println!(
             "kubectl apply   round {round}: {objects} objects applied in {:>6.0} ms, Available in {:>6.0} ms (kubectl wait)",

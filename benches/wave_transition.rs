@@ -21,29 +21,11 @@ use std::time::{Duration, Instant};
 
 use flotilla::api::Application;
 use futures::StreamExt;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use kube::discovery::ApiResource;
+use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher;
 use serde_json::json;
 
 const WAVES: usize = 10;
-
-fn widget_crd() -> CustomResourceDefinition {
-    serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.bench.flotilla.dev"},
-        "spec": {
-            "group": "bench.flotilla.dev",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
-        }
-    }))
-    .expect("a CRD")
-}
 
 /// `apps/<sync>/widget-<wave>.yaml` for every sync and wave.
 fn repository(dir: &std::path::Path, syncs: usize) {
@@ -94,22 +76,7 @@ fn main() {
         let client = harness::client(&kubeconfig).await;
         let namespace = format!("bench-waves-{}", std::process::id());
         harness::namespace_with_crds(&client, &namespace).await;
-        Api::<CustomResourceDefinition>::all(client.clone())
-            .patch(
-                "widgets.bench.flotilla.dev",
-                &PatchParams::apply("bench").force(),
-                &Patch::Apply(widget_crd()),
-            )
-            .await
-            .expect("installing the Widget CRD");
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
-            "bench.flotilla.dev",
-            "v1",
-            "Widget",
-        ));
-        let widgets: Api<DynamicObject> =
-            Api::namespaced_with(client.clone(), &namespace, &resource);
+        let widgets = harness::widgets(&client, &namespace).await;
         let log = work.path().join("controller.log");
         let mut controller =
             harness::start_controller(&kubeconfig, &namespace, harness::free_address(), &log);

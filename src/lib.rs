@@ -2,7 +2,7 @@
 
 // The pure core, re-exported so `crate::api` and friends read the same in every layer.
 pub use flotilla_core::{
-    api, duration, health, html, manifest, project, rollout, secrets, table, yaml,
+    api, duration, health, html, manifest, notify, project, rollout, secrets, table, yaml,
 };
 
 pub mod cli;
@@ -11,9 +11,11 @@ pub mod controller;
 pub mod customizations;
 pub mod httpd;
 pub mod nodesim;
+pub mod notifier;
 pub mod render;
 pub mod repo;
 pub mod simulate;
 pub mod source;
 pub mod sync;
 pub mod ui;
+pub mod webhook;

@@ -329,3 +329,53 @@ fn the_namespaced_mode_writes_only_in_the_namespaces_it_manages() {
                 && o["roleRef"]["name"] == "flotilla-application-controller")
     );
 }
+
+/// The Service `flotilla-webhook` reaches the port the controller receives git webhooks on, in
+/// both modes.
+#[test]
+fn the_webhook_service_reaches_the_webhook_listener() {
+    use k8s_openapi::api::core::v1::Service;
+    for mode in MODES {
+        let objects = rendered(mode);
+        let deployment: Deployment = one(&objects, "Deployment");
+        let template = deployment.spec.expect("a spec").template;
+        let pod_labels = template.metadata.and_then(|m| m.labels).unwrap_or_default();
+        let container = template.spec.expect("a pod spec").containers.remove(0);
+        let args = container.args.unwrap_or_default();
+        let address = args
+            .iter()
+            .position(|arg| arg == "--webhook-addr")
+            .and_then(|at| args.get(at + 1))
+            .unwrap_or_else(|| panic!("deploy/{mode}: --webhook-addr in {args:?}"));
+        let port = container
+            .ports
+            .unwrap_or_default()
+            .into_iter()
+            .find(|port| port.name.as_deref() == Some("webhook"))
+            .expect("a container port named webhook");
+        assert_eq!(address, &format!("0.0.0.0:{}", port.container_port));
+        let service: Service = objects
+            .iter()
+            .filter(|o| o["kind"] == "Service" && o["metadata"]["name"] == "flotilla-webhook")
+            .map(|o| serde_json::from_value(o.clone()).expect("a Service"))
+            .next()
+            .unwrap_or_else(|| panic!("deploy/{mode}: Service flotilla-webhook"));
+        let spec = service.spec.expect("a spec");
+        let selector = spec.selector.unwrap_or_default();
+        assert!(!selector.is_empty());
+        for (key, value) in &selector {
+            assert_eq!(
+                pod_labels.get(key),
+                Some(value),
+                "deploy/{mode}: selector {key}"
+            );
+        }
+        let target = &spec.ports.expect("ports")[0].target_port;
+        assert_eq!(
+            target,
+            &Some(
+                k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String("webhook".into())
+            )
+        );
+    }
+}

@@ -20,8 +20,9 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["project"],
     // Pure decisions over the types: RollingSync, and the sync engine's plan and steps.
     &["rollout", "sync"],
-    // The controllers' decisions: what to write, compare, sync, record and publish; who leads.
-    &["controller"],
+    // The controllers' decisions: what to write, compare, sync, record and publish; who leads;
+    // which notifications are due.
+    &["controller", "notify"],
 ];
 
 /// The `flotilla` crate's top-level modules, bottom layer first. The core crate's modules,
@@ -30,8 +31,8 @@ const CORE_LAYERS: &[&[&str]] = &[
 const FLOTILLA_LAYERS: &[&[&str]] = &[
     // The pure core (crate flotilla-core), re-exported.
     &[
-        "api", "duration", "health", "html", "manifest", "project", "rollout", "secrets", "table",
-        "yaml",
+        "api", "duration", "health", "html", "manifest", "notify", "project", "rollout", "secrets",
+        "table", "yaml",
     ],
     // Text and formats: the HTTP server.
     &["httpd"],
@@ -49,8 +50,8 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
     &["controller"],
     // The simulator: the controllers' pure decisions on an embedded cluster.
     &["simulate"],
-    // The web view.
-    &["ui"],
+    // The web view and the git webhook receiver.
+    &["notifier", "ui", "webhook"],
     // The command line.
     &["cli"],
 ];

@@ -4,7 +4,8 @@
 //! Application OutOfSync (the object Missing), naming the field; with `selfHeal` the change is
 //! reverted within five seconds, and a change another writer keeps re-applying is reverted ever
 //! more slowly (Argo CD's self-heal backoff); an operator's resource going `Ready=False` after the
-//! sync turns the Application Progressing, naming it; while an operation waits on a wave, the
+//! sync turns the Application Progressing, naming it, and so does a pod of a Deployment that
+//! stops being ready; while an operation waits on a wave, the
 //! objects it created show as they are; and a Helm chart with a LoadBalancer Service and a
 //! kustomize stack with an Ingress (shaped as Argo CD's example applications), neither ever given
 //! an address, sync (operation Succeeded) and stay Synced + Progressing, naming the Service or
@@ -98,6 +99,16 @@ fn summary(app: &Application) -> (String, String) {
         status.sync.unwrap_or_default().status.as_str().to_owned(),
         status.health.unwrap_or_default().status.as_str().to_owned(),
     )
+}
+
+/// The Application's health: its status and message.
+fn health(app: &Application) -> (String, String) {
+    let health = app
+        .status
+        .as_ref()
+        .and_then(|s| s.health.clone())
+        .unwrap_or_default();
+    (health.status.as_str().to_owned(), health.message)
 }
 
 /// The Application's resource entry for `kind` `name`.
@@ -411,13 +422,9 @@ async fn an_operator_resource_going_not_ready_after_the_sync_turns_the_applicati
         changed,
         SEEN_WITHIN,
         |app| {
-            let health = app
-                .status
-                .as_ref()
-                .and_then(|s| s.health.clone())
-                .unwrap_or_default();
-            health.status.as_str() == "Progressing"
-                && health.message
+            let (status, message) = health(app);
+            status == "Progressing"
+                && message
                     == format!(
                         "Database {}/orders: Progressing: replica 2 catching up",
                         ns.name
@@ -439,6 +446,68 @@ async fn an_operator_resource_going_not_ready_after_the_sync_turns_the_applicati
         |app| summary(app).1 == "Degraded",
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_pod_of_a_deployment_that_stops_being_ready_turns_the_application_unhealthy() {
+    let ns = setup("live-pod").await;
+    let remote = Remote::new("live-pod");
+    remote.write("web/web.yaml", &web("web"));
+    remote.push("web");
+    let _controller = start_with_resync(&ns, "only", RESYNC);
+    apply(
+        &ns.api::<Application>(),
+        &application(&ns, &remote, "web", "web", json!({})),
+    )
+    .await;
+    synced_and_healthy(&ns, "web").await;
+
+    // Its container starts failing (the node simulator's kubelet reports CrashLoopBackOff, as a
+    // failing liveness probe would): the pod is no longer ready, and the Deployment controller
+    // counts the replica unavailable. Pods are not the Application's objects: only the
+    // Deployment's status tells it.
+    kubectl(
+        &ns,
+        &[
+            "annotate",
+            "pod",
+            "-l",
+            "app=web",
+            "sim.flotilla.dev/fail=true",
+        ],
+    );
+    wait_until(
+        &ns.api::<Deployment>(),
+        "web",
+        "the Deployment counting its replica unavailable",
+        |deployment| {
+            deployment
+                .status
+                .as_ref()
+                .is_some_and(|s| s.unavailable_replicas.unwrap_or(0) > 0)
+        },
+    )
+    .await;
+    let changed = Instant::now();
+    let after = seen(
+        &ns,
+        "web",
+        "web Progressing or Degraded, naming the Deployment",
+        changed,
+        SEEN_WITHIN,
+        |app| {
+            let (status, message) = health(app);
+            matches!(status.as_str(), "Progressing" | "Degraded")
+                && message.contains(&format!("Deployment {}/web", ns.name))
+        },
+    )
+    .await;
+    eprintln!("unavailable replica seen after {after:?} (from the Deployment's status)");
+    assert_eq!(
+        summary(&ns.api::<Application>().get("web").await.unwrap()).0,
+        "Synced",
+        "a pod's readiness is health, not drift"
+    );
 }
 
 #[tokio::test]

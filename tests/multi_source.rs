@@ -5,6 +5,10 @@
 //! template and templatePatch carry `sources` keeps them. The real helm comes from FLOTILLA_HELM
 //! (tests/tools/install.sh), else PATH.
 
+mod support;
+
+use support::flotilla_offline as flotilla;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -33,18 +37,6 @@ fn repository(files: &[(&str, &str)]) -> tempfile::TempDir {
     git(dir.path(), &["add", "-A"]);
     git(dir.path(), &["commit", "-q", "-m", "files"]);
     dir
-}
-
-fn flotilla(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(args)
-        .output()
-        .expect("flotilla runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 const CHART: [(&str, &str); 3] = [

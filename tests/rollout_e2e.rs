@@ -15,8 +15,10 @@ use std::time::Duration;
 
 use browser::Browser;
 use flotilla::api::application::RevisionHistory;
+use flotilla::api::application_set::Approval;
 use flotilla::api::application_set_status::{
     ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
+    RolloutStepStatus,
 };
 use flotilla::api::{Application, ApplicationSet};
 use flotilla::health::HealthStatus;
@@ -159,14 +161,7 @@ impl Controller {
 
     /// [`Self::start`] with more arguments.
     fn start_with(ns: &TestNamespace, identity: &str, extra: &[&str]) -> Self {
-        let log_path = support::state_dir()
-            .join("logs")
-            .join(format!("{}-{identity}.log", ns.name));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .unwrap_or_else(|e| panic!("creating {}: {e}", log_path.display()));
+        let log = support::controller_log(&ns.name, identity);
         let cache = tempfile::tempdir().expect("a repository cache directory");
         // A port free a moment ago; the controller binds it right away.
         let endpoint = std::net::TcpListener::bind("127.0.0.1:0")
@@ -209,15 +204,7 @@ impl Controller {
 
     /// The whole HTTP response of its endpoint to `GET path`.
     async fn get(&self, path: &str) -> String {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut stream = tokio::net::TcpStream::connect(self.endpoint)
-            .await
-            .expect("the controller's endpoint accepts connections");
-        let request = format!("GET {path} HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n");
-        stream.write_all(request.as_bytes()).await.expect("sends");
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await.expect("reads");
-        response
+        http_get(self.endpoint, path).await
     }
 
     /// SIGTERM (the controller releases its Lease) and waits for the exit.
@@ -234,6 +221,19 @@ impl Drop for Controller {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The whole HTTP response of the server at `address` to `GET path`.
+async fn http_get(address: std::net::SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the server accepts connections");
+    let request = format!("GET {path} HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("reads");
+    response
 }
 
 /// `flotilla ARGS... -n NS --kubeconfig <cluster 1>`; returns stdout, failing the test on a
@@ -1032,6 +1032,259 @@ async fn pause_holds_promotion_and_a_restart_continues_from_status() {
         first_sync(&histories, app, &commit);
     }
     assert_tiers_in_order(&recording.snapshots());
+    controller.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6b. bakeTime (issue 33)
+
+/// The three tiers with `bakeTime` on step 1 (the database).
+fn baked_three_tier(ns: &TestNamespace, repo: &Repo, bake: &str) -> ApplicationSet {
+    let mut appset = three_tier(ns, repo, false, None);
+    let steps = appset
+        .spec
+        .strategy
+        .as_mut()
+        .and_then(|strategy| strategy.rolling_sync.as_mut())
+        .map(|rolling| &mut rolling.steps)
+        .expect("a RollingSync strategy");
+    steps[0].bake_time = Some(bake.to_owned());
+    appset
+}
+
+/// Step 1's record in `status.rolloutSteps`.
+fn step_one(status: &ApplicationSetStatus) -> Option<&RolloutStepStatus> {
+    status.rollout_steps.iter().find(|record| record.step == 1)
+}
+
+/// Waits until step 1 bakes and returns when its bake started (seconds).
+async fn wait_baking(appsets: &Api<ApplicationSet>) -> i64 {
+    let status = wait_for_appset(
+        appsets,
+        "platform-stack",
+        "step 1 baking",
+        ROLLOUT_TIMEOUT,
+        |s| progressing(s).is_some_and(|(_, reason, _)| reason == "StepBaking"),
+    )
+    .await;
+    step_one(&status)
+        .and_then(|record| record.bake_started_at.as_ref())
+        .expect("the bake's start is in status")
+        .0
+        .as_second()
+}
+
+/// A 20 s bake on the database: the backend starts at least 20 s after every database object
+/// was Healthy; the controller, SIGKILLed during the bake, is restarted and resumes the same
+/// bake (its start unchanged) and completes it exactly once.
+#[tokio::test]
+async fn a_bake_delays_the_next_step_and_a_killed_controller_resumes_it_once() {
+    let (ns, repo) = setup("rollout-bake").await;
+    tier_components(&repo, "v1", Pods::default());
+    let commit = repo.commit("v1");
+    let (controller, appsets, recording) =
+        start_rollout(&ns, "bake-1", &baked_three_tier(&ns, &repo, "20s")).await;
+    let bake_started = wait_baking(&appsets).await;
+    let explain = flotilla(&ns, &["rollout", "explain", "platform-stack"]);
+    assert!(
+        explain.contains("Step 1: Baking (maxUpdate 100%: 0/1 in flight, bakeTime 20s)"),
+        "{explain}"
+    );
+    assert!(explain.contains("  bakes until "), "{explain}");
+    // SIGKILL mid-bake (Drop kills), then a new controller.
+    drop(controller);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        histories(&ns).await[TIERS[1]].is_empty(),
+        "the backend did not sync during the bake"
+    );
+    let controller = Controller::start(&ns, "bake-2");
+    wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
+    let status = stored_status(&appsets).await;
+    let record = step_one(&status).expect("step 1's record");
+    assert_eq!(
+        record.bake_started_at.as_ref().map(|t| t.0.as_second()),
+        Some(bake_started),
+        "the restarted controller resumed the bake: {record:?}"
+    );
+    let baked_at = record.baked_at.as_ref().expect("baked").0.as_second();
+    assert!(baked_at > bake_started + 20, "{record:?}");
+    let histories = histories(&ns).await;
+    let database = first_sync(&histories, TIERS[0], &commit);
+    let backend = first_sync(&histories, TIERS[1], &commit);
+    assert!(
+        bake_started >= database.1 - 1,
+        "bake after the database sync: {database:?} {bake_started}"
+    );
+    assert!(
+        backend.0 >= bake_started + 20,
+        "backend started {}s after the bake began",
+        backend.0 - bake_started
+    );
+    for app in TIERS {
+        assert_eq!(
+            histories[app].len(),
+            1,
+            "{app} synced exactly once: {histories:#?}"
+        );
+    }
+    let snapshots = recording.snapshots();
+    let promotions = snapshots
+        .windows(2)
+        .filter(|pair| {
+            in_flight(state_of(&pair[1], TIERS[1]).0) && !in_flight(state_of(&pair[0], TIERS[1]).0)
+        })
+        .count();
+    assert_eq!(
+        promotions, 1,
+        "the backend was promoted once: {snapshots:#?}"
+    );
+    assert_tiers_in_order(&snapshots);
+    controller.stop();
+}
+
+/// A pod of the database that turns unready during a 10-minute bake fails step 1: the
+/// ApplicationSet says StepFailed naming the database, the backend never syncs, and the failure
+/// stays when the pod is ready again.
+#[tokio::test]
+async fn a_pod_unready_during_the_bake_fails_the_step() {
+    let (ns, repo) = setup("rollout-bake-fail").await;
+    tier_components(&repo, "v1", Pods::default());
+    repo.commit("v1");
+    let (controller, appsets, _recording) =
+        start_rollout(&ns, "bake-fail", &baked_three_tier(&ns, &repo, "10m")).await;
+    wait_baking(&appsets).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = ns.api();
+    let listed = pods
+        .list(&ListParams::default().labels("app=database"))
+        .await
+        .expect("lists the database pods");
+    let [pod] = listed.items.as_slice() else {
+        panic!("one database pod: {listed:?}")
+    };
+    let crash = json!({"metadata": {"annotations": {"sim.flotilla.dev/fail": "true"}}});
+    pods.patch(
+        &pod.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&crash),
+    )
+    .await
+    .expect("makes the pod fail");
+    let status = wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "step 1 failed",
+        ROLLOUT_TIMEOUT,
+        |s| progressing(s).is_some_and(|(_, reason, _)| reason == "StepFailed"),
+    )
+    .await;
+    let (condition, _, message) = progressing(&status).expect("the condition");
+    assert_eq!(condition, ConditionStatus::False);
+    assert!(
+        message.starts_with("step 1 of 3 failed: platform-database ")
+            && message.contains("left Healthy during the 10m0s bake started at "),
+        "{message}"
+    );
+    let record = step_one(&status).expect("step 1's record");
+    assert!(
+        record.failed_at.is_some() && record.baked_at.is_none(),
+        "{record:?}"
+    );
+    let explain = flotilla(&ns, &["rollout", "explain", "platform-stack"]);
+    assert!(explain.contains("Step 1: Failed"), "{explain}");
+    // A new pod, without the annotation, replaces it and turns ready.
+    pods.delete(&pod.name_any(), &Default::default())
+        .await
+        .expect("deletes the failing pod");
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let status = stored_status(&appsets).await;
+    assert_eq!(
+        progressing(&status).map(|(_, reason, _)| reason).as_deref(),
+        Some("StepFailed"),
+        "the failure stays once the database is Healthy again"
+    );
+    assert!(
+        histories(&ns).await[TIERS[1]].is_empty(),
+        "the backend never synced"
+    );
+    controller.stop();
+}
+
+/// Step 2 (the backend) with `approval: manual`: after the database, the rollout waits — the
+/// condition, `status.rolloutSteps`, `rollout explain` and the web view say so, and nothing of
+/// step 2 syncs — until `flotilla rollout promote`; then it proceeds and the controller removes
+/// the annotation.
+#[tokio::test]
+async fn a_manual_step_waits_for_rollout_promote_then_proceeds() {
+    let (ns, repo) = setup("rollout-approval").await;
+    tier_components(&repo, "v1", Pods::default());
+    let commit = repo.commit("v1");
+    let mut appset = three_tier(&ns, &repo, false, None);
+    appset
+        .spec
+        .strategy
+        .as_mut()
+        .and_then(|strategy| strategy.rolling_sync.as_mut())
+        .expect("a RollingSync strategy")
+        .steps[1]
+        .approval = Some(Approval::Manual);
+    let ui = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let controller = Controller::start_with(&ns, "approval", &["--ui-addr", &ui.to_string()]);
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &appset).await;
+    let status = wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "step 2 waiting for approval",
+        ROLLOUT_TIMEOUT,
+        |s| progressing(s).is_some_and(|(_, reason, _)| reason == "StepWaitingForApproval"),
+    )
+    .await;
+    let (_, _, message) = progressing(&status).expect("the condition");
+    assert!(
+        message.starts_with("step 2 of 3 waits for approval since "),
+        "{message}"
+    );
+    let record = status.rollout_steps.iter().find(|r| r.step == 2);
+    assert!(
+        record.is_some_and(|r| r.waiting_for_approval_since.is_some() && r.approved_at.is_none()),
+        "{status:#?}"
+    );
+    let explain = flotilla(&ns, &["rollout", "explain", "platform-stack"]);
+    assert!(explain.contains("Step 2: WaitingForApproval"), "{explain}");
+    let page = http_get(ui, "/applicationsets/platform-stack").await;
+    assert!(page.contains("waits for approval since"), "{page}");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let before = histories(&ns).await;
+    assert!(
+        before[TIERS[1]].is_empty() && before[TIERS[2]].is_empty(),
+        "{before:#?}"
+    );
+
+    let approved_at = k8s_openapi::jiff::Timestamp::now().as_second();
+    let said = flotilla(&ns, &["rollout", "promote", "platform-stack"]);
+    assert!(said.contains("step 2 of"), "{said}");
+    wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
+    let stored = appsets.get("platform-stack").await.expect("reads it");
+    assert!(
+        !stored.annotations().contains_key("flotilla.dev/promote"),
+        "the controller removed the annotation: {:?}",
+        stored.annotations()
+    );
+    let record = stored
+        .status
+        .as_ref()
+        .and_then(|s| s.rollout_steps.iter().find(|r| r.step == 2).cloned())
+        .expect("step 2's record");
+    assert!(record.approved_at.is_some(), "{record:?}");
+    let histories = histories(&ns).await;
+    let backend = first_sync(&histories, TIERS[1], &commit);
+    assert!(
+        backend.0 >= approved_at - 1,
+        "backend synced after the approval: {backend:?}"
+    );
     controller.stop();
 }
 

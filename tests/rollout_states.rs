@@ -39,7 +39,7 @@ fn every_example_replays_to_its_expected_output() {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     states.sort();
-    assert_eq!(states.len(), 6, "{states:?}");
+    assert_eq!(states.len(), 7, "{states:?}");
     for state in states {
         let text = explain(&state, OutputFormat::Table);
         check_golden(&state.with_extension("expected.txt"), &text);
@@ -119,6 +119,21 @@ fn the_examples_show_what_they_are_named_for() {
             .as_str()
             .unwrap()
             .starts_with("step 2: Application \"database\"")
+    );
+}
+
+#[test]
+fn an_all_at_once_state_has_no_rollout_and_clears_the_old_statuses() {
+    let value = json("switched-to-all-at-once.yaml");
+    assert_eq!(value["applicationStatus"], serde_json::json!([]), "{value}");
+    assert_eq!(value["conditions"], serde_json::json!([]), "{value}");
+    let text = explain(
+        &states_dir().join("switched-to-all-at-once.yaml"),
+        OutputFormat::Table,
+    );
+    assert!(
+        text.contains("strategy.type is AllAtOnce: no rollout"),
+        "{text}"
     );
 }
 

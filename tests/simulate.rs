@@ -484,7 +484,7 @@ fn a_freeze_holds_the_next_step_until_it_opens() {
     assert_eq!(start("platform-backend-eu-west"), opens, "{text}");
     assert_eq!(start("platform-backend-us-east"), opens, "{text}");
     assert!(start("platform-frontend-us-east") > opens, "{text}");
-    let [wait] = report.window_waits.as_slice() else {
+    let [wait] = report.step_waits.as_slice() else {
         panic!("one wait:\n{text}")
     };
     assert_eq!(wait.step, 2);
@@ -508,7 +508,7 @@ fn a_freeze_holds_the_next_step_until_it_opens() {
 
     // Started on Monday after the freeze: nothing waits.
     let monday = simulate(&three_tier(&[&project, "--start=2026-12-07T07:00:00Z"]));
-    assert!(monday.window_waits.is_empty());
+    assert!(monday.step_waits.is_empty());
     assert!(monday.total_seconds < 60.0);
 }
 
@@ -539,7 +539,7 @@ fn all_at_once_waits_for_the_freeze_like_the_controller() {
     for app in &report.applications {
         assert_eq!(app.start, Some(opens), "{}:\n{text}", app.name);
     }
-    let [wait] = report.window_waits.as_slice() else {
+    let [wait] = report.step_waits.as_slice() else {
         panic!("one wait:\n{text}")
     };
     assert_eq!((wait.step, wait.start, wait.end), (1, 0.0, opens), "{text}");
@@ -555,7 +555,7 @@ fn all_at_once_waits_for_the_freeze_like_the_controller() {
     args.retain(|arg| !arg.starts_with("--start="));
     args.push("--start=2026-12-04T14:00:00Z".to_owned());
     let before = simulate(&args);
-    assert!(before.window_waits.is_empty());
+    assert!(before.step_waits.is_empty());
     assert!(before.applications.iter().all(|a| a.start == Some(0.0)));
 }
 
@@ -847,4 +847,62 @@ fn a_terminal_shows_one_status_line() {
         "{text:?}"
     );
     assert!(redraws.iter().all(|d| d.contains(" synced · ")), "{text:?}");
+}
+
+/// The three-tier stack with a 20-minute bake on step 1 (the databases): the backends start at
+/// least 20 minutes after the last database is Healthy, the report lists the bake, and the
+/// timeline shades it.
+#[test]
+fn a_bake_on_step_one_delays_step_two_by_the_bake_time() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("baked.yaml");
+    let text = std::fs::read_to_string(example("three-tier-stack.yaml")).expect("the example");
+    let first_step = "              values: [\"1\"]\n          maxUpdate: 100%\n";
+    assert!(text.contains(first_step), "the example's first step");
+    std::fs::write(
+        &file,
+        text.replacen(
+            first_step,
+            &format!("{first_step}          bakeTime: 20m\n"),
+            1,
+        ),
+    )
+    .expect("writes the ApplicationSet");
+    let mut args = three_tier(&[]);
+    args[0] = file.display().to_string();
+    let report = simulate(&args);
+    let text = table(&report);
+    assert_eq!(report.ending, Ending::Complete, "{text}");
+    let app = |name: &str| {
+        report
+            .applications
+            .iter()
+            .find(|a| a.name == name)
+            .unwrap_or_else(|| panic!("{name}:\n{text}"))
+    };
+    let databases_done = ["platform-database-eu-west", "platform-database-us-east"]
+        .iter()
+        .filter_map(|name| app(name).done())
+        .fold(0.0, f64::max);
+    let backend = app("platform-backend-eu-west")
+        .start
+        .expect("backend started");
+    assert!(
+        backend >= databases_done + 1200.0 && backend < databases_done + 1210.0,
+        "backend at {backend}, databases done at {databases_done}:\n{text}"
+    );
+    let [bake] = report.step_waits.as_slice() else {
+        panic!("one bake:\n{text}")
+    };
+    assert_eq!(bake.step, 1);
+    let baked = bake.end - bake.start;
+    assert!((1200.0..1202.0).contains(&baked), "baked {baked}s:\n{text}");
+    assert!(bake.reason.starts_with("bakes until "), "{}", bake.reason);
+    assert!(text.contains("\nBakes:\n  step 1 "), "{text}");
+    assert!(!text.contains("Sync windows:"), "{text}");
+    let path = dir.path().join("baked.svg");
+    write_timeline(&path, &report).expect("writes the timeline");
+    let svg = std::fs::read_to_string(&path).expect("reads the timeline");
+    roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    assert_eq!(svg.matches(r#"class="bake""#).count(), 1, "{svg}");
 }

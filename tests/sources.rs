@@ -8,9 +8,10 @@
 
 mod support;
 
+use support::flotilla_offline as flotilla;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use flotilla::api::helm_source::{HelmFileParameter, HelmParameter, HelmSource};
 use flotilla::api::kustomize_source::{KustomizeReplica, KustomizeSource};
@@ -373,18 +374,6 @@ fn tool_failures_name_the_application_tool_command_and_stderr() {
         message.contains("missing.yaml"),
         "kustomize's stderr: {message}"
     );
-}
-
-fn flotilla(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(args)
-        .output()
-        .expect("flotilla runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

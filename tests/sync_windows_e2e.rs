@@ -285,7 +285,7 @@ async fn a_deny_window_holds_step_two_until_it_ends() {
             .expect("the simulation thread")
     });
     let text = table(&report);
-    let [wait] = report.window_waits.as_slice() else {
+    let [wait] = report.step_waits.as_slice() else {
         panic!("one wait:\n{text}")
     };
     let opens = window_end.duration_since(started).as_secs_f64();

@@ -1,6 +1,10 @@
 //! What the benchmarks that run the real `flotilla controller` share: a client of the test
 //! control plane (`tests/controlplane/start.sh`), a fresh namespace with Flotilla's CRDs and the
-//! release binary started as a process (their git repositories: `support/git.rs`).
+//! release binary started as a process (their git repositories: `support/git.rs`), the API
+//! server's write counts, the `Widget` CRD whose readiness a benchmark sets itself, and
+//! percentiles of measured delays.
+
+#![allow(dead_code, reason = "each benchmark uses a part of the harness")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -82,4 +86,109 @@ pub fn free_address() -> std::net::SocketAddr {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
+}
+
+/// The API server's write requests so far (`apiserver_request_total` of every verb but `GET`,
+/// `LIST`, `WATCH` and `CONNECT`), by `verb resource[/subresource][ (dry run)]`.
+pub async fn api_writes(client: &Client) -> std::collections::BTreeMap<String, u64> {
+    let request = http::Request::get("/metrics")
+        .body(Vec::new())
+        .expect("a request");
+    let text = client
+        .request_text(request)
+        .await
+        .expect("the API server's metrics");
+    let mut writes = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("apiserver_request_total{") else {
+            continue;
+        };
+        let Some((labels, value)) = rest.rsplit_once("} ") else {
+            continue;
+        };
+        let label = |name: &str| {
+            labels
+                .split(',')
+                .find_map(|pair| pair.strip_prefix(name)?.strip_prefix("=\""))
+                .map_or("", |v| v.trim_end_matches('"'))
+        };
+        let verb = label("verb");
+        if matches!(verb, "GET" | "LIST" | "WATCH" | "CONNECT") {
+            continue;
+        }
+        let mut key = format!("{verb} {}", label("resource"));
+        if !label("subresource").is_empty() {
+            key = format!("{key}/{}", label("subresource"));
+        }
+        if !label("dry_run").is_empty() {
+            key.push_str(" (dry run)");
+        }
+        *writes.entry(key).or_default() += value.parse::<f64>().unwrap_or(0.0) as u64;
+    }
+    writes
+}
+
+/// `after - before` of [`api_writes`], without the keys that did not grow.
+pub fn writes_between(
+    before: &std::collections::BTreeMap<String, u64>,
+    after: &std::collections::BTreeMap<String, u64>,
+) -> std::collections::BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(key, n)| (key.clone(), n - before.get(key).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// Installs the `Widget` CRD ([`widget_crd`]) and returns the Widgets of `namespace`.
+pub async fn widgets(client: &Client, namespace: &str) -> Api<kube::api::DynamicObject> {
+    Api::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>::all(client.clone())
+        .patch(
+            "widgets.bench.flotilla.dev",
+            &PatchParams::apply("bench").force(),
+            &Patch::Apply(widget_crd()),
+        )
+        .await
+        .expect("installing the Widget CRD");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let resource = kube::discovery::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+        "bench.flotilla.dev",
+        "v1",
+        "Widget",
+    ));
+    Api::namespaced_with(client.clone(), namespace, &resource)
+}
+
+/// The `Widget` CRD (`bench.flotilla.dev/v1`): an object a benchmark plays the operator of,
+/// Healthy once it sets its condition `Ready=True`.
+pub fn widget_crd()
+-> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.bench.flotilla.dev"},
+        "spec": {
+            "group": "bench.flotilla.dev",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
+        }
+    }))
+    .expect("a CRD")
+}
+
+/// `p50 … ms, p95 … ms, max … ms` of `durations`.
+pub fn percentiles(mut durations: Vec<Duration>) -> String {
+    durations.sort_unstable();
+    let at = |q: f64| {
+        let index = ((durations.len() as f64 - 1.0) * q).round() as usize;
+        durations[index].as_secs_f64() * 1000.0
+    };
+    format!(
+        "p50 {:.0} ms, p95 {:.0} ms, max {:.0} ms",
+        at(0.5),
+        at(0.95),
+        at(1.0)
+    )
 }

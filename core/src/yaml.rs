@@ -18,7 +18,8 @@ impl YamlError {
             &mut message,
             serde_saphyr::render_options! { source_name: Some(file), },
         );
-        if rendered.is_err() || message.is_empty() {
+        // An error without a location (an empty document, say) renders without the file.
+        if rendered.is_err() || !message.contains(file) {
             message = format!("{file}: {}", error.without_snippet());
         }
         let message = message

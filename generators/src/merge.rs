@@ -1,10 +1,10 @@
 //! The `merge` generator: the first child's parameter sets are the base; each later child's sets
 //! override the base sets that have the same values for every `mergeKeys` key. Base sets nobody
-//! matches stay, later sets that match nothing are dropped, and within each later child the
-//! merge-key values must be unique (the base may repeat them: every base set with a key gets the
-//! override). As in Argo CD, a merge key names a top-level parameter, in either template mode: in
+//! matches stay, later sets that match nothing are dropped, and within every child, the base
+//! included, the merge-key values must be unique (Argo CD refuses a repeated key in any of them).
+//! As in Argo CD, a merge key names a top-level parameter, in either template mode: in
 //! goTemplate mode `values.env` is not looked up inside `values` (every set lacks it, so two sets
-//! of a later child are not unique); in fasttemplate mode it is the flat parameter of that name.
+//! of a child are not unique); in fasttemplate mode it is the flat parameter of that name.
 //! Overriding is a deep merge in goTemplate mode.
 
 use std::collections::BTreeMap;
@@ -29,6 +29,7 @@ impl Generator for MergeGenerator {
             return Err(GeneratorError::here(GeneratorErrorReason::NoMergeKeys));
         }
         let mut base = generate_child(&self.generators[0], 0, ctx)?;
+        index_by_key(&self.merge_keys, &base).map_err(|e| e.within("generators[0]"))?;
         for (i, child) in self.generators.iter().enumerate().skip(1) {
             let overrides = generate_child(child, i, ctx)?;
             let by_key = index_by_key(&self.merge_keys, &overrides)
@@ -148,7 +149,7 @@ mod tests {
             {"list": {"elements": [{"values": {"env": "a", "x": "1"}}, {"values": {"env": "b"}}]}},
         ]}});
         let err = run(&go(), &spec).unwrap_err();
-        assert_eq!(err.at, "merge.generators[1]");
+        assert_eq!(err.at, "merge.generators[0]", "the base first");
         assert_eq!(
             err.reason,
             GeneratorErrorReason::DuplicateMergeKey {
@@ -164,17 +165,19 @@ mod tests {
     }
 
     #[test]
-    fn base_sets_may_share_a_key() {
+    fn base_sets_must_not_share_a_key() {
         let spec = json!({"merge": {"mergeKeys": ["env"], "generators": [
             {"list": {"elements": [{"env": "prod", "app": "a"}, {"env": "prod", "app": "b"}]}},
             {"list": {"elements": [{"env": "prod", "size": "l"}]}},
         ]}});
-        let sizes: Vec<_> = run(&fast(), &spec)
-            .unwrap()
-            .iter()
-            .map(|p| p["size"].clone())
-            .collect();
-        assert_eq!(sizes, [json!("l"), json!("l")]);
+        let err = run(&fast(), &spec).unwrap_err();
+        assert_eq!(err.at, "merge.generators[0]");
+        assert_eq!(
+            err.reason,
+            GeneratorErrorReason::DuplicateMergeKey {
+                key: r#"["prod"]"#.into()
+            }
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! `flotilla controller`: runs the ApplicationSet and Application controllers in one namespace
 //! (and the Application controller in the namespaces `--application-namespaces` names),
 //! with leader election through a Lease (and, with `--shards auto`, the Applications shared
-//! between replicas by member Leases), optional `/metrics` and web view endpoints, and a graceful shutdown on Ctrl-C
-//! or SIGTERM.
+//! between replicas by member Leases), optional `/metrics`, web view and git webhook endpoints,
+//! notifications while leading, and a graceful shutdown on Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,6 +20,7 @@ use crate::controller::application_namespaces::ApplicationNamespaces;
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::endpoint::Endpoint;
+use crate::controller::events::EventPublisher;
 use crate::controller::leader::LeaseTiming;
 use crate::controller::leadership::gated_connect;
 use crate::controller::lease_lock::{LeaseConfig, LeaseLock};
@@ -27,10 +28,14 @@ use crate::controller::member_lease::MemberLeases;
 use crate::controller::metrics::Metrics;
 use crate::duration::parse_duration;
 use crate::httpd::server::{Limits, serve};
+use crate::notifier::deliver::{Notifier, run_while_leading};
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
 use crate::ui::handler::WebView;
 use crate::ui::watch::FleetWatch;
+use crate::webhook::handler::WebhookReceiver;
+use crate::webhook::refresh::Refresher;
+use crate::webhook::secrets::WebhookSecretSource;
 
 /// Threads for blocking work (git and the manifests on disk). Tokio's default (512) let every
 /// concurrent reconcile have its own thread, and glibc gives each allocating thread an arena of
@@ -82,6 +87,15 @@ pub struct ControllerArgs {
     /// this address, e.g. 127.0.0.1:8081 (reach it with `kubectl port-forward`). Off unless set.
     #[arg(long)]
     pub ui_addr: Option<SocketAddr>,
+    /// Receive git push webhooks (GitHub, GitLab, Bitbucket Cloud and Server, Gitea/Forgejo,
+    /// Gogs) at `POST /api/webhook` on this address, e.g. 0.0.0.0:8082. Off unless set.
+    #[arg(long)]
+    pub webhook_addr: Option<SocketAddr>,
+    /// The Secret (in --namespace) with the webhooks' shared secrets under Argo CD's keys
+    /// (`webhook.github.secret`, `webhook.gitlab.secret`, `webhook.bitbucket.uuid`,
+    /// `webhook.bitbucketserver.secret`, `webhook.gogs.secret`, …).
+    #[arg(long, default_value = "argocd-secret")]
+    pub webhook_secret: String,
     /// How often git generators re-resolve their revision when they set no
     /// `requeueAfterSeconds`, e.g. 3m, 30s.
     #[arg(long, default_value = "3m", value_parser = parse_duration)]
@@ -251,6 +265,30 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             .with_fetch_reuse(args.repo_refresh)
             .with_credentials(Arc::new(credentials), args.ssh_known_hosts.clone());
         let cache = Arc::new(cache);
+        if let Some(address) = args.webhook_addr {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .with_context(|| format!("--webhook-addr {address}"))?;
+            let receiver = Arc::new(WebhookReceiver::new(
+                WebhookSecretSource::new(lease_client.clone(), &namespace, &args.webhook_secret),
+                Refresher {
+                    client: lease_client.clone(),
+                    namespace: namespace.clone(),
+                    app_namespaces: app_namespaces.clone(),
+                    repos: Arc::clone(&cache),
+                },
+                Arc::clone(&metrics),
+            ));
+            let watching = Arc::clone(&receiver);
+            tokio::spawn(async move { watching.watch_secrets().await });
+            tokio::spawn(serve(
+                listener,
+                Limits::default(),
+                receiver,
+                shutdown.clone(),
+            ));
+            tracing::info!(%address, "receiving git webhooks");
+        }
         let make = {
             let (client, namespace, cache) =
                 (client.clone(), namespace.clone(), Arc::clone(&cache));
@@ -274,6 +312,17 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 }
             })
         };
+        let notifier = Arc::new(Notifier {
+            client: client.clone(),
+            namespace: namespace.clone(),
+            metrics: Arc::clone(&metrics),
+            events: Arc::new(EventPublisher::new(client.clone())),
+        });
+        tokio::spawn(run_while_leading(
+            notifier,
+            lease.leadership(),
+            shutdown.clone(),
+        ));
         let applications = ApplicationControllers::new(app_namespaces, make);
         let ctx = Arc::new(AppSetContext::new(
             appset_client,

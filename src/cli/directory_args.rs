@@ -26,6 +26,7 @@ impl DirectoryArgs {
             recurse: self.recurse,
             include: self.include.clone(),
             exclude: self.exclude.clone(),
+            ..DirectoryOptions::default()
         }
     }
 }

@@ -22,6 +22,7 @@ use crate::manifest::{Resource, ValidationError};
 use crate::project::Projects;
 use crate::project::windows::{AppTarget, ProjectWindows, Window};
 use crate::repo::cache::RepoCache;
+use crate::simulate::driver::WaitKind;
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};
@@ -407,9 +408,20 @@ fn report_text(report: &Report, wide: bool) -> String {
             .collect();
         text.push_str(&format!("\nCritical path: {}\n", links.join(" -> ")));
     }
-    if !report.window_waits.is_empty() {
-        text.push_str("\nSync windows:\n");
-        for wait in &report.window_waits {
+    for (kind, heading) in [
+        (WaitKind::Window, "Sync windows"),
+        (WaitKind::Bake, "Bakes"),
+    ] {
+        let waits: Vec<_> = report
+            .step_waits
+            .iter()
+            .filter(|w| w.kind == kind)
+            .collect();
+        if waits.is_empty() {
+            continue;
+        }
+        text.push_str(&format!("\n{heading}:\n"));
+        for wait in waits {
             text.push_str(&format!(
                 "  step {} {} to {}: {}\n",
                 wait.step,

@@ -101,7 +101,7 @@ impl KubeCluster {
         kinds: &[(String, String)],
     ) -> Result<Vec<Value>, ClusterError> {
         self.tracked
-            .read(&self.client, &self.counter, Some(app), kinds)
+            .read(&self.client, &self.counter, app, kinds)
             .await
     }
 
@@ -308,9 +308,9 @@ impl ClusterApi for KubeCluster {
             .map_err(|error| ClusterError::unavailable("", error))
     }
 
-    async fn list_tracked(&self) -> Result<Vec<Value>, ClusterError> {
+    async fn list_tracked(&self, app: &str) -> Result<Vec<Value>, ClusterError> {
         self.tracked
-            .read(&self.client, &self.counter, None, &[])
+            .read(&self.client, &self.counter, app, &[])
             .await
     }
 

@@ -18,5 +18,6 @@ pub mod tracked_cache;
 mod tracked_objects;
 pub mod watched_customizations;
 pub mod watched_namespaces;
+pub mod watched_object;
 pub mod watched_projects;
 pub mod watched_secrets;

@@ -125,7 +125,7 @@ impl TrackedCache {
     }
 
     /// The tracked objects (`apiVersion`, `kind`, `metadata`) whose tracking id starts with
-    /// `<app>:` (every tracked object for `None`). `kinds` are the kinds the caller expects to
+    /// `<app>:`. `kinds` are the kinds the caller expects to
     /// exist (group, kind); one that is not watched yet makes the types be discovered again.
     ///
     /// # Errors
@@ -134,7 +134,7 @@ impl TrackedCache {
         &self,
         client: &Client,
         counter: &RequestCounter,
-        app: Option<&str>,
+        app: &str,
         kinds: &[TypeId],
     ) -> Result<Vec<Value>, ClusterError> {
         self.discover_if_due(client, counter, kinds).await?;
@@ -186,7 +186,7 @@ impl TrackedCache {
     }
 
     /// Every tracked object of `app`, or None while a type has not listed (without failing).
-    fn answer(&self, app: Option<&str>) -> Option<Result<Vec<Value>, ClusterError>> {
+    fn answer(&self, app: &str) -> Option<Result<Vec<Value>, ClusterError>> {
         let types = lock(&self.shared.types);
         let mut tracked = Vec::new();
         for (id, watched) in types.iter() {
@@ -197,10 +197,7 @@ impl TrackedCache {
                     watched.failure.as_ref()?
                 ))));
             }
-            match app {
-                Some(app) => tracked.extend(watched.objects.of_app(app).cloned()),
-                None => tracked.extend(watched.objects.all().cloned()),
-            }
+            tracked.extend(watched.objects.of_app(app).cloned());
         }
         Some(Ok(tracked))
     }
@@ -542,18 +539,22 @@ mod tests {
             names.sort();
             names
         };
-        assert_eq!(names(cache.answer(Some("ns_web"))), ["a"]);
-        assert_eq!(names(cache.answer(None)), ["a", "b"]);
+        assert_eq!(names(cache.answer("ns_web")), ["a"]);
+        assert_eq!(names(cache.answer("ns_web2")), ["b"]);
+        assert!(names(cache.answer("ns")).is_empty());
         let mut unlisted = watched();
         unlisted.listed = false;
         lock(&cache.shared.types).insert((("apps".into(), "Deployment".into()), None), unlisted);
-        assert!(cache.answer(None).is_none(), "waits for the Deployments");
+        assert!(
+            cache.answer("ns_web").is_none(),
+            "waits for the Deployments"
+        );
         lock(&cache.shared.types)
             .get_mut(&(("apps".to_owned(), "Deployment".to_owned()), None))
             .unwrap()
             .failure = Some("forbidden".into());
         assert!(matches!(
-            cache.answer(None),
+            cache.answer("ns_web"),
             Some(Err(ClusterError::NotReady(message))) if message.contains("forbidden")
         ));
         cache.record(&object("c", "3", Some("ns_web:/ConfigMap:ns/c")));

@@ -65,6 +65,8 @@ impl TrackedObjects {
             .map(|tracked| &tracked.object)
     }
 
+    /// Every object kept (the tests' view).
+    #[cfg(test)]
     pub fn all(&self) -> impl Iterator<Item = &Value> {
         self.objects.values().map(|tracked| &tracked.object)
     }

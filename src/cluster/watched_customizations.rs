@@ -6,14 +6,11 @@
 use std::sync::{Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::runtime::watcher;
-use kube::{Api, Client, ResourceExt};
-use tokio::sync::OnceCell;
+use kube::{Client, ResourceExt};
 
 use crate::customizations::{Customizations, CustomizationsReadError};
-use crate::duration::format_duration;
 
-use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
+use super::watched_object::{WatchError, WatchedObject};
 
 /// The ConfigMap read unless the controller is told otherwise.
 pub const DEFAULT_CONFIG_MAP: &str = "argocd-cm";
@@ -21,11 +18,8 @@ pub const DEFAULT_CONFIG_MAP: &str = "argocd-cm";
 /// Configured customizations that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum CustomizationsConfigError {
-    #[error(
-        "ConfigMap {namespace}/{name}: the watch has not listed within {}",
-        format_duration(LIST_TIMEOUT)
-    )]
-    Watch { namespace: String, name: String },
+    #[error(transparent)]
+    Watch(#[from] WatchError),
     #[error(transparent)]
     Customizations(#[from] CustomizationsReadError),
 }
@@ -33,10 +27,7 @@ pub enum CustomizationsConfigError {
 /// The watched ConfigMap and the customizations last parsed from it (with its
 /// resourceVersion).
 pub struct WatchedCustomizations {
-    client: Client,
-    namespace: String,
-    name: String,
-    watch: OnceCell<ListedWatch<ConfigMap>>,
+    config_map: WatchedObject<ConfigMap>,
     parsed: Mutex<(Option<String>, Customizations)>,
 }
 
@@ -45,10 +36,7 @@ impl WatchedCustomizations {
     #[must_use]
     pub fn new(client: Client, namespace: &str, name: &str) -> Self {
         Self {
-            client,
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
-            watch: OnceCell::new(),
+            config_map: WatchedObject::new(client, namespace, name, "the settings ConfigMap"),
             parsed: Mutex::new((None, Customizations::default())),
         }
     }
@@ -59,27 +47,15 @@ impl WatchedCustomizations {
     /// The watch has not listed in time (say, it is forbidden), or the ConfigMap's
     /// customizations cannot be read.
     pub async fn current(&self) -> Result<Customizations, CustomizationsConfigError> {
-        let watch = self.watch.get_or_try_init(|| self.start()).await?;
-        let config_map = watch.store().state().into_iter().next();
+        let config_map = self.config_map.current().await?;
         let version = config_map.as_ref().and_then(|c| c.resource_version());
         let mut parsed = self.parsed.lock().unwrap_or_else(PoisonError::into_inner);
         if parsed.0 != version || version.is_none() {
-            let source = format!("ConfigMap {}/{}", self.namespace, self.name);
+            let (namespace, name) = (self.config_map.namespace(), self.config_map.name());
+            let source = format!("ConfigMap {namespace}/{name}");
             let data = config_map.and_then(|c| c.data.clone()).unwrap_or_default();
             *parsed = (version, Customizations::from_data(&source, &data)?);
         }
         Ok(parsed.1.clone())
-    }
-
-    /// Starts the watch and waits until it has listed.
-    async fn start(&self) -> Result<ListedWatch<ConfigMap>, CustomizationsConfigError> {
-        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
-        let config = watcher::Config::default().fields(&format!("metadata.name={}", self.name));
-        ListedWatch::start(api, config, "the settings ConfigMap")
-            .await
-            .ok_or_else(|| CustomizationsConfigError::Watch {
-                namespace: self.namespace.clone(),
-                name: self.name.clone(),
-            })
     }
 }

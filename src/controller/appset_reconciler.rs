@@ -5,9 +5,10 @@
 //! of the namespace and the kinds clusterDecisionResource generators read. Every decision is made by the pure [`super::appset`] core; this file reads
 //! and writes. It never sleeps: failures requeue with backoff through the error policy, and a
 //! reconcile asked for too soon after the previous one ([`super::appset::pacing`]) requeues for
-//! when its pause is over, so that the events in between make one reconcile.
+//! when its pause is over, so that the events in between make one reconcile (one that asks for a
+//! refresh, [`REFRESH_ANNOTATION`], is not paced).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -17,8 +18,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::appset::diff::{Plan, ignored_fields, plan};
@@ -26,11 +27,13 @@ use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
 use super::appset::pacing::{LastReconcile, wait_before};
+use super::appset::promotion::StepWatch;
 use super::appset::requeue::{poll_interval, rollout_requeue};
 use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::sync_request::sync_requests;
+use super::bounded_writes;
 use super::event_reason::EventReason;
 use super::events::EventPublisher;
 use super::failure_backoff::FailureBackoff;
@@ -38,6 +41,7 @@ use super::metrics::{Metrics, Reconciler};
 use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use crate::api::AppProject;
+use crate::api::application_set::PROMOTE_ANNOTATION;
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
@@ -52,7 +56,7 @@ use crate::rollout::{RolloutDecision, RolloutInput, step};
 use crate::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::sync::IgnoreError;
 use crate::sync::OperationPhase;
-use crate::sync::execute::PROJECT_REFUSAL;
+use crate::sync::PROJECT_REFUSAL;
 use flotilla_generators::generator::NamespaceSources;
 
 /// Field manager of the Applications the controller applies.
@@ -83,6 +87,9 @@ pub struct AppSetContext {
     failures: FailureBackoff,
     /// The last reconcile of each ApplicationSet, for pacing the next one.
     last_reconciles: Mutex<BTreeMap<String, LastReconcile>>,
+    /// The Applications of each ApplicationSet seen since its last reconcile, and the
+    /// ApplicationSets whose next reconcile may open the next step (not paced).
+    promotions: Mutex<(BTreeMap<String, StepWatch>, BTreeSet<String>)>,
 }
 
 impl AppSetContext {
@@ -106,7 +113,39 @@ impl AppSetContext {
             metrics,
             failures: FailureBackoff::default(),
             last_reconciles: Mutex::default(),
+            promotions: Mutex::default(),
         }
+    }
+
+    /// Whether the next reconcile of `appset` may open the next step; forgets what the watch
+    /// saw of its Applications (the reconcile observes them anew).
+    fn take_promotion(&self, appset: &str) -> bool {
+        let mut promotions = self.promotions();
+        promotions.0.remove(appset);
+        promotions.1.remove(appset)
+    }
+
+    /// Records a change of `application`, owned by `appset`, as the watch sees it.
+    fn observe_application(&self, appset: &ApplicationSet, application: &Application) {
+        let name = appset.name_any();
+        let mut promotions = self.promotions();
+        let (watches, promote) = &mut *promotions;
+        let completes = watches
+            .entry(name.clone())
+            .or_default()
+            .completes_step(appset.status.as_ref(), application);
+        if completes {
+            tracing::debug!(appset = %name, application = %application.name_any(), "completes a step");
+            promote.insert(name);
+        }
+    }
+
+    fn promotions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, (BTreeMap<String, StepWatch>, BTreeSet<String>)> {
+        self.promotions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn last_reconciles(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, LastReconcile>> {
@@ -163,9 +202,11 @@ pub enum ReconcileError {
         #[source]
         error: ApiError,
     },
-    #[error("removing {REFRESH_ANNOTATION} from ApplicationSet {appset}: {error}")]
+    /// Removing a request annotation it carried out (`flotilla.dev/refresh`, `flotilla.dev/promote`).
+    #[error("removing {annotation} from ApplicationSet {appset}: {error}")]
     Refresh {
         appset: String,
+        annotation: &'static str,
         #[source]
         error: ApiError,
     },
@@ -212,14 +253,27 @@ impl ReconcileError {
     }
 }
 
+/// One term of the ApplicationSet controller: its context and the Applications of the
+/// namespace that carry the ApplicationSet label, as this term's watch sees them (read by every
+/// reconcile instead of listing them from the API server).
+struct AppSetRun {
+    ctx: Arc<AppSetContext>,
+    applications: Store<Application>,
+}
+
 /// Reconciles one ApplicationSet.
 ///
 /// # Errors
 /// The first step that failed; status says so too.
-pub async fn reconcile(
+async fn reconcile(
     appset: Arc<ApplicationSet>,
-    ctx: Arc<AppSetContext>,
+    run: Arc<AppSetRun>,
 ) -> Result<Action, ReconcileError> {
+    let ctx = &run.ctx;
+    if run.applications.wait_until_ready().await.is_err() {
+        // The Applications' watch ended: so does this term.
+        return Ok(Action::await_change());
+    }
     let name = appset.name_any();
     if appset.metadata.deletion_timestamp.is_some() {
         ctx.last_reconciles().remove(&name);
@@ -227,12 +281,18 @@ pub async fn reconcile(
         return Ok(Action::await_change());
     }
     let last = ctx.last_reconciles().get(&name).copied();
-    let wait = wait_before(last, Instant::now());
+    // A change that may open the next step, and a refresh asked for (by a git webhook or by
+    // hand), are reconciled without the pacing pause.
+    let at_once =
+        ctx.promotions().1.contains(&name) || appset.annotations().contains_key(REFRESH_ANNOTATION);
+    let wait = wait_before(last, Instant::now(), at_once);
     if !wait.is_zero() {
         return Ok(Action::requeue(wait));
     }
+    ctx.take_promotion(&name);
     let started = Instant::now();
-    let reconciled = reconcile_now(appset, Arc::clone(&ctx)).await;
+    let existing = owned_now(&run.applications, &appset);
+    let reconciled = reconcile_now(appset, Arc::clone(ctx), existing).await;
     let last = LastReconcile {
         ended: Instant::now(),
         took: started.elapsed(),
@@ -247,9 +307,9 @@ pub async fn reconcile(
 async fn reconcile_now(
     appset: Arc<ApplicationSet>,
     ctx: Arc<AppSetContext>,
+    existing: Vec<Application>,
 ) -> Result<Action, ReconcileError> {
     let name = appset.name_any();
-    let existing = observe(&ctx, &appset).await?;
     let planned = generate_render_validate_plan(&ctx, &appset, &existing).await;
     let applied = match &planned {
         Ok(planned) => apply(&ctx, &planned.plan).await,
@@ -287,6 +347,12 @@ async fn reconcile_now(
             })?;
     }
     clear_refresh(&ctx, &appset).await?;
+    if pass
+        .as_ref()
+        .is_some_and(|pass| pass.decision.approved.is_some())
+    {
+        clear_annotation(&ctx, &appset, PROMOTE_ANNOTATION).await?;
+    }
     publish_outcome(&ctx, &appset, &result).await;
     if let Ok(Planned { plan, .. }) = &result {
         tracing::info!(
@@ -467,7 +533,23 @@ async fn publish_outcome(
         .await;
 }
 
-/// The Applications this ApplicationSet owns now (label and controller owner reference).
+/// The Applications `appset` owns (its label and its controller owner reference) in the
+/// watch's store.
+fn owned_now(applications: &Store<Application>, appset: &ApplicationSet) -> Vec<Application> {
+    let name = appset.name_any();
+    let uid = appset.uid().unwrap_or_default();
+    applications
+        .state()
+        .iter()
+        .filter(|app| {
+            app.labels().get(APPLICATION_SET_LABEL) == Some(&name) && is_owned_by(app, &uid)
+        })
+        .map(|app| Application::clone(app))
+        .collect()
+}
+
+/// The Applications this ApplicationSet owns now (label and controller owner reference), listed
+/// from the API server.
 async fn observe(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
@@ -568,32 +650,40 @@ async fn generate_render_validate_plan(
 }
 
 /// Server-side applies created and updated Applications, then deletes the ones no longer
-/// generated.
+/// generated, each a bounded number at once ([`bounded_writes`]).
 async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), ReconcileError> {
     let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let params = PatchParams::apply(FIELD_MANAGER).force();
+    let (api, params) = (&api, &params);
+    // Futures built in a loop, not by a closure (see the sync engine's writes).
+    let mut applies = Vec::with_capacity(plan.create.len() + plan.update.len());
     for application in plan.create.iter().chain(&plan.update) {
-        let name = application.name_any();
-        api.patch(&name, &params, &Patch::Apply(application))
-            .await
-            .map_err(|error| ReconcileError::Apply {
-                application: name.clone(),
-                error: error.into(),
-            })?;
+        applies.push(async move {
+            let name = application.name_any();
+            api.patch(&name, params, &Patch::Apply(application))
+                .await
+                .map(drop)
+                .map_err(|error| ReconcileError::Apply {
+                    application: name,
+                    error: error.into(),
+                })
+        });
     }
+    bounded_writes::all(applies).await?;
+    let mut deletes = Vec::with_capacity(plan.delete.len());
     for name in &plan.delete {
-        match api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(error) => {
-                return Err(ReconcileError::Delete {
+        deletes.push(async move {
+            match api.delete(name, &DeleteParams::background()).await {
+                Ok(_) => Ok(()),
+                Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+                Err(error) => Err(ReconcileError::Delete {
                     application: name.clone(),
                     error: error.into(),
-                });
+                }),
             }
-        }
+        });
     }
-    Ok(())
+    bounded_writes::all(deletes).await
 }
 
 /// Writes the status (with the rollout's part) with a merge patch on `/status`, only when it
@@ -630,8 +720,17 @@ async fn clear_refresh(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<(
     if !appset.annotations().contains_key(REFRESH_ANNOTATION) {
         return Ok(());
     }
+    clear_annotation(ctx, appset, REFRESH_ANNOTATION).await
+}
+
+/// Removes the annotation `key` of `appset` (a request it has carried out).
+async fn clear_annotation(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    key: &'static str,
+) -> Result<(), ReconcileError> {
     let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let patch = serde_json::json!({"metadata": {"annotations": {REFRESH_ANNOTATION: null}}});
+    let patch = serde_json::json!({"metadata": {"annotations": {key: null}}});
     api.patch(
         &appset.name_any(),
         &PatchParams::default(),
@@ -641,6 +740,7 @@ async fn clear_refresh(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<(
     .map(drop)
     .map_err(|error| ReconcileError::Refresh {
         appset: appset.name_any(),
+        annotation: key,
         error: error.into(),
     })
 }
@@ -650,8 +750,9 @@ async fn clear_refresh(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<(
 fn error_policy(
     appset: Arc<ApplicationSet>,
     error: &ReconcileError,
-    ctx: Arc<AppSetContext>,
+    run: Arc<AppSetRun>,
 ) -> Action {
+    let ctx = &run.ctx;
     ctx.metrics.reconciled(Some(error.reason()));
     if matches!(error, ReconcileError::Spec { .. }) {
         // Only a change of the ApplicationSet fixes its spec; status already says what is wrong.
@@ -683,11 +784,36 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     };
     let (for_secrets, for_projects) = (every_appset.clone(), every_appset);
     let projects: Api<AppProject> = Api::namespaced(ctx.client.clone(), &namespace);
-    controller
-        .owns(
+    let (owners, watching) = (controller.store(), Arc::clone(&ctx));
+    // The labelled Applications, kept without their managed fields (nothing reads them).
+    let (owned, writer) = reflector::store();
+    let owned_changes = reflector(
+        writer,
+        watcher(
             applications,
             watcher::Config::default().labels(APPLICATION_SET_LABEL),
         )
+        .modify(|app: &mut Application| app.metadata.managed_fields = None),
+    )
+    .default_backoff()
+    .touched_objects();
+    // Each owned Application's change reconciles its ApplicationSet; one that completes a
+    // RollingSync step is reconciled without the pacing pause.
+    let owner_of = move |application: Application| {
+        let owner = application
+            .owner_references()
+            .iter()
+            .find(|o| o.controller == Some(true) && o.kind == "ApplicationSet")?;
+        let reference = ObjectRef::new(&owner.name).within(&namespace);
+        if let Some(appset) = owners.get(&reference)
+            && appset.uid().as_deref() == Some(owner.uid.as_str())
+        {
+            watching.observe_application(&appset, &application);
+        }
+        Some(reference)
+    };
+    controller
+        .watches_stream(owned_changes, owner_of)
         .watches(
             secrets,
             watcher::Config::default()
@@ -702,7 +828,14 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
         )
         .reconcile_all_on(decisions)
         .graceful_shutdown_on(stop)
-        .run(reconcile, error_policy, ctx)
+        .run(
+            reconcile,
+            error_policy,
+            Arc::new(AppSetRun {
+                ctx,
+                applications: owned,
+            }),
+        )
         .for_each(|result| async move {
             if let Err(error) = result {
                 tracing::debug!("controller: {error}");

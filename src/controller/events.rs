@@ -1,11 +1,15 @@
 //! Kubernetes Events the controller publishes on Applications and ApplicationSets, for the closed
 //! vocabulary of reasons of [`EventReason`]. Publishing is best effort: a rejected Event is logged, never fails a
-//! reconcile.
+//! reconcile; routine ones beyond the [`EventBudget`] are dropped (and counted in the log).
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use super::event_budget::EventBudget;
 use super::event_reason::EventReason;
 
 use crate::cluster::api_error::ApiError;
@@ -16,6 +20,8 @@ pub const REPORTING_CONTROLLER: &str = "flotilla-controller";
 /// Publishes Events for one controller process.
 pub struct EventPublisher {
     recorder: Recorder,
+    /// The routine Events left to publish, and how many were dropped so far.
+    budget: Mutex<(EventBudget, u64)>,
 }
 
 impl EventPublisher {
@@ -28,11 +34,25 @@ impl EventPublisher {
         };
         Self {
             recorder: Recorder::new(client, reporter),
+            budget: Mutex::new((EventBudget::new(Instant::now()), 0)),
         }
     }
 
-    /// Publishes an Event on `object`; a failure is logged.
+    /// Publishes an Event on `object` if the budget admits it; a failure is logged.
     pub async fn publish(&self, object: &ObjectReference, reason: EventReason, note: String) {
+        {
+            let mut budget = self.budget.lock().unwrap_or_else(PoisonError::into_inner);
+            let (bucket, dropped) = &mut *budget;
+            if !bucket.admit(reason, Instant::now()) {
+                *dropped += 1;
+                tracing::debug!(
+                    reason = reason.as_str(),
+                    dropped = *dropped,
+                    "a routine Event over the budget is not published"
+                );
+                return;
+            }
+        }
         let mut note = note;
         if note.len() > 1000 {
             let mut end = 1000;

@@ -1,6 +1,7 @@
 //! The controller's Prometheus metrics, kept with `prometheus-client`: reconciles by result and
 //! their durations per reconciler, Applications by sync and health status (counted when
-//! scraped), sync operations by result, and whether this replica leads. Encoded in the
+//! scraped), sync operations by result, git webhooks by provider and result, notifications by
+//! trigger, destination and result, and whether this replica leads. Encoded in the
 //! OpenMetrics text format; served by [`super::endpoint`].
 
 use std::collections::BTreeMap;
@@ -41,6 +42,19 @@ struct StatusLabels {
     health: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    provider: String,
+    result: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NotificationLabels {
+    trigger: String,
+    destination: String,
+    result: String,
+}
+
 type DurationFamily = Family<ReconcilerLabels, Histogram, fn() -> Histogram>;
 
 /// The metrics of one controller process.
@@ -53,6 +67,11 @@ pub struct Metrics {
     durations: DurationFamily,
     applications: Family<StatusLabels, Gauge>,
     syncs: Family<ResultLabels, Counter>,
+    /// Git webhooks by provider and result (`refreshed`, `ping`, or why one was refused).
+    webhooks: Family<WebhookLabels, Counter>,
+    /// Notification deliveries by trigger, destination and result (`delivered`, `failed`,
+    /// `retried` for each failed attempt retried).
+    notifications: Family<NotificationLabels, Counter>,
     leader: Gauge,
     /// Totals of the two reconcile families, for callers that wait for work to happen.
     reconcile_total: AtomicU64,
@@ -116,6 +135,22 @@ impl Default for Metrics {
                 r,
                 ("flotilla_sync_operations", "Sync operations by result"),
                 by_result(),
+            ),
+            webhooks: registered(
+                r,
+                (
+                    "flotilla_webhook_requests",
+                    "Git webhook requests by provider and result",
+                ),
+                Family::default(),
+            ),
+            notifications: registered(
+                r,
+                (
+                    "flotilla_notifications",
+                    "Notification deliveries by trigger, destination and result",
+                ),
+                Family::default(),
             ),
             leader: registered(
                 r,
@@ -197,6 +232,28 @@ impl Metrics {
         self.syncs
             .get_or_create(&ResultLabels {
                 result: phase.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Counts a git webhook request of `provider` (`unknown` when none was recognised) by
+    /// `result`.
+    pub fn webhook(&self, provider: &str, result: &str) {
+        self.webhooks
+            .get_or_create(&WebhookLabels {
+                provider: provider.to_owned(),
+                result: result.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Counts a notification to `destination` on `trigger` by `result`.
+    pub fn notification(&self, trigger: &str, destination: &str, result: &str) {
+        self.notifications
+            .get_or_create(&NotificationLabels {
+                trigger: trigger.to_owned(),
+                destination: destination.to_owned(),
+                result: result.to_owned(),
             })
             .inc();
     }

@@ -4,7 +4,7 @@
 //! The decisions live in the pure cores of crate flotilla-core, re-exported here ([`appset`],
 //! [`application`], [`event_reason`], [`application_namespaces`], [`leader`]); the files beside
 //! them are the I/O shell ([`appset_reconciler`], [`rollout`], [`application_reconciler`],
-//! [`sync_job`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] (with
+//! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] (with
 //! [`plugin_tls`]), [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
 //! [`member_lease`], [`ownership`], [`readiness`], [`metrics`], [`endpoint`]) and [`run`] ties
 //! them together — or [`run_sharded`], where several replicas share the Applications.
@@ -12,12 +12,13 @@
 // The pure cores (crate flotilla-core), re-exported so `crate::controller::appset` reads the
 // same in every module.
 pub use flotilla_core::controller::{
-    application, application_namespaces, appset, event_reason, leader, shard,
+    application, application_namespaces, appset, event_budget, event_reason, leader, shard,
 };
 
 pub mod application_controllers;
 pub mod application_reconciler;
 pub mod appset_reconciler;
+pub mod bounded_writes;
 pub mod endpoint;
 pub mod events;
 pub mod failure_backoff;

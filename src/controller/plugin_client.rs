@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flotilla_generators::cause::Cause;
 use flotilla_generators::source::{PluginCallError, PluginService};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::rt::{Read, Write};
 use hyper::{Request, StatusCode, Uri};
@@ -125,19 +125,9 @@ async fn exchange<IO>(io: IO, request: Request<Full<Bytes>>) -> Result<Value, Pl
 where
     IO: Read + Write + Unpin + Send + 'static,
 {
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
+    let (status, bytes) = crate::httpd::client::exchange(io, request)
         .await
         .map_err(|e| unreachable("", e))?;
-    let driver = tokio::spawn(connection);
-    let answered = async {
-        let response = sender.send_request(request).await?;
-        let status = response.status();
-        let bytes = response.into_body().collect().await?.to_bytes();
-        Ok::<_, hyper::Error>((status, bytes))
-    }
-    .await;
-    driver.abort();
-    let (status, bytes) = answered.map_err(|e| unreachable("", e))?;
     if status != StatusCode::OK {
         let text = String::from_utf8_lossy(&bytes);
         return Err(PluginCallError::Status {

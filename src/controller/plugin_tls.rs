@@ -1,6 +1,7 @@
-//! TLS for generator plugins served over `https://`: rustls (with ring, as kube's client uses),
-//! verifying the plugin's certificate and host name against the system's trusted roots, as Argo
-//! CD's HTTP client does; a caller may give other roots instead (tests, a private CA).
+//! TLS for generator plugins (and notification services) served over `https://`: rustls (with
+//! ring, as kube's client uses), verifying the plugin's certificate and host name against the
+//! system's trusted roots, as Argo CD's HTTP client does; a caller may give other roots instead
+//! (tests, a private CA).
 
 use std::sync::{Arc, LazyLock};
 
@@ -52,7 +53,9 @@ impl PluginTls {
         })
     }
 
-    pub(super) fn connector(&self) -> &TlsConnector {
+    /// The connector that opens TLS connections with these roots.
+    #[must_use]
+    pub fn connector(&self) -> &TlsConnector {
         &self.connector
     }
 }

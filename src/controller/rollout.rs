@@ -15,6 +15,7 @@ use kube::{Api, Client, Resource};
 use super::appset::rollout_input::{SourceRevision, sources};
 use super::appset::rollout_status::RolloutEvent;
 use super::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
+use super::bounded_writes;
 use super::events::EventPublisher;
 use crate::api::{Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
@@ -99,7 +100,8 @@ fn resolve(
     }
 }
 
-/// Writes each request's `spec.operation` (server-side apply, the rollout's field manager).
+/// Writes each request's `spec.operation` (server-side apply, the rollout's field manager), a
+/// bounded number at once ([`bounded_writes`]).
 ///
 /// # Errors
 /// The first write that fails.
@@ -110,20 +112,25 @@ pub async fn request_syncs(
 ) -> Result<(), RolloutError> {
     let api: Api<Application> = Api::namespaced(client.clone(), namespace);
     let params = PatchParams::apply(ROLLOUT_FIELD_MANAGER).force();
+    let (api, params) = (&api, &params);
+    let mut writes = Vec::with_capacity(requests.len());
     for request in requests {
-        api.patch(
-            &request.application,
-            &params,
-            &Patch::Apply(request.apply_body()),
-        )
-        .await
-        .map_err(|error| RolloutError::Trigger {
-            application: request.application.clone(),
-            error: error.into(),
-        })?;
-        tracing::info!(application = %request.application, revision = %request.operation.sync.revision, "rollout requested a sync");
+        writes.push(async move {
+            api.patch(
+                &request.application,
+                params,
+                &Patch::Apply(request.apply_body()),
+            )
+            .await
+            .map_err(|error| RolloutError::Trigger {
+                application: request.application.clone(),
+                error: error.into(),
+            })?;
+            tracing::info!(application = %request.application, revision = %request.operation.sync.revision, "rollout requested a sync");
+            Ok::<(), RolloutError>(())
+        });
     }
-    Ok(())
+    bounded_writes::all(writes).await
 }
 
 /// Publishes `events` on `appset`; a failure is logged, never fails the reconcile.

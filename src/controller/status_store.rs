@@ -2,6 +2,12 @@
 //! a get and written with a merge patch of the status subresource, so a sync interrupted by a
 //! restart resumes from what the Application shows. A successful end is written with its
 //! `status.history` entry in the same patch: a controller killed at any moment loses neither.
+//! To spare the API server writes, the first save can carry other fields of the status (the
+//! compare that decided the sync and the operation it starts, [`StatusStore::carrying`]), and
+//! the end can be held back ([`StatusStore::holding_end`]) for the controller to write it
+//! together with the compare that follows it.
+
+use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -23,6 +29,23 @@ pub struct StatusStore {
     name: String,
     /// Who started the operation, when its success goes into the history.
     history: Option<InitiatedBy>,
+    /// Fields of the status written with the next save.
+    carried: Mutex<Option<Value>>,
+    /// Where the end's patch is left, unwritten, when it is held.
+    held_end: Option<HeldEnd>,
+}
+
+/// The status patch of an operation's end, held back by its [`StatusStore`] for the
+/// controller to write (with more of the status); empty until the operation ended.
+#[derive(Clone, Default)]
+pub struct HeldEnd(Arc<Mutex<Option<Value>>>);
+
+impl HeldEnd {
+    /// The held patch (`{"status": {...}}`), once the operation ended.
+    #[must_use]
+    pub fn take(&self) -> Option<Value> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
 }
 
 impl StatusStore {
@@ -34,6 +57,32 @@ impl StatusStore {
             namespace: namespace.to_owned(),
             name: name.to_owned(),
             history: None,
+            carried: Mutex::new(None),
+            held_end: None,
+        }
+    }
+
+    /// The store whose next save also writes `patch` (a merge patch `{"status": {...}}` of
+    /// other fields than the operation's).
+    #[must_use]
+    pub fn carrying(self, patch: Value) -> Self {
+        *self.carried.lock().unwrap_or_else(PoisonError::into_inner) = Some(patch);
+        self
+    }
+
+    /// Where this store leaves the operation's end, if it holds it.
+    #[must_use]
+    pub fn held_end(&self) -> Option<HeldEnd> {
+        self.held_end.clone()
+    }
+
+    /// The store that does not write the operation's end but leaves it in `held` (which the
+    /// controller must then write).
+    #[must_use]
+    pub fn holding_end(self, held: HeldEnd) -> Self {
+        Self {
+            held_end: Some(held),
+            ..self
         }
     }
 
@@ -85,11 +134,22 @@ impl OperationStore for StatusStore {
     }
 
     async fn save(&self, state: &OperationState) -> Result<(), StoreError> {
-        let mut status = json!({"operationState": replacing(state)});
+        let carried = self
+            .carried
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let mut patch = carried.unwrap_or_else(|| json!({"status": {}}));
+        patch["status"]["operationState"] = replacing(state);
         if let Some(history) = self.history_after(state).await? {
-            status["history"] = history;
+            patch["status"]["history"] = history;
         }
-        let patch = json!({ "status": status });
+        if let Some(held) = &self.held_end
+            && state.phase != OperationPhase::Running
+        {
+            *held.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(patch);
+            return Ok(());
+        }
         self.api
             .patch_status(&self.name, &PatchParams::default(), &Patch::Merge(patch))
             .await

@@ -17,13 +17,12 @@ use tokio::sync::watch;
 
 use crate::api::Application;
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::manifest::ValidationErrors;
-use crate::source::SourceOptions;
+use crate::manifest::{Resource, ValidationError, ValidationErrors};
+use crate::source::{SourceOptions, generate};
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{
     Advance, Context, ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRun,
 };
-use crate::sync::load_plan;
 use crate::sync::{OperationState, SyncPlan};
 
 use super::running_syncs::Parked;
@@ -58,7 +57,13 @@ pub struct SyncJob {
     pub namespace: Option<String>,
     pub revision: Option<String>,
     pub settings: ExecuteSettings,
+    /// The manifests generated from `root` with `options`, once the first step has generated
+    /// them (off the async workers: helm or kustomize may run).
+    pub generated: Option<Arc<Generated>>,
 }
+
+/// A source's resources and errors, as [`generate`] makes them.
+type Generated = (Vec<Resource>, Vec<ValidationError>);
 
 /// Where a job stands after a reconcile stepped it.
 pub enum JobStep {
@@ -78,15 +83,24 @@ impl SyncJob {
     /// # Errors
     /// See [`SyncRun::advance`].
     pub async fn step(
-        self,
+        mut self,
         run: Option<SyncRun>,
         application: &Application,
         stopping: &watch::Receiver<bool>,
     ) -> Result<JobStep, ExecuteError> {
+        let generated = match &self.generated {
+            Some(generated) => Arc::clone(generated),
+            None => {
+                let (root, options) = (self.root.clone(), self.options.clone());
+                let generated = tokio::task::spawn_blocking(move || generate(&root, &options))
+                    .await
+                    .map_err(ExecuteError::GenerateTask)?;
+                Arc::clone(self.generated.insert(Arc::new(generated)))
+            }
+        };
         let plan_source = |operation_id: &str| -> Result<SyncPlan, ValidationErrors> {
-            let plan = load_plan(
-                &self.root,
-                &self.options,
+            let plan = SyncPlan::from_loaded(
+                (*generated).clone(),
                 self.namespace.as_deref(),
                 operation_id,
             )?;
@@ -121,7 +135,7 @@ impl SyncJob {
                 return Ok(JobStep::Stopped);
             }
             let advance = run.advance(context, &plan_source, cancelled).await?;
-            let limit = run.operation(context).wait_limit(&advance);
+            let limit = run.attempt(context).wait_limit(&advance);
             let after = match advance {
                 Advance::Continue => continue,
                 Advance::Done(attempt) => return Ok(JobStep::Done(attempt.state)),

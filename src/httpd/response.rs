@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
-use hyper::{Response, StatusCode, header};
+use hyper::{Method, Response, StatusCode, header};
 
 /// The body of every response: a buffer ([`full`]) or a stream (server-sent events).
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -31,15 +31,23 @@ pub fn text(status: StatusCode, text: impl Into<Bytes>) -> Response<Body> {
     full(status, TEXT, text)
 }
 
-/// 405 with `Allow: GET, HEAD`: every endpoint is read-only.
+/// 405 with `Allow` listing `allowed` (`GET, HEAD` for the read-only endpoints).
 #[must_use]
-pub fn method_not_allowed() -> Response<Body> {
+pub fn method_not_allowed(allowed: &[Method]) -> Response<Body> {
+    let allowed = allowed
+        .iter()
+        .map(Method::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut response = text(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method not allowed; only GET and HEAD\n",
+        format!(
+            "method not allowed; only {}\n",
+            allowed.replace(", ", " and ")
+        ),
     );
-    response
-        .headers_mut()
-        .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
+    if let Ok(value) = header::HeaderValue::from_str(&allowed) {
+        response.headers_mut().insert(header::ALLOW, value);
+    }
     response
 }

@@ -1,7 +1,7 @@
 //! Serving one listener with hyper: at most [`Limits::max_connections`] connections at once
 //! (the next is accepted when one closes; the kernel's backlog holds the rest), each with a
-//! header-read timeout and an idle timeout ([`super::idle`]); methods other than GET and HEAD
-//! get 405 before the handler sees them.
+//! header-read timeout and an idle timeout ([`super::idle`]); methods the handler does not take
+//! ([`Handler::methods`], GET and HEAD unless it says otherwise) get 405 before it sees them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,10 +45,15 @@ impl Default for Limits {
     }
 }
 
-/// What answers a GET or HEAD request (hyper leaves out the body of HEAD answers).
+/// What answers the requests of a listener (hyper leaves out the body of HEAD answers).
 pub trait Handler: Send + Sync + 'static {
-    /// The response to `request`.
+    /// The response to `request`, whose method is one of [`Handler::methods`].
     fn handle(&self, request: Request<Incoming>) -> BoxFuture<'static, Response<Body>>;
+
+    /// The methods it answers: GET and HEAD (read-only endpoints), unless it says otherwise.
+    fn methods(&self) -> &'static [Method] {
+        &[Method::GET, Method::HEAD]
+    }
 }
 
 /// Answers every connection on `listener` with `handler` within `limits` until `stop`
@@ -76,10 +81,10 @@ pub async fn serve(
                 let handler = Arc::clone(&handler);
                 async move {
                     Ok::<_, std::convert::Infallible>(
-                        if matches!(*request.method(), Method::GET | Method::HEAD) {
+                        if handler.methods().contains(request.method()) {
                             handler.handle(request).await
                         } else {
-                            method_not_allowed()
+                            method_not_allowed(handler.methods())
                         },
                     )
                 }

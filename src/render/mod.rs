@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::api::application_set::ApplicationSetTemplate;
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
-use crate::manifest::NameRule;
+use crate::manifest::{NameRule, check_label};
 
 /// The data sources generators read.
 #[derive(Clone, Copy)]
@@ -274,6 +274,11 @@ fn build_applications(
                 "{reason}; an Application name must be {}",
                 NameRule::Subdomain
             )));
+            continue;
+        }
+        let labels = &template.metadata.labels;
+        if let Some(reason) = labels.iter().find_map(|(k, v)| check_label(k, v).err()) {
+            problems.push(problem(format!("metadata.labels: {reason}")));
             continue;
         }
         let destination = &template.spec.destination;

@@ -120,6 +120,28 @@ fn every_invalid_application_is_reported_and_none_is_generated() {
 }
 
 #[test]
+fn a_label_value_over_63_characters_is_refused() {
+    let yaml = appset(false, "[{n: a}, {n: b}]", "", "{{n}}").replace(
+        "metadata: {name: '{{n}}'}",
+        "metadata: {name: '{{n}}', labels: {team: 'payments-{{n}}-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'}}",
+    );
+    let err = render(&yaml).unwrap_err();
+    let RenderError::Invalid { problems, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(problems.len(), 2, "{err}");
+    assert!(
+        err.to_string()
+            .contains("metadata.labels: label \"team\": value \"payments-a-"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("64 characters, more than 63"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_template_cannot_request_a_sync() {
     let yaml = appset(false, "[{n: a}]", "", "{{n}}").replace(
         "{server: 'https://s', namespace: d}",
@@ -194,6 +216,17 @@ fn argo_cd_documents_are_accepted_and_unknown_fields_rejected() {
             .starts_with("x.yaml: apiVersion \"argoproj.io/v1\""),
         "{err}"
     );
+}
+
+#[test]
+fn an_empty_file_is_an_error_naming_it() {
+    for text in ["", "# only a comment\n---\n"] {
+        let err = parse_application_set("apps/empty.yaml", text).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "apps/empty.yaml: the file is empty (no ApplicationSet in it)"
+        );
+    }
 }
 
 #[test]

@@ -137,6 +137,9 @@ pub struct RepoCache {
     repositories: Mutex<BTreeSet<PathBuf>>,
     /// How old a fetch may be (from its start) and still serve a resolve.
     fetch_reuse: Duration,
+    /// When a push to each mirrored repository was last announced ([`RepoCache::expire`]): a
+    /// fetch that started before it serves no resolve.
+    pushes: Mutex<HashMap<String, Instant>>,
     temporaries: AtomicU64,
     /// Where credentials for remote repositories come from (none: every one is anonymous).
     credentials: Option<Arc<dyn CredentialSource>>,
@@ -170,6 +173,7 @@ impl RepoCache {
             mirrors: Mutex::default(),
             repositories: Mutex::default(),
             fetch_reuse: Duration::ZERO,
+            pushes: Mutex::default(),
             temporaries: AtomicU64::new(0),
             credentials: None,
             known_hosts: None,
@@ -237,6 +241,26 @@ impl RepoCache {
     pub fn with_fetch_reuse(mut self, reuse: Duration) -> Self {
         self.fetch_reuse = reuse;
         self
+    }
+
+    /// Makes the next resolve of every mirrored repository whose `repoURL` `pushed` accepts fetch
+    /// again, however recent its last fetch (a webhook announced a push to it); returns those
+    /// URLs. Repositories not cloned yet are fetched at their first resolve anyway.
+    pub fn expire(&self, pushed: impl Fn(&str) -> bool) -> Vec<String> {
+        let now = Instant::now();
+        let urls: Vec<String> = self
+            .mirrors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .filter(|url| pushed(url))
+            .cloned()
+            .collect();
+        let mut pushes = self.pushes.lock().unwrap_or_else(PoisonError::into_inner);
+        for url in &urls {
+            pushes.insert(url.clone(), now);
+        }
+        urls
     }
 
     /// The manifests of an Application's `source` at `revision` (its `targetRevision` when
@@ -525,8 +549,15 @@ impl RepoCache {
             .map(|mut mirrors| Arc::clone(mirrors.entry(repo_url.to_owned()).or_default()))
             .unwrap_or_default();
         let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        let pushed = self
+            .pushes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(repo_url)
+            .copied();
         let fresh = state.fetched.get(&with).is_some_and(|&started| {
-            started >= asked || asked.duration_since(started) <= self.fetch_reuse
+            (started >= asked || asked.duration_since(started) <= self.fetch_reuse)
+                && pushed.is_none_or(|pushed| started >= pushed)
         });
         let dir = self.root.join("repos").join(directory_name(repo_url));
         let mirror = if fresh {
@@ -686,7 +717,7 @@ mod tests {
     }
 
     #[test]
-    fn a_recent_fetch_serves_resolves_for_the_reuse_period() {
+    fn a_recent_fetch_serves_resolves_for_the_reuse_period_until_a_push_is_announced() {
         let repo = tempfile::tempdir().unwrap();
         let cache_dir = tempfile::tempdir().unwrap();
         std::fs::write(repo.path().join("cm.yaml"), "v: 1\n").unwrap();
@@ -702,6 +733,25 @@ mod tests {
         assert_eq!(cache.manifests(&url, "main", "", None).unwrap(), first);
         let strict = RepoCache::new(cache_dir.path(), LocalRepos::default());
         assert_ne!(strict.manifests(&url, "main", "", None).unwrap(), first);
+        // An announced push (a webhook) ends the reuse of fetches made before it, for the
+        // repositories it names only.
+        assert_eq!(
+            cache.expire(|pushed| pushed == "file:///elsewhere"),
+            Vec::<String>::new()
+        );
+        assert_eq!(cache.manifests(&url, "main", "", None).unwrap(), first);
+        assert_eq!(
+            cache.expire(|pushed| pushed == url),
+            std::slice::from_ref(&url)
+        );
+        let second = cache.manifests(&url, "main", "", None).unwrap();
+        assert_ne!(second, first);
+        // The fetch after the push serves again for the reuse period.
+        git(
+            repo.path(),
+            &["commit", "-q", "--allow-empty", "-m", "three"],
+        );
+        assert_eq!(cache.manifests(&url, "main", "", None).unwrap(), second);
     }
 
     #[test]

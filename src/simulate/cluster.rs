@@ -261,7 +261,7 @@ impl ClusterApi for SimCluster {
         Ok(self.objects().get(key).map(|stored| self.read(stored)))
     }
 
-    async fn list_tracked(&self) -> Result<Vec<Value>, ClusterError> {
+    async fn list_tracked(&self, app: &str) -> Result<Vec<Value>, ClusterError> {
         Ok(self
             .objects()
             .values()
@@ -270,7 +270,9 @@ impl ClusterApi for SimCluster {
                     .applied
                     .pointer("/metadata/annotations")
                     .and_then(|a| a.get(TRACKING_ANNOTATION))
-                    .is_some()
+                    .and_then(Value::as_str)
+                    .and_then(|id| id.split_once(':'))
+                    .is_some_and(|(tracked_by, _)| tracked_by == app)
             })
             .map(|stored| self.read(stored))
             .collect())
@@ -434,7 +436,8 @@ mod tests {
             health(&live(&cluster, &object).await.unwrap()),
             HealthStatus::Healthy
         );
-        assert_eq!(cluster.list_tracked().await.unwrap().len(), 1);
+        assert_eq!(cluster.list_tracked("db").await.unwrap().len(), 1);
+        assert!(cluster.list_tracked("web").await.unwrap().is_empty());
 
         let mut changed = object.clone();
         changed["spec"]["backoffLimit"] = json!(0);

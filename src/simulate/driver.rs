@@ -4,7 +4,8 @@
 //! observed (all that ended at the same moment together, as one controller pass would see them)
 //! and the next pass runs — until nothing is in flight and nothing new is triggered. Before each
 //! pass every Application's sync windows are evaluated at the virtual time (as the controller
-//! does); a step held by a window is passed again when the window opens. With `AllAtOnce` every
+//! does); a step held by a window is passed again when the window opens, a baking step when its
+//! bake ends (`bakeTime`), as the controller requeues. With `AllAtOnce` every
 //! Application syncs at the start unless a window blocks its automated sync; then it syncs when
 //! the window opens ([`all_at_once_pass`]). The loop decides nothing itself.
 
@@ -113,11 +114,22 @@ pub struct AppRun {
     pub observed: ApplicationState,
 }
 
-/// A stretch of virtual time during which a step waited for a sync window.
+/// What a step waited for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum WaitKind {
+    /// A sync window to open.
+    Window,
+    /// Its bake to end (`bakeTime`): every Application Healthy, staying so.
+    Bake,
+}
+
+/// A stretch of virtual time during which a step waited for a sync window or baked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WindowWait {
+pub struct StepWait {
     /// The step (1-based).
     pub step: usize,
+    /// What it waited for.
+    pub kind: WaitKind,
     /// What the rollout said, e.g. `waits for window 'prod freeze' (opens Mon 08:00 UTC); ...`.
     pub reason: String,
     /// When the wait began.
@@ -131,8 +143,8 @@ pub struct WindowWait {
 pub struct Driven {
     /// Every Application, in name order.
     pub runs: Vec<AppRun>,
-    /// When steps waited for sync windows, in order.
-    pub window_waits: Vec<WindowWait>,
+    /// When steps waited for sync windows or baked, in order.
+    pub step_waits: Vec<StepWait>,
     /// The last RollingSync decision (`None` for `AllAtOnce`).
     pub decision: Option<RolloutDecision>,
     /// When the last sync ended.
@@ -183,40 +195,46 @@ pub async fn drive<C: ClusterApi>(
     let mut in_flight: FuturesUnordered<LocalBoxFuture<'_, (usize, Ended)>> =
         FuturesUnordered::new();
     let mut last_activity = Duration::ZERO;
-    let mut window_waits: Vec<WindowWait> = Vec::new();
+    let mut step_waits: Vec<StepWait> = Vec::new();
     loop {
-        let mut window_opens = None;
+        let wake_at;
         let triggered: Vec<usize> = if rolling {
             for (run, app) in runs.iter_mut().zip(apps) {
                 run.observed.sync_blocked_by =
                     AppWindows::of(&app.sync_windows).block(SyncKind::Automated, clock.now());
             }
+            let prior = decision.take().unwrap_or_default();
             let input = RolloutInput {
                 now: clock.now(),
                 strategy: strategy.clone(),
                 applications: runs.iter().map(|run| run.observed.clone()).collect(),
-                prior_application_status: decision
-                    .take()
-                    .map(|d| d.application_status)
-                    .unwrap_or_default(),
+                prior_application_status: prior.application_status,
+                prior_step_status: prior.step_status,
+                promote: None,
             };
             let next = crate::rollout::step(&input);
             let held = next
                 .step_reports
                 .iter()
-                .find(|report| report.state == StepState::WindowClosed);
-            note_window_wait(
-                &mut window_waits,
-                held.map(|report| (report.step, report.next.as_str())),
+                .find_map(|report| match report.state {
+                    StepState::WindowClosed => Some((report, WaitKind::Window)),
+                    StepState::Baking => Some((report, WaitKind::Bake)),
+                    _ => None,
+                });
+            note_wait(
+                &mut step_waits,
+                held.map(|(report, kind)| (report.step, kind, report.next.as_str())),
                 clock.elapsed(),
             );
             standing.set(Standing {
                 step: Standing::step_of(&next),
                 ..standing.get()
             });
-            if held.is_some() {
-                window_opens = input.next_window_opening();
-            }
+            wake_at = match held {
+                Some((_, WaitKind::Bake)) => next.wake_at,
+                Some((_, WaitKind::Window)) => input.next_window_opening(),
+                None => None,
+            };
             let triggered = next
                 .sync_triggered
                 .iter()
@@ -240,12 +258,14 @@ pub async fn drive<C: ClusterApi>(
                 });
             let pass = all_at_once_pass(pending);
             // AllAtOnce is one step.
-            note_window_wait(
-                &mut window_waits,
-                pass.waiting.as_deref().map(|reason| (1, reason)),
+            note_wait(
+                &mut step_waits,
+                pass.waiting
+                    .as_deref()
+                    .map(|reason| (1, WaitKind::Window, reason)),
                 clock.elapsed(),
             );
-            window_opens = pass.next_opening;
+            wake_at = pass.next_opening;
             pass.triggered
         };
         for i in triggered {
@@ -278,14 +298,14 @@ pub async fn drive<C: ClusterApi>(
                     .map(|(i, operation)| (i, Ended::Synced(operation))),
             ));
         }
-        let wake = window_opens.map(|opens| {
+        let wake = wake_at.map(|opens| {
             let wait = Duration::try_from(opens.duration_since(clock.now())).unwrap_or_default();
             wait.max(Duration::from_secs(1))
         });
         let ended = match wake {
             None => in_flight.next().await,
             Some(wait) if in_flight.is_empty() => {
-                if waited_too_long(&window_waits, clock.elapsed()) {
+                if waited_too_long(&step_waits, clock.elapsed()) {
                     break;
                 }
                 clock.sleep(wait).await;
@@ -365,10 +385,10 @@ pub async fn drive<C: ClusterApi>(
             });
         }
     }
-    note_window_wait(&mut window_waits, None, clock.elapsed());
+    note_wait(&mut step_waits, None, clock.elapsed());
     Driven {
         runs,
-        window_waits,
+        step_waits,
         decision,
         ended_at: last_activity,
     }
@@ -440,26 +460,27 @@ fn settle<'a, C: ClusterApi>(
 
 /// Whether the wait in progress began more than the windows' search horizon ago: the windows
 /// never let the step proceed (say, two Applications whose allow windows never overlap).
-fn waited_too_long(waits: &[WindowWait], now: Duration) -> bool {
+fn waited_too_long(waits: &[StepWait], now: Duration) -> bool {
     let horizon = Duration::from_secs(u64::try_from(SEARCH_HORIZON_DAYS).unwrap_or(28) * 86_400);
     waits
         .last()
         .is_some_and(|wait| wait.end == Duration::MAX && now.saturating_sub(wait.start) > horizon)
 }
 
-/// Records the start of a step's wait for a window (`held`: the held step and why), or the end
-/// of the wait in progress when no step is held now.
-fn note_window_wait(waits: &mut Vec<WindowWait>, held: Option<(usize, &str)>, now: Duration) {
+/// Records the start of a step's wait for a window or its bake (`held`: the held step, what
+/// for and why), or the end of the wait in progress when no step is held now.
+fn note_wait(waits: &mut Vec<StepWait>, held: Option<(usize, WaitKind, &str)>, now: Duration) {
     let open = waits.last_mut().filter(|wait| wait.end == Duration::MAX);
     match (open, held) {
-        (Some(wait), Some((step, _))) if wait.step == step => {}
+        (Some(wait), Some((step, kind, _))) if wait.step == step && wait.kind == kind => {}
         (open, held) => {
             if let Some(wait) = open {
                 wait.end = now;
             }
-            if let Some((step, reason)) = held {
-                waits.push(WindowWait {
+            if let Some((step, kind, reason)) = held {
+                waits.push(StepWait {
                     step,
+                    kind,
                     reason: reason.to_owned(),
                     start: now,
                     end: Duration::MAX,

@@ -20,7 +20,7 @@ use crate::rollout::RolloutDecision;
 use crate::sync::{HookPhase, ResourceResult, ResultStatus, SyncPhase};
 
 use super::clock::VirtualClock;
-use super::driver::Driven;
+use super::driver::{Driven, WaitKind};
 
 /// How the rollout ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -53,9 +53,9 @@ pub struct Report {
     pub critical_path: Vec<PathLink>,
     /// What failed or never ran, and why.
     pub blocked: Vec<Blocked>,
-    /// When steps waited for sync windows.
+    /// When steps waited for sync windows or baked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub window_waits: Vec<WindowWaitReport>,
+    pub step_waits: Vec<StepWaitReport>,
     /// The `RolloutProgressing` condition as the ApplicationSet would show it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
@@ -139,12 +139,14 @@ pub struct PathLink {
     pub longest: String,
 }
 
-/// A stretch during which a step waited for a sync window.
+/// A stretch during which a step waited for a sync window or baked.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WindowWaitReport {
+pub struct StepWaitReport {
     /// The step.
     pub step: usize,
+    /// What it waited for.
+    pub kind: WaitKind,
     /// What the rollout said, e.g. `waits for window 'prod freeze' (opens Mon 08:00 UTC); ...`.
     pub reason: String,
     /// When the wait began.
@@ -227,11 +229,12 @@ pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
         total_seconds: secs(driven.ended_at),
         critical_path: critical_path(&steps, &applications),
         blocked: blocked(driven, &applications),
-        window_waits: driven
-            .window_waits
+        step_waits: driven
+            .step_waits
             .iter()
-            .map(|wait| WindowWaitReport {
+            .map(|wait| StepWaitReport {
                 step: wait.step,
+                kind: wait.kind,
                 reason: wait.reason.clone(),
                 start: secs(wait.start),
                 end: secs(wait.end.min(driven.ended_at)),

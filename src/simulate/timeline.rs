@@ -13,6 +13,7 @@ use std::fmt::Write;
 use crate::html::escape;
 use crate::sync::SyncPhase;
 
+use super::driver::WaitKind;
 use super::report::{AppReport, Report, format_seconds};
 
 const LABEL_WIDTH: f64 = 240.0;
@@ -27,6 +28,8 @@ pub const MIN_BAR: f64 = 4.0;
 const FAILED: &str = "#d62728";
 const WINDOW: &str = "#f5c26b";
 const WINDOW_EDGE: &str = "#b7791f";
+const BAKE: &str = "#9fd8a8";
+const BAKE_EDGE: &str = "#2f7d3c";
 
 /// The chart as a standalone SVG document.
 #[must_use]
@@ -116,11 +119,15 @@ fn chart(report: &Report, heading: &str, rows: &[Row<'_>]) -> String {
     out
 }
 
-/// A translucent band over every row for each stretch a step waited for a sync window, with
-/// the window's text as its tooltip and label.
+/// A translucent band over every row for each stretch a step waited for a sync window (amber)
+/// or baked (green), with the rollout's text as its tooltip and label.
 fn window_shading(out: &mut String, report: &Report, height: f64, x: &dyn Fn(f64) -> f64) {
-    for wait in &report.window_waits {
+    for wait in &report.step_waits {
         let (x0, x1) = (x(wait.start), x(wait.end));
+        let (class, fill, edge) = match wait.kind {
+            WaitKind::Window => ("window-wait", WINDOW, WINDOW_EDGE),
+            WaitKind::Bake => ("bake", BAKE, BAKE_EDGE),
+        };
         let text = format!(
             "step {} {} ({} to {})",
             wait.step,
@@ -130,7 +137,7 @@ fn window_shading(out: &mut String, report: &Report, height: f64, x: &dyn Fn(f64
         );
         let _ = write!(
             out,
-            r##"<g class="window-wait"><rect x="{x0:.1}" y="{}" width="{:.1}" height="{:.1}" fill="{WINDOW}" fill-opacity="0.35" stroke="{WINDOW_EDGE}" stroke-dasharray="4 3"><title>{}</title></rect><text x="{:.1}" y="{}" fill="{WINDOW_EDGE}" font-size="11">{}</text></g>"##,
+            r##"<g class="{class}"><rect x="{x0:.1}" y="{}" width="{:.1}" height="{:.1}" fill="{fill}" fill-opacity="0.35" stroke="{edge}" stroke-dasharray="4 3"><title>{}</title></rect><text x="{:.1}" y="{}" fill="{edge}" font-size="11">{}</text></g>"##,
             TOP - 6.0,
             (x1 - x0).max(1.0),
             height - 50.0 - (TOP - 6.0),

@@ -26,7 +26,7 @@ use crate::api::helm_source::HelmSource;
 use crate::api::kustomize_source::KustomizeSource;
 use crate::manifest::limits::MAX_APPLICATION_OBJECTS;
 use crate::manifest::{
-    DirectoryOptions, Resource, ValidationError, load_directory, parse_documents,
+    DirectoryOptions, Resource, ValidationError, load_directory_of, parse_documents,
 };
 
 pub use run::{ToolCommand, ToolError};
@@ -43,6 +43,12 @@ pub struct SourceOptions {
     pub kustomize: Option<KustomizeSource>,
     /// Whether `source.directory` was given (the source is plain manifests, whatever it holds).
     pub plain: bool,
+    /// The source's `path` in its repository (the directory given to [`generate`] is that far
+    /// below the repository root, which confines Jsonnet imports).
+    pub path: String,
+    /// The source's `repoURL` and `targetRevision` (Argo CD's build environment).
+    pub repo_url: String,
+    pub target_revision: String,
     /// The Application's name: Helm's default release name, named in errors.
     pub application: String,
     /// The destination namespace (Helm's default release namespace).
@@ -140,6 +146,9 @@ impl SourceOptions {
             helm: source.helm.as_deref().cloned(),
             kustomize: source.kustomize.as_deref().cloned(),
             plain: source.directory.is_some(),
+            path: source.path.clone(),
+            repo_url: source.repo_url.clone(),
+            target_revision: source.target_revision.clone(),
             application: application.to_owned(),
             namespace: namespace.map(str::to_owned),
             ..Self::default()
@@ -192,9 +201,10 @@ impl SourceOptions {
             return self.clone();
         }
         match self.generator(root) {
-            Generator::Directory => Self {
+            Generator::Directory if !self.directory.jsonnet.uses_environment() => Self {
                 directory: self.directory.clone(),
                 plain: true,
+                path: self.path.clone(),
                 revision: self.revision.clone(),
                 ..Self::default()
             },
@@ -210,7 +220,7 @@ impl SourceOptions {
                     ..self.clone()
                 }
             }
-            Generator::Helm | Generator::Kustomize => self.clone(),
+            Generator::Directory | Generator::Helm | Generator::Kustomize => self.clone(),
         }
     }
 }
@@ -244,7 +254,17 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
     // Tools run in a private directory: they get the source by its absolute path.
     let absolute = std::path::absolute(root);
     let output = match (generator, &absolute) {
-        (Generator::Directory, _) => return load_directory(root, &options.directory),
+        (Generator::Directory, _) => {
+            let repository = repository_of(root, &options.path);
+            if !options.directory.jsonnet.uses_environment() {
+                return load_directory_of(root, repository, &options.directory);
+            }
+            let directory = DirectoryOptions {
+                jsonnet: options.directory.jsonnet.expanded(&options.environment()),
+                ..options.directory.clone()
+            };
+            return load_directory_of(root, repository, &directory);
+        }
         (Generator::Helm, Ok(root)) => helm::render(root, options, tools),
         (Generator::Kustomize, Ok(root)) => kustomize::build(root, options, tools),
         (_, Err(error)) => Err(SourceError::Field {
@@ -260,6 +280,45 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
         }
         Err(error) => failed(generator, options, &error),
     }
+}
+
+impl SourceOptions {
+    /// Argo CD's build environment of the source (what `$ARGOCD_APP_NAME` and the others in
+    /// Jsonnet `tlas` and `extVars` values expand to); `ARGOCD_APP_PROJECT_NAME` is not known
+    /// here and expands to nothing.
+    #[must_use]
+    pub fn environment(&self) -> BTreeMap<String, String> {
+        let revision = self.revision.clone().unwrap_or_default();
+        let short = |n: usize| revision.chars().take(n).collect::<String>();
+        [
+            ("ARGOCD_APP_NAME", self.application.clone()),
+            (
+                "ARGOCD_APP_NAMESPACE",
+                self.namespace.clone().unwrap_or_default(),
+            ),
+            ("ARGOCD_APP_REVISION_SHORT", short(7)),
+            ("ARGOCD_APP_REVISION_SHORT_8", short(8)),
+            ("ARGOCD_APP_REVISION", revision.clone()),
+            ("ARGOCD_APP_SOURCE_REPO_URL", self.repo_url.clone()),
+            ("ARGOCD_APP_SOURCE_PATH", self.path.clone()),
+            (
+                "ARGOCD_APP_SOURCE_TARGET_REVISION",
+                self.target_revision.clone(),
+            ),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect()
+    }
+}
+
+/// The repository root of the source directory `root` at `path` in it.
+fn repository_of<'a>(root: &'a Path, path: &str) -> &'a Path {
+    let depth = Path::new(path)
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count();
+    root.ancestors().nth(depth).unwrap_or(root)
 }
 
 /// A generation that failed: no resources, one error naming the Application.

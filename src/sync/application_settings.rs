@@ -649,7 +649,8 @@ mod tests {
             DirectoryOptions {
                 recurse: true,
                 include: Some("*.yaml".into()),
-                exclude: None
+                exclude: None,
+                ..DirectoryOptions::default()
             }
         );
         let overrides = SyncOverrides {
@@ -658,6 +659,7 @@ mod tests {
                 recurse: false,
                 include: Some("app.yaml".into()),
                 exclude: Some("test-*".into()),
+                ..DirectoryOptions::default()
             },
             ..SyncOverrides::default()
         };
@@ -672,7 +674,8 @@ mod tests {
             DirectoryOptions {
                 recurse: true,
                 include: Some("app.yaml".into()),
-                exclude: Some("test-*".into())
+                exclude: Some("test-*".into()),
+                ..DirectoryOptions::default()
             }
         );
     }

@@ -183,4 +183,28 @@ mod tests {
         assert!(page.main.contains("<h2>Timeline</h2><svg"), "{}", page.main);
         assert!(render(&snapshot(), "other").is_none());
     }
+
+    #[test]
+    fn an_application_of_an_earlier_step_gone_degraded_shows_the_rollout_stalled_on_it() {
+        let healthy = render(&snapshot(), APPSET).expect("the fixture's ApplicationSet");
+        assert!(!healthy.main.contains("shop-dev Degraded"));
+        let mut snapshot = snapshot();
+        for application in &mut snapshot.applications {
+            if application.metadata.name.as_deref() == Some("shop-dev") {
+                let mut degraded = (**application).clone();
+                let health = &mut degraded.status.as_mut().expect("a status").health;
+                let health = health.as_mut().expect("a health");
+                health.status = crate::health::HealthStatus::Degraded;
+                health.message = "Deployment dev/web: Degraded: replica lost".to_owned();
+                *application = std::sync::Arc::new(degraded);
+            }
+        }
+        let page = render(&snapshot, APPSET).expect("the fixture's ApplicationSet");
+        assert!(
+            page.main.contains("shop-dev Degraded"),
+            "the explain text names it: {}",
+            page.main
+        );
+        assert!(page.main.contains("replica lost"), "{}", page.main);
+    }
 }

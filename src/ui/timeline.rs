@@ -95,7 +95,7 @@ pub fn live_report(
         total_seconds: offset(now),
         critical_path: critical_path(&steps, &reports),
         blocked: Vec::new(),
-        window_waits: Vec::new(),
+        step_waits: Vec::new(),
         condition: None,
         steps,
         applications: reports,

@@ -15,6 +15,7 @@ pub mod oci_registry;
 pub mod plugin_service;
 pub mod private_plane;
 pub mod server_process;
+pub mod three_step_appset;
 pub mod two_tier_appset;
 
 use std::fmt::Debug;
@@ -38,6 +39,19 @@ pub const FIELD_MANAGER: &str = "flotilla-tests";
 
 const HOW_TO_START: &str = "run the whole suite with `tests/run-all.sh`, or start the control plane \
      with `tests/controlplane/start.sh` and one `flotilla node-sim --kubeconfig <dir>/clusterN.kubeconfig` per cluster";
+
+/// The log file of a `flotilla controller` a test starts in namespace `namespace` as `identity`
+/// (`<state dir>/logs/<namespace>-<identity>.log`), appended to by every start.
+pub fn controller_log(namespace: &str, identity: &str) -> std::fs::File {
+    let path = state_dir()
+        .join("logs")
+        .join(format!("{namespace}-{identity}.log"));
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()))
+}
 
 /// The directory holding the control plane's kubeconfigs (`$FLOTILLA_CONTROLPLANE_DIR`, default
 /// `/tmp/flotilla-controlplane`).
@@ -318,6 +332,20 @@ pub async fn install_kind(client: &Client, group: &str, kind: &str, plural: &str
         kind: kind.to_owned(),
         plural: plural.to_owned(),
     }
+}
+
+/// Runs the `flotilla` binary with `args` and no cluster: whether it succeeded, its stdout and
+/// its stderr.
+pub fn flotilla_offline(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args(args)
+        .output()
+        .expect("flotilla runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// `flotilla ARGS -n <the test's namespace> --kubeconfig <cluster 1>`, not yet run.

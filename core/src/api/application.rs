@@ -10,7 +10,7 @@ use super::application_set_status::SyncStatusCode;
 use super::retry_policy::{MAX_RETRIES, RetryPolicy};
 use crate::duration::{DurationError, parse_seconds_or_duration};
 use crate::health::HealthStatus;
-use crate::manifest::DirectoryOptions;
+use crate::manifest::{DirectoryOptions, JsonnetOptions, JsonnetVariable};
 
 /// Set by `flotilla app terminate` to the id of the running operation; the controller stops that
 /// operation and removes the annotation.
@@ -218,6 +218,11 @@ impl ApplicationSource {
                 recurse: d.recurse,
                 include: Some(d.include.clone()).filter(|s| !s.is_empty()),
                 exclude: Some(d.exclude.clone()).filter(|s| !s.is_empty()),
+                jsonnet: d
+                    .jsonnet
+                    .as_ref()
+                    .map(DirectoryJsonnet::options)
+                    .unwrap_or_default(),
             })
             .unwrap_or_default()
     }
@@ -266,6 +271,54 @@ pub struct DirectorySource {
     /// Glob (or `{a,b}` list) of files to leave out.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub exclude: String,
+    /// How the directory's `*.jsonnet` files are evaluated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jsonnet: Option<DirectoryJsonnet>,
+}
+
+/// Argo CD's `directory.jsonnet`: arguments, variables and library paths of `*.jsonnet` files.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DirectoryJsonnet {
+    /// Top-level arguments, given to a file whose value is a function.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tlas: Vec<JsonnetVar>,
+    /// External variables (`std.extVar`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ext_vars: Vec<JsonnetVar>,
+    /// Directories imports are looked up in, relative to the repository root.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub libs: Vec<String>,
+}
+
+impl DirectoryJsonnet {
+    fn options(&self) -> JsonnetOptions {
+        let variables = |vars: &[JsonnetVar]| {
+            vars.iter()
+                .map(|v| JsonnetVariable {
+                    name: v.name.clone(),
+                    value: v.value.clone(),
+                    code: v.code,
+                })
+                .collect()
+        };
+        JsonnetOptions {
+            tlas: variables(&self.tlas),
+            ext_vars: variables(&self.ext_vars),
+            libs: self.libs.clone(),
+        }
+    }
+}
+
+/// One Jsonnet top-level argument or external variable.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonnetVar {
+    pub name: String,
+    /// A string, or Jsonnet code when `code` is true.
+    pub value: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub code: bool,
 }
 
 /// The cluster and namespace to deploy to: `server` or `name` of a registered cluster.

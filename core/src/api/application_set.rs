@@ -168,4 +168,25 @@ pub struct RollingSyncStep {
     /// This step's progress deadline, overriding the rollout's `progressDeadline`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress_deadline: Option<String>,
+    /// Flotilla extension: how long every Application of the step must stay Healthy on its
+    /// target revisions before the step counts as complete (a duration such as `10m`); an
+    /// Application leaving Healthy during the bake fails the step. Unset: complete at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bake_time: Option<String>,
+    /// Flotilla extension: `manual` — the step syncs nothing until someone approves it
+    /// (`flotilla rollout promote APPSET --step N`, or the annotation [`PROMOTE_ANNOTATION`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
 }
+
+/// Who lets a RollingSync step start (Flotilla extension).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Approval {
+    /// A person, through [`PROMOTE_ANNOTATION`].
+    #[serde(rename = "manual")]
+    Manual,
+}
+
+/// The ApplicationSet annotation that approves a step waiting for approval: its value is the
+/// step's number (1-based). The controller removes it once it has recorded the approval.
+pub const PROMOTE_ANNOTATION: &str = "flotilla.dev/promote";

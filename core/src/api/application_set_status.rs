@@ -20,6 +20,41 @@ pub struct ApplicationSetStatus {
     /// The generated Applications, sorted by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<ApplicationSetResource>,
+    /// Flotilla extension: what the rollout keeps per RollingSync step besides each
+    /// Application's state (a bake's start and end, a failure), sorted by step, so a restarted
+    /// controller resumes where the last pass left off.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rollout_steps: Vec<RolloutStepStatus>,
+}
+
+/// One RollingSync step's own record (Flotilla extension): its bake, its failure and its
+/// approval; a step without `bakeTime` or `approval` that never failed has none.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStepStatus {
+    /// The step, 1-based.
+    pub step: u64,
+    /// When every Application of the step was first seen Healthy on its target revisions: the
+    /// bake's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bake_started_at: Option<Time>,
+    /// When the bake ended and the step completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baked_at: Option<Time>,
+    /// When the step failed (an Application left Healthy during the bake); it stays failed
+    /// until a new revision or spec reaches one of its Applications.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_at: Option<Time>,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub failure: String,
+    /// Since when the step waits for approval (`approval: manual`), while it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for_approval_since: Option<Time>,
+    /// When the step was approved; it then syncs. Cleared when a new revision or spec sends
+    /// one of its Applications back: the next rollout of the step asks again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_at: Option<Time>,
 }
 
 /// One condition, as in Argo CD: `type`, `status`, `reason`, `message`, `lastTransitionTime`.

@@ -43,6 +43,8 @@ pub enum DocumentError {
         kind: &'static str,
         name: String,
     },
+    #[error("{file}: the file is empty (no {kind} in it)")]
+    Empty { file: String, kind: &'static str },
     #[error("{file}: {kind} has no metadata.name")]
     MissingName { file: String, kind: &'static str },
 }
@@ -104,6 +106,16 @@ fn parse_kind<S: DeserializeOwned>(
     text: &str,
     kind: &'static str,
 ) -> Result<(ObjectMeta, Option<S>), DocumentError> {
+    let blank = |line: &str| {
+        let line = line.trim();
+        line.is_empty() || line.starts_with('#') || line == "---" || line == "..."
+    };
+    if text.lines().all(blank) {
+        return Err(DocumentError::Empty {
+            file: file.to_owned(),
+            kind,
+        });
+    }
     let mut unknown = Vec::new();
     let document: Document<S> = serde_saphyr::with_deserializer_from_str(text, |de| {
         // `spec` is optional: serde_ignored writes its `Some` as a `?` segment.

@@ -26,7 +26,8 @@ pub enum EventReason {
     RolloutStepStarted,
     /// Every RollingSync step is complete.
     RolloutComplete,
-    /// A RollingSync step is stalled (deadline passed, Degraded, sync failed).
+    /// A RollingSync step is stalled (deadline passed, Degraded, sync failed) or failed its
+    /// bake.
     RolloutStalled,
     /// The rollout was paused.
     RolloutPaused,
@@ -34,6 +35,10 @@ pub enum EventReason {
     RolloutResumed,
     /// The RollingSync strategy cannot be followed.
     InvalidRolloutConfig,
+    /// A notification was delivered.
+    NotificationSent,
+    /// A notification could not be delivered (after its retries).
+    NotificationFailed,
 }
 
 impl EventReason {
@@ -56,6 +61,8 @@ impl EventReason {
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutResumed => "RolloutResumed",
             Self::InvalidRolloutConfig => "InvalidRolloutConfig",
+            Self::NotificationSent => "NotificationSent",
+            Self::NotificationFailed => "NotificationFailed",
         }
     }
 
@@ -70,6 +77,17 @@ impl EventReason {
                 | Self::DeletionError
                 | Self::RolloutStalled
                 | Self::InvalidRolloutConfig
+                | Self::NotificationFailed
+        )
+    }
+
+    /// Whether every sync of every Application publishes it (Normal): such Events are
+    /// rate-limited ([`super::event_budget`]).
+    #[must_use]
+    pub fn is_routine(self) -> bool {
+        matches!(
+            self,
+            Self::SyncStarted | Self::SyncResumed | Self::SyncSucceeded
         )
     }
 
@@ -89,6 +107,7 @@ impl EventReason {
             | Self::RolloutPaused
             | Self::RolloutResumed
             | Self::InvalidRolloutConfig => "Rollout",
+            Self::NotificationSent | Self::NotificationFailed => "Notify",
         }
     }
 }

@@ -38,6 +38,9 @@ pub enum CustomizationsError {
         #[source]
         source: globset::Error,
     },
+    /// A script that does not compile (the Lua error as text: it is not `Send`).
+    #[error("{message}")]
+    Script { message: String },
 }
 
 /// One configured check: the `group/Kind` it applies to (possibly a glob).
@@ -75,8 +78,8 @@ impl HealthChecks {
     /// errors.
     ///
     /// # Errors
-    /// A health key without a kind, unreadable YAML under `resource.customizations`, or a bad
-    /// glob.
+    /// A health key without a kind, unreadable YAML under `resource.customizations`, a bad
+    /// glob, or a script that does not compile.
     pub fn from_data(
         source_name: &str,
         data: &BTreeMap<String, String>,
@@ -135,6 +138,14 @@ impl HealthChecks {
                     },
                 });
             }
+        }
+        for configured in &checks {
+            configured
+                .check
+                .compile()
+                .map_err(|error| CustomizationsError::Script {
+                    message: error.to_string(),
+                })?;
         }
         // Exact keys first, then globs; each in key order.
         checks.sort_by_key(|c| c.matcher.is_some());
@@ -272,6 +283,20 @@ mod tests {
             (
                 data(&[("resource.customizations", "\"a/[b\":\n  health.lua: x\n")]),
                 "cm: key resource.customizations: \"a/[b\" is not a valid pattern",
+            ),
+            (
+                data(&[(
+                    "resource.customizations.health.example.com_Widget",
+                    "hs = {}\nif obj.status then\n  hs.status = 'Healthy'\nreturn hs\n",
+                )]),
+                "health check cm resource.customizations.health.example.com_Widget: syntax error: cm resource.customizations.health.example.com_Widget:5:",
+            ),
+            (
+                data(&[(
+                    "resource.customizations",
+                    "example.com/Widget:\n  health.lua: 'return {'\n",
+                )]),
+                "health check cm resource.customizations example.com/Widget health.lua: syntax error:",
             ),
         ];
         for (data, expected) in cases {

@@ -59,6 +59,24 @@ pub struct LuaCheck {
 }
 
 impl LuaCheck {
+    /// Compiles the script without running it, so a syntax error is found when the settings
+    /// are read rather than on the first object it checks.
+    ///
+    /// # Errors
+    /// The script does not compile (the error names the script, line and what is wrong).
+    pub fn compile(&self) -> Result<(), LuaError> {
+        let script = |source| LuaError::Script {
+            script: self.name.clone(),
+            source,
+        };
+        let lua = sandbox().map_err(script)?;
+        lua.load(&self.source)
+            .set_name(format!("={}", self.name))
+            .into_function()
+            .map(drop)
+            .map_err(script)
+    }
+
     /// The health the script gives `object`.
     ///
     /// # Errors

@@ -1,5 +1,6 @@
-//! Loading a source directory: which files are manifests (`*.yaml`, `*.yml`, `*.json`, optional
-//! recursion, include/exclude globs) and collecting every object and every error from them,
+//! Loading a source directory: which files are manifests (`*.yaml`, `*.yml`, `*.json`, and
+//! `*.jsonnet` evaluated by [`super::jsonnet`]; optional recursion, include/exclude globs) and
+//! collecting every object and every error from them,
 //! within the limits of one Application ([`super::limits`]): the files are counted before any is
 //! read, each file's size is checked before it is read, and only regular files are read (a FIFO
 //! would block, a device never end).
@@ -11,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
 
-use super::document::parse_documents;
+use super::document::{parse_documents, resources_of};
 use super::error::ValidationError;
+use super::jsonnet::{JsonnetOptions, JsonnetScope, evaluate};
 use super::limits::{
     MAX_APPLICATION_BYTES, MAX_APPLICATION_FILES, MAX_APPLICATION_OBJECTS, MAX_MANIFEST_FILE_BYTES,
 };
@@ -28,6 +30,8 @@ pub struct DirectoryOptions {
     pub include: Option<String>,
     /// Skip files whose relative path matches this glob (`directory.exclude`).
     pub exclude: Option<String>,
+    /// How `*.jsonnet` files are evaluated (`directory.jsonnet`).
+    pub jsonnet: JsonnetOptions,
 }
 
 impl DirectoryOptions {
@@ -39,6 +43,7 @@ impl DirectoryOptions {
             recurse: base.recurse || self.recurse,
             include: self.include.clone().or_else(|| base.include.clone()),
             exclude: self.exclude.clone().or_else(|| base.exclude.clone()),
+            jsonnet: base.jsonnet.clone(),
         }
     }
 }
@@ -64,15 +69,28 @@ impl Selection {
     }
 }
 
-/// Loads every manifest under `root` (or the single file `root`), in path order.
-///
-/// Returns the valid resources and all errors: a missing root, unreadable or non-regular files,
-/// bad globs, invalid YAML/JSON, invalid objects, and a source over the limits (reading stops
-/// there). File paths in resources and errors are relative to `root` (a missing root is named
-/// as given).
+/// Loads every manifest under `root` (or the single file `root`), in path order, as
+/// [`load_directory_of`] with `root` as its own repository.
 #[must_use]
 pub fn load_directory(
     root: &Path,
+    options: &DirectoryOptions,
+) -> (Vec<Resource>, Vec<ValidationError>) {
+    load_directory_of(root, root, options)
+}
+
+/// Loads every manifest under `root` (or the single file `root`) of the repository checked out
+/// at `repository`, in path order: Jsonnet imports must stay inside `repository`, and its
+/// `libs` are relative to it.
+///
+/// Returns the valid resources and all errors: a missing root, unreadable or non-regular files,
+/// bad globs, invalid YAML/JSON, Jsonnet errors, invalid objects, and a source over the limits
+/// (reading stops there). File paths in resources and errors are relative to `root` (a missing
+/// root is named as given).
+#[must_use]
+pub fn load_directory_of(
+    root: &Path,
+    repository: &Path,
     options: &DirectoryOptions,
 ) -> (Vec<Resource>, Vec<ValidationError>) {
     let mut errors = Vec::new();
@@ -107,6 +125,16 @@ pub fn load_directory(
         return (Vec::new(), vec![error]);
     }
     files.sort();
+    let source = if files.first().is_some_and(|f| f.as_os_str().is_empty()) {
+        root.parent().unwrap_or(root)
+    } else {
+        root
+    };
+    let scope = JsonnetScope {
+        repository,
+        source,
+        options: &options.jsonnet,
+    };
     let mut resources = Vec::new();
     let mut bytes = 0;
     for relative in files {
@@ -130,7 +158,14 @@ pub fn load_directory(
             }
         };
         bytes += text.len() as u64;
-        let (found, problems) = parse_documents(&label, &text);
+        let (found, problems) = if is_jsonnet(&label) {
+            match evaluate(&path, &label, &text, &scope) {
+                Ok(documents) => resources_of(&label, documents),
+                Err(message) => (Vec::new(), vec![file_error(label.clone(), message)]),
+            }
+        } else {
+            parse_documents(&label, &text)
+        };
         resources.extend(found);
         errors.extend(problems);
         if resources.len() > MAX_APPLICATION_OBJECTS {
@@ -248,10 +283,15 @@ fn is_manifest(path: &Path) -> bool {
     path.extension()
         .and_then(|ext| ext.to_str())
         .is_some_and(|ext| {
-            ["yaml", "yml", "json"]
+            ["yaml", "yml", "json", "jsonnet"]
                 .iter()
                 .any(|m| ext.eq_ignore_ascii_case(m))
         })
+}
+
+/// A Jsonnet file (`.jsonnet`; `.libsonnet` files are only imported, as in Argo CD).
+fn is_jsonnet(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "jsonnet")
 }
 
 fn file_error(file: PathBuf, message: String) -> ValidationError {
@@ -298,6 +338,7 @@ mod tests {
             recurse,
             include: include.map(str::to_owned),
             exclude: exclude.map(str::to_owned),
+            ..DirectoryOptions::default()
         };
         let (resources, errors) = load_directory(root, &options);
         assert_eq!(errors, vec![]);

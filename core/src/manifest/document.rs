@@ -27,6 +27,13 @@ pub fn parse_documents(file: &Path, text: &str) -> (Vec<Resource>, Vec<Validatio
             return (Vec::new(), vec![error]);
         }
     };
+    resources_of(file, documents)
+}
+
+/// The resources of the parsed `documents` of `file` (null documents skipped, lists
+/// flattened), and the errors of those that are not valid objects.
+#[must_use]
+pub fn resources_of(file: &Path, documents: Vec<Value>) -> (Vec<Resource>, Vec<ValidationError>) {
     let mut resources = Vec::new();
     let mut errors = Vec::new();
     let non_empty = documents.into_iter().filter(|document| !document.is_null());
@@ -35,7 +42,19 @@ pub fn parse_documents(file: &Path, text: &str) -> (Vec<Resource>, Vec<Validatio
             file: file.to_owned(),
             document: index,
         };
-        for object in flatten_lists(document) {
+        let objects = match flatten_lists(document) {
+            Ok(objects) => objects,
+            Err(message) => {
+                errors.push(ValidationError {
+                    file: file.to_owned(),
+                    document: Some(index),
+                    object: None,
+                    message,
+                });
+                continue;
+            }
+        };
+        for object in objects {
             match Resource::from_value(object, source.clone()) {
                 Ok(resource) => resources.push(resource),
                 Err(problems) => errors.extend(problems),
@@ -62,25 +81,45 @@ fn read_values(file: &Path, text: &str) -> Result<Vec<Value>, String> {
 
 /// A `List` (or any kind ending in `List` that carries an `items` array) becomes its items,
 /// recursively; anything else is returned as is.
-fn flatten_lists(document: Value) -> Vec<Value> {
-    let is_list = document
-        .get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|kind| kind.ends_with("List"))
-        && document.get("items").is_some_and(Value::is_array);
-    if !is_list {
-        return vec![document];
+///
+/// # Errors
+/// A `kind: List` whose `items` is not a list (a List is never an object of its own).
+fn flatten_lists(document: Value) -> Result<Vec<Value>, String> {
+    let kind = document.get("kind").and_then(Value::as_str).unwrap_or("");
+    match document.get("items") {
+        Some(Value::Array(_)) if kind.ends_with("List") => {}
+        Some(items) if kind == "List" => {
+            return Err(format!(
+                "kind: List whose items is {}, not a list",
+                json_kind(items)
+            ));
+        }
+        None if kind == "List" => return Ok(Vec::new()),
+        _ => return Ok(vec![document]),
     }
-    match document {
-        Value::Object(mut map) => match map.remove("items") {
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .filter(|item| !item.is_null())
-                .flat_map(flatten_lists)
-                .collect(),
-            _ => Vec::new(),
-        },
-        other => vec![other],
+    let Value::Object(mut map) = document else {
+        return Ok(Vec::new());
+    };
+    let Some(Value::Array(items)) = map.remove("items") else {
+        return Ok(Vec::new());
+    };
+    let mut objects = Vec::new();
+    for item in items.into_iter().filter(|item| !item.is_null()) {
+        objects.extend(flatten_lists(item)?);
+    }
+    Ok(objects)
+}
+
+/// What a JSON value is, as errors name it.
+#[must_use]
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -128,6 +167,17 @@ items:
         assert_eq!(
             names(&resources),
             [("ConfigMap a".into(), 0), ("Secret s".into(), 0)]
+        );
+    }
+
+    #[test]
+    fn a_list_whose_items_is_not_a_list_is_an_error() {
+        let text = "apiVersion: v1\nkind: List\nitems: {a: 1}\n---\napiVersion: v1\nkind: List\n";
+        let (resources, errors) = parse_documents(Path::new("x.yaml"), text);
+        assert!(resources.is_empty());
+        assert_eq!(
+            errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["x.yaml (document 0): kind: List whose items is an object, not a list"]
         );
     }
 

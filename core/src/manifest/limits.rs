@@ -19,6 +19,9 @@ pub const MAX_APPLICATION_FILES: usize = 10_000;
 /// The most objects the manifests of one Application hold.
 pub const MAX_APPLICATION_OBJECTS: usize = 10_000;
 
+/// Nested calls of one Jsonnet evaluation (go-jsonnet's default, which Argo CD keeps).
+pub const MAX_JSONNET_STACK: usize = 500;
+
 /// The most files (and symbolic links) a checked-out commit or a plain source directory may
 /// hold; a commit is measured from its tree listing before anything is written. (A commit is
 /// checked out whole, so this bounds the disk and time one commit costs: writing 100,000 files

@@ -24,8 +24,14 @@ pub enum ProgressReason {
     StepWaitingForWindow,
     /// A step's `maxUpdate` is 0 (True: work is left, but it waits for a person).
     StepHeld,
+    /// A step's Applications are Healthy and it bakes (True: it completes when the bake ends).
+    StepBaking,
+    /// A step with `approval: manual` waits for `flotilla rollout promote` (True).
+    StepWaitingForApproval,
     /// The rollout is paused (True).
     RolloutPaused,
+    /// A step failed its bake (False: it stays failed until a new revision reaches it).
+    StepFailed,
     /// A step is stalled (False).
     RolloutStalled,
     /// Every step is complete (False; Argo CD's reason).
@@ -43,6 +49,9 @@ impl ProgressReason {
             Self::StepWaiting => "StepWaiting",
             Self::StepHeld => "StepHeld",
             Self::StepWaitingForWindow => "StepWaitingForWindow",
+            Self::StepBaking => "StepBaking",
+            Self::StepWaitingForApproval => "StepWaitingForApproval",
+            Self::StepFailed => "StepFailed",
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutStalled => "RolloutStalled",
             Self::ApplicationSetRolloutComplete => "ApplicationSetRolloutComplete",
@@ -58,8 +67,11 @@ impl ProgressReason {
             | Self::StepWaiting
             | Self::StepWaitingForWindow
             | Self::StepHeld
+            | Self::StepBaking
+            | Self::StepWaitingForApproval
             | Self::RolloutPaused => ConditionStatus::True,
             Self::RolloutStalled
+            | Self::StepFailed
             | Self::ApplicationSetRolloutComplete
             | Self::InvalidRolloutConfig => ConditionStatus::False,
         }

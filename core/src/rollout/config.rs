@@ -9,7 +9,7 @@ use std::time::Duration;
 use flotilla_generators::selector::{LabelSelectorRequirement, SelectorError};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::api::application_set::{RolloutStrategy, StrategyType};
+use crate::api::application_set::{Approval, RolloutStrategy, StrategyType};
 use crate::duration::{DurationError, DurationProblem, parse_duration};
 
 /// How many Applications of a step may be Pending or Progressing at once.
@@ -93,6 +93,10 @@ pub struct RolloutStep {
     pub max_update: MaxUpdate,
     /// The step's own deadline, or the rollout's default.
     pub progress_deadline: Option<Duration>,
+    /// How long its Applications must stay Healthy before the step completes (`bakeTime`).
+    pub bake_time: Option<Duration>,
+    /// The step waits for a person's approval before it syncs (`approval: manual`).
+    pub manual_approval: bool,
 }
 
 impl RolloutStep {
@@ -138,6 +142,12 @@ pub enum RolloutConfigError {
         #[source]
         error: DurationError,
     },
+    #[error("step {step}: bakeTime: {error}")]
+    BakeTime {
+        step: usize,
+        #[source]
+        error: DurationError,
+    },
     #[error("rollingSync.progressDeadline: {0}")]
     RolloutDeadline(#[source] DurationError),
     #[error(
@@ -150,7 +160,7 @@ pub enum RolloutConfigError {
     },
 }
 
-/// A `progressDeadline`: a duration above zero.
+/// A `progressDeadline` or `bakeTime`: a duration above zero.
 fn parse_deadline(text: &str) -> Result<Duration, DurationError> {
     match parse_duration(text)? {
         Duration::ZERO => Err(DurationError::new(text, DurationProblem::NotPositive)),
@@ -212,11 +222,22 @@ impl RolloutConfig {
                     })?),
                     None => default_deadline,
                 };
+                let bake_time = step
+                    .bake_time
+                    .as_deref()
+                    .map(parse_deadline)
+                    .transpose()
+                    .map_err(|error| RolloutConfigError::BakeTime {
+                        step: number,
+                        error,
+                    })?;
                 Ok(RolloutStep {
                     number,
                     match_expressions: step.match_expressions.clone(),
                     max_update,
                     progress_deadline,
+                    bake_time,
+                    manual_approval: step.approval == Some(Approval::Manual),
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -296,6 +317,7 @@ impl RolloutConfigError {
             Self::Selector { .. } => "InvalidMatchExpression",
             Self::MaxUpdate { .. } => "InvalidMaxUpdate",
             Self::StepDeadline { .. } | Self::RolloutDeadline(_) => "InvalidProgressDeadline",
+            Self::BakeTime { .. } => "InvalidBakeTime",
             Self::SelectedTwice { .. } => "ApplicationInTwoSteps",
         }
     }
@@ -408,6 +430,20 @@ mod tests {
             (
                 strategy(vec![zero_deadline]),
                 "step 1: progressDeadline: invalid duration \"0s\": must be more than zero",
+            ),
+            (
+                strategy(vec![RollingSyncStep {
+                    bake_time: Some("0s".into()),
+                    ..step("env", "In", &["prod"])
+                }]),
+                "step 1: bakeTime: invalid duration \"0s\": must be more than zero",
+            ),
+            (
+                strategy(vec![RollingSyncStep {
+                    bake_time: Some("a while".into()),
+                    ..step("env", "In", &["prod"])
+                }]),
+                "step 1: bakeTime: invalid duration \"a while\"",
             ),
             (RolloutStrategy::default(), "strategy.type is AllAtOnce"),
         ];

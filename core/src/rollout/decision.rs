@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use k8s_openapi::jiff::Timestamp;
+
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, ApplicationSetCondition,
+    ApplicationSetApplicationStatus, ApplicationSetCondition, RolloutStepStatus,
 };
 
 /// The result of [`super::step`]: everything the controller writes or does, and what `explain`
@@ -30,6 +32,17 @@ pub struct RolloutDecision {
     pub conditions: Vec<ApplicationSetCondition>,
     /// One report per step, in order; empty when the strategy is invalid.
     pub step_reports: Vec<StepReport>,
+    /// The new `status.rolloutSteps`: the record of each step that has one, by step.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub step_status: Vec<RolloutStepStatus>,
+    /// The step whose approval this pass recorded from the `flotilla.dev/promote` annotation:
+    /// the controller removes the annotation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved: Option<usize>,
+    /// The first instant at which time alone changes the decision (a bake is over): when a pass
+    /// should run again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wake_at: Option<Timestamp>,
 }
 
 /// Where one step stands and what happens next.
@@ -47,13 +60,16 @@ pub struct StepReport {
     /// `progressDeadline` in effect (`10m`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress_deadline: Option<String>,
+    /// `bakeTime` (`20s`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bake_time: Option<String>,
     /// What the controller does next and why, e.g. `waits: backend-eu Progressing 1/3 pods ready`.
     pub next: String,
 }
 
 impl StepReport {
-    /// The step's budget and deadline: `maxUpdate 25%: 1/2 in flight, progressDeadline 10m`
-    /// (`no limit` when unlimited).
+    /// The step's budget, deadline and bake: `maxUpdate 25%: 1/2 in flight, progressDeadline
+    /// 10m, bakeTime 5m` (`no limit` when unlimited).
     #[must_use]
     pub fn budget(&self) -> String {
         let limit = self.limit.map_or_else(
@@ -64,7 +80,11 @@ impl StepReport {
             .progress_deadline
             .as_ref()
             .map_or_else(String::new, |d| format!(", progressDeadline {d}"));
-        format!("maxUpdate {}: {limit}{deadline}", self.max_update)
+        let bake = self
+            .bake_time
+            .as_ref()
+            .map_or_else(String::new, |b| format!(", bakeTime {b}"));
+        format!("maxUpdate {}: {limit}{deadline}{bake}", self.max_update)
     }
 }
 
@@ -84,6 +104,15 @@ pub enum StepState {
     Held,
     /// An Application is Degraded, its sync failed, or the progress deadline passed.
     Stalled,
+    /// Every Application is Healthy on its target revisions, and the step's `bakeTime` has not
+    /// passed since they all became so.
+    Baking,
+    /// An Application left Healthy during the bake: the step failed, and stays so until a new
+    /// revision or spec reaches one of its Applications.
+    Failed,
+    /// `approval: manual` and not approved yet: nothing of it syncs until someone runs
+    /// `flotilla rollout promote`.
+    WaitingForApproval,
     /// The rollout is paused: nothing new is promoted.
     Paused,
     /// An earlier step is not complete.

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::decision::RolloutDecision;
 use super::input::{ApplicationState, ObservedStatus, RolloutInput};
+use crate::api::application_set::StrategyType;
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionStatus, SyncStatusCode,
 };
@@ -42,6 +43,14 @@ pub fn explain_text(appset: &str, input: &RolloutInput, decision: &RolloutDecisi
             .map(|i| &decision.application_status[i])
     };
     let mut out = format!("ApplicationSet {appset} at {}\n", input.now);
+    if input.strategy.type_ != StrategyType::RollingSync {
+        let _ = writeln!(
+            out,
+            "strategy.type is {:?}: no rollout (each Application syncs by its own syncPolicy; \
+             status.applicationStatus is cleared)",
+            input.strategy.type_
+        );
+    }
     for condition in &decision.conditions {
         let status = match condition.status {
             ConditionStatus::True => "True",

@@ -8,7 +8,9 @@ use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::api::application_set::RolloutStrategy;
-use crate::api::application_set_status::{ApplicationSetApplicationStatus, SyncStatusCode};
+use crate::api::application_set_status::{
+    ApplicationSetApplicationStatus, RolloutStepStatus, SyncStatusCode,
+};
 use crate::api::operation_state::OperationPhase;
 use crate::health::HealthStatus;
 use crate::project::windows::WindowBlock;
@@ -24,6 +26,12 @@ pub struct RolloutInput {
     /// `status.applicationStatus` as the previous pass left it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prior_application_status: Vec<ApplicationSetApplicationStatus>,
+    /// `status.rolloutSteps` as the previous pass left it (bakes, failures).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prior_step_status: Vec<RolloutStepStatus>,
+    /// The ApplicationSet's `flotilla.dev/promote` annotation: the step someone approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promote: Option<String>,
 }
 
 impl RolloutInput {

@@ -3,6 +3,8 @@
 //! state file, and explaining a decision. No Kubernetes client and no clock live here; the
 //! controller observes, calls [`step`], and writes what it returns.
 
+mod approval;
+mod bake;
 pub mod conditions;
 pub mod config;
 pub mod decision;
@@ -10,6 +12,7 @@ pub mod explain;
 pub mod input;
 pub mod state_file;
 mod step;
+mod step_record;
 
 pub use conditions::merge_conditions;
 pub use config::{MaxUpdate, RolloutConfig, RolloutConfigError};

@@ -6,20 +6,24 @@
 //! A pass has three phases, as in Argo CD's RollingSync: observe each Application and move its
 //! status along (Pending → Progressing → Healthy, or back to Waiting); find the first incomplete
 //! step (every earlier one is enabled and complete) and check it for stalls; then promote its
-//! Waiting Applications to Pending in name order while `maxUpdate` leaves a slot.
+//! Waiting Applications to Pending in name order while `maxUpdate` leaves a slot. A step with a
+//! `bakeTime` ([`super::bake`]) completes only once its Applications stayed Healthy that long.
 
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
+use super::approval::Approval;
 use super::conditions::{ProgressReason, holds, progressing};
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
 use super::input::{ApplicationState, RolloutInput};
+use super::step_record::{Gate, fresh_records};
+use crate::api::application_set::{PROMOTE_ANNOTATION, StrategyType};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionType, RolloutApplicationState as State,
-    SyncStatusCode,
+    RolloutStepStatus, SyncStatusCode,
 };
 use crate::duration::format_duration;
 use crate::health::HealthStatus;
@@ -31,6 +35,11 @@ const NAMES_SHOWN: usize = 10;
 /// condition and the prior status is kept unchanged (the rollout does not advance).
 #[must_use]
 pub fn step(input: &RolloutInput) -> RolloutDecision {
+    if input.strategy.type_ != StrategyType::RollingSync {
+        // No rollout, as the controller sees it: no applicationStatus (the prior one is
+        // cleared) and no rollout condition.
+        return RolloutDecision::default();
+    }
     let now = whole_seconds(input.now);
     let config = match RolloutConfig::from_strategy(&input.strategy) {
         Ok(config) => config,
@@ -52,15 +61,25 @@ pub fn step(input: &RolloutInput) -> RolloutDecision {
         entries: apps
             .iter()
             .zip(&step_of)
-            .zip(prior)
+            .zip(&prior)
             .map(|((app, step), prior)| {
                 let label = step.map_or(&unselected_label, |s| &labels[s]);
-                observe(app, prior, label, now)
+                observe(app, *prior, label, now)
             })
             .collect(),
         apps,
         members: vec![Vec::new(); config.steps.len()],
+        records: Vec::new(),
+        promote: input.promote.as_deref(),
     };
+    // Sent back to Waiting by this pass (a new revision or spec, OutOfSync again).
+    let sent_back: Vec<bool> = prior
+        .iter()
+        .zip(&pass.entries)
+        .map(|(prior, entry)| {
+            entry.status == State::Waiting && prior.is_some_and(|p| p.status != State::Waiting)
+        })
+        .collect();
     let mut unselected = Vec::new();
     for (index, step) in step_of.iter().enumerate() {
         match step {
@@ -68,6 +87,7 @@ pub fn step(input: &RolloutInput) -> RolloutDecision {
             None => unselected.push(pass.apps[index].name.clone()),
         }
     }
+    pass.records = fresh_records(&input.prior_step_status, &pass.members, &sent_back);
     pass.decide(unselected)
 }
 
@@ -96,6 +116,10 @@ struct Pass<'a> {
     entries: Vec<ApplicationSetApplicationStatus>,
     /// Per step, indices into `apps`, in name order.
     members: Vec<Vec<usize>>,
+    /// Per step, its record (`status.rolloutSteps`), moved along by this pass.
+    records: Vec<RolloutStepStatus>,
+    /// The `flotilla.dev/promote` annotation, if set.
+    promote: Option<&'a str>,
 }
 
 impl Pass<'_> {
@@ -110,12 +134,53 @@ impl Pass<'_> {
             .count()
     }
 
+    /// Every Application of `step` complete (Healthy on its target revisions).
+    fn all_complete(&self, step: usize) -> bool {
+        self.members[step].iter().all(|&i| self.complete(i))
+    }
+
+    /// The Applications of `step` that are not complete, described.
+    fn incomplete(&self, step: usize) -> String {
+        list(
+            self.members[step]
+                .iter()
+                .filter(|&&i| !self.complete(i))
+                .map(|&i| describe(self.apps[i], &self.entries[i])),
+        )
+    }
+
     fn decide(mut self, unselected: Vec<String>) -> RolloutDecision {
-        let current = self
-            .members
-            .iter()
-            .position(|members| !members.iter().all(|&i| self.complete(i)));
         let steps = self.members.len();
+        let mut current = None;
+        let mut approved = None;
+        for step in 0..steps {
+            let all_complete = self.all_complete(step);
+            let config = &self.config.steps[step];
+            let bake_time = config.bake_time.filter(|_| !self.members[step].is_empty());
+            let mut record = self.records[step].clone();
+            let promoted = self
+                .promote
+                .is_some_and(|p| p.trim().parse::<usize>().ok() == Some(config.number));
+            let gate =
+                match record.approval(config.manual_approval, all_complete, promoted, self.now) {
+                    Approval::Waiting { since } => Gate::WaitingForApproval { since },
+                    Approval::Given { now } => {
+                        approved = approved.or(now.then_some(config.number));
+                        record.judge(bake_time, all_complete, self.now, || self.incomplete(step))
+                    }
+                };
+            self.records[step] = record;
+            if gate != Gate::Complete {
+                current = Some((step, gate));
+                break;
+            }
+        }
+        let wake_at = match current {
+            Some((_, Gate::Baking { until, .. })) => until.checked_add(Duration::from_secs(1)).ok(),
+            _ => None,
+        };
+        let current_gate = current.map(|(_, gate)| gate);
+        let current = current.map(|(step, _)| step);
         let complete_steps = current.unwrap_or(steps);
         let mut reports: Vec<StepReport> = (0..complete_steps)
             .map(|step| self.report(step, StepState::Complete, self.complete_text(step)))
@@ -125,7 +190,12 @@ impl Pass<'_> {
             self.close_later_steps(current);
             let causes = self.stall_causes(current);
             let held = self.held_by_windows(current);
-            let promoted = if causes.is_empty() && !self.config.paused && held.is_empty() {
+            let gate = current_gate.unwrap_or(Gate::Open);
+            let promoted = if causes.is_empty()
+                && !self.config.paused
+                && held.is_empty()
+                && gate == Gate::Open
+            {
                 self.promote(current)
             } else {
                 Vec::new()
@@ -137,7 +207,29 @@ impl Pass<'_> {
                     .map(|&i| self.apps[i].name.clone())
                     .collect();
             }
-            reports.push(self.current_report(current, &causes, &promoted, &held));
+            reports.push(match gate {
+                Gate::Open | Gate::Complete => {
+                    self.current_report(current, &causes, &promoted, &held)
+                }
+                Gate::Baking { since, until } => {
+                    let next = format!(
+                        "bakes until {until}: all {} Healthy on their target revisions since {since}",
+                        self.members[current].len()
+                    );
+                    self.report(current, StepState::Baking, next)
+                }
+                Gate::WaitingForApproval { since } => {
+                    let next = self.approval_text(current, since);
+                    self.report(current, StepState::WaitingForApproval, next)
+                }
+                Gate::Failed => {
+                    let next = format!(
+                        "failed: {}; later steps stay closed until a new revision reaches the step",
+                        self.records[current].failure
+                    );
+                    self.report(current, StepState::Failed, next)
+                }
+            });
             let closed = format!("closed until step {} completes", current + 1);
             reports.extend(
                 (current + 1..steps)
@@ -183,6 +275,13 @@ impl Pass<'_> {
             sync_triggered,
             conditions,
             step_reports: reports,
+            step_status: self
+                .records
+                .into_iter()
+                .filter(|record| !record.is_blank())
+                .collect(),
+            approved,
+            wake_at,
         }
     }
 
@@ -292,14 +391,37 @@ impl Pass<'_> {
             limit: config.max_update.limit(self.members[step].len()),
             in_flight: self.in_flight(step),
             progress_deadline: config.progress_deadline.map(format_duration),
+            bake_time: config.bake_time.map(format_duration),
             next,
         }
     }
 
+    /// What a step waiting for approval says: since when, what it would sync, how to approve.
+    fn approval_text(&self, step: usize, since: Timestamp) -> String {
+        let number = self.config.steps[step].number;
+        let to_sync = self.members[step]
+            .iter()
+            .filter(|&&i| !self.complete(i))
+            .count();
+        let annotation = self
+            .promote
+            .filter(|p| p.trim().parse::<usize>().is_err())
+            .map_or_else(String::new, |p| {
+                format!("; the annotation {PROMOTE_ANNOTATION} {p:?} is not a step number")
+            });
+        format!(
+            "waits for approval since {since}: {to_sync} Application(s) to sync; approve with flotilla rollout promote --step {number} (annotation {PROMOTE_ANNOTATION}: \"{number}\"){annotation}"
+        )
+    }
+
     fn complete_text(&self, step: usize) -> String {
+        let baked = self.records[step]
+            .baked_at
+            .as_ref()
+            .map_or_else(String::new, |at| format!(", baked until {}", at.0));
         match self.members[step].len() {
             0 => "complete: no Applications".to_string(),
-            n => format!("complete: all {n} Healthy on their target revisions"),
+            n => format!("complete: all {n} Healthy on their target revisions{baked}"),
         }
     }
 
@@ -421,6 +543,9 @@ impl Pass<'_> {
         let report = &reports[current];
         let reason = match report.state {
             StepState::Stalled => ProgressReason::RolloutStalled,
+            StepState::Failed => ProgressReason::StepFailed,
+            StepState::Baking => ProgressReason::StepBaking,
+            StepState::WaitingForApproval => ProgressReason::StepWaitingForApproval,
             StepState::Paused => ProgressReason::RolloutPaused,
             StepState::Held => ProgressReason::StepHeld,
             StepState::WindowClosed => ProgressReason::StepWaitingForWindow,
@@ -665,6 +790,7 @@ fn invalid(input: &RolloutInput, now: Timestamp, error: &RolloutConfigError) -> 
     RolloutDecision {
         application_status,
         conditions,
+        step_status: input.prior_step_status.clone(),
         ..RolloutDecision::default()
     }
 }

@@ -11,7 +11,7 @@ use super::*;
 use crate::api::application_set::{RollingSync, RollingSyncStep, RolloutStrategy, StrategyType};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionStatus, ConditionType,
-    RolloutApplicationState as State, SyncStatusCode,
+    RolloutApplicationState as State, RolloutStepStatus, SyncStatusCode,
 };
 use crate::api::operation_state::OperationPhase;
 use crate::health::HealthStatus;
@@ -32,7 +32,7 @@ fn tier_step(tier: &str, max_update: Option<&str>) -> RollingSyncStep {
             values: vec![tier.into()],
         }],
         max_update: max_update.map(|m| IntOrString::String(m.into())),
-        progress_deadline: None,
+        ..RollingSyncStep::default()
     }
 }
 
@@ -130,6 +130,25 @@ fn run(
         strategy,
         applications,
         prior_application_status: prior,
+        prior_step_status: Vec::new(),
+        promote: None,
+    })
+}
+
+/// The next pass after `prior` (its statuses and step records), at `now`.
+fn replay(
+    strategy: &RolloutStrategy,
+    applications: Vec<ApplicationState>,
+    prior: &RolloutDecision,
+    now: &str,
+) -> RolloutDecision {
+    step(&RolloutInput {
+        now: at(now),
+        strategy: strategy.clone(),
+        applications,
+        prior_application_status: prior.application_status.clone(),
+        prior_step_status: prior.step_status.clone(),
+        promote: None,
     })
 }
 
@@ -899,6 +918,320 @@ fn a_sync_window_holds_a_step_while_started_syncs_finish() {
             frozen(app("b", "db"), "14:00:00"),
         ],
         prior_application_status: Vec::new(),
+        prior_step_status: Vec::new(),
+        promote: None,
     };
     assert_eq!(input.next_window_opening(), Some(at("14:00:00")));
+}
+
+#[test]
+fn an_all_at_once_application_set_has_no_rollout_and_its_old_statuses_are_cleared() {
+    let prior = vec![entry("a-frontend", State::Healthy, "1", "12:00:00")];
+    let decision = run(
+        RolloutStrategy::default(),
+        vec![app("a-frontend", "frontend")],
+        prior,
+        "12:01:00",
+    );
+    assert_eq!(decision, RolloutDecision::default());
+}
+
+// ---------------------------------------------------------------------------------------------
+// bakeTime (issue 33)
+
+/// The three tiers with a 20 s bake on step 1.
+fn baked_tiers() -> RolloutStrategy {
+    let mut strategy = three_tiers();
+    if let Some(rolling) = strategy.rolling_sync.as_mut() {
+        rolling.steps[0].bake_time = Some("20s".into());
+    }
+    strategy
+}
+
+/// The db synced at 12:00:00 and Healthy; backend and frontend OutOfSync.
+fn db_synced() -> Vec<ApplicationState> {
+    vec![
+        app("backend", "backend"),
+        done(app("db", "db"), "12:00:00"),
+        app("frontend", "frontend"),
+    ]
+}
+
+fn step_states(decision: &RolloutDecision) -> Vec<StepState> {
+    decision.step_reports.iter().map(|r| r.state).collect()
+}
+
+/// The first pass that sees the db Healthy after its sync: the step starts baking.
+fn bake_started() -> RolloutDecision {
+    let strategy = baked_tiers();
+    let mut out_of_sync = db_synced();
+    out_of_sync[1] = app("db", "db");
+    let first = run(strategy.clone(), out_of_sync, vec![], "11:59:50");
+    assert_eq!(first.sync_triggered, names(&["db"]));
+    let mut running = db_synced();
+    running[1] = syncing(app("db", "db"), OperationPhase::Running, "12:00:00", "");
+    let progressing = replay(&strategy, running, &first, "12:00:01");
+    replay(&strategy, db_synced(), &progressing, "12:00:40")
+}
+
+#[test]
+fn a_step_bakes_before_the_next_opens_and_a_replay_resumes_the_bake() {
+    let strategy = baked_tiers();
+    let baking = bake_started();
+    assert_eq!(
+        step_states(&baking),
+        [StepState::Baking, StepState::Closed, StepState::Closed]
+    );
+    assert!(baking.sync_triggered.is_empty(), "step 2 stays closed");
+    assert_eq!(
+        baking.step_status,
+        [RolloutStepStatus {
+            step: 1,
+            bake_started_at: Some(Time(at("12:00:40"))),
+            ..RolloutStepStatus::default()
+        }]
+    );
+    assert_eq!(baking.wake_at, Some(at("12:01:01")));
+    assert_eq!(
+        progress(&baking),
+        (
+            ConditionStatus::True,
+            "StepBaking".into(),
+            "step 1 of 3 bakes until 2025-03-01T12:01:00Z: all 1 Healthy on their target revisions since 2025-03-01T12:00:40Z".into()
+        )
+    );
+    assert_eq!(
+        baking.step_reports[0].budget(),
+        "maxUpdate 100%: 0/1 in flight, progressDeadline 10m0s, bakeTime 20s"
+    );
+    // A pass replayed from status (a restarted controller) resumes the bake: same start.
+    let resumed = replay(&strategy, db_synced(), &baking, "12:00:55");
+    assert_eq!(resumed.step_status, baking.step_status);
+    assert_eq!(resumed.wake_at, baking.wake_at);
+    assert!(resumed.sync_triggered.is_empty());
+    // The bake's last second: still baking.
+    let last = replay(&strategy, db_synced(), &resumed, "12:01:00");
+    assert_eq!(last.step_reports[0].state, StepState::Baking);
+    // Once it is over, the step completes, once, and step 2 syncs.
+    let baked = replay(&strategy, db_synced(), &last, "12:01:01");
+    assert_eq!(
+        step_states(&baked),
+        [
+            StepState::Complete,
+            StepState::Progressing,
+            StepState::Closed
+        ]
+    );
+    assert_eq!(baked.sync_triggered, names(&["backend"]));
+    assert_eq!(baked.wake_at, None);
+    assert_eq!(
+        baked.step_status[0].baked_at,
+        Some(Time(at("12:01:01"))),
+        "{baked:#?}"
+    );
+    assert_eq!(
+        baked.step_reports[0].next,
+        "complete: all 1 Healthy on their target revisions, baked until 2025-03-01T12:01:01Z"
+    );
+    let later = replay(&strategy, db_synced(), &baked, "12:01:06");
+    assert_eq!(later.step_status, baked.step_status);
+    assert_eq!(later.step_reports[0].state, StepState::Complete);
+}
+
+#[test]
+fn leaving_healthy_during_the_bake_fails_the_step_until_a_new_revision() {
+    let strategy = baked_tiers();
+    let baking = bake_started();
+    for (health, message, shown) in [
+        (
+            HealthStatus::Progressing,
+            "0/1 pods ready",
+            "db Progressing 0/1 pods ready, Synced on r1 (target r1)",
+        ),
+        (
+            HealthStatus::Degraded,
+            "Back-off restarting failed container",
+            "db Degraded Back-off restarting failed container, Synced on r1 (target r1)",
+        ),
+    ] {
+        let mut unready = db_synced();
+        unready[1].status.health = health;
+        unready[1].status.health_message = message.into();
+        let failed = replay(&strategy, unready, &baking, "12:00:50");
+        assert_eq!(
+            step_states(&failed),
+            [StepState::Failed, StepState::Closed, StepState::Closed]
+        );
+        let failure =
+            format!("{shown} left Healthy during the 20s bake started at 2025-03-01T12:00:40Z");
+        assert_eq!(
+            failed.step_status,
+            [RolloutStepStatus {
+                step: 1,
+                bake_started_at: Some(Time(at("12:00:40"))),
+                failed_at: Some(Time(at("12:00:50"))),
+                failure: failure.clone(),
+                ..RolloutStepStatus::default()
+            }]
+        );
+        assert_eq!(
+            progress(&failed),
+            (
+                ConditionStatus::False,
+                "StepFailed".into(),
+                format!(
+                    "step 1 of 3 failed: {failure}; later steps stay closed until a new revision reaches the step"
+                )
+            )
+        );
+        assert!(failed.sync_triggered.is_empty() && failed.wake_at.is_none());
+        // Healthy again: still failed; the bake is not retried.
+        let recovered = replay(&strategy, db_synced(), &failed, "12:02:00");
+        assert_eq!(recovered.step_status, failed.step_status);
+        assert_eq!(recovered.step_reports[0].state, StepState::Failed);
+        assert!(recovered.sync_triggered.is_empty());
+        // A new revision starts a fresh rollout of the step.
+        let mut fixed = db_synced();
+        for app in &mut fixed {
+            app.target_revisions = vec![R2.into()];
+        }
+        let fresh = replay(&strategy, fixed, &recovered, "12:03:00");
+        assert!(fresh.step_status.is_empty(), "{:#?}", fresh.step_status);
+        assert_eq!(fresh.sync_triggered, names(&["db"]));
+        assert_eq!(fresh.step_reports[0].state, StepState::Progressing);
+    }
+}
+
+#[test]
+fn a_step_without_applications_or_bake_completes_at_once_and_bad_bake_times_are_refused() {
+    // The bake of step 1 has nothing to bake: step 2 opens at once.
+    let d = run(
+        baked_tiers(),
+        vec![app("backend", "backend")],
+        vec![],
+        "12:00:00",
+    );
+    assert_eq!(
+        step_states(&d),
+        [
+            StepState::Complete,
+            StepState::Progressing,
+            StepState::Closed
+        ]
+    );
+    assert!(d.step_status.is_empty());
+    let mut bad = baked_tiers();
+    if let Some(rolling) = bad.rolling_sync.as_mut() {
+        rolling.steps[1].bake_time = Some("-5s".into());
+    }
+    let d = run(bad, db_synced(), vec![], "12:00:00");
+    let invalid = d
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::InvalidRolloutConfig)
+        .unwrap();
+    assert_eq!(invalid.reason, "InvalidBakeTime");
+    assert!(
+        invalid
+            .message
+            .starts_with("step 2: bakeTime: invalid duration \"-5s\""),
+        "{}",
+        invalid.message
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// approval: manual (issue 33)
+
+#[test]
+fn a_manual_step_waits_for_its_approval_then_syncs_and_a_new_revision_asks_again() {
+    use crate::api::application_set::Approval;
+    let mut strategy = three_tiers();
+    if let Some(rolling) = strategy.rolling_sync.as_mut() {
+        rolling.steps[1].approval = Some(Approval::Manual);
+    }
+    let pass =
+        |apps: Vec<ApplicationState>, prior: &RolloutDecision, promote: Option<&str>, now| {
+            step(&RolloutInput {
+                now: at(now),
+                strategy: strategy.clone(),
+                applications: apps,
+                prior_application_status: prior.application_status.clone(),
+                prior_step_status: prior.step_status.clone(),
+                promote: promote.map(str::to_owned),
+            })
+        };
+    let waiting = pass(db_synced(), &RolloutDecision::default(), None, "12:00:00");
+    assert_eq!(
+        step_states(&waiting),
+        [
+            StepState::Complete,
+            StepState::WaitingForApproval,
+            StepState::Closed
+        ]
+    );
+    assert!(waiting.sync_triggered.is_empty());
+    let record = RolloutStepStatus {
+        step: 2,
+        waiting_for_approval_since: Some(Time(at("12:00:00"))),
+        ..RolloutStepStatus::default()
+    };
+    assert_eq!(waiting.step_status, std::slice::from_ref(&record));
+    assert_eq!(
+        progress(&waiting),
+        (
+            ConditionStatus::True,
+            "StepWaitingForApproval".into(),
+            "step 2 of 3 waits for approval since 2025-03-01T12:00:00Z: 1 Application(s) to sync; approve with flotilla rollout promote --step 2 (annotation flotilla.dev/promote: \"2\")".into()
+        )
+    );
+    // Still waiting a minute later (replayed from status), the same since; another step's
+    // approval or an unreadable annotation does not approve it.
+    for promote in [None, Some("3"), Some("two")] {
+        let later = pass(db_synced(), &waiting, promote, "12:01:00");
+        assert_eq!(
+            later.step_status,
+            std::slice::from_ref(&record),
+            "{promote:?}"
+        );
+        assert!(later.sync_triggered.is_empty() && later.approved.is_none());
+    }
+    let unreadable = pass(db_synced(), &waiting, Some("two"), "12:01:00");
+    assert!(
+        unreadable.step_reports[1]
+            .next
+            .ends_with("; the annotation flotilla.dev/promote \"two\" is not a step number"),
+        "{}",
+        unreadable.step_reports[1].next
+    );
+    // Approved: the step syncs at once, and the controller is told to remove the annotation.
+    let approved = pass(db_synced(), &waiting, Some("2"), "12:02:00");
+    assert_eq!(approved.approved, Some(2));
+    assert_eq!(approved.sync_triggered, names(&["backend"]));
+    assert_eq!(
+        approved.step_status,
+        [RolloutStepStatus {
+            step: 2,
+            approved_at: Some(Time(at("12:02:00"))),
+            ..RolloutStepStatus::default()
+        }]
+    );
+    let mut running = db_synced();
+    running[0] = syncing(
+        app("backend", "backend"),
+        OperationPhase::Running,
+        "12:02:01",
+        "",
+    );
+    let progressing = pass(running, &approved, None, "12:02:05");
+    assert_eq!(progressing.step_status, approved.step_status);
+    assert_eq!(progressing.step_reports[1].state, StepState::Progressing);
+    assert_eq!(progressing.approved, None);
+    // A new revision sends the backend back: its next rollout asks again.
+    let mut next = db_synced();
+    for app in &mut next {
+        app.target_revisions = vec![R2.into()];
+    }
+    let fresh = pass(next, &progressing, None, "12:03:00");
+    assert!(fresh.step_status.is_empty(), "{:#?}", fresh.step_status);
 }

@@ -22,6 +22,7 @@ mod options;
 mod order;
 mod plan;
 mod preflight;
+mod prepare;
 mod project_check;
 mod prune;
 mod result;
@@ -58,13 +59,17 @@ pub use options::{
 pub use order::order_tasks;
 pub use plan::SyncPlan;
 pub use preflight::{MissingKindExcuse, PlannedKinds, planned_types, preflight_failures};
+pub use prepare::{PROJECT_REFUSAL, PrepareInput, Prepared, prepare};
 pub use project_check::refused_by_project;
 pub use prune::{KeptObject, PrunePlan, PruneTask, plan_prune};
-pub use result::task_record;
+pub use result::{
+    PruneOutcome, WriteOutcome, Written, adopted_record, applied_record, created_namespace_record,
+    finish_hook_record, pruned_record, refused_record, rejected_records, task_record,
+};
 pub use step::{
     Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step,
 };
-pub use task::{Batch, Hook, Promotion, SyncTask};
+pub use task::{Batch, Hook, PlannedTask, Promotion, SyncTask};
 pub use tracking::{FIELD_MANAGER, TRACKING_ANNOTATION, is_managed_by, tracking_id};
 pub use write::{Write, WritePolicy};
 

@@ -31,7 +31,7 @@ use super::hook_instance::created_by;
 use super::live::LiveObject;
 use super::plan::SyncPlan;
 use super::prune::PruneTask;
-use super::task::{Batch, SyncTask};
+use super::task::{Batch, PlannedTask, SyncTask};
 use crate::api::operation_state::{HookPhase, ResourceResult, ResultStatus};
 use crate::api::sync_phase::SyncPhase;
 
@@ -65,7 +65,7 @@ pub enum SyncStep<'a> {
         /// The batch.
         batch: Batch,
         /// Its tasks not applied yet.
-        tasks: Vec<&'a SyncTask>,
+        tasks: Vec<PlannedTask<'a>>,
     },
     /// Record these hooks as applied: their live instance was created by this operation, which
     /// stopped before it recorded them (a crash or restart between the write and the record).
@@ -73,14 +73,14 @@ pub enum SyncStep<'a> {
         /// The batch.
         batch: Batch,
         /// Hooks whose live instance is this operation's.
-        tasks: Vec<&'a SyncTask>,
+        tasks: Vec<PlannedTask<'a>>,
     },
     /// Delete the previous instances of these hooks before they are created again.
     DeleteHooks {
         /// The batch.
         batch: Batch,
         /// Hooks whose live object must go.
-        tasks: Vec<&'a SyncTask>,
+        tasks: Vec<PlannedTask<'a>>,
     },
     /// Record these hooks as finished, and delete those whose policy says so.
     FinishHooks {
@@ -178,7 +178,7 @@ impl fmt::Display for Waiting {
 
 impl fmt::Display for SyncStep<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let keys = |tasks: &[&SyncTask]| {
+        let keys = |tasks: &[PlannedTask<'_>]| {
             tasks
                 .iter()
                 .map(|t| t.key.to_string())
@@ -266,13 +266,13 @@ pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
         .iter()
         .enumerate()
         .map(|(index, stage)| match stage {
-            Stage::Batch(batch, tasks) => {
+            Stage::Batch(batch, first, tasks) => {
                 let end = if final_stage == Some(index) {
                     End::Final { single_step }
                 } else {
                     End::Healthy
                 };
-                batch_progress(*batch, tasks, end, &records, state)
+                batch_progress(*batch, *first, tasks, end, &records, state)
             }
             Stage::Prune { last } => prune_progress(state, *last, &records),
         })
@@ -307,15 +307,18 @@ pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
 }
 
 enum Stage<'a> {
-    Batch(Batch, &'a [SyncTask]),
-    Prune { last: bool },
+    /// A batch, the index of its first task in the plan, and its tasks.
+    Batch(Batch, usize, &'a [SyncTask]),
+    Prune {
+        last: bool,
+    },
 }
 
 impl Stage<'_> {
     /// Whether the stage has anything to do in this operation.
     fn has_work(&self, prune: &[PruneTask]) -> bool {
         match self {
-            Self::Batch(_, tasks) => !tasks.is_empty(),
+            Self::Batch(_, _, tasks) => !tasks.is_empty(),
             Self::Prune { last } => prune.iter().any(|task| task.last == *last),
         }
     }
@@ -325,7 +328,7 @@ impl Stage<'_> {
     /// every wave, other prunes one before them.
     fn step(&self) -> (SyncPhase, i32) {
         match self {
-            Self::Batch(batch, _) => (batch.phase, batch.wave),
+            Self::Batch(batch, _, _) => (batch.phase, batch.wave),
             Self::Prune { last: false } => (SyncPhase::PreSync, i32::MAX),
             Self::Prune { last: true } => (SyncPhase::Sync, i32::MAX),
         }
@@ -345,12 +348,21 @@ enum End {
 }
 
 fn stages(plan: &SyncPlan, failing: bool) -> Vec<Stage<'_>> {
-    let batches = plan.batches();
+    // Batches are consecutive runs of the plan's tasks: each starts where the last ended.
+    let mut first = 0;
+    let batches: Vec<(Batch, usize, &[SyncTask])> = plan
+        .batches()
+        .into_iter()
+        .map(|(batch, tasks)| {
+            first += tasks.len();
+            (batch, first - tasks.len(), tasks)
+        })
+        .collect();
     let of_phase = |phase: SyncPhase| {
         batches
             .iter()
-            .filter(move |(batch, _)| batch.phase == phase)
-            .map(|(batch, tasks)| Stage::Batch(*batch, tasks))
+            .filter(move |(batch, _, _)| batch.phase == phase)
+            .map(|(batch, first, tasks)| Stage::Batch(*batch, *first, tasks))
     };
     if failing {
         return of_phase(SyncPhase::SyncFail).collect();
@@ -392,6 +404,7 @@ fn record<'r>(
 
 fn batch_progress<'a>(
     batch: Batch,
+    first: usize,
     tasks: &'a [SyncTask],
     end: End,
     records: &Records<'_>,
@@ -415,12 +428,16 @@ fn batch_progress<'a>(
     let mut blockers = Vec::new();
     let mut finished = Vec::new();
     let mut failures = Vec::new();
-    for task in tasks {
+    for (offset, task) in tasks.iter().enumerate() {
+        let planned = PlannedTask {
+            index: first + offset,
+            task,
+        };
         let current = live.get(&task.key);
         let Some(record) = record(records, task.phase, &task.key) else {
             match (&task.hook, current) {
                 (Some(_), Some(instance)) if created_by(instance, state.operation_id) => {
-                    adopt.push(task);
+                    adopt.push(planned);
                 }
                 (Some(hook), Some(previous)) if hook.replaces_previous(&task.key) => {
                     if previous.deleting {
@@ -430,10 +447,10 @@ fn batch_progress<'a>(
                             "previous hook instance is being deleted",
                         ));
                     } else {
-                        delete_first.push(task);
+                        delete_first.push(planned);
                     }
                 }
-                _ => unapplied.push(task),
+                _ => unapplied.push(planned),
             }
             continue;
         };

@@ -82,10 +82,10 @@ impl Sim {
         let step = plan_step(&self.state());
         let action = match &step {
             SyncStep::Apply { tasks, .. } => {
-                Action::Apply(tasks.iter().map(|t| (*t).clone()).collect())
+                Action::Apply(tasks.iter().map(|t| t.task.clone()).collect())
             }
             SyncStep::AdoptHooks { tasks, .. } => {
-                Action::Adopt(tasks.iter().map(|t| (*t).clone()).collect())
+                Action::Adopt(tasks.iter().map(|t| t.task.clone()).collect())
             }
             SyncStep::DeleteHooks { tasks, .. } => {
                 Action::DeleteHooks(tasks.iter().map(|t| t.key.clone()).collect())

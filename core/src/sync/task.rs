@@ -107,6 +107,24 @@ pub(super) fn is_prerequisite_kind(key: &ObjectKey) -> bool {
     )
 }
 
+/// A task of a plan with its place in the plan's task list, which does not change during an
+/// attempt: an executor keeps the index, owned, across the steps it carries out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlannedTask<'a> {
+    /// Its index in [`super::SyncPlan::tasks`].
+    pub index: usize,
+    /// The task.
+    pub task: &'a SyncTask,
+}
+
+impl std::ops::Deref for PlannedTask<'_> {
+    type Target = SyncTask;
+
+    fn deref(&self) -> &SyncTask {
+        self.task
+    }
+}
+
 /// A set of tasks applied together: one phase, one wave, and either its Namespaces and CRDs or
 /// the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -73,12 +73,15 @@ pub async fn app_diff(
             .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
     let options =
         SourceOptions::of_application(&app, manifests.revision.clone(), &manifests.sources);
-    let plan = load_plan(
-        &manifests.root,
-        &options,
-        app.spec.destination.namespace.as_deref(),
-        "compare",
-    )
+    // Generating may run helm or kustomize: off the async workers.
+    let (root, destination) = (
+        manifests.root.clone(),
+        app.spec.destination.namespace.clone(),
+    );
+    let plan = tokio::task::spawn_blocking(move || {
+        load_plan(&root, &options, destination.as_deref(), "compare")
+    })
+    .await?
     .map_err(|errors| {
         let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
         anyhow::anyhow!("Application {}: {}", app.name_any(), lines.join("\n"))

@@ -1,9 +1,11 @@
 //! `flotilla rollout`: operating RollingSync rollouts. `explain` says per step what the controller
 //! does next and why (live, or replayed offline from a state file), `status` shows steps and
-//! Applications as a table (optionally live), `pause` and `resume` stop and restart promotion.
+//! Applications as a table (optionally live), `pause` and `resume` stop and restart promotion,
+//! `promote` approves a step with `approval: manual`.
 
 pub mod explain;
 pub mod pause;
+pub mod promote;
 pub mod status;
 
 use std::process::ExitCode;
@@ -35,6 +37,8 @@ pub enum RolloutCommand {
     Pause(AppSetArgs),
     /// Promote Applications again after a pause.
     Resume(AppSetArgs),
+    /// Approve a step with `approval: manual` (the one waiting now, or `--step N`).
+    Promote(promote::PromoteArgs),
 }
 
 /// An ApplicationSet in a cluster: its name, namespace and how to reach the cluster.
@@ -96,6 +100,9 @@ pub fn run(args: &RolloutArgs) -> anyhow::Result<ExitCode> {
         }
         RolloutCommand::Resume(target) => {
             println!("{}", runtime()?.block_on(pause::set_paused(target, false))?)
+        }
+        RolloutCommand::Promote(args) => {
+            println!("{}", runtime()?.block_on(promote::promote(args))?)
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -24,10 +24,10 @@ use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::operation_configmap::ConfigMapStore;
 use crate::duration::parse_duration;
+use crate::source::generate;
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::{ExecuteSettings, PruneConfirmation, SyncRequest, run_sync};
-use crate::sync::load_plan;
-use crate::sync::{OperationPhase, OperationState, SyncOptions};
+use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
 use crate::table::Table;
 
 use app_name::AppName;
@@ -107,11 +107,16 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         wave_delay: args.wave_delay,
         ..ExecuteSettings::default()
     });
+    let projects = args.project.read()?;
     let SyncSettings {
         execute: settings,
         source: options,
         ignored_options,
-    } = source.settings(&overrides, &process, &args.project.read()?)?;
+    } = source.settings(&overrides, &process, &projects)?;
+    if let Some(refused) = source.manual_sync_block(&projects, jiff::Timestamp::now()) {
+        eprintln!("error: {refused}; nothing was applied");
+        return Ok(ExitCode::FAILURE);
+    }
     for option in ignored_options {
         tracing::warn!(%option, "sync option has no effect on flotilla sync");
     }
@@ -124,8 +129,12 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         eprintln!("note: {note}");
     }
     let app = app.name;
-    let load =
-        |operation_id: &str| load_plan(&source.root, &options, Some(&namespace), operation_id);
+    // Generated once, before the runtime starts (helm or kustomize may run): every attempt's
+    // plan is built from these manifests.
+    let generated = generate(&source.root, &options);
+    let load = |operation_id: &str| {
+        SyncPlan::from_loaded(generated.clone(), Some(&namespace), operation_id)
+    };
     if let Err(errors) = load("validate") {
         for error in &errors.0 {
             eprintln!("error: {error}");

@@ -13,8 +13,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::api::{API_VERSION, ARGO_CD_API_VERSION, ApplicationSpec};
+use jiff::Timestamp;
+
+use crate::api::{API_VERSION, ARGO_CD_API_VERSION, Application, ApplicationSpec};
 use crate::cluster::destination::identity;
+use crate::controller::application::window_gate::refused_message;
+use crate::project::windows::{SyncKind, sync_block_or_invalid};
 use crate::project::{ProjectScope, Projects};
 use crate::repo::bounds::{BoundsError, check_links};
 use crate::repo::cache::{FetchError, RepoCache};
@@ -160,6 +164,18 @@ impl SyncSource {
                 .checked_out(self.revision.clone(), &self.sources),
             ..settings
         })
+    }
+
+    /// Why a manual sync of this Application cannot start at `now` under the sync windows of
+    /// its project among `projects` (Argo CD refuses it in a deny window unless `manualSync`);
+    /// `None` for a manifest directory or when it may.
+    #[must_use]
+    pub fn manual_sync_block(&self, projects: &Projects, now: Timestamp) -> Option<String> {
+        self.metadata.name.as_ref()?;
+        let mut app = Application::new("", self.spec.clone());
+        app.metadata = self.metadata.clone();
+        sync_block_or_invalid(projects, &app, SyncKind::Manual, now)
+            .map(|block| format!("{}: {}", self.label, refused_message(&block)))
     }
 
     /// The source of a rendered Application (e.g. one of an ApplicationSet's).

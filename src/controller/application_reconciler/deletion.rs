@@ -8,7 +8,7 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use serde_json::json;
 
-use super::Run;
+use super::ControllerRun;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::observe::{admit_application, destination, manifests, tracked_objects};
@@ -38,7 +38,7 @@ pub(super) const DELETION_POLL: Duration = Duration::from_secs(1);
 /// PostDelete hooks, then removes its resources finalizer. A failed PostDelete operation is
 /// reported (condition `DeletionError`, Event) and the finalizer stays.
 pub(super) async fn delete_resources(
-    run: &Run,
+    run: &ControllerRun,
     app: &Application,
 ) -> Result<Action, ApplicationError> {
     let ctx = &run.ctx;
@@ -107,7 +107,7 @@ pub(super) enum Deletion {
 /// One deletion step, decided from the Application as the API server has it now (not the
 /// watch cache, which may not show the PostDelete operation just recorded yet).
 pub(super) async fn delete_step(
-    run: &Run,
+    run: &ControllerRun,
     app: &Application,
 ) -> Result<Deletion, ApplicationError> {
     let ctx = &run.ctx;
@@ -116,9 +116,9 @@ pub(super) async fn delete_step(
         .api()
         .get_opt(&name)
         .await
-        .map_err(|error| ApplicationError::Write {
+        .map_err(|error| ApplicationError::Read {
             app: name.clone(),
-            what: "(reading) the deleted Application",
+            what: "the deleted Application",
             error: error.into(),
         })?;
     let Some(app) = current else {
@@ -196,7 +196,7 @@ pub(super) fn has_condition(app: &Application, type_: ApplicationConditionType) 
 /// at the revision it last synced; when the source has none there (any more), the deletion is
 /// finished.
 pub(super) async fn run_post_delete(
-    run: &Run,
+    run: &ControllerRun,
     app: &Application,
     cluster: Arc<KubeCluster>,
 ) -> Result<Deletion, ApplicationError> {
@@ -233,12 +233,21 @@ pub(super) async fn run_post_delete(
     })?;
     (settings.prune, settings.retry) = (false, None);
     let source = source.checked_out(manifests.revision.clone(), &manifests.sources);
-    let plan = load_plan(
-        &manifests.root,
-        &source,
-        settings.destination_namespace.as_deref(),
-        &id,
-    )
+    // Generating may run helm or kustomize: off the async workers.
+    let (root, options, namespace, operation_id) = (
+        manifests.root.clone(),
+        source.clone(),
+        settings.destination_namespace.clone(),
+        id.clone(),
+    );
+    let plan = tokio::task::spawn_blocking(move || {
+        load_plan(&root, &options, namespace.as_deref(), &operation_id)
+    })
+    .await
+    .map_err(|error| ApplicationError::SourceTask {
+        app: name.clone(),
+        error,
+    })?
     .map_err(|error| ApplicationError::Plan {
         app: name.clone(),
         error,

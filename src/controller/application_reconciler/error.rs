@@ -82,6 +82,13 @@ pub enum ApplicationError {
         #[source]
         error: ClusterError,
     },
+    #[error("Application {app}: reading {what}: {error}")]
+    Read {
+        app: String,
+        what: &'static str,
+        #[source]
+        error: ApiError,
+    },
     #[error("Application {app}: writing {what}: {error}")]
     Write {
         app: String,
@@ -105,6 +112,7 @@ impl ApplicationError {
             Self::Sync { .. } => "SyncError",
             Self::Customizations { .. } => "CustomizationsError",
             Self::Delete { .. } => "DeleteError",
+            Self::Read { .. } => "ReadError",
             Self::Write { .. } => "WriteError",
         }
     }

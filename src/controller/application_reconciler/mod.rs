@@ -56,8 +56,8 @@ use observe::{
     observe, unchanged,
 };
 use operation::{continue_operation, reporting_sync_failure};
-use start::{gate, hold_for_windows, sync};
-use status_writes::{publish, write_status};
+use start::{gate, hold_for_windows, sync, windows_permit};
+use status_writes::{compare_patch, publish, write_status};
 
 /// How many Applications are reconciled at once (a sync holds a slot while it steps, not while
 /// it waits: it is parked between steps): bounds the requests in flight and the memory of the
@@ -67,14 +67,17 @@ pub const RECONCILE_CONCURRENCY: u16 = 32;
 /// One run of the controller: the shared context, the watched Applications and
 /// ApplicationSets, and whether the run is stopping (running syncs are then dropped, to be
 /// resumed by the next leader).
-struct Run {
+struct ControllerRun {
     ctx: Arc<ApplicationContext>,
     appsets: Store<ApplicationSet>,
     stopping: watch::Receiver<bool>,
 }
 
 /// [`reconcile`], its duration recorded.
-async fn timed_reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
+async fn timed_reconcile(
+    app: Arc<Application>,
+    run: Arc<ControllerRun>,
+) -> Result<Action, ApplicationError> {
     let started = std::time::Instant::now();
     let metrics = Arc::clone(&run.ctx.metrics);
     let reconciled = reconcile(app, run).await;
@@ -83,7 +86,10 @@ async fn timed_reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action,
 }
 
 /// Reconciles one Application.
-async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, ApplicationError> {
+async fn reconcile(
+    app: Arc<Application>,
+    run: Arc<ControllerRun>,
+) -> Result<Action, ApplicationError> {
     let ctx = &run.ctx;
     if !ctx.owns(&app) {
         // Another replica's: the controllers restart when this replica's slots change.
@@ -103,11 +109,19 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     if admitted.is_ok() && unchanged(&run, &app).await {
         return Ok(Action::requeue(ctx.resync));
     }
-    let observed = compare_and_report(ctx, &app, customizations, admitted).await?;
+    let observed = observe_or_report(ctx, &app, customizations, admitted).await?;
     let gate = gate(&run, &app).await;
     let revision = observed.manifests.revision.as_deref();
     let out_of_sync = observed.compared.comparison.out_of_sync();
-    let trigger = match next_sync(&app, out_of_sync, revision, gate, Timestamp::now()) {
+    let next = next_sync(&app, out_of_sync, revision, gate, Timestamp::now());
+    let starting = match &next {
+        NextSync::Now(trigger) => windows_permit(&app, trigger, &observed.admitted.projects),
+        NextSync::After(_) | NextSync::Idle => false,
+    };
+    if !starting {
+        report_comparison(ctx, &app, Ok(&observed.compared), None).await?;
+    }
+    let trigger = match next {
         NextSync::Now(trigger) => trigger,
         NextSync::After(wait) => return Ok(Action::requeue(wait.min(ctx.resync))),
         NextSync::Idle => return Ok(Action::requeue(ctx.resync)),
@@ -116,17 +130,23 @@ async fn reconcile(app: Arc<Application>, run: Arc<Run>) -> Result<Action, Appli
     {
         return Ok(action);
     }
-    let synced = sync(ctx, &app, &observed, trigger, &run).await;
+    // The compare is written with the operation's first write; the one after it is remembered.
+    ctx.remember_compare(app.name_any(), None);
+    let compared = compare_patch(&app, Ok(&observed.compared.comparison));
+    let synced = sync(ctx, &app, &observed, trigger, &run, compared).await;
+    if synced.is_err() {
+        // It may have failed before its first write: the compare is written on its own.
+        report_comparison(ctx, &app, Ok(&observed.compared), None).await?;
+    }
     reporting_sync_failure(ctx, &app, synced).await
 }
 
-/// Observes and compares the Application, writes what it found (or why it could not) to its
-/// status, and remembers the compare.
+/// Observes and compares the Application; a failure is written to its status (and published
+/// as an Event) and returned.
 ///
 /// # Errors
-/// The Application could not be observed (also written as a condition and an Event), or its
-/// status not written.
-async fn compare_and_report(
+/// The Application could not be observed, or the failure not written.
+async fn observe_or_report(
     ctx: &ApplicationContext,
     app: &Application,
     customizations: Result<Customizations, ApplicationError>,
@@ -136,17 +156,18 @@ async fn compare_and_report(
         (Ok(customizations), Ok(admitted)) => observe(ctx, app, customizations, admitted).await,
         (Err(error), _) | (_, Err(error)) => Err(error),
     };
-    report_comparison(ctx, app, observed.as_ref().map(|o| &o.compared)).await?;
     match observed {
         Ok(observed) => Ok(observed),
         Err(error) => {
+            report_comparison(ctx, app, Err(&error), None).await?;
             publish(ctx, app, EventReason::ComparisonError, error.to_string()).await;
             Err(error)
         }
     }
 }
 
-/// Writes a comparison (or why there is none) to the Application's status and remembers it.
+/// Writes a comparison (or why there is none) to the Application's status, with the
+/// `carried` fields (an operation's end) in the same patch, and remembers it.
 ///
 /// # Errors
 /// The status could not be written.
@@ -154,6 +175,7 @@ async fn report_comparison(
     ctx: &ApplicationContext,
     app: &Application,
     compared: Result<&Compared, &ApplicationError>,
+    carried: Option<serde_json::Value>,
 ) -> Result<(), ApplicationError> {
     let message = compared.err().map(ToString::to_string);
     let written = match (compared, &message) {
@@ -167,7 +189,7 @@ async fn report_comparison(
             message.as_deref().unwrap_or_default(),
         )),
     };
-    let status_written = write_status(ctx, app, written).await;
+    let status_written = write_status(ctx, app, written, carried).await;
     let last = match (compared, &status_written) {
         (Ok(compared), Ok(written)) => Some(LastCompare {
             inputs: CompareInputs {
@@ -183,13 +205,47 @@ async fn report_comparison(
     status_written.map(drop)
 }
 
+/// Compares the Application after its operation ended and writes the compare with `end` (the
+/// operation's end, held back by its store) in one patch; true when the compare was written.
+/// When it cannot be observed, `end` is written alone (and the next reconcile compares).
+///
+/// # Errors
+/// The status could not be written.
+async fn compare_after_end(
+    run: &ControllerRun,
+    app: &Application,
+    end: Option<serde_json::Value>,
+) -> Result<bool, ApplicationError> {
+    let ctx = &run.ctx;
+    let observed = match (
+        ctx.customizations(app).await,
+        admit_application(ctx, app).await,
+    ) {
+        (Ok(customizations), Ok(admitted)) => observe(ctx, app, customizations, admitted).await,
+        (Err(error), _) | (_, Err(error)) => Err(error),
+    };
+    match observed {
+        Ok(observed) => {
+            report_comparison(ctx, app, Ok(&observed.compared), end).await?;
+            Ok(true)
+        }
+        Err(error) => {
+            tracing::debug!(app = %app.name_any(), "compare after the operation: {error}");
+            if let Some(end) = end {
+                status_writes::patch_status(ctx, app, "status.operationState", end).await?;
+            }
+            Ok(false)
+        }
+    }
+}
+
 /// Compares an Application whose sync operation is running (parked between two steps) with
 /// the plan the operation syncs, when its tracked objects changed since its last compare, and
 /// writes the status, so that it shows the objects as the operation leaves them; a failure is
 /// logged (the operation goes on, and the compare after it ends reports it). Not after an
 /// operation's first step (its reconcile has just compared, and a burst of starting syncs
 /// should free their slots at once): the changes of the objects it applied bring the next.
-async fn refresh_during_operation(run: &Run, app: &Application) {
+async fn refresh_during_operation(run: &ControllerRun, app: &Application) {
     let ctx = &run.ctx;
     let Some((plan, revision, cluster)) = ctx.runs.syncing(&app.uid().unwrap_or_default()) else {
         return;
@@ -204,7 +260,7 @@ async fn refresh_during_operation(run: &Run, app: &Application) {
         Err(error) => Err(error),
     };
     let reported = match compared {
-        Ok(compared) => report_comparison(ctx, app, Ok(&compared)).await,
+        Ok(compared) => report_comparison(ctx, app, Ok(&compared), None).await,
         Err(error) => Err(error),
     };
     if let Err(error) = reported {
@@ -241,7 +297,11 @@ fn application_counts(
 /// Requeues a failed Application: with backoff, unless only a person can fix the failure — an
 /// invalid spec waits for the Application to change, manifests that do not build for the next
 /// resync (a new commit may fix them) — after the failure was written to status.
-fn error_policy(app: Arc<Application>, error: &ApplicationError, run: Arc<Run>) -> Action {
+fn error_policy(
+    app: Arc<Application>,
+    error: &ApplicationError,
+    run: Arc<ControllerRun>,
+) -> Action {
     match error {
         ApplicationError::Settings { .. } => {
             run.ctx.metrics.application_reconciled(Some(error.reason()));
@@ -295,8 +355,16 @@ pub async fn run(
     ctx: Arc<ApplicationContext>,
     stop: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let applications = ctx.api();
-    let controller = Controller::new(applications, watcher::Config::default())
+    // The Applications are kept without their managed fields (nothing reads them).
+    let (applications, writer) = reflector::store();
+    let changes = reflector(
+        writer,
+        watcher::watcher(ctx.api(), watcher::Config::default())
+            .modify(|app: &mut Application| app.metadata.managed_fields = None),
+    )
+    .default_backoff()
+    .applied_objects();
+    let controller = Controller::for_stream(changes, applications)
         .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
     // A changed AppProject is judged again at once by each of its Applications.
     let of_project = controller.store();
@@ -344,7 +412,7 @@ pub async fn run(
     ctx.runs.clear();
     let wake = wake_on_tracked_objects(&ctx);
     let controller = controller.reconcile_on(wake);
-    let run = Arc::new(Run {
+    let run = Arc::new(ControllerRun {
         ctx: Arc::clone(&ctx),
         appsets,
         stopping,

@@ -7,7 +7,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use serde_json::Value;
 
-use super::Run;
+use super::ControllerRun;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::start::gate;
@@ -73,7 +73,7 @@ impl Admitted {
 /// Whether comparing the Application again would find what its last compare found (Synced)
 /// and it has no sync to start: its source resolves to the same commit, and neither it nor the
 /// live objects it tracks were written since. Any failure to tell means it is compared.
-pub(super) async fn unchanged(run: &Run, app: &Application) -> bool {
+pub(super) async fn unchanged(run: &ControllerRun, app: &Application) -> bool {
     let ctx = &run.ctx;
     let Some(last) = ctx.last_compare(&app.name_any()) else {
         return false;
@@ -99,7 +99,7 @@ pub(super) async fn unchanged(run: &Run, app: &Application) -> bool {
 /// Whether the objects an Application tracks changed since its last compare (or there was
 /// none): while its operation runs, only then is it compared again. Any failure to tell means
 /// it is compared (and the compare reports the failure).
-pub(super) async fn changed_during_operation(run: &Run, app: &Application) -> bool {
+pub(super) async fn changed_during_operation(run: &ControllerRun, app: &Application) -> bool {
     let ctx = &run.ctx;
     let Some(last) = ctx.last_compare(&app.name_any()) else {
         return true;

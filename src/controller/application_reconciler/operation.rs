@@ -7,16 +7,22 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use serde_json::json;
 
-use super::Run;
+use super::ControllerRun;
+use super::compare_after_end;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
-use super::status_writes::{publish, report};
+use super::status_writes::{patch_status, publish, report};
 use crate::api::Application;
 use crate::api::application::{ApplicationConditionType, TERMINATE_ANNOTATION};
 use crate::controller::event_reason::EventReason;
+use crate::controller::status_store::HeldEnd;
 use crate::controller::sync_job::{JobPlan, JobStep, SyncJob};
 use crate::sync::OperationState;
 use crate::sync::execute::SyncRun;
+
+/// How soon an Application is compared again (or its deletion's next step taken) after an
+/// operation ended without a compare written with its end.
+const AFTER_OPERATION: Duration = Duration::from_millis(200);
 
 /// `stepped`, with a failure reported as the `SyncError` condition.
 pub(super) async fn reporting_sync_failure(
@@ -39,9 +45,9 @@ pub(super) async fn reporting_sync_failure(
 
 /// Steps an operation of `app` (its parked `sync_run`, or the one in status) until it has to
 /// wait — then parks it and comes back after the wait's limit, or when an object it waits on
-/// changes — or ends: a sync's end is recorded, and the Application compared again at once.
+/// changes — or ends: a sync's end is recorded with the compare after it, in one write.
 pub(super) async fn continue_operation(
-    run: &Run,
+    run: &ControllerRun,
     app: &Application,
     job: SyncJob,
     sync_run: Option<SyncRun>,
@@ -49,7 +55,27 @@ pub(super) async fn continue_operation(
     let ctx = &run.ctx;
     let name = app.name_any();
     let plan = job.plan;
-    match job.step(sync_run, app, &run.stopping).await {
+    let held = job.store.held_end();
+    let stepped = job.step(sync_run, app, &run.stopping).await;
+    let end = held.as_ref().and_then(HeldEnd::take);
+    if let Ok(JobStep::Done(state)) = &stepped
+        && plan == JobPlan::Sync
+    {
+        // The end is written with the compare after it: the status shows the result at once.
+        let compared = compare_after_end(run, app, end).await?;
+        finish(ctx, app, state).await?;
+        report(ctx, app, ApplicationConditionType::SyncError, None).await?;
+        return Ok(Action::requeue(if compared {
+            ctx.resync
+        } else {
+            AFTER_OPERATION
+        }));
+    }
+    if let Some(end) = end {
+        // An attempt that ended before a retry.
+        patch_status(ctx, app, "status.operationState", end).await?;
+    }
+    match stepped {
         Ok(JobStep::Parked(parked, after)) => {
             ctx.runs.park(&app.uid().unwrap_or_default(), *parked);
             Ok(Action::requeue(after))
@@ -58,14 +84,8 @@ pub(super) async fn continue_operation(
             tracing::info!(app = %name, "stopping during an operation; the next leader resumes it");
             Ok(Action::await_change())
         }
-        Ok(JobStep::Done(state)) => {
-            if plan == JobPlan::Sync {
-                finish(ctx, app, &state).await?;
-                report(ctx, app, ApplicationConditionType::SyncError, None).await?;
-            }
-            // Compare (or take the next deletion step) at once: the status shows the result.
-            Ok(Action::requeue(Duration::from_millis(200)))
-        }
+        // Take the next deletion step at once.
+        Ok(JobStep::Done(_)) => Ok(Action::requeue(AFTER_OPERATION)),
         Err(error) => {
             if plan == JobPlan::Sync {
                 publish(ctx, app, EventReason::SyncFailed, error.to_string()).await;
@@ -95,15 +115,15 @@ pub(super) async fn finish(
         state.message
     );
     publish(ctx, app, reason, note).await;
-    let current =
-        ctx.api()
-            .get(&app.name_any())
-            .await
-            .map_err(|error| ApplicationError::Write {
-                app: app.name_any(),
-                what: "(reading) the terminate annotation",
-                error: error.into(),
-            })?;
+    let current = ctx
+        .api()
+        .get(&app.name_any())
+        .await
+        .map_err(|error| ApplicationError::Read {
+            app: app.name_any(),
+            what: "the terminate annotation",
+            error: error.into(),
+        })?;
     if !current.annotations().contains_key(TERMINATE_ANNOTATION) {
         return Ok(());
     }

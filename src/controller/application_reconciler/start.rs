@@ -9,25 +9,26 @@ use kube::ResourceExt;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::Run;
+use super::ControllerRun;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::observe::{Admitted, Observed, manifests};
 use super::operation::continue_operation;
-use super::status_writes::{patch_status, publish, report};
+use super::status_writes::{merged, publish, report};
 use crate::api::Application;
-use crate::api::application::{ApplicationConditionType, InitiatedBy, Operation, SyncOperation};
+use crate::api::application::{ApplicationConditionType, Operation, SyncOperation};
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::controller::application::decide::{SyncGate, Trigger, request_started, sync_gate};
+use crate::controller::application::decide::{SyncGate, Trigger, sync_gate};
 use crate::controller::application::instance::instance_name;
+use crate::controller::application::start::sync_start;
 use crate::controller::application::status::operation_patch;
 use crate::controller::application::window_gate::{
     WindowGate, refused_message, waiting_message, window_gate,
 };
 use crate::controller::event_reason::EventReason;
-use crate::controller::status_store::StatusStore;
+use crate::controller::status_store::{HeldEnd, StatusStore};
 use crate::controller::sync_job::{JobPlan, SyncJob};
 use crate::customizations::Customizations;
 use crate::project::Projects;
@@ -43,7 +44,7 @@ use crate::sync::execute::{ExecuteSettings, OperationStore};
 /// Whether the Application's owning ApplicationSet (if any) rolls it out with RollingSync, from
 /// the watched ApplicationSets (once they are listed: a stopping controller starts no automated
 /// sync).
-pub(super) async fn gate(run: &Run, app: &Application) -> SyncGate {
+pub(super) async fn gate(run: &ControllerRun, app: &Application) -> SyncGate {
     let owner = app
         .owner_references()
         .iter()
@@ -70,7 +71,7 @@ pub(super) async fn hold_for_windows(
     trigger: &Trigger,
     projects: &Projects,
 ) -> Result<Option<Action>, ApplicationError> {
-    if matches!(trigger, Trigger::Resume { .. }) {
+    if windows_permit(app, trigger, projects) {
         return Ok(None);
     }
     let now = Timestamp::now();
@@ -100,6 +101,22 @@ pub(super) async fn hold_for_windows(
             refuse(ctx, app, operation, &refused_message(&block)).await?;
             Ok(Some(Action::requeue(ctx.resync)))
         }
+    }
+}
+
+/// Whether the project's sync windows let the sync `trigger` asks for start now (a resumed
+/// one always goes on; see [`hold_for_windows`] for the others).
+pub(super) fn windows_permit(app: &Application, trigger: &Trigger, projects: &Projects) -> bool {
+    if matches!(trigger, Trigger::Resume { .. }) {
+        return true;
+    }
+    let now = Timestamp::now();
+    match window_gate(trigger, |kind| {
+        sync_block_or_invalid(projects, app, kind, now)
+    }) {
+        WindowGate::Proceed => true,
+        WindowGate::Wait(_) => false,
+        WindowGate::Refuse(_) => !matches!(trigger, Trigger::Requested(_)),
     }
 }
 
@@ -133,43 +150,20 @@ pub(super) async fn refuse(
 }
 
 /// Starts (or resumes) the sync `trigger` asks for and steps it (see [`continue_operation`]).
+/// The operation's first write to the status also writes `compared` (the compare that decided
+/// the sync, not written yet) and the operation started; its end is held back for
+/// [`continue_operation`] to write with the compare after it.
 pub(super) async fn sync(
     ctx: &ApplicationContext,
     app: &Application,
     observed: &Observed,
     trigger: Trigger,
-    run: &Run,
+    run: &ControllerRun,
+    compared: Option<Value>,
 ) -> Result<Action, ApplicationError> {
     let name = app.name_any();
-    let automated = InitiatedBy {
-        username: String::new(),
-        automated: true,
-    };
     let resumed = app.status.as_ref().and_then(|s| s.operation.as_ref());
-    let (revision, operation, initiated_by, requested) = match &trigger {
-        Trigger::Resume { revision } => (
-            revision.clone().unwrap_or_default(),
-            resumed.map(|op| &op.sync),
-            resumed.map_or(automated, |op| op.initiated_by.clone()),
-            None,
-        ),
-        Trigger::Requested(operation) => (
-            operation.sync.requested_revision(),
-            Some(&operation.sync),
-            operation.initiated_by.clone(),
-            Some(operation),
-        ),
-        Trigger::Automated | Trigger::SelfHeal { .. } => (
-            observed.manifests.revision.clone().unwrap_or_default(),
-            None,
-            automated,
-            None,
-        ),
-    };
-    let self_heal_attempts_count = match trigger {
-        Trigger::SelfHeal { attempts } => attempts,
-        _ => 0,
-    };
+    let start = sync_start(&trigger, resumed, observed.manifests.revision.as_deref());
     let SyncSettings {
         execute: settings,
         source,
@@ -177,7 +171,7 @@ pub(super) async fn sync(
     } = settings_of(
         ctx,
         app,
-        operation,
+        start.operation,
         (&observed.customizations, &observed.admitted),
     )
     .map_err(|error| ApplicationError::Settings {
@@ -187,64 +181,42 @@ pub(super) async fn sync(
     if !ignored_options.is_empty() {
         tracing::warn!(app = %name, ?ignored_options, "sync options without effect");
     }
-    let prune = settings.prune;
-    let manifests =
-        if revision.is_empty() || Some(&revision) == observed.manifests.revision.as_ref() {
-            observed.manifests.clone()
-        } else {
-            manifests(ctx, app, &revision).await?
-        };
-    let store = StatusStore::new(ctx.api(), &ctx.app_namespace, &name)
-        .recording_history(initiated_by.clone());
-    if let (Trigger::Resume { .. }, Some(request), Some(running)) =
-        (&trigger, &app.spec.operation, resumed)
-        && request_started(request, running)
+    let revision = &start.revision;
+    let manifests = if revision.is_empty() || Some(revision) == observed.manifests.revision.as_ref()
     {
+        observed.manifests.clone()
+    } else {
+        manifests(ctx, app, revision).await?
+    };
+    if let Some(request) = start.stale_request(app.spec.operation.as_ref(), resumed) {
         // Stopped between storing this operation and consuming its request: consume it now.
         clear_operation(ctx, &name, request).await?;
     }
-    if !matches!(trigger, Trigger::Resume { .. }) {
-        let mut running = Operation {
-            sync: SyncOperation {
-                prune,
-                sync_options: requested
-                    .map(|op| op.sync.sync_options.clone())
-                    .unwrap_or_default(),
-                allow_empty: settings.allow_empty,
-                self_heal_attempts_count,
-                ..SyncOperation::default()
-            },
-            initiated_by: initiated_by.clone(),
-        };
-        running
-            .sync
-            .set_revision(manifests.revision.as_deref().unwrap_or_default());
-        let patch = json!({"status": {"operation": operation_patch(&running)}});
-        patch_status(ctx, app, "status.operation", patch).await?;
+    let manifests_revision = manifests.revision.as_deref();
+    let running = start.running(
+        settings.prune,
+        settings.allow_empty,
+        manifests_revision.unwrap_or_default(),
+    );
+    let carried = match running {
+        Some(running) => merged(
+            compared,
+            Some(json!({"status": {"operation": operation_patch(&running)}})),
+        ),
+        None => compared,
+    };
+    let mut store = StatusStore::new(ctx.api(), &ctx.app_namespace, &name)
+        .recording_history(start.initiated_by.clone())
+        .holding_end(HeldEnd::default());
+    if let Some(carried) = carried {
+        store = store.carrying(carried);
     }
-    let now = Timestamp::now();
-    if let Some(operation) = requested {
-        let id = format!("{name}-{}", now.as_millisecond());
-        store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
+    if let Some(operation) = start.requested {
+        let id = format!("{name}-{}", Timestamp::now().as_millisecond());
+        store_new_operation(&store, &name, manifests_revision, &id).await?;
         clear_operation(ctx, &name, operation).await?;
     }
-    let (reason, note) = match &trigger {
-        Trigger::Resume { .. } => (
-            EventReason::SyncResumed,
-            "resuming the interrupted operation".to_owned(),
-        ),
-        _ => (
-            EventReason::SyncStarted,
-            format!(
-                "sync to {} started by {}",
-                manifests
-                    .revision
-                    .as_deref()
-                    .unwrap_or("the local directory"),
-                initiator(&initiated_by)
-            ),
-        ),
-    };
+    let (reason, note) = start.event(manifests_revision);
     publish(ctx, app, reason, note).await;
     let cluster = Arc::clone(&observed.cluster);
     let job = job(
@@ -317,15 +289,7 @@ pub(super) fn job(
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
-    }
-}
-
-/// `rollout/stack`, `alice`, or `automated sync`.
-pub(super) fn initiator(initiated_by: &InitiatedBy) -> &str {
-    if initiated_by.username.is_empty() {
-        "automated sync"
-    } else {
-        &initiated_by.username
+        generated: None,
     }
 }
 

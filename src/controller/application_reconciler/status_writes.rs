@@ -14,20 +14,45 @@ use crate::controller::application::compare::Comparison;
 use crate::controller::application::status::{condition_patch, status_patch, with_generation};
 use crate::controller::event_reason::EventReason;
 
-/// Writes sync, health, resources and conditions when they changed (or are stale); the
-/// Application as written, if it was.
+/// Writes sync, health, resources and conditions when they changed (or are stale), with the
+/// `carried` fields of the status (an operation's end held back to be written with its
+/// compare) in the same patch; the Application as written, if it was.
 pub(super) async fn write_status(
     ctx: &ApplicationContext,
     app: &Application,
     observed: Result<&Comparison, (ApplicationConditionType, &str)>,
+    carried: Option<Value>,
 ) -> Result<Option<Application>, ApplicationError> {
-    let now = Time(Timestamp::now());
-    let patch = status_patch(app.status.as_ref(), observed, &now);
-    let generation = app.metadata.generation;
-    let Some(patch) = with_generation(patch, app.status.as_ref(), generation, &now) else {
+    let Some(patch) = merged(carried, compare_patch(app, observed)) else {
         return Ok(None);
     };
     patch_status(ctx, app, "status", patch).await.map(Some)
+}
+
+/// The merge patch of `/status` that writes `observed` (sync, health, resources, conditions)
+/// when it changed or is stale, with the observed generation; None when nothing changed.
+pub(super) fn compare_patch(
+    app: &Application,
+    observed: Result<&Comparison, (ApplicationConditionType, &str)>,
+) -> Option<Value> {
+    let now = Time(Timestamp::now());
+    let patch = status_patch(app.status.as_ref(), observed, &now);
+    with_generation(patch, app.status.as_ref(), app.metadata.generation, &now)
+}
+
+/// Two merge patches `{"status": {...}}` of distinct fields as one.
+pub(super) fn merged(a: Option<Value>, b: Option<Value>) -> Option<Value> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
+            if let (Some(into), Some(Value::Object(from))) =
+                (a["status"].as_object_mut(), b.get("status"))
+            {
+                into.extend(from.clone());
+            }
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
 }
 
 pub(super) async fn patch_status(
@@ -62,9 +87,9 @@ pub(super) async fn report(
         ctx.api()
             .get_opt(&app.name_any())
             .await
-            .map_err(|error| ApplicationError::Write {
+            .map_err(|error| ApplicationError::Read {
                 app: app.name_any(),
-                what: "(reading) status.conditions",
+                what: "status.conditions",
                 error: error.into(),
             })?;
     let Some(current) = current else {

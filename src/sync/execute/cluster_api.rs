@@ -165,9 +165,13 @@ pub trait ClusterApi: Sync {
         key: &ObjectKey,
     ) -> impl Future<Output = Result<Option<Value>, ClusterError>> + Send;
 
-    /// Every object carrying the tracking annotation ([`crate::sync::TRACKING_ANNOTATION`]), of
-    /// any kind and namespace. `apiVersion`, `kind` and `metadata` are enough.
-    fn list_tracked(&self) -> impl Future<Output = Result<Vec<Value>, ClusterError>> + Send;
+    /// Every object whose tracking annotation ([`crate::sync::TRACKING_ANNOTATION`]) names the
+    /// Application `app` (the part of the id before its first `:`), of any kind and namespace.
+    /// `apiVersion`, `kind` and `metadata` are enough.
+    fn list_tracked(
+        &self,
+        app: &str,
+    ) -> impl Future<Output = Result<Vec<Value>, ClusterError>> + Send;
 
     /// Requests deletion of an object.
     fn delete(

@@ -1,5 +1,6 @@
 //! Server-side dry runs: every operation sends its objects as dry runs before its first write
-//! ([`dry_run_tasks`], as Argo CD's engine does), and `--dry-run` does only that ([`dry_run`]):
+//! ([`dry_run_tasks`], as Argo CD's engine does; not an operation of one object that writes
+//! nothing else, which its apply checks as well), and `--dry-run` does only that ([`dry_run`]):
 //! every task of the plan (except SyncFail hooks) is sent to the server as a dry-run apply (a
 //! dry-run replace with `Replace=true`), and prune candidates are listed; nothing is written and
 //! nothing is waited for. Objects that depend on a Namespace or CRD this sync would create (or

@@ -3,12 +3,12 @@
 //! [`OperationStore`], resumes an interrupted operation, retries failed ones per
 //! `syncPolicy.retry`, and stops cleanly on a terminate request. No sync decisions are made here.
 
+mod attempt;
 pub mod cluster_api;
 mod confirmation;
 mod dry_run;
 mod edited;
 mod event;
-mod operation;
 mod settings;
 mod store;
 mod sync_run;
@@ -28,7 +28,7 @@ use crate::sync::{
     LiveObject, OperationPhase, OperationState, SyncPlan, begin, plan_prune, refuse_empty_target,
 };
 
-pub use operation::{Advance, Context, PROJECT_REFUSAL};
+pub use attempt::{Advance, Context};
 pub use sync_run::SyncRun;
 
 /// The operation could not be carried out at all (as opposed to an operation that failed,
@@ -41,6 +41,10 @@ pub enum ExecuteError {
     /// The source no longer builds a plan.
     #[error(transparent)]
     Plan(#[from] ValidationErrors),
+    /// Generating the manifests (which may run helm or kustomize, off the async workers)
+    /// stopped before it finished.
+    #[error("generating the manifests: {0}")]
+    GenerateTask(#[source] tokio::task::JoinError),
     /// The cluster could not be read before starting.
     #[error("cannot read {what}: {error}")]
     Observe {
@@ -90,22 +94,22 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
     let now = || Time(cluster.now());
     if request.dry_run {
         let plan = source(&base_id)?;
-        let prune = if settings.prune {
-            let tracked = cluster
-                .list_tracked()
-                .await
-                .map_err(|error| ExecuteError::Observe {
-                    what: "objects carrying the tracking annotation".to_owned(),
-                    error,
+        let prune =
+            if settings.prune {
+                let tracked = cluster.list_tracked(request.app).await.map_err(|error| {
+                    ExecuteError::Observe {
+                        what: "objects carrying the tracking annotation".to_owned(),
+                        error,
+                    }
                 })?;
-            let tracked: Vec<LiveObject> = tracked
-                .iter()
-                .filter_map(|object| LiveObject::from_object(object, &settings.health))
-                .collect();
-            plan_prune(&plan, &tracked, request.app, &settings.sync_options).tasks
-        } else {
-            Vec::new()
-        };
+                let tracked: Vec<LiveObject> = tracked
+                    .iter()
+                    .filter_map(|object| LiveObject::from_object(object, &settings.health))
+                    .collect();
+                plan_prune(&plan, &tracked, request.app, &settings.sync_options).tasks
+            } else {
+                Vec::new()
+            };
         let (mut state, _) = begin(None, request.revision, &base_id, now());
         if let Some(refusal) = refuse_empty_target(&plan, &prune, settings.allow_empty) {
             (state.phase, state.message) = (OperationPhase::Failed, format!("dry run: {refusal}"));
@@ -128,18 +132,18 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
         match run.advance(context, source, cancelled).await? {
             Advance::Continue => {}
             Advance::Wait(waiting) => {
-                run.operation(context)
+                run.attempt(context)
                     .wait_for_change(&waiting, &mut cancel)
                     .await;
             }
-            Advance::Pause(duration) => run.operation(context).pause(duration, &mut cancel).await,
+            Advance::Pause(duration) => run.attempt(context).pause(duration, &mut cancel).await,
             Advance::AwaitConfirmation => {
                 let PruneConfirmation::Watched(approved) = request.prune_confirmation else {
                     return Ok(run.into_state());
                 };
                 let mut approved = approved.clone();
                 approved.borrow_and_update();
-                let operation = run.operation(context);
+                let operation = run.attempt(context);
                 let left = operation.wait_limit(&Advance::AwaitConfirmation);
                 tokio::select! {
                     Ok(()) = approved.changed() => {}

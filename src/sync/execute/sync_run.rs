@@ -9,8 +9,8 @@ use k8s_openapi::jiff::Timestamp;
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::{OperationPhase, OperationState};
 
+use super::attempt::{Advance, Attempt, AttemptEnd, Context, Progress};
 use super::event::SyncEvent;
-use super::operation::{Advance, Attempt, Context, Operation, Progress};
 use super::store::OperationStore;
 use super::{ExecuteError, PlanSource};
 use crate::api::retry_policy::RetryPolicy;
@@ -25,7 +25,7 @@ pub struct SyncRun {
     retries: usize,
     progress: Progress,
     /// When the next attempt starts, while waiting to retry; with the attempt that failed.
-    retry: Option<(Timestamp, Attempt)>,
+    retry: Option<(Timestamp, AttemptEnd)>,
 }
 
 impl SyncRun {
@@ -49,7 +49,7 @@ impl SyncRun {
             });
         }
         let plan = source(&state.operation_id)?;
-        let progress = Operation::start(context, plan, state).await?;
+        let progress = Attempt::start(context, plan, state).await?;
         Ok(Self {
             base_id: base_id.to_owned(),
             revision: revision.map(str::to_owned),
@@ -93,10 +93,10 @@ impl SyncRun {
             let id = format!("{}-retry{}", self.base_id, self.retries);
             let state = begin(None, self.revision.as_deref(), &id, Time(now)).0;
             let plan = source(&state.operation_id)?;
-            self.progress = Operation::start(context, plan, state).await?;
+            self.progress = Attempt::start(context, plan, state).await?;
             return Ok(Advance::Continue);
         }
-        let advance = Operation::new(context, &mut self.progress)
+        let advance = Attempt::new(context, &mut self.progress)
             .advance(cancelled)
             .await?;
         let Advance::Done(ended) = advance else {
@@ -120,11 +120,11 @@ impl SyncRun {
     }
 
     /// The current attempt, stepped in `context` (to wait as a step asks).
-    pub fn operation<'p, 'c, C: ClusterApi, S: OperationStore>(
+    pub fn attempt<'p, 'c, C: ClusterApi, S: OperationStore>(
         &'p mut self,
         context: Context<'c, C, S>,
-    ) -> Operation<'p, 'c, C, S> {
-        Operation::new(context, &mut self.progress)
+    ) -> Attempt<'p, 'c, C, S> {
+        Attempt::new(context, &mut self.progress)
     }
 
     /// The plan the current attempt syncs.

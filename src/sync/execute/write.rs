@@ -173,7 +173,7 @@ mod tests {
             Ok(self.live.lock().unwrap().clone())
         }
 
-        async fn list_tracked(&self) -> Result<Vec<Value>, ClusterError> {
+        async fn list_tracked(&self, _: &str) -> Result<Vec<Value>, ClusterError> {
             Ok(Vec::new())
         }
 

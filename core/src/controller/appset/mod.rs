@@ -1,5 +1,6 @@
 //! The pure core of the ApplicationSet controller: which Applications to write ([`diff`]), how
-//! they are marked as owned ([`ownership`]), when to regenerate ([`requeue`]), how bursts of events are paced ([`pacing`]) and what status
+//! they are marked as owned ([`ownership`]), when to regenerate ([`requeue`]), how bursts of events are paced ([`pacing`]) and which change opens the next step at once
+//! ([`promotion`]) and what status
 //! results ([`status`]); for RollingSync, what the
 //! rollout observes ([`rollout_input`]), writes ([`rollout_status`]) and requests
 //! ([`sync_request`]). No API client here.
@@ -7,6 +8,7 @@
 pub mod diff;
 pub mod ownership;
 pub mod pacing;
+pub mod promotion;
 pub mod requeue;
 pub mod rollout_input;
 pub mod rollout_status;

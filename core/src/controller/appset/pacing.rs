@@ -3,8 +3,9 @@
 //! instead of one per event: the events that arrive while a reconcile waits or runs are
 //! coalesced into the next one by the controller runtime. A reconcile starts at least
 //! [`MIN_PAUSE`], and at least twice its predecessor's duration, after its predecessor ended, so
-//! a large ApplicationSet reconciles for at most a third of the time. Unlike a debounce it never
-//! postpones a reconcile indefinitely. Pure.
+//! a large ApplicationSet reconciles for at most a third of the time — unless it may promote:
+//! a change that completes a RollingSync step ([`super::promotion`]) is reconciled at once.
+//! Unlike a debounce it never postpones a reconcile indefinitely. Pure.
 
 use std::time::{Duration, Instant};
 
@@ -20,9 +21,13 @@ pub struct LastReconcile {
     pub took: Duration,
 }
 
-/// How long the next reconcile waits at `now` (zero for the first one, or once the pause is over).
+/// How long the next reconcile waits at `now` (zero for the first one, once the pause is over,
+/// or when it may `promote` the next step of a rollout).
 #[must_use]
-pub fn wait_before(last: Option<LastReconcile>, now: Instant) -> Duration {
+pub fn wait_before(last: Option<LastReconcile>, now: Instant, promote: bool) -> Duration {
+    if promote {
+        return Duration::ZERO;
+    }
     last.map_or(Duration::ZERO, |last| {
         let pause = last.took.saturating_mul(2).max(MIN_PAUSE);
         (last.ended + pause).saturating_duration_since(now)
@@ -56,7 +61,18 @@ mod tests {
         ];
         for (case, took, now, expected) in cases {
             let last = took.map(|took| LastReconcile { ended, took });
-            assert_eq!(wait_before(last, now), expected, "{case}");
+            assert_eq!(wait_before(last, now, false), expected, "{case}");
         }
+    }
+
+    #[test]
+    fn a_promotion_is_not_delayed_by_the_pause() {
+        let ended = Instant::now();
+        let last = Some(LastReconcile {
+            ended,
+            took: Duration::from_millis(900),
+        });
+        assert_eq!(wait_before(last, ended, false), Duration::from_millis(1800));
+        assert_eq!(wait_before(last, ended, true), Duration::ZERO);
     }
 }

@@ -3,7 +3,8 @@
 //! generators ask their service again (default 30 min) and clusterDecisionResource generators
 //! read their resources again (default 3 min), as in Argo CD; list and clusters generators react
 //! to watch events only. A rollout in progress is passed again every few seconds, unless it
-//! only waits for a sync window: then it sleeps until the window opens.
+//! only waits for a sync window or a bake: then it sleeps until the window opens or the bake
+//! ends.
 
 use std::time::Duration;
 
@@ -22,8 +23,9 @@ pub const DECISION_POLL: Duration = Duration::from_secs(3 * 60);
 /// How long a rollout that waits for a window opening beyond the search horizon sleeps.
 pub const WINDOW_RECHECK: Duration = Duration::from_secs(60 * 60);
 
-/// When to pass a rollout in progress again: after `every`, or — when a step waits for a sync
-/// window and no sync is in flight — one second after the window opens.
+/// When to pass a rollout in progress again: after `every`, or — when no sync is in flight —
+/// when a step's bake is over or one second after the sync window it waits for opens (a change
+/// of an Application during the bake is a watch event of its own).
 #[must_use]
 pub fn rollout_requeue(
     input: &RolloutInput,
@@ -38,7 +40,13 @@ pub fn rollout_requeue(
         .application_status
         .iter()
         .any(|entry| entry.status == RolloutApplicationState::Progressing);
-    if !waits_for_window || syncing {
+    if syncing {
+        return every;
+    }
+    if let Some(wake) = decision.wake_at {
+        return until(input.now, wake);
+    }
+    if !waits_for_window {
         return every;
     }
     input.next_window_opening().map_or(WINDOW_RECHECK, |opens| {
@@ -189,6 +197,30 @@ mod tests {
                 "case {index}"
             );
         }
+    }
+
+    #[test]
+    fn a_baking_step_sleeps_until_the_bake_ends() {
+        let input: RolloutInput = serde_json::from_value(serde_json::json!({
+            "now": "2026-12-04T15:30:00Z",
+            "strategy": {"type": "RollingSync", "rollingSync": {"steps": [
+                {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web"]}],
+                 "bakeTime": "10m"}
+            ]}},
+            "applications": [{
+                "name": "web", "labels": {"tier": "web"}, "targetRevisions": ["r1"],
+                "status": {"health": "Healthy", "sync": "Synced", "revisions": ["r1"]}
+            }],
+            "priorApplicationStatus": [{"application": "web", "status": "Healthy", "step": "1",
+                "targetRevisions": ["r1"]}],
+            "priorStepStatus": [{"step": 1, "bakeStartedAt": "2026-12-04T15:25:00Z"}]
+        }))
+        .unwrap();
+        let decision = crate::rollout::step(&input);
+        assert_eq!(
+            rollout_requeue(&input, &decision, Duration::from_secs(5)),
+            Duration::from_secs(5 * 60 + 1)
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::jiff::Timestamp;
 
 use crate::api::application::ResourceStatus;
-use crate::api::application_set::{RolloutStrategy, StrategyType};
+use crate::api::application_set::{PROMOTE_ANNOTATION, RolloutStrategy, StrategyType};
 use crate::api::application_set_status::SyncStatusCode;
 use crate::api::{Application, ApplicationSet, ApplicationSpec};
 use crate::project::Projects;
@@ -135,6 +135,19 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
             .as_ref()
             .map(|s| s.application_status.clone())
             .unwrap_or_default(),
+        prior_step_status: observation
+            .prior
+            .status
+            .as_ref()
+            .map(|s| s.rollout_steps.clone())
+            .unwrap_or_default(),
+        promote: observation
+            .prior
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.get(PROMOTE_ANNOTATION))
+            .cloned(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! What a rollout pass writes into the ApplicationSet's status (`applicationStatus` and the
 //! rollout's conditions, merged with the rest so status is still written once) and the Events
-//! that mark its transitions: a step starting, the rollout completing, stalling, being paused,
-//! resumed or misconfigured. Pure.
+//! that mark its transitions: a step starting, the rollout completing, stalling (or a step
+//! failing its bake), being paused, resumed or misconfigured. Pure.
 
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetStatus, ConditionType, RolloutApplicationState,
@@ -31,12 +31,14 @@ pub fn with_rollout(
         RolloutOutcome::Kept => {}
         RolloutOutcome::Off => {
             status.application_status.clear();
+            status.rollout_steps.clear();
             status.conditions = merge_conditions(&status.conditions, &[]);
         }
         RolloutOutcome::Decided(decision) => {
             status
                 .application_status
                 .clone_from(&decision.application_status);
+            status.rollout_steps.clone_from(&decision.step_status);
             status.conditions = merge_conditions(&status.conditions, &decision.conditions);
         }
     }
@@ -97,6 +99,7 @@ pub fn rollout_events(
     if old_reason.as_deref() != Some(reason.as_str()) {
         let flagged = [
             (ProgressReason::RolloutStalled, EventReason::RolloutStalled),
+            (ProgressReason::StepFailed, EventReason::RolloutStalled),
             (
                 ProgressReason::InvalidRolloutConfig,
                 EventReason::InvalidRolloutConfig,
@@ -164,6 +167,7 @@ mod tests {
             conditions: vec![progressing(reason, format!("{reason:?} message"), now())],
             application_status: entries,
             resources: vec![],
+            rollout_steps: vec![],
         }
     }
 
@@ -177,6 +181,7 @@ mod tests {
                 limit: None,
                 in_flight: 1,
                 progress_deadline: None,
+                bake_time: None,
                 next: "syncs web now".into(),
             }],
             ..RolloutDecision::default()

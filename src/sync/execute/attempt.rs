@@ -15,12 +15,12 @@ use tokio::sync::watch;
 use crate::health::{HealthStatus, with_pod_problems};
 use crate::manifest::ObjectKey;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError, Deleted, Propagation};
-use crate::sync::task_record;
 use crate::sync::{
-    Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PruneTask,
-    ResourceAction, ResourceResult, ResultStatus, SyncPhase, SyncPlan, SyncState, SyncStep,
-    SyncTask, Waiting, WritePolicy, mark_hook, namespace_object, namespace_to_create, plan_step,
-    planned_types, preflight_failures, refuse_empty_target, refused_by_project, tracked,
+    Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PlannedTask,
+    PrepareInput, Prepared, PruneOutcome, PruneTask, ResourceResult, SyncPhase, SyncPlan,
+    SyncState, SyncStep, SyncTask, Waiting, WriteOutcome, WritePolicy, Written, adopted_record,
+    applied_record, created_namespace_record, finish_hook_record, mark_hook, namespace_object,
+    plan_step, planned_types, prepare, pruned_record, rejected_records, tracked,
 };
 
 use super::ExecuteError;
@@ -32,13 +32,9 @@ use super::settings::ExecuteSettings;
 use super::store::OperationStore;
 use super::write::write_object;
 
-/// How the message of an operation its project refused starts (the ApplicationSet controller
-/// reports such Applications).
-pub const PROJECT_REFUSAL: &str = "nothing was written: project ";
-
 /// How an attempt ended.
 #[derive(Debug)]
-pub struct Attempt {
+pub struct AttemptEnd {
     /// The final state (Succeeded, Failed or Terminated).
     pub state: OperationState,
     /// Whether it failed because its deadline passed (such attempts are not retried).
@@ -47,7 +43,7 @@ pub struct Attempt {
 
 /// What `plan_step` decided, owned, so the state it borrowed from can be updated; the tasks to
 /// apply are named by their index in the plan (which does not change during the attempt).
-enum Action {
+enum OwnedStep {
     Apply(Batch, Vec<usize>),
     AdoptHooks(Vec<usize>),
     DeleteHooks(Vec<ObjectKey>),
@@ -68,14 +64,9 @@ struct FinishedHook {
     delete: bool,
 }
 
-impl Action {
-    fn of(step: SyncStep<'_>, plan: &SyncPlan) -> Self {
-        let indices = |tasks: Vec<&SyncTask>| {
-            tasks
-                .into_iter()
-                .filter_map(|task| plan.tasks.iter().position(|t| std::ptr::eq(t, task)))
-                .collect()
-        };
+impl OwnedStep {
+    fn of(step: SyncStep<'_>) -> Self {
+        let indices = |tasks: Vec<PlannedTask<'_>>| tasks.iter().map(|t| t.index).collect();
         match step {
             SyncStep::Apply { batch, tasks } => Self::Apply(batch, indices(tasks)),
             SyncStep::AdoptHooks { tasks, .. } => Self::AdoptHooks(indices(tasks)),
@@ -143,6 +134,8 @@ pub struct Progress {
     sync_fail_started: Option<Timestamp>,
     timed_out: bool,
     last_batch: Option<Batch>,
+    /// The batch whose wave delay runs, and since when.
+    wave_delay: Option<(Batch, Timestamp)>,
     /// Objects whose dry run waits until their wave, when this sync has created their Namespace
     /// or kind.
     deferred: HashSet<ObjectKey>,
@@ -164,7 +157,7 @@ pub enum Advance {
     /// Pause this long before the next step.
     Pause(Duration),
     /// The attempt ended.
-    Done(Attempt),
+    Done(AttemptEnd),
 }
 
 impl Progress {
@@ -181,12 +174,12 @@ impl Progress {
 }
 
 /// One attempt's progress, stepped in a context.
-pub struct Operation<'p, 'c, C, S> {
+pub struct Attempt<'p, 'c, C, S> {
     context: Context<'c, C, S>,
     progress: &'p mut Progress,
 }
 
-impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
+impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
     /// Prepares an attempt: reads the live objects the plan starts from (previous hook
     /// instances, everything already recorded) and, with pruning, the prune candidates.
     ///
@@ -209,15 +202,16 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
             sync_fail_started: None,
             timed_out: false,
             last_batch: None,
+            wave_delay: None,
             deferred: HashSet::new(),
             prepared: !fresh,
             observe: None,
         };
-        let mut operation = Operation {
+        let mut attempt = Attempt {
             context,
             progress: &mut progress,
         };
-        let mut keys: Vec<ObjectKey> = operation
+        let mut keys: Vec<ObjectKey> = attempt
             .progress
             .plan
             .tasks
@@ -225,7 +219,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
             .filter(|task| task.hook.is_some())
             .map(|task| task.key.clone())
             .chain(
-                operation
+                attempt
                     .progress
                     .state
                     .get()
@@ -236,22 +230,22 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
             .collect();
         keys.sort();
         keys.dedup();
-        for (key, object) in operation.read(&keys).await {
+        for (key, object) in attempt.read(&keys).await {
             let object = object.map_err(|error| ExecuteError::Observe {
                 what: key.to_string(),
                 error,
             })?;
             if let Some(live) = object.as_ref().and_then(|object| {
-                LiveObject::from_object(object, &operation.context.settings.health)
+                LiveObject::from_object(object, &attempt.context.settings.health)
             }) {
-                operation.progress.live.insert(key, live);
+                attempt.progress.live.insert(key, live);
             }
         }
-        if operation.context.settings.prune {
-            operation.plan_prune().await?;
+        if attempt.context.settings.prune {
+            attempt.plan_prune().await?;
         }
-        if operation.progress.state.get().failure.is_some() {
-            operation.progress.sync_fail_started = Some(started);
+        if attempt.progress.state.get().failure.is_some() {
+            attempt.progress.sync_fail_started = Some(started);
         }
         Ok(progress)
     }
@@ -263,15 +257,15 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
 
     async fn plan_prune(&mut self) -> Result<(), ExecuteError> {
         let listed_at = self.context.cluster.now();
-        let tracked =
-            self.context
-                .cluster
-                .list_tracked()
-                .await
-                .map_err(|error| ExecuteError::Observe {
-                    what: "objects carrying the tracking annotation".to_owned(),
-                    error,
-                })?;
+        let tracked = self
+            .context
+            .cluster
+            .list_tracked(self.context.app)
+            .await
+            .map_err(|error| ExecuteError::Observe {
+                what: "objects carrying the tracking annotation".to_owned(),
+                error,
+            })?;
         let health = &self.context.settings.health;
         let tracked: Vec<LiveObject> = tracked
             .iter()
@@ -300,7 +294,8 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
 
     /// Takes one step: reads again what the last wait was on, then carries out what
     /// [`plan_step`] decides (the checks before the first write come first), and stores the
-    /// state when the step changed it. A `cancelled` attempt ends Terminated.
+    /// state when it changed and the step waits or ends (one followed at once by another is
+    /// stored with it). A `cancelled` attempt ends Terminated.
     ///
     /// # Errors
     /// The state cannot be stored.
@@ -317,7 +312,6 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         }
         if let Some(waiting) = self.progress.observe.take() {
             self.observe(&waiting).await;
-            self.save().await?;
         }
         if cancelled {
             return self.terminate().await.map(Advance::Done);
@@ -330,7 +324,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
             .started_at
             .as_ref()
             .map(|time| time.0);
-        let action = {
+        let step = {
             let state = SyncState {
                 plan: &self.progress.plan,
                 live: &self.progress.live,
@@ -348,18 +342,21 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
             ) {
                 (self.context.events)(&SyncEvent::Step(step.to_string()));
             }
-            Action::of(step, &self.progress.plan)
+            OwnedStep::of(step)
         };
-        let advance = match action {
-            Action::Apply(batch, tasks) => {
-                self.apply(batch, &tasks).await;
-                Advance::Continue
-            }
-            Action::AdoptHooks(tasks) => {
+        let advance = match step {
+            OwnedStep::Apply(batch, tasks) => match self.wave_delay(batch) {
+                Some(left) => Advance::Pause(left),
+                None => {
+                    self.apply(batch, &tasks).await;
+                    Advance::Continue
+                }
+            },
+            OwnedStep::AdoptHooks(tasks) => {
                 self.adopt_hooks(&tasks);
                 Advance::Continue
             }
-            Action::DeleteHooks(keys) => {
+            OwnedStep::DeleteHooks(keys) => {
                 if self.delete_hooks(&keys).await {
                     Advance::Continue
                 } else {
@@ -367,11 +364,11 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                     Advance::Pause(self.context.settings.poll_interval)
                 }
             }
-            Action::FinishHooks(hooks) => {
+            OwnedStep::FinishHooks(hooks) => {
                 self.finish_hooks(hooks).await;
                 Advance::Continue
             }
-            Action::Prune(objects) => {
+            OwnedStep::Prune(objects) => {
                 if !self.progress.state.get().message.is_empty() {
                     // The wait for a pruning confirmation is over.
                     self.progress.state.edit().message.clear();
@@ -379,25 +376,25 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                 self.prune_objects(&objects).await;
                 Advance::Continue
             }
-            Action::AwaitPruneConfirmation(message) => {
+            OwnedStep::AwaitPruneConfirmation(message) => {
                 if self.progress.state.get().message != message {
                     (self.context.events)(&SyncEvent::Step(message.clone()));
                     self.progress.state.edit().message = message;
                 }
                 Advance::AwaitConfirmation
             }
-            Action::Wait(waiting) => {
+            OwnedStep::Wait(waiting) => {
                 (self.context.events)(&SyncEvent::Waiting(waiting.clone()));
                 self.progress.observe = Some(waiting.clone());
                 Advance::Wait(waiting)
             }
-            Action::RunSyncFail(reason) => {
+            OwnedStep::RunSyncFail(reason) => {
                 self.progress.timed_out |= timed_out.is_some();
                 self.progress.state.edit().failure = Some(reason);
                 self.progress.sync_fail_started = Some(self.context.cluster.now());
                 Advance::Continue
             }
-            Action::Done(outcome) => {
+            OwnedStep::Done(outcome) => {
                 self.progress.timed_out |=
                     timed_out.is_some() && self.progress.state.get().failure.is_none();
                 let (phase, message) = match outcome {
@@ -410,7 +407,13 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                 return self.end(phase, message).await.map(Advance::Done);
             }
         };
-        self.save().await?;
+        // A step followed at once by the next is stored with it: the state is written before
+        // the first write to the cluster (above), before every wait and at the end. A
+        // controller stopped in between resumes from the last stored state; what it wrote
+        // since is written again (applies are idempotent, hooks are adopted by their mark).
+        if !matches!(advance, Advance::Continue) {
+            self.save().await?;
+        }
         Ok(advance)
     }
 
@@ -425,23 +428,14 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         }
     }
 
-    /// Before the first write of a fresh operation: refuses to prune everything for empty
-    /// manifests (see [`crate::sync::refuse_empty_target`]), checks that the server serves every
-    /// kind (see [`crate::sync::preflight_failures`]) and that the Application's project permits
-    /// every object (see [`crate::sync::refused_by_project`]), sends every object as a server-side dry
-    /// run (those that need a Namespace or kind of this sync wait for their wave), then creates
-    /// the destination namespace when `CreateNamespace=true` and it is missing. Returns the
+    /// Before the first write of a fresh operation: asks the server which of the plan's kinds
+    /// it serves, carries out what [`crate::sync::prepare`] decides — a refusal, or the
+    /// server-side dry run (objects that need a Namespace or kind of this sync wait for their
+    /// wave) and then the destination namespace's creation when it is missing. Returns the
     /// failure, if any; a failed check records the objects it names and writes nothing.
     async fn prepare(&mut self) -> Result<Option<String>, ExecuteError> {
         let cluster = self.context.cluster;
         let settings = self.context.settings;
-        if let Some(refusal) = refuse_empty_target(
-            &self.progress.plan,
-            &self.progress.prune,
-            settings.allow_empty,
-        ) {
-            return Ok(Some(refusal));
-        }
         let mut unserved = std::collections::BTreeSet::new();
         for (api_version, kind) in planned_types(&self.progress.plan) {
             let served = cluster.served(&api_version, &kind).await.map_err(|error| {
@@ -454,63 +448,31 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                 unserved.insert((api_version, kind));
             }
         }
-        let failures = preflight_failures(&self.progress.plan, &unserved, &settings.sync_options);
-        if !failures.is_empty() {
-            let now = Time(cluster.now());
-            let names: Vec<String> = failures
-                .iter()
-                .map(|(task, _)| task.key.to_string())
-                .collect();
-            for (task, message) in failures {
-                let mut record = task_record(task, ResultStatus::SyncFailed);
-                record.message = message;
-                record.finished_at = Some(now.clone());
-                self.progress.state.edit().resources.push(record);
+        let now = Time(cluster.now());
+        let decided = prepare(
+            &self.progress.plan,
+            &PrepareInput {
+                prune: &self.progress.prune,
+                allow_empty: settings.allow_empty,
+                unserved: &unserved,
+                sync_options: &settings.sync_options,
+                destination_namespace: settings.destination_namespace.as_deref(),
+                admission: &settings.admission,
+                now: &now,
+            },
+        );
+        let (dry_run, to_create) = match decided {
+            Prepared::Refused { records, message } => {
+                self.progress.state.edit().resources.extend(records);
+                return Ok(Some(message));
             }
-            return Ok(Some(format!(
-                "nothing was written: the server does not serve the kind of {}",
-                names.join(", ")
-            )));
-        }
-        let namespace = settings.destination_namespace.as_deref();
-        let to_create = namespace_to_create(&self.progress.plan, &settings.sync_options, namespace);
-        let refused =
-            refused_by_project(&self.progress.plan, to_create.as_ref(), &settings.admission);
-        if !refused.is_empty() {
-            let now = Time(cluster.now());
-            let names: Vec<String> = refused.iter().map(|(key, _)| key.to_string()).collect();
-            for (key, message) in refused {
-                let task = self.progress.plan.tasks.iter().find(|task| task.key == key);
-                let mut record = task.map_or_else(
-                    || {
-                        ResourceResult::for_object(
-                            &key,
-                            SyncPhase::PreSync,
-                            0,
-                            ResultStatus::SyncFailed,
-                        )
-                    },
-                    |task| task_record(task, ResultStatus::SyncFailed),
-                );
-                record.message = message;
-                record.finished_at = Some(now.clone());
-                self.progress.state.edit().resources.push(record);
-            }
-            return Ok(Some(format!(
-                "{PROJECT_REFUSAL}{:?} does not permit {}",
-                settings.admission.project,
-                names.join(", ")
-            )));
-        }
-        let tasks: Vec<&SyncTask> = self
-            .progress
-            .plan
-            .tasks
-            .iter()
-            .filter(|task| task.phase != SyncPhase::SyncFail)
-            .collect();
-        let verdicts = dry_run_tasks(cluster, &self.progress.plan, tasks, settings).await;
-        let (records, failure) = rejections(&verdicts, &Time(cluster.now()));
+            Prepared::Checked {
+                dry_run,
+                create_namespace,
+            } => (dry_run, create_namespace),
+        };
+        let verdicts = dry_run_tasks(cluster, &self.progress.plan, dry_run, settings).await;
+        let (records, failure) = rejected_records(&rejected(&verdicts), &Time(cluster.now()));
         self.progress.deferred = deferred(&verdicts);
         self.progress.state.edit().resources.extend(records);
         if let Some(failure) = failure {
@@ -530,29 +492,17 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
             return Ok(None);
         }
         let started = Time(cluster.now());
-        let applied = cluster.apply(&namespace_object(&key), false).await;
-        let status = match applied {
-            Ok(_) => ResultStatus::Synced,
-            Err(_) => ResultStatus::SyncFailed,
-        };
-        let mut record = ResourceResult::for_object(&key, SyncPhase::PreSync, 0, status);
-        record.started_at = Some(started);
-        record.finished_at = Some(Time(cluster.now()));
-        let failure = match applied {
-            Ok(applied) => {
-                record.action = Some(applied.action);
-                record.health = LiveObject::from_object(&applied.object, &settings.health)
-                    .map(|l| l.health.status);
-                record.message = "created (CreateNamespace=true)".to_owned();
-                None
-            }
-            Err(error) => {
-                record.message = error.to_string();
-                Some(format!(
-                    "creating {key} (CreateNamespace=true) failed: {error}"
-                ))
-            }
-        };
+        let created = cluster
+            .apply(&namespace_object(&key), false)
+            .await
+            .map(|applied| {
+                let health = LiveObject::from_object(&applied.object, &settings.health)
+                    .map(|live| live.health.status);
+                (applied.action, health)
+            })
+            .map_err(|error| error.to_string());
+        let (record, failure) =
+            created_namespace_record(&key, created, started, Time(cluster.now()));
         self.progress.state.edit().resources.push(record);
         Ok(failure)
     }
@@ -597,7 +547,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         for (task, _) in &verdicts {
             self.progress.deferred.remove(&task.key);
         }
-        let (records, failure) = rejections(&verdicts, &Time(cluster.now()));
+        let (records, failure) = rejected_records(&rejected(&verdicts), &Time(cluster.now()));
         self.progress.state.edit().resources.extend(records);
         let Some(failure) = failure else {
             return true;
@@ -607,18 +557,36 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         false
     }
 
+    /// What is left of the pause before the first write of a new wave (`wave_delay`, Argo CD's
+    /// `ARGOCD_SYNC_WAVE_DELAY`), counted from the first step that reached the wave: returned for
+    /// the caller to wait out (the controller parks the sync meanwhile), never slept in a step.
+    fn wave_delay(&mut self, batch: Batch) -> Option<Duration> {
+        let delay = self.context.settings.wave_delay;
+        let new_wave = self
+            .progress
+            .last_batch
+            .is_some_and(|last| (last.phase, last.wave) != (batch.phase, batch.wave));
+        if !new_wave || delay.is_zero() {
+            return None;
+        }
+        let now = self.context.cluster.now();
+        let since = match self.progress.wave_delay {
+            Some((delayed, since)) if delayed == batch => since,
+            _ => {
+                self.progress.wave_delay = Some((batch, now));
+                now
+            }
+        };
+        let waited = Duration::try_from(now.duration_since(since)).unwrap_or_default();
+        let left = delay.saturating_sub(waited);
+        (!left.is_zero()).then_some(left)
+    }
+
     async fn apply(&mut self, batch: Batch, tasks: &[usize]) {
         if !self.check_deferred(tasks).await {
             return;
         }
         let settings = self.context.settings;
-        let new_wave = self
-            .progress
-            .last_batch
-            .is_some_and(|last| (last.phase, last.wave) != (batch.phase, batch.wave));
-        if new_wave && !settings.wave_delay.is_zero() {
-            self.context.cluster.sleep(settings.wave_delay).await;
-        }
         self.progress.last_batch = Some(batch);
         let started = Time(self.context.cluster.now());
         let cluster = self.context.cluster;
@@ -645,40 +613,31 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
             .await;
         let finished = Time(self.context.cluster.now());
         for (task, written) in applied {
-            let mut record = match written.result {
-                Ok(applied) => {
-                    let mut record = task_record(task, ResultStatus::Synced);
-                    record.action = Some(applied.action);
-                    record.generation = applied
-                        .object
-                        .pointer("/metadata/generation")
-                        .and_then(Value::as_i64);
-                    if let Some(live) = LiveObject::from_object(&applied.object, &settings.health) {
-                        record.health = Some(live.health.status);
-                        record.message = live.health.message.clone();
-                        self.progress.seen.insert(task.key.clone(), started.0);
-                        self.progress.live.insert(task.key.clone(), live);
-                    }
-                    if task.hook.is_none() {
-                        record.finished_at = Some(finished.clone());
-                    }
-                    if let Some(note) = written.note {
-                        record.message = note;
-                    }
-                    record
-                }
-                Err(error) => {
-                    let mut record = task_record(task, ResultStatus::SyncFailed);
-                    record.message = match written.note {
-                        Some(note) => format!("{error} ({note})"),
-                        None => error.to_string(),
-                    };
-                    record.finished_at = Some(finished.clone());
-                    record
-                }
+            let result = written.result.map(|applied| {
+                let live = LiveObject::from_object(&applied.object, &settings.health);
+                let generation = applied
+                    .object
+                    .pointer("/metadata/generation")
+                    .and_then(Value::as_i64);
+                (applied.action, generation, live)
+            });
+            let outcome = WriteOutcome {
+                result: match &result {
+                    Ok((action, generation, live)) => Ok(Written {
+                        action: *action,
+                        generation: *generation,
+                        live: live.as_ref(),
+                    }),
+                    Err(error) => Err(error.to_string()),
+                },
+                note: written.note,
             };
-            record.started_at = Some(started.clone());
+            let record = applied_record(task, outcome, &started, &finished);
             self.progress.state.edit().resources.push(record);
+            if let Ok((_, _, Some(live))) = result {
+                self.progress.seen.insert(task.key.clone(), started.0);
+                self.progress.live.insert(task.key.clone(), live);
+            }
         }
     }
 
@@ -688,14 +647,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         let now = Time(self.context.cluster.now());
         for &index in tasks {
             let task = &self.progress.plan.tasks[index];
-            let mut record = task_record(task, ResultStatus::Synced);
-            record.action = Some(ResourceAction::Created);
-            if let Some(live) = self.progress.live.get(&task.key) {
-                record.generation = live.generation;
-                record.health = Some(live.health.status);
-                record.message = live.health.message.clone();
-            }
-            record.started_at = Some(now.clone());
+            let record = adopted_record(task, self.progress.live.get(&task.key), &now);
             self.progress.state.edit().resources.push(record);
         }
     }
@@ -750,29 +702,12 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
             else {
                 continue;
             };
-            let record = &mut self.progress.state.edit().resources[index];
-            record.hook_phase = Some(if hook.succeeded {
-                HookPhase::Succeeded
-            } else {
-                HookPhase::Failed
-            });
-            record.health = Some(if hook.succeeded {
-                HealthStatus::Healthy
-            } else {
-                HealthStatus::Degraded
-            });
-            record.message = hook.message;
-            record.finished_at = Some(now);
-            match deleted {
-                Some(Ok(_)) => {
-                    record.action = Some(ResourceAction::Deleted);
-                    self.progress.live.remove(&hook.key);
-                }
-                Some(Err(error)) => {
-                    record.message = format!("{}; deleting it failed: {error}", record.message);
-                }
-                None => {}
+            if matches!(deleted, Some(Ok(_))) {
+                self.progress.live.remove(&hook.key);
             }
+            let deleted = deleted.map(|result| result.map(drop).map_err(|e| e.to_string()));
+            let record = &mut self.progress.state.edit().resources[index];
+            finish_hook_record(record, hook.succeeded, hook.message, deleted, now);
         }
     }
 
@@ -784,29 +719,20 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
                 .cluster
                 .delete(&object.key, self.context.settings.prune_propagation)
                 .await;
-            let status = if result.is_ok() {
-                ResultStatus::Pruned
-            } else {
-                ResultStatus::SyncFailed
-            };
-            let mut record =
-                ResourceResult::for_object(&object.key, SyncPhase::Sync, object.wave, status);
-            record.started_at = Some(started);
-            match result {
+            let outcome = match result {
                 Ok(Deleted::Requested) => {
-                    record.action = Some(ResourceAction::Pruned);
-                    record.message = "pruned".to_owned();
                     if let Some(live) = self.progress.live.get_mut(&object.key) {
                         live.deleting = true;
                     }
+                    PruneOutcome::Requested
                 }
                 Ok(Deleted::AlreadyGone) => {
-                    record.action = Some(ResourceAction::Pruned);
-                    record.message = "already gone".to_owned();
                     self.progress.live.remove(&object.key);
+                    PruneOutcome::AlreadyGone
                 }
-                Err(error) => record.message = error.to_string(),
-            }
+                Err(error) => PruneOutcome::Failed(error.to_string()),
+            };
+            let record = pruned_record(object, outcome, started);
             self.progress.state.edit().resources.push(record);
         }
     }
@@ -908,7 +834,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         }
     }
 
-    async fn terminate(&mut self) -> Result<Attempt, ExecuteError> {
+    async fn terminate(&mut self) -> Result<AttemptEnd, ExecuteError> {
         let message = match &self.progress.last_batch {
             Some(batch) => format!("terminated by request during {batch}"),
             None => "terminated by request".to_owned(),
@@ -920,7 +846,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         &mut self,
         phase: OperationPhase,
         message: String,
-    ) -> Result<Attempt, ExecuteError> {
+    ) -> Result<AttemptEnd, ExecuteError> {
         let now = Time(self.context.cluster.now());
         let state = self.progress.state.edit();
         state.phase = phase;
@@ -928,7 +854,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Operation<'p, 'c, C, S> {
         state.finished_at = Some(now);
         (self.context.events)(&SyncEvent::Finished(phase));
         self.save().await?;
-        Ok(Attempt {
+        Ok(AttemptEnd {
             state: self.progress.state.get().clone(),
             timed_out: self.progress.timed_out,
         })
@@ -962,29 +888,13 @@ fn deferred(verdicts: &[(&SyncTask, Verdict)]) -> HashSet<ObjectKey> {
         .collect()
 }
 
-/// A record of each object the server rejected in a dry run, and what the operation's failure
-/// says when there is one.
-fn rejections(
-    verdicts: &[(&SyncTask, Verdict)],
-    now: &Time,
-) -> (Vec<ResourceResult>, Option<String>) {
-    let mut records = Vec::new();
-    let mut rejected = Vec::new();
-    for (task, verdict) in verdicts {
-        if let Verdict::Rejected(message) = verdict {
-            let mut record = task_record(task, ResultStatus::SyncFailed);
-            record.message = format!("rejected by the server's dry run: {message}");
-            record.finished_at = Some(now.clone());
-            records.push(record);
-            rejected.push(format!("{}: {message}", task.key));
-        }
-    }
-    let failure = (!rejected.is_empty()).then(|| {
-        format!(
-            "the server rejected {} object(s) in a dry run: {}",
-            rejected.len(),
-            rejected.join("; ")
-        )
-    });
-    (records, failure)
+/// The tasks the server rejected in a dry run, with its message.
+fn rejected<'v, 't>(verdicts: &'v [(&'t SyncTask, Verdict)]) -> Vec<(&'t SyncTask, &'v str)> {
+    verdicts
+        .iter()
+        .filter_map(|(task, verdict)| match verdict {
+            Verdict::Rejected(message) => Some((*task, message.as_str())),
+            _ => None,
+        })
+        .collect()
 }

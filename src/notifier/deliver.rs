@@ -1,0 +1,336 @@
+//! The notifier: while this replica leads, it watches the namespace's ApplicationSets and
+//! Applications, reads the `flotilla-notifications` ConfigMap (and the Secret of the same name
+//! for `$key` credentials) at each pass, and delivers what the triggers ask that the ledger
+//! (the ConfigMap `flotilla-notifications-state`) does not record yet. A delivery is recorded
+//! right after its service answered 2xx, or after its last attempt failed, so a restart
+//! (even a SIGKILL) neither repeats a delivery recorded nor loses one that was due; only one
+//! killed between the answer and the record is sent again, with the same
+//! `X-Flotilla-Delivery` id. Attempts are retried with exponential backoff; every outcome is an
+//! Event on the object and a count in `flotilla_notifications_total`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use backon::{BackoffBuilder, ExponentialBuilder};
+use futures::{Future, FutureExt, StreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, Resource, ResourceExt};
+
+use super::post::post_json;
+use crate::api::{Application, ApplicationSet};
+use crate::controller::event_reason::EventReason;
+use crate::controller::events::EventPublisher;
+use crate::controller::leadership::Leadership;
+use crate::controller::metrics::Metrics;
+use crate::notify::config::{CONFIG_MAP, NotificationConfig, SECRET, Service};
+use crate::notify::ledger::{Delivery, Ledger, application_key, application_set_key};
+use crate::notify::message::{body, render};
+use crate::notify::occurrence::{Occurrence, of_application, of_application_set};
+
+/// The ConfigMap the ledger is kept in.
+pub const LEDGER: &str = "flotilla-notifications-state";
+/// The field manager of the ledger's writes.
+const FIELD_MANAGER: &str = "flotilla-notifications";
+/// Attempts per delivery.
+pub const ATTEMPTS: usize = 5;
+/// The first retry's pause; each next one doubles, up to [`MAX_PAUSE`].
+pub const FIRST_PAUSE: Duration = Duration::from_millis(500);
+const MAX_PAUSE: Duration = Duration::from_secs(8);
+/// How long changes are gathered into one pass.
+const GATHER: Duration = Duration::from_millis(100);
+
+/// Delivers the notifications of one namespace.
+pub struct Notifier {
+    /// The controller's client (its writes need the Lease).
+    pub client: Client,
+    pub namespace: String,
+    pub metrics: Arc<Metrics>,
+    pub events: Arc<EventPublisher>,
+}
+
+/// One watched object: its ledger key, Event reference and events now.
+struct Watched {
+    key: String,
+    reference: ObjectReference,
+    occurrences: Vec<Occurrence>,
+}
+
+impl Notifier {
+    /// Runs until `stop` completes (or the future is dropped: the watches stop with it).
+    pub async fn run(self: Arc<Self>, stop: impl Future<Output = ()>) {
+        let since = Timestamp::now();
+        let (appsets, appset_changes) = self.watched::<ApplicationSet>();
+        let (apps, app_changes) = self.watched::<Application>();
+        // The watches run on their own task, announcing each change.
+        let (changed, mut changes) = tokio::sync::watch::channel(());
+        let watching = tokio::spawn(async move {
+            let mut events = std::pin::pin!(futures::stream::select(appset_changes, app_changes));
+            while events.next().await.is_some() {
+                changed.send_replace(());
+            }
+        });
+        let _watching = AbortOnDrop(watching.abort_handle());
+        let stop = stop.fuse();
+        tokio::pin!(stop);
+        let _ = futures::join!(appsets.wait_until_ready(), apps.wait_until_ready());
+        let mut ledger = self.read_ledger().await;
+        loop {
+            changes.borrow_and_update();
+            self.pass(&mut ledger, &appsets, &apps, since).await;
+            tokio::select! {
+                () = &mut stop => return,
+                changed = changes.changed() => if changed.is_err() { return },
+            }
+            // What arrives meanwhile is seen by the same pass.
+            tokio::time::sleep(GATHER).await;
+        }
+    }
+
+    /// A store of the namespace's objects of kind `K` and the stream of their changes, which
+    /// keeps it (nothing happens until the stream is polled).
+    fn watched<K>(&self) -> (Store<K>, impl futures::Stream<Item = ()> + Send + 'static)
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let (store, writer) = reflector::store::<K>();
+        let api = Api::namespaced(self.client.clone(), &self.namespace);
+        let changes = reflector::reflector(writer, watcher(api, watcher::Config::default()))
+            .default_backoff()
+            .map(drop);
+        (store, changes)
+    }
+
+    /// Delivers whatever is due now.
+    async fn pass(
+        &self,
+        ledger: &mut Ledger,
+        appsets: &Store<ApplicationSet>,
+        apps: &Store<Application>,
+        since: Timestamp,
+    ) {
+        let Some(config) = self.read_config().await else {
+            return;
+        };
+        let credentials = self.read_credentials().await;
+        let watched: Vec<Watched> = appsets
+            .state()
+            .iter()
+            .map(|appset| Watched {
+                key: application_set_key(&appset.name_any()),
+                reference: appset.object_ref(&()),
+                occurrences: of_application_set(appset),
+            })
+            .chain(apps.state().iter().map(|app| Watched {
+                key: application_key(&self.namespace, &app.name_any()),
+                reference: app.object_ref(&()),
+                occurrences: of_application(app),
+            }))
+            .collect();
+        let before = ledger.clone();
+        let present: BTreeSet<&str> = watched.iter().map(|w| w.key.as_str()).collect();
+        ledger.retain(|key| present.contains(key));
+        for object in &watched {
+            for delivery in ledger.due(&object.key, &object.occurrences, &config, since) {
+                self.deliver(&config, &credentials, &delivery, &object.reference)
+                    .await;
+                ledger.record(&object.key, &delivery.id);
+                self.write_ledger(ledger).await;
+            }
+        }
+        if *ledger != before {
+            self.write_ledger(ledger).await;
+        }
+    }
+
+    /// Sends `delivery` with retries; publishes and counts the outcome.
+    async fn deliver(
+        &self,
+        config: &NotificationConfig,
+        credentials: &BTreeMap<String, String>,
+        delivery: &Delivery,
+        reference: &ObjectReference,
+    ) {
+        let service = &config.services[&delivery.destination];
+        let outcome = match render(&config.templates[&delivery.template], delivery) {
+            Ok(message) => {
+                self.attempts(service, credentials, delivery, &message)
+                    .await
+            }
+            Err(error) => Err(format!("rendering: {error}")),
+        };
+        let trigger = delivery.trigger.as_str();
+        match outcome {
+            Ok(attempts) => {
+                self.metrics
+                    .notification(trigger, &delivery.destination, "delivered");
+                let note = format!(
+                    "{trigger} sent to {} (attempt {attempts})",
+                    delivery.destination
+                );
+                tracing::info!(id = %delivery.id, "notification: {note}");
+                self.events
+                    .publish(reference, EventReason::NotificationSent, note)
+                    .await;
+            }
+            Err(error) => {
+                self.metrics
+                    .notification(trigger, &delivery.destination, "failed");
+                let note = format!("{trigger} to {}: {error}", delivery.destination);
+                tracing::warn!(id = %delivery.id, "notification failed: {note}");
+                self.events
+                    .publish(reference, EventReason::NotificationFailed, note)
+                    .await;
+            }
+        }
+    }
+
+    /// Up to [`ATTEMPTS`] POSTs of `message` to `service`, backing off between them; the number
+    /// of the attempt that succeeded.
+    async fn attempts(
+        &self,
+        service: &Service,
+        credentials: &BTreeMap<String, String>,
+        delivery: &Delivery,
+        message: &str,
+    ) -> Result<usize, String> {
+        let url = resolve(&service.url, credentials)?;
+        let mut headers = vec![("X-Flotilla-Delivery".to_owned(), delivery.id.clone())];
+        for (name, value) in &service.headers {
+            headers.push((name.clone(), resolve(value, credentials)?));
+        }
+        let sent = body(service, delivery, message);
+        let mut pauses = ExponentialBuilder::default()
+            .with_min_delay(FIRST_PAUSE)
+            .with_max_delay(MAX_PAUSE)
+            .with_max_times(ATTEMPTS - 1)
+            .build();
+        let mut attempt = 1;
+        loop {
+            match post_json(&url, &headers, &sent).await {
+                Ok(()) => return Ok(attempt),
+                Err(error) => {
+                    let Some(pause) = pauses.next() else {
+                        return Err(format!("{error} (after {attempt} attempts)"));
+                    };
+                    self.metrics.notification(
+                        delivery.trigger.as_str(),
+                        &delivery.destination,
+                        "retried",
+                    );
+                    tracing::debug!(id = %delivery.id, attempt, "notification attempt failed: {error}");
+                    tokio::time::sleep(pause).await;
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    /// The configuration, or `None` when there is none or it is unusable (logged).
+    async fn read_config(&self) -> Option<NotificationConfig> {
+        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
+        let data = match api.get_opt(CONFIG_MAP).await {
+            Ok(found) => found?.data.unwrap_or_default(),
+            Err(error) => {
+                tracing::warn!("reading ConfigMap {CONFIG_MAP}: {error}");
+                return None;
+            }
+        };
+        NotificationConfig::parse(&data)
+            .inspect_err(|error| tracing::warn!("notifications are off: {error}"))
+            .ok()
+    }
+
+    /// The credentials Secret's keys (none when it does not exist).
+    async fn read_credentials(&self) -> BTreeMap<String, String> {
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), &self.namespace);
+        let secret = api.get_opt(SECRET).await.ok().flatten();
+        secret
+            .and_then(|s| s.data)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, value)| (key, String::from_utf8_lossy(&value.0).into_owned()))
+            .collect()
+    }
+
+    async fn read_ledger(&self) -> Ledger {
+        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
+        match api.get_opt(LEDGER).await {
+            Ok(found) => Ledger::from_data(&found.and_then(|c| c.data).unwrap_or_default()),
+            Err(error) => {
+                tracing::warn!("reading ConfigMap {LEDGER}: {error}");
+                Ledger::default()
+            }
+        }
+    }
+
+    async fn write_ledger(&self, ledger: &Ledger) {
+        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
+        let applied = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": LEDGER},
+            "data": ledger.to_data(),
+        });
+        let written = api
+            .patch(
+                LEDGER,
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(applied),
+            )
+            .await;
+        if let Err(error) = written {
+            tracing::warn!("writing ConfigMap {LEDGER}: {error}");
+        }
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs `notifier` whenever this replica leads (per `leadership`), until `shutdown` completes.
+pub async fn run_while_leading(
+    notifier: Arc<Notifier>,
+    leadership: Leadership,
+    shutdown: impl Future<Output = ()>,
+) {
+    let shutdown = shutdown.fuse();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = leadership.acquired() => {}
+        }
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = leadership.lost() => {}
+            () = Arc::clone(&notifier).run(std::future::pending()) => {}
+        }
+    }
+}
+
+/// `value`, or the credential it names as `$key`.
+fn resolve(value: &str, credentials: &BTreeMap<String, String>) -> Result<String, String> {
+    match value.strip_prefix('$') {
+        Some(key) => credentials
+            .get(key)
+            .cloned()
+            .ok_or_else(|| format!("key {key:?} is not in Secret {SECRET}")),
+        None => Ok(value.to_owned()),
+    }
+}

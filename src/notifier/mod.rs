@@ -1,0 +1,6 @@
+//! The controller's notifier: the I/O around the pure decisions of [`crate::notify`] —
+//! [`deliver`] watches, delivers and keeps the ledger while this replica leads (see
+//! [`deliver::run_while_leading`]); [`post`] sends one JSON POST.
+
+pub mod deliver;
+pub mod post;

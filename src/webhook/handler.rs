@@ -1,0 +1,201 @@
+//! The receiver's [`Handler`]: `POST /api/webhook` (Argo CD's path) with a body of at most
+//! [`MAX_BODY`] bytes is told by its headers ([`Provider::identify`]), verified
+//! ([`verify`]), read as a push ([`push`]) and announced ([`Refresher::refresh`]). Every
+//! request is counted in `flotilla_webhook_requests_total{provider, result}`; the answer says
+//! what was done or why nothing was: 413 for a body over the limit, 400 for a request of no
+//! known provider, an event other than a push (or a ping), or a payload naming no repository,
+//! 401 for a missing or wrong signature or token (or no secret configured), 503 when the
+//! Secret or the API cannot be read.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode, header};
+
+use super::payload::push;
+use super::provider::{Event, Provider};
+use super::refresh::Refresher;
+use super::secrets::WebhookSecretSource;
+use super::signature::verify;
+use crate::controller::metrics::Metrics;
+use crate::httpd::response::{Body, text};
+use crate::httpd::server::Handler;
+
+/// The largest body taken: 1 MiB (a push of many commits stays well below it).
+pub const MAX_BODY: usize = 1024 * 1024;
+
+/// The path webhooks are sent to.
+pub const PATH: &str = "/api/webhook";
+
+/// The webhook receiver.
+pub struct WebhookReceiver(Arc<Receiving>);
+
+/// What the receiver reads and writes, shared by its requests.
+struct Receiving {
+    secrets: WebhookSecretSource,
+    refresher: Refresher,
+    metrics: Arc<Metrics>,
+}
+
+impl WebhookReceiver {
+    /// Verifies with `secrets`, announces pushes with `refresher`, counts in `metrics`.
+    #[must_use]
+    pub fn new(secrets: WebhookSecretSource, refresher: Refresher, metrics: Arc<Metrics>) -> Self {
+        Self(Arc::new(Receiving {
+            secrets,
+            refresher,
+            metrics,
+        }))
+    }
+
+    /// Starts the watch of the Secret now, so that the first webhook does not wait for it.
+    pub async fn watch_secrets(&self) {
+        if let Err(error) = self.0.secrets.current().await {
+            tracing::warn!("webhooks are refused until it is read: {error}");
+        }
+    }
+}
+
+/// How a request ended: its status, its `result` label and the answer's text.
+struct Outcome {
+    status: StatusCode,
+    result: &'static str,
+    message: String,
+}
+
+impl Outcome {
+    fn new(status: StatusCode, result: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            result,
+            message: message.into(),
+        }
+    }
+}
+
+impl Handler for WebhookReceiver {
+    fn handle(&self, request: Request<Incoming>) -> BoxFuture<'static, Response<Body>> {
+        let receiver = Arc::clone(&self.0);
+        Box::pin(async move {
+            if request.uri().path() != PATH {
+                return text(
+                    StatusCode::NOT_FOUND,
+                    format!("not found; git webhooks go to {PATH}\n"),
+                );
+            }
+            let provider = Provider::identify(request.headers());
+            let outcome = receiver.receive(request, provider.clone()).await;
+            let name = provider.map_or("unknown", |(provider, _)| provider.name());
+            receiver.metrics.webhook(name, outcome.result);
+            if outcome.status.is_success() {
+                tracing::info!(provider = name, "webhook: {}", outcome.message);
+            } else {
+                tracing::warn!(provider = name, status = %outcome.status, "webhook refused: {}", outcome.message);
+            }
+            text(outcome.status, format!("{}\n", outcome.message))
+        })
+    }
+
+    fn methods(&self) -> &'static [Method] {
+        &[Method::POST]
+    }
+}
+
+impl Receiving {
+    /// The outcome of one request to [`PATH`] from `provider`.
+    async fn receive(
+        &self,
+        request: Request<Incoming>,
+        provider: Option<(Provider, Event)>,
+    ) -> Outcome {
+        let too_large = || {
+            Outcome::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("the body is larger than {MAX_BODY} bytes"),
+            )
+        };
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|length| length > MAX_BODY as u64) {
+            return too_large();
+        }
+        let (parts, body) = request.into_parts();
+        let body = match Limited::new(body, MAX_BODY).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(error) if error.is::<http_body_util::LengthLimitError>() => return too_large(),
+            Err(error) => {
+                return Outcome::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    format!("reading the body: {error}"),
+                );
+            }
+        };
+        let Some((provider, event)) = provider else {
+            return Outcome::new(
+                StatusCode::BAD_REQUEST,
+                "unknown_provider",
+                "no event header of GitHub, GitLab, Bitbucket, Bitbucket Server, Gitea, Forgejo or Gogs",
+            );
+        };
+        let secrets = match self.secrets.current().await {
+            Ok(secrets) => secrets,
+            Err(error) => {
+                return Outcome::new(StatusCode::SERVICE_UNAVAILABLE, "failed", error.to_string());
+            }
+        };
+        if let Err(error) = verify(
+            provider,
+            &parts.headers,
+            &body,
+            &secrets,
+            self.secrets.name(),
+        ) {
+            return Outcome::new(StatusCode::UNAUTHORIZED, "unauthorized", error.to_string());
+        }
+        match event {
+            Event::Push => {}
+            Event::Ping => return Outcome::new(StatusCode::OK, "ping", "pong"),
+            Event::Other(name) => {
+                return Outcome::new(
+                    StatusCode::BAD_REQUEST,
+                    "unknown_event",
+                    format!(
+                        "{} event {name:?} is not a push; only push events refresh",
+                        provider.name()
+                    ),
+                );
+            }
+        }
+        let pushed = match push(provider, &body) {
+            Ok(pushed) => pushed,
+            Err(error) => {
+                return Outcome::new(StatusCode::BAD_REQUEST, "bad_payload", error.to_string());
+            }
+        };
+        match self.refresher.refresh(&pushed.repos).await {
+            Ok(refreshed) => {
+                let repos: Vec<String> = pushed.repos.iter().map(ToString::to_string).collect();
+                Outcome::new(
+                    StatusCode::OK,
+                    "refreshed",
+                    format!(
+                        "push to {} ({}): refreshed {} Application(s) and {} ApplicationSet(s)",
+                        repos.join(", "),
+                        pushed.refs.join(", "),
+                        refreshed.applications.len(),
+                        refreshed.application_sets.len()
+                    ),
+                )
+            }
+            Err(error) => {
+                Outcome::new(StatusCode::SERVICE_UNAVAILABLE, "failed", error.to_string())
+            }
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The repository a push webhook names (every URL its payload gives for it: web page, https
+//! and ssh clone URLs) and the refs pushed, read from each provider's documented push payload:
+//! GitHub, Gitea/Forgejo and Gogs (`repository.html_url`, `clone_url`, `ssh_url`, GitHub's
+//! `git_url`; `ref`), GitLab (`project.web_url`, `git_http_url`, `git_ssh_url`, and the older
+//! `repository` fields; `ref`), Bitbucket Cloud (`repository.links.html.href`;
+//! `push.changes[].new.name`, or `old.name` for a deleted branch) and Bitbucket Server
+//! (`repository.links.clone[].href`; `changes[].ref.id`). Pure.
+
+use serde_json::Value;
+
+use super::provider::Provider;
+use super::repo_url::RepoKey;
+
+/// What a push names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Push {
+    /// The repository, by every URL the payload gives for it.
+    pub repos: Vec<RepoKey>,
+    /// The refs pushed (`refs/heads/main`, or a bare branch name from Bitbucket Cloud).
+    pub refs: Vec<String>,
+}
+
+/// A push payload that cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PayloadError {
+    #[error(
+        "the {provider} push payload is not JSON ({error}); configure the webhook to send application/json"
+    )]
+    NotJson {
+        provider: &'static str,
+        error: String,
+    },
+    #[error("the {provider} push payload names no repository URL (looked at {fields})")]
+    NoRepository {
+        provider: &'static str,
+        fields: &'static str,
+    },
+}
+
+/// The JSON pointers of the repository's URLs in `provider`'s push payload (`*` stands for
+/// every element of an array).
+fn url_fields(provider: Provider) -> &'static [&'static str] {
+    match provider {
+        Provider::GitHub | Provider::Gitea | Provider::Gogs => &[
+            "/repository/html_url",
+            "/repository/clone_url",
+            "/repository/ssh_url",
+            "/repository/git_url",
+        ],
+        Provider::GitLab => &[
+            "/project/web_url",
+            "/project/git_http_url",
+            "/project/git_ssh_url",
+            "/repository/homepage",
+            "/repository/git_http_url",
+            "/repository/git_ssh_url",
+        ],
+        Provider::Bitbucket => &["/repository/links/html/href"],
+        Provider::BitbucketServer => &["/repository/links/clone/*/href"],
+    }
+}
+
+/// The JSON pointers of the pushed refs.
+fn ref_fields(provider: Provider) -> &'static [&'static str] {
+    match provider {
+        Provider::GitHub | Provider::Gitea | Provider::Gogs | Provider::GitLab => &["/ref"],
+        Provider::Bitbucket => &["/push/changes/*/new/name", "/push/changes/*/old/name"],
+        Provider::BitbucketServer => &["/changes/*/ref/id"],
+    }
+}
+
+/// The push `body` of `provider` announces.
+///
+/// # Errors
+/// The body is not JSON, or names no repository URL.
+pub fn push(provider: Provider, body: &[u8]) -> Result<Push, PayloadError> {
+    let payload: Value = serde_json::from_slice(body).map_err(|error| PayloadError::NotJson {
+        provider: provider.name(),
+        error: error.to_string(),
+    })?;
+    let repos: Vec<RepoKey> = distinct(&payload, url_fields(provider), RepoKey::of);
+    if repos.is_empty() {
+        return Err(PayloadError::NoRepository {
+            provider: provider.name(),
+            fields: match provider {
+                Provider::GitHub | Provider::Gitea | Provider::Gogs => {
+                    "repository.html_url, clone_url, ssh_url"
+                }
+                Provider::GitLab => "project.web_url, git_http_url, git_ssh_url",
+                Provider::Bitbucket => "repository.links.html.href",
+                Provider::BitbucketServer => "repository.links.clone[].href",
+            },
+        });
+    }
+    let refs = distinct(&payload, ref_fields(provider), |r| Some(r.to_owned()));
+    Ok(Push { repos, refs })
+}
+
+/// The strings at `fields` of `payload` that `read` accepts, sorted, each once.
+fn distinct<T: Ord>(payload: &Value, fields: &[&str], read: impl Fn(&str) -> Option<T>) -> Vec<T> {
+    let mut found: Vec<T> = fields
+        .iter()
+        .flat_map(|field| strings(payload, field))
+        .filter_map(read)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The strings at `pointer` in `value`, `*` segments taking every element of an array.
+fn strings<'a>(value: &'a Value, pointer: &str) -> Vec<&'a str> {
+    let mut found = vec![value];
+    for segment in pointer.split('/').skip(1) {
+        found = found
+            .into_iter()
+            .flat_map(|value| match (segment, value) {
+                ("*", Value::Array(items)) => items.iter().collect(),
+                (key, Value::Object(map)) => map.get(key).into_iter().collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+    }
+    found.into_iter().filter_map(Value::as_str).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn keys(push: &Push) -> Vec<String> {
+        push.repos.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn github_names_its_web_and_clone_urls() {
+        let body = json!({
+            "ref": "refs/heads/main",
+            "repository": {
+                "html_url": "https://github.com/Acme/Platform",
+                "clone_url": "https://github.com/Acme/Platform.git",
+                "ssh_url": "git@github.com:Acme/Platform.git",
+                "git_url": "git://github.com/Acme/Platform.git"
+            }
+        });
+        let push = push(Provider::GitHub, body.to_string().as_bytes()).unwrap();
+        assert_eq!(keys(&push), ["github.com/acme/platform"]);
+        assert_eq!(push.refs, ["refs/heads/main"]);
+    }
+
+    #[test]
+    fn bitbucket_server_names_each_clone_link() {
+        let body = json!({
+            "eventKey": "repo:refs_changed",
+            "repository": {"links": {"clone": [
+                {"href": "ssh://git@bitbucket.example.com:7999/plat/platform.git", "name": "ssh"},
+                {"href": "https://bitbucket.example.com/scm/plat/platform.git", "name": "http"}
+            ]}},
+            "changes": [{"ref": {"id": "refs/heads/main"}, "type": "UPDATE"}]
+        });
+        let push = push(Provider::BitbucketServer, body.to_string().as_bytes()).unwrap();
+        assert_eq!(
+            keys(&push),
+            [
+                "bitbucket.example.com/plat/platform",
+                "bitbucket.example.com/scm/plat/platform"
+            ]
+        );
+        assert_eq!(push.refs, ["refs/heads/main"]);
+    }
+
+    #[test]
+    fn bitbucket_cloud_names_its_page_and_branches() {
+        let body = json!({
+            "repository": {"links": {"html": {"href": "https://bitbucket.org/acme/platform"}}},
+            "push": {"changes": [{"new": {"name": "main", "type": "branch"}, "old": {"name": "main"}}]}
+        });
+        let push = push(Provider::Bitbucket, body.to_string().as_bytes()).unwrap();
+        assert_eq!(keys(&push), ["bitbucket.org/acme/platform"]);
+        assert_eq!(push.refs, ["main"]);
+    }
+
+    #[test]
+    fn a_payload_without_a_repository_or_not_json_is_refused() {
+        assert!(matches!(
+            push(Provider::GitLab, br#"{"ref": "refs/heads/main"}"#),
+            Err(PayloadError::NoRepository {
+                provider: "gitlab",
+                ..
+            })
+        ));
+        assert!(matches!(
+            push(Provider::GitHub, b"payload=%7B%7D"),
+            Err(PayloadError::NotJson {
+                provider: "github",
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,244 @@
+//! What a verified push does: the repository cache forgets its fetches of the pushed
+//! repositories ([`RepoCache::expire`]), so their next resolve fetches; then every Application
+//! of the managed namespaces with a source in one of them gets the annotation
+//! `flotilla.dev/refresh` set to the time of the push, and every ApplicationSet with a git
+//! generator reading one of them, or owning such an Application, gets it too (the ApplicationSet
+//! controller removes it once regenerated). The watches of both controllers see those writes at
+//! once: the Applications compare with the new commit, the ApplicationSets regenerate and move
+//! their rollouts to it. The writes go through the Lease-free client, so a standby replica that
+//! receives a webhook still announces it to the leader.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::{Api, Client, ResourceExt};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::repo_url::RepoKey;
+use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use crate::cluster::api_error::ApiError;
+use crate::controller::appset_reconciler::REFRESH_ANNOTATION;
+use crate::repo::cache::RepoCache;
+
+/// Annotation writes in flight at once.
+const CONCURRENT_WRITES: usize = 16;
+
+/// Where pushes are announced.
+pub struct Refresher {
+    /// A client whose writes do not need the Lease.
+    pub client: Client,
+    /// The namespace of the ApplicationSets (and of Applications).
+    pub namespace: String,
+    /// The namespaces whose Applications are managed (the control namespace among them).
+    pub app_namespaces: watch::Receiver<Vec<String>>,
+    pub repos: Arc<RepoCache>,
+}
+
+/// What one push refreshed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Refreshed {
+    /// Mirrors of the repository cache made to fetch again.
+    pub mirrors: usize,
+    /// Applications annotated, as `namespace/name`.
+    pub applications: Vec<String>,
+    /// ApplicationSets annotated.
+    pub application_sets: Vec<String>,
+}
+
+/// A list or an annotation write failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RefreshError {
+    #[error("listing the {kind}s of namespace {namespace}: {error}")]
+    List {
+        kind: &'static str,
+        namespace: String,
+        #[source]
+        error: ApiError,
+    },
+    #[error("annotating {kind} {namespace}/{name}: {error}")]
+    Annotate {
+        kind: &'static str,
+        namespace: String,
+        name: String,
+        #[source]
+        error: ApiError,
+    },
+}
+
+impl Refresher {
+    /// Refreshes what reads the repositories `pushed`.
+    ///
+    /// # Errors
+    /// Listing or annotating failed; what was annotated before stays annotated.
+    pub async fn refresh(&self, pushed: &[RepoKey]) -> Result<Refreshed, RefreshError> {
+        let pushed: BTreeSet<&RepoKey> = pushed.iter().collect();
+        let reads = |url: &str| RepoKey::of(url).is_some_and(|key| pushed.contains(&key));
+        let mirrors = self.repos.expire(reads).len();
+        let stamp = Timestamp::now().to_string();
+        let mut refreshed = Refreshed {
+            mirrors,
+            ..Refreshed::default()
+        };
+        let mut owners = BTreeSet::new();
+        let mut reading = Vec::new();
+        let namespaces = self.app_namespaces.borrow().clone();
+        for namespace in namespaces {
+            let api: Api<Application> = Api::namespaced(self.client.clone(), &namespace);
+            let apps =
+                api.list(&ListParams::default())
+                    .await
+                    .map_err(|error| RefreshError::List {
+                        kind: "Application",
+                        namespace: namespace.clone(),
+                        error: error.into(),
+                    })?;
+            let names: Vec<String> = apps
+                .items
+                .iter()
+                .filter(|app| {
+                    std::iter::once(&app.spec.source)
+                        .chain(&app.spec.sources)
+                        .any(|source| reads(&source.repo_url))
+                })
+                .inspect(|app| {
+                    if namespace == self.namespace
+                        && let Some(owner) = app.labels().get(APPLICATION_SET_LABEL)
+                    {
+                        owners.insert(owner.clone());
+                    }
+                })
+                .map(ResourceExt::name_any)
+                .collect();
+            reading.push((api, namespace, names));
+        }
+        let api: Api<ApplicationSet> = Api::namespaced(self.client.clone(), &self.namespace);
+        let appsets =
+            api.list(&ListParams::default())
+                .await
+                .map_err(|error| RefreshError::List {
+                    kind: "ApplicationSet",
+                    namespace: self.namespace.clone(),
+                    error: error.into(),
+                })?;
+        let names: Vec<String> = appsets
+            .items
+            .iter()
+            .filter(|appset| {
+                owners.contains(&appset.name_any())
+                    || git_generator_repos(appset).iter().any(|url| reads(url))
+            })
+            .map(ResourceExt::name_any)
+            .collect();
+        // ApplicationSets first: their rollouts start from the new commit without waiting for
+        // their Applications.
+        annotate(&api, "ApplicationSet", &self.namespace, &names, &stamp).await?;
+        refreshed.application_sets = names;
+        for (api, namespace, names) in reading {
+            annotate(&api, "Application", &namespace, &names, &stamp).await?;
+            refreshed
+                .applications
+                .extend(names.iter().map(|name| format!("{namespace}/{name}")));
+        }
+        Ok(refreshed)
+    }
+}
+
+/// Sets [`REFRESH_ANNOTATION`] to `stamp` on the objects `names` of `api`, a few at a time.
+async fn annotate<K>(
+    api: &Api<K>,
+    kind: &'static str,
+    namespace: &str,
+    names: &[String],
+    stamp: &str,
+) -> Result<(), RefreshError>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    let patch = serde_json::json!({"metadata": {"annotations": {REFRESH_ANNOTATION: stamp}}});
+    // Collected first: a stream over a closure of borrowed names is not `Send` to the compiler.
+    let writes: Vec<_> = names
+        .iter()
+        .map(|name| {
+            let (api, patch, name) = (api.clone(), patch.clone(), name.clone());
+            let namespace = namespace.to_owned();
+            async move {
+                api.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                    .await
+                    .map(drop)
+                    .map_err(|error| RefreshError::Annotate {
+                        kind,
+                        namespace,
+                        name,
+                        error: error.into(),
+                    })
+            }
+        })
+        .collect();
+    futures::stream::iter(writes)
+        .buffer_unordered(CONCURRENT_WRITES)
+        .try_collect()
+        .await
+}
+
+/// The `repoURL`s of the git generators of `appset`, nested in matrix and merge generators too.
+fn git_generator_repos(appset: &ApplicationSet) -> Vec<String> {
+    let mut urls = Vec::new();
+    if let Ok(generators) = serde_json::to_value(&appset.spec.generators) {
+        collect_git_repos(&generators, &mut urls);
+    }
+    urls
+}
+
+/// Every `git.repoURL` string under `value`.
+fn collect_git_repos(value: &Value, urls: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(url) = map
+                .get("git")
+                .and_then(|git| git.get("repoURL"))
+                .and_then(Value::as_str)
+            {
+                urls.push(url.to_owned());
+            }
+            map.values()
+                .for_each(|value| collect_git_repos(value, urls));
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|value| collect_git_repos(value, urls)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn git_generators_are_found_inside_matrix_and_merge() {
+        let generators = json!([
+            {"list": {"elements": [{"repoURL": "https://not/a-generator"}]}},
+            {"matrix": {"generators": [
+                {"git": {"repoURL": "https://git.example.com/acme/apps.git", "revision": "main"}},
+                {"merge": {"generators": [
+                    {"git": {"repoURL": "git@git.example.com:acme/config", "files": []}}
+                ]}}
+            ]}}
+        ]);
+        let mut urls = Vec::new();
+        collect_git_repos(&generators, &mut urls);
+        assert_eq!(
+            urls,
+            [
+                "https://git.example.com/acme/apps.git",
+                "git@git.example.com:acme/config"
+            ]
+        );
+    }
+}

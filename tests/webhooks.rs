@@ -1,0 +1,566 @@
+//! The git webhook receiver end to end: `flotilla controller --webhook-addr` runs against
+//! cluster 1 with git polling, Application resyncs and fetch reuse all set to an hour, so only a
+//! webhook can explain a new commit being seen. Repositories are bare repositories served by
+//! `git http-backend` on loopback; webhooks are the push payloads each provider documents
+//! (`tests/fixtures/webhooks/`), signed as each provider signs them with the secrets of the
+//! namespace's `argocd-secret`.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use flotilla::api::application_set_status::{
+    ConditionStatus, ConditionType, RolloutApplicationState as State,
+};
+use flotilla::api::{Application, ApplicationSet};
+use flotilla::webhook::handler::MAX_BODY;
+use flotilla::webhook::signature::sign_sha256;
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use serde_json::json;
+use support::git_remote::{GitHttp, Remote};
+use support::three_step_appset::three_steps;
+use support::{TestNamespace, apply, eventually_within, namespace, object};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Longer than any test: nothing but a webhook makes the controller look at git again.
+const NEVER: &str = "1h";
+/// The bound a webhook-triggered refresh must meet: an order of magnitude above what it takes
+/// (BENCHMARKS.md), far below the hour of polling.
+const WEBHOOK_BOUND: Duration = Duration::from_secs(10);
+
+const GITHUB_SECRET: &str = "github webhook secret";
+const GITLAB_TOKEN: &str = "gitlab-token";
+const BITBUCKET_SECRET: &str = "bitbucket cloud secret";
+const BITBUCKET_SERVER_SECRET: &str = "bitbucket server secret";
+const GOGS_SECRET: &str = "gogs and gitea secret";
+
+/// `flotilla controller` for one namespace on cluster 1 with a webhook listener and a metrics
+/// endpoint, logging to the control plane's logs.
+struct Controller {
+    child: Child,
+    webhook: std::net::SocketAddr,
+    metrics: std::net::SocketAddr,
+    _cache: tempfile::TempDir,
+}
+
+fn free_address() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+}
+
+impl Controller {
+    fn start(ns: &TestNamespace, identity: &str) -> Self {
+        let log = support::controller_log(&ns.name, identity);
+        let cache = tempfile::tempdir().expect("a repository cache directory");
+        let (webhook, metrics) = (free_address(), free_address());
+        let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args([
+                "controller",
+                "--namespace",
+                &ns.name,
+                "--identity",
+                identity,
+            ])
+            .args([
+                "--git-poll",
+                NEVER,
+                "--app-resync",
+                NEVER,
+                "--repo-refresh",
+                NEVER,
+            ])
+            .args(["--webhook-addr", &webhook.to_string()])
+            .args(["--metrics-addr", &metrics.to_string()])
+            .arg("--repo-cache")
+            .arg(cache.path())
+            .arg("--kubeconfig")
+            .arg(support::kubeconfig_path(1))
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("starts flotilla controller");
+        support::git_remote::wait_for_port(webhook.port(), "the webhook listener");
+        Self {
+            child,
+            webhook,
+            metrics,
+            _cache: cache,
+        }
+    }
+
+    /// `flotilla_webhook_requests_total` by (provider, result).
+    async fn webhook_counts(&self) -> BTreeMap<(String, String), u64> {
+        let (_, scraped) = exchange(
+            self.metrics,
+            "GET /metrics HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n".into(),
+            b"",
+        )
+        .await;
+        scraped
+            .lines()
+            .filter_map(|line| line.strip_prefix("flotilla_webhook_requests_total{"))
+            .filter_map(|line| {
+                let (labels, count) = line.split_once("} ")?;
+                let label = |name: &str| {
+                    labels
+                        .split(',')
+                        .find_map(|l| l.strip_prefix(&format!("{name}=\"")))
+                        .map(|v| v.trim_end_matches('"').to_owned())
+                };
+                Some(((label("provider")?, label("result")?), count.parse().ok()?))
+            })
+            .collect()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `head` (request line and headers, ending with the empty line) and `body` to `address`;
+/// returns the status code and the response's text.
+async fn exchange(address: std::net::SocketAddr, head: String, body: &[u8]) -> (u16, String) {
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the listener accepts connections");
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .expect("sends the head");
+    stream.write_all(body).await.expect("sends the body");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("reads");
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("a status line: {response}"));
+    (status, response)
+}
+
+/// POSTs `body` to the controller's `/api/webhook` with `headers`.
+async fn post(controller: &Controller, headers: &[(&str, String)], body: &[u8]) -> (u16, String) {
+    let mut head = format!(
+        "POST /api/webhook HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    exchange(controller.webhook, head, body).await
+}
+
+/// A provider's documented push payload for the repository at `http_url` from `before` to
+/// `after`.
+fn payload(file: &str, http_url: &str, before: &str, after: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/webhooks")
+        .join(file);
+    let host = http_url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("a host");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+        .replace("{{HTTP_URL}}", http_url)
+        .replace("{{HOST}}", host)
+        .replace("{{HOSTNAME}}", host.split(':').next().expect("a host name"))
+        .replace("{{BEFORE}}", before)
+        .replace("{{AFTER}}", after)
+        .into_bytes()
+}
+
+/// The headers each provider sends with a push `body`, signed or with its token.
+fn provider_headers(provider: &str, body: &[u8]) -> Vec<(&'static str, String)> {
+    let sign = |secret: &str, prefix: &str| sign_sha256(secret.as_bytes(), body, prefix);
+    match provider {
+        "github" => vec![
+            ("x-github-event", "push".into()),
+            (
+                "x-github-delivery",
+                "72d3162e-cc78-11e3-81ab-4c9367dc0958".into(),
+            ),
+            ("x-hub-signature-256", sign(GITHUB_SECRET, "sha256=")),
+        ],
+        "gitlab" => vec![
+            ("x-gitlab-event", "Push Hook".into()),
+            ("x-gitlab-token", GITLAB_TOKEN.into()),
+        ],
+        "bitbucket" => vec![
+            ("x-event-key", "repo:push".into()),
+            (
+                "x-hook-uuid",
+                "{2d8a5fd7-6a56-4a5e-9b8a-5c3a6d2b9f10}".into(),
+            ),
+            (
+                "x-request-uuid",
+                "{afb6f7c2-1d3a-4b5e-8c9d-0e1f2a3b4c5d}".into(),
+            ),
+            ("x-hub-signature", sign(BITBUCKET_SECRET, "sha256=")),
+        ],
+        "bitbucket-server" => vec![
+            ("x-event-key", "repo:refs_changed".into()),
+            (
+                "x-request-id",
+                "a9a4f7c0-2b5a-4f3e-9d1c-7e8f9a0b1c2d".into(),
+            ),
+            ("x-hub-signature", sign(BITBUCKET_SERVER_SECRET, "sha256=")),
+        ],
+        // Gitea and Forgejo send Gogs' and GitHub's headers too.
+        "gitea" => vec![
+            ("x-gitea-event", "push".into()),
+            ("x-gogs-event", "push".into()),
+            ("x-github-event", "push".into()),
+            ("x-gitea-signature", sign(GOGS_SECRET, "")),
+        ],
+        "forgejo" => vec![
+            ("x-forgejo-event", "push".into()),
+            ("x-gitea-event", "push".into()),
+            ("x-forgejo-signature", sign(GOGS_SECRET, "")),
+        ],
+        "gogs" => vec![
+            ("x-gogs-event", "push".into()),
+            ("x-gogs-signature", sign(GOGS_SECRET, "")),
+        ],
+        other => panic!("no provider {other}"),
+    }
+}
+
+/// The namespace (CRDs, the AppProject `platform`, the webhook secrets in `argocd-secret`) and
+/// a repository served over HTTP whose `component/` directories each hold a ConfigMap carrying
+/// `version`.
+async fn setup(label: &str) -> (TestNamespace, Remote, GitHttp) {
+    let ns = namespace(1, label).await;
+    support::install_flotilla_crds(&ns.client).await;
+    support::permissive_project(&ns, "platform").await;
+    let secret: Secret = object(json!({
+        "metadata": {"name": "argocd-secret"},
+        "stringData": {
+            "webhook.github.secret": GITHUB_SECRET,
+            "webhook.gitlab.secret": GITLAB_TOKEN,
+            "webhook.bitbucket.secret": BITBUCKET_SECRET,
+            "webhook.bitbucketserver.secret": BITBUCKET_SERVER_SECRET,
+            "webhook.gogs.secret": GOGS_SECRET,
+        }
+    }));
+    apply(&ns.api::<Secret>(), &secret).await;
+    let remote = Remote::new("platform");
+    let server = GitHttp::start(remote.exported());
+    (ns, remote, server)
+}
+
+/// Writes `component/config.json`: a ConfigMap `<component>-config` with `version`.
+fn component(remote: &Remote, component: &str, version: &str) {
+    let config = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": format!("{component}-config")},
+        "data": {"version": version}
+    });
+    remote.write(&format!("{component}/config.json"), &config.to_string());
+}
+
+/// An Application `name` syncing `path` of `url` (branch main) automatically into the namespace.
+fn application(ns: &TestNamespace, name: &str, url: &str, path: &str) -> Application {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {
+            "project": "platform",
+            "source": {"repoURL": url, "targetRevision": "main", "path": path},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
+            "syncPolicy": {"automated": {"prune": true}}
+        }
+    }))
+}
+
+/// The revision `name` was last synced to, once Synced.
+async fn synced_revision(api: &Api<Application>, name: &str) -> Option<String> {
+    let app = api.get(name).await.ok()?;
+    let sync = app.status?.sync?;
+    (sync.status.as_str() == "Synced").then_some(sync.revision)
+}
+
+/// Waits until `name` is Synced to `revision`, within `timeout`.
+async fn wait_synced(api: &Api<Application>, name: &str, revision: &str, timeout: Duration) {
+    eventually_within(
+        timeout,
+        &format!("{name} synced to {revision}"),
+        async || match synced_revision(api, name).await {
+            Some(synced) if synced == revision => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn each_providers_documented_push_refreshes_the_applications_of_its_repository() {
+    let (ns, remote, server) = setup("webhook-providers").await;
+    component(&remote, "database", "v0");
+    let mut before = remote.push("v0");
+    let url = server.url("platform.git");
+    let http_url = url.trim_end_matches(".git").to_owned();
+    let controller = Controller::start(&ns, "providers");
+    let apps: Api<Application> = ns.api();
+    apply(&apps, &application(&ns, "database", &url, "database")).await;
+    wait_synced(&apps, "database", &before, support::TIMEOUT).await;
+
+    let providers = [
+        ("github", "github.json"),
+        ("gitlab", "gitlab.json"),
+        ("bitbucket", "bitbucket.json"),
+        ("bitbucket-server", "bitbucket-server.json"),
+        ("gitea", "gitea.json"),
+        ("forgejo", "gitea.json"),
+        ("gogs", "gogs.json"),
+    ];
+    for (version, (provider, file)) in providers.iter().enumerate() {
+        component(&remote, "database", &format!("v{}", version + 1));
+        let after = remote.push(&format!("v{} for {provider}", version + 1));
+        // The commit is not seen without the webhook (nothing polls within the hour).
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(
+            synced_revision(&apps, "database").await,
+            Some(before.clone()),
+            "{provider}"
+        );
+        let body = payload(file, &http_url, &before, &after);
+        let (status, response) = post(&controller, &provider_headers(provider, &body), &body).await;
+        assert_eq!(status, 200, "{provider}: {response}");
+        assert!(
+            response.contains("refreshed 1 Application(s)"),
+            "{provider}: {response}"
+        );
+        wait_synced(&apps, "database", &after, WEBHOOK_BOUND).await;
+        before = after;
+    }
+    let counts = controller.webhook_counts().await;
+    for (provider, count) in [
+        ("github", 1),
+        ("gitlab", 1),
+        ("bitbucket", 1),
+        ("bitbucketserver", 1),
+        ("gitea", 2),
+        ("gogs", 1),
+    ] {
+        assert_eq!(
+            counts.get(&(provider.to_owned(), "refreshed".to_owned())),
+            Some(&count),
+            "{provider}: {counts:?}"
+        );
+    }
+}
+
+/// A refused request: what it is, its headers and body, and the status it gets.
+type Refusal = (&'static str, Vec<(&'static str, String)>, Vec<u8>, u16);
+
+#[tokio::test]
+async fn refused_webhooks_are_counted_and_refresh_nothing() {
+    let (ns, remote, server) = setup("webhook-refused").await;
+    component(&remote, "database", "v1");
+    let v1 = remote.push("v1");
+    let url = server.url("platform.git");
+    let http_url = url.trim_end_matches(".git").to_owned();
+    let controller = Controller::start(&ns, "refused");
+    let apps: Api<Application> = ns.api();
+    apply(&apps, &application(&ns, "database", &url, "database")).await;
+    wait_synced(&apps, "database", &v1, support::TIMEOUT).await;
+    component(&remote, "database", "v2");
+    let v2 = remote.push("v2");
+    let body = payload("github.json", &http_url, &v1, &v2);
+    let signed = sign_sha256(GITHUB_SECRET.as_bytes(), &body, "sha256=");
+    let push = ("x-github-event", "push".to_owned());
+
+    let wrong = sign_sha256(b"not the secret", &body, "sha256=");
+    let refusals: [Refusal; 6] = [
+        (
+            "wrong signature",
+            vec![push.clone(), ("x-hub-signature-256", wrong)],
+            body.clone(),
+            401,
+        ),
+        ("unsigned", vec![push.clone()], body.clone(), 401),
+        (
+            "signature of another body",
+            vec![push.clone(), ("x-hub-signature-256", signed.clone())],
+            payload("github.json", &http_url, &v1, &v1),
+            401,
+        ),
+        (
+            "unknown event",
+            vec![
+                ("x-github-event", "issues".into()),
+                ("x-hub-signature-256", signed.clone()),
+            ],
+            body.clone(),
+            400,
+        ),
+        ("no provider", vec![], body.clone(), 400),
+        (
+            "wrong GitLab token",
+            vec![
+                ("x-gitlab-event", "Push Hook".into()),
+                ("x-gitlab-token", "guess".into()),
+            ],
+            payload("gitlab.json", &http_url, &v1, &v2),
+            401,
+        ),
+    ];
+    for (what, headers, body, expected) in &refusals {
+        let (status, response) = post(&controller, headers, body).await;
+        assert_eq!(status, *expected, "{what}: {response}");
+    }
+    // A replayed push padded past 1 MiB, correctly signed: refused by its declared length before
+    // its body is read (the client waits for `100 Continue`, which never comes).
+    let mut oversized = body.clone();
+    oversized.resize(MAX_BODY + 1, b' ');
+    let head = format!(
+        "POST /api/webhook HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\nexpect: 100-continue\r\nx-github-event: push\r\nx-hub-signature-256: {}\r\n\r\n",
+        oversized.len(),
+        sign_sha256(GITHUB_SECRET.as_bytes(), &oversized, "sha256=")
+    );
+    let (status, response) = exchange(controller.webhook, head, b"").await;
+    assert_eq!(status, 413, "{response}");
+    // A GET is not a webhook.
+    let (status, _) = exchange(
+        controller.webhook,
+        "GET /api/webhook HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".into(),
+        b"",
+    )
+    .await;
+    assert_eq!(status, 405);
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(synced_revision(&apps, "database").await, Some(v1.clone()));
+    let app = apps.get("database").await.expect("reads the Application");
+    assert!(
+        !app.metadata
+            .annotations
+            .unwrap_or_default()
+            .contains_key("flotilla.dev/refresh"),
+        "nothing was refreshed"
+    );
+    let counts = controller.webhook_counts().await;
+    let count = |provider: &str, result: &str| {
+        counts
+            .get(&(provider.to_owned(), result.to_owned()))
+            .copied()
+            .unwrap_or_default()
+    };
+    assert_eq!(count("github", "unauthorized"), 3, "{counts:?}");
+    assert_eq!(count("github", "unknown_event"), 1, "{counts:?}");
+    assert_eq!(count("github", "too_large"), 1, "{counts:?}");
+    assert_eq!(count("unknown", "unknown_provider"), 1, "{counts:?}");
+    assert_eq!(count("gitlab", "unauthorized"), 1, "{counts:?}");
+    assert_eq!(count("github", "refreshed"), 0, "{counts:?}");
+
+    // The same push, correctly signed, refreshes it: the refusals above were the only reason.
+    let (status, response) =
+        post(&controller, &[push, ("x-hub-signature-256", signed)], &body).await;
+    assert_eq!(status, 200, "{response}");
+    wait_synced(&apps, "database", &v2, WEBHOOK_BOUND).await;
+}
+
+/// Whether every Application of the rollout is Healthy at `revision` and the rollout is over.
+fn complete_at(appset: &ApplicationSet, revision: &str) -> bool {
+    let Some(status) = &appset.status else {
+        return false;
+    };
+    let over = status.conditions.iter().any(|c| {
+        c.type_ == ConditionType::RolloutProgressing && c.status == ConditionStatus::False
+    });
+    over && status.application_status.len() == 3
+        && status.application_status.iter().all(|entry| {
+            entry.status == State::Healthy && entry.target_revisions == [revision.to_owned()]
+        })
+}
+
+#[tokio::test]
+async fn a_push_announced_by_webhook_starts_the_rollout_within_a_second() {
+    let (ns, remote, server) = setup("webhook-rollout").await;
+    for name in ["database", "backend", "frontend"] {
+        component(&remote, name, "v1");
+    }
+    let v1 = remote.push("v1");
+    let url = server.url("platform.git");
+    let http_url = url.trim_end_matches(".git").to_owned();
+    let controller = Controller::start(&ns, "rollout");
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &three_steps(&url, &ns)).await;
+    let rolled_out = |revision: String| {
+        let appsets = appsets.clone();
+        async move {
+            eventually_within(
+                Duration::from_secs(120),
+                &format!("the rollout of {revision}"),
+                async || {
+                    let appset = appsets
+                        .get("platform-stack")
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if complete_at(&appset, &revision) {
+                        Ok(())
+                    } else {
+                        Err(format!("{:#?}", appset.status))
+                    }
+                },
+            )
+            .await;
+        }
+    };
+    rolled_out(v1.clone()).await;
+
+    for name in ["database", "backend", "frontend"] {
+        component(&remote, name, "v2");
+    }
+    let v2 = remote.push("v2");
+    let body = payload("github.json", &http_url, &v1, &v2);
+    let headers = provider_headers("github", &body);
+    let sent = Instant::now();
+    let (status, response) = post(&controller, &headers, &body).await;
+    let answered = sent.elapsed();
+    assert_eq!(status, 200, "{response}");
+    // The rollout has started once the first step's Application targets the new commit.
+    let started = eventually_within(WEBHOOK_BOUND, "the rollout of v2 to start", async || {
+        let appset = appsets
+            .get("platform-stack")
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = appset.status.unwrap_or_default();
+        let database = status
+            .application_status
+            .iter()
+            .find(|entry| entry.application == "database")
+            .ok_or("no database entry")?;
+        if database.target_revisions == [v2.clone()]
+            && matches!(
+                database.status,
+                State::Pending | State::Progressing | State::Healthy
+            )
+        {
+            Ok(sent.elapsed())
+        } else {
+            Err(format!("{database:?}"))
+        }
+    })
+    .await;
+    println!(
+        "webhook to rollout start: {} ms (the webhook was answered after {} ms)",
+        started.as_millis(),
+        answered.as_millis()
+    );
+    rolled_out(v2).await;
+}
