@@ -14,7 +14,9 @@ use std::process::Command;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::Role;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -169,6 +171,48 @@ fn the_controller_runs_the_image_of_this_version() {
         .expect("runAsUser");
     assert_eq!(user.split(':').next(), Some(uid.to_string().as_str()));
     assert!(containerfile.contains("COPY tests/tools/install.sh"));
+}
+
+/// Three replicas share the Applications, a PodDisruptionBudget keeps two of them, and the Role
+/// lets them list and delete member Leases.
+#[test]
+fn three_replicas_with_a_disruption_budget_and_member_leases() {
+    for mode in ["", "namespaced"] {
+        let objects = rendered(mode);
+        let deployment: Deployment = one(&objects, "Deployment");
+        let spec = deployment.spec.expect("a spec");
+        assert_eq!(spec.replicas, Some(3), "{mode}");
+        let args = spec.template.spec.expect("a pod spec").containers[0]
+            .args
+            .clone()
+            .unwrap_or_default();
+        assert!(
+            !args.iter().any(|a| a == "--shards"),
+            "--shards auto is the default: {args:?}"
+        );
+        let budget: PodDisruptionBudget = one(&objects, "PodDisruptionBudget");
+        let budget = budget.spec.expect("a spec");
+        assert_eq!(budget.max_unavailable, Some(IntOrString::Int(1)));
+        assert_eq!(
+            budget.selector.and_then(|s| s.match_labels),
+            spec.selector.match_labels,
+            "{mode}: the budget selects the controller's pods"
+        );
+    }
+    let role: Role = read("base/role.yaml")
+        .split("\n---\n")
+        .filter_map(|doc| serde_saphyr::from_str::<Role>(doc).ok())
+        .find(|role| role.metadata.name.as_deref() == Some("flotilla-controller"))
+        .expect("the controller's Role");
+    let rule = role
+        .rules
+        .iter()
+        .flatten()
+        .find(|rule| rule.resources.iter().flatten().any(|r| r == "leases"))
+        .expect("a rule for leases");
+    for verb in ["get", "list", "create", "update", "delete"] {
+        assert!(rule.verbs.iter().any(|v| v == verb), "leases: {verb}");
+    }
 }
 
 #[test]

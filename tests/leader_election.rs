@@ -10,21 +10,19 @@
 mod controller_support;
 mod support;
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use flotilla::api::{Application, ApplicationSet};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
+use kube::Api;
 use kube::api::PostParams;
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client, Config};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use controller_support::{appset, commit_apps, repository};
+use support::private_plane::{ControlPlane, Replica, Write, audited_writes, signal};
 use support::{apply, eventually_within, install_flotilla_crds, object};
 
 const NAMESPACE: &str = "leader";
@@ -34,186 +32,29 @@ const LEASE_DURATION: Duration = Duration::from_secs(4);
 const PAUSE: Duration = LEASE_DURATION.saturating_mul(2);
 const WAIT: Duration = Duration::from_secs(40);
 
-/// Logs the writes of the replicas' users; nothing else.
-const AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: [RequestReceived]
-rules:
-  - level: Metadata
-    users: [replica-a, replica-b]
-    verbs: [create, update, patch, delete, deletecollection]
-  - level: None
-";
-
-fn signal(pid: i32, signal: i32) {
-    // SAFETY: kill(2) only sends a signal; the pids are processes this test started.
-    unsafe { libc::kill(pid, signal) };
-}
-
-/// A control plane of this test's own, stopped (and resumed first, if paused) when dropped.
-struct ControlPlane {
-    dir: tempfile::TempDir,
-    env: Vec<(&'static str, String)>,
-    apiserver: i32,
-}
-
-impl ControlPlane {
-    fn start() -> Self {
-        let dir = tempfile::tempdir().expect("a state directory");
-        // Bind three ports at once so they differ, then let them go for the control plane.
-        let listeners: Vec<TcpListener> = (0..3)
-            .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
-            .collect();
-        let port = |i: usize| listeners[i].local_addr().unwrap().port().to_string();
-        let policy = dir.path().join("audit-policy.yaml");
-        std::fs::write(&policy, AUDIT_POLICY).expect("writing the audit policy");
-        let tokens: String = ["admin"]
-            .iter()
-            .chain(REPLICAS.iter())
-            .map(|user| format!("token-{user},{user},{user},\"system:masters\"\n"))
-            .collect();
-        std::fs::write(dir.path().join("tokens.csv"), tokens).expect("writing tokens.csv");
-        let env = vec![
-            (
-                "FLOTILLA_CONTROLPLANE_DIR",
-                dir.path().display().to_string(),
-            ),
-            ("FLOTILLA_ETCD_PORT", port(0)),
-            ("FLOTILLA_ETCD_PEER_PORT", port(1)),
-            ("FLOTILLA_APISERVER1_PORT", port(2)),
-            ("FLOTILLA_CLUSTERS", "1".into()),
-            ("FLOTILLA_CONTROLLER_MANAGERS", "0".into()),
-            ("FLOTILLA_AUDIT_POLICY", policy.display().to_string()),
-        ];
-        drop(listeners);
-        let mut plane = Self {
-            dir,
-            env,
-            apiserver: 0,
-        };
-        assert!(plane.script("start.sh"), "start.sh failed");
-        plane.apiserver = std::fs::read_to_string(plane.path("pids/apiserver1.pid"))
-            .expect("the API server's pid file")
-            .trim()
-            .parse()
-            .expect("a pid");
-        plane
-    }
-
-    fn path(&self, relative: &str) -> PathBuf {
-        self.dir.path().join(relative)
-    }
-
-    /// Runs a script of tests/controlplane/ on this control plane; true when it succeeded.
-    fn script(&self, name: &str) -> bool {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/controlplane")
-            .join(name);
-        Command::new("bash")
-            .arg(script)
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|status| status.success())
-    }
-
-    /// A kubeconfig for cluster 1 authenticating as `user`.
-    fn kubeconfig(&self, user: &str) -> PathBuf {
-        let admin = std::fs::read_to_string(self.path("cluster1.kubeconfig")).expect("kubeconfig");
-        let path = self.path(&format!("{user}.kubeconfig"));
-        std::fs::write(
-            &path,
-            admin.replace("token-admin", &format!("token-{user}")),
-        )
-        .expect("writing a kubeconfig");
-        path
-    }
-
-    async fn client(&self) -> Client {
-        let kubeconfig = Kubeconfig::read_from(self.path("cluster1.kubeconfig")).expect("read");
-        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-            .await
-            .expect("a usable kubeconfig");
-        Client::try_from(config).expect("a client")
-    }
-}
-
-impl Drop for ControlPlane {
-    fn drop(&mut self) {
-        if self.apiserver > 0 {
-            signal(self.apiserver, libc::SIGCONT);
-        }
-        if !self.script("stop.sh") {
-            eprintln!("stop.sh failed; see {}", self.path("logs").display());
-        }
-    }
-}
-
-/// A `flotilla controller` process, killed when dropped.
-struct Replica {
-    identity: &'static str,
-    child: Child,
-    log: PathBuf,
-}
-
-impl Replica {
-    fn start(plane: &ControlPlane, identity: &'static str) -> Self {
-        let log = plane.path(&format!("logs/{identity}.log"));
-        let out = std::fs::File::create(&log).expect("a log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
-            .args([
-                "controller",
-                "--namespace",
-                NAMESPACE,
-                "--identity",
-                identity,
-            ])
-            .arg("--kubeconfig")
-            .arg(plane.kubeconfig(identity))
-            .arg("--repo-cache")
-            .arg(plane.path(&format!("repos-{identity}")))
-            .arg("--lease-duration")
-            .arg(format!("{}s", LEASE_DURATION.as_secs()))
-            .args(["--renew-deadline", "3s"])
-            .args([
-                "--retry-period",
-                "500ms",
-                "--app-resync",
-                "1s",
-                "--repo-refresh",
-                "0s",
-            ])
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .stdout(out.try_clone().expect("a log file"))
-            .stderr(out)
-            .spawn()
-            .expect("flotilla controller starts");
-        Self {
-            identity,
-            child,
-            log,
-        }
-    }
-
-    fn pid(&self) -> i32 {
-        i32::try_from(self.child.id()).expect("a pid")
-    }
-
-    /// How many times it logged that it stopped acting.
-    fn stops(&self) -> usize {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .matches("stopped acting")
-            .count()
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A replica of this test: one decider (`--shards 1`), short Lease timings.
+fn start_replica(plane: &ControlPlane, identity: &'static str) -> Replica {
+    Replica::start(
+        plane,
+        NAMESPACE,
+        identity,
+        &[
+            // One decider: the leader reconciles every Application (tests/sharding.rs covers
+            // replicas sharing them).
+            "--shards",
+            "1",
+            "--lease-duration",
+            &format!("{}s", LEASE_DURATION.as_secs()),
+            "--renew-deadline",
+            "3s",
+            "--retry-period",
+            "500ms",
+            "--app-resync",
+            "1s",
+            "--repo-refresh",
+            "0s",
+        ],
+    )
 }
 
 async fn holder(leases: &Api<Lease>) -> Option<String> {
@@ -269,53 +110,6 @@ fn commit_version(repo: &Path, names: &[&str], version: &str) -> String {
     })
 }
 
-/// One successful write from the audit log.
-#[derive(Debug)]
-struct Write {
-    user: String,
-    received: Timestamp,
-    completed: Timestamp,
-    what: String,
-}
-
-fn audited_writes(log: &Path) -> Vec<Write> {
-    let text = std::fs::read_to_string(log).expect("the audit log");
-    let mut writes: Vec<Write> = text
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).expect("an audit event"))
-        .filter(|event| {
-            event["responseStatus"]["code"]
-                .as_u64()
-                .is_some_and(|c| c < 300)
-        })
-        .map(|event| {
-            let time = |field: &str| -> Timestamp {
-                event[field]
-                    .as_str()
-                    .and_then(|t| t.parse().ok())
-                    .expect("a timestamp")
-            };
-            let object = &event["objectRef"];
-            Write {
-                user: event["user"]["username"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                received: time("requestReceivedTimestamp"),
-                completed: time("stageTimestamp"),
-                what: format!(
-                    "{} {}/{}",
-                    event["verb"].as_str().unwrap_or_default(),
-                    object["resource"].as_str().unwrap_or_default(),
-                    object["name"].as_str().unwrap_or_default()
-                ),
-            }
-        })
-        .collect();
-    writes.sort_by_key(|w| w.received);
-    writes
-}
-
 /// Consecutive writes of one identity.
 struct Run {
     user: String,
@@ -348,7 +142,7 @@ fn runs(writes: &[Write]) -> Vec<Run> {
 #[tokio::test]
 async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_and_a_paused_leader()
  {
-    let plane = ControlPlane::start();
+    let plane = ControlPlane::start(&REPLICAS);
     let client = plane.client().await;
     install_flotilla_crds(&client).await;
     let namespace: Namespace = object(json!({"metadata": {"name": NAMESPACE}}));
@@ -364,8 +158,8 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
     let url = format!("file://{}", repo.path().display());
 
     let replicas = [
-        Replica::start(&plane, REPLICAS[0]),
-        Replica::start(&plane, REPLICAS[1]),
+        start_replica(&plane, REPLICAS[0]),
+        start_replica(&plane, REPLICAS[1]),
     ];
     let appsets: Api<ApplicationSet> = Api::namespaced(client.clone(), NAMESPACE);
     apply(&appsets, &appset(NAMESPACE, &url, &names, json!({}))).await;

@@ -1,7 +1,8 @@
 //! `flotilla controller`: runs the ApplicationSet and Application controllers in one namespace
 //! (and the Application controller in the namespaces `--application-namespaces` names),
-//! with leader election through a Lease, optional `/metrics`, web view and git webhook
-//! endpoints, notifications while leading, and a graceful shutdown on Ctrl-C or SIGTERM.
+//! with leader election through a Lease (and, with `--shards auto`, the Applications shared
+//! between replicas by member Leases), optional `/metrics`, web view and git webhook endpoints,
+//! notifications while leading, and a graceful shutdown on Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,7 +22,9 @@ use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::endpoint::Endpoint;
 use crate::controller::events::EventPublisher;
 use crate::controller::leader::LeaseTiming;
+use crate::controller::leadership::gated_connect;
 use crate::controller::lease_lock::{LeaseConfig, LeaseLock};
+use crate::controller::member_lease::MemberLeases;
 use crate::controller::metrics::Metrics;
 use crate::duration::parse_duration;
 use crate::httpd::server::{Limits, serve};
@@ -137,6 +140,32 @@ pub struct ControllerArgs {
     /// --renew-deadline.
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
     pub retry_period: Duration,
+    /// `auto`: replicas share the Applications, each holding a member Lease
+    /// (`<lease-name>-<identity>`) and reconciling the Applications consistent hashing gives
+    /// it; the ApplicationSet controller runs in the leader only. `1`: the leader runs both
+    /// controllers, the other replicas stand by.
+    #[arg(long, default_value = "auto", value_parser = parse_shards)]
+    pub shards: Shards,
+}
+
+/// How the Applications are shared between replicas (`--shards`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shards {
+    /// One shard per live replica, by member Leases.
+    Auto,
+    /// One shard: the leader reconciles every Application.
+    One,
+}
+
+/// `auto` or `1`.
+fn parse_shards(text: &str) -> Result<Shards, String> {
+    match text {
+        "auto" => Ok(Shards::Auto),
+        "1" => Ok(Shards::One),
+        other => Err(format!(
+            "{other:?}: `auto` (member Leases) or `1` (the leader reconciles everything)"
+        )),
+    }
 }
 
 /// Runs the controller until interrupted.
@@ -172,19 +201,35 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| config.default_namespace.clone());
         let lease_client = kube::Client::try_from(config.clone())?;
         settings.check(&lease_client).await?;
+        let identity = args.identity.clone().unwrap_or_else(default_identity);
         let lease = LeaseLock::new(
             lease_client.clone(),
             &namespace,
             LeaseConfig {
                 name: args.lease_name.clone(),
-                identity: args.identity.clone().unwrap_or_else(default_identity),
+                identity: identity.clone(),
                 timing,
             },
         );
-        // Every write of the controller, to its own cluster or a destination, passes the gate:
-        // none leaves once the Lease is lost.
-        let connect = lease.leadership().connect();
-        let client = connect(config)?;
+        let members = (args.shards == Shards::Auto).then(|| {
+            MemberLeases::new(
+                lease_client.clone(),
+                &namespace,
+                &args.lease_name,
+                &identity,
+                timing,
+            )
+        });
+        // Every write of the controller, to its own cluster or a destination, passes a gate:
+        // none leaves once the Lease is lost; when sharded, none of the Application controllers
+        // once the member Lease is, nor to an Application of another replica's.
+        let appset_connect = lease.leadership().connect();
+        let connect = members.as_ref().map_or_else(
+            || appset_connect.clone(),
+            |members| gated_connect(members.ownership()),
+        );
+        let client = connect(config.clone())?;
+        let appset_client = appset_connect(config)?;
         let metrics = Arc::new(Metrics::default());
         let shutdown = super::connect::shutdown_signal().shared();
         if let Some(address) = args.metrics_addr {
@@ -249,8 +294,9 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 (client.clone(), namespace.clone(), Arc::clone(&cache));
             let (resync, metrics) = (args.app_resync, Arc::clone(&metrics));
             let settings_config_map = args.settings_config_map.clone();
+            let ownership = members.as_ref().map(MemberLeases::ownership);
             Box::new(move |app_namespace: &str| {
-                ApplicationContext::new(
+                let ctx = ApplicationContext::new(
                     client.clone(),
                     connect.clone(),
                     namespace.clone(),
@@ -259,7 +305,11 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                     Arc::clone(&metrics),
                 )
                 .with_settings_config_map(&settings_config_map)
-                .managing(app_namespace)
+                .managing(app_namespace);
+                match &ownership {
+                    Some(ownership) => ctx.sharded(ownership.clone()),
+                    None => ctx,
+                }
             })
         };
         let notifier = Arc::new(Notifier {
@@ -274,8 +324,19 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             shutdown.clone(),
         ));
         let applications = ApplicationControllers::new(app_namespaces, make);
-        let ctx = AppSetContext::new(client, namespace, cache, args.git_poll, metrics);
-        crate::controller::run(Arc::new(ctx), applications, lease, shutdown).await?;
+        let ctx = Arc::new(AppSetContext::new(
+            appset_client,
+            namespace,
+            cache,
+            args.git_poll,
+            metrics,
+        ));
+        match members {
+            Some(members) => {
+                crate::controller::run_sharded(ctx, applications, lease, members, shutdown).await?;
+            }
+            None => crate::controller::run(ctx, applications, lease, shutdown).await?,
+        }
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -2,7 +2,8 @@
 //! that must stop when it passes: the controller loop (which cancels the reconcilers) and the
 //! [`WriteGate`] on the controller's clients, which refuses every write (POST, PUT, PATCH,
 //! DELETE) outside that time, so no write leaves after the renew deadline even from a task that
-//! has not been cancelled yet. Reads always pass.
+//! has not been cancelled yet. Reads always pass. The gate asks a [`WritePermit`]: the
+//! leadership here, or a sharded replica's ownership (`super::ownership`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -67,20 +68,45 @@ impl Leadership {
 
     /// A layer for kube clients that lets writes through only while leading.
     #[must_use]
-    pub fn gate(&self) -> WriteGateLayer {
+    pub fn gate(&self) -> WriteGateLayer<Self> {
         WriteGateLayer(self.clone())
     }
 
     /// Makes clients whose writes pass the gate: the controller's own, and each destination's.
     #[must_use]
     pub fn connect(&self) -> Connect {
-        let gate = self.gate();
-        Arc::new(move |config| {
-            Ok(kube::client::ClientBuilder::try_from(config)?
-                .with_layer(&gate)
-                .build())
-        })
+        gated_connect(self.clone())
     }
+}
+
+impl WritePermit for Leadership {
+    fn permits(&self, _path: &str) -> Result<(), tower::BoxError> {
+        if self.is_leading() {
+            Ok(())
+        } else {
+            Err(NotLeading.into())
+        }
+    }
+}
+
+/// Who may write what now, asked by the [`WriteGate`] before each write leaves.
+pub trait WritePermit: Clone + Send + Sync + 'static {
+    /// Whether a write to the API path `path` may be sent now.
+    ///
+    /// # Errors
+    /// Why not.
+    fn permits(&self, path: &str) -> Result<(), tower::BoxError>;
+}
+
+/// Makes clients (the controller's own, and each destination's) whose writes pass `permit`.
+#[must_use]
+pub fn gated_connect<P: WritePermit>(permit: P) -> Connect {
+    let gate = WriteGateLayer(permit);
+    Arc::new(move |config| {
+        Ok(kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&gate)
+            .build())
+    })
 }
 
 /// A write refused because this replica does not lead.
@@ -90,30 +116,30 @@ pub struct NotLeading;
 
 /// Wraps a client's HTTP service in a [`WriteGate`].
 #[derive(Clone, Debug)]
-pub struct WriteGateLayer(Leadership);
+pub struct WriteGateLayer<P>(P);
 
-impl<S> tower::Layer<S> for WriteGateLayer {
-    type Service = WriteGate<S>;
+impl<S, P: WritePermit> tower::Layer<S> for WriteGateLayer<P> {
+    type Service = WriteGate<S, P>;
 
-    fn layer(&self, inner: S) -> WriteGate<S> {
+    fn layer(&self, inner: S) -> WriteGate<S, P> {
         WriteGate {
             inner,
-            leadership: self.0.clone(),
+            permit: self.0.clone(),
         }
     }
 }
 
-/// Refuses writes, before they are sent, while the replica does not lead.
+/// Refuses writes, before they are sent, that its permit does not allow.
 #[derive(Clone, Debug)]
-pub struct WriteGate<S> {
+pub struct WriteGate<S, P> {
     inner: S,
-    leadership: Leadership,
+    permit: P,
 }
 
 /// The future of a gated call.
 type Gated<R> = Pin<Box<dyn Future<Output = Result<R, tower::BoxError>> + Send>>;
 
-impl<S, B> tower::Service<http::Request<B>> for WriteGate<S>
+impl<S, B, P: WritePermit> tower::Service<http::Request<B>> for WriteGate<S, P>
 where
     S: tower::Service<http::Request<B>>,
     S::Error: Into<tower::BoxError>,
@@ -130,8 +156,10 @@ where
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         let reads = [http::Method::GET, http::Method::HEAD, http::Method::OPTIONS];
-        if !reads.contains(request.method()) && !self.leadership.is_leading() {
-            return Box::pin(std::future::ready(Err(NotLeading.into())));
+        if !reads.contains(request.method())
+            && let Err(refused) = self.permit.permits(request.uri().path())
+        {
+            return Box::pin(std::future::ready(Err(refused)));
         }
         let call = self.inner.call(request);
         Box::pin(async move { call.await.map_err(Into::into) })
@@ -155,7 +183,7 @@ mod tests {
     }
 
     async fn send(
-        gate: &mut WriteGate<Echo>,
+        gate: &mut WriteGate<Echo, Leadership>,
         method: http::Method,
     ) -> Result<http::Method, String> {
         let request = http::Request::builder().method(method).body(()).unwrap();

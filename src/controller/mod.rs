@@ -6,12 +6,13 @@
 //! them are the I/O shell ([`appset_reconciler`], [`rollout`], [`application_reconciler`],
 //! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] (with
 //! [`plugin_tls`]), [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
-//! [`readiness`], [`metrics`], [`endpoint`]) and [`run`] ties them together.
+//! [`member_lease`], [`ownership`], [`readiness`], [`metrics`], [`endpoint`]) and [`run`] ties
+//! them together — or [`run_sharded`], where several replicas share the Applications.
 
 // The pure cores (crate flotilla-core), re-exported so `crate::controller::appset` reads the
 // same in every module.
 pub use flotilla_core::controller::{
-    application, application_namespaces, appset, event_budget, event_reason, leader,
+    application, application_namespaces, appset, event_budget, event_reason, leader, shard,
 };
 
 pub mod application_controllers;
@@ -23,7 +24,9 @@ pub mod events;
 pub mod failure_backoff;
 pub mod leadership;
 pub mod lease_lock;
+pub mod member_lease;
 pub mod metrics;
+pub mod ownership;
 pub mod plugin_client;
 pub mod plugin_tls;
 pub mod readiness;
@@ -40,6 +43,7 @@ use futures::{Future, FutureExt};
 use application_controllers::ApplicationControllers;
 use appset_reconciler::AppSetContext;
 use lease_lock::{LeaseError, LeaseLock};
+use member_lease::{MemberError, MemberLeases};
 
 /// Runs the ApplicationSet and Application controllers whenever this replica holds the Lease,
 /// until `shutdown` completes; then lets running reconciles finish (running syncs stop, to be
@@ -53,6 +57,103 @@ use lease_lock::{LeaseError, LeaseLock};
 pub async fn run(
     ctx: Arc<AppSetContext>,
     applications: ApplicationControllers,
+    lease: LeaseLock,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), LeaseError> {
+    lead(ctx, Some(&applications), lease, shutdown).await
+}
+
+/// Why a sharded controller could not leave cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardedError {
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+    #[error(transparent)]
+    Member(#[from] MemberError),
+}
+
+/// Runs a sharded replica until `shutdown` completes: the ApplicationSet controller whenever
+/// this replica holds the leader Lease (one decider for every RollingSync), and the Application
+/// controllers, restricted to this replica's Applications, whenever its member Lease gives it
+/// slots (see [`member_lease`]). The Application controllers are restarted whenever the slots
+/// change, so a slot given away has no reconcile left running before its release is written.
+/// At shutdown both stop and the Leases are released.
+///
+/// # Errors
+/// A Lease could not be released at shutdown.
+pub async fn run_sharded(
+    ctx: Arc<AppSetContext>,
+    applications: ApplicationControllers,
+    lease: LeaseLock,
+    members: MemberLeases,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ShardedError> {
+    let shutdown = shutdown.shared();
+    let (led, owned) = futures::future::join(
+        lead(ctx, None, lease, shutdown.clone()),
+        own(&applications, &members, shutdown),
+    )
+    .await;
+    led?;
+    owned?;
+    Ok(())
+}
+
+/// Runs the Application controllers on this replica's slots as they change, until `shutdown`;
+/// then lets running reconciles finish and leaves the membership.
+async fn own(
+    applications: &ApplicationControllers,
+    members: &MemberLeases,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), MemberError> {
+    let ownership = members.ownership();
+    let rounds = members.run().fuse();
+    let shutdown = shutdown.fuse();
+    tokio::pin!(rounds, shutdown);
+    loop {
+        let (slots, generation) = ownership.current();
+        // Every controller of an older generation has been dropped.
+        ownership.stopped_before(generation);
+        if slots.is_empty() {
+            tokio::select! {
+                () = &mut shutdown => break,
+                () = ownership.changed_from(generation) => continue,
+                never = &mut rounds => match never {},
+            }
+        }
+        tracing::info!(
+            slots = slots.len(),
+            "reconciling the Applications of these slots"
+        );
+        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+        let stopped = stopped.map(drop).shared();
+        let controller = applications.run(stopped).fuse();
+        tokio::pin!(controller);
+        let changed = tokio::select! {
+            () = &mut shutdown => false,
+            () = ownership.changed_from(generation) => true,
+            () = &mut controller => true,
+            never = &mut rounds => match never {},
+        };
+        if !changed {
+            let _ = stop.send(());
+            tokio::select! {
+                () = &mut controller => {}
+                () = ownership.changed_from(generation) => {}
+                never = &mut rounds => match never {},
+            }
+            break;
+        }
+    }
+    tracing::info!("shutting down; leaving the membership");
+    members.release().await
+}
+
+/// Runs the ApplicationSet controller (and `applications`, when given) whenever this replica
+/// holds the Lease; see [`run`].
+async fn lead(
+    ctx: Arc<AppSetContext>,
+    applications: Option<&ApplicationControllers>,
     lease: LeaseLock,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LeaseError> {
@@ -74,7 +175,11 @@ pub async fn run(
         let mut controller = Box::pin(
             futures::future::join(
                 appset_reconciler::run(Arc::clone(&ctx), stopped.clone()),
-                applications.run(stopped.clone()),
+                async {
+                    if let Some(applications) = applications {
+                        applications.run(stopped.clone()).await;
+                    }
+                },
             )
             .map(drop)
             .fuse(),

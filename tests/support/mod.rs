@@ -13,6 +13,7 @@ pub mod git_ssh;
 pub mod loopback_http;
 pub mod oci_registry;
 pub mod plugin_service;
+pub mod private_plane;
 pub mod server_process;
 pub mod three_step_appset;
 pub mod two_tier_appset;

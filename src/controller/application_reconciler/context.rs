@@ -15,6 +15,7 @@ use crate::controller::application::freshness::LastCompare;
 use crate::controller::events::EventPublisher;
 use crate::controller::failure_backoff::FailureBackoff;
 use crate::controller::metrics::Metrics;
+use crate::controller::ownership::Ownership;
 use crate::controller::running_syncs::RunningSyncs;
 use crate::customizations::Customizations;
 use crate::repo::cache::RepoCache;
@@ -49,6 +50,8 @@ pub struct ApplicationContext {
     pub(super) runs: RunningSyncs,
     /// The AppProjects of `namespace`.
     pub projects: WatchedProjects,
+    /// A sharded replica's slots: only their Applications are reconciled (None: every one).
+    pub ownership: Option<Ownership>,
 }
 
 impl ApplicationContext {
@@ -84,7 +87,23 @@ impl ApplicationContext {
             compared: Mutex::default(),
             compared_customizations: Mutex::default(),
             runs: RunningSyncs::default(),
+            ownership: None,
         }
+    }
+
+    /// Reconciles only the Applications `ownership` gives this replica.
+    #[must_use]
+    pub fn sharded(self, ownership: Ownership) -> Self {
+        Self {
+            ownership: Some(ownership),
+            ..self
+        }
+    }
+
+    /// Whether this replica reconciles `app` now.
+    #[must_use]
+    pub fn owns(&self, app: &Application) -> bool {
+        owned(self.ownership.as_ref(), &self.app_namespace, app)
     }
 
     /// Reconciles the Applications of `namespace` (another than the control plane's, whose
@@ -153,4 +172,15 @@ impl ApplicationContext {
     pub(super) fn api(&self) -> Api<Application> {
         Api::namespaced(self.client.clone(), &self.app_namespace)
     }
+}
+
+/// Whether `app` (of `namespace` unless it says) is reconciled by a replica with `ownership`
+/// (None: not sharded, every Application).
+pub(super) fn owned(ownership: Option<&Ownership>, namespace: &str, app: &Application) -> bool {
+    ownership.is_none_or(|ownership| {
+        ownership.owns(
+            app.namespace().as_deref().unwrap_or(namespace),
+            &app.name_any(),
+        )
+    })
 }

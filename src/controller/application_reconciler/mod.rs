@@ -43,10 +43,12 @@ use crate::controller::application::freshness::{CompareInputs, LastCompare, vers
 use crate::controller::application::instance::application_of;
 use crate::controller::event_reason::EventReason;
 use crate::controller::metrics::Reconciler;
+use crate::controller::ownership::Ownership;
 use crate::controller::running_syncs::Parked;
 use crate::customizations::Customizations;
 
 pub use context::ApplicationContext;
+use context::owned;
 use deletion::delete_resources;
 pub use error::ApplicationError;
 use observe::{
@@ -89,6 +91,10 @@ async fn reconcile(
     run: Arc<ControllerRun>,
 ) -> Result<Action, ApplicationError> {
     let ctx = &run.ctx;
+    if !ctx.owns(&app) {
+        // Another replica's: the controllers restart when this replica's slots change.
+        return Ok(Action::await_change());
+    }
     if let Some(Parked { job, run: sync_run }) = ctx.runs.take(&app.uid().unwrap_or_default()) {
         let stepped = continue_operation(&run, &app, job, Some(sync_run)).await;
         refresh_during_operation(&run, &app).await;
@@ -266,10 +272,18 @@ async fn refresh_during_operation(run: &ControllerRun, app: &Application) {
     }
 }
 
-/// The Applications of `store` by (sync status, health status).
-fn application_counts(store: &Store<Application>) -> BTreeMap<(String, String), u64> {
+/// The Applications of `store` this replica reconciles, by (sync status, health status).
+fn application_counts(
+    store: &Store<Application>,
+    ownership: Option<&Ownership>,
+    namespace: &str,
+) -> BTreeMap<(String, String), u64> {
     let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for app in store.state() {
+    for app in store
+        .state()
+        .into_iter()
+        .filter(|app| owned(ownership, namespace, app))
+    {
         let status = app.status.as_ref();
         let sync = status
             .and_then(|s| s.sync.as_ref())
@@ -388,10 +402,14 @@ pub async fn run(
     )
     .default_backoff()
     .for_each(|_| futures::future::ready(()));
-    let store = controller.store();
+    let (store, ownership, namespace) = (
+        controller.store(),
+        ctx.ownership.clone(),
+        ctx.app_namespace.clone(),
+    );
     ctx.metrics.count_applications_with(
         &ctx.app_namespace,
-        Box::new(move || application_counts(&store)),
+        Box::new(move || application_counts(&store, ownership.as_ref(), &namespace)),
     );
     // Operations parked by an earlier term may have moved on under another leader: resume
     // them from status.

@@ -1,0 +1,260 @@
+//! A control plane of a test's own (one etcd and one kube-apiserver started by
+//! `tests/controlplane/start.sh` on free ports, in a temporary directory), with users
+//! authenticated by token and an audit log of their writes, stopped when dropped; and the
+//! reading of that audit log.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use k8s_openapi::jiff::Timestamp;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use serde_json::Value;
+
+/// An audit policy logging the writes of `users`; nothing else.
+fn audit_policy(users: &[&str]) -> String {
+    format!(
+        "apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    users: [{}]
+    verbs: [create, update, patch, delete, deletecollection]
+  - level: None
+",
+        users.join(", ")
+    )
+}
+
+/// Sends `signal` to process `pid`.
+pub fn signal(pid: i32, signal: i32) {
+    // SAFETY: kill(2) only sends a signal; the pids are processes this test started.
+    unsafe { libc::kill(pid, signal) };
+}
+
+/// A control plane of this test's own, stopped (and resumed first, if paused) when dropped.
+pub struct ControlPlane {
+    dir: tempfile::TempDir,
+    env: Vec<(&'static str, String)>,
+    pub apiserver: i32,
+}
+
+impl ControlPlane {
+    /// Starts it, with a token for `admin` and each of `users` (all of them cluster admins) and
+    /// an audit log of their writes (`logs/audit1.log`).
+    pub fn start(users: &[&str]) -> Self {
+        let dir = tempfile::tempdir().expect("a state directory");
+        // Bind three ports at once so they differ, then let them go for the control plane.
+        let listeners: Vec<TcpListener> = (0..3)
+            .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
+            .collect();
+        let port = |i: usize| listeners[i].local_addr().unwrap().port().to_string();
+        let policy = dir.path().join("audit-policy.yaml");
+        std::fs::write(&policy, audit_policy(users)).expect("writing the audit policy");
+        let tokens: String = ["admin"]
+            .iter()
+            .chain(users.iter())
+            .map(|user| format!("token-{user},{user},{user},\"system:masters\"\n"))
+            .collect();
+        std::fs::write(dir.path().join("tokens.csv"), tokens).expect("writing tokens.csv");
+        let env = vec![
+            (
+                "FLOTILLA_CONTROLPLANE_DIR",
+                dir.path().display().to_string(),
+            ),
+            ("FLOTILLA_ETCD_PORT", port(0)),
+            ("FLOTILLA_ETCD_PEER_PORT", port(1)),
+            ("FLOTILLA_APISERVER1_PORT", port(2)),
+            ("FLOTILLA_CLUSTERS", "1".into()),
+            ("FLOTILLA_CONTROLLER_MANAGERS", "0".into()),
+            ("FLOTILLA_AUDIT_POLICY", policy.display().to_string()),
+        ];
+        drop(listeners);
+        let mut plane = Self {
+            dir,
+            env,
+            apiserver: 0,
+        };
+        assert!(plane.script("start.sh"), "start.sh failed");
+        plane.apiserver = std::fs::read_to_string(plane.path("pids/apiserver1.pid"))
+            .expect("the API server's pid file")
+            .trim()
+            .parse()
+            .expect("a pid");
+        plane
+    }
+
+    /// A path in its state directory.
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.dir.path().join(relative)
+    }
+
+    /// Runs a script of tests/controlplane/ on this control plane; true when it succeeded.
+    fn script(&self, name: &str) -> bool {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/controlplane")
+            .join(name);
+        Command::new("bash")
+            .arg(script)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success())
+    }
+
+    /// A kubeconfig for cluster 1 authenticating as `user`.
+    pub fn kubeconfig(&self, user: &str) -> PathBuf {
+        let admin = std::fs::read_to_string(self.path("cluster1.kubeconfig")).expect("kubeconfig");
+        let path = self.path(&format!("{user}.kubeconfig"));
+        std::fs::write(
+            &path,
+            admin.replace("token-admin", &format!("token-{user}")),
+        )
+        .expect("writing a kubeconfig");
+        path
+    }
+
+    /// An admin client of cluster 1.
+    pub async fn client(&self) -> Client {
+        let kubeconfig = Kubeconfig::read_from(self.path("cluster1.kubeconfig")).expect("read");
+        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .expect("a usable kubeconfig");
+        Client::try_from(config).expect("a client")
+    }
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        if self.apiserver > 0 {
+            signal(self.apiserver, libc::SIGCONT);
+        }
+        if !self.script("stop.sh") {
+            eprintln!("stop.sh failed; see {}", self.path("logs").display());
+        }
+    }
+}
+
+/// One successful write from the audit log.
+#[derive(Debug)]
+pub struct Write {
+    pub user: String,
+    pub received: Timestamp,
+    pub completed: Timestamp,
+    /// `verb resource[/subresource]/name`.
+    pub what: String,
+}
+
+/// The successful writes of the audit log `log`, by the time they were received.
+pub fn audited_writes(log: &Path) -> Vec<Write> {
+    let text = std::fs::read_to_string(log).expect("the audit log");
+    let mut writes: Vec<Write> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("an audit event"))
+        .filter(|event| {
+            event["responseStatus"]["code"]
+                .as_u64()
+                .is_some_and(|c| c < 300)
+        })
+        .map(|event| {
+            let time = |field: &str| -> Timestamp {
+                event[field]
+                    .as_str()
+                    .and_then(|t| t.parse().ok())
+                    .expect("a timestamp")
+            };
+            let object = &event["objectRef"];
+            Write {
+                user: event["user"]["username"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                received: time("requestReceivedTimestamp"),
+                completed: time("stageTimestamp"),
+                what: format!(
+                    "{} {}{}/{}",
+                    event["verb"].as_str().unwrap_or_default(),
+                    object["resource"].as_str().unwrap_or_default(),
+                    object["subresource"]
+                        .as_str()
+                        .map(|sub| format!("/{sub}"))
+                        .unwrap_or_default(),
+                    object["name"].as_str().unwrap_or_default()
+                ),
+            }
+        })
+        .collect();
+    writes.sort_by_key(|w| w.received);
+    writes
+}
+
+/// A `flotilla controller` process on a [`ControlPlane`], authenticated as its identity,
+/// logging to `logs/<identity>.log`; killed (SIGKILL) when dropped.
+pub struct Replica {
+    pub identity: &'static str,
+    child: std::process::Child,
+    log: PathBuf,
+}
+
+impl Replica {
+    /// `flotilla controller --namespace NAMESPACE --identity IDENTITY` with `args`.
+    pub fn start(
+        plane: &ControlPlane,
+        namespace: &str,
+        identity: &'static str,
+        args: &[&str],
+    ) -> Self {
+        let log = plane.path(&format!("logs/{identity}.log"));
+        let out = std::fs::File::create(&log).expect("a log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args([
+                "controller",
+                "--namespace",
+                namespace,
+                "--identity",
+                identity,
+            ])
+            .arg("--kubeconfig")
+            .arg(plane.kubeconfig(identity))
+            .arg("--repo-cache")
+            .arg(plane.path(&format!("repos-{identity}")))
+            .args(args)
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdout(out.try_clone().expect("a log file"))
+            .stderr(out)
+            .spawn()
+            .expect("flotilla controller starts");
+        Self {
+            identity,
+            child,
+            log,
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        i32::try_from(self.child.id()).expect("a pid")
+    }
+
+    /// How many times its log says `text`.
+    pub fn logged(&self, text: &str) -> usize {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .matches(text)
+            .count()
+    }
+
+    /// How many times it logged that it stopped acting.
+    pub fn stops(&self) -> usize {
+        self.logged("stopped acting")
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
