@@ -1479,10 +1479,19 @@ impl Moments {
 
     /// A duration in `[min, max)` milliseconds.
     fn between(&mut self, min: u64, max: u64) -> Duration {
+        Duration::from_millis(min + self.next() % (max - min))
+    }
+
+    /// An index in `0..len`.
+    fn index(&mut self, len: usize) -> usize {
+        usize::try_from(self.next() % len as u64).unwrap_or_default()
+    }
+
+    fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
-        Duration::from_millis(min + self.0 % (max - min))
+        self.0
     }
 }
 
@@ -1522,7 +1531,7 @@ impl Drop for JobCreations {
     }
 }
 
-/// One SIGKILL of the chaos test: during which rollout, when, which replica came next, and what
+/// One SIGKILL of the chaos tests: during which rollout, when, which replica came next, and what
 /// the rollout looked like.
 struct Kill {
     revision: String,
@@ -1541,24 +1550,17 @@ struct Chaos<'a> {
 }
 
 impl Chaos<'_> {
-    /// Kills the controller at random moments until `revision` is rolled out to every tier (and
-    /// at least `min_kills` times), restarting it each time, alternately as the same identity
-    /// (which renews its own Lease at once) and as another (which waits for the Lease to expire).
+    /// Kills one of the controllers (a random one) at random moments until `revision` is
+    /// rolled out to every tier (and at least `min_kills` times), restarting it each time,
+    /// twice as the same identity (which renews its own Leases at once) then as another (whose
+    /// Leases wait for the old ones to expire).
     async fn until_complete(
         &mut self,
-        mut controller: Controller,
+        mut controllers: Vec<Controller>,
         revision: &str,
         min_kills: usize,
-    ) -> Controller {
+    ) -> Vec<Controller> {
         let started = std::time::Instant::now();
-        let lease = [
-            "--lease-duration",
-            "3s",
-            "--renew-deadline",
-            "2s",
-            "--retry-period",
-            "500ms",
-        ];
         let mut killed_here = 0;
         // Fairness: while kills keep finding the same states, the controller gets longer to
         // run between them (up to 8×), so a slow machine still sees progress; any progress
@@ -1576,9 +1578,13 @@ impl Chaos<'_> {
                 "the rollout of {revision} did not converge under kills: {status:#?}"
             );
             // SIGKILL: no Lease release, no status written on the way out.
-            drop(controller);
+            let victim = self.moments.index(controllers.len());
+            drop(controllers.remove(victim));
             killed_here += 1;
-            let replica = format!("chaos-{}", self.kills.len() % 3 / 2);
+            let replica = format!(
+                "chaos-{victim}{}",
+                if self.kills.len() % 3 == 2 { "b" } else { "" }
+            );
             let states = snapshot(Some(&status))
                 .iter()
                 .map(|(app, (state, _))| format!("{app}={state:?}"))
@@ -1601,19 +1607,46 @@ impl Chaos<'_> {
                 replica: replica.clone(),
                 states,
             });
-            controller = Controller::start_with(self.ns, &replica, &lease);
+            controllers.insert(
+                victim,
+                Controller::start_with(self.ns, &replica, &CHAOS_LEASE),
+            );
         }
         assert!(
             killed_here >= min_kills,
             "only {killed_here} kills before the rollout of {revision} completed; make it slower"
         );
-        controller
+        controllers
     }
 }
 
+/// The Lease timings of the chaos tests' controllers: short, so that kills cost little.
+const CHAOS_LEASE: [&str; 6] = [
+    "--lease-duration",
+    "3s",
+    "--renew-deadline",
+    "2s",
+    "--retry-period",
+    "500ms",
+];
+
 #[tokio::test]
 async fn a_rollout_killed_at_random_moments_converges_in_order_running_each_hook_once() {
-    let (ns, repo) = setup("rollout-chaos").await;
+    rollout_under_kills("rollout-chaos", 1).await;
+}
+
+/// The same with three replicas sharing the Applications (`--shards auto`), one of them killed
+/// at each moment.
+#[tokio::test]
+async fn three_replicas_killed_at_random_moments_converge_in_order_running_each_hook_once() {
+    rollout_under_kills("rollout-chaos3", 3).await;
+}
+
+/// Rolls out two commits of three tiers with PreSync hooks while `replicas` controllers are
+/// killed at random moments (see [`Chaos`]); the tiers were promoted in order, each
+/// Application ends on the second commit, and each sync ran its hook exactly once.
+async fn rollout_under_kills(label: &str, replicas: usize) {
+    let (ns, repo) = setup(label).await;
     let write = |version: &str| {
         for component in ["database", "backend", "frontend"] {
             repo.component(component, version, Pods::ready_after("5s"));
@@ -1623,20 +1656,27 @@ async fn a_rollout_killed_at_random_moments_converges_in_order_running_each_hook
     write("v1");
     let first = repo.commit("v1");
     let jobs = JobCreations::start(&ns);
-    let (controller, appsets, recording) =
-        start_rollout(&ns, "chaos-0", &three_tier(&ns, &repo, false, None)).await;
+    let controllers: Vec<Controller> = (0..replicas)
+        .map(|i| Controller::start_with(&ns, &format!("chaos-{i}"), &CHAOS_LEASE))
+        .collect();
+    let appsets: Api<ApplicationSet> = ns.api();
+    let appset = three_tier(&ns, &repo, false, None);
+    let recording = Recording::start(&appsets, &appset.name_any());
+    apply(&appsets, &appset).await;
     let mut chaos = Chaos {
         ns: &ns,
         appsets,
         moments: Moments::new(),
         kills: Vec::new(),
     };
-    let controller = chaos.until_complete(controller, &first, 8).await;
+    let controllers = chaos.until_complete(controllers, &first, 8).await;
 
     write("v2");
     let second = repo.commit("v2");
-    let controller = chaos.until_complete(controller, &second, 4).await;
-    controller.stop();
+    let controllers = chaos.until_complete(controllers, &second, 4).await;
+    for controller in controllers {
+        controller.stop();
+    }
 
     assert_tiers_in_order(&recording.snapshots());
     let histories = histories(&ns).await;

@@ -134,6 +134,11 @@ impl Drop for ControlPlane {
         if !self.script("stop.sh") {
             eprintln!("stop.sh failed; see {}", self.path("logs").display());
         }
+        if std::thread::panicking() {
+            // The logs of a failed test are kept (under the system's temporary directory).
+            self.dir.disable_cleanup(true);
+            eprintln!("logs kept in {}", self.path("logs").display());
+        }
     }
 }
 
