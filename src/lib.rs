@@ -5,6 +5,7 @@ pub use flotilla_core::{
     api, duration, health, html, manifest, notify, project, rollout, secrets, table, yaml,
 };
 
+pub mod actions;
 pub mod cli;
 pub mod cluster;
 pub mod controller;

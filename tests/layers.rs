@@ -48,8 +48,9 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
     &["render", "nodesim"],
     // The controllers.
     &["controller"],
-    // The simulator: the controllers' pure decisions on an embedded cluster.
-    &["simulate"],
+    // The simulator: the controllers' pure decisions on an embedded cluster; the operators'
+    // actions (the command line's and the web view's).
+    &["actions", "simulate"],
     // The web view and the git webhook receiver.
     &["notifier", "ui", "webhook"],
     // The command line.
