@@ -20,6 +20,8 @@
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::hex;
+
 /// The header an action echoes its page's token in.
 pub const TOKEN_HEADER: &str = "x-flotilla-csrf";
 
@@ -65,9 +67,10 @@ impl CsrfKey {
     /// The token of a page rendered at `now` (seconds since the epoch).
     #[must_use]
     pub fn issue(&self, now: i64) -> String {
-        let mac = self.mac(now).finalize().into_bytes();
-        let hex: String = mac.iter().map(|byte| format!("{byte:02x}")).collect();
-        format!("{now}.{hex}")
+        format!(
+            "{now}.{}",
+            hex::encode(&self.mac(now).finalize().into_bytes())
+        )
     }
 
     /// Whether `request` passes the checks at `now` (seconds since the epoch).
@@ -95,9 +98,9 @@ impl CsrfKey {
 
     /// Whether `token` is one of [`Self::issue`]'s, issued at most [`TOKEN_LIFETIME`] ago.
     fn verify(&self, token: &str, now: i64) -> Result<(), CsrfRefusal> {
-        let (issued, hex) = token.split_once('.').ok_or(CsrfRefusal::BadToken)?;
+        let (issued, mac) = token.split_once('.').ok_or(CsrfRefusal::BadToken)?;
         let issued: i64 = issued.parse().map_err(|_| CsrfRefusal::BadToken)?;
-        let mac = decode_hex(hex).ok_or(CsrfRefusal::BadToken)?;
+        let mac = hex::decode(mac).ok_or(CsrfRefusal::BadToken)?;
         // Constant-time comparison (hmac's verify_slice).
         self.mac(issued)
             .verify_slice(&mac)
@@ -115,16 +118,6 @@ impl CsrfKey {
         mac.update(issued.to_string().as_bytes());
         mac
     }
-}
-
-fn decode_hex(hex: &str) -> Option<Vec<u8>> {
-    if !hex.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]
