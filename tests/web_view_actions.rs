@@ -6,21 +6,25 @@
 //! is offered; the reader's Pause is refused with 403 and changes nothing; the deployer pauses
 //! and resumes the rollout (`spec.strategy.paused` on the cluster). Over plain HTTP, a POST
 //! without the page's CSRF token, from another Origin or site, or without a bearer token is
-//! refused and changes nothing, and one with all of them acts. No token reaches the log.
+//! refused and changes nothing, and one with all of them acts; a ServiceAccount that may patch
+//! Applications requests a sync, recorded under its user name. No token reaches the log.
 
 mod browser;
 mod support;
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use browser::Browser;
-use flotilla::api::ApplicationSet;
+use flotilla::api::{Application, ApplicationSet};
+use futures::StreamExt;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::Api;
 use kube::api::PostParams;
+use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
 use support::{TestNamespace, apply, eventually, namespace, object};
 
@@ -162,18 +166,25 @@ async fn setup(label: &str) -> (TestNamespace, String, String) {
         }
     }));
     apply(&ns.api::<ApplicationSet>(), &appset).await;
-    let deployer = account(&ns, "deployer", &["get", "list", "watch", "patch"]).await;
-    let reader = account(&ns, "reader", &["get", "list", "watch"]).await;
+    let deployer = account(
+        &ns,
+        "deployer",
+        "applicationsets",
+        &["get", "list", "watch", "patch"],
+    )
+    .await;
+    let reader = account(&ns, "reader", "applicationsets", &["get", "list", "watch"]).await;
     (ns, deployer, reader)
 }
 
-/// A ServiceAccount `name` bound to a Role granting `verbs` on ApplicationSets; its token.
-async fn account(ns: &TestNamespace, name: &str, verbs: &[&str]) -> String {
+/// A ServiceAccount `name` bound to a Role granting `verbs` on `resource` (of flotilla.dev);
+/// its token.
+async fn account(ns: &TestNamespace, name: &str, resource: &str, verbs: &[&str]) -> String {
     let accounts: Api<ServiceAccount> = ns.api();
     apply(&accounts, &object(json!({"metadata": {"name": name}}))).await;
     let role: Role = object(json!({
         "metadata": {"name": name},
-        "rules": [{"apiGroups": ["flotilla.dev"], "resources": ["applicationsets"], "verbs": verbs}]
+        "rules": [{"apiGroups": ["flotilla.dev"], "resources": [resource], "verbs": verbs}]
     }));
     apply(&ns.api::<Role>(), &role).await;
     let binding: RoleBinding = object(json!({
@@ -308,8 +319,15 @@ async fn a_viewer_whose_token_may_patch_pauses_and_resumes_the_rollout_and_one_w
     let done = click(&browser, "pause").await;
     assert!(done.starts_with("200"), "{done}");
     assert!(paused(&ns).await, "paused on the cluster");
-    browser.screenshot(&screenshot_path("action-paused")).await;
     // The live update offers Resume in its place.
+    eventually("Resume offered", async || {
+        let actions = offered(&browser).await;
+        (actions == ["resume"])
+            .then_some(())
+            .ok_or(format!("{actions:?}"))
+    })
+    .await;
+    browser.screenshot(&screenshot_path("action-paused")).await;
     let done = click(&browser, "resume").await;
     assert!(done.starts_with("200"), "{done}");
     assert!(!paused(&ns).await, "resumed on the cluster");
@@ -422,15 +440,67 @@ async fn an_action_without_the_pages_token_from_another_origin_or_without_a_bear
     assert_eq!(status, 405);
     assert!(!paused(&ns).await, "nothing refused changed anything");
 
-    // The deployer may patch ApplicationSets, not Applications.
-    let headers = browser_headers(&csrf);
-    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
-    let (status, body) = exchange(controller.ui, "POST", "/applications/web/sync", &headers).await;
+    // The deployer may patch ApplicationSets, not Applications; an operator who may patch
+    // Applications requests a sync, recorded as theirs.
+    let apps: Api<Application> = ns.api();
+    let app: Application = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "web"},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": "https://git.invalid/platform.git", "targetRevision": "main", "path": "web"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name}
+        }
+    }));
+    apply(&apps, &app).await;
+    let initiators = Arc::new(Mutex::new(Vec::<String>::new()));
+    let recorded = Arc::clone(&initiators);
+    let watching = tokio::spawn(
+        watcher(
+            apps.clone(),
+            watcher::Config::default().fields("metadata.name=web"),
+        )
+        .applied_objects()
+        .for_each(move |app| {
+            if let Ok(Application { spec, .. }) = app
+                && let Some(operation) = spec.operation
+            {
+                recorded
+                    .lock()
+                    .expect("not poisoned")
+                    .push(operation.initiated_by.username);
+            }
+            futures::future::ready(())
+        }),
+    );
+    let sync = async |headers: Vec<(&'static str, String)>| {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        exchange(controller.ui, "POST", "/applications/web/sync", &headers).await
+    };
+    let (status, body) = sync(browser_headers(&csrf)).await;
     assert_eq!(status, 403, "{body}");
     assert!(
         body.contains("may not patch applications.flotilla.dev web"),
         "{body}"
     );
+    let operator = account(&ns, "operator", "applications", &["get", "patch"]).await;
+    let mut as_operator = without("authorization");
+    as_operator.push(("authorization", format!("Bearer {operator}")));
+    let (status, body) = sync(as_operator).await;
+    assert_eq!(
+        (status, body.trim()),
+        (200, "sync of Application web requested")
+    );
+    let expected = format!("system:serviceaccount:{}:operator", ns.name);
+    eventually("the sync requested as the operator", async || {
+        let seen = initiators.lock().expect("not poisoned").clone();
+        seen.contains(&expected)
+            .then_some(())
+            .ok_or(format!("{seen:?}"))
+    })
+    .await;
+    watching.abort();
 
     let (status, body) = post(browser_headers(&csrf)).await;
     assert_eq!(
@@ -442,5 +512,5 @@ async fn an_action_without_the_pages_token_from_another_origin_or_without_a_bear
     );
     assert!(paused(&ns).await);
     drop(controller);
-    assert_not_logged(&ns, &[&deployer]);
+    assert_not_logged(&ns, &[&deployer, &operator]);
 }
