@@ -7,7 +7,8 @@
 //! and resumes the rollout (`spec.strategy.paused` on the cluster). Over plain HTTP, a POST
 //! without the page's CSRF token, from another Origin or site, or without a bearer token is
 //! refused and changes nothing, and one with all of them acts; a ServiceAccount that may patch
-//! Applications requests a sync, recorded under its user name. No token reaches the log.
+//! Applications requests a sync, recorded under its user name. No token reaches the log. The
+//! ClusterRole of `deploy/web-view-actions/` lets its holder send both reviews, nothing else.
 
 mod browser;
 mod support;
@@ -17,13 +18,18 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use browser::Browser;
+use flotilla::actions::action::Action;
 use flotilla::api::{Application, ApplicationSet};
+use flotilla::ui::access_review::{access_review, access_verdict, reviewed_user, token_review};
 use futures::StreamExt;
+use k8s_openapi::api::authentication::v1::TokenReview;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use k8s_openapi::api::core::v1::ServiceAccount;
-use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::Api;
 use kube::api::PostParams;
+use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
 use support::{TestNamespace, apply, eventually, namespace, object};
@@ -180,8 +186,6 @@ async fn setup(label: &str) -> (TestNamespace, String, String) {
 /// A ServiceAccount `name` bound to a Role granting `verbs` on `resource` (of flotilla.dev);
 /// its token.
 async fn account(ns: &TestNamespace, name: &str, resource: &str, verbs: &[&str]) -> String {
-    let accounts: Api<ServiceAccount> = ns.api();
-    apply(&accounts, &object(json!({"metadata": {"name": name}}))).await;
     let role: Role = object(json!({
         "metadata": {"name": name},
         "rules": [{"apiGroups": ["flotilla.dev"], "resources": [resource], "verbs": verbs}]
@@ -193,6 +197,13 @@ async fn account(ns: &TestNamespace, name: &str, resource: &str, verbs: &[&str])
         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns.name}]
     }));
     apply(&ns.api::<RoleBinding>(), &binding).await;
+    service_account_token(ns, name).await
+}
+
+/// The ServiceAccount `name` (created), and a token of it from the TokenRequest API.
+async fn service_account_token(ns: &TestNamespace, name: &str) -> String {
+    let accounts: Api<ServiceAccount> = ns.api();
+    apply(&accounts, &object(json!({"metadata": {"name": name}}))).await;
     let request = TokenRequest {
         spec: TokenRequestSpec {
             audiences: Vec::new(),
@@ -513,4 +524,69 @@ async fn an_action_without_the_pages_token_from_another_origin_or_without_a_bear
     assert!(paused(&ns).await);
     drop(controller);
     assert_not_logged(&ns, &[&deployer, &operator]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The controller's RBAC
+
+/// A client of cluster 1 authenticated by `token` instead of the admin's.
+async fn client_as(token: &str) -> kube::Client {
+    let path = support::kubeconfig_path(1);
+    let kubeconfig = Kubeconfig::read_from(&path).expect("the cluster's kubeconfig");
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .expect("a usable kubeconfig");
+    config.auth_info.token = Some(token.to_owned().into());
+    kube::Client::try_from(config).expect("a client")
+}
+
+/// What `deploy/web-view-actions/` grants the controller's ServiceAccount, bound here to a test
+/// ServiceAccount, lets it send both reviews the actions need, and nothing else.
+#[tokio::test]
+async fn the_deployed_review_role_allows_the_token_and_access_reviews_and_nothing_else() {
+    let (ns, deployer, _) = setup("ui-reviews").await;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("deploy/web-view-actions/reviews.yaml");
+    let documents: Vec<Value> =
+        serde_saphyr::from_multiple(&std::fs::read_to_string(&path).expect("reads reviews.yaml"))
+            .expect("YAML");
+    let role: ClusterRole = serde_json::from_value(
+        documents
+            .iter()
+            .find(|d| d["kind"] == "ClusterRole")
+            .expect("a ClusterRole")
+            .clone(),
+    )
+    .expect("a ClusterRole");
+    apply(&Api::<ClusterRole>::all(ns.client.clone()), &role).await;
+    let binding: ClusterRoleBinding = object(json!({
+        "metadata": {"name": format!("web-view-reviews-{}", ns.name)},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role.metadata.name},
+        "subjects": [{"kind": "ServiceAccount", "name": "reviewer", "namespace": ns.name}]
+    }));
+    apply(&Api::<ClusterRoleBinding>::all(ns.client.clone()), &binding).await;
+    let reviewer = client_as(&service_account_token(&ns, "reviewer").await).await;
+    let tokens: Api<TokenReview> = Api::all(reviewer.clone());
+    let answer = eventually("a TokenReview sent as the reviewer", async || {
+        tokens
+            .create(&PostParams::default(), &token_review(&deployer))
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    let user = reviewed_user(&answer).expect("the deployer's token is accepted");
+    let access = Action::Pause.access(&ns.name, APPSET);
+    let answer = Api::<SubjectAccessReview>::all(reviewer.clone())
+        .create(&PostParams::default(), &access_review(&user, &access))
+        .await
+        .expect("a SubjectAccessReview sent as the reviewer");
+    assert_eq!(access_verdict(&answer, &user, &access), Ok(()));
+    let read = Api::<ApplicationSet>::namespaced(reviewer, &ns.name)
+        .get(APPSET)
+        .await;
+    assert!(
+        matches!(&read, Err(kube::Error::Api(status)) if status.code == 403),
+        "{read:?}"
+    );
 }
