@@ -82,8 +82,9 @@ pub struct ControllerArgs {
     /// Serve `/metrics` (Prometheus), `/healthz` and `/readyz` on this address, e.g. 0.0.0.0:8080.
     #[arg(long)]
     pub metrics_addr: Option<SocketAddr>,
-    /// Serve the read-only web view (Fleet, ApplicationSets, Applications, live updates) on
-    /// this address, e.g. 127.0.0.1:8081 (reach it with `kubectl port-forward`). Off unless set.
+    /// Serve the web view (Fleet, ApplicationSets, Applications, live updates; actions for a
+    /// viewer with a bearer token the cluster's RBAC allows) on this address, e.g.
+    /// 127.0.0.1:8081 (reach it with `kubectl port-forward`). Off unless set.
     #[arg(long)]
     pub ui_addr: Option<SocketAddr>,
     /// Receive git push webhooks (GitHub, GitLab, Bitbucket Cloud and Server, Gitea/Forgejo,
