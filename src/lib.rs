@@ -2,9 +2,10 @@
 
 // The pure core, re-exported so `crate::api` and friends read the same in every layer.
 pub use flotilla_core::{
-    api, duration, health, html, manifest, notify, project, rollout, secrets, table, yaml,
+    api, duration, health, hex, html, manifest, notify, project, rollout, secrets, table, yaml,
 };
 
+pub mod actions;
 pub mod cli;
 pub mod cluster;
 pub mod controller;

@@ -258,7 +258,10 @@ async fn a_missing_object_reads_as_the_servers_not_found() {
     assert!(!output.status.success());
     assert_eq!(
         stderr.trim(),
-        "error: Application missing: applications.flotilla.dev \"missing\" not found (HTTP 404 NotFound)"
+        format!(
+            "error: reading Application {}/missing: applications.flotilla.dev \"missing\" not found (HTTP 404 NotFound)",
+            ns.name
+        )
     );
     let apps: Api<flotilla::api::Application> = ns.api();
     let listed = apps.list(&ListParams::default()).await.expect("listing");

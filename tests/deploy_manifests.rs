@@ -5,7 +5,8 @@
 //! privileged pod is refused there; it runs the image the Containerfile builds,
 //! tagged with the crate's version; its Role lets it read AppProjects; and the namespaced mode
 //! grants nothing cluster-wide and writes only in the namespaces it manages, which its in-cluster
-//! cluster Secret lists (tests/namespaced_mode.rs runs it under RBAC).
+//! cluster Secret lists (tests/namespaced_mode.rs runs it under RBAC); the cluster-wide mode may
+//! review the web view's viewers (TokenReview, SubjectAccessReview).
 
 mod support;
 
@@ -239,6 +240,42 @@ fn the_controller_may_read_app_projects() {
     for verb in ["get", "list", "watch"] {
         assert!(rule.verbs.iter().any(|v| v == verb), "{verb}");
     }
+}
+
+/// The cluster-wide mode lets the controller review viewers' tokens and rights for the web
+/// view's actions (create of TokenReviews and SubjectAccessReviews, nothing else), bound to its
+/// ServiceAccount; the namespaced mode leaves it out (its view stays read-only).
+#[test]
+fn the_cluster_wide_mode_may_review_the_web_views_viewers() {
+    let objects = rendered("");
+    let role = objects
+        .iter()
+        .find(|o| {
+            o["kind"] == "ClusterRole" && o["metadata"]["name"] == "flotilla-web-view-reviews"
+        })
+        .expect("the web view's review ClusterRole");
+    assert_eq!(
+        role["rules"],
+        json!([
+            {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+            {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]}
+        ])
+    );
+    let deployment: Deployment = one(&objects, "Deployment");
+    let account = deployment
+        .spec
+        .and_then(|s| s.template.spec)
+        .and_then(|s| s.service_account_name)
+        .expect("a ServiceAccount");
+    assert!(objects.iter().any(|o| o["kind"] == "ClusterRoleBinding"
+        && o["roleRef"]["name"] == "flotilla-web-view-reviews"
+        && o["subjects"][0]["name"] == account.as_str()
+        && o["subjects"][0]["namespace"] == "flotilla"));
+    assert!(
+        !rendered("namespaced")
+            .iter()
+            .any(|o| o["metadata"]["name"] == "flotilla-web-view-reviews")
+    );
 }
 
 /// The namespaced mode grants nothing cluster-wide (no ClusterRoleBinding), writes (a binding

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// modules of layers below its own.
 const CORE_LAYERS: &[&[&str]] = &[
     // Text and formats: no knowledge of Kubernetes objects beyond their keys.
-    &["duration", "html", "manifest", "table", "yaml"],
+    &["duration", "hex", "html", "manifest", "table", "yaml"],
     // Judgements of single objects and Argo CD's declarative Secrets.
     &["health", "secrets"],
     // The CRD types and the records stored in them.
@@ -31,8 +31,8 @@ const CORE_LAYERS: &[&[&str]] = &[
 const FLOTILLA_LAYERS: &[&[&str]] = &[
     // The pure core (crate flotilla-core), re-exported.
     &[
-        "api", "duration", "health", "html", "manifest", "notify", "project", "rollout", "secrets",
-        "table", "yaml",
+        "api", "duration", "health", "hex", "html", "manifest", "notify", "project", "rollout",
+        "secrets", "table", "yaml",
     ],
     // Text and formats: the HTTP server.
     &["httpd"],
@@ -48,8 +48,9 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
     &["render", "nodesim"],
     // The controllers.
     &["controller"],
-    // The simulator: the controllers' pure decisions on an embedded cluster.
-    &["simulate"],
+    // The simulator: the controllers' pure decisions on an embedded cluster; the operators'
+    // actions (the command line's and the web view's).
+    &["actions", "simulate"],
     // The web view and the git webhook receiver.
     &["notifier", "ui", "webhook"],
     // The command line.

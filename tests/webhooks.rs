@@ -3,7 +3,7 @@
 //! webhook can explain a new commit being seen. Repositories are bare repositories served by
 //! `git http-backend` on loopback; webhooks are the push payloads each provider documents
 //! (`tests/fixtures/webhooks/`), signed as each provider signs them with the secrets of the
-//! namespace's `argocd-secret`.
+//! namespace's `argocd-secret`. A push refreshes only what follows a ref it moved.
 
 mod support;
 
@@ -15,6 +15,7 @@ use flotilla::api::application_set_status::{
     ConditionStatus, ConditionType, RolloutApplicationState as State,
 };
 use flotilla::api::{Application, ApplicationSet};
+use flotilla::controller::appset_reconciler::REFRESH_ANNOTATION;
 use flotilla::webhook::handler::MAX_BODY;
 use flotilla::webhook::signature::sign_sha256;
 use k8s_openapi::api::core::v1::Secret;
@@ -486,6 +487,65 @@ fn complete_at(appset: &ApplicationSet, revision: &str) -> bool {
         && status.application_status.iter().all(|entry| {
             entry.status == State::Healthy && entry.target_revisions == [revision.to_owned()]
         })
+}
+
+/// As Argo CD: a push refreshes only what follows a ref it moved. A verified push to a branch
+/// the Application does not follow refreshes nothing, even with a new commit on the branch it
+/// does follow; the same push announced for that branch then refreshes it.
+#[tokio::test]
+async fn a_push_to_a_branch_no_application_follows_refreshes_nothing() {
+    let (ns, remote, server) = setup("webhook-refs").await;
+    component(&remote, "database", "v1");
+    let v1 = remote.push("v1");
+    let url = server.url("platform.git");
+    let http_url = url.trim_end_matches(".git").to_owned();
+    let controller = Controller::start(&ns, "refs");
+    let apps: Api<Application> = ns.api();
+    apply(&apps, &application(&ns, "database", &url, "database")).await;
+    wait_synced(&apps, "database", &v1, support::TIMEOUT).await;
+    component(&remote, "database", "v2");
+    let v2 = remote.push("v2");
+    let to_main = payload("github.json", &http_url, &v1, &v2);
+    let to_feature = String::from_utf8(to_main.clone())
+        .expect("UTF-8")
+        .replace(
+            r#""ref": "refs/heads/main""#,
+            r#""ref": "refs/heads/feature""#,
+        )
+        .into_bytes();
+    assert_ne!(to_feature, to_main);
+    let (status, response) = post(
+        &controller,
+        &provider_headers("github", &to_feature),
+        &to_feature,
+    )
+    .await;
+    assert_eq!(status, 200, "{response}");
+    assert!(
+        response.contains("refreshed 0 Application(s) and 0 ApplicationSet(s)"),
+        "{response}"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(synced_revision(&apps, "database").await, Some(v1.clone()));
+    let annotations = apps
+        .get("database")
+        .await
+        .expect("reads the Application")
+        .metadata
+        .annotations
+        .unwrap_or_default();
+    assert!(
+        !annotations.contains_key(REFRESH_ANNOTATION),
+        "{annotations:?}"
+    );
+    let (status, response) =
+        post(&controller, &provider_headers("github", &to_main), &to_main).await;
+    assert_eq!(status, 200, "{response}");
+    assert!(
+        response.contains("refreshed 1 Application(s)"),
+        "{response}"
+    );
+    wait_synced(&apps, "database", &v2, WEBHOOK_BOUND).await;
 }
 
 #[tokio::test]

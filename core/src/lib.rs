@@ -7,6 +7,7 @@ pub mod api;
 pub mod controller;
 pub use flotilla_generators::duration;
 pub mod health;
+pub mod hex;
 pub mod html;
 pub mod manifest;
 pub mod notify;

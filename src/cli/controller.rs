@@ -31,6 +31,8 @@ use crate::httpd::server::{Limits, serve};
 use crate::notifier::deliver::{Notifier, run_while_leading};
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
+use crate::ui::act::Actor;
+use crate::ui::csrf::CsrfKey;
 use crate::ui::handler::WebView;
 use crate::ui::watch::FleetWatch;
 use crate::webhook::handler::WebhookReceiver;
@@ -83,8 +85,9 @@ pub struct ControllerArgs {
     /// Serve `/metrics` (Prometheus), `/healthz` and `/readyz` on this address, e.g. 0.0.0.0:8080.
     #[arg(long)]
     pub metrics_addr: Option<SocketAddr>,
-    /// Serve the read-only web view (Fleet, ApplicationSets, Applications, live updates) on
-    /// this address, e.g. 127.0.0.1:8081 (reach it with `kubectl port-forward`). Off unless set.
+    /// Serve the web view (Fleet, ApplicationSets, Applications, live updates; actions for a
+    /// viewer with a bearer token the cluster's RBAC allows) on this address, e.g.
+    /// 127.0.0.1:8081 (reach it with `kubectl port-forward`). Off unless set.
     #[arg(long)]
     pub ui_addr: Option<SocketAddr>,
     /// Receive git push webhooks (GitHub, GitLab, Bitbucket Cloud and Server, Gitea/Forgejo,
@@ -249,7 +252,12 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("--ui-addr {address}"))?;
             let (watch, watching) = FleetWatch::start(&lease_client, &namespace);
             tokio::spawn(watching);
-            let view = Arc::new(WebView { watch });
+            // Actions write through a client that does not need the Lease, as webhooks do:
+            // a standby replica's page acts too.
+            let view = Arc::new(WebView {
+                watch,
+                actor: Arc::new(Actor::new(lease_client.clone(), &namespace, csrf_key()?)),
+            });
             tokio::spawn(serve(listener, Limits::default(), view, shutdown.clone()));
             tracing::info!(%address, "serving the web view");
         }
@@ -373,4 +381,15 @@ fn default_identity() -> String {
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "flotilla".to_string());
     format!("{host}-{}", std::process::id())
+}
+
+/// A new key for the web view's page tokens: 32 random bytes from the kernel, so a restarted
+/// controller refuses the tokens of pages rendered before.
+fn csrf_key() -> anyhow::Result<CsrfKey> {
+    use std::io::Read as _;
+    let mut secret = vec![0; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut secret))
+        .context("reading /dev/urandom for the web view's CSRF key")?;
+    Ok(CsrfKey::new(secret))
 }

@@ -21,6 +21,17 @@ impl From<kube::Error> for ApiError {
     }
 }
 
+impl ApiError {
+    /// The HTTP status the server answered with; `None` when it was not reached.
+    #[must_use]
+    pub fn status_code(&self) -> Option<u16> {
+        match &self.0 {
+            kube::Error::Api(status) => Some(status.code),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let kube::Error::Api(status) = &self.0 {

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::action_offers::{application_offers, buttons};
 use super::layout::Page;
 use super::snapshot::Snapshot;
 use super::sync_windows;
@@ -19,6 +20,7 @@ use crate::sync::{OperationState, ResourceResult, SyncPhase};
 pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
     let application = snapshot.application(name)?;
     let mut main = format!("<h1>Application {}</h1>", escape(name));
+    main.push_str(&buttons(name, &application_offers(application)));
     main.push_str(&summary(application));
     let status = application.status.clone().unwrap_or_default();
     main.push_str("<h2>Conditions</h2>");

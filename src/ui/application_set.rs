@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use kube::ResourceExt;
 
+use super::action_offers::{application_set_offers, buttons};
 use super::fleet::{health_status, sync_status};
 use super::layout::Page;
 use super::rollout_view::current_rollout;
@@ -28,6 +29,7 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
     let appset = snapshot.appset(name)?;
     let applications: Vec<Application> = snapshot.generated_by(name).cloned().collect();
     let mut main = format!("<h1>ApplicationSet {}</h1>", escape(name));
+    main.push_str(&buttons(name, &application_set_offers(appset)));
     main.push_str("<h2>Conditions</h2>");
     main.push_str(&conditions(appset));
     main.push_str(&sync_windows::section(snapshot, &applications));

@@ -1,5 +1,6 @@
-//! The web view's [`Handler`]: a page as a whole HTML document, or, when the browser asks for
-//! `text/event-stream` at the same address, as live updates ([`super::events`]).
+//! The web view's [`Handler`]: a page as a whole HTML document (with its CSRF token), or, when
+//! the browser asks for `text/event-stream` at the same address, as live updates
+//! ([`super::events`]); a POST is an action ([`super::act`]).
 
 use std::sync::Arc;
 
@@ -8,8 +9,9 @@ use futures::future::BoxFuture;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::header::{self, HeaderValue};
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 
+use super::act::Actor;
 use super::events::page_events;
 use super::layout::document;
 use super::routes::{not_found, page};
@@ -22,15 +24,28 @@ const HTML: &str = "text/html; charset=utf-8";
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
     script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'";
 
-/// Serves the pages of one [`FleetWatch`].
+/// Serves the pages of one [`FleetWatch`], and the actions of its [`Actor`].
 pub struct WebView {
     pub watch: Arc<FleetWatch>,
+    pub actor: Arc<Actor>,
 }
 
 impl Handler for WebView {
     fn handle(&self, request: Request<Incoming>) -> BoxFuture<'static, Response<Body>> {
         let path = request.uri().path().to_owned();
         let query = request.uri().query().map(str::to_owned);
+        if request.method() == Method::POST {
+            let actor = Arc::clone(&self.actor);
+            let headers = request.headers().clone();
+            // The body is not read: an action's address says all.
+            return Box::pin(async move {
+                let mut response = actor.act(&headers, &path, query.as_deref()).await;
+                response
+                    .headers_mut()
+                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                response
+            });
+        }
         let wants_events = request
             .headers()
             .get(header::ACCEPT)
@@ -53,7 +68,12 @@ impl Handler for WebView {
                 Some(found) => (StatusCode::OK, found),
                 None => (StatusCode::NOT_FOUND, not_found()),
             };
-            full(status, HTML, document(self.watch.namespace(), &shown))
+            let token = self.actor.page_token();
+            full(
+                status,
+                HTML,
+                document(self.watch.namespace(), &shown, &token),
+            )
         };
         let headers = response.headers_mut();
         headers.insert(
@@ -65,5 +85,10 @@ impl Handler for WebView {
             HeaderValue::from_static("nosniff"),
         );
         Box::pin(async move { response })
+    }
+
+    /// Pages are GET (and HEAD); actions are POST.
+    fn methods(&self) -> &'static [Method] {
+        &[Method::GET, Method::HEAD, Method::POST]
     }
 }

@@ -1,14 +1,23 @@
-//! The controller's read-only web view (`flotilla controller --ui-addr`): the Fleet of
-//! ApplicationSets, one ApplicationSet's rollout, one Application's resources and operation.
+//! The controller's web view (`flotilla controller --ui-addr`): the Fleet of ApplicationSets,
+//! one ApplicationSet's rollout, one Application's resources and operation.
 //! Pages are rendered on the server from a [`snapshot::Snapshot`] of the watches
 //! ([`watch`]) by pure functions ([`fleet`], [`application_set`], [`application`]), every
 //! user-controlled string escaped ([`crate::html`]); [`handler`] serves them over [`crate::httpd`],
 //! and streams each page again as server-sent events when the watches see a change (the
 //! embedded script swaps it in; without JavaScript the pages still work). The watches read
 //! ApplicationSets and Applications only: no Secret is ever read, so none can be shown.
+//! Read-only for everyone; a viewer who gives a Kubernetes bearer token is offered the actions
+//! of [`crate::actions`] ([`action_offers`]), each done by [`act`] once the cluster's RBAC
+//! allows that user `patch` on the object ([`access_review`]) and the request passed the CSRF
+//! checks ([`csrf`]).
 
+pub mod access_review;
+pub mod act;
+pub mod action_offers;
+pub mod action_request;
 pub mod application;
 pub mod application_set;
+pub mod csrf;
 pub mod events;
 pub mod fleet;
 pub mod handler;

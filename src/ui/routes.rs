@@ -33,7 +33,7 @@ pub fn not_found() -> Page {
 }
 
 /// The value of `key` in a form-encoded `query`.
-fn parameter(query: &str, key: &str) -> Option<String> {
+pub(super) fn parameter(query: &str, key: &str) -> Option<String> {
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         (percent_decode(k) == key).then(|| percent_decode(v))
@@ -42,7 +42,7 @@ fn parameter(query: &str, key: &str) -> Option<String> {
 
 /// `text` with `+` as a space and `%XX` escapes decoded (invalid escapes kept as written,
 /// invalid UTF-8 replaced).
-fn percent_decode(text: &str) -> String {
+pub(super) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -16,6 +16,7 @@ use hyper::{Method, Request, Response, StatusCode, header};
 
 use super::payload::push;
 use super::provider::{Event, Provider};
+use super::pushed_refs::PushedRefs;
 use super::refresh::Refresher;
 use super::secrets::WebhookSecretSource;
 use super::signature::verify;
@@ -178,7 +179,8 @@ impl Receiving {
                 return Outcome::new(StatusCode::BAD_REQUEST, "bad_payload", error.to_string());
             }
         };
-        match self.refresher.refresh(&pushed.repos).await {
+        let refs = PushedRefs::new(&pushed.refs, pushed.default_branch.as_deref());
+        match self.refresher.refresh(&pushed.repos, &refs).await {
             Ok(refreshed) => {
                 let repos: Vec<String> = pushed.repos.iter().map(ToString::to_string).collect();
                 Outcome::new(

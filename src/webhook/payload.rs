@@ -4,7 +4,9 @@
 //! `git_url`; `ref`), GitLab (`project.web_url`, `git_http_url`, `git_ssh_url`, and the older
 //! `repository` fields; `ref`), Bitbucket Cloud (`repository.links.html.href`;
 //! `push.changes[].new.name`, or `old.name` for a deleted branch) and Bitbucket Server
-//! (`repository.links.clone[].href`; `changes[].ref.id`). Pure.
+//! (`repository.links.clone[].href`; `changes[].ref.id`); and the default branch where the
+//! payload gives it (`repository.default_branch`, GitLab's `project.default_branch`, Bitbucket
+//! Cloud's `repository.mainbranch.name`). Pure.
 
 use serde_json::Value;
 
@@ -18,6 +20,8 @@ pub struct Push {
     pub repos: Vec<RepoKey>,
     /// The refs pushed (`refs/heads/main`, or a bare branch name from Bitbucket Cloud).
     pub refs: Vec<String>,
+    /// The repository's default branch, when the payload says (not Bitbucket Server's).
+    pub default_branch: Option<String>,
 }
 
 /// A push payload that cannot be used.
@@ -69,6 +73,16 @@ fn ref_fields(provider: Provider) -> &'static [&'static str] {
     }
 }
 
+/// The JSON pointer of the repository's default branch, when `provider`'s payload has one.
+fn default_branch_field(provider: Provider) -> Option<&'static str> {
+    match provider {
+        Provider::GitHub | Provider::Gitea | Provider::Gogs => Some("/repository/default_branch"),
+        Provider::GitLab => Some("/project/default_branch"),
+        Provider::Bitbucket => Some("/repository/mainbranch/name"),
+        Provider::BitbucketServer => None,
+    }
+}
+
 /// The push `body` of `provider` announces.
 ///
 /// # Errors
@@ -93,7 +107,16 @@ pub fn push(provider: Provider, body: &[u8]) -> Result<Push, PayloadError> {
         });
     }
     let refs = distinct(&payload, ref_fields(provider), |r| Some(r.to_owned()));
-    Ok(Push { repos, refs })
+    let default_branch = default_branch_field(provider)
+        .and_then(|field| payload.pointer(field))
+        .and_then(Value::as_str)
+        .filter(|branch| !branch.is_empty())
+        .map(str::to_owned);
+    Ok(Push {
+        repos,
+        refs,
+        default_branch,
+    })
 }
 
 /// The strings at `fields` of `payload` that `read` accepts, sorted, each once.
@@ -139,6 +162,7 @@ mod tests {
         let body = json!({
             "ref": "refs/heads/main",
             "repository": {
+                "default_branch": "main",
                 "html_url": "https://github.com/Acme/Platform",
                 "clone_url": "https://github.com/Acme/Platform.git",
                 "ssh_url": "git@github.com:Acme/Platform.git",
@@ -148,6 +172,7 @@ mod tests {
         let push = push(Provider::GitHub, body.to_string().as_bytes()).unwrap();
         assert_eq!(keys(&push), ["github.com/acme/platform"]);
         assert_eq!(push.refs, ["refs/heads/main"]);
+        assert_eq!(push.default_branch.as_deref(), Some("main"));
     }
 
     #[test]
@@ -169,6 +194,7 @@ mod tests {
             ]
         );
         assert_eq!(push.refs, ["refs/heads/main"]);
+        assert_eq!(push.default_branch, None);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! What a verified push does: the repository cache forgets its fetches of the pushed
 //! repositories ([`RepoCache::expire`]), so their next resolve fetches; then every Application
-//! of the managed namespaces with a source in one of them gets the annotation
-//! `flotilla.dev/refresh` set to the time of the push, and every ApplicationSet with a git
-//! generator reading one of them, or owning such an Application, gets it too (the ApplicationSet
+//! of the managed namespaces with a source in one of them whose `targetRevision` the push moves
+//! ([`PushedRefs::touches`]) gets the annotation `flotilla.dev/refresh` set to the time of the
+//! push, and every ApplicationSet with a git generator reading one of them at a revision the
+//! push moves, or owning such an Application, gets it too (the ApplicationSet
 //! controller removes it once regenerated). The watches of both controllers see those writes at
 //! once: the Applications compare with the new commit, the ApplicationSets regenerate and move
 //! their rollouts to it. The writes go through the Lease-free client, so a standby replica that
@@ -18,6 +19,7 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::pushed_refs::PushedRefs;
 use super::repo_url::RepoKey;
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
@@ -70,13 +72,18 @@ pub enum RefreshError {
 }
 
 impl Refresher {
-    /// Refreshes what reads the repositories `pushed`.
+    /// Refreshes what reads the repositories `pushed` at a revision `refs` moves.
     ///
     /// # Errors
     /// Listing or annotating failed; what was annotated before stays annotated.
-    pub async fn refresh(&self, pushed: &[RepoKey]) -> Result<Refreshed, RefreshError> {
+    pub async fn refresh(
+        &self,
+        pushed: &[RepoKey],
+        refs: &PushedRefs,
+    ) -> Result<Refreshed, RefreshError> {
         let pushed: BTreeSet<&RepoKey> = pushed.iter().collect();
         let reads = |url: &str| RepoKey::of(url).is_some_and(|key| pushed.contains(&key));
+        let moved = |url: &str, revision: &str| reads(url) && refs.touches(revision);
         let mirrors = self.repos.expire(reads).len();
         let stamp = Timestamp::now().to_string();
         let mut refreshed = Refreshed {
@@ -102,7 +109,7 @@ impl Refresher {
                 .filter(|app| {
                     std::iter::once(&app.spec.source)
                         .chain(&app.spec.sources)
-                        .any(|source| reads(&source.repo_url))
+                        .any(|source| moved(&source.repo_url, &source.target_revision))
                 })
                 .inspect(|app| {
                     if namespace == self.namespace
@@ -129,7 +136,9 @@ impl Refresher {
             .iter()
             .filter(|appset| {
                 owners.contains(&appset.name_any())
-                    || git_generator_repos(appset).iter().any(|url| reads(url))
+                    || git_generator_sources(appset)
+                        .iter()
+                        .any(|(url, revision)| moved(url, revision))
             })
             .map(ResourceExt::name_any)
             .collect();
@@ -184,32 +193,37 @@ where
         .await
 }
 
-/// The `repoURL`s of the git generators of `appset`, nested in matrix and merge generators too.
-fn git_generator_repos(appset: &ApplicationSet) -> Vec<String> {
-    let mut urls = Vec::new();
+/// The `repoURL` and `revision` (empty when not set) of each git generator of `appset`,
+/// nested in matrix and merge generators too.
+fn git_generator_sources(appset: &ApplicationSet) -> Vec<(String, String)> {
+    let mut sources = Vec::new();
     if let Ok(generators) = serde_json::to_value(&appset.spec.generators) {
-        collect_git_repos(&generators, &mut urls);
+        collect_git_sources(&generators, &mut sources);
     }
-    urls
+    sources
 }
 
-/// Every `git.repoURL` string under `value`.
-fn collect_git_repos(value: &Value, urls: &mut Vec<String>) {
+/// Every `git.repoURL` string under `value`, with its `git.revision`.
+fn collect_git_sources(value: &Value, sources: &mut Vec<(String, String)>) {
     match value {
         Value::Object(map) => {
-            if let Some(url) = map
-                .get("git")
+            let git = map.get("git");
+            if let Some(url) = git
                 .and_then(|git| git.get("repoURL"))
                 .and_then(Value::as_str)
             {
-                urls.push(url.to_owned());
+                let revision = git
+                    .and_then(|git| git.get("revision"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                sources.push((url.to_owned(), revision.to_owned()));
             }
             map.values()
-                .for_each(|value| collect_git_repos(value, urls));
+                .for_each(|value| collect_git_sources(value, sources));
         }
         Value::Array(items) => items
             .iter()
-            .for_each(|value| collect_git_repos(value, urls)),
+            .for_each(|value| collect_git_sources(value, sources)),
         _ => {}
     }
 }
@@ -231,13 +245,16 @@ mod tests {
                 ]}}
             ]}}
         ]);
-        let mut urls = Vec::new();
-        collect_git_repos(&generators, &mut urls);
+        let mut sources = Vec::new();
+        collect_git_sources(&generators, &mut sources);
         assert_eq!(
-            urls,
+            sources,
             [
-                "https://git.example.com/acme/apps.git",
-                "git@git.example.com:acme/config"
+                (
+                    "https://git.example.com/acme/apps.git".to_owned(),
+                    "main".to_owned()
+                ),
+                ("git@git.example.com:acme/config".to_owned(), String::new())
             ]
         );
     }

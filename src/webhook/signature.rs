@@ -16,6 +16,7 @@ use hyper::HeaderMap;
 use subtle::ConstantTimeEq;
 
 use super::provider::Provider;
+use crate::hex;
 
 /// The shared secrets by key (`webhook.github.secret`, …), as the settings Secret holds them.
 pub type WebhookSecrets = BTreeMap<String, Vec<u8>>;
@@ -187,7 +188,7 @@ pub fn verify(
                 .to_str()
                 .ok()
                 .and_then(|value| value.trim().strip_prefix(prefix))
-                .and_then(decode_hex)
+                .and_then(hex::decode)
                 .ok_or(malformed)?;
             let verified = match digest {
                 Digest::Sha256 => hmac_sha256(secret, body).verify_slice(&signature),
@@ -212,24 +213,12 @@ fn hmac_sha1(secret: &[u8], body: &[u8]) -> Hmac<sha1::Sha1> {
     mac
 }
 
-/// The bytes of a hexadecimal string (either case), `None` when it is not one.
-fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(text.get(at..at + 2)?, 16).ok())
-        .collect()
-}
-
 /// `<prefix><hex of the HMAC-SHA256 of body with secret>`, as the hosts sign (tests and the
 /// documentation's examples sign payloads with it).
 #[must_use]
 pub fn sign_sha256(secret: &[u8], body: &[u8], prefix: &str) -> String {
     let digest = hmac_sha256(secret, body).finalize().into_bytes();
-    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
-    format!("{prefix}{hex}")
+    format!("{prefix}{}", hex::encode(&digest))
 }
 
 #[cfg(test)]

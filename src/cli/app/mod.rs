@@ -17,13 +17,10 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::wait::{Error as WaitError, await_condition};
 use serde_json::json;
 
-use crate::api::application::{
-    Application, DELETION_APPROVED_ANNOTATION, InitiatedBy, Operation, SyncOperation,
-    TERMINATE_ANNOTATION,
-};
+use crate::actions::application;
+use crate::api::application::{Application, DELETION_APPROVED_ANNOTATION, SyncOperation};
 use crate::cluster::api_error::{ApiError, watch_message};
 use crate::duration::{format_duration, parse_duration};
-use crate::sync::OperationPhase;
 
 /// Arguments of `flotilla app`.
 #[derive(Debug, clap::Args)]
@@ -126,18 +123,6 @@ fn username() -> String {
 }
 
 async fn request_sync(api: &Api<Application>, args: &SyncArgs) -> anyhow::Result<ExitCode> {
-    let app = api
-        .get(&args.app)
-        .await
-        .map_err(ApiError::from)
-        .context(format!("Application {}", args.app))?;
-    if let Some(pending) = &app.spec.operation {
-        anyhow::bail!(
-            "Application {} already has a sync requested by {}; wait for it or terminate it",
-            args.app,
-            pending.initiated_by.username
-        );
-    }
     let mut sync = SyncOperation {
         prune: args.prune,
         sync_options: args.sync_options.clone(),
@@ -146,45 +131,15 @@ async fn request_sync(api: &Api<Application>, args: &SyncArgs) -> anyhow::Result
     };
     // `--revision A,B` names one revision per source of an Application with `sources`.
     sync.set_revision(&args.revision);
-    let operation = Operation {
-        sync,
-        initiated_by: InitiatedBy {
-            username: username(),
-            automated: false,
-        },
-    };
-    let patch = json!({ "spec": { "operation": operation } });
-    api.patch(&args.app, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(ApiError::from)
-        .context(format!("requesting a sync of Application {}", args.app))?;
-    println!("sync of Application {} requested", args.app);
+    println!(
+        "{}",
+        application::request_sync(api, &args.app, sync, &username()).await?
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 async fn terminate(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCode> {
-    let app = api
-        .get(name)
-        .await
-        .map_err(ApiError::from)
-        .context(format!("Application {name}"))?;
-    let running = app
-        .status
-        .as_ref()
-        .and_then(|s| s.operation_state.as_ref())
-        .filter(|op| op.phase == OperationPhase::Running);
-    let patch = match (running, &app.spec.operation) {
-        (Some(op), _) => {
-            json!({ "metadata": { "annotations": { TERMINATE_ANNOTATION: op.operation_id } } })
-        }
-        (None, Some(_)) => json!({ "spec": { "operation": null } }),
-        (None, None) => anyhow::bail!("Application {name} has no sync to terminate"),
-    };
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(ApiError::from)
-        .context(format!("terminating the sync of Application {name}"))?;
-    println!("termination of Application {name}'s sync requested");
+    println!("{}", application::terminate(api, name).await?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,70 @@
+//! An Application's sync, requested or terminated: the merge patches `flotilla app
+//! sync|terminate` and the web view's Sync and Terminate write.
+
+use kube::Api;
+use serde_json::json;
+
+use super::error::ActionError;
+use super::object::{patch, read};
+use crate::api::application::{
+    Application, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
+};
+use crate::sync::OperationPhase;
+
+/// Requests `sync` of the Application `name` on behalf of `username` (recorded as the
+/// operation's initiator); returns what was done, for people.
+///
+/// # Errors
+/// The Application cannot be read, already has a sync requested, or cannot be patched.
+pub async fn request_sync(
+    api: &Api<Application>,
+    name: &str,
+    sync: SyncOperation,
+    username: &str,
+) -> Result<String, ActionError> {
+    let app = read(api, name).await?;
+    if let Some(pending) = &app.spec.operation {
+        return Err(ActionError::Refused(format!(
+            "Application {name} already has a sync requested by {}; wait for it or terminate it",
+            pending.initiated_by.username
+        )));
+    }
+    let operation = Operation {
+        sync,
+        initiated_by: InitiatedBy {
+            username: username.to_owned(),
+            automated: false,
+        },
+    };
+    patch(api, name, &json!({ "spec": { "operation": operation } })).await?;
+    Ok(format!("sync of Application {name} requested"))
+}
+
+/// Stops the Application's running sync (the terminate annotation, naming the operation), or
+/// withdraws a requested one that has not started; returns what was done, for people.
+///
+/// # Errors
+/// The Application cannot be read, has no sync to terminate, or cannot be patched.
+pub async fn terminate(api: &Api<Application>, name: &str) -> Result<String, ActionError> {
+    let app = read(api, name).await?;
+    let running = app
+        .status
+        .as_ref()
+        .and_then(|s| s.operation_state.as_ref())
+        .filter(|op| op.phase == OperationPhase::Running);
+    let body = match (running, &app.spec.operation) {
+        (Some(op), _) => {
+            json!({ "metadata": { "annotations": { TERMINATE_ANNOTATION: op.operation_id } } })
+        }
+        (None, Some(_)) => json!({ "spec": { "operation": null } }),
+        (None, None) => {
+            return Err(ActionError::Refused(format!(
+                "Application {name} has no sync to terminate"
+            )));
+        }
+    };
+    patch(api, name, &body).await?;
+    Ok(format!(
+        "termination of Application {name}'s sync requested"
+    ))
+}

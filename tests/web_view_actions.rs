@@ -1,0 +1,592 @@
+//! The web view's actions under the cluster's RBAC, on the real control plane (RBAC
+//! authorization, ServiceAccount tokens signed by the API server): `flotilla controller
+//! --ui-addr` serves a RollingSync ApplicationSet's page; two ServiceAccounts get tokens from
+//! the TokenRequest API, `deployer` bound to a Role that may patch ApplicationSets, `reader` to
+//! one that may only get, list and watch them. In headless Chromium, without a token no action
+//! is offered; the reader's Pause is refused with 403 and changes nothing; the deployer pauses
+//! and resumes the rollout (`spec.strategy.paused` on the cluster). Over plain HTTP, a POST
+//! without the page's CSRF token, from another Origin or site, or without a bearer token is
+//! refused and changes nothing, and one with all of them acts; a ServiceAccount that may patch
+//! Applications requests a sync, recorded under its user name. No token reaches the log. The
+//! ClusterRole of `deploy/web-view-actions/` lets its holder send both reviews, nothing else.
+
+mod browser;
+mod support;
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use browser::Browser;
+use flotilla::actions::action::Action;
+use flotilla::api::{Application, ApplicationSet};
+use flotilla::ui::access_review::{access_review, access_verdict, reviewed_user, token_review};
+use futures::StreamExt;
+use k8s_openapi::api::authentication::v1::TokenReview;
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::authorization::v1::SubjectAccessReview;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use kube::Api;
+use kube::api::PostParams;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::{Value, json};
+use support::{TestNamespace, apply, eventually, namespace, object};
+
+/// The ApplicationSet the pages show.
+const APPSET: &str = "stack";
+
+/// `flotilla controller --ui-addr` on the test namespace (admin credentials), stopped on drop.
+struct Controller {
+    child: Child,
+    ui: SocketAddr,
+    _cache: tempfile::TempDir,
+}
+
+impl Controller {
+    async fn start(ns: &TestNamespace) -> Self {
+        let cache = tempfile::tempdir().expect("a repository cache directory");
+        let ui = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .args([
+                "controller",
+                "--namespace",
+                &ns.name,
+                "--identity",
+                "actions",
+            ])
+            .args(["--metrics-addr", &free_port().to_string()])
+            .args(["--ui-addr", &ui.to_string(), "--repo-cache"])
+            .arg(cache.path())
+            .arg("--kubeconfig")
+            .arg(support::kubeconfig_path(1))
+            .env(
+                "RUST_LOG",
+                "debug,kube=debug,hyper=info,tower=info,rustls=info",
+            )
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(support::controller_log(&ns.name, "actions"))
+            .spawn()
+            .expect("starts flotilla controller");
+        eventually("the web view to accept connections", async || {
+            tokio::net::TcpStream::connect(ui)
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await;
+        let controller = Self {
+            child,
+            ui,
+            _cache: cache,
+        };
+        eventually("the web view to show the ApplicationSet", async || {
+            let (status, page) = controller.get(&format!("/applicationsets/{APPSET}")).await;
+            (status == 200 && page.contains("data-action=\"pause\""))
+                .then_some(())
+                .ok_or(format!("{status}"))
+        })
+        .await;
+        controller
+    }
+
+    async fn get(&self, path: &str) -> (u16, String) {
+        exchange(self.ui, "GET", path, &[]).await
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+}
+
+/// One HTTP/1.1 request to `address` with `headers` (`Host` is the address unless given);
+/// the status and body of the answer.
+async fn exchange(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the web view accepts connections");
+    let mut request =
+        format!("{method} {path} HTTP/1.1\r\nconnection: close\r\ncontent-length: 0\r\n");
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        request.push_str(&format!("host: {address}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("reads");
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("an HTTP answer: {response}"));
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// The namespace with the RollingSync ApplicationSet, and the tokens of `deployer` (may patch
+/// ApplicationSets) and `reader` (may only read them), issued by the TokenRequest API.
+async fn setup(label: &str) -> (TestNamespace, String, String) {
+    let ns = namespace(1, label).await;
+    support::install_flotilla_crds(&ns.client).await;
+    let appset: ApplicationSet = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": APPSET},
+        "spec": {
+            "generators": [{"list": {"elements": []}}],
+            "strategy": {"type": "RollingSync", "rollingSync": {"steps": [{"matchExpressions": [{"key": "tier", "operator": "In", "values": ["1"]}]}]}},
+            "template": {
+                "metadata": {"name": "{{component}}"},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": "https://git.invalid/platform.git", "targetRevision": "main", "path": "{{component}}"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name}
+                }
+            }
+        }
+    }));
+    apply(&ns.api::<ApplicationSet>(), &appset).await;
+    let deployer = account(
+        &ns,
+        "deployer",
+        "applicationsets",
+        &["get", "list", "watch", "patch"],
+    )
+    .await;
+    let reader = account(&ns, "reader", "applicationsets", &["get", "list", "watch"]).await;
+    (ns, deployer, reader)
+}
+
+/// A ServiceAccount `name` bound to a Role granting `verbs` on `resource` (of flotilla.dev);
+/// its token.
+async fn account(ns: &TestNamespace, name: &str, resource: &str, verbs: &[&str]) -> String {
+    let role: Role = object(json!({
+        "metadata": {"name": name},
+        "rules": [{"apiGroups": ["flotilla.dev"], "resources": [resource], "verbs": verbs}]
+    }));
+    apply(&ns.api::<Role>(), &role).await;
+    let binding: RoleBinding = object(json!({
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns.name}]
+    }));
+    apply(&ns.api::<RoleBinding>(), &binding).await;
+    service_account_token(ns, name).await
+}
+
+/// The ServiceAccount `name` (created), and a token of it from the TokenRequest API.
+async fn service_account_token(ns: &TestNamespace, name: &str) -> String {
+    let accounts: Api<ServiceAccount> = ns.api();
+    apply(&accounts, &object(json!({"metadata": {"name": name}}))).await;
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            audiences: Vec::new(),
+            expiration_seconds: Some(3600),
+            ..TokenRequestSpec::default()
+        },
+        ..TokenRequest::default()
+    };
+    let issued = eventually("a ServiceAccount token", async || {
+        accounts
+            .create_token_request(name, &PostParams::default(), &request)
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    issued.status.expect("an issued token").token
+}
+
+/// Whether the ApplicationSet's rollout is paused on the cluster.
+async fn paused(ns: &TestNamespace) -> bool {
+    let appset = ns.api::<ApplicationSet>().get(APPSET).await.expect("reads");
+    let strategy = serde_json::to_value(&appset.spec).expect("JSON")["strategy"].clone();
+    strategy["paused"].as_bool().unwrap_or(false)
+}
+
+/// The controller's log never shows a token.
+fn assert_not_logged(ns: &TestNamespace, tokens: &[&str]) {
+    let path = support::state_dir()
+        .join("logs")
+        .join(format!("{}-actions.log", ns.name));
+    let log = std::fs::read_to_string(&path).expect("the controller's log");
+    assert!(log.contains("web view action"), "the actions are logged");
+    for token in tokens {
+        assert!(!log.contains(token), "a token in {}", path.display());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// In a browser
+
+/// The action buttons the viewer sees (`data-action` of the displayed ones).
+async fn offered(browser: &Browser) -> Vec<String> {
+    let shown = browser
+        .script(concat!(
+            "return Array.from(document.querySelectorAll('button[data-action]'))",
+            ".filter(b => b.offsetParent !== null).map(b => b.dataset.action);"
+        ))
+        .await;
+    serde_json::from_value(shown).expect("a list of actions")
+}
+
+/// Gives `token` in the page's token field, as a viewer pastes it.
+async fn give_token(browser: &Browser, token: &str) {
+    let token = Value::String(token.to_owned());
+    browser
+        .script(&format!(
+            "document.getElementById('token-forget').click(); \
+             document.getElementById('token').value = {token}; \
+             document.getElementById('token-use').click();"
+        ))
+        .await;
+}
+
+/// Clicks the `action` button once it is shown, and waits for the outcome the page reports.
+async fn click(browser: &Browser, action: &str) -> String {
+    eventually(&format!("a {action} button"), async || {
+        let actions = offered(browser).await;
+        actions
+            .contains(&action.to_owned())
+            .then_some(())
+            .ok_or(format!("{actions:?}"))
+    })
+    .await;
+    browser
+        .script(&format!(
+            "var r = document.getElementById('action-result'); r.hidden = true; r.textContent = ''; \
+             document.querySelector('button[data-action=\"{action}\"]').click();"
+        ))
+        .await;
+    eventually(&format!("the outcome of {action}"), async || {
+        let text = browser
+            .script("var r = document.getElementById('action-result'); return r.hidden ? '' : r.textContent;")
+            .await;
+        match text.as_str() {
+            Some(text) if !text.is_empty() => Ok(text.to_owned()),
+            _ => Err("nothing yet".to_owned()),
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_viewer_whose_token_may_patch_pauses_and_resumes_the_rollout_and_one_who_may_not_is_refused()
+ {
+    let (ns, deployer, reader) = setup("ui-actions").await;
+    let controller = Controller::start(&ns).await;
+    let browser = Browser::start().await;
+    browser
+        .goto(&format!(
+            "http://{}/applicationsets/{APPSET}",
+            controller.ui
+        ))
+        .await;
+    assert_eq!(
+        offered(&browser).await,
+        Vec::<String>::new(),
+        "no token, no action"
+    );
+
+    give_token(&browser, &reader).await;
+    assert_eq!(offered(&browser).await, ["pause"]);
+    let refused = click(&browser, "pause").await;
+    assert!(refused.starts_with("403"), "{refused}");
+    assert!(
+        refused.contains(&format!(
+            "system:serviceaccount:{}:reader may not patch applicationsets.flotilla.dev {APPSET}",
+            ns.name
+        )),
+        "{refused}"
+    );
+    assert!(!paused(&ns).await, "the reader's pause changed nothing");
+
+    give_token(&browser, &deployer).await;
+    let done = click(&browser, "pause").await;
+    assert!(done.starts_with("200"), "{done}");
+    assert!(paused(&ns).await, "paused on the cluster");
+    // The live update offers Resume in its place.
+    eventually("Resume offered", async || {
+        let actions = offered(&browser).await;
+        (actions == ["resume"])
+            .then_some(())
+            .ok_or(format!("{actions:?}"))
+    })
+    .await;
+    browser.screenshot(&screenshot_path("action-paused")).await;
+    let done = click(&browser, "resume").await;
+    assert!(done.starts_with("200"), "{done}");
+    assert!(!paused(&ns).await, "resumed on the cluster");
+
+    // A reload keeps the tab's token (sessionStorage), a new tab's page has none.
+    browser
+        .goto(&format!(
+            "http://{}/applicationsets/{APPSET}",
+            controller.ui
+        ))
+        .await;
+    assert_eq!(offered(&browser).await, ["pause"]);
+    browser
+        .script("window.sessionStorage.clear(); document.getElementById('token-forget').click();")
+        .await;
+    assert_eq!(offered(&browser).await, Vec::<String>::new());
+    let cookies = browser.script("return document.cookie;").await;
+    assert_eq!(cookies, json!(""), "no cookie");
+    browser.quit().await;
+    drop(controller);
+    assert_not_logged(&ns, &[&deployer, &reader]);
+}
+
+/// Where the browser tests' screenshots go: `web-view/` in the target directory.
+fn screenshot_path(page: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .join("web-view")
+        .join(format!("{page}.png"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Over HTTP
+
+/// The CSRF token of the page at `path`.
+async fn page_token(controller: &Controller, path: &str) -> String {
+    let (status, page) = controller.get(path).await;
+    assert_eq!(status, 200, "{page}");
+    let start = page
+        .find(r#"<meta name="flotilla-csrf" content=""#)
+        .expect("the page's CSRF token")
+        + r#"<meta name="flotilla-csrf" content=""#.len();
+    page[start..].split('"').next().expect("a token").to_owned()
+}
+
+#[tokio::test]
+async fn an_action_without_the_pages_token_from_another_origin_or_without_a_bearer_token_is_refused()
+ {
+    let (ns, deployer, _) = setup("ui-csrf").await;
+    let controller = Controller::start(&ns).await;
+    let pause = format!("/applicationsets/{APPSET}/pause");
+    let csrf = page_token(&controller, &format!("/applicationsets/{APPSET}")).await;
+    let origin = format!("http://{}", controller.ui);
+    let bearer = format!("Bearer {deployer}");
+    let browser_headers = |csrf: &str| -> Vec<(&'static str, String)> {
+        vec![
+            ("origin", origin.clone()),
+            ("sec-fetch-site", "same-origin".to_owned()),
+            ("x-flotilla-csrf", csrf.to_owned()),
+            ("authorization", bearer.clone()),
+        ]
+    };
+    let post = async |headers: Vec<(&'static str, String)>| {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        exchange(controller.ui, "POST", &pause, &headers).await
+    };
+    let without = |name: &str| {
+        browser_headers(&csrf)
+            .into_iter()
+            .filter(|(n, _)| *n != name)
+            .collect::<Vec<_>>()
+    };
+    let replaced = |name: &'static str, value: &str| {
+        let mut headers = without(name);
+        headers.push((name, value.to_owned()));
+        headers
+    };
+
+    let (status, body) = post(without("x-flotilla-csrf")).await;
+    assert_eq!(
+        (status, body.trim()),
+        (
+            403,
+            "refused: the request has no page token (x-flotilla-csrf)"
+        )
+    );
+    let (status, body) = post(replaced("x-flotilla-csrf", "1800000000.00ff")).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = post(replaced("origin", "http://evil.example")).await;
+    assert_eq!(
+        (status, body.trim()),
+        (
+            403,
+            "refused: the request comes from another origin (http://evil.example)"
+        )
+    );
+    let (status, body) = post(without("origin")).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = post(replaced("sec-fetch-site", "cross-site")).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = post(without("authorization")).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = post(replaced("authorization", "Bearer not-a-token")).await;
+    assert_eq!(status, 401, "{body}");
+    // GET never acts; other methods are refused.
+    let (status, _) = controller.get(&pause).await;
+    assert_eq!(status, 404);
+    let (status, _) = exchange(controller.ui, "PUT", &pause, &[]).await;
+    assert_eq!(status, 405);
+    assert!(!paused(&ns).await, "nothing refused changed anything");
+
+    // The deployer may patch ApplicationSets, not Applications; an operator who may patch
+    // Applications requests a sync, recorded as theirs.
+    let apps: Api<Application> = ns.api();
+    let app: Application = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "web"},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": "https://git.invalid/platform.git", "targetRevision": "main", "path": "web"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name}
+        }
+    }));
+    apply(&apps, &app).await;
+    let initiators = Arc::new(Mutex::new(Vec::<String>::new()));
+    let recorded = Arc::clone(&initiators);
+    let watching = tokio::spawn(
+        watcher(
+            apps.clone(),
+            watcher::Config::default().fields("metadata.name=web"),
+        )
+        .applied_objects()
+        .for_each(move |app| {
+            if let Ok(Application { spec, .. }) = app
+                && let Some(operation) = spec.operation
+            {
+                recorded
+                    .lock()
+                    .expect("not poisoned")
+                    .push(operation.initiated_by.username);
+            }
+            futures::future::ready(())
+        }),
+    );
+    let sync = async |headers: Vec<(&'static str, String)>| {
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        exchange(controller.ui, "POST", "/applications/web/sync", &headers).await
+    };
+    let (status, body) = sync(browser_headers(&csrf)).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.contains("may not patch applications.flotilla.dev web"),
+        "{body}"
+    );
+    let operator = account(&ns, "operator", "applications", &["get", "patch"]).await;
+    let mut as_operator = without("authorization");
+    as_operator.push(("authorization", format!("Bearer {operator}")));
+    let (status, body) = sync(as_operator).await;
+    assert_eq!(
+        (status, body.trim()),
+        (200, "sync of Application web requested")
+    );
+    let expected = format!("system:serviceaccount:{}:operator", ns.name);
+    eventually("the sync requested as the operator", async || {
+        let seen = initiators.lock().expect("not poisoned").clone();
+        seen.contains(&expected)
+            .then_some(())
+            .ok_or(format!("{seen:?}"))
+    })
+    .await;
+    watching.abort();
+
+    let (status, body) = post(browser_headers(&csrf)).await;
+    assert_eq!(
+        (status, body.trim()),
+        (
+            200,
+            format!("rollout of {}/{APPSET} paused", ns.name).as_str()
+        )
+    );
+    assert!(paused(&ns).await);
+    drop(controller);
+    assert_not_logged(&ns, &[&deployer, &operator]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The controller's RBAC
+
+/// A client of cluster 1 authenticated by `token` instead of the admin's.
+async fn client_as(token: &str) -> kube::Client {
+    let path = support::kubeconfig_path(1);
+    let kubeconfig = Kubeconfig::read_from(&path).expect("the cluster's kubeconfig");
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .expect("a usable kubeconfig");
+    config.auth_info.token = Some(token.to_owned().into());
+    kube::Client::try_from(config).expect("a client")
+}
+
+/// What `deploy/web-view-actions/` grants the controller's ServiceAccount, bound here to a test
+/// ServiceAccount, lets it send both reviews the actions need, and nothing else.
+#[tokio::test]
+async fn the_deployed_review_role_allows_the_token_and_access_reviews_and_nothing_else() {
+    let (ns, deployer, _) = setup("ui-reviews").await;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("deploy/web-view-actions/reviews.yaml");
+    let documents: Vec<Value> =
+        serde_saphyr::from_multiple(&std::fs::read_to_string(&path).expect("reads reviews.yaml"))
+            .expect("YAML");
+    let role: ClusterRole = serde_json::from_value(
+        documents
+            .iter()
+            .find(|d| d["kind"] == "ClusterRole")
+            .expect("a ClusterRole")
+            .clone(),
+    )
+    .expect("a ClusterRole");
+    apply(&Api::<ClusterRole>::all(ns.client.clone()), &role).await;
+    let binding: ClusterRoleBinding = object(json!({
+        "metadata": {"name": format!("web-view-reviews-{}", ns.name)},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role.metadata.name},
+        "subjects": [{"kind": "ServiceAccount", "name": "reviewer", "namespace": ns.name}]
+    }));
+    apply(&Api::<ClusterRoleBinding>::all(ns.client.clone()), &binding).await;
+    let reviewer = client_as(&service_account_token(&ns, "reviewer").await).await;
+    let tokens: Api<TokenReview> = Api::all(reviewer.clone());
+    let answer = eventually("a TokenReview sent as the reviewer", async || {
+        tokens
+            .create(&PostParams::default(), &token_review(&deployer))
+            .await
+            .map_err(|e| e.to_string())
+    })
+    .await;
+    let user = reviewed_user(&answer).expect("the deployer's token is accepted");
+    let access = Action::Pause.access(&ns.name, APPSET);
+    let answer = Api::<SubjectAccessReview>::all(reviewer.clone())
+        .create(&PostParams::default(), &access_review(&user, &access))
+        .await
+        .expect("a SubjectAccessReview sent as the reviewer");
+    assert_eq!(access_verdict(&answer, &user, &access), Ok(()));
+    let read = Api::<ApplicationSet>::namespaced(reviewer, &ns.name)
+        .get(APPSET)
+        .await;
+    assert!(
+        matches!(&read, Err(kube::Error::Api(status)) if status.code == 403),
+        "{read:?}"
+    );
+}
