@@ -290,6 +290,10 @@ async fn reconcile(
         return Ok(Action::requeue(wait));
     }
     ctx.take_promotion(&name);
+    if let Some(stamp) = appset.annotations().get(REFRESH_ANNOTATION) {
+        // A webhook received by another replica expired only that replica's fetches.
+        ctx.repos.expire_announced(stamp, |_| true);
+    }
     let started = Instant::now();
     let existing = owned_now(&run.applications, &appset);
     let reconciled = reconcile_now(appset, Arc::clone(ctx), existing).await;

@@ -23,6 +23,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use k8s_openapi::jiff::Timestamp;
+
 use super::bounds::{BoundsError, check_links, source_path};
 use super::checkout::{CheckoutError, checkout};
 use super::directory::WORKING_TREE;
@@ -247,7 +249,27 @@ impl RepoCache {
     /// again, however recent its last fetch (a webhook announced a push to it); returns those
     /// URLs. Repositories not cloned yet are fetched at their first resolve anyway.
     pub fn expire(&self, pushed: impl Fn(&str) -> bool) -> Vec<String> {
+        self.expire_since(pushed, Instant::now())
+    }
+
+    /// [`Self::expire`] for a push announced by another replica at the wall-clock time `stamp`
+    /// (the RFC 3339 value of the refresh annotation its webhook wrote): fetches that started
+    /// before that moment no longer serve; a stamp that is not a time is ignored. Only the
+    /// replica that received a webhook forgot its own fetches; this lets the others follow.
+    pub fn expire_announced(&self, stamp: &str, pushed: impl Fn(&str) -> bool) {
+        let Ok(at) = stamp.parse::<Timestamp>() else {
+            return;
+        };
+        let ago = Timestamp::now()
+            .duration_since(at)
+            .try_into()
+            .unwrap_or(Duration::ZERO);
         let now = Instant::now();
+        self.expire_since(pushed, now.checked_sub(ago).unwrap_or(now));
+    }
+
+    /// Makes fetches started before `at` of the repositories `pushed` accepts serve no more.
+    fn expire_since(&self, pushed: impl Fn(&str) -> bool, at: Instant) -> Vec<String> {
         let urls: Vec<String> = self
             .mirrors
             .lock()
@@ -258,7 +280,8 @@ impl RepoCache {
             .collect();
         let mut pushes = self.pushes.lock().unwrap_or_else(PoisonError::into_inner);
         for url in &urls {
-            pushes.insert(url.clone(), now);
+            let last = pushes.entry(url.clone()).or_insert(at);
+            *last = (*last).max(at);
         }
         urls
     }
@@ -752,6 +775,17 @@ mod tests {
             &["commit", "-q", "--allow-empty", "-m", "three"],
         );
         assert_eq!(cache.manifests(&url, "main", "", None).unwrap(), second);
+        // A push announced by another replica: a stamp before the last fetch changes nothing,
+        // one after it ends its reuse; a value that is not a time is ignored.
+        let before = Timestamp::now()
+            .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(60))
+            .unwrap();
+        cache.expire_announced(&before.to_string(), |_| true);
+        cache.expire_announced("normal", |_| true);
+        assert_eq!(cache.manifests(&url, "main", "", None).unwrap(), second);
+        std::thread::sleep(Duration::from_millis(20));
+        cache.expire_announced(&Timestamp::now().to_string(), |pushed| pushed == url);
+        assert_ne!(cache.manifests(&url, "main", "", None).unwrap(), second);
     }
 
     #[test]

@@ -41,6 +41,7 @@ use crate::api::{Application, ApplicationSet};
 use crate::controller::application::decide::{NextSync, next_sync};
 use crate::controller::application::freshness::{CompareInputs, LastCompare, version_after_write};
 use crate::controller::application::instance::application_of;
+use crate::controller::appset_reconciler::REFRESH_ANNOTATION;
 use crate::controller::event_reason::EventReason;
 use crate::controller::metrics::Reconciler;
 use crate::controller::ownership::Ownership;
@@ -94,6 +95,13 @@ async fn reconcile(
     if !ctx.owns(&app) {
         // Another replica's: the controllers restart when this replica's slots change.
         return Ok(Action::await_change());
+    }
+    if let Some(stamp) = app.annotations().get(REFRESH_ANNOTATION) {
+        // A webhook received by another replica expired only that replica's fetches.
+        let sources = app.spec.all_sources();
+        ctx.repos.expire_announced(stamp, |url| {
+            sources.iter().any(|source| source.repo_url == url)
+        });
     }
     if let Some(Parked { job, run: sync_run }) = ctx.runs.take(&app.uid().unwrap_or_default()) {
         let stepped = continue_operation(&run, &app, job, Some(sync_run)).await;
