@@ -70,6 +70,7 @@ fn input() -> RolloutInput {
                 ..ObservedStatus::default()
             },
             sync_blocked_by: None,
+            previous_revisions: Vec::new(),
         });
         prior.push(ApplicationSetApplicationStatus {
             application: name,
@@ -91,6 +92,7 @@ fn input() -> RolloutInput {
             rolling_sync: Some(RollingSync {
                 steps,
                 progress_deadline: Some("30m".into()),
+                ..RollingSync::default()
             }),
             paused: false,
         },
@@ -98,6 +100,7 @@ fn input() -> RolloutInput {
         prior_application_status: prior,
         prior_step_status: Vec::new(),
         promote: None,
+        prior_rollback: None,
     }
 }
 

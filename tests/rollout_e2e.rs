@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use browser::Browser;
 use flotilla::api::application::RevisionHistory;
-use flotilla::api::application_set::Approval;
+use flotilla::api::application_set::{Approval, OnFailure};
 use flotilla::api::application_set_status::{
     ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
     RolloutStepStatus,
@@ -1958,5 +1958,153 @@ async fn a_failing_migration_shows_the_blocked_step_and_the_hooks_message() {
     );
     browser.screenshot(&screenshot_path("failed-hook")).await;
     browser.quit().await;
+    controller.stop();
+}
+
+/// `onFailure: rollback` with `rollbackCompletedSteps: true` and a 20 s bake on step 2: v1 rolls
+/// out; under v2 a backend pod crashes during step 2's bake, the step fails, and the backend and
+/// then the database go back to v1 on the live cluster (their ConfigMaps and Deployments), each
+/// synced back once (its history), the frontend never takes v2, and the ApplicationSet shows
+/// `RolloutRolledBack` naming the revisions; v3 then rolls out normally.
+#[tokio::test]
+async fn a_failed_step_rolls_back_with_the_completed_steps_and_the_next_commit_rolls_out() {
+    let (ns, repo) = setup("rollout-rollback").await;
+    tier_components(&repo, "v1", Pods::default());
+    let v1 = repo.commit("v1");
+    let mut appset = three_tier(&ns, &repo, false, None);
+    let rolling = appset
+        .spec
+        .strategy
+        .as_mut()
+        .and_then(|strategy| strategy.rolling_sync.as_mut())
+        .expect("a RollingSync strategy");
+    rolling.steps[1].bake_time = Some("20s".into());
+    rolling.on_failure = Some(OnFailure::Rollback);
+    rolling.rollback_completed_steps = true;
+    let (controller, appsets, _recording) = start_rollout(&ns, "rollback", &appset).await;
+    wait_complete(&appsets, "platform-stack", &TIERS, &v1).await;
+
+    tier_components(&repo, "v2", Pods::default());
+    let v2 = repo.commit("v2");
+    wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "step 2 baking on v2",
+        ROLLOUT_TIMEOUT,
+        |s| {
+            progressing(s).is_some_and(|(_, reason, message)| {
+                reason == "StepBaking" && message.starts_with("step 2 of 3")
+            })
+        },
+    )
+    .await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = ns.api();
+    let crash = json!({"metadata": {"annotations": {"sim.flotilla.dev/fail": "true"}}});
+    for pod in pods
+        .list(&ListParams::default().labels("app=backend"))
+        .await
+        .expect("lists the backend pods")
+        .items
+    {
+        // A pod of the old ReplicaSet may be gone already.
+        let _ = pods
+            .patch(
+                &pod.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&crash),
+            )
+            .await;
+    }
+    let status = wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "the rollback complete",
+        ROLLOUT_TIMEOUT,
+        |s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == ConditionType::RolloutRolledBack && c.reason == "RolledBack")
+        },
+    )
+    .await;
+    let condition = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::RolloutRolledBack)
+        .expect("RolloutRolledBack");
+    let (short1, short2) = (&v1[..7], &v2[..7]);
+    assert!(
+        condition.message.starts_with("step 2 of 3 failed (platform-backend ")
+            && condition.message.contains(&format!(
+                "platform-backend (step 2) back on {short1} from {short2}, platform-database (step 1) back on {short1} from {short2}"
+            )),
+        "{}",
+        condition.message
+    );
+    let (_, reason, _) = progressing(&status).expect("RolloutProgressing");
+    assert_eq!(reason, "RolloutRolledBack");
+    let record = status
+        .rollout_rollback
+        .as_ref()
+        .expect("status.rolloutRollback");
+    assert!(record.completed_at.is_some(), "{record:?}");
+    // The live objects are v1's again; the frontend never took v2.
+    let configs: Api<k8s_openapi::api::core::v1::ConfigMap> = ns.api();
+    for component in ["database", "backend", "frontend"] {
+        let config = configs
+            .get(&format!("{component}-config"))
+            .await
+            .expect("reads the ConfigMap");
+        assert_eq!(
+            config
+                .data
+                .unwrap_or_default()
+                .get("version")
+                .map(String::as_str),
+            Some("v1"),
+            "{component}"
+        );
+    }
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> = ns.api();
+    let backend = deployments.get("backend").await.expect("reads the backend");
+    let image = backend
+        .spec
+        .and_then(|s| s.template.spec)
+        .map(|s| s.containers[0].image.clone());
+    assert_eq!(image, Some(Some("example.com/backend:v1".to_string())));
+    // Each synced v1, v2, then v1 again — the rollback once; the frontend v1 only.
+    let synced = histories(&ns).await;
+    for (app, expected) in [
+        (TIERS[0], vec![v1.clone(), v2.clone(), v1.clone()]),
+        (TIERS[1], vec![v1.clone(), v2.clone(), v1.clone()]),
+        (TIERS[2], vec![v1.clone()]),
+    ] {
+        let revisions: Vec<String> = synced[app].iter().map(|h| h.revision.clone()).collect();
+        assert_eq!(revisions, expected, "{app}");
+    }
+    // Held: nothing syncs v2 again.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(
+        histories(&ns).await[TIERS[1]].len(),
+        3,
+        "the rollback is not undone"
+    );
+
+    // A new commit rolls out normally.
+    tier_components(&repo, "v3", Pods::default());
+    let v3 = repo.commit("v3");
+    wait_complete(&appsets, "platform-stack", &TIERS, &v3).await;
+    let status = stored_status(&appsets).await;
+    assert!(
+        status.rollout_rollback.is_none(),
+        "{:?}",
+        status.rollout_rollback
+    );
+    assert!(
+        !status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == ConditionType::RolloutRolledBack)
+    );
     controller.stop();
 }

@@ -39,7 +39,7 @@ fn every_example_replays_to_its_expected_output() {
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();
     states.sort();
-    assert_eq!(states.len(), 7, "{states:?}");
+    assert_eq!(states.len(), 8, "{states:?}");
     for state in states {
         let text = explain(&state, OutputFormat::Table);
         check_golden(&state.with_extension("expected.txt"), &text);
@@ -106,6 +106,32 @@ fn the_examples_show_what_they_are_named_for() {
         serde_json::json!(["guestbook-staging"])
     );
     assert_eq!(mid["appsToSync"], serde_json::json!(["guestbook-staging"]));
+
+    // A rollback replayed mid-way (a restarted controller): the backend is back, the database
+    // goes next, once; nothing of the failed revision syncs.
+    let rollback = json("backend-degraded-rolls-back.yaml");
+    assert_eq!(
+        rollback["rollbackSyncs"],
+        serde_json::json!([{"application": "database", "revisions": ["9e1d0b2"]}])
+    );
+    assert_eq!(rollback["syncTriggered"], serde_json::json!([]));
+    assert_eq!(
+        rollback["rollback"]["applications"][0]["rolledBackAt"],
+        "2025-03-01T12:06:00Z"
+    );
+    let rolled_back = rollback["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "RolloutRolledBack")
+        .unwrap();
+    assert_eq!(rolled_back["reason"], "RollingBack");
+    assert!(
+        rolled_back["message"].as_str().unwrap().contains(
+            "backend (step 2) back on 9e1d0b2 from 4c1e9a7, database (step 1) rolling back to 9e1d0b2 from 4c1e9a7"
+        ),
+        "{rolled_back}"
+    );
 
     let invalid = json("invalid-app-in-two-steps.yaml");
     let condition = invalid["conditions"]

@@ -106,9 +106,11 @@ impl StatusStore {
             return Ok(None);
         }
         let app = self.api.get(&self.name).await.map_err(|e| self.error(e))?;
-        let history = app.status.map(|status| status.history).unwrap_or_default();
         let now = Time(Timestamp::now());
-        Ok(after_operation(&history, state, initiated_by, &now).map(|h| json!(h)))
+        Ok(
+            after_operation(app.history(), state, (&app.spec, initiated_by), &now)
+                .map(|h| json!(h)),
+        )
     }
 
     fn error(&self, message: impl ToString) -> StoreError {

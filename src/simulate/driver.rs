@@ -177,6 +177,7 @@ pub async fn drive<C: ClusterApi>(
                 target_revisions: app.revision.iter().cloned().collect(),
                 status: ObservedStatus::default(),
                 sync_blocked_by: None,
+                previous_revisions: Vec::new(),
             },
         })
         .collect();
@@ -211,6 +212,7 @@ pub async fn drive<C: ClusterApi>(
                 prior_application_status: prior.application_status,
                 prior_step_status: prior.step_status,
                 promote: None,
+                prior_rollback: prior.rollback,
             };
             let next = crate::rollout::step(&input);
             let held = next
@@ -275,6 +277,7 @@ pub async fn drive<C: ClusterApi>(
                 phase: OperationPhase::Running,
                 started_at: clock.now(),
                 message: String::new(),
+                revisions: run.observed.target_revisions.clone(),
             });
             progress(&Progress {
                 at: clock.elapsed(),

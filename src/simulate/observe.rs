@@ -53,6 +53,7 @@ pub async fn observe<C: ClusterApi>(
             phase,
             started_at: state.started_at.as_ref().map_or(now, |t| t.0),
             message: state.message.clone(),
+            revisions: state.revision.iter().cloned().collect(),
         }),
     }
 }

@@ -22,6 +22,15 @@ pub const TERMINATE_ANNOTATION: &str = "flotilla.dev/terminate";
 pub const DELETION_APPROVED_ANNOTATION: &str = "argocd.argoproj.io/deletion-approved";
 
 impl Application {
+    /// Its `status.history` (empty without a status).
+    #[must_use]
+    pub fn history(&self) -> &[RevisionHistory] {
+        self.status
+            .as_ref()
+            .map(|status| status.history.as_slice())
+            .unwrap_or_default()
+    }
+
     /// The time of [`DELETION_APPROVED_ANNOTATION`], if it is set and parses (an unreadable
     /// value approves nothing).
     #[must_use]
@@ -77,6 +86,29 @@ pub struct ApplicationSpec {
     /// here it lives in the spec, written by its own field manager.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<Operation>,
+    /// How many successful syncs `status.history` keeps (Argo CD's `revisionHistoryLimit`;
+    /// default [`HISTORY_LIMIT`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision_history_limit: Option<u32>,
+}
+
+impl ApplicationSpec {
+    /// How many entries `status.history` keeps: `revisionHistoryLimit`, else [`HISTORY_LIMIT`].
+    #[must_use]
+    pub fn history_limit(&self) -> usize {
+        self.revision_history_limit
+            .map_or(HISTORY_LIMIT, |limit| limit as usize)
+    }
+
+    /// The sources as a history entry records them: `source`, or `sources` when given.
+    #[must_use]
+    pub fn deployed_sources(&self) -> (Option<ApplicationSource>, Vec<ApplicationSource>) {
+        if self.sources.is_empty() {
+            (Some(self.source.clone()), Vec::new())
+        } else {
+            (None, self.sources.clone())
+        }
+    }
 }
 
 /// Which fields of which objects do not count as differences (Argo CD's `ignoreDifferences`
@@ -358,6 +390,19 @@ pub struct AutomatedSync {
     /// manifests are empty (refused otherwise).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_empty: bool,
+    /// `false` suspends automated sync while keeping its settings (Argo CD 3's
+    /// `automated.enabled`; `flotilla app rollback --force` sets it). Absent or `true`:
+    /// enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+}
+
+impl AutomatedSync {
+    /// Whether automated sync runs (`enabled` is not `false`).
+    #[must_use]
+    pub fn is_enabled(&self) -> bool {
+        self.enabled != Some(false)
+    }
 }
 
 /// Retries of a failed sync.
@@ -408,7 +453,8 @@ pub struct ApplicationStatus {
     /// this lists some, so one whose source has none is deleted without reading it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub post_delete_hooks: Vec<String>,
-    /// The last successful syncs, newest last (at most [`HISTORY_LIMIT`]).
+    /// The last successful syncs, newest last (at most `spec.revisionHistoryLimit`, default
+    /// [`HISTORY_LIMIT`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<RevisionHistory>,
     /// When sync and health were last computed.
@@ -453,7 +499,8 @@ pub enum ApplicationConditionType {
     DeletionError,
 }
 
-/// How many successful syncs `status.history` keeps.
+/// How many successful syncs `status.history` keeps when `spec.revisionHistoryLimit` is not
+/// set (Argo CD's default).
 pub const HISTORY_LIMIT: usize = 10;
 
 /// One object of an Application and how it compares with its source.
@@ -504,6 +551,12 @@ pub struct RevisionHistory {
     pub deployed_at: Time,
     #[serde(default)]
     pub initiated_by: InitiatedBy,
+    /// The Application's source when it synced (Argo CD's `history.source`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ApplicationSource>,
+    /// Its sources, for an Application with `sources` (Argo CD's `history.sources`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<ApplicationSource>,
 }
 
 /// A stored sync status word; one outside the vocabulary (written by someone else) reads as
@@ -608,6 +661,12 @@ impl SyncPolicy {
                 defaults.max_duration,
             )?,
         }))
+    }
+
+    /// The automated sync, when it is set and enabled.
+    #[must_use]
+    pub fn automated_enabled(&self) -> Option<&AutomatedSync> {
+        self.automated.as_ref().filter(|a| a.is_enabled())
     }
 
     /// Whether `automated.prune` is set.

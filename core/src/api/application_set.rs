@@ -154,6 +154,29 @@ pub struct RollingSync {
     /// such as `10m` or `1h30m`); the default for steps that set none. Unset: no deadline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress_deadline: Option<String>,
+    /// Flotilla extension: what the rollout does when a step fails (an Application Degraded
+    /// during its bake or on the target revision, or its sync failed): `pause` (default: the
+    /// rollout stops there) or `rollback` (the step's Applications go back to the last revision
+    /// each was Healthy on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_failure: Option<OnFailure>,
+    /// Flotilla extension: with `onFailure: rollback`, the Applications of the steps completed
+    /// before the failed one go back too, after it, latest step first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rollback_completed_steps: bool,
+}
+
+/// What a RollingSync does when a step fails (Flotilla extension).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum OnFailure {
+    /// The rollout stops at the failed step until a new revision reaches it.
+    #[default]
+    #[serde(rename = "pause")]
+    Pause,
+    /// The failed step's Applications (and with `rollbackCompletedSteps` the earlier steps')
+    /// are synced back to the last revision each was Healthy on.
+    #[serde(rename = "rollback")]
+    Rollback,
 }
 
 /// One step: the Applications whose labels match every expression, at most `maxUpdate` of them

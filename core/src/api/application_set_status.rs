@@ -25,6 +25,50 @@ pub struct ApplicationSetStatus {
     /// controller resumes where the last pass left off.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rollout_steps: Vec<RolloutStepStatus>,
+    /// Flotilla extension: the rollback of a failed step (`onFailure: rollback`), kept until a
+    /// new revision reaches one of its Applications.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_rollback: Option<RolloutRollback>,
+}
+
+/// A rollout's rollback after a failed step (Flotilla extension, `onFailure: rollback`): which
+/// Applications go back to which revisions, in order, and which are back already, so a
+/// restarted controller resumes it and syncs each back once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutRollback {
+    /// The step that failed, 1-based.
+    pub failed_step: u64,
+    /// Why it failed.
+    pub failure: String,
+    /// When the rollback started.
+    pub started_at: Time,
+    /// When every Application was back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<Time>,
+    /// The Applications of the rolled-back steps, in rollback order (the failed step first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applications: Vec<RolledBackApplication>,
+}
+
+/// One Application of a [`RolloutRollback`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolledBackApplication {
+    pub application: String,
+    /// Its step, 1-based.
+    pub step: u64,
+    /// The revisions it goes back to (the last it was Healthy on); empty when there is nothing
+    /// to roll back (it did not take the failed revision, or has no earlier one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
+    /// Its target revisions when the step failed: another target is a new revision, which ends
+    /// the rollback.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub from_revisions: Vec<String>,
+    /// When its rollback sync was seen Succeeded (or nothing was to be done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled_back_at: Option<Time>,
 }
 
 /// One RollingSync step's own record (Flotilla extension): its bake, its failure and its
@@ -91,6 +135,9 @@ pub enum ConditionType {
     InvalidRolloutConfig,
     /// Some Applications match no RollingSync step and are never synced by the rollout.
     UnselectedApplications,
+    /// A failed step was rolled back (`onFailure: rollback`): which Applications, to which
+    /// revisions (Flotilla extension).
+    RolloutRolledBack,
 }
 
 /// `True`, `False` or `Unknown`, as Kubernetes conditions spell it.

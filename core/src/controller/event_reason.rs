@@ -29,6 +29,8 @@ pub enum EventReason {
     /// A RollingSync step is stalled (deadline passed, Degraded, sync failed) or failed its
     /// bake.
     RolloutStalled,
+    /// A failed RollingSync step is being rolled back (`onFailure: rollback`).
+    RolloutRolledBack,
     /// The rollout was paused.
     RolloutPaused,
     /// The rollout was resumed.
@@ -58,6 +60,7 @@ impl EventReason {
             Self::RolloutStepStarted => "RolloutStepStarted",
             Self::RolloutComplete => "RolloutComplete",
             Self::RolloutStalled => "RolloutStalled",
+            Self::RolloutRolledBack => "RolloutRolledBack",
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutResumed => "RolloutResumed",
             Self::InvalidRolloutConfig => "InvalidRolloutConfig",
@@ -76,6 +79,7 @@ impl EventReason {
                 | Self::ComparisonError
                 | Self::DeletionError
                 | Self::RolloutStalled
+                | Self::RolloutRolledBack
                 | Self::InvalidRolloutConfig
                 | Self::NotificationFailed
         )
@@ -104,6 +108,7 @@ impl EventReason {
             Self::RolloutStepStarted
             | Self::RolloutComplete
             | Self::RolloutStalled
+            | Self::RolloutRolledBack
             | Self::RolloutPaused
             | Self::RolloutResumed
             | Self::InvalidRolloutConfig => "Rollout",

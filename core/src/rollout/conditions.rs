@@ -7,10 +7,11 @@ use k8s_openapi::jiff::Timestamp;
 use crate::api::application_set_status::{ApplicationSetCondition, ConditionStatus, ConditionType};
 
 /// The condition types the rollout owns; [`merge_conditions`] replaces exactly these.
-pub const ROLLOUT_CONDITION_TYPES: [ConditionType; 3] = [
+pub const ROLLOUT_CONDITION_TYPES: [ConditionType; 4] = [
     ConditionType::RolloutProgressing,
     ConditionType::InvalidRolloutConfig,
     ConditionType::UnselectedApplications,
+    ConditionType::RolloutRolledBack,
 ];
 
 /// Reasons of the `RolloutProgressing` condition.
@@ -34,6 +35,8 @@ pub enum ProgressReason {
     StepFailed,
     /// A step is stalled (False).
     RolloutStalled,
+    /// A failed step was rolled back (`onFailure: rollback`; False until a new revision).
+    RolloutRolledBack,
     /// Every step is complete (False; Argo CD's reason).
     ApplicationSetRolloutComplete,
     /// The strategy cannot be followed (False).
@@ -54,6 +57,7 @@ impl ProgressReason {
             Self::StepFailed => "StepFailed",
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutStalled => "RolloutStalled",
+            Self::RolloutRolledBack => "RolloutRolledBack",
             Self::ApplicationSetRolloutComplete => "ApplicationSetRolloutComplete",
             Self::InvalidRolloutConfig => "InvalidRolloutConfig",
         }
@@ -71,6 +75,7 @@ impl ProgressReason {
             | Self::StepWaitingForApproval
             | Self::RolloutPaused => ConditionStatus::True,
             Self::RolloutStalled
+            | Self::RolloutRolledBack
             | Self::StepFailed
             | Self::ApplicationSetRolloutComplete
             | Self::InvalidRolloutConfig => ConditionStatus::False,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use flotilla_generators::selector::{LabelSelectorRequirement, SelectorError};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::api::application_set::{Approval, RolloutStrategy, StrategyType};
+use crate::api::application_set::{Approval, OnFailure, RolloutStrategy, StrategyType};
 use crate::duration::{DurationError, DurationProblem, parse_duration};
 
 /// How many Applications of a step may be Pending or Progressing at once.
@@ -115,6 +115,10 @@ pub struct RolloutConfig {
     pub steps: Vec<RolloutStep>,
     /// Promote nothing new while true.
     pub paused: bool,
+    /// What a failed step does (`onFailure`).
+    pub on_failure: OnFailure,
+    /// With `onFailure: rollback`, earlier steps roll back too (`rollbackCompletedSteps`).
+    pub rollback_completed_steps: bool,
 }
 
 /// Why a strategy cannot be followed. Each variant names the step (1-based) where it applies.
@@ -150,6 +154,8 @@ pub enum RolloutConfigError {
     },
     #[error("rollingSync.progressDeadline: {0}")]
     RolloutDeadline(#[source] DurationError),
+    #[error("rollingSync.rollbackCompletedSteps: true needs onFailure: rollback")]
+    RollbackCompletedStepsWithoutRollback,
     #[error(
         "step {second}: Application {application:?} is also selected by step {first}; each Application must match exactly one step"
     )]
@@ -241,9 +247,15 @@ impl RolloutConfig {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let on_failure = rolling_sync.on_failure.unwrap_or_default();
+        if rolling_sync.rollback_completed_steps && on_failure != OnFailure::Rollback {
+            return Err(RolloutConfigError::RollbackCompletedStepsWithoutRollback);
+        }
         Ok(Self {
             steps,
             paused: strategy.paused,
+            on_failure,
+            rollback_completed_steps: rolling_sync.rollback_completed_steps,
         })
     }
 
@@ -318,6 +330,7 @@ impl RolloutConfigError {
             Self::MaxUpdate { .. } => "InvalidMaxUpdate",
             Self::StepDeadline { .. } | Self::RolloutDeadline(_) => "InvalidProgressDeadline",
             Self::BakeTime { .. } => "InvalidBakeTime",
+            Self::RollbackCompletedStepsWithoutRollback => "InvalidOnFailure",
             Self::SelectedTwice { .. } => "ApplicationInTwoSteps",
         }
     }

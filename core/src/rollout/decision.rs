@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::rollback::RollbackSync;
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, ApplicationSetCondition, RolloutStepStatus,
+    ApplicationSetApplicationStatus, ApplicationSetCondition, RolloutRollback, RolloutStepStatus,
 };
 
 /// The result of [`super::step`]: everything the controller writes or does, and what `explain`
@@ -43,6 +44,13 @@ pub struct RolloutDecision {
     /// should run again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wake_at: Option<Timestamp>,
+    /// The rollback syncs the controller must request now (`onFailure: rollback`), each to the
+    /// revisions it names.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rollback_syncs: Vec<RollbackSync>,
+    /// The new `status.rolloutRollback`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<RolloutRollback>,
 }
 
 /// Where one step stands and what happens next.
@@ -115,6 +123,9 @@ pub enum StepState {
     WaitingForApproval,
     /// The rollout is paused: nothing new is promoted.
     Paused,
+    /// A step failed and its Applications (or, with `rollbackCompletedSteps`, this step's)
+    /// were rolled back: nothing syncs until a new revision arrives.
+    RolledBack,
     /// An earlier step is not complete.
     Closed,
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::application_set::RolloutStrategy;
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, RolloutStepStatus, SyncStatusCode,
+    ApplicationSetApplicationStatus, RolloutRollback, RolloutStepStatus, SyncStatusCode,
 };
 use crate::api::operation_state::OperationPhase;
 use crate::health::HealthStatus;
@@ -32,6 +32,9 @@ pub struct RolloutInput {
     /// The ApplicationSet's `flotilla.dev/promote` annotation: the step someone approved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub promote: Option<String>,
+    /// `status.rolloutRollback` as the previous pass left it (`onFailure: rollback`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior_rollback: Option<RolloutRollback>,
 }
 
 impl RolloutInput {
@@ -69,6 +72,10 @@ pub struct ApplicationState {
     /// caller found it from the Application's project (rollout syncs count as automated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_blocked_by: Option<WindowBlock>,
+    /// The revisions of the newest entry of its `status.history` at other revisions than its
+    /// target: the last it was Healthy on before, where `onFailure: rollback` takes it back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previous_revisions: Vec<String>,
 }
 
 fn exists_by_default() -> bool {
@@ -153,4 +160,7 @@ pub struct OperationState {
     pub started_at: Timestamp,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// The revisions it synced (one per source).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<String>,
 }

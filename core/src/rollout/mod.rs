@@ -10,6 +10,7 @@ pub mod config;
 pub mod decision;
 pub mod explain;
 pub mod input;
+pub mod rollback;
 pub mod state_file;
 mod step;
 mod step_record;
@@ -18,6 +19,7 @@ pub use conditions::merge_conditions;
 pub use config::{MaxUpdate, RolloutConfig, RolloutConfigError};
 pub use decision::{RolloutDecision, StepReport, StepState};
 pub use input::{ApplicationState, ObservedStatus, OperationState, RolloutInput};
+pub use rollback::RollbackSync;
 pub use step::step;
 
 #[cfg(test)]

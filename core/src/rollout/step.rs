@@ -8,6 +8,8 @@
 //! step (every earlier one is enabled and complete) and check it for stalls; then promote its
 //! Waiting Applications to Pending in name order while `maxUpdate` leaves a slot. A step with a
 //! `bakeTime` ([`super::bake`]) completes only once its Applications stayed Healthy that long.
+//! With `onFailure: rollback`, a failed step starts a rollback ([`super::rollback`]), and while
+//! one is recorded the pass moves it along instead of rolling out, until a new revision.
 
 use std::time::Duration;
 
@@ -19,11 +21,12 @@ use super::conditions::{ProgressReason, holds, progressing};
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
 use super::input::{ApplicationState, RolloutInput};
+use super::rollback;
 use super::step_record::{Gate, fresh_records};
-use crate::api::application_set::{PROMOTE_ANNOTATION, StrategyType};
+use crate::api::application_set::{OnFailure, PROMOTE_ANNOTATION, StrategyType};
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, ConditionType, RolloutApplicationState as State,
-    RolloutStepStatus, SyncStatusCode,
+    ApplicationSetApplicationStatus, ApplicationSetCondition, ConditionType,
+    RolloutApplicationState as State, RolloutRollback, RolloutStepStatus, SyncStatusCode,
 };
 use crate::duration::format_duration;
 use crate::health::HealthStatus;
@@ -71,9 +74,10 @@ pub fn step(input: &RolloutInput) -> RolloutDecision {
         members: vec![Vec::new(); config.steps.len()],
         records: Vec::new(),
         promote: input.promote.as_deref(),
+        rollback: None,
     };
     // Sent back to Waiting by this pass (a new revision or spec, OutOfSync again).
-    let sent_back: Vec<bool> = prior
+    let mut sent_back: Vec<bool> = prior
         .iter()
         .zip(&pass.entries)
         .map(|(prior, entry)| {
@@ -87,8 +91,33 @@ pub fn step(input: &RolloutInput) -> RolloutDecision {
             None => unselected.push(pass.apps[index].name.clone()),
         }
     }
+    let mut rollback = input.prior_rollback.clone();
+    if let Some(prior) = &rollback
+        && rollback::superseded(prior, |name| find(&pass.apps, name))
+    {
+        // A new revision reached a rolled-back Application: the rollback is over, and its steps
+        // roll out afresh (bake and approval again).
+        for entry in &prior.applications {
+            if let Some(i) = position(&pass.apps, &entry.application) {
+                sent_back[i] = true;
+            }
+        }
+        rollback = None;
+    }
     pass.records = fresh_records(&input.prior_step_status, &pass.members, &sent_back);
+    pass.rollback = rollback;
     pass.decide(unselected)
+}
+
+/// The index of the Application `name` in `apps` (sorted by name, deduplicated).
+fn position(apps: &[&ApplicationState], name: &str) -> Option<usize> {
+    apps.binary_search_by(|app| app.name.as_str().cmp(name))
+        .ok()
+}
+
+/// The Application `name` of `apps` (sorted by name, deduplicated).
+fn find<'a>(apps: &[&'a ApplicationState], name: &str) -> Option<&'a ApplicationState> {
+    position(apps, name).map(|i| apps[i])
 }
 
 /// The prior status entry of each of `apps` (sorted by name), found by walking both in order.
@@ -120,6 +149,8 @@ struct Pass<'a> {
     records: Vec<RolloutStepStatus>,
     /// The `flotilla.dev/promote` annotation, if set.
     promote: Option<&'a str>,
+    /// The rollback in progress or done (`status.rolloutRollback`), until a new revision.
+    rollback: Option<RolloutRollback>,
 }
 
 impl Pass<'_> {
@@ -150,6 +181,9 @@ impl Pass<'_> {
     }
 
     fn decide(mut self, unselected: Vec<String>) -> RolloutDecision {
+        if let Some(rollback) = self.rollback.take() {
+            return self.rolled_back(rollback, unselected);
+        }
         let steps = self.members.len();
         let mut current = None;
         let mut approved = None;
@@ -181,6 +215,12 @@ impl Pass<'_> {
         };
         let current_gate = current.map(|(_, gate)| gate);
         let current = current.map(|(step, _)| step);
+        if let Some((step, failure)) =
+            current.and_then(|step| Some((step, self.failure(step, current_gate)?)))
+        {
+            let rollback = self.begin_rollback(step, failure);
+            return self.rolled_back(rollback, unselected);
+        }
         let complete_steps = current.unwrap_or(steps);
         let mut reports: Vec<StepReport> = (0..complete_steps)
             .map(|step| self.report(step, StepState::Complete, self.complete_text(step)))
@@ -244,8 +284,58 @@ impl Pass<'_> {
             .collect();
         apps_to_sync.sort();
         let mut conditions = vec![self.progress_condition(current, &reports)];
-        if !unselected.is_empty() {
-            conditions.push(holds(
+        conditions.extend(self.unselected_condition(&unselected));
+        conditions.sort_by_key(|c| c.type_);
+        RolloutDecision {
+            apps_to_sync,
+            sync_triggered,
+            approved,
+            wake_at,
+            ..self.into_decision(unselected, conditions, reports)
+        }
+    }
+
+    /// The decision of this pass with `conditions` and `reports`: the steps, the Applications'
+    /// statuses and the steps' records; nothing to sync (the caller adds what it decided).
+    fn into_decision(
+        self,
+        unselected: Vec<String>,
+        conditions: Vec<ApplicationSetCondition>,
+        reports: Vec<StepReport>,
+    ) -> RolloutDecision {
+        RolloutDecision {
+            steps: self.step_names(),
+            unselected,
+            application_status: self.entries,
+            conditions,
+            step_reports: reports,
+            step_status: self
+                .records
+                .into_iter()
+                .filter(|record| !record.is_blank())
+                .collect(),
+            ..RolloutDecision::default()
+        }
+    }
+
+    /// Step number (1-based) → the names of its Applications.
+    fn step_names(&self) -> std::collections::BTreeMap<usize, Vec<String>> {
+        self.members
+            .iter()
+            .enumerate()
+            .map(|(step, members)| {
+                (
+                    step + 1,
+                    members.iter().map(|&i| self.apps[i].name.clone()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// The `UnselectedApplications` condition, when some Applications match no step.
+    fn unselected_condition(&self, unselected: &[String]) -> Option<ApplicationSetCondition> {
+        (!unselected.is_empty()).then(|| {
+            holds(
                 ConditionType::UnselectedApplications,
                 "NoMatchingStep",
                 format!(
@@ -254,34 +344,120 @@ impl Pass<'_> {
                     list(unselected.iter().map(String::as_str))
                 ),
                 self.now,
-            ));
+            )
+        })
+    }
+
+    /// Why `step` failed, when failures roll back (`onFailure: rollback`): its bake failed
+    /// (`gate`), or an Application of it is Degraded or its sync failed (a passed
+    /// `progressDeadline` stalls the step but is no failure).
+    fn failure(&self, step: usize, gate: Option<Gate>) -> Option<String> {
+        if self.config.on_failure != OnFailure::Rollback {
+            return None;
         }
+        if gate == Some(Gate::Failed) {
+            return Some(self.records[step].failure.clone());
+        }
+        let causes: Vec<String> = self.members[step]
+            .iter()
+            .filter_map(|&i| stall_cause(self.apps[i], &self.entries[i], None, self.now))
+            .collect();
+        (!causes.is_empty()).then(|| list(causes.iter().map(String::as_str)))
+    }
+
+    /// The rollback of the failed step `failed` (0-based): its Applications that took the new
+    /// revision (not Waiting), and with `rollbackCompletedSteps` every Application of the
+    /// earlier steps.
+    fn begin_rollback(&self, failed: usize, failure: String) -> RolloutRollback {
+        let steps: Vec<Vec<(&ApplicationState, bool)>> = (0..=failed)
+            .map(|step| {
+                self.members[step]
+                    .iter()
+                    .map(|&i| {
+                        let took = step < failed || self.entries[i].status != State::Waiting;
+                        (self.apps[i], took)
+                    })
+                    .collect()
+            })
+            .collect();
+        rollback::begin(
+            failed + 1,
+            failure,
+            &steps,
+            self.config.rollback_completed_steps,
+            self.now,
+        )
+    }
+
+    /// The decision while `rollback` is recorded: it moves along ([`rollback::advance`]), the
+    /// rolled-back Applications wait for a new revision, nothing else syncs, and the
+    /// `RolloutRolledBack` condition names the revisions.
+    fn rolled_back(
+        mut self,
+        mut rollback: RolloutRollback,
+        unselected: Vec<String>,
+    ) -> RolloutDecision {
+        let apps = self.apps.clone();
+        let moved = rollback::advance(&mut rollback, |name| find(&apps, name), self.now);
+        let failed = usize::try_from(rollback.failed_step).unwrap_or(usize::MAX);
+        for entry in &rollback.applications {
+            let Some(i) = position(&self.apps, &entry.application) else {
+                continue;
+            };
+            let message = rollback::entry_message(entry, rollback.failed_step);
+            let current = &mut self.entries[i];
+            if current.status != State::Waiting || current.message != message {
+                transition(current, State::Waiting, message, self.now);
+            }
+        }
+        let steps = self.members.len();
+        let text = rollback::describe(&rollback, steps, &moved.failed);
+        let reports = (0..steps)
+            .map(|step| {
+                let number = step + 1;
+                let rolled = rollback
+                    .applications
+                    .iter()
+                    .any(|e| e.step == number as u64 && !e.revisions.is_empty());
+                let back = rollback
+                    .applications
+                    .iter()
+                    .filter(|e| e.step == number as u64)
+                    .all(|e| e.rolled_back_at.is_some());
+                if number == failed {
+                    self.report(step, StepState::RolledBack, text.clone())
+                } else if number < failed && rolled {
+                    let next = if back {
+                        format!("rolled back after step {failed} failed")
+                    } else {
+                        format!("rolling back after step {failed} failed")
+                    };
+                    self.report(step, StepState::RolledBack, next)
+                } else if number < failed {
+                    self.report(step, StepState::Complete, self.complete_text(step))
+                } else {
+                    let next = format!(
+                        "closed: step {failed} failed and was rolled back; waits for a new revision"
+                    );
+                    self.report(step, StepState::Closed, next)
+                }
+            })
+            .collect();
+        let reason = if rollback.completed_at.is_some() {
+            "RolledBack"
+        } else {
+            "RollingBack"
+        };
+        let mut conditions = vec![
+            progressing(ProgressReason::RolloutRolledBack, text.clone(), self.now),
+            holds(ConditionType::RolloutRolledBack, reason, text, self.now),
+        ];
+        conditions.extend(self.unselected_condition(&unselected));
         conditions.sort_by_key(|c| c.type_);
         RolloutDecision {
-            steps: self
-                .members
-                .iter()
-                .enumerate()
-                .map(|(step, members)| {
-                    (
-                        step + 1,
-                        members.iter().map(|&i| self.apps[i].name.clone()).collect(),
-                    )
-                })
-                .collect(),
-            unselected,
-            apps_to_sync,
-            application_status: self.entries,
-            sync_triggered,
-            conditions,
-            step_reports: reports,
-            step_status: self
-                .records
-                .into_iter()
-                .filter(|record| !record.is_blank())
-                .collect(),
-            approved,
-            wake_at,
+            rollback_syncs: moved.requests,
+            rollback: Some(rollback),
+            ..self.into_decision(unselected, conditions, reports)
         }
     }
 
@@ -543,6 +719,7 @@ impl Pass<'_> {
         let report = &reports[current];
         let reason = match report.state {
             StepState::Stalled => ProgressReason::RolloutStalled,
+            StepState::RolledBack => ProgressReason::RolloutRolledBack,
             StepState::Failed => ProgressReason::StepFailed,
             StepState::Baking => ProgressReason::StepBaking,
             StepState::WaitingForApproval => ProgressReason::StepWaitingForApproval,
@@ -791,6 +968,7 @@ fn invalid(input: &RolloutInput, now: Timestamp, error: &RolloutConfigError) -> 
         application_status,
         conditions,
         step_status: input.prior_step_status.clone(),
+        rollback: input.prior_rollback.clone(),
         ..RolloutDecision::default()
     }
 }

@@ -8,7 +8,9 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 
 use super::*;
-use crate::api::application_set::{RollingSync, RollingSyncStep, RolloutStrategy, StrategyType};
+use crate::api::application_set::{
+    OnFailure, RollingSync, RollingSyncStep, RolloutStrategy, StrategyType,
+};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionStatus, ConditionType,
     RolloutApplicationState as State, RolloutStepStatus, SyncStatusCode,
@@ -43,6 +45,7 @@ pub(super) fn strategy(steps: Vec<RollingSyncStep>) -> RolloutStrategy {
         rolling_sync: Some(RollingSync {
             steps,
             progress_deadline: Some("10m".into()),
+            ..RollingSync::default()
         }),
         paused: false,
     }
@@ -71,6 +74,7 @@ fn app(name: &str, tier: &str) -> ApplicationState {
             ..ObservedStatus::default()
         },
         sync_blocked_by: None,
+        previous_revisions: Vec::new(),
     }
 }
 
@@ -82,6 +86,7 @@ fn done(mut app: ApplicationState, started: &str) -> ApplicationState {
         phase: OperationPhase::Succeeded,
         started_at: at(started),
         message: String::new(),
+        revisions: Vec::new(),
     });
     app.status.reconciled_at = Some(
         at(started)
@@ -104,6 +109,7 @@ fn syncing(
         phase,
         started_at: at(started),
         message: String::new(),
+        revisions: Vec::new(),
     });
     app
 }
@@ -132,6 +138,7 @@ fn run(
         prior_application_status: prior,
         prior_step_status: Vec::new(),
         promote: None,
+        prior_rollback: None,
     })
 }
 
@@ -149,6 +156,7 @@ fn replay(
         prior_application_status: prior.application_status.clone(),
         prior_step_status: prior.step_status.clone(),
         promote: None,
+        prior_rollback: prior.rollback.clone(),
     })
 }
 
@@ -920,6 +928,7 @@ fn a_sync_window_holds_a_step_while_started_syncs_finish() {
         prior_application_status: Vec::new(),
         prior_step_status: Vec::new(),
         promote: None,
+        prior_rollback: None,
     };
     assert_eq!(input.next_window_opening(), Some(at("14:00:00")));
 }
@@ -1159,6 +1168,7 @@ fn a_manual_step_waits_for_its_approval_then_syncs_and_a_new_revision_asks_again
                 prior_application_status: prior.application_status.clone(),
                 prior_step_status: prior.step_status.clone(),
                 promote: promote.map(str::to_owned),
+                prior_rollback: None,
             })
         };
     let waiting = pass(db_synced(), &RolloutDecision::default(), None, "12:00:00");
@@ -1234,4 +1244,315 @@ fn a_manual_step_waits_for_its_approval_then_syncs_and_a_new_revision_asks_again
     }
     let fresh = pass(next, &progressing, None, "12:03:00");
     assert!(fresh.step_status.is_empty(), "{:#?}", fresh.step_status);
+}
+
+// onFailure: rollback (issue 33)
+
+const R0: &str = "r0";
+
+/// The three tiers rolling back failures, earlier steps too.
+fn rolling_back_tiers() -> RolloutStrategy {
+    let mut strategy = three_tiers();
+    if let Some(rolling) = strategy.rolling_sync.as_mut() {
+        rolling.on_failure = Some(OnFailure::Rollback);
+        rolling.rollback_completed_steps = true;
+    }
+    strategy
+}
+
+/// `app` whose last operation, started at `started`, is in `phase` at `revision`; its history
+/// has `r0` before `r1`.
+fn operated(
+    mut app: ApplicationState,
+    phase: OperationPhase,
+    started: &str,
+    revision: &str,
+) -> ApplicationState {
+    app.previous_revisions = vec![R0.into()];
+    app.status.operation_state = Some(OperationState {
+        phase,
+        started_at: at(started),
+        message: String::new(),
+        revisions: vec![revision.into()],
+    });
+    app
+}
+
+/// db synced to r1 and Healthy; backend synced to r1 and now Degraded; frontend not synced.
+fn backend_degraded() -> Vec<ApplicationState> {
+    let mut db = operated(
+        done(app("db", "db"), "12:00:00"),
+        OperationPhase::Succeeded,
+        "12:00:00",
+        R1,
+    );
+    db.status.sync = SyncStatusCode::Synced;
+    let mut backend = operated(
+        done(app("backend", "backend"), "12:01:00"),
+        OperationPhase::Succeeded,
+        "12:01:00",
+        R1,
+    );
+    backend.status.health = HealthStatus::Degraded;
+    backend.status.health_message = "Back-off restarting failed container".into();
+    vec![backend, db, app("frontend", "frontend")]
+}
+
+/// `apps` with the operation of `name` replaced by one in `phase` at `revision`.
+fn with_operation(
+    mut apps: Vec<ApplicationState>,
+    name: &str,
+    phase: OperationPhase,
+    started: &str,
+    revision: &str,
+) -> Vec<ApplicationState> {
+    for app in &mut apps {
+        if app.name == name {
+            *app = operated(app.clone(), phase, started, revision);
+            app.status.sync = SyncStatusCode::OutOfSync;
+            app.status.health = HealthStatus::Healthy;
+        }
+    }
+    apps
+}
+
+fn rollback_replay(
+    applications: Vec<ApplicationState>,
+    prior: &RolloutDecision,
+    now: &str,
+) -> RolloutDecision {
+    step(&RolloutInput {
+        now: at(now),
+        strategy: rolling_back_tiers(),
+        applications,
+        prior_application_status: prior.application_status.clone(),
+        prior_step_status: prior.step_status.clone(),
+        promote: None,
+        prior_rollback: prior.rollback.clone(),
+    })
+}
+
+fn rolled_back_condition(decision: &RolloutDecision) -> (String, String) {
+    let c = decision
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::RolloutRolledBack)
+        .expect("RolloutRolledBack");
+    (c.reason.clone(), c.message.clone())
+}
+
+#[test]
+fn a_degraded_step_rolls_back_latest_step_first_once_and_holds_until_a_new_revision() {
+    let prior = vec![
+        entry("backend", State::Progressing, "2", "12:01:00"),
+        entry("db", State::Healthy, "1", "12:00:30"),
+        entry("frontend", State::Waiting, "3", "12:00:00"),
+    ];
+    let failed = step(&RolloutInput {
+        now: at("12:02:00"),
+        strategy: rolling_back_tiers(),
+        applications: backend_degraded(),
+        prior_application_status: prior,
+        prior_step_status: Vec::new(),
+        promote: None,
+        prior_rollback: None,
+    });
+    // The failed step (2) goes back first; db (step 1) waits for it.
+    assert_eq!(
+        failed.rollback_syncs,
+        [RollbackSync {
+            application: "backend".into(),
+            revisions: vec![R0.into()]
+        }]
+    );
+    assert!(failed.sync_triggered.is_empty());
+    let record = failed.rollback.clone().expect("the rollback is recorded");
+    assert_eq!(
+        (record.failed_step, record.started_at.clone()),
+        (2, Time(at("12:02:00")))
+    );
+    let order: Vec<(&str, u64, &[String])> = record
+        .applications
+        .iter()
+        .map(|a| (a.application.as_str(), a.step, a.revisions.as_slice()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("backend", 2, &[R0.to_string()][..]),
+            ("db", 1, &[R0.to_string()][..])
+        ]
+    );
+    assert_eq!(
+        step_states(&failed),
+        [
+            StepState::RolledBack,
+            StepState::RolledBack,
+            StepState::Closed
+        ]
+    );
+    let (reason, message) = rolled_back_condition(&failed);
+    assert_eq!(reason, "RollingBack");
+    assert_eq!(
+        message,
+        "step 2 of 3 failed (backend Degraded: Back-off restarting failed container); rolling back: backend (step 2) rolling back to r0 from r1, db (step 1) rolling back to r0 from r1; nothing of the failed revision syncs again until a new revision reaches them"
+    );
+    assert_eq!(
+        progress(&failed),
+        (ConditionStatus::False, "RolloutRolledBack".into(), message)
+    );
+    assert_eq!(
+        states(&failed),
+        pairs(&[
+            ("backend", State::Waiting),
+            ("db", State::Waiting),
+            ("frontend", State::Waiting)
+        ])
+    );
+
+    // A pass replayed from status (a restarted controller) resumes the same rollback; the
+    // request written before the restart is not written again (the shell skips an Application
+    // whose spec.operation is set), and once its sync runs nothing is requested.
+    let replayed = rollback_replay(backend_degraded(), &failed, "12:02:05");
+    assert_eq!(replayed.rollback, failed.rollback);
+    let running = with_operation(
+        backend_degraded(),
+        "backend",
+        OperationPhase::Running,
+        "12:02:06",
+        R0,
+    );
+    let waiting = rollback_replay(running, &replayed, "12:02:07");
+    assert!(
+        waiting.rollback_syncs.is_empty(),
+        "{:?}",
+        waiting.rollback_syncs
+    );
+
+    // The backend is back on r0: now db, step 1.
+    let backend_back = with_operation(
+        backend_degraded(),
+        "backend",
+        OperationPhase::Succeeded,
+        "12:02:06",
+        R0,
+    );
+    let next = rollback_replay(backend_back.clone(), &waiting, "12:02:20");
+    assert_eq!(
+        next.rollback_syncs,
+        [RollbackSync {
+            application: "db".into(),
+            revisions: vec![R0.into()]
+        }]
+    );
+    let rolled = next.rollback.clone().unwrap();
+    assert_eq!(
+        rolled.applications[0].rolled_back_at,
+        Some(Time(at("12:02:20")))
+    );
+    assert_eq!(rolled.applications[1].rolled_back_at, None);
+
+    // db back too: the rollback is complete, and it holds: nothing syncs r1 again.
+    let all_back = with_operation(
+        backend_back,
+        "db",
+        OperationPhase::Succeeded,
+        "12:02:21",
+        R0,
+    );
+    let done = rollback_replay(all_back.clone(), &next, "12:02:40");
+    assert!(done.rollback_syncs.is_empty() && done.sync_triggered.is_empty());
+    assert_eq!(
+        done.rollback.as_ref().unwrap().completed_at,
+        Some(Time(at("12:02:40")))
+    );
+    let (reason, message) = rolled_back_condition(&done);
+    assert_eq!(reason, "RolledBack");
+    assert!(
+        message.contains(
+            "rolled back: backend (step 2) back on r0 from r1, db (step 1) back on r0 from r1"
+        ),
+        "{message}"
+    );
+    let held = rollback_replay(all_back.clone(), &done, "12:10:00");
+    assert_eq!(held.rollback, done.rollback);
+    assert!(held.rollback_syncs.is_empty() && held.sync_triggered.is_empty());
+    assert_eq!(
+        held.application_status[1].message,
+        "rolled back to r0 after step 2 failed; waits for a new revision"
+    );
+
+    // A new revision ends the rollback: a fresh rollout starts at step 1.
+    let mut fixed = all_back;
+    for app in &mut fixed {
+        app.target_revisions = vec![R2.into()];
+    }
+    let fresh = rollback_replay(fixed, &held, "12:11:00");
+    assert_eq!(fresh.rollback, None);
+    assert_eq!(fresh.sync_triggered, names(&["db"]));
+    assert_eq!(fresh.step_reports[0].state, StepState::Progressing);
+    assert!(
+        !fresh
+            .conditions
+            .iter()
+            .any(|c| c.type_ == ConditionType::RolloutRolledBack)
+    );
+}
+
+#[test]
+fn a_failed_bake_rolls_back_only_its_step_without_rollback_completed_steps() {
+    let mut strategy = baked_tiers();
+    if let Some(rolling) = strategy.rolling_sync.as_mut() {
+        rolling.on_failure = Some(OnFailure::Rollback);
+    }
+    let baking = bake_started();
+    let mut unready = db_synced();
+    unready[1] = operated(
+        unready[1].clone(),
+        OperationPhase::Succeeded,
+        "12:00:00",
+        R1,
+    );
+    unready[1].status.health = HealthStatus::Degraded;
+    let failed = step(&RolloutInput {
+        now: at("12:00:50"),
+        strategy: strategy.clone(),
+        applications: unready.clone(),
+        prior_application_status: baking.application_status.clone(),
+        prior_step_status: baking.step_status.clone(),
+        promote: None,
+        prior_rollback: None,
+    });
+    assert_eq!(
+        failed.rollback_syncs,
+        [RollbackSync {
+            application: "db".into(),
+            revisions: vec![R0.into()]
+        }]
+    );
+    let record = failed.rollback.unwrap();
+    assert_eq!(record.failed_step, 1);
+    assert!(
+        record.failure.contains("left Healthy during the 20s bake"),
+        "{}",
+        record.failure
+    );
+    // With onFailure: pause (the default) the same failure stops the rollout, as before.
+    let paused = replay(&baked_tiers(), unready, &baking, "12:00:50");
+    assert_eq!(paused.step_reports[0].state, StepState::Failed);
+    assert!(paused.rollback.is_none() && paused.rollback_syncs.is_empty());
+}
+
+#[test]
+fn rollback_completed_steps_needs_on_failure_rollback() {
+    let mut strategy = three_tiers();
+    if let Some(rolling) = strategy.rolling_sync.as_mut() {
+        rolling.rollback_completed_steps = true;
+    }
+    assert_eq!(
+        RolloutConfig::from_strategy(&strategy)
+            .unwrap_err()
+            .to_string(),
+        "rollingSync.rollbackCompletedSteps: true needs onFailure: rollback"
+    );
 }

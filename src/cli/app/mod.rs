@@ -1,9 +1,11 @@
 //! `flotilla app`: acting on one Application from a terminal or a pipeline — request a sync,
 //! terminate the running one, confirm the pruning or deletion of objects that ask for it, see
-//! how its objects differ from its source, or wait until it is Healthy and Synced (the exit code
-//! says whether it got there).
+//! how its objects differ from its source, list its history and roll back to an entry of it, or
+//! wait until it is Healthy and Synced (the exit code says whether it got there).
 
 mod diff;
+mod history;
+mod rollback;
 mod wait;
 
 pub use wait::{WaitFor, WaitState, wait_state};
@@ -50,6 +52,11 @@ pub enum AppCommand {
     /// Show how the Application's objects differ from its source, as the controller compares
     /// them; exits 0 when equal, 1 when different, 2 on error.
     Diff(diff::AppDiffArgs),
+    /// List the Application's last successful syncs (status.history): the ids `rollback` takes.
+    History(history::HistoryArgs),
+    /// Sync the Application back to a history entry (default: the one before the newest);
+    /// refused with automated sync on unless --force, which suspends it.
+    Rollback(rollback::RollbackArgs),
 }
 
 /// Arguments of `flotilla app sync`.
@@ -109,6 +116,11 @@ pub fn run(args: &AppArgs) -> anyhow::Result<ExitCode> {
             AppCommand::Terminate(name) => terminate(&api, &name.app).await,
             AppCommand::ConfirmPrune(name) => confirm_prune(&api, &name.app).await,
             AppCommand::Wait(wait) => wait_for(&api, wait).await,
+            AppCommand::History(args) => {
+                history::history(&api, args).await?;
+                Ok(ExitCode::SUCCESS)
+            }
+            AppCommand::Rollback(args) => rollback::request_rollback(&api, args, username()).await,
             AppCommand::Diff(diff) => {
                 let objects = diff::app_diff(client, &namespace, diff).await;
                 Ok(crate::cli::diff::report(objects, diff.output))

@@ -1,5 +1,6 @@
 //! Whether an Application syncs now, and why: an operation interrupted by a restart resumes;
-//! a requested operation (`spec.operation`) always runs; otherwise `syncPolicy.automated` syncs an
+//! a requested operation (`spec.operation`) always runs; otherwise `syncPolicy.automated` (unless
+//! `enabled: false`) syncs an
 //! OutOfSync Application — unless its ApplicationSet rolls out with RollingSync (the rollout
 //! requests its syncs), unless it already failed at this revision (and `allowEmpty` was not
 //! set since: a sync refused for empty manifests runs once it is), and (without `selfHeal`)
@@ -128,7 +129,7 @@ pub fn next_sync(
         .spec
         .sync_policy
         .as_ref()
-        .and_then(|policy| policy.automated.as_ref())
+        .and_then(|policy| policy.automated_enabled())
     else {
         return NextSync::Idle;
     };
@@ -238,6 +239,17 @@ mod tests {
                 true,
                 SyncGate::Automatic,
                 automated.clone(),
+            ),
+            (
+                "automated suspended (enabled: false), out of sync",
+                app(
+                    Some(json!({"prune": true, "enabled": false})),
+                    false,
+                    Some((Succeeded, "old", 990)),
+                ),
+                true,
+                SyncGate::Automatic,
+                none.clone(),
             ),
             (
                 "automated, synced",

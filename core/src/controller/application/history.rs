@@ -1,18 +1,20 @@
-//! `status.history`: a successful sync appended with an increasing id, once, at most
-//! [`HISTORY_LIMIT`] entries, newest last. Pure.
+//! `status.history`: a successful sync appended with an increasing id, once, with the sources
+//! it synced, keeping the Application's `spec.revisionHistoryLimit` newest entries (default
+//! [`crate::api::application::HISTORY_LIMIT`]), newest last. Pure.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::api::application::{HISTORY_LIMIT, InitiatedBy, RevisionHistory};
+use crate::api::application::{ApplicationSpec, InitiatedBy, RevisionHistory};
 use crate::sync::{OperationPhase, OperationState};
 
-/// The history after `state` ended, or None when it did not succeed or is already recorded (the
-/// same start and revision: a terminal state saved twice is one entry).
+/// The history after `state` ended, of an Application whose spec is `spec`, or None when it
+/// did not succeed or is already recorded (the same start and revision: a terminal state saved
+/// twice is one entry).
 #[must_use]
 pub fn after_operation(
     history: &[RevisionHistory],
     state: &OperationState,
-    initiated_by: &InitiatedBy,
+    (spec, initiated_by): (&ApplicationSpec, &InitiatedBy),
     now: &Time,
 ) -> Option<Vec<RevisionHistory>> {
     // A multi-source Application's entry also lists its sources' `revisions`.
@@ -24,6 +26,7 @@ pub fn after_operation(
         return None;
     }
     let id = history.last().map_or(0, |last| last.id + 1);
+    let (source, sources) = spec.deployed_sources();
     let mut next: Vec<RevisionHistory> = history.to_vec();
     next.push(RevisionHistory {
         id,
@@ -32,8 +35,10 @@ pub fn after_operation(
         deploy_started_at: state.started_at.clone(),
         deployed_at: state.finished_at.clone().unwrap_or_else(|| now.clone()),
         initiated_by: initiated_by.clone(),
+        source,
+        sources,
     });
-    let excess = next.len().saturating_sub(HISTORY_LIMIT);
+    let excess = next.len().saturating_sub(spec.history_limit());
     next.drain(..excess);
     Some(next)
 }
@@ -43,36 +48,82 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     use super::*;
+    use crate::api::application::{ApplicationSource, HISTORY_LIMIT};
     use crate::sync::begin;
 
-    #[test]
-    fn keeps_the_last_ten_successes() {
+    /// `count` successful syncs r0, r1, … recorded in turn under `spec`.
+    fn synced(spec: &ApplicationSpec, count: usize) -> Vec<RevisionHistory> {
         let now = Time(Timestamp::from_second(5).unwrap());
         let who = InitiatedBy {
             username: String::new(),
             automated: true,
         };
         let mut history = Vec::new();
-        for n in 0..12 {
+        for n in 0..count {
             let (mut state, _) = begin(None, Some(&format!("r{n}")), "op", now.clone());
             assert_eq!(
-                after_operation(&history, &state, &who, &now),
+                after_operation(&history, &state, (spec, &who), &now),
                 None,
                 "running"
             );
             state.phase = OperationPhase::Succeeded;
-            history = after_operation(&history, &state, &who, &now).unwrap();
+            history = after_operation(&history, &state, (spec, &who), &now).unwrap();
         }
+        history
+    }
+
+    #[test]
+    fn keeps_the_last_ten_successes_by_default() {
+        let now = Time(Timestamp::from_second(5).unwrap());
+        let who = InitiatedBy::default();
+        let spec = ApplicationSpec {
+            source: ApplicationSource {
+                repo_url: "https://git.example.com/shop.git".into(),
+                path: "web".into(),
+                ..ApplicationSource::default()
+            },
+            ..ApplicationSpec::default()
+        };
+        let history = synced(&spec, 12);
         assert_eq!(history.len(), HISTORY_LIMIT);
         let (mut last, _) = begin(None, Some("r11"), "op", now.clone());
         last.phase = OperationPhase::Succeeded;
         assert_eq!(
-            after_operation(&history, &last, &who, &now),
+            after_operation(&history, &last, (&spec, &who), &now),
             None,
             "already recorded"
         );
         assert_eq!((history[0].id, history[0].revision.as_str()), (2, "r2"));
         assert_eq!((history[9].id, history[9].revision.as_str()), (11, "r11"));
         assert_eq!(history[9].deployed_at, now);
+        assert_eq!(history[9].source.as_ref(), Some(&spec.source));
+        assert!(history[9].sources.is_empty());
+    }
+
+    #[test]
+    fn keeps_revision_history_limit_entries() {
+        let spec = ApplicationSpec {
+            revision_history_limit: Some(2),
+            sources: vec![ApplicationSource {
+                repo_url: "https://git.example.com/a.git".into(),
+                ..ApplicationSource::default()
+            }],
+            ..ApplicationSpec::default()
+        };
+        let history = synced(&spec, 5);
+        let kept: Vec<(i64, &str)> = history
+            .iter()
+            .map(|h| (h.id, h.revision.as_str()))
+            .collect();
+        assert_eq!(kept, [(3, "r3"), (4, "r4")]);
+        assert_eq!(
+            (history[1].source.as_ref(), &history[1].sources),
+            (None, &spec.sources)
+        );
+        let none = ApplicationSpec {
+            revision_history_limit: Some(0),
+            ..ApplicationSpec::default()
+        };
+        assert!(synced(&none, 3).is_empty());
     }
 }

@@ -1,7 +1,8 @@
 //! The pure core of the Application controller: how an Application compares with the cluster
 //! ([`compare`], with the sync engine's one diff), whether it must be compared again ([`freshness`]), whether it syncs
 //! now ([`decide`]), how a sync starts ([`start`]) and whether sync windows let it ([`window_gate`]), what status and history
-//! result ([`status`], [`history`]), what its objects are tracked as ([`instance`]) and how its
+//! result ([`status`], [`history`]), what a rollback to an entry of the history writes
+//! ([`rollback`]), what its objects are tracked as ([`instance`]) and how its
 //! resources are deleted with it ([`deletion`]). No API client here.
 
 pub mod compare;
@@ -10,6 +11,7 @@ pub mod deletion;
 pub mod freshness;
 pub mod history;
 pub mod instance;
+pub mod rollback;
 pub mod start;
 pub mod status;
 pub mod window_gate;

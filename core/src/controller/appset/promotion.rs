@@ -67,6 +67,7 @@ fn done(application: &Application, entry: &ApplicationSetApplicationStatus) -> b
         target_revisions: entry.target_revisions.clone(),
         status: observed_status(application),
         sync_blocked_by: None,
+        previous_revisions: Vec::new(),
     }
     .healthy_on_target()
 }

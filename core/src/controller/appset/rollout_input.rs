@@ -120,6 +120,14 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
                         && spec_changed(&desired.spec, &current.spec)
                 }),
                 target_revisions: target_revisions(desired, observation.resolved),
+                previous_revisions: current
+                    .map(|current| {
+                        previous_revisions(
+                            current,
+                            &target_revisions(desired, observation.resolved),
+                        )
+                    })
+                    .unwrap_or_default(),
                 status: current.map(observed_status).unwrap_or_default(),
                 sync_blocked_by: windows.block_or_invalid(desired),
             }
@@ -148,6 +156,42 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
             .as_ref()
             .and_then(|annotations| annotations.get(PROMOTE_ANNOTATION))
             .cloned(),
+        prior_rollback: observation
+            .prior
+            .status
+            .as_ref()
+            .and_then(|s| s.rollout_rollback.clone()),
+    }
+}
+
+/// The revisions (one per source) of the newest entry of `application`'s `status.history` at
+/// other revisions than `target` (empty: the ones in its status): the last it was Healthy on
+/// before, where a rollback takes it.
+#[must_use]
+pub fn previous_revisions(application: &Application, target: &[String]) -> Vec<String> {
+    let Some(status) = application.status.as_ref() else {
+        return Vec::new();
+    };
+    let compared = observed_status(application).revisions;
+    let target = if target.is_empty() { &compared } else { target };
+    status
+        .history
+        .iter()
+        .rev()
+        .map(|entry| revisions_of(&entry.revision, &entry.revisions))
+        .find(|revisions| !revisions.is_empty() && revisions.as_slice() != target)
+        .unwrap_or_default()
+}
+
+/// `revisions`, or `[revision]` for a single source (none when empty).
+fn revisions_of(revision: &str, revisions: &[String]) -> Vec<String> {
+    if revisions.is_empty() {
+        Some(revision.to_owned())
+            .filter(|r| !r.is_empty())
+            .into_iter()
+            .collect()
+    } else {
+        revisions.to_vec()
     }
 }
 
@@ -189,16 +233,7 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
             .map(difference)
             .collect(),
         revisions: sync
-            .map(|s| {
-                if s.revisions.is_empty() {
-                    Some(s.revision.clone())
-                        .filter(|r| !r.is_empty())
-                        .into_iter()
-                        .collect()
-                } else {
-                    s.revisions.clone()
-                }
-            })
+            .map(|s| revisions_of(&s.revision, &s.revisions))
             .unwrap_or_default(),
         reconciled_at: status.reconciled_at.as_ref().map(|t| t.0),
         operation_state: status.operation_state.as_ref().and_then(|op| {
@@ -206,6 +241,7 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
                 phase: op.phase,
                 started_at: op.started_at.as_ref()?.0,
                 message: op.failure.clone().unwrap_or_else(|| op.message.clone()),
+                revisions: revisions_of(op.revision.as_deref().unwrap_or_default(), &op.revisions),
             })
         }),
     }

@@ -32,6 +32,7 @@ pub fn with_rollout(
         RolloutOutcome::Off => {
             status.application_status.clear();
             status.rollout_steps.clear();
+            status.rollout_rollback = None;
             status.conditions = merge_conditions(&status.conditions, &[]);
         }
         RolloutOutcome::Decided(decision) => {
@@ -39,6 +40,7 @@ pub fn with_rollout(
                 .application_status
                 .clone_from(&decision.application_status);
             status.rollout_steps.clone_from(&decision.step_status);
+            status.rollout_rollback.clone_from(&decision.rollback);
             status.conditions = merge_conditions(&status.conditions, &decision.conditions);
         }
     }
@@ -100,6 +102,10 @@ pub fn rollout_events(
         let flagged = [
             (ProgressReason::RolloutStalled, EventReason::RolloutStalled),
             (ProgressReason::StepFailed, EventReason::RolloutStalled),
+            (
+                ProgressReason::RolloutRolledBack,
+                EventReason::RolloutRolledBack,
+            ),
             (
                 ProgressReason::InvalidRolloutConfig,
                 EventReason::InvalidRolloutConfig,
@@ -168,6 +174,7 @@ mod tests {
             application_status: entries,
             resources: vec![],
             rollout_steps: vec![],
+            rollout_rollback: None,
         }
     }
 

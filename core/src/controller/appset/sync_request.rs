@@ -41,9 +41,11 @@ pub fn initiator(appset: &str) -> String {
     format!("rollout/{appset}")
 }
 
-/// The syncs to request for the decision's `sync_triggered` Applications: each pinned to the
-/// revision being rolled out (so a commit landing meanwhile is not synced out of order), pruning
-/// as its automated policy says, skipped when the live Application already has an operation.
+/// The syncs to request for the decision's `sync_triggered` Applications, each pinned to the
+/// revision being rolled out (so a commit landing meanwhile is not synced out of order), and for
+/// its `rollback_syncs`, each to the revisions it goes back to; pruning as its automated policy
+/// says, skipped when the live Application already has an operation (a request already written
+/// is never written twice).
 #[must_use]
 pub fn sync_requests(
     appset: &str,
@@ -60,10 +62,17 @@ pub fn sync_requests(
         .iter()
         .map(|app| (app.name.as_str(), app.target()))
         .collect();
-    decision
-        .sync_triggered
+    let triggered = decision.sync_triggered.iter().map(|name| {
+        let target = targets.get(name.as_str()).copied().unwrap_or_default();
+        (name, target)
+    });
+    let rollbacks = decision
+        .rollback_syncs
         .iter()
-        .filter_map(|name| {
+        .map(|sync| (&sync.application, sync.revisions.as_slice()));
+    triggered
+        .chain(rollbacks)
+        .filter_map(|(name, revisions)| {
             let app = live.get(name.as_str())?;
             if app.spec.operation.is_some() {
                 return None;
@@ -75,9 +84,7 @@ pub fn sync_requests(
                 ..SyncOperation::default()
             };
             // One revision per source: a multi-source Application's become `revisions`.
-            sync.set_revision(&join(
-                targets.get(name.as_str()).copied().unwrap_or_default(),
-            ));
+            sync.set_revision(&join(revisions));
             Some(SyncRequest {
                 application: name.clone(),
                 operation: Operation {
