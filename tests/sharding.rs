@@ -1,6 +1,6 @@
 //! Sharded replicas (`flotilla controller --shards auto`) on a real control plane of their own
 //! (tests/support/private_plane.rs: one etcd and one kube-apiserver, an audit log of the
-//! replicas' writes): three replicas share the 600 Applications of a RollingSync ApplicationSet
+//! replicas' writes): three replicas share the Applications (150; see [`apps`]) of a RollingSync ApplicationSet
 //! of three steps; a new commit rolls out while one replica is SIGKILLed mid-rollout; the
 //! killed replica comes back, and a third commit rolls out while a fourth replica joins. Every
 //! Application is synced exactly once per revision, steps in order; the killed replica's

@@ -1,7 +1,8 @@
 //! [`ClusterApi`] on a real API server through one reused kube client: server-side apply with
 //! the field manager `flotilla` (forced), every write (dry runs too) with strict field validation
 //! (an unknown or duplicate field is refused, naming it, as `kubectl apply` and Argo CD's default
-//! `--validate=strict` do, instead of being dropped), dynamic objects addressed through lazily discovered
+//! `--validate=strict` do, instead of being dropped; a `Validate=false` write asks for them to be
+//! dropped, as `--validate=false` does), dynamic objects addressed through lazily discovered
 //! resource types, tracked objects read from a [`TrackedCache`] of watches, and a count of every
 //! request made. An object outside the cluster's [`ClusterScope`] (its Secret's `namespaces` and
 //! `clusterResources`) is refused before any request for it. No sync decisions here.
@@ -20,7 +21,7 @@ use serde_json::Value;
 
 use crate::manifest::ObjectKey;
 use crate::secrets::cluster_scope::ClusterScope;
-use crate::sync::ResourceAction;
+use crate::sync::{FieldValidation, ResourceAction};
 
 use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
@@ -185,6 +186,7 @@ impl KubeCluster {
         url: &str,
         name: &str,
         write: Write<'_>,
+        validation: FieldValidation,
     ) -> Result<Applied, ClusterError> {
         let request = kube::core::Request::new(url);
         let request = match write {
@@ -193,7 +195,7 @@ impl KubeCluster {
             Write::Create(params, body) => request.create(params, body),
         }
         .map_err(|error| ClusterError::unavailable("building the request", error))?;
-        let request = strict(request)?;
+        let request = validated(request, validation)?;
         self.counter.add(RequestKind::Apply, 1);
         let started = Timestamp::now();
         let response = self
@@ -223,18 +225,25 @@ impl KubeCluster {
     }
 }
 
-/// `request` with `fieldValidation=Strict` added to its query (kube's `PostParams` has no such
-/// field, so creates and updates get it here, like applies).
-fn strict(request: http::Request<Vec<u8>>) -> Result<http::Request<Vec<u8>>, ClusterError> {
+/// `request` with `fieldValidation` added to its query (kube's `PostParams` has no such field, so
+/// creates and updates get it here, like applies).
+fn validated(
+    request: http::Request<Vec<u8>>,
+    validation: FieldValidation,
+) -> Result<http::Request<Vec<u8>>, ClusterError> {
     let (mut parts, body) = request.into_parts();
     let separator = if parts.uri.query().is_some() {
         '&'
     } else {
         '?'
     };
-    parts.uri = format!("{}{separator}fieldValidation=Strict", parts.uri)
-        .parse()
-        .map_err(|error| ClusterError::unavailable("building the request", error))?;
+    parts.uri = format!(
+        "{}{separator}fieldValidation={}",
+        parts.uri,
+        validation.as_str()
+    )
+    .parse()
+    .map_err(|error| ClusterError::unavailable("building the request", error))?;
     Ok(http::Request::from_parts(parts, body))
 }
 
@@ -258,18 +267,28 @@ enum Write<'o> {
 }
 
 impl ClusterApi for KubeCluster {
-    async fn apply(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
+    async fn apply(
+        &self,
+        object: &Value,
+        dry_run: bool,
+        validation: FieldValidation,
+    ) -> Result<Applied, ClusterError> {
         let (url, name) = self.address(object).await?;
         let mut params = PatchParams::apply(FIELD_MANAGER).force();
         params.dry_run = dry_run;
         let applied = self
-            .write(&url, &name, Write::Apply(&params, object))
+            .write(&url, &name, Write::Apply(&params, object), validation)
             .await?;
         self.record(&applied, dry_run);
         Ok(applied)
     }
 
-    async fn replace(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
+    async fn replace(
+        &self,
+        object: &Value,
+        dry_run: bool,
+        validation: FieldValidation,
+    ) -> Result<Applied, ClusterError> {
         let (url, name) = self.address(object).await?;
         let params = PostParams {
             dry_run,
@@ -278,11 +297,17 @@ impl ClusterApi for KubeCluster {
         let body = serde_json::to_vec(object)
             .map_err(|error| ClusterError::unavailable(format!("encoding {name}"), error))?;
         let applied = match self
-            .write(&url, &name, Write::Replace(&params, body.clone()))
+            .write(
+                &url,
+                &name,
+                Write::Replace(&params, body.clone()),
+                validation,
+            )
             .await
         {
             Err(error) if error.is_not_found() => {
-                self.write(&url, &name, Write::Create(&params, body)).await
+                self.write(&url, &name, Write::Create(&params, body), validation)
+                    .await
             }
             result => result,
         }?;

@@ -22,7 +22,7 @@ use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
-use super::appset::diff::{Plan, ignored_fields, plan};
+use super::appset::diff::{KeptFields, Plan, ignored_fields, plan};
 use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
@@ -639,12 +639,16 @@ async fn generate_render_validate_plan(
         appset: name.clone(),
         error,
     })?;
+    let preserved = appset.spec.preserved_fields.clone().unwrap_or_default();
     let plan = plan(
         desired.clone(),
         &existing,
         policy.applications_sync,
         FIELD_MANAGER,
-        &ignored,
+        KeptFields {
+            ignored: &ignored,
+            preserved: &preserved,
+        },
     );
     Ok(Planned {
         desired,

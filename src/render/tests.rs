@@ -197,15 +197,21 @@ fn argo_cd_documents_are_accepted_and_unknown_fields_rejected() {
         "x.yaml",
         &argo.replace(
             "  goTemplate: false\n",
-            "  goTemplate: false\n  preservedFields: {}\n",
+            "  goTemplate: false\n  strategy: {type: AllAtOnce, deletionOrder: Reverse}\n",
         ),
     )
     .unwrap_err();
     assert!(
         err.to_string()
-            .contains("unsupported field spec.preservedFields"),
+            .contains("unsupported field spec.strategy.deletionOrder"),
         "{err}"
     );
+    let preserved = argo.replace(
+        "  goTemplate: false\n",
+        "  goTemplate: false\n  preservedFields: {labels: [env]}\n",
+    );
+    let parsed = parse_application_set("x.yaml", &preserved).unwrap();
+    assert_eq!(parsed.spec.preserved_fields.unwrap().labels, ["env"]);
     let err = parse_application_set(
         "x.yaml",
         &argo.replace("argoproj.io/v1alpha1", "argoproj.io/v1"),

@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 use crate::manifest::ObjectKey;
 use crate::nodesim::behavior::{Behavior, Outcome};
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
-use crate::sync::{ResourceAction, TRACKING_ANNOTATION};
+use crate::sync::{FieldValidation, ResourceAction, TRACKING_ANNOTATION};
 
 use super::clock::VirtualClock;
 use super::durations::KindDurations;
@@ -170,8 +170,13 @@ impl SimCluster {
 impl ClusterApi for SimCluster {
     /// The model keeps each object as last written, with no other field managers, so a
     /// replace is an apply.
-    async fn replace(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
-        self.apply(object, dry_run).await
+    async fn replace(
+        &self,
+        object: &Value,
+        dry_run: bool,
+        validation: FieldValidation,
+    ) -> Result<Applied, ClusterError> {
+        self.apply(object, dry_run, validation).await
     }
 
     /// Built-in groups (no dot, or `*.k8s.io`) are served; a custom kind once a stored CRD
@@ -189,7 +194,13 @@ impl ClusterApi for SimCluster {
         }))
     }
 
-    async fn apply(&self, object: &Value, dry_run: bool) -> Result<Applied, ClusterError> {
+    /// The model has no schemas: every field is kept, whatever `validation` says.
+    async fn apply(
+        &self,
+        object: &Value,
+        dry_run: bool,
+        _validation: FieldValidation,
+    ) -> Result<Applied, ClusterError> {
         let key = ObjectKey::of_object(object).ok_or_else(|| ClusterError::Rejected {
             code: 422,
             reason: "Invalid".to_owned(),
@@ -381,7 +392,10 @@ mod tests {
         let cluster = SimCluster::new(clock, Arc::default());
         let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "settings", "namespace": "shop"}});
-        let error = cluster.apply(&config, false).await.unwrap_err();
+        let error = cluster
+            .apply(&config, false, FieldValidation::Strict)
+            .await
+            .unwrap_err();
         assert!(error.is_not_found(), "{error}");
         assert_eq!(
             error.to_string(),
@@ -389,11 +403,20 @@ mod tests {
         );
         let default = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "settings", "namespace": "default"}});
-        cluster.apply(&default, false).await.unwrap();
+        cluster
+            .apply(&default, false, FieldValidation::Strict)
+            .await
+            .unwrap();
         let namespace =
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}});
-        cluster.apply(&namespace, false).await.unwrap();
-        cluster.apply(&config, false).await.unwrap();
+        cluster
+            .apply(&namespace, false, FieldValidation::Strict)
+            .await
+            .unwrap();
+        cluster
+            .apply(&config, false, FieldValidation::Strict)
+            .await
+            .unwrap();
     }
     use crate::health::HealthStatus;
     use crate::nodesim::behavior::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
@@ -424,11 +447,17 @@ mod tests {
             "prod",
             json!({TRACKING_ANNOTATION: "db:batch/Job:prod/migrate"}),
         );
-        let created = cluster.apply(&object, false).await.unwrap();
+        let created = cluster
+            .apply(&object, false, FieldValidation::Strict)
+            .await
+            .unwrap();
         assert_eq!(created.action, ResourceAction::Created);
         assert_eq!(created.object["metadata"]["generation"], 1);
         assert_eq!(health(&created.object), HealthStatus::Progressing);
-        let again = cluster.apply(&object, false).await.unwrap();
+        let again = cluster
+            .apply(&object, false, FieldValidation::Strict)
+            .await
+            .unwrap();
         assert_eq!(again.action, ResourceAction::Unchanged);
 
         clock.sleep(Duration::from_secs(4)).await;
@@ -441,7 +470,10 @@ mod tests {
 
         let mut changed = object.clone();
         changed["spec"]["backoffLimit"] = json!(0);
-        let configured = cluster.apply(&changed, false).await.unwrap();
+        let configured = cluster
+            .apply(&changed, false, FieldValidation::Strict)
+            .await
+            .unwrap();
         assert_eq!(configured.action, ResourceAction::Configured);
         assert_eq!(configured.object["metadata"]["generation"], 2);
         assert_eq!(
@@ -456,7 +488,10 @@ mod tests {
         assert_eq!(delete(&key).await, Ok(Deleted::AlreadyGone));
         assert_eq!(live(&cluster, &object).await, None);
 
-        let dry = cluster.apply(&object, true).await.unwrap();
+        let dry = cluster
+            .apply(&object, true, FieldValidation::Strict)
+            .await
+            .unwrap();
         assert_eq!(dry.action, ResourceAction::Created);
         assert_eq!(
             live(&cluster, &object).await,
@@ -488,7 +523,10 @@ mod tests {
             ),
         ];
         for (object, _) in &cases {
-            cluster.apply(object, false).await.unwrap();
+            cluster
+                .apply(object, false, FieldValidation::Strict)
+                .await
+                .unwrap();
         }
         clock.sleep(Duration::from_secs(4)).await;
         for (object, expected) in &cases {
@@ -496,7 +534,10 @@ mod tests {
             assert_eq!(health(&live), *expected, "{}", object["metadata"]);
         }
         let bad = job("d", json!({READY_AFTER_ANNOTATION: "soon"}));
-        let error = cluster.apply(&bad, false).await.unwrap_err();
+        let error = cluster
+            .apply(&bad, false, FieldValidation::Strict)
+            .await
+            .unwrap_err();
         assert!(
             error.to_string().contains(READY_AFTER_ANNOTATION),
             "{error}"
@@ -511,7 +552,10 @@ mod tests {
             "metadata": {"name": "api", "namespace": "prod",
                          "annotations": {FAIL_ANNOTATION: "true"}},
             "spec": {"replicas": 1}});
-        cluster.apply(&deployment, false).await.unwrap();
+        cluster
+            .apply(&deployment, false, FieldValidation::Strict)
+            .await
+            .unwrap();
         let pods = cluster.pods_of(&deployment).await.unwrap();
         let health = crate::health::with_pod_problems(
             crate::health::Health::new(HealthStatus::Progressing, ""),
@@ -529,7 +573,10 @@ mod tests {
         let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "settings", "namespace": "prod"}, "data": {"a": "1"}});
         for object in [&deployment, &config] {
-            cluster.apply(object, false).await.unwrap();
+            cluster
+                .apply(object, false, FieldValidation::Strict)
+                .await
+                .unwrap();
         }
         let key = |object| ObjectKey::of_object(object).unwrap();
         let poll = Duration::from_millis(300);
@@ -569,7 +616,10 @@ mod tests {
         clock.sleep(ms(1_000)).await;
         let mut changed = config.clone();
         changed["data"]["a"] = json!("2");
-        cluster.apply(&changed, false).await.unwrap();
+        cluster
+            .apply(&changed, false, FieldValidation::Strict)
+            .await
+            .unwrap();
         assert_eq!(waiter.await.unwrap(), ms(1_200));
     }
 }

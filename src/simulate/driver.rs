@@ -565,7 +565,9 @@ mod tests {
     use crate::simulate::app::AppPlan;
     use crate::simulate::cluster::{ClusterBehavior, SimCluster};
     use crate::sync::execute::ExecuteSettings;
-    use crate::sync::{SYNC_OPTIONS_ANNOTATION, SyncPlan, TRACKING_ANNOTATION, tracking_id};
+    use crate::sync::{
+        FieldValidation, SYNC_OPTIONS_ANNOTATION, SyncPlan, TRACKING_ANNOTATION, tracking_id,
+    };
 
     #[tokio::test(start_paused = true)]
     async fn a_prune_confirm_object_waits_as_in_the_controller_until_the_timeout() {
@@ -585,7 +587,10 @@ mod tests {
             "metadata": {"name": "critical", "namespace": "shop", "annotations": {
                 TRACKING_ANNOTATION: tracking_id("web", &critical),
                 SYNC_OPTIONS_ANNOTATION: "Prune=confirm"}}});
-        cluster.apply(&previous, false).await.unwrap();
+        cluster
+            .apply(&previous, false, FieldValidation::Strict)
+            .await
+            .unwrap();
         let plan = |operation_id: &str| {
             let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n";
             let (mut resources, _) = parse_documents(Path::new("kept.yaml"), yaml);

@@ -24,6 +24,9 @@ const PRUNE_PROPAGATION_POLICY: &str = "PrunePropagationPolicy";
 /// The Application-wide sync option that keeps the live values of ignored fields in a sync.
 const RESPECT_IGNORE_DIFFERENCES: &str = "RespectIgnoreDifferences";
 
+/// The Application-wide sync option that fails a sync of objects another Application tracks.
+const FAIL_ON_SHARED_RESOURCE: &str = "FailOnSharedResource";
+
 /// A field of an Application that does not give usable sync settings.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
@@ -41,8 +44,12 @@ pub enum SettingsError {
         "{field}: {PRUNE_PROPAGATION_POLICY}={value:?}: expected foreground, background or orphan"
     )]
     PrunePropagation { field: &'static str, value: String },
-    #[error("{field}: {RESPECT_IGNORE_DIFFERENCES}={value:?}: expected true or false")]
-    RespectIgnoreDifferences { field: &'static str, value: String },
+    #[error("{field}: {option}={value:?}: expected true or false")]
+    Boolean {
+        field: &'static str,
+        option: &'static str,
+        value: String,
+    },
     #[error("{0}")]
     IgnoreDifferences(#[source] IgnoreError),
     #[error("{0}")]
@@ -73,9 +80,6 @@ pub struct SyncSettings {
     pub execute: ExecuteSettings,
     /// How the source's manifests are generated.
     pub source: SourceOptions,
-    /// Argo CD sync options that Flotilla does not know, kept apart so existing Applications
-    /// work unchanged; the runner warns about them.
-    pub ignored_options: Vec<String>,
 }
 
 /// The settings of a sync of the Application `metadata`/`spec`.
@@ -139,6 +143,11 @@ pub fn sync_settings(
                 .respect_ignore_differences
                 .or(application.respect_ignore_differences)
                 .unwrap_or(false),
+            managed_namespace_metadata: policy.managed_namespace_metadata.clone(),
+            fail_on_shared_resource: requested
+                .fail_on_shared_resource
+                .or(application.fail_on_shared_resource)
+                .unwrap_or(false),
             admission,
             ..process.clone()
         },
@@ -151,7 +160,6 @@ pub fn sync_settings(
                 .as_deref()
                 .or(spec.destination.namespace.as_deref()),
         ),
-        ignored_options: [application.ignored, requested.ignored].concat(),
     })
 }
 
@@ -160,13 +168,14 @@ struct ApplicationOptions {
     options: SyncOptions,
     propagation: Option<Propagation>,
     respect_ignore_differences: Option<bool>,
-    ignored: Vec<String>,
+    fail_on_shared_resource: Option<bool>,
 }
 
 impl ApplicationOptions {
     fn parse(items: &[String], field: &'static str) -> Result<Self, SettingsError> {
         let mut propagation = None;
         let mut respect_ignore_differences = None;
+        let mut fail_on_shared_resource = None;
         let mut object_options = Vec::new();
         for item in items.iter().map(|item| item.trim()) {
             match item.split_once('=') {
@@ -184,28 +193,36 @@ impl ApplicationOptions {
                     });
                 }
                 Some((RESPECT_IGNORE_DIFFERENCES, value)) => {
-                    respect_ignore_differences = Some(match value.trim() {
-                        "true" => true,
-                        "false" => false,
-                        _ => {
-                            return Err(SettingsError::RespectIgnoreDifferences {
-                                field,
-                                value: value.to_owned(),
-                            });
-                        }
-                    });
+                    respect_ignore_differences =
+                        Some(boolean(field, RESPECT_IGNORE_DIFFERENCES, value)?);
+                }
+                Some((FAIL_ON_SHARED_RESOURCE, value)) => {
+                    fail_on_shared_resource = Some(boolean(field, FAIL_ON_SHARED_RESOURCE, value)?);
                 }
                 _ => object_options.push(item),
             }
         }
-        let (options, ignored) = SyncOptions::from_items(object_options)
+        let options = SyncOptions::from_items(object_options)
             .map_err(|error| SettingsError::SyncOptions { field, error })?;
         Ok(Self {
             options,
             propagation,
             respect_ignore_differences,
-            ignored,
+            fail_on_shared_resource,
         })
+    }
+}
+
+/// The value of a `true`/`false` Application-wide option.
+fn boolean(field: &'static str, option: &'static str, value: &str) -> Result<bool, SettingsError> {
+    match value.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(SettingsError::Boolean {
+            field,
+            option,
+            value: value.to_owned(),
+        }),
     }
 }
 
@@ -496,10 +513,33 @@ mod tests {
     }
 
     #[test]
-    fn options_without_effect_are_kept_apart_and_bad_ones_name_their_field() {
-        let spec = "{syncPolicy: {syncOptions: [FailOnSharedResource=true, CreateNamespace=true]}}";
-        let settings = derived("{}", spec, None);
-        assert_eq!(settings.ignored_options, ["FailOnSharedResource=true"]);
+    fn application_wide_options_and_bad_ones_name_their_field() {
+        let spec = "{syncPolicy: {syncOptions: [FailOnSharedResource=true, CreateNamespace=true], \
+                    managedNamespaceMetadata: {labels: {team: shop}}}}";
+        let settings = derived("{}", spec, None).execute;
+        assert!(settings.fail_on_shared_resource);
+        assert_eq!(
+            settings
+                .managed_namespace_metadata
+                .map(|m| m.labels.into_iter().collect::<Vec<_>>()),
+            Some(vec![("team".to_owned(), "shop".to_owned())])
+        );
+        let operation = Some("{syncOptions: [FailOnSharedResource=false]}");
+        let overridden = self::settings("{}", spec, operation, &SyncOverrides::default());
+        assert!(!overridden.unwrap().execute.fail_on_shared_resource);
+        for (policy, expected) in [
+            (
+                "{syncPolicy: {syncOptions: [ClientSideApplyMigration=false]}}",
+                "syncPolicy.syncOptions: unknown sync option \"ClientSideApplyMigration\" (Flotilla does not implement it)",
+            ),
+            (
+                "{syncPolicy: {syncOptions: [FailOnSharedResource=yes]}}",
+                "syncPolicy.syncOptions: FailOnSharedResource=\"yes\": expected true or false",
+            ),
+        ] {
+            let error = self::settings("{}", policy, None, &SyncOverrides::default());
+            assert_eq!(error.unwrap_err().to_string(), expected);
+        }
         let error = self::settings(
             "{}",
             "{}",
@@ -550,7 +590,6 @@ mod tests {
                 settings.execute.ignore_differences.applies_to(&deployment),
                 "{case}"
             );
-            assert!(settings.ignored_options.is_empty(), "{case}");
         }
         let bad_option = settings(
             "{}",

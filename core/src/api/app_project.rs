@@ -1,5 +1,9 @@
 //! The `AppProject` resource: what the Applications of a project may deploy, from where, to
-//! where, and when (Argo CD's AppProject, whose `argoproj.io` YAML is accepted in files).
+//! where, and when (Argo CD's AppProject, whose `argoproj.io` YAML is accepted in files). Argo
+//! CD's `roles`, `signatureKeys`, `orphanedResources` and `destinationServiceAccounts` are not
+//! fields here, so a file or object using them is refused by name (Flotilla has no API server
+//! whose roles they would be, verifies no commit signatures, reports no orphaned resources and
+//! does not impersonate).
 
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -50,11 +54,6 @@ pub struct AppProjectSpec {
     /// When syncs are allowed or denied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sync_windows: Vec<SyncWindow>,
-    /// Argo CD's API roles. Flotilla has no API server of its own (Kubernetes RBAC on the
-    /// resources governs who may do what), so roles are kept and not used.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "flotilla_generators::spec::preserve_unknown_fields_list")]
-    pub roles: Vec<serde_json::Value>,
 }
 
 /// A destination a project permits (or, with `!`, denies).

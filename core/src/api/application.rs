@@ -1,6 +1,8 @@
 //! The `Application` resource: one source rendered into one destination, synced by the wave/hook
 //! engine. Mirrors the fields of Argo CD's Application that users write.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -376,6 +378,21 @@ pub struct SyncPolicy {
     pub sync_options: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetryStrategy>,
+    /// Labels and annotations of the namespace `CreateNamespace=true` creates, applied at every
+    /// sync (also to a namespace that already exists) and kept as written: one removed here is
+    /// removed from the namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_namespace_metadata: Option<ManagedNamespaceMetadata>,
+}
+
+/// Argo CD's `syncPolicy.managedNamespaceMetadata`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedNamespaceMetadata {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 /// Automatic sync when the Application is OutOfSync.

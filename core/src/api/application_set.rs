@@ -50,6 +50,21 @@ pub struct ApplicationSetSpec {
     /// reverting them (Argo CD's `ignoreApplicationDifferences`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore_application_differences: Vec<ApplicationIgnoreDifferences>,
+    /// Annotations and labels of generated Applications whose existing values an update keeps
+    /// (Argo CD's `preservedFields`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preserved_fields: Option<PreservedFields>,
+}
+
+/// The annotation and label keys whose values on an existing generated Application win over
+/// the template's when the controller updates it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreservedFields {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub annotations: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 /// Fields of generated Applications (all, or the one named) that an update keeps as they are.

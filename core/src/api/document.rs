@@ -1,4 +1,4 @@
-//! Reading an ApplicationSet or AppProject document from YAML or JSON text. Both
+//! Reading an ApplicationSet, Application or AppProject document from YAML or JSON text. Both
 //! `flotilla.dev/v1alpha1` and Argo CD's `argoproj.io/v1alpha1` are accepted, and every field
 //! Flotilla does not know is an error (an unsupported generator or project rule must never be
 //! silently dropped).
@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::yaml::YamlError;
 
-use super::{API_VERSION, ARGO_CD_API_VERSION, AppProject, ApplicationSet};
+use super::{API_VERSION, ARGO_CD_API_VERSION, AppProject, Application, ApplicationSet};
 
 /// A document that cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +74,19 @@ pub fn parse_application_set(file: &str, text: &str) -> Result<ApplicationSet, D
         ApplicationSet::new(metadata.name.as_deref().unwrap_or_default(), spec);
     application_set.metadata = metadata;
     Ok(application_set)
+}
+
+/// Parses one Application (`flotilla sync APP.yaml`); `file` names the source in errors.
+///
+/// # Errors
+/// Invalid YAML (with line and column), a wrong apiVersion or kind, unknown fields (an Argo CD
+/// field Flotilla does not implement is refused by name), no name, no spec.
+pub fn parse_application(file: &str, text: &str) -> Result<Application, DocumentError> {
+    let (metadata, spec) = parse_kind(file, text, "Application")?;
+    let spec = spec.ok_or_else(|| missing_spec(file, "Application", &metadata))?;
+    let mut application = Application::new(metadata.name.as_deref().unwrap_or_default(), spec);
+    application.metadata = metadata;
+    Ok(application)
 }
 
 /// Parses one AppProject (an empty `spec` permits nothing, as in Argo CD); `file` names the
@@ -158,4 +171,47 @@ fn parse_kind<S: DeserializeOwned>(
         });
     }
     Ok((document.metadata, document.spec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_application_with_a_field_flotilla_does_not_implement_is_refused_by_name() {
+        let text = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\n\
+                    spec:\n  project: default\n  source: {repoURL: 'https://x', path: a, plugin: {name: p}}\n  \
+                    destination: {name: in-cluster, namespace: web}\n  info: [{name: a, value: b}]\n\
+                    status: {sync: {status: Synced}}\n";
+        let error = parse_application("app.yaml", text).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "app.yaml: Application \"web\": unsupported field spec.source.plugin, spec.info: \
+             Flotilla does not implement it (check the spelling, or remove it)"
+        );
+        let known = text
+            .replace(", plugin: {name: p}", "")
+            .replace("  info: [{name: a, value: b}]\n", "");
+        let application = parse_application("app.yaml", &known).unwrap();
+        assert_eq!(application.metadata.name.as_deref(), Some("web"));
+        assert_eq!(application.spec.source.path, "a");
+        let error =
+            parse_application("app.yaml", "apiVersion: v1\nkind: Application\n").unwrap_err();
+        assert!(error.to_string().contains("apiVersion \"v1\""), "{error}");
+    }
+
+    #[test]
+    fn project_fields_flotilla_does_not_implement_are_refused_by_name() {
+        let text = "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: team}\n\
+                    spec:\n  sourceRepos: ['*']\n  roles: [{name: ci}]\n  signatureKeys: [{keyID: ABC}]\n  \
+                    orphanedResources: {warn: true}\n  destinationServiceAccounts: [{server: '*'}]\n  \
+                    syncWindows: [{kind: deny, schedule: '0 22 * * *', duration: 1h, syncOverrun: true}]\n";
+        let error = parse_app_project("team.yaml", text).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "team.yaml: AppProject \"team\": unsupported field spec.roles, spec.signatureKeys, \
+             spec.orphanedResources, spec.destinationServiceAccounts, spec.syncWindows.0.syncOverrun: \
+             Flotilla does not implement it (check the spelling, or remove it)"
+        );
+    }
 }

@@ -1,9 +1,14 @@
 //! `CreateNamespace=true` (Application-wide): the destination namespace is created before
 //! anything else when it is missing. It is not tracked (no tracking annotation), so pruning
-//! never deletes it, and a Namespace of the manifests of the same name takes precedence.
+//! never deletes it, and a Namespace of the manifests of the same name takes precedence. With
+//! `syncPolicy.managedNamespaceMetadata` it is written at every sync, existing or not, with those
+//! labels and annotations (as Argo CD does): being server-side applied under our field manager, a
+//! label or annotation removed from the Application is removed from the namespace, and what
+//! others set on it is kept.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use crate::api::application::ManagedNamespaceMetadata;
 use crate::manifest::ObjectKey;
 
 use super::options::{SyncOptionKey, SyncOptions};
@@ -28,10 +33,27 @@ pub fn namespace_to_create(
     (!declared).then_some(key)
 }
 
-/// The Namespace object written for [`namespace_to_create`].
+/// Whether the namespace of [`namespace_to_create`] is written, given whether it `exists`: when
+/// it is missing, or always with `managedNamespaceMetadata` (Argo CD's rule).
 #[must_use]
-pub fn namespace_object(key: &ObjectKey) -> Value {
-    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": key.name}})
+pub fn namespace_written(exists: bool, metadata: Option<&ManagedNamespaceMetadata>) -> bool {
+    !exists || metadata.is_some()
+}
+
+/// The Namespace object written for [`namespace_to_create`], with the labels and annotations
+/// of `managedNamespaceMetadata`.
+#[must_use]
+pub fn namespace_object(key: &ObjectKey, metadata: Option<&ManagedNamespaceMetadata>) -> Value {
+    let mut object = Map::from_iter([("name".to_owned(), json!(key.name))]);
+    if let Some(metadata) = metadata {
+        if !metadata.labels.is_empty() {
+            object.insert("labels".to_owned(), json!(metadata.labels));
+        }
+        if !metadata.annotations.is_empty() {
+            object.insert("annotations".to_owned(), json!(metadata.annotations));
+        }
+    }
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": object})
 }
 
 #[cfg(test)]
@@ -85,10 +107,47 @@ mod tests {
             if let Some(key) = found {
                 assert_eq!(key.to_string(), format!("Namespace {}", key.name));
                 assert_eq!(
-                    namespace_object(&key),
+                    namespace_object(&key, None),
                     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": key.name}})
                 );
             }
+        }
+    }
+
+    #[test]
+    fn managed_metadata_is_written_on_every_sync() {
+        let key = ObjectKey {
+            group: String::new(),
+            kind: "Namespace".to_owned(),
+            namespace: None,
+            name: "dest".to_owned(),
+        };
+        let metadata = ManagedNamespaceMetadata {
+            labels: [("team".to_owned(), "shop".to_owned())].into(),
+            annotations: [("owner".to_owned(), "ops".to_owned())].into(),
+        };
+        assert_eq!(
+            namespace_object(&key, Some(&metadata)),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+                "name": "dest", "labels": {"team": "shop"}, "annotations": {"owner": "ops"}}})
+        );
+        assert_eq!(
+            namespace_object(&key, Some(&ManagedNamespaceMetadata::default())),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "dest"}}),
+            "empty metadata: every label and annotation it set before is removed"
+        );
+        let cases = [
+            (false, None, true),
+            (true, None, false),
+            (false, Some(&metadata), true),
+            (true, Some(&metadata), true),
+        ];
+        for (exists, metadata, expected) in cases {
+            assert_eq!(
+                namespace_written(exists, metadata),
+                expected,
+                "{exists} {metadata:?}"
+            );
         }
     }
 }

@@ -26,6 +26,7 @@ mod prepare;
 mod project_check;
 mod prune;
 mod result;
+mod shared_resource;
 mod step;
 mod task;
 mod tracking;
@@ -38,7 +39,7 @@ pub use crate::api::sync_phase::{SyncPhase, UnknownPhase};
 pub use annotations::{HELM_WEIGHT_ANNOTATION, SYNC_WAVE_ANNOTATION, SyncAnnotations};
 pub use applied::{desired, tracked};
 pub use begin::begin;
-pub use create_namespace::{namespace_object, namespace_to_create};
+pub use create_namespace::{namespace_object, namespace_to_create, namespace_written};
 pub use empty_target::refuse_empty_target;
 pub use hook::{
     DELETE_POLICY_ANNOTATION, DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION,
@@ -66,12 +67,15 @@ pub use result::{
     PruneOutcome, WriteOutcome, Written, adopted_record, applied_record, created_namespace_record,
     finish_hook_record, pruned_record, refused_record, rejected_records, task_record,
 };
+pub use shared_resource::{
+    ARGO_CD_TRACKING_ANNOTATION, SharedObject, shared_message, tracked_elsewhere,
+};
 pub use step::{
     Blocker, FinishedHook, Outcome, SUCCESS_MESSAGE, SyncState, SyncStep, Waiting, plan_step,
 };
 pub use task::{Batch, Hook, PlannedTask, Promotion, SyncTask};
 pub use tracking::{FIELD_MANAGER, TRACKING_ANNOTATION, is_managed_by, tracking_id};
-pub use write::{Write, WritePolicy};
+pub use write::{FieldValidation, Write, WritePolicy};
 
 #[cfg(test)]
 mod step_tests;

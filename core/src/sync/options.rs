@@ -72,7 +72,7 @@ pub enum OptionError {
     #[error("sync option {0:?} is not Key=value")]
     NotKeyValue(String),
     /// Unknown key.
-    #[error("unknown sync option {0:?}")]
+    #[error("unknown sync option {0:?} (Flotilla does not implement it)")]
     UnknownOption(String),
     /// Value is not `true`/`false` (or `confirm` for `Prune` and `Delete`).
     #[error("sync option {key}={value:?}: expected {}", expected(*.key))]
@@ -192,26 +192,19 @@ impl SyncOptions {
         Self(merged)
     }
 
-    /// Application-wide options (`syncPolicy.syncOptions`, one `Key=value` per item). Argo CD
-    /// options that do not concern a sync of objects (e.g. `PrunePropagationPolicy=foreground`,
-    /// `RespectIgnoreDifferences=true`) are returned apart rather than rejected, so existing
-    /// Applications work unchanged.
+    /// Application-wide options (`syncPolicy.syncOptions`, one `Key=value` per item), after the
+    /// runner took out those that do not concern the writing of objects
+    /// (`PrunePropagationPolicy`, `RespectIgnoreDifferences`, `FailOnSharedResource`).
     ///
     /// # Errors
-    /// An item that is not `Key=value`, or a known option with a value other than true/false.
-    pub fn from_items<'i>(
-        items: impl IntoIterator<Item = &'i str>,
-    ) -> Result<(Self, Vec<String>), OptionError> {
+    /// An item that is not `Key=value`, an option Flotilla does not know (refused by name, never
+    /// ignored), or a value other than true/false.
+    pub fn from_items<'i>(items: impl IntoIterator<Item = &'i str>) -> Result<Self, OptionError> {
         let mut options = BTreeMap::new();
-        let mut ignored = Vec::new();
         for item in items {
-            match item.parse::<Self>() {
-                Ok(parsed) => options.extend(parsed.0),
-                Err(OptionError::UnknownOption(_)) => ignored.push(item.trim().to_owned()),
-                Err(error) => return Err(error),
-            }
+            options.extend(item.parse::<Self>()?.0);
         }
-        Ok((Self(options), ignored))
+        Ok(Self(options))
     }
 }
 
@@ -326,7 +319,10 @@ mod tests {
     fn errors() {
         let cases = [
             ("Prune", "sync option \"Prune\" is not Key=value"),
-            ("Prun=false", "unknown sync option \"Prun\""),
+            (
+                "Prun=false",
+                "unknown sync option \"Prun\" (Flotilla does not implement it)",
+            ),
             (
                 "Prune=maybe",
                 "sync option Prune=\"maybe\": expected true, false or confirm",
@@ -356,15 +352,16 @@ mod tests {
     }
 
     #[test]
-    fn application_items_keep_unknown_argo_cd_options_apart() {
-        let (options, ignored) = SyncOptions::from_items([
-            "CreateNamespace=true",
-            "PrunePropagationPolicy=foreground",
-            " PruneLast=true ",
-        ])
-        .unwrap();
+    fn application_items_refuse_unknown_options_by_name() {
+        let options =
+            SyncOptions::from_items(["CreateNamespace=true", " PruneLast=true "]).unwrap();
         assert!(options.get(CreateNamespace) && options.get(PruneLast));
-        assert_eq!(ignored, ["PrunePropagationPolicy=foreground"]);
+        assert_eq!(
+            SyncOptions::from_items(["CreateNamespace=true", "ClientSideApplyMigration=false"]),
+            Err(OptionError::UnknownOption(
+                "ClientSideApplyMigration".into()
+            ))
+        );
         assert_eq!(
             SyncOptions::from_items(["Replace=yes"]).map(|_| ()),
             Err(OptionError::BadValue {

@@ -1,7 +1,8 @@
 //! What a fresh operation decides before its first write, in Argo CD's order: refuse to empty the
 //! Application (see [`super::refuse_empty_target`]); refuse objects whose kind the server does not
 //! serve (see [`super::preflight_failures`]); refuse what the project does not permit (see
-//! [`super::refused_by_project`]); else send every object but SyncFail hooks to the server's dry
+//! [`super::refused_by_project`]); with `FailOnSharedResource=true`, refuse objects another
+//! Application tracks (see [`super::tracked_elsewhere`]); else send every object but SyncFail hooks to the server's dry
 //! run — none when the sync writes one object and nothing else, as its apply is its own check —
 //! and then create the destination namespace (`CreateNamespace=true`). A refusal records the
 //! objects it names and writes nothing. Pure: the executor asks the server which kinds it serves
@@ -24,6 +25,7 @@ use super::preflight::preflight_failures;
 use super::project_check::refused_by_project;
 use super::prune::PruneTask;
 use super::result::refused_record;
+use super::shared_resource::{SharedObject, shared_message};
 use super::task::SyncTask;
 
 /// How the message of an operation its project refused starts (the ApplicationSet controller
@@ -45,6 +47,9 @@ pub struct PrepareInput<'a> {
     pub destination_namespace: Option<&'a str>,
     /// What the Application's project permits.
     pub admission: &'a Admission,
+    /// The objects of the plan another Application tracks, read only with
+    /// `FailOnSharedResource=true` (empty otherwise).
+    pub shared: &'a [SharedObject],
     /// The time a refusal's records finish at.
     pub now: &'a Time,
 }
@@ -106,6 +111,16 @@ pub fn prepare<'p>(plan: &'p SyncPlan, input: &PrepareInput<'_>) -> Prepared<'p>
                 input.admission.project,
                 names.join(", ")
             ),
+        };
+    }
+    if !input.shared.is_empty() {
+        return Prepared::Refused {
+            records: input
+                .shared
+                .iter()
+                .map(|shared| refused_record(plan, &shared.key, shared.to_string(), input.now))
+                .collect(),
+            message: shared_message(input.shared),
         };
     }
     let tasks: Vec<&SyncTask> = plan
@@ -173,6 +188,7 @@ mod tests {
                 sync_options: &sync_options,
                 destination_namespace: Some("dest"),
                 admission,
+                shared: &[],
                 now: &Time(Timestamp::UNIX_EPOCH),
             },
         )
@@ -272,6 +288,42 @@ mod tests {
     }
 
     #[test]
+    fn objects_another_application_tracks_are_refused_by_name() {
+        let one = plan(ONE);
+        let shared = [SharedObject {
+            key: one.tasks[0].key.clone(),
+            application: "team_other".to_owned(),
+            annotation: crate::sync::TRACKING_ANNOTATION,
+        }];
+        let options = SyncOptions::default();
+        let decided = prepare(
+            &one,
+            &PrepareInput {
+                prune: &[],
+                allow_empty: false,
+                unserved: &BTreeSet::new(),
+                sync_options: &options,
+                destination_namespace: Some("dest"),
+                admission: &Admission::default(),
+                shared: &shared,
+                now: &Time(Timestamp::UNIX_EPOCH),
+            },
+        );
+        let Prepared::Refused { records, message } = decided else {
+            panic!("not refused");
+        };
+        assert_eq!(
+            message,
+            "nothing was written: FailOnSharedResource=true and ConfigMap dest/a is tracked by \
+             Application team/other (flotilla.dev/tracking-id)"
+        );
+        assert_eq!(
+            (records.len(), records[0].status),
+            (1, ResultStatus::SyncFailed)
+        );
+    }
+
+    #[test]
     fn emptying_the_application_is_refused_first() {
         let empty = plan("");
         let prune = [PruneTask {
@@ -297,6 +349,7 @@ mod tests {
                 sync_options: &options,
                 destination_namespace: Some("dest"),
                 admission: &admission,
+                shared: &[],
                 now: &Time(Timestamp::UNIX_EPOCH),
             },
         );

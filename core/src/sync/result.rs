@@ -77,11 +77,13 @@ pub fn rejected_records(
     (records, failure)
 }
 
-/// The record of the destination namespace `CreateNamespace=true` created (its action and
-/// health), or failed to create (the error's text), and the operation's failure in that case.
+/// The record of the destination namespace `CreateNamespace=true` wrote (its action and
+/// health) or failed to write (the error's text), and the operation's failure in that case. A
+/// namespace that `existed` was written for its `managedNamespaceMetadata`.
 #[must_use]
 pub fn created_namespace_record(
     key: &ObjectKey,
+    existed: bool,
     created: Result<(ResourceAction, Option<HealthStatus>), String>,
     started: Time,
     finished: Time,
@@ -93,15 +95,24 @@ pub fn created_namespace_record(
     let mut record = ResourceResult::for_object(key, SyncPhase::PreSync, 0, status);
     record.started_at = Some(started);
     record.finished_at = Some(finished);
+    let what = if existed {
+        "managedNamespaceMetadata applied"
+    } else {
+        "created (CreateNamespace=true)"
+    };
     let failure = match created {
         Ok((action, health)) => {
             record.action = Some(action);
             record.health = health;
-            record.message = "created (CreateNamespace=true)".to_owned();
+            record.message = what.to_owned();
             None
         }
         Err(error) => {
-            let failure = format!("creating {key} (CreateNamespace=true) failed: {error}");
+            let failure = if existed {
+                format!("writing the managedNamespaceMetadata of {key} failed: {error}")
+            } else {
+                format!("creating {key} (CreateNamespace=true) failed: {error}")
+            };
             record.message = error;
             Some(failure)
         }

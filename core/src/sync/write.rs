@@ -2,7 +2,10 @@
 //! skipped when `ApplyOutOfSyncOnly=true` and the live object already matches, replaced (PUT, or
 //! created) with `Replace=true`, server-side applied otherwise; and, with `Force=true`, deleted
 //! and created again when the server rejects the write because an immutable field changed.
-//! `ServerSideApply=true` is the default here and changes nothing.
+//! `ServerSideApply=true` is the default here and changes nothing. `Validate=false` sends the write
+//! with the server's field validation off (`fieldValidation=Ignore`, as `kubectl apply
+//! --validate=false`), and as `Replace=true` writes it: server-side apply refuses a field its
+//! schema does not declare whatever `fieldValidation` says, while an update or create drops it.
 
 use serde_json::Value;
 
@@ -21,6 +24,27 @@ pub enum Write {
     Replace,
 }
 
+/// How the server checks the fields of a write (its `fieldValidation` query parameter).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// An unknown or duplicate field refuses the write (the default).
+    #[default]
+    Strict,
+    /// Unknown and duplicate fields are dropped (`Validate=false`).
+    Ignore,
+}
+
+impl FieldValidation {
+    /// The parameter's value.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Strict => "Strict",
+            Self::Ignore => "Ignore",
+        }
+    }
+}
+
 /// The write options of one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WritePolicy {
@@ -30,6 +54,8 @@ pub struct WritePolicy {
     pub force: bool,
     /// `ApplyOutOfSyncOnly=true`.
     pub out_of_sync_only: bool,
+    /// `Validate=false` turns the server's field validation off.
+    pub validation: FieldValidation,
 }
 
 impl WritePolicy {
@@ -40,6 +66,11 @@ impl WritePolicy {
             replace: options.get(SyncOptionKey::Replace),
             force: options.get(SyncOptionKey::Force),
             out_of_sync_only: options.get(SyncOptionKey::ApplyOutOfSyncOnly),
+            validation: if options.get(SyncOptionKey::Validate) {
+                FieldValidation::Strict
+            } else {
+                FieldValidation::Ignore
+            },
         }
     }
 
@@ -54,6 +85,13 @@ impl WritePolicy {
         }
     }
 
+    /// Whether the object is replaced (updated whole, or created) rather than server-side
+    /// applied: `Replace=true`, or `Validate=false` (see the module's documentation).
+    #[must_use]
+    pub fn replaces(&self) -> bool {
+        self.replace || self.validation == FieldValidation::Ignore
+    }
+
     /// Whether the live object must be read before deciding.
     #[must_use]
     pub fn needs_live(&self) -> bool {
@@ -66,7 +104,7 @@ impl WritePolicy {
     pub fn write(&self, desired: &Value, live: Option<&Value>, manager: &str) -> Write {
         let in_sync = self.out_of_sync_only
             && live.is_some_and(|live| first_difference(desired, live, manager).is_none());
-        match (in_sync, self.replace) {
+        match (in_sync, self.replaces()) {
             (true, _) => Write::Skip,
             (false, true) => Write::Replace,
             (false, false) => Write::Apply,
@@ -114,6 +152,7 @@ mod tests {
                 Write::Replace,
             ),
             ("ServerSideApply=true", Some(&same), Write::Apply),
+            ("Validate=false", Some(&same), Write::Replace),
         ];
         for (options, live, expected) in cases {
             let policy = policy(options);
@@ -145,11 +184,25 @@ mod tests {
             replace,
             force: false,
             out_of_sync_only,
+            validation: FieldValidation::Strict,
         };
         assert_eq!(
             policies,
             [("c", expected(false, true)), ("h", expected(true, false))]
         );
+    }
+
+    #[test]
+    fn validate_false_turns_field_validation_off() {
+        let cases = [
+            ("", FieldValidation::Strict),
+            ("Validate=true", FieldValidation::Strict),
+            ("Validate=false", FieldValidation::Ignore),
+        ];
+        for (options, expected) in cases {
+            assert_eq!(policy(options).validation, expected, "{options}");
+        }
+        assert_eq!(FieldValidation::Ignore.as_str(), "Ignore");
     }
 
     #[test]

@@ -111,14 +111,10 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     let SyncSettings {
         execute: settings,
         source: options,
-        ignored_options,
     } = source.settings(&overrides, &process, &projects)?;
     if let Some(refused) = source.manual_sync_block(&projects, jiff::Timestamp::now()) {
         eprintln!("error: {refused}; nothing was applied");
         return Ok(ExitCode::FAILURE);
-    }
-    for option in ignored_options {
-        tracing::warn!(%option, "sync option has no effect on flotilla sync");
     }
     let namespace = settings
         .destination_namespace

@@ -10,11 +10,11 @@
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::Deserialize;
 use serde_json::Value;
 
 use jiff::Timestamp;
 
+use crate::api::document::{DocumentError, parse_application};
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION, Application, ApplicationSpec};
 use crate::cluster::destination::identity;
 use crate::controller::application::window_gate::refused_message;
@@ -37,12 +37,10 @@ pub enum SourceError {
         #[source]
         error: std::io::Error,
     },
-    #[error("{file}: Application: {error}")]
-    Parse {
-        file: String,
-        #[source]
-        error: serde_json::Error,
-    },
+    /// An Application file that cannot be read as one, or with a field Flotilla does not
+    /// implement (refused by name, as `render` refuses it).
+    #[error(transparent)]
+    Parse(#[from] Box<DocumentError>),
     #[error("{file}: {error}")]
     Settings {
         file: String,
@@ -81,10 +79,8 @@ pub struct SyncSource {
     sources: Vec<SourceCheckout>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// An Application's metadata and spec.
 struct ApplicationDocument {
-    #[serde(default)]
     metadata: ObjectMeta,
     spec: ApplicationSpec,
 }
@@ -103,12 +99,12 @@ impl SyncSource {
                 file: file.clone(),
                 error,
             })?;
-            if let Some(document) = application(&text) {
-                let document: ApplicationDocument =
-                    serde_json::from_value(document).map_err(|error| SourceError::Parse {
-                        file: file.clone(),
-                        error,
-                    })?;
+            if is_application(&text) {
+                let application = parse_application(&file, &text).map_err(Box::new)?;
+                let document = ApplicationDocument {
+                    metadata: application.metadata,
+                    spec: application.spec,
+                };
                 return Self::of_application(file, document, repos);
             }
         }
@@ -217,13 +213,14 @@ impl SyncSource {
     }
 }
 
-/// The document, when `text` is a single Application.
-fn application(text: &str) -> Option<Value> {
-    let document: Value = serde_saphyr::from_str(text).ok()?;
-    let api_version = document.get("apiVersion")?.as_str()?;
-    let is_application = document.get("kind")?.as_str()? == "Application"
-        && (api_version == API_VERSION || api_version == ARGO_CD_API_VERSION);
-    is_application.then_some(document)
+/// Whether `text` is a single Application.
+fn is_application(text: &str) -> bool {
+    let Ok(document) = serde_saphyr::from_str::<Value>(text) else {
+        return false;
+    };
+    let field = |name: &str| document.get(name).and_then(Value::as_str);
+    field("kind") == Some("Application")
+        && matches!(field("apiVersion"), Some(API_VERSION | ARGO_CD_API_VERSION))
 }
 
 #[cfg(test)]
@@ -275,7 +272,7 @@ mod tests {
                 .get(SyncOptionKey::CreateNamespace)
         );
         assert!(settings.execute.respect_ignore_differences);
-        assert_eq!(settings.ignored_options, ["FailOnSharedResource=true"]);
+        assert!(settings.execute.fail_on_shared_resource);
     }
 
     #[test]
@@ -290,6 +287,12 @@ mod tests {
                 "{}",
                 "{syncOptions: [Replace=yes]}",
                 "syncPolicy.syncOptions: sync option Replace",
+            ),
+            (
+                "{}",
+                "{automated: {enabled: true}}",
+                "Application \"shop\": unsupported field spec.syncPolicy.automated.enabled: \
+                 Flotilla does not implement it",
             ),
         ];
         for (annotations, policy, expected) in cases {

@@ -41,6 +41,7 @@ use crate::api::{Application, ApplicationSet};
 use crate::controller::application::decide::{NextSync, next_sync};
 use crate::controller::application::freshness::{CompareInputs, LastCompare, version_after_write};
 use crate::controller::application::instance::application_of;
+use crate::controller::application::skip_reconcile::skips_reconcile;
 use crate::controller::appset_reconciler::REFRESH_ANNOTATION;
 use crate::controller::event_reason::EventReason;
 use crate::controller::metrics::Reconciler;
@@ -111,6 +112,11 @@ async fn reconcile(
     if app.metadata.deletion_timestamp.is_some() {
         ctx.remember_compare(app.name_any(), None);
         return delete_resources(&run, &app).await;
+    }
+    if skips_reconcile(&app) {
+        // Any change of the Application (the annotation removed) reconciles it again.
+        ctx.remember_compare(app.name_any(), None);
+        return Ok(Action::await_change());
     }
     let customizations = ctx.customizations(&app).await;
     let admitted = admit_application(ctx, &app).await;

@@ -196,7 +196,6 @@ pub(super) async fn sync(
     let SyncSettings {
         execute: settings,
         source,
-        ignored_options,
     } = settings_of(
         ctx,
         app,
@@ -207,9 +206,6 @@ pub(super) async fn sync(
         app: name.clone(),
         error,
     })?;
-    if !ignored_options.is_empty() {
-        tracing::warn!(app = %name, ?ignored_options, "sync options without effect");
-    }
     let revision = &start.revision;
     let manifests = if revision.is_empty() || Some(revision) == observed.manifests.revision.as_ref()
     {

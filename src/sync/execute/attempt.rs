@@ -16,11 +16,12 @@ use crate::health::{HealthStatus, with_pod_problems};
 use crate::manifest::ObjectKey;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError, Deleted, Propagation};
 use crate::sync::{
-    Batch, HookPhase, LiveObject, OperationPhase, OperationState, Outcome, PlannedTask,
-    PrepareInput, Prepared, PruneOutcome, PruneTask, ResourceResult, SyncPhase, SyncPlan,
-    SyncState, SyncStep, SyncTask, Waiting, WriteOutcome, WritePolicy, Written, adopted_record,
-    applied_record, created_namespace_record, finish_hook_record, mark_hook, namespace_object,
-    plan_step, planned_types, prepare, pruned_record, rejected_records, tracked,
+    Batch, FieldValidation, HookPhase, LiveObject, OperationPhase, OperationState, Outcome,
+    PlannedTask, PrepareInput, Prepared, PruneOutcome, PruneTask, ResourceResult, SharedObject,
+    SyncPhase, SyncPlan, SyncState, SyncStep, SyncTask, Waiting, WriteOutcome, WritePolicy,
+    Written, adopted_record, applied_record, created_namespace_record, finish_hook_record,
+    mark_hook, namespace_object, namespace_written, plan_step, planned_types, prepare,
+    pruned_record, rejected_records, tracked, tracked_elsewhere,
 };
 
 use super::ExecuteError;
@@ -448,6 +449,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                 unserved.insert((api_version, kind));
             }
         }
+        let shared = self.shared_objects().await?;
         let now = Time(cluster.now());
         let decided = prepare(
             &self.progress.plan,
@@ -458,6 +460,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                 sync_options: &settings.sync_options,
                 destination_namespace: settings.destination_namespace.as_deref(),
                 admission: &settings.admission,
+                shared: &shared,
                 now: &now,
             },
         );
@@ -488,12 +491,17 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                 what: key.to_string(),
                 error,
             })?;
-        if existing.is_some() {
+        let metadata = settings.managed_namespace_metadata.as_ref();
+        if !namespace_written(existing.is_some(), metadata) {
             return Ok(None);
         }
         let started = Time(cluster.now());
         let created = cluster
-            .apply(&namespace_object(&key), false)
+            .apply(
+                &namespace_object(&key, metadata),
+                false,
+                FieldValidation::Strict,
+            )
             .await
             .map(|applied| {
                 let health = LiveObject::from_object(&applied.object, &settings.health)
@@ -501,10 +509,36 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                 (applied.action, health)
             })
             .map_err(|error| error.to_string());
-        let (record, failure) =
-            created_namespace_record(&key, created, started, Time(cluster.now()));
+        let (record, failure) = created_namespace_record(
+            &key,
+            existing.is_some(),
+            created,
+            started,
+            Time(cluster.now()),
+        );
         self.progress.state.edit().resources.push(record);
         Ok(failure)
+    }
+
+    /// With `FailOnSharedResource=true`, the objects of the plan (hooks aside) whose live copy
+    /// another Application tracks (one read of each); none otherwise.
+    async fn shared_objects(&self) -> Result<Vec<SharedObject>, ExecuteError> {
+        if !self.context.settings.fail_on_shared_resource {
+            return Ok(Vec::new());
+        }
+        let mut shared = Vec::new();
+        for task in self.progress.plan.tasks.iter().filter(|t| t.hook.is_none()) {
+            let live = self.context.cluster.get(&task.key).await.map_err(|error| {
+                ExecuteError::Observe {
+                    what: task.key.to_string(),
+                    error,
+                }
+            })?;
+            shared.extend(
+                live.and_then(|live| tracked_elsewhere(&task.key, &live, self.context.app)),
+            );
+        }
+        Ok(shared)
     }
 
     /// The limit that passed, if any: the operation timeout, or SyncFail hooks' own one.

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::manifest::ObjectKey;
 
-use crate::sync::ResourceAction;
+use crate::sync::{FieldValidation, ResourceAction};
 
 /// The server's answer as people read it, the one format of every API error in Flotilla:
 /// `configmaps "web" not found (HTTP 404 NotFound)`.
@@ -136,11 +136,13 @@ impl ClusterError {
 /// What the sync executor needs from a cluster.
 pub trait ClusterApi: Sync {
     /// Server-side applies `object` (field manager [`crate::sync::FIELD_MANAGER`], conflicts forced); with
-    /// `dry_run` the server validates and answers without persisting.
+    /// `dry_run` the server validates and answers without persisting; `validation` says how the
+    /// server checks its fields.
     fn apply(
         &self,
         object: &Value,
         dry_run: bool,
+        validation: FieldValidation,
     ) -> impl Future<Output = Result<Applied, ClusterError>> + Send;
 
     /// Replaces `object` as a whole (an update without a resourceVersion, field manager
@@ -150,6 +152,7 @@ pub trait ClusterApi: Sync {
         &self,
         object: &Value,
         dry_run: bool,
+        validation: FieldValidation,
     ) -> impl Future<Output = Result<Applied, ClusterError>> + Send;
 
     /// Whether the server serves `kind` in `api_version` now (discovery).

@@ -57,10 +57,10 @@ pub async fn dry_run_tasks<'p, C: ClusterApi>(
         checks.push(async move {
             let object = desired(task);
             let policy = WritePolicy::for_task(task, application);
-            let result = if policy.replace {
-                cluster.replace(&object, true).await
+            let result = if policy.replaces() {
+                cluster.replace(&object, true, policy.validation).await
             } else {
-                cluster.apply(&object, true).await
+                cluster.apply(&object, true, policy.validation).await
             };
             (task, policy.force, result)
         });
@@ -113,7 +113,12 @@ pub async fn dry_run<C: ClusterApi>(
     if let Some(key) = namespace_to_create(plan, application, destination) {
         let mut record =
             ResourceResult::for_object(&key, SyncPhase::PreSync, 0, ResultStatus::Synced);
-        record.message = "created when missing (CreateNamespace=true; dry run)".to_owned();
+        record.message = if settings.managed_namespace_metadata.is_some() {
+            "created when missing, its managedNamespaceMetadata applied (CreateNamespace=true; dry run)"
+        } else {
+            "created when missing (CreateNamespace=true; dry run)"
+        }
+        .to_owned();
         state.resources.push(record);
     }
     let tasks: Vec<&SyncTask> = plan

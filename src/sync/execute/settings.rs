@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::api::application::ManagedNamespaceMetadata;
 use crate::api::retry_policy::RetryPolicy;
 use crate::health::HealthChecks;
 use crate::project::Admission;
@@ -40,6 +41,12 @@ pub struct ExecuteSettings {
     pub sync_options: SyncOptions,
     /// The destination namespace, created first when `sync_options` say `CreateNamespace=true`.
     pub destination_namespace: Option<String>,
+    /// The labels and annotations of the namespace `CreateNamespace=true` writes
+    /// (`syncPolicy.managedNamespaceMetadata`), which is then written at every sync.
+    pub managed_namespace_metadata: Option<ManagedNamespaceMetadata>,
+    /// `FailOnSharedResource=true`: the operation fails before its first write when an object
+    /// of the plan is tracked by another Application.
+    pub fail_on_shared_resource: bool,
     /// Configured health checks (Argo CD's `resource.customizations`), over the built-in rules.
     pub health: HealthChecks,
     /// The system-wide ignore rules joined with the Application's `ignoreDifferences`: ignored
@@ -66,6 +73,8 @@ impl Default for ExecuteSettings {
             retry: None,
             sync_options: SyncOptions::default(),
             destination_namespace: None,
+            managed_namespace_metadata: None,
+            fail_on_shared_resource: false,
             health: HealthChecks::default(),
             ignore_differences: IgnoreDifferences::default(),
             respect_ignore_differences: false,

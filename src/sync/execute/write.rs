@@ -13,7 +13,7 @@ use crate::duration::format_duration;
 use crate::manifest::ObjectKey;
 use crate::sync::FIELD_MANAGER;
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Propagation};
-use crate::sync::{ResourceAction, Write, WritePolicy};
+use crate::sync::{FieldValidation, ResourceAction, Write, WritePolicy};
 
 use super::settings::ExecuteSettings;
 
@@ -54,7 +54,7 @@ pub async fn write_object<C: ClusterApi>(
             note: Some("already in sync (ApplyOutOfSyncOnly=true), not applied".to_owned()),
         };
     }
-    let first = send(cluster, write, object).await;
+    let first = send(cluster, write, object, policy.validation).await;
     let rejection = match first {
         Err(error) if policy.recreate_after_rejection(error.is_immutable_field()) => error,
         result => return Written { result, note: None },
@@ -76,7 +76,7 @@ pub async fn write_object<C: ClusterApi>(
         };
     }
     Written {
-        result: send(cluster, write, object).await,
+        result: send(cluster, write, object, policy.validation).await,
         note,
     }
 }
@@ -85,10 +85,11 @@ async fn send<C: ClusterApi>(
     cluster: &C,
     write: Write,
     object: &Value,
+    validation: FieldValidation,
 ) -> Result<Applied, ClusterError> {
     match write {
-        Write::Replace => cluster.replace(object, false).await,
-        Write::Apply | Write::Skip => cluster.apply(object, false).await,
+        Write::Replace => cluster.replace(object, false, validation).await,
+        Write::Apply | Write::Skip => cluster.apply(object, false, validation).await,
     }
 }
 
@@ -156,11 +157,21 @@ mod tests {
     }
 
     impl ClusterApi for OneObject {
-        async fn apply(&self, object: &Value, _: bool) -> Result<Applied, ClusterError> {
+        async fn apply(
+            &self,
+            object: &Value,
+            _: bool,
+            _: FieldValidation,
+        ) -> Result<Applied, ClusterError> {
             self.store("apply", object)
         }
 
-        async fn replace(&self, object: &Value, _: bool) -> Result<Applied, ClusterError> {
+        async fn replace(
+            &self,
+            object: &Value,
+            _: bool,
+            _: FieldValidation,
+        ) -> Result<Applied, ClusterError> {
             self.store("replace", object)
         }
 

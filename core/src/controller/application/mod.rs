@@ -2,8 +2,9 @@
 //! ([`compare`], with the sync engine's one diff), whether it must be compared again ([`freshness`]), whether it syncs
 //! now ([`decide`]), how a sync starts ([`start`]) and whether sync windows let it ([`window_gate`]), what status and history
 //! result ([`status`], [`history`]), what a rollback to an entry of the history writes
-//! ([`rollback`]), what its objects are tracked as ([`instance`]) and how its
-//! resources are deleted with it ([`deletion`]). No API client here.
+//! ([`rollback`]), what its objects are tracked as ([`instance`]), how its resources are
+//! deleted with it ([`deletion`]) and whether it is left alone ([`skip_reconcile`]). No API
+//! client here.
 
 pub mod compare;
 pub mod decide;
@@ -12,6 +13,7 @@ pub mod freshness;
 pub mod history;
 pub mod instance;
 pub mod rollback;
+pub mod skip_reconcile;
 pub mod start;
 pub mod status;
 pub mod window_gate;

@@ -2,7 +2,9 @@
 //! against existing (owned by the ApplicationSet), filtered by `syncPolicy.applicationsSync`.
 //! An Application is updated only when something we manage differs — its spec, the labels and
 //! annotations we set (or set before and no longer want), its owner reference or finalizers —
-//! and never at the fields `ignoreApplicationDifferences` names, which keep their live values.
+//! and never at the fields `ignoreApplicationDifferences` names, which keep their live values,
+//! nor at the annotations and labels `preservedFields` names that an existing Application has
+//! (their values there win over the template's, as in Argo CD).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,7 +13,7 @@ use kube::ResourceExt;
 use super::rollout_input::spec_changed;
 use crate::api::Application;
 use crate::api::application::ResourceIgnoreDifferences;
-use crate::api::application_set::{ApplicationSetSpec, ApplicationsSync};
+use crate::api::application_set::{ApplicationSetSpec, ApplicationsSync, PreservedFields};
 use crate::manifest::ObjectKey;
 use crate::sync::{IgnoreDifferences, IgnoreError};
 
@@ -90,17 +92,26 @@ pub fn ignored_fields(spec: &ApplicationSetSpec) -> Result<IgnoreDifferences, Ig
     IgnoreDifferences::new("ignoreApplicationDifferences", &entries)
 }
 
+/// What an update of an existing generated Application keeps as it is.
+#[derive(Clone, Copy, Debug)]
+pub struct KeptFields<'a> {
+    /// `ignoreApplicationDifferences`, checked.
+    pub ignored: &'a IgnoreDifferences,
+    /// `preservedFields`.
+    pub preserved: &'a PreservedFields,
+}
+
 /// Compares `desired` with `existing` (both owned by one ApplicationSet) under `policy`, the
-/// `ignored` fields of an existing Application taken as they are; `manager` is the field
-/// manager the controller applies with, whose recorded labels and annotations tell which ones
-/// it set before.
+/// `kept` fields of an existing Application taken as they are; `manager` is the field manager
+/// the controller applies with, whose recorded labels and annotations tell which ones it set
+/// before.
 #[must_use]
 pub fn plan(
     desired: Vec<Application>,
     existing: &[Application],
     policy: ApplicationsSync,
     manager: &str,
-    ignored: &IgnoreDifferences,
+    kept: KeptFields<'_>,
 ) -> Plan {
     let may_update = matches!(
         policy,
@@ -117,7 +128,11 @@ pub fn plan(
     for application in desired {
         let current = existing_by_name.get(name(&application));
         let application = match current {
-            Some(current) => keep_ignored(application, current, ignored),
+            Some(current) => keep_ignored(
+                keep_preserved(application, current, kept.preserved),
+                current,
+                kept.ignored,
+            ),
             None => application,
         };
         match current {
@@ -145,6 +160,32 @@ pub fn plan(
     }
     plan.kept.sort_by(|a, b| a.name.cmp(&b.name));
     plan
+}
+
+/// `desired` with the values `current` has for the annotations and labels `preserved` names.
+fn keep_preserved(
+    mut desired: Application,
+    current: &Application,
+    preserved: &PreservedFields,
+) -> Application {
+    let keep = |want: &mut Option<BTreeMap<String, String>>,
+                have: Option<&BTreeMap<String, String>>,
+                keys: &[String]| {
+        for key in keys {
+            if let Some(value) = have.and_then(|have| have.get(key)) {
+                want.get_or_insert_default()
+                    .insert(key.clone(), value.clone());
+            }
+        }
+    };
+    let (want, have) = (&mut desired.metadata, &current.metadata);
+    keep(
+        &mut want.annotations,
+        have.annotations.as_ref(),
+        &preserved.annotations,
+    );
+    keep(&mut want.labels, have.labels.as_ref(), &preserved.labels);
+    desired
 }
 
 /// `desired` with the values of `current` at the ignored fields (unchanged if that would not
@@ -315,7 +356,10 @@ mod tests {
                 &existing,
                 policy,
                 MANAGER,
-                &IgnoreDifferences::default(),
+                KeptFields {
+                    ignored: &IgnoreDifferences::default(),
+                    preserved: &PreservedFields::default(),
+                },
             );
             assert_eq!(names(&plan.create), ["new"], "{policy:?}");
             assert_eq!(names(&plan.update), update, "{policy:?}");
@@ -372,7 +416,10 @@ mod tests {
                 &[existing],
                 ApplicationsSync::Sync,
                 MANAGER,
-                &IgnoreDifferences::default(),
+                KeptFields {
+                    ignored: &IgnoreDifferences::default(),
+                    preserved: &PreservedFields::default(),
+                },
             );
             assert_eq!(!plan.update.is_empty(), updated, "case {index}");
             assert!(
@@ -424,7 +471,10 @@ mod tests {
                 std::slice::from_ref(&changed),
                 ApplicationsSync::Sync,
                 MANAGER,
-                &ignored,
+                KeptFields {
+                    ignored: &ignored,
+                    preserved: &PreservedFields::default(),
+                },
             );
             let project = plan.update.first().map(|a| a.spec.project.as_str());
             assert_eq!(project, updated, "{rules}");
@@ -444,10 +494,63 @@ mod tests {
             &existing,
             ApplicationsSync::Sync,
             MANAGER,
-            &IgnoreDifferences::default(),
+            KeptFields {
+                ignored: &IgnoreDifferences::default(),
+                preserved: &PreservedFields::default(),
+            },
         );
         let remaining: Vec<&str> = plan.remaining(&existing).into_iter().map(name).collect();
         assert_eq!(remaining, ["a", "b"]);
         assert!(!plan.is_empty());
+    }
+
+    #[test]
+    fn preserved_annotations_and_labels_keep_their_existing_values() {
+        let mut desired = app("a", "p", &[("env", "prod"), ("tier", "web")]);
+        desired.metadata.annotations = Some([("note".to_owned(), "template".to_owned())].into());
+        let mut existing = app("a", "p", &[("env", "staging"), ("team", "x")]);
+        existing.metadata.annotations = Some(
+            [
+                ("note".to_owned(), "by hand".to_owned()),
+                ("other".to_owned(), "kept by apply".to_owned()),
+            ]
+            .into(),
+        );
+        let preserved = PreservedFields {
+            annotations: vec!["note".to_owned(), "absent".to_owned()],
+            labels: vec!["env".to_owned()],
+        };
+        let ignored = IgnoreDifferences::default();
+        let kept = |preserved| KeptFields {
+            ignored: &ignored,
+            preserved,
+        };
+        let planned = |preserved| {
+            plan(
+                vec![desired.clone()],
+                std::slice::from_ref(&existing),
+                ApplicationsSync::Sync,
+                MANAGER,
+                kept(preserved),
+            )
+        };
+        let update = planned(&preserved).update;
+        let metadata = &update[0].metadata;
+        assert_eq!(
+            metadata.labels.as_ref().unwrap(),
+            &[("env", "staging"), ("tier", "web")]
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .into()
+        );
+        assert_eq!(
+            metadata.annotations.as_ref().unwrap(),
+            &[("note".to_owned(), "by hand".to_owned())].into()
+        );
+        let update = planned(&PreservedFields::default()).update;
+        assert_eq!(
+            update[0].metadata.labels.as_ref().unwrap().get("env"),
+            Some(&"prod".to_owned()),
+            "without preservedFields the template wins"
+        );
     }
 }

@@ -1,0 +1,489 @@
+//! Argo CD's fields either work as in Argo CD or are refused by name, on the real control plane:
+//! `syncPolicy.managedNamespaceMetadata` labels and annotates the namespace `CreateNamespace=true`
+//! writes (an existing one too) and follows the Application at the next sync, keeping what
+//! others set; `Validate=false` applies an object the server's strict field validation refuses;
+//! `FailOnSharedResource=true` fails the sync naming the object and the other Application;
+//! `argocd.argoproj.io/skip-reconcile` leaves an Application alone until it is removed; an
+//! ApplicationSet's `preservedFields` keeps a label changed by hand; and `kubectl apply` refuses
+//! the fields Flotilla does not implement (the CRDs agree with `render`).
+
+mod controller_support;
+mod support;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use flotilla::api::{Application, ApplicationSet};
+use flotilla::sync::OperationPhase;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+use controller_support::{RESYNC, appset, setup, start};
+use support::git_remote::{GitDaemon, Remote};
+use support::{TestNamespace, apply, kubeconfig_path, kubectl, object, wait_until};
+
+/// A repository served on loopback with these files; returns the daemon (kept alive) and the URL.
+fn served(name: &str, files: &[(&str, &str)]) -> (GitDaemon, String, Remote) {
+    let remote = Remote::new(name);
+    for (path, content) in files {
+        remote.write(path, content);
+    }
+    remote.push("manifests");
+    let daemon = GitDaemon::start(remote.exported());
+    let url = daemon.url(&remote.served_name());
+    (daemon, url, remote)
+}
+
+/// A ConfigMap manifest named `name` with `extra` merged into it.
+fn config_map(name: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n{extra}data:\n  a: \"1\"\n"
+    )
+}
+
+/// An Application of `path` in `url` into `namespace`, synced automatically, with `sync_policy`
+/// merged into its `syncPolicy` and `annotations` on it.
+fn application(
+    name: &str,
+    namespace: &str,
+    url: &str,
+    path: &str,
+    sync_policy: Value,
+    annotations: Value,
+) -> Application {
+    let mut policy = json!({"automated": {"prune": true}});
+    if let (Some(policy), Value::Object(extra)) = (policy.as_object_mut(), sync_policy) {
+        policy.extend(extra);
+    }
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": url, "targetRevision": "main", "path": path},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+            "syncPolicy": policy,
+        }
+    }))
+}
+
+/// Waits until an operation of the Application other than the one of id `not` has ended
+/// (Succeeded or Failed), and returns the Application.
+async fn ended(api: &Api<Application>, name: &str, not: Option<&str>) -> Application {
+    wait_until(api, name, &format!("{name}'s operation ended"), |app| {
+        app.status
+            .as_ref()
+            .and_then(|s| s.operation_state.as_ref())
+            .is_some_and(|o| {
+                matches!(o.phase, OperationPhase::Succeeded | OperationPhase::Failed)
+                    && Some(o.operation_id.as_str()) != not
+            })
+    })
+    .await
+}
+
+/// The operation's phase and message.
+fn outcome(app: &Application) -> (OperationPhase, String) {
+    let state = app
+        .status
+        .as_ref()
+        .and_then(|s| s.operation_state.as_ref())
+        .expect("an operation");
+    (state.phase, state.message.clone())
+}
+
+/// A label or annotation map of an object's metadata, as (key, value) strings.
+fn entries(map: Option<&BTreeMap<String, String>>) -> Vec<(&str, &str)> {
+    map.into_iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .filter(|(k, _)| !k.starts_with("kubernetes.io/"))
+        .collect()
+}
+
+#[tokio::test]
+async fn managed_namespace_metadata_labels_the_namespace_and_follows_the_application() {
+    let (_daemon, url, _remote) = served("managed-ns", &[("app/cm.yaml", &config_map("c", ""))]);
+    let ns = setup("managed-ns").await;
+    let namespaces: Api<Namespace> = Api::all(ns.client.clone());
+    // An existing namespace, labelled by someone else: Argo CD writes the metadata to it too.
+    let destination = format!("{}-dest", ns.name);
+    let existing: Namespace = object(json!({"metadata": {"name": destination,
+        "labels": {"owner": "platform"}}}));
+    let by_hand = PostParams {
+        field_manager: Some("kubectl-label".into()),
+        ..PostParams::default()
+    };
+    namespaces
+        .create(&by_hand, &existing)
+        .await
+        .expect("creates the namespace");
+    let apps: Api<Application> = ns.api();
+    let policy = |labels: Value, annotations: Value| {
+        json!({"syncOptions": ["CreateNamespace=true"],
+               "managedNamespaceMetadata": {"labels": labels, "annotations": annotations}})
+    };
+    let first = application(
+        "web",
+        &destination,
+        &url,
+        "app",
+        policy(
+            json!({"team": "shop", "tier": "web"}),
+            json!({"contact": "ops@shop"}),
+        ),
+        json!({}),
+    );
+    apply(&apps, &first).await;
+    let stored = apps.get("web").await.expect("stored");
+    assert!(
+        stored
+            .spec
+            .sync_policy
+            .as_ref()
+            .and_then(|p| p.managed_namespace_metadata.as_ref())
+            .is_some(),
+        "the API server keeps managedNamespaceMetadata"
+    );
+    let controller = start(&ns, "managed-ns");
+    let synced = ended(&apps, "web", None).await;
+    assert_eq!(outcome(&synced).0, OperationPhase::Succeeded, "{synced:?}");
+    let live = namespaces.get(&destination).await.expect("the namespace");
+    assert_eq!(
+        entries(live.metadata.labels.as_ref()),
+        [("owner", "platform"), ("team", "shop"), ("tier", "web")]
+    );
+    assert_eq!(
+        entries(live.metadata.annotations.as_ref()),
+        [("contact", "ops@shop")]
+    );
+    let record = synced
+        .status
+        .as_ref()
+        .and_then(|s| s.operation_state.as_ref())
+        .and_then(|o| o.resources.iter().find(|r| r.kind == "Namespace"))
+        .map(|r| r.message.clone());
+    assert_eq!(record.as_deref(), Some("managedNamespaceMetadata applied"));
+
+    // The Application changes: one label changed, one removed, the annotation removed; the next
+    // sync (requested here) writes it, and the label someone else set stays.
+    let first_id = synced
+        .status
+        .as_ref()
+        .and_then(|s| s.operation_state.as_ref())
+        .map(|o| o.operation_id.clone());
+    apply(
+        &apps,
+        &application(
+            "web",
+            &destination,
+            &url,
+            "app",
+            policy(json!({"team": "checkout"}), json!({})),
+            json!({}),
+        ),
+    )
+    .await;
+    let request =
+        json!({"spec": {"operation": {"sync": {}, "initiatedBy": {"username": "tester"}}}});
+    apps.patch("web", &PatchParams::default(), &Patch::Merge(request))
+        .await
+        .expect("requests a sync");
+    let again = ended(&apps, "web", first_id.as_deref()).await;
+    assert_eq!(outcome(&again).0, OperationPhase::Succeeded, "{again:?}");
+    let live = namespaces.get(&destination).await.expect("the namespace");
+    assert_eq!(
+        entries(live.metadata.labels.as_ref()),
+        [("owner", "platform"), ("team", "checkout")]
+    );
+    assert_eq!(entries(live.metadata.annotations.as_ref()), []);
+    controller.stop().await;
+    namespaces
+        .delete(&destination, &Default::default())
+        .await
+        .expect("deletes the namespace");
+}
+
+/// A custom resource of `kind` with `spec` (YAML lines) and sync options.
+fn widget(group: &str, name: &str, options: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: {group}/v1\nkind: Widget\nmetadata:\n  name: {name}\n  annotations:\n    \
+         argocd.argoproj.io/sync-options: {options}\nspec:\n{spec}"
+    )
+}
+
+#[tokio::test]
+async fn validate_false_applies_what_strict_field_validation_refuses() {
+    let ns = setup("validate").await;
+    // A kind whose schema knows `spec.size` only: a server-side apply of `spec.colour` is
+    // refused, a Validate=false write drops it.
+    let group = format!("{}.validate.test", ns.name);
+    let crd = object(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]}
+    }));
+    support::install_crd(&ns.client, &crd).await;
+    let unknown = "  size: 2\n  colour: red\n";
+    let lenient = widget(&group, "lenient", "Validate=false", unknown);
+    let strict = widget(&group, "strict", "Validate=true", unknown);
+    let (_daemon, url, _remote) = served(
+        "validate",
+        &[("lenient/w.yaml", &lenient), ("strict/w.yaml", &strict)],
+    );
+    let apps: Api<Application> = ns.api();
+    for path in ["lenient", "strict"] {
+        apply(
+            &apps,
+            &application(path, &ns.name, &url, path, json!({}), json!({})),
+        )
+        .await;
+    }
+    let controller = start(&ns, "validate");
+    let lenient = ended(&apps, "lenient", None).await;
+    assert_eq!(
+        outcome(&lenient).0,
+        OperationPhase::Succeeded,
+        "{lenient:?}"
+    );
+    let resource = kube::discovery::ApiResource {
+        group: group.clone(),
+        version: "v1".to_owned(),
+        api_version: format!("{group}/v1"),
+        kind: "Widget".to_owned(),
+        plural: "widgets".to_owned(),
+    };
+    let widgets: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(ns.client.clone(), &ns.name, &resource);
+    let applied = widgets.get("lenient").await.expect("applied");
+    assert_eq!(
+        applied.data["spec"],
+        json!({"size": 2}),
+        "the unknown field dropped"
+    );
+    let strict = ended(&apps, "strict", None).await;
+    let (phase, message) = outcome(&strict);
+    assert_eq!(phase, OperationPhase::Failed);
+    assert!(
+        message.contains(".spec.colour: field not declared in schema"),
+        "{message}"
+    );
+    assert!(
+        widgets.get_opt("strict").await.unwrap().is_none(),
+        "nothing written"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn fail_on_shared_resource_names_the_object_and_the_other_application() {
+    let files = [
+        ("app/shared.yaml", config_map("shared", "")),
+        ("app/own.yaml", config_map("own", "")),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    let (_daemon, url, _remote) = served("shared", &files);
+    let ns = setup("shared").await;
+    let maps: Api<ConfigMap> = ns.api();
+    // The ConfigMap another Application of the namespace synced.
+    let other: ConfigMap = object(json!({"metadata": {"name": "shared", "annotations": {
+        "flotilla.dev/tracking-id": format!("{}_other:/ConfigMap:{}/shared", ns.name, ns.name)}},
+        "data": {"owner": "other"}}));
+    let before = maps
+        .create(&PostParams::default(), &other)
+        .await
+        .expect("created");
+    let apps: Api<Application> = ns.api();
+    let fail_on_shared = json!({"syncOptions": ["FailOnSharedResource=true"]});
+    apply(
+        &apps,
+        &application("web", &ns.name, &url, "app", fail_on_shared, json!({})),
+    )
+    .await;
+    let controller = start(&ns, "shared");
+    let failed = ended(&apps, "web", None).await;
+    let (phase, message) = outcome(&failed);
+    assert_eq!(phase, OperationPhase::Failed);
+    assert_eq!(
+        message,
+        format!(
+            "nothing was written: FailOnSharedResource=true and ConfigMap {0}/shared is tracked \
+             by Application {0}/other (flotilla.dev/tracking-id)",
+            ns.name
+        )
+    );
+    let after = maps.get("shared").await.expect("still there");
+    assert_eq!(
+        after.metadata.resource_version, before.metadata.resource_version,
+        "the other Application's object is unchanged"
+    );
+    assert!(
+        maps.get_opt("own").await.unwrap().is_none(),
+        "nothing written"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn skip_reconcile_leaves_the_application_alone_until_removed() {
+    let (_daemon, url, _remote) = served("skip", &[("app/cm.yaml", &config_map("c", ""))]);
+    let ns = setup("skip").await;
+    let apps: Api<Application> = ns.api();
+    let skipped = json!({"argocd.argoproj.io/skip-reconcile": "true"});
+    apply(
+        &apps,
+        &application("web", &ns.name, &url, "app", json!({}), skipped),
+    )
+    .await;
+    let controller = start(&ns, "skip");
+    // Several resyncs: no status, nothing synced.
+    tokio::time::sleep(RESYNC * 3).await;
+    let untouched = apps.get("web").await.expect("the Application");
+    assert_eq!(untouched.status, None, "status untouched");
+    let maps: Api<ConfigMap> = ns.api();
+    assert!(maps.get_opt("c").await.unwrap().is_none(), "nothing synced");
+    // The annotation removed: reconciled and synced.
+    let removed = json!({"metadata": {"annotations": {"argocd.argoproj.io/skip-reconcile": null}}});
+    apps.patch("web", &PatchParams::default(), &Patch::Merge(removed))
+        .await
+        .expect("removes the annotation");
+    let synced = ended(&apps, "web", None).await;
+    assert_eq!(outcome(&synced).0, OperationPhase::Succeeded);
+    assert!(maps.get_opt("c").await.unwrap().is_some(), "synced");
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn preserved_fields_keep_a_label_changed_by_hand() {
+    let (_daemon, url, _remote) = served("preserved", &[("apps/a/cm.yaml", &config_map("c", ""))]);
+    let ns = setup("preserved").await;
+    let with_template = |note: &str| {
+        let mut set: ApplicationSet = appset(
+            &ns.name,
+            &url,
+            &["a"],
+            json!({"preservedFields": {"labels": ["env"], "annotations": ["note"]}}),
+        );
+        set.spec.template.metadata.labels = [("env".to_owned(), "prod".to_owned())].into();
+        set.spec.template.metadata.annotations = [("note".to_owned(), note.to_owned())].into();
+        set.spec.template.spec.sync_policy = None;
+        set
+    };
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &with_template("first")).await;
+    let controller = start(&ns, "preserved");
+    let apps: Api<Application> = ns.api();
+    wait_until(&apps, "a", "a generated", |_| true).await;
+    let by_hand = PatchParams::apply("kubectl-edit").force();
+    let edit = json!({"apiVersion": "flotilla.dev/v1alpha1", "kind": "Application",
+        "metadata": {"name": "a", "labels": {"env": "staging"}, "annotations": {"note": "mine"}}});
+    apps.patch("a", &by_hand, &Patch::Apply(edit))
+        .await
+        .expect("edits the Application");
+    // The ApplicationSet changes (a new label): its update keeps the preserved values.
+    let mut changed = with_template("second");
+    changed
+        .spec
+        .template
+        .metadata
+        .labels
+        .insert("tier".to_owned(), "web".to_owned());
+    apply(&appsets, &changed).await;
+    let updated = wait_until(&apps, "a", "the update applied", |app| {
+        app.metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key("tier"))
+    })
+    .await;
+    let labels = updated.metadata.labels.unwrap_or_default();
+    assert_eq!(labels.get("env").map(String::as_str), Some("staging"));
+    let annotations = updated.metadata.annotations.unwrap_or_default();
+    assert_eq!(annotations.get("note").map(String::as_str), Some("mine"));
+    controller.stop().await;
+}
+
+/// `kubectl apply --dry-run=server` of `document` (JSON) into the test namespace: its success and
+/// its stderr.
+fn kubectl_apply(ns: &TestNamespace, document: &Value) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("object.json");
+    std::fs::write(&file, document.to_string()).unwrap();
+    let output = Command::new(kubectl())
+        .arg("--kubeconfig")
+        .arg(kubeconfig_path(1))
+        .args(["apply", "--dry-run=server", "-n", &ns.name, "-f"])
+        .arg(&file)
+        .output()
+        .expect("runs kubectl");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn kubectl_apply_accepts_what_works_and_refuses_the_rest_by_name() {
+    let ns = setup("crd-fields").await;
+    let application = json!({"apiVersion": "flotilla.dev/v1alpha1", "kind": "Application",
+        "metadata": {"name": "web"},
+        "spec": {"project": "default",
+            "source": {"repoURL": "https://git.example/apps.git", "path": "app"},
+            "destination": {"name": "in-cluster", "namespace": "web"},
+            "syncPolicy": {"syncOptions": ["CreateNamespace=true"],
+                "managedNamespaceMetadata": {"labels": {"team": "shop"}}}}});
+    let (ok, stderr) = kubectl_apply(&ns, &application);
+    assert!(ok, "{stderr}");
+    let mut appset = serde_json::to_value(appset(
+        &ns.name,
+        "https://git.example/a.git",
+        &["a"],
+        json!({
+        "preservedFields": {"labels": ["env"]}}),
+    ))
+    .unwrap();
+    let (ok, stderr) = kubectl_apply(&ns, &appset);
+    assert!(ok, "{stderr}");
+    appset["spec"]["strategy"] = json!({"type": "AllAtOnce", "deletionOrder": "Reverse"});
+    let (ok, stderr) = kubectl_apply(&ns, &appset);
+    assert!(!ok);
+    assert!(
+        stderr.contains(r#"unknown field "spec.strategy.deletionOrder""#),
+        "{stderr}"
+    );
+    let refused = [
+        ("roles", json!([{"name": "ci"}])),
+        ("signatureKeys", json!([{"keyID": "4AEE18F83AFDEB23"}])),
+        ("orphanedResources", json!({"warn": true})),
+        (
+            "destinationServiceAccounts",
+            json!([{"server": "*", "defaultServiceAccount": "x"}]),
+        ),
+    ];
+    for (field, value) in refused {
+        let project = json!({"apiVersion": "flotilla.dev/v1alpha1", "kind": "AppProject",
+            "metadata": {"name": "team"}, "spec": {"sourceRepos": ["*"], field: value}});
+        let (ok, stderr) = kubectl_apply(&ns, &project);
+        assert!(!ok, "{field}");
+        assert!(
+            stderr.contains(&format!(r#"unknown field "spec.{field}""#)),
+            "{field}: {stderr}"
+        );
+    }
+    let overrun = json!({"apiVersion": "flotilla.dev/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "team"}, "spec": {"syncWindows": [{"kind": "deny",
+            "schedule": "0 22 * * *", "duration": "1h", "syncOverrun": true}]}});
+    let (ok, stderr) = kubectl_apply(&ns, &overrun);
+    assert!(!ok);
+    assert!(
+        stderr.contains(r#"unknown field "spec.syncWindows[0].syncOverrun""#),
+        "{stderr}"
+    );
+}
