@@ -277,10 +277,6 @@ mod tests {
                 vec![("trigger.on-deployed", "template: t\ndestinations: []")],
                 "unknown trigger",
             ),
-            (
-                vec![("trigger.on-rolled-back", "template: t\ndestinations: []")],
-                "reserved",
-            ),
         ];
         for (entries, expected) in cases {
             let error = NotificationConfig::parse(&data(&entries))

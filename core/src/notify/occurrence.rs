@@ -1,9 +1,11 @@
 //! The events of the triggers, read from what the controllers record in status: a step started
 //! (an Application of the step left Waiting for the revision rolled out), completed (all of its
-//! Applications Healthy at it), the rollout stalled (`RolloutProgressing=False`,
-//! `RolloutStalled`), a sync failed (the operation's phase), an Application Degraded. Each has a
-//! key naming it once and for all — the step and revision, the stall's transition time, the
-//! operation, the revision Degraded at — so that the same event seen again (another watch event,
+//! Applications Healthy at it), waiting for approval (`status.rolloutSteps`), the rollout
+//! stalled (`RolloutProgressing=False`, `RolloutStalled`) or rolled back
+//! (`status.rolloutRollback`), a sync failed (the operation's phase), an Application Degraded.
+//! Each has a key naming it once and for all — the step and revision, the start of the wait, the
+//! stall's transition time, the rollback's start, the operation, the revision Degraded at — so
+//! that the same event seen again (another watch event,
 //! a restart) is recognised; and the variables its message template is rendered with. State, not
 //! transitions: whatever happened while no controller was watching is still seen. Pure.
 
@@ -102,6 +104,42 @@ pub fn of_application_set(appset: &ApplicationSet) -> Vec<Occurrence> {
             && c.status == ConditionStatus::False
             && c.reason == STALLED
     });
+    for record in &status.rollout_steps {
+        let Some(since) = record.waiting_for_approval_since.as_ref().map(|t| t.0) else {
+            continue;
+        };
+        let trigger = Trigger::StepWaitingForApproval;
+        let mut vars = base_vars(trigger, "ApplicationSet", &namespace, &name);
+        vars.insert("step".into(), json!(record.step.to_string()));
+        vars.insert("steps".into(), json!(count.to_string()));
+        vars.insert("since".into(), json!(since.to_string()));
+        found.push(Occurrence {
+            trigger,
+            key: format!("{}/step-{}/{since}", trigger.as_str(), record.step),
+            at: Some(since),
+            vars,
+        });
+    }
+    if let Some(rollback) = &status.rollout_rollback {
+        let trigger = Trigger::RolledBack;
+        let started = rollback.started_at.0;
+        let mut vars = base_vars(trigger, "ApplicationSet", &namespace, &name);
+        vars.insert("step".into(), json!(rollback.failed_step.to_string()));
+        vars.insert("steps".into(), json!(count.to_string()));
+        vars.insert("message".into(), json!(rollback.failure));
+        let applications: Vec<&str> = rollback
+            .applications
+            .iter()
+            .map(|app| app.application.as_str())
+            .collect();
+        vars.insert("applications".into(), json!(applications));
+        found.push(Occurrence {
+            trigger,
+            key: format!("{}/{started}", trigger.as_str()),
+            at: Some(started),
+            vars,
+        });
+    }
     if let Some(condition) = stalled {
         let at = condition.last_transition_time.as_ref().map(|t| t.0);
         let mut vars = base_vars(Trigger::StepStalled, "ApplicationSet", &namespace, &name);
@@ -208,4 +246,68 @@ fn base_vars(
     };
     vars.insert(named.into(), json!(name));
     vars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn appset(status: Value) -> ApplicationSet {
+        serde_json::from_value(json!({
+            "apiVersion": "flotilla.dev/v1alpha1",
+            "kind": "ApplicationSet",
+            "metadata": {"name": "stack", "namespace": "fleet"},
+            "spec": {"generators": [], "template": {"metadata": {"name": "x"}, "spec": {
+                "project": "p", "source": {"repoURL": "r"}, "destination": {}}}},
+            "status": status,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_step_waiting_for_approval_and_a_rollback_are_events_named_by_when_they_began() {
+        let set = appset(json!({
+            "rolloutSteps": [
+                {"step": 1, "approvedAt": "2026-12-03T10:00:00Z"},
+                {"step": 2, "waitingForApprovalSince": "2026-12-03T10:05:00Z"}
+            ],
+            "rolloutRollback": {
+                "failedStep": 2,
+                "failure": "backend Degraded",
+                "startedAt": "2026-12-03T10:09:00Z",
+                "applications": [
+                    {"application": "backend", "step": 2, "revisions": ["abc"]},
+                    {"application": "database", "step": 1, "revisions": ["abc"]}
+                ]
+            }
+        }));
+        let found = of_application_set(&set);
+        let keys: Vec<&str> = found.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "on-step-waiting-for-approval/step-2/2026-12-03T10:05:00Z",
+                "on-rolled-back/2026-12-03T10:09:00Z"
+            ]
+        );
+        let waiting = &found[0];
+        assert_eq!(waiting.trigger, Trigger::StepWaitingForApproval);
+        assert_eq!(waiting.vars["step"], json!("2"));
+        assert_eq!(waiting.vars["applicationSet"], json!("stack"));
+        let rolled_back = &found[1];
+        assert_eq!(rolled_back.trigger, Trigger::RolledBack);
+        assert_eq!(rolled_back.vars["message"], json!("backend Degraded"));
+        assert_eq!(
+            rolled_back.vars["applications"],
+            json!(["backend", "database"])
+        );
+        assert_eq!(
+            rolled_back.at,
+            Some("2026-12-03T10:09:00Z".parse().unwrap())
+        );
+        // Approved, the wait is over: no event; the one already seen keeps its key.
+        let approved =
+            appset(json!({"rolloutSteps": [{"step": 2, "approvedAt": "2026-12-03T10:06:00Z"}]}));
+        assert!(of_application_set(&approved).is_empty());
+    }
 }

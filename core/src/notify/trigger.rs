@@ -1,6 +1,5 @@
-//! The events notifications can be sent on, by their trigger names. Two more names are reserved
-//! for states Flotilla does not have yet (a step waiting for approval, a rolled-back rollout):
-//! configuring them is refused, never silently ignored. Pure.
+//! The events notifications can be sent on, by their trigger names; any other name is refused,
+//! never silently ignored. Pure.
 
 /// An event notifications can be sent on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -11,21 +10,24 @@ pub enum Trigger {
     StepCompleted,
     /// The rollout stalled (a deadline passed, an Application Degraded or failed to sync).
     StepStalled,
+    /// A step with `approval: manual` waits for `flotilla rollout promote`.
+    StepWaitingForApproval,
+    /// A failed step was rolled back (`onFailure: rollback`).
+    RolledBack,
     /// An Application's sync operation failed.
     SyncFailed,
     /// An Application became Degraded.
     HealthDegraded,
 }
 
-/// Trigger names reserved for states that do not exist yet.
-const RESERVED: [&str; 2] = ["on-step-waiting-for-approval", "on-rolled-back"];
-
 impl Trigger {
     /// Every trigger.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 7] = [
         Self::StepStarted,
         Self::StepCompleted,
         Self::StepStalled,
+        Self::StepWaitingForApproval,
+        Self::RolledBack,
         Self::SyncFailed,
         Self::HealthDegraded,
     ];
@@ -37,6 +39,8 @@ impl Trigger {
             Self::StepStarted => "on-step-started",
             Self::StepCompleted => "on-step-completed",
             Self::StepStalled => "on-step-stalled",
+            Self::StepWaitingForApproval => "on-step-waiting-for-approval",
+            Self::RolledBack => "on-rolled-back",
             Self::SyncFailed => "on-sync-failed",
             Self::HealthDegraded => "on-health-degraded",
         }
@@ -45,22 +49,15 @@ impl Trigger {
     /// The trigger called `name`.
     ///
     /// # Errors
-    /// A reserved or unknown name, with the names there are.
+    /// An unknown name, with the names there are.
     pub fn parse(name: &str) -> Result<Self, String> {
         if let Some(found) = Self::ALL.into_iter().find(|t| t.as_str() == name) {
             return Ok(found);
         }
         let known: Vec<&str> = Self::ALL.iter().map(|t| t.as_str()).collect();
-        if RESERVED.contains(&name) {
-            Err(format!(
-                "trigger {name:?} is reserved: Flotilla has no such state yet (triggers: {})",
-                known.join(", ")
-            ))
-        } else {
-            Err(format!(
-                "unknown trigger {name:?} (triggers: {})",
-                known.join(", ")
-            ))
-        }
+        Err(format!(
+            "unknown trigger {name:?} (triggers: {})",
+            known.join(", ")
+        ))
     }
 }
