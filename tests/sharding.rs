@@ -141,12 +141,12 @@ async fn rolled_out(applications: &Api<Application>, revision: &str) {
         WAIT,
         &format!("every Application synced {revision}"),
         async || {
-            let apps = applications
+            let listed = applications
                 .list(&ListParams::default())
                 .await
                 .map_err(|e| e.to_string())?
                 .items;
-            let behind = apps
+            let behind = listed
                 .iter()
                 .filter(|app| {
                     let status = app.status.as_ref();
@@ -157,10 +157,10 @@ async fn rolled_out(applications: &Api<Application>, revision: &str) {
                     !(healthy && last.is_some_and(|h| h.revision == revision))
                 })
                 .count();
-            if apps.len() == apps() && behind == 0 {
+            if listed.len() == apps() && behind == 0 {
                 Ok(())
             } else {
-                Err(format!("{} Applications, {behind} behind", apps.len()))
+                Err(format!("{} Applications, {behind} behind", listed.len()))
             }
         },
     )
