@@ -1544,6 +1544,8 @@ struct Kill {
 /// each kill found.
 struct Chaos<'a> {
     ns: &'a TestNamespace,
+    /// The arguments every controller starts with.
+    args: Vec<&'static str>,
     appsets: Api<ApplicationSet>,
     moments: Moments,
     kills: Vec<Kill>,
@@ -1609,7 +1611,7 @@ impl Chaos<'_> {
             });
             controllers.insert(
                 victim,
-                Controller::start_with(self.ns, &replica, &CHAOS_LEASE),
+                Controller::start_with(self.ns, &replica, &self.args),
             );
         }
         assert!(
@@ -1656,8 +1658,12 @@ async fn rollout_under_kills(label: &str, replicas: usize) {
     write("v1");
     let first = repo.commit("v1");
     let jobs = JobCreations::start(&ns);
+    let mut args = CHAOS_LEASE.to_vec();
+    if replicas > 1 {
+        args.extend(["--shards", "auto"]);
+    }
     let controllers: Vec<Controller> = (0..replicas)
-        .map(|i| Controller::start_with(&ns, &format!("chaos-{i}"), &CHAOS_LEASE))
+        .map(|i| Controller::start_with(&ns, &format!("chaos-{i}"), &args))
         .collect();
     let appsets: Api<ApplicationSet> = ns.api();
     let appset = three_tier(&ns, &repo, false, None);
@@ -1665,6 +1671,7 @@ async fn rollout_under_kills(label: &str, replicas: usize) {
     apply(&appsets, &appset).await;
     let mut chaos = Chaos {
         ns: &ns,
+        args,
         appsets,
         moments: Moments::new(),
         kills: Vec::new(),

@@ -28,7 +28,7 @@ use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::Api;
-use kube::api::PostParams;
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
@@ -512,6 +512,84 @@ async fn an_action_without_the_pages_token_from_another_origin_or_without_a_bear
     })
     .await;
     watching.abort();
+
+    // Rollback: to the history entry before the newest, recorded as the operator's sync of
+    // that entry's revision; refused (409) with automated sync on.
+    let mut api_app = app.clone();
+    api_app.metadata.name = Some("api".to_owned());
+    apply(&apps, &api_app).await;
+    let entry = |id: u32, revision: &str| {
+        json!({"id": id, "revision": revision, "deployedAt": "2026-01-01T00:00:00Z",
+               "initiatedBy": {"username": "someone"}})
+    };
+    apps.patch_status(
+        "api",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"history": [entry(0, "1111111"), entry(1, "2222222")]}})),
+    )
+    .await
+    .expect("a history of two syncs");
+    let rollback = async |name: &str| {
+        let mut headers = without("authorization");
+        headers.push(("authorization", format!("Bearer {operator}")));
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        exchange(
+            controller.ui,
+            "POST",
+            &format!("/applications/{name}/rollback"),
+            &headers,
+        )
+        .await
+    };
+    let requested = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
+    let seen = Arc::clone(&requested);
+    let watching = tokio::spawn(
+        watcher(
+            apps.clone(),
+            watcher::Config::default().fields("metadata.name=api"),
+        )
+        .applied_objects()
+        .for_each(move |app| {
+            if let Ok(Application { spec, .. }) = app
+                && let Some(operation) = spec.operation
+            {
+                seen.lock()
+                    .expect("not poisoned")
+                    .push((operation.initiated_by.username, operation.sync.revision));
+            }
+            futures::future::ready(())
+        }),
+    );
+    let (status, body) = rollback("api").await;
+    assert_eq!(
+        (status, body.trim()),
+        (
+            200,
+            "rollback of Application api to history entry 0 (revision 1111111) requested"
+        )
+    );
+    eventually("the rollback requested as the operator", async || {
+        let seen = requested.lock().expect("not poisoned").clone();
+        seen.contains(&(expected.clone(), "1111111".to_owned()))
+            .then_some(())
+            .ok_or(format!("{seen:?}"))
+    })
+    .await;
+    watching.abort();
+    let mut automated = app.clone();
+    automated.metadata.name = Some("automated".to_owned());
+    automated.spec.sync_policy = Some(serde_json::from_value(json!({"automated": {}})).unwrap());
+    apply(&apps, &automated).await;
+    apps.patch_status(
+        "automated",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"history": [entry(0, "1111111"), entry(1, "2222222")]}})),
+    )
+    .await
+    .expect("a history of two syncs");
+    let (status, body) = rollback("automated").await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("has automated sync enabled"), "{body}");
 
     let (status, body) = post(browser_headers(&csrf)).await;
     assert_eq!(

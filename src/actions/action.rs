@@ -16,6 +16,10 @@ pub enum Action {
     Sync,
     /// Stop an Application's running or requested sync.
     Terminate,
+    /// Sync an Application back to the entry before the newest of its history (refused with
+    /// automated sync on: the web view does not suspend it, `flotilla app rollback --force`
+    /// does).
+    Rollback,
     /// Stop promoting an ApplicationSet's rollout (`spec.strategy.paused: true`).
     Pause,
     /// Promote again after a pause.
@@ -43,9 +47,10 @@ pub struct Access {
 
 impl Action {
     /// Every action, in the order pages offer them.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Sync,
         Self::Terminate,
+        Self::Rollback,
         Self::Pause,
         Self::Resume,
         Self::Promote,
@@ -57,6 +62,7 @@ impl Action {
         match self {
             Self::Sync => "sync",
             Self::Terminate => "terminate",
+            Self::Rollback => "rollback",
             Self::Pause => "pause",
             Self::Resume => "resume",
             Self::Promote => "promote",
@@ -67,7 +73,7 @@ impl Action {
     #[must_use]
     pub const fn target(self) -> TargetKind {
         match self {
-            Self::Sync | Self::Terminate => TargetKind::Application,
+            Self::Sync | Self::Terminate | Self::Rollback => TargetKind::Application,
             Self::Pause | Self::Resume | Self::Promote => TargetKind::ApplicationSet,
         }
     }
@@ -133,8 +139,8 @@ mod tests {
             assert_eq!(action.as_str().parse::<Action>(), Ok(action));
         }
         assert_eq!(
-            "rollback".parse::<Action>(),
-            Err(UnknownAction("rollback".to_owned()))
+            "delete".parse::<Action>(),
+            Err(UnknownAction("delete".to_owned()))
         );
     }
 
@@ -153,7 +159,7 @@ mod tests {
         for action in [Action::Resume, Action::Promote] {
             assert_eq!(action.access("team", "stack").resource, "applicationsets");
         }
-        for action in [Action::Sync, Action::Terminate] {
+        for action in [Action::Sync, Action::Terminate, Action::Rollback] {
             let access = action.access("team", "web");
             assert_eq!(
                 (access.verb, access.group.as_str(), access.resource.as_str()),

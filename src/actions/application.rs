@@ -1,5 +1,6 @@
-//! An Application's sync, requested or terminated: the merge patches `flotilla app
-//! sync|terminate` and the web view's Sync and Terminate write.
+//! An Application's sync, requested, terminated or rolled back to an entry of its history: the
+//! merge patches `flotilla app sync|terminate|rollback` and the web view's Sync, Terminate and
+//! Rollback write.
 
 use kube::Api;
 use serde_json::json;
@@ -9,6 +10,7 @@ use super::object::{patch, read};
 use crate::api::application::{
     Application, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
+use crate::controller::application::rollback::rollback as decide_rollback;
 use crate::sync::OperationPhase;
 
 /// Requests `sync` of the Application `name` on behalf of `username` (recorded as the
@@ -66,5 +68,50 @@ pub async fn terminate(api: &Api<Application>, name: &str) -> Result<String, Act
     patch(api, name, &body).await?;
     Ok(format!(
         "termination of Application {name}'s sync requested"
+    ))
+}
+
+/// Requests the rollback of the Application `name` to its history entry `id` (else the one
+/// before the newest) on behalf of `username`, as
+/// [`crate::controller::application::rollback`] decides it: `spec.operation` (and, when
+/// `force` lets it, `spec.syncPolicy.automated.enabled: false`) in one patch carrying the
+/// Application's `resourceVersion`, so a change made meanwhile fails it instead of being
+/// overwritten; `prune` prunes what the entry does not have. Returns what was done, for people.
+///
+/// # Errors
+/// The Application cannot be read, the rollback is refused (automated sync on without `force`,
+/// no such entry, …), or the patch fails.
+pub async fn rollback(
+    api: &Api<Application>,
+    name: &str,
+    id: Option<i64>,
+    (force, prune): (bool, bool),
+    username: &str,
+) -> Result<String, ActionError> {
+    let app = read(api, name).await?;
+    let initiated_by = InitiatedBy {
+        username: username.to_owned(),
+        automated: false,
+    };
+    let decided = decide_rollback(&app, id, (force, prune), initiated_by)
+        .map_err(|refusal| ActionError::Refused(refusal.to_string()))?;
+    let mut body = json!({
+        "metadata": {"resourceVersion": app.metadata.resource_version},
+        "spec": {"operation": decided.operation},
+    });
+    if decided.suspend_automated {
+        body["spec"]["syncPolicy"] = json!({"automated": {"enabled": false}});
+    }
+    patch(api, name, &body).await?;
+    let suspended = if decided.suspend_automated {
+        format!(
+            "automated sync of Application {name} suspended (spec.syncPolicy.automated.enabled: false)\n"
+        )
+    } else {
+        String::new()
+    };
+    Ok(format!(
+        "{suspended}rollback of Application {name} to history entry {} (revision {}) requested",
+        decided.entry.id, decided.entry.revision
     ))
 }

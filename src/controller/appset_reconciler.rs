@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use futures::{Future, StreamExt};
+use futures::{Future, FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -21,6 +21,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
+use tokio::sync::watch;
 
 use super::appset::diff::{KeptFields, Plan, ignored_fields, plan};
 use super::appset::ownership::{
@@ -259,6 +260,9 @@ impl ReconcileError {
 struct AppSetRun {
     ctx: Arc<AppSetContext>,
     applications: Store<Application>,
+    /// True once the controller stops: its watches are then no longer read, so a reconcile
+    /// must not wait for the Applications' store to fill.
+    stopping: watch::Receiver<bool>,
 }
 
 /// Reconciles one ApplicationSet.
@@ -270,8 +274,14 @@ async fn reconcile(
     run: Arc<AppSetRun>,
 ) -> Result<Action, ReconcileError> {
     let ctx = &run.ctx;
-    if run.applications.wait_until_ready().await.is_err() {
-        // The Applications' watch ended: so does this term.
+    let mut stopping = run.stopping.clone();
+    let ready = tokio::select! {
+        ready = run.applications.wait_until_ready() => ready.is_ok(),
+        _ = stopping.wait_for(|stopping| *stopping) => false,
+    };
+    if !ready {
+        // The Applications' watch ended, or the controller stops before it listed (its
+        // watches are no longer read): so does this term.
         return Ok(Action::await_change());
     }
     let name = appset.name_any();
@@ -780,6 +790,10 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
     let secrets: Api<Secret> = Api::namespaced(client, &namespace);
     let controller = Controller::new(appsets, watcher::Config::default());
+    let (stopping_tx, stopping) = watch::channel(false);
+    let stop = stop.map(move |()| {
+        let _ = stopping_tx.send(true);
+    });
     let (decided, decisions) = futures::channel::mpsc::unbounded();
     ctx.decision_watches.notify(decided);
     let store = controller.store();
@@ -842,6 +856,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             Arc::new(AppSetRun {
                 ctx,
                 applications: owned,
+                stopping,
             }),
         )
         .for_each(|result| async move {

@@ -149,6 +149,9 @@ impl Actor {
                     .await
             }
             Action::Terminate => application::terminate(&applications(), name).await,
+            Action::Rollback => {
+                application::rollback(&applications(), name, None, (false, false), username).await
+            }
             Action::Pause => rollout::set_paused(&appsets(), name, true).await,
             Action::Resume => rollout::set_paused(&appsets(), name, false).await,
             Action::Promote => rollout::promote(&appsets(), name, request.step).await,

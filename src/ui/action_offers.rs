@@ -1,5 +1,6 @@
 //! Which actions a page offers on its object, as buttons (pure): Sync, or Terminate while a
-//! sync is requested or running, on an Application; Pause or Resume, and Promote for the step
+//! sync is requested or running, on an Application, and Rollback when it has an earlier history
+//! entry and no automated sync (which would undo it); Pause or Resume, and Promote for the step
 //! that waits for approval, on a RollingSync ApplicationSet. The buttons are `hidden`: the
 //! page's script shows them only to a viewer who gave a bearer token, so without one the view
 //! stays read-only. Each button names the address it posts to ([`super::action_request`]).
@@ -35,10 +36,23 @@ pub fn application_offers(application: &Application) -> Vec<Offer> {
         .and_then(|status| status.operation_state.as_ref())
         .is_some_and(|operation| operation.phase == OperationPhase::Running);
     if running || application.spec.operation.is_some() {
-        vec![Offer::plain(Action::Terminate)]
-    } else {
-        vec![Offer::plain(Action::Sync)]
+        return vec![Offer::plain(Action::Terminate)];
     }
+    let automated = application
+        .spec
+        .sync_policy
+        .as_ref()
+        .and_then(|policy| policy.automated.as_ref())
+        .is_some_and(|automated| automated.is_enabled());
+    let earlier = application
+        .status
+        .as_ref()
+        .is_some_and(|status| status.history.len() > 1);
+    let mut offers = vec![Offer::plain(Action::Sync)];
+    if earlier && !automated {
+        offers.push(Offer::plain(Action::Rollback));
+    }
+    offers
 }
 
 /// What the ApplicationSet page offers (nothing without RollingSync).
@@ -96,7 +110,7 @@ fn capitalised(word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
@@ -171,6 +185,48 @@ mod tests {
         assert_eq!(
             application_offers(&application),
             [Offer::plain(Action::Terminate)]
+        );
+    }
+
+    #[test]
+    fn rollback_is_offered_with_an_earlier_history_entry_and_no_automated_sync() {
+        let entry = |id: i64| {
+            json!({"id": id, "revision": format!("r{id}"),
+                   "deployedAt": "2026-01-01T00:00:00Z", "initiatedBy": {}})
+        };
+        let application = |history: Vec<Value>, automated: Value| -> Application {
+            serde_json::from_value(json!({
+                "apiVersion": "flotilla.dev/v1alpha1", "kind": "Application",
+                "metadata": {"name": "web", "namespace": "team"},
+                "spec": {"project": "default", "destination": {},
+                         "syncPolicy": {"automated": automated}},
+                "status": {"history": history}
+            }))
+            .unwrap()
+        };
+        let both = [Offer::plain(Action::Sync), Offer::plain(Action::Rollback)];
+        let sync_only = [Offer::plain(Action::Sync)];
+        assert_eq!(
+            application_offers(&application(vec![entry(0), entry(1)], Value::Null)),
+            both
+        );
+        assert_eq!(
+            application_offers(&application(vec![entry(1)], Value::Null)),
+            sync_only,
+            "nothing earlier"
+        );
+        assert_eq!(
+            application_offers(&application(vec![entry(0), entry(1)], json!({}))),
+            sync_only,
+            "automated sync would undo it"
+        );
+        assert_eq!(
+            application_offers(&application(
+                vec![entry(0), entry(1)],
+                json!({"enabled": false})
+            )),
+            both,
+            "automated sync suspended"
         );
     }
 }

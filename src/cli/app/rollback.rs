@@ -1,19 +1,16 @@
 //! `flotilla app rollback NAME [ID]`: syncs the Application back to an entry of its history (by
 //! default the one before the newest), as `argocd app rollback`: the decision is
-//! [`crate::controller::application::rollback`]; this writes it — `spec.operation` (and, with
-//! `--force` on an Application with automated sync, `spec.syncPolicy.automated.enabled: false`)
-//! in one patch — and the controller runs the operation as any `flotilla app sync`.
+//! [`crate::controller::application::rollback`]; the shared action writes it —
+//! `spec.operation` (and, with `--force` on an Application with automated sync,
+//! `spec.syncPolicy.automated.enabled: false`) in one patch — and the controller runs the
+//! operation as any `flotilla app sync`.
 
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use kube::Api;
-use kube::api::{Patch, PatchParams};
-use serde_json::json;
 
-use crate::api::application::{Application, InitiatedBy};
-use crate::cluster::api_error::ApiError;
-use crate::controller::application::rollback::rollback;
+use crate::actions::application::rollback;
+use crate::api::application::Application;
 
 /// Arguments of `flotilla app rollback`.
 #[derive(Debug, clap::Args)]
@@ -32,7 +29,8 @@ pub struct RollbackArgs {
     pub prune: bool,
 }
 
-/// Requests the rollback `args` asks for, as `username`.
+/// Requests the rollback `args` asks for, as `username` (the shared action,
+/// [`crate::actions::application::rollback`]).
 ///
 /// # Errors
 /// No such Application, a refused rollback (see
@@ -42,39 +40,7 @@ pub async fn request_rollback(
     args: &RollbackArgs,
     username: String,
 ) -> anyhow::Result<ExitCode> {
-    let app = api
-        .get(&args.app)
-        .await
-        .map_err(ApiError::from)
-        .context(format!("Application {}", args.app))?;
-    let initiated_by = InitiatedBy {
-        username,
-        automated: false,
-    };
-    let decided = rollback(&app, args.id, (args.force, args.prune), initiated_by)?;
-    let mut patch = json!({
-        "metadata": {"resourceVersion": app.metadata.resource_version},
-        "spec": {"operation": decided.operation},
-    });
-    if decided.suspend_automated {
-        patch["spec"]["syncPolicy"] = json!({"automated": {"enabled": false}});
-    }
-    api.patch(&args.app, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(ApiError::from)
-        .context(format!(
-            "requesting the rollback of Application {}",
-            args.app
-        ))?;
-    if decided.suspend_automated {
-        println!(
-            "automated sync of Application {} suspended (spec.syncPolicy.automated.enabled: false)",
-            args.app
-        );
-    }
-    println!(
-        "rollback of Application {} to history entry {} (revision {}) requested",
-        args.app, decided.entry.id, decided.entry.revision
-    );
+    let done = rollback(api, &args.app, args.id, (args.force, args.prune), &username).await?;
+    println!("{done}");
     Ok(ExitCode::SUCCESS)
 }

@@ -290,8 +290,8 @@ mod tests {
             ),
             (
                 "{}",
-                "{automated: {enabled: true}}",
-                "Application \"shop\": unsupported field spec.syncPolicy.automated.enabled: \
+                "{automated: {selfHeel: true}}",
+                "Application \"shop\": unsupported field spec.syncPolicy.automated.selfHeel: \
                  Flotilla does not implement it",
             ),
         ];

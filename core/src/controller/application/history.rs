@@ -8,8 +8,10 @@ use crate::api::application::{ApplicationSpec, InitiatedBy, RevisionHistory};
 use crate::sync::{OperationPhase, OperationState};
 
 /// The history after `state` ended, of an Application whose spec is `spec`, or None when it
-/// did not succeed or is already recorded (the same start and revision: a terminal state saved
-/// twice is one entry).
+/// did not succeed or is already recorded (the newest entry has the same start and revision: a
+/// terminal state saved twice is one entry). Only the newest entry is compared: start times
+/// have a second's precision, and an older sync of the same revision that started in the same
+/// second (a rollback right after two quick syncs) is another operation.
 #[must_use]
 pub fn after_operation(
     history: &[RevisionHistory],
@@ -19,9 +21,9 @@ pub fn after_operation(
 ) -> Option<Vec<RevisionHistory>> {
     // A multi-source Application's entry also lists its sources' `revisions`.
     let revision = state.revision.clone().unwrap_or_default();
-    let recorded = history
-        .iter()
-        .any(|entry| entry.deploy_started_at == state.started_at && entry.revision == revision);
+    let recorded = history.last().is_some_and(|entry| {
+        entry.deploy_started_at == state.started_at && entry.revision == revision
+    });
     if state.phase != OperationPhase::Succeeded || recorded {
         return None;
     }
@@ -98,6 +100,14 @@ mod tests {
         assert_eq!(history[9].deployed_at, now);
         assert_eq!(history[9].source.as_ref(), Some(&spec.source));
         assert!(history[9].sources.is_empty());
+        // A sync back to an older entry's revision that started in that entry's second (a
+        // rollback right after two quick syncs) is a new entry.
+        let (mut back, _) = begin(None, Some("r10"), "op", now.clone());
+        back.phase = OperationPhase::Succeeded;
+        assert_eq!(history[8].revision, "r10");
+        assert_eq!(history[8].deploy_started_at, back.started_at);
+        let after = after_operation(&history, &back, (&spec, &who), &now).expect("recorded");
+        assert_eq!((after[9].id, after[9].revision.as_str()), (12, "r10"));
     }
 
     #[test]
