@@ -55,6 +55,18 @@ pub struct LeaseTimingError {
 }
 
 impl LeaseTiming {
+    /// Whether a Lease record `spec`, seen unchanged since `since`, has expired at `now`: it
+    /// stayed unchanged for a whole duration, ours or the one it declares, whichever is longer
+    /// (judged on the reader's own clock, never by comparing clocks).
+    #[must_use]
+    pub fn expired(&self, spec: &LeaseSpec, since: Instant, now: Instant) -> bool {
+        let declared = spec
+            .lease_duration_seconds
+            .and_then(|seconds| u64::try_from(seconds).ok())
+            .map_or(Duration::ZERO, Duration::from_secs);
+        now.duration_since(since) >= self.duration.max(declared)
+    }
+
     /// Timings with `0 < retry < renew_deadline < duration`.
     ///
     /// # Errors
@@ -157,11 +169,7 @@ impl Elector {
                         now
                     }
                 };
-                let declared = spec
-                    .lease_duration_seconds
-                    .and_then(|seconds| u64::try_from(seconds).ok())
-                    .map_or(Duration::ZERO, Duration::from_secs);
-                if now.duration_since(since) >= self.timing.duration.max(declared) {
+                if self.timing.expired(spec, since, now) {
                     LeaseDecision::Acquire
                 } else {
                     LeaseDecision::Wait

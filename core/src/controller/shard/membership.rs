@@ -33,7 +33,7 @@
 //!   once.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use k8s_openapi::api::coordination::v1::LeaseSpec;
 
@@ -153,12 +153,7 @@ impl Membership {
                     now
                 }
             };
-            let declared = lease
-                .spec
-                .lease_duration_seconds
-                .and_then(|seconds| u64::try_from(seconds).ok())
-                .map_or(Duration::ZERO, Duration::from_secs);
-            if now.duration_since(since) >= self.timing.duration.max(declared) {
+            if self.timing.expired(&lease.spec, since, now) {
                 expired.push((lease.name.clone(), lease.version.clone()));
             } else {
                 members.push(lease.identity.clone());
@@ -217,6 +212,8 @@ impl Membership {
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
     use k8s_openapi::jiff::Timestamp;
+
+    use std::time::Duration;
 
     use super::*;
     use crate::controller::shard::slots::SLOTS;
