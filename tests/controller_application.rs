@@ -137,6 +137,18 @@ async fn generated_applications_sync_follow_new_commits_and_take_their_resources
         (OperationPhase::Succeeded, Some(first.as_str()))
     );
     assert!(status.reconciled_at.is_some());
+    // Healthy says nothing more: the Missing the first compare saw is not kept beside it (a
+    // merge patch keeps what it does not name; such a status differed from every later compare,
+    // and each write of it was another write).
+    assert_eq!(status.health.as_ref().map(|h| h.message.as_str()), Some(""));
+    let settled = a.metadata.resource_version.clone();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let later = ns.api::<Application>().get("a").await.unwrap();
+    assert_eq!(
+        later.metadata.resource_version, settled,
+        "a settled Application is written again: {:?}",
+        later.status
+    );
 
     // A new commit: OutOfSync, then synced automatically.
     let second = commit_apps(repo.path(), &["a", "b", "c"], "2");

@@ -19,7 +19,7 @@ use flotilla::controller::appset_reconciler::REFRESH_ANNOTATION;
 use flotilla::webhook::handler::MAX_BODY;
 use flotilla::webhook::signature::sign_sha256;
 use k8s_openapi::api::core::v1::Secret;
-use kube::Api;
+use kube::{Api, ResourceExt};
 use serde_json::json;
 use support::git_remote::{GitHttp, Remote};
 use support::three_step_appset::three_steps;
@@ -42,6 +42,8 @@ const GOGS_SECRET: &str = "gogs and gitea secret";
 /// endpoint, logging to the control plane's logs.
 struct Controller {
     child: Child,
+    namespace: String,
+    identity: String,
     webhook: std::net::SocketAddr,
     metrics: std::net::SocketAddr,
     _cache: tempfile::TempDir,
@@ -80,7 +82,7 @@ impl Controller {
             .arg(cache.path())
             .arg("--kubeconfig")
             .arg(support::kubeconfig_path(1))
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", "info,flotilla::controller=debug")
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -90,6 +92,8 @@ impl Controller {
         support::git_remote::wait_for_port(webhook.port(), "the webhook listener");
         Self {
             child,
+            namespace: ns.name.clone(),
+            identity: identity.to_owned(),
             webhook,
             metrics,
             _cache: cache,
@@ -125,6 +129,7 @@ impl Drop for Controller {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        support::print_log_tail_if_panicking(&self.namespace, &self.identity, 80);
     }
 }
 
@@ -476,6 +481,30 @@ async fn refused_webhooks_are_counted_and_refresh_nothing() {
 }
 
 /// Whether every Application of the rollout is Healthy at `revision` and the rollout is over.
+/// One line per Application: its sync, health and operation, for a failure's message.
+async fn application_lines(apps: &Api<Application>) -> String {
+    let Ok(listed) = apps.list(&Default::default()).await else {
+        return "(not listed)".into();
+    };
+    listed
+        .items
+        .iter()
+        .map(|app| {
+            let status = app.status.clone().unwrap_or_default();
+            format!(
+                "{} rv {:?}: sync {:?} health {:?} operation {:?} requested {:?}",
+                app.name_any(),
+                app.metadata.resource_version,
+                status.sync,
+                status.health,
+                status.operation_state,
+                app.spec.operation
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn complete_at(appset: &ApplicationSet, revision: &str) -> bool {
     let Some(status) = &appset.status else {
         return false;
@@ -559,9 +588,10 @@ async fn a_push_announced_by_webhook_starts_the_rollout_within_a_second() {
     let http_url = url.trim_end_matches(".git").to_owned();
     let controller = Controller::start(&ns, "rollout");
     let appsets: Api<ApplicationSet> = ns.api();
+    let apps: Api<Application> = ns.api();
     apply(&appsets, &three_steps(&url, &ns)).await;
     let rolled_out = |revision: String| {
-        let appsets = appsets.clone();
+        let (appsets, apps) = (appsets.clone(), apps.clone());
         async move {
             eventually_within(
                 Duration::from_secs(120),
@@ -574,7 +604,11 @@ async fn a_push_announced_by_webhook_starts_the_rollout_within_a_second() {
                     if complete_at(&appset, &revision) {
                         Ok(())
                     } else {
-                        Err(format!("{:#?}", appset.status))
+                        Err(format!(
+                            "{:#?}\nApplications:\n{}",
+                            appset.status,
+                            application_lines(&apps).await
+                        ))
                     }
                 },
             )

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::application::history::after_operation;
 use crate::api::Application;
 use crate::api::application::{InitiatedBy, TERMINATE_ANNOTATION};
+use crate::api::merge_patch::null_when_absent;
 use crate::sync::execute::{OperationStore, StoreError};
 use crate::sync::{OperationPhase, OperationState};
 
@@ -178,11 +179,7 @@ const OPTIONAL_FIELDS: [&str; 4] = ["revision", "failure", "startedAt", "finishe
 /// a previous operation left there instead of keeping it.
 fn replacing(state: &OperationState) -> Value {
     let mut value = serde_json::to_value(state).unwrap_or(Value::Null);
-    if let Some(map) = value.as_object_mut() {
-        for field in OPTIONAL_FIELDS {
-            map.entry(field).or_insert(Value::Null);
-        }
-    }
+    null_when_absent(&mut value, &OPTIONAL_FIELDS);
     value
 }
 

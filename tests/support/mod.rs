@@ -53,6 +53,27 @@ pub fn controller_log(namespace: &str, identity: &str) -> std::fs::File {
         .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()))
 }
 
+/// Prints the last `lines` lines of the log [`controller_log`] opened for `namespace` and
+/// `identity` when the current thread is panicking (a failed test shows what its controller did
+/// last; CI keeps no logs).
+pub fn print_log_tail_if_panicking(namespace: &str, identity: &str, lines: usize) {
+    if !std::thread::panicking() {
+        return;
+    }
+    let path = state_dir()
+        .join("logs")
+        .join(format!("{namespace}-{identity}.log"));
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    let tail = &all[all.len().saturating_sub(lines)..];
+    eprintln!(
+        "--- the last {} lines of {} ---\n{}",
+        tail.len(),
+        path.display(),
+        tail.join("\n")
+    );
+}
+
 /// The directory holding the control plane's kubeconfigs (`$FLOTILLA_CONTROLPLANE_DIR`, default
 /// `/tmp/flotilla-controlplane`).
 pub fn state_dir() -> PathBuf {

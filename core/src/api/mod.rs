@@ -10,6 +10,7 @@ pub mod document;
 pub mod helm_source;
 pub mod hook_type;
 pub mod kustomize_source;
+pub mod merge_patch;
 pub mod operation_state;
 pub mod retry_policy;
 pub mod revisions;

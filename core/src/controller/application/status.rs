@@ -13,6 +13,7 @@ use crate::api::application::{
 };
 
 use crate::api::application_set_status::SyncStatusCode;
+use crate::api::merge_patch::null_when_absent;
 
 use super::compare::Comparison;
 
@@ -63,9 +64,15 @@ pub fn status_patch(
     if new == old && !stale {
         return None;
     }
+    // A merge patch keeps what an object leaves out: a Healthy health without a message would
+    // keep the message of the Missing it replaced, an Unknown sync the revision compared before.
+    let mut sync = serde_json::to_value(&new.sync).unwrap_or(Value::Null);
+    let mut health = serde_json::to_value(&new.health).unwrap_or(Value::Null);
+    null_when_absent(&mut sync, &["revision", "revisions"]);
+    null_when_absent(&mut health, &["message"]);
     Some(json!({"status": {
-        "sync": new.sync,
-        "health": new.health,
+        "sync": sync,
+        "health": health,
         "resources": new.resources,
         "postDeleteHooks": new.post_delete_hooks,
         "conditions": new.conditions,
@@ -93,10 +100,8 @@ pub fn operation_patch(operation: &Operation) -> Value {
         ("initiatedBy", ["username", "automated"].as_slice()),
     ];
     for (part, names) in fields {
-        if let Some(map) = value.get_mut(part).and_then(Value::as_object_mut) {
-            for name in names {
-                map.entry(*name).or_insert(Value::Null);
-            }
+        if let Some(object) = value.get_mut(part) {
+            null_when_absent(object, names);
         }
     }
     value
@@ -193,8 +198,38 @@ mod tests {
         }
     }
 
+    /// The status a merge patch writes onto an empty one (its nulls remove, so they are dropped).
     fn written(patch: Option<Value>) -> ApplicationStatus {
-        serde_json::from_value(patch.expect("a write")["status"].clone()).unwrap()
+        fn without_nulls(value: &mut Value) {
+            if let Some(map) = value.as_object_mut() {
+                map.retain(|_, field| !field.is_null());
+                map.values_mut().for_each(without_nulls);
+            }
+        }
+        let mut status = patch.expect("a write")["status"].clone();
+        without_nulls(&mut status);
+        serde_json::from_value(status).unwrap()
+    }
+
+    #[test]
+    fn what_a_new_sync_or_health_leaves_out_is_removed() {
+        let mut missing = comparison("OutOfSync");
+        missing.health = HealthReport {
+            status: HealthStatus::Missing,
+            message: "ConfigMap shop/web: Missing".into(),
+        };
+        let first = written(status_patch(None, Ok(&missing), &at(100)));
+        let healthy = status_patch(Some(&first), Ok(&comparison("Synced")), &at(130)).unwrap();
+        assert_eq!(healthy["status"]["health"]["message"], Value::Null);
+        assert_eq!(healthy["status"]["health"]["status"], "Healthy");
+        let unknown = status_patch(
+            Some(&first),
+            Err((ApplicationConditionType::ComparisonError, "no repository")),
+            &at(160),
+        )
+        .unwrap();
+        assert_eq!(unknown["status"]["sync"]["status"], "Unknown");
+        assert_eq!(unknown["status"]["sync"]["revision"], Value::Null);
     }
 
     #[test]
