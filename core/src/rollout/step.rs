@@ -818,10 +818,14 @@ fn transition(
 /// A sync operation started at or after the entry's last transition (Pending).
 fn sync_started_since(app: &ApplicationState, entry: &ApplicationSetApplicationStatus) -> bool {
     app.status.operation_state.as_ref().is_some_and(|op| {
-        entry
-            .last_transition_time
-            .as_ref()
-            .is_none_or(|since| op.started_at >= since.0)
+        // Times have whole seconds: an earlier sync (of the previous revision) that started in
+        // the second the entry became Pending is not the one requested, which syncs the target.
+        let requested = op.revisions.is_empty() || op.revisions == entry.target_revisions;
+        requested
+            && entry
+                .last_transition_time
+                .as_ref()
+                .is_none_or(|since| op.started_at >= since.0)
     })
 }
 

@@ -254,6 +254,22 @@ fn pending_moves_to_progressing_only_for_a_sync_started_after_promotion() {
 }
 
 #[test]
+fn a_sync_of_another_revision_in_the_second_of_promotion_is_not_the_one_requested() {
+    // Times have whole seconds: the previous revision's sync started in the second the entry
+    // became Pending, which a comparison of times alone took for the requested sync.
+    let mut db = syncing(app("db", "db"), OperationPhase::Succeeded, "12:00:00", "");
+    db.target_revisions = vec![R2.into()];
+    let mut pending = entry("db", State::Pending, "1", "12:00:00");
+    pending.target_revisions = vec![R2.into()];
+    for (synced, expected) in [(R1, State::Pending), (R2, State::Progressing)] {
+        let mut db = db.clone();
+        db.status.operation_state.as_mut().unwrap().revisions = vec![synced.into()];
+        let d = run(three_tiers(), vec![db], vec![pending.clone()], "12:00:01");
+        assert_eq!(d.application_status[0].status, expected, "synced {synced}");
+    }
+}
+
+#[test]
 fn a_pending_app_with_an_older_sync_still_running_is_not_triggered_again() {
     let db = syncing(app("db", "db"), OperationPhase::Running, "11:59:00", "");
     let d = run(
