@@ -1,8 +1,10 @@
 //! Long syncs do not starve the others, on the real control plane through the in-process
 //! controller: forty Applications (more than its 32 reconcile slots) whose PreSync Job runs for
-//! 60 s all start within 5 s of each other — a waiting operation is parked, not holding a slot —
-//! and an unrelated Application created meanwhile syncs within 5 s; then every one of them
-//! finishes, woken by its Job's completion.
+//! 60 s all start within 20 s of each other — a waiting operation is parked, not holding a slot
+//! (a held one would make eight wait the hooks' minute) — and an unrelated Application created
+//! meanwhile syncs within 20 s; then every one of them finishes, woken by its Job's completion.
+//! (Bounds: a third of the hooks' minute, so a loaded machine passes and starvation fails; the
+//! spread on a quiet one is about a second.)
 
 mod controller_support;
 mod support;
@@ -20,6 +22,8 @@ use support::git_remote::{GitDaemon, Remote};
 use support::{apply, eventually_within, object, require_node_sim, wait_until};
 
 const SLOW: usize = 40;
+/// The longest the starts may spread, and the quick sync take: well under the hooks' minute.
+const BOUND: Duration = Duration::from_secs(20);
 
 /// A ConfigMap and, with `hook_runs`, a PreSync Job whose pod runs that long.
 fn manifests(remote: &Remote, app: &str, hook_runs: Option<&str>) {
@@ -124,7 +128,7 @@ async fn forty_long_presync_hooks_starve_no_one() {
         created_spread(&listed)
     );
     assert!(
-        spread.as_secs_f64() <= 5.0,
+        spread.as_secs_f64() <= BOUND.as_secs_f64(),
         "started {spread:#} apart: {running:?}"
     );
 
@@ -145,7 +149,7 @@ async fn forty_long_presync_hooks_starve_no_one() {
     .await;
     let took = created.elapsed();
     eprintln!("quick synced {took:?} after it was created");
-    assert!(took <= Duration::from_secs(5), "quick took {took:?}");
+    assert!(took <= BOUND, "quick took {took:?}");
     let still = started(&apps.list(&ListParams::default()).await.unwrap().items);
     let slow_running = apps
         .list(&ListParams::default())

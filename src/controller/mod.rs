@@ -36,6 +36,7 @@ pub mod status_store;
 pub mod sync_job;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::FusedFuture;
 use futures::{Future, FutureExt};
@@ -45,9 +46,24 @@ use appset_reconciler::AppSetContext;
 use lease_lock::{LeaseError, LeaseLock};
 use member_lease::{MemberError, MemberLeases};
 
+/// How long a stopping replica waits for its running reconciles before it exits anyway: then
+/// it leaves its Leases to expire, as a killed replica does (a request it dropped may still
+/// land, so nobody may take over at once), instead of releasing them. Below the 30 s a Pod
+/// gets between SIGTERM and SIGKILL.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
+
+/// Completes [`SHUTDOWN_GRACE`] from now when `stopping`; never otherwise.
+async fn grace(stopping: bool) {
+    if stopping {
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    } else {
+        futures::future::pending::<()>().await;
+    }
+}
+
 /// Runs the ApplicationSet and Application controllers whenever this replica holds the Lease,
 /// until `shutdown` completes; then lets running reconciles finish (running syncs stop, to be
-/// resumed by the next leader) and releases the Lease. The moment the Lease is not renewed by
+/// resumed by the next leader; at most [`SHUTDOWN_GRACE`]) and releases the Lease. The moment the Lease is not renewed by
 /// its renew deadline, or is found taken, the controllers are cancelled outright (in-flight
 /// requests dropped); writes leaving after that are refused by the [`leadership::WriteGate`]
 /// when the clients carry it.
@@ -137,10 +153,18 @@ async fn own(
         };
         if !changed {
             let _ = stop.send(());
-            tokio::select! {
-                () = &mut controller => {}
-                () = ownership.changed_from(generation) => {}
+            let finished = tokio::select! {
+                () = &mut controller => true,
+                () = ownership.changed_from(generation) => true,
+                () = grace(true) => false,
                 never = &mut rounds => match never {},
+            };
+            if !finished {
+                tracing::warn!(
+                    grace = ?SHUTDOWN_GRACE,
+                    "shutting down with reconciles still running; the member Lease is left to expire"
+                );
+                return Ok(());
             }
             break;
         }
@@ -192,10 +216,15 @@ async fn lead(
         };
         // Stop taking new work; while the Lease is still ours, let running reconciles finish.
         let _ = stop.send(());
+        let mut overran = false;
         if !lost && !controller.is_terminated() {
             lost = tokio::select! {
                 () = &mut controller => false,
                 () = leadership.lost() => true,
+                () = grace(shutdown.is_terminated()) => {
+                    overran = true;
+                    false
+                }
                 never = &mut campaign => match never {},
             };
         }
@@ -206,6 +235,13 @@ async fn lead(
                 %identity,
                 "stopped acting: the Lease was not renewed by its renew deadline or is held by another replica"
             );
+        }
+        if overran {
+            tracing::warn!(
+                grace = ?SHUTDOWN_GRACE,
+                "shutting down with reconciles still running; the Lease is left to expire"
+            );
+            return Ok(());
         }
         if shutdown.is_terminated() {
             tracing::info!("shutting down; releasing the Lease");

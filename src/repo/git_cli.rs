@@ -3,9 +3,10 @@
 //! working tree of the repository is touched.
 
 use std::ffi::OsStr;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use super::git_auth::GitAuth;
 
@@ -279,14 +280,20 @@ fn failure(out: &std::process::Output) -> String {
     }
 }
 
-/// Runs `git` reaching a remote with `auth`; its message is scrubbed of `auth`'s secrets.
+/// How long a `git` command reaching a remote may run before it is killed and fails (Argo CD's
+/// default exec timeout): a server that accepts the connection and never answers must not hold
+/// the mirror, and every reconcile waiting for it, forever.
+pub const REMOTE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Runs `git` reaching a remote with `auth`, within [`REMOTE_TIMEOUT`]; its message is
+/// scrubbed of `auth`'s secrets.
 fn run_remote(repo: Option<&Path>, args: &[&str], auth: &GitAuth) -> Result<Vec<u8>, GitError> {
     let env: Vec<(&str, &OsStr)> = auth
         .env()
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_os_str()))
         .collect();
-    run_git(repo, &[], args, &env).map_err(|error| GitError {
+    run_git_within(repo, &[], args, &env, Some(REMOTE_TIMEOUT)).map_err(|error| GitError {
         message: auth.scrub(&error.message),
         ..error
     })
@@ -312,13 +319,13 @@ impl IndexEntry {
     }
 }
 
-/// Runs `git` (in `repo`, if given; with `options` before the command and `env` set) and
-/// returns its standard output.
-fn run_git(
+/// [`run_git`], killed and failing after `timeout`, if given.
+fn run_git_within(
     repo: Option<&Path>,
     options: &[&OsStr],
     args: &[&str],
     env: &[(&str, &OsStr)],
+    timeout: Option<Duration>,
 ) -> Result<Vec<u8>, GitError> {
     let error = |message: String| GitError {
         repo: repo.map(Path::to_path_buf).unwrap_or_default(),
@@ -329,15 +336,109 @@ fn run_git(
     if let Some(repo) = repo {
         command.arg("-C").arg(repo);
     }
-    let out = command
+    let mut child = command
         .args(options)
         .args(args)
         .envs(env.iter().copied())
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| error(format!("cannot run git: {e}")))?;
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = timeout.map(|timeout| (Instant::now() + timeout, timeout));
+    let status = loop {
+        if deadline.is_none() {
+            break child
+                .wait()
+                .map_err(|e| error(format!("cannot wait for git: {e}")))?;
+        }
+        match (child.try_wait(), deadline) {
+            (Ok(Some(status)), _) => break status,
+            (Ok(None), Some((at, _))) if Instant::now() < at => std::thread::sleep(WAIT_POLL),
+            (Ok(None), Some((_, timeout))) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(error(format!(
+                    "no answer within {}s; killed",
+                    timeout.as_secs()
+                )));
+            }
+            (Ok(None), None) | (Err(_), _) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(error("cannot wait for git".to_owned()));
+            }
+        }
+    };
+    let out = std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    };
     if out.status.success() {
         Ok(out.stdout)
     } else {
         Err(error(failure(&out)))
+    }
+}
+
+/// How often a running `git` is asked whether it has ended.
+const WAIT_POLL: Duration = Duration::from_millis(10);
+
+/// Runs `git` (in `repo`, if given; with `options` before the command and `env` set) and
+/// returns its standard output.
+fn run_git(
+    repo: Option<&Path>,
+    options: &[&OsStr],
+    args: &[&str],
+    env: &[(&str, &OsStr)],
+) -> Result<Vec<u8>, GitError> {
+    run_git_within(repo, options, args, env, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_that_never_answers_is_given_up_after_the_timeout() {
+        // Accepts the connection (the kernel does, from the backlog) and never says a word.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("git://{}/fleet", silent.local_addr().unwrap());
+        let into = tempfile::tempdir().unwrap();
+        let target = into.path().join("mirror");
+        let args = [
+            "clone",
+            "--mirror",
+            "--quiet",
+            &url,
+            target.to_str().unwrap(),
+        ];
+        let started = Instant::now();
+        let error = run_git_within(None, &[], &args, &[], Some(Duration::from_secs(1)))
+            .expect_err("no answer");
+        assert!(error.message.contains("no answer within 1s"), "{error:?}");
+        assert!(started.elapsed() < Duration::from_secs(30));
     }
 }
