@@ -736,7 +736,7 @@ fn post_delete_hooks_run_alone_with_their_delete_policies() {
     ];
     for (failing, expected) in cases {
         let mut sim = Sim::new(&yaml);
-        sim.plan = plan(&yaml).post_delete_plan();
+        sim.plan = plan(&yaml).deletion_hook_plan(SyncPhase::PostDelete);
         if let Some(failing) = failing {
             sim.health
                 .insert(failing.into(), degraded("BackoffLimitExceeded"));

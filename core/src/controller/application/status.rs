@@ -39,6 +39,8 @@ pub fn status_patch(
             new.sync = Some(comparison.sync.clone());
             new.health = Some(comparison.health.clone());
             new.resources.clone_from(&comparison.resources);
+            new.pre_delete_hooks
+                .clone_from(&comparison.pre_delete_hooks);
             new.post_delete_hooks
                 .clone_from(&comparison.post_delete_hooks);
             new.conditions
@@ -67,6 +69,7 @@ pub fn status_patch(
         "sync": new.sync,
         "health": new.health,
         "resources": new.resources,
+        "preDeleteHooks": new.pre_delete_hooks,
         "postDeleteHooks": new.post_delete_hooks,
         "conditions": new.conditions,
         "reconciledAt": now,
@@ -189,6 +192,7 @@ mod tests {
                 message: String::new(),
             },
             resources: Vec::new(),
+            pre_delete_hooks: Vec::new(),
             post_delete_hooks: Vec::new(),
         }
     }
