@@ -18,7 +18,7 @@ use super::event_reason::EventReason;
 use crate::api::{Application, ApplicationSet};
 use crate::rollout::RolloutConfig;
 use crate::rollout::reverse_deletion::{
-    OwnedApplication, ReverseDeletionStep, deletes_in_reverse, reverse_deletion_step,
+    DeletionGroup, OwnedApplication, ReverseDeletionStep, deletes_in_reverse, reverse_deletion_step,
 };
 
 /// Finalizers on an ApplicationSet that hold it until its Applications are deleted: Flotilla's,
@@ -99,9 +99,15 @@ pub async fn delete_applications(
             group,
             applications,
         } => {
+            let steps = config.steps.len();
+            let what = match group {
+                DeletionGroup::Step(number) => format!("step {number} of {steps}"),
+                DeletionGroup::Unselected => {
+                    format!("the Applications none of the {steps} steps selects")
+                }
+            };
             let note = format!(
-                "deleting {group} of {} in reverse order: {}",
-                config.steps.len(),
+                "deleting {what} in reverse order: {}",
                 applications.join(", ")
             );
             tracing::info!(appset = %appset.name_any(), "{note}");

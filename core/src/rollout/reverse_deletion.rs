@@ -128,15 +128,6 @@ pub fn reverse_deletion_step(
     })
 }
 
-impl std::fmt::Display for DeletionGroup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Unselected => f.write_str("the Applications no step selects"),
-            Self::Step(number) => write!(f, "step {number}"),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
