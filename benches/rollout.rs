@@ -95,6 +95,7 @@ fn input() -> RolloutInput {
                 ..RollingSync::default()
             }),
             paused: false,
+            deletion_order: None,
         },
         applications,
         prior_application_status: prior,

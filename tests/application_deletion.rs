@@ -7,7 +7,8 @@
 //! the Application's objects until then; PostDelete hook Jobs run after the resources are gone
 //! and before the Application disappears, with their delete policies, once even when the
 //! controller is killed while they run; a failing one, or one that outlasts the operation
-//! timeout, keeps the Application and is reported.
+//! timeout, keeps the Application and is reported. A failing PreDelete hook keeps every object
+//! and the Application, and is reported.
 
 mod controller_support;
 mod support;
@@ -51,6 +52,11 @@ enum Pod {
 
 /// A PostDelete hook Job.
 fn post_delete_job(name: &str, policy: Option<&str>, pod: Pod) -> String {
+    hook_job("PostDelete", name, policy, pod)
+}
+
+/// A hook Job of `hook` (PreDelete, PostDelete).
+fn hook_job(hook: &str, name: &str, policy: Option<&str>, pod: Pod) -> String {
     let policy = policy.map_or(String::new(), |p| {
         format!("\n    argocd.argoproj.io/hook-delete-policy: {p}")
     });
@@ -61,7 +67,7 @@ fn post_delete_job(name: &str, policy: Option<&str>, pod: Pod) -> String {
     };
     format!(
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  annotations:\n    \
-         argocd.argoproj.io/hook: PostDelete{policy}\nspec:\n  backoffLimit: 0\n  template:\n    \
+         argocd.argoproj.io/hook: {hook}{policy}\nspec:\n  backoffLimit: 0\n  template:\n    \
          metadata:\n      annotations:\n        {pod}\n    \
          spec:\n      restartPolicy: Never\n      containers:\n        - name: task\n          \
          image: example.com/cleanup:1\n"
@@ -410,6 +416,59 @@ async fn a_failing_post_delete_hook_keeps_the_application_and_is_reported() {
     assert_eq!(app.finalizers(), ["resources-finalizer.argocd.argoproj.io"]);
     let jobs: Api<Job> = Api::namespaced(ns.client.clone(), &dest);
     assert!(exists(&jobs, "cleanup").await);
+    web.controller.stop().await;
+}
+
+#[tokio::test]
+async fn a_failing_pre_delete_hook_keeps_every_object_and_is_reported() {
+    let web = deployed(
+        "pre-delete-fail",
+        &[
+            ("config.yaml", config("settings", "")),
+            (
+                "backup.yaml",
+                hook_job("PreDelete", "backup", None, Pod::Fails),
+            ),
+        ],
+    )
+    .await;
+    let (ns, dest, apps) = (&web.ns, web.dest.clone(), web.apps.clone());
+    let jobs: Api<Job> = Api::namespaced(ns.client.clone(), &dest);
+    let configs: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &dest);
+    // Never applied by a sync, nor compared: the Application is Synced without it.
+    assert!(!exists(&jobs, "backup").await);
+    let listed = wait_until(&apps, "web", "the PreDelete hook in status", |app| {
+        app.status
+            .as_ref()
+            .is_some_and(|s| !s.pre_delete_hooks.is_empty())
+    })
+    .await;
+    let status = listed.status.unwrap_or_default();
+    assert_eq!(status.pre_delete_hooks, [format!("Job {dest}/backup")]);
+    assert!(
+        status.resources.iter().all(|r| r.name != "backup"),
+        "{:?}",
+        status.resources
+    );
+
+    delete(&apps).await;
+    let app = wait_until(&apps, "web", "the failed PreDelete hook reported", |app| {
+        deletion_error(app).is_some()
+    })
+    .await;
+    assert_eq!(
+        deletion_error(&app).unwrap(),
+        format!(
+            "PreDelete hooks Failed: PreDelete wave 0: Job {dest}/backup hook failed: Job has reached the specified backoff limit"
+        )
+    );
+    // Nothing was deleted: the objects, the Application and the failed hook stay.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let settings = configs.get("settings").await.expect("the object stays");
+    assert!(settings.metadata.deletion_timestamp.is_none());
+    let app = apps.get("web").await.expect("the Application stays");
+    assert_eq!(app.finalizers(), ["resources-finalizer.argocd.argoproj.io"]);
+    assert!(exists(&jobs, "backup").await);
     web.controller.stop().await;
 }
 

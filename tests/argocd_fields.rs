@@ -451,11 +451,15 @@ async fn kubectl_apply_accepts_what_works_and_refuses_the_rest_by_name() {
     .unwrap();
     let (ok, stderr) = kubectl_apply(&ns, &appset);
     assert!(ok, "{stderr}");
-    appset["spec"]["strategy"] = json!({"type": "AllAtOnce", "deletionOrder": "Reverse"});
+    appset["spec"]["strategy"] = json!({"type": "RollingSync", "deletionOrder": "Reverse",
+        "rollingSync": {"steps": [{"matchExpressions": []}]}});
+    let (ok, stderr) = kubectl_apply(&ns, &appset);
+    assert!(ok, "{stderr}");
+    appset["spec"]["strategy"]["deletionOrder"] = json!("Backwards");
     let (ok, stderr) = kubectl_apply(&ns, &appset);
     assert!(!ok);
     assert!(
-        stderr.contains(r#"unknown field "spec.strategy.deletionOrder""#),
+        stderr.contains(r#"spec.strategy.deletionOrder: Unsupported value: "Backwards""#),
         "{stderr}"
     );
     let refused = [

@@ -8,7 +8,6 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,7 +22,9 @@ use serde_json::{Value, json};
 use support::git_remote::{GitDaemon, Remote};
 use support::loopback_http::LoopbackServer;
 use support::three_step_appset::three_steps;
-use support::{TestNamespace, apply, eventually_within, namespace, object};
+use support::{
+    TestNamespace, apply, controller_process, eventually_within, kill_process, namespace, object,
+};
 
 /// How long the whole rollout may take.
 const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(240);
@@ -102,35 +103,6 @@ fn read_request(stream: &mut std::net::TcpStream) -> Option<Received> {
         headers,
         body: serde_json::from_slice(&body).ok()?,
     })
-}
-
-/// `flotilla controller` for one namespace on cluster 1 as `identity`.
-fn controller(ns: &TestNamespace, identity: &str) -> Child {
-    let log = support::controller_log(&ns.name, identity);
-    Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args([
-            "controller",
-            "--namespace",
-            &ns.name,
-            "--identity",
-            identity,
-        ])
-        .args(["--app-resync", "2s", "--repo-refresh", "0s"])
-        .arg("--kubeconfig")
-        .arg(support::kubeconfig_path(1))
-        .env("RUST_LOG", "info")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("starts flotilla controller")
-}
-
-/// Kills `child` with SIGKILL and reaps it.
-fn kill(mut child: Child) {
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// A repository of three components, each a Deployment the node simulator makes ready after
@@ -255,7 +227,7 @@ async fn each_step_transition_is_notified_exactly_once_across_a_sigkill() {
     )
     .await;
     let (_remote, _daemon, commit) = repository("3s");
-    let mut running = controller(&ns, "notifier");
+    let mut running = controller_process(&ns, "notifier");
     let appsets: Api<ApplicationSet> = ns.api();
     apply(
         &appsets,
@@ -266,12 +238,12 @@ async fn each_step_transition_is_notified_exactly_once_across_a_sigkill() {
     // Killed while step 2's Deployment is becoming ready: nothing is being delivered then.
     wait_for(&webhook, "on-step-started", "2").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    kill(running);
-    running = controller(&ns, "notifier");
+    kill_process(running);
+    running = controller_process(&ns, "notifier");
     wait_complete(&appsets, &commit).await;
     // Time for anything late (a repeat would come now).
     tokio::time::sleep(Duration::from_secs(3)).await;
-    kill(running);
+    kill_process(running);
 
     let mut got = transitions(&webhook.received());
     got.sort();
@@ -341,7 +313,7 @@ async fn a_receiver_answering_500_is_retried_until_it_accepts() {
     )
     .await;
     let (_remote, daemon, commit) = repository("1s");
-    let running = controller(&ns, "retry");
+    let running = controller_process(&ns, "retry");
     let appsets: Api<ApplicationSet> = ns.api();
     apply(
         &appsets,
@@ -351,7 +323,7 @@ async fn a_receiver_answering_500_is_retried_until_it_accepts() {
     wait_complete(&appsets, &commit).await;
     wait_for(&flaky, "on-step-completed", "3").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    kill(running);
+    kill_process(running);
 
     let received = flaky.received();
     let ids: Vec<&str> = received

@@ -160,16 +160,19 @@ struct Printed<'a> {
 }
 
 impl Printable for Printed<'_> {
-    /// The steps with their objects, what is never applied, and the PostDelete hooks.
+    /// The steps with their objects, what is never applied, and the PreDelete and PostDelete
+    /// hooks.
     fn data(&self) -> impl Serialize + '_ {
         let skipped: Vec<String> = self.plan.skipped.iter().map(ToString::to_string).collect();
-        let post_delete: Vec<String> = self
-            .plan
-            .post_delete
-            .iter()
-            .map(|t| t.key.to_string())
-            .collect();
-        serde_json::json!({"steps": self.steps, "skipped": skipped, "postDelete": post_delete})
+        let hooks = |phase| -> Vec<String> {
+            self.plan
+                .deletion_hooks(phase)
+                .map(|t| t.key.to_string())
+                .collect()
+        };
+        serde_json::json!({"steps": self.steps, "skipped": skipped,
+            "preDelete": hooks(crate::sync::SyncPhase::PreDelete),
+            "postDelete": hooks(crate::sync::SyncPhase::PostDelete)})
     }
 
     fn names(&self) -> Vec<String> {
@@ -278,10 +281,10 @@ fn table(steps: &[PlanStep<'_>], plan: &SyncPlan, wide: bool) -> String {
     for key in &plan.skipped {
         text.push_str(&format!("skipped (never applied): {key}\n"));
     }
-    for task in &plan.post_delete {
+    for task in &plan.on_delete {
         text.push_str(&format!(
-            "PostDelete (on Application deletion): {}\n",
-            task.key
+            "{} (on Application deletion): {}\n",
+            task.phase, task.key
         ));
     }
     text

@@ -34,6 +34,7 @@ use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{Outcome, changed, next_status, status_patch};
 use super::appset::sync_request::sync_requests;
+use super::appset_deletion::{delete_applications, ensure_finalizer};
 use super::bounded_writes;
 use super::event_reason::EventReason;
 use super::events::EventPublisher;
@@ -197,6 +198,12 @@ pub enum ReconcileError {
         #[source]
         error: ApiError,
     },
+    #[error("writing the finalizers of ApplicationSet {appset}: {error}")]
+    Finalizer {
+        appset: String,
+        #[source]
+        error: ApiError,
+    },
     #[error("writing the status of ApplicationSet {appset}: {error}")]
     Status {
         appset: String,
@@ -233,6 +240,7 @@ impl ReconcileError {
             Self::Spec { .. } => "InvalidSpecError",
             Self::Apply { .. } => "ApplyError",
             Self::Delete { .. } => "DeleteError",
+            Self::Finalizer { .. } => "FinalizerError",
             Self::Status { .. } => "StatusError",
             Self::Refresh { .. } => "RefreshError",
             Self::Rollout { .. } => "RolloutError",
@@ -287,8 +295,7 @@ async fn reconcile(
     let name = appset.name_any();
     if appset.metadata.deletion_timestamp.is_some() {
         ctx.last_reconciles().remove(&name);
-        // Garbage collection removes the owned Applications; regenerating them would race it.
-        return Ok(Action::await_change());
+        return delete_applications(ctx, &appset).await;
     }
     let last = ctx.last_reconciles().get(&name).copied();
     // A change that may open the next step, and a refresh asked for (by a git webhook or by
@@ -305,6 +312,7 @@ async fn reconcile(
         ctx.repos.expire_announced(stamp, |_| true);
     }
     let started = Instant::now();
+    ensure_finalizer(ctx, &appset).await?;
     let existing = owned_now(&run.applications, &appset);
     let reconciled = reconcile_now(appset, Arc::clone(ctx), existing).await;
     let last = LastReconcile {
@@ -564,7 +572,7 @@ fn owned_now(applications: &Store<Application>, appset: &ApplicationSet) -> Vec<
 
 /// The Applications this ApplicationSet owns now (label and controller owner reference), listed
 /// from the API server.
-async fn observe(
+pub(super) async fn observe(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
 ) -> Result<Vec<Application>, ReconcileError> {
@@ -688,8 +696,17 @@ async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), ReconcileError> {
         });
     }
     bounded_writes::all(applies).await?;
-    let mut deletes = Vec::with_capacity(plan.delete.len());
-    for name in &plan.delete {
+    delete_named(api, &plan.delete).await
+}
+
+/// Deletes the Applications `names` (background propagation: each Application's own finalizer
+/// deletes its resources), a bounded number at once; one already gone is fine.
+pub(super) async fn delete_named(
+    api: &Api<Application>,
+    names: &[String],
+) -> Result<(), ReconcileError> {
+    let mut deletes = Vec::with_capacity(names.len());
+    for name in names {
         deletes.push(async move {
             match api.delete(name, &DeleteParams::background()).await {
                 Ok(_) => Ok(()),

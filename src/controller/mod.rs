@@ -3,7 +3,7 @@
 //! besides, one Application controller each, [`application_controllers`]) while holding a Lease.
 //! The decisions live in the pure cores of crate flotilla-core, re-exported here ([`appset`],
 //! [`application`], [`event_reason`], [`application_namespaces`], [`leader`]); the files beside
-//! them are the I/O shell ([`appset_reconciler`], [`rollout`], [`application_reconciler`],
+//! them are the I/O shell ([`appset_reconciler`], [`appset_deletion`], [`rollout`], [`application_reconciler`],
 //! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] (with
 //! [`plugin_tls`]), [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
 //! [`member_lease`], [`ownership`], [`readiness`], [`metrics`], [`endpoint`]) and [`run`] ties
@@ -17,6 +17,7 @@ pub use flotilla_core::controller::{
 
 pub mod application_controllers;
 pub mod application_reconciler;
+pub mod appset_deletion;
 pub mod appset_reconciler;
 pub mod bounded_writes;
 pub mod endpoint;

@@ -37,7 +37,7 @@ impl RunningSyncs {
         self.lock().insert(uid.to_owned(), parked);
     }
 
-    /// What the parked sync (not a deleted Application's PostDelete hooks) of the Application
+    /// What the parked sync (not a deleted Application's deletion hooks) of the Application
     /// with `uid` syncs, if one is parked: its plan, revision and destination.
     #[must_use]
     pub fn syncing(&self, uid: &str) -> Option<(SyncPlan, Option<String>, Arc<KubeCluster>)> {

@@ -16,6 +16,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::api::Application;
+use crate::api::sync_phase::SyncPhase;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::manifest::{Resource, ValidationError, ValidationErrors};
 use crate::source::{SourceOptions, generate};
@@ -37,8 +38,9 @@ const WAKE_FALLBACK: Duration = Duration::from_secs(2);
 pub enum JobPlan {
     /// A sync: PreSync, Sync, PostSync (SyncFail on failure).
     Sync,
-    /// A deleted Application's PostDelete hooks (see [`SyncPlan::post_delete_plan`]).
-    PostDelete,
+    /// A deleted Application's PreDelete or PostDelete hooks (see
+    /// [`SyncPlan::deletion_hook_plan`]).
+    DeletionHooks(SyncPhase),
 }
 
 /// Everything one operation needs, owned.
@@ -106,7 +108,7 @@ impl SyncJob {
             )?;
             Ok(match self.plan {
                 JobPlan::Sync => plan,
-                JobPlan::PostDelete => plan.post_delete_plan(),
+                JobPlan::DeletionHooks(phase) => plan.deletion_hook_plan(phase),
             })
         };
         let (_approve, approved) = watch::channel(application.deletion_approved());

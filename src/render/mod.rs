@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::api::application_set::ApplicationSetTemplate;
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::manifest::{NameRule, check_label};
+use crate::rollout::reverse_deletion::{DeletionOrderError, check_deletion_order};
 
 /// The data sources generators read.
 #[derive(Clone, Copy)]
@@ -96,6 +97,12 @@ impl fmt::Display for ApplicationProblem {
 /// Why an ApplicationSet could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
+    #[error("ApplicationSet {appset}: spec.{error}")]
+    DeletionOrder {
+        appset: String,
+        #[source]
+        error: DeletionOrderError,
+    },
     #[error("ApplicationSet {appset}: goTemplateOptions: {error}")]
     TemplateOptions {
         appset: String,
@@ -138,6 +145,10 @@ pub fn render_application_set(
 ) -> Result<Vec<Application>, RenderError> {
     let appset_name = appset.metadata.name.clone().unwrap_or_default();
     let spec = &appset.spec;
+    check_deletion_order(spec.strategy.as_ref()).map_err(|error| RenderError::DeletionOrder {
+        appset: appset_name.clone(),
+        error,
+    })?;
     let mode = TemplateMode::from_options(spec.go_template, &spec.go_template_options).map_err(
         |error| RenderError::TemplateOptions {
             appset: appset_name.clone(),

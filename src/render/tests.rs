@@ -193,19 +193,27 @@ fn argo_cd_documents_are_accepted_and_unknown_fields_rejected() {
     let argo = appset(false, "[{n: a}]", "", "{{n}}")
         .replace("flotilla.dev/v1alpha1", "argoproj.io/v1alpha1");
     assert_eq!(names(&render(&argo).unwrap()), ["a"]);
+    // deletionOrder: Reverse reverses RollingSync steps: without them it is refused by name.
+    let reverse = argo.replace(
+        "  goTemplate: false\n",
+        "  goTemplate: false\n  strategy: {type: AllAtOnce, deletionOrder: Reverse}\n",
+    );
+    let err = render(&reverse).unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "spec.strategy.deletionOrder: Reverse needs strategy.type: RollingSync with at least one rollingSync step"
+        ),
+        "{err}"
+    );
     let err = parse_application_set(
         "x.yaml",
         &argo.replace(
             "  goTemplate: false\n",
-            "  goTemplate: false\n  strategy: {type: AllAtOnce, deletionOrder: Reverse}\n",
+            "  goTemplate: false\n  strategy: {type: RollingSync, deletionOrder: Last}\n",
         ),
     )
     .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("unsupported field spec.strategy.deletionOrder"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("deletionOrder"), "{err}");
     let preserved = argo.replace(
         "  goTemplate: false\n",
         "  goTemplate: false\n  preservedFields: {labels: [env]}\n",

@@ -88,7 +88,7 @@ mod tests {
                 counted.fetch_add(1, Ordering::Relaxed);
                 Ok(SyncPlan {
                     tasks: Vec::new(),
-                    post_delete: Vec::new(),
+                    on_delete: Vec::new(),
                     skipped: Vec::new(),
                 })
             });

@@ -446,8 +446,12 @@ fn color(phase: SyncPhase, wave: i32) -> &'static str {
         SyncPhase::PreSync => "#8e6fc1",
         SyncPhase::PostSync => "#2ca02c",
         SyncPhase::SyncFail => "#ff7f0e",
-        SyncPhase::Sync | SyncPhase::PostDelete if wave.rem_euclid(2) == 0 => "#1f77b4",
-        SyncPhase::Sync | SyncPhase::PostDelete => "#6baed6",
+        SyncPhase::Sync | SyncPhase::PreDelete | SyncPhase::PostDelete
+            if wave.rem_euclid(2) == 0 =>
+        {
+            "#1f77b4"
+        }
+        SyncPhase::Sync | SyncPhase::PreDelete | SyncPhase::PostDelete => "#6baed6",
     }
 }
 

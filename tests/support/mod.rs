@@ -74,6 +74,36 @@ pub fn print_log_tail_if_panicking(namespace: &str, identity: &str, lines: usize
     );
 }
 
+/// `flotilla controller` (the binary) for one namespace on cluster 1 as `identity`, comparing
+/// every 2 s and fetching repositories on every resolve; its log in [`controller_log`].
+pub fn controller_process(ns: &TestNamespace, identity: &str) -> std::process::Child {
+    let log = controller_log(&ns.name, identity);
+    std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+        .args([
+            "controller",
+            "--namespace",
+            &ns.name,
+            "--identity",
+            identity,
+        ])
+        .args(["--app-resync", "2s", "--repo-refresh", "0s"])
+        .arg("--kubeconfig")
+        .arg(kubeconfig_path(1))
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("starts flotilla controller")
+}
+
+/// Kills `child` with SIGKILL and reaps it.
+pub fn kill_process(mut child: std::process::Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// The directory holding the control plane's kubeconfigs (`$FLOTILLA_CONTROLPLANE_DIR`, default
 /// `/tmp/flotilla-controlplane`).
 pub fn state_dir() -> PathBuf {

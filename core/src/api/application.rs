@@ -470,6 +470,11 @@ pub struct ApplicationStatus {
     /// this lists some, so one whose source has none is deleted without reading it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub post_delete_hooks: Vec<String>,
+    /// The PreDelete hooks of the source as last compared (`Kind namespace/name`): a deleted
+    /// Application runs them (reading its source again) before deleting its resources, only when
+    /// this lists some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_delete_hooks: Vec<String>,
     /// The last successful syncs, newest last (at most `spec.revisionHistoryLimit`, default
     /// [`HISTORY_LIMIT`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

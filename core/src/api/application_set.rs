@@ -150,6 +150,22 @@ pub struct RolloutStrategy {
     /// While true, the rollout promotes nothing new; syncs already running finish.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub paused: bool,
+    /// In which order the Applications go when the ApplicationSet is deleted: `AllAtOnce`
+    /// (default) or `Reverse` (RollingSync only: the last step's first, each step once the
+    /// previous one's Applications are gone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion_order: Option<DeletionOrder>,
+}
+
+/// How an ApplicationSet's Applications are deleted with it (Argo CD's `deletionOrder`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum DeletionOrder {
+    /// Every Application at once (garbage collection of the owned Applications).
+    #[default]
+    AllAtOnce,
+    /// Step by step in reverse RollingSync step order, each step once the Applications of the
+    /// later one are gone (with their resources).
+    Reverse,
 }
 
 /// `AllAtOnce` (default) or `RollingSync`.

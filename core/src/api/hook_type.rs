@@ -18,6 +18,8 @@ pub enum HookType {
     PostSync,
     /// Runs in [`SyncPhase::SyncFail`].
     SyncFail,
+    /// Runs in [`SyncPhase::PreDelete`].
+    PreDelete,
     /// Runs in [`SyncPhase::PostDelete`].
     PostDelete,
     /// Never applied.
@@ -33,6 +35,7 @@ impl HookType {
             Self::Sync => Some(SyncPhase::Sync),
             Self::PostSync => Some(SyncPhase::PostSync),
             Self::SyncFail => Some(SyncPhase::SyncFail),
+            Self::PreDelete => Some(SyncPhase::PreDelete),
             Self::PostDelete => Some(SyncPhase::PostDelete),
             Self::Skip => None,
         }
@@ -46,6 +49,7 @@ impl HookType {
             SyncPhase::Sync => Self::Sync,
             SyncPhase::PostSync => Self::PostSync,
             SyncPhase::SyncFail => Self::SyncFail,
+            SyncPhase::PreDelete => Self::PreDelete,
             SyncPhase::PostDelete => Self::PostDelete,
         }
     }

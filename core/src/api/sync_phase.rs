@@ -5,8 +5,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// A phase of a sync operation. The derived order is the execution order; PostDelete runs only
-/// when the Application is deleted, never in a sync.
+/// A phase of a sync operation. The derived order is the execution order; PreDelete and
+/// PostDelete run only when the Application is deleted, never in a sync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum SyncPhase {
     /// Before anything is applied (migrations). A failure aborts the sync.
@@ -17,17 +17,20 @@ pub enum SyncPhase {
     PostSync,
     /// Only when the operation failed.
     SyncFail,
+    /// When the Application is deleted, before its resources are.
+    PreDelete,
     /// After the Application is deleted.
     PostDelete,
 }
 
 impl SyncPhase {
     /// Every phase, in order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::PreSync,
         Self::Sync,
         Self::PostSync,
         Self::SyncFail,
+        Self::PreDelete,
         Self::PostDelete,
     ];
 }

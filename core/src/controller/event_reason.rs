@@ -20,8 +20,12 @@ pub enum EventReason {
     ComparisonError,
     /// A deleted Application's resources are gone and its finalizer removed.
     ResourcesDeleted,
-    /// A deleted Application's resources could not be deleted.
+    /// A deleted Application's resources could not be deleted, or a deleted ApplicationSet's
+    /// Applications could not be deleted in the order asked for.
     DeletionError,
+    /// A deleted ApplicationSet began deleting the Applications of one step
+    /// (`deletionOrder: Reverse`).
+    DeletionStepStarted,
     /// A RollingSync step became the one being rolled out.
     RolloutStepStarted,
     /// Every RollingSync step is complete.
@@ -57,6 +61,7 @@ impl EventReason {
             Self::ComparisonError => "ComparisonError",
             Self::ResourcesDeleted => "ResourcesDeleted",
             Self::DeletionError => "DeletionError",
+            Self::DeletionStepStarted => "DeletionStepStarted",
             Self::RolloutStepStarted => "RolloutStepStarted",
             Self::RolloutComplete => "RolloutComplete",
             Self::RolloutStalled => "RolloutStalled",
@@ -104,7 +109,7 @@ impl EventReason {
                 "Sync"
             }
             Self::ComparisonError => "Compare",
-            Self::ResourcesDeleted | Self::DeletionError => "Delete",
+            Self::ResourcesDeleted | Self::DeletionError | Self::DeletionStepStarted => "Delete",
             Self::RolloutStepStarted
             | Self::RolloutComplete
             | Self::RolloutStalled

@@ -1,6 +1,7 @@
 //! RollingSync, the pure core: validating a strategy into steps, the step function that moves
 //! each generated Application through Waiting → Pending → Progressing → Healthy, the offline
-//! state file, and explaining a decision. No Kubernetes client and no clock live here; the
+//! state file, explaining a decision, and the order a deleted ApplicationSet's Applications go
+//! in (`deletionOrder: Reverse`). No Kubernetes client and no clock live here; the
 //! controller observes, calls [`step`], and writes what it returns.
 
 mod approval;
@@ -10,6 +11,7 @@ pub mod config;
 pub mod decision;
 pub mod explain;
 pub mod input;
+pub mod reverse_deletion;
 pub mod rollback;
 pub mod state_file;
 mod step;

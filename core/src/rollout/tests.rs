@@ -48,6 +48,7 @@ pub(super) fn strategy(steps: Vec<RollingSyncStep>) -> RolloutStrategy {
             ..RollingSync::default()
         }),
         paused: false,
+        deletion_order: None,
     }
 }
 

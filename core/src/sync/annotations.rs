@@ -30,7 +30,7 @@ pub struct SyncAnnotations {
     /// e.g. a Helm test hook).
     pub hook: Option<BTreeSet<HookType>>,
     /// Delete policies; `BeforeHookCreation` when none is written, and `HookSucceeded` too for
-    /// a PostDelete hook (Argo CD deletes those once they succeed).
+    /// a PreDelete or PostDelete hook (Argo CD deletes those once they succeed).
     pub delete_policies: BTreeSet<DeletePolicy>,
     /// Sync options.
     pub options: SyncOptions,
@@ -134,11 +134,11 @@ impl SyncAnnotations {
 
 /// The delete policies of a hook that writes none (see [`SyncAnnotations::delete_policies`]).
 fn default_delete_policies(hook: Option<&Option<BTreeSet<HookType>>>) -> BTreeSet<DeletePolicy> {
-    let post_delete = hook
-        .and_then(Option::as_ref)
-        .is_some_and(|types| types.contains(&HookType::PostDelete));
+    let on_delete = hook.and_then(Option::as_ref).is_some_and(|types| {
+        types.contains(&HookType::PreDelete) || types.contains(&HookType::PostDelete)
+    });
     let mut policies = BTreeSet::from([DeletePolicy::BeforeHookCreation]);
-    if post_delete {
+    if on_delete {
         policies.insert(DeletePolicy::HookSucceeded);
     }
     policies
@@ -231,13 +231,17 @@ mod tests {
     }
 
     #[test]
-    fn post_delete_hooks_are_deleted_after_success_unless_told_otherwise() {
+    fn deletion_hooks_are_deleted_after_success_unless_told_otherwise() {
         use DeletePolicy::{BeforeHookCreation, HookFailed, HookSucceeded};
         let post_delete = (HOOK_ANNOTATION, "PostDelete");
         let cases = [
             (vec![], vec![BeforeHookCreation]),
             (vec![(HOOK_ANNOTATION, "PreSync")], vec![BeforeHookCreation]),
             (vec![post_delete], vec![HookSucceeded, BeforeHookCreation]),
+            (
+                vec![(HOOK_ANNOTATION, "PreDelete")],
+                vec![HookSucceeded, BeforeHookCreation],
+            ),
             (
                 vec![post_delete, (DELETE_POLICY_ANNOTATION, "HookFailed")],
                 vec![HookFailed],
@@ -280,7 +284,7 @@ mod tests {
             problems,
             [
                 "annotation argocd.argoproj.io/sync-wave: \"abc\" is not an integer",
-                "annotation argocd.argoproj.io/hook: unknown hook type \"PreSink\" (expected PreSync, Sync, PostSync, SyncFail, PostDelete or Skip)",
+                "annotation argocd.argoproj.io/hook: unknown hook type \"PreSink\" (expected PreSync, Sync, PostSync, SyncFail, PreDelete, PostDelete or Skip)",
                 "annotation argocd.argoproj.io/hook-delete-policy: unknown hook delete policy \"Never\" (expected HookSucceeded, HookFailed or BeforeHookCreation)",
                 "annotation argocd.argoproj.io/sync-options: sync option Prune=\"maybe\": expected true, false or confirm",
                 "annotation argocd.argoproj.io/compare-options: unknown compare option \"IgnoreAll\"",

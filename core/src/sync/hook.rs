@@ -23,7 +23,7 @@ pub const HELM_DELETE_POLICY_ANNOTATION: &str = "helm.sh/hook-delete-policy";
 pub enum HookError {
     /// Not a hook type.
     #[error(
-        "unknown hook type {0:?} (expected PreSync, Sync, PostSync, SyncFail, PostDelete or Skip)"
+        "unknown hook type {0:?} (expected PreSync, Sync, PostSync, SyncFail, PreDelete, PostDelete or Skip)"
     )]
     UnknownHookType(String),
     /// Not a Helm hook.
@@ -49,6 +49,7 @@ pub fn hook_type(text: &str) -> Result<HookType, HookError> {
         "Sync" => HookType::Sync,
         "PostSync" => HookType::PostSync,
         "SyncFail" => HookType::SyncFail,
+        "PreDelete" => HookType::PreDelete,
         "PostDelete" => HookType::PostDelete,
         "Skip" => HookType::Skip,
         other => return Err(HookError::UnknownHookType(other.to_owned())),

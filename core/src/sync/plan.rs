@@ -24,8 +24,9 @@ use crate::api::sync_phase::SyncPhase;
 pub struct SyncPlan {
     /// Tasks of PreSync, Sync, PostSync and SyncFail, in execution order.
     pub tasks: Vec<SyncTask>,
-    /// PostDelete hooks, run only when the Application is deleted.
-    pub post_delete: Vec<SyncTask>,
+    /// PreDelete and PostDelete hooks, run only when the Application is deleted (see
+    /// [`Self::deletion_hook_plan`]); never applied, compared or pruned by a sync.
+    pub on_delete: Vec<SyncTask>,
     /// Objects never applied: `Skip` hooks and Helm hooks without a sync equivalent.
     pub skipped: Vec<ObjectKey>,
 }
@@ -40,7 +41,7 @@ impl SyncPlan {
         let tasks = Vec::with_capacity(resources.len());
         let mut plan = Self {
             tasks,
-            post_delete: Vec::new(),
+            on_delete: Vec::new(),
             skipped: Vec::new(),
         };
         let mut errors = Vec::new();
@@ -83,8 +84,8 @@ impl SyncPlan {
                     &annotations,
                     operation_id,
                 );
-                if phase == SyncPhase::PostDelete {
-                    plan.post_delete.push(task);
+                if matches!(phase, SyncPhase::PreDelete | SyncPhase::PostDelete) {
+                    plan.on_delete.push(task);
                 } else {
                     plan.tasks.push(task);
                 }
@@ -94,7 +95,7 @@ impl SyncPlan {
             return Err(ValidationErrors(errors));
         }
         order_tasks(&mut plan.tasks);
-        order_tasks(&mut plan.post_delete);
+        order_tasks(&mut plan.on_delete);
         Ok(plan)
     }
 
@@ -141,13 +142,25 @@ impl SyncPlan {
             .collect()
     }
 
-    /// The plan of a deleted Application's PostDelete hooks alone: they run as the tasks of an
-    /// operation of their own once its resources are gone.
+    /// The deletion hooks of `phase` (PreDelete or PostDelete).
+    pub fn deletion_hooks(&self, phase: SyncPhase) -> impl Iterator<Item = &SyncTask> {
+        self.on_delete
+            .iter()
+            .filter(move |task| task.phase == phase)
+    }
+
+    /// The plan of a deleted Application's hooks of `phase` alone: they run as the tasks of an
+    /// operation of their own — PreDelete before its resources are deleted, PostDelete once
+    /// they are gone.
     #[must_use]
-    pub fn post_delete_plan(self) -> Self {
+    pub fn deletion_hook_plan(self, phase: SyncPhase) -> Self {
         Self {
-            tasks: self.post_delete,
-            post_delete: Vec::new(),
+            tasks: self
+                .on_delete
+                .into_iter()
+                .filter(|task| task.phase == phase)
+                .collect(),
+            on_delete: Vec::new(),
             skipped: Vec::new(),
         }
     }
@@ -382,7 +395,7 @@ mod tests {
     }
 
     #[test]
-    fn hooks_split_per_phase_skip_and_post_delete() {
+    fn hooks_split_per_phase_skip_and_deletion_hooks() {
         let generated = "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: check-\n  \
                          annotations:\n    argocd.argoproj.io/hook: PreSync,PostSync\n";
         let yaml = [
@@ -394,6 +407,7 @@ mod tests {
                 "cleanup",
                 &[("argocd.argoproj.io/hook", "PostDelete")],
             ),
+            object("Job", "backup", &[("argocd.argoproj.io/hook", "PreDelete")]),
         ]
         .concat();
         let plan = plan_of(&yaml);
@@ -418,10 +432,20 @@ mod tests {
         assert_eq!(plan_of(&yaml).tasks, plan.tasks, "names are deterministic");
         let skipped: Vec<_> = plan.skipped.iter().map(|k| k.name.as_str()).collect();
         assert_eq!(skipped, ["skipped", "helm-test"]);
-        assert_eq!(plan.post_delete.len(), 1);
-        let post_delete = plan.clone().post_delete_plan();
-        assert_eq!(post_delete.tasks, plan.post_delete);
-        assert!(post_delete.post_delete.is_empty() && post_delete.has_phase(SyncPhase::PostDelete));
+        assert_eq!(plan.on_delete.len(), 2, "never in a sync's tasks");
+        for (phase, name) in [
+            (SyncPhase::PreDelete, "backup"),
+            (SyncPhase::PostDelete, "cleanup"),
+        ] {
+            let hooks: Vec<_> = plan
+                .deletion_hooks(phase)
+                .map(|t| t.key.name.as_str())
+                .collect();
+            assert_eq!(hooks, [name]);
+            let alone = plan.clone().deletion_hook_plan(phase);
+            assert_eq!(alone.tasks.len(), 1);
+            assert!(alone.on_delete.is_empty() && alone.has_phase(phase));
+        }
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub fn plan_prune(
     let desired: BTreeSet<&ObjectKey> = plan
         .tasks
         .iter()
-        .chain(&plan.post_delete)
+        .chain(&plan.on_delete)
         .map(|t| &t.key)
         .collect();
     let skipped: BTreeSet<&ObjectKey> = plan.skipped.iter().collect();

@@ -2,8 +2,9 @@
 //! executor does next, from the plan, the live objects and the results recorded so far.
 //!
 //! Order of an operation: PreSync batches, prune (non-`PruneLast`, reverse wave order), Sync
-//! batches, `PruneLast` prunes (reverse wave order), PostSync batches, then PostDelete batches
-//! (which only the plan of a deleted Application's hooks has, see [`SyncPlan::post_delete_plan`]). A batch is one phase and
+//! batches, `PruneLast` prunes (reverse wave order), PostSync batches, then PreDelete or
+//! PostDelete batches (which only the plan of a deleted Application's hooks has, see
+//! [`SyncPlan::deletion_hook_plan`]). A batch is one phase and
 //! wave (its Namespaces and CRDs first, as a batch of their own) and completes when every hook in
 //! it finished and every other object is Healthy on its current generation — except the final
 //! batch, as in Argo CD's gitops-engine: once the last wave is applied and no hook is left, the
@@ -372,6 +373,7 @@ fn stages(plan: &SyncPlan, failing: bool) -> Vec<Stage<'_>> {
         .chain(of_phase(SyncPhase::Sync))
         .chain([Stage::Prune { last: true }])
         .chain(of_phase(SyncPhase::PostSync))
+        .chain(of_phase(SyncPhase::PreDelete))
         .chain(of_phase(SyncPhase::PostDelete))
         .collect()
 }

@@ -696,52 +696,65 @@ fn crd_is_established_before_its_custom_resources() {
 }
 
 #[test]
-fn post_delete_hooks_run_alone_with_their_delete_policies() {
-    let hook = |name: &str, wave: i32, policy: &str| {
-        let policy = if policy.is_empty() {
-            String::new()
-        } else {
-            format!("\n    argocd.argoproj.io/hook-delete-policy: {policy}")
+fn deletion_hooks_run_alone_with_their_delete_policies() {
+    for phase in [SyncPhase::PreDelete, SyncPhase::PostDelete] {
+        let hook = |name: &str, wave: i32, policy: &str| {
+            let policy = if policy.is_empty() {
+                String::new()
+            } else {
+                format!("\n    argocd.argoproj.io/hook-delete-policy: {policy}")
+            };
+            format!(
+                "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  annotations:\n    \
+                 argocd.argoproj.io/hook: {phase}\n    argocd.argoproj.io/sync-wave: \"{wave}\"{policy}\n"
+            )
         };
-        format!(
-            "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  annotations:\n    \
-             argocd.argoproj.io/hook: PostDelete\n    argocd.argoproj.io/sync-wave: \"{wave}\"{policy}\n"
-        )
-    };
-    let yaml = [
-        SHOP.to_owned(),
-        hook("cleanup", 0, ""),
-        hook("notify", 1, "HookFailed"),
-    ]
-    .concat();
-    let cases = [
-        (
-            None,
-            vec![
-                "apply PostDelete wave 0: Job shop/cleanup",
-                "finish hooks PostDelete wave 0: Job shop/cleanup succeeded, deleted",
-                "apply PostDelete wave 1: Job shop/notify",
-                "finish hooks PostDelete wave 1: Job shop/notify succeeded",
-                SUCCESS_MESSAGE,
-            ],
-        ),
-        (
-            Some("Job cleanup"),
-            vec![
-                "apply PostDelete wave 0: Job shop/cleanup",
-                "finish hooks PostDelete wave 0: Job shop/cleanup failed",
-                "failed: PostDelete wave 0: Job shop/cleanup hook failed: BackoffLimitExceeded",
-            ],
-        ),
-    ];
-    for (failing, expected) in cases {
-        let mut sim = Sim::new(&yaml);
-        sim.plan = plan(&yaml).post_delete_plan();
-        if let Some(failing) = failing {
-            sim.health
-                .insert(failing.into(), degraded("BackoffLimitExceeded"));
+        let yaml = [
+            SHOP.to_owned(),
+            hook("cleanup", 0, ""),
+            hook("notify", 1, "HookFailed"),
+        ]
+        .concat();
+        let cases = [
+            (
+                None,
+                vec![
+                    format!("apply {phase} wave 0: Job shop/cleanup"),
+                    format!("finish hooks {phase} wave 0: Job shop/cleanup succeeded, deleted"),
+                    format!("apply {phase} wave 1: Job shop/notify"),
+                    format!("finish hooks {phase} wave 1: Job shop/notify succeeded"),
+                    SUCCESS_MESSAGE.to_owned(),
+                ],
+            ),
+            (
+                Some("Job cleanup"),
+                vec![
+                    format!("apply {phase} wave 0: Job shop/cleanup"),
+                    format!("finish hooks {phase} wave 0: Job shop/cleanup failed"),
+                    format!(
+                        "failed: {phase} wave 0: Job shop/cleanup hook failed: BackoffLimitExceeded"
+                    ),
+                ],
+            ),
+        ];
+        for (failing, expected) in cases {
+            let mut sim = Sim::new(&yaml);
+            sim.plan = plan(&yaml).deletion_hook_plan(phase);
+            if let Some(failing) = failing {
+                sim.health
+                    .insert(failing.into(), degraded("BackoffLimitExceeded"));
+            }
+            assert_eq!(sim.run(), expected, "{phase} {failing:?}");
         }
-        assert_eq!(sim.run(), expected, "{failing:?}");
+        // A sync's plan never has them.
+        let synced = plan(&yaml);
+        assert!(
+            synced
+                .tasks
+                .iter()
+                .all(|t| !["cleanup", "notify"].contains(&t.key.name.as_str())),
+            "{phase}"
+        );
     }
 }
 

@@ -1,4 +1,5 @@
-//! Deleting an Application: its resources one wave at a time, then its PostDelete hooks, then its finalizer.
+//! Deleting an Application: its PreDelete hooks, its resources one wave at a time, then its
+//! PostDelete hooks, then its finalizer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,9 +18,10 @@ use super::start::{job, settings_of, store_new_operation};
 use super::status_writes::{publish, report};
 use crate::api::Application;
 use crate::api::application::{ApplicationConditionType, SyncStatus};
+use crate::api::sync_phase::SyncPhase;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::controller::application::deletion::{
-    DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_step, post_delete_id,
+    DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_hooks_id, deletion_step,
 };
 use crate::controller::application::instance::instance_name;
 use crate::controller::event_reason::EventReason;
@@ -34,9 +36,10 @@ use crate::sync::load_plan;
 /// How soon a deletion in progress is looked at again.
 pub(super) const DELETION_POLL: Duration = Duration::from_secs(1);
 
-/// Deletes the resources of a deleted Application one wave at a time (highest first), runs its
-/// PostDelete hooks, then removes its resources finalizer. A failed PostDelete operation is
-/// reported (condition `DeletionError`, Event) and the finalizer stays.
+/// Runs the PreDelete hooks of a deleted Application, deletes its resources one wave at a time
+/// (highest first), runs its PostDelete hooks, then removes its resources finalizer. A failed
+/// PreDelete or PostDelete operation is reported (condition `DeletionError`, Event) and the
+/// finalizer stays.
 pub(super) async fn delete_resources(
     run: &ControllerRun,
     app: &Application,
@@ -97,7 +100,7 @@ pub(super) async fn delete_resources(
 pub(super) enum Deletion {
     /// Come back with this action.
     Continue(Action),
-    /// It waits for someone (a confirmation, or a fix of failed PostDelete hooks): this says
+    /// It waits for someone (a confirmation, or a fix of failed deletion hooks): this says
     /// why, and the finalizer stays.
     Held(String),
     /// Everything is done: remove the finalizer of the Application as read now.
@@ -105,7 +108,7 @@ pub(super) enum Deletion {
 }
 
 /// One deletion step, decided from the Application as the API server has it now (not the
-/// watch cache, which may not show the PostDelete operation just recorded yet).
+/// watch cache, which may not show the hooks' operation just recorded yet).
 pub(super) async fn delete_step(
     run: &ControllerRun,
     app: &Application,
@@ -137,21 +140,28 @@ pub(super) async fn delete_step(
         .as_ref()
         .is_some_and(|deleted| approved_since(app.deletion_approved(), deleted.0));
     let instance = instance_name(&app);
-    let state = DeletionState {
+    let status = app.status.as_ref();
+    let mut state = DeletionState {
         name: &name,
         app: &instance,
         objects: &tracked,
         approved,
-        operation: app.status.as_ref().and_then(|s| s.operation_state.as_ref()),
-        has_post_delete_hooks: app
-            .status
-            .as_ref()
-            .is_some_and(|s| !s.post_delete_hooks.is_empty()),
+        operation: status.and_then(|s| s.operation_state.as_ref()),
+        has_pre_delete_hooks: status.is_some_and(|s| !s.pre_delete_hooks.is_empty()),
+        has_post_delete_hooks: status.is_some_and(|s| !s.post_delete_hooks.is_empty()),
     };
-    let step = deletion_step(&state);
+    let mut step = deletion_step(&state);
+    if step == DeletionStep::RunHooks(SyncPhase::PreDelete) {
+        match run_deletion_hooks(run, &app, Arc::clone(&cluster), SyncPhase::PreDelete).await? {
+            Some(deletion) => return Ok(deletion),
+            // The source has no PreDelete hooks (any more): delete as if status listed none.
+            None => state.has_pre_delete_hooks = false,
+        }
+        step = deletion_step(&state);
+    }
     let held = matches!(
         step,
-        DeletionStep::AwaitConfirmation(_) | DeletionStep::PostDeleteFailed(_)
+        DeletionStep::AwaitConfirmation(_) | DeletionStep::HooksFailed(_)
     );
     if !held && has_condition(&app, ApplicationConditionType::DeletionError) {
         report(ctx, &app, ApplicationConditionType::DeletionError, None).await?;
@@ -166,7 +176,7 @@ pub(super) async fn delete_step(
                 keys.join(", ")
             )))
         }
-        DeletionStep::PostDeleteFailed(message) => Ok(Deletion::Held(message)),
+        DeletionStep::HooksFailed(message) => Ok(Deletion::Held(message)),
         DeletionStep::Delete(keys) => {
             for key in keys {
                 cluster
@@ -180,7 +190,9 @@ pub(super) async fn delete_step(
             }
             Ok(Deletion::Continue(Action::requeue(DELETION_POLL)))
         }
-        DeletionStep::RunPostDelete => run_post_delete(run, &app, cluster).await,
+        DeletionStep::RunHooks(phase) => Ok(run_deletion_hooks(run, &app, cluster, phase)
+            .await?
+            .unwrap_or_else(|| Deletion::Finished(Box::new(app.clone())))),
     }
 }
 
@@ -191,18 +203,19 @@ pub(super) fn has_condition(app: &Application, type_: ApplicationConditionType) 
         .is_some_and(|status| status.conditions.iter().any(|c| c.type_ == type_))
 }
 
-/// Runs (or resumes) the PostDelete hooks of a deleted Application whose resources are gone, as
-/// an operation recorded in `status.operationState` under [`post_delete_id`], from the source
-/// at the revision it last synced; when the source has none there (any more), the deletion is
-/// finished.
-pub(super) async fn run_post_delete(
+/// Runs (or resumes) the `phase` hooks of a deleted Application — PreDelete before its
+/// resources are deleted, PostDelete once they are gone — as an operation recorded in
+/// `status.operationState` under [`deletion_hooks_id`], from the source at the revision it last
+/// synced; `None` when the source has none there (any more).
+pub(super) async fn run_deletion_hooks(
     run: &ControllerRun,
     app: &Application,
     cluster: Arc<KubeCluster>,
-) -> Result<Deletion, ApplicationError> {
+    phase: SyncPhase,
+) -> Result<Option<Deletion>, ApplicationError> {
     let ctx = &run.ctx;
     let name = app.name_any();
-    let id = post_delete_id(&name);
+    let id = deletion_hooks_id(&name, phase);
     let status = app.status.as_ref();
     let recorded = status
         .and_then(|s| s.operation_state.as_ref())
@@ -252,20 +265,23 @@ pub(super) async fn run_post_delete(
         app: name.clone(),
         error,
     })?;
-    if plan.post_delete.is_empty() {
-        return Ok(Deletion::Finished(Box::new(app.clone())));
+    let hooks: Vec<String> = plan
+        .deletion_hooks(phase)
+        .map(|t| t.key.to_string())
+        .collect();
+    if hooks.is_empty() {
+        return Ok(None);
     }
     // Not an entry of the Application's history: its deletion is not a deployment.
     let store = StatusStore::new(ctx.api(), &ctx.app_namespace, &name);
     if recorded.is_none() {
         store_new_operation(&store, &name, manifests.revision.as_deref(), &id).await?;
-        let hooks: Vec<String> = plan.post_delete.iter().map(|t| t.key.to_string()).collect();
-        let note = format!("running PostDelete hooks: {}", hooks.join(", "));
+        let note = format!("running {phase} hooks: {}", hooks.join(", "));
         publish(ctx, app, EventReason::SyncStarted, note).await;
     }
     let job = job(
         app,
-        (JobPlan::PostDelete, store),
+        (JobPlan::DeletionHooks(phase), store),
         cluster,
         &manifests,
         source,
@@ -274,7 +290,7 @@ pub(super) async fn run_post_delete(
     // The outcome is in status.operationState, which the next deletion step reads.
     continue_operation(run, app, job, None)
         .await
-        .map(Deletion::Continue)
+        .map(|action| Some(Deletion::Continue(action)))
 }
 
 /// Removes the resources finalizers, keeping any other.

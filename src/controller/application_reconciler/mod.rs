@@ -1,8 +1,8 @@
 //! The Application reconciler: observe (destination → source → plan → live objects) → compare →
 //! status → decide → sync, run by a kube-runtime `Controller` that watches the Applications of
-//! the namespace. Deleted Applications with a resources finalizer get their resources deleted
-//! (reverse wave order, `Delete=confirm` objects holding it until approved), then their
-//! PostDelete hooks run, before the finalizer goes. Every decision is made by the pure
+//! the namespace. Deleted Applications with a resources finalizer run their PreDelete hooks, get
+//! their resources deleted (reverse wave order, `Delete=confirm` objects holding it until
+//! approved), then their PostDelete hooks run, before the finalizer goes. Every decision is made by the pure
 //! [`super::application`] core; these files read and write, one per lifecycle step.
 //!
 //! What triggers a reconcile: a change of the Application or its AppProject, a change of any

@@ -18,6 +18,7 @@ use crate::sync::{
     SyncPlan, SyncTask, plan_prune, tracked,
 };
 
+use crate::api::sync_phase::SyncPhase;
 use crate::sync::FIELD_MANAGER;
 use crate::sync::diff::first_difference;
 
@@ -30,6 +31,8 @@ pub struct Comparison {
     pub health: HealthReport,
     /// One entry per desired object, then one per object requiring pruning.
     pub resources: Vec<ResourceStatus>,
+    /// The PreDelete hooks of the source (`Kind namespace/name`).
+    pub pre_delete_hooks: Vec<String>,
     /// The PostDelete hooks of the source (`Kind namespace/name`).
     pub post_delete_hooks: Vec<String>,
 }
@@ -118,8 +121,16 @@ pub fn compare(
         sync: SyncStatus::at(sync, revision),
         health: app_health(&health),
         resources,
-        post_delete_hooks: plan.post_delete.iter().map(|t| t.key.to_string()).collect(),
+        pre_delete_hooks: hook_names(plan, SyncPhase::PreDelete),
+        post_delete_hooks: hook_names(plan, SyncPhase::PostDelete),
     }
+}
+
+/// The deletion hooks of `phase` in `plan`, as status lists them.
+fn hook_names(plan: &SyncPlan, phase: SyncPhase) -> Vec<String> {
+    plan.deletion_hooks(phase)
+        .map(|t| t.key.to_string())
+        .collect()
 }
 
 fn app_health(health: &Health) -> HealthReport {
@@ -306,7 +317,18 @@ mod tests {
             .unwrap()
             .remove("annotations");
         wanted.as_object_mut().unwrap().remove("status");
-        let desired = plan(&[wanted, config_map("same", "1", json!({})), hook, cleanup]);
+        let backup = config_map(
+            "backup",
+            "1",
+            json!({"argocd.argoproj.io/hook": "PreDelete"}),
+        );
+        let desired = plan(&[
+            wanted,
+            config_map("same", "1", json!({})),
+            hook,
+            cleanup,
+            backup,
+        ]);
         let deployment_key = ObjectKey {
             group: "apps".into(),
             kind: "Deployment".into(),
@@ -332,6 +354,7 @@ mod tests {
             );
             assert_eq!(result.resources.len(), 2, "no hook");
             assert_eq!(result.post_delete_hooks, ["ConfigMap n/cleanup"]);
+            assert_eq!(result.pre_delete_hooks, ["ConfigMap n/backup"]);
             assert_eq!(result.sync.status, SyncStatusCode::Synced, "{ready}");
             assert_eq!(result.health.status, health);
             if !ready {

@@ -1,16 +1,20 @@
-//! Deleting a deleted Application's resources before its finalizer goes: the objects it tracks
-//! are deleted highest wave first, each wave only once the higher ones are gone (the reverse of
+//! Deleting a deleted Application's resources before its finalizer goes: first its PreDelete
+//! hooks (`status.preDeleteHooks`) run as an operation of their own, recorded in
+//! `status.operationState` under [`deletion_hooks_id`]; only once it Succeeded is anything
+//! deleted, and a failed one holds the deletion (reported) with every object in place. Then the
+//! objects it tracks are deleted highest wave first, each wave only once the higher ones are gone (the reverse of
 //! the sync order). Objects marked `argocd.argoproj.io/sync-options: Delete=false` are left in
 //! place, as in Argo CD; while any object is marked `Delete=confirm`, nothing is deleted until
 //! the deletion is approved (`argocd.argoproj.io/deletion-approved` at or after the deletion,
 //! `flotilla app confirm-prune`). Once the resources are gone, the PostDelete hooks its last
 //! comparison found (`status.postDeleteHooks`; with none, the finalizer goes at once and the
 //! source is not read) run as an operation of their own, recorded in `status.operationState`
-//! under [`post_delete_id`]: so a
-//! restarted controller resumes it (never creating a hook twice) and, once it ended, reads its
-//! outcome. The finalizer goes when it Succeeded; a failed (or timed-out) one keeps the
+//! under [`deletion_hooks_id`]: so a
+//! restarted controller resumes either operation (never creating a hook twice) and, once it
+//! ended, reads its outcome. The finalizer goes when it Succeeded; a failed (or timed-out) one keeps the
 //! Application, as Argo CD does, until the finalizer is removed by hand. Pure: one step per call.
 
+use crate::api::sync_phase::SyncPhase;
 use crate::manifest::ObjectKey;
 use crate::sync::is_managed_by;
 use crate::sync::{LiveObject, OperationPhase, OperationState, SyncAnnotations, SyncOptionKey};
@@ -35,11 +39,13 @@ pub enum DeletionStep {
     /// These `Delete=confirm` objects hold the deletion (nothing is deleted) until it is
     /// approved.
     AwaitConfirmation(Vec<ObjectKey>),
-    /// Nothing the Application manages remains: run its PostDelete hooks (resuming the
-    /// operation when it is recorded Running).
-    RunPostDelete,
-    /// The PostDelete operation ended without success: report it and keep the finalizer.
-    PostDeleteFailed(String),
+    /// Run the deletion hooks of this phase (resuming the operation when it is recorded
+    /// Running): PreDelete before anything is deleted, PostDelete once nothing the Application
+    /// manages remains.
+    RunHooks(SyncPhase),
+    /// The operation of the deletion hooks ended without success: report it and keep the
+    /// finalizer (and, for PreDelete hooks, every object).
+    HooksFailed(String),
     /// Nothing remains and no PostDelete hook is left to run (none, or they succeeded): remove
     /// the finalizer.
     Done,
@@ -58,35 +64,55 @@ pub struct DeletionState<'a> {
     pub approved: bool,
     /// The Application's `status.operationState`.
     pub operation: Option<&'a OperationState>,
+    /// Whether its source has PreDelete hooks (`status.preDeleteHooks`).
+    pub has_pre_delete_hooks: bool,
     /// Whether its source has PostDelete hooks (`status.postDeleteHooks`).
     pub has_post_delete_hooks: bool,
 }
 
-/// The operation id of the PostDelete hooks of Application `name` (fixed, so generated hook
-/// names are the same after a restart).
+/// The operation id of the PreDelete or PostDelete hooks of Application `name` (fixed, so
+/// generated hook names are the same after a restart): `NAME-pre-delete`, `NAME-post-delete`.
 #[must_use]
-pub fn post_delete_id(name: &str) -> String {
-    format!("{name}-post-delete")
+pub fn deletion_hooks_id(name: &str, phase: SyncPhase) -> String {
+    let suffix = if phase == SyncPhase::PreDelete {
+        "pre-delete"
+    } else {
+        "post-delete"
+    };
+    format!("{name}-{suffix}")
+}
+
+/// The step the recorded operation of `phase`'s hooks decides, when it is the one recorded:
+/// resume it while it runs, report it when it failed; `None` once it Succeeded.
+fn recorded_hooks(state: &DeletionState<'_>, phase: SyncPhase) -> Option<Option<DeletionStep>> {
+    let operation = state
+        .operation
+        .filter(|operation| operation.operation_id == deletion_hooks_id(state.name, phase))?;
+    Some(match operation.phase {
+        OperationPhase::Running | OperationPhase::Terminating => {
+            Some(DeletionStep::RunHooks(phase))
+        }
+        OperationPhase::Succeeded => None,
+        OperationPhase::Failed | OperationPhase::Error | OperationPhase::Terminated => {
+            Some(DeletionStep::HooksFailed(format!(
+                "{phase} hooks {:?}: {}",
+                operation.phase, operation.message
+            )))
+        }
+    })
 }
 
 /// The next step of the deletion.
 #[must_use]
 pub fn deletion_step(state: &DeletionState<'_>) -> DeletionStep {
-    let post_delete = state
-        .operation
-        .filter(|operation| operation.operation_id == post_delete_id(state.name));
-    if let Some(operation) = post_delete {
-        return match operation.phase {
-            OperationPhase::Running | OperationPhase::Terminating => DeletionStep::RunPostDelete,
-            OperationPhase::Succeeded => DeletionStep::Done,
-            OperationPhase::Failed | OperationPhase::Error | OperationPhase::Terminated => {
-                DeletionStep::PostDeleteFailed(format!(
-                    "PostDelete hooks {:?}: {}",
-                    operation.phase, operation.message
-                ))
-            }
-        };
+    if let Some(post_delete) = recorded_hooks(state, SyncPhase::PostDelete) {
+        return post_delete.unwrap_or(DeletionStep::Done);
     }
+    let pre_delete = recorded_hooks(state, SyncPhase::PreDelete);
+    if let Some(Some(step)) = pre_delete {
+        return step;
+    }
+    let pre_delete_done = pre_delete.is_some() || !state.has_pre_delete_hooks;
     let managed: Vec<(i32, bool, &LiveObject)> = state
         .objects
         .iter()
@@ -107,9 +133,12 @@ pub fn deletion_step(state: &DeletionState<'_>) -> DeletionStep {
     if !unconfirmed.is_empty() {
         return DeletionStep::AwaitConfirmation(unconfirmed);
     }
+    if !pre_delete_done {
+        return DeletionStep::RunHooks(SyncPhase::PreDelete);
+    }
     let Some(highest) = managed.iter().map(|(wave, _, _)| *wave).max() else {
         return if state.has_post_delete_hooks {
-            DeletionStep::RunPostDelete
+            DeletionStep::RunHooks(SyncPhase::PostDelete)
         } else {
             DeletionStep::Done
         };
@@ -151,6 +180,21 @@ mod tests {
         LiveObject::from_object(&value, &crate::health::HealthChecks::default()).unwrap()
     }
 
+    /// An operation record of `id` in `phase`.
+    fn operation(id: &str, phase: OperationPhase, message: &str) -> OperationState {
+        let (mut state, _) = crate::sync::begin(
+            None,
+            Some("abc"),
+            id,
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+            ),
+        );
+        state.phase = phase;
+        state.message = message.to_owned();
+        state
+    }
+
     fn names(step: &DeletionStep) -> Vec<&str> {
         match step {
             DeletionStep::Delete(keys) | DeletionStep::AwaitConfirmation(keys) => {
@@ -167,6 +211,7 @@ mod tests {
             objects,
             approved: false,
             operation: None,
+            has_pre_delete_hooks: false,
             has_post_delete_hooks: true,
         })
     }
@@ -188,7 +233,7 @@ mod tests {
         assert_eq!(names(&deletion_step("app", &deleting[..1])), ["early"]);
         assert_eq!(
             deletion_step("app", &objects[3..]),
-            DeletionStep::RunPostDelete
+            DeletionStep::RunHooks(SyncPhase::PostDelete)
         );
         let without_hooks = super::deletion_step(&DeletionState {
             name: "web",
@@ -196,6 +241,7 @@ mod tests {
             objects: &objects[3..],
             approved: false,
             operation: None,
+            has_pre_delete_hooks: false,
             has_post_delete_hooks: false,
         });
         assert_eq!(without_hooks, DeletionStep::Done, "the source is not read");
@@ -218,7 +264,7 @@ mod tests {
         assert_eq!(names(&deletion_step("app", &objects)), ["gone"]);
         assert_eq!(
             deletion_step("app", &objects[..1]),
-            DeletionStep::RunPostDelete
+            DeletionStep::RunHooks(SyncPhase::PostDelete)
         );
     }
 
@@ -235,6 +281,7 @@ mod tests {
                 objects: &objects,
                 approved,
                 operation: None,
+                has_pre_delete_hooks: false,
                 has_post_delete_hooks: false,
             })
         };
@@ -247,24 +294,11 @@ mod tests {
 
     #[test]
     fn the_recorded_post_delete_operation_decides_once_it_exists() {
-        let operation = |id: &str, phase: OperationPhase, message: &str| {
-            let (mut state, _) = crate::sync::begin(
-                None,
-                Some("abc"),
-                id,
-                k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-                    k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
-                ),
-            );
-            state.phase = phase;
-            state.message = message.to_owned();
-            state
-        };
         let remaining = [object("app", "left", 0, false)];
         let cases = [
             (
                 operation("web-post-delete", OperationPhase::Running, ""),
-                DeletionStep::RunPostDelete,
+                DeletionStep::RunHooks(SyncPhase::PostDelete),
             ),
             (
                 operation("web-post-delete", OperationPhase::Succeeded, "done"),
@@ -276,7 +310,7 @@ mod tests {
                     OperationPhase::Failed,
                     "PostDelete wave 0: Job n/cleanup hook failed: BackoffLimitExceeded",
                 ),
-                DeletionStep::PostDeleteFailed(
+                DeletionStep::HooksFailed(
                     "PostDelete hooks Failed: PostDelete wave 0: Job n/cleanup hook failed: BackoffLimitExceeded"
                         .to_owned(),
                 ),
@@ -294,9 +328,70 @@ mod tests {
                 objects: &remaining,
                 approved: false,
                 operation: Some(&stored),
+                has_pre_delete_hooks: false,
                 has_post_delete_hooks: true,
             });
             assert_eq!(step, expected, "{} {:?}", stored.operation_id, stored.phase);
         }
+    }
+
+    #[test]
+    fn pre_delete_hooks_run_first_and_hold_everything_until_they_succeed() {
+        let objects = [
+            object("app", "db", 0, false),
+            with_options("app", "ns", -1, false, "Delete=confirm"),
+        ];
+        let step = |stored: Option<&OperationState>, objects: &[LiveObject], approved| {
+            super::deletion_step(&DeletionState {
+                name: "web",
+                app: "app",
+                objects,
+                approved,
+                operation: stored,
+                has_pre_delete_hooks: true,
+                has_post_delete_hooks: true,
+            })
+        };
+        // A confirmation first, then the hooks, then the waves: nothing deleted meanwhile.
+        assert!(matches!(
+            step(None, &objects, false),
+            DeletionStep::AwaitConfirmation(_)
+        ));
+        let hooks = DeletionStep::RunHooks(SyncPhase::PreDelete);
+        assert_eq!(step(None, &objects, true), hooks);
+        // An interrupted sync's record is not the hooks' one.
+        let sync = operation("web-1700000000000", OperationPhase::Terminated, "");
+        assert_eq!(step(Some(&sync), &objects, true), hooks);
+        let running = operation("web-pre-delete", OperationPhase::Running, "");
+        assert_eq!(step(Some(&running), &objects, true), hooks, "resumed");
+        let failed = operation(
+            "web-pre-delete",
+            OperationPhase::Failed,
+            "PreDelete wave 0: Job n/backup hook failed: BackoffLimitExceeded",
+        );
+        assert_eq!(
+            step(Some(&failed), &objects, true),
+            DeletionStep::HooksFailed(
+                "PreDelete hooks Failed: PreDelete wave 0: Job n/backup hook failed: BackoffLimitExceeded"
+                    .to_owned()
+            ),
+            "the objects stay"
+        );
+        let succeeded = operation("web-pre-delete", OperationPhase::Succeeded, "");
+        assert_eq!(names(&step(Some(&succeeded), &objects, true)), ["db"]);
+        assert_eq!(
+            step(Some(&succeeded), &[], true),
+            DeletionStep::RunHooks(SyncPhase::PostDelete)
+        );
+        let post = operation("web-post-delete", OperationPhase::Succeeded, "");
+        assert_eq!(step(Some(&post), &[], true), DeletionStep::Done);
+        assert_eq!(
+            deletion_hooks_id("web", SyncPhase::PreDelete),
+            "web-pre-delete"
+        );
+        assert_eq!(
+            deletion_hooks_id("web", SyncPhase::PostDelete),
+            "web-post-delete"
+        );
     }
 }

@@ -40,6 +40,8 @@ pub fn status_patch(
             new.sync = Some(comparison.sync.clone());
             new.health = Some(comparison.health.clone());
             new.resources.clone_from(&comparison.resources);
+            new.pre_delete_hooks
+                .clone_from(&comparison.pre_delete_hooks);
             new.post_delete_hooks
                 .clone_from(&comparison.post_delete_hooks);
             new.conditions
@@ -74,6 +76,7 @@ pub fn status_patch(
         "sync": sync,
         "health": health,
         "resources": new.resources,
+        "preDeleteHooks": new.pre_delete_hooks,
         "postDeleteHooks": new.post_delete_hooks,
         "conditions": new.conditions,
         "reconciledAt": now,
@@ -194,6 +197,7 @@ mod tests {
                 message: String::new(),
             },
             resources: Vec::new(),
+            pre_delete_hooks: Vec::new(),
             post_delete_hooks: Vec::new(),
         }
     }

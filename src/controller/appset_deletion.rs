@@ -1,0 +1,202 @@
+//! A deleted ApplicationSet's Applications: with `strategy.deletionOrder: Reverse` they are
+//! deleted step by step in reverse RollingSync step order ([`reverse_deletion_step`] decides
+//! from the owned Applications listed now), the ApplicationSet held by its finalizer meanwhile;
+//! otherwise (and once the last step is gone) the finalizer goes and garbage collection takes
+//! what is left, as before. The finalizer is added while a live ApplicationSet asks for the
+//! reverse order ([`ensure_finalizer`]), as Argo CD's controller adds its own.
+
+use std::time::Duration;
+
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::{Api, Resource, ResourceExt};
+use serde_json::json;
+
+use super::appset::ownership::RESOURCES_FINALIZER;
+use super::appset_reconciler::{AppSetContext, ReconcileError, delete_named, observe};
+use super::event_reason::EventReason;
+use crate::api::{Application, ApplicationSet};
+use crate::rollout::RolloutConfig;
+use crate::rollout::reverse_deletion::{
+    DeletionGroup, OwnedApplication, ReverseDeletionStep, deletes_in_reverse, reverse_deletion_step,
+};
+
+/// Finalizers on an ApplicationSet that hold it until its Applications are deleted: Flotilla's,
+/// and Argo CD's (which Argo CD's ApplicationSets may carry), both removed by the controller.
+pub const APPSET_FINALIZERS: [&str; 2] = [
+    RESOURCES_FINALIZER,
+    "resources-finalizer.argocd.argoproj.io",
+];
+
+/// How soon a deletion in progress is looked at again when no Application changes meanwhile
+/// (each Application's change or disappearance reconciles the ApplicationSet at once).
+const DELETION_POLL: Duration = Duration::from_secs(5);
+
+/// Adds [`RESOURCES_FINALIZER`] to a live ApplicationSet that asks for the reverse deletion
+/// order and holds none of [`APPSET_FINALIZERS`].
+///
+/// # Errors
+/// The write failed (a conflict included: the next reconcile reads it again).
+pub async fn ensure_finalizer(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+) -> Result<(), ReconcileError> {
+    let held = appset
+        .finalizers()
+        .iter()
+        .any(|f| APPSET_FINALIZERS.contains(&f.as_str()));
+    if held || !deletes_in_reverse(appset.spec.strategy.as_ref()) {
+        return Ok(());
+    }
+    let mut finalizers = appset.finalizers().to_vec();
+    finalizers.push(RESOURCES_FINALIZER.to_owned());
+    // Without its resourceVersion: status writes move it often, and nobody else adds this one.
+    write_finalizers(ctx, appset, &finalizers, None).await
+}
+
+/// One step of a deleted ApplicationSet's deletion.
+///
+/// # Errors
+/// Listing or deleting its Applications, or removing its finalizer, failed.
+pub async fn delete_applications(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+) -> Result<Action, ReconcileError> {
+    let held = appset
+        .finalizers()
+        .iter()
+        .any(|f| APPSET_FINALIZERS.contains(&f.as_str()));
+    if !held {
+        // Garbage collection removes the owned Applications; regenerating them would race it.
+        return Ok(Action::await_change());
+    }
+    let Some(config) = reverse_order(ctx, appset).await else {
+        return release(ctx, appset).await;
+    };
+    let owned = observe(ctx, appset).await?;
+    let listed: Vec<OwnedApplication<'_>> = owned
+        .iter()
+        .map(|app| OwnedApplication {
+            name: app.metadata.name.as_deref().unwrap_or_default(),
+            labels: app.metadata.labels.as_ref().unwrap_or(&EMPTY),
+            deleting: app.metadata.deletion_timestamp.is_some(),
+        })
+        .collect();
+    let step = match reverse_deletion_step(&config, &listed) {
+        Ok(step) => step,
+        Err(error) => {
+            let note = format!(
+                "deletionOrder Reverse cannot order the Applications ({error}); deleting every Application at once"
+            );
+            warn(ctx, appset, note).await;
+            return release(ctx, appset).await;
+        }
+    };
+    match step {
+        ReverseDeletionStep::Done => release(ctx, appset).await,
+        ReverseDeletionStep::Wait { .. } => Ok(Action::requeue(DELETION_POLL)),
+        ReverseDeletionStep::Delete {
+            group,
+            applications,
+        } => {
+            let steps = config.steps.len();
+            let what = match group {
+                DeletionGroup::Step(number) => format!("step {number} of {steps}"),
+                DeletionGroup::Unselected => {
+                    format!("the Applications none of the {steps} steps selects")
+                }
+            };
+            let note = format!(
+                "deleting {what} in reverse order: {}",
+                applications.join(", ")
+            );
+            tracing::info!(appset = %appset.name_any(), "{note}");
+            ctx.events
+                .publish(
+                    &appset.object_ref(&()),
+                    EventReason::DeletionStepStarted,
+                    note,
+                )
+                .await;
+            let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+            delete_named(&api, &applications).await?;
+            Ok(Action::requeue(DELETION_POLL))
+        }
+    }
+}
+
+/// No labels.
+static EMPTY: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+
+/// The steps a reverse-order deletion of `appset` follows, `None` when its Applications go all
+/// at once (the default, or a strategy that cannot be followed any more: said by a Warning).
+async fn reverse_order(ctx: &AppSetContext, appset: &ApplicationSet) -> Option<RolloutConfig> {
+    let strategy = appset.spec.strategy.as_ref()?;
+    if !deletes_in_reverse(Some(strategy)) {
+        return None;
+    }
+    match RolloutConfig::from_strategy(strategy) {
+        Ok(config) => Some(config),
+        Err(error) => {
+            let note = format!(
+                "deletionOrder Reverse cannot be followed ({error}); deleting every Application at once"
+            );
+            warn(ctx, appset, note).await;
+            None
+        }
+    }
+}
+
+/// A Warning Event on `appset`, and the log line.
+async fn warn(ctx: &AppSetContext, appset: &ApplicationSet, note: String) {
+    tracing::warn!(appset = %appset.name_any(), "{note}");
+    ctx.events
+        .publish(&appset.object_ref(&()), EventReason::DeletionError, note)
+        .await;
+}
+
+/// Removes [`APPSET_FINALIZERS`] from a deleted ApplicationSet: the API server then deletes it,
+/// and garbage collection whatever Applications are left.
+async fn release(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<Action, ReconcileError> {
+    let kept: Vec<String> = appset
+        .finalizers()
+        .iter()
+        .filter(|f| !APPSET_FINALIZERS.contains(&f.as_str()))
+        .cloned()
+        .collect();
+    write_finalizers(ctx, appset, &kept, appset.resource_version()).await?;
+    tracing::info!(appset = %appset.name_any(), "Applications deleted; finalizer removed");
+    Ok(Action::await_change())
+}
+
+/// Writes `finalizers` on `appset` (guarded by `resource_version` when given: the write fails
+/// on a change since); an ApplicationSet already gone is fine.
+async fn write_finalizers(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    finalizers: &[String],
+    resource_version: Option<String>,
+) -> Result<(), ReconcileError> {
+    let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let patch = match resource_version {
+        Some(version) => {
+            json!({"metadata": {"resourceVersion": version, "finalizers": finalizers}})
+        }
+        None => json!({"metadata": {"finalizers": finalizers}}),
+    };
+    match api
+        .patch(
+            &appset.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(ReconcileError::Finalizer {
+            appset: appset.name_any(),
+            error: error.into(),
+        }),
+    }
+}
