@@ -1,8 +1,10 @@
 //! RollingSync, the pure core: validating a strategy into steps, the step function that moves
-//! each generated Application through Waiting → Pending → Progressing → Healthy, the offline
+//! each generated Application through Waiting → Pending → Progressing → Healthy (a step's bake,
+//! approval and analysis kept in its record), the offline
 //! state file, and explaining a decision. No Kubernetes client and no clock live here; the
 //! controller observes, calls [`step`], and writes what it returns.
 
+pub mod analysis;
 mod approval;
 mod bake;
 pub mod conditions;
