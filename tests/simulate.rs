@@ -1107,6 +1107,19 @@ fn analysis_outcomes_play_on_the_virtual_clock() {
     )
     .unwrap_err();
     assert_eq!(format!("{error:#}"), "--analysis: step 2 has no analysis");
+    // An analysis that cannot be followed is refused by name before anything runs.
+    let both = format!("{analysis}            http: {{url: http://127.0.0.1:1/}}\n");
+    let error = simulate_from_args(
+        &parse(&three_tier_with(dir.path(), &both, "", "", &[])),
+        &|_| {},
+    )
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").ends_with(
+            "ApplicationSet platform-stack: spec.strategy.rollingSync: step 1: analysis: set exactly one of job and http"
+        ),
+        "{error:#}"
+    );
 }
 
 /// `--degrade` during step 1's bake with `onFailure: rollback`: the step fails, the degraded
