@@ -71,6 +71,7 @@ fn input() -> RolloutInput {
             },
             sync_blocked_by: None,
             previous_revisions: Vec::new(),
+            destination_namespace: String::new(),
         });
         prior.push(ApplicationSetApplicationStatus {
             application: name,
@@ -102,6 +103,8 @@ fn input() -> RolloutInput {
         prior_step_status: Vec::new(),
         promote: None,
         prior_rollback: None,
+        application_set: String::new(),
+        analysis: Vec::new(),
     }
 }
 

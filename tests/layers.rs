@@ -11,7 +11,15 @@ use std::path::{Path, PathBuf};
 /// modules of layers below its own.
 const CORE_LAYERS: &[&[&str]] = &[
     // Text and formats: no knowledge of Kubernetes objects beyond their keys.
-    &["duration", "hex", "html", "manifest", "table", "yaml"],
+    &[
+        "duration",
+        "hex",
+        "html",
+        "manifest",
+        "stable_hash",
+        "table",
+        "yaml",
+    ],
     // Judgements of single objects and Argo CD's declarative Secrets.
     &["health", "secrets"],
     // The CRD types and the records stored in them.
@@ -31,8 +39,19 @@ const CORE_LAYERS: &[&[&str]] = &[
 const FLOTILLA_LAYERS: &[&[&str]] = &[
     // The pure core (crate flotilla-core), re-exported.
     &[
-        "api", "duration", "health", "hex", "html", "manifest", "notify", "project", "rollout",
-        "secrets", "table", "yaml",
+        "api",
+        "duration",
+        "health",
+        "hex",
+        "html",
+        "manifest",
+        "notify",
+        "project",
+        "rollout",
+        "secrets",
+        "stable_hash",
+        "table",
+        "yaml",
     ],
     // Text and formats: the HTTP server.
     &["httpd"],

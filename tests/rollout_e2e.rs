@@ -2115,3 +2115,295 @@ async fn a_failed_step_rolls_back_with_the_completed_steps_and_the_next_commit_r
     );
     controller.stop();
 }
+
+// ---------------------------------------------------------------------------------------------
+// 6e. analysis (issue 33)
+
+/// A Job analysis spec whose pod runs as `pods` say in the node simulator.
+fn analysis_job(pods: Pods) -> Value {
+    json!({"job": {"spec": {
+        "backoffLimit": 0,
+        "template": {
+            "metadata": {"annotations": pods.annotations()},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "smoke", "image": "example.com/smoke:1"}]
+            }
+        }
+    }}})
+}
+
+/// The three tiers with `analysis` on step 1 (the database) and `onFailure: rollback`.
+fn analysed_three_tier(ns: &TestNamespace, repo: &Repo, analysis: &Value) -> ApplicationSet {
+    let mut appset = three_tier(ns, repo, false, None);
+    let rolling = appset
+        .spec
+        .strategy
+        .as_mut()
+        .and_then(|strategy| strategy.rolling_sync.as_mut())
+        .expect("a RollingSync strategy");
+    rolling.steps[0].analysis =
+        Some(serde_json::from_value(analysis.clone()).expect("an analysis"));
+    rolling.on_failure = Some(OnFailure::Rollback);
+    appset
+}
+
+/// The analysis Jobs of step 1 in the test namespace, by name.
+async fn analysis_jobs(ns: &TestNamespace) -> Vec<Job> {
+    ns.api::<Job>()
+        .list(
+            &ListParams::default()
+                .labels("flotilla.dev/application-set=platform-stack,flotilla.dev/rollout-step=1"),
+        )
+        .await
+        .expect("lists the analysis Jobs")
+        .items
+}
+
+/// Whether the Job has the condition `type_` True.
+fn job_condition(job: &Job, type_: &str) -> bool {
+    job.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == type_ && c.status == "True"))
+}
+
+/// A Job analysis on the database: under v1 its Job takes 10 s and succeeds; the controller,
+/// SIGKILLed while it runs, is restarted and waits for the same Job (one Job, created once; the
+/// analysis' start unchanged), and the backend syncs only after it passed. Under v2 the Job
+/// fails: step 2 never opens, the database goes back to v1's objects (on the live cluster), the
+/// ApplicationSet shows `RolloutRolledBack`, and v3 (with a passing Job again) rolls out
+/// normally.
+#[tokio::test]
+async fn an_analysis_job_gates_step_two_fails_into_a_rollback_and_resumes_once_after_a_kill() {
+    let (ns, repo) = setup("rollout-analysis-job").await;
+    tier_components(&repo, "v1", Pods::default());
+    let v1 = repo.commit("v1");
+    let passing = analysis_job(Pods::ready_after("10s"));
+    let (controller, appsets, _recording) = start_rollout(
+        &ns,
+        "analysis-1",
+        &analysed_three_tier(&ns, &repo, &passing),
+    )
+    .await;
+    let analysing = wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "step 1 analysing",
+        ROLLOUT_TIMEOUT,
+        |s| progressing(s).is_some_and(|(_, reason, _)| reason == "StepAnalysing"),
+    )
+    .await;
+    let started = step_one(&analysing)
+        .and_then(|record| record.analysis.clone())
+        .expect("the analysis is in status");
+    assert!(
+        started
+            .job
+            .starts_with(&format!("{}/platform-stack-analysis-1-", ns.name)),
+        "{started:?}"
+    );
+    let explain = flotilla(&ns, &["rollout", "explain", "platform-stack"]);
+    assert!(
+        explain.contains("Step 1: Analysing (maxUpdate 100%: 0/1 in flight, analysis Job)"),
+        "{explain}"
+    );
+    // SIGKILL during the analysis (Drop kills), then a new controller.
+    drop(controller);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        histories(&ns).await[TIERS[1]].is_empty(),
+        "the backend waits"
+    );
+    let controller = Controller::start(&ns, "analysis-2");
+    wait_complete(&appsets, "platform-stack", &TIERS, &v1).await;
+    let status = stored_status(&appsets).await;
+    let passed = step_one(&status)
+        .and_then(|record| record.analysis.clone())
+        .expect("the analysis is kept");
+    assert_eq!(
+        passed.started_at, started.started_at,
+        "the same analysis resumed"
+    );
+    assert_eq!(passed.job, started.job);
+    let passed_at = passed.passed_at.as_ref().expect("passed").0.as_second();
+    let jobs = analysis_jobs(&ns).await;
+    assert_eq!(jobs.len(), 1, "one analysis Job: {jobs:#?}");
+    assert!(job_condition(&jobs[0], "Complete"), "{:?}", jobs[0].status);
+    let created = jobs[0]
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .expect("created")
+        .0
+        .as_second();
+    assert!(
+        created <= started.started_at.0.as_second() + 2,
+        "created by the first controller, not again: {created} vs {started:?}"
+    );
+    let histories_v1 = histories(&ns).await;
+    let backend = first_sync(&histories_v1, TIERS[1], &v1);
+    assert!(
+        backend.0 >= passed_at,
+        "the backend synced after the analysis passed: {backend:?} {passed_at}"
+    );
+
+    // v2: the analysis Job fails.
+    let failing = analysis_job(Pods {
+        fail: true,
+        ready_after: None,
+    });
+    apply(&appsets, &analysed_three_tier(&ns, &repo, &failing)).await;
+    tier_components(&repo, "v2", Pods::default());
+    let v2 = repo.commit("v2");
+    let status = wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "step 1 rolled back after its analysis failed",
+        ROLLOUT_TIMEOUT,
+        |s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == ConditionType::RolloutRolledBack && c.reason == "RolledBack")
+        },
+    )
+    .await;
+    let condition = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::RolloutRolledBack)
+        .expect("RolloutRolledBack");
+    assert!(
+        condition
+            .message
+            .starts_with("step 1 of 3 failed (analysis Job ")
+            && condition.message.contains(&format!(
+                "platform-database (step 1) back on {} from {}",
+                &v1[..7],
+                &v2[..7]
+            )),
+        "{}",
+        condition.message
+    );
+    let configs: Api<k8s_openapi::api::core::v1::ConfigMap> = ns.api();
+    let database = configs.get("database-config").await.expect("reads it");
+    assert_eq!(
+        database
+            .data
+            .unwrap_or_default()
+            .get("version")
+            .map(String::as_str),
+        Some("v1"),
+        "the database's live objects are v1's again"
+    );
+    let synced = histories(&ns).await;
+    let revisions =
+        |app: &str| -> Vec<String> { synced[app].iter().map(|h| h.revision.clone()).collect() };
+    assert_eq!(revisions(TIERS[0]), [v1.clone(), v2.clone(), v1.clone()]);
+    assert_eq!(revisions(TIERS[1]), [v1.as_str()], "step 2 held");
+    let jobs = analysis_jobs(&ns).await;
+    assert_eq!(jobs.len(), 2, "one Job per revision: {jobs:#?}");
+    assert!(jobs.iter().any(|job| job_condition(job, "Failed")));
+
+    // v3, with a passing analysis again, rolls out normally.
+    apply(
+        &appsets,
+        &analysed_three_tier(&ns, &repo, &analysis_job(Pods::default())),
+    )
+    .await;
+    tier_components(&repo, "v3", Pods::default());
+    let v3 = repo.commit("v3");
+    wait_complete(&appsets, "platform-stack", &TIERS, &v3).await;
+    let status = stored_status(&appsets).await;
+    assert!(
+        status.rollout_rollback.is_none(),
+        "{:?}",
+        status.rollout_rollback
+    );
+    assert_eq!(analysis_jobs(&ns).await.len(), 3);
+    controller.stop();
+}
+
+/// A loopback HTTP server answering `GET /ready`: 500 to the first request, then 200 with
+/// `{"status": {"phase": "Ready"}}`; counts the requests.
+async fn readiness_server() -> (std::net::SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds a loopback port");
+    let address = listener.local_addr().expect("an address");
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&count);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let (status, body) = if n == 0 {
+                (
+                    "500 Internal Server Error",
+                    r#"{"status": {"phase": "Starting"}}"#,
+                )
+            } else {
+                ("200 OK", r#"{"status": {"phase": "Ready"}}"#)
+            };
+            let answer = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+            let _ = stream.shutdown().await;
+        }
+    });
+    (address, count)
+}
+
+/// An HTTP analysis on the database against a loopback server that answers 500 first: the
+/// failed attempt is counted, the retry 2 s later passes on the JSON field, and only then does
+/// the backend sync.
+#[tokio::test]
+async fn an_http_analysis_passes_on_a_retry_and_then_opens_step_two() {
+    let (ns, repo) = setup("rollout-analysis-http").await;
+    tier_components(&repo, "v1", Pods::default());
+    let v1 = repo.commit("v1");
+    let (address, requests) = readiness_server().await;
+    let http = json!({"http": {
+        "url": format!("http://{address}/ready"),
+        "jsonPath": "status.phase",
+        "value": "Ready",
+        "interval": "2s",
+        "failureLimit": 3
+    }});
+    let (controller, appsets, _recording) = start_rollout(
+        &ns,
+        "analysis-http",
+        &analysed_three_tier(&ns, &repo, &http),
+    )
+    .await;
+    wait_complete(&appsets, "platform-stack", &TIERS, &v1).await;
+    let status = stored_status(&appsets).await;
+    let analysis = step_one(&status)
+        .and_then(|record| record.analysis.clone())
+        .expect("the analysis is in status");
+    assert_eq!(analysis.failures, 1, "{analysis:?}");
+    assert!(
+        analysis
+            .message
+            .contains(r#"passed: HTTP 200, status.phase is "Ready""#),
+        "{analysis:?}"
+    );
+    assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let passed_at = analysis.passed_at.as_ref().expect("passed").0.as_second();
+    let retried = passed_at - analysis.started_at.0.as_second();
+    assert!(retried >= 2, "the retry waited the interval: {analysis:?}");
+    let backend = first_sync(&histories(&ns).await, TIERS[1], &v1);
+    assert!(backend.0 >= passed_at, "{backend:?} {passed_at}");
+    controller.stop();
+}

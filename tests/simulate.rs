@@ -10,6 +10,7 @@ use std::process::Command;
 use clap::Parser;
 use flotilla::cli::simulate::{SimulateArgs, simulate_from_args, table, write_timeline};
 use flotilla::cli::{Cli, Command as Subcommand};
+use flotilla::simulate::driver::WaitKind;
 use flotilla::simulate::report::{Ending, Report};
 
 fn root() -> PathBuf {
@@ -905,4 +906,265 @@ fn a_bake_on_step_one_delays_step_two_by_the_bake_time() {
     let svg = std::fs::read_to_string(&path).expect("reads the timeline");
     roxmltree::Document::parse(&svg).expect("well-formed SVG");
     assert_eq!(svg.matches(r#"class="bake""#).count(), 1, "{svg}");
+}
+
+/// The three-tier stack's ApplicationSet with `step1` and `step2` added to its first two steps
+/// and `rolling` to `rollingSync`, written to `dir`; the arguments to simulate it with `extra`.
+fn three_tier_with(
+    dir: &std::path::Path,
+    step1: &str,
+    step2: &str,
+    rolling: &str,
+    extra: &[&str],
+) -> Vec<String> {
+    let text = std::fs::read_to_string(example("three-tier-stack.yaml")).expect("the example");
+    let step = |n: &str| format!("              values: [\"{n}\"]\n          maxUpdate: 100%\n");
+    let (first, second) = (step("1"), step("2"));
+    assert!(
+        text.contains(&first) && text.contains(&second),
+        "the example's steps"
+    );
+    let text = text
+        .replacen(&first, &format!("{first}{step1}"), 1)
+        .replacen(&second, &format!("{second}{step2}"), 1)
+        .replacen(
+            "    rollingSync:\n",
+            &format!("    rollingSync:\n{rolling}"),
+            1,
+        );
+    let file = dir.join("scripted.yaml");
+    std::fs::write(&file, text).expect("writes the ApplicationSet");
+    let mut args = three_tier(extra);
+    args[0] = file.display().to_string();
+    args
+}
+
+const DATABASES: [&str; 2] = ["platform-database-eu-west", "platform-database-us-east"];
+
+fn app_named<'a>(report: &'a Report, name: &str) -> &'a flotilla::simulate::report::AppReport {
+    report
+        .applications
+        .iter()
+        .find(|a| a.name == name)
+        .unwrap_or_else(|| panic!("{name}:\n{}", table(report)))
+}
+
+fn databases_done(report: &Report) -> f64 {
+    DATABASES
+        .iter()
+        .filter_map(|name| app_named(report, name).done())
+        .fold(0.0, f64::max)
+}
+
+/// A manual step 2: without `--approve` the simulation stops there (the backends never sync,
+/// the wait for approval is reported to the end); with `--approve 2@30m` the backends start at
+/// 30 minutes, and the report and timeline show the wait.
+#[test]
+fn approve_lets_a_manual_step_start_at_its_virtual_time() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let manual = "          approval: manual\n";
+    let waiting = simulate(&three_tier_with(dir.path(), "", manual, "", &[]));
+    let text = table(&waiting);
+    assert_eq!(waiting.ending, Ending::Stuck, "{text}");
+    assert!(
+        app_named(&waiting, "platform-backend-eu-west")
+            .start
+            .is_none(),
+        "{text}"
+    );
+    let [wait] = waiting.step_waits.as_slice() else {
+        panic!("one wait:\n{text}")
+    };
+    assert_eq!((wait.step, wait.kind), (2, WaitKind::Approval));
+    assert!(
+        wait.reason.starts_with("waits for approval since "),
+        "{}",
+        wait.reason
+    );
+
+    let approved = simulate(&three_tier_with(
+        dir.path(),
+        "",
+        manual,
+        "",
+        &["--approve", "2@30m"],
+    ));
+    let text = table(&approved);
+    assert_eq!(approved.ending, Ending::Complete, "{text}");
+    let backend = app_named(&approved, "platform-backend-eu-west")
+        .start
+        .expect("the backend started");
+    assert!(
+        (1800.0..1802.0).contains(&backend),
+        "backend at {backend}:\n{text}"
+    );
+    let [wait] = approved.step_waits.as_slice() else {
+        panic!("one wait:\n{text}")
+    };
+    assert_eq!(wait.kind, WaitKind::Approval);
+    assert!((1800.0..1802.0).contains(&wait.end), "{text}");
+    assert!(text.contains("\nApprovals:\n  step 2 "), "{text}");
+    let path = dir.path().join("approved.svg");
+    write_timeline(&path, &approved).expect("writes the timeline");
+    let svg = std::fs::read_to_string(&path).expect("reads the timeline");
+    roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    assert_eq!(svg.matches(r#"class="approval-wait""#).count(), 1);
+
+    // An --approve of a step without approval: manual is refused by name.
+    let error = simulate_from_args(
+        &parse(&three_tier_with(
+            dir.path(),
+            "",
+            manual,
+            "",
+            &["--approve", "1@1m"],
+        )),
+        &|_| {},
+    )
+    .unwrap_err();
+    assert_eq!(
+        format!("{error:#}"),
+        "--approve: step 1 has no approval: manual"
+    );
+}
+
+/// A Job analysis on step 1: `after:10m` holds the backends 10 minutes after the databases are
+/// Healthy; `fail` fails step 1 (onFailure pause: the backends never sync); the report and
+/// timeline show the analysis.
+#[test]
+fn analysis_outcomes_play_on_the_virtual_clock() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let analysis = "          analysis:\n            job:\n              spec:\n                template:\n                  spec:\n                    restartPolicy: Never\n                    containers: [{name: smoke, image: example.com/smoke:1}]\n";
+    let passing = simulate(&three_tier_with(dir.path(), analysis, "", "", &[]));
+    assert_eq!(passing.ending, Ending::Complete, "{}", table(&passing));
+
+    let slow = simulate(&three_tier_with(
+        dir.path(),
+        analysis,
+        "",
+        "",
+        &["--analysis", "1=after:10m"],
+    ));
+    let text = table(&slow);
+    assert_eq!(slow.ending, Ending::Complete, "{text}");
+    let done = databases_done(&slow);
+    let backend = app_named(&slow, "platform-backend-eu-west")
+        .start
+        .expect("the backend started");
+    let [wait] = slow.step_waits.as_slice() else {
+        panic!("one wait:\n{text}")
+    };
+    assert_eq!((wait.step, wait.kind), (1, WaitKind::Analysis));
+    // Times in status are whole seconds: the analysis starts in the second the databases are
+    // seen Healthy.
+    assert!(
+        (599.0..602.0).contains(&(wait.end - wait.start)) && wait.start >= done - 1.0,
+        "analysed from {} to {}, databases done at {done}:\n{text}",
+        wait.start,
+        wait.end
+    );
+    assert!(
+        backend >= wait.end && backend >= done + 598.0,
+        "backend at {backend}:\n{text}"
+    );
+    assert!(text.contains("\nAnalyses:\n  step 1 "), "{text}");
+    let path = dir.path().join("analysis.html");
+    write_timeline(&path, &slow).expect("writes the timeline");
+    let html = std::fs::read_to_string(&path).expect("reads the timeline");
+    assert_eq!(html.matches(r#"class="analysis""#).count(), 1);
+
+    let failing = simulate(&three_tier_with(
+        dir.path(),
+        analysis,
+        "",
+        "",
+        &["--analysis", "1=fail"],
+    ));
+    let text = table(&failing);
+    assert_eq!(failing.ending, Ending::Failed, "{text}");
+    assert!(
+        app_named(&failing, "platform-backend-eu-west")
+            .start
+            .is_none(),
+        "{text}"
+    );
+    let condition = failing.condition.as_ref().expect("the rollout's condition");
+    assert!(
+        condition.contains("failed: analysis Job platform-eu-west/platform-stack-analysis-1-")
+            && condition.contains("failed (--analysis)"),
+        "{condition}"
+    );
+
+    let error = simulate_from_args(
+        &parse(&three_tier_with(
+            dir.path(),
+            analysis,
+            "",
+            "",
+            &["--analysis", "2=pass"],
+        )),
+        &|_| {},
+    )
+    .unwrap_err();
+    assert_eq!(format!("{error:#}"), "--analysis: step 2 has no analysis");
+    // An analysis that cannot be followed is refused by name before anything runs.
+    let both = format!("{analysis}            http: {{url: http://127.0.0.1:1/}}\n");
+    let error = simulate_from_args(
+        &parse(&three_tier_with(dir.path(), &both, "", "", &[])),
+        &|_| {},
+    )
+    .unwrap_err();
+    assert!(
+        format!("{error:#}").ends_with(
+            "ApplicationSet platform-stack: spec.strategy.rollingSync: step 1: analysis: set exactly one of job and http"
+        ),
+        "{error:#}"
+    );
+}
+
+/// `--degrade` during step 1's bake with `onFailure: rollback`: the step fails, the degraded
+/// database is synced back (a rollback bar after its sync), the rollout ends RolledBack with
+/// the backends never synced, and the timeline shows the bake and the rollback.
+#[test]
+fn degrade_fails_a_baking_step_and_the_rollback_plays() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let args = three_tier_with(
+        dir.path(),
+        "          bakeTime: 1h\n",
+        "",
+        "      onFailure: rollback\n",
+        &["--degrade", "platform-database-eu-west@30m"],
+    );
+    let report = simulate(&args);
+    let text = table(&report);
+    assert_eq!(report.ending, Ending::RolledBack, "{text}");
+    let database = app_named(&report, "platform-database-eu-west");
+    let (start, end) = database.rollback.expect("the database was rolled back");
+    assert!((1800.0..1802.0).contains(&start), "{text}");
+    assert!(end > start, "{text}");
+    assert!(
+        app_named(&report, "platform-backend-eu-west")
+            .start
+            .is_none(),
+        "{text}"
+    );
+    let kinds: Vec<WaitKind> = report.step_waits.iter().map(|w| w.kind).collect();
+    assert_eq!(kinds, [WaitKind::Bake, WaitKind::Rollback], "{text}");
+    assert!(text.contains("\nRollbacks:\n  step 1 "), "{text}");
+    let path = dir.path().join("rollback.svg");
+    write_timeline(&path, &report).expect("writes the timeline");
+    let svg = std::fs::read_to_string(&path).expect("reads the timeline");
+    roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    assert_eq!(
+        svg.matches(r#"class="rollback""#).count(),
+        2,
+        "both databases rolled back"
+    );
+    assert_eq!(svg.matches(r#"class="rollback-wait""#).count(), 1);
+    let error =
+        simulate_from_args(&parse(&three_tier(&["--degrade", "nobody@1m"])), &|_| {}).unwrap_err();
+    assert!(
+        format!("{error:#}").starts_with("--degrade nobody@1m0s: no Application \"nobody\""),
+        "{error:#}"
+    );
 }

@@ -31,7 +31,7 @@ use flotilla::cluster::kube_cluster::KubeCluster;
 use flotilla::simulate::clock::VirtualClock;
 use flotilla::simulate::driver::{Driven, drive};
 use flotilla::simulate::report::{self, Report};
-use flotilla::simulate::{ClusterBehavior, SimApp, SimCluster};
+use flotilla::simulate::{ClusterBehavior, Scenario, SimApp, SimCluster};
 use flotilla::sync::execute::ExecuteSettings;
 
 const REPO_URL: &str = "https://git.example.com/acme/platform-manifests.git";
@@ -124,7 +124,15 @@ fn simulated(namespace: &str, repo: &Path) -> (Driven, Report) {
                     let clock = VirtualClock::start(Timestamp::now());
                     let cluster = SimCluster::new(clock, ClusterBehavior::default().into());
                     let clusters = BTreeMap::from([(destination, cluster)]);
-                    let driven = drive(&apps, &strategy, &clusters, clock, &|_| {}).await;
+                    let driven = drive(
+                        &apps,
+                        &strategy,
+                        &clusters,
+                        clock,
+                        ("", &Scenario::default()),
+                        &|_| {},
+                    )
+                    .await;
                     let report = report::build(&driven, &clock, "RollingSync");
                     (driven, report)
                 })
@@ -139,7 +147,15 @@ async fn real(namespace: &support::TestNamespace, repo: &Path) -> (Driven, Repor
     let (apps, strategy, destination) = three_tier(&namespace.name, repo);
     let clusters = BTreeMap::from([(destination, KubeCluster::new(namespace.client.clone()))]);
     let clock = VirtualClock::start(Timestamp::now());
-    let driven = drive(&apps, &strategy, &clusters, clock, &|_| {}).await;
+    let driven = drive(
+        &apps,
+        &strategy,
+        &clusters,
+        clock,
+        ("", &Scenario::default()),
+        &|_| {},
+    )
+    .await;
     let report = report::build(&driven, &clock, "RollingSync");
     (driven, report)
 }

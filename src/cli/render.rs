@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::api::application_set::StrategyType;
 use crate::api::document::parse_application_set;
 use crate::api::{Application, ApplicationSet};
 use crate::cli::command_repos::command_repos;
@@ -16,6 +17,7 @@ use crate::project::Projects;
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{Sources, render_application_set};
 use crate::repo::cache::RepoCache;
+use crate::rollout::RolloutConfig;
 use crate::table::Table;
 
 /// The ApplicationSet and the sources its generators read, shared by the subcommands that
@@ -69,6 +71,20 @@ impl AppSetArgs {
         let text =
             std::fs::read_to_string(&self.appset).with_context(|| format!("cannot read {file}"))?;
         let appset = parse_application_set(&file, &text)?;
+        if let Some(strategy) = appset
+            .spec
+            .strategy
+            .as_ref()
+            .filter(|s| s.type_ == StrategyType::RollingSync)
+        {
+            // The controller would only say InvalidRolloutConfig; a command says it at once.
+            RolloutConfig::from_strategy(strategy).map_err(|error| {
+                anyhow::anyhow!(
+                    "{file}: ApplicationSet {}: spec.strategy.rollingSync: {error}",
+                    appset.metadata.name.as_deref().unwrap_or_default()
+                )
+            })?;
+        }
         let inventory = match &self.clusters {
             Some(path) => {
                 let name = path.display().to_string();

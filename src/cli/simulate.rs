@@ -26,6 +26,7 @@ use crate::simulate::driver::WaitKind;
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
 use crate::simulate::report::{Ending, Report, format_seconds};
+use crate::simulate::scenario::{AnalysisFlag, ApproveFlag, DegradeFlag, Scenario};
 use crate::simulate::status_line::{status_line, summary_line};
 use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
 use crate::source::{SourceOptions, generate};
@@ -42,6 +43,17 @@ pub struct SimulateArgs {
     /// Make an Application (APP) or an object in one (APP/KIND/NAME) fail (repeatable).
     #[arg(long = "fail", value_name = "SELECTOR")]
     pub fail: Vec<FailSelector>,
+    /// The outcome of a step's analysis: pass, fail, or pass after running that long
+    /// (2=after:5m; repeatable; default pass).
+    #[arg(long = "analysis", value_name = "STEP=pass|fail|after:DURATION")]
+    pub analysis: Vec<AnalysisFlag>,
+    /// Approve a step with approval: manual that long after the start (2@30m; repeatable).
+    #[arg(long = "approve", value_name = "STEP@DURATION")]
+    pub approve: Vec<ApproveFlag>,
+    /// Make a synced Application Degraded that long after the start (backend-eu@12m;
+    /// repeatable): its step fails, and onFailure applies.
+    #[arg(long = "degrade", value_name = "APP@DURATION")]
+    pub degrade: Vec<DegradeFlag>,
     /// Virtual seconds per real second (60: a minute per second).
     #[arg(long, default_value_t = 60.0, conflicts_with = "instant")]
     pub speed: f64,
@@ -126,6 +138,12 @@ pub fn simulate_from_args(
         },
         speed: (!args.instant).then_some(args.speed),
         start: args.start.unwrap_or_else(Timestamp::now),
+        application_set: rendered.appset.metadata.name.clone().unwrap_or_default(),
+        scenario: Scenario {
+            analysis: args.analysis.clone(),
+            approvals: args.approve.clone(),
+            degrades: args.degrade.clone(),
+        },
     };
     Ok(simulate(&simulation, progress)?)
 }
@@ -411,6 +429,9 @@ fn report_text(report: &Report, wide: bool) -> String {
     for (kind, heading) in [
         (WaitKind::Window, "Sync windows"),
         (WaitKind::Bake, "Bakes"),
+        (WaitKind::Approval, "Approvals"),
+        (WaitKind::Analysis, "Analyses"),
+        (WaitKind::Rollback, "Rollbacks"),
     ] {
         let waits: Vec<_> = report
             .step_waits

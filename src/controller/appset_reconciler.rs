@@ -23,6 +23,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::watch;
 
+use super::analysis;
 use super::appset::diff::{KeptFields, Plan, ignored_fields, plan};
 use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
@@ -54,6 +55,7 @@ use crate::cluster::watched_projects::{ProjectsWatchError, WatchedProjects};
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{RenderError, Sources, render_application_set};
 use crate::repo::cache::RepoCache;
+use crate::rollout::analysis::probes;
 use crate::rollout::{RolloutDecision, RolloutInput, step};
 use crate::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::sync::IgnoreError;
@@ -367,6 +369,12 @@ async fn reconcile_now(
                 appset: name.clone(),
                 error,
             })?;
+        analysis::create_jobs(&ctx.client, &name, &pass.decision.analysis_jobs)
+            .await
+            .map_err(|error| ReconcileError::Rollout {
+                appset: name.clone(),
+                error: RolloutError::AnalysisJob(Box::new(error)),
+            })?;
     }
     clear_refresh(&ctx, &appset).await?;
     if pass
@@ -493,7 +501,7 @@ async fn observed_rollout(
         .iter()
         .map(ResourceExt::name_any)
         .collect();
-    Some(Ok(rollout_input(&Observation {
+    let mut input = rollout_input(&Observation {
         now: Timestamp::now(),
         strategy,
         desired: &planned.desired,
@@ -502,7 +510,9 @@ async fn observed_rollout(
         resolved: &resolved,
         prior: appset,
         projects: &projects,
-    })))
+    });
+    input.analysis = analysis::observe(&ctx.client, &probes(&input)).await;
+    Some(Ok(input))
 }
 
 /// The rollout input the controller would use for `appset` now, read from the cluster without

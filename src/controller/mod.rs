@@ -15,6 +15,7 @@ pub use flotilla_core::controller::{
     application, application_namespaces, appset, event_budget, event_reason, leader, shard,
 };
 
+pub mod analysis;
 pub mod application_controllers;
 pub mod application_reconciler;
 pub mod appset_deletion;
@@ -35,6 +36,7 @@ pub mod rollout;
 pub mod running_syncs;
 pub mod status_store;
 pub mod sync_job;
+pub mod url_request;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -38,6 +38,8 @@ pub enum RolloutError {
     ResolveTask(#[source] tokio::task::JoinError),
     #[error("reading the projects' sync windows: {0}")]
     Projects(#[from] crate::cluster::watched_projects::ProjectsWatchError),
+    #[error(transparent)]
+    AnalysisJob(Box<super::analysis::CreateJobError>),
     #[error("requesting a sync of Application {application}: {error}")]
     Trigger {
         application: String,

@@ -4,15 +4,10 @@
 
 use std::time::Duration;
 
-use http_body_util::Full;
+use hyper::Method;
 use hyper::body::Bytes;
-use hyper::rt::{Read, Write};
-use hyper::{Request, Uri};
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
-use tokio::net::TcpStream;
 
-use crate::controller::plugin_tls::PluginTls;
+use crate::controller::url_request::{RequestError, send};
 
 /// How long one attempt may take.
 pub const POST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -43,64 +38,21 @@ pub async fn post_json(
     headers: &[(String, String)],
     body: &serde_json::Value,
 ) -> Result<(), PostError> {
-    tokio::time::timeout(POST_TIMEOUT, attempt(url, headers, body))
-        .await
-        .map_err(|_| PostError::Timeout)?
-}
-
-async fn attempt(
-    url: &str,
-    headers: &[(String, String)],
-    body: &serde_json::Value,
-) -> Result<(), PostError> {
-    let unreachable = |e: &dyn std::fmt::Display| PostError::Unreachable(e.to_string());
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| PostError::Unusable(format!("invalid URL: {e}")))?;
-    let https = match uri.scheme_str() {
-        Some("http") => false,
-        Some("https") => true,
-        _ => return Err(PostError::Unusable("only http:// and https:// URLs".into())),
-    };
-    let host = uri
-        .host()
-        .ok_or_else(|| PostError::Unusable("the URL has no host".into()))?;
-    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-    let mut request = Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
-        .header(hyper::header::HOST, format!("{host}:{port}"))
-        .header(hyper::header::CONTENT_TYPE, "application/json");
-    for (name, value) in headers {
-        request = request.header(name.as_str(), value.as_str());
-    }
-    let request = request
-        .body(Full::new(Bytes::from(body.to_string())))
-        .map_err(|e| PostError::Unusable(format!("a header: {e}")))?;
-    let stream = TcpStream::connect((host, port))
-        .await
-        .map_err(|e| unreachable(&e))?;
-    if !https {
-        return exchange(TokioIo::new(stream), request).await;
-    }
-    let tls = PluginTls::system().map_err(PostError::Unusable)?;
-    let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']'))
-        .map_err(|e| PostError::Unusable(format!("host name for TLS: {e}")))?
-        .to_owned();
-    let stream = tls
-        .connector()
-        .connect(name, stream)
-        .await
-        .map_err(|e| unreachable(&e))?;
-    exchange(TokioIo::new(stream), request).await
-}
-
-/// Sends `request` over `io`; `Ok` on a 2xx answer.
-async fn exchange<IO>(io: IO, request: Request<Full<Bytes>>) -> Result<(), PostError>
-where
-    IO: Read + Write + Unpin + Send + 'static,
-{
-    let (status, bytes) = crate::httpd::client::exchange(io, request)
-        .await
-        .map_err(|e| PostError::Unreachable(e.to_string()))?;
+    let mut all = vec![("content-type", "application/json")];
+    all.extend(headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+    let (status, bytes) = send(
+        Method::POST,
+        url,
+        &all,
+        Bytes::from(body.to_string()),
+        POST_TIMEOUT,
+    )
+    .await
+    .map_err(|error| match error {
+        RequestError::Unusable(message) => PostError::Unusable(message),
+        RequestError::Unreachable(message) => PostError::Unreachable(message),
+        RequestError::Timeout(_) => PostError::Timeout,
+    })?;
     if status.is_success() {
         return Ok(());
     }

@@ -5,7 +5,12 @@
 //! and the next pass runs — until nothing is in flight and nothing new is triggered. Before each
 //! pass every Application's sync windows are evaluated at the virtual time (as the controller
 //! does); a step held by a window is passed again when the window opens, a baking step when its
-//! bake ends (`bakeTime`), as the controller requeues. With `AllAtOnce` every
+//! bake ends (`bakeTime`), as the controller requeues. The [`Scenario`] stands in for the world
+//! around the controller: each pass gets the analysis observations and the `flotilla.dev/promote`
+//! annotation it scripts, and an Application it degrades is observed Degraded from then on (until
+//! a rollback syncs it back: the simulator knows one revision, so an Application's earlier one
+//! is [`PREVIOUS`], and a rollback sync re-applies its objects, timed as a sync). With
+//! `AllAtOnce` every
 //! Application syncs at the start unless a window blocks its automated sync; then it syncs when
 //! the window opens ([`all_at_once_pass`]). The loop decides nothing itself.
 
@@ -37,7 +42,13 @@ use super::all_at_once::all_at_once_pass;
 use super::app::SimApp;
 use super::clock::VirtualClock;
 use super::observe::observe;
+use super::scenario::Scenario;
 use super::store::NeverResumedStore;
+use crate::rollout::analysis::probes;
+
+/// The revision a simulated Application ran before this rollout: where `onFailure: rollback`
+/// takes it.
+pub const PREVIOUS: &str = "previous";
 
 /// Something the live view may show: at a virtual time, about an Application, and where the
 /// whole rollout stands.
@@ -112,6 +123,8 @@ pub struct AppRun {
     pub healthy_at: Option<Duration>,
     /// What the rollout last saw of it.
     pub observed: ApplicationState,
+    /// Its rollback sync (`onFailure: rollback`): when it was requested and when it ended.
+    pub rollback: Option<(Duration, Option<Duration>)>,
 }
 
 /// What a step waited for.
@@ -121,6 +134,12 @@ pub enum WaitKind {
     Window,
     /// Its bake to end (`bakeTime`): every Application Healthy, staying so.
     Bake,
+    /// Someone's approval (`approval: manual`, `--approve`).
+    Approval,
+    /// Its analysis to pass (`analysis`, `--analysis`).
+    Analysis,
+    /// Its rollback to end (`onFailure: rollback`).
+    Rollback,
 }
 
 /// A stretch of virtual time during which a step waited for a sync window or baked.
@@ -153,12 +172,14 @@ pub struct Driven {
 
 /// Runs the rollout of `apps` to its end. `clusters` holds one cluster per destination: embedded
 /// ones for a simulation (with `clock` on tokio's paused time), or real ones (`clock` then runs
-/// in real time) to observe the same loop on a real control plane.
+/// in real time) to observe the same loop on a real control plane. `application_set` names the
+/// analysis Jobs; `scenario` scripts what happens around the controller.
 pub async fn drive<C: ClusterApi>(
     apps: &[SimApp],
     strategy: &RolloutStrategy,
     clusters: &BTreeMap<String, C>,
     clock: VirtualClock,
+    (application_set, scenario): (&str, &Scenario),
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Driven {
     let mut runs: Vec<AppRun> = apps
@@ -177,8 +198,14 @@ pub async fn drive<C: ClusterApi>(
                 target_revisions: app.revision.iter().cloned().collect(),
                 status: ObservedStatus::default(),
                 sync_blocked_by: None,
-                previous_revisions: Vec::new(),
+                previous_revisions: vec![PREVIOUS.to_owned()],
+                destination_namespace: app
+                    .settings
+                    .destination_namespace
+                    .clone()
+                    .unwrap_or_default(),
             },
+            rollback: None,
         })
         .collect();
     let index: BTreeMap<&str, usize> = apps
@@ -197,6 +224,8 @@ pub async fn drive<C: ClusterApi>(
         FuturesUnordered::new();
     let mut last_activity = Duration::ZERO;
     let mut step_waits: Vec<StepWait> = Vec::new();
+    // The steps whose `--approve` the controller consumed (it removes the annotation).
+    let mut approved: Vec<usize> = Vec::new();
     loop {
         let wake_at;
         let triggered: Vec<usize> = if rolling {
@@ -204,23 +233,46 @@ pub async fn drive<C: ClusterApi>(
                 run.observed.sync_blocked_by =
                     AppWindows::of(&app.sync_windows).block(SyncKind::Automated, clock.now());
             }
+            for run in &mut runs {
+                degrade(run, scenario, clock.elapsed());
+            }
             let prior = decision.take().unwrap_or_default();
-            let input = RolloutInput {
+            let mut input = RolloutInput {
                 now: clock.now(),
                 strategy: strategy.clone(),
                 applications: runs.iter().map(|run| run.observed.clone()).collect(),
                 prior_application_status: prior.application_status,
                 prior_step_status: prior.step_status,
-                promote: None,
+                promote: scenario
+                    .approval(clock.elapsed(), &approved)
+                    .map(|a| a.step.to_string()),
                 prior_rollback: prior.rollback,
+                application_set: application_set.to_owned(),
+                analysis: Vec::new(),
             };
+            input.analysis = scenario.observe(&probes(&input), &input.prior_step_status, input.now);
             let next = crate::rollout::step(&input);
+            approved.extend(next.approved);
+            let rollback_running = next
+                .rollback
+                .as_ref()
+                .is_some_and(|r| r.completed_at.is_none());
             let held = next
                 .step_reports
                 .iter()
                 .find_map(|report| match report.state {
                     StepState::WindowClosed => Some((report, WaitKind::Window)),
                     StepState::Baking => Some((report, WaitKind::Bake)),
+                    StepState::WaitingForApproval => Some((report, WaitKind::Approval)),
+                    StepState::Analysing => Some((report, WaitKind::Analysis)),
+                    StepState::RolledBack
+                        if rollback_running
+                            && next.rollback.as_ref().is_some_and(|r| {
+                                usize::try_from(r.failed_step).is_ok_and(|s| s == report.step)
+                            }) =>
+                    {
+                        Some((report, WaitKind::Rollback))
+                    }
                     _ => None,
                 });
             note_wait(
@@ -232,11 +284,61 @@ pub async fn drive<C: ClusterApi>(
                 step: Standing::step_of(&next),
                 ..standing.get()
             });
+            let scripted = match held {
+                Some((report, WaitKind::Approval)) => scenario
+                    .next_approval(report.step, clock.elapsed())
+                    .map(|at| clock.at(at)),
+                Some((report, WaitKind::Analysis)) => next
+                    .step_status
+                    .iter()
+                    .find(|r| usize::try_from(r.step).is_ok_and(|s| s == report.step))
+                    .and_then(|r| r.analysis.as_ref())
+                    .map(|a| scenario.verdict_at(report.step, a.started_at.0)),
+                _ => None,
+            };
             wake_at = match held {
                 Some((_, WaitKind::Bake)) => next.wake_at,
                 Some((_, WaitKind::Window)) => input.next_window_opening(),
-                None => None,
-            };
+                Some((_, WaitKind::Analysis)) => {
+                    [next.wake_at, scripted].into_iter().flatten().min()
+                }
+                Some((_, WaitKind::Approval)) => scripted,
+                Some((_, WaitKind::Rollback)) | None => None,
+            }
+            .into_iter()
+            .chain(
+                scenario
+                    .next_degrade(clock.elapsed())
+                    .map(|at| clock.at(at)),
+            )
+            .min();
+            for request in &next.rollback_syncs {
+                let Some(&i) = index.get(request.application.as_str()) else {
+                    continue;
+                };
+                if runs[i].rollback.is_some() {
+                    continue;
+                }
+                runs[i].rollback = Some((clock.elapsed(), None));
+                runs[i].observed.status.operation_state = Some(RolloutOperation {
+                    phase: OperationPhase::Running,
+                    started_at: clock.now(),
+                    message: String::new(),
+                    revisions: request.revisions.clone(),
+                });
+                progress(&Progress {
+                    at: clock.elapsed(),
+                    app: &apps[i].name,
+                    text: format!("rollback to {} triggered", request.revisions.join(",")),
+                    standing: standing.get(),
+                });
+                if let Some(cluster) = clusters.get(&apps[i].destination) {
+                    in_flight.push(Box::pin(
+                        sync_one(i, &apps[i], cluster, clock, |_, _, _| {})
+                            .map(|(i, operation)| (i, Ended::RolledBack(operation))),
+                    ));
+                }
+            }
             let triggered = next
                 .sync_triggered
                 .iter()
@@ -335,6 +437,31 @@ pub async fn drive<C: ClusterApi>(
             let checks = &apps[i].settings.health;
             let operation = match ended {
                 Ended::Synced(operation) => operation,
+                Ended::RolledBack(operation) => {
+                    last_activity = clock.elapsed();
+                    let revisions = runs[i]
+                        .observed
+                        .status
+                        .operation_state
+                        .as_ref()
+                        .map(|op| op.revisions.clone())
+                        .unwrap_or_default();
+                    let mut status = observe(cluster, &operation, checks).await;
+                    if let Some(op) = status.operation_state.as_mut() {
+                        op.revisions = revisions;
+                    }
+                    runs[i].observed.status = status;
+                    runs[i].rollback = runs[i]
+                        .rollback
+                        .map(|(start, _)| (start, Some(clock.elapsed())));
+                    progress(&Progress {
+                        at: clock.elapsed(),
+                        app: &apps[i].name,
+                        text: format!("rollback {:?}", operation.phase),
+                        standing: standing.get(),
+                    });
+                    continue;
+                }
                 Ended::Observed(status) => {
                     last_activity = clock.elapsed();
                     runs[i].healthy_at =
@@ -401,6 +528,8 @@ pub async fn drive<C: ClusterApi>(
 enum Ended {
     /// A sync, as the executor left it.
     Synced(OperationState),
+    /// A rollback sync (`onFailure: rollback`), as the executor left it.
+    RolledBack(OperationState),
     /// The health of a synced Application changed (see [`settle`]).
     Observed(ObservedStatus),
     /// It did not change within [`SETTLE_LIMIT`].
@@ -459,6 +588,21 @@ fn settle<'a, C: ClusterApi>(
             }
         }
     }
+}
+
+/// Observes `run` Degraded if the scenario degrades it by `elapsed`, once it synced and unless
+/// it was rolled back since.
+fn degrade(run: &mut AppRun, scenario: &Scenario, elapsed: Duration) {
+    let Some(since) = scenario.degraded(&run.name, elapsed) else {
+        return;
+    };
+    if run.operation.is_none() || run.rollback.is_some() {
+        return;
+    }
+    let status = &mut run.observed.status;
+    status.health = HealthStatus::Degraded;
+    status.health_message = format!("degraded at {} (--degrade)", format_duration(since));
+    run.healthy_at = None;
 }
 
 /// Whether the wait in progress began more than the windows' search horizon ago: the windows

@@ -14,6 +14,7 @@ pub mod faults;
 pub mod observe;
 pub mod progress;
 pub mod report;
+pub mod scenario;
 pub mod status_line;
 pub mod store;
 pub mod timeline;
@@ -30,6 +31,7 @@ pub use app::{AppPlan, PlanBuilder, SimApp};
 pub use cluster::{ClusterBehavior, SimCluster};
 pub use driver::{Progress, Standing};
 pub use report::Report;
+pub use scenario::Scenario;
 
 use clock::VirtualClock;
 
@@ -45,6 +47,11 @@ pub struct Simulation {
     pub speed: Option<f64>,
     /// The virtual clock's start (sync windows are evaluated on it).
     pub start: Timestamp,
+    /// The ApplicationSet's name (it names analysis Jobs).
+    pub application_set: String,
+    /// Analysis outcomes, approvals and degraded Applications (`--analysis`, `--approve`,
+    /// `--degrade`).
+    pub scenario: Scenario,
 }
 
 /// Why a simulation could not start.
@@ -75,6 +82,27 @@ pub enum SimulateError {
         selector: String,
         /// What is wrong.
         reason: String,
+    },
+    /// A `--degrade` names no generated Application.
+    #[error("--degrade {flag}: no Application {app:?}; the ApplicationSet generates: {known}")]
+    UnknownDegraded {
+        /// The flag.
+        flag: String,
+        /// The Application it names.
+        app: String,
+        /// The generated names.
+        known: String,
+    },
+    /// An `--analysis` or `--approve` names a step that has no `analysis` or no
+    /// `approval: manual`.
+    #[error("{flag}: step {step} {problem}")]
+    UnscriptableStep {
+        /// The flag as given.
+        flag: &'static str,
+        /// The step, 1-based.
+        step: usize,
+        /// What the step lacks.
+        problem: &'static str,
     },
     /// The runtime could not be built.
     #[error("cannot start the simulation runtime: {0}")]
@@ -137,8 +165,54 @@ pub fn validate(simulation: &Simulation) -> Result<(), SimulateError> {
             });
         }
     }
+    validate_scenario(simulation, &by_name)?;
     for (app, plan) in simulation.apps.iter().zip(plans) {
         app.plan.keep(plan);
+    }
+    Ok(())
+}
+
+/// Checks every `--degrade` names a generated Application, every `--analysis` a step with an
+/// `analysis` and every `--approve` a step with `approval: manual`.
+fn validate_scenario(
+    simulation: &Simulation,
+    by_name: &BTreeMap<&str, usize>,
+) -> Result<(), SimulateError> {
+    let scenario = &simulation.scenario;
+    if let Some(flag) = scenario
+        .degrades
+        .iter()
+        .find(|d| !by_name.contains_key(d.app.as_str()))
+    {
+        return Err(SimulateError::UnknownDegraded {
+            flag: flag.to_string(),
+            app: flag.app.clone(),
+            known: by_name.keys().copied().collect::<Vec<_>>().join(", "),
+        });
+    }
+    let steps = simulation
+        .strategy
+        .rolling_sync
+        .as_ref()
+        .map_or(&[][..], |rolling| &rolling.steps);
+    let step = |n: usize| steps.get(n.wrapping_sub(1));
+    for flag in &scenario.analysis {
+        if step(flag.step).is_none_or(|s| s.analysis.is_none()) {
+            return Err(SimulateError::UnscriptableStep {
+                flag: "--analysis",
+                step: flag.step,
+                problem: "has no analysis",
+            });
+        }
+    }
+    for flag in &scenario.approvals {
+        if step(flag.step).is_none_or(|s| s.approval.is_none()) {
+            return Err(SimulateError::UnscriptableStep {
+                flag: "--approve",
+                step: flag.step,
+                problem: "has no approval: manual",
+            });
+        }
     }
     Ok(())
 }
@@ -173,7 +247,14 @@ async fn run(simulation: &Simulation, progress: &(dyn Fn(&Progress) + Sync)) -> 
         })
         .collect();
     let strategy = &simulation.strategy;
-    let drive = driver::drive(&simulation.apps, strategy, &clusters, clock, progress);
+    let drive = driver::drive(
+        &simulation.apps,
+        strategy,
+        &clusters,
+        clock,
+        (&simulation.application_set, &simulation.scenario),
+        progress,
+    );
     let driven = match simulation.speed {
         Some(speed) => {
             tokio::select! {

@@ -29,8 +29,11 @@ pub enum Ending {
     Complete,
     /// A sync failed; what depends on it never started.
     Failed,
-    /// Nothing failed, but some Applications were never synced (paused, held, unselected).
+    /// Nothing failed, but some Applications were never synced (paused, held, unselected, a
+    /// step waiting for an approval nobody gave).
     Stuck,
+    /// A step failed and was rolled back (`onFailure: rollback`).
+    RolledBack,
     /// Work is left (a live rollout drawn by the web view, never a simulation).
     InProgress,
 }
@@ -101,6 +104,9 @@ pub struct AppReport {
     pub message: String,
     /// Its phases and waves, in execution order.
     pub segments: Vec<Segment>,
+    /// Its rollback sync (`onFailure: rollback`): when requested and when it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<(f64, f64)>,
 }
 
 /// A stretch of one sync: one phase and wave.
@@ -197,6 +203,9 @@ pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
                 segments: operation
                     .map(|op| segments(&op.resources, seconds(&op.finished_at), &offset))
                     .unwrap_or_default(),
+                rollback: run
+                    .rollback
+                    .map(|(start, end)| (secs(start), secs(end.unwrap_or(driven.ended_at)))),
             }
         })
         .collect();
@@ -214,9 +223,22 @@ pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
         })
         .map(|run| run.name.as_str())
         .collect();
-    let ending = if applications.iter().any(|a| {
-        a.start.is_some() && (a.result != "Succeeded" || degraded.contains(a.name.as_str()))
-    }) {
+    let failed_step = driven.decision.as_ref().is_some_and(|d| {
+        d.step_reports
+            .iter()
+            .any(|r| r.state == crate::rollout::StepState::Failed)
+    });
+    let ending = if driven
+        .decision
+        .as_ref()
+        .is_some_and(|d| d.rollback.is_some())
+    {
+        Ending::RolledBack
+    } else if failed_step
+        || applications.iter().any(|a| {
+            a.start.is_some() && (a.result != "Succeeded" || degraded.contains(a.name.as_str()))
+        })
+    {
         Ending::Failed
     } else if applications.iter().all(|a| a.result == "Succeeded") {
         Ending::Complete

@@ -30,6 +30,12 @@ const WINDOW: &str = "#f5c26b";
 const WINDOW_EDGE: &str = "#b7791f";
 const BAKE: &str = "#9fd8a8";
 const BAKE_EDGE: &str = "#2f7d3c";
+const APPROVAL: &str = "#c3b5f0";
+const APPROVAL_EDGE: &str = "#5a3fb0";
+const ANALYSIS: &str = "#9cc9f0";
+const ANALYSIS_EDGE: &str = "#1f5f9e";
+const ROLLBACK: &str = "#f0a3a3";
+const ROLLBACK_EDGE: &str = "#a12b2b";
 
 /// The chart as a standalone SVG document.
 #[must_use]
@@ -119,14 +125,18 @@ fn chart(report: &Report, heading: &str, rows: &[Row<'_>]) -> String {
     out
 }
 
-/// A translucent band over every row for each stretch a step waited for a sync window (amber)
-/// or baked (green), with the rollout's text as its tooltip and label.
+/// A translucent band over every row for each stretch a step waited for a sync window (amber),
+/// baked (green), waited for approval (violet), was analysed (blue) or rolled back (red), with
+/// the rollout's text as its tooltip and label.
 fn window_shading(out: &mut String, report: &Report, height: f64, x: &dyn Fn(f64) -> f64) {
     for wait in &report.step_waits {
         let (x0, x1) = (x(wait.start), x(wait.end));
         let (class, fill, edge) = match wait.kind {
             WaitKind::Window => ("window-wait", WINDOW, WINDOW_EDGE),
             WaitKind::Bake => ("bake", BAKE, BAKE_EDGE),
+            WaitKind::Approval => ("approval-wait", APPROVAL, APPROVAL_EDGE),
+            WaitKind::Analysis => ("analysis", ANALYSIS, ANALYSIS_EDGE),
+            WaitKind::Rollback => ("rollback-wait", ROLLBACK, ROLLBACK_EDGE),
         };
         let text = format!(
             "step {} {} ({} to {})",
@@ -435,6 +445,21 @@ fn app_row(out: &mut String, report: &Report, app: &AppReport, y: f64, x: &dyn F
                 escape(&segment.label)
             );
         }
+    }
+    if let Some((start, end)) = app.rollback {
+        let (x0, x1) = (x(start), x(end));
+        let _ = write!(
+            out,
+            r#"<rect class="rollback" x="{x0:.1}" y="{:.1}" width="{:.1}" height="{BAR}" fill="{ROLLBACK}" stroke="{ROLLBACK_EDGE}"><title>{}</title></rect>"#,
+            y + (ROW - BAR) / 2.0,
+            (x1 - x0).max(MIN_BAR),
+            escape(&format!(
+                "{} rolled back: {} to {}",
+                app.name,
+                format_seconds(start),
+                format_seconds(end)
+            ))
+        );
     }
     out.push_str("</g>");
 }

@@ -66,6 +66,7 @@ pub fn live_report(
                     .as_ref()
                     .map(|op| op.message.clone())
                     .unwrap_or_default(),
+                rollback: None,
                 segments: operation
                     .map(|op| segments(&op.resources, running_until, &offset))
                     .unwrap_or_default(),

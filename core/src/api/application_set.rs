@@ -231,6 +231,59 @@ pub struct RollingSyncStep {
     /// (`flotilla rollout promote APPSET --step N`, or the annotation [`PROMOTE_ANNOTATION`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
+    /// Flotilla extension: a check that must pass before the next step opens, run once every
+    /// Application of the step is Healthy on its target revisions (and the bake, if any, is
+    /// over); a failed analysis fails the step (`onFailure` applies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<StepAnalysis>,
+}
+
+/// The analysis of a RollingSync step (Flotilla extension): exactly one of `job` and `http`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepAnalysis {
+    /// A Job run on the control plane's cluster: the analysis passes when it succeeds and fails
+    /// when it fails. Its name is derived from the ApplicationSet, the step and the target
+    /// revisions, so it runs once per rollout of the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobAnalysis>,
+    /// An HTTP GET that must answer 2xx (and, with `jsonPath`, carry `value` there), retried
+    /// every `interval` until it passes or has failed `failureLimit` times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpAnalysis>,
+}
+
+/// A Job analysis.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobAnalysis {
+    /// Where the Job runs. Unset: the destination namespace of the step's first Application.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The Job's `spec` (its pod `template`, `backoffLimit`, ...), as in a `batch/v1` Job.
+    #[schemars(schema_with = "flotilla_generators::spec::preserve_unknown_fields")]
+    pub spec: k8s_openapi::api::batch::v1::JobSpec,
+}
+
+/// An HTTP analysis.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpAnalysis {
+    /// The `http://` or `https://` URL to GET.
+    pub url: String,
+    /// A field of the JSON answer, as a dotted path (`status.phase`, `checks.0.ok`); with
+    /// `value`, the answer passes only when that field equals it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_path: Option<String>,
+    /// The value the field at `jsonPath` must have (a string, or a number or boolean as text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// How long between attempts (a duration such as `10s`; default `10s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    /// How many failed attempts fail the analysis (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_limit: Option<u32>,
 }
 
 /// Who lets a RollingSync step start (Flotilla extension).

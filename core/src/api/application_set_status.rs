@@ -71,8 +71,9 @@ pub struct RolledBackApplication {
     pub rolled_back_at: Option<Time>,
 }
 
-/// One RollingSync step's own record (Flotilla extension): its bake, its failure and its
-/// approval; a step without `bakeTime` or `approval` that never failed has none.
+/// One RollingSync step's own record (Flotilla extension): its bake, its approval, its analysis
+/// and its failure; a step without `bakeTime`, `approval` or `analysis` that never failed has
+/// none.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutStepStatus {
@@ -99,6 +100,41 @@ pub struct RolloutStepStatus {
     /// one of its Applications back: the next rollout of the step asks again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approved_at: Option<Time>,
+    /// The step's analysis in this rollout of it, once started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<AnalysisStatus>,
+}
+
+/// Where a step's analysis stands (Flotilla extension), so a restarted controller resumes it:
+/// the same Job, the failures counted so far, the next attempt's time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AnalysisStatus {
+    /// When the analysis started (every Application Healthy, the bake over).
+    pub started_at: Time,
+    /// The Job of a Job analysis, `namespace/name`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub job: String,
+    /// Failed attempts of an HTTP analysis so far.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures: u32,
+    /// When an HTTP analysis tries next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_attempt_at: Option<Time>,
+    /// When it passed; the step is then complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed_at: Option<Time>,
+    /// The last result, e.g. `Job shop/platform-stack-1-3f2a succeeded` or `HTTP 500`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One condition, as in Argo CD: `type`, `status`, `reason`, `message`, `lastTransitionTime`.

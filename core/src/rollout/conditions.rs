@@ -29,9 +29,11 @@ pub enum ProgressReason {
     StepBaking,
     /// A step with `approval: manual` waits for `flotilla rollout promote` (True).
     StepWaitingForApproval,
+    /// A step's analysis runs (True: it completes when the analysis passes).
+    StepAnalysing,
     /// The rollout is paused (True).
     RolloutPaused,
-    /// A step failed its bake (False: it stays failed until a new revision reaches it).
+    /// A step failed its bake or its analysis (False: it stays failed until a new revision reaches it).
     StepFailed,
     /// A step is stalled (False).
     RolloutStalled,
@@ -54,6 +56,7 @@ impl ProgressReason {
             Self::StepWaitingForWindow => "StepWaitingForWindow",
             Self::StepBaking => "StepBaking",
             Self::StepWaitingForApproval => "StepWaitingForApproval",
+            Self::StepAnalysing => "StepAnalysing",
             Self::StepFailed => "StepFailed",
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutStalled => "RolloutStalled",
@@ -73,6 +76,7 @@ impl ProgressReason {
             | Self::StepHeld
             | Self::StepBaking
             | Self::StepWaitingForApproval
+            | Self::StepAnalysing
             | Self::RolloutPaused => ConditionStatus::True,
             Self::RolloutStalled
             | Self::RolloutRolledBack

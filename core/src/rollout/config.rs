@@ -9,6 +9,7 @@ use std::time::Duration;
 use flotilla_generators::selector::{LabelSelectorRequirement, SelectorError};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::analysis::{self, AnalysisCheck, AnalysisError};
 use crate::api::application_set::{Approval, OnFailure, RolloutStrategy, StrategyType};
 use crate::duration::{DurationError, DurationProblem, parse_duration};
 
@@ -97,6 +98,8 @@ pub struct RolloutStep {
     pub bake_time: Option<Duration>,
     /// The step waits for a person's approval before it syncs (`approval: manual`).
     pub manual_approval: bool,
+    /// The check that must pass before the step completes (`analysis`).
+    pub analysis: Option<AnalysisCheck>,
 }
 
 impl RolloutStep {
@@ -151,6 +154,12 @@ pub enum RolloutConfigError {
         step: usize,
         #[source]
         error: DurationError,
+    },
+    #[error("step {step}: analysis: {error}")]
+    Analysis {
+        step: usize,
+        #[source]
+        error: AnalysisError,
     },
     #[error("rollingSync.progressDeadline: {0}")]
     RolloutDeadline(#[source] DurationError),
@@ -244,6 +253,12 @@ impl RolloutConfig {
                     progress_deadline,
                     bake_time,
                     manual_approval: step.approval == Some(Approval::Manual),
+                    analysis: analysis::of_step(step).map_err(|error| {
+                        RolloutConfigError::Analysis {
+                            step: number,
+                            error,
+                        }
+                    })?,
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -330,6 +345,7 @@ impl RolloutConfigError {
             Self::MaxUpdate { .. } => "InvalidMaxUpdate",
             Self::StepDeadline { .. } | Self::RolloutDeadline(_) => "InvalidProgressDeadline",
             Self::BakeTime { .. } => "InvalidBakeTime",
+            Self::Analysis { .. } => "InvalidAnalysis",
             Self::RollbackCompletedStepsWithoutRollback => "InvalidOnFailure",
             Self::SelectedTwice { .. } => "ApplicationInTwoSteps",
         }

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::analysis::AnalysisJob;
 use super::rollback::RollbackSync;
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetCondition, RolloutRollback, RolloutStepStatus,
@@ -51,6 +52,9 @@ pub struct RolloutDecision {
     /// The new `status.rolloutRollback`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rollback: Option<RolloutRollback>,
+    /// The analysis Jobs the controller must make sure exist now.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub analysis_jobs: Vec<AnalysisJob>,
 }
 
 /// Where one step stands and what happens next.
@@ -71,6 +75,9 @@ pub struct StepReport {
     /// `bakeTime` (`20s`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bake_time: Option<String>,
+    /// The analysis (`Job`, `HTTP GET <url>`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<String>,
     /// What the controller does next and why, e.g. `waits: backend-eu Progressing 1/3 pods ready`.
     pub next: String,
 }
@@ -92,7 +99,14 @@ impl StepReport {
             .bake_time
             .as_ref()
             .map_or_else(String::new, |b| format!(", bakeTime {b}"));
-        format!("maxUpdate {}: {limit}{deadline}{bake}", self.max_update)
+        let analysis = self
+            .analysis
+            .as_ref()
+            .map_or_else(String::new, |a| format!(", analysis {a}"));
+        format!(
+            "maxUpdate {}: {limit}{deadline}{bake}{analysis}",
+            self.max_update
+        )
     }
 }
 
@@ -115,7 +129,9 @@ pub enum StepState {
     /// Every Application is Healthy on its target revisions, and the step's `bakeTime` has not
     /// passed since they all became so.
     Baking,
-    /// An Application left Healthy during the bake: the step failed, and stays so until a new
+    /// Every Application is Healthy (and baked), and the step's analysis runs.
+    Analysing,
+    /// An Application left Healthy during the bake, or the analysis failed: the step failed, and stays so until a new
     /// revision or spec reaches one of its Applications.
     Failed,
     /// `approval: manual` and not approved yet: nothing of it syncs until someone runs

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use super::analysis::AnalysisObservation;
 use crate::api::application_set::RolloutStrategy;
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, RolloutRollback, RolloutStepStatus, SyncStatusCode,
@@ -20,6 +21,9 @@ use crate::project::windows::WindowBlock;
 #[serde(rename_all = "camelCase")]
 pub struct RolloutInput {
     pub now: Timestamp,
+    /// The ApplicationSet's name (it names the steps' analysis Jobs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub application_set: String,
     pub strategy: RolloutStrategy,
     #[serde(default)]
     pub applications: Vec<ApplicationState>,
@@ -35,6 +39,9 @@ pub struct RolloutInput {
     /// `status.rolloutRollback` as the previous pass left it (`onFailure: rollback`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prior_rollback: Option<RolloutRollback>,
+    /// What the controller saw of the analyses in progress ([`super::analysis::probes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub analysis: Vec<AnalysisObservation>,
 }
 
 impl RolloutInput {
@@ -76,6 +83,10 @@ pub struct ApplicationState {
     /// target: the last it was Healthy on before, where `onFailure: rollback` takes it back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub previous_revisions: Vec<String>,
+    /// Its destination namespace: where a Job analysis of its step runs unless the step names
+    /// one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub destination_namespace: String,
 }
 
 fn exists_by_default() -> bool {

@@ -1,9 +1,11 @@
 //! RollingSync, the pure core: validating a strategy into steps, the step function that moves
-//! each generated Application through Waiting → Pending → Progressing → Healthy, the offline
-//! state file, explaining a decision, and the order a deleted ApplicationSet's Applications go
-//! in (`deletionOrder: Reverse`). No Kubernetes client and no clock live here; the
+//! each generated Application through Waiting → Pending → Progressing → Healthy (a step's bake,
+//! approval and analysis kept in its record), the offline state file, explaining a decision, and
+//! the order a deleted ApplicationSet's Applications go in (`deletionOrder: Reverse`). No
+//! Kubernetes client and no clock live here; the
 //! controller observes, calls [`step`], and writes what it returns.
 
+pub mod analysis;
 mod approval;
 mod bake;
 pub mod conditions;

@@ -16,6 +16,7 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
+use super::analysis::{AnalysisCheck, AnalysisJob, AnalysisObservation, job_name};
 use super::approval::Approval;
 use super::conditions::{ProgressReason, holds, progressing};
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
@@ -23,7 +24,7 @@ use super::decision::{RolloutDecision, StepReport, StepState};
 use super::input::{ApplicationState, RolloutInput};
 use super::rollback;
 use super::step_record::{Gate, fresh_records};
-use crate::api::application_set::{OnFailure, PROMOTE_ANNOTATION, StrategyType};
+use crate::api::application_set::{OnFailure, PROMOTE_ANNOTATION, RollingSyncStep, StrategyType};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetCondition, ConditionType,
     RolloutApplicationState as State, RolloutRollback, RolloutStepStatus, SyncStatusCode,
@@ -75,6 +76,14 @@ pub fn step(input: &RolloutInput) -> RolloutDecision {
         records: Vec::new(),
         promote: input.promote.as_deref(),
         rollback: None,
+        application_set: &input.application_set,
+        strategy_steps: input
+            .strategy
+            .rolling_sync
+            .as_ref()
+            .map_or(&[][..], |rolling| &rolling.steps),
+        analysis: &input.analysis,
+        analysis_jobs: Vec::new(),
     };
     // Sent back to Waiting by this pass (a new revision or spec, OutOfSync again).
     let mut sent_back: Vec<bool> = prior
@@ -151,6 +160,14 @@ struct Pass<'a> {
     promote: Option<&'a str>,
     /// The rollback in progress or done (`status.rolloutRollback`), until a new revision.
     rollback: Option<RolloutRollback>,
+    /// The ApplicationSet's name (analysis Jobs are named after it).
+    application_set: &'a str,
+    /// The strategy's steps as written (the analysis Jobs' specs).
+    strategy_steps: &'a [RollingSyncStep],
+    /// What the controller saw of the analyses in progress.
+    analysis: &'a [AnalysisObservation],
+    /// The analysis Jobs to make sure exist, decided by this pass.
+    analysis_jobs: Vec<AnalysisJob>,
 }
 
 impl Pass<'_> {
@@ -200,7 +217,14 @@ impl Pass<'_> {
                     Approval::Waiting { since } => Gate::WaitingForApproval { since },
                     Approval::Given { now } => {
                         approved = approved.or(now.then_some(config.number));
-                        record.judge(bake_time, all_complete, self.now, || self.incomplete(step))
+                        let gate = record
+                            .judge(bake_time, all_complete, self.now, || self.incomplete(step));
+                        match (gate, &config.analysis) {
+                            (Gate::Complete, Some(check)) if !self.members[step].is_empty() => {
+                                self.analyse(step, check, &mut record)
+                            }
+                            (gate, _) => gate,
+                        }
                     }
                 };
             self.records[step] = record;
@@ -211,6 +235,7 @@ impl Pass<'_> {
         }
         let wake_at = match current {
             Some((_, Gate::Baking { until, .. })) => until.checked_add(Duration::from_secs(1)).ok(),
+            Some((_, Gate::Analysing { next, .. })) => next,
             _ => None,
         };
         let current_gate = current.map(|(_, gate)| gate);
@@ -262,6 +287,10 @@ impl Pass<'_> {
                     let next = self.approval_text(current, since);
                     self.report(current, StepState::WaitingForApproval, next)
                 }
+                Gate::Analysing { since, .. } => {
+                    let next = self.analysis_text(current, since);
+                    self.report(current, StepState::Analysing, next)
+                }
                 Gate::Failed => {
                     let next = format!(
                         "failed: {}; later steps stay closed until a new revision reaches the step",
@@ -286,11 +315,13 @@ impl Pass<'_> {
         let mut conditions = vec![self.progress_condition(current, &reports)];
         conditions.extend(self.unselected_condition(&unselected));
         conditions.sort_by_key(|c| c.type_);
+        let analysis_jobs = std::mem::take(&mut self.analysis_jobs);
         RolloutDecision {
             apps_to_sync,
             sync_triggered,
             approved,
             wake_at,
+            analysis_jobs,
             ..self.into_decision(unselected, conditions, reports)
         }
     }
@@ -568,8 +599,98 @@ impl Pass<'_> {
             in_flight: self.in_flight(step),
             progress_deadline: config.progress_deadline.map(format_duration),
             bake_time: config.bake_time.map(format_duration),
+            analysis: config.analysis.as_ref().map(AnalysisCheck::describe),
             next,
         }
+    }
+
+    /// Moves the analysis of `step` (otherwise complete) along in `record`; a Job analysis
+    /// whose Job was not seen asks for its creation.
+    fn analyse(
+        &mut self,
+        step: usize,
+        check: &AnalysisCheck,
+        record: &mut RolloutStepStatus,
+    ) -> Gate {
+        let number = self.config.steps[step].number;
+        let namespace = match check {
+            AnalysisCheck::Job { namespace } => namespace
+                .clone()
+                .or_else(|| {
+                    self.members[step]
+                        .first()
+                        .map(|&i| self.apps[i].destination_namespace.clone())
+                })
+                .unwrap_or_default(),
+            AnalysisCheck::Http(_) => String::new(),
+        };
+        let name = || {
+            let revisions: Vec<&str> = self.members[step]
+                .iter()
+                .flat_map(|&i| self.apps[i].target())
+                .map(String::as_str)
+                .collect();
+            job_name(self.application_set, number, &revisions)
+        };
+        let observed = self.analysis.iter().find(|o| o.step == number);
+        let analysed = record.analyse(
+            check,
+            || format!("{namespace}/{}", name()),
+            observed,
+            self.now,
+        );
+        if analysed.create
+            && let Some((namespace, name)) =
+                record.analysis.as_ref().and_then(|a| a.job.split_once('/'))
+            && let Some(spec) = self.job_spec(step)
+        {
+            self.analysis_jobs.push(AnalysisJob {
+                step: number,
+                namespace: namespace.to_owned(),
+                name: name.to_owned(),
+                spec,
+            });
+        }
+        if let Some(analysis) = &record.analysis {
+            let message = format!("step {number} analysis: {}", analysis.message);
+            for &i in &self.members[step] {
+                self.entries[i].message.clone_from(&message);
+            }
+        }
+        analysed.gate
+    }
+
+    /// The Job spec of `step`'s Job analysis, from the strategy.
+    fn job_spec(&self, step: usize) -> Option<k8s_openapi::api::batch::v1::JobSpec> {
+        self.strategy_steps
+            .get(step)?
+            .analysis
+            .as_ref()?
+            .job
+            .as_ref()
+            .map(|job| job.spec.clone())
+    }
+
+    /// What a step whose analysis runs says: since when, the last result, what is next.
+    fn analysis_text(&self, step: usize, since: Timestamp) -> String {
+        let record = &self.records[step];
+        let analysis = record.analysis.as_ref();
+        let last = analysis.map_or("", |a| a.message.as_str());
+        let next = match (&self.config.steps[step].analysis, analysis) {
+            (Some(AnalysisCheck::Http(check)), Some(a)) => {
+                let at = a
+                    .next_attempt_at
+                    .as_ref()
+                    .map_or_else(|| "now".to_owned(), |t| t.0.to_string());
+                format!(
+                    "; next GET at {at} ({}, {} so far)",
+                    super::analysis::retry_text(check),
+                    a.failures
+                )
+            }
+            _ => String::new(),
+        };
+        format!("analysing since {since}: {last}{next}; later steps open when it passes")
     }
 
     /// What a step waiting for approval says: since when, what it would sync, how to approve.
@@ -722,6 +843,7 @@ impl Pass<'_> {
             StepState::RolledBack => ProgressReason::RolloutRolledBack,
             StepState::Failed => ProgressReason::StepFailed,
             StepState::Baking => ProgressReason::StepBaking,
+            StepState::Analysing => ProgressReason::StepAnalysing,
             StepState::WaitingForApproval => ProgressReason::StepWaitingForApproval,
             StepState::Paused => ProgressReason::RolloutPaused,
             StepState::Held => ProgressReason::StepHeld,

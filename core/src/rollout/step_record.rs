@@ -1,7 +1,7 @@
 //! Each RollingSync step's own record (`status.rolloutSteps`, a Flotilla extension) and where
 //! a step stands once its Applications and its record are judged: the record holds what the
 //! Applications' states do not — a bake's start and end, a failure, a wait for approval and the
-//! approval — so a pass replayed from status resumes. A record belongs to one rollout of its
+//! approval, the analysis — so a pass replayed from status resumes. A record belongs to one rollout of its
 //! step: a new revision or spec that sends one of the step's Applications back to Waiting starts
 //! the step over with a blank record. Pure.
 
@@ -18,8 +18,14 @@ pub(super) enum Gate {
     Open,
     /// All Healthy since `since`; complete once `until` has passed ([`super::bake`]).
     Baking { since: Timestamp, until: Timestamp },
-    /// An Application left Healthy during the bake (the record says which and when).
+    /// An Application left Healthy during the bake, or the analysis failed (the record says
+    /// which and when).
     Failed,
+    /// The analysis runs since `since` ([`super::analysis`]); an HTTP one tries next at `next`.
+    Analysing {
+        since: Timestamp,
+        next: Option<Timestamp>,
+    },
     /// `approval: manual`, waiting since `since` ([`super::approval`]).
     WaitingForApproval { since: Timestamp },
 }

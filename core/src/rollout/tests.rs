@@ -76,6 +76,7 @@ fn app(name: &str, tier: &str) -> ApplicationState {
         },
         sync_blocked_by: None,
         previous_revisions: Vec::new(),
+        destination_namespace: String::new(),
     }
 }
 
@@ -140,6 +141,8 @@ fn run(
         prior_step_status: Vec::new(),
         promote: None,
         prior_rollback: None,
+        application_set: String::new(),
+        analysis: Vec::new(),
     })
 }
 
@@ -158,6 +161,8 @@ fn replay(
         prior_step_status: prior.step_status.clone(),
         promote: None,
         prior_rollback: prior.rollback.clone(),
+        application_set: String::new(),
+        analysis: Vec::new(),
     })
 }
 
@@ -946,6 +951,8 @@ fn a_sync_window_holds_a_step_while_started_syncs_finish() {
         prior_step_status: Vec::new(),
         promote: None,
         prior_rollback: None,
+        application_set: String::new(),
+        analysis: Vec::new(),
     };
     assert_eq!(input.next_window_opening(), Some(at("14:00:00")));
 }
@@ -1186,6 +1193,8 @@ fn a_manual_step_waits_for_its_approval_then_syncs_and_a_new_revision_asks_again
                 prior_step_status: prior.step_status.clone(),
                 promote: promote.map(str::to_owned),
                 prior_rollback: None,
+                application_set: String::new(),
+                analysis: Vec::new(),
             })
         };
     let waiting = pass(db_synced(), &RolloutDecision::default(), None, "12:00:00");
@@ -1346,6 +1355,8 @@ fn rollback_replay(
         prior_step_status: prior.step_status.clone(),
         promote: None,
         prior_rollback: prior.rollback.clone(),
+        application_set: String::new(),
+        analysis: Vec::new(),
     })
 }
 
@@ -1373,6 +1384,8 @@ fn a_degraded_step_rolls_back_latest_step_first_once_and_holds_until_a_new_revis
         prior_step_status: Vec::new(),
         promote: None,
         prior_rollback: None,
+        application_set: String::new(),
+        analysis: Vec::new(),
     });
     // The failed step (2) goes back first; db (step 1) waits for it.
     assert_eq!(
@@ -1539,6 +1552,8 @@ fn a_failed_bake_rolls_back_only_its_step_without_rollback_completed_steps() {
         prior_step_status: baking.step_status.clone(),
         promote: None,
         prior_rollback: None,
+        application_set: String::new(),
+        analysis: Vec::new(),
     });
     assert_eq!(
         failed.rollback_syncs,
@@ -1571,5 +1586,345 @@ fn rollback_completed_steps_needs_on_failure_rollback() {
             .unwrap_err()
             .to_string(),
         "rollingSync.rollbackCompletedSteps: true needs onFailure: rollback"
+    );
+}
+
+// Analysis (issue 33): a Job or an HTTP check after the step is Healthy.
+
+use super::analysis::{AnalysisObservation, AnalysisOutcome, Probe, job_name, probes};
+use crate::api::application_set::{HttpAnalysis, JobAnalysis, StepAnalysis};
+
+/// The three tiers with `analysis` on step 1 (the db), `onFailure` as given.
+fn analysed_tiers(analysis: StepAnalysis, on_failure: Option<OnFailure>) -> RolloutStrategy {
+    let mut strategy = three_tiers();
+    if let Some(rolling) = strategy.rolling_sync.as_mut() {
+        rolling.steps[0].analysis = Some(analysis);
+        rolling.on_failure = on_failure;
+    }
+    strategy
+}
+
+fn job_analysis() -> StepAnalysis {
+    StepAnalysis {
+        job: Some(JobAnalysis::default()),
+        http: None,
+    }
+}
+
+fn http_analysis(failure_limit: u32) -> StepAnalysis {
+    StepAnalysis {
+        job: None,
+        http: Some(HttpAnalysis {
+            url: "http://127.0.0.1:8080/ready".into(),
+            interval: Some("10s".into()),
+            failure_limit: Some(failure_limit),
+            ..HttpAnalysis::default()
+        }),
+    }
+}
+
+/// The db synced and Healthy in namespace `shop`, the others OutOfSync.
+fn db_synced_in_shop() -> Vec<ApplicationState> {
+    let mut apps = db_synced();
+    for app in &mut apps {
+        app.destination_namespace = "shop".into();
+    }
+    apps
+}
+
+/// A pass of the ApplicationSet `stack` after `prior` with what was `observed`.
+fn observed_pass(
+    strategy: &RolloutStrategy,
+    applications: Vec<ApplicationState>,
+    prior: &RolloutDecision,
+    now: &str,
+    observed: Vec<AnalysisObservation>,
+) -> (RolloutInput, RolloutDecision) {
+    let input = RolloutInput {
+        now: at(now),
+        strategy: strategy.clone(),
+        applications,
+        prior_application_status: prior.application_status.clone(),
+        prior_step_status: prior.step_status.clone(),
+        promote: None,
+        prior_rollback: prior.rollback.clone(),
+        application_set: "stack".into(),
+        analysis: observed,
+    };
+    let decision = step(&input);
+    (input, decision)
+}
+
+fn seen(outcome: AnalysisOutcome, message: &str) -> Vec<AnalysisObservation> {
+    vec![AnalysisObservation {
+        step: 1,
+        outcome,
+        message: message.into(),
+    }]
+}
+
+#[test]
+fn a_job_analysis_starts_once_the_step_is_healthy_and_holds_the_next_step() {
+    let strategy = analysed_tiers(job_analysis(), None);
+    let none = RolloutDecision::default();
+    let (_, started) = observed_pass(&strategy, db_synced_in_shop(), &none, "12:01:00", vec![]);
+    let name = job_name("stack", 1, &["r1"]);
+    assert!(
+        name.starts_with("stack-analysis-1-") && name.len() <= 63,
+        "{name}"
+    );
+    assert_eq!(started.analysis_jobs.len(), 1);
+    assert_eq!(
+        (
+            started.analysis_jobs[0].namespace.as_str(),
+            started.analysis_jobs[0].name.as_str()
+        ),
+        ("shop", name.as_str())
+    );
+    assert_eq!(
+        step_states(&started),
+        [StepState::Analysing, StepState::Closed, StepState::Closed]
+    );
+    assert!(
+        started.sync_triggered.is_empty(),
+        "{:?}",
+        started.sync_triggered
+    );
+    let (status, reason, message) = progress(&started);
+    assert_eq!(
+        (status, reason.as_str()),
+        (ConditionStatus::True, "StepAnalysing")
+    );
+    assert!(
+        message.contains(&format!("Job shop/{name} created")),
+        "{message}"
+    );
+    let record = &started.step_status[0];
+    assert_eq!(
+        record.analysis.as_ref().map(|a| a.job.clone()),
+        Some(format!("shop/{name}"))
+    );
+    let db = started
+        .application_status
+        .iter()
+        .find(|e| e.application == "db")
+        .unwrap();
+    assert!(
+        db.message.starts_with("step 1 analysis: Job shop/"),
+        "{}",
+        db.message
+    );
+
+    // Replayed: the controller reads the Job it recorded, and creates it only when absent.
+    let (input, running) = observed_pass(
+        &strategy,
+        db_synced_in_shop(),
+        &started,
+        "12:01:05",
+        seen(AnalysisOutcome::Running, "1 active"),
+    );
+    assert_eq!(
+        probes(&input),
+        [Probe::Job {
+            step: 1,
+            namespace: "shop".into(),
+            name: name.clone()
+        }]
+    );
+    assert!(running.analysis_jobs.is_empty());
+    assert_eq!(running.step_reports[0].state, StepState::Analysing);
+    let (_, absent) = observed_pass(&strategy, db_synced_in_shop(), &running, "12:01:10", vec![]);
+    assert_eq!(
+        absent.analysis_jobs.len(),
+        1,
+        "recreated only when not seen"
+    );
+    assert_eq!(
+        absent.step_status[0].analysis.as_ref().unwrap().started_at,
+        Time(at("12:01:00")),
+        "the same analysis"
+    );
+
+    // The Job succeeded: the backend opens.
+    let (_, passed) = observed_pass(
+        &strategy,
+        db_synced_in_shop(),
+        &running,
+        "12:01:30",
+        seen(AnalysisOutcome::Passed, ""),
+    );
+    assert_eq!(
+        step_states(&passed),
+        [
+            StepState::Complete,
+            StepState::Progressing,
+            StepState::Closed
+        ]
+    );
+    assert_eq!(passed.sync_triggered, names(&["backend"]));
+    let (input, later) = observed_pass(&strategy, db_synced_in_shop(), &passed, "12:01:35", vec![]);
+    assert!(
+        probes(&input).is_empty(),
+        "a passed analysis is not looked at again"
+    );
+    assert_eq!(later.step_reports[0].state, StepState::Complete);
+}
+
+#[test]
+fn a_failed_analysis_job_fails_the_step_and_pauses_or_rolls_back() {
+    for (on_failure, state) in [
+        (None, StepState::Failed),
+        (Some(OnFailure::Rollback), StepState::RolledBack),
+    ] {
+        let strategy = analysed_tiers(job_analysis(), on_failure);
+        let none = RolloutDecision::default();
+        let mut apps = db_synced_in_shop();
+        apps[1].previous_revisions = vec![R0.into()];
+        let (_, started) = observed_pass(&strategy, apps.clone(), &none, "12:01:00", vec![]);
+        let (_, failed) = observed_pass(
+            &strategy,
+            apps.clone(),
+            &started,
+            "12:01:40",
+            seen(AnalysisOutcome::Failed, "BackoffLimitExceeded"),
+        );
+        assert_eq!(failed.step_reports[0].state, state, "{on_failure:?}");
+        assert!(failed.sync_triggered.is_empty());
+        assert!(failed.analysis_jobs.is_empty());
+        let record = &failed.step_status[0];
+        assert!(
+            record
+                .failure
+                .starts_with("analysis Job shop/stack-analysis-1-")
+                && record.failure.ends_with("failed: BackoffLimitExceeded"),
+            "{}",
+            record.failure
+        );
+        match on_failure {
+            None => {
+                let (_, reason, _) = progress(&failed);
+                assert_eq!(reason, "StepFailed");
+                // It stays failed: nothing opens on later passes.
+                let (_, again) =
+                    observed_pass(&strategy, apps.clone(), &failed, "12:02:00", vec![]);
+                assert_eq!(again.step_reports[0].state, StepState::Failed);
+            }
+            Some(_) => {
+                assert_eq!(
+                    failed.rollback_syncs,
+                    [RollbackSync {
+                        application: "db".into(),
+                        revisions: vec![R0.into()],
+                    }]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn an_http_analysis_retries_on_its_interval_and_fails_at_its_limit() {
+    let strategy = analysed_tiers(http_analysis(2), None);
+    let none = RolloutDecision::default();
+    let (_, started) = observed_pass(&strategy, db_synced_in_shop(), &none, "12:01:00", vec![]);
+    assert!(started.analysis_jobs.is_empty());
+    assert_eq!(
+        started.wake_at,
+        Some(at("12:01:00")),
+        "the first GET is due at once"
+    );
+    let (input, first) = observed_pass(
+        &strategy,
+        db_synced_in_shop(),
+        &started,
+        "12:01:01",
+        seen(AnalysisOutcome::Failed, "HTTP 500: not yet"),
+    );
+    assert!(matches!(&probes(&input)[..], [Probe::Http { step: 1, .. }]));
+    assert_eq!(first.step_reports[0].state, StepState::Analysing);
+    assert_eq!(first.wake_at, Some(at("12:01:11")));
+    assert!(
+        first.step_reports[0]
+            .next
+            .contains("GET http://127.0.0.1:8080/ready failed (1/2): HTTP 500: not yet"),
+        "{}",
+        first.step_reports[0].next
+    );
+    // Not due yet: no probe, and an observation would not count.
+    let (input, early) = observed_pass(
+        &strategy,
+        db_synced_in_shop(),
+        &first,
+        "12:01:05",
+        seen(AnalysisOutcome::Failed, "HTTP 500"),
+    );
+    assert!(probes(&input).is_empty());
+    assert_eq!(early.step_status[0].analysis.as_ref().unwrap().failures, 1);
+    // Passes on the retry.
+    let (_, passed) = observed_pass(
+        &strategy,
+        db_synced_in_shop(),
+        &first,
+        "12:01:11",
+        seen(AnalysisOutcome::Passed, "HTTP 200"),
+    );
+    assert_eq!(passed.step_reports[0].state, StepState::Complete);
+    assert_eq!(passed.sync_triggered, names(&["backend"]));
+    // Or fails a second time: the limit.
+    let (_, failed) = observed_pass(
+        &strategy,
+        db_synced_in_shop(),
+        &first,
+        "12:01:11",
+        seen(AnalysisOutcome::Failed, "HTTP 503"),
+    );
+    assert_eq!(failed.step_reports[0].state, StepState::Failed);
+    assert!(
+        failed.step_status[0]
+            .failure
+            .contains("failed (2/2): HTTP 503")
+    );
+}
+
+#[test]
+fn an_analysis_waits_for_the_bake_and_a_new_revision_starts_a_new_one() {
+    let mut strategy = analysed_tiers(job_analysis(), None);
+    if let Some(rolling) = strategy.rolling_sync.as_mut() {
+        rolling.steps[0].bake_time = Some("20s".into());
+    }
+    let none = RolloutDecision::default();
+    let (_, baking) = observed_pass(&strategy, db_synced_in_shop(), &none, "12:01:00", vec![]);
+    assert_eq!(baking.step_reports[0].state, StepState::Baking);
+    assert!(baking.analysis_jobs.is_empty());
+    let (_, started) = observed_pass(&strategy, db_synced_in_shop(), &baking, "12:01:21", vec![]);
+    assert_eq!(started.step_reports[0].state, StepState::Analysing);
+    let first = started.analysis_jobs[0].name.clone();
+    // r2 arrives: the step rolls out again, and its analysis is a new Job.
+    let mut r2 = db_synced_in_shop();
+    for app in &mut r2 {
+        app.target_revisions = vec![R2.into()];
+    }
+    let (_, sent_back) = observed_pass(&strategy, r2, &started, "12:02:00", vec![]);
+    assert!(sent_back.step_status.iter().all(|r| r.analysis.is_none()));
+    assert_ne!(job_name("stack", 1, &[R2]), first);
+}
+
+#[test]
+fn an_invalid_analysis_is_refused_by_name() {
+    let bad = StepAnalysis {
+        job: Some(JobAnalysis::default()),
+        http: Some(HttpAnalysis::default()),
+    };
+    let decision = run(
+        analysed_tiers(bad, None),
+        db_synced_in_shop(),
+        vec![],
+        "12:00:00",
+    );
+    let (_, reason, message) = progress(&decision);
+    assert_eq!(reason, "InvalidRolloutConfig");
+    assert!(
+        message.starts_with("step 1: analysis: set exactly one of job and http"),
+        "{message}"
     );
 }

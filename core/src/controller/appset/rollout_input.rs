@@ -130,11 +130,18 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
                     .unwrap_or_default(),
                 status: current.map(observed_status).unwrap_or_default(),
                 sync_blocked_by: windows.block_or_invalid(desired),
+                destination_namespace: desired
+                    .spec
+                    .destination
+                    .namespace
+                    .clone()
+                    .unwrap_or_default(),
             }
         })
         .collect();
     RolloutInput {
         now: observation.now,
+        application_set: observation.prior.metadata.name.clone().unwrap_or_default(),
         strategy: observation.strategy.clone(),
         applications,
         prior_application_status: observation
@@ -161,6 +168,7 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
             .status
             .as_ref()
             .and_then(|s| s.rollout_rollback.clone()),
+        analysis: Vec::new(),
     }
 }
 

@@ -189,6 +189,7 @@ mod tests {
                 in_flight: 1,
                 progress_deadline: None,
                 bake_time: None,
+                analysis: None,
                 next: "syncs web now".into(),
             }],
             ..RolloutDecision::default()

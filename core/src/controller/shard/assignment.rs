@@ -8,7 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use super::slots::{SLOTS, Slot, SlotSet, mix, stable_hash};
+use super::slots::{SLOTS, Slot, SlotSet};
+use crate::stable_hash::{mix, stable_hash};
 
 /// ε of the load bound: no member owns more than 25% above the mean.
 pub const LOAD_SLACK: f64 = 0.25;

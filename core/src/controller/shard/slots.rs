@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use crate::stable_hash::stable_hash;
+
 /// How many slots there are. Enough that each replica of a few has hundreds (loads even out
 /// over them), few enough that a member's claim fits in a Lease annotation.
 pub const SLOTS: usize = 1024;
@@ -13,29 +15,6 @@ const WORDS: usize = SLOTS / 64;
 
 /// One slot, `0..SLOTS`.
 pub type Slot = usize;
-
-/// 64-bit FNV-1a of `bytes`, then MurmurHash3's finalizer so that every bit of the input moves
-/// every bit of the output: stable across processes, platforms and releases (unlike std's
-/// `DefaultHasher`).
-#[must_use]
-pub fn stable_hash(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in bytes {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    mix(hash)
-}
-
-/// MurmurHash3's 64-bit finalizer.
-#[must_use]
-pub fn mix(mut hash: u64) -> u64 {
-    hash ^= hash >> 33;
-    hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    hash ^= hash >> 33;
-    hash = hash.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    hash ^ (hash >> 33)
-}
 
 /// The slot of Application `namespace/name`.
 #[must_use]
@@ -157,6 +136,7 @@ impl fmt::Debug for SlotSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stable_hash::mix;
 
     #[test]
     fn a_set_survives_its_encoding_and_bad_text_is_refused() {

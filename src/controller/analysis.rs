@@ -1,0 +1,163 @@
+//! The I/O shell of a RollingSync step's analysis (Flotilla extension): before a pass, it looks
+//! at what [`probes`] names — reads each analysis Job, sends each due HTTP GET (judged by
+//! [`judge_answer`]) — and after the pass's status is written, creates the Jobs the pass asks
+//! for (an existing one, from before a restart, is kept: its name makes the run happen once).
+//! The decisions are [`crate::rollout::analysis`]'s.
+
+use std::time::Duration;
+
+use hyper::Method;
+use hyper::body::Bytes;
+use k8s_openapi::api::batch::v1::Job;
+use kube::api::{ObjectMeta, PostParams};
+use kube::{Api, Client};
+
+use super::url_request::send;
+use crate::cluster::api_error::ApiError;
+use crate::rollout::analysis::{
+    AnalysisJob, AnalysisObservation, AnalysisOutcome, Probe, judge_answer,
+};
+
+/// How long one GET of an HTTP analysis may take.
+pub const GET_TIMEOUT: Duration = Duration::from_secs(10);
+/// The label naming the ApplicationSet of an analysis Job.
+pub const APPLICATION_SET_LABEL: &str = "flotilla.dev/application-set";
+/// The label naming the step (1-based) of an analysis Job.
+pub const STEP_LABEL: &str = "flotilla.dev/rollout-step";
+
+/// A Job that could not be created.
+#[derive(Debug, thiserror::Error)]
+#[error("creating the analysis Job {namespace}/{name} of step {step}: {error}")]
+pub struct CreateJobError {
+    pub step: usize,
+    pub namespace: String,
+    pub name: String,
+    #[source]
+    pub error: ApiError,
+}
+
+/// Looks at every probe: the observations of this pass (a Job not found gives none).
+pub async fn observe(client: &Client, probes: &[Probe]) -> Vec<AnalysisObservation> {
+    let mut observed = Vec::with_capacity(probes.len());
+    for probe in probes {
+        let seen = match probe {
+            Probe::Job {
+                step,
+                namespace,
+                name,
+            } => read_job(client, namespace, name)
+                .await
+                .map(|(outcome, message)| AnalysisObservation {
+                    step: *step,
+                    outcome,
+                    message,
+                }),
+            Probe::Http { step, check } => {
+                let (passed, message) =
+                    match send(Method::GET, &check.url, &[], Bytes::new(), GET_TIMEOUT).await {
+                        Ok((status, body)) => judge_answer(check, status.as_u16(), &body),
+                        Err(error) => (false, error.to_string()),
+                    };
+                tracing::info!(step, url = %check.url, passed, %message, "analysis GET");
+                Some(AnalysisObservation {
+                    step: *step,
+                    outcome: if passed {
+                        AnalysisOutcome::Passed
+                    } else {
+                        AnalysisOutcome::Failed
+                    },
+                    message,
+                })
+            }
+        };
+        observed.extend(seen);
+    }
+    observed
+}
+
+/// The Job `namespace/name` as an outcome; `None` when it does not exist. A read that fails
+/// otherwise counts as running (the Job is not created again).
+async fn read_job(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+) -> Option<(AnalysisOutcome, String)> {
+    let api: Api<Job> = Api::namespaced(client.clone(), namespace);
+    let job = match api.get_opt(name).await {
+        Ok(job) => job?,
+        Err(error) => return Some((AnalysisOutcome::Running, format!("not read: {error}"))),
+    };
+    let status = job.status.unwrap_or_default();
+    let condition = |type_: &str| {
+        status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == type_ && c.status == "True")
+    };
+    if condition("Complete").is_some() {
+        return Some((AnalysisOutcome::Passed, String::new()));
+    }
+    if let Some(failed) = condition("Failed") {
+        let reason = failed.reason.clone().unwrap_or_default();
+        let message = failed.message.clone().unwrap_or_default();
+        let text = [reason, message]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(": ");
+        return Some((AnalysisOutcome::Failed, text));
+    }
+    let active = status.active.unwrap_or(0);
+    let failed = status.failed.unwrap_or(0);
+    Some((
+        AnalysisOutcome::Running,
+        format!("{active} active, {failed} failed"),
+    ))
+}
+
+/// Creates each Job (one that exists already is kept), labelled with the ApplicationSet and
+/// the step.
+///
+/// # Errors
+/// The first creation refused for another reason than the Job's existence.
+pub async fn create_jobs(
+    client: &Client,
+    appset: &str,
+    jobs: &[AnalysisJob],
+) -> Result<(), CreateJobError> {
+    for job in jobs {
+        let api: Api<Job> = Api::namespaced(client.clone(), &job.namespace);
+        let object = Job {
+            metadata: ObjectMeta {
+                name: Some(job.name.clone()),
+                namespace: Some(job.namespace.clone()),
+                labels: Some(
+                    [
+                        (APPLICATION_SET_LABEL.to_owned(), appset.to_owned()),
+                        (STEP_LABEL.to_owned(), job.step.to_string()),
+                    ]
+                    .into(),
+                ),
+                ..ObjectMeta::default()
+            },
+            spec: Some(job.spec.clone()),
+            status: None,
+        };
+        match api.create(&PostParams::default(), &object).await {
+            Ok(_) => {
+                tracing::info!(appset, step = job.step, job = %job.name, namespace = %job.namespace, "analysis Job created");
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(error) => {
+                return Err(CreateJobError {
+                    step: job.step,
+                    namespace: job.namespace.clone(),
+                    name: job.name.clone(),
+                    error: error.into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
