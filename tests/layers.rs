@@ -23,6 +23,8 @@ const CORE_LAYERS: &[&[&str]] = &[
     // The controllers' decisions: what to write, compare, sync, record and publish; who leads;
     // which notifications are due.
     &["controller", "notify"],
+    // What `flotilla import` writes for Argo CD's objects (reads the controllers' finalizers).
+    &["import"],
 ];
 
 /// The `flotilla` crate's top-level modules, bottom layer first. The core crate's modules,
@@ -31,8 +33,8 @@ const CORE_LAYERS: &[&[&str]] = &[
 const FLOTILLA_LAYERS: &[&[&str]] = &[
     // The pure core (crate flotilla-core), re-exported.
     &[
-        "api", "duration", "health", "hex", "html", "manifest", "notify", "project", "rollout",
-        "secrets", "table", "yaml",
+        "api", "duration", "health", "hex", "html", "import", "manifest", "notify", "project",
+        "rollout", "secrets", "table", "yaml",
     ],
     // Text and formats: the HTTP server.
     &["httpd"],
