@@ -1,6 +1,6 @@
 //! The controller: reconciles ApplicationSets into Applications, and Applications into their
 //! destination clusters (the Applications of its namespace and of the namespaces it manages
-//! besides, one Application controller each, [`application_controllers`]) while holding a Lease.
+//! besides, one Application controller each, [`namespace_controllers`]) while holding a Lease.
 //! The decisions live in the pure cores of crate flotilla-core, re-exported here ([`appset`],
 //! [`application`], [`event_reason`], [`application_namespaces`], [`leader`]); the files beside
 //! them are the I/O shell ([`appset_reconciler`], [`rollout`], [`application_reconciler`],
@@ -15,7 +15,6 @@ pub use flotilla_core::controller::{
     application, application_namespaces, appset, event_budget, event_reason, leader, shard,
 };
 
-pub mod application_controllers;
 pub mod application_reconciler;
 pub mod appset_reconciler;
 pub mod bounded_writes;
@@ -26,6 +25,7 @@ pub mod leadership;
 pub mod lease_lock;
 pub mod member_lease;
 pub mod metrics;
+pub mod namespace_controllers;
 pub mod ownership;
 pub mod plugin_client;
 pub mod plugin_tls;
@@ -40,10 +40,10 @@ use std::sync::Arc;
 use futures::future::FusedFuture;
 use futures::{Future, FutureExt};
 
-use application_controllers::ApplicationControllers;
-use appset_reconciler::AppSetContext;
 use lease_lock::{LeaseError, LeaseLock};
 use member_lease::{MemberError, MemberLeases};
+use metrics::Metrics;
+use namespace_controllers::{ApplicationControllers, ApplicationSetControllers};
 
 /// Runs the ApplicationSet and Application controllers whenever this replica holds the Lease,
 /// until `shutdown` completes; then lets running reconciles finish (running syncs stop, to be
@@ -55,12 +55,13 @@ use member_lease::{MemberError, MemberLeases};
 /// # Errors
 /// The Lease could not be released at shutdown.
 pub async fn run(
-    ctx: Arc<AppSetContext>,
+    metrics: Arc<Metrics>,
+    appsets: ApplicationSetControllers,
     applications: ApplicationControllers,
     lease: LeaseLock,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LeaseError> {
-    lead(ctx, Some(&applications), lease, shutdown).await
+    lead(&metrics, &appsets, Some(&applications), lease, shutdown).await
 }
 
 /// Why a sharded controller could not leave cleanly.
@@ -82,7 +83,8 @@ pub enum ShardedError {
 /// # Errors
 /// A Lease could not be released at shutdown.
 pub async fn run_sharded(
-    ctx: Arc<AppSetContext>,
+    metrics: Arc<Metrics>,
+    appsets: ApplicationSetControllers,
     applications: ApplicationControllers,
     lease: LeaseLock,
     members: MemberLeases,
@@ -90,7 +92,7 @@ pub async fn run_sharded(
 ) -> Result<(), ShardedError> {
     let shutdown = shutdown.shared();
     let (led, owned) = futures::future::join(
-        lead(ctx, None, lease, shutdown.clone()),
+        lead(&metrics, &appsets, None, lease, shutdown.clone()),
         own(&applications, &members, shutdown),
     )
     .await;
@@ -152,7 +154,8 @@ async fn own(
 /// Runs the ApplicationSet controller (and `applications`, when given) whenever this replica
 /// holds the Lease; see [`run`].
 async fn lead(
-    ctx: Arc<AppSetContext>,
+    metrics: &Metrics,
+    appsets: &ApplicationSetControllers,
     applications: Option<&ApplicationControllers>,
     lease: LeaseLock,
     shutdown: impl Future<Output = ()>,
@@ -169,18 +172,15 @@ async fn lead(
             never = &mut campaign => match never {},
         }
         tracing::info!(%identity, "leading");
-        ctx.metrics.set_leader(true);
+        metrics.set_leader(true);
         let (stop, stopped) = futures::channel::oneshot::channel::<()>();
         let stopped = stopped.map(drop).shared();
         let mut controller = Box::pin(
-            futures::future::join(
-                appset_reconciler::run(Arc::clone(&ctx), stopped.clone()),
-                async {
-                    if let Some(applications) = applications {
-                        applications.run(stopped.clone()).await;
-                    }
-                },
-            )
+            futures::future::join(appsets.run(stopped.clone()), async {
+                if let Some(applications) = applications {
+                    applications.run(stopped.clone()).await;
+                }
+            })
             .map(drop)
             .fuse(),
         );
@@ -200,7 +200,7 @@ async fn lead(
             };
         }
         drop(controller);
-        ctx.metrics.set_leader(false);
+        metrics.set_leader(false);
         if lost {
             tracing::warn!(
                 %identity,
