@@ -106,6 +106,8 @@ impl Drop for Controller {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Its log goes with its temporary directory: a failed test prints the end of it.
+        support::print_log_tail_if_panicking(&self.log, 120);
     }
 }
 

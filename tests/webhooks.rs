@@ -129,7 +129,8 @@ impl Drop for Controller {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        support::print_log_tail_if_panicking(&self.namespace, &self.identity, 80);
+        let log = support::controller_log_path(&self.namespace, &self.identity);
+        support::print_log_tail_if_panicking(&log, 80);
     }
 }
 

@@ -19,7 +19,7 @@ pub mod three_step_appset;
 pub mod two_tier_appset;
 
 use std::fmt::Debug;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -43,9 +43,7 @@ const HOW_TO_START: &str = "run the whole suite with `tests/run-all.sh`, or star
 /// The log file of a `flotilla controller` a test starts in namespace `namespace` as `identity`
 /// (`<state dir>/logs/<namespace>-<identity>.log`), appended to by every start.
 pub fn controller_log(namespace: &str, identity: &str) -> std::fs::File {
-    let path = state_dir()
-        .join("logs")
-        .join(format!("{namespace}-{identity}.log"));
+    let path = controller_log_path(namespace, identity);
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -53,17 +51,20 @@ pub fn controller_log(namespace: &str, identity: &str) -> std::fs::File {
         .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()))
 }
 
-/// Prints the last `lines` lines of the log [`controller_log`] opened for `namespace` and
-/// `identity` when the current thread is panicking (a failed test shows what its controller did
-/// last; CI keeps no logs).
-pub fn print_log_tail_if_panicking(namespace: &str, identity: &str, lines: usize) {
+/// Where [`controller_log`] writes the log of `identity`'s controller for `namespace`.
+pub fn controller_log_path(namespace: &str, identity: &str) -> PathBuf {
+    state_dir()
+        .join("logs")
+        .join(format!("{namespace}-{identity}.log"))
+}
+
+/// Prints the last `lines` lines of the log at `path` when the current thread is panicking (a
+/// failed test shows what its controller did last; CI keeps no logs).
+pub fn print_log_tail_if_panicking(path: &Path, lines: usize) {
     if !std::thread::panicking() {
         return;
     }
-    let path = state_dir()
-        .join("logs")
-        .join(format!("{namespace}-{identity}.log"));
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let text = std::fs::read_to_string(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();
     let tail = &all[all.len().saturating_sub(lines)..];
     eprintln!(
