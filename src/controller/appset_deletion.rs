@@ -41,10 +41,7 @@ pub async fn ensure_finalizer(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
 ) -> Result<(), ReconcileError> {
-    let held = appset
-        .finalizers()
-        .iter()
-        .any(|f| APPSET_FINALIZERS.contains(&f.as_str()));
+    let held = held(appset);
     if held || !deletes_in_reverse(appset.spec.strategy.as_ref()) {
         return Ok(());
     }
@@ -62,10 +59,7 @@ pub async fn delete_applications(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
 ) -> Result<Action, ReconcileError> {
-    let held = appset
-        .finalizers()
-        .iter()
-        .any(|f| APPSET_FINALIZERS.contains(&f.as_str()));
+    let held = held(appset);
     if !held {
         // Garbage collection removes the owned Applications; regenerating them would race it.
         return Ok(Action::await_change());
@@ -123,6 +117,14 @@ pub async fn delete_applications(
             Ok(Action::requeue(DELETION_POLL))
         }
     }
+}
+
+/// Whether one of [`APPSET_FINALIZERS`] holds `appset`.
+fn held(appset: &ApplicationSet) -> bool {
+    appset
+        .finalizers()
+        .iter()
+        .any(|f| APPSET_FINALIZERS.contains(&f.as_str()))
 }
 
 /// No labels.

@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use super::git_auth::GitAuth;
@@ -271,7 +271,7 @@ fn blob_size(entry: &[u8]) -> Option<u64> {
 }
 
 /// Git's standard error, or its exit status when it printed nothing.
-fn failure(out: &std::process::Output) -> String {
+fn failure(out: &Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
     if stderr.is_empty() {
         format!("exited with {}", out.status)
@@ -336,71 +336,64 @@ fn run_git_within(
     if let Some(repo) = repo {
         command.arg("-C").arg(repo);
     }
-    let mut child = command
-        .args(options)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| error(format!("cannot run git: {e}")))?;
-    let read = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
-    let stdout = read(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = read(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let deadline = timeout.map(|timeout| (Instant::now() + timeout, timeout));
-    let status = loop {
-        if deadline.is_none() {
-            break child
-                .wait()
-                .map_err(|e| error(format!("cannot wait for git: {e}")))?;
-        }
-        match (child.try_wait(), deadline) {
-            (Ok(Some(status)), _) => break status,
-            (Ok(None), Some((at, _))) if Instant::now() < at => std::thread::sleep(WAIT_POLL),
-            (Ok(None), Some((_, timeout))) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(error(format!(
-                    "no answer within {}s; killed",
-                    timeout.as_secs()
-                )));
-            }
-            (Ok(None), None) | (Err(_), _) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(error("cannot wait for git".to_owned()));
-            }
-        }
-    };
-    let out = std::process::Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
+    command.args(options).args(args).envs(env.iter().copied());
+    let out = match timeout {
+        None => command
+            .output()
+            .map_err(|e| error(format!("cannot run git: {e}")))?,
+        Some(timeout) => output_within(command, timeout).map_err(error)?,
     };
     if out.status.success() {
         Ok(out.stdout)
     } else {
         Err(error(failure(&out)))
     }
+}
+
+/// `command`'s output, as `Command::output` gives it, or why there is none: it could not run,
+/// or it ran longer than `timeout` and was killed.
+fn output_within(mut command: Command, timeout: Duration) -> Result<Output, String> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    // Read while it runs, so a full pipe never stops it.
+    let stdout = child.stdout.take().map(read_all);
+    let stderr = child.stderr.take().map(read_all);
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(WAIT_POLL),
+            waited => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(match waited {
+                    Err(e) => format!("cannot wait for git: {e}"),
+                    Ok(_) => format!("no answer within {}s; killed", timeout.as_secs()),
+                });
+            }
+        }
+    };
+    let joined = |reader: Option<std::thread::JoinHandle<Vec<u8>>>| {
+        reader.and_then(|r| r.join().ok()).unwrap_or_default()
+    };
+    Ok(Output {
+        status,
+        stdout: joined(stdout),
+        stderr: joined(stderr),
+    })
+}
+
+/// Everything `pipe` gives until it closes, read on a thread of its own.
+fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
 }
 
 /// How often a running `git` is asked whether it has ended.
