@@ -1,7 +1,8 @@
 //! Argo CD's fields either work as in Argo CD or are refused by name, on the real control plane:
 //! `syncPolicy.managedNamespaceMetadata` labels and annotates the namespace `CreateNamespace=true`
 //! writes (an existing one too) and follows the Application at the next sync, keeping what
-//! others set; `Validate=false` applies an object the server's strict field validation refuses;
+//! others set; `Validate=false` applies an object the server's strict field validation refuses
+//! (and server-side applies the others, keeping what other managers set);
 //! `FailOnSharedResource=true` fails the sync naming the object and the other Application;
 //! `argocd.argoproj.io/skip-reconcile` leaves an Application alone until it is removed; an
 //! ApplicationSet's `preservedFields` keeps a label changed by hand; and `kubectl apply` refuses
@@ -234,10 +235,25 @@ async fn validate_false_applies_what_strict_field_validation_refuses() {
     let unknown = "  size: 2\n  colour: red\n";
     let lenient = widget(&group, "lenient", "Validate=false", unknown);
     let strict = widget(&group, "strict", "Validate=true", unknown);
+    // A ConfigMap Validate=false writes, whose schema declares every field: server-side applied,
+    // so a key another manager set stays (a replace would drop it).
+    let kept = config_map(
+        "kept",
+        "  annotations:\n    argocd.argoproj.io/sync-options: Validate=false\n",
+    );
     let (_daemon, url, _remote) = served(
         "validate",
-        &[("lenient/w.yaml", &lenient), ("strict/w.yaml", &strict)],
+        &[
+            ("lenient/w.yaml", &lenient),
+            ("lenient/kept.yaml", &kept),
+            ("strict/w.yaml", &strict),
+        ],
     );
+    let maps: Api<ConfigMap> = ns.api();
+    let theirs: ConfigMap = object(json!({"metadata": {"name": "kept"}, "data": {"theirs": "1"}}));
+    maps.create(&PostParams::default(), &theirs)
+        .await
+        .expect("creates the ConfigMap another manager owns a key of");
     let apps: Api<Application> = ns.api();
     for path in ["lenient", "strict"] {
         apply(
@@ -267,6 +283,15 @@ async fn validate_false_applies_what_strict_field_validation_refuses() {
         applied.data["spec"],
         json!({"size": 2}),
         "the unknown field dropped"
+    );
+    let kept = maps.get("kept").await.expect("applied");
+    assert_eq!(
+        kept.data,
+        Some(BTreeMap::from([
+            ("a".to_owned(), "1".to_owned()),
+            ("theirs".to_owned(), "1".to_owned())
+        ])),
+        "applied server-side: another manager's key kept"
     );
     let strict = ended(&apps, "strict", None).await;
     let (phase, message) = outcome(&strict);

@@ -4,8 +4,9 @@
 //! and created again when the server rejects the write because an immutable field changed.
 //! `ServerSideApply=true` is the default here and changes nothing. `Validate=false` sends the write
 //! with the server's field validation off (`fieldValidation=Ignore`, as `kubectl apply
-//! --validate=false`), and as `Replace=true` writes it: server-side apply refuses a field its
-//! schema does not declare whatever `fieldValidation` says, while an update or create drops it.
+//! --validate=false`); server-side apply still refuses a field its schema does not declare
+//! (`field not declared in schema`, whatever `fieldValidation` says), so such an object, and only
+//! such an object, is then written as `Replace=true` writes it, which drops the field.
 
 use serde_json::Value;
 
@@ -86,10 +87,10 @@ impl WritePolicy {
     }
 
     /// Whether the object is replaced (updated whole, or created) rather than server-side
-    /// applied: `Replace=true`, or `Validate=false` (see the module's documentation).
+    /// applied: `Replace=true`.
     #[must_use]
     pub fn replaces(&self) -> bool {
-        self.replace || self.validation == FieldValidation::Ignore
+        self.replace
     }
 
     /// Whether the live object must be read before deciding.
@@ -117,6 +118,14 @@ impl WritePolicy {
     #[must_use]
     pub fn recreate_after_rejection(&self, immutable_field: bool) -> bool {
         self.force && immutable_field
+    }
+
+    /// Whether a server-side apply the server refused is sent again as a replace: only with
+    /// `Validate=false`, and only when the refusal was about a field the schema does not declare
+    /// (see the module's documentation).
+    #[must_use]
+    pub fn replace_after_rejection(&self, undeclared_field: bool) -> bool {
+        self.validation == FieldValidation::Ignore && undeclared_field && !self.replace
     }
 }
 
@@ -152,7 +161,8 @@ mod tests {
                 Write::Replace,
             ),
             ("ServerSideApply=true", Some(&same), Write::Apply),
-            ("Validate=false", Some(&same), Write::Replace),
+            ("Validate=false", Some(&same), Write::Apply),
+            ("Validate=false,Replace=true", Some(&same), Write::Replace),
         ];
         for (options, live, expected) in cases {
             let policy = policy(options);
@@ -219,6 +229,24 @@ mod tests {
                 policy(options).recreate_after_rejection(immutable),
                 expected,
                 "{options} {immutable}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_validate_false_replaces_after_an_undeclared_field() {
+        let cases = [
+            ("Validate=false", true, true),
+            ("Validate=false", false, false),
+            ("Validate=false,Replace=true", true, false),
+            ("", true, false),
+            ("Validate=true", true, false),
+        ];
+        for (options, undeclared, expected) in cases {
+            assert_eq!(
+                policy(options).replace_after_rejection(undeclared),
+                expected,
+                "{options} {undeclared}"
             );
         }
     }

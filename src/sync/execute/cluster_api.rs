@@ -131,6 +131,14 @@ impl ClusterError {
     pub fn is_immutable_field(&self) -> bool {
         matches!(self, Self::Rejected { code: 422, message, .. } if message.contains("immutable"))
     }
+
+    /// Whether the server refused a server-side apply because the object sets a field its schema
+    /// does not declare (`.spec.colour: field not declared in schema`, HTTP 500 today), which
+    /// `fieldValidation=Ignore` does not turn off for an apply.
+    #[must_use]
+    pub fn is_undeclared_field(&self) -> bool {
+        matches!(self, Self::Rejected { message, .. } if message.contains("field not declared in schema"))
+    }
 }
 
 /// What the sync executor needs from a cluster.
@@ -242,5 +250,19 @@ mod tests {
         for (error, expected) in cases {
             assert_eq!(error.is_immutable_field(), expected, "{error}");
         }
+    }
+
+    #[test]
+    fn undeclared_field_rejections() {
+        let rejected = |code, message: &str| ClusterError::Rejected {
+            code,
+            reason: String::new(),
+            message: message.to_owned(),
+        };
+        let undeclared = "failed to create typed patch object (ns/w; t.test/v1, Kind=Widget): \
+                          .spec.colour: field not declared in schema";
+        assert!(rejected(500, undeclared).is_undeclared_field());
+        assert!(!rejected(422, "spec.size: Invalid value").is_undeclared_field());
+        assert!(!ClusterError::NotReady(undeclared.to_owned()).is_undeclared_field());
     }
 }

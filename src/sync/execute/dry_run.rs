@@ -31,7 +31,8 @@ pub enum Verdict {
     Rejected(String),
 }
 
-/// Sends `tasks` of `plan` to the server as dry runs (a dry-run replace with `Replace=true`), at
+/// Sends `tasks` of `plan` to the server as dry runs (a dry-run replace with `Replace=true`, or
+/// after `Validate=false`'s apply is refused for an undeclared field), at
 /// most `settings.concurrency` at once, and returns each one's verdict in order. An object whose
 /// kind is defined by a CRD of the sync (or that carries `SkipDryRunOnMissingResource=true`), or
 /// whose Namespace the sync creates, is deferred rather than rejected.
@@ -60,7 +61,12 @@ pub async fn dry_run_tasks<'p, C: ClusterApi>(
             let result = if policy.replaces() {
                 cluster.replace(&object, true, policy.validation).await
             } else {
-                cluster.apply(&object, true, policy.validation).await
+                match cluster.apply(&object, true, policy.validation).await {
+                    Err(error) if policy.replace_after_rejection(error.is_undeclared_field()) => {
+                        cluster.replace(&object, true, policy.validation).await
+                    }
+                    result => result,
+                }
             };
             (task, policy.force, result)
         });

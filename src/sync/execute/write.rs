@@ -1,9 +1,10 @@
 //! Writing one object as its [`WritePolicy`] decides: read the live object when the policy needs
 //! it (or `RespectIgnoreDifferences=true` has ignored fields of the object to keep), take the live
 //! values at ignored fields where the policy or the option says so, then skip, server-side apply
-//! or replace; after a rejection that the policy answers with a
-//! recreate (`Force=true` and an immutable field), delete the object, wait until it is gone and
-//! write it again.
+//! or replace; after a rejection that the policy answers with a replace (`Validate=false` and a
+//! field the schema does not declare), replace it; after one it answers with a recreate
+//! (`Force=true` and an immutable field), delete the object, wait until it is gone and write it
+//! again.
 
 use std::time::Duration;
 
@@ -57,6 +58,12 @@ pub async fn write_object<C: ClusterApi>(
     let first = send(cluster, write, object, policy.validation).await;
     let rejection = match first {
         Err(error) if policy.recreate_after_rejection(error.is_immutable_field()) => error,
+        Err(error) if policy.replace_after_rejection(error.is_undeclared_field()) => {
+            return Written {
+                result: send(cluster, Write::Replace, object, policy.validation).await,
+                note: Some(format!("replaced (Validate=false) after: {error}")),
+            };
+        }
         result => return Written { result, note: None },
     };
     let note = Some(format!("recreated (Force=true) after: {rejection}"));
@@ -225,11 +232,19 @@ mod tests {
         }
     }
 
+    fn undeclared() -> ClusterError {
+        ClusterError::Rejected {
+            code: 500,
+            reason: String::new(),
+            message: ".spec.colour: field not declared in schema".to_owned(),
+        }
+    }
+
     #[test]
     fn each_policy_sends_its_requests() {
         let object = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}});
         let key = ObjectKey::of_object(&object).unwrap();
-        let cases: [Case; 6] = [
+        let cases: [Case; 8] = [
             (
                 "",
                 false,
@@ -266,6 +281,14 @@ mod tests {
                 Some(ResourceAction::Created),
             ),
             ("", false, Some(immutable()), &["apply"], None),
+            (
+                "Validate=false",
+                false,
+                Some(undeclared()),
+                &["apply", "replace"],
+                Some(ResourceAction::Configured),
+            ),
+            ("", false, Some(undeclared()), &["apply"], None),
         ];
         for (options, absent, rejection, calls, action) in cases {
             let cluster = OneObject::default();
@@ -284,10 +307,17 @@ mod tests {
             assert_eq!(*cluster.calls.lock().unwrap(), calls, "{options}");
             let found = written.result.as_ref().ok().map(|applied| applied.action);
             assert_eq!(found, action, "{options}");
-            let recreated = written
-                .note
-                .is_some_and(|note| note.starts_with("recreated (Force=true) after: "));
-            assert_eq!(recreated, options == "Force=true", "{options}");
+            let note = written.note.unwrap_or_default();
+            for (option, prefix) in [
+                ("Force=true", "recreated (Force=true) after: "),
+                ("Validate=false", "replaced (Validate=false) after: "),
+            ] {
+                assert_eq!(
+                    note.starts_with(prefix),
+                    options == option,
+                    "{options}: {note}"
+                );
+            }
         }
     }
 
