@@ -4,7 +4,9 @@
 //! which the Application controller of that namespace syncs; the project's `sourceNamespaces`
 //! decides which projects they may use (one without it is refused, nothing written); an
 //! ApplicationSet of a namespace listed for ApplicationSets but not for Applications is not
-//! reconciled.
+//! reconciled. An ApplicationSet created the moment the controller starts, in the control
+//! plane's namespace or a listed one, is reconciled (tried over several starts: a creation
+//! racing the controllers' first lists was once never reconciled).
 
 mod controller_support;
 mod support;
@@ -18,7 +20,7 @@ use kube::ResourceExt;
 use serde_json::{Value, json};
 
 use support::git_remote::{GitDaemon, Remote};
-use support::{TestNamespace, apply, eventually, object};
+use support::{TestNamespace, apply, eventually, eventually_within, object};
 
 /// The controller process, killed when dropped, and its log.
 struct Controller {
@@ -56,6 +58,7 @@ impl Drop for Controller {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        support::print_log_tail_if_panicking(&self.log, 120);
     }
 }
 
@@ -79,6 +82,22 @@ fn application_set(name: &str, app: &str, project: &str, url: &str, namespace: &
             }
         }
     })
+}
+
+/// Writes AppProject `name` of `control`, permitting every repository and destination, and
+/// Applications of `source_namespaces`.
+async fn apply_project(control: &TestNamespace, name: &str, source_namespaces: Value) {
+    let project = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "AppProject",
+        "metadata": {"name": name},
+        "spec": {
+            "sourceRepos": ["*"],
+            "destinations": [{"server": "*", "namespace": "*"}],
+            "sourceNamespaces": source_namespaces,
+        }
+    }));
+    apply(&control.api::<AppProject>(), &project).await;
 }
 
 /// The conditions' messages of ApplicationSet `name` in `ns`.
@@ -111,19 +130,8 @@ async fn application_sets_of_listed_namespaces_generate_there_under_source_names
     let team = support::namespace(1, "appset-team").await;
     let other = support::namespace(1, "appset-other").await;
 
-    let projects = control.api::<AppProject>();
     for (name, source_namespaces) in [("team", json!([team.name])), ("locked", json!([]))] {
-        let project = object(json!({
-            "apiVersion": "flotilla.dev/v1alpha1",
-            "kind": "AppProject",
-            "metadata": {"name": name},
-            "spec": {
-                "sourceRepos": ["*"],
-                "destinations": [{"server": "*", "namespace": "*"}],
-                "sourceNamespaces": source_namespaces,
-            }
-        }));
-        apply(&projects, &project).await;
+        apply_project(&control, name, source_namespaces).await;
     }
     let team_sets = team.api::<ApplicationSet>();
     let web = application_set("web", "team-web", "team", &url, &team.name);
@@ -200,4 +208,44 @@ async fn application_sets_of_listed_namespaces_generate_there_under_source_names
             .is_none()
     );
     drop(controller);
+}
+
+#[tokio::test]
+async fn application_sets_created_as_the_controller_starts_are_reconciled() {
+    let url = "https://git.invalid/unused.git";
+    for start in 0..3 {
+        // Fresh namespaces each time: a killed controller's Lease would hold the next one back.
+        let control = controller_support::setup("appset-start").await;
+        let team = support::namespace(1, "appset-start-team").await;
+        apply_project(&control, "team", json!([team.name])).await;
+        let scratch = tempfile::tempdir().unwrap();
+        let controller = Controller::start(
+            scratch.path(),
+            &control.name,
+            &[
+                format!("--application-namespaces={}", team.name),
+                format!("--applicationset-namespaces={}", team.name),
+            ],
+        );
+        for ns in [&control, &team] {
+            let appset = application_set("fresh", "fresh-app", "team", url, &ns.name);
+            apply(&ns.api::<ApplicationSet>(), &object(appset)).await;
+        }
+        for ns in [&control, &team] {
+            let apps = ns.api::<Application>();
+            // Generous: a reconcile takes well under a second; missed, it never comes.
+            eventually_within(
+                std::time::Duration::from_secs(30),
+                &format!("start {start}: fresh-app generated in {}", ns.name),
+                async || {
+                    apps.get("fresh-app")
+                        .await
+                        .map(drop)
+                        .map_err(|e| e.to_string())
+                },
+            )
+            .await;
+        }
+        drop(controller);
+    }
 }
