@@ -40,6 +40,7 @@ use super::bounded_writes;
 use super::event_reason::EventReason;
 use super::events::EventPublisher;
 use super::failure_backoff::FailureBackoff;
+use super::graceful_shutdown::run_gracefully;
 use super::metrics::{Metrics, Reconciler};
 use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
@@ -834,9 +835,11 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let secrets: Api<Secret> = Api::namespaced(client, &ctx.control_namespace);
     let controller = Controller::new(appsets, watcher::Config::default());
     let (stopping_tx, stopping) = watch::channel(false);
-    let stop = stop.map(move |()| {
-        let _ = stopping_tx.send(true);
-    });
+    let stop = stop
+        .map(move |()| {
+            let _ = stopping_tx.send(true);
+        })
+        .shared();
     let (decided, decisions) = futures::channel::mpsc::unbounded();
     ctx.decision_watches.notify(decided);
     let store = controller.store();
@@ -877,7 +880,8 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
         }
         Some(reference)
     };
-    controller
+    let listed = controller.store();
+    let reconciling = controller
         .watches_stream(owned_changes, owner_of)
         .watches(
             secrets,
@@ -892,7 +896,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             move |_: AppProject| for_projects(),
         )
         .reconcile_all_on(decisions)
-        .graceful_shutdown_on(stop)
+        .graceful_shutdown_on(stop.clone())
         .run(
             reconcile,
             error_policy,
@@ -906,6 +910,6 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             if let Err(error) = result {
                 tracing::debug!("controller: {error}");
             }
-        })
-        .await;
+        });
+    run_gracefully(reconciling, &listed, stop).await;
 }

@@ -5,7 +5,7 @@
 //! [`application`], [`event_reason`], [`application_namespaces`], [`leader`]); the files beside
 //! them are the I/O shell ([`appset_reconciler`], [`appset_deletion`], [`rollout`], [`application_reconciler`],
 //! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] (with
-//! [`plugin_tls`]), [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
+//! [`plugin_tls`]), [`graceful_shutdown`], [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
 //! [`member_lease`], [`ownership`], [`readiness`], [`metrics`], [`endpoint`]) and [`run`] ties
 //! them together — or [`run_sharded`], where several replicas share the Applications.
 
@@ -23,6 +23,7 @@ pub mod bounded_writes;
 pub mod endpoint;
 pub mod events;
 pub mod failure_backoff;
+pub mod graceful_shutdown;
 pub mod leadership;
 pub mod lease_lock;
 pub mod member_lease;

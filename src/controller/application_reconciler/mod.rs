@@ -44,6 +44,7 @@ use crate::controller::application::instance::application_of;
 use crate::controller::application::skip_reconcile::skips_reconcile;
 use crate::controller::appset_reconciler::REFRESH_ANNOTATION;
 use crate::controller::event_reason::EventReason;
+use crate::controller::graceful_shutdown::run_gracefully;
 use crate::controller::metrics::Reconciler;
 use crate::controller::ownership::Ownership;
 use crate::controller::running_syncs::Parked;
@@ -438,8 +439,9 @@ pub async fn run(
         stopping,
     });
     let ok = Arc::clone(&ctx);
+    let listed = controller.store();
     let reconciling = controller
-        .graceful_shutdown_on(stop)
+        .graceful_shutdown_on(stop.clone())
         .run(timed_reconcile, error_policy, run)
         .for_each(|result| {
             let ctx = Arc::clone(&ok);
@@ -453,6 +455,7 @@ pub async fn run(
                 }
             }
         });
+    let reconciling = run_gracefully(reconciling, &listed, stop);
     // The ApplicationSet watch runs as long as the reconciles do.
     futures::pin_mut!(reconciling, watch_appsets);
     futures::future::select(reconciling, watch_appsets).await;
