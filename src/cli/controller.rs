@@ -334,6 +334,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         let applications = ApplicationControllers::new(app_namespaces, make);
         let ctx = Arc::new(AppSetContext::new(
             appset_client,
+            appset_connect,
             namespace,
             cache,
             args.git_poll,

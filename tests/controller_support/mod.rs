@@ -107,6 +107,7 @@ fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Dur
     };
     let appsets = AppSetContext::new(
         ns.client.clone(),
+        plain_connect(),
         ns.name.clone(),
         repos,
         Duration::from_secs(180),
