@@ -71,7 +71,7 @@ fn input() -> RolloutInput {
             },
             sync_blocked_by: None,
             previous_revisions: Vec::new(),
-            destination_namespace: String::new(),
+            destination: Default::default(),
         });
         prior.push(ApplicationSetApplicationStatus {
             application: name,

@@ -6,7 +6,8 @@
 //! ApplicationSet deletes the frontend's objects, then the backend's, then runs the database's
 //! PreDelete Job and deletes the database's objects — the order read from a watch of the
 //! objects — with the controller SIGKILLed while the frontend's are being deleted and a new one
-//! resuming the order.
+//! resuming the order; `status.deletion` and `flotilla rollout explain` say which step is
+//! being deleted and what is left.
 
 mod support;
 
@@ -14,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flotilla::api::application_set::DeletionOrder;
+use flotilla::api::application_set_status::{DeletionGroupStatus, DeletionProgress};
 use flotilla::api::{Application, ApplicationSet};
 use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
@@ -154,6 +156,40 @@ async fn step_deleting(ns: &TestNamespace, component: &str, earlier: &[&str]) {
     }
 }
 
+/// Waits until the ApplicationSet's `status.deletion` says `current` is being deleted with
+/// `remaining` left, and checks that `flotilla rollout explain` says so too.
+async fn progress_shown(
+    ns: &TestNamespace,
+    current: (u64, &str),
+    remaining: &[(u64, &str)],
+    explained: &str,
+) {
+    let appsets: Api<ApplicationSet> = ns.api();
+    let group = |(step, app): (u64, &str)| DeletionGroupStatus {
+        step,
+        applications: vec![app.to_owned()],
+    };
+    let expected = DeletionProgress {
+        steps: 3,
+        current: group(current),
+        remaining: remaining.iter().copied().map(group).collect(),
+    };
+    wait_until(
+        &appsets,
+        "platform-stack",
+        &format!("status.deletion at step {}", current.0),
+        |a| a.status.as_ref().and_then(|s| s.deletion.as_ref()) == Some(&expected),
+    )
+    .await;
+    let out = support::run_flotilla(ns, &["rollout", "explain", "platform-stack"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.starts_with(&format!("Deletion: {explained}\n")),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[tokio::test]
 async fn reverse_order_deletes_frontend_then_backend_then_database_after_its_pre_delete_hook() {
     let ns = namespace(1, "deletion-order").await;
@@ -206,6 +242,13 @@ async fn reverse_order_deletes_frontend_then_backend_then_database_after_its_pre
 
     // The frontend first; the controller SIGKILLed meanwhile, a new one resumes the order.
     step_deleting(&ns, "frontend", &["backend", "database"]).await;
+    progress_shown(
+        &ns,
+        (3, "frontend"),
+        &[(2, "backend"), (1, "database")],
+        "deleting in reverse step order: step 3 of 3 (frontend); left: step 2 (backend), step 1 (database)",
+    )
+    .await;
     kill_process(first);
     let second = controller_process(&ns, "second");
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -218,6 +261,13 @@ async fn reverse_order_deletes_frontend_then_backend_then_database_after_its_pre
     release(&configs, "frontend").await;
 
     step_deleting(&ns, "backend", &["database"]).await;
+    progress_shown(
+        &ns,
+        (2, "backend"),
+        &[(1, "database")],
+        "deleting in reverse step order: step 2 of 3 (backend); left: step 1 (database)",
+    )
+    .await;
     assert_eq!(
         deleting(&apps, "frontend").await,
         None,
@@ -226,6 +276,13 @@ async fn reverse_order_deletes_frontend_then_backend_then_database_after_its_pre
     release(&configs, "backend").await;
 
     step_deleting(&ns, "database", &[]).await;
+    progress_shown(
+        &ns,
+        (1, "database"),
+        &[],
+        "deleting in reverse step order: step 1 of 3 (database); nothing after it",
+    )
+    .await;
     assert_eq!(
         deleting(&apps, "backend").await,
         None,

@@ -17,8 +17,8 @@ use browser::Browser;
 use flotilla::api::application::RevisionHistory;
 use flotilla::api::application_set::{Approval, OnFailure};
 use flotilla::api::application_set_status::{
-    ApplicationSetStatus, ConditionStatus, ConditionType, RolloutApplicationState as State,
-    RolloutStepStatus,
+    AnalysisCluster, ApplicationSetStatus, ConditionStatus, ConditionType,
+    RolloutApplicationState as State, RolloutStepStatus,
 };
 use flotilla::api::{Application, ApplicationSet};
 use flotilla::health::HealthStatus;
@@ -851,7 +851,7 @@ async fn prod_syncs_only_after_staging_is_healthy_on_the_same_revision() {
     repo.component("web", "v1", Pods::default());
     let commit = repo.commit("v1");
     for (cluster, env) in [(1u8, "staging"), (2, "prod")] {
-        apply(&ns.api::<Secret>(), &cluster_secret(cluster, env)).await;
+        apply(&ns.api::<Secret>(), &cluster_secret(cluster, ("env", env))).await;
     }
     let appset = rolling_appset(
         &ns,
@@ -887,28 +887,43 @@ async fn prod_syncs_only_after_staging_is_healthy_on_the_same_revision() {
     controller.stop();
 }
 
-/// An Argo CD cluster Secret for test cluster `n`, labelled `env`.
-fn cluster_secret(cluster: u8, env: &str) -> Secret {
-    let path = support::kubeconfig_path(cluster);
-    let text = std::fs::read_to_string(&path).expect("reads the kubeconfig");
-    let field = |key: &str| {
-        text.lines()
-            .find_map(|line| line.trim().strip_prefix(key))
-            .unwrap_or_else(|| panic!("{key} in {}", path.display()))
-            .trim()
-            .to_string()
-    };
-    let config = json!({
-        "bearerToken": field("token:"),
-        "tlsClientConfig": {"caData": field("certificate-authority-data:")}
-    });
+/// An Argo CD cluster Secret `cluster-<value>` for test cluster `n`, labelled `key: value`.
+fn cluster_secret(cluster: u8, (key, value): (&str, &str)) -> Secret {
+    let (server, ca_data, token) = support::cluster_credentials(cluster);
+    let config = json!({"bearerToken": token, "tlsClientConfig": {"caData": ca_data}});
     object(json!({
         "metadata": {
-            "name": format!("cluster-{env}"),
-            "labels": {"argocd.argoproj.io/secret-type": "cluster", "env": env}
+            "name": format!("cluster-{value}"),
+            "labels": {"argocd.argoproj.io/secret-type": "cluster", key: value}
         },
-        "stringData": {"name": env, "server": field("server:"), "config": config.to_string()}
+        "stringData": {"name": value, "server": server, "config": config.to_string()}
     }))
+}
+
+/// Two regions: cluster 1 registered as `east`, cluster 2 (its node simulator running, the
+/// test namespace created there) as `west`, both by their server URL. Returns cluster 2's
+/// client.
+async fn two_regions(ns: &TestNamespace) -> kube::Client {
+    let cluster2 = support::client(2).await;
+    support::require_node_sim(&cluster2, 2).await;
+    let remote_ns: Namespace = object(json!({"metadata": {"name": ns.name}}));
+    Api::<Namespace>::all(cluster2.clone())
+        .create(&PostParams::default(), &remote_ns)
+        .await
+        .expect("creates the namespace on cluster 2");
+    for (cluster, region) in [(1u8, "east"), (2, "west")] {
+        apply(
+            &ns.api::<Secret>(),
+            &cluster_secret(cluster, ("region", region)),
+        )
+        .await;
+    }
+    cluster2
+}
+
+/// Every registered region: the clusters generator's selector.
+fn every_region() -> Value {
+    json!({"clusters": {"selector": {"matchExpressions": [{"key": "region", "operator": "Exists"}]}}})
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1045,18 +1060,47 @@ async fn pause_holds_promotion_and_a_restart_continues_from_status() {
 // ---------------------------------------------------------------------------------------------
 // 6b. bakeTime (issue 33)
 
-/// The three tiers with `bakeTime` on step 1 (the database).
-fn baked_three_tier(ns: &TestNamespace, repo: &Repo, bake: &str) -> ApplicationSet {
-    let mut appset = three_tier(ns, repo, false, None);
-    let steps = appset
-        .spec
-        .strategy
-        .as_mut()
-        .and_then(|strategy| strategy.rolling_sync.as_mut())
-        .map(|rolling| &mut rolling.steps)
-        .expect("a RollingSync strategy");
-    steps[0].bake_time = Some(bake.to_owned());
+/// The three tiers in two regions (issue 33's first test): a clusters × list matrix generates
+/// `platform-{database,backend,frontend}-{east,west}` (east on cluster 1, west on cluster 2),
+/// one step per tier taking both regions at once, step 1 (the databases) baking `bake`.
+fn three_tiers_two_regions(ns: &TestNamespace, repo: &Repo, bake: &str) -> ApplicationSet {
+    let tiers = json!({"list": {"elements": [
+        {"component": "database", "priority": "1"},
+        {"component": "backend", "priority": "2"},
+        {"component": "frontend", "priority": "3"},
+    ]}});
+    let mut rolling = json!({"steps": [
+        step("priority", &["1"], json!("100%")),
+        step("priority", &["2"], json!("100%")),
+        step("priority", &["3"], json!("100%")),
+    ]});
+    rolling["steps"][0]["bakeTime"] = json!(bake);
+    let mut appset = rolling_appset(
+        ns,
+        repo,
+        json!({"matrix": {"generators": [every_region(), tiers]}}),
+        rolling,
+        json!({
+            "name": "platform-{{component}}-{{metadata.labels.region}}",
+            "labels": {"priority": "{{priority}}", "region": "{{metadata.labels.region}}"}
+        }),
+        ("{{component}}", "{{server}}"),
+    );
+    appset.spec.template.spec.sync_policy = Some(object(json!({"automated": {"prune": true}})));
     appset
+}
+
+/// The Applications of `tier` (`database`, `backend`, `frontend`) in both regions.
+fn regional(tier: &str) -> [String; 2] {
+    ["east", "west"].map(|region| format!("platform-{tier}-{region}"))
+}
+
+/// Every Application of the two-region stack.
+fn every_regional() -> Vec<String> {
+    ["database", "backend", "frontend"]
+        .iter()
+        .flat_map(|tier| regional(tier))
+        .collect()
 }
 
 /// Step 1's record in `status.rolloutSteps`.
@@ -1081,32 +1125,39 @@ async fn wait_baking(appsets: &Api<ApplicationSet>) -> i64 {
         .as_second()
 }
 
-/// A 20 s bake on the database: the backend starts at least 20 s after every database object
-/// was Healthy; the controller, SIGKILLed during the bake, is restarted and resumes the same
-/// bake (its start unchanged) and completes it exactly once.
+/// Three tiers × two regions, a 20 s bake on the databases: the backends (both regions) start
+/// at least 20 s after the bake began, which began once both databases were Healthy; the
+/// controller, SIGKILLed during the bake, is restarted and resumes the same bake (its start
+/// unchanged) and completes it exactly once.
 #[tokio::test]
 async fn a_bake_delays_the_next_step_and_a_killed_controller_resumes_it_once() {
     let (ns, repo) = setup("rollout-bake").await;
+    let cluster2 = two_regions(&ns).await;
     tier_components(&repo, "v1", Pods::default());
     let commit = repo.commit("v1");
     let (controller, appsets, recording) =
-        start_rollout(&ns, "bake-1", &baked_three_tier(&ns, &repo, "20s")).await;
+        start_rollout(&ns, "bake-1", &three_tiers_two_regions(&ns, &repo, "20s")).await;
     let bake_started = wait_baking(&appsets).await;
     let explain = flotilla(&ns, &["rollout", "explain", "platform-stack"]);
     assert!(
-        explain.contains("Step 1: Baking (maxUpdate 100%: 0/1 in flight, bakeTime 20s)"),
+        explain.contains("Step 1: Baking (maxUpdate 100%: 0/2 in flight, bakeTime 20s)"),
         "{explain}"
     );
     assert!(explain.contains("  bakes until "), "{explain}");
     // SIGKILL mid-bake (Drop kills), then a new controller.
     drop(controller);
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert!(
-        histories(&ns).await[TIERS[1]].is_empty(),
-        "the backend did not sync during the bake"
-    );
+    let during = histories(&ns).await;
+    for backend in regional("backend") {
+        assert!(
+            during[&backend].is_empty(),
+            "{backend} did not sync during the bake"
+        );
+    }
     let controller = Controller::start(&ns, "bake-2");
-    wait_complete(&appsets, "platform-stack", &TIERS, &commit).await;
+    let all = every_regional();
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    wait_complete(&appsets, "platform-stack", &all, &commit).await;
     let status = stored_status(&appsets).await;
     let record = step_one(&status).expect("step 1's record");
     assert_eq!(
@@ -1117,57 +1168,86 @@ async fn a_bake_delays_the_next_step_and_a_killed_controller_resumes_it_once() {
     let baked_at = record.baked_at.as_ref().expect("baked").0.as_second();
     assert!(baked_at > bake_started + 20, "{record:?}");
     let histories = histories(&ns).await;
-    let database = first_sync(&histories, TIERS[0], &commit);
-    let backend = first_sync(&histories, TIERS[1], &commit);
-    assert!(
-        bake_started >= database.1 - 1,
-        "bake after the database sync: {database:?} {bake_started}"
-    );
-    assert!(
-        backend.0 >= bake_started + 20,
-        "backend started {}s after the bake began",
-        backend.0 - bake_started
-    );
-    for app in TIERS {
+    for database in regional("database") {
+        let synced = first_sync(&histories, &database, &commit);
+        assert!(
+            bake_started >= synced.1 - 1,
+            "bake after {database}'s sync: {synced:?} {bake_started}"
+        );
+    }
+    for backend in regional("backend") {
+        let started = first_sync(&histories, &backend, &commit).0;
+        assert!(
+            started >= bake_started + 20,
+            "{backend} started {}s after the bake began",
+            started - bake_started
+        );
+    }
+    for app in &all {
         assert_eq!(
-            histories[app].len(),
+            histories[*app].len(),
             1,
             "{app} synced exactly once: {histories:#?}"
         );
     }
     let snapshots = recording.snapshots();
-    let promotions = snapshots
-        .windows(2)
-        .filter(|pair| {
-            in_flight(state_of(&pair[1], TIERS[1]).0) && !in_flight(state_of(&pair[0], TIERS[1]).0)
-        })
-        .count();
-    assert_eq!(
-        promotions, 1,
-        "the backend was promoted once: {snapshots:#?}"
-    );
-    assert_tiers_in_order(&snapshots);
+    for backend in regional("backend") {
+        let promotions = snapshots
+            .windows(2)
+            .filter(|pair| {
+                in_flight(state_of(&pair[1], &backend).0)
+                    && !in_flight(state_of(&pair[0], &backend).0)
+            })
+            .count();
+        assert_eq!(promotions, 1, "{backend} was promoted once: {snapshots:#?}");
+    }
+    let mut order = Vec::new();
+    for (later, earlier) in [("backend", "database"), ("frontend", "backend")] {
+        for l in regional(later) {
+            for e in regional(earlier) {
+                order.push((l.clone(), e));
+            }
+        }
+    }
+    let order: Vec<(&str, &str)> = order
+        .iter()
+        .map(|(l, e)| (l.as_str(), e.as_str()))
+        .collect();
+    assert_promoted_after(&snapshots, &order);
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(cluster2, &ns.name);
+    for tier in ["database", "backend", "frontend"] {
+        deployments
+            .get(tier)
+            .await
+            .unwrap_or_else(|e| panic!("{tier} deployed on cluster 2 (west): {e}"));
+    }
     controller.stop();
 }
 
-/// A pod of the database that turns unready during a 10-minute bake fails step 1: the
-/// ApplicationSet says StepFailed naming the database, the backend never syncs, and the failure
-/// stays when the pod is ready again.
+/// Three tiers × two regions: a pod of the west database (on cluster 2) that turns unready
+/// during a 10-minute bake fails step 1: the ApplicationSet says StepFailed naming that
+/// database, no backend syncs, and the failure stays when the pod is ready again.
 #[tokio::test]
 async fn a_pod_unready_during_the_bake_fails_the_step() {
     let (ns, repo) = setup("rollout-bake-fail").await;
+    let cluster2 = two_regions(&ns).await;
     tier_components(&repo, "v1", Pods::default());
     repo.commit("v1");
-    let (controller, appsets, _recording) =
-        start_rollout(&ns, "bake-fail", &baked_three_tier(&ns, &repo, "10m")).await;
+    let (controller, appsets, _recording) = start_rollout(
+        &ns,
+        "bake-fail",
+        &three_tiers_two_regions(&ns, &repo, "10m"),
+    )
+    .await;
     wait_baking(&appsets).await;
-    let pods: Api<k8s_openapi::api::core::v1::Pod> = ns.api();
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(cluster2, &ns.name);
     let listed = pods
         .list(&ListParams::default().labels("app=database"))
         .await
-        .expect("lists the database pods");
+        .expect("lists the west database pods");
     let [pod] = listed.items.as_slice() else {
-        panic!("one database pod: {listed:?}")
+        panic!("one database pod on cluster 2: {listed:?}")
     };
     let crash = json!({"metadata": {"annotations": {"sim.flotilla.dev/fail": "true"}}});
     pods.patch(
@@ -1188,8 +1268,9 @@ async fn a_pod_unready_during_the_bake_fails_the_step() {
     let (condition, _, message) = progressing(&status).expect("the condition");
     assert_eq!(condition, ConditionStatus::False);
     assert!(
-        message.starts_with("step 1 of 3 failed: platform-database ")
-            && message.contains("left Healthy during the 10m0s bake started at "),
+        message.starts_with("step 1 of 3 failed: platform-database-west ")
+            && message.contains("left Healthy during the 10m0s bake started at ")
+            && !message.contains("platform-database-east"),
         "{message}"
     );
     let record = step_one(&status).expect("step 1's record");
@@ -1210,10 +1291,10 @@ async fn a_pod_unready_during_the_bake_fails_the_step() {
         Some("StepFailed"),
         "the failure stays once the database is Healthy again"
     );
-    assert!(
-        histories(&ns).await[TIERS[1]].is_empty(),
-        "the backend never synced"
-    );
+    let histories = histories(&ns).await;
+    for backend in regional("backend") {
+        assert!(histories[&backend].is_empty(), "{backend} never synced");
+    }
     controller.stop();
 }
 
@@ -1813,7 +1894,7 @@ async fn step_states(browser: &Browser) -> Vec<String> {
 /// returns the web view's address too.
 async fn rollout_in_a_browser(
     ns: &TestNamespace,
-    repo: &Repo,
+    appset: &ApplicationSet,
     identity: &str,
 ) -> (Controller, Browser, std::net::SocketAddr) {
     let ui = std::net::TcpListener::bind("127.0.0.1:0")
@@ -1833,7 +1914,7 @@ async fn rollout_in_a_browser(
     // A reload would forget this.
     browser.script("window.flotillaNoReload = true;").await;
     let appsets: Api<ApplicationSet> = ns.api();
-    apply(&appsets, &three_tier(ns, repo, false, None)).await;
+    apply(&appsets, appset).await;
     (controller, browser, ui)
 }
 
@@ -1881,7 +1962,8 @@ async fn the_application_set_page_shows_step_one_progressing_then_step_two_openi
     repo.component("backend", "v1", Pods::ready_after("8s"));
     repo.component("frontend", "v1", Pods::default());
     let commit = repo.commit("v1");
-    let (controller, browser, ui) = rollout_in_a_browser(&ns, &repo, "web-view").await;
+    let (controller, browser, ui) =
+        rollout_in_a_browser(&ns, &three_tier(&ns, &repo, false, None), "web-view").await;
 
     let seen = wait_for_steps(&browser, "step 1 Progressing on the page", |states| {
         states.first().is_some_and(|state| state == "Progressing")
@@ -1933,7 +2015,8 @@ async fn a_failing_migration_shows_the_blocked_step_and_the_hooks_message() {
         },
     );
     repo.commit("v1");
-    let (controller, browser, ui) = rollout_in_a_browser(&ns, &repo, "web-view-fail").await;
+    let (controller, browser, ui) =
+        rollout_in_a_browser(&ns, &three_tier(&ns, &repo, false, None), "web-view-fail").await;
 
     let blocked = wait_for_steps(&browser, "step 1 Stalled on the page", |states| {
         states.first().is_some_and(|state| state == "Stalled")
@@ -2321,6 +2404,289 @@ async fn an_analysis_job_gates_step_two_fails_into_a_rollback_and_resumes_once_a
         status.rollout_rollback
     );
     assert_eq!(analysis_jobs(&ns).await.len(), 3);
+    controller.stop();
+}
+
+/// A step whose Application goes to cluster 2 (region west, step 1) runs its analysis Job on
+/// cluster 2, in the destination namespace: the Job exists there and succeeds, no analysis Job
+/// exists on cluster 1, the step's record names cluster 2, and region east (step 2, cluster 1)
+/// syncs only after the analysis passed.
+#[tokio::test]
+async fn an_analysis_job_runs_on_the_destination_cluster_of_its_step() {
+    let (ns, repo) = setup("rollout-analysis-remote").await;
+    let cluster2 = two_regions(&ns).await;
+    repo.component("web", "v1", Pods::default());
+    let commit = repo.commit("v1");
+    let mut appset = rolling_appset(
+        &ns,
+        &repo,
+        every_region(),
+        json!({"steps": [step("region", &["west"], json!(1)), step("region", &["east"], json!(1))]}),
+        json!({"name": "web-{{metadata.labels.region}}", "labels": {"region": "{{metadata.labels.region}}"}}),
+        ("web", "{{server}}"),
+    );
+    if let Some(rolling) = appset
+        .spec
+        .strategy
+        .as_mut()
+        .and_then(|strategy| strategy.rolling_sync.as_mut())
+    {
+        rolling.steps[0].analysis = Some(
+            serde_json::from_value(analysis_job(Pods::ready_after("5s"))).expect("an analysis"),
+        );
+    }
+    let (controller, appsets, _recording) = start_rollout(&ns, "analysis-remote", &appset).await;
+    wait_complete(
+        &appsets,
+        "platform-stack",
+        &["web-east", "web-west"],
+        &commit,
+    )
+    .await;
+
+    let status = stored_status(&appsets).await;
+    let analysis = step_one(&status)
+        .and_then(|record| record.analysis.clone())
+        .expect("step 1's analysis");
+    let (west_server, _, _) = support::cluster_credentials(2);
+    assert_eq!(
+        analysis.clusters,
+        [AnalysisCluster {
+            server: west_server,
+            name: String::new()
+        }],
+        "{analysis:?}"
+    );
+    let passed_at = analysis.passed_at.as_ref().expect("passed").0.as_second();
+    let labels = "flotilla.dev/application-set=platform-stack,flotilla.dev/rollout-step=1";
+    let on_cluster2 = Api::<Job>::namespaced(cluster2, &ns.name)
+        .list(&ListParams::default().labels(labels))
+        .await
+        .expect("lists Jobs on cluster 2")
+        .items;
+    let [job] = on_cluster2.as_slice() else {
+        panic!("one analysis Job on cluster 2: {on_cluster2:#?}")
+    };
+    assert_eq!(
+        analysis.job,
+        format!("{}/{}", ns.name, job.name_any()),
+        "the recorded Job is cluster 2's"
+    );
+    assert!(job_condition(job, "Complete"), "{:?}", job.status);
+    let on_cluster1 = analysis_jobs(&ns).await;
+    assert!(
+        on_cluster1.is_empty(),
+        "no analysis Job on cluster 1: {on_cluster1:#?}"
+    );
+    let histories = histories(&ns).await;
+    let east = first_sync(&histories, "web-east", &commit);
+    assert!(
+        east.0 >= passed_at,
+        "east synced after the analysis on west passed: {east:?} {passed_at}"
+    );
+    controller.stop();
+}
+
+/// Writes `component/` as [`Repo::component`] does, plus a ConfigMap in sync wave 1: a sync of
+/// it goes on until its Deployment (wave 0) is Healthy, `ready_after` after it changed.
+fn two_wave_component(repo: &Repo, component: &str, version: &str, ready_after: &'static str) {
+    repo.component(component, version, Pods::ready_after(ready_after));
+    let later = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {
+            "name": format!("{component}-after-rollout"),
+            "annotations": {"argocd.argoproj.io/sync-wave": "1"}
+        },
+        "data": {"version": version}
+    });
+    std::fs::write(
+        repo.remote.work().join(component).join("later.json"),
+        later.to_string(),
+    )
+    .expect("writes a manifest");
+}
+
+/// How many times the ApplicationSet's Events say `reason` (a repeated Event counts its series).
+async fn event_count(ns: &TestNamespace, reason: &str) -> i32 {
+    ns.api::<Event>()
+        .list(&ListParams::default())
+        .await
+        .expect("lists Events")
+        .items
+        .iter()
+        .filter(|e| {
+            e.reason.as_deref() == Some(reason)
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("platform-stack")
+        })
+        .map(|e| e.series.as_ref().map_or(1, |s| s.count))
+        .sum()
+}
+
+/// `onFailure: rollback` with `rollbackCompletedSteps`, the controller SIGKILLed while the
+/// rollback syncs the failed step's backend back (its sync takes 6 s: its Deployment gates a
+/// second wave): the restarted controller finishes the rollback — backend, then database —
+/// syncing each back exactly once (history: v1, v2, v1), with one `RolloutRolledBack` Event.
+#[tokio::test]
+async fn a_controller_killed_during_a_rollback_resumes_it_once() {
+    let (ns, repo) = setup("rollout-rollback-kill").await;
+    let write = |version: &str| {
+        two_wave_component(&repo, "database", version, "6s");
+        two_wave_component(&repo, "backend", version, "6s");
+        repo.component("frontend", version, Pods::default());
+    };
+    write("v1");
+    let v1 = repo.commit("v1");
+    let with_analysis = |analysis: Value| {
+        let mut appset = three_tier(&ns, &repo, false, None);
+        if let Some(rolling) = appset
+            .spec
+            .strategy
+            .as_mut()
+            .and_then(|strategy| strategy.rolling_sync.as_mut())
+        {
+            rolling.steps[1].analysis =
+                Some(serde_json::from_value(analysis).expect("an analysis"));
+            rolling.on_failure = Some(OnFailure::Rollback);
+            rolling.rollback_completed_steps = true;
+        }
+        appset
+    };
+    let (controller, appsets, _recording) = start_rollout(
+        &ns,
+        "rollback-kill-1",
+        &with_analysis(analysis_job(Pods::default())),
+    )
+    .await;
+    wait_complete(&appsets, "platform-stack", &TIERS, &v1).await;
+
+    // v2 with a failing analysis on step 2: the backend, then the database, go back to v1.
+    let failing = analysis_job(Pods {
+        fail: true,
+        ready_after: None,
+    });
+    apply(&appsets, &with_analysis(failing)).await;
+    write("v2");
+    let v2 = repo.commit("v2");
+    let apps = ns.api::<Application>();
+    eventually_within(
+        ROLLOUT_TIMEOUT,
+        "the backend's rollback sync running",
+        async || {
+            let status = stored_status(&appsets).await;
+            let rollback = status.rollout_rollback.as_ref().ok_or("no rollback yet")?;
+            if rollback.completed_at.is_some() {
+                return Err("the rollback completed before the kill".to_owned());
+            }
+            let backend = apps.get(TIERS[1]).await.map_err(|e| e.to_string())?;
+            let app_status = backend.status.clone().unwrap_or_default();
+            let running = app_status
+                .operation_state
+                .as_ref()
+                .is_some_and(|op| op.phase.running());
+            if running && app_status.history.len() == 2 {
+                Ok(())
+            } else {
+                Err(format!("{app_status:#?}"))
+            }
+        },
+    )
+    .await;
+    // SIGKILL mid-rollback (Drop kills), then a new controller.
+    drop(controller);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let controller = Controller::start(&ns, "rollback-kill-2");
+    let status = wait_for_appset(
+        &appsets,
+        "platform-stack",
+        "the rollback complete",
+        ROLLOUT_TIMEOUT,
+        |s| {
+            s.rollout_rollback
+                .as_ref()
+                .is_some_and(|r| r.completed_at.is_some())
+        },
+    )
+    .await;
+    let rollback = status.rollout_rollback.as_ref().expect("the rollback");
+    let order: Vec<&str> = rollback
+        .applications
+        .iter()
+        .map(|a| a.application.as_str())
+        .collect();
+    assert_eq!(order, [TIERS[1], TIERS[0]], "failed step first");
+    // Held: give the controller time to (wrongly) sync anything again.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let synced = histories(&ns).await;
+    for (app, expected) in [
+        (TIERS[0], vec![v1.clone(), v2.clone(), v1.clone()]),
+        (TIERS[1], vec![v1.clone(), v2.clone(), v1.clone()]),
+        (TIERS[2], vec![v1.clone()]),
+    ] {
+        let revisions: Vec<String> = synced[app].iter().map(|h| h.revision.clone()).collect();
+        assert_eq!(revisions, expected, "{app} synced back exactly once");
+    }
+    let configs: Api<k8s_openapi::api::core::v1::ConfigMap> = ns.api();
+    for name in ["database-after-rollout", "backend-after-rollout"] {
+        let config = configs.get(name).await.expect("reads the ConfigMap");
+        assert_eq!(
+            config
+                .data
+                .unwrap_or_default()
+                .get("version")
+                .map(String::as_str),
+            Some("v1"),
+            "{name} is v1's again"
+        );
+    }
+    assert_eq!(
+        event_count(&ns, "RolloutRolledBack").await,
+        1,
+        "one RolloutRolledBack Event"
+    );
+    assert!(
+        status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == ConditionType::RolloutRolledBack && c.reason == "RolledBack"),
+        "{:#?}",
+        status.conditions
+    );
+    controller.stop();
+}
+
+/// The web view shows a step whose analysis runs as Analysing, with what the analysis says,
+/// while the next step stays closed; once the Job succeeded the page moves on to step 2
+/// without a reload.
+#[tokio::test]
+async fn the_application_set_page_shows_a_step_analysing() {
+    let (ns, repo) = setup("web-view-analysis").await;
+    tier_components(&repo, "v1", Pods::default());
+    repo.commit("v1");
+    let appset = analysed_three_tier(&ns, &repo, &analysis_job(Pods::ready_after("12s")));
+    let (controller, browser, _ui) = rollout_in_a_browser(&ns, &appset, "web-view-analysis").await;
+    let seen = wait_for_steps(&browser, "step 1 Analysing on the page", |states| {
+        states.first().is_some_and(|state| state == "Analysing")
+    })
+    .await;
+    assert_eq!(seen, ["Analysing", "Closed", "Closed"]);
+    let step = browser
+        .script("return document.querySelector('section[data-step]').innerText;")
+        .await;
+    let step = step.as_str().unwrap_or_default();
+    assert!(
+        step.contains("Analysing") && step.contains("platform-stack-analysis-1-"),
+        "the step names its state and its analysis Job: {step}"
+    );
+    browser
+        .screenshot(&screenshot_path("application-set-analysing"))
+        .await;
+    let opened = wait_for_steps(&browser, "step 2 opening after the analysis", |states| {
+        states.get(1).is_some_and(|state| state != "Closed")
+    })
+    .await;
+    assert_eq!(opened[0], "Complete", "{opened:?}");
+    assert_not_reloaded(&browser).await;
+    browser.quit().await;
     controller.stop();
 }
 

@@ -352,6 +352,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 Box::new(move |appset_namespace: &str| {
                     AppSetContext::new(
                         appset_client.clone(),
+                        appset_connect.clone(),
                         namespace.clone(),
                         Arc::clone(&cache),
                         args_git_poll,

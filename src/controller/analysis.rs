@@ -2,6 +2,8 @@
 //! at what [`probes`] names — reads each analysis Job, sends each due HTTP GET (judged by
 //! [`judge_answer`]) — and after the pass's status is written, creates the Jobs the pass asks
 //! for (an existing one, from before a restart, is kept: its name makes the run happen once).
+//! A Job is read and created on its destination cluster, reached as the Application controller
+//! reaches it (the cluster Secrets; the controller's own client for the in-cluster address).
 //! The decisions are [`crate::rollout::analysis`]'s.
 
 use std::time::Duration;
@@ -13,7 +15,9 @@ use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
 use super::url_request::send;
+use crate::api::application_set_status::AnalysisCluster;
 use crate::cluster::api_error::ApiError;
+use crate::cluster::clients::{ClientsError, ClusterClients};
 use crate::rollout::analysis::{
     AnalysisJob, AnalysisObservation, AnalysisOutcome, Probe, judge_answer,
 };
@@ -27,31 +31,60 @@ pub const STEP_LABEL: &str = "flotilla.dev/rollout-step";
 
 /// A Job that could not be created.
 #[derive(Debug, thiserror::Error)]
-#[error("creating the analysis Job {namespace}/{name} of step {step}: {error}")]
+#[error("creating the analysis Job {namespace}/{name} of step {step} on {cluster}: {error}")]
 pub struct CreateJobError {
     pub step: usize,
+    pub cluster: String,
     pub namespace: String,
     pub name: String,
     #[source]
-    pub error: ApiError,
+    pub error: JobWriteError,
+}
+
+/// Why a Job could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum JobWriteError {
+    /// Its cluster cannot be reached.
+    #[error(transparent)]
+    Cluster(#[from] ClientsError),
+    #[error(transparent)]
+    Api(#[from] ApiError),
+}
+
+/// The client of the destination cluster `cluster`.
+async fn client_of(
+    clusters: &ClusterClients,
+    cluster: &AnalysisCluster,
+) -> Result<Client, ClientsError> {
+    Ok(clusters
+        .for_destination(&cluster.destination())
+        .await?
+        .client())
 }
 
 /// Looks at every probe: the observations of this pass (a Job not found gives none).
-pub async fn observe(client: &Client, probes: &[Probe]) -> Vec<AnalysisObservation> {
+pub async fn observe(clusters: &ClusterClients, probes: &[Probe]) -> Vec<AnalysisObservation> {
     let mut observed = Vec::with_capacity(probes.len());
     for probe in probes {
         let seen = match probe {
             Probe::Job {
                 step,
+                cluster,
                 namespace,
                 name,
-            } => read_job(client, namespace, name)
-                .await
-                .map(|(outcome, message)| AnalysisObservation {
+            } => {
+                let read = match client_of(clusters, cluster).await {
+                    Ok(client) => read_job(&client, namespace, name).await,
+                    // Not reachable now: running (the Job is not created again).
+                    Err(error) => Some((AnalysisOutcome::Running, format!("not read: {error}"))),
+                };
+                read.map(|(outcome, message)| AnalysisObservation {
                     step: *step,
                     outcome,
                     message,
-                }),
+                    cluster: Some(cluster.clone()),
+                })
+            }
             Probe::Http { step, check } => {
                 let (passed, message) =
                     match send(Method::GET, &check.url, &[], Bytes::new(), GET_TIMEOUT).await {
@@ -67,6 +100,7 @@ pub async fn observe(client: &Client, probes: &[Probe]) -> Vec<AnalysisObservati
                         AnalysisOutcome::Failed
                     },
                     message,
+                    cluster: None,
                 })
             }
         };
@@ -116,18 +150,29 @@ async fn read_job(
     ))
 }
 
-/// Creates each Job (one that exists already is kept), labelled with the ApplicationSet and
-/// the step.
+/// Creates each Job on its cluster (one that exists already is kept), labelled with the
+/// ApplicationSet and the step.
 ///
 /// # Errors
-/// The first creation refused for another reason than the Job's existence.
+/// The first cluster that cannot be reached, or creation refused for another reason than the
+/// Job's existence.
 pub async fn create_jobs(
-    client: &Client,
+    clusters: &ClusterClients,
     appset: &str,
     jobs: &[AnalysisJob],
 ) -> Result<(), CreateJobError> {
     for job in jobs {
-        let api: Api<Job> = Api::namespaced(client.clone(), &job.namespace);
+        let failed = |error: JobWriteError| CreateJobError {
+            step: job.step,
+            cluster: job.cluster.to_string(),
+            namespace: job.namespace.clone(),
+            name: job.name.clone(),
+            error,
+        };
+        let client = client_of(clusters, &job.cluster)
+            .await
+            .map_err(|error| failed(error.into()))?;
+        let api: Api<Job> = Api::namespaced(client, &job.namespace);
         let object = Job {
             metadata: ObjectMeta {
                 name: Some(job.name.clone()),
@@ -146,17 +191,10 @@ pub async fn create_jobs(
         };
         match api.create(&PostParams::default(), &object).await {
             Ok(_) => {
-                tracing::info!(appset, step = job.step, job = %job.name, namespace = %job.namespace, "analysis Job created");
+                tracing::info!(appset, step = job.step, job = %job.name, namespace = %job.namespace, cluster = %job.cluster, "analysis Job created");
             }
             Err(kube::Error::Api(status)) if status.code == 409 => {}
-            Err(error) => {
-                return Err(CreateJobError {
-                    step: job.step,
-                    namespace: job.namespace.clone(),
-                    name: job.name.clone(),
-                    error: error.into(),
-                });
-            }
+            Err(error) => return Err(failed(ApiError::from(error).into())),
         }
     }
     Ok(())

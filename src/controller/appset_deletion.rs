@@ -3,7 +3,9 @@
 //! from the owned Applications listed now), the ApplicationSet held by its finalizer meanwhile;
 //! otherwise (and once the last step is gone) the finalizer goes and garbage collection takes
 //! what is left, as before. The finalizer is added while a live ApplicationSet asks for the
-//! reverse order ([`ensure_finalizer`]), as Argo CD's controller adds its own.
+//! reverse order ([`ensure_finalizer`]), as Argo CD's controller adds its own. While the
+//! Applications go step by step, `status.deletion` says which step is being deleted and what
+//! is left ([`deletion_progress`]).
 
 use std::time::Duration;
 
@@ -15,10 +17,12 @@ use serde_json::json;
 use super::appset::ownership::RESOURCES_FINALIZER;
 use super::appset_reconciler::{AppSetContext, ReconcileError, delete_named, observe};
 use super::event_reason::EventReason;
+use crate::api::application_set_status::DeletionProgress;
 use crate::api::{Application, ApplicationSet};
 use crate::rollout::RolloutConfig;
 use crate::rollout::reverse_deletion::{
-    DeletionGroup, OwnedApplication, ReverseDeletionStep, deletes_in_reverse, reverse_deletion_step,
+    DeletionGroup, OwnedApplication, ReverseDeletionStep, deletes_in_reverse, deletion_progress,
+    reverse_deletion_step,
 };
 
 /// Finalizers on an ApplicationSet that hold it until its Applications are deleted: Flotilla's,
@@ -77,7 +81,11 @@ pub async fn delete_applications(
         })
         .collect();
     let step = match reverse_deletion_step(&config, &listed) {
-        Ok(step) => step,
+        Ok(step) => {
+            let progress = deletion_progress(&config, &listed).ok().flatten();
+            record_progress(ctx, appset, progress).await?;
+            step
+        }
         Err(error) => {
             let note = format!(
                 "deletionOrder Reverse cannot order the Applications ({error}); deleting every Application at once"
@@ -116,6 +124,58 @@ pub async fn delete_applications(
             delete_named(&api, &applications).await?;
             Ok(Action::requeue(DELETION_POLL))
         }
+    }
+}
+
+/// Writes `progress` as `status.deletion` when it changed (an ApplicationSet already gone is
+/// fine).
+///
+/// # Errors
+/// The write failed.
+async fn record_progress(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    progress: Option<DeletionProgress>,
+) -> Result<(), ReconcileError> {
+    if appset.status.as_ref().and_then(|s| s.deletion.as_ref()) == progress.as_ref() {
+        return Ok(());
+    }
+    // Every field written: a merge patch would keep a field the new progress leaves out.
+    let patch = json!({"status": {"deletion": progress.map(|p| json!({
+        "steps": p.steps, "current": p.current, "remaining": p.remaining
+    }))}});
+    merge_patch(ctx, appset, Some("status"), patch)
+        .await
+        .map_err(|error| ReconcileError::Status {
+            appset: appset.name_any(),
+            error: error.into(),
+        })
+}
+
+/// Merge-patches `appset` (its `subresource`, if any); an ApplicationSet already gone is fine.
+async fn merge_patch(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    subresource: Option<&str>,
+    patch: serde_json::Value,
+) -> Result<(), kube::Error> {
+    let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let (name, params, patch) = (
+        appset.name_any(),
+        PatchParams::default(),
+        Patch::Merge(patch),
+    );
+    let sent = match subresource {
+        Some(subresource) => {
+            api.patch_subresource(subresource, &name, &params, &patch)
+                .await
+        }
+        None => api.patch(&name, &params, &patch).await,
+    };
+    match sent {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
     }
 }
 
@@ -179,26 +239,16 @@ async fn write_finalizers(
     finalizers: &[String],
     resource_version: Option<String>,
 ) -> Result<(), ReconcileError> {
-    let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let patch = match resource_version {
         Some(version) => {
             json!({"metadata": {"resourceVersion": version, "finalizers": finalizers}})
         }
         None => json!({"metadata": {"finalizers": finalizers}}),
     };
-    match api
-        .patch(
-            &appset.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(patch),
-        )
+    merge_patch(ctx, appset, None, patch)
         .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(ReconcileError::Finalizer {
+        .map_err(|error| ReconcileError::Finalizer {
             appset: appset.name_any(),
             error: error.into(),
-        }),
-    }
+        })
 }

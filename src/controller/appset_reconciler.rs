@@ -49,6 +49,7 @@ use crate::api::application_set::PROMOTE_ANNOTATION;
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
+use crate::cluster::clients::{ClusterClients, Connect};
 use crate::cluster::decision_watches::DecisionWatches;
 use crate::cluster::live_inventory::{LiveInventoryError, read_inventory};
 use crate::cluster::namespace_objects::KubeNamespaceObjects;
@@ -92,6 +93,8 @@ pub struct AppSetContext {
     decision_watches: Arc<DecisionWatches>,
     /// The AppProjects of `control_namespace`.
     pub projects: WatchedProjects,
+    /// The destination clusters, where analysis Jobs run.
+    pub clusters: ClusterClients,
     /// Consecutive failures per ApplicationSet, for the backoff.
     failures: FailureBackoff,
     /// The last reconcile of each ApplicationSet, for pacing the next one.
@@ -103,16 +106,20 @@ pub struct AppSetContext {
 
 impl AppSetContext {
     /// A context with no failures recorded, for the ApplicationSets of the control plane's
-    /// namespace `namespace`.
+    /// namespace `namespace`; destination clusters are resolved through the cluster Secrets of
+    /// `namespace` and reached through clients made by `connect` (`client` for the
+    /// controller's own cluster).
     #[must_use]
     pub fn new(
         client: Client,
+        connect: Connect,
         namespace: String,
         repos: Arc<RepoCache>,
         git_poll: Duration,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
+            clusters: ClusterClients::new(client.clone(), &namespace, connect),
             events: EventPublisher::new(client.clone()),
             decision_watches: Arc::new(DecisionWatches::new(client.clone(), namespace.clone())),
             projects: WatchedProjects::new(client.clone(), &namespace),
@@ -386,7 +393,7 @@ async fn reconcile_now(
                 appset: name.clone(),
                 error,
             })?;
-        analysis::create_jobs(&ctx.client, &name, &pass.decision.analysis_jobs)
+        analysis::create_jobs(&ctx.clusters, &name, &pass.decision.analysis_jobs)
             .await
             .map_err(|error| ReconcileError::Rollout {
                 appset: name.clone(),
@@ -528,7 +535,7 @@ async fn observed_rollout(
         prior: appset,
         projects: &projects,
     });
-    input.analysis = analysis::observe(&ctx.client, &probes(&input)).await;
+    input.analysis = analysis::observe(&ctx.clusters, &probes(&input)).await;
     Some(Ok(input))
 }
 

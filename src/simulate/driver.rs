@@ -23,6 +23,7 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
+use crate::api::application::ApplicationDestination;
 use crate::api::application_set::{RolloutStrategy, StrategyType};
 use crate::api::application_set_status::SyncStatusCode;
 use crate::duration::format_duration;
@@ -170,6 +171,22 @@ pub struct Driven {
     pub ended_at: Duration,
 }
 
+/// `app`'s destination as the rollout sees it: its cluster (a `server` URL, else a `name`, as
+/// the Application gave it) and namespace.
+fn destination_of(app: &SimApp) -> ApplicationDestination {
+    let cluster = Some(app.destination.clone());
+    let (server, name) = if app.destination.contains("://") {
+        (cluster, None)
+    } else {
+        (None, cluster)
+    };
+    ApplicationDestination {
+        server,
+        name,
+        namespace: app.settings.destination_namespace.clone(),
+    }
+}
+
 /// Runs the rollout of `apps` to its end. `clusters` holds one cluster per destination: embedded
 /// ones for a simulation (with `clock` on tokio's paused time), or real ones (`clock` then runs
 /// in real time) to observe the same loop on a real control plane. `application_set` names the
@@ -199,11 +216,7 @@ pub async fn drive<C: ClusterApi>(
                 status: ObservedStatus::default(),
                 sync_blocked_by: None,
                 previous_revisions: vec![PREVIOUS.to_owned()],
-                destination_namespace: app
-                    .settings
-                    .destination_namespace
-                    .clone()
-                    .unwrap_or_default(),
+                destination: destination_of(app),
             },
             rollback: None,
         })

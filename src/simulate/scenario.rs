@@ -155,8 +155,9 @@ impl Scenario {
         probes
             .iter()
             .map(|probe| {
-                let step = match probe {
-                    Probe::Job { step, .. } | Probe::Http { step, .. } => *step,
+                let (step, cluster) = match probe {
+                    Probe::Job { step, cluster, .. } => (*step, Some(cluster.clone())),
+                    Probe::Http { step, .. } => (*step, None),
                 };
                 let started = records
                     .iter()
@@ -177,6 +178,7 @@ impl Scenario {
                     step,
                     outcome,
                     message: message.to_owned(),
+                    cluster,
                 }
             })
             .collect()

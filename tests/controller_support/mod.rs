@@ -115,6 +115,7 @@ fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Dur
             Box::new(move |_: &str| {
                 AppSetContext::new(
                     client.clone(),
+                    plain_connect(),
                     namespace.clone(),
                     Arc::clone(&repos),
                     Duration::from_secs(180),

@@ -29,6 +29,34 @@ pub struct ApplicationSetStatus {
     /// new revision reaches one of its Applications.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout_rollback: Option<RolloutRollback>,
+    /// Flotilla extension: where the ordered deletion of a deleted ApplicationSet stands
+    /// (`strategy.deletionOrder: Reverse`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion: Option<DeletionProgress>,
+}
+
+/// An ordered deletion in progress (`strategy.deletionOrder: Reverse`, Flotilla extension): the
+/// step whose Applications are being deleted, and what is left after it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletionProgress {
+    /// How many steps the strategy has.
+    pub steps: u64,
+    /// The group being deleted now.
+    pub current: DeletionGroupStatus,
+    /// The groups left after it, in the order they will be deleted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remaining: Vec<DeletionGroupStatus>,
+}
+
+/// The Applications of one RollingSync step that are still there, during an ordered deletion.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletionGroupStatus {
+    /// The step, 1-based; 0: the Applications no step selects (deleted last).
+    pub step: u64,
+    /// Its Applications still there, by name.
+    pub applications: Vec<String>,
 }
 
 /// A rollout's rollback after a failed step (Flotilla extension, `onFailure: rollback`): which
@@ -115,6 +143,10 @@ pub struct AnalysisStatus {
     /// The Job of a Job analysis, `namespace/name`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub job: String,
+    /// The clusters a Job analysis runs on (`server` or `name`, as the step's Applications'
+    /// destinations name them): one Job, of the same name, on each; all must succeed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<AnalysisCluster>,
     /// Failed attempts of an HTTP analysis so far.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failures: u32,
@@ -127,6 +159,52 @@ pub struct AnalysisStatus {
     /// The last result, e.g. `Job shop/platform-stack-1-3f2a succeeded` or `HTTP 500`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+}
+
+/// A cluster an analysis Job runs on: the destination cluster of some of the step's
+/// Applications, named as their `destination` names it (`server` or `name`).
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct AnalysisCluster {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub server: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+}
+
+impl AnalysisCluster {
+    /// The cluster `destination` names (its namespace left out).
+    #[must_use]
+    pub fn of(destination: &super::application::ApplicationDestination) -> Self {
+        Self {
+            server: destination.server.clone().unwrap_or_default(),
+            name: destination.name.clone().unwrap_or_default(),
+        }
+    }
+
+    /// As a destination without a namespace, to resolve it like an Application's.
+    #[must_use]
+    pub fn destination(&self) -> super::application::ApplicationDestination {
+        let some = |text: &str| Some(text.to_owned()).filter(|t| !t.is_empty());
+        super::application::ApplicationDestination {
+            server: some(&self.server),
+            name: some(&self.name),
+            namespace: None,
+        }
+    }
+}
+
+impl std::fmt::Display for AnalysisCluster {
+    /// The server URL, else the name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.server.is_empty() {
+            f.write_str(&self.name)
+        } else {
+            f.write_str(&self.server)
+        }
+    }
 }
 
 #[expect(

@@ -10,6 +10,11 @@
 //! keeps the Job's name, the failures and the next attempt, so a restart resumes the same
 //! analysis and never runs its Job twice (the name is derived from the ApplicationSet, the step
 //! and the target revisions).
+//!
+//! A Job analysis runs on the destination cluster of the step's Applications: one Job, of the
+//! same name and in the same namespace, on each distinct cluster they name (recorded in
+//! `analysis.clusters`), and it passes only when every one of them succeeded; one failed Job
+//! fails it.
 
 use std::time::Duration;
 
@@ -22,7 +27,7 @@ use super::config::RolloutConfig;
 use super::input::RolloutInput;
 use super::step_record::Gate;
 use crate::api::application_set::{RollingSyncStep, StepAnalysis};
-use crate::api::application_set_status::{AnalysisStatus, RolloutStepStatus};
+use crate::api::application_set_status::{AnalysisCluster, AnalysisStatus, RolloutStepStatus};
 use crate::duration::{DurationError, DurationProblem, format_duration, parse_duration};
 use crate::stable_hash::stable_hash;
 
@@ -153,6 +158,9 @@ pub struct AnalysisObservation {
     /// What was seen, e.g. `HTTP 500: {"ready":false}` or the Job's failure message.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// The cluster whose Job was read (none for an HTTP analysis).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<AnalysisCluster>,
 }
 
 /// The result of one look at an analysis.
@@ -170,9 +178,10 @@ pub enum AnalysisOutcome {
 /// and the GET of each HTTP analysis whose next attempt is due at `now`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Probe {
-    /// Read the Job `namespace/name`.
+    /// Read the Job `namespace/name` on `cluster`.
     Job {
         step: usize,
+        cluster: AnalysisCluster,
         namespace: String,
         name: String,
     },
@@ -187,6 +196,8 @@ pub enum Probe {
 pub struct AnalysisJob {
     /// The step, 1-based.
     pub step: usize,
+    /// The destination cluster it runs on.
+    pub cluster: AnalysisCluster,
     pub namespace: String,
     pub name: String,
     pub spec: JobSpec,
@@ -203,18 +214,33 @@ pub fn probes(input: &RolloutInput) -> Vec<Probe> {
         .prior_step_status
         .iter()
         .filter(|record| record.failed_at.is_none())
-        .filter_map(|record| {
-            let analysis = record.analysis.as_ref().filter(|a| a.passed_at.is_none())?;
-            let step = usize::try_from(record.step).ok()?;
-            let check = config.steps.get(step.checked_sub(1)?)?.analysis.as_ref()?;
+        .flat_map(|record| {
+            let Some(analysis) = record.analysis.as_ref().filter(|a| a.passed_at.is_none()) else {
+                return Vec::new();
+            };
+            let Some((step, check)) = usize::try_from(record.step).ok().and_then(|step| {
+                Some((
+                    step,
+                    config.steps.get(step.checked_sub(1)?)?.analysis.as_ref()?,
+                ))
+            }) else {
+                return Vec::new();
+            };
             match check {
                 AnalysisCheck::Job { .. } => {
-                    let (namespace, name) = analysis.job.split_once('/')?;
-                    Some(Probe::Job {
-                        step,
-                        namespace: namespace.to_owned(),
-                        name: name.to_owned(),
-                    })
+                    let Some((namespace, name)) = analysis.job.split_once('/') else {
+                        return Vec::new();
+                    };
+                    analysis
+                        .clusters
+                        .iter()
+                        .map(|cluster| Probe::Job {
+                            step,
+                            cluster: cluster.clone(),
+                            namespace: namespace.to_owned(),
+                            name: name.to_owned(),
+                        })
+                        .collect()
                 }
                 AnalysisCheck::Http(check) => analysis
                     .next_attempt_at
@@ -223,10 +249,75 @@ pub fn probes(input: &RolloutInput) -> Vec<Probe> {
                     .then(|| Probe::Http {
                         step,
                         check: check.clone(),
-                    }),
+                    })
+                    .into_iter()
+                    .collect(),
             }
         })
         .collect()
+}
+
+/// What a Job analysis on `clusters` shows as one observation, from what was seen of its Job
+/// on each: failed when one failed (naming the cluster), passed when all succeeded, none when
+/// one was not found (so the missing Jobs are created; existing ones are kept), else running.
+#[must_use]
+pub fn combine_jobs(
+    clusters: &[AnalysisCluster],
+    observed: &[&AnalysisObservation],
+) -> Option<AnalysisObservation> {
+    let step = observed.first()?.step;
+    let seen: Vec<Option<&AnalysisObservation>> = clusters
+        .iter()
+        .map(|cluster| {
+            observed
+                .iter()
+                .copied()
+                .find(|o| o.cluster.as_ref() == Some(cluster))
+        })
+        .collect();
+    let on = |cluster: &AnalysisCluster, message: &str| {
+        if clusters.len() == 1 {
+            message.to_owned()
+        } else {
+            format!("on {cluster}{}", detail(message))
+        }
+    };
+    let with = |outcome, message| {
+        Some(AnalysisObservation {
+            step,
+            outcome,
+            message,
+            cluster: None,
+        })
+    };
+    if let Some((cluster, failed)) = clusters.iter().zip(&seen).find_map(|(c, o)| {
+        o.filter(|o| o.outcome == AnalysisOutcome::Failed)
+            .map(|o| (c, o))
+    }) {
+        return with(AnalysisOutcome::Failed, on(cluster, &failed.message));
+    }
+    if clusters.is_empty() || seen.iter().any(Option::is_none) {
+        return None;
+    }
+    if seen
+        .iter()
+        .flatten()
+        .all(|o| o.outcome == AnalysisOutcome::Passed)
+    {
+        let message = if clusters.len() == 1 {
+            String::new()
+        } else {
+            format!("on {} clusters", clusters.len())
+        };
+        return with(AnalysisOutcome::Passed, message);
+    }
+    let running: Vec<String> = clusters
+        .iter()
+        .zip(seen.iter().flatten())
+        .filter(|(_, o)| o.outcome == AnalysisOutcome::Running)
+        .map(|(c, o)| on(c, &o.message))
+        .collect();
+    with(AnalysisOutcome::Running, running.join("; "))
 }
 
 /// Judges one answer of an HTTP analysis: `(passed, message)`. It passes on a 2xx status whose
@@ -295,12 +386,13 @@ pub(super) struct Analysed {
 
 impl RolloutStepStatus {
     /// Moves the record's analysis along once the step is otherwise complete. `job`: the Job's
-    /// `namespace/name` for a Job analysis; `observed`: what the controller saw before this
-    /// pass (none: the Job was not found, or no attempt was due).
+    /// `namespace/name` and the clusters it runs on, for a Job analysis; `observed`: what the
+    /// controller saw before this pass (for a Job analysis, [`combine_jobs`]'s; none: a Job
+    /// was not found, or no attempt was due).
     pub(super) fn analyse(
         &mut self,
         check: &AnalysisCheck,
-        job: impl FnOnce() -> String,
+        job: impl FnOnce() -> (String, Vec<AnalysisCluster>),
         observed: Option<&AnalysisObservation>,
         now: Timestamp,
     ) -> Analysed {
@@ -319,9 +411,9 @@ impl RolloutStepStatus {
             };
         }
         let Some(analysis) = self.analysis.as_mut() else {
-            let (job, next_attempt_at) = match check {
+            let ((job, clusters), next_attempt_at) = match check {
                 AnalysisCheck::Job { .. } => (job(), None),
-                AnalysisCheck::Http(_) => (String::new(), Some(Time(now))),
+                AnalysisCheck::Http(_) => ((String::new(), Vec::new()), Some(Time(now))),
             };
             let message = match check {
                 AnalysisCheck::Job { .. } => format!("Job {job} created"),
@@ -330,6 +422,7 @@ impl RolloutStepStatus {
             self.analysis = Some(AnalysisStatus {
                 started_at: Time(now),
                 job,
+                clusters,
                 failures: 0,
                 next_attempt_at,
                 passed_at: None,
@@ -346,9 +439,9 @@ impl RolloutStepStatus {
         let since = analysis.started_at.0;
         match check {
             AnalysisCheck::Job { .. } => match observed.map(|o| (o.outcome, &o.message)) {
-                Some((AnalysisOutcome::Passed, _)) => {
+                Some((AnalysisOutcome::Passed, message)) => {
                     analysis.passed_at = Some(Time(now));
-                    analysis.message = format!("Job {} succeeded", analysis.job);
+                    analysis.message = format!("Job {} succeeded{}", analysis.job, detail(message));
                     Analysed {
                         gate: Gate::Complete,
                         create: false,

@@ -8,6 +8,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::analysis::AnalysisObservation;
+use crate::api::application::ApplicationDestination;
 use crate::api::application_set::RolloutStrategy;
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, RolloutRollback, RolloutStepStatus, SyncStatusCode,
@@ -83,10 +84,14 @@ pub struct ApplicationState {
     /// target: the last it was Healthy on before, where `onFailure: rollback` takes it back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub previous_revisions: Vec<String>,
-    /// Its destination namespace: where a Job analysis of its step runs unless the step names
-    /// one.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub destination_namespace: String,
+    /// Its destination: a Job analysis of its step runs on its cluster, in its namespace
+    /// unless the step names one.
+    #[serde(default, skip_serializing_if = "is_unset")]
+    pub destination: ApplicationDestination,
+}
+
+fn is_unset(destination: &ApplicationDestination) -> bool {
+    *destination == ApplicationDestination::default()
 }
 
 fn exists_by_default() -> bool {

@@ -3,12 +3,15 @@
 //! before once every Application of the later step is gone (an Application with the resources
 //! finalizer is gone once its resources are). Applications no step selects go last. Pure: each
 //! step is decided from the owned Applications that still exist and whether each is being
-//! deleted, so a restarted controller resumes where the deletion stands.
+//! deleted, so a restarted controller resumes where the deletion stands; [`deletion_progress`]
+//! tells from the same grouping what `status.deletion` shows (the step being deleted and what
+//! is left), and [`deletion_text`] how `rollout explain` says it.
 
 use std::collections::BTreeMap;
 
 use super::config::{RolloutConfig, RolloutConfigError};
 use crate::api::application_set::{DeletionOrder, RolloutStrategy, StrategyType};
+use crate::api::application_set_status::{DeletionGroupStatus, DeletionProgress};
 
 /// Why `deletionOrder` cannot be followed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -92,24 +95,10 @@ pub fn reverse_deletion_step(
     config: &RolloutConfig,
     applications: &[OwnedApplication<'_>],
 ) -> Result<ReverseDeletionStep, RolloutConfigError> {
-    let steps = config.assign(applications.iter().map(|app| (app.name, app.labels)))?;
-    let groups: Vec<DeletionGroup> = steps
-        .iter()
-        .map(|step| {
-            step.map_or(DeletionGroup::Unselected, |index| {
-                DeletionGroup::Step(index + 1)
-            })
-        })
-        .collect();
-    let Some(latest) = groups.iter().max().copied() else {
+    let Some((latest, of_latest)) = in_deletion_order(config, applications)?.into_iter().next()
+    else {
         return Ok(ReverseDeletionStep::Done);
     };
-    let of_latest: Vec<&OwnedApplication<'_>> = applications
-        .iter()
-        .zip(&groups)
-        .filter(|(_, group)| **group == latest)
-        .map(|(app, _)| app)
-        .collect();
     let to_delete: Vec<String> = of_latest
         .iter()
         .filter(|app| !app.deleting)
@@ -126,6 +115,81 @@ pub fn reverse_deletion_step(
             applications: to_delete,
         }
     })
+}
+
+/// `applications` grouped in deletion order: the latest step first, those no step selects last.
+///
+/// # Errors
+/// [`RolloutConfigError::SelectedTwice`].
+fn in_deletion_order<'a, 'b>(
+    config: &RolloutConfig,
+    applications: &'a [OwnedApplication<'b>],
+) -> Result<Vec<(DeletionGroup, Vec<&'a OwnedApplication<'b>>)>, RolloutConfigError> {
+    let steps = config.assign(applications.iter().map(|app| (app.name, app.labels)))?;
+    let mut groups: BTreeMap<DeletionGroup, Vec<&OwnedApplication<'_>>> = BTreeMap::new();
+    for (app, step) in applications.iter().zip(steps) {
+        let group = step.map_or(DeletionGroup::Unselected, |index| {
+            DeletionGroup::Step(index + 1)
+        });
+        groups.entry(group).or_default().push(app);
+    }
+    Ok(groups.into_iter().rev().collect())
+}
+
+/// What `status.deletion` shows of a reverse-order deletion over `applications` (the ones that
+/// still exist): the group being deleted and those left after it; `None` once none is left.
+///
+/// # Errors
+/// [`RolloutConfigError::SelectedTwice`], as [`reverse_deletion_step`].
+pub fn deletion_progress(
+    config: &RolloutConfig,
+    applications: &[OwnedApplication<'_>],
+) -> Result<Option<DeletionProgress>, RolloutConfigError> {
+    let mut groups = in_deletion_order(config, applications)?
+        .into_iter()
+        .map(|(group, apps)| DeletionGroupStatus {
+            step: match group {
+                DeletionGroup::Step(number) => number as u64,
+                DeletionGroup::Unselected => 0,
+            },
+            applications: apps.iter().map(|app| app.name.to_owned()).collect(),
+        });
+    Ok(groups.next().map(|current| DeletionProgress {
+        steps: config.steps.len() as u64,
+        current,
+        remaining: groups.collect(),
+    }))
+}
+
+/// How `rollout explain` says where an ordered deletion stands, e.g. `deleting step 3 of 3
+/// (frontend); left: step 2 (backend), step 1 (database)`.
+#[must_use]
+pub fn deletion_text(progress: &DeletionProgress) -> String {
+    let group = |g: &DeletionGroupStatus| {
+        let names = g.applications.join(", ");
+        if g.step == 0 {
+            format!("the Applications no step selects ({names})")
+        } else {
+            format!("step {} ({names})", g.step)
+        }
+    };
+    let current = if progress.current.step == 0 {
+        group(&progress.current)
+    } else {
+        format!(
+            "step {} of {} ({})",
+            progress.current.step,
+            progress.steps,
+            progress.current.applications.join(", ")
+        )
+    };
+    let left = if progress.remaining.is_empty() {
+        "nothing after it".to_owned()
+    } else {
+        let groups: Vec<String> = progress.remaining.iter().map(group).collect();
+        format!("left: {}", groups.join(", "))
+    };
+    format!("deleting in reverse step order: {current}; {left}")
 }
 
 #[cfg(test)]
@@ -233,6 +297,57 @@ mod tests {
             delete(Unselected, &["tools"])
         );
         assert_eq!(next(&[], &[]), ReverseDeletionStep::Done);
+    }
+
+    #[test]
+    fn the_progress_names_the_step_being_deleted_and_what_is_left() {
+        let config = RolloutConfig::from_strategy(&three_tiers(Some(DeletionOrder::Reverse)))
+            .expect("valid");
+        let progress = |apps: &[(String, BTreeMap<String, String>)]| {
+            let owned: Vec<OwnedApplication<'_>> = apps
+                .iter()
+                .map(|(name, labels)| OwnedApplication {
+                    name,
+                    labels,
+                    deleting: false,
+                })
+                .collect();
+            deletion_progress(&config, &owned).expect("one step each")
+        };
+        let group = |step: u64, names: &[&str]| DeletionGroupStatus {
+            step,
+            applications: names.iter().map(|n| (*n).to_owned()).collect(),
+        };
+        let all = labels(&[
+            ("db-eu", "database"),
+            ("db-us", "database"),
+            ("api", "backend"),
+            ("web", "frontend"),
+            ("tools", ""),
+        ]);
+        let started = progress(&all).expect("in progress");
+        assert_eq!(
+            started,
+            DeletionProgress {
+                steps: 3,
+                current: group(3, &["web"]),
+                remaining: vec![
+                    group(2, &["api"]),
+                    group(1, &["db-eu", "db-us"]),
+                    group(0, &["tools"])
+                ],
+            }
+        );
+        assert_eq!(
+            deletion_text(&started),
+            "deleting in reverse step order: step 3 of 3 (web); left: step 2 (api), step 1 (db-eu, db-us), the Applications no step selects (tools)"
+        );
+        let last = progress(&labels(&[("tools", "")])).expect("in progress");
+        assert_eq!(
+            deletion_text(&last),
+            "deleting in reverse step order: the Applications no step selects (tools); nothing after it"
+        );
+        assert_eq!(progress(&[]), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
-use super::analysis::{AnalysisCheck, AnalysisJob, AnalysisObservation, job_name};
+use super::analysis::{AnalysisCheck, AnalysisJob, AnalysisObservation, combine_jobs, job_name};
 use super::approval::Approval;
 use super::conditions::{ProgressReason, holds, progressing};
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
@@ -26,7 +26,7 @@ use super::rollback;
 use super::step_record::{Gate, fresh_records};
 use crate::api::application_set::{OnFailure, PROMOTE_ANNOTATION, RollingSyncStep, StrategyType};
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, ApplicationSetCondition, ConditionType,
+    AnalysisCluster, ApplicationSetApplicationStatus, ApplicationSetCondition, ConditionType,
     RolloutApplicationState as State, RolloutRollback, RolloutStepStatus, SyncStatusCode,
 };
 use crate::duration::format_duration;
@@ -619,11 +619,17 @@ impl Pass<'_> {
                 .or_else(|| {
                     self.members[step]
                         .first()
-                        .map(|&i| self.apps[i].destination_namespace.clone())
+                        .and_then(|&i| self.apps[i].destination.namespace.clone())
                 })
                 .unwrap_or_default(),
             AnalysisCheck::Http(_) => String::new(),
         };
+        let mut clusters: Vec<AnalysisCluster> = self.members[step]
+            .iter()
+            .map(|&i| AnalysisCluster::of(&self.apps[i].destination))
+            .collect();
+        clusters.sort();
+        clusters.dedup();
         let name = || {
             let revisions: Vec<&str> = self.members[step]
                 .iter()
@@ -632,24 +638,40 @@ impl Pass<'_> {
                 .collect();
             job_name(self.application_set, number, &revisions)
         };
-        let observed = self.analysis.iter().find(|o| o.step == number);
+        let observed: Vec<&AnalysisObservation> =
+            self.analysis.iter().filter(|o| o.step == number).collect();
+        if let (AnalysisCheck::Job { .. }, Some(analysis)) = (check, record.analysis.as_mut())
+            && analysis.clusters.is_empty()
+        {
+            // Recorded before the clusters were: the Jobs go where the Applications are.
+            analysis.clusters.clone_from(&clusters);
+        }
+        let combined = match (check, &record.analysis) {
+            (AnalysisCheck::Job { .. }, Some(analysis)) => {
+                combine_jobs(&analysis.clusters, &observed)
+            }
+            _ => observed.first().map(|&o| o.clone()),
+        };
         let analysed = record.analyse(
             check,
-            || format!("{namespace}/{}", name()),
-            observed,
+            || (format!("{namespace}/{}", name()), clusters),
+            combined.as_ref(),
             self.now,
         );
         if analysed.create
-            && let Some((namespace, name)) =
-                record.analysis.as_ref().and_then(|a| a.job.split_once('/'))
+            && let Some(analysis) = &record.analysis
+            && let Some((namespace, name)) = analysis.job.split_once('/')
             && let Some(spec) = self.job_spec(step)
         {
-            self.analysis_jobs.push(AnalysisJob {
-                step: number,
-                namespace: namespace.to_owned(),
-                name: name.to_owned(),
-                spec,
-            });
+            for cluster in &analysis.clusters {
+                self.analysis_jobs.push(AnalysisJob {
+                    step: number,
+                    cluster: cluster.clone(),
+                    namespace: namespace.to_owned(),
+                    name: name.to_owned(),
+                    spec: spec.clone(),
+                });
+            }
         }
         if let Some(analysis) = &record.analysis {
             let message = format!("step {number} analysis: {}", analysis.message);

@@ -8,11 +8,12 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 
 use super::*;
+use crate::api::application::ApplicationDestination;
 use crate::api::application_set::{
     OnFailure, RollingSync, RollingSyncStep, RolloutStrategy, StrategyType,
 };
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, ConditionStatus, ConditionType,
+    AnalysisCluster, ApplicationSetApplicationStatus, ConditionStatus, ConditionType,
     RolloutApplicationState as State, RolloutStepStatus, SyncStatusCode,
 };
 use crate::api::operation_state::OperationPhase;
@@ -76,7 +77,7 @@ fn app(name: &str, tier: &str) -> ApplicationState {
         },
         sync_blocked_by: None,
         previous_revisions: Vec::new(),
-        destination_namespace: String::new(),
+        destination: ApplicationDestination::default(),
     }
 }
 
@@ -1627,7 +1628,7 @@ fn http_analysis(failure_limit: u32) -> StepAnalysis {
 fn db_synced_in_shop() -> Vec<ApplicationState> {
     let mut apps = db_synced();
     for app in &mut apps {
-        app.destination_namespace = "shop".into();
+        app.destination.namespace = Some("shop".into());
     }
     apps
 }
@@ -1660,6 +1661,7 @@ fn seen(outcome: AnalysisOutcome, message: &str) -> Vec<AnalysisObservation> {
         step: 1,
         outcome,
         message: message.into(),
+        cluster: Some(AnalysisCluster::default()),
     }]
 }
 
@@ -1727,6 +1729,7 @@ fn a_job_analysis_starts_once_the_step_is_healthy_and_holds_the_next_step() {
         probes(&input),
         [Probe::Job {
             step: 1,
+            cluster: AnalysisCluster::default(),
             namespace: "shop".into(),
             name: name.clone()
         }]
@@ -1768,6 +1771,127 @@ fn a_job_analysis_starts_once_the_step_is_healthy_and_holds_the_next_step() {
         "a passed analysis is not looked at again"
     );
     assert_eq!(later.step_reports[0].state, StepState::Complete);
+}
+
+/// Step 1 with two databases in `shop`, on the clusters `https://east` and `https://west`.
+fn db_on_two_clusters() -> Vec<ApplicationState> {
+    let mut apps = db_synced_in_shop();
+    let mut west = apps[1].clone();
+    west.name = "db-west".into();
+    west.destination.server = Some("https://west".into());
+    apps[1].destination.server = Some("https://east".into());
+    apps.push(west);
+    apps
+}
+
+fn server(url: &str) -> AnalysisCluster {
+    AnalysisCluster {
+        server: url.into(),
+        name: String::new(),
+    }
+}
+
+/// What was seen of the step-1 Job on each cluster.
+fn seen_on(seen: &[(&str, AnalysisOutcome, &str)]) -> Vec<AnalysisObservation> {
+    seen.iter()
+        .map(|&(url, outcome, message)| AnalysisObservation {
+            step: 1,
+            outcome,
+            message: message.into(),
+            cluster: Some(server(url)),
+        })
+        .collect()
+}
+
+#[test]
+fn a_job_analysis_runs_on_each_destination_cluster_and_needs_every_job_to_pass() {
+    use AnalysisOutcome::{Failed, Passed, Running};
+    let strategy = analysed_tiers(job_analysis(), None);
+    let none = RolloutDecision::default();
+    let (_, started) = observed_pass(&strategy, db_on_two_clusters(), &none, "12:01:00", vec![]);
+    let name = job_name("stack", 1, &["r1"]);
+    let jobs: Vec<(AnalysisCluster, &str, &str)> = started
+        .analysis_jobs
+        .iter()
+        .map(|j| (j.cluster.clone(), j.namespace.as_str(), j.name.as_str()))
+        .collect();
+    assert_eq!(
+        jobs,
+        [
+            (server("https://east"), "shop", name.as_str()),
+            (server("https://west"), "shop", name.as_str())
+        ]
+    );
+    assert_eq!(
+        started.step_status[0].analysis.as_ref().unwrap().clusters,
+        [server("https://east"), server("https://west")]
+    );
+
+    // One per cluster is read; one not found is created again (the other is kept).
+    let (input, one_absent) = observed_pass(
+        &strategy,
+        db_on_two_clusters(),
+        &started,
+        "12:01:05",
+        seen_on(&[("https://east", Passed, "")]),
+    );
+    let probed: Vec<AnalysisCluster> = probes(&input)
+        .into_iter()
+        .map(|p| match p {
+            Probe::Job { cluster, .. } => cluster,
+            Probe::Http { .. } => panic!("a Job analysis"),
+        })
+        .collect();
+    assert_eq!(probed, [server("https://east"), server("https://west")]);
+    assert_eq!(one_absent.analysis_jobs.len(), 2);
+    assert_eq!(one_absent.step_reports[0].state, StepState::Analysing);
+
+    // One passed, one running: still analysing, nothing created.
+    let (_, half) = observed_pass(
+        &strategy,
+        db_on_two_clusters(),
+        &started,
+        "12:01:10",
+        seen_on(&[
+            ("https://east", Passed, ""),
+            ("https://west", Running, "1 active, 0 failed"),
+        ]),
+    );
+    assert!(half.analysis_jobs.is_empty());
+    assert_eq!(half.step_reports[0].state, StepState::Analysing);
+    let message = &half.step_status[0].analysis.as_ref().unwrap().message;
+    assert!(message.contains("on https://west: 1 active"), "{message}");
+
+    // Both passed: step 2 opens.
+    let (_, passed) = observed_pass(
+        &strategy,
+        db_on_two_clusters(),
+        &half,
+        "12:01:20",
+        seen_on(&[("https://east", Passed, ""), ("https://west", Passed, "")]),
+    );
+    assert_eq!(passed.step_reports[0].state, StepState::Complete);
+    assert_eq!(passed.sync_triggered, names(&["backend"]));
+
+    // One failed: the step fails, naming the cluster.
+    let (_, failed) = observed_pass(
+        &strategy,
+        db_on_two_clusters(),
+        &half,
+        "12:01:20",
+        seen_on(&[
+            ("https://east", Passed, ""),
+            ("https://west", Failed, "BackoffLimitExceeded"),
+        ]),
+    );
+    assert_eq!(failed.step_reports[0].state, StepState::Failed);
+    assert!(
+        failed.step_status[0]
+            .failure
+            .contains("on https://west: BackoffLimitExceeded"),
+        "{}",
+        failed.step_status[0].failure
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@ use anyhow::Context as _;
 
 use super::AppSetArgs;
 use crate::cli::output::{OutputFormat, Printable, object_name};
+use crate::cluster::clients::plain_connect;
 use crate::cluster::watched_secrets::WatchedSecrets;
 use crate::controller::appset_reconciler::{AppSetContext, live_rollout_input};
 use crate::controller::metrics::Metrics;
@@ -20,6 +21,7 @@ use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
 use crate::rollout::decision::RolloutDecision;
 use crate::rollout::explain::{ExplainDocument, explain_text};
+use crate::rollout::reverse_deletion::deletion_text;
 use crate::rollout::state_file::{parse_state_file, to_state_file};
 use crate::rollout::{RolloutInput, step};
 
@@ -73,22 +75,41 @@ pub async fn live(args: &ExplainArgs) -> anyhow::Result<String> {
         .with_credentials(Arc::new(credentials), None);
     let ctx = AppSetContext::new(
         client,
+        plain_connect(),
         namespace.clone(),
         Arc::new(cache),
         Duration::ZERO,
         Arc::new(Metrics::default()),
     );
-    let input = live_rollout_input(&ctx, &appset).await?.with_context(|| {
-        format!(
-            "ApplicationSet {namespace}/{} does not use RollingSync",
-            target.appset
-        )
-    })?;
+    // A deleted ApplicationSet whose Applications go in reverse step order: where that stands
+    // comes first, from its status (the rollout's explanation follows when it can be made).
+    let deletion = appset
+        .status
+        .as_ref()
+        .and_then(|s| s.deletion.as_ref())
+        .filter(|_| appset.metadata.deletion_timestamp.is_some())
+        .filter(|_| matches!(args.output, OutputFormat::Table | OutputFormat::Wide))
+        .map(|progress| format!("Deletion: {}\n", deletion_text(progress)));
+    let input = live_rollout_input(&ctx, &appset).await.map(|input| {
+        input.with_context(|| {
+            format!(
+                "ApplicationSet {namespace}/{} does not use RollingSync",
+                target.appset
+            )
+        })
+    });
+    let input = match (input, &deletion) {
+        (Ok(Ok(input)), _) => input,
+        (Err(_) | Ok(Err(_)), Some(deletion)) => return Ok(deletion.clone()),
+        (Err(error), None) => return Err(error.into()),
+        (Ok(Err(error)), None) => return Err(error),
+    };
     if let Some(path) = &args.export {
         let text = to_state_file(&input).context("serializing the rollout state")?;
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
-    render(&target.appset, &input, args.output)
+    let explained = render(&target.appset, &input, args.output)?;
+    Ok(deletion.unwrap_or_default() + &explained)
 }
 
 fn render(appset: &str, input: &RolloutInput, output: OutputFormat) -> anyhow::Result<String> {

@@ -68,7 +68,7 @@ fn done(application: &Application, entry: &ApplicationSetApplicationStatus) -> b
         status: observed_status(application),
         sync_blocked_by: None,
         previous_revisions: Vec::new(),
-        destination_namespace: String::new(),
+        destination: Default::default(),
     }
     .healthy_on_target()
 }

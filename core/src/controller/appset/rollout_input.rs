@@ -130,12 +130,7 @@ pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
                     .unwrap_or_default(),
                 status: current.map(observed_status).unwrap_or_default(),
                 sync_blocked_by: windows.block_or_invalid(desired),
-                destination_namespace: desired
-                    .spec
-                    .destination
-                    .namespace
-                    .clone()
-                    .unwrap_or_default(),
+                destination: desired.spec.destination.clone(),
             }
         })
         .collect();

@@ -175,6 +175,7 @@ mod tests {
             resources: vec![],
             rollout_steps: vec![],
             rollout_rollback: None,
+            deletion: None,
         }
     }
 
