@@ -379,11 +379,14 @@ mod tests {
     use crate::template::Renderer;
     use crate::testing::{MemoryGit, MemoryInventory, MemoryObjects, fast, go, params};
 
+    /// A URL asked and the headers sent.
+    type Asked = (String, Vec<(String, String)>);
+
     /// Answers by URL, records the headers it was sent.
     #[derive(Default)]
     struct Api {
         pages: BTreeMap<String, HttpAnswer>,
-        asked: Mutex<Vec<(String, Vec<(String, String)>)>>,
+        asked: Mutex<Vec<Asked>>,
     }
 
     impl Api {

@@ -226,11 +226,14 @@ mod tests {
         }
     }
 
+    /// A URL asked and the headers sent.
+    type Asked = (String, Vec<(String, String)>);
+
     /// Answers by URL and records what it was asked.
     #[derive(Default)]
     struct Pages {
         answers: BTreeMap<String, HttpAnswer>,
-        asked: Mutex<Vec<(String, Vec<(String, String)>)>>,
+        asked: Mutex<Vec<Asked>>,
     }
 
     impl ScmApi for Pages {

@@ -62,10 +62,10 @@ pub fn rate_limited(answer: &HttpAnswer) -> Option<RetryAfter> {
         ("x-ratelimit-remaining", "x-ratelimit-reset"),
         ("ratelimit-remaining", "ratelimit-reset"),
     ] {
-        if number(remaining) == Some(0) {
-            if let Some(at) = number(reset) {
-                return Some(RetryAfter::ResetAt(at));
-            }
+        if number(remaining) == Some(0)
+            && let Some(at) = number(reset)
+        {
+            return Some(RetryAfter::ResetAt(at));
         }
     }
     (answer.status == 429).then_some(RetryAfter::Seconds(60))
