@@ -83,9 +83,11 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
 const GENERATORS_LAYERS: &[&[&str]] = &[
     &["cause", "duration", "selector"],
     &["params", "spec", "source"],
-    &["template"],
+    &["template", "scm_api"],
     &["generator"],
-    &["clusters", "git", "list", "matrix", "merge", "plugin"],
+    &[
+        "clusters", "git", "list", "matrix", "merge", "plugin", "scm",
+    ],
     &["cluster_decision"],
 ];
 

@@ -216,6 +216,7 @@ mod tests {
                 appset: "fleet",
                 objects,
                 plugins: &Offline,
+                scm: &Offline,
             });
         Ok(generate(&spec, &ctx)?
             .into_iter()

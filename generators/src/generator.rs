@@ -9,10 +9,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 
 use crate::params::{self, Params};
+use crate::scm_api::paging::ScmError;
+use crate::scm_api::rate_limit::RetryAfter;
 use crate::selector::{LabelSelector, SelectorError};
 use crate::source::{
     ClusterInventory, GitError, GitReader, InventoryError, NamespaceObjects, ObjectsError, Offline,
-    PluginCallError, PluginService,
+    PluginCallError, PluginService, ScmApi,
 };
 use crate::spec::{GeneratorSpec, MatrixGenerator, MergeGenerator, NestedGeneratorSpec};
 use crate::template::{Renderer, TemplateError, TemplateMode};
@@ -30,13 +32,15 @@ pub struct GenerateContext<'a> {
     snapshots: Mutex<BTreeMap<(String, String), GitSnapshot>>,
 }
 
-/// What the plugin and clusterDecisionResource generators read: the ApplicationSet's name (sent
-/// to plugins), the objects of its namespace and the plugin services.
+/// What the plugin, clusterDecisionResource and pullRequest generators read: the
+/// ApplicationSet's name (sent to plugins), the objects of its namespace (tokens), the plugin
+/// services and the SCM providers' APIs.
 #[derive(Clone, Copy)]
 pub struct NamespaceSources<'a> {
     pub appset: &'a str,
     pub objects: &'a dyn NamespaceObjects,
     pub plugins: &'a dyn PluginService,
+    pub scm: &'a dyn ScmApi,
 }
 
 impl NamespaceSources<'_> {
@@ -47,6 +51,7 @@ impl NamespaceSources<'_> {
             appset: "",
             objects: &Offline,
             plugins: &Offline,
+            scm: &Offline,
         }
     }
 }
@@ -171,7 +176,7 @@ pub struct GeneratorError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GeneratorErrorReason {
     #[error(
-        "no generator kind is set (expected one of list, clusters, git, matrix, merge, plugin, clusterDecisionResource; pullRequest and scmProvider are not supported yet)"
+        "no generator kind is set (expected one of list, clusters, git, matrix, merge, plugin, clusterDecisionResource, pullRequest; scmProvider is not supported yet)"
     )]
     NoKind,
     #[error("several generator kinds are set ({}); set exactly one", .0.join(", "))]
@@ -243,10 +248,26 @@ pub enum GeneratorErrorReason {
     },
     #[error("clusterDecisionResource {config_map}: {message}")]
     DecisionResource { config_map: String, message: String },
+    /// A field of a pullRequest generator (`github.appSecretName`).
+    #[error("{field}: {message}")]
+    ScmField { field: String, message: String },
+    #[error("{field}: {source}")]
+    ScmSecret {
+        field: String,
+        #[source]
+        source: Box<ObjectsError>,
+    },
+    /// Asking the provider's API failed; `provider` is its field (`github`).
+    #[error("{provider}: {source}")]
+    ScmApi {
+        provider: &'static str,
+        #[source]
+        source: Box<ScmError>,
+    },
     #[error("invalid nested {kind}: {message}")]
     InvalidNested { kind: &'static str, message: String },
     #[error(
-        "a nested {kind} may only contain list, clusters, git, plugin and clusterDecisionResource generators (nesting is limited to one level)"
+        "a nested {kind} may only contain list, clusters, git, plugin, clusterDecisionResource and pullRequest generators (nesting is limited to one level)"
     )]
     NestedTooDeep { kind: &'static str },
 }
@@ -258,6 +279,18 @@ impl GeneratorError {
         Self {
             at: String::new(),
             reason: reason.into(),
+        }
+    }
+
+    /// When to generate again, if a provider's API answered that the client is rate limited.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<RetryAfter> {
+        match &self.reason {
+            GeneratorErrorReason::ScmApi { source, .. } => match **source {
+                ScmError::RateLimited { retry, .. } => Some(retry),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -368,7 +401,7 @@ pub(crate) fn add_templated_values(
 }
 
 fn kind_of(spec: &GeneratorSpec) -> Result<(&'static str, &dyn Generator), GeneratorError> {
-    let candidates: [(&'static str, Option<&dyn Generator>); 7] = [
+    let candidates: [(&'static str, Option<&dyn Generator>); 8] = [
         ("list", spec.list.as_ref().map(|g| g as &dyn Generator)),
         (
             "clusters",
@@ -383,6 +416,10 @@ fn kind_of(spec: &GeneratorSpec) -> Result<(&'static str, &dyn Generator), Gener
             spec.cluster_decision_resource
                 .as_ref()
                 .map(|g| g as &dyn Generator),
+        ),
+        (
+            "pullRequest",
+            spec.pull_request.as_ref().map(|g| g as &dyn Generator),
         ),
     ];
     let mut set = candidates
@@ -420,6 +457,7 @@ fn to_spec(child: &NestedGeneratorSpec) -> Result<GeneratorSpec, GeneratorError>
             .transpose()?,
         plugin: child.plugin.clone(),
         cluster_decision_resource: child.cluster_decision_resource.clone(),
+        pull_request: child.pull_request.clone(),
         selector: child.selector.clone(),
     })
 }
@@ -510,15 +548,9 @@ mod tests {
             run(&fast(), &json!({})).unwrap_err().reason,
             GeneratorErrorReason::NoKind
         );
-        // What the API server leaves of an entry with an unsupported generator: no kind, and the
-        // error says which generators are not supported.
-        let unsupported =
-            run(&fast(), &json!({"pullRequest": {"github": {"owner": "o"}}})).unwrap_err();
-        assert!(
-            unsupported
-                .to_string()
-                .contains("pullRequest and scmProvider are not supported yet"),
-            "{unsupported}"
+        assert_eq!(
+            GeneratorErrorReason::NoKind.to_string(),
+            "no generator kind is set (expected one of list, clusters, git, matrix, merge, plugin, clusterDecisionResource, pullRequest; scmProvider is not supported yet)"
         );
         let err = run(&fast(), &json!({"list": {}, "git": {"repoURL": "r"}, "merge": {"generators": [], "mergeKeys": []}})).unwrap_err();
         assert_eq!(

@@ -1,6 +1,6 @@
 //! Flotilla's generators and templating: expand an ApplicationSet's generators into ordered
 //! parameter sets and render templates with them, field by field. Pure: data sources (git trees,
-//! cluster inventories, namespace objects, plugin services) are injected through traits, and no Kubernetes client is linked.
+//! cluster inventories, namespace objects, plugin services, SCM providers' APIs) are injected through traits, and no Kubernetes client is linked.
 
 pub mod cause;
 mod cluster_decision;
@@ -13,6 +13,8 @@ mod matrix;
 mod merge;
 pub mod params;
 pub mod plugin;
+pub mod scm;
+pub mod scm_api;
 pub mod selector;
 pub mod source;
 pub mod spec;

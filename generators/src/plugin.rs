@@ -214,6 +214,7 @@ mod tests {
                 appset: "fleet",
                 objects,
                 plugins: plugin,
+                scm: &crate::source::Offline,
             });
         Ok(generate(&spec, &ctx)?
             .into_iter()

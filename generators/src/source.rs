@@ -1,7 +1,8 @@
 //! The data sources generators read, injected as traits so generation stays pure: the cluster
 //! inventory (what Argo CD keeps in cluster Secrets), read access to git trees at a commit, the
-//! objects of the ApplicationSet's namespace (ConfigMaps, Secrets, custom resources) and the
-//! plugin services of plugin generators. Implementations (Kubernetes, a git client, HTTP,
+//! objects of the ApplicationSet's namespace (ConfigMaps, Secrets, custom resources), the
+//! plugin services of plugin generators and the REST APIs of SCM providers (pullRequest
+//! generators). Implementations (Kubernetes, a git client, HTTP,
 //! in-memory fakes) live with their callers; [`Offline`] stands in where there is no cluster.
 
 use std::collections::BTreeMap;
@@ -201,6 +202,61 @@ pub trait PluginService: Send + Sync {
     fn call(&self, url: &str, token: &str, body: &Value) -> Result<Value, PluginCallError>;
 }
 
+/// One answer of an SCM provider's REST API: status, headers (names in lower case) and body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HttpAnswer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpAnswer {
+    /// The value of header `name` (lower case), the first when there are several.
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// An SCM provider's API could not be asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScmCallError {
+    /// No request can be made (an invalid URL, no TLS configuration, no network access).
+    #[error("{message}")]
+    Unusable { message: String },
+    /// Connecting or exchanging the request failed.
+    #[error("no answer: {message}")]
+    Unreachable { message: String },
+    #[error("no answer within {seconds} s")]
+    Timeout { seconds: u64 },
+}
+
+/// GETs from SCM providers' REST APIs (GitHub, GitLab, Gitea, Bitbucket Server).
+pub trait ScmApi: Send + Sync {
+    /// Whether providers can be asked at all; checked before a generator reads its token.
+    ///
+    /// # Errors
+    /// No network access here (`flotilla render`, `simulate`).
+    fn available(&self) -> Result<(), ScmCallError> {
+        Ok(())
+    }
+
+    /// GETs `url` with `headers` and returns the whole answer, whatever its status.
+    /// `insecure` accepts any certificate of an `https://` server, as Argo CD's `insecure: true`.
+    ///
+    /// # Errors
+    /// No connection, a timeout.
+    fn get(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        insecure: bool,
+    ) -> Result<HttpAnswer, ScmCallError>;
+}
+
 /// The data sources of a generation without cluster access (`flotilla render`): every read is an
 /// error saying so.
 pub struct Offline;
@@ -226,6 +282,25 @@ impl PluginService for Offline {
         Err(PluginCallError::Connect {
             message: OFFLINE.to_string(),
         })
+    }
+}
+
+impl ScmApi for Offline {
+    fn available(&self) -> Result<(), ScmCallError> {
+        Err(offline_scm())
+    }
+
+    fn get(&self, _: &str, _: &[(String, String)], _: bool) -> Result<HttpAnswer, ScmCallError> {
+        Err(offline_scm())
+    }
+}
+
+const OFFLINE_SCM: &str = "pullRequest generators ask the provider's API over the \
+     network, which flotilla render and simulate do not (they read files only)";
+
+fn offline_scm() -> ScmCallError {
+    ScmCallError::Unusable {
+        message: OFFLINE_SCM.to_string(),
     }
 }
 

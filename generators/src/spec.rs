@@ -29,6 +29,8 @@ pub struct GeneratorSpec {
     pub plugin: Option<PluginGenerator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_decision_resource: Option<ClusterDecisionResourceGenerator>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<PullRequestGenerator>,
     /// Keeps only the parameter sets whose (flattened) parameters match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
@@ -182,6 +184,133 @@ pub struct ClusterDecisionResourceGenerator {
     pub template: Option<Value>,
 }
 
+/// `pullRequest`: one parameter set per open pull request of a repository.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestGenerator {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github: Option<PullRequestGithub>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitlab: Option<PullRequestGitlab>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitea: Option<PullRequestGitea>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bitbucket_server: Option<PullRequestBitbucketServer>,
+    /// A pull request is kept when it matches any filter (all of a filter's fields); all are
+    /// kept when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<PullRequestFilter>,
+    /// How often the controller asks the provider again (default 30 min, as in Argo CD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue_after_seconds: Option<u64>,
+    /// Extra parameters `values.<key>`, each templated with the pull request's parameters.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::spec::preserve_unknown_fields")]
+    pub template: Option<Value>,
+}
+
+/// A Secret key holding a token, in the controller's namespace.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeyRef {
+    pub secret_name: String,
+    pub key: String,
+}
+
+/// GitHub (or GitHub Enterprise with `api`) pull requests of `owner/repo`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestGithub {
+    pub owner: String,
+    pub repo: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_ref: Option<SecretKeyRef>,
+    /// GitHub App authentication: refused (not implemented).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub app_secret_name: String,
+    /// Only pull requests carrying every one of these labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+}
+
+/// GitLab merge requests of `project` (its id or `group/name` path).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestGitlab {
+    pub project: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_ref: Option<SecretKeyRef>,
+    /// Only merge requests carrying every one of these labels (GitLab filters).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    /// `opened`, `closed`, `merged`, `locked`; every state when empty, as GitLab answers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub pull_request_state: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure: bool,
+}
+
+/// Gitea pull requests of `owner/repo` on the server `api`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestGitea {
+    pub owner: String,
+    pub repo: String,
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_ref: Option<SecretKeyRef>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure: bool,
+    /// Only pull requests carrying every one of these labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+}
+
+/// Bitbucket Server (Data Center) pull requests of `project/repo` on the server `api`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestBitbucketServer {
+    pub project: String,
+    pub repo: String,
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basic_auth: Option<BasicAuth>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token: Option<BearerToken>,
+}
+
+/// HTTP basic authentication: a user name and the Secret key holding the password.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BasicAuth {
+    pub username: String,
+    pub password_ref: SecretKeyRef,
+}
+
+/// A bearer token read from a Secret key.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BearerToken {
+    pub token_ref: SecretKeyRef,
+}
+
+/// One filter of pull requests: regular expressions (RE2 syntax) over the source and target
+/// branch names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PullRequestFilter {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_match: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_branch_match: Option<String>,
+}
+
 /// A child of `matrix` or `merge`. As in Argo CD, a nested `matrix`/`merge` is kept as raw JSON
 /// (the schema cannot be recursive) and parsed when it is expanded, one level deep.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -203,6 +332,8 @@ pub struct NestedGeneratorSpec {
     pub plugin: Option<PluginGenerator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_decision_resource: Option<ClusterDecisionResourceGenerator>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<PullRequestGenerator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
 }

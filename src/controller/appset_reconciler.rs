@@ -30,7 +30,7 @@ use super::appset::ownership::{
 };
 use super::appset::pacing::{LastReconcile, wait_before};
 use super::appset::promotion::StepWatch;
-use super::appset::requeue::{poll_interval, rollout_requeue};
+use super::appset::requeue::{poll_interval, rate_limit_requeue, rollout_requeue};
 use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{Outcome, changed, next_status, status_patch};
@@ -44,6 +44,7 @@ use super::graceful_shutdown::run_gracefully;
 use super::metrics::{Metrics, Reconciler};
 use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
+use super::scm_client::{HttpScm, SCM_TIMEOUT};
 use crate::api::AppProject;
 use crate::api::application_set::PROMOTE_ANNOTATION;
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
@@ -64,6 +65,7 @@ use crate::sync::IgnoreError;
 use crate::sync::OperationPhase;
 use crate::sync::PROJECT_REFUSAL;
 use flotilla_generators::generator::NamespaceSources;
+use flotilla_generators::scm_api::rate_limit::RetryAfter;
 
 /// Field manager of the Applications the controller applies.
 pub const FIELD_MANAGER: &str = "flotilla-applicationset";
@@ -270,6 +272,16 @@ impl ReconcileError {
             Self::Status { .. } => "StatusError",
             Self::Refresh { .. } => "RefreshError",
             Self::Rollout { .. } => "RolloutError",
+        }
+    }
+
+    /// When a generator's SCM provider, which answered that it is rate limited, may be asked
+    /// again.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<RetryAfter> {
+        match self {
+            Self::Render(RenderError::Generate { error, .. }) => error.retry_after(),
+            _ => None,
         }
     }
 
@@ -647,7 +659,8 @@ async fn generate_render_validate_plan(
         runtime.clone(),
         Arc::clone(&ctx.decision_watches),
     );
-    let plugins = HttpPlugins::new(runtime, PLUGIN_TIMEOUT);
+    let plugins = HttpPlugins::new(runtime.clone(), PLUGIN_TIMEOUT);
+    let scm = HttpScm::new(runtime, SCM_TIMEOUT);
     let appset_name = name.clone();
     // Git generators run the `git` CLI, plugin and clusterDecisionResource generators block on
     // API and HTTP calls: keep them off the async workers.
@@ -659,6 +672,7 @@ async fn generate_render_validate_plan(
                 appset: &appset_name,
                 objects: &objects,
                 plugins: &plugins,
+                scm: &scm,
             },
         };
         render_application_set(&rendering, sources)
@@ -827,6 +841,15 @@ fn error_policy(
         // Only a change of the ApplicationSet fixes its spec; status already says what is wrong.
         tracing::warn!(appset = %appset.name_any(), reason = error.reason(), "{error}");
         return Action::await_change();
+    }
+    if let Some(retry) = error.retry_after() {
+        // A rate-limited provider is asked again once its limit is over, not sooner.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        let delay = rate_limit_requeue(retry, now);
+        tracing::warn!(appset = %appset.name_any(), reason = error.reason(), after = ?delay, "{error}");
+        return Action::requeue(delay);
     }
     let (failures, delay) = ctx.failures.failed(&appset.name_any());
     tracing::warn!(appset = %appset.name_any(), reason = error.reason(), failures, "{error}");

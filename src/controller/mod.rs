@@ -4,7 +4,7 @@
 //! The decisions live in the pure cores of crate flotilla-core, re-exported here ([`appset`],
 //! [`application`], [`event_reason`], [`application_namespaces`], [`leader`]); the files beside
 //! them are the I/O shell ([`appset_reconciler`], [`appset_deletion`], [`rollout`], [`application_reconciler`],
-//! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] (with
+//! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] and [`scm_client`] (with
 //! [`plugin_tls`]), [`graceful_shutdown`], [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
 //! [`member_lease`], [`ownership`], [`readiness`], [`metrics`], [`endpoint`]) and [`run`] ties
 //! them together — or [`run_sharded`], where several replicas share the Applications.
@@ -35,6 +35,7 @@ pub mod plugin_tls;
 pub mod readiness;
 pub mod rollout;
 pub mod running_syncs;
+pub mod scm_client;
 pub mod status_store;
 pub mod sync_job;
 pub mod url_request;

@@ -125,9 +125,10 @@ async fn exchange<IO>(io: IO, request: Request<Full<Bytes>>) -> Result<Value, Pl
 where
     IO: Read + Write + Unpin + Send + 'static,
 {
-    let (status, bytes) = crate::httpd::client::exchange(io, request)
+    let response = crate::httpd::client::exchange(io, request)
         .await
         .map_err(|e| unreachable("", e))?;
+    let (status, bytes) = (response.status(), response.into_body());
     if status != StatusCode::OK {
         let text = String::from_utf8_lossy(&bytes);
         return Err(PluginCallError::Status {

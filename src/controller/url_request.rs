@@ -1,13 +1,14 @@
 //! One HTTP/1.1 request to a URL, `http://` or `https://` (the server's certificate verified
-//! against the system's roots, as for generator plugins), with hyper on one connection, bounded
-//! by a timeout covering the connection, the TLS handshake and the whole answer: what
-//! notification services are sent and what a step's HTTP analysis asks.
+//! against the system's roots, as for generator plugins, unless the caller chooses otherwise),
+//! with hyper on one connection, bounded by a timeout covering the connection, the TLS handshake
+//! and the whole answer: what notification services are sent, what a step's HTTP analysis asks
+//! and what SCM providers' APIs are asked.
 
 use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper::{Method, Request, StatusCode, Uri};
+use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
@@ -36,7 +37,24 @@ pub async fn send(
     body: Bytes,
     timeout: Duration,
 ) -> Result<(StatusCode, Bytes), RequestError> {
-    tokio::time::timeout(timeout, attempt(method, url, headers, body))
+    let response = request(method, url, headers, body, timeout, PluginTls::system).await?;
+    Ok((response.status(), response.into_body()))
+}
+
+/// [`send`] answering the whole response (headers too), `https://` connections made with the
+/// TLS configuration `tls` gives.
+///
+/// # Errors
+/// As [`send`], and no TLS configuration for an `https://` URL.
+pub async fn request(
+    method: Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Bytes,
+    timeout: Duration,
+    tls: impl FnOnce() -> Result<PluginTls, String>,
+) -> Result<Response<Bytes>, RequestError> {
+    tokio::time::timeout(timeout, attempt(method, url, headers, body, tls))
         .await
         .map_err(|_| RequestError::Timeout(timeout))?
 }
@@ -46,7 +64,8 @@ async fn attempt(
     url: &str,
     headers: &[(&str, &str)],
     body: Bytes,
-) -> Result<(StatusCode, Bytes), RequestError> {
+    tls: impl FnOnce() -> Result<PluginTls, String>,
+) -> Result<Response<Bytes>, RequestError> {
     let unreachable = |e: &dyn std::fmt::Display| RequestError::Unreachable(e.to_string());
     let uri: Uri = url
         .parse()
@@ -78,7 +97,7 @@ async fn attempt(
         .await
         .map_err(|e| unreachable(&e))?;
     let exchanged = if https {
-        let tls = PluginTls::system().map_err(RequestError::Unusable)?;
+        let tls = tls().map_err(RequestError::Unusable)?;
         let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']'))
             .map_err(|e| RequestError::Unusable(format!("host name for TLS: {e}")))?
             .to_owned();

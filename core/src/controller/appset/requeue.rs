@@ -1,13 +1,15 @@
 //! How often an ApplicationSet is regenerated without an event: git generators re-resolve their
 //! revision every `requeueAfterSeconds` (the controller's `--git-poll` when unset), plugin
 //! generators ask their service again (default 30 min) and clusterDecisionResource generators
-//! read their resources again (default 3 min), as in Argo CD; list and clusters generators react
-//! to watch events only. A rollout in progress is passed again every few seconds, unless it
+//! read their resources again (default 3 min), pullRequest generators ask their
+//! provider again (default 30 min), as in Argo CD; list and clusters generators react to watch
+//! events only. A provider that answered "rate limited" is asked again once the limit is over. A rollout in progress is passed again every few seconds, unless it
 //! only waits for a sync window or a bake: then it sleeps until the window opens or the bake
 //! ends.
 
 use std::time::Duration;
 
+use flotilla_generators::scm_api::rate_limit::RetryAfter;
 use flotilla_generators::spec::{GeneratorSpec, NestedGeneratorSpec};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
@@ -19,6 +21,22 @@ use crate::rollout::{RolloutDecision, RolloutInput, StepState};
 pub const PLUGIN_POLL: Duration = Duration::from_secs(30 * 60);
 /// How often a clusterDecisionResource generator without `requeueAfterSeconds` is read again.
 pub const DECISION_POLL: Duration = Duration::from_secs(3 * 60);
+
+/// How often a pullRequest generator without `requeueAfterSeconds` asks its
+/// provider again.
+pub const SCM_POLL: Duration = Duration::from_secs(30 * 60);
+
+/// The longest wait for a provider's rate limit to end (a reset time further away is read as
+/// a clock out of step, and the provider asked again after this).
+pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60 * 60);
+
+/// When to generate again after a provider answered that it is rate limited: one second after
+/// the limit is over (`now` in seconds since the Unix epoch), at least one second and at most
+/// [`MAX_RATE_LIMIT_WAIT`] from now.
+#[must_use]
+pub fn rate_limit_requeue(retry: RetryAfter, now: u64) -> Duration {
+    (retry.delay(now) + Duration::from_secs(1)).min(MAX_RATE_LIMIT_WAIT)
+}
 
 /// How long a rollout that waits for a window opening beyond the search horizon sleeps.
 pub const WINDOW_RECHECK: Duration = Duration::from_secs(60 * 60);
@@ -60,11 +78,12 @@ fn until(now: Timestamp, then: Timestamp) -> Duration {
 }
 
 /// The polling generator kinds, by their field name, with their default interval.
-fn defaults(git_default: Duration) -> [(&'static str, Duration); 3] {
+fn defaults(git_default: Duration) -> [(&'static str, Duration); 4] {
     [
         ("git", git_default),
         ("plugin", PLUGIN_POLL),
         ("clusterDecisionResource", DECISION_POLL),
+        ("pullRequest", SCM_POLL),
     ]
 }
 
@@ -189,6 +208,20 @@ mod tests {
                 ]}}]),
                 Some(7),
             ),
+            (
+                serde_json::json!([{"pullRequest": {"github": {"owner": "o", "repo": "r"}}}]),
+                Some(1800),
+            ),
+            (
+                serde_json::json!([
+                    {"pullRequest": {"github": {"owner": "o", "repo": "r"}, "requeueAfterSeconds": 900}},
+                    {"matrix": {"generators": [
+                        {"list": {"elements": []}},
+                        {"pullRequest": {"gitea": {"owner": "o", "repo": "r", "api": "https://g"}, "requeueAfterSeconds": 20}}
+                    ]}}
+                ]),
+                Some(20),
+            ),
         ];
         for (index, (spec, expected)) in cases.into_iter().enumerate() {
             assert_eq!(
@@ -197,6 +230,27 @@ mod tests {
                 "case {index}"
             );
         }
+    }
+
+    #[test]
+    fn a_rate_limited_provider_is_asked_again_once_its_limit_is_over() {
+        let now = 1_700_000_000;
+        assert_eq!(
+            rate_limit_requeue(RetryAfter::ResetAt(now + 120), now),
+            Duration::from_secs(121)
+        );
+        assert_eq!(
+            rate_limit_requeue(RetryAfter::ResetAt(now - 5), now),
+            Duration::from_secs(1)
+        );
+        assert_eq!(
+            rate_limit_requeue(RetryAfter::Seconds(30), now),
+            Duration::from_secs(31)
+        );
+        assert_eq!(
+            rate_limit_requeue(RetryAfter::ResetAt(now + 86_400), now),
+            MAX_RATE_LIMIT_WAIT
+        );
     }
 
     #[test]

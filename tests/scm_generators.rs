@@ -1,0 +1,300 @@
+//! The pullRequest generator against hand-written fakes of the providers' REST APIs on loopback
+//! (`support::scm_fake`): every provider read over HTTP page by page with its credential, a wrong
+//! credential refused with the provider's own answer, and — on the real control plane, with the
+//! controller run in-process — an ApplicationSet whose Applications follow the open pull requests
+//! of a GitHub-shaped API (opened: created; closed: deleted) with the token read from a Secret,
+//! and a rate-limited API asked again only once its limit is over.
+
+mod controller_support;
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use controller_support::{setup, start};
+use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
+use flotilla::api::{Application, ApplicationSet};
+use flotilla::controller::scm_client::{HttpScm, SCM_TIMEOUT};
+use flotilla_generators::generator::{GenerateContext, NamespaceSources, generate};
+use flotilla_generators::source::{
+    Cluster, ClusterInventory, GitError, GitReader, InventoryError, NamespaceObjects, ObjectsError,
+    Offline,
+};
+use flotilla_generators::spec::GeneratorSpec;
+use flotilla_generators::template::{Renderer, TemplateMode};
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+use support::scm_fake::{FakeScm, Kind, Pull};
+use support::{TestNamespace, apply, eventually, eventually_within, object, wait_until};
+
+/// One Secret key, `scm`/`token`, as the controller's namespace would hold it.
+struct OneSecret(&'static str);
+
+impl NamespaceObjects for OneSecret {
+    fn config_map(&self, name: &str) -> Result<BTreeMap<String, String>, ObjectsError> {
+        Err(ObjectsError::NotFound {
+            kind: "ConfigMap".into(),
+            name: name.into(),
+        })
+    }
+
+    fn secret_value(&self, name: &str, key: &str) -> Result<String, ObjectsError> {
+        match (name, key) {
+            ("scm", "token") => Ok(self.0.into()),
+            _ => Err(ObjectsError::NotFound {
+                kind: "Secret".into(),
+                name: name.into(),
+            }),
+        }
+    }
+
+    fn list(&self, _: &str, _: &str) -> Result<Vec<Value>, ObjectsError> {
+        Ok(Vec::new())
+    }
+}
+
+/// No clusters and no repositories: the pullRequest generator reads neither.
+struct Nothing;
+
+impl ClusterInventory for Nothing {
+    fn clusters(&self) -> Result<Vec<Cluster>, InventoryError> {
+        Ok(Vec::new())
+    }
+}
+
+impl GitReader for Nothing {
+    fn resolve(&self, _: &str, _: &str, _: Option<&str>) -> Result<String, GitError> {
+        Err(GitError::Unavailable {
+            message: "no repositories".into(),
+        })
+    }
+
+    fn list_files(&self, _: &str, _: &str) -> Result<Vec<String>, GitError> {
+        Ok(Vec::new())
+    }
+
+    fn read_file(&self, _: &str, _: &str, _: &str) -> Result<Vec<u8>, GitError> {
+        Ok(Vec::new())
+    }
+}
+
+/// Runs the generator entry `spec` with the HTTP client on a blocking thread, reading the token
+/// `token` from Secret `scm`; the pull request numbers and branches, or the error.
+async fn pull_requests(spec: Value, token: &'static str) -> Result<Vec<(String, String)>, String> {
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let spec: GeneratorSpec = serde_json::from_value(spec).expect("a generator entry");
+        let renderer = Renderer::new(TemplateMode::Go {
+            missing_key_error: true,
+        });
+        let scm = HttpScm::new(runtime, SCM_TIMEOUT);
+        let objects = OneSecret(token);
+        let ctx =
+            GenerateContext::new(&renderer, &Nothing, &Nothing).with_namespace(NamespaceSources {
+                appset: "previews",
+                objects: &objects,
+                plugins: &Offline,
+                scm: &scm,
+            });
+        generate(&spec, &ctx)
+            .map(|sets| {
+                sets.iter()
+                    .map(|set| {
+                        let text = |key: &str| set.params[key].as_str().unwrap().to_string();
+                        (text("number"), text("branch_slug"))
+                    })
+                    .collect()
+            })
+            .map_err(|error| error.to_string())
+    })
+    .await
+    .expect("the generation thread ends")
+}
+
+/// The generator entry of `kind` for repository `acme/web` of the fake at `api`.
+fn entry(kind: Kind, api: &str) -> Value {
+    let token = json!({"secretName": "scm", "key": "token"});
+    let provider = match kind {
+        Kind::Github => {
+            json!({"github": {"owner": "acme", "repo": "web", "api": api, "tokenRef": token}})
+        }
+        Kind::Gitlab => json!({"gitlab": {"project": "acme/web", "api": api, "tokenRef": token}}),
+        Kind::Gitea => {
+            json!({"gitea": {"owner": "acme", "repo": "web", "api": api, "tokenRef": token}})
+        }
+        Kind::BitbucketServer => {
+            json!({"bitbucketServer": {"project": "acme", "repo": "web", "api": api,
+            "basicAuth": {"username": "ci", "passwordRef": token}}})
+        }
+    };
+    json!({"pullRequest": provider})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_provider_is_read_page_by_page_with_its_credential() {
+    for kind in [
+        Kind::Github,
+        Kind::Gitlab,
+        Kind::Gitea,
+        Kind::BitbucketServer,
+    ] {
+        let credential = if kind == Kind::BitbucketServer {
+            "ci:s3cret"
+        } else {
+            "s3cret"
+        };
+        let fake = FakeScm::start(kind, "acme", "web", credential, 2);
+        let pulls = (1..=5).map(|n| Pull::new(n, &format!("feature/Part_{n}")));
+        fake.set_pulls(pulls.collect());
+        let found = pull_requests(entry(kind, &fake.url()), "s3cret").await;
+        let expected: Vec<(String, String)> = (1..=5)
+            .map(|n| (n.to_string(), format!("feature-part-{n}")))
+            .collect();
+        assert_eq!(found, Ok(expected), "{kind:?}");
+        assert_eq!(
+            fake.requests(),
+            3,
+            "{kind:?}: five pull requests, two a page"
+        );
+
+        let refused = pull_requests(entry(kind, &fake.url()), "wrong")
+            .await
+            .unwrap_err();
+        assert!(
+            refused.starts_with("pullRequest: ") && refused.contains("answered HTTP 401"),
+            "{kind:?}: {refused}"
+        );
+    }
+}
+
+/// An ApplicationSet making one Application per pull request of the fake GitHub at `api`,
+/// asking again every second.
+fn previews(api: &str) -> ApplicationSet {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "previews"},
+        "spec": {
+            "goTemplate": true,
+            "goTemplateOptions": ["missingkey=error"],
+            "generators": [{"pullRequest": {
+                "github": {"owner": "acme", "repo": "web", "api": api,
+                           "tokenRef": {"secretName": "github-token", "key": "token"}},
+                "requeueAfterSeconds": 1,
+            }}],
+            "template": {
+                "metadata": {"name": "preview-{{ .number }}"},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": "file:///srv/repo", "targetRevision": "{{ .head_sha }}", "path": "deploy"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": "preview-{{ .branch_slug }}"}
+                }
+            }
+        }
+    }))
+}
+
+/// The names of the Applications in the namespace, with their target revision.
+async fn applications(ns: &TestNamespace) -> BTreeMap<String, String> {
+    let api: Api<Application> = ns.api();
+    api.list(&Default::default())
+        .await
+        .expect("lists Applications")
+        .items
+        .into_iter()
+        .map(|app| (app.name_any(), app.spec.source.target_revision.clone()))
+        .collect()
+}
+
+async fn wait_for_applications(ns: &TestNamespace, names: &[&str]) -> BTreeMap<String, String> {
+    eventually(&format!("Applications {names:?}"), async || {
+        let current = applications(ns).await;
+        if current.keys().map(String::as_str).eq(names.iter().copied()) {
+            Ok(current)
+        } else {
+            Err(format!("{:?}", current.keys().collect::<Vec<_>>()))
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn applications_follow_the_open_pull_requests_and_a_rate_limit_is_waited_out() {
+    let ns = setup("scm-pulls").await;
+    let fake = Arc::new(FakeScm::start(Kind::Github, "acme", "web", "gh-t0ken", 2));
+    fake.set_pulls(vec![Pull::new(1, "feat/a"), Pull::new(2, "fix_b")]);
+    let secret: Secret = object(json!({
+        "metadata": {"name": "github-token"},
+        "stringData": {"token": "gh-t0ken"}
+    }));
+    apply(&ns.api::<Secret>(), &secret).await;
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &previews(&fake.url())).await;
+
+    let generated = wait_for_applications(&ns, &["preview-1", "preview-2"]).await;
+    assert_eq!(generated["preview-1"], Pull::new(1, "feat/a").sha);
+
+    // A pull request opened (a third one: two pages now) gets its Application.
+    fake.set_pulls(vec![
+        Pull::new(1, "feat/a"),
+        Pull::new(2, "fix_b"),
+        Pull::new(3, "feat/c"),
+    ]);
+    wait_for_applications(&ns, &["preview-1", "preview-2", "preview-3"]).await;
+
+    // Closed ones (gone from the open list) lose theirs.
+    fake.set_pulls(vec![Pull::new(3, "feat/c")]);
+    wait_for_applications(&ns, &["preview-3"]).await;
+
+    // Rate limited for a few seconds: the generation fails saying so, the Applications stay,
+    // and the API is not asked again before the limit resets.
+    let limit = Duration::from_secs(6);
+    fake.rate_limit_for(limit);
+    let before = fake.requests();
+    let failed = wait_until(&appsets, "previews", "a rate-limit error", |appset| {
+        appset.status.as_ref().is_some_and(|status| {
+            status.conditions.iter().any(|c| {
+                c.type_ == ConditionType::ErrorOccurred
+                    && c.status == ConditionStatus::True
+                    && c.message.contains("rate limited")
+            })
+        })
+    })
+    .await;
+    let message = &failed.status.as_ref().unwrap().conditions;
+    let message = message
+        .iter()
+        .find(|c| c.type_ == ConditionType::ErrorOccurred)
+        .map(|c| c.message.clone())
+        .unwrap();
+    assert!(
+        message.contains("generators[0].pullRequest: github: GET ")
+            && message.contains("rate limited (HTTP 403); asked again when the limit resets at"),
+        "{message}"
+    );
+    assert_eq!(applications(&ns).await.len(), 1, "nothing deleted");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let during = fake.requests() - before;
+    assert!(
+        during <= 2,
+        "{during} requests while rate limited: the controller must wait for the reset"
+    );
+    fake.set_pulls(vec![Pull::new(3, "feat/c"), Pull::new(4, "feat/d")]);
+    eventually_within(
+        limit + Duration::from_secs(30),
+        "preview-4 once the limit reset",
+        async || {
+            let names: Vec<String> = applications(&ns).await.into_keys().collect();
+            if names == ["preview-3", "preview-4"] {
+                Ok(())
+            } else {
+                Err(format!("{names:?}"))
+            }
+        },
+    )
+    .await;
+    controller.stop().await;
+}
