@@ -410,9 +410,7 @@ pub async fn run(
         })
         .shared();
     let (appsets, writer) = reflector::store();
-    // An Application's owner is in its own namespace: the control plane's, or another one
-    // whose ApplicationSets are reconciled too (`--applicationset-namespaces`).
-    let appset_api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.app_namespace);
+    let appset_api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let watch_appsets = reflector(
         writer,
         watcher::watcher(appset_api, watcher::Config::default()),
