@@ -45,6 +45,7 @@ use super::metrics::{Metrics, Reconciler};
 use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use super::scm_client::{HttpScm, SCM_TIMEOUT};
+use super::slow_reconcile::reported_when_slow;
 use crate::api::AppProject;
 use crate::api::application_set::PROMOTE_ANNOTATION;
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
@@ -293,6 +294,22 @@ struct AppSetRun {
     /// True once the controller stops: its watches are then no longer read, so a reconcile
     /// must not wait for the Applications' store to fill.
     stopping: watch::Receiver<bool>,
+}
+
+/// [`reconcile`], reported while it runs long.
+async fn reported_reconcile(
+    appset: Arc<ApplicationSet>,
+    run: Arc<AppSetRun>,
+) -> Result<Action, ReconcileError> {
+    let metrics = Arc::clone(&run.ctx.metrics);
+    let name = appset.name_any();
+    reported_when_slow(
+        &metrics,
+        Reconciler::ApplicationSet,
+        &name,
+        reconcile(appset, run),
+    )
+    .await
 }
 
 /// Reconciles one ApplicationSet.
@@ -912,7 +929,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
         .reconcile_all_on(decisions)
         .graceful_shutdown_on(stop.clone())
         .run(
-            reconcile,
+            reported_reconcile,
             error_policy,
             Arc::new(AppSetRun {
                 ctx,

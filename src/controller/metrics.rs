@@ -1,5 +1,5 @@
 //! The controller's Prometheus metrics, kept with `prometheus-client`: reconciles by result and
-//! their durations per reconciler, Applications by sync and health status (counted when
+//! their durations per reconciler, reconciles running longer than a minute, Applications by sync and health status (counted when
 //! scraped), sync operations by result, git webhooks by provider and result, notifications by
 //! trigger, destination and result, and whether this replica leads. Encoded in the
 //! OpenMetrics text format; served by [`super::endpoint`].
@@ -73,12 +73,24 @@ pub struct Metrics {
     /// `retried` for each failed attempt retried).
     notifications: Family<NotificationLabels, Counter>,
     leader: Gauge,
+    /// Reconciles running longer than a minute now, per reconciler.
+    slow: Family<ReconcilerLabels, Gauge>,
     /// Totals of the two reconcile families, for callers that wait for work to happen.
     reconcile_total: AtomicU64,
     application_reconcile_total: AtomicU64,
     /// Counts the Applications by status when scraped (from the controller's watch), so no
     /// reconcile pays for counting them all; one counter per namespace of Applications.
     count_applications: Mutex<BTreeMap<String, ApplicationCounter>>,
+}
+
+/// One slow reconcile, counted in `flotilla_slow_reconciles` while it lives.
+#[derive(Debug)]
+pub struct SlowReconcile(Gauge);
+
+impl Drop for SlowReconcile {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 /// Reconcile durations from 5 ms to about 3 minutes (an Application's reconcile includes its
@@ -160,6 +172,14 @@ impl Default for Metrics {
                 ),
                 Gauge::default(),
             ),
+            slow: registered(
+                r,
+                (
+                    "flotilla_slow_reconciles",
+                    "Reconciles running longer than a minute now, per reconciler",
+                ),
+                Family::default(),
+            ),
             registry,
             reconcile_total: AtomicU64::new(0),
             application_reconcile_total: AtomicU64::new(0),
@@ -205,6 +225,17 @@ impl Metrics {
         self.durations
             .get_or_create(&ReconcilerLabels { controller })
             .observe(took.as_secs_f64());
+    }
+
+    /// Counts a reconcile of `controller` as slow until the returned guard is dropped.
+    #[must_use]
+    pub fn slow_reconcile(&self, controller: Reconciler) -> SlowReconcile {
+        let gauge = self
+            .slow
+            .get_or_create(&ReconcilerLabels { controller })
+            .clone();
+        gauge.inc();
+        SlowReconcile(gauge)
     }
 
     /// ApplicationSet reconciles counted so far, successful or not.

@@ -6,7 +6,7 @@
 //! them are the I/O shell ([`appset_reconciler`], [`appset_deletion`], [`rollout`], [`application_reconciler`],
 //! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] and [`scm_client`] (with
 //! [`plugin_tls`]), [`graceful_shutdown`], [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
-//! [`member_lease`], [`ownership`], [`readiness`], [`metrics`], [`endpoint`]) and [`run`] ties
+//! [`member_lease`], [`ownership`], [`readiness`], [`metrics`], [`slow_reconcile`], [`endpoint`]) and [`run`] ties
 //! them together — or [`run_sharded`], where several replicas share the Applications.
 
 // The pure cores (crate flotilla-core), re-exported so `crate::controller::appset` reads the
@@ -36,6 +36,7 @@ pub mod readiness;
 pub mod rollout;
 pub mod running_syncs;
 pub mod scm_client;
+pub mod slow_reconcile;
 pub mod status_store;
 pub mod sync_job;
 pub mod url_request;

@@ -60,10 +60,25 @@ pub fn controller_log_path(namespace: &str, identity: &str) -> PathBuf {
 }
 
 /// Prints the last `lines` lines of the log at `path` when the current thread is panicking (a
-/// failed test shows what its controller did last; CI keeps no logs).
+/// failed test shows what its controller did last; CI keeps no logs), and copies the whole log
+/// into the directory `FLOTILLA_TEST_KEEP_LOGS` names, when set (for a flake chased locally).
 pub fn print_log_tail_if_panicking(path: &Path, lines: usize) {
     if !std::thread::panicking() {
         return;
+    }
+    if let Some(keep) = std::env::var_os("FLOTILLA_TEST_KEEP_LOGS") {
+        let name = format!(
+            "{}-{}",
+            std::thread::current()
+                .name()
+                .unwrap_or("test")
+                .replace("::", "-"),
+            path.file_name()
+                .map_or("log".into(), |name| name.to_string_lossy())
+        );
+        let kept = Path::new(&keep).join(name);
+        let copied = std::fs::create_dir_all(&keep).and_then(|()| std::fs::copy(path, &kept));
+        eprintln!("--- the whole log: {} ({copied:?}) ---", kept.display());
     }
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();

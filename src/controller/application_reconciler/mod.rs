@@ -48,6 +48,7 @@ use crate::controller::graceful_shutdown::run_gracefully;
 use crate::controller::metrics::Reconciler;
 use crate::controller::ownership::Ownership;
 use crate::controller::running_syncs::Parked;
+use crate::controller::slow_reconcile::reported_when_slow;
 use crate::customizations::Customizations;
 
 pub use context::ApplicationContext;
@@ -76,14 +77,21 @@ struct ControllerRun {
     stopping: watch::Receiver<bool>,
 }
 
-/// [`reconcile`], its duration recorded.
+/// [`reconcile`], its duration recorded, reported while it runs long.
 async fn timed_reconcile(
     app: Arc<Application>,
     run: Arc<ControllerRun>,
 ) -> Result<Action, ApplicationError> {
     let started = std::time::Instant::now();
     let metrics = Arc::clone(&run.ctx.metrics);
-    let reconciled = reconcile(app, run).await;
+    let name = app.name_any();
+    let reconciled = reported_when_slow(
+        &metrics,
+        Reconciler::Application,
+        &name,
+        reconcile(app, run),
+    )
+    .await;
     metrics.observe_reconcile(Reconciler::Application, started.elapsed());
     reconciled
 }
