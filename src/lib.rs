@@ -2,8 +2,8 @@
 
 // The pure core, re-exported so `crate::api` and friends read the same in every layer.
 pub use flotilla_core::{
-    api, duration, health, hex, html, manifest, notify, project, rollout, secrets, stable_hash,
-    table, yaml,
+    api, duration, health, hex, html, import, manifest, notify, project, rollout, secrets,
+    stable_hash, table, yaml,
 };
 
 pub mod actions;

@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         Command::Sync(args) => flotilla::cli::sync::run(&args),
         Command::Diff(args) => Ok(flotilla::cli::diff::run(&args)),
         Command::Get(args) => flotilla::cli::get::run(&args),
+        Command::Import(args) => flotilla::cli::import::run(&args),
         Command::App(args) => flotilla::cli::app::run(&args),
         Command::Simulate(args) => flotilla::cli::simulate::run(&args),
         Command::Version(args) => flotilla::cli::version::run(&args),

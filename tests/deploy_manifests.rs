@@ -303,6 +303,19 @@ fn the_namespaced_mode_writes_only_in_the_namespaces_it_manages() {
         .flat_map(|list| list.split(',').map(str::to_owned))
         .collect();
     assert!(!managed.is_empty(), "{args:?}");
+    // ApplicationSets are reconciled only where their Applications are managed.
+    let appset_namespaces: Vec<&str> = args
+        .iter()
+        .filter_map(|a| a.strip_prefix("--applicationset-namespaces="))
+        .flat_map(|list| list.split(','))
+        .collect();
+    assert!(
+        !appset_namespaces.is_empty()
+            && appset_namespaces
+                .iter()
+                .all(|n| managed.iter().any(|m| m == n)),
+        "{args:?}"
+    );
     let cluster_wide_bindings: Vec<&Value> = objects
         .iter()
         .filter(|o| o["kind"] == "ClusterRoleBinding")

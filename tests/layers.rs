@@ -31,6 +31,8 @@ const CORE_LAYERS: &[&[&str]] = &[
     // The controllers' decisions: what to write, compare, sync, record and publish; who leads;
     // which notifications are due.
     &["controller", "notify"],
+    // What `flotilla import` writes for Argo CD's objects (reads the controllers' finalizers).
+    &["import"],
 ];
 
 /// The `flotilla` crate's top-level modules, bottom layer first. The core crate's modules,
@@ -44,6 +46,7 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
         "health",
         "hex",
         "html",
+        "import",
         "manifest",
         "notify",
         "project",

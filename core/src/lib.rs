@@ -9,6 +9,7 @@ pub use flotilla_generators::duration;
 pub mod health;
 pub mod hex;
 pub mod html;
+pub mod import;
 pub mod manifest;
 pub mod notify;
 pub mod project;

@@ -15,7 +15,6 @@ use futures::FutureExt;
 
 use crate::cluster::watched_namespaces::follow;
 use crate::cluster::watched_secrets::WatchedSecrets;
-use crate::controller::application_controllers::ApplicationControllers;
 use crate::controller::application_namespaces::ApplicationNamespaces;
 use crate::controller::application_reconciler::ApplicationContext;
 use crate::controller::appset_reconciler::AppSetContext;
@@ -26,6 +25,7 @@ use crate::controller::leadership::gated_connect;
 use crate::controller::lease_lock::{LeaseConfig, LeaseLock};
 use crate::controller::member_lease::MemberLeases;
 use crate::controller::metrics::Metrics;
+use crate::controller::namespace_controllers::{ApplicationControllers, ApplicationSetControllers};
 use crate::duration::parse_duration;
 use crate::httpd::server::{Limits, serve};
 use crate::notifier::deliver::{Notifier, run_while_leading};
@@ -80,6 +80,13 @@ pub struct ControllerArgs {
     /// cluster-wide `list` and `watch` of namespaces); names are used as given.
     #[arg(long = "application-namespaces", value_name = "GLOB[,GLOB]")]
     pub application_namespaces: Vec<String>,
+    /// Namespaces besides --namespace whose ApplicationSets it reconciles (Argo CD's
+    /// `applicationsetcontroller.namespaces`): names or globs, as --application-namespaces. An
+    /// ApplicationSet writes its Applications in its own namespace, so only namespaces
+    /// --application-namespaces permits too are reconciled; their Applications may use only
+    /// projects whose `sourceNamespaces` permit the namespace.
+    #[arg(long = "applicationset-namespaces", value_name = "GLOB[,GLOB]")]
+    pub applicationset_namespaces: Vec<String>,
     #[command(flatten)]
     pub cluster: crate::cli::connect::KubeconfigArgs,
     /// Serve `/metrics` (Prometheus), `/healthz` and `/readyz` on this address, e.g. 0.0.0.0:8080.
@@ -186,6 +193,10 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
     }
     let repos = LocalRepos::from_mappings(&args.repos)?;
     let managed = ApplicationNamespaces::parse(&args.application_namespaces)?;
+    let appset_managed = ApplicationNamespaces::parse_flag(
+        "--applicationset-namespaces",
+        &args.applicationset_namespaces,
+    )?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(BLOCKING_THREADS)
@@ -261,7 +272,9 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             tokio::spawn(serve(listener, Limits::default(), view, shutdown.clone()));
             tracing::info!(%address, "serving the web view");
         }
-        let app_namespaces = managed_namespaces(&lease_client, &managed, &namespace);
+        let app_namespaces = managed_namespaces(&lease_client, &managed, None, &namespace);
+        let appset_namespaces =
+            managed_namespaces(&lease_client, &appset_managed, Some(&managed), &namespace);
         tracing::info!(%namespace, identity = %lease.identity(), "starting");
         let cache = args
             .repo_cache
@@ -332,39 +345,65 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             shutdown.clone(),
         ));
         let applications = ApplicationControllers::new(app_namespaces, make);
-        let ctx = Arc::new(AppSetContext::new(
-            appset_client,
-            appset_connect,
-            namespace,
-            cache,
-            args.git_poll,
-            metrics,
-        ));
+        let appsets = {
+            let (metrics, args_git_poll) = (Arc::clone(&metrics), args.git_poll);
+            ApplicationSetControllers::new(
+                appset_namespaces,
+                Box::new(move |appset_namespace: &str| {
+                    AppSetContext::new(
+                        appset_client.clone(),
+                        appset_connect.clone(),
+                        namespace.clone(),
+                        Arc::clone(&cache),
+                        args_git_poll,
+                        Arc::clone(&metrics),
+                    )
+                    .managing(appset_namespace)
+                }),
+            )
+        };
         match members {
             Some(members) => {
-                crate::controller::run_sharded(ctx, applications, lease, members, shutdown).await?;
+                crate::controller::run_sharded(
+                    metrics,
+                    appsets,
+                    applications,
+                    lease,
+                    members,
+                    shutdown,
+                )
+                .await?;
             }
-            None => crate::controller::run(ctx, applications, lease, shutdown).await?,
+            None => crate::controller::run(metrics, appsets, applications, lease, shutdown).await?,
         }
         Ok(ExitCode::SUCCESS)
     })
 }
 
-/// The namespaces whose Applications are managed: `control` and the names as given, or (with
-/// globs) `control` and the namespaces the globs select, followed as namespaces are created and
+/// The namespaces whose Applications (or ApplicationSets) are managed: `control` and the names
+/// as given, or (with globs) `control` and the namespaces the globs select, those `within`
+/// permits when given, followed as namespaces are created and
 /// deleted (a watch of Namespaces, which needs cluster-wide `list` and `watch` of namespaces).
 fn managed_namespaces(
     client: &kube::Client,
     managed: &ApplicationNamespaces,
+    within: Option<&ApplicationNamespaces>,
     control: &str,
 ) -> tokio::sync::watch::Receiver<Vec<String>> {
+    let within = within.cloned();
+    let kept = move |names: Vec<String>| -> Vec<String> {
+        names
+            .into_iter()
+            .filter(|name| within.as_ref().is_none_or(|w| w.permits(name)))
+            .collect()
+    };
     if let Some(names) = managed.literal(control) {
-        return tokio::sync::watch::channel(with_control(control, names)).1;
+        return tokio::sync::watch::channel(with_control(control, kept(names))).1;
     }
     let (selected, following) = tokio::sync::watch::channel(with_control(control, Vec::new()));
     let (managed, control) = (managed.clone(), control.to_owned());
     tokio::spawn(follow(client.clone(), selected, move |names| {
-        with_control(&control, managed.select(names, &control))
+        with_control(&control, kept(managed.select(names, &control)))
     }));
     following
 }

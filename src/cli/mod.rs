@@ -10,6 +10,7 @@ pub mod customizations_args;
 pub mod diff;
 pub mod directory_args;
 pub mod get;
+pub mod import;
 pub mod interrupt;
 pub mod node_sim;
 pub mod output;
@@ -71,6 +72,9 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// List ApplicationSets or Applications with their sync, health and rollout.
     Get(get::GetArgs),
+    /// Write the flotilla.dev equivalents of Argo CD's AppProjects, ApplicationSets and
+    /// Applications (from a namespace or files); a dry run unless --apply.
+    Import(import::ImportArgs),
     /// Request a sync of an Application, terminate it, or wait until it is Healthy and Synced.
     App(app::AppArgs),
     /// Preview a whole rollout on an embedded cluster with a virtual clock: order, timing, what
@@ -103,7 +107,9 @@ pub fn exit_code(error: &anyhow::Error) -> std::process::ExitCode {
     if chain().any(|cause| cause.is::<connect::Unreachable>()) {
         std::process::ExitCode::from(3)
     } else if chain().any(|cause| {
-        cause.is::<crate::api::document::DocumentError>() || cause.is::<crate::yaml::YamlError>()
+        cause.is::<crate::api::document::DocumentError>()
+            || cause.is::<crate::yaml::YamlError>()
+            || cause.is::<import::InputError>()
     }) {
         std::process::ExitCode::from(2)
     } else {

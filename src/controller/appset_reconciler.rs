@@ -79,8 +79,12 @@ pub const ROLLOUT_REQUEUE: Duration = Duration::from_secs(5);
 /// What the reconciler needs: a client, where to look, and how to read repositories.
 pub struct AppSetContext {
     pub client: Client,
-    /// The namespace of the ApplicationSets, their Applications and the cluster Secrets.
+    /// The namespace of the ApplicationSets and their Applications.
     pub namespace: String,
+    /// The control plane's namespace: cluster Secrets, AppProjects, and what plugin and
+    /// clusterDecisionResource generators read (the same as `namespace`, unless
+    /// `--applicationset-namespaces` names others).
+    pub control_namespace: String,
     /// Repositories, for git generators and the revisions a rollout targets (commits and chart
     /// versions, read as the Application controller reads them).
     pub repos: Arc<RepoCache>,
@@ -90,7 +94,7 @@ pub struct AppSetContext {
     pub events: EventPublisher,
     /// Watches on the kinds clusterDecisionResource generators read.
     decision_watches: Arc<DecisionWatches>,
-    /// The AppProjects of `namespace`.
+    /// The AppProjects of `control_namespace`.
     pub projects: WatchedProjects,
     /// The destination clusters, where analysis Jobs run.
     pub clusters: ClusterClients,
@@ -104,9 +108,10 @@ pub struct AppSetContext {
 }
 
 impl AppSetContext {
-    /// A context with no failures recorded; destination clusters are resolved through the
-    /// cluster Secrets of `namespace` and reached through clients made by `connect` (`client`
-    /// for the controller's own cluster).
+    /// A context with no failures recorded, for the ApplicationSets of the control plane's
+    /// namespace `namespace`; destination clusters are resolved through the cluster Secrets of
+    /// `namespace` and reached through clients made by `connect` (`client` for the
+    /// controller's own cluster).
     #[must_use]
     pub fn new(
         client: Client,
@@ -122,6 +127,7 @@ impl AppSetContext {
             decision_watches: Arc::new(DecisionWatches::new(client.clone(), namespace.clone())),
             projects: WatchedProjects::new(client.clone(), &namespace),
             client,
+            control_namespace: namespace.clone(),
             namespace,
             repos,
             git_poll,
@@ -129,6 +135,16 @@ impl AppSetContext {
             failures: FailureBackoff::default(),
             last_reconciles: Mutex::default(),
             promotions: Mutex::default(),
+        }
+    }
+
+    /// Reconciles the ApplicationSets of `namespace` (another than the control plane's, whose
+    /// Secrets, projects and generator inputs it still reads), writing their Applications there.
+    #[must_use]
+    pub fn managing(self, namespace: &str) -> Self {
+        Self {
+            namespace: namespace.to_owned(),
+            ..self
         }
     }
 
@@ -648,7 +664,7 @@ async fn generate_render_validate_plan(
     existing: &[Application],
 ) -> Result<Planned, ReconcileError> {
     let name = appset.name_any();
-    let inventory = read_inventory(&ctx.client, &ctx.namespace).await?;
+    let inventory = read_inventory(&ctx.client, &ctx.control_namespace).await?;
     let projects = ctx.projects.current().await?;
     let clusters = inventory.registrations().to_vec();
     let repos = Arc::clone(&ctx.repos);
@@ -656,7 +672,7 @@ async fn generate_render_validate_plan(
     let runtime = tokio::runtime::Handle::current();
     let objects = KubeNamespaceObjects::new(
         ctx.client.clone(),
-        ctx.namespace.clone(),
+        ctx.control_namespace.clone(),
         runtime.clone(),
         Arc::clone(&ctx.decision_watches),
     );
@@ -857,13 +873,13 @@ fn error_policy(
     Action::requeue(delay)
 }
 
-/// Runs the ApplicationSet controller in `ctx.namespace` until `stop` completes, then lets
+/// Runs the ApplicationSet controller of `ctx.namespace` until `stop` completes, then lets
 /// running reconciles finish.
 pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send + Sync + 'static) {
     let (client, namespace) = (ctx.client.clone(), ctx.namespace.clone());
     let appsets: Api<ApplicationSet> = Api::namespaced(client.clone(), &namespace);
     let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
-    let secrets: Api<Secret> = Api::namespaced(client, &namespace);
+    let secrets: Api<Secret> = Api::namespaced(client, &ctx.control_namespace);
     let controller = Controller::new(appsets, watcher::Config::default());
     let (stopping_tx, stopping) = watch::channel(false);
     let stop = stop
@@ -882,7 +898,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             .collect::<Vec<_>>()
     };
     let (for_secrets, for_projects) = (every_appset.clone(), every_appset);
-    let projects: Api<AppProject> = Api::namespaced(ctx.client.clone(), &namespace);
+    let projects: Api<AppProject> = Api::namespaced(ctx.client.clone(), &ctx.control_namespace);
     let (owners, watching) = (controller.store(), Arc::clone(&ctx));
     // The labelled Applications, kept without their managed fields (nothing reads them).
     let (owned, writer) = reflector::store();

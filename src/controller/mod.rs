@@ -1,6 +1,6 @@
 //! The controller: reconciles ApplicationSets into Applications, and Applications into their
 //! destination clusters (the Applications of its namespace and of the namespaces it manages
-//! besides, one Application controller each, [`application_controllers`]) while holding a Lease.
+//! besides, one Application controller each, [`namespace_controllers`]) while holding a Lease.
 //! The decisions live in the pure cores of crate flotilla-core, re-exported here ([`appset`],
 //! [`application`], [`event_reason`], [`application_namespaces`], [`leader`]); the files beside
 //! them are the I/O shell ([`appset_reconciler`], [`appset_deletion`], [`rollout`], [`application_reconciler`],
@@ -16,7 +16,6 @@ pub use flotilla_core::controller::{
 };
 
 pub mod analysis;
-pub mod application_controllers;
 pub mod application_reconciler;
 pub mod appset_deletion;
 pub mod appset_reconciler;
@@ -29,6 +28,7 @@ pub mod leadership;
 pub mod lease_lock;
 pub mod member_lease;
 pub mod metrics;
+pub mod namespace_controllers;
 pub mod ownership;
 pub mod plugin_client;
 pub mod plugin_tls;
@@ -47,10 +47,10 @@ use std::time::Duration;
 use futures::future::FusedFuture;
 use futures::{Future, FutureExt};
 
-use application_controllers::ApplicationControllers;
-use appset_reconciler::AppSetContext;
 use lease_lock::{LeaseError, LeaseLock};
 use member_lease::{MemberError, MemberLeases};
+use metrics::Metrics;
+use namespace_controllers::{ApplicationControllers, ApplicationSetControllers};
 
 /// How long a stopping replica waits for its running reconciles before it exits anyway: then
 /// it leaves its Leases to expire, as a killed replica does (a request it dropped may still
@@ -77,12 +77,13 @@ async fn grace(stopping: bool) {
 /// # Errors
 /// The Lease could not be released at shutdown.
 pub async fn run(
-    ctx: Arc<AppSetContext>,
+    metrics: Arc<Metrics>,
+    appsets: ApplicationSetControllers,
     applications: ApplicationControllers,
     lease: LeaseLock,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LeaseError> {
-    lead(ctx, Some(&applications), lease, shutdown).await
+    lead(&metrics, &appsets, Some(&applications), lease, shutdown).await
 }
 
 /// Why a sharded controller could not leave cleanly.
@@ -104,7 +105,8 @@ pub enum ShardedError {
 /// # Errors
 /// A Lease could not be released at shutdown.
 pub async fn run_sharded(
-    ctx: Arc<AppSetContext>,
+    metrics: Arc<Metrics>,
+    appsets: ApplicationSetControllers,
     applications: ApplicationControllers,
     lease: LeaseLock,
     members: MemberLeases,
@@ -112,7 +114,7 @@ pub async fn run_sharded(
 ) -> Result<(), ShardedError> {
     let shutdown = shutdown.shared();
     let (led, owned) = futures::future::join(
-        lead(ctx, None, lease, shutdown.clone()),
+        lead(&metrics, &appsets, None, lease, shutdown.clone()),
         own(&applications, &members, shutdown),
     )
     .await;
@@ -182,7 +184,8 @@ async fn own(
 /// Runs the ApplicationSet controller (and `applications`, when given) whenever this replica
 /// holds the Lease; see [`run`].
 async fn lead(
-    ctx: Arc<AppSetContext>,
+    metrics: &Metrics,
+    appsets: &ApplicationSetControllers,
     applications: Option<&ApplicationControllers>,
     lease: LeaseLock,
     shutdown: impl Future<Output = ()>,
@@ -199,18 +202,15 @@ async fn lead(
             never = &mut campaign => match never {},
         }
         tracing::info!(%identity, "leading");
-        ctx.metrics.set_leader(true);
+        metrics.set_leader(true);
         let (stop, stopped) = futures::channel::oneshot::channel::<()>();
         let stopped = stopped.map(drop).shared();
         let mut controller = Box::pin(
-            futures::future::join(
-                appset_reconciler::run(Arc::clone(&ctx), stopped.clone()),
-                async {
-                    if let Some(applications) = applications {
-                        applications.run(stopped.clone()).await;
-                    }
-                },
-            )
+            futures::future::join(appsets.run(stopped.clone()), async {
+                if let Some(applications) = applications {
+                    applications.run(stopped.clone()).await;
+                }
+            })
             .map(drop)
             .fuse(),
         );
@@ -235,7 +235,7 @@ async fn lead(
             };
         }
         drop(controller);
-        ctx.metrics.set_leader(false);
+        metrics.set_leader(false);
         if lost {
             tracing::warn!(
                 %identity,

@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use flotilla::cluster::clients::plain_connect;
 use flotilla::cluster::watched_secrets::WatchedSecrets;
-use flotilla::controller::application_controllers::ApplicationControllers;
 use flotilla::controller::application_reconciler::ApplicationContext;
 use flotilla::controller::appset_reconciler::AppSetContext;
 use flotilla::controller::leader::LeaseTiming;
 use flotilla::controller::lease_lock::{LeaseConfig, LeaseLock};
 use flotilla::controller::metrics::Metrics;
+use flotilla::controller::namespace_controllers::{
+    ApplicationControllers, ApplicationSetControllers,
+};
 use flotilla::controller::readiness::Readiness;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
@@ -105,14 +107,23 @@ fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Dur
             }),
         )
     };
-    let appsets = AppSetContext::new(
-        ns.client.clone(),
-        plain_connect(),
-        ns.name.clone(),
-        repos,
-        Duration::from_secs(180),
-        Arc::clone(&metrics),
-    );
+    let appsets = {
+        let (client, namespace, metrics) =
+            (ns.client.clone(), ns.name.clone(), Arc::clone(&metrics));
+        ApplicationSetControllers::new(
+            tokio::sync::watch::channel(vec![ns.name.clone()]).1,
+            Box::new(move |_: &str| {
+                AppSetContext::new(
+                    client.clone(),
+                    plain_connect(),
+                    namespace.clone(),
+                    Arc::clone(&repos),
+                    Duration::from_secs(180),
+                    Arc::clone(&metrics),
+                )
+            }),
+        )
+    };
     let lease = LeaseLock::new(
         ns.client.clone(),
         &ns.name,
@@ -128,9 +139,10 @@ fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Dur
         },
     );
     let readiness = lease.readiness();
+    let for_lead = Arc::clone(&metrics);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        flotilla::controller::run(Arc::new(appsets), applications, lease, async {
+        flotilla::controller::run(for_lead, appsets, applications, lease, async {
             let _ = stopped.await;
         })
         .await

@@ -8,8 +8,10 @@ use crate::project::pattern::{ListVerdict, PatternError, judge_list};
 
 /// An entry of `--application-namespaces` that is not a usable glob.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--application-namespaces entry {index}: {error}")]
+#[error("{flag} entry {index}: {error}")]
 pub struct ApplicationNamespacesError {
+    /// The flag it was given to.
+    pub flag: &'static str,
     pub index: usize,
     #[source]
     pub error: PatternError,
@@ -27,6 +29,18 @@ impl ApplicationNamespaces {
     /// # Errors
     /// An entry that is not a usable glob, naming it.
     pub fn parse(lists: &[String]) -> Result<Self, ApplicationNamespacesError> {
+        Self::parse_flag("--application-namespaces", lists)
+    }
+
+    /// The entries of comma-separated `lists` given to `flag` (`--applicationset-namespaces`
+    /// reads the same syntax).
+    ///
+    /// # Errors
+    /// An entry that is not a usable glob, naming it and the flag.
+    pub fn parse_flag(
+        flag: &'static str,
+        lists: &[String],
+    ) -> Result<Self, ApplicationNamespacesError> {
         let entries: Vec<String> = lists
             .iter()
             .flat_map(|list| list.split(','))
@@ -35,7 +49,7 @@ impl ApplicationNamespaces {
             .map(str::to_owned)
             .collect();
         judge_list(&entries, "", str::to_owned)
-            .map_err(|(index, error)| ApplicationNamespacesError { index, error })?;
+            .map_err(|(index, error)| ApplicationNamespacesError { flag, index, error })?;
         Ok(Self { entries })
     }
 
@@ -47,6 +61,12 @@ impl ApplicationNamespaces {
         (!self.entries.iter().any(glob)).then(|| self.select(&self.entries, control))
     }
 
+    /// Whether the entries permit `namespace`.
+    #[must_use]
+    pub fn permits(&self, namespace: &str) -> bool {
+        judge_list(&self.entries, namespace, str::to_owned) == Ok(ListVerdict::Permitted)
+    }
+
     /// The namespaces of `existing` the entries permit, other than the control plane's
     /// `control`, sorted and without duplicates.
     #[must_use]
@@ -54,9 +74,7 @@ impl ApplicationNamespaces {
         let mut selected: Vec<String> = existing
             .iter()
             .filter(|namespace| namespace.as_str() != control)
-            .filter(|namespace| {
-                judge_list(&self.entries, namespace, str::to_owned) == Ok(ListVerdict::Permitted)
-            })
+            .filter(|namespace| self.permits(namespace))
             .cloned()
             .collect();
         selected.sort();

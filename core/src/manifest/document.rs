@@ -64,6 +64,24 @@ pub fn resources_of(file: &Path, documents: Vec<Value>) -> (Vec<Resource>, Vec<V
     (resources, errors)
 }
 
+/// The objects of one file, as [`parse_documents`] reads them (null documents skipped, lists
+/// flattened) but not checked as manifests: for files of other objects than manifests
+/// (`flotilla import`'s Argo CD objects).
+///
+/// # Errors
+/// The file does not parse, or a `kind: List` whose `items` is not a list; the message does not
+/// name the file.
+pub fn read_objects(file: &Path, text: &str) -> Result<Vec<Value>, String> {
+    let mut objects = Vec::new();
+    for document in read_values(file, text)?
+        .into_iter()
+        .filter(|d| !d.is_null())
+    {
+        objects.extend(flatten_lists(document)?);
+    }
+    Ok(objects)
+}
+
 fn read_values(file: &Path, text: &str) -> Result<Vec<Value>, String> {
     let is_json = file
         .extension()

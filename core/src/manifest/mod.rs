@@ -13,7 +13,7 @@ mod resource;
 mod scope;
 
 pub use directory::{DirectoryOptions, load_directory, load_directory_of};
-pub use document::parse_documents;
+pub use document::{parse_documents, read_objects};
 pub use duplicate::find_duplicates;
 pub use error::{ValidationError, ValidationErrors};
 pub use jsonnet::{JsonnetOptions, JsonnetVariable};

@@ -418,7 +418,9 @@ pub async fn run(
         })
         .shared();
     let (appsets, writer) = reflector::store();
-    let appset_api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    // An Application's owner is in its own namespace: the control plane's, or another one
+    // whose ApplicationSets are reconciled too (`--applicationset-namespaces`).
+    let appset_api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.app_namespace);
     let watch_appsets = reflector(
         writer,
         watcher::watcher(appset_api, watcher::Config::default()),

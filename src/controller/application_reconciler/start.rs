@@ -86,7 +86,7 @@ pub(super) async fn gate(run: &ControllerRun, app: &Application) -> SyncGate {
     }
     let appset = run
         .appsets
-        .get(&ObjectRef::new(&owner.name).within(&run.ctx.namespace))
+        .get(&ObjectRef::new(&owner.name).within(&run.ctx.app_namespace))
         .filter(|appset| appset.uid().as_deref() == Some(owner.uid.as_str()));
     sync_gate(appset.as_deref())
 }
