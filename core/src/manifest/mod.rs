@@ -18,9 +18,7 @@ pub use directory::{DirectoryOptions, load_directory_of};
 pub use document::parse_documents;
 pub use duplicate::find_duplicates;
 pub use error::{ValidationError, ValidationErrors};
-pub use jsonnet::{
-    InProcess, JsonnetEvaluator, JsonnetOptions, JsonnetRequest, JsonnetVariable,
-};
+pub use jsonnet::{InProcess, JsonnetEvaluator, JsonnetOptions, JsonnetRequest, JsonnetVariable};
 pub use label::check_label;
 pub use name::{NameRule, derive_name};
 pub use resource::{ObjectKey, ObjectName, Resource, Source, group_kind_of_key, group_of};
