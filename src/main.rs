@@ -32,11 +32,11 @@ fn main() -> ExitCode {
     {
         tracing::warn!(%error, "temporary checkouts will not be removed on Ctrl-C");
     }
-    flotilla::source::Tools::configure(flotilla::source::Tools::new(
-        cli.helm,
-        cli.kustomize,
-        cli.kubectl,
-    ));
+    flotilla::source::Tools::configure(flotilla::source::Tools {
+        timeout: cli.exec_timeout,
+        jsonnet_memory_mib: cli.jsonnet_memory_mib,
+        ..flotilla::source::Tools::new(cli.helm, cli.kustomize, cli.kubectl)
+    });
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Crd(args) => flotilla::cli::crd::run(&args),
         Command::Render(args) => flotilla::cli::render::run(&args),
@@ -53,6 +53,7 @@ fn main() -> ExitCode {
         Command::Version(args) => flotilla::cli::version::run(&args),
         Command::Completion(args) => flotilla::cli::completion::run(&args),
         Command::Windows(args) => flotilla::cli::windows::run(&args),
+        Command::JsonnetEval(args) => flotilla::cli::jsonnet_eval::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -3,7 +3,8 @@
 //! and one from `libs`, with top-level arguments (one from `$ARGOCD_APP_NAME`) and an external
 //! variable) is planned by
 //! `flotilla plan` of an Application file and deployed by the controller on the real control
-//! plane; a Jsonnet error names the file and line, an import out of the repository is refused.
+//! plane; a Jsonnet error names the file and line, an import out of the repository is refused,
+//! and an evaluation past the exec timeout or the memory limit is stopped and named.
 //! Objects Argo CD wrote (its tracking annotation, its instance label) are adopted in place by
 //! the first sync: same uids, Flotilla's tracking written; another Application's object in the
 //! namespace is neither pruned nor changed.
@@ -154,6 +155,59 @@ fn flotilla_plan_renders_the_jsonnet_guestbook_and_names_jsonnet_errors() {
     assert!(
         stderr.contains(
             r#"app.jsonnet: app.jsonnet:1: import "../../secret.libsonnet" is outside the repository; refused"#
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_jsonnet_file_that_never_ends_or_grows_without_bound_is_stopped_and_named() {
+    let files = tempfile::tempdir().unwrap();
+    let repository = files.path().join("repo");
+    let write = |path: &str, text: &str| {
+        let file = repository.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    };
+    // 2^100 calls, never more than 100 deep: only time bounds it.
+    write(
+        "endless/app.jsonnet",
+        "local fib(n) = if n < 2 then n else fib(n - 1) + fib(n - 2);\n\
+         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { n: '' + fib(100) } }\n",
+    );
+    // A string doubled until memory runs out (2^30 bytes 30 calls deep).
+    write(
+        "grows/app.jsonnet",
+        "local grow(s) = if std.length(s) > 0 then grow(s + s) else s;\n\
+         { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { s: grow('x') } }\n",
+    );
+    let repo = format!("https://git.example/apps.git={}", repository.display());
+
+    let endless = application_file(files.path(), "endless", &json!({}));
+    let (ok, _, stderr) = flotilla(&["plan", &endless, "--repo", &repo, "--exec-timeout", "2s"]);
+    assert!(!ok, "an endless evaluation fails the plan");
+    assert!(
+        stderr.contains(
+            "app.jsonnet: the evaluation did not finish within 2s (the exec timeout: \
+             --exec-timeout, ARGOCD_EXEC_TIMEOUT) and was stopped"
+        ),
+        "{stderr}"
+    );
+
+    let grows = application_file(files.path(), "grows", &json!({}));
+    let (ok, _, stderr) = flotilla(&[
+        "plan",
+        &grows,
+        "--repo",
+        &repo,
+        "--jsonnet-memory-mib",
+        "64",
+    ]);
+    assert!(!ok, "an evaluation out of memory fails the plan");
+    assert!(
+        stderr.contains(
+            "app.jsonnet: the evaluation needed more than 64 MiB of memory \
+             (--jsonnet-memory-mib) and was stopped"
         ),
         "{stderr}"
     );

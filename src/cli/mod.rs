@@ -12,6 +12,7 @@ pub mod directory_args;
 pub mod get;
 pub mod import;
 pub mod interrupt;
+pub mod jsonnet_eval;
 pub mod node_sim;
 pub mod output;
 pub mod plan;
@@ -23,7 +24,12 @@ pub mod sync;
 pub mod version;
 pub mod windows;
 
+use std::time::Duration;
+
 use clap::{Parser, Subcommand};
+
+use crate::duration::{DurationError, DurationProblem, parse_duration};
+use crate::source::tools::DEFAULT_JSONNET_MEMORY_MIB;
 
 /// Flotilla: ApplicationSets, progressive rollouts and wave/hook syncs for Kubernetes.
 #[derive(Debug, Parser)]
@@ -46,6 +52,28 @@ pub struct Cli {
     /// (else FLOTILLA_KUBECTL, else `kubectl` on PATH).
     #[arg(long, global = true, value_name = "PATH")]
     pub kubectl: Option<std::path::PathBuf>,
+    /// How long one run of helm or kustomize, or one Jsonnet file's evaluation, may take before
+    /// it is stopped (Argo CD's repo-server setting of the same name and default).
+    #[arg(
+        long,
+        global = true,
+        env = "ARGOCD_EXEC_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "90s",
+        value_parser = parse_exec_timeout
+    )]
+    pub exec_timeout: Duration,
+    /// The most memory one Jsonnet file's evaluation may use, in MiB; past it the evaluation is
+    /// stopped with an error naming the file.
+    #[arg(
+        long,
+        global = true,
+        env = "FLOTILLA_JSONNET_MEMORY_MIB",
+        value_name = "MIB",
+        default_value_t = DEFAULT_JSONNET_MEMORY_MIB,
+        value_parser = clap::value_parser!(u64).range(16..)
+    )]
+    pub jsonnet_memory_mib: u64,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -87,6 +115,17 @@ pub enum Command {
     /// List the sync windows that apply to an Application (or each of an ApplicationSet's), and
     /// whether they are active now.
     Windows(windows::WindowsArgs),
+    /// Evaluate one Jsonnet file for a parent Flotilla (its child process, under its limits).
+    #[command(hide = true)]
+    JsonnetEval(jsonnet_eval::JsonnetEvalArgs),
+}
+
+/// An `--exec-timeout`: a duration above zero.
+fn parse_exec_timeout(text: &str) -> Result<Duration, DurationError> {
+    match parse_duration(text)? {
+        Duration::ZERO => Err(DurationError::new(text, DurationProblem::NotPositive)),
+        timeout => Ok(timeout),
+    }
 }
 
 /// How log lines are written.
@@ -170,6 +209,7 @@ mod tests {
     use std::ffi::OsStr;
 
     use super::*;
+    use crate::source::tools::DEFAULT_TOOL_TIMEOUT;
 
     #[test]
     fn error_text_says_each_cause_once() {
@@ -185,6 +225,16 @@ mod tests {
         );
         let unnamed = anyhow::Error::new(io()).context("reading app.yaml");
         assert_eq!(error_text(&unnamed), "reading app.yaml: disk full");
+    }
+
+    #[test]
+    fn the_exec_timeout_and_jsonnet_memory_default_to_the_tools_defaults() {
+        let cli = Cli::parse_from(["flotilla", "version"]);
+        assert_eq!(cli.exec_timeout, DEFAULT_TOOL_TIMEOUT);
+        assert_eq!(cli.jsonnet_memory_mib, DEFAULT_JSONNET_MEMORY_MIB);
+        let cli = Cli::parse_from(["flotilla", "version", "--exec-timeout", "1m30s"]);
+        assert_eq!(cli.exec_timeout, Duration::from_secs(90));
+        assert!(Cli::try_parse_from(["flotilla", "version", "--exec-timeout", "0s"]).is_err());
     }
 
     #[test]

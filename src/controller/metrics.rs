@@ -107,7 +107,7 @@ impl Default for Metrics {
         // The process's generator tool runs: counted where they run.
         r.register(
             "flotilla_source_tool_runs",
-            "helm and kustomize runs (none for sources in the generation cache)",
+            "helm and kustomize runs (none for sources in the generation cache) and Jsonnet evaluations",
             crate::source::run::runs(),
         );
         Self {

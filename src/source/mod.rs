@@ -2,14 +2,16 @@
 //! `sync`, `diff`, `simulate` and the controller alike. A directory is a Kustomize source when
 //! `source.kustomize` is given or it holds a kustomization file, a Helm chart when `source.helm`
 //! is given or it holds `Chart.yaml` (Argo CD's detection), else plain manifests
-//! ([`crate::manifest::load_directory`]). Tools run through [`run`]; their output is parsed like
-//! manifest files, each object labelled with the tool (and for Helm the template) that made it.
+//! ([`crate::manifest::load_directory_of`], its Jsonnet files evaluated by a child process,
+//! [`jsonnet`]). Tools run through [`run`]; their output is parsed like manifest files, each
+//! object labelled with the tool (and for Helm the template) that made it.
 
 pub mod cache;
 pub mod chart_repo;
 pub mod dependencies;
 pub mod helm;
 pub mod helm_session;
+pub mod jsonnet;
 pub mod kustomize;
 pub mod multi;
 pub mod run;
@@ -256,14 +258,15 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
     let output = match (generator, &absolute) {
         (Generator::Directory, _) => {
             let repository = repository_of(root, &options.path);
+            let jsonnet = jsonnet::ChildProcess { tools };
             if !options.directory.jsonnet.uses_environment() {
-                return load_directory_of(root, repository, &options.directory);
+                return load_directory_of(root, repository, &options.directory, &jsonnet);
             }
             let directory = DirectoryOptions {
                 jsonnet: options.directory.jsonnet.expanded(&options.environment()),
                 ..options.directory.clone()
             };
-            return load_directory_of(root, repository, &directory);
+            return load_directory_of(root, repository, &directory, &jsonnet);
         }
         (Generator::Helm, Ok(root)) => helm::render(root, options, tools),
         (Generator::Kustomize, Ok(root)) => kustomize::build(root, options, tools),

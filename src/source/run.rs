@@ -1,13 +1,15 @@
 //! Running one generator tool (`helm`, `kustomize`, `kubectl kustomize`): a clean environment
 //! (only `PATH` is passed on) with a private HOME, cache and config directory per run (deleted
 //! after it), every HTTP(S) request sent to a closed loopback port unless the run fetches from a
-//! chart repository (local sources never reach a network), a timeout, the output bounded by the
-//! limits of an Application, and stderr kept for the error. Knows nothing of charts or
-//! kustomizations.
+//! chart repository (local sources never reach a network), a timeout, optionally a limit on its
+//! memory (its data segment, `RLIMIT_DATA`, set in the child before it starts), the output
+//! bounded by the limits of an Application, and stderr kept for the error. Knows nothing of
+//! charts, kustomizations or Jsonnet.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
@@ -143,6 +145,9 @@ impl ToolCommand {
                 .env("NO_PROXY", "");
         }
         command.envs(input.env.iter().map(|(name, value)| (name, value.expose())));
+        if let Some(bytes) = input.memory {
+            limit_memory(&mut command, bytes);
+        }
         runs().inc();
         let mut child = command
             .current_dir(home)
@@ -228,6 +233,8 @@ pub struct RunInput<'a> {
     pub stdin: Option<&'a Sensitive>,
     /// Variables set for it (a proxy, which may hold a password).
     pub env: Vec<(&'static str, &'a Sensitive)>,
+    /// The most bytes its data segment (heap included) may grow to; an allocation beyond fails.
+    pub memory: Option<u64>,
 }
 
 impl<'a> RunInput<'a> {
@@ -238,7 +245,28 @@ impl<'a> RunInput<'a> {
             home,
             stdin: None,
             env: Vec::new(),
+            memory: None,
         }
+    }
+}
+
+/// Limits the data segment of `command`'s process to `bytes` (`RLIMIT_DATA`: its heap and
+/// private mappings, not the program's code), set in the child before it starts.
+fn limit_memory(command: &mut Command, bytes: u64) {
+    let limit = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: bytes,
+    };
+    // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which
+    // is async-signal-safe; it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_DATA, &raw const limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
     }
 }
 
@@ -301,6 +329,20 @@ mod tests {
     fn a_tool_that_runs_too_long_is_stopped() {
         let error = sh("sleep 30").run(Duration::from_millis(100)).unwrap_err();
         assert!(matches!(error, ToolError::TimedOut { .. }), "{error}");
+    }
+
+    #[test]
+    fn a_memory_limit_bounds_the_data_segment_of_the_run() {
+        let command = sh("ulimit -d");
+        let home = command.private_home().unwrap();
+        let input = RunInput {
+            memory: Some(64 * 1024 * 1024),
+            ..RunInput::new(home.path())
+        };
+        let out = command.run_with(Duration::from_secs(30), &input).unwrap();
+        assert_eq!(out.trim(), "65536", "in KiB");
+        let unlimited = command.run(Duration::from_secs(30)).unwrap();
+        assert_ne!(unlimited.trim(), "65536");
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Which generator tools Flotilla runs: `helm` (v3) and kustomize (v5, a standalone `kustomize`
 //! or `kubectl kustomize`), from the `--helm`/`--kustomize`/`--kubectl` flags, else the
-//! `FLOTILLA_HELM`/`FLOTILLA_KUSTOMIZE`/`FLOTILLA_KUBECTL` variables, else `PATH`. Set once per
-//! process ([`Tools::configure`], by the command line) and read by the generation step; their
-//! versions are checked when first used and reported by `flotilla version`.
+//! `FLOTILLA_HELM`/`FLOTILLA_KUSTOMIZE`/`FLOTILLA_KUBECTL` variables, else `PATH`; Flotilla's
+//! own binary for Jsonnet ([`super::jsonnet`]); how long a run may take and how much memory a
+//! Jsonnet evaluation may use. Set once per process ([`Tools::configure`], by the command line)
+//! and read by the generation step; the versions of helm and kustomize are checked when first
+//! used and reported by `flotilla version`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -13,8 +15,11 @@ use flotilla_generators::cause::Cause;
 
 use super::run::{ToolCommand, ToolError};
 
-/// How long one tool run may take.
+/// How long one tool run (or Jsonnet evaluation) may take: Argo CD's default exec timeout.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The most memory one Jsonnet evaluation may use, in MiB.
+pub const DEFAULT_JSONNET_MEMORY_MIB: u64 = 1024;
 
 /// How kustomize is run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,8 +46,12 @@ pub struct Tools {
     pub helm: PathBuf,
     /// How kustomize is run.
     pub kustomize: Kustomize,
-    /// How long one run may take.
+    /// Flotilla's own binary, which evaluates Jsonnet files (`flotilla jsonnet-eval`).
+    pub flotilla: PathBuf,
+    /// How long one run may take (a Jsonnet evaluation too).
     pub timeout: Duration,
+    /// The most memory one Jsonnet evaluation may use, in MiB.
+    pub jsonnet_memory_mib: u64,
 }
 
 /// A tool whose version is not one Flotilla runs.
@@ -62,7 +71,8 @@ static TOOLS: OnceLock<Tools> = OnceLock::new();
 static VERSIONS: OnceLock<(Result<String, Cause>, Result<String, Cause>)> = OnceLock::new();
 
 impl Tools {
-    /// The tools given as flags, each else from its variable, else from `PATH`.
+    /// The tools given as flags, each else from its variable, else from `PATH`; this binary
+    /// for Jsonnet, and the default limits.
     #[must_use]
     pub fn new(
         helm: Option<PathBuf>,
@@ -87,7 +97,9 @@ impl Tools {
                 .or_else(|| var("FLOTILLA_HELM"))
                 .unwrap_or_else(|| "helm".into()),
             kustomize,
+            flotilla: std::env::current_exe().unwrap_or_else(|_| "flotilla".into()),
             timeout: DEFAULT_TOOL_TIMEOUT,
+            jsonnet_memory_mib: DEFAULT_JSONNET_MEMORY_MIB,
         }
     }
 

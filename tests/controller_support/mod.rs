@@ -21,6 +21,7 @@ use flotilla::controller::namespace_controllers::{
 use flotilla::controller::readiness::Readiness;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
+use flotilla::source::Tools;
 
 use flotilla::api::ApplicationSet;
 use serde_json::{Value, json};
@@ -80,6 +81,7 @@ pub fn start_with_resync(ns: &TestNamespace, identity: &str, resync: Duration) -
 }
 
 fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Duration) -> Running {
+    configure_tools();
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
     // One cache for both controllers, as `flotilla controller` has.
@@ -155,6 +157,15 @@ fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Dur
         task,
         _cache: cache,
     }
+}
+
+/// The tools of this test process, as `flotilla controller` has them, but for the binary that
+/// evaluates Jsonnet: the controller runs in this test binary, which has no `jsonnet-eval`.
+fn configure_tools() {
+    Tools::configure(Tools {
+        flotilla: env!("CARGO_BIN_EXE_flotilla").into(),
+        ..Tools::new(None, None, None)
+    });
 }
 
 /// Runs `git` in `dir` with a fixed identity.

@@ -1,5 +1,5 @@
 //! Loading a source directory: which files are manifests (`*.yaml`, `*.yml`, `*.json`, and
-//! `*.jsonnet` evaluated by [`super::jsonnet`]; optional recursion, include/exclude globs) and
+//! `*.jsonnet` evaluated by the caller's [`JsonnetEvaluator`]; optional recursion, include/exclude globs) and
 //! collecting every object and every error from them,
 //! within the limits of one Application ([`super::limits`]): the files are counted before any is
 //! read, each file's size is checked before it is read, and only regular files are read (a FIFO
@@ -14,7 +14,7 @@ use globset::{Glob, GlobMatcher};
 
 use super::document::{parse_documents, resources_of};
 use super::error::ValidationError;
-use super::jsonnet::{JsonnetOptions, JsonnetScope, evaluate};
+use super::jsonnet::{JsonnetEvaluator, JsonnetOptions, JsonnetRequest};
 use super::limits::{
     MAX_APPLICATION_BYTES, MAX_APPLICATION_FILES, MAX_APPLICATION_OBJECTS, MAX_MANIFEST_FILE_BYTES,
 };
@@ -70,18 +70,19 @@ impl Selection {
 }
 
 /// Loads every manifest under `root` (or the single file `root`), in path order, as
-/// [`load_directory_of`] with `root` as its own repository.
+/// [`load_directory_of`] with `root` as its own repository and Jsonnet evaluated in this process.
+#[cfg(test)]
 #[must_use]
 pub fn load_directory(
     root: &Path,
     options: &DirectoryOptions,
 ) -> (Vec<Resource>, Vec<ValidationError>) {
-    load_directory_of(root, root, options)
+    load_directory_of(root, root, options, &super::jsonnet::InProcess)
 }
 
 /// Loads every manifest under `root` (or the single file `root`) of the repository checked out
-/// at `repository`, in path order: Jsonnet imports must stay inside `repository`, and its
-/// `libs` are relative to it.
+/// at `repository`, in path order: Jsonnet files are evaluated by `jsonnet`, their imports must
+/// stay inside `repository`, and its `libs` are relative to it.
 ///
 /// Returns the valid resources and all errors: a missing root, unreadable or non-regular files,
 /// bad globs, invalid YAML/JSON, Jsonnet errors, invalid objects, and a source over the limits
@@ -92,6 +93,7 @@ pub fn load_directory_of(
     root: &Path,
     repository: &Path,
     options: &DirectoryOptions,
+    jsonnet: &dyn JsonnetEvaluator,
 ) -> (Vec<Resource>, Vec<ValidationError>) {
     let mut errors = Vec::new();
     let include = compile(options.include.as_deref(), "directory.include", &mut errors);
@@ -130,11 +132,6 @@ pub fn load_directory_of(
     } else {
         root
     };
-    let scope = JsonnetScope {
-        repository,
-        source,
-        options: &options.jsonnet,
-    };
     let mut resources = Vec::new();
     let mut bytes = 0;
     for relative in files {
@@ -159,7 +156,15 @@ pub fn load_directory_of(
         };
         bytes += text.len() as u64;
         let (found, problems) = if is_jsonnet(&label) {
-            match evaluate(&path, &label, &text, &scope) {
+            let request = JsonnetRequest {
+                path,
+                label: label.clone(),
+                text,
+                repository: repository.to_owned(),
+                source: source.to_owned(),
+                options: options.jsonnet.clone(),
+            };
+            match jsonnet.evaluate(&request) {
                 Ok(documents) => resources_of(&label, documents),
                 Err(message) => (Vec::new(), vec![file_error(label.clone(), message)]),
             }

@@ -4,7 +4,10 @@
 //! the `libs` (relative to the repository root), and confined to the repository: an import that
 //! resolves outside it is an error naming it. The output is one object, an array of objects or
 //! a List. Evaluated by `rsjsonnet-lang`, with its call-stack limit; an error names the file and
-//! line. This module must not run processes or reach the network.
+//! line. The evaluator cannot be interrupted, so the time and memory of one evaluation are
+//! bounded by whoever runs [`evaluate`]: the shell runs it in a child process
+//! ([`JsonnetEvaluator`], a [`JsonnetRequest`] in, the documents or the error out). This module
+//! must not run processes or reach the network.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -19,13 +22,14 @@ use rsjsonnet_lang::program::{
     NativeError, Program, Thunk, Value,
 };
 use rsjsonnet_lang::span::{SpanContextId, SpanId};
+use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use super::document::json_kind;
 use super::limits::{MAX_JSONNET_STACK, MAX_MANIFEST_FILE_BYTES};
 
 /// Argo CD's `source.directory.jsonnet`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JsonnetOptions {
     /// Top-level arguments, given to a file whose value is a function.
     pub tlas: Vec<JsonnetVariable>,
@@ -119,7 +123,7 @@ fn shell_name(text: &str) -> (Option<&str>, usize) {
 }
 
 /// One top-level argument or external variable.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JsonnetVariable {
     pub name: String,
     /// A string, or Jsonnet code when `code`.
@@ -127,32 +131,55 @@ pub struct JsonnetVariable {
     pub code: bool,
 }
 
-/// Where one evaluation reads: the repository (imports must stay inside it) and the import
-/// search path.
-pub struct JsonnetScope<'a> {
-    /// The repository root (a plain source directory's root when it is not in a repository).
-    pub repository: &'a Path,
-    /// The source directory (the first place searched after the importing file's directory).
-    pub source: &'a Path,
-    pub options: &'a JsonnetOptions,
+/// One evaluation: the file, its text and where its imports are looked up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JsonnetRequest {
+    /// The file (imports start beside it).
+    pub path: PathBuf,
+    /// Its name in errors (relative to the source directory).
+    pub label: PathBuf,
+    /// Its text, already read within the limits of an Application.
+    pub text: String,
+    /// The repository root (a plain source directory's root when it is not in a repository):
+    /// imports must stay inside it, and `libs` are relative to it.
+    pub repository: PathBuf,
+    /// The source directory (searched after the importing file's directory).
+    pub source: PathBuf,
+    pub options: JsonnetOptions,
 }
 
-/// Evaluates the Jsonnet file `path` (named `label` in errors) holding `text`, and returns the
-/// documents it makes: its value, or each item of an array.
+/// What evaluates the Jsonnet files of a directory source: [`InProcess`], or the shell's child
+/// process, which bounds the time and memory of each evaluation.
+pub trait JsonnetEvaluator {
+    /// The documents `request`'s file makes.
+    ///
+    /// # Errors
+    /// A message for the file's error (the caller names the file before it).
+    fn evaluate(&self, request: &JsonnetRequest) -> Result<Vec<Json>, String>;
+}
+
+/// [`evaluate`] in this process: no bound on time or memory but the call stack's (what the
+/// child process that bounds them runs, and tests).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InProcess;
+
+impl JsonnetEvaluator for InProcess {
+    fn evaluate(&self, request: &JsonnetRequest) -> Result<Vec<Json>, String> {
+        evaluate(request)
+    }
+}
+
+/// Evaluates the Jsonnet file of `request` and returns the documents it makes: its value, or
+/// each item of an array.
 ///
 /// # Errors
 /// A message naming the file and line of a syntax or evaluation error, an import outside the
 /// repository or missing, a bad `libs` entry, or output that is not objects.
-pub fn evaluate(
-    path: &Path,
-    label: &Path,
-    text: &str,
-    scope: &JsonnetScope<'_>,
-) -> Result<Vec<Json>, String> {
-    let repository = fs::canonicalize(scope.repository)
-        .map_err(|error| format!("{}: {error}", scope.repository.display()))?;
-    let mut search = vec![scope.source.to_owned()];
-    for lib in &scope.options.libs {
+pub fn evaluate(request: &JsonnetRequest) -> Result<Vec<Json>, String> {
+    let repository = fs::canonicalize(&request.repository)
+        .map_err(|error| format!("{}: {error}", request.repository.display()))?;
+    let mut search = vec![request.source.clone()];
+    for lib in &request.options.libs {
         search.push(library(&repository, lib)?);
     }
     let arena = Arena::new();
@@ -165,8 +192,13 @@ pub fn evaluate(
         imported: BTreeMap::new(),
         failure: None,
     };
-    let thunk = files.load(&mut program, text, label.to_owned(), path.to_owned())?;
-    for (name, variable) in unique(&scope.options.ext_vars) {
+    let thunk = files.load(
+        &mut program,
+        &request.text,
+        request.label.clone(),
+        request.path.clone(),
+    )?;
+    for (name, variable) in unique(&request.options.ext_vars) {
         let value = files.variable(&mut program, "extVars", variable)?;
         let name = program.intern_str(name);
         program.add_ext_var(name, &value);
@@ -177,7 +209,7 @@ pub fn evaluate(
     let value = if value.is_function() {
         let function = program.value_to_thunk(&value);
         let mut arguments: Vec<(InternedStr<'_>, Thunk<'_>)> = Vec::new();
-        for (name, variable) in unique(&scope.options.tlas) {
+        for (name, variable) in unique(&request.options.tlas) {
             let thunk = files.variable(&mut program, "tlas", variable)?;
             arguments.push((program.intern_str(name), thunk));
         }
@@ -714,7 +746,8 @@ mod tests {
             jsonnet,
             ..DirectoryOptions::default()
         };
-        let (resources, errors) = load_directory_of(&repository.join("app"), &repository, &options);
+        let (resources, errors) =
+            load_directory_of(&repository.join("app"), &repository, &options, &InProcess);
         (
             resources
                 .iter()

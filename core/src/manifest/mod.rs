@@ -12,11 +12,13 @@ mod name;
 mod resource;
 mod scope;
 
-pub use directory::{DirectoryOptions, load_directory, load_directory_of};
+#[cfg(test)]
+pub use directory::load_directory;
+pub use directory::{DirectoryOptions, load_directory_of};
 pub use document::{parse_documents, read_objects};
 pub use duplicate::find_duplicates;
 pub use error::{ValidationError, ValidationErrors};
-pub use jsonnet::{JsonnetOptions, JsonnetVariable};
+pub use jsonnet::{InProcess, JsonnetEvaluator, JsonnetOptions, JsonnetRequest, JsonnetVariable};
 pub use label::check_label;
 pub use name::{NameRule, derive_name};
 pub use resource::{ObjectKey, ObjectName, Resource, Source, group_kind_of_key, group_of};
