@@ -7,9 +7,9 @@
 use base64::Engine as _;
 
 use crate::generator::{GeneratorError, GeneratorErrorReason};
-use crate::scm_api::paging::{PagedGet, Paging};
+use crate::scm_api::paging::{PagedGet, Paging, ScmError};
 use crate::source::{NamespaceObjects, ScmApi};
-use crate::spec::{BasicAuth, SecretKeyRef};
+use crate::spec::{BasicAuth, BearerToken, SecretKeyRef};
 
 /// The providers Flotilla asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,6 +178,123 @@ impl Credential {
             password,
         })
     }
+}
+
+/// How a provider block authenticates, as its fields say.
+#[derive(Clone, Copy, Debug)]
+pub enum Auth<'a> {
+    /// `tokenRef` (GitHub, GitLab, Gitea); anonymous without it.
+    Token(Option<&'a SecretKeyRef>),
+    /// Bitbucket Server's `basicAuth` or `bearerToken` (at most one); anonymous without either.
+    BitbucketServer {
+        basic_auth: Option<&'a BasicAuth>,
+        bearer_token: Option<&'a BearerToken>,
+    },
+}
+
+impl Auth<'_> {
+    /// The credential, read from its Secret; errors name `provider`'s field
+    /// (`github.tokenRef`).
+    ///
+    /// # Errors
+    /// Both `basicAuth` and `bearerToken` set; a Secret or key missing.
+    pub fn credential(
+        self,
+        provider: Provider,
+        objects: &dyn NamespaceObjects,
+    ) -> Result<Credential, GeneratorError> {
+        let field = provider.field();
+        match self {
+            Self::Token(token_ref) => {
+                Credential::token(objects, &format!("{field}.tokenRef"), token_ref)
+            }
+            Self::BitbucketServer {
+                basic_auth,
+                bearer_token,
+            } => match (basic_auth, bearer_token) {
+                (Some(_), Some(_)) => Err(field_error(
+                    field,
+                    "set basicAuth or bearerToken, not both",
+                )),
+                (Some(basic), None) => {
+                    Credential::basic(objects, &format!("{field}.basicAuth"), basic)
+                }
+                (None, Some(bearer)) => Credential::bearer(
+                    objects,
+                    &format!("{field}.bearerToken.tokenRef"),
+                    &bearer.token_ref,
+                ),
+                (None, None) => Ok(Credential::None),
+            },
+        }
+    }
+}
+
+/// The one provider block a generator sets among `set` (the blocks present); `generator`
+/// (`pullRequest`) and the providers it does not implement (`unsupported`) are named in errors.
+///
+/// # Errors
+/// No block, or several.
+pub fn one_provider<T>(
+    generator: &str,
+    unsupported: &str,
+    set: Vec<(Provider, T)>,
+) -> Result<(Provider, T), GeneratorError> {
+    let several: Vec<&str> = set.iter().map(|(provider, _)| provider.field()).collect();
+    match several.len() {
+        1 => Ok(set.into_iter().next().expect("one block")),
+        0 => Err(field_error(
+            generator,
+            format!(
+                "set one provider: github, gitlab, gitea or bitbucketServer ({unsupported} are not supported)"
+            ),
+        )),
+        _ => Err(field_error(
+            generator,
+            format!("several providers are set ({}); set one", several.join(", ")),
+        )),
+    }
+}
+
+/// An error of asking `provider`'s API.
+#[must_use]
+pub fn api_error(provider: Provider, source: ScmError) -> GeneratorError {
+    GeneratorError::here(GeneratorErrorReason::ScmApi {
+        provider: provider.field(),
+        source: Box::new(source),
+    })
+}
+
+/// Whether `provider`'s API can be asked at all (there is no network in `flotilla render` and
+/// `simulate`), said for `url` before any Secret is read.
+///
+/// # Errors
+/// No network access here.
+pub fn ensure_available(
+    api: &dyn ScmApi,
+    provider: Provider,
+    url: &str,
+) -> Result<(), GeneratorError> {
+    api.available().map_err(|source| {
+        api_error(
+            provider,
+            ScmError::Call {
+                url: url.into(),
+                source,
+            },
+        )
+    })
+}
+
+/// `path` (`a/b c`) as URL path segments, each percent-encoded (`a/b%20c`); slashes at either
+/// end dropped.
+#[must_use]
+pub fn path_segments(path: &str) -> String {
+    path.trim_matches('/')
+        .split('/')
+        .map(segment)
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The value of `secret`, trimmed of surrounding white space (a token file's newline).

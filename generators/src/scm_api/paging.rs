@@ -73,11 +73,7 @@ impl PagedGet<'_> {
                 return Ok(items);
             };
             let answer = self.one(&url)?;
-            let body: Value =
-                serde_json::from_slice(&answer.body).map_err(|e| ScmError::Answer {
-                    url: url.clone(),
-                    message: format!("the answer is not JSON: {e}"),
-                })?;
+            let body = json(&url, &answer)?;
             items.extend(
                 page_items(&body, paging).map_err(|message| ScmError::Answer {
                     url: url.clone(),
@@ -92,16 +88,14 @@ impl PagedGet<'_> {
         }
     }
 
-    /// The JSON object at `url` (not paged).
+    /// The JSON object at `url` (not paged); `Ok(None)` when it answers 404.
     ///
     /// # Errors
-    /// As [`Self::all`].
-    pub fn object(&self, url: &str) -> Result<Value, ScmError> {
-        let answer = self.one(url)?;
-        serde_json::from_slice(&answer.body).map_err(|e| ScmError::Answer {
-            url: url.into(),
-            message: format!("the answer is not JSON: {e}"),
-        })
+    /// As [`Self::all`], for any status but 200 and 404.
+    pub fn object(&self, url: &str) -> Result<Option<Value>, ScmError> {
+        self.found(url)?
+            .map(|answer| json(url, &answer))
+            .transpose()
     }
 
     /// The answer to one GET of `url` when it is 200 OK; `Ok(None)` when it is 404.
@@ -145,6 +139,14 @@ impl PagedGet<'_> {
                 .into(),
         })
     }
+}
+
+/// The body of `answer` (to a GET of `url`) as JSON.
+fn json(url: &str, answer: &HttpAnswer) -> Result<Value, ScmError> {
+    serde_json::from_slice(&answer.body).map_err(|e| ScmError::Answer {
+        url: url.into(),
+        message: format!("the answer is not JSON: {e}"),
+    })
 }
 
 /// The items of one page.
