@@ -238,52 +238,22 @@ impl Auth<'_> {
 pub fn one_provider<T>(
     generator: &str,
     unsupported: &str,
-    set: Vec<(Provider, T)>,
+    mut set: Vec<(Provider, T)>,
 ) -> Result<(Provider, T), GeneratorError> {
-    let several: Vec<&str> = set.iter().map(|(provider, _)| provider.field()).collect();
-    match several.len() {
-        1 => Ok(set.into_iter().next().expect("one block")),
-        0 => Err(field_error(
-            generator,
+    if set.len() == 1 {
+        return Ok(set.swap_remove(0));
+    }
+    let names: Vec<&str> = set.iter().map(|(provider, _)| provider.field()).collect();
+    Err(field_error(
+        generator,
+        if names.is_empty() {
             format!(
                 "set one provider: github, gitlab, gitea or bitbucketServer ({unsupported} are not supported)"
-            ),
-        )),
-        _ => Err(field_error(
-            generator,
-            format!("several providers are set ({}); set one", several.join(", ")),
-        )),
-    }
-}
-
-/// An error of asking `provider`'s API.
-#[must_use]
-pub fn api_error(provider: Provider, source: ScmError) -> GeneratorError {
-    GeneratorError::here(GeneratorErrorReason::ScmApi {
-        provider: provider.field(),
-        source: Box::new(source),
-    })
-}
-
-/// Whether `provider`'s API can be asked at all (there is no network in `flotilla render` and
-/// `simulate`), said for `url` before any Secret is read.
-///
-/// # Errors
-/// No network access here.
-pub fn ensure_available(
-    api: &dyn ScmApi,
-    provider: Provider,
-    url: &str,
-) -> Result<(), GeneratorError> {
-    api.available().map_err(|source| {
-        api_error(
-            provider,
-            ScmError::Call {
-                url: url.into(),
-                source,
-            },
-        )
-    })
+            )
+        } else {
+            format!("several providers are set ({}); set one", names.join(", "))
+        },
+    ))
 }
 
 /// `path` (`a/b c`) as URL path segments, each percent-encoded (`a/b%20c`); slashes at either

@@ -12,7 +12,7 @@ use super::endpoint::{
 use super::pattern::{compile, matches};
 use super::slug::slug;
 use crate::generator::{
-    GenerateContext, Generator, GeneratorError, GeneratorErrorReason, NamespaceSources,
+    GenerateContext, Generator, GeneratorError, NamespaceSources,
     add_templated_values,
 };
 use crate::params::Params;

@@ -242,12 +242,12 @@ fn keeps(
             continue;
         }
         for path in &filter.paths_exist {
-            if !exists(path)? {
+            if !exists(path.as_str())? {
                 continue 'filters;
             }
         }
         for path in &filter.paths_do_not_exist {
-            if exists(path)? {
+            if exists(path.as_str())? {
                 continue 'filters;
             }
         }

@@ -365,6 +365,11 @@ mod tests {
             r#"GET https://api.test/missing: answered HTTP 404: {"message":"Not Found"}"#
         );
         assert_eq!(get.found("https://api.test/missing").unwrap(), None);
+        assert_eq!(get.object("https://api.test/missing").unwrap(), None);
+        assert_eq!(
+            get.object("https://api.test/object").unwrap(),
+            Some(json!({}))
+        );
         assert_eq!(
             get.all("https://api.test/object", Paging::Link)
                 .unwrap_err()
