@@ -16,6 +16,7 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use flotilla::ui::routes::percent_decode as decode;
 use serde_json::{Value, json};
 
 use super::loopback_http::LoopbackServer;
@@ -654,30 +655,6 @@ enum Endpoint {
     Path(String, String),
     /// GitLab's `repository/tree`; the directory and branch are in the query.
     Tree(String),
-}
-
-/// `text` with its `%XX` escapes decoded.
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn not_found() -> Answer {

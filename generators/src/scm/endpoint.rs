@@ -230,16 +230,21 @@ impl Auth<'_> {
     }
 }
 
-/// The one provider block a generator sets among `set` (the blocks present); `generator`
-/// (`pullRequest`) and the providers it does not implement (`unsupported`) are named in errors.
+/// The one provider block a generator sets among `blocks` (each provider's, if set);
+/// `generator` (`pullRequest`) and the providers it does not implement (`unsupported`) are named
+/// in errors.
 ///
 /// # Errors
 /// No block, or several.
 pub fn one_provider<T>(
     generator: &str,
     unsupported: &str,
-    mut set: Vec<(Provider, T)>,
+    blocks: [(Provider, Option<T>); 4],
 ) -> Result<(Provider, T), GeneratorError> {
+    let mut set: Vec<(Provider, T)> = blocks
+        .into_iter()
+        .filter_map(|(provider, block)| Some((provider, block?)))
+        .collect();
     if set.len() == 1 {
         return Ok(set.swap_remove(0));
     }

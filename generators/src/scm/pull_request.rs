@@ -56,18 +56,20 @@ impl Generator for PullRequestGenerator {
 impl PullRequestGenerator {
     /// The pull requests of the one provider set, with its `labels` applied.
     fn list(&self, namespace: NamespaceSources<'_>) -> Result<Vec<PullRequest>, GeneratorError> {
-        let mut set = Vec::new();
-        set.extend(self.github.as_ref().map(|b| (Provider::Github, Block::Github(b))));
-        set.extend(self.gitlab.as_ref().map(|b| (Provider::Gitlab, Block::Gitlab(b))));
-        set.extend(self.gitea.as_ref().map(|b| (Provider::Gitea, Block::Gitea(b))));
-        set.extend(
-            self.bitbucket_server
-                .as_ref()
-                .map(|b| (Provider::BitbucketServer, Block::BitbucketServer(b))),
-        );
-        let (_, block) = one_provider("pullRequest", "bitbucket and azureDevOps", set)?;
-        let provider = block.provider();
-        let request = request(block)?;
+        let (provider, block) = one_provider(
+            "pullRequest",
+            "bitbucket and azureDevOps",
+            [
+                (Provider::Github, self.github.as_ref().map(Block::Github)),
+                (Provider::Gitlab, self.gitlab.as_ref().map(Block::Gitlab)),
+                (Provider::Gitea, self.gitea.as_ref().map(Block::Gitea)),
+                (
+                    Provider::BitbucketServer,
+                    self.bitbucket_server.as_ref().map(Block::BitbucketServer),
+                ),
+            ],
+        )?;
+        let request = request(provider, block)?;
         let api_error = |source| api_error(provider, source);
         // No network (render, simulate): say so before reading any Secret.
         ensure_available(namespace.scm, provider, &request.url)?;
@@ -92,9 +94,9 @@ impl PullRequestGenerator {
     }
 }
 
-/// The first page's URL, the TLS setting and the labels every pull request must carry.
-fn request(block: Block<'_>) -> Result<Request, GeneratorError> {
-    let provider = block.provider();
+/// The first page's URL, the TLS setting and the labels every pull request must carry, for
+/// `block`, the block of `provider`.
+fn request(provider: Provider, block: Block<'_>) -> Result<Request, GeneratorError> {
     Ok(match block {
         Block::Github(github) => {
             if !github.app_secret_name.is_empty() {
@@ -177,17 +179,6 @@ enum Block<'a> {
     Gitlab(&'a PullRequestGitlab),
     Gitea(&'a PullRequestGitea),
     BitbucketServer(&'a PullRequestBitbucketServer),
-}
-
-impl Block<'_> {
-    fn provider(self) -> Provider {
-        match self {
-            Self::Github(_) => Provider::Github,
-            Self::Gitlab(_) => Provider::Gitlab,
-            Self::Gitea(_) => Provider::Gitea,
-            Self::BitbucketServer(_) => Provider::BitbucketServer,
-        }
-    }
 }
 
 /// What a listing asks: its first page, TLS setting and the labels kept pull requests carry.

@@ -26,19 +26,18 @@ impl Generator for ScmProviderGenerator {
         let filters = compile_filters(&self.filters)?;
         let clone = CloneProtocol::parse(&self.clone_protocol)
             .map_err(|message| field_error("cloneProtocol", message))?;
-        let mut set = Vec::new();
-        set.extend(self.github.as_ref().map(|b| (Provider::Github, Block::Github(b))));
-        set.extend(self.gitlab.as_ref().map(|b| (Provider::Gitlab, Block::Gitlab(b))));
-        set.extend(self.gitea.as_ref().map(|b| (Provider::Gitea, Block::Gitea(b))));
-        set.extend(
-            self.bitbucket_server
-                .as_ref()
-                .map(|b| (Provider::BitbucketServer, Block::BitbucketServer(b))),
-        );
         let (provider, block) = one_provider(
             "scmProvider",
             "bitbucket, azureDevOps and awsCodeCommit",
-            set,
+            [
+                (Provider::Github, self.github.as_ref().map(Block::Github)),
+                (Provider::Gitlab, self.gitlab.as_ref().map(Block::Gitlab)),
+                (Provider::Gitea, self.gitea.as_ref().map(Block::Gitea)),
+                (
+                    Provider::BitbucketServer,
+                    self.bitbucket_server.as_ref().map(Block::BitbucketServer),
+                ),
+            ],
         )?;
         let listing = listing(provider, block)?;
         let namespace = ctx.namespace();

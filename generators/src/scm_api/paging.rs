@@ -210,12 +210,11 @@ pub fn with_query(url: &str, key: &str, value: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::sync::Mutex;
-
     use serde_json::json;
 
     use super::*;
+    use crate::source::Offline;
+    use crate::testing::MemoryScm as Pages;
 
     fn answer(status: u16, headers: &[(&str, &str)], body: &Value) -> HttpAnswer {
         HttpAnswer {
@@ -228,37 +227,11 @@ mod tests {
         }
     }
 
-    /// A URL asked and the headers sent.
-    type Asked = (String, Vec<(String, String)>);
-
-    /// Answers by URL and records what it was asked.
-    #[derive(Default)]
-    struct Pages {
-        answers: BTreeMap<String, HttpAnswer>,
-        asked: Mutex<Vec<Asked>>,
+    fn get_offline() -> PagedGet<'static> {
+        get(&Offline)
     }
 
-    impl ScmApi for Pages {
-        fn get(
-            &self,
-            url: &str,
-            headers: &[(String, String)],
-            _: bool,
-        ) -> Result<HttpAnswer, ScmCallError> {
-            self.asked
-                .lock()
-                .unwrap()
-                .push((url.into(), headers.to_vec()));
-            self.answers
-                .get(url)
-                .cloned()
-                .ok_or_else(|| ScmCallError::Unreachable {
-                    message: format!("no page {url}"),
-                })
-        }
-    }
-
-    fn get(pages: &Pages) -> PagedGet<'_> {
+    fn get(pages: &dyn ScmApi) -> PagedGet<'_> {
         PagedGet {
             api: pages,
             headers: vec![("authorization".into(), "Bearer t".into())],
@@ -271,13 +244,13 @@ mod tests {
         let mut pages = Pages::default();
         let next =
             r#"<https://api.test/r?page=2>; rel="next", <https://api.test/r?page=2>; rel="last""#;
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/r".into(),
             answer(200, &[("link", next)], &json!([1, 2])),
         );
         let prev =
             r#"<https://api.test/r?page=1>; rel="prev", <https://api.test/r?page=1>; rel="first""#;
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/r?page=2".into(),
             answer(200, &[("link", prev)], &json!([3])),
         );
@@ -338,15 +311,15 @@ mod tests {
     #[test]
     fn errors_say_what_was_asked_and_what_came_back() {
         let mut pages = Pages::default();
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/missing".into(),
             answer(404, &[], &json!({"message": "Not Found"})),
         );
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/object".into(),
             answer(200, &[], &json!({})),
         );
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/limited".into(),
             answer(
                 403,
@@ -386,10 +359,10 @@ mod tests {
             }
         ));
         assert_eq!(
-            get.all("https://api.test/gone", Paging::Link)
+            get_offline().all("https://api.test/r", Paging::Link)
                 .unwrap_err()
                 .to_string(),
-            "GET https://api.test/gone: no answer: no page https://api.test/gone"
+            "GET https://api.test/r: pullRequest and scmProvider generators ask the provider's API over the network, which flotilla render and simulate do not (they read files only)"
         );
     }
 
@@ -397,7 +370,7 @@ mod tests {
     fn a_page_that_points_at_itself_ends_after_the_limit() {
         let mut pages = Pages::default();
         let link = r#"<https://api.test/loop>; rel="next""#;
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/loop".into(),
             answer(200, &[("link", link)], &json!([])),
         );
