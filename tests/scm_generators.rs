@@ -330,9 +330,14 @@ fn organisation(kind: Kind, api: &str, all_branches: bool) -> Value {
 /// Five repositories: three `app-…` with the kustomization (one with two more branches), one
 /// `app-…` without, and `docs` with it.
 fn five_repos() -> Vec<Repo> {
-    let kustomized = ["deploy/kustomization.yaml", "deploy/service.yaml", "README.md"];
+    let kustomized = [
+        "deploy/kustomization.yaml",
+        "deploy/service.yaml",
+        "README.md",
+    ];
     let mut api = Repo::new(2, "app-api", &kustomized);
-    api.branches.push(("release-1".into(), Repo::sha(2, "release-1")));
+    api.branches
+        .push(("release-1".into(), Repo::sha(2, "release-1")));
     api.branches.push(("wip".into(), Repo::sha(2, "wip")));
     vec![
         Repo::new(1, "app-web", &kustomized),
@@ -381,9 +386,16 @@ async fn every_provider_lists_an_organisations_repositories_page_by_page() {
         );
         let sets = defaults.unwrap();
         assert_eq!(sets[0]["organization"], json!("acme"), "{kind:?}");
-        assert_eq!(sets[0]["short_sha_7"], json!(&Repo::sha(1, "main")[..7]), "{kind:?}");
+        assert_eq!(
+            sets[0]["short_sha_7"],
+            json!(&Repo::sha(1, "main")[..7]),
+            "{kind:?}"
+        );
         let url = sets[0]["url"].as_str().unwrap();
-        assert!(url.contains("app-web") && (url.starts_with("git@") || url.starts_with("ssh://")), "{kind:?}: {url}");
+        assert!(
+            url.contains("app-web") && (url.starts_with("git@") || url.starts_with("ssh://")),
+            "{kind:?}: {url}"
+        );
 
         let all = generated(organisation(kind, &fake.url(), true), "s3cret")
             .await
@@ -469,7 +481,10 @@ async fn applications_follow_the_repositories_of_an_organisation() {
 
     // One removed (or whose kustomization is gone) loses it.
     repos.retain(|repo| repo.name != "app-web");
-    repos.iter_mut().filter(|repo| repo.name == "app-batch").for_each(|repo| repo.files = vec!["README.md".into()]);
+    repos
+        .iter_mut()
+        .filter(|repo| repo.name == "app-batch")
+        .for_each(|repo| repo.files = vec!["README.md".into()]);
     fake.set_repos(repos);
     wait_for_applications(&ns, &["app-api", "app-new"]).await;
     controller.stop().await;

@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-use crate::generator::{
-    GenerateContext, GeneratedSet, GeneratorError, NamespaceSources, generate,
-};
+use crate::generator::{GenerateContext, GeneratedSet, GeneratorError, NamespaceSources, generate};
 use crate::params::Params;
 use crate::source::{
     Cluster, ClusterInventory, GitError, GitReader, HttpAnswer, InventoryError, NamespaceObjects,

@@ -374,9 +374,21 @@ impl Route {
     fn endpoint(&self, path: &str) -> Option<Endpoint> {
         let owner = &self.owner;
         let (prefix, repos, per_repo) = match self.kind {
-            Kind::Github => ("/api/v3", format!("/orgs/{owner}/repos"), format!("/repos/{owner}/")),
-            Kind::Gitlab => ("/api/v4", format!("/groups/{owner}/projects"), "/projects/".to_string()),
-            Kind::Gitea => ("/api/v1", format!("/orgs/{owner}/repos"), format!("/repos/{owner}/")),
+            Kind::Github => (
+                "/api/v3",
+                format!("/orgs/{owner}/repos"),
+                format!("/repos/{owner}/"),
+            ),
+            Kind::Gitlab => (
+                "/api/v4",
+                format!("/groups/{owner}/projects"),
+                "/projects/".to_string(),
+            ),
+            Kind::Gitea => (
+                "/api/v1",
+                format!("/orgs/{owner}/repos"),
+                format!("/repos/{owner}/"),
+            ),
             Kind::BitbucketServer => (
                 "/rest/api/1.0",
                 format!("/projects/{owner}/repos"),

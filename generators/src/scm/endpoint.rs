@@ -212,10 +212,9 @@ impl Auth<'_> {
                 basic_auth,
                 bearer_token,
             } => match (basic_auth, bearer_token) {
-                (Some(_), Some(_)) => Err(field_error(
-                    field,
-                    "set basicAuth or bearerToken, not both",
-                )),
+                (Some(_), Some(_)) => {
+                    Err(field_error(field, "set basicAuth or bearerToken, not both"))
+                }
                 (Some(basic), None) => {
                     Credential::basic(objects, &format!("{field}.basicAuth"), basic)
                 }
@@ -259,6 +258,36 @@ pub fn one_provider<T>(
             format!("several providers are set ({}); set one", names.join(", "))
         },
     ))
+}
+
+/// An error of asking `provider`'s API.
+#[must_use]
+pub fn api_error(provider: Provider, source: ScmError) -> GeneratorError {
+    GeneratorError::here(GeneratorErrorReason::ScmApi {
+        provider: provider.field(),
+        source: Box::new(source),
+    })
+}
+
+/// Whether `provider`'s API can be asked at all (there is no network in `flotilla render` and
+/// `simulate`), said for `url` before any Secret is read.
+///
+/// # Errors
+/// No network access here.
+pub fn ensure_available(
+    api: &dyn ScmApi,
+    provider: Provider,
+    url: &str,
+) -> Result<(), GeneratorError> {
+    api.available().map_err(|source| {
+        api_error(
+            provider,
+            ScmError::Call {
+                url: url.into(),
+                source,
+            },
+        )
+    })
 }
 
 /// `path` (`a/b c`) as URL path segments, each percent-encoded (`a/b%20c`); slashes at either

@@ -12,8 +12,7 @@ use super::endpoint::{
 use super::pattern::{compile, matches};
 use super::slug::slug;
 use crate::generator::{
-    GenerateContext, Generator, GeneratorError, NamespaceSources,
-    add_templated_values,
+    GenerateContext, Generator, GeneratorError, NamespaceSources, add_templated_values,
 };
 use crate::params::Params;
 use crate::scm_api::paging::ScmError;

@@ -27,9 +27,7 @@ impl CloneProtocol {
         match text {
             "" | "ssh" => Ok(Self::Ssh),
             "https" => Ok(Self::Https),
-            other => Err(format!(
-                "unknown clone protocol {other:?} (ssh or https)"
-            )),
+            other => Err(format!("unknown clone protocol {other:?} (ssh or https)")),
         }
     }
 }

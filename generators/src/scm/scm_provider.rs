@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use regex::Regex;
 use serde_json::Value;
 
-use super::endpoint::{Auth, Provider, api_error, ensure_available, field_error, one_provider, segment};
+use super::endpoint::{
+    Auth, Provider, api_error, ensure_available, field_error, one_provider, segment,
+};
 use super::pattern::{compile, matches};
 use super::repositories::{Branch, CloneProtocol, Repository, Scan};
 use crate::generator::{GenerateContext, Generator, GeneratorError, add_templated_values};
@@ -64,7 +66,9 @@ impl Generator for ScmProviderGenerator {
                 continue;
             }
             for branch in scan.branches(&repository).map_err(api)? {
-                if filters.is_empty() || keeps(&scan, &repository, &branch, &candidates).map_err(api)? {
+                if filters.is_empty()
+                    || keeps(&scan, &repository, &branch, &candidates).map_err(api)?
+                {
                     let mut params = repository_params(&repository, &branch);
                     add_templated_values(&self.values, &mut params, ctx)?;
                     sets.push(params);
@@ -193,12 +197,10 @@ impl Filter {
     /// Whether the repository's name and labels pass (any label may match `labelMatch`).
     fn matches_repository(&self, repository: &Repository) -> bool {
         matches(self.repository.as_ref(), &repository.name)
-            && self.label.as_ref().is_none_or(|label| {
-                repository
-                    .labels
-                    .iter()
-                    .any(|name| label.is_match(name))
-            })
+            && self
+                .label
+                .as_ref()
+                .is_none_or(|label| repository.labels.iter().any(|name| label.is_match(name)))
     }
 }
 
@@ -321,8 +323,16 @@ mod tests {
                     github_repo(4, "app-old", &[], true)
                 ]),
             )
-            .page(&format!("{repo}/app-web/branches/main"), &[], branch("main", "sha"))
-            .page(&format!("{repo}/app-api/branches/main"), &[], branch("main", "sha"))
+            .page(
+                &format!("{repo}/app-web/branches/main"),
+                &[],
+                branch("main", "sha"),
+            )
+            .page(
+                &format!("{repo}/app-api/branches/main"),
+                &[],
+                branch("main", "sha"),
+            )
             .page(
                 &format!("{repo}/app-web/contents/deploy/kustomization.yaml?ref=main"),
                 &[],
@@ -407,15 +417,11 @@ mod tests {
                 &json!("deploy")
             )]
         );
-        assert_eq!(
-            api.header(list, "private-token").as_deref(),
-            Some("t0k")
-        );
+        assert_eq!(api.header(list, "private-token").as_deref(), Some("t0k"));
         // The empty project (404 on its branches) gives nothing, and is not an error.
-        assert!(
-            api.urls()
-                .contains(&"https://gl.example/api/v4/projects/43/repository/branches?per_page=100".to_string())
-        );
+        assert!(api.urls().contains(
+            &"https://gl.example/api/v4/projects/43/repository/branches?per_page=100".to_string()
+        ));
     }
 
     #[test]
@@ -443,18 +449,24 @@ mod tests {
         assert_eq!(sets[0]["url"], json!("https://gitea.example/acme/web"));
         assert_eq!(sets[0]["labels"], json!("deploy-ok"));
         assert_eq!(
-            api.header(&format!("{gitea}/orgs/acme/repos?limit=50"), "authorization").as_deref(),
+            api.header(
+                &format!("{gitea}/orgs/acme/repos?limit=50"),
+                "authorization"
+            )
+            .as_deref(),
             Some("token t0k")
         );
 
         let rest = "https://bb.example/rest/api/1.0/projects/PRJ";
-        let repo = |id: u64, slug: &str| json!({
-            "id": id, "slug": slug, "name": slug.to_uppercase(), "project": {"key": "PRJ"},
-            "links": {"clone": [
-                {"href": format!("https://bb.example/scm/prj/{slug}.git"), "name": "http"},
-                {"href": format!("ssh://git@bb.example:7999/prj/{slug}.git"), "name": "ssh"},
-            ]},
-        });
+        let repo = |id: u64, slug: &str| {
+            json!({
+                "id": id, "slug": slug, "name": slug.to_uppercase(), "project": {"key": "PRJ"},
+                "links": {"clone": [
+                    {"href": format!("https://bb.example/scm/prj/{slug}.git"), "name": "http"},
+                    {"href": format!("ssh://git@bb.example:7999/prj/{slug}.git"), "name": "ssh"},
+                ]},
+            })
+        };
         let api = Api::default()
             .page(&format!("{rest}/repos?limit=100"), &[], json!({"size": 1, "limit": 1, "isLastPage": false, "start": 0, "nextPageStart": 1, "values": [repo(1, "web")]}))
             .page(&format!("{rest}/repos?limit=100&start=1"), &[], json!({"size": 2, "limit": 2, "isLastPage": true, "start": 1, "values": [repo(2, "api"), repo(3, "empty")]}))
@@ -472,10 +484,15 @@ mod tests {
             .collect();
         assert_eq!(
             found,
-            [(&json!("WEB"), &json!("ssh://git@bb.example:7999/prj/web.git"), &json!("master"))]
+            [(
+                &json!("WEB"),
+                &json!("ssh://git@bb.example:7999/prj/web.git"),
+                &json!("master")
+            )]
         );
         assert_eq!(
-            api.header(&format!("{rest}/repos?limit=100"), "authorization").as_deref(),
+            api.header(&format!("{rest}/repos?limit=100"), "authorization")
+                .as_deref(),
             Some("Basic Y2k6cHc=")
         );
     }
@@ -484,20 +501,46 @@ mod tests {
     fn a_branch_is_kept_when_any_filter_matches_all_its_fields() {
         let repo = "https://api.github.com/repos/acme/app";
         let api = Api::default()
-            .page("https://api.github.com/orgs/acme/repos?per_page=100", &[], json!([github_repo(1, "app", &["helm"], false)]))
+            .page(
+                "https://api.github.com/orgs/acme/repos?per_page=100",
+                &[],
+                json!([github_repo(1, "app", &["helm"], false)]),
+            )
             .page(&format!("{repo}/branches/main"), &[], branch("main", "sha"))
-            .page(&format!("{repo}/contents/helm?ref=main"), &[], json!([{"type": "dir"}]));
+            .page(
+                &format!("{repo}/contents/helm?ref=main"),
+                &[],
+                json!([{"type": "dir"}]),
+            );
         let keep = |filters: Value| {
-            run(&go(), &api, json!({"scmProvider": {"github": {"organization": "acme"}, "filters": filters}}))
-                .unwrap()
-                .len()
+            run(
+                &go(),
+                &api,
+                json!({"scmProvider": {"github": {"organization": "acme"}, "filters": filters}}),
+            )
+            .unwrap()
+            .len()
         };
         // The first filter fails on its path, the second passes whole.
-        assert_eq!(keep(json!([{"repositoryMatch": "^app$", "pathsExist": ["kustomize"]}, {"labelMatch": "^helm$", "pathsExist": ["helm"]}])), 1);
+        assert_eq!(
+            keep(
+                json!([{"repositoryMatch": "^app$", "pathsExist": ["kustomize"]}, {"labelMatch": "^helm$", "pathsExist": ["helm"]}])
+            ),
+            1
+        );
         // One filter's fields are all required.
-        assert_eq!(keep(json!([{"labelMatch": "^helm$", "pathsDoNotExist": ["helm"]}])), 0);
-        assert_eq!(keep(json!([{"repositoryMatch": "^app$", "labelMatch": "^kustomize$"}])), 0);
-        assert_eq!(keep(json!([{"branchMatch": "^release-"}, {"repositoryMatch": "^other"}])), 0);
+        assert_eq!(
+            keep(json!([{"labelMatch": "^helm$", "pathsDoNotExist": ["helm"]}])),
+            0
+        );
+        assert_eq!(
+            keep(json!([{"repositoryMatch": "^app$", "labelMatch": "^kustomize$"}])),
+            0
+        );
+        assert_eq!(
+            keep(json!([{"branchMatch": "^release-"}, {"repositoryMatch": "^other"}])),
+            0
+        );
         assert_eq!(keep(json!([{}])), 1);
     }
 
@@ -533,11 +576,15 @@ mod tests {
             "scmProvider: filters[1].labelMatch: invalid regular expression \"(\": regex parse error:"
         );
         assert_eq!(
-            error(json!({"bitbucketServer": {"project": "P", "api": "https://bb", "basicAuth": {"username": "u", "passwordRef": {"secretName": "scm", "key": "password"}}, "bearerToken": {"tokenRef": {"secretName": "scm", "key": "token"}}}})),
+            error(
+                json!({"bitbucketServer": {"project": "P", "api": "https://bb", "basicAuth": {"username": "u", "passwordRef": {"secretName": "scm", "key": "password"}}, "bearerToken": {"tokenRef": {"secretName": "scm", "key": "token"}}}})
+            ),
             "scmProvider: bitbucketServer: set basicAuth or bearerToken, not both"
         );
         assert_eq!(
-            error(json!({"gitea": {"owner": "o", "api": "https://g", "tokenRef": {"secretName": "scm", "key": "nope"}}})),
+            error(
+                json!({"gitea": {"owner": "o", "api": "https://g", "tokenRef": {"secretName": "scm", "key": "nope"}}})
+            ),
             "scmProvider: gitea.tokenRef: Secret scm has no key \"nope\""
         );
         assert_eq!(
@@ -550,9 +597,13 @@ mod tests {
             json!([{"id": 1, "name": "x", "owner": {"login": "a"}}]),
         );
         assert_eq!(
-            run(&go(), &broken, json!({"scmProvider": {"github": {"organization": "a"}}}))
-                .unwrap_err()
-                .to_string(),
+            run(
+                &go(),
+                &broken,
+                json!({"scmProvider": {"github": {"organization": "a"}}})
+            )
+            .unwrap_err()
+            .to_string(),
             "scmProvider: github: GET https://api.github.com/orgs/a/repos?per_page=100: repository 0: no ssh_url in the answer"
         );
         let offline = run(&go(), &Offline, json!({"scmProvider": {"github": {"organization": "a", "tokenRef": {"secretName": "missing", "key": "k"}}}}))
@@ -574,8 +625,12 @@ mod tests {
                 body: b"Retry later".to_vec(),
             },
         );
-        let error = run(&go(), &api, json!({"scmProvider": {"gitlab": {"group": "g", "api": "https://gl.example"}}}))
-            .unwrap_err();
+        let error = run(
+            &go(),
+            &api,
+            json!({"scmProvider": {"gitlab": {"group": "g", "api": "https://gl.example"}}}),
+        )
+        .unwrap_err();
         assert_eq!(
             error.retry_after(),
             Some(crate::scm_api::rate_limit::RetryAfter::Seconds(30))

@@ -359,7 +359,8 @@ mod tests {
             }
         ));
         assert_eq!(
-            get_offline().all("https://api.test/r", Paging::Link)
+            get_offline()
+                .all("https://api.test/r", Paging::Link)
                 .unwrap_err()
                 .to_string(),
             "GET https://api.test/r: pullRequest and scmProvider generators ask the provider's API over the network, which flotilla render and simulate do not (they read files only)"
