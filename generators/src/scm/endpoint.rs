@@ -229,35 +229,65 @@ impl Auth<'_> {
     }
 }
 
-/// The one provider block a generator sets among `blocks` (each provider's, if set);
-/// `generator` (`pullRequest`) and the providers it does not implement (`unsupported`) are named
-/// in errors.
-///
-/// # Errors
-/// No block, or several.
-pub fn one_provider<T>(
-    generator: &str,
-    unsupported: &str,
-    blocks: [(Provider, Option<T>); 4],
-) -> Result<(Provider, T), GeneratorError> {
-    let mut set: Vec<(Provider, T)> = blocks
+/// The provider block a generator sets: its `github`, `gitlab`, `gitea` or `bitbucketServer`
+/// (each generator has its own types for them).
+#[derive(Clone, Copy, Debug)]
+pub enum Block<G, L, T, B> {
+    Github(G),
+    Gitlab(L),
+    Gitea(T),
+    BitbucketServer(B),
+}
+
+impl<G, L, T, B> Block<G, L, T, B> {
+    /// The one block set among a generator's four; `generator` (`pullRequest`) and the
+    /// providers it does not implement (`unsupported`) are named in errors.
+    ///
+    /// # Errors
+    /// No block, or several.
+    pub fn one(
+        generator: &str,
+        unsupported: &str,
+        github: Option<G>,
+        gitlab: Option<L>,
+        gitea: Option<T>,
+        bitbucket_server: Option<B>,
+    ) -> Result<Self, GeneratorError> {
+        let mut set: Vec<Self> = [
+            github.map(Self::Github),
+            gitlab.map(Self::Gitlab),
+            gitea.map(Self::Gitea),
+            bitbucket_server.map(Self::BitbucketServer),
+        ]
         .into_iter()
-        .filter_map(|(provider, block)| Some((provider, block?)))
+        .flatten()
         .collect();
-    if set.len() == 1 {
-        return Ok(set.swap_remove(0));
+        if set.len() == 1 {
+            return Ok(set.swap_remove(0));
+        }
+        let names: Vec<&str> = set.iter().map(|block| block.provider().field()).collect();
+        Err(field_error(
+            generator,
+            if names.is_empty() {
+                format!(
+                    "set one provider: github, gitlab, gitea or bitbucketServer ({unsupported} are not supported)"
+                )
+            } else {
+                format!("several providers are set ({}); set one", names.join(", "))
+            },
+        ))
     }
-    let names: Vec<&str> = set.iter().map(|(provider, _)| provider.field()).collect();
-    Err(field_error(
-        generator,
-        if names.is_empty() {
-            format!(
-                "set one provider: github, gitlab, gitea or bitbucketServer ({unsupported} are not supported)"
-            )
-        } else {
-            format!("several providers are set ({}); set one", names.join(", "))
-        },
-    ))
+
+    /// The provider of the block.
+    #[must_use]
+    pub fn provider(&self) -> Provider {
+        match self {
+            Self::Github(_) => Provider::Github,
+            Self::Gitlab(_) => Provider::Gitlab,
+            Self::Gitea(_) => Provider::Gitea,
+            Self::BitbucketServer(_) => Provider::BitbucketServer,
+        }
+    }
 }
 
 /// An error of asking `provider`'s API.

@@ -6,9 +6,7 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::endpoint::{
-    Auth, Provider, api_error, ensure_available, field_error, one_provider, segment,
-};
+use super::endpoint::{self, Auth, Provider, api_error, ensure_available, field_error, segment};
 use super::pattern::{compile, matches};
 use super::slug::slug;
 use crate::generator::{
@@ -55,19 +53,15 @@ impl Generator for PullRequestGenerator {
 impl PullRequestGenerator {
     /// The pull requests of the one provider set, with its `labels` applied.
     fn list(&self, namespace: NamespaceSources<'_>) -> Result<Vec<PullRequest>, GeneratorError> {
-        let (provider, block) = one_provider(
+        let block = Block::one(
             "pullRequest",
             "bitbucket and azureDevOps",
-            [
-                (Provider::Github, self.github.as_ref().map(Block::Github)),
-                (Provider::Gitlab, self.gitlab.as_ref().map(Block::Gitlab)),
-                (Provider::Gitea, self.gitea.as_ref().map(Block::Gitea)),
-                (
-                    Provider::BitbucketServer,
-                    self.bitbucket_server.as_ref().map(Block::BitbucketServer),
-                ),
-            ],
+            self.github.as_ref(),
+            self.gitlab.as_ref(),
+            self.gitea.as_ref(),
+            self.bitbucket_server.as_ref(),
         )?;
+        let provider = block.provider();
         let request = request(provider, block)?;
         let api_error = |source| api_error(provider, source);
         // No network (render, simulate): say so before reading any Secret.
@@ -172,13 +166,12 @@ fn auth(block: Block<'_>) -> Auth<'_> {
 }
 
 /// The provider block a generator sets.
-#[derive(Clone, Copy)]
-enum Block<'a> {
-    Github(&'a PullRequestGithub),
-    Gitlab(&'a PullRequestGitlab),
-    Gitea(&'a PullRequestGitea),
-    BitbucketServer(&'a PullRequestBitbucketServer),
-}
+type Block<'a> = endpoint::Block<
+    &'a PullRequestGithub,
+    &'a PullRequestGitlab,
+    &'a PullRequestGitea,
+    &'a PullRequestBitbucketServer,
+>;
 
 /// What a listing asks: its first page, TLS setting and the labels kept pull requests carry.
 struct Request {

@@ -10,9 +10,7 @@ use std::collections::BTreeMap;
 use regex::Regex;
 use serde_json::Value;
 
-use super::endpoint::{
-    Auth, Provider, api_error, ensure_available, field_error, one_provider, segment,
-};
+use super::endpoint::{self, Auth, Provider, api_error, ensure_available, field_error, segment};
 use super::pattern::{compile, matches};
 use super::repositories::{Branch, CloneProtocol, Repository, Scan};
 use crate::generator::{GenerateContext, Generator, GeneratorError, add_templated_values};
@@ -28,19 +26,15 @@ impl Generator for ScmProviderGenerator {
         let filters = compile_filters(&self.filters)?;
         let clone = CloneProtocol::parse(&self.clone_protocol)
             .map_err(|message| field_error("cloneProtocol", message))?;
-        let (provider, block) = one_provider(
+        let block = Block::one(
             "scmProvider",
             "bitbucket, azureDevOps and awsCodeCommit",
-            [
-                (Provider::Github, self.github.as_ref().map(Block::Github)),
-                (Provider::Gitlab, self.gitlab.as_ref().map(Block::Gitlab)),
-                (Provider::Gitea, self.gitea.as_ref().map(Block::Gitea)),
-                (
-                    Provider::BitbucketServer,
-                    self.bitbucket_server.as_ref().map(Block::BitbucketServer),
-                ),
-            ],
+            self.github.as_ref(),
+            self.gitlab.as_ref(),
+            self.gitea.as_ref(),
+            self.bitbucket_server.as_ref(),
         )?;
+        let provider = block.provider();
         let listing = listing(provider, block)?;
         let namespace = ctx.namespace();
         // No network (render, simulate): say so before reading any Secret.
@@ -84,13 +78,12 @@ impl Generator for ScmProviderGenerator {
 }
 
 /// The provider block a generator sets.
-#[derive(Clone, Copy)]
-enum Block<'a> {
-    Github(&'a ScmProviderGithub),
-    Gitlab(&'a ScmProviderGitlab),
-    Gitea(&'a ScmProviderGitea),
-    BitbucketServer(&'a ScmProviderBitbucketServer),
-}
+type Block<'a> = endpoint::Block<
+    &'a ScmProviderGithub,
+    &'a ScmProviderGitlab,
+    &'a ScmProviderGitea,
+    &'a ScmProviderBitbucketServer,
+>;
 
 /// What a provider block asks: the first page of its repositories and how to read them.
 struct Listing<'a> {
