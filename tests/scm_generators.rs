@@ -1,8 +1,10 @@
-//! The pullRequest generator against hand-written fakes of the providers' REST APIs on loopback
-//! (`support::scm_fake`): every provider read over HTTP page by page with its credential, a wrong
+//! The pullRequest and scmProvider generators against hand-written fakes of the providers' REST
+//! APIs on loopback (`support::scm_fake`): every provider read over HTTP page by page with its
+//! credential (pull requests; an organisation's repositories, their branches and paths), a wrong
 //! credential refused with the provider's own answer, and — on the real control plane, with the
-//! controller run in-process — an ApplicationSet whose Applications follow the open pull requests
-//! of a GitHub-shaped API (opened: created; closed: deleted) with the token read from a Secret,
+//! controller run in-process — ApplicationSets whose Applications follow the open pull requests
+//! of a GitHub-shaped API (opened: created; closed: deleted) and the repositories of a
+//! GitLab-shaped group (added: created; removed: deleted), with the token read from a Secret,
 //! and a rate-limited API asked again only once its limit is over.
 
 mod controller_support;
@@ -26,7 +28,7 @@ use flotilla_generators::template::{Renderer, TemplateMode};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
-use support::scm_fake::{FakeScm, Kind, Pull};
+use support::scm_fake::{FakeScm, Kind, Pull, Repo};
 use support::{TestNamespace, apply, eventually, eventually_within, object, wait_until};
 
 /// One Secret key, `scm`/`token`, as the controller's namespace would hold it.
@@ -81,8 +83,8 @@ impl GitReader for Nothing {
 }
 
 /// Runs the generator entry `spec` with the HTTP client on a blocking thread, reading the token
-/// `token` from Secret `scm`; the pull request numbers and branches, or the error.
-async fn pull_requests(spec: Value, token: &'static str) -> Result<Vec<(String, String)>, String> {
+/// `token` from Secret `scm`; the parameter sets, or the error.
+async fn generated(spec: Value, token: &'static str) -> Result<Vec<Value>, String> {
     let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
         let spec: GeneratorSpec = serde_json::from_value(spec).expect("a generator entry");
@@ -99,18 +101,23 @@ async fn pull_requests(spec: Value, token: &'static str) -> Result<Vec<(String, 
                 scm: &scm,
             });
         generate(&spec, &ctx)
-            .map(|sets| {
-                sets.iter()
-                    .map(|set| {
-                        let text = |key: &str| set.params[key].as_str().unwrap().to_string();
-                        (text("number"), text("branch_slug"))
-                    })
-                    .collect()
-            })
+            .map(|sets| sets.iter().map(|set| json!(set.params)).collect())
             .map_err(|error| error.to_string())
     })
     .await
     .expect("the generation thread ends")
+}
+
+/// The pull request numbers and branch slugs `spec` generates, or the error.
+async fn pull_requests(spec: Value, token: &'static str) -> Result<Vec<(String, String)>, String> {
+    let sets = generated(spec, token).await?;
+    Ok(sets
+        .iter()
+        .map(|set| {
+            let text = |key: &str| set[key].as_str().unwrap().to_string();
+            (text("number"), text("branch_slug"))
+        })
+        .collect())
 }
 
 /// The generator entry of `kind` for repository `acme/web` of the fake at `api`.
@@ -296,5 +303,189 @@ async fn applications_follow_the_open_pull_requests_and_a_rate_limit_is_waited_o
         },
     )
     .await;
+    controller.stop().await;
+}
+
+/// The scmProvider entry of `kind` for organisation `acme` of the fake at `api`, keeping the
+/// repositories named `app-…` that have `deploy/kustomization.yaml`; every branch matching
+/// `^(main|release-.*)$` when `all_branches`.
+fn organisation(kind: Kind, api: &str, all_branches: bool) -> Value {
+    let token = json!({"secretName": "scm", "key": "token"});
+    let provider = match kind {
+        Kind::Github => json!({"github": {"organization": "acme", "api": api, "tokenRef": token,
+            "allBranches": all_branches}}),
+        Kind::Gitlab => json!({"gitlab": {"group": "acme", "api": api, "tokenRef": token,
+            "allBranches": all_branches}}),
+        Kind::Gitea => json!({"gitea": {"owner": "acme", "api": api, "tokenRef": token,
+            "allBranches": all_branches}}),
+        Kind::BitbucketServer => json!({"bitbucketServer": {"project": "acme", "api": api,
+            "basicAuth": {"username": "ci", "passwordRef": token}, "allBranches": all_branches}}),
+    };
+    let mut entry = provider;
+    entry["filters"] = json!([{"repositoryMatch": "^app-", "pathsExist": ["deploy/kustomization.yaml"],
+        "branchMatch": "^(main|release-.*)$"}]);
+    json!({"scmProvider": entry})
+}
+
+/// Five repositories: three `app-…` with the kustomization (one with two more branches), one
+/// `app-…` without, and `docs` with it.
+fn five_repos() -> Vec<Repo> {
+    let kustomized = [
+        "deploy/kustomization.yaml",
+        "deploy/service.yaml",
+        "README.md",
+    ];
+    let mut api = Repo::new(2, "app-api", &kustomized);
+    api.branches
+        .push(("release-1".into(), Repo::sha(2, "release-1")));
+    api.branches.push(("wip".into(), Repo::sha(2, "wip")));
+    vec![
+        Repo::new(1, "app-web", &kustomized),
+        api,
+        Repo::new(3, "app-batch", &kustomized),
+        Repo::new(4, "app-legacy", &["manifests/all.yaml"]),
+        Repo::new(5, "docs", &kustomized),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_provider_lists_an_organisations_repositories_page_by_page() {
+    for kind in [
+        Kind::Github,
+        Kind::Gitlab,
+        Kind::Gitea,
+        Kind::BitbucketServer,
+    ] {
+        let credential = if kind == Kind::BitbucketServer {
+            "ci:s3cret"
+        } else {
+            "s3cret"
+        };
+        let fake = FakeScm::start(kind, "acme", "web", credential, 2);
+        fake.set_repos(five_repos());
+        let branches = |sets: &[Value]| -> Vec<(String, String, String)> {
+            sets.iter()
+                .map(|set| {
+                    let text = |key: &str| set[key].as_str().unwrap().to_string();
+                    (text("repository"), text("branch"), text("sha"))
+                })
+                .collect()
+        };
+        let t = |repo: &str, branch: &str, id: u64| {
+            (repo.to_string(), branch.to_string(), Repo::sha(id, branch))
+        };
+        let defaults = generated(organisation(kind, &fake.url(), false), "s3cret").await;
+        assert_eq!(
+            defaults.as_deref().map(branches),
+            Ok(vec![
+                t("app-web", "main", 1),
+                t("app-api", "main", 2),
+                t("app-batch", "main", 3)
+            ]),
+            "{kind:?}"
+        );
+        let sets = defaults.unwrap();
+        assert_eq!(sets[0]["organization"], json!("acme"), "{kind:?}");
+        assert_eq!(
+            sets[0]["short_sha_7"],
+            json!(&Repo::sha(1, "main")[..7]),
+            "{kind:?}"
+        );
+        let url = sets[0]["url"].as_str().unwrap();
+        assert!(
+            url.contains("app-web") && (url.starts_with("git@") || url.starts_with("ssh://")),
+            "{kind:?}: {url}"
+        );
+
+        let all = generated(organisation(kind, &fake.url(), true), "s3cret")
+            .await
+            .map(|sets| branches(&sets));
+        assert_eq!(
+            all,
+            Ok(vec![
+                t("app-web", "main", 1),
+                t("app-api", "main", 2),
+                t("app-api", "release-1", 2),
+                t("app-batch", "main", 3)
+            ]),
+            "{kind:?}"
+        );
+
+        let refused = generated(organisation(kind, &fake.url(), false), "wrong")
+            .await
+            .unwrap_err();
+        assert!(
+            refused.starts_with("scmProvider: ") && refused.contains("answered HTTP 401"),
+            "{kind:?}: {refused}"
+        );
+    }
+}
+
+/// An ApplicationSet making one Application per `app-…` repository with a kustomization of the
+/// fake GitLab group at `api`, asking again every second.
+fn team_apps(api: &str) -> ApplicationSet {
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": "team-apps"},
+        "spec": {
+            "goTemplate": true,
+            "goTemplateOptions": ["missingkey=error"],
+            "generators": [{"scmProvider": {
+                "gitlab": {"group": "acme", "api": api,
+                           "tokenRef": {"secretName": "gitlab-token", "key": "token"}},
+                "cloneProtocol": "https",
+                "filters": [{"repositoryMatch": "^app-", "pathsExist": ["deploy/kustomization.yaml"]}],
+                "requeueAfterSeconds": 1,
+            }}],
+            "template": {
+                "metadata": {"name": "{{ .repository }}", "annotations": {"scm-url": "{{ .url }}"}},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": "file:///srv/{{ .repository }}", "targetRevision": "{{ .sha }}", "path": "deploy"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": "{{ .repository }}"}
+                }
+            }
+        }
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn applications_follow_the_repositories_of_an_organisation() {
+    let ns = setup("scm-repos").await;
+    let fake = FakeScm::start(Kind::Gitlab, "acme", "web", "gl-t0ken", 2);
+    fake.set_repos(five_repos());
+    let secret: Secret = object(json!({
+        "metadata": {"name": "gitlab-token"},
+        "stringData": {"token": "gl-t0ken"}
+    }));
+    apply(&ns.api::<Secret>(), &secret).await;
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &team_apps(&fake.url())).await;
+
+    let generated = wait_for_applications(&ns, &["app-api", "app-batch", "app-web"]).await;
+    assert_eq!(generated["app-web"], Repo::sha(1, "main"));
+    let apps: Api<Application> = ns.api();
+    let web = apps.get("app-web").await.expect("reads app-web");
+    assert_eq!(
+        web.annotations().get("scm-url").map(String::as_str),
+        Some(format!("{}/acme/app-web.git", fake.url()).as_str())
+    );
+
+    // A repository added to the group gets its Application at the next requeue.
+    let mut repos = five_repos();
+    repos.push(Repo::new(6, "app-new", &["deploy/kustomization.yaml"]));
+    fake.set_repos(repos.clone());
+    wait_for_applications(&ns, &["app-api", "app-batch", "app-new", "app-web"]).await;
+
+    // One removed (or whose kustomization is gone) loses it.
+    repos.retain(|repo| repo.name != "app-web");
+    repos
+        .iter_mut()
+        .filter(|repo| repo.name == "app-batch")
+        .for_each(|repo| repo.files = vec!["README.md".into()]);
+    fake.set_repos(repos);
+    wait_for_applications(&ns, &["app-api", "app-new"]).await;
     controller.stop().await;
 }

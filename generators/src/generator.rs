@@ -32,7 +32,7 @@ pub struct GenerateContext<'a> {
     snapshots: Mutex<BTreeMap<(String, String), GitSnapshot>>,
 }
 
-/// What the plugin, clusterDecisionResource and pullRequest generators read: the
+/// What the plugin, clusterDecisionResource, pullRequest and scmProvider generators read: the
 /// ApplicationSet's name (sent to plugins), the objects of its namespace (tokens), the plugin
 /// services and the SCM providers' APIs.
 #[derive(Clone, Copy)]
@@ -176,7 +176,7 @@ pub struct GeneratorError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GeneratorErrorReason {
     #[error(
-        "no generator kind is set (expected one of list, clusters, git, matrix, merge, plugin, clusterDecisionResource, pullRequest; scmProvider is not supported yet)"
+        "no generator kind is set (expected one of list, clusters, git, matrix, merge, plugin, clusterDecisionResource, pullRequest, scmProvider)"
     )]
     NoKind,
     #[error("several generator kinds are set ({}); set exactly one", .0.join(", "))]
@@ -248,7 +248,7 @@ pub enum GeneratorErrorReason {
     },
     #[error("clusterDecisionResource {config_map}: {message}")]
     DecisionResource { config_map: String, message: String },
-    /// A field of a pullRequest generator (`github.appSecretName`).
+    /// A field of a pullRequest or scmProvider generator (`github.appSecretName`).
     #[error("{field}: {message}")]
     ScmField { field: String, message: String },
     #[error("{field}: {source}")]
@@ -267,7 +267,7 @@ pub enum GeneratorErrorReason {
     #[error("invalid nested {kind}: {message}")]
     InvalidNested { kind: &'static str, message: String },
     #[error(
-        "a nested {kind} may only contain list, clusters, git, plugin, clusterDecisionResource and pullRequest generators (nesting is limited to one level)"
+        "a nested {kind} may only contain list, clusters, git, plugin, clusterDecisionResource, pullRequest and scmProvider generators (nesting is limited to one level)"
     )]
     NestedTooDeep { kind: &'static str },
 }
@@ -401,7 +401,7 @@ pub(crate) fn add_templated_values(
 }
 
 fn kind_of(spec: &GeneratorSpec) -> Result<(&'static str, &dyn Generator), GeneratorError> {
-    let candidates: [(&'static str, Option<&dyn Generator>); 8] = [
+    let candidates: [(&'static str, Option<&dyn Generator>); 9] = [
         ("list", spec.list.as_ref().map(|g| g as &dyn Generator)),
         (
             "clusters",
@@ -420,6 +420,10 @@ fn kind_of(spec: &GeneratorSpec) -> Result<(&'static str, &dyn Generator), Gener
         (
             "pullRequest",
             spec.pull_request.as_ref().map(|g| g as &dyn Generator),
+        ),
+        (
+            "scmProvider",
+            spec.scm_provider.as_ref().map(|g| g as &dyn Generator),
         ),
     ];
     let mut set = candidates
@@ -458,6 +462,7 @@ fn to_spec(child: &NestedGeneratorSpec) -> Result<GeneratorSpec, GeneratorError>
         plugin: child.plugin.clone(),
         cluster_decision_resource: child.cluster_decision_resource.clone(),
         pull_request: child.pull_request.clone(),
+        scm_provider: child.scm_provider.clone(),
         selector: child.selector.clone(),
     })
 }
@@ -550,7 +555,7 @@ mod tests {
         );
         assert_eq!(
             GeneratorErrorReason::NoKind.to_string(),
-            "no generator kind is set (expected one of list, clusters, git, matrix, merge, plugin, clusterDecisionResource, pullRequest; scmProvider is not supported yet)"
+            "no generator kind is set (expected one of list, clusters, git, matrix, merge, plugin, clusterDecisionResource, pullRequest, scmProvider)"
         );
         let err = run(&fast(), &json!({"list": {}, "git": {"repoURL": "r"}, "merge": {"generators": [], "mergeKeys": []}})).unwrap_err();
         assert_eq!(

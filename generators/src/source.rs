@@ -2,7 +2,7 @@
 //! inventory (what Argo CD keeps in cluster Secrets), read access to git trees at a commit, the
 //! objects of the ApplicationSet's namespace (ConfigMaps, Secrets, custom resources), the
 //! plugin services of plugin generators and the REST APIs of SCM providers (pullRequest
-//! generators). Implementations (Kubernetes, a git client, HTTP,
+//! and scmProvider generators). Implementations (Kubernetes, a git client, HTTP,
 //! in-memory fakes) live with their callers; [`Offline`] stands in where there is no cluster.
 
 use std::collections::BTreeMap;
@@ -234,7 +234,8 @@ pub enum ScmCallError {
     Timeout { seconds: u64 },
 }
 
-/// GETs from SCM providers' REST APIs (GitHub, GitLab, Gitea, Bitbucket Server).
+/// GETs from SCM providers' REST APIs (GitHub, GitLab, Gitea, Bitbucket Server), for the
+/// pullRequest and scmProvider generators.
 pub trait ScmApi: Send + Sync {
     /// Whether providers can be asked at all; checked before a generator reads its token.
     ///
@@ -295,8 +296,8 @@ impl ScmApi for Offline {
     }
 }
 
-const OFFLINE_SCM: &str = "pullRequest generators ask the provider's API over the \
-     network, which flotilla render and simulate do not (they read files only)";
+const OFFLINE_SCM: &str = "pullRequest and scmProvider generators ask the provider's API \
+     over the network, which flotilla render and simulate do not (they read files only)";
 
 fn offline_scm() -> ScmCallError {
     ScmCallError::Unusable {

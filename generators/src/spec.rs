@@ -31,6 +31,8 @@ pub struct GeneratorSpec {
     pub cluster_decision_resource: Option<ClusterDecisionResourceGenerator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<PullRequestGenerator>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scm_provider: Option<ScmProviderGenerator>,
     /// Keeps only the parameter sets whose (flattened) parameters match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
@@ -311,6 +313,132 @@ pub struct PullRequestFilter {
     pub target_branch_match: Option<String>,
 }
 
+/// `scmProvider`: one parameter set per repository (and branch) of an organisation, group,
+/// owner or project, listed from the provider's REST API.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScmProviderGenerator {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github: Option<ScmProviderGithub>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitlab: Option<ScmProviderGitlab>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitea: Option<ScmProviderGitea>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bitbucket_server: Option<ScmProviderBitbucketServer>,
+    /// `ssh` (the default) or `https`: which clone URL `url` is.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub clone_protocol: String,
+    /// A repository branch is kept when it matches any filter (all of a filter's fields); all
+    /// are kept when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filters: Vec<ScmProviderFilter>,
+    /// How often the controller asks the provider again (default 30 min, as in Argo CD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeue_after_seconds: Option<u64>,
+    /// Extra parameters `values.<key>`, each templated with the repository's parameters.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub values: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::spec::preserve_unknown_fields")]
+    pub template: Option<Value>,
+}
+
+/// The repositories of a GitHub (or GitHub Enterprise with `api`) organisation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScmProviderGithub {
+    pub organization: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_ref: Option<SecretKeyRef>,
+    /// GitHub App authentication: refused (not implemented).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub app_secret_name: String,
+    /// Every branch of every repository, not only the default branch.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_branches: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclude_archived_repos: bool,
+}
+
+/// The projects of a GitLab group (its id or full path).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScmProviderGitlab {
+    pub group: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_ref: Option<SecretKeyRef>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_branches: bool,
+    /// The projects of the group's subgroups too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_subgroups: bool,
+    /// Projects shared with the group too (default true, as GitLab answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_shared_projects: Option<bool>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_archived_repos: bool,
+    /// Only projects with this topic.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub topic: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure: bool,
+}
+
+/// The repositories of a Gitea organisation or user on the server `api`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScmProviderGitea {
+    pub owner: String,
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_ref: Option<SecretKeyRef>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_branches: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclude_archived_repos: bool,
+}
+
+/// The repositories of a Bitbucket Server (Data Center) project on the server `api`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScmProviderBitbucketServer {
+    pub project: String,
+    pub api: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basic_auth: Option<BasicAuth>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token: Option<BearerToken>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_branches: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure: bool,
+}
+
+/// One filter of repository branches: regular expressions (RE2 syntax) over the repository
+/// name, its labels (any may match) and the branch name, and paths that must (not) exist on
+/// the branch.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScmProviderFilter {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_match: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths_exist: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths_do_not_exist: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_match: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_match: Option<String>,
+}
+
 /// A child of `matrix` or `merge`. As in Argo CD, a nested `matrix`/`merge` is kept as raw JSON
 /// (the schema cannot be recursive) and parsed when it is expanded, one level deep.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -334,6 +462,8 @@ pub struct NestedGeneratorSpec {
     pub cluster_decision_resource: Option<ClusterDecisionResourceGenerator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<PullRequestGenerator>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scm_provider: Option<ScmProviderGenerator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
 }

@@ -2,14 +2,16 @@
 //! repositories and namespace objects, renderers for both template modes, and shorthands to run a spec written as JSON.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-use crate::generator::{GenerateContext, GeneratedSet, GeneratorError, generate};
+use crate::generator::{GenerateContext, GeneratedSet, GeneratorError, NamespaceSources, generate};
 use crate::params::Params;
 use crate::source::{
-    Cluster, ClusterInventory, GitError, GitReader, InventoryError, NamespaceObjects, ObjectsError,
+    Cluster, ClusterInventory, GitError, GitReader, HttpAnswer, InventoryError, NamespaceObjects,
+    ObjectsError, Offline, ScmApi, ScmCallError,
 };
 use crate::spec::GeneratorSpec;
 use crate::template::{Renderer, TemplateMode};
@@ -236,4 +238,98 @@ pub fn run_sets(
 ) -> Result<Vec<GeneratedSet>, GeneratorError> {
     let spec: GeneratorSpec = serde_json::from_value(spec.clone()).expect("test spec parses");
     generate(&spec, &GenerateContext::new(renderer, inventory, git))
+}
+
+/// A URL asked of an SCM provider's API and the headers sent.
+pub type Asked = (String, Vec<(String, String)>);
+
+/// An SCM provider's API answering by URL (404 `Not Found` for any other), recording what it
+/// was asked.
+#[derive(Default)]
+pub struct MemoryScm {
+    pub pages: BTreeMap<String, HttpAnswer>,
+    pub asked: Mutex<Vec<Asked>>,
+}
+
+impl MemoryScm {
+    /// Answers `url` with 200, `headers` and the JSON `body`.
+    #[must_use]
+    pub fn page(mut self, url: &str, headers: &[(&str, &str)], body: Value) -> Self {
+        self.pages.insert(
+            url.into(),
+            HttpAnswer {
+                status: 200,
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                body: body.to_string().into_bytes(),
+            },
+        );
+        self
+    }
+
+    /// The URLs asked, in order.
+    pub fn urls(&self) -> Vec<String> {
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(url, _)| url.clone())
+            .collect()
+    }
+
+    /// The value of header `name` sent with the first request of `url`.
+    pub fn header(&self, url: &str, name: &str) -> Option<String> {
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(asked, _)| asked == url)
+            .and_then(|(_, headers)| headers.iter().find(|(n, _)| n == name))
+            .map(|(_, value)| value.clone())
+    }
+}
+
+impl ScmApi for MemoryScm {
+    fn get(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        _: bool,
+    ) -> Result<HttpAnswer, ScmCallError> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((url.into(), headers.to_vec()));
+        Ok(self.pages.get(url).cloned().unwrap_or(HttpAnswer {
+            status: 404,
+            headers: Vec::new(),
+            body: b"{\"message\":\"Not Found\"}".to_vec(),
+        }))
+    }
+}
+
+/// Runs one generator entry written as JSON against the SCM API `api`, with the Secret `scm`
+/// holding `token` (`t0k`) and `password` (`pw`).
+pub fn run_scm(
+    renderer: &Renderer,
+    api: &dyn ScmApi,
+    spec: Value,
+) -> Result<Vec<Params>, GeneratorError> {
+    let spec: GeneratorSpec = serde_json::from_value(spec).expect("test spec parses");
+    let objects = MemoryObjects::default()
+        .with_secret("scm", "token", "t0k\n")
+        .with_secret("scm", "password", "pw");
+    let (inventory, git) = (MemoryInventory::default(), MemoryGit::default());
+    let ctx = GenerateContext::new(renderer, &inventory, &git).with_namespace(NamespaceSources {
+        appset: "previews",
+        objects: &objects,
+        plugins: &Offline,
+        scm: api,
+    });
+    Ok(generate(&spec, &ctx)?
+        .into_iter()
+        .map(|set| set.params)
+        .collect())
 }

@@ -42,7 +42,7 @@ pub(super) fn parameter(query: &str, key: &str) -> Option<String> {
 
 /// `text` with `+` as a space and `%XX` escapes decoded (invalid escapes kept as written,
 /// invalid UTF-8 replaced).
-pub(super) fn percent_decode(text: &str) -> String {
+pub fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -1,17 +1,22 @@
-//! Hand-written fakes of SCM providers' REST APIs on loopback, for the pullRequest generator:
-//! each answers as its provider documents it — GitHub (Enterprise paths under `/api/v3`, `Link`
-//! headers, `X-RateLimit-*`, 401 `Bad credentials`), GitLab (`/api/v4`, `PRIVATE-TOKEN`,
-//! `X-Next-Page`/`X-Page`/`X-Total-Pages`), Gitea (`/api/v1`, `Authorization: token`, `Link`,
-//! `X-Total-Count`) and Bitbucket Server (`/rest/api/1.0`, basic auth, `isLastPage` and
-//! `nextPageStart`). A page holds at most `page_size` items whatever the client asks, as a
-//! provider caps its page size, so short lists still span several pages. The pull requests can
-//! be changed while the fake runs; every request is counted.
+//! Hand-written fakes of SCM providers' REST APIs on loopback, for the pullRequest and
+//! scmProvider generators: each answers as its provider documents it — GitHub (Enterprise paths
+//! under `/api/v3`, `Link` headers, `X-RateLimit-*`, 401 `Bad credentials`), GitLab (`/api/v4`,
+//! `PRIVATE-TOKEN`, `X-Next-Page`/`X-Page`/`X-Total-Pages`), Gitea (`/api/v1`,
+//! `Authorization: token`, `Link`, `X-Total-Count`) and Bitbucket Server (`/rest/api/1.0`, basic
+//! auth, `isLastPage` and `nextPageStart`). Besides one repository's pull requests, each lists
+//! the organisation's repositories, their branches (one, or all) with their head commit, their
+//! labels (Gitea) and whether a path exists on a branch (GitHub and Gitea `contents`, GitLab
+//! `repository/tree`, Bitbucket Server `browse`). A page holds at most `page_size` items
+//! whatever the client asks, as a provider caps its page size, so short lists still span
+//! several pages. Pull requests and repositories can be changed while the fake runs; every
+//! request is counted.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use flotilla::ui::routes::percent_decode as decode;
 use serde_json::{Value, json};
 
 use super::loopback_http::LoopbackServer;
@@ -46,9 +51,74 @@ impl Pull {
     }
 }
 
+/// One repository of the organisation: its branches (the first is the default) and files.
+#[derive(Clone, Debug)]
+pub struct Repo {
+    pub id: u64,
+    pub name: String,
+    /// Branch names and their head commits; the first is the default branch.
+    pub branches: Vec<(String, String)>,
+    /// Every file path (the same on every branch); directories are their prefixes.
+    pub files: Vec<String>,
+    /// Topics (GitHub, GitLab) or repository labels (Gitea).
+    pub topics: Vec<String>,
+}
+
+impl Repo {
+    /// Repository `id` called `name`, with branch `main` and `files`.
+    pub fn new(id: u64, name: &str, files: &[&str]) -> Self {
+        Self {
+            id,
+            name: name.into(),
+            branches: vec![("main".into(), Self::sha(id, "main"))],
+            files: files.iter().map(|f| f.to_string()).collect(),
+            topics: Vec::new(),
+        }
+    }
+
+    /// The head commit the fake gives branch `branch` of repository `id`.
+    pub fn sha(id: u64, branch: &str) -> String {
+        let letters: String = branch.bytes().map(|b| format!("{:x}", b % 16)).collect();
+        format!("{id:0>4}{letters:0<36}")[..40].to_string()
+    }
+
+    /// Whether `path` is a file or a directory of the repository.
+    fn has(&self, path: &str) -> bool {
+        let path = path.trim_matches('/');
+        self.files
+            .iter()
+            .any(|file| file == path || file.starts_with(&format!("{path}/")))
+    }
+
+    /// The entries directly in directory `dir` ("" for the top): `(path, is_directory)`.
+    fn tree(&self, dir: &str) -> Vec<(String, bool)> {
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", dir.trim_matches('/'))
+        };
+        let mut entries: Vec<(String, bool)> = Vec::new();
+        for file in &self.files {
+            let Some(rest) = file.strip_prefix(&prefix) else {
+                continue;
+            };
+            let (name, is_dir) = match rest.split_once('/') {
+                Some((name, _)) => (name, true),
+                None => (rest, false),
+            };
+            let entry = (format!("{prefix}{name}"), is_dir);
+            if !entries.contains(&entry) {
+                entries.push(entry);
+            }
+        }
+        entries
+    }
+}
+
 #[derive(Default)]
 struct State {
     pulls: Vec<Pull>,
+    repos: Vec<Repo>,
     /// Requests answered, rate-limited ones included.
     requests: usize,
     /// Until when (seconds since the epoch) GitHub answers "rate limit exceeded".
@@ -70,6 +140,7 @@ impl FakeScm {
         let served = Arc::clone(&state);
         let route = Route {
             kind,
+            owner: owner.into(),
             path: match kind {
                 Kind::Github => format!("/api/v3/repos/{owner}/{repo}/pulls"),
                 Kind::Gitlab => format!("/api/v4/projects/{owner}%2F{repo}/merge_requests"),
@@ -101,6 +172,11 @@ impl FakeScm {
         self.server.base_url()
     }
 
+    /// Replaces the organisation's repositories.
+    pub fn set_repos(&self, repos: Vec<Repo>) {
+        self.state.lock().unwrap().repos = repos;
+    }
+
     /// Replaces the open pull requests.
     pub fn set_pulls(&self, pulls: Vec<Pull>) {
         self.state.lock().unwrap().pulls = pulls;
@@ -121,6 +197,9 @@ impl FakeScm {
 
 struct Route {
     kind: Kind,
+    /// The organisation, group, owner or project key.
+    owner: String,
+    /// The path of the pull requests of the one repository.
     path: String,
     authorization: (&'static str, String),
     page_size: usize,
@@ -203,20 +282,157 @@ impl Route {
         if !authorized {
             return self.unauthorized();
         }
-        if path != self.path {
-            return Answer {
-                status: "404 Not Found",
-                headers: Vec::new(),
-                body: json!({"message": "Not Found"}),
-            };
+        let param = |key: &str| {
+            query
+                .split('&')
+                .find_map(|pair| pair.strip_prefix(&format!("{key}=")))
+                .map(decode)
+        };
+        let endpoint = if path == self.path {
+            Some(Endpoint::Pulls)
+        } else {
+            self.endpoint(path)
+        };
+        let Some(endpoint) = endpoint else {
+            return not_found();
+        };
+        let repo = |name: &str| {
+            state
+                .repos
+                .iter()
+                .find(|repo| repo.name == name || repo.id.to_string() == name)
+                .cloned()
+        };
+        let items = match endpoint {
+            Endpoint::Pulls => state.pulls.iter().map(|p| self.item(p)).collect(),
+            Endpoint::Repos => {
+                let host = format!("http://{host}");
+                state.repos.iter().map(|r| self.repo_item(r, &host)).collect()
+            }
+            Endpoint::Branches(name) => match repo(&name) {
+                Some(repo) => repo
+                    .branches
+                    .iter()
+                    .map(|(branch, sha)| self.branch_item(&repo, branch, sha))
+                    .collect(),
+                None => return not_found(),
+            },
+            Endpoint::Branch(name, branch) => {
+                let found = repo(&name).and_then(|repo| {
+                    let wanted = if branch.is_empty() {
+                        repo.branches.first()?.0.clone()
+                    } else {
+                        branch
+                    };
+                    let (branch, sha) = repo.branches.iter().find(|(b, _)| *b == wanted)?;
+                    Some(self.branch_item(&repo, branch, sha))
+                });
+                return found.map_or_else(not_found, |item| ok(Vec::new(), item));
+            }
+            Endpoint::Labels(name) => match repo(&name) {
+                Some(repo) => repo
+                    .topics
+                    .iter()
+                    .enumerate()
+                    .map(|(i, label)| json!({"id": i + 1, "name": label, "color": "e11d21", "description": ""}))
+                    .collect(),
+                None => return not_found(),
+            },
+            Endpoint::Path(name, file) => {
+                let branch = param(if self.kind == Kind::BitbucketServer { "at" } else { "ref" });
+                return match repo(&name) {
+                    Some(repo)
+                        if repo.has(&file)
+                            && repo.branches.iter().any(|(b, _)| Some(b) == branch.as_ref()) =>
+                    {
+                        ok(Vec::new(), self.content_item(&repo, &file))
+                    }
+                    _ => not_found(),
+                };
+            }
+            Endpoint::Tree(name) => {
+                let dir = param("path").unwrap_or_default();
+                match repo(&name) {
+                    Some(repo) if dir.is_empty() || repo.has(&dir) => repo
+                        .tree(&dir)
+                        .into_iter()
+                        .map(|(path, is_dir)| {
+                            let name = path.rsplit('/').next().unwrap_or_default().to_string();
+                            json!({"id": format!("{:0>40}", path.len()), "name": name, "path": path,
+                                   "type": if is_dir { "tree" } else { "blob" },
+                                   "mode": if is_dir { "040000" } else { "100644" }})
+                        })
+                        .collect(),
+                    _ => return not_found(),
+                }
+            }
+        };
+        self.paged(items, path, host, query)
+    }
+
+    /// Which endpoint `path` (without the query) is, besides the pull requests.
+    fn endpoint(&self, path: &str) -> Option<Endpoint> {
+        let owner = &self.owner;
+        let (prefix, repos, per_repo) = match self.kind {
+            Kind::Github => (
+                "/api/v3",
+                format!("/orgs/{owner}/repos"),
+                format!("/repos/{owner}/"),
+            ),
+            Kind::Gitlab => (
+                "/api/v4",
+                format!("/groups/{owner}/projects"),
+                "/projects/".to_string(),
+            ),
+            Kind::Gitea => (
+                "/api/v1",
+                format!("/orgs/{owner}/repos"),
+                format!("/repos/{owner}/"),
+            ),
+            Kind::BitbucketServer => (
+                "/rest/api/1.0",
+                format!("/projects/{owner}/repos"),
+                format!("/projects/{owner}/repos/"),
+            ),
+        };
+        let path = path.strip_prefix(prefix)?;
+        if path == repos {
+            return Some(Endpoint::Repos);
         }
+        let (name, rest) = path.strip_prefix(&per_repo)?.split_once('/')?;
+        let name = decode(name);
+        let rest = match self.kind {
+            Kind::Gitlab => rest.strip_prefix("repository/")?,
+            _ => rest,
+        };
+        Some(match rest.split_once('/') {
+            None if rest == "branches" => Endpoint::Branches(name),
+            None if rest == "labels" && self.kind == Kind::Gitea => Endpoint::Labels(name),
+            None if rest == "tree" && self.kind == Kind::Gitlab => Endpoint::Tree(name),
+            Some(("branches", "default")) if self.kind == Kind::BitbucketServer => {
+                Endpoint::Branch(name, String::new())
+            }
+            Some(("branches", branch)) if self.kind != Kind::BitbucketServer => {
+                Endpoint::Branch(name, decode(branch))
+            }
+            Some(("contents", file)) if matches!(self.kind, Kind::Github | Kind::Gitea) => {
+                Endpoint::Path(name, decode(file))
+            }
+            Some(("browse", file)) if self.kind == Kind::BitbucketServer => {
+                Endpoint::Path(name, decode(file))
+            }
+            _ => return None,
+        })
+    }
+
+    /// One page of `items` with the provider's paging headers or fields.
+    fn paged(&self, items: Vec<Value>, path: &str, host: &str, query: &str) -> Answer {
         let param = |key: &str| {
             query
                 .split('&')
                 .find_map(|pair| pair.strip_prefix(&format!("{key}=")))
                 .and_then(|value| value.parse::<usize>().ok())
         };
-        let items: Vec<Value> = state.pulls.iter().map(|p| self.item(p)).collect();
         let size = self.page_size;
         let pages = items.len().div_ceil(size).max(1);
         if self.kind == Kind::BitbucketServer {
@@ -236,7 +452,18 @@ impl Route {
             .take(size)
             .cloned()
             .collect();
-        let link = |number: usize| format!("http://{host}{path}?limit={size}&page={number}");
+        // The other query parameters (a GitLab tree's path and ref) stay in the links.
+        let kept: String = query
+            .split('&')
+            .filter(|pair| {
+                !pair.is_empty()
+                    && !["page", "per_page", "limit"]
+                        .iter()
+                        .any(|key| pair.starts_with(&format!("{key}=")))
+            })
+            .map(|pair| format!("&{pair}"))
+            .collect();
+        let link = |number: usize| format!("http://{host}{path}?limit={size}&page={number}{kept}");
         let mut links = Vec::new();
         if page < pages {
             links.push(format!("<{}>; rel=\"next\"", link(page + 1)));
@@ -295,6 +522,99 @@ impl Route {
         }
     }
 
+    /// One repository in the provider's JSON shape, cloned from `host`.
+    fn repo_item(&self, repo: &Repo, host: &str) -> Value {
+        let (owner, name) = (&self.owner, &repo.name);
+        let default = repo.branches.first().map(|(b, _)| b.clone());
+        let ssh_host = host.trim_start_matches("http://");
+        match self.kind {
+            Kind::Github => json!({
+                "id": repo.id, "node_id": format!("R_{}", repo.id), "name": name,
+                "full_name": format!("{owner}/{name}"), "private": true,
+                "owner": {"login": owner, "id": 1, "type": "Organization"},
+                "html_url": format!("{host}/{owner}/{name}"),
+                "clone_url": format!("{host}/{owner}/{name}.git"),
+                "ssh_url": format!("git@{ssh_host}:{owner}/{name}.git"),
+                "default_branch": default, "archived": false, "disabled": false,
+                "topics": repo.topics,
+            }),
+            Kind::Gitlab => json!({
+                "id": repo.id, "name": name, "path": name,
+                "path_with_namespace": format!("{owner}/{name}"),
+                "namespace": {"id": 3, "name": owner, "path": owner, "kind": "group", "full_path": owner},
+                "default_branch": default,
+                "ssh_url_to_repo": format!("git@{ssh_host}:{owner}/{name}.git"),
+                "http_url_to_repo": format!("{host}/{owner}/{name}.git"),
+                "web_url": format!("{host}/{owner}/{name}"),
+                "topics": repo.topics, "tag_list": repo.topics, "archived": false,
+            }),
+            Kind::Gitea => json!({
+                "id": repo.id, "name": name, "full_name": format!("{owner}/{name}"),
+                "owner": {"id": 1, "login": owner},
+                "html_url": format!("{host}/{owner}/{name}"),
+                "clone_url": format!("{host}/{owner}/{name}.git"),
+                "ssh_url": format!("git@{ssh_host}:{owner}/{name}.git"),
+                "default_branch": default.unwrap_or_else(|| "main".into()),
+                "empty": repo.branches.is_empty(), "archived": false,
+            }),
+            Kind::BitbucketServer => json!({
+                "id": repo.id, "slug": name, "name": name, "scmId": "git", "state": "AVAILABLE",
+                "project": {"key": owner, "id": 1, "name": owner},
+                "public": false,
+                "links": {
+                    "clone": [
+                        {"href": format!("{host}/scm/{}/{name}.git", owner.to_lowercase()), "name": "http"},
+                        {"href": format!("ssh://git@{ssh_host}/{}/{name}.git", owner.to_lowercase()), "name": "ssh"},
+                    ],
+                    "self": [{"href": format!("{host}/projects/{owner}/repos/{name}/browse")}],
+                },
+            }),
+        }
+    }
+
+    /// One branch of `repo` in the provider's JSON shape.
+    fn branch_item(&self, repo: &Repo, branch: &str, sha: &str) -> Value {
+        let default = repo.branches.first().is_some_and(|(b, _)| b == branch);
+        match self.kind {
+            Kind::Github => json!({
+                "name": branch, "protected": false,
+                "commit": {"sha": sha, "url": format!("https://api.example/commits/{sha}")},
+            }),
+            Kind::Gitlab => json!({
+                "name": branch, "merged": false, "protected": false, "default": default,
+                "commit": {"id": sha, "short_id": &sha[..8], "title": "A change"},
+            }),
+            Kind::Gitea => json!({
+                "name": branch, "protected": false,
+                "commit": {"id": sha, "message": "A change", "url": format!("https://gitea.example/commit/{sha}")},
+            }),
+            Kind::BitbucketServer => json!({
+                "id": format!("refs/heads/{branch}"), "displayId": branch, "type": "BRANCH",
+                "latestCommit": sha, "latestChangeset": sha, "isDefault": default,
+            }),
+        }
+    }
+
+    /// What the provider answers for an existing `file` (a file or a directory) of `repo`.
+    fn content_item(&self, repo: &Repo, file: &str) -> Value {
+        let file = file.trim_matches('/');
+        let is_file = repo.files.iter().any(|f| f == file);
+        match (self.kind, is_file) {
+            (Kind::BitbucketServer, true) => json!({"type": "FILE"}),
+            (Kind::BitbucketServer, false) => json!({"type": "DIRECTORY"}),
+            (_, true) => json!({
+                "type": "file", "name": file.rsplit('/').next(), "path": file,
+                "sha": "3d21ec53a331a6f037a91c368710b99387d012c1", "encoding": "base64", "content": "",
+            }),
+            (_, false) => Value::Array(
+                repo.tree(file)
+                    .into_iter()
+                    .map(|(path, is_dir)| json!({"type": if is_dir { "dir" } else { "file" }, "path": path}))
+                    .collect(),
+            ),
+        }
+    }
+
     /// One pull request in the provider's JSON shape.
     fn item(&self, pull: &Pull) -> Value {
         let title = format!("Change {}", pull.number);
@@ -332,6 +652,28 @@ impl Route {
                 "author": {"user": {"name": "octocat", "displayName": "Octo Cat"}, "role": "AUTHOR"},
             }),
         }
+    }
+}
+
+/// The endpoints the fake answers, by repository (name, or GitLab's id).
+enum Endpoint {
+    Pulls,
+    Repos,
+    Branches(String),
+    /// A branch by name; the default branch when empty (Bitbucket Server's `branches/default`).
+    Branch(String, String),
+    Labels(String),
+    /// A file or directory (`contents`, `browse`); the branch is in the query.
+    Path(String, String),
+    /// GitLab's `repository/tree`; the directory and branch are in the query.
+    Tree(String),
+}
+
+fn not_found() -> Answer {
+    Answer {
+        status: "404 Not Found",
+        headers: Vec::new(),
+        body: json!({"message": "Not Found"}),
     }
 }
 

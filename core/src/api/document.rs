@@ -201,6 +201,34 @@ mod tests {
     }
 
     #[test]
+    fn scm_provider_fields_flotilla_does_not_implement_are_refused_by_name() {
+        let text = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: repos}\n\
+                    spec:\n  generators:\n  - scmProvider:\n      cloneProtocol: https\n      \
+                    gitlab: {group: acme, allBranches: true, caRef: {configMapName: certs, key: ca}}\n      \
+                    filters: [{repositoryMatch: ^app, pathsExist: [deploy]}]\n  \
+                    - scmProvider: {azureDevOps: {organization: o, teamProject: p}, awsCodeCommit: {}}\n  \
+                    template: {metadata: {name: x}, spec: {project: default, destination: {name: in-cluster}}}\n";
+        let error = parse_application_set("repos.yaml", text).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "repos.yaml: ApplicationSet \"repos\": unsupported field \
+             spec.generators.0.scmProvider.gitlab.caRef, spec.generators.1.scmProvider.azureDevOps, \
+             spec.generators.1.scmProvider.awsCodeCommit: \
+             Flotilla does not implement it (check the spelling, or remove it)"
+        );
+        let supported = text
+            .replace(", caRef: {configMapName: certs, key: ca}", "")
+            .replace("  - scmProvider: {azureDevOps: {organization: o, teamProject: p}, awsCodeCommit: {}}\n", "");
+        let appset = parse_application_set("repos.yaml", &supported).unwrap();
+        let generator = appset.spec.generators[0].scm_provider.as_ref().unwrap();
+        assert_eq!(
+            generator.gitlab.as_ref().map(|g| g.all_branches),
+            Some(true)
+        );
+        assert_eq!(generator.filters[0].paths_exist, ["deploy"]);
+    }
+
+    #[test]
     fn project_fields_flotilla_does_not_implement_are_refused_by_name() {
         let text = "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: team}\n\
                     spec:\n  sourceRepos: ['*']\n  roles: [{name: ci}]\n  signatureKeys: [{keyID: ABC}]\n  \

@@ -7,9 +7,9 @@
 use base64::Engine as _;
 
 use crate::generator::{GeneratorError, GeneratorErrorReason};
-use crate::scm_api::paging::{PagedGet, Paging};
+use crate::scm_api::paging::{PagedGet, Paging, ScmError};
 use crate::source::{NamespaceObjects, ScmApi};
-use crate::spec::{BasicAuth, SecretKeyRef};
+use crate::spec::{BasicAuth, BearerToken, SecretKeyRef};
 
 /// The providers Flotilla asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,6 +178,157 @@ impl Credential {
             password,
         })
     }
+}
+
+/// How a provider block authenticates, as its fields say.
+#[derive(Clone, Copy, Debug)]
+pub enum Auth<'a> {
+    /// `tokenRef` (GitHub, GitLab, Gitea); anonymous without it.
+    Token(Option<&'a SecretKeyRef>),
+    /// Bitbucket Server's `basicAuth` or `bearerToken` (at most one); anonymous without either.
+    BitbucketServer {
+        basic_auth: Option<&'a BasicAuth>,
+        bearer_token: Option<&'a BearerToken>,
+    },
+}
+
+impl Auth<'_> {
+    /// The credential, read from its Secret; errors name `provider`'s field
+    /// (`github.tokenRef`).
+    ///
+    /// # Errors
+    /// Both `basicAuth` and `bearerToken` set; a Secret or key missing.
+    pub fn credential(
+        self,
+        provider: Provider,
+        objects: &dyn NamespaceObjects,
+    ) -> Result<Credential, GeneratorError> {
+        let field = provider.field();
+        match self {
+            Self::Token(token_ref) => {
+                Credential::token(objects, &format!("{field}.tokenRef"), token_ref)
+            }
+            Self::BitbucketServer {
+                basic_auth,
+                bearer_token,
+            } => match (basic_auth, bearer_token) {
+                (Some(_), Some(_)) => {
+                    Err(field_error(field, "set basicAuth or bearerToken, not both"))
+                }
+                (Some(basic), None) => {
+                    Credential::basic(objects, &format!("{field}.basicAuth"), basic)
+                }
+                (None, Some(bearer)) => Credential::bearer(
+                    objects,
+                    &format!("{field}.bearerToken.tokenRef"),
+                    &bearer.token_ref,
+                ),
+                (None, None) => Ok(Credential::None),
+            },
+        }
+    }
+}
+
+/// The provider block a generator sets: its `github`, `gitlab`, `gitea` or `bitbucketServer`
+/// (each generator has its own types for them).
+#[derive(Clone, Copy, Debug)]
+pub enum Block<G, L, T, B> {
+    Github(G),
+    Gitlab(L),
+    Gitea(T),
+    BitbucketServer(B),
+}
+
+impl<G, L, T, B> Block<G, L, T, B> {
+    /// The one block set among a generator's four; `generator` (`pullRequest`) and the
+    /// providers it does not implement (`unsupported`) are named in errors.
+    ///
+    /// # Errors
+    /// No block, or several.
+    pub fn one(
+        generator: &str,
+        unsupported: &str,
+        github: Option<G>,
+        gitlab: Option<L>,
+        gitea: Option<T>,
+        bitbucket_server: Option<B>,
+    ) -> Result<Self, GeneratorError> {
+        let mut set: Vec<Self> = [
+            github.map(Self::Github),
+            gitlab.map(Self::Gitlab),
+            gitea.map(Self::Gitea),
+            bitbucket_server.map(Self::BitbucketServer),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if set.len() == 1 {
+            return Ok(set.swap_remove(0));
+        }
+        let names: Vec<&str> = set.iter().map(|block| block.provider().field()).collect();
+        Err(field_error(
+            generator,
+            if names.is_empty() {
+                format!(
+                    "set one provider: github, gitlab, gitea or bitbucketServer ({unsupported} are not supported)"
+                )
+            } else {
+                format!("several providers are set ({}); set one", names.join(", "))
+            },
+        ))
+    }
+
+    /// The provider of the block.
+    #[must_use]
+    pub fn provider(&self) -> Provider {
+        match self {
+            Self::Github(_) => Provider::Github,
+            Self::Gitlab(_) => Provider::Gitlab,
+            Self::Gitea(_) => Provider::Gitea,
+            Self::BitbucketServer(_) => Provider::BitbucketServer,
+        }
+    }
+}
+
+/// An error of asking `provider`'s API.
+#[must_use]
+pub fn api_error(provider: Provider, source: ScmError) -> GeneratorError {
+    GeneratorError::here(GeneratorErrorReason::ScmApi {
+        provider: provider.field(),
+        source: Box::new(source),
+    })
+}
+
+/// Whether `provider`'s API can be asked at all (there is no network in `flotilla render` and
+/// `simulate`), said for `url` before any Secret is read.
+///
+/// # Errors
+/// No network access here.
+pub fn ensure_available(
+    api: &dyn ScmApi,
+    provider: Provider,
+    url: &str,
+) -> Result<(), GeneratorError> {
+    api.available().map_err(|source| {
+        api_error(
+            provider,
+            ScmError::Call {
+                url: url.into(),
+                source,
+            },
+        )
+    })
+}
+
+/// `path` (`a/b c`) as URL path segments, each percent-encoded (`a/b%20c`); slashes at either
+/// end dropped.
+#[must_use]
+pub fn path_segments(path: &str) -> String {
+    path.trim_matches('/')
+        .split('/')
+        .map(segment)
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// The value of `secret`, trimmed of surrounding white space (a token file's newline).

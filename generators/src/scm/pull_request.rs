@@ -6,15 +6,14 @@
 use regex::Regex;
 use serde_json::Value;
 
-use super::endpoint::{Credential, Provider, field_error, segment};
+use super::endpoint::{self, Auth, Provider, api_error, ensure_available, field_error, segment};
+use super::pattern::{compile, matches};
 use super::slug::slug;
 use crate::generator::{
-    GenerateContext, Generator, GeneratorError, GeneratorErrorReason, NamespaceSources,
-    add_templated_values,
+    GenerateContext, Generator, GeneratorError, NamespaceSources, add_templated_values,
 };
 use crate::params::Params;
 use crate::scm_api::paging::ScmError;
-use crate::source::NamespaceObjects;
 use crate::spec::{
     PullRequestBitbucketServer, PullRequestFilter, PullRequestGenerator, PullRequestGitea,
     PullRequestGithub, PullRequestGitlab,
@@ -54,44 +53,20 @@ impl Generator for PullRequestGenerator {
 impl PullRequestGenerator {
     /// The pull requests of the one provider set, with its `labels` applied.
     fn list(&self, namespace: NamespaceSources<'_>) -> Result<Vec<PullRequest>, GeneratorError> {
-        let mut set = Vec::new();
-        set.extend(self.github.as_ref().map(Block::Github));
-        set.extend(self.gitlab.as_ref().map(Block::Gitlab));
-        set.extend(self.gitea.as_ref().map(Block::Gitea));
-        set.extend(self.bitbucket_server.as_ref().map(Block::BitbucketServer));
-        let block = match set.as_slice() {
-            [one] => *one,
-            [] => {
-                return Err(field_error(
-                    "pullRequest",
-                    "set one provider: github, gitlab, gitea or bitbucketServer (bitbucket and \
-                     azureDevOps are not supported)",
-                ));
-            }
-            several => {
-                let names: Vec<&str> = several.iter().map(|b| b.provider().field()).collect();
-                return Err(field_error(
-                    "pullRequest",
-                    format!("several providers are set ({}); set one", names.join(", ")),
-                ));
-            }
-        };
+        let block = Block::one(
+            "pullRequest",
+            "bitbucket and azureDevOps",
+            self.github.as_ref(),
+            self.gitlab.as_ref(),
+            self.gitea.as_ref(),
+            self.bitbucket_server.as_ref(),
+        )?;
         let provider = block.provider();
-        let request = request(block)?;
-        let api_error = |source| {
-            GeneratorError::here(GeneratorErrorReason::ScmApi {
-                provider: provider.field(),
-                source: Box::new(source),
-            })
-        };
+        let request = request(provider, block)?;
+        let api_error = |source| api_error(provider, source);
         // No network (render, simulate): say so before reading any Secret.
-        namespace.scm.available().map_err(|source| {
-            api_error(ScmError::Call {
-                url: request.url.clone(),
-                source,
-            })
-        })?;
-        let credential = credential(block, namespace.objects)?;
+        ensure_available(namespace.scm, provider, &request.url)?;
+        let credential = auth(block).credential(provider, namespace.objects)?;
         let client = provider.client(namespace.scm, &credential, request.insecure);
         let items = client
             .all(&request.url, provider.paging())
@@ -112,9 +87,9 @@ impl PullRequestGenerator {
     }
 }
 
-/// The first page's URL, the TLS setting and the labels every pull request must carry.
-fn request(block: Block<'_>) -> Result<Request, GeneratorError> {
-    let provider = block.provider();
+/// The first page's URL, the TLS setting and the labels every pull request must carry, for
+/// `block`, the block of `provider`.
+fn request(provider: Provider, block: Block<'_>) -> Result<Request, GeneratorError> {
     Ok(match block {
         Block::Github(github) => {
             if !github.app_secret_name.is_empty() {
@@ -177,51 +152,26 @@ fn request(block: Block<'_>) -> Result<Request, GeneratorError> {
     })
 }
 
-/// The credential of the provider's block, read from its Secret.
-fn credential(
-    block: Block<'_>,
-    objects: &dyn NamespaceObjects,
-) -> Result<Credential, GeneratorError> {
-    let token = |field: &str, token_ref| Credential::token(objects, field, token_ref);
+/// How the provider's block authenticates.
+fn auth(block: Block<'_>) -> Auth<'_> {
     match block {
-        Block::Github(github) => token("github.tokenRef", github.token_ref.as_ref()),
-        Block::Gitlab(gitlab) => token("gitlab.tokenRef", gitlab.token_ref.as_ref()),
-        Block::Gitea(gitea) => token("gitea.tokenRef", gitea.token_ref.as_ref()),
-        Block::BitbucketServer(server) => match (&server.basic_auth, &server.bearer_token) {
-            (Some(_), Some(_)) => Err(field_error(
-                "bitbucketServer",
-                "set basicAuth or bearerToken, not both",
-            )),
-            (Some(basic), None) => Credential::basic(objects, "bitbucketServer.basicAuth", basic),
-            (None, Some(bearer)) => Credential::bearer(
-                objects,
-                "bitbucketServer.bearerToken.tokenRef",
-                &bearer.token_ref,
-            ),
-            (None, None) => Ok(Credential::None),
+        Block::Github(github) => Auth::Token(github.token_ref.as_ref()),
+        Block::Gitlab(gitlab) => Auth::Token(gitlab.token_ref.as_ref()),
+        Block::Gitea(gitea) => Auth::Token(gitea.token_ref.as_ref()),
+        Block::BitbucketServer(server) => Auth::BitbucketServer {
+            basic_auth: server.basic_auth.as_ref(),
+            bearer_token: server.bearer_token.as_ref(),
         },
     }
 }
 
 /// The provider block a generator sets.
-#[derive(Clone, Copy)]
-enum Block<'a> {
-    Github(&'a PullRequestGithub),
-    Gitlab(&'a PullRequestGitlab),
-    Gitea(&'a PullRequestGitea),
-    BitbucketServer(&'a PullRequestBitbucketServer),
-}
-
-impl Block<'_> {
-    fn provider(self) -> Provider {
-        match self {
-            Self::Github(_) => Provider::Github,
-            Self::Gitlab(_) => Provider::Gitlab,
-            Self::Gitea(_) => Provider::Gitea,
-            Self::BitbucketServer(_) => Provider::BitbucketServer,
-        }
-    }
-}
+type Block<'a> = endpoint::Block<
+    &'a PullRequestGithub,
+    &'a PullRequestGitlab,
+    &'a PullRequestGitea,
+    &'a PullRequestBitbucketServer,
+>;
 
 /// What a listing asks: its first page, TLS setting and the labels kept pull requests carry.
 struct Request {
@@ -302,18 +252,6 @@ struct Filter {
 }
 
 fn compile_filters(filters: &[PullRequestFilter]) -> Result<Vec<Filter>, GeneratorError> {
-    let compile = |index: usize, field: &str, pattern: Option<&String>| {
-        pattern
-            .map(|pattern| {
-                Regex::new(pattern).map_err(|e| {
-                    field_error(
-                        format!("filters[{index}].{field}"),
-                        format!("invalid regular expression {pattern:?}: {e}"),
-                    )
-                })
-            })
-            .transpose()
-    };
     filters
         .iter()
         .enumerate()
@@ -332,12 +270,10 @@ fn compile_filters(filters: &[PullRequestFilter]) -> Result<Vec<Filter>, Generat
 
 /// Whether `pull` matches one of `filters` (every field of it), or there is no filter.
 fn matches_any(pull: &PullRequest, filters: &[Filter]) -> bool {
-    let matches =
-        |regex: &Option<Regex>, text: &str| regex.as_ref().is_none_or(|r| r.is_match(text));
     filters.is_empty()
         || filters.iter().any(|filter| {
-            matches(&filter.branch, &pull.branch)
-                && matches(&filter.target_branch, &pull.target_branch)
+            matches(filter.branch.as_ref(), &pull.branch)
+                && matches(filter.target_branch.as_ref(), &pull.target_branch)
         })
 }
 
@@ -367,90 +303,10 @@ fn pull_request_params(pull: &PullRequest, mode: &TemplateMode) -> Params {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::sync::Mutex;
-
     use serde_json::{Value, json};
 
-    use crate::generator::{GenerateContext, GeneratorError, NamespaceSources, generate};
-    use crate::params::Params;
-    use crate::source::{HttpAnswer, Offline, ScmApi, ScmCallError};
-    use crate::spec::GeneratorSpec;
-    use crate::template::Renderer;
-    use crate::testing::{MemoryGit, MemoryInventory, MemoryObjects, fast, go, params};
-
-    /// A URL asked and the headers sent.
-    type Asked = (String, Vec<(String, String)>);
-
-    /// Answers by URL, records the headers it was sent.
-    #[derive(Default)]
-    struct Api {
-        pages: BTreeMap<String, HttpAnswer>,
-        asked: Mutex<Vec<Asked>>,
-    }
-
-    impl Api {
-        fn page(mut self, url: &str, headers: &[(&str, &str)], body: Value) -> Self {
-            self.pages.insert(
-                url.into(),
-                HttpAnswer {
-                    status: 200,
-                    headers: headers
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.to_string()))
-                        .collect(),
-                    body: body.to_string().into_bytes(),
-                },
-            );
-            self
-        }
-    }
-
-    impl ScmApi for Api {
-        fn get(
-            &self,
-            url: &str,
-            headers: &[(String, String)],
-            _: bool,
-        ) -> Result<HttpAnswer, ScmCallError> {
-            self.asked
-                .lock()
-                .unwrap()
-                .push((url.into(), headers.to_vec()));
-            Ok(self.pages.get(url).cloned().unwrap_or(HttpAnswer {
-                status: 404,
-                headers: Vec::new(),
-                body: b"{\"message\":\"Not Found\"}".to_vec(),
-            }))
-        }
-    }
-
-    fn objects() -> MemoryObjects {
-        MemoryObjects::default()
-            .with_secret("scm", "token", "t0k\n")
-            .with_secret("scm", "password", "pw")
-    }
-
-    fn run(
-        renderer: &Renderer,
-        api: &dyn ScmApi,
-        spec: Value,
-    ) -> Result<Vec<Params>, GeneratorError> {
-        let spec: GeneratorSpec = serde_json::from_value(spec).unwrap();
-        let (inventory, git, objects) =
-            (MemoryInventory::default(), MemoryGit::default(), objects());
-        let ctx =
-            GenerateContext::new(renderer, &inventory, &git).with_namespace(NamespaceSources {
-                appset: "previews",
-                objects: &objects,
-                plugins: &Offline,
-                scm: api,
-            });
-        Ok(generate(&spec, &ctx)?
-            .into_iter()
-            .map(|s| s.params)
-            .collect())
-    }
+    use crate::source::{HttpAnswer, Offline};
+    use crate::testing::{MemoryScm as Api, fast, go, params, run_scm as run};
 
     fn github_pull(number: u64, branch: &str, labels: &[&str]) -> Value {
         json!({
@@ -592,14 +448,7 @@ mod tests {
             ),
             vec![t("10", "feature-x", "jdoe")]
         );
-        let asked = api.asked.lock().unwrap();
-        let header = |url: &str, name: &str| {
-            asked
-                .iter()
-                .find(|(u, _)| u == url)
-                .and_then(|(_, h)| h.iter().find(|(n, _)| n == name))
-                .map(|(_, v)| v.clone())
-        };
+        let header = |url: &str, name: &str| api.header(url, name);
         assert_eq!(header(gitlab, "private-token").as_deref(), Some("t0k"));
         assert_eq!(header(gitea, "authorization").as_deref(), Some("token t0k"));
         assert_eq!(
@@ -672,7 +521,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             error.to_string(),
-            "pullRequest: github: GET https://api.github.com/repos/a/b/pulls?per_page=100: pullRequest generators ask the provider's API over the network, which flotilla render and simulate do not (they read files only)"
+            "pullRequest: github: GET https://api.github.com/repos/a/b/pulls?per_page=100: pullRequest and scmProvider generators ask the provider's API over the network, which flotilla render and simulate do not (they read files only)"
         );
     }
 

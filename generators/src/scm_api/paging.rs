@@ -73,11 +73,7 @@ impl PagedGet<'_> {
                 return Ok(items);
             };
             let answer = self.one(&url)?;
-            let body: Value =
-                serde_json::from_slice(&answer.body).map_err(|e| ScmError::Answer {
-                    url: url.clone(),
-                    message: format!("the answer is not JSON: {e}"),
-                })?;
+            let body = json(&url, &answer)?;
             items.extend(
                 page_items(&body, paging).map_err(|message| ScmError::Answer {
                     url: url.clone(),
@@ -92,16 +88,14 @@ impl PagedGet<'_> {
         }
     }
 
-    /// The JSON object at `url` (not paged).
+    /// The JSON object at `url` (not paged); `Ok(None)` when it answers 404.
     ///
     /// # Errors
-    /// As [`Self::all`].
-    pub fn object(&self, url: &str) -> Result<Value, ScmError> {
-        let answer = self.one(url)?;
-        serde_json::from_slice(&answer.body).map_err(|e| ScmError::Answer {
-            url: url.into(),
-            message: format!("the answer is not JSON: {e}"),
-        })
+    /// As [`Self::all`], for any status but 200 and 404.
+    pub fn object(&self, url: &str) -> Result<Option<Value>, ScmError> {
+        self.found(url)?
+            .map(|answer| json(url, &answer))
+            .transpose()
     }
 
     /// The answer to one GET of `url` when it is 200 OK; `Ok(None)` when it is 404.
@@ -145,6 +139,14 @@ impl PagedGet<'_> {
                 .into(),
         })
     }
+}
+
+/// The body of `answer` (to a GET of `url`) as JSON.
+fn json(url: &str, answer: &HttpAnswer) -> Result<Value, ScmError> {
+    serde_json::from_slice(&answer.body).map_err(|e| ScmError::Answer {
+        url: url.into(),
+        message: format!("the answer is not JSON: {e}"),
+    })
 }
 
 /// The items of one page.
@@ -208,12 +210,11 @@ pub fn with_query(url: &str, key: &str, value: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::sync::Mutex;
-
     use serde_json::json;
 
     use super::*;
+    use crate::source::Offline;
+    use crate::testing::MemoryScm as Pages;
 
     fn answer(status: u16, headers: &[(&str, &str)], body: &Value) -> HttpAnswer {
         HttpAnswer {
@@ -226,37 +227,11 @@ mod tests {
         }
     }
 
-    /// A URL asked and the headers sent.
-    type Asked = (String, Vec<(String, String)>);
-
-    /// Answers by URL and records what it was asked.
-    #[derive(Default)]
-    struct Pages {
-        answers: BTreeMap<String, HttpAnswer>,
-        asked: Mutex<Vec<Asked>>,
+    fn get_offline() -> PagedGet<'static> {
+        get(&Offline)
     }
 
-    impl ScmApi for Pages {
-        fn get(
-            &self,
-            url: &str,
-            headers: &[(String, String)],
-            _: bool,
-        ) -> Result<HttpAnswer, ScmCallError> {
-            self.asked
-                .lock()
-                .unwrap()
-                .push((url.into(), headers.to_vec()));
-            self.answers
-                .get(url)
-                .cloned()
-                .ok_or_else(|| ScmCallError::Unreachable {
-                    message: format!("no page {url}"),
-                })
-        }
-    }
-
-    fn get(pages: &Pages) -> PagedGet<'_> {
+    fn get(pages: &dyn ScmApi) -> PagedGet<'_> {
         PagedGet {
             api: pages,
             headers: vec![("authorization".into(), "Bearer t".into())],
@@ -269,13 +244,13 @@ mod tests {
         let mut pages = Pages::default();
         let next =
             r#"<https://api.test/r?page=2>; rel="next", <https://api.test/r?page=2>; rel="last""#;
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/r".into(),
             answer(200, &[("link", next)], &json!([1, 2])),
         );
         let prev =
             r#"<https://api.test/r?page=1>; rel="prev", <https://api.test/r?page=1>; rel="first""#;
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/r?page=2".into(),
             answer(200, &[("link", prev)], &json!([3])),
         );
@@ -336,15 +311,15 @@ mod tests {
     #[test]
     fn errors_say_what_was_asked_and_what_came_back() {
         let mut pages = Pages::default();
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/missing".into(),
             answer(404, &[], &json!({"message": "Not Found"})),
         );
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/object".into(),
             answer(200, &[], &json!({})),
         );
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/limited".into(),
             answer(
                 403,
@@ -363,6 +338,11 @@ mod tests {
             r#"GET https://api.test/missing: answered HTTP 404: {"message":"Not Found"}"#
         );
         assert_eq!(get.found("https://api.test/missing").unwrap(), None);
+        assert_eq!(get.object("https://api.test/missing").unwrap(), None);
+        assert_eq!(
+            get.object("https://api.test/object").unwrap(),
+            Some(json!({}))
+        );
         assert_eq!(
             get.all("https://api.test/object", Paging::Link)
                 .unwrap_err()
@@ -379,10 +359,11 @@ mod tests {
             }
         ));
         assert_eq!(
-            get.all("https://api.test/gone", Paging::Link)
+            get_offline()
+                .all("https://api.test/r", Paging::Link)
                 .unwrap_err()
                 .to_string(),
-            "GET https://api.test/gone: no answer: no page https://api.test/gone"
+            "GET https://api.test/r: pullRequest and scmProvider generators ask the provider's API over the network, which flotilla render and simulate do not (they read files only)"
         );
     }
 
@@ -390,7 +371,7 @@ mod tests {
     fn a_page_that_points_at_itself_ends_after_the_limit() {
         let mut pages = Pages::default();
         let link = r#"<https://api.test/loop>; rel="next""#;
-        pages.answers.insert(
+        pages.pages.insert(
             "https://api.test/loop".into(),
             answer(200, &[("link", link)], &json!([])),
         );

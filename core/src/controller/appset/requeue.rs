@@ -1,8 +1,8 @@
 //! How often an ApplicationSet is regenerated without an event: git generators re-resolve their
 //! revision every `requeueAfterSeconds` (the controller's `--git-poll` when unset), plugin
 //! generators ask their service again (default 30 min) and clusterDecisionResource generators
-//! read their resources again (default 3 min), pullRequest generators ask their
-//! provider again (default 30 min), as in Argo CD; list and clusters generators react to watch
+//! read their resources again (default 3 min), pullRequest and scmProvider generators ask
+//! their provider again (default 30 min), as in Argo CD; list and clusters generators react to watch
 //! events only. A provider that answered "rate limited" is asked again once the limit is over. A rollout in progress is passed again every few seconds, unless it
 //! only waits for a sync window or a bake: then it sleeps until the window opens or the bake
 //! ends.
@@ -22,7 +22,7 @@ pub const PLUGIN_POLL: Duration = Duration::from_secs(30 * 60);
 /// How often a clusterDecisionResource generator without `requeueAfterSeconds` is read again.
 pub const DECISION_POLL: Duration = Duration::from_secs(3 * 60);
 
-/// How often a pullRequest generator without `requeueAfterSeconds` asks its
+/// How often a pullRequest or scmProvider generator without `requeueAfterSeconds` asks its
 /// provider again.
 pub const SCM_POLL: Duration = Duration::from_secs(30 * 60);
 
@@ -78,12 +78,13 @@ fn until(now: Timestamp, then: Timestamp) -> Duration {
 }
 
 /// The polling generator kinds, by their field name, with their default interval.
-fn defaults(git_default: Duration) -> [(&'static str, Duration); 4] {
+fn defaults(git_default: Duration) -> [(&'static str, Duration); 5] {
     [
         ("git", git_default),
         ("plugin", PLUGIN_POLL),
         ("clusterDecisionResource", DECISION_POLL),
         ("pullRequest", SCM_POLL),
+        ("scmProvider", SCM_POLL),
     ]
 }
 
@@ -221,6 +222,20 @@ mod tests {
                     ]}}
                 ]),
                 Some(20),
+            ),
+            (
+                serde_json::json!([{"scmProvider": {"github": {"organization": "o"}}}]),
+                Some(1800),
+            ),
+            (
+                serde_json::json!([
+                    {"scmProvider": {"gitlab": {"group": "g"}, "requeueAfterSeconds": 600}},
+                    {"merge": {"mergeKeys": ["a"], "generators": [
+                        {"list": {"elements": []}},
+                        {"scmProvider": {"gitea": {"owner": "o", "api": "https://g"}, "requeueAfterSeconds": 45}}
+                    ]}}
+                ]),
+                Some(45),
             ),
         ];
         for (index, (spec, expected)) in cases.into_iter().enumerate() {
