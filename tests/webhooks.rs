@@ -3,7 +3,10 @@
 //! webhook can explain a new commit being seen. Repositories are bare repositories served by
 //! `git http-backend` on loopback; webhooks are the push payloads each provider documents
 //! (`tests/fixtures/webhooks/`), signed as each provider signs them with the secrets of the
-//! namespace's `argocd-secret`. A push refreshes only what follows a ref it moved.
+//! namespace's `argocd-secret`. A push refreshes only what follows a ref it moved. Pull-request
+//! events of GitHub, GitLab, Gitea and Bitbucket Server (their documented payloads, signed alike)
+//! refresh the pullRequest ApplicationSets listing that repository from the loopback fakes of
+//! those APIs (`support::scm_fake`), which otherwise ask again only after an hour.
 
 mod support;
 
@@ -22,6 +25,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use support::git_remote::{GitHttp, Remote};
+use support::scm_fake::{FakeScm, Kind, Pull, pull_request_entry};
 use support::three_step_appset::three_steps;
 use support::{TestNamespace, apply, eventually_within, namespace, object};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -168,19 +172,23 @@ async fn post(controller: &Controller, headers: &[(&str, String)], body: &[u8]) 
     exchange(controller.webhook, head, body).await
 }
 
-/// A provider's documented push payload for the repository at `http_url` from `before` to
-/// `after`.
-fn payload(file: &str, http_url: &str, before: &str, after: &str) -> Vec<u8> {
+/// The payload `file` of `tests/fixtures/webhooks/`.
+fn fixture(file: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/webhooks")
         .join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// A provider's documented push payload for the repository at `http_url` from `before` to
+/// `after`.
+fn payload(file: &str, http_url: &str, before: &str, after: &str) -> Vec<u8> {
     let host = http_url
         .trim_start_matches("http://")
         .split('/')
         .next()
         .expect("a host");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+    fixture(file)
         .replace("{{HTTP_URL}}", http_url)
         .replace("{{HOST}}", host)
         .replace("{{HOSTNAME}}", host.split(':').next().expect("a host name"))
@@ -191,10 +199,22 @@ fn payload(file: &str, http_url: &str, before: &str, after: &str) -> Vec<u8> {
 
 /// The headers each provider sends with a push `body`, signed or with its token.
 fn provider_headers(provider: &str, body: &[u8]) -> Vec<(&'static str, String)> {
+    let event = match provider {
+        "gitlab" => "Push Hook",
+        "bitbucket" => "repo:push",
+        "bitbucket-server" => "repo:refs_changed",
+        _ => "push",
+    };
+    event_headers(provider, event, body)
+}
+
+/// The headers `provider` sends with the `event` (its event header's value) of `body`, signed or
+/// with its token.
+fn event_headers(provider: &str, event: &str, body: &[u8]) -> Vec<(&'static str, String)> {
     let sign = |secret: &str, prefix: &str| sign_sha256(secret.as_bytes(), body, prefix);
     match provider {
         "github" => vec![
-            ("x-github-event", "push".into()),
+            ("x-github-event", event.into()),
             (
                 "x-github-delivery",
                 "72d3162e-cc78-11e3-81ab-4c9367dc0958".into(),
@@ -202,11 +222,11 @@ fn provider_headers(provider: &str, body: &[u8]) -> Vec<(&'static str, String)> 
             ("x-hub-signature-256", sign(GITHUB_SECRET, "sha256=")),
         ],
         "gitlab" => vec![
-            ("x-gitlab-event", "Push Hook".into()),
+            ("x-gitlab-event", event.into()),
             ("x-gitlab-token", GITLAB_TOKEN.into()),
         ],
         "bitbucket" => vec![
-            ("x-event-key", "repo:push".into()),
+            ("x-event-key", event.into()),
             (
                 "x-hook-uuid",
                 "{2d8a5fd7-6a56-4a5e-9b8a-5c3a6d2b9f10}".into(),
@@ -218,7 +238,7 @@ fn provider_headers(provider: &str, body: &[u8]) -> Vec<(&'static str, String)> 
             ("x-hub-signature", sign(BITBUCKET_SECRET, "sha256=")),
         ],
         "bitbucket-server" => vec![
-            ("x-event-key", "repo:refs_changed".into()),
+            ("x-event-key", event.into()),
             (
                 "x-request-id",
                 "a9a4f7c0-2b5a-4f3e-9d1c-7e8f9a0b1c2d".into(),
@@ -227,18 +247,18 @@ fn provider_headers(provider: &str, body: &[u8]) -> Vec<(&'static str, String)> 
         ],
         // Gitea and Forgejo send Gogs' and GitHub's headers too.
         "gitea" => vec![
-            ("x-gitea-event", "push".into()),
-            ("x-gogs-event", "push".into()),
-            ("x-github-event", "push".into()),
+            ("x-gitea-event", event.into()),
+            ("x-gogs-event", event.into()),
+            ("x-github-event", event.into()),
             ("x-gitea-signature", sign(GOGS_SECRET, "")),
         ],
         "forgejo" => vec![
-            ("x-forgejo-event", "push".into()),
-            ("x-gitea-event", "push".into()),
+            ("x-forgejo-event", event.into()),
+            ("x-gitea-event", event.into()),
             ("x-forgejo-signature", sign(GOGS_SECRET, "")),
         ],
         "gogs" => vec![
-            ("x-gogs-event", "push".into()),
+            ("x-gogs-event", event.into()),
             ("x-gogs-signature", sign(GOGS_SECRET, "")),
         ],
         other => panic!("no provider {other}"),
@@ -659,3 +679,290 @@ async fn a_push_announced_by_webhook_starts_the_rollout_within_a_second() {
     );
     rolled_out(v2).await;
 }
+
+/// The providers whose pull-request events refresh, each with the name its headers and
+/// ApplicationSet go by, its payload, its event header's value (Bitbucket Server: the action
+/// itself), and the actions of an opened and of a closed (or merged, or declined) pull request.
+const PULL_REQUEST_PROVIDERS: [(Kind, &str, &str, &str, &str, &str); 4] = [
+    (
+        Kind::Github,
+        "github",
+        "github-pull-request.json",
+        "pull_request",
+        "opened",
+        "closed",
+    ),
+    (
+        Kind::Gitlab,
+        "gitlab",
+        "gitlab-merge-request.json",
+        "Merge Request Hook",
+        "open",
+        "merge",
+    ),
+    (
+        Kind::Gitea,
+        "gitea",
+        "gitea-pull-request.json",
+        "pull_request",
+        "opened",
+        "closed",
+    ),
+    (
+        Kind::BitbucketServer,
+        "bitbucket-server",
+        "bitbucket-server-pull-request.json",
+        "",
+        "pr:opened",
+        "pr:declined",
+    ),
+];
+
+/// The Secret key holding the fakes' token (Bitbucket Server: user `ci`'s password).
+const SCM_TOKEN: &str = "scm t0ken";
+
+/// `file`'s pull-request event `action` about pull request `number` of `acme/<repo>` on the
+/// fake at `api`.
+fn pull_request_payload(file: &str, api: &str, repo: &str, action: &str, number: u64) -> Vec<u8> {
+    let pull = Pull::new(number, "feature/one");
+    fixture(file)
+        .replace("{{API}}", api)
+        .replace("{{OWNER}}", "acme")
+        .replace("{{REPO}}", repo)
+        .replace("{{ACTION}}", action)
+        .replace("{{NUMBER}}", &number.to_string())
+        .replace("{{BRANCH}}", &pull.branch)
+        .replace("{{SHA}}", &pull.sha)
+        .into_bytes()
+}
+
+/// The ApplicationSet `<name>-previews`: one Application `<name>-<number>` per pull request of
+/// the fake `kind` at `api`, listed again after an hour only; Gitea's generator sits in a matrix
+/// and GitLab's in a merge. The Applications compare `database` of `repo_url` and are not
+/// synced, so that, once compared, they change no more.
+fn previews(kind: Kind, name: &str, api: &str, repo_url: &str, ns: &TestNamespace) -> ApplicationSet {
+    let mut pull_requests = pull_request_entry(kind, api, "scm-token", "token");
+    pull_requests["pullRequest"]["requeueAfterSeconds"] = json!(3600);
+    let generator = match kind {
+        Kind::Gitea => json!({"matrix": {"generators": [
+            {"list": {"elements": [{"stage": "preview"}]}},
+            pull_requests
+        ]}}),
+        Kind::Gitlab => json!({"merge": {"mergeKeys": ["number"], "generators": [
+            pull_requests,
+            {"list": {"elements": [{"number": "999", "note": "no such pull request"}]}}
+        ]}}),
+        Kind::Github | Kind::BitbucketServer => pull_requests,
+    };
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": format!("{name}-previews")},
+        "spec": {
+            "goTemplate": true,
+            "goTemplateOptions": ["missingkey=error"],
+            "generators": [generator],
+            "template": {
+                "metadata": {"name": format!("{name}-{{{{ .number }}}}")},
+                "spec": {
+                    "project": "platform",
+                    "source": {"repoURL": repo_url, "targetRevision": "main", "path": "database"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name}
+                }
+            }
+        }
+    }))
+}
+
+/// The names of the namespace's Applications.
+async fn application_names(apps: &Api<Application>) -> Vec<String> {
+    let mut names: Vec<String> = apps
+        .list(&Default::default())
+        .await
+        .expect("lists Applications")
+        .items
+        .iter()
+        .map(ResourceExt::name_any)
+        .collect();
+    names.sort();
+    names
+}
+
+/// Waits until the namespace's Applications are `expected`.
+async fn wait_for_applications(apps: &Api<Application>, expected: &[&str]) {
+    eventually_within(
+        WEBHOOK_BOUND,
+        &format!("the Applications {expected:?}"),
+        async || {
+            let names = application_names(apps).await;
+            if names == expected {
+                Ok(())
+            } else {
+                Err(format!("{names:?}"))
+            }
+        },
+    )
+    .await;
+}
+
+/// Waits until `fake` has been asked, every Application of the namespace has compared its
+/// revision, and then the fake is not asked again for two seconds (more than the pause between
+/// two reconciles of an ApplicationSet): its ApplicationSet and the Applications it owns are at
+/// rest. The requests so far.
+async fn at_rest(fake: &FakeScm, apps: &Api<Application>) -> usize {
+    eventually_within(support::TIMEOUT, "the fake asked no more", async || {
+        let before = fake.requests();
+        let listed = apps.list(&Default::default()).await.map_err(|e| e.to_string())?;
+        let comparing: Vec<String> = listed
+            .items
+            .iter()
+            .filter(|app| {
+                app.status
+                    .as_ref()
+                    .and_then(|status| status.sync.as_ref())
+                    .is_none_or(|sync| sync.revision.is_empty())
+            })
+            .map(ResourceExt::name_any)
+            .collect();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let after = fake.requests();
+        if before > 0 && after == before && comparing.is_empty() {
+            Ok(after)
+        } else {
+            Err(format!("{before} then {after} requests; comparing {comparing:?}"))
+        }
+    })
+    .await
+}
+
+/// Once `fake` and the Applications `apps` are at rest, changes `fake`'s pull requests to
+/// `pulls` and checks that nothing lists them without a webhook: the fake is not asked within half a second. Then sends the signed pull-request
+/// event of `file`/`event` with `action` about pull request `number` of `acme/web` and checks
+/// it refreshed one ApplicationSet.
+async fn announce(
+    controller: &Controller,
+    apps: &Api<Application>,
+    fake: &FakeScm,
+    pulls: Vec<Pull>,
+    (provider, file, event): (&str, &str, &str),
+    action: &str,
+    number: u64,
+) {
+    let asked = at_rest(fake, apps).await;
+    fake.set_pulls(pulls);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(fake.requests(), asked, "{provider}: asked without a webhook");
+    let body = pull_request_payload(file, &fake.url(), "web", action, number);
+    let event = if event.is_empty() { action } else { event };
+    let (status, response) = post(controller, &event_headers(provider, event, &body), &body).await;
+    assert_eq!(status, 200, "{provider} {action}: {response}");
+    assert!(
+        response.contains("refreshed 1 ApplicationSet(s)"),
+        "{provider} {action}: {response}"
+    );
+}
+
+/// As Argo CD's ApplicationSet webhook: a pull-request event of each provider, verified as its
+/// pushes are, makes the ApplicationSets listing that repository's pull requests list them at
+/// once (their `requeueAfterSeconds` is an hour) — the Application of an opened pull request
+/// appears, that of a closed one is deleted — while an event about another repository, or an
+/// action that changes no list, refreshes nothing.
+#[tokio::test]
+async fn a_pull_request_event_refreshes_the_application_sets_listing_its_repository() {
+    let (ns, remote, server) = setup("webhook-pulls").await;
+    component(&remote, "database", "v1");
+    remote.push("v1");
+    let repo_url = server.url("platform.git");
+    let secret: Secret = object(json!({
+        "metadata": {"name": "scm-token"},
+        "stringData": {"token": SCM_TOKEN}
+    }));
+    apply(&ns.api::<Secret>(), &secret).await;
+    let fakes: Vec<FakeScm> = PULL_REQUEST_PROVIDERS
+        .iter()
+        .map(|(kind, ..)| {
+            let credential = match kind {
+                Kind::BitbucketServer => format!("ci:{SCM_TOKEN}"),
+                _ => SCM_TOKEN.to_owned(),
+            };
+            FakeScm::start(*kind, "acme", "web", &credential, 10)
+        })
+        .collect();
+    let controller = Controller::start(&ns, "pulls");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let apps: Api<Application> = ns.api();
+    for ((kind, name, ..), fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
+        apply(&appsets, &previews(*kind, name, &fake.url(), &repo_url, &ns)).await;
+    }
+
+    // Opened: each provider's event brings its Application, one provider after the other.
+    let mut expected: Vec<String> = Vec::new();
+    for ((_, name, file, event, opened, _), fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
+        let pulls = vec![Pull::new(1, "feature/one")];
+        announce(&controller, &apps, fake, pulls, (name, file, event), opened, 1).await;
+        expected.push(format!("{name}-1"));
+        expected.sort();
+        let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
+        wait_for_applications(&apps, &expected).await;
+    }
+
+    // A second pull request on GitHub: an event about another repository of the same server,
+    // and an assignment, refresh nothing; a push to the first one's branch (synchronize) does.
+    let github = &fakes[0];
+    let asked = at_rest(github, &apps).await;
+    github.set_pulls(vec![Pull::new(1, "feature/one"), Pull::new(2, "feature/two")]);
+    let other = pull_request_payload("github-pull-request.json", &github.url(), "api", "opened", 5);
+    let headers = event_headers("github", "pull_request", &other);
+    let (status, response) = post(&controller, &headers, &other).await;
+    assert_eq!(status, 200, "{response}");
+    assert!(
+        response.contains("pull request #5 of acme/api on 127.0.0.1 (opened): refreshed 0 ApplicationSet(s)"),
+        "{response}"
+    );
+    let assigned = pull_request_payload("github-pull-request.json", &github.url(), "web", "assigned", 2);
+    let headers = event_headers("github", "pull_request", &assigned);
+    let (status, response) = post(&controller, &headers, &assigned).await;
+    assert_eq!(status, 200, "{response}");
+    assert!(response.contains("nothing refreshed"), "{response}");
+    let unsigned = pull_request_payload("github-pull-request.json", &github.url(), "web", "opened", 2);
+    let (status, response) = post(
+        &controller,
+        &[("x-github-event", "pull_request".to_owned())],
+        &unsigned,
+    )
+    .await;
+    assert_eq!(status, 401, "{response}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(github.requests(), asked, "nothing listed the pull requests again");
+    assert!(!application_names(&apps).await.contains(&"github-2".to_owned()));
+    let synchronize = pull_request_payload("github-pull-request.json", &github.url(), "web", "synchronize", 1);
+    let headers = event_headers("github", "pull_request", &synchronize);
+    let (status, response) = post(&controller, &headers, &synchronize).await;
+    assert!(status == 200 && response.contains("refreshed 1 ApplicationSet(s)"), "{response}");
+    expected.push("github-2".to_owned());
+    expected.sort();
+    let now: Vec<&str> = expected.iter().map(String::as_str).collect();
+    wait_for_applications(&apps, &now).await;
+
+    // Closed, merged or declined: each provider's event deletes its Applications.
+    for ((_, name, file, event, _, closed), fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
+        announce(&controller, &apps, fake, Vec::new(), (name, file, event), closed, 1).await;
+        expected.retain(|app| !app.starts_with(&format!("{name}-")));
+        let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
+        wait_for_applications(&apps, &expected).await;
+    }
+    let counts = controller.webhook_counts().await;
+    let count = |provider: &str, result: &str| {
+        counts
+            .get(&(provider.to_owned(), result.to_owned()))
+            .copied()
+            .unwrap_or_default()
+    };
+    assert_eq!(count("github", "refreshed"), 4, "{counts:?}");
+    assert_eq!(count("github", "ignored"), 1, "{counts:?}");
+    assert_eq!(count("github", "unauthorized"), 1, "{counts:?}");
+    for provider in ["gitlab", "gitea", "bitbucketserver"] {
+        assert_eq!(count(provider, "refreshed"), 2, "{provider}: {counts:?}");
+    }
+}
+
