@@ -680,67 +680,98 @@ async fn a_push_announced_by_webhook_starts_the_rollout_within_a_second() {
     rolled_out(v2).await;
 }
 
-/// The providers whose pull-request events refresh, each with the name its headers and
-/// ApplicationSet go by, its payload, its event header's value (Bitbucket Server: the action
-/// itself), and the actions of an opened and of a closed (or merged, or declined) pull request.
-const PULL_REQUEST_PROVIDERS: [(Kind, &str, &str, &str, &str, &str); 4] = [
-    (
-        Kind::Github,
-        "github",
-        "github-pull-request.json",
-        "pull_request",
-        "opened",
-        "closed",
-    ),
-    (
-        Kind::Gitlab,
-        "gitlab",
-        "gitlab-merge-request.json",
-        "Merge Request Hook",
-        "open",
-        "merge",
-    ),
-    (
-        Kind::Gitea,
-        "gitea",
-        "gitea-pull-request.json",
-        "pull_request",
-        "opened",
-        "closed",
-    ),
-    (
-        Kind::BitbucketServer,
-        "bitbucket-server",
-        "bitbucket-server-pull-request.json",
-        "",
-        "pr:opened",
-        "pr:declined",
-    ),
+/// A provider whose pull-request events refresh.
+struct PullRequestProvider {
+    kind: Kind,
+    /// Its name in [`event_headers`] and in the names of its ApplicationSet and Applications.
+    name: &'static str,
+    /// Its pull-request payload in `tests/fixtures/webhooks/`.
+    file: &'static str,
+    /// Its event header's value (empty for Bitbucket Server: the action itself).
+    event: &'static str,
+    /// The action of an opened pull request, and of a closed (or merged, or declined) one.
+    opened: &'static str,
+    closed: &'static str,
+}
+
+impl PullRequestProvider {
+    /// The signed event `action` about pull request `number` of `acme/<repo>` on the fake at
+    /// `api`: its headers and body.
+    fn event(
+        &self,
+        api: &str,
+        repo: &str,
+        action: &str,
+        number: u64,
+    ) -> (Vec<(&'static str, String)>, Vec<u8>) {
+        let pull = Pull::new(number, "feature/one");
+        let body = fixture(self.file)
+            .replace("{{API}}", api)
+            .replace("{{OWNER}}", "acme")
+            .replace("{{REPO}}", repo)
+            .replace("{{ACTION}}", action)
+            .replace("{{NUMBER}}", &number.to_string())
+            .replace("{{BRANCH}}", &pull.branch)
+            .replace("{{SHA}}", &pull.sha)
+            .into_bytes();
+        let event = if self.event.is_empty() {
+            action
+        } else {
+            self.event
+        };
+        (event_headers(self.name, event, &body), body)
+    }
+}
+
+const PULL_REQUEST_PROVIDERS: [PullRequestProvider; 4] = [
+    PullRequestProvider {
+        kind: Kind::Github,
+        name: "github",
+        file: "github-pull-request.json",
+        event: "pull_request",
+        opened: "opened",
+        closed: "closed",
+    },
+    PullRequestProvider {
+        kind: Kind::Gitlab,
+        name: "gitlab",
+        file: "gitlab-merge-request.json",
+        event: "Merge Request Hook",
+        opened: "open",
+        closed: "merge",
+    },
+    PullRequestProvider {
+        kind: Kind::Gitea,
+        name: "gitea",
+        file: "gitea-pull-request.json",
+        event: "pull_request",
+        opened: "opened",
+        closed: "closed",
+    },
+    PullRequestProvider {
+        kind: Kind::BitbucketServer,
+        name: "bitbucket-server",
+        file: "bitbucket-server-pull-request.json",
+        event: "",
+        opened: "pr:opened",
+        closed: "pr:declined",
+    },
 ];
 
 /// The Secret key holding the fakes' token (Bitbucket Server: user `ci`'s password).
 const SCM_TOKEN: &str = "scm t0ken";
 
-/// `file`'s pull-request event `action` about pull request `number` of `acme/<repo>` on the
-/// fake at `api`.
-fn pull_request_payload(file: &str, api: &str, repo: &str, action: &str, number: u64) -> Vec<u8> {
-    let pull = Pull::new(number, "feature/one");
-    fixture(file)
-        .replace("{{API}}", api)
-        .replace("{{OWNER}}", "acme")
-        .replace("{{REPO}}", repo)
-        .replace("{{ACTION}}", action)
-        .replace("{{NUMBER}}", &number.to_string())
-        .replace("{{BRANCH}}", &pull.branch)
-        .replace("{{SHA}}", &pull.sha)
-        .into_bytes()
-}
-
 /// The ApplicationSet `<name>-previews`: one Application `<name>-<number>` per pull request of
 /// the fake `kind` at `api`, listed again after an hour only; Gitea's generator sits in a matrix
 /// and GitLab's in a merge. The Applications compare `database` of `repo_url` and are not
 /// synced, so that, once compared, they change no more.
-fn previews(kind: Kind, name: &str, api: &str, repo_url: &str, ns: &TestNamespace) -> ApplicationSet {
+fn previews(
+    kind: Kind,
+    name: &str,
+    api: &str,
+    repo_url: &str,
+    ns: &TestNamespace,
+) -> ApplicationSet {
     let mut pull_requests = pull_request_entry(kind, api, "scm-token", "token");
     pull_requests["pullRequest"]["requeueAfterSeconds"] = json!(3600);
     let generator = match kind {
@@ -812,7 +843,10 @@ async fn wait_for_applications(apps: &Api<Application>, expected: &[&str]) {
 async fn at_rest(fake: &FakeScm, apps: &Api<Application>) -> usize {
     eventually_within(support::TIMEOUT, "the fake asked no more", async || {
         let before = fake.requests();
-        let listed = apps.list(&Default::default()).await.map_err(|e| e.to_string())?;
+        let listed = apps
+            .list(&Default::default())
+            .await
+            .map_err(|e| e.to_string())?;
         let comparing: Vec<String> = listed
             .items
             .iter()
@@ -829,36 +863,37 @@ async fn at_rest(fake: &FakeScm, apps: &Api<Application>) -> usize {
         if before > 0 && after == before && comparing.is_empty() {
             Ok(after)
         } else {
-            Err(format!("{before} then {after} requests; comparing {comparing:?}"))
+            Err(format!(
+                "{before} then {after} requests; comparing {comparing:?}"
+            ))
         }
     })
     .await
 }
 
 /// Once `fake` and the Applications `apps` are at rest, changes `fake`'s pull requests to
-/// `pulls` and checks that nothing lists them without a webhook: the fake is not asked within half a second. Then sends the signed pull-request
-/// event of `file`/`event` with `action` about pull request `number` of `acme/web` and checks
-/// it refreshed one ApplicationSet.
+/// `pulls` and checks that nothing lists them without a webhook: the fake is not asked within
+/// half a second. Then sends `provider`'s signed event `action` about pull request `number` of
+/// `acme/web` and checks that it refreshed one ApplicationSet.
 async fn announce(
     controller: &Controller,
     apps: &Api<Application>,
-    fake: &FakeScm,
+    (provider, fake): (&PullRequestProvider, &FakeScm),
     pulls: Vec<Pull>,
-    (provider, file, event): (&str, &str, &str),
     action: &str,
     number: u64,
 ) {
     let asked = at_rest(fake, apps).await;
     fake.set_pulls(pulls);
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(fake.requests(), asked, "{provider}: asked without a webhook");
-    let body = pull_request_payload(file, &fake.url(), "web", action, number);
-    let event = if event.is_empty() { action } else { event };
-    let (status, response) = post(controller, &event_headers(provider, event, &body), &body).await;
-    assert_eq!(status, 200, "{provider} {action}: {response}");
+    let name = provider.name;
+    assert_eq!(fake.requests(), asked, "{name}: asked without a webhook");
+    let (headers, body) = provider.event(&fake.url(), "web", action, number);
+    let (status, response) = post(controller, &headers, &body).await;
+    assert_eq!(status, 200, "{name} {action}: {response}");
     assert!(
         response.contains("refreshed 1 ApplicationSet(s)"),
-        "{provider} {action}: {response}"
+        "{name} {action}: {response}"
     );
 }
 
@@ -880,76 +915,98 @@ async fn a_pull_request_event_refreshes_the_application_sets_listing_its_reposit
     apply(&ns.api::<Secret>(), &secret).await;
     let fakes: Vec<FakeScm> = PULL_REQUEST_PROVIDERS
         .iter()
-        .map(|(kind, ..)| {
-            let credential = match kind {
+        .map(|provider| {
+            let credential = match provider.kind {
                 Kind::BitbucketServer => format!("ci:{SCM_TOKEN}"),
                 _ => SCM_TOKEN.to_owned(),
             };
-            FakeScm::start(*kind, "acme", "web", &credential, 10)
+            FakeScm::start(provider.kind, "acme", "web", &credential, 10)
         })
         .collect();
     let controller = Controller::start(&ns, "pulls");
     let appsets: Api<ApplicationSet> = ns.api();
     let apps: Api<Application> = ns.api();
-    for ((kind, name, ..), fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
-        apply(&appsets, &previews(*kind, name, &fake.url(), &repo_url, &ns)).await;
+    for (provider, fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
+        let appset = previews(provider.kind, provider.name, &fake.url(), &repo_url, &ns);
+        apply(&appsets, &appset).await;
     }
+    let mut expected: Vec<String> = Vec::new();
+    // Adds the Applications `add`, removes those whose names start with `gone`, and waits for
+    // the namespace to hold just those expected.
+    let mut expect = async |add: &[String], gone: Option<&str>| {
+        expected.extend_from_slice(add);
+        expected.retain(|name| gone.is_none_or(|prefix| !name.starts_with(prefix)));
+        expected.sort();
+        let names: Vec<&str> = expected.iter().map(String::as_str).collect();
+        wait_for_applications(&apps, &names).await;
+    };
 
     // Opened: each provider's event brings its Application, one provider after the other.
-    let mut expected: Vec<String> = Vec::new();
-    for ((_, name, file, event, opened, _), fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
+    for (provider, fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
         let pulls = vec![Pull::new(1, "feature/one")];
-        announce(&controller, &apps, fake, pulls, (name, file, event), opened, 1).await;
-        expected.push(format!("{name}-1"));
-        expected.sort();
-        let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
-        wait_for_applications(&apps, &expected).await;
+        announce(
+            &controller,
+            &apps,
+            (provider, fake),
+            pulls,
+            provider.opened,
+            1,
+        )
+        .await;
+        expect(&[format!("{}-1", provider.name)], None).await;
     }
 
     // A second pull request on GitHub: an event about another repository of the same server,
-    // and an assignment, refresh nothing; a push to the first one's branch (synchronize) does.
-    let github = &fakes[0];
-    let asked = at_rest(github, &apps).await;
-    github.set_pulls(vec![Pull::new(1, "feature/one"), Pull::new(2, "feature/two")]);
-    let other = pull_request_payload("github-pull-request.json", &github.url(), "api", "opened", 5);
-    let headers = event_headers("github", "pull_request", &other);
-    let (status, response) = post(&controller, &headers, &other).await;
+    // an assignment and an unsigned event refresh nothing; a push to the first one's branch
+    // (synchronize) does.
+    let (github, fake) = (&PULL_REQUEST_PROVIDERS[0], &fakes[0]);
+    let asked = at_rest(fake, &apps).await;
+    fake.set_pulls(vec![
+        Pull::new(1, "feature/one"),
+        Pull::new(2, "feature/two"),
+    ]);
+    let (headers, body) = github.event(&fake.url(), "api", "opened", 5);
+    let (status, response) = post(&controller, &headers, &body).await;
     assert_eq!(status, 200, "{response}");
     assert!(
-        response.contains("pull request #5 of acme/api on 127.0.0.1 (opened): refreshed 0 ApplicationSet(s)"),
+        response.contains(
+            "pull request #5 of acme/api on 127.0.0.1 (opened): refreshed 0 ApplicationSet(s)"
+        ),
         "{response}"
     );
-    let assigned = pull_request_payload("github-pull-request.json", &github.url(), "web", "assigned", 2);
-    let headers = event_headers("github", "pull_request", &assigned);
-    let (status, response) = post(&controller, &headers, &assigned).await;
+    let (headers, body) = github.event(&fake.url(), "web", "assigned", 2);
+    let (status, response) = post(&controller, &headers, &body).await;
     assert_eq!(status, 200, "{response}");
     assert!(response.contains("nothing refreshed"), "{response}");
-    let unsigned = pull_request_payload("github-pull-request.json", &github.url(), "web", "opened", 2);
-    let (status, response) = post(
-        &controller,
-        &[("x-github-event", "pull_request".to_owned())],
-        &unsigned,
-    )
-    .await;
+    let (mut headers, body) = github.event(&fake.url(), "web", "opened", 2);
+    headers.retain(|(name, _)| *name == "x-github-event");
+    let (status, response) = post(&controller, &headers, &body).await;
     assert_eq!(status, 401, "{response}");
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(github.requests(), asked, "nothing listed the pull requests again");
-    assert!(!application_names(&apps).await.contains(&"github-2".to_owned()));
-    let synchronize = pull_request_payload("github-pull-request.json", &github.url(), "web", "synchronize", 1);
-    let headers = event_headers("github", "pull_request", &synchronize);
-    let (status, response) = post(&controller, &headers, &synchronize).await;
-    assert!(status == 200 && response.contains("refreshed 1 ApplicationSet(s)"), "{response}");
-    expected.push("github-2".to_owned());
-    expected.sort();
-    let now: Vec<&str> = expected.iter().map(String::as_str).collect();
-    wait_for_applications(&apps, &now).await;
+    assert_eq!(fake.requests(), asked, "nothing listed the pull requests");
+    let names = application_names(&apps).await;
+    assert!(!names.contains(&"github-2".to_owned()), "{names:?}");
+    let (headers, body) = github.event(&fake.url(), "web", "synchronize", 1);
+    let (status, response) = post(&controller, &headers, &body).await;
+    assert_eq!(status, 200, "{response}");
+    assert!(
+        response.contains("refreshed 1 ApplicationSet(s)"),
+        "{response}"
+    );
+    expect(&["github-2".to_owned()], None).await;
 
     // Closed, merged or declined: each provider's event deletes its Applications.
-    for ((_, name, file, event, _, closed), fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
-        announce(&controller, &apps, fake, Vec::new(), (name, file, event), closed, 1).await;
-        expected.retain(|app| !app.starts_with(&format!("{name}-")));
-        let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
-        wait_for_applications(&apps, &expected).await;
+    for (provider, fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
+        announce(
+            &controller,
+            &apps,
+            (provider, fake),
+            Vec::new(),
+            provider.closed,
+            1,
+        )
+        .await;
+        expect(&[], Some(&format!("{}-", provider.name))).await;
     }
     let counts = controller.webhook_counts().await;
     let count = |provider: &str, result: &str| {
@@ -965,4 +1022,3 @@ async fn a_pull_request_event_refreshes_the_application_sets_listing_its_reposit
         assert_eq!(count(provider, "refreshed"), 2, "{provider}: {counts:?}");
     }
 }
-

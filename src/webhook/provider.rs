@@ -188,13 +188,22 @@ mod tests {
                 Some((Provider::BitbucketServer, Event::PullRequest)),
             ),
             (
-                &[("x-gitea-event", "pull_request"), ("x-github-event", "pull_request")],
+                &[
+                    ("x-gitea-event", "pull_request"),
+                    ("x-github-event", "pull_request"),
+                ],
                 Some((Provider::Gitea, Event::PullRequest)),
             ),
             // Bitbucket Cloud's pull requests are read by no generator.
             (
-                &[("x-event-key", "pullrequest:created"), ("x-hook-uuid", "{u}")],
-                Some((Provider::Bitbucket, Event::Other("pullrequest:created".into()))),
+                &[
+                    ("x-event-key", "pullrequest:created"),
+                    ("x-hook-uuid", "{u}"),
+                ],
+                Some((
+                    Provider::Bitbucket,
+                    Event::Other("pullrequest:created".into()),
+                )),
             ),
             (&[("content-type", "application/json")], None),
         ];

@@ -153,14 +153,18 @@ pub fn pull_request(provider: Provider, body: &[u8]) -> Result<PullRequestEvent,
     };
     let (repo, number, action) = match provider {
         Provider::GitHub => {
-            let repo = (|| {
-                Some(PullRequestRepo::Github {
-                    api_host: host("/repository/url")?,
-                    owner: text("/repository/owner/login")?,
-                    repo: text("/repository/name")?,
-                })
-            })()
-            .ok_or_else(|| missing("repository.url, owner.login, name"))?;
+            let (Some(api_host), Some(owner), Some(repo)) = (
+                host("/repository/url"),
+                text("/repository/owner/login"),
+                text("/repository/name"),
+            ) else {
+                return Err(missing("repository.url, owner.login, name"));
+            };
+            let repo = PullRequestRepo::Github {
+                api_host,
+                owner,
+                repo,
+            };
             (repo, number("/number"), text("/action"))
         }
         Provider::GitLab => {
@@ -168,14 +172,13 @@ pub fn pull_request(provider: Provider, body: &[u8]) -> Result<PullRequestEvent,
                 .or_else(|| text("/project/path_with_namespace"));
             let project_id =
                 number("/object_attributes/target_project_id").or_else(|| number("/project/id"));
-            let host = host("/project/web_url")
-                .or_else(|| host("/object_attributes/target/web_url"))
-                .filter(|_| path.is_some() || project_id.is_some())
-                .ok_or_else(|| {
-                    missing(
-                        "project.web_url, object_attributes.target_project_id or target.path_with_namespace",
-                    )
-                })?;
+            let host =
+                host("/project/web_url").or_else(|| host("/object_attributes/target/web_url"));
+            let Some(host) = host.filter(|_| path.is_some() || project_id.is_some()) else {
+                return Err(missing(
+                    "project.web_url, object_attributes.target_project_id or target.path_with_namespace",
+                ));
+            };
             let repo = PullRequestRepo::Gitlab {
                 host,
                 project_id,
@@ -188,25 +191,26 @@ pub fn pull_request(provider: Provider, body: &[u8]) -> Result<PullRequestEvent,
             )
         }
         Provider::Gitea => {
-            let repo = (|| {
-                Some(PullRequestRepo::Gitea {
-                    host: host("/repository/html_url")?,
-                    owner: text("/repository/owner/login")
-                        .or_else(|| text("/repository/owner/username"))?,
-                    repo: text("/repository/name")?,
-                })
-            })()
-            .ok_or_else(|| missing("repository.html_url, owner.login, name"))?;
+            let owner =
+                text("/repository/owner/login").or_else(|| text("/repository/owner/username"));
+            let (Some(host), Some(owner), Some(repo)) = (
+                host("/repository/html_url"),
+                owner,
+                text("/repository/name"),
+            ) else {
+                return Err(missing("repository.html_url, owner.login, name"));
+            };
+            let repo = PullRequestRepo::Gitea { host, owner, repo };
             (repo, number("/number"), text("/action"))
         }
         Provider::BitbucketServer => {
-            let repo = (|| {
-                Some(PullRequestRepo::BitbucketServer {
-                    project: text("/pullRequest/toRef/repository/project/key")?,
-                    repo: text("/pullRequest/toRef/repository/slug")?,
-                })
-            })()
-            .ok_or_else(|| missing("pullRequest.toRef.repository.project.key, slug"))?;
+            let (Some(project), Some(repo)) = (
+                text("/pullRequest/toRef/repository/project/key"),
+                text("/pullRequest/toRef/repository/slug"),
+            ) else {
+                return Err(missing("pullRequest.toRef.repository.project.key, slug"));
+            };
+            let repo = PullRequestRepo::BitbucketServer { project, repo };
             (repo, number("/pullRequest/id"), text("/eventKey"))
         }
         Provider::Bitbucket | Provider::Gogs => {
@@ -380,7 +384,10 @@ mod tests {
                 repo: "rep_1".into()
             }
         );
-        assert_eq!((event.number, event.action.as_str()), (Some(1), "pr:opened"));
+        assert_eq!(
+            (event.number, event.action.as_str()),
+            (Some(1), "pr:opened")
+        );
         assert!(event.changes_listing());
         let mut approved = body.clone();
         approved["eventKey"] = json!("pr:reviewer:approved");

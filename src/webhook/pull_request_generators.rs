@@ -133,7 +133,10 @@ mod tests {
     #[test]
     fn github_compares_owner_and_repo_without_case_and_the_api_host() {
         let public = json!([{"pullRequest": {"github": {"owner": "Acme", "repo": "Web"}}}]);
-        assert!(listed(public.clone(), &github("api.github.com", "acme", "web")));
+        assert!(listed(
+            public.clone(),
+            &github("api.github.com", "acme", "web")
+        ));
         for other in [
             github("api.github.com", "acme", "web-docs"),
             github("api.github.com", "other", "web"),
@@ -142,8 +145,14 @@ mod tests {
             assert!(!listed(public.clone(), &other), "{other}");
         }
         let enterprise = json!([{"pullRequest": {"github": {"owner": "acme", "repo": "web", "api": "https://GHE.example:8443/"}}}]);
-        assert!(listed(enterprise.clone(), &github("ghe.example", "acme", "web")));
-        assert!(!listed(enterprise, &github("api.github.com", "acme", "web")));
+        assert!(listed(
+            enterprise.clone(),
+            &github("ghe.example", "acme", "web")
+        ));
+        assert!(!listed(
+            enterprise,
+            &github("api.github.com", "acme", "web")
+        ));
     }
 
     #[test]
@@ -160,8 +169,14 @@ mod tests {
         };
         for project in ["14", "group/web", "Group/Web"] {
             let entries = json!([{"pullRequest": {"gitlab": {"project": project}}}]);
-            assert!(listed(entries.clone(), &merge_request("gitlab.com")), "{project}");
-            assert!(!listed(entries, &merge_request("gitlab.example")), "{project}");
+            assert!(
+                listed(entries.clone(), &merge_request("gitlab.com")),
+                "{project}"
+            );
+            assert!(
+                !listed(entries, &merge_request("gitlab.example")),
+                "{project}"
+            );
         }
         for project in ["15", "group/web-docs", "web"] {
             let entries = json!([{"pullRequest": {"gitlab": {"project": project}}}]);

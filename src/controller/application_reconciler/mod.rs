@@ -48,6 +48,7 @@ use crate::controller::graceful_shutdown::run_gracefully;
 use crate::controller::metrics::Reconciler;
 use crate::controller::ownership::Ownership;
 use crate::controller::running_syncs::Parked;
+use crate::controller::store_ready::StoreReady;
 use crate::customizations::Customizations;
 
 pub use context::ApplicationContext;
@@ -73,6 +74,8 @@ pub const RECONCILE_CONCURRENCY: u16 = 32;
 struct ControllerRun {
     ctx: Arc<ApplicationContext>,
     appsets: Store<ApplicationSet>,
+    /// The first list of `appsets`, awaited by every reconcile that needs it.
+    appsets_listed: StoreReady,
     stopping: watch::Receiver<bool>,
 }
 
@@ -433,6 +436,7 @@ pub async fn run(
     let controller = controller.reconcile_on(wake);
     let run = Arc::new(ControllerRun {
         ctx: Arc::clone(&ctx),
+        appsets_listed: StoreReady::new(&appsets),
         appsets,
         stopping,
     });
