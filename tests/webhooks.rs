@@ -129,6 +129,14 @@ impl Controller {
     }
 }
 
+/// The count of `provider`'s requests ending in `result` in `counts` (zero when none).
+fn counted(counts: &BTreeMap<(String, String), u64>, provider: &str, result: &str) -> u64 {
+    counts
+        .get(&(provider.to_owned(), result.to_owned()))
+        .copied()
+        .unwrap_or_default()
+}
+
 impl Drop for Controller {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -481,12 +489,7 @@ async fn refused_webhooks_are_counted_and_refresh_nothing() {
         "nothing was refreshed"
     );
     let counts = controller.webhook_counts().await;
-    let count = |provider: &str, result: &str| {
-        counts
-            .get(&(provider.to_owned(), result.to_owned()))
-            .copied()
-            .unwrap_or_default()
-    };
+    let count = |provider: &str, result: &str| counted(&counts, provider, result);
     assert_eq!(count("github", "unauthorized"), 3, "{counts:?}");
     assert_eq!(count("github", "unknown_event"), 1, "{counts:?}");
     assert_eq!(count("github", "too_large"), 1, "{counts:?}");
@@ -1009,12 +1012,7 @@ async fn a_pull_request_event_refreshes_the_application_sets_listing_its_reposit
         expect(&[], Some(&format!("{}-", provider.name))).await;
     }
     let counts = controller.webhook_counts().await;
-    let count = |provider: &str, result: &str| {
-        counts
-            .get(&(provider.to_owned(), result.to_owned()))
-            .copied()
-            .unwrap_or_default()
-    };
+    let count = |provider: &str, result: &str| counted(&counts, provider, result);
     assert_eq!(count("github", "refreshed"), 4, "{counts:?}");
     assert_eq!(count("github", "ignored"), 1, "{counts:?}");
     assert_eq!(count("github", "unauthorized"), 1, "{counts:?}");

@@ -235,6 +235,15 @@ mod tests {
         pull_request(provider, body.to_string().as_bytes()).unwrap()
     }
 
+    /// Asserts that the action of `body` may change a listing, and that `other`, put at
+    /// `pointer` instead, does not.
+    fn changes_listing_unlike(provider: Provider, body: &Value, pointer: &str, other: &str) {
+        assert!(read(provider, body).changes_listing());
+        let mut changed = body.clone();
+        *changed.pointer_mut(pointer).expect("the action") = json!(other);
+        assert!(!read(provider, &changed).changes_listing(), "{other}");
+    }
+
     #[test]
     fn github_names_the_owner_the_repository_and_the_api_host() {
         // docs.github.com, "Webhook events and payloads", pull_request (trimmed).
@@ -269,7 +278,7 @@ mod tests {
                 action: "opened".into()
             }
         );
-        assert!(event.changes_listing());
+        changes_listing_unlike(Provider::GitHub, &body, "/action", "edited");
         assert_eq!(
             event.to_string(),
             "pull request #2 of Codertocat/Hello-World on api.github.com (opened)"
@@ -311,10 +320,12 @@ mod tests {
             }
         );
         assert_eq!((event.number, event.action.as_str()), (Some(1), "open"));
-        assert!(event.changes_listing());
-        let mut approved = body.clone();
-        approved["object_attributes"]["action"] = json!("approved");
-        assert!(!read(Provider::GitLab, &approved).changes_listing());
+        changes_listing_unlike(
+            Provider::GitLab,
+            &body,
+            "/object_attributes/action",
+            "approved",
+        );
     }
 
     #[test]
@@ -345,10 +356,7 @@ mod tests {
                 repo: "Example".into()
             }
         );
-        assert!(event.changes_listing());
-        let mut assigned = body.clone();
-        assigned["action"] = json!("assigned");
-        assert!(!read(Provider::Gitea, &assigned).changes_listing());
+        changes_listing_unlike(Provider::Gitea, &body, "/action", "assigned");
     }
 
     #[test]
@@ -388,10 +396,12 @@ mod tests {
             (event.number, event.action.as_str()),
             (Some(1), "pr:opened")
         );
-        assert!(event.changes_listing());
-        let mut approved = body.clone();
-        approved["eventKey"] = json!("pr:reviewer:approved");
-        assert!(!read(Provider::BitbucketServer, &approved).changes_listing());
+        changes_listing_unlike(
+            Provider::BitbucketServer,
+            &body,
+            "/eventKey",
+            "pr:reviewer:approved",
+        );
     }
 
     #[test]
