@@ -28,7 +28,7 @@ use flotilla_generators::template::{Renderer, TemplateMode};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
-use support::scm_fake::{FakeScm, Kind, Pull, Repo};
+use support::scm_fake::{FakeScm, Kind, Pull, Repo, pull_request_entry};
 use support::{TestNamespace, apply, eventually, eventually_within, object, wait_until};
 
 /// One Secret key, `scm`/`token`, as the controller's namespace would hold it.
@@ -122,21 +122,7 @@ async fn pull_requests(spec: Value, token: &'static str) -> Result<Vec<(String, 
 
 /// The generator entry of `kind` for repository `acme/web` of the fake at `api`.
 fn entry(kind: Kind, api: &str) -> Value {
-    let token = json!({"secretName": "scm", "key": "token"});
-    let provider = match kind {
-        Kind::Github => {
-            json!({"github": {"owner": "acme", "repo": "web", "api": api, "tokenRef": token}})
-        }
-        Kind::Gitlab => json!({"gitlab": {"project": "acme/web", "api": api, "tokenRef": token}}),
-        Kind::Gitea => {
-            json!({"gitea": {"owner": "acme", "repo": "web", "api": api, "tokenRef": token}})
-        }
-        Kind::BitbucketServer => {
-            json!({"bitbucketServer": {"project": "acme", "repo": "web", "api": api,
-            "basicAuth": {"username": "ci", "passwordRef": token}}})
-        }
-    };
-    json!({"pullRequest": provider})
+    pull_request_entry(kind, api, "scm", "token")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,10 @@
 //! webhook can explain a new commit being seen. Repositories are bare repositories served by
 //! `git http-backend` on loopback; webhooks are the push payloads each provider documents
 //! (`tests/fixtures/webhooks/`), signed as each provider signs them with the secrets of the
-//! namespace's `argocd-secret`. A push refreshes only what follows a ref it moved.
+//! namespace's `argocd-secret`. A push refreshes only what follows a ref it moved. Pull-request
+//! events of GitHub, GitLab, Gitea and Bitbucket Server (their documented payloads, signed alike)
+//! refresh the pullRequest ApplicationSets listing that repository from the loopback fakes of
+//! those APIs (`support::scm_fake`), which otherwise ask again only after an hour.
 
 mod support;
 
@@ -22,6 +25,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use support::git_remote::{GitHttp, Remote};
+use support::scm_fake::{FakeScm, Kind, Pull, pull_request_entry};
 use support::three_step_appset::three_steps;
 use support::{TestNamespace, apply, eventually_within, namespace, object};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -125,6 +129,14 @@ impl Controller {
     }
 }
 
+/// The count of `provider`'s requests ending in `result` in `counts` (zero when none).
+fn counted(counts: &BTreeMap<(String, String), u64>, provider: &str, result: &str) -> u64 {
+    counts
+        .get(&(provider.to_owned(), result.to_owned()))
+        .copied()
+        .unwrap_or_default()
+}
+
 impl Drop for Controller {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -168,19 +180,23 @@ async fn post(controller: &Controller, headers: &[(&str, String)], body: &[u8]) 
     exchange(controller.webhook, head, body).await
 }
 
-/// A provider's documented push payload for the repository at `http_url` from `before` to
-/// `after`.
-fn payload(file: &str, http_url: &str, before: &str, after: &str) -> Vec<u8> {
+/// The payload `file` of `tests/fixtures/webhooks/`.
+fn fixture(file: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/webhooks")
         .join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// A provider's documented push payload for the repository at `http_url` from `before` to
+/// `after`.
+fn payload(file: &str, http_url: &str, before: &str, after: &str) -> Vec<u8> {
     let host = http_url
         .trim_start_matches("http://")
         .split('/')
         .next()
         .expect("a host");
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+    fixture(file)
         .replace("{{HTTP_URL}}", http_url)
         .replace("{{HOST}}", host)
         .replace("{{HOSTNAME}}", host.split(':').next().expect("a host name"))
@@ -191,10 +207,22 @@ fn payload(file: &str, http_url: &str, before: &str, after: &str) -> Vec<u8> {
 
 /// The headers each provider sends with a push `body`, signed or with its token.
 fn provider_headers(provider: &str, body: &[u8]) -> Vec<(&'static str, String)> {
+    let event = match provider {
+        "gitlab" => "Push Hook",
+        "bitbucket" => "repo:push",
+        "bitbucket-server" => "repo:refs_changed",
+        _ => "push",
+    };
+    event_headers(provider, event, body)
+}
+
+/// The headers `provider` sends with the `event` (its event header's value) of `body`, signed or
+/// with its token.
+fn event_headers(provider: &str, event: &str, body: &[u8]) -> Vec<(&'static str, String)> {
     let sign = |secret: &str, prefix: &str| sign_sha256(secret.as_bytes(), body, prefix);
     match provider {
         "github" => vec![
-            ("x-github-event", "push".into()),
+            ("x-github-event", event.into()),
             (
                 "x-github-delivery",
                 "72d3162e-cc78-11e3-81ab-4c9367dc0958".into(),
@@ -202,11 +230,11 @@ fn provider_headers(provider: &str, body: &[u8]) -> Vec<(&'static str, String)> 
             ("x-hub-signature-256", sign(GITHUB_SECRET, "sha256=")),
         ],
         "gitlab" => vec![
-            ("x-gitlab-event", "Push Hook".into()),
+            ("x-gitlab-event", event.into()),
             ("x-gitlab-token", GITLAB_TOKEN.into()),
         ],
         "bitbucket" => vec![
-            ("x-event-key", "repo:push".into()),
+            ("x-event-key", event.into()),
             (
                 "x-hook-uuid",
                 "{2d8a5fd7-6a56-4a5e-9b8a-5c3a6d2b9f10}".into(),
@@ -218,7 +246,7 @@ fn provider_headers(provider: &str, body: &[u8]) -> Vec<(&'static str, String)> 
             ("x-hub-signature", sign(BITBUCKET_SECRET, "sha256=")),
         ],
         "bitbucket-server" => vec![
-            ("x-event-key", "repo:refs_changed".into()),
+            ("x-event-key", event.into()),
             (
                 "x-request-id",
                 "a9a4f7c0-2b5a-4f3e-9d1c-7e8f9a0b1c2d".into(),
@@ -227,18 +255,18 @@ fn provider_headers(provider: &str, body: &[u8]) -> Vec<(&'static str, String)> 
         ],
         // Gitea and Forgejo send Gogs' and GitHub's headers too.
         "gitea" => vec![
-            ("x-gitea-event", "push".into()),
-            ("x-gogs-event", "push".into()),
-            ("x-github-event", "push".into()),
+            ("x-gitea-event", event.into()),
+            ("x-gogs-event", event.into()),
+            ("x-github-event", event.into()),
             ("x-gitea-signature", sign(GOGS_SECRET, "")),
         ],
         "forgejo" => vec![
-            ("x-forgejo-event", "push".into()),
-            ("x-gitea-event", "push".into()),
+            ("x-forgejo-event", event.into()),
+            ("x-gitea-event", event.into()),
             ("x-forgejo-signature", sign(GOGS_SECRET, "")),
         ],
         "gogs" => vec![
-            ("x-gogs-event", "push".into()),
+            ("x-gogs-event", event.into()),
             ("x-gogs-signature", sign(GOGS_SECRET, "")),
         ],
         other => panic!("no provider {other}"),
@@ -461,12 +489,7 @@ async fn refused_webhooks_are_counted_and_refresh_nothing() {
         "nothing was refreshed"
     );
     let counts = controller.webhook_counts().await;
-    let count = |provider: &str, result: &str| {
-        counts
-            .get(&(provider.to_owned(), result.to_owned()))
-            .copied()
-            .unwrap_or_default()
-    };
+    let count = |provider: &str, result: &str| counted(&counts, provider, result);
     assert_eq!(count("github", "unauthorized"), 3, "{counts:?}");
     assert_eq!(count("github", "unknown_event"), 1, "{counts:?}");
     assert_eq!(count("github", "too_large"), 1, "{counts:?}");
@@ -658,4 +681,342 @@ async fn a_push_announced_by_webhook_starts_the_rollout_within_a_second() {
         answered.as_millis()
     );
     rolled_out(v2).await;
+}
+
+/// A provider whose pull-request events refresh.
+struct PullRequestProvider {
+    kind: Kind,
+    /// Its name in [`event_headers`] and in the names of its ApplicationSet and Applications.
+    name: &'static str,
+    /// Its pull-request payload in `tests/fixtures/webhooks/`.
+    file: &'static str,
+    /// Its event header's value (empty for Bitbucket Server: the action itself).
+    event: &'static str,
+    /// The action of an opened pull request, and of a closed (or merged, or declined) one.
+    opened: &'static str,
+    closed: &'static str,
+}
+
+impl PullRequestProvider {
+    /// The signed event `action` about pull request `number` of `acme/<repo>` on the fake at
+    /// `api`: its headers and body.
+    fn event(
+        &self,
+        api: &str,
+        repo: &str,
+        action: &str,
+        number: u64,
+    ) -> (Vec<(&'static str, String)>, Vec<u8>) {
+        let pull = Pull::new(number, "feature/one");
+        let body = fixture(self.file)
+            .replace("{{API}}", api)
+            .replace("{{OWNER}}", "acme")
+            .replace("{{REPO}}", repo)
+            .replace("{{ACTION}}", action)
+            .replace("{{NUMBER}}", &number.to_string())
+            .replace("{{BRANCH}}", &pull.branch)
+            .replace("{{SHA}}", &pull.sha)
+            .into_bytes();
+        let event = if self.event.is_empty() {
+            action
+        } else {
+            self.event
+        };
+        (event_headers(self.name, event, &body), body)
+    }
+}
+
+const PULL_REQUEST_PROVIDERS: [PullRequestProvider; 4] = [
+    PullRequestProvider {
+        kind: Kind::Github,
+        name: "github",
+        file: "github-pull-request.json",
+        event: "pull_request",
+        opened: "opened",
+        closed: "closed",
+    },
+    PullRequestProvider {
+        kind: Kind::Gitlab,
+        name: "gitlab",
+        file: "gitlab-merge-request.json",
+        event: "Merge Request Hook",
+        opened: "open",
+        closed: "merge",
+    },
+    PullRequestProvider {
+        kind: Kind::Gitea,
+        name: "gitea",
+        file: "gitea-pull-request.json",
+        event: "pull_request",
+        opened: "opened",
+        closed: "closed",
+    },
+    PullRequestProvider {
+        kind: Kind::BitbucketServer,
+        name: "bitbucket-server",
+        file: "bitbucket-server-pull-request.json",
+        event: "",
+        opened: "pr:opened",
+        closed: "pr:declined",
+    },
+];
+
+/// The Secret key holding the fakes' token (Bitbucket Server: user `ci`'s password).
+const SCM_TOKEN: &str = "scm t0ken";
+
+/// The ApplicationSet `<name>-previews`: one Application `<name>-<number>` per pull request of
+/// the fake `kind` at `api`, listed again after an hour only; Gitea's generator sits in a matrix
+/// and GitLab's in a merge. The Applications compare `database` of `repo_url` and are not
+/// synced, so that, once compared, they change no more.
+fn previews(
+    kind: Kind,
+    name: &str,
+    api: &str,
+    repo_url: &str,
+    ns: &TestNamespace,
+) -> ApplicationSet {
+    let mut pull_requests = pull_request_entry(kind, api, "scm-token", "token");
+    pull_requests["pullRequest"]["requeueAfterSeconds"] = json!(3600);
+    let generator = match kind {
+        Kind::Gitea => json!({"matrix": {"generators": [
+            {"list": {"elements": [{"stage": "preview"}]}},
+            pull_requests
+        ]}}),
+        Kind::Gitlab => json!({"merge": {"mergeKeys": ["number"], "generators": [
+            pull_requests,
+            {"list": {"elements": [{"number": "999", "note": "no such pull request"}]}}
+        ]}}),
+        Kind::Github | Kind::BitbucketServer => pull_requests,
+    };
+    object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "ApplicationSet",
+        "metadata": {"name": format!("{name}-previews")},
+        "spec": {
+            "goTemplate": true,
+            "goTemplateOptions": ["missingkey=error"],
+            "generators": [generator],
+            "template": {
+                "metadata": {"name": format!("{name}-{{{{ .number }}}}")},
+                "spec": {
+                    "project": "platform",
+                    "source": {"repoURL": repo_url, "targetRevision": "main", "path": "database"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name}
+                }
+            }
+        }
+    }))
+}
+
+/// The names of the namespace's Applications.
+async fn application_names(apps: &Api<Application>) -> Vec<String> {
+    let mut names: Vec<String> = apps
+        .list(&Default::default())
+        .await
+        .expect("lists Applications")
+        .items
+        .iter()
+        .map(ResourceExt::name_any)
+        .collect();
+    names.sort();
+    names
+}
+
+/// Waits until the namespace's Applications are `expected`.
+async fn wait_for_applications(apps: &Api<Application>, expected: &[&str]) {
+    eventually_within(
+        WEBHOOK_BOUND,
+        &format!("the Applications {expected:?}"),
+        async || {
+            let names = application_names(apps).await;
+            if names == expected {
+                Ok(())
+            } else {
+                Err(format!("{names:?}"))
+            }
+        },
+    )
+    .await;
+}
+
+/// Waits until `fake` has been asked, every Application of the namespace has compared its
+/// revision, and then the fake is not asked again for two seconds (more than the pause between
+/// two reconciles of an ApplicationSet): its ApplicationSet and the Applications it owns are at
+/// rest. The requests so far.
+async fn at_rest(fake: &FakeScm, apps: &Api<Application>) -> usize {
+    eventually_within(support::TIMEOUT, "the fake asked no more", async || {
+        let before = fake.requests();
+        let listed = apps
+            .list(&Default::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let comparing: Vec<String> = listed
+            .items
+            .iter()
+            .filter(|app| {
+                app.status
+                    .as_ref()
+                    .and_then(|status| status.sync.as_ref())
+                    .is_none_or(|sync| sync.revision.is_empty())
+            })
+            .map(ResourceExt::name_any)
+            .collect();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let after = fake.requests();
+        if before > 0 && after == before && comparing.is_empty() {
+            Ok(after)
+        } else {
+            Err(format!(
+                "{before} then {after} requests; comparing {comparing:?}"
+            ))
+        }
+    })
+    .await
+}
+
+/// Once `fake` and the Applications `apps` are at rest, changes `fake`'s pull requests to
+/// `pulls` and checks that nothing lists them without a webhook: the fake is not asked within
+/// half a second. Then sends `provider`'s signed event `action` about pull request `number` of
+/// `acme/web` and checks that it refreshed one ApplicationSet.
+async fn announce(
+    controller: &Controller,
+    apps: &Api<Application>,
+    (provider, fake): (&PullRequestProvider, &FakeScm),
+    pulls: Vec<Pull>,
+    action: &str,
+    number: u64,
+) {
+    let asked = at_rest(fake, apps).await;
+    fake.set_pulls(pulls);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let name = provider.name;
+    assert_eq!(fake.requests(), asked, "{name}: asked without a webhook");
+    let (headers, body) = provider.event(&fake.url(), "web", action, number);
+    let (status, response) = post(controller, &headers, &body).await;
+    assert_eq!(status, 200, "{name} {action}: {response}");
+    assert!(
+        response.contains("refreshed 1 ApplicationSet(s)"),
+        "{name} {action}: {response}"
+    );
+}
+
+/// As Argo CD's ApplicationSet webhook: a pull-request event of each provider, verified as its
+/// pushes are, makes the ApplicationSets listing that repository's pull requests list them at
+/// once (their `requeueAfterSeconds` is an hour) — the Application of an opened pull request
+/// appears, that of a closed one is deleted — while an event about another repository, or an
+/// action that changes no list, refreshes nothing.
+#[tokio::test]
+async fn a_pull_request_event_refreshes_the_application_sets_listing_its_repository() {
+    let (ns, remote, server) = setup("webhook-pulls").await;
+    component(&remote, "database", "v1");
+    remote.push("v1");
+    let repo_url = server.url("platform.git");
+    let secret: Secret = object(json!({
+        "metadata": {"name": "scm-token"},
+        "stringData": {"token": SCM_TOKEN}
+    }));
+    apply(&ns.api::<Secret>(), &secret).await;
+    let fakes: Vec<FakeScm> = PULL_REQUEST_PROVIDERS
+        .iter()
+        .map(|provider| {
+            let credential = match provider.kind {
+                Kind::BitbucketServer => format!("ci:{SCM_TOKEN}"),
+                _ => SCM_TOKEN.to_owned(),
+            };
+            FakeScm::start(provider.kind, "acme", "web", &credential, 10)
+        })
+        .collect();
+    let controller = Controller::start(&ns, "pulls");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let apps: Api<Application> = ns.api();
+    for (provider, fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
+        let appset = previews(provider.kind, provider.name, &fake.url(), &repo_url, &ns);
+        apply(&appsets, &appset).await;
+    }
+    let mut expected: Vec<String> = Vec::new();
+    // Adds the Applications `add`, removes those whose names start with `gone`, and waits for
+    // the namespace to hold just those expected.
+    let mut expect = async |add: &[String], gone: Option<&str>| {
+        expected.extend_from_slice(add);
+        expected.retain(|name| gone.is_none_or(|prefix| !name.starts_with(prefix)));
+        expected.sort();
+        let names: Vec<&str> = expected.iter().map(String::as_str).collect();
+        wait_for_applications(&apps, &names).await;
+    };
+
+    // Opened: each provider's event brings its Application, one provider after the other.
+    for (provider, fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
+        let pulls = vec![Pull::new(1, "feature/one")];
+        announce(
+            &controller,
+            &apps,
+            (provider, fake),
+            pulls,
+            provider.opened,
+            1,
+        )
+        .await;
+        expect(&[format!("{}-1", provider.name)], None).await;
+    }
+
+    // A second pull request on GitHub: an event about another repository of the same server,
+    // an assignment and an unsigned event refresh nothing; a push to the first one's branch
+    // (synchronize) does.
+    let (github, fake) = (&PULL_REQUEST_PROVIDERS[0], &fakes[0]);
+    let asked = at_rest(fake, &apps).await;
+    fake.set_pulls(vec![
+        Pull::new(1, "feature/one"),
+        Pull::new(2, "feature/two"),
+    ]);
+    let (headers, body) = github.event(&fake.url(), "api", "opened", 5);
+    let (status, response) = post(&controller, &headers, &body).await;
+    assert_eq!(status, 200, "{response}");
+    assert!(
+        response.contains(
+            "pull request #5 of acme/api on 127.0.0.1 (opened): refreshed 0 ApplicationSet(s)"
+        ),
+        "{response}"
+    );
+    let (headers, body) = github.event(&fake.url(), "web", "assigned", 2);
+    let (status, response) = post(&controller, &headers, &body).await;
+    assert_eq!(status, 200, "{response}");
+    assert!(response.contains("nothing refreshed"), "{response}");
+    let (mut headers, body) = github.event(&fake.url(), "web", "opened", 2);
+    headers.retain(|(name, _)| *name == "x-github-event");
+    let (status, response) = post(&controller, &headers, &body).await;
+    assert_eq!(status, 401, "{response}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(fake.requests(), asked, "nothing listed the pull requests");
+    let names = application_names(&apps).await;
+    assert!(!names.contains(&"github-2".to_owned()), "{names:?}");
+    let (headers, body) = github.event(&fake.url(), "web", "synchronize", 1);
+    let (status, response) = post(&controller, &headers, &body).await;
+    assert_eq!(status, 200, "{response}");
+    assert!(
+        response.contains("refreshed 1 ApplicationSet(s)"),
+        "{response}"
+    );
+    expect(&["github-2".to_owned()], None).await;
+
+    // Closed, merged or declined: each provider's event deletes its Applications.
+    for (provider, fake) in PULL_REQUEST_PROVIDERS.iter().zip(&fakes) {
+        announce(
+            &controller,
+            &apps,
+            (provider, fake),
+            Vec::new(),
+            provider.closed,
+            1,
+        )
+        .await;
+        expect(&[], Some(&format!("{}-", provider.name))).await;
+    }
+    let counts = controller.webhook_counts().await;
+    let count = |provider: &str, result: &str| counted(&counts, provider, result);
+    assert_eq!(count("github", "refreshed"), 4, "{counts:?}");
+    assert_eq!(count("github", "ignored"), 1, "{counts:?}");
+    assert_eq!(count("github", "unauthorized"), 1, "{counts:?}");
+    for provider in ["gitlab", "gitea", "bitbucketserver"] {
+        assert_eq!(count(provider, "refreshed"), 2, "{provider}: {counts:?}");
+    }
 }

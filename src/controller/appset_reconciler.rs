@@ -46,6 +46,7 @@ use super::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use super::scm_client::{HttpScm, SCM_TIMEOUT};
 use super::slow_reconcile::reported_when_slow;
+use super::store_ready::StoreReady;
 use crate::api::AppProject;
 use crate::api::application_set::PROMOTE_ANNOTATION;
 use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
@@ -307,6 +308,8 @@ impl ReconcileError {
 struct AppSetRun {
     ctx: Arc<AppSetContext>,
     applications: Store<Application>,
+    /// The first list of `applications`, awaited by every reconcile.
+    applications_listed: StoreReady,
     /// True once the controller stops: its watches are then no longer read, so a reconcile
     /// must not wait for the Applications' store to fill.
     stopping: watch::Receiver<bool>,
@@ -339,7 +342,7 @@ async fn reconcile(
     let ctx = &run.ctx;
     let mut stopping = run.stopping.clone();
     let ready = tokio::select! {
-        ready = run.applications.wait_until_ready() => ready.is_ok(),
+        ready = run.applications_listed.wait() => ready,
         _ = stopping.wait_for(|stopping| *stopping) => false,
     };
     if !ready {
@@ -949,6 +952,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             error_policy,
             Arc::new(AppSetRun {
                 ctx,
+                applications_listed: StoreReady::new(&owned),
                 applications: owned,
                 stopping,
             }),

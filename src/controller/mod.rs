@@ -6,7 +6,7 @@
 //! them are the I/O shell ([`appset_reconciler`], [`appset_deletion`], [`rollout`], [`application_reconciler`],
 //! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] and [`scm_client`] (with
 //! [`plugin_tls`]), [`graceful_shutdown`], [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
-//! [`member_lease`], [`ownership`], [`readiness`], [`metrics`], [`slow_reconcile`], [`endpoint`]) and [`run`] ties
+//! [`member_lease`], [`ownership`], [`readiness`], [`store_ready`], [`metrics`], [`slow_reconcile`], [`endpoint`]) and [`run`] ties
 //! them together — or [`run_sharded`], where several replicas share the Applications.
 
 // The pure cores (crate flotilla-core), re-exported so `crate::controller::appset` reads the
@@ -38,6 +38,7 @@ pub mod running_syncs;
 pub mod scm_client;
 pub mod slow_reconcile;
 pub mod status_store;
+pub mod store_ready;
 pub mod sync_job;
 pub mod url_request;
 

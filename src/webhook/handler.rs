@@ -1,11 +1,15 @@
 //! The receiver's [`Handler`]: `POST /api/webhook` (Argo CD's path) with a body of at most
 //! [`MAX_BODY`] bytes is told by its headers ([`Provider::identify`]), verified
-//! ([`verify`]), read as a push ([`push`]) and announced ([`Refresher::refresh`]). Every
-//! request is counted in `flotilla_webhook_requests_total{provider, result}`; the answer says
-//! what was done or why nothing was: 413 for a body over the limit, 400 for a request of no
-//! known provider, an event other than a push (or a ping), or a payload naming no repository,
-//! 401 for a missing or wrong signature or token (or no secret configured), 503 when the
-//! Secret or the API cannot be read.
+//! ([`verify`]), read as a push ([`push`]) and announced ([`Refresher::refresh`]), or read as a
+//! pull-request event ([`pull_request`]) and announced to the ApplicationSets listing that
+//! repository's pull requests ([`Refresher::refresh_pull_requests`]) when its action may change
+//! what they list. Every request is counted in
+//! `flotilla_webhook_requests_total{provider, result}`; the answer says what was done or why
+//! nothing was: 200 `ignored` for a pull-request action that changes no list (an assignment, a
+//! review), 413 for a body over the limit, 400 for a request of no known provider, an event
+//! other than a push, a pull-request event or a ping, or a payload naming no repository, 401
+//! for a missing or wrong signature or token (or no secret configured), 503 when the Secret or
+//! the API cannot be read.
 
 use std::sync::Arc;
 
@@ -16,6 +20,7 @@ use hyper::{Method, Request, Response, StatusCode, header};
 
 use super::payload::push;
 use super::provider::{Event, Provider};
+use super::pull_request_event::pull_request;
 use super::pushed_refs::PushedRefs;
 use super::refresh::Refresher;
 use super::secrets::WebhookSecretSource;
@@ -160,20 +165,23 @@ impl Receiving {
             return Outcome::new(StatusCode::UNAUTHORIZED, "unauthorized", error.to_string());
         }
         match event {
-            Event::Push => {}
-            Event::Ping => return Outcome::new(StatusCode::OK, "ping", "pong"),
-            Event::Other(name) => {
-                return Outcome::new(
-                    StatusCode::BAD_REQUEST,
-                    "unknown_event",
-                    format!(
-                        "{} event {name:?} is not a push; only push events refresh",
-                        provider.name()
-                    ),
-                );
-            }
+            Event::Push => self.push(provider, &body).await,
+            Event::PullRequest => self.pull_request(provider, &body).await,
+            Event::Ping => Outcome::new(StatusCode::OK, "ping", "pong"),
+            Event::Other(name) => Outcome::new(
+                StatusCode::BAD_REQUEST,
+                "unknown_event",
+                format!(
+                    "{} event {name:?} is neither a push nor a pull-request event; only those refresh",
+                    provider.name()
+                ),
+            ),
         }
-        let pushed = match push(provider, &body) {
+    }
+
+    /// The outcome of the verified push `body` of `provider`.
+    async fn push(&self, provider: Provider, body: &[u8]) -> Outcome {
+        let pushed = match push(provider, body) {
             Ok(pushed) => pushed,
             Err(error) => {
                 return Outcome::new(StatusCode::BAD_REQUEST, "bad_payload", error.to_string());
@@ -195,6 +203,33 @@ impl Receiving {
                     ),
                 )
             }
+            Err(error) => {
+                Outcome::new(StatusCode::SERVICE_UNAVAILABLE, "failed", error.to_string())
+            }
+        }
+    }
+
+    /// The outcome of the verified pull-request event `body` of `provider`.
+    async fn pull_request(&self, provider: Provider, body: &[u8]) -> Outcome {
+        let event = match pull_request(provider, body) {
+            Ok(event) => event,
+            Err(error) => {
+                return Outcome::new(StatusCode::BAD_REQUEST, "bad_payload", error.to_string());
+            }
+        };
+        if !event.changes_listing() {
+            return Outcome::new(
+                StatusCode::OK,
+                "ignored",
+                format!("{event}: this action changes no pull request list; nothing refreshed"),
+            );
+        }
+        match self.refresher.refresh_pull_requests(&event).await {
+            Ok(names) => Outcome::new(
+                StatusCode::OK,
+                "refreshed",
+                format!("{event}: refreshed {} ApplicationSet(s)", names.len()),
+            ),
             Err(error) => {
                 Outcome::new(StatusCode::SERVICE_UNAVAILABLE, "failed", error.to_string())
             }

@@ -24,21 +24,36 @@ pub struct Push {
     pub default_branch: Option<String>,
 }
 
-/// A push payload that cannot be used.
+/// A push (or pull-request) payload that cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PayloadError {
     #[error(
-        "the {provider} push payload is not JSON ({error}); configure the webhook to send application/json"
+        "the {provider} {event} payload is not JSON ({error}); configure the webhook to send application/json"
     )]
     NotJson {
         provider: &'static str,
+        /// `push` or `pull request`.
+        event: &'static str,
         error: String,
     },
-    #[error("the {provider} push payload names no repository URL (looked at {fields})")]
+    #[error("the {provider} {event} payload names no repository (looked at {fields})")]
     NoRepository {
         provider: &'static str,
+        event: &'static str,
         fields: &'static str,
     },
+}
+
+/// `body`, a payload of `provider`'s `event`, as JSON.
+///
+/// # Errors
+/// It is not JSON.
+pub fn parse(provider: Provider, event: &'static str, body: &[u8]) -> Result<Value, PayloadError> {
+    serde_json::from_slice(body).map_err(|error| PayloadError::NotJson {
+        provider: provider.name(),
+        event,
+        error: error.to_string(),
+    })
 }
 
 /// The JSON pointers of the repository's URLs in `provider`'s push payload (`*` stands for
@@ -88,14 +103,12 @@ fn default_branch_field(provider: Provider) -> Option<&'static str> {
 /// # Errors
 /// The body is not JSON, or names no repository URL.
 pub fn push(provider: Provider, body: &[u8]) -> Result<Push, PayloadError> {
-    let payload: Value = serde_json::from_slice(body).map_err(|error| PayloadError::NotJson {
-        provider: provider.name(),
-        error: error.to_string(),
-    })?;
+    let payload = parse(provider, "push", body)?;
     let repos: Vec<RepoKey> = distinct(&payload, url_fields(provider), RepoKey::of);
     if repos.is_empty() {
         return Err(PayloadError::NoRepository {
             provider: provider.name(),
+            event: "push",
             fields: match provider {
                 Provider::GitHub | Provider::Gitea | Provider::Gogs => {
                     "repository.html_url, clone_url, ssh_url"

@@ -1,6 +1,9 @@
 //! Which git host sent a webhook, told by the headers each documents, and what kind of event it
-//! is. Gitea and Forgejo also send Gogs' and GitHub's headers (for tools written for those), so
-//! their own headers are looked at first, then Gogs', then GitHub's. Pure.
+//! is: a push, a pull-request event of a host whose pull requests a `pullRequest` generator lists
+//! (GitHub's and Gitea's `pull_request`, GitLab's `Merge Request Hook`, Bitbucket Server's
+//! `pr:…` keys), a ping, or anything else. Gitea and Forgejo also send Gogs' and GitHub's headers
+//! (for tools written for those), so their own headers are looked at first, then Gogs', then
+//! GitHub's. Pure.
 
 use hyper::HeaderMap;
 
@@ -23,6 +26,9 @@ pub enum Provider {
 pub enum Event {
     /// Commits pushed (or a branch or tag created or moved).
     Push,
+    /// Something happened to a pull (merge) request; which action is in the payload (Bitbucket
+    /// Server's is the event key itself, repeated in the payload's `eventKey`).
+    PullRequest,
     /// The host checking that the webhook works (sent when one is created or tested).
     Ping,
     /// Anything else, by the host's name for it.
@@ -84,6 +90,13 @@ impl Provider {
             Self::Bitbucket => name == "repo:push",
             Self::BitbucketServer => name == "repo:refs_changed",
         };
+        let pull_request = match self {
+            Self::GitHub | Self::Gitea => name == "pull_request",
+            Self::GitLab => name == "Merge Request Hook",
+            Self::BitbucketServer => name.starts_with("pr:"),
+            // No pullRequest generator reads Bitbucket Cloud or Gogs.
+            Self::Bitbucket | Self::Gogs => false,
+        };
         let ping = match self {
             Self::GitHub => name == "ping",
             Self::BitbucketServer => name == "diagnostics:ping",
@@ -91,6 +104,8 @@ impl Provider {
         };
         if push {
             Event::Push
+        } else if pull_request {
+            Event::PullRequest
         } else if ping {
             Event::Ping
         } else {
@@ -118,7 +133,7 @@ mod tests {
 
     #[test]
     fn each_host_is_told_by_its_headers() {
-        let cases: [Case; 10] = [
+        let cases: [Case; 15] = [
             (
                 &[("x-github-event", "push")],
                 Some((Provider::GitHub, Event::Push)),
@@ -159,6 +174,36 @@ mod tests {
             (
                 &[("x-gogs-event", "push"), ("x-github-event", "push")],
                 Some((Provider::Gogs, Event::Push)),
+            ),
+            (
+                &[("x-github-event", "pull_request")],
+                Some((Provider::GitHub, Event::PullRequest)),
+            ),
+            (
+                &[("x-gitlab-event", "Merge Request Hook")],
+                Some((Provider::GitLab, Event::PullRequest)),
+            ),
+            (
+                &[("x-event-key", "pr:from_ref_updated")],
+                Some((Provider::BitbucketServer, Event::PullRequest)),
+            ),
+            (
+                &[
+                    ("x-gitea-event", "pull_request"),
+                    ("x-github-event", "pull_request"),
+                ],
+                Some((Provider::Gitea, Event::PullRequest)),
+            ),
+            // Bitbucket Cloud's pull requests are read by no generator.
+            (
+                &[
+                    ("x-event-key", "pullrequest:created"),
+                    ("x-hook-uuid", "{u}"),
+                ],
+                Some((
+                    Provider::Bitbucket,
+                    Event::Other("pullrequest:created".into()),
+                )),
             ),
             (&[("content-type", "application/json")], None),
         ];

@@ -6,8 +6,11 @@
 //! push moves, or owning such an Application, gets it too (the ApplicationSet
 //! controller removes it once regenerated). The watches of both controllers see those writes at
 //! once: the Applications compare with the new commit, the ApplicationSets regenerate and move
-//! their rollouts to it. The writes go through the Lease-free client, so a standby replica that
-//! receives a webhook still announces it to the leader.
+//! their rollouts to it. A verified pull-request event annotates the ApplicationSets with a
+//! `pullRequest` generator listing its repository
+//! ([`super::pull_request_generators::lists_pull_requests_of`]): they list the pull requests
+//! again at once instead of after `requeueAfterSeconds`. The writes go through the Lease-free
+//! client, so a standby replica that receives a webhook still announces it to the leader.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -19,6 +22,8 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::pull_request_event::PullRequestEvent;
+use super::pull_request_generators::lists_pull_requests_of;
 use super::pushed_refs::PushedRefs;
 use super::repo_url::RepoKey;
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
@@ -122,6 +127,47 @@ impl Refresher {
                 .collect();
             reading.push((api, namespace, names));
         }
+        // ApplicationSets first: their rollouts start from the new commit without waiting for
+        // their Applications.
+        refreshed.application_sets = self
+            .refresh_application_sets(&stamp, |appset| {
+                owners.contains(&appset.name_any())
+                    || git_generator_sources(appset)
+                        .iter()
+                        .any(|(url, revision)| moved(url, revision))
+            })
+            .await?;
+        for (api, namespace, names) in reading {
+            annotate(&api, "Application", &namespace, &names, &stamp).await?;
+            refreshed
+                .applications
+                .extend(names.iter().map(|name| format!("{namespace}/{name}")));
+        }
+        Ok(refreshed)
+    }
+
+    /// Refreshes the ApplicationSets whose `pullRequest` generators list the repository of
+    /// `event`; their names.
+    ///
+    /// # Errors
+    /// Listing or annotating failed; what was annotated before stays annotated.
+    pub async fn refresh_pull_requests(
+        &self,
+        event: &PullRequestEvent,
+    ) -> Result<Vec<String>, RefreshError> {
+        let stamp = Timestamp::now().to_string();
+        self.refresh_application_sets(&stamp, |appset| {
+            lists_pull_requests_of(&appset.spec.generators, event)
+        })
+        .await
+    }
+
+    /// Annotates with `stamp` the ApplicationSets of the namespace that `refreshes`; their names.
+    async fn refresh_application_sets(
+        &self,
+        stamp: &str,
+        refreshes: impl Fn(&ApplicationSet) -> bool,
+    ) -> Result<Vec<String>, RefreshError> {
         let api: Api<ApplicationSet> = Api::namespaced(self.client.clone(), &self.namespace);
         let appsets =
             api.list(&ListParams::default())
@@ -134,25 +180,11 @@ impl Refresher {
         let names: Vec<String> = appsets
             .items
             .iter()
-            .filter(|appset| {
-                owners.contains(&appset.name_any())
-                    || git_generator_sources(appset)
-                        .iter()
-                        .any(|(url, revision)| moved(url, revision))
-            })
+            .filter(|appset| refreshes(appset))
             .map(ResourceExt::name_any)
             .collect();
-        // ApplicationSets first: their rollouts start from the new commit without waiting for
-        // their Applications.
-        annotate(&api, "ApplicationSet", &self.namespace, &names, &stamp).await?;
-        refreshed.application_sets = names;
-        for (api, namespace, names) in reading {
-            annotate(&api, "Application", &namespace, &names, &stamp).await?;
-            refreshed
-                .applications
-                .extend(names.iter().map(|name| format!("{namespace}/{name}")));
-        }
-        Ok(refreshed)
+        annotate(&api, "ApplicationSet", &self.namespace, &names, stamp).await?;
+        Ok(names)
     }
 }
 

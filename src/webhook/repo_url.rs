@@ -43,6 +43,16 @@ impl RepoKey {
     }
 }
 
+/// The host of `url` (`scheme://user@Host:port/…`), lower case, without user or port; `None`
+/// for something without a scheme and a host. SCM API base URLs are compared by it.
+#[must_use]
+pub fn url_host(url: &str) -> Option<String> {
+    let (_, rest) = url.trim().split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = host_of(authority);
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
 /// The host of `user@host:port` (an IPv6 address keeps its brackets).
 fn host_of(authority: &str) -> &str {
     let host = authority
@@ -109,5 +119,19 @@ mod tests {
             RepoKey::of("ssh://git@[::1]:7999/scm/acme/platform.git").map(|k| k.to_string()),
             Some("[::1]/scm/acme/platform".to_owned())
         );
+    }
+
+    #[test]
+    fn a_urls_host_drops_user_port_and_case() {
+        for (url, host) in [
+            ("https://API.github.com/repos/a/b", Some("api.github.com")),
+            ("http://ci:pw@127.0.0.1:8080/api/v3", Some("127.0.0.1")),
+            ("https://gitlab.example", Some("gitlab.example")),
+            ("https://[::1]:3000/", Some("[::1]")),
+            ("gitea.example/api", None),
+            ("", None),
+        ] {
+            assert_eq!(url_host(url).as_deref(), host, "{url}");
+        }
     }
 }

@@ -9,7 +9,8 @@
 //! `repository/tree`, Bitbucket Server `browse`). A page holds at most `page_size` items
 //! whatever the client asks, as a provider caps its page size, so short lists still span
 //! several pages. Pull requests and repositories can be changed while the fake runs; every
-//! request is counted.
+//! request is counted. [`pull_request_entry`] is the generator entry that lists a fake's pull
+//! requests.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -28,6 +29,27 @@ pub enum Kind {
     Gitlab,
     Gitea,
     BitbucketServer,
+}
+
+/// The `pullRequest` generator entry of `kind` for repository `acme/web` (GitLab's project
+/// `acme/web`, Bitbucket Server's project `acme`) of the fake at `api`, with its token (Bitbucket
+/// Server: the password of user `ci`) read from key `key` of Secret `secret`.
+pub fn pull_request_entry(kind: Kind, api: &str, secret: &str, key: &str) -> Value {
+    let token = json!({"secretName": secret, "key": key});
+    let provider = match kind {
+        Kind::Github => {
+            json!({"github": {"owner": "acme", "repo": "web", "api": api, "tokenRef": token}})
+        }
+        Kind::Gitlab => json!({"gitlab": {"project": "acme/web", "api": api, "tokenRef": token}}),
+        Kind::Gitea => {
+            json!({"gitea": {"owner": "acme", "repo": "web", "api": api, "tokenRef": token}})
+        }
+        Kind::BitbucketServer => {
+            json!({"bitbucketServer": {"project": "acme", "repo": "web", "api": api,
+            "basicAuth": {"username": "ci", "passwordRef": token}}})
+        }
+    };
+    json!({"pullRequest": provider})
 }
 
 /// One open pull request.

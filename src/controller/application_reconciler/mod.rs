@@ -49,6 +49,7 @@ use crate::controller::metrics::Reconciler;
 use crate::controller::ownership::Ownership;
 use crate::controller::running_syncs::Parked;
 use crate::controller::slow_reconcile::reported_when_slow;
+use crate::controller::store_ready::StoreReady;
 use crate::customizations::Customizations;
 
 pub use context::ApplicationContext;
@@ -74,6 +75,8 @@ pub const RECONCILE_CONCURRENCY: u16 = 32;
 struct ControllerRun {
     ctx: Arc<ApplicationContext>,
     appsets: Store<ApplicationSet>,
+    /// The first list of `appsets`, awaited by every reconcile that needs it.
+    appsets_listed: StoreReady,
     stopping: watch::Receiver<bool>,
 }
 
@@ -443,6 +446,7 @@ pub async fn run(
     let controller = controller.reconcile_on(wake);
     let run = Arc::new(ControllerRun {
         ctx: Arc::clone(&ctx),
+        appsets_listed: StoreReady::new(&appsets),
         appsets,
         stopping,
     });

@@ -81,7 +81,7 @@ pub(super) async fn gate(run: &ControllerRun, app: &Application) -> SyncGate {
     let Some(owner) = owner else {
         return sync_gate(None);
     };
-    if run.appsets.wait_until_ready().await.is_err() {
+    if !run.appsets_listed.wait().await {
         return SyncGate::RolloutControlled;
     }
     let appset = run
