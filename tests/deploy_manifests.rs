@@ -189,7 +189,7 @@ fn three_replicas_with_a_disruption_budget_and_member_leases() {
             .unwrap_or_default();
         assert!(
             !args.iter().any(|a| a == "--shards"),
-            "one decider and two standbys, the default: {args:?}"
+            "--shards auto is the default: {args:?}"
         );
         let budget: PodDisruptionBudget = one(&objects, "PodDisruptionBudget");
         let budget = budget.spec.expect("a spec");

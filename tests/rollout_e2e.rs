@@ -1739,10 +1739,8 @@ async fn rollout_under_kills(label: &str, replicas: usize) {
     write("v1");
     let first = repo.commit("v1");
     let jobs = JobCreations::start(&ns);
-    let mut args = CHAOS_LEASE.to_vec();
-    if replicas > 1 {
-        args.extend(["--shards", "auto"]);
-    }
+    // The replicas share the Applications (`--shards auto`, the default).
+    let args = CHAOS_LEASE.to_vec();
     let controllers: Vec<Controller> = (0..replicas)
         .map(|i| Controller::start_with(&ns, &format!("chaos-{i}"), &args))
         .collect();

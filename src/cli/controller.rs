@@ -150,11 +150,11 @@ pub struct ControllerArgs {
     /// --renew-deadline.
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
     pub retry_period: Duration,
-    /// `1` (the default): the leader runs both controllers, the other replicas stand by.
-    /// `auto`: replicas share the Applications, each holding a member Lease
+    /// `auto` (the default): replicas share the Applications, each holding a member Lease
     /// (`<lease-name>-<identity>`) and reconciling the Applications consistent hashing gives
-    /// it; the ApplicationSet controller runs in the leader only.
-    #[arg(long, default_value = "1", value_parser = parse_shards)]
+    /// it; the ApplicationSet controller runs in the leader only. `1`: the leader runs both
+    /// controllers, the other replicas stand by.
+    #[arg(long, default_value = "auto", value_parser = parse_shards)]
     pub shards: Shards,
 }
 
