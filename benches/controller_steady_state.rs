@@ -22,7 +22,10 @@
 //! Application and by verb and resource (its `apiserver_request_total`, every client: the
 //! controller's, the benchmark's one ApplicationSet and the kube-controller-manager's).
 //!
-//! `cargo bench --bench controller_steady_state` (`FLOTILLA_CONTROLPLANE_DIR`, `APPS`,
+//! With `REPLICAS` (default 1), that many `flotilla controller` processes share the
+//! Applications (`--shards auto`, the default): CPU is their sum, RSS is reported per replica.
+//!
+//! `cargo bench --bench controller_steady_state` (`FLOTILLA_CONTROLPLANE_DIR`, `APPS`, `REPLICAS`,
 //! `SOURCE` = `directory` or `chart`, `SETTLE_SECS`, `WINDOW_SECS`, `LATENCY_SAMPLES`; the chart
 //! needs helm: on `PATH` or `FLOTILLA_HELM`). Builds nothing itself: run
 //! `cargo build --release --bin flotilla` first.
@@ -297,10 +300,28 @@ fn main() {
         let client = harness::client(&kubeconfig).await;
         let namespace = format!("bench-controller-{}", std::process::id());
         harness::namespace_with_crds(&client, &namespace).await;
-        let log = work.path().join("controller.log");
-        let endpoint = harness::free_address();
-        let mut controller = harness::start_controller(&kubeconfig, &namespace, endpoint, &log);
-        let pid = controller.id();
+        let replicas = env_or("REPLICAS", 1);
+        let mut controllers: Vec<_> = (0..replicas)
+            .map(|i| {
+                let log = work.path().join(format!("controller-{i}.log"));
+                let endpoint = harness::free_address();
+                let child = harness::start_controller(&kubeconfig, &namespace, endpoint, &log);
+                (child, endpoint, log)
+            })
+            .collect();
+        let pids: Vec<u32> = controllers.iter().map(|(child, ..)| child.id()).collect();
+        let endpoints: Vec<_> = controllers.iter().map(|(_, endpoint, _)| *endpoint).collect();
+        // RSS, peak RSS (KiB) of each replica, and the CPU ticks of them all.
+        let usage = || {
+            let each: Vec<_> = pids.iter().map(|&pid| process_usage(pid)).collect();
+            let ticks = each.iter().map(|(_, _, ticks)| ticks).sum::<u64>();
+            (each, ticks)
+        };
+        let mib = |kib: u64| format!("{:.1} MiB", kib as f64 / 1024.0);
+        let rss_of = |each: &[(u64, u64, u64)]| {
+            each.iter().map(|(rss, _, _)| mib(*rss)).collect::<Vec<_>>().join(", ")
+        };
+        let counted = |metric: &str| endpoints.iter().map(|&e| counter(e, metric)).sum::<u64>();
         let writes_before = harness::api_writes(&client).await;
         let appset: ApplicationSet =
             serde_json::from_value(application_set(&namespace, work.path(), apps, source))
@@ -327,18 +348,19 @@ fn main() {
             if ready as u64 == apps {
                 break;
             }
-            let (rss, _, _) = process_usage(pid);
             eprintln!(
-                "{:>5.0} s: {ready}/{} Applications listed Synced and Healthy of {apps}; controller RSS {:.1} MiB",
+                "{:>5.0} s: {ready}/{} Applications listed Synced and Healthy of {apps}; controller RSS {}",
                 started.elapsed().as_secs_f64(),
                 list.items.len(),
-                rss as f64 / 1024.0
+                rss_of(&usage().0)
             );
-            assert!(
-                controller.try_wait().expect("controller state").is_none(),
-                "the controller exited; see {}",
-                log.display()
-            );
+            for (child, _, log) in &mut controllers {
+                assert!(
+                    child.try_wait().expect("controller state").is_none(),
+                    "a controller exited; see {}",
+                    log.display()
+                );
+            }
             assert!(
                 started.elapsed() < Duration::from_secs(1800),
                 "only {ready} of {apps} Applications Synced and Healthy after 30 min"
@@ -346,10 +368,10 @@ fn main() {
             tokio::time::sleep(Duration::from_secs(5)).await;
         }
         let converged = started.elapsed();
-        let (converged_rss, converged_hwm, converged_ticks) = process_usage(pid);
+        let (converged_each, converged_ticks) = usage();
         let writes = harness::writes_between(&writes_before, &harness::api_writes(&client).await);
         eprintln!(
-            "converged after {:.0} s (controller pid {pid}); measuring in {} s for {} s",
+            "converged after {:.0} s (controller pids {pids:?}); measuring in {} s for {} s",
             converged.as_secs_f64(),
             settle.as_secs(),
             window.as_secs()
@@ -358,24 +380,26 @@ fn main() {
         let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         report_convergence(apps, converged, converged_ticks as f64 / ticks_per_second, &writes);
         println!(
-            "controller RSS at convergence {:.1} MiB (peak {:.1} MiB)",
-            converged_rss as f64 / 1024.0,
-            converged_hwm as f64 / 1024.0
+            "controller RSS at convergence, per replica: {} (peak {})",
+            rss_of(&converged_each),
+            converged_each.iter().map(|(_, hwm, _)| mib(*hwm)).collect::<Vec<_>>().join(", ")
         );
         tokio::time::sleep(settle).await;
-        let (_, _, ticks_before) = process_usage(pid);
-        let reconciles_before = counter(endpoint, RECONCILES);
-        let tool_runs_before = counter(endpoint, TOOL_RUNS);
+        let (_, ticks_before) = usage();
+        let reconciles_before = counted(RECONCILES);
+        let tool_runs_before = counted(TOOL_RUNS);
         let versions_before = versions(&applications).await;
-        let mut peak_rss = 0;
+        let mut peak_rss = vec![0; pids.len()];
         let measure_start = Instant::now();
         while measure_start.elapsed() < window {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            peak_rss = peak_rss.max(process_usage(pid).0);
+            for (peak, (rss, _, _)) in peak_rss.iter_mut().zip(usage().0) {
+                *peak = (*peak).max(rss);
+            }
         }
-        let (rss, hwm, ticks_after) = process_usage(pid);
-        let reconciles = counter(endpoint, RECONCILES) - reconciles_before;
-        let tool_runs = counter(endpoint, TOOL_RUNS) - tool_runs_before;
+        let (each_after, ticks_after) = usage();
+        let reconciles = counted(RECONCILES) - reconciles_before;
+        let tool_runs = counted(TOOL_RUNS) - tool_runs_before;
         let versions_after = versions(&applications).await;
         let written = versions_after
             .iter()
@@ -393,10 +417,10 @@ fn main() {
         println!("converged (all Synced and Healthy) after {:.0} s", converged.as_secs_f64());
         println!("settled for {} s", settle.as_secs());
         println!(
-            "steady state over {elapsed:.0} s: RSS {:.1} MiB (max {:.1} MiB, peak since start {:.1} MiB), CPU {cpu:.2} s = {:.1}% of one core",
-            rss as f64 / 1024.0,
-            peak_rss as f64 / 1024.0,
-            hwm as f64 / 1024.0,
+            "steady state over {elapsed:.0} s: RSS per replica {} (max {}, peak since start {}), CPU {cpu:.2} s = {:.1}% of one core",
+            rss_of(&each_after),
+            peak_rss.iter().map(|&kib| mib(kib)).collect::<Vec<_>>().join(", "),
+            each_after.iter().map(|(_, hwm, _)| mib(*hwm)).collect::<Vec<_>>().join(", "),
             100.0 * cpu / elapsed
         );
         println!(
@@ -416,8 +440,10 @@ fn main() {
                 harness::percentiles(healed)
             );
         }
-        let _ = controller.kill();
-        let _ = controller.wait();
+        for (child, ..) in &mut controllers {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(client)
             .delete(&namespace, &Default::default())
             .await;
