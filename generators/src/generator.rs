@@ -248,6 +248,9 @@ pub enum GeneratorErrorReason {
     },
     #[error("clusterDecisionResource {config_map}: {message}")]
     DecisionResource { config_map: String, message: String },
+    /// A pullRequest or scmProvider generator sets no provider, or several.
+    #[error("{0}")]
+    ScmProviders(String),
     /// A field of a pullRequest or scmProvider generator (`github.appSecretName`).
     #[error("{field}: {message}")]
     ScmField { field: String, message: String },

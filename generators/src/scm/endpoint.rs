@@ -240,13 +240,12 @@ pub enum Block<G, L, T, B> {
 }
 
 impl<G, L, T, B> Block<G, L, T, B> {
-    /// The one block set among a generator's four; `generator` (`pullRequest`) and the
-    /// providers it does not implement (`unsupported`) are named in errors.
+    /// The one block set among a generator's four; the providers the generator does not
+    /// implement (`unsupported`) are named in the error when none is set.
     ///
     /// # Errors
     /// No block, or several.
     pub fn one(
-        generator: &str,
         unsupported: &str,
         github: Option<G>,
         gitlab: Option<L>,
@@ -266,8 +265,7 @@ impl<G, L, T, B> Block<G, L, T, B> {
             return Ok(set.swap_remove(0));
         }
         let names: Vec<&str> = set.iter().map(|block| block.provider().field()).collect();
-        Err(field_error(
-            generator,
+        Err(GeneratorError::here(GeneratorErrorReason::ScmProviders(
             if names.is_empty() {
                 format!(
                     "set one provider: github, gitlab, gitea or bitbucketServer ({unsupported} are not supported)"
@@ -275,7 +273,7 @@ impl<G, L, T, B> Block<G, L, T, B> {
             } else {
                 format!("several providers are set ({}); set one", names.join(", "))
             },
-        ))
+        )))
     }
 
     /// The provider of the block.

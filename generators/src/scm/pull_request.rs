@@ -54,7 +54,6 @@ impl PullRequestGenerator {
     /// The pull requests of the one provider set, with its `labels` applied.
     fn list(&self, namespace: NamespaceSources<'_>) -> Result<Vec<PullRequest>, GeneratorError> {
         let block = Block::one(
-            "pullRequest",
             "bitbucket and azureDevOps",
             self.github.as_ref(),
             self.gitlab.as_ref(),
@@ -467,13 +466,13 @@ mod tests {
         };
         assert_eq!(
             error(json!({})),
-            "pullRequest: pullRequest: set one provider: github, gitlab, gitea or bitbucketServer (bitbucket and azureDevOps are not supported)"
+            "pullRequest: set one provider: github, gitlab, gitea or bitbucketServer (bitbucket and azureDevOps are not supported)"
         );
         assert_eq!(
             error(
                 json!({"github": {"owner": "a", "repo": "b"}, "gitea": {"owner": "a", "repo": "b", "api": "https://g"}})
             ),
-            "pullRequest: pullRequest: several providers are set (github, gitea); set one"
+            "pullRequest: several providers are set (github, gitea); set one"
         );
         assert_eq!(
             error(json!({"github": {"owner": "a", "repo": "b", "appSecretName": "app"}})),

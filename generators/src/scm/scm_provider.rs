@@ -27,7 +27,6 @@ impl Generator for ScmProviderGenerator {
         let clone = CloneProtocol::parse(&self.clone_protocol)
             .map_err(|message| field_error("cloneProtocol", message))?;
         let block = Block::one(
-            "scmProvider",
             "bitbucket, azureDevOps and awsCodeCommit",
             self.github.as_ref(),
             self.gitlab.as_ref(),
@@ -547,11 +546,11 @@ mod tests {
         };
         assert_eq!(
             error(json!({})),
-            "scmProvider: scmProvider: set one provider: github, gitlab, gitea or bitbucketServer (bitbucket, azureDevOps and awsCodeCommit are not supported)"
+            "scmProvider: set one provider: github, gitlab, gitea or bitbucketServer (bitbucket, azureDevOps and awsCodeCommit are not supported)"
         );
         assert_eq!(
             error(json!({"github": {"organization": "a"}, "gitlab": {"group": "g"}})),
-            "scmProvider: scmProvider: several providers are set (github, gitlab); set one"
+            "scmProvider: several providers are set (github, gitlab); set one"
         );
         assert_eq!(
             error(json!({"github": {"organization": "a", "appSecretName": "app"}})),
