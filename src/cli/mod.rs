@@ -52,8 +52,9 @@ pub struct Cli {
     /// (else FLOTILLA_KUBECTL, else `kubectl` on PATH).
     #[arg(long, global = true, value_name = "PATH")]
     pub kubectl: Option<std::path::PathBuf>,
-    /// How long one run of helm or kustomize, or one Jsonnet file's evaluation, may take before
-    /// it is stopped (Argo CD's repo-server setting of the same name and default).
+    /// How long one run of helm, kustomize or a git command reaching a remote, or one Jsonnet
+    /// file's evaluation, may take before it is stopped (Argo CD's repo-server setting of the
+    /// same name and default).
     #[arg(
         long,
         global = true,

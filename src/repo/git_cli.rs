@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use super::git_auth::GitAuth;
+use crate::source::tools::Tools;
 
 /// The file name whose entries hold a tree's attributes.
 const ATTRIBUTES: &str = ".gitattributes";
@@ -280,20 +281,18 @@ fn failure(out: &Output) -> String {
     }
 }
 
-/// How long a `git` command reaching a remote may run before it is killed and fails (Argo CD's
-/// default exec timeout): a server that accepts the connection and never answers must not hold
-/// the mirror, and every reconcile waiting for it, forever.
-pub const REMOTE_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// Runs `git` reaching a remote with `auth`, within [`REMOTE_TIMEOUT`]; its message is
-/// scrubbed of `auth`'s secrets.
+/// Runs `git` reaching a remote with `auth`, within the exec timeout every tool run has
+/// (`--exec-timeout`, [`Tools::current`]; Argo CD's bounds its git commands the same way): a
+/// server that accepts the connection and never answers must not hold the mirror, and every
+/// reconcile waiting for it, forever. Its message is scrubbed of `auth`'s secrets.
 fn run_remote(repo: Option<&Path>, args: &[&str], auth: &GitAuth) -> Result<Vec<u8>, GitError> {
     let env: Vec<(&str, &OsStr)> = auth
         .env()
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_os_str()))
         .collect();
-    run_git_within(repo, &[], args, &env, Some(REMOTE_TIMEOUT)).map_err(|error| GitError {
+    let timeout = Tools::current().timeout;
+    run_git_within(repo, &[], args, &env, Some(timeout)).map_err(|error| GitError {
         message: auth.scrub(&error.message),
         ..error
     })
