@@ -387,7 +387,7 @@ async fn reconcile(
 async fn reconcile_now(
     appset: Arc<ApplicationSet>,
     ctx: Arc<AppSetContext>,
-    existing: Vec<Application>,
+    existing: Vec<Arc<Application>>,
 ) -> Result<Action, ReconcileError> {
     let name = appset.name_any();
     let planned = generate_render_validate_plan(&ctx, &appset, &existing).await;
@@ -411,7 +411,7 @@ async fn reconcile_now(
     };
     let remaining = match &result {
         Ok(planned) => planned.plan.remaining(&existing),
-        Err(_) => existing.iter().collect(),
+        Err(_) => existing.iter().map(|app| &**app).collect(),
     };
     let status = write_status(&ctx, &appset, &outcome, &remaining, rollout_outcome).await?;
     let pass = pass.transpose()?;
@@ -485,7 +485,7 @@ pub struct Planned {
 
 /// `UpToDate`, unless projects refuse generated Applications (not written) or refused the
 /// last sync of existing ones: then `ErrorOccurred` names each with the rule.
-fn refused_outcome(refused: &[RefusedApplication], existing: &[Application]) -> Outcome {
+fn refused_outcome(refused: &[RefusedApplication], existing: &[Arc<Application>]) -> Outcome {
     let mut lines = Vec::new();
     if !refused.is_empty() {
         lines.push(refusals_message(refused));
@@ -523,7 +523,7 @@ async fn rollout(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
     planned: &Planned,
-    existing: &[Application],
+    existing: &[Arc<Application>],
 ) -> Option<Result<RolloutPass, ReconcileError>> {
     let input = observed_rollout(ctx, appset, planned, existing).await?;
     Some(input.map(|input| RolloutPass {
@@ -537,7 +537,7 @@ async fn observed_rollout(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
     planned: &Planned,
-    existing: &[Application],
+    existing: &[Arc<Application>],
 ) -> Option<Result<RolloutInput, ReconcileError>> {
     let strategy = rolling_sync(appset)?;
     let resolved = resolve_sources(&ctx.repos, &planned.desired).await;
@@ -622,17 +622,16 @@ async fn publish_outcome(
 }
 
 /// The Applications `appset` owns (its label and its controller owner reference) in the
-/// watch's store.
-fn owned_now(applications: &Store<Application>, appset: &ApplicationSet) -> Vec<Application> {
+/// watch's store, shared with it rather than copied: a fleet's Applications are held once.
+fn owned_now(applications: &Store<Application>, appset: &ApplicationSet) -> Vec<Arc<Application>> {
     let name = appset.name_any();
     let uid = appset.uid().unwrap_or_default();
     applications
         .state()
-        .iter()
+        .into_iter()
         .filter(|app| {
             app.labels().get(APPLICATION_SET_LABEL) == Some(&name) && is_owned_by(app, &uid)
         })
-        .map(|app| Application::clone(app))
         .collect()
 }
 
@@ -641,7 +640,7 @@ fn owned_now(applications: &Store<Application>, appset: &ApplicationSet) -> Vec<
 pub(super) async fn observe(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
-) -> Result<Vec<Application>, ReconcileError> {
+) -> Result<Vec<Arc<Application>>, ReconcileError> {
     let name = appset.name_any();
     let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let selector = format!("{APPLICATION_SET_LABEL}={name}");
@@ -657,6 +656,7 @@ pub(super) async fn observe(
         .items
         .into_iter()
         .filter(|app| is_owned_by(app, &uid))
+        .map(Arc::new)
         .collect())
 }
 
@@ -664,7 +664,7 @@ pub(super) async fn observe(
 async fn generate_render_validate_plan(
     ctx: &AppSetContext,
     appset: &Arc<ApplicationSet>,
-    existing: &[Application],
+    existing: &[Arc<Application>],
 ) -> Result<Planned, ReconcileError> {
     let name = appset.name_any();
     let inventory = read_inventory(&ctx.client, &ctx.control_namespace).await?;
@@ -716,10 +716,10 @@ async fn generate_render_validate_plan(
         .map(|app| owned(app, &owner, finalizer))
         .collect();
     // A refused Application that exists stays as it is (its own controller refuses to sync it).
-    let existing: Vec<Application> = existing
+    let existing: Vec<&Application> = existing
         .iter()
+        .map(|app| &**app)
         .filter(|app| !refused.iter().any(|r| r.name == app.name_any()))
-        .cloned()
         .collect();
     let ignored = ignored_fields(&appset.spec).map_err(|error| ReconcileError::Spec {
         appset: name.clone(),

@@ -1,5 +1,5 @@
 //! The notifier: while this replica leads, it watches the namespace's ApplicationSets and
-//! Applications, reads the `flotilla-notifications` ConfigMap (and the Secret of the same name
+//! Applications (keeping only what it reads of them, [`super::watched`]), reads the `flotilla-notifications` ConfigMap (and the Secret of the same name
 //! for `$key` credentials) at each pass, and delivers what the triggers ask that the ledger
 //! (the ConfigMap `flotilla-notifications-state`) does not record yet. A delivery is recorded
 //! right after its service answered 2xx, or after its last attempt failed, so a restart
@@ -8,8 +8,8 @@
 //! `X-Flotilla-Delivery` id. Attempts are retried with exponential backoff; every outcome is an
 //! Event on the object and a count in `flotilla_notifications_total`.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
@@ -17,11 +17,10 @@ use futures::{Future, FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::post::post_json;
+use super::watched::{Watched, WatchedObjects, watched};
 use crate::api::{Application, ApplicationSet};
 use crate::controller::event_reason::EventReason;
 use crate::controller::events::EventPublisher;
@@ -30,7 +29,7 @@ use crate::controller::metrics::Metrics;
 use crate::notify::config::{CONFIG_MAP, NotificationConfig, SECRET, Service};
 use crate::notify::ledger::{Delivery, Ledger, application_key, application_set_key};
 use crate::notify::message::{body, render};
-use crate::notify::occurrence::{Occurrence, of_application, of_application_set};
+use crate::notify::occurrence::{of_application, of_application_set};
 
 /// The ConfigMap the ledger is kept in.
 pub const LEDGER: &str = "flotilla-notifications-state";
@@ -53,19 +52,13 @@ pub struct Notifier {
     pub events: Arc<EventPublisher>,
 }
 
-/// One watched object: its ledger key, Event reference and events now.
-struct Watched {
-    key: String,
-    reference: ObjectReference,
-    occurrences: Vec<Occurrence>,
-}
-
 impl Notifier {
     /// Runs until `stop` completes (or the future is dropped: the watches stop with it).
     pub async fn run(self: Arc<Self>, stop: impl Future<Output = ()>) {
         let since = Timestamp::now();
-        let (appsets, appset_changes) = self.watched::<ApplicationSet>();
-        let (apps, app_changes) = self.watched::<Application>();
+        let (appsets, appset_changes) =
+            watched(self.client.clone(), &self.namespace, reduce_application_set);
+        let (apps, app_changes) = watched(self.client.clone(), &self.namespace, reduce_application);
         // The watches run on their own task, announcing each change.
         let (changed, mut changes) = tokio::sync::watch::channel(());
         let watching = tokio::spawn(async move {
@@ -77,7 +70,14 @@ impl Notifier {
         let _watching = AbortOnDrop(watching.abort_handle());
         let stop = stop.fuse();
         tokio::pin!(stop);
-        let _ = futures::join!(appsets.wait_until_ready(), apps.wait_until_ready());
+        // Both kinds listed first, as a pass forgets the ledger entries of absent objects.
+        let listed = || lock(&appsets).listed() && lock(&apps).listed();
+        while !listed() {
+            tokio::select! {
+                () = &mut stop => return,
+                changed = changes.changed() => if changed.is_err() { return },
+            }
+        }
         let mut ledger = self.read_ledger().await;
         loop {
             changes.borrow_and_update();
@@ -91,62 +91,34 @@ impl Notifier {
         }
     }
 
-    /// A store of the namespace's objects of kind `K` and the stream of their changes, which
-    /// keeps it (nothing happens until the stream is polled).
-    fn watched<K>(&self) -> (Store<K>, impl futures::Stream<Item = ()> + Send + 'static)
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug
-            + Send
-            + Sync
-            + 'static,
-    {
-        let (store, writer) = reflector::store::<K>();
-        let api = Api::namespaced(self.client.clone(), &self.namespace);
-        let changes = reflector::reflector(writer, watcher(api, watcher::Config::default()))
-            .default_backoff()
-            .map(drop);
-        (store, changes)
-    }
-
     /// Delivers whatever is due now.
     async fn pass(
         &self,
         ledger: &mut Ledger,
-        appsets: &Store<ApplicationSet>,
-        apps: &Store<Application>,
+        appsets: &Mutex<WatchedObjects>,
+        apps: &Mutex<WatchedObjects>,
         since: Timestamp,
     ) {
         let Some(config) = self.read_config().await else {
             return;
         };
         let credentials = self.read_credentials().await;
-        let watched: Vec<Watched> = appsets
-            .state()
-            .iter()
-            .map(|appset| Watched {
-                key: application_set_key(&appset.name_any()),
-                reference: appset.object_ref(&()),
-                occurrences: of_application_set(appset),
-            })
-            .chain(apps.state().iter().map(|app| Watched {
-                key: application_key(&self.namespace, &app.name_any()),
-                reference: app.object_ref(&()),
-                occurrences: of_application(app),
-            }))
-            .collect();
         let before = ledger.clone();
-        let present: BTreeSet<&str> = watched.iter().map(|w| w.key.as_str()).collect();
-        ledger.retain(|key| present.contains(key));
-        for object in &watched {
-            for delivery in ledger.due(&object.key, &object.occurrences, &config, since) {
-                self.deliver(&config, &credentials, &delivery, &object.reference)
-                    .await;
-                ledger.record(&object.key, &delivery.id);
-                self.write_ledger(ledger).await;
+        let mut due = Vec::new();
+        {
+            let (appsets, apps) = (lock(appsets), lock(apps));
+            ledger.retain(|key| appsets.contains(key) || apps.contains(key));
+            for object in appsets.iter().chain(apps.iter()) {
+                for delivery in ledger.due(&object.key, &object.occurrences, &config, since) {
+                    due.push((delivery, object.reference.clone()));
+                }
             }
+        }
+        for (delivery, reference) in &due {
+            self.deliver(&config, &credentials, delivery, reference)
+                .await;
+            ledger.record(&delivery.object, &delivery.id);
+            self.write_ledger(ledger).await;
         }
         if *ledger != before {
             self.write_ledger(ledger).await;
@@ -291,6 +263,30 @@ impl Notifier {
         if let Err(error) = written {
             tracing::warn!("writing ConfigMap {LEDGER}: {error}");
         }
+    }
+}
+
+/// The objects behind `objects`' lock (a panic while holding it left them whole: every change
+/// is one map operation).
+fn lock(objects: &Mutex<WatchedObjects>) -> MutexGuard<'_, WatchedObjects> {
+    objects.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An ApplicationSet as the notifier keeps it.
+fn reduce_application_set(appset: &ApplicationSet) -> Watched {
+    Watched {
+        key: application_set_key(&appset.name_any()),
+        reference: appset.object_ref(&()),
+        occurrences: of_application_set(appset),
+    }
+}
+
+/// An Application as the notifier keeps it.
+fn reduce_application(app: &Application) -> Watched {
+    Watched {
+        key: application_key(&app.namespace().unwrap_or_default(), &app.name_any()),
+        reference: app.object_ref(&()),
+        occurrences: of_application(app),
     }
 }
 

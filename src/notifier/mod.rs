@@ -1,6 +1,8 @@
 //! The controller's notifier: the I/O around the pure decisions of [`crate::notify`] —
 //! [`deliver`] watches, delivers and keeps the ledger while this replica leads (see
-//! [`deliver::run_while_leading`]); [`post`] sends one JSON POST.
+//! [`deliver::run_while_leading`]); [`watched`] keeps what it reads of the objects; [`post`]
+//! sends one JSON POST.
 
 pub mod deliver;
 pub mod post;
+pub mod watched;

@@ -6,6 +6,7 @@
 //! nor at the annotations and labels `preservedFields` names that an existing Application has
 //! (their values there win over the template's, as in Argo CD).
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use kube::ResourceExt;
@@ -56,10 +57,14 @@ impl Plan {
     /// The Applications there will be once the plan is applied: existing ones not deleted (as
     /// they are now, with their status) and the created ones, sorted by name.
     #[must_use]
-    pub fn remaining<'a>(&'a self, existing: &'a [Application]) -> Vec<&'a Application> {
+    pub fn remaining<'a, E: Borrow<Application>>(
+        &'a self,
+        existing: &'a [E],
+    ) -> Vec<&'a Application> {
         let deleted: BTreeSet<&str> = self.delete.iter().map(String::as_str).collect();
         let mut remaining: Vec<&Application> = existing
             .iter()
+            .map(Borrow::borrow)
             .filter(|app| !deleted.contains(name(app)))
             .chain(&self.create)
             .collect();
@@ -106,9 +111,9 @@ pub struct KeptFields<'a> {
 /// the controller applies with, whose recorded labels and annotations tell which ones it set
 /// before.
 #[must_use]
-pub fn plan(
+pub fn plan<E: Borrow<Application>>(
     desired: Vec<Application>,
-    existing: &[Application],
+    existing: &[E],
     policy: ApplicationsSync,
     manager: &str,
     kept: KeptFields<'_>,
@@ -121,8 +126,10 @@ pub fn plan(
         policy,
         ApplicationsSync::CreateDelete | ApplicationsSync::Sync
     );
-    let existing_by_name: BTreeMap<&str, &Application> =
-        existing.iter().map(|app| (name(app), app)).collect();
+    let existing_by_name: BTreeMap<&str, &Application> = existing
+        .iter()
+        .map(|app| (name(app.borrow()), app.borrow()))
+        .collect();
     let desired_names: BTreeSet<String> = desired.iter().map(|a| name(a).to_string()).collect();
     let mut plan = Plan::default();
     for application in desired {

@@ -4,6 +4,7 @@
 //! same reconcile, and the sync window that holds it back now, if any; plus the rollout status the
 //! previous pass wrote. Pure: the clock, the resolved revisions and the projects are arguments.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::jiff::Timestamp;
@@ -84,12 +85,12 @@ pub fn target_revisions(
 
 /// Everything one pass of the rollout reads. `desired` are the generated Applications,
 /// `existing` the live ones, `updated` the names this reconcile updates, `resolved` the commit
-/// of each source.
-pub struct Observation<'a> {
+/// of each source. `existing` may be borrowed from a store (`E = Arc<Application>`).
+pub struct Observation<'a, E: Borrow<Application> = Application> {
     pub now: Timestamp,
     pub strategy: &'a RolloutStrategy,
     pub desired: &'a [Application],
-    pub existing: &'a [Application],
+    pub existing: &'a [E],
     pub updated: &'a BTreeSet<String>,
     pub resolved: &'a BTreeMap<SourceRevision, String>,
     pub prior: &'a ApplicationSet,
@@ -99,10 +100,11 @@ pub struct Observation<'a> {
 
 /// The step function's input for `observation`.
 #[must_use]
-pub fn rollout_input(observation: &Observation<'_>) -> RolloutInput {
+pub fn rollout_input<E: Borrow<Application>>(observation: &Observation<'_, E>) -> RolloutInput {
     let live: BTreeMap<&str, &Application> = observation
         .existing
         .iter()
+        .map(Borrow::borrow)
         .map(|app| (name(app), app))
         .collect();
     let mut windows = Judge::new(observation.projects, SyncKind::Automated, observation.now);

@@ -3,6 +3,7 @@
 //! removes it. Which promoted Applications still need one is decided from what is stored: an
 //! Application whose operation is already requested is never requested again. Pure.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
@@ -47,14 +48,15 @@ pub fn initiator(appset: &str) -> String {
 /// says, skipped when the live Application already has an operation (a request already written
 /// is never written twice).
 #[must_use]
-pub fn sync_requests(
+pub fn sync_requests<E: Borrow<Application>>(
     appset: &str,
     input: &RolloutInput,
     decision: &RolloutDecision,
-    existing: &[Application],
+    existing: &[E],
 ) -> Vec<SyncRequest> {
     let live: BTreeMap<&str, &Application> = existing
         .iter()
+        .map(Borrow::borrow)
         .map(|app| (app.metadata.name.as_deref().unwrap_or_default(), app))
         .collect();
     let targets: BTreeMap<&str, &[String]> = input

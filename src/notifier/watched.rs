@@ -1,0 +1,185 @@
+//! The objects the notifier watches, each kept as only what it reads of them — its ledger key,
+//! the reference its Events name and its occurrences now — not as the object: a fleet's
+//! Applications are already held by the Application controller, and a second copy of each (with
+//! its managed fields) was most of the controller's memory.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, watcher as watch};
+use kube::{Api, Client, Resource};
+
+use crate::notify::occurrence::Occurrence;
+
+/// One watched object: its ledger key, Event reference and occurrences now.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Watched {
+    pub key: String,
+    pub reference: ObjectReference,
+    pub occurrences: Vec<Occurrence>,
+}
+
+/// The watched objects of one kind, by ledger key, as the last list and the changes since
+/// show them.
+#[derive(Debug, Default)]
+pub struct WatchedObjects {
+    /// Whether a first list has completed.
+    listed: bool,
+    objects: BTreeMap<String, Watched>,
+    /// The objects of a list in progress (after a restart of the watch), replacing `objects`
+    /// when it completes, as a reflector's store does.
+    relisting: BTreeMap<String, Watched>,
+}
+
+impl WatchedObjects {
+    /// Takes one watch event, each object reduced by `reduce`.
+    pub fn apply<K>(&mut self, event: Event<K>, reduce: impl Fn(&K) -> Watched) {
+        match event {
+            Event::Apply(object) => {
+                let watched = reduce(&object);
+                self.objects.insert(watched.key.clone(), watched);
+            }
+            Event::Delete(object) => {
+                self.objects.remove(&reduce(&object).key);
+            }
+            Event::Init => self.relisting.clear(),
+            Event::InitApply(object) => {
+                let watched = reduce(&object);
+                self.relisting.insert(watched.key.clone(), watched);
+            }
+            Event::InitDone => {
+                self.objects = std::mem::take(&mut self.relisting);
+                self.listed = true;
+            }
+        }
+    }
+
+    /// Whether a first list has completed.
+    #[must_use]
+    pub fn listed(&self) -> bool {
+        self.listed
+    }
+
+    /// Whether an object of this ledger key exists.
+    #[must_use]
+    pub fn contains(&self, key: &str) -> bool {
+        self.objects.contains_key(key)
+    }
+
+    /// The objects, by ledger key.
+    pub fn iter(&self) -> impl Iterator<Item = &Watched> {
+        self.objects.values()
+    }
+}
+
+/// The objects of kind `K` in `namespace`, reduced by `reduce`, and the stream of their changes
+/// that keeps them (nothing is watched until it is polled; failed watches are retried with
+/// backoff, as a reflector's are).
+pub fn watched<K>(
+    client: Client,
+    namespace: &str,
+    reduce: fn(&K) -> Watched,
+) -> (
+    Arc<Mutex<WatchedObjects>>,
+    impl Stream<Item = ()> + Send + 'static,
+)
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let objects = Arc::new(Mutex::new(WatchedObjects::default()));
+    let kept = Arc::clone(&objects);
+    let api: Api<K> = Api::namespaced(client, namespace);
+    let changes = watch(api, watcher::Config::default())
+        .default_backoff()
+        .filter_map(|event| std::future::ready(event.ok()))
+        .map(move |event| {
+            kept.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .apply(event, reduce);
+        });
+    (objects, changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+
+    fn config_map(name: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        }
+    }
+
+    /// Keyed by name; an object whose name starts with `bad` has an occurrence.
+    fn reduce(object: &ConfigMap) -> Watched {
+        let name = object.metadata.name.clone().unwrap_or_default();
+        let occurrences = if name.starts_with("bad") {
+            vec![Occurrence {
+                trigger: crate::notify::trigger::Trigger::HealthDegraded,
+                key: format!("on-health-degraded/{name}"),
+                at: None,
+                vars: serde_json::Map::new(),
+            }]
+        } else {
+            Vec::new()
+        };
+        Watched {
+            key: name,
+            reference: ObjectReference::default(),
+            occurrences,
+        }
+    }
+
+    #[test]
+    fn a_list_then_changes_keep_the_objects_and_a_relist_replaces_them() {
+        let mut objects = WatchedObjects::default();
+        objects.apply(Event::Init, reduce);
+        objects.apply(Event::InitApply(config_map("good")), reduce);
+        objects.apply(Event::InitApply(config_map("bad-1")), reduce);
+        assert!(!objects.listed(), "not listed before InitDone");
+        assert!(!objects.contains("good"));
+        objects.apply(Event::InitDone, reduce);
+        assert!(objects.listed());
+        assert!(objects.contains("good") && objects.contains("bad-1"));
+        let occurring = |objects: &WatchedObjects| -> Vec<String> {
+            objects
+                .iter()
+                .filter(|w| !w.occurrences.is_empty())
+                .map(|w| w.key.clone())
+                .collect()
+        };
+        assert_eq!(occurring(&objects), ["bad-1"]);
+
+        objects.apply(Event::Apply(config_map("bad-2")), reduce);
+        objects.apply(Event::Delete(config_map("bad-1")), reduce);
+        assert!(!objects.contains("bad-1"));
+        assert_eq!(occurring(&objects), ["bad-2"]);
+
+        // A restarted watch lists again: until it is done the old objects stay; then only
+        // what the new list holds.
+        objects.apply(Event::Init, reduce);
+        objects.apply(Event::InitApply(config_map("other")), reduce);
+        assert!(objects.contains("bad-2"));
+        objects.apply(Event::InitDone, reduce);
+        assert!(
+            objects.contains("other") && !objects.contains("bad-2") && !objects.contains("good")
+        );
+        assert!(objects.listed());
+    }
+}
