@@ -6,6 +6,12 @@ use std::process::ExitCode;
 use clap::Parser;
 use flotilla::cli::{Cli, Command};
 
+/// jemalloc, not the C library's allocator: the controller's many threads each took a glibc
+/// arena, and freed memory stayed resident (a fleet of 10,000 Applications grew from 222 to 299
+/// MiB in the half minute after it converged); see BENCHMARKS.md.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(

@@ -40,30 +40,10 @@ use crate::webhook::refresh::Refresher;
 use crate::webhook::secrets::WebhookSecretSource;
 
 /// Threads for blocking work (git and the manifests on disk). Tokio's default (512) let every
-/// concurrent reconcile have its own thread, and glibc gives each allocating thread an arena of
-/// its own (up to 8 per core) whose freed memory stays resident: with 2,000 Applications about a
-/// third of the resident memory (see BENCHMARKS.md). The reconciles' blocking work is short, or
-/// waits for the one fetch of its repository, so a few threads serve it.
+/// concurrent reconcile have its own thread (and, with glibc's allocator then, an arena of its
+/// own whose freed memory stayed resident: see BENCHMARKS.md). The reconciles' blocking work is
+/// short, or waits for the one fetch of its repository, so a few threads serve it.
 const BLOCKING_THREADS: usize = 4;
-
-/// glibc malloc arenas for the whole process (as `MALLOC_ARENA_MAX=2`, which wins when set).
-/// Each arena keeps the peak of what was allocated in it: with 2,000 Applications the resident
-/// memory after a periodic relist reached 176–197 MiB with glibc's default (8 per core) and
-/// 147 MiB with two (BENCHMARKS.md).
-const MALLOC_ARENAS: i32 = 2;
-
-/// Caps glibc's malloc arenas (see [`MALLOC_ARENAS`]); must run before any other thread starts.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn cap_malloc_arenas() {
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        // SAFETY: mallopt only tunes the allocator; it is called before the runtime's threads
-        // exist, and M_ARENA_MAX limits arenas created from then on.
-        unsafe { libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS) };
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn cap_malloc_arenas() {}
 
 /// Arguments of `flotilla controller`.
 #[derive(Debug, clap::Args)]
@@ -183,7 +163,6 @@ fn parse_shards(text: &str) -> Result<Shards, String> {
 /// # Errors
 /// Unusable arguments or kubeconfig, a metrics address in use, or a Lease that cannot be written.
 pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
-    cap_malloc_arenas();
     let (helm, kustomize) = crate::source::Tools::versions();
     for (tool, version) in [("helm", helm), ("kustomize", kustomize)] {
         match version {

@@ -727,7 +727,7 @@ async fn generate_render_validate_plan(
     })?;
     let preserved = appset.spec.preserved_fields.clone().unwrap_or_default();
     let plan = plan(
-        desired.clone(),
+        &desired,
         &existing,
         policy.applications_sync,
         FIELD_MANAGER,

@@ -112,7 +112,7 @@ pub struct KeptFields<'a> {
 /// before.
 #[must_use]
 pub fn plan<E: Borrow<Application>>(
-    desired: Vec<Application>,
+    desired: &[Application],
     existing: &[E],
     policy: ApplicationsSync,
     manager: &str,
@@ -132,15 +132,17 @@ pub fn plan<E: Borrow<Application>>(
         .collect();
     let desired_names: BTreeSet<String> = desired.iter().map(|a| name(a).to_string()).collect();
     let mut plan = Plan::default();
+    // Each Application is copied only for the one comparison (a fleet's are not all copied at
+    // once); only those written stay in the plan.
     for application in desired {
-        let current = existing_by_name.get(name(&application));
+        let current = existing_by_name.get(name(application));
         let application = match current {
             Some(current) => keep_ignored(
-                keep_preserved(application, current, kept.preserved),
+                keep_preserved(application.clone(), current, kept.preserved),
                 current,
                 kept.ignored,
             ),
-            None => application,
+            None => application.clone(),
         };
         match current {
             None => plan.create.push(application),
@@ -359,7 +361,7 @@ mod tests {
         ];
         for (policy, update, delete, expected_kept) in cases {
             let plan = plan(
-                desired(),
+                &desired(),
                 &existing,
                 policy,
                 MANAGER,
@@ -419,7 +421,7 @@ mod tests {
         ];
         for (index, (desired, existing, updated)) in cases.into_iter().enumerate() {
             let plan = plan(
-                vec![desired],
+                std::slice::from_ref(&desired),
                 &[existing],
                 ApplicationsSync::Sync,
                 MANAGER,
@@ -474,7 +476,7 @@ mod tests {
         for (rules, desired, updated) in cases {
             let ignored = ignored_fields(&spec(rules)).unwrap();
             let plan = plan(
-                vec![desired],
+                std::slice::from_ref(&desired),
                 std::slice::from_ref(&changed),
                 ApplicationsSync::Sync,
                 MANAGER,
@@ -497,7 +499,7 @@ mod tests {
     fn remaining_applications_are_the_kept_and_the_created() {
         let existing = [app("b", "p", &[]), app("gone", "p", &[])];
         let plan = plan(
-            vec![app("a", "p", &[]), app("b", "p", &[])],
+            &[app("a", "p", &[]), app("b", "p", &[])],
             &existing,
             ApplicationsSync::Sync,
             MANAGER,
@@ -534,7 +536,7 @@ mod tests {
         };
         let planned = |preserved| {
             plan(
-                vec![desired.clone()],
+                std::slice::from_ref(&desired),
                 std::slice::from_ref(&existing),
                 ApplicationsSync::Sync,
                 MANAGER,
