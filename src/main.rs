@@ -12,6 +12,16 @@ use flotilla::cli::{Cli, Command};
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// jemalloc's options, read before `main`: a background thread returns freed pages to the
+/// system after a second (by default ten, and only as other allocations happen), so the memory of
+/// a burst of work does not stay resident. `_RJEM_MALLOC_CONF` in the environment overrides it.
+// SAFETY: jemalloc reads this symbol as its `const char *malloc_conf`: a thin pointer to a
+// NUL-terminated string that lives as long as the program; nothing else defines it.
+#[unsafe(export_name = "_rjem_malloc_conf")]
+#[allow(non_upper_case_globals)]
+pub static malloc_conf: &[u8; 60] =
+    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(
