@@ -1,6 +1,7 @@
 //! The notifier: while this replica leads, it watches the namespace's ApplicationSets and
-//! Applications (keeping only what it reads of them, [`super::watched`]), reads the `flotilla-notifications` ConfigMap (and the Secret of the same name
-//! for `$key` credentials) at each pass, and delivers what the triggers ask that the ledger
+//! Applications (keeping only what it reads of them, [`super::watched`]), reads the
+//! `flotilla-notifications` ConfigMap (and the Secret of the same name for `$key` credentials)
+//! at each pass, and delivers what the triggers ask that the ledger
 //! (the ConfigMap `flotilla-notifications-state`) does not record yet. A delivery is recorded
 //! right after its service answered 2xx, or after its last attempt failed, so a restart
 //! (even a SIGKILL) neither repeats a delivery recorded nor loses one that was due; only one
@@ -9,7 +10,7 @@
 //! Event on the object and a count in `flotilla_notifications_total`.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
@@ -20,7 +21,7 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::post::post_json;
-use super::watched::{Watched, WatchedObjects, watched};
+use super::watched::{Watched, WatchedObjects, lock, watched};
 use crate::api::{Application, ApplicationSet};
 use crate::controller::event_reason::EventReason;
 use crate::controller::events::EventPublisher;
@@ -264,12 +265,6 @@ impl Notifier {
             tracing::warn!("writing ConfigMap {LEDGER}: {error}");
         }
     }
-}
-
-/// The objects behind `objects`' lock (a panic while holding it left them whole: every change
-/// is one map operation).
-fn lock(objects: &Mutex<WatchedObjects>) -> MutexGuard<'_, WatchedObjects> {
-    objects.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// An ApplicationSet as the notifier keeps it.

@@ -4,7 +4,7 @@
 //! its managed fields) was most of the controller's memory.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -101,12 +101,14 @@ where
     let changes = watch(api, watcher::Config::default())
         .default_backoff()
         .filter_map(|event| std::future::ready(event.ok()))
-        .map(move |event| {
-            kept.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .apply(event, reduce);
-        });
+        .map(move |event| lock(&kept).apply(event, reduce));
     (objects, changes)
+}
+
+/// The objects behind `objects`' lock (a panic while holding it left them whole: every change
+/// is one map operation).
+pub fn lock(objects: &Mutex<WatchedObjects>) -> MutexGuard<'_, WatchedObjects> {
+    objects.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
