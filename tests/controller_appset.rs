@@ -5,7 +5,8 @@
 //! generator, the plugin generator against plugin services on loopback, the
 //! clusterDecisionResource generator following a custom resource's status (also from no
 //! Application at all) and the watch on its kind reporting a change, and leader election between
-//! two controllers (which run both reconcilers).
+//! two controllers (which run both reconcilers); `flotilla controller
+//! --max-resources-status-count` bounding what the status lists.
 
 mod controller_support;
 mod support;
@@ -183,6 +184,36 @@ async fn generated_applications_are_owned_unchanged_ones_not_written_removed_one
     let after = wait_for_names(&ns, &["a", "b"]).await;
     assert_eq!(after["a"], before["a"]);
     controller.stop().await;
+}
+
+#[tokio::test]
+async fn status_lists_at_most_max_resources_status_count_applications_and_counts_them_all() {
+    let ns = setup("appset-listed").await;
+    let controller =
+        support::controller_process_with(&ns, "only", &["--max-resources-status-count", "2"]);
+    let appsets: Api<ApplicationSet> = ns.api();
+    let listed = |names: &'static [&'static str], count: i64| {
+        move |appset: &ApplicationSet| {
+            appset.status.as_ref().is_some_and(|s| {
+                s.resources_count == Some(count)
+                    && s.resources
+                        .iter()
+                        .map(|r| r.name.as_str())
+                        .eq(names.iter().copied())
+            })
+        }
+    };
+    apply(&appsets, &list_appset(&["c", "a", "b"], "apps", None)).await;
+    wait_until(
+        &appsets,
+        "stack",
+        "the first two of three listed",
+        listed(&["a", "b"], 3),
+    )
+    .await;
+    apply(&appsets, &list_appset(&["c"], "apps", None)).await;
+    wait_until(&appsets, "stack", "the one left listed", listed(&["c"], 1)).await;
+    support::kill_process(controller);
 }
 
 #[tokio::test]

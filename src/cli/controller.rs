@@ -17,6 +17,7 @@ use crate::cluster::watched_namespaces::follow;
 use crate::cluster::watched_secrets::WatchedSecrets;
 use crate::controller::application_namespaces::ApplicationNamespaces;
 use crate::controller::application_reconciler::ApplicationContext;
+use crate::controller::appset::status::DEFAULT_MAX_RESOURCES_STATUS_COUNT;
 use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::endpoint::Endpoint;
 use crate::controller::events::EventPublisher;
@@ -90,6 +91,11 @@ pub struct ControllerArgs {
     /// `requeueAfterSeconds`, e.g. 3m, 30s.
     #[arg(long, default_value = "3m", value_parser = parse_duration)]
     pub git_poll: Duration,
+    /// How many Applications an ApplicationSet's `status.resources` lists at most (the first by
+    /// name; `status.resourcesCount` counts them all); 0: no limit. The list is cut shorter
+    /// still when it would pass 768 KiB, to keep the ApplicationSet within etcd's limit.
+    #[arg(long, default_value_t = DEFAULT_MAX_RESOURCES_STATUS_COUNT)]
+    pub max_resources_status_count: usize,
     /// Read repository URL from a local PATH (repeatable); `file://` URLs work without it.
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
@@ -326,6 +332,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         let applications = ApplicationControllers::new(app_namespaces, make);
         let appsets = {
             let (metrics, args_git_poll) = (Arc::clone(&metrics), args.git_poll);
+            let max_resources_status_count = args.max_resources_status_count;
             ApplicationSetControllers::new(
                 appset_namespaces,
                 Box::new(move |appset_namespace: &str| {
@@ -338,6 +345,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                         Arc::clone(&metrics),
                     )
                     .managing(appset_namespace)
+                    .listing_at_most(max_resources_status_count)
                 }),
             )
         };

@@ -218,8 +218,9 @@ pub fn placement(app: &Application) -> [String; 6] {
     ]
 }
 
-/// One row per ApplicationSet: name, strategy, Applications, healthy ones, rollout and errors;
-/// `wide` adds the number of generators and of RollingSync steps.
+/// One row per ApplicationSet: name, strategy, Applications, healthy ones (among those its
+/// status lists, when it lists fewer than it has), rollout and errors; `wide` adds the number of
+/// generators and of RollingSync steps.
 #[must_use]
 pub fn application_sets_table(sets: &[ApplicationSet], wide: bool) -> Table {
     let mut headers = vec!["NAME", "STRATEGY", "APPS", "HEALTHY", "ROLLOUT", "ERROR"];
@@ -260,11 +261,20 @@ pub fn application_sets_table(sets: &[ApplicationSet], wide: bool) -> Table {
             .strategy
             .as_ref()
             .map_or("AllAtOnce".to_string(), |s| format!("{:?}", s.type_));
+        let listed = status.resources.len();
+        let count = status
+            .resources_count
+            .and_then(|count| usize::try_from(count).ok())
+            .unwrap_or(listed);
         let mut row = vec![
             set.metadata.name.clone().unwrap_or_default(),
             strategy,
-            status.resources.len().to_string(),
-            healthy.to_string(),
+            count.to_string(),
+            if listed < count {
+                format!("{healthy} of the first {listed}")
+            } else {
+                healthy.to_string()
+            },
             condition(ConditionType::RolloutProgressing),
             condition(ConditionType::ErrorOccurred),
         ];
@@ -310,6 +320,58 @@ mod tests {
             "NAME  SYNC       HEALTH       REVISION      OPERATION  MESSAGE\n\
              web   OutOfSync  Progressing  0123456789ab             1/3 pods ready\n\
              db    Unknown    Unknown\n"
+        );
+    }
+
+    #[test]
+    fn application_sets_count_all_their_applications_and_the_healthy_ones_listed() {
+        use crate::api::application_set_status::{ApplicationSetResource, ApplicationSetStatus};
+        let resource = |name: &str, health: HealthStatus| ApplicationSetResource {
+            group: "flotilla.dev".into(),
+            version: "v1alpha1".into(),
+            kind: "Application".into(),
+            namespace: "ns".into(),
+            name: name.into(),
+            status: None,
+            health: Some(HealthReport {
+                status: health,
+                message: String::new(),
+            }),
+        };
+        let set = |name: &str, count: Option<i64>| {
+            let mut set: ApplicationSet = serde_json::from_value(serde_json::json!({
+                "apiVersion": "flotilla.dev/v1alpha1", "kind": "ApplicationSet",
+                "metadata": {"name": name},
+                "spec": {
+                    "generators": [],
+                    "template": {"metadata": {"name": "x"}, "spec": {"project": "default", "source": {"repoURL": "r"}, "destination": {}}}
+                }
+            }))
+            .unwrap();
+            set.status = Some(ApplicationSetStatus {
+                resources: vec![
+                    resource("a", HealthStatus::Healthy),
+                    resource("b", HealthStatus::Degraded),
+                ],
+                resources_count: count,
+                ..ApplicationSetStatus::default()
+            });
+            set
+        };
+        assert_eq!(
+            application_sets_table(
+                &[
+                    set("all", Some(2)),
+                    set("cut", Some(9000)),
+                    set("old", None)
+                ],
+                false
+            )
+            .render(),
+            "NAME  STRATEGY   APPS  HEALTHY           ROLLOUT  ERROR\n\
+             all   AllAtOnce  2     1\n\
+             cut   AllAtOnce  9000  1 of the first 2\n\
+             old   AllAtOnce  2     1\n"
         );
     }
 }

@@ -33,7 +33,9 @@ use super::appset::promotion::StepWatch;
 use super::appset::requeue::{poll_interval, rate_limit_requeue, rollout_requeue};
 use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
-use super::appset::status::{Outcome, changed, next_status, status_patch};
+use super::appset::status::{
+    DEFAULT_MAX_RESOURCES_STATUS_COUNT, Outcome, changed, next_status, status_patch,
+};
 use super::appset::sync_request::sync_requests;
 use super::appset_deletion::{delete_applications, ensure_finalizer};
 use super::bounded_writes;
@@ -91,6 +93,9 @@ pub struct AppSetContext {
     pub repos: Arc<RepoCache>,
     /// Poll interval of git generators without `requeueAfterSeconds`.
     pub git_poll: Duration,
+    /// How many Applications an ApplicationSet's `status.resources` lists at most (0: no limit
+    /// but the size budget).
+    pub max_resources_status_count: usize,
     pub metrics: Arc<Metrics>,
     pub events: EventPublisher,
     /// Watches on the kinds clusterDecisionResource generators read.
@@ -132,6 +137,7 @@ impl AppSetContext {
             namespace,
             repos,
             git_poll,
+            max_resources_status_count: DEFAULT_MAX_RESOURCES_STATUS_COUNT,
             metrics,
             failures: FailureBackoff::default(),
             last_reconciles: Mutex::default(),
@@ -145,6 +151,16 @@ impl AppSetContext {
     pub fn managing(self, namespace: &str) -> Self {
         Self {
             namespace: namespace.to_owned(),
+            ..self
+        }
+    }
+
+    /// Lists at most `count` Applications in each ApplicationSet's `status.resources` (0: no
+    /// limit but the size budget).
+    #[must_use]
+    pub fn listing_at_most(self, count: usize) -> Self {
+        Self {
+            max_resources_status_count: count,
             ..self
         }
     }
@@ -800,7 +816,14 @@ async fn write_status(
 ) -> Result<ApplicationSetStatus, ReconcileError> {
     let now = Time(Timestamp::now());
     let old = appset.status.as_ref();
-    let new = with_rollout(next_status(old, outcome, applications, &now), rollout);
+    let status = next_status(
+        old,
+        outcome,
+        applications,
+        ctx.max_resources_status_count,
+        &now,
+    );
+    let new = with_rollout(status, rollout);
     if !changed(old, &new) {
         return Ok(new);
     }

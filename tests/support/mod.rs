@@ -94,6 +94,15 @@ pub fn print_log_tail_if_panicking(path: &Path, lines: usize) {
 /// `flotilla controller` (the binary) for one namespace on cluster 1 as `identity`, comparing
 /// every 2 s and fetching repositories on every resolve; its log in [`controller_log`].
 pub fn controller_process(ns: &TestNamespace, identity: &str) -> std::process::Child {
+    controller_process_with(ns, identity, &[])
+}
+
+/// [`controller_process`] with the further arguments `args`.
+pub fn controller_process_with(
+    ns: &TestNamespace,
+    identity: &str,
+    args: &[&str],
+) -> std::process::Child {
     let log = controller_log(&ns.name, identity);
     std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .args([
@@ -104,6 +113,7 @@ pub fn controller_process(ns: &TestNamespace, identity: &str) -> std::process::C
             identity,
         ])
         .args(["--app-resync", "2s", "--repo-refresh", "0s"])
+        .args(args)
         .arg("--kubeconfig")
         .arg(kubeconfig_path(1))
         .env("RUST_LOG", "info")

@@ -17,9 +17,15 @@ pub struct ApplicationSetStatus {
     /// The rollout status of each generated Application, sorted by name (RollingSync only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub application_status: Vec<ApplicationSetApplicationStatus>,
-    /// The generated Applications, sorted by name.
+    /// The generated Applications, sorted by name: the first of them, as many as the
+    /// controller's `--max-resources-status-count` and a size budget allow (an ApplicationSet's
+    /// whole object must stay within etcd's request limit).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<ApplicationSetResource>,
+    /// How many Applications the ApplicationSet has; more than `resources` lists when the list
+    /// was cut short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources_count: Option<i64>,
     /// Flotilla extension: what the rollout keeps per RollingSync step besides each
     /// Application's state (a bake's start and end, a failure), sorted by step, so a restarted
     /// controller resumes where the last pass left off.

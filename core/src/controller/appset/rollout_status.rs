@@ -172,10 +172,7 @@ mod tests {
         ApplicationSetStatus {
             conditions: vec![progressing(reason, format!("{reason:?} message"), now())],
             application_status: entries,
-            resources: vec![],
-            rollout_steps: vec![],
-            rollout_rollback: None,
-            deletion: None,
+            ..ApplicationSetStatus::default()
         }
     }
 

@@ -1,7 +1,8 @@
 //! The ApplicationSet status a reconcile leads to: conditions from its outcome (keeping
 //! `lastTransitionTime` when a condition's status is unchanged, and conditions other steps own,
-//! such as `RolloutProgressing`, as they are) and `resources` from the generated Applications.
-//! Also the merge patch that writes it. Pure: the clock is an argument.
+//! such as `RolloutProgressing`, as they are) and `resources` from the generated Applications,
+//! bounded so the ApplicationSet stays within etcd's request limit. Also the merge patch that
+//! writes it. Pure: the clock is an argument.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Resource;
@@ -18,6 +19,15 @@ pub const REASON_UP_TO_DATE: &str = "ApplicationSetUpToDate";
 /// Reason of `ParametersGenerated=True`.
 pub const REASON_PARAMETERS_GENERATED: &str = "ParametersGenerated";
 
+/// How many Applications `status.resources` lists at most unless the controller is told otherwise
+/// (`--max-resources-status-count`; Argo CD's default).
+pub const DEFAULT_MAX_RESOURCES_STATUS_COUNT: usize = 5000;
+
+/// How many bytes of JSON `status.resources` takes at most, whatever the count allows: half of
+/// etcd's default request limit (1.5 MiB), which the whole ApplicationSet must fit in with its
+/// spec, its rollout state and its metadata.
+pub const MAX_RESOURCES_STATUS_BYTES: usize = 768 * 1024;
+
 /// How a reconcile ended, as far as status is concerned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -31,13 +41,16 @@ pub enum Outcome {
     ApplyFailed { reason: String, message: String },
 }
 
-/// The status after a reconcile with `outcome`: `old` with its three reconcile conditions and its
-/// `resources` replaced, every other field and condition kept.
+/// The status after a reconcile with `outcome`: `old` with its three reconcile conditions,
+/// `resources` (the first of `applications`, sorted by name, within `max_resources` — 0: no
+/// limit — and [`MAX_RESOURCES_STATUS_BYTES`]) and `resourcesCount` replaced, every other field
+/// and condition kept.
 #[must_use]
 pub fn next_status(
     old: Option<&ApplicationSetStatus>,
     outcome: &Outcome,
     applications: &[&Application],
+    max_resources: usize,
     now: &Time,
 ) -> ApplicationSetStatus {
     let mut status = old.cloned().unwrap_or_default();
@@ -85,8 +98,33 @@ pub fn next_status(
         );
     }
     status.conditions.sort_by_key(|c| c.type_);
-    status.resources = applications.iter().map(|app| resource(app)).collect();
+    status.resources = listed_resources(applications, max_resources);
+    // Left out when 0, as Argo CD leaves it out.
+    status.resources_count = i64::try_from(applications.len()).ok().filter(|&n| n > 0);
     status
+}
+
+/// The entries of `status.resources` for `applications`: the first `max_count` of them (0: all)
+/// whose JSON together fits in [`MAX_RESOURCES_STATUS_BYTES`].
+fn listed_resources(
+    applications: &[&Application],
+    max_count: usize,
+) -> Vec<ApplicationSetResource> {
+    let count = match max_count {
+        0 => applications.len(),
+        max => max.min(applications.len()),
+    };
+    let mut bytes: usize = 0;
+    applications[..count]
+        .iter()
+        .map(|app| resource(app))
+        .take_while(|entry| {
+            // The entry and the comma before the next one.
+            let size = serde_json::to_vec(entry).map_or(usize::MAX, |json| json.len());
+            bytes = bytes.saturating_add(size).saturating_add(1);
+            bytes <= MAX_RESOURCES_STATUS_BYTES
+        })
+        .collect()
 }
 
 /// Sets one condition, keeping its `lastTransitionTime` when its status does not change.
@@ -267,7 +305,7 @@ mod tests {
                 conditions: old,
                 ..ApplicationSetStatus::default()
             };
-            let new = next_status(Some(&old), &outcome, &[], &at(2));
+            let new = next_status(Some(&old), &outcome, &[], 0, &at(2));
             assert_eq!(new.conditions, expected, "case {index}");
             assert_eq!(
                 changed(Some(&old), &new),
@@ -290,7 +328,7 @@ mod tests {
             conditions: vec![rollout.clone()],
             ..ApplicationSetStatus::default()
         };
-        let new = next_status(Some(&old), &Outcome::UpToDate, &[], &at(2));
+        let new = next_status(Some(&old), &Outcome::UpToDate, &[], 0, &at(2));
         assert_eq!(new.conditions.len(), 4);
         assert_eq!(new.conditions[3], rollout);
     }
@@ -312,7 +350,7 @@ mod tests {
             ..ApplicationStatus::default()
         });
         let fresh = Application::new("b", ApplicationSpec::default());
-        let new = next_status(None, &Outcome::UpToDate, &[&synced, &fresh], &at(1));
+        let new = next_status(None, &Outcome::UpToDate, &[&synced, &fresh], 0, &at(1));
         let summary: Vec<_> = new
             .resources
             .iter()
@@ -334,19 +372,72 @@ mod tests {
         );
     }
 
+    fn named(names: impl IntoIterator<Item = String>) -> Vec<Application> {
+        names
+            .into_iter()
+            .map(|name| {
+                let mut app = Application::new(&name, ApplicationSpec::default());
+                app.metadata.namespace = Some("ns".into());
+                app
+            })
+            .collect()
+    }
+
+    #[test]
+    fn resources_list_the_first_applications_up_to_the_maximum_and_count_them_all() {
+        let apps = named(["a", "b", "c", "d", "e"].map(String::from));
+        let refs: Vec<&Application> = apps.iter().collect();
+        for (max, listed) in [(3, vec!["a", "b", "c"]), (0, vec!["a", "b", "c", "d", "e"])] {
+            let new = next_status(None, &Outcome::UpToDate, &refs, max, &at(1));
+            let names: Vec<_> = new.resources.iter().map(|r| r.name.as_str()).collect();
+            assert_eq!(names, listed, "max {max}");
+            assert_eq!(new.resources_count, Some(5), "max {max}");
+        }
+        let none = next_status(None, &Outcome::UpToDate, &[], 3, &at(1));
+        assert_eq!(none.resources_count, None);
+    }
+
+    #[test]
+    fn resources_of_any_number_of_applications_fit_etcds_request_limit() {
+        // Names as long as Kubernetes allows, every Application with a health message.
+        let mut apps = named((0..20_000).map(|i| format!("{i:0>253}")));
+        for app in &mut apps {
+            app.status = Some(ApplicationStatus {
+                health: Some(HealthReport {
+                    status: HealthStatus::Progressing,
+                    message: "Waiting for rollout to finish: 0 of 1 updated replicas are available"
+                        .into(),
+                }),
+                ..ApplicationStatus::default()
+            });
+        }
+        let refs: Vec<&Application> = apps.iter().collect();
+        for max in [0, DEFAULT_MAX_RESOURCES_STATUS_COUNT] {
+            let new = next_status(None, &Outcome::UpToDate, &refs, max, &at(1));
+            let bytes = serde_json::to_vec(&new).unwrap().len();
+            assert!(bytes <= MAX_RESOURCES_STATUS_BYTES + 4096, "{bytes} bytes");
+            assert!(!new.resources.is_empty() && new.resources.len() < 5000);
+            assert_eq!(Some(&new.resources[0].name), apps[0].metadata.name.as_ref());
+            assert_eq!(new.resources_count, Some(20_000));
+        }
+    }
+
     #[test]
     fn the_patch_clears_fields_that_became_empty() {
         let mut old = next_status(
             None,
             &Outcome::UpToDate,
             &[&Application::new("a", ApplicationSpec::default())],
+            0,
             &at(1),
         );
-        let new = next_status(Some(&old), &Outcome::UpToDate, &[], &at(2));
+        let new = next_status(Some(&old), &Outcome::UpToDate, &[], 0, &at(2));
         let patch = status_patch(Some(&old), &new);
         assert_eq!(patch["status"]["resources"], Value::Null);
+        assert_eq!(patch["status"]["resourcesCount"], Value::Null);
         assert!(patch["status"]["conditions"].is_array());
         old.resources.clear();
+        old.resources_count = None;
         assert!(!changed(Some(&old), &new));
     }
 }
