@@ -6,7 +6,8 @@
 //! clusterDecisionResource generator following a custom resource's status (also from no
 //! Application at all) and the watch on its kind reporting a change, and leader election between
 //! two controllers (which run both reconcilers); `flotilla controller
-//! --max-resources-status-count` bounding what the status lists.
+//! --max-resources-status-count` bounding what the status lists; a status write the API server
+//! refuses (an admission policy) reported as an Event on the ApplicationSet.
 
 mod controller_support;
 mod support;
@@ -23,7 +24,8 @@ use flotilla::controller::appset::ownership::RESOURCES_FINALIZER;
 use flotilla::controller::appset_reconciler::{FIELD_MANAGER, REFRESH_ANNOTATION};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Patch, PatchParams};
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use support::{TestNamespace, apply, eventually, object, plugin_service, wait_until};
@@ -214,6 +216,87 @@ async fn status_lists_at_most_max_resources_status_count_applications_and_counts
     apply(&appsets, &list_appset(&["c"], "apps", None)).await;
     wait_until(&appsets, "stack", "the one left listed", listed(&["c"], 1)).await;
     support::kill_process(controller);
+}
+
+#[tokio::test]
+async fn a_status_the_api_server_refuses_is_an_event_on_the_application_set() {
+    let ns = setup("appset-refused").await;
+    // A ValidatingAdmissionPolicy refusing every status write of this namespace's
+    // ApplicationSets, as the API server refuses one too large for etcd.
+    let name = format!("refuse-appset-status-{}", ns.name);
+    let policy = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [{
+                    "apiGroups": ["flotilla.dev"], "apiVersions": ["*"],
+                    "operations": ["UPDATE"], "resources": ["applicationsets/status"],
+                }],
+            },
+            "validations": [{"expression": "false", "message": "status refused by the test's policy"}],
+        },
+    });
+    let binding = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {
+            "policyName": name,
+            "validationActions": ["Deny"],
+            "matchResources": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns.name}},
+            },
+        },
+    });
+    let cluster_scoped = |kind: &str| {
+        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
+            "admissionregistration.k8s.io",
+            "v1",
+            kind,
+        ));
+        Api::<DynamicObject>::all_with(ns.client.clone(), &resource)
+    };
+    let admission = [
+        (cluster_scoped("ValidatingAdmissionPolicy"), policy),
+        (cluster_scoped("ValidatingAdmissionPolicyBinding"), binding),
+    ];
+    for (api, object) in &admission {
+        api.patch(&name, &PatchParams::apply("test"), &Patch::Apply(object))
+            .await
+            .expect("applies the admission policy");
+    }
+
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &list_appset(&["a"], "apps", None)).await;
+    let events: Api<Event> = ns.api();
+    let note = eventually("an Event saying the status was refused", async || {
+        let list = events
+            .list(&Default::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        list.items
+            .into_iter()
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("stack"))
+            .filter(|e| e.reason.as_deref() == Some("ApplicationSetError"))
+            .find_map(|e| e.note.filter(|note| note.starts_with("StatusError")))
+            .ok_or_else(|| "no such Event yet".to_string())
+    })
+    .await;
+    assert!(
+        note.contains("writing the status of ApplicationSet stack")
+            && note.contains("status refused by the test's policy"),
+        "{note}"
+    );
+    controller.stop().await;
+    for (api, _) in &admission {
+        api.delete(&name, &Default::default())
+            .await
+            .expect("deletes the admission policy");
+    }
 }
 
 #[tokio::test]

@@ -93,7 +93,7 @@ pub struct ControllerArgs {
     pub git_poll: Duration,
     /// How many Applications an ApplicationSet's `status.resources` lists at most (the first by
     /// name; `status.resourcesCount` counts them all); 0: no limit. The list is cut shorter
-    /// still when it would pass 768 KiB, to keep the ApplicationSet within etcd's limit.
+    /// still when the status would pass 1 MiB, to keep the ApplicationSet within etcd's limit.
     #[arg(long, default_value_t = DEFAULT_MAX_RESOURCES_STATUS_COUNT)]
     pub max_resources_status_count: usize,
     /// Read repository URL from a local PATH (repeatable); `file://` URLs work without it.

@@ -34,7 +34,7 @@ use super::appset::requeue::{poll_interval, rate_limit_requeue, rollout_requeue}
 use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{
-    DEFAULT_MAX_RESOURCES_STATUS_COUNT, Outcome, changed, next_status, status_patch,
+    DEFAULT_MAX_RESOURCES_STATUS_COUNT, Outcome, changed, next_status, status_patch, within_size,
 };
 use super::appset::sync_request::sync_requests;
 use super::appset_deletion::{delete_applications, ensure_finalizer};
@@ -93,8 +93,8 @@ pub struct AppSetContext {
     pub repos: Arc<RepoCache>,
     /// Poll interval of git generators without `requeueAfterSeconds`.
     pub git_poll: Duration,
-    /// How many Applications an ApplicationSet's `status.resources` lists at most (0: no limit
-    /// but the size budget).
+    /// How many Applications an ApplicationSet's `status.resources` lists at most (0: as many
+    /// as fit in the status's size).
     pub max_resources_status_count: usize,
     pub metrics: Arc<Metrics>,
     pub events: EventPublisher,
@@ -155,8 +155,8 @@ impl AppSetContext {
         }
     }
 
-    /// Lists at most `count` Applications in each ApplicationSet's `status.resources` (0: no
-    /// limit but the size budget).
+    /// Lists at most `count` Applications in each ApplicationSet's `status.resources` (0: as
+    /// many as fit in the status's size).
     #[must_use]
     pub fn listing_at_most(self, count: usize) -> Self {
         Self {
@@ -806,7 +806,7 @@ pub(super) async fn delete_named(
 }
 
 /// Writes the status (with the rollout's part) with a merge patch on `/status`, only when it
-/// changed; returns it.
+/// changed; returns it. A failed write is also an Event on the ApplicationSet.
 async fn write_status(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
@@ -823,22 +823,37 @@ async fn write_status(
         ctx.max_resources_status_count,
         &now,
     );
-    let new = with_rollout(status, rollout);
+    let new = within_size(with_rollout(status, rollout));
     if !changed(old, &new) {
         return Ok(new);
     }
     let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    api.patch_status(
-        &appset.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(status_patch(old, &new)),
-    )
-    .await
-    .map(|_| new)
-    .map_err(|error| ReconcileError::Status {
-        appset: appset.name_any(),
-        error: error.into(),
-    })
+    let written = api
+        .patch_status(
+            &appset.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(status_patch(old, &new)),
+        )
+        .await;
+    match written {
+        Ok(_) => Ok(new),
+        Err(error) => {
+            let error = ReconcileError::Status {
+                appset: appset.name_any(),
+                error: error.into(),
+            };
+            // Status cannot say it (a rollout state past etcd's limit, say): an Event does.
+            let note = format!("{}: {error}", error.reason());
+            ctx.events
+                .publish(
+                    &appset.object_ref(&()),
+                    EventReason::ApplicationSetError,
+                    note,
+                )
+                .await;
+            Err(error)
+        }
+    }
 }
 
 /// Removes the refresh annotation once a regeneration has run.

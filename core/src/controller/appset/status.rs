@@ -1,11 +1,12 @@
 //! The ApplicationSet status a reconcile leads to: conditions from its outcome (keeping
 //! `lastTransitionTime` when a condition's status is unchanged, and conditions other steps own,
 //! such as `RolloutProgressing`, as they are) and `resources` from the generated Applications,
-//! bounded so the ApplicationSet stays within etcd's request limit. Also the merge patch that
-//! writes it. Pure: the clock is an argument.
+//! cut short so the status stays within etcd's request limit. Also the merge patch that writes
+//! it. Pure: the clock is an argument.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Resource;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::api::Application;
@@ -23,10 +24,10 @@ pub const REASON_PARAMETERS_GENERATED: &str = "ParametersGenerated";
 /// (`--max-resources-status-count`; Argo CD's default).
 pub const DEFAULT_MAX_RESOURCES_STATUS_COUNT: usize = 5000;
 
-/// How many bytes of JSON `status.resources` takes at most, whatever the count allows: half of
-/// etcd's default request limit (1.5 MiB), which the whole ApplicationSet must fit in with its
-/// spec, its rollout state and its metadata.
-pub const MAX_RESOURCES_STATUS_BYTES: usize = 768 * 1024;
+/// How many bytes of JSON an ApplicationSet's status takes at most, `resources` cut short to fit:
+/// two thirds of etcd's default request limit (1.5 MiB), which the whole ApplicationSet must fit
+/// in with its spec and metadata.
+pub const MAX_STATUS_BYTES: usize = 1024 * 1024;
 
 /// How a reconcile ended, as far as status is concerned.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,9 +43,9 @@ pub enum Outcome {
 }
 
 /// The status after a reconcile with `outcome`: `old` with its three reconcile conditions,
-/// `resources` (the first of `applications`, sorted by name, within `max_resources` — 0: no
-/// limit — and [`MAX_RESOURCES_STATUS_BYTES`]) and `resourcesCount` replaced, every other field
-/// and condition kept.
+/// `resources` (the first `max_resources` of `applications`, sorted by name; 0: all) and
+/// `resourcesCount` replaced, every other field and condition kept. [`within_size`] cuts
+/// `resources` shorter once the rollout's part is in.
 #[must_use]
 pub fn next_status(
     old: Option<&ApplicationSetStatus>,
@@ -104,8 +105,7 @@ pub fn next_status(
     status
 }
 
-/// The entries of `status.resources` for `applications`: the first `max_count` of them (0: all)
-/// whose JSON together fits in [`MAX_RESOURCES_STATUS_BYTES`].
+/// The entries of `status.resources` for `applications`: the first `max_count` of them (0: all).
 fn listed_resources(
     applications: &[&Application],
     max_count: usize,
@@ -114,17 +114,36 @@ fn listed_resources(
         0 => applications.len(),
         max => max.min(applications.len()),
     };
-    let mut bytes: usize = 0;
     applications[..count]
         .iter()
         .map(|app| resource(app))
-        .take_while(|entry| {
-            // The entry and the comma before the next one.
-            let size = serde_json::to_vec(entry).map_or(usize::MAX, |json| json.len());
-            bytes = bytes.saturating_add(size).saturating_add(1);
-            bytes <= MAX_RESOURCES_STATUS_BYTES
-        })
         .collect()
+}
+
+/// `status` with `resources` cut to its first entries that fit, with everything else in it, in
+/// [`MAX_STATUS_BYTES`] of JSON (none when the rest alone does not fit; `resourcesCount` still
+/// counts them all).
+#[must_use]
+pub fn within_size(mut status: ApplicationSetStatus) -> ApplicationSetStatus {
+    if json_len(&status) <= MAX_STATUS_BYTES {
+        return status;
+    }
+    let resources = std::mem::take(&mut status.resources);
+    // The rest of the status, the brackets of the list and a comma after each entry.
+    let mut bytes = json_len(&status) + "\"resources\":[],".len();
+    status.resources = resources
+        .into_iter()
+        .take_while(|entry| {
+            bytes = bytes.saturating_add(json_len(entry)).saturating_add(1);
+            bytes <= MAX_STATUS_BYTES
+        })
+        .collect();
+    status
+}
+
+/// The length of `value` in JSON.
+fn json_len(value: &impl Serialize) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |json| json.len())
 }
 
 /// Sets one condition, keeping its `lastTransitionTime` when its status does not change.
@@ -195,7 +214,9 @@ mod tests {
     use super::*;
     use crate::api::ApplicationSpec;
     use crate::api::application::{ApplicationStatus, HealthReport, SyncStatus};
-    use crate::api::application_set_status::SyncStatusCode;
+    use crate::api::application_set_status::{
+        ApplicationSetApplicationStatus, RolloutApplicationState, SyncStatusCode,
+    };
     use crate::health::HealthStatus;
 
     fn at(second: i64) -> Time {
@@ -398,7 +419,7 @@ mod tests {
     }
 
     #[test]
-    fn resources_of_any_number_of_applications_fit_etcds_request_limit() {
+    fn resources_are_cut_short_to_keep_the_status_within_its_size() {
         // Names as long as Kubernetes allows, every Application with a health message.
         let mut apps = named((0..20_000).map(|i| format!("{i:0>253}")));
         for app in &mut apps {
@@ -412,14 +433,36 @@ mod tests {
             });
         }
         let refs: Vec<&Application> = apps.iter().collect();
-        for max in [0, DEFAULT_MAX_RESOURCES_STATUS_COUNT] {
-            let new = next_status(None, &Outcome::UpToDate, &refs, max, &at(1));
+        let rollout_entry = |i: usize| ApplicationSetApplicationStatus {
+            application: format!("{i:0>253}"),
+            status: RolloutApplicationState::Healthy,
+            step: "1".into(),
+            target_revisions: vec!["0123456789abcdef0123456789abcdef01234567".into()],
+            last_transition_time: Some(at(1)),
+            message: "sync finished: Healthy and Synced".into(),
+        };
+        // (how many resources the count allows, rollout entries)
+        for (max, rollout) in [(0, 0), (DEFAULT_MAX_RESOURCES_STATUS_COUNT, 0), (0, 1_500)] {
+            let mut new = next_status(None, &Outcome::UpToDate, &refs, max, &at(1));
+            new.application_status = (0..rollout).map(rollout_entry).collect();
+            let before = new.resources.clone();
+            let new = within_size(new);
             let bytes = serde_json::to_vec(&new).unwrap().len();
-            assert!(bytes <= MAX_RESOURCES_STATUS_BYTES + 4096, "{bytes} bytes");
-            assert!(!new.resources.is_empty() && new.resources.len() < 5000);
-            assert_eq!(Some(&new.resources[0].name), apps[0].metadata.name.as_ref());
+            assert!(bytes <= MAX_STATUS_BYTES, "{bytes} bytes");
+            assert!(
+                MAX_STATUS_BYTES - bytes < 1000,
+                "cut short by one entry at most"
+            );
+            assert!(!new.resources.is_empty() && before.starts_with(&new.resources));
+            assert_eq!(
+                new.application_status.len(),
+                rollout,
+                "rollout state kept whole"
+            );
             assert_eq!(new.resources_count, Some(20_000));
         }
+        let small = next_status(None, &Outcome::UpToDate, &refs[..3], 0, &at(1));
+        assert_eq!(within_size(small.clone()), small);
     }
 
     #[test]
