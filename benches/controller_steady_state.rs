@@ -7,8 +7,8 @@
 //! controller` process is watched for `WINDOW_SECS` (default 240: longer than the 3-minute
 //! resync, so every Application is compared again, or skipped as unchanged, inside the window):
 //! its resident memory (VmRSS, peak VmHWM), the CPU it uses (utime + stime), the Application
-//! reconciles and the helm/kustomize runs it counted meanwhile (from its `/metrics`) and how
-//! many Applications were written.
+//! reconciles and the helm/kustomize runs it counted meanwhile (from its `/metrics`), how
+//! many Applications were written, and what the ApplicationSet's status lists and counts.
 //!
 //!
 //! Then, with `LATENCY_SAMPLES` (default 0), the latency from a change of a managed object to
@@ -430,6 +430,17 @@ fn main() {
         println!(
             "helm/kustomize runs in the window: {tool_runs} ({:.1} a minute)",
             60.0 * tool_runs as f64 / elapsed
+        );
+        let status = Api::<ApplicationSet>::namespaced(client.clone(), &namespace)
+            .get_status("fleet")
+            .await
+            .expect("reads the ApplicationSet")
+            .status
+            .unwrap_or_default();
+        println!(
+            "ApplicationSet status: lists {} Applications, resourcesCount {:?}",
+            status.resources.len(),
+            status.resources_count
         );
         let samples = env_or("LATENCY_SAMPLES", 0);
         if samples > 0 && source == Source::Directory {

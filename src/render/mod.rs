@@ -184,6 +184,7 @@ pub fn render_application_set(
         message: format!("the result is not a valid Application template: {message}"),
     };
 
+    // Allocated once: growing a vector of Applications (large values) moves them all each time.
     let mut rendered = Vec::with_capacity(sets.len());
     for (index, GeneratedSet { params, template }) in sets.iter().enumerate() {
         // The reference to the parameter set is only built for an error message.
@@ -217,9 +218,9 @@ pub fn render_application_set(
                 serde_json::from_value(value).map_err(|e| not_a_template(set(), e.to_string()))?
             }
         };
-        rendered.push(Some(template));
+        rendered.push(to_application(appset, &appset_name, template));
     }
-    build_applications(appset, &sets, rendered)
+    validated(&appset_name, &sets, rendered)
 }
 
 fn prepare_override(
@@ -264,17 +265,16 @@ fn apply_template_patch(
 /// turns them into Applications sorted by name, or reports every invalid one. Only names and
 /// positions are sorted: each template is taken from its slot once, straight into its place in
 /// the result.
-fn build_applications(
-    appset: &ApplicationSet,
+/// `applications` (rendered from `sets`, in order) sorted by name, or every problem of them.
+fn validated(
+    appset_name: &str,
     sets: &[GeneratedSet],
-    mut rendered: Vec<Option<ApplicationSetTemplate>>,
+    mut applications: Vec<Application>,
 ) -> Result<Vec<Application>, RenderError> {
-    let appset_name = appset.metadata.name.clone().unwrap_or_default();
     let mut problems = Vec::new();
     let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
-    for (index, template) in rendered.iter().enumerate() {
-        let Some(template) = template else { continue };
-        let name = template.metadata.name.as_str();
+    for (index, application) in applications.iter().enumerate() {
+        let name = application.metadata.name.as_deref().unwrap_or_default();
         let problem = |reason: String| ApplicationProblem {
             set: ParamSetRef::new(index, &sets[index].params),
             name: name.to_string(),
@@ -287,19 +287,23 @@ fn build_applications(
             )));
             continue;
         }
-        let labels = &template.metadata.labels;
-        if let Some(reason) = labels.iter().find_map(|(k, v)| check_label(k, v).err()) {
+        // The template's labels; the ApplicationSet's own label is set whatever it says.
+        let labels = application.metadata.labels.iter().flatten();
+        if let Some(reason) = labels
+            .filter(|(key, _)| *key != APPLICATION_SET_LABEL)
+            .find_map(|(k, v)| check_label(k, v).err())
+        {
             problems.push(problem(format!("metadata.labels: {reason}")));
             continue;
         }
-        let destination = &template.spec.destination;
+        let destination = &application.spec.destination;
         if destination.server.is_some() == destination.name.is_some() {
             problems.push(problem(
                 "spec.destination needs exactly one of server or name".to_string(),
             ));
             continue;
         }
-        if template.spec.operation.is_some() {
+        if application.spec.operation.is_some() {
             problems.push(problem(
                 "spec.operation: a template cannot request a sync (use syncPolicy or a RollingSync strategy)".to_string(),
             ));
@@ -314,19 +318,12 @@ fn build_applications(
     }
     if !problems.is_empty() {
         return Err(RenderError::Invalid {
-            appset: appset_name,
+            appset: appset_name.to_string(),
             problems,
         });
     }
-    let order: Vec<usize> = by_name.into_values().collect();
-    // Allocated once: growing a vector of Applications (large values) moves them all each time.
-    let mut applications = Vec::with_capacity(order.len());
-    applications.extend(
-        order
-            .into_iter()
-            .filter_map(|index| rendered[index].take())
-            .map(|template| to_application(appset, &appset_name, template)),
-    );
+    // Every name is unique: sorted in place, not copied.
+    applications.sort_unstable_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     Ok(applications)
 }
 
