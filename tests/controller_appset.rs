@@ -6,7 +6,8 @@
 //! clusterDecisionResource generator following a custom resource's status (also from no
 //! Application at all) and the watch on its kind reporting a change, and leader election between
 //! two controllers (which run both reconcilers); `flotilla controller
-//! --max-resources-status-count` bounding what the status lists; a status write the API server
+//! --max-resources-status-count` bounding what the status lists; a label removed from the
+//! template removed from the Applications; a status write the API server
 //! refuses (an admission policy) reported as an Event on the ApplicationSet.
 
 mod controller_support;
@@ -216,6 +217,31 @@ async fn status_lists_at_most_max_resources_status_count_applications_and_counts
     apply(&appsets, &list_appset(&["c"], "apps", None)).await;
     wait_until(&appsets, "stack", "the one left listed", listed(&["c"], 1)).await;
     support::kill_process(controller);
+}
+
+#[tokio::test]
+async fn a_label_removed_from_the_template_is_removed_from_the_applications() {
+    let ns = setup("appset-label").await;
+    let controller = start(&ns, "only");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let labelled = |labels: Value| {
+        let mut appset = serde_json::to_value(list_appset(&["a"], "apps", None)).unwrap();
+        appset["spec"]["template"]["metadata"]["labels"] = labels;
+        object::<ApplicationSet>(appset)
+    };
+    apply(&appsets, &labelled(json!({"team": "shop", "tier": "web"}))).await;
+    let api: Api<Application> = ns.api();
+    let label_of = |app: &Application, key: &str| app.labels().get(key).cloned();
+    wait_until(&api, "a", "both labels", |app| {
+        label_of(app, "team").is_some() && label_of(app, "tier").is_some()
+    })
+    .await;
+    apply(&appsets, &labelled(json!({"team": "shop"}))).await;
+    wait_until(&api, "a", "the label removed", |app| {
+        label_of(app, "team").is_some() && label_of(app, "tier").is_none()
+    })
+    .await;
+    controller.stop().await;
 }
 
 #[tokio::test]

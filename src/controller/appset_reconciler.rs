@@ -24,7 +24,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::watch;
 
 use super::analysis;
-use super::appset::diff::{KeptFields, Plan, ignored_fields, plan};
+use super::appset::diff::{KeptFields, Plan, ignored_fields, keep_applied_metadata, plan};
 use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
@@ -941,7 +941,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let (for_secrets, for_projects) = (every_appset.clone(), every_appset);
     let projects: Api<AppProject> = Api::namespaced(ctx.client.clone(), &ctx.control_namespace);
     let (owners, watching) = (controller.store(), Arc::clone(&ctx));
-    // The labelled Applications, kept without their managed fields (nothing reads them).
+    // The labelled Applications, kept with only the managed fields the plan reads.
     let (owned, writer) = reflector::store();
     let owned_changes = reflector(
         writer,
@@ -949,7 +949,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             applications,
             watcher::Config::default().labels(APPLICATION_SET_LABEL),
         )
-        .modify(|app: &mut Application| app.metadata.managed_fields = None),
+        .modify(|app: &mut Application| keep_applied_metadata(app, FIELD_MANAGER)),
     )
     .default_backoff()
     .touched_objects();

@@ -9,6 +9,7 @@
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
 use kube::ResourceExt;
 
 use super::rollout_input::spec_changed;
@@ -262,6 +263,40 @@ fn is_subset<T: PartialEq>(want: Option<&[T]>, have: Option<&[T]>) -> bool {
     want.unwrap_or_default().iter().all(|w| have.contains(w))
 }
 
+/// Leaves of `application`'s `managedFields` only what the plan reads of them: the labels and
+/// annotations `manager` applied (so a key removed from the template is noticed), not the
+/// other managers' entries nor the rest of its own (an Application's status entries alone are
+/// kilobytes, a fleet's tens of megabytes).
+pub fn keep_applied_metadata(application: &mut Application, manager: &str) {
+    let Some(entries) = application.metadata.managed_fields.as_mut() else {
+        return;
+    };
+    entries.retain(|entry| {
+        entry.manager.as_deref() == Some(manager) && entry.operation.as_deref() == Some("Apply")
+    });
+    for entry in entries.iter_mut() {
+        let metadata = entry
+            .fields_v1
+            .as_ref()
+            .and_then(|fields| fields.0.get("f:metadata"));
+        let kept: serde_json::Map<String, serde_json::Value> = ["f:labels", "f:annotations"]
+            .into_iter()
+            .filter_map(|field| Some((field.to_string(), metadata?.get(field)?.clone())))
+            .collect();
+        entry.fields_v1 = Some(FieldsV1(serde_json::json!({ "f:metadata": kept })));
+    }
+    entries.retain(|entry| {
+        entry.fields_v1.as_ref().is_some_and(|fields| {
+            fields.0["f:metadata"]
+                .as_object()
+                .is_some_and(|m| !m.is_empty())
+        })
+    });
+    if entries.is_empty() {
+        application.metadata.managed_fields = None;
+    }
+}
+
 /// The keys of `metadata.<field>` (`f:labels` or `f:annotations`) that `manager` owns through
 /// server-side apply, read from `managedFields`.
 fn applied_keys(application: &Application, manager: &str, field: &str) -> BTreeSet<String> {
@@ -282,7 +317,7 @@ fn applied_keys(application: &Application, manager: &str, field: &str) -> BTreeS
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{FieldsV1, ManagedFieldsEntry};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 
     use super::*;
     use crate::api::ApplicationSpec;
@@ -375,6 +410,63 @@ mod tests {
             assert_eq!(plan.delete, delete, "{policy:?}");
             assert_eq!(kept(&plan), expected_kept, "{policy:?}");
         }
+    }
+
+    #[test]
+    fn kept_managed_fields_are_our_applied_labels_and_annotations_only() {
+        let entry =
+            |manager: &str, operation: &str, fields: serde_json::Value| ManagedFieldsEntry {
+                manager: Some(manager.into()),
+                operation: Some(operation.into()),
+                fields_v1: Some(FieldsV1(fields)),
+                ..ManagedFieldsEntry::default()
+            };
+        let ours = serde_json::json!({
+            "f:metadata": {
+                "f:labels": {"f:t": {}},
+                "f:annotations": {"f:note": {}},
+                "f:ownerReferences": {"k:{\"uid\":\"1\"}": {}},
+            },
+            "f:spec": {"f:project": {}},
+        });
+        let mut application = app("a", "p", &[("t", "1")]);
+        application.metadata.managed_fields = Some(vec![
+            entry(MANAGER, "Apply", ours),
+            entry(
+                "flotilla-controller",
+                "Update",
+                serde_json::json!({"f:status": {}}),
+            ),
+            entry(
+                MANAGER,
+                "Update",
+                serde_json::json!({"f:metadata": {"f:labels": {}}}),
+            ),
+            entry(
+                "kubectl",
+                "Apply",
+                serde_json::json!({"f:metadata": {"f:labels": {"f:x": {}}}}),
+            ),
+        ]);
+        let before = ["f:labels", "f:annotations"].map(|f| applied_keys(&application, MANAGER, f));
+        keep_applied_metadata(&mut application, MANAGER);
+        let kept = application.metadata.managed_fields.as_ref().unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            kept[0].fields_v1.as_ref().unwrap().0,
+            serde_json::json!({"f:metadata": {"f:labels": {"f:t": {}}, "f:annotations": {"f:note": {}}}})
+        );
+        let after = ["f:labels", "f:annotations"].map(|f| applied_keys(&application, MANAGER, f));
+        assert_eq!(before, after);
+
+        let mut others_only = app("b", "p", &[]);
+        others_only.metadata.managed_fields = Some(vec![entry(
+            "flotilla-controller",
+            "Update",
+            serde_json::json!({"f:status": {}}),
+        )]);
+        keep_applied_metadata(&mut others_only, MANAGER);
+        assert_eq!(others_only.metadata.managed_fields, None);
     }
 
     #[test]
