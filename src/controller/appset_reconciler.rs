@@ -31,7 +31,7 @@ use super::appset::ownership::{
 use super::appset::pacing::{LastReconcile, wait_before};
 use super::appset::promotion::StepWatch;
 use super::appset::requeue::{poll_interval, rate_limit_requeue, rollout_requeue};
-use super::appset::rollout_input::{Observation, rolling_sync, rollout_input};
+use super::appset::rollout_input::{Observation, keep_observed, rolling_sync, rollout_input};
 use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
 use super::appset::status::{
     DEFAULT_MAX_RESOURCES_STATUS_COUNT, Outcome, changed, next_status, status_patch, within_size,
@@ -941,7 +941,8 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let (for_secrets, for_projects) = (every_appset.clone(), every_appset);
     let projects: Api<AppProject> = Api::namespaced(ctx.client.clone(), &ctx.control_namespace);
     let (owners, watching) = (controller.store(), Arc::clone(&ctx));
-    // The labelled Applications, kept with only the managed fields the plan reads.
+    // The labelled Applications, kept with only the managed fields the plan reads and the
+    // status the rollout and the ApplicationSet's status read.
     let (owned, writer) = reflector::store();
     let owned_changes = reflector(
         writer,
@@ -949,7 +950,10 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             applications,
             watcher::Config::default().labels(APPLICATION_SET_LABEL),
         )
-        .modify(|app: &mut Application| keep_applied_metadata(app, FIELD_MANAGER)),
+        .modify(|app: &mut Application| {
+            keep_applied_metadata(app, FIELD_MANAGER);
+            keep_observed(app);
+        }),
     )
     .default_backoff()
     .touched_objects();

@@ -252,6 +252,22 @@ pub fn observed_status(application: &Application) -> ObservedStatus {
     }
 }
 
+/// Leaves of `application`'s status what the ApplicationSet controller reads of it
+/// ([`observed_status`], [`previous_revisions`] and its own status's `resources`): of
+/// `status.resources` only the OutOfSync objects, and none of the last operation's per-object
+/// results. The controller's store of a fleet's Applications keeps them so.
+pub fn keep_observed(application: &mut Application) {
+    if let Some(status) = application.status.as_mut() {
+        status
+            .resources
+            .retain(|r| r.status == SyncStatusCode::OutOfSync);
+        status.resources.shrink_to_fit();
+        if let Some(operation) = status.operation_state.as_mut() {
+            operation.resources = Vec::new();
+        }
+    }
+}
+
 /// An OutOfSync object and why: `Kind namespace/name: /first/differing/field`, `missing` or
 /// `to prune`.
 fn difference(resource: &ResourceStatus) -> String {
@@ -423,6 +439,44 @@ mod tests {
                 "ConfigMap shop/new: missing",
                 "Namespace old: to prune"
             ]
+        );
+    }
+
+    #[test]
+    fn what_is_kept_of_a_status_reads_as_the_whole() {
+        let mut live = app(json!({"status": {
+            "health": {"status": "Degraded", "message": "web crashed"},
+            "sync": {"status": "OutOfSync", "revision": "abc"},
+            "reconciledAt": "2025-01-01T00:00:10Z",
+            "resources": [
+                {"group": "apps", "kind": "Deployment", "namespace": "shop", "name": "web",
+                 "status": "OutOfSync", "firstDifference": "/spec/replicas"},
+                {"kind": "ConfigMap", "namespace": "shop", "name": "same", "status": "Synced"},
+            ],
+            "history": [
+                {"id": 0, "revision": "old", "deployedAt": "2025-01-01T00:00:01Z"},
+                {"id": 1, "revision": "abc", "deployedAt": "2025-01-01T00:00:02Z"},
+            ],
+            "operationState": {"phase": "Failed", "message": "one failed", "operationId": "1",
+                               "failure": "web: crashed", "revision": "abc",
+                               "startedAt": "2025-01-01T00:00:05Z",
+                               "resources": [{"group": "", "kind": "ConfigMap", "namespace": "shop", "name": "same",
+                                              "syncPhase": "Sync", "wave": 0, "status": "Synced"}]}
+        }}));
+        let (observed, previous) = (observed_status(&live), previous_revisions(&live, &[]));
+        keep_observed(&mut live);
+        assert_eq!(observed_status(&live), observed);
+        assert_eq!(previous_revisions(&live, &[]), previous);
+        assert_eq!(previous, ["old"]);
+        let status = live.status.as_ref().unwrap();
+        assert_eq!(status.resources.len(), 1);
+        assert!(
+            status
+                .operation_state
+                .as_ref()
+                .unwrap()
+                .resources
+                .is_empty()
         );
     }
 
