@@ -13,9 +13,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
 use kube::ResourceExt;
 
 use super::rollout_input::spec_changed;
-use crate::api::Application;
 use crate::api::application::ResourceIgnoreDifferences;
 use crate::api::application_set::{ApplicationSetSpec, ApplicationsSync, PreservedFields};
+use crate::api::{APPLICATION_SET_LABEL, Application};
 use crate::manifest::ObjectKey;
 use crate::sync::{IgnoreDifferences, IgnoreError};
 
@@ -264,9 +264,10 @@ fn is_subset<T: PartialEq>(want: Option<&[T]>, have: Option<&[T]>) -> bool {
 }
 
 /// Leaves of `application`'s `managedFields` only what the plan reads of them: the labels and
-/// annotations `manager` applied (so a key removed from the template is noticed), not the
-/// other managers' entries nor the rest of its own (an Application's status entries alone are
-/// kilobytes, a fleet's tens of megabytes).
+/// annotations `manager` applied (so a key removed from the template is noticed) but the
+/// ApplicationSet's own label (always applied), not the other managers' entries nor the rest of
+/// its own (an Application's status entries alone are kilobytes, a fleet's tens of megabytes);
+/// none at all when that leaves nothing.
 pub fn keep_applied_metadata(application: &mut Application, manager: &str) {
     let Some(entries) = application.metadata.managed_fields.as_mut() else {
         return;
@@ -279,9 +280,14 @@ pub fn keep_applied_metadata(application: &mut Application, manager: &str) {
             .fields_v1
             .as_ref()
             .and_then(|fields| fields.0.get("f:metadata"));
+        let always = format!("f:{APPLICATION_SET_LABEL}");
         let kept: serde_json::Map<String, serde_json::Value> = ["f:labels", "f:annotations"]
             .into_iter()
-            .filter_map(|field| Some((field.to_string(), metadata?.get(field)?.clone())))
+            .filter_map(|field| {
+                let mut keys = metadata?.get(field)?.as_object()?.clone();
+                keys.remove(&always);
+                (!keys.is_empty()).then(|| (field.to_string(), keys.into()))
+            })
             .collect();
         entry.fields_v1 = Some(FieldsV1(serde_json::json!({ "f:metadata": kept })));
     }
@@ -423,7 +429,7 @@ mod tests {
             };
         let ours = serde_json::json!({
             "f:metadata": {
-                "f:labels": {"f:t": {}},
+                "f:labels": {"f:t": {}, "f:flotilla.dev/application-set": {}},
                 "f:annotations": {"f:note": {}},
                 "f:ownerReferences": {"k:{\"uid\":\"1\"}": {}},
             },
@@ -448,7 +454,11 @@ mod tests {
                 serde_json::json!({"f:metadata": {"f:labels": {"f:x": {}}}}),
             ),
         ]);
-        let before = ["f:labels", "f:annotations"].map(|f| applied_keys(&application, MANAGER, f));
+        let before = ["f:labels", "f:annotations"].map(|f| {
+            let mut keys = applied_keys(&application, MANAGER, f);
+            keys.remove(APPLICATION_SET_LABEL);
+            keys
+        });
         keep_applied_metadata(&mut application, MANAGER);
         let kept = application.metadata.managed_fields.as_ref().unwrap();
         assert_eq!(kept.len(), 1);
@@ -459,12 +469,20 @@ mod tests {
         let after = ["f:labels", "f:annotations"].map(|f| applied_keys(&application, MANAGER, f));
         assert_eq!(before, after);
 
+        // Ours with only the ApplicationSet's label, and others': nothing kept.
         let mut others_only = app("b", "p", &[]);
-        others_only.metadata.managed_fields = Some(vec![entry(
-            "flotilla-controller",
-            "Update",
-            serde_json::json!({"f:status": {}}),
-        )]);
+        others_only.metadata.managed_fields = Some(vec![
+            entry(
+                "flotilla-controller",
+                "Update",
+                serde_json::json!({"f:status": {}}),
+            ),
+            entry(
+                MANAGER,
+                "Apply",
+                serde_json::json!({"f:metadata": {"f:labels": {"f:flotilla.dev/application-set": {}}}}),
+            ),
+        ]);
         keep_applied_metadata(&mut others_only, MANAGER);
         assert_eq!(others_only.metadata.managed_fields, None);
     }
