@@ -17,8 +17,9 @@
 //! time until a watch of the Applications sees it OutOfSync, and until self-heal has reverted
 //! the ConfigMap, is recorded; p50, p95 and the maximum of both are printed.
 //!
-//! The convergence itself is reported too: its time, the controller's CPU until then (utime +
-//! stime since it started, per Application) and the API server's writes meanwhile, per
+//! The convergence itself is reported too (followed with a watch, not by listing): its time, the
+//! controller's CPU until then (utime + stime since it started, per Application), the CPU of
+//! the control plane's kube-apiserver and etcd meanwhile, and the API server's writes, per
 //! Application and by verb and resource (its `apiserver_request_total`, every client: the
 //! controller's, the benchmark's one ApplicationSet and the kube-controller-manager's).
 //!
@@ -142,6 +143,33 @@ fn process_usage(pid: u32) -> (u64, u64, u64) {
     let fields: Vec<&str> = after_name.split_whitespace().collect();
     let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
     (field("VmRSS:"), field("VmHWM:"), ticks)
+}
+
+/// The CPU ticks (utime + stime) of every `kube-apiserver` and `etcd` process on the machine.
+fn control_plane_ticks() -> u64 {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|comm| matches!(comm.trim(), "kube-apiserver" | "etcd"))
+        })
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        .map(|stat| {
+            let after_name = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            let tick = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            tick(11) + tick(12)
+        })
+        .sum()
 }
 
 /// The sum of the counter `metric` over its labels, scraped from the controller's endpoint.
@@ -323,6 +351,7 @@ fn main() {
         };
         let counted = |metric: &str| endpoints.iter().map(|&e| counter(e, metric)).sum::<u64>();
         let writes_before = harness::api_writes(&client).await;
+        let plane_ticks_before = control_plane_ticks();
         let appset: ApplicationSet =
             serde_json::from_value(application_set(&namespace, work.path(), apps, source))
                 .unwrap();
@@ -333,10 +362,20 @@ fn main() {
 
         let started = Instant::now();
         let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
+        // Followed with a watch: listing 10,000 Applications every few seconds would load the
+        // API server whose rate the convergence measures.
+        let (seen, writer) = kube::runtime::reflector::store();
+        let following = {
+            use futures::StreamExt;
+            let events = kube::runtime::reflector(
+                writer,
+                kube::runtime::watcher(applications.clone(), Default::default()),
+            );
+            tokio::spawn(events.for_each(|_| async {}))
+        };
         loop {
-            let list = applications.list(&ListParams::default()).await.expect("listing");
-            let ready = list
-                .items
+            let listed = seen.state();
+            let ready = listed
                 .iter()
                 .filter(|app| {
                     app.status.as_ref().is_some_and(|s| {
@@ -348,12 +387,14 @@ fn main() {
             if ready as u64 == apps {
                 break;
             }
-            eprintln!(
-                "{:>5.0} s: {ready}/{} Applications listed Synced and Healthy of {apps}; controller RSS {}",
-                started.elapsed().as_secs_f64(),
-                list.items.len(),
-                rss_of(&usage().0)
-            );
+            if started.elapsed().as_secs().is_multiple_of(10) {
+                eprintln!(
+                    "{:>5.0} s: {ready}/{} Applications seen Synced and Healthy of {apps}; controller RSS {}",
+                    started.elapsed().as_secs_f64(),
+                    listed.len(),
+                    rss_of(&usage().0)
+                );
+            }
             for (child, _, log) in &mut controllers {
                 assert!(
                     child.try_wait().expect("controller state").is_none(),
@@ -365,10 +406,12 @@ fn main() {
                 started.elapsed() < Duration::from_secs(1800),
                 "only {ready} of {apps} Applications Synced and Healthy after 30 min"
             );
-            tokio::time::sleep(Duration::from_secs(5)).await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
         let converged = started.elapsed();
+        following.abort();
         let (converged_each, converged_ticks) = usage();
+        let plane_ticks = control_plane_ticks() - plane_ticks_before;
         let writes = harness::writes_between(&writes_before, &harness::api_writes(&client).await);
         eprintln!(
             "converged after {:.0} s (controller pids {pids:?}); measuring in {} s for {} s",
@@ -379,6 +422,11 @@ fn main() {
         // SAFETY: sysconf has no preconditions.
         let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         report_convergence(apps, converged, converged_ticks as f64 / ticks_per_second, &writes);
+        println!(
+            "the control plane's CPU meanwhile (kube-apiserver and etcd): {:.1} s = {:.1} ms per Application",
+            plane_ticks as f64 / ticks_per_second,
+            1000.0 * plane_ticks as f64 / ticks_per_second / apps as f64
+        );
         println!(
             "controller RSS at convergence, per replica: {} (peak {})",
             rss_of(&converged_each),
