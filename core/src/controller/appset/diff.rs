@@ -435,14 +435,18 @@ mod tests {
             },
             "f:spec": {"f:project": {}},
         });
-        let mut application = app("a", "p", &[("t", "1")]);
-        application.metadata.managed_fields = Some(vec![
-            entry(MANAGER, "Apply", ours),
+        // The Application controller's status entry.
+        let controllers = || {
             entry(
                 "flotilla-controller",
                 "Update",
                 serde_json::json!({"f:status": {}}),
-            ),
+            )
+        };
+        let mut application = app("a", "p", &[("t", "1")]);
+        application.metadata.managed_fields = Some(vec![
+            entry(MANAGER, "Apply", ours),
+            controllers(),
             entry(
                 MANAGER,
                 "Update",
@@ -472,11 +476,7 @@ mod tests {
         // Ours with only the ApplicationSet's label, and others': nothing kept.
         let mut others_only = app("b", "p", &[]);
         others_only.metadata.managed_fields = Some(vec![
-            entry(
-                "flotilla-controller",
-                "Update",
-                serde_json::json!({"f:status": {}}),
-            ),
+            controllers(),
             entry(
                 MANAGER,
                 "Apply",
