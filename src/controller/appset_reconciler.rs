@@ -293,6 +293,11 @@ impl ReconcileError {
         }
     }
 
+    /// The note of the Warning Event saying it: `Reason: message`.
+    fn event_note(&self) -> String {
+        format!("{}: {self}", self.reason())
+    }
+
     /// When a generator's SCM provider, which answered that it is rate limited, may be asked
     /// again.
     #[must_use]
@@ -627,10 +632,7 @@ async fn publish_outcome(
                 plan.delete.len()
             ),
         ),
-        Err(error) => (
-            EventReason::ApplicationSetError,
-            format!("{}: {error}", error.reason()),
-        ),
+        Err(error) => (EventReason::ApplicationSetError, error.event_note()),
     };
     ctx.events
         .publish(&appset.object_ref(&()), reason, note)
@@ -843,12 +845,11 @@ async fn write_status(
                 error: error.into(),
             };
             // Status cannot say it (a rollout state past etcd's limit, say): an Event does.
-            let note = format!("{}: {error}", error.reason());
             ctx.events
                 .publish(
                     &appset.object_ref(&()),
                     EventReason::ApplicationSetError,
-                    note,
+                    error.event_note(),
                 )
                 .await;
             Err(error)

@@ -272,15 +272,16 @@ pub fn keep_applied_metadata(application: &mut Application, manager: &str) {
     let Some(entries) = application.metadata.managed_fields.as_mut() else {
         return;
     };
-    entries.retain(|entry| {
-        entry.manager.as_deref() == Some(manager) && entry.operation.as_deref() == Some("Apply")
-    });
-    for entry in entries.iter_mut() {
+    let always = format!("f:{APPLICATION_SET_LABEL}");
+    entries.retain_mut(|entry| {
+        if entry.manager.as_deref() != Some(manager) || entry.operation.as_deref() != Some("Apply")
+        {
+            return false;
+        }
         let metadata = entry
             .fields_v1
             .as_ref()
             .and_then(|fields| fields.0.get("f:metadata"));
-        let always = format!("f:{APPLICATION_SET_LABEL}");
         let kept: serde_json::Map<String, serde_json::Value> = ["f:labels", "f:annotations"]
             .into_iter()
             .filter_map(|field| {
@@ -289,14 +290,11 @@ pub fn keep_applied_metadata(application: &mut Application, manager: &str) {
                 (!keys.is_empty()).then(|| (field.to_string(), keys.into()))
             })
             .collect();
+        if kept.is_empty() {
+            return false;
+        }
         entry.fields_v1 = Some(FieldsV1(serde_json::json!({ "f:metadata": kept })));
-    }
-    entries.retain(|entry| {
-        entry.fields_v1.as_ref().is_some_and(|fields| {
-            fields.0["f:metadata"]
-                .as_object()
-                .is_some_and(|m| !m.is_empty())
-        })
+        true
     });
     if entries.is_empty() {
         application.metadata.managed_fields = None;
