@@ -24,14 +24,14 @@ mod git;
 use std::path::{Path, PathBuf};
 
 use criterion::{BatchSize, Criterion, SamplingMode};
-use flotilla::api::Application;
-use flotilla::api::document::parse_application_set;
 use flotilla::cluster::inventory::StaticInventory;
-use flotilla::manifest::Resource;
 use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::{SourceOptions, Tools, generate};
+use flotilla_core::api::Application;
+use flotilla_core::api::document::parse_application_set;
+use flotilla_core::manifest::Resource;
 
 /// The repository the example's Applications name.
 const REPO_URL: &str = "https://git.example.com/acme/platform-manifests.git";

@@ -39,9 +39,9 @@ mod harness;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flotilla::api::application_set_status::SyncStatusCode;
-use flotilla::api::{Application, ApplicationSet};
-use flotilla::health::HealthStatus;
+use flotilla_core::api::application_set_status::SyncStatusCode;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::health::HealthStatus;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 
 fn env_or(name: &str, default: u64) -> u64 {

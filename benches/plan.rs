@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion};
-use flotilla::health::{Health, HealthStatus};
-use flotilla::manifest::{Resource, Source};
-use flotilla::sync::{
+use flotilla_core::health::{Health, HealthStatus};
+use flotilla_core::manifest::{Resource, Source};
+use flotilla_core::sync::{
     LiveObject, ResultStatus, SyncPlan, SyncState, SyncStep, plan_step, task_record,
 };
 use serde_json::json;
@@ -63,7 +63,7 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     for task in &plan.tasks {
         let mut record = task_record(task, ResultStatus::Synced);
         if task.hook.is_some() {
-            record.hook_phase = Some(flotilla::sync::HookPhase::Succeeded);
+            record.hook_phase = Some(flotilla_core::sync::HookPhase::Succeeded);
         }
         results.push(record);
         live.insert(

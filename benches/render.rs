@@ -9,11 +9,11 @@ mod support;
 use std::collections::BTreeMap;
 
 use criterion::Criterion;
-use flotilla::api::document::parse_application_set;
 use flotilla::cluster::inventory::StaticInventory;
 use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
-use flotilla::secrets::cluster::ClusterSecret;
+use flotilla_core::api::document::parse_application_set;
+use flotilla_core::secrets::cluster::ClusterSecret;
 use support::cpu_time::ThreadCpuTime;
 
 fn appset_yaml() -> String {

@@ -10,16 +10,18 @@ mod support;
 use std::collections::BTreeMap;
 
 use criterion::Criterion;
-use flotilla::api::Application;
-use flotilla::api::app_project::AppProjectSpec;
-use flotilla::api::application_set::{RollingSync, RollingSyncStep, RolloutStrategy, StrategyType};
-use flotilla::api::application_set_status::{
+use flotilla_core::api::Application;
+use flotilla_core::api::app_project::AppProjectSpec;
+use flotilla_core::api::application_set::{
+    RollingSync, RollingSyncStep, RolloutStrategy, StrategyType,
+};
+use flotilla_core::api::application_set_status::{
     ApplicationSetApplicationStatus, RolloutApplicationState, SyncStatusCode,
 };
-use flotilla::health::HealthStatus;
-use flotilla::project::Projects;
-use flotilla::project::windows::{Judge, SyncKind, sync_block_or_invalid};
-use flotilla::rollout::{ApplicationState, ObservedStatus, RolloutInput, step};
+use flotilla_core::health::HealthStatus;
+use flotilla_core::project::Projects;
+use flotilla_core::project::windows::{Judge, SyncKind, sync_block_or_invalid};
+use flotilla_core::rollout::{ApplicationState, ObservedStatus, RolloutInput, step};
 use flotilla_generators::selector::LabelSelectorRequirement;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

@@ -21,7 +21,7 @@ mod harness;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use flotilla::api::{Application, ApplicationSet};
+use flotilla_core::api::{Application, ApplicationSet};
 use futures::StreamExt;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher;

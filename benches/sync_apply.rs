@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use flotilla::cluster::kube_cluster::KubeCluster;
 use flotilla::cluster::operation_configmap::ConfigMapStore;
 use flotilla::source::SourceOptions;
-use flotilla::sync::OperationPhase;
 use flotilla::sync::execute::{
     ExecuteSettings, PruneConfirmation, SyncEvent, SyncRequest, run_sync,
 };
 use flotilla::sync::load_plan;
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 

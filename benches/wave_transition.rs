@@ -19,7 +19,7 @@ mod harness;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use flotilla::api::Application;
+use flotilla_core::api::Application;
 use futures::StreamExt;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::watcher;

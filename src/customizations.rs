@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::health::{CustomizationsError, HealthChecks};
 use crate::sync::execute::ExecuteSettings;
-use crate::sync::{IgnoreConfigError, IgnoreDifferences, system_ignore_differences};
+use flotilla_core::health::{CustomizationsError, HealthChecks};
+use flotilla_core::sync::{IgnoreConfigError, IgnoreDifferences, system_ignore_differences};
 
 /// What a settings ConfigMap configures (nothing by default).
 #[derive(Clone, Debug, Default, PartialEq)]

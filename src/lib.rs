@@ -1,11 +1,5 @@
 //! Flotilla: ApplicationSets, RollingSync and a wave/hook sync engine for Kubernetes.
 
-// The pure core, re-exported so `crate::api` and friends read the same in every layer.
-pub use flotilla_core::{
-    api, duration, health, hex, html, import, manifest, notify, project, rollout, secrets,
-    stable_hash, table, yaml,
-};
-
 pub mod actions;
 pub mod cli;
 pub mod cluster;

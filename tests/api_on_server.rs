@@ -8,11 +8,11 @@ mod support;
 
 use std::path::PathBuf;
 
-use flotilla::api::document::parse_application_set;
-use flotilla::api::{Application, ApplicationSet};
 use flotilla::cluster::live_inventory::read_inventory;
 use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
+use flotilla_core::api::document::parse_application_set;
+use flotilla_core::api::{Application, ApplicationSet};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use kube::api::{ListParams, PostParams};

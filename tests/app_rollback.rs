@@ -11,9 +11,9 @@ mod support;
 
 use std::path::Path;
 
-use flotilla::api::Application;
-use flotilla::api::application::RevisionHistory;
-use flotilla::sync::OperationPhase;
+use flotilla_core::api::Application;
+use flotilla_core::api::application::RevisionHistory;
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;

@@ -13,10 +13,10 @@
 mod controller_support;
 mod support;
 
-use flotilla::api::Application;
-use flotilla::api::application::ApplicationConditionType;
-use flotilla::api::application_set_status::SyncStatusCode;
-use flotilla::sync::{OperationPhase, ResourceAction, ResultStatus};
+use flotilla_core::api::Application;
+use flotilla_core::api::application::ApplicationConditionType;
+use flotilla_core::api::application_set_status::SyncStatusCode;
+use flotilla_core::sync::{OperationPhase, ResourceAction, ResultStatus};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, Patch, PatchParams};

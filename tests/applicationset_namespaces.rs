@@ -14,7 +14,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use flotilla::api::{AppProject, Application, ApplicationSet};
+use flotilla_core::api::{AppProject, Application, ApplicationSet};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
 use serde_json::{Value, json};

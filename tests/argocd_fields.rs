@@ -14,8 +14,8 @@ mod support;
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use flotilla::api::{Application, ApplicationSet};
-use flotilla::sync::OperationPhase;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};

@@ -13,8 +13,8 @@ mod support;
 
 use std::process::Output;
 
-use flotilla::api::Application;
-use flotilla::sync::OperationPhase;
+use flotilla_core::api::Application;
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, PostParams};
 use kube::{Api, Client};

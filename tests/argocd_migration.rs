@@ -16,8 +16,8 @@ use support::flotilla_offline as flotilla;
 
 use std::path::{Path, PathBuf};
 
-use flotilla::api::Application;
-use flotilla::sync::OperationPhase;
+use flotilla_core::api::Application;
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::Api;

@@ -9,8 +9,8 @@ mod support;
 
 use std::process::Stdio;
 
-use flotilla::api::Application;
-use flotilla::api::application::{DELETION_APPROVED_ANNOTATION, TERMINATE_ANNOTATION};
+use flotilla_core::api::Application;
+use flotilla_core::api::application::{DELETION_APPROVED_ANNOTATION, TERMINATE_ANNOTATION};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};

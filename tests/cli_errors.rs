@@ -263,7 +263,7 @@ async fn a_missing_object_reads_as_the_servers_not_found() {
             ns.name
         )
     );
-    let apps: Api<flotilla::api::Application> = ns.api();
+    let apps: Api<flotilla_core::api::Application> = ns.api();
     let listed = apps.list(&ListParams::default()).await.expect("listing");
     assert!(listed.items.is_empty());
 }
@@ -469,8 +469,8 @@ async fn a_kubeconfig_list_skips_missing_files_and_merges_the_rest_as_kubectl() 
     let list = ["get", "apps", "-n", &ns.name, "-o", "name"];
 
     // A missing file first: skipped, the real cluster's kubeconfig used.
-    let apps: Api<flotilla::api::Application> = ns.api();
-    let app: flotilla::api::Application = support::object(serde_json::json!({
+    let apps: Api<flotilla_core::api::Application> = ns.api();
+    let app: flotilla_core::api::Application = support::object(serde_json::json!({
         "apiVersion": "flotilla.dev/v1alpha1",
         "kind": "Application",
         "metadata": {"name": "web", "namespace": ns.name},

@@ -305,8 +305,8 @@ async fn sync_diff_and_get_print_in_every_format_on_the_cluster() {
     assert!(stdout(&unified).contains("+++ desired "));
 
     // get: Applications with where they go in wide.
-    let apps = ns.api::<flotilla::api::Application>();
-    let app: flotilla::api::Application = support::object(json!({
+    let apps = ns.api::<flotilla_core::api::Application>();
+    let app: flotilla_core::api::Application = support::object(json!({
         "apiVersion": "flotilla.dev/v1alpha1",
         "kind": "Application",
         "metadata": {"name": "web", "namespace": ns.name},

@@ -11,12 +11,12 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flotilla::api::application::ApplicationDestination;
-use flotilla::api::application_set_status::SyncStatusCode;
-use flotilla::api::{Application, ApplicationSet};
 use flotilla::cluster::clients::ClusterClients;
 use flotilla::controller::leadership::Leadership;
-use flotilla::sync::{HookPhase, OperationPhase};
+use flotilla_core::api::application::ApplicationDestination;
+use flotilla_core::api::application_set_status::SyncStatusCode;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::sync::{HookPhase, OperationPhase};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};

@@ -18,11 +18,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use controller_support::{git, setup, start};
-use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
-use flotilla::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla::cluster::decision_watches::DecisionWatches;
-use flotilla::controller::appset::ownership::RESOURCES_FINALIZER;
 use flotilla::controller::appset_reconciler::{FIELD_MANAGER, REFRESH_ANNOTATION};
+use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
+use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla_core::controller::appset::ownership::RESOURCES_FINALIZER;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use flotilla::api::crd;
+use flotilla_core::api::crd;
 
 #[test]
 fn committed_crds_match_the_types() {

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
-use flotilla::api::application_set_status::SyncStatusCode;
-use flotilla::api::{Application, ApplicationSet};
+use flotilla_core::api::application_set_status::SyncStatusCode;
+use flotilla_core::api::{Application, ApplicationSet};
 use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Secret};
 use k8s_openapi::api::events::v1::Event;
 use kube::Api;

@@ -14,9 +14,9 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use flotilla::api::application_set::DeletionOrder;
-use flotilla::api::application_set_status::{DeletionGroupStatus, DeletionProgress};
-use flotilla::api::{Application, ApplicationSet};
+use flotilla_core::api::application_set::DeletionOrder;
+use flotilla_core::api::application_set_status::{DeletionGroupStatus, DeletionProgress};
+use flotilla_core::api::{Application, ApplicationSet};
 use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -218,7 +218,7 @@ async fn reverse_order_deletes_frontend_then_backend_then_database_after_its_pre
             let status = app.status.clone().unwrap_or_default();
             status.pre_delete_hooks == [backup.clone()]
                 && status.sync.is_some_and(|s| {
-                    s.status == flotilla::api::application_set_status::SyncStatusCode::Synced
+                    s.status == flotilla_core::api::application_set_status::SyncStatusCode::Synced
                 })
         },
     )

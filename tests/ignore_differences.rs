@@ -10,7 +10,7 @@
 mod controller_support;
 mod support;
 
-use flotilla::api::{Application, ApplicationSet};
+use flotilla_core::api::{Application, ApplicationSet};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -3,6 +3,8 @@
 //! lower layer, and no top-level modules import each other in a cycle. Test code counts too; only
 //! a crate's `#[cfg(test)]` fixture module (generators' `testing`) may be used by any test. The
 //! layers are written in README's Layout section; a new top-level module needs a layer here.
+//! Each crate names the crates below it (`flotilla_core::…`, `flotilla_generators::…`): none
+//! re-exports another, so a `crate::…` path always stays in its own crate.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,15 +13,7 @@ use std::path::{Path, PathBuf};
 /// modules of layers below its own.
 const CORE_LAYERS: &[&[&str]] = &[
     // Text and formats: no knowledge of Kubernetes objects beyond their keys.
-    &[
-        "duration",
-        "hex",
-        "html",
-        "manifest",
-        "stable_hash",
-        "table",
-        "yaml",
-    ],
+    &["hex", "html", "manifest", "stable_hash", "table", "yaml"],
     // Judgements of single objects and Argo CD's declarative Secrets.
     &["health", "secrets"],
     // The CRD types and the records stored in them.
@@ -35,27 +29,10 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["import"],
 ];
 
-/// The `flotilla` crate's top-level modules, bottom layer first. The core crate's modules,
-/// re-exported at the root, are the bottom layer: the compiler keeps them from using anything
-/// of this crate.
+/// The `flotilla` crate's top-level modules, bottom layer first. The crates below it
+/// (flotilla-core, flotilla-generators) are named by their own names; the compiler keeps them
+/// from using anything of this crate.
 const FLOTILLA_LAYERS: &[&[&str]] = &[
-    // The pure core (crate flotilla-core), re-exported.
-    &[
-        "api",
-        "duration",
-        "health",
-        "hex",
-        "html",
-        "import",
-        "manifest",
-        "notify",
-        "project",
-        "rollout",
-        "secrets",
-        "stable_hash",
-        "table",
-        "yaml",
-    ],
     // Text and formats: the HTTP server.
     &["httpd"],
     // How a source becomes manifests.
@@ -463,6 +440,61 @@ fn violations(src: &Path, layers: &[&[&str]]) -> Vec<String> {
     found
 }
 
+/// The crates of the workspace, as paths name them: a crate built on them names them itself.
+const WORKSPACE_CRATES: &[&str] = &["flotilla_core", "flotilla_generators"];
+
+/// The lines of `text` where a `pub use` (or `pub(…) use`) re-exports a crate of the workspace:
+/// a glob, a group or one name, with or without a leading `::`.
+fn re_export_lines(text: &str) -> Vec<usize> {
+    let tokens = tokens(text);
+    let mut lines = Vec::new();
+    for (i, (token, line)) in tokens.iter().enumerate() {
+        if !matches!(token, Token::Ident(word) if word == "pub") {
+            continue;
+        }
+        let mut next = i + 1;
+        // `pub(crate)`, `pub(super)`, `pub(in path)`: skip to the closing parenthesis.
+        if is(tokens.get(next), &Token::Other) {
+            next += 1;
+            while matches!(
+                tokens.get(next),
+                Some((Token::Ident(_) | Token::PathSep, _))
+            ) {
+                next += 1;
+            }
+            next += 1;
+        }
+        if !is_ident(tokens.get(next), "use") {
+            continue;
+        }
+        next += 1;
+        if is(tokens.get(next), &Token::PathSep) {
+            next += 1;
+        }
+        if WORKSPACE_CRATES
+            .iter()
+            .any(|name| is_ident(tokens.get(next), name))
+        {
+            lines.push(*line);
+        }
+    }
+    lines
+}
+
+/// Every re-export of a crate of the workspace in the sources under `src`, as `file:line`.
+fn re_exports(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("readable source");
+        for line in re_export_lines(&text) {
+            found.push(format!("{}:{line}", file.display()));
+        }
+    }
+    found
+}
+
 /// The groups of modules that reach each other through `edges` (each listed once, sorted).
 fn cycles<'a>(edges: impl Iterator<Item = &'a (String, String)>) -> Vec<Vec<String>> {
     let edges: Vec<&(String, String)> = edges.collect();
@@ -511,6 +543,35 @@ fn core_modules_use_only_lower_layers() {
 fn generators_modules_use_only_lower_layers() {
     let found = violations(&root().join("generators/src"), GENERATORS_LAYERS);
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn no_crate_re_exports_another() {
+    let found: Vec<String> = ["src", "core/src", "generators/src"]
+        .iter()
+        .flat_map(|src| re_exports(&root().join(src)))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "re-exports of a crate of the workspace (name it instead):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn re_exports_are_found_as_globs_groups_and_names() {
+    let text = r##"
+pub use flotilla_core::sync::*;
+pub use flotilla_core::{api, health};
+pub(crate) use ::flotilla_generators::duration;
+pub(in crate::sync) use flotilla_core::manifest::Resource;
+use flotilla_core::api::Application;
+pub use crate::sync::load_plan;
+// pub use flotilla_core::yaml;
+const TEXT: &str = "pub use flotilla_core::yaml;";
+pub fn f() {}
+"##;
+    assert_eq!(re_export_lines(text), [2, 3, 4, 5]);
 }
 
 #[test]

@@ -13,7 +13,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flotilla::api::{Application, ApplicationSet};
+use flotilla_core::api::{Application, ApplicationSet};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;

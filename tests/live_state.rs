@@ -18,9 +18,9 @@ use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use flotilla::api::Application;
-use flotilla::api::application::ResourceStatus;
-use flotilla::sync::OperationPhase;
+use flotilla_core::api::Application;
+use flotilla_core::api::application::ResourceStatus;
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams};
@@ -693,7 +693,11 @@ async fn a_rolling_sync_step_waits_while_an_application_of_it_stays_progressing(
     let source =
         json!({"repoURL": remote.file_url(), "targetRevision": "main", "path": "{{.component}}"});
     let appset = support::two_tier_appset::two_tier_appset("stack", &ns.name, "source", source);
-    apply(&ns.api::<flotilla::api::ApplicationSet>(), &object(appset)).await;
+    apply(
+        &ns.api::<flotilla_core::api::ApplicationSet>(),
+        &object(appset),
+    )
+    .await;
     let apps = ns.api::<Application>();
     wait_until(
         &apps,
@@ -716,7 +720,7 @@ async fn a_rolling_sync_step_waits_while_an_application_of_it_stays_progressing(
         "step 2 must wait for step 1 to be Healthy"
     );
     let stack = ns
-        .api::<flotilla::api::ApplicationSet>()
+        .api::<flotilla_core::api::ApplicationSet>()
         .get("stack")
         .await
         .expect("reads the ApplicationSet");
@@ -742,7 +746,7 @@ async fn a_rolling_sync_notices_a_degraded_application_of_an_earlier_step_within
     let source =
         json!({"repoURL": remote.file_url(), "targetRevision": "main", "path": "{{.component}}"});
     let appset = support::two_tier_appset::two_tier_appset("stack", &ns.name, "source", source);
-    let appsets = ns.api::<flotilla::api::ApplicationSet>();
+    let appsets = ns.api::<flotilla_core::api::ApplicationSet>();
     apply(&appsets, &object(appset)).await;
     operator.created().await;
     operator
@@ -761,7 +765,7 @@ async fn a_rolling_sync_notices_a_degraded_application_of_an_earlier_step_within
     operator
         .ready("False", "ReplicaFailed", "replica 2 lost its volume")
         .await;
-    let condition = |set: &flotilla::api::ApplicationSet| {
+    let condition = |set: &flotilla_core::api::ApplicationSet| {
         serde_json::to_value(&set.status)
             .ok()
             .and_then(|status| status.get("conditions").cloned())

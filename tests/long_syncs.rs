@@ -11,8 +11,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use flotilla::api::{Application, ApplicationSet};
-use flotilla::sync::OperationPhase;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use serde_json::json;

@@ -14,9 +14,9 @@ mod support;
 
 use std::time::Duration;
 
-use flotilla::api::application::ApplicationConditionType;
-use flotilla::api::{Application, ApplicationSet};
-use flotilla::sync::OperationPhase;
+use flotilla_core::api::application::ApplicationConditionType;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use serde_json::{Value, json};

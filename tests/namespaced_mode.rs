@@ -23,7 +23,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use flotilla::api::{AppProject, Application};
+use flotilla_core::api::{AppProject, Application};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::discovery::ApiResource;

@@ -11,8 +11,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use flotilla::api::ApplicationSet;
-use flotilla::api::application_set_status::{
+use flotilla_core::api::ApplicationSet;
+use flotilla_core::api::application_set_status::{
     ConditionStatus, ConditionType, RolloutApplicationState as State,
 };
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};

@@ -7,8 +7,8 @@
 mod controller_support;
 mod support;
 
-use flotilla::api::Application;
-use flotilla::health::HealthStatus;
+use flotilla_core::api::Application;
+use flotilla_core::health::HealthStatus;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams};

@@ -11,11 +11,11 @@
 mod controller_support;
 mod support;
 
-use flotilla::api::application_set_status::SyncStatusCode;
-use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
-use flotilla::api::{Application, ApplicationSet};
-use flotilla::health::HealthStatus;
-use flotilla::sync::OperationPhase;
+use flotilla_core::api::application_set_status::SyncStatusCode;
+use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::health::HealthStatus;
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::Api;
@@ -106,7 +106,7 @@ async fn a_project_refuses_a_cluster_role_and_a_namespace_and_the_application_se
     remote.push("three apps");
     let daemon = GitDaemon::start(remote.exported());
     let url = daemon.url(&remote.served_name());
-    let projects: Api<flotilla::api::AppProject> = ns.api();
+    let projects: Api<flotilla_core::api::AppProject> = ns.api();
     apply(&projects, &object(project(&ns.name, &[]))).await;
     let controller = start(&ns, "only");
     let appsets = ns.api::<ApplicationSet>();

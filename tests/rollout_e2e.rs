@@ -14,14 +14,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use browser::Browser;
-use flotilla::api::application::RevisionHistory;
-use flotilla::api::application_set::{Approval, OnFailure};
-use flotilla::api::application_set_status::{
+use flotilla_core::api::application::RevisionHistory;
+use flotilla_core::api::application_set::{Approval, OnFailure};
+use flotilla_core::api::application_set_status::{
     AnalysisCluster, ApplicationSetStatus, ConditionStatus, ConditionType,
     RolloutApplicationState as State, RolloutStepStatus,
 };
-use flotilla::api::{Application, ApplicationSet};
-use flotilla::health::HealthStatus;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::health::HealthStatus;
 use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Secret};

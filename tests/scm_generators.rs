@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use controller_support::{setup, start};
-use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
-use flotilla::api::{Application, ApplicationSet};
 use flotilla::controller::scm_client::{HttpScm, SCM_TIMEOUT};
+use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
+use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_generators::generator::{GenerateContext, NamespaceSources, generate};
 use flotilla_generators::source::{
     Cluster, ClusterInventory, GitError, GitReader, InventoryError, NamespaceObjects, ObjectsError,

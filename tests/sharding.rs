@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flotilla::api::{Application, ApplicationSet};
 use flotilla::controller::member_lease::{MEMBER_LABEL, SLOTS_ANNOTATION};
-use flotilla::controller::shard::assignment::assign;
-use flotilla::controller::shard::slots::{SLOTS, SlotSet, slot_of};
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::shard::assignment::assign;
+use flotilla_core::controller::shard::slots::{SLOTS, SlotSet, slot_of};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;

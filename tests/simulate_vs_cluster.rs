@@ -16,15 +16,14 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use flotilla::api::{Application, ApplicationSet};
-use flotilla::sync::{OperationPhase, OperationState};
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::sync::{OperationPhase, OperationState};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use serde_json::{Value, json};
 use support::fixture_dir::copy_dir;
 use support::git_remote::Remote;
 
-use flotilla::api::application_set::RolloutStrategy;
 use flotilla::cli::render::AppSetArgs;
 use flotilla::cli::simulate::{LoadedSources, sim_app};
 use flotilla::cluster::kube_cluster::KubeCluster;
@@ -33,6 +32,7 @@ use flotilla::simulate::driver::{Driven, drive};
 use flotilla::simulate::report::{self, Report};
 use flotilla::simulate::{ClusterBehavior, Scenario, SimApp, SimCluster};
 use flotilla::sync::execute::ExecuteSettings;
+use flotilla_core::api::application_set::RolloutStrategy;
 
 const REPO_URL: &str = "https://git.example.com/acme/platform-manifests.git";
 

@@ -14,10 +14,10 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Instant;
 
-use flotilla::api::Application;
-use flotilla::api::application::ApplicationConditionType;
-use flotilla::api::application_set_status::SyncStatusCode;
-use flotilla::sync::OperationPhase;
+use flotilla_core::api::Application;
+use flotilla_core::api::application::ApplicationConditionType;
+use flotilla_core::api::application_set_status::SyncStatusCode;
+use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};

@@ -13,14 +13,14 @@ use support::flotilla_offline as flotilla;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use flotilla::api::helm_source::{HelmFileParameter, HelmParameter, HelmSource};
-use flotilla::api::kustomize_source::{KustomizeReplica, KustomizeSource};
-use flotilla::manifest::Resource;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::{SourceOptions, generate};
 use flotilla::sync::load_plan;
-use flotilla::sync::{HookType, SyncPhase};
+use flotilla_core::api::helm_source::{HelmFileParameter, HelmParameter, HelmSource};
+use flotilla_core::api::kustomize_source::{KustomizeReplica, KustomizeSource};
+use flotilla_core::manifest::Resource;
+use flotilla_core::sync::{HookType, SyncPhase};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 use support::chart_repository::ChartRepository;

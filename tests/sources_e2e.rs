@@ -17,8 +17,8 @@ use std::path::Path;
 
 use std::time::Duration;
 
-use flotilla::api::{Application, ApplicationSet};
-use flotilla::sync::{HookType, OperationPhase, SyncPhase};
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::sync::{HookType, OperationPhase, SyncPhase};
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};

@@ -21,7 +21,7 @@ use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 
 use flotilla::cluster::operation_configmap::OPERATION_KEY;
-use flotilla::sync::{HookPhase, HookType, OperationPhase, ResourceAction};
+use flotilla_core::sync::{HookPhase, HookType, OperationPhase, ResourceAction};
 use sync_support::{
     SyncRun, fixture, names, parse, record, record_with_action, recorded, start_sync_until_applied,
     sync, sync_command, synced,
@@ -97,7 +97,7 @@ async fn shop_example_applies_in_argo_cd_order() {
     assert_eq!(
         smoke
             .annotations()
-            .get(flotilla::sync::TRACKING_ANNOTATION)
+            .get(flotilla_core::sync::TRACKING_ANNOTATION)
             .map(String::as_str),
         Some(format!("{0}:batch/Job:{0}/smoke-test", ns.name)).as_deref()
     );
@@ -553,7 +553,7 @@ async fn create_namespace_creates_the_missing_destination_first() {
     assert!(
         !created
             .annotations()
-            .contains_key(flotilla::sync::TRACKING_ANNOTATION),
+            .contains_key(flotilla_core::sync::TRACKING_ANNOTATION),
         "never pruned: not tracked"
     );
     let config_maps: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &destination);
@@ -664,7 +664,8 @@ async fn retry_succeeds_once_the_failure_goes_away() {
         (rest, child.wait_with_output().unwrap())
     });
     let (rest, output) = rest.await.unwrap();
-    let state: flotilla::sync::OperationState = serde_json::from_slice(&output.stdout).unwrap();
+    let state: flotilla_core::sync::OperationState =
+        serde_json::from_slice(&output.stdout).unwrap();
     assert!(output.status.success(), "{lines:#?}\n{rest:#?}\n{state:#?}");
     assert!(
         lines

@@ -11,12 +11,12 @@ mod support;
 use std::time::Duration;
 
 use clap::Parser;
-use flotilla::api::application_set_status::{
-    ApplicationSetStatus, ConditionType, RolloutApplicationState as State,
-};
-use flotilla::api::{AppProject, Application, ApplicationSet};
 use flotilla::cli::simulate::{simulate_from_args, table};
 use flotilla::cli::{Cli, Command as Subcommand};
+use flotilla_core::api::application_set_status::{
+    ApplicationSetStatus, ConditionType, RolloutApplicationState as State,
+};
+use flotilla_core::api::{AppProject, Application, ApplicationSet};
 use k8s_openapi::jiff::tz::TimeZone;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::Api;
@@ -225,7 +225,7 @@ async fn a_deny_window_holds_step_two_until_it_ends() {
         }
     })
     .await;
-    assert_eq!(refused.phase, flotilla::sync::OperationPhase::Failed);
+    assert_eq!(refused.phase, flotilla_core::sync::OperationPhase::Failed);
     assert!(
         refused
             .message

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 
 use browser::Browser;
 use flotilla::actions::action::Action;
-use flotilla::api::{Application, ApplicationSet};
 use flotilla::ui::access_review::{access_review, access_verdict, reviewed_user, token_review};
+use flotilla_core::api::{Application, ApplicationSet};
 use futures::StreamExt;
 use k8s_openapi::api::authentication::v1::TokenReview;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};

@@ -14,13 +14,13 @@ use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use flotilla::api::application_set_status::{
-    ConditionStatus, ConditionType, RolloutApplicationState as State,
-};
-use flotilla::api::{Application, ApplicationSet};
 use flotilla::controller::appset_reconciler::REFRESH_ANNOTATION;
 use flotilla::webhook::handler::MAX_BODY;
 use flotilla::webhook::signature::sign_sha256;
+use flotilla_core::api::application_set_status::{
+    ConditionStatus, ConditionType, RolloutApplicationState as State,
+};
+use flotilla_core::api::{Application, ApplicationSet};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 use serde_json::json;

@@ -43,7 +43,7 @@ pub async fn namespace_with_crds(client: &Client, name: &str) {
         .create(&PostParams::default(), &ns)
         .await
         .expect("creating the namespace");
-    for (_, crd) in flotilla::api::crd::all() {
+    for (_, crd) in flotilla_core::api::crd::all() {
         let name = crd.metadata.name.clone().unwrap();
         Api::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>::all(client.clone())
             .patch(&name, &PatchParams::apply("bench").force(), &Patch::Apply(&crd))

@@ -5,7 +5,6 @@
 
 pub mod api;
 pub mod controller;
-pub use flotilla_generators::duration;
 pub mod health;
 pub mod hex;
 pub mod html;

@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use kube::Resource;
 
-use crate::api::{Application, ApplicationSet};
+use flotilla_core::api::{Application, ApplicationSet};
 
 /// One action on an Application or an ApplicationSet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -7,11 +7,11 @@ use serde_json::json;
 
 use super::error::ActionError;
 use super::object::{patch, read};
-use crate::api::application::{
+use flotilla_core::api::application::{
     Application, InitiatedBy, Operation, SyncOperation, TERMINATE_ANNOTATION,
 };
-use crate::controller::application::rollback::rollback as decide_rollback;
-use crate::sync::OperationPhase;
+use flotilla_core::controller::application::rollback::rollback as decide_rollback;
+use flotilla_core::sync::OperationPhase;
 
 /// Requests `sync` of the Application `name` on behalf of `username` (recorded as the
 /// operation's initiator); returns what was done, for people.
@@ -73,7 +73,7 @@ pub async fn terminate(api: &Api<Application>, name: &str) -> Result<String, Act
 
 /// Requests the rollback of the Application `name` to its history entry `id` (else the one
 /// before the newest) on behalf of `username`, as
-/// [`crate::controller::application::rollback`] decides it: `spec.operation` (and, when
+/// [`flotilla_core::controller::application::rollback`] decides it: `spec.operation` (and, when
 /// `force` lets it, `spec.syncPolicy.automated.enabled: false`) in one patch carrying the
 /// Application's `resourceVersion`, so a change made meanwhile fails it instead of being
 /// overwritten; `prune` prunes what the entry does not have. Returns what was done, for people.

@@ -9,9 +9,9 @@ use serde_json::json;
 
 use super::error::ActionError;
 use super::object::{patch, read};
-use crate::api::ApplicationSet;
-use crate::api::application_set::PROMOTE_ANNOTATION;
-use crate::controller::appset::rollout_input::rolling_sync;
+use flotilla_core::api::ApplicationSet;
+use flotilla_core::api::application_set::PROMOTE_ANNOTATION;
+use flotilla_core::controller::appset::rollout_input::rolling_sync;
 
 /// Pauses (`paused`) or resumes the rollout of the ApplicationSet `name`; returns what was
 /// done, for people (nothing is written when it already is so).

@@ -15,19 +15,15 @@ use futures::FutureExt;
 
 use crate::cluster::watched_namespaces::follow;
 use crate::cluster::watched_secrets::WatchedSecrets;
-use crate::controller::application_namespaces::ApplicationNamespaces;
 use crate::controller::application_reconciler::ApplicationContext;
-use crate::controller::appset::status::DEFAULT_MAX_RESOURCES_STATUS_COUNT;
 use crate::controller::appset_reconciler::AppSetContext;
 use crate::controller::endpoint::Endpoint;
 use crate::controller::events::EventPublisher;
-use crate::controller::leader::LeaseTiming;
 use crate::controller::leadership::gated_connect;
 use crate::controller::lease_lock::{LeaseConfig, LeaseLock};
 use crate::controller::member_lease::MemberLeases;
 use crate::controller::metrics::Metrics;
 use crate::controller::namespace_controllers::{ApplicationControllers, ApplicationSetControllers};
-use crate::duration::parse_duration;
 use crate::httpd::server::{Limits, serve};
 use crate::notifier::deliver::{Notifier, run_while_leading};
 use crate::repo::LocalRepos;
@@ -39,6 +35,10 @@ use crate::ui::watch::FleetWatch;
 use crate::webhook::handler::WebhookReceiver;
 use crate::webhook::refresh::Refresher;
 use crate::webhook::secrets::WebhookSecretSource;
+use flotilla_core::controller::application_namespaces::ApplicationNamespaces;
+use flotilla_core::controller::appset::status::DEFAULT_MAX_RESOURCES_STATUS_COUNT;
+use flotilla_core::controller::leader::LeaseTiming;
+use flotilla_generators::duration::parse_duration;
 
 /// Threads for blocking work (git and the manifests on disk). Tokio's default (512) let every
 /// concurrent reconcile have its own thread (and, with glibc's allocator then, an arena of its

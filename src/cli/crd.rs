@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use crate::api::crd;
+use flotilla_core::api::crd;
 
 /// Arguments of `flotilla crd` (none).
 #[derive(Debug, clap::Args)]

@@ -1,7 +1,7 @@
 //! `--recurse`, `--include` and `--exclude`: how a manifest directory is read, shared by the
 //! subcommands that load one.
 
-use crate::manifest::DirectoryOptions;
+use flotilla_core::manifest::DirectoryOptions;
 
 /// Directory options as command-line flags.
 #[derive(Debug, Clone, Default, clap::Args)]

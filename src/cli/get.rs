@@ -8,13 +8,13 @@ use std::process::ExitCode;
 use kube::Api;
 use kube::api::ListParams;
 
-use crate::api::application::Application;
-use crate::api::application_set::ApplicationSet;
-use crate::api::application_set_status::{ConditionStatus, ConditionType};
 use crate::cli::output::{OutputFormat, Printable, resource_name};
 use crate::cluster::api_error::ApiError;
-use crate::health::HealthStatus;
-use crate::table::Table;
+use flotilla_core::api::application::Application;
+use flotilla_core::api::application_set::ApplicationSet;
+use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
+use flotilla_core::health::HealthStatus;
+use flotilla_core::table::Table;
 
 /// What to list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -295,9 +295,11 @@ pub fn application_sets_table(sets: &[ApplicationSet], wide: bool) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::application::{ApplicationSpec, ApplicationStatus, HealthReport, SyncStatus};
-    use crate::api::application_set_status::SyncStatusCode;
-    use crate::health::HealthStatus;
+    use flotilla_core::api::application::{
+        ApplicationSpec, ApplicationStatus, HealthReport, SyncStatus,
+    };
+    use flotilla_core::api::application_set_status::SyncStatusCode;
+    use flotilla_core::health::HealthStatus;
 
     #[test]
     fn applications_show_sync_health_and_a_short_revision() {
@@ -325,7 +327,9 @@ mod tests {
 
     #[test]
     fn application_sets_count_all_their_applications_and_the_healthy_ones_listed() {
-        use crate::api::application_set_status::{ApplicationSetResource, ApplicationSetStatus};
+        use flotilla_core::api::application_set_status::{
+            ApplicationSetResource, ApplicationSetStatus,
+        };
         let resource = |name: &str, health: HealthStatus| ApplicationSetResource {
             group: "flotilla.dev".into(),
             version: "v1alpha1".into(),

@@ -5,7 +5,7 @@
 //! an imported ApplicationSet) and the live objects whose Argo CD tracking Flotilla takes over.
 //! Nothing is written while an object is refused, unless `--skip-refused`; every write is sent
 //! as a server-side dry run first, so one the API server would reject stops the import before
-//! anything is written. The decisions are `crate::import`'s.
+//! anything is written. The decisions are `flotilla_core::import`'s.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,17 +16,17 @@ use kube::discovery::ApiResource;
 use kube::{Api, Client};
 use serde_json::Value;
 
-use crate::api::application::ApplicationDestination;
-use crate::api::{ARGO_CD_API_VERSION, GROUP};
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClusterClients, plain_connect};
-use crate::import::convert::generated_by;
-use crate::import::tracking::{tracked_resources, tracking_of};
-use crate::import::{
+use crate::sync::execute::cluster_api::ClusterApi as _;
+use flotilla_core::api::application::ApplicationDestination;
+use flotilla_core::api::{ARGO_CD_API_VERSION, GROUP};
+use flotilla_core::import::convert::generated_by;
+use flotilla_core::import::tracking::{tracked_resources, tracking_of};
+use flotilla_core::import::{
     Action, ConvertError, ImportKind, ImportPlan, PlannedObject, TrackedObject, Tracking, convert,
 };
-use crate::sync::execute::cluster_api::ClusterApi as _;
-use crate::table::Table;
+use flotilla_core::table::Table;
 
 use super::connect::KubeconfigArgs;
 use super::output::{OutputFormat, Printable, object_name};
@@ -180,7 +180,7 @@ fn read_files(files: &[PathBuf], namespace: &str) -> anyhow::Result<Vec<Document
         let source = path.display().to_string();
         let text =
             std::fs::read_to_string(&path).map_err(|e| InputError(format!("{source}: {e}")))?;
-        let objects = crate::manifest::read_objects(&path, &text)
+        let objects = flotilla_core::manifest::read_objects(&path, &text)
             .map_err(|message| InputError(format!("{source}: {message}")))?;
         for object in objects {
             let own = object
@@ -363,7 +363,7 @@ async fn write(client: &Client, writes: &[(ImportKind, String, Value)]) -> anyho
 
 /// `existing` with the parts an import copies replaced by `object`'s (absent ones removed).
 fn replaced(mut existing: Value, object: &Value) -> Value {
-    for pointer in crate::import::convert::COPIED {
+    for pointer in flotilla_core::import::convert::COPIED {
         let (parent, key) = pointer.rsplit_once('/').unwrap_or_default();
         let Some(Value::Object(target)) = existing.pointer_mut(parent) else {
             continue;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::manifest::{InProcess, JsonnetEvaluator, JsonnetRequest};
+use flotilla_core::manifest::{InProcess, JsonnetEvaluator, JsonnetRequest};
 
 /// Arguments of `flotilla jsonnet-eval`.
 #[derive(Debug, clap::Args)]

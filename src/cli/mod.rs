@@ -28,8 +28,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::duration::{DurationError, DurationProblem, parse_duration};
 use crate::source::tools::DEFAULT_JSONNET_MEMORY_MIB;
+use flotilla_generators::duration::{DurationError, DurationProblem, parse_duration};
 
 /// Flotilla: ApplicationSets, progressive rollouts and wave/hook syncs for Kubernetes.
 #[derive(Debug, Parser)]
@@ -147,8 +147,8 @@ pub fn exit_code(error: &anyhow::Error) -> std::process::ExitCode {
     if chain().any(|cause| cause.is::<connect::Unreachable>()) {
         std::process::ExitCode::from(3)
     } else if chain().any(|cause| {
-        cause.is::<crate::api::document::DocumentError>()
-            || cause.is::<crate::yaml::YamlError>()
+        cause.is::<flotilla_core::api::document::DocumentError>()
+            || cause.is::<flotilla_core::yaml::YamlError>()
             || cause.is::<import::InputError>()
     }) {
         std::process::ExitCode::from(2)

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::duration::parse_duration;
 use crate::nodesim::{SimulatorConfig, run as simulate};
+use flotilla_generators::duration::parse_duration;
 
 /// Behaviour and annotations, shown by `flotilla node-sim --help`.
 const AFTER_HELP: &str = "\

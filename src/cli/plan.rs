@@ -16,15 +16,15 @@ use serde::Serialize;
 use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::source::SyncSource;
-use crate::manifest::ObjectKey;
-use crate::project::Projects;
 use crate::repo::bounds::check_links;
 use crate::source::SourceOptions;
 use crate::sync::application_settings::SyncOverrides;
 use crate::sync::execute::ExecuteSettings;
 use crate::sync::load_plan;
-use crate::sync::{Batch, SyncPlan, SyncTask, refused_by_project};
-use crate::table::Table;
+use flotilla_core::manifest::ObjectKey;
+use flotilla_core::project::Projects;
+use flotilla_core::sync::{Batch, SyncPlan, SyncTask, refused_by_project};
+use flotilla_core::table::Table;
 
 /// Arguments of `flotilla plan`.
 #[derive(Debug, clap::Args)]
@@ -171,8 +171,8 @@ impl Printable for Printed<'_> {
                 .collect()
         };
         serde_json::json!({"steps": self.steps, "skipped": skipped,
-            "preDelete": hooks(crate::sync::SyncPhase::PreDelete),
-            "postDelete": hooks(crate::sync::SyncPhase::PostDelete)})
+            "preDelete": hooks(flotilla_core::sync::SyncPhase::PreDelete),
+            "postDelete": hooks(flotilla_core::sync::SyncPhase::PostDelete)})
     }
 
     fn names(&self) -> Vec<String> {
@@ -274,7 +274,7 @@ fn table(steps: &[PlanStep<'_>], plan: &SyncPlan, wide: bool) -> String {
     if plan
         .tasks
         .iter()
-        .any(|t| t.phase == crate::sync::SyncPhase::SyncFail)
+        .any(|t| t.phase == flotilla_core::sync::SyncPhase::SyncFail)
     {
         text.push_str("SyncFail steps run only when the sync fails.\n");
     }

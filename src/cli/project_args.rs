@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::api::AppProject;
-use crate::api::document::parse_app_project;
+use flotilla_core::api::AppProject;
+use flotilla_core::api::document::parse_app_project;
 use flotilla_generators::source::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 
-use crate::project::{Admission, ClusterIdentity, Projects};
+use flotilla_core::project::{Admission, ClusterIdentity, Projects};
 
 /// Which project files to check against.
 #[derive(clap::Args, Debug, Clone, Default)]

@@ -6,19 +6,19 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::api::application_set::StrategyType;
-use crate::api::document::parse_application_set;
-use crate::api::{Application, ApplicationSet};
 use crate::cli::command_repos::command_repos;
 use crate::cli::get::{PLACEMENT, placement};
 use crate::cli::output::{OutputFormat, Printable, resource_name};
 use crate::cluster::inventory::StaticInventory;
-use crate::project::Projects;
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{Sources, render_application_set};
 use crate::repo::cache::RepoCache;
-use crate::rollout::RolloutConfig;
-use crate::table::Table;
+use flotilla_core::api::application_set::StrategyType;
+use flotilla_core::api::document::parse_application_set;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::project::Projects;
+use flotilla_core::rollout::RolloutConfig;
+use flotilla_core::table::Table;
 
 /// The ApplicationSet and the sources its generators read, shared by the subcommands that
 /// render one (`render`, `simulate`).

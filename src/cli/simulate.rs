@@ -14,13 +14,9 @@ use std::sync::Arc;
 use anyhow::Context;
 use k8s_openapi::jiff::Timestamp;
 
-use crate::api::Application;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::render::AppSetArgs;
 use crate::cli::sync::source::SyncSource;
-use crate::manifest::{Resource, ValidationError};
-use crate::project::Projects;
-use crate::project::windows::{AppTarget, ProjectWindows, Window};
 use crate::repo::cache::RepoCache;
 use crate::simulate::driver::WaitKind;
 use crate::simulate::durations::{KindDuration, KindDurations};
@@ -30,10 +26,14 @@ use crate::simulate::scenario::{AnalysisFlag, ApproveFlag, DegradeFlag, Scenario
 use crate::simulate::status_line::{status_line, summary_line};
 use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
 use crate::source::{SourceOptions, generate};
-use crate::sync::SyncPlan;
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::ExecuteSettings;
-use crate::table::Table;
+use flotilla_core::api::Application;
+use flotilla_core::manifest::{Resource, ValidationError};
+use flotilla_core::project::Projects;
+use flotilla_core::project::windows::{AppTarget, ProjectWindows, Window};
+use flotilla_core::sync::SyncPlan;
+use flotilla_core::table::Table;
 
 /// Arguments of `flotilla simulate`.
 #[derive(Debug, clap::Args)]
@@ -333,7 +333,7 @@ impl Printable for Report {
     fn names(&self) -> Vec<String> {
         self.applications
             .iter()
-            .map(|app| object_name(crate::api::GROUP, "Application", &app.name))
+            .map(|app| object_name(flotilla_core::api::GROUP, "Application", &app.name))
             .collect()
     }
 

@@ -12,11 +12,11 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
-use crate::api::{APPLICATION_SET_LABEL, AppProject, Application};
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::project_args::ProjectArgs;
-use crate::project::Projects;
-use crate::project::windows::{WindowListing, listing};
+use flotilla_core::api::{APPLICATION_SET_LABEL, AppProject, Application};
+use flotilla_core::project::Projects;
+use flotilla_core::project::windows::{WindowListing, listing};
 
 /// Arguments of `flotilla windows`.
 #[derive(Debug, clap::Args)]
@@ -91,7 +91,7 @@ impl Printable for WindowListing {
     fn names(&self) -> Vec<String> {
         self.applications
             .iter()
-            .map(|v| object_name(crate::api::GROUP, "Application", &v.application))
+            .map(|v| object_name(flotilla_core::api::GROUP, "Application", &v.application))
             .collect()
     }
 

@@ -13,9 +13,9 @@ use kube::Client;
 
 use flotilla_generators::source::IN_CLUSTER_SERVER;
 
-use crate::api::application::ApplicationDestination;
-use crate::project::ClusterIdentity;
-use crate::secrets::cluster_scope::ClusterScope;
+use flotilla_core::api::application::ApplicationDestination;
+use flotilla_core::project::ClusterIdentity;
+use flotilla_core::secrets::cluster_scope::ClusterScope;
 
 use super::connection::{ClusterConfig, ConnectionError};
 use super::destination::{DestinationError, Target, cluster_label, identity, resolve, scope};

@@ -12,7 +12,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::secrets::cluster::{ClusterSecretError, secret_field};
+use flotilla_core::secrets::cluster::{ClusterSecretError, secret_field};
 
 /// The credentials and TLS settings of a cluster Secret's `config` (Argo CD's format).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]

@@ -5,12 +5,12 @@
 
 use flotilla_generators::source::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 
-use crate::api::application::ApplicationDestination;
-use crate::project::ClusterIdentity;
+use flotilla_core::api::application::ApplicationDestination;
+use flotilla_core::project::ClusterIdentity;
 
 use super::connection::ClusterConfig;
-use crate::secrets::cluster::ClusterSecret;
-use crate::secrets::cluster_scope::ClusterScope;
+use flotilla_core::secrets::cluster::ClusterSecret;
+use flotilla_core::secrets::cluster_scope::ClusterScope;
 
 /// A cluster Secret read completely: its registration, how to connect, and what the controller
 /// may manage there.

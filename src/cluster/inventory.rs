@@ -4,9 +4,9 @@
 use flotilla_generators::source::{Cluster, ClusterInventory, InventoryError};
 use k8s_openapi::api::core::v1::Secret;
 
-use crate::yaml::YamlError;
+use flotilla_core::yaml::YamlError;
 
-use crate::secrets::cluster::{
+use flotilla_core::secrets::cluster::{
     ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL,
 };
 

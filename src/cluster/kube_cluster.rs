@@ -19,16 +19,16 @@ use kube::core::Status;
 use kube::{Client, Resource};
 use serde_json::Value;
 
-use crate::manifest::ObjectKey;
-use crate::secrets::cluster_scope::ClusterScope;
-use crate::sync::{FieldValidation, ResourceAction};
+use flotilla_core::manifest::ObjectKey;
+use flotilla_core::secrets::cluster_scope::ClusterScope;
+use flotilla_core::sync::{FieldValidation, ResourceAction};
 
 use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
 use super::resource_types::{ResourceType, ResourceTypes};
 use super::tracked_cache::{Touched, TrackedCache};
-use crate::sync::FIELD_MANAGER;
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
+use flotilla_core::sync::FIELD_MANAGER;
 
 /// A cluster reached through a kubeconfig.
 pub struct KubeCluster {

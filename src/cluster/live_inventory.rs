@@ -11,10 +11,10 @@ use super::api_error::ApiError;
 use super::connection::{ClusterConfig, ConnectionError};
 use super::destination::RegisteredCluster;
 use super::inventory::StaticInventory;
-use crate::secrets::cluster::{
+use flotilla_core::secrets::cluster::{
     ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL,
 };
-use crate::secrets::cluster_scope::{ClusterScope, ClusterScopeError};
+use flotilla_core::secrets::cluster_scope::{ClusterScope, ClusterScopeError};
 
 /// The registrations could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -5,11 +5,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
 
-use crate::sync::OperationState;
 use crate::sync::execute::{OperationStore, StoreError};
+use flotilla_core::sync::OperationState;
 
 use super::api_error::ApiError;
-use crate::sync::FIELD_MANAGER;
+use flotilla_core::sync::FIELD_MANAGER;
 
 /// The data key holding the operation.
 pub const OPERATION_KEY: &str = "operation.json";

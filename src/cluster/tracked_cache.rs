@@ -1,5 +1,5 @@
 //! The objects of one cluster that carry the tracking annotation
-//! ([`crate::sync::TRACKING_ANNOTATION`]), kept by one metadata watch per listable and watchable
+//! ([`flotilla_core::sync::TRACKING_ANNOTATION`]), kept by one metadata watch per listable and watchable
 //! resource type (Events aside), so that reading them costs no request, instead of a discovery
 //! and a list of every type on each read. In a cluster whose Secret lists `namespaces`
 //! ([`ClusterScope`]), each namespaced type is watched in each of those namespaces, and
@@ -44,9 +44,9 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
-use crate::duration::format_duration;
-use crate::manifest::ObjectKey;
-use crate::secrets::cluster_scope::ClusterScope;
+use flotilla_core::manifest::ObjectKey;
+use flotilla_core::secrets::cluster_scope::ClusterScope;
+use flotilla_generators::duration::format_duration;
 
 use super::api_error::{ApiError, watch_message};
 use super::request_count::{RequestCounter, RequestKind};
@@ -442,7 +442,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::TRACKING_ANNOTATION;
+    use flotilla_core::sync::TRACKING_ANNOTATION;
 
     fn object(name: &str, resource_version: &str, id: Option<&str>) -> Value {
         let mut annotations = serde_json::Map::new();

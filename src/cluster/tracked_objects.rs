@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::sync::TRACKING_ANNOTATION;
+use flotilla_core::sync::TRACKING_ANNOTATION;
 
 /// An object of one type by namespace and name.
 pub type ObjectId = (Option<String>, String);

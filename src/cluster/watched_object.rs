@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::OnceCell;
 
 use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
-use crate::duration::format_duration;
+use flotilla_generators::duration::format_duration;
 
 /// The watched object `name` of `namespace`.
 pub struct WatchedObject<K: Resource + 'static>

@@ -6,14 +6,14 @@ use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use tokio::sync::OnceCell;
 
-use crate::api::AppProject;
-use crate::duration::format_duration;
-use crate::project::Projects;
+use flotilla_core::api::AppProject;
+use flotilla_core::project::Projects;
+use flotilla_generators::duration::format_duration;
 
 use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
 use super::live_inventory::LiveInventoryError;
 use super::watched_secrets::WatchedSecrets;
-use crate::secrets::repository::scoped_repositories;
+use flotilla_core::secrets::repository::scoped_repositories;
 
 /// The projects cannot be read.
 #[derive(Debug, thiserror::Error)]

@@ -14,16 +14,16 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use tokio::sync::OnceCell;
 
-use crate::duration::format_duration;
-use crate::secrets::repository::{
+use flotilla_core::secrets::repository::{
     CredentialSource, CredentialsError, RepoCredentials, SECRET_TYPE_REPO_CREDS,
     SECRET_TYPE_REPOSITORY, credentials_for,
 };
+use flotilla_generators::duration::format_duration;
 
 use super::destination::RegisteredCluster;
 use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
 use super::live_inventory::{LiveInventoryError, registered_from};
-use crate::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
+use flotilla_core::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 
 /// The watched Secrets of one namespace with some `argocd.argoproj.io/secret-type`s.
 pub struct WatchedSecrets {

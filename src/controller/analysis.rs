@@ -4,7 +4,7 @@
 //! for (an existing one, from before a restart, is kept: its name makes the run happen once).
 //! A Job is read and created on its destination cluster, reached as the Application controller
 //! reaches it (the cluster Secrets; the controller's own client for the in-cluster address).
-//! The decisions are [`crate::rollout::analysis`]'s.
+//! The decisions are [`flotilla_core::rollout::analysis`]'s.
 
 use std::time::Duration;
 
@@ -15,10 +15,10 @@ use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
 use super::url_request::send;
-use crate::api::application_set_status::AnalysisCluster;
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClientsError, ClusterClients};
-use crate::rollout::analysis::{
+use flotilla_core::api::application_set_status::AnalysisCluster;
+use flotilla_core::rollout::analysis::{
     AnalysisJob, AnalysisObservation, AnalysisOutcome, Probe, judge_answer,
 };
 

@@ -14,13 +14,13 @@ use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
-use super::appset::ownership::RESOURCES_FINALIZER;
 use super::appset_reconciler::{AppSetContext, ReconcileError, delete_named, observe};
-use super::event_reason::EventReason;
-use crate::api::application_set_status::DeletionProgress;
-use crate::api::{Application, ApplicationSet};
-use crate::rollout::RolloutConfig;
-use crate::rollout::reverse_deletion::{
+use flotilla_core::api::application_set_status::DeletionProgress;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::ownership::RESOURCES_FINALIZER;
+use flotilla_core::controller::event_reason::EventReason;
+use flotilla_core::rollout::RolloutConfig;
+use flotilla_core::rollout::reverse_deletion::{
     DeletionGroup, OwnedApplication, ReverseDeletionStep, deletes_in_reverse, deletion_progress,
     reverse_deletion_step,
 };

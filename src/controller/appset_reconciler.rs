@@ -2,9 +2,9 @@
 //! observe → generate → render → validate → plan → apply → rollout → status → sync requests —
 //! run by a kube-runtime
 //! `Controller` that watches ApplicationSets, the Applications they own, the cluster Secrets
-//! of the namespace and the kinds clusterDecisionResource generators read. Every decision is made by the pure [`super::appset`] core; this file reads
+//! of the namespace and the kinds clusterDecisionResource generators read. Every decision is made by the pure [`flotilla_core::controller::appset`] core; this file reads
 //! and writes. It never sleeps: failures requeue with backoff through the error policy, and a
-//! reconcile asked for too soon after the previous one ([`super::appset::pacing`]) requeues for
+//! reconcile asked for too soon after the previous one ([`flotilla_core::controller::appset::pacing`]) requeues for
 //! when its pause is over, so that the events in between make one reconcile (one that asks for a
 //! refresh, [`REFRESH_ANNOTATION`], is not paced).
 
@@ -24,22 +24,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::watch;
 
 use super::analysis;
-use super::appset::diff::{KeptFields, Plan, ignored_fields, keep_applied_metadata, plan};
-use super::appset::ownership::{
-    APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
-};
-use super::appset::pacing::{LastReconcile, wait_before};
-use super::appset::promotion::StepWatch;
-use super::appset::requeue::{poll_interval, rate_limit_requeue, rollout_requeue};
-use super::appset::rollout_input::{Observation, keep_observed, rolling_sync, rollout_input};
-use super::appset::rollout_status::{RolloutOutcome, rollout_events, with_rollout};
-use super::appset::status::{
-    DEFAULT_MAX_RESOURCES_STATUS_COUNT, Outcome, changed, next_status, status_patch, within_size,
-};
-use super::appset::sync_request::sync_requests;
 use super::appset_deletion::{delete_applications, ensure_finalizer};
 use super::bounded_writes;
-use super::event_reason::EventReason;
 use super::events::EventPublisher;
 use super::failure_backoff::FailureBackoff;
 use super::graceful_shutdown::run_gracefully;
@@ -49,10 +35,6 @@ use super::rollout::{RolloutError, publish, request_syncs, resolve_sources};
 use super::scm_client::{HttpScm, SCM_TIMEOUT};
 use super::slow_reconcile::reported_when_slow;
 use super::store_ready::StoreReady;
-use crate::api::AppProject;
-use crate::api::application_set::PROMOTE_ANNOTATION;
-use crate::api::application_set_status::{ApplicationSetStatus, ConditionStatus, ConditionType};
-use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::{ClusterClients, Connect};
 use crate::cluster::decision_watches::DecisionWatches;
@@ -62,12 +44,40 @@ use crate::cluster::watched_projects::{ProjectsWatchError, WatchedProjects};
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{RenderError, Sources, render_application_set};
 use crate::repo::cache::RepoCache;
-use crate::rollout::analysis::probes;
-use crate::rollout::{RolloutDecision, RolloutInput, step};
-use crate::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
-use crate::sync::IgnoreError;
-use crate::sync::OperationPhase;
-use crate::sync::PROJECT_REFUSAL;
+use flotilla_core::api::AppProject;
+use flotilla_core::api::application_set::PROMOTE_ANNOTATION;
+use flotilla_core::api::application_set_status::{
+    ApplicationSetStatus, ConditionStatus, ConditionType,
+};
+use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla_core::controller::appset::diff::{
+    KeptFields, Plan, ignored_fields, keep_applied_metadata, plan,
+};
+use flotilla_core::controller::appset::ownership::{
+    APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
+};
+use flotilla_core::controller::appset::pacing::{LastReconcile, wait_before};
+use flotilla_core::controller::appset::promotion::StepWatch;
+use flotilla_core::controller::appset::requeue::{
+    poll_interval, rate_limit_requeue, rollout_requeue,
+};
+use flotilla_core::controller::appset::rollout_input::{
+    Observation, keep_observed, rolling_sync, rollout_input,
+};
+use flotilla_core::controller::appset::rollout_status::{
+    RolloutOutcome, rollout_events, with_rollout,
+};
+use flotilla_core::controller::appset::status::{
+    DEFAULT_MAX_RESOURCES_STATUS_COUNT, Outcome, changed, next_status, status_patch, within_size,
+};
+use flotilla_core::controller::appset::sync_request::sync_requests;
+use flotilla_core::controller::event_reason::EventReason;
+use flotilla_core::rollout::analysis::probes;
+use flotilla_core::rollout::{RolloutDecision, RolloutInput, step};
+use flotilla_core::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
+use flotilla_core::sync::IgnoreError;
+use flotilla_core::sync::OperationPhase;
+use flotilla_core::sync::PROJECT_REFUSAL;
 use flotilla_generators::generator::NamespaceSources;
 use flotilla_generators::scm_api::rate_limit::RetryAfter;
 

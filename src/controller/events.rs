@@ -9,8 +9,8 @@ use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use super::event_budget::EventBudget;
-use super::event_reason::EventReason;
+use flotilla_core::controller::event_budget::EventBudget;
+use flotilla_core::controller::event_reason::EventReason;
 
 use crate::cluster::api_error::ApiError;
 

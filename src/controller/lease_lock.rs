@@ -13,9 +13,9 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
-use super::leader::{Elector, LeaseDecision, LeaseTiming, held_spec};
 use super::leadership::Leadership;
 use super::readiness::Readiness;
+use flotilla_core::controller::leader::{Elector, LeaseDecision, LeaseTiming, held_spec};
 
 /// How a replica competes for the Lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub struct LeaseConfig {
 /// Why a call on the Lease failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseCallError {
-    #[error("no answer within {}", crate::duration::format_duration(*.0))]
+    #[error("no answer within {}", flotilla_generators::duration::format_duration(*.0))]
     Timeout(Duration),
     #[error(transparent)]
     Api(#[from] kube::Error),

@@ -1,6 +1,6 @@
 //! The I/O of sharded membership: every retry period, lists the member Leases of the control
 //! namespace (label [`MEMBER_LABEL`]), feeds them to the pure
-//! [`crate::controller::shard::membership::Membership`] (its `//!` explains the protocol), stops
+//! [`flotilla_core::controller::shard::membership::Membership`] (its `//!` explains the protocol), stops
 //! the work on slots given away and waits for it to settle, deletes the Leases of expired members
 //! (precondition: the `resourceVersion` seen unchanged), then renews its own Lease with its claim
 //! (annotation [`SLOTS_ANNOTATION`]; replace with the listed `resourceVersion`, or create), and
@@ -16,11 +16,11 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams, Preconditions};
 use kube::{Api, Client, ResourceExt};
 
-use super::leader::{LeaseDecision, LeaseTiming, held_spec};
 use super::lease_lock::LeaseCallError;
 use super::ownership::Ownership;
-use crate::controller::shard::membership::{MemberLease, Membership};
-use crate::controller::shard::slots::SlotSet;
+use flotilla_core::controller::leader::{LeaseDecision, LeaseTiming, held_spec};
+use flotilla_core::controller::shard::membership::{MemberLease, Membership};
+use flotilla_core::controller::shard::slots::SlotSet;
 
 /// The label of member Leases; its value is the leader Lease's name, so that controllers of
 /// one namespace with different `--lease-name`s form different groups.

@@ -1,19 +1,12 @@
 //! The controller: reconciles ApplicationSets into Applications, and Applications into their
 //! destination clusters (the Applications of its namespace and of the namespaces it manages
 //! besides, one Application controller each, [`namespace_controllers`]) while holding a Lease.
-//! The decisions live in the pure cores of crate flotilla-core, re-exported here ([`appset`],
-//! [`application`], [`event_reason`], [`application_namespaces`], [`leader`]); the files beside
-//! them are the I/O shell ([`appset_reconciler`], [`appset_deletion`], [`rollout`], [`application_reconciler`],
+//! The decisions live in the pure cores of crate flotilla-core
+//! ([`flotilla_core::controller`]); these files are the I/O shell ([`appset_reconciler`], [`appset_deletion`], [`rollout`], [`application_reconciler`],
 //! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] and [`scm_client`] (with
 //! [`plugin_tls`]), [`graceful_shutdown`], [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
 //! [`member_lease`], [`ownership`], [`readiness`], [`store_ready`], [`metrics`], [`slow_reconcile`], [`endpoint`]) and [`run`] ties
 //! them together — or [`run_sharded`], where several replicas share the Applications.
-
-// The pure cores (crate flotilla-core), re-exported so `crate::controller::appset` reads the
-// same in every module.
-pub use flotilla_core::controller::{
-    application, application_namespaces, appset, event_budget, event_reason, leader, shard,
-};
 
 pub mod analysis;
 pub mod application_reconciler;

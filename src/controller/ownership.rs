@@ -12,7 +12,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use super::leadership::WritePermit;
-use crate::controller::shard::slots::{SlotSet, slot_of};
+use flotilla_core::controller::shard::slots::{SlotSet, slot_of};
 
 /// The slots acted on, until when, and a generation counting changes of the slots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,7 +182,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::controller::shard::slots::slot_of;
+    use flotilla_core::controller::shard::slots::slot_of;
 
     const WEB: &str = "/apis/flotilla.dev/v1alpha1/namespaces/fleet/applications/web/status";
     const API: &str = "/apis/flotilla.dev/v1alpha1/namespaces/fleet/applications/api";

@@ -2,8 +2,8 @@
 //! generated Application's source (the revision being rolled out: a git commit, or the chart
 //! version the Application controller would sync, through the same [`RepoCache`]), requests the syncs a pass
 //! decided by server-side applying `spec.operation` under the rollout's field manager, and
-//! publishes the rollout's Events. The decisions are made by [`crate::rollout::step`] and the
-//! pure [`super::appset`] core.
+//! publishes the rollout's Events. The decisions are made by [`flotilla_core::rollout::step`] and the
+//! pure [`flotilla_core::controller::appset`] core.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,14 +12,14 @@ use flotilla_generators::source::{GitError, GitReader};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, Resource};
 
-use super::appset::rollout_input::{SourceRevision, sources};
-use super::appset::rollout_status::RolloutEvent;
-use super::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
 use super::bounded_writes;
 use super::events::EventPublisher;
-use crate::api::{Application, ApplicationSet};
 use crate::cluster::api_error::ApiError;
 use crate::repo::cache::{FetchError, RepoCache};
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_input::{SourceRevision, sources};
+use flotilla_core::controller::appset::rollout_status::RolloutEvent;
+use flotilla_core::controller::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
 
 /// Where the rollout step of a reconcile failed.
 #[derive(Debug, thiserror::Error)]

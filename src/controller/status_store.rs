@@ -16,12 +16,12 @@ use kube::ResourceExt;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use super::application::history::after_operation;
-use crate::api::Application;
-use crate::api::application::{InitiatedBy, TERMINATE_ANNOTATION};
-use crate::api::merge_patch::null_when_absent;
 use crate::sync::execute::{OperationStore, StoreError};
-use crate::sync::{OperationPhase, OperationState};
+use flotilla_core::api::Application;
+use flotilla_core::api::application::{InitiatedBy, TERMINATE_ANNOTATION};
+use flotilla_core::api::merge_patch::null_when_absent;
+use flotilla_core::controller::application::history::after_operation;
+use flotilla_core::sync::{OperationPhase, OperationState};
 
 /// The operation state of one Application.
 pub struct StatusStore {
@@ -189,7 +189,7 @@ mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     use super::*;
-    use crate::sync::begin;
+    use flotilla_core::sync::begin;
 
     #[test]
     fn absent_fields_are_removed_by_the_merge_patch() {
@@ -206,14 +206,14 @@ mod tests {
     #[test]
     fn terminate_names_the_running_operation_only() {
         let app = |annotation: Option<&str>, phase| {
-            let mut app = Application::new("web", crate::api::ApplicationSpec::default());
+            let mut app = Application::new("web", flotilla_core::api::ApplicationSpec::default());
             if let Some(id) = annotation {
                 app.annotations_mut()
                     .insert(TERMINATE_ANNOTATION.into(), id.into());
             }
             let (mut state, _) = begin(None, None, "web-1", Time(Timestamp::UNIX_EPOCH));
             state.phase = phase;
-            app.status = Some(crate::api::application::ApplicationStatus {
+            app.status = Some(flotilla_core::api::application::ApplicationStatus {
                 operation_state: Some(state),
                 ..Default::default()
             });

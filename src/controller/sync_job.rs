@@ -15,16 +15,16 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::api::Application;
-use crate::api::sync_phase::SyncPhase;
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::manifest::{Resource, ValidationError, ValidationErrors};
 use crate::source::{SourceOptions, generate};
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{
     Advance, Context, ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRun,
 };
-use crate::sync::{OperationState, SyncPlan};
+use flotilla_core::api::Application;
+use flotilla_core::api::sync_phase::SyncPhase;
+use flotilla_core::manifest::{Resource, ValidationError, ValidationErrors};
+use flotilla_core::sync::{OperationState, SyncPlan};
 
 use super::running_syncs::Parked;
 use super::status_store::{StatusStore, terminates};
@@ -49,7 +49,7 @@ pub struct SyncJob {
     pub cluster: Arc<KubeCluster>,
     pub store: StatusStore,
     /// The name the Application's objects are tracked under (see
-    /// [`super::application::instance`]).
+    /// [`flotilla_core::controller::application::instance`]).
     pub app: String,
     /// The manifest directory at `revision`.
     pub root: PathBuf,

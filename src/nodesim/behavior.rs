@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::duration::{DurationError, parse_duration};
+use flotilla_generators::duration::{DurationError, parse_duration};
 
 /// `"true"`: the container exits with code 1 (Job pods fail, other pods crash-loop).
 pub const FAIL_ANNOTATION: &str = "sim.flotilla.dev/fail";

@@ -22,15 +22,15 @@ use kube::{Api, Client, Resource, ResourceExt};
 
 use super::post::post_json;
 use super::watched::{Watched, WatchedObjects, lock, watched};
-use crate::api::{Application, ApplicationSet};
-use crate::controller::event_reason::EventReason;
 use crate::controller::events::EventPublisher;
 use crate::controller::leadership::Leadership;
 use crate::controller::metrics::Metrics;
-use crate::notify::config::{CONFIG_MAP, NotificationConfig, SECRET, Service};
-use crate::notify::ledger::{Delivery, Ledger, application_key, application_set_key};
-use crate::notify::message::{body, render};
-use crate::notify::occurrence::{of_application, of_application_set};
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::event_reason::EventReason;
+use flotilla_core::notify::config::{CONFIG_MAP, NotificationConfig, SECRET, Service};
+use flotilla_core::notify::ledger::{Delivery, Ledger, application_key, application_set_key};
+use flotilla_core::notify::message::{body, render};
+use flotilla_core::notify::occurrence::{of_application, of_application_set};
 
 /// The ConfigMap the ledger is kept in.
 pub const LEDGER: &str = "flotilla-notifications-state";

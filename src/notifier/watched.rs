@@ -12,7 +12,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, watcher as watch};
 use kube::{Api, Client, Resource};
 
-use crate::notify::occurrence::Occurrence;
+use flotilla_core::notify::occurrence::Occurrence;
 
 /// One watched object: its ledger key, Event reference and occurrences now.
 #[derive(Clone, Debug, PartialEq)]
@@ -133,7 +133,7 @@ mod tests {
         let name = object.metadata.name.clone().unwrap_or_default();
         let occurrences = if name.starts_with("bad") {
             vec![Occurrence {
-                trigger: crate::notify::trigger::Trigger::HealthDegraded,
+                trigger: flotilla_core::notify::trigger::Trigger::HealthDegraded,
                 key: format!("on-health-degraded/{name}"),
                 at: None,
                 vars: serde_json::Map::new(),

@@ -4,10 +4,10 @@
 
 use kube::ResourceExt;
 
-use crate::api::Application;
 use crate::cluster::destination::identity;
-use crate::project::{ProjectScope, Projects, Refusal, admit};
-use crate::secrets::cluster::ClusterSecret;
+use flotilla_core::api::Application;
+use flotilla_core::project::{ProjectScope, Projects, Refusal, admit};
+use flotilla_core::secrets::cluster::ClusterSecret;
 
 /// A rendered Application its project refuses.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,10 +19,10 @@ use flotilla_generators::template::{
 };
 use serde_json::Value;
 
-use crate::api::application_set::ApplicationSetTemplate;
-use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
-use crate::manifest::{NameRule, check_label};
-use crate::rollout::reverse_deletion::{DeletionOrderError, check_deletion_order};
+use flotilla_core::api::application_set::ApplicationSetTemplate;
+use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla_core::manifest::{NameRule, check_label};
+use flotilla_core::rollout::reverse_deletion::{DeletionOrderError, check_deletion_order};
 
 /// The data sources generators read.
 #[derive(Clone, Copy)]

@@ -2,9 +2,9 @@
 //! the all-or-nothing rule.
 
 use super::*;
-use crate::api::document::parse_application_set;
 use crate::cluster::inventory::StaticInventory;
 use crate::repo::LocalRepos;
+use flotilla_core::api::document::parse_application_set;
 
 fn render(yaml: &str) -> Result<Vec<Application>, RenderError> {
     let appset = parse_application_set("test.yaml", yaml).expect("parses");

@@ -8,7 +8,9 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-use crate::manifest::limits::{MAX_LINK_HOPS, MAX_MANIFEST_FILE_BYTES, MAX_REPOSITORY_FILES};
+use flotilla_core::manifest::limits::{
+    MAX_LINK_HOPS, MAX_MANIFEST_FILE_BYTES, MAX_REPOSITORY_FILES,
+};
 
 /// A source that reaches outside its root, or cannot be read.
 #[derive(Debug, thiserror::Error)]

@@ -32,7 +32,9 @@ use super::git_auth::GitAuth;
 use super::git_cli::{GitCli, GitError};
 use super::local::LocalRepos;
 use super::temporary::TemporaryDir;
-use crate::secrets::repository::{CredentialSource, CredentialsError, RepoCredentials, is_remote};
+use flotilla_core::secrets::repository::{
+    CredentialSource, CredentialsError, RepoCredentials, is_remote,
+};
 
 /// A source that could not be fetched or written out.
 #[derive(Debug, thiserror::Error)]
@@ -294,7 +296,7 @@ impl RepoCache {
     /// See [`RepoCache::manifests`] and [`RepoCache::chart`].
     pub fn source(
         &self,
-        source: &crate::api::application::ApplicationSource,
+        source: &flotilla_core::api::application::ApplicationSource,
         revision: &str,
         project: Option<&str>,
     ) -> Result<Manifests, FetchError> {
@@ -326,7 +328,7 @@ impl RepoCache {
     /// The first source that cannot be read, or a revision that does not fit the sources.
     pub fn application(
         &self,
-        spec: &crate::api::ApplicationSpec,
+        spec: &flotilla_core::api::ApplicationSpec,
         revision: &str,
         project: Option<&str>,
     ) -> Result<Manifests, FetchError> {
@@ -399,7 +401,7 @@ impl RepoCache {
     /// The dependency build failed (helm's message), naming the repository, commit and path.
     fn with_dependencies(
         &self,
-        source: &crate::api::application::ApplicationSource,
+        source: &flotilla_core::api::application::ApplicationSource,
         manifests: Manifests,
         project: Option<&str>,
         pass_credentials: bool,
@@ -410,7 +412,7 @@ impl RepoCache {
         };
         let options = SourceOptions::of(
             source,
-            crate::manifest::DirectoryOptions::default(),
+            flotilla_core::manifest::DirectoryOptions::default(),
             "",
             None,
         );

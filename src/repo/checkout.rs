@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::bounds::{BoundsError, check_links};
 use super::git_cli::{GitCli, GitError};
-use crate::manifest::limits::{MAX_REPOSITORY_BYTES, MAX_REPOSITORY_FILES};
+use flotilla_core::manifest::limits::{MAX_REPOSITORY_BYTES, MAX_REPOSITORY_FILES};
 
 /// The files could not be written, or may not be used.
 #[derive(Debug, thiserror::Error)]

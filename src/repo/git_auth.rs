@@ -17,7 +17,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::secrets::repository::{RepoCredentials, is_ssh_url, scrub};
+use flotilla_core::secrets::repository::{RepoCredentials, is_ssh_url, scrub};
 
 /// The environment of one git run reaching a remote, and the files it reads.
 #[derive(Debug, Default)]
@@ -182,7 +182,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-    use crate::secrets::repository::Sensitive;
+    use flotilla_core::secrets::repository::Sensitive;
 
     fn value<'a>(auth: &'a GitAuth, name: &str) -> Option<&'a str> {
         auth.env

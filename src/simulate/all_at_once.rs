@@ -4,9 +4,9 @@
 
 use jiff::Timestamp;
 
-use crate::controller::application::decide::Trigger;
-use crate::controller::application::window_gate::{WindowGate, window_gate};
-use crate::project::windows::WindowBlock;
+use flotilla_core::controller::application::decide::Trigger;
+use flotilla_core::controller::application::window_gate::{WindowGate, window_gate};
+use flotilla_core::project::windows::WindowBlock;
 
 /// What one pass of an `AllAtOnce` simulation does.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

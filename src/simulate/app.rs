@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
-use crate::manifest::ValidationErrors;
-use crate::project::windows::Window;
-use crate::sync::SyncPlan;
 use crate::sync::execute::ExecuteSettings;
+use flotilla_core::manifest::ValidationErrors;
+use flotilla_core::project::windows::Window;
+use flotilla_core::sync::SyncPlan;
 
 /// Builds an Application's plan for an operation id.
 pub type PlanBuilder = Box<dyn Fn(&str) -> Result<SyncPlan, ValidationErrors> + Send + Sync>;

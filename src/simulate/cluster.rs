@@ -10,10 +10,10 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use crate::manifest::ObjectKey;
 use crate::nodesim::behavior::{Behavior, Outcome};
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
-use crate::sync::{FieldValidation, ResourceAction, TRACKING_ANNOTATION};
+use flotilla_core::manifest::ObjectKey;
+use flotilla_core::sync::{FieldValidation, ResourceAction, TRACKING_ANNOTATION};
 
 use super::clock::VirtualClock;
 use super::durations::KindDurations;
@@ -418,9 +418,9 @@ mod tests {
             .await
             .unwrap();
     }
-    use crate::health::HealthStatus;
     use crate::nodesim::behavior::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
-    use crate::sync::LiveObject;
+    use flotilla_core::health::HealthStatus;
+    use flotilla_core::sync::LiveObject;
 
     fn job(namespace: &str, annotations: Value) -> Value {
         json!({"apiVersion": "batch/v1", "kind": "Job",
@@ -429,7 +429,7 @@ mod tests {
     }
 
     fn health(object: &Value) -> HealthStatus {
-        LiveObject::from_object(object, &crate::health::HealthChecks::default())
+        LiveObject::from_object(object, &flotilla_core::health::HealthChecks::default())
             .map(|l| l.health.status)
             .unwrap()
     }
@@ -557,8 +557,8 @@ mod tests {
             .await
             .unwrap();
         let pods = cluster.pods_of(&deployment).await.unwrap();
-        let health = crate::health::with_pod_problems(
-            crate::health::Health::new(HealthStatus::Progressing, ""),
+        let health = flotilla_core::health::with_pod_problems(
+            flotilla_core::health::Health::new(HealthStatus::Progressing, ""),
             &pods,
         );
         assert_eq!(health.message, "pod api-0 CrashLoopBackOff");

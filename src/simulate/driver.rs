@@ -1,5 +1,5 @@
 //! The simulation loop, the controller's loop in miniature: a RollingSync pass
-//! ([`crate::rollout::step`]) decides which Applications sync; each triggered sync runs the real
+//! ([`flotilla_core::rollout::step`]) decides which Applications sync; each triggered sync runs the real
 //! executor ([`run_sync`]) against its embedded cluster; when syncs end, their Applications are
 //! observed (all that ended at the same moment together, as one controller pass would see them)
 //! and the next pass runs — until nothing is in flight and nothing new is triggered. Before each
@@ -23,21 +23,21 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
-use crate::api::application::ApplicationDestination;
-use crate::api::application_set::{RolloutStrategy, StrategyType};
-use crate::api::application_set_status::SyncStatusCode;
-use crate::duration::format_duration;
-use crate::health::{HealthChecks, HealthStatus};
-use crate::manifest::ObjectKey;
-use crate::project::windows::block::SEARCH_HORIZON_DAYS;
-use crate::project::windows::{AppWindows, SyncKind};
-use crate::rollout::{
+use crate::sync::execute::cluster_api::ClusterApi;
+use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
+use flotilla_core::api::application::ApplicationDestination;
+use flotilla_core::api::application_set::{RolloutStrategy, StrategyType};
+use flotilla_core::api::application_set_status::SyncStatusCode;
+use flotilla_core::health::{HealthChecks, HealthStatus};
+use flotilla_core::manifest::ObjectKey;
+use flotilla_core::project::windows::block::SEARCH_HORIZON_DAYS;
+use flotilla_core::project::windows::{AppWindows, SyncKind};
+use flotilla_core::rollout::{
     ApplicationState, ObservedStatus, OperationState as RolloutOperation, RolloutDecision,
     RolloutInput, StepState,
 };
-use crate::sync::execute::cluster_api::ClusterApi;
-use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
-use crate::sync::{OperationPhase, OperationState, ResourceResult, ResultStatus};
+use flotilla_core::sync::{OperationPhase, OperationState, ResourceResult, ResultStatus};
+use flotilla_generators::duration::format_duration;
 
 use super::all_at_once::all_at_once_pass;
 use super::app::SimApp;
@@ -45,7 +45,7 @@ use super::clock::VirtualClock;
 use super::observe::observe;
 use super::scenario::Scenario;
 use super::store::NeverResumedStore;
-use crate::rollout::analysis::probes;
+use flotilla_core::rollout::analysis::probes;
 
 /// The revision a simulated Application ran before this rollout: where `onFailure: rollback`
 /// takes it.
@@ -264,7 +264,7 @@ pub async fn drive<C: ClusterApi>(
                 analysis: Vec::new(),
             };
             input.analysis = scenario.observe(&probes(&input), &input.prior_step_status, input.now);
-            let next = crate::rollout::step(&input);
+            let next = flotilla_core::rollout::step(&input);
             approved.extend(next.approved);
             let rollback_running = next
                 .rollback
@@ -718,11 +718,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::manifest::{ObjectKey, ScopeTable, assign_namespaces, parse_documents};
     use crate::simulate::app::AppPlan;
     use crate::simulate::cluster::{ClusterBehavior, SimCluster};
     use crate::sync::execute::ExecuteSettings;
-    use crate::sync::{
+    use flotilla_core::manifest::{ObjectKey, ScopeTable, assign_namespaces, parse_documents};
+    use flotilla_core::sync::{
         FieldValidation, SYNC_OPTIONS_ANNOTATION, SyncPlan, TRACKING_ANNOTATION, tracking_id,
     };
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::duration::{DurationError, parse_duration};
+use flotilla_generators::duration::{DurationError, parse_duration};
 
 /// Default durations: a Deployment's whole rollout, one StatefulSet pod, a Job's run, a CRD
 /// until Established, and so on. Kinds not listed are ready at once.

@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::api::application_set::RolloutStrategy;
-use crate::manifest::ValidationErrors;
+use flotilla_core::api::application_set::RolloutStrategy;
+use flotilla_core::manifest::ValidationErrors;
 
 pub use app::{AppPlan, PlanBuilder, SimApp};
 pub use cluster::{ClusterBehavior, SimCluster};
@@ -137,7 +137,7 @@ pub fn validate(simulation: &Simulation) -> Result<(), SimulateError> {
                 known: known.join(", "),
             });
         };
-        let fails = |task: &&crate::sync::SyncTask| {
+        let fails = |task: &&flotilla_core::sync::SyncTask| {
             progress::can_fail(&task.key.group, &task.key.kind)
                 && selector
                     .object

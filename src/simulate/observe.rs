@@ -1,12 +1,12 @@
 //! What the simulation observes of an Application after its sync, as the application
 //! controller would report it: sync status from the operation, health aggregated from its live
-//! objects (judged by `crate::health`) by the controller's rule, [`crate::health::worst`].
+//! objects (judged by `flotilla_core::health`) by the controller's rule, [`flotilla_core::health::worst`].
 
-use crate::api::application_set_status::SyncStatusCode;
-use crate::health::{Health, HealthChecks, HealthStatus, worst};
-use crate::rollout::{ObservedStatus, OperationState as Rollout};
 use crate::sync::execute::cluster_api::ClusterApi;
-use crate::sync::{LiveObject, OperationPhase, OperationState, ResultStatus};
+use flotilla_core::api::application_set_status::SyncStatusCode;
+use flotilla_core::health::{Health, HealthChecks, HealthStatus, worst};
+use flotilla_core::rollout::{ObservedStatus, OperationState as Rollout};
+use flotilla_core::sync::{LiveObject, OperationPhase, OperationState, ResultStatus};
 
 /// The Application's status after `state` ended, read from `cluster` and judged by `checks`.
 pub async fn observe<C: ClusterApi>(

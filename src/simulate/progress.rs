@@ -2,7 +2,7 @@
 //! controllers move it: a Deployment makes its replicas available one after another over its
 //! duration, a StatefulSet brings up one pod per duration, a Job runs and then completes or fails,
 //! a CRD becomes Established, claims bind, load balancers and Ingresses get an address, and other
-//! kinds need no status. The status written is exactly what `crate::health` reads, so the same
+//! kinds need no status. The status written is exactly what `flotilla_core::health` reads, so the same
 //! health rules judge simulated and real objects. Pure: object, behaviour and elapsed time in,
 //! status out.
 
@@ -68,7 +68,7 @@ fn kind_of(object: &Value) -> (&str, &str) {
     let group = object
         .get("apiVersion")
         .and_then(Value::as_str)
-        .map_or("", crate::manifest::group_of);
+        .map_or("", flotilla_core::manifest::group_of);
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
     (group, kind)
 }
@@ -324,7 +324,7 @@ pub fn waiting_container(outcome: Outcome) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::health::{HealthStatus, assess};
+    use flotilla_core::health::{HealthStatus, assess};
 
     fn behavior(outcome: Outcome, seconds: u64) -> Behavior {
         Behavior {

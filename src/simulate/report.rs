@@ -13,11 +13,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
-use crate::api::application_set_status::{ConditionStatus, ConditionType};
-use crate::duration::format_duration;
-use crate::health::HealthStatus;
-use crate::rollout::RolloutDecision;
-use crate::sync::{HookPhase, ResourceResult, ResultStatus, SyncPhase};
+use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
+use flotilla_core::health::HealthStatus;
+use flotilla_core::rollout::RolloutDecision;
+use flotilla_core::sync::{HookPhase, ResourceResult, ResultStatus, SyncPhase};
+use flotilla_generators::duration::format_duration;
 
 use super::clock::VirtualClock;
 use super::driver::{Driven, WaitKind};
@@ -226,7 +226,7 @@ pub fn build(driven: &Driven, clock: &VirtualClock, strategy: &str) -> Report {
     let failed_step = driven.decision.as_ref().is_some_and(|d| {
         d.step_reports
             .iter()
-            .any(|r| r.state == crate::rollout::StepState::Failed)
+            .any(|r| r.state == flotilla_core::rollout::StepState::Failed)
     });
     let ending = if driven
         .decision

@@ -3,7 +3,7 @@
 //! (`--approve STEP@DURATION`), and which Application turns Degraded when (`--degrade
 //! APP@DURATION`). Times are virtual, from the start. The driver turns these into the same
 //! observations and annotation the controller would hand the step function
-//! ([`crate::rollout::analysis`]); nothing here decides the rollout.
+//! ([`flotilla_core::rollout::analysis`]); nothing here decides the rollout.
 
 use std::fmt;
 use std::str::FromStr;
@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::api::application_set_status::RolloutStepStatus;
-use crate::duration::{format_duration, parse_duration};
-use crate::rollout::analysis::{AnalysisObservation, AnalysisOutcome, Probe};
+use flotilla_core::api::application_set_status::RolloutStepStatus;
+use flotilla_core::rollout::analysis::{AnalysisObservation, AnalysisOutcome, Probe};
+use flotilla_generators::duration::{format_duration, parse_duration};
 
 /// A step's scripted analysis outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! operation is never resumed: the executor's own copy of the state is the only one needed, and
 //! the store keeps nothing (copying the state after every step was a tenth of a simulation).
 
-use crate::sync::OperationState;
 use crate::sync::execute::{OperationStore, StoreError};
+use flotilla_core::sync::OperationState;
 
 /// The store of an operation that starts fresh and is never resumed.
 #[derive(Debug, Default)]

@@ -10,8 +10,8 @@
 
 use std::fmt::Write;
 
-use crate::html::escape;
-use crate::sync::SyncPhase;
+use flotilla_core::html::escape;
+use flotilla_core::sync::SyncPhase;
 
 use super::driver::WaitKind;
 use super::report::{AppReport, Report, format_seconds};

@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use crate::manifest::{Resource, ValidationError};
+use flotilla_core::manifest::{Resource, ValidationError};
 
 /// The most generations kept.
 pub const CAPACITY: usize = 1024;

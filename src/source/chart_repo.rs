@@ -6,7 +6,7 @@
 //! resolves and fetches the chart (tool runs that may reach a network); each resolved version is
 //! kept under a cache directory, one per (repository, chart, version), read only afterwards, so
 //! Applications of one chart version share it. Credentials (a Secret of
-//! [`crate::secrets::repository`]) go through a [`HelmSession`]: an HTTP(S) repository with a
+//! [`flotilla_core::secrets::repository`]) go through a [`HelmSession`]: an HTTP(S) repository with a
 //! password is first added with `helm repo add --password-stdin` and the chart pulled by that
 //! repository's name, a registry with one is logged in with `helm registry login
 //! --password-stdin`, both in the session's private HOME; `insecure`, `proxy` and `noProxy`
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use super::helm_session::{HelmSession, RegistryAccess};
 use super::tools::Tools;
 use super::{SourceError, private_dir_in};
-use crate::secrets::repository::RepoCredentials;
+use flotilla_core::secrets::repository::RepoCredentials;
 
 /// A chart fetched from a repository.
 #[derive(Clone, Debug, PartialEq, Eq)]

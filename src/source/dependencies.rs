@@ -16,7 +16,7 @@ use super::chart_repo::registry_host;
 use super::helm_session::{HelmSession, RegistryAccess};
 use super::tools::Tools;
 use super::{SourceError, private_dir_in};
-use crate::secrets::repository::RepoCredentials;
+use flotilla_core::secrets::repository::RepoCredentials;
 
 /// One entry of `dependencies` in `Chart.yaml`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]

@@ -1,13 +1,13 @@
 //! Helm sources: `source.helm` as `helm template` arguments (pure: [`template_args`]), the
 //! values files and file parameters resolved inside the chart, and the run. Hooks in the output
 //! keep their `helm.sh/*` annotations, which the sync engine maps as Argo CD does
-//! ([`crate::sync::parse_helm_hooks`]).
+//! ([`flotilla_core::sync::parse_helm_hooks`]).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::api::helm_source::HelmSource;
+use flotilla_core::api::helm_source::HelmSource;
 
 use super::tools::Tools;
 use super::{SourceError, SourceOptions, inside};
@@ -196,7 +196,7 @@ pub fn render(chart: &Path, options: &SourceOptions, tools: &Tools) -> Result<St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::helm_source::HelmParameter;
+    use flotilla_core::api::helm_source::HelmParameter;
 
     fn args(helm: &HelmSource, files: &ChartFiles, inline: Option<&Path>) -> Vec<String> {
         template_args(Path::new("/c"), "db", Some("prod"), helm, files, inline)

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use super::SourceError;
 use super::run::{RunInput, ToolError};
 use super::tools::Tools;
-use crate::secrets::repository::{RepoCredentials, Sensitive, scrub};
+use flotilla_core::secrets::repository::{RepoCredentials, Sensitive, scrub};
 
 /// A session of helm runs sharing one private HOME (removed when dropped).
 #[derive(Debug)]

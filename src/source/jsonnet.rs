@@ -12,8 +12,8 @@ use serde_json::Value as Json;
 
 use super::run::{RunInput, ToolCommand, ToolError};
 use super::tools::Tools;
-use crate::duration::format_duration;
-use crate::manifest::{JsonnetEvaluator, JsonnetRequest};
+use flotilla_core::manifest::{JsonnetEvaluator, JsonnetRequest};
+use flotilla_generators::duration::format_duration;
 
 /// The subcommand of Flotilla's binary that evaluates one request.
 pub const SUBCOMMAND: &str = "jsonnet-eval";

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use crate::api::kustomize_source::{KustomizeReplica, KustomizeSource};
+use flotilla_core::api::kustomize_source::{KustomizeReplica, KustomizeSource};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::tools::Tools;

@@ -2,7 +2,7 @@
 //! `sync`, `diff`, `simulate` and the controller alike. A directory is a Kustomize source when
 //! `source.kustomize` is given or it holds a kustomization file, a Helm chart when `source.helm`
 //! is given or it holds `Chart.yaml` (Argo CD's detection), else plain manifests
-//! ([`crate::manifest::load_directory_of`], its Jsonnet files evaluated by a child process,
+//! ([`flotilla_core::manifest::load_directory_of`], its Jsonnet files evaluated by a child process,
 //! [`jsonnet`]). Tools run through [`run`]; their output is parsed like manifest files, each
 //! object labelled with the tool (and for Helm the template) that made it.
 
@@ -23,11 +23,11 @@ use std::path::{Component, Path, PathBuf};
 
 use flotilla_generators::cause::Cause;
 
-use crate::api::application::ApplicationSource;
-use crate::api::helm_source::HelmSource;
-use crate::api::kustomize_source::KustomizeSource;
-use crate::manifest::limits::MAX_APPLICATION_OBJECTS;
-use crate::manifest::{
+use flotilla_core::api::application::ApplicationSource;
+use flotilla_core::api::helm_source::HelmSource;
+use flotilla_core::api::kustomize_source::KustomizeSource;
+use flotilla_core::manifest::limits::MAX_APPLICATION_OBJECTS;
+use flotilla_core::manifest::{
     DirectoryOptions, Resource, ValidationError, load_directory_of, parse_documents,
 };
 
@@ -120,7 +120,7 @@ impl SourceOptions {
     /// (for `sources`, each of them in `sources`), as the controller generates it.
     #[must_use]
     pub fn of_application(
-        app: &crate::api::Application,
+        app: &flotilla_core::api::Application,
         revision: Option<String>,
         sources: &[multi::SourceCheckout],
     ) -> Self {

@@ -7,14 +7,14 @@
 //! [`super::helm::ChartFiles`]); one with neither `path` nor `chart` makes no manifests. The
 //! revisions of an Application's sources travel as one string, joined by commas (resolved
 //! commits and chart versions never hold one): [`join_revisions`], and
-//! [`crate::api::revisions`] for the vocabulary.
+//! [`flotilla_core::api::revisions`] for the vocabulary.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::api::application::ApplicationSource;
-use crate::api::revisions::SEPARATOR;
-use crate::manifest::{Resource, ValidationError};
+use flotilla_core::api::application::ApplicationSource;
+use flotilla_core::api::revisions::SEPARATOR;
+use flotilla_core::manifest::{Resource, ValidationError};
 
 use super::SourceOptions;
 
@@ -165,7 +165,7 @@ pub fn generate(parts: &[SourcePart]) -> (Vec<Resource>, Vec<ValidationError>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::revisions::split_revisions;
+    use flotilla_core::api::revisions::split_revisions;
 
     fn checkout(reference: &str, path: &str, revision: Option<&str>) -> SourceCheckout {
         SourceCheckout {

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::counter::Counter;
 
-use crate::manifest::limits::MAX_APPLICATION_BYTES;
-use crate::secrets::repository::Sensitive;
+use flotilla_core::manifest::limits::MAX_APPLICATION_BYTES;
+use flotilla_core::secrets::repository::Sensitive;
 
 /// Where every HTTP(S) request of a tool goes: the discard port on loopback, closed here, so a
 /// request fails at once instead of reaching a network.

@@ -8,15 +8,15 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::duration::{DurationError, parse_duration};
-use crate::manifest::DirectoryOptions;
-use crate::project::{ProjectScope, Refusal, admit};
 use crate::source::SourceOptions;
 use crate::sync::execute::cluster_api::Propagation;
 use crate::sync::execute::{ExecuteSettings, SYNC_TIMEOUT_ANNOTATION};
-use crate::sync::{IgnoreDifferences, IgnoreError, OptionError, SyncOptions};
+use flotilla_core::manifest::DirectoryOptions;
+use flotilla_core::project::{ProjectScope, Refusal, admit};
+use flotilla_core::sync::{IgnoreDifferences, IgnoreError, OptionError, SyncOptions};
+use flotilla_generators::duration::{DurationError, parse_duration};
 
-use crate::api::application::{ApplicationSpec, SyncOperation};
+use flotilla_core::api::application::{ApplicationSpec, SyncOperation};
 
 /// The Application-wide sync option that chooses how pruned objects' dependents go.
 const PRUNE_PROPAGATION_POLICY: &str = "PrunePropagationPolicy";
@@ -243,10 +243,10 @@ pub fn ignore_differences(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::app_project::{AppProjectSpec, ProjectDestination};
-    use crate::api::retry_policy::MAX_RETRIES;
-    use crate::project::{ClusterIdentity, Projects};
-    use crate::sync::SyncOptionKey;
+    use flotilla_core::api::app_project::{AppProjectSpec, ProjectDestination};
+    use flotilla_core::api::retry_policy::MAX_RETRIES;
+    use flotilla_core::project::{ClusterIdentity, Projects};
+    use flotilla_core::sync::SyncOptionKey;
 
     /// An Application's metadata and spec from YAML flow mappings.
     fn application(annotations: &str, spec: &str) -> (ObjectMeta, ApplicationSpec) {
@@ -574,7 +574,7 @@ mod tests {
                 false,
             ),
         ];
-        let deployment = crate::manifest::ObjectKey {
+        let deployment = flotilla_core::manifest::ObjectKey {
             group: "apps".into(),
             kind: "Deployment".into(),
             namespace: None,

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use crate::manifest::ValidationErrors;
 use crate::source::{SourceOptions, generate};
+use flotilla_core::manifest::ValidationErrors;
 
-use super::SyncPlan;
+use flotilla_core::sync::SyncPlan;
 
 /// Generates a source's manifests and builds their plan: namespaces defaulted to `destination`
 /// (scopes from the built-in table and the source's CRDs), duplicates rejected.

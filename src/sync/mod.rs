@@ -1,8 +1,6 @@
-//! The per-Application sync engine: its pure core (flotilla-core's `sync`, re-exported here so
-//! `crate::sync::plan_step` reads the same everywhere), the plan of a generated source, the
-//! settings an Application asks for and the executor that carries out the decisions.
-
-pub use flotilla_core::sync::*;
+//! The per-Application sync engine's shell (its pure core is [`flotilla_core::sync`]): the plan
+//! of a generated source, the settings an Application asks for and the executor that carries
+//! out the decisions.
 
 pub mod application_settings;
 pub mod execute;

@@ -22,9 +22,9 @@ use super::csrf::{ActionHeaders, CsrfKey, TOKEN_HEADER};
 use crate::actions::action::Action;
 use crate::actions::error::ActionError;
 use crate::actions::{application, rollout};
-use crate::api::application::SyncOperation;
 use crate::cluster::api_error::ApiError;
 use crate::httpd::response::{Body, text};
+use flotilla_core::api::application::SyncOperation;
 
 /// Does the actions of one namespace's view.
 pub struct Actor {

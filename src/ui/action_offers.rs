@@ -9,10 +9,10 @@ use std::fmt::Write as _;
 
 use crate::actions::action::Action;
 use crate::actions::rollout::waiting_step;
-use crate::api::{Application, ApplicationSet};
-use crate::controller::appset::rollout_input::rolling_sync;
-use crate::html::escape;
-use crate::sync::OperationPhase;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_input::rolling_sync;
+use flotilla_core::html::escape;
+use flotilla_core::sync::OperationPhase;
 
 /// One action a page offers: the action and, for Promote, the step it approves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,7 +181,7 @@ mod tests {
             application_offers(&application),
             [Offer::plain(Action::Sync)]
         );
-        application.spec.operation = Some(crate::api::application::Operation::default());
+        application.spec.operation = Some(flotilla_core::api::application::Operation::default());
         assert_eq!(
             application_offers(&application),
             [Offer::plain(Action::Terminate)]

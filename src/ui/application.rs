@@ -10,10 +10,10 @@ use super::action_offers::{application_offers, buttons};
 use super::layout::Page;
 use super::snapshot::Snapshot;
 use super::sync_windows;
-use crate::api::APPLICATION_SET_LABEL;
-use crate::api::Application;
-use crate::html::{badge, escape, link, table};
-use crate::sync::{OperationState, ResourceResult, SyncPhase};
+use flotilla_core::api::APPLICATION_SET_LABEL;
+use flotilla_core::api::Application;
+use flotilla_core::html::{badge, escape, link, table};
+use flotilla_core::sync::{OperationState, ResourceResult, SyncPhase};
 
 /// The page of Application `name`; `None` when the watches do not hold it.
 #[must_use]

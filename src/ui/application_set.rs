@@ -16,12 +16,12 @@ use super::rollout_view::current_rollout;
 use super::snapshot::Snapshot;
 use super::sync_windows;
 use super::timeline::live_report;
-use crate::api::application_set_status::ApplicationSetApplicationStatus;
-use crate::api::{Application, ApplicationSet};
-use crate::html::{badge, escape, link, table};
-use crate::rollout::explain::explain_text;
-use crate::rollout::{RolloutDecision, StepReport};
 use crate::simulate::timeline::svg;
+use flotilla_core::api::application_set_status::ApplicationSetApplicationStatus;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::html::{badge, escape, link, table};
+use flotilla_core::rollout::explain::explain_text;
+use flotilla_core::rollout::{RolloutDecision, StepReport};
 
 /// The page of ApplicationSet `name`; `None` when the watches do not hold it.
 #[must_use]
@@ -196,7 +196,7 @@ mod tests {
                 let mut degraded = (**application).clone();
                 let health = &mut degraded.status.as_mut().expect("a status").health;
                 let health = health.as_mut().expect("a health");
-                health.status = crate::health::HealthStatus::Degraded;
+                health.status = flotilla_core::health::HealthStatus::Degraded;
                 health.message = "Deployment dev/web: Degraded: replica lost".to_owned();
                 *application = std::sync::Arc::new(degraded);
             }

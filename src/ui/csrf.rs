@@ -20,7 +20,7 @@
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::hex;
+use flotilla_core::hex;
 
 /// The header an action echoes its page's token in.
 pub const TOKEN_HEADER: &str = "x-flotilla-csrf";

@@ -9,10 +9,10 @@ use kube::ResourceExt;
 use super::label_filter::{parse, selects};
 use super::layout::Page;
 use super::snapshot::Snapshot;
-use crate::api::application_set_status::{ConditionType, RolloutApplicationState};
-use crate::api::{Application, ApplicationSet};
-use crate::controller::appset::rollout_input::rolling_sync;
-use crate::html::{badge, escape, link, table};
+use flotilla_core::api::application_set_status::{ConditionType, RolloutApplicationState};
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_input::rolling_sync;
+use flotilla_core::html::{badge, escape, link, table};
 
 /// The Fleet page for `filter` (kubectl's `-l` syntax; empty: every ApplicationSet).
 #[must_use]

@@ -3,7 +3,7 @@
 //! `sessionStorage`, and the actions) embedded in the binary (no build step, no CDN), and the
 //! page's CSRF token ([`super::csrf`]).
 
-use crate::html::escape;
+use flotilla_core::html::escape;
 
 const STYLE: &str = include_str!("assets/ui.css");
 const SCRIPT: &str = include_str!("assets/ui.js");

@@ -2,7 +2,7 @@
 //! one ApplicationSet's rollout, one Application's resources and operation.
 //! Pages are rendered on the server from a [`snapshot::Snapshot`] of the watches
 //! ([`watch`]) by pure functions ([`fleet`], [`application_set`], [`application`]), every
-//! user-controlled string escaped ([`crate::html`]); [`handler`] serves them over [`crate::httpd`],
+//! user-controlled string escaped ([`flotilla_core::html`]); [`handler`] serves them over [`crate::httpd`],
 //! and streams each page again as server-sent events when the watches see a change (the
 //! embedded script swaps it in; without JavaScript the pages still work). The watches read
 //! ApplicationSets and Applications only: no Secret is ever read, so none can be shown.

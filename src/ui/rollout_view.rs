@@ -8,12 +8,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::api::{Application, ApplicationSet};
-use crate::controller::appset::rollout_input::{
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_input::{
     Observation, SourceRevision, rolling_sync, rollout_input,
 };
-use crate::project::Projects;
-use crate::rollout::{RolloutDecision, RolloutInput, step};
+use flotilla_core::project::Projects;
+use flotilla_core::rollout::{RolloutDecision, RolloutInput, step};
 
 /// The step function's input and decision for `appset`, when it rolls out with RollingSync.
 #[must_use]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
-use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
-use crate::project::Projects;
+use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla_core::project::Projects;
 
 /// The watched objects of one namespace at `now`.
 #[derive(Clone, Debug)]

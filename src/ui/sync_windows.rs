@@ -5,9 +5,9 @@
 use std::fmt::Write as _;
 
 use super::snapshot::Snapshot;
-use crate::api::Application;
-use crate::html::escape;
-use crate::project::windows::listing;
+use flotilla_core::api::Application;
+use flotilla_core::html::escape;
+use flotilla_core::project::windows::listing;
 
 /// The section for `applications` at the snapshot's moment.
 #[must_use]
@@ -24,9 +24,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::api::AppProjectSpec;
-    use crate::project::Projects;
     use crate::ui::test_fixtures::snapshot;
+    use flotilla_core::api::AppProjectSpec;
+    use flotilla_core::project::Projects;
 
     #[test]
     fn shows_the_windows_that_apply_and_whether_each_is_open() {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::snapshot::Snapshot;
-use crate::api::{Application, ApplicationSet};
+use flotilla_core::api::{Application, ApplicationSet};
 
 /// The name of the fixture's ApplicationSet.
 pub const APPSET: &str = "shop<script>alert(1)</script>";

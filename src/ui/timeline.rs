@@ -5,10 +5,10 @@
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::api::Application;
-use crate::rollout::RolloutDecision;
 use crate::simulate::report::{AppReport, Ending, Report, critical_path, segments, step_times};
-use crate::sync::OperationPhase;
+use flotilla_core::api::Application;
+use flotilla_core::rollout::RolloutDecision;
+use flotilla_core::sync::OperationPhase;
 
 /// The report of the rollout `decision` describes, from `applications`' operations; `None`
 /// before any of them started.

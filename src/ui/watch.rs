@@ -13,8 +13,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::broadcast;
 
 use super::snapshot::Snapshot;
-use crate::api::{AppProject, Application, ApplicationSet};
-use crate::project::Projects;
+use flotilla_core::api::{AppProject, Application, ApplicationSet};
+use flotilla_core::project::Projects;
 
 /// How many change ticks a slow viewer may miss before it only learns that it lagged (it then
 /// renders once, as for one tick).

@@ -16,7 +16,7 @@ use hyper::HeaderMap;
 use subtle::ConstantTimeEq;
 
 use super::provider::Provider;
-use crate::hex;
+use flotilla_core::hex;
 
 /// The shared secrets by key (`webhook.github.secret`, …), as the settings Secret holds them.
 pub type WebhookSecrets = BTreeMap<String, Vec<u8>>;

@@ -12,7 +12,6 @@ use flotilla::cluster::clients::plain_connect;
 use flotilla::cluster::watched_secrets::WatchedSecrets;
 use flotilla::controller::application_reconciler::ApplicationContext;
 use flotilla::controller::appset_reconciler::AppSetContext;
-use flotilla::controller::leader::LeaseTiming;
 use flotilla::controller::lease_lock::{LeaseConfig, LeaseLock};
 use flotilla::controller::metrics::Metrics;
 use flotilla::controller::namespace_controllers::{
@@ -22,8 +21,9 @@ use flotilla::controller::readiness::Readiness;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::Tools;
+use flotilla_core::controller::leader::LeaseTiming;
 
-use flotilla::api::ApplicationSet;
+use flotilla_core::api::ApplicationSet;
 use serde_json::{Value, json};
 
 use crate::support::{self, TestNamespace};

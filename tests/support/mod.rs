@@ -342,7 +342,7 @@ pub async fn eventually_within<T>(
 
 /// Installs Flotilla's CRDs (server-side apply) and waits until each is Established.
 pub async fn install_flotilla_crds(client: &Client) {
-    for (_, crd) in flotilla::api::crd::all() {
+    for (_, crd) in flotilla_core::api::crd::all() {
         install_crd(client, &crd).await;
     }
 }
@@ -361,7 +361,7 @@ pub async fn permissive_project(ns: &TestNamespace, name: &str) {
             "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]
         }
     }));
-    apply(&ns.api::<flotilla::api::AppProject>(), &project).await;
+    apply(&ns.api::<flotilla_core::api::AppProject>(), &project).await;
 }
 
 /// Installs `crd` (server-side apply) and waits until it is Established.

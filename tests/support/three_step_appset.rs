@@ -2,7 +2,7 @@
 //! share: the components `database`, `backend` and `frontend` of a repository, one step each
 //! (`tier` labels 1, 2, 3), automated sync with prune into one namespace, project `platform`.
 
-use flotilla::api::ApplicationSet;
+use flotilla_core::api::ApplicationSet;
 use serde_json::json;
 
 use super::{TestNamespace, object};

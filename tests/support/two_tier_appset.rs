@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use flotilla::api::application::ApplicationStatus;
-use flotilla::api::application_set_status::RolloutApplicationState;
-use flotilla::api::{Application, ApplicationSet};
+use flotilla_core::api::application::ApplicationStatus;
+use flotilla_core::api::application_set_status::RolloutApplicationState;
+use flotilla_core::api::{Application, ApplicationSet};
 use kube::Api;
 use serde_json::{Value, json};
 

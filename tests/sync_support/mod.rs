@@ -9,7 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::Api;
 
-use flotilla::sync::{OperationPhase, OperationState, ResourceAction, ResourceResult};
+use flotilla_core::sync::{OperationPhase, OperationState, ResourceAction, ResourceResult};
 
 use crate::support;
 

@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::application_set_status::SyncStatusCode;
 use super::retry_policy::{MAX_RETRIES, RetryPolicy};
-use crate::duration::{DurationError, parse_seconds_or_duration};
 use crate::health::HealthStatus;
 use crate::manifest::{DirectoryOptions, JsonnetOptions, JsonnetVariable};
+use flotilla_generators::duration::{DurationError, parse_seconds_or_duration};
 
 /// Set by `flotilla app terminate` to the id of the running operation; the controller stops that
 /// operation and removes the annotation.

@@ -28,8 +28,10 @@ use super::input::RolloutInput;
 use super::step_record::Gate;
 use crate::api::application_set::{RollingSyncStep, StepAnalysis};
 use crate::api::application_set_status::{AnalysisCluster, AnalysisStatus, RolloutStepStatus};
-use crate::duration::{DurationError, DurationProblem, format_duration, parse_duration};
 use crate::stable_hash::stable_hash;
+use flotilla_generators::duration::{
+    DurationError, DurationProblem, format_duration, parse_duration,
+};
 
 /// How long between two attempts of an HTTP analysis without `interval`.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);

@@ -12,7 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::step_record::Gate;
 use crate::api::application_set_status::RolloutStepStatus;
-use crate::duration::format_duration;
+use flotilla_generators::duration::format_duration;
 
 impl RolloutStepStatus {
     /// Moves the record along and says where the step stands. `bake_time` is the step's

@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::analysis::{self, AnalysisCheck, AnalysisError};
 use crate::api::application_set::{Approval, OnFailure, RolloutStrategy, StrategyType};
-use crate::duration::{DurationError, DurationProblem, parse_duration};
+use flotilla_generators::duration::{DurationError, DurationProblem, parse_duration};
 
 /// How many Applications of a step may be Pending or Progressing at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

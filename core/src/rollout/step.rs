@@ -29,8 +29,8 @@ use crate::api::application_set_status::{
     AnalysisCluster, ApplicationSetApplicationStatus, ApplicationSetCondition, ConditionType,
     RolloutApplicationState as State, RolloutRollback, RolloutStepStatus, SyncStatusCode,
 };
-use crate::duration::format_duration;
 use crate::health::HealthStatus;
+use flotilla_generators::duration::format_duration;
 
 /// How many names a message lists before "and N more".
 const NAMES_SHOWN: usize = 10;

@@ -24,9 +24,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::time::Duration;
 
-use crate::duration::format_duration;
 use crate::health::{Health, HealthStatus};
 use crate::manifest::ObjectKey;
+use flotilla_generators::duration::format_duration;
 
 use super::hook_instance::created_by;
 use super::live::LiveObject;

@@ -9,18 +9,18 @@ use anyhow::Context as _;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client, ResourceExt};
 
-use crate::api::Application;
 use crate::cli::diff::{DiffOutput, ObjectDiff, diff_objects};
 use crate::cluster::clients::{ClusterClients, plain_connect};
 use crate::cluster::watched_customizations::DEFAULT_CONFIG_MAP;
 use crate::cluster::watched_secrets::WatchedSecrets;
-use crate::controller::application::instance::instance_name;
 use crate::customizations::Customizations;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
 use crate::source::SourceOptions;
 use crate::sync::application_settings::ignore_differences;
 use crate::sync::load_plan;
+use flotilla_core::api::Application;
+use flotilla_core::controller::application::instance::instance_name;
 
 /// Arguments of `flotilla app diff`.
 #[derive(Debug, clap::Args)]

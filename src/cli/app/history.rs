@@ -6,11 +6,11 @@ use kube::Api;
 
 use anyhow::Context as _;
 
-use crate::api::application::{Application, ApplicationSource, RevisionHistory};
 use crate::cli::output::{OutputFormat, Printable, resource_name};
 use crate::cluster::api_error::ApiError;
-use crate::controller::application::start::initiator;
-use crate::table::Table;
+use flotilla_core::api::application::{Application, ApplicationSource, RevisionHistory};
+use flotilla_core::controller::application::start::initiator;
+use flotilla_core::table::Table;
 
 /// Arguments of `flotilla app history`.
 #[derive(Debug, clap::Args)]

@@ -20,9 +20,9 @@ use kube::runtime::wait::{Error as WaitError, await_condition};
 use serde_json::json;
 
 use crate::actions::application;
-use crate::api::application::{Application, DELETION_APPROVED_ANNOTATION, SyncOperation};
 use crate::cluster::api_error::{ApiError, watch_message};
-use crate::duration::{format_duration, parse_duration};
+use flotilla_core::api::application::{Application, DELETION_APPROVED_ANNOTATION, SyncOperation};
+use flotilla_generators::duration::{format_duration, parse_duration};
 
 /// Arguments of `flotilla app`.
 #[derive(Debug, clap::Args)]

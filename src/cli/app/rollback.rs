@@ -1,6 +1,6 @@
 //! `flotilla app rollback NAME [ID]`: syncs the Application back to an entry of its history (by
 //! default the one before the newest), as `argocd app rollback`: the decision is
-//! [`crate::controller::application::rollback`]; the shared action writes it —
+//! [`flotilla_core::controller::application::rollback`]; the shared action writes it —
 //! `spec.operation` (and, with `--force` on an Application with automated sync,
 //! `spec.syncPolicy.automated.enabled: false`) in one patch — and the controller runs the
 //! operation as any `flotilla app sync`.
@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use kube::Api;
 
 use crate::actions::application::rollback;
-use crate::api::application::Application;
+use flotilla_core::api::application::Application;
 
 /// Arguments of `flotilla app rollback`.
 #[derive(Debug, clap::Args)]
@@ -34,7 +34,7 @@ pub struct RollbackArgs {
 ///
 /// # Errors
 /// No such Application, a refused rollback (see
-/// [`crate::controller::application::rollback::RollbackError`]), or a rejected write.
+/// [`flotilla_core::controller::application::rollback::RollbackError`]), or a rejected write.
 pub async fn request_rollback(
     api: &Api<Application>,
     args: &RollbackArgs,

@@ -1,10 +1,10 @@
 //! When `flotilla app wait` is done: a pure check of an Application's status against what the
 //! caller waits for (health, sync, or both), with the reason to print while it is not.
 
-use crate::api::application::Application;
-use crate::api::application_set_status::SyncStatusCode;
-use crate::health::HealthStatus;
-use crate::sync::OperationPhase;
+use flotilla_core::api::application::Application;
+use flotilla_core::api::application_set_status::SyncStatusCode;
+use flotilla_core::health::HealthStatus;
+use flotilla_core::sync::OperationPhase;
 
 /// What to wait for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,10 +77,10 @@ pub fn wait_state(app: &Application, want: WaitFor) -> WaitState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::application::{
+    use flotilla_core::api::application::{
         ApplicationSpec, ApplicationStatus, HealthReport, Operation, SyncStatus,
     };
-    use crate::sync::OperationState;
+    use flotilla_core::sync::OperationState;
 
     fn app(sync: &str, health: &str, message: &str) -> Application {
         let mut app = Application::new("web", ApplicationSpec::default());

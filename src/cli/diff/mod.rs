@@ -21,13 +21,13 @@ use crate::cli::sync::app_name::AppName;
 use crate::cli::sync::source::SyncSource;
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::sync::application_settings::SyncOverrides;
-use crate::sync::diff::{compared, differences};
 use crate::sync::execute::ExecuteSettings;
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::load_plan;
-use crate::sync::tracked;
-use crate::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
-use crate::table::Table;
+use flotilla_core::sync::diff::{compared, differences};
+use flotilla_core::sync::tracked;
+use flotilla_core::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
+use flotilla_core::table::Table;
 
 use unified::unified;
 

@@ -19,11 +19,11 @@ use crate::controller::appset_reconciler::{AppSetContext, live_rollout_input};
 use crate::controller::metrics::Metrics;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
-use crate::rollout::decision::RolloutDecision;
-use crate::rollout::explain::{ExplainDocument, explain_text};
-use crate::rollout::reverse_deletion::deletion_text;
-use crate::rollout::state_file::{parse_state_file, to_state_file};
-use crate::rollout::{RolloutInput, step};
+use flotilla_core::rollout::decision::RolloutDecision;
+use flotilla_core::rollout::explain::{ExplainDocument, explain_text};
+use flotilla_core::rollout::reverse_deletion::deletion_text;
+use flotilla_core::rollout::state_file::{parse_state_file, to_state_file};
+use flotilla_core::rollout::{RolloutInput, step};
 
 /// Arguments of `flotilla rollout explain`.
 #[derive(Debug, clap::Args)]
@@ -139,7 +139,7 @@ impl Printable for Explained<'_> {
         self.decision
             .application_status
             .iter()
-            .map(|entry| object_name(crate::api::GROUP, "Application", &entry.application))
+            .map(|entry| object_name(flotilla_core::api::GROUP, "Application", &entry.application))
             .collect()
     }
 

@@ -13,9 +13,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use kube::{Api, Client};
 
-use crate::api::ApplicationSet;
 use crate::cli::connect::KubeconfigArgs;
 use crate::cluster::api_error::ApiError;
+use flotilla_core::api::ApplicationSet;
 
 pub use explain::{ExplainArgs, explain_state_file};
 

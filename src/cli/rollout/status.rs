@@ -11,12 +11,14 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 
 use super::AppSetArgs;
-use crate::api::ApplicationSet;
-use crate::api::application_set_status::{ApplicationSetApplicationStatus, ConditionStatus};
 use crate::cli::connect::shutdown_signal;
 use crate::cli::output::{OutputFormat, Printable, object_name};
-use crate::duration::format_duration;
-use crate::table::Table;
+use flotilla_core::api::ApplicationSet;
+use flotilla_core::api::application_set_status::{
+    ApplicationSetApplicationStatus, ConditionStatus,
+};
+use flotilla_core::table::Table;
+use flotilla_generators::duration::format_duration;
 
 /// How often `--watch` reads the ApplicationSet.
 const WATCH_INTERVAL: Duration = Duration::from_secs(1);
@@ -55,7 +57,7 @@ impl Printable for Status<'_> {
             .iter()
             .flat_map(|s| &s.application_status);
         entries
-            .map(|e| object_name(crate::api::GROUP, "Application", &e.application))
+            .map(|e| object_name(flotilla_core::api::GROUP, "Application", &e.application))
             .collect()
     }
 
@@ -208,7 +210,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::controller::appset::test_fixtures::appset;
+    use flotilla_core::controller::appset::test_fixtures::appset;
 
     #[test]
     fn rows_are_grouped_by_step_with_health_sync_and_age() {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::manifest::{NameRule, derive_name};
+use flotilla_core::manifest::{NameRule, derive_name};
 
 /// No usable Application name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -23,12 +23,12 @@ use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cluster::kube_cluster::KubeCluster;
 use crate::cluster::operation_configmap::ConfigMapStore;
-use crate::duration::parse_duration;
 use crate::source::generate;
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::{ExecuteSettings, PruneConfirmation, SyncRequest, run_sync};
-use crate::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
-use crate::table::Table;
+use flotilla_core::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
+use flotilla_core::table::Table;
+use flotilla_generators::duration::parse_duration;
 
 use app_name::AppName;
 use source::SyncSource;
@@ -201,7 +201,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// One `--sync-option`: a known option with true or false (or confirm, for Prune).
-fn parse_sync_option(text: &str) -> Result<SyncOptions, crate::sync::OptionError> {
+fn parse_sync_option(text: &str) -> Result<SyncOptions, flotilla_core::sync::OptionError> {
     text.parse()
 }
 

@@ -14,12 +14,7 @@ use serde_json::Value;
 
 use jiff::Timestamp;
 
-use crate::api::document::{DocumentError, parse_application};
-use crate::api::{API_VERSION, ARGO_CD_API_VERSION, Application, ApplicationSpec};
 use crate::cluster::destination::identity;
-use crate::controller::application::window_gate::refused_message;
-use crate::project::windows::{SyncKind, sync_block_or_invalid};
-use crate::project::{ProjectScope, Projects};
 use crate::repo::bounds::{BoundsError, check_links};
 use crate::repo::cache::{FetchError, RepoCache};
 use crate::source::multi::SourceCheckout;
@@ -27,6 +22,11 @@ use crate::sync::application_settings::{
     SettingsError, SyncOverrides, SyncSettings, sync_settings,
 };
 use crate::sync::execute::ExecuteSettings;
+use flotilla_core::api::document::{DocumentError, parse_application};
+use flotilla_core::api::{API_VERSION, ARGO_CD_API_VERSION, Application, ApplicationSpec};
+use flotilla_core::controller::application::window_gate::refused_message;
+use flotilla_core::project::windows::{SyncKind, sync_block_or_invalid};
+use flotilla_core::project::{ProjectScope, Projects};
 
 /// A source that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -179,7 +179,7 @@ impl SyncSource {
     /// # Errors
     /// An unavailable repository or revision, a missing `path`.
     pub fn of_rendered(
-        application: &crate::api::Application,
+        application: &flotilla_core::api::Application,
         repos: &RepoCache,
     ) -> Result<Self, SourceError> {
         let name = application.metadata.name.clone().unwrap_or_default();
@@ -228,7 +228,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::sync::SyncOptionKey;
+    use flotilla_core::sync::SyncOptionKey;
 
     /// Opens an Application of a local directory with these metadata annotations and
     /// `syncPolicy` (YAML flow mappings), and derives its settings.

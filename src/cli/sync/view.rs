@@ -4,8 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
-use crate::duration::format_duration;
 use crate::sync::execute::SyncEvent;
+use flotilla_generators::duration::format_duration;
 
 /// Shows [`SyncEvent`]s on stderr.
 pub struct LiveView {

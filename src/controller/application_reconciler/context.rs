@@ -7,11 +7,9 @@ use std::time::Duration;
 use kube::{Api, Client, ResourceExt};
 
 use super::error::ApplicationError;
-use crate::api::Application;
 use crate::cluster::clients::{ClusterClients, Connect};
 use crate::cluster::watched_customizations::{DEFAULT_CONFIG_MAP, WatchedCustomizations};
 use crate::cluster::watched_projects::WatchedProjects;
-use crate::controller::application::freshness::LastCompare;
 use crate::controller::events::EventPublisher;
 use crate::controller::failure_backoff::FailureBackoff;
 use crate::controller::metrics::Metrics;
@@ -20,6 +18,8 @@ use crate::controller::running_syncs::RunningSyncs;
 use crate::customizations::Customizations;
 use crate::repo::cache::RepoCache;
 use crate::sync::execute::ExecuteSettings;
+use flotilla_core::api::Application;
+use flotilla_core::controller::application::freshness::LastCompare;
 
 /// What the Application reconciler needs.
 pub struct ApplicationContext {

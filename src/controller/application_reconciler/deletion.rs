@@ -16,22 +16,22 @@ use super::observe::{admit_application, destination, manifests, tracked_objects}
 use super::operation::continue_operation;
 use super::start::{job, settings_of, store_new_operation};
 use super::status_writes::{publish, report};
-use crate::api::Application;
-use crate::api::application::{ApplicationConditionType, SyncStatus};
-use crate::api::sync_phase::SyncPhase;
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::controller::application::deletion::{
-    DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_hooks_id, deletion_step,
-};
-use crate::controller::application::instance::instance_name;
-use crate::controller::event_reason::EventReason;
 use crate::controller::status_store::StatusStore;
 use crate::controller::sync_job::JobPlan;
-use crate::sync::LiveObject;
 use crate::sync::application_settings::SyncSettings;
 use crate::sync::execute::approved_since;
 use crate::sync::execute::cluster_api::{ClusterApi, Propagation};
 use crate::sync::load_plan;
+use flotilla_core::api::Application;
+use flotilla_core::api::application::{ApplicationConditionType, SyncStatus};
+use flotilla_core::api::sync_phase::SyncPhase;
+use flotilla_core::controller::application::deletion::{
+    DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_hooks_id, deletion_step,
+};
+use flotilla_core::controller::application::instance::instance_name;
+use flotilla_core::controller::event_reason::EventReason;
+use flotilla_core::sync::LiveObject;
 
 /// How soon a deletion in progress is looked at again.
 pub(super) const DELETION_POLL: Duration = Duration::from_secs(1);

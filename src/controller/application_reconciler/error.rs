@@ -4,12 +4,12 @@ use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::ClientsError;
 use crate::cluster::watched_customizations::CustomizationsConfigError;
 use crate::cluster::watched_projects::ProjectsWatchError;
-use crate::manifest::{ObjectKey, ValidationErrors};
-use crate::project::Refusal;
 use crate::repo::cache::FetchError;
 use crate::sync::application_settings::SettingsError;
 use crate::sync::execute::ExecuteError;
 use crate::sync::execute::cluster_api::ClusterError;
+use flotilla_core::manifest::{ObjectKey, ValidationErrors};
+use flotilla_core::project::Refusal;
 
 /// Where a reconcile failed; the variant name is the Event reason and metric label.
 #[derive(Debug, thiserror::Error)]

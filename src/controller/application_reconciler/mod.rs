@@ -3,7 +3,7 @@
 //! the namespace. Deleted Applications with a resources finalizer run their PreDelete hooks, get
 //! their resources deleted (reverse wave order, `Delete=confirm` objects holding it until
 //! approved), then their PostDelete hooks run, before the finalizer goes. Every decision is made by the pure
-//! [`super::application`] core; these files read and write, one per lifecycle step.
+//! [`flotilla_core::controller::application`] core; these files read and write, one per lifecycle step.
 //!
 //! What triggers a reconcile: a change of the Application or its AppProject, a change of any
 //! object it tracks (the destinations' watches announce it; [`wake_on_tracked_objects`]), the
@@ -34,16 +34,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use tokio::sync::watch;
 
-use crate::api::AppProject;
-use crate::api::app_project::DEFAULT_PROJECT;
-use crate::api::application::ApplicationConditionType;
-use crate::api::{Application, ApplicationSet};
-use crate::controller::application::decide::{NextSync, next_sync};
-use crate::controller::application::freshness::{CompareInputs, LastCompare, version_after_write};
-use crate::controller::application::instance::application_of;
-use crate::controller::application::skip_reconcile::skips_reconcile;
 use crate::controller::appset_reconciler::REFRESH_ANNOTATION;
-use crate::controller::event_reason::EventReason;
 use crate::controller::graceful_shutdown::run_gracefully;
 use crate::controller::metrics::Reconciler;
 use crate::controller::ownership::Ownership;
@@ -51,6 +42,17 @@ use crate::controller::running_syncs::Parked;
 use crate::controller::slow_reconcile::reported_when_slow;
 use crate::controller::store_ready::StoreReady;
 use crate::customizations::Customizations;
+use flotilla_core::api::AppProject;
+use flotilla_core::api::app_project::DEFAULT_PROJECT;
+use flotilla_core::api::application::ApplicationConditionType;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::application::decide::{NextSync, next_sync};
+use flotilla_core::controller::application::freshness::{
+    CompareInputs, LastCompare, version_after_write,
+};
+use flotilla_core::controller::application::instance::application_of;
+use flotilla_core::controller::application::skip_reconcile::skips_reconcile;
+use flotilla_core::controller::event_reason::EventReason;
 
 pub use context::ApplicationContext;
 use context::owned;

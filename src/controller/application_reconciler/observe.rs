@@ -11,23 +11,24 @@ use super::ControllerRun;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::start::gate;
-use crate::api::Application;
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::controller::application::compare::{Comparison, compare};
-use crate::controller::application::decide::{NextSync, next_sync};
-use crate::controller::application::freshness::{
-    CompareInputs, compare_needed, tracked_fingerprint,
-};
-use crate::controller::application::instance::instance_name;
 use crate::customizations::Customizations;
-use crate::manifest::ObjectKey;
-use crate::project::{ClusterIdentity, ProjectScope, Projects, admit};
 use crate::repo::cache::Manifests;
 use crate::source::SourceOptions;
-use crate::sync::LiveObject;
 use crate::sync::application_settings::ignore_differences;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
-use crate::sync::{SyncPlan, load_plan};
+use crate::sync::load_plan;
+use flotilla_core::api::Application;
+use flotilla_core::controller::application::compare::{Comparison, compare};
+use flotilla_core::controller::application::decide::{NextSync, next_sync};
+use flotilla_core::controller::application::freshness::{
+    CompareInputs, compare_needed, tracked_fingerprint,
+};
+use flotilla_core::controller::application::instance::instance_name;
+use flotilla_core::manifest::ObjectKey;
+use flotilla_core::project::{ClusterIdentity, ProjectScope, Projects, admit};
+use flotilla_core::sync::LiveObject;
+use flotilla_core::sync::SyncPlan;
 
 /// How many live objects are read at once while comparing.
 pub(super) const READ_CONCURRENCY: usize = 8;

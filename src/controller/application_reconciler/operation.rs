@@ -12,13 +12,13 @@ use super::compare_after_end;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::status_writes::{patch_status, publish, report};
-use crate::api::Application;
-use crate::api::application::{ApplicationConditionType, TERMINATE_ANNOTATION};
-use crate::controller::event_reason::EventReason;
 use crate::controller::status_store::HeldEnd;
 use crate::controller::sync_job::{JobPlan, JobStep, SyncJob};
-use crate::sync::OperationState;
 use crate::sync::execute::SyncRun;
+use flotilla_core::api::Application;
+use flotilla_core::api::application::{ApplicationConditionType, TERMINATE_ANNOTATION};
+use flotilla_core::controller::event_reason::EventReason;
+use flotilla_core::sync::OperationState;
 
 /// How soon an Application is compared again (or its deletion's next step taken) after an
 /// operation ended without a compare written with its end.
@@ -104,7 +104,7 @@ pub(super) async fn finish(
 ) -> Result<(), ApplicationError> {
     let phase = format!("{:?}", state.phase);
     ctx.metrics.synced(&phase);
-    let reason = if state.phase == crate::sync::OperationPhase::Succeeded {
+    let reason = if state.phase == flotilla_core::sync::OperationPhase::Succeeded {
         EventReason::SyncSucceeded
     } else {
         EventReason::SyncFailed

@@ -17,29 +17,29 @@ use super::error::ApplicationError;
 use super::observe::{Admitted, Observed, manifests};
 use super::operation::continue_operation;
 use super::status_writes::{merged, publish, report};
-use crate::api::Application;
-use crate::api::application::{ApplicationConditionType, Operation, SyncOperation};
 use crate::cluster::kube_cluster::KubeCluster;
-use crate::controller::application::decide::{SyncGate, Trigger, sync_gate};
-use crate::controller::application::instance::instance_name;
-use crate::controller::application::start::sync_start;
-use crate::controller::application::status::operation_patch;
-use crate::controller::application::window_gate::{
-    WindowGate, refused_message, waiting_message, window_gate,
-};
-use crate::controller::event_reason::EventReason;
 use crate::controller::status_store::{HeldEnd, StatusStore};
 use crate::controller::sync_job::{JobPlan, SyncJob};
 use crate::customizations::Customizations;
-use crate::project::Projects;
-use crate::project::windows::sync_block_or_invalid;
 use crate::repo::cache::Manifests;
 use crate::source::SourceOptions;
 use crate::sync::application_settings::{
     SettingsError, SyncOverrides, SyncSettings, sync_settings,
 };
-use crate::sync::begin;
 use crate::sync::execute::{ExecuteSettings, OperationStore};
+use flotilla_core::api::Application;
+use flotilla_core::api::application::{ApplicationConditionType, Operation, SyncOperation};
+use flotilla_core::controller::application::decide::{SyncGate, Trigger, sync_gate};
+use flotilla_core::controller::application::instance::instance_name;
+use flotilla_core::controller::application::start::sync_start;
+use flotilla_core::controller::application::status::operation_patch;
+use flotilla_core::controller::application::window_gate::{
+    WindowGate, refused_message, waiting_message, window_gate,
+};
+use flotilla_core::controller::event_reason::EventReason;
+use flotilla_core::project::Projects;
+use flotilla_core::project::windows::sync_block_or_invalid;
+use flotilla_core::sync::begin;
 
 /// How soon an Application whose watched copy was found behind the API server is reconciled
 /// again, at the latest (the watch event of the newer version usually comes first).
@@ -163,7 +163,7 @@ pub(super) async fn refuse(
     let id = format!("{name}-{}", now.as_millisecond());
     let revision = Some(revision.as_str()).filter(|r| !r.is_empty());
     let (mut state, _) = begin(None, revision, &id, Time(now));
-    state.phase = crate::sync::OperationPhase::Failed;
+    state.phase = flotilla_core::sync::OperationPhase::Failed;
     message.clone_into(&mut state.message);
     state.finished_at = Some(Time(now));
     StatusStore::new(ctx.api(), &ctx.app_namespace, &name)

@@ -8,11 +8,13 @@ use serde_json::Value;
 
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
-use crate::api::Application;
-use crate::api::application::ApplicationConditionType;
-use crate::controller::application::compare::Comparison;
-use crate::controller::application::status::{condition_patch, status_patch, with_generation};
-use crate::controller::event_reason::EventReason;
+use flotilla_core::api::Application;
+use flotilla_core::api::application::ApplicationConditionType;
+use flotilla_core::controller::application::compare::Comparison;
+use flotilla_core::controller::application::status::{
+    condition_patch, status_patch, with_generation,
+};
+use flotilla_core::controller::event_reason::EventReason;
 
 /// Writes sync, health, resources and conditions when they changed (or are stale), with the
 /// `carried` fields of the status (an operation's end held back to be written with its

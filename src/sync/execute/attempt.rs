@@ -12,10 +12,10 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::health::{HealthStatus, with_pod_problems};
-use crate::manifest::ObjectKey;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError, Deleted, Propagation};
-use crate::sync::{
+use flotilla_core::health::{HealthStatus, with_pod_problems};
+use flotilla_core::manifest::ObjectKey;
+use flotilla_core::sync::{
     Batch, FieldValidation, HookPhase, LiveObject, OperationPhase, OperationState, Outcome,
     PlannedTask, PrepareInput, Prepared, PruneOutcome, PruneTask, ResourceResult, SharedObject,
     SyncPhase, SyncPlan, SyncState, SyncStep, SyncTask, Waiting, WriteOutcome, WritePolicy,
@@ -272,7 +272,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             .iter()
             .filter_map(|object| LiveObject::from_object(object, health))
             .collect();
-        let prune = crate::sync::plan_prune(
+        let prune = flotilla_core::sync::plan_prune(
             &self.progress.plan,
             &tracked,
             self.context.app,
@@ -401,7 +401,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                 let (phase, message) = match outcome {
                     Outcome::Succeeded => (
                         OperationPhase::Succeeded,
-                        crate::sync::SUCCESS_MESSAGE.to_owned(),
+                        flotilla_core::sync::SUCCESS_MESSAGE.to_owned(),
                     ),
                     Outcome::Failed { reason } => (OperationPhase::Failed, reason),
                 };
@@ -430,7 +430,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
     }
 
     /// Before the first write of a fresh operation: asks the server which of the plan's kinds
-    /// it serves, carries out what [`crate::sync::prepare`] decides — a refusal, or the
+    /// it serves, carries out what [`flotilla_core::sync::prepare`] decides — a refusal, or the
     /// server-side dry run (objects that need a Namespace or kind of this sync wait for their
     /// wave) and then the destination namespace's creation when it is missing. Returns the
     /// failure, if any; a failed check records the objects it names and writes nothing.

@@ -11,9 +11,9 @@ use flotilla_generators::cause::Cause;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
-use crate::manifest::ObjectKey;
+use flotilla_core::manifest::ObjectKey;
 
-use crate::sync::{FieldValidation, ResourceAction};
+use flotilla_core::sync::{FieldValidation, ResourceAction};
 
 /// The server's answer as people read it, the one format of every API error in Flotilla:
 /// `configmaps "web" not found (HTTP 404 NotFound)`.
@@ -104,7 +104,7 @@ pub enum ClusterError {
     /// The object is outside what the cluster's Secret lets the controller manage (its
     /// `namespaces` and `clusterResources`): refused before any request.
     #[error(transparent)]
-    NotManaged(#[from] crate::secrets::cluster_scope::NotManaged),
+    NotManaged(#[from] flotilla_core::secrets::cluster_scope::NotManaged),
 }
 
 impl ClusterError {
@@ -143,7 +143,7 @@ impl ClusterError {
 
 /// What the sync executor needs from a cluster.
 pub trait ClusterApi: Sync {
-    /// Server-side applies `object` (field manager [`crate::sync::FIELD_MANAGER`], conflicts forced); with
+    /// Server-side applies `object` (field manager [`flotilla_core::sync::FIELD_MANAGER`], conflicts forced); with
     /// `dry_run` the server validates and answers without persisting; `validation` says how the
     /// server checks its fields.
     fn apply(
@@ -154,7 +154,7 @@ pub trait ClusterApi: Sync {
     ) -> impl Future<Output = Result<Applied, ClusterError>> + Send;
 
     /// Replaces `object` as a whole (an update without a resourceVersion, field manager
-    /// [`crate::sync::FIELD_MANAGER`]), or creates it when it does not exist, as `kubectl replace` /
+    /// [`flotilla_core::sync::FIELD_MANAGER`]), or creates it when it does not exist, as `kubectl replace` /
     /// `kubectl create` do; with `dry_run` nothing is persisted.
     fn replace(
         &self,
@@ -176,7 +176,7 @@ pub trait ClusterApi: Sync {
         key: &ObjectKey,
     ) -> impl Future<Output = Result<Option<Value>, ClusterError>> + Send;
 
-    /// Every object whose tracking annotation ([`crate::sync::TRACKING_ANNOTATION`]) names the
+    /// Every object whose tracking annotation ([`flotilla_core::sync::TRACKING_ANNOTATION`]) names the
     /// Application `app` (the part of the id before its first `:`), of any kind and namespace.
     /// `apiVersion`, `kind` and `metadata` are enough.
     fn list_tracked(

@@ -14,11 +14,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::settings::ExecuteSettings;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
-use crate::sync::{
+use flotilla_core::sync::{
     OperationPhase, OperationState, PlannedKinds, PruneTask, ResourceAction, ResourceResult,
     ResultStatus, SyncPhase, SyncPlan, SyncTask, WritePolicy, namespace_to_create,
 };
-use crate::sync::{desired, task_record};
+use flotilla_core::sync::{desired, task_record};
 
 /// What the server said of one object sent as a server-side dry run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Progress of a running operation, reported to a live view as it happens.
 
-use crate::sync::{OperationPhase, Waiting};
+use flotilla_core::sync::{OperationPhase, Waiting};
 
 /// Something a live view may show.
 #[derive(Debug, Clone, PartialEq)]

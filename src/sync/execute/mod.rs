@@ -1,4 +1,4 @@
-//! The executor: carries out what [`crate::sync::plan_step`] decides against a
+//! The executor: carries out what [`flotilla_core::sync::plan_step`] decides against a
 //! [`ClusterApi`], records the results, stores the operation after every step through an
 //! [`OperationStore`], resumes an interrupted operation, retries failed ones per
 //! `syncPolicy.retry`, and stops cleanly on a terminate request. No sync decisions are made here.
@@ -22,9 +22,9 @@ pub use store::{OperationStore, StoreError};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use tokio::sync::watch;
 
-use crate::manifest::ValidationErrors;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
-use crate::sync::{
+use flotilla_core::manifest::ValidationErrors;
+use flotilla_core::sync::{
     LiveObject, OperationPhase, OperationState, SyncPlan, begin, plan_prune, refuse_empty_target,
 };
 

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use crate::api::application::ManagedNamespaceMetadata;
-use crate::api::retry_policy::RetryPolicy;
-use crate::health::HealthChecks;
-use crate::project::Admission;
 use crate::sync::execute::cluster_api::Propagation;
-use crate::sync::{IgnoreDifferences, SyncOptions};
+use flotilla_core::api::application::ManagedNamespaceMetadata;
+use flotilla_core::api::retry_policy::RetryPolicy;
+use flotilla_core::health::HealthChecks;
+use flotilla_core::project::Admission;
+use flotilla_core::sync::{IgnoreDifferences, SyncOptions};
 
 /// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m`.
 pub const SYNC_TIMEOUT_ANNOTATION: &str = "flotilla.dev/sync-timeout";
@@ -32,7 +32,7 @@ pub struct ExecuteSettings {
     /// How a pruned object's dependents go (`PrunePropagationPolicy`, default foreground).
     pub prune_propagation: Propagation,
     /// Let pruning delete every managed object when the manifests are empty (refused
-    /// otherwise, see [`crate::sync::refuse_empty_target`]).
+    /// otherwise, see [`flotilla_core::sync::refuse_empty_target`]).
     pub allow_empty: bool,
     /// Retries of a failed operation.
     pub retry: Option<RetryPolicy>,

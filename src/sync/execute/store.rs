@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use crate::sync::OperationState;
+use flotilla_core::sync::OperationState;
 
 /// The stored state could not be read or written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

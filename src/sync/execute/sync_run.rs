@@ -7,14 +7,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::sync::execute::cluster_api::ClusterApi;
-use crate::sync::{OperationPhase, OperationState};
+use flotilla_core::sync::{OperationPhase, OperationState};
 
 use super::attempt::{Advance, Attempt, AttemptEnd, Context, Progress};
 use super::event::SyncEvent;
 use super::store::OperationStore;
 use super::{ExecuteError, PlanSource};
-use crate::api::retry_policy::RetryPolicy;
-use crate::sync::begin;
+use flotilla_core::api::retry_policy::RetryPolicy;
+use flotilla_core::sync::begin;
 
 /// One sync operation in progress.
 pub struct SyncRun {
@@ -129,7 +129,7 @@ impl SyncRun {
 
     /// The plan the current attempt syncs.
     #[must_use]
-    pub fn plan(&self) -> &crate::sync::SyncPlan {
+    pub fn plan(&self) -> &flotilla_core::sync::SyncPlan {
         self.progress.plan()
     }
 

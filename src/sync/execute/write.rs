@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::duration::format_duration;
-use crate::manifest::ObjectKey;
-use crate::sync::FIELD_MANAGER;
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Propagation};
-use crate::sync::{FieldValidation, ResourceAction, Write, WritePolicy};
+use flotilla_core::manifest::ObjectKey;
+use flotilla_core::sync::FIELD_MANAGER;
+use flotilla_core::sync::{FieldValidation, ResourceAction, Write, WritePolicy};
+use flotilla_generators::duration::format_duration;
 
 use super::settings::ExecuteSettings;
 
@@ -333,7 +333,7 @@ mod tests {
         ]))
         .unwrap();
         let ignore_differences =
-            crate::sync::IgnoreDifferences::new("ignoreDifferences", &rules).unwrap();
+            flotilla_core::sync::IgnoreDifferences::new("ignoreDifferences", &rules).unwrap();
         // (options, respect, calls, replicas applied or kept)
         let cases = [
             ("", false, &["apply"][..], 1),

@@ -11,7 +11,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::cron::{CronError, CronSchedule};
 use crate::api::Application;
 use crate::api::sync_window::{SyncWindow, WindowKind};
-use crate::duration::{DurationError, parse_duration};
+use flotilla_generators::duration::{DurationError, parse_duration};
 
 /// How many starts [`Window::starts_between`] lists at most (a window every minute for a month
 /// is about 44,000).
