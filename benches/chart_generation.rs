@@ -24,7 +24,7 @@ mod git;
 use std::path::{Path, PathBuf};
 
 use criterion::{BatchSize, Criterion, SamplingMode};
-use flotilla::cluster::inventory::StaticInventory;
+use flotilla::cluster::generator_inputs::inventory::StaticInventory;
 use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;

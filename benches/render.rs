@@ -9,7 +9,7 @@ mod support;
 use std::collections::BTreeMap;
 
 use criterion::Criterion;
-use flotilla::cluster::inventory::StaticInventory;
+use flotilla::cluster::generator_inputs::inventory::StaticInventory;
 use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
 use flotilla_core::api::document::parse_application_set;

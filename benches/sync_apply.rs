@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use flotilla::cluster::kube_cluster::KubeCluster;
-use flotilla::cluster::operation_configmap::ConfigMapStore;
+use flotilla::cluster::api_server::kube_cluster::KubeCluster;
+use flotilla::cluster::api_server::operation_configmap::ConfigMapStore;
 use flotilla::source::SourceOptions;
 use flotilla::sync::execute::{
     ExecuteSettings, PruneConfirmation, SyncEvent, SyncRequest, run_sync,

@@ -8,7 +8,7 @@ mod support;
 
 use std::path::PathBuf;
 
-use flotilla::cluster::live_inventory::read_inventory;
+use flotilla::cluster::generator_inputs::live_inventory::read_inventory;
 use flotilla::render::{Sources, render_application_set};
 use flotilla::repo::LocalRepos;
 use flotilla_core::api::document::parse_application_set;
@@ -43,7 +43,7 @@ async fn crds_are_established_and_store_rendered_applications_unchanged() {
     );
 
     let (inventory, repos) = (
-        flotilla::cluster::inventory::StaticInventory::default(),
+        flotilla::cluster::generator_inputs::inventory::StaticInventory::default(),
         LocalRepos::default(),
     );
     let sources = Sources::offline(&inventory, &repos);

@@ -16,7 +16,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use flotilla::cluster::watched_secrets::WatchedSecrets;
+use flotilla::cluster::watches::watched_secrets::WatchedSecrets;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::{Manifests, RepoCache};
 use flotilla::source::{SourceOptions, generate};

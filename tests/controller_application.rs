@@ -11,8 +11,8 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flotilla::cluster::clients::ClusterClients;
-use flotilla::controller::leadership::Leadership;
+use flotilla::cluster::destinations::clients::ClusterClients;
+use flotilla::controller::leases::leadership::Leadership;
 use flotilla_core::api::application::ApplicationDestination;
 use flotilla_core::api::application_set_status::SyncStatusCode;
 use flotilla_core::api::{Application, ApplicationSet};

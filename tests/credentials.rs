@@ -30,7 +30,7 @@ use kube::Api;
 use kube::api::ListParams;
 use serde_json::{Value, json};
 
-use flotilla::cluster::watched_secrets::WatchedSecrets;
+use flotilla::cluster::watches::watched_secrets::WatchedSecrets;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use support::chart_repository::ChartRepository;

@@ -7,8 +7,8 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla::controller::plugin_client::HttpPlugins;
-use flotilla::controller::plugin_tls::PluginTls;
+use flotilla::controller::http_clients::plugin_client::HttpPlugins;
+use flotilla::controller::http_clients::plugin_tls::PluginTls;
 use flotilla_generators::source::{PluginCallError, PluginService};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use rustls::RootCertStore;

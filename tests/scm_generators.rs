@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use controller_support::{setup, start};
-use flotilla::controller::scm_client::{HttpScm, SCM_TIMEOUT};
+use flotilla::controller::http_clients::scm_client::{HttpScm, SCM_TIMEOUT};
 use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_generators::generator::{GenerateContext, NamespaceSources, generate};

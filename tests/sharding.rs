@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flotilla::controller::member_lease::{MEMBER_LABEL, SLOTS_ANNOTATION};
+use flotilla::controller::leases::member_lease::{MEMBER_LABEL, SLOTS_ANNOTATION};
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::shard::assignment::assign;
 use flotilla_core::controller::shard::slots::{SLOTS, SlotSet, slot_of};

@@ -26,7 +26,7 @@ use support::git_remote::Remote;
 
 use flotilla::cli::render::AppSetArgs;
 use flotilla::cli::simulate::{LoadedSources, sim_app};
-use flotilla::cluster::kube_cluster::KubeCluster;
+use flotilla::cluster::api_server::kube_cluster::KubeCluster;
 use flotilla::simulate::clock::VirtualClock;
 use flotilla::simulate::driver::{Driven, drive};
 use flotilla::simulate::report::{self, Report};

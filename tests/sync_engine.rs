@@ -20,7 +20,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 
-use flotilla::cluster::operation_configmap::OPERATION_KEY;
+use flotilla::cluster::api_server::operation_configmap::OPERATION_KEY;
 use flotilla_core::sync::{HookPhase, HookType, OperationPhase, ResourceAction};
 use sync_support::{
     SyncRun, fixture, names, parse, record, record_with_action, recorded, start_sync_until_applied,

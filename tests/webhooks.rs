@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use flotilla::controller::appset_reconciler::REFRESH_ANNOTATION;
+use flotilla::controller::appset::REFRESH_ANNOTATION;
 use flotilla::webhook::handler::MAX_BODY;
 use flotilla::webhook::signature::sign_sha256;
 use flotilla_core::api::application_set_status::{

@@ -1,7 +1,7 @@
 //! Why an action was not done: the object could not be read, its state refuses the action
 //! (nothing to terminate, not a RollingSync, no such step), or the write failed.
 
-use crate::cluster::api_error::ApiError;
+use crate::cluster::api_server::api_error::ApiError;
 
 /// An action that was not done.
 #[derive(Debug, thiserror::Error)]

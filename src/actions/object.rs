@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::error::ActionError;
-use crate::cluster::api_error::ApiError;
+use crate::cluster::api_server::api_error::ApiError;
 
 /// The object `name` of `api` as stored now.
 pub(super) async fn read<K>(api: &Api<K>, name: &str) -> Result<K, ActionError>

@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-use crate::cluster::api_error::ApiError;
+use crate::cluster::api_server::api_error::ApiError;
 
 /// `--kubeconfig` and `--context`, shared by every subcommand that talks to a cluster.
 #[derive(Debug, Clone, Default, clap::Args)]

@@ -13,17 +13,19 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::FutureExt;
 
-use crate::cluster::watched_namespaces::follow;
-use crate::cluster::watched_secrets::WatchedSecrets;
-use crate::controller::application_reconciler::ApplicationContext;
-use crate::controller::appset_reconciler::AppSetContext;
-use crate::controller::endpoint::Endpoint;
-use crate::controller::events::EventPublisher;
-use crate::controller::leadership::gated_connect;
-use crate::controller::lease_lock::{LeaseConfig, LeaseLock};
-use crate::controller::member_lease::MemberLeases;
-use crate::controller::metrics::Metrics;
-use crate::controller::namespace_controllers::{ApplicationControllers, ApplicationSetControllers};
+use crate::cluster::watches::watched_namespaces::follow;
+use crate::cluster::watches::watched_secrets::WatchedSecrets;
+use crate::controller::application::ApplicationContext;
+use crate::controller::appset::AppSetContext;
+use crate::controller::leases::leadership::gated_connect;
+use crate::controller::leases::lease_lock::{LeaseConfig, LeaseLock};
+use crate::controller::leases::member_lease::MemberLeases;
+use crate::controller::runtime::endpoint::Endpoint;
+use crate::controller::runtime::events::EventPublisher;
+use crate::controller::runtime::metrics::Metrics;
+use crate::controller::runtime::namespace_controllers::{
+    ApplicationControllers, ApplicationSetControllers,
+};
 use crate::httpd::server::{Limits, serve};
 use crate::notifier::deliver::{Notifier, run_while_leading};
 use crate::repo::LocalRepos;
@@ -117,7 +119,7 @@ pub struct ControllerArgs {
     pub ssh_known_hosts: Option<PathBuf>,
     /// The ConfigMap (in --namespace) whose `resource.customizations` configure health checks,
     /// as Argo CD's argocd-cm.
-    #[arg(long, default_value = crate::cluster::watched_customizations::DEFAULT_CONFIG_MAP)]
+    #[arg(long, default_value = crate::cluster::watches::watched_customizations::DEFAULT_CONFIG_MAP)]
     pub settings_config_map: String,
     /// Name of the leader-election Lease.
     #[arg(long, default_value = "flotilla-controller")]

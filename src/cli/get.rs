@@ -9,7 +9,7 @@ use kube::Api;
 use kube::api::ListParams;
 
 use crate::cli::output::{OutputFormat, Printable, resource_name};
-use crate::cluster::api_error::ApiError;
+use crate::cluster::api_server::api_error::ApiError;
 use flotilla_core::api::application::Application;
 use flotilla_core::api::application_set::ApplicationSet;
 use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};

@@ -16,8 +16,8 @@ use kube::discovery::ApiResource;
 use kube::{Api, Client};
 use serde_json::Value;
 
-use crate::cluster::api_error::ApiError;
-use crate::cluster::clients::{ClusterClients, plain_connect};
+use crate::cluster::api_server::api_error::ApiError;
+use crate::cluster::destinations::clients::{ClusterClients, plain_connect};
 use crate::sync::execute::cluster_api::ClusterApi as _;
 use flotilla_core::api::application::ApplicationDestination;
 use flotilla_core::api::{ARGO_CD_API_VERSION, GROUP};

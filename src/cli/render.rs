@@ -9,7 +9,7 @@ use anyhow::Context;
 use crate::cli::command_repos::command_repos;
 use crate::cli::get::{PLACEMENT, placement};
 use crate::cli::output::{OutputFormat, Printable, resource_name};
-use crate::cluster::inventory::StaticInventory;
+use crate::cluster::generator_inputs::inventory::StaticInventory;
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{Sources, render_application_set};
 use crate::repo::cache::RepoCache;

@@ -1,23 +1,10 @@
-//! Clusters Flotilla deploys to: Argo CD-style cluster Secrets and the inventories built from them,
-//! and the operations a sync performs on one cluster.
+//! Clusters Flotilla deploys to: the operations a sync performs on one cluster through its API
+//! server ([`api_server`]) and the objects it tracks there ([`tracked`]); how a destination is
+//! reached ([`destinations`]); the objects of the control plane kept by watches ([`watches`]);
+//! and what generators read from the cluster ([`generator_inputs`]).
 
-pub mod api_error;
-pub mod clients;
-pub mod connection;
-pub mod decision_watches;
-pub mod destination;
-pub mod inventory;
-pub mod kube_cluster;
-pub mod listed_watch;
-pub mod live_inventory;
-pub mod namespace_objects;
-pub mod operation_configmap;
-pub mod request_count;
-pub mod resource_types;
-pub mod tracked_cache;
-mod tracked_objects;
-pub mod watched_customizations;
-pub mod watched_namespaces;
-pub mod watched_object;
-pub mod watched_projects;
-pub mod watched_secrets;
+pub mod api_server;
+pub mod destinations;
+pub mod generator_inputs;
+pub mod tracked;
+pub mod watches;

@@ -1,39 +1,18 @@
 //! The controller: reconciles ApplicationSets into Applications, and Applications into their
 //! destination clusters (the Applications of its namespace and of the namespaces it manages
-//! besides, one Application controller each, [`namespace_controllers`]) while holding a Lease.
-//! The decisions live in the pure cores of crate flotilla-core
-//! ([`flotilla_core::controller`]); these files are the I/O shell ([`appset_reconciler`], [`appset_deletion`], [`rollout`], [`application_reconciler`],
-//! [`sync_job`], [`bounded_writes`], [`running_syncs`], [`status_store`], [`events`], [`plugin_client`] and [`scm_client`] (with
-//! [`plugin_tls`]), [`graceful_shutdown`], [`crate::cluster::decision_watches`], [`lease_lock`], [`leadership`],
-//! [`member_lease`], [`ownership`], [`readiness`], [`store_ready`], [`metrics`], [`slow_reconcile`], [`endpoint`]) and [`run`] ties
-//! them together — or [`run_sharded`], where several replicas share the Applications.
+//! besides, one Application controller each, [`runtime::namespace_controllers`]) while holding
+//! a Lease. The decisions live in the pure cores of crate flotilla-core
+//! ([`flotilla_core::controller`]); these folders are the I/O shell: the two reconcilers
+//! ([`appset`], [`application`]), the Leases and the membership that say when and on what this
+//! replica acts ([`leases`]), the HTTP clients generators and analyses use ([`http_clients`]),
+//! and what every controller runs on ([`runtime`]: Events, metrics, shutdown). [`run`] ties them
+//! together — or [`run_sharded`], where several replicas share the Applications.
 
-pub mod analysis;
-pub mod application_reconciler;
-pub mod appset_deletion;
-pub mod appset_reconciler;
-pub mod bounded_writes;
-pub mod endpoint;
-pub mod events;
-pub mod failure_backoff;
-pub mod graceful_shutdown;
-pub mod leadership;
-pub mod lease_lock;
-pub mod member_lease;
-pub mod metrics;
-pub mod namespace_controllers;
-pub mod ownership;
-pub mod plugin_client;
-pub mod plugin_tls;
-pub mod readiness;
-pub mod rollout;
-pub mod running_syncs;
-pub mod scm_client;
-pub mod slow_reconcile;
-pub mod status_store;
-pub mod store_ready;
-pub mod sync_job;
-pub mod url_request;
+pub mod application;
+pub mod appset;
+pub mod http_clients;
+pub mod leases;
+pub mod runtime;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,10 +20,10 @@ use std::time::Duration;
 use futures::future::FusedFuture;
 use futures::{Future, FutureExt};
 
-use lease_lock::{LeaseError, LeaseLock};
-use member_lease::{MemberError, MemberLeases};
-use metrics::Metrics;
-use namespace_controllers::{ApplicationControllers, ApplicationSetControllers};
+use leases::lease_lock::{LeaseError, LeaseLock};
+use leases::member_lease::{MemberError, MemberLeases};
+use runtime::metrics::Metrics;
+use runtime::namespace_controllers::{ApplicationControllers, ApplicationSetControllers};
 
 /// How long a stopping replica waits for its running reconciles before it exits anyway: then
 /// it leaves its Leases to expire, as a killed replica does (a request it dropped may still
@@ -65,7 +44,7 @@ async fn grace(stopping: bool) {
 /// until `shutdown` completes; then lets running reconciles finish (running syncs stop, to be
 /// resumed by the next leader; at most [`SHUTDOWN_GRACE`]) and releases the Lease. The moment the Lease is not renewed by
 /// its renew deadline, or is found taken, the controllers are cancelled outright (in-flight
-/// requests dropped); writes leaving after that are refused by the [`leadership::WriteGate`]
+/// requests dropped); writes leaving after that are refused by the [`leases::leadership::WriteGate`]
 /// when the clients carry it.
 ///
 /// # Errors
@@ -92,7 +71,7 @@ pub enum ShardedError {
 /// Runs a sharded replica until `shutdown` completes: the ApplicationSet controller whenever
 /// this replica holds the leader Lease (one decider for every RollingSync), and the Application
 /// controllers, restricted to this replica's Applications, whenever its member Lease gives it
-/// slots (see [`member_lease`]). The Application controllers are restarted whenever the slots
+/// slots (see [`leases::member_lease`]). The Application controllers are restarted whenever the slots
 /// change, so a slot given away has no reconcile left running before its release is written.
 /// At shutdown both stop and the Leases are released.
 ///

@@ -20,7 +20,7 @@ use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client};
 use tokio::time::MissedTickBehavior;
 
-use crate::cluster::api_error::watch_message;
+use crate::cluster::api_server::api_error::watch_message;
 
 pub use error::NodeSimError;
 

@@ -22,9 +22,9 @@ use kube::{Api, Client, Resource, ResourceExt};
 
 use super::post::post_json;
 use super::watched::{Watched, WatchedObjects, lock, watched};
-use crate::controller::events::EventPublisher;
-use crate::controller::leadership::Leadership;
-use crate::controller::metrics::Metrics;
+use crate::controller::leases::leadership::Leadership;
+use crate::controller::runtime::events::EventPublisher;
+use crate::controller::runtime::metrics::Metrics;
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::notify::config::{CONFIG_MAP, NotificationConfig, SECRET, Service};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use hyper::Method;
 use hyper::body::Bytes;
 
-use crate::controller::url_request::{RequestError, send};
+use crate::controller::http_clients::url_request::{RequestError, send};
 
 /// How long one attempt may take.
 pub const POST_TIMEOUT: Duration = Duration::from_secs(10);

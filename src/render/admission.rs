@@ -4,7 +4,7 @@
 
 use kube::ResourceExt;
 
-use crate::cluster::destination::identity;
+use crate::cluster::destinations::destination::identity;
 use flotilla_core::api::Application;
 use flotilla_core::project::{ProjectScope, Projects, Refusal, admit};
 use flotilla_core::secrets::cluster::ClusterSecret;

@@ -2,7 +2,7 @@
 //! the all-or-nothing rule.
 
 use super::*;
-use crate::cluster::inventory::StaticInventory;
+use crate::cluster::generator_inputs::inventory::StaticInventory;
 use crate::repo::LocalRepos;
 use flotilla_core::api::document::parse_application_set;
 

@@ -22,7 +22,7 @@ use super::csrf::{ActionHeaders, CsrfKey, TOKEN_HEADER};
 use crate::actions::action::Action;
 use crate::actions::error::ActionError;
 use crate::actions::{application, rollout};
-use crate::cluster::api_error::ApiError;
+use crate::cluster::api_server::api_error::ApiError;
 use crate::httpd::response::{Body, text};
 use flotilla_core::api::application::SyncOperation;
 

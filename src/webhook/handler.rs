@@ -25,7 +25,7 @@ use super::pushed_refs::PushedRefs;
 use super::refresh::Refresher;
 use super::secrets::WebhookSecretSource;
 use super::signature::verify;
-use crate::controller::metrics::Metrics;
+use crate::controller::runtime::metrics::Metrics;
 use crate::httpd::response::{Body, text};
 use crate::httpd::server::Handler;
 

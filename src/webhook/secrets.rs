@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Client;
 
 use super::signature::WebhookSecrets;
-use crate::cluster::watched_object::{WatchError, WatchedObject};
+use crate::cluster::watches::watched_object::{WatchError, WatchedObject};
 
 /// The watched webhook Secret of one namespace.
 pub struct WebhookSecretSource(WatchedObject<Secret>);

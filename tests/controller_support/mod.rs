@@ -8,16 +8,16 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla::cluster::clients::plain_connect;
-use flotilla::cluster::watched_secrets::WatchedSecrets;
-use flotilla::controller::application_reconciler::ApplicationContext;
-use flotilla::controller::appset_reconciler::AppSetContext;
-use flotilla::controller::lease_lock::{LeaseConfig, LeaseLock};
-use flotilla::controller::metrics::Metrics;
-use flotilla::controller::namespace_controllers::{
+use flotilla::cluster::destinations::clients::plain_connect;
+use flotilla::cluster::watches::watched_secrets::WatchedSecrets;
+use flotilla::controller::application::ApplicationContext;
+use flotilla::controller::appset::AppSetContext;
+use flotilla::controller::leases::lease_lock::{LeaseConfig, LeaseLock};
+use flotilla::controller::leases::readiness::Readiness;
+use flotilla::controller::runtime::metrics::Metrics;
+use flotilla::controller::runtime::namespace_controllers::{
     ApplicationControllers, ApplicationSetControllers,
 };
-use flotilla::controller::readiness::Readiness;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::Tools;

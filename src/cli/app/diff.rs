@@ -10,9 +10,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client, ResourceExt};
 
 use crate::cli::diff::{DiffOutput, ObjectDiff, diff_objects};
-use crate::cluster::clients::{ClusterClients, plain_connect};
-use crate::cluster::watched_customizations::DEFAULT_CONFIG_MAP;
-use crate::cluster::watched_secrets::WatchedSecrets;
+use crate::cluster::destinations::clients::{ClusterClients, plain_connect};
+use crate::cluster::watches::watched_customizations::DEFAULT_CONFIG_MAP;
+use crate::cluster::watches::watched_secrets::WatchedSecrets;
 use crate::customizations::Customizations;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;

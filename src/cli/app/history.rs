@@ -7,7 +7,7 @@ use kube::Api;
 use anyhow::Context as _;
 
 use crate::cli::output::{OutputFormat, Printable, resource_name};
-use crate::cluster::api_error::ApiError;
+use crate::cluster::api_server::api_error::ApiError;
 use flotilla_core::api::application::{Application, ApplicationSource, RevisionHistory};
 use flotilla_core::controller::application::start::initiator;
 use flotilla_core::table::Table;

@@ -20,7 +20,7 @@ use kube::runtime::wait::{Error as WaitError, await_condition};
 use serde_json::json;
 
 use crate::actions::application;
-use crate::cluster::api_error::{ApiError, watch_message};
+use crate::cluster::api_server::api_error::{ApiError, watch_message};
 use flotilla_core::api::application::{Application, DELETION_APPROVED_ANNOTATION, SyncOperation};
 use flotilla_generators::duration::{format_duration, parse_duration};
 

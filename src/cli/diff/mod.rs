@@ -19,7 +19,7 @@ use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::app_name::AppName;
 use crate::cli::sync::source::SyncSource;
-use crate::cluster::kube_cluster::KubeCluster;
+use crate::cluster::api_server::kube_cluster::KubeCluster;
 use crate::sync::application_settings::SyncOverrides;
 use crate::sync::execute::ExecuteSettings;
 use crate::sync::execute::cluster_api::ClusterApi;

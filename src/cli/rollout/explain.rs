@@ -13,10 +13,10 @@ use anyhow::Context as _;
 
 use super::AppSetArgs;
 use crate::cli::output::{OutputFormat, Printable, object_name};
-use crate::cluster::clients::plain_connect;
-use crate::cluster::watched_secrets::WatchedSecrets;
-use crate::controller::appset_reconciler::{AppSetContext, live_rollout_input};
-use crate::controller::metrics::Metrics;
+use crate::cluster::destinations::clients::plain_connect;
+use crate::cluster::watches::watched_secrets::WatchedSecrets;
+use crate::controller::appset::{AppSetContext, live_rollout_input};
+use crate::controller::runtime::metrics::Metrics;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
 use flotilla_core::rollout::decision::RolloutDecision;

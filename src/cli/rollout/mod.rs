@@ -14,7 +14,7 @@ use anyhow::Context as _;
 use kube::{Api, Client};
 
 use crate::cli::connect::KubeconfigArgs;
-use crate::cluster::api_error::ApiError;
+use crate::cluster::api_server::api_error::ApiError;
 use flotilla_core::api::ApplicationSet;
 
 pub use explain::{ExplainArgs, explain_state_file};

@@ -21,8 +21,8 @@ use tokio::sync::watch;
 
 use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
-use crate::cluster::kube_cluster::KubeCluster;
-use crate::cluster::operation_configmap::ConfigMapStore;
+use crate::cluster::api_server::kube_cluster::KubeCluster;
+use crate::cluster::api_server::operation_configmap::ConfigMapStore;
 use crate::source::generate;
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::{ExecuteSettings, PruneConfirmation, SyncRequest, run_sync};

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use jiff::Timestamp;
 
-use crate::cluster::destination::identity;
+use crate::cluster::destinations::destination::identity;
 use crate::repo::bounds::{BoundsError, check_links};
 use crate::repo::cache::{FetchError, RepoCache};
 use crate::source::multi::SourceCheckout;

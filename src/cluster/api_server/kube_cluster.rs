@@ -26,7 +26,7 @@ use flotilla_core::sync::{FieldValidation, ResourceAction};
 use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
 use super::resource_types::{ResourceType, ResourceTypes};
-use super::tracked_cache::{Touched, TrackedCache};
+use crate::cluster::tracked::tracked_cache::{Touched, TrackedCache};
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use flotilla_core::sync::FIELD_MANAGER;
 

@@ -19,10 +19,10 @@ use flotilla_core::secrets::cluster_scope::ClusterScope;
 
 use super::connection::{ClusterConfig, ConnectionError};
 use super::destination::{DestinationError, Target, cluster_label, identity, resolve, scope};
-use super::kube_cluster::KubeCluster;
-use super::live_inventory::LiveInventoryError;
-use super::tracked_cache::Touched;
-use super::watched_secrets::WatchedSecrets;
+use crate::cluster::api_server::kube_cluster::KubeCluster;
+use crate::cluster::generator_inputs::live_inventory::LiveInventoryError;
+use crate::cluster::tracked::tracked_cache::Touched;
+use crate::cluster::watches::watched_secrets::WatchedSecrets;
 
 /// A destination that cannot be reached.
 #[derive(Debug, thiserror::Error)]

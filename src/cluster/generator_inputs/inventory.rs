@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn reads_the_example_inventory() {
-        let text = include_str!("../../examples/clusters.yaml");
+        let text = include_str!("../../../examples/clusters.yaml");
         let inventory = StaticInventory::from_yaml("examples/clusters.yaml", text).unwrap();
         let clusters = inventory.clusters().unwrap();
         assert_eq!(clusters.len(), 5);

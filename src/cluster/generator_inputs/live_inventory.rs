@@ -1,16 +1,16 @@
 //! The clusters registered in a Kubernetes namespace: every Secret labelled
 //! `argocd.argoproj.io/secret-type: cluster`, read into a [`StaticInventory`] for one generation,
 //! or completely (with connection settings) for the Application controller (from the Secrets
-//! [`super::watched_secrets`] keeps).
+//! [`crate::cluster::watches::watched_secrets`] keeps).
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::ListParams;
 use kube::{Api, Client};
 
-use super::api_error::ApiError;
-use super::connection::{ClusterConfig, ConnectionError};
-use super::destination::RegisteredCluster;
 use super::inventory::StaticInventory;
+use crate::cluster::api_server::api_error::ApiError;
+use crate::cluster::destinations::connection::{ClusterConfig, ConnectionError};
+use crate::cluster::destinations::destination::RegisteredCluster;
 use flotilla_core::secrets::cluster::{
     ClusterSecret, ClusterSecretError, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL,
 };

@@ -16,7 +16,7 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 use tokio::runtime::Handle;
 
-use crate::cluster::decision_watches::DecisionWatches;
+use crate::cluster::generator_inputs::decision_watches::DecisionWatches;
 
 /// [`NamespaceObjects`] over the API server, for `namespace`.
 pub struct KubeNamespaceObjects {

@@ -48,9 +48,9 @@ use flotilla_core::manifest::ObjectKey;
 use flotilla_core::secrets::cluster_scope::ClusterScope;
 use flotilla_generators::duration::format_duration;
 
-use super::api_error::{ApiError, watch_message};
-use super::request_count::{RequestCounter, RequestKind};
 use super::tracked_objects::{ObjectId, Tracked, TrackedObjects, tracking_id};
+use crate::cluster::api_server::api_error::{ApiError, watch_message};
+use crate::cluster::api_server::request_count::{RequestCounter, RequestKind};
 use crate::sync::execute::cluster_api::ClusterError;
 
 /// How often the resource types are discovered again without a reason.

@@ -14,7 +14,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
 use tokio::task::AbortHandle;
 
-use super::api_error::watch_message;
+use crate::cluster::api_server::api_error::watch_message;
 
 /// How long [`ListedWatch::start`] waits for the first list.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);

@@ -13,7 +13,7 @@ use kube::runtime::watcher::{self, Event, watcher};
 use kube::{Api, Client};
 use tokio::sync::watch;
 
-use super::api_error::watch_message;
+use crate::cluster::api_server::api_error::watch_message;
 
 /// Follows the namespaces of `client`'s cluster until the receivers of `selected` are gone:
 /// after the first list and every change, `select` (given the names of every namespace) is

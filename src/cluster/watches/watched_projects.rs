@@ -11,8 +11,8 @@ use flotilla_core::project::Projects;
 use flotilla_generators::duration::format_duration;
 
 use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
-use super::live_inventory::LiveInventoryError;
 use super::watched_secrets::WatchedSecrets;
+use crate::cluster::generator_inputs::live_inventory::LiveInventoryError;
 use flotilla_core::secrets::repository::scoped_repositories;
 
 /// The projects cannot be read.

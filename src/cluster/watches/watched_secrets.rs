@@ -20,9 +20,9 @@ use flotilla_core::secrets::repository::{
 };
 use flotilla_generators::duration::format_duration;
 
-use super::destination::RegisteredCluster;
 use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
-use super::live_inventory::{LiveInventoryError, registered_from};
+use crate::cluster::destinations::destination::RegisteredCluster;
+use crate::cluster::generator_inputs::live_inventory::{LiveInventoryError, registered_from};
 use flotilla_core::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 
 /// The watched Secrets of one namespace with some `argocd.argoproj.io/secret-type`s.

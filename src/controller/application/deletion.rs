@@ -16,9 +16,9 @@ use super::observe::{admit_application, destination, manifests, tracked_objects}
 use super::operation::continue_operation;
 use super::start::{job, settings_of, store_new_operation};
 use super::status_writes::{publish, report};
-use crate::cluster::kube_cluster::KubeCluster;
-use crate::controller::status_store::StatusStore;
-use crate::controller::sync_job::JobPlan;
+use crate::cluster::api_server::kube_cluster::KubeCluster;
+use crate::controller::application::status_store::StatusStore;
+use crate::controller::application::sync_job::JobPlan;
 use crate::sync::application_settings::SyncSettings;
 use crate::sync::execute::approved_since;
 use crate::sync::execute::cluster_api::{ClusterApi, Propagation};

@@ -1,9 +1,9 @@
 //! Where an Application reconcile failed: the error, its cause, and the reason it is reported under.
 
-use crate::cluster::api_error::ApiError;
-use crate::cluster::clients::ClientsError;
-use crate::cluster::watched_customizations::CustomizationsConfigError;
-use crate::cluster::watched_projects::ProjectsWatchError;
+use crate::cluster::api_server::api_error::ApiError;
+use crate::cluster::destinations::clients::ClientsError;
+use crate::cluster::watches::watched_customizations::CustomizationsConfigError;
+use crate::cluster::watches::watched_projects::ProjectsWatchError;
 use crate::repo::cache::FetchError;
 use crate::sync::application_settings::SettingsError;
 use crate::sync::execute::ExecuteError;

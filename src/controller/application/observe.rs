@@ -11,7 +11,7 @@ use super::ControllerRun;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::start::gate;
-use crate::cluster::kube_cluster::KubeCluster;
+use crate::cluster::api_server::kube_cluster::KubeCluster;
 use crate::customizations::Customizations;
 use crate::repo::cache::Manifests;
 use crate::source::SourceOptions;

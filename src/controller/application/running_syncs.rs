@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::cluster::kube_cluster::KubeCluster;
+use crate::cluster::api_server::kube_cluster::KubeCluster;
 use flotilla_core::sync::SyncPlan;
 
 use crate::sync::execute::SyncRun;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::cluster::kube_cluster::KubeCluster;
+use crate::cluster::api_server::kube_cluster::KubeCluster;
 use crate::source::{SourceOptions, generate};
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{

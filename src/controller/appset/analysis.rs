@@ -14,9 +14,9 @@ use k8s_openapi::api::batch::v1::Job;
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
-use super::url_request::send;
-use crate::cluster::api_error::ApiError;
-use crate::cluster::clients::{ClientsError, ClusterClients};
+use crate::cluster::api_server::api_error::ApiError;
+use crate::cluster::destinations::clients::{ClientsError, ClusterClients};
+use crate::controller::http_clients::url_request::send;
 use flotilla_core::api::application_set_status::AnalysisCluster;
 use flotilla_core::rollout::analysis::{
     AnalysisJob, AnalysisObservation, AnalysisOutcome, Probe, judge_answer,

@@ -14,7 +14,9 @@ use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
-use super::appset_reconciler::{AppSetContext, ReconcileError, delete_named, observe};
+use super::apply::delete_named;
+use super::observe::observe;
+use super::{AppSetContext, ReconcileError};
 use flotilla_core::api::application_set_status::DeletionProgress;
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::ownership::RESOURCES_FINALIZER;

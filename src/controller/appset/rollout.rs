@@ -13,8 +13,8 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, Resource};
 
 use super::bounded_writes;
-use super::events::EventPublisher;
-use crate::cluster::api_error::ApiError;
+use crate::cluster::api_server::api_error::ApiError;
+use crate::controller::runtime::events::EventPublisher;
 use crate::repo::cache::{FetchError, RepoCache};
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::rollout_input::{SourceRevision, sources};
@@ -37,7 +37,7 @@ pub enum RolloutError {
     #[error("the revision task failed: {0}")]
     ResolveTask(#[source] tokio::task::JoinError),
     #[error("reading the projects' sync windows: {0}")]
-    Projects(#[from] crate::cluster::watched_projects::ProjectsWatchError),
+    Projects(#[from] crate::cluster::watches::watched_projects::ProjectsWatchError),
     #[error(transparent)]
     AnalysisJob(Box<super::analysis::CreateJobError>),
     #[error("requesting a sync of Application {application}: {error}")]

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use tokio::sync::watch;
 
-use crate::cluster::clients::Connect;
+use crate::cluster::destinations::clients::Connect;
 
 /// The current leadership deadline (None: not leading), set by the Lease loop.
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 
 use super::metrics::Metrics;
-use super::readiness::Readiness;
+use crate::controller::leases::readiness::Readiness;
 use crate::httpd::response::{Body, full, text};
 use crate::httpd::server::Handler;
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 use flotilla_core::controller::event_budget::EventBudget;
 use flotilla_core::controller::event_reason::EventReason;
 
-use crate::cluster::api_error::ApiError;
+use crate::cluster::api_server::api_error::ApiError;
 
 /// The name the controller reports Events as.
 pub const REPORTING_CONTROLLER: &str = "flotilla-controller";

@@ -14,8 +14,8 @@ use futures::stream::FuturesUnordered;
 use futures::{Future, FutureExt, StreamExt};
 use tokio::sync::watch;
 
-use super::application_reconciler::{self, ApplicationContext};
-use super::appset_reconciler::{self, AppSetContext};
+use crate::controller::application::{self, ApplicationContext};
+use crate::controller::appset::{self, AppSetContext};
 
 /// A controller run per namespace, by its context.
 pub trait NamespaceController: Send + Sync + 'static {
@@ -35,7 +35,7 @@ impl NamespaceController for ApplicationContext {
     where
         S: Future<Output = ()> + Send + Sync + 'static,
     {
-        application_reconciler::run(self, stop)
+        application::run(self, stop)
     }
 }
 
@@ -46,7 +46,7 @@ impl NamespaceController for AppSetContext {
     where
         S: Future<Output = ()> + Send + Sync + 'static,
     {
-        appset_reconciler::run(self, stop)
+        appset::run(self, stop)
     }
 }
 

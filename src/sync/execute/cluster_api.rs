@@ -1,7 +1,7 @@
 //! The cluster as the sync executor sees it — the port the engine owns: a small trait of plain
 //! operations (apply, replace, get, whether a kind is served, list tracked objects, delete, pods
 //! of a workload, clock). Implementations carry no sync decisions, so a real API server
-//! ([`crate::cluster::kube_cluster::KubeCluster`]) and an embedded simulator can both stand
+//! ([`crate::cluster::api_server::kube_cluster::KubeCluster`]) and an embedded simulator can both stand
 //! behind it.
 
 use std::future::Future;

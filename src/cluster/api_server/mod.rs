@@ -1,0 +1,10 @@
+//! The engine's [`ClusterApi`](crate::sync::execute::cluster_api::ClusterApi) on a real API
+//! server ([`kube_cluster`]): its resource types ([`resource_types`]), the requests it counts
+//! ([`request_count`]), how an API error reads ([`api_error`]), and the CLI's operation store
+//! ([`operation_configmap`]).
+
+pub mod api_error;
+pub mod kube_cluster;
+pub mod operation_configmap;
+pub mod request_count;
+pub mod resource_types;

@@ -1,0 +1,146 @@
+//! What the ApplicationSet reconciler needs ([`AppSetContext`]): a client, where to look, how to
+//! read repositories, and what it remembers between reconciles (failures, pacing, promotions).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use kube::{Client, ResourceExt};
+
+use crate::cluster::destinations::clients::{ClusterClients, Connect};
+use crate::cluster::generator_inputs::decision_watches::DecisionWatches;
+use crate::cluster::watches::watched_projects::WatchedProjects;
+use crate::controller::runtime::events::EventPublisher;
+use crate::controller::runtime::failure_backoff::FailureBackoff;
+use crate::controller::runtime::metrics::Metrics;
+use crate::repo::cache::RepoCache;
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::pacing::LastReconcile;
+use flotilla_core::controller::appset::promotion::StepWatch;
+use flotilla_core::controller::appset::status::DEFAULT_MAX_RESOURCES_STATUS_COUNT;
+
+/// What the reconciler needs: a client, where to look, and how to read repositories.
+pub struct AppSetContext {
+    pub client: Client,
+    /// The namespace of the ApplicationSets and their Applications.
+    pub namespace: String,
+    /// The control plane's namespace: cluster Secrets, AppProjects, and what plugin and
+    /// clusterDecisionResource generators read (the same as `namespace`, unless
+    /// `--applicationset-namespaces` names others).
+    pub control_namespace: String,
+    /// Repositories, for git generators and the revisions a rollout targets (commits and chart
+    /// versions, read as the Application controller reads them).
+    pub repos: Arc<RepoCache>,
+    /// Poll interval of git generators without `requeueAfterSeconds`.
+    pub git_poll: Duration,
+    /// How many Applications an ApplicationSet's `status.resources` lists at most (0: as many
+    /// as fit in the status's size).
+    pub max_resources_status_count: usize,
+    pub metrics: Arc<Metrics>,
+    pub events: EventPublisher,
+    /// Watches on the kinds clusterDecisionResource generators read.
+    pub(super) decision_watches: Arc<DecisionWatches>,
+    /// The AppProjects of `control_namespace`.
+    pub projects: WatchedProjects,
+    /// The destination clusters, where analysis Jobs run.
+    pub clusters: ClusterClients,
+    /// Consecutive failures per ApplicationSet, for the backoff.
+    pub(super) failures: FailureBackoff,
+    /// The last reconcile of each ApplicationSet, for pacing the next one.
+    pub(super) last_reconciles: Mutex<BTreeMap<String, LastReconcile>>,
+    /// The Applications of each ApplicationSet seen since its last reconcile, and the
+    /// ApplicationSets whose next reconcile may open the next step (not paced).
+    pub(super) promotions: Mutex<(BTreeMap<String, StepWatch>, BTreeSet<String>)>,
+}
+
+impl AppSetContext {
+    /// A context with no failures recorded, for the ApplicationSets of the control plane's
+    /// namespace `namespace`; destination clusters are resolved through the cluster Secrets of
+    /// `namespace` and reached through clients made by `connect` (`client` for the
+    /// controller's own cluster).
+    #[must_use]
+    pub fn new(
+        client: Client,
+        connect: Connect,
+        namespace: String,
+        repos: Arc<RepoCache>,
+        git_poll: Duration,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            clusters: ClusterClients::new(client.clone(), &namespace, connect),
+            events: EventPublisher::new(client.clone()),
+            decision_watches: Arc::new(DecisionWatches::new(client.clone(), namespace.clone())),
+            projects: WatchedProjects::new(client.clone(), &namespace),
+            client,
+            control_namespace: namespace.clone(),
+            namespace,
+            repos,
+            git_poll,
+            max_resources_status_count: DEFAULT_MAX_RESOURCES_STATUS_COUNT,
+            metrics,
+            failures: FailureBackoff::default(),
+            last_reconciles: Mutex::default(),
+            promotions: Mutex::default(),
+        }
+    }
+
+    /// Reconciles the ApplicationSets of `namespace` (another than the control plane's, whose
+    /// Secrets, projects and generator inputs it still reads), writing their Applications there.
+    #[must_use]
+    pub fn managing(self, namespace: &str) -> Self {
+        Self {
+            namespace: namespace.to_owned(),
+            ..self
+        }
+    }
+
+    /// Lists at most `count` Applications in each ApplicationSet's `status.resources` (0: as
+    /// many as fit in the status's size).
+    #[must_use]
+    pub fn listing_at_most(self, count: usize) -> Self {
+        Self {
+            max_resources_status_count: count,
+            ..self
+        }
+    }
+
+    /// Whether the next reconcile of `appset` may open the next step; forgets what the watch
+    /// saw of its Applications (the reconcile observes them anew).
+    pub(super) fn take_promotion(&self, appset: &str) -> bool {
+        let mut promotions = self.promotions();
+        promotions.0.remove(appset);
+        promotions.1.remove(appset)
+    }
+
+    /// Records a change of `application`, owned by `appset`, as the watch sees it.
+    pub(super) fn observe_application(&self, appset: &ApplicationSet, application: &Application) {
+        let name = appset.name_any();
+        let mut promotions = self.promotions();
+        let (watches, promote) = &mut *promotions;
+        let completes = watches
+            .entry(name.clone())
+            .or_default()
+            .completes_step(appset.status.as_ref(), application);
+        if completes {
+            tracing::debug!(appset = %name, application = %application.name_any(), "completes a step");
+            promote.insert(name);
+        }
+    }
+
+    pub(super) fn promotions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, (BTreeMap<String, StepWatch>, BTreeSet<String>)> {
+        self.promotions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn last_reconciles(
+        &self,
+    ) -> std::sync::MutexGuard<'_, BTreeMap<String, LastReconcile>> {
+        self.last_reconciles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}

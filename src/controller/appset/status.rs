@@ -1,0 +1,142 @@
+//! What an ApplicationSet reconcile shows: its status written once, only when it changed
+//! ([`write_status`]), and the Event saying what was written or what failed.
+
+use std::sync::Arc;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Resource, ResourceExt};
+
+use super::context::AppSetContext;
+use super::error::ReconcileError;
+use super::render::Planned;
+use crate::render::admission::{RefusedApplication, refusals_message};
+use flotilla_core::api::application_set_status::{
+    ApplicationSetStatus, ConditionStatus, ConditionType,
+};
+use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, with_rollout};
+use flotilla_core::controller::appset::status::{
+    Outcome, changed, next_status, status_patch, within_size,
+};
+use flotilla_core::controller::event_reason::EventReason;
+use flotilla_core::sync::OperationPhase;
+use flotilla_core::sync::PROJECT_REFUSAL;
+
+/// Whether the rollout has work left that can proceed (`RolloutProgressing=True`).
+pub(super) fn in_progress(status: &ApplicationSetStatus) -> bool {
+    status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == ConditionType::RolloutProgressing && c.status == ConditionStatus::True)
+}
+
+/// `UpToDate`, unless projects refuse generated Applications (not written) or refused the
+/// last sync of existing ones: then `ErrorOccurred` names each with the rule.
+pub(super) fn refused_outcome(
+    refused: &[RefusedApplication],
+    existing: &[Arc<Application>],
+) -> Outcome {
+    let mut lines = Vec::new();
+    if !refused.is_empty() {
+        lines.push(refusals_message(refused));
+    }
+    for app in existing {
+        let failed = app
+            .status
+            .as_ref()
+            .and_then(|s| s.operation_state.as_ref())
+            .filter(|op| op.phase == OperationPhase::Failed)
+            .filter(|op| op.message.starts_with(PROJECT_REFUSAL));
+        if let Some(op) = failed {
+            lines.push(format!("{}: {}", app.name_any(), op.message));
+        }
+    }
+    if lines.is_empty() {
+        Outcome::UpToDate
+    } else {
+        Outcome::Invalid {
+            reason: "ApplicationValidationError".to_owned(),
+            message: lines.join("; "),
+        }
+    }
+}
+
+/// An Event when Applications were written, or when the reconcile failed.
+pub(super) async fn publish_outcome(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    result: &Result<Planned, ReconcileError>,
+) {
+    let (reason, note) = match result {
+        Ok(Planned { plan, .. })
+            if plan.create.is_empty() && plan.update.is_empty() && plan.delete.is_empty() =>
+        {
+            return;
+        }
+        Ok(Planned { plan, .. }) => (
+            EventReason::ApplicationsGenerated,
+            format!(
+                "created {}, updated {}, deleted {} Application(s)",
+                plan.create.len(),
+                plan.update.len(),
+                plan.delete.len()
+            ),
+        ),
+        Err(error) => (EventReason::ApplicationSetError, error.event_note()),
+    };
+    ctx.events
+        .publish(&appset.object_ref(&()), reason, note)
+        .await;
+}
+
+/// Writes the status (with the rollout's part) with a merge patch on `/status`, only when it
+/// changed; returns it. A failed write is also an Event on the ApplicationSet.
+pub(super) async fn write_status(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    outcome: &Outcome,
+    applications: &[&Application],
+    rollout: RolloutOutcome<'_>,
+) -> Result<ApplicationSetStatus, ReconcileError> {
+    let now = Time(Timestamp::now());
+    let old = appset.status.as_ref();
+    let status = next_status(
+        old,
+        outcome,
+        applications,
+        ctx.max_resources_status_count,
+        &now,
+    );
+    let new = within_size(with_rollout(status, rollout));
+    if !changed(old, &new) {
+        return Ok(new);
+    }
+    let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let written = api
+        .patch_status(
+            &appset.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(status_patch(old, &new)),
+        )
+        .await;
+    match written {
+        Ok(_) => Ok(new),
+        Err(error) => {
+            let error = ReconcileError::Status {
+                appset: appset.name_any(),
+                error: error.into(),
+            };
+            // Status cannot say it (a rollout state past etcd's limit, say): an Event does.
+            ctx.events
+                .publish(
+                    &appset.object_ref(&()),
+                    EventReason::ApplicationSetError,
+                    error.event_note(),
+                )
+                .await;
+            Err(error)
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! What every controller of the process runs on: one controller per managed namespace
+//! ([`namespace_controllers`]), Events ([`events`]), metrics and the operations endpoint
+//! ([`metrics`], [`endpoint`]), the retry backoff of the error policies ([`failure_backoff`]),
+//! graceful shutdown ([`graceful_shutdown`]), the wait for a watch's first list ([`store_ready`])
+//! and slow reconciles reported ([`slow_reconcile`]).
+
+pub mod endpoint;
+pub mod events;
+pub mod failure_backoff;
+pub mod graceful_shutdown;
+pub mod metrics;
+pub mod namespace_controllers;
+pub mod slow_reconcile;
+pub mod store_ready;
