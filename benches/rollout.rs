@@ -21,7 +21,7 @@ use flotilla_core::api::application_set_status::{
 use flotilla_core::health::HealthStatus;
 use flotilla_core::project::Projects;
 use flotilla_core::project::windows::{Judge, SyncKind, sync_block_or_invalid};
-use flotilla_core::rollout::{ApplicationState, ObservedStatus, RolloutInput, step};
+use flotilla_core::rollout::{ApplicationState, ObservedStatus, RolloutInput, advance};
 use flotilla_generators::selector::LabelSelectorRequirement;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -138,7 +138,7 @@ fn windowed() -> (Projects, Vec<Application>) {
 
 fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let input = input();
-    let decision = step(&input);
+    let decision = advance(&input);
     assert_eq!(decision.application_status.len(), APPS);
     assert_eq!(
         decision.sync_triggered.len(),
@@ -147,7 +147,7 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     );
     let mut group = c.benchmark_group("rollout");
     group.sample_size(20);
-    group.bench_function("step_10000_apps_10_steps", |b| b.iter(|| step(&input)));
+    group.bench_function("step_10000_apps_10_steps", |b| b.iter(|| advance(&input)));
     let (projects, applications) = windowed();
     let now: Timestamp = "2025-03-01T12:00:00Z".parse().expect("valid time");
     let each: Vec<_> = applications

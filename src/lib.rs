@@ -13,5 +13,5 @@ pub mod repo;
 pub mod simulate;
 pub mod source;
 pub mod sync;
-pub mod ui;
+pub mod web;
 pub mod webhook;

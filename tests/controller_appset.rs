@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 use controller_support::{git, setup, start};
 use flotilla::cluster::generator_inputs::decision_watches::DecisionWatches;
-use flotilla::controller::appset::{FIELD_MANAGER, REFRESH_ANNOTATION};
+use flotilla::controller::appset::FIELD_MANAGER;
+use flotilla_core::api::REFRESH_ANNOTATION;
 use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla_core::controller::appset::ownership::RESOURCES_FINALIZER;

@@ -51,7 +51,7 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
     // actions (the command line's and the web view's).
     &["actions", "simulate"],
     // The web view and the git webhook receiver.
-    &["notifier", "ui", "webhook"],
+    &["notifier", "web", "webhook"],
     // The command line.
     &["cli"],
 ];

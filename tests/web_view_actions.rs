@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use browser::Browser;
 use flotilla::actions::action::Action;
-use flotilla::ui::access_review::{access_review, access_verdict, reviewed_user, token_review};
+use flotilla::web::access_review::{access_review, access_verdict, reviewed_user, token_review};
 use flotilla_core::api::{Application, ApplicationSet};
 use futures::StreamExt;
 use k8s_openapi::api::authentication::v1::TokenReview;

@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use flotilla::controller::appset::REFRESH_ANNOTATION;
 use flotilla::webhook::handler::MAX_BODY;
 use flotilla::webhook::signature::sign_sha256;
+use flotilla_core::api::REFRESH_ANNOTATION;
 use flotilla_core::api::application_set_status::{
     ConditionStatus, ConditionType, RolloutApplicationState as State,
 };

@@ -1,5 +1,5 @@
 //! The simulation loop, the controller's loop in miniature: a RollingSync pass
-//! ([`flotilla_core::rollout::step`]) decides which Applications sync; each triggered sync runs the real
+//! ([`flotilla_core::rollout::advance`]) decides which Applications sync; each triggered sync runs the real
 //! executor ([`run_sync`]) against its embedded cluster; when syncs end, their Applications are
 //! observed (all that ended at the same moment together, as one controller pass would see them)
 //! and the next pass runs — until nothing is in flight and nothing new is triggered. Before each
@@ -264,7 +264,7 @@ pub async fn drive<C: ClusterApi>(
                 analysis: Vec::new(),
             };
             input.analysis = scenario.observe(&probes(&input), &input.prior_step_status, input.now);
-            let next = flotilla_core::rollout::step(&input);
+            let next = flotilla_core::rollout::advance(&input);
             approved.extend(next.approved);
             let rollback_running = next
                 .rollback

@@ -2,7 +2,7 @@
 //! total time, each step's and each Application's start and end, every Application's bar split
 //! into phases and waves (in execution order), the critical path, what blocked, when steps
 //! waited for sync windows, and the rollout condition a user would see. Times are seconds of virtual time since the start.
-//! The web view draws a live rollout as the same report (`crate::ui::timeline`), from the
+//! The web view draws a live rollout as the same report (`crate::web::timeline`), from the
 //! operations recorded in Applications' status, with [`segments`], [`step_times`] and
 //! [`critical_path`].
 

@@ -193,7 +193,7 @@ fn object_name(namespace: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ui::test_fixtures::{assert_escaped, snapshot};
+    use crate::web::test_fixtures::{assert_escaped, snapshot};
 
     #[test]
     fn shows_resources_and_the_operation_by_phase_and_wave() {

@@ -161,7 +161,7 @@ fn applications_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ui::test_fixtures::{APPSET, assert_escaped, snapshot};
+    use crate::web::test_fixtures::{APPSET, assert_escaped, snapshot};
 
     #[test]
     fn shows_each_step_with_its_applications_and_the_explain_text() {

@@ -161,7 +161,7 @@ fn counts<'a>(words: impl Iterator<Item = &'a str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ui::test_fixtures::{assert_escaped, snapshot};
+    use crate::web::test_fixtures::{assert_escaped, snapshot};
 
     #[test]
     fn lists_each_application_set_with_its_step_and_counts() {

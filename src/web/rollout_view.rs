@@ -13,7 +13,7 @@ use flotilla_core::controller::appset::rollout_input::{
     Observation, SourceRevision, rolling_sync, rollout_input,
 };
 use flotilla_core::project::Projects;
-use flotilla_core::rollout::{RolloutDecision, RolloutInput, step};
+use flotilla_core::rollout::{RolloutDecision, RolloutInput, advance};
 
 /// The step function's input and decision for `appset`, when it rolls out with RollingSync.
 #[must_use]
@@ -53,6 +53,6 @@ pub fn current_rollout(
         prior: appset,
         projects,
     });
-    let decision = step(&input);
+    let decision = advance(&input);
     Some((input, decision))
 }

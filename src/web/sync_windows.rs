@@ -24,7 +24,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::ui::test_fixtures::snapshot;
+    use crate::web::test_fixtures::snapshot;
     use flotilla_core::api::AppProjectSpec;
     use flotilla_core::project::Projects;
 

@@ -106,8 +106,8 @@ pub fn live_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ui::rollout_view::current_rollout;
-    use crate::ui::test_fixtures::{APPSET, snapshot};
+    use crate::web::rollout_view::current_rollout;
+    use crate::web::test_fixtures::{APPSET, snapshot};
 
     #[test]
     fn a_running_operation_is_drawn_by_phase_and_wave_up_to_now() {

@@ -27,8 +27,8 @@ use super::pull_request_generators::lists_pull_requests_of;
 use super::pushed_refs::PushedRefs;
 use super::repo_url::RepoKey;
 use crate::cluster::api_server::api_error::ApiError;
-use crate::controller::appset::REFRESH_ANNOTATION;
 use crate::repo::cache::RepoCache;
+use flotilla_core::api::REFRESH_ANNOTATION;
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 
 /// Annotation writes in flight at once.

@@ -17,7 +17,7 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use flotilla::ui::routes::percent_decode as decode;
+use flotilla::web::routes::percent_decode as decode;
 use serde_json::{Value, json};
 
 use super::loopback_http::LoopbackServer;

@@ -29,3 +29,8 @@ pub const API_VERSION: &str = "flotilla.dev/v1alpha1";
 pub const ARGO_CD_API_VERSION: &str = "argoproj.io/v1alpha1";
 /// Label on every generated Application naming the ApplicationSet that owns it.
 pub const APPLICATION_SET_LABEL: &str = "flotilla.dev/application-set";
+/// Annotation asking for an immediate regeneration of an ApplicationSet or a fresh compare of an
+/// Application (a git webhook or a person sets it); removed once done.
+pub const REFRESH_ANNOTATION: &str = "flotilla.dev/refresh";
+/// Label naming the RollingSync step (1-based) of an analysis Job.
+pub const STEP_LABEL: &str = "flotilla.dev/rollout-step";

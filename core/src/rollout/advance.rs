@@ -38,7 +38,7 @@ const NAMES_SHOWN: usize = 10;
 /// One rollout pass. Never fails: an invalid strategy becomes an `InvalidRolloutConfig`
 /// condition and the prior status is kept unchanged (the rollout does not advance).
 #[must_use]
-pub fn step(input: &RolloutInput) -> RolloutDecision {
+pub fn advance(input: &RolloutInput) -> RolloutDecision {
     if input.strategy.type_ != StrategyType::RollingSync {
         // No rollout, as the controller sees it: no applicationStatus (the prior one is
         // cleared) and no rollout condition.

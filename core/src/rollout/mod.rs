@@ -5,6 +5,7 @@
 //! Kubernetes client and no clock live here; the
 //! controller observes, calls [`step`], and writes what it returns.
 
+mod advance;
 pub mod analysis;
 mod approval;
 mod bake;
@@ -16,15 +17,14 @@ pub mod input;
 pub mod reverse_deletion;
 pub mod rollback;
 pub mod state_file;
-mod step;
 mod step_record;
 
+pub use advance::advance;
 pub use conditions::merge_conditions;
 pub use config::{MaxUpdate, RolloutConfig, RolloutConfigError};
 pub use decision::{RolloutDecision, StepReport, StepState};
 pub use input::{ApplicationState, ObservedStatus, OperationState, RolloutInput};
 pub use rollback::RollbackSync;
-pub use step::step;
 
 #[cfg(test)]
 mod tests;

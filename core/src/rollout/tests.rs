@@ -134,7 +134,7 @@ fn run(
     prior: Vec<ApplicationSetApplicationStatus>,
     now: &str,
 ) -> RolloutDecision {
-    step(&RolloutInput {
+    advance(&RolloutInput {
         now: at(now),
         strategy,
         applications,
@@ -154,7 +154,7 @@ fn replay(
     prior: &RolloutDecision,
     now: &str,
 ) -> RolloutDecision {
-    step(&RolloutInput {
+    advance(&RolloutInput {
         now: at(now),
         strategy: strategy.clone(),
         applications,
@@ -1186,7 +1186,7 @@ fn a_manual_step_waits_for_its_approval_then_syncs_and_a_new_revision_asks_again
     }
     let pass =
         |apps: Vec<ApplicationState>, prior: &RolloutDecision, promote: Option<&str>, now| {
-            step(&RolloutInput {
+            advance(&RolloutInput {
                 now: at(now),
                 strategy: strategy.clone(),
                 applications: apps,
@@ -1348,7 +1348,7 @@ fn rollback_replay(
     prior: &RolloutDecision,
     now: &str,
 ) -> RolloutDecision {
-    step(&RolloutInput {
+    advance(&RolloutInput {
         now: at(now),
         strategy: rolling_back_tiers(),
         applications,
@@ -1377,7 +1377,7 @@ fn a_degraded_step_rolls_back_latest_step_first_once_and_holds_until_a_new_revis
         entry("db", State::Healthy, "1", "12:00:30"),
         entry("frontend", State::Waiting, "3", "12:00:00"),
     ];
-    let failed = step(&RolloutInput {
+    let failed = advance(&RolloutInput {
         now: at("12:02:00"),
         strategy: rolling_back_tiers(),
         applications: backend_degraded(),
@@ -1545,7 +1545,7 @@ fn a_failed_bake_rolls_back_only_its_step_without_rollback_completed_steps() {
         R1,
     );
     unready[1].status.health = HealthStatus::Degraded;
-    let failed = step(&RolloutInput {
+    let failed = advance(&RolloutInput {
         now: at("12:00:50"),
         strategy: strategy.clone(),
         applications: unready.clone(),
@@ -1652,7 +1652,7 @@ fn observed_pass(
         application_set: "stack".into(),
         analysis: observed,
     };
-    let decision = step(&input);
+    let decision = advance(&input);
     (input, decision)
 }
 

@@ -23,7 +23,7 @@ use flotilla_core::rollout::decision::RolloutDecision;
 use flotilla_core::rollout::explain::{ExplainDocument, explain_text};
 use flotilla_core::rollout::reverse_deletion::deletion_text;
 use flotilla_core::rollout::state_file::{parse_state_file, to_state_file};
-use flotilla_core::rollout::{RolloutInput, step};
+use flotilla_core::rollout::{RolloutInput, advance};
 
 /// Arguments of `flotilla rollout explain`.
 #[derive(Debug, clap::Args)]
@@ -116,7 +116,7 @@ fn render(appset: &str, input: &RolloutInput, output: OutputFormat) -> anyhow::R
     output.print(&Explained {
         appset,
         input,
-        decision: step(input),
+        decision: advance(input),
     })
 }
 

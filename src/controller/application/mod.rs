@@ -38,7 +38,6 @@ use kube::{Api, ResourceExt};
 use tokio::sync::watch;
 
 use crate::controller::application::running_syncs::Parked;
-use crate::controller::appset::REFRESH_ANNOTATION;
 use crate::controller::leases::ownership::Ownership;
 use crate::controller::runtime::graceful_shutdown::run_gracefully;
 use crate::controller::runtime::metrics::Reconciler;
@@ -46,6 +45,7 @@ use crate::controller::runtime::slow_reconcile::reported_when_slow;
 use crate::controller::runtime::store_ready::StoreReady;
 use crate::customizations::Customizations;
 use flotilla_core::api::AppProject;
+use flotilla_core::api::REFRESH_ANNOTATION;
 use flotilla_core::api::app_project::DEFAULT_PROJECT;
 use flotilla_core::api::application::ApplicationConditionType;
 use flotilla_core::api::{Application, ApplicationSet};

@@ -18,16 +18,13 @@ use crate::cluster::api_server::api_error::ApiError;
 use crate::cluster::destinations::clients::{ClientsError, ClusterClients};
 use crate::controller::http_clients::url_request::send;
 use flotilla_core::api::application_set_status::AnalysisCluster;
+use flotilla_core::api::{APPLICATION_SET_LABEL, STEP_LABEL};
 use flotilla_core::rollout::analysis::{
     AnalysisJob, AnalysisObservation, AnalysisOutcome, Probe, judge_answer,
 };
 
 /// How long one GET of an HTTP analysis may take.
 pub const GET_TIMEOUT: Duration = Duration::from_secs(10);
-/// The label naming the ApplicationSet of an analysis Job.
-pub const APPLICATION_SET_LABEL: &str = "flotilla.dev/application-set";
-/// The label naming the step (1-based) of an analysis Job.
-pub const STEP_LABEL: &str = "flotilla.dev/rollout-step";
 
 /// A Job that could not be created.
 #[derive(Debug, thiserror::Error)]

@@ -3,16 +3,16 @@
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 
-use super::REFRESH_ANNOTATION;
 use super::context::AppSetContext;
-use super::error::ReconcileError;
+use super::error::AppSetError;
 use flotilla_core::api::ApplicationSet;
+use flotilla_core::api::REFRESH_ANNOTATION;
 
 /// Removes the refresh annotation once a regeneration has run.
 pub(super) async fn clear_refresh(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
-) -> Result<(), ReconcileError> {
+) -> Result<(), AppSetError> {
     if !appset.annotations().contains_key(REFRESH_ANNOTATION) {
         return Ok(());
     }
@@ -24,7 +24,7 @@ pub(super) async fn clear_annotation(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
     key: &'static str,
-) -> Result<(), ReconcileError> {
+) -> Result<(), AppSetError> {
     let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let patch = serde_json::json!({"metadata": {"annotations": {key: null}}});
     api.patch(
@@ -34,7 +34,7 @@ pub(super) async fn clear_annotation(
     )
     .await
     .map(drop)
-    .map_err(|error| ReconcileError::Refresh {
+    .map_err(|error| AppSetError::Refresh {
         appset: appset.name_any(),
         annotation: key,
         error: error.into(),

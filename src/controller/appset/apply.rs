@@ -7,13 +7,13 @@ use kube::{Api, ResourceExt};
 use super::FIELD_MANAGER;
 use super::bounded_writes;
 use super::context::AppSetContext;
-use super::error::ReconcileError;
+use super::error::AppSetError;
 use flotilla_core::api::Application;
-use flotilla_core::controller::appset::diff::Plan;
+use flotilla_core::controller::appset::plan::Plan;
 
 /// Server-side applies created and updated Applications, then deletes the ones no longer
 /// generated, each a bounded number at once ([`bounded_writes`]).
-pub(super) async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), ReconcileError> {
+pub(super) async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), AppSetError> {
     let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let (api, params) = (&api, &params);
@@ -25,7 +25,7 @@ pub(super) async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), Reconc
             api.patch(&name, params, &Patch::Apply(application))
                 .await
                 .map(drop)
-                .map_err(|error| ReconcileError::Apply {
+                .map_err(|error| AppSetError::Apply {
                     application: name,
                     error: error.into(),
                 })
@@ -40,14 +40,14 @@ pub(super) async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), Reconc
 pub(super) async fn delete_named(
     api: &Api<Application>,
     names: &[String],
-) -> Result<(), ReconcileError> {
+) -> Result<(), AppSetError> {
     let mut deletes = Vec::with_capacity(names.len());
     for name in names {
         deletes.push(async move {
             match api.delete(name, &DeleteParams::background()).await {
                 Ok(_) => Ok(()),
                 Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-                Err(error) => Err(ReconcileError::Delete {
+                Err(error) => Err(AppSetError::Delete {
                     application: name.clone(),
                     error: error.into(),
                 }),

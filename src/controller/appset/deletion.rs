@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::apply::delete_named;
 use super::observe::observe;
-use super::{AppSetContext, ReconcileError};
+use super::{AppSetContext, AppSetError};
 use flotilla_core::api::application_set_status::DeletionProgress;
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::ownership::RESOURCES_FINALIZER;
@@ -46,7 +46,7 @@ const DELETION_POLL: Duration = Duration::from_secs(5);
 pub async fn ensure_finalizer(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
-) -> Result<(), ReconcileError> {
+) -> Result<(), AppSetError> {
     let held = held(appset);
     if held || !deletes_in_reverse(appset.spec.strategy.as_ref()) {
         return Ok(());
@@ -64,7 +64,7 @@ pub async fn ensure_finalizer(
 pub async fn delete_applications(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
-) -> Result<Action, ReconcileError> {
+) -> Result<Action, AppSetError> {
     let held = held(appset);
     if !held {
         // Garbage collection removes the owned Applications; regenerating them would race it.
@@ -138,7 +138,7 @@ async fn record_progress(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
     progress: Option<DeletionProgress>,
-) -> Result<(), ReconcileError> {
+) -> Result<(), AppSetError> {
     if appset.status.as_ref().and_then(|s| s.deletion.as_ref()) == progress.as_ref() {
         return Ok(());
     }
@@ -148,7 +148,7 @@ async fn record_progress(
     }))}});
     merge_patch(ctx, appset, Some("status"), patch)
         .await
-        .map_err(|error| ReconcileError::Status {
+        .map_err(|error| AppSetError::Status {
             appset: appset.name_any(),
             error: error.into(),
         })
@@ -221,7 +221,7 @@ async fn warn(ctx: &AppSetContext, appset: &ApplicationSet, note: String) {
 
 /// Removes [`APPSET_FINALIZERS`] from a deleted ApplicationSet: the API server then deletes it,
 /// and garbage collection whatever Applications are left.
-async fn release(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<Action, ReconcileError> {
+async fn release(ctx: &AppSetContext, appset: &ApplicationSet) -> Result<Action, AppSetError> {
     let kept: Vec<String> = appset
         .finalizers()
         .iter()
@@ -240,7 +240,7 @@ async fn write_finalizers(
     appset: &ApplicationSet,
     finalizers: &[String],
     resource_version: Option<String>,
-) -> Result<(), ReconcileError> {
+) -> Result<(), AppSetError> {
     let patch = match resource_version {
         Some(version) => {
             json!({"metadata": {"resourceVersion": version, "finalizers": finalizers}})
@@ -249,7 +249,7 @@ async fn write_finalizers(
     };
     merge_patch(ctx, appset, None, patch)
         .await
-        .map_err(|error| ReconcileError::Finalizer {
+        .map_err(|error| AppSetError::Finalizer {
             appset: appset.name_any(),
             error: error.into(),
         })

@@ -21,7 +21,7 @@ use flotilla_generators::scm_api::rate_limit::RetryAfter;
 
 /// Where a reconcile failed; the variant name is the condition reason and metric label.
 #[derive(Debug, thiserror::Error)]
-pub enum ReconcileError {
+pub enum AppSetError {
     #[error("listing the Applications of ApplicationSet {appset}: {error}")]
     Observe {
         appset: String,
@@ -88,7 +88,7 @@ pub enum ReconcileError {
     },
 }
 
-impl ReconcileError {
+impl AppSetError {
     /// The step that failed, as a CamelCase reason for conditions, Events and metrics.
     #[must_use]
     pub fn reason(&self) -> &'static str {
@@ -143,12 +143,12 @@ impl ReconcileError {
 /// for the ApplicationSet to change.
 pub(super) fn error_policy(
     appset: Arc<ApplicationSet>,
-    error: &ReconcileError,
+    error: &AppSetError,
     run: Arc<AppSetRun>,
 ) -> Action {
     let ctx = &run.ctx;
     ctx.metrics.reconciled(Some(error.reason()));
-    if matches!(error, ReconcileError::Spec { .. }) {
+    if matches!(error, AppSetError::Spec { .. }) {
         // Only a change of the ApplicationSet fixes its spec; status already says what is wrong.
         tracing::warn!(appset = %appset.name_any(), reason = error.reason(), "{error}");
         return Action::await_change();

@@ -41,13 +41,13 @@ use super::runtime::store_ready::StoreReady;
 use annotations::{clear_annotation, clear_refresh};
 use apply::apply;
 pub use context::AppSetContext;
-pub use error::ReconcileError;
+pub use error::AppSetError;
 use error::error_policy;
 use flotilla_core::api::AppProject;
 use flotilla_core::api::application_set::PROMOTE_ANNOTATION;
-use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
-use flotilla_core::controller::appset::diff::keep_applied_metadata;
+use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet, REFRESH_ANNOTATION};
 use flotilla_core::controller::appset::pacing::{LastReconcile, wait_before};
+use flotilla_core::controller::appset::plan::keep_applied_metadata;
 use flotilla_core::controller::appset::requeue::{poll_interval, rollout_requeue};
 use flotilla_core::controller::appset::rollout_input::{keep_observed, rolling_sync};
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, rollout_events};
@@ -61,8 +61,6 @@ use status::{in_progress, publish_outcome, refused_outcome, write_status};
 
 /// Field manager of the Applications the controller applies.
 pub const FIELD_MANAGER: &str = "flotilla-applicationset";
-/// Annotation asking for an immediate regeneration (git generators); removed once done.
-pub const REFRESH_ANNOTATION: &str = "flotilla.dev/refresh";
 /// How soon an ApplicationSet whose rollout has work left is reconciled again, so progress
 /// deadlines are noticed without any Application changing.
 pub const ROLLOUT_REQUEUE: Duration = Duration::from_secs(5);
@@ -84,7 +82,7 @@ struct AppSetRun {
 async fn reported_reconcile(
     appset: Arc<ApplicationSet>,
     run: Arc<AppSetRun>,
-) -> Result<Action, ReconcileError> {
+) -> Result<Action, AppSetError> {
     let metrics = Arc::clone(&run.ctx.metrics);
     let name = appset.name_any();
     reported_when_slow(
@@ -103,7 +101,7 @@ async fn reported_reconcile(
 async fn reconcile(
     appset: Arc<ApplicationSet>,
     run: Arc<AppSetRun>,
-) -> Result<Action, ReconcileError> {
+) -> Result<Action, AppSetError> {
     let ctx = &run.ctx;
     let mut stopping = run.stopping.clone();
     let ready = tokio::select! {
@@ -153,7 +151,7 @@ async fn reconcile_now(
     appset: Arc<ApplicationSet>,
     ctx: Arc<AppSetContext>,
     existing: Vec<Arc<Application>>,
-) -> Result<Action, ReconcileError> {
+) -> Result<Action, AppSetError> {
     let name = appset.name_any();
     let planned = generate_render_validate_plan(&ctx, &appset, &existing).await;
     let applied = match &planned {
@@ -186,13 +184,13 @@ async fn reconcile_now(
         let requests = sync_requests(&name, &pass.input, &pass.decision, &existing);
         request_syncs(&ctx.client, &ctx.namespace, &requests)
             .await
-            .map_err(|error| ReconcileError::Rollout {
+            .map_err(|error| AppSetError::Rollout {
                 appset: name.clone(),
                 error,
             })?;
         analysis::create_jobs(&ctx.clusters, &name, &pass.decision.analysis_jobs)
             .await
-            .map_err(|error| ReconcileError::Rollout {
+            .map_err(|error| AppSetError::Rollout {
                 appset: name.clone(),
                 error: RolloutError::AnalysisJob(Box::new(error)),
             })?;

@@ -8,7 +8,7 @@ use kube::runtime::reflector::Store;
 use kube::{Api, ResourceExt};
 
 use super::context::AppSetContext;
-use super::error::ReconcileError;
+use super::error::AppSetError;
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla_core::controller::appset::ownership::is_owned_by;
 
@@ -34,14 +34,14 @@ pub(super) fn owned_now(
 pub(super) async fn observe(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
-) -> Result<Vec<Arc<Application>>, ReconcileError> {
+) -> Result<Vec<Arc<Application>>, AppSetError> {
     let name = appset.name_any();
     let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let selector = format!("{APPLICATION_SET_LABEL}={name}");
     let listed = api
         .list(&ListParams::default().labels(&selector))
         .await
-        .map_err(|error| ReconcileError::Observe {
+        .map_err(|error| AppSetError::Observe {
             appset: name.clone(),
             error: error.into(),
         })?;

@@ -7,7 +7,7 @@ use kube::ResourceExt;
 
 use super::FIELD_MANAGER;
 use super::context::AppSetContext;
-use super::error::ReconcileError;
+use super::error::AppSetError;
 use crate::cluster::generator_inputs::live_inventory::read_inventory;
 use crate::cluster::generator_inputs::namespace_objects::KubeNamespaceObjects;
 use crate::controller::http_clients::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
@@ -15,10 +15,10 @@ use crate::controller::http_clients::scm_client::{HttpScm, SCM_TIMEOUT};
 use crate::render::admission::{RefusedApplication, admitted};
 use crate::render::{Sources, render_application_set};
 use flotilla_core::api::{Application, ApplicationSet};
-use flotilla_core::controller::appset::diff::{KeptFields, Plan, ignored_fields, plan};
 use flotilla_core::controller::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, owned, owner_reference, resources_finalizer,
 };
+use flotilla_core::controller::appset::plan::{KeptFields, Plan, ignored_fields, plan};
 use flotilla_generators::generator::NamespaceSources;
 
 /// The generated Applications (rendered, admitted by their projects and owned) and the writes
@@ -35,7 +35,7 @@ pub(super) async fn generate_render_validate_plan(
     ctx: &AppSetContext,
     appset: &Arc<ApplicationSet>,
     existing: &[Arc<Application>],
-) -> Result<Planned, ReconcileError> {
+) -> Result<Planned, AppSetError> {
     let name = appset.name_any();
     let inventory = read_inventory(&ctx.client, &ctx.control_namespace).await?;
     let projects = ctx.projects.current().await?;
@@ -68,11 +68,11 @@ pub(super) async fn generate_render_validate_plan(
         render_application_set(&rendering, sources)
     })
     .await
-    .map_err(|error| ReconcileError::RenderTask {
+    .map_err(|error| AppSetError::RenderTask {
         appset: name.clone(),
         error,
     })??;
-    let owner = owner_reference(appset).ok_or(ReconcileError::Plan {
+    let owner = owner_reference(appset).ok_or(AppSetError::Plan {
         appset: name.clone(),
     })?;
     let policy = appset.spec.sync_policy.clone().unwrap_or_default();
@@ -91,7 +91,7 @@ pub(super) async fn generate_render_validate_plan(
         .map(|app| &**app)
         .filter(|app| !refused.iter().any(|r| r.name == app.name_any()))
         .collect();
-    let ignored = ignored_fields(&appset.spec).map_err(|error| ReconcileError::Spec {
+    let ignored = ignored_fields(&appset.spec).map_err(|error| AppSetError::Spec {
         appset: name.clone(),
         error,
     })?;

@@ -2,7 +2,7 @@
 //! generated Application's source (the revision being rolled out: a git commit, or the chart
 //! version the Application controller would sync, through the same [`RepoCache`]), requests the syncs a pass
 //! decided by server-side applying `spec.operation` under the rollout's field manager, and
-//! publishes the rollout's Events. The decisions are made by [`flotilla_core::rollout::step`] and the
+//! publishes the rollout's Events. The decisions are made by [`flotilla_core::rollout::advance`] and the
 //! pure [`flotilla_core::controller::appset`] core.
 
 use std::collections::BTreeMap;

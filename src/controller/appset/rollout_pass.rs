@@ -8,14 +8,14 @@ use kube::ResourceExt;
 
 use super::analysis;
 use super::context::AppSetContext;
-use super::error::ReconcileError;
+use super::error::AppSetError;
 use super::observe::observe;
 use super::render::{Planned, generate_render_validate_plan};
 use super::rollout::{RolloutError, resolve_sources};
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::rollout_input::{Observation, rolling_sync, rollout_input};
 use flotilla_core::rollout::analysis::probes;
-use flotilla_core::rollout::{RolloutDecision, RolloutInput, step};
+use flotilla_core::rollout::{RolloutDecision, RolloutInput, advance};
 
 /// One rollout pass: what it observed and what it decided.
 pub struct RolloutPass {
@@ -30,10 +30,10 @@ pub(super) async fn rollout(
     appset: &ApplicationSet,
     planned: &Planned,
     existing: &[Arc<Application>],
-) -> Option<Result<RolloutPass, ReconcileError>> {
+) -> Option<Result<RolloutPass, AppSetError>> {
     let input = observed_rollout(ctx, appset, planned, existing).await?;
     Some(input.map(|input| RolloutPass {
-        decision: step(&input),
+        decision: advance(&input),
         input,
     }))
 }
@@ -44,14 +44,14 @@ pub(super) async fn observed_rollout(
     appset: &ApplicationSet,
     planned: &Planned,
     existing: &[Arc<Application>],
-) -> Option<Result<RolloutInput, ReconcileError>> {
+) -> Option<Result<RolloutInput, AppSetError>> {
     let strategy = rolling_sync(appset)?;
     let resolved = resolve_sources(&ctx.repos, &planned.desired).await;
     let projects = ctx.projects.current().await.map_err(RolloutError::from);
     let (resolved, projects) = match resolved.and_then(|r| projects.map(|p| (r, p))) {
         Ok(both) => both,
         Err(error) => {
-            return Some(Err(ReconcileError::Rollout {
+            return Some(Err(AppSetError::Rollout {
                 appset: appset.name_any(),
                 error,
             }));
@@ -85,7 +85,7 @@ pub(super) async fn observed_rollout(
 pub async fn live_rollout_input(
     ctx: &AppSetContext,
     appset: &Arc<ApplicationSet>,
-) -> Result<Option<RolloutInput>, ReconcileError> {
+) -> Result<Option<RolloutInput>, AppSetError> {
     if rolling_sync(appset).is_none() {
         return Ok(None);
     }

@@ -9,7 +9,7 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 
 use super::context::AppSetContext;
-use super::error::ReconcileError;
+use super::error::AppSetError;
 use super::render::Planned;
 use crate::render::admission::{RefusedApplication, refusals_message};
 use flotilla_core::api::application_set_status::{
@@ -67,7 +67,7 @@ pub(super) fn refused_outcome(
 pub(super) async fn publish_outcome(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
-    result: &Result<Planned, ReconcileError>,
+    result: &Result<Planned, AppSetError>,
 ) {
     let (reason, note) = match result {
         Ok(Planned { plan, .. })
@@ -99,7 +99,7 @@ pub(super) async fn write_status(
     outcome: &Outcome,
     applications: &[&Application],
     rollout: RolloutOutcome<'_>,
-) -> Result<ApplicationSetStatus, ReconcileError> {
+) -> Result<ApplicationSetStatus, AppSetError> {
     let now = Time(Timestamp::now());
     let old = appset.status.as_ref();
     let status = next_status(
@@ -124,7 +124,7 @@ pub(super) async fn write_status(
     match written {
         Ok(_) => Ok(new),
         Err(error) => {
-            let error = ReconcileError::Status {
+            let error = AppSetError::Status {
                 appset: appset.name_any(),
                 error: error.into(),
             };

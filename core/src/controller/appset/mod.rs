@@ -5,9 +5,9 @@
 //! rollout observes ([`rollout_input`]), writes ([`rollout_status`]) and requests
 //! ([`sync_request`]). No API client here.
 
-pub mod diff;
 pub mod ownership;
 pub mod pacing;
+pub mod plan;
 pub mod promotion;
 pub mod requeue;
 pub mod rollout_input;

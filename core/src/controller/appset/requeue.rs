@@ -285,7 +285,7 @@ mod tests {
             "priorStepStatus": [{"step": 1, "bakeStartedAt": "2026-12-04T15:25:00Z"}]
         }))
         .unwrap();
-        let decision = crate::rollout::step(&input);
+        let decision = crate::rollout::advance(&input);
         assert_eq!(
             rollout_requeue(&input, &decision, Duration::from_secs(5)),
             Duration::from_secs(5 * 60 + 1)
@@ -322,7 +322,7 @@ mod tests {
         ];
         for (blocked, expected) in cases {
             let input = input(blocked.clone());
-            let decision = crate::rollout::step(&input);
+            let decision = crate::rollout::advance(&input);
             assert_eq!(
                 rollout_requeue(&input, &decision, every),
                 expected,
