@@ -56,7 +56,6 @@ fn main() -> ExitCode {
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Crd(args) => flotilla::cli::crd::run(&args),
         Command::Render(args) => flotilla::cli::render::run(&args),
-        Command::NodeSim(args) => flotilla::cli::node_sim::run(&args),
         Command::Plan(args) => flotilla::cli::plan::run(&args),
         Command::Rollout(args) => flotilla::cli::rollout::run(&args),
         Command::Controller(args) => flotilla::cli::controller::run(&args),

@@ -3,7 +3,8 @@
 #! control plane, installs helm and kubectl (tests/tools/install.sh; tests find them through
 #! FLOTILLA_HELM and FLOTILLA_KUBECTL), the servers tests start on loopback
 #! (tests/tools/install-servers.sh) and Chromium with chromedriver for the browser test
-#! (tests/browser/install.sh), builds `flotilla`, runs one `flotilla node-sim` per cluster, runs
+#! (tests/browser/install.sh), builds `flotilla` and `flotilla-node-sim`, runs one of the latter
+#! per cluster, runs
 #! every test (`cargo test --workspace`), then stops what it started and checks that no process
 #! the run started survives it (each carries FLOTILLA_TEST_RUN in its environment; a survivor is
 #! named, killed, and fails the run). Exits with cargo's status, or 1 for a survivor.
@@ -63,9 +64,9 @@ TOOLS="$(bash tests/tools/install.sh)"
 export FLOTILLA_HELM="${FLOTILLA_HELM:-$TOOLS/helm}" FLOTILLA_KUBECTL="${FLOTILLA_KUBECTL:-$TOOLS/kubectl}"
 log "helm and kubectl ready ($((SECONDS - start))s)"
 
-cargo build --bin flotilla
+cargo build --workspace --bins
 for n in 1 2; do
-  RUST_LOG="${RUST_LOG:-info}" NO_COLOR=1 setsid target/debug/flotilla node-sim \
+  RUST_LOG="${RUST_LOG:-info}" NO_COLOR=1 setsid target/debug/flotilla-node-sim \
     --kubeconfig "$STATE/cluster$n.kubeconfig" --node-name "flotilla-sim-$n" --ready-after 500ms \
     >"$STATE/logs/node-sim$n.log" 2>&1 </dev/null &
   echo $! >"$STATE/pids/node-sim$n.pid"

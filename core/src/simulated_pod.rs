@@ -1,5 +1,7 @@
 //! How a simulated pod behaves, read from its `sim.flotilla.dev/*` annotations (usually copied
-//! from a workload's pod template).
+//! from a workload's pod template): the vocabulary shared by the node simulator (crate
+//! `flotilla-node-sim`), which runs such pods on a test control plane, and `flotilla simulate`,
+//! which predicts them.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

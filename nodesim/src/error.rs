@@ -1,6 +1,6 @@
 //! Errors of the node simulator.
 
-use crate::cluster::api_error::ApiError;
+use flotilla::cluster::api_error::ApiError;
 
 /// Failures that stop the simulator. Per-pod API errors are logged and retried instead.
 #[derive(Debug, thiserror::Error)]

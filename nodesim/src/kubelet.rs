@@ -14,7 +14,7 @@ use kube::{Api, Client, ResourceExt};
 use super::node::{HOST_IP, node_labels};
 use super::placement::NodeView;
 use super::plan::{Action, Context, plan};
-use crate::cluster::api_error::ApiError;
+use flotilla::cluster::api_error::ApiError;
 
 /// Plays the kubelet of one node for every pod in the cluster.
 pub struct Kubelet {

@@ -1,9 +1,8 @@
-//! The node simulator behind `flotilla node-sim`: plays the kubelet (and the scheduler) for a
-//! control plane without nodes. It registers one Ready Node, binds pending pods to it, and after a
+//! The node simulator behind `flotilla-node-sim`, a test tool (not part of the product): plays
+//! the kubelet (and the scheduler) for a control plane without nodes. It registers one Ready Node, binds pending pods to it, and after a
 //! delay reports them Running, Succeeded or failed as their `sim.flotilla.dev/*` annotations ask,
 //! so the real controller manager computes workload status as in a real cluster.
 
-pub mod behavior;
 pub mod error;
 pub mod kubelet;
 pub mod node;
@@ -20,7 +19,7 @@ use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client};
 use tokio::time::MissedTickBehavior;
 
-use crate::cluster::api_error::watch_message;
+use flotilla::cluster::api_error::watch_message;
 
 pub use error::NodeSimError;
 

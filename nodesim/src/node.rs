@@ -79,7 +79,7 @@ pub fn node_status(now: Timestamp) -> NodeStatus {
         node_info: Some(NodeSystemInfo {
             architecture: "amd64".to_owned(),
             operating_system: "linux".to_owned(),
-            os_image: "flotilla node-sim".to_owned(),
+            os_image: "flotilla-node-sim".to_owned(),
             // Not a kubelet: the node names the simulator's own version.
             kubelet_version: concat!("v", env!("CARGO_PKG_VERSION"), "-node-sim").to_owned(),
             container_runtime_version: "sim://1".to_owned(),

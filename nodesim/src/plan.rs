@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Pod, PodStatus};
 
-use super::behavior::{Behavior, BehaviorError};
 use super::placement::{NodeView, fits};
 use super::pod_status::{Placement, RestartPolicy, Stage, observed_stage, pod_status, stage};
+use flotilla_core::simulated_pod::{Behavior, BehaviorError};
 
 /// The next step for a pod.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
-use super::behavior::{Behavior, Outcome};
+use flotilla_core::simulated_pod::{Behavior, Outcome};
 
 /// The lifecycle stages the simulator reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
