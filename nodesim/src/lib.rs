@@ -21,7 +21,7 @@ use tokio::time::MissedTickBehavior;
 
 use flotilla::cluster::api_error::watch_message;
 
-pub use error::NodeSimError;
+use error::NodeSimError;
 
 /// How often pods are re-examined (delays are measured at this granularity).
 const TICK: Duration = Duration::from_millis(100);
