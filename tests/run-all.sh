@@ -4,8 +4,8 @@
 #! FLOTILLA_HELM and FLOTILLA_KUBECTL), the servers tests start on loopback
 #! (tests/tools/install-servers.sh) and Chromium with chromedriver for the browser test
 #! (tests/browser/install.sh), builds `flotilla` and `flotilla-node-sim`, runs one of the latter
-#! per cluster, runs
-#! every test (`cargo test --workspace`), then stops what it started and checks that no process
+#! per cluster, runs every test — the offline ones and those of the `controlplane` feature
+#! (`cargo test --workspace --all-features`) — then stops what it started and checks that no process
 #! the run started survives it (each carries FLOTILLA_TEST_RUN in its environment; a survivor is
 #! named, killed, and fails the run). Exits with cargo's status, or 1 for a survivor.
 #! Extra arguments go to `cargo test` (e.g. `tests/run-all.sh -- --nocapture`).
@@ -74,6 +74,6 @@ for n in 1 2; do
 done
 
 status=0
-cargo test --workspace --no-fail-fast "$@" || status=$?
+cargo test --workspace --all-features --no-fail-fast "$@" || status=$?
 log "tests finished with status $status ($((SECONDS - start))s); logs in $STATE/logs"
 exit "$status"
