@@ -211,7 +211,10 @@ impl Controller {
     fn stop(mut self) {
         let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
         // SAFETY: signalling a child process this test started and has not reaped.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        #[allow(unsafe_code, reason = "a SIGTERM is only sent through kill(2)")]
+        unsafe {
+            libc::kill(pid, libc::SIGTERM)
+        };
         let _ = self.child.wait();
     }
 }
