@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 const CORE_LAYERS: &[&[&str]] = &[
     // Text and formats: no knowledge of Kubernetes objects beyond their keys.
     &["hex", "html", "manifest", "stable_hash", "table", "yaml"],
-    // Judgements of single objects and Argo CD's declarative Secrets.
-    &["health", "secrets"],
+    // Judgements of single objects, Argo CD's declarative Secrets, and how a simulated pod
+    // behaves (the node simulator's and `flotilla simulate`'s annotations).
+    &["health", "secrets", "simulated_pod"],
     // The CRD types and the records stored in them.
     &["api"],
     // Projects: what an Application may deploy where, and when.
@@ -43,8 +44,8 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
     &["customizations"],
     // The Kubernetes API: the engine's port implemented with kube, watches, destinations.
     &["cluster"],
-    // ApplicationSet rendering and the kubelet stand-in.
-    &["render", "nodesim"],
+    // ApplicationSet rendering.
+    &["render"],
     // The controllers.
     &["controller"],
     // The simulator: the controllers' pure decisions on an embedded cluster; the operators'
@@ -66,6 +67,13 @@ const GENERATORS_LAYERS: &[&[&str]] = &[
         "clusters", "git", "list", "matrix", "merge", "plugin", "scm",
     ],
     &["cluster_decision"],
+];
+
+/// The `flotilla-node-sim` crate's (the test tool's) top-level modules, bottom layer first.
+const NODESIM_LAYERS: &[&[&str]] = &[
+    &["error", "placement", "pod_status"],
+    &["node", "plan"],
+    &["kubelet"],
 ];
 
 /// One lexical token of Rust source that matters for paths, with its line.
@@ -441,7 +449,7 @@ fn violations(src: &Path, layers: &[&[&str]]) -> Vec<String> {
 }
 
 /// The crates of the workspace, as paths name them: a crate built on them names them itself.
-const WORKSPACE_CRATES: &[&str] = &["flotilla_core", "flotilla_generators"];
+const WORKSPACE_CRATES: &[&str] = &["flotilla", "flotilla_core", "flotilla_generators"];
 
 /// The lines of `text` where a `pub use` (or `pub(…) use`) re-exports a crate of the workspace:
 /// a glob, a group or one name, with or without a leading `::`.
@@ -547,7 +555,7 @@ fn generators_modules_use_only_lower_layers() {
 
 #[test]
 fn no_crate_re_exports_another() {
-    let found: Vec<String> = ["src", "core/src", "generators/src"]
+    let found: Vec<String> = ["src", "core/src", "generators/src", "nodesim/src"]
         .iter()
         .flat_map(|src| re_exports(&root().join(src)))
         .collect();
@@ -572,6 +580,12 @@ const TEXT: &str = "pub use flotilla_core::yaml;";
 pub fn f() {}
 "##;
     assert_eq!(re_export_lines(text), [2, 3, 4, 5]);
+}
+
+#[test]
+fn node_simulator_modules_use_only_lower_layers() {
+    let found = violations(&root().join("nodesim/src"), NODESIM_LAYERS);
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
 #[test]

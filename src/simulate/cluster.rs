@@ -10,9 +10,9 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use crate::nodesim::behavior::{Behavior, Outcome};
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use flotilla_core::manifest::ObjectKey;
+use flotilla_core::simulated_pod::{Behavior, Outcome};
 use flotilla_core::sync::{FieldValidation, ResourceAction, TRACKING_ANNOTATION};
 
 use super::clock::VirtualClock;
@@ -418,8 +418,8 @@ mod tests {
             .await
             .unwrap();
     }
-    use crate::nodesim::behavior::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
     use flotilla_core::health::HealthStatus;
+    use flotilla_core::simulated_pod::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
     use flotilla_core::sync::LiveObject;
 
     fn job(namespace: &str, annotations: Value) -> Value {
