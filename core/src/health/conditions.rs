@@ -14,8 +14,10 @@ pub(super) struct Condition<'a> {
     pub status: &'a str,
     pub reason: &'a str,
     pub message: &'a str,
+    /// Cluster API's `severity` of a False condition (`Info`, `Warning`, `Error`), else empty.
+    pub severity: &'a str,
     /// The generation the condition was written for, when it says.
-    observed_generation: Option<i64>,
+    pub observed_generation: Option<i64>,
 }
 
 impl Condition<'_> {
@@ -41,6 +43,7 @@ pub(super) fn condition<'a>(object: &'a Value, type_: &str) -> Option<Condition<
             status: text(entry, "status").unwrap_or(""),
             reason: text(entry, "reason").unwrap_or(""),
             message: text(entry, "message").unwrap_or(""),
+            severity: text(entry, "severity").unwrap_or(""),
             observed_generation: entry.get("observedGeneration").and_then(Value::as_i64),
         })
 }
