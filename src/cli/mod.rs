@@ -7,6 +7,7 @@ pub mod connect;
 pub mod controller;
 pub mod crd;
 pub mod customizations_args;
+pub mod health_args;
 pub mod diff;
 pub mod directory_args;
 pub mod get;
