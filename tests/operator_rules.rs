@@ -82,7 +82,10 @@ async fn live_health(key: &ObjectKey) -> (HealthStatus, String) {
         .await
         .expect("reads the object")
         .expect("the object exists");
-    let health = cluster.observing(&HealthChecks::default()).await.assess(&object);
+    let health = cluster
+        .observing(&HealthChecks::default())
+        .await
+        .assess(&object);
     (health.status, health.message)
 }
 
@@ -172,11 +175,18 @@ async fn rolling_sync_waits_for(ns: &TestNamespace, operator: Operator, manifest
     let source =
         json!({"repoURL": remote.file_url(), "targetRevision": "main", "path": "{{.component}}"});
     let appsets = ns.api::<ApplicationSet>();
-    apply(&appsets, &object(two_tier_appset("stack", &ns.name, "source", source))).await;
+    apply(
+        &appsets,
+        &object(two_tier_appset("stack", &ns.name, "source", source)),
+    )
+    .await;
     let apps = ns.api::<Application>();
     let config_maps = ns.api::<ConfigMap>();
 
-    wait_until(&operator.api, operator.name, "the resource created", |_| true).await;
+    wait_until(&operator.api, operator.name, "the resource created", |_| {
+        true
+    })
+    .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     write_status(&operator.api, operator.name, &operator.starting).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -311,7 +321,10 @@ async fn a_health_library_directory_decides_through_the_controller_and_argocd_cm
     let library = tempfile::tempdir().expect("a directory");
     for (kind, script) in [
         ("Database", LIBRARY_CHECK),
-        ("Cache", "return {status = 'Degraded', message = 'from the library'}"),
+        (
+            "Cache",
+            "return {status = 'Degraded', message = 'from the library'}",
+        ),
     ] {
         let dir = library.path().join("library.flotilla.test").join(kind);
         std::fs::create_dir_all(&dir).expect("creates the kind's directory");
@@ -361,7 +374,10 @@ async fn a_health_library_directory_decides_through_the_controller_and_argocd_cm
     };
     wait_until(&apps, "orders", "the library's check waiting", |app| {
         resource_health(app, "orders")
-            == Some((HealthStatus::Progressing, "waiting for the operator".to_owned()))
+            == Some((
+                HealthStatus::Progressing,
+                "waiting for the operator".to_owned(),
+            ))
     })
     .await;
     let api: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &ns.name, &databases);

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::duration::parse_duration;
-use crate::health::{HealthDefaults, LibraryScript};
+use crate::health::{HealthChecks, HealthDefaults, LibraryScript};
 
 /// The script file of a kind's directory.
 const HEALTH_SCRIPT: &str = "health.lua";
@@ -40,12 +40,12 @@ impl Default for HealthArgs {
 }
 
 impl HealthArgs {
-    /// The health defaults the flags set.
+    /// The health defaults the flags set, their scripts compiled.
     ///
     /// # Errors
-    /// A directory or script that cannot be read.
+    /// A directory or script that cannot be read, or a script that does not compile.
     pub fn read(&self) -> anyhow::Result<HealthDefaults> {
-        Ok(HealthDefaults {
+        let defaults = HealthDefaults {
             library: self
                 .resource_customizations_dir
                 .as_deref()
@@ -53,7 +53,9 @@ impl HealthArgs {
                 .transpose()?
                 .unwrap_or_default(),
             status_grace: self.health_status_grace,
-        })
+        };
+        HealthChecks::default().with_defaults(&defaults)?;
+        Ok(defaults)
     }
 }
 
@@ -130,9 +132,15 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         };
-        write("cert-manager.io/Certificate/health.lua", "return {status = 'Healthy'}");
+        write(
+            "cert-manager.io/Certificate/health.lua",
+            "return {status = 'Healthy'}",
+        );
         write("cert-manager.io/Certificate/health_test.yaml", "tests: []");
-        write("cert-manager.io/Certificate/testdata/ready.yaml", "kind: Certificate");
+        write(
+            "cert-manager.io/Certificate/testdata/ready.yaml",
+            "kind: Certificate",
+        );
         write("Service/health.lua", "return {status = 'Progressing'}");
         write("apps/Deployment/actions/restart/action.lua", "return obj");
         let scripts = read_library(dir.path()).unwrap();
@@ -144,10 +152,17 @@ mod tests {
             found,
             [
                 ("", "Service", "return {status = 'Progressing'}"),
-                ("cert-manager.io", "Certificate", "return {status = 'Healthy'}"),
+                (
+                    "cert-manager.io",
+                    "Certificate",
+                    "return {status = 'Healthy'}"
+                ),
             ]
         );
         let missing = read_library(&dir.path().join("nope")).unwrap_err();
-        assert!(format!("{missing:#}").starts_with("reading directory "), "{missing:#}");
+        assert!(
+            format!("{missing:#}").starts_with("reading directory "),
+            "{missing:#}"
+        );
     }
 }

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use flotilla_core::health::StatusKinds;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::{Api, Client};
 use kube::core::GroupVersion;
 use kube::discovery::{ApiCapabilities, ApiResource, Scope, pinned_group};
+use kube::{Api, Client};
 use tokio::sync::Mutex;
 
 use super::api_error::ApiError;

@@ -344,7 +344,12 @@ impl ClusterApi for SimCluster {
                     });
             let text = |pointer: &str| crd.pointer(pointer).and_then(Value::as_str);
             declares
-                .then(|| Some((text("/spec/group")?.to_owned(), text("/spec/names/kind")?.to_owned())))
+                .then(|| {
+                    Some((
+                        text("/spec/group")?.to_owned(),
+                        text("/spec/names/kind")?.to_owned(),
+                    ))
+                })
                 .flatten()
         }))
     }

@@ -16,11 +16,11 @@ use flotilla::controller::appset_reconciler::AppSetContext;
 use flotilla::controller::leader::LeaseTiming;
 use flotilla::controller::lease_lock::{LeaseConfig, LeaseLock};
 use flotilla::controller::metrics::Metrics;
-use flotilla::health::HealthDefaults;
 use flotilla::controller::namespace_controllers::{
     ApplicationControllers, ApplicationSetControllers,
 };
 use flotilla::controller::readiness::Readiness;
+use flotilla::health::HealthDefaults;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::Tools;
@@ -85,7 +85,13 @@ pub fn start_with_health(ns: &TestNamespace, identity: &str, defaults: HealthDef
 /// [`start`] comparing Applications without a change only every `resync` (Argo CD's 3 min, say):
 /// what it sees sooner it sees from its watches.
 pub fn start_with_resync(ns: &TestNamespace, identity: &str, resync: Duration) -> Running {
-    start_with(ns, identity, Duration::ZERO, resync, HealthDefaults::default())
+    start_with(
+        ns,
+        identity,
+        Duration::ZERO,
+        resync,
+        HealthDefaults::default(),
+    )
 }
 
 fn start_with(

@@ -166,7 +166,8 @@ impl Conditions {
             .map(|pointer| format!("`{}: true`", field_name(pointer)))
             .into_iter()
             .chain(
-                (!self.paused.is_empty()).then(|| format!("{} `True`", listed(self.paused, " or "))),
+                (!self.paused.is_empty())
+                    .then(|| format!("{} `True`", listed(self.paused, " or "))),
             )
             .collect();
         if !suspended.is_empty() {
@@ -257,10 +258,7 @@ impl Phases {
             healthy.push_str(&format!(" and the `{ready}` condition is `True`"));
         }
         if !self.suspended.is_empty() {
-            healthy.push_str(&format!(
-                " (Suspended: {})",
-                listed(self.suspended, " or ")
-            ));
+            healthy.push_str(&format!(" (Suspended: {})", listed(self.suspended, " or ")));
         }
         Meaning {
             healthy,

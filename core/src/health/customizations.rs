@@ -453,6 +453,126 @@ mod tests {
     }
 
     #[test]
+    fn custom_resources_wait_for_a_first_status_unless_a_check_decides_or_the_kind_opts_out() {
+        let yaml = "\"*.opted.example.com/*\":\n  health.awaitStatus: false\n";
+        let library = [LibraryScript {
+            group: "scripted.example.com".into(),
+            kind: "Widget".into(),
+            path: "lib/scripted.example.com/Widget/health.lua".into(),
+            source: "return {status = 'Degraded', message = os.date('!%Y', 0)}".into(),
+        }];
+        let defaults = HealthDefaults {
+            library: library.to_vec(),
+            status_grace: Duration::from_secs(60),
+        };
+        let checks = HealthChecks::from_data(
+            "cm",
+            &data(&[
+                (
+                    "resource.customizations.awaitStatus.flat.example.com_Widget",
+                    "false",
+                ),
+                ("resource.customizations", yaml),
+            ]),
+        )
+        .unwrap()
+        .with_defaults(&defaults)
+        .unwrap();
+        let kinds = StatusKinds::new(
+            [
+                "example.com",
+                "flat.example.com",
+                "a.opted.example.com",
+                "scripted.example.com",
+            ]
+            .map(|group| (group.to_owned(), "Widget".to_owned())),
+        );
+        let created = "2026-12-01T10:00:00Z";
+        let at = |time: &str| checks.observing(kinds.clone(), time.parse().unwrap());
+        let widget = |group: &str| {
+            json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+                   "metadata": {"name": "w", "creationTimestamp": created}})
+        };
+        let health = |time: &str, group: &str| {
+            let health = at(time).assess(&widget(group));
+            (health.status, health.message)
+        };
+        let waiting = (
+            HealthStatus::Progressing,
+            "Waiting for its controller to report status".to_owned(),
+        );
+        let healthy = (HealthStatus::Healthy, String::new());
+        assert_eq!(health("2026-12-01T10:00:30Z", "example.com"), waiting);
+        assert_eq!(
+            health("2026-12-01T10:01:00Z", "example.com"),
+            healthy,
+            "the grace passed"
+        );
+        assert_eq!(health("2026-12-01T10:00:30Z", "flat.example.com"), healthy);
+        assert_eq!(
+            health("2026-12-01T10:00:30Z", "a.opted.example.com"),
+            healthy
+        );
+        assert_eq!(
+            health("2026-12-01T10:00:30Z", "scripted.example.com"),
+            (HealthStatus::Degraded, "1970".to_owned()),
+            "a library script decides, with the open libraries"
+        );
+        assert_eq!(
+            checks.assess(&widget("example.com")),
+            Health::new(HealthStatus::Healthy, ""),
+            "nothing observed of a cluster: no wait"
+        );
+        assert_eq!(
+            checks,
+            at("2026-12-01T10:00:30Z"),
+            "observing is not configuration"
+        );
+    }
+
+    #[test]
+    fn use_open_libs_is_read_from_both_forms() {
+        let script = "return {status = 'Healthy', message = os.date('!%Y', 0)}";
+        let yaml = format!(
+            "example.com/Gadget:\n  health.lua: \"{script}\"\n  health.lua.useOpenLibs: true\n"
+        );
+        let checks = HealthChecks::from_data(
+            "cm",
+            &data(&[
+                ("resource.customizations.health.example.com_Widget", script),
+                (
+                    "resource.customizations.useOpenLibs.example.com_Widget",
+                    "true",
+                ),
+                ("resource.customizations.health.example.com_Gizmo", script),
+                ("resource.customizations", &yaml),
+            ]),
+        )
+        .unwrap();
+        for (kind, message) in [("Widget", "1970"), ("Gadget", "1970")] {
+            assert_eq!(
+                checks.assess(&object("example.com/v1", kind)).message,
+                message
+            );
+        }
+        let closed = checks.assess(&object("example.com/v1", "Gizmo"));
+        assert_eq!(closed.status, HealthStatus::Unknown, "{}", closed.message);
+        let error = HealthChecks::from_data(
+            "cm",
+            &data(&[(
+                "resource.customizations.awaitStatus.example.com_Widget",
+                "no",
+            )]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            error,
+            "cm: key resource.customizations.awaitStatus.example.com_Widget: expected true or false, found \"no\""
+        );
+    }
+
+    #[test]
     fn a_failing_check_is_unknown_and_named() {
         let checks = HealthChecks::from_data(
             "ConfigMap argocd/argocd-cm",

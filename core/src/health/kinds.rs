@@ -137,7 +137,12 @@ pub fn reference() -> String {
     page
 }
 
-const fn kind(owner: &'static str, group: &'static str, kind: &'static str, rule: Rule) -> BuiltInKind {
+const fn kind(
+    owner: &'static str,
+    group: &'static str,
+    kind: &'static str,
+    rule: Rule,
+) -> BuiltInKind {
     BuiltInKind {
         owner,
         selector: Selector::Kind { group, kind },
@@ -186,7 +191,11 @@ const CROSSPLANE_RESOURCE: Rule = Rule::Conditions(Conditions {
 /// Crossplane packages: installed and their runtime healthy.
 const CROSSPLANE_PACKAGE: Rule = Rule::Conditions(Conditions {
     ready: &["Installed", "Healthy"],
-    waiting: &["UnpackingPackage", "InactivePackageRevision", "UnknownPackageRevisionHealth"],
+    waiting: &[
+        "UnpackingPackage",
+        "InactivePackageRevision",
+        "UnknownPackageRevisionHealth",
+    ],
     ..Conditions::READY
 });
 
@@ -287,99 +296,231 @@ fn composite_or_claim(object: &Value) -> bool {
 }
 
 static KINDS: [BuiltInKind; 76] = [
-    kind(K8S, "apps", "Deployment", Rule::Code(|o| typed(o, deployment::assess), [
-        "all replicas updated and available for the current generation",
-        "a rollout in progress, or the generation not observed yet",
-        "the progress deadline exceeded",
-    ])),
-    kind(K8S, "apps", "StatefulSet", Rule::Code(|o| typed(o, statefulset::assess), [
-        "all replicas ready and updated to the current revision",
-        "a rollout in progress, or the generation not observed yet",
-        "never (its Pods are judged on their own)",
-    ])),
-    kind(K8S, "apps", "DaemonSet", Rule::Code(|o| typed(o, daemonset::assess), [
-        "every scheduled Pod updated and available",
-        "a rollout in progress, or the generation not observed yet",
-        "never (its Pods are judged on their own)",
-    ])),
-    kind(K8S, "apps", "ReplicaSet", Rule::Code(|o| typed(o, replicaset::assess), [
-        "all replicas available",
-        "replicas still becoming available",
-        "a `ReplicaFailure` condition",
-    ])),
-    kind(K8S, "", "Pod", Rule::Code(|o| typed(o, pod::assess), [
-        "running and ready, or succeeded",
-        "pending, or running but not ready",
-        "failed, or a container crash-looping or unable to pull its image",
-    ])),
-    kind(K8S, "batch", "Job", Rule::Code(|o| typed(o, job::assess), [
-        "completed",
-        "running",
-        "failed",
-    ])),
-    kind(K8S, "", "PersistentVolumeClaim", Rule::Code(|o| typed(o, pvc::assess), [
-        "bound",
-        "pending",
-        "lost",
-    ])),
-    kind(K8S, "", "Service", Rule::Code(|o| typed(o, service::assess), [
-        "any type but a LoadBalancer, or a LoadBalancer with an address",
-        "a LoadBalancer waiting for its address",
-        "never",
-    ])),
-    kind(K8S, "networking.k8s.io", "Ingress", Rule::Code(|o| typed(o, ingress::assess), [
-        "a load balancer address",
-        "waiting for a load balancer address",
-        "never",
-    ])),
-    kind(K8S, "extensions", "Ingress", Rule::Code(|o| typed(o, ingress::assess), [
-        "a load balancer address",
-        "waiting for a load balancer address",
-        "never",
-    ])),
-    kind(K8S, "apiextensions.k8s.io", "CustomResourceDefinition", Rule::Code(|o| typed(o, crd::assess), [
-        "`Established`",
-        "not Established yet",
-        "`NamesAccepted` `False`",
-    ])),
-    kind(K8S, "", "Namespace", Rule::Code(|o| typed(o, namespace::assess), [
-        "active",
-        "terminating",
-        "never",
-    ])),
-    kind(K8S, "apiregistration.k8s.io", "APIService", Rule::Code(|o| typed(o, apiservice::assess), [
-        "`Available` `True`",
-        "`Available` missing or not True",
-        "never",
-    ])),
-    kind(K8S, "autoscaling", "HorizontalPodAutoscaler", Rule::Code(|o| typed(o, hpa::assess), [
-        "conditions reported and none failing",
-        "no conditions yet",
-        "`AbleToScale` or `ScalingActive` `False` with a `Failed…` reason",
-    ])),
-    kind(FLOTILLA, "flotilla.dev", "Application", Rule::Code(application::assess, [
-        "its `status.health` is Healthy",
-        "no health reported yet, or its `status.health` is Progressing",
-        "its `status.health` is Degraded",
-    ])),
-    kind(FLOTILLA, "argoproj.io", "Application", Rule::Code(application::assess, [
-        "its `status.health` is Healthy",
-        "no health reported yet, or its `status.health` is Progressing",
-        "its `status.health` is Degraded",
-    ])),
-    kind(CERT_MANAGER, "cert-manager.io", "Certificate", Rule::Conditions(Conditions {
-        busy: &["Issuing"],
-        ..Conditions::READY
-    })),
-    kind(CERT_MANAGER, "cert-manager.io", "CertificateRequest", Rule::Conditions(Conditions {
-        blocking: &["Denied", "InvalidRequest"],
-        waiting: &["Pending"],
-        ..Conditions::READY
-    })),
+    kind(
+        K8S,
+        "apps",
+        "Deployment",
+        Rule::Code(
+            |o| typed(o, deployment::assess),
+            [
+                "all replicas updated and available for the current generation (Suspended: `spec.paused`)",
+                "a rollout in progress, or the generation not observed yet",
+                "the progress deadline exceeded",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "apps",
+        "StatefulSet",
+        Rule::Code(
+            |o| typed(o, statefulset::assess),
+            [
+                "all replicas ready and updated to the current revision",
+                "a rollout in progress, or the generation not observed yet",
+                "never (its Pods are judged on their own)",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "apps",
+        "DaemonSet",
+        Rule::Code(
+            |o| typed(o, daemonset::assess),
+            [
+                "every scheduled Pod updated and available",
+                "a rollout in progress, or the generation not observed yet",
+                "never (its Pods are judged on their own)",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "apps",
+        "ReplicaSet",
+        Rule::Code(
+            |o| typed(o, replicaset::assess),
+            [
+                "all replicas available",
+                "replicas still becoming available",
+                "a `ReplicaFailure` condition",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "",
+        "Pod",
+        Rule::Code(
+            |o| typed(o, pod::assess),
+            [
+                "running and ready, or succeeded",
+                "pending, or running but not ready",
+                "failed, or a container crash-looping or unable to pull its image",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "batch",
+        "Job",
+        Rule::Code(
+            |o| typed(o, job::assess),
+            [
+                "`Complete` (Suspended: a `Suspended` condition)",
+                "running",
+                "failed",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "",
+        "PersistentVolumeClaim",
+        Rule::Code(|o| typed(o, pvc::assess), ["bound", "pending", "lost"]),
+    ),
+    kind(
+        K8S,
+        "",
+        "Service",
+        Rule::Code(
+            |o| typed(o, service::assess),
+            [
+                "any type but a LoadBalancer, or a LoadBalancer with an address",
+                "a LoadBalancer waiting for its address",
+                "never",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "networking.k8s.io",
+        "Ingress",
+        Rule::Code(
+            |o| typed(o, ingress::assess),
+            [
+                "a load balancer address",
+                "waiting for a load balancer address",
+                "never",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "extensions",
+        "Ingress",
+        Rule::Code(
+            |o| typed(o, ingress::assess),
+            [
+                "a load balancer address",
+                "waiting for a load balancer address",
+                "never",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        Rule::Code(
+            |o| typed(o, crd::assess),
+            [
+                "`Established`",
+                "not Established yet",
+                "`NamesAccepted` `False`",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "",
+        "Namespace",
+        Rule::Code(
+            |o| typed(o, namespace::assess),
+            ["active", "terminating", "never"],
+        ),
+    ),
+    kind(
+        K8S,
+        "apiregistration.k8s.io",
+        "APIService",
+        Rule::Code(
+            |o| typed(o, apiservice::assess),
+            [
+                "`Available` `True`",
+                "`Available` missing or not True",
+                "never",
+            ],
+        ),
+    ),
+    kind(
+        K8S,
+        "autoscaling",
+        "HorizontalPodAutoscaler",
+        Rule::Code(
+            |o| typed(o, hpa::assess),
+            [
+                "conditions reported and none failing",
+                "no conditions yet",
+                "`AbleToScale` or `ScalingActive` `False` with a `Failed…` reason",
+            ],
+        ),
+    ),
+    kind(
+        FLOTILLA,
+        "flotilla.dev",
+        "Application",
+        Rule::Code(
+            application::assess,
+            [
+                "its `status.health` is Healthy",
+                "no health reported yet, or its `status.health` is Progressing",
+                "its `status.health` is Degraded",
+            ],
+        ),
+    ),
+    kind(
+        FLOTILLA,
+        "argoproj.io",
+        "Application",
+        Rule::Code(
+            application::assess,
+            [
+                "its `status.health` is Healthy",
+                "no health reported yet, or its `status.health` is Progressing",
+                "its `status.health` is Degraded",
+            ],
+        ),
+    ),
+    kind(
+        CERT_MANAGER,
+        "cert-manager.io",
+        "Certificate",
+        Rule::Conditions(Conditions {
+            busy: &["Issuing"],
+            ..Conditions::READY
+        }),
+    ),
+    kind(
+        CERT_MANAGER,
+        "cert-manager.io",
+        "CertificateRequest",
+        Rule::Conditions(Conditions {
+            blocking: &["Denied", "InvalidRequest"],
+            waiting: &["Pending"],
+            ..Conditions::READY
+        }),
+    ),
     kind(CERT_MANAGER, "cert-manager.io", "Issuer", READY),
     kind(CERT_MANAGER, "cert-manager.io", "ClusterIssuer", READY),
     kind(CERT_MANAGER, "acme.cert-manager.io", "Order", ACME_STATE),
-    kind(CERT_MANAGER, "acme.cert-manager.io", "Challenge", ACME_STATE),
+    kind(
+        CERT_MANAGER,
+        "acme.cert-manager.io",
+        "Challenge",
+        ACME_STATE,
+    ),
     BuiltInKind {
         owner: CROSSPLANE,
         selector: Selector::Shape {
@@ -396,32 +537,70 @@ static KINDS: [BuiltInKind; 76] = [
         },
         rule: CROSSPLANE_RESOURCE,
     },
-    kind(CROSSPLANE, "pkg.crossplane.io", "Provider", CROSSPLANE_PACKAGE),
-    kind(CROSSPLANE, "pkg.crossplane.io", "Function", CROSSPLANE_PACKAGE),
-    kind(CROSSPLANE, "pkg.crossplane.io", "Configuration", CROSSPLANE_PACKAGE),
-    kind(CROSSPLANE, "apiextensions.crossplane.io", "CompositeResourceDefinition", Rule::Conditions(Conditions {
-        ready: &["Established"],
-        ..Conditions::READY
-    })),
-    kind(CNPG, "postgresql.cnpg.io", "Cluster", Rule::Code(cnpg_cluster::assess, [
-        "phase `Cluster in healthy state` and `Ready` not False",
-        "any other phase (setting up, creating replicas, switching over, upgrading)",
-        "a phase saying the operator cannot go on (`cannot`, `unable`, `failed`, `error`)",
-    ])),
-    kind(CNPG, "postgresql.cnpg.io", "Backup", Rule::Phases(Phases {
-        field: "/status/phase",
-        healthy: &["completed"],
-        degraded: &["failed"],
-        suspended: &[],
-        ready: None,
-        messages: &["/status/error"],
-    })),
+    kind(
+        CROSSPLANE,
+        "pkg.crossplane.io",
+        "Provider",
+        CROSSPLANE_PACKAGE,
+    ),
+    kind(
+        CROSSPLANE,
+        "pkg.crossplane.io",
+        "Function",
+        CROSSPLANE_PACKAGE,
+    ),
+    kind(
+        CROSSPLANE,
+        "pkg.crossplane.io",
+        "Configuration",
+        CROSSPLANE_PACKAGE,
+    ),
+    kind(
+        CROSSPLANE,
+        "apiextensions.crossplane.io",
+        "CompositeResourceDefinition",
+        Rule::Conditions(Conditions {
+            ready: &["Established"],
+            ..Conditions::READY
+        }),
+    ),
+    kind(
+        CNPG,
+        "postgresql.cnpg.io",
+        "Cluster",
+        Rule::Code(
+            cnpg_cluster::assess,
+            [
+                "phase `Cluster in healthy state` and `Ready` not False",
+                "any other phase (setting up, creating replicas, switching over, upgrading)",
+                "a phase saying the operator cannot go on (`cannot`, `unable`, `failed`, `error`)",
+            ],
+        ),
+    ),
+    kind(
+        CNPG,
+        "postgresql.cnpg.io",
+        "Backup",
+        Rule::Phases(Phases {
+            field: "/status/phase",
+            healthy: &["completed"],
+            degraded: &["failed"],
+            suspended: &[],
+            ready: None,
+            messages: &["/status/error"],
+        }),
+    ),
     kind(STRIMZI, "kafka.strimzi.io", "Kafka", STRIMZI_RULE),
     kind(STRIMZI, "kafka.strimzi.io", "KafkaTopic", STRIMZI_RULE),
     kind(STRIMZI, "kafka.strimzi.io", "KafkaUser", STRIMZI_RULE),
     kind(STRIMZI, "kafka.strimzi.io", "KafkaConnect", STRIMZI_RULE),
     kind(STRIMZI, "kafka.strimzi.io", "KafkaConnector", STRIMZI_RULE),
-    kind(STRIMZI, "kafka.strimzi.io", "KafkaMirrorMaker2", STRIMZI_RULE),
+    kind(
+        STRIMZI,
+        "kafka.strimzi.io",
+        "KafkaMirrorMaker2",
+        STRIMZI_RULE,
+    ),
     kind(STRIMZI, "kafka.strimzi.io", "KafkaBridge", STRIMZI_RULE),
     kind(KEDA, "keda.sh", "ScaledObject", KEDA_RULE),
     kind(KEDA, "keda.sh", "ScaledJob", KEDA_RULE),
@@ -430,57 +609,143 @@ static KINDS: [BuiltInKind; 76] = [
     kind(ESO, "external-secrets.io", "SecretStore", READY),
     kind(ESO, "external-secrets.io", "ClusterSecretStore", READY),
     kind(ESO, "external-secrets.io", "PushSecret", READY),
-    kind(ROLLOUTS, "argoproj.io", "Rollout", Rule::Code(argo_rollout::assess, [
-        "phase `Healthy`",
-        "phase `Progressing`, none yet, or the generation not observed yet",
-        "phase `Degraded` (Suspended: `spec.paused` or phase `Paused`)",
-    ])),
+    kind(
+        ROLLOUTS,
+        "argoproj.io",
+        "Rollout",
+        Rule::Code(
+            argo_rollout::assess,
+            [
+                "phase `Healthy`",
+                "phase `Progressing`, none yet, or the generation not observed yet",
+                "phase `Degraded` (Suspended: `spec.paused` or phase `Paused`)",
+            ],
+        ),
+    ),
     kind(ROLLOUTS, "argoproj.io", "AnalysisRun", ROLLOUTS_RUN),
     kind(ROLLOUTS, "argoproj.io", "Experiment", ROLLOUTS_RUN),
     kind(FLUX, "helm.toolkit.fluxcd.io", "HelmRelease", FLUX_RULE),
-    kind(FLUX, "kustomize.toolkit.fluxcd.io", "Kustomization", FLUX_RULE),
+    kind(
+        FLUX,
+        "kustomize.toolkit.fluxcd.io",
+        "Kustomization",
+        FLUX_RULE,
+    ),
     kind(FLUX, "source.toolkit.fluxcd.io", "GitRepository", FLUX_RULE),
-    kind(FLUX, "source.toolkit.fluxcd.io", "HelmRepository", Rule::Code(helm_repository, [
-        "`Ready` `True`, or `spec.type: oci` (not reconciled)",
-        "`Ready` missing or `Unknown`, `Reconciling` `True`, or the generation not observed yet",
-        "`Ready` `False` or `Stalled` `True` (Suspended: `spec.suspend: true`)",
-    ])),
+    kind(
+        FLUX,
+        "source.toolkit.fluxcd.io",
+        "HelmRepository",
+        Rule::Code(
+            helm_repository,
+            [
+                "`Ready` `True`, or `spec.type: oci` (not reconciled)",
+                "`Ready` missing or `Unknown`, `Reconciling` `True`, or the generation not observed yet",
+                "`Ready` `False` or `Stalled` `True` (Suspended: `spec.suspend: true`)",
+            ],
+        ),
+    ),
     kind(FLUX, "source.toolkit.fluxcd.io", "OCIRepository", FLUX_RULE),
     kind(FLUX, "source.toolkit.fluxcd.io", "HelmChart", FLUX_RULE),
     kind(FLUX, "source.toolkit.fluxcd.io", "Bucket", FLUX_RULE),
-    kind(FLUX, "image.toolkit.fluxcd.io", "ImageRepository", FLUX_RULE),
+    kind(
+        FLUX,
+        "image.toolkit.fluxcd.io",
+        "ImageRepository",
+        FLUX_RULE,
+    ),
     kind(FLUX, "image.toolkit.fluxcd.io", "ImagePolicy", FLUX_RULE),
-    kind(FLUX, "image.toolkit.fluxcd.io", "ImageUpdateAutomation", FLUX_RULE),
-    kind(FLUX, "notification.toolkit.fluxcd.io", "Receiver", FLUX_RULE),
+    kind(
+        FLUX,
+        "image.toolkit.fluxcd.io",
+        "ImageUpdateAutomation",
+        FLUX_RULE,
+    ),
+    kind(
+        FLUX,
+        "notification.toolkit.fluxcd.io",
+        "Receiver",
+        FLUX_RULE,
+    ),
     kind(KNATIVE, "serving.knative.dev", "Service", READY),
     kind(KNATIVE, "serving.knative.dev", "Route", READY),
     kind(KNATIVE, "serving.knative.dev", "Configuration", READY),
     kind(KNATIVE, "serving.knative.dev", "Revision", READY),
     kind(KNATIVE, "eventing.knative.dev", "Broker", READY),
     kind(KNATIVE, "eventing.knative.dev", "Trigger", READY),
-    kind(CAPI, "cluster.x-k8s.io", "Cluster", Rule::Phases(Phases {
-        field: "/status/phase",
-        healthy: &["Provisioned"],
-        degraded: &["Failed"],
-        suspended: &[],
-        ready: Some("Ready"),
-        messages: &["/status/failureMessage"],
-    })),
-    kind(CAPI, "cluster.x-k8s.io", "Machine", capi_running(Some("Ready"))),
-    kind(CAPI, "cluster.x-k8s.io", "MachineDeployment", capi_running(None)),
+    kind(
+        CAPI,
+        "cluster.x-k8s.io",
+        "Cluster",
+        Rule::Phases(Phases {
+            field: "/status/phase",
+            healthy: &["Provisioned"],
+            degraded: &["Failed"],
+            suspended: &[],
+            ready: Some("Ready"),
+            messages: &["/status/failureMessage"],
+        }),
+    ),
+    kind(
+        CAPI,
+        "cluster.x-k8s.io",
+        "Machine",
+        capi_running(Some("Ready")),
+    ),
+    kind(
+        CAPI,
+        "cluster.x-k8s.io",
+        "MachineDeployment",
+        capi_running(None),
+    ),
     kind(CAPI, "cluster.x-k8s.io", "MachinePool", capi_running(None)),
     kind(CAPI, "cluster.x-k8s.io", "MachineSet", CAPI_READY),
-    kind(CAPI, "controlplane.cluster.x-k8s.io", "KubeadmControlPlane", CAPI_READY),
-    kind(PROMETHEUS, "monitoring.coreos.com", "Prometheus", PROMETHEUS_RULE),
-    kind(PROMETHEUS, "monitoring.coreos.com", "PrometheusAgent", PROMETHEUS_RULE),
-    kind(PROMETHEUS, "monitoring.coreos.com", "Alertmanager", PROMETHEUS_RULE),
-    kind(PROMETHEUS, "monitoring.coreos.com", "ThanosRuler", PROMETHEUS_RULE),
-    kind(GATEWAY, "gateway.networking.k8s.io", "Gateway", GATEWAY_RULE),
-    kind(GATEWAY, "gateway.networking.k8s.io", "GatewayClass", Rule::Conditions(Conditions {
-        ready: &["Accepted"],
-        waiting: &["Pending", "Waiting"],
-        ..Conditions::READY
-    })),
+    kind(
+        CAPI,
+        "controlplane.cluster.x-k8s.io",
+        "KubeadmControlPlane",
+        CAPI_READY,
+    ),
+    kind(
+        PROMETHEUS,
+        "monitoring.coreos.com",
+        "Prometheus",
+        PROMETHEUS_RULE,
+    ),
+    kind(
+        PROMETHEUS,
+        "monitoring.coreos.com",
+        "PrometheusAgent",
+        PROMETHEUS_RULE,
+    ),
+    kind(
+        PROMETHEUS,
+        "monitoring.coreos.com",
+        "Alertmanager",
+        PROMETHEUS_RULE,
+    ),
+    kind(
+        PROMETHEUS,
+        "monitoring.coreos.com",
+        "ThanosRuler",
+        PROMETHEUS_RULE,
+    ),
+    kind(
+        GATEWAY,
+        "gateway.networking.k8s.io",
+        "Gateway",
+        GATEWAY_RULE,
+    ),
+    kind(
+        GATEWAY,
+        "gateway.networking.k8s.io",
+        "GatewayClass",
+        Rule::Conditions(Conditions {
+            ready: &["Accepted"],
+            waiting: &["Pending", "Waiting"],
+            ..Conditions::READY
+        }),
+    ),
 ];
 
 #[cfg(test)]
@@ -515,7 +780,10 @@ mod tests {
     }
 
     fn walks() -> Vec<Walk> {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/health/testdata/operator-walks.yaml");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/health/testdata/operator-walks.yaml"
+        );
         let text = std::fs::read_to_string(path).unwrap();
         serde_saphyr::from_str(&text).unwrap()
     }
@@ -539,20 +807,40 @@ mod tests {
                     shapes.insert(describe);
                 }
                 let health = assess(&object);
-                assert_eq!(health.status, step.health, "{group}/{} {}", walk.kind, step.status);
+                assert_eq!(
+                    health.status, step.health,
+                    "{group}/{} {}",
+                    walk.kind, step.status
+                );
                 if let Some(message) = &step.message {
-                    assert_eq!(&health.message, message, "{group}/{} {}", walk.kind, step.status);
+                    assert_eq!(
+                        &health.message, message,
+                        "{group}/{} {}",
+                        walk.kind, step.status
+                    );
                 }
                 seen.push(health.status);
             }
             let first = seen.first().copied();
-            assert_eq!(first, Some(HealthStatus::Progressing), "{group}/{} starts Progressing", walk.kind);
+            assert_eq!(
+                first,
+                Some(HealthStatus::Progressing),
+                "{group}/{} starts Progressing",
+                walk.kind
+            );
             for status in [HealthStatus::Healthy, HealthStatus::Degraded] {
-                assert!(seen.contains(&status), "{group}/{} reaches {status}", walk.kind);
+                assert!(
+                    seen.contains(&status),
+                    "{group}/{} reaches {status}",
+                    walk.kind
+                );
             }
             walked.insert((group, walk.kind));
         }
-        for row in built_in_kinds().iter().filter(|row| row.owner != K8S && row.owner != FLOTILLA) {
+        for row in built_in_kinds()
+            .iter()
+            .filter(|row| row.owner != K8S && row.owner != FLOTILLA)
+        {
             match row.selector {
                 Selector::Kind { group, kind } => assert!(
                     walked.contains(&(group.to_owned(), kind.to_owned())),
@@ -585,7 +873,10 @@ mod tests {
     /// `FLOTILLA_WRITE_DOCS=1` the test writes it.
     #[test]
     fn the_reference_page_is_generated_from_the_table() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/src/reference/health-rules.md");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../docs/src/reference/health-rules.md"
+        );
         let generated = reference();
         if std::env::var_os("FLOTILLA_WRITE_DOCS").is_some() {
             std::fs::write(path, &generated).unwrap();

@@ -32,9 +32,9 @@ mod status;
 mod status_gate;
 
 pub use aggregate::{severity, worst};
+pub use convention::Meaning;
 #[cfg(test)]
 pub(crate) use customizations::test_data;
-pub use convention::Meaning;
 pub use customizations::{
     AWAIT_STATUS_KEY_PREFIX, CUSTOMIZATIONS_KEY, CustomizationsError, HEALTH_KEY_PREFIX,
     HealthChecks, HealthDefaults, LibraryScript, OPEN_LIBS_KEY_PREFIX,

@@ -118,7 +118,11 @@ mod tests {
                     "Waiting for its controller to observe generation 2",
                 )),
             ),
-            (json!({"observedGeneration": "2"}), "2026-12-01T10:00:01Z", None),
+            (
+                json!({"observedGeneration": "2"}),
+                "2026-12-01T10:00:01Z",
+                None,
+            ),
             (json!({"conditions": []}), "2026-12-01T10:00:01Z", None),
         ];
         for (status, now, expected) in cases {
@@ -133,7 +137,10 @@ mod tests {
             .as_object_mut()
             .unwrap()
             .remove("creationTimestamp");
-        assert_eq!(awaiting_status(&undated, grace, at("2026-12-01T10:00:01Z")), None);
+        assert_eq!(
+            awaiting_status(&undated, grace, at("2026-12-01T10:00:01Z")),
+            None
+        );
     }
 
     #[test]
