@@ -11,12 +11,12 @@ use flotilla::api::Application;
 use flotilla::health::HealthStatus;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
-use kube::api::{DynamicObject, Patch, PatchParams};
-use serde_json::{Value, json};
+use kube::api::DynamicObject;
+use serde_json::json;
 
 use controller_support::{setup, start};
 use support::git_remote::Remote;
-use support::{TestNamespace, apply, install_kind, object, wait_until};
+use support::{TestNamespace, apply, install_kind, object, wait_until, write_status};
 
 /// An Application `name` syncing `path` of `remote` automatically into `<ns>-<name>`, which
 /// Flotilla creates.
@@ -32,17 +32,6 @@ fn application(ns: &TestNamespace, remote: &Remote, name: &str) -> Application {
             "syncPolicy": {"automated": {"prune": true}, "syncOptions": ["CreateNamespace=true"]}
         }
     }))
-}
-
-/// The operator's write: `status` on `name`.
-async fn write_status(api: &Api<DynamicObject>, name: &str, status: Value) {
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("writing the status of {name}: {e}"));
 }
 
 /// The Application's health: (status, message of the resource `name`).

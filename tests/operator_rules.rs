@@ -16,6 +16,7 @@ use std::time::Duration;
 use flotilla::api::{Application, ApplicationSet};
 use flotilla::cli::health_args::read_library;
 use flotilla::cluster::kube_cluster::KubeCluster;
+use flotilla::health::walks::{Walk, operator_walks};
 use flotilla::health::{HealthChecks, HealthDefaults, HealthStatus};
 use flotilla::manifest::{ObjectKey, group_of};
 use flotilla::sync::execute::cluster_api::ClusterApi;
@@ -24,54 +25,12 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use controller_support::{setup, start, start_with_health};
 use support::git_remote::Remote;
 use support::two_tier_appset::{rolled_out, two_tier_appset};
-use support::{TestNamespace, apply, eventually, install_kind, object, wait_until};
-
-/// One kind walked through its operator's statuses.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Walk {
-    api_version: String,
-    kind: String,
-    plural: String,
-    spec: Value,
-    steps: Vec<Step>,
-}
-
-#[derive(Deserialize)]
-struct Step {
-    status: Value,
-    #[serde(default)]
-    spec: Option<Value>,
-    health: HealthStatus,
-    #[serde(default)]
-    message: Option<String>,
-}
-
-fn walks() -> Vec<Walk> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/core/src/health/testdata/operator-walks.yaml"
-    );
-    serde_saphyr::from_str(&std::fs::read_to_string(path).expect("reads the walks"))
-        .expect("parses the walks")
-}
-
-/// The operator's write: `status` on `name`.
-async fn write_status(api: &Api<DynamicObject>, name: &str, status: &Value) {
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("writing the status of {name}: {e}"));
-}
+use support::{TestNamespace, apply, eventually, install_kind, object, wait_until, write_status};
 
 /// Flotilla's health of the live object `key`, read and judged as the controller does (the
 /// cluster's discovery telling which kinds declare a status subresource).
@@ -130,7 +89,7 @@ async fn walk_kind(ns: &TestNamespace, walk: Walk) {
             let live = api.get("walk").await.expect("reads the object");
             status["observedGeneration"] = json!(live.metadata.generation);
         }
-        write_status(&api, "walk", &status).await;
+        write_status(&api, "walk", status.clone()).await;
         let (health, message) = live_health(&key).await;
         assert_eq!(health, step.health, "{named} {status}: {message}");
         if let Some(expected) = &step.message {
@@ -142,7 +101,7 @@ async fn walk_kind(ns: &TestNamespace, walk: Walk) {
 #[tokio::test]
 async fn every_operator_rule_walks_from_waiting_to_healthy_and_degraded_on_the_api_server() {
     let ns = support::namespace(1, "operator-walks").await;
-    let walks = walks();
+    let walks = operator_walks();
     assert!(walks.len() >= 40, "{} walks", walks.len());
     futures::stream::iter(walks)
         .for_each_concurrent(8, |walk| walk_kind(&ns, walk))
@@ -188,7 +147,7 @@ async fn rolling_sync_waits_for(ns: &TestNamespace, operator: Operator, manifest
     })
     .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    write_status(&operator.api, operator.name, &operator.starting).await;
+    write_status(&operator.api, operator.name, operator.starting.clone()).await;
     tokio::time::sleep(Duration::from_secs(5)).await;
     // What step 2 did before the operator reported Ready.
     let backend_started = apps
@@ -206,7 +165,7 @@ async fn rolling_sync_waits_for(ns: &TestNamespace, operator: Operator, manifest
         !backend_started && !backend_written,
         "step 2 opened before the resource was Ready (sync started: {backend_started}, ConfigMap written: {backend_written})"
     );
-    write_status(&operator.api, operator.name, &operator.ready).await;
+    write_status(&operator.api, operator.name, operator.ready.clone()).await;
     let ready_at = status_written_at(&operator.api, operator.name).await;
 
     rolled_out(
@@ -381,7 +340,7 @@ async fn a_health_library_directory_decides_through_the_controller_and_argocd_cm
     })
     .await;
     let api: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &ns.name, &databases);
-    write_status(&api, "orders", &json!({"state": "up"})).await;
+    write_status(&api, "orders", json!({"state": "up"})).await;
     let app = wait_until(&apps, "orders", "the library's check Healthy", |app| {
         resource_health(app, "orders").is_some_and(|(status, _)| status == HealthStatus::Healthy)
     })

@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use super::convention::spec_unobserved;
 use super::{Health, HealthStatus, generation_observed};
 
 /// One entry of `status.conditions`.
@@ -61,17 +62,8 @@ pub(super) fn assess(object: &Value) -> Health {
     let generation = object
         .pointer("/metadata/generation")
         .and_then(Value::as_i64);
-    let observed = object
-        .pointer("/status/observedGeneration")
-        .and_then(Value::as_i64);
-    if !generation_observed(generation, observed) {
-        return Health::new(
-            HealthStatus::Progressing,
-            format!(
-                "Waiting for the controller to observe generation {}",
-                generation.unwrap_or_default()
-            ),
-        );
+    if let Some(waiting) = spec_unobserved(object) {
+        return waiting;
     }
     for failed in ["Stalled", "Failed"] {
         if let Some(c) = condition(object, failed).filter(|c| c.status == "True") {

@@ -74,11 +74,8 @@ impl Conditions {
         if let Some(c) = first_true(object, self.paused) {
             return Health::new(HealthStatus::Suspended, c.text());
         }
-        let observed = object
-            .pointer("/status/observedGeneration")
-            .and_then(Value::as_i64);
-        if !generation_observed(generation, observed) {
-            return waiting_for_generation(generation);
+        if let Some(waiting) = spec_unobserved(object) {
+            return waiting;
         }
         if let Some(c) = first_true(object, self.blocking) {
             return Health::new(self.false_status(&c), c.text());
@@ -204,14 +201,8 @@ impl Phases {
     /// Judges `object`.
     #[must_use]
     pub fn assess(&self, object: &Value) -> Health {
-        let generation = object
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64);
-        let observed = object
-            .pointer("/status/observedGeneration")
-            .and_then(Value::as_i64);
-        if !generation_observed(generation, observed) {
-            return waiting_for_generation(generation);
+        if let Some(waiting) = spec_unobserved(object) {
+            return waiting;
         }
         let phase = object.pointer(self.field).and_then(Value::as_str);
         let message = self
@@ -277,15 +268,24 @@ fn first_true<'a>(object: &'a Value, types: &[&str]) -> Option<Condition<'a>> {
         .find_map(|type_| condition(object, type_).filter(|c| c.status == "True"))
 }
 
-/// Progressing until the operator has observed `generation`.
-pub(super) fn waiting_for_generation(generation: Option<i64>) -> Health {
-    Health::new(
-        HealthStatus::Progressing,
-        format!(
-            "Waiting for the controller to observe generation {}",
-            generation.unwrap_or_default()
-        ),
-    )
+/// Progressing while the operator has not observed the object's spec
+/// (`status.observedGeneration` behind `metadata.generation`).
+pub(super) fn spec_unobserved(object: &Value) -> Option<Health> {
+    let generation = object
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64);
+    let observed = object
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64);
+    (!generation_observed(generation, observed)).then(|| {
+        Health::new(
+            HealthStatus::Progressing,
+            format!(
+                "Waiting for the controller to observe generation {}",
+                generation.unwrap_or_default()
+            ),
+        )
+    })
 }
 
 /// `status.phase` for `/status/phase`.

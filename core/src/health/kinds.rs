@@ -3,6 +3,8 @@
 //! ([`Conditions`], [`Phases`]) and a few with code where the operator is special. The table is
 //! what [`super::assess`] dispatches on and what the reference docs list ([`reference`]).
 
+use std::sync::LazyLock;
+
 use serde_json::Value;
 
 use super::convention::{Conditions, Meaning, Phases};
@@ -115,10 +117,21 @@ pub fn reference() -> String {
          configured for a kind replaces its rule. An object being deleted is Progressing \
          whatever its kind.\n",
     );
-    let mut owner = "";
+    let mut owners: Vec<&str> = Vec::new();
     for row in built_in_kinds() {
-        if row.owner != owner {
-            owner = row.owner;
+        if !owners.contains(&row.owner) {
+            owners.push(row.owner);
+        }
+    }
+    let rows = owners.iter().flat_map(|owner| {
+        built_in_kinds()
+            .iter()
+            .filter(move |row| row.owner == *owner)
+            .enumerate()
+    });
+    for (index, row) in rows {
+        if index == 0 {
+            let owner = row.owner;
             page.push_str(&format!(
                 "\n## {owner}\n\n| Group | Kind | Healthy | Progressing | Degraded |\n|---|---|---|---|---|\n"
             ));
@@ -137,18 +150,31 @@ pub fn reference() -> String {
     page
 }
 
-const fn kind(
+/// Kinds of one group judged by one rule.
+struct Family {
     owner: &'static str,
     group: &'static str,
-    kind: &'static str,
+    kinds: &'static [&'static str],
     rule: Rule,
-) -> BuiltInKind {
-    BuiltInKind {
-        owner,
-        selector: Selector::Kind { group, kind },
-        rule,
-    }
 }
+
+/// Every row: the families' kinds, then the shapes.
+static KINDS: LazyLock<Vec<BuiltInKind>> = LazyLock::new(|| {
+    FAMILIES
+        .iter()
+        .flat_map(|family| {
+            family.kinds.iter().map(|kind| BuiltInKind {
+                owner: family.owner,
+                selector: Selector::Kind {
+                    group: family.group,
+                    kind,
+                },
+                rule: family.rule,
+            })
+        })
+        .chain(SHAPES)
+        .collect()
+});
 
 const K8S: &str = "Kubernetes";
 const FLOTILLA: &str = "Flotilla and Argo CD";
@@ -164,6 +190,26 @@ const KNATIVE: &str = "Knative";
 const CAPI: &str = "Cluster API";
 const PROMETHEUS: &str = "Prometheus Operator";
 const GATEWAY: &str = "Gateway API";
+
+/// Ingress, in either group.
+const INGRESS: Rule = Rule::Code(
+    |o| typed(o, ingress::assess),
+    [
+        "a load balancer address",
+        "waiting for a load balancer address",
+        "never",
+    ],
+);
+
+/// A nested Application, Flotilla's or Argo CD's.
+const APPLICATION: Rule = Rule::Code(
+    application::assess,
+    [
+        "its `status.health` is Healthy",
+        "no health reported yet, or its `status.health` is Progressing",
+        "its `status.health` is Degraded",
+    ],
+);
 
 /// `Ready`, and nothing else.
 const READY: Rule = Rule::Conditions(Conditions::READY);
@@ -295,12 +341,12 @@ fn composite_or_claim(object: &Value) -> bool {
         || object.pointer("/spec/crossplane/compositionRef").is_some()
 }
 
-static KINDS: [BuiltInKind; 76] = [
-    kind(
-        K8S,
-        "apps",
-        "Deployment",
-        Rule::Code(
+static FAMILIES: &[Family] = &[
+    Family {
+        owner: K8S,
+        group: "apps",
+        kinds: &["Deployment"],
+        rule: Rule::Code(
             |o| typed(o, deployment::assess),
             [
                 "all replicas updated and available for the current generation (Suspended: `spec.paused`)",
@@ -308,12 +354,12 @@ static KINDS: [BuiltInKind; 76] = [
                 "the progress deadline exceeded",
             ],
         ),
-    ),
-    kind(
-        K8S,
-        "apps",
-        "StatefulSet",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "apps",
+        kinds: &["StatefulSet"],
+        rule: Rule::Code(
             |o| typed(o, statefulset::assess),
             [
                 "all replicas ready and updated to the current revision",
@@ -321,12 +367,12 @@ static KINDS: [BuiltInKind; 76] = [
                 "never (its Pods are judged on their own)",
             ],
         ),
-    ),
-    kind(
-        K8S,
-        "apps",
-        "DaemonSet",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "apps",
+        kinds: &["DaemonSet"],
+        rule: Rule::Code(
             |o| typed(o, daemonset::assess),
             [
                 "every scheduled Pod updated and available",
@@ -334,12 +380,12 @@ static KINDS: [BuiltInKind; 76] = [
                 "never (its Pods are judged on their own)",
             ],
         ),
-    ),
-    kind(
-        K8S,
-        "apps",
-        "ReplicaSet",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "apps",
+        kinds: &["ReplicaSet"],
+        rule: Rule::Code(
             |o| typed(o, replicaset::assess),
             [
                 "all replicas available",
@@ -347,12 +393,12 @@ static KINDS: [BuiltInKind; 76] = [
                 "a `ReplicaFailure` condition",
             ],
         ),
-    ),
-    kind(
-        K8S,
-        "",
-        "Pod",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "",
+        kinds: &["Pod"],
+        rule: Rule::Code(
             |o| typed(o, pod::assess),
             [
                 "running and ready, or succeeded",
@@ -360,12 +406,12 @@ static KINDS: [BuiltInKind; 76] = [
                 "failed, or a container crash-looping or unable to pull its image",
             ],
         ),
-    ),
-    kind(
-        K8S,
-        "batch",
-        "Job",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "batch",
+        kinds: &["Job"],
+        rule: Rule::Code(
             |o| typed(o, job::assess),
             [
                 "`Complete` (Suspended: a `Suspended` condition)",
@@ -373,18 +419,18 @@ static KINDS: [BuiltInKind; 76] = [
                 "failed",
             ],
         ),
-    ),
-    kind(
-        K8S,
-        "",
-        "PersistentVolumeClaim",
-        Rule::Code(|o| typed(o, pvc::assess), ["bound", "pending", "lost"]),
-    ),
-    kind(
-        K8S,
-        "",
-        "Service",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "",
+        kinds: &["PersistentVolumeClaim"],
+        rule: Rule::Code(|o| typed(o, pvc::assess), ["bound", "pending", "lost"]),
+    },
+    Family {
+        owner: K8S,
+        group: "",
+        kinds: &["Service"],
+        rule: Rule::Code(
             |o| typed(o, service::assess),
             [
                 "any type but a LoadBalancer, or a LoadBalancer with an address",
@@ -392,38 +438,24 @@ static KINDS: [BuiltInKind; 76] = [
                 "never",
             ],
         ),
-    ),
-    kind(
-        K8S,
-        "networking.k8s.io",
-        "Ingress",
-        Rule::Code(
-            |o| typed(o, ingress::assess),
-            [
-                "a load balancer address",
-                "waiting for a load balancer address",
-                "never",
-            ],
-        ),
-    ),
-    kind(
-        K8S,
-        "extensions",
-        "Ingress",
-        Rule::Code(
-            |o| typed(o, ingress::assess),
-            [
-                "a load balancer address",
-                "waiting for a load balancer address",
-                "never",
-            ],
-        ),
-    ),
-    kind(
-        K8S,
-        "apiextensions.k8s.io",
-        "CustomResourceDefinition",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "networking.k8s.io",
+        kinds: &["Ingress"],
+        rule: INGRESS,
+    },
+    Family {
+        owner: K8S,
+        group: "extensions",
+        kinds: &["Ingress"],
+        rule: INGRESS,
+    },
+    Family {
+        owner: K8S,
+        group: "apiextensions.k8s.io",
+        kinds: &["CustomResourceDefinition"],
+        rule: Rule::Code(
             |o| typed(o, crd::assess),
             [
                 "`Established`",
@@ -431,21 +463,21 @@ static KINDS: [BuiltInKind; 76] = [
                 "`NamesAccepted` `False`",
             ],
         ),
-    ),
-    kind(
-        K8S,
-        "",
-        "Namespace",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "",
+        kinds: &["Namespace"],
+        rule: Rule::Code(
             |o| typed(o, namespace::assess),
             ["active", "terminating", "never"],
         ),
-    ),
-    kind(
-        K8S,
-        "apiregistration.k8s.io",
-        "APIService",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "apiregistration.k8s.io",
+        kinds: &["APIService"],
+        rule: Rule::Code(
             |o| typed(o, apiservice::assess),
             [
                 "`Available` `True`",
@@ -453,12 +485,12 @@ static KINDS: [BuiltInKind; 76] = [
                 "never",
             ],
         ),
-    ),
-    kind(
-        K8S,
-        "autoscaling",
-        "HorizontalPodAutoscaler",
-        Rule::Code(
+    },
+    Family {
+        owner: K8S,
+        group: "autoscaling",
+        kinds: &["HorizontalPodAutoscaler"],
+        rule: Rule::Code(
             |o| typed(o, hpa::assess),
             [
                 "conditions reported and none failing",
@@ -466,61 +498,271 @@ static KINDS: [BuiltInKind; 76] = [
                 "`AbleToScale` or `ScalingActive` `False` with a `Failed…` reason",
             ],
         ),
-    ),
-    kind(
-        FLOTILLA,
-        "flotilla.dev",
-        "Application",
-        Rule::Code(
-            application::assess,
-            [
-                "its `status.health` is Healthy",
-                "no health reported yet, or its `status.health` is Progressing",
-                "its `status.health` is Degraded",
-            ],
-        ),
-    ),
-    kind(
-        FLOTILLA,
-        "argoproj.io",
-        "Application",
-        Rule::Code(
-            application::assess,
-            [
-                "its `status.health` is Healthy",
-                "no health reported yet, or its `status.health` is Progressing",
-                "its `status.health` is Degraded",
-            ],
-        ),
-    ),
-    kind(
-        CERT_MANAGER,
-        "cert-manager.io",
-        "Certificate",
-        Rule::Conditions(Conditions {
+    },
+    Family {
+        owner: FLOTILLA,
+        group: "flotilla.dev",
+        kinds: &["Application"],
+        rule: APPLICATION,
+    },
+    Family {
+        owner: FLOTILLA,
+        group: "argoproj.io",
+        kinds: &["Application"],
+        rule: APPLICATION,
+    },
+    Family {
+        owner: CERT_MANAGER,
+        group: "cert-manager.io",
+        kinds: &["Certificate"],
+        rule: Rule::Conditions(Conditions {
             busy: &["Issuing"],
             ..Conditions::READY
         }),
-    ),
-    kind(
-        CERT_MANAGER,
-        "cert-manager.io",
-        "CertificateRequest",
-        Rule::Conditions(Conditions {
+    },
+    Family {
+        owner: CERT_MANAGER,
+        group: "cert-manager.io",
+        kinds: &["CertificateRequest"],
+        rule: Rule::Conditions(Conditions {
             blocking: &["Denied", "InvalidRequest"],
             waiting: &["Pending"],
             ..Conditions::READY
         }),
-    ),
-    kind(CERT_MANAGER, "cert-manager.io", "Issuer", READY),
-    kind(CERT_MANAGER, "cert-manager.io", "ClusterIssuer", READY),
-    kind(CERT_MANAGER, "acme.cert-manager.io", "Order", ACME_STATE),
-    kind(
-        CERT_MANAGER,
-        "acme.cert-manager.io",
-        "Challenge",
-        ACME_STATE,
-    ),
+    },
+    Family {
+        owner: CERT_MANAGER,
+        group: "cert-manager.io",
+        kinds: &["Issuer", "ClusterIssuer"],
+        rule: READY,
+    },
+    Family {
+        owner: CERT_MANAGER,
+        group: "acme.cert-manager.io",
+        kinds: &["Order", "Challenge"],
+        rule: ACME_STATE,
+    },
+    Family {
+        owner: CROSSPLANE,
+        group: "pkg.crossplane.io",
+        kinds: &["Provider", "Function", "Configuration"],
+        rule: CROSSPLANE_PACKAGE,
+    },
+    Family {
+        owner: CROSSPLANE,
+        group: "apiextensions.crossplane.io",
+        kinds: &["CompositeResourceDefinition"],
+        rule: Rule::Conditions(Conditions {
+            ready: &["Established"],
+            ..Conditions::READY
+        }),
+    },
+    Family {
+        owner: CNPG,
+        group: "postgresql.cnpg.io",
+        kinds: &["Cluster"],
+        rule: Rule::Code(
+            cnpg_cluster::assess,
+            [
+                "phase `Cluster in healthy state` and `Ready` not False",
+                "any other phase (setting up, creating replicas, switching over, upgrading)",
+                "a phase saying the operator cannot go on (`cannot`, `unable`, `failed`, `error`)",
+            ],
+        ),
+    },
+    Family {
+        owner: CNPG,
+        group: "postgresql.cnpg.io",
+        kinds: &["Backup"],
+        rule: Rule::Phases(Phases {
+            field: "/status/phase",
+            healthy: &["completed"],
+            degraded: &["failed"],
+            suspended: &[],
+            ready: None,
+            messages: &["/status/error"],
+        }),
+    },
+    Family {
+        owner: STRIMZI,
+        group: "kafka.strimzi.io",
+        kinds: &[
+            "Kafka",
+            "KafkaTopic",
+            "KafkaUser",
+            "KafkaConnect",
+            "KafkaConnector",
+            "KafkaMirrorMaker2",
+            "KafkaBridge",
+        ],
+        rule: STRIMZI_RULE,
+    },
+    Family {
+        owner: KEDA,
+        group: "keda.sh",
+        kinds: &["ScaledObject", "ScaledJob"],
+        rule: KEDA_RULE,
+    },
+    Family {
+        owner: ESO,
+        group: "external-secrets.io",
+        kinds: &[
+            "ExternalSecret",
+            "ClusterExternalSecret",
+            "SecretStore",
+            "ClusterSecretStore",
+            "PushSecret",
+        ],
+        rule: READY,
+    },
+    Family {
+        owner: ROLLOUTS,
+        group: "argoproj.io",
+        kinds: &["Rollout"],
+        rule: Rule::Code(
+            argo_rollout::assess,
+            [
+                "phase `Healthy`",
+                "phase `Progressing`, none yet, or the generation not observed yet",
+                "phase `Degraded` (Suspended: `spec.paused` or phase `Paused`)",
+            ],
+        ),
+    },
+    Family {
+        owner: ROLLOUTS,
+        group: "argoproj.io",
+        kinds: &["AnalysisRun", "Experiment"],
+        rule: ROLLOUTS_RUN,
+    },
+    Family {
+        owner: FLUX,
+        group: "helm.toolkit.fluxcd.io",
+        kinds: &["HelmRelease"],
+        rule: FLUX_RULE,
+    },
+    Family {
+        owner: FLUX,
+        group: "kustomize.toolkit.fluxcd.io",
+        kinds: &["Kustomization"],
+        rule: FLUX_RULE,
+    },
+    Family {
+        owner: FLUX,
+        group: "source.toolkit.fluxcd.io",
+        kinds: &["GitRepository"],
+        rule: FLUX_RULE,
+    },
+    Family {
+        owner: FLUX,
+        group: "source.toolkit.fluxcd.io",
+        kinds: &["HelmRepository"],
+        rule: Rule::Code(
+            helm_repository,
+            [
+                "`Ready` `True`, or `spec.type: oci` (not reconciled)",
+                "`Ready` missing or `Unknown`, `Reconciling` `True`, or the generation not observed yet",
+                "`Ready` `False` or `Stalled` `True` (Suspended: `spec.suspend: true`)",
+            ],
+        ),
+    },
+    Family {
+        owner: FLUX,
+        group: "source.toolkit.fluxcd.io",
+        kinds: &["OCIRepository", "HelmChart", "Bucket"],
+        rule: FLUX_RULE,
+    },
+    Family {
+        owner: FLUX,
+        group: "image.toolkit.fluxcd.io",
+        kinds: &["ImageRepository", "ImagePolicy", "ImageUpdateAutomation"],
+        rule: FLUX_RULE,
+    },
+    Family {
+        owner: FLUX,
+        group: "notification.toolkit.fluxcd.io",
+        kinds: &["Receiver"],
+        rule: FLUX_RULE,
+    },
+    Family {
+        owner: KNATIVE,
+        group: "serving.knative.dev",
+        kinds: &["Service", "Route", "Configuration", "Revision"],
+        rule: READY,
+    },
+    Family {
+        owner: KNATIVE,
+        group: "eventing.knative.dev",
+        kinds: &["Broker", "Trigger"],
+        rule: READY,
+    },
+    Family {
+        owner: CAPI,
+        group: "cluster.x-k8s.io",
+        kinds: &["Cluster"],
+        rule: Rule::Phases(Phases {
+            field: "/status/phase",
+            healthy: &["Provisioned"],
+            degraded: &["Failed"],
+            suspended: &[],
+            ready: Some("Ready"),
+            messages: &["/status/failureMessage"],
+        }),
+    },
+    Family {
+        owner: CAPI,
+        group: "cluster.x-k8s.io",
+        kinds: &["Machine"],
+        rule: capi_running(Some("Ready")),
+    },
+    Family {
+        owner: CAPI,
+        group: "cluster.x-k8s.io",
+        kinds: &["MachineDeployment", "MachinePool"],
+        rule: capi_running(None),
+    },
+    Family {
+        owner: CAPI,
+        group: "cluster.x-k8s.io",
+        kinds: &["MachineSet"],
+        rule: CAPI_READY,
+    },
+    Family {
+        owner: CAPI,
+        group: "controlplane.cluster.x-k8s.io",
+        kinds: &["KubeadmControlPlane"],
+        rule: CAPI_READY,
+    },
+    Family {
+        owner: PROMETHEUS,
+        group: "monitoring.coreos.com",
+        kinds: &[
+            "Prometheus",
+            "PrometheusAgent",
+            "Alertmanager",
+            "ThanosRuler",
+        ],
+        rule: PROMETHEUS_RULE,
+    },
+    Family {
+        owner: GATEWAY,
+        group: "gateway.networking.k8s.io",
+        kinds: &["Gateway"],
+        rule: GATEWAY_RULE,
+    },
+    Family {
+        owner: GATEWAY,
+        group: "gateway.networking.k8s.io",
+        kinds: &["GatewayClass"],
+        rule: Rule::Conditions(Conditions {
+            ready: &["Accepted"],
+            waiting: &["Pending", "Waiting"],
+            ..Conditions::READY
+        }),
+    },
+];
+
+/// Crossplane's kinds, whose groups their providers and users choose.
+static SHAPES: [BuiltInKind; 2] = [
     BuiltInKind {
         owner: CROSSPLANE,
         selector: Selector::Shape {
@@ -537,262 +779,24 @@ static KINDS: [BuiltInKind; 76] = [
         },
         rule: CROSSPLANE_RESOURCE,
     },
-    kind(
-        CROSSPLANE,
-        "pkg.crossplane.io",
-        "Provider",
-        CROSSPLANE_PACKAGE,
-    ),
-    kind(
-        CROSSPLANE,
-        "pkg.crossplane.io",
-        "Function",
-        CROSSPLANE_PACKAGE,
-    ),
-    kind(
-        CROSSPLANE,
-        "pkg.crossplane.io",
-        "Configuration",
-        CROSSPLANE_PACKAGE,
-    ),
-    kind(
-        CROSSPLANE,
-        "apiextensions.crossplane.io",
-        "CompositeResourceDefinition",
-        Rule::Conditions(Conditions {
-            ready: &["Established"],
-            ..Conditions::READY
-        }),
-    ),
-    kind(
-        CNPG,
-        "postgresql.cnpg.io",
-        "Cluster",
-        Rule::Code(
-            cnpg_cluster::assess,
-            [
-                "phase `Cluster in healthy state` and `Ready` not False",
-                "any other phase (setting up, creating replicas, switching over, upgrading)",
-                "a phase saying the operator cannot go on (`cannot`, `unable`, `failed`, `error`)",
-            ],
-        ),
-    ),
-    kind(
-        CNPG,
-        "postgresql.cnpg.io",
-        "Backup",
-        Rule::Phases(Phases {
-            field: "/status/phase",
-            healthy: &["completed"],
-            degraded: &["failed"],
-            suspended: &[],
-            ready: None,
-            messages: &["/status/error"],
-        }),
-    ),
-    kind(STRIMZI, "kafka.strimzi.io", "Kafka", STRIMZI_RULE),
-    kind(STRIMZI, "kafka.strimzi.io", "KafkaTopic", STRIMZI_RULE),
-    kind(STRIMZI, "kafka.strimzi.io", "KafkaUser", STRIMZI_RULE),
-    kind(STRIMZI, "kafka.strimzi.io", "KafkaConnect", STRIMZI_RULE),
-    kind(STRIMZI, "kafka.strimzi.io", "KafkaConnector", STRIMZI_RULE),
-    kind(
-        STRIMZI,
-        "kafka.strimzi.io",
-        "KafkaMirrorMaker2",
-        STRIMZI_RULE,
-    ),
-    kind(STRIMZI, "kafka.strimzi.io", "KafkaBridge", STRIMZI_RULE),
-    kind(KEDA, "keda.sh", "ScaledObject", KEDA_RULE),
-    kind(KEDA, "keda.sh", "ScaledJob", KEDA_RULE),
-    kind(ESO, "external-secrets.io", "ExternalSecret", READY),
-    kind(ESO, "external-secrets.io", "ClusterExternalSecret", READY),
-    kind(ESO, "external-secrets.io", "SecretStore", READY),
-    kind(ESO, "external-secrets.io", "ClusterSecretStore", READY),
-    kind(ESO, "external-secrets.io", "PushSecret", READY),
-    kind(
-        ROLLOUTS,
-        "argoproj.io",
-        "Rollout",
-        Rule::Code(
-            argo_rollout::assess,
-            [
-                "phase `Healthy`",
-                "phase `Progressing`, none yet, or the generation not observed yet",
-                "phase `Degraded` (Suspended: `spec.paused` or phase `Paused`)",
-            ],
-        ),
-    ),
-    kind(ROLLOUTS, "argoproj.io", "AnalysisRun", ROLLOUTS_RUN),
-    kind(ROLLOUTS, "argoproj.io", "Experiment", ROLLOUTS_RUN),
-    kind(FLUX, "helm.toolkit.fluxcd.io", "HelmRelease", FLUX_RULE),
-    kind(
-        FLUX,
-        "kustomize.toolkit.fluxcd.io",
-        "Kustomization",
-        FLUX_RULE,
-    ),
-    kind(FLUX, "source.toolkit.fluxcd.io", "GitRepository", FLUX_RULE),
-    kind(
-        FLUX,
-        "source.toolkit.fluxcd.io",
-        "HelmRepository",
-        Rule::Code(
-            helm_repository,
-            [
-                "`Ready` `True`, or `spec.type: oci` (not reconciled)",
-                "`Ready` missing or `Unknown`, `Reconciling` `True`, or the generation not observed yet",
-                "`Ready` `False` or `Stalled` `True` (Suspended: `spec.suspend: true`)",
-            ],
-        ),
-    ),
-    kind(FLUX, "source.toolkit.fluxcd.io", "OCIRepository", FLUX_RULE),
-    kind(FLUX, "source.toolkit.fluxcd.io", "HelmChart", FLUX_RULE),
-    kind(FLUX, "source.toolkit.fluxcd.io", "Bucket", FLUX_RULE),
-    kind(
-        FLUX,
-        "image.toolkit.fluxcd.io",
-        "ImageRepository",
-        FLUX_RULE,
-    ),
-    kind(FLUX, "image.toolkit.fluxcd.io", "ImagePolicy", FLUX_RULE),
-    kind(
-        FLUX,
-        "image.toolkit.fluxcd.io",
-        "ImageUpdateAutomation",
-        FLUX_RULE,
-    ),
-    kind(
-        FLUX,
-        "notification.toolkit.fluxcd.io",
-        "Receiver",
-        FLUX_RULE,
-    ),
-    kind(KNATIVE, "serving.knative.dev", "Service", READY),
-    kind(KNATIVE, "serving.knative.dev", "Route", READY),
-    kind(KNATIVE, "serving.knative.dev", "Configuration", READY),
-    kind(KNATIVE, "serving.knative.dev", "Revision", READY),
-    kind(KNATIVE, "eventing.knative.dev", "Broker", READY),
-    kind(KNATIVE, "eventing.knative.dev", "Trigger", READY),
-    kind(
-        CAPI,
-        "cluster.x-k8s.io",
-        "Cluster",
-        Rule::Phases(Phases {
-            field: "/status/phase",
-            healthy: &["Provisioned"],
-            degraded: &["Failed"],
-            suspended: &[],
-            ready: Some("Ready"),
-            messages: &["/status/failureMessage"],
-        }),
-    ),
-    kind(
-        CAPI,
-        "cluster.x-k8s.io",
-        "Machine",
-        capi_running(Some("Ready")),
-    ),
-    kind(
-        CAPI,
-        "cluster.x-k8s.io",
-        "MachineDeployment",
-        capi_running(None),
-    ),
-    kind(CAPI, "cluster.x-k8s.io", "MachinePool", capi_running(None)),
-    kind(CAPI, "cluster.x-k8s.io", "MachineSet", CAPI_READY),
-    kind(
-        CAPI,
-        "controlplane.cluster.x-k8s.io",
-        "KubeadmControlPlane",
-        CAPI_READY,
-    ),
-    kind(
-        PROMETHEUS,
-        "monitoring.coreos.com",
-        "Prometheus",
-        PROMETHEUS_RULE,
-    ),
-    kind(
-        PROMETHEUS,
-        "monitoring.coreos.com",
-        "PrometheusAgent",
-        PROMETHEUS_RULE,
-    ),
-    kind(
-        PROMETHEUS,
-        "monitoring.coreos.com",
-        "Alertmanager",
-        PROMETHEUS_RULE,
-    ),
-    kind(
-        PROMETHEUS,
-        "monitoring.coreos.com",
-        "ThanosRuler",
-        PROMETHEUS_RULE,
-    ),
-    kind(
-        GATEWAY,
-        "gateway.networking.k8s.io",
-        "Gateway",
-        GATEWAY_RULE,
-    ),
-    kind(
-        GATEWAY,
-        "gateway.networking.k8s.io",
-        "GatewayClass",
-        Rule::Conditions(Conditions {
-            ready: &["Accepted"],
-            waiting: &["Pending", "Waiting"],
-            ..Conditions::READY
-        }),
-    ),
 ];
 
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
 
-    use serde::Deserialize;
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     use super::*;
+    use crate::health::walks::operator_walks;
     use crate::health::{HealthStatus, assess, cases::assert_recorded};
     use crate::manifest::group_of;
-
-    /// One kind walked through its operator's statuses (`testdata/operator-walks.yaml`).
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Walk {
-        api_version: String,
-        kind: String,
-        spec: Value,
-        steps: Vec<Step>,
-    }
-
-    #[derive(Deserialize)]
-    struct Step {
-        status: Value,
-        #[serde(default)]
-        spec: Option<Value>,
-        health: HealthStatus,
-        #[serde(default)]
-        message: Option<String>,
-    }
-
-    fn walks() -> Vec<Walk> {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src/health/testdata/operator-walks.yaml"
-        );
-        let text = std::fs::read_to_string(path).unwrap();
-        serde_saphyr::from_str(&text).unwrap()
-    }
 
     #[test]
     fn every_operator_kind_walks_from_progressing_to_healthy_and_degraded() {
         let mut walked: BTreeSet<(String, String)> = BTreeSet::new();
         let mut shapes: BTreeSet<&str> = BTreeSet::new();
-        for walk in walks() {
+        for walk in operator_walks() {
             let group = group_of(&walk.api_version).to_owned();
             let mut seen = Vec::new();
             for step in &walk.steps {

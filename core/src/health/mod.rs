@@ -30,6 +30,8 @@ mod service;
 mod statefulset;
 mod status;
 mod status_gate;
+#[cfg(any(test, feature = "test-support"))]
+pub mod walks;
 
 pub use aggregate::{severity, worst};
 pub use convention::Meaning;
