@@ -120,6 +120,12 @@ impl ResourceTypes {
                 Ok(found) => {
                     custom.insert(key, found.is_some());
                 }
+                // Not allowed to read CRDs (a namespaced controller): a group outside
+                // Kubernetes' own counts as custom.
+                Err(kube::Error::Api(status)) if status.code == 403 => {
+                    let custom_group = !resource.group.ends_with(".k8s.io");
+                    custom.insert(key, custom_group);
+                }
                 // Asked again next time.
                 Err(error) => {
                     tracing::debug!(crd = %name, %error, "cannot read the CRD; not awaiting status");
