@@ -17,6 +17,7 @@ use crate::source::{
     PluginCallError, PluginService, ScmApi,
 };
 use crate::spec::{GeneratorSpec, MatrixGenerator, MergeGenerator, NestedGeneratorSpec};
+use crate::strict::{self, StrictError, UnknownFields};
 use crate::template::{Renderer, TemplateError, TemplateMode};
 
 /// What generation reads: the renderer (and so the template mode) and the injected data sources.
@@ -269,6 +270,9 @@ pub enum GeneratorErrorReason {
     },
     #[error("invalid nested {kind}: {message}")]
     InvalidNested { kind: &'static str, message: String },
+    /// Fields of a nested generator (kept as raw JSON by the schema) that Flotilla does not know.
+    #[error(transparent)]
+    Unknown(#[from] UnknownFields),
     #[error(
         "a nested {kind} may only contain list, clusters, git, plugin, clusterDecisionResource, pullRequest and scmProvider generators (nesting is limited to one level)"
     )]
@@ -351,11 +355,59 @@ pub fn generate_all(
     specs: &[GeneratorSpec],
     ctx: &GenerateContext<'_>,
 ) -> Result<Vec<GeneratedSet>, GeneratorError> {
+    for (i, spec) in specs.iter().enumerate() {
+        refuse_unknown_nested(spec).map_err(|e| e.within(&format!("generators[{i}]")))?;
+    }
     let mut all = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         all.extend(generate(spec, ctx).map_err(|e| e.within(&format!("generators[{i}]")))?);
     }
     Ok(all)
+}
+
+/// The fields of `raw` a `T` does not know (none when it is not yet a `T`).
+fn unknown_in<T: serde::de::DeserializeOwned>(raw: &Value) -> UnknownFields {
+    strict::deserialize::<_, T>(raw)
+        .map(|(_, unknown)| unknown)
+        .unwrap_or_default()
+}
+
+/// Refuses a field Flotilla does not know in the nested matrix/merge children of `spec` (kept
+/// as raw JSON by the schema) before anything is generated, so a misspelt field is named even
+/// when the child would never be expanded (its sibling generated nothing). A child that is not
+/// yet valid (a value templated from the first child's parameters) is read again, strictly too,
+/// when it is expanded.
+fn refuse_unknown_nested(spec: &GeneratorSpec) -> Result<(), GeneratorError> {
+    let children = spec
+        .matrix
+        .iter()
+        .map(|m| ("matrix", &m.generators))
+        .chain(spec.merge.iter().map(|m| ("merge", &m.generators)));
+    for (kind, children) in children {
+        for (j, child) in children.iter().enumerate() {
+            let nested = [
+                (
+                    "matrix",
+                    child.matrix.as_ref().map(unknown_in::<MatrixGenerator>),
+                ),
+                (
+                    "merge",
+                    child.merge.as_ref().map(unknown_in::<MergeGenerator>),
+                ),
+            ];
+            for (nested_kind, unknown) in nested {
+                if let Some(unknown) = unknown
+                    && !unknown.is_empty()
+                {
+                    return Err(GeneratorError::here(GeneratorErrorReason::Unknown(unknown))
+                        .within(nested_kind)
+                        .within(&format!("generators[{j}]"))
+                        .within(kind));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Expands child `index` of a matrix or merge: the nested spec is converted (nested
@@ -475,12 +527,17 @@ fn parse_nested<T: serde::de::DeserializeOwned>(
     kind: &'static str,
     children: impl Fn(&T) -> &Vec<NestedGeneratorSpec>,
 ) -> Result<T, GeneratorError> {
-    let parsed: T = serde_json::from_value(raw.clone()).map_err(|e| {
-        GeneratorError::here(GeneratorErrorReason::InvalidNested {
-            kind,
-            message: e.to_string(),
-        })
-        .within(kind)
+    // Strict: the schema keeps a nested matrix/merge as raw JSON, so nothing else would refuse
+    // a misspelt field there (`clusters: {selectr: …}` would select every cluster).
+    let parsed: T = strict::from_value(raw).map_err(|error| {
+        let reason = match error {
+            StrictError::Unknown(fields) => GeneratorErrorReason::Unknown(fields),
+            StrictError::Invalid(error) => GeneratorErrorReason::InvalidNested {
+                kind,
+                message: error.to_string(),
+            },
+        };
+        GeneratorError::here(reason).within(kind)
     })?;
     for (i, grandchild) in children(&parsed).iter().enumerate() {
         if grandchild.matrix.is_some() || grandchild.merge.is_some() {

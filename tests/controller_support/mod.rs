@@ -22,6 +22,7 @@ use flotilla::controller::readiness::Readiness;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::Tools;
+use flotilla::sync::execute::ExecuteSettings;
 
 use flotilla::api::ApplicationSet;
 use serde_json::{Value, json};
@@ -71,16 +72,38 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
 /// `flotilla controller --repo-refresh`); `start` fetches on every resolve, so a pushed commit is
 /// seen at once.
 pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Duration) -> Running {
-    start_with(ns, identity, refresh, RESYNC)
+    start_with(ns, identity, refresh, RESYNC, ExecuteSettings::default())
+}
+
+/// [`start`] running sync operations with `settings` (as `flotilla controller --sync-timeout`
+/// and `--sync-wave-delay` set them).
+pub fn start_with_settings(
+    ns: &TestNamespace,
+    identity: &str,
+    settings: ExecuteSettings,
+) -> Running {
+    start_with(ns, identity, Duration::ZERO, RESYNC, settings)
 }
 
 /// [`start`] comparing Applications without a change only every `resync` (Argo CD's 3 min, say):
 /// what it sees sooner it sees from its watches.
 pub fn start_with_resync(ns: &TestNamespace, identity: &str, resync: Duration) -> Running {
-    start_with(ns, identity, Duration::ZERO, resync)
+    start_with(
+        ns,
+        identity,
+        Duration::ZERO,
+        resync,
+        ExecuteSettings::default(),
+    )
 }
 
-fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Duration) -> Running {
+fn start_with(
+    ns: &TestNamespace,
+    identity: &str,
+    refresh: Duration,
+    resync: Duration,
+    settings: ExecuteSettings,
+) -> Running {
     configure_tools();
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
@@ -106,6 +129,7 @@ fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Dur
                     resync,
                     Arc::clone(&metrics),
                 )
+                .with_execute_settings(settings.clone())
             }),
         )
     };
