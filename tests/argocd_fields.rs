@@ -524,6 +524,7 @@ async fn kubectl_apply_accepts_what_works_and_refuses_the_rest_by_name() {
     // Argo CD 3's `applyNestedSelectors` is accepted (nested selectors are always applied);
     // `tagPrefix` (semver ranges of git tags, which Flotilla does not resolve) and
     // `kustomize.version` (a kustomize per Application) are refused by name.
+    appset["spec"]["strategy"]["deletionOrder"] = json!("Reverse");
     appset["spec"]["applyNestedSelectors"] = json!(true);
     let (ok, stderr) = kubectl_apply(&ns, &appset);
     assert!(ok, "{stderr}");
@@ -560,8 +561,12 @@ async fn kubectl_apply_accepts_what_works_and_refuses_the_rest_by_name() {
 /// An ApplicationSet (JSON) named `name` of a list generator over `a` whose template deploys
 /// `apps/{{name}}` of `url` into `namespace`, with `extra` merged into its spec.
 fn appset_document(name: &str, namespace: &str, url: &str, extra: Value) -> Value {
-    let mut document = serde_json::to_value(appset(namespace, url, &["a"], extra)).unwrap();
+    let mut document = serde_json::to_value(appset(namespace, url, &["a"], json!({}))).unwrap();
     document["metadata"]["name"] = json!(name);
+    // Merged as JSON: the typed ApplicationSet would drop what it does not know.
+    if let (Some(spec), Value::Object(extra)) = (document["spec"].as_object_mut(), extra) {
+        spec.extend(extra);
+    }
     document
 }
 
