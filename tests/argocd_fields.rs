@@ -598,13 +598,13 @@ async fn fields_a_patch_an_override_a_nested_generator_or_an_analysis_job_adds_a
         (
             "patched",
             json!({"templatePatch": "spec:\n  source:\n    plugin:\n      name: cmp\n"}),
-            "templatePatch, parameter set 0 {\"name\":\"a\"}: unsupported field spec.source.plugin",
+            "unsupported field spec.templatePatch: spec.source.plugin",
         ),
         (
             "overridden",
             json!({"generators": [{"list": {"elements": [{"name": "a"}],
                 "template": {"metadata": {}, "spec": {"sourc": {"path": "x"}}}}}]}),
-            "the generator's template override, parameter set 0 {\"name\":\"a\"}: unsupported field spec.sourc",
+            "unsupported field spec.generators.0.list.template.spec.sourc",
         ),
         (
             "nested",
@@ -613,7 +613,7 @@ async fn fields_a_patch_an_override_a_nested_generator_or_an_analysis_job_adds_a
                 {"matrix": {"generators": [
                     {"clusters": {"selectr": {"matchLabels": {"env": "prod"}}}},
                     {"list": {"elements": [{"tier": "web"}]}}]}}]}}]}),
-            "spec.generators[0].matrix.generators[1].matrix: unsupported field generators.0.clusters.selectr",
+            "unsupported field spec.generators.0.matrix.generators.1.matrix.generators.0.clusters.selectr",
         ),
         (
             "analysed",

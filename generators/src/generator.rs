@@ -355,9 +355,6 @@ pub fn generate_all(
     specs: &[GeneratorSpec],
     ctx: &GenerateContext<'_>,
 ) -> Result<Vec<GeneratedSet>, GeneratorError> {
-    for (i, spec) in specs.iter().enumerate() {
-        refuse_unknown_nested(spec).map_err(|e| e.within(&format!("generators[{i}]")))?;
-    }
     let mut all = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         all.extend(generate(spec, ctx).map_err(|e| e.within(&format!("generators[{i}]")))?);
@@ -365,49 +362,47 @@ pub fn generate_all(
     Ok(all)
 }
 
-/// The fields of `raw` a `T` does not know (none when it is not yet a `T`).
-fn unknown_in<T: serde::de::DeserializeOwned>(raw: &Value) -> UnknownFields {
-    strict::deserialize::<_, T>(raw)
-        .map(|(_, unknown)| unknown)
-        .unwrap_or_default()
-}
-
-/// Refuses a field Flotilla does not know in the nested matrix/merge children of `spec` (kept
-/// as raw JSON by the schema) before anything is generated, so a misspelt field is named even
-/// when the child would never be expanded (its sibling generated nothing). A child that is not
-/// yet valid (a value templated from the first child's parameters) is read again, strictly too,
+/// The fields Flotilla does not know in the nested matrix/merge children of `specs` (kept as
+/// raw JSON by the schema), by path from `generators` (`generators.0.matrix.generators.1.matrix
+/// .generators.0.clusters.selectr`): checked before anything is generated, so a misspelt field
+/// is named even when the child would never be expanded. A child not yet valid (a value
+/// templated from the first child's parameters) is read as far as it goes, and strictly again
 /// when it is expanded.
-fn refuse_unknown_nested(spec: &GeneratorSpec) -> Result<(), GeneratorError> {
-    let children = spec
-        .matrix
-        .iter()
-        .map(|m| ("matrix", &m.generators))
-        .chain(spec.merge.iter().map(|m| ("merge", &m.generators)));
-    for (kind, children) in children {
-        for (j, child) in children.iter().enumerate() {
-            let nested = [
-                (
-                    "matrix",
-                    child.matrix.as_ref().map(unknown_in::<MatrixGenerator>),
-                ),
-                (
-                    "merge",
-                    child.merge.as_ref().map(unknown_in::<MergeGenerator>),
-                ),
-            ];
-            for (nested_kind, unknown) in nested {
-                if let Some(unknown) = unknown
-                    && !unknown.is_empty()
-                {
-                    return Err(GeneratorError::here(GeneratorErrorReason::Unknown(unknown))
-                        .within(nested_kind)
-                        .within(&format!("generators[{j}]"))
-                        .within(kind));
+#[must_use]
+pub fn unknown_nested_fields(specs: &[GeneratorSpec]) -> UnknownFields {
+    let mut unknown = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let children = spec
+            .matrix
+            .iter()
+            .map(|m| ("matrix", &m.generators))
+            .chain(spec.merge.iter().map(|m| ("merge", &m.generators)));
+        for (kind, children) in children {
+            for (j, child) in children.iter().enumerate() {
+                let nested = [
+                    (
+                        "matrix",
+                        child
+                            .matrix
+                            .as_ref()
+                            .map(strict::unknown_fields::<MatrixGenerator>),
+                    ),
+                    (
+                        "merge",
+                        child
+                            .merge
+                            .as_ref()
+                            .map(strict::unknown_fields::<MergeGenerator>),
+                    ),
+                ];
+                for (nested_kind, fields) in nested {
+                    let at = format!("generators.{i}.{kind}.generators.{j}.{nested_kind}");
+                    unknown.extend(fields.map(|f| f.under(&at).0).unwrap_or_default());
                 }
             }
         }
     }
-    Ok(())
+    UnknownFields(unknown)
 }
 
 /// Expands child `index` of a matrix or merge: the nested spec is converted (nested

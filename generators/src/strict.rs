@@ -62,11 +62,18 @@ where
     T: Deserialize<'de>,
 {
     let mut unknown = Vec::new();
-    let value = serde_ignored::deserialize(deserializer, |path| {
-        // An `Option`'s `Some` is written as a `?` segment: not part of the field's name.
-        unknown.push(path.to_string().replace(".?", ""));
-    })?;
+    let value = serde_ignored::deserialize(deserializer, |path| unknown.push(path_text(&path)))?;
     Ok((value, UnknownFields(unknown)))
+}
+
+/// The fields of `value` a `T` does not know, as far as it reads as a `T` (a value of the wrong
+/// type ends the reading: those after it are not seen). For checks before templates are
+/// rendered, when a value may still be a template's text.
+#[must_use]
+pub fn unknown_fields<T: DeserializeOwned>(value: &Value) -> UnknownFields {
+    let mut unknown = Vec::new();
+    let _: Result<T, _> = serde_ignored::deserialize(value, |path| unknown.push(path_text(&path)));
+    UnknownFields(unknown)
 }
 
 /// Why a JSON value is not a `T`.
@@ -89,6 +96,12 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, StrictError> 
     let (parsed, unknown) = deserialize(value).map_err(StrictError::Invalid)?;
     unknown.refuse()?;
     Ok(parsed)
+}
+
+/// `deserialize`'s path, as `unknown_fields` writes it too.
+fn path_text(path: &serde_ignored::Path<'_>) -> String {
+    // An `Option`'s `Some` is written as a `?` segment: not part of the field's name.
+    path.to_string().replace(".?", "")
 }
 
 #[cfg(test)]
@@ -132,6 +145,9 @@ mod tests {
             from_value::<Outer>(&json!({"inner": {"a": "x"}})),
             Err(StrictError::Invalid(_))
         ));
+        // Read as far as it goes: what comes before a wrong type is named.
+        let partly = json!({"d": 1, "inner": {"a": "{{n}}"}, "list": [{"c": 3}]});
+        assert_eq!(unknown_fields::<Outer>(&partly).0, ["d"]);
         assert_eq!(UnknownFields(vec!["x".into()]).under("spec").0, ["spec.x"]);
     }
 }

@@ -4,7 +4,6 @@
 //! means no Application at all.
 
 pub mod admission;
-pub mod template_merge;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,7 +19,9 @@ use flotilla_generators::template::{
 };
 use serde_json::Value;
 
-use crate::api::application_set::{ApplicationSetTemplate, unknown_analysis_fields};
+use crate::api::application_set::ApplicationSetTemplate;
+use crate::api::template_merge;
+use crate::api::unrendered_fields::unrendered_unknown_fields;
 use crate::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use crate::manifest::{NameRule, check_label};
 use crate::rollout::reverse_deletion::{DeletionOrderError, check_deletion_order};
@@ -137,7 +138,7 @@ pub enum RenderError {
         error: DeletionOrderError,
     },
     #[error("ApplicationSet {appset}: {fields}")]
-    AnalysisFields {
+    SpecFields {
         appset: String,
         fields: UnknownFields,
     },
@@ -194,9 +195,9 @@ pub fn render_application_set(
         appset: appset_name.clone(),
         error,
     })?;
-    unknown_analysis_fields(spec)
+    unrendered_unknown_fields(spec)
         .refuse()
-        .map_err(|fields| RenderError::AnalysisFields {
+        .map_err(|fields| RenderError::SpecFields {
             appset: appset_name.clone(),
             fields,
         })?;

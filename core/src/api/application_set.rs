@@ -274,8 +274,7 @@ pub struct JobAnalysis {
 /// An analysis Job's spec as written. The CRD keeps it as free-form JSON (a Pod's schema would
 /// make the CRD too large for a client-side `kubectl apply`), so its fields are read strictly
 /// here: those a `batch/v1` JobSpec does not have are kept in `unknown`, and the ApplicationSet
-/// is refused naming them ([`AnalysisJobSpec::refuse_unknown`]) instead of running a Job
-/// without them.
+/// is refused naming them ([`super::unrendered_fields`]) instead of running a Job without them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AnalysisJobSpec {
     /// The JobSpec Flotilla creates.
@@ -307,25 +306,6 @@ impl<'de> Deserialize<'de> for AnalysisJobSpec {
         let (spec, unknown) = strict::deserialize(&written).map_err(serde::de::Error::custom)?;
         Ok(Self { spec, unknown })
     }
-}
-
-/// The fields of the RollingSync steps' analysis Job specs that a JobSpec does not have, by
-/// path (`spec.strategy.rollingSync.steps.0.analysis.job.spec.template.spec.containerz`).
-#[must_use]
-pub fn unknown_analysis_fields(spec: &ApplicationSetSpec) -> UnknownFields {
-    let steps = spec
-        .strategy
-        .iter()
-        .flat_map(|strategy| strategy.rolling_sync.iter())
-        .flat_map(|rolling| rolling.steps.iter());
-    let mut unknown = Vec::new();
-    for (i, step) in steps.enumerate() {
-        if let Some(job) = step.analysis.as_ref().and_then(|a| a.job.as_ref()) {
-            let parent = format!("spec.strategy.rollingSync.steps.{i}.analysis.job.spec");
-            unknown.extend(job.spec.unknown.clone().under(&parent).0);
-        }
-    }
-    UnknownFields(unknown)
 }
 
 /// An HTTP analysis.
