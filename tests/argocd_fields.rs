@@ -5,8 +5,14 @@
 //! (and server-side applies the others, keeping what other managers set);
 //! `FailOnSharedResource=true` fails the sync naming the object and the other Application;
 //! `argocd.argoproj.io/skip-reconcile` leaves an Application alone until it is removed; an
-//! ApplicationSet's `preservedFields` keeps a label changed by hand; and `kubectl apply` refuses
-//! the fields Flotilla does not implement (the CRDs agree with `render`).
+//! ApplicationSet's `preservedFields` keeps a label changed by hand; `kubectl apply` refuses
+//! the fields Flotilla does not implement (the CRDs agree with `render`) and accepts
+//! `applyNestedSelectors`; what the CRD keeps free-form (a `templatePatch`'s fields, a generator
+//! override, a nested matrix, an analysis Job's spec) is refused by name by `render` and the
+//! controller, nothing written; `forceCommonLabels`/`forceCommonAnnotations` with the real
+//! kustomize; a negative retry limit retries until the sync succeeds; the refresh annotations
+//! refresh and are removed; the controller-wide sync timeout and the annotation's `0`; the wave
+//! delay; and `ServerSideDiff=true` refused by name.
 
 mod controller_support;
 mod support;
@@ -970,6 +976,51 @@ async fn the_wave_delay_holds_the_next_wave_after_the_last_apply() {
     assert!(
         waited >= k8s_openapi::jiff::SignedDuration::from_secs(3),
         "wave 2 started {waited} after wave 1's apply"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn server_side_diff_is_refused_by_name_and_false_accepted() {
+    let (_daemon, url, _remote) =
+        served("compare-options", &[("app/cm.yaml", &config_map("c", ""))]);
+    let ns = setup("compare-options").await;
+    let apps: Api<Application> = ns.api();
+    let options = |value: &str| json!({"argocd.argoproj.io/compare-options": value});
+    let refused = application(
+        "refused",
+        &ns.name,
+        &url,
+        "app",
+        json!({}),
+        options("ServerSideDiff=true,IncludeMutationWebhook=true"),
+    );
+    let accepted = application(
+        "accepted",
+        &ns.name,
+        &url,
+        "app",
+        json!({}),
+        options("ServerSideDiff=false"),
+    );
+    for app in [&refused, &accepted] {
+        let (ok, stderr) = kubectl_apply_with(&ns, &serde_json::to_value(app).unwrap(), &[]);
+        assert!(ok, "{stderr}");
+    }
+    let controller = start(&ns, "compare-options");
+    let synced = ended(&apps, "accepted", None).await;
+    assert_eq!(outcome(&synced).0, OperationPhase::Succeeded, "{synced:?}");
+    let expected = "annotation argocd.argoproj.io/compare-options: compare option \
+                    ServerSideDiff=true is not implemented";
+    let failed = wait_until(&apps, "refused", "ServerSideDiff=true refused", |app| {
+        app.status
+            .as_ref()
+            .is_some_and(|s| s.conditions.iter().any(|c| c.message.contains(expected)))
+    })
+    .await;
+    assert!(
+        failed.status.and_then(|s| s.operation_state).is_none(),
+        "nothing synced"
     );
     controller.stop().await;
 }
