@@ -296,15 +296,13 @@ async fn refresh_now(ctx: &ApplicationContext, app: &Application, refresh: Refre
             crate::source::cache::forget(revision);
         }
     }
-    let patch =
-        serde_json::json!({"metadata": {"annotations": {ARGO_CD_REFRESH_ANNOTATION: null}}});
+    let removed = Patch::Merge(
+        serde_json::json!({"metadata": {"annotations": {ARGO_CD_REFRESH_ANNOTATION: null}}}),
+    );
+    let params = PatchParams::default();
     if let Err(error) = ctx
         .api()
-        .patch(
-            &app.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(patch),
-        )
+        .patch_metadata(&app.name_any(), &params, &removed)
         .await
     {
         tracing::warn!(app = %app.name_any(), "removing {ARGO_CD_REFRESH_ANNOTATION}: {error}");
