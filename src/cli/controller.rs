@@ -157,7 +157,8 @@ pub struct ControllerArgs {
     /// How long after a sync wave's last apply the next wave starts at the earliest, so that
     /// admission webhooks and other controllers catch up before its health counts: seconds
     /// (Argo CD's `controller.sync.wave.delay.seconds`) or a duration. The time the wave takes
-    /// to become Healthy counts towards it.
+    /// to become Healthy counts towards it. Default none (Argo CD: 2): waves already wait for
+    /// each object to be Healthy on its current generation.
     #[arg(
         long,
         env = "ARGOCD_SYNC_WAVE_DELAY",

@@ -239,7 +239,7 @@ mod tests {
     }
 
     #[test]
-    fn the_controller_has_no_sync_timeout_and_argo_cds_wave_delay_by_default() {
+    fn the_controller_has_no_sync_timeout_and_no_wave_delay_by_default() {
         // As Argo CD's settings: seconds, or a duration.
         let controller = |flags: &[&str]| {
             let args = [&["flotilla", "controller"], flags].concat();
@@ -248,10 +248,10 @@ mod tests {
                 other => panic!("not the controller: {other:?}"),
             }
         };
-        assert_eq!(controller(&[]), (Duration::ZERO, Duration::from_secs(2)));
+        assert_eq!(controller(&[]), (Duration::ZERO, Duration::ZERO));
         assert_eq!(
-            controller(&["--sync-timeout", "300", "--sync-wave-delay", "500ms"]),
-            (Duration::from_secs(300), Duration::from_millis(500))
+            controller(&["--sync-timeout", "300", "--sync-wave-delay", "2"]),
+            (Duration::from_secs(300), Duration::from_secs(2))
         );
     }
 

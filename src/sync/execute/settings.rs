@@ -14,12 +14,15 @@ use crate::sync::{IgnoreDifferences, SyncOptions};
 /// none, over a controller-wide timeout).
 pub const SYNC_TIMEOUT_ANNOTATION: &str = "flotilla.dev/sync-timeout";
 
-/// The default wave delay, as Argo CD's (`ARGOCD_SYNC_WAVE_DELAY`, 2 s): it overlaps the wait
-/// for a wave's health, so it only holds back a wave whose objects look Healthy sooner.
-pub const DEFAULT_WAVE_DELAY: Duration = Duration::from_secs(2);
+/// The default wave delay: none. Argo CD's is 2 s, to keep its health checks from reading a
+/// status its controller has not updated yet; Flotilla's waves wait for each object to be
+/// Healthy on its current generation (observedGeneration caught up), so the delay is left to
+/// the teams whose webhooks or controllers need it (`--sync-wave-delay`, Argo CD's key). It
+/// overlaps the wait for a wave's health, holding back only a wave Healthy sooner.
+pub const DEFAULT_WAVE_DELAY: Duration = Duration::ZERO;
 
 /// [`DEFAULT_WAVE_DELAY`] as a flag's default.
-pub const DEFAULT_WAVE_DELAY_TEXT: &str = "2s";
+pub const DEFAULT_WAVE_DELAY_TEXT: &str = "0s";
 
 /// Settings of one sync operation.
 #[derive(Debug, Clone, PartialEq)]
