@@ -82,7 +82,7 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
 
 /// The `flotilla-generators` crate's top-level modules, bottom layer first.
 const GENERATORS_LAYERS: &[&[&str]] = &[
-    &["cause", "duration", "selector"],
+    &["cause", "duration", "selector", "strict"],
     &["params", "spec", "source"],
     &["template", "scm_api"],
     &["generator"],

@@ -237,6 +237,23 @@ mod tests {
     }
 
     #[test]
+    fn the_controller_has_no_sync_timeout_and_no_wave_delay_by_default() {
+        // As Argo CD's settings: seconds, or a duration.
+        let controller = |flags: &[&str]| {
+            let args = [&["flotilla", "controller"], flags].concat();
+            match Cli::parse_from(args).command {
+                Command::Controller(args) => (args.sync_timeout, args.sync_wave_delay),
+                other => panic!("not the controller: {other:?}"),
+            }
+        };
+        assert_eq!(controller(&[]), (Duration::ZERO, Duration::ZERO));
+        assert_eq!(
+            controller(&["--sync-timeout", "300", "--sync-wave-delay", "2"]),
+            (Duration::from_secs(300), Duration::from_secs(2))
+        );
+    }
+
+    #[test]
     fn logs_are_coloured_only_on_a_terminal_without_no_color() {
         assert!(colour_logs(true, None));
         assert!(colour_logs(true, Some(OsStr::new(""))));

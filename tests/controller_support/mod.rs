@@ -24,6 +24,7 @@ use flotilla::health::HealthDefaults;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::Tools;
+use flotilla::sync::execute::ExecuteSettings;
 
 use flotilla::api::ApplicationSet;
 use serde_json::{Value, json};
@@ -73,13 +74,44 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
 /// `flotilla controller --repo-refresh`); `start` fetches on every resolve, so a pushed commit is
 /// seen at once.
 pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Duration) -> Running {
-    start_with(ns, identity, refresh, RESYNC, HealthDefaults::default())
+    start_with(
+        ns,
+        identity,
+        refresh,
+        RESYNC,
+        HealthDefaults::default(),
+        ExecuteSettings::default(),
+    )
 }
 
 /// [`start`] with the health flags' `defaults` (`--resource-customizations-dir`,
 /// `--health-status-grace`).
 pub fn start_with_health(ns: &TestNamespace, identity: &str, defaults: HealthDefaults) -> Running {
-    start_with(ns, identity, Duration::ZERO, RESYNC, defaults)
+    start_with(
+        ns,
+        identity,
+        Duration::ZERO,
+        RESYNC,
+        defaults,
+        ExecuteSettings::default(),
+    )
+}
+
+/// [`start`] running sync operations with `settings` (as `flotilla controller --sync-timeout`
+/// and `--sync-wave-delay` set them).
+pub fn start_with_settings(
+    ns: &TestNamespace,
+    identity: &str,
+    settings: ExecuteSettings,
+) -> Running {
+    start_with(
+        ns,
+        identity,
+        Duration::ZERO,
+        RESYNC,
+        HealthDefaults::default(),
+        settings,
+    )
 }
 
 /// [`start`] comparing Applications without a change only every `resync` (Argo CD's 3 min, say):
@@ -91,6 +123,7 @@ pub fn start_with_resync(ns: &TestNamespace, identity: &str, resync: Duration) -
         Duration::ZERO,
         resync,
         HealthDefaults::default(),
+        ExecuteSettings::default(),
     )
 }
 
@@ -100,6 +133,7 @@ fn start_with(
     refresh: Duration,
     resync: Duration,
     health: HealthDefaults,
+    settings: ExecuteSettings,
 ) -> Running {
     configure_tools();
     let metrics = Arc::new(Metrics::default());
@@ -127,6 +161,7 @@ fn start_with(
                     Arc::clone(&metrics),
                 )
                 .with_settings_config_map(DEFAULT_CONFIG_MAP, health.clone())
+                .with_execute_settings(settings.clone())
             }),
         )
     };

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::application_set_status::SyncStatusCode;
-use super::retry_policy::{MAX_RETRIES, RetryPolicy};
+use super::retry_policy::RetryPolicy;
 use crate::duration::{DurationError, parse_seconds_or_duration};
 use crate::health::HealthStatus;
 use crate::manifest::{DirectoryOptions, JsonnetOptions, JsonnetVariable};
@@ -671,9 +671,10 @@ impl SyncPolicy {
             text.map_or(Ok(default), |t| parse_seconds_or_duration(t))
         };
         Ok(Some(RetryPolicy {
-            limit: retry.limit.map_or(0, |limit| {
-                usize::try_from(limit).map_or(MAX_RETRIES, |l| l.min(MAX_RETRIES))
-            }),
+            // A negative limit retries forever, as in Argo CD.
+            limit: retry
+                .limit
+                .map_or(Some(0), |limit| usize::try_from(limit).ok()),
             duration: duration(backoff.and_then(|b| b.duration.as_ref()), defaults.duration)?,
             factor: backoff
                 .and_then(|b| b.factor)

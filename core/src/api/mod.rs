@@ -16,6 +16,8 @@ pub mod retry_policy;
 pub mod revisions;
 pub mod sync_phase;
 pub mod sync_window;
+pub mod template_merge;
+pub mod unrendered_fields;
 
 pub use app_project::{AppProject, AppProjectSpec};
 pub use application::{Application, ApplicationSpec};

@@ -690,7 +690,7 @@ impl Pass<'_> {
             .as_ref()?
             .job
             .as_ref()
-            .map(|job| job.spec.clone())
+            .map(|job| job.spec.spec.clone())
     }
 
     /// What a step whose analysis runs says: since when, the last result, what is next.

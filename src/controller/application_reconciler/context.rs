@@ -128,6 +128,13 @@ impl ApplicationContext {
         }
     }
 
+    /// Runs sync operations with `settings` (the controller-wide sync timeout and wave delay)
+    /// instead of [`ExecuteSettings::default`].
+    #[must_use]
+    pub fn with_execute_settings(self, settings: ExecuteSettings) -> Self {
+        Self { settings, ..self }
+    }
+
     /// The configured customizations now; when they differ from those of the remembered
     /// compares, those are forgotten.
     pub(super) async fn customizations(
