@@ -521,6 +521,38 @@ pub enum ApplicationConditionType {
     DeletionError,
 }
 
+impl ApplicationConditionType {
+    /// Every value, in the order of the reference page.
+    pub const ALL: [Self; 4] = [
+        Self::ComparisonError,
+        Self::InvalidSpecError,
+        Self::SyncError,
+        Self::DeletionError,
+    ];
+
+    /// The value as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ComparisonError => "ComparisonError",
+            Self::InvalidSpecError => "InvalidSpecError",
+            Self::SyncError => "SyncError",
+            Self::DeletionError => "DeletionError",
+        }
+    }
+
+    /// What it means, as the reference page says it.
+    #[must_use]
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::ComparisonError => "The source, the destination or the live objects could not be read.",
+            Self::InvalidSpecError => "The Application's project does not exist or does not permit its repository, destination or namespace: it is not compared or synced until that changes.",
+            Self::SyncError => "A sync could not be carried out (as opposed to a sync that failed, which `operationState` records), e.g. an automated sync waiting for a sync window.",
+            Self::DeletionError => "The resources of a deleted Application could not be deleted, or its PreDelete or PostDelete hooks failed.",
+        }
+    }
+}
+
 /// How many successful syncs `status.history` keeps when `spec.revisionHistoryLimit` is not
 /// set (Argo CD's default).
 pub const HISTORY_LIMIT: usize = 10;

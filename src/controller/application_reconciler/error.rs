@@ -1,5 +1,6 @@
 //! Where an Application reconcile failed: the error, its cause, and the reason it is reported under.
 
+use crate::controller::application::error_reason::ErrorReason;
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::ClientsError;
 use crate::cluster::watched_customizations::CustomizationsConfigError;
@@ -103,17 +104,18 @@ impl ApplicationError {
     #[must_use]
     pub fn reason(&self) -> &'static str {
         match self {
-            Self::Destination { .. } => "DestinationError",
-            Self::Source { .. } | Self::SourceTask { .. } => "SourceError",
-            Self::Plan { .. } => "PlanError",
-            Self::Observe { .. } => "ObserveError",
-            Self::Settings { .. } | Self::Project { .. } => "InvalidSpecError",
-            Self::Projects { .. } => "ProjectsError",
-            Self::Sync { .. } => "SyncError",
-            Self::Customizations { .. } => "CustomizationsError",
-            Self::Delete { .. } => "DeleteError",
-            Self::Read { .. } => "ReadError",
-            Self::Write { .. } => "WriteError",
+            Self::Destination { .. } => ErrorReason::DestinationError,
+            Self::Source { .. } | Self::SourceTask { .. } => ErrorReason::SourceError,
+            Self::Plan { .. } => ErrorReason::PlanError,
+            Self::Observe { .. } => ErrorReason::ObserveError,
+            Self::Settings { .. } | Self::Project { .. } => ErrorReason::InvalidSpecError,
+            Self::Projects { .. } => ErrorReason::ProjectsError,
+            Self::Sync { .. } => ErrorReason::SyncError,
+            Self::Customizations { .. } => ErrorReason::CustomizationsError,
+            Self::Delete { .. } => ErrorReason::DeleteError,
+            Self::Read { .. } => ErrorReason::ReadError,
+            Self::Write { .. } => ErrorReason::WriteError,
         }
+        .as_str()
     }
 }
