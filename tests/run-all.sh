@@ -3,7 +3,8 @@
 #! control plane, installs helm and kubectl (tests/tools/install.sh; tests find them through
 #! FLOTILLA_HELM and FLOTILLA_KUBECTL), the servers tests start on loopback
 #! (tests/tools/install-servers.sh) and Chromium with chromedriver for the browser test
-#! (tests/browser/install.sh), builds `flotilla`, runs one `flotilla node-sim` per cluster, runs
+#! (tests/browser/install.sh), builds the book in docs/ with mdBook (tests/tools/install-mdbook.sh),
+#! builds `flotilla`, runs one `flotilla node-sim` per cluster, runs
 #! every test (`cargo test --workspace`), then stops what it started and checks that no process
 #! the run started survives it (each carries FLOTILLA_TEST_RUN in its environment; a survivor is
 #! named, killed, and fails the run). Exits with cargo's status, or 1 for a survivor.
@@ -62,6 +63,10 @@ bash tests/tools/install-servers.sh
 TOOLS="$(bash tests/tools/install.sh)"
 export FLOTILLA_HELM="${FLOTILLA_HELM:-$TOOLS/helm}" FLOTILLA_KUBECTL="${FLOTILLA_KUBECTL:-$TOOLS/kubectl}"
 log "helm and kubectl ready ($((SECONDS - start))s)"
+# The book: a page SUMMARY.md names but that is missing fails the build (create-missing = false);
+# tests/docs.rs checks its links, includes and examples.
+"$(bash tests/tools/install-mdbook.sh)" build docs
+log "book built ($((SECONDS - start))s)"
 
 cargo build --bin flotilla
 for n in 1 2; do

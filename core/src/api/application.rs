@@ -89,7 +89,7 @@ pub struct ApplicationSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<Operation>,
     /// How many successful syncs `status.history` keeps (Argo CD's `revisionHistoryLimit`;
-    /// default [`HISTORY_LIMIT`]).
+    /// default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<u32>,
 }
@@ -475,8 +475,7 @@ pub struct ApplicationStatus {
     /// this lists some.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pre_delete_hooks: Vec<String>,
-    /// The last successful syncs, newest last (at most `spec.revisionHistoryLimit`, default
-    /// [`HISTORY_LIMIT`]).
+    /// The last successful syncs, newest last (at most `spec.revisionHistoryLimit`, default 10).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<RevisionHistory>,
     /// When sync and health were last computed.
@@ -504,7 +503,7 @@ pub struct ApplicationCondition {
     pub last_transition_time: Option<Time>,
 }
 
-/// What kind of error an [`ApplicationCondition`] reports.
+/// What kind of error an Application condition reports.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]

@@ -85,7 +85,7 @@ pub struct RolloutRollback {
     pub applications: Vec<RolledBackApplication>,
 }
 
-/// One Application of a [`RolloutRollback`].
+/// One Application of a rollback (`status.rolloutRollback`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolledBackApplication {
