@@ -54,7 +54,10 @@ fn markdown_files(dir: &Path, into: &mut Vec<PathBuf>) {
 }
 
 fn shown(path: &Path) -> String {
-    path.strip_prefix(root()).unwrap_or(path).display().to_string()
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 #[test]
@@ -213,8 +216,10 @@ fn cited_paths(text: &str) -> Vec<String> {
 fn links_includes_and_cited_paths_resolve() {
     let mut broken = Vec::new();
     let docs = documents();
-    let texts: BTreeMap<PathBuf, &String> =
-        docs.iter().map(|(path, text)| (path.clone(), text)).collect();
+    let texts: BTreeMap<PathBuf, &String> = docs
+        .iter()
+        .map(|(path, text)| (path.clone(), text))
+        .collect();
     for (path, text) in &docs {
         let dir = path.parent().expect("has a parent");
         for link in links(text) {
@@ -239,7 +244,10 @@ fn links_includes_and_cited_paths_resolve() {
                     .map(|(_, t)| (*t).clone())
                     .unwrap_or_else(|| std::fs::read_to_string(&target).unwrap_or_default());
                 if !anchors(&target_text).iter().any(|a| a == anchor) {
-                    broken.push(format!("{}: link {link}: no heading #{anchor}", shown(path)));
+                    broken.push(format!(
+                        "{}: link {link}: no heading #{anchor}",
+                        shown(path)
+                    ));
                 }
             }
         }
@@ -261,11 +269,18 @@ fn links_includes_and_cited_paths_resolve() {
         }
         for cited in cited_paths(text) {
             if !root().join(&cited).exists() {
-                broken.push(format!("{}: cites {cited}, which does not exist", shown(path)));
+                broken.push(format!(
+                    "{}: cites {cited}, which does not exist",
+                    shown(path)
+                ));
             }
         }
     }
-    assert!(broken.is_empty(), "broken references:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "broken references:\n{}",
+        broken.join("\n")
+    );
 }
 
 /// The YAML blocks of a page: their text with includes resolved, and the included files.
@@ -368,8 +383,7 @@ fn check_yaml(page: &str, body: &str) -> Result<(), String> {
             Some("Application") => parse_application(page, &text(&document)).map(drop),
             Some("AppProject") => parse_app_project(page, &text(&document)).map(drop),
             Some("ConfigMap")
-                if document.pointer("/metadata/name")
-                    == Some(&json!("flotilla-notifications")) =>
+                if document.pointer("/metadata/name") == Some(&json!("flotilla-notifications")) =>
             {
                 let data: BTreeMap<String, String> =
                     serde_json::from_value(document["data"].clone())
@@ -427,8 +441,8 @@ fn yaml_examples_are_read_as_flotilla_reads_them() {
                 clusters: Some(examples.join("clusters.yaml")),
                 project: flotilla::cli::project_args::ProjectArgs::default(),
             };
-            let applications = render_from_args(&args)
-                .unwrap_or_else(|e| panic!("{}: {e:#}", appset.display()));
+            let applications =
+                render_from_args(&args).unwrap_or_else(|e| panic!("{}: {e:#}", appset.display()));
             let actual = serde_saphyr::to_string(&applications).expect("serializes");
             let shown_text = std::fs::read_to_string(expected).expect("reads");
             if actual != shown_text {
@@ -442,5 +456,8 @@ fn yaml_examples_are_read_as_flotilla_reads_them() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert!(rendered > 0, "no page shows an example with its Applications");
+    assert!(
+        rendered > 0,
+        "no page shows an example with its Applications"
+    );
 }

@@ -544,10 +544,18 @@ impl ApplicationConditionType {
     #[must_use]
     pub fn meaning(self) -> &'static str {
         match self {
-            Self::ComparisonError => "The source, the destination or the live objects could not be read.",
-            Self::InvalidSpecError => "The Application's project does not exist or does not permit its repository, destination or namespace: it is not compared or synced until that changes.",
-            Self::SyncError => "A sync could not be carried out (as opposed to a sync that failed, which `operationState` records), e.g. an automated sync waiting for a sync window.",
-            Self::DeletionError => "The resources of a deleted Application could not be deleted, or its PreDelete or PostDelete hooks failed.",
+            Self::ComparisonError => {
+                "The source, the destination or the live objects could not be read."
+            }
+            Self::InvalidSpecError => {
+                "The Application's project does not exist or does not permit its repository, destination or namespace: it is not compared or synced until that changes."
+            }
+            Self::SyncError => {
+                "A sync could not be carried out (as opposed to a sync that failed, which `operationState` records), e.g. an automated sync waiting for a sync window."
+            }
+            Self::DeletionError => {
+                "The resources of a deleted Application could not be deleted, or its PreDelete or PostDelete hooks failed."
+            }
         }
     }
 }

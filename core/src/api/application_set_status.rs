@@ -290,13 +290,25 @@ impl ConditionType {
     #[must_use]
     pub fn meaning(self) -> &'static str {
         match self {
-            Self::ErrorOccurred => "The last reconcile failed; the reason names the failed step and the message says where.",
+            Self::ErrorOccurred => {
+                "The last reconcile failed; the reason names the failed step and the message says where."
+            }
             Self::ParametersGenerated => "The generators produced their parameter sets.",
-            Self::ResourcesUpToDate => "Every generated Application is as the template says (within `applicationsSync`).",
-            Self::RolloutProgressing => "True while a RollingSync rollout has work left; False when complete, stalled or misconfigured.",
-            Self::InvalidRolloutConfig => "The RollingSync strategy cannot be followed; the rollout does not advance.",
-            Self::UnselectedApplications => "Some Applications match no RollingSync step and are never synced by the rollout.",
-            Self::RolloutRolledBack => "A failed step was rolled back (`onFailure: rollback`): which Applications, to which revisions (Flotilla's own).",
+            Self::ResourcesUpToDate => {
+                "Every generated Application is as the template says (within `applicationsSync`)."
+            }
+            Self::RolloutProgressing => {
+                "True while a RollingSync rollout has work left; False when complete, stalled or misconfigured."
+            }
+            Self::InvalidRolloutConfig => {
+                "The RollingSync strategy cannot be followed; the rollout does not advance."
+            }
+            Self::UnselectedApplications => {
+                "Some Applications match no RollingSync step and are never synced by the rollout."
+            }
+            Self::RolloutRolledBack => {
+                "A failed step was rolled back (`onFailure: rollback`): which Applications, to which revisions (Flotilla's own)."
+            }
         }
     }
 }

@@ -66,55 +66,190 @@ pub const FIELDS: &[FieldParity] = &[
     entry(Application, "spec.destination", Works, ""),
     entry(Application, "spec.source", Works, ""),
     entry(Application, "spec.sources", Works, ""),
-    entry(Application, "spec.source.helm", Works, "the fields listed here work; any other is refused"),
-    entry(Application, "spec.source.helm.skipSchemaValidation", Refused, ""),
-    entry(Application, "spec.source.kustomize", Works, "the fields listed here work; any other is refused"),
-    entry(Application, "spec.source.plugin", Refused, "no config management plugins"),
+    entry(
+        Application,
+        "spec.source.helm",
+        Works,
+        "the fields listed here work; any other is refused",
+    ),
+    entry(
+        Application,
+        "spec.source.helm.skipSchemaValidation",
+        Refused,
+        "",
+    ),
+    entry(
+        Application,
+        "spec.source.kustomize",
+        Works,
+        "the fields listed here work; any other is refused",
+    ),
+    entry(
+        Application,
+        "spec.source.plugin",
+        Refused,
+        "no config management plugins",
+    ),
     entry(Application, "spec.source.name", Refused, ""),
     entry(Application, "spec.sourceHydrator", Refused, "no hydrator"),
-    entry(Application, "spec.syncPolicy.automated", Works, "`enabled: false` suspends automated sync, as `flotilla app rollback --force` sets it"),
+    entry(
+        Application,
+        "spec.syncPolicy.automated",
+        Works,
+        "`enabled: false` suspends automated sync, as `flotilla app rollback --force` sets it",
+    ),
     entry(Application, "spec.syncPolicy.retry", Works, ""),
     entry(Application, "spec.syncPolicy.retry.refresh", Refused, ""),
-    entry(Application, "spec.syncPolicy.managedNamespaceMetadata", Differs, "written at every sync (an existing namespace too), kept by server-side apply; a change of it alone does not make the Application OutOfSync — the next sync writes it"),
-    entry(Application, "spec.syncPolicy.syncOptions", Works, "Argo CD's options; any other is refused by name (`ServerSideApply=true` is always the case)"),
+    entry(
+        Application,
+        "spec.syncPolicy.managedNamespaceMetadata",
+        Differs,
+        "written at every sync (an existing namespace too), kept by server-side apply; a change of it alone does not make the Application OutOfSync — the next sync writes it",
+    ),
+    entry(
+        Application,
+        "spec.syncPolicy.syncOptions",
+        Works,
+        "Argo CD's options; any other is refused by name (`ServerSideApply=true` is always the case)",
+    ),
     entry(Application, "spec.ignoreDifferences", Works, ""),
-    entry(Application, "spec.revisionHistoryLimit", Works, "default 10"),
+    entry(
+        Application,
+        "spec.revisionHistoryLimit",
+        Works,
+        "default 10",
+    ),
     entry(Application, "spec.info", Refused, ""),
-    entry(Application, "spec.operation", Differs, "Argo CD's top-level `operation`, here under `spec` (`flotilla app sync`); a top-level `operation` is refused"),
+    entry(
+        Application,
+        "spec.operation",
+        Differs,
+        "Argo CD's top-level `operation`, here under `spec` (`flotilla app sync`); a top-level `operation` is refused",
+    ),
     entry(Application, "status.conditions", Works, ""),
     entry(Application, "status.health", Works, ""),
     entry(Application, "status.history", Works, ""),
     entry(Application, "status.operationState", Works, ""),
     entry(Application, "status.reconciledAt", Works, ""),
     entry(Application, "status.resources", Works, ""),
-    entry(Application, "status.resources[].firstDifference", FlotillaOnly, ""),
+    entry(
+        Application,
+        "status.resources[].firstDifference",
+        FlotillaOnly,
+        "",
+    ),
     entry(Application, "status.sync", Works, ""),
     // ApplicationSet
     entry(ApplicationSet, "spec.generators", Works, ""),
-    entry(ApplicationSet, "spec.generators[].pullRequest.github.appSecretName", Refused, "GitHub App authentication is not implemented (the controller and `render` refuse it); use `tokenRef`"),
-    entry(ApplicationSet, "spec.generators[].scmProvider.github.appSecretName", Refused, "GitHub App authentication is not implemented (the controller and `render` refuse it); use `tokenRef`"),
-    entry(ApplicationSet, "spec.generators[].pullRequest.bitbucket", Refused, ""),
-    entry(ApplicationSet, "spec.generators[].pullRequest.azureDevOps", Refused, ""),
-    entry(ApplicationSet, "spec.generators[].pullRequest.caRef", Refused, ""),
-    entry(ApplicationSet, "spec.generators[].pullRequest.filters[].titleMatch", Refused, ""),
-    entry(ApplicationSet, "spec.generators[].pullRequest.continueOnRepoNotFoundError", Refused, ""),
-    entry(ApplicationSet, "spec.generators[].scmProvider.bitbucket", Refused, ""),
-    entry(ApplicationSet, "spec.generators[].scmProvider.azureDevOps", Refused, ""),
-    entry(ApplicationSet, "spec.generators[].scmProvider.awsCodeCommit", Refused, ""),
-    entry(ApplicationSet, "spec.generators[].scmProvider.caRef", Refused, ""),
+    entry(
+        ApplicationSet,
+        "spec.generators[].pullRequest.github.appSecretName",
+        Refused,
+        "GitHub App authentication is not implemented (the controller and `render` refuse it); use `tokenRef`",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].scmProvider.github.appSecretName",
+        Refused,
+        "GitHub App authentication is not implemented (the controller and `render` refuse it); use `tokenRef`",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].pullRequest.bitbucket",
+        Refused,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].pullRequest.azureDevOps",
+        Refused,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].pullRequest.caRef",
+        Refused,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].pullRequest.filters[].titleMatch",
+        Refused,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].pullRequest.continueOnRepoNotFoundError",
+        Refused,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].scmProvider.bitbucket",
+        Refused,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].scmProvider.azureDevOps",
+        Refused,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].scmProvider.awsCodeCommit",
+        Refused,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.generators[].scmProvider.caRef",
+        Refused,
+        "",
+    ),
     entry(ApplicationSet, "spec.template", Works, ""),
     entry(ApplicationSet, "spec.templatePatch", Works, ""),
     entry(ApplicationSet, "spec.goTemplate", Works, ""),
     entry(ApplicationSet, "spec.goTemplateOptions", Works, ""),
     entry(ApplicationSet, "spec.syncPolicy", Works, ""),
     entry(ApplicationSet, "spec.strategy.type", Works, ""),
-    entry(ApplicationSet, "spec.strategy.deletionOrder", Works, "`Reverse` without `type: RollingSync` and steps is refused (Argo CD ignores it then)"),
+    entry(
+        ApplicationSet,
+        "spec.strategy.deletionOrder",
+        Works,
+        "`Reverse` without `type: RollingSync` and steps is refused (Argo CD ignores it then)",
+    ),
     entry(ApplicationSet, "spec.strategy.rollingSync.steps", Works, ""),
-    entry(ApplicationSet, "spec.strategy.rollingSync.steps[].analysis", FlotillaOnly, ""),
-    entry(ApplicationSet, "spec.strategy.rollingSync.steps[].approval", FlotillaOnly, ""),
-    entry(ApplicationSet, "spec.strategy.rollingSync.steps[].bakeTime", FlotillaOnly, ""),
-    entry(ApplicationSet, "spec.strategy.rollingSync.steps[].progressDeadline", FlotillaOnly, ""),
-    entry(ApplicationSet, "spec.ignoreApplicationDifferences", Works, ""),
+    entry(
+        ApplicationSet,
+        "spec.strategy.rollingSync.steps[].analysis",
+        FlotillaOnly,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.strategy.rollingSync.steps[].approval",
+        FlotillaOnly,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.strategy.rollingSync.steps[].bakeTime",
+        FlotillaOnly,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.strategy.rollingSync.steps[].progressDeadline",
+        FlotillaOnly,
+        "",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.ignoreApplicationDifferences",
+        Works,
+        "",
+    ),
     entry(ApplicationSet, "spec.preservedFields", Works, ""),
     entry(ApplicationSet, "status.conditions", Works, ""),
     entry(ApplicationSet, "status.applicationStatus", Works, ""),
@@ -131,11 +266,36 @@ pub const FIELDS: &[FieldParity] = &[
     entry(AppProject, "spec.sourceNamespaces", Works, ""),
     entry(AppProject, "spec.syncWindows", Works, ""),
     entry(AppProject, "spec.syncWindows[].syncOverrun", Refused, ""),
-    entry(AppProject, "spec.roles", Refused, "Kubernetes RBAC on the resources governs who may change what"),
-    entry(AppProject, "spec.signatureKeys", Refused, "no commit signatures are verified"),
-    entry(AppProject, "spec.orphanedResources", Refused, "no orphaned resources are reported"),
-    entry(AppProject, "spec.destinationServiceAccounts", Refused, "Flotilla does not impersonate"),
-    entry(AppProject, "spec.permitOnlyProjectScopedClusters", Refused, ""),
+    entry(
+        AppProject,
+        "spec.roles",
+        Refused,
+        "Kubernetes RBAC on the resources governs who may change what",
+    ),
+    entry(
+        AppProject,
+        "spec.signatureKeys",
+        Refused,
+        "no commit signatures are verified",
+    ),
+    entry(
+        AppProject,
+        "spec.orphanedResources",
+        Refused,
+        "no orphaned resources are reported",
+    ),
+    entry(
+        AppProject,
+        "spec.destinationServiceAccounts",
+        Refused,
+        "Flotilla does not impersonate",
+    ),
+    entry(
+        AppProject,
+        "spec.permitOnlyProjectScopedClusters",
+        Refused,
+        "",
+    ),
 ];
 
 /// The standing of `kind`'s field at `path`: the longest entry that is the path or one of its
@@ -147,7 +307,9 @@ pub fn lookup(kind: Kind, path: &str) -> (Parity, &'static str) {
         .iter()
         .filter(|entry| entry.kind == kind && covers(entry.path, path))
         .max_by_key(|entry| entry.path.len())
-        .map_or((Parity::FlotillaOnly, ""), |entry| (entry.parity, entry.note))
+        .map_or((Parity::FlotillaOnly, ""), |entry| {
+            (entry.parity, entry.note)
+        })
 }
 
 /// The entries of `kind` refused by name: Argo CD fields the CRD's schema has no place for.
@@ -170,17 +332,27 @@ mod tests {
     #[test]
     fn the_longest_covering_entry_decides() {
         assert_eq!(lookup(Application, "spec.source.path").0, Works);
-        assert_eq!(lookup(Application, "spec.source.helm.skipSchemaValidation").0, Refused);
+        assert_eq!(
+            lookup(Application, "spec.source.helm.skipSchemaValidation").0,
+            Refused
+        );
         assert_eq!(lookup(Application, "spec.sourceHydrator.x").0, Refused);
         assert_eq!(
-            lookup(ApplicationSet, "spec.strategy.rollingSync.steps[].maxUpdate").0,
+            lookup(
+                ApplicationSet,
+                "spec.strategy.rollingSync.steps[].maxUpdate"
+            )
+            .0,
             Works
         );
         assert_eq!(
             lookup(ApplicationSet, "spec.strategy.rollingSync.steps[].bakeTime").0,
             FlotillaOnly
         );
-        assert_eq!(lookup(ApplicationSet, "status.rolloutSteps").0, FlotillaOnly);
+        assert_eq!(
+            lookup(ApplicationSet, "status.rolloutSteps").0,
+            FlotillaOnly
+        );
         assert_eq!(lookup(AppProject, "spec.sourceReposX").0, FlotillaOnly);
     }
 

@@ -2,10 +2,10 @@
 //! CRDs, and reading user documents that may use Argo CD's `argoproj.io/v1alpha1` instead.
 
 pub mod app_project;
-pub mod argocd_parity;
 pub mod application;
 pub mod application_set;
 pub mod application_set_status;
+pub mod argocd_parity;
 pub mod crd;
 pub mod document;
 pub mod helm_source;

@@ -114,16 +114,32 @@ impl ProgressReason {
         match self {
             Self::StepProgressing => "True: a step has syncs in flight or promoted now.",
             Self::StepWaiting => "True: a step waits for something other than a free slot.",
-            Self::StepWaitingForWindow => "True: a sync window holds the step back; it proceeds when the window opens.",
-            Self::StepHeld => "True: a step's `maxUpdate` is 0; work is left, but it waits for a person.",
-            Self::StepBaking => "True: a step's Applications are Healthy and it bakes; it completes when the bake ends.",
-            Self::StepWaitingForApproval => "True: a step with `approval: manual` waits for `flotilla rollout promote`.",
-            Self::StepAnalysing => "True: a step's analysis runs; the step completes when it passes.",
+            Self::StepWaitingForWindow => {
+                "True: a sync window holds the step back; it proceeds when the window opens."
+            }
+            Self::StepHeld => {
+                "True: a step's `maxUpdate` is 0; work is left, but it waits for a person."
+            }
+            Self::StepBaking => {
+                "True: a step's Applications are Healthy and it bakes; it completes when the bake ends."
+            }
+            Self::StepWaitingForApproval => {
+                "True: a step with `approval: manual` waits for `flotilla rollout promote`."
+            }
+            Self::StepAnalysing => {
+                "True: a step's analysis runs; the step completes when it passes."
+            }
             Self::RolloutPaused => "True: the rollout is paused (`spec.strategy.paused`).",
-            Self::StepFailed => "False: a step failed its bake or its analysis, or an Application of it is Degraded or failed its sync; it stays failed until a new revision reaches it.",
+            Self::StepFailed => {
+                "False: a step failed its bake or its analysis, or an Application of it is Degraded or failed its sync; it stays failed until a new revision reaches it."
+            }
             Self::RolloutStalled => "False: a step is stalled (its progress deadline passed).",
-            Self::RolloutRolledBack => "False: a failed step was rolled back (`onFailure: rollback`) until a new revision.",
-            Self::ApplicationSetRolloutComplete => "False: every step is complete (Argo CD's reason).",
+            Self::RolloutRolledBack => {
+                "False: a failed step was rolled back (`onFailure: rollback`) until a new revision."
+            }
+            Self::ApplicationSetRolloutComplete => {
+                "False: every step is complete (Argo CD's reason)."
+            }
             Self::InvalidRolloutConfig => "False: the strategy cannot be followed.",
         }
     }
@@ -140,10 +156,7 @@ pub enum RollbackReason {
 
 impl RollbackReason {
     /// Every value, in the order of the reference page.
-    pub const ALL: [Self; 2] = [
-        Self::RollingBack,
-        Self::RolledBack,
-    ];
+    pub const ALL: [Self; 2] = [Self::RollingBack, Self::RolledBack];
 
     /// The value as written in status.
     #[must_use]
@@ -158,8 +171,12 @@ impl RollbackReason {
     #[must_use]
     pub fn meaning(self) -> &'static str {
         match self {
-            Self::RollingBack => "True: the failed step's Applications (and with `rollbackCompletedSteps` the earlier steps') are being synced back.",
-            Self::RolledBack => "True: every Application to roll back is back on its last Healthy revision.",
+            Self::RollingBack => {
+                "True: the failed step's Applications (and with `rollbackCompletedSteps` the earlier steps') are being synced back."
+            }
+            Self::RolledBack => {
+                "True: every Application to roll back is back on its last Healthy revision."
+            }
         }
     }
 }

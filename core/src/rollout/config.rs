@@ -414,12 +414,20 @@ impl ConfigReason {
         match self {
             Self::NotRollingSync => "The strategy's `type` is not one Flotilla knows.",
             Self::NoSteps => "`type: RollingSync` without steps.",
-            Self::InvalidMatchExpression => "A step's `matchExpressions` entry cannot be read (operator, values).",
+            Self::InvalidMatchExpression => {
+                "A step's `matchExpressions` entry cannot be read (operator, values)."
+            }
             Self::InvalidMaxUpdate => "A step's `maxUpdate` is neither a count nor a percentage.",
-            Self::InvalidProgressDeadline => "A step's or the rollout's `progressDeadline` is not a duration.",
+            Self::InvalidProgressDeadline => {
+                "A step's or the rollout's `progressDeadline` is not a duration."
+            }
             Self::InvalidBakeTime => "A step's `bakeTime` is not a duration.",
-            Self::InvalidAnalysis => "A step's `analysis` sets neither or both of `job` and `http`, or a field of it is invalid.",
-            Self::InvalidOnFailure => "`rollbackCompletedSteps: true` without `onFailure: rollback`.",
+            Self::InvalidAnalysis => {
+                "A step's `analysis` sets neither or both of `job` and `http`, or a field of it is invalid."
+            }
+            Self::InvalidOnFailure => {
+                "`rollbackCompletedSteps: true` without `onFailure: rollback`."
+            }
             Self::ApplicationInTwoSteps => "Two steps select the same Application.",
         }
     }

@@ -483,7 +483,12 @@ impl Pass<'_> {
         };
         let mut conditions = vec![
             progressing(ProgressReason::RolloutRolledBack, text.clone(), self.now),
-            holds(ConditionType::RolloutRolledBack, reason.as_str(), text, self.now),
+            holds(
+                ConditionType::RolloutRolledBack,
+                reason.as_str(),
+                text,
+                self.now,
+            ),
         ];
         conditions.extend(self.unselected_condition(&unselected));
         conditions.sort_by_key(|c| c.type_);

@@ -19,7 +19,11 @@ const SAME_AS: &[(Kind, &str, &str)] = &[
     (Kind::Application, "status.operation", "spec.operation"),
     (Kind::Application, "status.history[].source", "spec.source"),
     (Kind::Application, "status.history[].sources", "spec.source"),
-    (Kind::ApplicationSet, "spec.template.spec", "the Application's `spec`"),
+    (
+        Kind::ApplicationSet,
+        "spec.template.spec",
+        "the Application's `spec`",
+    ),
     (
         Kind::ApplicationSet,
         "spec.generators[].matrix.generators",

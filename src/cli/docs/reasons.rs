@@ -11,7 +11,11 @@ use flotilla_core::rollout::config::ConfigReason;
 use super::markdown::{code, generated_note, table};
 
 /// `(value, meaning)` rows of a closed vocabulary.
-fn rows<T: Copy>(all: &[T], name: fn(T) -> &'static str, meaning: fn(T) -> &'static str) -> Vec<Vec<String>> {
+fn rows<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    meaning: fn(T) -> &'static str,
+) -> Vec<Vec<String>> {
     all.iter()
         .map(|&value| vec![code(name(value)), meaning(value).to_owned()])
         .collect()
@@ -30,7 +34,11 @@ pub fn page() -> String {
     out.push_str("## ApplicationSet conditions\n\n");
     out.push_str(&table(
         &["Type", "Meaning"],
-        &rows(&ConditionType::ALL, ConditionType::as_str, ConditionType::meaning),
+        &rows(
+            &ConditionType::ALL,
+            ConditionType::as_str,
+            ConditionType::meaning,
+        ),
     ));
     out.push_str(
         "\n### `ErrorOccurred`, `ParametersGenerated` and `ResourcesUpToDate`\n\n\
@@ -71,12 +79,20 @@ pub fn page() -> String {
     out.push_str("\n### `InvalidRolloutConfig`\n\n");
     out.push_str(&table(
         &["Reason", "Meaning"],
-        &rows(&ConfigReason::ALL, ConfigReason::as_str, ConfigReason::meaning),
+        &rows(
+            &ConfigReason::ALL,
+            ConfigReason::as_str,
+            ConfigReason::meaning,
+        ),
     ));
     out.push_str("\n### `RolloutRolledBack`\n\n");
     out.push_str(&table(
         &["Reason", "Meaning"],
-        &rows(&RollbackReason::ALL, RollbackReason::as_str, RollbackReason::meaning),
+        &rows(
+            &RollbackReason::ALL,
+            RollbackReason::as_str,
+            RollbackReason::meaning,
+        ),
     ));
     out.push_str(&format!(
         "\n### `UnselectedApplications`\n\nReason {}: some Applications match no step and are \
@@ -106,7 +122,12 @@ pub fn page() -> String {
         .map(|&reason| {
             vec![
                 code(reason.as_str()),
-                if reason.is_warning() { "Warning" } else { "Normal" }.to_owned(),
+                if reason.is_warning() {
+                    "Warning"
+                } else {
+                    "Normal"
+                }
+                .to_owned(),
                 reason.action().to_owned(),
                 reason.meaning().to_owned(),
             ]

@@ -1,10 +1,10 @@
 //! Where an Application reconcile failed: the error, its cause, and the reason it is reported under.
 
-use crate::controller::application::error_reason::ErrorReason;
 use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::ClientsError;
 use crate::cluster::watched_customizations::CustomizationsConfigError;
 use crate::cluster::watched_projects::ProjectsWatchError;
+use crate::controller::application::error_reason::ErrorReason;
 use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::project::Refusal;
 use crate::repo::cache::FetchError;

@@ -73,7 +73,9 @@ impl ErrorReason {
             Self::InvalidSpecError => "The Application's settings or its project refuse it.",
             Self::ProjectsError => "The AppProjects could not be read.",
             Self::SyncError => "A sync could not be carried out.",
-            Self::CustomizationsError => "The settings ConfigMap's customizations could not be read.",
+            Self::CustomizationsError => {
+                "The settings ConfigMap's customizations could not be read."
+            }
             Self::DeleteError => "The resources of a deleted Application could not be deleted.",
             Self::ReadError => "The Application could not be read.",
             Self::WriteError => "The Application or its status could not be written.",

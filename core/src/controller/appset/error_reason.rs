@@ -75,19 +75,35 @@ impl ErrorReason {
     #[must_use]
     pub fn meaning(self) -> &'static str {
         match self {
-            Self::ObserveError => "The ApplicationSet's Applications, cluster Secrets or other inputs could not be read.",
+            Self::ObserveError => {
+                "The ApplicationSet's Applications, cluster Secrets or other inputs could not be read."
+            }
             Self::ProjectsError => "The AppProjects could not be read.",
-            Self::GenerateError => "A generator failed (a repository, a plugin, an SCM provider, a cluster decision resource); nothing is generated.",
-            Self::RenderError => "The template could not be rendered for a parameter set, or a rendered Application is invalid.",
-            Self::PlanError => "The Applications to write could not be worked out (e.g. `ignoreApplicationDifferences` could not be applied).",
-            Self::InvalidSpecError => "The ApplicationSet's spec cannot be followed (e.g. `deletionOrder: Reverse` without steps).",
-            Self::ApplicationValidationError => "Generated Applications that their project refuses were not written, or their syncs were refused by the project.",
+            Self::GenerateError => {
+                "A generator failed (a repository, a plugin, an SCM provider, a cluster decision resource); nothing is generated."
+            }
+            Self::RenderError => {
+                "The template could not be rendered for a parameter set, or a rendered Application is invalid."
+            }
+            Self::PlanError => {
+                "The Applications to write could not be worked out (e.g. `ignoreApplicationDifferences` could not be applied)."
+            }
+            Self::InvalidSpecError => {
+                "The ApplicationSet's spec cannot be followed (e.g. `deletionOrder: Reverse` without steps)."
+            }
+            Self::ApplicationValidationError => {
+                "Generated Applications that their project refuses were not written, or their syncs were refused by the project."
+            }
             Self::ApplyError => "An Application could not be written.",
             Self::DeleteError => "An Application could not be deleted.",
             Self::FinalizerError => "The ApplicationSet's finalizer could not be added or removed.",
-            Self::StatusError => "The ApplicationSet's status could not be written (e.g. too large for etcd).",
+            Self::StatusError => {
+                "The ApplicationSet's status could not be written (e.g. too large for etcd)."
+            }
             Self::RefreshError => "The refresh annotation could not be removed.",
-            Self::RolloutError => "The rollout's inputs could not be resolved (a revision, an analysis Job).",
+            Self::RolloutError => {
+                "The rollout's inputs could not be resolved (a revision, an analysis Job)."
+            }
         }
     }
 }
