@@ -98,37 +98,34 @@ fn links(text: &str) -> Vec<String> {
     found
 }
 
-/// The lines of `text` outside fenced code blocks, with code spans removed.
-fn prose_lines(text: &str) -> Vec<String> {
+/// Each line of `text` with whether it is inside a fenced code block (fences left out).
+fn fenced_lines(text: &str) -> Vec<(bool, &str)> {
     let mut fenced = false;
     let mut lines = Vec::new();
     for line in text.lines() {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
-            continue;
-        }
-        if !fenced {
-            let mut prose = String::new();
-            for (i, part) in line.split('`').enumerate() {
-                if i % 2 == 0 {
-                    prose.push_str(part);
-                }
-            }
-            lines.push(prose);
+        } else {
+            lines.push((fenced, line));
         }
     }
     lines
 }
 
+/// The lines of `text` outside fenced code blocks, with code spans removed.
+fn prose_lines(text: &str) -> Vec<String> {
+    fenced_lines(text)
+        .into_iter()
+        .filter(|(fenced, _)| !fenced)
+        .map(|(_, line)| line.split('`').step_by(2).collect())
+        .collect()
+}
+
 /// The anchors of a Markdown file's headings, as mdBook makes them: lower case, spaces as
 /// dashes, other punctuation dropped.
 fn anchors(text: &str) -> Vec<String> {
-    let mut fenced = false;
     let mut found = Vec::new();
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-        }
+    for (fenced, line) in fenced_lines(text) {
         if fenced || !line.starts_with('#') {
             continue;
         }
@@ -180,12 +177,7 @@ fn cited_paths(text: &str) -> Vec<String> {
         "docs/",
     ];
     let mut found = Vec::new();
-    let mut fenced = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
+    for (fenced, line) in fenced_lines(text) {
         let code: Vec<&str> = if fenced {
             vec![line]
         } else {
