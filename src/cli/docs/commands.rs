@@ -23,7 +23,7 @@ pub fn page() -> String {
         .filter(|a| a.is_global_set() || is_builtin(a))
         .collect();
     out.push_str(&arguments_table(globals.into_iter()));
-    for sub in root.get_subcommands().filter(|s| !s.is_hide_set()) {
+    for sub in documented(&root) {
         section(sub, &mut out);
     }
     out
@@ -51,9 +51,16 @@ fn section(command: &Command, out: &mut String) {
     if !own.is_empty() {
         out.push_str(&arguments_table(own.into_iter()));
     }
-    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+    for sub in documented(command) {
         section(sub, out);
     }
+}
+
+/// The subcommands of `command` a user types: not hidden, not clap's own `help`.
+fn documented(command: &Command) -> impl Iterator<Item = &Command> {
+    command
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
 }
 
 /// `--help` and `--version`, which clap adds to every command.
@@ -71,7 +78,8 @@ fn arguments_table<'a>(args: impl Iterator<Item = &'a Arg>) -> String {
                 .filter(|v| !v.is_hide_set())
                 .map(|v| v.get_name().to_owned())
                 .collect();
-            let value = if !arg.get_action().takes_values() {
+            let takes_values = arg.get_action().takes_values();
+            let value = if !takes_values || arg.is_positional() {
                 String::new()
             } else if values.is_empty() {
                 arg.get_value_names()
@@ -84,6 +92,7 @@ fn arguments_table<'a>(args: impl Iterator<Item = &'a Arg>) -> String {
             let default: Vec<String> = arg
                 .get_default_values()
                 .iter()
+                .filter(|_| takes_values)
                 .map(|v| v.to_string_lossy().into_owned())
                 .collect();
             let help = arg.get_long_help().or_else(|| arg.get_help());
