@@ -298,11 +298,27 @@ pub const FIELDS: &[FieldParity] = &[
     ),
 ];
 
+/// Objects Argo CD has whose fields are decided one by one (an entry here covers the object
+/// itself, not what is under it).
+const CONTAINERS: &[(Kind, &str)] = &[
+    (Application, "spec"),
+    (Application, "spec.syncPolicy"),
+    (Application, "status"),
+    (ApplicationSet, "spec"),
+    (ApplicationSet, "spec.strategy"),
+    (ApplicationSet, "spec.strategy.rollingSync"),
+    (ApplicationSet, "status"),
+    (AppProject, "spec"),
+];
+
 /// The standing of `kind`'s field at `path`: the longest entry that is the path or one of its
-/// ancestors (`spec.source` covers `spec.source.path`, not `spec.sourceHydrator`); without one,
-/// Flotilla's own.
+/// ancestors (`spec.source` covers `spec.source.path`, not `spec.sourceHydrator`), or one of
+/// Argo CD's objects itself; without one, Flotilla's own.
 #[must_use]
 pub fn lookup(kind: Kind, path: &str) -> (Parity, &'static str) {
+    if CONTAINERS.contains(&(kind, path)) {
+        return (Parity::Works, "");
+    }
     FIELDS
         .iter()
         .filter(|entry| entry.kind == kind && covers(entry.path, path))
@@ -354,6 +370,11 @@ mod tests {
             FlotillaOnly
         );
         assert_eq!(lookup(AppProject, "spec.sourceReposX").0, FlotillaOnly);
+        assert_eq!(lookup(ApplicationSet, "spec.strategy.rollingSync").0, Works);
+        assert_eq!(
+            lookup(ApplicationSet, "spec.strategy.rollingSync.onFailure").0,
+            FlotillaOnly
+        );
     }
 
     #[test]
