@@ -420,6 +420,7 @@ fn main() {
             window.as_secs()
         );
         // SAFETY: sysconf has no preconditions.
+        #[allow(unsafe_code, reason = "the clock tick rate is only known through sysconf(3)")]
         let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         report_convergence(apps, converged, converged_ticks as f64 / ticks_per_second, &writes);
         println!(

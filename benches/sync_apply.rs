@@ -1,5 +1,5 @@
 //! Sync benchmark against a running test control plane (`tests/controlplane/start.sh` plus a
-//! `flotilla node-sim` for cluster 1): 200 ConfigMaps and 20 Deployments in one wave, synced by
+//! `flotilla-node-sim` for cluster 1): 200 ConfigMaps and 20 Deployments in one wave, synced by
 //! the executor, side by side with `kubectl apply --server-side -f DIR` (+ `kubectl wait` for the
 //! Deployments) of the same directory. Reports wall times and the executor's API requests.
 //!

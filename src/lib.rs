@@ -12,7 +12,6 @@ pub mod cluster;
 pub mod controller;
 pub mod customizations;
 pub mod httpd;
-pub mod nodesim;
 pub mod notifier;
 pub mod render;
 pub mod repo;

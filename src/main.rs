@@ -18,6 +18,10 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 // SAFETY: jemalloc reads this symbol as its `const char *malloc_conf`: a thin pointer to a
 // NUL-terminated string that lives as long as the program; nothing else defines it.
 #[unsafe(export_name = "_rjem_malloc_conf")]
+#[allow(
+    unsafe_code,
+    reason = "jemalloc reads its options from this exported symbol"
+)]
 #[allow(non_upper_case_globals)]
 pub static malloc_conf: &[u8; 60] =
     b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
@@ -56,7 +60,6 @@ fn main() -> ExitCode {
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Crd(args) => flotilla::cli::crd::run(&args),
         Command::Render(args) => flotilla::cli::render::run(&args),
-        Command::NodeSim(args) => flotilla::cli::node_sim::run(&args),
         Command::Plan(args) => flotilla::cli::plan::run(&args),
         Command::Rollout(args) => flotilla::cli::rollout::run(&args),
         Command::Controller(args) => flotilla::cli::controller::run(&args),
@@ -89,6 +92,10 @@ fn main() -> ExitCode {
 fn end_quietly_on_a_closed_pipe() {
     // SAFETY: called once at start, before any other thread exists; setting a signal's
     // disposition to its default has no other effect on this process.
+    #[allow(
+        unsafe_code,
+        reason = "SIGPIPE's disposition is only set through signal(2)"
+    )]
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }

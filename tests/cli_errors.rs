@@ -1,12 +1,14 @@
 //! Clear errors from the real binary on inputs shaped the way users write them, against the real
 //! API server: a directory whose name is not a Kubernetes name, invalid object names, an
-//! Application name the server would refuse, a rejection by the server, an unreachable server and
-//! a malformed duration. Each error names what is wrong, and nothing is written to the cluster
+//! Application name the server would refuse, a rejection by the server, a missing object and a
+//! malformed duration. Each error names what is wrong, and nothing is written to the cluster
 //! (the operation record aside, when the server itself rejects an object).
+//! (Feature `controlplane`; the errors that need no cluster are in cli_errors_offline.rs.)
 
+mod cli_errors_support;
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -16,52 +18,10 @@ use kube::api::{Api, ListParams};
 use serde_json::Value;
 use support::TestNamespace;
 
+use cli_errors_support::{WEB_CONFIG, flotilla, manifests, sync, text};
+
 /// The ConfigMap every namespace gets from the controller manager.
 const ROOT_CA: &str = "kube-root-ca.crt";
-
-/// A manifest directory named `name` in a temporary directory (removed on drop), holding `files`
-/// (file name, text).
-struct Manifests {
-    _work: tempfile::TempDir,
-    dir: PathBuf,
-}
-
-fn manifests(name: &str, files: &[(&str, &str)]) -> Manifests {
-    let work = tempfile::tempdir().expect("a temporary directory");
-    let dir = work.path().join(name);
-    std::fs::create_dir_all(&dir).expect("creating the manifest directory");
-    for (file, text) in files {
-        std::fs::write(dir.join(file), text).expect("writing a manifest");
-    }
-    Manifests { _work: work, dir }
-}
-
-/// Runs `flotilla ARGS...` to its end.
-async fn flotilla(args: Vec<String>) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_flotilla"));
-    command.args(args).stdin(Stdio::null());
-    tokio::task::spawn_blocking(move || command.output().expect("flotilla runs"))
-        .await
-        .expect("joined")
-}
-
-/// `flotilla sync DIR --namespace NS --kubeconfig <cluster 1> ARGS...`.
-async fn sync(dir: &Path, ns: &TestNamespace, args: &[&str]) -> Output {
-    let mut all = vec![
-        "sync".to_owned(),
-        dir.display().to_string(),
-        "--namespace".to_owned(),
-        ns.name.clone(),
-        "--kubeconfig".to_owned(),
-        support::kubeconfig_path(1).display().to_string(),
-    ];
-    all.extend(args.iter().map(|a| (*a).to_owned()));
-    flotilla(all).await
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// The names of the ConfigMaps in the test's namespace, but the one every namespace has.
 async fn config_maps(ns: &TestNamespace) -> Vec<String> {
@@ -88,15 +48,6 @@ async fn assert_refused_writing_nothing(output: &Output, lines: &[&str], ns: &Te
     }
     assert_eq!(config_maps(ns).await, Vec::<String>::new());
 }
-
-const WEB_CONFIG: &str = "\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: web-config
-data:
-  greeting: hello
-";
 
 #[tokio::test]
 async fn a_directory_named_my_dir_syncs_as_my_dir_and_says_so() {
@@ -269,64 +220,6 @@ async fn a_missing_object_reads_as_the_servers_not_found() {
 }
 
 #[tokio::test]
-async fn an_unreachable_server_is_named_with_its_kubeconfig_context() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    let work = tempfile::tempdir().expect("a temporary directory");
-    let kubeconfig = work.path().join("staging.kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "\
-apiVersion: v1
-kind: Config
-clusters:
-- name: staging
-  cluster:
-    server: https://127.0.0.1:{port}
-    insecure-skip-tls-verify: true
-contexts:
-- name: staging-admin
-  context: {{cluster: staging, user: admin, namespace: shop}}
-current-context: staging-admin
-users:
-- name: admin
-  user: {{token: not-a-real-token}}
-"
-        ),
-    )
-    .expect("writing the kubeconfig");
-    let source = manifests("web", &[("config.yaml", WEB_CONFIG)]);
-
-    let output = flotilla(
-        [
-            "sync",
-            &source.dir.display().to_string(),
-            "--namespace",
-            "shop",
-            "--kubeconfig",
-            &kubeconfig.display().to_string(),
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-    )
-    .await;
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(3), "{stderr}");
-    let expected = format!(
-        "error: cannot reach the Kubernetes API server https://127.0.0.1:{port}/ (kubeconfig context \"staging-admin\" of {}): ",
-        kubeconfig.display()
-    );
-    assert!(
-        stderr.starts_with(&expected) && stderr.lines().count() == 1,
-        "{stderr}\n!~ {expected}"
-    );
-    assert!(stderr.contains("Connection refused"), "{stderr}");
-}
-
-#[tokio::test]
 async fn a_malformed_duration_names_the_flag_and_the_syntax() {
     let ns = support::namespace(1, "bad-duration").await;
     let source = manifests("web", &[("config.yaml", WEB_CONFIG)]);
@@ -350,61 +243,6 @@ async fn a_malformed_duration_names_the_flag_and_the_syntax() {
             format!("flotilla-operation-{}", ns.name),
             "web-config".to_owned()
         ]
-    );
-}
-
-/// `flotilla completion bash` is a script bash sources, whose function completes the
-/// subcommands and their flags.
-#[test]
-fn bash_completes_subcommands_and_flags() {
-    let script = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .args(["completion", "bash"])
-        .output()
-        .expect("flotilla runs");
-    assert!(script.status.success());
-    let dir = tempfile::tempdir().expect("a directory");
-    let file = dir.path().join("flotilla.bash");
-    std::fs::write(&file, &script.stdout).expect("writes");
-    let complete = |words: &str, cword: usize| {
-        let (cur, prev) = {
-            let split: Vec<&str> = words.split(' ').collect();
-            (split[cword], split[cword - 1])
-        };
-        let program = format!(
-            "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{words}'; \
-             COMP_POINT=${{#COMP_LINE}}; _flotilla flotilla {cur} {prev}; echo \"${{COMPREPLY[*]}}\"",
-            file.display()
-        );
-        let out = std::process::Command::new("bash")
-            .args(["--norc", "-c", &program])
-            .output()
-            .expect("bash runs");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
-    assert_eq!(complete("flotilla sim", 1), "simulate");
-    assert!(complete("flotilla render --pro", 2).contains("--project"));
-}
-
-/// A file that is not what it must be is an input error: exit code 2, naming the file.
-#[test]
-fn an_unreadable_input_file_exits_with_2() {
-    let dir = tempfile::tempdir().expect("a directory");
-    let file = dir.path().join("appset.yaml");
-    std::fs::write(
-        &file,
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nspec: {}\n",
-    )
-    .expect("writes");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .arg("render")
-        .arg(&file)
-        .output()
-        .expect("flotilla runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("appset.yaml:4:7") && stderr.contains("missing field `generators`"),
-        "{stderr}"
     );
 }
 
@@ -513,23 +351,4 @@ async fn a_kubeconfig_list_skips_missing_files_and_merges_the_rest_as_kubectl() 
         "{}",
         text(&nothing.stderr)
     );
-}
-
-/// An offline command whose reader goes away ends quietly (killed by SIGPIPE, as `head` expects
-/// of a producer), not with a panic about printing to stdout.
-#[test]
-fn a_closed_stdout_ends_an_offline_command_quietly() {
-    use std::os::unix::process::ExitStatusExt;
-
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
-        .arg("crd")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("flotilla runs");
-    drop(child.stdout.take());
-    let out = child.wait_with_output().expect("flotilla ends");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
 }

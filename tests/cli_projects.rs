@@ -3,72 +3,18 @@
 //! controller does — the same check, from a project file in Argo CD's YAML.
 //! An Application file synced with `--project` is refused in a deny window of that project
 //! unless the window has `manualSync`, as Argo CD refuses a manual sync.
+//! (Feature `controlplane`; `flotilla plan` with a project runs offline, in cli_projects_offline.rs.)
 
+mod cli_projects_support;
 mod support;
 mod sync_support;
-
-use std::path::Path;
-use std::process::Command;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 
 use sync_support::{sync, sync_command};
 
-/// A directory with a ConfigMap and a ClusterRole named after `prefix`, and a project file
-/// `default.yaml` (Argo CD's YAML) permitting every destination and no cluster-scoped kind.
-fn inputs(prefix: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("a directory");
-    let write = |name: &str, text: String| {
-        std::fs::write(dir.path().join(name), text).expect("writes");
-    };
-    write(
-        "app.yaml",
-        format!(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {prefix}-settings}}\ndata: {{k: v}}\n---\n\
-             apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {{name: {prefix}-reader}}\nrules: []\n"
-        ),
-    );
-    std::fs::create_dir(dir.path().join("projects")).expect("a directory");
-    std::fs::write(
-        dir.path().join("projects/default.yaml"),
-        "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: default, namespace: argocd}\n\
-         spec:\n  sourceRepos: ['*']\n  destinations: [{server: '*', namespace: '*'}]\n",
-    )
-    .expect("writes");
-    dir
-}
-
-fn project_file(dir: &Path) -> String {
-    dir.join("projects/default.yaml").display().to_string()
-}
-
-#[test]
-fn plan_names_the_objects_a_project_refuses() {
-    let dir = inputs("plan");
-    let manifest = dir.path().join("app.yaml");
-    let plan = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_flotilla"))
-            .arg("plan")
-            .arg(&manifest)
-            .args(["--namespace", "shop"])
-            .args(extra)
-            .output()
-            .expect("flotilla runs")
-    };
-    assert!(plan(&[]).status.success());
-    let refused = plan(&["--project", &project_file(dir.path())]);
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains(
-            "refused: ClusterRole.rbac.authorization.k8s.io plan-reader is not permitted in \
-             project \"default\": clusterResourceWhitelist is empty: no cluster-scoped kind is permitted"
-        ),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("plan-settings"), "{stderr}");
-}
+use cli_projects_support::{inputs, project_file};
 
 #[tokio::test]
 async fn sync_fails_before_its_first_write_when_the_project_refuses_an_object() {

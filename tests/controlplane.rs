@@ -1,5 +1,5 @@
 //! Integration tests against the real test control plane (Kubernetes API servers and controller
-//! managers of the version tests/controlplane/kube/go.mod pins) with `flotilla node-sim` playing the kubelet: workload status is computed
+//! managers of the version tests/controlplane/kube/go.mod pins) with `flotilla-node-sim` playing the kubelet: workload status is computed
 //! by the real controllers, failures are injected through `sim.flotilla.dev/*` annotations.
 
 mod support;

@@ -86,7 +86,10 @@ impl Controller {
     fn stop(&mut self) -> String {
         let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
         // SAFETY: signalling a child process this test started and has not reaped.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        #[allow(unsafe_code, reason = "a SIGTERM is only sent through kill(2)")]
+        unsafe {
+            libc::kill(pid, libc::SIGTERM)
+        };
         let _ = self.child.wait();
         std::fs::read_to_string(&self.log).expect("reads the controller's log")
     }

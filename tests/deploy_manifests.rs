@@ -7,10 +7,12 @@
 //! grants nothing cluster-wide and writes only in the namespaces it manages, which its in-cluster
 //! cluster Secret lists (tests/namespaced_mode.rs runs it under RBAC); the cluster-wide mode may
 //! review the web view's viewers (TokenReview, SubjectAccessReview).
+//! (Feature `controlplane`; the Role read as a file is checked offline, in
+//! deploy_manifests_offline.rs.)
 
+mod deploy_manifests_support;
 mod support;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -24,14 +26,7 @@ use serde_json::{Value, json};
 
 use support::eventually;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn read(file: &str) -> String {
-    let path = root().join("deploy").join(file);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use deploy_manifests_support::{read, root};
 
 /// The two modes: cluster-wide (`deploy/`) and namespaced.
 const MODES: [&str; 2] = ["", "namespaced"];
@@ -213,32 +208,6 @@ fn three_replicas_with_a_disruption_budget_and_member_leases() {
         .expect("a rule for leases");
     for verb in ["get", "list", "create", "update", "delete"] {
         assert!(rule.verbs.iter().any(|v| v == verb), "leases: {verb}");
-    }
-}
-
-#[test]
-fn the_controller_may_read_app_projects() {
-    let rbac = read("base/role.yaml");
-    let role: Role = rbac
-        .split("\n---\n")
-        .filter_map(|doc| serde_saphyr::from_str::<Role>(doc).ok())
-        .find(|role| {
-            role.rules.iter().flatten().any(|rule| {
-                rule.resources
-                    .iter()
-                    .flatten()
-                    .any(|r| r == "applicationsets")
-            })
-        })
-        .expect("the controller's Role in its namespace");
-    let rule = role
-        .rules
-        .iter()
-        .flatten()
-        .find(|rule| rule.resources.iter().flatten().any(|r| r == "appprojects"))
-        .expect("a rule for appprojects");
-    for verb in ["get", "list", "watch"] {
-        assert!(rule.verbs.iter().any(|v| v == verb), "{verb}");
     }
 }
 

@@ -21,8 +21,9 @@ const CORE_LAYERS: &[&[&str]] = &[
         "table",
         "yaml",
     ],
-    // Judgements of single objects and Argo CD's declarative Secrets.
-    &["health", "secrets"],
+    // Judgements of single objects, Argo CD's declarative Secrets, and how a simulated pod
+    // behaves (the node simulator's and `flotilla simulate`'s annotations).
+    &["health", "secrets", "simulated_pod"],
     // The CRD types and the records stored in them.
     &["api"],
     // Projects: what an Application may deploy where, and when.
@@ -67,8 +68,8 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
     &["customizations"],
     // The Kubernetes API: the engine's port implemented with kube, watches, destinations.
     &["cluster"],
-    // ApplicationSet rendering and the kubelet stand-in.
-    &["render", "nodesim"],
+    // ApplicationSet rendering.
+    &["render"],
     // The controllers.
     &["controller"],
     // The simulator: the controllers' pure decisions on an embedded cluster; the operators'
@@ -90,6 +91,13 @@ const GENERATORS_LAYERS: &[&[&str]] = &[
         "clusters", "git", "list", "matrix", "merge", "plugin", "scm",
     ],
     &["cluster_decision"],
+];
+
+/// The `flotilla-node-sim` crate's (the test tool's) top-level modules, bottom layer first.
+const NODESIM_LAYERS: &[&[&str]] = &[
+    &["error", "placement", "pod_status"],
+    &["node", "plan"],
+    &["kubelet"],
 ];
 
 /// One lexical token of Rust source that matters for paths, with its line.
@@ -511,6 +519,12 @@ fn core_modules_use_only_lower_layers() {
 #[test]
 fn generators_modules_use_only_lower_layers() {
     let found = violations(&root().join("generators/src"), GENERATORS_LAYERS);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn node_simulator_modules_use_only_lower_layers() {
+    let found = violations(&root().join("nodesim/src"), NODESIM_LAYERS);
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 

@@ -1,10 +1,10 @@
 //! Long syncs do not starve the others, on the real control plane through the in-process
 //! controller: forty Applications (more than its 32 reconcile slots) whose PreSync Job runs for
-//! 60 s all start within 20 s of each other — a waiting operation is parked, not holding a slot
-//! (a held one would make eight wait the hooks' minute) — and an unrelated Application created
-//! meanwhile syncs within 20 s; then every one of them finishes, woken by its Job's completion.
-//! (Bounds: a third of the hooks' minute, so a loaded machine passes and starvation fails; the
-//! spread on a quiet one is about a second.)
+//! 60 s all start before any of those hooks ends — a waiting operation is parked, not holding a
+//! slot (a held one would make eight wait for the hooks' minute) — and an unrelated Application
+//! created meanwhile syncs while every hook still runs; then every one of them finishes, woken by
+//! its Job's completion. (The hooks' minute is the test's own pace: no bound on how fast the
+//! machine is; the spread of the starts on a quiet one, printed, is about a second.)
 
 mod controller_support;
 mod support;
@@ -22,8 +22,6 @@ use support::git_remote::{GitDaemon, Remote};
 use support::{apply, eventually_within, object, require_node_sim, wait_until};
 
 const SLOW: usize = 40;
-/// The longest the starts may spread, and the quick sync take: well under the hooks' minute.
-const BOUND: Duration = Duration::from_secs(20);
 
 /// A ConfigMap and, with `hook_runs`, a PreSync Job whose pod runs that long.
 fn manifests(remote: &Remote, app: &str, hook_runs: Option<&str>) {
@@ -113,12 +111,18 @@ async fn forty_long_presync_hooks_starve_no_one() {
                 .map_err(|e| e.to_string())?;
             let started = started(&listed.items);
             let count = started.iter().filter(|(_, s)| s.is_some()).count();
+            let waiting = listed
+                .items
+                .iter()
+                .filter(|app| in_phase(app, OperationPhase::Running))
+                .count();
             (count == SLOW)
-                .then_some(started)
+                .then_some((started, waiting))
                 .ok_or(format!("{count} of {SLOW} started"))
         },
     )
     .await;
+    let (running, waiting) = running;
     let times: Vec<Timestamp> = running.iter().filter_map(|(_, s)| *s).collect();
     let (first, last) = (times.iter().min().unwrap(), times.iter().max().unwrap());
     let spread = last.duration_since(*first);
@@ -127,9 +131,9 @@ async fn forty_long_presync_hooks_starve_no_one() {
         "40 operations started within {spread:#}; the Applications were created within {}",
         created_spread(&listed)
     );
-    assert!(
-        spread.as_secs_f64() <= BOUND.as_secs_f64(),
-        "started {spread:#} apart: {running:?}"
+    assert_eq!(
+        waiting, SLOW,
+        "the last operation started only after some hooks ended (started {spread:#} apart): {running:?}"
     );
 
     // Every slow sync now waits on its hook for a minute; a new Application syncs meanwhile.
@@ -149,7 +153,6 @@ async fn forty_long_presync_hooks_starve_no_one() {
     .await;
     let took = created.elapsed();
     eprintln!("quick synced {took:?} after it was created");
-    assert!(took <= BOUND, "quick took {took:?}");
     let still = started(&apps.list(&ListParams::default()).await.unwrap().items);
     let slow_running = apps
         .list(&ListParams::default())

@@ -211,7 +211,10 @@ impl Controller {
     fn stop(mut self) {
         let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
         // SAFETY: signalling a child process this test started and has not reaped.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        #[allow(unsafe_code, reason = "a SIGTERM is only sent through kill(2)")]
+        unsafe {
+            libc::kill(pid, libc::SIGTERM)
+        };
         let _ = self.child.wait();
     }
 }
@@ -287,6 +290,15 @@ impl Recording {
 
     fn snapshots(&self) -> Vec<Snapshot> {
         self.snapshots.lock().expect("not poisoned").clone()
+    }
+
+    /// Whether any recorded version passes `check`.
+    fn seen(&self, check: impl Fn(&Snapshot) -> bool) -> bool {
+        self.snapshots
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .any(check)
     }
 }
 
@@ -1576,132 +1588,221 @@ impl Moments {
     }
 }
 
-/// Every uid each Job of the namespace had, as a watch delivers them.
-struct JobCreations {
-    uids: Arc<Mutex<BTreeMap<String, std::collections::BTreeSet<String>>>>,
+/// Every uid each Job of the namespace had, and those that succeeded, as a watch delivers them.
+struct Jobs {
+    seen: Arc<Mutex<JobUids>>,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl JobCreations {
+/// Job name → the uids it was created with, and those of them that succeeded.
+#[derive(Default)]
+struct JobUids {
+    created: BTreeMap<String, std::collections::BTreeSet<String>>,
+    succeeded: BTreeMap<String, std::collections::BTreeSet<String>>,
+}
+
+impl Jobs {
     fn start(ns: &TestNamespace) -> Self {
-        let uids = Arc::new(Mutex::new(BTreeMap::new()));
-        let recorded = Arc::clone(&uids);
+        let seen = Arc::new(Mutex::new(JobUids::default()));
+        let recorded = Arc::clone(&seen);
         let stream = watcher(ns.api::<Job>(), watcher::Config::default());
         let task = watch_each(stream, move |job: Job| {
             let mut all = recorded.lock().expect("not poisoned");
-            let created: &mut std::collections::BTreeSet<String> =
-                all.entry(job.name_any()).or_default();
-            created.insert(job.uid().unwrap_or_default());
+            let (name, uid) = (job.name_any(), job.uid().unwrap_or_default());
+            if job.status.as_ref().and_then(|s| s.succeeded).unwrap_or(0) > 0 {
+                all.succeeded
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(uid.clone());
+            }
+            all.created.entry(name).or_default().insert(uid);
         });
-        Self { uids, task }
+        Self { seen, task }
     }
 
     /// How many times Job `name` was created.
-    fn count(&self, name: &str) -> usize {
-        self.uids
-            .lock()
-            .expect("not poisoned")
+    fn created(&self, name: &str) -> usize {
+        let seen = self.seen.lock().expect("not poisoned");
+        seen.created
+            .get(name)
+            .map_or(0, std::collections::BTreeSet::len)
+    }
+
+    /// How many of the Jobs named `name` succeeded.
+    fn succeeded(&self, name: &str) -> usize {
+        let seen = self.seen.lock().expect("not poisoned");
+        seen.succeeded
             .get(name)
             .map_or(0, std::collections::BTreeSet::len)
     }
 }
 
-impl Drop for JobCreations {
+impl Drop for Jobs {
     fn drop(&mut self) {
         self.task.abort();
     }
 }
 
-/// One SIGKILL of the chaos tests: during which rollout, when, which replica came next, and what
-/// the rollout looked like.
+/// How long each tier's PreSync hook pod runs in the chaos tests (node-sim's ready delay).
+const CHAOS_HOOK_RUNS: &str = "3s";
+/// How long each tier's Deployment pod takes to be ready in the chaos tests.
+const CHAOS_PODS_START: &str = "5s";
+
+/// A state of one tier's sync, observed, after which the chaos tests kill a controller at a
+/// random moment within the time the next phase is known to take (set by the test through
+/// node-sim's ready delays), so the number of kills and where they land do not depend on
+/// how fast the machine is.
+#[derive(Clone, Copy, Debug)]
+enum Checkpoint {
+    /// The tier Progressing (or further) on the revision: its PreSync hook is running, for
+    /// [`CHAOS_HOOK_RUNS`].
+    Syncing,
+    /// The tier's hook Job of this rollout succeeded: its Deployment is being applied and its
+    /// pod starts, for [`CHAOS_PODS_START`].
+    HookDone,
+    /// The tier Healthy on the revision: the next step is about to open.
+    Healthy,
+}
+
+impl Checkpoint {
+    /// The kill comes within this long after the checkpoint is seen.
+    fn window(self) -> Duration {
+        let phase = match self {
+            Self::Syncing => CHAOS_HOOK_RUNS,
+            Self::HookDone => CHAOS_PODS_START,
+            Self::Healthy => "500ms",
+        };
+        flotilla_core::duration::parse_duration(phase).expect("a duration")
+    }
+}
+
+/// One SIGKILL of the chaos tests: during which rollout, after which checkpoint, which replica
+/// came next, and what the rollout looked like.
 struct Kill {
     revision: String,
-    at: Duration,
+    after: String,
     replica: String,
     states: String,
 }
 
-/// The kills of one test: its namespace, the ApplicationSet watched, when to kill, and what
-/// each kill found.
+/// The kills of one test: its namespace, the ApplicationSet watched (and its recorded
+/// status), the Jobs watched, when to kill, and what each kill found.
 struct Chaos<'a> {
     ns: &'a TestNamespace,
     /// The arguments every controller starts with.
     args: Vec<&'static str>,
     appsets: Api<ApplicationSet>,
+    recording: &'a Recording,
+    jobs: &'a Jobs,
     moments: Moments,
     kills: Vec<Kill>,
 }
 
 impl Chaos<'_> {
-    /// Kills one of the controllers (a random one) at random moments until `revision` is
-    /// rolled out to every tier (and at least `min_kills` times), restarting it each time,
-    /// twice as the same identity (which renews its own Leases at once) then as another (whose
-    /// Leases wait for the old ones to expire).
+    /// Rolls `revision` (the `rollout`-th, counting from 1) out to every tier while killing one
+    /// of the controllers (a random one) at each [`Checkpoint`] of each tier (but the last
+    /// tier Healthy: the rollout is then complete), restarting it each time, twice as the same
+    /// identity (which renews its own Leases at once) then as another (whose Leases wait for
+    /// the old ones to expire).
     async fn until_complete(
         &mut self,
         mut controllers: Vec<Controller>,
         revision: &str,
-        min_kills: usize,
+        rollout: usize,
     ) -> Vec<Controller> {
-        let started = std::time::Instant::now();
-        let mut killed_here = 0;
-        // Fairness: while kills keep finding the same states, the controller gets longer to
-        // run between them (up to 8×), so a slow machine still sees progress; any progress
-        // brings the short intervals back.
-        let (mut last_states, mut stalled) = (String::new(), 0u32);
-        loop {
-            let pause = self.moments.between(400, 2500) * (1 << stalled.min(3));
-            tokio::time::sleep(pause).await;
-            let status = stored_status(&self.appsets).await;
-            if complete_on(&status, &TIERS, revision) {
-                break;
+        let checkpoints = [
+            Checkpoint::Syncing,
+            Checkpoint::HookDone,
+            Checkpoint::Healthy,
+        ];
+        for (tier, (app, component)) in TIERS.iter().zip(COMPONENTS).enumerate() {
+            for checkpoint in checkpoints {
+                if tier + 1 == TIERS.len() && matches!(checkpoint, Checkpoint::Healthy) {
+                    break;
+                }
+                self.reached(app, component, checkpoint, revision, rollout)
+                    .await;
+                let window = u64::try_from(checkpoint.window().as_millis()).unwrap_or(1);
+                tokio::time::sleep(self.moments.between(0, window)).await;
+                let after = format!("{app} {checkpoint:?}");
+                controllers = self.kill_one(controllers, revision, after).await;
             }
-            assert!(
-                started.elapsed() < ROLLOUT_TIMEOUT,
-                "the rollout of {revision} did not converge under kills: {status:#?}"
-            );
-            // SIGKILL: no Lease release, no status written on the way out.
-            let victim = self.moments.index(controllers.len());
-            drop(controllers.remove(victim));
-            killed_here += 1;
-            let replica = format!(
-                "chaos-{victim}{}",
-                if self.kills.len() % 3 == 2 { "b" } else { "" }
-            );
-            let states = snapshot(Some(&status))
-                .iter()
-                .map(|(app, (state, _))| format!("{app}={state:?}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            stalled = if states == last_states {
-                stalled + 1
-            } else {
-                0
-            };
-            last_states.clone_from(&states);
-            println!(
-                "kill {} at {:?} ({revision}): {states}; restarting as {replica}",
-                self.kills.len() + 1,
-                started.elapsed()
-            );
-            self.kills.push(Kill {
-                revision: revision[..7].to_owned(),
-                at: started.elapsed(),
-                replica: replica.clone(),
-                states,
-            });
-            controllers.insert(
-                victim,
-                Controller::start_with(self.ns, &replica, &self.args),
-            );
         }
-        assert!(
-            killed_here >= min_kills,
-            "only {killed_here} kills before the rollout of {revision} completed; make it slower"
+        wait_complete(&self.appsets, "platform-stack", &TIERS, revision).await;
+        controllers
+    }
+
+    /// Waits until `app` (deploying `component`) has passed `checkpoint` on `revision`.
+    async fn reached(
+        &self,
+        app: &str,
+        component: &str,
+        checkpoint: Checkpoint,
+        revision: &str,
+        rollout: usize,
+    ) {
+        let target = [revision.to_owned()];
+        let what = format!("{app} past {checkpoint:?} on {revision}");
+        eventually_within(ROLLOUT_TIMEOUT, &what, async || {
+            let passed = match checkpoint {
+                Checkpoint::Syncing => self.recording.seen(|snapshot| {
+                    let (state, on) = state_of(snapshot, app);
+                    matches!(state, State::Progressing | State::Healthy) && on == target
+                }),
+                Checkpoint::HookDone => {
+                    self.jobs.succeeded(&format!("{component}-migrate")) >= rollout
+                }
+                Checkpoint::Healthy => self
+                    .recording
+                    .seen(|snapshot| state_of(snapshot, app) == (State::Healthy, target.to_vec())),
+            };
+            passed
+                .then_some(())
+                .ok_or_else(|| format!("{:?}", self.recording.snapshots().last()))
+        })
+        .await;
+    }
+
+    /// SIGKILLs a random controller (no Lease release, no status written on the way out) and
+    /// starts its successor in its place.
+    async fn kill_one(
+        &mut self,
+        mut controllers: Vec<Controller>,
+        revision: &str,
+        after: String,
+    ) -> Vec<Controller> {
+        let status = stored_status(&self.appsets).await;
+        let victim = self.moments.index(controllers.len());
+        drop(controllers.remove(victim));
+        let replica = format!(
+            "chaos-{victim}{}",
+            if self.kills.len() % 3 == 2 { "b" } else { "" }
+        );
+        let states = snapshot(Some(&status))
+            .iter()
+            .map(|(app, (state, _))| format!("{app}={state:?}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!(
+            "kill {} after {after} ({revision}): {states}; restarting as {replica}",
+            self.kills.len() + 1,
+        );
+        self.kills.push(Kill {
+            revision: revision[..7].to_owned(),
+            after,
+            replica: replica.clone(),
+            states,
+        });
+        controllers.insert(
+            victim,
+            Controller::start_with(self.ns, &replica, &self.args),
         );
         controllers
     }
 }
+
+/// The component each of [`TIERS`] deploys.
+const COMPONENTS: [&str; 3] = ["database", "backend", "frontend"];
 
 /// The Lease timings of the chaos tests' controllers: short, so that kills cost little.
 const CHAOS_LEASE: [&str; 6] = [
@@ -1726,19 +1827,19 @@ async fn three_replicas_killed_at_random_moments_converge_in_order_running_each_
 }
 
 /// Rolls out two commits of three tiers with PreSync hooks while `replicas` controllers are
-/// killed at random moments (see [`Chaos`]); the tiers were promoted in order, each
-/// Application ends on the second commit, and each sync ran its hook exactly once.
+/// killed at random moments of each tier's sync (see [`Chaos`]); the tiers were promoted in
+/// order, each Application ends on the second commit, and each sync ran its hook exactly once.
 async fn rollout_under_kills(label: &str, replicas: usize) {
     let (ns, repo) = setup(label).await;
     let write = |version: &str| {
-        for component in ["database", "backend", "frontend"] {
-            repo.component(component, version, Pods::ready_after("5s"));
-            repo.presync_hook(component, Pods::ready_after("1s"));
+        for component in COMPONENTS {
+            repo.component(component, version, Pods::ready_after(CHAOS_PODS_START));
+            repo.presync_hook(component, Pods::ready_after(CHAOS_HOOK_RUNS));
         }
     };
     write("v1");
     let first = repo.commit("v1");
-    let jobs = JobCreations::start(&ns);
+    let jobs = Jobs::start(&ns);
     // The replicas share the Applications (`--shards auto`, the default).
     let args = CHAOS_LEASE.to_vec();
     let controllers: Vec<Controller> = (0..replicas)
@@ -1752,21 +1853,23 @@ async fn rollout_under_kills(label: &str, replicas: usize) {
         ns: &ns,
         args,
         appsets,
+        recording: &recording,
+        jobs: &jobs,
         moments: Moments::new(),
         kills: Vec::new(),
     };
-    let controllers = chaos.until_complete(controllers, &first, 8).await;
+    let controllers = chaos.until_complete(controllers, &first, 1).await;
 
     write("v2");
     let second = repo.commit("v2");
-    let controllers = chaos.until_complete(controllers, &second, 4).await;
+    let controllers = chaos.until_complete(controllers, &second, 2).await;
     for controller in controllers {
         controller.stop();
     }
 
     assert_tiers_in_order(&recording.snapshots());
     let histories = histories(&ns).await;
-    for (app, component) in TIERS.into_iter().zip(["database", "backend", "frontend"]) {
+    for (app, component) in TIERS.into_iter().zip(COMPONENTS) {
         let history = &histories[app];
         let revisions: Vec<&str> = history.iter().map(|h| h.revision.as_str()).collect();
         assert_eq!(
@@ -1781,7 +1884,7 @@ async fn rollout_under_kills(label: &str, replicas: usize) {
         );
         let hook = format!("{component}-migrate");
         assert_eq!(
-            jobs.count(&hook),
+            jobs.created(&hook),
             history.len(),
             "{app}: one {hook} Job per sync operation ({revisions:?})"
         );
@@ -1789,8 +1892,8 @@ async fn rollout_under_kills(label: &str, replicas: usize) {
     println!("{} kills; converged on {second}", chaos.kills.len());
     for kill in &chaos.kills {
         println!(
-            "  {} +{:>6.1?} then {}: {}",
-            kill.revision, kill.at, kill.replica, kill.states
+            "  {} after {} then {}: {}",
+            kill.revision, kill.after, kill.replica, kill.states
         );
     }
 }

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-#! The project's one test command: builds (or reuses) the Kubernetes binaries, starts the test
+#! The project's one test command: checks the code's habits first — `cargo fmt --check`,
+#! `cargo clippy` (every target and feature, warnings denied) and `cargo deny check` (advisories
+#! from the snapshot in deny/advisory-db, licenses, bans, sources; tests/tools/check-deny.sh) —
+#! then builds (or reuses) the Kubernetes binaries, starts the test
 #! control plane, installs helm and kubectl (tests/tools/install.sh; tests find them through
 #! FLOTILLA_HELM and FLOTILLA_KUBECTL), the servers tests start on loopback
 #! (tests/tools/install-servers.sh) and Chromium with chromedriver for the browser test
 #! (tests/browser/install.sh), builds the book in docs/ with mdBook (tests/tools/install-mdbook.sh),
-#! builds `flotilla`, runs one `flotilla node-sim` per cluster, runs
-#! every test (`cargo test --workspace`), then stops what it started and checks that no process
-#! the run started survives it (each carries FLOTILLA_TEST_RUN in its environment; a survivor is
-#! named, killed, and fails the run). Exits with cargo's status, or 1 for a survivor.
+#! builds `flotilla` and the node simulator, runs one
+#! `flotilla-node-sim` per cluster, runs every test — the offline ones and those of the
+#! `controlplane` feature (`cargo test --workspace --all-features`) — then stops what it started
+#! and checks that no process the run started survives it (each carries FLOTILLA_TEST_RUN in its
+#! environment; a survivor is named, killed, and fails the run). Exits with cargo test's status,
+#! else 1 for a failed check or a survivor. A failed check does not stop the tests.
 #! Extra arguments go to `cargo test` (e.g. `tests/run-all.sh -- --nocapture`).
 set -euo pipefail
 
@@ -53,6 +58,14 @@ cleanup() {
 trap cleanup EXIT
 
 start=$SECONDS
+checks=0
+cargo fmt --all -- --check || { checks=1; log "error: cargo fmt --check found unformatted code"; }
+log "fmt checked ($((SECONDS - start))s)"
+cargo clippy --workspace --all-targets --all-features -- -D warnings || { checks=1; log "error: clippy found warnings"; }
+log "clippy checked ($((SECONDS - start))s)"
+bash tests/tools/check-deny.sh || { checks=1; log "error: cargo deny check failed"; }
+log "dependencies checked ($((SECONDS - start))s)"
+
 bash tests/controlplane/build.sh >/dev/null
 log "kubernetes binaries ready ($((SECONDS - start))s)"
 bash tests/browser/install.sh
@@ -65,12 +78,12 @@ export FLOTILLA_HELM="${FLOTILLA_HELM:-$TOOLS/helm}" FLOTILLA_KUBECTL="${FLOTILL
 log "helm and kubectl ready ($((SECONDS - start))s)"
 # The book: a page SUMMARY.md names but that is missing fails the build (create-missing = false);
 # tests/docs.rs checks its links, includes and examples.
-"$(bash tests/tools/install-mdbook.sh)" build docs
+"$(bash tests/tools/install-mdbook.sh)" build docs || { checks=1; log "error: mdbook build docs failed"; }
 log "book built ($((SECONDS - start))s)"
 
-cargo build --bin flotilla
+cargo build --workspace --bins
 for n in 1 2; do
-  RUST_LOG="${RUST_LOG:-info}" NO_COLOR=1 setsid target/debug/flotilla node-sim \
+  RUST_LOG="${RUST_LOG:-info}" NO_COLOR=1 setsid target/debug/flotilla-node-sim \
     --kubeconfig "$STATE/cluster$n.kubeconfig" --node-name "flotilla-sim-$n" --ready-after 500ms \
     >"$STATE/logs/node-sim$n.log" 2>&1 </dev/null &
   echo $! >"$STATE/pids/node-sim$n.pid"
@@ -78,6 +91,7 @@ for n in 1 2; do
 done
 
 status=0
-cargo test --workspace --no-fail-fast "$@" || status=$?
+cargo test --workspace --all-features --no-fail-fast "$@" || status=$?
 log "tests finished with status $status ($((SECONDS - start))s); logs in $STATE/logs"
+[ "$status" != 0 ] || status=$checks
 exit "$status"

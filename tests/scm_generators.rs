@@ -6,8 +6,10 @@
 //! of a GitHub-shaped API (opened: created; closed: deleted) and the repositories of a
 //! GitLab-shaped group (added: created; removed: deleted), with the token read from a Secret,
 //! and a rate-limited API asked again only once its limit is over.
+//! (Feature `controlplane`; the generators read without a cluster are in scm_generators_offline.rs.)
 
 mod controller_support;
+mod scm_generators_support;
 mod support;
 
 use std::collections::BTreeMap;
@@ -17,177 +19,13 @@ use std::time::Duration;
 use controller_support::{setup, start};
 use flotilla::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla::api::{Application, ApplicationSet};
-use flotilla::controller::scm_client::{HttpScm, SCM_TIMEOUT};
-use flotilla_generators::generator::{GenerateContext, NamespaceSources, generate};
-use flotilla_generators::source::{
-    Cluster, ClusterInventory, GitError, GitReader, InventoryError, NamespaceObjects, ObjectsError,
-    Offline,
-};
-use flotilla_generators::spec::GeneratorSpec;
-use flotilla_generators::template::{Renderer, TemplateMode};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
-use serde_json::{Value, json};
-use support::scm_fake::{FakeScm, Kind, Pull, Repo, pull_request_entry};
+use serde_json::json;
+use support::scm_fake::{FakeScm, Kind, Pull, Repo};
 use support::{TestNamespace, apply, eventually, eventually_within, object, wait_until};
 
-/// One Secret key, `scm`/`token`, as the controller's namespace would hold it.
-struct OneSecret(&'static str);
-
-impl NamespaceObjects for OneSecret {
-    fn config_map(&self, name: &str) -> Result<BTreeMap<String, String>, ObjectsError> {
-        Err(ObjectsError::NotFound {
-            kind: "ConfigMap".into(),
-            name: name.into(),
-        })
-    }
-
-    fn secret_value(&self, name: &str, key: &str) -> Result<String, ObjectsError> {
-        match (name, key) {
-            ("scm", "token") => Ok(self.0.into()),
-            _ => Err(ObjectsError::NotFound {
-                kind: "Secret".into(),
-                name: name.into(),
-            }),
-        }
-    }
-
-    fn list(&self, _: &str, _: &str) -> Result<Vec<Value>, ObjectsError> {
-        Ok(Vec::new())
-    }
-}
-
-/// No clusters and no repositories: the pullRequest generator reads neither.
-struct Nothing;
-
-impl ClusterInventory for Nothing {
-    fn clusters(&self) -> Result<Vec<Cluster>, InventoryError> {
-        Ok(Vec::new())
-    }
-}
-
-impl GitReader for Nothing {
-    fn resolve(&self, _: &str, _: &str, _: Option<&str>) -> Result<String, GitError> {
-        Err(GitError::Unavailable {
-            message: "no repositories".into(),
-        })
-    }
-
-    fn list_files(&self, _: &str, _: &str) -> Result<Vec<String>, GitError> {
-        Ok(Vec::new())
-    }
-
-    fn read_file(&self, _: &str, _: &str, _: &str) -> Result<Vec<u8>, GitError> {
-        Ok(Vec::new())
-    }
-}
-
-/// Runs the generator entry `spec` with the HTTP client on a blocking thread, reading the token
-/// `token` from Secret `scm`; the parameter sets, or the error.
-async fn generated(spec: Value, token: &'static str) -> Result<Vec<Value>, String> {
-    let runtime = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        let spec: GeneratorSpec = serde_json::from_value(spec).expect("a generator entry");
-        let renderer = Renderer::new(TemplateMode::Go {
-            missing_key_error: true,
-        });
-        let scm = HttpScm::new(runtime, SCM_TIMEOUT);
-        let objects = OneSecret(token);
-        let ctx =
-            GenerateContext::new(&renderer, &Nothing, &Nothing).with_namespace(NamespaceSources {
-                appset: "previews",
-                objects: &objects,
-                plugins: &Offline,
-                scm: &scm,
-            });
-        generate(&spec, &ctx)
-            .map(|sets| sets.iter().map(|set| json!(set.params)).collect())
-            .map_err(|error| error.to_string())
-    })
-    .await
-    .expect("the generation thread ends")
-}
-
-/// The pull request numbers and branch slugs `spec` generates, or the error.
-async fn pull_requests(spec: Value, token: &'static str) -> Result<Vec<(String, String)>, String> {
-    let sets = generated(spec, token).await?;
-    Ok(sets
-        .iter()
-        .map(|set| {
-            let text = |key: &str| set[key].as_str().unwrap().to_string();
-            (text("number"), text("branch_slug"))
-        })
-        .collect())
-}
-
-/// The generator entry of `kind` for repository `acme/web` of the fake at `api`.
-fn entry(kind: Kind, api: &str) -> Value {
-    pull_request_entry(kind, api, "scm", "token")
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_provider_is_read_page_by_page_with_its_credential() {
-    for kind in [
-        Kind::Github,
-        Kind::Gitlab,
-        Kind::Gitea,
-        Kind::BitbucketServer,
-    ] {
-        let credential = if kind == Kind::BitbucketServer {
-            "ci:s3cret"
-        } else {
-            "s3cret"
-        };
-        let fake = FakeScm::start(kind, "acme", "web", credential, 2);
-        let pulls = (1..=5).map(|n| Pull::new(n, &format!("feature/Part_{n}")));
-        fake.set_pulls(pulls.collect());
-        let found = pull_requests(entry(kind, &fake.url()), "s3cret").await;
-        let expected: Vec<(String, String)> = (1..=5)
-            .map(|n| (n.to_string(), format!("feature-part-{n}")))
-            .collect();
-        assert_eq!(found, Ok(expected), "{kind:?}");
-        assert_eq!(
-            fake.requests(),
-            3,
-            "{kind:?}: five pull requests, two a page"
-        );
-
-        let refused = pull_requests(entry(kind, &fake.url()), "wrong")
-            .await
-            .unwrap_err();
-        assert!(
-            refused.starts_with("pullRequest: ") && refused.contains("answered HTTP 401"),
-            "{kind:?}: {refused}"
-        );
-    }
-}
-
-/// An ApplicationSet making one Application per pull request of the fake GitHub at `api`,
-/// asking again every second.
-fn previews(api: &str) -> ApplicationSet {
-    object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "ApplicationSet",
-        "metadata": {"name": "previews"},
-        "spec": {
-            "goTemplate": true,
-            "goTemplateOptions": ["missingkey=error"],
-            "generators": [{"pullRequest": {
-                "github": {"owner": "acme", "repo": "web", "api": api,
-                           "tokenRef": {"secretName": "github-token", "key": "token"}},
-                "requeueAfterSeconds": 1,
-            }}],
-            "template": {
-                "metadata": {"name": "preview-{{ .number }}"},
-                "spec": {
-                    "project": "default",
-                    "source": {"repoURL": "file:///srv/repo", "targetRevision": "{{ .head_sha }}", "path": "deploy"},
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": "preview-{{ .branch_slug }}"}
-                }
-            }
-        }
-    }))
-}
+use scm_generators_support::{five_repos, previews};
 
 /// The names of the Applications in the namespace, with their target revision.
 async fn applications(ns: &TestNamespace) -> BTreeMap<String, String> {
@@ -290,121 +128,6 @@ async fn applications_follow_the_open_pull_requests_and_a_rate_limit_is_waited_o
     )
     .await;
     controller.stop().await;
-}
-
-/// The scmProvider entry of `kind` for organisation `acme` of the fake at `api`, keeping the
-/// repositories named `app-…` that have `deploy/kustomization.yaml`; every branch matching
-/// `^(main|release-.*)$` when `all_branches`.
-fn organisation(kind: Kind, api: &str, all_branches: bool) -> Value {
-    let token = json!({"secretName": "scm", "key": "token"});
-    let provider = match kind {
-        Kind::Github => json!({"github": {"organization": "acme", "api": api, "tokenRef": token,
-            "allBranches": all_branches}}),
-        Kind::Gitlab => json!({"gitlab": {"group": "acme", "api": api, "tokenRef": token,
-            "allBranches": all_branches}}),
-        Kind::Gitea => json!({"gitea": {"owner": "acme", "api": api, "tokenRef": token,
-            "allBranches": all_branches}}),
-        Kind::BitbucketServer => json!({"bitbucketServer": {"project": "acme", "api": api,
-            "basicAuth": {"username": "ci", "passwordRef": token}, "allBranches": all_branches}}),
-    };
-    let mut entry = provider;
-    entry["filters"] = json!([{"repositoryMatch": "^app-", "pathsExist": ["deploy/kustomization.yaml"],
-        "branchMatch": "^(main|release-.*)$"}]);
-    json!({"scmProvider": entry})
-}
-
-/// Five repositories: three `app-…` with the kustomization (one with two more branches), one
-/// `app-…` without, and `docs` with it.
-fn five_repos() -> Vec<Repo> {
-    let kustomized = [
-        "deploy/kustomization.yaml",
-        "deploy/service.yaml",
-        "README.md",
-    ];
-    let mut api = Repo::new(2, "app-api", &kustomized);
-    api.branches
-        .push(("release-1".into(), Repo::sha(2, "release-1")));
-    api.branches.push(("wip".into(), Repo::sha(2, "wip")));
-    vec![
-        Repo::new(1, "app-web", &kustomized),
-        api,
-        Repo::new(3, "app-batch", &kustomized),
-        Repo::new(4, "app-legacy", &["manifests/all.yaml"]),
-        Repo::new(5, "docs", &kustomized),
-    ]
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_provider_lists_an_organisations_repositories_page_by_page() {
-    for kind in [
-        Kind::Github,
-        Kind::Gitlab,
-        Kind::Gitea,
-        Kind::BitbucketServer,
-    ] {
-        let credential = if kind == Kind::BitbucketServer {
-            "ci:s3cret"
-        } else {
-            "s3cret"
-        };
-        let fake = FakeScm::start(kind, "acme", "web", credential, 2);
-        fake.set_repos(five_repos());
-        let branches = |sets: &[Value]| -> Vec<(String, String, String)> {
-            sets.iter()
-                .map(|set| {
-                    let text = |key: &str| set[key].as_str().unwrap().to_string();
-                    (text("repository"), text("branch"), text("sha"))
-                })
-                .collect()
-        };
-        let t = |repo: &str, branch: &str, id: u64| {
-            (repo.to_string(), branch.to_string(), Repo::sha(id, branch))
-        };
-        let defaults = generated(organisation(kind, &fake.url(), false), "s3cret").await;
-        assert_eq!(
-            defaults.as_deref().map(branches),
-            Ok(vec![
-                t("app-web", "main", 1),
-                t("app-api", "main", 2),
-                t("app-batch", "main", 3)
-            ]),
-            "{kind:?}"
-        );
-        let sets = defaults.unwrap();
-        assert_eq!(sets[0]["organization"], json!("acme"), "{kind:?}");
-        assert_eq!(
-            sets[0]["short_sha_7"],
-            json!(&Repo::sha(1, "main")[..7]),
-            "{kind:?}"
-        );
-        let url = sets[0]["url"].as_str().unwrap();
-        assert!(
-            url.contains("app-web") && (url.starts_with("git@") || url.starts_with("ssh://")),
-            "{kind:?}: {url}"
-        );
-
-        let all = generated(organisation(kind, &fake.url(), true), "s3cret")
-            .await
-            .map(|sets| branches(&sets));
-        assert_eq!(
-            all,
-            Ok(vec![
-                t("app-web", "main", 1),
-                t("app-api", "main", 2),
-                t("app-api", "release-1", 2),
-                t("app-batch", "main", 3)
-            ]),
-            "{kind:?}"
-        );
-
-        let refused = generated(organisation(kind, &fake.url(), false), "wrong")
-            .await
-            .unwrap_err();
-        assert!(
-            refused.starts_with("scmProvider: ") && refused.contains("answered HTTP 401"),
-            "{kind:?}: {refused}"
-        );
-    }
 }
 
 /// An ApplicationSet making one Application per `app-…` repository with a kustomization of the

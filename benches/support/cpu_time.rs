@@ -16,6 +16,10 @@ fn thread_cpu_time() -> Duration {
         tv_nsec: 0,
     };
     // SAFETY: `now` is a valid, writable timespec; the clock id is a constant the kernel knows.
+    #[allow(
+        unsafe_code,
+        reason = "a thread's CPU time is only read through clock_gettime(2)"
+    )]
     let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut now) };
     assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
     Duration::new(

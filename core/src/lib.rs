@@ -15,6 +15,7 @@ pub mod notify;
 pub mod project;
 pub mod rollout;
 pub mod secrets;
+pub mod simulated_pod;
 pub mod stable_hash;
 pub mod sync;
 pub mod table;

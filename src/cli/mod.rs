@@ -14,7 +14,6 @@ pub mod get;
 pub mod import;
 pub mod interrupt;
 pub mod jsonnet_eval;
-pub mod node_sim;
 pub mod output;
 pub mod plan;
 pub mod project_args;
@@ -87,8 +86,6 @@ pub enum Command {
     Crd(crd::CrdArgs),
     /// Expand an ApplicationSet into Applications, offline.
     Render(render::RenderArgs),
-    /// Simulate a Ready node (kubelet and scheduler) for a cluster without nodes.
-    NodeSim(node_sim::NodeSimArgs),
     /// Print the order a sync would apply a manifest directory in, offline.
     Plan(plan::PlanArgs),
     /// Inspect RollingSync rollouts.

@@ -321,6 +321,10 @@ fn terminal_width() -> Option<usize> {
     };
     // SAFETY: TIOCGWINSZ writes a `winsize` into the struct it is given, which lives across the
     // call; on a descriptor that is not a terminal it fails and writes nothing.
+    #[allow(
+        unsafe_code,
+        reason = "the terminal's width is only known through ioctl"
+    )]
     let done = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &raw mut size) };
     (done == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }

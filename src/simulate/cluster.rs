@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use crate::manifest::ObjectKey;
-use crate::nodesim::behavior::{Behavior, Outcome};
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use crate::sync::{FieldValidation, ResourceAction, TRACKING_ANNOTATION};
+use flotilla_core::simulated_pod::{Behavior, Outcome};
 
 use super::clock::VirtualClock;
 use super::durations::KindDurations;
@@ -419,8 +419,8 @@ mod tests {
             .unwrap();
     }
     use crate::health::HealthStatus;
-    use crate::nodesim::behavior::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
     use crate::sync::LiveObject;
+    use flotilla_core::simulated_pod::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
 
     fn job(namespace: &str, annotations: Value) -> Value {
         json!({"apiVersion": "batch/v1", "kind": "Job",

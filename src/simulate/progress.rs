@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::nodesim::behavior::{Behavior, Outcome};
+use flotilla_core::simulated_pod::{Behavior, Outcome};
 
 /// The status of `object` (its `apiVersion`, `kind`, `spec` and `metadata.generation` are read)
 /// `elapsed` after it was last changed; `None` for kinds whose status nothing reads.

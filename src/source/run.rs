@@ -259,6 +259,10 @@ fn limit_memory(command: &mut Command, bytes: u64) {
     };
     // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which
     // is async-signal-safe; it allocates nothing and takes no lock.
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec is unsafe: it runs in the forked child"
+    )]
     unsafe {
         command.pre_exec(move || {
             if libc::setrlimit(libc::RLIMIT_DATA, &raw const limit) == 0 {

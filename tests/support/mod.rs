@@ -1,5 +1,5 @@
 //! Shared helpers for integration tests against the test control plane started by
-//! `tests/run-all.sh` (or `tests/controlplane/start.sh` plus one `flotilla node-sim` per cluster):
+//! `tests/run-all.sh` (or `tests/controlplane/start.sh` plus one `flotilla-node-sim` per cluster):
 //! clients for cluster 1 and 2, a fresh namespace per test, server-side apply, polling waits, and
 //! the `flotilla` binary run against cluster 1.
 //! A missing control plane or node simulator makes the calling test fail with instructions.
@@ -39,7 +39,7 @@ const POLL: Duration = Duration::from_millis(100);
 pub const FIELD_MANAGER: &str = "flotilla-tests";
 
 const HOW_TO_START: &str = "run the whole suite with `tests/run-all.sh`, or start the control plane \
-     with `tests/controlplane/start.sh` and one `flotilla node-sim --kubeconfig <dir>/clusterN.kubeconfig` per cluster";
+     with `tests/controlplane/start.sh` and one `flotilla-node-sim --kubeconfig <dir>/clusterN.kubeconfig` per cluster (`cargo build -p flotilla-node-sim`)";
 
 /// The log file of a `flotilla controller` a test starts in namespace `namespace` as `identity`
 /// (`<state dir>/logs/<namespace>-<identity>.log`), appended to by every start.

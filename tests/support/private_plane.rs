@@ -31,7 +31,10 @@ rules:
 /// Sends `signal` to process `pid`.
 pub fn signal(pid: i32, signal: i32) {
     // SAFETY: kill(2) only sends a signal; the pids are processes this test started.
-    unsafe { libc::kill(pid, signal) };
+    #[allow(unsafe_code, reason = "a signal is only sent through kill(2)")]
+    unsafe {
+        libc::kill(pid, signal)
+    };
 }
 
 /// A control plane of this test's own, stopped (and resumed first, if paused) when dropped.

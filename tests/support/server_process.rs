@@ -28,7 +28,13 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
             // SAFETY: killpg only sends a signal; the group is the one spawn() made for this child.
-            unsafe { libc::killpg(pid, libc::SIGKILL) };
+            #[allow(
+                unsafe_code,
+                reason = "a process group is only killed through killpg(2)"
+            )]
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL)
+            };
         }
         let _ = self.child.wait();
     }
