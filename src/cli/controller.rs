@@ -119,6 +119,8 @@ pub struct ControllerArgs {
     /// as Argo CD's argocd-cm.
     #[arg(long, default_value = crate::cluster::watched_customizations::DEFAULT_CONFIG_MAP)]
     pub settings_config_map: String,
+    #[command(flatten)]
+    pub health: crate::cli::health_args::HealthArgs,
     /// Name of the leader-election Lease.
     #[arg(long, default_value = "flotilla-controller")]
     pub lease_name: String,
@@ -300,6 +302,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 (client.clone(), namespace.clone(), Arc::clone(&cache));
             let (resync, metrics) = (args.app_resync, Arc::clone(&metrics));
             let settings_config_map = args.settings_config_map.clone();
+            let health_defaults = args.health.read()?;
             let ownership = members.as_ref().map(MemberLeases::ownership);
             Box::new(move |app_namespace: &str| {
                 let ctx = ApplicationContext::new(
@@ -310,7 +313,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                     resync,
                     Arc::clone(&metrics),
                 )
-                .with_settings_config_map(&settings_config_map)
+                .with_settings_config_map(&settings_config_map, health_defaults.clone())
                 .managing(app_namespace);
                 match &ownership {
                     Some(ownership) => ctx.sharded(ownership.clone()),

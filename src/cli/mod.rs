@@ -11,6 +11,7 @@ pub mod diff;
 pub mod directory_args;
 pub mod docs;
 pub mod get;
+pub mod health_args;
 pub mod import;
 pub mod interrupt;
 pub mod jsonnet_eval;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla::cluster::clients::plain_connect;
+use flotilla::cluster::watched_customizations::DEFAULT_CONFIG_MAP;
 use flotilla::cluster::watched_secrets::WatchedSecrets;
 use flotilla::controller::application_reconciler::ApplicationContext;
 use flotilla::controller::appset_reconciler::AppSetContext;
@@ -19,6 +20,7 @@ use flotilla::controller::namespace_controllers::{
     ApplicationControllers, ApplicationSetControllers,
 };
 use flotilla::controller::readiness::Readiness;
+use flotilla::health::HealthDefaults;
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::Tools;
@@ -71,16 +73,34 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
 /// `flotilla controller --repo-refresh`); `start` fetches on every resolve, so a pushed commit is
 /// seen at once.
 pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Duration) -> Running {
-    start_with(ns, identity, refresh, RESYNC)
+    start_with(ns, identity, refresh, RESYNC, HealthDefaults::default())
+}
+
+/// [`start`] with the health flags' `defaults` (`--resource-customizations-dir`,
+/// `--health-status-grace`).
+pub fn start_with_health(ns: &TestNamespace, identity: &str, defaults: HealthDefaults) -> Running {
+    start_with(ns, identity, Duration::ZERO, RESYNC, defaults)
 }
 
 /// [`start`] comparing Applications without a change only every `resync` (Argo CD's 3 min, say):
 /// what it sees sooner it sees from its watches.
 pub fn start_with_resync(ns: &TestNamespace, identity: &str, resync: Duration) -> Running {
-    start_with(ns, identity, Duration::ZERO, resync)
+    start_with(
+        ns,
+        identity,
+        Duration::ZERO,
+        resync,
+        HealthDefaults::default(),
+    )
 }
 
-fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Duration) -> Running {
+fn start_with(
+    ns: &TestNamespace,
+    identity: &str,
+    refresh: Duration,
+    resync: Duration,
+    health: HealthDefaults,
+) -> Running {
     configure_tools();
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
@@ -106,6 +126,7 @@ fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Dur
                     resync,
                     Arc::clone(&metrics),
                 )
+                .with_settings_config_map(DEFAULT_CONFIG_MAP, health.clone())
             }),
         )
     };

@@ -18,6 +18,7 @@ use crate::controller::metrics::Metrics;
 use crate::controller::ownership::Ownership;
 use crate::controller::running_syncs::RunningSyncs;
 use crate::customizations::Customizations;
+use crate::health::HealthDefaults;
 use crate::repo::cache::RepoCache;
 use crate::sync::execute::ExecuteSettings;
 
@@ -117,11 +118,12 @@ impl ApplicationContext {
     }
 
     /// Reads the configured customizations from ConfigMap `name` instead of
-    /// [`DEFAULT_CONFIG_MAP`].
+    /// [`DEFAULT_CONFIG_MAP`], each with `defaults` (the health flags).
     #[must_use]
-    pub fn with_settings_config_map(self, name: &str) -> Self {
+    pub fn with_settings_config_map(self, name: &str, defaults: HealthDefaults) -> Self {
         Self {
-            customizations: WatchedCustomizations::new(self.client.clone(), &self.namespace, name),
+            customizations: WatchedCustomizations::new(self.client.clone(), &self.namespace, name)
+                .with_health_defaults(defaults),
             ..self
         }
     }

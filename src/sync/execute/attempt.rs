@@ -231,14 +231,20 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             .collect();
         keys.sort();
         keys.dedup();
+        let health = attempt
+            .context
+            .cluster
+            .observing(&attempt.context.settings.health)
+            .await;
         for (key, object) in attempt.read(&keys).await {
             let object = object.map_err(|error| ExecuteError::Observe {
                 what: key.to_string(),
                 error,
             })?;
-            if let Some(live) = object.as_ref().and_then(|object| {
-                LiveObject::from_object(object, &attempt.context.settings.health)
-            }) {
+            if let Some(live) = object
+                .as_ref()
+                .and_then(|object| LiveObject::from_object(object, &health))
+            {
                 attempt.progress.live.insert(key, live);
             }
         }
@@ -646,9 +652,10 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             .collect()
             .await;
         let finished = Time(self.context.cluster.now());
+        let health = self.context.cluster.observing(&settings.health).await;
         for (task, written) in applied {
             let result = written.result.map(|applied| {
-                let live = LiveObject::from_object(&applied.object, &settings.health);
+                let live = LiveObject::from_object(&applied.object, &health);
                 let generation = applied
                     .object
                     .pointer("/metadata/generation")
@@ -775,6 +782,11 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
     /// pods' problems added to the health message.
     async fn observe(&mut self, waiting: &Waiting) {
         let keys: Vec<ObjectKey> = waiting.on.iter().map(|b| b.key.clone()).collect();
+        let health = self
+            .context
+            .cluster
+            .observing(&self.context.settings.health)
+            .await;
         for (key, object) in self.read(&keys).await {
             let object = match object {
                 Ok(object) => object,
@@ -787,8 +799,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                 self.progress.live.remove(&key);
                 continue;
             };
-            let Some(mut live) = LiveObject::from_object(&object, &self.context.settings.health)
-            else {
+            let Some(mut live) = LiveObject::from_object(&object, &health) else {
                 continue;
             };
             if is_workload(&key) && live.health.status != HealthStatus::Healthy {

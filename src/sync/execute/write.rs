@@ -211,6 +211,10 @@ mod tests {
             Timestamp::UNIX_EPOCH
         }
 
+        async fn status_kinds(&self) -> crate::health::StatusKinds {
+            crate::health::StatusKinds::default()
+        }
+
         async fn sleep(&self, _: Duration) {}
     }
 
