@@ -2,7 +2,8 @@
 //! `super::…` path that climbs to the crate root) in a module names a top-level module of a
 //! lower layer, and no top-level modules import each other in a cycle. Test code counts too; only
 //! a crate's `#[cfg(test)]` fixture module (generators' `testing`) may be used by any test. The
-//! layers are written in README's Layout section; a new top-level module needs a layer here.
+//! layers are written in the book's Architecture page (docs/src/architecture.md); a new top-level
+//! module needs a layer here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -9,6 +9,7 @@ pub mod crd;
 pub mod customizations_args;
 pub mod diff;
 pub mod directory_args;
+pub mod docs;
 pub mod get;
 pub mod health_args;
 pub mod import;
@@ -117,6 +118,9 @@ pub enum Command {
     /// Evaluate one Jsonnet file for a parent Flotilla (its child process, under its limits).
     #[command(hide = true)]
     JsonnetEval(jsonnet_eval::JsonnetEvalArgs),
+    /// Write the book's reference pages from the code (CRD fields, commands, metrics, reasons).
+    #[command(hide = true)]
+    Docs(docs::DocsArgs),
 }
 
 /// An `--exec-timeout`: a duration above zero.

@@ -25,6 +25,7 @@ use tokio::sync::watch;
 
 use super::analysis;
 use super::appset::diff::{KeptFields, Plan, ignored_fields, keep_applied_metadata, plan};
+use super::appset::error_reason::ErrorReason;
 use super::appset::ownership::{
     APPLICATION_CONTROLLER_PRUNES, is_owned_by, owned, owner_reference, resources_finalizer,
 };
@@ -282,20 +283,22 @@ impl ReconcileError {
     #[must_use]
     pub fn reason(&self) -> &'static str {
         match self {
-            Self::Observe { .. } => "ObserveError",
-            Self::Projects(_) => "ProjectsError",
-            Self::Generate(_) => "GenerateError",
-            Self::Render(RenderError::Generate { .. }) => "GenerateError",
-            Self::Render(_) | Self::RenderTask { .. } => "RenderError",
-            Self::Plan { .. } => "PlanError",
-            Self::Spec { .. } => "InvalidSpecError",
-            Self::Apply { .. } => "ApplyError",
-            Self::Delete { .. } => "DeleteError",
-            Self::Finalizer { .. } => "FinalizerError",
-            Self::Status { .. } => "StatusError",
-            Self::Refresh { .. } => "RefreshError",
-            Self::Rollout { .. } => "RolloutError",
+            Self::Observe { .. } => ErrorReason::ObserveError,
+            Self::Projects(_) => ErrorReason::ProjectsError,
+            Self::Generate(_) | Self::Render(RenderError::Generate { .. }) => {
+                ErrorReason::GenerateError
+            }
+            Self::Render(_) | Self::RenderTask { .. } => ErrorReason::RenderError,
+            Self::Plan { .. } => ErrorReason::PlanError,
+            Self::Spec { .. } => ErrorReason::InvalidSpecError,
+            Self::Apply { .. } => ErrorReason::ApplyError,
+            Self::Delete { .. } => ErrorReason::DeleteError,
+            Self::Finalizer { .. } => ErrorReason::FinalizerError,
+            Self::Status { .. } => ErrorReason::StatusError,
+            Self::Refresh { .. } => ErrorReason::RefreshError,
+            Self::Rollout { .. } => ErrorReason::RolloutError,
         }
+        .as_str()
     }
 
     /// The note of the Warning Event saying it: `Reason: message`.
@@ -539,7 +542,7 @@ fn refused_outcome(refused: &[RefusedApplication], existing: &[Arc<Application>]
         Outcome::UpToDate
     } else {
         Outcome::Invalid {
-            reason: "ApplicationValidationError".to_owned(),
+            reason: ErrorReason::ApplicationValidationError.as_str().to_owned(),
             message: lines.join("; "),
         }
     }

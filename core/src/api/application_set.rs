@@ -248,9 +248,10 @@ pub struct RollingSyncStep {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StepAnalysis {
-    /// A Job run on the control plane's cluster: the analysis passes when it succeeds and fails
-    /// when it fails. Its name is derived from the ApplicationSet, the step and the target
-    /// revisions, so it runs once per rollout of the step.
+    /// A Job run on the destination cluster of the step's Applications — one on each distinct
+    /// cluster they go to: the analysis passes when every one succeeds and fails when one fails.
+    /// Its name is derived from the ApplicationSet, the step and the target revisions, so it runs
+    /// once per rollout of the step on each cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<JobAnalysis>,
     /// An HTTP GET that must answer 2xx (and, with `jsonPath`, carry `value` there), retried
@@ -263,7 +264,8 @@ pub struct StepAnalysis {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JobAnalysis {
-    /// Where the Job runs. Unset: the destination namespace of the step's first Application.
+    /// The namespace the Job runs in, on each cluster (it must exist there). Unset: the
+    /// destination namespace of the step's first Application.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The Job's `spec` (its pod `template`, `backoffLimit`, ...), as in a `batch/v1` Job.

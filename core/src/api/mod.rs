@@ -5,6 +5,7 @@ pub mod app_project;
 pub mod application;
 pub mod application_set;
 pub mod application_set_status;
+pub mod argocd_parity;
 pub mod crd;
 pub mod document;
 pub mod helm_source;

@@ -4,6 +4,7 @@ use crate::cluster::api_error::ApiError;
 use crate::cluster::clients::ClientsError;
 use crate::cluster::watched_customizations::CustomizationsConfigError;
 use crate::cluster::watched_projects::ProjectsWatchError;
+use crate::controller::application::error_reason::ErrorReason;
 use crate::manifest::{ObjectKey, ValidationErrors};
 use crate::project::Refusal;
 use crate::repo::cache::FetchError;
@@ -103,17 +104,18 @@ impl ApplicationError {
     #[must_use]
     pub fn reason(&self) -> &'static str {
         match self {
-            Self::Destination { .. } => "DestinationError",
-            Self::Source { .. } | Self::SourceTask { .. } => "SourceError",
-            Self::Plan { .. } => "PlanError",
-            Self::Observe { .. } => "ObserveError",
-            Self::Settings { .. } | Self::Project { .. } => "InvalidSpecError",
-            Self::Projects { .. } => "ProjectsError",
-            Self::Sync { .. } => "SyncError",
-            Self::Customizations { .. } => "CustomizationsError",
-            Self::Delete { .. } => "DeleteError",
-            Self::Read { .. } => "ReadError",
-            Self::Write { .. } => "WriteError",
+            Self::Destination { .. } => ErrorReason::DestinationError,
+            Self::Source { .. } | Self::SourceTask { .. } => ErrorReason::SourceError,
+            Self::Plan { .. } => ErrorReason::PlanError,
+            Self::Observe { .. } => ErrorReason::ObserveError,
+            Self::Settings { .. } | Self::Project { .. } => ErrorReason::InvalidSpecError,
+            Self::Projects { .. } => ErrorReason::ProjectsError,
+            Self::Sync { .. } => ErrorReason::SyncError,
+            Self::Customizations { .. } => ErrorReason::CustomizationsError,
+            Self::Delete { .. } => ErrorReason::DeleteError,
+            Self::Read { .. } => ErrorReason::ReadError,
+            Self::Write { .. } => ErrorReason::WriteError,
         }
+        .as_str()
     }
 }

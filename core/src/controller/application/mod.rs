@@ -10,6 +10,7 @@
 pub mod compare;
 pub mod decide;
 pub mod deletion;
+pub mod error_reason;
 pub mod freshness;
 pub mod history;
 pub mod instance;
