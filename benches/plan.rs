@@ -87,6 +87,8 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
         failure: None,
         timed_out: None,
         prune_confirmed: false,
+        wave_delay: std::time::Duration::ZERO,
+        now: k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
     };
     assert!(matches!(plan_step(&state), SyncStep::Done(_)));
     c.bench_function("plan_step over 10k applied objects", |b| {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::sync::execute::ExecuteSettings;
-use flotilla_core::health::{CustomizationsError, HealthChecks};
+use flotilla_core::health::{CustomizationsError, HealthChecks, HealthDefaults};
 use flotilla_core::sync::{IgnoreConfigError, IgnoreDifferences, system_ignore_differences};
 
 /// What a settings ConfigMap configures (nothing by default).
@@ -38,6 +38,20 @@ impl Customizations {
         Ok(Self {
             health: HealthChecks::from_data(source_name, data)?,
             ignore_differences: system_ignore_differences(source_name, data)?,
+        })
+    }
+
+    /// These customizations with the health defaults every settings ConfigMap gets.
+    ///
+    /// # Errors
+    /// A library script that does not compile.
+    pub fn with_health_defaults(
+        self,
+        defaults: &HealthDefaults,
+    ) -> Result<Self, CustomizationsReadError> {
+        Ok(Self {
+            health: self.health.with_defaults(defaults)?,
+            ..self
         })
     }
 

@@ -73,6 +73,7 @@ fn main() -> ExitCode {
         Command::Completion(args) => flotilla::cli::completion::run(&args),
         Command::Windows(args) => flotilla::cli::windows::run(&args),
         Command::JsonnetEval(args) => flotilla::cli::jsonnet_eval::run(&args),
+        Command::Docs(args) => flotilla::cli::docs::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -5,8 +5,14 @@
 //! (and server-side applies the others, keeping what other managers set);
 //! `FailOnSharedResource=true` fails the sync naming the object and the other Application;
 //! `argocd.argoproj.io/skip-reconcile` leaves an Application alone until it is removed; an
-//! ApplicationSet's `preservedFields` keeps a label changed by hand; and `kubectl apply` refuses
-//! the fields Flotilla does not implement (the CRDs agree with `render`).
+//! ApplicationSet's `preservedFields` keeps a label changed by hand; `kubectl apply` refuses
+//! the fields Flotilla does not implement (the CRDs agree with `render`) and accepts
+//! `applyNestedSelectors`; what the CRD keeps free-form (a `templatePatch`'s fields, a generator
+//! override, a nested matrix, an analysis Job's spec) is refused by name by `render` and the
+//! controller, nothing written; `forceCommonLabels`/`forceCommonAnnotations` with the real
+//! kustomize; a negative retry limit retries until the sync succeeds; the refresh annotations
+//! refresh and are removed; the controller-wide sync timeout and the annotation's `0`; the wave
+//! delay; and `ServerSideDiff=true` refused by name.
 
 mod controller_support;
 mod support;
@@ -21,7 +27,14 @@ use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use controller_support::{RESYNC, appset, setup, start};
+use controller_support::{
+    RESYNC, appset, setup, start, start_with_repo_refresh, start_with_settings,
+};
+use flotilla::sync::execute::ExecuteSettings;
+use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+use std::time::Duration;
 use support::git_remote::{GitDaemon, Remote};
 use support::{TestNamespace, apply, kubeconfig_path, kubectl, object, wait_until};
 
@@ -438,13 +451,21 @@ async fn preserved_fields_keep_a_label_changed_by_hand() {
 /// `kubectl apply --dry-run=server` of `document` (JSON) into the test namespace: its success and
 /// its stderr.
 fn kubectl_apply(ns: &TestNamespace, document: &Value) -> (bool, String) {
+    kubectl_apply_with(ns, document, &["--dry-run=server"])
+}
+
+/// `kubectl apply` of `document` (JSON) into the test namespace, with `flags`: its success and
+/// its stderr.
+fn kubectl_apply_with(ns: &TestNamespace, document: &Value, flags: &[&str]) -> (bool, String) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("object.json");
     std::fs::write(&file, document.to_string()).unwrap();
     let output = Command::new(kubectl())
         .arg("--kubeconfig")
         .arg(kubeconfig_path(1))
-        .args(["apply", "--dry-run=server", "-n", &ns.name, "-f"])
+        .arg("apply")
+        .args(flags)
+        .args(["-n", &ns.name, "-f"])
         .arg(&file)
         .output()
         .expect("runs kubectl");
@@ -506,6 +527,32 @@ async fn kubectl_apply_accepts_what_works_and_refuses_the_rest_by_name() {
             "{field}: {stderr}"
         );
     }
+    // Argo CD 3's `applyNestedSelectors` is accepted (nested selectors are always applied);
+    // `tagPrefix` (semver ranges of git tags, which Flotilla does not resolve) and
+    // `kustomize.version` (a kustomize per Application) are refused by name.
+    appset["spec"]["strategy"]["deletionOrder"] = json!("Reverse");
+    appset["spec"]["applyNestedSelectors"] = json!(true);
+    let (ok, stderr) = kubectl_apply(&ns, &appset);
+    assert!(ok, "{stderr}");
+    let with_source = |field: &str, value: Value| {
+        let mut document = application.clone();
+        document["spec"]["source"][field] = value;
+        document
+    };
+    for (document, field) in [
+        (with_source("tagPrefix", json!("component-b/")), "tagPrefix"),
+        (
+            with_source("kustomize", json!({"version": "v5.4.3"})),
+            "kustomize.version",
+        ),
+    ] {
+        let (ok, stderr) = kubectl_apply(&ns, &document);
+        assert!(!ok, "{field}");
+        assert!(
+            stderr.contains(&format!(r#"unknown field "spec.source.{field}""#)),
+            "{field}: {stderr}"
+        );
+    }
     let overrun = json!({"apiVersion": "flotilla.dev/v1alpha1", "kind": "AppProject",
         "metadata": {"name": "team"}, "spec": {"syncWindows": [{"kind": "deny",
             "schedule": "0 22 * * *", "duration": "1h", "syncOverrun": true}]}});
@@ -515,4 +562,465 @@ async fn kubectl_apply_accepts_what_works_and_refuses_the_rest_by_name() {
         stderr.contains(r#"unknown field "spec.syncWindows[0].syncOverrun""#),
         "{stderr}"
     );
+}
+
+/// An ApplicationSet (JSON) named `name` of a list generator over `a` whose template deploys
+/// `apps/{{name}}` of `url` into `namespace`, with `extra` merged into its spec.
+fn appset_document(name: &str, namespace: &str, url: &str, extra: Value) -> Value {
+    let mut document = serde_json::to_value(appset(namespace, url, &["a"], json!({}))).unwrap();
+    document["metadata"]["name"] = json!(name);
+    // Merged as JSON: the typed ApplicationSet would drop what it does not know.
+    if let (Some(spec), Value::Object(extra)) = (document["spec"].as_object_mut(), extra) {
+        spec.extend(extra);
+    }
+    document
+}
+
+/// The message of the ApplicationSet's ErrorOccurred condition once it is True.
+async fn appset_error(api: &Api<ApplicationSet>, name: &str) -> String {
+    let failed = wait_until(api, name, &format!("{name} ErrorOccurred=True"), |a| {
+        a.status.as_ref().is_some_and(|s| {
+            s.conditions.iter().any(|c| {
+                c.type_ == ConditionType::ErrorOccurred && c.status == ConditionStatus::True
+            })
+        })
+    })
+    .await;
+    let status = failed.status.unwrap_or_default();
+    let condition = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::ErrorOccurred)
+        .expect("the condition");
+    condition.message.clone()
+}
+
+#[tokio::test]
+async fn fields_a_patch_an_override_a_nested_generator_or_an_analysis_job_adds_are_refused_by_name()
+{
+    let ns = setup("appset-fields").await;
+    let url = "https://git.example/apps.git";
+    let cases = [
+        (
+            "patched",
+            json!({"templatePatch": "spec:\n  source:\n    plugin:\n      name: cmp\n"}),
+            "unsupported field spec.templatePatch: spec.source.plugin",
+        ),
+        (
+            "overridden",
+            json!({"generators": [{"list": {"elements": [{"name": "a"}],
+                "template": {"metadata": {}, "spec": {"sourc": {"path": "x"}}}}}]}),
+            "unsupported field spec.generators.0.list.template.spec.sourc",
+        ),
+        (
+            "nested",
+            json!({"generators": [{"matrix": {"generators": [
+                {"list": {"elements": [{"name": "a"}]}},
+                {"matrix": {"generators": [
+                    {"clusters": {"selectr": {"matchLabels": {"env": "prod"}}}},
+                    {"list": {"elements": [{"tier": "web"}]}}]}}]}}]}),
+            "unsupported field spec.generators.0.matrix.generators.1.matrix.generators.0.clusters.selectr",
+        ),
+        (
+            "analysed",
+            json!({"strategy": {"type": "RollingSync", "rollingSync": {"steps": [
+                {"matchExpressions": [], "analysis": {"job": {"spec": {"backoffLimitt": 1,
+                    "template": {"spec": {"restartPolicy": "Never",
+                        "containers": [{"name": "check", "image": "busybox"}]}}}}}}]}}}),
+            "unsupported field spec.strategy.rollingSync.steps.0.analysis.job.spec.backoffLimitt",
+        ),
+    ];
+    // Each is accepted by the API server (the fields sit where the CRD keeps free-form JSON)...
+    for (name, extra, _) in &cases {
+        let document = appset_document(name, &ns.name, url, extra.clone());
+        let (ok, stderr) = kubectl_apply_with(&ns, &document, &[]);
+        assert!(ok, "{name}: {stderr}");
+        // ...and refused by `flotilla render` naming the field, as by the controller below.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("appset.json");
+        std::fs::write(&file, document.to_string()).unwrap();
+        let render = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("render")
+            .arg(&file)
+            .output()
+            .expect("runs flotilla render");
+        let stderr = String::from_utf8_lossy(&render.stderr);
+        assert!(!render.status.success(), "{name}");
+        let expected = &cases.iter().find(|c| c.0 == *name).unwrap().2;
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+    }
+    let controller = start(&ns, "appset-fields");
+    let appsets: Api<ApplicationSet> = ns.api();
+    for (name, _, expected) in &cases {
+        let message = appset_error(&appsets, name).await;
+        assert!(message.contains(expected), "{name}: {message}");
+        assert!(
+            message.contains("Flotilla does not implement it"),
+            "{name}: {message}"
+        );
+    }
+    let apps: Api<Application> = ns.api();
+    assert!(
+        apps.list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty(),
+        "nothing written"
+    );
+    controller.stop().await;
+}
+
+/// A kustomization of one ConfigMap that labels and annotates it itself.
+const KUSTOMIZATION: &str = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n\
+    commonLabels:\n  team: platform\ncommonAnnotations:\n  owner: platform\nresources:\n- cm.yaml\n";
+
+#[tokio::test]
+async fn force_common_labels_and_annotations_replace_the_kustomizations_own() {
+    let cm = config_map("c", "");
+    let (_daemon, url, _remote) = served(
+        "kustomize-force",
+        &[
+            ("app/kustomization.yaml", KUSTOMIZATION),
+            ("app/cm.yaml", &cm),
+        ],
+    );
+    let ns = setup("kustomize-force").await;
+    let apps: Api<Application> = ns.api();
+    let with_kustomize = |name: &str, kustomize: Value| {
+        let mut app = serde_json::to_value(application(
+            name,
+            &ns.name,
+            &url,
+            "app",
+            json!({}),
+            json!({}),
+        ))
+        .unwrap();
+        app["spec"]["source"]["kustomize"] = kustomize;
+        app
+    };
+    let labels = json!({"team": "shop"});
+    let annotations = json!({"owner": "shop"});
+    let unforced = [
+        ("labels", json!({"commonLabels": labels})),
+        ("annotations", json!({"commonAnnotations": annotations})),
+    ];
+    for (name, kustomize) in &unforced {
+        let (ok, stderr) = kubectl_apply_with(&ns, &with_kustomize(name, kustomize.clone()), &[]);
+        assert!(ok, "{stderr}");
+    }
+    let forced = with_kustomize(
+        "forced",
+        json!({"commonLabels": labels, "forceCommonLabels": true,
+               "commonAnnotations": annotations, "forceCommonAnnotations": true,
+               "nameSuffix": "-forced"}),
+    );
+    let (ok, stderr) = kubectl_apply_with(&ns, &forced, &[]);
+    assert!(ok, "{stderr}");
+    let controller = start(&ns, "kustomize-force");
+    let synced = ended(&apps, "forced", None).await;
+    assert_eq!(outcome(&synced).0, OperationPhase::Succeeded, "{synced:?}");
+    let maps: Api<ConfigMap> = ns.api();
+    let live = maps.get("c-forced").await.expect("synced");
+    assert_eq!(
+        live.metadata
+            .labels
+            .unwrap_or_default()
+            .get("team")
+            .map(String::as_str),
+        Some("shop")
+    );
+    assert_eq!(
+        live.metadata
+            .annotations
+            .unwrap_or_default()
+            .get("owner")
+            .map(String::as_str),
+        Some("shop")
+    );
+    // Without the force flags, as Argo CD's `kustomize edit add` without --force: refused,
+    // naming the field and the key.
+    for (name, field, key) in [
+        ("labels", "commonLabels", "team"),
+        ("annotations", "commonAnnotations", "owner"),
+    ] {
+        let refused = wait_until(&apps, name, &format!("{name} refused"), |app| {
+            app.status
+                .as_ref()
+                .is_some_and(|s| s.conditions.iter().any(|c| c.message.contains(field)))
+        })
+        .await;
+        let status = refused.status.unwrap_or_default();
+        let message = &status
+            .conditions
+            .iter()
+            .find(|c| c.message.contains(field))
+            .unwrap()
+            .message;
+        assert!(
+            message.contains(&format!(
+                "kustomize.{field}: \"{key}\" is already in the kustomization's {field}"
+            )),
+            "{message}"
+        );
+    }
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn a_negative_retry_limit_retries_until_the_sync_succeeds() {
+    let ns = setup("retry-forever").await;
+    let late = format!("{}-late", ns.name);
+    let cm = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: late\n  namespace: {late}\ndata:\n  a: \"1\"\n"
+    );
+    let (_daemon, url, _remote) = served("retry-forever", &[("app/cm.yaml", &cm)]);
+    let apps: Api<Application> = ns.api();
+    let retry = json!({"retry": {"limit": -1, "backoff": {"duration": "1s", "factor": 1}}});
+    let document =
+        serde_json::to_value(application("web", &ns.name, &url, "app", retry, json!({}))).unwrap();
+    let (ok, stderr) = kubectl_apply_with(&ns, &document, &[]);
+    assert!(ok, "{stderr}");
+    let controller = start(&ns, "retry-forever");
+    // Its namespace is missing: the operation fails and is retried, again and again.
+    wait_until(&apps, "web", "a third retry", |app| {
+        app.status
+            .as_ref()
+            .and_then(|s| s.operation_state.as_ref())
+            .is_some_and(|o| o.operation_id.ends_with("-retry3"))
+    })
+    .await;
+    let namespaces: Api<Namespace> = Api::all(ns.client.clone());
+    let namespace: Namespace = object(json!({"metadata": {"name": late}}));
+    namespaces
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("creates the namespace");
+    let synced = wait_until(&apps, "web", "the retried sync succeeded", |app| {
+        app.status
+            .as_ref()
+            .and_then(|s| s.operation_state.as_ref())
+            .is_some_and(|o| o.phase == OperationPhase::Succeeded)
+    })
+    .await;
+    let state = synced.status.unwrap().operation_state.unwrap();
+    assert!(
+        state.operation_id.contains("-retry"),
+        "{}",
+        state.operation_id
+    );
+    controller.stop().await;
+    namespaces
+        .delete(&late, &Default::default())
+        .await
+        .expect("deletes the namespace");
+}
+
+#[tokio::test]
+async fn the_refresh_annotations_refresh_now_and_are_removed() {
+    let files = [
+        ("apps/a/cm.yaml", config_map("a", "")),
+        ("app/cm.yaml", config_map("c", "")),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    let (_daemon, url, remote) = served("refresh", &files);
+    let ns = setup("refresh").await;
+    // Fetches serve for an hour: a new commit is seen only when a refresh asks for it.
+    let controller = start_with_repo_refresh(&ns, "refresh", Duration::from_secs(3600));
+    let apps: Api<Application> = ns.api();
+    apply(
+        &apps,
+        &application("web", &ns.name, &url, "app", json!({}), json!({})),
+    )
+    .await;
+    let first = ended(&apps, "web", None).await;
+    assert_eq!(outcome(&first).0, OperationPhase::Succeeded);
+    let synced_revision = |app: &Application| {
+        app.status
+            .as_ref()
+            .and_then(|s| s.sync.as_ref())
+            .map(|s| s.revision.clone())
+    };
+    remote.write("app/cm.yaml", &config_map("c", "  labels:\n    v: \"2\"\n"));
+    let second = remote.push("label the ConfigMap");
+    for refresh in ["normal", "hard"] {
+        let asked = json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": refresh}}});
+        apps.patch("web", &PatchParams::default(), &Patch::Merge(asked))
+            .await
+            .expect("asks for a refresh");
+        let refreshed = wait_until(&apps, "web", &format!("{refresh} refresh done"), |app| {
+            !app.annotations().contains_key("argocd.argoproj.io/refresh")
+                && synced_revision(app).as_deref() == Some(second.as_str())
+        })
+        .await;
+        assert_eq!(synced_revision(&refreshed), Some(second.clone()));
+    }
+    // An ApplicationSet: a directory pushed is generated at once when Argo CD's annotation asks.
+    let appsets: Api<ApplicationSet> = ns.api();
+    let mut set = appset(&ns.name, &url, &[], json!({}));
+    set.spec.generators = vec![object(json!({"git": {"repoURL": url, "revision": "main",
+        "directories": [{"path": "apps/*"}]}}))];
+    set.spec.template.metadata.name = "gen-{{path.basename}}".into();
+    set.spec.template.spec.source.path = "{{path}}".into();
+    apply(&appsets, &set).await;
+    wait_until(&apps, "gen-a", "gen-a generated", |_| true).await;
+    remote.write("apps/b/cm.yaml", &config_map("b", ""));
+    remote.push("add b");
+    let asked = json!({"metadata": {"annotations": {"argocd.argoproj.io/application-set-refresh": "true"}}});
+    appsets
+        .patch("stack", &PatchParams::default(), &Patch::Merge(asked))
+        .await
+        .expect("asks for a regeneration");
+    wait_until(&apps, "gen-b", "gen-b generated", |_| true).await;
+    wait_until(&appsets, "stack", "the annotation removed", |set| {
+        !set.annotations()
+            .contains_key("argocd.argoproj.io/application-set-refresh")
+    })
+    .await;
+    controller.stop().await;
+}
+
+/// A PreSync Job hook whose pod runs `runs` (node-sim), as a manifest.
+fn presync_job(name: &str, runs: &str) -> String {
+    json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": name, "annotations": {"argocd.argoproj.io/hook": "PreSync"}},
+        "spec": {"backoffLimit": 0, "template": {
+            "metadata": {"annotations": {"sim.flotilla.dev/ready-after": runs}},
+            "spec": {"restartPolicy": "Never",
+                     "containers": [{"name": "migrate", "image": "example.com/migrate:1"}]}}}
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn the_controller_wide_timeout_applies_unless_the_application_says_none() {
+    let files = [
+        ("slow/job.json", presync_job("slow", "30s")),
+        ("slow/cm.yaml", config_map("slow", "")),
+        ("patient/job.json", presync_job("patient", "6s")),
+        ("patient/cm.yaml", config_map("patient", "")),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    let (_daemon, url, _remote) = served("timeout", &files);
+    let ns = setup("timeout").await;
+    support::require_node_sim(&ns.client, 1).await;
+    let apps: Api<Application> = ns.api();
+    apply(
+        &apps,
+        &application("slow", &ns.name, &url, "slow", json!({}), json!({})),
+    )
+    .await;
+    // "0", as Argo CD's setting: no timeout for this one.
+    let none = json!({"flotilla.dev/sync-timeout": "0"});
+    apply(
+        &apps,
+        &application("patient", &ns.name, &url, "patient", json!({}), none),
+    )
+    .await;
+    let settings = ExecuteSettings {
+        timeout: Some(Duration::from_secs(3)),
+        ..ExecuteSettings::default()
+    };
+    let controller = start_with_settings(&ns, "timeout", settings);
+    let slow = ended(&apps, "slow", None).await;
+    let (phase, message) = outcome(&slow);
+    assert_eq!(phase, OperationPhase::Failed);
+    assert!(message.contains("timed out after 3s"), "{message}");
+    let patient = ended(&apps, "patient", None).await;
+    assert_eq!(
+        outcome(&patient).0,
+        OperationPhase::Succeeded,
+        "{patient:?}"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn the_wave_delay_holds_the_next_wave_after_the_last_apply() {
+    let wave = |name: &str, wave: i32| {
+        config_map(
+            name,
+            &format!("  annotations:\n    argocd.argoproj.io/sync-wave: \"{wave}\"\n"),
+        )
+    };
+    let files = [
+        ("app/one.yaml", wave("one", 1)),
+        ("app/two.yaml", wave("two", 2)),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    let (_daemon, url, _remote) = served("wave-delay", &files);
+    let ns = setup("wave-delay").await;
+    let apps: Api<Application> = ns.api();
+    apply(
+        &apps,
+        &application("web", &ns.name, &url, "app", json!({}), json!({})),
+    )
+    .await;
+    let settings = ExecuteSettings {
+        wave_delay: Duration::from_secs(3),
+        ..ExecuteSettings::default()
+    };
+    let controller = start_with_settings(&ns, "wave-delay", settings);
+    let synced = ended(&apps, "web", None).await;
+    assert_eq!(outcome(&synced).0, OperationPhase::Succeeded, "{synced:?}");
+    let state = synced.status.unwrap().operation_state.unwrap();
+    let at = |name: &str, field: fn(&flotilla_core::sync::ResourceResult) -> Option<&Time>| {
+        let record = state.resources.iter().find(|r| r.name == name).unwrap();
+        field(record).expect("a time").0
+    };
+    let one_applied = at("one", |r| r.finished_at.as_ref());
+    let two_started = at("two", |r| r.started_at.as_ref());
+    let waited = two_started.duration_since(one_applied);
+    assert!(
+        waited >= k8s_openapi::jiff::SignedDuration::from_secs(3),
+        "wave 2 started {waited} after wave 1's apply"
+    );
+    controller.stop().await;
+}
+
+#[tokio::test]
+async fn server_side_diff_is_refused_by_name_and_false_accepted() {
+    let (_daemon, url, _remote) =
+        served("compare-options", &[("app/cm.yaml", &config_map("c", ""))]);
+    let ns = setup("compare-options").await;
+    let apps: Api<Application> = ns.api();
+    let options = |value: &str| json!({"argocd.argoproj.io/compare-options": value});
+    let refused = application(
+        "refused",
+        &ns.name,
+        &url,
+        "app",
+        json!({}),
+        options("ServerSideDiff=true,IncludeMutationWebhook=true"),
+    );
+    let accepted = application(
+        "accepted",
+        &ns.name,
+        &url,
+        "app",
+        json!({}),
+        options("ServerSideDiff=false"),
+    );
+    for app in [&refused, &accepted] {
+        let (ok, stderr) = kubectl_apply_with(&ns, &serde_json::to_value(app).unwrap(), &[]);
+        assert!(ok, "{stderr}");
+    }
+    let controller = start(&ns, "compare-options");
+    let synced = ended(&apps, "accepted", None).await;
+    assert_eq!(outcome(&synced).0, OperationPhase::Succeeded, "{synced:?}");
+    let expected = "annotation argocd.argoproj.io/compare-options: compare option \
+                    ServerSideDiff=true is not implemented";
+    let failed = wait_until(&apps, "refused", "ServerSideDiff=true refused", |app| {
+        app.status
+            .as_ref()
+            .is_some_and(|s| s.conditions.iter().any(|c| c.message.contains(expected)))
+    })
+    .await;
+    assert!(
+        failed.status.and_then(|s| s.operation_state).is_none(),
+        "nothing synced"
+    );
+    controller.stop().await;
 }

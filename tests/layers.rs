@@ -2,9 +2,10 @@
 //! `super::…` path that climbs to the crate root) in a module names a top-level module of a
 //! lower layer, and no top-level modules import each other in a cycle. Test code counts too; only
 //! a crate's `#[cfg(test)]` fixture module (generators' `testing`) may be used by any test. The
-//! layers are written in README's Layout section; a new top-level module needs a layer here.
-//! Each crate names the crates below it (`flotilla_core::…`, `flotilla_generators::…`): none
-//! re-exports another, so a `crate::…` path always stays in its own crate.
+//! layers are written in the book's Architecture page (docs/src/architecture.md); a new top-level
+//! module needs a layer here. Each crate names the crates below it (`flotilla_core::…`,
+//! `flotilla_generators::…`): none re-exports another, so a `crate::…` path always stays in its
+//! own crate.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -59,7 +60,7 @@ const FLOTILLA_LAYERS: &[&[&str]] = &[
 
 /// The `flotilla-generators` crate's top-level modules, bottom layer first.
 const GENERATORS_LAYERS: &[&[&str]] = &[
-    &["cause", "duration", "selector"],
+    &["cause", "duration", "selector", "strict"],
     &["params", "spec", "source"],
     &["template", "scm_api"],
     &["generator"],

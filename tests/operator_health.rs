@@ -11,12 +11,12 @@ use flotilla_core::api::Application;
 use flotilla_core::health::HealthStatus;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
-use kube::api::{DynamicObject, Patch, PatchParams};
-use serde_json::{Value, json};
+use kube::api::DynamicObject;
+use serde_json::json;
 
 use controller_support::{setup, start};
 use support::git_remote::Remote;
-use support::{TestNamespace, apply, install_kind, object, wait_until};
+use support::{TestNamespace, apply, install_kind, object, wait_until, write_status};
 
 /// An Application `name` syncing `path` of `remote` automatically into `<ns>-<name>`, which
 /// Flotilla creates.
@@ -32,17 +32,6 @@ fn application(ns: &TestNamespace, remote: &Remote, name: &str) -> Application {
             "syncPolicy": {"automated": {"prune": true}, "syncOptions": ["CreateNamespace=true"]}
         }
     }))
-}
-
-/// The operator's write: `status` on `name`.
-async fn write_status(api: &Api<DynamicObject>, name: &str, status: Value) {
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("writing the status of {name}: {e}"));
 }
 
 /// The Application's health: (status, message of the resource `name`).
@@ -96,8 +85,8 @@ async fn a_wave_waits_for_its_database_cluster_and_a_failed_one_degrades_the_app
     let clusters: Api<DynamicObject> = Api::namespaced_with(ns.client.clone(), &target, &resource);
     let config_maps: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &target);
 
-    // Created by the sync; no operator has written a status: wave 1 waits, and the running
-    // operation says on what.
+    // Created by the sync; no operator has written a status (its CRD declares a status
+    // subresource): wave 1 waits, and the running operation says on what.
     wait_until(&clusters, "pg", "the Cluster created", |_| true).await;
     wait_until(
         &ns.api::<Application>(),
@@ -111,7 +100,7 @@ async fn a_wave_waits_for_its_database_cluster_and_a_failed_one_degrades_the_app
                 .and_then(|o| o.resources.iter().find(|r| r.name == "pg"));
             record.is_some_and(|r| {
                 r.health == Some(HealthStatus::Progressing)
-                    && r.message == "Waiting for the operator (0 of 0 instances ready)"
+                    && r.message == "Waiting for its controller to report status"
             })
         },
     )
@@ -184,14 +173,24 @@ async fn a_kind_without_a_rule_is_judged_by_its_conditions() {
         json!({"type": type_, "status": status, "reason": reason, "message": message,
                "lastTransitionTime": "2026-12-01T00:00:00Z"})
     };
+    // Its CRD declares a status subresource: not Healthy before the operator reports.
+    let message = wait_for_health(&ns, "orders", HealthStatus::Progressing, "orders").await;
+    assert_eq!(message, "Waiting for its controller to report status");
     write_status(
         &databases,
         "orders",
         json!({"observedGeneration": 1, "conditions": [condition("Ready", "False", "Provisioning", "creating volumes")]}),
     )
     .await;
-    let message = wait_for_health(&ns, "orders", HealthStatus::Progressing, "orders").await;
-    assert_eq!(message, "creating volumes");
+    wait_until(
+        &ns.api::<Application>(),
+        "orders",
+        "the operator's first status",
+        |app| {
+            health_of(app, "orders") == (HealthStatus::Progressing, "creating volumes".to_owned())
+        },
+    )
+    .await;
 
     write_status(
         &databases,
@@ -277,7 +276,7 @@ async fn lua_checks_from_argocd_cm_decide_and_a_runaway_script_is_stopped_and_na
     apply(&apps, &application(&ns, &remote, "orders")).await;
     apply(&apps, &application(&ns, &remote, "gadgets")).await;
 
-    // The script (not the status conventions, which call an object without status Healthy)
+    // The script (a configured check decides, not the wait for a first status)
     // holds wave 1.
     wait_until(&apps, "orders", "the wave waiting on the script", |app| {
         operation_record(app, "orders")

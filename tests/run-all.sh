@@ -6,7 +6,8 @@
 #! control plane, installs helm and kubectl (tests/tools/install.sh; tests find them through
 #! FLOTILLA_HELM and FLOTILLA_KUBECTL), the servers tests start on loopback
 #! (tests/tools/install-servers.sh) and Chromium with chromedriver for the browser test
-#! (tests/browser/install.sh), builds `flotilla` and the node simulator, runs one
+#! (tests/browser/install.sh), builds the book in docs/ with mdBook (tests/tools/install-mdbook.sh),
+#! builds `flotilla` and the node simulator, runs one
 #! `flotilla-node-sim` per cluster, runs every test — the offline ones and those of the
 #! `controlplane` feature (`cargo test --workspace --all-features`) — then stops what it started
 #! and checks that no process the run started survives it (each carries FLOTILLA_TEST_RUN in its
@@ -75,6 +76,10 @@ bash tests/tools/install-servers.sh
 TOOLS="$(bash tests/tools/install.sh)"
 export FLOTILLA_HELM="${FLOTILLA_HELM:-$TOOLS/helm}" FLOTILLA_KUBECTL="${FLOTILLA_KUBECTL:-$TOOLS/kubectl}"
 log "helm and kubectl ready ($((SECONDS - start))s)"
+# The book: a page SUMMARY.md names but that is missing fails the build (create-missing = false);
+# tests/docs.rs checks its links, includes and examples.
+"$(bash tests/tools/install-mdbook.sh)" build docs || { checks=1; log "error: mdbook build docs failed"; }
+log "book built ($((SECONDS - start))s)"
 
 cargo build --workspace --bins
 for n in 1 2; do

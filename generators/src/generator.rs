@@ -17,6 +17,7 @@ use crate::source::{
     PluginCallError, PluginService, ScmApi,
 };
 use crate::spec::{GeneratorSpec, MatrixGenerator, MergeGenerator, NestedGeneratorSpec};
+use crate::strict::{self, StrictError, UnknownFields};
 use crate::template::{Renderer, TemplateError, TemplateMode};
 
 /// What generation reads: the renderer (and so the template mode) and the injected data sources.
@@ -269,6 +270,9 @@ pub enum GeneratorErrorReason {
     },
     #[error("invalid nested {kind}: {message}")]
     InvalidNested { kind: &'static str, message: String },
+    /// Fields of a nested generator (kept as raw JSON by the schema) that Flotilla does not know.
+    #[error(transparent)]
+    Unknown(#[from] UnknownFields),
     #[error(
         "a nested {kind} may only contain list, clusters, git, plugin, clusterDecisionResource, pullRequest and scmProvider generators (nesting is limited to one level)"
     )]
@@ -356,6 +360,49 @@ pub fn generate_all(
         all.extend(generate(spec, ctx).map_err(|e| e.within(&format!("generators[{i}]")))?);
     }
     Ok(all)
+}
+
+/// The fields Flotilla does not know in the nested matrix/merge children of `specs` (kept as
+/// raw JSON by the schema), by path from `generators` (`generators.0.matrix.generators.1.matrix
+/// .generators.0.clusters.selectr`): checked before anything is generated, so a misspelt field
+/// is named even when the child would never be expanded. A child not yet valid (a value
+/// templated from the first child's parameters) is read as far as it goes, and strictly again
+/// when it is expanded.
+#[must_use]
+pub fn unknown_nested_fields(specs: &[GeneratorSpec]) -> UnknownFields {
+    let mut unknown = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let children = spec
+            .matrix
+            .iter()
+            .map(|m| ("matrix", &m.generators))
+            .chain(spec.merge.iter().map(|m| ("merge", &m.generators)));
+        for (kind, children) in children {
+            for (j, child) in children.iter().enumerate() {
+                let nested = [
+                    (
+                        "matrix",
+                        child
+                            .matrix
+                            .as_ref()
+                            .map(strict::unknown_fields::<MatrixGenerator>),
+                    ),
+                    (
+                        "merge",
+                        child
+                            .merge
+                            .as_ref()
+                            .map(strict::unknown_fields::<MergeGenerator>),
+                    ),
+                ];
+                for (nested_kind, fields) in nested {
+                    let at = format!("generators.{i}.{kind}.generators.{j}.{nested_kind}");
+                    unknown.extend(fields.map(|f| f.under(&at).0).unwrap_or_default());
+                }
+            }
+        }
+    }
+    UnknownFields(unknown)
 }
 
 /// Expands child `index` of a matrix or merge: the nested spec is converted (nested
@@ -475,12 +522,17 @@ fn parse_nested<T: serde::de::DeserializeOwned>(
     kind: &'static str,
     children: impl Fn(&T) -> &Vec<NestedGeneratorSpec>,
 ) -> Result<T, GeneratorError> {
-    let parsed: T = serde_json::from_value(raw.clone()).map_err(|e| {
-        GeneratorError::here(GeneratorErrorReason::InvalidNested {
-            kind,
-            message: e.to_string(),
-        })
-        .within(kind)
+    // Strict: the schema keeps a nested matrix/merge as raw JSON, so nothing else would refuse
+    // a misspelt field there (`clusters: {selectr: …}` would select every cluster).
+    let parsed: T = strict::from_value(raw).map_err(|error| {
+        let reason = match error {
+            StrictError::Unknown(fields) => GeneratorErrorReason::Unknown(fields),
+            StrictError::Invalid(error) => GeneratorErrorReason::InvalidNested {
+                kind,
+                message: error.to_string(),
+            },
+        };
+        GeneratorError::here(reason).within(kind)
     })?;
     for (i, grandchild) in children(&parsed).iter().enumerate() {
         if grandchild.matrix.is_some() || grandchild.merge.is_some() {

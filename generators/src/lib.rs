@@ -18,6 +18,7 @@ pub mod scm_api;
 pub mod selector;
 pub mod source;
 pub mod spec;
+pub mod strict;
 pub mod template;
 #[cfg(test)]
 mod testing;

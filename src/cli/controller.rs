@@ -30,6 +30,7 @@ use crate::httpd::server::{Limits, serve};
 use crate::notifier::deliver::{Notifier, run_while_leading};
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
+use crate::sync::execute::{DEFAULT_WAVE_DELAY_TEXT, ExecuteSettings};
 use crate::web::act::Actor;
 use crate::web::csrf::CsrfKey;
 use crate::web::handler::WebView;
@@ -40,7 +41,7 @@ use crate::webhook::secrets::WebhookSecretSource;
 use flotilla_core::controller::application_namespaces::ApplicationNamespaces;
 use flotilla_core::controller::appset::status::DEFAULT_MAX_RESOURCES_STATUS_COUNT;
 use flotilla_core::controller::leader::LeaseTiming;
-use flotilla_generators::duration::parse_duration;
+use flotilla_generators::duration::{parse_duration, parse_seconds_or_duration};
 
 /// Threads for blocking work (git and the manifests on disk). Tokio's default (512) let every
 /// concurrent reconcile have its own thread (and, with glibc's allocator then, an arena of its
@@ -121,6 +122,8 @@ pub struct ControllerArgs {
     /// as Argo CD's argocd-cm.
     #[arg(long, default_value = crate::cluster::watches::watched_customizations::DEFAULT_CONFIG_MAP)]
     pub settings_config_map: String,
+    #[command(flatten)]
+    pub health: crate::cli::health_args::HealthArgs,
     /// Name of the leader-election Lease.
     #[arg(long, default_value = "flotilla-controller")]
     pub lease_name: String,
@@ -144,6 +147,29 @@ pub struct ControllerArgs {
     /// controllers, the other replicas stand by.
     #[arg(long, default_value = "auto", value_parser = parse_shards)]
     pub shards: Shards,
+    /// Fail a sync operation that has not finished after this long: seconds (Argo CD's
+    /// `controller.sync.timeout.seconds` in argocd-cmd-params-cm) or a duration such as `30m`.
+    /// `0`, the default as in Argo CD, never times out. An Application's
+    /// flotilla.dev/sync-timeout annotation wins over it.
+    #[arg(
+        long,
+        env = "ARGOCD_APPLICATION_CONTROLLER_SYNC_TIMEOUT",
+        default_value = "0",
+        value_parser = parse_seconds_or_duration
+    )]
+    pub sync_timeout: Duration,
+    /// How long after a sync wave's last apply the next wave starts at the earliest, so that
+    /// admission webhooks and other controllers catch up before its health counts: seconds
+    /// (Argo CD's `controller.sync.wave.delay.seconds`) or a duration. The time the wave takes
+    /// to become Healthy counts towards it. Default none (Argo CD: 2): waves already wait for
+    /// each object to be Healthy on its current generation.
+    #[arg(
+        long,
+        env = "ARGOCD_SYNC_WAVE_DELAY",
+        default_value = DEFAULT_WAVE_DELAY_TEXT,
+        value_parser = parse_seconds_or_duration
+    )]
+    pub sync_wave_delay: Duration,
 }
 
 /// How the Applications are shared between replicas (`--shards`).
@@ -302,7 +328,13 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 (client.clone(), namespace.clone(), Arc::clone(&cache));
             let (resync, metrics) = (args.app_resync, Arc::clone(&metrics));
             let settings_config_map = args.settings_config_map.clone();
+            let health_defaults = args.health.read()?;
             let ownership = members.as_ref().map(MemberLeases::ownership);
+            let execute = ExecuteSettings {
+                timeout: Some(args.sync_timeout).filter(|timeout| !timeout.is_zero()),
+                wave_delay: args.sync_wave_delay,
+                ..ExecuteSettings::default()
+            };
             Box::new(move |app_namespace: &str| {
                 let ctx = ApplicationContext::new(
                     client.clone(),
@@ -312,7 +344,8 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                     resync,
                     Arc::clone(&metrics),
                 )
-                .with_settings_config_map(&settings_config_map)
+                .with_settings_config_map(&settings_config_map, health_defaults.clone())
+                .with_execute_settings(execute.clone())
                 .managing(app_namespace);
                 match &ownership {
                     Some(ownership) => ctx.sharded(ownership.clone()),

@@ -1,6 +1,7 @@
 //! `--resource-customizations FILE` of `flotilla sync`, `simulate` and `diff`: the health checks
 //! and system-wide ignore rules of a settings ConfigMap (Argo CD's `argocd-cm`, as YAML), the
-//! same ones the controller reads from its namespace.
+//! same ones the controller reads from its namespace, with the health flags
+//! ([`crate::cli::health_args`]).
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,8 @@ pub struct CustomizationsArgs {
     /// configure Lua health checks and system-wide ignore rules.
     #[arg(long = "resource-customizations", value_name = "FILE")]
     pub resource_customizations: Option<PathBuf>,
+    #[command(flatten)]
+    pub health: crate::cli::health_args::HealthArgs,
 }
 
 impl CustomizationsArgs {
@@ -25,9 +28,11 @@ impl CustomizationsArgs {
     /// # Errors
     /// An unreadable file, a file that is not a ConfigMap, or unusable customizations.
     pub fn read(&self) -> anyhow::Result<Customizations> {
-        self.resource_customizations
+        let customizations = self
+            .resource_customizations
             .as_deref()
-            .map_or_else(|| Ok(Customizations::default()), read)
+            .map_or_else(|| Ok(Customizations::default()), read)?;
+        Ok(customizations.with_health_defaults(&self.health.read()?)?)
     }
 }
 

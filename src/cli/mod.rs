@@ -9,7 +9,9 @@ pub mod crd;
 pub mod customizations_args;
 pub mod diff;
 pub mod directory_args;
+pub mod docs;
 pub mod get;
+pub mod health_args;
 pub mod import;
 pub mod interrupt;
 pub mod jsonnet_eval;
@@ -116,6 +118,9 @@ pub enum Command {
     /// Evaluate one Jsonnet file for a parent Flotilla (its child process, under its limits).
     #[command(hide = true)]
     JsonnetEval(jsonnet_eval::JsonnetEvalArgs),
+    /// Write the book's reference pages from the code (CRD fields, commands, metrics, reasons).
+    #[command(hide = true)]
+    Docs(docs::DocsArgs),
 }
 
 /// An `--exec-timeout`: a duration above zero.
@@ -233,6 +238,23 @@ mod tests {
         let cli = Cli::parse_from(["flotilla", "version", "--exec-timeout", "1m30s"]);
         assert_eq!(cli.exec_timeout, Duration::from_secs(90));
         assert!(Cli::try_parse_from(["flotilla", "version", "--exec-timeout", "0s"]).is_err());
+    }
+
+    #[test]
+    fn the_controller_has_no_sync_timeout_and_no_wave_delay_by_default() {
+        // As Argo CD's settings: seconds, or a duration.
+        let controller = |flags: &[&str]| {
+            let args = [&["flotilla", "controller"], flags].concat();
+            match Cli::parse_from(args).command {
+                Command::Controller(args) => (args.sync_timeout, args.sync_wave_delay),
+                other => panic!("not the controller: {other:?}"),
+            }
+        };
+        assert_eq!(controller(&[]), (Duration::ZERO, Duration::ZERO));
+        assert_eq!(
+            controller(&["--sync-timeout", "300", "--sync-wave-delay", "2"]),
+            (Duration::from_secs(300), Duration::from_secs(2))
+        );
     }
 
     #[test]

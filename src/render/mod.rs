@@ -4,7 +4,6 @@
 //! means no Application at all.
 
 pub mod admission;
-pub mod template_merge;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,12 +13,15 @@ use flotilla_generators::generator::{
 };
 use flotilla_generators::params::Params;
 use flotilla_generators::source::{ClusterInventory, GitReader};
+use flotilla_generators::strict::{self, StrictError, UnknownFields};
 use flotilla_generators::template::{
     PreparedTemplate, RenderIntoError, Renderer, TemplateError, TemplateMode,
 };
 use serde_json::Value;
 
 use flotilla_core::api::application_set::ApplicationSetTemplate;
+use flotilla_core::api::template_merge;
+use flotilla_core::api::unrendered_fields::unrendered_unknown_fields;
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla_core::manifest::{NameRule, check_label};
 use flotilla_core::rollout::reverse_deletion::{DeletionOrderError, check_deletion_order};
@@ -76,6 +78,38 @@ impl fmt::Display for ParamSetRef {
     }
 }
 
+/// Where the fields of a rendered template that Flotilla does not know came from (the template
+/// itself is checked when the ApplicationSet is read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldsOrigin {
+    /// A generator's `template` override.
+    Override,
+    /// `templatePatch`.
+    Patch,
+    /// A generator's `template` override or `templatePatch`.
+    OverrideOrPatch,
+}
+
+impl FieldsOrigin {
+    fn of(over: bool, patch: bool) -> Self {
+        match (over, patch) {
+            (true, true) => Self::OverrideOrPatch,
+            (true, false) => Self::Override,
+            (false, _) => Self::Patch,
+        }
+    }
+}
+
+impl fmt::Display for FieldsOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Override => "the generator's template override",
+            Self::Patch => "templatePatch",
+            Self::OverrideOrPatch => "the generator's template override or templatePatch",
+        })
+    }
+}
+
 /// One generated Application that cannot be created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApplicationProblem {
@@ -103,6 +137,11 @@ pub enum RenderError {
         #[source]
         error: DeletionOrderError,
     },
+    #[error("ApplicationSet {appset}: {fields}")]
+    SpecFields {
+        appset: String,
+        fields: UnknownFields,
+    },
     #[error("ApplicationSet {appset}: goTemplateOptions: {error}")]
     TemplateOptions {
         appset: String,
@@ -128,6 +167,13 @@ pub enum RenderError {
         set: ParamSetRef,
         message: String,
     },
+    #[error("ApplicationSet {appset}: {origin}, {set}: {fields}")]
+    Fields {
+        appset: String,
+        origin: FieldsOrigin,
+        set: ParamSetRef,
+        fields: UnknownFields,
+    },
     #[error("ApplicationSet {appset}: {} invalid Application(s); nothing was generated:\n  {}", problems.len(), problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
     Invalid {
         appset: String,
@@ -149,6 +195,12 @@ pub fn render_application_set(
         appset: appset_name.clone(),
         error,
     })?;
+    unrendered_unknown_fields(spec)
+        .refuse()
+        .map_err(|fields| RenderError::SpecFields {
+            appset: appset_name.clone(),
+            fields,
+        })?;
     let mode = TemplateMode::from_options(spec.go_template, &spec.go_template_options).map_err(
         |error| RenderError::TemplateOptions {
             appset: appset_name.clone(),
@@ -198,24 +250,35 @@ pub fn render_application_set(
                 &prepared_override
             }
         };
-        let template: ApplicationSetTemplate = match spec.template_patch.as_deref() {
-            None => prepared.render_into(params).map_err(|error| match error {
+        let template: ApplicationSetTemplate = match (template, spec.template_patch.as_deref()) {
+            (None, None) => prepared.render_into(params).map_err(|error| match error {
                 RenderIntoError::Template(error) => template_error(set(), error),
                 RenderIntoError::Shape(message) => not_a_template(set(), message),
             })?,
-            Some(patch) => {
-                let value = prepared
+            (over, patch) => {
+                let mut value = prepared
                     .render(params)
                     .map_err(|error| template_error(set(), error))?;
-                let value =
-                    apply_template_patch(&renderer, patch, value, params).map_err(|message| {
-                        RenderError::Patch {
+                if let Some(patch) = patch {
+                    value = apply_template_patch(&renderer, patch, value, params).map_err(
+                        |message| RenderError::Patch {
                             appset: appset_name.clone(),
                             set: set(),
                             message,
-                        }
-                    })?;
-                serde_json::from_value(value).map_err(|e| not_a_template(set(), e.to_string()))?
+                        },
+                    )?;
+                }
+                // An override or a patch may add any field: the result is read strictly, so
+                // one Flotilla does not implement is refused by name, never dropped.
+                strict::from_value(&value).map_err(|error| match error {
+                    StrictError::Unknown(fields) => RenderError::Fields {
+                        appset: appset_name.clone(),
+                        origin: FieldsOrigin::of(over.is_some(), patch.is_some()),
+                        set: set(),
+                        fields,
+                    },
+                    StrictError::Invalid(error) => not_a_template(set(), error.to_string()),
+                })?
             }
         };
         rendered.push(to_application(appset, &appset_name, template));

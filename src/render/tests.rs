@@ -96,6 +96,33 @@ fn template_patch_merges_but_cannot_change_the_project() {
 }
 
 #[test]
+fn a_field_only_the_rendered_patch_or_override_names_is_refused_with_its_parameter_set() {
+    // Unrendered, the patch's key is a template action: it is judged once rendered.
+    let patch =
+        "  templatePatch: |\n    spec:\n      source:\n        '{{ .field }}': {name: cmp}\n";
+    let err = render(&appset(
+        true,
+        "[{n: a, field: plugin}]",
+        patch,
+        "app-{{ .n }}",
+    ))
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "ApplicationSet s: templatePatch, parameter set 0 {\"field\":\"plugin\",\"n\":\"a\"}: \
+         unsupported field spec.source.plugin: Flotilla does not implement it (check the spelling, \
+         or remove it)"
+    );
+    let over = "        template: {metadata: {}, spec: {info: [{name: a}]}}\n";
+    let err = render(&appset(false, "[{n: a}]", over, "app-{{n}}")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("unsupported field spec.generators.0.list.template.spec.info"),
+        "{err}"
+    );
+}
+
+#[test]
 fn every_invalid_application_is_reported_and_none_is_generated() {
     let err = render(&appset(
         false,

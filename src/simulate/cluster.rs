@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use flotilla_core::health::StatusKinds;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -325,6 +326,32 @@ impl ClusterApi for SimCluster {
 
     fn now(&self) -> Timestamp {
         self.clock.now()
+    }
+
+    /// The kinds of the applied CRDs with a version declaring a status subresource.
+    async fn status_kinds(&self) -> StatusKinds {
+        StatusKinds::new(self.objects().values().filter_map(|stored| {
+            let crd = &stored.applied;
+            let declares = crd.get("kind").and_then(Value::as_str)
+                == Some("CustomResourceDefinition")
+                && crd
+                    .pointer("/spec/versions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|versions| {
+                        versions
+                            .iter()
+                            .any(|v| v.pointer("/subresources/status").is_some())
+                    });
+            let text = |pointer: &str| crd.pointer(pointer).and_then(Value::as_str);
+            declares
+                .then(|| {
+                    Some((
+                        text("/spec/group")?.to_owned(),
+                        text("/spec/names/kind")?.to_owned(),
+                    ))
+                })
+                .flatten()
+        }))
     }
 
     async fn sleep(&self, duration: Duration) {

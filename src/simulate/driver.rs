@@ -761,7 +761,7 @@ mod tests {
             revision: None,
             settings: ExecuteSettings {
                 prune: true,
-                timeout: Duration::from_secs(60),
+                timeout: Some(Duration::from_secs(60)),
                 ..ExecuteSettings::default()
             },
             plan: AppPlan::new(Box::new(plan), true),

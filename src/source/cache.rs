@@ -88,6 +88,18 @@ pub fn get_or_generate(key: Key, generate: impl FnOnce() -> Generated) -> Genera
     generated
 }
 
+/// Drops the kept generations of `revision` (a hard refresh asks for them to be generated
+/// again).
+pub fn forget(revision: &str) {
+    let Some(kept) = KEPT.get() else {
+        return;
+    };
+    let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+    kept.entries.retain(|key, _| key.revision != revision);
+    let Kept { entries, order } = &mut *kept;
+    order.retain(|key| entries.contains_key(key));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

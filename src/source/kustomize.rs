@@ -3,7 +3,9 @@
 //! source's path, and that kustomization is built. Building the overrides ([`overlay`]) and
 //! reading image specs ([`image_override`]) are pure. Since the overrides sit in a kustomization
 //! of their own, a `namePrefix`/`nameSuffix` is added to the one the source sets (Argo CD's
-//! `kustomize edit` replaces it), and labels and annotations always win.
+//! `kustomize edit` replaces it). A `commonLabels`/`commonAnnotations` key the source's
+//! kustomization sets itself is refused unless `forceCommonLabels`/`forceCommonAnnotations`
+//! (then it wins), as Argo CD's `kustomize edit add label|annotation` without `--force`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -81,6 +83,7 @@ pub fn overlay(
     application: &str,
     namespace: Option<&str>,
 ) -> Result<Value, SourceError> {
+    refuse_unforced(root, overrides)?;
     let mut kustomization = json!({
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
@@ -145,6 +148,62 @@ pub fn overlay(
         kustomization["commonAnnotations"] = annotations.into();
     }
     Ok(kustomization)
+}
+
+/// Refuses a `commonLabels` or `commonAnnotations` key that the kustomization at `root` sets
+/// itself unless its `force` flag is set, as `kustomize edit add label|annotation` (which Argo
+/// CD runs, with `--force` only when `forceCommonLabels`/`forceCommonAnnotations`) refuses it.
+fn refuse_unforced(root: &Path, overrides: &KustomizeSource) -> Result<(), SourceError> {
+    let checks = [
+        (
+            "commonLabels",
+            "forceCommonLabels",
+            &overrides.common_labels,
+            overrides.force_common_labels,
+        ),
+        (
+            "commonAnnotations",
+            "forceCommonAnnotations",
+            &overrides.common_annotations,
+            overrides.force_common_annotations,
+        ),
+    ];
+    if checks
+        .iter()
+        .all(|(_, _, keys, force)| *force || keys.is_empty())
+    {
+        return Ok(());
+    }
+    let Some(own) = KUSTOMIZATION_FILES
+        .iter()
+        .map(|name| root.join(name))
+        .find(|file| file.is_file())
+    else {
+        return Ok(());
+    };
+    let text = std::fs::read_to_string(&own).unwrap_or_default();
+    // An unreadable kustomization is kustomize's to report when it builds.
+    let Ok(own) = serde_saphyr::from_str::<Value>(&text) else {
+        return Ok(());
+    };
+    for (field, force_field, keys, force) in checks {
+        if force {
+            continue;
+        }
+        let set = own.get(field).and_then(Value::as_object);
+        if let Some(key) = keys
+            .keys()
+            .find(|key| set.is_some_and(|set| set.contains_key(*key)))
+        {
+            return Err(SourceError::Field {
+                field: format!("kustomize.{field}"),
+                message: format!(
+                    "{key:?} is already in the kustomization's {field}; set {force_field}: true to                      replace it (as Argo CD's kustomize edit refuses it without --force)"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The override list `items` (the field `kustomize.<name>`) converted item by item, each told

@@ -11,12 +11,15 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::source::SourceOptions;
 use crate::sync::execute::cluster_api::Propagation;
 use crate::sync::execute::{ExecuteSettings, SYNC_TIMEOUT_ANNOTATION};
-use flotilla_core::manifest::DirectoryOptions;
-use flotilla_core::project::{ProjectScope, Refusal, admit};
-use flotilla_core::sync::{IgnoreDifferences, IgnoreError, OptionError, SyncOptions};
-use flotilla_generators::duration::{DurationError, parse_duration};
+use flotilla_core::sync::{
+    COMPARE_OPTIONS_ANNOTATION, CompareOptions, IgnoreDifferences, IgnoreError, OptionError,
+    SyncOptions,
+};
 
 use flotilla_core::api::application::{ApplicationSpec, SyncOperation};
+use flotilla_core::manifest::DirectoryOptions;
+use flotilla_core::project::{ProjectScope, Refusal, admit};
+use flotilla_generators::duration::{DurationError, parse_duration};
 
 /// The Application-wide sync option that chooses how pruned objects' dependents go.
 const PRUNE_PROPAGATION_POLICY: &str = "PrunePropagationPolicy";
@@ -34,6 +37,8 @@ pub enum SettingsError {
     Retry(#[source] DurationError),
     #[error("annotation {SYNC_TIMEOUT_ANNOTATION}: {0}")]
     Timeout(#[source] DurationError),
+    #[error("annotation {COMPARE_OPTIONS_ANNOTATION}: {0}")]
+    CompareOptions(#[source] OptionError),
     #[error("{field}: {error}")]
     SyncOptions {
         field: &'static str,
@@ -120,12 +125,28 @@ pub fn sync_settings(
         .map(|text| parse_duration(text))
         .transpose()
         .map_err(SettingsError::Timeout)?;
+    // Argo CD reads ServerSideDiff and IncludeMutationWebhook from the Application too: what
+    // Flotilla does not implement is refused there as on an object.
+    if let Some(text) = metadata
+        .annotations
+        .as_ref()
+        .and_then(|annotations| annotations.get(COMPARE_OPTIONS_ANNOTATION))
+    {
+        text.parse::<CompareOptions>()
+            .map_err(SettingsError::CompareOptions)?;
+    }
     let prune = operation.map_or(policy.automated_prune(), |op| op.prune) || overrides.prune;
     let allow_empty = operation.map_or(policy.automated_allow_empty(), |op| op.allow_empty)
         || overrides.allow_empty;
     Ok(SyncSettings {
         execute: ExecuteSettings {
-            timeout: overrides.timeout.or(timeout).unwrap_or(process.timeout),
+            // Zero, as Argo CD's "0", is no timeout.
+            timeout: overrides
+                .timeout
+                .or(timeout)
+                .map_or(process.timeout, |timeout| {
+                    (!timeout.is_zero()).then_some(timeout)
+                }),
             prune,
             allow_empty,
             retry: policy.retry_policy().map_err(SettingsError::Retry)?,
@@ -244,7 +265,6 @@ pub fn ignore_differences(
 mod tests {
     use super::*;
     use flotilla_core::api::app_project::{AppProjectSpec, ProjectDestination};
-    use flotilla_core::api::retry_policy::MAX_RETRIES;
     use flotilla_core::project::{ClusterIdentity, Projects};
     use flotilla_core::sync::SyncOptionKey;
 
@@ -626,9 +646,9 @@ mod tests {
         let read = retry("{limit: 3, backoff: {duration: 2s}}").unwrap();
         assert_eq!(
             (read.limit, read.duration, read.max_duration),
-            (3, Duration::from_secs(2), Duration::from_secs(180))
+            (Some(3), Duration::from_secs(2), Duration::from_secs(180))
         );
-        assert_eq!(retry("{limit: -1}").unwrap().limit, MAX_RETRIES);
+        assert_eq!(retry("{limit: -1}").unwrap().limit, None, "forever");
         assert_eq!(derived("{}", "{}", None).execute.retry, None);
         let error = settings(
             "{}",
@@ -647,19 +667,41 @@ mod tests {
 
     #[test]
     fn timeout_from_the_annotation_or_the_flag() {
-        let default = ExecuteSettings::default().timeout;
-        assert_eq!(derived("{}", "{}", None).execute.timeout, default);
+        // Argo CD's default: no timeout.
+        assert_eq!(ExecuteSettings::default().timeout, None);
+        assert_eq!(derived("{}", "{}", None).execute.timeout, None);
         let annotated = "{flotilla.dev/sync-timeout: 90s}";
         assert_eq!(
             derived(annotated, "{}", None).execute.timeout,
-            Duration::from_secs(90)
+            Some(Duration::from_secs(90))
         );
         let overrides = SyncOverrides {
             timeout: Some(Duration::from_secs(5)),
             ..SyncOverrides::default()
         };
         let flagged = settings(annotated, "{}", None, &overrides).unwrap();
-        assert_eq!(flagged.execute.timeout, Duration::from_secs(5));
+        assert_eq!(flagged.execute.timeout, Some(Duration::from_secs(5)));
+        // A controller-wide timeout applies unless the annotation says otherwise; "0" is none.
+        let (metadata, spec) = application("{flotilla.dev/sync-timeout: \"0\"}", "{}");
+        let process = ExecuteSettings {
+            timeout: Some(Duration::from_secs(600)),
+            ..ExecuteSettings::default()
+        };
+        let none = |metadata: &ObjectMeta| {
+            sync_settings(
+                metadata,
+                &spec,
+                None,
+                &SyncOverrides::default(),
+                &process,
+                unchecked(),
+            )
+            .unwrap()
+            .execute
+            .timeout
+        };
+        assert_eq!(none(&metadata), None);
+        assert_eq!(none(&ObjectMeta::default()), Some(Duration::from_secs(600)));
         let error = settings(
             "{flotilla.dev/sync-timeout: soon}",
             "{}",

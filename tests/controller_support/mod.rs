@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use flotilla::cluster::destinations::clients::plain_connect;
+use flotilla::cluster::watches::watched_customizations::DEFAULT_CONFIG_MAP;
 use flotilla::cluster::watches::watched_secrets::WatchedSecrets;
 use flotilla::controller::application::ApplicationContext;
 use flotilla::controller::appset::AppSetContext;
@@ -21,7 +22,9 @@ use flotilla::controller::runtime::namespace_controllers::{
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
 use flotilla::source::Tools;
+use flotilla::sync::execute::ExecuteSettings;
 use flotilla_core::controller::leader::LeaseTiming;
+use flotilla_core::health::HealthDefaults;
 
 use flotilla_core::api::ApplicationSet;
 use serde_json::{Value, json};
@@ -71,16 +74,67 @@ pub fn start(ns: &TestNamespace, identity: &str) -> Running {
 /// `flotilla controller --repo-refresh`); `start` fetches on every resolve, so a pushed commit is
 /// seen at once.
 pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Duration) -> Running {
-    start_with(ns, identity, refresh, RESYNC)
+    start_with(
+        ns,
+        identity,
+        refresh,
+        RESYNC,
+        HealthDefaults::default(),
+        ExecuteSettings::default(),
+    )
+}
+
+/// [`start`] with the health flags' `defaults` (`--resource-customizations-dir`,
+/// `--health-status-grace`).
+pub fn start_with_health(ns: &TestNamespace, identity: &str, defaults: HealthDefaults) -> Running {
+    start_with(
+        ns,
+        identity,
+        Duration::ZERO,
+        RESYNC,
+        defaults,
+        ExecuteSettings::default(),
+    )
+}
+
+/// [`start`] running sync operations with `settings` (as `flotilla controller --sync-timeout`
+/// and `--sync-wave-delay` set them).
+pub fn start_with_settings(
+    ns: &TestNamespace,
+    identity: &str,
+    settings: ExecuteSettings,
+) -> Running {
+    start_with(
+        ns,
+        identity,
+        Duration::ZERO,
+        RESYNC,
+        HealthDefaults::default(),
+        settings,
+    )
 }
 
 /// [`start`] comparing Applications without a change only every `resync` (Argo CD's 3 min, say):
 /// what it sees sooner it sees from its watches.
 pub fn start_with_resync(ns: &TestNamespace, identity: &str, resync: Duration) -> Running {
-    start_with(ns, identity, Duration::ZERO, resync)
+    start_with(
+        ns,
+        identity,
+        Duration::ZERO,
+        resync,
+        HealthDefaults::default(),
+        ExecuteSettings::default(),
+    )
 }
 
-fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Duration) -> Running {
+fn start_with(
+    ns: &TestNamespace,
+    identity: &str,
+    refresh: Duration,
+    resync: Duration,
+    health: HealthDefaults,
+    settings: ExecuteSettings,
+) -> Running {
     configure_tools();
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
@@ -106,6 +160,8 @@ fn start_with(ns: &TestNamespace, identity: &str, refresh: Duration, resync: Dur
                     resync,
                     Arc::clone(&metrics),
                 )
+                .with_settings_config_map(DEFAULT_CONFIG_MAP, health.clone())
+                .with_execute_settings(settings.clone())
             }),
         )
     };

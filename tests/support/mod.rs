@@ -384,13 +384,35 @@ pub async fn install_crd(
     .await;
 }
 
+/// The operator's write: `status` on the custom resource `name` (a merge patch of its status
+/// subresource).
+pub async fn write_status(
+    api: &Api<kube::api::DynamicObject>,
+    name: &str,
+    status: serde_json::Value,
+) {
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({ "status": status })),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("writing the status of {name}: {e}"));
+}
+
 /// A namespaced custom resource definition of `kind` in `group` (v1), any fields, with a
-/// status subresource — as operators define theirs.
+/// status subresource — as operators define theirs (a group under `k8s.io`, such as the Gateway
+/// API's, marked as the API server requires).
 pub async fn install_kind(client: &Client, group: &str, kind: &str, plural: &str) -> ApiResource {
+    let annotations = if group.ends_with(".k8s.io") {
+        serde_json::json!({"api-approved.kubernetes.io": "unapproved, a test fixture"})
+    } else {
+        serde_json::json!({})
+    };
     let crd = object(serde_json::json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{plural}.{group}")},
+        "metadata": {"name": format!("{plural}.{group}"), "annotations": annotations},
         "spec": {
             "group": group,
             "scope": "Namespaced",

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::application_set_status::SyncStatusCode;
-use super::retry_policy::{MAX_RETRIES, RetryPolicy};
+use super::retry_policy::RetryPolicy;
 use crate::health::HealthStatus;
 use crate::manifest::{DirectoryOptions, JsonnetOptions, JsonnetVariable};
 use flotilla_generators::duration::{DurationError, parse_seconds_or_duration};
@@ -89,7 +89,7 @@ pub struct ApplicationSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<Operation>,
     /// How many successful syncs `status.history` keeps (Argo CD's `revisionHistoryLimit`;
-    /// default [`HISTORY_LIMIT`]).
+    /// default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<u32>,
 }
@@ -475,8 +475,7 @@ pub struct ApplicationStatus {
     /// this lists some.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pre_delete_hooks: Vec<String>,
-    /// The last successful syncs, newest last (at most `spec.revisionHistoryLimit`, default
-    /// [`HISTORY_LIMIT`]).
+    /// The last successful syncs, newest last (at most `spec.revisionHistoryLimit`, default 10).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<RevisionHistory>,
     /// When sync and health were last computed.
@@ -504,7 +503,7 @@ pub struct ApplicationCondition {
     pub last_transition_time: Option<Time>,
 }
 
-/// What kind of error an [`ApplicationCondition`] reports.
+/// What kind of error an Application condition reports.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -519,6 +518,46 @@ pub enum ApplicationConditionType {
     SyncError,
     /// The resources of a deleted Application could not be deleted.
     DeletionError,
+}
+
+impl ApplicationConditionType {
+    /// Every value, in the order of the reference page.
+    pub const ALL: [Self; 4] = [
+        Self::ComparisonError,
+        Self::InvalidSpecError,
+        Self::SyncError,
+        Self::DeletionError,
+    ];
+
+    /// The value as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ComparisonError => "ComparisonError",
+            Self::InvalidSpecError => "InvalidSpecError",
+            Self::SyncError => "SyncError",
+            Self::DeletionError => "DeletionError",
+        }
+    }
+
+    /// What it means, as the reference page says it.
+    #[must_use]
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::ComparisonError => {
+                "The source, the destination or the live objects could not be read."
+            }
+            Self::InvalidSpecError => {
+                "The Application's project does not exist or does not permit its repository, destination or namespace: it is not compared or synced until that changes."
+            }
+            Self::SyncError => {
+                "A sync could not be carried out (as opposed to a sync that failed, which `operationState` records), e.g. an automated sync waiting for a sync window."
+            }
+            Self::DeletionError => {
+                "The resources of a deleted Application could not be deleted, or its PreDelete or PostDelete hooks failed."
+            }
+        }
+    }
 }
 
 /// How many successful syncs `status.history` keeps when `spec.revisionHistoryLimit` is not
@@ -671,9 +710,10 @@ impl SyncPolicy {
             text.map_or(Ok(default), |t| parse_seconds_or_duration(t))
         };
         Ok(Some(RetryPolicy {
-            limit: retry.limit.map_or(0, |limit| {
-                usize::try_from(limit).map_or(MAX_RETRIES, |l| l.min(MAX_RETRIES))
-            }),
+            // A negative limit retries forever, as in Argo CD.
+            limit: retry
+                .limit
+                .map_or(Some(0), |limit| usize::try_from(limit).ok()),
             duration: duration(backoff.and_then(|b| b.duration.as_ref()), defaults.duration)?,
             factor: backoff
                 .and_then(|b| b.factor)

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use flotilla_generators::selector::LabelSelectorRequirement;
 use flotilla_generators::spec::GeneratorSpec;
+use flotilla_generators::strict::{self, UnknownFields};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use schemars::JsonSchema;
@@ -54,6 +55,11 @@ pub struct ApplicationSetSpec {
     /// (Argo CD's `preservedFields`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preserved_fields: Option<PreservedFields>,
+    /// Argo CD's `applyNestedSelectors`: accepted and without effect, as in Argo CD 3, where it
+    /// is deprecated — the `selector` of a generator nested in a matrix or merge is always
+    /// applied.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub apply_nested_selectors: bool,
 }
 
 /// The annotation and label keys whose values on an existing generated Application win over
@@ -242,9 +248,10 @@ pub struct RollingSyncStep {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StepAnalysis {
-    /// A Job run on the control plane's cluster: the analysis passes when it succeeds and fails
-    /// when it fails. Its name is derived from the ApplicationSet, the step and the target
-    /// revisions, so it runs once per rollout of the step.
+    /// A Job run on the destination cluster of the step's Applications — one on each distinct
+    /// cluster they go to: the analysis passes when every one succeeds and fails when one fails.
+    /// Its name is derived from the ApplicationSet, the step and the target revisions, so it runs
+    /// once per rollout of the step on each cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<JobAnalysis>,
     /// An HTTP GET that must answer 2xx (and, with `jsonPath`, carry `value` there), retried
@@ -257,12 +264,50 @@ pub struct StepAnalysis {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JobAnalysis {
-    /// Where the Job runs. Unset: the destination namespace of the step's first Application.
+    /// The namespace the Job runs in, on each cluster (it must exist there). Unset: the
+    /// destination namespace of the step's first Application.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The Job's `spec` (its pod `template`, `backoffLimit`, ...), as in a `batch/v1` Job.
     #[schemars(schema_with = "flotilla_generators::spec::preserve_unknown_fields")]
+    pub spec: AnalysisJobSpec,
+}
+
+/// An analysis Job's spec as written. The CRD keeps it as free-form JSON (a Pod's schema would
+/// make the CRD too large for a client-side `kubectl apply`), so its fields are read strictly
+/// here: those a `batch/v1` JobSpec does not have are kept in `unknown`, and the ApplicationSet
+/// is refused naming them ([`super::unrendered_fields`]) instead of running a Job without them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AnalysisJobSpec {
+    /// The JobSpec Flotilla creates.
     pub spec: k8s_openapi::api::batch::v1::JobSpec,
+    /// The fields written that a JobSpec does not have.
+    pub unknown: UnknownFields,
+}
+
+impl AnalysisJobSpec {
+    /// A spec written with only known fields.
+    #[must_use]
+    pub fn new(spec: k8s_openapi::api::batch::v1::JobSpec) -> Self {
+        Self {
+            spec,
+            unknown: UnknownFields::default(),
+        }
+    }
+}
+
+impl Serialize for AnalysisJobSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.spec.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for AnalysisJobSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let written = serde_json::Value::deserialize(deserializer)?;
+        let (spec, unknown) = strict::deserialize(&written).map_err(serde::de::Error::custom)?;
+        Ok(Self { spec, unknown })
+    }
 }
 
 /// An HTTP analysis.

@@ -85,7 +85,7 @@ pub struct RolloutRollback {
     pub applications: Vec<RolledBackApplication>,
 }
 
-/// One Application of a [`RolloutRollback`].
+/// One Application of a rollback (`status.rolloutRollback`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolledBackApplication {
@@ -258,6 +258,59 @@ pub enum ConditionType {
     /// A failed step was rolled back (`onFailure: rollback`): which Applications, to which
     /// revisions (Flotilla extension).
     RolloutRolledBack,
+}
+
+impl ConditionType {
+    /// Every value, in the order of the reference page.
+    pub const ALL: [Self; 7] = [
+        Self::ErrorOccurred,
+        Self::ParametersGenerated,
+        Self::ResourcesUpToDate,
+        Self::RolloutProgressing,
+        Self::InvalidRolloutConfig,
+        Self::UnselectedApplications,
+        Self::RolloutRolledBack,
+    ];
+
+    /// The value as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ErrorOccurred => "ErrorOccurred",
+            Self::ParametersGenerated => "ParametersGenerated",
+            Self::ResourcesUpToDate => "ResourcesUpToDate",
+            Self::RolloutProgressing => "RolloutProgressing",
+            Self::InvalidRolloutConfig => "InvalidRolloutConfig",
+            Self::UnselectedApplications => "UnselectedApplications",
+            Self::RolloutRolledBack => "RolloutRolledBack",
+        }
+    }
+
+    /// What it means, as the reference page says it.
+    #[must_use]
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::ErrorOccurred => {
+                "The last reconcile failed; the reason names the failed step and the message says where."
+            }
+            Self::ParametersGenerated => "The generators produced their parameter sets.",
+            Self::ResourcesUpToDate => {
+                "Every generated Application is as the template says (within `applicationsSync`)."
+            }
+            Self::RolloutProgressing => {
+                "True while a RollingSync rollout has work left; False when complete, stalled or misconfigured."
+            }
+            Self::InvalidRolloutConfig => {
+                "The RollingSync strategy cannot be followed; the rollout does not advance."
+            }
+            Self::UnselectedApplications => {
+                "Some Applications match no RollingSync step and are never synced by the rollout."
+            }
+            Self::RolloutRolledBack => {
+                "A failed step was rolled back (`onFailure: rollback`): which Applications, to which revisions (Flotilla's own)."
+            }
+        }
+    }
 }
 
 /// `True`, `False` or `Unknown`, as Kubernetes conditions spell it.

@@ -3,6 +3,7 @@
 //! Flotilla does not know is an error (an unsupported generator or project rule must never be
 //! silently dropped).
 
+use flotilla_generators::strict::{self, UnknownFields};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -30,12 +31,12 @@ pub enum DocumentError {
         kind: &'static str,
         found: String,
     },
-    #[error("{file}: {kind} {name:?}: unsupported field {}: Flotilla does not implement it (check the spelling, or remove it)", fields.join(", "))]
+    #[error("{file}: {kind} {name:?}: {fields}")]
     UnknownFields {
         file: String,
         kind: &'static str,
         name: String,
-        fields: Vec<String>,
+        fields: UnknownFields,
     },
     #[error("{file}: {kind} {name:?} has no spec")]
     MissingSpec {
@@ -129,12 +130,9 @@ fn parse_kind<S: DeserializeOwned>(
             kind,
         });
     }
-    let mut unknown = Vec::new();
-    let document: Document<S> = serde_saphyr::with_deserializer_from_str(text, |de| {
-        // `spec` is optional: serde_ignored writes its `Some` as a `?` segment.
-        serde_ignored::deserialize(de, |path| unknown.push(path.to_string().replace(".?", "")))
-    })
-    .map_err(|error| YamlError::new(file, &error))?;
+    let (document, mut unknown): (Document<S>, UnknownFields) =
+        serde_saphyr::with_deserializer_from_str(text, |de| strict::deserialize(de))
+            .map_err(|error| YamlError::new(file, &error))?;
     if document.api_version != API_VERSION && document.api_version != ARGO_CD_API_VERSION {
         return Err(DocumentError::ApiVersion {
             file: file.to_string(),
@@ -157,7 +155,7 @@ fn parse_kind<S: DeserializeOwned>(
             file: file.to_string(),
             kind,
         })?;
-    unknown.retain(|path| {
+    unknown.0.retain(|path| {
         !IGNORED_TOP_LEVEL
             .iter()
             .any(|top| path == top || path.starts_with(&format!("{top}.")))

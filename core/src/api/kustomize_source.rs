@@ -35,11 +35,12 @@ pub struct KustomizeSource {
     /// `ARGOCD_APP_NAMESPACE`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub common_annotations_envsubst: bool,
-    /// Let `commonLabels` replace labels the kustomization sets (they always win here).
+    /// Let `commonLabels` replace labels the kustomization's own `commonLabels` sets (refused
+    /// without it, as Argo CD's `kustomize edit add label` without `--force`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub force_common_labels: bool,
-    /// Let `commonAnnotations` replace annotations the kustomization sets (they always win
-    /// here).
+    /// Let `commonAnnotations` replace annotations the kustomization's own `commonAnnotations`
+    /// sets (refused without it, as `kustomize edit add annotation` without `--force`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub force_common_annotations: bool,
     /// Add `commonLabels` to objects only, not to selectors and templates.
@@ -56,9 +57,6 @@ pub struct KustomizeSource {
     /// Components, relative to the source path (they may sit beside it: `../components/x`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub components: Vec<String>,
-    /// The kustomize version to use (accepted; Flotilla runs the one it was given).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub version: String,
     /// The Kubernetes version Helm charts the kustomization inflates (`helmCharts`) see.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kube_version: String,

@@ -5,6 +5,7 @@ pub mod app_project;
 pub mod application;
 pub mod application_set;
 pub mod application_set_status;
+pub mod argocd_parity;
 pub mod crd;
 pub mod document;
 pub mod helm_source;
@@ -16,6 +17,8 @@ pub mod retry_policy;
 pub mod revisions;
 pub mod sync_phase;
 pub mod sync_window;
+pub mod template_merge;
+pub mod unrendered_fields;
 
 pub use app_project::{AppProject, AppProjectSpec};
 pub use application::{Application, ApplicationSpec};

@@ -3,14 +3,11 @@
 
 use std::time::Duration;
 
-/// Retries are capped: Argo CD's negative limit ("forever") becomes this many.
-pub const MAX_RETRIES: usize = 100;
-
 /// `syncPolicy.retry`: how often and how patiently a failed operation is retried.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
-    /// Retries after the first attempt.
-    pub limit: usize,
+    /// Retries after the first attempt: `None` retries forever (Argo CD's negative limit).
+    pub limit: Option<usize>,
     /// The first backoff (Argo CD default 5 s).
     pub duration: Duration,
     /// Growth of the backoff per retry (default 2).
@@ -22,7 +19,7 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         Self {
-            limit: 0,
+            limit: Some(0),
             duration: Duration::from_secs(5),
             factor: 2.0,
             max_duration: Duration::from_secs(180),
@@ -31,17 +28,21 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The pauses before each retry, computed by backon's exponential backoff (no jitter).
+    /// The pause before retry `retry` (0 for the first), computed by backon's exponential
+    /// backoff (no jitter); `None` once the limit is spent.
     #[must_use]
-    pub fn delays(&self) -> Vec<Duration> {
+    pub fn delay(&self, retry: usize) -> Option<Duration> {
         use backon::BackoffBuilder;
+        if self.limit.is_some_and(|limit| retry >= limit) {
+            return None;
+        }
         backon::ExponentialBuilder::default()
             .with_min_delay(self.duration)
             .with_factor(self.factor)
             .with_max_delay(self.max_duration)
-            .with_max_times(self.limit)
+            .with_max_times(retry.saturating_add(1))
             .build()
-            .collect()
+            .nth(retry)
     }
 }
 
@@ -51,14 +52,25 @@ mod tests {
 
     #[test]
     fn backoff_grows_by_factor_up_to_the_maximum() {
-        let policy = RetryPolicy {
-            limit: 5,
+        let mut policy = RetryPolicy {
+            limit: Some(5),
             duration: Duration::from_secs(5),
             factor: 2.0,
             max_duration: Duration::from_secs(30),
         };
-        let seconds: Vec<u64> = policy.delays().iter().map(Duration::as_secs).collect();
-        assert_eq!(seconds, [5, 10, 20, 30, 30]);
-        assert!(RetryPolicy::default().delays().is_empty());
+        let seconds = |policy: &RetryPolicy| -> Vec<Option<u64>> {
+            (0..7)
+                .map(|retry| policy.delay(retry).map(|d| d.as_secs()))
+                .collect()
+        };
+        let some = |list: &[u64]| list.iter().copied().map(Some).collect::<Vec<_>>();
+        let mut expected = some(&[5, 10, 20, 30, 30]);
+        expected.extend([None, None]);
+        assert_eq!(seconds(&policy), expected);
+        assert_eq!(RetryPolicy::default().delay(0), None);
+        // A negative limit in Argo CD: retried forever, the pause capped.
+        policy.limit = None;
+        assert_eq!(seconds(&policy), some(&[5, 10, 20, 30, 30, 30, 30]));
+        assert_eq!(policy.delay(10_000), Some(Duration::from_secs(30)));
     }
 }

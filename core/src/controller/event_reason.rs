@@ -48,6 +48,71 @@ pub enum EventReason {
 }
 
 impl EventReason {
+    /// Every reason, in the order of the reference page.
+    pub const ALL: [Self; 19] = [
+        Self::ApplicationsGenerated,
+        Self::ApplicationSetError,
+        Self::SyncStarted,
+        Self::SyncResumed,
+        Self::SyncSucceeded,
+        Self::SyncFailed,
+        Self::ComparisonError,
+        Self::ResourcesDeleted,
+        Self::DeletionError,
+        Self::DeletionStepStarted,
+        Self::RolloutStepStarted,
+        Self::RolloutComplete,
+        Self::RolloutStalled,
+        Self::RolloutRolledBack,
+        Self::RolloutPaused,
+        Self::RolloutResumed,
+        Self::InvalidRolloutConfig,
+        Self::NotificationSent,
+        Self::NotificationFailed,
+    ];
+
+    /// What the reason means, as the reference page says it.
+    #[must_use]
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::ApplicationsGenerated => {
+                "An ApplicationSet created, updated or deleted Applications."
+            }
+            Self::ApplicationSetError => {
+                "An ApplicationSet reconcile failed; the note starts with the failed step's reason (`RenderError: …`, `StatusError: …`)."
+            }
+            Self::SyncStarted => "A sync operation started.",
+            Self::SyncResumed => "An interrupted sync operation is resumed.",
+            Self::SyncSucceeded => "A sync operation succeeded.",
+            Self::SyncFailed => "A sync operation failed or was terminated.",
+            Self::ComparisonError => "The source, destination or live objects could not be read.",
+            Self::ResourcesDeleted => {
+                "A deleted Application's resources are gone and its finalizer removed."
+            }
+            Self::DeletionError => {
+                "A deleted Application's resources could not be deleted, or a deleted ApplicationSet's Applications could not be deleted in the order asked for."
+            }
+            Self::DeletionStepStarted => {
+                "A deleted ApplicationSet began deleting the Applications of one step (`deletionOrder: Reverse`)."
+            }
+            Self::RolloutStepStarted => "A RollingSync step became the one being rolled out.",
+            Self::RolloutComplete => "Every RollingSync step is complete.",
+            Self::RolloutStalled => {
+                "A RollingSync step is stalled (deadline passed, Degraded, sync failed) or failed its bake or analysis."
+            }
+            Self::RolloutRolledBack => {
+                "A failed RollingSync step is being rolled back (`onFailure: rollback`)."
+            }
+            Self::RolloutPaused => "The rollout was paused.",
+            Self::RolloutResumed => "The rollout was resumed.",
+            Self::InvalidRolloutConfig => "The RollingSync strategy cannot be followed.",
+            Self::NotificationSent => "A notification was delivered.",
+            Self::NotificationFailed => {
+                "A notification could not be delivered (after its retries)."
+            }
+        }
+    }
+
     /// The CamelCase reason written on the Event.
     #[must_use]
     pub fn as_str(self) -> &'static str {

@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use super::convention::spec_unobserved;
 use super::{Health, HealthStatus, generation_observed};
 
 /// One entry of `status.conditions`.
@@ -14,8 +15,10 @@ pub(super) struct Condition<'a> {
     pub status: &'a str,
     pub reason: &'a str,
     pub message: &'a str,
+    /// Cluster API's `severity` of a False condition (`Info`, `Warning`, `Error`), else empty.
+    pub severity: &'a str,
     /// The generation the condition was written for, when it says.
-    observed_generation: Option<i64>,
+    pub observed_generation: Option<i64>,
 }
 
 impl Condition<'_> {
@@ -41,6 +44,7 @@ pub(super) fn condition<'a>(object: &'a Value, type_: &str) -> Option<Condition<
             status: text(entry, "status").unwrap_or(""),
             reason: text(entry, "reason").unwrap_or(""),
             message: text(entry, "message").unwrap_or(""),
+            severity: text(entry, "severity").unwrap_or(""),
             observed_generation: entry.get("observedGeneration").and_then(Value::as_i64),
         })
 }
@@ -58,17 +62,8 @@ pub(super) fn assess(object: &Value) -> Health {
     let generation = object
         .pointer("/metadata/generation")
         .and_then(Value::as_i64);
-    let observed = object
-        .pointer("/status/observedGeneration")
-        .and_then(Value::as_i64);
-    if !generation_observed(generation, observed) {
-        return Health::new(
-            HealthStatus::Progressing,
-            format!(
-                "Waiting for the controller to observe generation {}",
-                generation.unwrap_or_default()
-            ),
-        );
+    if let Some(waiting) = spec_unobserved(object) {
+        return waiting;
     }
     for failed in ["Stalled", "Failed"] {
         if let Some(c) = condition(object, failed).filter(|c| c.status == "True") {

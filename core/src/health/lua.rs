@@ -2,7 +2,9 @@
 //! and returns `{status = "...", message = "..."}`. Each run gets a fresh interpreter (Lua 5.1,
 //! the dialect of Argo CD's gopher-lua) with only the `string`, `table` and `math` libraries and
 //! no way to load code or reach files, bounded in instructions, time and memory, so a script that
-//! loops or allocates forever is stopped and named.
+//! loops or allocates forever is stopped and named. A script given the open libraries (Argo CD's
+//! `useOpenLibs`) also gets the clock functions of `os` (`time`, `date`, `clock`, `difftime`),
+//! the safe part of `os` Argo CD offers; nothing reaching files or processes.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -51,11 +53,16 @@ pub enum LuaError {
     Status { script: String, status: String },
 }
 
-/// A health check script and the name it is reported by (its configuration key).
+/// The `os` functions a script given the open libraries keeps.
+const SAFE_OS: [&str; 4] = ["time", "date", "clock", "difftime"];
+
+/// A health check script and the name it is reported by (its configuration key or file).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LuaCheck {
     pub name: String,
     pub source: String,
+    /// Whether the script gets the open libraries (Argo CD's `useOpenLibs`).
+    pub open_libs: bool,
 }
 
 impl LuaCheck {
@@ -69,7 +76,7 @@ impl LuaCheck {
             script: self.name.clone(),
             source,
         };
-        let lua = sandbox().map_err(script)?;
+        let lua = sandbox(self.open_libs).map_err(script)?;
         lua.load(&self.source)
             .set_name(format!("={}", self.name))
             .into_function()
@@ -86,7 +93,7 @@ impl LuaCheck {
             script: self.name.clone(),
             source,
         };
-        let lua = sandbox().map_err(script)?;
+        let lua = sandbox(self.open_libs).map_err(script)?;
         let options = mlua::serde::SerializeOptions::new()
             .serialize_none_to_null(false)
             .serialize_unit_to_null(false);
@@ -113,12 +120,22 @@ impl LuaCheck {
     }
 }
 
-/// A fresh interpreter with the safe libraries, the limits, and no loaders.
-fn sandbox() -> mlua::Result<Lua> {
-    let lua = Lua::new_with(
-        StdLib::STRING | StdLib::TABLE | StdLib::MATH,
-        LuaOptions::default(),
-    )?;
+/// A fresh interpreter with the safe libraries (and the clock functions of `os` with
+/// `open_libs`), the limits, and no loaders.
+fn sandbox(open_libs: bool) -> mlua::Result<Lua> {
+    let mut libraries = StdLib::STRING | StdLib::TABLE | StdLib::MATH;
+    if open_libs {
+        libraries |= StdLib::OS;
+    }
+    let lua = Lua::new_with(libraries, LuaOptions::default())?;
+    if open_libs {
+        let os: mlua::Table = lua.globals().get("os")?;
+        let safe = lua.create_table()?;
+        for name in SAFE_OS {
+            safe.set(name, os.get::<mlua::Value>(name)?)?;
+        }
+        lua.globals().set("os", safe)?;
+    }
     lua.set_memory_limit(MEMORY_LIMIT)?;
     let left = Rc::new(Cell::new(INSTRUCTION_LIMIT / STEP));
     let deadline = Instant::now() + TIME_LIMIT;
@@ -156,6 +173,7 @@ mod tests {
         LuaCheck {
             name: "resource.customizations.health.example.com_Widget".into(),
             source: source.into(),
+            open_libs: false,
         }
     }
 
@@ -202,6 +220,27 @@ return hs
     }
 
     #[test]
+    fn open_libraries_add_the_clock_and_nothing_that_reaches_out() {
+        let open = |source: &str| LuaCheck {
+            open_libs: true,
+            ..check(source)
+        };
+        let dated = open("return {status = 'Healthy', message = os.date('!%Y', 0)}")
+            .run(&json!({}))
+            .unwrap();
+        assert_eq!(dated.message, "1970");
+        for source in [
+            "return os.execute('true')",
+            "return os.getenv('HOME')",
+            "return io.open('/etc/passwd')",
+            "return os.remove('/tmp/x')",
+        ] {
+            let error = open(source).run(&json!({})).unwrap_err().to_string();
+            assert!(error.contains("attempt to"), "{source}: {error}");
+        }
+    }
+
+    #[test]
     fn failures_name_the_script() {
         let object = json!({});
         let cases = [
@@ -224,6 +263,7 @@ return hs
             ("return dofile('/etc/passwd')", "attempt to call"),
             ("return io.open('/etc/passwd')", "attempt to index"),
             ("return os.execute('true')", "attempt to index"),
+            ("return {status = os.date('%Y')}", "attempt to index"),
         ];
         for (source, expected) in cases {
             let error = check(source).run(&object).unwrap_err().to_string();

@@ -1,6 +1,8 @@
 //! Health assessment of live objects, per kind, following Argo CD's gitops-engine rules, with
-//! rules of their own for a few operators' kinds and the status conventions for every other kind.
-//! Pure: takes an object as JSON and returns a status with a message; never talks to a cluster.
+//! rules for the operators' kinds platform teams run ([`built_in_kinds`]), the status conventions
+//! for every other kind, and a wait for a first status of custom resources whose CRD declares a
+//! status subresource ([`awaiting_status`]). Pure: takes an object as JSON (and what the shell
+//! learned of its cluster) and returns a status with a message; never talks to a cluster.
 
 mod aggregate;
 mod apiservice;
@@ -8,9 +10,9 @@ mod application;
 mod argo_rollout;
 #[cfg(test)]
 mod cases;
-mod certificate;
 mod cnpg_cluster;
 mod conditions;
+mod convention;
 mod crd;
 mod customizations;
 mod daemonset;
@@ -18,6 +20,7 @@ mod deployment;
 mod hpa;
 mod ingress;
 mod job;
+mod kinds;
 mod lua;
 mod namespace;
 mod pod;
@@ -26,24 +29,31 @@ mod replicaset;
 mod service;
 mod statefulset;
 mod status;
+mod status_gate;
+#[cfg(any(test, feature = "test-support"))]
+pub mod walks;
 
 pub use aggregate::{severity, worst};
+pub use convention::Meaning;
 #[cfg(test)]
 pub(crate) use customizations::test_data;
 pub use customizations::{
-    CUSTOMIZATIONS_KEY, CustomizationsError, HEALTH_KEY_PREFIX, HealthChecks,
+    AWAIT_STATUS_KEY_PREFIX, CUSTOMIZATIONS_KEY, CustomizationsError, HEALTH_KEY_PREFIX,
+    HealthChecks, HealthDefaults, LibraryScript, OPEN_LIBS_KEY_PREFIX,
 };
+pub use kinds::{BuiltInKind, Selector, built_in_kinds, reference};
 pub use lua::{INSTRUCTION_LIMIT, LuaError, MEMORY_LIMIT, TIME_LIMIT};
 pub use pod::with_pod_problems;
 pub use status::{Health, HealthStatus};
+pub use status_gate::{DEFAULT_STATUS_GRACE, StatusKinds, awaiting_status};
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::manifest::group_of;
 
-/// Assesses a live object. Objects being deleted are Progressing; kinds without a rule of their
-/// own are read by the status conventions ([`conditions`]).
+/// Assesses a live object by its kind's built-in rule. Objects being deleted are Progressing;
+/// kinds without a rule of their own are read by the status conventions ([`conditions`]).
 #[must_use]
 pub fn assess(object: &Value) -> Health {
     if object
@@ -57,26 +67,8 @@ pub fn assess(object: &Value) -> Health {
         .and_then(Value::as_str)
         .map_or("", group_of);
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-    match (group, kind) {
-        ("apps", "Deployment") => typed(object, deployment::assess),
-        ("apps", "StatefulSet") => typed(object, statefulset::assess),
-        ("apps", "DaemonSet") => typed(object, daemonset::assess),
-        ("apps", "ReplicaSet") => typed(object, replicaset::assess),
-        ("", "Pod") => typed(object, pod::assess),
-        ("batch", "Job") => typed(object, job::assess),
-        ("", "PersistentVolumeClaim") => typed(object, pvc::assess),
-        ("", "Service") => typed(object, service::assess),
-        ("networking.k8s.io" | "extensions", "Ingress") => typed(object, ingress::assess),
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => typed(object, crd::assess),
-        ("", "Namespace") => typed(object, namespace::assess),
-        ("apiregistration.k8s.io", "APIService") => typed(object, apiservice::assess),
-        ("autoscaling", "HorizontalPodAutoscaler") => typed(object, hpa::assess),
-        ("flotilla.dev" | "argoproj.io", "Application") => application::assess(object),
-        ("argoproj.io", "Rollout") => argo_rollout::assess(object),
-        ("cert-manager.io", "Certificate") => certificate::assess(object),
-        ("postgresql.cnpg.io", "Cluster") => cnpg_cluster::assess(object),
-        _ => conditions::assess(object),
-    }
+    kinds::built_in_kind(group, kind, object)
+        .map_or_else(|| conditions::assess(object), |row| row.assess(object))
 }
 
 /// Reads the object as its k8s-openapi type and applies the rule; an unreadable object is Unknown.

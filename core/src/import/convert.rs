@@ -6,8 +6,10 @@
 use serde_json::{Map, Value, json};
 
 use crate::api::document::{parse_app_project, parse_application, parse_application_set};
+use crate::api::unrendered_fields::unrendered_unknown_fields;
 use crate::api::{API_VERSION, ARGO_CD_API_VERSION};
 use crate::controller::application::deletion::RESOURCE_FINALIZERS;
+use flotilla_generators::strict::UnknownFields;
 
 use super::ImportKind;
 
@@ -86,12 +88,22 @@ pub fn convert(source: &str, document: &Value, namespace: &str) -> Result<Conver
         reason,
     };
     let json = document.to_string();
+    // What the schema keeps free-form in an ApplicationSet (templatePatch, generator overrides,
+    // nested generators) is read strictly too, as `render` and the controller read it.
     let parsed = match kind {
-        ImportKind::AppProject => parse_app_project(source, &json).map(drop),
-        ImportKind::ApplicationSet => parse_application_set(source, &json).map(drop),
-        ImportKind::Application => parse_application(source, &json).map(drop),
+        ImportKind::AppProject => {
+            parse_app_project(source, &json).map(|_| UnknownFields::default())
+        }
+        ImportKind::ApplicationSet => parse_application_set(source, &json)
+            .map(|appset| unrendered_unknown_fields(&appset.spec)),
+        ImportKind::Application => {
+            parse_application(source, &json).map(|_| UnknownFields::default())
+        }
     };
-    parsed.map_err(|error| refused(error.to_string()))?;
+    parsed
+        .map_err(|error| refused(error.to_string()))?
+        .refuse()
+        .map_err(|fields| refused(format!("{source}: {} {name:?}: {fields}", kind.kind())))?;
     let metadata = document.get("metadata").cloned().unwrap_or_default();
     let finalizers: Vec<&str> = metadata
         .get("finalizers")
@@ -206,6 +218,23 @@ mod tests {
             })
         );
         assert_eq!(generated_by(&app).as_deref(), Some("fleet"));
+    }
+
+    #[test]
+    fn a_template_patch_adding_a_field_flotilla_does_not_implement_is_refused() {
+        let appset = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+            "metadata": {"name": "cmp"},
+            "spec": {"generators": [{"list": {"elements": [{"name": "a"}]}}],
+                "templatePatch": "spec:\n  source:\n    plugin:\n      name: '{{ .plugin }}'\n",
+                "template": {"metadata": {"name": "{{name}}"}, "spec": {"project": "default",
+                    "source": {"repoURL": "https://x", "path": "{{name}}"},
+                    "destination": {"name": "in-cluster", "namespace": "x"}}}}});
+        let error = convert("appsets.yaml", &appset, "argocd").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "appsets.yaml: ApplicationSet \"cmp\": unsupported field spec.templatePatch: \
+             spec.source.plugin: Flotilla does not implement it (check the spelling, or remove it)"
+        );
     }
 
     #[test]

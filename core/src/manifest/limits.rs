@@ -1,8 +1,8 @@
 //! Limits against hostile or broken sources, all in one place (their values are listed in the
-//! README, section "Limits"): how much of a repository is checked out, how many manifest files,
-//! bytes and objects one Application may have, and how far YAML aliases may expand. Each is
-//! checked before the work it bounds, so exceeding one is an error naming the file or
-//! directory, never an out-of-memory or a hang.
+//! book's Sources page, docs/src/concepts/sources.md): how much of a repository is checked out,
+//! how many manifest files, bytes and objects one Application may have, and how far YAML
+//! aliases may expand. Each is checked before the work it bounds, so exceeding one is an error
+//! naming the file or directory, never an out-of-memory or a hang.
 
 /// One mebibyte.
 const MIB: u64 = 1024 * 1024;

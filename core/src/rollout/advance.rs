@@ -18,7 +18,9 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::analysis::{AnalysisCheck, AnalysisJob, AnalysisObservation, combine_jobs, job_name};
 use super::approval::Approval;
-use super::conditions::{ProgressReason, holds, progressing};
+use super::conditions::{
+    ProgressReason, REASON_NO_MATCHING_STEP, RollbackReason, holds, progressing,
+};
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
 use super::input::{ApplicationState, RolloutInput};
@@ -368,7 +370,7 @@ impl Pass<'_> {
         (!unselected.is_empty()).then(|| {
             holds(
                 ConditionType::UnselectedApplications,
-                "NoMatchingStep",
+                REASON_NO_MATCHING_STEP,
                 format!(
                     "{} Application(s) match no step and are never synced by the rollout: {}",
                     unselected.len(),
@@ -475,13 +477,18 @@ impl Pass<'_> {
             })
             .collect();
         let reason = if rollback.completed_at.is_some() {
-            "RolledBack"
+            RollbackReason::RolledBack
         } else {
-            "RollingBack"
+            RollbackReason::RollingBack
         };
         let mut conditions = vec![
             progressing(ProgressReason::RolloutRolledBack, text.clone(), self.now),
-            holds(ConditionType::RolloutRolledBack, reason, text, self.now),
+            holds(
+                ConditionType::RolloutRolledBack,
+                reason.as_str(),
+                text,
+                self.now,
+            ),
         ];
         conditions.extend(self.unselected_condition(&unselected));
         conditions.sort_by_key(|c| c.type_);
@@ -690,7 +697,7 @@ impl Pass<'_> {
             .as_ref()?
             .job
             .as_ref()
-            .map(|job| job.spec.clone())
+            .map(|job| job.spec.spec.clone())
     }
 
     /// What a step whose analysis runs says: since when, the last result, what is next.
@@ -1105,7 +1112,7 @@ fn invalid(input: &RolloutInput, now: Timestamp, error: &RolloutConfigError) -> 
     let mut conditions = vec![
         holds(
             ConditionType::InvalidRolloutConfig,
-            error.reason(),
+            error.reason().as_str(),
             message.clone(),
             now,
         ),

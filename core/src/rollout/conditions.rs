@@ -14,6 +14,9 @@ pub const ROLLOUT_CONDITION_TYPES: [ConditionType; 4] = [
     ConditionType::RolloutRolledBack,
 ];
 
+/// The reason of the `UnselectedApplications` condition: some Applications match no step.
+pub const REASON_NO_MATCHING_STEP: &str = "NoMatchingStep";
+
 /// Reasons of the `RolloutProgressing` condition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProgressReason {
@@ -83,6 +86,97 @@ impl ProgressReason {
             | Self::StepFailed
             | Self::ApplicationSetRolloutComplete
             | Self::InvalidRolloutConfig => ConditionStatus::False,
+        }
+    }
+}
+
+impl ProgressReason {
+    /// Every value, in the order of the reference page.
+    pub const ALL: [Self; 13] = [
+        Self::StepProgressing,
+        Self::StepWaiting,
+        Self::StepWaitingForWindow,
+        Self::StepHeld,
+        Self::StepBaking,
+        Self::StepWaitingForApproval,
+        Self::StepAnalysing,
+        Self::RolloutPaused,
+        Self::StepFailed,
+        Self::RolloutStalled,
+        Self::RolloutRolledBack,
+        Self::ApplicationSetRolloutComplete,
+        Self::InvalidRolloutConfig,
+    ];
+
+    /// What it means, as the reference page says it.
+    #[must_use]
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::StepProgressing => "True: a step has syncs in flight or promoted now.",
+            Self::StepWaiting => "True: a step waits for something other than a free slot.",
+            Self::StepWaitingForWindow => {
+                "True: a sync window holds the step back; it proceeds when the window opens."
+            }
+            Self::StepHeld => {
+                "True: a step's `maxUpdate` is 0; work is left, but it waits for a person."
+            }
+            Self::StepBaking => {
+                "True: a step's Applications are Healthy and it bakes; it completes when the bake ends."
+            }
+            Self::StepWaitingForApproval => {
+                "True: a step with `approval: manual` waits for `flotilla rollout promote`."
+            }
+            Self::StepAnalysing => {
+                "True: a step's analysis runs; the step completes when it passes."
+            }
+            Self::RolloutPaused => "True: the rollout is paused (`spec.strategy.paused`).",
+            Self::StepFailed => {
+                "False: a step failed its bake or its analysis, or an Application of it is Degraded or failed its sync; it stays failed until a new revision reaches it."
+            }
+            Self::RolloutStalled => "False: a step is stalled (its progress deadline passed).",
+            Self::RolloutRolledBack => {
+                "False: a failed step was rolled back (`onFailure: rollback`) until a new revision."
+            }
+            Self::ApplicationSetRolloutComplete => {
+                "False: every step is complete (Argo CD's reason)."
+            }
+            Self::InvalidRolloutConfig => "False: the strategy cannot be followed.",
+        }
+    }
+}
+
+/// Reasons of the `RolloutRolledBack` condition (`onFailure: rollback`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RollbackReason {
+    /// The failed step's Applications are being synced back.
+    RollingBack,
+    /// Every Application to roll back is back on its last Healthy revision.
+    RolledBack,
+}
+
+impl RollbackReason {
+    /// Every value, in the order of the reference page.
+    pub const ALL: [Self; 2] = [Self::RollingBack, Self::RolledBack];
+
+    /// The value as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RollingBack => "RollingBack",
+            Self::RolledBack => "RolledBack",
+        }
+    }
+
+    /// What it means, as the reference page says it.
+    #[must_use]
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::RollingBack => {
+                "True: the failed step's Applications (and with `rollbackCompletedSteps` the earlier steps') are being synced back."
+            }
+            Self::RolledBack => {
+                "True: every Application to roll back is back on its last Healthy revision."
+            }
         }
     }
 }

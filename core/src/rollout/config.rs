@@ -335,19 +335,100 @@ impl RolloutConfig {
 }
 
 impl RolloutConfigError {
-    /// The CamelCase reason of the `InvalidRolloutConfig` condition.
+    /// The reason of the `InvalidRolloutConfig` condition.
     #[must_use]
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> ConfigReason {
         match self {
-            Self::NotRollingSync(_) => "NotRollingSync",
+            Self::NotRollingSync(_) => ConfigReason::NotRollingSync,
+            Self::NoSteps => ConfigReason::NoSteps,
+            Self::Selector { .. } => ConfigReason::InvalidMatchExpression,
+            Self::MaxUpdate { .. } => ConfigReason::InvalidMaxUpdate,
+            Self::StepDeadline { .. } | Self::RolloutDeadline(_) => {
+                ConfigReason::InvalidProgressDeadline
+            }
+            Self::BakeTime { .. } => ConfigReason::InvalidBakeTime,
+            Self::Analysis { .. } => ConfigReason::InvalidAnalysis,
+            Self::RollbackCompletedStepsWithoutRollback => ConfigReason::InvalidOnFailure,
+            Self::SelectedTwice { .. } => ConfigReason::ApplicationInTwoSteps,
+        }
+    }
+}
+
+/// Why a RollingSync strategy cannot be followed: the reason of the `InvalidRolloutConfig`
+/// condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigReason {
+    /// The strategy's `type` is not one Flotilla knows.
+    NotRollingSync,
+    /// `type: RollingSync` without steps.
+    NoSteps,
+    /// A step's `matchExpressions` entry cannot be read (operator, values).
+    InvalidMatchExpression,
+    /// A step's `maxUpdate` is neither a count nor a percentage.
+    InvalidMaxUpdate,
+    /// A step's or the rollout's `progressDeadline` is not a duration.
+    InvalidProgressDeadline,
+    /// A step's `bakeTime` is not a duration.
+    InvalidBakeTime,
+    /// A step's `analysis` sets neither or both of `job` and `http`, or a field of it is invalid.
+    InvalidAnalysis,
+    /// `rollbackCompletedSteps: true` without `onFailure: rollback`.
+    InvalidOnFailure,
+    /// Two steps select the same Application.
+    ApplicationInTwoSteps,
+}
+
+impl ConfigReason {
+    /// Every value, in the order of the reference page.
+    pub const ALL: [Self; 9] = [
+        Self::NotRollingSync,
+        Self::NoSteps,
+        Self::InvalidMatchExpression,
+        Self::InvalidMaxUpdate,
+        Self::InvalidProgressDeadline,
+        Self::InvalidBakeTime,
+        Self::InvalidAnalysis,
+        Self::InvalidOnFailure,
+        Self::ApplicationInTwoSteps,
+    ];
+
+    /// The value as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotRollingSync => "NotRollingSync",
             Self::NoSteps => "NoSteps",
-            Self::Selector { .. } => "InvalidMatchExpression",
-            Self::MaxUpdate { .. } => "InvalidMaxUpdate",
-            Self::StepDeadline { .. } | Self::RolloutDeadline(_) => "InvalidProgressDeadline",
-            Self::BakeTime { .. } => "InvalidBakeTime",
-            Self::Analysis { .. } => "InvalidAnalysis",
-            Self::RollbackCompletedStepsWithoutRollback => "InvalidOnFailure",
-            Self::SelectedTwice { .. } => "ApplicationInTwoSteps",
+            Self::InvalidMatchExpression => "InvalidMatchExpression",
+            Self::InvalidMaxUpdate => "InvalidMaxUpdate",
+            Self::InvalidProgressDeadline => "InvalidProgressDeadline",
+            Self::InvalidBakeTime => "InvalidBakeTime",
+            Self::InvalidAnalysis => "InvalidAnalysis",
+            Self::InvalidOnFailure => "InvalidOnFailure",
+            Self::ApplicationInTwoSteps => "ApplicationInTwoSteps",
+        }
+    }
+
+    /// What it means, as the reference page says it.
+    #[must_use]
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::NotRollingSync => "The strategy's `type` is not one Flotilla knows.",
+            Self::NoSteps => "`type: RollingSync` without steps.",
+            Self::InvalidMatchExpression => {
+                "A step's `matchExpressions` entry cannot be read (operator, values)."
+            }
+            Self::InvalidMaxUpdate => "A step's `maxUpdate` is neither a count nor a percentage.",
+            Self::InvalidProgressDeadline => {
+                "A step's or the rollout's `progressDeadline` is not a duration."
+            }
+            Self::InvalidBakeTime => "A step's `bakeTime` is not a duration.",
+            Self::InvalidAnalysis => {
+                "A step's `analysis` sets neither or both of `job` and `http`, or a field of it is invalid."
+            }
+            Self::InvalidOnFailure => {
+                "`rollbackCompletedSteps: true` without `onFailure: rollback`."
+            }
+            Self::ApplicationInTwoSteps => "Two steps select the same Application.",
         }
     }
 }

@@ -23,15 +23,15 @@ pub enum StateFileError {
 /// # Errors
 /// Invalid YAML or field values, unknown fields, an application listed twice.
 pub fn parse_state_file(file: &str, text: &str) -> Result<RolloutInput, StateFileError> {
-    let mut unknown = Vec::new();
-    let input: RolloutInput = serde_saphyr::with_deserializer_from_str(text, |de| {
-        serde_ignored::deserialize(de, |path| unknown.push(path.to_string()))
-    })
-    .map_err(|error| YamlError::new(file, &error))?;
+    let (input, unknown): (RolloutInput, _) =
+        serde_saphyr::with_deserializer_from_str(text, |de| {
+            flotilla_generators::strict::deserialize(de)
+        })
+        .map_err(|error| YamlError::new(file, &error))?;
     if !unknown.is_empty() {
         return Err(StateFileError::UnknownFields {
             file: file.to_string(),
-            fields: unknown,
+            fields: unknown.0,
         });
     }
     let mut seen = BTreeSet::new();

@@ -85,6 +85,12 @@ pub enum OptionError {
     /// Unknown compare option.
     #[error("unknown compare option {0:?}")]
     UnknownCompareOption(String),
+    /// A compare option of Argo CD that Flotilla does not implement when enabled.
+    #[error(
+        "compare option {0}=true is not implemented: Flotilla diffs the desired object with the \
+         live one it watches, by field ownership (as {0}=false); remove it or set it to false"
+    )]
+    UnsupportedCompareOption(&'static str),
 }
 
 /// The values `key` accepts, for [`OptionError::BadValue`].
@@ -251,8 +257,9 @@ pub struct CompareOptions {
 impl FromStr for CompareOptions {
     type Err = OptionError;
 
-    /// Parses `IgnoreExtraneous`; Argo CD's `ServerSideDiff=…` and `IncludeMutationWebhook=…`
-    /// are accepted and have no effect on syncing.
+    /// Parses `IgnoreExtraneous`, and Argo CD's `ServerSideDiff=false` and
+    /// `IncludeMutationWebhook=false` (what Flotilla's diff does); either set to `true` (a dry-run
+    /// apply per object to predict the live state) is refused by name.
     fn from_str(list: &str) -> Result<Self, Self::Err> {
         let mut options = Self::default();
         for item in list
@@ -262,7 +269,21 @@ impl FromStr for CompareOptions {
         {
             match item.split_once('=').map_or(item, |(key, _)| key.trim()) {
                 "IgnoreExtraneous" => options.ignore_extraneous = true,
-                "ServerSideDiff" | "IncludeMutationWebhook" => {}
+                key @ ("ServerSideDiff" | "IncludeMutationWebhook") => {
+                    match item.split_once('=').map(|(_, value)| value.trim()) {
+                        Some("false") => {}
+                        Some("true") => {
+                            return Err(OptionError::UnsupportedCompareOption(
+                                if key == "ServerSideDiff" {
+                                    "ServerSideDiff"
+                                } else {
+                                    "IncludeMutationWebhook"
+                                },
+                            ));
+                        }
+                        _ => return Err(OptionError::UnknownCompareOption(item.to_owned())),
+                    }
+                }
                 _ => return Err(OptionError::UnknownCompareOption(item.to_owned())),
             }
         }
@@ -380,7 +401,7 @@ mod tests {
                 .ignore_extraneous
         );
         assert!(
-            !"ServerSideDiff=true"
+            !"ServerSideDiff=false"
                 .parse::<CompareOptions>()
                 .unwrap()
                 .ignore_extraneous
@@ -389,5 +410,18 @@ mod tests {
             "IgnoreEverything".parse::<CompareOptions>(),
             Err(OptionError::UnknownCompareOption("IgnoreEverything".into()))
         );
+        assert_eq!(
+            "ServerSideDiff=false, IncludeMutationWebhook=false".parse::<CompareOptions>(),
+            Ok(CompareOptions::default())
+        );
+        for key in ["ServerSideDiff", "IncludeMutationWebhook"] {
+            let error = format!("{key}=true").parse::<CompareOptions>().unwrap_err();
+            assert_eq!(error, OptionError::UnsupportedCompareOption(key));
+            assert!(
+                error
+                    .to_string()
+                    .starts_with(&format!("compare option {key}=true is not implemented"))
+            );
+        }
     }
 }

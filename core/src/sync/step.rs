@@ -24,6 +24,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::time::Duration;
 
+use k8s_openapi::jiff::Timestamp;
+
 use crate::health::{Health, HealthStatus};
 use crate::manifest::ObjectKey;
 use flotilla_generators::duration::format_duration;
@@ -56,6 +58,12 @@ pub struct SyncState<'a> {
     pub timed_out: Option<Duration>,
     /// Whether the pruning of `Prune=confirm` objects is confirmed for this operation.
     pub prune_confirmed: bool,
+    /// How long after a wave's last apply its health may count (Argo CD's
+    /// `ARGOCD_SYNC_WAVE_DELAY`): other controllers get that long to react to what was applied
+    /// before the next wave starts. Not after the final wave.
+    pub wave_delay: Duration,
+    /// The executor's clock, read once for this decision.
+    pub now: Timestamp,
 }
 
 /// The next thing to do.
@@ -109,6 +117,13 @@ pub enum SyncStep<'a> {
     },
     /// Nothing to do until the live state changes.
     Wait(Waiting),
+    /// The wave delay after `batch`: nothing to do for `left`, then step again.
+    Delay {
+        /// The batch just applied.
+        batch: Batch,
+        /// What is left of the delay.
+        left: Duration,
+    },
     /// Record `reason` as the operation's failure, then keep stepping: SyncFail hooks run next.
     RunSyncFail {
         /// Why the operation failed.
@@ -227,6 +242,13 @@ impl fmt::Display for SyncStep<'_> {
                 )
             }
             Self::Wait(waiting) => write!(f, "wait {waiting}"),
+            Self::Delay { batch, left } => {
+                write!(
+                    f,
+                    "wave delay after {batch}: {} left",
+                    format_duration(*left)
+                )
+            }
             Self::RunSyncFail { reason } => write!(f, "failed, running SyncFail hooks: {reason}"),
             Self::Done(Outcome::Succeeded) => write!(f, "{SUCCESS_MESSAGE}"),
             Self::Done(Outcome::Failed { reason }) => write!(f, "failed: {reason}"),
@@ -271,7 +293,14 @@ pub fn plan_step<'a>(state: &SyncState<'a>) -> SyncStep<'a> {
                 let end = if final_stage == Some(index) {
                     End::Final { single_step }
                 } else {
-                    End::Healthy
+                    // The delay is between waves: not between a wave's Namespaces and CRDs
+                    // and its other objects.
+                    let next = stages[index + 1..]
+                        .iter()
+                        .find(|next| next.has_work(state.prune));
+                    End::Healthy {
+                        wave_end: next.is_none_or(|next| next.step() != stage.step()),
+                    }
                 };
                 batch_progress(*batch, *first, tasks, end, &records, state)
             }
@@ -339,8 +368,12 @@ impl Stage<'_> {
 /// When a batch's objects (hooks aside) are done.
 #[derive(Clone, Copy)]
 enum End {
-    /// Once Healthy on their current generation: a later stage depends on them.
-    Healthy,
+    /// Once Healthy on their current generation: a later stage depends on them. At the end of
+    /// a wave, not before the wave delay has passed since its last apply.
+    Healthy {
+        /// Whether the next stage is of another wave (or phase).
+        wave_end: bool,
+    },
     /// The last stage of the operation: once applied (see the module documentation).
     Final {
         /// Whether the operation has this one step only.
@@ -417,7 +450,7 @@ fn batch_progress<'a>(
     // Objects applied in the final batch are done (as gitops-engine's last wave): at once
     // without hooks beside them; with hooks, unless Degraded in a single-step operation.
     let applied_is_done = |health: Option<&Health>| match end {
-        End::Healthy => false,
+        End::Healthy { .. } => false,
         End::Final { .. } if !has_hooks => true,
         End::Final { single_step } => {
             single_step && health.is_none_or(|h| h.status != HealthStatus::Degraded)
@@ -519,13 +552,39 @@ fn batch_progress<'a>(
     }
     deleting.extend(blockers);
     if deleting.is_empty() {
-        Progress::Complete
+        match delay_left(tasks, end, records, state) {
+            Some(left) => Progress::Next(SyncStep::Delay { batch, left }),
+            None => Progress::Complete,
+        }
     } else {
         Progress::Next(SyncStep::Wait(Waiting {
             at: batch.to_string(),
             on: deleting,
         }))
     }
+}
+
+/// What is left of the wave delay after a complete batch: counted from the last apply of its
+/// tasks (recorded, so a restarted executor keeps counting), only at the end of a wave that is
+/// not the final one.
+fn delay_left(
+    tasks: &[SyncTask],
+    end: End,
+    records: &Records<'_>,
+    state: &SyncState<'_>,
+) -> Option<Duration> {
+    if !matches!(end, End::Healthy { wave_end: true }) || state.wave_delay.is_zero() {
+        return None;
+    }
+    let applied = tasks
+        .iter()
+        .filter_map(|task| record(records, task.phase, &task.key))
+        .filter_map(|record| record.finished_at.as_ref().or(record.started_at.as_ref()))
+        .map(|time| time.0)
+        .max()?;
+    let since = Duration::try_from(state.now.duration_since(applied)).unwrap_or_default();
+    let left = state.wave_delay.saturating_sub(since);
+    (!left.is_zero()).then_some(left)
 }
 
 /// Whether an applied object's live state reflects the apply.

@@ -4,6 +4,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+
 use crate::health::{Health, HealthStatus};
 use crate::manifest::{ObjectKey, ScopeTable, assign_namespaces, parse_documents};
 use crate::sync::task_record;
@@ -29,6 +32,7 @@ enum Action {
     Finish(Vec<(SyncTask, bool, bool)>),
     Prune(Vec<PruneTask>),
     Wait,
+    Delay(Duration),
     AwaitConfirmation,
     Fail(String),
     Done,
@@ -47,6 +51,9 @@ struct Sim {
     prune_confirmed: bool,
     health: BTreeMap<String, Health>,
     rejected: BTreeSet<String>,
+    wave_delay: Duration,
+    /// The simulated clock: applies are recorded at it, a delay advances it.
+    now: Timestamp,
 }
 
 impl Sim {
@@ -62,6 +69,8 @@ impl Sim {
             prune_confirmed: false,
             health: BTreeMap::new(),
             rejected: BTreeSet::new(),
+            wave_delay: Duration::ZERO,
+            now: Timestamp::UNIX_EPOCH,
         }
     }
 
@@ -75,6 +84,8 @@ impl Sim {
             failure: self.failure.as_deref(),
             timed_out: self.timed_out,
             prune_confirmed: self.prune_confirmed,
+            wave_delay: self.wave_delay,
+            now: self.now,
         }
     }
 
@@ -100,6 +111,7 @@ impl Sim {
                 Action::Prune(objects.iter().map(|o| (*o).clone()).collect())
             }
             SyncStep::Wait(_) => Action::Wait,
+            SyncStep::Delay { left, .. } => Action::Delay(*left),
             SyncStep::AwaitPruneConfirmation { .. } => Action::AwaitConfirmation,
             SyncStep::RunSyncFail { reason } => Action::Fail(reason.clone()),
             SyncStep::Done(_) => Action::Done,
@@ -140,6 +152,7 @@ impl Sim {
                         };
                         let mut record = task_record(&task, status);
                         record.generation = Some(1);
+                        record.finished_at = Some(Time(self.now));
                         if rejected {
                             record.message = "admission webhook denied the request".into();
                         } else {
@@ -211,6 +224,7 @@ impl Sim {
                         return trace;
                     }
                 }
+                Action::Delay(left) => self.now += left,
                 Action::Fail(reason) => self.failure = Some(reason),
                 Action::Done | Action::AwaitConfirmation => return trace,
             }
@@ -231,6 +245,49 @@ impl Sim {
 
 fn degraded(message: &str) -> Health {
     Health::new(HealthStatus::Degraded, message)
+}
+
+#[test]
+fn the_wave_delay_passes_after_each_wave_but_the_last_counted_from_its_last_apply() {
+    let mut sim = Sim::new(SHOP);
+    sim.wave_delay = Duration::from_secs(2);
+    assert_eq!(
+        sim.run(),
+        [
+            "apply PreSync wave 0: Namespace shop",
+            "apply PreSync wave 0: Job shop/db-migrate",
+            "finish hooks PreSync wave 0: Job shop/db-migrate succeeded, deleted",
+            "wave delay after PreSync wave 0: 2s left",
+            "apply wave -1: ConfigMap shop/shop-config",
+            "wave delay after wave -1: 2s left",
+            "apply wave 0: Service shop/shop-api, Deployment shop/shop-api",
+            "wave delay after wave 0: 2s left",
+            "apply PostSync wave 0: Job shop/smoke-test",
+            "finish hooks PostSync wave 0: Job shop/smoke-test succeeded",
+            "successfully synced (all tasks run)",
+        ]
+    );
+    assert_eq!(sim.now, Timestamp::UNIX_EPOCH + Duration::from_secs(6));
+
+    // A wave whose objects took longer than the delay to become Healthy goes on at once; one
+    // applied a second ago waits the rest (the clock is the executor's, the start recorded).
+    let mut sim = Sim::new(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    \
+         argocd.argoproj.io/sync-wave: \"1\"\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  \
+         annotations:\n    argocd.argoproj.io/sync-wave: \"2\"\n",
+    );
+    sim.wave_delay = Duration::from_secs(2);
+    let (applied, _) = sim.next();
+    assert_eq!(applied, "apply wave 1: ConfigMap shop/a");
+    let mut record = task_record(&sim.plan.tasks[0], ResultStatus::Synced);
+    record.finished_at = Some(Time(sim.now));
+    sim.results.push(record);
+    let key = sim.plan.tasks[0].key.clone();
+    sim.live.insert(key.clone(), sim.live_object(&key));
+    sim.now += Duration::from_secs(1);
+    assert_eq!(sim.next().0, "wave delay after wave 1: 1s left");
+    sim.now += Duration::from_secs(5);
+    assert_eq!(sim.next().0, "apply wave 2: ConfigMap shop/b");
 }
 
 #[test]

@@ -25,7 +25,9 @@ use crate::cluster::api_server::kube_cluster::KubeCluster;
 use crate::cluster::api_server::operation_configmap::ConfigMapStore;
 use crate::source::generate;
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
-use crate::sync::execute::{ExecuteSettings, PruneConfirmation, SyncRequest, run_sync};
+use crate::sync::execute::{
+    DEFAULT_WAVE_DELAY_TEXT, ExecuteSettings, PruneConfirmation, SyncRequest, run_sync,
+};
 use flotilla_core::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
 use flotilla_core::table::Table;
 use flotilla_generators::duration::parse_duration;
@@ -68,11 +70,12 @@ pub struct SyncArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Fail the operation when it has not finished after this long (e.g. 90s, 10m; default:
-    /// the Application's flotilla.dev/sync-timeout annotation, else 10m).
+    /// the Application's flotilla.dev/sync-timeout annotation, else none).
     #[arg(long, value_parser = parse_duration)]
     pub timeout: Option<Duration>,
-    /// Pause before each new wave (Argo CD's ARGOCD_SYNC_WAVE_DELAY).
-    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    /// How long after a wave's last apply the next wave starts at the earliest (Argo CD's
+    /// ARGOCD_SYNC_WAVE_DELAY; the time the wave takes to become Healthy counts towards it).
+    #[arg(long, value_parser = parse_duration, default_value = DEFAULT_WAVE_DELAY_TEXT)]
     pub wave_delay: Duration,
     #[command(flatten)]
     pub directory: crate::cli::directory_args::DirectoryArgs,

@@ -260,7 +260,7 @@ mod tests {
             "{syncOptions: [CreateNamespace=true, RespectIgnoreDifferences=true, FailOnSharedResource=true]}",
         )
         .unwrap();
-        assert_eq!(settings.execute.timeout, Duration::from_secs(90));
+        assert_eq!(settings.execute.timeout, Some(Duration::from_secs(90)));
         assert_eq!(
             settings.execute.destination_namespace.as_deref(),
             Some("shop")

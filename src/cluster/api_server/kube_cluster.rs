@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use flotilla_core::health::StatusKinds;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{
@@ -393,6 +394,10 @@ impl ClusterApi for KubeCluster {
 
     fn now(&self) -> Timestamp {
         Timestamp::now()
+    }
+
+    async fn status_kinds(&self) -> StatusKinds {
+        self.types.status_kinds(&self.client, &self.counter).await
     }
 
     async fn sleep(&self, duration: Duration) {

@@ -1,7 +1,8 @@
 //! The resource customizations (health checks, system-wide ignore rules) configured in one
 //! ConfigMap of the controller's namespace (Argo CD's `argocd-cm` by default, so existing
 //! `resource.customizations` work unchanged), kept by a watch started on first use and parsed
-//! again only when the ConfigMap changed. No ConfigMap means no customizations.
+//! again only when the ConfigMap changed, each time with the health flags' defaults. No
+//! ConfigMap means no customizations but those defaults.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -9,6 +10,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Client, ResourceExt};
 
 use crate::customizations::{Customizations, CustomizationsReadError};
+use flotilla_core::health::HealthDefaults;
 
 use super::watched_object::{WatchError, WatchedObject};
 
@@ -28,6 +30,7 @@ pub enum CustomizationsConfigError {
 /// resourceVersion).
 pub struct WatchedCustomizations {
     config_map: WatchedObject<ConfigMap>,
+    defaults: HealthDefaults,
     parsed: Mutex<(Option<String>, Customizations)>,
 }
 
@@ -37,8 +40,15 @@ impl WatchedCustomizations {
     pub fn new(client: Client, namespace: &str, name: &str) -> Self {
         Self {
             config_map: WatchedObject::new(client, namespace, name, "the settings ConfigMap"),
+            defaults: HealthDefaults::default(),
             parsed: Mutex::new((None, Customizations::default())),
         }
+    }
+
+    /// Every parse of the ConfigMap with `defaults` (the health flags).
+    #[must_use]
+    pub fn with_health_defaults(self, defaults: HealthDefaults) -> Self {
+        Self { defaults, ..self }
     }
 
     /// The customizations the ConfigMap configures now.
@@ -54,7 +64,9 @@ impl WatchedCustomizations {
             let (namespace, name) = (self.config_map.namespace(), self.config_map.name());
             let source = format!("ConfigMap {namespace}/{name}");
             let data = config_map.and_then(|c| c.data.clone()).unwrap_or_default();
-            *parsed = (version, Customizations::from_data(&source, &data)?);
+            let customizations =
+                Customizations::from_data(&source, &data)?.with_health_defaults(&self.defaults)?;
+            *parsed = (version, customizations);
         }
         Ok(parsed.1.clone())
     }

@@ -20,6 +20,7 @@ use crate::repo::cache::RepoCache;
 use crate::sync::execute::ExecuteSettings;
 use flotilla_core::api::Application;
 use flotilla_core::controller::application::freshness::LastCompare;
+use flotilla_core::health::HealthDefaults;
 
 /// What the Application reconciler needs.
 pub struct ApplicationContext {
@@ -117,13 +118,21 @@ impl ApplicationContext {
     }
 
     /// Reads the configured customizations from ConfigMap `name` instead of
-    /// [`DEFAULT_CONFIG_MAP`].
+    /// [`DEFAULT_CONFIG_MAP`], each with `defaults` (the health flags).
     #[must_use]
-    pub fn with_settings_config_map(self, name: &str) -> Self {
+    pub fn with_settings_config_map(self, name: &str, defaults: HealthDefaults) -> Self {
         Self {
-            customizations: WatchedCustomizations::new(self.client.clone(), &self.namespace, name),
+            customizations: WatchedCustomizations::new(self.client.clone(), &self.namespace, name)
+                .with_health_defaults(defaults),
             ..self
         }
+    }
+
+    /// Runs sync operations with `settings` (the controller-wide sync timeout and wave delay)
+    /// instead of [`ExecuteSettings::default`].
+    #[must_use]
+    pub fn with_execute_settings(self, settings: ExecuteSettings) -> Self {
+        Self { settings, ..self }
     }
 
     /// The configured customizations now; when they differ from those of the remembered

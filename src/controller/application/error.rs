@@ -8,6 +8,7 @@ use crate::repo::cache::FetchError;
 use crate::sync::application_settings::SettingsError;
 use crate::sync::execute::ExecuteError;
 use crate::sync::execute::cluster_api::ClusterError;
+use flotilla_core::controller::application::error_reason::ErrorReason;
 use flotilla_core::manifest::{ObjectKey, ValidationErrors};
 use flotilla_core::project::Refusal;
 
@@ -103,17 +104,18 @@ impl ApplicationError {
     #[must_use]
     pub fn reason(&self) -> &'static str {
         match self {
-            Self::Destination { .. } => "DestinationError",
-            Self::Source { .. } | Self::SourceTask { .. } => "SourceError",
-            Self::Plan { .. } => "PlanError",
-            Self::Observe { .. } => "ObserveError",
-            Self::Settings { .. } | Self::Project { .. } => "InvalidSpecError",
-            Self::Projects { .. } => "ProjectsError",
-            Self::Sync { .. } => "SyncError",
-            Self::Customizations { .. } => "CustomizationsError",
-            Self::Delete { .. } => "DeleteError",
-            Self::Read { .. } => "ReadError",
-            Self::Write { .. } => "WriteError",
+            Self::Destination { .. } => ErrorReason::DestinationError,
+            Self::Source { .. } | Self::SourceTask { .. } => ErrorReason::SourceError,
+            Self::Plan { .. } => ErrorReason::PlanError,
+            Self::Observe { .. } => ErrorReason::ObserveError,
+            Self::Settings { .. } | Self::Project { .. } => ErrorReason::InvalidSpecError,
+            Self::Projects { .. } => ErrorReason::ProjectsError,
+            Self::Sync { .. } => ErrorReason::SyncError,
+            Self::Customizations { .. } => ErrorReason::CustomizationsError,
+            Self::Delete { .. } => ErrorReason::DeleteError,
+            Self::Read { .. } => ErrorReason::ReadError,
+            Self::Write { .. } => ErrorReason::WriteError,
         }
+        .as_str()
     }
 }

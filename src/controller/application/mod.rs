@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use futures::{Future, FutureExt, StreamExt};
 use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -54,6 +55,9 @@ use flotilla_core::controller::application::freshness::{
     CompareInputs, LastCompare, version_after_write,
 };
 use flotilla_core::controller::application::instance::application_of;
+use flotilla_core::controller::application::refresh::{
+    REFRESH_ANNOTATION as ARGO_CD_REFRESH_ANNOTATION, Refresh, requested_refresh,
+};
 use flotilla_core::controller::application::skip_reconcile::skips_reconcile;
 use flotilla_core::controller::event_reason::EventReason;
 
@@ -120,6 +124,9 @@ async fn reconcile(
         ctx.repos.expire_announced(stamp, |url| {
             sources.iter().any(|source| source.repo_url == url)
         });
+    }
+    if let Some(refresh) = requested_refresh(&app) {
+        refresh_now(ctx, &app, refresh).await;
     }
     if let Some(Parked { job, run: sync_run }) = ctx.runs.take(&app.uid().unwrap_or_default()) {
         let stepped = continue_operation(&run, &app, job, Some(sync_run)).await;
@@ -271,6 +278,39 @@ async fn compare_after_end(
             }
             Ok(false)
         }
+    }
+}
+
+/// Carries out the refresh Argo CD's annotation asks for: the Application's repositories are
+/// fetched again at its next resolve and its last compare forgotten (so this reconcile compares,
+/// with the revision resolved now); a hard refresh also drops the manifests generated for its
+/// revisions. The annotation is then removed, as Argo CD does (a failure to is logged: the next
+/// reconcile refreshes again).
+async fn refresh_now(ctx: &ApplicationContext, app: &Application, refresh: Refresh) {
+    let sources = app.spec.all_sources();
+    ctx.repos
+        .expire(|url| sources.iter().any(|source| source.repo_url == url));
+    ctx.remember_compare(app.name_any(), None);
+    if refresh == Refresh::Hard {
+        let sync = app.status.as_ref().and_then(|status| status.sync.as_ref());
+        for revision in sync
+            .into_iter()
+            .flat_map(|sync| std::iter::once(&sync.revision).chain(&sync.revisions))
+            .filter(|revision| !revision.is_empty())
+        {
+            crate::source::cache::forget(revision);
+        }
+    }
+    let removed = Patch::Merge(
+        serde_json::json!({"metadata": {"annotations": {ARGO_CD_REFRESH_ANNOTATION: null}}}),
+    );
+    let params = PatchParams::default();
+    if let Err(error) = ctx
+        .api()
+        .patch_metadata(&app.name_any(), &params, &removed)
+        .await
+    {
+        tracing::warn!(app = %app.name_any(), "removing {ARGO_CD_REFRESH_ANNOTATION}: {error}");
     }
 }
 

@@ -251,9 +251,10 @@ pub(super) async fn compare_live(
         revision: revision.map(str::to_owned),
         tracked: tracked_fingerprint(&tracked),
     };
+    let health = cluster.observing(&customizations.health).await;
     let tracked: Vec<LiveObject> = tracked
         .iter()
-        .filter_map(|object| LiveObject::from_object(object, &customizations.health))
+        .filter_map(|object| LiveObject::from_object(object, &health))
         .collect();
     let ignore =
         ignore_differences(&app.spec, &customizations.ignore_differences).map_err(|error| {
@@ -268,7 +269,7 @@ pub(super) async fn compare_live(
         &live,
         &tracked,
         revision,
-        &customizations.health,
+        &health,
         &ignore,
     );
     Ok(Compared {

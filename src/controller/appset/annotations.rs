@@ -1,5 +1,6 @@
 //! Request annotations removed once carried out (`flotilla.dev/refresh`, `flotilla.dev/promote`).
 
+use super::ARGO_CD_REFRESH_ANNOTATION;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 
@@ -8,15 +9,17 @@ use super::error::AppSetError;
 use flotilla_core::api::ApplicationSet;
 use flotilla_core::api::REFRESH_ANNOTATION;
 
-/// Removes the refresh annotation once a regeneration has run.
+/// Removes the refresh annotations once a regeneration has run.
 pub(super) async fn clear_refresh(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
 ) -> Result<(), AppSetError> {
-    if !appset.annotations().contains_key(REFRESH_ANNOTATION) {
-        return Ok(());
+    for key in [REFRESH_ANNOTATION, ARGO_CD_REFRESH_ANNOTATION] {
+        if appset.annotations().contains_key(key) {
+            clear_annotation(ctx, appset, key).await?;
+        }
     }
-    clear_annotation(ctx, appset, REFRESH_ANNOTATION).await
+    Ok(())
 }
 
 /// Removes the annotation `key` of `appset` (a request it has carried out).

@@ -2,6 +2,7 @@
 //! reason, the Event reason and the metric label) and what the controller does then
 //! ([`error_policy`]).
 
+use flotilla_core::controller::appset::error_reason::ErrorReason;
 use std::sync::Arc;
 
 use kube::ResourceExt;
@@ -93,20 +94,22 @@ impl AppSetError {
     #[must_use]
     pub fn reason(&self) -> &'static str {
         match self {
-            Self::Observe { .. } => "ObserveError",
-            Self::Projects(_) => "ProjectsError",
-            Self::Generate(_) => "GenerateError",
-            Self::Render(RenderError::Generate { .. }) => "GenerateError",
-            Self::Render(_) | Self::RenderTask { .. } => "RenderError",
-            Self::Plan { .. } => "PlanError",
-            Self::Spec { .. } => "InvalidSpecError",
-            Self::Apply { .. } => "ApplyError",
-            Self::Delete { .. } => "DeleteError",
-            Self::Finalizer { .. } => "FinalizerError",
-            Self::Status { .. } => "StatusError",
-            Self::Refresh { .. } => "RefreshError",
-            Self::Rollout { .. } => "RolloutError",
+            Self::Observe { .. } => ErrorReason::ObserveError,
+            Self::Projects(_) => ErrorReason::ProjectsError,
+            Self::Generate(_) | Self::Render(RenderError::Generate { .. }) => {
+                ErrorReason::GenerateError
+            }
+            Self::Render(_) | Self::RenderTask { .. } => ErrorReason::RenderError,
+            Self::Plan { .. } => ErrorReason::PlanError,
+            Self::Spec { .. } => ErrorReason::InvalidSpecError,
+            Self::Apply { .. } => ErrorReason::ApplyError,
+            Self::Delete { .. } => ErrorReason::DeleteError,
+            Self::Finalizer { .. } => ErrorReason::FinalizerError,
+            Self::Status { .. } => ErrorReason::StatusError,
+            Self::Refresh { .. } => ErrorReason::RefreshError,
+            Self::Rollout { .. } => ErrorReason::RolloutError,
         }
+        .as_str()
     }
 
     /// The note of the Warning Event saying it: `Reason: message`.

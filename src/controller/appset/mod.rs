@@ -61,6 +61,10 @@ use status::{in_progress, publish_outcome, refused_outcome, write_status};
 
 /// Field manager of the Applications the controller applies.
 pub const FIELD_MANAGER: &str = "flotilla-applicationset";
+/// Argo CD's annotation asking an ApplicationSet for an immediate regeneration (value `"true"`,
+/// set by Argo CD's tooling): handled as [`REFRESH_ANNOTATION`], every repository fetched again
+/// now, and removed once done.
+pub const ARGO_CD_REFRESH_ANNOTATION: &str = "argocd.argoproj.io/application-set-refresh";
 /// How soon an ApplicationSet whose rollout has work left is reconciled again, so progress
 /// deadlines are noticed without any Application changing.
 pub const ROLLOUT_REQUEUE: Duration = Duration::from_secs(5);
@@ -121,8 +125,13 @@ async fn reconcile(
     let last = ctx.last_reconciles().get(&name).copied();
     // A change that may open the next step, and a refresh asked for (by a git webhook or by
     // hand), are reconciled without the pacing pause.
-    let at_once =
-        ctx.promotions().1.contains(&name) || appset.annotations().contains_key(REFRESH_ANNOTATION);
+    let refresh_asked = appset
+        .annotations()
+        .get(ARGO_CD_REFRESH_ANNOTATION)
+        .is_some_and(|value| value == "true");
+    let at_once = ctx.promotions().1.contains(&name)
+        || appset.annotations().contains_key(REFRESH_ANNOTATION)
+        || refresh_asked;
     let wait = wait_before(last, Instant::now(), at_once);
     if !wait.is_zero() {
         return Ok(Action::requeue(wait));
@@ -131,6 +140,9 @@ async fn reconcile(
     if let Some(stamp) = appset.annotations().get(REFRESH_ANNOTATION) {
         // A webhook received by another replica expired only that replica's fetches.
         ctx.repos.expire_announced(stamp, |_| true);
+    }
+    if refresh_asked {
+        ctx.repos.expire(|_| true);
     }
     let started = Instant::now();
     ensure_finalizer(ctx, &appset).await?;

@@ -1,6 +1,7 @@
 //! What an ApplicationSet reconcile shows: its status written once, only when it changed
 //! ([`write_status`]), and the Event saying what was written or what failed.
 
+use flotilla_core::controller::appset::error_reason::ErrorReason;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -57,7 +58,7 @@ pub(super) fn refused_outcome(
         Outcome::UpToDate
     } else {
         Outcome::Invalid {
-            reason: "ApplicationValidationError".to_owned(),
+            reason: ErrorReason::ApplicationValidationError.as_str().to_owned(),
             message: lines.join("; "),
         }
     }

@@ -53,6 +53,8 @@ enum OwnedStep {
     /// Wait for the pruning confirmation; the step's text.
     AwaitPruneConfirmation(String),
     Wait(Waiting),
+    /// The wave delay: pause this long.
+    Delay(Duration),
     RunSyncFail(String),
     Done(Outcome),
 }
@@ -91,6 +93,7 @@ impl OwnedStep {
                 Self::AwaitPruneConfirmation(step.to_string())
             }
             SyncStep::Wait(waiting) => Self::Wait(waiting),
+            SyncStep::Delay { left, .. } => Self::Delay(left),
             SyncStep::RunSyncFail { reason } => Self::RunSyncFail(reason),
             SyncStep::Done(outcome) => Self::Done(outcome),
         }
@@ -135,8 +138,6 @@ pub struct Progress {
     sync_fail_started: Option<Timestamp>,
     timed_out: bool,
     last_batch: Option<Batch>,
-    /// The batch whose wave delay runs, and since when.
-    wave_delay: Option<(Batch, Timestamp)>,
     /// Objects whose dry run waits until their wave, when this sync has created their Namespace
     /// or kind.
     deferred: HashSet<ObjectKey>,
@@ -145,6 +146,10 @@ pub struct Progress {
     /// The wait the last step returned: its objects are read again before the next step.
     observe: Option<Waiting>,
 }
+
+/// The longest single wait of an operation without a timeout: a wait ends sooner on a change
+/// or a poll, and the next step decides again.
+const UNLIMITED_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// What one step of an attempt asks of its caller.
 #[derive(Debug)]
@@ -203,7 +208,6 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             sync_fail_started: None,
             timed_out: false,
             last_batch: None,
-            wave_delay: None,
             deferred: HashSet::new(),
             prepared: !fresh,
             observe: None,
@@ -231,14 +235,20 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             .collect();
         keys.sort();
         keys.dedup();
+        let health = attempt
+            .context
+            .cluster
+            .observing(&attempt.context.settings.health)
+            .await;
         for (key, object) in attempt.read(&keys).await {
             let object = object.map_err(|error| ExecuteError::Observe {
                 what: key.to_string(),
                 error,
             })?;
-            if let Some(live) = object.as_ref().and_then(|object| {
-                LiveObject::from_object(object, &attempt.context.settings.health)
-            }) {
+            if let Some(live) = object
+                .as_ref()
+                .and_then(|object| LiveObject::from_object(object, &health))
+            {
                 attempt.progress.live.insert(key, live);
             }
         }
@@ -335,6 +345,8 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                 failure: self.progress.state.get().failure.as_deref(),
                 timed_out,
                 prune_confirmed: self.context.confirmation.confirmed(started),
+                wave_delay: self.context.settings.wave_delay,
+                now: self.context.cluster.now(),
             };
             let step = plan_step(&state);
             if !matches!(
@@ -346,13 +358,12 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             OwnedStep::of(step)
         };
         let advance = match step {
-            OwnedStep::Apply(batch, tasks) => match self.wave_delay(batch) {
-                Some(left) => Advance::Pause(left),
-                None => {
-                    self.apply(batch, &tasks).await;
-                    Advance::Continue
-                }
-            },
+            OwnedStep::Apply(batch, tasks) => {
+                self.apply(batch, &tasks).await;
+                Advance::Continue
+            }
+            // Parked by the controller meanwhile, never slept in a step.
+            OwnedStep::Delay(left) => Advance::Pause(left),
             OwnedStep::AdoptHooks(tasks) => {
                 self.adopt_hooks(&tasks);
                 Advance::Continue
@@ -544,19 +555,23 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
     /// The limit that passed, if any: the operation timeout, or SyncFail hooks' own one.
     fn deadline_passed(&self) -> Option<Duration> {
         let (left, limit) = self.time_left();
-        left.is_zero().then_some(limit)
+        limit.filter(|_| left.is_zero())
     }
 
-    /// The time left before the current limit passes, and that limit.
-    fn time_left(&self) -> (Duration, Duration) {
+    /// The time left before the current limit passes, and that limit; without one (no sync
+    /// timeout, Argo CD's default), [`UNLIMITED_WAIT`] and None.
+    fn time_left(&self) -> (Duration, Option<Duration>) {
         let settings = self.context.settings;
         let (since, limit) = match self.progress.sync_fail_started {
-            Some(since) => (since, settings.sync_fail_timeout),
+            Some(since) => (since, Some(settings.sync_fail_timeout)),
             None => (self.progress.started, settings.timeout),
+        };
+        let Some(limit) = limit else {
+            return (UNLIMITED_WAIT, None);
         };
         let elapsed = self.context.cluster.now().duration_since(since);
         let elapsed = Duration::try_from(elapsed).unwrap_or_default();
-        (limit.saturating_sub(elapsed), limit)
+        (limit.saturating_sub(elapsed), Some(limit))
     }
 
     /// Dry-runs the objects of a batch whose check waited for their wave; true when the server
@@ -591,31 +606,6 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
         false
     }
 
-    /// What is left of the pause before the first write of a new wave (`wave_delay`, Argo CD's
-    /// `ARGOCD_SYNC_WAVE_DELAY`), counted from the first step that reached the wave: returned for
-    /// the caller to wait out (the controller parks the sync meanwhile), never slept in a step.
-    fn wave_delay(&mut self, batch: Batch) -> Option<Duration> {
-        let delay = self.context.settings.wave_delay;
-        let new_wave = self
-            .progress
-            .last_batch
-            .is_some_and(|last| (last.phase, last.wave) != (batch.phase, batch.wave));
-        if !new_wave || delay.is_zero() {
-            return None;
-        }
-        let now = self.context.cluster.now();
-        let since = match self.progress.wave_delay {
-            Some((delayed, since)) if delayed == batch => since,
-            _ => {
-                self.progress.wave_delay = Some((batch, now));
-                now
-            }
-        };
-        let waited = Duration::try_from(now.duration_since(since)).unwrap_or_default();
-        let left = delay.saturating_sub(waited);
-        (!left.is_zero()).then_some(left)
-    }
-
     async fn apply(&mut self, batch: Batch, tasks: &[usize]) {
         if !self.check_deferred(tasks).await {
             return;
@@ -646,9 +636,10 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             .collect()
             .await;
         let finished = Time(self.context.cluster.now());
+        let health = self.context.cluster.observing(&settings.health).await;
         for (task, written) in applied {
             let result = written.result.map(|applied| {
-                let live = LiveObject::from_object(&applied.object, &settings.health);
+                let live = LiveObject::from_object(&applied.object, &health);
                 let generation = applied
                     .object
                     .pointer("/metadata/generation")
@@ -775,6 +766,11 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
     /// pods' problems added to the health message.
     async fn observe(&mut self, waiting: &Waiting) {
         let keys: Vec<ObjectKey> = waiting.on.iter().map(|b| b.key.clone()).collect();
+        let health = self
+            .context
+            .cluster
+            .observing(&self.context.settings.health)
+            .await;
         for (key, object) in self.read(&keys).await {
             let object = match object {
                 Ok(object) => object,
@@ -787,8 +783,7 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                 self.progress.live.remove(&key);
                 continue;
             };
-            let Some(mut live) = LiveObject::from_object(&object, &self.context.settings.health)
-            else {
+            let Some(mut live) = LiveObject::from_object(&object, &health) else {
                 continue;
             };
             if is_workload(&key) && live.health.status != HealthStatus::Healthy {

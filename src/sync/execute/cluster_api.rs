@@ -1,6 +1,6 @@
 //! The cluster as the sync executor sees it — the port the engine owns: a small trait of plain
 //! operations (apply, replace, get, whether a kind is served, list tracked objects, delete, pods
-//! of a workload, clock). Implementations carry no sync decisions, so a real API server
+//! of a workload, which kinds declare a status subresource, clock). Implementations carry no sync decisions, so a real API server
 //! ([`crate::cluster::api_server::kube_cluster::KubeCluster`]) and an embedded simulator can both stand
 //! behind it.
 
@@ -11,6 +11,7 @@ use flotilla_generators::cause::Cause;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
+use flotilla_core::health::{HealthChecks, StatusKinds};
 use flotilla_core::manifest::ObjectKey;
 
 use flotilla_core::sync::{FieldValidation, ResourceAction};
@@ -200,6 +201,15 @@ pub trait ClusterApi: Sync {
 
     /// The current time.
     fn now(&self) -> Timestamp;
+
+    /// The custom kinds whose CRD declares a status subresource, among the kinds this cluster
+    /// has resolved so far.
+    fn status_kinds(&self) -> impl Future<Output = StatusKinds> + Send;
+
+    /// `checks` judging this cluster's objects now: its status kinds and its clock.
+    fn observing(&self, checks: &HealthChecks) -> impl Future<Output = HealthChecks> + Send {
+        async move { checks.observing(self.status_kinds().await, self.now()) }
+    }
 
     /// Waits `duration` on this cluster's clock.
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + Send;

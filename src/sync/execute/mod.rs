@@ -16,7 +16,9 @@ mod write;
 
 pub use confirmation::{PruneConfirmation, approved_since};
 pub use event::SyncEvent;
-pub use settings::{ExecuteSettings, SYNC_TIMEOUT_ANNOTATION};
+pub use settings::{
+    DEFAULT_WAVE_DELAY, DEFAULT_WAVE_DELAY_TEXT, ExecuteSettings, SYNC_TIMEOUT_ANNOTATION,
+};
 pub use store::{OperationStore, StoreError};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

@@ -10,20 +10,33 @@ use flotilla_core::health::HealthChecks;
 use flotilla_core::project::Admission;
 use flotilla_core::sync::{IgnoreDifferences, SyncOptions};
 
-/// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m`.
+/// The annotation of an Application that sets its operation timeout, e.g. `90s` or `20m` (`0`:
+/// none, over a controller-wide timeout).
 pub const SYNC_TIMEOUT_ANNOTATION: &str = "flotilla.dev/sync-timeout";
+
+/// The default wave delay: none. Argo CD's is 2 s, to keep its health checks from reading a
+/// status its controller has not updated yet; Flotilla's waves wait for each object to be
+/// Healthy on its current generation (observedGeneration caught up), so the delay is left to
+/// the teams whose webhooks or controllers need it (`--sync-wave-delay`, Argo CD's key). It
+/// overlaps the wait for a wave's health, holding back only a wave Healthy sooner.
+pub const DEFAULT_WAVE_DELAY: Duration = Duration::ZERO;
+
+/// [`DEFAULT_WAVE_DELAY`] as a flag's default.
+pub const DEFAULT_WAVE_DELAY_TEXT: &str = "0s";
 
 /// Settings of one sync operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExecuteSettings {
-    /// The operation fails when it has not finished after this long (default 10 min; per
-    /// Application with [`SYNC_TIMEOUT_ANNOTATION`]).
-    pub timeout: Duration,
+    /// The operation fails when it has not finished after this long; None (the default, as
+    /// Argo CD's `controller.sync.timeout.seconds: "0"`) never times out. Controller-wide with
+    /// `--sync-timeout`, per Application with [`SYNC_TIMEOUT_ANNOTATION`].
+    pub timeout: Option<Duration>,
     /// SyncFail hooks get this long after the failure (default 2 min).
     pub sync_fail_timeout: Duration,
     /// How often live state is re-read while waiting (default 250 ms).
     pub poll_interval: Duration,
-    /// Pause before each new wave (Argo CD's `ARGOCD_SYNC_WAVE_DELAY`; default 0).
+    /// How long after a wave's last apply its health may count before the next wave starts
+    /// (Argo CD's `ARGOCD_SYNC_WAVE_DELAY`; see [`flotilla_core::sync::SyncState::wave_delay`]).
     pub wave_delay: Duration,
     /// How many objects are applied at once within a batch (default 16).
     pub concurrency: usize,
@@ -62,10 +75,10 @@ pub struct ExecuteSettings {
 impl Default for ExecuteSettings {
     fn default() -> Self {
         Self {
-            timeout: Duration::from_secs(600),
+            timeout: None,
             sync_fail_timeout: Duration::from_secs(120),
             poll_interval: Duration::from_millis(250),
-            wave_delay: Duration::ZERO,
+            wave_delay: DEFAULT_WAVE_DELAY,
             concurrency: 16,
             prune: false,
             prune_propagation: Propagation::Foreground,

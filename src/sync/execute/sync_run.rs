@@ -20,7 +20,7 @@ use flotilla_core::sync::begin;
 pub struct SyncRun {
     base_id: String,
     revision: Option<String>,
-    delays: Vec<std::time::Duration>,
+    retry_policy: Option<RetryPolicy>,
     /// Retries taken so far.
     retries: usize,
     progress: Progress,
@@ -53,12 +53,7 @@ impl SyncRun {
         Ok(Self {
             base_id: base_id.to_owned(),
             revision: revision.map(str::to_owned),
-            delays: context
-                .settings
-                .retry
-                .as_ref()
-                .map(RetryPolicy::delays)
-                .unwrap_or_default(),
+            retry_policy: context.settings.retry.clone(),
             retries: 0,
             progress,
             retry: None,
@@ -102,7 +97,11 @@ impl SyncRun {
         let Advance::Done(ended) = advance else {
             return Ok(advance);
         };
-        let delay = self.delays.get(self.retries).copied().filter(|_| {
+        let delay = self
+            .retry_policy
+            .as_ref()
+            .and_then(|policy| policy.delay(self.retries));
+        let delay = delay.filter(|_| {
             ended.state.phase == OperationPhase::Failed && !ended.timed_out && !cancelled
         });
         let Some(delay) = delay else {

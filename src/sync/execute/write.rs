@@ -100,7 +100,7 @@ async fn send<C: ClusterApi>(
     }
 }
 
-/// Polls until the object no longer exists, at most for the operation's timeout.
+/// Polls until the object no longer exists, at most for the operation's timeout (if any).
 async fn wait_until_gone<C: ClusterApi>(
     cluster: &C,
     key: &ObjectKey,
@@ -112,7 +112,7 @@ async fn wait_until_gone<C: ClusterApi>(
             return Ok(());
         }
         let waited = Duration::try_from(cluster.now().duration_since(started)).unwrap_or_default();
-        if waited >= settings.timeout {
+        if settings.timeout.is_some_and(|timeout| waited >= timeout) {
             return Err(ClusterError::NotReady(format!(
                 "{key} was deleted to be recreated (Force=true) and is still there after {}",
                 format_duration(Duration::from_secs(waited.as_secs()))
@@ -209,6 +209,10 @@ mod tests {
 
         fn now(&self) -> Timestamp {
             Timestamp::UNIX_EPOCH
+        }
+
+        async fn status_kinds(&self) -> flotilla_core::health::StatusKinds {
+            flotilla_core::health::StatusKinds::default()
         }
 
         async fn sleep(&self, _: Duration) {}

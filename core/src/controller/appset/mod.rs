@@ -1,10 +1,12 @@
-//! The pure core of the ApplicationSet controller: which Applications to write ([`diff`]), how
+//! The pure core of the ApplicationSet controller: which Applications to write ([`diff`]), why a
+//! reconcile failed ([`error_reason`]), how
 //! they are marked as owned ([`ownership`]), when to regenerate ([`requeue`]), how bursts of events are paced ([`pacing`]) and which change opens the next step at once
 //! ([`promotion`]) and what status
 //! results ([`status`]); for RollingSync, what the
 //! rollout observes ([`rollout_input`]), writes ([`rollout_status`]) and requests
 //! ([`sync_request`]). No API client here.
 
+pub mod error_reason;
 pub mod ownership;
 pub mod pacing;
 pub mod plan;
