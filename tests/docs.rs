@@ -260,6 +260,10 @@ fn links_includes_and_cited_paths_resolve() {
             }
         }
         for cited in cited_paths(text) {
+            // The book's build output (`mdbook build docs`) exists only once it is built.
+            if cited.starts_with("docs/book/") {
+                continue;
+            }
             if !root().join(&cited).exists() {
                 broken.push(format!(
                     "{}: cites {cited}, which does not exist",

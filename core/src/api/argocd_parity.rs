@@ -86,6 +86,30 @@ pub const FIELDS: &[FieldParity] = &[
     ),
     entry(
         Application,
+        "spec.source.kustomize.forceCommonLabels",
+        Works,
+        "without it, a label the kustomization's own `commonLabels` sets is refused",
+    ),
+    entry(
+        Application,
+        "spec.source.kustomize.forceCommonAnnotations",
+        Works,
+        "without it, an annotation the kustomization's own `commonAnnotations` sets is refused",
+    ),
+    entry(
+        Application,
+        "spec.source.kustomize.version",
+        Refused,
+        "Flotilla runs one kustomize and reads no `kustomize.path.<version>` setting",
+    ),
+    entry(
+        Application,
+        "spec.source.tagPrefix",
+        Refused,
+        "no semver ranges of git tags",
+    ),
+    entry(
+        Application,
         "spec.source.plugin",
         Refused,
         "no config management plugins",
@@ -99,6 +123,12 @@ pub const FIELDS: &[FieldParity] = &[
         "`enabled: false` suspends automated sync, as `flotilla app rollback --force` sets it",
     ),
     entry(Application, "spec.syncPolicy.retry", Works, ""),
+    entry(
+        Application,
+        "spec.syncPolicy.retry.limit",
+        Works,
+        "a negative limit retries forever, as in Argo CD",
+    ),
     entry(Application, "spec.syncPolicy.retry.refresh", Refused, ""),
     entry(
         Application,
@@ -208,7 +238,18 @@ pub const FIELDS: &[FieldParity] = &[
         "",
     ),
     entry(ApplicationSet, "spec.template", Works, ""),
-    entry(ApplicationSet, "spec.templatePatch", Works, ""),
+    entry(
+        ApplicationSet,
+        "spec.templatePatch",
+        Works,
+        "what it writes is read strictly: a field Flotilla does not implement is refused by name",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.applyNestedSelectors",
+        Works,
+        "accepted, no effect: nested generators' selectors are always applied (as in Argo CD 3)",
+    ),
     entry(ApplicationSet, "spec.goTemplate", Works, ""),
     entry(ApplicationSet, "spec.goTemplateOptions", Works, ""),
     entry(ApplicationSet, "spec.syncPolicy", Works, ""),
