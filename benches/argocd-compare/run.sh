@@ -128,6 +128,10 @@ build_argocd() {
   for component in argocd-application-controller argocd-repo-server argocd-applicationset-controller; do
     ln -sfn argocd "$out/$component"
   done
+  # The scripts Argo CD's image puts on PATH beside the binary (its Dockerfile).
+  cp "$CACHE/argocd/src-$ARGOCD_VERSION/hack/gpg-wrapper.sh" \
+    "$CACHE/argocd/src-$ARGOCD_VERSION/hack/git-verify-wrapper.sh" "$out/"
+  chmod +x "$out/gpg-wrapper.sh" "$out/git-verify-wrapper.sh"
   echo "$out"
 }
 
@@ -200,6 +204,19 @@ YAML
 
 kubectl_() { "$FLOTILLA_CONTROLPLANE_DIR/bin/kubectl" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 
+# wait_established CRD...: until each CRD is served.
+wait_established() {
+  local crd
+  for crd in "$@"; do
+    for _ in $(seq 300); do
+      [ "$(kubectl_ get crd "$crd" \
+        -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && continue 2
+      sleep 0.2
+    done
+    die "CRD $crd not established"
+  done
+}
+
 fresh_controlplane() {
   stop_controlplane
   log "starting a private control plane in $FLOTILLA_CONTROLPLANE_DIR (empty etcd)"
@@ -248,6 +265,8 @@ measure() {
   declare -A before
   for entry in "$@"; do before[${entry%%=*}]="$(cpu_ticks "${entry#*=}")"; done
   before_writes="$(api_writes)"
+  local load_before
+  load_before="$(cut -d' ' -f1 /proc/loadavg)"
   start="$(date +%s.%N)"
   kubectl_ create -f "$WORK/$side.yaml" >/dev/null
   log "$side: ApplicationSet of $APPS created; waiting for every Application Synced and Healthy"
@@ -267,6 +286,8 @@ measure() {
     sleep "$POLL_SECS"
   done
   log "$side: converged in ${elapsed}s"
+  echo "load average (1 min) $load_before at the start, $(cut -d' ' -f1 /proc/loadavg) at convergence" \
+    >"$WORK/results/$side.load"
   local cpu_total=0 rss_total=0 cpu rss
   : >"$WORK/results/$side.processes"
   for entry in "$@"; do
@@ -296,8 +317,7 @@ run_argocd() {
   kubectl_ create namespace argocd >/dev/null
   kubectl_ apply --server-side -f "$src/manifests/crds/application-crd.yaml" \
     -f "$src/manifests/crds/applicationset-crd.yaml" -f "$src/manifests/crds/appproject-crd.yaml" >/dev/null
-  kubectl_ wait --for=condition=Established --timeout=60s \
-    crd/applications.argoproj.io crd/applicationsets.argoproj.io crd/appprojects.argoproj.io >/dev/null
+  wait_established applications.argoproj.io applicationsets.argoproj.io appprojects.argoproj.io
   # What Argo CD's install manifests create empty, and the project its API server would create.
   kubectl_ apply -f - >/dev/null <<'YAML'
 apiVersion: v1
@@ -316,6 +336,7 @@ apiVersion: v1
 kind: Secret
 metadata: {name: argocd-secret, namespace: argocd, labels: {app.kubernetes.io/part-of: argocd}}
 type: Opaque
+stringData: {server.secretkey: bench}
 ---
 apiVersion: argoproj.io/v1alpha1
 kind: AppProject
@@ -329,7 +350,8 @@ YAML
 
   local data="$WORK/argocd-data"
   mkdir -p "$data/tls" "$data/ssh" "$data/gpg"
-  export ARGOCD_FAKE_IN_CLUSTER=true KUBECONFIG="$KUBECONFIG_FILE" ARGOCD_GPG_ENABLED=false \
+  local path="$PATH"
+  export PATH="$bin:$PATH" ARGOCD_FAKE_IN_CLUSTER=true KUBECONFIG="$KUBECONFIG_FILE" ARGOCD_GPG_ENABLED=false \
     ARGOCD_TLS_DATA_PATH="$data/tls" ARGOCD_SSH_DATA_PATH="$data/ssh" ARGOCD_GNUPGHOME="$data/gpg"
   redis_port="$(free_port)"
   local redis repo controller appset
@@ -356,6 +378,7 @@ YAML
     applicationset-controller="$appset" redis="$redis" || true
   stop_started
   unset ARGOCD_FAKE_IN_CLUSTER KUBECONFIG
+  export PATH="$path"
 }
 
 run_flotilla() {
@@ -366,11 +389,11 @@ run_flotilla() {
   kubectl_ apply --server-side -f "$ROOT/deploy/crds/applications.flotilla.dev.yaml" \
     -f "$ROOT/deploy/crds/applicationsets.flotilla.dev.yaml" \
     -f "$ROOT/deploy/crds/appprojects.flotilla.dev.yaml" >/dev/null
-  kubectl_ wait --for=condition=Established --timeout=60s crd/applications.flotilla.dev \
-    crd/applicationsets.flotilla.dev crd/appprojects.flotilla.dev >/dev/null
+  wait_established applications.flotilla.dev applicationsets.flotilla.dev appprojects.flotilla.dev
   application_set flotilla.dev/v1alpha1 flotilla >"$WORK/flotilla.yaml"
   start flotilla-controller env RUST_LOG=warn "$bin" controller -n flotilla \
-    --kubeconfig "$KUBECONFIG_FILE" --metrics-addr "127.0.0.1:$(free_port)"
+    --kubeconfig "$KUBECONFIG_FILE" --metrics-addr "127.0.0.1:$(free_port)" \
+    --repo-cache "$WORK/flotilla-repos"
   controller="$PID"
   sleep 15
   measure flotilla flotilla applications.flotilla.dev controller="$controller" || true
@@ -385,7 +408,8 @@ report() {
               NF != 5 { print }' "$WORK/results/summary"
   for side in argocd flotilla; do
     [ -f "$WORK/results/$side.processes" ] || continue
-    printf '\n%s, per process (CPU s, peak RSS MiB):\n' "$side"
+    printf '\n%s: %s\n' "$side" "$(cat "$WORK/results/$side.load")"
+    printf '%s, per process (CPU s, peak RSS MiB):\n' "$side"
     awk -F'\t' '{ printf "  %-28s %8.1f %8d\n", $1, $2, $3 }' "$WORK/results/$side.processes"
     printf '%s, API writes by verb and resource (per Application):\n' "$side"
     awk -F'\t' -v apps="$APPS" '{ printf "  %-40s %8d  %6.2f\n", $1, $2, $2 / apps }' \
