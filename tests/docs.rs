@@ -470,3 +470,114 @@ fn yaml_examples_are_read_as_flotilla_reads_them() {
         "no page shows an example with its Applications"
     );
 }
+
+/// The shell commands of a Markdown text's `sh`, `bash`, `shell` and `console` blocks, with their
+/// line numbers: continuation lines joined, prompts and comments left out.
+fn shell_commands(text: &str) -> Vec<(usize, String)> {
+    let mut shell = None;
+    let mut commands: Vec<(usize, String)> = Vec::new();
+    let mut continued = false;
+    for (number, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(tag) = trimmed.strip_prefix("```") {
+            shell = match shell {
+                Some(_) => None,
+                None => Some(matches!(tag.trim(), "sh" | "bash" | "shell" | "console")),
+            };
+            continued = false;
+            continue;
+        }
+        if shell != Some(true) {
+            continue;
+        }
+        let command = trimmed.strip_prefix("$ ").unwrap_or(trimmed);
+        let command = command.split(" #").next().unwrap_or_default();
+        let (command, continues) = match command.trim_end().strip_suffix('\\') {
+            Some(head) => (head, true),
+            None => (command, false),
+        };
+        if continued && let Some((_, last)) = commands.last_mut() {
+            last.push(' ');
+            last.push_str(command.trim());
+        } else if !command.trim().is_empty() && !command.starts_with('#') {
+            commands.push((number + 1, command.trim().to_owned()));
+        }
+        continued = continues;
+    }
+    commands
+}
+
+/// The words of one shell command, quotes removed (no expansion).
+fn shell_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote = None;
+    for c in command.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_default().push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_default();
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_default().push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+/// The arguments `flotilla` is given in a shell command line: for each simple command (split at
+/// `|`, `;`, `&`, `&&`, `||` and command substitutions) run as `flotilla`, `…/flotilla` or
+/// `cargo run … --`, its words after leading variable assignments, redirections left out.
+fn flotilla_invocations(line: &str) -> Vec<Vec<String>> {
+    let separated = line
+        .replace(">&", ">")
+        .replace("&&", ";")
+        .replace("||", ";")
+        .replace(['|', '(', ')', '&'], ";");
+    separated
+        .split(';')
+        .filter_map(|command| {
+            let words: Vec<String> = shell_words(command)
+                .into_iter()
+                .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+                .filter(|w| !w.contains('>') && !w.starts_with('<'))
+                .collect();
+            let program = words.first()?;
+            if program == "cargo" && words.get(1).is_some_and(|w| w == "run") {
+                let args = words.iter().position(|w| w == "--")?;
+                let mut argv = vec!["flotilla".to_owned()];
+                argv.extend(words[args + 1..].iter().cloned());
+                return Some(argv);
+            }
+            (Path::new(program).file_name()? == "flotilla").then_some(words)
+        })
+        .collect()
+}
+
+#[test]
+fn flotilla_commands_shown_parse() {
+    use clap::Parser;
+    let mut failures = Vec::new();
+    let mut parsed = 0;
+    for (path, text) in documents() {
+        let page = shown(&path);
+        for (number, line) in shell_commands(&text) {
+            for argv in flotilla_invocations(&line) {
+                match flotilla::cli::Cli::try_parse_from(&argv) {
+                    Ok(_) => parsed += 1,
+                    // `--help` and `--version` are the parser's own answers.
+                    Err(e) if !e.use_stderr() => parsed += 1,
+                    Err(e) => failures.push(format!("{page}:{number}: `{line}`: {e}")),
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        parsed > 10,
+        "only {parsed} flotilla commands found in the docs"
+    );
+}

@@ -238,6 +238,7 @@ api_writes() {
       if (match($0, /subresource="[^"]*"/)) sub_ = substr($0, RSTART + 13, RLENGTH - 14)
       if (verb ~ /^(GET|LIST|WATCH|CONNECT)$/) next
       key = verb " " res (sub_ == "" ? "" : "/" sub_)
+      if (match($0, /dry_run="[^"]+"/)) key = key " (dry run)"
       n[key] += $NF
     } END { for (k in n) printf "%s\t%d\n", k, n[k] }' | sort
 }

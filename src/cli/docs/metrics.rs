@@ -1,6 +1,7 @@
 //! The metrics reference page: every metric of the controller's registry as `/metrics` declares
-//! it (name, type, help), with its labels. A family appears on `/metrics` once it has a sample,
-//! so the page renders a registry given one sample of each.
+//! it (name, type, help), with its labels. The exposition declares every registered family, but
+//! a family's labels show only in its samples, so the page renders a registry given one sample
+//! of each; a test fails when a registered family has none.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -82,4 +83,47 @@ pub fn page() -> String {
         generated_note(),
         table(&["Metric", "Type", "Labels", "Help"], &rows)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sampled;
+
+    /// The families of an exposition that have no sample: their labels would be missing from the
+    /// page.
+    fn unsampled(exposition: &str) -> Vec<String> {
+        let mut families: Vec<(String, bool)> = Vec::new();
+        for line in exposition.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let name = rest.split(' ').next().unwrap_or(rest);
+                families.push((name.to_owned(), false));
+            } else if !line.starts_with('#')
+                && let Some((name, seen)) = families.last_mut()
+                && line.starts_with(name.as_str())
+            {
+                *seen = true;
+            }
+        }
+        families
+            .into_iter()
+            .filter(|(_, seen)| !seen)
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    #[test]
+    fn every_registered_family_is_sampled_so_the_page_shows_its_labels() {
+        let missing = unsampled(&sampled());
+        assert!(
+            missing.is_empty(),
+            "give {missing:?} a sample in `sampled()`: a family without one shows no labels"
+        );
+    }
+
+    #[test]
+    fn a_family_without_a_sample_is_found() {
+        let exposition = "# HELP a_total A.\n# TYPE a counter\na_total{result=\"ok\"} 1\n\
+                          # HELP b B.\n# TYPE b gauge\n# EOF\n";
+        assert_eq!(unsampled(exposition), vec!["b".to_owned()]);
+    }
 }
