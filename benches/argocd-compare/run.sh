@@ -7,7 +7,8 @@
 #! ApplicationSet's creation until every Application is Synced and Healthy, the CPU its
 #! processes used meanwhile (utime + stime + reaped children's, from /proc), each process's peak
 #! RSS (VmHWM), and the API server's write requests meanwhile (`apiserver_request_total` by verb
-#! and resource, every verb but GET, LIST, WATCH and CONNECT, all clients).
+#! and resource, every verb but GET, LIST, WATCH and CONNECT, all clients; server-side dry runs
+#! listed apart).
 #!
 #! Argo CD is built from its own Go source (ARGOCD_VERSION, default v3.6.2, from the Go module
 #! proxy; its go.mod points `gitops-engine` at a nested directory that the module zip leaves out,
