@@ -16,6 +16,8 @@ pub mod act;
 pub mod action_offers;
 pub mod action_request;
 pub mod application;
+pub mod application_list;
+pub mod application_query;
 pub mod application_set;
 pub mod csrf;
 pub mod events;
