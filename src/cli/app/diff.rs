@@ -21,6 +21,7 @@ use crate::sync::application_settings::ignore_differences;
 use crate::sync::load_plan;
 use flotilla_core::api::Application;
 use flotilla_core::controller::application::instance::instance_name;
+use flotilla_core::sync::{IgnoreDifferences, SyncPlan};
 
 /// Arguments of `flotilla app diff`.
 #[derive(Debug, clap::Args)]
@@ -50,16 +51,37 @@ pub async fn app_diff(
         .get(&args.app)
         .await
         .with_context(|| format!("reading Application {namespace}/{}", args.app))?;
-    let settings = Api::<ConfigMap>::namespaced(client.clone(), namespace)
-        .get_opt(&args.settings_config_map)
+    let (plan, ignore) =
+        application_plan(client.clone(), namespace, &app, &args.settings_config_map).await?;
+    let cluster = ClusterClients::new(client, namespace, plain_connect())
+        .for_destination(&app.spec.destination)
         .await
-        .with_context(|| format!("reading ConfigMap {namespace}/{}", args.settings_config_map))?;
+        .with_context(|| format!("Application {}: its destination", app.name_any()))?;
+    diff_objects(&cluster, &plan, &instance_name(&app), &ignore).await
+}
+
+/// What Application `app` (of `namespace`) would apply — its source read at its target
+/// revision into a temporary checkout — and its ignore rules with those of the settings
+/// ConfigMap `settings_config_map`, as the controller compares.
+///
+/// # Errors
+/// An unreadable settings ConfigMap or source, or manifests that do not load.
+pub async fn application_plan(
+    client: Client,
+    namespace: &str,
+    app: &Application,
+    settings_config_map: &str,
+) -> anyhow::Result<(SyncPlan, IgnoreDifferences)> {
+    let settings = Api::<ConfigMap>::namespaced(client.clone(), namespace)
+        .get_opt(settings_config_map)
+        .await
+        .with_context(|| format!("reading ConfigMap {namespace}/{settings_config_map}"))?;
     let customizations = Customizations::from_data(
-        &format!("ConfigMap {namespace}/{}", args.settings_config_map),
+        &format!("ConfigMap {namespace}/{settings_config_map}"),
         &settings.and_then(|c| c.data).unwrap_or_default(),
     )?;
     let ignore = ignore_differences(&app.spec, &customizations.ignore_differences)?;
-    let credentials = WatchedSecrets::repository_credentials(client.clone(), namespace);
+    let credentials = WatchedSecrets::repository_credentials(client, namespace);
     let repos = RepoCache::temporary(LocalRepos::default())
         .context("cannot create a temporary directory for the repositories")?
         .with_credentials(Arc::new(credentials), None);
@@ -72,7 +94,7 @@ pub async fn app_diff(
             .await?
             .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
     let options =
-        SourceOptions::of_application(&app, manifests.revision.clone(), &manifests.sources);
+        SourceOptions::of_application(app, manifests.revision.clone(), &manifests.sources);
     // Generating may run helm or kustomize: off the async workers.
     let (root, destination) = (
         manifests.root.clone(),
@@ -87,9 +109,5 @@ pub async fn app_diff(
         anyhow::anyhow!("Application {}: {}", app.name_any(), lines.join("\n"))
     })?;
     drop(repos);
-    let cluster = ClusterClients::new(client, namespace, plain_connect())
-        .for_destination(&app.spec.destination)
-        .await
-        .with_context(|| format!("Application {}: its destination", app.name_any()))?;
-    diff_objects(&cluster, &plan, &instance_name(&app), &ignore).await
+    Ok((plan, ignore))
 }

@@ -24,6 +24,7 @@ use crate::sync::application_settings::SyncOverrides;
 use crate::sync::execute::ExecuteSettings;
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::load_plan;
+use flotilla_core::manifest::ObjectKey;
 use flotilla_core::sync::diff::{compared, differences};
 use flotilla_core::sync::tracked;
 use flotilla_core::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
@@ -247,19 +248,8 @@ pub async fn diff_objects(
                 }
             }
             Some(live) => {
-                let desired = ignore.overlay(&task.key, &desired, &live);
-                let changed_paths = differences(&desired, &live, FIELD_MANAGER);
-                let (want, have) = compared(&desired, &live);
-                let text = if changed_paths.is_empty() {
-                    String::new()
-                } else {
-                    unified(
-                        &format!("live {name}"),
-                        &format!("desired {name}"),
-                        &yaml(&have)?,
-                        &yaml(&want)?,
-                    )
-                };
+                let (_, changed_paths, text) =
+                    compare_live(&task.key, &desired, &live, ignore, Value::clone)?;
                 ObjectDiff {
                     object: name,
                     reference,
@@ -275,6 +265,37 @@ pub async fn diff_objects(
         });
     }
     Ok(objects)
+}
+
+/// How the live object `live` of `key` compares with `desired` (`ignore`'s rules applied to
+/// it): the desired object as compared, the fields that differ (as JSON pointers), and the
+/// unified diff of the compared fields (empty when none differs), each side passed through
+/// `shown` first (the web view redacts a Secret's values there).
+///
+/// # Errors
+/// A side cannot be written as YAML.
+pub fn compare_live(
+    key: &ObjectKey,
+    desired: &Value,
+    live: &Value,
+    ignore: &IgnoreDifferences,
+    shown: impl Fn(&Value) -> Value,
+) -> anyhow::Result<(Value, Vec<String>, String)> {
+    let name = key.to_string();
+    let desired = ignore.overlay(key, desired, live);
+    let changed = differences(&desired, live, FIELD_MANAGER);
+    let (want, have) = compared(&shown(&desired), &shown(live));
+    let text = if changed.is_empty() {
+        String::new()
+    } else {
+        unified(
+            &format!("live {name}"),
+            &format!("desired {name}"),
+            &yaml(&have)?,
+            &yaml(&want)?,
+        )
+    };
+    Ok((desired, changed, text))
 }
 
 fn yaml(value: &Value) -> anyhow::Result<String> {
