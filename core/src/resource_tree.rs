@@ -261,7 +261,8 @@ mod tests {
                 "CronJob backup Some(Healthy)",
                 "  Job backup-1 Some(Progressing)",
                 "Deployment web Some(Healthy)",
-                "  ReplicaSet web-7c9 Some(Healthy)",
+                // No status yet: its own rule says Progressing.
+                "  ReplicaSet web-7c9 Some(Progressing)",
                 "    Pod web-7c9-a Some(Healthy)",
                 "    Pod web-7c9-b Some(Healthy)",
                 "Service web Some(Healthy)",
