@@ -91,7 +91,9 @@ fn main() {
         ("/", Some("label=team%3Dt3&page=2")),
         (
             "/",
-            Some("name=9&label=tier%3D1&health=Progressing&sync=Synced&project=p3&cluster=cluster-5&step=1"),
+            Some(
+                "name=9&label=tier%3D1&health=Progressing&sync=Synced&project=p3&cluster=cluster-5&step=1",
+            ),
         ),
         ("/applicationsets/fleet-3", Some("page=3")),
     ];

@@ -730,11 +730,21 @@ async fn the_fleet_page_filters_and_pages_three_hundred_applications_on_the_serv
     let (_, second) = controller.get("/?label=team%3Dpayments&page=2").await;
     let (first, second) = (listed(&first), listed(&second));
     assert_eq!((first.len(), second.len()), (50, 50));
-    assert!(first.iter().all(|name| !second.contains(name)), "{first:?} {second:?}");
+    assert!(
+        first.iter().all(|name| !second.contains(name)),
+        "{first:?} {second:?}"
+    );
     assert_eq!(first[0], "app-000");
     assert_eq!(second[0], "app-150");
-    let (_, one) = controller.get("/?name=app-29&label=team%21%3Dpayments").await;
-    assert_eq!(listed(&one), ["app-290", "app-292", "app-293", "app-295", "app-296", "app-298"]);
+    let (_, one) = controller
+        .get("/?name=app-29&label=team%21%3Dpayments")
+        .await;
+    assert_eq!(
+        listed(&one),
+        [
+            "app-290", "app-292", "app-293", "app-295", "app-296", "app-298", "app-299"
+        ]
+    );
 }
 
 /// A ServiceAccount that may read the Application's objects and Events (`get`, `list`), and
@@ -763,9 +773,8 @@ async fn first_event(address: SocketAddr, path: &str) -> String {
     let mut stream = tokio::net::TcpStream::connect(address)
         .await
         .expect("the web view accepts connections");
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n"
-    );
+    let request =
+        format!("GET {path} HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n");
     stream.write_all(request.as_bytes()).await.expect("sends");
     let mut received = Vec::new();
     let mut buffer = [0u8; 8192];
@@ -828,29 +837,35 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
     apply(&ns.api::<Application>(), &app).await;
     let controller = Controller::start(&ns).await;
     let tree_path = "/applications/web/tree";
-    let tree = eventually("the tree: Deployment → ReplicaSet → two Healthy Pods", async || {
-        let (status, page) = controller.get(tree_path).await;
-        let pods = page.matches(r#"data-node="Pod/web-"#).count();
-        let healthy = page
-            .matches(r#"data-health="Healthy""#)
-            .count();
-        (status == 200
-            && page.contains(r#"data-node="Deployment/web" data-health="Healthy""#)
-            && page.contains(r#"data-node="ReplicaSet/web-"#)
-            && pods == 2
-            && healthy >= 4)
-            .then_some(page)
-            .ok_or(format!("{status}, {pods} pods, {healthy} healthy"))
-    })
+    let tree = eventually(
+        "the tree: Deployment → ReplicaSet → two Healthy Pods",
+        async || {
+            let (status, page) = controller.get(tree_path).await;
+            let pods = page.matches(r#"data-node="Pod/web-"#).count();
+            let healthy = page.matches(r#"data-health="Healthy""#).count();
+            (status == 200
+                && page.contains(r#"data-node="Deployment/web" data-health="Healthy""#)
+                && page.contains(r#"data-node="ReplicaSet/web-"#)
+                && pods == 2
+                && healthy >= 4)
+                .then_some(page)
+                .ok_or(format!("{status}, {pods} pods, {healthy} healthy"))
+        },
+    )
     .await;
     // Drawn in that order: each under its owner.
     let deployment_at = tree.find(r#"data-node="Deployment/web""#).unwrap();
     let replica_set_at = tree.find(r#"data-node="ReplicaSet/web-"#).unwrap();
     let pod_at = tree.find(r#"data-node="Pod/web-"#).unwrap();
-    assert!(deployment_at < replica_set_at && replica_set_at < pod_at, "{tree}");
+    assert!(
+        deployment_at < replica_set_at && replica_set_at < pod_at,
+        "{tree}"
+    );
 
     let browser = Browser::start().await;
-    browser.goto(&format!("http://{}{tree_path}", controller.ui)).await;
+    browser
+        .goto(&format!("http://{}{tree_path}", controller.ui))
+        .await;
     let drawn = browser
         .script("return Array.from(document.querySelectorAll('svg.tree a[data-node]')).map(a => a.dataset.node + ' ' + a.dataset.health);")
         .await;
@@ -858,7 +873,12 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
     assert_eq!(drawn.len(), 5, "{drawn:?}");
     assert!(drawn[0].starts_with("Deployment/web Healthy"), "{drawn:?}");
     assert!(drawn[1].starts_with("ReplicaSet/web-"), "{drawn:?}");
-    assert!(drawn[2..4].iter().all(|pod| pod.starts_with("Pod/web-") && pod.ends_with(" Healthy")), "{drawn:?}");
+    assert!(
+        drawn[2..4]
+            .iter()
+            .all(|pod| pod.starts_with("Pod/web-") && pod.ends_with(" Healthy")),
+        "{drawn:?}"
+    );
     assert!(drawn[4].starts_with("Secret/db"), "{drawn:?}");
     browser.screenshot(&screenshot_path("resource-tree")).await;
 
@@ -866,11 +886,23 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
     let edited = Command::new(support::kubectl())
         .arg("--kubeconfig")
         .arg(support::kubeconfig_path(1))
-        .args(["-n", &ns.name, "patch", "deployment", "web", "--type", "merge"])
+        .args([
+            "-n",
+            &ns.name,
+            "patch",
+            "deployment",
+            "web",
+            "--type",
+            "merge",
+        ])
         .args(["-p", r#"{"metadata":{"labels":{"tier":"edited"}}}"#])
         .output()
         .expect("runs kubectl");
-    assert!(edited.status.success(), "{}", String::from_utf8_lossy(&edited.stderr));
+    assert!(
+        edited.status.success(),
+        "{}",
+        String::from_utf8_lossy(&edited.stderr)
+    );
 
     // With the viewer's token, the Deployment's panel names the field that differs.
     give_token(&browser, &viewer).await;
@@ -888,7 +920,10 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
     })
     .await;
     assert!(panel.contains("edited"), "the live value: {panel}");
-    assert!(panel.contains("ScalingReplicaSet"), "the Deployment's Events: {panel}");
+    assert!(
+        panel.contains("ScalingReplicaSet"),
+        "the Deployment's Events: {panel}"
+    );
     browser.screenshot(&screenshot_path("object-panel")).await;
 
     // Over HTTP: without a token, 401; with a token that may not get Deployments, 403.
@@ -900,12 +935,24 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
     assert_eq!(status, 401, "{body}");
     assert!(!body.contains("/metadata/labels/tier"));
     let as_reader = format!("Bearer {reader}");
-    let (status, body) = exchange(controller.ui, "GET", &panel_path, &[("authorization", &as_reader)]).await;
+    let (status, body) = exchange(
+        controller.ui,
+        "GET",
+        &panel_path,
+        &[("authorization", &as_reader)],
+    )
+    .await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("may not get deployments.apps web"), "{body}");
     assert!(!body.contains("example.com/web:1"), "no manifest: {body}");
     let as_viewer = format!("Bearer {viewer}");
-    let (status, body) = exchange(controller.ui, "GET", &panel_path, &[("authorization", &as_viewer)]).await;
+    let (status, body) = exchange(
+        controller.ui,
+        "GET",
+        &panel_path,
+        &[("authorization", &as_viewer)],
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("example.com/web:1"), "{body}");
 
@@ -914,12 +961,22 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
         "/applications/web/object?group=&kind=Secret&namespace={}&name=db",
         ns.name
     );
-    let (status, secret_panel) =
-        exchange(controller.ui, "GET", &secret_path, &[("authorization", &as_viewer)]).await;
+    let (status, secret_panel) = exchange(
+        controller.ui,
+        "GET",
+        &secret_path,
+        &[("authorization", &as_viewer)],
+    )
+    .await;
     assert_eq!(status, 200, "{secret_panel}");
     assert!(secret_panel.contains("++++++++"), "{secret_panel}");
     let mut seen = vec![secret_panel, tree];
-    for path in ["/", "/applications/web", tree_path, &format!("/applicationsets/{APPSET}")] {
+    for path in [
+        "/",
+        "/applications/web",
+        tree_path,
+        &format!("/applicationsets/{APPSET}"),
+    ] {
         seen.push(controller.get(path).await.1);
         seen.push(first_event(controller.ui, path).await);
     }
@@ -930,7 +987,9 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
         ))
         .await;
     eventually("the Secret's panel in the browser", async || {
-        let text = browser.script("return document.documentElement.outerHTML;").await;
+        let text = browser
+            .script("return document.documentElement.outerHTML;")
+            .await;
         let text = text.as_str().unwrap_or_default().to_owned();
         text.contains("++++++++").then_some(()).ok_or(text)
     })
@@ -945,7 +1004,10 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
     );
     for page in &seen {
         assert!(!page.contains(PLANTED), "the planted value shown: {page}");
-        assert!(!page.contains(PLANTED_BASE64), "the planted value shown: {page}");
+        assert!(
+            !page.contains(PLANTED_BASE64),
+            "the planted value shown: {page}"
+        );
     }
     browser.quit().await;
     drop(controller);

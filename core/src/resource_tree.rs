@@ -190,7 +190,12 @@ mod tests {
         }
     }
 
-    fn object(api_version: &str, kind: &str, name: &str, owner: Option<(&str, &str, &str)>) -> Value {
+    fn object(
+        api_version: &str,
+        kind: &str,
+        name: &str,
+        owner: Option<(&str, &str, &str)>,
+    ) -> Value {
         let owners: Vec<Value> = owner
             .into_iter()
             .map(|(api_version, kind, name)| {
@@ -238,10 +243,20 @@ mod tests {
         ];
         let live = [
             object("apps/v1", "Deployment", "web", None),
-            object("apps/v1", "ReplicaSet", "web-7c9", Some(("apps/v1", "Deployment", "web"))),
+            object(
+                "apps/v1",
+                "ReplicaSet",
+                "web-7c9",
+                Some(("apps/v1", "Deployment", "web")),
+            ),
             running_pod("web-7c9-b", ("apps/v1", "ReplicaSet", "web-7c9")),
             running_pod("web-7c9-a", ("apps/v1", "ReplicaSet", "web-7c9")),
-            object("batch/v1", "Job", "backup-1", Some(("batch/v1", "CronJob", "backup"))),
+            object(
+                "batch/v1",
+                "Job",
+                "backup-1",
+                Some(("batch/v1", "CronJob", "backup")),
+            ),
             object(
                 "discovery.k8s.io/v1",
                 "EndpointSlice",
@@ -249,7 +264,12 @@ mod tests {
                 Some(("v1", "Service", "web")),
             ),
             // Same name, another group: not the Deployment's.
-            object("example.com/v1", "ReplicaSet", "other", Some(("example.com/v1", "Deployment", "web"))),
+            object(
+                "example.com/v1",
+                "ReplicaSet",
+                "other",
+                Some(("example.com/v1", "Deployment", "web")),
+            ),
             running_pod("migrate-p", ("batch/v1", "Job", "migrate")),
             // Nobody's: not shown.
             object("v1", "Pod", "stray", None),
@@ -285,8 +305,18 @@ mod tests {
     #[test]
     fn a_cycle_of_owners_ends_and_a_managed_object_never_read_has_no_age() {
         let live = [
-            object("example.com/v1", "Widget", "a", Some(("example.com/v1", "Widget", "b"))),
-            object("example.com/v1", "Widget", "b", Some(("example.com/v1", "Widget", "a"))),
+            object(
+                "example.com/v1",
+                "Widget",
+                "a",
+                Some(("example.com/v1", "Widget", "b")),
+            ),
+            object(
+                "example.com/v1",
+                "Widget",
+                "b",
+                Some(("example.com/v1", "Widget", "a")),
+            ),
         ];
         let tree = build(&[managed("example.com", "Widget", "a", false)], &live);
         assert_eq!(tree.len(), 2);

@@ -69,7 +69,9 @@ pub fn inspection(path: &str) -> Option<(String, Inspection)> {
 #[derive(Debug, thiserror::Error)]
 pub enum InspectError {
     /// The destination is another cluster: the web view reads only its own.
-    #[error("the objects of Application {0} are on another cluster, which the web view does not read")]
+    #[error(
+        "the objects of Application {0} are on another cluster, which the web view does not read"
+    )]
     OtherCluster(String),
     #[error("reading {what}: {source}")]
     Read {
@@ -115,8 +117,14 @@ impl Inspector {
             return (StatusCode::NOT_FOUND, super::routes::not_found());
         };
         match what {
-            Inspection::Tree => (StatusCode::OK, self.tree_page(application, snapshot.now).await),
-            Inspection::Object => self.object_page(application, query, headers, snapshot.now).await,
+            Inspection::Tree => (
+                StatusCode::OK,
+                self.tree_page(application, snapshot.now).await,
+            ),
+            Inspection::Object => {
+                self.object_page(application, query, headers, snapshot.now)
+                    .await
+            }
         }
     }
 
@@ -127,11 +135,16 @@ impl Inspector {
             link(&format!("/applications/{app}"), &app),
             escape(&app),
         );
-        main.push_str(r#"<p class="none">Read when the page was opened: reload to read again.</p>"#);
+        main.push_str(
+            r#"<p class="none">Read when the page was opened: reload to read again.</p>"#,
+        );
         match self.tree(application).await {
             Ok(tree) => main.push_str(&tree_view::section(&app, &tree, now)),
             Err(error) => {
-                main.push_str(&format!(r#"<p class="error">{}</p>"#, escape(&error.to_string())));
+                main.push_str(&format!(
+                    r#"<p class="error">{}</p>"#,
+                    escape(&error.to_string())
+                ));
             }
         }
         Page {
@@ -177,11 +190,17 @@ impl Inspector {
             .collect();
         let mut live = Vec::new();
         // Secrets own nothing: never read for the tree.
-        for object in managed.iter().filter(|m| !(m.key.group.is_empty() && m.key.kind == "Secret")) {
-            let read = cluster.get(&object.key).await.map_err(|source| InspectError::Read {
-                what: object.key.to_string(),
-                source,
-            })?;
+        for object in managed
+            .iter()
+            .filter(|m| !(m.key.group.is_empty() && m.key.kind == "Secret"))
+        {
+            let read = cluster
+                .get(&object.key)
+                .await
+                .map_err(|source| InspectError::Read {
+                    what: object.key.to_string(),
+                    source,
+                })?;
             live.extend(read);
         }
         let mut namespaces: Vec<String> = managed
@@ -256,7 +275,10 @@ impl Inspector {
             )
         };
         if key.kind.is_empty() || key.name.is_empty() {
-            return refusal(StatusCode::BAD_REQUEST, "the address names no object (kind and name)");
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "the address names no object (kind and name)",
+            );
         }
         let cluster = match self.cluster(application) {
             Ok(cluster) => cluster,
@@ -304,15 +326,25 @@ impl Inspector {
         application: &Application,
         key: &ObjectKey,
     ) -> Result<ObjectView, InspectError> {
-        let live = cluster.get(key).await.map_err(|source| InspectError::Read {
-            what: key.to_string(),
-            source,
-        })?;
+        let live = cluster
+            .get(key)
+            .await
+            .map_err(|source| InspectError::Read {
+                what: key.to_string(),
+                source,
+            })?;
         let mut view = ObjectView {
             live,
             ..ObjectView::default()
         };
-        match application_plan(self.client.clone(), &self.namespace, application, DEFAULT_CONFIG_MAP).await {
+        match application_plan(
+            self.client.clone(),
+            &self.namespace,
+            application,
+            DEFAULT_CONFIG_MAP,
+        )
+        .await
+        {
             Ok((plan, ignore)) => {
                 let desired = plan
                     .tasks

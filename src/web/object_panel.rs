@@ -57,7 +57,9 @@ pub fn redacted(object: &Value) -> Value {
 /// The live object without `status` and `metadata.managedFields`, and those two apart.
 fn folded(live: &Value) -> (Value, Option<Value>, Option<Value>) {
     let mut shown = live.clone();
-    let status = shown.as_object_mut().and_then(|object| object.remove("status"));
+    let status = shown
+        .as_object_mut()
+        .and_then(|object| object.remove("status"));
     let managed = shown
         .get_mut("metadata")
         .and_then(Value::as_object_mut)
@@ -71,16 +73,25 @@ fn yaml(value: &Value) -> String {
 
 /// The time an Event last happened: `lastTimestamp`, else `eventTime`, else its creation.
 fn event_time(event: &Value) -> &str {
-    ["/lastTimestamp", "/eventTime", "/metadata/creationTimestamp"]
-        .iter()
-        .find_map(|pointer| event.pointer(pointer).and_then(Value::as_str))
-        .unwrap_or_default()
+    [
+        "/lastTimestamp",
+        "/eventTime",
+        "/metadata/creationTimestamp",
+    ]
+    .iter()
+    .find_map(|pointer| event.pointer(pointer).and_then(Value::as_str))
+    .unwrap_or_default()
 }
 
 /// The panel of `key` in Application `app` from `view` (whose objects are redacted here
 /// again, whoever built it), at `now`.
 #[must_use]
-pub fn render(app: &str, key: &ObjectKey, view: &ObjectView, now: k8s_openapi::jiff::Timestamp) -> Page {
+pub fn render(
+    app: &str,
+    key: &ObjectKey,
+    view: &ObjectView,
+    now: k8s_openapi::jiff::Timestamp,
+) -> Page {
     let title = format!("{} {}", key.kind, key.name);
     let mut main = format!(
         r#"<div data-static></div><p>{} › {}</p><h1>{}</h1>"#,
@@ -117,7 +128,11 @@ pub fn render(app: &str, key: &ObjectKey, view: &ObjectView, now: k8s_openapi::j
     match &view.live {
         Some(live) => {
             let (shown, status, managed) = folded(&redacted(live));
-            let _ = write!(main, r#"<pre class="manifest">{}</pre>"#, escape(&yaml(&shown)));
+            let _ = write!(
+                main,
+                r#"<pre class="manifest">{}</pre>"#,
+                escape(&yaml(&shown))
+            );
             for (summary, part) in [("status", status), ("managedFields", managed)] {
                 if let Some(part) = part {
                     let _ = write!(
@@ -145,7 +160,12 @@ pub fn render(app: &str, key: &ObjectKey, view: &ObjectView, now: k8s_openapi::j
     let mut events: Vec<&Value> = view.events.iter().collect();
     events.sort_by(|a, b| event_time(b).cmp(event_time(a)));
     let text = |event: &Value, pointer: &str| {
-        escape(event.pointer(pointer).and_then(Value::as_str).unwrap_or_default())
+        escape(
+            event
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        )
     };
     main.push_str(&table(
         &["LAST SEEN", "TYPE", "REASON", "COUNT", "MESSAGE"],

@@ -189,7 +189,11 @@ mod tests {
             roots: vec![node(
                 "Deployment",
                 "web<script>",
-                vec![node("ReplicaSet", "web-1", vec![node("Pod", "web-1-a", vec![])])],
+                vec![node(
+                    "ReplicaSet",
+                    "web-1",
+                    vec![node("Pod", "web-1-a", vec![])],
+                )],
             )],
             hooks: vec![node("Job", "migrate", vec![])],
         };
@@ -205,6 +209,9 @@ mod tests {
         let hooks = html.split("<h2>Hooks</h2>").nth(1).unwrap();
         assert!(hooks.contains("Job migrate"));
         assert_eq!(age(None, now), "-");
-        assert_eq!(age(Some("2026-12-01T00:00:00Z".parse().unwrap()), now), "4d");
+        assert_eq!(
+            age(Some("2026-12-01T00:00:00Z".parse().unwrap()), now),
+            "4d"
+        );
     }
 }
