@@ -76,8 +76,9 @@ pub enum InspectError {
     #[error("reading {what}: {source}")]
     Read {
         what: String,
+        /// Boxed: a cluster error is large.
         #[source]
-        source: ClusterError,
+        source: Box<ClusterError>,
     },
     #[error("listing {what}: {source}")]
     List {
@@ -199,7 +200,7 @@ impl Inspector {
                 .await
                 .map_err(|source| InspectError::Read {
                     what: object.key.to_string(),
-                    source,
+                    source: Box::new(source),
                 })?;
             live.extend(read);
         }
@@ -331,7 +332,7 @@ impl Inspector {
             .await
             .map_err(|source| InspectError::Read {
                 what: key.to_string(),
-                source,
+                source: Box::new(source),
             })?;
         let mut view = ObjectView {
             live,
