@@ -934,25 +934,15 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
     let (status, body) = controller.get(&panel_path).await;
     assert_eq!(status, 401, "{body}");
     assert!(!body.contains("/metadata/labels/tier"));
-    let as_reader = format!("Bearer {reader}");
-    let (status, body) = exchange(
-        controller.ui,
-        "GET",
-        &panel_path,
-        &[("authorization", &as_reader)],
-    )
-    .await;
+    let read_as = async |token: &str, path: &str| {
+        let bearer = format!("Bearer {token}");
+        exchange(controller.ui, "GET", path, &[("authorization", &bearer)]).await
+    };
+    let (status, body) = read_as(&reader, &panel_path).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("may not get deployments.apps web"), "{body}");
     assert!(!body.contains("example.com/web:1"), "no manifest: {body}");
-    let as_viewer = format!("Bearer {viewer}");
-    let (status, body) = exchange(
-        controller.ui,
-        "GET",
-        &panel_path,
-        &[("authorization", &as_viewer)],
-    )
-    .await;
+    let (status, body) = read_as(&viewer, &panel_path).await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("example.com/web:1"), "{body}");
 
@@ -961,13 +951,7 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
         "/applications/web/object?group=&kind=Secret&namespace={}&name=db",
         ns.name
     );
-    let (status, secret_panel) = exchange(
-        controller.ui,
-        "GET",
-        &secret_path,
-        &[("authorization", &as_viewer)],
-    )
-    .await;
+    let (status, secret_panel) = read_as(&viewer, &secret_path).await;
     assert_eq!(status, 200, "{secret_panel}");
     assert!(secret_panel.contains("++++++++"), "{secret_panel}");
     let mut seen = vec![secret_panel, tree];
