@@ -3,7 +3,7 @@
 //! how its objects differ from its source, list its history and roll back to an entry of it, or
 //! wait until it is Healthy and Synced (the exit code says whether it got there).
 
-pub mod diff;
+mod diff;
 mod history;
 mod rollback;
 mod wait;

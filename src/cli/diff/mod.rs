@@ -6,8 +6,6 @@
 //! objects that differ. Exit code 0 when everything matches, 1 when something differs or is
 //! missing, 2 on error. `flotilla app diff` reports the same way.
 
-mod unified;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,6 +13,8 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::actions::compare::{compare_live, yaml};
+use crate::actions::unified_diff::unified;
 use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::app_name::AppName;
@@ -24,13 +24,10 @@ use crate::sync::application_settings::SyncOverrides;
 use crate::sync::execute::ExecuteSettings;
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::load_plan;
-use flotilla_core::manifest::ObjectKey;
-use flotilla_core::sync::diff::{compared, differences};
+use flotilla_core::sync::diff::compared;
 use flotilla_core::sync::tracked;
-use flotilla_core::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
+use flotilla_core::sync::{IgnoreDifferences, SyncPlan};
 use flotilla_core::table::Table;
-
-use unified::unified;
 
 /// Arguments of `flotilla diff`.
 #[derive(Debug, clap::Args)]
@@ -265,39 +262,4 @@ pub async fn diff_objects(
         });
     }
     Ok(objects)
-}
-
-/// How the live object `live` of `key` compares with `desired` (`ignore`'s rules applied to
-/// it): the desired object as compared, the fields that differ (as JSON pointers), and the
-/// unified diff of the compared fields (empty when none differs), each side passed through
-/// `shown` first (the web view redacts a Secret's values there).
-///
-/// # Errors
-/// A side cannot be written as YAML.
-pub fn compare_live(
-    key: &ObjectKey,
-    desired: &Value,
-    live: &Value,
-    ignore: &IgnoreDifferences,
-    shown: impl Fn(&Value) -> Value,
-) -> anyhow::Result<(Value, Vec<String>, String)> {
-    let name = key.to_string();
-    let desired = ignore.overlay(key, desired, live);
-    let changed = differences(&desired, live, FIELD_MANAGER);
-    let (want, have) = compared(&shown(&desired), &shown(live));
-    let text = if changed.is_empty() {
-        String::new()
-    } else {
-        unified(
-            &format!("live {name}"),
-            &format!("desired {name}"),
-            &yaml(&have)?,
-            &yaml(&want)?,
-        )
-    };
-    Ok((desired, changed, text))
-}
-
-fn yaml(value: &Value) -> anyhow::Result<String> {
-    Ok(serde_saphyr::to_string(value)?)
 }
