@@ -62,6 +62,13 @@ pub struct RolloutDecision {
 #[serde(rename_all = "camelCase")]
 pub struct StepReport {
     pub step: usize,
+    /// The step's `name`, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The steps (numbers) it waits for, when the strategy is a graph (some step's `dependsOn`
+    /// is not the step before it); empty for a list.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<usize>,
     pub state: StepState,
     /// `maxUpdate` as configured (`unlimited`, `3`, `25%`).
     pub max_update: String,

@@ -8,6 +8,7 @@
 mod advance;
 pub mod analysis;
 mod approval;
+pub mod graph;
 mod bake;
 pub mod conditions;
 pub mod config;

@@ -218,6 +218,7 @@ mod tests {
             }),
             paused: false,
             deletion_order: order,
+            removal_order: None,
         }
     }
 

@@ -50,6 +50,7 @@ pub(super) fn strategy(steps: Vec<RollingSyncStep>) -> RolloutStrategy {
         }),
         paused: false,
         deletion_order: None,
+        removal_order: None,
     }
 }
 

@@ -181,6 +181,8 @@ mod tests {
             steps: [(1, vec!["db".into()]), (2, vec!["web".into()])].into(),
             step_reports: vec![StepReport {
                 step: 2,
+                name: None,
+                depends_on: Vec::new(),
                 state: StepState::Progressing,
                 max_update: "unlimited".into(),
                 limit: None,
