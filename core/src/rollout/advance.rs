@@ -22,8 +22,8 @@ use super::conditions::{
     ProgressReason, REASON_NO_MATCHING_STEP, RollbackReason, holds, progressing,
 };
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
-use super::graph;
 use super::decision::{RolloutDecision, StepReport, StepState};
+use super::graph;
 use super::input::{ApplicationState, RolloutInput};
 use super::rollback;
 use super::step_record::{Gate, fresh_records};
@@ -249,7 +249,11 @@ impl Pass<'_> {
                 }
                 None => {
                     let waited = self.frontier(step, &gates);
-                    let verb = if waited.len() == 1 { "completes" } else { "complete" };
+                    let verb = if waited.len() == 1 {
+                        "completes"
+                    } else {
+                        "complete"
+                    };
                     let next = format!("closed until {} {verb}", waited.join(", "));
                     self.report(step, StepState::Closed, next)
                 }
@@ -288,12 +292,12 @@ impl Pass<'_> {
             p.parse::<usize>().ok() == Some(config.number) || config.name.as_deref() == Some(p)
         });
         let mut approved = None;
-        let gate = match record.approval(config.manual_approval, all_complete, promoted, self.now)
-        {
+        let gate = match record.approval(config.manual_approval, all_complete, promoted, self.now) {
             Approval::Waiting { since } => Gate::WaitingForApproval { since },
             Approval::Given { now } => {
                 approved = now.then_some(config.number);
-                let gate = record.judge(bake_time, all_complete, self.now, || self.incomplete(step));
+                let gate =
+                    record.judge(bake_time, all_complete, self.now, || self.incomplete(step));
                 match (gate, &config.analysis) {
                     (Gate::Complete, Some(check)) if !self.members[step].is_empty() => {
                         self.analyse(step, check, &mut record)
@@ -308,7 +312,12 @@ impl Pass<'_> {
 
     /// The report of the open, incomplete step `step` at `gate`: its stalls, windows and
     /// promotions decided, the syncs to trigger added to `sync_triggered`.
-    fn open_report(&mut self, step: usize, gate: Gate, sync_triggered: &mut Vec<String>) -> StepReport {
+    fn open_report(
+        &mut self,
+        step: usize,
+        gate: Gate,
+        sync_triggered: &mut Vec<String>,
+    ) -> StepReport {
         let causes = self.stall_causes(step);
         let held = self.held_by_windows(step);
         let promoted =
@@ -343,14 +352,10 @@ impl Pass<'_> {
                 self.report(step, StepState::Analysing, next)
             }
             Gate::Failed => {
-                let later = if graph::is_graph(&self.config.steps) {
-                    "the steps waiting for it stay closed"
-                } else {
-                    "later steps stay closed"
-                };
                 let next = format!(
-                    "failed: {}; {later} until a new revision reaches the step",
-                    self.records[step].failure
+                    "failed: {}; {} until a new revision reaches the step",
+                    self.records[step].failure,
+                    self.later_steps()
                 );
                 self.report(step, StepState::Failed, next)
             }
@@ -365,6 +370,16 @@ impl Pass<'_> {
             .filter(|&s| gates[s].is_some_and(|gate| gate != Gate::Complete))
             .map(|s| self.config.steps[s].label())
             .collect()
+    }
+
+    /// What stays closed behind a stalled or failed step: the later steps of a list, the
+    /// steps waiting for it in a graph.
+    fn later_steps(&self) -> &'static str {
+        if graph::is_graph(&self.config.steps) {
+            "the steps waiting for it stay closed"
+        } else {
+            "later steps stay closed"
+        }
     }
 
     /// `step 2 of 4`, or `step 2 of 4 (backend-eu)` for a named step.
@@ -456,13 +471,10 @@ impl Pass<'_> {
         failure: String,
         gates: &[Option<Gate>],
     ) -> RolloutRollback {
-        let others = self
-            .config
-            .order
-            .iter()
-            .rev()
-            .copied()
-            .filter(|&s| self.config.rollback_completed_steps && s != failed && gates[s].is_some());
+        let others =
+            self.config.order.iter().rev().copied().filter(|&s| {
+                self.config.rollback_completed_steps && s != failed && gates[s].is_some()
+            });
         let steps: Vec<(usize, Vec<(&ApplicationState, bool)>)> = std::iter::once(failed)
             .chain(others)
             .map(|step| {
@@ -805,7 +817,11 @@ impl Pass<'_> {
             .filter(|p| {
                 let p = p.trim();
                 p.parse::<usize>().is_err()
-                    && !self.config.steps.iter().any(|s| s.name.as_deref() == Some(p))
+                    && !self
+                        .config
+                        .steps
+                        .iter()
+                        .any(|s| s.name.as_deref() == Some(p))
             })
             .map_or_else(String::new, |p| {
                 format!("; the annotation {PROMOTE_ANNOTATION} {p:?} is not a step number")
@@ -852,8 +868,9 @@ impl Pass<'_> {
             (
                 StepState::Stalled,
                 format!(
-                    "stalled: {}; later steps stay closed",
-                    list(causes.iter().map(String::as_str))
+                    "stalled: {}; {}",
+                    list(causes.iter().map(String::as_str)),
+                    self.later_steps()
                 ),
             )
         } else if self.config.paused {

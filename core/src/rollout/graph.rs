@@ -86,11 +86,7 @@ pub(super) fn link(
                             known: if names.is_empty() {
                                 "no step has a name".to_owned()
                             } else {
-                                names
-                                    .iter()
-                                    .map(|(n, _)| *n)
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
+                                names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
                             },
                         })
                 })
@@ -168,7 +164,11 @@ pub fn is_graph(steps: &[RolloutStep]) -> bool {
 /// The longest chain of steps through the graph, weighted by `cost` per step (0-based, in
 /// rollout order): what bounds the whole rollout when parallel steps run side by side.
 #[must_use]
-pub fn critical_path(steps: &[RolloutStep], order: &[usize], cost: impl Fn(usize) -> u64) -> Vec<usize> {
+pub fn critical_path(
+    steps: &[RolloutStep],
+    order: &[usize],
+    cost: impl Fn(usize) -> u64,
+) -> Vec<usize> {
     // The heaviest chain ending at each step, and the step before it on that chain.
     let mut best: Vec<(u64, Option<usize>)> = vec![(0, None); steps.len()];
     for &step in order {
@@ -255,7 +255,8 @@ mod tests {
         ];
         for (steps, depends_on, order) in cases {
             let config = RolloutConfig::from_strategy(&strategy(steps.clone())).expect("valid");
-            let found: Vec<Vec<usize>> = config.steps.iter().map(|s| s.depends_on.clone()).collect();
+            let found: Vec<Vec<usize>> =
+                config.steps.iter().map(|s| s.depends_on.clone()).collect();
             assert_eq!(found, depends_on, "{steps:?}");
             assert_eq!(config.order, order, "{steps:?}");
         }
