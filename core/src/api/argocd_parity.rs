@@ -435,7 +435,11 @@ mod tests {
             FlotillaOnly
         );
         assert_eq!(
-            lookup(ApplicationSet, "spec.strategy.rollingSync.steps[].dependsOn").0,
+            lookup(
+                ApplicationSet,
+                "spec.strategy.rollingSync.steps[].dependsOn"
+            )
+            .0,
             FlotillaOnly
         );
     }

@@ -678,11 +678,8 @@ impl Pass<'_> {
         StepReport {
             step: config.number,
             name: config.name.clone(),
-            depends_on: if graph::is_graph(&self.config.steps) {
-                config.depends_on.iter().map(|&d| d + 1).collect()
-            } else {
-                Vec::new()
-            },
+            depends_on: graph::is_graph(&self.config.steps)
+                .then(|| config.depends_on.iter().map(|&d| d + 1).collect()),
             state,
             max_update: config.max_update.to_string(),
             limit: config.max_update.limit(self.members[step].len()),

@@ -161,35 +161,35 @@ pub fn is_graph(steps: &[RolloutStep]) -> bool {
         .any(|(i, step)| step.depends_on != i.checked_sub(1).into_iter().collect::<Vec<_>>())
 }
 
-/// The longest chain of steps through the graph, weighted by `cost` per step (0-based, in
-/// rollout order): what bounds the whole rollout when parallel steps run side by side.
+/// The chain of steps that bounded a rollout: from the step that finished last back through,
+/// at each step, the step it waited for that finished last. `depends_on` lists each step's
+/// dependencies and `finish` its finish time (`None`: not finished, or no Applications), both
+/// by 0-based index; the path is in rollout order.
 #[must_use]
-pub fn critical_path(
-    steps: &[RolloutStep],
-    order: &[usize],
-    cost: impl Fn(usize) -> u64,
-) -> Vec<usize> {
-    // The heaviest chain ending at each step, and the step before it on that chain.
-    let mut best: Vec<(u64, Option<usize>)> = vec![(0, None); steps.len()];
-    for &step in order {
-        let before = steps[step]
-            .depends_on
-            .iter()
-            .copied()
-            .max_by_key(|&d| (best[d].0, std::cmp::Reverse(d)));
-        best[step] = (before.map_or(0, |d| best[d].0) + cost(step), before);
-    }
-    let Some(mut last) = order
-        .iter()
-        .copied()
-        .max_by_key(|&s| (best[s].0, std::cmp::Reverse(s)))
-    else {
+pub fn critical_path(depends_on: &[Vec<usize>], finish: &[Option<f64>]) -> Vec<usize> {
+    let latest = |steps: &mut dyn Iterator<Item = usize>| {
+        steps.max_by(|&a, &b| {
+            let key = |s: usize| {
+                finish
+                    .get(s)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(f64::NEG_INFINITY)
+            };
+            key(a).total_cmp(&key(b)).then(b.cmp(&a))
+        })
+    };
+    let Some(mut step) = latest(&mut (0..finish.len()).filter(|&s| finish[s].is_some())) else {
         return Vec::new();
     };
-    let mut path = vec![last];
-    while let Some(before) = best[last].1 {
+    let mut path = vec![step];
+    // A valid graph has no cycle; the bound only guards a malformed one.
+    while path.len() <= depends_on.len() {
+        let Some(before) = latest(&mut depends_on.get(step).into_iter().flatten().copied()) else {
+            break;
+        };
         path.push(before);
-        last = before;
+        step = before;
     }
     path.reverse();
     path
@@ -322,18 +322,28 @@ mod tests {
         assert!(is_graph(&config.steps));
         assert_eq!(ancestors(&config.steps, 3), BTreeSet::from([0, 1, 2]));
         assert_eq!(ancestors(&config.steps, 4), BTreeSet::new());
-        // (cost per step, the critical path)
-        let cases: &[(&[u64], &[usize])] = &[
-            (&[1, 1, 1, 1, 1], &[0, 1, 3]),
-            (&[1, 1, 5, 1, 1], &[0, 2, 3]),
-            (&[1, 1, 1, 1, 9], &[4]),
+        let depends_on: Vec<Vec<usize>> =
+            config.steps.iter().map(|s| s.depends_on.clone()).collect();
+        // (finish time per step, the critical path)
+        type Case = (&'static [Option<f64>], &'static [usize]);
+        let cases: &[Case] = &[
+            (
+                &[Some(1.0), Some(5.0), Some(4.0), Some(9.0), Some(2.0)],
+                &[0, 1, 3],
+            ),
+            (
+                &[Some(1.0), Some(4.0), Some(5.0), Some(9.0), Some(2.0)],
+                &[0, 2, 3],
+            ),
+            (
+                &[Some(1.0), Some(4.0), Some(5.0), Some(9.0), Some(20.0)],
+                &[4],
+            ),
+            (&[Some(1.0), Some(4.0), None, None, None], &[0, 1]),
+            (&[None, None, None, None, None], &[]),
         ];
-        for (costs, path) in cases {
-            assert_eq!(
-                critical_path(&config.steps, &config.order, |s| costs[s]),
-                *path,
-                "{costs:?}"
-            );
+        for (finish, path) in cases {
+            assert_eq!(critical_path(&depends_on, finish), *path, "{finish:?}");
         }
         let line = RolloutConfig::from_strategy(&strategy(vec![step("", None), step("", None)]))
             .expect("valid");

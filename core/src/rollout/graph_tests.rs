@@ -190,7 +190,11 @@ fn parallel_steps_open_together_and_the_join_waits_for_both() {
         both.step_reports[3].next,
         "closed until step 2 (backend-eu), step 3 (backend-us) complete"
     );
-    assert_eq!(both.step_reports[3].depends_on, [2, 3]);
+    assert_eq!(both.step_reports[3].depends_on, Some(vec![2, 3]));
+    assert_eq!(
+        both.step_reports[3].title(),
+        "Step 4 (frontend, after steps 2, 3)"
+    );
     assert_eq!(both.step_reports[3].name.as_deref(), Some("frontend"));
     assert_eq!(
         both.apps_to_sync,
@@ -338,7 +342,7 @@ fn a_list_without_names_reports_as_before() {
     assert!(
         d.step_reports
             .iter()
-            .all(|r| r.depends_on.is_empty() && r.name.is_none())
+            .all(|r| r.depends_on.is_none() && r.name.is_none())
     );
     assert_eq!(progress(&d).2, "step 1 of 2 syncs db now");
 }

@@ -182,7 +182,7 @@ mod tests {
             step_reports: vec![StepReport {
                 step: 2,
                 name: None,
-                depends_on: Vec::new(),
+                depends_on: None,
                 state: StepState::Progressing,
                 max_update: "unlimited".into(),
                 limit: None,
