@@ -176,7 +176,7 @@ pub fn critical_path(depends_on: &[Vec<usize>], finish: &[Option<f64>]) -> Vec<u
                     .flatten()
                     .unwrap_or(f64::NEG_INFINITY)
             };
-            key(a).total_cmp(&key(b)).then(b.cmp(&a))
+            key(a).total_cmp(&key(b)).then(a.cmp(&b))
         })
     };
     let Some(mut step) = latest(&mut (0..finish.len()).filter(|&s| finish[s].is_some())) else {
