@@ -517,10 +517,11 @@ impl Pass<'_> {
         let text = rollback::describe(&rollback, steps, &moved.failed);
         // The steps the failed one waited for stay complete (a status from an older strategy
         // may name a step there is no more).
-        let waited_for = (1..=steps)
-            .contains(&failed)
-            .then(|| graph::ancestors(&self.config.steps, failed - 1))
-            .unwrap_or_default();
+        let waited_for = if (1..=steps).contains(&failed) {
+            graph::ancestors(&self.config.steps, failed - 1)
+        } else {
+            std::collections::BTreeSet::new()
+        };
         let reports = (0..steps)
             .map(|step| {
                 let number = step + 1;

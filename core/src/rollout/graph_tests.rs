@@ -60,6 +60,13 @@ fn observed(finished: &[&str], running: &[&str], started: &str) -> Vec<Applicati
         .collect()
 }
 
+/// The pass at 12:00:10 that promotes both backends, the database and docs done.
+fn backends_promoted(graph: &RolloutStrategy) -> RolloutDecision {
+    let first = run(graph.clone(), fleet(), Vec::new(), "12:00:00");
+    let done = observed(&["db", "docs"], &[], "12:00:01");
+    replay(graph, done, &first, "12:00:10")
+}
+
 fn step_states(decision: &RolloutDecision) -> Vec<StepState> {
     decision.step_reports.iter().map(|r| r.state).collect()
 }
@@ -205,13 +212,7 @@ fn parallel_steps_open_together_and_the_join_waits_for_both() {
 #[test]
 fn a_stalled_step_closes_only_what_waits_for_it() {
     let graph = diamond();
-    let first = run(graph.clone(), fleet(), Vec::new(), "12:00:00");
-    let both = replay(
-        &graph,
-        observed(&["db", "docs"], &[], "12:00:01"),
-        &first,
-        "12:00:10",
-    );
+    let both = backends_promoted(&graph);
     let mut apps = observed(&["db", "docs", "api-us"], &["api-eu"], "12:00:11");
     apps[0].status.health = HealthStatus::Degraded;
     apps[0].status.health_message = "crash loop".into();
@@ -254,13 +255,7 @@ fn a_rollback_goes_back_along_the_graph_latest_first() {
         rolling.on_failure = Some(OnFailure::Rollback);
         rolling.rollback_completed_steps = true;
     }
-    let first = run(graph.clone(), fleet(), Vec::new(), "12:00:00");
-    let both = replay(
-        &graph,
-        observed(&["db", "docs"], &[], "12:00:01"),
-        &first,
-        "12:00:10",
-    );
+    let both = backends_promoted(&graph);
     let mut apps: Vec<ApplicationState> =
         observed(&["db", "docs", "api-us", "api-eu"], &[], "12:00:11")
             .into_iter()

@@ -317,18 +317,24 @@ mod tests {
             .collect()
     }
 
-    fn next(apps: &[(String, BTreeMap<String, String>)], deleting: &[&str]) -> ReverseDeletionStep {
-        let config = RolloutConfig::from_strategy(&three_tiers(Some(DeletionOrder::Reverse)))
-            .expect("valid");
-        let owned: Vec<OwnedApplication<'_>> = apps
-            .iter()
+    /// `apps` as owned Applications, those named in `deleting` being deleted.
+    fn owned<'a>(
+        apps: &'a [(String, BTreeMap<String, String>)],
+        deleting: &[&str],
+    ) -> Vec<OwnedApplication<'a>> {
+        apps.iter()
             .map(|(name, labels)| OwnedApplication {
                 name,
                 labels,
                 deleting: deleting.contains(&name.as_str()),
             })
-            .collect();
-        reverse_deletion_step(&config, &owned).expect("one step each")
+            .collect()
+    }
+
+    fn next(apps: &[(String, BTreeMap<String, String>)], deleting: &[&str]) -> ReverseDeletionStep {
+        let config = RolloutConfig::from_strategy(&three_tiers(Some(DeletionOrder::Reverse)))
+            .expect("valid");
+        reverse_deletion_step(&config, &owned(apps, deleting)).expect("one step each")
     }
 
     fn delete(group: DeletionGroup, names: &[&str]) -> ReverseDeletionStep {
@@ -387,15 +393,7 @@ mod tests {
         let config = RolloutConfig::from_strategy(&three_tiers(Some(DeletionOrder::Reverse)))
             .expect("valid");
         let progress = |apps: &[(String, BTreeMap<String, String>)]| {
-            let owned: Vec<OwnedApplication<'_>> = apps
-                .iter()
-                .map(|(name, labels)| OwnedApplication {
-                    name,
-                    labels,
-                    deleting: false,
-                })
-                .collect();
-            deletion_progress(&config, &owned).expect("one step each")
+            deletion_progress(&config, &owned(apps, &[])).expect("one step each")
         };
         let group = |step: u64, names: &[&str]| DeletionGroupStatus {
             step,
@@ -459,14 +457,7 @@ mod tests {
     fn removed_applications_go_in_steps_unless_all_at_once_is_asked_for() {
         use DeletionGroup::Step;
         let apps = labels(&[("db", "database"), ("api", "backend"), ("web", "frontend")]);
-        let owned: Vec<OwnedApplication<'_>> = apps
-            .iter()
-            .map(|(name, labels)| OwnedApplication {
-                name,
-                labels,
-                deleting: name == "web",
-            })
-            .collect();
+        let owned = owned(&apps, &["web"]);
         let all_at_once = RolloutStrategy {
             removal_order: Some(DeletionOrder::AllAtOnce),
             ..three_tiers(None)
@@ -538,15 +529,7 @@ mod tests {
         let mut left: Vec<(String, BTreeMap<String, String>)> = apps.clone();
         let mut seen = Vec::new();
         while let Some((group, names)) = {
-            let owned: Vec<OwnedApplication<'_>> = left
-                .iter()
-                .map(|(name, labels)| OwnedApplication {
-                    name,
-                    labels,
-                    deleting: false,
-                })
-                .collect();
-            match reverse_deletion_step(&config, &owned).expect("ordered") {
+            match reverse_deletion_step(&config, &owned(&left, &[])).expect("ordered") {
                 ReverseDeletionStep::Delete {
                     group,
                     applications,

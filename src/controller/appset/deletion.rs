@@ -108,14 +108,7 @@ pub async fn delete_applications(
                 group.describe(&config),
                 applications.join(", ")
             );
-            tracing::info!(appset = %appset.name_any(), "{note}");
-            ctx.events
-                .publish(
-                    &appset.object_ref(&()),
-                    EventReason::DeletionStepStarted,
-                    note,
-                )
-                .await;
+            announce_step(ctx, appset, note).await;
             let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
             delete_named(&api, &applications).await?;
             Ok(Action::requeue(DELETION_POLL))
@@ -204,6 +197,18 @@ async fn reverse_order(ctx: &AppSetContext, appset: &ApplicationSet) -> Option<R
             None
         }
     }
+}
+
+/// The `DeletionStepStarted` Event on `appset` saying which step goes now, and the log line.
+pub(super) async fn announce_step(ctx: &AppSetContext, appset: &ApplicationSet, note: String) {
+    tracing::info!(appset = %appset.name_any(), "{note}");
+    ctx.events
+        .publish(
+            &appset.object_ref(&()),
+            EventReason::DeletionStepStarted,
+            note,
+        )
+        .await;
 }
 
 /// A Warning Event on `appset`, and the log line.

@@ -6,15 +6,14 @@
 //! otherwise all at once, as Argo CD does. `applicationsSync` decides whether they are deleted
 //! at all (the plan lists them only when it allows it).
 
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, ResourceExt};
 
 use super::apply::delete_named;
 use super::context::AppSetContext;
-use super::deletion::{EMPTY, warn};
+use super::deletion::{EMPTY, announce_step, warn};
 use super::error::AppSetError;
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::plan::Plan;
-use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::rollout::RolloutConfig;
 use flotilla_core::rollout::reverse_deletion::{
     OwnedApplication, Removal, ReverseDeletionStep, removal,
@@ -66,14 +65,7 @@ pub(super) async fn remove(
                 "removing {what}in reverse order, no longer generated: {}",
                 applications.join(", ")
             );
-            tracing::info!(appset = %appset.name_any(), "{note}");
-            ctx.events
-                .publish(
-                    &appset.object_ref(&()),
-                    EventReason::DeletionStepStarted,
-                    note,
-                )
-                .await;
+            announce_step(ctx, appset, note).await;
             delete_named(&api, &applications).await
         }
         Removal::InSteps(ReverseDeletionStep::Wait { .. } | ReverseDeletionStep::Done) => Ok(()),

@@ -211,22 +211,32 @@ mod tests {
         }
     }
 
+    /// A Progressing step's report with one Application in flight.
+    fn report(
+        step: usize,
+        name: Option<&str>,
+        depends_on: Option<Vec<usize>>,
+        next: &str,
+    ) -> StepReport {
+        StepReport {
+            step,
+            name: name.map(str::to_owned),
+            depends_on,
+            state: StepState::Progressing,
+            max_update: "unlimited".into(),
+            limit: None,
+            in_flight: 1,
+            progress_deadline: None,
+            bake_time: None,
+            analysis: None,
+            next: next.into(),
+        }
+    }
+
     fn decision() -> RolloutDecision {
         RolloutDecision {
             steps: [(1, vec!["db".into()]), (2, vec!["web".into()])].into(),
-            step_reports: vec![StepReport {
-                step: 2,
-                name: None,
-                depends_on: None,
-                state: StepState::Progressing,
-                max_update: "unlimited".into(),
-                limit: None,
-                in_flight: 1,
-                progress_deadline: None,
-                bake_time: None,
-                analysis: None,
-                next: "syncs web now".into(),
-            }],
+            step_reports: vec![report(2, None, None, "syncs web now")],
             ..RolloutDecision::default()
         }
     }
@@ -310,18 +320,13 @@ mod tests {
     #[test]
     fn parallel_steps_of_a_graph_start_together_each_named() {
         use RolloutApplicationState::{Healthy, Pending, Waiting};
-        let report = |step: usize, name: &str, depends_on: Vec<usize>| StepReport {
-            step,
-            name: Some(name.into()),
-            depends_on: Some(depends_on),
-            state: StepState::Progressing,
-            max_update: "unlimited".into(),
-            limit: None,
-            in_flight: 1,
-            progress_deadline: None,
-            bake_time: None,
-            analysis: None,
-            next: format!("syncs {name} now"),
+        let report = |step: usize, name: &str, depends_on: Vec<usize>| {
+            report(
+                step,
+                Some(name),
+                Some(depends_on),
+                &format!("syncs {name} now"),
+            )
         };
         let graph = RolloutDecision {
             steps: [
