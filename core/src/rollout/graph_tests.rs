@@ -243,6 +243,7 @@ fn a_stalled_step_closes_only_what_waits_for_it() {
     // The independent step still runs when another stalls: docs waits for nothing.
     let mut db_stalls = observed(&[], &["db"], "12:00:01");
     db_stalls[2].status.health = HealthStatus::Degraded;
+    let first = run(graph.clone(), fleet(), Vec::new(), "12:00:00");
     let early = replay(&graph, db_stalls, &first, "12:00:10");
     assert_eq!(early.step_reports[0].state, StepState::Stalled);
     assert_eq!(early.step_reports[4].state, StepState::Progressing);
