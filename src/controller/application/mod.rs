@@ -116,6 +116,7 @@ async fn reconcile(
     let ctx = &run.ctx;
     if !ctx.owns(&app) {
         // Another replica's: the controllers restart when this replica's slots change.
+        tracing::debug!(app = %app.name_any(), "not this replica's now; waiting for a change");
         return Ok(Action::await_change());
     }
     if let Some(stamp) = app.annotations().get(REFRESH_ANNOTATION) {
@@ -145,6 +146,7 @@ async fn reconcile(
     let customizations = ctx.customizations(&app).await;
     let admitted = admit_application(ctx, &app).await;
     if admitted.is_ok() && unchanged(&run, &app).await {
+        tracing::debug!(app = %app.name_any(), "unchanged since its last compare");
         return Ok(Action::requeue(ctx.resync));
     }
     let observed = observe_or_report(ctx, &app, customizations, admitted).await?;
@@ -232,6 +234,10 @@ async fn report_comparison(
         )),
     };
     let status_written = write_status(ctx, app, written, carried).await;
+    if let Ok(compared) = compared {
+        let comparison = &compared.comparison;
+        tracing::debug!(app = %app.name_any(), sync = ?comparison.sync.status, health = ?comparison.health.status, written = status_written.is_ok(), "compared");
+    }
     let last = match (compared, &status_written) {
         (Ok(compared), Ok(written)) => Some(LastCompare {
             inputs: CompareInputs {
