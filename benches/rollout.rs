@@ -99,6 +99,7 @@ fn input() -> RolloutInput {
             }),
             paused: false,
             deletion_order: None,
+            removal_order: None,
         },
         applications,
         prior_application_status: prior,

@@ -266,3 +266,148 @@ fn a_thousand_applications_make_a_bounded_timeline_and_one_summary_line() {
     assert!(unfolded <= flotilla::simulate::timeline::MAX_APP_ROWS);
     assert_eq!(rows, 200);
 }
+
+/// Writes `db → (backend-eu ∥ backend-us) → frontend` as a RollingSync ApplicationSet in
+/// `dir`: each component one Application from `repo`, backend-us's manifests with a second
+/// wave (so it takes longer than backend-eu).
+fn step_graph(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let repo = dir.join("manifests");
+    let deployment = |name: &str, wave: i32| {
+        format!(
+            "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  annotations: {{argocd.argoproj.io/sync-wave: \"{wave}\"}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: {name}, image: nginx}}]
+"
+        )
+    };
+    for (component, waves) in [
+        ("db", 1),
+        ("backend-eu", 1),
+        ("backend-us", 2),
+        ("frontend", 1),
+    ] {
+        let path = repo.join(component);
+        std::fs::create_dir_all(&path).unwrap();
+        let manifests: Vec<String> = (0..waves)
+            .map(|wave| deployment(&format!("{component}-{wave}"), wave))
+            .collect();
+        std::fs::write(path.join("app.yaml"), manifests.join("---\n")).unwrap();
+    }
+    let appset = dir.join("graph.yaml");
+    std::fs::write(
+        &appset,
+        "\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: graph, namespace: flotilla}
+spec:
+  goTemplate: true
+  generators:
+    - list:
+        elements:
+          - {component: db}
+          - {component: backend-eu}
+          - {component: backend-us}
+          - {component: frontend}
+  strategy:
+    type: RollingSync
+    rollingSync:
+      steps:
+        - name: db
+          matchExpressions: [{key: component, operator: In, values: [db]}]
+        - name: backend-eu
+          dependsOn: [db]
+          matchExpressions: [{key: component, operator: In, values: [backend-eu]}]
+        - name: backend-us
+          dependsOn: [db]
+          matchExpressions: [{key: component, operator: In, values: [backend-us]}]
+        - name: frontend
+          dependsOn: [backend-eu, backend-us]
+          matchExpressions: [{key: component, operator: In, values: [frontend]}]
+  template:
+    metadata:
+      name: '{{ .component }}'
+      labels: {component: '{{ .component }}'}
+    spec:
+      project: default
+      source: {repoURL: https://git.example.com/graph.git, path: '{{ .component }}', targetRevision: main}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{ .component }}'}
+      syncPolicy: {syncOptions: [CreateNamespace=true]}
+",
+    )
+    .unwrap();
+    (appset, repo)
+}
+
+/// A step graph simulated: both backends start together once the database is done, the
+/// frontend once both are; the critical path goes through the slower backend, and the text
+/// names the parallel lanes and each step's dependencies.
+#[test]
+fn a_step_graph_runs_its_lanes_side_by_side_and_the_critical_path_follows_the_slower() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (appset, repo) = step_graph(dir.path());
+    let run = |output: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("simulate")
+            .arg(&appset)
+            .arg(format!(
+                "--repo=https://git.example.com/graph.git={}",
+                repo.display()
+            ))
+            .args(["--instant", "-o", output])
+            .output()
+            .expect("flotilla runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let report: serde_json::Value = serde_json::from_str(&run("json")).expect("JSON");
+    assert_eq!(report["ending"], "Complete");
+    let steps = report["steps"].as_array().expect("steps");
+    let time = |step: usize, field: &str| steps[step][field].as_f64().expect(field);
+    assert_eq!(
+        time(1, "start"),
+        time(2, "start"),
+        "both backends start together"
+    );
+    assert!(time(1, "start") >= time(0, "end"), "after the database");
+    assert!(
+        time(2, "end") > time(1, "end"),
+        "backend-us has a second wave"
+    );
+    assert!(
+        time(3, "start") >= time(2, "end"),
+        "the frontend after both"
+    );
+    assert_eq!(steps[3]["after"], serde_json::json!([2, 3]));
+    assert_eq!(steps[3]["name"], "frontend");
+    let path: Vec<&str> = report["criticalPath"]
+        .as_array()
+        .expect("critical path")
+        .iter()
+        .map(|link| link["application"].as_str().expect("name"))
+        .collect();
+    assert_eq!(path, ["db", "backend-us", "frontend"]);
+
+    let text = run("text");
+    assert!(
+        text.contains("Parallel lanes: after step 1: 2 (backend-eu) ∥ 3 (backend-us)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  Step 4 (frontend, after steps 2, 3): "),
+        "{text}"
+    );
+}

@@ -5,7 +5,7 @@
 //! in the one output vocabulary (`-o table|wide|yaml|json|name`); `--timeline` writes a Gantt chart (SVG or HTML). Exit code 0 only when the
 //! rollout completes.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,7 +21,7 @@ use crate::repo::cache::RepoCache;
 use crate::simulate::driver::WaitKind;
 use crate::simulate::durations::{KindDuration, KindDurations};
 use crate::simulate::faults::{FailSelector, Faults};
-use crate::simulate::report::{Ending, Report, format_seconds};
+use crate::simulate::report::{Ending, Report, StepTimes, format_seconds};
 use crate::simulate::scenario::{AnalysisFlag, ApproveFlag, DegradeFlag, Scenario};
 use crate::simulate::status_line::{status_line, summary_line};
 use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
@@ -32,6 +32,7 @@ use flotilla_core::api::Application;
 use flotilla_core::manifest::{Resource, ValidationError};
 use flotilla_core::project::Projects;
 use flotilla_core::project::windows::{AppTarget, ProjectWindows, Window};
+use flotilla_core::rollout::decision::after_steps;
 use flotilla_core::sync::SyncPlan;
 use flotilla_core::table::Table;
 
@@ -404,9 +405,13 @@ fn report_text(report: &Report, wide: bool) -> String {
     text.push_str(&rows.render());
     text.push_str("\nSteps:\n");
     for step in &report.steps {
+        let title = match (&step.name, &step.after) {
+            (None, None) => step.step.to_string(),
+            _ => step.title(),
+        };
         text.push_str(&format!(
             "  {}: {} to {} ({} Application(s)) {}\n",
-            step.step,
+            title,
             when(step.start),
             when(step.end),
             step.applications.len(),
@@ -429,6 +434,10 @@ fn report_text(report: &Report, wide: bool) -> String {
             })
             .collect();
         text.push_str(&format!("\nCritical path: {}\n", links.join(" -> ")));
+    }
+    let lanes = parallel_lanes(&report.steps);
+    if !lanes.is_empty() {
+        text.push_str(&format!("Parallel lanes: {}\n", lanes.join("; ")));
     }
     for (kind, heading) in [
         (WaitKind::Window, "Sync windows"),
@@ -463,4 +472,30 @@ fn report_text(report: &Report, wide: bool) -> String {
         }
     }
     text
+}
+
+/// In a step graph, the steps that wait for the same steps and so run side by side:
+/// `after step 1: 2 (backend-eu) ∥ 3 (backend-us)`; nothing for a list.
+fn parallel_lanes(steps: &[StepTimes]) -> Vec<String> {
+    let mut by_after: BTreeMap<&[usize], Vec<&StepTimes>> = BTreeMap::new();
+    for step in steps {
+        if let Some(after) = &step.after {
+            by_after.entry(after.as_slice()).or_default().push(step);
+        }
+    }
+    by_after
+        .into_iter()
+        .filter(|(_, lane)| lane.len() > 1)
+        .map(|(after, lane)| {
+            let start = after_steps(after);
+            let steps: Vec<String> = lane
+                .iter()
+                .map(|s| match &s.name {
+                    Some(name) => format!("{} ({name})", s.step),
+                    None => s.step.to_string(),
+                })
+                .collect();
+            format!("{start}: {}", steps.join(" ∥ "))
+        })
+        .collect()
 }

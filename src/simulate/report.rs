@@ -16,6 +16,8 @@ use serde::Serialize;
 use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
 use flotilla_core::health::HealthStatus;
 use flotilla_core::rollout::RolloutDecision;
+use flotilla_core::rollout::decision::step_title;
+use flotilla_core::rollout::graph;
 use flotilla_core::sync::{HookPhase, ResourceResult, ResultStatus, SyncPhase};
 use flotilla_generators::duration::format_duration;
 
@@ -78,6 +80,21 @@ pub struct StepTimes {
     pub end: Option<f64>,
     /// What the rollout said of it last.
     pub state: String,
+    /// The step's `name`, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The steps it waited for, when the strategy is a graph (`None` for a list: the one
+    /// before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Vec<usize>>,
+}
+
+impl StepTimes {
+    /// `Step 2`, `Step 2 (backend-eu)`, `Step 4 (frontend, after steps 2, 3)`.
+    #[must_use]
+    pub fn title(&self) -> String {
+        step_title(self.step, self.name.as_deref(), self.after.as_deref())
+    }
 }
 
 /// One Application's run.
@@ -349,13 +366,8 @@ pub fn step_times(
     decision: Option<&RolloutDecision>,
     applications: &[AppReport],
 ) -> Vec<StepTimes> {
-    let states: BTreeMap<usize, String> = decision
-        .map(|d| {
-            d.step_reports
-                .iter()
-                .map(|r| (r.step, format!("{:?}: {}", r.state, r.next)))
-                .collect()
-        })
+    let reports: BTreeMap<usize, &flotilla_core::rollout::StepReport> = decision
+        .map(|d| d.step_reports.iter().map(|r| (r.step, r)).collect())
         .unwrap_or_default();
     let mut by_step: BTreeMap<usize, Vec<&AppReport>> = BTreeMap::new();
     for app in applications {
@@ -378,28 +390,59 @@ pub fn step_times(
                 .copied()
                 .collect::<Option<Vec<f64>>>()
                 .and_then(|ends| ends.into_iter().reduce(f64::max));
+            let report = reports.get(&step);
             StepTimes {
                 step,
                 applications: apps.iter().map(|a| a.name.clone()).collect(),
                 start,
                 end,
-                state: states.get(&step).cloned().unwrap_or_else(|| {
-                    if apps.iter().all(|a| a.result == "Succeeded") {
-                        "Complete".to_owned()
-                    } else {
-                        "Failed".to_owned()
-                    }
-                }),
+                name: report.and_then(|r| r.name.clone()),
+                after: report.and_then(|r| r.depends_on.clone()),
+                state: report
+                    .map(|r| format!("{:?}: {}", r.state, r.next))
+                    .unwrap_or_else(|| {
+                        if apps.iter().all(|a| a.result == "Succeeded") {
+                            "Complete".to_owned()
+                        } else {
+                            "Failed".to_owned()
+                        }
+                    }),
             }
         })
         .collect()
 }
 
-/// Per step, the Application that ended last: the one the next step waited for.
+/// The chain of steps that bounded the rollout — from the step that ended last back through
+/// the step each waited for that ended last ([`graph::critical_path`]; for a list, every
+/// step) — and in each, the Application that ended last: the one the next step waited for.
 #[must_use]
 pub fn critical_path(steps: &[StepTimes], applications: &[AppReport]) -> Vec<PathLink> {
-    steps
+    let index: BTreeMap<usize, usize> =
+        steps.iter().enumerate().map(|(i, s)| (s.step, i)).collect();
+    let depends_on: Vec<Vec<usize>> = steps
         .iter()
+        .enumerate()
+        .map(|(i, step)| match &step.after {
+            Some(after) => after.iter().filter_map(|n| index.get(n).copied()).collect(),
+            None => i.checked_sub(1).into_iter().collect(),
+        })
+        .collect();
+    // A step's end, or its last Application's when not all ended (a stuck rollout).
+    let ends: Vec<Option<f64>> = steps
+        .iter()
+        .map(|step| {
+            step.end.or_else(|| {
+                applications
+                    .iter()
+                    .filter(|a| a.step == Some(step.step))
+                    .filter_map(AppReport::done)
+                    .reduce(f64::max)
+            })
+        })
+        .collect();
+    graph::critical_path(&depends_on, &ends)
+        .into_iter()
+        .map(|i| &steps[i])
         .filter_map(|step| {
             let last = applications
                 .iter()

@@ -14,7 +14,7 @@ use flotilla_core::html::escape;
 use flotilla_core::sync::SyncPhase;
 
 use super::driver::WaitKind;
-use super::report::{AppReport, Report, format_seconds};
+use super::report::{AppReport, Report, StepTimes, format_seconds};
 
 const LABEL_WIDTH: f64 = 240.0;
 const CHART_WIDTH: f64 = 760.0;
@@ -215,7 +215,8 @@ fn groups(report: &Report) -> Vec<Group<'_>> {
                         .and_then(|t| Some((t.start?, t.end?)))
                         .map(|(s, e)| format!(" ({} to {})", format_seconds(s), format_seconds(e)))
                         .unwrap_or_default();
-                    format!("Step {step}{span}")
+                    let title = times.map_or_else(|| format!("Step {step}"), StepTimes::title);
+                    format!("{title}{span}")
                 }
                 None => "No step (never synced by the rollout)".to_owned(),
             };

@@ -161,6 +161,12 @@ pub struct RolloutStrategy {
     /// previous one's Applications are gone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deletion_order: Option<DeletionOrder>,
+    /// Flotilla extension: in which order Applications that leave the generators' output are
+    /// deleted: `Reverse` (the default with RollingSync steps: the steps in reverse dependency
+    /// order, each step's Applications gone before the next step's are deleted) or `AllAtOnce`
+    /// (as Argo CD does, and the only order without RollingSync).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removal_order: Option<DeletionOrder>,
 }
 
 /// How an ApplicationSet's Applications are deleted with it (Argo CD's `deletionOrder`).
@@ -221,6 +227,17 @@ pub enum OnFailure {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RollingSyncStep {
+    /// Flotilla extension: the step's name, by which other steps wait for it (`dependsOn`),
+    /// messages name it and `flotilla rollout promote --step` may approve it. Unique among the
+    /// steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Flotilla extension: the names of the steps this step waits for; it opens once all of
+    /// them are complete, beside any other open step (each with its own `maxUpdate`, bake,
+    /// approval and analysis). Unset: the step before it in the list (none for the first), as
+    /// in Argo CD; `[]`: none, it opens with the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depends_on: Option<Vec<String>>,
     #[serde(default)]
     pub match_expressions: Vec<LabelSelectorRequirement>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -260,7 +260,25 @@ pub const FIELDS: &[FieldParity] = &[
         Works,
         "`Reverse` without `type: RollingSync` and steps is refused (Argo CD ignores it then)",
     ),
+    entry(
+        ApplicationSet,
+        "spec.strategy.removalOrder",
+        FlotillaOnly,
+        "`Reverse` by default with RollingSync steps; `AllAtOnce` removes as Argo CD does",
+    ),
     entry(ApplicationSet, "spec.strategy.rollingSync.steps", Works, ""),
+    entry(
+        ApplicationSet,
+        "spec.strategy.rollingSync.steps[].dependsOn",
+        FlotillaOnly,
+        "unset: the step before it, as in Argo CD",
+    ),
+    entry(
+        ApplicationSet,
+        "spec.strategy.rollingSync.steps[].name",
+        FlotillaOnly,
+        "",
+    ),
     entry(
         ApplicationSet,
         "spec.strategy.rollingSync.steps[].analysis",
@@ -414,6 +432,14 @@ mod tests {
         assert_eq!(lookup(ApplicationSet, "spec.strategy.rollingSync").0, Works);
         assert_eq!(
             lookup(ApplicationSet, "spec.strategy.rollingSync.onFailure").0,
+            FlotillaOnly
+        );
+        assert_eq!(
+            lookup(
+                ApplicationSet,
+                "spec.strategy.rollingSync.steps[].dependsOn"
+            )
+            .0,
             FlotillaOnly
         );
     }

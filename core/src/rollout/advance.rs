@@ -23,6 +23,7 @@ use super::conditions::{
 };
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
+use super::graph;
 use super::input::{ApplicationState, RolloutInput};
 use super::rollback;
 use super::step_record::{Gate, fresh_records};
@@ -204,117 +205,68 @@ impl Pass<'_> {
             return self.rolled_back(rollback, unselected);
         }
         let steps = self.members.len();
-        let mut current = None;
+        let config = self.config;
+        // Per step: `None` while a step it waits for is not complete (closed), else its gate.
+        let mut gates: Vec<Option<Gate>> = vec![None; steps];
         let mut approved = None;
-        for step in 0..steps {
-            let all_complete = self.all_complete(step);
-            let config = &self.config.steps[step];
-            let bake_time = config.bake_time.filter(|_| !self.members[step].is_empty());
-            let mut record = self.records[step].clone();
-            let promoted = self
-                .promote
-                .is_some_and(|p| p.trim().parse::<usize>().ok() == Some(config.number));
-            let gate =
-                match record.approval(config.manual_approval, all_complete, promoted, self.now) {
-                    Approval::Waiting { since } => Gate::WaitingForApproval { since },
-                    Approval::Given { now } => {
-                        approved = approved.or(now.then_some(config.number));
-                        let gate = record
-                            .judge(bake_time, all_complete, self.now, || self.incomplete(step));
-                        match (gate, &config.analysis) {
-                            (Gate::Complete, Some(check)) if !self.members[step].is_empty() => {
-                                self.analyse(step, check, &mut record)
-                            }
-                            (gate, _) => gate,
-                        }
-                    }
-                };
-            self.records[step] = record;
-            if gate != Gate::Complete {
-                current = Some((step, gate));
-                break;
+        for &step in &config.order {
+            let open = config.steps[step]
+                .depends_on
+                .iter()
+                .all(|&d| gates[d] == Some(Gate::Complete));
+            if open {
+                let (gate, now_approved) = self.judge(step);
+                approved = approved.or(now_approved);
+                gates[step] = Some(gate);
             }
         }
-        let wake_at = match current {
-            Some((_, Gate::Baking { until, .. })) => until.checked_add(Duration::from_secs(1)).ok(),
-            Some((_, Gate::Analysing { next, .. })) => next,
-            _ => None,
-        };
-        let current_gate = current.map(|(_, gate)| gate);
-        let current = current.map(|(step, _)| step);
-        if let Some((step, failure)) =
-            current.and_then(|step| Some((step, self.failure(step, current_gate)?)))
+        // The open steps that are not complete, in list order.
+        let current: Vec<usize> = (0..steps)
+            .filter(|&s| gates[s].is_some_and(|gate| gate != Gate::Complete))
+            .collect();
+        let wake_at = current
+            .iter()
+            .filter_map(|&s| match gates[s] {
+                Some(Gate::Baking { until, .. }) => until.checked_add(Duration::from_secs(1)).ok(),
+                Some(Gate::Analysing { next, .. }) => next,
+                _ => None,
+            })
+            .min();
+        if let Some((step, failure)) = current
+            .iter()
+            .find_map(|&s| Some((s, self.failure(s, gates[s])?)))
         {
-            let rollback = self.begin_rollback(step, failure);
+            let rollback = self.begin_rollback(step, failure, &gates);
             return self.rolled_back(rollback, unselected);
         }
-        let complete_steps = current.unwrap_or(steps);
-        let mut reports: Vec<StepReport> = (0..complete_steps)
-            .map(|step| self.report(step, StepState::Complete, self.complete_text(step)))
-            .collect();
+        self.close_steps(&gates);
         let mut sync_triggered = Vec::new();
-        if let Some(current) = current {
-            self.close_later_steps(current);
-            let causes = self.stall_causes(current);
-            let held = self.held_by_windows(current);
-            let gate = current_gate.unwrap_or(Gate::Open);
-            let promoted = if causes.is_empty()
-                && !self.config.paused
-                && held.is_empty()
-                && gate == Gate::Open
-            {
-                self.promote(current)
-            } else {
-                Vec::new()
-            };
-            if !self.config.paused {
-                sync_triggered = self.members[current]
-                    .iter()
-                    .filter(|&&i| self.needs_sync(i) && self.apps[i].sync_blocked_by.is_none())
-                    .map(|&i| self.apps[i].name.clone())
-                    .collect();
-            }
+        let mut reports = Vec::with_capacity(steps);
+        for (step, gate) in gates.iter().enumerate() {
             reports.push(match gate {
-                Gate::Open | Gate::Complete => {
-                    self.current_report(current, &causes, &promoted, &held)
+                Some(Gate::Complete) => {
+                    self.report(step, StepState::Complete, self.complete_text(step))
                 }
-                Gate::Baking { since, until } => {
-                    let next = format!(
-                        "bakes until {until}: all {} Healthy on their target revisions since {since}",
-                        self.members[current].len()
-                    );
-                    self.report(current, StepState::Baking, next)
+                None => {
+                    let waited = self.frontier(step, &gates);
+                    let verb = if waited.len() == 1 {
+                        "completes"
+                    } else {
+                        "complete"
+                    };
+                    let next = format!("closed until {} {verb}", waited.join(", "));
+                    self.report(step, StepState::Closed, next)
                 }
-                Gate::WaitingForApproval { since } => {
-                    let next = self.approval_text(current, since);
-                    self.report(current, StepState::WaitingForApproval, next)
-                }
-                Gate::Analysing { since, .. } => {
-                    let next = self.analysis_text(current, since);
-                    self.report(current, StepState::Analysing, next)
-                }
-                Gate::Failed => {
-                    let next = format!(
-                        "failed: {}; later steps stay closed until a new revision reaches the step",
-                        self.records[current].failure
-                    );
-                    self.report(current, StepState::Failed, next)
-                }
+                Some(gate) => self.open_report(step, *gate, &mut sync_triggered),
             });
-            let closed = format!("closed until step {} completes", current + 1);
-            reports.extend(
-                (current + 1..steps)
-                    .map(|step| self.report(step, StepState::Closed, closed.clone())),
-            );
         }
-        let enabled_steps = current.map_or(self.members.len(), |c| c + 1);
-        let mut apps_to_sync: Vec<String> = self.members[..enabled_steps]
-            .iter()
-            .flatten()
+        let mut apps_to_sync: Vec<String> = (0..steps)
+            .filter(|&s| gates[s].is_some())
+            .flat_map(|s| &self.members[s])
             .map(|&i| self.apps[i].name.clone())
             .collect();
         apps_to_sync.sort();
-        let mut conditions = vec![self.progress_condition(current, &reports)];
+        let mut conditions = vec![self.progress_condition(&current, &reports)];
         conditions.extend(self.unselected_condition(&unselected));
         conditions.sort_by_key(|c| c.type_);
         let analysis_jobs = std::mem::take(&mut self.analysis_jobs);
@@ -325,6 +277,118 @@ impl Pass<'_> {
             wake_at,
             analysis_jobs,
             ..self.into_decision(unselected, conditions, reports)
+        }
+    }
+
+    /// Where the open step `step` stands: its approval, bake and analysis judged (its record
+    /// moved along), and the step approved by this pass's annotation, if it is this one.
+    fn judge(&mut self, step: usize) -> (Gate, Option<usize>) {
+        let all_complete = self.all_complete(step);
+        let config = &self.config.steps[step];
+        let bake_time = config.bake_time.filter(|_| !self.members[step].is_empty());
+        let mut record = self.records[step].clone();
+        let promoted = self.promote.is_some_and(|p| {
+            let p = p.trim();
+            p.parse::<usize>().ok() == Some(config.number) || config.name.as_deref() == Some(p)
+        });
+        let mut approved = None;
+        let gate = match record.approval(config.manual_approval, all_complete, promoted, self.now) {
+            Approval::Waiting { since } => Gate::WaitingForApproval { since },
+            Approval::Given { now } => {
+                approved = now.then_some(config.number);
+                let gate =
+                    record.judge(bake_time, all_complete, self.now, || self.incomplete(step));
+                match (gate, &config.analysis) {
+                    (Gate::Complete, Some(check)) if !self.members[step].is_empty() => {
+                        self.analyse(step, check, &mut record)
+                    }
+                    (gate, _) => gate,
+                }
+            }
+        };
+        self.records[step] = record;
+        (gate, approved)
+    }
+
+    /// The report of the open, incomplete step `step` at `gate`: its stalls, windows and
+    /// promotions decided, the syncs to trigger added to `sync_triggered`.
+    fn open_report(
+        &mut self,
+        step: usize,
+        gate: Gate,
+        sync_triggered: &mut Vec<String>,
+    ) -> StepReport {
+        let causes = self.stall_causes(step);
+        let held = self.held_by_windows(step);
+        let promoted =
+            if causes.is_empty() && !self.config.paused && held.is_empty() && gate == Gate::Open {
+                self.promote(step)
+            } else {
+                Vec::new()
+            };
+        if !self.config.paused {
+            sync_triggered.extend(
+                self.members[step]
+                    .iter()
+                    .filter(|&&i| self.needs_sync(i) && self.apps[i].sync_blocked_by.is_none())
+                    .map(|&i| self.apps[i].name.clone()),
+            );
+        }
+        match gate {
+            Gate::Open | Gate::Complete => self.current_report(step, &causes, &promoted, &held),
+            Gate::Baking { since, until } => {
+                let next = format!(
+                    "bakes until {until}: all {} Healthy on their target revisions since {since}",
+                    self.members[step].len()
+                );
+                self.report(step, StepState::Baking, next)
+            }
+            Gate::WaitingForApproval { since } => {
+                let next = self.approval_text(step, since);
+                self.report(step, StepState::WaitingForApproval, next)
+            }
+            Gate::Analysing { since, .. } => {
+                let next = self.analysis_text(step, since);
+                self.report(step, StepState::Analysing, next)
+            }
+            Gate::Failed => {
+                let next = format!(
+                    "failed: {}; {} until a new revision reaches the step",
+                    self.records[step].failure,
+                    self.later_steps()
+                );
+                self.report(step, StepState::Failed, next)
+            }
+        }
+    }
+
+    /// The open, incomplete steps the closed step `step` waits for, directly or through closed
+    /// steps: `step 2`, or `step 2 (backend-eu), step 3 (backend-us)`.
+    fn frontier(&self, step: usize, gates: &[Option<Gate>]) -> Vec<String> {
+        graph::ancestors(&self.config.steps, step)
+            .into_iter()
+            .filter(|&s| gates[s].is_some_and(|gate| gate != Gate::Complete))
+            .map(|s| self.config.steps[s].label())
+            .collect()
+    }
+
+    /// What stays closed behind a stalled or failed step: the later steps of a list, the
+    /// steps waiting for it in a graph.
+    fn later_steps(&self) -> &'static str {
+        if graph::is_graph(&self.config.steps) {
+            "the steps waiting for it stay closed"
+        } else {
+            "later steps stay closed"
+        }
+    }
+
+    /// `step 2 of 4`, or `step 2 of 4 (backend-eu)` for a named step.
+    fn counted(&self, step: usize) -> String {
+        let config = &self.config.steps[step];
+        let of = self.config.steps.len();
+        match &config.name {
+            Some(name) => format!("step {} of {of} ({name})", config.number),
+            None => format!("step {} of {of}", config.number),
         }
     }
 
@@ -399,27 +463,33 @@ impl Pass<'_> {
     }
 
     /// The rollback of the failed step `failed` (0-based): its Applications that took the new
-    /// revision (not Waiting), and with `rollbackCompletedSteps` every Application of the
-    /// earlier steps.
-    fn begin_rollback(&self, failed: usize, failure: String) -> RolloutRollback {
-        let steps: Vec<Vec<(&ApplicationState, bool)>> = (0..=failed)
+    /// revision (not Waiting), and with `rollbackCompletedSteps` those of every other open step
+    /// (all of a complete step's), in reverse dependency order after the failed step's.
+    fn begin_rollback(
+        &self,
+        failed: usize,
+        failure: String,
+        gates: &[Option<Gate>],
+    ) -> RolloutRollback {
+        let others =
+            self.config.order.iter().rev().copied().filter(|&s| {
+                self.config.rollback_completed_steps && s != failed && gates[s].is_some()
+            });
+        let steps: Vec<(usize, Vec<(&ApplicationState, bool)>)> = std::iter::once(failed)
+            .chain(others)
             .map(|step| {
-                self.members[step]
+                let complete = gates[step] == Some(Gate::Complete);
+                let apps = self.members[step]
                     .iter()
                     .map(|&i| {
-                        let took = step < failed || self.entries[i].status != State::Waiting;
+                        let took = complete || self.entries[i].status != State::Waiting;
                         (self.apps[i], took)
                     })
-                    .collect()
+                    .collect();
+                (step + 1, apps)
             })
             .collect();
-        rollback::begin(
-            failed + 1,
-            failure,
-            &steps,
-            self.config.rollback_completed_steps,
-            self.now,
-        )
+        rollback::begin(failed + 1, failure, &steps, self.now)
     }
 
     /// The decision while `rollback` is recorded: it moves along ([`rollback::advance`]), the
@@ -445,6 +515,13 @@ impl Pass<'_> {
         }
         let steps = self.members.len();
         let text = rollback::describe(&rollback, steps, &moved.failed);
+        // The steps the failed one waited for stay complete (a status from an older strategy
+        // may name a step there is no more).
+        let waited_for = if (1..=steps).contains(&failed) {
+            graph::ancestors(&self.config.steps, failed - 1)
+        } else {
+            std::collections::BTreeSet::new()
+        };
         let reports = (0..steps)
             .map(|step| {
                 let number = step + 1;
@@ -459,14 +536,14 @@ impl Pass<'_> {
                     .all(|e| e.rolled_back_at.is_some());
                 if number == failed {
                     self.report(step, StepState::RolledBack, text.clone())
-                } else if number < failed && rolled {
+                } else if rolled {
                     let next = if back {
                         format!("rolled back after step {failed} failed")
                     } else {
                         format!("rolling back after step {failed} failed")
                     };
                     self.report(step, StepState::RolledBack, next)
-                } else if number < failed {
+                } else if waited_for.contains(&step) {
                     self.report(step, StepState::Complete, self.complete_text(step))
                 } else {
                     let next = format!(
@@ -499,22 +576,23 @@ impl Pass<'_> {
         }
     }
 
-    /// Pending Applications of closed steps whose sync has not started go back to Waiting: an
-    /// earlier step must prove the revision first.
-    fn close_later_steps(&mut self, current: usize) {
-        for step in current + 1..self.members.len() {
+    /// Pending Applications of closed steps whose sync has not started go back to Waiting: the
+    /// steps they wait for must prove the revision first.
+    fn close_steps(&mut self, gates: &[Option<Gate>]) {
+        for step in 0..self.members.len() {
+            if gates[step].is_some() {
+                continue;
+            }
+            let waited = self.frontier(step, gates);
+            let verb = if waited.len() == 1 { "is" } else { "are" };
+            let message = format!(
+                "{} {verb} not complete any more; waiting again before syncing",
+                waited.join(", ")
+            );
             for &i in &self.members[step] {
                 let entry = &mut self.entries[i];
                 if entry.status == State::Pending && !sync_started_since(self.apps[i], entry) {
-                    transition(
-                        entry,
-                        State::Waiting,
-                        format!(
-                            "step {} is not complete any more; waiting again before syncing",
-                            current + 1
-                        ),
-                        self.now,
-                    );
+                    transition(entry, State::Waiting, message.clone(), self.now);
                 }
             }
         }
@@ -600,6 +678,9 @@ impl Pass<'_> {
         let config: &RolloutStep = &self.config.steps[step];
         StepReport {
             step: config.number,
+            name: config.name.clone(),
+            depends_on: graph::is_graph(&self.config.steps)
+                .then(|| config.depends_on.iter().map(|&d| d + 1).collect()),
             state,
             max_update: config.max_update.to_string(),
             limit: config.max_update.limit(self.members[step].len()),
@@ -731,7 +812,15 @@ impl Pass<'_> {
             .count();
         let annotation = self
             .promote
-            .filter(|p| p.trim().parse::<usize>().is_err())
+            .filter(|p| {
+                let p = p.trim();
+                p.parse::<usize>().is_err()
+                    && !self
+                        .config
+                        .steps
+                        .iter()
+                        .any(|s| s.name.as_deref() == Some(p))
+            })
             .map_or_else(String::new, |p| {
                 format!("; the annotation {PROMOTE_ANNOTATION} {p:?} is not a step number")
             });
@@ -777,8 +866,9 @@ impl Pass<'_> {
             (
                 StepState::Stalled,
                 format!(
-                    "stalled: {}; later steps stay closed",
-                    list(causes.iter().map(String::as_str))
+                    "stalled: {}; {}",
+                    list(causes.iter().map(String::as_str)),
+                    self.later_steps()
                 ),
             )
         } else if self.config.paused {
@@ -852,10 +942,14 @@ impl Pass<'_> {
 
     fn progress_condition(
         &self,
-        current: Option<usize>,
+        current: &[usize],
         reports: &[StepReport],
     ) -> crate::api::application_set_status::ApplicationSetCondition {
-        let Some(current) = current else {
+        let Some(lead) = current
+            .iter()
+            .copied()
+            .min_by_key(|&s| urgency(reports[s].state))
+        else {
             let apps: usize = self.members.iter().map(Vec::len).sum();
             return progressing(
                 ProgressReason::ApplicationSetRolloutComplete,
@@ -866,8 +960,7 @@ impl Pass<'_> {
                 self.now,
             );
         };
-        let report = &reports[current];
-        let reason = match report.state {
+        let reason = match reports[lead].state {
             StepState::Stalled => ProgressReason::RolloutStalled,
             StepState::RolledBack => ProgressReason::RolloutRolledBack,
             StepState::Failed => ProgressReason::StepFailed,
@@ -882,11 +975,31 @@ impl Pass<'_> {
                 ProgressReason::StepProgressing
             }
         };
-        progressing(
-            reason,
-            format!("step {} of {} {}", report.step, reports.len(), report.next),
-            self.now,
-        )
+        // Every open step, in list order: parallel steps each say where they stand.
+        let message: Vec<String> = current
+            .iter()
+            .map(|&s| format!("{} {}", self.counted(s), reports[s].next))
+            .collect();
+        progressing(reason, message.join("; "), self.now)
+    }
+}
+
+/// How much a step's state says about the whole rollout (lower says more): the condition's
+/// reason is that of the open step with the lowest.
+fn urgency(state: StepState) -> u8 {
+    match state {
+        StepState::Stalled => 0,
+        StepState::Failed => 1,
+        StepState::RolledBack => 2,
+        StepState::WaitingForApproval => 3,
+        StepState::WindowClosed => 4,
+        StepState::Held => 5,
+        StepState::Paused => 6,
+        StepState::Analysing => 7,
+        StepState::Baking => 8,
+        StepState::Progressing => 9,
+        StepState::Waiting => 10,
+        StepState::Complete | StepState::Closed => 11,
     }
 }
 

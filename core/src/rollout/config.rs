@@ -10,6 +10,7 @@ use flotilla_generators::selector::{LabelSelectorRequirement, SelectorError};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::analysis::{self, AnalysisCheck, AnalysisError};
+use super::graph::{self, GraphError};
 use crate::api::application_set::{Approval, OnFailure, RolloutStrategy, StrategyType};
 use flotilla_generators::duration::{DurationError, DurationProblem, parse_duration};
 
@@ -100,6 +101,21 @@ pub struct RolloutStep {
     pub manual_approval: bool,
     /// The check that must pass before the step completes (`analysis`).
     pub analysis: Option<AnalysisCheck>,
+    /// Its `name`, if it has one.
+    pub name: Option<String>,
+    /// The steps (0-based) it waits for: those `dependsOn` names, or the one before it.
+    pub depends_on: Vec<usize>,
+}
+
+impl RolloutStep {
+    /// How messages name it: `step 2`, or `step 2 (backend-eu)` when it has a name.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(name) => format!("step {} ({name})", self.number),
+            None => format!("step {}", self.number),
+        }
+    }
 }
 
 impl RolloutStep {
@@ -122,6 +138,9 @@ pub struct RolloutConfig {
     pub on_failure: OnFailure,
     /// With `onFailure: rollback`, earlier steps roll back too (`rollbackCompletedSteps`).
     pub rollback_completed_steps: bool,
+    /// The steps (0-based) in dependency order: each after the steps it waits for, otherwise
+    /// in list order ([`super::graph`]).
+    pub order: Vec<usize>,
 }
 
 /// Why a strategy cannot be followed. Each variant names the step (1-based) where it applies.
@@ -161,6 +180,8 @@ pub enum RolloutConfigError {
         #[source]
         error: AnalysisError,
     },
+    #[error(transparent)]
+    Graph(#[from] GraphError),
     #[error("rollingSync.progressDeadline: {0}")]
     RolloutDeadline(#[source] DurationError),
     #[error("rollingSync.rollbackCompletedSteps: true needs onFailure: rollback")]
@@ -248,6 +269,8 @@ impl RolloutConfig {
                     })?;
                 Ok(RolloutStep {
                     number,
+                    name: step.name.clone(),
+                    depends_on: Vec::new(),
                     match_expressions: step.match_expressions.clone(),
                     max_update,
                     progress_deadline,
@@ -261,7 +284,8 @@ impl RolloutConfig {
                     })?,
                 })
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<RolloutStep>, RolloutConfigError>>()?;
+        let (steps, order) = graph::link(steps, &rolling_sync.steps)?;
         let on_failure = rolling_sync.on_failure.unwrap_or_default();
         if rolling_sync.rollback_completed_steps && on_failure != OnFailure::Rollback {
             return Err(RolloutConfigError::RollbackCompletedStepsWithoutRollback);
@@ -271,6 +295,7 @@ impl RolloutConfig {
             paused: strategy.paused,
             on_failure,
             rollback_completed_steps: rolling_sync.rollback_completed_steps,
+            order,
         })
     }
 
@@ -350,6 +375,7 @@ impl RolloutConfigError {
             Self::Analysis { .. } => ConfigReason::InvalidAnalysis,
             Self::RollbackCompletedStepsWithoutRollback => ConfigReason::InvalidOnFailure,
             Self::SelectedTwice { .. } => ConfigReason::ApplicationInTwoSteps,
+            Self::Graph(_) => ConfigReason::InvalidStepGraph,
         }
     }
 }
@@ -376,11 +402,14 @@ pub enum ConfigReason {
     InvalidOnFailure,
     /// Two steps select the same Application.
     ApplicationInTwoSteps,
+    /// A step's `name` or `dependsOn` cannot be followed: a name used twice or empty, a
+    /// dependency on a name no step has, or a cycle.
+    InvalidStepGraph,
 }
 
 impl ConfigReason {
     /// Every value, in the order of the reference page.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::NotRollingSync,
         Self::NoSteps,
         Self::InvalidMatchExpression,
@@ -390,6 +419,7 @@ impl ConfigReason {
         Self::InvalidAnalysis,
         Self::InvalidOnFailure,
         Self::ApplicationInTwoSteps,
+        Self::InvalidStepGraph,
     ];
 
     /// The value as written in status.
@@ -405,6 +435,7 @@ impl ConfigReason {
             Self::InvalidAnalysis => "InvalidAnalysis",
             Self::InvalidOnFailure => "InvalidOnFailure",
             Self::ApplicationInTwoSteps => "ApplicationInTwoSteps",
+            Self::InvalidStepGraph => "InvalidStepGraph",
         }
     }
 
@@ -429,6 +460,9 @@ impl ConfigReason {
                 "`rollbackCompletedSteps: true` without `onFailure: rollback`."
             }
             Self::ApplicationInTwoSteps => "Two steps select the same Application.",
+            Self::InvalidStepGraph => {
+                "A step's `name` or `dependsOn` cannot be followed: a name used twice or empty, a dependency on a name no step has, or a cycle."
+            }
         }
     }
 }

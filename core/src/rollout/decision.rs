@@ -62,6 +62,13 @@ pub struct RolloutDecision {
 #[serde(rename_all = "camelCase")]
 pub struct StepReport {
     pub step: usize,
+    /// The step's `name`, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The steps (numbers) it waits for when the strategy is a graph (some step's `dependsOn`
+    /// is not the step before it); `None` for a list, where each waits for the one before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depends_on: Option<Vec<usize>>,
     pub state: StepState,
     /// `maxUpdate` as configured (`unlimited`, `3`, `25%`).
     pub max_update: String,
@@ -83,6 +90,13 @@ pub struct StepReport {
 }
 
 impl StepReport {
+    /// How `rollout explain` heads the step: `Step 2`, `Step 2 (backend-eu)`, or in a graph
+    /// `Step 4 (frontend, after steps 2, 3)`.
+    #[must_use]
+    pub fn title(&self) -> String {
+        step_title(self.step, self.name.as_deref(), self.depends_on.as_deref())
+    }
+
     /// The step's budget, deadline and bake: `maxUpdate 25%: 1/2 in flight, progressDeadline
     /// 10m, bakeTime 5m` (`no limit` when unlimited).
     #[must_use]
@@ -144,4 +158,30 @@ pub enum StepState {
     RolledBack,
     /// An earlier step is not complete.
     Closed,
+}
+
+/// How a step is headed: `Step 2`, `Step 2 (backend-eu)`, or in a graph `Step 4 (frontend,
+/// after steps 2, 3)` (`depends_on`: the steps it waits for, `None` for a list).
+#[must_use]
+pub fn step_title(step: usize, name: Option<&str>, depends_on: Option<&[usize]>) -> String {
+    let after = depends_on.filter(|d| !d.is_empty()).map(after_steps);
+    let notes: Vec<String> = name.map(str::to_owned).into_iter().chain(after).collect();
+    if notes.is_empty() {
+        format!("Step {step}")
+    } else {
+        format!("Step {step} ({})", notes.join(", "))
+    }
+}
+
+/// `after step 1`, `after steps 2, 3`, or `from the start` when `steps` is empty.
+#[must_use]
+pub fn after_steps(steps: &[usize]) -> String {
+    match steps {
+        [] => "from the start".to_owned(),
+        [one] => format!("after step {one}"),
+        many => {
+            let numbers: Vec<String> = many.iter().map(ToString::to_string).collect();
+            format!("after steps {}", numbers.join(", "))
+        }
+    }
 }

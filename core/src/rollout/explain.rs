@@ -66,8 +66,8 @@ pub fn explain_text(appset: &str, input: &RolloutInput, decision: &RolloutDecisi
     for report in &decision.step_reports {
         let _ = writeln!(
             out,
-            "\nStep {}: {:?} ({})\n  {}",
-            report.step,
+            "\n{}: {:?} ({})\n  {}",
+            report.title(),
             report.state,
             report.budget(),
             report.next

@@ -13,6 +13,7 @@ pub mod conditions;
 pub mod config;
 pub mod decision;
 pub mod explain;
+pub mod graph;
 pub mod input;
 pub mod reverse_deletion;
 pub mod rollback;
@@ -26,5 +27,7 @@ pub use decision::{RolloutDecision, StepReport, StepState};
 pub use input::{ApplicationState, ObservedStatus, OperationState, RolloutInput};
 pub use rollback::RollbackSync;
 
+#[cfg(test)]
+mod graph_tests;
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,14 @@
 //! `strategy.deletionOrder: Reverse` (Argo CD 3.x): a deleted RollingSync ApplicationSet's
-//! Applications go step by step in reverse step order — the last step's first, then the one
-//! before once every Application of the later step is gone (an Application with the resources
-//! finalizer is gone once its resources are). Applications no step selects go last. Pure: each
-//! step is decided from the owned Applications that still exist and whether each is being
-//! deleted, so a restarted controller resumes where the deletion stands; [`deletion_progress`]
-//! tells from the same grouping what `status.deletion` shows (the step being deleted and what
-//! is left), and [`deletion_text`] how `rollout explain` says it.
+//! Applications go step by step in reverse step order — the last step's first (in a step graph,
+//! the steps in reverse dependency order: a step after every step that waits for it), then the
+//! one before once every Application of the later step is gone (an Application with the
+//! resources finalizer is gone once its resources are). Applications no step selects go last.
+//! The same order removes the Applications that leave the generators' output
+//! (`strategy.removalOrder`, a Flotilla extension: `Reverse` by default with RollingSync steps;
+//! [`removal_step`]). Pure: each step is decided from the Applications that still exist and
+//! whether each is being deleted, so a restarted controller resumes where the deletion stands;
+//! [`deletion_progress`] tells from the same grouping what `status.deletion` shows (the step
+//! being deleted and what is left), and [`deletion_text`] how `rollout explain` says it.
 
 use std::collections::BTreeMap;
 
@@ -22,25 +25,50 @@ pub enum DeletionOrderError {
         "strategy.deletionOrder: Reverse needs strategy.type: RollingSync with at least one rollingSync step (the order it reverses); set deletionOrder: AllAtOnce or remove it"
     )]
     WithoutSteps,
+    /// `removalOrder: Reverse` without a RollingSync strategy that has steps.
+    #[error(
+        "strategy.removalOrder: Reverse needs strategy.type: RollingSync with at least one rollingSync step (the order it reverses); set removalOrder: AllAtOnce or remove it"
+    )]
+    RemovalWithoutSteps,
 }
 
-/// Checks that `deletionOrder` can be followed: `Reverse` needs a RollingSync with steps.
+/// Checks that `deletionOrder` and `removalOrder` can be followed: `Reverse` needs a
+/// RollingSync with steps.
 ///
 /// # Errors
-/// [`DeletionOrderError::WithoutSteps`].
+/// [`DeletionOrderError::WithoutSteps`], [`DeletionOrderError::RemovalWithoutSteps`].
 pub fn check_deletion_order(strategy: Option<&RolloutStrategy>) -> Result<(), DeletionOrderError> {
     let Some(strategy) = strategy else {
         return Ok(());
     };
-    let has_steps = strategy.type_ == StrategyType::RollingSync
+    if has_steps(strategy) {
+        return Ok(());
+    }
+    if strategy.deletion_order == Some(DeletionOrder::Reverse) {
+        return Err(DeletionOrderError::WithoutSteps);
+    }
+    if strategy.removal_order == Some(DeletionOrder::Reverse) {
+        return Err(DeletionOrderError::RemovalWithoutSteps);
+    }
+    Ok(())
+}
+
+/// `type: RollingSync` with at least one step.
+fn has_steps(strategy: &RolloutStrategy) -> bool {
+    strategy.type_ == StrategyType::RollingSync
         && strategy
             .rolling_sync
             .as_ref()
-            .is_some_and(|rolling| !rolling.steps.is_empty());
-    if strategy.deletion_order == Some(DeletionOrder::Reverse) && !has_steps {
-        return Err(DeletionOrderError::WithoutSteps);
-    }
-    Ok(())
+            .is_some_and(|rolling| !rolling.steps.is_empty())
+}
+
+/// Whether Applications that leave the generators' output are removed step by step
+/// (`removalOrder`: `Reverse`, the default with RollingSync steps).
+#[must_use]
+pub fn removes_in_reverse(strategy: Option<&RolloutStrategy>) -> bool {
+    strategy.is_some_and(|s| {
+        has_steps(s) && s.removal_order.unwrap_or(DeletionOrder::Reverse) == DeletionOrder::Reverse
+    })
 }
 
 /// Whether `strategy` asks for the Applications to be deleted in reverse step order (and can be
@@ -67,6 +95,26 @@ pub enum DeletionGroup {
     Unselected,
     /// The Applications of this step (1-based).
     Step(usize),
+}
+
+impl DeletionGroup {
+    /// How messages name it: `step 3 of 3`, `step 3 of 3 (frontend)` for a named step, or
+    /// `the Applications none of the 3 steps selects`.
+    #[must_use]
+    pub fn describe(self, config: &RolloutConfig) -> String {
+        let steps = config.steps.len();
+        match self {
+            Self::Step(number) => {
+                let name = config
+                    .steps
+                    .get(number.wrapping_sub(1))
+                    .and_then(|step| step.name.as_deref())
+                    .map_or_else(String::new, |name| format!(" ({name})"));
+                format!("step {number} of {steps}{name}")
+            }
+            Self::Unselected => format!("the Applications none of the {steps} steps selects"),
+        }
+    }
 }
 
 /// What to do next.
@@ -133,7 +181,41 @@ fn in_deletion_order<'a, 'b>(
         });
         groups.entry(group).or_default().push(app);
     }
-    Ok(groups.into_iter().rev().collect())
+    // The steps in reverse dependency order (for a list, the last step first), then the rest.
+    let order = config
+        .order
+        .iter()
+        .rev()
+        .map(|&index| DeletionGroup::Step(index + 1))
+        .chain(std::iter::once(DeletionGroup::Unselected));
+    Ok(order
+        .filter_map(|group| Some((group, groups.remove(&group)?)))
+        .collect())
+}
+
+/// How the Applications that left the generators' output go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// All at once (`removalOrder: AllAtOnce`, or no RollingSync steps).
+    AllAtOnce,
+    /// Step by step: this is the next step ([`reverse_deletion_step`] over them).
+    InSteps(ReverseDeletionStep),
+    /// Step by step, but two steps select one of them: the order is unknown.
+    Unordered(RolloutConfigError),
+}
+
+/// How `removed` — the owned Applications that left the generators' output and still exist —
+/// go now, following `strategy.removalOrder`.
+#[must_use]
+pub fn removal(strategy: Option<&RolloutStrategy>, removed: &[OwnedApplication<'_>]) -> Removal {
+    let config = match strategy.filter(|_| removes_in_reverse(strategy)) {
+        Some(strategy) => RolloutConfig::from_strategy(strategy),
+        None => return Removal::AllAtOnce,
+    };
+    match config.and_then(|config| reverse_deletion_step(&config, removed)) {
+        Ok(step) => Removal::InSteps(step),
+        Err(error) => Removal::Unordered(error),
+    }
 }
 
 /// What `status.deletion` shows of a reverse-order deletion over `applications` (the ones that
@@ -218,6 +300,7 @@ mod tests {
             }),
             paused: false,
             deletion_order: order,
+            removal_order: None,
         }
     }
 
@@ -234,18 +317,24 @@ mod tests {
             .collect()
     }
 
-    fn next(apps: &[(String, BTreeMap<String, String>)], deleting: &[&str]) -> ReverseDeletionStep {
-        let config = RolloutConfig::from_strategy(&three_tiers(Some(DeletionOrder::Reverse)))
-            .expect("valid");
-        let owned: Vec<OwnedApplication<'_>> = apps
-            .iter()
+    /// `apps` as owned Applications, those named in `deleting` being deleted.
+    fn owned<'a>(
+        apps: &'a [(String, BTreeMap<String, String>)],
+        deleting: &[&str],
+    ) -> Vec<OwnedApplication<'a>> {
+        apps.iter()
             .map(|(name, labels)| OwnedApplication {
                 name,
                 labels,
                 deleting: deleting.contains(&name.as_str()),
             })
-            .collect();
-        reverse_deletion_step(&config, &owned).expect("one step each")
+            .collect()
+    }
+
+    fn next(apps: &[(String, BTreeMap<String, String>)], deleting: &[&str]) -> ReverseDeletionStep {
+        let config = RolloutConfig::from_strategy(&three_tiers(Some(DeletionOrder::Reverse)))
+            .expect("valid");
+        reverse_deletion_step(&config, &owned(apps, deleting)).expect("one step each")
     }
 
     fn delete(group: DeletionGroup, names: &[&str]) -> ReverseDeletionStep {
@@ -304,15 +393,7 @@ mod tests {
         let config = RolloutConfig::from_strategy(&three_tiers(Some(DeletionOrder::Reverse)))
             .expect("valid");
         let progress = |apps: &[(String, BTreeMap<String, String>)]| {
-            let owned: Vec<OwnedApplication<'_>> = apps
-                .iter()
-                .map(|(name, labels)| OwnedApplication {
-                    name,
-                    labels,
-                    deleting: false,
-                })
-                .collect();
-            deletion_progress(&config, &owned).expect("one step each")
+            deletion_progress(&config, &owned(apps, &[])).expect("one step each")
         };
         let group = |step: u64, names: &[&str]| DeletionGroupStatus {
             step,
@@ -370,6 +451,107 @@ mod tests {
             reverse_deletion_step(&twice, &owned),
             Err(RolloutConfigError::SelectedTwice { .. })
         ));
+    }
+
+    #[test]
+    fn removed_applications_go_in_steps_unless_all_at_once_is_asked_for() {
+        use DeletionGroup::Step;
+        let apps = labels(&[("db", "database"), ("api", "backend"), ("web", "frontend")]);
+        let owned = owned(&apps, &["web"]);
+        let all_at_once = RolloutStrategy {
+            removal_order: Some(DeletionOrder::AllAtOnce),
+            ..three_tiers(None)
+        };
+        let no_steps = RolloutStrategy {
+            type_: StrategyType::AllAtOnce,
+            ..three_tiers(None)
+        };
+        let in_steps = three_tiers(None);
+        // (strategy, what the removal does)
+        let cases: Vec<(Option<&RolloutStrategy>, Removal)> = vec![
+            (Some(&in_steps), Removal::InSteps(wait(Step(3), &["web"]))),
+            (Some(&all_at_once), Removal::AllAtOnce),
+            (Some(&no_steps), Removal::AllAtOnce),
+            (None, Removal::AllAtOnce),
+        ];
+        for (strategy, expected) in cases {
+            assert_eq!(removal(strategy, &owned), expected, "{strategy:?}");
+        }
+        let without_web = &owned[..2];
+        assert_eq!(
+            removal(Some(&three_tiers(None)), without_web),
+            Removal::InSteps(delete(Step(2), &["api"]))
+        );
+        let mut twice = three_tiers(None);
+        if let Some(rolling) = twice.rolling_sync.as_mut() {
+            rolling.steps.push(step("frontend"));
+        }
+        assert!(matches!(
+            removal(Some(&twice), &owned),
+            Removal::Unordered(RolloutConfigError::SelectedTwice { .. })
+        ));
+        assert_eq!(
+            check_deletion_order(Some(&RolloutStrategy {
+                removal_order: Some(DeletionOrder::Reverse),
+                ..no_steps
+            })),
+            Err(DeletionOrderError::RemovalWithoutSteps)
+        );
+    }
+
+    #[test]
+    fn a_step_graph_is_deleted_in_reverse_dependency_order() {
+        use DeletionGroup::{Step, Unselected};
+        let named = |name: &str, tier: &str, depends_on: &[&str]| RollingSyncStep {
+            name: Some(name.to_owned()),
+            depends_on: Some(depends_on.iter().map(|d| (*d).to_owned()).collect()),
+            ..step(tier)
+        };
+        // The frontend listed first, waiting for the backend, which waits for the database.
+        let strategy = RolloutStrategy {
+            rolling_sync: Some(RollingSync {
+                steps: vec![
+                    named("frontend", "frontend", &["backend"]),
+                    named("database", "database", &[]),
+                    named("backend", "backend", &["database"]),
+                ],
+                ..RollingSync::default()
+            }),
+            ..three_tiers(Some(DeletionOrder::Reverse))
+        };
+        let config = RolloutConfig::from_strategy(&strategy).expect("valid");
+        let apps = labels(&[
+            ("db", "database"),
+            ("api", "backend"),
+            ("web", "frontend"),
+            ("tools", ""),
+        ]);
+        let mut left: Vec<(String, BTreeMap<String, String>)> = apps.clone();
+        let mut seen = Vec::new();
+        while let Some((group, names)) = {
+            match reverse_deletion_step(&config, &owned(&left, &[])).expect("ordered") {
+                ReverseDeletionStep::Delete {
+                    group,
+                    applications,
+                } => Some((group, applications)),
+                _ => None,
+            }
+        } {
+            seen.push((group, group.describe(&config)));
+            left.retain(|(name, _)| !names.contains(name));
+        }
+        assert_eq!(
+            seen,
+            [
+                (Step(1), "step 1 of 3 (frontend)".to_owned()),
+                (Step(3), "step 3 of 3 (backend)".to_owned()),
+                (Step(2), "step 2 of 3 (database)".to_owned()),
+                (
+                    Unselected,
+                    "the Applications none of the 3 steps selects".to_owned()
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -36,23 +36,20 @@ pub(super) struct RollbackPass {
 }
 
 /// A rollback of the step numbered `failed_step` (1-based) for `failure`, starting `now`.
-/// `steps` lists, per step in order up to the failed one, its Applications and whether each took
-/// the new revision; with `completed_steps` the earlier steps' are rolled back too, after the
-/// failed step's, latest step first. Every Application of those steps is recorded (its target
-/// tells a new revision); one that did not take the new revision, or has no earlier one, has
-/// nothing to roll back and counts as back at once.
+/// `steps` lists, in rollback order (the failed step first), each step's number and its
+/// Applications with whether each took the new revision. Every Application of those steps is
+/// recorded (its target tells a new revision); one that did not take the new revision, or has
+/// no earlier one, has nothing to roll back and counts as back at once.
 pub(super) fn begin(
     failed_step: usize,
     failure: String,
-    steps: &[Vec<(&ApplicationState, bool)>],
-    completed_steps: bool,
+    steps: &[(usize, Vec<(&ApplicationState, bool)>)],
     now: Timestamp,
 ) -> RolloutRollback {
-    let first = if completed_steps { 0 } else { failed_step - 1 };
-    let applications = (first..failed_step)
-        .rev()
-        .flat_map(|step| {
-            steps[step].iter().map(move |(app, took)| {
+    let applications = steps
+        .iter()
+        .flat_map(|(step, apps)| {
+            apps.iter().map(move |(app, took)| {
                 let revisions = if *took {
                     app.previous_revisions.clone()
                 } else {
@@ -60,7 +57,7 @@ pub(super) fn begin(
                 };
                 RolledBackApplication {
                     application: app.name.clone(),
-                    step: step as u64 + 1,
+                    step: *step as u64,
                     // Nothing to do (did not take the failed revision, or no earlier one): back.
                     rolled_back_at: revisions.is_empty().then_some(Time(now)),
                     revisions,

@@ -19,15 +19,15 @@ use crate::api::application_set_status::{
 use crate::api::operation_state::OperationPhase;
 use crate::health::HealthStatus;
 
-const R1: &str = "r1";
+pub(super) const R1: &str = "r1";
 const R2: &str = "r2";
 
 /// `12:00:00` on a fixed day.
-fn at(time: &str) -> Timestamp {
+pub(super) fn at(time: &str) -> Timestamp {
     format!("2025-03-01T{time}Z").parse().unwrap()
 }
 
-fn tier_step(tier: &str, max_update: Option<&str>) -> RollingSyncStep {
+pub(super) fn tier_step(tier: &str, max_update: Option<&str>) -> RollingSyncStep {
     RollingSyncStep {
         match_expressions: vec![LabelSelectorRequirement {
             key: "tier".into(),
@@ -50,6 +50,7 @@ pub(super) fn strategy(steps: Vec<RollingSyncStep>) -> RolloutStrategy {
         }),
         paused: false,
         deletion_order: None,
+        removal_order: None,
     }
 }
 
@@ -62,7 +63,7 @@ fn three_tiers() -> RolloutStrategy {
 }
 
 /// An existing Application, Healthy but OutOfSync with target `r1`.
-fn app(name: &str, tier: &str) -> ApplicationState {
+pub(super) fn app(name: &str, tier: &str) -> ApplicationState {
     ApplicationState {
         name: name.into(),
         labels: BTreeMap::from([("tier".to_string(), tier.to_string())]),
@@ -82,7 +83,7 @@ fn app(name: &str, tier: &str) -> ApplicationState {
 }
 
 /// Healthy and Synced on `r1` after a sync that started at `started`.
-fn done(mut app: ApplicationState, started: &str) -> ApplicationState {
+pub(super) fn done(mut app: ApplicationState, started: &str) -> ApplicationState {
     app.status.sync = SyncStatusCode::Synced;
     app.status.health = HealthStatus::Healthy;
     app.status.operation_state = Some(OperationState {
@@ -100,7 +101,7 @@ fn done(mut app: ApplicationState, started: &str) -> ApplicationState {
 }
 
 /// A sync in `phase` started at `started`, health Progressing with `message`.
-fn syncing(
+pub(super) fn syncing(
     mut app: ApplicationState,
     phase: OperationPhase,
     started: &str,
@@ -128,7 +129,7 @@ fn entry(name: &str, status: State, step: &str, since: &str) -> ApplicationSetAp
     }
 }
 
-fn run(
+pub(super) fn run(
     strategy: RolloutStrategy,
     applications: Vec<ApplicationState>,
     prior: Vec<ApplicationSetApplicationStatus>,
@@ -148,7 +149,7 @@ fn run(
 }
 
 /// The next pass after `prior` (its statuses and step records), at `now`.
-fn replay(
+pub(super) fn replay(
     strategy: &RolloutStrategy,
     applications: Vec<ApplicationState>,
     prior: &RolloutDecision,
@@ -167,7 +168,7 @@ fn replay(
     })
 }
 
-fn states(decision: &RolloutDecision) -> Vec<(String, State)> {
+pub(super) fn states(decision: &RolloutDecision) -> Vec<(String, State)> {
     decision
         .application_status
         .iter()
@@ -175,11 +176,11 @@ fn states(decision: &RolloutDecision) -> Vec<(String, State)> {
         .collect()
 }
 
-fn names(list: &[&str]) -> Vec<String> {
+pub(super) fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_string()).collect()
 }
 
-fn progress(decision: &RolloutDecision) -> (ConditionStatus, String, String) {
+pub(super) fn progress(decision: &RolloutDecision) -> (ConditionStatus, String, String) {
     let c = decision
         .conditions
         .iter()
@@ -188,7 +189,7 @@ fn progress(decision: &RolloutDecision) -> (ConditionStatus, String, String) {
     (c.status, c.reason.clone(), c.message.clone())
 }
 
-fn pairs(list: &[(&str, State)]) -> Vec<(String, State)> {
+pub(super) fn pairs(list: &[(&str, State)]) -> Vec<(String, State)> {
     list.iter().map(|(n, s)| ((*n).to_string(), *s)).collect()
 }
 
@@ -1275,7 +1276,7 @@ fn a_manual_step_waits_for_its_approval_then_syncs_and_a_new_revision_asks_again
 
 // onFailure: rollback (issue 33)
 
-const R0: &str = "r0";
+pub(super) const R0: &str = "r0";
 
 /// The three tiers rolling back failures, earlier steps too.
 fn rolling_back_tiers() -> RolloutStrategy {
@@ -1289,7 +1290,7 @@ fn rolling_back_tiers() -> RolloutStrategy {
 
 /// `app` whose last operation, started at `started`, is in `phase` at `revision`; its history
 /// has `r0` before `r1`.
-fn operated(
+pub(super) fn operated(
     mut app: ApplicationState,
     phase: OperationPhase,
     started: &str,

@@ -1,5 +1,5 @@
-//! The writes of a plan: created and updated Applications server-side applied, the ones no
-//! longer generated deleted, a bounded number at once.
+//! The writes of a plan: created and updated Applications server-side applied, a bounded
+//! number at once; the ones no longer generated go by [`super::removal`].
 
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
@@ -11,8 +11,8 @@ use super::error::AppSetError;
 use flotilla_core::api::Application;
 use flotilla_core::controller::appset::plan::Plan;
 
-/// Server-side applies created and updated Applications, then deletes the ones no longer
-/// generated, each a bounded number at once ([`bounded_writes`]).
+/// Server-side applies created and updated Applications, a bounded number at once
+/// ([`bounded_writes`]).
 pub(super) async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), AppSetError> {
     let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let params = PatchParams::apply(FIELD_MANAGER).force();
@@ -31,8 +31,7 @@ pub(super) async fn apply(ctx: &AppSetContext, plan: &Plan) -> Result<(), AppSet
                 })
         });
     }
-    bounded_writes::all(applies).await?;
-    delete_named(api, &plan.delete).await
+    bounded_writes::all(applies).await
 }
 
 /// Deletes the Applications `names` (background propagation: each Application's own finalizer

@@ -23,7 +23,7 @@ use flotilla_core::controller::appset::ownership::RESOURCES_FINALIZER;
 use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::rollout::RolloutConfig;
 use flotilla_core::rollout::reverse_deletion::{
-    DeletionGroup, OwnedApplication, ReverseDeletionStep, deletes_in_reverse, deletion_progress,
+    OwnedApplication, ReverseDeletionStep, deletes_in_reverse, deletion_progress,
     reverse_deletion_step,
 };
 
@@ -103,25 +103,12 @@ pub async fn delete_applications(
             group,
             applications,
         } => {
-            let steps = config.steps.len();
-            let what = match group {
-                DeletionGroup::Step(number) => format!("step {number} of {steps}"),
-                DeletionGroup::Unselected => {
-                    format!("the Applications none of the {steps} steps selects")
-                }
-            };
             let note = format!(
-                "deleting {what} in reverse order: {}",
+                "deleting {} in reverse order: {}",
+                group.describe(&config),
                 applications.join(", ")
             );
-            tracing::info!(appset = %appset.name_any(), "{note}");
-            ctx.events
-                .publish(
-                    &appset.object_ref(&()),
-                    EventReason::DeletionStepStarted,
-                    note,
-                )
-                .await;
+            announce_step(ctx, appset, note).await;
             let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
             delete_named(&api, &applications).await?;
             Ok(Action::requeue(DELETION_POLL))
@@ -190,7 +177,8 @@ fn held(appset: &ApplicationSet) -> bool {
 }
 
 /// No labels.
-static EMPTY: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+pub(super) static EMPTY: std::collections::BTreeMap<String, String> =
+    std::collections::BTreeMap::new();
 
 /// The steps a reverse-order deletion of `appset` follows, `None` when its Applications go all
 /// at once (the default, or a strategy that cannot be followed any more: said by a Warning).
@@ -211,8 +199,20 @@ async fn reverse_order(ctx: &AppSetContext, appset: &ApplicationSet) -> Option<R
     }
 }
 
+/// The `DeletionStepStarted` Event on `appset` saying which step goes now, and the log line.
+pub(super) async fn announce_step(ctx: &AppSetContext, appset: &ApplicationSet, note: String) {
+    tracing::info!(appset = %appset.name_any(), "{note}");
+    ctx.events
+        .publish(
+            &appset.object_ref(&()),
+            EventReason::DeletionStepStarted,
+            note,
+        )
+        .await;
+}
+
 /// A Warning Event on `appset`, and the log line.
-async fn warn(ctx: &AppSetContext, appset: &ApplicationSet, note: String) {
+pub(super) async fn warn(ctx: &AppSetContext, appset: &ApplicationSet, note: String) {
     tracing::warn!(appset = %appset.name_any(), "{note}");
     ctx.events
         .publish(&appset.object_ref(&()), EventReason::DeletionError, note)

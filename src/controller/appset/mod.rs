@@ -1,5 +1,6 @@
 //! The ApplicationSet reconciler: a short pipeline —
-//! observe → generate → render → validate → plan → apply → rollout → status → sync requests —
+//! observe → generate → render → validate → plan → apply → remove → rollout → status → sync
+//! requests —
 //! run by a kube-runtime
 //! `Controller` that watches ApplicationSets, the Applications they own, the cluster Secrets
 //! of the namespace and the kinds clusterDecisionResource generators read. Every decision is made by the pure [`flotilla_core::controller::appset`] core; these files read
@@ -16,6 +17,7 @@ mod context;
 pub mod deletion;
 mod error;
 mod observe;
+mod removal;
 mod render;
 pub mod rollout;
 mod rollout_pass;
@@ -54,6 +56,7 @@ use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, rollout_
 use flotilla_core::controller::appset::sync_request::sync_requests;
 use flotilla_core::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use observe::owned_now;
+use removal::remove;
 use render::{Planned, generate_render_validate_plan};
 pub use rollout_pass::live_rollout_input;
 use rollout_pass::rollout;
@@ -167,7 +170,10 @@ async fn reconcile_now(
     let name = appset.name_any();
     let planned = generate_render_validate_plan(&ctx, &appset, &existing).await;
     let applied = match &planned {
-        Ok(planned) => apply(&ctx, &planned.plan).await,
+        Ok(planned) => match apply(&ctx, &planned.plan).await {
+            Ok(()) => remove(&ctx, &appset, &planned.plan, &existing).await,
+            Err(error) => Err(error),
+        },
         Err(_) => Ok(()),
     };
     let result = planned.and_then(|planned| applied.map(|()| planned));

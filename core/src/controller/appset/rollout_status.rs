@@ -74,21 +74,44 @@ pub fn rollout_events(
         return Vec::new();
     };
     let mut events = Vec::new();
-    let before = current_step(old.map_or(&[][..], |s| s.application_status.as_slice()));
+    let old_entries = old.map_or(&[][..], |s| s.application_status.as_slice());
+    let before = current_step(old_entries);
     let now = current_step(&new.application_status);
-    if before != now && !decision.steps.is_empty() {
+    let started = |step: usize| {
+        let report = decision.step_reports.iter().find(|r| r.step == step);
+        let name = report
+            .and_then(|r| r.name.as_deref())
+            .map_or_else(String::new, |name| format!(" ({name})"));
+        let next = report.map_or_else(String::new, |r| format!(": {}", r.next));
+        RolloutEvent {
+            reason: EventReason::RolloutStepStarted,
+            note: format!("step {step} of {}{name}{next}", decision.steps.len()),
+        }
+    };
+    if decision.step_reports.iter().any(|r| r.depends_on.is_some()) {
+        // A graph: each step whose first Application left Waiting in this pass started, the
+        // parallel ones together.
+        events.extend(
+            decision
+                .step_reports
+                .iter()
+                .filter(|r| {
+                    under_way(&new.application_status, r.step) && !under_way(old_entries, r.step)
+                })
+                .map(|r| started(r.step)),
+        );
+        if now.is_none()
+            && before.is_some()
+            && reason == ProgressReason::ApplicationSetRolloutComplete.as_str()
+        {
+            events.push(RolloutEvent {
+                reason: EventReason::RolloutComplete,
+                note: message.clone(),
+            });
+        }
+    } else if before != now && !decision.steps.is_empty() {
         match now {
-            Some(step) => {
-                let next = decision
-                    .step_reports
-                    .iter()
-                    .find(|r| r.step == step)
-                    .map_or_else(String::new, |r| format!(": {}", r.next));
-                events.push(RolloutEvent {
-                    reason: EventReason::RolloutStepStarted,
-                    note: format!("step {step} of {}{next}", decision.steps.len()),
-                });
-            }
+            Some(step) => events.push(started(step)),
             None if reason == ProgressReason::ApplicationSetRolloutComplete.as_str() => {
                 events.push(RolloutEvent {
                     reason: EventReason::RolloutComplete,
@@ -125,6 +148,18 @@ pub fn rollout_events(
         }
     }
     events
+}
+
+/// Whether an Application of `step` is Pending or Progressing.
+fn under_way(entries: &[ApplicationSetApplicationStatus], step: usize) -> bool {
+    let step = step.to_string();
+    entries.iter().any(|e| {
+        e.step == step
+            && matches!(
+                e.status,
+                RolloutApplicationState::Pending | RolloutApplicationState::Progressing
+            )
+    })
 }
 
 /// The lowest step with an Application not yet Healthy (steps `-1` do not count).
@@ -176,20 +211,32 @@ mod tests {
         }
     }
 
+    /// A Progressing step's report with one Application in flight.
+    fn report(
+        step: usize,
+        name: Option<&str>,
+        depends_on: Option<Vec<usize>>,
+        next: &str,
+    ) -> StepReport {
+        StepReport {
+            step,
+            name: name.map(str::to_owned),
+            depends_on,
+            state: StepState::Progressing,
+            max_update: "unlimited".into(),
+            limit: None,
+            in_flight: 1,
+            progress_deadline: None,
+            bake_time: None,
+            analysis: None,
+            next: next.into(),
+        }
+    }
+
     fn decision() -> RolloutDecision {
         RolloutDecision {
             steps: [(1, vec!["db".into()]), (2, vec!["web".into()])].into(),
-            step_reports: vec![StepReport {
-                step: 2,
-                state: StepState::Progressing,
-                max_update: "unlimited".into(),
-                limit: None,
-                in_flight: 1,
-                progress_deadline: None,
-                bake_time: None,
-                analysis: None,
-                next: "syncs web now".into(),
-            }],
+            step_reports: vec![report(2, None, None, "syncs web now")],
             ..RolloutDecision::default()
         }
     }
@@ -268,6 +315,61 @@ mod tests {
                 .collect();
             assert_eq!(summary, expected, "case {index}");
         }
+    }
+
+    #[test]
+    fn parallel_steps_of_a_graph_start_together_each_named() {
+        use RolloutApplicationState::{Healthy, Pending, Waiting};
+        let report = |step: usize, name: &str, depends_on: Vec<usize>| {
+            report(
+                step,
+                Some(name),
+                Some(depends_on),
+                &format!("syncs {name} now"),
+            )
+        };
+        let graph = RolloutDecision {
+            steps: [
+                (1, vec!["db".into()]),
+                (2, vec!["eu".into()]),
+                (3, vec!["us".into()]),
+            ]
+            .into(),
+            step_reports: vec![
+                report(1, "db", vec![]),
+                report(2, "eu", vec![1]),
+                report(3, "us", vec![1]),
+            ],
+            ..RolloutDecision::default()
+        };
+        let db_done = status(
+            vec![
+                entry("db", "1", Healthy),
+                entry("eu", "2", Waiting),
+                entry("us", "3", Waiting),
+            ],
+            ProgressReason::StepProgressing,
+        );
+        let both = status(
+            vec![
+                entry("db", "1", Healthy),
+                entry("eu", "2", Pending),
+                entry("us", "3", Pending),
+            ],
+            ProgressReason::StepProgressing,
+        );
+        let notes: Vec<String> = rollout_events(Some(&db_done), &both, &graph)
+            .into_iter()
+            .map(|e| format!("{}: {}", e.reason.as_str(), e.note))
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                "RolloutStepStarted: step 2 of 3 (eu): syncs eu now",
+                "RolloutStepStarted: step 3 of 3 (us): syncs us now"
+            ]
+        );
+        assert!(rollout_events(Some(&both), &both, &graph).is_empty());
     }
 
     #[test]
