@@ -44,7 +44,6 @@ use crate::controller::runtime::graceful_shutdown::run_gracefully;
 use crate::controller::runtime::metrics::Reconciler;
 use crate::controller::runtime::slow_reconcile::reported_when_slow;
 use crate::controller::runtime::store_ready::StoreReady;
-use crate::customizations::Customizations;
 use flotilla_core::api::AppProject;
 use flotilla_core::api::REFRESH_ANNOTATION;
 use flotilla_core::api::app_project::DEFAULT_PROJECT;

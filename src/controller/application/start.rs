@@ -29,12 +29,11 @@ use crate::sync::application_settings::{
 };
 use crate::sync::execute::{ExecuteSettings, OperationStore};
 use flotilla_core::api::Application;
-use flotilla_core::api::application::{ApplicationConditionType, Operation, SyncOperation};
+use flotilla_core::api::application::{Operation, SyncOperation};
 use flotilla_core::controller::application::decide::{SyncGate, Trigger, sync_gate};
 use flotilla_core::controller::application::instance::instance_name;
 use flotilla_core::controller::application::start::sync_start;
 use flotilla_core::controller::application::status::{merged, operation_patch};
-use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::sync::begin;
 
 /// How soon an Application whose watched copy was found behind the API server is reconciled
