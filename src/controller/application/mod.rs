@@ -49,16 +49,16 @@ use flotilla_core::api::REFRESH_ANNOTATION;
 use flotilla_core::api::app_project::DEFAULT_PROJECT;
 use flotilla_core::api::application::ApplicationConditionType;
 use flotilla_core::api::{Application, ApplicationSet};
-use flotilla_core::controller::application::pass::{Pass, PassAction, PassInput, decide_pass};
-use flotilla_core::controller::application::status::compare_patch;
 use flotilla_core::controller::application::freshness::{
     CompareInputs, LastCompare, version_after_write,
 };
 use flotilla_core::controller::application::instance::application_of;
+use flotilla_core::controller::application::pass::{Pass, PassAction, PassInput, decide_pass};
 use flotilla_core::controller::application::refresh::{
     REFRESH_ANNOTATION as ARGO_CD_REFRESH_ANNOTATION, Refresh, requested_refresh,
 };
 use flotilla_core::controller::application::skip_reconcile::skips_reconcile;
+use flotilla_core::controller::application::status::compare_patch;
 use flotilla_core::project::windows::sync_block_or_invalid;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
@@ -155,8 +155,12 @@ async fn reconcile(
     let gate = gate(&run, &app).await;
     let now = Timestamp::now();
     let message = observed.as_ref().err().map(ToString::to_string);
-    let projects = observed.as_ref().ok().map(|observed| &observed.admitted.projects);
-    let windows = |kind| projects.and_then(|projects| sync_block_or_invalid(projects, &app, kind, now));
+    let projects = observed
+        .as_ref()
+        .ok()
+        .map(|observed| &observed.admitted.projects);
+    let windows =
+        |kind| projects.and_then(|projects| sync_block_or_invalid(projects, &app, kind, now));
     let Pass {
         status,
         action,
@@ -168,7 +172,10 @@ async fn reconcile(
                 Ok(observed) => Ok(&observed.compared.comparison),
                 Err(error) => Err((condition_of(error), message.as_deref().unwrap_or_default())),
             },
-            revision: observed.as_ref().ok().and_then(|o| o.manifests.revision.as_deref()),
+            revision: observed
+                .as_ref()
+                .ok()
+                .and_then(|o| o.manifests.revision.as_deref()),
             gate,
             windows: &windows,
             resync: ctx.resync,

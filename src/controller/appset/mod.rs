@@ -51,13 +51,13 @@ use flotilla_core::controller::appset::plan::keep_applied_metadata;
 use flotilla_core::controller::appset::requeue::{poll_interval, rollout_requeue};
 use flotilla_core::controller::appset::rollout_input::{keep_observed, rolling_sync};
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, rollout_events};
+use flotilla_core::controller::appset::status::in_progress;
 use flotilla_core::controller::appset::sync_request::sync_requests;
 use flotilla_core::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use observe::owned_now;
 use render::{Planned, generate_render_validate_plan};
 pub use rollout_pass::live_rollout_input;
 use rollout_pass::rollout;
-use flotilla_core::controller::appset::status::in_progress;
 use status::{outcome, publish_outcome, write_status};
 
 /// Field manager of the Applications the controller applies.

@@ -15,11 +15,11 @@ use super::render::Planned;
 use crate::render::admission::refusals_message;
 use flotilla_core::api::application_set_status::ApplicationSetStatus;
 use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::outcome::reconcile_outcome;
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, with_rollout};
 use flotilla_core::controller::appset::status::{
     Outcome, changed, next_status, status_patch, within_size,
 };
-use flotilla_core::controller::appset::outcome::reconcile_outcome;
 use flotilla_core::controller::event_reason::EventReason;
 
 /// The outcome of a reconcile whose Applications were `result` and whose rollout pass, if

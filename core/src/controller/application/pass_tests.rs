@@ -13,6 +13,9 @@ use crate::health::HealthStatus;
 
 const RESYNC: Duration = Duration::from_secs(180);
 
+/// What the windows say about a sync of a kind.
+type Windows = dyn Fn(SyncKind) -> Option<WindowBlock>;
+
 fn now() -> Timestamp {
     Timestamp::from_second(1_000_000).unwrap()
 }
@@ -89,9 +92,10 @@ fn compared(sync: &str, conditions: Value) -> Value {
 fn passes() {
     let in_an_hour = now() + Duration::from_secs(3600);
     let open = |_: SyncKind| -> Option<WindowBlock> { None };
-    let closed = |_: SyncKind| -> Option<WindowBlock> { Some(block(Some(in_an_hour))) };
-    let automated_closed =
-        |kind: SyncKind| -> Option<WindowBlock> { (kind == SyncKind::Automated).then(|| block(None)) };
+    let closed = move |_: SyncKind| -> Option<WindowBlock> { Some(block(Some(in_an_hour))) };
+    let automated_closed = |kind: SyncKind| -> Option<WindowBlock> {
+        (kind == SyncKind::Automated).then(|| block(None))
+    };
     let waiting = json!([{
         "type": "SyncError",
         "message": "automated sync waits for window 'freeze' (deny * * * * * for 1h, UTC) — opens Mon 08:00 UTC",
@@ -101,7 +105,7 @@ fn passes() {
     let refusal = "sync refused: blocked by window 'freeze' (deny * * * * * for 1h, UTC) — opens Mon 08:00 UTC";
     let requested = app(request("alice", false));
     let operation = requested.spec.operation.clone().unwrap();
-    let cases: Vec<(&str, Application, SyncStatusCode, &dyn Fn(SyncKind) -> Option<WindowBlock>, Pass)> = vec![
+    let cases: Vec<(&str, Application, SyncStatusCode, &Windows, Pass)> = vec![
         (
             "synced, unchanged: nothing written, resync",
             app(json!({})),
@@ -153,10 +157,7 @@ fn passes() {
             app(request("rollout/stack", true)),
             SyncStatusCode::Synced,
             &automated_closed,
-            quiet(
-                Some(json!({"status": {"conditions": waiting}})),
-                RESYNC,
-            ),
+            quiet(Some(json!({"status": {"conditions": waiting}})), RESYNC),
         ),
         (
             "a manual request under a closed window: refused, recorded Failed in the same write",

@@ -9,7 +9,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Value, json};
 
 use crate::api::application::{
-    Application, ApplicationCondition, ApplicationConditionType, ApplicationStatus, Operation, SyncStatus,
+    Application, ApplicationCondition, ApplicationConditionType, ApplicationStatus, Operation,
+    SyncStatus,
 };
 use crate::sync::OperationState;
 

@@ -82,7 +82,13 @@ mod tests {
             message: message.into(),
         };
         let cases = [
-            ("nothing refused", None, None, vec![app("a", "Succeeded", "ok")], Outcome::UpToDate),
+            (
+                "nothing refused",
+                None,
+                None,
+                vec![app("a", "Succeeded", "ok")],
+                Outcome::UpToDate,
+            ),
             (
                 "a failure wins over refusals",
                 Some(failed.clone()),
@@ -101,7 +107,10 @@ mod tests {
                 "a sync refused by the project, another failed otherwise",
                 None,
                 None,
-                vec![app("a", "Failed", &refused), app("b", "Failed", "apply failed")],
+                vec![
+                    app("a", "Failed", &refused),
+                    app("b", "Failed", "apply failed"),
+                ],
                 invalid(&format!("a: {refused}")),
             ),
             (
@@ -113,7 +122,11 @@ mod tests {
             ),
         ];
         for (name, failed, not_written, existing, expected) in cases {
-            assert_eq!(reconcile_outcome(failed, not_written, &existing), expected, "{name}");
+            assert_eq!(
+                reconcile_outcome(failed, not_written, &existing),
+                expected,
+                "{name}"
+            );
         }
     }
 }
