@@ -40,17 +40,15 @@ fn app(spec: Value) -> Application {
     serde_json::from_value(value).unwrap()
 }
 
+/// A compare of nothing at revision `abc`, `status` and Healthy.
 fn comparison(status: SyncStatusCode) -> Comparison {
+    let health = HealthReport {
+        status: HealthStatus::Healthy,
+        ..HealthReport::default()
+    };
     Comparison {
-        sync: SyncStatus {
-            status,
-            revision: "abc".into(),
-            revisions: Vec::new(),
-        },
-        health: HealthReport {
-            status: HealthStatus::Healthy,
-            message: String::new(),
-        },
+        sync: SyncStatus::at(status, Some("abc")),
+        health,
         resources: Vec::new(),
         pre_delete_hooks: Vec::new(),
         post_delete_hooks: Vec::new(),
