@@ -18,7 +18,7 @@ use kube::api::{Api, ListParams};
 use serde_json::Value;
 use support::TestNamespace;
 
-use cli_errors_support::{WEB_CONFIG, flotilla, manifests, sync, text};
+use cli_errors_support::{WEB_CONFIG, flotilla, manifests, sync, text, unreachable_kubeconfig};
 
 /// The ConfigMap every namespace gets from the controller manager.
 const ROOT_CA: &str = "kube-root-ca.crt";
@@ -244,38 +244,6 @@ async fn a_malformed_duration_names_the_flag_and_the_syntax() {
             "web-config".to_owned()
         ]
     );
-}
-
-/// A kubeconfig whose only context, `staging-admin` (the current one), names a server on a
-/// closed loopback port; returns its port.
-fn unreachable_kubeconfig(path: &Path) -> u16 {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    std::fs::write(
-        path,
-        format!(
-            "\
-apiVersion: v1
-kind: Config
-clusters:
-- name: staging
-  cluster:
-    server: https://127.0.0.1:{port}
-    insecure-skip-tls-verify: true
-contexts:
-- name: staging-admin
-  context: {{cluster: staging, user: staging-admin}}
-current-context: staging-admin
-users:
-- name: staging-admin
-  user: {{token: not-a-real-token}}
-"
-        ),
-    )
-    .expect("writing the kubeconfig");
-    port
 }
 
 /// `flotilla ARGS...` with `KUBECONFIG` set to `files` joined by `:`, no `--kubeconfig`.

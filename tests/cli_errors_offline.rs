@@ -7,38 +7,13 @@ mod support;
 
 use std::process::Stdio;
 
-use cli_errors_support::{WEB_CONFIG, flotilla, manifests, text};
+use cli_errors_support::{WEB_CONFIG, flotilla, manifests, text, unreachable_kubeconfig};
 
 #[tokio::test]
 async fn an_unreachable_server_is_named_with_its_kubeconfig_context() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
     let work = tempfile::tempdir().expect("a temporary directory");
     let kubeconfig = work.path().join("staging.kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "\
-apiVersion: v1
-kind: Config
-clusters:
-- name: staging
-  cluster:
-    server: https://127.0.0.1:{port}
-    insecure-skip-tls-verify: true
-contexts:
-- name: staging-admin
-  context: {{cluster: staging, user: admin, namespace: shop}}
-current-context: staging-admin
-users:
-- name: admin
-  user: {{token: not-a-real-token}}
-"
-        ),
-    )
-    .expect("writing the kubeconfig");
+    let port = unreachable_kubeconfig(&kubeconfig);
     let source = manifests("web", &[("config.yaml", WEB_CONFIG)]);
 
     let output = flotilla(

@@ -188,7 +188,7 @@ impl Controller {
             .arg("--kubeconfig")
             .arg(support::kubeconfig_path(1))
             .args(extra)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", support::controller_log_filter())
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

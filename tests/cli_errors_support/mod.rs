@@ -59,3 +59,35 @@ metadata:
 data:
   greeting: hello
 ";
+
+/// A kubeconfig whose only context, `staging-admin` (the current one), names a server on a
+/// closed loopback port; returns its port.
+pub fn unreachable_kubeconfig(path: &Path) -> u16 {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    std::fs::write(
+        path,
+        format!(
+            "\
+apiVersion: v1
+kind: Config
+clusters:
+- name: staging
+  cluster:
+    server: https://127.0.0.1:{port}
+    insecure-skip-tls-verify: true
+contexts:
+- name: staging-admin
+  context: {{cluster: staging, user: staging-admin}}
+current-context: staging-admin
+users:
+- name: staging-admin
+  user: {{token: not-a-real-token}}
+"
+        ),
+    )
+    .expect("writing the kubeconfig");
+    port
+}

@@ -52,6 +52,13 @@ pub fn controller_log(namespace: &str, identity: &str) -> std::fs::File {
         .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()))
 }
 
+/// The `RUST_LOG` filter of the controllers tests start: `FLOTILLA_TEST_CONTROLLER_LOG` when set
+/// (e.g. `info,flotilla::controller::application=debug` for a flake chased locally), else `info`.
+#[must_use]
+pub fn controller_log_filter() -> String {
+    std::env::var("FLOTILLA_TEST_CONTROLLER_LOG").unwrap_or_else(|_| "info".to_owned())
+}
+
 /// Where [`controller_log`] writes the log of `identity`'s controller for `namespace`.
 pub fn controller_log_path(namespace: &str, identity: &str) -> PathBuf {
     state_dir()
@@ -116,7 +123,7 @@ pub fn controller_process_with(
         .args(args)
         .arg("--kubeconfig")
         .arg(kubeconfig_path(1))
-        .env("RUST_LOG", "info")
+        .env("RUST_LOG", controller_log_filter())
         .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -229,7 +229,7 @@ impl Replica {
             .arg("--repo-cache")
             .arg(plane.path(&format!("repos-{identity}")))
             .args(args)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", super::controller_log_filter())
             .env("NO_COLOR", "1")
             .stdout(out.try_clone().expect("a log file"))
             .stderr(out)

@@ -38,16 +38,13 @@ pub struct Step {
     pub message: Option<String>,
 }
 
-/// Every walk.
+/// Every walk, from `testdata/operator-walks.yaml` (compiled in).
 ///
 /// # Panics
-/// When the file cannot be read or parsed (a test's failure).
+/// When the file does not parse (a test's failure).
 #[must_use]
 pub fn operator_walks() -> Vec<Walk> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/src/health/testdata/operator-walks.yaml"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("parsing {path}: {e}"))
+    let text = include_str!("testdata/operator-walks.yaml");
+    serde_saphyr::from_str(text)
+        .unwrap_or_else(|e| panic!("parsing core/src/health/testdata/operator-walks.yaml: {e}"))
 }

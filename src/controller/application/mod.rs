@@ -116,6 +116,7 @@ async fn reconcile(
     let ctx = &run.ctx;
     if !ctx.owns(&app) {
         // Another replica's: the controllers restart when this replica's slots change.
+        tracing::debug!(app = %app.name_any(), "not this replica's now; waiting for a change");
         return Ok(Action::await_change());
     }
     if let Some(stamp) = app.annotations().get(REFRESH_ANNOTATION) {
@@ -146,6 +147,7 @@ async fn reconcile(
     let customizations = ctx.customizations(&app).await;
     let admitted = admit_application(ctx, &app).await;
     if admitted.is_ok() && unchanged(&run, &app).await {
+        tracing::debug!(app = %app.name_any(), "unchanged since its last compare");
         return Ok(Action::requeue(ctx.resync));
     }
     let observed = match (customizations, admitted) {
@@ -224,7 +226,8 @@ fn condition_of(error: &ApplicationError) -> ApplicationConditionType {
 }
 
 /// Writes `patch` (if any) to the Application's status and remembers `compared` as its last
-/// compare (forgotten when there is none): the one place the reconciler writes the status.
+/// compare (forgotten when there is none): where a reconcile's pass, and the settling of an
+/// operation, write the status.
 ///
 /// # Errors
 /// The status could not be written.
@@ -238,6 +241,10 @@ async fn record(
         Some(patch) => Some(write_status(ctx, app, patch).await?),
         None => None,
     };
+    if let Some(compared) = compared {
+        let comparison = &compared.comparison;
+        tracing::debug!(app = %app.name_any(), sync = ?comparison.sync.status, health = ?comparison.health.status, written = written.is_some(), "compared");
+    }
     let last = compared.map(|compared| LastCompare {
         inputs: CompareInputs {
             application_version: version_after_write(app, written.as_ref()),

@@ -215,6 +215,22 @@ pub(super) async fn compare_live(
         what: what.to_owned(),
         error,
     };
+    // The tracked objects are read (and fingerprinted) before the objects judged: an object
+    // changing between the two reads then changes the fingerprint the next reconcile sees, and
+    // the Application is compared again. Read the other way round, a change landing in between
+    // would be in the fingerprint but not in the judgement (a Deployment judged Progressing
+    // from the older read), and the compare would never be made again.
+    let kinds: Vec<(String, String)> = plan
+        .tasks
+        .iter()
+        .map(|task| (task.key.group.clone(), task.key.kind.clone()))
+        .collect();
+    let tracked = tracked_objects(cluster, app, &kinds).await?;
+    let inputs = CompareInputs {
+        application_version: app.resource_version(),
+        revision: revision.map(str::to_owned),
+        tracked: tracked_fingerprint(&tracked),
+    };
     let keys: Vec<ObjectKey> = plan
         .tasks
         .iter()
@@ -240,17 +256,6 @@ pub(super) async fn compare_live(
             }
         }
     }
-    let kinds: Vec<(String, String)> = plan
-        .tasks
-        .iter()
-        .map(|task| (task.key.group.clone(), task.key.kind.clone()))
-        .collect();
-    let tracked = tracked_objects(cluster, app, &kinds).await?;
-    let inputs = CompareInputs {
-        application_version: app.resource_version(),
-        revision: revision.map(str::to_owned),
-        tracked: tracked_fingerprint(&tracked),
-    };
     let health = cluster.observing(&customizations.health).await;
     let tracked: Vec<LiveObject> = tracked
         .iter()

@@ -100,6 +100,9 @@ pub(super) async fn sync(
 ) -> Result<Stepped, ApplicationError> {
     let name = app.name_any();
     let resumed = app.status.as_ref().and_then(|s| s.operation.as_ref());
+    if let Trigger::Resume { revision } = &trigger {
+        tracing::info!(app = %name, ?revision, "resuming the Running operation recorded in status");
+    }
     let start = sync_start(&trigger, resumed, observed.manifests.revision.as_deref());
     let SyncSettings {
         execute: settings,
