@@ -18,6 +18,8 @@ const CORE_LAYERS: &[&[&str]] = &[
     // Judgements of single objects, Argo CD's declarative Secrets, and how a simulated pod
     // behaves (the node simulator's and `flotilla simulate`'s annotations).
     &["health", "secrets", "simulated_pod"],
+    // An Application's objects and what they own, with their health.
+    &["resource_tree"],
     // The CRD types and the records stored in them.
     &["api"],
     // Projects: what an Application may deploy where, and when.

@@ -81,7 +81,8 @@ log "helm and kubectl ready ($((SECONDS - start))s)"
 "$(bash tests/tools/install-mdbook.sh)" build docs || { checks=1; log "error: mdbook build docs failed"; }
 log "book built ($((SECONDS - start))s)"
 
-cargo build --workspace --bins
+# With the tests' features: the dependencies built for the tests are reused, not built again.
+cargo build --workspace --bins --all-features
 for n in 1 2; do
   RUST_LOG="${RUST_LOG:-info}" NO_COLOR=1 setsid target/debug/flotilla-node-sim \
     --kubeconfig "$STATE/cluster$n.kubeconfig" --node-name "flotilla-sim-$n" --ready-after 500ms \

@@ -668,3 +668,338 @@ async fn the_deployed_review_role_allows_the_token_and_access_reviews_and_nothin
         "{read:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The console: the fleet at scale, the resource tree, the object panel
+
+/// The Applications a list page shows (`/applications/NAME` links in its rows).
+fn listed(page: &str) -> Vec<String> {
+    let section = page
+        .split(r#"<section id="applications">"#)
+        .nth(1)
+        .expect("the Applications section");
+    section
+        .split(r#"<td><a href="/applications/"#)
+        .skip(1)
+        .filter_map(|row| row.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_fleet_page_filters_and_pages_three_hundred_applications_on_the_server() {
+    let (ns, _, _) = setup("ui-fleet").await;
+    let controller = Controller::start(&ns).await;
+    let apps: Api<Application> = ns.api();
+    futures::stream::iter(0..300)
+        .for_each_concurrent(16, |i| {
+            let apps = apps.clone();
+            let namespace = ns.name.clone();
+            async move {
+                let team = if i % 3 == 0 { "payments" } else { "search" };
+                // A project that does not exist: the controller only records that.
+                let app: Application = object(json!({
+                    "apiVersion": "flotilla.dev/v1alpha1",
+                    "kind": "Application",
+                    "metadata": {"name": format!("app-{i:03}"), "labels": {"team": team}},
+                    "spec": {
+                        "project": "absent",
+                        "source": {"repoURL": "https://git.invalid/platform.git", "targetRevision": "main", "path": "x"},
+                        "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace}
+                    }
+                }));
+                apply(&apps, &app).await;
+            }
+        })
+        .await;
+    eventually("the view to hold the 300 Applications", async || {
+        let (_, page) = controller.get("/").await;
+        page.contains(r#"data-matched="300""#)
+            .then_some(())
+            .ok_or_else(|| "not yet".to_owned())
+    })
+    .await;
+    let (status, first) = controller.get("/?label=team%3Dpayments").await;
+    assert_eq!(status, 200);
+    assert!(first.contains(r#"data-matched="100""#), "{first}");
+    assert!(first.contains(r#"data-page="1" data-pages="2""#), "{first}");
+    assert!(
+        first.contains("/?label=team%3Dpayments&amp;page=2#applications"),
+        "the next page keeps the filter: {first}"
+    );
+    let (_, second) = controller.get("/?label=team%3Dpayments&page=2").await;
+    let (first, second) = (listed(&first), listed(&second));
+    assert_eq!((first.len(), second.len()), (50, 50));
+    assert!(
+        first.iter().all(|name| !second.contains(name)),
+        "{first:?} {second:?}"
+    );
+    assert_eq!(first[0], "app-000");
+    assert_eq!(second[0], "app-150");
+    let (_, one) = controller
+        .get("/?name=app-29&label=team%21%3Dpayments")
+        .await;
+    assert_eq!(
+        listed(&one),
+        [
+            "app-290", "app-292", "app-293", "app-295", "app-296", "app-298", "app-299"
+        ]
+    );
+}
+
+/// A ServiceAccount that may read the Application's objects and Events (`get`, `list`), and
+/// its token.
+async fn viewer_token(ns: &TestNamespace) -> String {
+    let role: Role = object(json!({
+        "metadata": {"name": "viewer"},
+        "rules": [
+            {"apiGroups": [""], "resources": ["pods", "secrets", "events", "services"], "verbs": ["get", "list"]},
+            {"apiGroups": ["apps"], "resources": ["deployments", "replicasets"], "verbs": ["get", "list"]}
+        ]
+    }));
+    apply(&ns.api::<Role>(), &role).await;
+    let binding: RoleBinding = object(json!({
+        "metadata": {"name": "viewer"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "viewer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "viewer", "namespace": ns.name}]
+    }));
+    apply(&ns.api::<RoleBinding>(), &binding).await;
+    service_account_token(ns, "viewer").await
+}
+
+/// The first page event of the live updates of `path`.
+async fn first_event(address: SocketAddr, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the web view accepts connections");
+    let request =
+        format!("GET {path} HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let read = async {
+        loop {
+            let n = stream.read(&mut buffer).await.expect("reads");
+            if n == 0 {
+                break;
+            }
+            received.extend_from_slice(&buffer[..n]);
+            let text = String::from_utf8_lossy(&received);
+            if text
+                .split_once("event: page")
+                .is_some_and(|(_, rest)| rest.contains("\n\n"))
+            {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), read)
+        .await
+        .expect("a page event");
+    String::from_utf8_lossy(&received).into_owned()
+}
+
+/// The value planted in the Secret, and what the API server stores of it.
+const PLANTED: &str = "planted-s3cret-value";
+const PLANTED_BASE64: &str = "cGxhbnRlZC1zM2NyZXQtdmFsdWU=";
+
+#[tokio::test]
+async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a_viewer_who_may_read_it()
+ {
+    let (ns, _, reader) = setup("ui-tree").await;
+    support::require_node_sim(&ns.client, 1).await;
+    let viewer = viewer_token(&ns).await;
+    let remote = support::git_remote::Remote::new("console");
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"tier": "web"}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "web", "image": "example.com/web:1"}]}}}
+    });
+    remote.write("app/web.json", &deployment.to_string());
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+                        "stringData": {"password": PLANTED}});
+    remote.write("app/secret.json", &secret.to_string());
+    remote.push("a Deployment of two replicas and a Secret");
+    let app: Application = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "web"},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": remote.file_url(), "targetRevision": "main", "path": "app"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
+            "operation": {"sync": {}, "initiatedBy": {"username": "tester"}}
+        }
+    }));
+    apply(&ns.api::<Application>(), &app).await;
+    let controller = Controller::start(&ns).await;
+    let tree_path = "/applications/web/tree";
+    let tree = eventually(
+        "the tree: Deployment → ReplicaSet → two Healthy Pods",
+        async || {
+            let (status, page) = controller.get(tree_path).await;
+            let pods = page.matches(r#"data-node="Pod/web-"#).count();
+            let healthy = page.matches(r#"data-health="Healthy""#).count();
+            (status == 200
+                && page.contains(r#"data-node="Deployment/web" data-health="Healthy""#)
+                && page.contains(r#"data-node="ReplicaSet/web-"#)
+                && pods == 2
+                && healthy >= 4)
+                .then_some(page)
+                .ok_or(format!("{status}, {pods} pods, {healthy} healthy"))
+        },
+    )
+    .await;
+    // Drawn in that order: each under its owner.
+    let deployment_at = tree.find(r#"data-node="Deployment/web""#).unwrap();
+    let replica_set_at = tree.find(r#"data-node="ReplicaSet/web-"#).unwrap();
+    let pod_at = tree.find(r#"data-node="Pod/web-"#).unwrap();
+    assert!(
+        deployment_at < replica_set_at && replica_set_at < pod_at,
+        "{tree}"
+    );
+
+    let browser = Browser::start().await;
+    browser
+        .goto(&format!("http://{}{tree_path}", controller.ui))
+        .await;
+    let drawn = browser
+        .script("return Array.from(document.querySelectorAll('svg.tree a[data-node]')).map(a => a.dataset.node + ' ' + a.dataset.health);")
+        .await;
+    let drawn: Vec<String> = serde_json::from_value(drawn).expect("a list of nodes");
+    assert_eq!(drawn.len(), 5, "{drawn:?}");
+    assert!(drawn[0].starts_with("Deployment/web Healthy"), "{drawn:?}");
+    assert!(drawn[1].starts_with("ReplicaSet/web-"), "{drawn:?}");
+    assert!(
+        drawn[2..4]
+            .iter()
+            .all(|pod| pod.starts_with("Pod/web-") && pod.ends_with(" Healthy")),
+        "{drawn:?}"
+    );
+    assert!(drawn[4].starts_with("Secret/db"), "{drawn:?}");
+    browser.screenshot(&screenshot_path("resource-tree")).await;
+
+    // Someone edits a managed field with kubectl.
+    let edited = Command::new(support::kubectl())
+        .arg("--kubeconfig")
+        .arg(support::kubeconfig_path(1))
+        .args([
+            "-n",
+            &ns.name,
+            "patch",
+            "deployment",
+            "web",
+            "--type",
+            "merge",
+        ])
+        .args(["-p", r#"{"metadata":{"labels":{"tier":"edited"}}}"#])
+        .output()
+        .expect("runs kubectl");
+    assert!(
+        edited.status.success(),
+        "{}",
+        String::from_utf8_lossy(&edited.stderr)
+    );
+
+    // With the viewer's token, the Deployment's panel names the field that differs.
+    give_token(&browser, &viewer).await;
+    browser
+        .script("document.querySelector('a[data-node=\"Deployment/web\"]').dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));")
+        .await;
+    let panel = eventually("the panel's diff naming the field", async || {
+        let text = browser
+            .script("return document.getElementById('page').innerHTML;")
+            .await;
+        let text = text.as_str().unwrap_or_default().to_owned();
+        (text.contains(r#"data-diff="OutOfSync""#) && text.contains("/metadata/labels/tier"))
+            .then_some(text.clone())
+            .ok_or(text)
+    })
+    .await;
+    assert!(panel.contains("edited"), "the live value: {panel}");
+    assert!(
+        panel.contains("ScalingReplicaSet"),
+        "the Deployment's Events: {panel}"
+    );
+    browser.screenshot(&screenshot_path("object-panel")).await;
+
+    // Over HTTP: without a token, 401; with a token that may not get Deployments, 403.
+    let panel_path = format!(
+        "/applications/web/object?group=apps&kind=Deployment&namespace={}&name=web",
+        ns.name
+    );
+    let (status, body) = controller.get(&panel_path).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(!body.contains("/metadata/labels/tier"));
+    let read_as = async |token: &str, path: &str| {
+        let bearer = format!("Bearer {token}");
+        exchange(controller.ui, "GET", path, &[("authorization", &bearer)]).await
+    };
+    let (status, body) = read_as(&reader, &panel_path).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("may not get deployments.apps web"), "{body}");
+    assert!(!body.contains("example.com/web:1"), "no manifest: {body}");
+    let (status, body) = read_as(&viewer, &panel_path).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("example.com/web:1"), "{body}");
+
+    // The Secret's value is in no page, panel or live update.
+    let secret_path = format!(
+        "/applications/web/object?group=&kind=Secret&namespace={}&name=db",
+        ns.name
+    );
+    let (status, secret_panel) = read_as(&viewer, &secret_path).await;
+    assert_eq!(status, 200, "{secret_panel}");
+    assert!(secret_panel.contains("++++++++"), "{secret_panel}");
+    let mut seen = vec![secret_panel, tree];
+    for path in [
+        "/",
+        "/applications/web",
+        tree_path,
+        &format!("/applicationsets/{APPSET}"),
+    ] {
+        seen.push(controller.get(path).await.1);
+        seen.push(first_event(controller.ui, path).await);
+    }
+    browser
+        .script(&format!(
+            "var a = document.createElement('a'); a.href = {}; document.body.appendChild(a); a.click();",
+            Value::String(secret_path.clone())
+        ))
+        .await;
+    eventually("the Secret's panel in the browser", async || {
+        let text = browser
+            .script("return document.documentElement.outerHTML;")
+            .await;
+        let text = text.as_str().unwrap_or_default().to_owned();
+        text.contains("++++++++").then_some(()).ok_or(text)
+    })
+    .await;
+    seen.push(
+        browser
+            .script("return document.documentElement.outerHTML;")
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    );
+    for page in &seen {
+        assert!(!page.contains(PLANTED), "the planted value shown: {page}");
+        assert!(
+            !page.contains(PLANTED_BASE64),
+            "the planted value shown: {page}"
+        );
+    }
+    browser.quit().await;
+    drop(controller);
+    let log = std::fs::read_to_string(
+        support::state_dir()
+            .join("logs")
+            .join(format!("{}-actions.log", ns.name)),
+    )
+    .expect("the controller's log");
+    assert!(!log.contains(PLANTED) && !log.contains(PLANTED_BASE64) && !log.contains(&viewer));
+}

@@ -12,6 +12,7 @@ pub mod import;
 pub mod manifest;
 pub mod notify;
 pub mod project;
+pub mod resource_tree;
 pub mod rollout;
 pub mod secrets;
 pub mod simulated_pod;

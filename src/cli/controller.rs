@@ -34,6 +34,7 @@ use crate::sync::execute::{DEFAULT_WAVE_DELAY_TEXT, ExecuteSettings};
 use crate::web::act::Actor;
 use crate::web::csrf::CsrfKey;
 use crate::web::handler::WebView;
+use crate::web::inspect::Inspector;
 use crate::web::watch::FleetWatch;
 use crate::webhook::handler::WebhookReceiver;
 use crate::webhook::refresh::Refresher;
@@ -281,6 +282,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             let view = Arc::new(WebView {
                 watch,
                 actor: Arc::new(Actor::new(lease_client.clone(), &namespace, csrf_key()?)),
+                inspector: Arc::new(Inspector::new(lease_client.clone(), &namespace)),
             });
             tokio::spawn(serve(listener, Limits::default(), view, shutdown.clone()));
             tracing::info!(%address, "serving the web view");

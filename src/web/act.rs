@@ -19,7 +19,7 @@ use super::access_review::{
 };
 use super::action_request::{ActionRequest, BadAction, action_request};
 use super::csrf::{ActionHeaders, CsrfKey, TOKEN_HEADER};
-use crate::actions::action::Action;
+use crate::actions::action::{Access, Action};
 use crate::actions::error::ActionError;
 use crate::actions::{application, rollout};
 use crate::cluster::api_server::api_error::ApiError;
@@ -114,24 +114,8 @@ impl Actor {
         token: &str,
         request: &ActionRequest,
     ) -> Result<UserInfo, (StatusCode, String)> {
-        let unavailable = |what: &str, error: kube::Error| {
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("the controller cannot {what}: {}", ApiError::from(error)),
-            )
-        };
-        let answer = Api::<TokenReview>::all(self.client.clone())
-            .create(&PostParams::default(), &token_review(token))
-            .await
-            .map_err(|error| unavailable("review the token (TokenReview)", error))?;
-        let user = reviewed_user(&answer).map_err(|refusal| refused(&refusal))?;
         let access = request.action.access(&self.namespace, &request.name);
-        let answer = Api::<SubjectAccessReview>::all(self.client.clone())
-            .create(&PostParams::default(), &access_review(&user, &access))
-            .await
-            .map_err(|error| unavailable("review the access (SubjectAccessReview)", error))?;
-        access_verdict(&answer, &user, &access).map_err(|refusal| refused(&refusal))?;
-        Ok(user)
+        authorise(&self.client, token, &access).await
     }
 
     /// Does `request` for `username` with the controller's client.
@@ -172,8 +156,38 @@ impl Actor {
     }
 }
 
+/// The user of `token`, once the cluster (asked through `client`, the controller's) said it
+/// may do `access`: a TokenReview, then a SubjectAccessReview.
+///
+/// # Errors
+/// The status and message to answer: 401 for a token the cluster does not accept, 403 for an
+/// access its RBAC does not allow, 503 when a review cannot be sent.
+pub(super) async fn authorise(
+    client: &Client,
+    token: &str,
+    access: &Access,
+) -> Result<UserInfo, (StatusCode, String)> {
+    let unavailable = |what: &str, error: kube::Error| {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the controller cannot {what}: {}", ApiError::from(error)),
+        )
+    };
+    let answer = Api::<TokenReview>::all(client.clone())
+        .create(&PostParams::default(), &token_review(token))
+        .await
+        .map_err(|error| unavailable("review the token (TokenReview)", error))?;
+    let user = reviewed_user(&answer).map_err(|refusal| refused(&refusal))?;
+    let answer = Api::<SubjectAccessReview>::all(client.clone())
+        .create(&PostParams::default(), &access_review(&user, access))
+        .await
+        .map_err(|error| unavailable("review the access (SubjectAccessReview)", error))?;
+    access_verdict(&answer, &user, access).map_err(|refusal| refused(&refusal))?;
+    Ok(user)
+}
+
 /// The answer to a viewer the cluster does not let act.
-fn refused(refusal: &Refusal) -> (StatusCode, String) {
+pub(super) fn refused(refusal: &Refusal) -> (StatusCode, String) {
     let status = match refusal {
         Refusal::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
         Refusal::Forbidden(_) => StatusCode::FORBIDDEN,

@@ -35,7 +35,11 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
         snapshot,
         std::slice::from_ref(application),
     ));
-    main.push_str("<h2>Resources</h2>");
+    let _ = write!(
+        main,
+        "<h2>Resources</h2><p>{}</p>",
+        link(&format!("/applications/{name}/tree"), "Resource tree")
+    );
     main.push_str(&table(
         &[
             "KIND",

@@ -3,13 +3,15 @@
 //! `maxUpdate` in use, deadline and what keeps it closed (the step reports of `flotilla rollout
 //! explain`, whose whole text follows), with each Application's rollout status, health, sync
 //! and revision, all from one decision of the step function (see [`super::rollout_view`]).
-//! Without RollingSync, its Applications.
+//! Without RollingSync, its Applications. Then its Applications filtered and paginated
+//! ([`super::application_list`]); a step of more Applications than a page links to that list
+//! filtered by the step instead of listing them.
 
 use std::fmt::Write as _;
 
-use kube::ResourceExt;
-
 use super::action_offers::{application_set_offers, buttons};
+use super::application_list::section;
+use super::application_query::{ApplicationQuery, PAGE_SIZE};
 use super::fleet::{health_status, sync_status};
 use super::layout::Page;
 use super::rollout_view::current_rollout;
@@ -23,9 +25,10 @@ use flotilla_core::html::{badge, escape, link, table};
 use flotilla_core::rollout::explain::explain_text;
 use flotilla_core::rollout::{RolloutDecision, StepReport};
 
-/// The page of ApplicationSet `name`; `None` when the watches do not hold it.
+/// The page of ApplicationSet `name` with its Applications filtered by `query`; `None` when
+/// the watches do not hold it.
 #[must_use]
-pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
+pub fn render(snapshot: &Snapshot, name: &str, query: &ApplicationQuery) -> Option<Page> {
     let appset = snapshot.appset(name)?;
     let applications: Vec<Application> = snapshot.generated_by(name).cloned().collect();
     let mut main = format!("<h1>ApplicationSet {}</h1>", escape(name));
@@ -40,7 +43,7 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
                 "(its recorded status may be a pass behind).</p>"
             ));
             for report in &decision.step_reports {
-                main.push_str(&step_section(report, &decision, &applications));
+                main.push_str(&step_section(report, &decision, &applications, name));
             }
             if !decision.unselected.is_empty() {
                 main.push_str("<h2>No step: never synced by the rollout</h2>");
@@ -62,12 +65,14 @@ pub fn render(snapshot: &Snapshot, name: &str) -> Option<Page> {
                 escape(&explain_text(name, &input, &decision))
             );
         }
-        None => {
-            main.push_str("<h2>Applications (AllAtOnce)</h2>");
-            let names: Vec<String> = applications.iter().map(ResourceExt::name_any).collect();
-            main.push_str(&applications_table(&names, &[], &applications));
-        }
+        None => main.push_str("<p>AllAtOnce: every Application syncs as it changes.</p>"),
     }
+    main.push_str(&section(
+        &format!("/applicationsets/{name}"),
+        query,
+        snapshot,
+        snapshot.generated_by(name),
+    ));
     Some(Page {
         title: format!("ApplicationSet {name}"),
         main,
@@ -90,11 +95,13 @@ fn conditions(appset: &ApplicationSet) -> String {
     table(&["TYPE", "STATUS", "REASON", "MESSAGE"], rows)
 }
 
-/// One step: its state, budget, deadline, what happens next, and its Applications.
+/// One step: its state, budget, deadline, what happens next, and its Applications (a link to
+/// them, filtered, when they fill more than a page).
 fn step_section(
     report: &StepReport,
     decision: &RolloutDecision,
     applications: &[Application],
+    appset: &str,
 ) -> String {
     let state = format!("{:?}", report.state);
     let names = decision
@@ -112,7 +119,21 @@ fn step_section(
         badge = badge(&state),
         budget = escape(&report.budget()),
         next = escape(&report.next),
-        table = applications_table(names, &decision.application_status, applications),
+        table = if names.len() > PAGE_SIZE {
+            let filtered = ApplicationQuery {
+                step: report.step.to_string(),
+                ..ApplicationQuery::default()
+            };
+            link(
+                &format!(
+                    "/applicationsets/{appset}{}#applications",
+                    filtered.to_query(1)
+                ),
+                &format!("{} Applications", names.len()),
+            )
+        } else {
+            applications_table(names, &decision.application_status, applications)
+        },
     )
 }
 
@@ -165,7 +186,8 @@ mod tests {
 
     #[test]
     fn shows_each_step_with_its_applications_and_the_explain_text() {
-        let page = render(&snapshot(), APPSET).expect("the fixture's ApplicationSet");
+        let page = render(&snapshot(), APPSET, &ApplicationQuery::default())
+            .expect("the fixture's ApplicationSet");
         assert_escaped(&page.main);
         assert_escaped(&page.title.replace('<', "&lt;").replace('>', "&gt;"));
         for step in 1..=3 {
@@ -183,12 +205,13 @@ mod tests {
         assert!(page.main.contains("<summary>rollout explain</summary>"));
         // The staging sync has started: the timeline draws it.
         assert!(page.main.contains("<h2>Timeline</h2><svg"), "{}", page.main);
-        assert!(render(&snapshot(), "other").is_none());
+        assert!(render(&snapshot(), "other", &ApplicationQuery::default()).is_none());
     }
 
     #[test]
     fn an_application_of_an_earlier_step_gone_degraded_shows_the_rollout_stalled_on_it() {
-        let healthy = render(&snapshot(), APPSET).expect("the fixture's ApplicationSet");
+        let healthy = render(&snapshot(), APPSET, &ApplicationQuery::default())
+            .expect("the fixture's ApplicationSet");
         assert!(!healthy.main.contains("shop-dev Degraded"));
         let mut snapshot = snapshot();
         for application in &mut snapshot.applications {
@@ -201,7 +224,8 @@ mod tests {
                 *application = std::sync::Arc::new(degraded);
             }
         }
-        let page = render(&snapshot, APPSET).expect("the fixture's ApplicationSet");
+        let page = render(&snapshot, APPSET, &ApplicationQuery::default())
+            .expect("the fixture's ApplicationSet");
         assert!(
             page.main.contains("shop-dev Degraded"),
             "the explain text names it: {}",

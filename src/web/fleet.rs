@@ -1,11 +1,14 @@
-//! The Fleet page: every ApplicationSet (those whose labels pass the filter) with its strategy,
-//! rollout condition, current step k/N and its Applications counted by sync and health.
+//! The Fleet page: every ApplicationSet (those whose labels pass the label filter) with its
+//! strategy, rollout condition, current step k/N and its Applications counted by sync and
+//! health; then the namespace's Applications, filtered and paginated
+//! ([`super::application_list`]).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use kube::ResourceExt;
 
+use super::application_list::section;
+use super::application_query::ApplicationQuery;
 use super::label_filter::{parse, selects};
 use super::layout::Page;
 use super::snapshot::Snapshot;
@@ -14,37 +17,21 @@ use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::rollout_input::rolling_sync;
 use flotilla_core::html::{badge, escape, link, table};
 
-/// The Fleet page for `filter` (kubectl's `-l` syntax; empty: every ApplicationSet).
+/// The Fleet page for `query` (its label filter, kubectl's `-l` syntax, also filters the
+/// ApplicationSets).
 #[must_use]
-pub fn render(snapshot: &Snapshot, filter: &str) -> Page {
+pub fn render(snapshot: &Snapshot, query: &ApplicationQuery) -> Page {
     let mut main = String::from("<h1>Fleet</h1>");
-    let _ = write!(
-        main,
-        concat!(
-            r#"<form method="get" action="/"><label>Filter by label "#,
-            r#"<input name="label" value="{}" placeholder="team=payments,tier!=db"></label> "#,
-            r#"<button>Filter</button></form>"#
-        ),
-        escape(filter)
-    );
-    let selector = match parse(filter) {
-        Ok(selector) => selector,
-        Err(error) => {
-            let _ = write!(
-                main,
-                r#"<p class="error">{}</p>"#,
-                escape(&error.to_string())
-            );
-            return Page {
-                title: "Fleet".to_owned(),
-                main,
-            };
-        }
-    };
+    // A filter that cannot be read shows no ApplicationSet; the list below says why.
+    let selector = parse(&query.label).ok();
     let rows = snapshot
         .appsets
         .iter()
-        .filter(|appset| selects(&selector, appset.metadata.labels.as_ref()))
+        .filter(|appset| {
+            selector
+                .as_ref()
+                .is_some_and(|selector| selects(selector, appset.metadata.labels.as_ref()))
+        })
         .map(|appset| {
             let name = appset.name_any();
             let applications: Vec<&Application> = snapshot.generated_by(&name).collect();
@@ -58,6 +45,7 @@ pub fn render(snapshot: &Snapshot, filter: &str) -> Page {
                 counts(applications.iter().map(|a| health_status(a))),
             ]
         });
+    main.push_str("<h2>ApplicationSets</h2>");
     main.push_str(&table(
         &[
             "APPLICATIONSET",
@@ -69,6 +57,12 @@ pub fn render(snapshot: &Snapshot, filter: &str) -> Page {
             "HEALTH",
         ],
         rows,
+    ));
+    main.push_str(&section(
+        "/",
+        query,
+        snapshot,
+        snapshot.applications.iter().map(AsRef::as_ref),
     ));
     Page {
         title: "Fleet".to_owned(),
@@ -165,7 +159,7 @@ mod tests {
 
     #[test]
     fn lists_each_application_set_with_its_step_and_counts() {
-        let page = render(&snapshot(), "");
+        let page = render(&snapshot(), &ApplicationQuery::default());
         assert_escaped(&page.main);
         assert!(page.main.contains("RollingSync (3 steps)"), "{}", page.main);
         assert!(page.main.contains("<td>2/3</td>"), "{}", page.main);
@@ -178,9 +172,17 @@ mod tests {
 
     #[test]
     fn the_label_filter_hides_application_sets_and_reports_bad_filters() {
-        assert!(render(&snapshot(), "team").main.contains("2/3"));
-        assert!(!render(&snapshot(), "team=search").main.contains("2/3"));
-        let bad = render(&snapshot(), "a,,<script>");
+        let label = |filter: &str| ApplicationQuery {
+            label: filter.to_owned(),
+            ..ApplicationQuery::default()
+        };
+        assert!(render(&snapshot(), &label("team")).main.contains("2/3"));
+        assert!(
+            !render(&snapshot(), &label("team=search"))
+                .main
+                .contains("2/3")
+        );
+        let bad = render(&snapshot(), &label("a,,<script>"));
         assert!(bad.main.contains(r#"class="error""#));
         assert_escaped(&bad.main);
     }

@@ -1,6 +1,7 @@
 //! The web view's [`Handler`]: a page as a whole HTML document (with its CSRF token), or, when
 //! the browser asks for `text/event-stream` at the same address, as live updates
-//! ([`super::events`]); a POST is an action ([`super::act`]).
+//! ([`super::events`]); a POST is an action ([`super::act`]); an Application's resource tree
+//! and an object's panel are read when asked ([`super::inspect`]).
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use hyper::{Method, Request, Response, StatusCode};
 
 use super::act::Actor;
 use super::events::page_events;
+use super::inspect::{Inspector, inspection};
 use super::layout::document;
 use super::routes::{not_found, page};
 use super::watch::FleetWatch;
@@ -24,10 +26,27 @@ const HTML: &str = "text/html; charset=utf-8";
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
     script-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'";
 
-/// Serves the pages of one [`FleetWatch`], and the actions of its [`Actor`].
+/// Serves the pages of one [`FleetWatch`], the actions of its [`Actor`] and the reads of its
+/// [`Inspector`].
 pub struct WebView {
     pub watch: Arc<FleetWatch>,
     pub actor: Arc<Actor>,
+    pub inspector: Arc<Inspector>,
+}
+
+/// `response` with the headers every page carries: only the embedded style and script run,
+/// and no content sniffing.
+fn secured(mut response: Response<Body>) -> Response<Body> {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
 }
 
 impl Handler for WebView {
@@ -46,12 +65,36 @@ impl Handler for WebView {
                 response
             });
         }
+        if let Some((app, what)) = inspection(&path) {
+            let (watch, actor, inspector) = (
+                Arc::clone(&self.watch),
+                Arc::clone(&self.actor),
+                Arc::clone(&self.inspector),
+            );
+            let headers = request.headers().clone();
+            return Box::pin(async move {
+                let snapshot = watch.snapshot();
+                let (status, shown) = inspector
+                    .page(&snapshot, &app, what, query.as_deref(), &headers)
+                    .await;
+                let mut response = secured(full(
+                    status,
+                    HTML,
+                    document(watch.namespace(), &shown, &actor.page_token()),
+                ));
+                // What was read for one viewer is never kept by a cache.
+                response
+                    .headers_mut()
+                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                response
+            });
+        }
         let wants_events = request
             .headers()
             .get(header::ACCEPT)
             .and_then(|accept| accept.to_str().ok())
             .is_some_and(|accept| accept.contains("text/event-stream"));
-        let mut response = if wants_events {
+        let response = if wants_events {
             let events = page_events(Arc::clone(&self.watch), path, query)
                 .map(|chunk| Ok(Frame::data(chunk)));
             let mut response = Response::new(StreamBody::new(events).boxed_unsync());
@@ -75,15 +118,7 @@ impl Handler for WebView {
                 document(self.watch.namespace(), &shown, &token),
             )
         };
-        let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-        );
-        headers.insert(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        );
+        let response = secured(response);
         Box::pin(async move { response })
     }
 

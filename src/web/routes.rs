@@ -1,7 +1,9 @@
-//! Which page an address asks for: `/` (the Fleet, `?label=` filtering it),
-//! `/applicationsets/NAME` and `/applications/NAME`. Pure: the page is rendered from the
+//! Which page an address asks for: `/` (the Fleet) and `/applicationsets/NAME`, their
+//! Applications filtered by the query ([`super::application_query`]), and
+//! `/applications/NAME`. Pure: the page is rendered from the
 //! snapshot it is given; `None` means 404.
 
+use super::application_query::ApplicationQuery;
 use super::layout::Page;
 use super::snapshot::Snapshot;
 use super::{application, application_set, fleet};
@@ -9,14 +11,12 @@ use super::{application, application_set, fleet};
 /// The page at `path` with `query` (without the `?`), rendered from `snapshot`.
 #[must_use]
 pub fn page(path: &str, query: Option<&str>, snapshot: &Snapshot) -> Option<Page> {
+    let filters = || ApplicationQuery::parse(query);
     if path == "/" {
-        let filter = query
-            .and_then(|q| parameter(q, "label"))
-            .unwrap_or_default();
-        return Some(fleet::render(snapshot, &filter));
+        return Some(fleet::render(snapshot, &filters()));
     }
     if let Some(name) = path.strip_prefix("/applicationsets/") {
-        return application_set::render(snapshot, &percent_decode(name));
+        return application_set::render(snapshot, &percent_decode(name), &filters());
     }
     let name = path.strip_prefix("/applications/")?;
     application::render(snapshot, &percent_decode(name))

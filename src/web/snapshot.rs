@@ -29,8 +29,8 @@ impl Snapshot {
         mut appsets: Vec<Arc<ApplicationSet>>,
         mut applications: Vec<Arc<Application>>,
     ) -> Self {
-        appsets.sort_by_key(|appset| appset.name_any());
-        applications.sort_by_key(|application| application.name_any());
+        appsets.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        applications.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         Self {
             namespace,
             now,

@@ -6,8 +6,6 @@
 //! objects that differ. Exit code 0 when everything matches, 1 when something differs or is
 //! missing, 2 on error. `flotilla app diff` reports the same way.
 
-mod unified;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,6 +13,8 @@ use anyhow::Context;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::actions::compare::{compare_live, yaml};
+use crate::actions::unified_diff::unified;
 use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::app_name::AppName;
@@ -24,12 +24,10 @@ use crate::sync::application_settings::SyncOverrides;
 use crate::sync::execute::ExecuteSettings;
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::load_plan;
-use flotilla_core::sync::diff::{compared, differences};
+use flotilla_core::sync::diff::compared;
 use flotilla_core::sync::tracked;
-use flotilla_core::sync::{FIELD_MANAGER, IgnoreDifferences, SyncPlan};
+use flotilla_core::sync::{IgnoreDifferences, SyncPlan};
 use flotilla_core::table::Table;
-
-use unified::unified;
 
 /// Arguments of `flotilla diff`.
 #[derive(Debug, clap::Args)]
@@ -247,19 +245,8 @@ pub async fn diff_objects(
                 }
             }
             Some(live) => {
-                let desired = ignore.overlay(&task.key, &desired, &live);
-                let changed_paths = differences(&desired, &live, FIELD_MANAGER);
-                let (want, have) = compared(&desired, &live);
-                let text = if changed_paths.is_empty() {
-                    String::new()
-                } else {
-                    unified(
-                        &format!("live {name}"),
-                        &format!("desired {name}"),
-                        &yaml(&have)?,
-                        &yaml(&want)?,
-                    )
-                };
+                let (_, changed_paths, text) =
+                    compare_live(&task.key, &desired, &live, ignore, Value::clone)?;
                 ObjectDiff {
                     object: name,
                     reference,
@@ -275,8 +262,4 @@ pub async fn diff_objects(
         });
     }
     Ok(objects)
-}
-
-fn yaml(value: &Value) -> anyhow::Result<String> {
-    Ok(serde_saphyr::to_string(value)?)
 }

@@ -117,6 +117,16 @@ impl KubeCluster {
             .await
     }
 
+    /// The plural resource name of `key`'s kind (from discovery), as RBAC rules name it.
+    ///
+    /// # Errors
+    /// Discovery fails or the server does not serve the kind.
+    pub async fn plural(&self, key: &ObjectKey) -> Result<String, ClusterError> {
+        let api_version = self.preferred_api_version(key).await?;
+        let found = self.resource_type(&api_version, &key.kind).await?;
+        Ok(found.resource.plural)
+    }
+
     async fn api_for(&self, key: &ObjectKey) -> Result<Api<DynamicObject>, ClusterError> {
         let api_version = self.preferred_api_version(key).await?;
         let found = self.resource_type(&api_version, &key.kind).await?;

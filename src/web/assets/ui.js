@@ -76,9 +76,32 @@
       button.disabled = false;
     });
   });
+  // An object's panel shows manifests and Events only to a viewer whose token may read the
+  // object: with a token, its link is fetched with the token and the answer replaces <main>.
+  document.addEventListener("click", function (event) {
+    var anchor = event.target.closest ? event.target.closest("a[href*='/object?']") : null;
+    if (!anchor || !token()) {
+      return;
+    }
+    event.preventDefault();
+    fetch(anchor.getAttribute("href"), {
+      credentials: "omit",
+      cache: "no-store",
+      headers: { "Authorization": "Bearer " + token() }
+    }).then(function (response) {
+      return response.text();
+    }).then(function (text) {
+      var shown = new DOMParser().parseFromString(text, "text/html").getElementById("page");
+      document.getElementById("page").innerHTML = shown ? shown.innerHTML : "";
+      showActions();
+    }, function (error) {
+      say("the request failed: " + error, true);
+    });
+  });
   showActions();
 
-  if (!window.EventSource) {
+  // Pages read when opened (a resource tree, an object's panel) are not live.
+  if (!window.EventSource || document.querySelector("#page [data-static]")) {
     return;
   }
   var live = document.getElementById("live");
