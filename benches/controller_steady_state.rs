@@ -21,7 +21,10 @@
 //! controller's CPU until then (utime + stime since it started, per Application), the CPU of
 //! the control plane's kube-apiserver and etcd meanwhile, and the API server's writes, per
 //! Application and by verb and resource (its `apiserver_request_total`, every client: the
-//! controller's, the benchmark's one ApplicationSet and the kube-controller-manager's).
+//! controller's, the benchmark's one ApplicationSet and the kube-controller-manager's). Because
+//! other clients may share the API server, the writes in the benchmark's own namespace are also
+//! counted from watches: every new `resourceVersion` of an Application (its creation, each spec or
+//! status write) and of a ConfigMap (each apply that changed it) until convergence.
 //!
 //! With `REPLICAS` (default 1), that many `flotilla controller` processes share the
 //! Applications (`--shards auto`, the default): CPU is their sum, RSS is reported per replica.
@@ -308,6 +311,48 @@ fn report_convergence(
     }
 }
 
+/// Counts the versions a watch of `api` sees of each object (creation and every write that
+/// changed it) into `counts`, by name, until the task is aborted.
+fn count_versions<K>(
+    api: Api<K>,
+    counts: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, (String, u64)>>>,
+) -> tokio::task::JoinHandle<()>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+{
+    use futures::StreamExt;
+    use kube::runtime::watcher::Event;
+    tokio::spawn(
+        kube::runtime::watcher(api, Default::default()).for_each(move |event| {
+            if let Ok(Event::Apply(object) | Event::InitApply(object)) = event {
+                let name = object.meta().name.clone().unwrap_or_default();
+                let version = object.meta().resource_version.clone().unwrap_or_default();
+                let mut counts = counts.lock().expect("counts");
+                let entry = counts.entry(name).or_default();
+                if entry.0 != version {
+                    *entry = (version, entry.1 + 1);
+                }
+            }
+            async {}
+        }),
+    )
+}
+
+/// Prints the versions counted by [`count_versions`] per Application.
+fn report_versions(
+    apps: u64,
+    kind: &str,
+    counts: &std::sync::Mutex<std::collections::HashMap<String, (String, u64)>>,
+) {
+    let counts = counts.lock().expect("counts");
+    let total: u64 = counts.values().map(|(_, n)| n).sum();
+    println!(
+        "  {kind} versions seen by a watch of the namespace: {total} = {:.2} per Application ({} objects)",
+        total as f64 / apps as f64,
+        counts.len()
+    );
+}
+
 const RECONCILES: &str = "flotilla_application_reconciles_total";
 const TOOL_RUNS: &str = "flotilla_source_tool_runs_total";
 
@@ -362,6 +407,15 @@ fn main() {
 
         let started = Instant::now();
         let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
+        let application_versions = std::sync::Arc::default();
+        let configmap_versions = std::sync::Arc::default();
+        let counting = [
+            count_versions(applications.clone(), std::sync::Arc::clone(&application_versions)),
+            count_versions(
+                Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(client.clone(), &namespace),
+                std::sync::Arc::clone(&configmap_versions),
+            ),
+        ];
         // Followed with a watch: listing 10,000 Applications every few seconds would load the
         // API server whose rate the convergence measures.
         let (seen, writer) = kube::runtime::reflector::store();
@@ -410,6 +464,11 @@ fn main() {
         }
         let converged = started.elapsed();
         following.abort();
+        // The last status writes may still be on their way to the watches.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        for task in &counting {
+            task.abort();
+        }
         let (converged_each, converged_ticks) = usage();
         let plane_ticks = control_plane_ticks() - plane_ticks_before;
         let writes = harness::writes_between(&writes_before, &harness::api_writes(&client).await);
@@ -423,6 +482,9 @@ fn main() {
         #[allow(unsafe_code, reason = "the clock tick rate is only known through sysconf(3)")]
         let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         report_convergence(apps, converged, converged_ticks as f64 / ticks_per_second, &writes);
+        println!("writes in the benchmark's namespace until convergence:");
+        report_versions(apps, "Application", &application_versions);
+        report_versions(apps, "ConfigMap", &configmap_versions);
         println!(
             "the control plane's CPU meanwhile (kube-apiserver and etcd): {:.1} s = {:.1} ms per Application",
             plane_ticks as f64 / ticks_per_second,

@@ -165,6 +165,13 @@ impl SyncPlan {
         }
     }
 
+    /// Whether any task of the sync is a hook (a hook's run must be recorded before it is
+    /// created, so that a resumed operation adopts it instead of running it again).
+    #[must_use]
+    pub fn has_hooks(&self) -> bool {
+        self.tasks.iter().any(|task| task.hook.is_some())
+    }
+
     /// Whether any task runs in this phase.
     #[must_use]
     pub fn has_phase(&self, phase: SyncPhase) -> bool {

@@ -13,7 +13,7 @@ use super::ControllerRun;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::observe::{admit_application, destination, manifests, tracked_objects};
-use super::operation::continue_operation;
+use super::operation::{settle, step_operation};
 use super::start::{job, settings_of, store_new_operation};
 use super::status_writes::{publish, report};
 use crate::cluster::api_server::kube_cluster::KubeCluster;
@@ -54,9 +54,28 @@ pub(super) async fn delete_resources(
         return Ok(Action::await_change());
     }
     let deleted = delete_step(run, app).await;
-    match deleted {
-        Ok(Deletion::Continue(action)) => Ok(action),
-        Ok(Deletion::Finished(current)) => {
+    // A held deletion and a failed step are written as the DeletionError condition (and
+    // announced: a failure each time, a hold when it is new).
+    let failure = match &deleted {
+        Ok(Deletion::Held(message)) => Some((message.clone(), false)),
+        Err(error) => Some((error.to_string(), true)),
+        Ok(Deletion::Continue(_) | Deletion::Finished(_)) => None,
+    };
+    if let Some((message, failed)) = failure {
+        let reported = report(
+            ctx,
+            app,
+            ApplicationConditionType::DeletionError,
+            Some(&message),
+        )
+        .await?;
+        if reported || failed {
+            publish(ctx, app, EventReason::DeletionError, message).await;
+        }
+    }
+    match deleted? {
+        Deletion::Continue(action) => Ok(action),
+        Deletion::Finished(current) => {
             remove_finalizers(ctx, &current).await?;
             publish(
                 ctx,
@@ -68,31 +87,7 @@ pub(super) async fn delete_resources(
             tracing::info!(app = %name, "resources deleted; finalizer removed");
             Ok(Action::await_change())
         }
-        Ok(Deletion::Held(message)) => {
-            let reported = report(
-                ctx,
-                app,
-                ApplicationConditionType::DeletionError,
-                Some(&message),
-            )
-            .await?;
-            if reported {
-                publish(ctx, app, EventReason::DeletionError, message).await;
-            }
-            Ok(Action::requeue(ctx.resync))
-        }
-        Err(error) => {
-            let message = error.to_string();
-            publish(ctx, app, EventReason::DeletionError, message.clone()).await;
-            report(
-                ctx,
-                app,
-                ApplicationConditionType::DeletionError,
-                Some(&message),
-            )
-            .await?;
-            Err(error)
-        }
+        Deletion::Held(_) => Ok(Action::requeue(ctx.resync)),
     }
 }
 
@@ -288,7 +283,8 @@ pub(super) async fn run_deletion_hooks(
         settings,
     );
     // The outcome is in status.operationState, which the next deletion step reads.
-    continue_operation(run, app, job, None)
+    let stepped = step_operation(run, app, job, None).await;
+    settle(run, app, None, Ok(stepped))
         .await
         .map(|action| Some(Deletion::Continue(action)))
 }

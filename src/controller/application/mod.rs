@@ -44,34 +44,34 @@ use crate::controller::runtime::graceful_shutdown::run_gracefully;
 use crate::controller::runtime::metrics::Reconciler;
 use crate::controller::runtime::slow_reconcile::reported_when_slow;
 use crate::controller::runtime::store_ready::StoreReady;
-use crate::customizations::Customizations;
 use flotilla_core::api::AppProject;
 use flotilla_core::api::REFRESH_ANNOTATION;
 use flotilla_core::api::app_project::DEFAULT_PROJECT;
 use flotilla_core::api::application::ApplicationConditionType;
 use flotilla_core::api::{Application, ApplicationSet};
-use flotilla_core::controller::application::decide::{NextSync, next_sync};
 use flotilla_core::controller::application::freshness::{
     CompareInputs, LastCompare, version_after_write,
 };
 use flotilla_core::controller::application::instance::application_of;
+use flotilla_core::controller::application::pass::{Pass, PassAction, PassInput, decide_pass};
 use flotilla_core::controller::application::refresh::{
     REFRESH_ANNOTATION as ARGO_CD_REFRESH_ANNOTATION, Refresh, requested_refresh,
 };
 use flotilla_core::controller::application::skip_reconcile::skips_reconcile;
-use flotilla_core::controller::event_reason::EventReason;
+use flotilla_core::controller::application::status::compare_patch;
+use flotilla_core::project::windows::sync_block_or_invalid;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 pub use context::ApplicationContext;
 use context::owned;
 use deletion::delete_resources;
 pub use error::ApplicationError;
 use observe::{
-    Admitted, Compared, Observed, admit_application, changed_during_operation, compare_live,
-    observe, unchanged,
+    Compared, admit_application, changed_during_operation, compare_live, observe, unchanged,
 };
-use operation::{continue_operation, reporting_sync_failure};
-use start::{BEHIND_RETRY, current, gate, hold_for_windows, sync, windows_permit};
-use status_writes::{compare_patch, publish, write_status};
+use operation::{settle, step_operation};
+use start::{BEHIND_RETRY, clear_operation, current, gate, sync};
+use status_writes::{publish, write_status};
 
 /// How many Applications are reconciled at once (a sync holds a slot while it steps, not while
 /// it waits: it is parked between steps): bounds the requests in flight and the memory of the
@@ -130,9 +130,10 @@ async fn reconcile(
         refresh_now(ctx, &app, refresh).await;
     }
     if let Some(Parked { job, run: sync_run }) = ctx.runs.take(&app.uid().unwrap_or_default()) {
-        let stepped = continue_operation(&run, &app, job, Some(sync_run)).await;
+        let stepped = step_operation(&run, &app, job, Some(sync_run)).await;
+        let settled = settle(&run, &app, None, Ok(stepped)).await;
         refresh_during_operation(&run, &app).await;
-        return reporting_sync_failure(ctx, &app, stepped).await;
+        return settled;
     }
     if app.metadata.deletion_timestamp.is_some() {
         ctx.remember_compare(app.name_any(), None);
@@ -149,142 +150,111 @@ async fn reconcile(
         tracing::debug!(app = %app.name_any(), "unchanged since its last compare");
         return Ok(Action::requeue(ctx.resync));
     }
-    let observed = observe_or_report(ctx, &app, customizations, admitted).await?;
+    let observed = match (customizations, admitted) {
+        (Ok(customizations), Ok(admitted)) => observe(ctx, &app, customizations, admitted).await,
+        (Err(error), _) | (_, Err(error)) => Err(error),
+    };
     let gate = gate(&run, &app).await;
-    let revision = observed.manifests.revision.as_deref();
-    let out_of_sync = observed.compared.comparison.out_of_sync();
-    let next = next_sync(&app, out_of_sync, revision, gate, Timestamp::now());
-    let starting = match &next {
-        NextSync::Now(trigger) => windows_permit(&app, trigger, &observed.admitted.projects),
-        NextSync::After(_) | NextSync::Idle => false,
-    };
-    if !starting {
-        report_comparison(ctx, &app, Ok(&observed.compared), None).await?;
-    }
-    let trigger = match next {
-        NextSync::Now(trigger) => trigger,
-        NextSync::After(wait) => return Ok(Action::requeue(wait.min(ctx.resync))),
-        NextSync::Idle => return Ok(Action::requeue(ctx.resync)),
-    };
-    if !current(ctx, &app).await? {
-        tracing::debug!(app = %app.name_any(), ?trigger, "the watched copy is behind; not starting");
+    let now = Timestamp::now();
+    let message = observed.as_ref().err().map(ToString::to_string);
+    let projects = observed
+        .as_ref()
+        .ok()
+        .map(|observed| &observed.admitted.projects);
+    let windows =
+        |kind| projects.and_then(|projects| sync_block_or_invalid(projects, &app, kind, now));
+    let Pass {
+        status,
+        action,
+        event,
+    } = decide_pass(
+        &PassInput {
+            app: &app,
+            observed: match &observed {
+                Ok(observed) => Ok(&observed.compared.comparison),
+                Err(error) => Err((condition_of(error), message.as_deref().unwrap_or_default())),
+            },
+            revision: observed
+                .as_ref()
+                .ok()
+                .and_then(|o| o.manifests.revision.as_deref()),
+            gate,
+            windows: &windows,
+            resync: ctx.resync,
+        },
+        now,
+    );
+    if !matches!(action, PassAction::Requeue(_)) && !current(ctx, &app).await? {
+        tracing::debug!(app = %app.name_any(), ?action, "the watched copy is behind; not acting");
         return Ok(Action::requeue(BEHIND_RETRY));
     }
-    if let Some(action) = hold_for_windows(ctx, &app, &trigger, &observed.admitted.projects).await?
-    {
-        return Ok(action);
-    }
-    // The compare is written with the operation's first write; the one after it is remembered.
-    ctx.remember_compare(app.name_any(), None);
-    let compared = compare_patch(&app, Ok(&observed.compared.comparison));
-    let synced = sync(ctx, &app, &observed, trigger, &run, compared).await;
-    if synced.is_err() {
-        // It may have failed before its first write: the compare is written on its own.
-        report_comparison(ctx, &app, Ok(&observed.compared), None).await?;
-    }
-    reporting_sync_failure(ctx, &app, synced).await
-}
-
-/// Observes and compares the Application; a failure is written to its status (and published
-/// as an Event) and returned.
-///
-/// # Errors
-/// The Application could not be observed, or the failure not written.
-async fn observe_or_report(
-    ctx: &ApplicationContext,
-    app: &Application,
-    customizations: Result<Customizations, ApplicationError>,
-    admitted: Result<Admitted, ApplicationError>,
-) -> Result<Observed, ApplicationError> {
-    let observed = match (customizations, admitted) {
-        (Ok(customizations), Ok(admitted)) => observe(ctx, app, customizations, admitted).await,
-        (Err(error), _) | (_, Err(error)) => Err(error),
+    // The status is written once: with the operation's first write when a sync starts.
+    let (written, carried) = match action {
+        PassAction::Sync(_) => (None, status),
+        PassAction::Requeue(_) | PassAction::Refuse { .. } => (status, None),
     };
-    match observed {
-        Ok(observed) => Ok(observed),
-        Err(error) => {
-            report_comparison(ctx, app, Err(&error), None).await?;
-            publish(ctx, app, EventReason::ComparisonError, error.to_string()).await;
-            Err(error)
+    let compared = observed.as_ref().ok().map(|observed| &observed.compared);
+    record(ctx, &app, compared.filter(|_| carried.is_none()), written).await?;
+    if let Some((reason, note)) = event {
+        publish(ctx, &app, reason, note).await;
+    }
+    let observed = observed?;
+    match action {
+        PassAction::Requeue(after) => Ok(Action::requeue(after)),
+        PassAction::Refuse { request, requeue } => {
+            clear_operation(ctx, &app.name_any(), &request).await?;
+            Ok(Action::requeue(requeue))
+        }
+        PassAction::Sync(trigger) => {
+            // The compare is written with the operation's first write; the one after it is
+            // remembered.
+            ctx.remember_compare(app.name_any(), None);
+            let stepped = sync(ctx, &app, &observed, trigger, &run, carried).await;
+            // A sync that failed before its first write has its compare written with the failure.
+            settle(&run, &app, Some(&observed.compared), stepped).await
         }
     }
 }
 
-/// Writes a comparison (or why there is none) to the Application's status, with the
-/// `carried` fields (an operation's end) in the same patch, and remembers it.
+/// The condition that says why an Application could not be observed.
+fn condition_of(error: &ApplicationError) -> ApplicationConditionType {
+    if matches!(error, ApplicationError::Project { .. }) {
+        ApplicationConditionType::InvalidSpecError
+    } else {
+        ApplicationConditionType::ComparisonError
+    }
+}
+
+/// Writes `patch` (if any) to the Application's status and remembers `compared` as its last
+/// compare (forgotten when there is none): where a reconcile's pass, and the settling of an
+/// operation, write the status.
 ///
 /// # Errors
 /// The status could not be written.
-async fn report_comparison(
+async fn record(
     ctx: &ApplicationContext,
     app: &Application,
-    compared: Result<&Compared, &ApplicationError>,
-    carried: Option<serde_json::Value>,
+    compared: Option<&Compared>,
+    patch: Option<serde_json::Value>,
 ) -> Result<(), ApplicationError> {
-    let message = compared.err().map(ToString::to_string);
-    let written = match (compared, &message) {
-        (Ok(compared), _) => Ok(&compared.comparison),
-        (Err(error), message) => Err((
-            if matches!(error, ApplicationError::Project { .. }) {
-                ApplicationConditionType::InvalidSpecError
-            } else {
-                ApplicationConditionType::ComparisonError
-            },
-            message.as_deref().unwrap_or_default(),
-        )),
+    let written = match patch {
+        Some(patch) => Some(write_status(ctx, app, patch).await?),
+        None => None,
     };
-    let status_written = write_status(ctx, app, written, carried).await;
-    if let Ok(compared) = compared {
+    if let Some(compared) = compared {
         let comparison = &compared.comparison;
-        tracing::debug!(app = %app.name_any(), sync = ?comparison.sync.status, health = ?comparison.health.status, written = status_written.is_ok(), "compared");
+        tracing::debug!(app = %app.name_any(), sync = ?comparison.sync.status, health = ?comparison.health.status, written = written.is_some(), "compared");
     }
-    let last = match (compared, &status_written) {
-        (Ok(compared), Ok(written)) => Some(LastCompare {
-            inputs: CompareInputs {
-                application_version: version_after_write(app, written.as_ref()),
-                ..compared.inputs.clone()
-            },
-            synced: !compared.comparison.out_of_sync(),
-            kinds: compared.kinds.clone(),
-        }),
-        _ => None,
-    };
+    let last = compared.map(|compared| LastCompare {
+        inputs: CompareInputs {
+            application_version: version_after_write(app, written.as_ref()),
+            ..compared.inputs.clone()
+        },
+        synced: !compared.comparison.out_of_sync(),
+        kinds: compared.kinds.clone(),
+    });
     ctx.remember_compare(app.name_any(), last);
-    status_written.map(drop)
-}
-
-/// Compares the Application after its operation ended and writes the compare with `end` (the
-/// operation's end, held back by its store) in one patch; true when the compare was written.
-/// When it cannot be observed, `end` is written alone (and the next reconcile compares).
-///
-/// # Errors
-/// The status could not be written.
-async fn compare_after_end(
-    run: &ControllerRun,
-    app: &Application,
-    end: Option<serde_json::Value>,
-) -> Result<bool, ApplicationError> {
-    let ctx = &run.ctx;
-    let observed = match (
-        ctx.customizations(app).await,
-        admit_application(ctx, app).await,
-    ) {
-        (Ok(customizations), Ok(admitted)) => observe(ctx, app, customizations, admitted).await,
-        (Err(error), _) | (_, Err(error)) => Err(error),
-    };
-    match observed {
-        Ok(observed) => {
-            report_comparison(ctx, app, Ok(&observed.compared), end).await?;
-            Ok(true)
-        }
-        Err(error) => {
-            tracing::debug!(app = %app.name_any(), "compare after the operation: {error}");
-            if let Some(end) = end {
-                status_writes::patch_status(ctx, app, "status.operationState", end).await?;
-            }
-            Ok(false)
-        }
-    }
+    Ok(())
 }
 
 /// Carries out the refresh Argo CD's annotation asks for: the Application's repositories are
@@ -341,7 +311,10 @@ async fn refresh_during_operation(run: &ControllerRun, app: &Application) {
         Err(error) => Err(error),
     };
     let reported = match compared {
-        Ok(compared) => report_comparison(ctx, app, Ok(&compared), None).await,
+        Ok(compared) => {
+            let patch = compare_patch(app, Ok(&compared.comparison), &Time(Timestamp::now()));
+            record(ctx, app, Some(&compared), patch).await
+        }
         Err(error) => Err(error),
     };
     if let Err(error) = reported {

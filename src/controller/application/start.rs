@@ -1,4 +1,6 @@
-//! Starting a sync: the rollout gate, the project's sync windows, the settings, and the Running operation stored (a requested one consumed) before the engine steps it.
+//! Starting a sync the reconcile's pass decided on: the rollout gate it asked for, the
+//! settings, and the Running operation stored (a requested one consumed) before the engine
+//! steps it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,7 +9,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 use serde_json::{Value, json};
 
@@ -15,8 +16,8 @@ use super::ControllerRun;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
 use super::observe::{Admitted, Observed, manifests};
-use super::operation::continue_operation;
-use super::status_writes::{merged, publish, report};
+use super::operation::{Stepped, step_operation};
+use super::status_writes::publish;
 use crate::cluster::api_server::kube_cluster::KubeCluster;
 use crate::controller::application::status_store::{HeldEnd, StatusStore};
 use crate::controller::application::sync_job::{JobPlan, SyncJob};
@@ -28,17 +29,11 @@ use crate::sync::application_settings::{
 };
 use crate::sync::execute::{ExecuteSettings, OperationStore};
 use flotilla_core::api::Application;
-use flotilla_core::api::application::{ApplicationConditionType, Operation, SyncOperation};
+use flotilla_core::api::application::{Operation, SyncOperation};
 use flotilla_core::controller::application::decide::{SyncGate, Trigger, sync_gate};
 use flotilla_core::controller::application::instance::instance_name;
 use flotilla_core::controller::application::start::sync_start;
-use flotilla_core::controller::application::status::operation_patch;
-use flotilla_core::controller::application::window_gate::{
-    WindowGate, refused_message, waiting_message, window_gate,
-};
-use flotilla_core::controller::event_reason::EventReason;
-use flotilla_core::project::Projects;
-use flotilla_core::project::windows::sync_block_or_invalid;
+use flotilla_core::controller::application::status::{merged, operation_patch};
 use flotilla_core::sync::begin;
 
 /// How soon an Application whose watched copy was found behind the API server is reconciled
@@ -91,97 +86,10 @@ pub(super) async fn gate(run: &ControllerRun, app: &Application) -> SyncGate {
     sync_gate(appset.as_deref())
 }
 
-/// What the project's sync windows make of `trigger` (see [`window_gate`]): `None` to sync
-/// now; else the sync waits (a `SyncError` condition names the window, and the Application is
-/// reconciled again when it opens) or, for a manual request, fails at once naming the window.
-pub(super) async fn hold_for_windows(
-    ctx: &ApplicationContext,
-    app: &Application,
-    trigger: &Trigger,
-    projects: &Projects,
-) -> Result<Option<Action>, ApplicationError> {
-    if windows_permit(app, trigger, projects) {
-        return Ok(None);
-    }
-    let now = Timestamp::now();
-    match window_gate(trigger, |kind| {
-        sync_block_or_invalid(projects, app, kind, now)
-    }) {
-        WindowGate::Proceed => Ok(None),
-        WindowGate::Wait(block) => {
-            let message = waiting_message(&block);
-            report(
-                ctx,
-                app,
-                ApplicationConditionType::SyncError,
-                Some(&message),
-            )
-            .await?;
-            let opens = block
-                .opens_at
-                .and_then(|opens| Duration::try_from(opens.duration_since(now)).ok())
-                .map_or(ctx.resync, |wait| wait + Duration::from_secs(1));
-            Ok(Some(Action::requeue(opens.min(ctx.resync))))
-        }
-        WindowGate::Refuse(block) => {
-            let Trigger::Requested(operation) = trigger else {
-                return Ok(None);
-            };
-            refuse(ctx, app, operation, &refused_message(&block)).await?;
-            Ok(Some(Action::requeue(ctx.resync)))
-        }
-    }
-}
-
-/// Whether the project's sync windows let the sync `trigger` asks for start now (a resumed
-/// one always goes on; see [`hold_for_windows`] for the others).
-pub(super) fn windows_permit(app: &Application, trigger: &Trigger, projects: &Projects) -> bool {
-    if matches!(trigger, Trigger::Resume { .. }) {
-        return true;
-    }
-    let now = Timestamp::now();
-    match window_gate(trigger, |kind| {
-        sync_block_or_invalid(projects, app, kind, now)
-    }) {
-        WindowGate::Proceed => true,
-        WindowGate::Wait(_) => false,
-        WindowGate::Refuse(_) => !matches!(trigger, Trigger::Requested(_)),
-    }
-}
-
-/// Records the requested `operation` as a failed operation with `message` and removes the
-/// request.
-pub(super) async fn refuse(
-    ctx: &ApplicationContext,
-    app: &Application,
-    operation: &Operation,
-    message: &str,
-) -> Result<(), ApplicationError> {
-    let name = app.name_any();
-    let now = Timestamp::now();
-    let revision = operation.sync.requested_revision();
-    let id = format!("{name}-{}", now.as_millisecond());
-    let revision = Some(revision.as_str()).filter(|r| !r.is_empty());
-    let (mut state, _) = begin(None, revision, &id, Time(now));
-    state.phase = flotilla_core::sync::OperationPhase::Failed;
-    message.clone_into(&mut state.message);
-    state.finished_at = Some(Time(now));
-    StatusStore::new(ctx.api(), &ctx.app_namespace, &name)
-        .save(&state)
-        .await
-        .map_err(|error| ApplicationError::Sync {
-            app: name.clone(),
-            error: error.into(),
-        })?;
-    clear_operation(ctx, &name, operation).await?;
-    publish(ctx, app, EventReason::SyncFailed, message.to_owned()).await;
-    Ok(())
-}
-
-/// Starts (or resumes) the sync `trigger` asks for and steps it (see [`continue_operation`]).
+/// Starts (or resumes) the sync `trigger` asks for and steps it (see [`step_operation`]).
 /// The operation's first write to the status also writes `compared` (the compare that decided
 /// the sync, not written yet) and the operation started; its end is held back for
-/// [`continue_operation`] to write with the compare after it.
+/// [`super::operation::settle`] to write with the compare after it.
 pub(super) async fn sync(
     ctx: &ApplicationContext,
     app: &Application,
@@ -189,7 +97,7 @@ pub(super) async fn sync(
     trigger: Trigger,
     run: &ControllerRun,
     compared: Option<Value>,
-) -> Result<Action, ApplicationError> {
+) -> Result<Stepped, ApplicationError> {
     let name = app.name_any();
     let resumed = app.status.as_ref().and_then(|s| s.operation.as_ref());
     if let Trigger::Resume { revision } = &trigger {
@@ -255,7 +163,7 @@ pub(super) async fn sync(
         source,
         settings,
     );
-    continue_operation(run, app, job, None).await
+    Ok(step_operation(run, app, job, None).await)
 }
 
 /// The sync settings of `app` (with the requested `operation`, if any) under the configured

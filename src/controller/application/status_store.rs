@@ -5,7 +5,9 @@
 //! To spare the API server writes, the first save can carry other fields of the status (the
 //! compare that decided the sync and the operation it starts, [`StatusStore::carrying`]), and
 //! the end can be held back ([`StatusStore::holding_end`]) for the controller to write it
-//! together with the compare that follows it.
+//! together with the compare that follows it; such a store also lets an operation without hooks
+//! skip storing its start ([`OperationStore::defers_start`]), so one that ends in its first step
+//! is written once, with the compare after it.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -19,8 +21,8 @@ use serde_json::{Value, json};
 use crate::sync::execute::{OperationStore, StoreError};
 use flotilla_core::api::Application;
 use flotilla_core::api::application::{InitiatedBy, TERMINATE_ANNOTATION};
-use flotilla_core::api::merge_patch::null_when_absent;
 use flotilla_core::controller::application::history::after_operation;
+use flotilla_core::controller::application::status::operation_state_patch;
 use flotilla_core::sync::{OperationPhase, OperationState};
 
 /// The operation state of one Application.
@@ -143,7 +145,7 @@ impl OperationStore for StatusStore {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         let mut patch = carried.unwrap_or_else(|| json!({"status": {}}));
-        patch["status"]["operationState"] = replacing(state);
+        patch["status"]["operationState"] = operation_state_patch(state);
         if let Some(history) = self.history_after(state).await? {
             patch["status"]["history"] = history;
         }
@@ -159,6 +161,11 @@ impl OperationStore for StatusStore {
             .map(drop)
             .map_err(|e| self.error(e))
     }
+
+    /// A store holding the end is the controller's: it compares again after a restart.
+    fn defers_start(&self) -> bool {
+        self.held_end.is_some()
+    }
 }
 
 /// Whether `app`'s terminate annotation names its running operation.
@@ -172,17 +179,6 @@ pub fn terminates(app: &Application) -> bool {
     running.is_some_and(|op| app.annotations().get(TERMINATE_ANNOTATION) == Some(&op.operation_id))
 }
 
-/// Fields of a stored operation that a new one may leave out.
-const OPTIONAL_FIELDS: [&str; 4] = ["revision", "failure", "startedAt", "finishedAt"];
-
-/// `state` with explicit nulls for its absent optional fields: a merge patch then removes what
-/// a previous operation left there instead of keeping it.
-fn replacing(state: &OperationState) -> Value {
-    let mut value = serde_json::to_value(state).unwrap_or(Value::Null);
-    null_when_absent(&mut value, &OPTIONAL_FIELDS);
-    value
-}
-
 #[cfg(test)]
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -190,18 +186,6 @@ mod tests {
 
     use super::*;
     use flotilla_core::sync::begin;
-
-    #[test]
-    fn absent_fields_are_removed_by_the_merge_patch() {
-        let (state, _) = begin(None, None, "op", Time(Timestamp::UNIX_EPOCH));
-        let value = replacing(&state);
-        let map = value.as_object().unwrap();
-        for field in ["failure", "finishedAt", "revision"] {
-            assert_eq!(map.get(field), Some(&Value::Null), "{field}");
-        }
-        assert!(map["startedAt"].is_string());
-        assert_eq!(value["operationId"], "op");
-    }
 
     #[test]
     fn terminate_names_the_running_operation_only() {

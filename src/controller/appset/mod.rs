@@ -53,6 +53,7 @@ use flotilla_core::controller::appset::plan::keep_applied_metadata;
 use flotilla_core::controller::appset::requeue::{poll_interval, rollout_requeue};
 use flotilla_core::controller::appset::rollout_input::{keep_observed, rolling_sync};
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, rollout_events};
+use flotilla_core::controller::appset::status::in_progress;
 use flotilla_core::controller::appset::sync_request::sync_requests;
 use flotilla_core::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use observe::owned_now;
@@ -60,7 +61,7 @@ use removal::remove;
 use render::{Planned, generate_render_validate_plan};
 pub use rollout_pass::live_rollout_input;
 use rollout_pass::rollout;
-use status::{in_progress, publish_outcome, refused_outcome, write_status};
+use status::{outcome, publish_outcome, write_status};
 
 /// Field manager of the Applications the controller applies.
 pub const FIELD_MANAGER: &str = "flotilla-applicationset";
@@ -181,10 +182,7 @@ async fn reconcile_now(
         Ok(planned) => rollout(&ctx, &appset, planned, &existing).await,
         Err(_) => None,
     };
-    let outcome = match (&result, &pass) {
-        (Err(error), _) | (Ok(_), Some(Err(error))) => error.outcome(),
-        (Ok(planned), _) => refused_outcome(&planned.refused, &existing),
-    };
+    let outcome = outcome(&result, pass.as_ref(), &existing);
     let rollout_outcome = match &pass {
         _ if rolling_sync(&appset).is_none() => RolloutOutcome::Off,
         Some(Ok(pass)) => RolloutOutcome::Decided(&pass.decision),

@@ -1,7 +1,7 @@
-//! What an ApplicationSet reconcile shows: its status written once, only when it changed
-//! ([`write_status`]), and the Event saying what was written or what failed.
+//! What an ApplicationSet reconcile shows: its outcome (decided by the core), its status written
+//! once, only when it changed ([`write_status`]), and the Event saying what was written or what
+//! failed.
 
-use flotilla_core::controller::appset::error_reason::ErrorReason;
 use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -12,56 +12,33 @@ use kube::{Api, Resource, ResourceExt};
 use super::context::AppSetContext;
 use super::error::AppSetError;
 use super::render::Planned;
-use crate::render::admission::{RefusedApplication, refusals_message};
-use flotilla_core::api::application_set_status::{
-    ApplicationSetStatus, ConditionStatus, ConditionType,
-};
+use crate::render::admission::refusals_message;
+use flotilla_core::api::application_set_status::ApplicationSetStatus;
 use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::outcome::reconcile_outcome;
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, with_rollout};
 use flotilla_core::controller::appset::status::{
     Outcome, changed, next_status, status_patch, within_size,
 };
 use flotilla_core::controller::event_reason::EventReason;
-use flotilla_core::sync::OperationPhase;
-use flotilla_core::sync::PROJECT_REFUSAL;
 
-/// Whether the rollout has work left that can proceed (`RolloutProgressing=True`).
-pub(super) fn in_progress(status: &ApplicationSetStatus) -> bool {
-    status
-        .conditions
-        .iter()
-        .any(|c| c.type_ == ConditionType::RolloutProgressing && c.status == ConditionStatus::True)
-}
-
-/// `UpToDate`, unless projects refuse generated Applications (not written) or refused the
-/// last sync of existing ones: then `ErrorOccurred` names each with the rule.
-pub(super) fn refused_outcome(
-    refused: &[RefusedApplication],
+/// The outcome of a reconcile whose Applications were `result` and whose rollout pass, if
+/// any, `pass` (see [`reconcile_outcome`]).
+pub(super) fn outcome<T>(
+    result: &Result<Planned, AppSetError>,
+    pass: Option<&Result<T, AppSetError>>,
     existing: &[Arc<Application>],
 ) -> Outcome {
-    let mut lines = Vec::new();
-    if !refused.is_empty() {
-        lines.push(refusals_message(refused));
-    }
-    for app in existing {
-        let failed = app
-            .status
-            .as_ref()
-            .and_then(|s| s.operation_state.as_ref())
-            .filter(|op| op.phase == OperationPhase::Failed)
-            .filter(|op| op.message.starts_with(PROJECT_REFUSAL));
-        if let Some(op) = failed {
-            lines.push(format!("{}: {}", app.name_any(), op.message));
-        }
-    }
-    if lines.is_empty() {
-        Outcome::UpToDate
-    } else {
-        Outcome::Invalid {
-            reason: ErrorReason::ApplicationValidationError.as_str().to_owned(),
-            message: lines.join("; "),
-        }
-    }
+    let failed = match (result, pass) {
+        (Err(error), _) | (Ok(_), Some(Err(error))) => Some(error.outcome()),
+        (Ok(_), _) => None,
+    };
+    let not_written = result
+        .as_ref()
+        .ok()
+        .filter(|planned| !planned.refused.is_empty())
+        .map(|planned| refusals_message(&planned.refused));
+    reconcile_outcome(failed, not_written, existing)
 }
 
 /// An Event when Applications were written, or when the reconcile failed.

@@ -319,7 +319,9 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
                     .await
                     .map(Advance::Done);
             }
-            self.save().await?;
+            if self.progress.plan.has_hooks() || !self.context.store.defers_start() {
+                self.save().await?;
+            }
         }
         if let Some(waiting) = self.progress.observe.take() {
             self.observe(&waiting).await;
@@ -420,7 +422,9 @@ impl<'p, 'c, C: ClusterApi, S: OperationStore> Attempt<'p, 'c, C, S> {
             }
         };
         // A step followed at once by the next is stored with it: the state is written before
-        // the first write to the cluster (above), before every wait and at the end. A
+        // the first write to the cluster (above; for an operation without hooks only when the
+        // store does not defer it, see `OperationStore::defers_start`), before every wait and
+        // at the end. A
         // controller stopped in between resumes from the last stored state; what it wrote
         // since is written again (applies are idempotent, hooks are adopted by their mark).
         if !matches!(advance, Advance::Continue) {

@@ -24,4 +24,13 @@ pub trait OperationStore: Sync {
     /// Replaces the stored operation. A store that cannot hold it yet (e.g. its namespace is
     /// created by this very sync) may skip the write; the next step writes again.
     fn save(&self, state: &OperationState) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Whether an operation without hooks may leave its state unstored before its first write
+    /// to the cluster: it is stored before its first wait or at its end, so one that ends in its
+    /// first step costs a single write. Only for a store whose caller compares again after a
+    /// restart (nothing such an operation wrote is lost by writing it again); the default is
+    /// no.
+    fn defers_start(&self) -> bool {
+        false
+    }
 }

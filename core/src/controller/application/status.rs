@@ -9,8 +9,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::{Value, json};
 
 use crate::api::application::{
-    ApplicationCondition, ApplicationConditionType, ApplicationStatus, Operation, SyncStatus,
+    Application, ApplicationCondition, ApplicationConditionType, ApplicationStatus, Operation,
+    SyncStatus,
 };
+use crate::sync::OperationState;
 
 use crate::api::application_set_status::SyncStatusCode;
 use crate::api::merge_patch::null_when_absent;
@@ -110,6 +112,24 @@ pub fn operation_patch(operation: &Operation) -> Value {
     value
 }
 
+/// The merge patch of `/status` that writes what a reconcile of `app` observed at `now` (see
+/// [`status_patch`]) with the generation it observed (see [`with_generation`]); None when
+/// nothing changed.
+#[must_use]
+pub fn compare_patch(
+    app: &Application,
+    observed: Result<&Comparison, (ApplicationConditionType, &str)>,
+    now: &Time,
+) -> Option<Value> {
+    let old = app.status.as_ref();
+    with_generation(
+        status_patch(old, observed, now),
+        old,
+        app.metadata.generation,
+        now,
+    )
+}
+
 /// `patch` (from [`status_patch`]) extended with `observedGeneration`: the comparison was made
 /// for the Application at `generation`. When nothing else changed but the generation did, a
 /// patch of just `observedGeneration` and `reconciledAt`.
@@ -143,13 +163,66 @@ pub fn condition_patch(
     message: Option<&str>,
     now: &Time,
 ) -> Option<Value> {
-    let old = old.map(|s| s.conditions.clone()).unwrap_or_default();
+    with_condition(None, old, type_, message, now)
+}
+
+/// `patch` (a merge patch `{"status": {...}}`, or None) with the condition of `type_` set to
+/// `message` (removed when None) on the conditions it writes, or on `old`'s when it writes none;
+/// None when neither changes anything.
+#[must_use]
+pub fn with_condition(
+    patch: Option<Value>,
+    old: Option<&ApplicationStatus>,
+    type_: ApplicationConditionType,
+    message: Option<&str>,
+    now: &Time,
+) -> Option<Value> {
+    let written = patch
+        .as_ref()
+        .and_then(|patch| patch["status"].get("conditions"))
+        .and_then(|conditions| {
+            serde_json::from_value::<Vec<ApplicationCondition>>(conditions.clone()).ok()
+        });
+    let old = written.unwrap_or_else(|| old.map(|s| s.conditions.clone()).unwrap_or_default());
     let mut new = old.clone();
     match message {
         Some(message) => set_condition(&mut new, type_, message, now),
         None => new.retain(|c| c.type_ != type_),
     }
-    (new != old).then(|| json!({"status": {"conditions": new}}))
+    if new == old {
+        return patch;
+    }
+    let mut patch = patch.unwrap_or_else(|| json!({"status": {}}));
+    patch["status"]["conditions"] = json!(new);
+    Some(patch)
+}
+
+/// Fields of a stored operation that a new one may leave out.
+const OPTIONAL_OPERATION_FIELDS: [&str; 4] = ["revision", "failure", "startedAt", "finishedAt"];
+
+/// `state` as a merge patch value of `status.operationState`: its absent optional fields are
+/// explicit nulls, so the patch removes what a previous operation left there.
+#[must_use]
+pub fn operation_state_patch(state: &OperationState) -> Value {
+    let mut value = serde_json::to_value(state).unwrap_or(Value::Null);
+    null_when_absent(&mut value, &OPTIONAL_OPERATION_FIELDS);
+    value
+}
+
+/// Two merge patches `{"status": {...}}` as one (`b`'s fields win where both write one).
+#[must_use]
+pub fn merged(a: Option<Value>, b: Option<Value>) -> Option<Value> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
+            if let (Some(into), Some(Value::Object(from))) =
+                (a["status"].as_object_mut(), b.get("status"))
+            {
+                into.extend(from.clone());
+            }
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
 }
 
 /// Adds or updates the condition of `type_`, keeping its time when it was already present.
@@ -183,6 +256,18 @@ mod tests {
 
     fn at(second: i64) -> Time {
         Time(Timestamp::from_second(second).unwrap())
+    }
+
+    #[test]
+    fn an_operation_state_patch_removes_what_it_leaves_out() {
+        let (state, _) = crate::sync::begin(None, None, "op", at(0));
+        let value = operation_state_patch(&state);
+        let map = value.as_object().unwrap();
+        for field in ["failure", "finishedAt", "revision"] {
+            assert_eq!(map.get(field), Some(&Value::Null), "{field}");
+        }
+        assert!(map["startedAt"].is_string());
+        assert_eq!(value["operationId"], "op");
     }
 
     fn comparison(sync: &str) -> Comparison {

@@ -1,5 +1,5 @@
 //! The pure core of the ApplicationSet controller: which Applications to write ([`diff`]), why a
-//! reconcile failed ([`error_reason`]), how
+//! reconcile failed ([`error_reason`]) and how its status shows the way it ended ([`outcome`]), how
 //! they are marked as owned ([`ownership`]), when to regenerate ([`requeue`]), how bursts of events are paced ([`pacing`]) and which change opens the next step at once
 //! ([`promotion`]) and what status
 //! results ([`status`]); for RollingSync, what the
@@ -7,6 +7,7 @@
 //! ([`sync_request`]). No API client here.
 
 pub mod error_reason;
+pub mod outcome;
 pub mod ownership;
 pub mod pacing;
 pub mod plan;

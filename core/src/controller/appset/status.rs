@@ -29,7 +29,16 @@ pub const DEFAULT_MAX_RESOURCES_STATUS_COUNT: usize = 5000;
 /// in with its spec and metadata.
 pub const MAX_STATUS_BYTES: usize = 1024 * 1024;
 
-/// How a reconcile ended, as far as status is concerned.
+/// Whether `status` says the rollout has work left that can proceed (`RolloutProgressing=True`).
+#[must_use]
+pub fn in_progress(status: &ApplicationSetStatus) -> bool {
+    status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == ConditionType::RolloutProgressing && c.status == ConditionStatus::True)
+}
+
+/// How a reconcile ended, as far as status is concerned (see [`super::outcome`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// Every generated Application is as the template says (within `applicationsSync`).
