@@ -207,6 +207,51 @@ async fn wait_for(receiver: &Receiver, trigger: &str, step: &str) {
     .await;
 }
 
+/// Waits until `receiver` got a Slack message whose text contains `text`.
+async fn wait_for_text(receiver: &Receiver, text: &str) {
+    eventually_within(ROLLOUT_TIMEOUT, text, async || {
+        let texts: Vec<String> = receiver
+            .received()
+            .iter()
+            .filter_map(|r| r.body["text"].as_str().map(str::to_owned))
+            .collect();
+        if texts.iter().any(|t| t.contains(text)) {
+            Ok(())
+        } else {
+            Err(format!("{texts:?}"))
+        }
+    })
+    .await;
+}
+
+/// Waits until the notifier's ledger (the ConfigMap `flotilla-notifications-state`) records the
+/// delivery id of every request `receivers` got.
+async fn wait_recorded(ns: &TestNamespace, receivers: &[&Receiver]) {
+    let maps: Api<ConfigMap> = ns.api();
+    eventually_within(ROLLOUT_TIMEOUT, "every delivery recorded", async || {
+        let ids: Vec<String> = receivers
+            .iter()
+            .flat_map(|receiver| receiver.received())
+            .filter_map(|request| request.headers.get("x-flotilla-delivery").cloned())
+            .collect();
+        let ledger = maps
+            .get_opt("flotilla-notifications-state")
+            .await
+            .map_err(|error| error.to_string())?;
+        let data = ledger.and_then(|map| map.data).unwrap_or_default();
+        let missing: Vec<&String> = ids
+            .iter()
+            .filter(|id| !data.values().any(|recorded| recorded.contains(id.as_str())))
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("not recorded yet: {missing:?}"))
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn each_step_transition_is_notified_exactly_once_across_a_sigkill() {
     let webhook = Receiver::start(0);
@@ -235,9 +280,12 @@ async fn each_step_transition_is_notified_exactly_once_across_a_sigkill() {
     )
     .await;
 
-    // Killed while step 2's Deployment is becoming ready: nothing is being delivered then.
+    // Killed while step 2's Deployment is becoming ready, once both services got step 2's start
+    // and the ledger records every delivery made: nothing is being delivered then. (One killed
+    // between a service's answer and its record is sent again, with the same delivery id.)
     wait_for(&webhook, "on-step-started", "2").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_for_text(&slack, "step 2 of 3 started").await;
+    wait_recorded(&ns, &[&webhook, &slack]).await;
     kill_process(running);
     running = controller_process(&ns, "notifier");
     wait_complete(&appsets, &commit).await;
