@@ -311,11 +311,17 @@ async fn kubectl_changes_show_through_the_watches_and_self_heal_reverts_them() {
     })
     .await;
     eprintln!("self-heal reverted the scale after {healed:?}");
-    let healed_app = apps.get("healed").await.expect("reads healed");
-    let operation = healed_app
-        .status
-        .and_then(|s| s.operation)
-        .expect("a self-heal ran");
+    // A sync without hooks records its operation with its end, after the apply just seen.
+    let operation = eventually_within(HEALED_WITHIN, "the self-heal recorded", async || {
+        let healed_app = apps.get("healed").await.map_err(|e| e.to_string())?;
+        let history = healed_app.status.as_ref().map_or(0, |s| s.history.len());
+        let operation = healed_app.status.and_then(|s| s.operation);
+        match operation {
+            Some(operation) if history > 1 => Ok(operation),
+            other => Err(format!("{history} syncs in history; operation {other:?}")),
+        }
+    })
+    .await;
     assert!(operation.initiated_by.automated);
     assert_eq!(
         operation.sync.self_heal_attempts_count, 1,
