@@ -4,19 +4,56 @@
 
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, Client, ResourceExt};
 
 use crate::cluster::watches::watched_secrets::WatchedSecrets;
-use crate::customizations::Customizations;
+use crate::customizations::{Customizations, CustomizationsReadError};
 use crate::repo::LocalRepos;
-use crate::repo::cache::RepoCache;
+use crate::repo::cache::{FetchError, RepoCache};
 use crate::source::SourceOptions;
-use crate::sync::application_settings::ignore_differences;
+use crate::sync::application_settings::{SettingsError, ignore_differences};
 use crate::sync::load_plan;
 use flotilla_core::api::Application;
+use flotilla_core::manifest::ValidationErrors;
 use flotilla_core::sync::{IgnoreDifferences, SyncPlan};
+
+/// Why what an Application would apply could not be read. Each message names what failed; its
+/// source says why.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplicationPlanError {
+    #[error("reading ConfigMap {namespace}/{name}")]
+    Settings {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("reading the settings")]
+    Customizations(#[source] CustomizationsReadError),
+    #[error("Application {app}: its ignoreDifferences")]
+    IgnoreDifferences {
+        app: String,
+        #[source]
+        source: SettingsError,
+    },
+    #[error("cannot create a temporary directory for the repositories")]
+    Checkout(#[source] std::io::Error),
+    #[error("Application {app}: reading its source")]
+    Source {
+        app: String,
+        #[source]
+        source: FetchError,
+    },
+    #[error("Application {app}: its manifests")]
+    Manifests {
+        app: String,
+        #[source]
+        source: ValidationErrors,
+    },
+    #[error("a blocking task did not finish")]
+    Task(#[source] tokio::task::JoinError),
+}
 
 /// What Application `app` (of `namespace`) would apply — its source read at its target
 /// revision into a temporary checkout — and its ignore rules with those of the settings
@@ -29,19 +66,31 @@ pub async fn application_plan(
     namespace: &str,
     app: &Application,
     settings_config_map: &str,
-) -> anyhow::Result<(SyncPlan, IgnoreDifferences)> {
+) -> Result<(SyncPlan, IgnoreDifferences), ApplicationPlanError> {
+    let name = app.name_any();
     let settings = Api::<ConfigMap>::namespaced(client.clone(), namespace)
         .get_opt(settings_config_map)
         .await
-        .with_context(|| format!("reading ConfigMap {namespace}/{settings_config_map}"))?;
+        .map_err(|source| ApplicationPlanError::Settings {
+            namespace: namespace.to_owned(),
+            name: settings_config_map.to_owned(),
+            source,
+        })?;
     let customizations = Customizations::from_data(
         &format!("ConfigMap {namespace}/{settings_config_map}"),
         &settings.and_then(|c| c.data).unwrap_or_default(),
-    )?;
-    let ignore = ignore_differences(&app.spec, &customizations.ignore_differences)?;
+    )
+    .map_err(ApplicationPlanError::Customizations)?;
+    let ignore =
+        ignore_differences(&app.spec, &customizations.ignore_differences).map_err(|source| {
+            ApplicationPlanError::IgnoreDifferences {
+                app: name.clone(),
+                source,
+            }
+        })?;
     let credentials = WatchedSecrets::repository_credentials(client, namespace);
     let repos = RepoCache::temporary(LocalRepos::default())
-        .context("cannot create a temporary directory for the repositories")?
+        .map_err(ApplicationPlanError::Checkout)?
         .with_credentials(Arc::new(credentials), None);
     // Kept until the plan is loaded: dropping the cache removes the checkout it reads.
     let repos = Arc::new(repos);
@@ -49,8 +98,12 @@ pub async fn application_plan(
     let spec = app.spec.clone();
     let manifests =
         tokio::task::spawn_blocking(move || reader.application(&spec, "", Some(&spec.project)))
-            .await?
-            .with_context(|| format!("Application {}: reading its source", app.name_any()))?;
+            .await
+            .map_err(ApplicationPlanError::Task)?
+            .map_err(|source| ApplicationPlanError::Source {
+                app: name.clone(),
+                source,
+            })?;
     let options =
         SourceOptions::of_application(app, manifests.revision.clone(), &manifests.sources);
     // Generating may run helm or kustomize: off the async workers.
@@ -61,11 +114,9 @@ pub async fn application_plan(
     let plan = tokio::task::spawn_blocking(move || {
         load_plan(&root, &options, destination.as_deref(), "compare")
     })
-    .await?
-    .map_err(|errors| {
-        let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!("Application {}: {}", app.name_any(), lines.join("\n"))
-    })?;
+    .await
+    .map_err(ApplicationPlanError::Task)?
+    .map_err(|source| ApplicationPlanError::Manifests { app: name, source })?;
     drop(repos);
     Ok((plan, ignore))
 }

@@ -366,7 +366,8 @@ impl Inspector {
                     (_, desired) => view.desired = desired,
                 }
             }
-            Err(error) => view.source_error = Some(format!("{error:#}")),
+            // The whole chain, each cause after a colon, as the command line prints it.
+            Err(error) => view.source_error = Some(format!("{:#}", anyhow::Error::new(error))),
         }
         let events = Api::<Event>::namespaced(
             self.client.clone(),
