@@ -12,7 +12,9 @@ use serde_json::json;
 use super::ControllerRun;
 use super::context::ApplicationContext;
 use super::error::ApplicationError;
-use super::observe::{admit_application, destination, manifests, tracked_objects};
+use super::observe::{
+    admit_application, destination, manifests, plan_off_workers, tracked_objects,
+};
 use super::operation::{settle, step_operation};
 use super::start::{job, settings_of, store_new_operation};
 use super::status_writes::{publish, report};
@@ -22,7 +24,6 @@ use crate::controller::application::sync_job::JobPlan;
 use crate::sync::application_settings::SyncSettings;
 use crate::sync::execute::approved_since;
 use crate::sync::execute::cluster_api::{ClusterApi, Propagation};
-use crate::sync::load_plan;
 use flotilla_core::api::Application;
 use flotilla_core::api::application::{ApplicationConditionType, SyncStatus};
 use flotilla_core::api::sync_phase::SyncPhase;
@@ -241,25 +242,14 @@ pub(super) async fn run_deletion_hooks(
     })?;
     (settings.prune, settings.retry) = (false, None);
     let source = source.checked_out(manifests.revision.clone(), &manifests.sources);
-    // Generating may run helm or kustomize: off the async workers.
-    let (root, options, namespace, operation_id) = (
+    let plan = plan_off_workers(
+        &name,
         manifests.root.clone(),
         source.clone(),
         settings.destination_namespace.clone(),
         id.clone(),
-    );
-    let plan = tokio::task::spawn_blocking(move || {
-        load_plan(&root, &options, namespace.as_deref(), &operation_id)
-    })
-    .await
-    .map_err(|error| ApplicationError::SourceTask {
-        app: name.clone(),
-        error,
-    })?
-    .map_err(|error| ApplicationError::Plan {
-        app: name.clone(),
-        error,
-    })?;
+    )
+    .await?;
     let hooks: Vec<String> = plan
         .deletion_hooks(phase)
         .map(|t| t.key.to_string())

@@ -1,6 +1,7 @@
 //! Observing an Application: its project's admission, destination, source at its target revision and live objects, compared; and whether a compare can be skipped (or, while an operation runs, is due).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
@@ -166,23 +167,14 @@ pub(super) async fn observe(
     let cluster = destination(ctx, app).await?;
     let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
     let source = SourceOptions::of_application(app, manifests.revision.clone(), &manifests.sources);
-    // Generating may run helm or kustomize: off the async workers.
-    let (root, namespace) = (
+    let plan = plan_off_workers(
+        &name,
         manifests.root.clone(),
+        source,
         app.spec.destination.namespace.clone(),
-    );
-    let plan = tokio::task::spawn_blocking(move || {
-        load_plan(&root, &source, namespace.as_deref(), "compare")
-    })
-    .await
-    .map_err(|error| ApplicationError::SourceTask {
-        app: name.clone(),
-        error,
-    })?
-    .map_err(|error| ApplicationError::Plan {
-        app: name.clone(),
-        error,
-    })?;
+        "compare".to_owned(),
+    )
+    .await?;
     let compared = compare_live(
         app,
         &cluster,
@@ -197,6 +189,33 @@ pub(super) async fn observe(
         compared,
         customizations,
         admitted,
+    })
+}
+
+/// The plan of Application `name` from its manifests at `root` generated with `options` for
+/// the destination `namespace`, under `operation_id`; generated off the async workers (helm or
+/// kustomize may run).
+///
+/// # Errors
+/// The generating task failed, or the manifests do not load.
+pub(super) async fn plan_off_workers(
+    name: &str,
+    root: PathBuf,
+    options: SourceOptions,
+    namespace: Option<String>,
+    operation_id: String,
+) -> Result<SyncPlan, ApplicationError> {
+    tokio::task::spawn_blocking(move || {
+        load_plan(&root, &options, namespace.as_deref(), &operation_id)
+    })
+    .await
+    .map_err(|error| ApplicationError::SourceTask {
+        app: name.to_owned(),
+        error,
+    })?
+    .map_err(|error| ApplicationError::Plan {
+        app: name.to_owned(),
+        error,
     })
 }
 
