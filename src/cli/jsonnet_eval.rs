@@ -10,6 +10,8 @@ use anyhow::Context;
 
 use flotilla_core::manifest::{InProcess, JsonnetEvaluator, JsonnetRequest};
 
+use crate::source::disk::Disk;
+
 /// Arguments of `flotilla jsonnet-eval`.
 #[derive(Debug, clap::Args)]
 pub struct JsonnetEvalArgs {
@@ -26,7 +28,7 @@ pub fn run(args: &JsonnetEvalArgs) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&args.request).with_context(|| file.to_string())?;
     let request: JsonnetRequest =
         serde_json::from_str(&text).with_context(|| format!("{file}: not a request"))?;
-    let outcome = InProcess.evaluate(&request);
+    let outcome = InProcess { tree: &Disk }.evaluate(&request);
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &outcome).context("stdout")?;
     out.flush().context("stdout")?;

@@ -2,13 +2,14 @@
 //! `sync`, `diff`, `simulate` and the controller alike. A directory is a Kustomize source when
 //! `source.kustomize` is given or it holds a kustomization file, a Helm chart when `source.helm`
 //! is given or it holds `Chart.yaml` (Argo CD's detection), else plain manifests
-//! ([`flotilla_core::manifest::load_directory_of`], its Jsonnet files evaluated by a child process,
-//! [`jsonnet`]). Tools run through [`run`]; their output is parsed like manifest files, each
+//! ([`flotilla_core::manifest::load_directory_of`] reading this machine's files through [`disk`],
+//! its Jsonnet files evaluated by a child process, [`jsonnet`]). Tools run through [`run`]; their output is parsed like manifest files, each
 //! object labelled with the tool (and for Helm the template) that made it.
 
 pub mod cache;
 pub mod chart_repo;
 pub mod dependencies;
+pub mod disk;
 pub mod helm;
 pub mod helm_session;
 pub mod jsonnet;
@@ -260,13 +261,19 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
             let repository = repository_of(root, &options.path);
             let jsonnet = jsonnet::ChildProcess { tools };
             if !options.directory.jsonnet.uses_environment() {
-                return load_directory_of(root, repository, &options.directory, &jsonnet);
+                return load_directory_of(
+                    &disk::Disk,
+                    root,
+                    repository,
+                    &options.directory,
+                    &jsonnet,
+                );
             }
             let directory = DirectoryOptions {
                 jsonnet: options.directory.jsonnet.expanded(&options.environment()),
                 ..options.directory.clone()
             };
-            return load_directory_of(root, repository, &directory, &jsonnet);
+            return load_directory_of(&disk::Disk, root, repository, &directory, &jsonnet);
         }
         (Generator::Helm, Ok(root)) => helm::render(root, options, tools),
         (Generator::Kustomize, Ok(root)) => kustomize::build(root, options, tools),

@@ -3,11 +3,9 @@
 //! collecting every object and every error from them,
 //! within the limits of one Application ([`super::limits`]): the files are counted before any is
 //! read, each file's size is checked before it is read, and only regular files are read (a FIFO
-//! would block, a device never end).
+//! would block, a device never end). The files are read through the caller's [`SourceTree`].
 
-use std::fs;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
@@ -19,6 +17,7 @@ use super::limits::{
     MAX_APPLICATION_BYTES, MAX_APPLICATION_FILES, MAX_APPLICATION_OBJECTS, MAX_MANIFEST_FILE_BYTES,
 };
 use super::resource::Resource;
+use super::source_tree::{FileKind, SourceTree};
 
 /// Argo CD's `source.directory` options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -69,20 +68,22 @@ impl Selection {
     }
 }
 
-/// Loads every manifest under `root` (or the single file `root`), in path order, as
+/// Loads every manifest under `root` (or the single file `root`) of `tree`, in path order, as
 /// [`load_directory_of`] with `root` as its own repository and Jsonnet evaluated in this process.
 #[cfg(test)]
 #[must_use]
 pub fn load_directory(
+    tree: &dyn SourceTree,
     root: &Path,
     options: &DirectoryOptions,
 ) -> (Vec<Resource>, Vec<ValidationError>) {
-    load_directory_of(root, root, options, &super::jsonnet::InProcess)
+    let jsonnet = super::jsonnet::InProcess { tree };
+    load_directory_of(tree, root, root, options, &jsonnet)
 }
 
 /// Loads every manifest under `root` (or the single file `root`) of the repository checked out
-/// at `repository`, in path order: Jsonnet files are evaluated by `jsonnet`, their imports must
-/// stay inside `repository`, and its `libs` are relative to it.
+/// at `repository` in `tree`, in path order: Jsonnet files are evaluated by `jsonnet`, their
+/// imports must stay inside `repository`, and its `libs` are relative to it.
 ///
 /// Returns the valid resources and all errors: a missing root, unreadable or non-regular files,
 /// bad globs, invalid YAML/JSON, Jsonnet errors, invalid objects, and a source over the limits
@@ -90,6 +91,7 @@ pub fn load_directory(
 /// root is named as given).
 #[must_use]
 pub fn load_directory_of(
+    tree: &dyn SourceTree,
     root: &Path,
     repository: &Path,
     options: &DirectoryOptions,
@@ -107,9 +109,14 @@ pub fn load_directory_of(
         recurse: options.recurse,
     };
     let mut files = Vec::new();
-    match fs::metadata(root) {
-        Ok(metadata) if metadata.is_dir() => {
-            collect_files(root, Path::new(""), &selection, &mut files, &mut errors);
+    match tree.info(root) {
+        Ok(info) if info.kind == FileKind::Directory => {
+            let walk = Walk {
+                tree,
+                root,
+                selection: &selection,
+            };
+            walk.collect_files(Path::new(""), &mut files, &mut errors);
         }
         Ok(_) => files.push(PathBuf::new()),
         Err(error) => {
@@ -143,7 +150,7 @@ pub fn load_directory_of(
         } else {
             (root.join(&relative), relative)
         };
-        let text = match read_manifest(&path, MAX_APPLICATION_BYTES - bytes) {
+        let text = match read_manifest(tree, &path, MAX_APPLICATION_BYTES - bytes) {
             Ok(text) => text,
             Err(Unread::File(message)) => {
                 errors.push(file_error(label, message));
@@ -194,21 +201,16 @@ enum Unread {
     Total(String),
 }
 
-/// The text of the regular file `path`, at most [`MAX_MANIFEST_FILE_BYTES`] and `left` bytes
-/// (what the Application may still read). Opened without blocking, so a FIFO is refused rather
-/// than waited on.
-fn read_manifest(path: &Path, left: u64) -> Result<String, Unread> {
+/// The text of the regular file `path` of `tree`, at most [`MAX_MANIFEST_FILE_BYTES`] and `left`
+/// bytes (what the Application may still read). Opened without blocking, so a FIFO is refused
+/// rather than waited on.
+fn read_manifest(tree: &dyn SourceTree, path: &Path, left: u64) -> Result<String, Unread> {
     let unreadable = |error: std::io::Error| Unread::File(format!("cannot read: {error}"));
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(unreadable)?;
-    let metadata = file.metadata().map_err(unreadable)?;
-    if !metadata.is_file() {
+    let (info, file) = tree.open(path).map_err(unreadable)?;
+    if info.kind != FileKind::File {
         return Err(Unread::File("not a regular file".to_owned()));
     }
-    let size = metadata.len();
+    let size = info.len;
     if size > MAX_MANIFEST_FILE_BYTES {
         return Err(Unread::File(format!(
             "{size} bytes, more than the limit of {MAX_MANIFEST_FILE_BYTES} per manifest file; not read"
@@ -247,39 +249,44 @@ fn compile(
     }
 }
 
-/// Adds the selected files below `root/relative` to `files`, stopping once there are more than
-/// an Application may read.
-fn collect_files(
-    root: &Path,
-    relative: &Path,
-    selection: &Selection,
-    files: &mut Vec<PathBuf>,
-    errors: &mut Vec<ValidationError>,
-) {
-    let entries = match fs::read_dir(root.join(relative)) {
-        Ok(entries) => entries,
-        Err(error) => {
-            errors.push(file_error(
-                relative.to_owned(),
-                format!("cannot list directory: {error}"),
-            ));
-            return;
-        }
-    };
-    for entry in entries.flatten() {
-        if files.len() > MAX_APPLICATION_FILES {
-            return;
-        }
-        let path = relative.join(entry.file_name());
-        let Ok(file_type) = entry.file_type() else {
-            continue;
-        };
-        if file_type.is_dir() {
-            if selection.recurse {
-                collect_files(root, &path, selection, files, errors);
+/// The walk of one source directory.
+struct Walk<'a> {
+    tree: &'a dyn SourceTree,
+    root: &'a Path,
+    selection: &'a Selection,
+}
+
+impl Walk<'_> {
+    /// Adds the selected files below `root/relative` to `files`, stopping once there are more
+    /// than an Application may read.
+    fn collect_files(
+        &self,
+        relative: &Path,
+        files: &mut Vec<PathBuf>,
+        errors: &mut Vec<ValidationError>,
+    ) {
+        let entries = match self.tree.list(&self.root.join(relative)) {
+            Ok(entries) => entries,
+            Err(error) => {
+                errors.push(file_error(
+                    relative.to_owned(),
+                    format!("cannot list directory: {error}"),
+                ));
+                return;
             }
-        } else if selection.selects(&path) {
-            files.push(path);
+        };
+        for entry in entries {
+            if files.len() > MAX_APPLICATION_FILES {
+                return;
+            }
+            let path = relative.join(entry.name);
+            if entry.kind == FileKind::Directory {
+                if self.selection.recurse {
+                    self.collect_files(&path, files, errors);
+                }
+            } else if self.selection.selects(&path) {
+                files.push(path);
+            }
         }
     }
 }
@@ -310,30 +317,32 @@ fn file_error(file: PathBuf, message: String) -> ValidationError {
 
 #[cfg(test)]
 mod tests {
+    use super::super::memory_tree::MemoryTree;
     use super::*;
 
-    fn tree() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |path: &str, name: &str| {
-            let full = dir.path().join(path);
-            fs::create_dir_all(full.parent().unwrap()).unwrap();
+    /// A source under `/src` (what depends on a real file system — FIFOs, sizes on disk, the
+    /// system's messages — is tested on the shell's tree).
+    fn tree() -> MemoryTree {
+        let mut tree = MemoryTree::default();
+        for (path, name) in [
+            ("a.yaml", "a"),
+            ("b.yml", "b"),
+            ("notes.txt", "not-a-manifest"),
+            ("sub/c.yaml", "c"),
+            ("sub/deep/d.yaml", "d"),
+        ] {
             let text = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
-            fs::write(full, text).unwrap();
-        };
-        write("a.yaml", "a");
-        write("b.yml", "b");
-        write("notes.txt", "not-a-manifest");
-        write("sub/c.yaml", "c");
-        write("sub/deep/d.yaml", "d");
-        fs::write(
-            dir.path().join("e.json"),
+            tree.write(&format!("/src/{path}"), text);
+        }
+        tree.write(
+            "/src/e.json",
             r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"e"}}"#,
-        )
-        .unwrap();
-        dir
+        );
+        tree
     }
 
     fn load(
+        tree: &MemoryTree,
         root: &Path,
         recurse: bool,
         include: Option<&str>,
@@ -345,7 +354,7 @@ mod tests {
             exclude: exclude.map(str::to_owned),
             ..DirectoryOptions::default()
         };
-        let (resources, errors) = load_directory(root, &options);
+        let (resources, errors) = load_directory(tree, root, &options);
         assert_eq!(errors, vec![]);
         resources
             .iter()
@@ -355,8 +364,8 @@ mod tests {
 
     #[test]
     fn selects_files() {
-        let dir = tree();
-        let root = dir.path();
+        let tree = tree();
+        let root = Path::new("/src");
         type Case<'a> = (bool, Option<&'a str>, Option<&'a str>, &'a [&'a str]);
         let cases: [Case<'_>; 5] = [
             (false, None, None, &["a.yaml:a", "b.yml:b", "e.json:e"]),
@@ -393,7 +402,7 @@ mod tests {
         ];
         for (recurse, include, exclude, expected) in cases {
             assert_eq!(
-                load(root, recurse, include, exclude),
+                load(&tree, root, recurse, include, exclude),
                 expected,
                 "{include:?} {exclude:?}"
             );
@@ -402,86 +411,33 @@ mod tests {
 
     #[test]
     fn a_single_file_is_a_source() {
-        let dir = tree();
         assert_eq!(
-            load(&dir.path().join("a.yaml"), false, None, None),
+            load(&tree(), Path::new("/src/a.yaml"), false, None, None),
             ["a.yaml:a"]
         );
     }
 
     #[test]
     fn bad_globs_and_files_are_errors() {
-        let dir = tree();
-        fs::write(dir.path().join("bad.yaml"), "a: [").unwrap();
+        let mut tree = tree();
+        tree.write("/src/bad.yaml", "a: [");
+        let root = Path::new("/src");
         let options = DirectoryOptions {
             include: Some("a[".into()),
             ..DirectoryOptions::default()
         };
-        let (_, errors) = load_directory(dir.path(), &options);
+        let (_, errors) = load_directory(&tree, root, &options);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].file, Path::new("directory.include"));
-        let (resources, errors) = load_directory(dir.path(), &DirectoryOptions::default());
+        let (resources, errors) = load_directory(&tree, root, &DirectoryOptions::default());
         assert_eq!(resources.len(), 3);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].file, Path::new("bad.yaml"));
     }
 
-    fn errors_of(root: &Path) -> Vec<String> {
-        let (_, errors) = load_directory(root, &DirectoryOptions::default());
-        errors.iter().map(ToString::to_string).collect()
-    }
-
-    #[test]
-    fn a_missing_root_and_files_that_are_not_regular_are_named() {
-        let dir = tree();
-        let missing = dir.path().join("app");
-        assert_eq!(
-            errors_of(&missing),
-            [format!(
-                "{}: cannot read: No such file or directory (os error 2)",
-                missing.display()
-            )]
-        );
-        let fifo = dir.path().join("pipe.yaml");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success());
-        assert_eq!(errors_of(dir.path()), ["pipe.yaml: not a regular file"]);
-    }
-
-    #[test]
-    fn files_over_the_limits_are_errors_naming_them() {
-        let dir = tree();
-        let big = fs::File::create(dir.path().join("big.yaml")).unwrap();
-        big.set_len(MAX_MANIFEST_FILE_BYTES + 1).unwrap();
-        let (resources, errors) = load_directory(dir.path(), &DirectoryOptions::default());
-        assert_eq!(resources.len(), 3, "the other files are read");
-        assert_eq!(
-            errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            [format!(
-                "big.yaml: {} bytes, more than the limit of {MAX_MANIFEST_FILE_BYTES} per manifest file; not read",
-                MAX_MANIFEST_FILE_BYTES + 1
-            )]
-        );
-
-        let many = tempfile::tempdir().unwrap();
-        for i in 0..=MAX_APPLICATION_FILES {
-            fs::write(many.path().join(format!("f{i}.yaml")), "").unwrap();
-        }
-        assert_eq!(
-            errors_of(many.path()),
-            [format!(
-                "{}: more than {MAX_APPLICATION_FILES} manifest files (the limit of an Application); none was read",
-                many.path().display()
-            )]
-        );
-    }
-
     #[test]
     fn objects_and_bytes_over_the_limits_of_an_application_stop_reading() {
-        let dir = tempfile::tempdir().unwrap();
+        let mut tree = MemoryTree::default();
         let half = MAX_APPLICATION_OBJECTS / 2 + 1;
         for file in ["a.yaml", "b.yaml", "c.yaml"] {
             let text: String = (0..half)
@@ -491,21 +447,22 @@ mod tests {
                     )
                 })
                 .collect();
-            fs::write(dir.path().join(file), text).unwrap();
+            tree.write(&format!("/src/{file}"), text);
         }
+        let (_, errors) = load_directory(&tree, Path::new("/src"), &DirectoryOptions::default());
         assert_eq!(
-            errors_of(dir.path()),
+            errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
             [format!(
                 "b.yaml: more than {MAX_APPLICATION_OBJECTS} objects (the limit of an Application); the files after this one were not read"
             )]
         );
 
         // What an Application may still read bounds every file.
-        let file = dir.path().join("a.yaml");
-        let size = fs::metadata(&file).unwrap().len();
-        assert!(read_manifest(&file, size).is_ok());
+        let file = Path::new("/src/a.yaml");
+        let size = tree.info(file).unwrap().len;
+        assert!(read_manifest(&tree, file, size).is_ok());
         assert!(matches!(
-            read_manifest(&file, size - 1),
+            read_manifest(&tree, file, size - 1),
             Err(Unread::Total(message)) if message.contains(&MAX_APPLICATION_BYTES.to_string())
         ));
     }

@@ -6,11 +6,12 @@
 //! a List. Evaluated by `rsjsonnet-lang`, with its call-stack limit; an error names the file and
 //! line. The evaluator cannot be interrupted, so the time and memory of one evaluation are
 //! bounded by whoever runs [`evaluate`]: the shell runs it in a child process
-//! ([`JsonnetEvaluator`], a [`JsonnetRequest`] in, the documents or the error out). This module
-//! must not run processes or reach the network.
+//! ([`JsonnetEvaluator`], a [`JsonnetRequest`] in, the documents or the error out). Imports
+//! are read through the caller's [`SourceTree`]; this module must not run processes or reach
+//! the network.
 
 use std::collections::BTreeMap;
-use std::fs;
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use rsjsonnet_lang::arena::Arena;
@@ -27,6 +28,7 @@ use serde_json::Value as Json;
 
 use super::document::json_kind;
 use super::limits::{MAX_JSONNET_STACK, MAX_MANIFEST_FILE_BYTES};
+use super::source_tree::{FileKind, SourceTree};
 
 /// Argo CD's `source.directory.jsonnet`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,34 +160,38 @@ pub trait JsonnetEvaluator {
     fn evaluate(&self, request: &JsonnetRequest) -> Result<Vec<Json>, String>;
 }
 
-/// [`evaluate`] in this process: no bound on time or memory but the call stack's (what the
-/// child process that bounds them runs, and tests).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct InProcess;
+/// [`evaluate`] in this process, its imports read from `tree`: no bound on time or memory but
+/// the call stack's (what the child process that bounds them runs, and tests).
+#[derive(Clone, Copy)]
+pub struct InProcess<'t> {
+    pub tree: &'t dyn SourceTree,
+}
 
-impl JsonnetEvaluator for InProcess {
+impl JsonnetEvaluator for InProcess<'_> {
     fn evaluate(&self, request: &JsonnetRequest) -> Result<Vec<Json>, String> {
-        evaluate(request)
+        evaluate(self.tree, request)
     }
 }
 
 /// Evaluates the Jsonnet file of `request` and returns the documents it makes: its value, or
-/// each item of an array.
+/// each item of an array. Imports are read from `tree`.
 ///
 /// # Errors
 /// A message naming the file and line of a syntax or evaluation error, an import outside the
 /// repository or missing, a bad `libs` entry, or output that is not objects.
-pub fn evaluate(request: &JsonnetRequest) -> Result<Vec<Json>, String> {
-    let repository = fs::canonicalize(&request.repository)
+pub fn evaluate(tree: &dyn SourceTree, request: &JsonnetRequest) -> Result<Vec<Json>, String> {
+    let repository = tree
+        .canonicalize(&request.repository)
         .map_err(|error| format!("{}: {error}", request.repository.display()))?;
     let mut search = vec![request.source.clone()];
     for lib in &request.options.libs {
-        search.push(library(&repository, lib)?);
+        search.push(library(tree, &repository, lib)?);
     }
     let arena = Arena::new();
     let mut program = Program::new(&arena);
     program.set_max_stack(MAX_JSONNET_STACK);
     let mut files = Files {
+        tree,
         repository,
         search,
         sources: BTreeMap::new(),
@@ -250,13 +256,13 @@ fn unique(variables: &[JsonnetVariable]) -> BTreeMap<&str, &JsonnetVariable> {
 }
 
 /// The directory of a `libs` entry: relative to the repository root and inside it.
-fn library(repository: &Path, lib: &str) -> Result<PathBuf, String> {
+fn library(tree: &dyn SourceTree, repository: &Path, lib: &str) -> Result<PathBuf, String> {
     let relative = Path::new(lib.trim_start_matches('/'));
     let climbs = relative
         .components()
         .any(|c| matches!(c, Component::ParentDir));
     let path = repository.join(relative);
-    match fs::canonicalize(&path) {
+    match tree.canonicalize(&path) {
         Ok(found) if !climbs && found.starts_with(repository) => Ok(found),
         Ok(_) => Err(format!(
             "directory.jsonnet.libs: {lib:?} is outside the repository"
@@ -265,19 +271,23 @@ fn library(repository: &Path, lib: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// The text of a Jsonnet file, within the size limit of a manifest file.
-fn read(path: &Path) -> Result<String, String> {
-    let metadata = fs::metadata(path).map_err(|error| format!("cannot read: {error}"))?;
-    if !metadata.is_file() {
+/// The text of a Jsonnet file of `tree`, within the size limit of a manifest file.
+fn read(tree: &dyn SourceTree, path: &Path) -> Result<String, String> {
+    let unreadable = |error: std::io::Error| format!("cannot read: {error}");
+    let info = tree.info(path).map_err(unreadable)?;
+    if info.kind != FileKind::File {
         return Err("not a regular file".to_owned());
     }
-    if metadata.len() > MAX_MANIFEST_FILE_BYTES {
+    if info.len > MAX_MANIFEST_FILE_BYTES {
         return Err(format!(
             "{} bytes, more than the limit of {MAX_MANIFEST_FILE_BYTES} per manifest file; not read",
-            metadata.len()
+            info.len
         ));
     }
-    fs::read_to_string(path).map_err(|error| format!("cannot read: {error}"))
+    let mut text = String::new();
+    let (_, mut file) = tree.open(path).map_err(unreadable)?;
+    file.read_to_string(&mut text).map_err(unreadable)?;
+    Ok(text)
 }
 
 /// One loaded source: its name in errors, its directory (imports start there) and its text.
@@ -288,7 +298,8 @@ struct Loaded {
 }
 
 /// The files of one evaluation, and the import callbacks.
-struct Files<'p> {
+struct Files<'p, 't> {
+    tree: &'t dyn SourceTree,
     repository: PathBuf,
     search: Vec<PathBuf>,
     sources: BTreeMap<SpanContextId, Loaded>,
@@ -298,7 +309,7 @@ struct Files<'p> {
     failure: Option<String>,
 }
 
-impl<'p> Files<'p> {
+impl<'p> Files<'p, '_> {
     /// Parses `text` (the file `path`, named `label`) into a thunk.
     fn load(
         &mut self,
@@ -418,12 +429,12 @@ impl<'p> Files<'p> {
         let candidates = beside.iter().chain(self.search.iter().rev());
         let found = candidates
             .map(|directory| directory.join(path))
-            .find(|candidate| candidate.is_file());
+            .find(|candidate| self.tree.is_file(candidate));
         let Some(found) = found else {
             self.failure = Some(format!("import {path:?}: no such file"));
             return None;
         };
-        match fs::canonicalize(&found) {
+        match self.tree.canonicalize(&found) {
             Ok(canonical) if canonical.starts_with(&self.repository) => Some(canonical),
             Ok(_) => {
                 self.failure = Some(format!(
@@ -440,7 +451,7 @@ impl<'p> Files<'p> {
 
     /// The text of an imported file, within the size limit.
     fn read_import(&mut self, path: &Path, name: &str) -> Option<String> {
-        match read(path) {
+        match read(self.tree, path) {
             Ok(text) => Some(text),
             Err(message) => {
                 self.failure = Some(format!("import {name:?}: {message}"));
@@ -456,7 +467,7 @@ impl<'p> Files<'p> {
     }
 }
 
-impl<'p> Callbacks<'p> for Files<'p> {
+impl<'p> Callbacks<'p> for Files<'p, '_> {
     fn import(
         &mut self,
         program: &mut Program<'p>,
@@ -716,19 +727,19 @@ fn camel_words(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::directory::{DirectoryOptions, load_directory_of};
+    use super::super::memory_tree::MemoryTree;
     use super::*;
 
-    /// A repository with `files` (path, text) written under a temporary directory, which also
-    /// holds `outside.libsonnet` beside the repository.
-    fn repository(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("outside.libsonnet"), "{ secret: 1 }").unwrap();
+    /// A repository at `/repo` with `files` (path, text), and `/outside.libsonnet` beside it
+    /// (imports that resolve outside a repository on a real file system, through symbolic
+    /// links or absolute paths, are tested on the shell's tree).
+    fn repository(files: &[(&str, &str)]) -> MemoryTree {
+        let mut tree = MemoryTree::default();
+        tree.write("/outside.libsonnet", "{ secret: 1 }");
         for (path, text) in files {
-            let full = dir.path().join("repo").join(path);
-            fs::create_dir_all(full.parent().unwrap()).unwrap();
-            fs::write(full, text).unwrap();
+            tree.write(&format!("/repo/{path}"), *text);
         }
-        dir
+        tree
     }
 
     fn variable(name: &str, value: &str, code: bool) -> JsonnetVariable {
@@ -740,14 +751,19 @@ mod tests {
     }
 
     /// The objects (`Kind name`) and the errors of the source `app` of the repository.
-    fn load(dir: &tempfile::TempDir, jsonnet: JsonnetOptions) -> (Vec<String>, Vec<String>) {
-        let repository = dir.path().join("repo");
+    fn load(tree: &MemoryTree, jsonnet: JsonnetOptions) -> (Vec<String>, Vec<String>) {
+        let repository = Path::new("/repo");
         let options = DirectoryOptions {
             jsonnet,
             ..DirectoryOptions::default()
         };
-        let (resources, errors) =
-            load_directory_of(&repository.join("app"), &repository, &options, &InProcess);
+        let (resources, errors) = load_directory_of(
+            tree,
+            &repository.join("app"),
+            repository,
+            &options,
+            &InProcess { tree },
+        );
         (
             resources
                 .iter()
@@ -787,7 +803,7 @@ function(name, replicas=1)
 
     #[test]
     fn tlas_ext_vars_and_libs_make_the_objects() {
-        let dir = repository(&[
+        let tree = repository(&[
             ("app/guestbook.jsonnet", GUESTBOOK),
             (
                 "app/notes.libsonnet",
@@ -806,7 +822,7 @@ function(name, replicas=1)
             ],
             libs: vec!["lib".into()],
         };
-        let (objects, errors) = load(&dir, options);
+        let (objects, errors) = load(&tree, options);
         assert_eq!(errors, Vec::<String>::new());
         assert_eq!(
             objects,
@@ -849,13 +865,13 @@ function(name, replicas=1)
         let object = r#"{apiVersion: "v1", kind: "ConfigMap", metadata: {name: "a"}, spec: {}}"#;
         let list = r#"{apiVersion: "v1", kind: "List", items: [
             {apiVersion: "v1", kind: "ConfigMap", metadata: {name: "b"}, spec: {}}]}"#;
-        let dir = repository(&[
+        let tree = repository(&[
             ("app/a.jsonnet", object),
             ("app/b.jsonnet", list),
             ("app/c.jsonnet", "[1]"),
             ("app/d.jsonnet", "\"text\""),
         ]);
-        let (objects, errors) = load(&dir, JsonnetOptions::default());
+        let (objects, errors) = load(&tree, JsonnetOptions::default());
         assert_eq!(objects, ["ConfigMap a {}", "ConfigMap b {}"]);
         assert_eq!(
             errors,
@@ -868,7 +884,7 @@ function(name, replicas=1)
 
     #[test]
     fn errors_name_the_file_and_line() {
-        let dir = repository(&[
+        let tree = repository(&[
             ("app/a.jsonnet", "{\n  a: 1,\n  b: ,\n}\n"),
             (
                 "app/b.jsonnet",
@@ -884,7 +900,7 @@ function(name, replicas=1)
             ("app/f.jsonnet", "{\n  a: 1 @ 2,\n}\n"),
             ("app/g.jsonnet", "local a = [1];\n{ b: a[5] }\n"),
         ]);
-        let (objects, errors) = load(&dir, JsonnetOptions::default());
+        let (objects, errors) = load(&tree, JsonnetOptions::default());
         assert_eq!(objects, Vec::<String>::new());
         assert_eq!(errors.len(), 7, "{errors:#?}");
         assert_eq!(
@@ -919,18 +935,16 @@ function(name, replicas=1)
     }
 
     #[test]
-    fn imports_outside_the_repository_are_refused() {
-        let dir = repository(&[
+    fn imports_and_libs_outside_the_repository_are_refused() {
+        let tree = repository(&[
             ("app/a.jsonnet", "(import '../../outside.libsonnet') + {}\n"),
-            ("app/b.jsonnet", "importstr '/etc/passwd'\n"),
             ("app/c.jsonnet", "import 'absent.libsonnet'\n"),
         ]);
-        let (_, errors) = load(&dir, JsonnetOptions::default());
+        let (_, errors) = load(&tree, JsonnetOptions::default());
         assert_eq!(
             errors,
             [
                 r#"a.jsonnet: a.jsonnet:1: import "../../outside.libsonnet" is outside the repository; refused"#,
-                r#"b.jsonnet: b.jsonnet:1: import "/etc/passwd" is outside the repository; refused"#,
                 r#"c.jsonnet: c.jsonnet:1: import "absent.libsonnet": no such file"#,
             ]
         );
@@ -938,8 +952,8 @@ function(name, replicas=1)
             libs: vec!["../".into()],
             ..JsonnetOptions::default()
         };
-        let dir = repository(&[("app/a.jsonnet", "{}")]);
-        let (_, errors) = load(&dir, libs);
+        let tree = repository(&[("app/a.jsonnet", "{}")]);
+        let (_, errors) = load(&tree, libs);
         assert_eq!(
             errors,
             [r#"a.jsonnet: directory.jsonnet.libs: "../" is outside the repository"#]

@@ -215,6 +215,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::manifest::memory_tree::MemoryTree;
     use crate::manifest::{DirectoryOptions, load_directory, parse_documents};
 
     /// `phase wave kind name` per task, with `^` for promoted ones.
@@ -480,8 +481,8 @@ mod tests {
 
     #[test]
     fn loading_reports_every_error_together() {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        let mut tree = MemoryTree::default();
+        let mut write = |name: &str, text: &str| tree.write(&format!("/src/{name}"), text);
         write(
             "a.yaml",
             &object(
@@ -503,7 +504,7 @@ mod tests {
             "d.yaml",
             "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: x-\n",
         );
-        let loaded = load_directory(dir.path(), &DirectoryOptions::default());
+        let loaded = load_directory(&tree, Path::new("/src"), &DirectoryOptions::default());
         let errors = SyncPlan::from_loaded(loaded, Some("ns"), "op").unwrap_err();
         let messages: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
         assert_eq!(messages.len(), 5, "{messages:#?}");
