@@ -3,10 +3,13 @@
 //! namespace, by `flotilla sync|simulate|diff` from `--resource-customizations FILE`. Pure.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::sync::execute::ExecuteSettings;
 use flotilla_core::health::{CustomizationsError, HealthChecks, HealthDefaults};
-use flotilla_core::sync::{IgnoreConfigError, IgnoreDifferences, system_ignore_differences};
+use flotilla_core::sync::{
+    IgnoreConfigError, IgnoreDifferences, JqFilters, system_ignore_differences,
+};
 
 /// What a settings ConfigMap configures (nothing by default).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -27,17 +30,20 @@ pub enum CustomizationsReadError {
 }
 
 impl Customizations {
-    /// The customizations in a ConfigMap's `data`; `source_name` names it in errors.
+    /// The customizations in a ConfigMap's `data`; `source_name` names it in errors. Jq
+    /// expressions of ignore rules (these and the Applications' joined to them) are compiled in
+    /// `filters`, the caller's.
     ///
     /// # Errors
     /// A health check or an ignore rule that cannot be used, naming the key.
     pub fn from_data(
         source_name: &str,
         data: &BTreeMap<String, String>,
+        filters: &Arc<JqFilters>,
     ) -> Result<Self, CustomizationsReadError> {
         Ok(Self {
             health: HealthChecks::from_data(source_name, data)?,
-            ignore_differences: system_ignore_differences(source_name, data)?,
+            ignore_differences: system_ignore_differences(source_name, data, filters)?,
         })
     }
 

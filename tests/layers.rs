@@ -5,7 +5,9 @@
 //! layers are written in the book's Architecture page (docs/src/architecture.md); a new top-level
 //! module needs a layer here. Each crate names the crates below it (`flotilla_core::…`,
 //! `flotilla_generators::…`): none re-exports another, so a `crate::…` path always stays in its
-//! own crate.
+//! own crate. And the core stays pure outside its tests: it names no `std::fs`, `std::process` or
+//! `std::net`, and keeps no global state (no `thread_local!`, no `static` with interior
+//! mutability); what it reads and remembers is passed in.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -87,7 +89,8 @@ enum Token {
     Open,
     Close,
     Comma,
-    Other,
+    /// Any other character (`#`, `[`, `(`, `;`, `'`, `!`, …).
+    Other(char),
 }
 
 /// The tokens of `text` with their lines: comments, strings and character literals dropped.
@@ -193,7 +196,7 @@ fn tokens(text: &str) -> Vec<(Token, usize)> {
             }
             c if c.is_whitespace() => i += 1,
             _ => {
-                out.push((Token::Other, line));
+                out.push((Token::Other(c), line));
                 i += 1;
             }
         }
@@ -465,7 +468,7 @@ fn re_export_lines(text: &str) -> Vec<usize> {
         }
         let mut next = i + 1;
         // `pub(crate)`, `pub(super)`, `pub(in path)`: skip to the closing parenthesis.
-        if is(tokens.get(next), &Token::Other) {
+        if is(tokens.get(next), &Token::Other('(')) {
             next += 1;
             while matches!(
                 tokens.get(next),
@@ -631,4 +634,207 @@ fn cycles_are_found_through_any_path() {
     let edges = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("e", "d")]
         .map(|(a, b)| (a.to_owned(), b.to_owned()));
     assert_eq!(cycles(edges.iter()), [["a", "b", "c"]]);
+}
+
+/// What the pure core's code outside its tests must not name under `std::`: the file system,
+/// processes and the network (the shell does I/O and passes the core what it read).
+const CORE_FORBIDDEN_STD: &[&str] = &["fs", "process", "net"];
+
+/// Types that make a `static` hidden mutable state (a global memo or cache) rather than a
+/// constant: the core's memos are values their owner passes in.
+const INTERIOR_MUTABILITY: &[&str] = &[
+    "Cell",
+    "LazyCell",
+    "LazyLock",
+    "Memo",
+    "Mutex",
+    "OnceCell",
+    "OnceLock",
+    "RefCell",
+    "RwLock",
+    "UnsafeCell",
+];
+
+/// Whether `#[cfg(test)]` starts at `i`.
+fn is_cfg_test(tokens: &[(Token, usize)], i: usize) -> bool {
+    is(tokens.get(i), &Token::Other('#'))
+        && is(tokens.get(i + 1), &Token::Other('['))
+        && is_ident(tokens.get(i + 2), "cfg")
+        && is(tokens.get(i + 3), &Token::Other('('))
+        && is_ident(tokens.get(i + 4), "test")
+        && is(tokens.get(i + 5), &Token::Other(')'))
+        && is(tokens.get(i + 6), &Token::Other(']'))
+}
+
+/// The tokens outside `#[cfg(test)]` items, and the names of the test-only modules declared as
+/// files (`#[cfg(test)] mod name;`).
+fn without_test_items(tokens: Vec<(Token, usize)>) -> (Vec<(Token, usize)>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut test_modules = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if !is_cfg_test(&tokens, i) {
+            kept.push(tokens[i].clone());
+            i += 1;
+            continue;
+        }
+        // The item: up to its `;`, or to the brace closing its body.
+        let mut depth = 0;
+        let mut module = None;
+        i += 7;
+        while i < tokens.len() {
+            match &tokens[i].0 {
+                Token::Open => depth += 1,
+                Token::Close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Token::Other(';') if depth == 0 => {
+                    test_modules.extend(module.take());
+                    break;
+                }
+                Token::Ident(word) if word == "mod" && depth == 0 => {
+                    if let Some((Token::Ident(name), _)) = tokens.get(i + 1) {
+                        module = Some(name.clone());
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    (kept, test_modules)
+}
+
+/// What `text` does outside its tests that the core must not (`(line, what)`), and the
+/// test-only modules it declares as files.
+fn impurities(text: &str) -> (Vec<(usize, String)>, Vec<String>) {
+    let (tokens, test_modules) = without_test_items(tokens(text));
+    let mut found = Vec::new();
+    for (i, (token, line)) in tokens.iter().enumerate() {
+        let Token::Ident(word) = token else {
+            continue;
+        };
+        let after_quote = i > 0 && tokens[i - 1].0 == Token::Other('\'');
+        match word.as_str() {
+            "std" if is(tokens.get(i + 1), &Token::PathSep) => {
+                // `std::{a, b::c}`: the first segments; `std::a::b::c`: every segment.
+                let mut names = first_segments(&tokens, i + 2);
+                let mut next = i + 3;
+                while is(tokens.get(next), &Token::PathSep) {
+                    names.extend(first_segments(&tokens, next + 1));
+                    next += 2;
+                }
+                for (name, line) in names {
+                    if CORE_FORBIDDEN_STD.contains(&name.as_str()) {
+                        found.push((line, format!("std::{name}")));
+                    }
+                }
+            }
+            "thread_local" if is(tokens.get(i + 1), &Token::Other('!')) => {
+                found.push((*line, "thread_local!".to_owned()));
+            }
+            "static" if !after_quote => {
+                let mutable = tokens[i..]
+                    .iter()
+                    .take_while(|(token, _)| *token != Token::Other(';'))
+                    .find_map(|(token, _)| match token {
+                        Token::Ident(name)
+                            if INTERIOR_MUTABILITY.contains(&name.as_str())
+                                || name.starts_with("Atomic") =>
+                        {
+                            Some(name.clone())
+                        }
+                        _ => None,
+                    });
+                if let Some(kind) = mutable {
+                    found.push((*line, format!("a static with interior mutability ({kind})")));
+                }
+            }
+            _ => {}
+        }
+    }
+    (found, test_modules)
+}
+
+#[test]
+fn core_does_no_io_and_keeps_no_hidden_state() {
+    let src = root().join("core/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let texts: Vec<(PathBuf, String)> = files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).expect("readable source");
+            (file, text)
+        })
+        .collect();
+    // Modules declared `#[cfg(test)] mod name;` are test code: their files are not checked.
+    let mut test_only = BTreeSet::new();
+    for (file, text) in &texts {
+        let directory = match file.file_stem().and_then(|stem| stem.to_str()) {
+            Some("mod" | "lib") => file.parent().expect("in a directory").to_owned(),
+            _ => file.with_extension(""),
+        };
+        for module in impurities(text).1 {
+            test_only.insert(directory.join(format!("{module}.rs")));
+            test_only.insert(directory.join(&module).join("mod.rs"));
+        }
+    }
+    let found: Vec<String> = texts
+        .iter()
+        .filter(|(file, _)| !test_only.contains(file))
+        .flat_map(|(file, text)| {
+            impurities(text)
+                .0
+                .into_iter()
+                .map(move |(line, what)| format!("{}:{line}: {what}", file.display()))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "the core must do no I/O and keep no global state (pass it in from the shell):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn impurities_are_found_outside_tests_only() {
+    let text = r##"
+use std::fs;
+use std::{collections::BTreeMap, process::Command};
+use std::io::Read;
+static CACHE: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+static NAMES: &[&str] = &["a"];
+fn f(x: &'static str) -> &'static str { std::net::TcpStream::connect(x); "std::fs" }
+thread_local! { static X: u8 = 1; }
+fn g() { let _ = std::os::unix::fs::symlink("a", "b"); }
+static SEEN: AtomicUsize = AtomicUsize::new(0);
+// std::process::exit(1);
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    static M: OnceLock<u8> = OnceLock::new();
+}
+#[cfg(test)]
+pub mod fixtures;
+static KEPT: LazyLock<u8> = LazyLock::new(|| 1);
+"##;
+    let (found, test_modules) = impurities(text);
+    let expected = [
+        (2, "std::fs"),
+        (3, "std::process"),
+        (5, "a static with interior mutability (Mutex)"),
+        (7, "std::net"),
+        (8, "thread_local!"),
+        (9, "std::fs"),
+        (10, "a static with interior mutability (AtomicUsize)"),
+        (19, "a static with interior mutability (LazyLock)"),
+    ]
+    .map(|(line, what)| (line, what.to_owned()));
+    assert_eq!(found, expected);
+    assert_eq!(test_modules, ["fixtures"]);
 }

@@ -10,6 +10,7 @@ pub mod hex;
 pub mod html;
 pub mod import;
 pub mod manifest;
+pub mod memo;
 pub mod notify;
 pub mod project;
 pub mod resource_tree;

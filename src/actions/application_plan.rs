@@ -79,6 +79,7 @@ pub async fn application_plan(
     let customizations = Customizations::from_data(
         &format!("ConfigMap {namespace}/{settings_config_map}"),
         &settings.and_then(|c| c.data).unwrap_or_default(),
+        &Arc::default(),
     )
     .map_err(ApplicationPlanError::Customizations)?;
     let ignore =

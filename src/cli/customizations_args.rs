@@ -4,6 +4,7 @@
 //! ([`crate::cli::health_args`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -45,5 +46,6 @@ fn read(path: &Path) -> anyhow::Result<Customizations> {
     Ok(Customizations::from_data(
         &path.display().to_string(),
         &data,
+        &Arc::default(),
     )?)
 }

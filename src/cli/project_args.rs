@@ -71,6 +71,7 @@ impl ProjectArgs {
                 server: IN_CLUSTER_SERVER.to_owned(),
                 name: IN_CLUSTER_NAME.to_owned(),
             },
+            ..Admission::default()
         }))
     }
 }

@@ -31,7 +31,7 @@ use crate::sync::execute::ExecuteSettings;
 use flotilla_core::api::Application;
 use flotilla_core::manifest::{Resource, ValidationError};
 use flotilla_core::project::Projects;
-use flotilla_core::project::windows::{AppTarget, ProjectWindows, Window};
+use flotilla_core::project::windows::{AppTarget, Window};
 use flotilla_core::rollout::decision::after_steps;
 use flotilla_core::sync::SyncPlan;
 use flotilla_core::table::Table;
@@ -250,7 +250,9 @@ pub fn applying_windows(
     let Ok(project) = projects.get(&application.spec.project) else {
         return Ok(Vec::new());
     };
-    let windows = ProjectWindows::parse(&application.spec.project, &project.sync_windows)?;
+    let windows = projects
+        .memos()
+        .windows(&application.spec.project, &project.sync_windows)?;
     Ok(windows
         .applying_to(&AppTarget::of(application))
         .windows()

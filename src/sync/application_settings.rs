@@ -256,9 +256,13 @@ pub fn ignore_differences(
     spec: &ApplicationSpec,
     system: &IgnoreDifferences,
 ) -> Result<IgnoreDifferences, SettingsError> {
-    IgnoreDifferences::new("ignoreDifferences", &spec.ignore_differences)
-        .map(|own| system.joined(&own))
-        .map_err(SettingsError::IgnoreDifferences)
+    IgnoreDifferences::new(
+        "ignoreDifferences",
+        &spec.ignore_differences,
+        system.filters(),
+    )
+    .map(|own| system.joined(&own))
+    .map_err(SettingsError::IgnoreDifferences)
 }
 
 #[cfg(test)]

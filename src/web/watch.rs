@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 
 use super::snapshot::Snapshot;
 use flotilla_core::api::{AppProject, Application, ApplicationSet};
-use flotilla_core::project::Projects;
+use flotilla_core::project::{ProjectMemos, Projects};
 
 /// How many change ticks a slow viewer may miss before it only learns that it lagged (it then
 /// renders once, as for one tick).
@@ -26,6 +26,8 @@ pub struct FleetWatch {
     appsets: Store<ApplicationSet>,
     applications: Store<Application>,
     projects: Store<AppProject>,
+    /// The projects' globs and windows, parsed once for the life of the watch.
+    memos: Arc<ProjectMemos>,
     changes: broadcast::Sender<()>,
 }
 
@@ -45,6 +47,7 @@ impl FleetWatch {
             appsets,
             applications,
             projects,
+            memos: Arc::default(),
             changes: changes.clone(),
         });
         let appsets = reflect(
@@ -83,7 +86,7 @@ impl FleetWatch {
             self.appsets.state(),
             self.applications.state(),
         )
-        .with_projects(Projects::new(projects))
+        .with_projects(Projects::new(projects).with_memos(Arc::clone(&self.memos)))
     }
 
     /// Ticks after every change the watches see.

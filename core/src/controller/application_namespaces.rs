@@ -4,6 +4,9 @@
 //! only namespaced rights never lists namespaces; globs are matched against the namespaces as a
 //! watch of Namespaces sees them come and go. Pure: the namespaces are given.
 
+use std::sync::Arc;
+
+use crate::project::ProjectMemos;
 use crate::project::pattern::{ListVerdict, PatternError, judge_list};
 
 /// An entry of `--application-namespaces` that is not a usable glob.
@@ -21,6 +24,8 @@ pub struct ApplicationNamespacesError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApplicationNamespaces {
     entries: Vec<String>,
+    /// The entries compiled (each namespace seen is judged against them).
+    memos: Arc<ProjectMemos>,
 }
 
 impl ApplicationNamespaces {
@@ -48,9 +53,10 @@ impl ApplicationNamespaces {
             .filter(|entry| !entry.is_empty())
             .map(str::to_owned)
             .collect();
-        judge_list(&entries, "", str::to_owned)
+        let memos = Arc::new(ProjectMemos::default());
+        judge_list(&entries, "", str::to_owned, &memos)
             .map_err(|(index, error)| ApplicationNamespacesError { flag, index, error })?;
-        Ok(Self { entries })
+        Ok(Self { entries, memos })
     }
 
     /// The namespaces named, other than `control`, when every entry is a name without glob
@@ -64,7 +70,8 @@ impl ApplicationNamespaces {
     /// Whether the entries permit `namespace`.
     #[must_use]
     pub fn permits(&self, namespace: &str) -> bool {
-        judge_list(&self.entries, namespace, str::to_owned) == Ok(ListVerdict::Permitted)
+        judge_list(&self.entries, namespace, str::to_owned, &self.memos)
+            == Ok(ListVerdict::Permitted)
     }
 
     /// The namespaces of `existing` the entries permit, other than the control plane's

@@ -3,8 +3,6 @@
 //! ([`Conditions`], [`Phases`]) and a few with code where the operator is special. The table is
 //! what [`super::assess`] dispatches on and what the reference docs list ([`reference`]).
 
-use std::sync::LazyLock;
-
 use serde_json::Value;
 
 use super::convention::{Conditions, Meaning, Phases};
@@ -85,25 +83,36 @@ impl BuiltInKind {
     }
 }
 
-/// Every kind with a built-in rule, in the order of the reference docs.
-#[must_use]
-pub fn built_in_kinds() -> &'static [BuiltInKind] {
-    &KINDS
+/// Every kind with a built-in rule, in the order of the reference docs: the families' kinds,
+/// then the shapes.
+pub fn built_in_kinds() -> impl Iterator<Item = BuiltInKind> {
+    FAMILIES
+        .iter()
+        .flat_map(|family| {
+            family.kinds.iter().map(|kind| BuiltInKind {
+                owner: family.owner,
+                selector: Selector::Kind {
+                    group: family.group,
+                    kind,
+                },
+                rule: family.rule,
+            })
+        })
+        .chain(SHAPES)
 }
 
 /// The row judging `object` of `group` and `kind`: a row for the kind, else a shape row.
 #[must_use]
-pub fn built_in_kind(group: &str, kind: &str, object: &Value) -> Option<&'static BuiltInKind> {
-    let by_kind = KINDS
-        .iter()
-        .filter(|row| matches!(row.selector, Selector::Kind { .. }))
-        .find(|row| row.selects(group, kind, object));
-    by_kind.or_else(|| {
-        KINDS
-            .iter()
-            .filter(|row| matches!(row.selector, Selector::Shape { .. }))
-            .find(|row| row.selects(group, kind, object))
-    })
+pub fn built_in_kind(group: &str, kind: &str, object: &Value) -> Option<BuiltInKind> {
+    built_in_kinds()
+        .find(|row| {
+            matches!(row.selector, Selector::Kind { .. }) && row.selects(group, kind, object)
+        })
+        .or_else(|| {
+            SHAPES
+                .into_iter()
+                .find(|row| row.selects(group, kind, object))
+        })
 }
 
 /// The reference page of the built-in rules (`docs/src/reference/health-rules.md`), Markdown.
@@ -125,7 +134,6 @@ pub fn reference() -> String {
     }
     let rows = owners.iter().flat_map(|owner| {
         built_in_kinds()
-            .iter()
             .filter(move |row| row.owner == *owner)
             .enumerate()
     });
@@ -157,24 +165,6 @@ struct Family {
     kinds: &'static [&'static str],
     rule: Rule,
 }
-
-/// Every row: the families' kinds, then the shapes.
-static KINDS: LazyLock<Vec<BuiltInKind>> = LazyLock::new(|| {
-    FAMILIES
-        .iter()
-        .flat_map(|family| {
-            family.kinds.iter().map(|kind| BuiltInKind {
-                owner: family.owner,
-                selector: Selector::Kind {
-                    group: family.group,
-                    kind,
-                },
-                rule: family.rule,
-            })
-        })
-        .chain(SHAPES)
-        .collect()
-});
 
 const K8S: &str = "Kubernetes";
 const FLOTILLA: &str = "Flotilla and Argo CD";
@@ -762,7 +752,7 @@ static FAMILIES: &[Family] = &[
 ];
 
 /// Crossplane's kinds, whose groups their providers and users choose.
-static SHAPES: [BuiltInKind; 2] = [
+const SHAPES: [BuiltInKind; 2] = [
     BuiltInKind {
         owner: CROSSPLANE,
         selector: Selector::Shape {
@@ -841,10 +831,7 @@ mod tests {
             }
             walked.insert((group, walk.kind));
         }
-        for row in built_in_kinds()
-            .iter()
-            .filter(|row| row.owner != K8S && row.owner != FLOTILLA)
-        {
+        for row in built_in_kinds().filter(|row| row.owner != K8S && row.owner != FLOTILLA) {
             match row.selector {
                 Selector::Kind { group, kind } => assert!(
                     walked.contains(&(group.to_owned(), kind.to_owned())),

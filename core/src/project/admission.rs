@@ -3,12 +3,15 @@
 //! namespace and permits its repository and destination;
 //! the [`Admission`] then judges each object before the first write.
 
+use std::sync::Arc;
+
 use crate::api::app_project::AppProjectSpec;
 use crate::api::application::ApplicationSpec;
 
 use super::Projects;
 use super::destinations::{ClusterIdentity, Place, permit_destination};
 use super::kinds::{Deployed, permit_object};
+use super::memos::ProjectMemos;
 use super::refusal::Refusal;
 use super::source_namespaces::permit_source_namespace;
 use super::sources::permit_source;
@@ -28,6 +31,8 @@ pub struct Admission {
     pub project: String,
     pub spec: AppProjectSpec,
     pub cluster: ClusterIdentity,
+    /// Where the project's globs are kept (its [`super::Projects`]'s).
+    pub memos: Arc<ProjectMemos>,
 }
 
 impl Default for Admission {
@@ -37,6 +42,7 @@ impl Default for Admission {
             project: crate::api::app_project::DEFAULT_PROJECT.to_owned(),
             spec: super::permit_all(),
             cluster: ClusterIdentity::default(),
+            memos: Arc::default(),
         }
     }
 }
@@ -47,7 +53,13 @@ impl Admission {
     /// # Errors
     /// The refusal naming the object and the rule.
     pub fn permit(&self, object: Deployed<'_>) -> Result<(), Refusal> {
-        permit_object(&self.project, &self.spec, &self.cluster, object)
+        permit_object(
+            &self.project,
+            &self.spec,
+            &self.cluster,
+            object,
+            &self.memos,
+        )
     }
 }
 
@@ -67,10 +79,17 @@ pub fn admit(spec: &ApplicationSpec, scope: ProjectScope<'_>) -> Result<Admissio
         .map_err(|missing| Refusal::MissingProject {
             project: missing.name,
         })?;
-    permit_source_namespace(name, &project, scope.projects.namespace(), scope.namespace)?;
+    let memos = scope.projects.memos();
+    permit_source_namespace(
+        name,
+        &project,
+        scope.projects.namespace(),
+        scope.namespace,
+        memos,
+    )?;
     let scoped = scope.projects.scoped_repositories(name);
     for source in spec.all_sources() {
-        permit_source(name, &project, scoped, &source.repo_url)?;
+        permit_source(name, &project, scoped, &source.repo_url, memos)?;
     }
     let namespace = spec.destination.namespace.as_deref().unwrap_or_default();
     permit_destination(
@@ -80,10 +99,12 @@ pub fn admit(spec: &ApplicationSpec, scope: ProjectScope<'_>) -> Result<Admissio
             cluster: scope.cluster,
             namespace,
         },
+        memos,
     )?;
     Ok(Admission {
         project: name.to_owned(),
         spec: project.into_owned(),
         cluster: scope.cluster.clone(),
+        memos: scope.projects.memos_handle(),
     })
 }

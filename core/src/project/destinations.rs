@@ -6,7 +6,7 @@ use std::fmt;
 
 use crate::api::app_project::{AppProjectSpec, ProjectDestination};
 
-use super::pattern::Pattern;
+use super::memos::ProjectMemos;
 use super::refusal::{Refusal, no_entry};
 
 /// A cluster by both of its names (the server URL and the registered name); either may be
@@ -36,7 +36,7 @@ impl fmt::Display for Place<'_> {
     }
 }
 
-/// Whether `project` (named `name`) permits deploying to `place`.
+/// Whether `project` (named `name`) permits deploying to `place`; globs are kept in `memos`.
 ///
 /// # Errors
 /// The refusal naming the rule, or an unusable entry.
@@ -44,10 +44,11 @@ pub fn permit_destination(
     name: &str,
     project: &AppProjectSpec,
     place: Place<'_>,
+    memos: &ProjectMemos,
 ) -> Result<(), Refusal> {
     let mut allowed = false;
     for (index, entry) in project.destinations.iter().enumerate() {
-        let entry_match = EntryMatch::of(name, index, entry, place)?;
+        let entry_match = EntryMatch::of(name, index, entry, place, memos)?;
         if entry_match.denies && entry_match.matched {
             return Err(Refusal::Destination {
                 project: name.to_owned(),
@@ -90,9 +91,10 @@ impl EntryMatch {
         index: usize,
         entry: &ProjectDestination,
         place: Place<'_>,
+        memos: &ProjectMemos,
     ) -> Result<Self, Refusal> {
         let parse = |field: &str, text: &str| {
-            Pattern::parse(text).map_err(|error| Refusal::Pattern {
+            memos.pattern(text).map_err(|error| Refusal::Pattern {
                 project: project.to_owned(),
                 field: format!("destinations[{index}].{field}"),
                 error,
@@ -160,7 +162,8 @@ mod tests {
             cluster: &cluster,
             namespace: ns,
         };
-        permit_destination("p", &project, place).map_or_else(|e| e.to_string(), |()| "ok".into())
+        permit_destination("p", &project, place, &ProjectMemos::default())
+            .map_or_else(|e| e.to_string(), |()| "ok".into())
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use crate::api::app_project::{AppProjectSpec, GroupKind};
 
 use super::destinations::{ClusterIdentity, Place, permit_destination};
-use super::pattern::Pattern;
+use super::memos::ProjectMemos;
 use super::refusal::Refusal;
 
 /// An object to deploy, as the rules see it.
@@ -19,7 +19,8 @@ pub struct Deployed<'a> {
     pub namespace: Option<&'a str>,
 }
 
-/// Whether `project` (named `name`) permits deploying `object` into `cluster`.
+/// Whether `project` (named `name`) permits deploying `object` into `cluster`; globs are kept
+/// in `memos`.
 ///
 /// # Errors
 /// The refusal naming the object and rule, or an unusable entry.
@@ -28,6 +29,7 @@ pub fn permit_object(
     project: &AppProjectSpec,
     cluster: &ClusterIdentity,
     object: Deployed<'_>,
+    memos: &ProjectMemos,
 ) -> Result<(), Refusal> {
     let (white, white_field, black, black_field) = if object.namespace.is_some() {
         (
@@ -52,7 +54,7 @@ pub fn permit_object(
     let whitelisted = if white.is_empty() {
         object.namespace.is_some()
     } else {
-        find(name, white_field, white, object)?.is_some()
+        find(name, white_field, white, object, memos)?.is_some()
     };
     if !whitelisted {
         return Err(refuse(if white.is_empty() {
@@ -61,21 +63,21 @@ pub fn permit_object(
             format!("no {white_field} entry names it")
         }));
     }
-    if let Some(entry) = find(name, black_field, black, object)? {
+    if let Some(entry) = find(name, black_field, black, object, memos)? {
         return Err(refuse(format!(
             "denied by {black_field} entry {}",
             entry_text(entry)
         )));
     }
     if let Some(namespace) = object.namespace {
-        permit_destination(name, project, Place { cluster, namespace }).map_err(|refusal| {
-            match refusal {
+        permit_destination(name, project, Place { cluster, namespace }, memos).map_err(
+            |refusal| match refusal {
                 Refusal::Destination { rule, .. } => refuse(format!(
                     "its namespace {namespace:?} is not a permitted destination: {rule}"
                 )),
                 other => other,
-            }
-        })?;
+            },
+        )?;
     }
     Ok(())
 }
@@ -86,10 +88,11 @@ fn find<'l>(
     field: &str,
     list: &'l [GroupKind],
     object: Deployed<'_>,
+    memos: &ProjectMemos,
 ) -> Result<Option<&'l GroupKind>, Refusal> {
     for (index, entry) in list.iter().enumerate() {
         let parse = |part: &str, text: &str| {
-            Pattern::parse(text).map_err(|error| Refusal::Pattern {
+            memos.pattern(text).map_err(|error| Refusal::Pattern {
                 project: project.to_owned(),
                 field: format!("{field}[{index}].{part}"),
                 error,
@@ -153,7 +156,8 @@ mod tests {
             name,
             namespace: ns,
         };
-        permit_object("p", project, &ClusterIdentity::default(), object)
+        let memos = ProjectMemos::default();
+        permit_object("p", project, &ClusterIdentity::default(), object, &memos)
             .map_or_else(|e| e.to_string(), |()| "ok".into())
     }
 

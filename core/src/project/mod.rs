@@ -8,7 +8,7 @@
 pub mod admission;
 pub mod destinations;
 pub mod kinds;
-pub mod memo;
+pub mod memos;
 pub mod pattern;
 pub mod refusal;
 pub mod source_namespaces;
@@ -18,10 +18,12 @@ pub mod windows;
 pub use admission::{Admission, ProjectScope, admit};
 pub use destinations::ClusterIdentity;
 pub use kinds::Deployed;
+pub use memos::ProjectMemos;
 pub use refusal::Refusal;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::api::app_project::{AppProjectSpec, DEFAULT_PROJECT, GroupKind, ProjectDestination};
 
@@ -42,6 +44,8 @@ pub struct Projects {
     namespace: Option<String>,
     /// The repository URLs of the Secrets scoped to each project.
     scoped_repositories: BTreeMap<String, Vec<String>>,
+    /// The projects' globs and windows parsed so far (the owner's, shared by every copy).
+    memos: Arc<ProjectMemos>,
 }
 
 impl Projects {
@@ -79,6 +83,25 @@ impl Projects {
             scoped_repositories,
             ..self
         }
+    }
+
+    /// These projects, their globs and windows kept in `memos` (the caller's, which outlives
+    /// this snapshot of the projects: a controller keeps one for its life).
+    #[must_use]
+    pub fn with_memos(self, memos: Arc<ProjectMemos>) -> Self {
+        Self { memos, ..self }
+    }
+
+    /// Where the projects' parsed globs and windows are kept.
+    #[must_use]
+    pub fn memos(&self) -> &ProjectMemos {
+        &self.memos
+    }
+
+    /// [`Self::memos`], shared (for what outlives this borrow, such as an [`Admission`]).
+    #[must_use]
+    pub fn memos_handle(&self) -> Arc<ProjectMemos> {
+        Arc::clone(&self.memos)
     }
 
     /// The control plane's namespace, when known.

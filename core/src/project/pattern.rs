@@ -1,16 +1,12 @@
 //! One entry of a project's lists: a glob (`*` also crosses `/`, `{a,b}` alternatives), which
 //! denies instead of permitting when it starts with `!`. Entries are compiled once per text and
-//! kept: a project's lists are judged on every reconcile (its sources, its destination, each
-//! object's kind), and compiling a glob into a regex costs far more than matching it.
-
-use std::sync::Arc;
+//! kept in the caller's [`ProjectMemos`]: a project's lists are judged on every reconcile (its
+//! sources, its destination, each object's kind), and compiling a glob into a regex costs far
+//! more than matching it.
 
 use globset::{Glob, GlobMatcher};
 
-use super::memo::Memo;
-
-/// Every entry parsed so far, by its text, with the outcome.
-static PARSED: Memo<String, Result<Arc<Pattern>, PatternError>> = Memo::new(4096);
+use super::memos::ProjectMemos;
 
 /// An entry that is not a usable glob.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,16 +24,12 @@ pub struct Pattern {
 }
 
 impl Pattern {
-    /// Parses `text`, or finds it parsed before; a leading `!` makes it a deny entry (`!*` is
-    /// refused: it would deny everything, as Argo CD says).
+    /// Compiles `text` (kept by [`ProjectMemos::pattern`]); a leading `!` makes it a deny entry
+    /// (`!*` is refused: it would deny everything, as Argo CD says).
     ///
     /// # Errors
     /// Not a glob, or `!*`.
-    pub fn parse(text: &str) -> Result<Arc<Self>, PatternError> {
-        PARSED.get_or_parse(text, || Self::compile(text).map(Arc::new))
-    }
-
-    fn compile(text: &str) -> Result<Self, PatternError> {
+    pub fn compile(text: &str) -> Result<Self, PatternError> {
         let (deny, glob) = text
             .strip_prefix('!')
             .map_or((false, text), |rest| (true, rest));
@@ -80,8 +72,8 @@ pub enum ListVerdict {
     Unmatched,
 }
 
-/// Judges `value` by `entries` (each compared as `prepare` makes it): a matching deny entry
-/// wins, else some allow entry must match.
+/// Judges `value` by `entries` (each compared as `prepare` makes it, compiled once in `memos`): a
+/// matching deny entry wins, else some allow entry must match.
 ///
 /// # Errors
 /// The index of an entry that is not a usable glob, with why.
@@ -89,10 +81,13 @@ pub fn judge_list(
     entries: &[String],
     value: &str,
     prepare: impl Fn(&str) -> String,
+    memos: &ProjectMemos,
 ) -> Result<ListVerdict, (usize, PatternError)> {
     let mut allowed = false;
     for (index, entry) in entries.iter().enumerate() {
-        let pattern = Pattern::parse(&prepare(entry)).map_err(|error| (index, error))?;
+        let pattern = memos
+            .pattern(&prepare(entry))
+            .map_err(|error| (index, error))?;
         let matched = pattern.matches(value);
         if pattern.denies() && matched {
             return Ok(ListVerdict::Denied(entry.clone()));
@@ -108,38 +103,42 @@ pub fn judge_list(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     #[test]
     fn globs_cross_slashes_and_bang_denies() {
-        let any = Pattern::parse("https://git.example.com/*").unwrap();
+        let memos = ProjectMemos::default();
+        let parse = |text| memos.pattern(text);
+        let any = parse("https://git.example.com/*").unwrap();
         assert!(any.matches("https://git.example.com/team/app"));
         assert!(!any.denies());
-        let deny = Pattern::parse("!kube-*").unwrap();
+        let deny = parse("!kube-*").unwrap();
         assert!(deny.denies() && deny.matches("kube-system") && !deny.matches("shop"));
-        let either = Pattern::parse("{prod,staging}-*").unwrap();
+        let either = parse("{prod,staging}-*").unwrap();
         assert!(either.matches("prod-eu") && either.matches("staging-us"));
         assert!(!either.matches("dev-eu"));
-        assert!(Pattern::parse("!*").is_err());
-        assert!(Pattern::parse("!*").is_err(), "a refusal is kept too");
-        assert!(Pattern::parse("a[").is_err());
+        assert!(parse("!*").is_err());
+        assert!(parse("!*").is_err(), "a refusal is kept too");
+        assert!(parse("a[").is_err());
     }
 
     #[test]
     fn an_entry_is_compiled_once_per_text() {
-        let first = Pattern::parse("compiled-once-*").unwrap();
-        let again = Pattern::parse("compiled-once-*").unwrap();
+        let memos = ProjectMemos::default();
+        let parse = |text| memos.pattern(text);
+        let first = parse("compiled-once-*").unwrap();
+        let again = parse("compiled-once-*").unwrap();
         assert!(Arc::ptr_eq(&first, &again));
-        assert!(!Arc::ptr_eq(
-            &first,
-            &Pattern::parse("!compiled-once-*").unwrap()
-        ));
+        assert!(!Arc::ptr_eq(&first, &parse("!compiled-once-*").unwrap()));
     }
 
     #[test]
     fn a_list_permits_when_an_allow_entry_matches_and_no_deny_entry() {
         let entries = ["team-*".to_owned(), "!team-secret".to_owned()];
-        let judge = |value| judge_list(&entries, value, str::to_owned).unwrap();
+        let memos = ProjectMemos::default();
+        let judge = |value| judge_list(&entries, value, str::to_owned, &memos).unwrap();
         assert_eq!(judge("team-a"), ListVerdict::Permitted);
         assert_eq!(
             judge("team-secret"),
@@ -147,6 +146,11 @@ mod tests {
         );
         assert_eq!(judge("other"), ListVerdict::Unmatched);
         let broken = ["ok".to_owned(), "a[".to_owned()];
-        assert_eq!(judge_list(&broken, "x", str::to_owned).unwrap_err().0, 1);
+        assert_eq!(
+            judge_list(&broken, "x", str::to_owned, &memos)
+                .unwrap_err()
+                .0,
+            1
+        );
     }
 }

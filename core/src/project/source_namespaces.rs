@@ -6,12 +6,13 @@
 
 use crate::api::app_project::AppProjectSpec;
 
+use super::memos::ProjectMemos;
 use super::pattern::{ListVerdict, judge_list};
 use super::refusal::{Refusal, no_entry};
 
 /// Whether `project` (named `name`, kept in namespace `control`) may be used by an Application
 /// in namespace `namespace`. Unknown namespaces (an offline file that names none) count as the
-/// control plane's.
+/// control plane's. Globs are kept in `memos`.
 ///
 /// # Errors
 /// The refusal naming the rule, or an unusable entry.
@@ -20,6 +21,7 @@ pub fn permit_source_namespace(
     project: &AppProjectSpec,
     control: Option<&str>,
     namespace: Option<&str>,
+    memos: &ProjectMemos,
 ) -> Result<(), Refusal> {
     let (Some(control), Some(namespace)) = (control, namespace) else {
         return Ok(());
@@ -27,7 +29,7 @@ pub fn permit_source_namespace(
     if namespace == control {
         return Ok(());
     }
-    let verdict = judge_list(&project.source_namespaces, namespace, str::to_owned).map_err(
+    let verdict = judge_list(&project.source_namespaces, namespace, str::to_owned, memos).map_err(
         |(index, error)| Refusal::Pattern {
             project: name.to_owned(),
             field: format!("sourceNamespaces[{index}]"),
@@ -60,6 +62,16 @@ pub fn permit_source_namespace(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::permit_source_namespace`] with memos of its own.
+    fn permit_source_namespace(
+        name: &str,
+        project: &AppProjectSpec,
+        control: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<(), Refusal> {
+        super::permit_source_namespace(name, project, control, namespace, &ProjectMemos::default())
+    }
 
     fn project(entries: &[&str]) -> AppProjectSpec {
         AppProjectSpec {

@@ -5,11 +5,12 @@
 
 use crate::api::app_project::AppProjectSpec;
 
+use super::memos::ProjectMemos;
 use super::pattern::{ListVerdict, judge_list};
 use super::refusal::{Refusal, no_entry};
 
 /// Whether `project` (named `name`) permits deploying from `repo`; `scoped` are the URLs of the
-/// repository Secrets scoped to the project (permitted unless denied).
+/// repository Secrets scoped to the project (permitted unless denied); globs are kept in `memos`.
 ///
 /// # Errors
 /// The refusal naming the rule, or an unusable entry.
@@ -18,16 +19,16 @@ pub fn permit_source(
     project: &AppProjectSpec,
     scoped: &[String],
     repo: &str,
+    memos: &ProjectMemos,
 ) -> Result<(), Refusal> {
     let normalized = normalize(repo);
-    let verdict =
-        judge_list(&project.source_repos, &normalized, normalize).map_err(|(index, error)| {
-            Refusal::Pattern {
-                project: name.to_owned(),
-                field: format!("sourceRepos[{index}]"),
-                error,
-            }
-        })?;
+    let verdict = judge_list(&project.source_repos, &normalized, normalize, memos).map_err(
+        |(index, error)| Refusal::Pattern {
+            project: name.to_owned(),
+            field: format!("sourceRepos[{index}]"),
+            error,
+        },
+    )?;
     let refused = |rule: String| Refusal::Source {
         project: name.to_owned(),
         repo: repo.to_owned(),
@@ -61,6 +62,16 @@ fn normalize(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::permit_source`] with memos of its own.
+    fn permit_source(
+        name: &str,
+        project: &AppProjectSpec,
+        scoped: &[String],
+        repo: &str,
+    ) -> Result<(), Refusal> {
+        super::permit_source(name, project, scoped, repo, &ProjectMemos::default())
+    }
 
     fn project(entries: &[&str]) -> AppProjectSpec {
         AppProjectSpec {

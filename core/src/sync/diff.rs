@@ -482,7 +482,8 @@ mod tests {
         for (index, (rules, live, expected)) in cases.into_iter().enumerate() {
             let entries: Vec<ResourceIgnoreDifferences> =
                 serde_json::from_value(rules).expect("entries");
-            let ignore = IgnoreDifferences::new("ignoreDifferences", &entries).expect("rules");
+            let ignore = IgnoreDifferences::new("ignoreDifferences", &entries, &Default::default())
+                .expect("rules");
             let compared = ignore.overlay(&key, &desired, live);
             assert_eq!(
                 first_difference(&compared, live, "flotilla").as_deref(),

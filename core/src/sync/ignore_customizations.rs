@@ -5,10 +5,11 @@
 //! `resource.customizations` key. They apply to every Application, before its own rules. Pure.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::{IgnoreDifferences, IgnoreError};
+use super::{IgnoreDifferences, IgnoreError, JqFilters};
 use crate::api::application::ResourceIgnoreDifferences;
 use crate::manifest::group_kind_of_key;
 
@@ -64,13 +65,15 @@ enum Inline {
     Fields(Fields),
 }
 
-/// The system-wide rules of a settings ConfigMap's `data`; `source_name` names it in errors.
+/// The system-wide rules of a settings ConfigMap's `data`; `source_name` names it in errors. Jq
+/// expressions are compiled in `filters`, which the rules carry on to the Applications' rules.
 ///
 /// # Errors
 /// A key naming no kind, YAML that is not a rule, or a rule that cannot be used.
 pub fn system_ignore_differences(
     source_name: &str,
     data: &BTreeMap<String, String>,
+    filters: &Arc<JqFilters>,
 ) -> Result<IgnoreDifferences, IgnoreConfigError> {
     let yaml_error = |key: &str, message: String| IgnoreConfigError::Yaml {
         source_name: source_name.to_owned(),
@@ -112,7 +115,7 @@ pub fn system_ignore_differences(
         }
     }
     entries.into_iter().try_fold(
-        IgnoreDifferences::default(),
+        IgnoreDifferences::none(filters),
         |all, (key, group_kind, fields)| {
             let (group, kind) = group_kind.split_once('/').unwrap_or(("", &group_kind));
             let entry = ResourceIgnoreDifferences {
@@ -123,14 +126,13 @@ pub fn system_ignore_differences(
                 managed_fields_managers: fields.managed_fields_managers,
                 ..ResourceIgnoreDifferences::default()
             };
-            let rules =
-                IgnoreDifferences::new("ignoreDifferences", &[entry]).map_err(|source| {
-                    IgnoreConfigError::Rules {
-                        source_name: source_name.to_owned(),
-                        key,
-                        source,
-                    }
-                })?;
+            let rules = IgnoreDifferences::new("ignoreDifferences", &[entry], filters).map_err(
+                |source| IgnoreConfigError::Rules {
+                    source_name: source_name.to_owned(),
+                    key,
+                    source,
+                },
+            )?;
             Ok(all.joined(&rules))
         },
     )
@@ -141,6 +143,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// [`super::system_ignore_differences`] with filters of its own.
+    fn system_ignore_differences(
+        source_name: &str,
+        data: &BTreeMap<String, String>,
+    ) -> Result<IgnoreDifferences, IgnoreConfigError> {
+        super::system_ignore_differences(source_name, data, &Arc::default())
+    }
     use crate::health::test_data as data;
     use crate::manifest::ObjectKey;
 

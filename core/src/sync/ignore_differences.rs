@@ -8,11 +8,14 @@
 //! [`IgnoreDifferences::overlay`] gives the desired object with the live values at every ignored
 //! field (and without the field where the live object lacks it). Comparing that with the live
 //! object cannot find a difference at an ignored field, and applying it keeps the live values.
-//! Pure.
+//! jq expressions are compiled once in the caller's [`JqFilters`], which the rules carry on to
+//! the rules joined with them. Pure.
+
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::jq_path::{self, JqError};
+use super::jq_path::{JqError, JqFilters, JqPath};
 use crate::api::application::ResourceIgnoreDifferences;
 use crate::manifest::ObjectKey;
 
@@ -41,6 +44,8 @@ pub enum IgnoreError {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IgnoreDifferences {
     rules: Vec<Rule>,
+    /// Where the jq expressions were compiled (and rules joined later are).
+    filters: Arc<JqFilters>,
 }
 
 /// One entry: which objects (group and kind may hold `*` wildcards; empty name or namespace
@@ -53,8 +58,8 @@ struct Rule {
     namespace: String,
     /// Each pointer as its unescaped tokens.
     pointers: Vec<Vec<String>>,
-    /// jq path expressions, checked to compile.
-    jq: Vec<String>,
+    /// jq path expressions, compiled.
+    jq: Vec<JqPath>,
     managers: Vec<String>,
 }
 
@@ -70,7 +75,8 @@ enum Step {
 }
 
 impl IgnoreDifferences {
-    /// The rules of `entries`, the list in spec field `field` (`ignoreDifferences`).
+    /// The rules of `entries`, the list in spec field `field` (`ignoreDifferences`), their jq
+    /// expressions compiled in `filters`.
     ///
     /// # Errors
     /// A pointer that does not start with `/` or a jq expression that does not compile, naming
@@ -78,19 +84,26 @@ impl IgnoreDifferences {
     pub fn new(
         field: &'static str,
         entries: &[ResourceIgnoreDifferences],
+        filters: &Arc<JqFilters>,
     ) -> Result<Self, IgnoreError> {
         let rules = entries
             .iter()
             .enumerate()
             .map(|(index, entry)| {
-                for expression in &entry.jq_path_expressions {
-                    jq_path::check(expression).map_err(|source| IgnoreError::Jq {
-                        field,
-                        index,
-                        expression: expression.clone(),
-                        source,
-                    })?;
-                }
+                let jq = entry
+                    .jq_path_expressions
+                    .iter()
+                    .map(|expression| {
+                        filters
+                            .compile(expression)
+                            .map_err(|source| IgnoreError::Jq {
+                                field,
+                                index,
+                                expression: expression.clone(),
+                                source,
+                            })
+                    })
+                    .collect::<Result<_, _>>()?;
                 let pointers = entry
                     .json_pointers
                     .iter()
@@ -108,20 +121,41 @@ impl IgnoreDifferences {
                     name: entry.name.clone(),
                     namespace: entry.namespace.clone(),
                     pointers,
-                    jq: entry.jq_path_expressions.clone(),
+                    jq,
                     managers: entry.managed_fields_managers.clone(),
                 })
             })
             .collect::<Result<_, _>>()?;
-        Ok(Self { rules })
+        Ok(Self {
+            rules,
+            filters: Arc::clone(filters),
+        })
     }
 
-    /// These rules and then `other`'s (the system-wide rules joined with an Application's).
+    /// No rules; those joined to them compile their jq expressions in `filters`.
+    #[must_use]
+    pub fn none(filters: &Arc<JqFilters>) -> Self {
+        Self {
+            rules: Vec::new(),
+            filters: Arc::clone(filters),
+        }
+    }
+
+    /// These rules and then `other`'s (the system-wide rules joined with an Application's),
+    /// compiling in these rules' filters.
     #[must_use]
     pub fn joined(&self, other: &Self) -> Self {
         Self {
             rules: [self.rules.as_slice(), other.rules.as_slice()].concat(),
+            filters: Arc::clone(&self.filters),
         }
+    }
+
+    /// Where these rules compiled their jq expressions (and rules joined to them compile
+    /// theirs): the owner's, kept between reconciles.
+    #[must_use]
+    pub fn filters(&self) -> &Arc<JqFilters> {
+        &self.filters
     }
 
     /// Whether some rule applies to the object `key`.
@@ -141,8 +175,8 @@ impl IgnoreDifferences {
                 copy(&mut result, live, &path);
             }
             for expression in &rule.jq {
-                let mut selected = jq_path::paths(expression, live);
-                selected.extend(jq_path::paths(expression, desired));
+                let mut selected = expression.paths(live);
+                selected.extend(expression.paths(desired));
                 for tokens in selected {
                     let path: Vec<Step> = tokens.into_iter().map(Step::Token).collect();
                     copy(&mut result, live, &path);
@@ -521,7 +555,8 @@ mod tests {
                 .cloned()
                 .map(entry)
                 .collect();
-            let ignore = IgnoreDifferences::new("ignoreDifferences", &entries).unwrap();
+            let ignore =
+                IgnoreDifferences::new("ignoreDifferences", &entries, &Arc::default()).unwrap();
             assert_eq!(ignore.overlay(&key, &desired, &live), expected, "{case}");
         }
     }
@@ -543,7 +578,8 @@ mod tests {
                 entry(json!({"kind": "ConfigMap", "jsonPointers": ["/data"]})),
                 entry(bad),
             ];
-            let error = IgnoreDifferences::new("ignoreDifferences", &entries).unwrap_err();
+            let error =
+                IgnoreDifferences::new("ignoreDifferences", &entries, &Arc::default()).unwrap_err();
             assert_eq!(error.to_string(), message);
         }
         assert!(!IgnoreDifferences::default().applies_to(&key(

@@ -1,49 +1,101 @@
 //! jq path expressions of `ignoreDifferences` (`jqPathExpressions`, e.g.
 //! `.spec.template.spec.containers[] | select(.name == "istio-proxy")`), run with jaq (a
 //! maintained Rust jq): an expression selects the paths `path(EXPR)` yields on an object.
-//! Compiled once per thread and expression, because jaq's compiled filters cannot be shared
-//! between threads. Pure.
+//! Compiled once per expression and kept in the caller's [`JqFilters`] (compiling loads jq's
+//! standard library, which costs far more than running a filter). Pure.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
+use std::fmt;
+use std::sync::Arc;
 
 use jaq_core::load::{Arena, File, Loader};
 use jaq_core::{Compiler, Ctx, Vars, data, unwrap_valr};
 use jaq_json::Val;
 use serde_json::Value;
 
+use crate::memo::Memo;
+
 /// At most this many paths are taken from one expression on one object (a generator such as
 /// `repeat` would otherwise never end).
 const MAX_PATHS: usize = 10_000;
 
+/// At most this many compiled expressions are kept.
+const KEPT: usize = 1024;
+
 type Filter = jaq_core::Filter<data::JustLut<Val>>;
 
-thread_local! {
-    static COMPILED: RefCell<HashMap<String, Rc<Filter>>> = RefCell::new(HashMap::new());
-}
-
 /// Why an expression cannot be used: jaq's parse or compile messages.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct JqError(String);
 
-/// Checks that `expression` compiles.
-///
-/// # Errors
-/// The expression does not parse or names an unknown filter.
-pub fn check(expression: &str) -> Result<(), JqError> {
-    compiled(expression).map(drop)
+/// Compiled expressions by their text: the caller's, kept for as long as it compares (a
+/// controller for its life).
+#[derive(Debug)]
+pub struct JqFilters(Memo<String, Result<JqPath, JqError>>);
+
+impl Default for JqFilters {
+    fn default() -> Self {
+        Self(Memo::new(KEPT))
+    }
 }
 
-/// The paths (as JSON pointer tokens: keys, and list indexes as text) that `expression`
-/// selects in `value`; none when it does not compile or fails on `value` (say, iterating a
-/// field the object lacks).
-#[must_use]
-pub fn paths(expression: &str, value: &Value) -> Vec<Vec<String>> {
-    let Ok(filter) = compiled(expression) else {
-        return Vec::new();
-    };
+impl PartialEq for JqFilters {
+    /// Always: the filters hold only what expressions compile to, so they never make two sets
+    /// of rules differ.
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for JqFilters {}
+
+impl JqFilters {
+    /// `expression` compiled, or found compiled before.
+    ///
+    /// # Errors
+    /// The expression does not parse or names an unknown filter.
+    pub fn compile(&self, expression: &str) -> Result<JqPath, JqError> {
+        self.0.get_or_parse(expression, || {
+            Ok(JqPath {
+                expression: expression.to_owned(),
+                filter: Arc::new(compile(expression)?),
+            })
+        })
+    }
+}
+
+/// A compiled path expression.
+#[derive(Clone)]
+pub struct JqPath {
+    expression: String,
+    filter: Arc<Filter>,
+}
+
+impl fmt::Debug for JqPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JqPath({:?})", self.expression)
+    }
+}
+
+impl PartialEq for JqPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.expression == other.expression
+    }
+}
+
+impl Eq for JqPath {}
+
+impl JqPath {
+    /// The paths (as JSON pointer tokens: keys, and list indexes as text) that the expression
+    /// selects in `value`; none when it fails on `value` (say, iterating a field the object
+    /// lacks).
+    #[must_use]
+    pub fn paths(&self, value: &Value) -> Vec<Vec<String>> {
+        paths(&self.filter, value)
+    }
+}
+
+fn paths(filter: &Filter, value: &Value) -> Vec<Vec<String>> {
     let Ok(input) = jaq_json::read::parse_single(value.to_string().as_bytes()) else {
         return Vec::new();
     };
@@ -69,11 +121,8 @@ pub fn paths(expression: &str, value: &Value) -> Vec<Vec<String>> {
     found
 }
 
-/// The filter `path(EXPR)`, compiled on first use in this thread.
-fn compiled(expression: &str) -> Result<Rc<Filter>, JqError> {
-    if let Some(filter) = COMPILED.with_borrow(|cache| cache.get(expression).cloned()) {
-        return Ok(filter);
-    }
+/// The filter `path(EXPR)`.
+fn compile(expression: &str) -> Result<Filter, JqError> {
     let code = format!("path({expression})");
     let defs = jaq_core::defs()
         .chain(jaq_std::defs())
@@ -91,13 +140,10 @@ fn compiled(expression: &str) -> Result<Rc<Filter>, JqError> {
             },
         )
         .map_err(|errors| JqError(format!("cannot parse {expression:?}: {errors:?}")))?;
-    let filter = Compiler::default()
+    Compiler::default()
         .with_funs(funs)
         .compile(modules)
-        .map_err(|errors| JqError(format!("cannot compile {expression:?}: {errors:?}")))?;
-    let filter = Rc::new(filter);
-    COMPILED.with_borrow_mut(|cache| cache.insert(expression.to_owned(), Rc::clone(&filter)));
-    Ok(filter)
+        .map_err(|errors| JqError(format!("cannot compile {expression:?}: {errors:?}")))
 }
 
 #[cfg(test)]
@@ -108,6 +154,7 @@ mod tests {
 
     #[test]
     fn expressions_select_paths() {
+        let filters = JqFilters::default();
         let deployment = json!({"spec": {"replicas": 3, "template": {"spec": {"containers": [
             {"name": "app", "image": "app:1"},
             {"name": "istio-proxy", "image": "proxy:1"}]}}}});
@@ -135,14 +182,18 @@ mod tests {
                 .into_iter()
                 .map(|p| p.into_iter().map(str::to_owned).collect())
                 .collect();
-            assert_eq!(paths(expression, &deployment), expected, "{expression}");
+            let compiled = filters.compile(expression).unwrap();
+            assert_eq!(compiled.paths(&deployment), expected, "{expression}");
         }
     }
 
     #[test]
-    fn bad_expressions_are_refused() {
-        assert!(check(".spec | select(").is_err());
-        assert!(check("nosuchfilter").is_err());
-        assert!(check(".spec.replicas").is_ok());
+    fn bad_expressions_are_refused_and_good_ones_compiled_once() {
+        let filters = JqFilters::default();
+        assert!(filters.compile(".spec | select(").is_err());
+        assert!(filters.compile("nosuchfilter").is_err());
+        let first = filters.compile(".spec.replicas").unwrap();
+        let again = filters.compile(".spec.replicas").unwrap();
+        assert!(Arc::ptr_eq(&first.filter, &again.filter));
     }
 }

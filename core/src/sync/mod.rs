@@ -50,6 +50,7 @@ pub use hook_instance::{HOOK_OPERATION_ANNOTATION, created_by, mark_hook};
 pub use hook_name::hook_name;
 pub use ignore_customizations::{IGNORE_KEY_PREFIX, IgnoreConfigError, system_ignore_differences};
 pub use ignore_differences::{IgnoreDifferences, IgnoreError};
+pub use jq_path::{JqError, JqFilters, JqPath};
 pub use kind_order::kind_rank;
 pub use live::LiveObject;
 pub use normalize::normalize;

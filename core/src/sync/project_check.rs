@@ -41,7 +41,6 @@ mod tests {
     use super::*;
     use crate::api::app_project::{AppProjectSpec, GroupKind, ProjectDestination};
     use crate::manifest::{ScopeTable, assign_namespaces, parse_documents};
-    use crate::project::ClusterIdentity;
 
     #[test]
     fn hooks_objects_and_the_created_namespace_are_judged() {
@@ -77,7 +76,7 @@ metadata: {name: settings}
                 }],
                 ..AppProjectSpec::default()
             },
-            cluster: ClusterIdentity::default(),
+            ..Admission::default()
         };
         let namespace = ObjectKey {
             group: String::new(),

@@ -4,13 +4,14 @@
 //! again only when the ConfigMap changed, each time with the health flags' defaults. No
 //! ConfigMap means no customizations but those defaults.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Client, ResourceExt};
 
 use crate::customizations::{Customizations, CustomizationsReadError};
 use flotilla_core::health::HealthDefaults;
+use flotilla_core::sync::JqFilters;
 
 use super::watched_object::{WatchError, WatchedObject};
 
@@ -32,6 +33,8 @@ pub struct WatchedCustomizations {
     config_map: WatchedObject<ConfigMap>,
     defaults: HealthDefaults,
     parsed: Mutex<(Option<String>, Customizations)>,
+    /// The ignore rules' jq expressions, compiled once for the watch's life.
+    filters: Arc<JqFilters>,
 }
 
 impl WatchedCustomizations {
@@ -42,6 +45,7 @@ impl WatchedCustomizations {
             config_map: WatchedObject::new(client, namespace, name, "the settings ConfigMap"),
             defaults: HealthDefaults::default(),
             parsed: Mutex::new((None, Customizations::default())),
+            filters: Arc::default(),
         }
     }
 
@@ -64,8 +68,8 @@ impl WatchedCustomizations {
             let (namespace, name) = (self.config_map.namespace(), self.config_map.name());
             let source = format!("ConfigMap {namespace}/{name}");
             let data = config_map.and_then(|c| c.data.clone()).unwrap_or_default();
-            let customizations =
-                Customizations::from_data(&source, &data)?.with_health_defaults(&self.defaults)?;
+            let customizations = Customizations::from_data(&source, &data, &self.filters)?
+                .with_health_defaults(&self.defaults)?;
             *parsed = (version, customizations);
         }
         Ok(parsed.1.clone())

@@ -1,13 +1,16 @@
 //! The AppProjects of the controller's namespace, kept by a watch started on first use, with the
 //! repositories its project-scoped repository Secrets name (a watch of those Secrets): every
-//! decision reads the projects as they are now, without a request.
+//! decision reads the projects as they are now, without a request, and their globs and windows
+//! parsed once for the life of the watch.
+
+use std::sync::Arc;
 
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use tokio::sync::OnceCell;
 
 use flotilla_core::api::AppProject;
-use flotilla_core::project::Projects;
+use flotilla_core::project::{ProjectMemos, Projects};
 use flotilla_generators::duration::format_duration;
 
 use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
@@ -33,6 +36,7 @@ pub struct WatchedProjects {
     namespace: String,
     watch: OnceCell<ListedWatch<AppProject>>,
     repository_secrets: WatchedSecrets,
+    memos: Arc<ProjectMemos>,
 }
 
 impl WatchedProjects {
@@ -44,6 +48,7 @@ impl WatchedProjects {
             client,
             namespace: namespace.to_owned(),
             watch: OnceCell::new(),
+            memos: Arc::default(),
         }
     }
 
@@ -66,7 +71,8 @@ impl WatchedProjects {
                 .map(|project| (project.name_any(), project.spec.clone())),
         )
         .in_namespace(&self.namespace)
-        .with_scoped_repositories(scoped_repositories(secrets.iter().map(AsRef::as_ref))))
+        .with_scoped_repositories(scoped_repositories(secrets.iter().map(AsRef::as_ref)))
+        .with_memos(Arc::clone(&self.memos)))
     }
 
     async fn start(&self) -> Result<ListedWatch<AppProject>, ProjectsWatchError> {

@@ -18,6 +18,7 @@ use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::pacing::LastReconcile;
 use flotilla_core::controller::appset::promotion::StepWatch;
 use flotilla_core::controller::appset::status::DEFAULT_MAX_RESOURCES_STATUS_COUNT;
+use flotilla_core::sync::JqFilters;
 
 /// What the reconciler needs: a client, where to look, and how to read repositories.
 pub struct AppSetContext {
@@ -42,6 +43,9 @@ pub struct AppSetContext {
     pub(super) decision_watches: Arc<DecisionWatches>,
     /// The AppProjects of `control_namespace`.
     pub projects: WatchedProjects,
+    /// The jq expressions of `ignoreApplicationDifferences`, compiled once for the controller's
+    /// life.
+    pub jq_filters: Arc<JqFilters>,
     /// The destination clusters, where analysis Jobs run.
     pub clusters: ClusterClients,
     /// Consecutive failures per ApplicationSet, for the backoff.
@@ -72,6 +76,7 @@ impl AppSetContext {
             events: EventPublisher::new(client.clone()),
             decision_watches: Arc::new(DecisionWatches::new(client.clone(), namespace.clone())),
             projects: WatchedProjects::new(client.clone(), &namespace),
+            jq_filters: Arc::default(),
             client,
             control_namespace: namespace.clone(),
             namespace,

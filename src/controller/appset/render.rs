@@ -91,10 +91,11 @@ pub(super) async fn generate_render_validate_plan(
         .map(|app| &**app)
         .filter(|app| !refused.iter().any(|r| r.name == app.name_any()))
         .collect();
-    let ignored = ignored_fields(&appset.spec).map_err(|error| AppSetError::Spec {
-        appset: name.clone(),
-        error,
-    })?;
+    let ignored =
+        ignored_fields(&appset.spec, &ctx.jq_filters).map_err(|error| AppSetError::Spec {
+            appset: name.clone(),
+            error,
+        })?;
     let preserved = appset.spec.preserved_fields.clone().unwrap_or_default();
     let plan = plan(
         &desired,

@@ -336,8 +336,12 @@ mod tests {
             {"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}
         ]))
         .unwrap();
-        let ignore_differences =
-            flotilla_core::sync::IgnoreDifferences::new("ignoreDifferences", &rules).unwrap();
+        let ignore_differences = flotilla_core::sync::IgnoreDifferences::new(
+            "ignoreDifferences",
+            &rules,
+            &Default::default(),
+        )
+        .unwrap();
         // (options, respect, calls, replicas applied or kept)
         let cases = [
             ("", false, &["apply"][..], 1),

@@ -370,7 +370,8 @@ mod tests {
         let rules: Vec<crate::api::application::ResourceIgnoreDifferences> =
             serde_json::from_value(json!([{"kind": "ConfigMap", "jsonPointers": ["/data/k"]}]))
                 .unwrap();
-        let ignore = IgnoreDifferences::new("ignoreDifferences", &rules).unwrap();
+        let ignore =
+            IgnoreDifferences::new("ignoreDifferences", &rules, &Default::default()).unwrap();
         let result = compare(
             &desired,
             "app",

@@ -8,6 +8,7 @@
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
 use kube::ResourceExt;
@@ -17,7 +18,7 @@ use crate::api::application::ResourceIgnoreDifferences;
 use crate::api::application_set::{ApplicationSetSpec, ApplicationsSync, PreservedFields};
 use crate::api::{APPLICATION_SET_LABEL, Application};
 use crate::manifest::ObjectKey;
-use crate::sync::{IgnoreDifferences, IgnoreError};
+use crate::sync::{IgnoreDifferences, IgnoreError, JqFilters};
 
 /// The changes a reconcile makes to generated Applications.
 #[derive(Clone, Debug, Default)]
@@ -78,11 +79,15 @@ fn name(application: &Application) -> &str {
     application.metadata.name.as_deref().unwrap_or_default()
 }
 
-/// The checked rules of `spec.ignoreApplicationDifferences`.
+/// The checked rules of `spec.ignoreApplicationDifferences`, their jq expressions compiled in
+/// `filters`.
 ///
 /// # Errors
 /// An entry that cannot be used, naming it.
-pub fn ignored_fields(spec: &ApplicationSetSpec) -> Result<IgnoreDifferences, IgnoreError> {
+pub fn ignored_fields(
+    spec: &ApplicationSetSpec,
+    filters: &Arc<JqFilters>,
+) -> Result<IgnoreDifferences, IgnoreError> {
     let entries: Vec<ResourceIgnoreDifferences> = spec
         .ignore_application_differences
         .iter()
@@ -95,7 +100,7 @@ pub fn ignored_fields(spec: &ApplicationSetSpec) -> Result<IgnoreDifferences, Ig
             ..ResourceIgnoreDifferences::default()
         })
         .collect();
-    IgnoreDifferences::new("ignoreApplicationDifferences", &entries)
+    IgnoreDifferences::new("ignoreApplicationDifferences", &entries, filters)
 }
 
 /// What an update of an existing generated Application keeps as it is.
@@ -582,7 +587,7 @@ mod tests {
             ),
         ];
         for (rules, desired, updated) in cases {
-            let ignored = ignored_fields(&spec(rules)).unwrap();
+            let ignored = ignored_fields(&spec(rules), &Arc::default()).unwrap();
             let plan = plan(
                 std::slice::from_ref(&desired),
                 std::slice::from_ref(&changed),
@@ -596,7 +601,8 @@ mod tests {
             let project = plan.update.first().map(|a| a.spec.project.as_str());
             assert_eq!(project, updated, "{rules}");
         }
-        let bad = ignored_fields(&spec(r#"[{"jsonPointers": ["spec"]}]"#)).unwrap_err();
+        let bad =
+            ignored_fields(&spec(r#"[{"jsonPointers": ["spec"]}]"#), &Arc::default()).unwrap_err();
         assert_eq!(
             bad.to_string(),
             "ignoreApplicationDifferences[0].jsonPointers: \"spec\" is not a JSON pointer (it must start with /)"

@@ -6,7 +6,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt;
 
 use super::block::SEARCH_HORIZON_DAYS;
-use super::{AppTarget, ProjectWindows, SyncKind, WindowError, wall_clock};
+use super::{AppTarget, SyncKind, WindowError, wall_clock};
 use crate::api::Application;
 use crate::project::Projects;
 use crate::table::Table;
@@ -83,7 +83,9 @@ pub fn listing(
             });
             continue;
         };
-        let windows = ProjectWindows::parse(project_name, &project.sync_windows)?;
+        let windows = projects
+            .memos()
+            .windows(project_name, &project.sync_windows)?;
         let applying = windows.applying_to(&AppTarget::of(app));
         for window in applying.windows() {
             let active = window.active_at(now);

@@ -62,7 +62,7 @@ impl<'a> Judge<'a> {
     pub fn block_or_invalid(&mut self, app: &Application) -> Option<WindowBlock> {
         let name = &app.spec.project;
         let project = self.projects.get(name).ok()?;
-        let windows = match ProjectWindows::parse(name, &project.sync_windows) {
+        let windows = match self.projects.memos().windows(name, &project.sync_windows) {
             Ok(windows) => windows,
             Err(error) => return Some(invalid(&error)),
         };

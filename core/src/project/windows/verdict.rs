@@ -4,19 +4,11 @@
 //! except manual syncs when an allow window sets `manualSync`. And when a blocked sync could
 //! happen next. Pure: the instant is an argument.
 
-use std::sync::Arc;
-
 use jiff::{SignedDuration, Timestamp};
 
 use super::block::{SEARCH_HORIZON_DAYS, WindowBlock, wall_clock};
 use super::window::{AppTarget, Window, WindowError};
 use crate::api::sync_window::{SyncWindow, WindowKind};
-use crate::project::memo::Memo;
-
-/// Every project's windows validated so far, by project name and windows, with the outcome.
-type Parsed = Memo<(String, Vec<SyncWindow>), Result<Arc<ProjectWindows>, WindowError>>;
-
-static PARSED: Parsed = Memo::new(1024);
 
 /// Who starts a sync: windows treat manual syncs differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,20 +26,19 @@ pub struct ProjectWindows {
 }
 
 impl ProjectWindows {
-    /// Validates the windows of project `project`, or finds them validated before (every
-    /// reconcile asks, and each window compiles a regex per glob).
+    /// Validates the windows of project `project` (kept by
+    /// [`crate::project::ProjectMemos::windows`]: every reconcile asks, and each window compiles
+    /// a regex per glob).
     ///
     /// # Errors
     /// The first window that cannot be used, named by project, index and field.
-    pub fn parse(project: &str, windows: &[SyncWindow]) -> Result<Arc<Self>, WindowError> {
-        PARSED.get_or_parse(&(project.to_owned(), windows.to_vec()), || {
-            let windows = windows
-                .iter()
-                .enumerate()
-                .map(|(index, spec)| Window::parse(project, index, spec))
-                .collect::<Result<_, _>>()?;
-            Ok(Arc::new(Self { windows }))
-        })
+    pub fn validate(project: &str, windows: &[SyncWindow]) -> Result<Self, WindowError> {
+        let windows = windows
+            .iter()
+            .enumerate()
+            .map(|(index, spec)| Window::parse(project, index, spec))
+            .collect::<Result<_, _>>()?;
+        Ok(Self { windows })
     }
 
     /// The windows that apply to `target`, in the project's order.
@@ -140,6 +131,8 @@ impl<'a> AppWindows<'a> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     fn window(kind: WindowKind, schedule: &str, duration: &str, manual: bool) -> SyncWindow {
@@ -169,7 +162,7 @@ mod tests {
 
     /// Which window (by index) blocks automated and manual syncs at `at`.
     fn blockers(windows: &[SyncWindow], at: &str) -> Blockers {
-        let parsed = ProjectWindows::parse("p", windows).unwrap();
+        let parsed = ProjectWindows::validate("p", windows).unwrap();
         let applying = parsed.applying_to(&TARGET);
         let of = |kind| applying.blocker(kind, ts(at)).map(|w| w.index);
         (of(SyncKind::Automated), of(SyncKind::Manual))
@@ -177,16 +170,19 @@ mod tests {
 
     #[test]
     fn a_project_s_windows_are_validated_once_until_they_change() {
+        let memos = crate::project::ProjectMemos::default();
         let nightly = window(WindowKind::Deny, "0 22 * * *", "1h", false);
-        let first =
-            ProjectWindows::parse("validated-once", std::slice::from_ref(&nightly)).unwrap();
-        let again =
-            ProjectWindows::parse("validated-once", std::slice::from_ref(&nightly)).unwrap();
+        let first = memos
+            .windows("validated-once", std::slice::from_ref(&nightly))
+            .unwrap();
+        let again = memos
+            .windows("validated-once", std::slice::from_ref(&nightly))
+            .unwrap();
         assert!(Arc::ptr_eq(&first, &again));
         let longer = window(WindowKind::Deny, "0 22 * * *", "2h", false);
-        let changed = ProjectWindows::parse("validated-once", &[longer]).unwrap();
+        let changed = memos.windows("validated-once", &[longer]).unwrap();
         assert!(!Arc::ptr_eq(&first, &changed));
-        let other = ProjectWindows::parse("another-project", &[nightly]).unwrap();
+        let other = memos.windows("another-project", &[nightly]).unwrap();
         assert!(!Arc::ptr_eq(&first, &other), "errors name the project");
     }
 
@@ -264,7 +260,7 @@ mod tests {
         freeze.description = "prod freeze".to_owned();
         let mut hours = window(WindowKind::Allow, "0 8 * * 1-5", "10h", false);
         hours.time_zone = "Europe/Berlin".to_owned();
-        let project = ProjectWindows::parse("p", &[freeze.clone(), hours]).unwrap();
+        let project = ProjectWindows::validate("p", &[freeze.clone(), hours]).unwrap();
         let applying = project.applying_to(&TARGET);
         let now = ts("2026-12-04T15:30:00Z"); // Friday 16:30 Berlin
         let block = applying.block(SyncKind::Automated, now).unwrap();
@@ -288,7 +284,7 @@ mod tests {
         );
         // Across the spring change: a duration is elapsed time, so 64h from Friday 16:00 CET
         // ends on Monday at 09:00 CEST.
-        let spring = ProjectWindows::parse("p", &[freeze]).unwrap();
+        let spring = ProjectWindows::validate("p", &[freeze]).unwrap();
         let block = spring
             .applying_to(&TARGET)
             .block(SyncKind::Automated, ts("2027-03-27T12:00:00Z"))
@@ -297,7 +293,7 @@ mod tests {
         assert_eq!(block.opens, "Mon 09:00 Europe/Berlin");
         // A deny window that never ends within the horizon.
         let always =
-            ProjectWindows::parse("p", &[window(WindowKind::Deny, "* * * * *", "2m", false)])
+            ProjectWindows::validate("p", &[window(WindowKind::Deny, "* * * * *", "2m", false)])
                 .unwrap();
         let block = always
             .applying_to(&TARGET)

@@ -1,25 +1,35 @@
-//! A bounded memo of parse outcomes by key, shared by what a project says and is judged on every
-//! reconcile — its globs and its sync windows — where parsing again (a regex per glob, a cron
-//! schedule per window) costs far more than the judgement.
+//! A bounded memo of parse outcomes by key, for what is judged on every reconcile — a project's
+//! globs and sync windows, `ignoreDifferences`' jq filters — where parsing again (a regex per
+//! glob, a cron schedule per window, a jq program) costs far more than the judgement. A memo is
+//! a value its owner passes to the decisions (the controller keeps one for its life, a command
+//! for its run), never a global.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 /// Outcomes by key; reaching `limit` entries starts over, so keys that come and go (projects
 /// edited many times) cannot grow the memory without bound.
 pub struct Memo<K, V> {
-    entries: LazyLock<Mutex<HashMap<K, V>>>,
+    entries: Mutex<HashMap<K, V>>,
     limit: usize,
+}
+
+impl<K, V> std::fmt::Debug for Memo<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memo")
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<K: Hash + Eq, V: Clone> Memo<K, V> {
     /// An empty memo keeping at most `limit` outcomes.
     #[must_use]
-    pub const fn new(limit: usize) -> Self {
+    pub fn new(limit: usize) -> Self {
         Self {
-            entries: LazyLock::new(|| Mutex::new(HashMap::new())),
+            entries: Mutex::new(HashMap::new()),
             limit,
         }
     }
@@ -49,10 +59,10 @@ mod tests {
 
     #[test]
     fn an_outcome_is_parsed_once_per_key_and_the_limit_starts_over() {
-        static MEMO: Memo<String, usize> = Memo::new(2);
+        let memo: Memo<String, usize> = Memo::new(2);
         let parses = std::cell::Cell::new(0);
         let parse = |key: &str| {
-            MEMO.get_or_parse(key, || {
+            memo.get_or_parse(key, || {
                 parses.set(parses.get() + 1);
                 key.len()
             })
