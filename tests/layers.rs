@@ -15,8 +15,17 @@ use std::path::{Path, PathBuf};
 /// The `flotilla-core` crate's top-level modules, bottom layer first: a module may use only
 /// modules of layers below its own.
 const CORE_LAYERS: &[&[&str]] = &[
-    // Text and formats: no knowledge of Kubernetes objects beyond their keys.
-    &["hex", "html", "manifest", "stable_hash", "table", "yaml"],
+    // Text and formats: no knowledge of Kubernetes objects beyond their keys; the bounded memo
+    // of parse outcomes.
+    &[
+        "hex",
+        "html",
+        "manifest",
+        "memo",
+        "stable_hash",
+        "table",
+        "yaml",
+    ],
     // Judgements of single objects, Argo CD's declarative Secrets, and how a simulated pod
     // behaves (the node simulator's and `flotilla simulate`'s annotations).
     &["health", "secrets", "simulated_pod"],
