@@ -28,7 +28,8 @@ use flotilla_core::api::Application;
 use flotilla_core::api::application::{ApplicationConditionType, SyncStatus};
 use flotilla_core::api::sync_phase::SyncPhase;
 use flotilla_core::controller::application::deletion::{
-    DeletionState, DeletionStep, RESOURCE_FINALIZERS, deletion_hooks_id, deletion_step,
+    DeletionEnd, DeletionReport, DeletionState, DeletionStep, RESOURCE_FINALIZERS,
+    deletion_hooks_id, deletion_report, deletion_step,
 };
 use flotilla_core::controller::application::instance::instance_name;
 use flotilla_core::controller::event_reason::EventReason;
@@ -55,26 +56,23 @@ pub(super) async fn delete_resources(
         return Ok(Action::await_change());
     }
     let deleted = delete_step(run, app).await;
-    // A held deletion and a failed step are written as the DeletionError condition (and
-    // announced: a failure each time, a hold when it is new).
-    let failure = match &deleted {
-        Ok(Deletion::Held(message)) => Some((message.clone(), false)),
-        Err(error) => Some((error.to_string(), true)),
-        Ok(Deletion::Continue(_) | Deletion::Finished(_)) => None,
+    // The pass's one status write: the DeletionError condition, as the step ended.
+    let failure = deleted.as_ref().err().map(ToString::to_string);
+    let end = match (&deleted, &failure) {
+        (Ok((Deletion::Held(message), _)), _) => DeletionEnd::Held(message),
+        (Ok((_, settled)), _) => DeletionEnd::WentOn { shown: *settled },
+        (Err(_), message) => DeletionEnd::Failed(message.as_deref().unwrap_or_default()),
     };
-    if let Some((message, failed)) = failure {
-        let reported = report(
-            ctx,
-            app,
-            ApplicationConditionType::DeletionError,
-            Some(&message),
-        )
-        .await?;
-        if reported || failed {
+    let decided = deletion_report(end);
+    if let Some(message) = decided.condition() {
+        let changed = report(ctx, app, ApplicationConditionType::DeletionError, message).await?;
+        if let DeletionReport::Set { message, always } = decided
+            && (changed || always)
+        {
             publish(ctx, app, EventReason::DeletionError, message).await;
         }
     }
-    match deleted? {
+    match deleted?.0 {
         Deletion::Continue(action) => Ok(action),
         Deletion::Finished(current) => {
             remove_finalizers(ctx, &current).await?;
@@ -104,11 +102,12 @@ pub(super) enum Deletion {
 }
 
 /// One deletion step, decided from the Application as the API server has it now (not the
-/// watch cache, which may not show the hooks' operation just recorded yet).
+/// watch cache, which may not show the hooks' operation just recorded yet), and whether the
+/// `DeletionError` condition the Application shows is settled by it (the step is not held).
 pub(super) async fn delete_step(
     run: &ControllerRun,
     app: &Application,
-) -> Result<Deletion, ApplicationError> {
+) -> Result<(Deletion, bool), ApplicationError> {
     let ctx = &run.ctx;
     let name = app.name_any();
     let current = ctx
@@ -121,7 +120,7 @@ pub(super) async fn delete_step(
             error: error.into(),
         })?;
     let Some(app) = current else {
-        return Ok(Deletion::Continue(Action::await_change()));
+        return Ok((Deletion::Continue(Action::await_change()), false));
     };
     let cluster = destination(ctx, &app).await?;
     let customizations = ctx.customizations(&app).await?;
@@ -149,7 +148,7 @@ pub(super) async fn delete_step(
     let mut step = deletion_step(&state);
     if step == DeletionStep::RunHooks(SyncPhase::PreDelete) {
         match run_deletion_hooks(run, &app, Arc::clone(&cluster), SyncPhase::PreDelete).await? {
-            Some(deletion) => return Ok(deletion),
+            Some(deletion) => return Ok((deletion, false)),
             // The source has no PreDelete hooks (any more): delete as if status listed none.
             None => state.has_pre_delete_hooks = false,
         }
@@ -159,10 +158,8 @@ pub(super) async fn delete_step(
         step,
         DeletionStep::AwaitConfirmation(_) | DeletionStep::HooksFailed(_)
     );
-    if !held && has_condition(&app, ApplicationConditionType::DeletionError) {
-        report(ctx, &app, ApplicationConditionType::DeletionError, None).await?;
-    }
-    match step {
+    let settled = !held && has_condition(&app, ApplicationConditionType::DeletionError);
+    let deletion = match step {
         DeletionStep::Done => Ok(Deletion::Finished(Box::new(app))),
         DeletionStep::Wait => Ok(Deletion::Continue(Action::requeue(DELETION_POLL))),
         DeletionStep::AwaitConfirmation(keys) => {
@@ -189,7 +186,8 @@ pub(super) async fn delete_step(
         DeletionStep::RunHooks(phase) => Ok(run_deletion_hooks(run, &app, cluster, phase)
             .await?
             .unwrap_or_else(|| Deletion::Finished(Box::new(app.clone())))),
-    }
+    }?;
+    Ok((deletion, settled))
 }
 
 /// Whether `app`'s status shows a condition of `type_`.

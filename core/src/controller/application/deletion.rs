@@ -155,6 +155,61 @@ pub fn deletion_step(state: &DeletionState<'_>) -> DeletionStep {
     }
 }
 
+/// How one deletion pass ended, as far as its `DeletionError` condition goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeletionEnd<'a> {
+    /// It waits for someone (a confirmation, or a fix of failed deletion hooks): why.
+    Held(&'a str),
+    /// The step failed: why.
+    Failed(&'a str),
+    /// It went on; `shown` when the Application shows a `DeletionError` condition that this
+    /// step settled (not when it only started the PreDelete hooks).
+    WentOn { shown: bool },
+}
+
+/// What a deletion pass writes to the `DeletionError` condition, and whether it announces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeletionReport {
+    /// Set the condition with this message; announce it (an Event) always, or only when the
+    /// condition changed.
+    Set { message: String, always: bool },
+    /// Clear the condition.
+    Clear,
+    /// Leave it as it is.
+    Keep,
+}
+
+impl DeletionReport {
+    /// The condition's message to write (`None`: cleared), when anything is written.
+    #[must_use]
+    pub fn condition(&self) -> Option<Option<&str>> {
+        match self {
+            Self::Set { message, .. } => Some(Some(message)),
+            Self::Clear => Some(None),
+            Self::Keep => None,
+        }
+    }
+}
+
+/// The one status write of a deletion pass: a hold or a failure sets the `DeletionError`
+/// condition (a failure announced each time, a hold when it is new), a step that went on clears
+/// the condition it settled.
+#[must_use]
+pub fn deletion_report(end: DeletionEnd<'_>) -> DeletionReport {
+    match end {
+        DeletionEnd::Held(message) => DeletionReport::Set {
+            message: message.to_owned(),
+            always: false,
+        },
+        DeletionEnd::Failed(message) => DeletionReport::Set {
+            message: message.to_owned(),
+            always: true,
+        },
+        DeletionEnd::WentOn { shown: true } => DeletionReport::Clear,
+        DeletionEnd::WentOn { shown: false } => DeletionReport::Keep,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -393,5 +448,32 @@ mod tests {
             deletion_hooks_id("web", SyncPhase::PostDelete),
             "web-post-delete"
         );
+    }
+
+    #[test]
+    fn a_pass_sets_the_condition_when_held_or_failed_and_clears_what_it_settled() {
+        let set = |message: &str, always| DeletionReport::Set {
+            message: message.to_owned(),
+            always,
+        };
+        assert_eq!(
+            deletion_report(DeletionEnd::Held("confirm")),
+            set("confirm", false)
+        );
+        assert_eq!(
+            deletion_report(DeletionEnd::Failed("denied")),
+            set("denied", true)
+        );
+        assert_eq!(
+            deletion_report(DeletionEnd::WentOn { shown: true }),
+            DeletionReport::Clear
+        );
+        assert_eq!(
+            deletion_report(DeletionEnd::WentOn { shown: false }),
+            DeletionReport::Keep
+        );
+        assert_eq!(set("confirm", false).condition(), Some(Some("confirm")));
+        assert_eq!(DeletionReport::Clear.condition(), Some(None));
+        assert_eq!(DeletionReport::Keep.condition(), None);
     }
 }
