@@ -74,6 +74,12 @@ impl Handler for WebView {
             let headers = request.headers().clone();
             return Box::pin(async move {
                 let snapshot = watch.snapshot();
+                if what.streams() {
+                    let response = inspector
+                        .stream(&snapshot, &app, what, query.as_deref(), &headers)
+                        .await;
+                    return secured(response);
+                }
                 let (status, shown) = inspector
                     .page(&snapshot, &app, what, query.as_deref(), &headers)
                     .await;
