@@ -826,6 +826,64 @@ async fn first_of(address: SocketAddr, path: &str, name: &str, headers: &[(&str,
 const PLANTED: &str = "planted-s3cret-value";
 const PLANTED_BASE64: &str = "cGxhbnRlZC1zM2NyZXQtdmFsdWU=";
 
+/// What the controller logged.
+fn controller_log(ns: &TestNamespace) -> String {
+    std::fs::read_to_string(
+        support::state_dir()
+            .join("logs")
+            .join(format!("{}-actions.log", ns.name)),
+    )
+    .expect("the controller's log")
+}
+
+/// The whole document the browser shows.
+async fn page_html(browser: &Browser) -> String {
+    browser
+        .script("return document.documentElement.outerHTML;")
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The planted Secret value (or its base64) is in none of `seen`.
+fn assert_not_planted(seen: &[String]) {
+    for page in seen {
+        assert!(!page.contains(PLANTED), "the planted value shown: {page}");
+        assert!(
+            !page.contains(PLANTED_BASE64),
+            "the planted value shown: {page}"
+        );
+    }
+}
+
+/// Pushes `deployment` (named as the Application) and a Secret `db` holding [`PLANTED`] to
+/// `remote`'s `app/`, and applies Application `name` syncing them into the test namespace.
+async fn secret_and_application(
+    ns: &TestNamespace,
+    remote: &support::git_remote::Remote,
+    name: &str,
+    deployment: &Value,
+) {
+    remote.write(&format!("app/{name}.json"), &deployment.to_string());
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+                        "stringData": {"password": PLANTED}});
+    remote.write("app/secret.json", &secret.to_string());
+    remote.push("a Deployment and a Secret");
+    let app: Application = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": remote.file_url(), "targetRevision": "main", "path": "app"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
+            "operation": {"sync": {}, "initiatedBy": {"username": "tester"}}
+        }
+    }));
+    apply(&ns.api::<Application>(), &app).await;
+}
+
 #[tokio::test]
 async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a_viewer_who_may_read_it()
  {
@@ -840,23 +898,7 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
                  "template": {"metadata": {"labels": {"app": "web"}},
                               "spec": {"containers": [{"name": "web", "image": "example.com/web:1"}]}}}
     });
-    remote.write("app/web.json", &deployment.to_string());
-    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
-                        "stringData": {"password": PLANTED}});
-    remote.write("app/secret.json", &secret.to_string());
-    remote.push("a Deployment of two replicas and a Secret");
-    let app: Application = object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "web"},
-        "spec": {
-            "project": "default",
-            "source": {"repoURL": remote.file_url(), "targetRevision": "main", "path": "app"},
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-            "operation": {"sync": {}, "initiatedBy": {"username": "tester"}}
-        }
-    }));
-    apply(&ns.api::<Application>(), &app).await;
+    secret_and_application(&ns, &remote, "web", &deployment).await;
     let controller = Controller::start(&ns).await;
     let tree_path = "/applications/web/tree";
     let tree = eventually(
@@ -1000,29 +1042,11 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
         text.contains("++++++++").then_some(()).ok_or(text)
     })
     .await;
-    seen.push(
-        browser
-            .script("return document.documentElement.outerHTML;")
-            .await
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-    );
-    for page in &seen {
-        assert!(!page.contains(PLANTED), "the planted value shown: {page}");
-        assert!(
-            !page.contains(PLANTED_BASE64),
-            "the planted value shown: {page}"
-        );
-    }
+    seen.push(page_html(&browser).await);
+    assert_not_planted(&seen);
     browser.quit().await;
     drop(controller);
-    let log = std::fs::read_to_string(
-        support::state_dir()
-            .join("logs")
-            .join(format!("{}-actions.log", ns.name)),
-    )
-    .expect("the controller's log");
+    let log = controller_log(&ns);
     assert!(!log.contains(PLANTED) && !log.contains(PLANTED_BASE64) && !log.contains(&viewer));
 }
 
@@ -1089,23 +1113,7 @@ async fn the_panel_follows_a_pods_log_and_its_events_for_a_viewer_who_may_read_t
                                   {"name": "app", "image": "example.com/talker:1"},
                                   {"name": "proxy", "image": "example.com/proxy:1"}]}}}
     });
-    remote.write("app/talker.json", &deployment.to_string());
-    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
-                        "stringData": {"password": PLANTED}});
-    remote.write("app/secret.json", &secret.to_string());
-    remote.push("a Deployment whose pod prints, and a Secret");
-    let app: Application = object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "talker"},
-        "spec": {
-            "project": "default",
-            "source": {"repoURL": remote.file_url(), "targetRevision": "main", "path": "app"},
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-            "operation": {"sync": {}, "initiatedBy": {"username": "tester"}}
-        }
-    }));
-    apply(&ns.api::<Application>(), &app).await;
+    secret_and_application(&ns, &remote, "talker", &deployment).await;
     let controller = Controller::start(&ns).await;
     let pod = eventually("the Deployment's pod Running on the node", async || {
         let pods = ns
@@ -1208,15 +1216,7 @@ async fn the_panel_follows_a_pods_log_and_its_events_for_a_viewer_who_may_read_t
     browser
         .screenshot(&screenshot_path("object-panel-logs"))
         .await;
-    let mut seen = vec![
-        browser
-            .script("return document.documentElement.outerHTML;")
-            .await
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        log,
-    ];
+    let mut seen = vec![page_html(&browser).await, log];
 
     // A viewer who may read the Deployment but not its pods' logs: 403, and no line.
     follow_log(&browser, &tree, &viewer, &format!("{pod}/app")).await;
@@ -1244,29 +1244,11 @@ async fn the_panel_follows_a_pods_log_and_its_events_for_a_viewer_who_may_read_t
         )
         .await,
     );
-    seen.push(
-        browser
-            .script("return document.documentElement.outerHTML;")
-            .await
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-    );
+    seen.push(page_html(&browser).await);
     browser.quit().await;
-    for page in &seen {
-        assert!(!page.contains(PLANTED), "the planted value shown: {page}");
-        assert!(
-            !page.contains(PLANTED_BASE64),
-            "the planted value shown: {page}"
-        );
-    }
+    assert_not_planted(&seen);
     drop(controller);
-    let log = std::fs::read_to_string(
-        support::state_dir()
-            .join("logs")
-            .join(format!("{}-actions.log", ns.name)),
-    )
-    .expect("the controller's log");
+    let log = controller_log(&ns);
     for line in ["first line", "second line", PLANTED, PLANTED_BASE64] {
         assert!(!log.contains(line), "{line:?} in the controller's log");
     }

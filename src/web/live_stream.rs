@@ -62,14 +62,25 @@ pub fn response(
         chunks: chunks.boxed(),
         _permit: permit,
     };
-    let frames = futures::stream::unfold(live, Live::next).map(|chunk| Ok(Frame::data(chunk)));
+    event_stream(futures::stream::unfold(live, Live::next), "no-store")
+}
+
+/// The `text/event-stream` answer sending `chunks`, with `cache_control`.
+pub fn event_stream(
+    chunks: impl Stream<Item = Bytes> + Send + 'static,
+    cache_control: &'static str,
+) -> Response<Body> {
+    let frames = chunks.map(|chunk| Ok(Frame::data(chunk)));
     let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/event-stream"),
     );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(cache_control),
+    );
     response
 }
 
