@@ -1,7 +1,8 @@
-//! The object panel: one object of an Application — its live manifest (`status` and
-//! `metadata.managedFields` folded away), the desired manifest, the difference `flotilla diff`
-//! reports (its changed fields named, the Application's ignoreDifferences applied) and the
-//! object's Events, newest first. A Secret's `data` and `stringData` values are replaced by
+//! The object panel: one object of an Application — the difference `flotilla diff` reports
+//! (its changed fields named, the Application's ignoreDifferences applied), the logs form of a
+//! Pod's or a workload's pods ([`super::pod_logs`]), the object's Events, newest first (kept
+//! current by [`super::object_events`]), its live manifest (`status` and
+//! `metadata.managedFields` folded away) and the desired manifest. A Secret's `data` and `stringData` values are replaced by
 //! [`REDACTED`] in everything shown, before anything is rendered. Pure: the shell
 //! ([`super::inspect`]) reads, this renders.
 
@@ -201,6 +202,16 @@ pub fn render(
             );
         }
     }
+    // What an operator investigates first, above the manifests.
+    if let Some(targets) = &view.logs {
+        main.push_str(&logs_section(app, key, targets));
+    }
+    let _ = write!(
+        main,
+        r#"<h2>Events</h2><div id="object-events" data-stream="{}">{}</div>"#,
+        escape(&object_address(app, "events", key)),
+        events_table(&view.events, now),
+    );
     main.push_str("<h2>Live manifest</h2>");
     match &view.live {
         Some(live) => {
@@ -233,15 +244,6 @@ pub fn render(
         }
         None => main.push_str(r#"<p class="none">None.</p>"#),
     }
-    if let Some(targets) = &view.logs {
-        main.push_str(&logs_section(app, key, targets));
-    }
-    let _ = write!(
-        main,
-        r#"<h2>Events</h2><div id="object-events" data-stream="{}">{}</div>"#,
-        escape(&object_address(app, "events", key)),
-        events_table(&view.events, now),
-    );
     Page { title, main }
 }
 
