@@ -1050,6 +1050,36 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
     assert!(!log.contains(PLANTED) && !log.contains(PLANTED_BASE64) && !log.contains(&viewer));
 }
 
+/// Starts reading the stream at `path` as `token`'s holder: the answer's status, and the open
+/// connection (the stream runs until it is dropped).
+async fn start_stream(
+    address: SocketAddr,
+    path: &str,
+    token: &str,
+) -> (u16, tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the web view accepts connections");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\nauthorization: Bearer {token}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let read = stream.read(&mut byte).await.expect("reads");
+        assert_eq!(read, 1, "an answer: {}", String::from_utf8_lossy(&head));
+        head.push(byte[0]);
+    }
+    let status = String::from_utf8_lossy(&head)
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status");
+    (status, stream)
+}
+
 /// The text of the element `id` in the browser's page (empty when it is missing).
 async fn text_of(browser: &Browser, id: &str) -> String {
     let text = browser
@@ -1162,6 +1192,24 @@ async fn the_panel_follows_a_pods_log_and_its_events_for_a_viewer_who_may_read_t
         log.contains("event: line\ndata: first line\n\n") && log.contains("event: end\n"),
         "{log}"
     );
+
+    // Followed logs are bounded: the 17th at once is refused; a viewer who leaves gives theirs
+    // back (noticed at the next heartbeat).
+    let follow_path = format!("{logs_path}&follow=true");
+    let mut open = Vec::new();
+    for _ in 0..flotilla::web::inspect::MAX_FOLLOWS {
+        let (status, stream) = start_stream(controller.ui, &follow_path, &log_reader).await;
+        assert_eq!(status, 200);
+        open.push(stream);
+    }
+    let (status, _) = start_stream(controller.ui, &follow_path, &log_reader).await;
+    assert_eq!(status, 429, "beyond the bound");
+    drop(open);
+    eventually("a follow accepted once the viewers left", async || {
+        let (status, _) = start_stream(controller.ui, &follow_path, &log_reader).await;
+        (status == 200).then_some(()).ok_or(status.to_string())
+    })
+    .await;
 
     // In a browser: the Deployment's panel follows the pod's app container.
     let browser = Browser::start().await;
