@@ -1193,6 +1193,14 @@ async fn the_panel_follows_a_pods_log_and_its_events_for_a_viewer_who_may_read_t
         "{log}"
     );
 
+    // The previous instance: the API server's answer (there is none) passes through, no line.
+    let (status, body) = read_as(&log_reader, &format!("{logs_path}&previous=true")).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains(r#"previous terminated container "app""#) && !body.contains("first line"),
+        "{body}"
+    );
+
     // Followed logs are bounded: the 17th at once is refused; a viewer who leaves gives theirs
     // back (noticed at the next heartbeat).
     let follow_path = format!("{logs_path}&follow=true");
@@ -1215,6 +1223,14 @@ async fn the_panel_follows_a_pods_log_and_its_events_for_a_viewer_who_may_read_t
     let browser = Browser::start().await;
     let tree = format!("http://{}{tree_path}", controller.ui);
     follow_log(&browser, &tree, &log_reader, &format!("{pod}/app")).await;
+    let offered = browser
+        .script("return Array.from(document.querySelectorAll('#logs option')).map(o => o.value);")
+        .await;
+    assert_eq!(
+        offered,
+        json!([format!("{pod}/app"), format!("{pod}/proxy")]),
+        "each container of the pod"
+    );
     eventually("the first line in the followed log", async || {
         let lines = text_of(&browser, "log-lines").await;
         (lines == "first line\n").then_some(()).ok_or(lines)
