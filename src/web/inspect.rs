@@ -6,8 +6,11 @@
 //! namespaces (their owners place them). The panel, only for a viewer whose bearer token the
 //! cluster accepts (TokenReview) and allows `get` on the object (SubjectAccessReview), as
 //! actions are allowed: the live object, the Application's source read at its target revision
-//! into a temporary checkout (as `flotilla app diff` reads it) and the object's Events. Nothing
-//! read is kept after the answer, and nothing of it is logged.
+//! into a temporary checkout (as `flotilla app diff` reads it), the object's Events and, for a
+//! Pod or a workload, the pods whose logs it offers. Streamed to one viewer, at most
+//! [`MAX_FOLLOWS`] at once: the panel's Events while it is open (`…/events`, the same `get`)
+//! and a pod's log (`…/logs`, once the viewer may `get` `pods/log`). Nothing read is kept after
+//! the answer, and nothing of it is logged.
 
 use hyper::header::{self, HeaderMap};
 use hyper::{Response, StatusCode};
