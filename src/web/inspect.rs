@@ -231,8 +231,16 @@ impl Inspector {
         if what == Inspection::Logs {
             let request = LogQuery::parse(query)
                 .map_err(|error| (StatusCode::BAD_REQUEST, error.to_string()))?;
-            self.allowed(headers, &request.access(), "a pod's logs")
+            let user = self
+                .allowed(headers, &request.access(), "a pod's logs")
                 .await?;
+            // Who read which log, never a line of it.
+            tracing::info!(
+                pod = %format!("{}/{}", request.namespace, request.pod),
+                container = ?request.container,
+                user = ?user.username,
+                "web view log read"
+            );
             let permit = self.follow()?;
             let lines =
                 log_events(self.client.clone(), &request)
