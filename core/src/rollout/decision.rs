@@ -148,6 +148,9 @@ pub enum StepState {
     /// An Application left Healthy during the bake, or the analysis failed: the step failed, and stays so until a new
     /// revision or spec reaches one of its Applications.
     Failed,
+    /// Its steps are complete, but a step of another ApplicationSet it waits for
+    /// (`dependsOn`) is not: nothing of it syncs until that one is.
+    WaitingForApplicationSet,
     /// `approval: manual` and not approved yet: nothing of it syncs until someone runs
     /// `flotilla rollout promote`.
     WaitingForApproval,
