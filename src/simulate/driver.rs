@@ -262,6 +262,8 @@ pub async fn drive<C: ClusterApi>(
                 prior_rollback: prior.rollback,
                 application_set: application_set.to_owned(),
                 analysis: Vec::new(),
+                namespace: String::new(),
+                external: Vec::new(),
             };
             input.analysis = scenario.observe(&probes(&input), &input.prior_step_status, input.now);
             let next = flotilla_core::rollout::advance(&input);

@@ -15,6 +15,7 @@ mod apply;
 mod bounded_writes;
 mod context;
 pub mod deletion;
+mod dependencies;
 mod error;
 mod observe;
 mod removal;
@@ -252,7 +253,9 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let appsets: Api<ApplicationSet> = Api::namespaced(client.clone(), &namespace);
     let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
     let secrets: Api<Secret> = Api::namespaced(client, &ctx.control_namespace);
-    let controller = Controller::new(appsets, watcher::Config::default());
+    let controller = Controller::new(appsets.clone(), watcher::Config::default());
+    ctx.watch_appsets(controller.store());
+    let (dependents, dependents_namespace) = (controller.store(), namespace.clone());
     let (stopping_tx, stopping) = watch::channel(false);
     let stop = stop
         .map(move |()| {
@@ -318,6 +321,11 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             watcher::Config::default(),
             move |_: AppProject| for_projects(),
         )
+        // An ApplicationSet whose steps wait for a step of another is reconciled when that one
+        // changes, so it opens as soon as the other's step completes.
+        .watches(appsets, watcher::Config::default(), move |changed: ApplicationSet| {
+            dependencies::waiting_for(&dependents, &dependents_namespace, &changed)
+        })
         .reconcile_all_on(decisions)
         .graceful_shutdown_on(stop.clone())
         .run(
