@@ -774,6 +774,11 @@ impl Pass<'_> {
             name: config.name.clone(),
             depends_on: graph::is_graph(&self.config.steps)
                 .then(|| config.depends_on.iter().map(|&d| d + 1).collect()),
+            after_application_sets: config
+                .external
+                .iter()
+                .map(|d| external::dependency_label(d, self.namespace))
+                .collect(),
             state,
             max_update: config.max_update.to_string(),
             limit: config.max_update.limit(self.members[step].len()),

@@ -69,6 +69,9 @@ pub struct StepReport {
     /// is not the step before it); `None` for a list, where each waits for the one before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depends_on: Option<Vec<usize>>,
+    /// The steps of other ApplicationSets it waits for: `ApplicationSet platform step database`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after_application_sets: Vec<String>,
     pub state: StepState,
     /// `maxUpdate` as configured (`unlimited`, `3`, `25%`).
     pub max_update: String,
@@ -90,11 +93,20 @@ pub struct StepReport {
 }
 
 impl StepReport {
-    /// How `rollout explain` heads the step: `Step 2`, `Step 2 (backend-eu)`, or in a graph
-    /// `Step 4 (frontend, after steps 2, 3)`.
+    /// How `rollout explain` heads the step: `Step 2`, `Step 2 (backend-eu)`, in a graph
+    /// `Step 4 (frontend, after steps 2, 3)`, and `Step 1 (api, after ApplicationSet platform
+    /// step database)` when it waits for another ApplicationSet's step.
     #[must_use]
     pub fn title(&self) -> String {
-        step_title(self.step, self.name.as_deref(), self.depends_on.as_deref())
+        let title = step_title(self.step, self.name.as_deref(), self.depends_on.as_deref());
+        if self.after_application_sets.is_empty() {
+            return title;
+        }
+        let after = format!("after {}", self.after_application_sets.join(", "));
+        match title.strip_suffix(')') {
+            Some(open) => format!("{open}, {after})"),
+            None => format!("{title} ({after})"),
+        }
     }
 
     /// The step's budget, deadline and bake: `maxUpdate 25%: 1/2 in flight, progressDeadline

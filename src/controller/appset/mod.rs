@@ -176,9 +176,16 @@ async fn reconcile_now(
             Ok(()) => remove(&ctx, &appset, &planned.plan, &existing).await,
             Err(error) => Err(error),
         },
-        Err(_) => Ok(()),
+        Err(_) => Ok(appset.status.as_ref().and_then(|s| s.deletion.clone())),
     };
-    let result = planned.and_then(|planned| applied.map(|()| planned));
+    let (result, removing) = match (planned, applied) {
+        (Ok(planned), Ok(removing)) => (Ok(planned), removing),
+        (Err(error), Ok(removing)) => (Err(error), removing),
+        (_, Err(error)) => (
+            Err(error),
+            appset.status.as_ref().and_then(|s| s.deletion.clone()),
+        ),
+    };
     let pass = match &result {
         Ok(planned) => rollout(&ctx, &appset, planned, &existing).await,
         Err(_) => None,
@@ -193,7 +200,15 @@ async fn reconcile_now(
         Ok(planned) => planned.plan.remaining(&existing),
         Err(_) => existing.iter().map(|app| &**app).collect(),
     };
-    let status = write_status(&ctx, &appset, &outcome, &remaining, rollout_outcome).await?;
+    let status = write_status(
+        &ctx,
+        &appset,
+        &outcome,
+        &remaining,
+        rollout_outcome,
+        removing,
+    )
+    .await?;
     let pass = pass.transpose()?;
     if let Some(pass) = &pass {
         let events = rollout_events(appset.status.as_ref(), &status, &pass.decision);
