@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use flotilla_core::api::application_set_status::RolloutApplicationState as State;
+use flotilla_core::api::application_set_status::{ConditionType, RolloutApplicationState as State};
 use flotilla_core::api::{Application, ApplicationSet};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -336,5 +336,259 @@ async fn applications_leaving_the_generator_go_frontend_then_backend_then_databa
             .all(|a| a.labels().get("step").is_none()),
         "every removed Application gone"
     );
+    kill_process(controller);
+}
+
+/// The rollout state and target revisions of every Application of every ApplicationSet of a
+/// namespace: (ApplicationSet, Application) → (state, revisions, message).
+type Fleet = BTreeMap<(String, String), (State, Vec<String>, String)>;
+
+/// Every distinct [`Fleet`] of `ns`, in the order one watch of its ApplicationSets delivers
+/// their versions (so what one ApplicationSet had when another changed is known exactly).
+fn record_fleet(ns: &TestNamespace) -> (Arc<Mutex<Vec<Fleet>>>, tokio::task::JoinHandle<()>) {
+    let fleets: Arc<Mutex<Vec<Fleet>>> = Arc::default();
+    let recording = Arc::clone(&fleets);
+    let stream = watcher(ns.api::<ApplicationSet>(), watcher::Config::default());
+    let task = tokio::spawn(async move {
+        let mut events = std::pin::pin!(stream);
+        let mut fleet = Fleet::new();
+        while let Some(event) = events.next().await {
+            let Ok(watcher::Event::Apply(appset) | watcher::Event::InitApply(appset)) = event
+            else {
+                continue;
+            };
+            let name = appset.name_any();
+            fleet.retain(|(owner, _), _| *owner != name);
+            for entry in appset
+                .status
+                .map(|s| s.application_status)
+                .unwrap_or_default()
+            {
+                fleet.insert(
+                    (name.clone(), entry.application),
+                    (entry.status, entry.target_revisions, entry.message),
+                );
+            }
+            let mut all = recording.lock().expect("not poisoned");
+            if all.last() != Some(&fleet) {
+                all.push(fleet.clone());
+            }
+        }
+    });
+    (fleets, task)
+}
+
+/// A step `name` of the Applications labelled `step: name`, waiting for `depends_on` (names
+/// and steps of other ApplicationSets as written).
+fn step_after(name: &str, depends_on: &serde_json::Value) -> serde_json::Value {
+    json!({"name": name, "dependsOn": depends_on,
+        "matchExpressions": [{"key": "step", "operator": "In", "values": [name]}]})
+}
+
+/// Writes every component of `remote` again at `version` and pushes it: its commit.
+fn new_commit(remote: &Remote, components: &[&str], version: &str) -> String {
+    for component in components {
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": component},
+            "data": {"component": component, "version": version}});
+        remote.write(&format!("{component}/config.json"), &config.to_string());
+    }
+    remote.push(version)
+}
+
+/// Whether every Application of `fleet` (there are `count`) is Healthy on `revision`.
+fn all_on(fleet: &Fleet, count: usize, revision: &str) -> bool {
+    fleet.len() == count
+        && fleet
+            .values()
+            .all(|(state, on, _)| *state == State::Healthy && on == &[revision.to_owned()])
+}
+
+#[tokio::test]
+async fn services_wait_for_the_platforms_database_and_the_rest_of_the_platform_for_services() {
+    let ns = namespace(1, "rollout-cross").await;
+    support::permissive_project(&ns, "platform").await;
+    let components = ["database", "cache", "api"];
+    let (remote, daemon) = repository("cross", &components, false);
+    let url = daemon.url(&remote.served_name());
+    let platform = appset(
+        "platform",
+        &url,
+        &ns,
+        &json!([
+            {"app": "database", "component": "database", "step": "database"},
+            {"app": "cache", "component": "cache", "step": "rest"}
+        ]),
+        &json!([
+            step("database", &[]),
+            step_after(
+                "rest",
+                &json!(["database",
+                {"applicationSet": "services", "step": "api", "sameRevision": true}])
+            ),
+        ]),
+    );
+    let services = appset(
+        "services",
+        &url,
+        &ns,
+        &json!([{"app": "api", "component": "api", "step": "api"}]),
+        &json!([step_after(
+            "api",
+            &json!([
+            {"applicationSet": "platform", "step": "database", "sameRevision": true}])
+        )]),
+    );
+    let (fleets, watch) = record_fleet(&ns);
+    apply_graph(&ns, &platform).await;
+    apply_graph(&ns, &services).await;
+    let controller = controller_process(&ns, "cross");
+    let first = support::git_remote::git(remote.work(), &["rev-parse", "HEAD"]);
+    let fleet_now = || fleets.lock().expect("not poisoned").last().cloned();
+    eventually("both rolled out on the first commit", async || {
+        fleet_now()
+            .filter(|f| all_on(f, 3, &first))
+            .map(|_| ())
+            .ok_or_else(|| format!("{:#?}", fleet_now()))
+    })
+    .await;
+
+    // A new commit to both: each reconciles at once (the refresh annotation).
+    let second = new_commit(&remote, &components, "v2");
+    let appsets: Api<ApplicationSet> = ns.api();
+    for name in ["platform", "services"] {
+        let patch = json!({"metadata": {"annotations": {
+            "argocd.argoproj.io/application-set-refresh": "true"}}});
+        appsets
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .expect("annotates");
+    }
+    eventually("both rolled out on the second commit", async || {
+        fleet_now()
+            .filter(|f| all_on(f, 3, &second))
+            .map(|_| ())
+            .ok_or_else(|| format!("{:#?}", fleet_now()))
+    })
+    .await;
+    watch.abort();
+    kill_process(controller);
+
+    let fleets = fleets.lock().expect("not poisoned").clone();
+    let key = |appset: &str, app: &str| (appset.to_owned(), app.to_owned());
+    let on_second = |fleet: &Fleet, appset: &str, app: &str| {
+        fleet
+            .get(&key(appset, app))
+            .filter(|(_, on, _)| on == &[second.clone()])
+            .map(|(state, _, _)| *state)
+    };
+    let started = |appset: &str, app: &str| {
+        fleets
+            .iter()
+            .position(|f| on_second(f, appset, app).is_some_and(|s| s != State::Waiting))
+            .unwrap_or_else(|| panic!("{appset}/{app} started on {second}: {fleets:#?}"))
+    };
+    let (database, api, cache) = (
+        started("platform", "database"),
+        started("services", "api"),
+        started("platform", "cache"),
+    );
+    assert!(database < api && api < cache, "{fleets:#?}");
+    assert_eq!(
+        on_second(&fleets[api], "platform", "database"),
+        Some(State::Healthy),
+        "services' api starts once platform's database is Healthy on the commit: {fleets:#?}"
+    );
+    assert_eq!(
+        on_second(&fleets[cache], "services", "api"),
+        Some(State::Healthy),
+        "platform's cache starts once services' api is Healthy on the commit: {fleets:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_application_set_is_named_and_its_creation_opens_the_step() {
+    let ns = namespace(1, "rollout-missing").await;
+    support::permissive_project(&ns, "platform").await;
+    let (remote, daemon) = repository("missing", &["api", "queue"], false);
+    let url = daemon.url(&remote.served_name());
+    let services = appset(
+        "services",
+        &url,
+        &ns,
+        &json!([{"app": "api", "component": "api", "step": "api"}]),
+        &json!([step_after(
+            "api",
+            &json!([{"applicationSet": "messaging", "step": "queue"}])
+        )]),
+    );
+    apply_graph(&ns, &services).await;
+    let controller = controller_process(&ns, "missing");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let named = format!(
+        "step 1 (api): dependsOn ApplicationSet messaging step queue: there is no ApplicationSet messaging in namespace {}; the step waits until this is fixed",
+        ns.name
+    );
+    wait_until(
+        &appsets,
+        "services",
+        "the InvalidRolloutDependency condition",
+        |a| {
+            a.status.as_ref().is_some_and(|s| {
+                s.conditions.iter().any(|c| {
+                    c.type_ == ConditionType::InvalidRolloutDependency
+                        && c.reason == "ApplicationSetNotFound"
+                        && c.message == named
+                }) && s
+                    .application_status
+                    .iter()
+                    .all(|e| e.status == State::Waiting)
+            })
+        },
+    )
+    .await;
+    let out = support::run_flotilla(&ns, &["rollout", "explain", "services"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success()
+            && text.contains(
+                "Step 1 (api, after ApplicationSet messaging step queue): WaitingForApplicationSet"
+            )
+            && text.contains("there is no ApplicationSet messaging in namespace"),
+        "{text}"
+    );
+    let apps: Api<Application> = ns.api();
+    let api = apps.get("api").await.expect("the api Application exists");
+    assert!(
+        api.status
+            .as_ref()
+            .is_none_or(|s| s.operation_state.is_none()),
+        "not synced while it waits: {api:?}"
+    );
+
+    // The ApplicationSet appears: its step completes, and the waiting step opens.
+    let messaging = appset(
+        "messaging",
+        &url,
+        &ns,
+        &json!([{"app": "queue", "component": "queue", "step": "queue"}]),
+        &json!([step("queue", &[])]),
+    );
+    apply_graph(&ns, &messaging).await;
+    wait_until(
+        &appsets,
+        "services",
+        "api Healthy, the condition gone",
+        |a| {
+            a.status.as_ref().is_some_and(|s| {
+                s.conditions
+                    .iter()
+                    .all(|c| c.type_ != ConditionType::InvalidRolloutDependency)
+                    && s.application_status.len() == 1
+                    && s.application_status[0].status == State::Healthy
+            })
+        },
+    )
+    .await;
     kill_process(controller);
 }
