@@ -7,6 +7,11 @@
 //!   are deleted frontend, then backend, then database — each component a ConfigMap with a
 //!   finalizer the test holds, so each deletion lasts until the test lets it go, and the next
 //!   one must wait for it.
+//! - Across ApplicationSets: `services` waits for `platform`'s `database`, and `platform`'s
+//!   `rest` for `services`; one watch of the namespace's ApplicationSets shows the order after a
+//!   commit to both. A missing ApplicationSet is a named condition until it is created.
+//! - A cluster leaving a clusters generator's selector: its Applications go frontend, backend,
+//!   database, and `status.deletion` shows each step and what is left.
 
 mod support;
 
@@ -17,7 +22,7 @@ use std::time::Duration;
 use flotilla_core::api::application_set_status::{ConditionType, RolloutApplicationState as State};
 use flotilla_core::api::{Application, ApplicationSet};
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Patch, PatchParams};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
@@ -589,6 +594,123 @@ async fn a_missing_application_set_is_named_and_its_creation_opens_the_step() {
             })
         },
     )
+    .await;
+    kill_process(controller);
+}
+
+/// An Argo CD cluster Secret `cluster-<name>` for test cluster 1, labelled `fleet: fleet`.
+fn cluster_secret(name: &str, fleet: &str) -> Secret {
+    let (server, ca_data, token) = support::cluster_credentials(1);
+    let config = json!({"bearerToken": token, "tlsClientConfig": {"caData": ca_data}});
+    object(json!({
+        "metadata": {
+            "name": format!("cluster-{name}"),
+            "labels": {"argocd.argoproj.io/secret-type": "cluster", "fleet": fleet}
+        },
+        "stringData": {"name": name, "server": server, "config": config.to_string()}
+    }))
+}
+
+/// Where the removal in steps stands in `status.deletion`: (the step being deleted and its
+/// Applications, the steps left), `None` when there is none.
+fn removal_progress(appset: &ApplicationSet) -> Option<(u64, Vec<String>, Vec<u64>)> {
+    let progress = appset.status.as_ref()?.deletion.as_ref()?;
+    Some((
+        progress.current.step,
+        progress.current.applications.clone(),
+        progress.remaining.iter().map(|g| g.step).collect(),
+    ))
+}
+
+#[tokio::test]
+async fn a_cluster_leaving_the_selector_loses_its_applications_frontend_backend_then_database() {
+    let ns = namespace(1, "removal-cluster").await;
+    support::permissive_project(&ns, "platform").await;
+    let components = ["database", "backend", "frontend"];
+    let (remote, daemon) = repository("removal-cluster", &components, true);
+    let secrets: Api<Secret> = ns.api();
+    apply(&secrets, &cluster_secret("old", "active")).await;
+    let elements: Vec<serde_json::Value> = components
+        .iter()
+        .map(|c| json!({"component": c, "step": c}))
+        .collect();
+    let mut stack = appset(
+        "stack",
+        &daemon.url(&remote.served_name()),
+        &ns,
+        &json!([]),
+        &json!(components
+            .iter()
+            .map(|c| json!({"matchExpressions": [{"key": "step", "operator": "In", "values": [c]}]}))
+            .collect::<Vec<_>>()),
+    );
+    stack.spec.generators = vec![object(json!({"matrix": {"generators": [
+        {"clusters": {"selector": {"matchLabels": {"fleet": "active"}}}},
+        {"list": {"elements": elements}}
+    ]}}))];
+    stack.spec.template.metadata.name = "{{.component}}-{{.name}}".into();
+    stack.spec.template.spec.destination.server = Some("{{.server}}".into());
+    support::install_flotilla_crds(&ns.client).await;
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &stack).await;
+    let controller = controller_process(&ns, "removal-cluster");
+    let configs: Api<ConfigMap> = ns.api();
+    let apps: Api<Application> = ns.api();
+    wait_until(&appsets, "stack", "the rollout complete", |a| {
+        let status = a.status.clone().unwrap_or_default();
+        status.application_status.len() == 3
+            && status
+                .application_status
+                .iter()
+                .all(|e| e.status == State::Healthy)
+    })
+    .await;
+
+    // The cluster is retired: relabelled, it leaves the clusters generator's selector.
+    apply(&secrets, &cluster_secret("old", "retired")).await;
+    let order = [
+        ("frontend-old", "frontend", 3, vec![2, 1]),
+        ("backend-old", "backend", 2, vec![1]),
+        ("database-old", "database", 1, vec![]),
+    ];
+    for (index, (app, config, step, left)) in order.iter().enumerate() {
+        wait_until(&apps, app, &format!("{app} being deleted"), |a| {
+            a.metadata.deletion_timestamp.is_some()
+        })
+        .await;
+        wait_until(
+            &appsets,
+            "stack",
+            &format!("status.deletion at {app}"),
+            |a| removal_progress(a) == Some((*step, vec![(*app).to_owned()], left.clone())),
+        )
+        .await;
+        wait_until(
+            &configs,
+            config,
+            &format!("{config}'s object deleted"),
+            |c| c.metadata.deletion_timestamp.is_some(),
+        )
+        .await;
+        for (earlier, ..) in &order[index + 1..] {
+            assert_eq!(
+                deleting(&apps, earlier).await,
+                Some(false),
+                "{earlier} waits while {app} is deleted"
+            );
+        }
+        release(&configs, config).await;
+        eventually(&format!("{app} gone"), async || {
+            match deleting(&apps, app).await {
+                None => Ok(()),
+                Some(state) => Err(format!("being deleted: {state}")),
+            }
+        })
+        .await;
+    }
+    wait_until(&appsets, "stack", "status.deletion cleared", |a| {
+        removal_progress(a).is_none()
+    })
     .await;
     kill_process(controller);
 }
