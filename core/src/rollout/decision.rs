@@ -98,15 +98,12 @@ impl StepReport {
     /// step database)` when it waits for another ApplicationSet's step.
     #[must_use]
     pub fn title(&self) -> String {
-        let title = step_title(self.step, self.name.as_deref(), self.depends_on.as_deref());
-        if self.after_application_sets.is_empty() {
-            return title;
-        }
-        let after = format!("after {}", self.after_application_sets.join(", "));
-        match title.strip_suffix(')') {
-            Some(open) => format!("{open}, {after})"),
-            None => format!("{title} ({after})"),
-        }
+        step_title(
+            self.step,
+            self.name.as_deref(),
+            self.depends_on.as_deref(),
+            &self.after_application_sets,
+        )
     }
 
     /// The step's budget, deadline and bake: `maxUpdate 25%: 1/2 in flight, progressDeadline
@@ -175,12 +172,25 @@ pub enum StepState {
     Closed,
 }
 
-/// How a step is headed: `Step 2`, `Step 2 (backend-eu)`, or in a graph `Step 4 (frontend,
-/// after steps 2, 3)` (`depends_on`: the steps it waits for, `None` for a list).
+/// How a step is headed: `Step 2`, `Step 2 (backend-eu)`, in a graph `Step 4 (frontend,
+/// after steps 2, 3)` (`depends_on`: the steps it waits for, `None` for a list), and `Step 1
+/// (api, after ApplicationSet platform step database)` with the steps of other ApplicationSets
+/// it waits for (`other`).
 #[must_use]
-pub fn step_title(step: usize, name: Option<&str>, depends_on: Option<&[usize]>) -> String {
+pub fn step_title(
+    step: usize,
+    name: Option<&str>,
+    depends_on: Option<&[usize]>,
+    other: &[String],
+) -> String {
     let after = depends_on.filter(|d| !d.is_empty()).map(after_steps);
-    let notes: Vec<String> = name.map(str::to_owned).into_iter().chain(after).collect();
+    let other = (!other.is_empty()).then(|| format!("after {}", other.join(", ")));
+    let notes: Vec<String> = name
+        .map(str::to_owned)
+        .into_iter()
+        .chain(after)
+        .chain(other)
+        .collect();
     if notes.is_empty() {
         format!("Step {step}")
     } else {

@@ -340,9 +340,13 @@ fn incomplete(
         let elsewhere: Vec<String> = members
             .iter()
             .filter(|e| {
-                !e.target_revisions
-                    .iter()
-                    .any(|r| waiter.revisions.contains(r))
+                // Neither side knowing a revision (a local directory) is the same.
+                let unknown = e.target_revisions.is_empty() && waiter.revisions.is_empty();
+                !unknown
+                    && !e
+                        .target_revisions
+                        .iter()
+                        .any(|r| waiter.revisions.contains(r))
             })
             .map(|e| format!("{} on {}", e.application, e.target_revisions.join(",")))
             .collect();
