@@ -173,15 +173,7 @@ async fn parallel_backends_start_in_one_pass_after_the_database_and_the_frontend
     let controller = controller_process(&ns, "graph");
 
     let appsets: Api<ApplicationSet> = ns.api();
-    wait_until(&appsets, "graph", "every Application Healthy", |a| {
-        let status = a.status.clone().unwrap_or_default();
-        status.application_status.len() == 4
-            && status
-                .application_status
-                .iter()
-                .all(|e| e.status == State::Healthy)
-    })
-    .await;
+    wait_healthy(&appsets, "graph", 4).await;
     kill_process(controller);
     watch.abort();
 
@@ -229,6 +221,24 @@ async fn parallel_backends_start_in_one_pass_after_the_database_and_the_frontend
         out.status.success() && text.contains("\nStep 4 (frontend, after steps 2, 3): Complete"),
         "{text}"
     );
+}
+
+/// Waits until the ApplicationSet `name` has `count` Applications in its rollout, all Healthy.
+async fn wait_healthy(appsets: &Api<ApplicationSet>, name: &str, count: usize) {
+    wait_until(
+        appsets,
+        name,
+        &format!("{count} Applications Healthy"),
+        |a| {
+            let status = a.status.clone().unwrap_or_default();
+            status.application_status.len() == count
+                && status
+                    .application_status
+                    .iter()
+                    .all(|e| e.status == State::Healthy)
+        },
+    )
+    .await;
 }
 
 /// Whether the Application `name` exists and is being deleted (`None`: it is gone).
@@ -280,15 +290,7 @@ async fn applications_leaving_the_generator_go_frontend_then_backend_then_databa
     for component in components {
         wait_until(&configs, component, "the component's object", |_| true).await;
     }
-    wait_until(&appsets, "stack", "the rollout complete", |a| {
-        let status = a.status.clone().unwrap_or_default();
-        status.application_status.len() == 3
-            && status
-                .application_status
-                .iter()
-                .all(|e| e.status == State::Healthy)
-    })
-    .await;
+    wait_healthy(&appsets, "stack", 3).await;
 
     // The old region leaves the generator's output: no element is left.
     let mut emptied = stack.clone();
@@ -484,7 +486,7 @@ async fn services_wait_for_the_platforms_database_and_the_rest_of_the_platform_f
     let on_second = |fleet: &Fleet, appset: &str, app: &str| {
         fleet
             .get(&key(appset, app))
-            .filter(|(_, on, _)| on == &[second.clone()])
+            .filter(|(_, on, _)| on == std::slice::from_ref(&second))
             .map(|(state, _, _)| *state)
     };
     let started = |appset: &str, app: &str| {
@@ -656,15 +658,7 @@ async fn a_cluster_leaving_the_selector_loses_its_applications_frontend_backend_
     let controller = controller_process(&ns, "removal-cluster");
     let configs: Api<ConfigMap> = ns.api();
     let apps: Api<Application> = ns.api();
-    wait_until(&appsets, "stack", "the rollout complete", |a| {
-        let status = a.status.clone().unwrap_or_default();
-        status.application_status.len() == 3
-            && status
-                .application_status
-                .iter()
-                .all(|e| e.status == State::Healthy)
-    })
-    .await;
+    wait_healthy(&appsets, "stack", 3).await;
 
     // The cluster is retired: relabelled, it leaves the clusters generator's selector.
     apply(&secrets, &cluster_secret("old", "retired")).await;

@@ -282,6 +282,15 @@ impl StepDependency {
             Self::ApplicationSet(_) => None,
         }
     }
+
+    /// The step of another ApplicationSet, `None` for a step of this one.
+    #[must_use]
+    pub fn application_set(&self) -> Option<&ApplicationSetStep> {
+        match self {
+            Self::Step(_) => None,
+            Self::ApplicationSet(step) => Some(step),
+        }
+    }
 }
 
 impl From<&str> for StepDependency {

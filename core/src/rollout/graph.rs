@@ -79,22 +79,19 @@ pub(super) fn link(
             Some(depends_on) => depends_on
                 .iter()
                 .enumerate()
-                .filter_map(|(entry, dependency)| match dependency {
-                    StepDependency::Step(name) => Some((entry, name)),
-                    StepDependency::ApplicationSet(_) => None,
-                })
+                .filter_map(|(entry, dependency)| Some((entry, dependency.local()?)))
                 .map(|(entry, name)| {
                     if name.trim().is_empty() {
                         return Err(GraphError::EmptyDependency { index, entry });
                     }
                     names
                         .iter()
-                        .find(|(known, _)| known == name)
+                        .find(|(known, _)| *known == name)
                         .map(|&(_, step)| step)
                         .ok_or_else(|| GraphError::UnknownDependency {
                             index,
                             entry,
-                            name: name.clone(),
+                            name: name.to_owned(),
                             known: if names.is_empty() {
                                 "no step has a name".to_owned()
                             } else {
@@ -123,10 +120,7 @@ fn external(
     depends_on
         .iter()
         .enumerate()
-        .filter_map(|(entry, dependency)| match dependency {
-            StepDependency::ApplicationSet(step) => Some((entry, step)),
-            StepDependency::Step(_) => None,
-        })
+        .filter_map(|(entry, dependency)| Some((entry, dependency.application_set()?)))
         .map(|(entry, step)| {
             let empty = |field: &'static str| GraphError::EmptyExternal {
                 index,

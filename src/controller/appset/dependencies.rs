@@ -31,10 +31,7 @@ fn dependencies(appset: &ApplicationSet) -> impl Iterator<Item = &ApplicationSet
         .flat_map(|s| s.rolling_sync.iter())
         .flat_map(|r| r.steps.iter())
         .flat_map(|s| s.depends_on.iter().flatten())
-        .filter_map(|d| match d {
-            StepDependency::ApplicationSet(step) => Some(step),
-            StepDependency::Step(_) => None,
-        })
+        .filter_map(StepDependency::application_set)
 }
 
 /// What the rollout of `appset` reads of the ApplicationSets its steps wait for: each one
