@@ -177,7 +177,7 @@ pub fn permitted_namespace(
         return Ok(());
     }
     let spec = projects.get(project).map_err(|error| error.to_string())?;
-    permit_source_namespace(project, &spec, Some(own), Some(namespace))
+    permit_source_namespace(project, &spec, Some(own), Some(namespace), projects.memos())
         .map_err(|refusal| refusal.to_string())
 }
 
