@@ -1,5 +1,6 @@
 //! Command-line surface: one file per subcommand, each with its clap arguments and a `run`.
 
+pub mod api_limit_args;
 pub mod app;
 pub mod command_repos;
 pub mod completion;
