@@ -23,6 +23,10 @@ fn sampled() -> String {
     metrics.synced("Succeeded");
     metrics.webhook("github", "refreshed");
     metrics.notification("on-step-started", "webhook.ops", "delivered");
+    // The API counters are process-wide: a server's counters exist once a client to it does.
+    let _ = crate::cluster::api_server::api_requests::ServerCounters::for_server(
+        "https://kubernetes.default.svc/",
+    );
     metrics.render()
 }
 

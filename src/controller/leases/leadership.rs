@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use tokio::sync::watch;
 
+use crate::cluster::api_server::api_limits::ApiLimits;
 use crate::cluster::destinations::clients::Connect;
 
 /// The current leadership deadline (None: not leading), set by the Lease loop.
@@ -72,10 +73,11 @@ impl Leadership {
         WriteGateLayer(self.clone())
     }
 
-    /// Makes clients whose writes pass the gate: the controller's own, and each destination's.
+    /// Makes clients whose writes pass the gate, within `limits`: the controller's own, and
+    /// each destination's.
     #[must_use]
-    pub fn connect(&self) -> Connect {
-        gated_connect(self.clone())
+    pub fn connect(&self, limits: &ApiLimits) -> Connect {
+        gated_connect(self.clone(), limits)
     }
 }
 
@@ -98,15 +100,13 @@ pub trait WritePermit: Clone + Send + Sync + 'static {
     fn permits(&self, path: &str) -> Result<(), tower::BoxError>;
 }
 
-/// Makes clients (the controller's own, and each destination's) whose writes pass `permit`.
+/// Makes clients (the controller's own, and each destination's) whose writes pass `permit`,
+/// within `limits` (each attempt of a retried write passes the gate again).
 #[must_use]
-pub fn gated_connect<P: WritePermit>(permit: P) -> Connect {
+pub fn gated_connect<P: WritePermit>(permit: P, limits: &ApiLimits) -> Connect {
     let gate = WriteGateLayer(permit);
-    Arc::new(move |config| {
-        Ok(kube::client::ClientBuilder::try_from(config)?
-            .with_layer(&gate)
-            .build())
-    })
+    let limits = limits.clone();
+    Arc::new(move |config| limits.client(config, &gate))
 }
 
 /// A write refused because this replica does not lead.

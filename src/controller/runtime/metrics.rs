@@ -110,6 +110,8 @@ impl Default for Metrics {
             "helm and kustomize runs (none for sources in the generation cache) and Jsonnet evaluations",
             crate::source::run::runs(),
         );
+        // The process's API requests, refusals and retries: counted by its clients.
+        crate::cluster::api_server::api_requests::register(r);
         Self {
             reconciles: registered(
                 r,
