@@ -87,7 +87,7 @@ pub(super) async fn write_status(
         ctx.max_resources_status_count,
         &now,
     );
-    let new = within_size(with_rollout(status, rollout));
+    let new = within_size(with_rollout(status, rollout, &now));
     if !changed(old, &new) {
         return Ok(new);
     }
