@@ -17,6 +17,7 @@ use super::application_query::ApplicationQuery;
 use super::fleet::health_status;
 use crate::actions::action::Action;
 use flotilla_core::api::Application;
+use flotilla_core::api::application_set_status::RolloutStepStatus;
 use flotilla_core::html::escape;
 use flotilla_core::rollout::pipeline_layout::layout;
 use flotilla_core::rollout::{RolloutConfig, RolloutDecision, RolloutInput, StepReport, StepState};
@@ -24,7 +25,7 @@ use flotilla_generators::duration::format_duration;
 
 /// A step's box, and the space between boxes.
 const WIDTH: usize = 230;
-const HEIGHT: usize = 112;
+const HEIGHT: usize = 92;
 const GAP_X: usize = 56;
 const GAP_Y: usize = 18;
 const MARGIN: usize = 8;
@@ -150,10 +151,17 @@ fn step_box(
         t1 = y + 20,
         t2 = y + 40,
     );
+    let until = (report.state == StepState::Baking)
+        .then(|| bake_ends(report, decision, bake_time))
+        .flatten();
     for (index, line) in lines.iter().enumerate() {
+        // The bake's line ticks down in the browser (the page's script) between updates.
+        let ticking = until
+            .filter(|_| index == 1)
+            .map_or_else(String::new, |until| format!(r#" data-until="{until}""#));
         let _ = write!(
             out,
-            r#"<text class="line" x="{}" y="{}">{}</text>"#,
+            r#"<text class="line" x="{}" y="{}"{ticking}>{}</text>"#,
             x + 10,
             y + 60 + index * 18,
             escape(&clipped(line))
@@ -218,21 +226,15 @@ fn detail(
     bake_time: Option<Duration>,
     now: Timestamp,
 ) -> String {
-    let record = decision
-        .step_status
-        .iter()
-        .find(|record| usize::try_from(record.step).is_ok_and(|s| s == report.step));
+    let record = record(report, decision);
     match report.state {
-        StepState::Baking => {
-            let ends = record.zip(bake_time).and_then(|(r, t)| r.bake_ends_at(t));
-            ends.map_or_else(
-                || "baking".to_owned(),
-                |ends| {
-                    let left = ends.duration_since(now).as_secs().max(0).unsigned_abs();
-                    format!("bake: {} left", format_duration(Duration::from_secs(left)))
-                },
-            )
-        }
+        StepState::Baking => bake_ends(report, decision, bake_time).map_or_else(
+            || "baking".to_owned(),
+            |ends| {
+                let left = ends.duration_since(now).as_secs().max(0).unsigned_abs();
+                format!("bake: {} left", format_duration(Duration::from_secs(left)))
+            },
+        ),
         StepState::Analysing => {
             let analysis = record.and_then(|r| r.analysis.as_ref());
             match analysis {
@@ -260,6 +262,25 @@ fn detail(
             .map_or_else(String::new, |_| "analysis passed".to_owned()),
         _ => report.next.clone(),
     }
+}
+
+/// The record of `report`'s step in `decision`, if it has one.
+fn record<'a>(report: &StepReport, decision: &'a RolloutDecision) -> Option<&'a RolloutStepStatus> {
+    decision
+        .step_status
+        .iter()
+        .find(|record| usize::try_from(record.step).is_ok_and(|s| s == report.step))
+}
+
+/// When the bake of `report`'s step ends, while it bakes.
+fn bake_ends(
+    report: &StepReport,
+    decision: &RolloutDecision,
+    bake_time: Option<Duration>,
+) -> Option<Timestamp> {
+    record(report, decision)
+        .zip(bake_time)
+        .and_then(|(record, bake_time)| record.bake_ends_at(bake_time))
 }
 
 /// `text` cut to [`LINE`] characters, with an ellipsis when cut.
@@ -408,6 +429,19 @@ mod tests {
                 now
             ),
             "bake: 1m30s left"
+        );
+        let baking = step_box(
+            "stack",
+            &report(1, StepState::Baking),
+            &decision,
+            &BTreeMap::new(),
+            Some(Duration::from_secs(120)),
+            now,
+            (0, 0),
+        );
+        assert!(
+            baking.contains(r#"data-until="2026-01-01T00:02:30Z">bake: 1m30s left<"#),
+            "{baking}"
         );
         let waiting = step_box(
             "stack",
