@@ -35,8 +35,8 @@ pub struct ApplicationSetStatus {
     /// new revision reaches one of its Applications.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout_rollback: Option<RolloutRollback>,
-    /// Flotilla extension: the latest rollouts of the RollingSync, newest first, at most
-    /// [`crate::controller::appset::rollout_history::MAX_ROLLOUT_HISTORY`].
+    /// Flotilla extension: the latest rollouts of the RollingSync, newest first, at most 10
+    /// (`MAX_ROLLOUT_HISTORY`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rollout_history: Vec<RolloutHistoryEntry>,
     /// Flotilla extension: where the ordered deletion of a deleted ApplicationSet stands
@@ -115,8 +115,8 @@ pub struct RolledBackApplication {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutHistoryEntry {
-    /// The Applications' target revisions, distinct and sorted (the first
-    /// [`crate::controller::appset::rollout_history::MAX_REVISIONS`]; a new set starts a new rollout).
+    /// The Applications' target revisions, distinct and sorted (the first 5, `MAX_REVISIONS`);
+    /// a new set starts a new rollout.
     pub revisions: Vec<String>,
     /// How many distinct revisions there were, when more than `revisions` lists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
