@@ -30,7 +30,6 @@ use flotilla::web::routes::page;
 use flotilla::web::snapshot::Snapshot;
 use flotilla::web::tree_view;
 use flotilla_core::api::{Application, ApplicationSet};
-use flotilla_core::manifest::ObjectKey;
 use flotilla_core::resource_tree::{Managed, build};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
@@ -201,22 +200,7 @@ fn tree_objects() -> Vec<Value> {
 
 /// The tree page of `application` from the objects `read` returned.
 fn tree_page(application: &Application, read: &[Value], now: Timestamp) -> Page {
-    let managed: Vec<Managed> = application
-        .status
-        .iter()
-        .flat_map(|status| &status.resources)
-        .map(|resource| Managed {
-            key: ObjectKey {
-                group: resource.group.clone(),
-                kind: resource.kind.clone(),
-                namespace: Some(resource.namespace.clone()),
-                name: resource.name.clone(),
-            },
-            sync: resource.status.as_str().to_owned(),
-            health: resource.health.as_ref().map(|health| health.status),
-            hook: false,
-        })
-        .collect();
+    let managed = Managed::of(application);
     let tree = build(&managed, read);
     assert_eq!(tree.len(), 400, "the tree's nodes");
     Page {

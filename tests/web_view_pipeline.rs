@@ -24,7 +24,8 @@ use browser::Browser;
 use flotilla_core::api::ApplicationSet;
 use serde_json::{Value, json};
 use support::git_remote::{GitDaemon, Remote};
-use support::{TestNamespace, apply, eventually, eventually_within, namespace, object};
+use support::list_appset::{apply_graph, appset};
+use support::{TestNamespace, apply, eventually, eventually_within, namespace};
 
 /// How long a rollout of a few ConfigMaps and a Deployment may take on a loaded machine.
 const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(180);
@@ -143,7 +144,7 @@ fn repository() -> (Remote, GitDaemon, String) {
 
 /// An ApplicationSet `name` over `components` (each labelled `step: COMPONENT`), deploying each
 /// into `ns` from `url`, rolled out by `steps`.
-fn appset(
+fn appset_of(
     name: &str,
     url: &str,
     ns: &TestNamespace,
@@ -152,27 +153,9 @@ fn appset(
 ) -> ApplicationSet {
     let elements: Vec<Value> = components
         .iter()
-        .map(|c| json!({"app": format!("{name}-{c}"), "component": c}))
+        .map(|c| json!({"app": format!("{name}-{c}"), "component": c, "step": c}))
         .collect();
-    object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "ApplicationSet",
-        "metadata": {"name": name},
-        "spec": {
-            "goTemplate": true,
-            "generators": [{"list": {"elements": elements}}],
-            "strategy": {"type": "RollingSync", "rollingSync": {"steps": steps}},
-            "template": {
-                "metadata": {"name": "{{.app}}", "labels": {"step": "{{.component}}"}},
-                "spec": {
-                    "project": "platform",
-                    "source": {"repoURL": url, "targetRevision": "main", "path": "{{.component}}"},
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-                    "syncPolicy": {"automated": {"prune": true}}
-                }
-            }
-        }
-    }))
+    appset(name, url, ns, &json!(elements), steps)
 }
 
 /// A step of the Applications labelled `step: component`, with `extra` fields.
@@ -206,7 +189,7 @@ async fn the_pipeline_shows_the_bake_counting_down_then_a_promote_from_the_page_
  {
     let ns = setup("ui-pipeline").await;
     let (remote, daemon, commit) = repository();
-    let stack = appset(
+    let stack = appset_of(
         "stack",
         &daemon.url(&remote.served_name()),
         &ns,
@@ -403,7 +386,7 @@ async fn the_pipeline_shows_the_bake_counting_down_then_a_promote_from_the_page_
 async fn a_graph_is_drawn_with_its_parallel_steps_side_by_side() {
     let ns = setup("ui-pipeline-graph").await;
     let (remote, daemon, _) = repository();
-    let graph = appset(
+    let graph = appset_of(
         "graph",
         &daemon.url(&remote.served_name()),
         &ns,
@@ -416,20 +399,7 @@ async fn a_graph_is_drawn_with_its_parallel_steps_side_by_side() {
         ]),
     );
     let console = Console::start(&ns, "pipeline-graph").await;
-    // An older copy of the CRDs (other tests share them) would drop `dependsOn`: apply until kept.
-    let appsets = ns.api::<ApplicationSet>();
-    eventually("the ApplicationSet stored with its dependsOn", async || {
-        support::install_flotilla_crds(&ns.client).await;
-        let stored = apply(&appsets, &graph).await;
-        let kept = stored
-            .spec
-            .strategy
-            .as_ref()
-            .and_then(|s| s.rolling_sync.as_ref())
-            .is_some_and(|r| r.steps.iter().skip(1).all(|s| s.depends_on.is_some()));
-        kept.then_some(()).ok_or("dependsOn pruned".to_owned())
-    })
-    .await;
+    apply_graph(&ns, &graph).await;
     console.goto("/applicationsets/graph").await;
     console
         .wait_steps("every step Complete, its Application Healthy", |steps| {

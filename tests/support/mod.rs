@@ -10,6 +10,7 @@ pub mod chart_repository;
 pub mod fixture_dir;
 pub mod git_remote;
 pub mod git_ssh;
+pub mod list_appset;
 pub mod loopback_http;
 pub mod oci_registry;
 pub mod plugin_service;
