@@ -264,9 +264,9 @@ async fn the_pipeline_shows_the_bake_counting_down_then_a_promote_from_the_page_
         .await;
     console
         .browser
-        .script(concat!(
-            "document.querySelector('svg.pipeline g[data-pipeline-step=\"3\"] button[data-action=\"promote\"]').click();"
-        ))
+        .script(
+            "document.querySelector('svg.pipeline g[data-pipeline-step=\"3\"] button[data-action=\"promote\"]').click();",
+        )
         .await;
     let answer = eventually("the Promote's answer", async || {
         let text = console

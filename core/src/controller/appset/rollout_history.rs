@@ -47,7 +47,7 @@ pub fn next_history(
         .take(MAX_REVISIONS)
         .map(|r| (*r).to_owned())
         .collect();
-    let revisions_count = (all.len() > MAX_REVISIONS).then(|| all.len() as u64);
+    let revisions_count = (all.len() > MAX_REVISIONS).then_some(all.len() as u64);
     let seen = observed(decision);
     let mut history = prior.to_vec();
     match history.first_mut() {
