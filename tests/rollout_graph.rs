@@ -28,6 +28,7 @@ use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use support::git_remote::{GitDaemon, Remote};
+use support::list_appset::{apply_graph, appset};
 use support::{
     TestNamespace, apply, controller_process, eventually, kill_process, namespace, object,
     wait_until,
@@ -52,63 +53,10 @@ fn repository(name: &str, components: &[&str], held: bool) -> (Remote, GitDaemon
     (remote, daemon)
 }
 
-/// An ApplicationSet `name` over `elements` (each with `app`, `component` and `step`
-/// labels), deploying `component` of `url` into `ns`, rolled out by `steps`.
-fn appset(
-    name: &str,
-    url: &str,
-    ns: &TestNamespace,
-    elements: &serde_json::Value,
-    steps: &serde_json::Value,
-) -> ApplicationSet {
-    object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "ApplicationSet",
-        "metadata": {"name": name},
-        "spec": {
-            "goTemplate": true,
-            "generators": [{"list": {"elements": elements}}],
-            "strategy": {"type": "RollingSync", "rollingSync": {"steps": steps}},
-            "template": {
-                "metadata": {"name": "{{.app}}", "labels": {"step": "{{.step}}"}},
-                "spec": {
-                    "project": "platform",
-                    "source": {"repoURL": url, "targetRevision": "main", "path": "{{.component}}"},
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-                    "syncPolicy": {"automated": {"prune": true}}
-                }
-            }
-        }
-    }))
-}
-
 /// A step `name` of the Applications labelled `step: name`, waiting for `depends_on`.
 fn step(name: &str, depends_on: &[&str]) -> serde_json::Value {
     json!({"name": name, "dependsOn": depends_on,
         "matchExpressions": [{"key": "step", "operator": "In", "values": [name]}]})
-}
-
-/// Applies `appset` with the Flotilla CRDs installed, and checks that the API server kept its
-/// steps' `dependsOn` (the CRDs are shared with other tests, which may install an older copy
-/// meanwhile: then they are installed and the ApplicationSet applied again).
-async fn apply_graph(ns: &TestNamespace, appset: &ApplicationSet) {
-    let appsets: Api<ApplicationSet> = ns.api();
-    eventually("the ApplicationSet stored with its dependsOn", async || {
-        support::install_flotilla_crds(&ns.client).await;
-        let stored = apply(&appsets, appset).await;
-        let kept = stored
-            .spec
-            .strategy
-            .as_ref()
-            .and_then(|s| s.rolling_sync.as_ref())
-            .is_some_and(|r| r.steps.iter().skip(1).all(|s| s.depends_on.is_some()));
-        if kept {
-            Ok(())
-        } else {
-            Err("dependsOn pruned by an older CRD".to_owned())
-        }
-    })
-    .await;
 }
 
 /// Every distinct `status.applicationStatus` the ApplicationSet `name` had, in order, as

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::Timestamp;
 use serde_json::Value;
 
+use crate::api::Application;
 use crate::health::{HealthStatus, assess};
 use crate::manifest::{ObjectKey, group_of};
 
@@ -34,6 +35,32 @@ pub struct Managed {
     pub sync: String,
     pub health: Option<HealthStatus>,
     pub hook: bool,
+}
+
+impl Managed {
+    /// The objects `application` manages, as its `status.resources` records them.
+    #[must_use]
+    pub fn of(application: &Application) -> Vec<Self> {
+        let resources = application
+            .status
+            .as_ref()
+            .map(|status| status.resources.as_slice())
+            .unwrap_or_default();
+        resources
+            .iter()
+            .map(|resource| Self {
+                key: ObjectKey {
+                    group: resource.group.clone(),
+                    kind: resource.kind.clone(),
+                    namespace: Some(resource.namespace.clone()).filter(|ns| !ns.is_empty()),
+                    name: resource.name.clone(),
+                },
+                sync: resource.status.as_str().to_owned(),
+                health: resource.health.as_ref().map(|health| health.status),
+                hook: resource.hook,
+            })
+            .collect()
+    }
 }
 
 /// The tree: the managed objects (by kind then name) with what they own, and the hooks.

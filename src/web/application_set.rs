@@ -1,8 +1,10 @@
 //! The ApplicationSet page: its conditions, the sync windows of its Applications
-//! ([`super::sync_windows`]), then per RollingSync step the step's state,
+//! ([`super::sync_windows`]), the RollingSync drawn as a pipeline ([`super::pipeline_view`]),
+//! then per RollingSync step the step's state,
 //! `maxUpdate` in use, deadline and what keeps it closed (the step reports of `flotilla rollout
 //! explain`, whose whole text follows), with each Application's rollout status, health, sync
-//! and revision, all from one decision of the step function (see [`super::rollout_view`]).
+//! and revision, all from one decision of the step function (see [`super::rollout_view`]), and
+//! the history of its rollouts ([`super::rollout_history`]).
 //! Without RollingSync, its Applications. Then its Applications filtered and paginated
 //! ([`super::application_list`]); a step of more Applications than a page links to that list
 //! filtered by the step instead of listing them.
@@ -14,6 +16,8 @@ use super::application_list::section;
 use super::application_query::{ApplicationQuery, PAGE_SIZE};
 use super::fleet::{health_status, sync_status};
 use super::layout::Page;
+use super::pipeline_view;
+use super::rollout_history;
 use super::rollout_view::current_rollout;
 use super::snapshot::Snapshot;
 use super::sync_windows;
@@ -42,6 +46,13 @@ pub fn render(snapshot: &Snapshot, name: &str, query: &ApplicationQuery) -> Opti
                 r#"<p class="none">As the controller's next pass decides from what it watches "#,
                 "(its recorded status may be a pass behind).</p>"
             ));
+            main.push_str(&pipeline_view::section(
+                name,
+                &input,
+                &decision,
+                &applications,
+                snapshot.now,
+            ));
             for report in &decision.step_reports {
                 main.push_str(&step_section(report, &decision, &applications, name));
             }
@@ -59,6 +70,7 @@ pub fn render(snapshot: &Snapshot, name: &str, query: &ApplicationQuery) -> Opti
                 main.push_str("<h2>Timeline</h2>");
                 main.push_str(&svg(&report));
             }
+            main.push_str(&rollout_history::section(appset, snapshot.now));
             let _ = write!(
                 main,
                 "<details><summary>rollout explain</summary><pre>{}</pre></details>",

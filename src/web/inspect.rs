@@ -340,25 +340,7 @@ impl Inspector {
     /// Another cluster, or a read the API server refuses.
     pub async fn tree(&self, application: &Application) -> Result<ResourceTree, InspectError> {
         let cluster = self.cluster(application)?;
-        let resources = application
-            .status
-            .as_ref()
-            .map(|status| status.resources.as_slice())
-            .unwrap_or_default();
-        let managed: Vec<Managed> = resources
-            .iter()
-            .map(|resource| Managed {
-                key: ObjectKey {
-                    group: resource.group.clone(),
-                    kind: resource.kind.clone(),
-                    namespace: Some(resource.namespace.clone()).filter(|ns| !ns.is_empty()),
-                    name: resource.name.clone(),
-                },
-                sync: resource.status.as_str().to_owned(),
-                health: resource.health.as_ref().map(|health| health.status),
-                hook: resource.hook,
-            })
-            .collect();
+        let managed = Managed::of(application);
         let mut live = Vec::new();
         // Secrets own nothing: never read for the tree.
         for object in managed

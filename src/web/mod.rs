@@ -1,5 +1,6 @@
 //! The controller's web view (`flotilla controller --ui-addr`): the Fleet of ApplicationSets,
-//! one ApplicationSet's rollout, one Application's resources and operation.
+//! one ApplicationSet's rollout (drawn as a pipeline, [`pipeline_view`], with its history,
+//! [`rollout_history`]), one Application's resources and operation.
 //! Pages are rendered on the server from a [`snapshot::Snapshot`] of the watches
 //! ([`watch`]) by pure functions ([`fleet`], [`application_set`], [`application`]), every
 //! user-controlled string escaped ([`flotilla_core::html`]); [`handler`] serves them over [`crate::httpd`],
@@ -33,7 +34,9 @@ pub mod layout;
 pub mod live_stream;
 pub mod object_events;
 pub mod object_panel;
+pub mod pipeline_view;
 pub mod pod_logs;
+pub mod rollout_history;
 pub mod rollout_view;
 pub mod routes;
 pub mod snapshot;

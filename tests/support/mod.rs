@@ -11,6 +11,7 @@ pub mod dedicated_node;
 pub mod fixture_dir;
 pub mod git_remote;
 pub mod git_ssh;
+pub mod list_appset;
 pub mod loopback_http;
 pub mod oci_registry;
 pub mod plugin_service;

@@ -35,6 +35,10 @@ pub struct ApplicationSetStatus {
     /// new revision reaches one of its Applications.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout_rollback: Option<RolloutRollback>,
+    /// Flotilla extension: the latest rollouts of the RollingSync, newest first, at most 10
+    /// (`MAX_ROLLOUT_HISTORY`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rollout_history: Vec<RolloutHistoryEntry>,
     /// Flotilla extension: where the ordered deletion of a deleted ApplicationSet stands
     /// (`strategy.deletionOrder: Reverse`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -103,6 +107,70 @@ pub struct RolledBackApplication {
     /// When its rollback sync was seen Succeeded (or nothing was to be done).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rolled_back_at: Option<Time>,
+}
+
+/// One rollout in `status.rolloutHistory` (Flotilla extension): the revisions it brought the
+/// Applications to, when it started and ended, how it ended and how many Applications it synced
+/// back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutHistoryEntry {
+    /// The Applications' target revisions, distinct and sorted (the first 5, `MAX_REVISIONS`);
+    /// a new set starts a new rollout.
+    pub revisions: Vec<String>,
+    /// How many distinct revisions there were, when more than `revisions` lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revisions_count: Option<u64>,
+    /// When the controller first saw these revisions targeted.
+    pub started_at: Time,
+    /// When it ended: complete, failed, rolled back, or replaced by newer revisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Time>,
+    pub outcome: RolloutHistoryOutcome,
+    /// The `RolloutProgressing` message when it ended (or now, while it runs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// The step that failed, 1-based, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_step: Option<u64>,
+    /// How many Applications were synced back to earlier revisions (`onFailure: rollback`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rollbacks: u32,
+}
+
+/// How a rollout in `status.rolloutHistory` stands or ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RolloutHistoryOutcome {
+    /// Under way (its steps progress, wait, bake, or are stalled or paused).
+    Progressing,
+    /// Every step complete.
+    Complete,
+    /// A step failed its bake or analysis, and nothing was rolled back.
+    Failed,
+    /// A step failed and its Applications were synced back (`onFailure: rollback`).
+    RolledBack,
+    /// Newer revisions arrived before it ended.
+    Superseded,
+}
+
+impl RolloutHistoryOutcome {
+    /// The outcome as written in status.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Progressing => "Progressing",
+            Self::Complete => "Complete",
+            Self::Failed => "Failed",
+            Self::RolledBack => "RolledBack",
+            Self::Superseded => "Superseded",
+        }
+    }
+
+    /// Whether the rollout is over.
+    #[must_use]
+    pub fn ended(self) -> bool {
+        self != Self::Progressing
+    }
 }
 
 /// One RollingSync step's own record (Flotilla extension): its bake, its approval, its analysis

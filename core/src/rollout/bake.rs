@@ -15,6 +15,16 @@ use crate::api::application_set_status::RolloutStepStatus;
 use flotilla_generators::duration::format_duration;
 
 impl RolloutStepStatus {
+    /// When the bake of `bake_time` this record holds ends: `None` before it started and once it
+    /// is over (baked, or failed).
+    #[must_use]
+    pub fn bake_ends_at(&self, bake_time: Duration) -> Option<Timestamp> {
+        if self.baked_at.is_some() || self.failed_at.is_some() {
+            return None;
+        }
+        Some(bake_end(self.bake_started_at.as_ref()?.0, bake_time))
+    }
+
     /// Moves the record along and says where the step stands. `bake_time` is the step's
     /// (`None` for a step without one, or without Applications); `all_complete` whether every
     /// Application of the step is Healthy on its target revisions now; `incomplete` describes
@@ -50,7 +60,7 @@ impl RolloutStepStatus {
             (true, since) => {
                 let since = since.unwrap_or(now);
                 self.bake_started_at = Some(Time(since));
-                let until = since.checked_add(bake_time).unwrap_or(Timestamp::MAX);
+                let until = bake_end(since, bake_time);
                 // Times are whole seconds, truncated: strictly after `until`, the Applications
                 // were Healthy for the whole bake however the seconds were cut.
                 if now > until {
@@ -62,4 +72,9 @@ impl RolloutStepStatus {
             }
         }
     }
+}
+
+/// The end of a bake of `bake_time` started at `since`.
+fn bake_end(since: Timestamp, bake_time: Duration) -> Timestamp {
+    since.checked_add(bake_time).unwrap_or(Timestamp::MAX)
 }

@@ -106,6 +106,18 @@ impl StepReport {
         )
     }
 
+    /// The steps (numbers) it waits for: `depends_on` in a graph, the step before it in a list.
+    #[must_use]
+    pub fn waits_for(&self) -> Vec<usize> {
+        self.depends_on.clone().unwrap_or_else(|| {
+            self.step
+                .checked_sub(1)
+                .filter(|&before| before > 0)
+                .into_iter()
+                .collect()
+        })
+    }
+
     /// The step's budget, deadline and bake: `maxUpdate 25%: 1/2 in flight, progressDeadline
     /// 10m, bakeTime 5m` (`no limit` when unlimited).
     #[must_use]

@@ -1,9 +1,9 @@
 //! RollingSync, the pure core: validating a strategy into steps, the step function that moves
 //! each generated Application through Waiting → Pending → Progressing → Healthy (a step's bake,
-//! approval and analysis kept in its record), the offline state file, explaining a decision, and
-//! the order a deleted ApplicationSet's Applications go in (`deletionOrder: Reverse`). No
-//! Kubernetes client and no clock live here; the
-//! controller observes, calls [`step`], and writes what it returns.
+//! approval and analysis kept in its record), the offline state file, explaining a decision, the
+//! layout of its drawing as a pipeline, and the order a deleted ApplicationSet's Applications go
+//! in (`deletionOrder: Reverse`). No Kubernetes client and no clock live here; the controller
+//! observes, calls [`step`], and writes what it returns.
 
 mod advance;
 pub mod analysis;
@@ -16,6 +16,7 @@ pub mod explain;
 pub mod external;
 pub mod graph;
 pub mod input;
+pub mod pipeline_layout;
 pub mod reverse_deletion;
 pub mod rollback;
 pub mod state_file;

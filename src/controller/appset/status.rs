@@ -91,7 +91,7 @@ pub(super) async fn write_status(
     );
     let new = within_size(ApplicationSetStatus {
         deletion,
-        ..with_rollout(status, rollout)
+        ..with_rollout(status, rollout, &now)
     });
     if !changed(old, &new) {
         return Ok(new);

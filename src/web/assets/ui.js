@@ -209,6 +209,17 @@
   });
   showActions();
 
+  // A bake's countdown (the line carrying `data-until`) ticks each second between updates.
+  function countdown() {
+    document.querySelectorAll("[data-until]").forEach(function (line) {
+      var left = Math.max(0, Math.round((Date.parse(line.dataset.until) - Date.now()) / 1000));
+      var h = Math.floor(left / 3600), m = Math.floor((left % 3600) / 60), s = left % 60;
+      var text = h > 0 ? h + "h" + m + "m" + s + "s" : m > 0 ? m + "m" + s + "s" : s + "s";
+      line.textContent = "bake: " + text + " left";
+    });
+  }
+  window.setInterval(countdown, 1000);
+
   // Pages read when opened (a resource tree, an object's panel) are not live.
   if (!window.EventSource || document.querySelector("#page [data-static]")) {
     return;

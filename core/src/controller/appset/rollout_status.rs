@@ -3,6 +3,9 @@
 //! that mark its transitions: a step starting, the rollout completing, stalling (or a step
 //! failing its bake), being paused, resumed or misconfigured. Pure.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::rollout_history::next_history;
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetStatus, ConditionType, RolloutApplicationState,
 };
@@ -21,11 +24,13 @@ pub enum RolloutOutcome<'a> {
     Decided(&'a RolloutDecision),
 }
 
-/// `status` with the rollout's part replaced as `outcome` says.
+/// `status` with the rollout's part replaced as `outcome` says (a decision at `now` also moves
+/// the history of rollouts along, [`super::rollout_history`]).
 #[must_use]
 pub fn with_rollout(
     mut status: ApplicationSetStatus,
     outcome: RolloutOutcome<'_>,
+    now: &Time,
 ) -> ApplicationSetStatus {
     match outcome {
         RolloutOutcome::Kept => {}
@@ -33,6 +38,7 @@ pub fn with_rollout(
             status.application_status.clear();
             status.rollout_steps.clear();
             status.rollout_rollback = None;
+            status.rollout_history.clear();
             status.conditions = merge_conditions(&status.conditions, &[]);
         }
         RolloutOutcome::Decided(decision) => {
@@ -41,6 +47,7 @@ pub fn with_rollout(
                 .clone_from(&decision.application_status);
             status.rollout_steps.clone_from(&decision.step_status);
             status.rollout_rollback.clone_from(&decision.rollback);
+            status.rollout_history = next_history(&status.rollout_history, decision, now);
             status.conditions = merge_conditions(&status.conditions, &decision.conditions);
         }
     }
@@ -395,7 +402,7 @@ mod tests {
             )],
             ..RolloutDecision::default()
         };
-        let new = with_rollout(old.clone(), RolloutOutcome::Decided(&decided));
+        let new = with_rollout(old.clone(), RolloutOutcome::Decided(&decided), &Time(now()));
         assert_eq!(new.application_status, decided.application_status);
         let types: Vec<(ConditionType, &str)> = new
             .conditions
@@ -412,8 +419,11 @@ mod tests {
                 )
             ]
         );
-        assert_eq!(with_rollout(old.clone(), RolloutOutcome::Kept), old);
-        let off = with_rollout(old, RolloutOutcome::Off);
+        assert_eq!(
+            with_rollout(old.clone(), RolloutOutcome::Kept, &Time(now())),
+            old
+        );
+        let off = with_rollout(old, RolloutOutcome::Off, &Time(now()));
         assert!(off.application_status.is_empty());
         assert_eq!(off.conditions, [other]);
     }
