@@ -153,10 +153,16 @@ pub struct AnalysisStatus {
     /// destinations name them): one Job, of the same name, on each; all must succeed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clusters: Vec<AnalysisCluster>,
-    /// Failed attempts of an HTTP analysis so far.
+    /// Failed attempts of an HTTP analysis, or failed measurements of a metric one, so far.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failures: u32,
-    /// When an HTTP analysis tries next.
+    /// Measurements of a metric analysis taken so far (of its `count`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub measurements: u32,
+    /// Inconclusive measurements of a metric analysis so far.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inconclusive: u32,
+    /// When an HTTP or metric analysis tries next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_attempt_at: Option<Time>,
     /// When it passed; the step is then complete.
