@@ -16,6 +16,7 @@ mod bounded_writes;
 mod context;
 pub mod deletion;
 mod error;
+mod metric_request;
 mod observe;
 mod removal;
 mod render;

@@ -73,7 +73,9 @@ pub(super) async fn observed_rollout(
         prior: appset,
         projects: &projects,
     });
-    input.analysis = analysis::observe(&ctx.clusters, &probes(&input)).await;
+    let secrets =
+        kube::Api::namespaced(ctx.client.clone(), &appset.namespace().unwrap_or_default());
+    input.analysis = analysis::observe(&ctx.clusters, &secrets, &probes(&input)).await;
     Some(Ok(input))
 }
 
