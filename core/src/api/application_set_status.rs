@@ -17,6 +17,12 @@ pub struct ApplicationSetStatus {
     /// The rollout status of each generated Application, sorted by name (RollingSync only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub application_status: Vec<ApplicationSetApplicationStatus>,
+    /// Flotilla extension: set when the rollout has more Applications than `applicationStatus`
+    /// may list within the controller's `--rollout-status-limit` (an ApplicationSet must stay
+    /// within etcd's request limit): `applicationStatus` is then empty, each Application keeps
+    /// its own entry in its `status.rollout`, and this counts them per step and state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub application_status_summary: Vec<StepRolloutSummary>,
     /// The generated Applications, sorted by name: the first of them, as many as the
     /// controller's `--max-resources-status-count` and a size budget allow (an ApplicationSet's
     /// whole object must stay within etcd's request limit).
@@ -366,6 +372,23 @@ pub struct ApplicationSetApplicationStatus {
     pub last_transition_time: Option<Time>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+}
+
+/// How many Applications of one RollingSync step are in each rollout state (Flotilla
+/// extension, [`ApplicationSetStatus::application_status_summary`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepRolloutSummary {
+    /// The 1-based step as a string (`"1"`), or `"-1"` for the Applications in no step.
+    pub step: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waiting: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pending: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub progressing: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub healthy: u32,
 }
 
 /// The rollout states of one Application: Waiting → Pending → Progressing → Healthy.

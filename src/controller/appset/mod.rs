@@ -53,6 +53,7 @@ use flotilla_core::controller::appset::pacing::{LastReconcile, wait_before};
 use flotilla_core::controller::appset::plan::keep_applied_metadata;
 use flotilla_core::controller::appset::requeue::{poll_interval, rollout_requeue};
 use flotilla_core::controller::appset::rollout_input::{keep_observed, rolling_sync};
+use flotilla_core::controller::appset::rollout_layout::hydrate;
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, rollout_events};
 use flotilla_core::controller::appset::status::in_progress;
 use flotilla_core::controller::appset::sync_request::sync_requests;
@@ -196,7 +197,13 @@ async fn reconcile_now(
     let status = write_status(&ctx, &appset, &outcome, &remaining, rollout_outcome).await?;
     let pass = pass.transpose()?;
     if let Some(pass) = &pass {
-        let events = rollout_events(appset.status.as_ref(), &status, &pass.decision);
+        // The status before this pass, every entry listed (those kept on the Applications
+        // read back from them).
+        let before = appset.status.clone().map(|mut before| {
+            hydrate(&mut before, existing.iter().map(|app| &**app));
+            before
+        });
+        let events = rollout_events(before.as_ref(), &status, &pass.decision);
         publish(&ctx.events, &appset, &events).await;
         let requests = sync_requests(&name, &pass.input, &pass.decision, &existing);
         request_syncs(&ctx.client, &ctx.namespace, &requests)

@@ -3,7 +3,8 @@
 //! they are marked as owned ([`ownership`]), when to regenerate ([`requeue`]), how bursts of events are paced ([`pacing`]) and which change opens the next step at once
 //! ([`promotion`]) and what status
 //! results ([`status`]); for RollingSync, what the
-//! rollout observes ([`rollout_input`]), writes ([`rollout_status`]) and requests
+//! rollout observes ([`rollout_input`]), writes ([`rollout_status`]), where it stores each
+//! Application's state ([`rollout_layout`]) and requests
 //! ([`sync_request`]). No API client here.
 
 pub mod error_reason;
@@ -14,6 +15,7 @@ pub mod plan;
 pub mod promotion;
 pub mod requeue;
 pub mod rollout_input;
+pub mod rollout_layout;
 pub mod rollout_status;
 pub mod status;
 pub mod sync_request;
