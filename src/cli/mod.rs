@@ -92,7 +92,7 @@ pub enum Command {
     /// Inspect RollingSync rollouts.
     Rollout(rollout::RolloutArgs),
     /// Run the ApplicationSet and Application controllers in a namespace (leader-elected).
-    Controller(controller::ControllerArgs),
+    Controller(Box<controller::ControllerArgs>),
     /// Sync a manifest directory or an Application to a cluster, wave by wave.
     Sync(sync::SyncArgs),
     /// Show how the live objects differ from a manifest directory or an Application's source

@@ -53,7 +53,7 @@ pub enum AnalysisCheck {
     /// An HTTP GET.
     Http(HttpCheck),
     /// A metric measured `count` times (Prometheus, or a JSON endpoint).
-    Metric(MetricCheck),
+    Metric(Box<MetricCheck>),
 }
 
 /// A validated HTTP analysis.
@@ -112,9 +112,9 @@ impl AnalysisCheck {
                 namespace: job.namespace.clone(),
             }),
             (None, None, Some(prometheus), None) => {
-                Ok(Self::Metric(MetricCheck::prometheus(prometheus)?))
+                Ok(Self::Metric(Box::new(MetricCheck::prometheus(prometheus)?)))
             }
-            (None, None, None, Some(web)) => Ok(Self::Metric(MetricCheck::web(web)?)),
+            (None, None, None, Some(web)) => Ok(Self::Metric(Box::new(MetricCheck::web(web)?))),
             (None, Some(http), None, None) => {
                 let url = http.url.trim();
                 let rest = url
@@ -204,7 +204,10 @@ pub enum Probe {
     Http { step: usize, check: HttpCheck },
     /// Take a measurement ([`MetricCheck::request`]) and judge it with
     /// [`MetricCheck::measure`].
-    Metric { step: usize, check: MetricCheck },
+    Metric {
+        step: usize,
+        check: Box<MetricCheck>,
+    },
 }
 
 /// A Job the controller must make sure exists now (created if absent: its name makes the

@@ -141,7 +141,7 @@ mod tests {
         let step = i % 10 + 1;
         let status = match step {
             1..=3 => RolloutApplicationState::Healthy,
-            4 if i % 3 == 0 => RolloutApplicationState::Progressing,
+            4 if i.is_multiple_of(3) => RolloutApplicationState::Progressing,
             4 => RolloutApplicationState::Pending,
             _ => RolloutApplicationState::Waiting,
         };
