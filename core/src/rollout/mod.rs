@@ -14,6 +14,7 @@ pub mod conditions;
 pub mod config;
 pub mod decision;
 pub mod explain;
+pub mod external;
 pub mod graph;
 pub mod input;
 pub mod json_path;
@@ -30,6 +31,8 @@ pub use decision::{RolloutDecision, StepReport, StepState};
 pub use input::{ApplicationState, ObservedStatus, OperationState, RolloutInput};
 pub use rollback::RollbackSync;
 
+#[cfg(test)]
+mod external_tests;
 #[cfg(test)]
 mod graph_tests;
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::error::AppSetError;
 use super::render::Planned;
 use crate::render::admission::refusals_message;
 use flotilla_core::api::application_set_status::{
-    ApplicationSetApplicationStatus, ApplicationSetStatus,
+    ApplicationSetApplicationStatus, ApplicationSetStatus, DeletionProgress,
 };
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::outcome::reconcile_outcome;
@@ -73,16 +73,18 @@ pub(super) async fn publish_outcome(
         .await;
 }
 
-/// Writes the status (with the rollout's part) with a merge patch on `/status`, only when it
-/// changed — when the rollout's entries are kept on the Applications, those that changed are
-/// written there first; returns it with every entry listed (as the rest of the reconcile and
-/// `rollout explain` see it). A failed write is also an Event on the ApplicationSet.
+/// Writes the status (with the rollout's part, and `deletion`: where a removal in steps stands)
+/// with a merge patch on `/status`, only when it changed — when the rollout's entries are kept
+/// on the Applications, those that changed are written there first; returns it with every entry
+/// listed (as the rest of the reconcile and `rollout explain` see it). A failed write is also an
+/// Event on the ApplicationSet.
 pub(super) async fn write_status(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
     outcome: &Outcome,
     applications: &[&Application],
     rollout: RolloutOutcome<'_>,
+    deletion: Option<DeletionProgress>,
 ) -> Result<ApplicationSetStatus, AppSetError> {
     let now = Time(Timestamp::now());
     let old = appset.status.as_ref();
@@ -97,7 +99,10 @@ pub(super) async fn write_status(
         ctx.max_resources_status_count,
         &now,
     );
-    let full = with_rollout(status, rollout);
+    let full = ApplicationSetStatus {
+        deletion,
+        ..with_rollout(status, rollout)
+    };
     let entries = full.application_status.clone();
     let Split {
         stored,
