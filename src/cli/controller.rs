@@ -40,6 +40,7 @@ use crate::webhook::handler::WebhookReceiver;
 use crate::webhook::refresh::Refresher;
 use crate::webhook::secrets::WebhookSecretSource;
 use flotilla_core::controller::application_namespaces::ApplicationNamespaces;
+use flotilla_core::controller::appset::rollout_layout::DEFAULT_ROLLOUT_STATUS_LIMIT;
 use flotilla_core::controller::appset::status::DEFAULT_MAX_RESOURCES_STATUS_COUNT;
 use flotilla_core::controller::leader::LeaseTiming;
 use flotilla_generators::duration::{parse_duration, parse_seconds_or_duration};
@@ -100,6 +101,12 @@ pub struct ControllerArgs {
     /// still when the status would pass 1 MiB, to keep the ApplicationSet within etcd's limit.
     #[arg(long, default_value_t = DEFAULT_MAX_RESOURCES_STATUS_COUNT)]
     pub max_resources_status_count: usize,
+    /// How many bytes of JSON a RollingSync's `status.applicationStatus` may take; past it,
+    /// each Application keeps its own rollout state (`status.rollout`) and the ApplicationSet
+    /// counts them per step (`status.applicationStatusSummary`), so any number of Applications
+    /// stays within etcd's request limit.
+    #[arg(long, default_value_t = DEFAULT_ROLLOUT_STATUS_LIMIT)]
+    pub rollout_status_limit: usize,
     /// Read repository URL from a local PATH (repeatable); `file://` URLs work without it.
     #[arg(long = "repo", value_name = "URL=PATH")]
     pub repos: Vec<String>,
@@ -378,6 +385,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         let appsets = {
             let (metrics, args_git_poll) = (Arc::clone(&metrics), args.git_poll);
             let max_resources_status_count = args.max_resources_status_count;
+            let rollout_status_limit = args.rollout_status_limit;
             ApplicationSetControllers::new(
                 appset_namespaces,
                 Box::new(move |appset_namespace: &str| {
@@ -391,6 +399,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                     )
                     .managing(appset_namespace)
                     .listing_at_most(max_resources_status_count)
+                    .keeping_rollout_inline_up_to(rollout_status_limit)
                 }),
             )
         };

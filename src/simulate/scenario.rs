@@ -157,7 +157,7 @@ impl Scenario {
             .map(|probe| {
                 let (step, cluster) = match probe {
                     Probe::Job { step, cluster, .. } => (*step, Some(cluster.clone())),
-                    Probe::Http { step, .. } => (*step, None),
+                    Probe::Http { step, .. } | Probe::Metric { step, .. } => (*step, None),
                 };
                 let started = records
                     .iter()

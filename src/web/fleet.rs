@@ -103,14 +103,24 @@ fn rollout_condition(appset: &ApplicationSet) -> String {
 #[must_use]
 pub fn current_step(appset: &ApplicationSet) -> Option<(usize, usize)> {
     let steps = rolling_sync(appset)?.rolling_sync.as_ref()?.steps.len();
-    let recorded = &appset.status.as_ref()?.application_status;
-    if recorded.is_empty() {
+    let status = appset.status.as_ref()?;
+    let recorded = &status.application_status;
+    // A large rollout counts its Applications per step instead of listing them.
+    let counted = &status.application_status_summary;
+    if recorded.is_empty() && counted.is_empty() {
         return None;
     }
     let open = recorded
         .iter()
         .filter(|entry| entry.status != RolloutApplicationState::Healthy)
-        .filter_map(|entry| entry.step.parse::<usize>().ok())
+        .map(|entry| entry.step.as_str())
+        .chain(
+            counted
+                .iter()
+                .filter(|s| s.waiting + s.pending + s.progressing > 0)
+                .map(|s| s.step.as_str()),
+        )
+        .filter_map(|step| step.parse::<usize>().ok())
         .filter(|step| *step >= 1)
         .min();
     Some((open.unwrap_or(steps), steps))

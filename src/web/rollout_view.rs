@@ -12,6 +12,7 @@ use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::rollout_input::{
     Observation, SourceRevision, rolling_sync, rollout_input,
 };
+use flotilla_core::controller::appset::rollout_layout::hydrate;
 use flotilla_core::project::Projects;
 use flotilla_core::rollout::{RolloutDecision, RolloutInput, advance};
 
@@ -24,11 +25,10 @@ pub fn current_rollout(
     projects: &Projects,
 ) -> Option<(RolloutInput, RolloutDecision)> {
     let strategy = rolling_sync(appset)?;
-    let recorded = appset
-        .status
-        .as_ref()
-        .map(|status| status.application_status.as_slice())
-        .unwrap_or_default();
+    // Every entry, also those a large rollout keeps on its Applications.
+    let mut status = appset.status.clone().unwrap_or_default();
+    hydrate(&mut status, applications);
+    let recorded = status.application_status.as_slice();
     let resolved: BTreeMap<SourceRevision, String> = applications
         .iter()
         .filter_map(|application| {

@@ -16,6 +16,7 @@ pub mod loopback_http;
 pub mod oci_registry;
 pub mod plugin_service;
 pub mod private_plane;
+pub mod prometheus;
 pub mod scm_fake;
 pub mod server_process;
 pub mod three_step_appset;

@@ -2,7 +2,9 @@
 #! Installs the servers that tests start on loopback and that a fresh machine lacks: Debian's
 #! openssh-server (the credentials test starts its own sshd to serve a repository over ssh), and
 #! Debian's docker-registry (distribution 2.8.2) with apache2-utils (htpasswd): the Helm test
-#! starts its own OCI registry, behind a password, to push charts to and pull them from.
+#! starts its own OCI registry, behind a password, to push charts to and pull them from; and
+#! Debian's prometheus (2.42): the metric analysis test starts its own Prometheus, scraping an
+#! exporter the test serves, to gate a rollout step on an error rate.
 #! Idempotent: returns at once when they are present.
 set -euo pipefail
 
@@ -12,6 +14,7 @@ packages=()
 [ -x /usr/sbin/sshd ] || packages+=(openssh-server)
 command -v docker-registry >/dev/null || packages+=(docker-registry)
 command -v htpasswd >/dev/null || packages+=(apache2-utils)
+command -v prometheus >/dev/null || packages+=(prometheus)
 if [ "${#packages[@]}" -gt 0 ]; then
   log "installing ${packages[*]}"
   apt-get update -q >&2

@@ -449,6 +449,11 @@ pub struct Backoff {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationStatus {
+    /// Flotilla extension: where this Application is in its ApplicationSet's RollingSync, kept
+    /// here instead of in the ApplicationSet's `status.applicationStatus` when the rollout has
+    /// more Applications than that list may hold (see its `status.applicationStatusSummary`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<crate::api::application_set_status::ApplicationSetApplicationStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<SyncStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -361,7 +361,8 @@ fn step_dependencies_schema(_: &mut schemars::SchemaGenerator) -> schemars::Sche
     })
 }
 
-/// The analysis of a RollingSync step (Flotilla extension): exactly one of `job` and `http`.
+/// The analysis of a RollingSync step (Flotilla extension): exactly one of `job`, `http`,
+/// `prometheus` and `web`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StepAnalysis {
@@ -375,6 +376,76 @@ pub struct StepAnalysis {
     /// every `interval` until it passes or has failed `failureLimit` times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpAnalysis>,
+    /// A Prometheus query measured every `interval`, `count` times, each measurement judged by
+    /// `successCondition` / `failureCondition` (as Argo Rollouts' Prometheus metric).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus: Option<PrometheusAnalysis>,
+    /// An HTTP GET of a JSON endpoint measured the same way, the conditions over the value at
+    /// `jsonPath` (as Argo Rollouts' web metric).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebAnalysis>,
+}
+
+/// A Prometheus analysis (Flotilla extension): an instant query of `address`'s HTTP API.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PrometheusAnalysis {
+    /// The server's `http://` or `https://` base URL (`http://prometheus.monitoring:9090`).
+    pub address: String,
+    /// The PromQL query, evaluated at the time of each measurement; its `result` is the list of
+    /// the returned samples' values (`result[0]`), or the scalar's value as a list of one.
+    pub query: String,
+    /// A Secret in the ApplicationSet's namespace holding the credentials: `token` (sent as a
+    /// bearer token), or `username` and `password` (HTTP basic auth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret: Option<String>,
+    #[serde(flatten)]
+    pub measurement: MetricMeasurement,
+}
+
+/// A web metric analysis (Flotilla extension): an HTTP GET answering JSON.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebAnalysis {
+    /// The `http://` or `https://` URL to GET.
+    pub url: String,
+    /// The field of the JSON answer that is the `result`, as a dotted path (`data.errorRate`,
+    /// `items.0`); unset: the whole answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_path: Option<String>,
+    /// A Secret in the ApplicationSet's namespace whose keys are header names and values their
+    /// values (`Authorization: Bearer ...`), sent with every GET.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers_secret: Option<String>,
+    #[serde(flatten)]
+    pub measurement: MetricMeasurement,
+}
+
+/// How a metric analysis measures and judges (the fields Argo Rollouts' metrics have).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricMeasurement {
+    /// A condition over `result` that makes a measurement successful (`result[0] >= 0.95`);
+    /// with it alone, a measurement that does not satisfy it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success_condition: Option<String>,
+    /// A condition over `result` that makes a measurement failed (`result[0] > 0.01`); with
+    /// both set, a measurement satisfying neither is inconclusive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_condition: Option<String>,
+    /// How long between measurements (a duration such as `30s`; default `10s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    /// How many measurements to take (default 1); the analysis passes after the last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// How many failed measurements are tolerated (default 0): one more fails the analysis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_limit: Option<u32>,
+    /// How many inconclusive measurements are tolerated (default 0): one more fails the
+    /// analysis as inconclusive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inconclusive_limit: Option<u32>,
 }
 
 /// A Job analysis.

@@ -17,6 +17,12 @@ pub struct ApplicationSetStatus {
     /// The rollout status of each generated Application, sorted by name (RollingSync only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub application_status: Vec<ApplicationSetApplicationStatus>,
+    /// Flotilla extension: set when the rollout has more Applications than `applicationStatus`
+    /// may list within the controller's `--rollout-status-limit` (an ApplicationSet must stay
+    /// within etcd's request limit): `applicationStatus` is then empty, each Application keeps
+    /// its own entry in its `status.rollout`, and this counts them per step and state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub application_status_summary: Vec<StepRolloutSummary>,
     /// The generated Applications, sorted by name: the first of them, as many as the
     /// controller's `--max-resources-status-count` and a size budget allow (an ApplicationSet's
     /// whole object must stay within etcd's request limit).
@@ -225,10 +231,16 @@ pub struct AnalysisStatus {
     /// destinations name them): one Job, of the same name, on each; all must succeed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clusters: Vec<AnalysisCluster>,
-    /// Failed attempts of an HTTP analysis so far.
+    /// Failed attempts of an HTTP analysis, or failed measurements of a metric one, so far.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failures: u32,
-    /// When an HTTP analysis tries next.
+    /// Measurements of a metric analysis taken so far (of its `count`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub measurements: u32,
+    /// Inconclusive measurements of a metric analysis so far.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inconclusive: u32,
+    /// When an HTTP or metric analysis tries next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_attempt_at: Option<Time>,
     /// When it passed; the step is then complete.
@@ -441,6 +453,23 @@ pub struct ApplicationSetApplicationStatus {
     pub last_transition_time: Option<Time>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+}
+
+/// How many Applications of one RollingSync step are in each rollout state (Flotilla
+/// extension, [`ApplicationSetStatus::application_status_summary`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepRolloutSummary {
+    /// The 1-based step as a string (`"1"`), or `"-1"` for the Applications in no step.
+    pub step: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waiting: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pending: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub progressing: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub healthy: u32,
 }
 
 /// The rollout states of one Application: Waiting → Pending → Progressing → Healthy.

@@ -31,8 +31,9 @@ use super::rollback;
 use super::step_record::{Gate, fresh_records};
 use crate::api::application_set::{OnFailure, PROMOTE_ANNOTATION, RollingSyncStep, StrategyType};
 use crate::api::application_set_status::{
-    AnalysisCluster, ApplicationSetApplicationStatus, ApplicationSetCondition, ConditionType,
-    RolloutApplicationState as State, RolloutRollback, RolloutStepStatus, SyncStatusCode,
+    AnalysisCluster, AnalysisStatus, ApplicationSetApplicationStatus, ApplicationSetCondition,
+    ConditionType, RolloutApplicationState as State, RolloutRollback, RolloutStepStatus,
+    SyncStatusCode,
 };
 use crate::health::HealthStatus;
 use flotilla_generators::duration::format_duration;
@@ -808,7 +809,7 @@ impl Pass<'_> {
                         .and_then(|&i| self.apps[i].destination.namespace.clone())
                 })
                 .unwrap_or_default(),
-            AnalysisCheck::Http(_) => String::new(),
+            AnalysisCheck::Http(_) | AnalysisCheck::Metric(_) => String::new(),
         };
         let mut clusters: Vec<AnalysisCluster> = self.members[step]
             .iter()
@@ -884,18 +885,28 @@ impl Pass<'_> {
         let record = &self.records[step];
         let analysis = record.analysis.as_ref();
         let last = analysis.map_or("", |a| a.message.as_str());
+        let at = |a: &AnalysisStatus| {
+            a.next_attempt_at
+                .as_ref()
+                .map_or_else(|| "now".to_owned(), |t| t.0.to_string())
+        };
         let next = match (&self.config.steps[step].analysis, analysis) {
             (Some(AnalysisCheck::Http(check)), Some(a)) => {
-                let at = a
-                    .next_attempt_at
-                    .as_ref()
-                    .map_or_else(|| "now".to_owned(), |t| t.0.to_string());
                 format!(
-                    "; next GET at {at} ({}, {} so far)",
+                    "; next GET at {} ({}, {} so far)",
+                    at(a),
                     super::analysis::retry_text(check),
                     a.failures
                 )
             }
+            (Some(AnalysisCheck::Metric(check)), Some(a)) => format!(
+                "; next measurement at {} ({}; {} taken, {} failed, {} inconclusive)",
+                at(a),
+                check.plan_text(),
+                a.measurements,
+                a.failures,
+                a.inconclusive
+            ),
             _ => String::new(),
         };
         format!("analysing since {since}: {last}{next}; later steps open when it passes")

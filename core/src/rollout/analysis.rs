@@ -2,12 +2,15 @@
 //! of the step is Healthy on its target revisions and the bake, if any, is over, a check must
 //! pass before the step completes — a Job that must succeed, or an HTTP GET that must answer
 //! 2xx (and carry a value at a JSON path), tried every `interval` until it has failed
-//! `failureLimit` times. A failed analysis fails the step, so `onFailure` applies.
+//! `failureLimit` times, or a metric measured `count` times ([`super::metric`]: a Prometheus
+//! query or a JSON endpoint, judged by conditions). A failed analysis fails the step, so
+//! `onFailure` applies.
 //!
 //! Pure: the controller (and the simulator) asks [`probes`] what to look at before a pass,
 //! looks — reads the Job, sends the GET, judged by [`judge_answer`] — and hands the results
 //! to the step function as [`AnalysisObservation`]s; the step's record (`status.rolloutSteps`)
-//! keeps the Job's name, the failures and the next attempt, so a restart resumes the same
+//! keeps the Job's name, the failures, the measurements and the next attempt, so a restart
+//! resumes the same
 //! analysis and never runs its Job twice (the name is derived from the ApplicationSet, the step
 //! and the target revisions).
 //!
@@ -25,6 +28,8 @@ use serde::{Deserialize, Serialize};
 
 use super::config::RolloutConfig;
 use super::input::RolloutInput;
+use super::json_path::JsonPath;
+use super::metric::{MetricCheck, MetricError, Verdict};
 use super::step_record::Gate;
 use crate::api::application_set::{RollingSyncStep, StepAnalysis};
 use crate::api::application_set_status::{AnalysisCluster, AnalysisStatus, RolloutStepStatus};
@@ -47,6 +52,8 @@ pub enum AnalysisCheck {
     Job { namespace: Option<String> },
     /// An HTTP GET.
     Http(HttpCheck),
+    /// A metric measured `count` times (Prometheus, or a JSON endpoint).
+    Metric(Box<MetricCheck>),
 }
 
 /// A validated HTTP analysis.
@@ -54,8 +61,8 @@ pub enum AnalysisCheck {
 #[serde(rename_all = "camelCase")]
 pub struct HttpCheck {
     pub url: String,
-    /// The dotted path's segments (`status.phase` → `["status", "phase"]`); empty: none.
-    pub json_path: Vec<String>,
+    /// The dotted path (`status.phase`); empty: none.
+    pub json_path: JsonPath,
     /// The value the field must have.
     pub value: Option<String>,
     pub interval: Duration,
@@ -65,7 +72,7 @@ pub struct HttpCheck {
 /// Why an `analysis` cannot be followed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AnalysisError {
-    #[error("set exactly one of job and http")]
+    #[error("set exactly one of job, http, prometheus and web")]
     NotOneKind,
     #[error("http.url {0:?} is not an http:// or https:// URL")]
     Url(String),
@@ -77,20 +84,38 @@ pub enum AnalysisError {
     Interval(#[source] DurationError),
     #[error("http.failureLimit must be at least 1")]
     FailureLimit,
+    #[error(transparent)]
+    Metric(#[from] MetricError),
+}
+
+/// An `interval`: a duration above zero; unset, [`DEFAULT_INTERVAL`].
+pub(super) fn positive_interval(text: Option<&str>) -> Result<Duration, DurationError> {
+    let Some(text) = text else {
+        return Ok(DEFAULT_INTERVAL);
+    };
+    match parse_duration(text)? {
+        Duration::ZERO => Err(DurationError::new(text, DurationProblem::NotPositive)),
+        interval => Ok(interval),
+    }
 }
 
 impl AnalysisCheck {
     /// Validates a step's `analysis`.
     ///
     /// # Errors
-    /// Neither or both kinds, a URL that is not http(s), an empty path segment, a value without
-    /// a path, an interval that is not a positive duration, a failure limit of 0.
+    /// Not exactly one kind, a URL that is not http(s), an empty path segment, a value without
+    /// a path, an interval that is not a positive duration, a failure limit of 0, and a metric
+    /// analysis' errors ([`MetricError`]).
     pub fn from_spec(spec: &StepAnalysis) -> Result<Self, AnalysisError> {
-        match (&spec.job, &spec.http) {
-            (Some(job), None) => Ok(Self::Job {
+        match (&spec.job, &spec.http, &spec.prometheus, &spec.web) {
+            (Some(job), None, None, None) => Ok(Self::Job {
                 namespace: job.namespace.clone(),
             }),
-            (None, Some(http)) => {
+            (None, None, Some(prometheus), None) => {
+                Ok(Self::Metric(Box::new(MetricCheck::prometheus(prometheus)?)))
+            }
+            (None, None, None, Some(web)) => Ok(Self::Metric(Box::new(MetricCheck::web(web)?))),
+            (None, Some(http), None, None) => {
                 let url = http.url.trim();
                 let rest = url
                     .strip_prefix("http://")
@@ -99,31 +124,15 @@ impl AnalysisCheck {
                     return Err(AnalysisError::Url(http.url.clone()));
                 }
                 let json_path = match http.json_path.as_deref().map(str::trim) {
-                    None => Vec::new(),
-                    Some(path) => {
-                        let path = path.strip_prefix("$.").unwrap_or(path);
-                        let segments: Vec<String> = path.split('.').map(str::to_owned).collect();
-                        if segments.iter().any(String::is_empty) {
-                            return Err(AnalysisError::JsonPath(path.to_owned()));
-                        }
-                        segments
-                    }
+                    None => JsonPath::default(),
+                    Some(path) => JsonPath::parse(path)
+                        .ok_or_else(|| AnalysisError::JsonPath(path.to_owned()))?,
                 };
                 if http.value.is_some() && json_path.is_empty() {
                     return Err(AnalysisError::ValueWithoutPath);
                 }
-                let interval = match http.interval.as_deref() {
-                    None => DEFAULT_INTERVAL,
-                    Some(text) => match parse_duration(text).map_err(AnalysisError::Interval)? {
-                        Duration::ZERO => {
-                            return Err(AnalysisError::Interval(DurationError::new(
-                                text,
-                                DurationProblem::NotPositive,
-                            )));
-                        }
-                        interval => interval,
-                    },
-                };
+                let interval =
+                    positive_interval(http.interval.as_deref()).map_err(AnalysisError::Interval)?;
                 let failure_limit = http.failure_limit.unwrap_or(DEFAULT_FAILURE_LIMIT);
                 if failure_limit == 0 {
                     return Err(AnalysisError::FailureLimit);
@@ -140,12 +149,13 @@ impl AnalysisCheck {
         }
     }
 
-    /// `Job` or `HTTP GET <url>`, for reports.
+    /// `Job`, `HTTP GET <url>`, `Prometheus <address>` or `web GET <url>`, for reports.
     #[must_use]
     pub fn describe(&self) -> String {
         match self {
             Self::Job { .. } => "Job".to_owned(),
             Self::Http(check) => format!("HTTP GET {}", check.url),
+            Self::Metric(check) => check.describe(),
         }
     }
 }
@@ -170,8 +180,11 @@ pub struct AnalysisObservation {
 pub enum AnalysisOutcome {
     /// The Job succeeded; the GET answered as required.
     Passed,
-    /// The Job failed; the GET did not answer as required (one attempt).
+    /// The Job failed; the GET did not answer as required (one attempt); a measurement failed.
     Failed,
+    /// A measurement of a metric analysis was neither successful nor failed, or could not be
+    /// taken.
+    Inconclusive,
     /// The Job exists and runs; an HTTP attempt without a verdict yet (not counted).
     Running,
 }
@@ -189,6 +202,12 @@ pub enum Probe {
     },
     /// Send the GET and judge the answer with [`judge_answer`].
     Http { step: usize, check: HttpCheck },
+    /// Take a measurement ([`MetricCheck::request`]) and judge it with
+    /// [`MetricCheck::measure`].
+    Metric {
+        step: usize,
+        check: Box<MetricCheck>,
+    },
 }
 
 /// A Job the controller must make sure exists now (created if absent: its name makes the
@@ -228,6 +247,10 @@ pub fn probes(input: &RolloutInput) -> Vec<Probe> {
             }) else {
                 return Vec::new();
             };
+            let due = analysis
+                .next_attempt_at
+                .as_ref()
+                .is_none_or(|at| at.0 <= input.now);
             match check {
                 AnalysisCheck::Job { .. } => {
                     let Some((namespace, name)) = analysis.job.split_once('/') else {
@@ -244,16 +267,15 @@ pub fn probes(input: &RolloutInput) -> Vec<Probe> {
                         })
                         .collect()
                 }
-                AnalysisCheck::Http(check) => analysis
-                    .next_attempt_at
-                    .as_ref()
-                    .is_none_or(|at| at.0 <= input.now)
-                    .then(|| Probe::Http {
-                        step,
-                        check: check.clone(),
-                    })
-                    .into_iter()
-                    .collect(),
+                AnalysisCheck::Http(check) if due => vec![Probe::Http {
+                    step,
+                    check: check.clone(),
+                }],
+                AnalysisCheck::Metric(check) if due => vec![Probe::Metric {
+                    step,
+                    check: check.clone(),
+                }],
+                AnalysisCheck::Http(_) | AnalysisCheck::Metric(_) => Vec::new(),
             }
         })
         .collect()
@@ -337,18 +359,11 @@ pub fn judge_answer(check: &HttpCheck, status: u16, body: &[u8]) -> (bool, Strin
     if check.json_path.is_empty() {
         return (true, format!("HTTP {status}"));
     }
-    let path = check.json_path.join(".");
+    let path = check.json_path.text();
     let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
         return (false, format!("HTTP {status}, not JSON: {}", quoted()));
     };
-    let found = check
-        .json_path
-        .iter()
-        .try_fold(&json, |value, key| match value {
-            serde_json::Value::Array(items) => key.parse::<usize>().ok().and_then(|i| items.get(i)),
-            other => other.get(key),
-        });
-    let Some(found) = found else {
+    let Some(found) = check.json_path.find(&json) else {
         return (false, format!("HTTP {status}, no field {path}"));
     };
     let text = match found {
@@ -415,17 +430,24 @@ impl RolloutStepStatus {
         let Some(analysis) = self.analysis.as_mut() else {
             let ((job, clusters), next_attempt_at) = match check {
                 AnalysisCheck::Job { .. } => (job(), None),
-                AnalysisCheck::Http(_) => ((String::new(), Vec::new()), Some(Time(now))),
+                AnalysisCheck::Http(_) | AnalysisCheck::Metric(_) => {
+                    ((String::new(), Vec::new()), Some(Time(now)))
+                }
             };
             let message = match check {
                 AnalysisCheck::Job { .. } => format!("Job {job} created"),
                 AnalysisCheck::Http(check) => format!("first GET {} now", check.url),
+                AnalysisCheck::Metric(check) => {
+                    format!("first measurement of {} now", check.describe())
+                }
             };
             self.analysis = Some(AnalysisStatus {
                 started_at: Time(now),
                 job,
                 clusters,
                 failures: 0,
+                measurements: 0,
+                inconclusive: 0,
                 next_attempt_at,
                 passed_at: None,
                 message,
@@ -449,7 +471,7 @@ impl RolloutStepStatus {
                         create: false,
                     }
                 }
-                Some((AnalysisOutcome::Failed, message)) => {
+                Some((AnalysisOutcome::Failed | AnalysisOutcome::Inconclusive, message)) => {
                     analysis.message = format!("Job {} failed{}", analysis.job, detail(message));
                     self.failure = format!("analysis {}", analysis.message);
                     self.failed_at = Some(Time(now));
@@ -492,7 +514,7 @@ impl RolloutStepStatus {
                         analysis.next_attempt_at = Some(Time(next));
                         open(since, Some(next))
                     }
-                    Some((AnalysisOutcome::Failed, message)) => {
+                    Some((AnalysisOutcome::Failed | AnalysisOutcome::Inconclusive, message)) => {
                         analysis.failures += 1;
                         analysis.message = format!(
                             "GET {} failed ({}/{}): {message}",
@@ -512,6 +534,64 @@ impl RolloutStepStatus {
                         open(since, Some(next))
                     }
                     None => open(since, analysis.next_attempt_at.as_ref().map(|t| t.0)),
+                }
+            }
+            AnalysisCheck::Metric(check) => {
+                let due = analysis
+                    .next_attempt_at
+                    .as_ref()
+                    .is_none_or(|at| at.0 <= now);
+                let Some((outcome, message)) =
+                    observed.filter(|_| due).map(|o| (o.outcome, &o.message))
+                else {
+                    return open(since, analysis.next_attempt_at.as_ref().map(|t| t.0));
+                };
+                let next = now.checked_add(check.interval).unwrap_or(Timestamp::MAX);
+                if outcome == AnalysisOutcome::Running {
+                    // No verdict yet (the simulator's `after:`): not a measurement.
+                    analysis.message = format!("{}: {message}", check.describe());
+                    analysis.next_attempt_at = Some(Time(next));
+                    return open(since, Some(next));
+                }
+                analysis.measurements += 1;
+                match outcome {
+                    AnalysisOutcome::Failed => analysis.failures += 1,
+                    AnalysisOutcome::Inconclusive => analysis.inconclusive += 1,
+                    AnalysisOutcome::Passed | AnalysisOutcome::Running => {}
+                }
+                analysis.message = format!(
+                    "{} measurement {}/{}: {message}",
+                    check.describe(),
+                    analysis.measurements,
+                    check.count
+                );
+                match check.verdict(
+                    analysis.measurements,
+                    analysis.failures,
+                    analysis.inconclusive,
+                ) {
+                    Verdict::Passed => {
+                        analysis.passed_at = Some(Time(now));
+                        analysis.next_attempt_at = None;
+                        Analysed {
+                            gate: Gate::Complete,
+                            create: false,
+                        }
+                    }
+                    Verdict::Failed(why) => {
+                        analysis.next_attempt_at = None;
+                        analysis.message = format!("{}; {why}", analysis.message);
+                        self.failure = format!("analysis {}", analysis.message);
+                        self.failed_at = Some(Time(now));
+                        Analysed {
+                            gate: Gate::Failed,
+                            create: false,
+                        }
+                    }
+                    Verdict::Measuring => {
+                        analysis.next_attempt_at = Some(Time(next));
+                        open(since, Some(next))
+                    }
                 }
             }
         }
@@ -555,13 +635,13 @@ mod tests {
 
     fn http(json_path: Option<&str>, value: Option<&str>) -> StepAnalysis {
         StepAnalysis {
-            job: None,
             http: Some(HttpAnalysis {
                 url: "https://status.example.com/ready".into(),
                 json_path: json_path.map(str::to_owned),
                 value: value.map(str::to_owned),
                 ..HttpAnalysis::default()
             }),
+            ..StepAnalysis::default()
         }
     }
 
@@ -583,7 +663,7 @@ mod tests {
             (false, "HTTP 500: boom".into())
         );
         let phase = check(Some("$.status.phase"), Some("Ready"));
-        assert_eq!(phase.json_path, ["status", "phase"]);
+        assert_eq!(phase.json_path.text(), "status.phase");
         let body = br#"{"status": {"phase": "Ready"}}"#;
         assert_eq!(
             judge_answer(&phase, 200, body),
@@ -615,7 +695,7 @@ mod tests {
         let refused = |spec: StepAnalysis| AnalysisCheck::from_spec(&spec).unwrap_err().to_string();
         assert_eq!(
             refused(StepAnalysis::default()),
-            "set exactly one of job and http"
+            "set exactly one of job, http, prometheus and web"
         );
         let mut ftp = http(None, None);
         if let Some(h) = ftp.http.as_mut() {

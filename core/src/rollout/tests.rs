@@ -1608,7 +1608,9 @@ fn rollback_completed_steps_needs_on_failure_rollback() {
 // Analysis (issue 33): a Job or an HTTP check after the step is Healthy.
 
 use super::analysis::{AnalysisObservation, AnalysisOutcome, Probe, job_name, probes};
-use crate::api::application_set::{HttpAnalysis, JobAnalysis, StepAnalysis};
+use crate::api::application_set::{
+    HttpAnalysis, JobAnalysis, MetricMeasurement, PrometheusAnalysis, StepAnalysis,
+};
 
 /// The three tiers with `analysis` on step 1 (the db), `onFailure` as given.
 fn analysed_tiers(analysis: StepAnalysis, on_failure: Option<OnFailure>) -> RolloutStrategy {
@@ -1623,19 +1625,19 @@ fn analysed_tiers(analysis: StepAnalysis, on_failure: Option<OnFailure>) -> Roll
 fn job_analysis() -> StepAnalysis {
     StepAnalysis {
         job: Some(JobAnalysis::default()),
-        http: None,
+        ..StepAnalysis::default()
     }
 }
 
 fn http_analysis(failure_limit: u32) -> StepAnalysis {
     StepAnalysis {
-        job: None,
         http: Some(HttpAnalysis {
             url: "http://127.0.0.1:8080/ready".into(),
             interval: Some("10s".into()),
             failure_limit: Some(failure_limit),
             ..HttpAnalysis::default()
         }),
+        ..StepAnalysis::default()
     }
 }
 
@@ -1856,7 +1858,7 @@ fn a_job_analysis_runs_on_each_destination_cluster_and_needs_every_job_to_pass()
         .into_iter()
         .map(|p| match p {
             Probe::Job { cluster, .. } => cluster,
-            Probe::Http { .. } => panic!("a Job analysis"),
+            other => panic!("a Job analysis: {other:?}"),
         })
         .collect();
     assert_eq!(probed, [server("https://east"), server("https://west")]);
@@ -2027,6 +2029,133 @@ fn an_http_analysis_retries_on_its_interval_and_fails_at_its_limit() {
     );
 }
 
+fn prometheus_analysis(count: u32, failure_limit: u32, inconclusive_limit: u32) -> StepAnalysis {
+    StepAnalysis {
+        prometheus: Some(PrometheusAnalysis {
+            address: "http://127.0.0.1:9090".into(),
+            query: "errors / requests".into(),
+            credentials_secret: None,
+            measurement: MetricMeasurement {
+                success_condition: Some("result[0] < 0.01".into()),
+                failure_condition: Some("result[0] >= 0.05".into()),
+                interval: Some("30s".into()),
+                count: Some(count),
+                failure_limit: Some(failure_limit),
+                inconclusive_limit: Some(inconclusive_limit),
+            },
+        }),
+        ..StepAnalysis::default()
+    }
+}
+
+/// The db synced and Healthy in `shop` (after [`R0`]), the others OutOfSync.
+fn db_synced_after_r0() -> Vec<ApplicationState> {
+    let mut apps = db_synced_in_shop();
+    apps[1].previous_revisions = vec![R0.into()];
+    apps
+}
+
+/// Measurements of step 1's metric analysis, one pass each, starting from `from`; the last
+/// pass's decision.
+fn measured(
+    strategy: &RolloutStrategy,
+    from: &RolloutDecision,
+    passes: &[(&str, AnalysisOutcome)],
+) -> RolloutDecision {
+    passes.iter().fold(from.clone(), |prior, &(now, outcome)| {
+        let (input, next) = observed_pass(
+            strategy,
+            db_synced_after_r0(),
+            &prior,
+            now,
+            seen(outcome, "result [x]"),
+        );
+        assert!(
+            matches!(&probes(&input)[..], [Probe::Metric { step: 1, .. }]),
+            "a measurement due at {now}"
+        );
+        next
+    })
+}
+
+#[test]
+fn a_metric_analysis_measures_count_times_and_passes_within_its_limits() {
+    use AnalysisOutcome::{Failed, Inconclusive, Passed};
+    let strategy = analysed_tiers(prometheus_analysis(3, 1, 1), None);
+    let none = RolloutDecision::default();
+    let (_, started) = observed_pass(&strategy, db_synced_in_shop(), &none, "12:01:00", vec![]);
+    assert_eq!(started.wake_at, Some(at("12:01:00")), "measured at once");
+    let two = measured(
+        &strategy,
+        &started,
+        &[("12:01:01", Passed), ("12:01:31", Failed)],
+    );
+    assert_eq!(two.step_reports[0].state, StepState::Analysing);
+    assert_eq!(two.wake_at, Some(at("12:02:01")), "every 30s");
+    let record = two.step_status[0].analysis.clone().expect("in status");
+    assert_eq!((record.measurements, record.failures), (2, 1));
+    assert!(
+        two.step_reports[0].next.contains(
+            "Prometheus http://127.0.0.1:9090 measurement 2/3: result [x]; next measurement at 2025-03-01T12:02:01Z (3 measurement(s) every 30s, at most 1 failed and 1 inconclusive; 2 taken, 1 failed, 0 inconclusive)"
+        ),
+        "{}",
+        two.step_reports[0].next
+    );
+    // Not due: no probe, and a stray observation is not a measurement.
+    let (input, early) = observed_pass(
+        &strategy,
+        db_synced_in_shop(),
+        &two,
+        "12:01:40",
+        seen(Failed, "x"),
+    );
+    assert!(probes(&input).is_empty());
+    assert_eq!(early.step_status[0].analysis, two.step_status[0].analysis);
+    // The third, inconclusive, is within the limit: the step completes, the next one opens.
+    let passed = measured(&strategy, &two, &[("12:02:01", Inconclusive)]);
+    assert_eq!(passed.step_reports[0].state, StepState::Complete);
+    assert_eq!(passed.sync_triggered, names(&["backend"]));
+}
+
+#[test]
+fn a_metric_analysis_fails_one_measurement_past_a_limit_into_a_rollback() {
+    use AnalysisOutcome::{Failed, Inconclusive, Passed};
+    let strategy = analysed_tiers(prometheus_analysis(5, 1, 0), Some(OnFailure::Rollback));
+    let none = RolloutDecision::default();
+    let (_, started) = observed_pass(&strategy, db_synced_after_r0(), &none, "12:01:00", vec![]);
+    let failed = measured(
+        &strategy,
+        &started,
+        &[
+            ("12:01:00", Failed),
+            ("12:01:30", Passed),
+            ("12:02:00", Failed),
+        ],
+    );
+    assert_eq!(failed.step_reports[0].state, StepState::RolledBack);
+    assert_eq!(
+        failed.step_status[0].failure,
+        "analysis Prometheus http://127.0.0.1:9090 measurement 3/5: result [x]; 2 failed measurement(s), more than failureLimit 1"
+    );
+    assert!(failed.sync_triggered.is_empty());
+    assert_eq!(
+        failed.rollback_syncs,
+        [RollbackSync {
+            application: "db".into(),
+            revisions: vec![R0.into()],
+        }]
+    );
+    let inconclusive = measured(&strategy, &started, &[("12:01:00", Inconclusive)]);
+    assert_eq!(inconclusive.step_reports[0].state, StepState::RolledBack);
+    assert!(
+        inconclusive.step_status[0].failure.ends_with(
+            "inconclusive: 1 inconclusive measurement(s), more than inconclusiveLimit 0"
+        ),
+        "{}",
+        inconclusive.step_status[0].failure
+    );
+}
+
 #[test]
 fn an_analysis_waits_for_the_bake_and_a_new_revision_starts_a_new_one() {
     let mut strategy = analysed_tiers(job_analysis(), None);
@@ -2055,6 +2184,7 @@ fn an_invalid_analysis_is_refused_by_name() {
     let bad = StepAnalysis {
         job: Some(JobAnalysis::default()),
         http: Some(HttpAnalysis::default()),
+        ..StepAnalysis::default()
     };
     let decision = run(
         analysed_tiers(bad, None),
@@ -2065,7 +2195,7 @@ fn an_invalid_analysis_is_refused_by_name() {
     let (_, reason, message) = progress(&decision);
     assert_eq!(reason, "InvalidRolloutConfig");
     assert!(
-        message.starts_with("step 1: analysis: set exactly one of job and http"),
+        message.starts_with("step 1: analysis: set exactly one of job, http, prometheus and web"),
         "{message}"
     );
 }

@@ -11,11 +11,13 @@ pub mod status;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use kube::api::ListParams;
 use kube::{Api, Client};
 
 use crate::cli::connect::KubeconfigArgs;
 use crate::cluster::api_server::api_error::ApiError;
-use flotilla_core::api::ApplicationSet;
+use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_layout;
 
 pub use explain::{ExplainArgs, explain_state_file};
 
@@ -77,6 +79,34 @@ impl AppSetArgs {
             .await
             .map_err(ApiError::from)
             .with_context(|| format!("reading ApplicationSet {namespace}/{}", self.appset))
+    }
+
+    /// [`Self::get`], with every Application's rollout entry listed in
+    /// `status.applicationStatus`: read back from its Applications when a large rollout keeps
+    /// them there ([`flotilla_core::controller::appset::rollout_layout`]).
+    ///
+    /// # Errors
+    /// The ApplicationSet, or its Applications, cannot be read.
+    pub async fn get_with_rollout(
+        &self,
+        client: &Client,
+        namespace: &str,
+    ) -> anyhow::Result<ApplicationSet> {
+        let mut appset = self.get(client, namespace).await?;
+        if let Some(status) = appset.status.as_mut()
+            && rollout_layout::on_applications(status)
+        {
+            let selector = format!("{APPLICATION_SET_LABEL}={}", self.appset);
+            let applications = Api::<Application>::namespaced(client.clone(), namespace)
+                .list(&ListParams::default().labels(&selector))
+                .await
+                .map_err(ApiError::from)
+                .with_context(|| {
+                    format!("listing the Applications of {namespace}/{}", self.appset)
+                })?;
+            rollout_layout::hydrate(status, &applications.items);
+        }
+        Ok(appset)
     }
 }
 

@@ -73,7 +73,7 @@ impl Printable for Status<'_> {
 pub async fn run(args: &StatusArgs) -> anyhow::Result<()> {
     let (client, namespace) = args.target.connect().await?;
     if !args.watch {
-        let appset = args.target.get(&client, &namespace).await?;
+        let appset = args.target.get_with_rollout(&client, &namespace).await?;
         let now = Timestamp::now();
         print!(
             "{}",
@@ -90,7 +90,7 @@ pub async fn run(args: &StatusArgs) -> anyhow::Result<()> {
     tokio::pin!(stop);
     let mut shown = String::new();
     loop {
-        let appset = args.target.get(&client, &namespace).await?;
+        let appset = args.target.get_with_rollout(&client, &namespace).await?;
         let now = Timestamp::now();
         let table = args.output.print(&Status {
             appset: &appset,

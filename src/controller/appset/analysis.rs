@@ -1,6 +1,7 @@
 //! The I/O shell of a RollingSync step's analysis (Flotilla extension): before a pass, it looks
 //! at what [`probes`] names — reads each analysis Job, sends each due HTTP GET (judged by
-//! [`judge_answer`]) — and after the pass's status is written, creates the Jobs the pass asks
+//! [`judge_answer`]), takes each due measurement of a metric analysis ([`super::metric_request`])
+//! — and after the pass's status is written, creates the Jobs the pass asks
 //! for (an existing one, from before a restart, is kept: its name makes the run happen once).
 //! A Job is read and created on its destination cluster, reached as the Application controller
 //! reaches it (the cluster Secrets; the controller's own client for the in-cluster address).
@@ -11,6 +12,7 @@ use std::time::Duration;
 use hyper::Method;
 use hyper::body::Bytes;
 use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
@@ -59,8 +61,13 @@ async fn client_of(
         .client())
 }
 
-/// Looks at every probe: the observations of this pass (a Job not found gives none).
-pub async fn observe(clusters: &ClusterClients, probes: &[Probe]) -> Vec<AnalysisObservation> {
+/// Looks at every probe: the observations of this pass (a Job not found gives none). A metric
+/// analysis' Secret is read from `secrets` (the ApplicationSet's namespace).
+pub async fn observe(
+    clusters: &ClusterClients,
+    secrets: &Api<Secret>,
+    probes: &[Probe],
+) -> Vec<AnalysisObservation> {
     let mut observed = Vec::with_capacity(probes.len());
     for probe in probes {
         let seen = match probe {
@@ -96,6 +103,16 @@ pub async fn observe(clusters: &ClusterClients, probes: &[Probe]) -> Vec<Analysi
                     } else {
                         AnalysisOutcome::Failed
                     },
+                    message,
+                    cluster: None,
+                })
+            }
+            Probe::Metric { step, check } => {
+                let (outcome, message) = super::metric_request::measure(check, secrets).await;
+                tracing::info!(step, metric = %check.describe(), ?outcome, %message, "analysis measurement");
+                Some(AnalysisObservation {
+                    step: *step,
+                    outcome,
                     message,
                     cluster: None,
                 })

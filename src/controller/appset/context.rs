@@ -18,6 +18,7 @@ use crate::repo::cache::RepoCache;
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::pacing::LastReconcile;
 use flotilla_core::controller::appset::promotion::StepWatch;
+use flotilla_core::controller::appset::rollout_layout::DEFAULT_ROLLOUT_STATUS_LIMIT;
 use flotilla_core::controller::appset::status::DEFAULT_MAX_RESOURCES_STATUS_COUNT;
 use flotilla_core::sync::JqFilters;
 
@@ -38,6 +39,9 @@ pub struct AppSetContext {
     /// How many Applications an ApplicationSet's `status.resources` lists at most (0: as many
     /// as fit in the status's size).
     pub max_resources_status_count: usize,
+    /// How many bytes of JSON `status.applicationStatus` may take before each Application
+    /// keeps its own rollout state ([`flotilla_core::controller::appset::rollout_layout`]).
+    pub rollout_status_limit: usize,
     pub metrics: Arc<Metrics>,
     pub events: EventPublisher,
     /// Watches on the kinds clusterDecisionResource generators read.
@@ -87,6 +91,7 @@ impl AppSetContext {
             repos,
             git_poll,
             max_resources_status_count: DEFAULT_MAX_RESOURCES_STATUS_COUNT,
+            rollout_status_limit: DEFAULT_ROLLOUT_STATUS_LIMIT,
             metrics,
             failures: FailureBackoff::default(),
             last_reconciles: Mutex::default(),
@@ -111,6 +116,16 @@ impl AppSetContext {
     pub fn listing_at_most(self, count: usize) -> Self {
         Self {
             max_resources_status_count: count,
+            ..self
+        }
+    }
+
+    /// Keeps a RollingSync's per-Application state in the ApplicationSet's status while it
+    /// takes at most `bytes` of JSON, on the Applications beyond.
+    #[must_use]
+    pub fn keeping_rollout_inline_up_to(self, bytes: usize) -> Self {
+        Self {
+            rollout_status_limit: bytes,
             ..self
         }
     }

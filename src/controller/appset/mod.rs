@@ -17,6 +17,7 @@ mod context;
 pub mod deletion;
 mod dependencies;
 mod error;
+mod metric_request;
 mod observe;
 mod removal;
 mod render;
@@ -53,6 +54,7 @@ use flotilla_core::controller::appset::pacing::{LastReconcile, wait_before};
 use flotilla_core::controller::appset::plan::keep_applied_metadata;
 use flotilla_core::controller::appset::requeue::{poll_interval, rollout_requeue};
 use flotilla_core::controller::appset::rollout_input::{keep_observed, rolling_sync};
+use flotilla_core::controller::appset::rollout_layout::hydrate;
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, rollout_events};
 use flotilla_core::controller::appset::status::in_progress;
 use flotilla_core::controller::appset::sync_request::sync_requests;
@@ -211,7 +213,13 @@ async fn reconcile_now(
     .await?;
     let pass = pass.transpose()?;
     if let Some(pass) = &pass {
-        let events = rollout_events(appset.status.as_ref(), &status, &pass.decision);
+        // The status before this pass, every entry listed (those kept on the Applications
+        // read back from them).
+        let before = appset.status.clone().map(|mut before| {
+            hydrate(&mut before, existing.iter().map(|app| &**app));
+            before
+        });
+        let events = rollout_events(before.as_ref(), &status, &pass.decision);
         publish(&ctx.events, &appset, &events).await;
         let requests = sync_requests(&name, &pass.input, &pass.decision, &existing);
         request_syncs(&ctx.client, &ctx.namespace, &requests)

@@ -74,7 +74,9 @@ pub(super) async fn observed_rollout(
         prior: appset,
         projects: &projects,
     });
-    input.analysis = analysis::observe(&ctx.clusters, &probes(&input)).await;
+    let secrets =
+        kube::Api::namespaced(ctx.client.clone(), &appset.namespace().unwrap_or_default());
+    input.analysis = analysis::observe(&ctx.clusters, &secrets, &probes(&input)).await;
     input.external = match read_dependencies(ctx, appset, &projects).await {
         Ok(read) => read,
         Err(error) => {

@@ -1,5 +1,6 @@
 //! What an ApplicationSet reconcile shows: its outcome (decided by the core), its status written
-//! once, only when it changed ([`write_status`]), and the Event saying what was written or what
+//! once, only when it changed ([`write_status`]) — a large rollout's per-Application state on
+//! the Applications first ([`rollout_layout`]) — and the Event saying what was written or what
 //! failed.
 
 use std::sync::Arc;
@@ -13,9 +14,12 @@ use super::context::AppSetContext;
 use super::error::AppSetError;
 use super::render::Planned;
 use crate::render::admission::refusals_message;
-use flotilla_core::api::application_set_status::{ApplicationSetStatus, DeletionProgress};
+use flotilla_core::api::application_set_status::{
+    ApplicationSetApplicationStatus, ApplicationSetStatus, DeletionProgress,
+};
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::outcome::reconcile_outcome;
+use flotilla_core::controller::appset::rollout_layout::{self, Split, hydrate};
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, with_rollout};
 use flotilla_core::controller::appset::status::{
     Outcome, changed, next_status, status_patch, within_size,
@@ -70,7 +74,9 @@ pub(super) async fn publish_outcome(
 }
 
 /// Writes the status (with the rollout's part, and `deletion`: where a removal in steps stands)
-/// with a merge patch on `/status`, only when it changed; returns it. A failed write is also an
+/// with a merge patch on `/status`, only when it changed — when the rollout's entries are kept
+/// on the Applications, those that changed are written there first; returns it with every entry
+/// listed (as the rest of the reconcile and `rollout explain` see it). A failed write is also an
 /// Event on the ApplicationSet.
 pub(super) async fn write_status(
     ctx: &AppSetContext,
@@ -82,19 +88,34 @@ pub(super) async fn write_status(
 ) -> Result<ApplicationSetStatus, AppSetError> {
     let now = Time(Timestamp::now());
     let old = appset.status.as_ref();
+    let shown_old = old.cloned().map(|mut status| {
+        hydrate(&mut status, applications.iter().copied());
+        status
+    });
     let status = next_status(
-        old,
+        shown_old.as_ref(),
         outcome,
         applications,
         ctx.max_resources_status_count,
         &now,
     );
-    let new = within_size(ApplicationSetStatus {
+    let full = ApplicationSetStatus {
         deletion,
         ..with_rollout(status, rollout, &now)
-    });
+    };
+    let entries = full.application_status.clone();
+    let Split {
+        stored,
+        application_writes,
+    } = rollout_layout::split(full, applications.iter().copied(), ctx.rollout_status_limit);
+    let new = within_size(stored);
+    write_entries(ctx, appset, &application_writes).await?;
+    let shown = ApplicationSetStatus {
+        application_status: entries,
+        ..new.clone()
+    };
     if !changed(old, &new) {
-        return Ok(new);
+        return Ok(shown);
     }
     let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
     let written = api
@@ -105,7 +126,7 @@ pub(super) async fn write_status(
         )
         .await;
     match written {
-        Ok(_) => Ok(new),
+        Ok(_) => Ok(shown),
         Err(error) => {
             let error = AppSetError::Status {
                 appset: appset.name_any(),
@@ -122,4 +143,41 @@ pub(super) async fn write_status(
             Err(error)
         }
     }
+}
+
+/// Writes each entry on its Application (`status.rollout`, a merge patch), a bounded number at
+/// once; an Application gone meanwhile is left out (the next pass decides without it).
+async fn write_entries(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    entries: &[ApplicationSetApplicationStatus],
+) -> Result<(), AppSetError> {
+    let api: Api<Application> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let writes = entries
+        .iter()
+        .map(|entry| {
+            let api = api.clone();
+            async move {
+                let patch = serde_json::json!({"status": {"rollout": entry}});
+                match api
+                    .patch_status(
+                        &entry.application,
+                        &PatchParams::default(),
+                        &Patch::Merge(patch),
+                    )
+                    .await
+                {
+                    Ok(_) => Ok(()),
+                    Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+                    Err(error) => Err(error),
+                }
+            }
+        })
+        .collect();
+    super::bounded_writes::all(writes)
+        .await
+        .map_err(|error| AppSetError::Status {
+            appset: appset.name_any(),
+            error: error.into(),
+        })
 }

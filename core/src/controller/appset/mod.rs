@@ -4,7 +4,7 @@
 //! ([`promotion`]) and what status
 //! results ([`status`]); for RollingSync, what the
 //! rollout observes ([`rollout_input`]), writes ([`rollout_status`], with the history of
-//! rollouts, [`rollout_history`]) and requests
+//! rollouts, [`rollout_history`]), where it stores each Application's state ([`rollout_layout`]) and requests
 //! ([`sync_request`]). No API client here.
 
 pub mod error_reason;
@@ -16,6 +16,7 @@ pub mod promotion;
 pub mod requeue;
 pub mod rollout_history;
 pub mod rollout_input;
+pub mod rollout_layout;
 pub mod rollout_status;
 pub mod status;
 pub mod sync_request;

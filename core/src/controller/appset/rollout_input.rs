@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::rollout_layout::hydrate;
 use crate::api::application::ResourceStatus;
 use crate::api::application_set::{PROMOTE_ANNOTATION, RolloutStrategy, StrategyType};
 use crate::api::application_set_status::SyncStatusCode;
@@ -144,8 +145,11 @@ pub fn rollout_input<E: Borrow<Application>>(observation: &Observation<'_, E>) -
         prior_application_status: observation
             .prior
             .status
-            .as_ref()
-            .map(|s| s.application_status.clone())
+            .clone()
+            .map(|mut status| {
+                hydrate(&mut status, observation.existing.iter().map(Borrow::borrow));
+                status.application_status
+            })
             .unwrap_or_default(),
         prior_step_status: observation
             .prior
