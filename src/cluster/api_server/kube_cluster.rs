@@ -27,7 +27,7 @@ use flotilla_core::sync::{FieldValidation, ResourceAction};
 use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
 use super::resource_types::{ResourceType, ResourceTypes};
-use crate::cluster::tracked::tracked_cache::{Touched, TrackedCache};
+use crate::cluster::tracked::tracked_cache::{Touched, TrackedCache, WatchSize};
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use flotilla_core::sync::FIELD_MANAGER;
 
@@ -89,6 +89,12 @@ impl KubeCluster {
     #[must_use]
     pub fn request_counts(&self) -> RequestCounts {
         self.counter.snapshot()
+    }
+
+    /// What its watches of tracked objects hold.
+    #[must_use]
+    pub fn watch_size(&self) -> WatchSize {
+        self.tracked.size()
     }
 
     /// The objects tracked by `app` (their tracking id starts with `<app>:`), with

@@ -14,6 +14,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use crate::cluster::destinations::clients::Connect;
+use crate::controller::runtime::k8s_requests::CountRequestsLayer;
 
 /// The current leadership deadline (None: not leading), set by the Lease loop.
 #[derive(Clone, Debug)]
@@ -98,12 +99,16 @@ pub trait WritePermit: Clone + Send + Sync + 'static {
     fn permits(&self, path: &str) -> Result<(), tower::BoxError>;
 }
 
-/// Makes clients (the controller's own, and each destination's) whose writes pass `permit`.
+/// Makes clients (the controller's own, and each destination's) whose writes pass `permit`,
+/// their requests counted ([`CountRequestsLayer`]).
 #[must_use]
 pub fn gated_connect<P: WritePermit>(permit: P) -> Connect {
     let gate = WriteGateLayer(permit);
     Arc::new(move |config| {
+        let counted = CountRequestsLayer::new(config.cluster_url.to_string().as_str());
         Ok(kube::client::ClientBuilder::try_from(config)?
+            // Innermost: only requests the gate lets through are sent, and counted.
+            .with_layer(&counted)
             .with_layer(&gate)
             .build())
     })
