@@ -344,15 +344,15 @@ async fn the_dashboards_metrics_are_served_with_flotillas_values() {
         is(l, "verb", "Patch") && is(l, "resource_kind", "deployments")
     });
     assert!(applied.parse::<u64>().expect("a count") >= 2, "{applied}");
-    for (name, labels) in [
-        (
-            "argocd_cluster_info",
-            ("server", "https://kubernetes.default.svc"),
-        ),
-        ("argocd_appset_info", ("name", "tiers")),
-    ] {
-        sample(name, &|l| is(l, labels.0, labels.1));
-    }
+    let (_, cluster, _) = sample("argocd_cluster_info", &|l| {
+        is(l, "server", "https://kubernetes.default.svc")
+    });
+    assert!(
+        cluster["k8s_version"].starts_with("v1.") && cluster["name"] == "in-cluster",
+        "{cluster:?}"
+    );
+    let (_, appset, _) = sample("argocd_appset_info", &|l| is(l, "name", "tiers"));
+    assert_eq!(appset["resource_update_status"], "True", "{appset:?}");
 
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/grafana/flotilla-rollouts.json");
     let dashboard: Value =

@@ -60,7 +60,7 @@ fn sampled() -> String {
                 vec![ClusterFacts {
                     server: "https://kubernetes.default.svc".to_owned(),
                     name: "in-cluster".to_owned(),
-                    k8s_version: String::new(),
+                    k8s_version: "v1.33.1".to_owned(),
                     api_resources: 1,
                     objects: 1,
                     events: 1,
@@ -172,7 +172,8 @@ its `ResourcesUpToDate` condition's status.\n\
 - `argocd_cluster_info`, `argocd_cluster_api_resources`, `argocd_cluster_api_resource_objects`, \
 `argocd_cluster_events_total` — per cluster the controller has synced to (its own as \
 `https://kubernetes.default.svc`): the resource types it watches there, the tracked objects \
-those watches hold, and the watch events received. `k8s_version` is empty (not read).\n\
+those watches hold, and the watch events received; `k8s_version` is the version its API \
+server reports (read once).\n\
 - `argocd_git_request_total`, `argocd_git_request_duration_seconds` — per repository: \
 `request_type=\"fetch\"` for each clone or fetch of the repository's mirror, \
 `request_type=\"ls-remote\"` for each revision resolved to a commit (Argo CD asks the remote \

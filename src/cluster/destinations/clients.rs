@@ -101,11 +101,22 @@ impl ClusterClients {
     }
 
     /// The cluster `destination` names (from the watched cluster Secrets, so a changed Secret
-    /// applies as soon as the watch sees it).
+    /// applies as soon as the watch sees it), its Kubernetes version read once (for the
+    /// metrics).
     ///
     /// # Errors
     /// Unreadable cluster Secrets, an unknown destination, or unusable connection settings.
     pub async fn for_destination(
+        &self,
+        destination: &ApplicationDestination,
+    ) -> Result<Arc<KubeCluster>, ClientsError> {
+        let cluster = self.cluster_for(destination).await?;
+        cluster.read_version().await;
+        Ok(cluster)
+    }
+
+    /// See [`Self::for_destination`].
+    async fn cluster_for(
         &self,
         destination: &ApplicationDestination,
     ) -> Result<Arc<KubeCluster>, ClientsError> {
@@ -152,7 +163,7 @@ impl ClusterClients {
             ClusterFacts {
                 server: server.to_owned(),
                 name: name.to_owned(),
-                k8s_version: String::new(),
+                k8s_version: cluster.version().to_owned(),
                 api_resources: size.resource_types,
                 objects: size.objects,
                 events: size.events,
