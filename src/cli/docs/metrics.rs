@@ -43,6 +43,7 @@ fn examples() -> (Application, ApplicationSet) {
 /// The exposition of a registry with one sample in each family.
 fn sampled() -> String {
     let metrics = Metrics::default();
+    metrics.set_leader(true);
     let (app, appset) = examples();
     metrics.reconciled(None);
     metrics.application_reconciled(None);

@@ -148,7 +148,8 @@ impl Default for Metrics {
             "How long git fetches and revision resolutions take (Argo CD's name)",
             crate::repo::git_requests::durations(),
         );
-        let observed = ObservedCollector::default();
+        let leader = Gauge::default();
+        let observed = ObservedCollector::new(leader.clone());
         r.register_collector(Box::new(observed.clone()));
         r.register_collector(Box::new(ProcessCollector));
         let argocd = ArgoCdMetrics::registered(r);
@@ -204,7 +205,7 @@ impl Default for Metrics {
                     "flotilla_leader",
                     "Whether this process holds the controller Lease",
                 ),
-                Gauge::default(),
+                leader,
             ),
             slow: registered(
                 r,

@@ -27,7 +27,7 @@ pub type Lister<T> = Box<dyn Fn() -> Vec<T> + Send + Sync>;
 pub struct Observed {
     /// Its Applications (only this replica's when sharded).
     pub applications: Lister<AppInfo>,
-    /// The ApplicationSets of the namespace.
+    /// The ApplicationSets of the namespace (shown while this replica leads).
     pub appsets: Lister<Arc<ApplicationSet>>,
     /// The clusters it has synced to.
     pub clusters: Lister<ClusterFacts>,
@@ -50,9 +50,14 @@ pub struct ClusterFacts {
     pub events: u64,
 }
 
-/// The [`Observed`] of every namespace, encoded on each scrape.
-#[derive(Default, Clone)]
-pub struct ObservedCollector(Arc<Mutex<BTreeMap<String, Observed>>>);
+/// The [`Observed`] of every namespace, encoded on each scrape. ApplicationSets (and their
+/// rollouts) are shown only while this replica leads, as only the leader reconciles them:
+/// summed over the replicas, each counts once.
+#[derive(Clone)]
+pub struct ObservedCollector {
+    observed: Arc<Mutex<BTreeMap<String, Observed>>>,
+    leader: Gauge,
+}
 
 impl fmt::Debug for ObservedCollector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -61,9 +66,18 @@ impl fmt::Debug for ObservedCollector {
 }
 
 impl ObservedCollector {
+    /// Shows what is registered; ApplicationSets while `leader` is 1.
+    #[must_use]
+    pub fn new(leader: Gauge) -> Self {
+        Self {
+            observed: Arc::default(),
+            leader,
+        }
+    }
+
     /// Sets what `namespace` watches (replacing what it registered before).
     pub fn set(&self, namespace: &str, observed: Observed) {
-        self.0
+        self.observed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(namespace.to_owned(), observed);
@@ -114,14 +128,17 @@ fn count(n: u64) -> i64 {
 impl Collector for ObservedCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
         let (mut apps, mut appsets, mut clusters) = (Vec::new(), Vec::new(), Vec::new());
+        let leading = self.leader.get() == 1;
         for observed in self
-            .0
+            .observed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .values()
         {
             apps.extend((observed.applications)());
-            appsets.extend((observed.appsets)());
+            if leading {
+                appsets.extend((observed.appsets)());
+            }
             clusters.extend((observed.clusters)());
         }
         let by_status: Family<StatusLabels, Gauge> = Family::default();
