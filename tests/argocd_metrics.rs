@@ -18,10 +18,9 @@ use std::time::Duration;
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::Api;
 use serde_json::{Value, json};
 
-use controller_support::{commit_apps, repository, setup};
+use controller_support::{commit_apps, repository, setup, web_application};
 use support::loopback_http::LoopbackServer;
 use support::two_tier_appset::two_tier_appset;
 use support::{TestNamespace, apply, eventually, eventually_within, object, wait_until};
@@ -217,17 +216,7 @@ async fn the_dashboards_metrics_are_served_with_flotillas_values() {
         "metrics",
         &["--metrics-addr", &endpoint.to_string()],
     );
-    let app: Application = object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "web", "namespace": ns.name},
-        "spec": {
-            "project": "default",
-            "source": {"repoURL": url, "targetRevision": "main", "path": "apps/web"},
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-            "syncPolicy": {"automated": {"prune": true}}
-        }
-    }));
+    let app = web_application(&ns.name, &url, json!({}));
     apply(&ns.api::<Application>(), &app).await;
     let appset: ApplicationSet = object(two_tier_appset(
         "tiers",
@@ -276,10 +265,18 @@ async fn the_dashboards_metrics_are_served_with_flotillas_values() {
                     && value == "1"
             })
             .count();
-        match (missing.is_empty(), web_syncs, rolled_out) {
-            (true, Some((_, _, count)), 2) if count == "2" => Ok(response),
+        let web_info = served.iter().find(|(name, labels, _)| {
+            name == "argocd_app_info" && labels.get("name").map(String::as_str) == Some("web")
+        });
+        let web_settled = web_info.is_some_and(|(_, labels, _)| {
+            labels.get("health_status").map(String::as_str) == Some("Healthy")
+                && labels.get("sync_status").map(String::as_str) == Some("Synced")
+        });
+        match (missing.is_empty(), web_syncs, rolled_out, web_settled) {
+            (true, Some((_, _, count)), 2, true) if count == "2" => Ok(response),
             _ => Err(format!(
-                "missing {missing:?}; web's syncs {web_syncs:?}; {rolled_out} of 2 tiers rolled out"
+                "missing {missing:?}; web's syncs {web_syncs:?}; {rolled_out} of 2 tiers rolled \
+                 out; web {web_info:?}"
             )),
         }
     })
@@ -336,14 +333,22 @@ async fn the_dashboards_metrics_are_served_with_flotillas_values() {
         (2..=answered).contains(&notified),
         "{notified} of {answered}"
     );
-    let (_, _, fetches) = sample("argocd_git_request_total", &|l| {
+    // Summed over the series a selection covers (by response code, dry run).
+    let total = |name: &str, pick: &dyn Fn(&BTreeMap<String, String>) -> bool| -> f64 {
+        served
+            .iter()
+            .filter(|(n, labels, _)| n == name && pick(labels))
+            .map(|(_, _, value)| value.parse::<f64>().expect("a number"))
+            .sum()
+    };
+    let fetches = total("argocd_git_request_total", &|l| {
         is(l, "repo", &url) && is(l, "request_type", "fetch")
     });
-    assert!(fetches.parse::<u64>().expect("a count") >= 2, "{fetches}");
-    let (_, _, applied) = sample("argocd_app_k8s_request_total", &|l| {
-        is(l, "verb", "Patch") && is(l, "resource_kind", "deployments")
+    assert!(fetches >= 2.0, "{fetches} fetches of {url}");
+    let applied = total("argocd_app_k8s_request_total", &|l| {
+        is(l, "verb", "Patch") && is(l, "resource_kind", "deployments") && is(l, "dry_run", "false")
     });
-    assert!(applied.parse::<u64>().expect("a count") >= 2, "{applied}");
+    assert!(applied >= 4.0, "{applied} applies of Deployments");
     let (_, cluster, _) = sample("argocd_cluster_info", &|l| {
         is(l, "server", "https://kubernetes.default.svc")
     });

@@ -14,6 +14,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use super::metrics::registered;
+
 /// One Application as `argocd_app_info` shows it, with Argo CD's labels: its namespace, name
 /// and project, whether automated sync is enabled, its (first) source's repository, its
 /// destination, its sync and health status (`Unknown` before the first compare) and the
@@ -130,33 +132,41 @@ fn reconcile_histogram() -> Histogram {
 impl ArgoCdMetrics {
     /// The families, registered in `registry` under Argo CD's names.
     pub fn registered(registry: &mut Registry) -> Self {
-        let metrics = Self {
-            syncs: Family::default(),
-            reconciles: Family::new_with_constructor(reconcile_histogram),
-            deliveries: Family::default(),
-            triggers: Family::default(),
-        };
-        registry.register(
-            "argocd_app_sync",
-            "Sync operations of Applications by phase (Argo CD's name)",
-            metrics.syncs.clone(),
-        );
-        registry.register(
-            "argocd_app_reconcile",
-            "Application reconcile durations in seconds (Argo CD's name)",
-            metrics.reconciles.clone(),
-        );
-        registry.register(
-            "argocd_notifications_deliveries",
-            "Notification deliveries by trigger, service and success (Argo CD's name)",
-            metrics.deliveries.clone(),
-        );
-        registry.register(
-            "argocd_notifications_trigger_eval",
-            "Trigger evaluations by trigger and whether it fired (Argo CD's name)",
-            metrics.triggers.clone(),
-        );
-        metrics
+        let r = registry;
+        Self {
+            syncs: registered(
+                r,
+                (
+                    "argocd_app_sync",
+                    "Sync operations of Applications by phase (Argo CD's name)",
+                ),
+                Family::default(),
+            ),
+            reconciles: registered(
+                r,
+                (
+                    "argocd_app_reconcile",
+                    "Application reconcile durations in seconds (Argo CD's name)",
+                ),
+                Family::new_with_constructor(reconcile_histogram),
+            ),
+            deliveries: registered(
+                r,
+                (
+                    "argocd_notifications_deliveries",
+                    "Notification deliveries by trigger, service and success (Argo CD's name)",
+                ),
+                Family::default(),
+            ),
+            triggers: registered(
+                r,
+                (
+                    "argocd_notifications_trigger_eval",
+                    "Trigger evaluations by trigger and whether it fired (Argo CD's name)",
+                ),
+                Family::default(),
+            ),
+        }
     }
 
     /// Counts a sync operation of `app` that ended in `phase`.

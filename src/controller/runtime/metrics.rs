@@ -242,7 +242,7 @@ impl Default for Metrics {
 }
 
 /// `metric`, registered with its name and help; the registry keeps a clone sharing its values.
-fn registered<M: Metric + Clone>(
+pub(super) fn registered<M: Metric + Clone>(
     registry: &mut Registry,
     (name, help): (&str, &str),
     metric: M,
