@@ -74,9 +74,9 @@ const GENERATORS_LAYERS: &[&[&str]] = &[
 
 /// The `flotilla-node-sim` crate's (the test tool's) top-level modules, bottom layer first.
 const NODESIM_LAYERS: &[&[&str]] = &[
-    &["error", "placement", "pod_status"],
-    &["node", "plan"],
-    &["kubelet"],
+    &["container_log", "error", "placement", "pod_status"],
+    &["log_book", "node", "plan"],
+    &["kubelet", "log_server"],
 ];
 
 /// One lexical token of Rust source that matters for paths, with its line.

@@ -9,6 +9,8 @@
 //! refused and changes nothing, and one with all of them acts; a ServiceAccount that may patch
 //! Applications requests a sync, recorded under its user name. No token reaches the log. The
 //! ClusterRole of `deploy/web-view-actions/` lets its holder send both reviews, nothing else.
+//! An object's panel follows a pod's log (through `pods/log` and a dedicated node simulator
+//! printing what the test writes) and its Events, only for a viewer whose token may read them.
 
 mod browser;
 mod support;
@@ -25,14 +27,15 @@ use futures::StreamExt;
 use k8s_openapi::api::authentication::v1::TokenReview;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::authorization::v1::SubjectAccessReview;
-use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::core::v1::{Event, Pod, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
-use support::{TestNamespace, apply, eventually, namespace, object};
+use support::dedicated_node::DedicatedNode;
+use support::{TestNamespace, apply, eventually, eventually_within, namespace, object};
 
 /// The ApplicationSet the pages show.
 const APPSET: &str = "stack";
@@ -747,34 +750,53 @@ async fn the_fleet_page_filters_and_pages_three_hundred_applications_on_the_serv
     );
 }
 
-/// A ServiceAccount that may read the Application's objects and Events (`get`, `list`), and
-/// its token.
+/// The resources a viewer of the Application's objects and Events may `get` and `list`.
+const VIEWED: [&str; 4] = ["pods", "secrets", "events", "services"];
+
+/// A ServiceAccount that may read the Application's objects and Events (`get`, `list`) — not
+/// their pods' logs — and its token.
 async fn viewer_token(ns: &TestNamespace) -> String {
+    role_token(ns, "viewer", &VIEWED).await
+}
+
+/// A ServiceAccount `name` bound to a Role that may `get` and `list` the core `resources` and
+/// Deployments and ReplicaSets, and its token.
+async fn role_token(ns: &TestNamespace, name: &str, resources: &[&str]) -> String {
     let role: Role = object(json!({
-        "metadata": {"name": "viewer"},
+        "metadata": {"name": name},
         "rules": [
-            {"apiGroups": [""], "resources": ["pods", "secrets", "events", "services"], "verbs": ["get", "list"]},
+            {"apiGroups": [""], "resources": resources, "verbs": ["get", "list"]},
             {"apiGroups": ["apps"], "resources": ["deployments", "replicasets"], "verbs": ["get", "list"]}
         ]
     }));
     apply(&ns.api::<Role>(), &role).await;
     let binding: RoleBinding = object(json!({
-        "metadata": {"name": "viewer"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "viewer"},
-        "subjects": [{"kind": "ServiceAccount", "name": "viewer", "namespace": ns.name}]
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns.name}]
     }));
     apply(&ns.api::<RoleBinding>(), &binding).await;
-    service_account_token(ns, "viewer").await
+    service_account_token(ns, name).await
 }
 
 /// The first page event of the live updates of `path`.
 async fn first_event(address: SocketAddr, path: &str) -> String {
+    first_of(address, path, "page", &[]).await
+}
+
+/// What the stream of events at `path` (requested with `headers`) sent up to the end of its
+/// first event named `name`.
+async fn first_of(address: SocketAddr, path: &str, name: &str, headers: &[(&str, &str)]) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(address)
         .await
         .expect("the web view accepts connections");
-    let request =
-        format!("GET {path} HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n");
+    let mut request =
+        format!("GET {path} HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n");
+    for (header, value) in headers {
+        request.push_str(&format!("{header}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
     stream.write_all(request.as_bytes()).await.expect("sends");
     let mut received = Vec::new();
     let mut buffer = [0u8; 8192];
@@ -787,7 +809,7 @@ async fn first_event(address: SocketAddr, path: &str) -> String {
             received.extend_from_slice(&buffer[..n]);
             let text = String::from_utf8_lossy(&received);
             if text
-                .split_once("event: page")
+                .split_once(&format!("event: {name}"))
                 .is_some_and(|(_, rest)| rest.contains("\n\n"))
             {
                 break;
@@ -796,13 +818,71 @@ async fn first_event(address: SocketAddr, path: &str) -> String {
     };
     tokio::time::timeout(std::time::Duration::from_secs(30), read)
         .await
-        .expect("a page event");
+        .unwrap_or_else(|_| panic!("a {name} event from {path}"));
     String::from_utf8_lossy(&received).into_owned()
 }
 
 /// The value planted in the Secret, and what the API server stores of it.
 const PLANTED: &str = "planted-s3cret-value";
 const PLANTED_BASE64: &str = "cGxhbnRlZC1zM2NyZXQtdmFsdWU=";
+
+/// What the controller logged.
+fn controller_log(ns: &TestNamespace) -> String {
+    std::fs::read_to_string(
+        support::state_dir()
+            .join("logs")
+            .join(format!("{}-actions.log", ns.name)),
+    )
+    .expect("the controller's log")
+}
+
+/// The whole document the browser shows.
+async fn page_html(browser: &Browser) -> String {
+    browser
+        .script("return document.documentElement.outerHTML;")
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The planted Secret value (or its base64) is in none of `seen`.
+fn assert_not_planted(seen: &[String]) {
+    for page in seen {
+        assert!(!page.contains(PLANTED), "the planted value shown: {page}");
+        assert!(
+            !page.contains(PLANTED_BASE64),
+            "the planted value shown: {page}"
+        );
+    }
+}
+
+/// Pushes `deployment` (named as the Application) and a Secret `db` holding [`PLANTED`] to
+/// `remote`'s `app/`, and applies Application `name` syncing them into the test namespace.
+async fn secret_and_application(
+    ns: &TestNamespace,
+    remote: &support::git_remote::Remote,
+    name: &str,
+    deployment: &Value,
+) {
+    remote.write(&format!("app/{name}.json"), &deployment.to_string());
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+                        "stringData": {"password": PLANTED}});
+    remote.write("app/secret.json", &secret.to_string());
+    remote.push("a Deployment and a Secret");
+    let app: Application = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": remote.file_url(), "targetRevision": "main", "path": "app"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
+            "operation": {"sync": {}, "initiatedBy": {"username": "tester"}}
+        }
+    }));
+    apply(&ns.api::<Application>(), &app).await;
+}
 
 #[tokio::test]
 async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a_viewer_who_may_read_it()
@@ -818,23 +898,7 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
                  "template": {"metadata": {"labels": {"app": "web"}},
                               "spec": {"containers": [{"name": "web", "image": "example.com/web:1"}]}}}
     });
-    remote.write("app/web.json", &deployment.to_string());
-    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
-                        "stringData": {"password": PLANTED}});
-    remote.write("app/secret.json", &secret.to_string());
-    remote.push("a Deployment of two replicas and a Secret");
-    let app: Application = object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "web"},
-        "spec": {
-            "project": "default",
-            "source": {"repoURL": remote.file_url(), "targetRevision": "main", "path": "app"},
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-            "operation": {"sync": {}, "initiatedBy": {"username": "tester"}}
-        }
-    }));
-    apply(&ns.api::<Application>(), &app).await;
+    secret_and_application(&ns, &remote, "web", &deployment).await;
     let controller = Controller::start(&ns).await;
     let tree_path = "/applications/web/tree";
     let tree = eventually(
@@ -978,28 +1042,279 @@ async fn the_resource_tree_shows_a_deployments_pods_and_the_panel_its_drift_to_a
         text.contains("++++++++").then_some(()).ok_or(text)
     })
     .await;
-    seen.push(
-        browser
-            .script("return document.documentElement.outerHTML;")
-            .await
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-    );
-    for page in &seen {
-        assert!(!page.contains(PLANTED), "the planted value shown: {page}");
-        assert!(
-            !page.contains(PLANTED_BASE64),
-            "the planted value shown: {page}"
-        );
-    }
+    seen.push(page_html(&browser).await);
+    assert_not_planted(&seen);
     browser.quit().await;
     drop(controller);
-    let log = std::fs::read_to_string(
-        support::state_dir()
-            .join("logs")
-            .join(format!("{}-actions.log", ns.name)),
-    )
-    .expect("the controller's log");
+    let log = controller_log(&ns);
     assert!(!log.contains(PLANTED) && !log.contains(PLANTED_BASE64) && !log.contains(&viewer));
+}
+
+/// Starts reading the stream at `path` as `token`'s holder: the answer's status, and the open
+/// connection (the stream runs until it is dropped).
+async fn start_stream(
+    address: SocketAddr,
+    path: &str,
+    token: &str,
+) -> (u16, tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the web view accepts connections");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\nauthorization: Bearer {token}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let read = stream.read(&mut byte).await.expect("reads");
+        assert_eq!(read, 1, "an answer: {}", String::from_utf8_lossy(&head));
+        head.push(byte[0]);
+    }
+    let status = String::from_utf8_lossy(&head)
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status");
+    (status, stream)
+}
+
+/// The text of the element `id` in the browser's page (empty when it is missing).
+async fn text_of(browser: &Browser, id: &str) -> String {
+    let text = browser
+        .script(&format!(
+            "var e = document.getElementById({}); return e ? e.textContent : '';",
+            Value::String(id.to_owned())
+        ))
+        .await;
+    text.as_str().unwrap_or_default().to_owned()
+}
+
+/// Opens the resource tree at `tree`, gives `token`, opens the Deployment's panel, picks
+/// `target` (`POD/CONTAINER`) in its logs form and asks for the log, followed.
+async fn follow_log(browser: &Browser, tree: &str, token: &str, target: &str) {
+    browser.goto(tree).await;
+    give_token(browser, token).await;
+    browser
+        .script("document.querySelector('a[data-node=\"Deployment/talker\"]').dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));")
+        .await;
+    eventually("the panel's logs form", async || {
+        let shown = browser
+            .script("return !!document.getElementById('logs');")
+            .await;
+        (shown == json!(true))
+            .then_some(())
+            .ok_or(shown.to_string())
+    })
+    .await;
+    browser
+        .script(&format!(
+            "var form = document.getElementById('logs'); form.elements.target.value = {}; \
+             form.elements.follow.checked = true; form.querySelector('button').click();",
+            Value::String(target.to_owned())
+        ))
+        .await;
+}
+
+/// Sets the `sim.flotilla.dev/log` annotation of `pod`: what the node simulator prints.
+async fn print(ns: &TestNamespace, pod: &str, lines: &str) {
+    let patch = json!({"metadata": {"annotations": {"sim.flotilla.dev/log": lines}}});
+    ns.api::<Pod>()
+        .patch(pod, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("annotates the pod");
+}
+
+#[tokio::test]
+async fn the_panel_follows_a_pods_log_and_its_events_for_a_viewer_who_may_read_them() {
+    let (ns, _, _) = setup("ui-logs").await;
+    let node = DedicatedNode::start(&ns.client, &ns.name).await;
+    let viewer = viewer_token(&ns).await;
+    let log_reader = role_token(&ns, "logs", &[VIEWED.as_slice(), &["pods/log"]].concat()).await;
+    let remote = support::git_remote::Remote::new("console-logs");
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "talker"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "talker"}},
+                 "template": {"metadata": {"labels": {"app": "talker"},
+                                           "annotations": {"sim.flotilla.dev/log": "first line"}},
+                              "spec": {"nodeName": node.name, "containers": [
+                                  {"name": "app", "image": "example.com/talker:1"},
+                                  {"name": "proxy", "image": "example.com/proxy:1"}]}}}
+    });
+    secret_and_application(&ns, &remote, "talker", &deployment).await;
+    let controller = Controller::start(&ns).await;
+    let pod = eventually("the Deployment's pod Running on the node", async || {
+        let pods = ns
+            .api::<Pod>()
+            .list(&kube::api::ListParams::default().labels("app=talker"))
+            .await
+            .map_err(|e| e.to_string())?;
+        pods.items
+            .iter()
+            .find(|pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+            .map(|pod| pod.metadata.name.clone().unwrap_or_default())
+            .ok_or(format!("{} pods", pods.items.len()))
+    })
+    .await;
+    let tree_path = "/applications/talker/tree";
+    eventually("the tree with the pod", async || {
+        let (status, page) = controller.get(tree_path).await;
+        (status == 200 && page.contains(&format!(r#"data-node="Pod/{pod}""#)))
+            .then_some(())
+            .ok_or(format!("{status}"))
+    })
+    .await;
+
+    // Over HTTP: no token, 401; a token that may not get pods/log, 403; no line either way.
+    let logs_path = format!(
+        "/applications/talker/logs?namespace={}&pod={pod}&container=app&tailLines=10",
+        ns.name
+    );
+    let read_as = async |token: &str, path: &str| {
+        let bearer = format!("Bearer {token}");
+        exchange(controller.ui, "GET", path, &[("authorization", &bearer)]).await
+    };
+    let (status, body) = controller.get(&logs_path).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(!body.contains("first line"), "{body}");
+    let (status, body) = read_as(&viewer, &logs_path).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.contains(&format!("may not get pods/log {pod}")),
+        "{body}"
+    );
+    assert!(!body.contains("first line"), "{body}");
+    let (status, log) = read_as(&log_reader, &logs_path).await;
+    assert_eq!(status, 200, "{log}");
+    assert!(
+        log.contains("event: line\ndata: first line\n\n") && log.contains("event: end\n"),
+        "{log}"
+    );
+
+    // The previous instance: the API server's answer (there is none) passes through, no line.
+    let (status, body) = read_as(&log_reader, &format!("{logs_path}&previous=true")).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains(r#"previous terminated container "app""#) && !body.contains("first line"),
+        "{body}"
+    );
+
+    // Followed logs are bounded: the 17th at once is refused; a viewer who leaves gives theirs
+    // back (noticed at the next heartbeat).
+    let follow_path = format!("{logs_path}&follow=true");
+    let mut open = Vec::new();
+    for _ in 0..flotilla::web::inspect::MAX_FOLLOWS {
+        let (status, stream) = start_stream(controller.ui, &follow_path, &log_reader).await;
+        assert_eq!(status, 200);
+        open.push(stream);
+    }
+    let (status, _) = start_stream(controller.ui, &follow_path, &log_reader).await;
+    assert_eq!(status, 429, "beyond the bound");
+    drop(open);
+    eventually("a follow accepted once the viewers left", async || {
+        let (status, _) = start_stream(controller.ui, &follow_path, &log_reader).await;
+        (status == 200).then_some(()).ok_or(status.to_string())
+    })
+    .await;
+
+    // In a browser: the Deployment's panel follows the pod's app container.
+    let browser = Browser::start().await;
+    let tree = format!("http://{}{tree_path}", controller.ui);
+    follow_log(&browser, &tree, &log_reader, &format!("{pod}/app")).await;
+    let offered = browser
+        .script("return Array.from(document.querySelectorAll('#logs option')).map(o => o.value);")
+        .await;
+    assert_eq!(
+        offered,
+        json!([format!("{pod}/app"), format!("{pod}/proxy")]),
+        "each container of the pod"
+    );
+    eventually("the first line in the followed log", async || {
+        let lines = text_of(&browser, "log-lines").await;
+        (lines == "first line\n").then_some(()).ok_or(lines)
+    })
+    .await;
+    print(&ns, &pod, "first line\nsecond line").await;
+    eventually_within(
+        std::time::Duration::from_secs(2),
+        "the line written through the node simulator in the followed log",
+        async || {
+            let lines = text_of(&browser, "log-lines").await;
+            (lines == "first line\nsecond line\n")
+                .then_some(())
+                .ok_or(lines)
+        },
+    )
+    .await;
+
+    // An Event made while the panel is open shows, newest first.
+    let now = k8s_openapi::jiff::Timestamp::now().to_string();
+    let event: Event = object(json!({
+        "metadata": {"name": "talker.planted"},
+        "involvedObject": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "talker", "namespace": ns.name},
+        "reason": "PlantedByTest", "message": "an Event while the panel is open", "type": "Normal",
+        "firstTimestamp": now, "lastTimestamp": now,
+        "source": {"component": "web-view-test"}
+    }));
+    ns.api::<Event>()
+        .create(&PostParams::default(), &event)
+        .await
+        .expect("creates the Event");
+    let events = eventually("the new Event in the open panel", async || {
+        let events = text_of(&browser, "object-events").await;
+        events
+            .contains("PlantedByTest")
+            .then_some(events.clone())
+            .ok_or(events)
+    })
+    .await;
+    let newest = events.find("PlantedByTest").unwrap();
+    assert!(
+        events
+            .find("ScalingReplicaSet")
+            .is_none_or(|older| newest < older),
+        "newest first: {events}"
+    );
+    browser
+        .screenshot(&screenshot_path("object-panel-logs"))
+        .await;
+    let mut seen = vec![page_html(&browser).await, log];
+
+    // A viewer who may read the Deployment but not its pods' logs: 403, and no line.
+    follow_log(&browser, &tree, &viewer, &format!("{pod}/app")).await;
+    let refused = eventually("the refusal of the log", async || {
+        let status = browser
+            .script("var s = document.getElementById('log-status'); return s.hidden ? '' : s.dataset.status + ' ' + s.textContent;")
+            .await;
+        let status = status.as_str().unwrap_or_default().to_owned();
+        (!status.is_empty()).then_some(status.clone()).ok_or(status)
+    })
+    .await;
+    assert!(refused.starts_with("403 "), "{refused}");
+    assert_eq!(text_of(&browser, "log-lines").await, "", "no line shown");
+    let events_path = format!(
+        "/applications/talker/events?group=apps&kind=Deployment&namespace={}&name=talker",
+        ns.name
+    );
+    let bearer = format!("Bearer {viewer}");
+    seen.push(
+        first_of(
+            controller.ui,
+            &events_path,
+            "events",
+            &[("authorization", &bearer)],
+        )
+        .await,
+    );
+    seen.push(page_html(&browser).await);
+    browser.quit().await;
+    assert_not_planted(&seen);
+    drop(controller);
+    let log = controller_log(&ns);
+    for line in ["first line", "second line", PLANTED, PLANTED_BASE64] {
+        assert!(!log.contains(line), "{line:?} in the controller's log");
+    }
+    drop(node);
 }

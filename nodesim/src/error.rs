@@ -17,4 +17,16 @@ pub enum NodeSimError {
     /// The pod watch stream ended.
     #[error("watching pods: the pod watch ended")]
     WatchStopped,
+    /// The kubelet endpoint's TLS certificate or configuration could not be made.
+    #[error("the kubelet endpoint's TLS: {0}")]
+    Tls(String),
+    /// The kubelet endpoint's port could not be bound.
+    #[error("listening on 127.0.0.1:{port} for the kubelet endpoint: {source}")]
+    Listen {
+        /// The port asked for (0: any free port).
+        port: u16,
+        /// Why binding failed.
+        #[source]
+        source: std::io::Error,
+    },
 }

@@ -22,6 +22,7 @@ pub struct Kubelet {
     node_name: String,
     labels: BTreeMap<String, String>,
     default_ready_after: Duration,
+    dedicated: bool,
     /// Per pod uid: when the pod started (monotonic, and as reported in `status.startTime`).
     started: HashMap<String, (Instant, Timestamp)>,
     /// Per pod uid: the resource version and step last taken, so a step is not repeated before
@@ -30,14 +31,21 @@ pub struct Kubelet {
 }
 
 impl Kubelet {
-    /// A kubelet for `node_name` whose pods start after `default_ready_after` unless annotated.
+    /// A kubelet for `node_name` whose pods start after `default_ready_after` unless annotated;
+    /// `dedicated`: it binds no pod (see [`Context::dedicated`]).
     #[must_use]
-    pub fn new(client: Client, node_name: &str, default_ready_after: Duration) -> Self {
+    pub fn new(
+        client: Client,
+        node_name: &str,
+        default_ready_after: Duration,
+        dedicated: bool,
+    ) -> Self {
         Self {
             client,
             node_name: node_name.to_owned(),
             labels: node_labels(node_name),
             default_ready_after,
+            dedicated,
             started: HashMap::new(),
             taken: HashMap::new(),
         }
@@ -72,6 +80,7 @@ impl Kubelet {
                 now: Timestamp::now(),
             },
             default_ready_after: self.default_ready_after,
+            dedicated: self.dedicated,
         };
         let action = match plan(pod, &context) {
             Ok(action) => action,

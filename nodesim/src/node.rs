@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Node, NodeAddress, NodeCondition, NodeStatus, NodeSystemInfo};
+use k8s_openapi::api::core::v1::{
+    DaemonEndpoint, Node, NodeAddress, NodeCondition, NodeDaemonEndpoints, NodeStatus,
+    NodeSystemInfo,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
@@ -16,6 +19,9 @@ use super::error::NodeSimError;
 pub const HOST_IP: &str = "127.0.0.1";
 /// Label marking nodes created by the simulator.
 pub const SIMULATED_LABEL: &str = "sim.flotilla.dev/simulated";
+/// The `NoSchedule` taint of a dedicated node (one that runs only the pods naming it in
+/// `spec.nodeName`), so that DaemonSets leave it alone.
+pub const DEDICATED_TAINT: &str = "sim.flotilla.dev/dedicated";
 
 /// The labels of the simulated node (what `nodeSelector`s are matched against).
 #[must_use]
@@ -44,9 +50,10 @@ pub fn node_manifest(name: &str) -> Node {
     }
 }
 
-/// A Ready status with generous capacity, heartbeat at `now`.
+/// A Ready status with generous capacity, heartbeat at `now`, its kubelet endpoint on
+/// `kubelet_port`.
 #[must_use]
-pub fn node_status(now: Timestamp) -> NodeStatus {
+pub fn node_status(now: Timestamp, kubelet_port: u16) -> NodeStatus {
     let resources: BTreeMap<String, Quantity> = [
         ("cpu", "64"),
         ("memory", "256Gi"),
@@ -76,6 +83,11 @@ pub fn node_status(now: Timestamp) -> NodeStatus {
             type_: "InternalIP".to_owned(),
             address: HOST_IP.to_owned(),
         }]),
+        daemon_endpoints: Some(NodeDaemonEndpoints {
+            kubelet_endpoint: Some(DaemonEndpoint {
+                port: i32::from(kubelet_port),
+            }),
+        }),
         node_info: Some(NodeSystemInfo {
             architecture: "amd64".to_owned(),
             operating_system: "linux".to_owned(),
@@ -89,7 +101,18 @@ pub fn node_status(now: Timestamp) -> NodeStatus {
     }
 }
 
-/// Creates the node if absent, removes its taints, then marks it Ready.
+/// The node's taints: none, or the [`DEDICATED_TAINT`] of a dedicated node.
+#[must_use]
+pub fn taints(dedicated: bool) -> serde_json::Value {
+    if dedicated {
+        serde_json::json!([{"key": DEDICATED_TAINT, "value": "true", "effect": "NoSchedule"}])
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+/// Creates the node if absent, sets its taints ([`taints`]), then marks it Ready with its
+/// kubelet endpoint on `kubelet_port`.
 ///
 /// The API server's `TaintNodesByCondition` admission taints new nodes
 /// `node.kubernetes.io/not-ready:NoSchedule`; the node lifecycle controller that would lift it is
@@ -97,7 +120,12 @@ pub fn node_status(now: Timestamp) -> NodeStatus {
 ///
 /// # Errors
 /// [`NodeSimError::RegisterNode`] when the API server refuses.
-pub async fn register(api: &Api<Node>, name: &str) -> Result<(), NodeSimError> {
+pub async fn register(
+    api: &Api<Node>,
+    name: &str,
+    dedicated: bool,
+    kubelet_port: u16,
+) -> Result<(), NodeSimError> {
     match api
         .create(&PostParams::default(), &node_manifest(name))
         .await
@@ -111,22 +139,22 @@ pub async fn register(api: &Api<Node>, name: &str) -> Result<(), NodeSimError> {
         }
         Ok(_) => {}
     }
-    let untaint = serde_json::json!({ "spec": { "taints": null } });
+    let untaint = serde_json::json!({ "spec": { "taints": taints(dedicated) } });
     api.patch(name, &PatchParams::default(), &Patch::Merge(&untaint))
         .await
         .map_err(|source| NodeSimError::RegisterNode {
             node: name.to_owned(),
             error: source.into(),
         })?;
-    heartbeat(api, name).await
+    heartbeat(api, name, kubelet_port).await
 }
 
 /// Rewrites the node's Ready status with a fresh heartbeat time (merge patch on `/status`).
 ///
 /// # Errors
 /// [`NodeSimError::RegisterNode`] when the API server refuses.
-pub async fn heartbeat(api: &Api<Node>, name: &str) -> Result<(), NodeSimError> {
-    let patch = serde_json::json!({ "status": node_status(Timestamp::now()) });
+pub async fn heartbeat(api: &Api<Node>, name: &str, kubelet_port: u16) -> Result<(), NodeSimError> {
+    let patch = serde_json::json!({ "status": node_status(Timestamp::now(), kubelet_port) });
     api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map(drop)
@@ -143,7 +171,15 @@ mod tests {
     #[test]
     fn status_is_ready_with_capacity_and_fresh_heartbeat() {
         let now = Timestamp::from_second(1_700_000_000).unwrap();
-        let status = node_status(now);
+        let status = node_status(now, 10250);
+        assert_eq!(
+            status
+                .daemon_endpoints
+                .as_ref()
+                .and_then(|d| d.kubelet_endpoint.as_ref())
+                .map(|k| k.port),
+            Some(10250)
+        );
         let ready = status
             .conditions
             .as_ref()

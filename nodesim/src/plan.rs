@@ -34,6 +34,8 @@ pub struct Context<'a> {
     pub placement: Placement,
     /// Start delay for pods without `sim.flotilla.dev/ready-after`.
     pub default_ready_after: Duration,
+    /// A dedicated node binds no pod: it runs those that name it in `spec.nodeName`.
+    pub dedicated: bool,
 }
 
 /// Decides the next step for `pod`.
@@ -47,7 +49,9 @@ pub fn plan(pod: &Pod, context: &Context<'_>) -> Result<Action, BehaviorError> {
     };
     let terminating = pod.metadata.deletion_timestamp.is_some();
     match spec.node_name.as_deref() {
-        None if !terminating && fits(spec, &context.node) => return Ok(Action::Bind),
+        None if !terminating && !context.dedicated && fits(spec, &context.node) => {
+            return Ok(Action::Bind);
+        }
         Some(node) if node == context.node.name => {}
         _ => return Ok(Action::Nothing),
     }
@@ -99,6 +103,7 @@ mod tests {
                 now: Timestamp::UNIX_EPOCH,
             },
             default_ready_after: Duration::from_secs(1),
+            dedicated: false,
         }
     }
 
@@ -171,6 +176,12 @@ mod tests {
             let action = plan(&pod, &context(&labels, elapsed)).unwrap();
             assert_eq!(kind(&action), expected, "{pod:?} after {elapsed}ms");
         }
+        let dedicated = Context {
+            dedicated: true,
+            ..context(&labels, 0)
+        };
+        let unbound = base(None, serde_json::json!({}));
+        assert_eq!(kind(&plan(&unbound, &dedicated).unwrap()), "Nothing");
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub struct Access {
     pub verb: &'static str,
     pub group: String,
     pub resource: String,
+    /// The subresource (`log` for `pods/log`); empty for the object itself.
+    pub subresource: String,
     pub namespace: String,
     pub name: String,
 }
@@ -90,6 +92,7 @@ impl Action {
             verb: "patch",
             group: group.into_owned(),
             resource: resource.into_owned(),
+            subresource: String::new(),
             namespace: namespace.to_owned(),
             name: name.to_owned(),
         }
@@ -152,6 +155,7 @@ mod tests {
                 verb: "patch",
                 group: "flotilla.dev".to_owned(),
                 resource: "applicationsets".to_owned(),
+                subresource: String::new(),
                 namespace: "team".to_owned(),
                 name: "stack".to_owned(),
             }

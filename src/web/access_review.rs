@@ -80,6 +80,7 @@ pub fn access_review(user: &UserInfo, access: &Access) -> SubjectAccessReview {
                 verb: Some(access.verb.to_owned()),
                 group: Some(access.group.clone()),
                 resource: Some(access.resource.clone()),
+                subresource: Some(access.subresource.clone()).filter(|sub| !sub.is_empty()),
                 namespace: Some(access.namespace.clone()),
                 name: Some(access.name.clone()),
                 ..ResourceAttributes::default()
@@ -113,8 +114,13 @@ pub fn access_verdict(
     } else {
         format!(".{}", access.group)
     };
+    let subresource = if access.subresource.is_empty() {
+        String::new()
+    } else {
+        format!("/{}", access.subresource)
+    };
     Err(Refusal::Forbidden(format!(
-        "{} may not {} {}{group} {} in namespace {}{reason}",
+        "{} may not {} {}{group}{subresource} {} in namespace {}{reason}",
         user.username.as_deref().unwrap_or_default(),
         access.verb,
         access.resource,

@@ -5,10 +5,8 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use futures::future::BoxFuture;
-use http_body_util::{BodyExt, StreamBody};
-use hyper::body::{Frame, Incoming};
+use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
@@ -16,6 +14,7 @@ use super::act::Actor;
 use super::events::page_events;
 use super::inspect::{Inspector, inspection};
 use super::layout::document;
+use super::live_stream::event_stream;
 use super::routes::{not_found, page};
 use super::watch::FleetWatch;
 use crate::httpd::response::{Body, full};
@@ -74,6 +73,12 @@ impl Handler for WebView {
             let headers = request.headers().clone();
             return Box::pin(async move {
                 let snapshot = watch.snapshot();
+                if what.streams() {
+                    let response = inspector
+                        .stream(&snapshot, &app, what, query.as_deref(), &headers)
+                        .await;
+                    return secured(response);
+                }
                 let (status, shown) = inspector
                     .page(&snapshot, &app, what, query.as_deref(), &headers)
                     .await;
@@ -95,16 +100,10 @@ impl Handler for WebView {
             .and_then(|accept| accept.to_str().ok())
             .is_some_and(|accept| accept.contains("text/event-stream"));
         let response = if wants_events {
-            let events = page_events(Arc::clone(&self.watch), path, query)
-                .map(|chunk| Ok(Frame::data(chunk)));
-            let mut response = Response::new(StreamBody::new(events).boxed_unsync());
-            let headers = response.headers_mut();
-            headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
-            );
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-            response
+            event_stream(
+                page_events(Arc::clone(&self.watch), path, query),
+                "no-cache",
+            )
         } else {
             let snapshot = self.watch.snapshot();
             let (status, shown) = match page(&path, query.as_deref(), &snapshot) {

@@ -6,12 +6,16 @@
 //! namespaces (their owners place them). The panel, only for a viewer whose bearer token the
 //! cluster accepts (TokenReview) and allows `get` on the object (SubjectAccessReview), as
 //! actions are allowed: the live object, the Application's source read at its target revision
-//! into a temporary checkout (as `flotilla app diff` reads it) and the object's Events. Nothing
-//! read is kept after the answer, and nothing of it is logged.
+//! into a temporary checkout (as `flotilla app diff` reads it), the object's Events and, for a
+//! Pod or a workload, the pods whose logs it offers. Streamed to one viewer, at most
+//! [`MAX_FOLLOWS`] at once: the panel's Events while it is open (`…/events`, the same `get`)
+//! and a pod's log (`…/logs`, once the viewer may `get` `pods/log`). Nothing read is kept after
+//! the answer, and nothing of it is logged.
 
-use hyper::StatusCode;
 use hyper::header::{self, HeaderMap};
+use hyper::{Response, StatusCode};
 use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::authentication::v1::UserInfo;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -21,11 +25,15 @@ use kube::{Api, Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::access_review::{Refusal, bearer_token};
 use super::act::{authorise, refused};
 use super::layout::Page;
+use super::live_stream::{self, Follows};
+use super::object_events::object_events;
 use super::object_panel::{self, ObjectView, redacted};
+use super::pod_logs::{LogQuery, LogTarget, log_events, pod_selector};
 use super::routes::parameter;
 use super::snapshot::Snapshot;
 use super::tree_view;
@@ -35,6 +43,7 @@ use crate::actions::compare::compare_live;
 use crate::cluster::api_server::kube_cluster::KubeCluster;
 use crate::cluster::destinations::destination::{Target, resolve};
 use crate::cluster::watches::watched_customizations::DEFAULT_CONFIG_MAP;
+use crate::httpd::response::{Body, text};
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
 use flotilla_core::api::Application;
 use flotilla_core::controller::application::instance::instance_name;
@@ -50,6 +59,18 @@ pub enum Inspection {
     Tree,
     /// `…/object`: one object's panel.
     Object,
+    /// `…/events`: the live Events of the panel's object ([`super::object_events`]).
+    Events,
+    /// `…/logs`: a pod's log ([`super::pod_logs`]).
+    Logs,
+}
+
+impl Inspection {
+    /// Whether it is answered as a stream of events rather than a page.
+    #[must_use]
+    pub fn streams(self) -> bool {
+        matches!(self, Self::Events | Self::Logs)
+    }
 }
 
 /// The Application and the inspection `path` asks for, if it asks for one.
@@ -60,6 +81,8 @@ pub fn inspection(path: &str) -> Option<(String, Inspection)> {
     let what = match what {
         "tree" => Inspection::Tree,
         "object" => Inspection::Object,
+        "events" => Inspection::Events,
+        "logs" => Inspection::Logs,
         _ => return None,
     };
     Some((super::routes::percent_decode(name), what))
@@ -88,10 +111,25 @@ pub enum InspectError {
     },
 }
 
+/// How many logs and Events streams viewers may follow at once.
+pub const MAX_FOLLOWS: usize = 16;
+
 /// Reads for one namespace's view.
 pub struct Inspector {
     client: Client,
     namespace: String,
+    follows: Follows,
+}
+
+/// The key of the object a panel's address (`group`, `kind`, `namespace`, `name`) names.
+fn object_key(query: &str) -> ObjectKey {
+    let get = |field: &str| parameter(query, field).unwrap_or_default();
+    ObjectKey {
+        group: get("group"),
+        kind: get("kind"),
+        namespace: Some(get("namespace")).filter(|ns| !ns.is_empty()),
+        name: get("name"),
+    }
 }
 
 impl Inspector {
@@ -101,7 +139,135 @@ impl Inspector {
         Self {
             client,
             namespace: namespace.to_owned(),
+            follows: Follows::new(MAX_FOLLOWS),
         }
+    }
+
+    /// The user of the bearer token of `headers`, once the cluster allowed them `access`.
+    ///
+    /// # Errors
+    /// The status and message to answer: 401 without a token or with one the cluster does not
+    /// accept, 403 when its RBAC does not allow the access, 503 when it cannot be asked.
+    async fn allowed(
+        &self,
+        headers: &HeaderMap,
+        access: &Access,
+        what: &str,
+    ) -> Result<UserInfo, (StatusCode, String)> {
+        let Some(token) = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(bearer_token)
+        else {
+            return Err(refused(&Refusal::Unauthenticated(format!(
+                "a Kubernetes bearer token is needed to see {what}"
+            ))));
+        };
+        authorise(&self.client, token, access).await
+    }
+
+    /// `get` on the object `key` (its resource found by discovery).
+    async fn object_access(
+        cluster: &KubeCluster,
+        key: &ObjectKey,
+    ) -> Result<Access, (StatusCode, String)> {
+        let resource = cluster
+            .plural(key)
+            .await
+            .map_err(|error| (StatusCode::BAD_GATEWAY, error.to_string()))?;
+        Ok(Access {
+            verb: "get",
+            group: key.group.clone(),
+            resource,
+            subresource: String::new(),
+            namespace: key.namespace.clone().unwrap_or_default(),
+            name: key.name.clone(),
+        })
+    }
+
+    /// A permit to follow one more stream, or the answer when all are taken.
+    fn follow(&self) -> Result<OwnedSemaphorePermit, (StatusCode, String)> {
+        self.follows.start().ok_or_else(|| {
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                "refused: too many logs and Events followed at once; close one and retry"
+                    .to_owned(),
+            )
+        })
+    }
+
+    /// The live answer of `what` (a stream: [`Inspection::streams`]) for Application `app` of
+    /// `snapshot`, `query` and the request's `headers`: a plain-text refusal (no line of it)
+    /// unless the viewer's token is allowed the read.
+    pub async fn stream(
+        &self,
+        snapshot: &Snapshot,
+        app: &str,
+        what: Inspection,
+        query: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Response<Body> {
+        let query = query.unwrap_or_default();
+        match self.streamed(snapshot, app, what, query, headers).await {
+            Ok(response) => response,
+            Err((status, why)) => text(status, format!("{why}\n")),
+        }
+    }
+
+    async fn streamed(
+        &self,
+        snapshot: &Snapshot,
+        app: &str,
+        what: Inspection,
+        query: &str,
+        headers: &HeaderMap,
+    ) -> Result<Response<Body>, (StatusCode, String)> {
+        let application = snapshot
+            .application(app)
+            .ok_or((StatusCode::NOT_FOUND, format!("no Application {app}")))?;
+        let cluster = self
+            .cluster(application)
+            .map_err(|error| (StatusCode::CONFLICT, error.to_string()))?;
+        if what == Inspection::Logs {
+            let request = LogQuery::parse(query)
+                .map_err(|error| (StatusCode::BAD_REQUEST, error.to_string()))?;
+            let user = self
+                .allowed(headers, &request.access(), "a pod's logs")
+                .await?;
+            // Who read which log, never a line of it.
+            tracing::info!(
+                pod = %format!("{}/{}", request.namespace, request.pod),
+                container = ?request.container,
+                user = ?user.username,
+                "web view log read"
+            );
+            let permit = self.follow()?;
+            let lines =
+                log_events(self.client.clone(), &request)
+                    .await
+                    .map_err(|error| match error {
+                        kube::Error::Api(status) => (
+                            StatusCode::from_u16(status.code).unwrap_or(StatusCode::BAD_GATEWAY),
+                            status.message,
+                        ),
+                        other => (StatusCode::BAD_GATEWAY, other.to_string()),
+                    })?;
+            return Ok(live_stream::response(lines, permit));
+        }
+        let key = object_key(query);
+        if key.kind.is_empty() || key.name.is_empty() {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                "the address names no object (kind and name)".to_owned(),
+            ));
+        }
+        let access = Self::object_access(&cluster, &key).await?;
+        self.allowed(headers, &access, "an object's Events").await?;
+        let permit = self.follow()?;
+        Ok(live_stream::response(
+            object_events(self.client.clone(), &key),
+            permit,
+        ))
     }
 
     /// The page of `what` for Application `app` of `snapshot`, `query` and the request's
@@ -125,6 +291,10 @@ impl Inspector {
             Inspection::Object => {
                 self.object_page(application, query, headers, snapshot.now)
                     .await
+            }
+            // Answered by `stream`, not as a page.
+            Inspection::Events | Inspection::Logs => {
+                (StatusCode::NOT_FOUND, super::routes::not_found())
             }
         }
     }
@@ -251,14 +421,7 @@ impl Inspector {
         now: Timestamp,
     ) -> (StatusCode, Page) {
         let app = application.metadata.name.clone().unwrap_or_default();
-        let query = query.unwrap_or_default();
-        let get = |field: &str| parameter(query, field).unwrap_or_default();
-        let key = ObjectKey {
-            group: get("group"),
-            kind: get("kind"),
-            namespace: Some(get("namespace")).filter(|ns| !ns.is_empty()),
-            name: get("name"),
-        };
+        let key = object_key(query.unwrap_or_default());
         let refusal = |status: StatusCode, why: &str| {
             let main = format!(
                 r#"<div data-static></div><p>{}</p><h1>{}</h1><p class="error" data-refused="{}">{}</p>"#,
@@ -285,29 +448,14 @@ impl Inspector {
             Ok(cluster) => cluster,
             Err(error) => return refusal(StatusCode::CONFLICT, &error.to_string()),
         };
-        let Some(token) = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(bearer_token)
-        else {
-            let (status, why) = refused(&Refusal::Unauthenticated(
-                "a Kubernetes bearer token is needed to see an object's manifests and Events"
-                    .to_owned(),
-            ));
-            return refusal(status, &why);
+        let access = match Self::object_access(&cluster, &key).await {
+            Ok(access) => access,
+            Err((status, why)) => return refusal(status, &why),
         };
-        let resource = match cluster.plural(&key).await {
-            Ok(plural) => plural,
-            Err(error) => return refusal(StatusCode::BAD_GATEWAY, &error.to_string()),
-        };
-        let access = Access {
-            verb: "get",
-            group: key.group.clone(),
-            resource,
-            namespace: key.namespace.clone().unwrap_or_default(),
-            name: key.name.clone(),
-        };
-        let user = match authorise(&self.client, token, &access).await {
+        let user = match self
+            .allowed(headers, &access, "an object's manifests and Events")
+            .await
+        {
             Ok(user) => user,
             Err((status, why)) => return refusal(status, &why),
         };
@@ -387,6 +535,39 @@ impl Inspector {
             .iter()
             .filter_map(|event| serde_json::to_value(event).ok())
             .collect();
+        view.logs = self.log_targets(key, view.live.as_ref()).await?;
         Ok(view)
+    }
+
+    /// The pods whose logs `key`'s panel offers: a Pod itself, a workload's pods (listed by its
+    /// selector); `None` for other objects.
+    async fn log_targets(
+        &self,
+        key: &ObjectKey,
+        live: Option<&Value>,
+    ) -> Result<Option<Vec<LogTarget>>, InspectError> {
+        let Some(live) = live else {
+            return Ok(None);
+        };
+        if key.group.is_empty() && key.kind == "Pod" {
+            return Ok(Some(LogTarget::of(live).into_iter().collect()));
+        }
+        let Some(selector) = pod_selector(&key.group, &key.kind, live) else {
+            return Ok(None);
+        };
+        let namespace = key.namespace.as_deref().unwrap_or("default");
+        let pods = Api::<Pod>::namespaced(self.client.clone(), namespace)
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|source| InspectError::List {
+                what: format!("the pods of {key}"),
+                source,
+            })?;
+        Ok(Some(
+            pods.items
+                .iter()
+                .filter_map(|pod| LogTarget::of(&serde_json::to_value(pod).ok()?))
+                .collect(),
+        ))
     }
 }

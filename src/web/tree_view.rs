@@ -42,8 +42,15 @@ pub fn section(app: &str, tree: &ResourceTree, now: Timestamp) -> String {
 /// The address of `key`'s panel in Application `app`.
 #[must_use]
 pub fn panel_address(app: &str, key: &ObjectKey) -> String {
+    object_address(app, "object", key)
+}
+
+/// The address of what `page` (`object`: the panel, `events`: its live Events) shows of `key`
+/// in Application `app`.
+#[must_use]
+pub fn object_address(app: &str, page: &str, key: &ObjectKey) -> String {
     format!(
-        "/applications/{app}/object?group={}&kind={}&namespace={}&name={}",
+        "/applications/{app}/{page}?group={}&kind={}&namespace={}&name={}",
         percent_encode(&key.group),
         percent_encode(&key.kind),
         percent_encode(key.namespace.as_deref().unwrap_or_default()),

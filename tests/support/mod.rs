@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod chart_repository;
+pub mod dedicated_node;
 pub mod fixture_dir;
 pub mod git_remote;
 pub mod git_ssh;

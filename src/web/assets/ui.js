@@ -6,6 +6,7 @@
 // token is kept in this tab's sessionStorage only (never a cookie, so the browser never sends
 // it by itself) and sent in the Authorization header of the action's POST, with the page's
 // CSRF token in X-Flotilla-CSRF; the controller checks both, then asks the cluster's RBAC.
+// The same token reads an object's panel, its live Events and its pods' logs.
 (function () {
   "use strict";
   var TOKEN_KEY = "flotilla-token";
@@ -76,14 +77,121 @@
       button.disabled = false;
     });
   });
-  // An object's panel shows manifests and Events only to a viewer whose token may read the
-  // object: with a token, its link is fetched with the token and the answer replaces <main>.
+  // Streams read for the viewer (an object's Events, a pod's log) are fetched with the token
+  // (an EventSource cannot send it) and read as server-sent events; leaving the panel ends them.
+  var streams = [];
+  var logStream = null;
+  function stopStreams() {
+    streams.forEach(function (controller) { controller.abort(); });
+    streams = [];
+    logStream = null;
+  }
+  // Reads url's events, calling onEvent(name, data); onRefused(status, text) when refused.
+  function follow(url, onEvent, onRefused) {
+    var controller = new AbortController();
+    streams.push(controller);
+    fetch(url, {
+      credentials: "omit",
+      cache: "no-store",
+      signal: controller.signal,
+      headers: { "Authorization": "Bearer " + token(), "Accept": "text/event-stream" }
+    }).then(function (response) {
+      if (!response.ok) {
+        return response.text().then(function (text) {
+          onRefused(response.status, response.status + " " + response.statusText + ": " + text.trim());
+        });
+      }
+      var reader = response.body.getReader();
+      var decoder = new TextDecoder();
+      var buffer = "";
+      function read() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) {
+            return;
+          }
+          buffer += decoder.decode(chunk.value, { stream: true });
+          var end;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            var name = "message";
+            var data = [];
+            buffer.slice(0, end).split("\n").forEach(function (line) {
+              if (line.indexOf("event: ") === 0) {
+                name = line.slice(7);
+              } else if (line.indexOf("data: ") === 0) {
+                data.push(line.slice(6));
+              }
+            });
+            buffer = buffer.slice(end + 2);
+            if (data.length) {
+              onEvent(name, data.join("\n"));
+            }
+          }
+          return read();
+        });
+      }
+      return read();
+    }).catch(function () {});
+    return controller;
+  }
+  // An open panel watches its object's Events.
+  function startPanel() {
+    var events = document.getElementById("object-events");
+    if (events && events.dataset.stream && token()) {
+      follow(events.dataset.stream, function (name, data) {
+        if (name === "events") {
+          events.innerHTML = data;
+        }
+      }, function () {});
+    }
+  }
+  // The logs form: the chosen container's last lines, followed if asked, as text.
+  document.addEventListener("submit", function (event) {
+    var logs = event.target;
+    if (logs.id !== "logs" || !token()) {
+      return;
+    }
+    event.preventDefault();
+    if (logStream) {
+      logStream.abort();
+    }
+    var lines = document.getElementById("log-lines");
+    var status = document.getElementById("log-status");
+    lines.textContent = "";
+    status.hidden = true;
+    status.className = "";
+    var target = logs.elements.target.value;
+    var slash = target.indexOf("/");
+    var url = logs.getAttribute("action") +
+      "?namespace=" + encodeURIComponent(logs.dataset.namespace) +
+      "&pod=" + encodeURIComponent(target.slice(0, slash)) +
+      "&container=" + encodeURIComponent(target.slice(slash + 1)) +
+      "&tailLines=" + encodeURIComponent(logs.elements.tailLines.value) +
+      (logs.elements.previous.checked ? "&previous=true" : "") +
+      (logs.elements.follow.checked ? "&follow=true" : "");
+    logStream = follow(url, function (name, data) {
+      if (name === "line") {
+        lines.appendChild(document.createTextNode(data + "\n"));
+      } else if (name === "end") {
+        status.textContent = "end of the log";
+        status.dataset.status = "end";
+        status.hidden = false;
+      }
+    }, function (code, text) {
+      status.textContent = text;
+      status.dataset.status = code;
+      status.className = "error";
+      status.hidden = false;
+    });
+  });
+  // An object's panel shows manifests, Events and logs only to a viewer whose token may read
+  // them: with a token, its link is fetched with the token and the answer replaces <main>.
   document.addEventListener("click", function (event) {
     var anchor = event.target.closest ? event.target.closest("a[href*='/object?']") : null;
     if (!anchor || !token()) {
       return;
     }
     event.preventDefault();
+    stopStreams();
     fetch(anchor.getAttribute("href"), {
       credentials: "omit",
       cache: "no-store",
@@ -94,6 +202,7 @@
       var shown = new DOMParser().parseFromString(text, "text/html").getElementById("page");
       document.getElementById("page").innerHTML = shown ? shown.innerHTML : "";
       showActions();
+      startPanel();
     }, function (error) {
       say("the request failed: " + error, true);
     });
