@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::markdown::{code, generated_note, table};
+use crate::cluster::destinations::clients::ClusterFacts;
 use crate::controller::runtime::argocd_metrics::AppInfo;
 use crate::controller::runtime::metrics::{Metrics, Reconciler};
-use crate::controller::runtime::observed::{ClusterFacts, Observed};
+use crate::controller::runtime::observed::Observed;
 use flotilla_core::api::{Application, ApplicationSet};
 
 /// An Application and an ApplicationSet in the middle of a rollout, for the samples.

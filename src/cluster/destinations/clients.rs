@@ -4,7 +4,8 @@
 //! its own client, scoped by a cluster Secret registering the in-cluster address if there is
 //! one; remote ones through clients made by the same [`Connect`] (the controller's adds its
 //! leader write gate). Every cluster announces changes of its tracked objects to one channel
-//! ([`ClusterClients::touched`]).
+//! ([`ClusterClients::touched`]). What each cluster used holds is summed up for the metrics
+//! ([`ClusterFacts`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,7 +26,6 @@ use crate::cluster::api_server::kube_cluster::KubeCluster;
 use crate::cluster::generator_inputs::live_inventory::LiveInventoryError;
 use crate::cluster::tracked::tracked_cache::Touched;
 use crate::cluster::watches::watched_secrets::WatchedSecrets;
-use crate::controller::runtime::observed::ClusterFacts;
 
 /// A destination that cannot be reached.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +36,23 @@ pub enum ClientsError {
     Destination(#[from] DestinationError),
     #[error(transparent)]
     Connection(#[from] ConnectionError),
+}
+
+/// One cluster the controller syncs to, as `argocd_cluster_*` show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterFacts {
+    /// Its server URL.
+    pub server: String,
+    /// Its registered name (`in-cluster` for the controller's own).
+    pub name: String,
+    /// The Kubernetes version its API server reported, once read.
+    pub k8s_version: String,
+    /// The resource types whose objects the controller watches there.
+    pub api_resources: u64,
+    /// The tracked objects those watches hold.
+    pub objects: u64,
+    /// The watch events received from it.
+    pub events: u64,
 }
 
 /// Makes a client from a configuration.

@@ -19,6 +19,7 @@ use prometheus_client::metrics::gauge::Gauge;
 
 use super::argocd_metrics::AppInfo;
 use super::rollout_metrics;
+use crate::cluster::destinations::clients::ClusterFacts;
 
 /// Lists something a controller watches, when scraped.
 pub type Lister<T> = Box<dyn Fn() -> Vec<T> + Send + Sync>;
@@ -31,23 +32,6 @@ pub struct Observed {
     pub appsets: Lister<Arc<ApplicationSet>>,
     /// The clusters it has synced to.
     pub clusters: Lister<ClusterFacts>,
-}
-
-/// One cluster the controller syncs to, as `argocd_cluster_*` show it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterFacts {
-    /// Its server URL.
-    pub server: String,
-    /// Its registered name (`in-cluster` for the controller's own).
-    pub name: String,
-    /// The Kubernetes version its API server reported, once read.
-    pub k8s_version: String,
-    /// The resource types whose objects the controller watches there.
-    pub api_resources: u64,
-    /// The tracked objects those watches hold.
-    pub objects: u64,
-    /// The watch events received from it.
-    pub events: u64,
 }
 
 /// The [`Observed`] of every namespace, encoded on each scrape. ApplicationSets (and their
