@@ -108,6 +108,8 @@ fn input() -> RolloutInput {
         prior_rollback: None,
         application_set: String::new(),
         analysis: Vec::new(),
+        namespace: String::new(),
+        external: Vec::new(),
     }
 }
 

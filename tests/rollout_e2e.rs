@@ -1887,6 +1887,111 @@ async fn rollout_under_kills(label: &str, replicas: usize) {
     }
 }
 
+/// The components of the step graph `db → (backend-eu ∥ backend-us) → frontend`, each a step
+/// of its own named after it, with the steps it waits for.
+const GRAPH: [(&str, &[&str]); 4] = [
+    ("db", &[]),
+    ("backend-eu", &["db"]),
+    ("backend-us", &["db"]),
+    ("frontend", &["backend-eu", "backend-us"]),
+];
+
+/// The graph's ApplicationSet `platform-stack`: Applications `graph-<component>`.
+fn graph_appset(ns: &TestNamespace, repo: &Repo) -> ApplicationSet {
+    let steps: Vec<Value> = GRAPH
+        .iter()
+        .map(|(component, depends_on)| {
+            json!({"name": component, "dependsOn": depends_on, "matchExpressions":
+                [{"key": "component", "operator": "In", "values": [component]}]})
+        })
+        .collect();
+    let elements: Vec<Value> = GRAPH.iter().map(|(c, _)| json!({"component": c})).collect();
+    let mut appset = rolling_appset(
+        ns,
+        repo,
+        json!({"list": {"elements": elements}}),
+        json!({"steps": steps}),
+        json!({"name": "graph-{{.component}}", "labels": {"component": "{{.component}}"}}),
+        ("{{.component}}", IN_CLUSTER),
+    );
+    appset.spec.go_template = true;
+    appset.spec.template.spec.sync_policy = Some(object(json!({"automated": {"prune": true}})));
+    appset
+}
+
+/// A step graph rolled out while the controller is SIGKILLed while the database's hook runs,
+/// while both backends sync, and while the frontend syncs: each restart resumes from status,
+/// the backends start only once the database is Healthy and the frontend once both are, and
+/// every Application synced once, running its PreSync hook once.
+#[tokio::test]
+async fn a_killed_controller_resumes_a_step_graph_running_each_hook_once() {
+    let (ns, repo) = setup("graph-chaos").await;
+    for (component, _) in GRAPH {
+        repo.component(component, "v1", Pods::ready_after(CHAOS_PODS_START));
+        repo.presync_hook(component, Pods::ready_after(CHAOS_HOOK_RUNS));
+    }
+    let commit = repo.commit("v1");
+    let jobs = Jobs::start(&ns);
+    let args = CHAOS_LEASE.to_vec();
+    let mut controller = Controller::start_with(&ns, "graph-0", &args);
+    let appsets: Api<ApplicationSet> = ns.api();
+    let recording = Recording::start(&appsets, "platform-stack");
+    let graph_apps: Vec<String> = GRAPH.iter().map(|(c, _)| format!("graph-{c}")).collect();
+    apply(&appsets, &graph_appset(&ns, &repo)).await;
+    let target = [commit.clone()];
+    let syncing = |apps: &[&str]| {
+        let apps: Vec<String> = apps.iter().map(|a| (*a).to_owned()).collect();
+        let target = target.clone();
+        move |snapshot: &Snapshot| {
+            apps.iter().all(|app| {
+                let (state, on) = state_of(snapshot, app);
+                state == State::Progressing && on == target
+            })
+        }
+    };
+    let moments: [&[&str]; 3] = [
+        &["graph-db"],
+        &["graph-backend-eu", "graph-backend-us"],
+        &["graph-frontend"],
+    ];
+    for (kill, apps) in moments.into_iter().enumerate() {
+        let seen = syncing(apps);
+        eventually_within(ROLLOUT_TIMEOUT, &format!("{apps:?} syncing"), async || {
+            recording
+                .seen(&seen)
+                .then_some(())
+                .ok_or_else(|| format!("{:?}", recording.snapshots().last()))
+        })
+        .await;
+        drop(controller);
+        controller = Controller::start_with(&ns, &format!("graph-{}", kill + 1), &args);
+    }
+    let apps: Vec<&str> = graph_apps.iter().map(String::as_str).collect();
+    wait_complete(&appsets, "platform-stack", &apps, &commit).await;
+    controller.stop();
+
+    assert_promoted_after(
+        &recording.snapshots(),
+        &[
+            ("graph-backend-eu", "graph-db"),
+            ("graph-backend-us", "graph-db"),
+            ("graph-frontend", "graph-backend-eu"),
+            ("graph-frontend", "graph-backend-us"),
+        ],
+    );
+    let histories = histories(&ns).await;
+    for (component, _) in GRAPH {
+        let app = format!("graph-{component}");
+        let revisions: Vec<&str> = histories[&app]
+            .iter()
+            .map(|h| h.revision.as_str())
+            .collect();
+        assert_eq!(revisions, [commit.as_str()], "{app} synced once");
+        let hook = format!("{component}-migrate");
+        assert_eq!(jobs.created(&hook), 1, "{hook} ran once");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 9. Leaving RollingSync
 

@@ -7,6 +7,11 @@
 //!   are deleted frontend, then backend, then database — each component a ConfigMap with a
 //!   finalizer the test holds, so each deletion lasts until the test lets it go, and the next
 //!   one must wait for it.
+//! - Across ApplicationSets: `services` waits for `platform`'s `database`, and `platform`'s
+//!   `rest` for `services`; one watch of the namespace's ApplicationSets shows the order after a
+//!   commit to both. A missing ApplicationSet is a named condition until it is created.
+//! - A cluster leaving a clusters generator's selector: its Applications go frontend, backend,
+//!   database, and `status.deletion` shows each step and what is left.
 
 mod support;
 
@@ -14,10 +19,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use flotilla_core::api::application_set_status::RolloutApplicationState as State;
+use flotilla_core::api::application_set_status::{ConditionType, RolloutApplicationState as State};
 use flotilla_core::api::{Application, ApplicationSet};
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Patch, PatchParams};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
@@ -168,15 +173,7 @@ async fn parallel_backends_start_in_one_pass_after_the_database_and_the_frontend
     let controller = controller_process(&ns, "graph");
 
     let appsets: Api<ApplicationSet> = ns.api();
-    wait_until(&appsets, "graph", "every Application Healthy", |a| {
-        let status = a.status.clone().unwrap_or_default();
-        status.application_status.len() == 4
-            && status
-                .application_status
-                .iter()
-                .all(|e| e.status == State::Healthy)
-    })
-    .await;
+    wait_healthy(&appsets, "graph", 4).await;
     kill_process(controller);
     watch.abort();
 
@@ -224,6 +221,24 @@ async fn parallel_backends_start_in_one_pass_after_the_database_and_the_frontend
         out.status.success() && text.contains("\nStep 4 (frontend, after steps 2, 3): Complete"),
         "{text}"
     );
+}
+
+/// Waits until the ApplicationSet `name` has `count` Applications in its rollout, all Healthy.
+async fn wait_healthy(appsets: &Api<ApplicationSet>, name: &str, count: usize) {
+    wait_until(
+        appsets,
+        name,
+        &format!("{count} Applications Healthy"),
+        |a| {
+            let status = a.status.clone().unwrap_or_default();
+            status.application_status.len() == count
+                && status
+                    .application_status
+                    .iter()
+                    .all(|e| e.status == State::Healthy)
+        },
+    )
+    .await;
 }
 
 /// Whether the Application `name` exists and is being deleted (`None`: it is gone).
@@ -275,15 +290,7 @@ async fn applications_leaving_the_generator_go_frontend_then_backend_then_databa
     for component in components {
         wait_until(&configs, component, "the component's object", |_| true).await;
     }
-    wait_until(&appsets, "stack", "the rollout complete", |a| {
-        let status = a.status.clone().unwrap_or_default();
-        status.application_status.len() == 3
-            && status
-                .application_status
-                .iter()
-                .all(|e| e.status == State::Healthy)
-    })
-    .await;
+    wait_healthy(&appsets, "stack", 3).await;
 
     // The old region leaves the generator's output: no element is left.
     let mut emptied = stack.clone();
@@ -336,5 +343,368 @@ async fn applications_leaving_the_generator_go_frontend_then_backend_then_databa
             .all(|a| a.labels().get("step").is_none()),
         "every removed Application gone"
     );
+    kill_process(controller);
+}
+
+/// The rollout state and target revisions of every Application of every ApplicationSet of a
+/// namespace: (ApplicationSet, Application) → (state, revisions, message).
+type Fleet = BTreeMap<(String, String), (State, Vec<String>, String)>;
+
+/// Every distinct [`Fleet`] of `ns`, in the order one watch of its ApplicationSets delivers
+/// their versions (so what one ApplicationSet had when another changed is known exactly).
+fn record_fleet(ns: &TestNamespace) -> (Arc<Mutex<Vec<Fleet>>>, tokio::task::JoinHandle<()>) {
+    let fleets: Arc<Mutex<Vec<Fleet>>> = Arc::default();
+    let recording = Arc::clone(&fleets);
+    let stream = watcher(ns.api::<ApplicationSet>(), watcher::Config::default());
+    let task = tokio::spawn(async move {
+        let mut events = std::pin::pin!(stream);
+        let mut fleet = Fleet::new();
+        while let Some(event) = events.next().await {
+            let Ok(watcher::Event::Apply(appset) | watcher::Event::InitApply(appset)) = event
+            else {
+                continue;
+            };
+            let name = appset.name_any();
+            fleet.retain(|(owner, _), _| *owner != name);
+            for entry in appset
+                .status
+                .map(|s| s.application_status)
+                .unwrap_or_default()
+            {
+                fleet.insert(
+                    (name.clone(), entry.application),
+                    (entry.status, entry.target_revisions, entry.message),
+                );
+            }
+            let mut all = recording.lock().expect("not poisoned");
+            if all.last() != Some(&fleet) {
+                all.push(fleet.clone());
+            }
+        }
+    });
+    (fleets, task)
+}
+
+/// A step `name` of the Applications labelled `step: name`, waiting for `depends_on` (names
+/// and steps of other ApplicationSets as written).
+fn step_after(name: &str, depends_on: &serde_json::Value) -> serde_json::Value {
+    json!({"name": name, "dependsOn": depends_on,
+        "matchExpressions": [{"key": "step", "operator": "In", "values": [name]}]})
+}
+
+/// Writes every component of `remote` again at `version` and pushes it: its commit.
+fn new_commit(remote: &Remote, components: &[&str], version: &str) -> String {
+    for component in components {
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": component},
+            "data": {"component": component, "version": version}});
+        remote.write(&format!("{component}/config.json"), &config.to_string());
+    }
+    remote.push(version)
+}
+
+/// Whether every Application of `fleet` (there are `count`) is Healthy on `revision`.
+fn all_on(fleet: &Fleet, count: usize, revision: &str) -> bool {
+    fleet.len() == count
+        && fleet
+            .values()
+            .all(|(state, on, _)| *state == State::Healthy && on == &[revision.to_owned()])
+}
+
+#[tokio::test]
+async fn services_wait_for_the_platforms_database_and_the_rest_of_the_platform_for_services() {
+    let ns = namespace(1, "rollout-cross").await;
+    support::permissive_project(&ns, "platform").await;
+    let components = ["database", "cache", "api"];
+    let (remote, daemon) = repository("cross", &components, false);
+    let url = daemon.url(&remote.served_name());
+    let platform = appset(
+        "platform",
+        &url,
+        &ns,
+        &json!([
+            {"app": "database", "component": "database", "step": "database"},
+            {"app": "cache", "component": "cache", "step": "rest"}
+        ]),
+        &json!([
+            step("database", &[]),
+            step_after(
+                "rest",
+                &json!(["database",
+                {"applicationSet": "services", "step": "api", "sameRevision": true}])
+            ),
+        ]),
+    );
+    let services = appset(
+        "services",
+        &url,
+        &ns,
+        &json!([{"app": "api", "component": "api", "step": "api"}]),
+        &json!([step_after(
+            "api",
+            &json!([
+            {"applicationSet": "platform", "step": "database", "sameRevision": true}])
+        )]),
+    );
+    let (fleets, watch) = record_fleet(&ns);
+    apply_graph(&ns, &platform).await;
+    apply_graph(&ns, &services).await;
+    let controller = controller_process(&ns, "cross");
+    let first = support::git_remote::git(remote.work(), &["rev-parse", "HEAD"]);
+    let fleet_now = || fleets.lock().expect("not poisoned").last().cloned();
+    eventually("both rolled out on the first commit", async || {
+        fleet_now()
+            .filter(|f| all_on(f, 3, &first))
+            .map(|_| ())
+            .ok_or_else(|| format!("{:#?}", fleet_now()))
+    })
+    .await;
+
+    // A new commit to both: each reconciles at once (the refresh annotation).
+    let second = new_commit(&remote, &components, "v2");
+    let appsets: Api<ApplicationSet> = ns.api();
+    for name in ["platform", "services"] {
+        let patch = json!({"metadata": {"annotations": {
+            "argocd.argoproj.io/application-set-refresh": "true"}}});
+        appsets
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .expect("annotates");
+    }
+    eventually("both rolled out on the second commit", async || {
+        fleet_now()
+            .filter(|f| all_on(f, 3, &second))
+            .map(|_| ())
+            .ok_or_else(|| format!("{:#?}", fleet_now()))
+    })
+    .await;
+    watch.abort();
+    kill_process(controller);
+
+    let fleets = fleets.lock().expect("not poisoned").clone();
+    let key = |appset: &str, app: &str| (appset.to_owned(), app.to_owned());
+    let on_second = |fleet: &Fleet, appset: &str, app: &str| {
+        fleet
+            .get(&key(appset, app))
+            .filter(|(_, on, _)| on == std::slice::from_ref(&second))
+            .map(|(state, _, _)| *state)
+    };
+    let started = |appset: &str, app: &str| {
+        fleets
+            .iter()
+            .position(|f| on_second(f, appset, app).is_some_and(|s| s != State::Waiting))
+            .unwrap_or_else(|| panic!("{appset}/{app} started on {second}: {fleets:#?}"))
+    };
+    let (database, api, cache) = (
+        started("platform", "database"),
+        started("services", "api"),
+        started("platform", "cache"),
+    );
+    assert!(database < api && api < cache, "{fleets:#?}");
+    assert_eq!(
+        on_second(&fleets[api], "platform", "database"),
+        Some(State::Healthy),
+        "services' api starts once platform's database is Healthy on the commit: {fleets:#?}"
+    );
+    assert_eq!(
+        on_second(&fleets[cache], "services", "api"),
+        Some(State::Healthy),
+        "platform's cache starts once services' api is Healthy on the commit: {fleets:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_application_set_is_named_and_its_creation_opens_the_step() {
+    let ns = namespace(1, "rollout-missing").await;
+    support::permissive_project(&ns, "platform").await;
+    let (remote, daemon) = repository("missing", &["api", "queue"], false);
+    let url = daemon.url(&remote.served_name());
+    let services = appset(
+        "services",
+        &url,
+        &ns,
+        &json!([{"app": "api", "component": "api", "step": "api"}]),
+        &json!([step_after(
+            "api",
+            &json!([{"applicationSet": "messaging", "step": "queue"}])
+        )]),
+    );
+    apply_graph(&ns, &services).await;
+    let controller = controller_process(&ns, "missing");
+    let appsets: Api<ApplicationSet> = ns.api();
+    let named = format!(
+        "step 1 (api): dependsOn ApplicationSet messaging step queue: there is no ApplicationSet messaging in namespace {}; the step waits until this is fixed",
+        ns.name
+    );
+    wait_until(
+        &appsets,
+        "services",
+        "the InvalidRolloutDependency condition",
+        |a| {
+            a.status.as_ref().is_some_and(|s| {
+                s.conditions.iter().any(|c| {
+                    c.type_ == ConditionType::InvalidRolloutDependency
+                        && c.reason == "ApplicationSetNotFound"
+                        && c.message == named
+                }) && s
+                    .application_status
+                    .iter()
+                    .all(|e| e.status == State::Waiting)
+            })
+        },
+    )
+    .await;
+    let out = support::run_flotilla(&ns, &["rollout", "explain", "services"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success()
+            && text.contains(
+                "Step 1 (api, after ApplicationSet messaging step queue): WaitingForApplicationSet"
+            )
+            && text.contains("there is no ApplicationSet messaging in namespace"),
+        "{text}"
+    );
+    let apps: Api<Application> = ns.api();
+    let api = apps.get("api").await.expect("the api Application exists");
+    assert!(
+        api.status
+            .as_ref()
+            .is_none_or(|s| s.operation_state.is_none()),
+        "not synced while it waits: {api:?}"
+    );
+
+    // The ApplicationSet appears: its step completes, and the waiting step opens.
+    let messaging = appset(
+        "messaging",
+        &url,
+        &ns,
+        &json!([{"app": "queue", "component": "queue", "step": "queue"}]),
+        &json!([step("queue", &[])]),
+    );
+    apply_graph(&ns, &messaging).await;
+    wait_until(
+        &appsets,
+        "services",
+        "api Healthy, the condition gone",
+        |a| {
+            a.status.as_ref().is_some_and(|s| {
+                s.conditions
+                    .iter()
+                    .all(|c| c.type_ != ConditionType::InvalidRolloutDependency)
+                    && s.application_status.len() == 1
+                    && s.application_status[0].status == State::Healthy
+            })
+        },
+    )
+    .await;
+    kill_process(controller);
+}
+
+/// An Argo CD cluster Secret `cluster-<name>` for test cluster 1, labelled `fleet: fleet`.
+fn cluster_secret(name: &str, fleet: &str) -> Secret {
+    let (server, ca_data, token) = support::cluster_credentials(1);
+    let config = json!({"bearerToken": token, "tlsClientConfig": {"caData": ca_data}});
+    object(json!({
+        "metadata": {
+            "name": format!("cluster-{name}"),
+            "labels": {"argocd.argoproj.io/secret-type": "cluster", "fleet": fleet}
+        },
+        "stringData": {"name": name, "server": server, "config": config.to_string()}
+    }))
+}
+
+/// Where the removal in steps stands in `status.deletion`: (the step being deleted and its
+/// Applications, the steps left), `None` when there is none.
+fn removal_progress(appset: &ApplicationSet) -> Option<(u64, Vec<String>, Vec<u64>)> {
+    let progress = appset.status.as_ref()?.deletion.as_ref()?;
+    Some((
+        progress.current.step,
+        progress.current.applications.clone(),
+        progress.remaining.iter().map(|g| g.step).collect(),
+    ))
+}
+
+#[tokio::test]
+async fn a_cluster_leaving_the_selector_loses_its_applications_frontend_backend_then_database() {
+    let ns = namespace(1, "removal-cluster").await;
+    support::permissive_project(&ns, "platform").await;
+    let components = ["database", "backend", "frontend"];
+    let (remote, daemon) = repository("removal-cluster", &components, true);
+    let secrets: Api<Secret> = ns.api();
+    apply(&secrets, &cluster_secret("old", "active")).await;
+    let elements: Vec<serde_json::Value> = components
+        .iter()
+        .map(|c| json!({"component": c, "step": c}))
+        .collect();
+    let mut stack = appset(
+        "stack",
+        &daemon.url(&remote.served_name()),
+        &ns,
+        &json!([]),
+        &json!(components
+            .iter()
+            .map(|c| json!({"matchExpressions": [{"key": "step", "operator": "In", "values": [c]}]}))
+            .collect::<Vec<_>>()),
+    );
+    stack.spec.generators = vec![object(json!({"matrix": {"generators": [
+        {"clusters": {"selector": {"matchLabels": {"fleet": "active"}}}},
+        {"list": {"elements": elements}}
+    ]}}))];
+    stack.spec.template.metadata.name = "{{.component}}-{{.name}}".into();
+    stack.spec.template.spec.destination.server = Some("{{.server}}".into());
+    support::install_flotilla_crds(&ns.client).await;
+    let appsets: Api<ApplicationSet> = ns.api();
+    apply(&appsets, &stack).await;
+    let controller = controller_process(&ns, "removal-cluster");
+    let configs: Api<ConfigMap> = ns.api();
+    let apps: Api<Application> = ns.api();
+    wait_healthy(&appsets, "stack", 3).await;
+
+    // The cluster is retired: relabelled, it leaves the clusters generator's selector.
+    apply(&secrets, &cluster_secret("old", "retired")).await;
+    let order = [
+        ("frontend-old", "frontend", 3, vec![2, 1]),
+        ("backend-old", "backend", 2, vec![1]),
+        ("database-old", "database", 1, vec![]),
+    ];
+    for (index, (app, config, step, left)) in order.iter().enumerate() {
+        wait_until(&apps, app, &format!("{app} being deleted"), |a| {
+            a.metadata.deletion_timestamp.is_some()
+        })
+        .await;
+        wait_until(
+            &appsets,
+            "stack",
+            &format!("status.deletion at {app}"),
+            |a| removal_progress(a) == Some((*step, vec![(*app).to_owned()], left.clone())),
+        )
+        .await;
+        wait_until(
+            &configs,
+            config,
+            &format!("{config}'s object deleted"),
+            |c| c.metadata.deletion_timestamp.is_some(),
+        )
+        .await;
+        for (earlier, ..) in &order[index + 1..] {
+            assert_eq!(
+                deleting(&apps, earlier).await,
+                Some(false),
+                "{earlier} waits while {app} is deleted"
+            );
+        }
+        release(&configs, config).await;
+        eventually(&format!("{app} gone"), async || {
+            match deleting(&apps, app).await {
+                None => Ok(()),
+                Some(state) => Err(format!("being deleted: {state}")),
+            }
+        })
+        .await;
+    }
+    wait_until(&appsets, "stack", "status.deletion cleared", |a| {
+        removal_progress(a).is_none()
+    })
+    .await;
     kill_process(controller);
 }

@@ -411,3 +411,155 @@ fn a_step_graph_runs_its_lanes_side_by_side_and_the_critical_path_follows_the_sl
         "{text}"
     );
 }
+
+/// `platform` (database, then cache after database and after services' api) and `services`
+/// (api after platform's database), both in one file, with a Deployment per component in
+/// `dir`'s repository.
+fn platform_and_services(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let repo = dir.join("manifests");
+    for component in ["database", "cache", "api"] {
+        let path = repo.join(component);
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(
+            path.join("app.yaml"),
+            format!(
+                "apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {component}}}
+spec:
+  replicas: 1
+  selector: {{matchLabels: {{app: {component}}}}}
+  template:
+    metadata: {{labels: {{app: {component}}}}}
+    spec:
+      containers: [{{name: {component}, image: nginx}}]
+"
+            ),
+        )
+        .unwrap();
+    }
+    let appset = |name: &str, elements: &str, steps: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {{name: {name}, namespace: flotilla}}
+spec:
+  goTemplate: true
+  generators:
+    - list:
+        elements: {elements}
+  strategy:
+    type: RollingSync
+    rollingSync:
+      steps:
+{steps}
+  template:
+    metadata:
+      name: '{{{{ .component }}}}'
+      labels: {{component: '{{{{ .component }}}}'}}
+    spec:
+      project: default
+      source: {{repoURL: https://git.example.com/stack.git, path: '{{{{ .component }}}}', targetRevision: main}}
+      destination: {{server: https://kubernetes.default.svc, namespace: '{{{{ .component }}}}'}}
+      syncPolicy: {{syncOptions: [CreateNamespace=true]}}
+"
+        )
+    };
+    let platform = appset(
+        "platform",
+        "[{component: database}, {component: cache}]",
+        "        - name: database
+          matchExpressions: [{key: component, operator: In, values: [database]}]
+        - name: rest
+          dependsOn: [database, {applicationSet: services, step: api, sameRevision: true}]
+          matchExpressions: [{key: component, operator: In, values: [cache]}]",
+    );
+    let services = appset(
+        "services",
+        "[{component: api}]",
+        "        - name: api
+          dependsOn: [{applicationSet: platform, step: database, sameRevision: true}]
+          matchExpressions: [{key: component, operator: In, values: [api]}]",
+    );
+    let file = dir.join("stack.yaml");
+    std::fs::write(&file, format!("{platform}---\n{services}")).unwrap();
+    (file, repo)
+}
+
+/// Two ApplicationSets of one file simulated together: services' api starts once platform's
+/// database is done, platform's cache once the api is; the text orders every step of both.
+/// Simulated alone, services waits for an ApplicationSet that is not there, by name.
+#[test]
+fn application_sets_simulated_together_wait_for_each_others_steps() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (file, repo) = platform_and_services(dir.path());
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_flotilla"))
+            .arg("simulate")
+            .args(args)
+            .arg(format!(
+                "--repo=https://git.example.com/stack.git={}",
+                repo.display()
+            ))
+            .arg("--instant")
+            .output()
+            .expect("flotilla runs")
+    };
+    let file = file.display().to_string();
+    let out = run(&[&file, "-o", "json"]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let together: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let step = |appset: usize, step: usize, field: &str| {
+        together["applicationSets"][appset]["report"]["steps"][step][field]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{appset}/{step} {field}: {together:#}"))
+    };
+    // platform: database (0), rest (1); services: api (0).
+    assert!(step(1, 0, "start") >= step(0, 0, "end"), "{together:#}");
+    assert!(step(0, 1, "start") >= step(1, 0, "end"), "{together:#}");
+    let order: Vec<(String, String)> = together["order"]
+        .as_array()
+        .expect("order")
+        .iter()
+        .map(|ran| {
+            (
+                ran["applicationSet"].as_str().unwrap().to_owned(),
+                ran["step"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("platform".to_owned(), "Step 1 (database)".to_owned()),
+            (
+                "services".to_owned(),
+                "Step 1 (api, after ApplicationSet platform step database)".to_owned()
+            ),
+            (
+                "platform".to_owned(),
+                "Step 2 (rest, after ApplicationSet services step api)".to_owned()
+            ),
+        ]
+    );
+    let text = String::from_utf8(run(&[&file]).stdout).expect("UTF-8");
+    assert!(text.contains("Order across ApplicationSets:\n"), "{text}");
+
+    // services alone: platform is not there.
+    let services = dir.path().join("services.yaml");
+    let whole = std::fs::read_to_string(&file).unwrap();
+    let (_, alone) = whole.split_once("---\n").expect("two documents");
+    std::fs::write(&services, alone).unwrap();
+    let out = run(&[&services.display().to_string()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("there is no ApplicationSet platform in namespace flotilla"),
+        "{text}"
+    );
+}

@@ -130,6 +130,7 @@ fn simulated(namespace: &str, repo: &Path) -> (Driven, Report) {
                         &clusters,
                         clock,
                         ("", &Scenario::default()),
+                        ("", None),
                         &|_| {},
                     )
                     .await;
@@ -153,6 +154,7 @@ async fn real(namespace: &support::TestNamespace, repo: &Path) -> (Driven, Repor
         &clusters,
         clock,
         ("", &Scenario::default()),
+        ("", None),
         &|_| {},
     )
     .await;

@@ -21,6 +21,7 @@ pub mod project_args;
 pub mod render;
 pub mod rollout;
 pub mod simulate;
+pub mod simulate_together;
 pub mod sync;
 pub mod version;
 pub mod windows;

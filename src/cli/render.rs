@@ -71,6 +71,49 @@ impl AppSetArgs {
         let text =
             std::fs::read_to_string(&self.appset).with_context(|| format!("cannot read {file}"))?;
         let appset = parse_application_set(&file, &text)?;
+        self.render_appset(&file, appset)
+    }
+
+    /// Whether the file holds more than one document (several ApplicationSets).
+    ///
+    /// # Errors
+    /// The file cannot be read or is not YAML.
+    pub fn holds_several(&self) -> anyhow::Result<bool> {
+        let file = self.appset.display().to_string();
+        let text =
+            std::fs::read_to_string(&self.appset).with_context(|| format!("cannot read {file}"))?;
+        Ok(documents(&file, &text)?.len() > 1)
+    }
+
+    /// Reads and renders every ApplicationSet of the file and of `also` (each file may hold
+    /// several, as YAML documents), in order.
+    ///
+    /// # Errors
+    /// As [`Self::render`], for the first that fails.
+    pub fn render_each(&self, also: &[PathBuf]) -> anyhow::Result<Vec<Rendered>> {
+        let mut rendered = Vec::new();
+        for path in std::iter::once(&self.appset).chain(also) {
+            let file = path.display().to_string();
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {file}"))?;
+            let documents = documents(&file, &text)?;
+            if documents.len() <= 1 {
+                let appset = parse_application_set(&file, &text)?;
+                rendered.push(self.render_appset(&file, appset)?);
+                continue;
+            }
+            for (index, document) in documents.iter().enumerate() {
+                let named = format!("{file} (document {})", index + 1);
+                let appset = parse_application_set(&named, &document.to_string())?;
+                rendered.push(self.render_appset(&named, appset)?);
+            }
+        }
+        Ok(rendered)
+    }
+
+    /// Renders `appset`, read from `file`.
+    fn render_appset(&self, file: &str, appset: ApplicationSet) -> anyhow::Result<Rendered> {
+        let file = file.to_owned();
         if let Some(strategy) = appset
             .spec
             .strategy
@@ -111,6 +154,19 @@ impl AppSetArgs {
             repos,
         })
     }
+}
+
+/// The documents of `text` (read from `file`), empty ones left out.
+///
+/// # Errors
+/// The text is not YAML.
+fn documents(file: &str, text: &str) -> anyhow::Result<Vec<serde_json::Value>> {
+    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple_with_options(
+        text,
+        flotilla_core::manifest::limits::yaml_options(),
+    )
+    .map_err(|error| flotilla_core::yaml::YamlError::new(file, &error))?;
+    Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
 }
 
 /// The Applications `args` describe, sorted by name.

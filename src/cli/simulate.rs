@@ -15,7 +15,7 @@ use anyhow::Context;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::cli::output::{OutputFormat, Printable, object_name};
-use crate::cli::render::AppSetArgs;
+use crate::cli::render::{AppSetArgs, Rendered};
 use crate::cli::sync::source::SyncSource;
 use crate::repo::cache::RepoCache;
 use crate::simulate::driver::WaitKind;
@@ -82,6 +82,10 @@ pub struct SimulateArgs {
     /// Write a Gantt chart of the rollout to FILE.svg or FILE.html.
     #[arg(long, value_name = "FILE")]
     pub timeline: Option<PathBuf>,
+    /// Another ApplicationSet file to simulate with it (repeatable; a file may also hold
+    /// several): their steps may wait for each other's (dependsOn: [{applicationSet, step}]).
+    #[arg(long = "with", value_name = "FILE")]
+    pub with: Vec<PathBuf>,
 }
 
 /// Runs the simulation and prints its report.
@@ -90,6 +94,9 @@ pub struct SimulateArgs {
 /// The ApplicationSet does not render, a source is unavailable or invalid, a `--fail` selector
 /// names nothing, or the timeline cannot be written.
 pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+    if !args.with.is_empty() || args.input.holds_several()? {
+        return super::simulate_together::run(args);
+    }
     let view = LiveView::new();
     let report = simulate_from_args(args, &|progress| view.show(progress))?;
     view.finish(&report);
@@ -114,6 +121,20 @@ pub fn simulate_from_args(
 ) -> anyhow::Result<Report> {
     let rendered = args.input.render()?;
     let mut sources = LoadedSources::default();
+    let simulation = simulation_of(args, &rendered, &mut sources)?;
+    Ok(simulate(&simulation, progress)?)
+}
+
+/// The simulation of the rendered ApplicationSet `rendered` as `args` ask; a source already in
+/// `sources` is not read again.
+///
+/// # Errors
+/// A source is unavailable or invalid, or a project's sync windows cannot be read.
+pub(crate) fn simulation_of(
+    args: &SimulateArgs,
+    rendered: &Rendered,
+    sources: &mut LoadedSources,
+) -> anyhow::Result<Simulation> {
     let process = args.customizations.read()?.over(ExecuteSettings::default());
     let apps = rendered
         .applications
@@ -122,14 +143,14 @@ pub fn simulate_from_args(
             let mut app = sim_app(
                 application,
                 (&rendered.repos, &rendered.projects),
-                &mut sources,
+                sources,
                 &process,
             )?;
             app.sync_windows = applying_windows(&rendered.projects, application)?;
             Ok(app)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let simulation = Simulation {
+    Ok(Simulation {
         apps,
         strategy: rendered.appset.spec.strategy.clone().unwrap_or_default(),
         behavior: ClusterBehavior {
@@ -140,13 +161,18 @@ pub fn simulate_from_args(
         speed: (!args.instant).then_some(args.speed),
         start: args.start.unwrap_or_else(Timestamp::now),
         application_set: rendered.appset.metadata.name.clone().unwrap_or_default(),
+        namespace: rendered
+            .appset
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_default(),
         scenario: Scenario {
             analysis: args.analysis.clone(),
             approvals: args.approve.clone(),
             degrades: args.degrade.clone(),
         },
-    };
-    Ok(simulate(&simulation, progress)?)
+    })
 }
 
 /// Writes the chart as SVG, or as HTML when the file name ends in `.html`/`.htm`.
@@ -445,6 +471,7 @@ fn report_text(report: &Report, wide: bool) -> String {
         (WaitKind::Approval, "Approvals"),
         (WaitKind::Analysis, "Analyses"),
         (WaitKind::Rollback, "Rollbacks"),
+        (WaitKind::ApplicationSet, "Other ApplicationSets"),
     ] {
         let waits: Vec<_> = report
             .step_waits

@@ -23,6 +23,7 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
+use super::neighbours::Neighbours;
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
 use flotilla_core::api::application::ApplicationDestination;
@@ -32,6 +33,7 @@ use flotilla_core::health::{HealthChecks, HealthStatus};
 use flotilla_core::manifest::ObjectKey;
 use flotilla_core::project::windows::block::SEARCH_HORIZON_DAYS;
 use flotilla_core::project::windows::{AppWindows, SyncKind};
+use flotilla_core::rollout::external::ExternalRollout;
 use flotilla_core::rollout::{
     ApplicationState, ObservedStatus, OperationState as RolloutOperation, RolloutDecision,
     RolloutInput, StepState,
@@ -141,6 +143,8 @@ pub enum WaitKind {
     Analysis,
     /// Its rollback to end (`onFailure: rollback`).
     Rollback,
+    /// A step of another ApplicationSet (`dependsOn`), simulated with it.
+    ApplicationSet,
 }
 
 /// A stretch of virtual time during which a step waited for a sync window or baked.
@@ -190,15 +194,20 @@ fn destination_of(app: &SimApp) -> ApplicationDestination {
 /// Runs the rollout of `apps` to its end. `clusters` holds one cluster per destination: embedded
 /// ones for a simulation (with `clock` on tokio's paused time), or real ones (`clock` then runs
 /// in real time) to observe the same loop on a real control plane. `application_set` names the
-/// analysis Jobs; `scenario` scripts what happens around the controller.
+/// analysis Jobs; `scenario` scripts what happens around the controller; `namespace` is the
+/// ApplicationSet's, and `neighbours`, when several ApplicationSets are simulated together, the
+/// board of their rollouts (its steps may wait for theirs).
 pub async fn drive<C: ClusterApi>(
     apps: &[SimApp],
     strategy: &RolloutStrategy,
     clusters: &BTreeMap<String, C>,
     clock: VirtualClock,
     (application_set, scenario): (&str, &Scenario),
+    (namespace, board): (&str, Option<&Neighbours>),
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> Driven {
+    let mut changes = board.map(Neighbours::subscribe);
+    let me = format!("{namespace}/{application_set}");
     let mut runs: Vec<AppRun> = apps
         .iter()
         .map(|app| AppRun {
@@ -239,6 +248,8 @@ pub async fn drive<C: ClusterApi>(
     let mut step_waits: Vec<StepWait> = Vec::new();
     // The steps whose `--approve` the controller consumed (it removes the annotation).
     let mut approved: Vec<usize> = Vec::new();
+    // The last pass left a step waiting for another ApplicationSet.
+    let mut waits_for_other = false;
     loop {
         let wake_at;
         let triggered: Vec<usize> = if rolling {
@@ -262,9 +273,22 @@ pub async fn drive<C: ClusterApi>(
                 prior_rollback: prior.rollback,
                 application_set: application_set.to_owned(),
                 analysis: Vec::new(),
+                namespace: namespace.to_owned(),
+                external: Vec::new(),
             };
+            if let (Some(board), Some(changes)) = (board, changes.as_mut()) {
+                changes.borrow_and_update();
+                input.external = board.read();
+            }
             input.analysis = scenario.observe(&probes(&input), &input.prior_step_status, input.now);
             let next = flotilla_core::rollout::advance(&input);
+            if let Some(board) = board {
+                board.publish(namespace, application_set, published(&input, &next));
+            }
+            waits_for_other = next
+                .step_reports
+                .iter()
+                .any(|r| r.state == StepState::WaitingForApplicationSet);
             approved.extend(next.approved);
             let rollback_running = next
                 .rollback
@@ -278,6 +302,7 @@ pub async fn drive<C: ClusterApi>(
                     StepState::Baking => Some((report, WaitKind::Bake)),
                     StepState::WaitingForApproval => Some((report, WaitKind::Approval)),
                     StepState::Analysing => Some((report, WaitKind::Analysis)),
+                    StepState::WaitingForApplicationSet => Some((report, WaitKind::ApplicationSet)),
                     StepState::RolledBack
                         if rollback_running
                             && next.rollback.as_ref().is_some_and(|r| {
@@ -316,7 +341,7 @@ pub async fn drive<C: ClusterApi>(
                     [next.wake_at, scripted].into_iter().flatten().min()
                 }
                 Some((_, WaitKind::Approval)) => scripted,
-                Some((_, WaitKind::Rollback)) | None => None,
+                Some((_, WaitKind::Rollback | WaitKind::ApplicationSet)) | None => None,
             }
             .into_iter()
             .chain(
@@ -420,6 +445,25 @@ pub async fn drive<C: ClusterApi>(
             let wait = Duration::try_from(opens.duration_since(clock.now())).unwrap_or_default();
             wait.max(Duration::from_secs(1))
         });
+        if let (true, true, None, Some(board), Some(changes)) = (
+            waits_for_other,
+            in_flight.is_empty(),
+            wake,
+            board,
+            changes.as_mut(),
+        ) {
+            // Nothing left but to wait for another ApplicationSet: until one changes, or until
+            // every rollout only waits.
+            if board.idle(&me) {
+                break;
+            }
+            let _ = changes.changed().await;
+            if board.stalled() {
+                break;
+            }
+            board.busy(&me);
+            continue;
+        }
         let ended = match wake {
             None => in_flight.next().await,
             Some(wait) if in_flight.is_empty() => {
@@ -529,11 +573,30 @@ pub async fn drive<C: ClusterApi>(
         }
     }
     note_wait(&mut step_waits, None, clock.elapsed());
+    if let Some(board) = board {
+        board.finished(&me);
+    }
     Driven {
         runs,
         step_waits,
         decision,
         ended_at: last_activity,
+    }
+}
+
+/// What the other ApplicationSets of the simulation read of this one after a pass: its
+/// strategy, the decided status and its Applications' labels.
+fn published(input: &RolloutInput, decision: &RolloutDecision) -> ExternalRollout {
+    ExternalRollout {
+        strategy: Some(input.strategy.clone()),
+        application_status: decision.application_status.clone(),
+        step_status: decision.step_status.clone(),
+        rollback: decision.rollback.clone(),
+        labels: input
+            .applications
+            .iter()
+            .map(|app| (app.name.clone(), app.labels.clone()))
+            .collect(),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod driver;
 pub mod durations;
 pub mod faults;
+pub mod neighbours;
 pub mod observe;
 pub mod progress;
 pub mod report;
@@ -49,6 +50,9 @@ pub struct Simulation {
     pub start: Timestamp,
     /// The ApplicationSet's name (it names analysis Jobs).
     pub application_set: String,
+    /// The ApplicationSet's namespace (where its steps' `dependsOn` look for other
+    /// ApplicationSets), if the file gives one.
+    pub namespace: String,
     /// Analysis outcomes, approvals and degraded Applications (`--analysis`, `--approve`,
     /// `--degrade`).
     pub scenario: Scenario,
@@ -233,8 +237,66 @@ pub fn simulate(
     Ok(runtime.block_on(run(simulation, progress)))
 }
 
+/// Validates each, then runs their rollouts together on one virtual clock — a step may wait for
+/// a step of another of them — and reports each, in order.
+///
+/// # Errors
+/// See [`validate`]; or the runtime cannot be built.
+pub fn simulate_together(
+    simulations: &[Simulation],
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Vec<Report>, SimulateError> {
+    for simulation in simulations {
+        validate(simulation)?;
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()?;
+    let start = simulations.first().map_or_else(Timestamp::now, |s| s.start);
+    let speed = simulations.first().and_then(|s| s.speed);
+    let board = neighbours::Neighbours::new(simulations.len());
+    Ok(runtime.block_on(async {
+        let clock = VirtualClock::start(start);
+        let together = futures::future::join_all(
+            simulations
+                .iter()
+                .map(|s| run_on(s, clock, Some(&board), progress)),
+        );
+        match speed {
+            Some(speed) => {
+                tokio::select! {
+                    reports = together => reports,
+                    never = clock::pace(speed) => match never {},
+                }
+            }
+            None => together.await,
+        }
+    }))
+}
+
 async fn run(simulation: &Simulation, progress: &(dyn Fn(&Progress) + Sync)) -> Report {
     let clock = VirtualClock::start(simulation.start);
+    let driven = async { run_on(simulation, clock, None, progress).await };
+    match simulation.speed {
+        Some(speed) => {
+            tokio::select! {
+                report = driven => report,
+                never = clock::pace(speed) => match never {},
+            }
+        }
+        None => driven.await,
+    }
+}
+
+/// The rollout of `simulation` on `clock`, with its `neighbours` when several are simulated
+/// together, reported.
+async fn run_on(
+    simulation: &Simulation,
+    clock: VirtualClock,
+    neighbours: Option<&neighbours::Neighbours>,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Report {
     let behavior = Arc::new(simulation.behavior.clone());
     let clusters: BTreeMap<String, SimCluster> = simulation
         .apps
@@ -247,22 +309,15 @@ async fn run(simulation: &Simulation, progress: &(dyn Fn(&Progress) + Sync)) -> 
         })
         .collect();
     let strategy = &simulation.strategy;
-    let drive = driver::drive(
+    let driven = driver::drive(
         &simulation.apps,
         strategy,
         &clusters,
         clock,
         (&simulation.application_set, &simulation.scenario),
+        (&simulation.namespace, neighbours),
         progress,
-    );
-    let driven = match simulation.speed {
-        Some(speed) => {
-            tokio::select! {
-                driven = drive => driven,
-                never = clock::pace(speed) => match never {},
-            }
-        }
-        None => drive.await,
-    };
+    )
+    .await;
     report::build(&driven, &clock, &format!("{:?}", strategy.type_))
 }

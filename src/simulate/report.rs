@@ -87,13 +87,21 @@ pub struct StepTimes {
     /// before).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<Vec<usize>>,
+    /// The steps of other ApplicationSets it waited for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after_application_sets: Vec<String>,
 }
 
 impl StepTimes {
     /// `Step 2`, `Step 2 (backend-eu)`, `Step 4 (frontend, after steps 2, 3)`.
     #[must_use]
     pub fn title(&self) -> String {
-        step_title(self.step, self.name.as_deref(), self.after.as_deref())
+        step_title(
+            self.step,
+            self.name.as_deref(),
+            self.after.as_deref(),
+            &self.after_application_sets,
+        )
     }
 }
 
@@ -398,6 +406,9 @@ pub fn step_times(
                 end,
                 name: report.and_then(|r| r.name.clone()),
                 after: report.and_then(|r| r.depends_on.clone()),
+                after_application_sets: report
+                    .map(|r| r.after_application_sets.clone())
+                    .unwrap_or_default(),
                 state: report
                     .map(|r| format!("{:?}: {}", r.state, r.next))
                     .unwrap_or_else(|| {

@@ -126,7 +126,8 @@ fn chart(report: &Report, heading: &str, rows: &[Row<'_>]) -> String {
 }
 
 /// A translucent band over every row for each stretch a step waited for a sync window (amber),
-/// baked (green), waited for approval (violet), was analysed (blue) or rolled back (red), with
+/// baked (green), waited for approval or another ApplicationSet (violet), was analysed (blue) or
+/// rolled back (red), with
 /// the rollout's text as its tooltip and label.
 fn window_shading(out: &mut String, report: &Report, height: f64, x: &dyn Fn(f64) -> f64) {
     for wait in &report.step_waits {
@@ -137,6 +138,7 @@ fn window_shading(out: &mut String, report: &Report, height: f64, x: &dyn Fn(f64
             WaitKind::Approval => ("approval-wait", APPROVAL, APPROVAL_EDGE),
             WaitKind::Analysis => ("analysis", ANALYSIS, ANALYSIS_EDGE),
             WaitKind::Rollback => ("rollback-wait", ROLLBACK, ROLLBACK_EDGE),
+            WaitKind::ApplicationSet => ("appset-wait", APPROVAL, APPROVAL_EDGE),
         };
         let text = format!(
             "step {} {} ({} to {})",

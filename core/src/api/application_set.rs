@@ -232,12 +232,14 @@ pub struct RollingSyncStep {
     /// steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Flotilla extension: the names of the steps this step waits for; it opens once all of
-    /// them are complete, beside any other open step (each with its own `maxUpdate`, bake,
-    /// approval and analysis). Unset: the step before it in the list (none for the first), as
-    /// in Argo CD; `[]`: none, it opens with the first.
+    /// Flotilla extension: what this step waits for: the names of steps of this
+    /// ApplicationSet, and steps of other ApplicationSets (`{applicationSet, step}`); it opens
+    /// once all of them are complete, beside any other open step (each with its own
+    /// `maxUpdate`, bake, approval and analysis). Unset: the step before it in the list (none
+    /// for the first), as in Argo CD; `[]`: none, it opens with the first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub depends_on: Option<Vec<String>>,
+    #[schemars(schema_with = "step_dependencies_schema")]
+    pub depends_on: Option<Vec<StepDependency>>,
     #[serde(default)]
     pub match_expressions: Vec<LabelSelectorRequirement>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -259,6 +261,104 @@ pub struct RollingSyncStep {
     /// over); a failed analysis fails the step (`onFailure` applies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<StepAnalysis>,
+}
+
+/// One entry of a step's `dependsOn` (Flotilla extension): a step of the same ApplicationSet by
+/// name, or a step of another ApplicationSet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepDependency {
+    /// The name of a step of this ApplicationSet.
+    Step(String),
+    /// A step of another ApplicationSet.
+    ApplicationSet(ApplicationSetStep),
+}
+
+impl StepDependency {
+    /// The name of the step of this ApplicationSet, `None` for another ApplicationSet's step.
+    #[must_use]
+    pub fn local(&self) -> Option<&str> {
+        match self {
+            Self::Step(name) => Some(name),
+            Self::ApplicationSet(_) => None,
+        }
+    }
+
+    /// The step of another ApplicationSet, `None` for a step of this one.
+    #[must_use]
+    pub fn application_set(&self) -> Option<&ApplicationSetStep> {
+        match self {
+            Self::Step(_) => None,
+            Self::ApplicationSet(step) => Some(step),
+        }
+    }
+}
+
+impl From<&str> for StepDependency {
+    fn from(name: &str) -> Self {
+        Self::Step(name.to_owned())
+    }
+}
+
+impl Serialize for StepDependency {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Step(name) => name.serialize(serializer),
+            Self::ApplicationSet(step) => step.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StepDependency {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::String(name) => Ok(Self::Step(name)),
+            object @ serde_json::Value::Object(_) => serde_json::from_value(object)
+                .map(Self::ApplicationSet)
+                .map_err(serde::de::Error::custom),
+            other => Err(serde::de::Error::custom(format!(
+                "expected a step's name or {{applicationSet, step}}, found {other}"
+            ))),
+        }
+    }
+}
+
+/// A step of another ApplicationSet a step waits for (Flotilla extension): it opens once that
+/// step of that ApplicationSet's current rollout is complete.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApplicationSetStep {
+    /// The other ApplicationSet's name.
+    pub application_set: String,
+    /// Its namespace. Unset: this ApplicationSet's; another must be permitted by the
+    /// `sourceNamespaces` of this ApplicationSet's project.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The name (or, for a step without one, the 1-based number) of its step.
+    pub step: String,
+    /// Complete only once every Application of that step targets this revision (a commit, or
+    /// the start of one, or another revision as its status writes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// Complete only once every Application of that step targets a revision this step's
+    /// Applications target: the same commit, when both ApplicationSets deploy from one
+    /// repository.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub same_revision: bool,
+    /// Complete only once that step has Applications with these labels, all of them complete.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub match_labels: BTreeMap<String, String>,
+}
+
+/// The CRD schema of `dependsOn`: each entry a string or an object (a structural schema
+/// cannot say "one of", so the entries are kept as written and read strictly by Flotilla).
+fn step_dependencies_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "items": {
+            "description": "A step of this ApplicationSet by name, or {applicationSet, step, namespace, revision, sameRevision, matchLabels}: a step of another ApplicationSet.",
+            "x-kubernetes-preserve-unknown-fields": true,
+        },
+    })
 }
 
 /// The analysis of a RollingSync step (Flotilla extension): exactly one of `job` and `http`.

@@ -137,6 +137,10 @@ pub struct RolloutStepStatus {
     /// The step's analysis in this rollout of it, once started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analysis: Option<AnalysisStatus>,
+    /// When the steps of other ApplicationSets it waits for (`dependsOn`) were all complete:
+    /// from then on this rollout of the step goes on whatever they do next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependencies_met_at: Option<Time>,
 }
 
 /// Where a step's analysis stands (Flotilla extension), so a restarted controller resumes it:
@@ -258,11 +262,15 @@ pub enum ConditionType {
     /// A failed step was rolled back (`onFailure: rollback`): which Applications, to which
     /// revisions (Flotilla extension).
     RolloutRolledBack,
+    /// A step's `dependsOn` names a step of another ApplicationSet that cannot be waited for:
+    /// the ApplicationSet or the step does not exist, its namespace is not permitted, or it
+    /// waits back for the step (Flotilla extension). The step waits meanwhile.
+    InvalidRolloutDependency,
 }
 
 impl ConditionType {
     /// Every value, in the order of the reference page.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::ErrorOccurred,
         Self::ParametersGenerated,
         Self::ResourcesUpToDate,
@@ -270,6 +278,7 @@ impl ConditionType {
         Self::InvalidRolloutConfig,
         Self::UnselectedApplications,
         Self::RolloutRolledBack,
+        Self::InvalidRolloutDependency,
     ];
 
     /// The value as written in status.
@@ -283,6 +292,7 @@ impl ConditionType {
             Self::InvalidRolloutConfig => "InvalidRolloutConfig",
             Self::UnselectedApplications => "UnselectedApplications",
             Self::RolloutRolledBack => "RolloutRolledBack",
+            Self::InvalidRolloutDependency => "InvalidRolloutDependency",
         }
     }
 
@@ -308,6 +318,9 @@ impl ConditionType {
             }
             Self::RolloutRolledBack => {
                 "A failed step was rolled back (`onFailure: rollback`): which Applications, to which revisions (Flotilla's own)."
+            }
+            Self::InvalidRolloutDependency => {
+                "A step's `dependsOn` names a step of another ApplicationSet that cannot be waited for: the ApplicationSet or the step does not exist, its namespace is not permitted, or it waits back for the step (Flotilla's own). The step waits meanwhile."
             }
         }
     }

@@ -11,6 +11,7 @@
 //! With `onFailure: rollback`, a failed step starts a rollback ([`super::rollback`]), and while
 //! one is recorded the pass moves it along instead of rolling out, until a new revision.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -23,6 +24,7 @@ use super::conditions::{
 };
 use super::config::{RolloutConfig, RolloutConfigError, RolloutStep};
 use super::decision::{RolloutDecision, StepReport, StepState};
+use super::external::{self, DependencyProblem, ExternalApplicationSet, Verdict, Waiter};
 use super::graph;
 use super::input::{ApplicationState, RolloutInput};
 use super::rollback;
@@ -87,6 +89,10 @@ pub fn advance(input: &RolloutInput) -> RolloutDecision {
             .map_or(&[][..], |rolling| &rolling.steps),
         analysis: &input.analysis,
         analysis_jobs: Vec::new(),
+        namespace: &input.namespace,
+        external: &input.external,
+        external_waits: vec![None; config.steps.len()],
+        broken: Vec::new(),
     };
     // Sent back to Waiting by this pass (a new revision or spec, OutOfSync again).
     let mut sent_back: Vec<bool> = prior
@@ -171,6 +177,14 @@ struct Pass<'a> {
     analysis: &'a [AnalysisObservation],
     /// The analysis Jobs to make sure exist, decided by this pass.
     analysis_jobs: Vec<AnalysisJob>,
+    /// The ApplicationSet's namespace.
+    namespace: &'a str,
+    /// What the controller read of the ApplicationSets the steps wait for.
+    external: &'a [ExternalApplicationSet],
+    /// Per step, what it waits for in other ApplicationSets, decided by this pass.
+    external_waits: Vec<Option<String>>,
+    /// The dependencies on other ApplicationSets that can never be met (reason, message).
+    broken: Vec<(DependencyProblem, String)>,
 }
 
 impl Pass<'_> {
@@ -268,6 +282,7 @@ impl Pass<'_> {
         apps_to_sync.sort();
         let mut conditions = vec![self.progress_condition(&current, &reports)];
         conditions.extend(self.unselected_condition(&unselected));
+        conditions.extend(self.dependency_condition());
         conditions.sort_by_key(|c| c.type_);
         let analysis_jobs = std::mem::take(&mut self.analysis_jobs);
         RolloutDecision {
@@ -287,6 +302,12 @@ impl Pass<'_> {
         let config = &self.config.steps[step];
         let bake_time = config.bake_time.filter(|_| !self.members[step].is_empty());
         let mut record = self.records[step].clone();
+        if let Some(waits) = self.external_wait(step, all_complete, &mut record) {
+            self.external_waits[step] = Some(waits);
+            self.records[step] = record;
+            return (Gate::WaitingForApplicationSet, None);
+        }
+        let config = &self.config.steps[step];
         let promoted = self.promote.is_some_and(|p| {
             let p = p.trim();
             p.parse::<usize>().ok() == Some(config.number) || config.name.as_deref() == Some(p)
@@ -347,6 +368,17 @@ impl Pass<'_> {
                 let next = self.approval_text(step, since);
                 self.report(step, StepState::WaitingForApproval, next)
             }
+            Gate::WaitingForApplicationSet => {
+                let waits = self.external_waits[step].clone().unwrap_or_default();
+                let message = format!("waits for {waits}");
+                for &i in &self.members[step] {
+                    let entry = &mut self.entries[i];
+                    if entry.status == State::Waiting && entry.message != message {
+                        entry.message.clone_from(&message);
+                    }
+                }
+                self.report(step, StepState::WaitingForApplicationSet, message)
+            }
             Gate::Analysing { since, .. } => {
                 let next = self.analysis_text(step, since);
                 self.report(step, StepState::Analysing, next)
@@ -360,6 +392,67 @@ impl Pass<'_> {
                 self.report(step, StepState::Failed, next)
             }
         }
+    }
+
+    /// What `step` (its own steps complete) waits for in other ApplicationSets, `None` once
+    /// nothing: it has no such dependency, its Applications are complete anyway, or they were
+    /// all met in this rollout of the step (recorded in `record`, so it goes on whatever those
+    /// steps do next). Dependencies that can never be met are kept for the condition.
+    fn external_wait(
+        &mut self,
+        step: usize,
+        all_complete: bool,
+        record: &mut RolloutStepStatus,
+    ) -> Option<String> {
+        let config = &self.config.steps[step];
+        if config.external.is_empty() || all_complete || record.dependencies_met_at.is_some() {
+            return None;
+        }
+        let revisions: BTreeSet<String> = self.members[step]
+            .iter()
+            .flat_map(|&i| self.apps[i].target())
+            .cloned()
+            .collect();
+        let waiter = Waiter {
+            namespace: self.namespace,
+            name: self.application_set,
+            config: self.config,
+            step,
+            revisions: &revisions,
+        };
+        let mut waits = Vec::new();
+        for dependency in &config.external {
+            match external::judge(dependency, &waiter, self.external) {
+                Verdict::Met => {}
+                Verdict::Waiting(text) => waits.push(text),
+                Verdict::Broken(problem, text) => {
+                    self.broken
+                        .push((problem, format!("{}: dependsOn {text}", config.label())));
+                    waits.push(text);
+                }
+            }
+        }
+        if waits.is_empty() {
+            record.dependencies_met_at = Some(Time(self.now));
+            None
+        } else {
+            Some(waits.join("; "))
+        }
+    }
+
+    /// The `InvalidRolloutDependency` condition, when a step waits for what can never be.
+    fn dependency_condition(&self) -> Option<ApplicationSetCondition> {
+        let (problem, _) = self.broken.first()?;
+        let messages: Vec<&str> = self.broken.iter().map(|(_, m)| m.as_str()).collect();
+        Some(holds(
+            ConditionType::InvalidRolloutDependency,
+            problem.as_str(),
+            format!(
+                "{}; the step waits until this is fixed",
+                messages.join("; ")
+            ),
+            self.now,
+        ))
     }
 
     /// The open, incomplete steps the closed step `step` waits for, directly or through closed
@@ -681,6 +774,11 @@ impl Pass<'_> {
             name: config.name.clone(),
             depends_on: graph::is_graph(&self.config.steps)
                 .then(|| config.depends_on.iter().map(|&d| d + 1).collect()),
+            after_application_sets: config
+                .external
+                .iter()
+                .map(|d| external::dependency_label(d, self.namespace))
+                .collect(),
             state,
             max_update: config.max_update.to_string(),
             limit: config.max_update.limit(self.members[step].len()),
@@ -967,6 +1065,7 @@ impl Pass<'_> {
             StepState::Baking => ProgressReason::StepBaking,
             StepState::Analysing => ProgressReason::StepAnalysing,
             StepState::WaitingForApproval => ProgressReason::StepWaitingForApproval,
+            StepState::WaitingForApplicationSet => ProgressReason::StepWaitingForApplicationSet,
             StepState::Paused => ProgressReason::RolloutPaused,
             StepState::Held => ProgressReason::StepHeld,
             StepState::WindowClosed => ProgressReason::StepWaitingForWindow,
@@ -992,14 +1091,15 @@ fn urgency(state: StepState) -> u8 {
         StepState::Failed => 1,
         StepState::RolledBack => 2,
         StepState::WaitingForApproval => 3,
-        StepState::WindowClosed => 4,
-        StepState::Held => 5,
-        StepState::Paused => 6,
-        StepState::Analysing => 7,
-        StepState::Baking => 8,
-        StepState::Progressing => 9,
-        StepState::Waiting => 10,
-        StepState::Complete | StepState::Closed => 11,
+        StepState::WaitingForApplicationSet => 4,
+        StepState::WindowClosed => 5,
+        StepState::Held => 6,
+        StepState::Paused => 7,
+        StepState::Analysing => 8,
+        StepState::Baking => 9,
+        StepState::Progressing => 10,
+        StepState::Waiting => 11,
+        StepState::Complete | StepState::Closed => 12,
     }
 }
 

@@ -7,11 +7,12 @@ use k8s_openapi::jiff::Timestamp;
 use crate::api::application_set_status::{ApplicationSetCondition, ConditionStatus, ConditionType};
 
 /// The condition types the rollout owns; [`merge_conditions`] replaces exactly these.
-pub const ROLLOUT_CONDITION_TYPES: [ConditionType; 4] = [
+pub const ROLLOUT_CONDITION_TYPES: [ConditionType; 5] = [
     ConditionType::RolloutProgressing,
     ConditionType::InvalidRolloutConfig,
     ConditionType::UnselectedApplications,
     ConditionType::RolloutRolledBack,
+    ConditionType::InvalidRolloutDependency,
 ];
 
 /// The reason of the `UnselectedApplications` condition: some Applications match no step.
@@ -32,6 +33,8 @@ pub enum ProgressReason {
     StepBaking,
     /// A step with `approval: manual` waits for `flotilla rollout promote` (True).
     StepWaitingForApproval,
+    /// A step waits for a step of another ApplicationSet (`dependsOn`; True).
+    StepWaitingForApplicationSet,
     /// A step's analysis runs (True: it completes when the analysis passes).
     StepAnalysing,
     /// The rollout is paused (True).
@@ -59,6 +62,7 @@ impl ProgressReason {
             Self::StepWaitingForWindow => "StepWaitingForWindow",
             Self::StepBaking => "StepBaking",
             Self::StepWaitingForApproval => "StepWaitingForApproval",
+            Self::StepWaitingForApplicationSet => "StepWaitingForApplicationSet",
             Self::StepAnalysing => "StepAnalysing",
             Self::StepFailed => "StepFailed",
             Self::RolloutPaused => "RolloutPaused",
@@ -79,6 +83,7 @@ impl ProgressReason {
             | Self::StepHeld
             | Self::StepBaking
             | Self::StepWaitingForApproval
+            | Self::StepWaitingForApplicationSet
             | Self::StepAnalysing
             | Self::RolloutPaused => ConditionStatus::True,
             Self::RolloutStalled
@@ -92,13 +97,14 @@ impl ProgressReason {
 
 impl ProgressReason {
     /// Every value, in the order of the reference page.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 14] = [
         Self::StepProgressing,
         Self::StepWaiting,
         Self::StepWaitingForWindow,
         Self::StepHeld,
         Self::StepBaking,
         Self::StepWaitingForApproval,
+        Self::StepWaitingForApplicationSet,
         Self::StepAnalysing,
         Self::RolloutPaused,
         Self::StepFailed,
@@ -128,6 +134,9 @@ impl ProgressReason {
             }
             Self::StepAnalysing => {
                 "True: a step's analysis runs; the step completes when it passes."
+            }
+            Self::StepWaitingForApplicationSet => {
+                "True: a step waits for a step of another ApplicationSet (`dependsOn`); the message says which and what that one waits for."
             }
             Self::RolloutPaused => "True: the rollout is paused (`spec.strategy.paused`).",
             Self::StepFailed => {

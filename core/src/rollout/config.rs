@@ -11,7 +11,9 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::analysis::{self, AnalysisCheck, AnalysisError};
 use super::graph::{self, GraphError};
-use crate::api::application_set::{Approval, OnFailure, RolloutStrategy, StrategyType};
+use crate::api::application_set::{
+    ApplicationSetStep, Approval, OnFailure, RolloutStrategy, StrategyType,
+};
 use flotilla_generators::duration::{DurationError, DurationProblem, parse_duration};
 
 /// How many Applications of a step may be Pending or Progressing at once.
@@ -105,6 +107,9 @@ pub struct RolloutStep {
     pub name: Option<String>,
     /// The steps (0-based) it waits for: those `dependsOn` names, or the one before it.
     pub depends_on: Vec<usize>,
+    /// The steps of other ApplicationSets it waits for (`dependsOn` entries with
+    /// `applicationSet`).
+    pub external: Vec<ApplicationSetStep>,
 }
 
 impl RolloutStep {
@@ -271,6 +276,7 @@ impl RolloutConfig {
                     number,
                     name: step.name.clone(),
                     depends_on: Vec::new(),
+                    external: Vec::new(),
                     match_expressions: step.match_expressions.clone(),
                     max_update,
                     progress_deadline,

@@ -69,6 +69,9 @@ pub struct StepReport {
     /// is not the step before it); `None` for a list, where each waits for the one before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depends_on: Option<Vec<usize>>,
+    /// The steps of other ApplicationSets it waits for: `ApplicationSet platform step database`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after_application_sets: Vec<String>,
     pub state: StepState,
     /// `maxUpdate` as configured (`unlimited`, `3`, `25%`).
     pub max_update: String,
@@ -90,11 +93,17 @@ pub struct StepReport {
 }
 
 impl StepReport {
-    /// How `rollout explain` heads the step: `Step 2`, `Step 2 (backend-eu)`, or in a graph
-    /// `Step 4 (frontend, after steps 2, 3)`.
+    /// How `rollout explain` heads the step: `Step 2`, `Step 2 (backend-eu)`, in a graph
+    /// `Step 4 (frontend, after steps 2, 3)`, and `Step 1 (api, after ApplicationSet platform
+    /// step database)` when it waits for another ApplicationSet's step.
     #[must_use]
     pub fn title(&self) -> String {
-        step_title(self.step, self.name.as_deref(), self.depends_on.as_deref())
+        step_title(
+            self.step,
+            self.name.as_deref(),
+            self.depends_on.as_deref(),
+            &self.after_application_sets,
+        )
     }
 
     /// The step's budget, deadline and bake: `maxUpdate 25%: 1/2 in flight, progressDeadline
@@ -148,6 +157,9 @@ pub enum StepState {
     /// An Application left Healthy during the bake, or the analysis failed: the step failed, and stays so until a new
     /// revision or spec reaches one of its Applications.
     Failed,
+    /// Its steps are complete, but a step of another ApplicationSet it waits for
+    /// (`dependsOn`) is not: nothing of it syncs until that one is.
+    WaitingForApplicationSet,
     /// `approval: manual` and not approved yet: nothing of it syncs until someone runs
     /// `flotilla rollout promote`.
     WaitingForApproval,
@@ -160,12 +172,25 @@ pub enum StepState {
     Closed,
 }
 
-/// How a step is headed: `Step 2`, `Step 2 (backend-eu)`, or in a graph `Step 4 (frontend,
-/// after steps 2, 3)` (`depends_on`: the steps it waits for, `None` for a list).
+/// How a step is headed: `Step 2`, `Step 2 (backend-eu)`, in a graph `Step 4 (frontend,
+/// after steps 2, 3)` (`depends_on`: the steps it waits for, `None` for a list), and `Step 1
+/// (api, after ApplicationSet platform step database)` with the steps of other ApplicationSets
+/// it waits for (`other`).
 #[must_use]
-pub fn step_title(step: usize, name: Option<&str>, depends_on: Option<&[usize]>) -> String {
+pub fn step_title(
+    step: usize,
+    name: Option<&str>,
+    depends_on: Option<&[usize]>,
+    other: &[String],
+) -> String {
     let after = depends_on.filter(|d| !d.is_empty()).map(after_steps);
-    let notes: Vec<String> = name.map(str::to_owned).into_iter().chain(after).collect();
+    let other = (!other.is_empty()).then(|| format!("after {}", other.join(", ")));
+    let notes: Vec<String> = name
+        .map(str::to_owned)
+        .into_iter()
+        .chain(after)
+        .chain(other)
+        .collect();
     if notes.is_empty() {
         format!("Step {step}")
     } else {

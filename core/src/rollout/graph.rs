@@ -2,12 +2,14 @@
 //! the named steps in `dependsOn`; a step without `dependsOn` waits for the step before it in
 //! the list, so a strategy without names is the line Argo CD follows. [`link`] checks the graph
 //! (names unique and not empty, every dependency a step's name, no cycle) and orders the steps
-//! so each comes after those it waits for; [`ancestors`] and [`critical_path`] read it. Pure.
+//! so each comes after those it waits for; [`ancestors`] and [`critical_path`] read it. Steps of
+//! other ApplicationSets in `dependsOn` are kept on the step ([`super::external`] judges them).
+//! Pure.
 
 use std::collections::BTreeSet;
 
 use super::config::RolloutStep;
-use crate::api::application_set::RollingSyncStep;
+use crate::api::application_set::{ApplicationSetStep, RollingSyncStep, StepDependency};
 
 /// Why the steps' `name` and `dependsOn` cannot be followed; each names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +36,12 @@ pub enum GraphError {
         entry: usize,
         name: String,
         known: String,
+    },
+    #[error("strategy.rollingSync.steps[{index}].dependsOn[{entry}].{field}: must not be empty")]
+    EmptyExternal {
+        index: usize,
+        entry: usize,
+        field: &'static str,
     },
     #[error("strategy.rollingSync.steps: dependsOn makes a cycle: {cycle}")]
     Cycle { cycle: String },
@@ -71,18 +79,19 @@ pub(super) fn link(
             Some(depends_on) => depends_on
                 .iter()
                 .enumerate()
+                .filter_map(|(entry, dependency)| Some((entry, dependency.local()?)))
                 .map(|(entry, name)| {
                     if name.trim().is_empty() {
                         return Err(GraphError::EmptyDependency { index, entry });
                     }
                     names
                         .iter()
-                        .find(|(known, _)| known == name)
+                        .find(|(known, _)| *known == name)
                         .map(|&(_, step)| step)
                         .ok_or_else(|| GraphError::UnknownDependency {
                             index,
                             entry,
-                            name: name.clone(),
+                            name: name.to_owned(),
                             known: if names.is_empty() {
                                 "no step has a name".to_owned()
                             } else {
@@ -94,9 +103,46 @@ pub(super) fn link(
                 .into_iter()
                 .collect(),
         };
+        step.external = external(index, written.depends_on.as_deref().unwrap_or_default())?;
     }
     let order = ordered(&steps)?;
     Ok((steps, order))
+}
+
+/// The steps of other ApplicationSets among `depends_on` (of step `index`, 0-based).
+///
+/// # Errors
+/// An entry without `applicationSet` or `step`.
+fn external(
+    index: usize,
+    depends_on: &[StepDependency],
+) -> Result<Vec<ApplicationSetStep>, GraphError> {
+    depends_on
+        .iter()
+        .enumerate()
+        .filter_map(|(entry, dependency)| Some((entry, dependency.application_set()?)))
+        .map(|(entry, step)| {
+            let empty = |field: &'static str| GraphError::EmptyExternal {
+                index,
+                entry,
+                field,
+            };
+            if step.application_set.trim().is_empty() {
+                return Err(empty("applicationSet"));
+            }
+            if step.step.trim().is_empty() {
+                return Err(empty("step"));
+            }
+            if step
+                .namespace
+                .as_deref()
+                .is_some_and(|n| n.trim().is_empty())
+            {
+                return Err(empty("namespace"));
+            }
+            Ok(step.clone())
+        })
+        .collect()
 }
 
 /// The steps in dependency order (Kahn's algorithm, the earliest ready step first).
@@ -205,7 +251,7 @@ mod tests {
     fn step(name: &str, depends_on: Option<&[&str]>) -> RollingSyncStep {
         RollingSyncStep {
             name: (!name.is_empty()).then(|| name.to_owned()),
-            depends_on: depends_on.map(|d| d.iter().map(|s| (*s).to_owned()).collect()),
+            depends_on: depends_on.map(|d| d.iter().map(|s| StepDependency::from(*s)).collect()),
             ..RollingSyncStep::default()
         }
     }

@@ -7,7 +7,9 @@ use super::tests::{
     syncing, tier_step,
 };
 use super::*;
-use crate::api::application_set::{Approval, OnFailure, RollingSyncStep, RolloutStrategy};
+use crate::api::application_set::{
+    Approval, OnFailure, RollingSyncStep, RolloutStrategy, StepDependency,
+};
 use crate::api::application_set_status::{ConditionStatus, RolloutApplicationState as State};
 use crate::api::operation_state::OperationPhase;
 use crate::health::HealthStatus;
@@ -17,7 +19,7 @@ use crate::health::HealthStatus;
 fn named(name: &str, depends_on: Option<&[&str]>) -> RollingSyncStep {
     RollingSyncStep {
         name: Some(name.into()),
-        depends_on: depends_on.map(|d| d.iter().map(|s| (*s).to_owned()).collect()),
+        depends_on: depends_on.map(|d| d.iter().map(|s| StepDependency::from(*s)).collect()),
         ..tier_step(name, None)
     }
 }
@@ -320,6 +322,8 @@ fn a_named_step_is_approved_by_its_name() {
         prior_rollback: None,
         application_set: String::new(),
         analysis: Vec::new(),
+        namespace: String::new(),
+        external: Vec::new(),
     });
     assert_eq!(approved.approved, Some(5));
     assert!(approved.sync_triggered.contains(&"docs".to_owned()));

@@ -8,6 +8,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::analysis::AnalysisObservation;
+use super::external::ExternalApplicationSet;
 use crate::api::application::ApplicationDestination;
 use crate::api::application_set::RolloutStrategy;
 use crate::api::application_set_status::{
@@ -43,6 +44,14 @@ pub struct RolloutInput {
     /// What the controller saw of the analyses in progress ([`super::analysis::probes`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub analysis: Vec<AnalysisObservation>,
+    /// The ApplicationSet's namespace (where the ApplicationSets its steps wait for are, unless
+    /// a `dependsOn` entry names another).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// What the controller read of the other ApplicationSets the steps wait for
+    /// ([`super::external`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub external: Vec<ExternalApplicationSet>,
 }
 
 impl RolloutInput {

@@ -13,6 +13,7 @@ pub mod conditions;
 pub mod config;
 pub mod decision;
 pub mod explain;
+pub mod external;
 pub mod graph;
 pub mod input;
 pub mod reverse_deletion;
@@ -27,6 +28,8 @@ pub use decision::{RolloutDecision, StepReport, StepState};
 pub use input::{ApplicationState, ObservedStatus, OperationState, RolloutInput};
 pub use rollback::RollbackSync;
 
+#[cfg(test)]
+mod external_tests;
 #[cfg(test)]
 mod graph_tests;
 #[cfg(test)]

@@ -277,7 +277,7 @@ pub fn deletion_text(progress: &DeletionProgress) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::application_set::{RollingSync, RollingSyncStep};
+    use crate::api::application_set::{RollingSync, RollingSyncStep, StepDependency};
     use flotilla_generators::selector::LabelSelectorRequirement;
 
     fn step(tier: &str) -> RollingSyncStep {
@@ -504,7 +504,12 @@ mod tests {
         use DeletionGroup::{Step, Unselected};
         let named = |name: &str, tier: &str, depends_on: &[&str]| RollingSyncStep {
             name: Some(name.to_owned()),
-            depends_on: Some(depends_on.iter().map(|d| (*d).to_owned()).collect()),
+            depends_on: Some(
+                depends_on
+                    .iter()
+                    .map(|d| StepDependency::from(*d))
+                    .collect(),
+            ),
             ..step(tier)
         };
         // The frontend listed first, waiting for the backend, which waits for the database.

@@ -26,6 +26,8 @@ pub(super) enum Gate {
         since: Timestamp,
         next: Option<Timestamp>,
     },
+    /// Waits for steps of other ApplicationSets ([`super::external`]).
+    WaitingForApplicationSet,
     /// `approval: manual`, waiting since `since` ([`super::approval`]).
     WaitingForApproval { since: Timestamp },
 }

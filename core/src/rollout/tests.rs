@@ -145,6 +145,8 @@ pub(super) fn run(
         prior_rollback: None,
         application_set: String::new(),
         analysis: Vec::new(),
+        namespace: String::new(),
+        external: Vec::new(),
     })
 }
 
@@ -165,6 +167,8 @@ pub(super) fn replay(
         prior_rollback: prior.rollback.clone(),
         application_set: String::new(),
         analysis: Vec::new(),
+        namespace: String::new(),
+        external: Vec::new(),
     })
 }
 
@@ -955,6 +959,8 @@ fn a_sync_window_holds_a_step_while_started_syncs_finish() {
         prior_rollback: None,
         application_set: String::new(),
         analysis: Vec::new(),
+        namespace: String::new(),
+        external: Vec::new(),
     };
     assert_eq!(input.next_window_opening(), Some(at("14:00:00")));
 }
@@ -1197,6 +1203,8 @@ fn a_manual_step_waits_for_its_approval_then_syncs_and_a_new_revision_asks_again
                 prior_rollback: None,
                 application_set: String::new(),
                 analysis: Vec::new(),
+                namespace: String::new(),
+                external: Vec::new(),
             })
         };
     let waiting = pass(db_synced(), &RolloutDecision::default(), None, "12:00:00");
@@ -1359,6 +1367,8 @@ fn rollback_replay(
         prior_rollback: prior.rollback.clone(),
         application_set: String::new(),
         analysis: Vec::new(),
+        namespace: String::new(),
+        external: Vec::new(),
     })
 }
 
@@ -1388,6 +1398,8 @@ fn a_degraded_step_rolls_back_latest_step_first_once_and_holds_until_a_new_revis
         prior_rollback: None,
         application_set: String::new(),
         analysis: Vec::new(),
+        namespace: String::new(),
+        external: Vec::new(),
     });
     // The failed step (2) goes back first; db (step 1) waits for it.
     assert_eq!(
@@ -1556,6 +1568,8 @@ fn a_failed_bake_rolls_back_only_its_step_without_rollback_completed_steps() {
         prior_rollback: None,
         application_set: String::new(),
         analysis: Vec::new(),
+        namespace: String::new(),
+        external: Vec::new(),
     });
     assert_eq!(
         failed.rollback_syncs,
@@ -1652,6 +1666,8 @@ fn observed_pass(
         prior_rollback: prior.rollback.clone(),
         application_set: "stack".into(),
         analysis: observed,
+        namespace: String::new(),
+        external: Vec::new(),
     };
     let decision = advance(&input);
     (input, decision)

@@ -7,6 +7,7 @@ use flotilla_core::controller::appset::status::{REASON_PARAMETERS_GENERATED, REA
 use flotilla_core::controller::{application, appset, event_reason::EventReason};
 use flotilla_core::rollout::conditions::{ProgressReason, REASON_NO_MATCHING_STEP, RollbackReason};
 use flotilla_core::rollout::config::ConfigReason;
+use flotilla_core::rollout::external::DependencyProblem;
 
 use super::markdown::{code, generated_note, table};
 
@@ -92,6 +93,15 @@ pub fn page() -> String {
             &RollbackReason::ALL,
             RollbackReason::as_str,
             RollbackReason::meaning,
+        ),
+    ));
+    out.push_str("\n### `InvalidRolloutDependency`\n\n");
+    out.push_str(&table(
+        &["Reason", "Meaning"],
+        &rows(
+            &DependencyProblem::ALL,
+            DependencyProblem::as_str,
+            DependencyProblem::meaning,
         ),
     ));
     out.push_str(&format!(

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use kube::runtime::reflector::Store;
 use kube::{Client, ResourceExt};
 
 use crate::cluster::destinations::clients::{ClusterClients, Connect};
@@ -51,6 +52,9 @@ pub struct AppSetContext {
     /// The Applications of each ApplicationSet seen since its last reconcile, and the
     /// ApplicationSets whose next reconcile may open the next step (not paced).
     pub(super) promotions: Mutex<(BTreeMap<String, StepWatch>, BTreeSet<String>)>,
+    /// The running controller's watch of the ApplicationSets of `namespace`, where the
+    /// rollout reads the ApplicationSets its steps wait for; `None` when no controller runs.
+    pub(super) appsets: Mutex<Option<Store<ApplicationSet>>>,
 }
 
 impl AppSetContext {
@@ -82,6 +86,7 @@ impl AppSetContext {
             failures: FailureBackoff::default(),
             last_reconciles: Mutex::default(),
             promotions: Mutex::default(),
+            appsets: Mutex::default(),
         }
     }
 
@@ -126,6 +131,19 @@ impl AppSetContext {
             tracing::debug!(appset = %name, application = %application.name_any(), "completes a step");
             promote.insert(name);
         }
+    }
+
+    /// The running controller's watch of the ApplicationSets of `namespace`, if one runs.
+    pub(super) fn watched_appsets(&self) -> Option<Store<ApplicationSet>> {
+        self.appsets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Remembers `store`, the ApplicationSets watched by the controller that starts now.
+    pub(super) fn watch_appsets(&self, store: Store<ApplicationSet>) {
+        *self.appsets.lock().unwrap_or_else(PoisonError::into_inner) = Some(store);
     }
 
     pub(super) fn promotions(

@@ -15,6 +15,7 @@ mod apply;
 mod bounded_writes;
 mod context;
 pub mod deletion;
+mod dependencies;
 mod error;
 mod observe;
 mod removal;
@@ -175,9 +176,16 @@ async fn reconcile_now(
             Ok(()) => remove(&ctx, &appset, &planned.plan, &existing).await,
             Err(error) => Err(error),
         },
-        Err(_) => Ok(()),
+        Err(_) => Ok(appset.status.as_ref().and_then(|s| s.deletion.clone())),
     };
-    let result = planned.and_then(|planned| applied.map(|()| planned));
+    let (result, removing) = match (planned, applied) {
+        (Ok(planned), Ok(removing)) => (Ok(planned), removing),
+        (Err(error), Ok(removing)) => (Err(error), removing),
+        (_, Err(error)) => (
+            Err(error),
+            appset.status.as_ref().and_then(|s| s.deletion.clone()),
+        ),
+    };
     let pass = match &result {
         Ok(planned) => rollout(&ctx, &appset, planned, &existing).await,
         Err(_) => None,
@@ -192,7 +200,15 @@ async fn reconcile_now(
         Ok(planned) => planned.plan.remaining(&existing),
         Err(_) => existing.iter().map(|app| &**app).collect(),
     };
-    let status = write_status(&ctx, &appset, &outcome, &remaining, rollout_outcome).await?;
+    let status = write_status(
+        &ctx,
+        &appset,
+        &outcome,
+        &remaining,
+        rollout_outcome,
+        removing,
+    )
+    .await?;
     let pass = pass.transpose()?;
     if let Some(pass) = &pass {
         let events = rollout_events(appset.status.as_ref(), &status, &pass.decision);
@@ -252,7 +268,9 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let appsets: Api<ApplicationSet> = Api::namespaced(client.clone(), &namespace);
     let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
     let secrets: Api<Secret> = Api::namespaced(client, &ctx.control_namespace);
-    let controller = Controller::new(appsets, watcher::Config::default());
+    let controller = Controller::new(appsets.clone(), watcher::Config::default());
+    ctx.watch_appsets(controller.store());
+    let (dependents, dependents_namespace) = (controller.store(), namespace.clone());
     let (stopping_tx, stopping) = watch::channel(false);
     let stop = stop
         .map(move |()| {
@@ -318,6 +336,11 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             watcher::Config::default(),
             move |_: AppProject| for_projects(),
         )
+        // An ApplicationSet whose steps wait for a step of another is reconciled when that one
+        // changes, so it opens as soon as the other's step completes.
+        .watches(appsets, watcher::Config::default(), move |changed: ApplicationSet| {
+            dependencies::waiting_for(&dependents, &dependents_namespace, &changed)
+        })
         .reconcile_all_on(decisions)
         .graceful_shutdown_on(stop.clone())
         .run(

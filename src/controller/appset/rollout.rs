@@ -40,6 +40,14 @@ pub enum RolloutError {
     Projects(#[from] crate::cluster::watches::watched_projects::ProjectsWatchError),
     #[error(transparent)]
     AnalysisJob(Box<super::analysis::CreateJobError>),
+    /// An ApplicationSet a step waits for (`dependsOn`) could not be read.
+    #[error("reading ApplicationSet {namespace}/{name}, which a step waits for: {error}")]
+    Dependency {
+        namespace: String,
+        name: String,
+        #[source]
+        error: ApiError,
+    },
     #[error("requesting a sync of Application {application}: {error}")]
     Trigger {
         application: String,

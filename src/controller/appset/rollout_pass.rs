@@ -1,5 +1,5 @@
 //! One RollingSync pass of a reconcile: the step function's input observed (sources resolved,
-//! analyses looked at) and its decision.
+//! analyses looked at, the ApplicationSets its steps wait for read) and its decision.
 
 use std::sync::Arc;
 
@@ -8,6 +8,7 @@ use kube::ResourceExt;
 
 use super::analysis;
 use super::context::AppSetContext;
+use super::dependencies::read_dependencies;
 use super::error::AppSetError;
 use super::observe::observe;
 use super::render::{Planned, generate_render_validate_plan};
@@ -74,6 +75,15 @@ pub(super) async fn observed_rollout(
         projects: &projects,
     });
     input.analysis = analysis::observe(&ctx.clusters, &probes(&input)).await;
+    input.external = match read_dependencies(ctx, appset, &projects).await {
+        Ok(read) => read,
+        Err(error) => {
+            return Some(Err(AppSetError::Rollout {
+                appset: appset.name_any(),
+                error,
+            }));
+        }
+    };
     Some(Ok(input))
 }
 

@@ -13,7 +13,7 @@ use super::context::AppSetContext;
 use super::error::AppSetError;
 use super::render::Planned;
 use crate::render::admission::refusals_message;
-use flotilla_core::api::application_set_status::ApplicationSetStatus;
+use flotilla_core::api::application_set_status::{ApplicationSetStatus, DeletionProgress};
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::outcome::reconcile_outcome;
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, with_rollout};
@@ -69,14 +69,16 @@ pub(super) async fn publish_outcome(
         .await;
 }
 
-/// Writes the status (with the rollout's part) with a merge patch on `/status`, only when it
-/// changed; returns it. A failed write is also an Event on the ApplicationSet.
+/// Writes the status (with the rollout's part, and `deletion`: where a removal in steps stands)
+/// with a merge patch on `/status`, only when it changed; returns it. A failed write is also an
+/// Event on the ApplicationSet.
 pub(super) async fn write_status(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
     outcome: &Outcome,
     applications: &[&Application],
     rollout: RolloutOutcome<'_>,
+    deletion: Option<DeletionProgress>,
 ) -> Result<ApplicationSetStatus, AppSetError> {
     let now = Time(Timestamp::now());
     let old = appset.status.as_ref();
@@ -87,7 +89,10 @@ pub(super) async fn write_status(
         ctx.max_resources_status_count,
         &now,
     );
-    let new = within_size(with_rollout(status, rollout));
+    let new = within_size(ApplicationSetStatus {
+        deletion,
+        ..with_rollout(status, rollout)
+    });
     if !changed(old, &new) {
         return Ok(new);
     }

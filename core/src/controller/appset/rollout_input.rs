@@ -166,6 +166,13 @@ pub fn rollout_input<E: Borrow<Application>>(observation: &Observation<'_, E>) -
             .as_ref()
             .and_then(|s| s.rollout_rollback.clone()),
         analysis: Vec::new(),
+        namespace: observation
+            .prior
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_default(),
+        external: Vec::new(),
     }
 }
 

@@ -222,6 +222,7 @@ mod tests {
             step,
             name: name.map(str::to_owned),
             depends_on,
+            after_application_sets: Vec::new(),
             state: StepState::Progressing,
             max_update: "unlimited".into(),
             limit: None,

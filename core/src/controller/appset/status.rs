@@ -202,7 +202,8 @@ pub fn changed(old: Option<&ApplicationSetStatus>, new: &ApplicationSetStatus) -
 }
 
 /// A JSON merge patch turning `old` into `new`: `{"status": new}` with `null` for every field
-/// `old` has and `new` leaves out (a merge patch would otherwise keep it).
+/// `old` has and `new` leaves out, in nested objects too (`status.deletion.remaining` once the
+/// last step is deleted; a merge patch would otherwise keep it).
 #[must_use]
 pub fn status_patch(old: Option<&ApplicationSetStatus>, new: &ApplicationSetStatus) -> Value {
     let as_object = |status: Option<&ApplicationSetStatus>| match status.map(serde_json::to_value) {
@@ -210,10 +211,21 @@ pub fn status_patch(old: Option<&ApplicationSetStatus>, new: &ApplicationSetStat
         _ => Map::new(),
     };
     let mut patch = as_object(Some(new));
-    for (key, _) in as_object(old) {
-        patch.entry(key).or_insert(Value::Null);
-    }
+    null_left_out(&mut patch, &as_object(old));
     serde_json::json!({ "status": patch })
+}
+
+/// Sets to `null` in `patch` every field of `old` it leaves out, in the objects both have.
+fn null_left_out(patch: &mut Map<String, Value>, old: &Map<String, Value>) {
+    for (key, was) in old {
+        match (patch.get_mut(key), was) {
+            (None, _) => {
+                patch.insert(key.clone(), Value::Null);
+            }
+            (Some(Value::Object(now)), Value::Object(was)) => null_left_out(now, was),
+            (Some(_), _) => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -224,7 +236,8 @@ mod tests {
     use crate::api::ApplicationSpec;
     use crate::api::application::{ApplicationStatus, HealthReport, SyncStatus};
     use crate::api::application_set_status::{
-        ApplicationSetApplicationStatus, RolloutApplicationState, SyncStatusCode,
+        ApplicationSetApplicationStatus, DeletionGroupStatus, DeletionProgress,
+        RolloutApplicationState, SyncStatusCode,
     };
     use crate::health::HealthStatus;
 
@@ -491,5 +504,25 @@ mod tests {
         old.resources.clear();
         old.resources_count = None;
         assert!(!changed(Some(&old), &new));
+        // In nested objects too: the last step of a removal has nothing left after it.
+        let group = |step: u64| DeletionGroupStatus {
+            step,
+            applications: vec![format!("app-{step}")],
+        };
+        let mut removing = new.clone();
+        removing.deletion = Some(DeletionProgress {
+            steps: 2,
+            current: group(2),
+            remaining: vec![group(1)],
+        });
+        let mut last = removing.clone();
+        last.deletion = Some(DeletionProgress {
+            steps: 2,
+            current: group(1),
+            remaining: Vec::new(),
+        });
+        let patch = status_patch(Some(&removing), &last);
+        assert_eq!(patch["status"]["deletion"]["remaining"], Value::Null);
+        assert_eq!(patch["status"]["deletion"]["current"]["step"], 1);
     }
 }

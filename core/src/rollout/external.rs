@@ -1,0 +1,439 @@
+//! Cross-ApplicationSet gates (a Flotilla extension): a step's `dependsOn` may name a step of
+//! another ApplicationSet (`{applicationSet, step}`, optionally in another namespace, on a
+//! named revision, on the waiting step's own revision, or for the Applications with some
+//! labels); the step opens once that step of that ApplicationSet's current rollout is complete.
+//! The controller passes what it read of each ApplicationSet named ([`ExternalApplicationSet`]:
+//! its strategy and rollout status, or why it was not read); [`judge`] says whether one
+//! dependency is met, what it waits for, or why it can never be (no such ApplicationSet or
+//! step, a namespace the project does not permit, a cycle back to the waiting step), and
+//! [`permitted_namespace`] which namespaces may be named. Pure: nothing is read here.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::config::RolloutConfig;
+use super::graph;
+use crate::api::application_set::{ApplicationSetStep, RolloutStrategy};
+use crate::api::application_set_status::{
+    ApplicationSetApplicationStatus, RolloutApplicationState as State, RolloutRollback,
+    RolloutStepStatus,
+};
+use crate::project::Projects;
+use crate::project::source_namespaces::permit_source_namespace;
+
+/// What the controller read of an ApplicationSet a step of this one waits for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalApplicationSet {
+    pub namespace: String,
+    pub name: String,
+    #[serde(flatten)]
+    pub lookup: Lookup,
+}
+
+/// What was found of an ApplicationSet named in a `dependsOn`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "found")]
+pub enum Lookup {
+    /// Its namespace may not be named by this ApplicationSet: why ([`permitted_namespace`]).
+    NotPermitted { rule: String },
+    /// There is no ApplicationSet of that name in that namespace.
+    NotFound,
+    /// Its strategy and rollout status.
+    Found(Box<ExternalRollout>),
+}
+
+/// The strategy and the rollout status of another ApplicationSet.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalRollout {
+    /// Its `spec.strategy`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<RolloutStrategy>,
+    /// Its `status.applicationStatus`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub application_status: Vec<ApplicationSetApplicationStatus>,
+    /// Its `status.rolloutSteps`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_status: Vec<RolloutStepStatus>,
+    /// Its `status.rolloutRollback`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<RolloutRollback>,
+    /// The labels of its Applications, by name (read for `matchLabels`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// Where one dependency on another ApplicationSet's step stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// That step is complete (on the revision and labels asked for).
+    Met,
+    /// Not yet: what it waits for.
+    Waiting(String),
+    /// It can never be met as written: the reason of the `InvalidRolloutDependency` condition
+    /// and what is wrong.
+    Broken(DependencyProblem, String),
+}
+
+/// Why a dependency on another ApplicationSet's step can never be met.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DependencyProblem {
+    /// No ApplicationSet of that name in that namespace.
+    ApplicationSetNotFound,
+    /// The ApplicationSet has no RollingSync step of that name (or number).
+    StepNotFound,
+    /// The project of the waiting ApplicationSet does not permit that namespace.
+    NamespaceNotPermitted,
+    /// That step waits, directly or through its steps, for the waiting step.
+    DependencyCycle,
+}
+
+impl DependencyProblem {
+    /// Every value, in the order of the reference page.
+    pub const ALL: [Self; 4] = [
+        Self::ApplicationSetNotFound,
+        Self::StepNotFound,
+        Self::NamespaceNotPermitted,
+        Self::DependencyCycle,
+    ];
+
+    /// The reason, as written in the condition.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ApplicationSetNotFound => "ApplicationSetNotFound",
+            Self::StepNotFound => "StepNotFound",
+            Self::NamespaceNotPermitted => "NamespaceNotPermitted",
+            Self::DependencyCycle => "DependencyCycle",
+        }
+    }
+
+    /// What it means, as the reference page says it.
+    #[must_use]
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::ApplicationSetNotFound => {
+                "A step's `dependsOn` names an ApplicationSet that does not exist; the step waits."
+            }
+            Self::StepNotFound => {
+                "A step's `dependsOn` names a step the other ApplicationSet does not have; the step waits."
+            }
+            Self::NamespaceNotPermitted => {
+                "A step's `dependsOn` names an ApplicationSet in a namespace the project's `sourceNamespaces` does not permit; the step waits."
+            }
+            Self::DependencyCycle => {
+                "The other ApplicationSet's step waits, directly or through its own steps, for the waiting step: neither can open."
+            }
+        }
+    }
+}
+
+/// The waiting side of a dependency: this ApplicationSet, its strategy and the step.
+pub struct Waiter<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub config: &'a RolloutConfig,
+    /// The waiting step, 0-based.
+    pub step: usize,
+    /// The revisions the waiting step's Applications target (`sameRevision`).
+    pub revisions: &'a BTreeSet<String>,
+}
+
+/// `platform step database`, or `team-a/platform step database` in another namespace.
+#[must_use]
+pub fn dependency_label(dependency: &ApplicationSetStep, own_namespace: &str) -> String {
+    let namespace = dependency
+        .namespace
+        .as_deref()
+        .filter(|n| *n != own_namespace)
+        .map_or_else(String::new, |n| format!("{n}/"));
+    format!(
+        "ApplicationSet {namespace}{} step {}",
+        dependency.application_set, dependency.step
+    )
+}
+
+/// The namespace a dependency names (this ApplicationSet's when unset).
+#[must_use]
+pub fn dependency_namespace<'a>(dependency: &'a ApplicationSetStep, own: &'a str) -> &'a str {
+    dependency.namespace.as_deref().unwrap_or(own)
+}
+
+/// Whether this ApplicationSet (in `own`, generating Applications of `project`) may wait for
+/// an ApplicationSet in `namespace`: its own namespace always; another when the project's
+/// `sourceNamespaces` permits it, as for Applications in that namespace.
+///
+/// # Errors
+/// Why not, naming the project's rule.
+pub fn permitted_namespace(
+    projects: &Projects,
+    project: &str,
+    own: &str,
+    namespace: &str,
+) -> Result<(), String> {
+    if namespace == own {
+        return Ok(());
+    }
+    let spec = projects.get(project).map_err(|error| error.to_string())?;
+    permit_source_namespace(project, &spec, Some(own), Some(namespace))
+        .map_err(|refusal| refusal.to_string())
+}
+
+/// Where `dependency` of `waiter` stands, given what was read of the ApplicationSets named.
+#[must_use]
+pub fn judge(
+    dependency: &ApplicationSetStep,
+    waiter: &Waiter<'_>,
+    read: &[ExternalApplicationSet],
+) -> Verdict {
+    let label = dependency_label(dependency, waiter.namespace);
+    let namespace = dependency_namespace(dependency, waiter.namespace);
+    let found = read
+        .iter()
+        .find(|r| r.namespace == namespace && r.name == dependency.application_set);
+    let rollout = match found.map(|r| &r.lookup) {
+        Some(Lookup::Found(rollout)) => rollout,
+        Some(Lookup::NotPermitted { rule }) => {
+            return Verdict::Broken(
+                DependencyProblem::NamespaceNotPermitted,
+                format!("{label}: namespace {namespace} is not permitted: {rule}"),
+            );
+        }
+        Some(Lookup::NotFound) | None => {
+            return Verdict::Broken(
+                DependencyProblem::ApplicationSetNotFound,
+                format!(
+                    "{label}: there is no ApplicationSet {} in namespace {namespace}",
+                    dependency.application_set
+                ),
+            );
+        }
+    };
+    let config = match rollout.strategy.as_ref().map(RolloutConfig::from_strategy) {
+        Some(Ok(config)) => config,
+        Some(Err(error)) => {
+            return Verdict::Waiting(format!("{label}: its strategy cannot be followed: {error}"));
+        }
+        None => {
+            return Verdict::Broken(
+                DependencyProblem::StepNotFound,
+                format!("{label}: it has no RollingSync steps"),
+            );
+        }
+    };
+    let Some(step) = step_index(&config, &dependency.step) else {
+        let names: Vec<String> = config.steps.iter().map(|s| s.label()).collect();
+        return Verdict::Broken(
+            DependencyProblem::StepNotFound,
+            format!("{label}: it has no such step ({})", names.join(", ")),
+        );
+    };
+    if let Some(cycle) = cycle(waiter, namespace, &config, step) {
+        return Verdict::Broken(
+            DependencyProblem::DependencyCycle,
+            format!("{label}: {cycle}"),
+        );
+    }
+    if let Some(rollback) = &rollout.rollback {
+        return Verdict::Waiting(format!(
+            "{label}: its step {} failed and was rolled back",
+            rollback.failed_step
+        ));
+    }
+    let mut waits = Vec::new();
+    for ancestor in graph::ancestors(&config.steps, step) {
+        if let Some(text) = incomplete(rollout, &config, ancestor, None, waiter) {
+            waits.push(text);
+        }
+    }
+    if let Some(text) = incomplete(rollout, &config, step, Some(dependency), waiter) {
+        waits.push(text);
+    }
+    if waits.is_empty() {
+        Verdict::Met
+    } else {
+        Verdict::Waiting(format!("{label}: {}", waits.join("; ")))
+    }
+}
+
+/// The step (0-based) named `name`, or numbered so when no step has that name.
+fn step_index(config: &RolloutConfig, name: &str) -> Option<usize> {
+    let name = name.trim();
+    config
+        .steps
+        .iter()
+        .position(|s| s.name.as_deref() == Some(name))
+        .or_else(|| {
+            let number = name.parse::<usize>().ok()?;
+            (1..=config.steps.len())
+                .contains(&number)
+                .then(|| number - 1)
+        })
+}
+
+/// How step `step` of the other ApplicationSet is not complete, `None` when it is. The
+/// dependency's `revision`, `sameRevision` and `matchLabels` apply to the step named
+/// (`dependency`), not to the steps it waits for.
+fn incomplete(
+    rollout: &ExternalRollout,
+    config: &RolloutConfig,
+    step: usize,
+    dependency: Option<&ApplicationSetStep>,
+    waiter: &Waiter<'_>,
+) -> Option<String> {
+    let number = (step + 1).to_string();
+    let labels = dependency
+        .map(|d| &d.match_labels)
+        .filter(|l| !l.is_empty());
+    let members: Vec<&ApplicationSetApplicationStatus> = rollout
+        .application_status
+        .iter()
+        .filter(|entry| entry.step == number)
+        .filter(|entry| {
+            labels.is_none_or(|wanted| {
+                rollout
+                    .labels
+                    .get(&entry.application)
+                    .is_some_and(|has| wanted.iter().all(|(k, v)| has.get(k) == Some(v)))
+            })
+        })
+        .collect();
+    let named = config.steps[step].label();
+    if let Some(wanted) = labels
+        && members.is_empty()
+    {
+        let wanted: Vec<String> = wanted.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        return Some(format!(
+            "{named} has no Application labelled {}",
+            wanted.join(",")
+        ));
+    }
+    let not_healthy: Vec<String> = members
+        .iter()
+        .filter(|e| e.status != State::Healthy)
+        .map(|e| format!("{} {}", e.application, e.status.as_str()))
+        .collect();
+    if !not_healthy.is_empty() {
+        return Some(format!(
+            "{named}: {} of {} not Healthy yet ({})",
+            not_healthy.len(),
+            members.len(),
+            shortened(&not_healthy)
+        ));
+    }
+    if let Some(revision) = dependency.and_then(|d| d.revision.as_deref()) {
+        let elsewhere: Vec<String> = members
+            .iter()
+            .filter(|e| !e.target_revisions.iter().any(|r| same(r, revision)))
+            .map(|e| format!("{} on {}", e.application, e.target_revisions.join(",")))
+            .collect();
+        if !elsewhere.is_empty() {
+            return Some(format!(
+                "{named} is not on revision {revision} yet ({})",
+                shortened(&elsewhere)
+            ));
+        }
+    }
+    if dependency.is_some_and(|d| d.same_revision) {
+        let elsewhere: Vec<String> = members
+            .iter()
+            .filter(|e| {
+                // Neither side knowing a revision (a local directory) is the same.
+                let unknown = e.target_revisions.is_empty() && waiter.revisions.is_empty();
+                !unknown
+                    && !e
+                        .target_revisions
+                        .iter()
+                        .any(|r| waiter.revisions.contains(r))
+            })
+            .map(|e| format!("{} on {}", e.application, e.target_revisions.join(",")))
+            .collect();
+        if !elsewhere.is_empty() {
+            let ours: Vec<&str> = waiter.revisions.iter().map(String::as_str).collect();
+            return Some(format!(
+                "{named} is not on this step's revision {} yet ({})",
+                ours.join(","),
+                shortened(&elsewhere)
+            ));
+        }
+    }
+    let record = rollout
+        .step_status
+        .iter()
+        .find(|r| usize::try_from(r.step).is_ok_and(|s| s == step + 1));
+    let settings = &config.steps[step];
+    if members.is_empty() {
+        return None;
+    }
+    if record.is_some_and(|r| r.failed_at.is_some()) {
+        return Some(format!("{named} failed"));
+    }
+    if settings.bake_time.is_some() && record.is_none_or(|r| r.baked_at.is_none()) {
+        return Some(format!("{named} bakes"));
+    }
+    if settings.analysis.is_some()
+        && record
+            .and_then(|r| r.analysis.as_ref())
+            .is_none_or(|a| a.passed_at.is_none())
+    {
+        return Some(format!("{named} analyses"));
+    }
+    None
+}
+
+/// `revision` as written in status is `wanted`, or a commit that starts with it.
+fn same(revision: &str, wanted: &str) -> bool {
+    revision == wanted
+        || (wanted.len() >= 7
+            && wanted.bytes().all(|b| b.is_ascii_hexdigit())
+            && revision.starts_with(wanted))
+}
+
+/// The first few of `items`, then how many more.
+fn shortened(items: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = items
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN {
+        text.push_str(&format!(" and {} more", items.len() - SHOWN));
+    }
+    text
+}
+
+/// The cycle through which step `step` of the other ApplicationSet (in `namespace`) waits for
+/// the waiting step: it, or a step it waits for, names a step of the waiting ApplicationSet
+/// that is the waiting step or waits for it. Cycles through a third ApplicationSet are not
+/// seen here (each side sees only the ApplicationSets it names).
+fn cycle(
+    waiter: &Waiter<'_>,
+    namespace: &str,
+    config: &RolloutConfig,
+    step: usize,
+) -> Option<String> {
+    let waited_by_waiter = |ours: usize| {
+        ours == waiter.step || graph::ancestors(&waiter.config.steps, ours).contains(&waiter.step)
+    };
+    std::iter::once(step)
+        .chain(graph::ancestors(&config.steps, step))
+        .find_map(|theirs| {
+            config.steps[theirs].external.iter().find_map(|back| {
+                let ours = back.application_set == waiter.name
+                    && dependency_namespace(back, namespace) == waiter.namespace;
+                let target = step_index(waiter.config, &back.step).filter(|_| ours)?;
+                waited_by_waiter(target).then(|| {
+                    format!(
+                        "its {} waits for {} of {}, which waits for it: a cycle across ApplicationSets",
+                        config.steps[theirs].label(),
+                        waiter.config.steps[target].label(),
+                        waiter.name
+                    )
+                })
+            })
+        })
+}

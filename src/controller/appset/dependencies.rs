@@ -1,0 +1,164 @@
+//! The other ApplicationSets a RollingSync's steps wait for (`dependsOn: [{applicationSet,
+//! step}]`): read for each reconcile — from the controller's own watch of its namespace's
+//! ApplicationSets, from the API server for another namespace (permitted by the project's
+//! `sourceNamespaces`) or when no watch runs (`flotilla rollout explain`) — and handed to the
+//! pure [`flotilla_core::rollout::external`] as input; and which ApplicationSets wait for a
+//! changed one, so the controller reconciles them at once. Nothing is decided here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use kube::api::ListParams;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Api, ResourceExt};
+
+use super::context::AppSetContext;
+use super::rollout::RolloutError;
+use crate::cluster::api_server::api_error::ApiError;
+use flotilla_core::api::application_set::{ApplicationSetStep, StepDependency};
+use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla_core::project::Projects;
+use flotilla_core::rollout::external::{
+    ExternalApplicationSet, ExternalRollout, Lookup, dependency_namespace, permitted_namespace,
+};
+
+/// The steps of other ApplicationSets `appset`'s steps wait for.
+fn dependencies(appset: &ApplicationSet) -> impl Iterator<Item = &ApplicationSetStep> {
+    appset
+        .spec
+        .strategy
+        .iter()
+        .flat_map(|s| s.rolling_sync.iter())
+        .flat_map(|r| r.steps.iter())
+        .flat_map(|s| s.depends_on.iter().flatten())
+        .filter_map(StepDependency::application_set)
+}
+
+/// What the rollout of `appset` reads of the ApplicationSets its steps wait for: each one
+/// named once, from `watched` (this controller's watch of its namespace) when it is there, else
+/// from the API server.
+///
+/// # Errors
+/// Reading an ApplicationSet or its Applications from the API server failed.
+pub(super) async fn read_dependencies(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+    projects: &Projects,
+) -> Result<Vec<ExternalApplicationSet>, RolloutError> {
+    let own = appset.namespace().unwrap_or_else(|| ctx.namespace.clone());
+    let project = &appset.spec.template.spec.project;
+    // (namespace, name) → whether its Applications' labels are read (`matchLabels`).
+    let mut named: BTreeMap<(String, String), bool> = BTreeMap::new();
+    for dependency in dependencies(appset) {
+        let key = (
+            dependency_namespace(dependency, &own).to_owned(),
+            dependency.application_set.clone(),
+        );
+        *named.entry(key).or_default() |= !dependency.match_labels.is_empty();
+    }
+    let watched = ctx.watched_appsets();
+    let mut read = Vec::with_capacity(named.len());
+    for ((namespace, name), labels) in named {
+        let lookup = match permitted_namespace(projects, project, &own, &namespace) {
+            Err(rule) => Lookup::NotPermitted { rule },
+            Ok(()) => {
+                let found = match watched.as_ref().filter(|_| namespace == ctx.namespace) {
+                    Some(store) => store.get(&ObjectRef::new(&name).within(&namespace)),
+                    None => {
+                        let api: Api<ApplicationSet> =
+                            Api::namespaced(ctx.client.clone(), &namespace);
+                        api.get_opt(&name)
+                            .await
+                            .map_err(|error| RolloutError::Dependency {
+                                namespace: namespace.clone(),
+                                name: name.clone(),
+                                error: error.into(),
+                            })?
+                            .map(Arc::new)
+                    }
+                };
+                match found {
+                    None => Lookup::NotFound,
+                    Some(other) => {
+                        let labels = if labels {
+                            application_labels(ctx, &namespace, &name).await?
+                        } else {
+                            BTreeMap::new()
+                        };
+                        Lookup::Found(Box::new(rollout_of(&other, labels)))
+                    }
+                }
+            }
+        };
+        read.push(ExternalApplicationSet {
+            namespace,
+            name,
+            lookup,
+        });
+    }
+    Ok(read)
+}
+
+/// What the pure core reads of `other`: its strategy and rollout status, and `labels`.
+fn rollout_of(
+    other: &ApplicationSet,
+    labels: BTreeMap<String, BTreeMap<String, String>>,
+) -> ExternalRollout {
+    let status = other.status.clone().unwrap_or_default();
+    ExternalRollout {
+        strategy: other.spec.strategy.clone(),
+        application_status: status.application_status,
+        step_status: status.rollout_steps,
+        rollback: status.rollout_rollback,
+        labels,
+    }
+}
+
+/// The labels of the Applications of the ApplicationSet `name` in `namespace`, by name.
+async fn application_labels(
+    ctx: &AppSetContext,
+    namespace: &str,
+    name: &str,
+) -> Result<BTreeMap<String, BTreeMap<String, String>>, RolloutError> {
+    let api: Api<Application> = Api::namespaced(ctx.client.clone(), namespace);
+    let listed = api
+        .list_metadata(&ListParams::default().labels(&format!("{APPLICATION_SET_LABEL}={name}")))
+        .await
+        .map_err(|error| RolloutError::Dependency {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            error: ApiError::from(error),
+        })?;
+    Ok(listed
+        .items
+        .into_iter()
+        .map(|app| (app.name_any(), app.metadata.labels.unwrap_or_default()))
+        .collect())
+}
+
+/// The ApplicationSets in `store` (of `namespace`) whose steps wait for a step of `changed`:
+/// reconciled when it changes, so they open as soon as it completes.
+pub(super) fn waiting_for(
+    store: &Store<ApplicationSet>,
+    namespace: &str,
+    changed: &ApplicationSet,
+) -> Vec<ObjectRef<ApplicationSet>> {
+    let (changed_namespace, changed_name) =
+        (changed.namespace().unwrap_or_default(), changed.name_any());
+    let waiting: BTreeSet<String> = store
+        .state()
+        .iter()
+        .filter(|appset| {
+            let own = appset.namespace().unwrap_or_else(|| namespace.to_owned());
+            dependencies(appset).any(|d| {
+                d.application_set == changed_name
+                    && dependency_namespace(d, &own) == changed_namespace
+            })
+        })
+        .map(|appset| appset.name_any())
+        .collect();
+    waiting
+        .into_iter()
+        .map(|name| ObjectRef::new(&name).within(namespace))
+        .collect()
+}
