@@ -11,6 +11,7 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use flotilla::cluster::api_server::api_limits::ApiLimits;
 use flotilla::cluster::destinations::clients::ClusterClients;
 use flotilla::controller::leases::leadership::Leadership;
 use flotilla_core::api::application::ApplicationDestination;
@@ -367,7 +368,11 @@ async fn a_replica_that_does_not_lead_writes_to_no_destination_cluster() {
     apply(&ns.api::<Secret>(), &second_cluster_secret()).await;
     // Built as `flotilla controller` builds its clients: one gate for every cluster.
     let leadership = Leadership::default();
-    let clients = ClusterClients::new(ns.client.clone(), &ns.name, leadership.connect());
+    let clients = ClusterClients::new(
+        ns.client.clone(),
+        &ns.name,
+        leadership.connect(&ApiLimits::default()),
+    );
     let destination = ApplicationDestination {
         name: Some("second".into()),
         namespace: Some(remote.name.clone()),

@@ -30,7 +30,7 @@ use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
 use controller_support::{commit, repository};
-use support::{apply, eventually, object, wait_until};
+use support::{apply, eventually, impersonating_kubeconfig, object, wait_until};
 
 /// The ServiceAccount the deploy manifests bind.
 const SERVICE_ACCOUNT: &str = "flotilla-controller";
@@ -176,18 +176,6 @@ async fn delete_cluster_scoped(client: &kube::Client, objects: &[Value]) {
             )
             .await;
     }
-}
-
-/// Cluster 1's kubeconfig acting as `user` (`as:`), written into `dir`.
-fn impersonating_kubeconfig(dir: &Path, user: &str) -> PathBuf {
-    let admin = std::fs::read_to_string(support::kubeconfig_path(1)).expect("cluster 1 kubeconfig");
-    let mut config: Value = serde_saphyr::from_str(&admin).expect("kubeconfig YAML");
-    for entry in config["users"].as_array_mut().expect("users") {
-        entry["user"]["as"] = json!(user);
-    }
-    let path = dir.join("impersonating.kubeconfig");
-    std::fs::write(&path, serde_json::to_string(&config).unwrap()).expect("writing");
-    path
 }
 
 /// The controller process, killed when dropped, and its log.

@@ -125,6 +125,8 @@ pub struct ControllerArgs {
     pub settings_config_map: String,
     #[command(flatten)]
     pub health: crate::cli::health_args::HealthArgs,
+    #[command(flatten)]
+    pub api_limits: crate::cli::api_limit_args::ApiLimitArgs,
     /// Name of the leader-election Lease.
     #[arg(long, default_value = "flotilla-controller")]
     pub lease_name: String,
@@ -227,7 +229,13 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             .namespace
             .clone()
             .unwrap_or_else(|| config.default_namespace.clone());
-        let lease_client = kube::Client::try_from(config.clone())?;
+        // The Lease (and the web view and webhooks) has a bucket of its own: its renewals
+        // never wait behind the reconcilers' requests.
+        let lease_client = args
+            .api_limits
+            .limits()
+            .client(config.clone(), &tower::layer::util::Identity::new())?;
+        let limits = args.api_limits.limits();
         settings.check(&lease_client).await?;
         let identity = args.identity.clone().unwrap_or_else(default_identity);
         let lease = LeaseLock::new(
@@ -251,10 +259,10 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
         // Every write of the controller, to its own cluster or a destination, passes a gate:
         // none leaves once the Lease is lost; when sharded, none of the Application controllers
         // once the member Lease is, nor to an Application of another replica's.
-        let appset_connect = lease.leadership().connect();
+        let appset_connect = lease.leadership().connect(&limits);
         let connect = members.as_ref().map_or_else(
             || appset_connect.clone(),
-            |members| gated_connect(members.ownership()),
+            |members| gated_connect(members.ownership(), &limits),
         );
         let client = connect(config.clone())?;
         let appset_client = appset_connect(config)?;

@@ -1,5 +1,6 @@
 //! Command-line surface: one file per subcommand, each with its clap arguments and a `run`.
 
+pub mod api_limit_args;
 pub mod app;
 pub mod command_repos;
 pub mod completion;
@@ -93,7 +94,7 @@ pub enum Command {
     /// Inspect RollingSync rollouts.
     Rollout(rollout::RolloutArgs),
     /// Run the ApplicationSet and Application controllers in a namespace (leader-elected).
-    Controller(controller::ControllerArgs),
+    Controller(Box<controller::ControllerArgs>),
     /// Sync a manifest directory or an Application to a cluster, wave by wave.
     Sync(sync::SyncArgs),
     /// Show how the live objects differ from a manifest directory or an Application's source

@@ -179,6 +179,18 @@ pub fn cluster_credentials(cluster: u8) -> (String, String, String) {
     )
 }
 
+/// Cluster 1's kubeconfig acting as `user` (`as:`), written into `dir`.
+pub fn impersonating_kubeconfig(dir: &Path, user: &str) -> PathBuf {
+    let admin = std::fs::read_to_string(kubeconfig_path(1)).expect("cluster 1 kubeconfig");
+    let mut config: serde_json::Value = serde_saphyr::from_str(&admin).expect("kubeconfig YAML");
+    for entry in config["users"].as_array_mut().expect("users") {
+        entry["user"]["as"] = serde_json::json!(user);
+    }
+    let path = dir.join("impersonating.kubeconfig");
+    std::fs::write(&path, serde_json::to_string(&config).unwrap()).expect("writing");
+    path
+}
+
 /// A client for cluster 1 or 2; panics with instructions when the cluster is not running.
 pub async fn client(cluster: u8) -> Client {
     let path = kubeconfig_path(cluster);

@@ -79,11 +79,15 @@ fn sampled() -> String {
         crate::repo::git_requests::GitRequest::Fetch,
         || (),
     );
-    crate::controller::runtime::k8s_requests::count(
+    crate::cluster::api_server::k8s_requests::count(
         "https://kubernetes.default.svc",
         &http::Method::GET,
         &http::Uri::from_static("/api/v1/namespaces/shop/pods"),
         "200".to_owned(),
+    );
+    // The API counters are process-wide: a server's counters exist once a client to it does.
+    let _ = crate::cluster::api_server::api_requests::ServerCounters::for_server(
+        "https://kubernetes.default.svc/",
     );
     metrics.render()
 }

@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use tokio::sync::watch;
 
+use crate::cluster::api_server::api_limits::ApiLimits;
 use crate::cluster::destinations::clients::Connect;
-use crate::controller::runtime::k8s_requests::CountRequestsLayer;
 
 /// The current leadership deadline (None: not leading), set by the Lease loop.
 #[derive(Clone, Debug)]
@@ -73,10 +73,11 @@ impl Leadership {
         WriteGateLayer(self.clone())
     }
 
-    /// Makes clients whose writes pass the gate: the controller's own, and each destination's.
+    /// Makes clients whose writes pass the gate, within `limits`: the controller's own, and
+    /// each destination's.
     #[must_use]
-    pub fn connect(&self) -> Connect {
-        gated_connect(self.clone())
+    pub fn connect(&self, limits: &ApiLimits) -> Connect {
+        gated_connect(self.clone(), limits)
     }
 }
 
@@ -100,18 +101,12 @@ pub trait WritePermit: Clone + Send + Sync + 'static {
 }
 
 /// Makes clients (the controller's own, and each destination's) whose writes pass `permit`,
-/// their requests counted ([`CountRequestsLayer`]).
+/// within `limits` (each attempt of a retried write passes the gate again).
 #[must_use]
-pub fn gated_connect<P: WritePermit>(permit: P) -> Connect {
+pub fn gated_connect<P: WritePermit>(permit: P, limits: &ApiLimits) -> Connect {
     let gate = WriteGateLayer(permit);
-    Arc::new(move |config| {
-        let counted = CountRequestsLayer::new(config.cluster_url.to_string().as_str());
-        Ok(kube::client::ClientBuilder::try_from(config)?
-            // Innermost: only requests the gate lets through are sent, and counted.
-            .with_layer(&counted)
-            .with_layer(&gate)
-            .build())
-    })
+    let limits = limits.clone();
+    Arc::new(move |config| limits.client(config, &gate))
 }
 
 /// A write refused because this replica does not lead.

@@ -3,7 +3,7 @@
 //! minute, sync operations by result, git webhooks by provider and result, notifications by
 //! trigger, destination and result, and whether this replica leads; what the watches hold,
 //! read when scraped ([`super::observed`]); Argo CD's metric names beside them
-//! ([`super::argocd_metrics`], [`super::k8s_requests`], [`super::process_metrics`], git
+//! ([`super::argocd_metrics`], [`crate::cluster::api_server::k8s_requests`], [`super::process_metrics`], git
 //! requests). Encoded in the OpenMetrics text format; served by [`super::endpoint`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -133,10 +133,12 @@ impl Default for Metrics {
             "helm and kustomize runs (none for sources in the generation cache) and Jsonnet evaluations",
             crate::source::run::runs(),
         );
+        // The process's API requests, refusals and retries: counted by its clients.
+        crate::cluster::api_server::api_requests::register(r);
         r.register(
             "argocd_app_k8s_request",
             "Kubernetes API requests by server, verb, resource, namespace and response code (Argo CD's name)",
-            super::k8s_requests::requests(),
+            crate::cluster::api_server::k8s_requests::requests(),
         );
         r.register(
             "argocd_git_request",
