@@ -19,8 +19,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use serde_json::json;
 
-use controller_support::{RESYNC, commit_apps, repository, setup, start};
-use support::{TestNamespace, apply, eventually, object, run_flotilla, wait_until};
+use controller_support::{RESYNC, commit_apps, repository, setup, start, web_application};
+use support::{TestNamespace, apply, eventually, run_flotilla, wait_until};
 
 /// A ConfigMap with `version` and a Deployment of image tag `version`.
 fn manifests(name: &str, version: &str) -> String {
@@ -105,18 +105,7 @@ async fn rollback_restores_the_previous_commit_refused_with_automated_sync_unles
     let ns = setup("app-rollback").await;
     let controller = start(&ns, "only");
     let apps: Api<Application> = ns.api();
-    let app: Application = object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "web", "namespace": ns.name},
-        "spec": {
-            "project": "default",
-            "source": {"repoURL": url, "targetRevision": "main", "path": "apps/web"},
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name},
-            "syncPolicy": {"automated": {"prune": true}},
-            "revisionHistoryLimit": 3
-        }
-    }));
+    let app = web_application(&ns.name, &url, json!({"revisionHistoryLimit": 3}));
     apply(&apps, &app).await;
     synced_to(&ns, &first, "1").await;
     let second = commit(repo.path(), "2");

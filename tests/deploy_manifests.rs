@@ -13,8 +13,6 @@
 mod deploy_manifests_support;
 mod support;
 
-use std::process::Command;
-
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -26,29 +24,10 @@ use serde_json::{Value, json};
 
 use support::eventually;
 
-use deploy_manifests_support::{read, root};
+use deploy_manifests_support::{read, rendered, root};
 
 /// The two modes: cluster-wide (`deploy/`) and namespaced.
 const MODES: [&str; 2] = ["", "namespaced"];
-
-/// `kubectl kustomize deploy/MODE`: every object `kubectl apply -k deploy/MODE` would send.
-fn rendered(mode: &str) -> Vec<Value> {
-    let kubectl = std::env::var_os("FLOTILLA_KUBECTL").unwrap_or_else(|| "kubectl".into());
-    let output = Command::new(&kubectl)
-        .arg("kustomize")
-        .arg(root().join("deploy").join(mode))
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("{kubectl:?} kustomize: {e} (bash tests/tools/install.sh installs it; set FLOTILLA_KUBECTL)")
-        });
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "kubectl kustomize deploy/{mode}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_saphyr::from_multiple(&text).expect("kustomize prints YAML documents")
-}
 
 /// The one rendered object of `kind`.
 fn one<K: serde::de::DeserializeOwned>(objects: &[Value], kind: &str) -> K {

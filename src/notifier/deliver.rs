@@ -110,7 +110,15 @@ impl Notifier {
             let (appsets, apps) = (lock(appsets), lock(apps));
             ledger.retain(|key| appsets.contains(key) || apps.contains(key));
             for object in appsets.iter().chain(apps.iter()) {
-                for delivery in ledger.due(&object.key, &object.occurrences, &config, since) {
+                let deliveries = ledger.due(&object.key, &object.occurrences, &config, since);
+                // Each event seen is an evaluation of its trigger; it fired when it is due
+                // somewhere (Argo CD's argocd_notifications_trigger_eval_total).
+                for occurrence in &object.occurrences {
+                    let fired = deliveries.iter().any(|d| d.trigger == occurrence.trigger);
+                    self.metrics
+                        .trigger_evaluated(occurrence.trigger.as_str(), fired);
+                }
+                for delivery in deliveries {
                     due.push((delivery, object.reference.clone()));
                 }
             }

@@ -30,6 +30,7 @@ use super::checkout::{CheckoutError, checkout};
 use super::directory::WORKING_TREE;
 use super::git_auth::GitAuth;
 use super::git_cli::{GitCli, GitError};
+use super::git_requests::{GitRequest, counted};
 use super::local::LocalRepos;
 use super::temporary::TemporaryDir;
 use flotilla_core::secrets::repository::{
@@ -589,7 +590,9 @@ impl RepoCache {
             GitCli::new(&dir)
         } else {
             let started = Instant::now();
-            let mirror = self.fetch(repo_url, origin, &dir, credentials.as_ref())?;
+            let mirror = counted(repo_url, GitRequest::Fetch, || {
+                self.fetch(repo_url, origin, &dir, credentials.as_ref())
+            })?;
             state.fetched.insert(with, started);
             state.resolved.clear();
             mirror
@@ -597,9 +600,8 @@ impl RepoCache {
         if let Some(commit) = state.resolved.get(revision) {
             return Ok((mirror, commit.clone()));
         }
-        let commit = mirror
-            .resolve(revision)
-            .map_err(|error| FetchError::Revision {
+        let commit = counted(repo_url, GitRequest::LsRemote, || mirror.resolve(revision)).map_err(
+            |error| FetchError::Revision {
                 url: repo_url.to_owned(),
                 revision: if revision.is_empty() {
                     "HEAD"
@@ -608,7 +610,8 @@ impl RepoCache {
                 }
                 .to_owned(),
                 error,
-            })?;
+            },
+        )?;
         state.resolved.insert(revision.to_owned(), commit.clone());
         Ok((mirror, commit))
     }

@@ -1,7 +1,8 @@
 //! Reading repositories: `--repo URL=PATH` mappings, `file://` URLs and local paths, each
 //! served by the `git` CLI (a repository) or read as a plain directory (a quick preview), and
 //! the one source resolver ([`cache`]) the controller and every command read sources through;
-//! what is read stays inside its repository ([`bounds`]).
+//! what is read stays inside its repository ([`bounds`]); its git requests are counted
+//! ([`git_requests`]).
 
 pub mod bounds;
 pub mod cache;
@@ -10,6 +11,7 @@ pub mod checkout;
 pub mod directory;
 pub mod git_auth;
 pub mod git_cli;
+pub mod git_requests;
 pub mod local;
 pub mod temporary;
 

@@ -26,7 +26,7 @@ use flotilla::sync::execute::ExecuteSettings;
 use flotilla_core::controller::leader::LeaseTiming;
 use flotilla_core::health::HealthDefaults;
 
-use flotilla_core::api::ApplicationSet;
+use flotilla_core::api::{Application, ApplicationSet};
 use serde_json::{Value, json};
 
 use crate::support::{self, TestNamespace};
@@ -280,11 +280,42 @@ pub fn repository() -> tempfile::TempDir {
     repo
 }
 
+/// `value` as an object, with `extra`'s fields added to its spec.
+fn with_spec<K: serde::de::DeserializeOwned>(mut value: Value, extra: Value) -> K {
+    if let (Some(spec), Value::Object(extra)) = (value["spec"].as_object_mut(), extra) {
+        spec.extend(extra);
+    }
+    support::object(value)
+}
+
+/// An Application's spec syncing `path` of `url`'s `main` automatically (with prune) into
+/// `namespace` of the controller's cluster.
+fn application_spec(url: &str, path: &str, namespace: &str) -> Value {
+    json!({
+        "project": "default",
+        "source": {"repoURL": url, "targetRevision": "main", "path": path},
+        "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
+        "syncPolicy": {"automated": {"prune": true}}
+    })
+}
+
+/// The Application `web` of namespace `namespace`, syncing `apps/web` of `url`'s `main`
+/// automatically (with prune) into that namespace, with `extra` fields added to its spec.
+pub fn web_application(namespace: &str, url: &str, extra: Value) -> Application {
+    let value = json!({
+        "apiVersion": "flotilla.dev/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": application_spec(url, "apps/web", namespace)
+    });
+    with_spec(value, extra)
+}
+
 /// An ApplicationSet with a list generator over `names`, syncing `apps/<name>` automatically
 /// into `namespace`, with `extra` fields added to its spec.
 pub fn appset(namespace: &str, url: &str, names: &[&str], extra: Value) -> ApplicationSet {
     let elements: Vec<Value> = names.iter().map(|n| json!({ "name": n })).collect();
-    let mut value = json!({
+    let value = json!({
         "apiVersion": "flotilla.dev/v1alpha1",
         "kind": "ApplicationSet",
         "metadata": {"name": "stack"},
@@ -292,17 +323,9 @@ pub fn appset(namespace: &str, url: &str, names: &[&str], extra: Value) -> Appli
             "generators": [{"list": {"elements": elements}}],
             "template": {
                 "metadata": {"name": "{{name}}"},
-                "spec": {
-                    "project": "default",
-                    "source": {"repoURL": url, "targetRevision": "main", "path": "apps/{{name}}"},
-                    "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
-                    "syncPolicy": {"automated": {"prune": true}}
-                }
+                "spec": application_spec(url, "apps/{{name}}", namespace)
             }
         }
     });
-    if let (Some(spec), Value::Object(extra)) = (value["spec"].as_object_mut(), extra) {
-        spec.extend(extra);
-    }
-    support::object(value)
+    with_spec(value, extra)
 }

@@ -90,7 +90,10 @@ impl ApiLimits {
         let counters = ServerCounters::for_server(&server);
         let limit = RateLimitLayer::new(self.bucket(&server), counters.clone());
         let retry = tower::retry::RetryLayer::new(ThrottledRetry::new(&server, counters));
+        let counted = super::k8s_requests::CountRequestsLayer::new(&server);
         Ok(ClientBuilder::try_from(config)?
+            // Innermost: every attempt sent is counted (Argo CD's argocd_app_k8s_request_total).
+            .with_layer(&counted)
             .with_layer(&tower::buffer::BufferLayer::new(QUEUED))
             .with_layer(gate)
             .with_layer(&limit)

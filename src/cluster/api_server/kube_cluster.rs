@@ -7,6 +7,7 @@
 //! request made. An object outside the cluster's [`ClusterScope`] (its Secret's `namespaces` and
 //! `clusterResources`) is refused before any request for it. No sync decisions here.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use flotilla_core::health::StatusKinds;
@@ -27,7 +28,7 @@ use flotilla_core::sync::{FieldValidation, ResourceAction};
 use super::api_error::ApiError;
 use super::request_count::{RequestCounter, RequestCounts, RequestKind};
 use super::resource_types::{ResourceType, ResourceTypes};
-use crate::cluster::tracked::tracked_cache::{Touched, TrackedCache};
+use crate::cluster::tracked::tracked_cache::{Touched, TrackedCache, WatchSize};
 use crate::sync::execute::cluster_api::{Applied, ClusterApi, ClusterError, Deleted, Propagation};
 use flotilla_core::sync::FIELD_MANAGER;
 
@@ -40,6 +41,8 @@ pub struct KubeCluster {
     /// What the controller may manage here, and how refusals name the cluster.
     scope: ClusterScope,
     label: String,
+    /// The Kubernetes version the API server reported, once read.
+    version: OnceLock<String>,
 }
 
 impl KubeCluster {
@@ -53,6 +56,7 @@ impl KubeCluster {
             tracked: TrackedCache::default(),
             scope: ClusterScope::default(),
             label: String::new(),
+            version: OnceLock::new(),
         }
     }
 
@@ -89,6 +93,28 @@ impl KubeCluster {
     #[must_use]
     pub fn request_counts(&self) -> RequestCounts {
         self.counter.snapshot()
+    }
+
+    /// Reads the Kubernetes version of the API server unless read already; a failure is
+    /// tried again on the next call (the version only labels metrics).
+    pub async fn read_version(&self) {
+        if self.version.get().is_none()
+            && let Ok(info) = self.client.apiserver_version().await
+        {
+            let _ = self.version.set(info.git_version);
+        }
+    }
+
+    /// The Kubernetes version read (e.g. `v1.33.1`), empty before.
+    #[must_use]
+    pub fn version(&self) -> &str {
+        self.version.get().map_or("", String::as_str)
+    }
+
+    /// What its watches of tracked objects hold.
+    #[must_use]
+    pub fn watch_size(&self) -> WatchSize {
+        self.tracked.size()
     }
 
     /// The objects tracked by `app` (their tracking id starts with `<app>:`), with

@@ -8,6 +8,7 @@
 pub mod api_error;
 pub mod api_limits;
 pub mod api_requests;
+pub mod k8s_requests;
 pub mod kube_cluster;
 pub mod operation_configmap;
 pub mod request_count;

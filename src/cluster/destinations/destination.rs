@@ -21,15 +21,21 @@ pub struct RegisteredCluster {
     pub scope: ClusterScope,
 }
 
-/// How messages name the cluster at `server`: its registered name and server URL, or the URL.
+/// The name of the cluster at `server`: its registered name, `in-cluster` for the in-cluster
+/// address, else the URL.
 #[must_use]
-pub fn cluster_label(server: &str, clusters: &[RegisteredCluster]) -> String {
-    let registered = registration(server, clusters);
-    let name = match registered {
+pub fn cluster_name<'a>(server: &'a str, clusters: &'a [RegisteredCluster]) -> &'a str {
+    match registration(server, clusters) {
         Some(cluster) => cluster.secret.name.as_str(),
         None if server == IN_CLUSTER_SERVER => IN_CLUSTER_NAME,
         None => server,
-    };
+    }
+}
+
+/// How messages name the cluster at `server`: its registered name and server URL, or the URL.
+#[must_use]
+pub fn cluster_label(server: &str, clusters: &[RegisteredCluster]) -> String {
+    let name = cluster_name(server, clusters);
     if name == server {
         server.to_owned()
     } else {

@@ -30,6 +30,7 @@
 //! Application whose id it is (or steps its running operation) from it instead of polling.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -71,6 +72,17 @@ type WatchId = (TypeId, Option<String>);
 /// objects' state.
 pub type Touched = tokio::sync::broadcast::Sender<String>;
 
+/// What a [`TrackedCache`] watches, as the metrics show it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WatchSize {
+    /// The resource types watched.
+    pub resource_types: u64,
+    /// The tracked objects held.
+    pub objects: u64,
+    /// The watch events received.
+    pub events: u64,
+}
+
 /// The tracked objects of one cluster; see the module documentation.
 #[derive(Default)]
 pub struct TrackedCache {
@@ -89,6 +101,8 @@ struct Shared {
     /// Bumped whenever a type lists or fails, for readers waiting on the first lists.
     changed: watch::Sender<u64>,
     touched: Option<Touched>,
+    /// Watch events received, for the metrics.
+    events: AtomicU64,
 }
 
 /// One watched type.
@@ -277,6 +291,19 @@ impl TrackedCache {
         Ok(())
     }
 
+    /// What the watches hold now: the resource types watched, the tracked objects they hold,
+    /// and the watch events received so far.
+    #[must_use]
+    pub fn size(&self) -> WatchSize {
+        let types = lock(&self.shared.types);
+        let kinds: BTreeSet<&TypeId> = types.keys().map(|(type_id, _)| type_id).collect();
+        WatchSize {
+            resource_types: kinds.len() as u64,
+            objects: types.values().map(|w| w.objects.kept() as u64).sum(),
+            events: self.shared.events.load(Ordering::Relaxed),
+        }
+    }
+
     /// Where a type is watched: across the cluster (None), in each managed namespace, or (a
     /// cluster-scoped type the scope does not manage) nowhere.
     fn watched_namespaces(&self, namespaced: bool) -> Vec<Option<String>> {
@@ -354,6 +381,9 @@ async fn watch_type(
             });
             (object_id, object)
         };
+        if event.is_ok() {
+            shared.events.fetch_add(1, Ordering::Relaxed);
+        }
         let mut types = lock(&shared.types);
         let Some(watched) = types.get_mut(&id) else {
             return;

@@ -65,6 +65,12 @@ impl TrackedObjects {
             .map(|tracked| &tracked.object)
     }
 
+    /// How many objects are kept.
+    #[must_use]
+    pub fn kept(&self) -> usize {
+        self.objects.len()
+    }
+
     /// Every object kept (the tests' view).
     #[cfg(test)]
     pub fn all(&self) -> impl Iterator<Item = &Value> {

@@ -26,7 +26,6 @@ pub mod status_store;
 mod status_writes;
 pub mod sync_job;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures::{Future, FutureExt, StreamExt};
@@ -40,8 +39,10 @@ use tokio::sync::watch;
 
 use crate::controller::application::running_syncs::Parked;
 use crate::controller::leases::ownership::Ownership;
+use crate::controller::runtime::argocd_metrics::AppInfo;
 use crate::controller::runtime::graceful_shutdown::run_gracefully;
 use crate::controller::runtime::metrics::Reconciler;
+use crate::controller::runtime::observed::Observed;
 use crate::controller::runtime::slow_reconcile::reported_when_slow;
 use crate::controller::runtime::store_ready::StoreReady;
 use flotilla_core::api::AppProject;
@@ -101,10 +102,10 @@ async fn timed_reconcile(
         &metrics,
         Reconciler::Application,
         &name,
-        reconcile(app, run),
+        reconcile(Arc::clone(&app), run),
     )
     .await;
-    metrics.observe_reconcile(Reconciler::Application, started.elapsed());
+    metrics.observe_application_reconcile(&app, started.elapsed());
     reconciled
 }
 
@@ -322,30 +323,18 @@ async fn refresh_during_operation(run: &ControllerRun, app: &Application) {
     }
 }
 
-/// The Applications of `store` this replica reconciles, by (sync status, health status).
-fn application_counts(
+/// The Applications of `store` this replica reconciles, as the metrics show them.
+fn application_infos(
     store: &Store<Application>,
     ownership: Option<&Ownership>,
     namespace: &str,
-) -> BTreeMap<(String, String), u64> {
-    let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for app in store
+) -> Vec<AppInfo> {
+    store
         .state()
         .into_iter()
         .filter(|app| owned(ownership, namespace, app))
-    {
-        let status = app.status.as_ref();
-        let sync = status
-            .and_then(|s| s.sync.as_ref())
-            .map_or("Unknown", |s| s.status.as_str());
-        let health = status
-            .and_then(|s| s.health.as_ref())
-            .map_or("Unknown", |h| h.status.as_str());
-        *counts
-            .entry((sync.to_owned(), health.to_owned()))
-            .or_default() += 1;
-    }
-    counts
+        .map(|app| AppInfo::of(&app))
+        .collect()
 }
 
 /// Requeues a failed Application: with backoff, unless only a person can fix the failure — an
@@ -459,9 +448,16 @@ pub async fn run(
         ctx.ownership.clone(),
         ctx.app_namespace.clone(),
     );
-    ctx.metrics.count_applications_with(
+    let (watched_appsets, clusters) = (appsets.clone(), Arc::clone(&ctx));
+    ctx.metrics.observe(
         &ctx.app_namespace,
-        Box::new(move || application_counts(&store, ownership.as_ref(), &namespace)),
+        Observed {
+            applications: Box::new(move || {
+                application_infos(&store, ownership.as_ref(), &namespace)
+            }),
+            appsets: Box::new(move || watched_appsets.state()),
+            clusters: Box::new(move || clusters.clusters.facts()),
+        },
     );
     // Operations parked by an earlier term may have moved on under another leader: resume
     // them from status.

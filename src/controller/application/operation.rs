@@ -187,7 +187,7 @@ pub(super) async fn finish(
     state: &OperationState,
 ) -> Result<(), ApplicationError> {
     let phase = format!("{:?}", state.phase);
-    ctx.metrics.synced(&phase);
+    ctx.metrics.synced(app, &phase);
     let reason = if state.phase == flotilla_core::sync::OperationPhase::Succeeded {
         EventReason::SyncSucceeded
     } else {

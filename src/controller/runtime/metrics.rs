@@ -1,13 +1,15 @@
 //! The controller's Prometheus metrics, kept with `prometheus-client`: reconciles by result and
-//! their durations per reconciler, reconciles running longer than a minute, Applications by sync and health status (counted when
-//! scraped), sync operations by result, git webhooks by provider and result, notifications by
-//! trigger, destination and result, and whether this replica leads. Encoded in the
-//! OpenMetrics text format; served by [`super::endpoint`].
+//! their durations per reconciler, reconciles running now and those running longer than a
+//! minute, sync operations by result, git webhooks by provider and result, notifications by
+//! trigger, destination and result, and whether this replica leads; what the watches hold,
+//! read when scraped ([`super::observed`]); Argo CD's metric names beside them
+//! ([`super::argocd_metrics`], [`crate::cluster::api_server::k8s_requests`], [`super::process_metrics`], git
+//! requests). Encoded in the OpenMetrics text format; served by [`super::endpoint`].
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+use flotilla_core::api::Application;
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
 use prometheus_client::metrics::counter::Counter;
@@ -16,8 +18,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Metric, Registry};
 
-/// Counts Applications by (sync status, health status).
-pub type ApplicationCounter = Box<dyn Fn() -> BTreeMap<(String, String), u64> + Send + Sync>;
+use super::argocd_metrics::{ArgoCdMetrics, reconcile_labels};
+use super::observed::{Observed, ObservedCollector};
+use super::process_metrics::ProcessCollector;
 
 /// Which reconciler a duration is of.
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq, EncodeLabelValue)]
@@ -36,10 +39,21 @@ struct ReconcilerLabels {
     controller: Reconciler,
 }
 
+/// Argo CD's `workqueue_depth` label: the name of its work queue a reconciler's is.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct StatusLabels {
-    sync: String,
-    health: String,
+struct QueueLabels {
+    name: &'static str,
+}
+
+impl Reconciler {
+    fn queue(self) -> QueueLabels {
+        QueueLabels {
+            name: match self {
+                Self::Application => "app_reconciliation_queue",
+                Self::ApplicationSet => "applicationset",
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -65,7 +79,6 @@ pub struct Metrics {
     /// Application reconciles by result.
     application_reconciles: Family<ResultLabels, Counter>,
     durations: DurationFamily,
-    applications: Family<StatusLabels, Gauge>,
     syncs: Family<ResultLabels, Counter>,
     /// Git webhooks by provider and result (`refreshed`, `ping`, or why one was refused).
     webhooks: Family<WebhookLabels, Counter>,
@@ -75,19 +88,29 @@ pub struct Metrics {
     leader: Gauge,
     /// Reconciles running longer than a minute now, per reconciler.
     slow: Family<ReconcilerLabels, Gauge>,
+    /// Reconciles running now, per reconciler (Argo CD's `workqueue_depth`).
+    running: Family<QueueLabels, Gauge>,
+    argocd: ArgoCdMetrics,
+    /// What the watches of each namespace hold, read when scraped.
+    observed: ObservedCollector,
     /// Totals of the two reconcile families, for callers that wait for work to happen.
     reconcile_total: AtomicU64,
     application_reconcile_total: AtomicU64,
-    /// Counts the Applications by status when scraped (from the controller's watch), so no
-    /// reconcile pays for counting them all; one counter per namespace of Applications.
-    count_applications: Mutex<BTreeMap<String, ApplicationCounter>>,
 }
 
-/// One slow reconcile, counted in `flotilla_slow_reconciles` while it lives.
+/// One reconcile counted in a gauge (`flotilla_slow_reconciles`, `workqueue_depth`) while it
+/// lives.
 #[derive(Debug)]
-pub struct SlowReconcile(Gauge);
+pub struct Counted(Gauge);
 
-impl Drop for SlowReconcile {
+impl Counted {
+    fn new(gauge: &Gauge) -> Self {
+        gauge.inc();
+        Self(gauge.clone())
+    }
+}
+
+impl Drop for Counted {
     fn drop(&mut self) {
         self.0.dec();
     }
@@ -112,7 +135,27 @@ impl Default for Metrics {
         );
         // The process's API requests, refusals and retries: counted by its clients.
         crate::cluster::api_server::api_requests::register(r);
-        Self {
+        r.register(
+            "argocd_app_k8s_request",
+            "Kubernetes API requests by server, verb, resource, namespace and response code (Argo CD's name)",
+            crate::cluster::api_server::k8s_requests::requests(),
+        );
+        r.register(
+            "argocd_git_request",
+            "git fetches and revision resolutions by repository (Argo CD's name)",
+            crate::repo::git_requests::requests(),
+        );
+        r.register(
+            "argocd_git_request_duration_seconds",
+            "How long git fetches and revision resolutions take (Argo CD's name)",
+            crate::repo::git_requests::durations(),
+        );
+        let leader = Gauge::default();
+        let observed = ObservedCollector::new(leader.clone());
+        r.register_collector(Box::new(observed.clone()));
+        r.register_collector(Box::new(ProcessCollector));
+        let argocd = ArgoCdMetrics::registered(r);
+        let metrics = Self {
             reconciles: registered(
                 r,
                 (
@@ -136,14 +179,6 @@ impl Default for Metrics {
                     "How long reconciles take, per reconciler",
                 ),
                 Family::new_with_constructor(duration_histogram),
-            ),
-            applications: registered(
-                r,
-                (
-                    "flotilla_applications",
-                    "Applications by sync and health status",
-                ),
-                Family::default(),
             ),
             syncs: registered(
                 r,
@@ -172,7 +207,7 @@ impl Default for Metrics {
                     "flotilla_leader",
                     "Whether this process holds the controller Lease",
                 ),
-                Gauge::default(),
+                leader,
             ),
             slow: registered(
                 r,
@@ -182,16 +217,34 @@ impl Default for Metrics {
                 ),
                 Family::default(),
             ),
+            running: registered(
+                r,
+                (
+                    "workqueue_depth",
+                    "Reconciles running now, per reconciler (Argo CD's name)",
+                ),
+                Family::default(),
+            ),
+            argocd,
+            observed,
             registry,
             reconcile_total: AtomicU64::new(0),
             application_reconcile_total: AtomicU64::new(0),
-            count_applications: Mutex::default(),
+        };
+        // The gauges of both reconcilers are served from the start: 0 until one runs.
+        for controller in [Reconciler::Application, Reconciler::ApplicationSet] {
+            metrics
+                .slow
+                .get_or_create(&ReconcilerLabels { controller })
+                .set(0);
+            metrics.running.get_or_create(&controller.queue()).set(0);
         }
+        metrics
     }
 }
 
 /// `metric`, registered with its name and help; the registry keeps a clone sharing its values.
-fn registered<M: Metric + Clone>(
+pub(super) fn registered<M: Metric + Clone>(
     registry: &mut Registry,
     (name, help): (&str, &str),
     metric: M,
@@ -229,15 +282,23 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
+    /// Records how long one reconcile of `app` took (in Argo CD's `argocd_app_reconcile` too).
+    pub fn observe_application_reconcile(&self, app: &Application, took: Duration) {
+        self.observe_reconcile(Reconciler::Application, took);
+        let (namespace, dest_server) = reconcile_labels(app);
+        self.argocd.reconciled(&namespace, &dest_server, took);
+    }
+
     /// Counts a reconcile of `controller` as slow until the returned guard is dropped.
     #[must_use]
-    pub fn slow_reconcile(&self, controller: Reconciler) -> SlowReconcile {
-        let gauge = self
-            .slow
-            .get_or_create(&ReconcilerLabels { controller })
-            .clone();
-        gauge.inc();
-        SlowReconcile(gauge)
+    pub fn slow_reconcile(&self, controller: Reconciler) -> Counted {
+        Counted::new(&self.slow.get_or_create(&ReconcilerLabels { controller }))
+    }
+
+    /// Counts a reconcile of `controller` as running until the returned guard is dropped.
+    #[must_use]
+    pub fn reconciling(&self, controller: Reconciler) -> Counted {
+        Counted::new(&self.running.get_or_create(&controller.queue()))
     }
 
     /// ApplicationSet reconciles counted so far, successful or not.
@@ -252,21 +313,20 @@ impl Metrics {
         self.application_reconcile_total.load(Ordering::Relaxed)
     }
 
-    /// Sets what counts the Applications of `namespace` per (sync, health) status on each
-    /// scrape (the counts of every namespace are added).
-    pub fn count_applications_with(&self, namespace: &str, counter: ApplicationCounter) {
-        if let Ok(mut applications) = self.count_applications.lock() {
-            applications.insert(namespace.to_owned(), counter);
-        }
+    /// Sets what the controller of `namespace` watches, read on each scrape (every
+    /// namespace's are added up).
+    pub fn observe(&self, namespace: &str, observed: Observed) {
+        self.observed.set(namespace, observed);
     }
 
-    /// Counts a sync operation that ended in `phase` (e.g. `Succeeded`).
-    pub fn synced(&self, phase: &str) {
+    /// Counts a sync operation of `app` that ended in `phase` (e.g. `Succeeded`).
+    pub fn synced(&self, app: &Application, phase: &str) {
         self.syncs
             .get_or_create(&ResultLabels {
                 result: phase.to_owned(),
             })
             .inc();
+        self.argocd.synced(app, phase);
     }
 
     /// Counts a git webhook request of `provider` (`unknown` when none was recognised) by
@@ -281,6 +341,8 @@ impl Metrics {
     }
 
     /// Counts a notification to `destination` on `trigger` by `result`.
+    /// A delivery that ended (`delivered` or `failed`) counts in Argo CD's
+    /// `argocd_notifications_deliveries_total` too, its service being the destination.
     pub fn notification(&self, trigger: &str, destination: &str, result: &str) {
         self.notifications
             .get_or_create(&NotificationLabels {
@@ -289,6 +351,15 @@ impl Metrics {
                 result: result.to_owned(),
             })
             .inc();
+        if let "delivered" | "failed" = result {
+            self.argocd
+                .delivered(trigger, destination, result == "delivered");
+        }
+    }
+
+    /// Counts an evaluation of notification `trigger` that fired or not.
+    pub fn trigger_evaluated(&self, trigger: &str, fired: bool) {
+        self.argocd.trigger_evaluated(trigger, fired);
     }
 
     /// Records whether this process holds the Lease.
@@ -296,22 +367,9 @@ impl Metrics {
         self.leader.set(i64::from(leader));
     }
 
-    /// Every metric in the OpenMetrics text format, the Applications counted now.
+    /// Every metric in the OpenMetrics text format, what the watches hold read now.
     #[must_use]
     pub fn render(&self) -> String {
-        let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
-        if let Ok(counters) = self.count_applications.lock() {
-            for (status, n) in counters.values().flat_map(|count| count()) {
-                *counts.entry(status).or_default() += n;
-            }
-        }
-        self.applications.clear();
-        for ((sync, health), n) in counts {
-            let labels = StatusLabels { sync, health };
-            self.applications
-                .get_or_create(&labels)
-                .set(i64::try_from(n).unwrap_or(i64::MAX));
-        }
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
@@ -321,7 +379,36 @@ impl Metrics {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::controller::runtime::argocd_metrics::AppInfo;
+
+    /// An Application `name` of namespace `ns` in project `default`, synced and healthy.
+    fn application(ns: &str, name: &str) -> Application {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "flotilla.dev/v1alpha1", "kind": "Application",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"project": "default",
+                     "source": {"repoURL": "https://git.example/shop.git", "path": "web"},
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": "shop"},
+                     "syncPolicy": {"automated": {}}},
+            "status": {"sync": {"status": "Synced"}, "health": {"status": "Healthy"}}
+        }))
+        .unwrap()
+    }
+
+    /// Observes `apps` as the Applications of `namespace`, with no ApplicationSet or cluster.
+    fn observe_applications(metrics: &Metrics, namespace: &str, apps: Vec<AppInfo>) {
+        metrics.observe(
+            namespace,
+            Observed {
+                applications: Box::new(move || apps.clone()),
+                appsets: Box::new(Vec::new),
+                clusters: Box::new(Vec::new),
+            },
+        );
+    }
 
     #[test]
     fn renders_counters_gauges_and_histograms_in_the_text_format() {
@@ -331,16 +418,18 @@ mod tests {
         metrics.reconciled(Some("RenderError"));
         metrics.set_leader(true);
         metrics.application_reconciled(None);
-        metrics.synced("Succeeded");
-        metrics.observe_reconcile(Reconciler::Application, Duration::from_millis(30));
-        metrics.count_applications_with(
-            "a",
-            Box::new(|| BTreeMap::from([(("Synced".to_string(), "Healthy".to_string()), 1)])),
-        );
-        metrics.count_applications_with(
+        let app = application("a", "web");
+        metrics.synced(&app, "Succeeded");
+        metrics.synced(&app, "Succeeded");
+        metrics.observe_application_reconcile(&app, Duration::from_millis(30));
+        observe_applications(&metrics, "a", vec![AppInfo::of(&app)]);
+        let other = application("b", "api");
+        observe_applications(
+            &metrics,
             "b",
-            Box::new(|| BTreeMap::from([(("Synced".to_string(), "Healthy".to_string()), 2)])),
+            vec![AppInfo::of(&other), AppInfo::of(&application("b", "db"))],
         );
+        let _running = metrics.reconciling(Reconciler::Application);
         assert_eq!(metrics.reconcile_count(), 3);
         assert_eq!(metrics.application_reconcile_count(), 1);
         let text = metrics.render();
@@ -350,41 +439,57 @@ mod tests {
             "flotilla_leader 1\n",
             "flotilla_application_reconciles_total{result=\"ok\"} 1\n",
             "flotilla_applications{sync=\"Synced\",health=\"Healthy\"} 3\n",
-            "flotilla_sync_operations_total{result=\"Succeeded\"} 1\n",
+            "flotilla_sync_operations_total{result=\"Succeeded\"} 2\n",
             "flotilla_reconcile_duration_seconds_count{controller=\"Application\"} 1\n",
             "flotilla_reconcile_duration_seconds_bucket{le=\"0.04\",controller=\"Application\"} 1\n",
             "flotilla_reconcile_duration_seconds_bucket{le=\"0.02\",controller=\"Application\"} 0\n",
+            "argocd_app_sync_total{namespace=\"a\",name=\"web\",project=\"default\",\
+             dest_server=\"https://kubernetes.default.svc\",phase=\"Succeeded\",dry_run=\"false\"} 2\n",
+            "argocd_app_info{namespace=\"b\",name=\"api\",project=\"default\",autosync_enabled=\"true\",\
+             repo=\"https://git.example/shop.git\",dest_server=\"https://kubernetes.default.svc\",\
+             dest_namespace=\"shop\",sync_status=\"Synced\",health_status=\"Healthy\",operation=\"\"} 1\n",
+            "argocd_app_reconcile_bucket{le=\"0.25\",namespace=\"a\",\
+             dest_server=\"https://kubernetes.default.svc\"} 1\n",
+            "workqueue_depth{name=\"app_reconciliation_queue\"} 1\n",
+            "go_gc_duration_seconds{quantile=\"1\"} 0\n",
         ] {
             assert!(text.contains(expected), "{expected} in\n{text}");
         }
-        assert!(
-            text.contains("\nflotilla_source_tool_runs_total "),
-            "{text}"
-        );
+        for family in [
+            "\nflotilla_source_tool_runs_total ",
+            "\nprocess_cpu_seconds_total ",
+            "\nprocess_start_time_seconds ",
+            "\ngo_goroutines ",
+            "\ngo_memstats_heap_alloc_bytes ",
+        ] {
+            assert!(text.contains(family), "{family} in\n{text}");
+        }
         assert!(text.ends_with("# EOF\n"));
     }
 
     #[test]
-    fn applications_are_counted_again_on_every_render() {
+    fn applications_are_listed_again_on_every_render() {
         let metrics = Metrics::default();
-        let healthy = std::sync::Arc::new(AtomicU64::new(2));
-        let counted = std::sync::Arc::clone(&healthy);
-        metrics.count_applications_with(
+        let healthy = Arc::new(AtomicU64::new(2));
+        let counted = Arc::clone(&healthy);
+        metrics.observe(
             "ns",
-            Box::new(move || {
-                let n = counted.load(Ordering::Relaxed);
-                if n == 0 {
-                    BTreeMap::new()
-                } else {
-                    BTreeMap::from([(("Synced".into(), "Healthy".into()), n)])
-                }
-            }),
+            Observed {
+                applications: Box::new(move || {
+                    (0..counted.load(Ordering::Relaxed))
+                        .map(|n| AppInfo::of(&application("ns", &format!("app-{n}"))))
+                        .collect()
+                }),
+                appsets: Box::new(Vec::new),
+                clusters: Box::new(Vec::new),
+            },
         );
         assert!(metrics.render().contains("health=\"Healthy\"} 2\n"));
         healthy.store(0, Ordering::Relaxed);
+        let text = metrics.render();
         assert!(
-            !metrics.render().contains("health=\"Healthy\""),
-            "a status no Application has any more is not shown"
+            !text.contains("health=\"Healthy\"") && !text.contains("name=\"app-0\""),
+            "an Application gone is not shown:\n{text}"
         );
     }
 }

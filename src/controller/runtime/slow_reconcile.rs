@@ -1,7 +1,8 @@
 //! A reconcile that runs on past [`SLOW_RECONCILE`] is named in a warning (again each further
 //! [`SLOW_RECONCILE`]) and counted in a gauge while it runs, so an object whose reconcile never
 //! ends — and which its controller therefore never reconciles again — shows in the log and the
-//! metrics instead of only as an object that stopped changing.
+//! metrics instead of only as an object that stopped changing. Every reconcile is counted as
+//! running while it runs (`workqueue_depth`).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -20,6 +21,7 @@ pub async fn reported_when_slow<F: Future>(
     reconcile: F,
 ) -> F::Output {
     let started = Instant::now();
+    let _running = metrics.reconciling(controller);
     tokio::pin!(reconcile);
     let mut slow = None;
     let output = loop {
@@ -43,34 +45,52 @@ mod tests {
 
     use super::*;
 
-    /// The gauge's value for Application reconciles, as scraped.
-    fn slow(metrics: &Metrics) -> String {
+    /// The value of `series` (e.g. `flotilla_slow_reconciles{controller="Application"}`), as
+    /// scraped.
+    fn scraped(metrics: &Metrics, series: &str) -> String {
         let text = metrics.render();
         text.lines()
-            .find_map(|line| {
-                line.strip_prefix("flotilla_slow_reconciles{controller=\"Application\"} ")
-            })
+            .find_map(|line| line.strip_prefix(&format!("{series} ")))
             .unwrap_or("absent")
             .to_owned()
+    }
+
+    /// The slow gauge's value for Application reconciles.
+    fn slow(metrics: &Metrics) -> String {
+        scraped(
+            metrics,
+            "flotilla_slow_reconciles{controller=\"Application\"}",
+        )
+    }
+
+    /// The running gauge's value for Application reconciles.
+    fn running(metrics: &Metrics) -> String {
+        scraped(
+            metrics,
+            "workqueue_depth{name=\"app_reconciliation_queue\"}",
+        )
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_reconcile_running_past_the_limit_is_counted_until_it_ends() {
         let metrics = Arc::new(Metrics::default());
         let (finish, finished) = tokio::sync::oneshot::channel::<u8>();
-        let running = tokio::spawn({
+        let reconciling = tokio::spawn({
             let metrics = Arc::clone(&metrics);
             async move {
                 let reconcile = async { finished.await.expect("sent") };
                 reported_when_slow(&metrics, Reconciler::Application, "web", reconcile).await
             }
         });
+        assert_eq!(slow(&metrics), "0");
         tokio::time::sleep(SLOW_RECONCILE / 2).await;
-        assert_eq!(slow(&metrics), "absent", "not slow yet");
+        assert_eq!(slow(&metrics), "0", "not slow yet");
+        assert_eq!(running(&metrics), "1", "running");
         tokio::time::sleep(SLOW_RECONCILE * 2).await;
         assert_eq!(slow(&metrics), "1", "counted once however long it runs");
         finish.send(7).expect("the reconcile waits");
-        assert_eq!(running.await.expect("runs"), 7);
+        assert_eq!(reconciling.await.expect("runs"), 7);
         assert_eq!(slow(&metrics), "0");
+        assert_eq!(running(&metrics), "0");
     }
 }
