@@ -284,6 +284,7 @@ mod tests {
             bake_time: None,
             analysis: None,
             next: String::new(),
+            after_application_sets: Vec::new(),
         }];
         let failed = next_history(&running, &failing, &at(20));
         assert_eq!(failed[0].outcome, RolloutHistoryOutcome::Failed);
