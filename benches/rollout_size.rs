@@ -33,6 +33,7 @@ use flotilla_core::rollout::{
     ApplicationState, ObservedStatus, OperationState, RolloutInput, advance,
 };
 use flotilla_generators::selector::LabelSelectorRequirement;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
@@ -141,9 +142,11 @@ fn main() {
             prior_rollback: None,
             application_set: "checkout".into(),
             analysis: Vec::new(),
+            namespace: String::new(),
+            external: Vec::new(),
         };
         let decision = advance(&input);
-        let full = with_rollout(prior, RolloutOutcome::Decided(&decision));
+        let full = with_rollout(prior, RolloutOutcome::Decided(&decision), &Time(now));
         // As Argo CD keeps it: every entry in the ApplicationSet, the list patched whole.
         let next_inline = ApplicationSetStatus {
             application_status_summary: Vec::new(),

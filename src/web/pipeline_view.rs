@@ -419,6 +419,7 @@ mod tests {
             bake_time: Some("2m0s".to_owned()),
             analysis: None,
             next: String::new(),
+            after_application_sets: Vec::new(),
         };
         let now: Timestamp = "2026-01-01T00:01:00Z".parse().expect("a time");
         assert_eq!(
