@@ -29,10 +29,10 @@ const CORE_LAYERS: &[&[&str]] = &[
     // Judgements of single objects, Argo CD's declarative Secrets, and how a simulated pod
     // behaves (the node simulator's and `flotilla simulate`'s annotations).
     &["health", "secrets", "simulated_pod"],
-    // An Application's objects and what they own, with their health.
-    &["resource_tree"],
     // The CRD types and the records stored in them.
     &["api"],
+    // An Application's objects and what they own, with their health.
+    &["resource_tree"],
     // Projects: what an Application may deploy where, and when.
     &["project"],
     // Pure decisions over the types: RollingSync, and the sync engine's plan and steps.

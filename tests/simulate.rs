@@ -783,7 +783,7 @@ fn analysis_outcomes_play_on_the_virtual_clock() {
     .unwrap_err();
     assert!(
         format!("{error:#}").ends_with(
-            "ApplicationSet platform-stack: spec.strategy.rollingSync: step 1: analysis: set exactly one of job and http"
+            "ApplicationSet platform-stack: spec.strategy.rollingSync: step 1: analysis: set exactly one of job, http, prometheus and web"
         ),
         "{error:#}"
     );
