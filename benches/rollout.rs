@@ -7,14 +7,14 @@
 
 mod support;
 
+#[path = "support/wave_steps.rs"]
+mod wave_steps;
 use std::collections::BTreeMap;
 
 use criterion::Criterion;
 use flotilla_core::api::Application;
 use flotilla_core::api::app_project::AppProjectSpec;
-use flotilla_core::api::application_set::{
-    RollingSync, RollingSyncStep, RolloutStrategy, StrategyType,
-};
+use flotilla_core::api::application_set::{RollingSync, RolloutStrategy, StrategyType};
 use flotilla_core::api::application_set_status::{
     ApplicationSetApplicationStatus, RolloutApplicationState, SyncStatusCode,
 };
@@ -22,9 +22,7 @@ use flotilla_core::health::HealthStatus;
 use flotilla_core::project::Projects;
 use flotilla_core::project::windows::{Judge, SyncKind, sync_block_or_invalid};
 use flotilla_core::rollout::{ApplicationState, ObservedStatus, RolloutInput, advance};
-use flotilla_generators::selector::LabelSelectorRequirement;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 use support::cpu_time::ThreadCpuTime;
@@ -34,17 +32,7 @@ const STEPS: usize = 10;
 
 fn input() -> RolloutInput {
     let now: Timestamp = "2025-03-01T12:00:00Z".parse().expect("valid time");
-    let steps = (0..STEPS)
-        .map(|s| RollingSyncStep {
-            match_expressions: vec![LabelSelectorRequirement {
-                key: "wave".into(),
-                operator: "In".into(),
-                values: vec![s.to_string()],
-            }],
-            max_update: Some(IntOrString::String("25%".into())),
-            ..RollingSyncStep::default()
-        })
-        .collect();
+    let steps = wave_steps::wave_steps(STEPS);
     let mut applications = Vec::with_capacity(APPS);
     let mut prior = Vec::with_capacity(APPS);
     for i in 0..APPS {

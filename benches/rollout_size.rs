@@ -11,13 +11,13 @@
 //!
 //! `nice cargo bench --bench rollout_size`
 
+#[path = "support/wave_steps.rs"]
+mod wave_steps;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use flotilla_core::api::application::ApplicationStatus;
-use flotilla_core::api::application_set::{
-    RollingSync, RollingSyncStep, RolloutStrategy, StrategyType,
-};
+use flotilla_core::api::application_set::{RollingSync, RolloutStrategy, StrategyType};
 use flotilla_core::api::application_set_status::{
     ApplicationSetStatus, RolloutApplicationState, SyncStatusCode,
 };
@@ -32,9 +32,7 @@ use flotilla_core::health::HealthStatus;
 use flotilla_core::rollout::{
     ApplicationState, ObservedStatus, OperationState, RolloutInput, advance,
 };
-use flotilla_generators::selector::LabelSelectorRequirement;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 const APPS: usize = 20_000;
@@ -45,17 +43,7 @@ const NEW: &str = "fedcba9876543210fedcba9876543210fedcba98";
 const ETCD_LIMIT: usize = 1536 * 1024;
 
 fn strategy() -> RolloutStrategy {
-    let steps = (0..STEPS)
-        .map(|s| RollingSyncStep {
-            match_expressions: vec![LabelSelectorRequirement {
-                key: "wave".into(),
-                operator: "In".into(),
-                values: vec![s.to_string()],
-            }],
-            max_update: Some(IntOrString::String("25%".into())),
-            ..RollingSyncStep::default()
-        })
-        .collect();
+    let steps = wave_steps::wave_steps(STEPS);
     RolloutStrategy {
         type_: StrategyType::RollingSync,
         rolling_sync: Some(RollingSync {
