@@ -10,6 +10,10 @@
 //! - Across ApplicationSets: `services` waits for `platform`'s `database`, and `platform`'s
 //!   `rest` for `services`; one watch of the namespace's ApplicationSets shows the order after a
 //!   commit to both. A missing ApplicationSet is a named condition until it is created.
+//! - Across namespaces: `services` waits for `platform` in another namespace this controller
+//!   manages (permitted by the project's `sourceNamespaces`) and starts once that step is
+//!   approved and complete; one naming a namespace the project does not permit is named
+//!   (`NamespaceNotPermitted`) and never opens.
 //! - A cluster leaving a clusters generator's selector: its Applications go frontend, backend,
 //!   database, and `status.deletion` shows each step and what is left.
 
@@ -545,6 +549,130 @@ async fn a_missing_application_set_is_named_and_its_creation_opens_the_step() {
         },
     )
     .await;
+    kill_process(controller);
+}
+
+/// The `RolloutProgressing` reason and the `InvalidRolloutDependency` condition (reason,
+/// message) of `appset`, and whether all its Applications are in `state`.
+fn dependency_state(
+    appset: &ApplicationSet,
+    state: State,
+) -> (Option<String>, Option<(String, String)>, bool) {
+    let status = appset.status.clone().unwrap_or_default();
+    let reason = |kind: ConditionType| {
+        status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == kind)
+            .map(|c| (c.reason.clone(), c.message.clone()))
+    };
+    (
+        reason(ConditionType::RolloutProgressing).map(|(reason, _)| reason),
+        reason(ConditionType::InvalidRolloutDependency),
+        !status.application_status.is_empty()
+            && status.application_status.iter().all(|e| e.status == state),
+    )
+}
+
+#[tokio::test]
+async fn a_dependency_in_another_managed_namespace_wakes_the_waiting_step_and_a_refused_one_is_named()
+ {
+    let control = namespace(1, "xns-control").await;
+    let team = namespace(1, "xns-team").await;
+    let project = object(json!({
+        "apiVersion": "flotilla.dev/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "platform"},
+        "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+                 "sourceNamespaces": [team.name]}
+    }));
+    apply(&control.api::<flotilla_core::api::AppProject>(), &project).await;
+    let (remote, daemon) = repository("xns", &["database", "api", "worker"], false);
+    let url = daemon.url(&remote.served_name());
+    // `platform`, in the team's namespace, opens its database step only when approved.
+    let platform = appset(
+        "platform",
+        &url,
+        &team,
+        &json!([{"app": "database", "component": "database", "step": "database"}]),
+        &json!([{"name": "database", "approval": "manual",
+            "matchExpressions": [{"key": "step", "operator": "In", "values": ["database"]}]}]),
+    );
+    apply_graph(&team, &platform).await;
+    let after = |namespace: &str| {
+        json!([step_after(
+            "api",
+            &json!([{"applicationSet": "platform", "namespace": namespace, "step": "database"}])
+        )])
+    };
+    let services = appset(
+        "services",
+        &url,
+        &control,
+        &json!([{"app": "api", "component": "api", "step": "api"}]),
+        &after(&team.name),
+    );
+    apply_graph(&control, &services).await;
+    // `workers` names a namespace the project's sourceNamespaces does not list.
+    let elsewhere = format!("{}-elsewhere", team.name);
+    let workers = appset(
+        "workers",
+        &url,
+        &control,
+        &json!([{"app": "worker", "component": "worker", "step": "api"}]),
+        &after(&elsewhere),
+    );
+    apply_graph(&control, &workers).await;
+    let managed = ["--application-namespaces", &team.name];
+    let controller = support::controller_process_with(
+        &control,
+        "xns",
+        &[managed[0], managed[1], "--applicationset-namespaces", &team.name],
+    );
+    let appsets: Api<ApplicationSet> = control.api();
+    wait_until(&appsets, "workers", "NamespaceNotPermitted named", |a| {
+        let (_, invalid, waiting) = dependency_state(a, State::Waiting);
+        waiting
+            && invalid.is_some_and(|(reason, message)| {
+                reason == "NamespaceNotPermitted"
+                    && message.contains(&format!("namespace {elsewhere} is not permitted"))
+            })
+    })
+    .await;
+    wait_until(
+        &appsets,
+        "services",
+        "waiting for platform's database",
+        |a| {
+            let (progress, invalid, waiting) = dependency_state(a, State::Waiting);
+            waiting
+                && invalid.is_none()
+                && progress.as_deref() == Some("StepWaitingForApplicationSet")
+        },
+    )
+    .await;
+    let out = support::run_flotilla(&control, &["rollout", "explain", "services"]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "after ApplicationSet {}/platform step database): WaitingForApplicationSet",
+            team.name
+        )),
+        "{text}"
+    );
+
+    // Approved, platform's database completes in its namespace: its watch wakes services (a
+    // rollout only waiting for watched ApplicationSets is not passed again on a timer).
+    let out = support::run_flotilla(&team, &["rollout", "promote", "platform"]).await;
+    assert!(out.status.success(), "{out:?}");
+    wait_until(&appsets, "services", "api Healthy", |a| {
+        dependency_state(a, State::Healthy).2
+    })
+    .await;
+    let workers = appsets.get("workers").await.expect("workers");
+    assert!(
+        dependency_state(&workers, State::Waiting).2,
+        "a refused namespace never opens the step: {workers:?}"
+    );
     kill_process(controller);
 }
 

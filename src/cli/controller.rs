@@ -16,7 +16,7 @@ use futures::FutureExt;
 use crate::cluster::watches::watched_namespaces::follow;
 use crate::cluster::watches::watched_secrets::WatchedSecrets;
 use crate::controller::application::ApplicationContext;
-use crate::controller::appset::AppSetContext;
+use crate::controller::appset::{AppSetContext, WatchedNamespaces};
 use crate::controller::leases::leadership::gated_connect;
 use crate::controller::leases::lease_lock::{LeaseConfig, LeaseLock};
 use crate::controller::leases::member_lease::MemberLeases;
@@ -386,6 +386,9 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             let (metrics, args_git_poll) = (Arc::clone(&metrics), args.git_poll);
             let max_resources_status_count = args.max_resources_status_count;
             let rollout_status_limit = args.rollout_status_limit;
+            // One registry of the namespaces' ApplicationSet watches, shared by their
+            // controllers (cross-namespace `dependsOn`).
+            let watched = Arc::new(WatchedNamespaces::default());
             ApplicationSetControllers::new(
                 appset_namespaces,
                 Box::new(move |appset_namespace: &str| {
@@ -400,6 +403,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                     .managing(appset_namespace)
                     .listing_at_most(max_resources_status_count)
                     .keeping_rollout_inline_up_to(rollout_status_limit)
+                    .sharing_watches(Arc::clone(&watched))
                 }),
             )
         };

@@ -83,6 +83,8 @@ impl Neighbours {
                 namespace: namespace.clone(),
                 name: name.clone(),
                 lookup: Lookup::Found(Box::new(rollout.clone())),
+                // Each simulated rollout is passed again when another one moves.
+                watched: true,
             })
             .collect()
     }

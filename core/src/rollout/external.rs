@@ -30,6 +30,10 @@ pub struct ExternalApplicationSet {
     pub name: String,
     #[serde(flatten)]
     pub lookup: Lookup,
+    /// Whether the controller is told each change of it (a watch of its namespace), so a
+    /// rollout waiting only for it need not be passed again until it changes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub watched: bool,
 }
 
 /// What was found of an ApplicationSet named in a `dependsOn`.

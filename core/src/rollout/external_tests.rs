@@ -82,6 +82,7 @@ fn read(state: State, revision: &str, back: Option<&str>) -> ExternalApplication
             )]),
             ..ExternalRollout::default()
         })),
+        watched: false,
     }
 }
 
@@ -306,6 +307,7 @@ fn a_missing_application_set_or_step_a_refused_namespace_and_a_cycle_are_named()
         lookup: Lookup::NotPermitted {
             rule: "no sourceNamespaces entry matches".into(),
         },
+        watched: false,
     }];
     let elsewhere = ApplicationSetStep {
         namespace: Some("infra".into()),

@@ -5,9 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use futures::channel::mpsc::UnboundedReceiver;
 use kube::runtime::reflector::Store;
 use kube::{Client, ResourceExt};
 
+use super::watched_namespaces::WatchedNamespaces;
 use crate::cluster::destinations::clients::{ClusterClients, Connect};
 use crate::cluster::generator_inputs::decision_watches::DecisionWatches;
 use crate::cluster::watches::watched_projects::WatchedProjects;
@@ -60,9 +62,10 @@ pub struct AppSetContext {
     /// The Applications of each ApplicationSet seen since its last reconcile, and the
     /// ApplicationSets whose next reconcile may open the next step (not paced).
     pub(super) promotions: Mutex<(BTreeMap<String, StepWatch>, BTreeSet<String>)>,
-    /// The running controller's watch of the ApplicationSets of `namespace`, where the
-    /// rollout reads the ApplicationSets its steps wait for; `None` when no controller runs.
-    pub(super) appsets: Mutex<Option<Store<ApplicationSet>>>,
+    /// The running controllers' watches of the ApplicationSets of their namespaces (this one's
+    /// and, when shared, the other managed namespaces'), where the rollout reads the
+    /// ApplicationSets its steps wait for; empty when no controller runs.
+    pub(super) watched: Arc<WatchedNamespaces>,
 }
 
 impl AppSetContext {
@@ -96,7 +99,7 @@ impl AppSetContext {
             failures: FailureBackoff::default(),
             last_reconciles: Mutex::default(),
             promotions: Mutex::default(),
-            appsets: Mutex::default(),
+            watched: Arc::default(),
         }
     }
 
@@ -108,6 +111,14 @@ impl AppSetContext {
             namespace: namespace.to_owned(),
             ..self
         }
+    }
+
+    /// Shares `watched`, the ApplicationSet watches of the other managed namespaces'
+    /// controllers, so a step waiting for an ApplicationSet of one of them is woken by its
+    /// changes.
+    #[must_use]
+    pub fn sharing_watches(self, watched: Arc<WatchedNamespaces>) -> Self {
+        Self { watched, ..self }
     }
 
     /// Lists at most `count` Applications in each ApplicationSet's `status.resources` (0: as
@@ -153,17 +164,19 @@ impl AppSetContext {
         }
     }
 
-    /// The running controller's watch of the ApplicationSets of `namespace`, if one runs.
-    pub(super) fn watched_appsets(&self) -> Option<Store<ApplicationSet>> {
-        self.appsets
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    /// A running controller's watch of the ApplicationSets of `namespace` (this one's or a
+    /// shared one's), once it has listed.
+    pub(super) async fn watched_appsets(&self, namespace: &str) -> Option<Store<ApplicationSet>> {
+        self.watched.store(namespace).await
     }
 
-    /// Remembers `store`, the ApplicationSets watched by the controller that starts now.
-    pub(super) fn watch_appsets(&self, store: Store<ApplicationSet>) {
-        *self.appsets.lock().unwrap_or_else(PoisonError::into_inner) = Some(store);
+    /// Remembers `store`, the ApplicationSets watched by the controller that starts now;
+    /// returns the changes of the other watched namespaces' ApplicationSets.
+    pub(super) fn watch_appsets(
+        &self,
+        store: Store<ApplicationSet>,
+    ) -> UnboundedReceiver<ApplicationSet> {
+        self.watched.register(&self.namespace, store)
     }
 
     pub(super) fn promotions(

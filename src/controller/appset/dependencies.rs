@@ -1,7 +1,9 @@
 //! The other ApplicationSets a RollingSync's steps wait for (`dependsOn: [{applicationSet,
-//! step}]`): read for each reconcile — from the controller's own watch of its namespace's
-//! ApplicationSets, from the API server for another namespace (permitted by the project's
-//! `sourceNamespaces`) or when no watch runs (`flotilla rollout explain`) — and handed to the
+//! step}]`): read for each reconcile — from the watch of the namespace's ApplicationSets when a
+//! controller of this process runs there (its own namespace, or another managed one the
+//! project's `sourceNamespaces` permits: [`super::watched_namespaces`]), from the API server
+//! otherwise (a namespace no controller of this process manages, or `flotilla rollout explain`)
+//! — and handed to the
 //! pure [`flotilla_core::rollout::external`] as input; and which ApplicationSets wait for a
 //! changed one, so the controller reconciles them at once. Nothing is decided here.
 
@@ -35,8 +37,8 @@ fn dependencies(appset: &ApplicationSet) -> impl Iterator<Item = &ApplicationSet
 }
 
 /// What the rollout of `appset` reads of the ApplicationSets its steps wait for: each one
-/// named once, from `watched` (this controller's watch of its namespace) when it is there, else
-/// from the API server.
+/// named once, from the watch of its namespace when a controller of this process runs there
+/// (this one's, or another managed namespace's), else from the API server.
 ///
 /// # Errors
 /// Reading an ApplicationSet or its Applications from the API server failed.
@@ -56,13 +58,15 @@ pub(super) async fn read_dependencies(
         );
         *named.entry(key).or_default() |= !dependency.match_labels.is_empty();
     }
-    let watched = ctx.watched_appsets();
     let mut read = Vec::with_capacity(named.len());
     for ((namespace, name), labels) in named {
+        let mut watched = false;
         let lookup = match permitted_namespace(projects, project, &own, &namespace) {
             Err(rule) => Lookup::NotPermitted { rule },
             Ok(()) => {
-                let found = match watched.as_ref().filter(|_| namespace == ctx.namespace) {
+                let store = ctx.watched_appsets(&namespace).await;
+                watched = store.is_some();
+                let found = match &store {
                     Some(store) => store.get(&ObjectRef::new(&name).within(&namespace)),
                     None => {
                         let api: Api<ApplicationSet> =
@@ -94,6 +98,7 @@ pub(super) async fn read_dependencies(
             namespace,
             name,
             lookup,
+            watched,
         });
     }
     Ok(read)

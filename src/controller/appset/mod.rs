@@ -24,6 +24,7 @@ mod render;
 pub mod rollout;
 mod rollout_pass;
 mod status;
+mod watched_namespaces;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -63,6 +64,7 @@ use observe::owned_now;
 use removal::remove;
 use render::{Planned, generate_render_validate_plan};
 pub use rollout_pass::live_rollout_input;
+pub use watched_namespaces::WatchedNamespaces;
 use rollout_pass::rollout;
 use status::{outcome, publish_outcome, write_status};
 
@@ -277,8 +279,10 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
     let secrets: Api<Secret> = Api::namespaced(client, &ctx.control_namespace);
     let controller = Controller::new(appsets.clone(), watcher::Config::default());
-    ctx.watch_appsets(controller.store());
+    let other_namespaces = ctx.watch_appsets(controller.store());
     let (dependents, dependents_namespace) = (controller.store(), namespace.clone());
+    let (other_dependents, other_namespace) = (controller.store(), namespace.clone());
+    let shared = Arc::clone(&ctx.watched);
     let (stopping_tx, stopping) = watch::channel(false);
     let stop = stop
         .map(move |()| {
@@ -345,9 +349,14 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
             move |_: AppProject| for_projects(),
         )
         // An ApplicationSet whose steps wait for a step of another is reconciled when that one
-        // changes, so it opens as soon as the other's step completes.
+        // changes, so it opens as soon as the other's step completes; the controllers of the
+        // other managed namespaces are told too, for theirs.
         .watches(appsets, watcher::Config::default(), move |changed: ApplicationSet| {
+            shared.changed(&changed);
             dependencies::waiting_for(&dependents, &dependents_namespace, &changed)
+        })
+        .watches_stream(other_namespaces.map(Ok::<_, watcher::Error>), move |changed: ApplicationSet| {
+            dependencies::waiting_for(&other_dependents, &other_namespace, &changed)
         })
         .reconcile_all_on(decisions)
         .graceful_shutdown_on(stop.clone())

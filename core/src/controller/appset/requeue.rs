@@ -41,9 +41,15 @@ pub fn rate_limit_requeue(retry: RetryAfter, now: u64) -> Duration {
 /// How long a rollout that waits for a window opening beyond the search horizon sleeps.
 pub const WINDOW_RECHECK: Duration = Duration::from_secs(60 * 60);
 
+/// How long a rollout that only waits for steps of watched ApplicationSets sleeps (each change
+/// of theirs wakes it sooner).
+pub const APPLICATION_SET_RECHECK: Duration = Duration::from_secs(60 * 60);
+
 /// When to pass a rollout in progress again: after `every`, or — when no sync is in flight —
 /// when a step's bake is over or one second after the sync window it waits for opens (a change
-/// of an Application during the bake is a watch event of its own).
+/// of an Application during the bake is a watch event of its own), or after
+/// [`APPLICATION_SET_RECHECK`] when it only waits for steps of other ApplicationSets that are
+/// all watched (their changes are watch events).
 #[must_use]
 pub fn rollout_requeue(
     input: &RolloutInput,
@@ -64,12 +70,31 @@ pub fn rollout_requeue(
     if let Some(wake) = decision.wake_at {
         return until(input.now, wake);
     }
+    if waits_only_for_watched_application_sets(input, decision) {
+        return APPLICATION_SET_RECHECK;
+    }
     if !waits_for_window {
         return every;
     }
     input.next_window_opening().map_or(WINDOW_RECHECK, |opens| {
         until(input.now, opens) + Duration::from_secs(1)
     })
+}
+
+/// Whether every step not complete waits for another ApplicationSet's step (or for an earlier
+/// step that does), and every ApplicationSet read is watched.
+fn waits_only_for_watched_application_sets(input: &RolloutInput, decision: &RolloutDecision) -> bool {
+    let reports = &decision.step_reports;
+    reports
+        .iter()
+        .any(|report| report.state == StepState::WaitingForApplicationSet)
+        && reports.iter().all(|report| {
+            matches!(
+                report.state,
+                StepState::Complete | StepState::Closed | StepState::WaitingForApplicationSet
+            )
+        })
+        && input.external.iter().all(|read| read.watched)
 }
 
 /// The time from `now` to `then` (zero when it has passed).
@@ -328,6 +353,46 @@ mod tests {
                 expected,
                 "{blocked}"
             );
+        }
+    }
+
+    #[test]
+    fn a_rollout_waiting_only_for_watched_application_sets_sleeps_until_they_change() {
+        let input = |watched: bool| -> RolloutInput {
+            serde_json::from_value(serde_json::json!({
+                "now": "2026-12-04T15:30:00Z",
+                "namespace": "team",
+                "applicationSet": "services",
+                "strategy": {"type": "RollingSync", "rollingSync": {"steps": [
+                    {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["api"]}],
+                     "dependsOn": [{"applicationSet": "platform", "step": "1"}]}
+                ]}},
+                "applications": [{
+                    "name": "api", "labels": {"tier": "api"}, "targetRevisions": ["r2"],
+                    "status": {"health": "Healthy", "sync": "OutOfSync", "revisions": ["r1"]}
+                }],
+                "external": [{
+                    "namespace": "infra", "name": "platform", "watched": watched,
+                    "found": "found",
+                    "strategy": {"type": "RollingSync", "rollingSync": {"steps": [
+                        {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["db"]}]}
+                    ]}},
+                    "applicationStatus": [{"application": "db", "status": "Progressing",
+                        "step": "1", "targetRevisions": ["r2"]}]
+                }]
+            }))
+            .unwrap()
+        };
+        let every = Duration::from_secs(5);
+        for (watched, expected) in [(true, APPLICATION_SET_RECHECK), (false, every)] {
+            let input = input(watched);
+            let decision = crate::rollout::advance(&input);
+            assert_eq!(
+                decision.step_reports[0].state,
+                StepState::WaitingForApplicationSet,
+                "{decision:?}"
+            );
+            assert_eq!(rollout_requeue(&input, &decision, every), expected, "{watched}");
         }
     }
 }
