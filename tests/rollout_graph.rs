@@ -14,6 +14,7 @@
 //!   manages (permitted by the project's `sourceNamespaces`) and starts once that step is
 //!   approved and complete; one naming a namespace the project does not permit is named
 //!   (`NamespaceNotPermitted`) and never opens.
+//! - A cycle through three ApplicationSets (`a` → `b` → `c` → `a`) is named on each.
 //! - A cluster leaving a clusters generator's selector: its Applications go frontend, backend,
 //!   database, and `status.deletion` shows each step and what is left.
 
@@ -673,6 +674,45 @@ async fn a_dependency_in_another_managed_namespace_wakes_the_waiting_step_and_a_
         dependency_state(&workers, State::Waiting).2,
         "a refused namespace never opens the step: {workers:?}"
     );
+    kill_process(controller);
+}
+
+#[tokio::test]
+async fn a_cycle_through_three_application_sets_is_named_on_each() {
+    let ns = namespace(1, "rollout-cycle3").await;
+    support::permissive_project(&ns, "platform").await;
+    let (remote, daemon) = repository("cycle3", &["a", "b", "c"], false);
+    let url = daemon.url(&remote.served_name());
+    let ring = [("a", "b"), ("b", "c"), ("c", "a")];
+    for (name, waits_for) in ring {
+        let one = appset(
+            name,
+            &url,
+            &ns,
+            &json!([{"app": name, "component": name, "step": name}]),
+            &json!([step_after(
+                name,
+                &json!([{"applicationSet": waits_for, "step": waits_for}])
+            )]),
+        );
+        apply_graph(&ns, &one).await;
+    }
+    let controller = controller_process(&ns, "cycle3");
+    let appsets: Api<ApplicationSet> = ns.api();
+    for (name, waits_for) in ring {
+        let third = ring.iter().find(|(n, _)| *n == waits_for).expect("in the ring").1;
+        let message = format!(
+            "step 1 ({name}): dependsOn ApplicationSet {waits_for} step {waits_for}: its step 1 ({waits_for}) waits for step 1 ({third}) of {third}, which waits for step 1 ({name}) of {name}, which waits for it: a cycle across ApplicationSets; the step waits until this is fixed"
+        );
+        wait_until(&appsets, name, "DependencyCycle named", |a| {
+            let (_, invalid, waiting) = dependency_state(a, State::Waiting);
+            waiting
+                && invalid.as_ref().is_some_and(|(reason, said)| {
+                    reason == "DependencyCycle" && *said == message
+                })
+        })
+        .await;
+    }
     kill_process(controller);
 }
 

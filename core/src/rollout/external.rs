@@ -5,7 +5,8 @@
 //! The controller passes what it read of each ApplicationSet named ([`ExternalApplicationSet`]:
 //! its strategy and rollout status, or why it was not read); [`judge`] says whether one
 //! dependency is met, what it waits for, or why it can never be (no such ApplicationSet or
-//! step, a namespace the project does not permit, a cycle back to the waiting step), and
+//! step, a namespace the project does not permit, a cycle back to the waiting step, through
+//! any number of ApplicationSets), and
 //! [`permitted_namespace`] which namespaces may be named. Pure: nothing is read here.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -234,7 +235,13 @@ pub fn judge(
             format!("{label}: it has no such step ({})", names.join(", ")),
         );
     };
-    if let Some(cycle) = cycle(waiter, namespace, &config, step) {
+    if let Some(cycle) = cycle(
+        waiter,
+        read,
+        (namespace, &dependency.application_set),
+        &config,
+        step,
+    ) {
         return Verdict::Broken(
             DependencyProblem::DependencyCycle,
             format!("{label}: {cycle}"),
@@ -410,34 +417,86 @@ fn shortened(items: &[String]) -> String {
     text
 }
 
-/// The cycle through which step `step` of the other ApplicationSet (in `namespace`) waits for
-/// the waiting step: it, or a step it waits for, names a step of the waiting ApplicationSet
-/// that is the waiting step or waits for it. Cycles through a third ApplicationSet are not
-/// seen here (each side sees only the ApplicationSets it names).
+/// The cycle through which step `step` of the other ApplicationSet `name` (in `namespace`)
+/// waits for the waiting step: it, or a step it waits for, names a step of another
+/// ApplicationSet — followed through those in `read`, as far as they go — until one names a
+/// step of the waiting ApplicationSet that is the waiting step or waits for it. Cycles through
+/// an ApplicationSet that was not read are not seen.
 fn cycle(
     waiter: &Waiter<'_>,
-    namespace: &str,
+    read: &[ExternalApplicationSet],
+    (namespace, name): (&str, &str),
     config: &RolloutConfig,
     step: usize,
 ) -> Option<String> {
     let waited_by_waiter = |ours: usize| {
         ours == waiter.step || graph::ancestors(&waiter.config.steps, ours).contains(&waiter.step)
     };
-    std::iter::once(step)
-        .chain(graph::ancestors(&config.steps, step))
-        .find_map(|theirs| {
-            config.steps[theirs].external.iter().find_map(|back| {
-                let ours = back.application_set == waiter.name
-                    && dependency_namespace(back, namespace) == waiter.namespace;
-                let target = step_index(waiter.config, &back.step).filter(|_| ours)?;
-                waited_by_waiter(target).then(|| {
-                    format!(
-                        "its {} waits for {} of {}, which waits for it: a cycle across ApplicationSets",
-                        config.steps[theirs].label(),
-                        waiter.config.steps[target].label(),
-                        waiter.name
-                    )
-                })
-            })
-        })
+    let config_of = |namespace: &str, name: &str| -> Option<RolloutConfig> {
+        if namespace == waiter.namespace && name == waiter.name {
+            return Some(waiter.config.clone());
+        }
+        let found = read
+            .iter()
+            .find(|r| r.namespace == namespace && r.name == name)?;
+        match &found.lookup {
+            Lookup::Found(rollout) => RolloutConfig::from_strategy(rollout.strategy.as_ref()?).ok(),
+            Lookup::NotPermitted { .. } | Lookup::NotFound => None,
+        }
+    };
+    // Depth first over (namespace, ApplicationSet, step), each with how it was reached.
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![(
+        namespace.to_owned(),
+        name.to_owned(),
+        config.clone(),
+        step,
+        None::<String>,
+    )];
+    while let Some((namespace, name, config, step, said)) = todo.pop() {
+        if !seen.insert((namespace.clone(), name.clone(), step)) {
+            continue;
+        }
+        for theirs in std::iter::once(step).chain(graph::ancestors(&config.steps, step)) {
+            for back in &config.steps[theirs].external {
+                let (back_namespace, back_name) = (
+                    dependency_namespace(back, &namespace),
+                    back.application_set.as_str(),
+                );
+                let Some(next) = config_of(back_namespace, back_name) else {
+                    continue;
+                };
+                let Some(target) = step_index(&next, &back.step) else {
+                    continue;
+                };
+                let shown = if back_namespace == waiter.namespace {
+                    back_name.to_owned()
+                } else {
+                    format!("{back_namespace}/{back_name}")
+                };
+                let hop = format!(
+                    "{} waits for {} of {shown}",
+                    said.as_ref().map_or_else(
+                        || format!("its {}", config.steps[theirs].label()),
+                        |said| format!("{said}, which")
+                    ),
+                    next.steps[target].label(),
+                );
+                let back_to_waiter = back_namespace == waiter.namespace && back_name == waiter.name;
+                if back_to_waiter && waited_by_waiter(target) {
+                    return Some(format!(
+                        "{hop}, which waits for it: a cycle across ApplicationSets"
+                    ));
+                }
+                todo.push((
+                    back_namespace.to_owned(),
+                    back_name.to_owned(),
+                    next,
+                    target,
+                    Some(hop),
+                ));
+            }
+        }
+    }
+    None
 }

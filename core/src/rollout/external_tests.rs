@@ -383,6 +383,63 @@ fn a_missing_application_set_or_step_a_refused_namespace_and_a_cycle_are_named()
     assert_eq!(chain.sync_triggered, names(&["api"]));
 }
 
+/// `name` in namespace `team` as read: one step `step` waiting for `waits_for`.
+fn only_step(name: &str, step: &str, waits_for: ApplicationSetStep) -> ExternalApplicationSet {
+    ExternalApplicationSet {
+        namespace: "team".into(),
+        name: name.into(),
+        lookup: Lookup::Found(Box::new(ExternalRollout {
+            strategy: Some(super::tests::strategy(vec![named(
+                step,
+                vec![StepDependency::ApplicationSet(waits_for)],
+            )])),
+            ..ExternalRollout::default()
+        })),
+        watched: true,
+    }
+}
+
+#[test]
+fn a_cycle_through_three_application_sets_is_named_and_a_chain_is_not() {
+    let other = |application_set: &str, step: &str| ApplicationSetStep {
+        application_set: application_set.into(),
+        step: step.into(),
+        ..ApplicationSetStep::default()
+    };
+    // services' api → platform's database → messaging's queue → services' web (after api).
+    let read = |back: &str| {
+        vec![
+            only_step("platform", "database", other("messaging", "queue")),
+            only_step("messaging", "queue", other("services", back)),
+        ]
+    };
+    let decision = pass(
+        &services(platform("database")),
+        fleet(R1, false),
+        read("web"),
+        None,
+        "12:00:00",
+    );
+    assert_eq!(
+        broken(&decision),
+        Some((
+            "DependencyCycle".to_owned(),
+            "step 1 (api): dependsOn ApplicationSet platform step database: its step 1 (database) waits for step 1 (queue) of messaging, which waits for step 2 (web) of services, which waits for it: a cycle across ApplicationSets; the step waits until this is fixed".to_owned()
+        ))
+    );
+    assert!(decision.sync_triggered.is_empty());
+    // messaging waits for a step of services that does not wait for api: no cycle, api waits
+    // for platform's database.
+    let chain = pass(
+        &services(platform("database")),
+        fleet(R1, false),
+        read("nothing-such"),
+        None,
+        "12:00:00",
+    );
+    assert_eq!(broken(&chain), None);
+}
+
 #[test]
 fn depends_on_reads_names_and_other_application_sets_steps_and_refuses_unknown_fields() {
     let steps: Vec<RollingSyncStep> = serde_json::from_str(

@@ -17,28 +17,32 @@ use kube::{Api, ResourceExt};
 use super::context::AppSetContext;
 use super::rollout::RolloutError;
 use crate::cluster::api_server::api_error::ApiError;
-use flotilla_core::api::application_set::{ApplicationSetStep, StepDependency};
+use flotilla_core::api::application_set::{ApplicationSetStep, RolloutStrategy, StepDependency};
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla_core::project::Projects;
 use flotilla_core::rollout::external::{
     ExternalApplicationSet, ExternalRollout, Lookup, dependency_namespace, permitted_namespace,
 };
 
-/// The steps of other ApplicationSets `appset`'s steps wait for.
-fn dependencies(appset: &ApplicationSet) -> impl Iterator<Item = &ApplicationSetStep> {
-    appset
-        .spec
-        .strategy
-        .iter()
+/// The steps of other ApplicationSets the steps of `strategy` wait for.
+fn dependencies(strategy: Option<&RolloutStrategy>) -> impl Iterator<Item = &ApplicationSetStep> {
+    strategy
+        .into_iter()
         .flat_map(|s| s.rolling_sync.iter())
         .flat_map(|r| r.steps.iter())
         .flat_map(|s| s.depends_on.iter().flatten())
         .filter_map(StepDependency::application_set)
 }
 
+/// How many ApplicationSets a rollout reads, at most, beyond those its steps name: the ones
+/// they wait for in turn, followed to see a cycle back to it.
+const FOLLOWED: usize = 32;
+
 /// What the rollout of `appset` reads of the ApplicationSets its steps wait for: each one
 /// named once, from the watch of its namespace when a controller of this process runs there
-/// (this one's, or another managed namespace's), else from the API server.
+/// (this one's, or another managed namespace's), else from the API server; then those they
+/// wait for in turn (in namespaces the project permits, up to [`FOLLOWED`]), so a cycle through
+/// several ApplicationSets is seen.
 ///
 /// # Errors
 /// Reading an ApplicationSet or its Applications from the API server failed.
@@ -51,7 +55,7 @@ pub(super) async fn read_dependencies(
     let project = &appset.spec.template.spec.project;
     // (namespace, name) → whether its Applications' labels are read (`matchLabels`).
     let mut named: BTreeMap<(String, String), bool> = BTreeMap::new();
-    for dependency in dependencies(appset) {
+    for dependency in dependencies(appset.spec.strategy.as_ref()) {
         let key = (
             dependency_namespace(dependency, &own).to_owned(),
             dependency.application_set.clone(),
@@ -60,39 +64,9 @@ pub(super) async fn read_dependencies(
     }
     let mut read = Vec::with_capacity(named.len());
     for ((namespace, name), labels) in named {
-        let mut watched = false;
-        let lookup = match permitted_namespace(projects, project, &own, &namespace) {
-            Err(rule) => Lookup::NotPermitted { rule },
-            Ok(()) => {
-                let store = ctx.watched_appsets(&namespace).await;
-                watched = store.is_some();
-                let found = match &store {
-                    Some(store) => store.get(&ObjectRef::new(&name).within(&namespace)),
-                    None => {
-                        let api: Api<ApplicationSet> =
-                            Api::namespaced(ctx.client.clone(), &namespace);
-                        api.get_opt(&name)
-                            .await
-                            .map_err(|error| RolloutError::Dependency {
-                                namespace: namespace.clone(),
-                                name: name.clone(),
-                                error: error.into(),
-                            })?
-                            .map(Arc::new)
-                    }
-                };
-                match found {
-                    None => Lookup::NotFound,
-                    Some(other) => {
-                        let labels = if labels {
-                            application_labels(ctx, &namespace, &name).await?
-                        } else {
-                            BTreeMap::new()
-                        };
-                        Lookup::Found(Box::new(rollout_of(&other, labels)))
-                    }
-                }
-            }
+        let (lookup, watched) = match permitted_namespace(projects, project, &own, &namespace) {
+            Err(rule) => (Lookup::NotPermitted { rule }, false),
+            Ok(()) => read_one(ctx, &namespace, &name, labels).await?,
         };
         read.push(ExternalApplicationSet {
             namespace,
@@ -101,7 +75,82 @@ pub(super) async fn read_dependencies(
             watched,
         });
     }
+    // Those they wait for in turn.
+    let mut next = 0;
+    let mut followed = 0;
+    while next < read.len() && followed < FOLLOWED {
+        let Lookup::Found(rollout) = &read[next].lookup else {
+            next += 1;
+            continue;
+        };
+        let namespace = read[next].namespace.clone();
+        let further: BTreeSet<(String, String)> = dependencies(rollout.strategy.as_ref())
+            .map(|d| {
+                let namespace = dependency_namespace(d, &namespace).to_owned();
+                (namespace, d.application_set.clone())
+            })
+            .filter(|(namespace, name)| {
+                (namespace.as_str(), name.as_str()) != (own.as_str(), appset.name_any().as_str())
+                    && !read.iter().any(|r| r.namespace == *namespace && r.name == *name)
+                    && permitted_namespace(projects, project, &own, namespace).is_ok()
+            })
+            .collect();
+        next += 1;
+        for (namespace, name) in further.into_iter().take(FOLLOWED - followed) {
+            followed += 1;
+            if let (lookup @ Lookup::Found(_), watched) =
+                read_one(ctx, &namespace, &name, false).await?
+            {
+                read.push(ExternalApplicationSet {
+                    namespace,
+                    name,
+                    lookup,
+                    watched,
+                });
+            }
+        }
+    }
     Ok(read)
+}
+
+/// What is found of the ApplicationSet `name` of `namespace` (with its Applications' labels
+/// when `labels`), and whether it was read from a watch.
+///
+/// # Errors
+/// Reading it or its Applications from the API server failed.
+async fn read_one(
+    ctx: &AppSetContext,
+    namespace: &str,
+    name: &str,
+    labels: bool,
+) -> Result<(Lookup, bool), RolloutError> {
+    let store = ctx.watched_appsets(namespace).await;
+    let found = match &store {
+        Some(store) => store.get(&ObjectRef::new(name).within(namespace)),
+        None => {
+            let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), namespace);
+            api.get_opt(name)
+                .await
+                .map_err(|error| RolloutError::Dependency {
+                    namespace: namespace.to_owned(),
+                    name: name.to_owned(),
+                    error: error.into(),
+                })?
+                .map(Arc::new)
+        }
+    };
+    let lookup = match found {
+        None => Lookup::NotFound,
+        Some(other) => {
+            let labels = if labels {
+                application_labels(ctx, namespace, name).await?
+            } else {
+                BTreeMap::new()
+            };
+            Lookup::Found(Box::new(rollout_of(&other, labels)))
+        }
+    };
+    Ok((lookup, store.is_some()))
 }
 
 /// What the pure core reads of `other`: its strategy and rollout status, and `labels`.
@@ -155,7 +204,7 @@ pub(super) fn waiting_for(
         .iter()
         .filter(|appset| {
             let own = appset.namespace().unwrap_or_else(|| namespace.to_owned());
-            dependencies(appset).any(|d| {
+            dependencies(appset.spec.strategy.as_ref()).any(|d| {
                 d.application_set == changed_name
                     && dependency_namespace(d, &own) == changed_namespace
             })
