@@ -550,6 +550,29 @@ fn application_sets_simulated_together_wait_for_each_others_steps() {
     let text = String::from_utf8(run(&[&file]).stdout).expect("UTF-8");
     assert!(text.contains("Order across ApplicationSets:\n"), "{text}");
 
+    // The flags that script one ApplicationSet's rollout are refused by name, not ignored.
+    for (flags, named) in [
+        (vec!["--fail", "api"], "--fail is not applied"),
+        (
+            vec!["--analysis", "1=fail", "--approve", "1@5m", "--timeline", "t.svg"],
+            "--analysis, --approve and --timeline are not applied",
+        ),
+        (vec!["--degrade", "api@1m"], "--degrade is not applied"),
+    ] {
+        let mut args = vec![file.as_str()];
+        args.extend(flags);
+        let out = run(&args);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success()
+                && out.stdout.is_empty()
+                && said.contains(&format!(
+                    "{named} when several ApplicationSets are simulated together"
+                )),
+            "{args:?}: {said}"
+        );
+    }
+
     // services alone: platform is not there.
     let services = dir.path().join("services.yaml");
     let whole = std::fs::read_to_string(&file).unwrap();

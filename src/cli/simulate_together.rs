@@ -123,14 +123,26 @@ impl Printable for Together {
 /// One does not render or cannot be simulated, or a flag that scripts one ApplicationSet's
 /// rollout (`--fail`, `--analysis`, `--approve`, `--degrade`, `--timeline`) is given.
 pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
-    if !args.fail.is_empty()
-        || !args.analysis.is_empty()
-        || !args.approve.is_empty()
-        || !args.degrade.is_empty()
-        || args.timeline.is_some()
-    {
+    let scripting = [
+        ("--fail", !args.fail.is_empty()),
+        ("--analysis", !args.analysis.is_empty()),
+        ("--approve", !args.approve.is_empty()),
+        ("--degrade", !args.degrade.is_empty()),
+        ("--timeline", args.timeline.is_some()),
+    ];
+    let given: Vec<&str> = scripting
+        .iter()
+        .filter(|(_, given)| *given)
+        .map(|(flag, _)| *flag)
+        .collect();
+    if let Some((last, first)) = given.split_last() {
+        let named = if first.is_empty() {
+            format!("{last} is")
+        } else {
+            format!("{} and {last} are", first.join(", "))
+        };
         anyhow::bail!(
-            "--fail, --analysis, --approve, --degrade and --timeline script one ApplicationSet's rollout; simulate several ApplicationSets without them"
+            "{named} not applied when several ApplicationSets are simulated together: they script one ApplicationSet's rollout; simulate that one alone with them"
         );
     }
     let rendered = args.input.render_each(&args.with)?;
