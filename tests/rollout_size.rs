@@ -5,7 +5,8 @@
 //! `status.applicationStatus` stays empty and `status.applicationStatusSummary` counts each
 //! step's Applications per state, each Application keeps its own entry in `status.rollout`; the
 //! steps still go in order (read from every status written), a killed controller resumes from
-//! the Applications' entries, and `rollout explain` and `rollout status` show every entry.
+//! the Applications' entries, and `rollout explain` and `rollout status` show every entry; the
+//! web view's step filter lists each step's Applications.
 
 mod support;
 
@@ -151,7 +152,15 @@ async fn past_the_limit_each_application_keeps_its_state_and_the_rollout_stays_e
     )
     .await;
     kill_process(first);
-    let second = controller_process_with(&ns, "size-2", &limit);
+    let ui = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let ui_addr = ui.to_string();
+    let second = controller_process_with(
+        &ns,
+        "size-2",
+        &[limit[0], limit[1], "--ui-addr", &ui_addr],
+    );
     let done = eventually("every Application Healthy", async || {
         let held = entries(&ns).await;
         if held.len() == 6 && held.values().all(|e| e.status == State::Healthy) {
@@ -176,6 +185,23 @@ async fn past_the_limit_each_application_keeps_its_state_and_the_rollout_stays_e
         }
     })
     .await;
+    // The web view's step filter (a pipeline box's link) lists each step's Applications from
+    // their own entries: the ApplicationSet's list is empty.
+    for (step, listed, not_listed) in [("1", "db", "web"), ("2", "web", "db")] {
+        let (code, page) = support::http_get(ui, &format!("/applicationsets/fleet?step={step}")).await;
+        let section = page
+            .split_once(r#"<section id="applications">"#)
+            .and_then(|(_, rest)| rest.split_once("</section>"))
+            .map(|(section, _)| section.to_owned())
+            .unwrap_or_else(|| panic!("{code}: {page}"));
+        for suffix in ["a", "b", "c"] {
+            assert!(
+                section.contains(&format!(r#"href="/applications/{listed}-{suffix}""#))
+                    && !section.contains(&format!(r#"href="/applications/{not_listed}-{suffix}""#)),
+                "step {step}: {section}"
+            );
+        }
+    }
     kill_process(second);
     watch.abort();
 

@@ -36,7 +36,10 @@ pub fn section<'a>(
     snapshot: &'a Snapshot,
     applications: impl IntoIterator<Item = &'a Application>,
 ) -> String {
-    let steps = steps(snapshot.appsets.iter().map(AsRef::as_ref));
+    let steps = steps(
+        snapshot.appsets.iter().map(AsRef::as_ref),
+        snapshot.applications.iter().map(AsRef::as_ref),
+    );
     let mut out = String::from(r#"<section id="applications"><h2>Applications</h2>"#);
     out.push_str(&form(path, query));
     match select(query, applications, &steps) {

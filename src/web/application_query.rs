@@ -5,10 +5,11 @@
 //! page of rows, how many matched, and the matches counted by health and by sync. Pure: it
 //! selects from what the watches hold, never from the API server.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_layout::on_applications;
 
 use super::fleet::{health_status, sync_status};
 use super::label_filter::{LabelFilterError, parse, selects};
@@ -127,17 +128,40 @@ pub struct Selection<'a> {
     pub sync: BTreeMap<String, usize>,
 }
 
-/// The RollingSync step of each Application, by name, as its ApplicationSet's status records it.
+/// The RollingSync step of each Application, by name, as its ApplicationSet's status records
+/// it: in `status.applicationStatus`, or — past the controller's `--rollout-status-limit`,
+/// where that list is summarised — in the Application's own `status.rollout` (of
+/// `applications`).
 #[must_use]
 pub fn steps<'a>(
     appsets: impl IntoIterator<Item = &'a ApplicationSet>,
+    applications: impl IntoIterator<Item = &'a Application>,
 ) -> HashMap<&'a str, &'a str> {
-    appsets
-        .into_iter()
-        .filter_map(|appset| appset.status.as_ref())
-        .flat_map(|status| &status.application_status)
-        .map(|entry| (entry.application.as_str(), entry.step.as_str()))
-        .collect()
+    let mut steps = HashMap::new();
+    let mut kept_on_applications = HashSet::new();
+    for appset in appsets {
+        let Some(status) = appset.status.as_ref() else {
+            continue;
+        };
+        if on_applications(status) {
+            kept_on_applications.insert(appset.metadata.name.as_deref().unwrap_or_default());
+        }
+        steps.extend(
+            status
+                .application_status
+                .iter()
+                .map(|entry| (entry.application.as_str(), entry.step.as_str())),
+        );
+    }
+    for application in applications {
+        let entry = application.status.as_ref().and_then(|s| s.rollout.as_ref());
+        if let Some(entry) = entry
+            && application_set(application).is_some_and(|a| kept_on_applications.contains(a))
+        {
+            steps.insert(entry.application.as_str(), entry.step.as_str());
+        }
+    }
+    steps
 }
 
 /// The destination cluster of `application`: its name, else its server URL.
@@ -297,7 +321,7 @@ mod tests {
     #[test]
     fn ten_thousand_applications_filter_by_label_count_and_page() {
         let (applications, appset) = fleet(10_000);
-        let steps = steps([&appset]);
+        let steps = steps([&appset], []);
         let apps = || applications.iter().map(AsRef::as_ref);
         let query = ApplicationQuery::parse(Some("label=team%3Dt3"));
         let first = select(&query, apps(), &steps).unwrap();
@@ -343,7 +367,7 @@ mod tests {
     #[test]
     fn a_page_past_the_end_shows_the_last_and_a_bad_label_is_an_error() {
         let (applications, appset) = fleet(120);
-        let steps = steps([&appset]);
+        let steps = steps([&appset], []);
         let apps = || applications.iter().map(AsRef::as_ref);
         let last = select(&ApplicationQuery::parse(Some("page=9")), apps(), &steps).unwrap();
         assert_eq!((last.page, last.pages, last.rows.len()), (3, 3, 20));

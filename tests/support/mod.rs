@@ -489,3 +489,22 @@ pub async fn run_flotilla(ns: &TestNamespace, args: &[&str]) -> std::process::Ou
         .await
         .expect("joined")
 }
+
+/// `GET path` from the HTTP/1.1 server at `address` (the web view): the status and the body.
+pub async fn http_get(address: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("the server accepts connections");
+    let request = format!("GET {path} HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("reads");
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("an HTTP answer: {response}"));
+    (status, body.to_owned())
+}

@@ -149,15 +149,28 @@ impl AppSetContext {
         promotions.1.remove(appset)
     }
 
-    /// Records a change of `application`, owned by `appset`, as the watch sees it.
-    pub(super) fn observe_application(&self, appset: &ApplicationSet, application: &Application) {
+    /// Records a change of `application`, owned by `appset`, as the watch sees it; `owned`
+    /// gives the ApplicationSet's Applications as the watch holds them (read when the rollout's
+    /// entries are kept on them).
+    pub(super) fn observe_application(
+        &self,
+        appset: &ApplicationSet,
+        application: &Application,
+        owned: impl FnOnce() -> Vec<Arc<Application>>,
+    ) {
         let name = appset.name_any();
         let mut promotions = self.promotions();
         let (watches, promote) = &mut *promotions;
+        let kept = || {
+            owned()
+                .iter()
+                .filter_map(|app| app.status.as_ref()?.rollout.clone())
+                .collect()
+        };
         let completes = watches
             .entry(name.clone())
             .or_default()
-            .completes_step(appset.status.as_ref(), application);
+            .completes_step(appset.status.as_ref(), application, kept);
         if completes {
             tracing::debug!(appset = %name, application = %application.name_any(), "completes a step");
             promote.insert(name);

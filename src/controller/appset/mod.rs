@@ -320,6 +320,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
     .touched_objects();
     // Each owned Application's change reconciles its ApplicationSet; one that completes a
     // RollingSync step is reconciled without the pacing pause.
+    let owned_now_of = owned.clone();
     let owner_of = move |application: Application| {
         let owner = application
             .owner_references()
@@ -329,7 +330,9 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
         if let Some(appset) = owners.get(&reference)
             && appset.uid().as_deref() == Some(owner.uid.as_str())
         {
-            watching.observe_application(&appset, &application);
+            watching.observe_application(&appset, &application, || {
+                owned_now(&owned_now_of, &appset)
+            });
         }
         Some(reference)
     };

@@ -2,12 +2,14 @@
 //! promoted (Pending or Progressing in the status the last pass wrote) and is now Healthy and
 //! Synced on its target revisions, and so is every other Application of its step that the last
 //! pass had not seen Healthy. Such a change makes the next reconcile of its ApplicationSet start
-//! at once, not after the pause that coalesces the other events ([`super::pacing`]). Pure: the
+//! at once, not after the pause that coalesces the other events ([`super::pacing`]) — also
+//! when the last pass kept the entries on the Applications ([`super::rollout_layout`]). Pure: the
 //! caller feeds it the Applications as its watch sees them.
 
 use std::collections::BTreeMap;
 
 use super::rollout_input::observed_status;
+use super::rollout_layout::on_applications;
 use crate::api::Application;
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetStatus, RolloutApplicationState,
@@ -15,29 +17,35 @@ use crate::api::application_set_status::{
 use crate::rollout::ApplicationState;
 
 /// What the watch saw of one ApplicationSet's Applications since its last reconcile: whether
-/// each that changed is done for the rollout.
+/// each that changed is done for the rollout, and — when the last pass kept its entries on the
+/// Applications ([`on_applications`]) — those entries, gathered once.
 #[derive(Clone, Debug, Default)]
 pub struct StepWatch {
     done: BTreeMap<String, bool>,
+    kept: Option<Vec<ApplicationSetApplicationStatus>>,
 }
 
 impl StepWatch {
     /// Records `application` as it is now; true when it completes the step it belongs to in
-    /// `status` (the last pass's).
+    /// `status` (the last pass's). When `status` keeps its entries on the Applications, they
+    /// are read once, with `kept` (the `status.rollout` of each of the ApplicationSet's
+    /// Applications, as the watch holds them).
     pub fn completes_step(
         &mut self,
         status: Option<&ApplicationSetStatus>,
         application: &Application,
+        kept: impl FnOnce() -> Vec<ApplicationSetApplicationStatus>,
     ) -> bool {
         let Some(status) = status else {
             return false;
         };
+        let entries = if on_applications(status) {
+            self.kept.get_or_insert_with(kept).as_slice()
+        } else {
+            status.application_status.as_slice()
+        };
         let name = application.metadata.name.clone().unwrap_or_default();
-        let Some(entry) = status
-            .application_status
-            .iter()
-            .find(|entry| entry.application == name)
-        else {
+        let Some(entry) = entries.iter().find(|entry| entry.application == name) else {
             return false;
         };
         let done = done(application, entry);
@@ -47,8 +55,7 @@ impl StepWatch {
             RolloutApplicationState::Pending | RolloutApplicationState::Progressing
         );
         done && promoted
-            && status
-                .application_status
+            && entries
                 .iter()
                 .filter(|other| other.step == entry.step)
                 .filter(|other| other.status != RolloutApplicationState::Healthy)
@@ -116,27 +123,47 @@ mod tests {
         ]);
         let mut watch = StepWatch::default();
         assert!(
-            !watch.completes_step(Some(&status), &app("a", "Healthy", "new")),
+            !watch.completes_step(Some(&status), &app("a", "Healthy", "new"), Vec::new),
             "b is not done yet"
         );
         assert!(
-            !watch.completes_step(Some(&status), &app("b", "Progressing", "new")),
+            !watch.completes_step(Some(&status), &app("b", "Progressing", "new"), Vec::new),
             "b is not Healthy"
         );
         assert!(
-            !watch.completes_step(Some(&status), &app("b", "Healthy", "old")),
+            !watch.completes_step(Some(&status), &app("b", "Healthy", "old"), Vec::new),
             "b is on the old revision"
         );
-        assert!(watch.completes_step(Some(&status), &app("b", "Healthy", "new")));
+        assert!(watch.completes_step(Some(&status), &app("b", "Healthy", "new"), Vec::new));
         assert!(
-            !watch.completes_step(Some(&status), &app("d", "Healthy", "new")),
+            !watch.completes_step(Some(&status), &app("d", "Healthy", "new"), Vec::new),
             "d was not promoted"
         );
-        assert!(!watch.completes_step(None, &app("a", "Healthy", "new")));
+        assert!(!watch.completes_step(None, &app("a", "Healthy", "new"), Vec::new));
         let mut fresh = StepWatch::default();
         assert!(
-            !fresh.completes_step(Some(&status), &app("b", "Healthy", "new")),
+            !fresh.completes_step(Some(&status), &app("b", "Healthy", "new"), Vec::new),
             "a not seen done since the last pass"
         );
+    }
+
+    #[test]
+    fn entries_kept_on_the_applications_are_read_once_and_complete_the_step_too() {
+        let listed = status(&[("a", "1", "Progressing"), ("b", "1", "Pending"), ("d", "2", "Waiting")]);
+        let summarised: ApplicationSetStatus = serde_json::from_value(json!({
+            "applicationStatusSummary": [{"step": "1", "progressing": 1, "pending": 1},
+                                         {"step": "2", "waiting": 1}]
+        }))
+        .unwrap();
+        assert!(on_applications(&summarised));
+        let mut reads = 0;
+        let mut watch = StepWatch::default();
+        let mut kept = || {
+            reads += 1;
+            listed.application_status.clone()
+        };
+        assert!(!watch.completes_step(Some(&summarised), &app("a", "Healthy", "new"), &mut kept));
+        assert!(watch.completes_step(Some(&summarised), &app("b", "Healthy", "new"), &mut kept));
+        assert_eq!(reads, 1, "gathered once per reconcile");
     }
 }
