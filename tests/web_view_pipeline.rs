@@ -6,6 +6,8 @@
 //!   clicked with a token, opens it (the existing action path) until every step is Complete; the
 //!   history of rollouts lists the rollout Complete on its commit; a click on a step lists the
 //!   ApplicationSet's Applications of that step (a deep link). No reload meanwhile.
+//! - Twelve rollouts: the ApplicationSet's status keeps the last ten, and its page lists the
+//!   two older ones too, from the ApplicationSet's `RolloutEnded` Events.
 //! - The graph `db → (eu ∥ us) → fe` is drawn with eu and us side by side in one column, an
 //!   edge from db to each and from each to fe.
 //!
@@ -443,4 +445,82 @@ async fn a_graph_is_drawn_with_its_parallel_steps_side_by_side() {
         .screenshot(&screenshot_path("pipeline-graph"))
         .await;
     console.stop().await;
+}
+
+/// Whether `history`'s newest rollout is Complete on `commit`.
+fn complete_on(history: &ApplicationSet, commit: &str) -> bool {
+    history
+        .status
+        .as_ref()
+        .and_then(|s| s.rollout_history.first())
+        .is_some_and(|newest| {
+            newest.revisions == [commit.to_owned()] && newest.outcome.as_str() == "Complete"
+        })
+}
+
+#[tokio::test]
+async fn rollouts_older_than_the_status_keeps_are_listed_from_the_application_sets_events() {
+    let ns = setup("ui-history").await;
+    let (remote, daemon, first) = repository();
+    let history = appset_of(
+        "history",
+        &daemon.url(&remote.served_name()),
+        &ns,
+        &["backend"],
+        &json!([step("backend", json!({}))]),
+    );
+    apply_graph(&ns, &history).await;
+    let ui = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port");
+    let ui_addr = ui.to_string();
+    let mut controller =
+        support::controller_process_with(&ns, "history", &["--ui-addr", &ui_addr]);
+    let appsets: kube::Api<ApplicationSet> = ns.api();
+    let mut commits = vec![first];
+    // Twelve rollouts, each Complete before the next commit: the status keeps the last ten.
+    for version in 1..=12 {
+        if version > 1 {
+            let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "backend"}, "data": {"version": version.to_string()}});
+            remote.write("backend/config.json", &config.to_string());
+            commits.push(remote.push(&format!("v{version}")));
+            let refresh = json!({"metadata": {"annotations": {
+                "argocd.argoproj.io/application-set-refresh": "true"}}});
+            appsets
+                .patch(
+                    "history",
+                    &kube::api::PatchParams::default(),
+                    &kube::api::Patch::Merge(refresh),
+                )
+                .await
+                .expect("annotates");
+        }
+        let commit = commits.last().expect("a commit").clone();
+        support::wait_until(&appsets, "history", "the rollout Complete", |a| {
+            complete_on(a, &commit)
+        })
+        .await;
+    }
+    let kept = appsets.get("history").await.expect("reads it");
+    let kept = kept.status.expect("a status").rollout_history;
+    assert_eq!(kept.len(), 10, "{kept:?}");
+    // The page lists all twelve, the two oldest from the Events, newest first.
+    let page = eventually_within(ROLLOUT_TIMEOUT, "the two oldest from Events", async || {
+        let (_, page) = support::http_get(ui, "/applicationsets/history").await;
+        let from_events: Vec<&str> = page
+            .split(r#"data-from="Events"><td title=""#)
+            .skip(1)
+            .filter_map(|row| row.split('"').next())
+            .collect();
+        if from_events == [commits[1].as_str(), commits[0].as_str()] {
+            Ok(page)
+        } else {
+            Err(format!("{from_events:?}"))
+        }
+    })
+    .await;
+    assert_eq!(page.matches(r#"data-from="status""#).count(), 10, "{page}");
+    let _ = controller.kill();
+    let _ = controller.wait();
 }

@@ -70,7 +70,8 @@ pub fn render(snapshot: &Snapshot, name: &str, query: &ApplicationQuery) -> Opti
                 main.push_str("<h2>Timeline</h2>");
                 main.push_str(&svg(&report));
             }
-            main.push_str(&rollout_history::section(appset, snapshot.now));
+            let from_events = snapshot.rollouts_ended_of(appset);
+            main.push_str(&rollout_history::section(appset, from_events, snapshot.now));
             let _ = write!(
                 main,
                 "<details><summary>rollout explain</summary><pre>{}</pre></details>",

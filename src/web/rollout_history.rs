@@ -1,45 +1,56 @@
 //! The history of an ApplicationSet's rollouts, from `status.rolloutHistory` (newest first, the
-//! last [`MAX_ROLLOUT_HISTORY`]): the revisions each brought its Applications to, when it
-//! started and ended and how long it took, its outcome, the step that failed and how many
-//! Applications were synced back. The rollout's Events (`RolloutStepStarted`,
-//! `RolloutComplete`, …) tell the same story step by step: `kubectl get events`. Pure.
+//! last [`MAX_ROLLOUT_HISTORY`]) and, older than those, from its `RolloutEnded` Events while
+//! they last ([`older`]): the revisions each brought its Applications to, when it started and
+//! ended and how long it took, its outcome, the step that failed and how many Applications
+//! were synced back. The rollout's other Events (`RolloutStepStarted`, `RolloutComplete`, …)
+//! tell the same story step by step: `kubectl get events`. Pure.
 
 use k8s_openapi::jiff::Timestamp;
 
 use flotilla_core::api::ApplicationSet;
 use flotilla_core::api::application_set_status::RolloutHistoryEntry;
 use flotilla_core::controller::appset::rollout_history::MAX_ROLLOUT_HISTORY;
+use flotilla_core::controller::appset::rollout_history_events::older;
 use flotilla_core::html::{badge, escape};
 use flotilla_generators::duration::format_duration;
 
-/// The section, `None.` when nothing was recorded yet.
+/// The section, `None.` when nothing was recorded yet; `from_events`: the rollouts the
+/// ApplicationSet's `RolloutEnded` Events record, oldest Event first.
 #[must_use]
-pub fn section(appset: &ApplicationSet, now: Timestamp) -> String {
+pub fn section(
+    appset: &ApplicationSet,
+    from_events: impl IntoIterator<Item = RolloutHistoryEntry>,
+    now: Timestamp,
+) -> String {
     let history = appset
         .status
         .as_ref()
         .map_or(&[][..], |status| status.rollout_history.as_slice());
+    let older = older(history, from_events);
     let mut out = format!(
-        r#"<h2 id="history">History of rollouts</h2><p class="none">The last {MAX_ROLLOUT_HISTORY}, newest first.</p>"#
+        r#"<h2 id="history">History of rollouts</h2><p class="none">Newest first: the last {MAX_ROLLOUT_HISTORY} from status, older ones from the ApplicationSet's Events while they last.</p>"#
     );
-    if history.is_empty() {
+    if history.is_empty() && older.is_empty() {
         out.push_str(r#"<p class="none">None.</p>"#);
         return out;
     }
     out.push_str(concat!(
         r#"<table class="history"><thead><tr><th>REVISION</th><th>STARTED</th>"#,
         "<th>FINISHED</th><th>TOOK</th><th>OUTCOME</th><th>FAILED STEP</th>",
-        "<th>ROLLBACKS</th><th>MESSAGE</th></tr></thead><tbody>"
+        "<th>ROLLBACKS</th><th>MESSAGE</th><th>FROM</th></tr></thead><tbody>"
     ));
     for entry in history {
-        out.push_str(&row(entry, now));
+        out.push_str(&row(entry, "status", now));
+    }
+    for entry in &older {
+        out.push_str(&row(entry, "Events", now));
     }
     out.push_str("</tbody></table>");
     out
 }
 
 /// One rollout as a table row.
-fn row(entry: &RolloutHistoryEntry, now: Timestamp) -> String {
+fn row(entry: &RolloutHistoryEntry, from: &str, now: Timestamp) -> String {
     let started = entry.started_at.0;
     let finished = entry.finished_at.as_ref().map(|t| t.0);
     let took = finished
@@ -58,11 +69,12 @@ fn row(entry: &RolloutHistoryEntry, now: Timestamp) -> String {
     let outcome = entry.outcome.as_str();
     format!(
         concat!(
-            r#"<tr data-outcome="{outcome}"><td title="{full}">{revisions}</td><td>{started}</td>"#,
-            "<td>{finished}</td><td>{took}</td><td>{badge}</td><td>{step}</td><td>{rollbacks}</td>",
-            "<td>{message}</td></tr>"
+            r#"<tr data-outcome="{outcome}" data-from="{from}"><td title="{full}">{revisions}</td>"#,
+            "<td>{started}</td><td>{finished}</td><td>{took}</td><td>{badge}</td><td>{step}</td>",
+            "<td>{rollbacks}</td><td>{message}</td><td>{from}</td></tr>"
         ),
         outcome = outcome,
+        from = from,
         full = escape(&entry.revisions.join(", ")),
         revisions = escape(&revisions.join(", ")),
         started = started,
@@ -96,7 +108,7 @@ mod tests {
     fn lists_each_rollout_newest_first_escaped() {
         let snapshot = snapshot();
         let mut appset = snapshot.appset(APPSET).expect("the fixture").clone();
-        assert!(section(&appset, snapshot.now).contains("None."));
+        assert!(section(&appset, [], snapshot.now).contains("None."));
         let status = appset.status.as_mut().expect("a status");
         status.rollout_history = serde_json::from_value(serde_json::json!([
             {"revisions": ["<script>v2"], "startedAt": "2026-01-01T00:00:30Z", "outcome": "Progressing"},
@@ -105,8 +117,21 @@ mod tests {
              "message": "<script>step 2 failed"},
         ]))
         .expect("a history");
-        let html = section(&appset, snapshot.now);
+        let from_events = serde_json::from_value(serde_json::json!([
+            {"revisions": ["<script>v0"], "startedAt": "2025-12-31T23:00:00Z",
+             "finishedAt": "2025-12-31T23:10:00Z", "outcome": "Complete"},
+            {"revisions": ["0123456789abcdef0123456789abcdef01234567"], "startedAt": "2026-01-01T00:00:00Z",
+             "outcome": "Failed"}
+        ]))
+        .expect("entries");
+        let from_events: Vec<RolloutHistoryEntry> = from_events;
+        let html = section(&appset, from_events, snapshot.now);
         assert!(!html.contains("<script"), "{html}");
+        let older = html
+            .find(r#"data-from="Events""#)
+            .expect("the older rollout, from Events");
+        assert!(html.matches(r#"data-from="Events""#).count() == 1, "{html}");
+        assert!(html[older..].contains(">10m<"), "{html}");
         let first = html.find("Progressing").expect("the running one");
         let second = html.find("RolledBack").expect("the rolled back one");
         assert!(first < second, "{html}");

@@ -1,13 +1,30 @@
 //! What the pages are rendered from: the ApplicationSets and Applications the watches hold at
-//! one moment, sorted by name, the projects (for their sync windows), and that moment.
+//! one moment, sorted by name, the projects (for their sync windows), the rollouts ended
+//! (their Events, for the history older than the status keeps), and that moment.
 
 use std::sync::Arc;
 
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
+use flotilla_core::api::application_set_status::RolloutHistoryEntry;
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_history_events::from_note;
+use k8s_openapi::api::core::v1::Event;
 use flotilla_core::project::Projects;
+
+/// When `event` happened last: its series' last time, its event time, its last timestamp, or
+/// its creation.
+fn when(event: &Event) -> Option<Timestamp> {
+    event
+        .series
+        .as_ref()
+        .and_then(|series| series.last_observed_time.as_ref())
+        .map(|t| t.0)
+        .or_else(|| event.event_time.as_ref().map(|t| t.0))
+        .or_else(|| event.last_timestamp.as_ref().map(|t| t.0))
+        .or_else(|| event.metadata.creation_timestamp.as_ref().map(|t| t.0))
+}
 
 /// The watched objects of one namespace at `now`.
 #[derive(Clone, Debug)]
@@ -18,6 +35,8 @@ pub struct Snapshot {
     pub applications: Vec<Arc<Application>>,
     /// The namespace's AppProjects (with the built-in `default`).
     pub projects: Projects,
+    /// The ApplicationSets' `RolloutEnded` Events, oldest first.
+    pub rollouts_ended: Vec<Arc<Event>>,
 }
 
 impl Snapshot {
@@ -37,7 +56,33 @@ impl Snapshot {
             appsets,
             applications,
             projects: Projects::default(),
+            rollouts_ended: Vec::new(),
         }
+    }
+
+    /// The snapshot with `events`, the ApplicationSets' `RolloutEnded` Events (sorted oldest
+    /// first).
+    #[must_use]
+    pub fn with_rollouts_ended(mut self, mut events: Vec<Arc<Event>>) -> Self {
+        events.sort_by_key(|event| when(event));
+        self.rollouts_ended = events;
+        self
+    }
+
+    /// The rollouts of ApplicationSet `appset` its `RolloutEnded` Events record, oldest Event
+    /// first.
+    pub fn rollouts_ended_of<'a>(
+        &'a self,
+        appset: &'a ApplicationSet,
+    ) -> impl Iterator<Item = RolloutHistoryEntry> + 'a {
+        self.rollouts_ended
+            .iter()
+            .filter(move |event| {
+                let about = &event.involved_object;
+                about.name == appset.metadata.name
+                    && (about.uid.is_none() || about.uid == appset.metadata.uid)
+            })
+            .filter_map(|event| from_note(event.message.as_deref()?))
     }
 
     /// The snapshot with `projects`.

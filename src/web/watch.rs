@@ -1,5 +1,6 @@
 //! The web view's watches: one reflector each on the namespace's ApplicationSets, Applications
-//! and AppProjects (managed fields dropped), shared by every viewer, and a broadcast that ticks
+//! and AppProjects (managed fields dropped), and on the ApplicationSets' `RolloutEnded` Events
+//! (the rollouts older than their status keeps), shared by every viewer, and a broadcast that ticks
 //! whenever one changes. They run on every replica, leader or not, so a standby serves the
 //! same pages; no viewer causes a request to the API server.
 
@@ -14,6 +15,8 @@ use tokio::sync::broadcast;
 
 use super::snapshot::Snapshot;
 use flotilla_core::api::{AppProject, Application, ApplicationSet};
+use flotilla_core::controller::event_reason::EventReason;
+use k8s_openapi::api::core::v1::Event;
 use flotilla_core::project::{ProjectMemos, Projects};
 
 /// How many change ticks a slow viewer may miss before it only learns that it lagged (it then
@@ -26,6 +29,7 @@ pub struct FleetWatch {
     appsets: Store<ApplicationSet>,
     applications: Store<Application>,
     projects: Store<AppProject>,
+    rollouts_ended: Store<Event>,
     /// The projects' globs and windows, parsed once for the life of the watch.
     memos: Arc<ProjectMemos>,
     changes: broadcast::Sender<()>,
@@ -41,32 +45,47 @@ impl FleetWatch {
         let (appsets, appsets_writer) = reflector::store();
         let (applications, applications_writer) = reflector::store();
         let (projects, projects_writer) = reflector::store();
+        let (rollouts_ended, rollouts_ended_writer) = reflector::store();
         let (changes, _) = broadcast::channel(CHANGE_BACKLOG);
         let watch = Arc::new(Self {
             namespace: namespace.to_owned(),
             appsets,
             applications,
             projects,
+            rollouts_ended,
             memos: Arc::default(),
             changes: changes.clone(),
         });
+        let every = watcher::Config::default;
         let appsets = reflect(
             appsets_writer,
             Api::namespaced(client.clone(), namespace),
+            every(),
             changes.clone(),
         );
         let applications = reflect(
             applications_writer,
             Api::namespaced(client.clone(), namespace),
+            every(),
             changes.clone(),
         );
         let projects = reflect(
             projects_writer,
             Api::namespaced(client.clone(), namespace),
+            every(),
+            changes.clone(),
+        );
+        let rollouts_ended = reflect(
+            rollouts_ended_writer,
+            Api::namespaced(client.clone(), namespace),
+            every().fields(&format!(
+                "involvedObject.kind=ApplicationSet,reason={}",
+                EventReason::RolloutEnded.as_str()
+            )),
             changes,
         );
         let running = async move {
-            futures::future::join3(appsets, applications, projects).await;
+            futures::future::join4(appsets, applications, projects, rollouts_ended).await;
         };
         (watch, running)
     }
@@ -87,6 +106,7 @@ impl FleetWatch {
             self.applications.state(),
         )
         .with_projects(Projects::new(projects).with_memos(Arc::clone(&self.memos)))
+        .with_rollouts_ended(self.rollouts_ended.state())
     }
 
     /// Ticks after every change the watches see.
@@ -102,11 +122,12 @@ impl FleetWatch {
     }
 }
 
-/// Keeps `writer`'s store in step with `api` (retrying with backoff), ticking `changes` after
-/// every event.
+/// Keeps `writer`'s store in step with what `api` lists with `config` (retrying with backoff),
+/// ticking `changes` after every event.
 async fn reflect<K>(
     writer: reflector::store::Writer<K>,
     api: Api<K>,
+    config: watcher::Config,
     changes: broadcast::Sender<()>,
 ) where
     K: Resource<DynamicType = ()>
@@ -117,7 +138,7 @@ async fn reflect<K>(
         + Sync
         + 'static,
 {
-    let events = watcher::watcher(api, watcher::Config::default())
+    let events = watcher::watcher(api, config)
         .modify(|object| object.meta_mut().managed_fields = None)
         .default_backoff();
     reflector::reflector(writer, events)

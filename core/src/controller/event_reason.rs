@@ -39,6 +39,9 @@ pub enum EventReason {
     RolloutPaused,
     /// The rollout was resumed.
     RolloutResumed,
+    /// A rollout of `status.rolloutHistory` ended: the note records the whole entry, so the
+    /// history older than the status keeps (its last 10) is read back from these Events.
+    RolloutEnded,
     /// The RollingSync strategy cannot be followed.
     InvalidRolloutConfig,
     /// A notification was delivered.
@@ -49,7 +52,7 @@ pub enum EventReason {
 
 impl EventReason {
     /// Every reason, in the order of the reference page.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 20] = [
         Self::ApplicationsGenerated,
         Self::ApplicationSetError,
         Self::SyncStarted,
@@ -66,6 +69,7 @@ impl EventReason {
         Self::RolloutRolledBack,
         Self::RolloutPaused,
         Self::RolloutResumed,
+        Self::RolloutEnded,
         Self::InvalidRolloutConfig,
         Self::NotificationSent,
         Self::NotificationFailed,
@@ -105,6 +109,9 @@ impl EventReason {
             }
             Self::RolloutPaused => "The rollout was paused.",
             Self::RolloutResumed => "The rollout was resumed.",
+            Self::RolloutEnded => {
+                "A rollout of `status.rolloutHistory` ended (Complete, Failed, RolledBack or Superseded); the note records it whole, and the web view reads the rollouts older than the status keeps from these Events while they last."
+            }
             Self::InvalidRolloutConfig => "The RollingSync strategy cannot be followed.",
             Self::NotificationSent => "A notification was delivered.",
             Self::NotificationFailed => {
@@ -133,6 +140,7 @@ impl EventReason {
             Self::RolloutRolledBack => "RolloutRolledBack",
             Self::RolloutPaused => "RolloutPaused",
             Self::RolloutResumed => "RolloutResumed",
+            Self::RolloutEnded => "RolloutEnded",
             Self::InvalidRolloutConfig => "InvalidRolloutConfig",
             Self::NotificationSent => "NotificationSent",
             Self::NotificationFailed => "NotificationFailed",
@@ -181,6 +189,7 @@ impl EventReason {
             | Self::RolloutRolledBack
             | Self::RolloutPaused
             | Self::RolloutResumed
+            | Self::RolloutEnded
             | Self::InvalidRolloutConfig => "Rollout",
             Self::NotificationSent | Self::NotificationFailed => "Notify",
         }

@@ -18,7 +18,9 @@ use crate::controller::runtime::events::EventPublisher;
 use crate::repo::cache::{FetchError, RepoCache};
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::appset::rollout_input::{SourceRevision, sources};
+use flotilla_core::controller::appset::rollout_history_events::from_note;
 use flotilla_core::controller::appset::rollout_status::RolloutEvent;
+use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::controller::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
 
 /// Where the rollout step of a reconcile failed.
@@ -143,12 +145,24 @@ pub async fn request_syncs(
     bounded_writes::all(writes).await
 }
 
-/// Publishes `events` on `appset`; a failure is logged, never fails the reconcile.
+/// Publishes `events` on `appset`; a failure is logged, never fails the reconcile. Each
+/// `RolloutEnded` is an Event of its own (the rollout's entry, in its note, is read back from
+/// it), never folded into the series of an earlier one.
 pub async fn publish(publisher: &EventPublisher, appset: &ApplicationSet, events: &[RolloutEvent]) {
     let reference = appset.object_ref(&());
     for event in events {
+        let own = (event.reason == EventReason::RolloutEnded)
+            .then(|| from_note(&event.note))
+            .flatten()
+            .map(|entry| {
+                format!(
+                    "status.rolloutHistory[startedAt={}].{}",
+                    entry.started_at.0,
+                    entry.outcome.as_str()
+                )
+            });
         publisher
-            .publish(&reference, event.reason, event.note.clone())
+            .publish_distinct(&reference, event.reason, event.note.clone(), own)
             .await;
     }
 }

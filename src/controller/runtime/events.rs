@@ -40,6 +40,19 @@ impl EventPublisher {
 
     /// Publishes an Event on `object` if the budget admits it; a failure is logged.
     pub async fn publish(&self, object: &ObjectReference, reason: EventReason, note: String) {
+        self.publish_distinct(object, reason, note, None).await;
+    }
+
+    /// [`Self::publish`]; with `own`, the Event is not folded into the series of an earlier
+    /// Event of the same reason on `object` (as Events are while their note changes): `own`
+    /// tells it apart (its `related` object is `object` at that field path).
+    pub async fn publish_distinct(
+        &self,
+        object: &ObjectReference,
+        reason: EventReason,
+        note: String,
+        own: Option<String>,
+    ) {
         {
             let mut budget = self.budget.lock().unwrap_or_else(PoisonError::into_inner);
             let (bucket, dropped) = &mut *budget;
@@ -70,7 +83,10 @@ impl EventPublisher {
             reason: reason.as_str().to_owned(),
             note: Some(note),
             action: reason.action().to_owned(),
-            secondary: None,
+            secondary: own.map(|own| ObjectReference {
+                field_path: Some(own),
+                ..object.clone()
+            }),
         };
         if let Err(error) = self.recorder.publish(&event, object).await {
             let error = ApiError::from(error);

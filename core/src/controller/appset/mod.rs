@@ -15,6 +15,7 @@ pub mod plan;
 pub mod promotion;
 pub mod requeue;
 pub mod rollout_history;
+pub mod rollout_history_events;
 pub mod rollout_input;
 pub mod rollout_layout;
 pub mod rollout_status;

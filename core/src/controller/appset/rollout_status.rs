@@ -6,6 +6,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::rollout_history::next_history;
+use super::rollout_history_events::{ended, ended_note};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetStatus, ConditionType, RolloutApplicationState,
 };
@@ -61,7 +62,8 @@ pub struct RolloutEvent {
     pub note: String,
 }
 
-/// The Events for going from `old` to `new` status.
+/// The Events for going from `old` to `new` status, with a `RolloutEnded` for each rollout of
+/// the history that ended ([`super::rollout_history_events`]).
 #[must_use]
 pub fn rollout_events(
     old: Option<&ApplicationSetStatus>,
@@ -154,6 +156,15 @@ pub fn rollout_events(
             });
         }
     }
+    let prior_history = old.map_or(&[][..], |s| s.rollout_history.as_slice());
+    events.extend(
+        ended(prior_history, &new.rollout_history)
+            .into_iter()
+            .map(|entry| RolloutEvent {
+                reason: EventReason::RolloutEnded,
+                note: ended_note(entry),
+            }),
+    );
     events
 }
 
