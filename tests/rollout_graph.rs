@@ -627,7 +627,12 @@ async fn a_dependency_in_another_managed_namespace_wakes_the_waiting_step_and_a_
     let controller = support::controller_process_with(
         &control,
         "xns",
-        &[managed[0], managed[1], "--applicationset-namespaces", &team.name],
+        &[
+            managed[0],
+            managed[1],
+            "--applicationset-namespaces",
+            &team.name,
+        ],
     );
     let appsets: Api<ApplicationSet> = control.api();
     wait_until(&appsets, "workers", "NamespaceNotPermitted named", |a| {
@@ -700,16 +705,20 @@ async fn a_cycle_through_three_application_sets_is_named_on_each() {
     let controller = controller_process(&ns, "cycle3");
     let appsets: Api<ApplicationSet> = ns.api();
     for (name, waits_for) in ring {
-        let third = ring.iter().find(|(n, _)| *n == waits_for).expect("in the ring").1;
+        let third = ring
+            .iter()
+            .find(|(n, _)| *n == waits_for)
+            .expect("in the ring")
+            .1;
         let message = format!(
             "step 1 ({name}): dependsOn ApplicationSet {waits_for} step {waits_for}: its step 1 ({waits_for}) waits for step 1 ({third}) of {third}, which waits for step 1 ({name}) of {name}, which waits for it: a cycle across ApplicationSets; the step waits until this is fixed"
         );
         wait_until(&appsets, name, "DependencyCycle named", |a| {
             let (_, invalid, waiting) = dependency_state(a, State::Waiting);
             waiting
-                && invalid.as_ref().is_some_and(|(reason, said)| {
-                    reason == "DependencyCycle" && *said == message
-                })
+                && invalid
+                    .as_ref()
+                    .is_some_and(|(reason, said)| reason == "DependencyCycle" && *said == message)
         })
         .await;
     }

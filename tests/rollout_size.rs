@@ -156,11 +156,8 @@ async fn past_the_limit_each_application_keeps_its_state_and_the_rollout_stays_e
         .and_then(|listener| listener.local_addr())
         .expect("a free port");
     let ui_addr = ui.to_string();
-    let second = controller_process_with(
-        &ns,
-        "size-2",
-        &[limit[0], limit[1], "--ui-addr", &ui_addr],
-    );
+    let second =
+        controller_process_with(&ns, "size-2", &[limit[0], limit[1], "--ui-addr", &ui_addr]);
     let done = eventually("every Application Healthy", async || {
         let held = entries(&ns).await;
         if held.len() == 6 && held.values().all(|e| e.status == State::Healthy) {
@@ -188,7 +185,8 @@ async fn past_the_limit_each_application_keeps_its_state_and_the_rollout_stays_e
     // The web view's step filter (a pipeline box's link) lists each step's Applications from
     // their own entries: the ApplicationSet's list is empty.
     for (step, listed, not_listed) in [("1", "db", "web"), ("2", "web", "db")] {
-        let (code, page) = support::http_get(ui, &format!("/applicationsets/fleet?step={step}")).await;
+        let (code, page) =
+            support::http_get(ui, &format!("/applicationsets/fleet?step={step}")).await;
         let section = page
             .split_once(r#"<section id="applications">"#)
             .and_then(|(_, rest)| rest.split_once("</section>"))

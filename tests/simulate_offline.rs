@@ -554,7 +554,14 @@ fn application_sets_simulated_together_wait_for_each_others_steps() {
     for (flags, named) in [
         (vec!["--fail", "api"], "--fail is not applied"),
         (
-            vec!["--analysis", "1=fail", "--approve", "1@5m", "--timeline", "t.svg"],
+            vec![
+                "--analysis",
+                "1=fail",
+                "--approve",
+                "1@5m",
+                "--timeline",
+                "t.svg",
+            ],
             "--analysis, --approve and --timeline are not applied",
         ),
         (vec!["--degrade", "api@1m"], "--degrade is not applied"),

@@ -474,8 +474,7 @@ async fn rollouts_older_than_the_status_keeps_are_listed_from_the_application_se
         .and_then(|listener| listener.local_addr())
         .expect("a free port");
     let ui_addr = ui.to_string();
-    let mut controller =
-        support::controller_process_with(&ns, "history", &["--ui-addr", &ui_addr]);
+    let mut controller = support::controller_process_with(&ns, "history", &["--ui-addr", &ui_addr]);
     let appsets: kube::Api<ApplicationSet> = ns.api();
     let mut commits = vec![first];
     // Twelve rollouts, each Complete before the next commit: the status keeps the last ten.

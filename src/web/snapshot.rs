@@ -10,8 +10,8 @@ use kube::ResourceExt;
 use flotilla_core::api::application_set_status::RolloutHistoryEntry;
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla_core::controller::appset::rollout_history_events::from_note;
-use k8s_openapi::api::core::v1::Event;
 use flotilla_core::project::Projects;
+use k8s_openapi::api::core::v1::Event;
 
 /// When `event` happened last: its series' last time, its event time, its last timestamp, or
 /// its creation.

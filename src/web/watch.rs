@@ -16,8 +16,8 @@ use tokio::sync::broadcast;
 use super::snapshot::Snapshot;
 use flotilla_core::api::{AppProject, Application, ApplicationSet};
 use flotilla_core::controller::event_reason::EventReason;
-use k8s_openapi::api::core::v1::Event;
 use flotilla_core::project::{ProjectMemos, Projects};
+use k8s_openapi::api::core::v1::Event;
 
 /// How many change ticks a slow viewer may miss before it only learns that it lagged (it then
 /// renders once, as for one tick).

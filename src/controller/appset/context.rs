@@ -167,10 +167,11 @@ impl AppSetContext {
                 .filter_map(|app| app.status.as_ref()?.rollout.clone())
                 .collect()
         };
-        let completes = watches
-            .entry(name.clone())
-            .or_default()
-            .completes_step(appset.status.as_ref(), application, kept);
+        let completes = watches.entry(name.clone()).or_default().completes_step(
+            appset.status.as_ref(),
+            application,
+            kept,
+        );
         if completes {
             tracing::debug!(appset = %name, application = %application.name_any(), "completes a step");
             promote.insert(name);

@@ -91,7 +91,9 @@ pub(super) async fn read_dependencies(
             })
             .filter(|(namespace, name)| {
                 (namespace.as_str(), name.as_str()) != (own.as_str(), appset.name_any().as_str())
-                    && !read.iter().any(|r| r.namespace == *namespace && r.name == *name)
+                    && !read
+                        .iter()
+                        .any(|r| r.namespace == *namespace && r.name == *name)
                     && permitted_namespace(projects, project, &own, namespace).is_ok()
             })
             .collect();

@@ -64,9 +64,9 @@ use observe::owned_now;
 use removal::remove;
 use render::{Planned, generate_render_validate_plan};
 pub use rollout_pass::live_rollout_input;
-pub use watched_namespaces::WatchedNamespaces;
 use rollout_pass::rollout;
 use status::{outcome, publish_outcome, write_status};
+pub use watched_namespaces::WatchedNamespaces;
 
 /// Field manager of the Applications the controller applies.
 pub const FIELD_MANAGER: &str = "flotilla-applicationset";
@@ -330,9 +330,8 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
         if let Some(appset) = owners.get(&reference)
             && appset.uid().as_deref() == Some(owner.uid.as_str())
         {
-            watching.observe_application(&appset, &application, || {
-                owned_now(&owned_now_of, &appset)
-            });
+            watching
+                .observe_application(&appset, &application, || owned_now(&owned_now_of, &appset));
         }
         Some(reference)
     };

@@ -17,11 +17,11 @@ use crate::cluster::api_server::api_error::ApiError;
 use crate::controller::runtime::events::EventPublisher;
 use crate::repo::cache::{FetchError, RepoCache};
 use flotilla_core::api::{Application, ApplicationSet};
-use flotilla_core::controller::appset::rollout_input::{SourceRevision, sources};
 use flotilla_core::controller::appset::rollout_history_events::from_note;
+use flotilla_core::controller::appset::rollout_input::{SourceRevision, sources};
 use flotilla_core::controller::appset::rollout_status::RolloutEvent;
-use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::controller::appset::sync_request::{ROLLOUT_FIELD_MANAGER, SyncRequest};
+use flotilla_core::controller::event_reason::EventReason;
 
 /// Where the rollout step of a reconcile failed.
 #[derive(Debug, thiserror::Error)]

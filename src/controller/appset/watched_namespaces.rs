@@ -58,9 +58,7 @@ impl WatchedNamespaces {
     pub async fn store(&self, namespace: &str) -> Option<Store<ApplicationSet>> {
         let (store, ready) = {
             let watches = self.watches();
-            let watch = watches
-                .get(namespace)
-                .filter(|w| !w.changes.is_closed())?;
+            let watch = watches.get(namespace).filter(|w| !w.changes.is_closed())?;
             (watch.store.clone(), watch.ready.clone())
         };
         ready.wait().await.then_some(store)

@@ -149,7 +149,11 @@ mod tests {
 
     #[test]
     fn entries_kept_on_the_applications_are_read_once_and_complete_the_step_too() {
-        let listed = status(&[("a", "1", "Progressing"), ("b", "1", "Pending"), ("d", "2", "Waiting")]);
+        let listed = status(&[
+            ("a", "1", "Progressing"),
+            ("b", "1", "Pending"),
+            ("d", "2", "Waiting"),
+        ]);
         let summarised: ApplicationSetStatus = serde_json::from_value(json!({
             "applicationStatusSummary": [{"step": "1", "progressing": 1, "pending": 1},
                                          {"step": "2", "waiting": 1}]

@@ -83,7 +83,10 @@ pub fn rollout_requeue(
 
 /// Whether every step not complete waits for another ApplicationSet's step (or for an earlier
 /// step that does), and every ApplicationSet read is watched.
-fn waits_only_for_watched_application_sets(input: &RolloutInput, decision: &RolloutDecision) -> bool {
+fn waits_only_for_watched_application_sets(
+    input: &RolloutInput,
+    decision: &RolloutDecision,
+) -> bool {
     let reports = &decision.step_reports;
     reports
         .iter()
@@ -392,7 +395,11 @@ mod tests {
                 StepState::WaitingForApplicationSet,
                 "{decision:?}"
             );
-            assert_eq!(rollout_requeue(&input, &decision, every), expected, "{watched}");
+            assert_eq!(
+                rollout_requeue(&input, &decision, every),
+                expected,
+                "{watched}"
+            );
         }
     }
 }

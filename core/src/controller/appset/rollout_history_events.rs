@@ -169,11 +169,17 @@ mod tests {
             assert_eq!(from_note(&note), Some(recorded), "{note}");
         }
         assert_eq!(
-            ended_note(&entry("2026-12-05T12:00:00Z", RolloutHistoryOutcome::Superseded)),
+            ended_note(&entry(
+                "2026-12-05T12:00:00Z",
+                RolloutHistoryOutcome::Superseded
+            )),
             "Superseded: revisions 0123456789abcdef0123456789abcdef01234567, started 2026-12-05T12:00:00Z"
         );
         assert_eq!(from_note("step 2 of 3 (web)"), None);
-        assert_eq!(from_note("Progressing: revisions a, started 2026-12-05T12:00:00Z"), None);
+        assert_eq!(
+            from_note("Progressing: revisions a, started 2026-12-05T12:00:00Z"),
+            None
+        );
         let long = RolloutHistoryEntry {
             message: "é".repeat(2000),
             ..entry("2026-12-05T12:00:00Z", RolloutHistoryOutcome::Failed)
@@ -187,16 +193,25 @@ mod tests {
         let failed = entry("2026-12-05T12:00:00Z", RolloutHistoryOutcome::Failed);
         let rolled_back = entry("2026-12-05T12:00:00Z", RolloutHistoryOutcome::RolledBack);
         assert_eq!(
-            ended(std::slice::from_ref(&running), std::slice::from_ref(&failed)),
+            ended(
+                std::slice::from_ref(&running),
+                std::slice::from_ref(&failed)
+            ),
             [&failed]
         );
         assert!(ended(std::slice::from_ref(&failed), std::slice::from_ref(&failed)).is_empty());
         assert_eq!(
-            ended(std::slice::from_ref(&failed), std::slice::from_ref(&rolled_back)),
+            ended(
+                std::slice::from_ref(&failed),
+                std::slice::from_ref(&rolled_back)
+            ),
             [&rolled_back]
         );
 
-        let status = [entry("2026-12-05T12:02:00Z", RolloutHistoryOutcome::Complete)];
+        let status = [entry(
+            "2026-12-05T12:02:00Z",
+            RolloutHistoryOutcome::Complete,
+        )];
         let read = [
             entry("2026-12-05T11:00:00Z", RolloutHistoryOutcome::Failed),
             entry("2026-12-05T11:30:00Z", RolloutHistoryOutcome::Complete),
