@@ -72,6 +72,9 @@ fn sampled() -> String {
     );
     metrics.synced(&app, "Succeeded");
     metrics.webhook("github", "refreshed");
+    metrics
+        .listener("webhook")
+        .refused(crate::httpd::listener_counters::Refusal::Busy);
     metrics.notification("on-step-started", "webhook.ops", "delivered");
     metrics.trigger_evaluated("on-step-started", true);
     crate::repo::git_requests::counted(
