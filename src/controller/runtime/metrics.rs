@@ -136,8 +136,12 @@ impl Default for Metrics {
             "helm and kustomize runs (none for sources in the generation cache) and Jsonnet evaluations",
             crate::source::run::runs(),
         );
-        // The process's API requests, refusals and retries: counted by its clients.
-        crate::cluster::api_server::api_requests::register(r);
+        // The process's API retries and requests: counted by its clients.
+        r.register(
+            "flotilla_api_retries",
+            "Requests sent again after HTTP 429, 503 or 504, per Kubernetes API server",
+            crate::cluster::api_server::throttled_retry::retries(),
+        );
         r.register(
             "argocd_app_k8s_request",
             "Kubernetes API requests by server, verb, resource, namespace and response code (Argo CD's name)",
