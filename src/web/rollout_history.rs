@@ -131,7 +131,7 @@ mod tests {
             .find(r#"data-from="Events""#)
             .expect("the older rollout, from Events");
         assert!(html.matches(r#"data-from="Events""#).count() == 1, "{html}");
-        assert!(html[older..].contains(">10m<"), "{html}");
+        assert!(html[older..].contains(">10m0s<"), "{html}");
         let first = html.find("Progressing").expect("the running one");
         let second = html.find("RolledBack").expect("the rolled back one");
         assert!(first < second, "{html}");
