@@ -612,7 +612,6 @@ async fn a_dependency_in_another_managed_namespace_wakes_the_waiting_step_and_a_
         &json!([{"app": "api", "component": "api", "step": "api"}]),
         &after(&team.name),
     );
-    apply_graph(&control, &services).await;
     // `workers` names a namespace the project's sourceNamespaces does not list.
     let elsewhere = format!("{}-elsewhere", team.name);
     let workers = appset(
@@ -634,6 +633,17 @@ async fn a_dependency_in_another_managed_namespace_wakes_the_waiting_step_and_a_
             &team.name,
         ],
     );
+    // platform reports its rollout (database waiting for approval) before services exists: an
+    // ApplicationSet that has reported none yet reads as having nothing left to roll out.
+    let team_sets: Api<ApplicationSet> = team.api();
+    wait_until(
+        &team_sets,
+        "platform",
+        "database waiting for approval",
+        |a| dependency_state(a, State::Waiting).2,
+    )
+    .await;
+    apply_graph(&control, &services).await;
     let appsets: Api<ApplicationSet> = control.api();
     wait_until(&appsets, "workers", "NamespaceNotPermitted named", |a| {
         let (_, invalid, waiting) = dependency_state(a, State::Waiting);
