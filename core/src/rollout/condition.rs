@@ -746,7 +746,7 @@ impl Parser<'_> {
             let optional = self.eat(&["?."], None);
             if self.eat(&["["], None) {
                 let index = match self.peek().cloned() {
-                    Some(Kind::Number(n)) if n.fract() == 0.0 && n >= 0.0 && n < 1e9 => {
+                    Some(Kind::Number(n)) if n.fract() == 0.0 && (0.0..1e9).contains(&n) => {
                         #[allow(
                             clippy::cast_possible_truncation,
                             clippy::cast_sign_loss,
