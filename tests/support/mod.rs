@@ -17,8 +17,10 @@ pub mod oci_registry;
 pub mod plugin_service;
 pub mod private_plane;
 pub mod prometheus;
+pub mod recording_http;
 pub mod scm_fake;
 pub mod server_process;
+pub mod smtp_server;
 pub mod three_step_appset;
 pub mod two_tier_appset;
 

@@ -16,7 +16,7 @@ packages=()
 command -v docker-registry >/dev/null || packages+=(docker-registry)
 command -v htpasswd >/dev/null || packages+=(apache2-utils)
 command -v prometheus >/dev/null || packages+=(prometheus)
-python3 -c 'import aiosmtpd' 2>/dev/null || packages+=(python3-aiosmtpd)
+/usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null || packages+=(python3-aiosmtpd)
 if [ "${#packages[@]}" -gt 0 ]; then
   log "installing ${packages[*]}"
   apt-get update -q >&2
