@@ -25,17 +25,41 @@ use support::{
     TestNamespace, apply, controller_process, eventually_within, kill_process, namespace, object,
 };
 
+/// A controller process, killed when dropped (also when an assertion fails).
+struct Controller(Option<std::process::Child>);
+
+impl Controller {
+    fn start(ns: &TestNamespace, identity: &str) -> Self {
+        Self(Some(controller_process(ns, identity)))
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.take() {
+            kill_process(child);
+        }
+    }
+}
+
 /// How long a sync and its notifications may take.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A ConfigMap `web-config` with `version` (Healthy as soon as it exists).
 fn config_map(version: &str) -> String {
-    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  version: \"{version}\"\n")
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  version: \"{version}\"\n"
+    )
 }
 
 /// The namespace, its `default` project (with `project_annotations`), the notifications
 /// ConfigMap (`data`) and Secret (`secret`).
-async fn setup(label: &str, data: Value, secret: Value, project_annotations: Value) -> TestNamespace {
+async fn setup(
+    label: &str,
+    data: Value,
+    secret: Value,
+    project_annotations: Value,
+) -> TestNamespace {
     let ns = namespace(1, label).await;
     support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "default").await;
@@ -48,9 +72,11 @@ async fn setup(label: &str, data: Value, secret: Value, project_annotations: Val
         )
         .await
         .expect("annotates the project");
-    let map: ConfigMap = object(json!({"metadata": {"name": "argocd-notifications-cm"}, "data": data}));
+    let map: ConfigMap =
+        object(json!({"metadata": {"name": "argocd-notifications-cm"}, "data": data}));
     apply(&ns.api::<ConfigMap>(), &map).await;
-    let secret: Secret = object(json!({"metadata": {"name": "argocd-notifications-secret"}, "stringData": secret}));
+    let secret: Secret =
+        object(json!({"metadata": {"name": "argocd-notifications-secret"}, "stringData": secret}));
     apply(&ns.api::<Secret>(), &secret).await;
     ns
 }
@@ -117,11 +143,15 @@ async fn on_deployed_posts_to_a_webhook_once_per_deploy_and_not_again_after_a_re
     let repo = repository();
     let first = commit(repo.path(), &[("apps/web/cm.yaml", &config_map("1"))], "1");
     let url = format!("file://{}", repo.path().display());
-    let mut running = controller_process(&ns, "argo-notifier");
+    let running = Controller::start(&ns, "argo-notifier");
     let apps: Api<Application> = ns.api();
     apply(
         &apps,
-        &web(&ns, &url, json!({"notifications.argoproj.io/subscribe.on-deployed.ci": ""})),
+        &web(
+            &ns,
+            &url,
+            json!({"notifications.argoproj.io/subscribe.on-deployed.ci": ""}),
+        ),
     )
     .await;
     let got = received(&hook, 1, "the first deploy's post").await;
@@ -145,25 +175,44 @@ async fn on_deployed_posts_to_a_webhook_once_per_deploy_and_not_again_after_a_re
         }
     })
     .await;
-    kill_process(running);
-    running = controller_process(&ns, "argo-notifier-2");
-    // The new controller has compared the Application (its status is written again) and had
-    // time to post anything it would.
-    let before = apps.get("web").await.unwrap().status.unwrap().reconciled_at;
-    eventually_within(TIMEOUT, "a comparison by the new controller", async || {
-        let now = apps.get("web").await.map_err(|e| e.to_string())?.status.unwrap_or_default().reconciled_at;
-        if now != before { Ok(()) } else { Err(format!("{now:?}")) }
+    drop(running);
+    let running = Controller::start(&ns, "argo-notifier-2");
+    // Once the new controller manages the Applications, a change of the Application makes its
+    // notifier plan it again; then it has time to post anything it would.
+    eventually_within(TIMEOUT, "the new controller to start", async || {
+        let log =
+            std::fs::read_to_string(support::controller_log_path(&ns.name, "argo-notifier-2"))
+                .unwrap_or_default();
+        if log.contains("managing the Applications") {
+            Ok(())
+        } else {
+            Err(log)
+        }
     })
     .await;
+    apps.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {"example.com/touched": "yes"}}})),
+    )
+    .await
+    .expect("annotates the Application");
     tokio::time::sleep(Duration::from_secs(4)).await;
-    kill_process(running);
+    drop(running);
 
     let all = hook.received();
-    assert_eq!(all.len(), 2, "one post per deploy, none after the restart: {all:#?}");
+    assert_eq!(
+        all.len(),
+        2,
+        "one post per deploy, none after the restart: {all:#?}"
+    );
     for (request, revision) in all.iter().zip([&first, &second]) {
         assert_eq!(request.method, "POST");
         assert_eq!(request.path, "/hooks/deployed/web");
-        assert_eq!(request.headers.get("x-token").map(String::as_str), Some("t0ken"));
+        assert_eq!(
+            request.headers.get("x-token").map(String::as_str),
+            Some("t0ken")
+        );
         assert_eq!(
             request.headers.get("authorization").map(String::as_str),
             Some("Basic ZmxvdGlsbGE6czNjcmV0"),
@@ -176,14 +225,20 @@ async fn on_deployed_posts_to_a_webhook_once_per_deploy_and_not_again_after_a_re
     }
     drop(got_two);
     let sent = notes(&ns, "NotificationSent").await;
-    assert!(sent.iter().any(|n| n.contains("on-deployed sent to ci:")), "{sent:?}");
+    assert!(
+        sent.iter().any(|n| n.contains("on-deployed sent to ci:")),
+        "{sent:?}"
+    );
 }
 
 #[tokio::test]
 async fn a_failed_sync_is_emailed_and_posted_to_slack_and_teams_in_their_shapes() {
     let smtp = SmtpServer::start();
     let slack = RecordingServer::start(|_| {
-        (200, r#"{"ok":true,"channel":"C0123","ts":"1700000000.000100"}"#.to_owned())
+        (
+            200,
+            r#"{"ok":true,"channel":"C0123","ts":"1700000000.000100"}"#.to_owned(),
+        )
     });
     let teams = RecordingServer::start(|_| (200, "1".to_owned()));
     let ns = setup(
@@ -205,11 +260,12 @@ async fn a_failed_sync_is_emailed_and_posted_to_slack_and_teams_in_their_shapes(
     )
     .await;
     let repo = repository();
-    // A ConfigMap whose name the API server refuses: the sync fails.
-    let broken = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Name\ndata: {}\n";
+    // A ConfigMap whose data key the API server refuses: the sync fails.
+    let broken =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata:\n  not a key: x\n";
     commit(repo.path(), &[("apps/web/cm.yaml", broken)], "broken");
     let url = format!("file://{}", repo.path().display());
-    let running = controller_process(&ns, "argo-failed");
+    let running = Controller::start(&ns, "argo-failed");
     let apps: Api<Application> = ns.api();
     apply(
         &apps,
@@ -225,16 +281,23 @@ async fn a_failed_sync_is_emailed_and_posted_to_slack_and_teams_in_their_shapes(
     .await;
     let messages = eventually_within(TIMEOUT, "the email", async || {
         let messages = smtp.messages();
-        if messages.is_empty() { Err("none yet".to_owned()) } else { Ok(messages) }
+        if messages.is_empty() {
+            Err("none yet".to_owned())
+        } else {
+            Ok(messages)
+        }
     })
     .await;
     let slack_got = received(&slack, 1, "the Slack message").await;
     let teams_got = received(&teams, 1, "the Teams card").await;
     tokio::time::sleep(Duration::from_secs(3)).await;
-    kill_process(running);
+    drop(running);
     let app = apps.get("web").await.unwrap();
     let operation = app.status.unwrap().operation_state.expect("an operation");
-    assert!(matches!(operation.phase, OperationPhase::Failed | OperationPhase::Error));
+    assert!(matches!(
+        operation.phase,
+        OperationPhase::Failed | OperationPhase::Error
+    ));
 
     assert_eq!(smtp.messages().len(), 1, "one email: {messages:#?}");
     let email = &messages[0];
@@ -245,11 +308,26 @@ async fn a_failed_sync_is_emailed_and_posted_to_slack_and_teams_in_their_shapes(
 
     assert_eq!(slack.received().len(), 1);
     let posted = &slack_got[0];
-    assert_eq!((posted.method.as_str(), posted.path.as_str()), ("POST", "/api/chat.postMessage"));
-    assert_eq!(posted.headers.get("authorization").map(String::as_str), Some("Bearer xoxb-test"));
+    assert_eq!(
+        (posted.method.as_str(), posted.path.as_str()),
+        ("POST", "/api/chat.postMessage")
+    );
+    assert_eq!(
+        posted.headers.get("authorization").map(String::as_str),
+        Some("Bearer xoxb-test")
+    );
     let body = posted.json();
-    assert_eq!(body["channel"], "deploys", "the project's subscription: {body}");
-    assert!(body["text"].as_str().unwrap_or_default().starts_with("Sync of web failed: "), "{body}");
+    assert_eq!(
+        body["channel"], "deploys",
+        "the project's subscription: {body}"
+    );
+    assert!(
+        body["text"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Sync of web failed: "),
+        "{body}"
+    );
     assert_eq!(
         body["attachments"],
         json!([{"title": "web", "title_link": "https://flotilla.example.com/applications/web", "color": "#E96D76"}])
@@ -261,8 +339,17 @@ async fn a_failed_sync_is_emailed_and_posted_to_slack_and_teams_in_their_shapes(
     assert_eq!(card["@type"], "MessageCard");
     assert_eq!(card["title"], "Failed to sync web");
     assert_eq!(card["themeColor"], "#FF0000");
-    assert_eq!(card["sections"], json!([{"facts": [{"name": "Sync Status", "value": app_sync_status(&card)}]}]));
-    assert!(card["text"].as_str().unwrap_or_default().starts_with("Sync of web failed: "), "{card}");
+    assert_eq!(
+        card["sections"],
+        json!([{"facts": [{"name": "Sync Status", "value": app_sync_status(&card)}]}])
+    );
+    assert!(
+        card["text"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Sync of web failed: "),
+        "{card}"
+    );
 }
 
 /// The sync status the card's fact shows (whatever the Application's was when rendered).
@@ -283,13 +370,17 @@ async fn a_bad_trigger_expression_is_reported_by_its_key() {
         json!({}),
     )
     .await;
-    let running = controller_process(&ns, "argo-bad");
+    let running = Controller::start(&ns, "argo-bad");
     let reported = eventually_within(TIMEOUT, "the Event naming the key", async || {
         let found = notes(&ns, "NotificationFailed").await;
-        if found.is_empty() { Err("none yet".to_owned()) } else { Ok(found) }
+        if found.is_empty() {
+            Err("none yet".to_owned())
+        } else {
+            Ok(found)
+        }
     })
     .await;
-    kill_process(running);
+    drop(running);
     assert!(
         reported.iter().any(|n| n.starts_with(
             "ConfigMap argocd-notifications-cm: key trigger.on-bad: [0].when: \"app.metadata.name matches '^web'\" at character 19"

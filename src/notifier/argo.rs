@@ -69,7 +69,10 @@ impl Notifier {
         let mut planned = Vec::new();
         {
             let (appsets, apps, projects) = (lock(appsets), lock(apps), lock(projects));
-            let objects = apps.iter().map(|w| (w, true)).chain(appsets.iter().map(|w| (w, false)));
+            let objects = apps
+                .iter()
+                .map(|w| (w, true))
+                .chain(appsets.iter().map(|w| (w, false)));
             for (watched, is_app) in objects {
                 let uid = watched.reference.uid.clone().unwrap_or_default();
                 let project = watched.object["spec"]["project"]
@@ -87,7 +90,14 @@ impl Notifier {
                         occurrences: &watched.occurrences,
                     }
                 };
-                let plan = plan(subject, memory.notified.get(&uid).cloned(), &config, &secret, now, started);
+                let plan = plan(
+                    subject,
+                    memory.notified.get(&uid).cloned(),
+                    &config,
+                    &secret,
+                    now,
+                    started,
+                );
                 let annotation = watched.object["metadata"]["annotations"][NOTIFIED]
                     .as_str()
                     .map(str::to_owned);
@@ -104,16 +114,25 @@ impl Notifier {
                 if memory.reported.insert(format!("{}: {problem}", object.uid)) {
                     tracing::warn!(object = ?object.reference.name, "notification: {problem}");
                     self.events
-                        .publish(&object.reference, EventReason::NotificationFailed, problem.clone())
+                        .publish(
+                            &object.reference,
+                            EventReason::NotificationFailed,
+                            problem.clone(),
+                        )
                         .await;
                 }
             }
             for send in &object.plan.sends {
-                let destination = format!("{}:{}", send.destination.service, send.destination.recipient);
+                let destination = format!(
+                    "{}:{}",
+                    send.destination.service, send.destination.recipient
+                );
                 let outcome = match &send.request {
                     Ok(request) => {
-                        self.retrying(&send.trigger, &destination, send.key.as_str(), || perform(request))
-                            .await
+                        self.retrying(&send.trigger, &destination, send.key.as_str(), || {
+                            perform(request)
+                        })
+                        .await
                     }
                     Err(error) => Err(error.clone()),
                 };
@@ -121,15 +140,23 @@ impl Notifier {
                     Ok(attempts) => (
                         "delivered",
                         EventReason::NotificationSent,
-                        format!("{} sent to {destination} (attempt {attempts})", send.trigger),
+                        format!(
+                            "{} sent to {destination} (attempt {attempts})",
+                            send.trigger
+                        ),
                     ),
                     Err(error) => {
                         object.plan.notified.forget(&send.key);
-                        ("failed", EventReason::NotificationFailed, format!("{} to {destination}: {error}", send.trigger))
+                        (
+                            "failed",
+                            EventReason::NotificationFailed,
+                            format!("{} to {destination}: {error}", send.trigger),
+                        )
                     }
                 };
                 tracing::info!(key = send.key.as_str(), "notification: {note}");
-                self.metrics.notification(&send.trigger, &destination, result);
+                self.metrics
+                    .notification(&send.trigger, &destination, result);
                 self.events.publish(&object.reference, reason, note).await;
             }
             let value = object.plan.notified.to_annotation();
@@ -201,7 +228,8 @@ impl Notifier {
     /// Writes `value` to the annotation of the object `reference` names.
     async fn write_notified(&self, reference: &ObjectReference, value: &str) {
         let name = reference.name.clone().unwrap_or_default();
-        let patch: Patch<Value> = Patch::Merge(json!({"metadata": {"annotations": {NOTIFIED: value}}}));
+        let patch: Patch<Value> =
+            Patch::Merge(json!({"metadata": {"annotations": {NOTIFIED: value}}}));
         let params = PatchParams::default();
         let written = if reference.kind.as_deref() == Some("ApplicationSet") {
             let api: Api<ApplicationSet> = Api::namespaced(self.client.clone(), &self.namespace);

@@ -20,8 +20,8 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, Resource, ResourceExt};
 
-use super::post::post_json;
 use super::argo::{ArgoMemory, project_key};
+use super::post::post_json;
 use super::watched::{Watched, WatchedObjects, kept_json, lock, watched};
 use crate::controller::leases::leadership::Leadership;
 use crate::controller::runtime::events::EventPublisher;
@@ -78,8 +78,7 @@ impl Notifier {
         let stop = stop.fuse();
         tokio::pin!(stop);
         // Both kinds listed first, as a pass forgets the ledger entries of absent objects.
-        let listed =
-            || lock(&appsets).listed() && lock(&apps).listed() && lock(&projects).listed();
+        let listed = || lock(&appsets).listed() && lock(&apps).listed() && lock(&projects).listed();
         while !listed() {
             tokio::select! {
                 () = &mut stop => return,
@@ -201,9 +200,12 @@ impl Notifier {
             headers.push((name.clone(), resolve(value, credentials)?));
         }
         let sent = body(service, delivery, message);
-        self.retrying(delivery.trigger.as_str(), &delivery.destination, &delivery.id, || {
-            post_json(&url, &headers, &sent)
-        })
+        self.retrying(
+            delivery.trigger.as_str(),
+            &delivery.destination,
+            &delivery.id,
+            || post_json(&url, &headers, &sent),
+        )
         .await
     }
 

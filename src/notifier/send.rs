@@ -31,11 +31,15 @@ pub async fn perform(request: &Request) -> Result<(), String> {
             answer,
         } => (method, url, headers, basic_auth, body, answer),
     };
-    let method = Method::from_bytes(method.as_bytes()).map_err(|e| format!("method {method:?}: {e}"))?;
+    let method =
+        Method::from_bytes(method.as_bytes()).map_err(|e| format!("method {method:?}: {e}"))?;
     let authorization = basic_auth
         .as_ref()
         .map(|(user, password)| format!("Basic {}", STANDARD.encode(format!("{user}:{password}"))));
-    let mut all: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    let mut all: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
     if let Some(value) = &authorization {
         all.push(("authorization", value));
     }
@@ -43,7 +47,13 @@ pub async fn perform(request: &Request) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&bytes);
-    let quoted = || text.chars().take(QUOTED).collect::<String>().trim().to_owned();
+    let quoted = || {
+        text.chars()
+            .take(QUOTED)
+            .collect::<String>()
+            .trim()
+            .to_owned()
+    };
     if !status.is_success() {
         return Err(format!("answered HTTP {}: {}", status.as_u16(), quoted()));
     }

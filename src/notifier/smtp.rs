@@ -47,12 +47,16 @@ pub async fn send_email(email: &Email) -> Result<(), SmtpError> {
     };
     match tokio::time::timeout(SMTP_TIMEOUT, exchange(email)).await {
         Ok(result) => result.map_err(failed),
-        Err(_) => Err(failed(format!("no answer within {}s", SMTP_TIMEOUT.as_secs()))),
+        Err(_) => Err(failed(format!(
+            "no answer within {}s",
+            SMTP_TIMEOUT.as_secs()
+        ))),
     }
 }
 
 async fn tls(stream: Box<dyn Connection>, host: &str) -> Result<Box<dyn Connection>, String> {
-    let name = ServerName::try_from(host.to_owned()).map_err(|e| format!("host name for TLS: {e}"))?;
+    let name =
+        ServerName::try_from(host.to_owned()).map_err(|e| format!("host name for TLS: {e}"))?;
     let tls = PluginTls::system()?;
     let stream = tls
         .connector()
@@ -67,11 +71,19 @@ async fn reply(stream: &mut Stream) -> Result<(u16, Vec<String>), String> {
     let mut lines = Vec::new();
     loop {
         let mut line = String::new();
-        if stream.read_line(&mut line).await.map_err(|e| e.to_string())? == 0 {
+        if stream
+            .read_line(&mut line)
+            .await
+            .map_err(|e| e.to_string())?
+            == 0
+        {
             return Err("the server closed the connection".to_owned());
         }
         let line = line.trim_end().to_owned();
-        let code = line.get(..3).and_then(|c| c.parse::<u16>().ok()).ok_or_else(|| format!("not an SMTP reply: {line:?}"))?;
+        let code = line
+            .get(..3)
+            .and_then(|c| c.parse::<u16>().ok())
+            .ok_or_else(|| format!("not an SMTP reply: {line:?}"))?;
         let last = line.as_bytes().get(3) != Some(&b'-');
         lines.push(line.get(4..).unwrap_or_default().to_owned());
         if last {
@@ -81,7 +93,12 @@ async fn reply(stream: &mut Stream) -> Result<(u16, Vec<String>), String> {
 }
 
 /// Sends `command` (shown as `shown`) and expects a reply of class `class` (2 or 3).
-async fn command(stream: &mut Stream, command: &str, shown: &str, class: u16) -> Result<Vec<String>, String> {
+async fn command(
+    stream: &mut Stream,
+    command: &str,
+    shown: &str,
+    class: u16,
+) -> Result<Vec<String>, String> {
     stream
         .get_mut()
         .write_all(format!("{command}\r\n").as_bytes())
@@ -91,7 +108,10 @@ async fn command(stream: &mut Stream, command: &str, shown: &str, class: u16) ->
     if code / 100 == class {
         Ok(lines)
     } else {
-        Err(format!("{shown}: the server answered {code} {}", lines.join(" ")))
+        Err(format!(
+            "{shown}: the server answered {code} {}",
+            lines.join(" ")
+        ))
     }
 }
 
@@ -111,7 +131,11 @@ async fn exchange(email: &Email) -> Result<(), String> {
     }
     let mut extensions = command(&mut stream, "EHLO flotilla", "EHLO", 2).await?;
     let mut encrypted = implicit;
-    if !encrypted && extensions.iter().any(|e| e.eq_ignore_ascii_case("STARTTLS")) {
+    if !encrypted
+        && extensions
+            .iter()
+            .any(|e| e.eq_ignore_ascii_case("STARTTLS"))
+    {
         command(&mut stream, "STARTTLS", "STARTTLS", 2).await?;
         stream = BufReader::new(tls(stream.into_inner(), &email.host).await?);
         extensions = command(&mut stream, "EHLO flotilla", "EHLO", 2).await?;
@@ -120,17 +144,34 @@ async fn exchange(email: &Email) -> Result<(), String> {
     if let Some(username) = &email.username {
         let loopback = matches!(email.host.as_str(), "localhost" | "127.0.0.1" | "::1");
         if !encrypted && !loopback {
-            return Err("the server offers no STARTTLS: the password is not sent unencrypted".to_owned());
+            return Err(
+                "the server offers no STARTTLS: the password is not sent unencrypted".to_owned(),
+            );
         }
-        if !extensions.iter().any(|e| e.to_ascii_uppercase().starts_with("AUTH")) {
+        if !extensions
+            .iter()
+            .any(|e| e.to_ascii_uppercase().starts_with("AUTH"))
+        {
             return Err("a user name is configured but the server offers no AUTH".to_owned());
         }
         let password = email.password.clone().unwrap_or_default();
         let token = STANDARD.encode(format!("\0{username}\0{password}"));
         command(&mut stream, &format!("AUTH PLAIN {token}"), "AUTH PLAIN", 2).await?;
     }
-    command(&mut stream, &format!("MAIL FROM:<{}>", email.from), "MAIL FROM", 2).await?;
-    command(&mut stream, &format!("RCPT TO:<{}>", email.to), "RCPT TO", 2).await?;
+    command(
+        &mut stream,
+        &format!("MAIL FROM:<{}>", email.from),
+        "MAIL FROM",
+        2,
+    )
+    .await?;
+    command(
+        &mut stream,
+        &format!("RCPT TO:<{}>", email.to),
+        "RCPT TO",
+        2,
+    )
+    .await?;
     command(&mut stream, "DATA", "DATA", 3).await?;
     command(&mut stream, &message(email), "the message", 2).await?;
     // The message is accepted; a failed QUIT changes nothing.

@@ -29,7 +29,10 @@ pub fn kept_json<K: serde::Serialize>(object: &K) -> serde_json::Value {
     let mut json = serde_json::to_value(object).unwrap_or_default();
     if let Some(metadata) = json.get_mut("metadata").and_then(|m| m.as_object_mut()) {
         metadata.remove("managedFields");
-        if let Some(annotations) = metadata.get_mut("annotations").and_then(|a| a.as_object_mut()) {
+        if let Some(annotations) = metadata
+            .get_mut("annotations")
+            .and_then(|a| a.as_object_mut())
+        {
             annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
         }
     }

@@ -32,7 +32,10 @@ impl SmtpServer {
             .expect("python3 -m aiosmtpd runs (tests/tools/install-servers.sh installs it)");
         let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "aiosmtpd never listened on {port}");
+            assert!(
+                Instant::now() < deadline,
+                "aiosmtpd never listened on {port}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         Self {

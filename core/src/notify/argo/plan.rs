@@ -1,10 +1,10 @@
 //! One object's notifications now: its subscriptions ([`super::subscription`]), each
 //! subscribed trigger's conditions evaluated against it — an Application's expressions, an
 //! ApplicationSet's rollout events — the state of what was sent ([`super::state`]) updated, and
-//! the requests due. As Argo CD does, an Application whose last operation finished after its
-//! status was last computed is left for the next pass (its health and sync are not yet those
-//! after the operation). An object created before the notifier started and without any state
-//! gets its state recorded without sending (configuring notifications does not announce every
+//! the requests due. As Argo CD does, an Application whose status was last computed before its
+//! last operation is left for a later pass (its health and sync are not yet those of the
+//! operation). An object created before the notifier started and without any state, the first
+//! time the notifier sees it, gets its state recorded without sending (configuring notifications does not announce every
 //! past deploy). An expression that cannot be evaluated is a problem named by its ConfigMap key,
 //! never a silent false. Pure.
 
@@ -68,27 +68,25 @@ fn strings(object: &Value, field: &str) -> std::collections::BTreeMap<String, St
         .unwrap_or_default()
 }
 
-/// Whether the Application's status was computed after its last operation finished.
+/// Whether the Application's health and sync were computed since its last operation started
+/// (Argo CD asks since it finished, as its controller recomputes them at every refresh;
+/// Flotilla's writes them when they change, and at least once after an operation starts —
+/// what the rollout gate waits for too).
 fn refreshed(app: &Value) -> bool {
-    let operation = &app["status"]["operationState"];
-    if !matches!(
-        operation["phase"].as_str(),
-        Some("Succeeded" | "Failed" | "Error")
-    ) {
-        return true;
-    }
     let time = |value: &Value| value.as_str().and_then(|t| t.parse::<Timestamp>().ok());
     match (
-        time(&operation["finishedAt"]),
+        time(&app["status"]["operationState"]["startedAt"]),
         time(&app["status"]["reconciledAt"]),
     ) {
-        (Some(finished), Some(reconciled)) => finished <= reconciled,
-        _ => false,
+        (Some(started), Some(reconciled)) => started <= reconciled,
+        (Some(_), None) => false,
+        (None, _) => true,
     }
 }
 
 /// The plan for `subject` under `config` at `now`, its state starting from `notified` (the
-/// notifier's latest for it, else its annotation's); `started` is when the notifier started.
+/// notifier's latest for it; `None` the first time this notifier plans it, which then reads
+/// its annotation); `started` is when the notifier started.
 #[must_use]
 pub fn plan(
     subject: Subject<'_>,
@@ -103,6 +101,7 @@ pub fn plan(
         Subject::ApplicationSet { appset, .. } => appset,
     };
     let annotations = strings(object, "annotations");
+    let first_sight = notified.is_none();
     let mut plan = Plan {
         notified: notified.unwrap_or_else(|| {
             Notified::from_annotation(annotations.get(NOTIFIED).map(String::as_str))
@@ -131,7 +130,10 @@ pub fn plan(
     let created = object["metadata"]["creationTimestamp"]
         .as_str()
         .and_then(|t| t.parse::<Timestamp>().ok());
-    let quiet = plan.notified.is_empty() && created.is_some_and(|c| c < started);
+    // Creation times have whole seconds: one of the notifier's first second counts as new.
+    let quiet = first_sight
+        && plan.notified.is_empty()
+        && created.is_some_and(|c| c.as_second() < started.as_second());
     let mut vars = serde_json::Map::new();
     vars.insert("context".into(), json!(config.context));
     vars.insert("secrets".into(), json!(secret));
@@ -384,7 +386,7 @@ mod tests {
             "abc",
             json!({"notifications.argoproj.io/subscribe.on-deployed.ci": ""}),
         );
-        stale["status"]["reconciledAt"] = json!("2026-12-05T11:03:00Z");
+        stale["status"]["reconciledAt"] = json!("2026-12-05T10:59:00Z");
         let waiting = run(&stale, None);
         assert!(waiting.sends.is_empty() && waiting.notified.is_empty());
     }
@@ -408,6 +410,19 @@ mod tests {
         );
         assert!(quiet.sends.is_empty());
         assert!(!quiet.notified.is_empty());
+        // Seen before (with nothing recorded yet), it is not quiet any more.
+        let later = plan(
+            Subject::Application {
+                app: &app,
+                project: None,
+            },
+            Some(Notified::default()),
+            &config(),
+            &BTreeMap::new(),
+            at("2026-12-05T11:06:00Z"),
+            at("2026-12-05T11:00:00Z"),
+        );
+        assert_eq!(later.sends.len(), 1);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The Application as notification triggers and templates see it (`app`): the object with
 //! Argo CD's paths where Flotilla's differ — `status.operationState.syncResult.revision` (and
 //! `revisions`) for the revision the operation synced, which Flotilla records as
-//! `status.operationState.revision` — and without its managed fields. Pure.
+//! `status.operationState.revision` — and, as Argo CD's Applications always have them,
+//! `status`, `status.sync` and `status.health` (empty before the first comparison) — and
+//! without its managed fields. Pure.
 
 use serde_json::Value;
 
@@ -11,6 +13,18 @@ pub fn application_view(app: &Value) -> Value {
     let mut view = app.clone();
     if let Some(metadata) = view.get_mut("metadata").and_then(Value::as_object_mut) {
         metadata.remove("managedFields");
+    }
+    if let Some(object) = view.as_object_mut() {
+        let status = object
+            .entry("status")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        if let Some(status) = status.as_object_mut() {
+            for part in ["sync", "health"] {
+                status
+                    .entry(part)
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            }
+        }
     }
     if let Some(operation) = view
         .pointer_mut("/status/operationState")
@@ -46,5 +60,7 @@ mod tests {
         );
         assert_eq!(view["status"]["operationState"]["revision"], "abc");
         assert!(view["metadata"].get("managedFields").is_none());
+        let fresh = application_view(&json!({"metadata": {"name": "new"}}));
+        assert_eq!(fresh["status"], json!({"sync": {}, "health": {}}));
     }
 }
