@@ -97,6 +97,24 @@ fn web(ns: &TestNamespace, url: &str, annotations: Value) -> Application {
     }))
 }
 
+/// A repository with `files` committed, a controller `identity`, and the Application `web` (with
+/// `annotations`) syncing from it; the repository, its commit, the controller and the
+/// Applications' API.
+async fn run_web(
+    ns: &TestNamespace,
+    files: &[(&str, &str)],
+    annotations: Value,
+    identity: &str,
+) -> (tempfile::TempDir, String, Controller, Api<Application>) {
+    let repo = repository();
+    let revision = commit(repo.path(), files, "first");
+    let url = format!("file://{}", repo.path().display());
+    let running = Controller::start(ns, identity);
+    let apps: Api<Application> = ns.api();
+    apply(&apps, &web(ns, &url, annotations)).await;
+    (repo, revision, running, apps)
+}
+
 /// Waits until `server` has got `count` requests; they.
 async fn received(server: &RecordingServer, count: usize, what: &str) -> Vec<Recorded> {
     eventually_within(TIMEOUT, what, async || {
@@ -140,18 +158,11 @@ async fn on_deployed_posts_to_a_webhook_once_per_deploy_and_not_again_after_a_re
         json!({}),
     )
     .await;
-    let repo = repository();
-    let first = commit(repo.path(), &[("apps/web/cm.yaml", &config_map("1"))], "1");
-    let url = format!("file://{}", repo.path().display());
-    let running = Controller::start(&ns, "argo-notifier");
-    let apps: Api<Application> = ns.api();
-    apply(
-        &apps,
-        &web(
-            &ns,
-            &url,
-            json!({"notifications.argoproj.io/subscribe.on-deployed.ci": ""}),
-        ),
+    let (repo, first, running, apps) = run_web(
+        &ns,
+        &[("apps/web/cm.yaml", &config_map("1"))],
+        json!({"notifications.argoproj.io/subscribe.on-deployed.ci": ""}),
+        "argo-notifier",
     )
     .await;
     let got = received(&hook, 1, "the first deploy's post").await;
@@ -259,24 +270,17 @@ async fn a_failed_sync_is_emailed_and_posted_to_slack_and_teams_in_their_shapes(
         json!({"notifications.argoproj.io/subscribe.on-sync-failed.slack": "deploys"}),
     )
     .await;
-    let repo = repository();
     // A ConfigMap whose data key the API server refuses: the sync fails.
     let broken =
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata:\n  not a key: x\n";
-    commit(repo.path(), &[("apps/web/cm.yaml", broken)], "broken");
-    let url = format!("file://{}", repo.path().display());
-    let running = Controller::start(&ns, "argo-failed");
-    let apps: Api<Application> = ns.api();
-    apply(
-        &apps,
-        &web(
-            &ns,
-            &url,
-            json!({
-                "notifications.argoproj.io/subscribe.on-sync-failed.ops": "oncall@example.com",
-                "notifications.argoproj.io/subscribe.on-sync-failed.teams": "platform",
-            }),
-        ),
+    let (_repo, _, running, apps) = run_web(
+        &ns,
+        &[("apps/web/cm.yaml", broken)],
+        json!({
+            "notifications.argoproj.io/subscribe.on-sync-failed.ops": "oncall@example.com",
+            "notifications.argoproj.io/subscribe.on-sync-failed.teams": "platform",
+        }),
+        "argo-failed",
     )
     .await;
     let messages = eventually_within(TIMEOUT, "the email", async || {

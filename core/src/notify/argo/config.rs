@@ -495,10 +495,7 @@ mod tests {
     use super::*;
 
     fn data(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
-        entries
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
+        entries.iter().map(|&(k, v)| (k.into(), v.into())).collect()
     }
 
     fn secret() -> BTreeMap<String, String> {

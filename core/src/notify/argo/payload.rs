@@ -266,6 +266,12 @@ pub fn request(
                 answer: Answer::TeamsOne,
             })
         }
+        Service::Email(_) if recipient.is_empty() => Err(PayloadError::Service {
+            service: name.to_owned(),
+            message:
+                "an email needs a recipient address (subscribe.<trigger>.<service>: <address>)"
+                    .to_owned(),
+        }),
         Service::Email(email) => Ok(Request::Email(Email {
             host: email.host.clone(),
             port: email.port,
