@@ -23,6 +23,7 @@ pub mod server_process;
 pub mod smtp_server;
 pub mod three_step_appset;
 pub mod two_tier_appset;
+pub mod webhook_payload;
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
