@@ -290,3 +290,71 @@ pub fn request(
         })),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notify::argo::config::{EmailService, TeamsService, TeamsTemplate};
+
+    #[test]
+    fn teams_gets_a_message_card_and_email_an_addressed_message() {
+        let teams = Service::Teams(TeamsService {
+            recipient_urls: [("ops".to_owned(), "http://teams/hook".to_owned())].into(),
+        });
+        let notification = Template {
+            message: Some("web failed".into()),
+            teams: Some(TeamsTemplate {
+                title: Some("Sync failed".into()),
+                facts: Some(r#"[{"name": "Sync Status", "value": "OutOfSync"}]"#.into()),
+                potential_action: Some(r#"[{"@type": "OpenUri", "name": "Open"}]"#.into()),
+                ..TeamsTemplate::default()
+            }),
+            ..Template::default()
+        };
+        let Ok(Request::Http {
+            url, body, answer, ..
+        }) = request("teams", &teams, &notification, "ops")
+        else {
+            panic!("a request")
+        };
+        assert_eq!(
+            (url.as_str(), answer),
+            ("http://teams/hook", Answer::TeamsOne)
+        );
+        let card: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            card,
+            json!({
+                "@type": "MessageCard", "@context": "https://schema.org/extensions",
+                "text": "web failed", "title": "Sync failed",
+                "sections": [{"facts": [{"name": "Sync Status", "value": "OutOfSync"}]}],
+                "potentialAction": [{"@type": "OpenUri", "name": "Open"}],
+            })
+        );
+        assert_eq!(
+            request("teams", &teams, &notification, "nobody")
+                .unwrap_err()
+                .to_string(),
+            "service teams: recipientUrls has no \"nobody\""
+        );
+
+        let email = Service::Email(EmailService {
+            host: "smtp".into(),
+            port: 587,
+            from: "flotilla@example.com".into(),
+            ..EmailService::default()
+        });
+        let Ok(Request::Email(sent)) = request("ops", &email, &notification, "a@example.com")
+        else {
+            panic!("an email")
+        };
+        assert_eq!(
+            (sent.to.as_str(), sent.body.as_str()),
+            ("a@example.com", "web failed")
+        );
+        assert!(
+            request("ops", &email, &notification, "").is_err(),
+            "no address"
+        );
+    }
+}
