@@ -1,0 +1,128 @@
+//! `flotilla appset`: ApplicationSets from a terminal or a pipeline, with argocd appset's verbs —
+//! show one, list those of a namespace (or all), generate the Applications a file would produce
+//! (offline, as `flotilla render`), and delete one (its Applications go with it, as their owner
+//! says).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use kube::Api;
+use kube::api::DeleteParams;
+use kube::runtime::conditions::is_deleted;
+use kube::runtime::wait::{Error as WaitError, await_condition};
+
+use crate::cli::get::{GetKind, ListArgs, ShowArgs, application_sets_table, show};
+use crate::cli::missing::get_named;
+use crate::cli::output::{OutputFormat, Written};
+use crate::cluster::api_server::api_error::{ApiError, watch_message};
+use flotilla_core::api::ApplicationSet;
+use flotilla_generators::duration::{format_duration, parse_duration};
+
+/// Arguments of `flotilla appset`.
+#[derive(Debug, clap::Args)]
+pub struct AppsetArgs {
+    #[command(subcommand)]
+    pub command: AppsetCommand,
+    /// Namespace of the ApplicationSets (default: the kubeconfig's).
+    #[arg(long, short = 'n', global = true)]
+    pub namespace: Option<String>,
+    #[command(flatten)]
+    pub cluster: super::connect::KubeconfigArgs,
+}
+
+/// The `appset` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum AppsetCommand {
+    /// Show the ApplicationSet: strategy, Applications, rollout (-o yaml|json: the object).
+    Get(ShowArgs),
+    /// List the ApplicationSets of the namespace (or all, -A).
+    List(ListArgs),
+    /// Print the Applications an ApplicationSet file generates, offline (as `flotilla render`).
+    Generate(super::render::RenderArgs),
+    /// Delete the ApplicationSet; the Applications it owns are deleted with it.
+    Delete(DeleteArgs),
+}
+
+/// Arguments of `flotilla appset delete`.
+#[derive(Debug, clap::Args)]
+pub struct DeleteArgs {
+    /// The ApplicationSet.
+    pub name: String,
+    /// Wait until the ApplicationSet is gone; exits 1 on timeout.
+    #[arg(long)]
+    pub wait: bool,
+    /// How long --wait waits, e.g. 5m.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Do not ask for confirmation (flotilla never asks; accepted for argocd's scripts).
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: OutputFormat,
+}
+
+/// Runs an `appset` subcommand.
+///
+/// # Errors
+/// No cluster, no such ApplicationSet, an unreadable file, or a refused request.
+pub fn run(args: &AppsetArgs) -> anyhow::Result<ExitCode> {
+    if let AppsetCommand::Generate(render) = &args.command {
+        return super::render::run(render);
+    }
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
+        let api: Api<ApplicationSet> = Api::namespaced(client.clone(), &namespace);
+        let text = match &args.command {
+            AppsetCommand::Get(get) => {
+                show(&api, &get.name, get.output, application_sets_table).await?
+            }
+            AppsetCommand::List(list) => {
+                let (listing, scope) = list.listing(&namespace);
+                listing.list_kind(GetKind::Appsets, client, scope).await?
+            }
+            AppsetCommand::Delete(delete) => return delete_appset(&api, delete).await,
+            AppsetCommand::Generate(_) => unreachable!("generated above, offline"),
+        };
+        print!("{text}");
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Deletes the ApplicationSet (foreground: its owned Applications first).
+async fn delete_appset(api: &Api<ApplicationSet>, args: &DeleteArgs) -> anyhow::Result<ExitCode> {
+    let name = &args.name;
+    let appset = get_named(api, name).await?;
+    api.delete(name, &DeleteParams::foreground())
+        .await
+        .map_err(ApiError::from)
+        .with_context(|| format!("deleting ApplicationSet {name}"))?;
+    if args.wait {
+        let uid = appset.metadata.uid.clone().unwrap_or_default();
+        let gone = await_condition(api.clone(), name, is_deleted(&uid));
+        match tokio::time::timeout(args.timeout, gone).await {
+            Ok(result) => {
+                result
+                    .map_err(|WaitError::ProbeFailed(error)| anyhow::anyhow!(watch_message(error)))
+                    .with_context(|| format!("watching ApplicationSet {name}"))?;
+            }
+            Err(_) => {
+                eprintln!(
+                    "timed out after {} waiting for ApplicationSet {name} to be deleted",
+                    format_duration(args.timeout)
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    }
+    print!(
+        "{}",
+        args.output.print(&Written {
+            object: &appset,
+            message: format!("applicationset '{name}' deleted"),
+        })?
+    );
+    Ok(ExitCode::SUCCESS)
+}
