@@ -76,7 +76,10 @@ async fn a_pipeline_creates_syncs_waits_for_reads_and_deletes_an_application() {
     let stdout = text(&created.stdout);
     assert_eq!(created.status.code(), Some(0), "{created:?}");
     assert!(stdout.contains("application 'web' created"), "{stdout}");
-    assert!(stdout.contains("sync of Application web requested"), "{stdout}");
+    assert!(
+        stdout.contains("sync of Application web requested"),
+        "{stdout}"
+    );
     assert!(stdout.contains("Application web is ready"), "{stdout}");
     assert!(
         stdout.contains("kind: ConfigMap") && stdout.contains("kind: Deployment"),
@@ -110,7 +113,10 @@ async fn a_pipeline_creates_syncs_waits_for_reads_and_deletes_an_application() {
     let objects: Vec<Value> = serde_json::from_slice(&live.stdout).expect("a JSON list");
     assert_eq!(objects.len(), 2, "{live:?}");
     assert_eq!(objects[0]["data"]["colour"], "blue");
-    assert!(objects[1]["status"].is_object(), "live objects have a status");
+    assert!(
+        objects[1]["status"].is_object(),
+        "live objects have a status"
+    );
     let logs = eventually("the pod's log", async || {
         let logs = run_flotilla(&ns, &["app", "logs", "web", "--kind", "Deployment"]).await;
         let out = text(&logs.stdout);
@@ -125,14 +131,22 @@ async fn a_pipeline_creates_syncs_waits_for_reads_and_deletes_an_application() {
     let tail = run_flotilla(&ns, &["app", "logs", "web", "--tail", "1"]).await;
     assert_eq!(text(&tail.stdout), "ready\n", "{tail:?}");
 
-    let deleted = shell(&ns, "flotilla app delete web -n \"$NS\" --wait --timeout 120s").await;
+    let deleted = shell(
+        &ns,
+        "flotilla app delete web -n \"$NS\" --wait --timeout 120s",
+    )
+    .await;
     assert_eq!(deleted.status.code(), Some(0), "{deleted:?}");
     assert_eq!(
         text(&deleted.stdout),
         "application 'web' and its resources deleted\n"
     );
     assert!(
-        ns.api::<Application>().get_opt("web").await.unwrap().is_none(),
+        ns.api::<Application>()
+            .get_opt("web")
+            .await
+            .unwrap()
+            .is_none(),
         "the Application is gone"
     );
     assert!(
@@ -229,9 +243,8 @@ async fn create_set_unset_and_the_output_shapes_without_a_controller() {
     let mut expected = before.spec.clone();
     expected.source.target_revision = "v2".into();
     let helm = expected.source.helm.as_mut().unwrap();
-    helm.parameters.push(
-        serde_json::from_value(json!({"name": "image.tag", "value": "2"})).unwrap(),
-    );
+    helm.parameters
+        .push(serde_json::from_value(json!({"name": "image.tag", "value": "2"})).unwrap());
     expected.sync_policy.as_mut().unwrap().automated =
         Some(serde_json::from_value(json!({"selfHeal": true})).unwrap());
     assert_eq!(after.spec, expected);
@@ -242,7 +255,15 @@ async fn create_set_unset_and_the_output_shapes_without_a_controller() {
 
     let unset = run_flotilla(
         &ns,
-        &["app", "unset", "shop", "-p", "replicas", "--values", "prod.yaml"],
+        &[
+            "app",
+            "unset",
+            "shop",
+            "-p",
+            "replicas",
+            "--values",
+            "prod.yaml",
+        ],
     )
     .await;
     assert!(unset.status.success(), "{unset:?}");
@@ -284,7 +305,15 @@ async fn create_set_unset_and_the_output_shapes_without_a_controller() {
     // Deleting without cascade leaves the resources finalizer off, and the Application goes.
     let deleted = run_flotilla(
         &ns,
-        &["app", "delete", "shop", "--cascade=false", "--wait", "-o", "name"],
+        &[
+            "app",
+            "delete",
+            "shop",
+            "--cascade=false",
+            "--wait",
+            "-o",
+            "name",
+        ],
     )
     .await;
     assert_eq!(deleted.status.code(), Some(0), "{deleted:?}");
@@ -348,7 +377,10 @@ async fn appsets_and_projects_are_listed_shown_generated_and_deleted() {
     );
     let table = run_flotilla(&ns, &["appset", "generate", path, "-o", "table"]).await;
     let table = text(&table.stdout);
-    assert!(table.lines().nth(1).unwrap().contains("tiers/db"), "{table}");
+    assert!(
+        table.lines().nth(1).unwrap().contains("tiers/db"),
+        "{table}"
+    );
 
     let applied = Command::new(support::kubectl())
         .arg("--kubeconfig")
@@ -368,14 +400,20 @@ async fn appsets_and_projects_are_listed_shown_generated_and_deleted() {
     assert_eq!(object["metadata"]["name"], "tiers");
     let wide = run_flotilla(&ns, &["appset", "get", "tiers", "-o", "wide"]).await;
     assert!(
-        text(&wide.stdout).starts_with("NAME   STRATEGY   APPS  HEALTHY  ROLLOUT  ERROR  GENERATORS  STEPS\n"),
+        text(&wide.stdout)
+            .starts_with("NAME   STRATEGY   APPS  HEALTHY  ROLLOUT  ERROR  GENERATORS  STEPS\n"),
         "{wide:?}"
     );
 
     let projects = run_flotilla(&ns, &["proj", "list"]).await;
     let table = text(&projects.stdout);
     assert_eq!(
-        table.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>(),
+        table
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
         ["platform", "*", "*,*"],
         "{table}"
     );
@@ -387,8 +425,5 @@ async fn appsets_and_projects_are_listed_shown_generated_and_deleted() {
 
     let deleted = run_flotilla(&ns, &["appset", "delete", "tiers", "--wait"]).await;
     assert_eq!(deleted.status.code(), Some(0), "{deleted:?}");
-    assert_eq!(
-        text(&deleted.stdout),
-        "applicationset 'tiers' deleted\n"
-    );
+    assert_eq!(text(&deleted.stdout), "applicationset 'tiers' deleted\n");
 }

@@ -196,6 +196,7 @@ async fn terminate(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCod
 /// Sets the approval annotation to now, which confirms what waits for it now (see
 /// [`DELETION_APPROVED_ANNOTATION`]).
 async fn confirm_prune(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCode> {
+    crate::cli::missing::get_named(api, name).await?;
     let now = k8s_openapi::jiff::Timestamp::now();
     let approved = format!("{now:.3}");
     let patch =
