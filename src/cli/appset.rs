@@ -4,20 +4,17 @@
 //! says).
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use kube::Api;
 use kube::api::DeleteParams;
-use kube::runtime::conditions::is_deleted;
-use kube::runtime::wait::{Error as WaitError, await_condition};
 
+use crate::cli::deletion_wait::DeletionWaitArgs;
 use crate::cli::get::{GetKind, ListArgs, ShowArgs, application_sets_table, show};
 use crate::cli::missing::get_named;
 use crate::cli::output::{OutputFormat, Written};
-use crate::cluster::api_server::api_error::{ApiError, watch_message};
+use crate::cluster::api_server::api_error::ApiError;
 use flotilla_core::api::ApplicationSet;
-use flotilla_generators::duration::{format_duration, parse_duration};
 
 /// Arguments of `flotilla appset`.
 #[derive(Debug, clap::Args)]
@@ -49,15 +46,8 @@ pub enum AppsetCommand {
 pub struct DeleteArgs {
     /// The ApplicationSet.
     pub name: String,
-    /// Wait until the ApplicationSet is gone; exits 1 on timeout.
-    #[arg(long)]
-    pub wait: bool,
-    /// How long --wait waits, e.g. 5m.
-    #[arg(long, default_value = "5m", value_parser = parse_duration)]
-    pub timeout: Duration,
-    /// Do not ask for confirmation (flotilla never asks; accepted for argocd's scripts).
-    #[arg(short, long)]
-    pub yes: bool,
+    #[command(flatten)]
+    pub wait: DeletionWaitArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t)]
     pub output: OutputFormat,
@@ -99,23 +89,9 @@ async fn delete_appset(api: &Api<ApplicationSet>, args: &DeleteArgs) -> anyhow::
         .await
         .map_err(ApiError::from)
         .with_context(|| format!("deleting ApplicationSet {name}"))?;
-    if args.wait {
-        let uid = appset.metadata.uid.clone().unwrap_or_default();
-        let gone = await_condition(api.clone(), name, is_deleted(&uid));
-        match tokio::time::timeout(args.timeout, gone).await {
-            Ok(result) => {
-                result
-                    .map_err(|WaitError::ProbeFailed(error)| anyhow::anyhow!(watch_message(error)))
-                    .with_context(|| format!("watching ApplicationSet {name}"))?;
-            }
-            Err(_) => {
-                eprintln!(
-                    "timed out after {} waiting for ApplicationSet {name} to be deleted",
-                    format_duration(args.timeout)
-                );
-                return Ok(ExitCode::FAILURE);
-            }
-        }
+    let uid = appset.metadata.uid.clone().unwrap_or_default();
+    if !args.wait.gone(api, name, &uid).await? {
+        return Ok(ExitCode::FAILURE);
     }
     print!(
         "{}",

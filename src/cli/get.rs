@@ -120,6 +120,25 @@ where
     }
 }
 
+/// A kind `get`, `list` and `show` read and print: a typed Kubernetes object that serializes.
+pub trait Listable:
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + std::fmt::Debug
+    + serde::de::DeserializeOwned
+    + serde::Serialize
+{
+}
+
+impl<K> Listable for K where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+{
+}
+
 /// How `get` (and `app|appset list`) lists and prints.
 pub struct Listing<'a> {
     /// The output format.
@@ -158,11 +177,7 @@ impl Listing<'_> {
         table: fn(&[K], bool) -> Table,
     ) -> anyhow::Result<String>
     where
-        K: kube::Resource<DynamicType = ()>
-            + Clone
-            + std::fmt::Debug
-            + serde::de::DeserializeOwned
-            + serde::Serialize,
+        K: Listable,
     {
         let params = match self.selector {
             Some(selector) => ListParams::default().labels(selector),
@@ -189,11 +204,7 @@ pub async fn show<K>(
     table: fn(&[K], bool) -> Table,
 ) -> anyhow::Result<String>
 where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + serde::Serialize,
+    K: Listable,
 {
     let item = crate::cli::missing::get_named(api, name).await?;
     output.print(&Shown { item, table })

@@ -9,6 +9,7 @@ pub mod connect;
 pub mod controller;
 pub mod crd;
 pub mod customizations_args;
+pub mod deletion_wait;
 pub mod diff;
 pub mod directory_args;
 pub mod docs;

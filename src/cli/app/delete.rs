@@ -5,21 +5,18 @@
 //! resources in place. `--wait` waits until the Application is gone.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
-use kube::runtime::conditions::is_deleted;
-use kube::runtime::wait::{Error as WaitError, await_condition};
 
+use crate::cli::deletion_wait::DeletionWaitArgs;
 use crate::cli::missing::get_named;
 use crate::cli::output::{OutputFormat, Written};
-use crate::cluster::api_server::api_error::{ApiError, watch_message};
+use crate::cluster::api_server::api_error::ApiError;
 use flotilla_core::api::application::Application;
 use flotilla_core::controller::application::deletion::RESOURCE_FINALIZERS;
 use flotilla_core::controller::appset::ownership::RESOURCES_FINALIZER;
-use flotilla_generators::duration::{format_duration, parse_duration};
 
 /// Arguments of `flotilla app delete`.
 #[derive(Debug, clap::Args)]
@@ -36,16 +33,8 @@ pub struct DeleteArgs {
         value_name = "BOOL"
     )]
     pub cascade: bool,
-    /// Wait until the Application (and, with --cascade, its resources) is gone; exits 1 on
-    /// timeout.
-    #[arg(long)]
-    pub wait: bool,
-    /// How long --wait waits, e.g. 5m.
-    #[arg(long, default_value = "5m", value_parser = parse_duration)]
-    pub timeout: Duration,
-    /// Do not ask for confirmation (flotilla never asks; accepted for argocd's scripts).
-    #[arg(short, long)]
-    pub yes: bool,
+    #[command(flatten)]
+    pub wait: DeletionWaitArgs,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t)]
     pub output: OutputFormat,
@@ -94,28 +83,14 @@ pub async fn delete(api: &Api<Application>, args: &DeleteArgs) -> anyhow::Result
         .map_err(ApiError::from)
         .with_context(|| format!("deleting Application {name}"))?;
     let uid = app.metadata.uid.clone().unwrap_or_default();
-    let mut message = format!("application '{name}' deleted");
-    if args.wait {
-        let gone = await_condition(api.clone(), name, is_deleted(&uid));
-        match tokio::time::timeout(args.timeout, gone).await {
-            Ok(result) => {
-                result
-                    .map_err(|WaitError::ProbeFailed(error)| anyhow::anyhow!(watch_message(error)))
-                    .with_context(|| format!("watching Application {name}"))?;
-                message = format!("application '{name}' and its resources deleted");
-                if !args.cascade {
-                    message = format!("application '{name}' deleted (its resources left)");
-                }
-            }
-            Err(_) => {
-                eprintln!(
-                    "timed out after {} waiting for Application {name} to be deleted",
-                    format_duration(args.timeout)
-                );
-                return Ok(ExitCode::FAILURE);
-            }
-        }
+    if !args.wait.gone(api, name, &uid).await? {
+        return Ok(ExitCode::FAILURE);
     }
+    let message = match (args.wait.wait, args.cascade) {
+        (false, _) => format!("application '{name}' deleted"),
+        (true, true) => format!("application '{name}' and its resources deleted"),
+        (true, false) => format!("application '{name}' deleted (its resources left)"),
+    };
     print!(
         "{}",
         args.output.print(&Written {

@@ -20,7 +20,6 @@ use crate::cluster::destinations::clients::{ClusterClients, plain_connect};
 use crate::sync::execute::cluster_api::ClusterApi;
 use flotilla_core::api::Application;
 use flotilla_core::api::application::ResourceStatus;
-use flotilla_core::manifest::ObjectKey;
 
 /// The kinds whose pods are those their `spec.selector.matchLabels` selects.
 const WORKLOADS: [&str; 5] = [
@@ -107,12 +106,7 @@ pub async fn logs(client: Client, namespace: &str, args: &LogsArgs) -> anyhow::R
         if !is_pod && !WORKLOADS.contains(&resource.kind.as_str()) {
             continue;
         }
-        let key = ObjectKey {
-            group: resource.group.clone(),
-            kind: resource.kind.clone(),
-            namespace: Some(resource.namespace.clone()).filter(|ns| !ns.is_empty()),
-            name: resource.name.clone(),
-        };
+        let key = super::resources::key(resource);
         let Some(object) = cluster
             .get(&key)
             .await

@@ -89,12 +89,7 @@ async fn live(client: Client, namespace: &str, app: &Application) -> anyhow::Res
     let mut objects = Vec::new();
     let resources = app.status.iter().flat_map(|status| &status.resources);
     for resource in resources {
-        let key = ObjectKey {
-            group: resource.group.clone(),
-            kind: resource.kind.clone(),
-            namespace: Some(resource.namespace.clone()).filter(|ns| !ns.is_empty()),
-            name: resource.name.clone(),
-        };
+        let key = super::resources::key(resource);
         let object = cluster
             .get(&key)
             .await

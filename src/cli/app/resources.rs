@@ -10,6 +10,7 @@ use kube::Api;
 use crate::cli::missing::get_named;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use flotilla_core::api::application::{Application, ResourceStatus};
+use flotilla_core::manifest::ObjectKey;
 use flotilla_core::table::Table;
 
 /// Arguments of `flotilla app resources`.
@@ -40,6 +41,16 @@ pub async fn resources(api: &Api<Application>, args: &ResourcesArgs) -> anyhow::
         .collect();
     print!("{}", args.output.print(&Resources(&resources))?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The key of the managed object `resource` (no namespace when it is cluster-scoped).
+pub(super) fn key(resource: &ResourceStatus) -> ObjectKey {
+    ObjectKey {
+        group: resource.group.clone(),
+        kind: resource.kind.clone(),
+        namespace: Some(resource.namespace.clone()).filter(|ns| !ns.is_empty()),
+        name: resource.name.clone(),
+    }
 }
 
 /// Managed objects, printable.
