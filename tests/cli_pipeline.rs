@@ -6,7 +6,7 @@
 //! Without a controller: a differing Application is refused without `--upsert`, `set` keeps the
 //! fields it does not name, `-o name|json|yaml|wide` print their shapes, a wait times out with
 //! 1, a missing Application, ApplicationSet or AppProject exits 20 naming it, and `appset
-//! generate` renders a list generator.
+//! generate` renders a list generator, from a file or from the live ApplicationSet.
 
 mod controller_support;
 mod support;
@@ -331,6 +331,7 @@ async fn what_does_not_exist_exits_20_naming_it() {
         &["app", "sync", "ghost"],
         &["app", "manifests", "ghost"],
         &["appset", "get", "ghost"],
+        &["appset", "generate", "ghost"],
         &["appset", "delete", "ghost"],
         &["proj", "get", "ghost"],
     ] {
@@ -389,6 +390,8 @@ async fn appsets_and_projects_are_listed_shown_generated_and_deleted() {
         .output()
         .unwrap();
     assert!(applied.status.success(), "{applied:?}");
+    let live = run_flotilla(&ns, &["appset", "generate", "tiers", "-o", "name"]).await;
+    assert_eq!(live.stdout, generated.stdout, "{live:?}");
     let listed = run_flotilla(&ns, &["appset", "list", "-o", "name"]).await;
     assert_eq!(
         text(&listed.stdout),

@@ -1,7 +1,8 @@
 //! `flotilla appset`: ApplicationSets from a terminal or a pipeline, with argocd appset's verbs —
-//! show one, list those of a namespace (or all), generate the Applications a file would produce
-//! (offline, as `flotilla render`), and delete one (its Applications go with it, as their owner
-//! says).
+//! show one, list those of a namespace (or all), generate the Applications a file (offline, as
+//! `flotilla render`) or a live ApplicationSet would produce (its generators read with the
+//! command's sources: `--repo`, `--clusters`, `--project`), and delete one (its Applications go
+//! with it, as their owner says).
 
 use std::process::ExitCode;
 
@@ -35,7 +36,8 @@ pub enum AppsetCommand {
     Get(ShowArgs),
     /// List the ApplicationSets of the namespace (or all, -A).
     List(ListArgs),
-    /// Print the Applications an ApplicationSet file generates, offline (as `flotilla render`).
+    /// Print the Applications an ApplicationSet generates: a file, offline (as `flotilla
+    /// render`), or, when no such file exists, the ApplicationSet of that name in the cluster.
     Generate(super::render::RenderArgs),
     /// Delete the ApplicationSet; the Applications it owns are deleted with it.
     Delete(DeleteArgs),
@@ -58,7 +60,9 @@ pub struct DeleteArgs {
 /// # Errors
 /// No cluster, no such ApplicationSet, an unreadable file, or a refused request.
 pub fn run(args: &AppsetArgs) -> anyhow::Result<ExitCode> {
-    if let AppsetCommand::Generate(render) = &args.command {
+    if let AppsetCommand::Generate(render) = &args.command
+        && render.input.appset.exists()
+    {
         return super::render::run(render);
     }
     let runtime = tokio::runtime::Runtime::new()?;
@@ -74,7 +78,17 @@ pub fn run(args: &AppsetArgs) -> anyhow::Result<ExitCode> {
                 listing.list_kind(GetKind::Appsets, client, scope).await?
             }
             AppsetCommand::Delete(delete) => return delete_appset(&api, delete).await,
-            AppsetCommand::Generate(_) => unreachable!("generated above, offline"),
+            AppsetCommand::Generate(render) => {
+                let name = render.input.appset.to_string_lossy();
+                let appset = get_named(&api, &name).await?;
+                let origin = format!("ApplicationSet {namespace}/{name}");
+                let input = render.input.clone();
+                // Rendering may run helm or git: off the async workers.
+                let rendered =
+                    tokio::task::spawn_blocking(move || input.render_appset(&origin, appset))
+                        .await??;
+                return super::render::print_rendered(&rendered, render.output);
+            }
         };
         print!("{text}");
         Ok(ExitCode::SUCCESS)
