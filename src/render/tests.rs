@@ -102,15 +102,15 @@ fn a_field_only_the_rendered_patch_or_override_names_is_refused_with_its_paramet
         "  templatePatch: |\n    spec:\n      source:\n        '{{ .field }}': {name: cmp}\n";
     let err = render(&appset(
         true,
-        "[{n: a, field: plugin}]",
+        "[{n: a, field: name}]",
         patch,
         "app-{{ .n }}",
     ))
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "ApplicationSet s: templatePatch, parameter set 0 {\"field\":\"plugin\",\"n\":\"a\"}: \
-         unsupported field spec.source.plugin: Flotilla does not implement it (check the spelling, \
+        "ApplicationSet s: templatePatch, parameter set 0 {\"field\":\"name\",\"n\":\"a\"}: \
+         unsupported field spec.source.name: Flotilla does not implement it (check the spelling, \
          or remove it)"
     );
     let over = "        template: {metadata: {}, spec: {info: [{name: a}]}}\n";

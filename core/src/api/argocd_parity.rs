@@ -111,8 +111,8 @@ pub const FIELDS: &[FieldParity] = &[
     entry(
         Application,
         "spec.source.plugin",
-        Refused,
-        "no config management plugins",
+        Differs,
+        "the plugins are `ConfigManagementPlugin` files of the controller's `--plugins-dir`, run by the controller itself",
     ),
     entry(Application, "spec.source.name", Refused, ""),
     entry(Application, "spec.sourceHydrator", Refused, "no hydrator"),
