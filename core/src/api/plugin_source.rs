@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 pub struct PluginSource {
     /// The plugin: its `metadata.name`, or `<name>-<version>` when its `spec.version` is set.
-    /// Empty: the first plugin (in file name order) whose discovery rule matches the source.
+    /// Empty: the first plugin (ordered by that name) whose discovery rule matches the source.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Variables given to the plugin as `ARGOCD_ENV_<name>`; `$ARGOCD_APP_NAME` and the other
