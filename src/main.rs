@@ -52,7 +52,11 @@ fn main() -> ExitCode {
     {
         tracing::warn!(%error, "temporary checkouts will not be removed on Ctrl-C");
     }
-    let plugins = match cli.plugins_dir.as_deref().map(flotilla::source::plugin::load_dir) {
+    let plugins = match cli
+        .plugins_dir
+        .as_deref()
+        .map(flotilla::source::plugin::load_dir)
+    {
         None => Vec::new(),
         Some(Ok(plugins)) => plugins,
         Some(Err(error)) => {

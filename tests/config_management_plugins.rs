@@ -13,10 +13,10 @@ mod support;
 
 use std::sync::OnceLock;
 
+use flotilla::source::Tools;
 use flotilla_core::api::Application;
 use flotilla_core::api::application::ApplicationConditionType;
 use flotilla_core::sync::OperationPhase;
-use flotilla::source::Tools;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use serde_json::{Value, json};
@@ -165,7 +165,11 @@ async fn plugins_render_sources_through_the_controller() {
     let configs = ns.api::<ConfigMap>();
     let data = data_of(&configs, "hello-greeting").await;
     let get = |key: &str| data.get(key).map(String::as_str).unwrap_or_default();
-    assert_eq!(get("greeting"), "hello hello at $HOME", "ARGOCD_ENV_, expanded");
+    assert_eq!(
+        get("greeting"),
+        "hello hello at $HOME",
+        "ARGOCD_ENV_, expanded"
+    );
     assert_eq!(get("color"), "red", "PARAM_COLOR");
     assert_eq!(get("first-size"), "small", "PARAM_SIZES_0");
     assert_eq!(get("tier"), "gold", "PARAM_LABELS_TIER");
@@ -183,7 +187,11 @@ async fn plugins_render_sources_through_the_controller() {
         get("kube-version")
     );
     assert_eq!(get("file"), "from the repository", "run in the checkout");
-    assert_eq!(get("init"), "initialized", "init ran first, in the same copy");
+    assert_eq!(
+        get("init"),
+        "initialized",
+        "init ran first, in the same copy"
+    );
     let hello = wait_until(&apps, "hello", "hello synced", |app| {
         app.status
             .as_ref()

@@ -313,7 +313,9 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
         (Generator::Helm, Ok(root)) => helm::render(root, options, tools),
         (Generator::Kustomize, Ok(root)) => kustomize::build(root, options, tools),
         (Generator::Plugin, Ok(root)) => match &options.plugin {
-            Some(source) if !options.plain && options.helm.is_none() && options.kustomize.is_none() => {
+            Some(source)
+                if !options.plain && options.helm.is_none() && options.kustomize.is_none() =>
+            {
                 plugin::render(root, options, source, tools)
             }
             _ => Err(SourceError::Field {

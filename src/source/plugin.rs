@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use flotilla_core::api::plugin_source::PluginSource;
 use flotilla_core::cmp::{
-    ConfigManagementPlugin, Discovery, PluginCommand, PluginFileError,
-    choose, order, plugin_environment,
+    ConfigManagementPlugin, Discovery, PluginCommand, PluginFileError, choose, order,
+    plugin_environment,
 };
 
 use super::run::{RunInput, ToolCommand, ToolError};
@@ -250,12 +250,22 @@ mod tests {
         let plugins = load_dir(dir.path()).unwrap();
         let names: Vec<&str> = plugins.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
-        write(dir.path(), "c.yaml", &plugin("c").replace("generate", "generat"));
+        write(
+            dir.path(),
+            "c.yaml",
+            &plugin("c").replace("spec: {", "spec: {generat: [x], "),
+        );
         let error = load_dir(dir.path()).unwrap_err().to_string();
-        assert!(error.contains("c.yaml: ConfigManagementPlugin \"c\""), "{error}");
+        assert!(
+            error.contains("c.yaml: ConfigManagementPlugin \"c\""),
+            "{error}"
+        );
         assert!(error.contains("spec.generat"), "{error}");
         let missing = load_dir(&dir.path().join("nope")).unwrap_err().to_string();
-        assert!(missing.starts_with("cannot read the plugins directory"), "{missing}");
+        assert!(
+            missing.starts_with("cannot read the plugins directory"),
+            "{missing}"
+        );
     }
 
     #[test]
@@ -263,8 +273,11 @@ mod tests {
         let from = tempfile::tempdir().unwrap();
         write(from.path(), ".git/HEAD", "ref");
         write(from.path(), "app/run.sh", "echo");
-        fs::set_permissions(from.path().join("app/run.sh"), fs::Permissions::from_mode(0o755))
-            .unwrap();
+        fs::set_permissions(
+            from.path().join("app/run.sh"),
+            fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
         let to = tempfile::tempdir().unwrap();
         let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
         copy_tree(from.path(), &to.path().join("reset"), false).unwrap();

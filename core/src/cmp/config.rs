@@ -152,7 +152,9 @@ pub enum PluginFileError {
         field: &'static str,
         message: String,
     },
-    #[error("{file}: {KIND} {name:?} and {other_file}: {KIND} {other_name:?} are both named {identity:?}")]
+    #[error(
+        "{file}: {KIND} {name:?} and {other_file}: {KIND} {other_name:?} are both named {identity:?}"
+    )]
     Duplicate {
         file: String,
         name: String,
@@ -268,9 +270,14 @@ impl ConfigManagementPlugin {
 ///
 /// # Errors
 /// Two plugins with one identity, naming both files.
-pub fn order(mut plugins: Vec<ConfigManagementPlugin>) -> Result<Vec<ConfigManagementPlugin>, PluginFileError> {
+pub fn order(
+    mut plugins: Vec<ConfigManagementPlugin>,
+) -> Result<Vec<ConfigManagementPlugin>, PluginFileError> {
     plugins.sort_by_key(ConfigManagementPlugin::identity);
-    if let Some(pair) = plugins.windows(2).find(|w| w[0].identity() == w[1].identity()) {
+    if let Some(pair) = plugins
+        .windows(2)
+        .find(|w| w[0].identity() == w[1].identity())
+    {
         return Err(PluginFileError::Duplicate {
             file: pair[0].file.clone(),
             name: pair[0].name.clone(),
@@ -315,7 +322,10 @@ mod tests {
 
     #[test]
     fn an_unknown_field_is_refused_with_the_file_and_its_path() {
-        let text = PLUGIN.replace("preserveFileMode: true", "provideGitCreds: true\n  lockRepo: true");
+        let text = PLUGIN.replace(
+            "preserveFileMode: true",
+            "provideGitCreds: true\n  lockRepo: true",
+        );
         let error = ConfigManagementPlugin::parse("plugins/greeter.yaml", &text).unwrap_err();
         assert_eq!(
             error.to_string(),
@@ -328,15 +338,38 @@ mod tests {
     #[test]
     fn what_argo_cd_refuses_is_refused() {
         let cases = [
-            (PLUGIN.replace("kind: ConfigManagementPlugin", "kind: ConfigMap"), "kind \"ConfigMap\" is not ConfigManagementPlugin"),
-            (PLUGIN.replace("metadata: {name: greeter}", "metadata: {}"), "has no metadata.name"),
-            (PLUGIN.replace("generate: {command: [sh, -c, 'cat cm.yaml']}", "generate: {args: [x]}"), "spec.generate.command: a command is required"),
-            (PLUGIN.replace("./greeting*.txt", "a[.txt"), "spec.discover.fileName"),
-            (PLUGIN.replace("collectionType: string", "collectionType: list"), "\"list\" is not string, array or map"),
-            (PLUGIN.replace("argoproj.io/v1alpha1", "flotilla.dev/v1alpha1"), "apiVersion \"flotilla.dev/v1alpha1\""),
+            (
+                PLUGIN.replace("kind: ConfigManagementPlugin", "kind: ConfigMap"),
+                "kind \"ConfigMap\" is not ConfigManagementPlugin",
+            ),
+            (
+                PLUGIN.replace("metadata: {name: greeter}", "metadata: {}"),
+                "has no metadata.name",
+            ),
+            (
+                PLUGIN.replace(
+                    "generate: {command: [sh, -c, 'cat cm.yaml']}",
+                    "generate: {args: [x]}",
+                ),
+                "spec.generate.command: a command is required",
+            ),
+            (
+                PLUGIN.replace("./greeting*.txt", "a[.txt"),
+                "spec.discover.fileName",
+            ),
+            (
+                PLUGIN.replace("collectionType: string", "collectionType: list"),
+                "\"list\" is not string, array or map",
+            ),
+            (
+                PLUGIN.replace("argoproj.io/v1alpha1", "flotilla.dev/v1alpha1"),
+                "apiVersion \"flotilla.dev/v1alpha1\"",
+            ),
         ];
         for (text, expected) in cases {
-            let error = ConfigManagementPlugin::parse("p.yaml", &text).unwrap_err().to_string();
+            let error = ConfigManagementPlugin::parse("p.yaml", &text)
+                .unwrap_err()
+                .to_string();
             assert!(error.starts_with("p.yaml: "), "{error}");
             assert!(error.contains(expected), "{expected:?} in {error}");
         }
@@ -352,6 +385,9 @@ mod tests {
         let ordered = order(vec![named("z.yaml", "b"), named("y.yaml", "a")]).unwrap();
         assert_eq!(ordered[0].name, "a");
         let error = order(vec![named("z.yaml", "a"), named("y.yaml", "a")]).unwrap_err();
-        assert!(error.to_string().contains("are both named \"a\""), "{error}");
+        assert!(
+            error.to_string().contains("are both named \"a\""),
+            "{error}"
+        );
     }
 }

@@ -41,7 +41,10 @@ impl BuildEnvironment {
             ("ARGOCD_APP_REVISION_SHORT_8", short(8)),
             ("ARGOCD_APP_SOURCE_REPO_URL", self.repo_url.clone()),
             ("ARGOCD_APP_SOURCE_PATH", self.path.clone()),
-            ("ARGOCD_APP_SOURCE_TARGET_REVISION", self.target_revision.clone()),
+            (
+                "ARGOCD_APP_SOURCE_TARGET_REVISION",
+                self.target_revision.clone(),
+            ),
         ]
         .into_iter()
         .map(|(name, value)| (name.to_owned(), value))
@@ -194,7 +197,8 @@ mod tests {
             env: vec![
                 PluginEnvEntry {
                     name: "FOO".into(),
-                    value: "rev-$ARGOCD_APP_REVISION_SHORT on ${KUBE_VERSION} $$HOME $UNSET.".into(),
+                    value: "rev-$ARGOCD_APP_REVISION_SHORT on ${KUBE_VERSION} $$HOME $UNSET."
+                        .into(),
                 },
                 PluginEnvEntry {
                     name: "lower".into(),

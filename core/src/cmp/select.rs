@@ -166,12 +166,14 @@ mod tests {
         ConfigManagementPlugin::parse(&format!("{name}.yaml"), &text).unwrap()
     }
 
-    const FILES: &[&str] = &["kustomization.yaml", "envs", "envs/prod.env", "envs/a/b.env"];
+    const FILES: &[&str] = &[
+        "kustomization.yaml",
+        "envs",
+        "envs/prod.env",
+        "envs/a/b.env",
+    ];
 
-    fn on_files(
-        _: &ConfigManagementPlugin,
-        rule: &Discovery,
-    ) -> Result<bool, std::io::Error> {
+    fn on_files(_: &ConfigManagementPlugin, rule: &Discovery) -> Result<bool, std::io::Error> {
         rule.matches_paths(FILES.iter().copied())
             .ok_or_else(|| std::io::Error::other("a command"))
     }
@@ -186,7 +188,10 @@ mod tests {
         assert!(matches("  discover: {fileName: ./kustomization.yaml}\n"));
         assert!(matches("  discover: {fileName: 'envs/*.env'}\n"));
         assert!(!matches("  discover: {fileName: '*.env'}\n"), "one level");
-        assert!(!matches("  discover: {fileName: '**/b.env'}\n"), "** is * for fileName");
+        assert!(
+            !matches("  discover: {fileName: '**/b.env'}\n"),
+            "** is * for fileName"
+        );
         assert!(matches("  discover: {find: {glob: '**/b.env'}}\n"));
         assert!(!matches("  discover: {find: {glob: '*/b.env'}}\n"));
         assert!(
