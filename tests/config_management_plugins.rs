@@ -21,7 +21,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use serde_json::{Value, json};
 
-use controller_support::{setup, start};
+use controller_support::{application_spec, setup, start};
 use support::git_remote::{GitDaemon, Remote};
 use support::{apply, object, wait_until};
 
@@ -103,18 +103,12 @@ fn configure_plugins() {
 /// An Application of `path` in `url` rendered by `plugin`, synced automatically into
 /// `namespace`.
 fn application(name: &str, namespace: &str, url: &str, plugin: Value) -> Application {
-    object(json!({
-        "apiVersion": "flotilla.dev/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": name},
-        "spec": {
-            "project": "default",
-            "source": {"repoURL": url, "targetRevision": "main", "path": "apps/hello",
-                       "plugin": plugin},
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
-            "syncPolicy": {"automated": {"prune": true}}
-        }
-    }))
+    let mut spec = application_spec(url, "apps/hello", namespace);
+    spec["source"]["plugin"] = plugin;
+    object(
+        json!({"apiVersion": "flotilla.dev/v1alpha1", "kind": "Application",
+                  "metadata": {"name": name}, "spec": spec}),
+    )
 }
 
 /// The data of ConfigMap `name`, once it exists.

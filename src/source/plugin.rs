@@ -71,13 +71,13 @@ pub fn load_dir(dir: &Path) -> Result<Vec<ConfigManagementPlugin>, PluginDirErro
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
     #[error("{0}")]
-    Select(#[from] flotilla_core::cmp::select::SelectError<ToolError>),
+    Select(#[source] Box<flotilla_core::cmp::select::SelectError<ToolError>>),
     #[error("plugin {plugin:?} {step}: {error}")]
     Run {
         plugin: String,
         step: &'static str,
         #[source]
-        error: ToolError,
+        error: Box<ToolError>,
     },
     #[error("cannot copy the source for the plugin ({path}): {error}")]
     Copy {
@@ -107,7 +107,7 @@ pub fn render(
         run_command(command, &dir, &environment, tools).map_err(|error| PluginError::Run {
             plugin: name.identity(),
             step,
-            error,
+            error: Box::new(error),
         })
     };
     let output = (|| {
@@ -123,7 +123,8 @@ pub fn render(
                     .matches_paths(paths.iter().map(String::as_str))
                     .unwrap_or(false))
             }
-        })?;
+        })
+        .map_err(|error| PluginError::Select(Box::new(error)))?;
         if chosen.spec.preserve_file_mode {
             fs::remove_dir_all(&copy).map_err(|error| PluginError::Copy {
                 path: copy.clone(),
