@@ -300,3 +300,32 @@ fn helm_kustomize_and_chart_sources_are_templated_and_kept() {
         })
     );
 }
+
+#[test]
+fn a_template_names_a_plugin_with_parameters_per_application() {
+    let yaml = appset(true, "[{n: a, color: red}, {n: b, color: blue}]", "", "app-{{ .n }}")
+        .replace(
+            "source: {repoURL: r, path: base}",
+            "source: {repoURL: r, path: base, plugin: {name: greeter-v1, \
+             env: [{name: APP, value: '{{ .n }}'}], parameters: [{name: color, string: '{{ .color }}'}]}}",
+        );
+    let apps = render(&yaml).unwrap();
+    let plugins: Vec<_> = apps
+        .iter()
+        .map(|app| {
+            let plugin = app.spec.source.plugin.as_deref().expect("source.plugin");
+            (
+                plugin.name.clone(),
+                plugin.env[0].value.clone(),
+                plugin.parameters[0].string.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        plugins,
+        [
+            ("greeter-v1".to_owned(), "a".to_owned(), "red".to_owned()),
+            ("greeter-v1".to_owned(), "b".to_owned(), "blue".to_owned()),
+        ]
+    );
+}
