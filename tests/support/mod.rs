@@ -21,6 +21,7 @@ pub mod scm_fake;
 pub mod server_process;
 pub mod three_step_appset;
 pub mod two_tier_appset;
+pub mod webhook_payload;
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
