@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use flotilla_core::api::application_set_status::RolloutApplicationState as State;
-use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::api::ApplicationSet;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -28,8 +27,8 @@ use serde_json::json;
 
 use controller_support::{commit, repository};
 use deploy_manifests_support::root;
-use support::three_step_appset::three_steps;
-use support::{TestNamespace, apply, eventually_within};
+use support::three_step_appset::{ORDER, rolled_out_in_order, three_steps};
+use support::{TestNamespace, apply};
 
 fn helm() -> PathBuf {
     std::env::var_os("FLOTILLA_HELM").map_or_else(|| "helm".into(), PathBuf::from)
@@ -132,24 +131,6 @@ impl Drop for Controller {
     }
 }
 
-/// When Application `name`'s last sync started and finished.
-async fn sync_times(
-    apps: &Api<Application>,
-    name: &str,
-) -> Result<(k8s_openapi::jiff::Timestamp, k8s_openapi::jiff::Timestamp), String> {
-    let app = apps.get(name).await.map_err(|e| e.to_string())?;
-    let operation = app
-        .status
-        .and_then(|status| status.operation_state)
-        .ok_or(format!("{name}: no operation"))?;
-    let started = operation.started_at.ok_or(format!("{name}: no start"))?.0;
-    let finished = operation
-        .finished_at
-        .ok_or(format!("{name}: not finished"))?
-        .0;
-    Ok((started, finished))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn the_charts_controller_rolls_out_the_three_tier_stack_in_order() {
     let ns = controller_support::setup("helm-rollout").await;
@@ -177,7 +158,7 @@ async fn the_charts_controller_rolls_out_the_three_tier_stack_in_order() {
     let args = pod_args(&deployment, &scratch.path().join("repos"));
 
     let repo = repository();
-    let files: Vec<(String, String)> = ["database", "backend", "frontend"]
+    let files: Vec<(String, String)> = ORDER
         .iter()
         .map(|c| {
             let config =
@@ -206,37 +187,10 @@ async fn the_charts_controller_rolls_out_the_three_tier_stack_in_order() {
     let _controller = Controller { child, log };
 
     let appsets: Api<ApplicationSet> = ns.api();
-    let apps: Api<Application> = ns.api();
     apply(&appsets, &three_steps(&url, &ns)).await;
-    let order = ["database", "backend", "frontend"];
-    let times = eventually_within(Duration::from_secs(180), "the rollout", async || {
-        let mut times = Vec::new();
-        for name in order {
-            times.push(sync_times(&apps, name).await?);
-        }
-        let appset = appsets
-            .get("platform-stack")
-            .await
-            .map_err(|e| e.to_string())?;
-        let status = appset.status.unwrap_or_default();
-        let healthy = status.application_status.len() == 3
-            && status
-                .application_status
-                .iter()
-                .all(|entry| entry.status == State::Healthy);
-        healthy
-            .then_some(times)
-            .ok_or(format!("{:?}", status.application_status))
-    })
-    .await;
-    for pair in times.windows(2) {
-        assert!(
-            pair[0].1 <= pair[1].0,
-            "a step's sync started before the previous step's finished: {times:?}"
-        );
-    }
+    rolled_out_in_order(&ns, Duration::from_secs(180)).await;
     let configs = ns.api::<k8s_openapi::api::core::v1::ConfigMap>();
-    for name in order {
+    for name in ORDER {
         configs
             .get(&format!("{name}-config"))
             .await
