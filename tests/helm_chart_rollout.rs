@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use flotilla_core::api::ApplicationSet;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::authentication::v1::TokenRequest;
+use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenRequest};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::Api;
 use kube::api::PostParams;
@@ -93,14 +93,15 @@ fn pod_args(deployment: &Deployment, cache: &Path) -> Vec<String> {
         .containers[0];
     let args = container.args.clone().expect("the chart gives args");
     let mut out = Vec::new();
+    // Held until every address is chosen, so no two flags get the same port.
+    let mut held = Vec::new();
     let mut flag: Option<&str> = None;
     for arg in &args {
         match flag.take() {
             Some("--metrics-addr" | "--ui-addr" | "--webhook-addr") => {
-                let free = std::net::TcpListener::bind("127.0.0.1:0")
-                    .and_then(|l| l.local_addr())
-                    .expect("a free port");
-                out.push(free.to_string());
+                let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+                out.push(listener.local_addr().expect("an address").to_string());
+                held.push(listener);
             }
             Some("--repo-cache") => out.push(cache.display().to_string()),
             _ => out.push(arg.clone()),
@@ -155,6 +156,29 @@ async fn the_charts_controller_rolls_out_the_three_tier_stack_in_order() {
         .token;
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let kubeconfig = token_kubeconfig(scratch.path(), &token, &ns.name);
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&kubeconfig).expect("reads"),
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .expect("a usable kubeconfig");
+    let review: SelfSubjectReview = serde_json::from_value(json!({})).expect("a review");
+    let reviewed = Api::<SelfSubjectReview>::all(kube::Client::try_from(config).expect("a client"))
+        .create(&PostParams::default(), &review)
+        .await
+        .expect("the API server reviews");
+    let user = reviewed
+        .status
+        .and_then(|s| s.user_info)
+        .and_then(|u| u.username);
+    assert_eq!(
+        user,
+        Some(format!(
+            "system:serviceaccount:{}:{controller_name}",
+            ns.name
+        )),
+        "the kubeconfig is the chart's ServiceAccount"
+    );
     let args = pod_args(&deployment, &scratch.path().join("repos"));
 
     let repo = repository();
