@@ -52,9 +52,22 @@ fn main() -> ExitCode {
     {
         tracing::warn!(%error, "temporary checkouts will not be removed on Ctrl-C");
     }
+    let plugins = match cli
+        .plugins_dir
+        .as_deref()
+        .map(flotilla::source::plugin::load_dir)
+    {
+        None => Vec::new(),
+        Some(Ok(plugins)) => plugins,
+        Some(Err(error)) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
     flotilla::source::Tools::configure(flotilla::source::Tools {
         timeout: cli.exec_timeout,
         jsonnet_memory_mib: cli.jsonnet_memory_mib,
+        plugins,
         ..flotilla::source::Tools::new(cli.helm, cli.kustomize, cli.kubectl)
     });
     let result: anyhow::Result<ExitCode> = match cli.command {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use flotilla::cli::docs::{REGENERATE, reference_pages};
 use flotilla::cli::render::{AppSetArgs, render_from_args};
 use flotilla_core::api::document::{parse_app_project, parse_application, parse_application_set};
+use flotilla_core::cmp::ConfigManagementPlugin;
 use flotilla_core::notify::argo::config::NotificationsConfig;
 use flotilla_core::notify::config::NotificationConfig;
 use serde_json::{Value, json};
@@ -379,6 +380,10 @@ fn check_yaml(page: &str, body: &str) -> Result<(), String> {
             Some("ApplicationSet") => parse_application_set(page, &text(&document)).map(drop),
             Some("Application") => parse_application(page, &text(&document)).map(drop),
             Some("AppProject") => parse_app_project(page, &text(&document)).map(drop),
+            Some("ConfigManagementPlugin") => {
+                ConfigManagementPlugin::parse(page, &text(&document)).map_err(|e| e.to_string())?;
+                Ok(())
+            }
             Some("ConfigMap")
                 if document.pointer("/metadata/name") == Some(&json!("flotilla-notifications")) =>
             {

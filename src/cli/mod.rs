@@ -59,6 +59,11 @@ pub struct Cli {
     /// (else FLOTILLA_KUBECTL, else `kubectl` on PATH).
     #[arg(long, global = true, value_name = "PATH")]
     pub kubectl: Option<std::path::PathBuf>,
+    /// A directory of Config Management Plugins, one Argo CD `ConfigManagementPlugin` file
+    /// (`*.yaml`) per plugin, for sources with `source.plugin`; read at start, a bad file is an
+    /// error.
+    #[arg(long, global = true, env = "FLOTILLA_PLUGINS_DIR", value_name = "DIR")]
+    pub plugins_dir: Option<std::path::PathBuf>,
     /// How long one run of helm, kustomize or a git command reaching a remote, or one Jsonnet
     /// file's evaluation, may take before it is stopped (Argo CD's repo-server setting of the
     /// same name and default).
