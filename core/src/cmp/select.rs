@@ -195,7 +195,7 @@ mod tests {
         assert!(matches("  discover: {find: {glob: '**/b.env'}}\n"));
         assert!(!matches("  discover: {find: {glob: '*/b.env'}}\n"));
         assert!(
-            matches("  discover: {fileName: 'x.yaml', find: {glob: '**/*.env'}}\n") == false,
+            !matches("  discover: {fileName: 'x.yaml', find: {glob: '**/*.env'}}\n"),
             "fileName decides when given"
         );
     }
