@@ -3,8 +3,9 @@
 //! two `flotilla controller` processes, each authenticated as its own user, sync Applications
 //! while the API server process is paused (SIGSTOP, SIGCONT) for twice the Lease duration, and
 //! while the leading replica itself is paused until the other takes over. The audit log must then
-//! show that successful writes never came from two identities in overlapping intervals. The
-//! shared test control plane is never touched; everything started here is stopped even when the
+//! show that successful writes never came from two identities in overlapping intervals, and that
+//! every write of a replica followed its own Lease write by less than the renew deadline (no
+//! write without a held Lease). The shared test control plane is never touched; everything started here is stopped even when the
 //! test fails.
 
 mod controller_support;
@@ -22,12 +23,15 @@ use kube::api::PostParams;
 use serde_json::json;
 
 use controller_support::{appset, commit_apps, repository};
-use support::private_plane::{ControlPlane, Replica, Write, audited_writes, signal};
+use support::private_plane::{
+    ControlPlane, Replica, Write, audited_writes, signal, writes_without_lease,
+};
 use support::{apply, eventually_within, install_flotilla_crds, object};
 
 const NAMESPACE: &str = "leader";
 const REPLICAS: [&str; 2] = ["replica-a", "replica-b"];
 const LEASE_DURATION: Duration = Duration::from_secs(4);
+const RENEW_DEADLINE: Duration = Duration::from_secs(3);
 /// Longer than the Lease: every holder's renew deadline passes while the server is stopped.
 const PAUSE: Duration = LEASE_DURATION.saturating_mul(2);
 const WAIT: Duration = Duration::from_secs(40);
@@ -46,7 +50,7 @@ fn start_replica(plane: &ControlPlane, identity: &'static str) -> Replica {
             "--lease-duration",
             &format!("{}s", LEASE_DURATION.as_secs()),
             "--renew-deadline",
-            "3s",
+            &format!("{}s", RENEW_DEADLINE.as_secs()),
             "--retry-period",
             "500ms",
             "--app-resync",
@@ -253,6 +257,11 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
             );
         }
     }
+    let outside = writes_without_lease(&writes, &REPLICAS, "flotilla-controller", RENEW_DEADLINE);
+    assert!(
+        outside.is_empty(),
+        "writes more than the renew deadline after their replica's last Lease write: {outside:#?}"
+    );
     for pair in runs(&writes).windows(2) {
         let (before, after) = (&pair[0], &pair[1]);
         assert!(
