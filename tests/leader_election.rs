@@ -178,9 +178,9 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
     let (paused, paused_at) = (Instant::now(), Timestamp::now());
     tokio::time::sleep(PAUSE).await;
     signal(plane.apiserver, libc::SIGCONT);
+    let resumed_at = Timestamp::now();
     println!(
-        "API server paused {paused_at} .. {} ({:?})",
-        Timestamp::now(),
+        "API server paused {paused_at} .. {resumed_at} ({:?})",
         paused.elapsed()
     );
     synced(&applications, &names, &revision).await;
@@ -257,7 +257,14 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
             );
         }
     }
-    let outside = writes_without_lease(&writes, &REPLICAS, "flotilla-controller", RENEW_DEADLINE);
+    let pauses = [(paused_at, resumed_at)];
+    let outside = writes_without_lease(
+        &writes,
+        &REPLICAS,
+        "flotilla-controller",
+        RENEW_DEADLINE,
+        &pauses,
+    );
     assert!(
         outside.is_empty(),
         "writes more than the renew deadline after their replica's last Lease write: {outside:#?}"

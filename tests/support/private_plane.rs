@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use k8s_openapi::jiff::Timestamp;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use serde_json::Value;
@@ -297,27 +297,37 @@ fn audited(log: &Path, wanted: impl Fn(&str) -> bool) -> Vec<Write> {
 
 /// The writes of `replicas` received when the replica had not written the Lease `lease`
 /// (created, taken or renewed it) within `renew_deadline` before: writes of a replica that
-/// did not hold the Lease. `writes` as [`audited_writes`] gives them.
+/// did not hold the Lease. `writes` as [`audited_writes`] gives them. The API server was stopped
+/// during each of `pauses` (from, to): a write it received within 5 s after one ended may have
+/// been sent at any time during it, so it passes if the replica held the Lease when the pause
+/// began.
 pub fn writes_without_lease<'w>(
     writes: &'w [Write],
     replicas: &[&str],
     lease: &str,
     renew_deadline: std::time::Duration,
+    pauses: &[(Timestamp, Timestamp)],
 ) -> Vec<&'w Write> {
-    let deadline = k8s_openapi::jiff::SignedDuration::try_from(renew_deadline).expect("a deadline");
+    let deadline = SignedDuration::try_from(renew_deadline).expect("a deadline");
+    let slack = SignedDuration::from_secs(5);
+    // Whether `user` had written the Lease less than the renew deadline before `at`.
+    let held_at = |user: &str, at: Timestamp| {
+        writes
+            .iter()
+            .rev()
+            .find(|held| held.user == user && held.holds(lease) && held.received <= at)
+            .is_some_and(|held| at <= held.received + deadline)
+    };
     writes
         .iter()
-        .enumerate()
-        .filter(|(_, w)| replicas.contains(&w.user.as_str()) && !w.holds(lease))
-        .filter(|(i, w)| {
-            !writes[..*i]
+        .filter(|w| replicas.contains(&w.user.as_str()) && !w.holds(lease))
+        .filter(|w| {
+            let queued_in = pauses
                 .iter()
-                .rev()
-                .filter(|held| held.user == w.user && held.holds(lease))
-                .take(1)
-                .any(|held| w.received <= held.received + deadline)
+                .find(|(_, to)| *to <= w.received && w.received <= *to + slack);
+            !held_at(&w.user, w.received)
+                && !queued_in.is_some_and(|(from, _)| held_at(&w.user, *from))
         })
-        .map(|(_, w)| w)
         .collect()
 }
 
