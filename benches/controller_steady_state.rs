@@ -34,14 +34,13 @@
 //! needs helm: on `PATH` or `FLOTILLA_HELM`). Builds nothing itself: run
 //! `cargo build --release --bin flotilla` first.
 
-#[path = "support/git.rs"]
-mod git;
 #[path = "support/fleet.rs"]
 mod fleet;
+#[path = "support/git.rs"]
+mod git;
 #[path = "support/controller.rs"]
 mod harness;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use flotilla_core::api::application_set_status::SyncStatusCode;
@@ -50,13 +49,7 @@ use flotilla_core::health::HealthStatus;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 
 use fleet::{Source, application_set, repository};
-
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+use harness::env_or;
 
 /// `(VmRSS, VmHWM)` in KiB and `utime + stime` in clock ticks of a process.
 fn process_usage(pid: u32) -> (u64, u64, u64) {

@@ -11,8 +11,8 @@
 //! resyncs; measured over `SETTLE_SECS` before the restart), counted:
 //!
 //! - the controller's requests (its `flotilla_api_requests_total`, every verb, retries too);
-//! - the API server's requests by verb (`apiserver_request_total` of the restarted server, which
-//!   starts at zero; every client, the benchmark's own few reads included);
+//! - the API server's requests by verb and resource (`apiserver_request_total` of the restarted
+//!   server, which starts at zero; every client, the benchmark's own few reads included);
 //! - from the audit log, the controller's lists (pages) per watched path and its writes.
 //!
 //! `cargo bench --bench relist_storm` (release) or `cargo test --release --bench relist_storm`;
@@ -25,7 +25,10 @@ mod git;
 #[path = "support/controller.rs"]
 mod harness;
 #[path = "../tests/support/private_plane.rs"]
-#[allow(dead_code, reason = "the benchmark uses a part of the tests' private control plane")]
+#[allow(
+    dead_code,
+    reason = "the benchmark uses a part of the tests' private control plane"
+)]
 mod private_plane;
 
 use std::collections::BTreeMap;
@@ -38,6 +41,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 
 use fleet::{Source, application_set, repository};
+use harness::env_or;
 use private_plane::{ControlPlane, Replica, audited_lists, audited_writes};
 
 const NAMESPACE: &str = "storm";
@@ -46,13 +50,6 @@ const IDENTITY: &str = "storm";
 /// The `RUST_LOG` of the controller `private_plane::Replica` starts.
 fn controller_log_filter() -> String {
     "warn".to_owned()
-}
-
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// The controller's requests so far (its `flotilla_api_requests_total`, summed over servers).
@@ -93,35 +90,6 @@ async fn until_back_to(endpoint: std::net::SocketAddr, baseline: f64, slice: Dur
             "the controller's requests stayed above its steady rate for an hour"
         );
     }
-}
-
-/// The restarted API server's requests by verb (`apiserver_request_total`).
-async fn server_requests(client: &kube::Client) -> BTreeMap<String, u64> {
-    let request = http::Request::get("/metrics")
-        .body(Vec::new())
-        .expect("a request");
-    let text = client
-        .request_text(request)
-        .await
-        .expect("the API server's metrics");
-    let mut verbs = BTreeMap::new();
-    for line in text
-        .lines()
-        .filter(|line| line.starts_with("apiserver_request_total{"))
-    {
-        let verb = line
-            .split("verb=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or("?")
-            .to_owned();
-        let value = line
-            .rsplit_once(' ')
-            .and_then(|(_, v)| v.parse::<f64>().ok())
-            .unwrap_or_default();
-        *verbs.entry(verb).or_default() += value as u64;
-    }
-    verbs
 }
 
 /// Waits until all `apps` Applications are Synced and Healthy, following them with a watch.
@@ -216,7 +184,7 @@ fn main() {
         let storm = until_back_to(endpoint, baseline, slice).await;
         let requests = controller_requests(endpoint) - before;
         let above = requests as f64 - baseline * (storm + slice).as_secs_f64();
-        let by_verb = server_requests(&client).await;
+        let by_verb = harness::api_requests(&client).await;
         let lists = audited_lists(&plane.path("logs/audit1.log"));
         let mut pages: BTreeMap<String, u64> = BTreeMap::new();
         for list in lists
@@ -241,7 +209,9 @@ fn main() {
             slice.as_secs(),
             above / apps as f64
         );
-        println!("  the restarted API server's requests by verb (every client): {by_verb:?}");
+        println!(
+            "  the restarted API server's requests (every client), by verb and resource: {by_verb:#?}"
+        );
         println!(
             "  the controller's lists (pages of 500): {} in all, {:?}",
             pages.values().sum::<u64>(),

@@ -22,6 +22,7 @@ use flotilla_core::api::{Application, ApplicationSet};
 use kube::Api;
 
 use controller_support::{commit, repository};
+use support::sync_times::sync_times;
 use support::three_step_appset::three_steps;
 use support::{TestNamespace, apply, eventually_within, impersonating_kubeconfig};
 
@@ -218,27 +219,6 @@ async fn rejected_by_server(client: &kube::Client, flow_schema: &str) -> Result<
         .filter(|line| line.starts_with(prefix) && line.contains(&label))
         .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
         .sum::<f64>() as u64)
-}
-
-/// When each Application's last sync started and finished.
-async fn sync_times(
-    apps: &Api<Application>,
-    name: &str,
-) -> Result<(k8s_openapi::jiff::Timestamp, k8s_openapi::jiff::Timestamp), String> {
-    let app = apps.get(name).await.map_err(|e| e.to_string())?;
-    let operation = app
-        .status
-        .and_then(|status| status.operation_state)
-        .ok_or(format!("{name}: no operation"))?;
-    let started = operation
-        .started_at
-        .ok_or(format!("{name}: no start time"))?
-        .0;
-    let finished = operation
-        .finished_at
-        .ok_or(format!("{name}: not finished"))?
-        .0;
-    Ok((started, finished))
 }
 
 #[tokio::test(flavor = "multi_thread")]

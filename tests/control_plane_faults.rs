@@ -17,18 +17,19 @@ use std::time::Duration;
 use flotilla_core::api::application_set_status::RolloutApplicationState as State;
 use flotilla_core::api::operation_state::{OperationPhase, ResultStatus};
 use flotilla_core::api::{Application, ApplicationSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
-use kube::api::{ListParams, PostParams};
+use kube::api::ListParams;
 use serde_json::json;
 
 use controller_support::{commit_apps, repository, web_application};
 use support::private_plane::{
     ControlPlane, Replica, audited_lists, audited_writes, signal, writes_without_lease,
 };
-use support::{apply, eventually_within, install_flotilla_crds, object};
+use support::sync_times::sync_times;
+use support::{apply, eventually_within, object};
 
 const NAMESPACE: &str = "faults";
 const IDENTITY: &str = "solo";
@@ -44,15 +45,7 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A private control plane with Flotilla's CRDs and the namespace [`NAMESPACE`].
 async fn plane() -> (ControlPlane, kube::Client) {
-    let plane = ControlPlane::start(&[IDENTITY]);
-    let client = plane.client().await;
-    install_flotilla_crds(&client).await;
-    let namespace: Namespace = object(json!({"metadata": {"name": NAMESPACE}}));
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .expect("creating the namespace");
-    (plane, client)
+    support::plane_with_namespace(&[IDENTITY], NAMESPACE).await
 }
 
 /// The one replica of a test, leading with short Lease timings (8 s, renew deadline 6 s), its
@@ -138,24 +131,6 @@ fn assert_every_write_held_the_lease(plane: &ControlPlane, pauses: &[(Timestamp,
         outside.is_empty(),
         "writes more than the renew deadline after the replica's last Lease write: {outside:#?}"
     );
-}
-
-/// When `name`'s last sync operation started and finished.
-async fn sync_times(apps: &Api<Application>, name: &str) -> Result<(Timestamp, Timestamp), String> {
-    let app = apps.get(name).await.map_err(|e| e.to_string())?;
-    let operation = app
-        .status
-        .and_then(|status| status.operation_state)
-        .ok_or(format!("{name}: no operation"))?;
-    let started = operation
-        .started_at
-        .ok_or(format!("{name}: not started"))?
-        .0;
-    let finished = operation
-        .finished_at
-        .ok_or(format!("{name}: not finished"))?
-        .0;
-    Ok((started, finished))
 }
 
 /// The three-step RollingSync `stack` over components `a`, `b`, `c` of `url`, step 1 baking for

@@ -16,17 +16,15 @@ use std::time::{Duration, Instant};
 
 use flotilla_core::api::{Application, ApplicationSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
-use kube::api::PostParams;
 use serde_json::json;
 
 use controller_support::{appset, commit_apps, repository};
 use support::private_plane::{
     ControlPlane, Replica, Write, audited_writes, signal, writes_without_lease,
 };
-use support::{apply, eventually_within, install_flotilla_crds, object};
+use support::{apply, eventually_within};
 
 const NAMESPACE: &str = "leader";
 const REPLICAS: [&str; 2] = ["replica-a", "replica-b"];
@@ -146,14 +144,7 @@ fn runs(writes: &[Write]) -> Vec<Run> {
 #[tokio::test]
 async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_and_a_paused_leader()
  {
-    let plane = ControlPlane::start(&REPLICAS);
-    let client = plane.client().await;
-    install_flotilla_crds(&client).await;
-    let namespace: Namespace = object(json!({"metadata": {"name": NAMESPACE}}));
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .expect("creating the namespace");
+    let (plane, client) = support::plane_with_namespace(&REPLICAS, NAMESPACE).await;
     let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
     let applications: Api<Application> = Api::namespaced(client.clone(), NAMESPACE);
     let names = ["a", "b", "c"];

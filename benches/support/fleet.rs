@@ -44,7 +44,12 @@ pub fn repository(dir: &Path, apps: u64, source: Source) {
     super::git::commit_all(dir);
 }
 
-pub fn application_set(namespace: &str, repo: &Path, apps: u64, source: Source) -> serde_json::Value {
+pub fn application_set(
+    namespace: &str,
+    repo: &Path,
+    apps: u64,
+    source: Source,
+) -> serde_json::Value {
     let elements: Vec<serde_json::Value> = (0..apps)
         .map(|i| serde_json::json!({ "name": format!("app-{i}") }))
         .collect();
@@ -79,4 +84,3 @@ pub fn application_set(namespace: &str, repo: &Path, apps: u64, source: Source) 
         },
     })
 }
-
