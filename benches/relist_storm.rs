@@ -10,7 +10,7 @@
 //! Until the controller's requests in 10 s are back to its steady rate (Lease renewals,
 //! resyncs; measured over `SETTLE_SECS` before the restart), counted:
 //!
-//! - the controller's requests (its `flotilla_api_requests_total`, every verb, retries too);
+//! - the controller's requests (its `argocd_app_k8s_request_total`, every verb, retries too);
 //! - the API server's requests by verb and resource (`apiserver_request_total` of the restarted
 //!   server, which starts at zero; every client, the benchmark's own few reads included);
 //! - from the audit log, the controller's lists (pages) per watched path and its writes.
@@ -52,7 +52,7 @@ fn controller_log_filter() -> String {
     "warn".to_owned()
 }
 
-/// The controller's requests so far (its `flotilla_api_requests_total`, summed over servers).
+/// The controller's requests so far (its `argocd_app_k8s_request_total`, summed over its labels).
 fn controller_requests(endpoint: std::net::SocketAddr) -> u64 {
     use std::io::{Read as _, Write as _};
     let mut stream = std::net::TcpStream::connect(endpoint).expect("the controller's /metrics");
@@ -62,7 +62,7 @@ fn controller_requests(endpoint: std::net::SocketAddr) -> u64 {
     let mut text = String::new();
     stream.read_to_string(&mut text).expect("an answer");
     text.lines()
-        .filter(|line| line.starts_with("flotilla_api_requests_total{"))
+        .filter(|line| line.starts_with("argocd_app_k8s_request_total{"))
         .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
         .sum::<f64>() as u64
 }

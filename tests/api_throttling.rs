@@ -4,8 +4,9 @@
 //! PriorityLevelConfiguration of the least concurrency (3 seats here) that rejects instead of
 //! queuing, so the real API server answers its excess requests 429 with `Retry-After`. A
 //! three-step RollingSync rolls out under that throttle: it completes, step after step, and the
-//! controller's `flotilla_api_throttled_total` is above 0 and equals the API server's own count
-//! of the FlowSchema's rejections. The APF objects and the binding are cluster-scoped on a shared
+//! controller's count of the 429s it was answered (`argocd_app_k8s_request_total` with
+//! `response_code="429"`) is above 0 and equals the API server's own count of the FlowSchema's
+//! rejections. The APF objects and the binding are cluster-scoped on a shared
 //! control plane: named after the test's namespace, and deleted when the test ends, failed or not.
 
 mod controller_support;
@@ -170,7 +171,9 @@ impl Controller {
         }
     }
 
-    /// The controller's API counters (`flotilla_api_<name>_total`), summed over its servers.
+    /// The controller's API counts, summed over its servers: requests sent
+    /// (`argocd_app_k8s_request_total`), those answered 429, and retries
+    /// (`flotilla_api_retries_total`).
     fn counts(&self) -> Result<BTreeMap<&'static str, u64>, String> {
         let mut stream = std::net::TcpStream::connect(self.metrics).map_err(|e| e.to_string())?;
         stream
@@ -180,10 +183,17 @@ impl Controller {
         stream
             .read_to_string(&mut scraped)
             .map_err(|e| e.to_string())?;
-        Ok(["requests", "throttled", "retries"]
-            .into_iter()
-            .map(|name| (name, sum(&scraped, &format!("flotilla_api_{name}_total{{"))))
-            .collect())
+        let requests = "argocd_app_k8s_request_total{";
+        let refused: String = scraped
+            .lines()
+            .filter(|line| line.contains("response_code=\"429\""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(BTreeMap::from([
+            ("requests", sum(&scraped, requests)),
+            ("throttled", sum(&refused, requests)),
+            ("retries", sum(&scraped, "flotilla_api_retries_total{")),
+        ]))
     }
 }
 

@@ -317,6 +317,41 @@ async fn delete_confirm_holds_the_deletion_until_confirmed() {
     web.controller.stop().await;
 }
 
+/// The deletion held by `Delete=confirm` shows `DeletionError`; the held object deleted by hand,
+/// the next step finds nothing left: it clears the condition and removes the finalizer in one
+/// pass, the finalizer's write sent with the resourceVersion of the condition's write (a stale
+/// one is refused with a conflict, a failed reconcile counted as `WriteError`).
+#[tokio::test]
+async fn a_held_deletion_whose_object_goes_by_hand_ends_without_a_conflict() {
+    let web = deployed(
+        "delete-by-hand",
+        &[("precious.yaml", config("precious", "Delete=confirm"))],
+    )
+    .await;
+    let (ns, dest, apps) = (&web.ns, web.dest.clone(), web.apps.clone());
+
+    delete(&apps).await;
+    wait_until(
+        &apps,
+        "web",
+        "the deletion waiting for confirmation",
+        |app| deletion_error(app).is_some(),
+    )
+    .await;
+    let configs: Api<ConfigMap> = Api::namespaced(ns.client.clone(), &dest);
+    configs
+        .delete("precious", &DeleteParams::default())
+        .await
+        .expect("deletes the held ConfigMap by hand");
+    gone(&apps).await;
+    let metrics = web.controller.metrics.render();
+    assert!(
+        !metrics.contains("flotilla_application_reconciles_total{result=\"WriteError\"}"),
+        "no write failed on the way:\n{metrics}"
+    );
+    web.controller.stop().await;
+}
+
 #[tokio::test]
 async fn post_delete_hooks_run_after_the_resources_with_their_delete_policies() {
     let web = deployed(

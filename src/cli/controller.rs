@@ -283,7 +283,14 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 metrics: Arc::clone(&metrics),
                 readiness: lease.readiness(),
             });
-            let served = serve(listener, Limits::default(), endpoint, shutdown.clone());
+            let counters = metrics.listener("metrics");
+            let served = serve(
+                listener,
+                Limits::default(),
+                endpoint,
+                counters,
+                shutdown.clone(),
+            );
             tokio::spawn(served);
         }
         if let Some(address) = args.ui_addr {
@@ -299,7 +306,13 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 actor: Arc::new(Actor::new(lease_client.clone(), &namespace, csrf_key()?)),
                 inspector: Arc::new(Inspector::new(lease_client.clone(), &namespace)),
             });
-            tokio::spawn(serve(listener, Limits::default(), view, shutdown.clone()));
+            tokio::spawn(serve(
+                listener,
+                Limits::default(),
+                view,
+                metrics.listener("web"),
+                shutdown.clone(),
+            ));
             tracing::info!(%address, "serving the web view");
         }
         let app_namespaces = managed_namespaces(&lease_client, &managed, None, &namespace);
@@ -336,6 +349,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
                 listener,
                 Limits::default(),
                 receiver,
+                metrics.listener("webhook"),
                 shutdown.clone(),
             ));
             tracing::info!(%address, "receiving git webhooks");

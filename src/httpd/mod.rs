@@ -1,5 +1,6 @@
 //! The controller's one HTTP stack (hyper 1, HTTP/1.1): [`server`] accepts connections within
-//! [`server::Limits`] (concurrent connections, header-read and idle timeouts) and answers only
+//! [`server::Limits`] (concurrent connections, a bounded wait for a slot, header-read and idle
+//! timeouts; refusals counted by [`listener_counters`]) and answers only
 //! the methods a handler takes (GET and HEAD unless it says otherwise); [`idle`] closes a
 //! connection on which nothing moved for too long; [`response`] is the body type and the plain
 //! answers every handler shares. It knows no routes: the `/metrics` endpoint, the web view and
@@ -8,5 +9,6 @@
 
 pub mod client;
 pub mod idle;
+pub mod listener_counters;
 pub mod response;
 pub mod server;

@@ -1,7 +1,11 @@
-//! Serving one listener with hyper: at most [`Limits::max_connections`] connections at once
-//! (the next is accepted when one closes; the kernel's backlog holds the rest), each with a
-//! header-read timeout and an idle timeout ([`super::idle`]); methods the handler does not take
-//! ([`Handler::methods`], GET and HEAD unless it says otherwise) get 405 before it sees them.
+//! Serving one listener with hyper: at most [`Limits::max_connections`] connections at once,
+//! each with a header-read timeout and an idle timeout ([`super::idle`]); methods the handler
+//! does not take ([`Handler::methods`], GET and HEAD unless it says otherwise) get 405 before it
+//! sees them. A connection that finds every slot taken waits up to [`Limits::queue_wait`] for
+//! one, with at most as many waiting as there are slots; one still waiting then is answered 503
+//! with `Retry-After`, and one that finds the queue full is closed unanswered. A flood therefore
+//! costs a bounded number of tasks and sockets, and every refusal is counted
+//! ([`ListenerCounters`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,20 +17,34 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::idle::IdleTimeout;
+use super::listener_counters::{ListenerCounters, Refusal};
 use super::response::{Body, method_not_allowed};
 
 /// How long accepting pauses after it failed.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
+/// How long a refused connection's request is read (and thrown away) after the 503, so that
+/// closing it does not reset the answer away before the client reads it.
+const REFUSAL_DRAIN: Duration = Duration::from_secs(1);
+
+/// The answer to a connection that waited for a slot in vain.
+const BUSY: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n\
+retry-after: 1\r\nconnection: close\r\ncontent-length: 47\r\n\r\n\
+every connection slot is taken: try again later";
+
 /// The bounds every connection is served within.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Connections served at once.
+    /// Connections served at once (and, apart from them, waiting for a slot).
     pub max_connections: usize,
+    /// How long a connection waits for a slot before it is answered 503.
+    pub queue_wait: Duration,
     /// How long a client has to send a request's headers (and, on a kept-alive connection,
     /// to start the next request).
     pub header_read_timeout: Duration,
@@ -39,6 +57,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_connections: 64,
+            queue_wait: Duration::from_secs(2),
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
         }
@@ -56,67 +75,100 @@ pub trait Handler: Send + Sync + 'static {
     }
 }
 
-/// Answers every connection on `listener` with `handler` within `limits` until `stop`
-/// completes; connections already open finish on their own.
+/// Answers every connection on `listener` with `handler` within `limits`, counting in
+/// `counters`, until `stop` completes; connections already open finish on their own.
 pub async fn serve(
     listener: TcpListener,
     limits: Limits,
     handler: Arc<dyn Handler>,
+    counters: ListenerCounters,
     stop: impl Future<Output = ()>,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let queue = Arc::new(Semaphore::new(limits.max_connections));
     tokio::pin!(stop);
     loop {
         let accepted = tokio::select! {
             () = &mut stop => return,
-            accepted = accept(&listener, &slots) => accepted,
+            accepted = listener.accept() => accepted,
         };
-        let Some((stream, slot)) = accepted else {
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                // Out of file descriptors, say: pause rather than spin on the error.
+                tracing::warn!("accepting an HTTP connection: {error}");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        let Ok(waiting) = Arc::clone(&queue).try_acquire_owned() else {
+            counters.refused(Refusal::Dropped);
             continue;
         };
-        let handler = Arc::clone(&handler);
+        let (slots, handler, counters) =
+            (Arc::clone(&slots), Arc::clone(&handler), counters.clone());
         tokio::spawn(async move {
-            let io = TokioIo::new(IdleTimeout::new(stream, limits.idle_timeout));
-            let service = service_fn(move |request: Request<Incoming>| {
-                let handler = Arc::clone(&handler);
-                async move {
-                    Ok::<_, std::convert::Infallible>(
-                        if handler.methods().contains(request.method()) {
-                            handler.handle(request).await
-                        } else {
-                            method_not_allowed(handler.methods())
-                        },
-                    )
+            let slot = tokio::time::timeout(limits.queue_wait, slots.acquire_owned()).await;
+            match slot {
+                Ok(Ok(slot)) => {
+                    drop(waiting);
+                    answer(stream, slot, limits, handler, counters).await;
                 }
-            });
-            let served = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_read_timeout)
-                .serve_connection(io, service)
-                .await;
-            if let Err(error) = served {
-                tracing::debug!("HTTP connection: {error}");
+                _ => {
+                    counters.refused(Refusal::Busy);
+                    refuse(stream).await;
+                    drop(waiting);
+                }
             }
-            drop(slot);
         });
     }
 }
 
-/// The next connection, once a slot is free; `None` when accepting failed.
-async fn accept(
-    listener: &TcpListener,
-    slots: &Arc<Semaphore>,
-) -> Option<(tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit)> {
-    let slot = Arc::clone(slots).acquire_owned().await.ok()?;
-    match listener.accept().await {
-        Ok((stream, _)) => Some((stream, slot)),
-        Err(error) => {
-            // Out of file descriptors, say: pause rather than spin on the error.
-            tracing::warn!("accepting an HTTP connection: {error}");
-            tokio::time::sleep(ACCEPT_BACKOFF).await;
-            None
+/// Serves the requests of `stream` in its `slot`.
+async fn answer(
+    stream: TcpStream,
+    slot: OwnedSemaphorePermit,
+    limits: Limits,
+    handler: Arc<dyn Handler>,
+    counters: ListenerCounters,
+) {
+    counters.opened();
+    let io = TokioIo::new(IdleTimeout::new(stream, limits.idle_timeout));
+    let service = service_fn(move |request: Request<Incoming>| {
+        let handler = Arc::clone(&handler);
+        async move {
+            Ok::<_, std::convert::Infallible>(if handler.methods().contains(request.method()) {
+                handler.handle(request).await
+            } else {
+                method_not_allowed(handler.methods())
+            })
         }
+    });
+    let served = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .serve_connection(io, service)
+        .await;
+    if let Err(error) = served {
+        if error.is_timeout() {
+            counters.refused(Refusal::HeaderTimeout);
+        }
+        tracing::debug!("HTTP connection: {error}");
     }
+    counters.closed();
+    drop(slot);
+}
+
+/// Answers `stream` 503 and closes it, after reading what the client sent for a moment.
+async fn refuse(mut stream: TcpStream) {
+    if stream.write_all(BUSY).await.is_err() || stream.shutdown().await.is_err() {
+        return;
+    }
+    let mut sink = [0u8; 4096];
+    let _ = tokio::time::timeout(REFUSAL_DRAIN, async {
+        while matches!(stream.read(&mut sink).await, Ok(read) if read > 0) {}
+    })
+    .await;
 }
 
 #[cfg(test)]
@@ -141,13 +193,31 @@ mod tests {
         }
     }
 
-    async fn start(limits: Limits) -> (std::net::SocketAddr, Arc<Echo>) {
+    async fn start(limits: Limits) -> (std::net::SocketAddr, Arc<Echo>, ListenerCounters) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let echo = Arc::new(Echo::default());
         let handler: Arc<dyn Handler> = echo.clone();
-        tokio::spawn(serve(listener, limits, handler, futures::future::pending()));
-        (address, echo)
+        let counters = ListenerCounters::unregistered("test");
+        tokio::spawn(serve(
+            listener,
+            limits,
+            handler,
+            counters.clone(),
+            futures::future::pending(),
+        ));
+        (address, echo, counters)
+    }
+
+    /// Waits until `counters` counted `count` refusals for `why`.
+    async fn refused(counters: &ListenerCounters, why: Refusal, count: u64) {
+        for _ in 0..500 {
+            if counters.refusals(why) == count {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{} refusals {why:?}, not {count}", counters.refusals(why));
     }
 
     /// Sends `request` on `stream` and reads one response (headers and `content-length` bytes).
@@ -173,7 +243,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_get_and_head_reach_the_handler() {
-        let (address, echo) = start(Limits::default()).await;
+        let (address, echo, _) = start(Limits::default()).await;
         let mut stream = TcpStream::connect(address).await.unwrap();
         stream
             .write_all(b"POST /metrics HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
@@ -195,7 +265,7 @@ mod tests {
             header_read_timeout: Duration::from_millis(200),
             ..Limits::default()
         };
-        let (address, echo) = start(limits).await;
+        let (address, echo, counters) = start(limits).await;
         let mut stream = TcpStream::connect(address).await.unwrap();
         stream
             .write_all(b"GET /slow HTTP/1.1\r\nhost:")
@@ -207,6 +277,8 @@ mod tests {
         let response = String::from_utf8_lossy(&response);
         assert!(!response.contains("200"), "{response}");
         assert!(echo.0.lock().unwrap().is_empty());
+        refused(&counters, Refusal::HeaderTimeout, 1).await;
+        assert_eq!(counters.open(), 0, "its slot is given back");
     }
 
     #[tokio::test]
@@ -215,7 +287,7 @@ mod tests {
             max_connections: 1,
             ..Limits::default()
         };
-        let (address, echo) = start(limits).await;
+        let (address, echo, counters) = start(limits).await;
         let mut first = TcpStream::connect(address).await.unwrap();
         exchange(&mut first, "GET /1 HTTP/1.1\r\nhost: x\r\n\r\n").await;
         let mut second = TcpStream::connect(address).await.unwrap();
@@ -231,5 +303,65 @@ mod tests {
         second.read_to_string(&mut response).await.unwrap();
         assert!(response.ends_with("/waiting"), "{response}");
         assert_eq!(*echo.0.lock().unwrap(), ["/1", "/2", "/waiting"]);
+        assert_eq!(counters.refusals(Refusal::Busy), 0);
+    }
+
+    #[tokio::test]
+    async fn a_connection_still_waiting_after_the_queue_wait_is_answered_503_and_counted() {
+        let limits = Limits {
+            max_connections: 1,
+            queue_wait: Duration::from_millis(100),
+            ..Limits::default()
+        };
+        let (address, echo, counters) = start(limits).await;
+        let mut first = TcpStream::connect(address).await.unwrap();
+        exchange(&mut first, "GET /1 HTTP/1.1\r\nhost: x\r\n\r\n").await;
+        let mut second = TcpStream::connect(address).await.unwrap();
+        second
+            .write_all(b"GET /refused HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = String::new();
+        second.read_to_string(&mut response).await.unwrap();
+        assert!(
+            response.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+            "{response}"
+        );
+        assert!(response.contains("\r\nretry-after: 1\r\n"), "{response}");
+        assert!(response.ends_with("try again later"), "{response}");
+        assert_eq!(counters.refusals(Refusal::Busy), 1);
+        assert_eq!(counters.open(), 1, "the first connection keeps its slot");
+        assert_eq!(*echo.0.lock().unwrap(), ["/1"]);
+    }
+
+    #[tokio::test]
+    async fn a_connection_that_finds_the_queue_full_is_closed_unanswered_and_counted() {
+        let limits = Limits {
+            max_connections: 1,
+            queue_wait: Duration::from_secs(30),
+            ..Limits::default()
+        };
+        let (address, echo, counters) = start(limits).await;
+        let mut first = TcpStream::connect(address).await.unwrap();
+        exchange(&mut first, "GET /1 HTTP/1.1\r\nhost: x\r\n\r\n").await;
+        let mut queued = TcpStream::connect(address).await.unwrap();
+        queued
+            .write_all(b"GET /queued HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut third = TcpStream::connect(address).await.unwrap();
+        let mut response = Vec::new();
+        let _ = third.read_to_end(&mut response).await;
+        assert!(
+            response.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&response)
+        );
+        refused(&counters, Refusal::Dropped, 1).await;
+        drop(first);
+        let mut response = String::new();
+        queued.read_to_string(&mut response).await.unwrap();
+        assert!(response.ends_with("/queued"), "{response}");
+        assert_eq!(*echo.0.lock().unwrap(), ["/1", "/queued"]);
     }
 }

@@ -72,6 +72,9 @@ fn sampled() -> String {
     );
     metrics.synced(&app, "Succeeded");
     metrics.webhook("github", "refreshed");
+    metrics
+        .listener("webhook")
+        .refused(crate::httpd::listener_counters::Refusal::Busy);
     metrics.notification("on-step-started", "webhook.ops", "delivered");
     metrics.trigger_evaluated("on-step-started", true);
     crate::repo::git_requests::counted(
@@ -85,10 +88,9 @@ fn sampled() -> String {
         &http::Uri::from_static("/api/v1/namespaces/shop/pods"),
         "200".to_owned(),
     );
-    // The API counters are process-wide: a server's counters exist once a client to it does.
-    let _ = crate::cluster::api_server::api_requests::ServerCounters::for_server(
-        "https://kubernetes.default.svc/",
-    );
+    // The retry counters are process-wide: a server's counter exists once a client to it does.
+    let _ =
+        crate::cluster::api_server::throttled_retry::retries_of("https://kubernetes.default.svc/");
     metrics.render()
 }
 

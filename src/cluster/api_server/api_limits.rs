@@ -1,8 +1,9 @@
 //! The controller's clients to an API server, as a controller should talk to one: each request
 //! waits for a token of the server's [`TokenBucket`] (one per server, shared by the clients made
 //! from one [`ApiLimits`]), passes the client's gate (the leader's write gate), and a refusal
-//! 429/503/504 is sent again by [`ThrottledRetry`] within its bounds; each of these is counted by
-//! server ([`super::api_requests`]). kube's own retry (up to 15 retries, up to 1000 s apart) is
+//! 429/503/504 is sent again by [`ThrottledRetry`] within its bounds. Every attempt sent is
+//! counted by [`super::k8s_requests`] (its response code tells the 429s), every retry by
+//! [`super::throttled_retry::retries`]. kube's own retry (up to 15 retries, up to 1000 s apart) is
 //! turned off in their place.
 
 use std::collections::BTreeMap;
@@ -12,7 +13,6 @@ use http::{Request, Response};
 use kube::Client;
 use kube::client::{Body, ClientBuilder, DynBody};
 
-use super::api_requests::ServerCounters;
 use super::throttled_retry::ThrottledRetry;
 use super::token_bucket::{Rate, RateLimitLayer, TokenBucket};
 
@@ -87,9 +87,8 @@ impl ApiLimits {
     {
         let server = config.cluster_url.to_string();
         config.default_retry = false;
-        let counters = ServerCounters::for_server(&server);
-        let limit = RateLimitLayer::new(self.bucket(&server), counters.clone());
-        let retry = tower::retry::RetryLayer::new(ThrottledRetry::new(&server, counters));
+        let limit = RateLimitLayer::new(self.bucket(&server));
+        let retry = tower::retry::RetryLayer::new(ThrottledRetry::new(&server));
         let counted = super::k8s_requests::CountRequestsLayer::new(&server);
         Ok(ClientBuilder::try_from(config)?
             // Innermost: every attempt sent is counted (Argo CD's argocd_app_k8s_request_total).

@@ -2,12 +2,11 @@
 //! server ([`kube_cluster`]): its resource types ([`resource_types`]), the requests it counts
 //! ([`request_count`]), how an API error reads ([`api_error`]), and the CLI's operation store
 //! ([`operation_configmap`]); the controller's clients, rate-limited ([`token_bucket`]) and
-//! retrying when throttled ([`throttled_retry`]) as [`api_limits`] assembles them, with their
-//! counts by server ([`api_requests`]).
+//! retrying when throttled ([`throttled_retry`]) as [`api_limits`] assembles them, every request
+//! counted ([`k8s_requests`]).
 
 pub mod api_error;
 pub mod api_limits;
-pub mod api_requests;
 pub mod k8s_requests;
 pub mod kube_cluster;
 pub mod operation_configmap;

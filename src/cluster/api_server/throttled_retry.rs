@@ -5,17 +5,43 @@
 //! controller: at most [`MAX_RETRIES`] retries and [`MAX_WAIT`] of waiting per request; past
 //! either, or when the server asks for a longer wait than is left, the refusal goes back to the
 //! caller, whose reconcile fails and is requeued with its own backoff, instead of holding a
-//! worker for minutes (kube's default policy waits up to 1000 s between 15 retries). Each 429
-//! is counted, each retry counted and logged at debug.
+//! worker for minutes (kube's default policy waits up to 1000 s between 15 retries). Each retry
+//! is counted per server ([`retries`], exported as `flotilla_api_retries_total`) and logged at
+//! debug; the responses themselves, 429s included, are counted by [`super::k8s_requests`].
 
 use std::hash::BuildHasher as _;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use http::{Request, Response, StatusCode};
 use kube::client::Body;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 
-use super::api_requests::ServerCounters;
+/// The server a retry went to.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ServerLabels {
+    server: String,
+}
+
+/// The retries of this process, per API server (registered as `flotilla_api_retries`): kept
+/// process-wide, as the clients that retry are made in many places.
+#[must_use]
+pub fn retries() -> Family<ServerLabels, Counter> {
+    static RETRIES: OnceLock<Family<ServerLabels, Counter>> = OnceLock::new();
+    RETRIES.get_or_init(Family::default).clone()
+}
+
+/// The retry counter of the API server at `server` (its URL).
+#[must_use]
+pub fn retries_of(server: &str) -> Counter {
+    retries()
+        .get_or_create(&ServerLabels {
+            server: server.to_owned(),
+        })
+        .clone()
+}
 
 /// The most retries of one request (client-go's too).
 pub const MAX_RETRIES: u32 = 10;
@@ -30,18 +56,18 @@ const LONGEST_BACKOFF: Duration = Duration::from_secs(5);
 #[derive(Clone, Debug)]
 pub struct ThrottledRetry {
     server: Arc<str>,
-    counters: ServerCounters,
+    counted: Counter,
     retries: u32,
     waited: Duration,
 }
 
 impl ThrottledRetry {
-    /// The policy of requests to `server`, counting into `counters`.
+    /// The policy of requests to `server`.
     #[must_use]
-    pub fn new(server: &str, counters: ServerCounters) -> Self {
+    pub fn new(server: &str) -> Self {
         Self {
             server: server.into(),
-            counters,
+            counted: retries_of(server),
             retries: 0,
             waited: Duration::ZERO,
         }
@@ -85,9 +111,6 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, tower::BoxError> for Th
     ) -> Option<Self::Future> {
         let response = result.as_ref().ok()?;
         let status = response.status();
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            self.counters.throttled();
-        }
         let asked = retry_after(response);
         let Some(wait) = self.wait(status, asked) else {
             if status == StatusCode::TOO_MANY_REQUESTS {
@@ -98,7 +121,7 @@ impl<B> tower::retry::Policy<Request<Body>, Response<B>, tower::BoxError> for Th
         };
         self.retries += 1;
         self.waited += wait;
-        self.counters.retried();
+        self.counted.inc();
         tracing::debug!(server = %self.server, method = %request.method(), path = request.uri().path(),
             status = status.as_u16(), retry_after = ?asked, wait = ?wait, retry = self.retries,
             "the API server refused a request; sending it again");
@@ -126,10 +149,7 @@ mod tests {
     use super::*;
 
     fn policy() -> ThrottledRetry {
-        ThrottledRetry::new(
-            "https://retry.test/",
-            ServerCounters::for_server("https://retry.test/"),
-        )
+        ThrottledRetry::new("https://retry.test/")
     }
 
     fn answer(status: u16, retry_after: Option<&str>) -> Result<Response<()>, tower::BoxError> {
@@ -188,11 +208,8 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn counts_every_refusal_and_retries_only_what_may_succeed_later() {
-        let mut policy = ThrottledRetry::new(
-            "https://counted-retry.test/",
-            ServerCounters::for_server("https://counted-retry.test/"),
-        );
+    async fn counts_its_retries_and_retries_only_what_may_succeed_later() {
+        let mut policy = ThrottledRetry::new("https://counted-retry.test/");
         let mut request = Request::new(Body::empty());
         assert!(
             policy
@@ -206,8 +223,7 @@ mod tests {
                 .retry(&mut request, &mut answer(429, Some("600")))
                 .is_none()
         );
-        let counts = ServerCounters::for_server("https://counted-retry.test/").snapshot();
-        assert_eq!((counts.throttled, counts.retries), (2, 1));
+        assert_eq!(retries_of("https://counted-retry.test/").get(), 1);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The client-side rate limit of the requests to one API server, as client-go's: a token bucket
 //! holding at most `burst` tokens, refilled at `qps` a second; each request (each retry too)
 //! takes one, and waits for it when there is none. Waits are reservations, so requests leave in
-//! the order they asked and a burst of them is spread out rather than refused. Every request
-//! that leaves is counted in [`super::api_requests`].
+//! the order they asked and a burst of them is spread out rather than refused. (What leaves is
+//! counted by [`super::k8s_requests`], inside this layer.)
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,8 +11,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::Instant;
-
-use super::api_requests::ServerCounters;
 
 /// Requests a second and the burst allowed above it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,19 +64,17 @@ impl TokenBucket {
     }
 }
 
-/// Wraps a client's HTTP service in a [`RateLimited`] sharing one bucket and one server's
-/// counters.
+/// Wraps a client's HTTP service in a [`RateLimited`] sharing one bucket.
 #[derive(Clone, Debug)]
 pub struct RateLimitLayer {
     bucket: TokenBucket,
-    counters: ServerCounters,
 }
 
 impl RateLimitLayer {
-    /// A layer taking from `bucket` and counting into `counters`.
+    /// A layer taking from `bucket`.
     #[must_use]
-    pub fn new(bucket: TokenBucket, counters: ServerCounters) -> Self {
-        Self { bucket, counters }
+    pub fn new(bucket: TokenBucket) -> Self {
+        Self { bucket }
     }
 }
 
@@ -89,7 +85,6 @@ impl<S> tower::Layer<S> for RateLimitLayer {
         RateLimited {
             inner,
             bucket: self.bucket.clone(),
-            counters: self.counters.clone(),
         }
     }
 }
@@ -99,7 +94,6 @@ impl<S> tower::Layer<S> for RateLimitLayer {
 pub struct RateLimited<S> {
     inner: S,
     bucket: TokenBucket,
-    counters: ServerCounters,
 }
 
 /// The future of a rate-limited call.
@@ -124,7 +118,6 @@ where
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         let wait = self.bucket.reserve();
-        let counters = self.counters.clone();
         // The clone that was not polled ready takes the call (tower's recipe for services that
         // are called from a future).
         let clone = self.inner.clone();
@@ -136,7 +129,6 @@ where
             let ready = tower::ServiceExt::ready(&mut inner)
                 .await
                 .map_err(Into::into)?;
-            counters.sent();
             ready.call(request).await.map_err(Into::into)
         })
     }
@@ -170,11 +162,10 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn requests_wait_for_their_token_and_are_counted_when_sent() {
+    async fn requests_wait_for_their_token_in_the_order_sent() {
         use tower::{Layer as _, ServiceExt as _};
 
-        let counters = ServerCounters::for_server("https://limited.test/");
-        let layer = RateLimitLayer::new(bucket(2.0, 1), counters.clone());
+        let layer = RateLimitLayer::new(bucket(2.0, 1));
         let echo = tower::service_fn(|request: http::Request<()>| async move {
             Ok::<_, std::convert::Infallible>(request.uri().path().to_owned())
         });
@@ -191,6 +182,5 @@ mod tests {
             Duration::from_secs(1),
             "two waits of 1/2 s"
         );
-        assert_eq!(counters.snapshot().requests, 3);
     }
 }

@@ -64,10 +64,11 @@ pub(super) async fn delete_resources(
         (Err(_), message) => DeletionEnd::Failed(message.as_deref().unwrap_or_default()),
     };
     let decided = deletion_report(end);
+    let mut written = None;
     if let Some(message) = decided.condition() {
-        let changed = report(ctx, app, ApplicationConditionType::DeletionError, message).await?;
+        written = report(ctx, app, ApplicationConditionType::DeletionError, message).await?;
         if let DeletionReport::Set { message, always } = decided
-            && (changed || always)
+            && (written.is_some() || always)
         {
             publish(ctx, app, EventReason::DeletionError, message).await;
         }
@@ -75,7 +76,9 @@ pub(super) async fn delete_resources(
     match deleted?.0 {
         Deletion::Continue(action) => Ok(action),
         Deletion::Finished(current) => {
-            remove_finalizers(ctx, &current).await?;
+            // The finalizers are removed from the Application as last written: after the
+            // condition's write above, the one read by the step has an older resourceVersion.
+            remove_finalizers(ctx, written.as_ref().unwrap_or(&current)).await?;
             publish(
                 ctx,
                 app,

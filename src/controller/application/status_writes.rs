@@ -39,7 +39,8 @@ pub(super) async fn write_status(
 }
 
 /// Sets (or, with None, clears) a condition on the Application as it is now (read again: a
-/// deletion's steps write between reconciles); true when that changed it.
+/// deletion's steps write between reconciles); the Application as written when that changed it
+/// (its new `resourceVersion` is what a later write of the same pass must send).
 ///
 /// # Errors
 /// The Application could not be read, or its status not written.
@@ -48,7 +49,7 @@ pub(super) async fn report(
     app: &Application,
     type_: ApplicationConditionType,
     message: Option<&str>,
-) -> Result<bool, ApplicationError> {
+) -> Result<Option<Application>, ApplicationError> {
     let current =
         ctx.api()
             .get_opt(&app.name_any())
@@ -59,12 +60,12 @@ pub(super) async fn report(
                 error: error.into(),
             })?;
     let Some(current) = current else {
-        return Ok(false);
+        return Ok(None);
     };
     let now = Time(Timestamp::now());
     match condition_patch(current.status.as_ref(), type_, message, &now) {
-        Some(patch) => write_status(ctx, app, patch).await.map(|_| true),
-        None => Ok(false),
+        Some(patch) => write_status(ctx, app, patch).await.map(Some),
+        None => Ok(None),
     }
 }
 

@@ -76,9 +76,16 @@ mod tests {
             metrics,
             readiness: readiness.clone(),
         });
-        let server = tokio::spawn(serve(listener, Limits::default(), endpoint, async {
-            let _ = stopped.await;
-        }));
+        let counters = endpoint.metrics.listener("metrics");
+        let server = tokio::spawn(serve(
+            listener,
+            Limits::default(),
+            endpoint,
+            counters,
+            async {
+                let _ = stopped.await;
+            },
+        ));
 
         let scraped = get(address, "/metrics").await;
         assert!(scraped.starts_with("HTTP/1.1 200 OK"), "{scraped}");

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use flotilla_core::api::Application;
 
+use crate::httpd::listener_counters::{ListenerCounters, ListenerFamilies};
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -93,6 +94,8 @@ pub struct Metrics {
     /// Reconciles running now, per reconciler (Argo CD's `workqueue_depth`).
     running: Family<QueueLabels, Gauge>,
     argocd: ArgoCdMetrics,
+    /// The HTTP listeners' connections and refusals.
+    listeners: ListenerFamilies,
     /// What the watches of each namespace hold, read when scraped.
     observed: ObservedCollector,
     /// Totals of the two reconcile families, for callers that wait for work to happen.
@@ -135,8 +138,12 @@ impl Default for Metrics {
             "helm and kustomize runs (none for sources in the generation cache) and Jsonnet evaluations",
             crate::source::run::runs(),
         );
-        // The process's API requests, refusals and retries: counted by its clients.
-        crate::cluster::api_server::api_requests::register(r);
+        // The process's API retries and requests: counted by its clients.
+        r.register(
+            "flotilla_api_retries",
+            "Requests sent again after HTTP 429, 503 or 504, per Kubernetes API server",
+            crate::cluster::api_server::throttled_retry::retries(),
+        );
         r.register(
             "argocd_app_k8s_request",
             "Kubernetes API requests by server, verb, resource, namespace and response code (Argo CD's name)",
@@ -157,6 +164,8 @@ impl Default for Metrics {
         r.register_collector(Box::new(observed.clone()));
         r.register_collector(Box::new(ProcessCollector));
         let argocd = ArgoCdMetrics::registered(r);
+        let listeners = ListenerFamilies::default();
+        listeners.register(r);
         let metrics = Self {
             reconciles: registered(
                 r,
@@ -236,6 +245,7 @@ impl Default for Metrics {
                 Family::default(),
             ),
             argocd,
+            listeners,
             observed,
             registry,
             reconcile_total: AtomicU64::new(0),
@@ -337,6 +347,12 @@ impl Metrics {
             })
             .inc();
         self.argocd.synced(app, phase);
+    }
+
+    /// The counters of the HTTP listener called `listener` (`metrics`, `web`, `webhook`).
+    #[must_use]
+    pub fn listener(&self, listener: &str) -> ListenerCounters {
+        self.listeners.listener(listener)
     }
 
     /// Counts a git webhook request of `provider` (`unknown` when none was recognised) by
