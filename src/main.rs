@@ -68,6 +68,8 @@ fn main() -> ExitCode {
         Command::Get(args) => flotilla::cli::get::run(&args),
         Command::Import(args) => flotilla::cli::import::run(&args),
         Command::App(args) => flotilla::cli::app::run(&args),
+        Command::Appset(args) => flotilla::cli::appset::run(&args),
+        Command::Proj(args) => flotilla::cli::proj::run(&args),
         Command::Simulate(args) => flotilla::cli::simulate::run(&args),
         Command::Version(args) => flotilla::cli::version::run(&args),
         Command::Completion(args) => flotilla::cli::completion::run(&args),

@@ -27,6 +27,7 @@ use serde_json::json;
 use support::git_remote::{GitHttp, Remote};
 use support::scm_fake::{FakeScm, Kind, Pull, pull_request_entry};
 use support::three_step_appset::three_steps;
+use support::webhook_payload::{fixture, payload};
 use support::{TestNamespace, apply, eventually_within, namespace, object};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -178,31 +179,6 @@ async fn post(controller: &Controller, headers: &[(&str, String)], body: &[u8]) 
     }
     head.push_str("\r\n");
     exchange(controller.webhook, head, body).await
-}
-
-/// The payload `file` of `tests/fixtures/webhooks/`.
-fn fixture(file: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/webhooks")
-        .join(file);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
-}
-
-/// A provider's documented push payload for the repository at `http_url` from `before` to
-/// `after`.
-fn payload(file: &str, http_url: &str, before: &str, after: &str) -> Vec<u8> {
-    let host = http_url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .expect("a host");
-    fixture(file)
-        .replace("{{HTTP_URL}}", http_url)
-        .replace("{{HOST}}", host)
-        .replace("{{HOSTNAME}}", host.split(':').next().expect("a host name"))
-        .replace("{{BEFORE}}", before)
-        .replace("{{AFTER}}", after)
-        .into_bytes()
 }
 
 /// The headers each provider sends with a push `body`, signed or with its token.

@@ -22,6 +22,7 @@ pub mod server_process;
 pub mod sync_times;
 pub mod three_step_appset;
 pub mod two_tier_appset;
+pub mod webhook_payload;
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
