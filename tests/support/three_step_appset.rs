@@ -13,28 +13,11 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use serde_json::json;
 
+use super::sync_times::sync_times;
 use super::{TestNamespace, eventually_within, object};
 
 /// The components, in step order.
 pub const ORDER: [&str; 3] = ["database", "backend", "frontend"];
-
-/// When Application `name`'s last sync started and finished.
-async fn sync_times(apps: &Api<Application>, name: &str) -> Result<(Timestamp, Timestamp), String> {
-    let app = apps.get(name).await.map_err(|e| e.to_string())?;
-    let operation = app
-        .status
-        .and_then(|status| status.operation_state)
-        .ok_or(format!("{name}: no operation"))?;
-    let started = operation
-        .started_at
-        .ok_or(format!("{name}: no start time"))?
-        .0;
-    let finished = operation
-        .finished_at
-        .ok_or(format!("{name}: not finished"))?
-        .0;
-    Ok((started, finished))
-}
 
 /// Waits (up to `within`) until `platform-stack` of `ns` has its three Applications Healthy, and
 /// asserts that each step's sync started only after the previous step's finished; the

@@ -1,5 +1,5 @@
-//! Why the controller publishes a Kubernetes Event on an Application or ApplicationSet: a closed
-//! vocabulary of reasons, each with its type (Warning or Normal) and the action it reports on.
+//! Why the controller publishes a Kubernetes Event on an Application or ApplicationSet (or, for
+//! its leadership, on its Lease): a closed vocabulary of reasons, each with its type (Warning or Normal) and the action it reports on.
 
 /// Why an Event was published.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,11 +45,14 @@ pub enum EventReason {
     NotificationSent,
     /// A notification could not be delivered (after its retries).
     NotificationFailed,
+    /// This replica leads again after it had stopped acting because its Lease was not renewed
+    /// by the renew deadline (or was taken); published on the Lease.
+    LeadershipLost,
 }
 
 impl EventReason {
     /// Every reason, in the order of the reference page.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 20] = [
         Self::ApplicationsGenerated,
         Self::ApplicationSetError,
         Self::SyncStarted,
@@ -69,6 +72,7 @@ impl EventReason {
         Self::InvalidRolloutConfig,
         Self::NotificationSent,
         Self::NotificationFailed,
+        Self::LeadershipLost,
     ];
 
     /// What the reason means, as the reference page says it.
@@ -110,6 +114,9 @@ impl EventReason {
             Self::NotificationFailed => {
                 "A notification could not be delivered (after its retries)."
             }
+            Self::LeadershipLost => {
+                "Published on the controller's Lease when a replica leads again after it stopped acting: its Lease was not renewed by the renew deadline (the API server did not answer) or was taken; the note says when it stopped and for how long."
+            }
         }
     }
 
@@ -136,6 +143,7 @@ impl EventReason {
             Self::InvalidRolloutConfig => "InvalidRolloutConfig",
             Self::NotificationSent => "NotificationSent",
             Self::NotificationFailed => "NotificationFailed",
+            Self::LeadershipLost => "LeadershipLost",
         }
     }
 
@@ -152,6 +160,7 @@ impl EventReason {
                 | Self::RolloutRolledBack
                 | Self::InvalidRolloutConfig
                 | Self::NotificationFailed
+                | Self::LeadershipLost
         )
     }
 
@@ -183,6 +192,7 @@ impl EventReason {
             | Self::RolloutResumed
             | Self::InvalidRolloutConfig => "Rollout",
             Self::NotificationSent | Self::NotificationFailed => "Notify",
+            Self::LeadershipLost => "Lead",
         }
     }
 }
