@@ -52,9 +52,22 @@ fn main() -> ExitCode {
     {
         tracing::warn!(%error, "temporary checkouts will not be removed on Ctrl-C");
     }
+    let plugins = match cli
+        .plugins_dir
+        .as_deref()
+        .map(flotilla::source::plugin::load_dir)
+    {
+        None => Vec::new(),
+        Some(Ok(plugins)) => plugins,
+        Some(Err(error)) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
     flotilla::source::Tools::configure(flotilla::source::Tools {
         timeout: cli.exec_timeout,
         jsonnet_memory_mib: cli.jsonnet_memory_mib,
+        plugins,
         ..flotilla::source::Tools::new(cli.helm, cli.kustomize, cli.kubectl)
     });
     let result: anyhow::Result<ExitCode> = match cli.command {
@@ -68,6 +81,8 @@ fn main() -> ExitCode {
         Command::Get(args) => flotilla::cli::get::run(&args),
         Command::Import(args) => flotilla::cli::import::run(&args),
         Command::App(args) => flotilla::cli::app::run(&args),
+        Command::Appset(args) => flotilla::cli::appset::run(&args),
+        Command::Proj(args) => flotilla::cli::proj::run(&args),
         Command::Simulate(args) => flotilla::cli::simulate::run(&args),
         Command::Version(args) => flotilla::cli::version::run(&args),
         Command::Completion(args) => flotilla::cli::completion::run(&args),

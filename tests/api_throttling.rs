@@ -18,12 +18,11 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use flotilla_core::api::application_set_status::RolloutApplicationState as State;
-use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::api::ApplicationSet;
 use kube::Api;
 
 use controller_support::{commit, repository};
-use support::three_step_appset::three_steps;
+use support::three_step_appset::{rolled_out_in_order, three_steps};
 use support::{TestNamespace, apply, eventually_within, impersonating_kubeconfig};
 
 /// The most retries of one request (`throttled_retry::MAX_RETRIES`).
@@ -230,27 +229,6 @@ async fn rejected_by_server(client: &kube::Client, flow_schema: &str) -> Result<
         .sum::<f64>() as u64)
 }
 
-/// When each Application's last sync started and finished.
-async fn sync_times(
-    apps: &Api<Application>,
-    name: &str,
-) -> Result<(k8s_openapi::jiff::Timestamp, k8s_openapi::jiff::Timestamp), String> {
-    let app = apps.get(name).await.map_err(|e| e.to_string())?;
-    let operation = app
-        .status
-        .and_then(|status| status.operation_state)
-        .ok_or(format!("{name}: no operation"))?;
-    let started = operation
-        .started_at
-        .ok_or(format!("{name}: no start time"))?
-        .0;
-    let finished = operation
-        .finished_at
-        .ok_or(format!("{name}: not finished"))?
-        .0;
-    Ok((started, finished))
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rollout_throttled_by_priority_and_fairness_completes_in_order_and_counts_the_refusals() {
     let ns = controller_support::setup("throttle").await;
@@ -277,39 +255,8 @@ async fn a_rollout_throttled_by_priority_and_fairness_completes_in_order_and_cou
 
     let controller = Controller::start(&ns, &kubeconfig, &scratch.path().join("repos"));
     let appsets: Api<ApplicationSet> = ns.api();
-    let apps: Api<Application> = ns.api();
     apply(&appsets, &three_steps(&url, &ns)).await;
-    let order = ["database", "backend", "frontend"];
-    let times = eventually_within(
-        Duration::from_secs(180),
-        "the rollout under the throttle",
-        async || {
-            let mut times = Vec::new();
-            for name in order {
-                times.push(sync_times(&apps, name).await?);
-            }
-            let appset = appsets
-                .get("platform-stack")
-                .await
-                .map_err(|e| e.to_string())?;
-            let status = appset.status.unwrap_or_default();
-            let healthy = status.application_status.len() == 3
-                && status
-                    .application_status
-                    .iter()
-                    .all(|entry| entry.status == State::Healthy);
-            healthy
-                .then_some(times)
-                .ok_or(format!("{:?}", status.application_status))
-        },
-    )
-    .await;
-    for pair in times.windows(2) {
-        assert!(
-            pair[0].1 <= pair[1].0,
-            "a step's sync started before the previous step's finished: {times:?}"
-        );
-    }
+    rolled_out_in_order(&ns, Duration::from_secs(180)).await;
 
     // Lifted, the throttle refuses nothing more: the controller's count and the server's are
     // final, and must agree.

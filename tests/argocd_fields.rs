@@ -603,8 +603,8 @@ async fn fields_a_patch_an_override_a_nested_generator_or_an_analysis_job_adds_a
     let cases = [
         (
             "patched",
-            json!({"templatePatch": "spec:\n  source:\n    plugin:\n      name: cmp\n"}),
-            "unsupported field spec.templatePatch: spec.source.plugin",
+            json!({"templatePatch": "spec:\n  source:\n    name: cmp\n"}),
+            "unsupported field spec.templatePatch: spec.source.name",
         ),
         (
             "overridden",

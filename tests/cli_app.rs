@@ -233,9 +233,12 @@ async fn app_confirm_prune_sets_the_approval_now_and_names_a_missing_application
     }
 
     let missing = run_flotilla(&ns, &["app", "confirm-prune", "missing"]).await;
-    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    assert_eq!(missing.status.code(), Some(20), "{missing:?}");
     assert_eq!(
         text(&missing.stderr).trim(),
-        "error: confirming the pruning of Application missing's objects: applications.flotilla.dev \"missing\" not found (HTTP 404 NotFound)"
+        format!(
+            "error: Application missing does not exist in namespace {}",
+            ns.name
+        )
     );
 }

@@ -115,3 +115,37 @@ fn a_closed_stdout_ends_an_offline_command_quietly() {
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A plugins directory with a file that is not a valid plugin stops any command before it
+/// starts (exit code 2), naming the file and the field.
+#[tokio::test]
+async fn a_bad_plugin_file_is_named_with_its_field() {
+    let plugins = tempfile::tempdir().expect("a plugins directory");
+    let file = plugins.path().join("vault.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: argoproj.io/v1alpha1\nkind: ConfigManagementPlugin\nmetadata: {name: vault}\n\
+         spec:\n  generate: {command: [avp, generate, ./]}\n  provideGitCreds: true\n",
+    )
+    .expect("writes");
+    let output = flotilla(
+        [
+            "--plugins-dir",
+            &plugins.path().display().to_string(),
+            "version",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    )
+    .await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        format!(
+            "error: {}: ConfigManagementPlugin \"vault\": unsupported field spec.provideGitCreds: \
+             Flotilla does not implement it (check the spelling, or remove it)",
+            file.display()
+        )
+    );
+}

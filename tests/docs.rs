@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use flotilla::cli::docs::{REGENERATE, reference_pages};
 use flotilla::cli::render::{AppSetArgs, render_from_args};
 use flotilla_core::api::document::{parse_app_project, parse_application, parse_application_set};
+use flotilla_core::cmp::ConfigManagementPlugin;
+use flotilla_core::notify::argo::config::NotificationsConfig;
 use flotilla_core::notify::config::NotificationConfig;
 use serde_json::{Value, json};
 
@@ -378,6 +380,10 @@ fn check_yaml(page: &str, body: &str) -> Result<(), String> {
             Some("ApplicationSet") => parse_application_set(page, &text(&document)).map(drop),
             Some("Application") => parse_application(page, &text(&document)).map(drop),
             Some("AppProject") => parse_app_project(page, &text(&document)).map(drop),
+            Some("ConfigManagementPlugin") => {
+                ConfigManagementPlugin::parse(page, &text(&document)).map_err(|e| e.to_string())?;
+                Ok(())
+            }
             Some("ConfigMap")
                 if document.pointer("/metadata/name") == Some(&json!("flotilla-notifications")) =>
             {
@@ -385,6 +391,29 @@ fn check_yaml(page: &str, body: &str) -> Result<(), String> {
                     serde_json::from_value(document["data"].clone())
                         .map_err(|e| format!("data: {e}"))?;
                 NotificationConfig::parse(&data)
+                    .map(drop)
+                    .map_err(|e| e.to_string())?;
+                Ok(())
+            }
+            Some("ConfigMap")
+                if document.pointer("/metadata/name")
+                    == Some(&json!("argocd-notifications-cm")) =>
+            {
+                let data: BTreeMap<String, String> =
+                    serde_json::from_value(document["data"].clone())
+                        .map_err(|e| format!("data: {e}"))?;
+                // Every `$key` the example names stands for a value of the Secret.
+                let secret: BTreeMap<String, String> = data
+                    .values()
+                    .flat_map(|text| text.split('$').skip(1))
+                    .map(|rest| {
+                        let end = rest
+                            .find(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c)))
+                            .unwrap_or(rest.len());
+                        (rest[..end].trim_end_matches('.').to_owned(), "x".to_owned())
+                    })
+                    .collect();
+                NotificationsConfig::parse(&data, &secret)
                     .map(drop)
                     .map_err(|e| e.to_string())?;
                 Ok(())

@@ -33,8 +33,9 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["api"],
     // An Application's objects and what they own, with their health.
     &["resource_tree"],
-    // Projects: what an Application may deploy where, and when.
-    &["project"],
+    // Projects: what an Application may deploy where, and when; Config Management Plugins:
+    // which renders a source, with what environment.
+    &["project", "cmp"],
     // Pure decisions over the types: RollingSync, and the sync engine's plan and steps.
     &["rollout", "sync"],
     // The controllers' decisions: what to write, compare, sync, record and publish; who leads;

@@ -3,8 +3,9 @@
 //! two `flotilla controller` processes, each authenticated as its own user, sync Applications
 //! while the API server process is paused (SIGSTOP, SIGCONT) for twice the Lease duration, and
 //! while the leading replica itself is paused until the other takes over. The audit log must then
-//! show that successful writes never came from two identities in overlapping intervals. The
-//! shared test control plane is never touched; everything started here is stopped even when the
+//! show that successful writes never came from two identities in overlapping intervals, and that
+//! every write of a replica followed its own Lease write by less than the renew deadline (no
+//! write without a held Lease). The shared test control plane is never touched; everything started here is stopped even when the
 //! test fails.
 
 mod controller_support;
@@ -15,19 +16,20 @@ use std::time::{Duration, Instant};
 
 use flotilla_core::api::{Application, ApplicationSet};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
-use kube::api::PostParams;
 use serde_json::json;
 
 use controller_support::{appset, commit_apps, repository};
-use support::private_plane::{ControlPlane, Replica, Write, audited_writes, signal};
-use support::{apply, eventually_within, install_flotilla_crds, object};
+use support::private_plane::{
+    ControlPlane, Replica, Write, audited_writes, signal, writes_without_lease,
+};
+use support::{apply, eventually_within};
 
 const NAMESPACE: &str = "leader";
 const REPLICAS: [&str; 2] = ["replica-a", "replica-b"];
 const LEASE_DURATION: Duration = Duration::from_secs(4);
+const RENEW_DEADLINE: Duration = Duration::from_secs(3);
 /// Longer than the Lease: every holder's renew deadline passes while the server is stopped.
 const PAUSE: Duration = LEASE_DURATION.saturating_mul(2);
 const WAIT: Duration = Duration::from_secs(40);
@@ -46,7 +48,7 @@ fn start_replica(plane: &ControlPlane, identity: &'static str) -> Replica {
             "--lease-duration",
             &format!("{}s", LEASE_DURATION.as_secs()),
             "--renew-deadline",
-            "3s",
+            &format!("{}s", RENEW_DEADLINE.as_secs()),
             "--retry-period",
             "500ms",
             "--app-resync",
@@ -142,14 +144,7 @@ fn runs(writes: &[Write]) -> Vec<Run> {
 #[tokio::test]
 async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_and_a_paused_leader()
  {
-    let plane = ControlPlane::start(&REPLICAS);
-    let client = plane.client().await;
-    install_flotilla_crds(&client).await;
-    let namespace: Namespace = object(json!({"metadata": {"name": NAMESPACE}}));
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .expect("creating the namespace");
+    let (plane, client) = support::plane_with_namespace(&REPLICAS, NAMESPACE).await;
     let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
     let applications: Api<Application> = Api::namespaced(client.clone(), NAMESPACE);
     let names = ["a", "b", "c"];
@@ -174,9 +169,9 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
     let (paused, paused_at) = (Instant::now(), Timestamp::now());
     tokio::time::sleep(PAUSE).await;
     signal(plane.apiserver, libc::SIGCONT);
+    let resumed_at = Timestamp::now();
     println!(
-        "API server paused {paused_at} .. {} ({:?})",
-        Timestamp::now(),
+        "API server paused {paused_at} .. {resumed_at} ({:?})",
         paused.elapsed()
     );
     synced(&applications, &names, &revision).await;
@@ -253,6 +248,18 @@ async fn writes_never_come_from_two_replicas_at_once_across_a_paused_api_server_
             );
         }
     }
+    let pauses = [(paused_at, resumed_at)];
+    let outside = writes_without_lease(
+        &writes,
+        &REPLICAS,
+        "flotilla-controller",
+        RENEW_DEADLINE,
+        &pauses,
+    );
+    assert!(
+        outside.is_empty(),
+        "writes more than the renew deadline after their replica's last Lease write: {outside:#?}"
+    );
     for pair in runs(&writes).windows(2) {
         let (before, after) = (&pair[0], &pair[1]);
         assert!(

@@ -7,8 +7,6 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flotilla_core::api::ApplicationSet;
@@ -20,7 +18,7 @@ use k8s_openapi::api::events::v1::Event;
 use kube::Api;
 use serde_json::{Value, json};
 use support::git_remote::{GitDaemon, Remote};
-use support::loopback_http::LoopbackServer;
+use support::recording_http::RecordingServer;
 use support::three_step_appset::three_steps;
 use support::{
     TestNamespace, apply, controller_process, eventually_within, kill_process, namespace, object,
@@ -37,72 +35,32 @@ struct Received {
     body: Value,
 }
 
-/// A notification service on loopback: records every request; answers 500 to the first
+/// A notification service on loopback: records every request it gets; answers 500 to the first
 /// `failures` of them, then 200.
-struct Receiver {
-    server: LoopbackServer,
-    received: Arc<Mutex<Vec<Received>>>,
-}
+struct Receiver(RecordingServer);
 
 impl Receiver {
     fn start(failures: usize) -> Self {
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let recording = Arc::clone(&received);
-        let server = LoopbackServer::start(move |mut stream| {
-            let Some(request) = read_request(&mut stream) else {
-                return;
-            };
-            let status = {
-                let mut all = recording.lock().expect("not poisoned");
-                all.push(request);
-                if all.len() <= failures { 500 } else { 200 }
-            };
-            let answer = format!(
-                "HTTP/1.1 {status} {}\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
-                if status == 200 {
-                    "OK"
-                } else {
-                    "Internal Server Error"
-                }
-            );
-            let _ = stream.write_all(answer.as_bytes());
-        });
-        Self { server, received }
+        Self(RecordingServer::start(move |n| {
+            (if n <= failures { 500 } else { 200 }, "ok".to_owned())
+        }))
     }
 
     fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.server.base_url())
+        self.0.url(path)
     }
 
     fn received(&self) -> Vec<Received> {
-        self.received.lock().expect("not poisoned").clone()
+        self.0
+            .received()
+            .into_iter()
+            .map(|request| Received {
+                body: request.json(),
+                path: request.path,
+                headers: request.headers,
+            })
+            .collect()
     }
-}
-
-/// One HTTP/1.1 request: its path, headers (lower-case names) and JSON body.
-fn read_request(stream: &mut std::net::TcpStream) -> Option<Received> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let path = line.split(' ').nth(1)?.to_owned();
-    let mut headers = BTreeMap::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).ok()? == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
-        }
-    }
-    let length: usize = headers.get("content-length")?.parse().ok()?;
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(Received {
-        path,
-        headers,
-        body: serde_json::from_slice(&body).ok()?,
-    })
 }
 
 /// A repository of three components, each a Deployment the node simulator makes ready after

@@ -21,14 +21,13 @@ use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::shard::assignment::assign;
 use flotilla_core::controller::shard::slots::{SLOTS, SlotSet, slot_of};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
-use kube::api::{ListParams, PostParams};
+use kube::api::ListParams;
 use serde_json::json;
 
 use controller_support::{appset, commit_apps, repository};
 use support::private_plane::{ControlPlane, Replica, audited_writes, signal};
-use support::{apply, eventually_within, install_flotilla_crds, object};
+use support::{apply, eventually_within, object};
 
 const NAMESPACE: &str = "shards";
 const REPLICAS: [&str; 4] = ["replica-a", "replica-b", "replica-c", "replica-d"];
@@ -237,14 +236,7 @@ async fn synced_once_in_order(applications: &Api<Application>, revisions: &[&str
 #[tokio::test]
 async fn three_replicas_share_a_rolling_sync_through_a_kill_and_a_join_syncing_each_application_once()
  {
-    let plane = ControlPlane::start(&REPLICAS);
-    let client = plane.client().await;
-    install_flotilla_crds(&client).await;
-    let namespace: Namespace = object(json!({"metadata": {"name": NAMESPACE}}));
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .expect("creating the namespace");
+    let (plane, client) = support::plane_with_namespace(&REPLICAS, NAMESPACE).await;
     let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
     let applications: Api<Application> = Api::namespaced(client.clone(), NAMESPACE);
     let appsets: Api<ApplicationSet> = Api::namespaced(client.clone(), NAMESPACE);

@@ -81,6 +81,14 @@ pub fn start_controller(
         .expect("starting the controller")
 }
 
+/// The number the environment variable `name` holds, else `default`.
+pub fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// A loopback address free a moment ago.
 pub fn free_address() -> std::net::SocketAddr {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -88,9 +96,9 @@ pub fn free_address() -> std::net::SocketAddr {
         .expect("a free port")
 }
 
-/// The API server's write requests so far (`apiserver_request_total` of every verb but `GET`,
-/// `LIST`, `WATCH` and `CONNECT`), by `verb resource[/subresource][ (dry run)]`.
-pub async fn api_writes(client: &Client) -> std::collections::BTreeMap<String, u64> {
+/// The API server's requests so far (`apiserver_request_total`), by
+/// `verb resource[/subresource][ (dry run)]`.
+pub async fn api_requests(client: &Client) -> std::collections::BTreeMap<String, u64> {
     let request = http::Request::get("/metrics")
         .body(Vec::new())
         .expect("a request");
@@ -98,7 +106,7 @@ pub async fn api_writes(client: &Client) -> std::collections::BTreeMap<String, u
         .request_text(request)
         .await
         .expect("the API server's metrics");
-    let mut writes = std::collections::BTreeMap::new();
+    let mut requests = std::collections::BTreeMap::new();
     for line in text.lines() {
         let Some(rest) = line.strip_prefix("apiserver_request_total{") else {
             continue;
@@ -112,20 +120,29 @@ pub async fn api_writes(client: &Client) -> std::collections::BTreeMap<String, u
                 .find_map(|pair| pair.strip_prefix(name)?.strip_prefix("=\""))
                 .map_or("", |v| v.trim_end_matches('"'))
         };
-        let verb = label("verb");
-        if matches!(verb, "GET" | "LIST" | "WATCH" | "CONNECT") {
-            continue;
-        }
-        let mut key = format!("{verb} {}", label("resource"));
+        let mut key = format!("{} {}", label("verb"), label("resource"));
         if !label("subresource").is_empty() {
             key = format!("{key}/{}", label("subresource"));
         }
         if !label("dry_run").is_empty() {
             key.push_str(" (dry run)");
         }
-        *writes.entry(key).or_default() += value.parse::<f64>().unwrap_or(0.0) as u64;
+        *requests.entry(key).or_default() += value.parse::<f64>().unwrap_or(0.0) as u64;
     }
-    writes
+    requests
+}
+
+/// The API server's write requests so far: [`api_requests`] of every verb but `GET`, `LIST`,
+/// `WATCH` and `CONNECT`.
+pub async fn api_writes(client: &Client) -> std::collections::BTreeMap<String, u64> {
+    let mut requests = api_requests(client).await;
+    requests.retain(|key, _| {
+        !matches!(
+            key.split(' ').next(),
+            Some("GET" | "LIST" | "WATCH" | "CONNECT")
+        )
+    });
+    requests
 }
 
 /// `after - before` of [`api_writes`], without the keys that did not grow.

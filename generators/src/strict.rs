@@ -1,5 +1,5 @@
 //! The strict reading of Flotilla's documents: every field the types do not know is collected by
-//! its path (`spec.source.plugin`, `generators.0.clusters.selectr`), so a field Flotilla does not
+//! its path (`spec.source.name`, `generators.0.clusters.selectr`), so a field Flotilla does not
 //! implement is refused by name, never silently dropped. One mechanism for every reader — a
 //! file's document, a `templatePatch`'s output, a generator's `template` override, a nested
 //! `matrix`/`merge`, an analysis Job's spec — so they cannot disagree.
@@ -28,7 +28,7 @@ impl UnknownFields {
         if self.is_empty() { Ok(()) } else { Err(self) }
     }
 
-    /// The same fields, each prefixed by `parent` (`spec` gives `spec.source.plugin`).
+    /// The same fields, each prefixed by `parent` (`spec` gives `spec.source.name`).
     #[must_use]
     pub fn under(self, parent: &str) -> Self {
         Self(

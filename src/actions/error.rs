@@ -24,3 +24,11 @@ pub enum ActionError {
         source: ApiError,
     },
 }
+
+impl ActionError {
+    /// Whether the object acted on does not exist (the server answered 404 to reading it).
+    #[must_use]
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Self::Read { source, .. } if source.status_code() == Some(404))
+    }
+}

@@ -1,7 +1,8 @@
 //! `flotilla get appsets|apps`: lists ApplicationSets or Applications in a namespace (or all,
 //! `-A`), optionally selected by label (`-l`), in the one output vocabulary (`-o
 //! table|wide|yaml|json|name`, see [`super::output`]): the table shows sync, health, revision
-//! and rollout; `wide` adds where each goes and what it syncs.
+//! and rollout; `wide` adds where each goes and what it syncs. The listing and the showing of
+//! one named object are shared by `flotilla app|appset|proj list|get`.
 
 use std::process::ExitCode;
 
@@ -49,6 +50,44 @@ pub struct GetArgs {
     pub cluster: super::connect::KubeconfigArgs,
 }
 
+/// The flags of `flotilla app|appset|proj list`, as `get`'s.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// List across all namespaces (the table gains a NAMESPACE column).
+    #[arg(long = "all-namespaces", short = 'A')]
+    pub all_namespaces: bool,
+    /// Label selector, as kubectl's: `team=payments`, `tier!=db`, `env in (dev,prod)`.
+    #[arg(long, short = 'l')]
+    pub selector: Option<String>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: OutputFormat,
+}
+
+impl ListArgs {
+    /// The listing these flags ask for, and the namespace to list (`None`: all) given the
+    /// command's `namespace`.
+    #[must_use]
+    pub fn listing<'a>(&'a self, namespace: &'a str) -> (Listing<'a>, Option<&'a str>) {
+        let listing = Listing {
+            output: self.output,
+            selector: self.selector.as_deref(),
+            all_namespaces: self.all_namespaces,
+        };
+        (listing, (!self.all_namespaces).then_some(namespace))
+    }
+}
+
+/// The flags of `flotilla app|appset|proj get NAME`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The object's name.
+    pub name: String,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t)]
+    pub output: OutputFormat,
+}
+
 /// Lists and prints.
 ///
 /// # Errors
@@ -63,20 +102,14 @@ pub fn run(args: &GetArgs) -> anyhow::Result<ExitCode> {
             selector: args.selector.as_deref(),
             all_namespaces: args.all_namespaces,
         };
-        match args.kind {
-            GetKind::Apps => listing.list(api(client, scope), applications_table).await,
-            GetKind::Appsets => {
-                let api = api(client, scope);
-                listing.list(api, application_sets_table).await
-            }
-        }
+        listing.list_kind(args.kind, client, scope).await
     })?;
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }
 
 /// The API of `K` in `namespace`, or in all namespaces.
-fn api<K>(client: kube::Client, namespace: Option<&str>) -> Api<K>
+pub fn api<K>(client: kube::Client, namespace: Option<&str>) -> Api<K>
 where
     K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
     K::DynamicType: Default,
@@ -87,23 +120,64 @@ where
     }
 }
 
-/// How `get` lists and prints.
-struct Listing<'a> {
-    output: OutputFormat,
-    selector: Option<&'a str>,
-    all_namespaces: bool,
+/// A kind `get`, `list` and `show` read and print: a typed Kubernetes object that serializes.
+pub trait Listable:
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + std::fmt::Debug
+    + serde::de::DeserializeOwned
+    + serde::Serialize
+{
+}
+
+impl<K> Listable for K where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+{
+}
+
+/// How `get` (and `app|appset list`) lists and prints.
+pub struct Listing<'a> {
+    /// The output format.
+    pub output: OutputFormat,
+    /// The label selector, if any.
+    pub selector: Option<&'a str>,
+    /// Whether every namespace is listed (the table names each object's).
+    pub all_namespaces: bool,
 }
 
 impl Listing<'_> {
+    /// The objects of `kind` in the namespace `scope` (or all), printed as asked.
+    ///
+    /// # Errors
+    /// The list is refused, or cannot be serialized.
+    pub async fn list_kind(
+        &self,
+        kind: GetKind,
+        client: kube::Client,
+        scope: Option<&str>,
+    ) -> anyhow::Result<String> {
+        match kind {
+            GetKind::Apps => self.list(api(client, scope), applications_table).await,
+            GetKind::Appsets => self.list(api(client, scope), application_sets_table).await,
+        }
+    }
+
     /// The objects of `api` as asked; `table` makes the table format's rows (`wide`: more
     /// columns).
-    async fn list<K>(&self, api: Api<K>, table: fn(&[K], bool) -> Table) -> anyhow::Result<String>
+    ///
+    /// # Errors
+    /// The list is refused, or cannot be serialized.
+    pub async fn list<K>(
+        &self,
+        api: Api<K>,
+        table: fn(&[K], bool) -> Table,
+    ) -> anyhow::Result<String>
     where
-        K: kube::Resource<DynamicType = ()>
-            + Clone
-            + std::fmt::Debug
-            + serde::de::DeserializeOwned
-            + serde::Serialize,
+        K: Listable,
     {
         let params = match self.selector {
             Some(selector) => ListParams::default().labels(selector),
@@ -115,6 +189,47 @@ impl Listing<'_> {
             table,
             all_namespaces: self.all_namespaces,
         })
+    }
+}
+
+/// The object `name` of `api`, printed in `output`: the object itself for `-o json|yaml`, its
+/// row of `table` for the table formats.
+///
+/// # Errors
+/// [`crate::cli::missing::Missing`] when it does not exist; it cannot be read or serialized.
+pub async fn show<K>(
+    api: &Api<K>,
+    name: &str,
+    output: OutputFormat,
+    table: fn(&[K], bool) -> Table,
+) -> anyhow::Result<String>
+where
+    K: Listable,
+{
+    let item = crate::cli::missing::get_named(api, name).await?;
+    output.print(&Shown { item, table })
+}
+
+/// One object and how to tabulate it.
+struct Shown<K> {
+    item: K,
+    table: fn(&[K], bool) -> Table,
+}
+
+impl<K> Printable for Shown<K>
+where
+    K: kube::Resource<DynamicType = ()> + serde::Serialize + Clone,
+{
+    fn data(&self) -> impl serde::Serialize + '_ {
+        &self.item
+    }
+
+    fn names(&self) -> Vec<String> {
+        vec![resource_name(&self.item)]
+    }
+
+    fn table(&self, wide: bool) -> String {
+        (self.table)(std::slice::from_ref(&self.item), wide).render()
     }
 }
 

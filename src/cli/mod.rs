@@ -2,12 +2,14 @@
 
 pub mod api_limit_args;
 pub mod app;
+pub mod appset;
 pub mod command_repos;
 pub mod completion;
 pub mod connect;
 pub mod controller;
 pub mod crd;
 pub mod customizations_args;
+pub mod deletion_wait;
 pub mod diff;
 pub mod directory_args;
 pub mod docs;
@@ -16,8 +18,10 @@ pub mod health_args;
 pub mod import;
 pub mod interrupt;
 pub mod jsonnet_eval;
+pub mod missing;
 pub mod output;
 pub mod plan;
+pub mod proj;
 pub mod project_args;
 pub mod render;
 pub mod rollout;
@@ -55,6 +59,11 @@ pub struct Cli {
     /// (else FLOTILLA_KUBECTL, else `kubectl` on PATH).
     #[arg(long, global = true, value_name = "PATH")]
     pub kubectl: Option<std::path::PathBuf>,
+    /// A directory of Config Management Plugins, one Argo CD `ConfigManagementPlugin` file
+    /// (`*.yaml`) per plugin, for sources with `source.plugin`; read at start, a bad file is an
+    /// error.
+    #[arg(long, global = true, env = "FLOTILLA_PLUGINS_DIR", value_name = "DIR")]
+    pub plugins_dir: Option<std::path::PathBuf>,
     /// How long one run of helm, kustomize or a git command reaching a remote, or one Jsonnet
     /// file's evaluation, may take before it is stopped (Argo CD's repo-server setting of the
     /// same name and default).
@@ -105,8 +114,12 @@ pub enum Command {
     /// Write the flotilla.dev equivalents of Argo CD's AppProjects, ApplicationSets and
     /// Applications (from a namespace or files); a dry run unless --apply.
     Import(import::ImportArgs),
-    /// Request a sync of an Application, terminate it, or wait until it is Healthy and Synced.
+    /// Create, change, inspect, sync, wait for and delete Applications (argocd app's verbs).
     App(app::AppArgs),
+    /// List, show, generate and delete ApplicationSets.
+    Appset(appset::AppsetArgs),
+    /// List and show AppProjects.
+    Proj(proj::ProjArgs),
     /// Preview a whole rollout on an embedded cluster with a virtual clock: order, timing, what
     /// a failure stops.
     Simulate(simulate::SimulateArgs),
@@ -141,14 +154,22 @@ pub enum LogFormat {
     Json,
 }
 
-/// The exit code of a command that failed with `error`: 3 when the Kubernetes API server
-/// could not be reached, 2 when an input file could not be read as what it must be (like a
-/// usage error, which clap reports with 2 before a command runs), else 1 (the operation
-/// failed). 0 is success.
+/// The exit code of a command that failed with `error`: 20 when the Application,
+/// ApplicationSet or AppProject it names does not exist (Argo CD's code, see
+/// [`missing::DOES_NOT_EXIST`]), 3 when the Kubernetes API server could not be reached, 2 when
+/// an input file could not be read as what it must be (like a usage error, which clap reports
+/// with 2 before a command runs), else 1 (the operation failed). 0 is success.
 #[must_use]
 pub fn exit_code(error: &anyhow::Error) -> std::process::ExitCode {
     let chain = || error.chain();
-    if chain().any(|cause| cause.is::<connect::Unreachable>()) {
+    if chain().any(|cause| {
+        cause.is::<missing::Missing>()
+            || cause
+                .downcast_ref::<crate::actions::error::ActionError>()
+                .is_some_and(crate::actions::error::ActionError::is_missing)
+    }) {
+        std::process::ExitCode::from(missing::DOES_NOT_EXIST)
+    } else if chain().any(|cause| cause.is::<connect::Unreachable>()) {
         std::process::ExitCode::from(3)
     } else if chain().any(|cause| {
         cause.is::<flotilla_core::api::document::DocumentError>()

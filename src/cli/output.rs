@@ -76,6 +76,32 @@ pub fn resource_name<K: kube::Resource<DynamicType = ()>>(object: &K) -> String 
     )
 }
 
+/// An object a command wrote (created, changed or deleted), printable: the object for `-o
+/// json|yaml`, its name for `-o name`, what was done (one line, for people) for the table.
+pub struct Written<'a, K> {
+    /// The object as the server returned it (or as it was, when deleted).
+    pub object: &'a K,
+    /// What was done, e.g. `application 'web' created`.
+    pub message: String,
+}
+
+impl<K> Printable for Written<'_, K>
+where
+    K: kube::Resource<DynamicType = ()> + Serialize,
+{
+    fn data(&self) -> impl Serialize + '_ {
+        self.object
+    }
+
+    fn names(&self) -> Vec<String> {
+        vec![resource_name(self.object)]
+    }
+
+    fn table(&self, _wide: bool) -> String {
+        format!("{}\n", self.message)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,8 +111,12 @@ impl AppSetArgs {
         Ok(rendered)
     }
 
-    /// Renders `appset`, read from `file`.
-    fn render_appset(&self, file: &str, appset: ApplicationSet) -> anyhow::Result<Rendered> {
+    /// Renders `appset`, read from `file` (or the object named there), with these arguments'
+    /// sources.
+    ///
+    /// # Errors
+    /// As [`Self::render`].
+    pub fn render_appset(&self, file: &str, appset: ApplicationSet) -> anyhow::Result<Rendered> {
         let file = file.to_owned();
         if let Some(strategy) = appset
             .spec
@@ -183,15 +187,21 @@ pub fn render_from_args(args: &AppSetArgs) -> anyhow::Result<Vec<Application>> {
 /// # Errors
 /// See [`render_from_args`].
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    print_rendered(&args.input.render()?, args.output)
+}
+
+/// Prints the Applications `rendered` admits in `output`; exit code 1 when a project refused
+/// some (said on stderr by the rendering).
+///
+/// # Errors
+/// They cannot be serialized.
+pub fn print_rendered(rendered: &Rendered, output: OutputFormat) -> anyhow::Result<ExitCode> {
     let Rendered {
         applications,
         refused,
         ..
-    } = args.input.render()?;
-    print!(
-        "{}",
-        args.output.print(&RenderedApplications(&applications))?
-    );
+    } = rendered;
+    print!("{}", output.print(&RenderedApplications(applications))?);
     Ok(if refused.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -168,6 +168,8 @@ async fn lead(
     let campaign = lease.campaign().fuse();
     let shutdown = shutdown.fuse();
     tokio::pin!(campaign, shutdown);
+    // When this replica last stopped acting because it lost the Lease, until it leads again.
+    let mut lost_at = None;
     loop {
         tokio::select! {
             () = &mut shutdown => return Ok(()),
@@ -176,6 +178,12 @@ async fn lead(
         }
         tracing::info!(%identity, "leading");
         metrics.set_leader(true);
+        if let Some(stopped) = lost_at.take() {
+            tokio::select! {
+                () = lease.report_regained(stopped) => {}
+                never = &mut campaign => match never {},
+            }
+        }
         let (stop, stopped) = futures::channel::oneshot::channel::<()>();
         let stopped = stopped.map(drop).shared();
         let mut controller = Box::pin(
@@ -214,6 +222,8 @@ async fn lead(
                 %identity,
                 "stopped acting: the Lease was not renewed by its renew deadline or is held by another replica"
             );
+            metrics.leadership_lost();
+            lost_at = Some(k8s_openapi::jiff::Timestamp::now());
         }
         if overran {
             tracing::warn!(

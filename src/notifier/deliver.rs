@@ -20,12 +20,13 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, Resource, ResourceExt};
 
+use super::argo::{ArgoMemory, project_key};
 use super::post::post_json;
-use super::watched::{Watched, WatchedObjects, lock, watched};
+use super::watched::{Watched, WatchedObjects, kept_json, lock, watched};
 use crate::controller::leases::leadership::Leadership;
 use crate::controller::runtime::events::EventPublisher;
 use crate::controller::runtime::metrics::Metrics;
-use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::api::{AppProject, Application, ApplicationSet};
 use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::notify::config::{CONFIG_MAP, NotificationConfig, SECRET, Service};
 use flotilla_core::notify::ledger::{Delivery, Ledger, application_key, application_set_key};
@@ -60,10 +61,15 @@ impl Notifier {
         let (appsets, appset_changes) =
             watched(self.client.clone(), &self.namespace, reduce_application_set);
         let (apps, app_changes) = watched(self.client.clone(), &self.namespace, reduce_application);
+        let (projects, project_changes) =
+            watched(self.client.clone(), &self.namespace, reduce_project);
         // The watches run on their own task, announcing each change.
         let (changed, mut changes) = tokio::sync::watch::channel(());
         let watching = tokio::spawn(async move {
-            let mut events = std::pin::pin!(futures::stream::select(appset_changes, app_changes));
+            let mut events = std::pin::pin!(futures::stream::select(
+                futures::stream::select(appset_changes, app_changes),
+                project_changes
+            ));
             while events.next().await.is_some() {
                 changed.send_replace(());
             }
@@ -72,7 +78,7 @@ impl Notifier {
         let stop = stop.fuse();
         tokio::pin!(stop);
         // Both kinds listed first, as a pass forgets the ledger entries of absent objects.
-        let listed = || lock(&appsets).listed() && lock(&apps).listed();
+        let listed = || lock(&appsets).listed() && lock(&apps).listed() && lock(&projects).listed();
         while !listed() {
             tokio::select! {
                 () = &mut stop => return,
@@ -80,9 +86,12 @@ impl Notifier {
             }
         }
         let mut ledger = self.read_ledger().await;
+        let mut argo = ArgoMemory::default();
         loop {
             changes.borrow_and_update();
             self.pass(&mut ledger, &appsets, &apps, since).await;
+            self.argo_pass(&mut argo, &appsets, &apps, &projects, since)
+                .await;
             tokio::select! {
                 () = &mut stop => return,
                 changed = changes.changed() => if changed.is_err() { return },
@@ -191,27 +200,46 @@ impl Notifier {
             headers.push((name.clone(), resolve(value, credentials)?));
         }
         let sent = body(service, delivery, message);
+        self.retrying(
+            delivery.trigger.as_str(),
+            &delivery.destination,
+            &delivery.id,
+            || post_json(&url, &headers, &sent),
+        )
+        .await
+    }
+
+    /// Up to [`ATTEMPTS`] of `attempt`, backing off between them and counting each retry for
+    /// `trigger` to `destination` (`id` names the delivery in the log); the number of the attempt
+    /// that succeeded.
+    pub(super) async fn retrying<F, E>(
+        &self,
+        trigger: &str,
+        destination: &str,
+        id: &str,
+        attempt: impl Fn() -> F,
+    ) -> Result<usize, String>
+    where
+        F: Future<Output = Result<(), E>>,
+        E: std::fmt::Display,
+    {
         let mut pauses = ExponentialBuilder::default()
             .with_min_delay(FIRST_PAUSE)
             .with_max_delay(MAX_PAUSE)
             .with_max_times(ATTEMPTS - 1)
             .build();
-        let mut attempt = 1;
+        let mut number = 1;
         loop {
-            match post_json(&url, &headers, &sent).await {
-                Ok(()) => return Ok(attempt),
+            match attempt().await {
+                Ok(()) => return Ok(number),
                 Err(error) => {
                     let Some(pause) = pauses.next() else {
-                        return Err(format!("{error} (after {attempt} attempts)"));
+                        return Err(format!("{error} (after {number} attempts)"));
                     };
-                    self.metrics.notification(
-                        delivery.trigger.as_str(),
-                        &delivery.destination,
-                        "retried",
-                    );
-                    tracing::debug!(id = %delivery.id, attempt, "notification attempt failed: {error}");
+                    self.metrics.notification(trigger, destination, "retried");
+                    tracing::debug!(id, attempt = number, "notification attempt failed: {error}");
                     tokio::time::sleep(pause).await;
-                    attempt += 1;
+                    number += 1;
                 }
             }
         }
@@ -281,6 +309,7 @@ fn reduce_application_set(appset: &ApplicationSet) -> Watched {
         key: application_set_key(&appset.name_any()),
         reference: appset.object_ref(&()),
         occurrences: of_application_set(appset),
+        object: kept_json(appset),
     }
 }
 
@@ -290,6 +319,17 @@ fn reduce_application(app: &Application) -> Watched {
         key: application_key(&app.namespace().unwrap_or_default(), &app.name_any()),
         reference: app.object_ref(&()),
         occurrences: of_application(app),
+        object: kept_json(app),
+    }
+}
+
+/// An AppProject as the notifier keeps it (for its subscriptions and `appProject`).
+fn reduce_project(project: &AppProject) -> Watched {
+    Watched {
+        key: project_key(&project.name_any()),
+        reference: project.object_ref(&()),
+        occurrences: Vec::new(),
+        object: kept_json(project),
     }
 }
 

@@ -1,7 +1,7 @@
-//! The objects the notifier watches, each kept as only what it reads of them — its ledger key,
-//! the reference its Events name and its occurrences now — not as the object: a fleet's
-//! Applications are already held by the Application controller, and a second copy of each (with
-//! its managed fields) was most of the controller's memory.
+//! The objects the notifier watches, each kept as what it reads of them — its ledger key, the
+//! reference its Events name, its occurrences now, and the object's JSON without its managed
+//! fields and last-applied configuration (what Argo CD's triggers and templates read as `app`);
+//! the managed fields of a fleet's Applications were most of the controller's memory.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -14,12 +14,29 @@ use kube::{Api, Client, Resource};
 
 use flotilla_core::notify::occurrence::Occurrence;
 
-/// One watched object: its ledger key, Event reference and occurrences now.
+/// One watched object: its ledger key, Event reference, occurrences now and JSON.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Watched {
     pub key: String,
     pub reference: ObjectReference,
     pub occurrences: Vec<Occurrence>,
+    /// The object, without `metadata.managedFields` and the last-applied annotation.
+    pub object: serde_json::Value,
+}
+
+/// `object` as JSON, without what the notifier never reads (see [`Watched::object`]).
+pub fn kept_json<K: serde::Serialize>(object: &K) -> serde_json::Value {
+    let mut json = serde_json::to_value(object).unwrap_or_default();
+    if let Some(metadata) = json.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        metadata.remove("managedFields");
+        if let Some(annotations) = metadata
+            .get_mut("annotations")
+            .and_then(|a| a.as_object_mut())
+        {
+            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    json
 }
 
 /// The watched objects of one kind, by ledger key, as the last list and the changes since
@@ -67,6 +84,12 @@ impl WatchedObjects {
     #[must_use]
     pub fn contains(&self, key: &str) -> bool {
         self.objects.contains_key(key)
+    }
+
+    /// The object of this ledger key.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Watched> {
+        self.objects.get(key)
     }
 
     /// The objects, by ledger key.
@@ -145,6 +168,7 @@ mod tests {
             key: name,
             reference: ObjectReference::default(),
             occurrences,
+            object: serde_json::Value::Null,
         }
     }
 

@@ -102,15 +102,15 @@ fn a_field_only_the_rendered_patch_or_override_names_is_refused_with_its_paramet
         "  templatePatch: |\n    spec:\n      source:\n        '{{ .field }}': {name: cmp}\n";
     let err = render(&appset(
         true,
-        "[{n: a, field: plugin}]",
+        "[{n: a, field: name}]",
         patch,
         "app-{{ .n }}",
     ))
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "ApplicationSet s: templatePatch, parameter set 0 {\"field\":\"plugin\",\"n\":\"a\"}: \
-         unsupported field spec.source.plugin: Flotilla does not implement it (check the spelling, \
+        "ApplicationSet s: templatePatch, parameter set 0 {\"field\":\"name\",\"n\":\"a\"}: \
+         unsupported field spec.source.name: Flotilla does not implement it (check the spelling, \
          or remove it)"
     );
     let over = "        template: {metadata: {}, spec: {info: [{name: a}]}}\n";
@@ -298,5 +298,34 @@ fn helm_kustomize_and_chart_sources_are_templated_and_kept() {
                 "replicas": [{"name": "api", "count": 2}],
             },
         })
+    );
+}
+
+#[test]
+fn a_template_names_a_plugin_with_parameters_per_application() {
+    let yaml = appset(true, "[{n: a, color: red}, {n: b, color: blue}]", "", "app-{{ .n }}")
+        .replace(
+            "source: {repoURL: r, path: base}",
+            "source: {repoURL: r, path: base, plugin: {name: greeter-v1, \
+             env: [{name: APP, value: '{{ .n }}'}], parameters: [{name: color, string: '{{ .color }}'}]}}",
+        );
+    let apps = render(&yaml).unwrap();
+    let plugins: Vec<_> = apps
+        .iter()
+        .map(|app| {
+            let plugin = app.spec.source.plugin.as_deref().expect("source.plugin");
+            (
+                plugin.name.clone(),
+                plugin.env[0].value.clone(),
+                plugin.parameters[0].string.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        plugins,
+        [
+            ("greeter-v1".to_owned(), "a".to_owned(), "red".to_owned()),
+            ("greeter-v1".to_owned(), "b".to_owned(), "blue".to_owned()),
+        ]
     );
 }

@@ -1,7 +1,8 @@
 //! The one generation step: a source directory becomes manifests here, for `render`, `plan`,
 //! `sync`, `diff`, `simulate` and the controller alike. A directory is a Kustomize source when
 //! `source.kustomize` is given or it holds a kustomization file, a Helm chart when `source.helm`
-//! is given or it holds `Chart.yaml` (Argo CD's detection), else plain manifests
+//! is given or it holds `Chart.yaml` (Argo CD's detection), a Config Management Plugin's output
+//! when `source.plugin` is given ([`plugin`]), else plain manifests
 //! ([`flotilla_core::manifest::load_directory_of`] reading this machine's files through [`disk`],
 //! its Jsonnet files evaluated by a child process, [`jsonnet`]). Tools run through [`run`]; their output is parsed like manifest files, each
 //! object labelled with the tool (and for Helm the template) that made it.
@@ -15,6 +16,7 @@ pub mod helm_session;
 pub mod jsonnet;
 pub mod kustomize;
 pub mod multi;
+pub mod plugin;
 pub mod run;
 pub mod tools;
 
@@ -27,6 +29,8 @@ use flotilla_generators::cause::Cause;
 use flotilla_core::api::application::ApplicationSource;
 use flotilla_core::api::helm_source::HelmSource;
 use flotilla_core::api::kustomize_source::KustomizeSource;
+use flotilla_core::api::plugin_source::PluginSource;
+use flotilla_core::cmp::{BuildEnvironment, KubeCapabilities};
 use flotilla_core::manifest::limits::MAX_APPLICATION_OBJECTS;
 use flotilla_core::manifest::{
     DirectoryOptions, Resource, ValidationError, load_directory_of, parse_documents,
@@ -44,6 +48,8 @@ pub struct SourceOptions {
     pub helm: Option<HelmSource>,
     /// `source.kustomize`, when given.
     pub kustomize: Option<KustomizeSource>,
+    /// `source.plugin`, when given.
+    pub plugin: Option<PluginSource>,
     /// Whether `source.directory` was given (the source is plain manifests, whatever it holds).
     pub plain: bool,
     /// The source's `path` in its repository (the directory given to [`generate`] is that far
@@ -54,6 +60,10 @@ pub struct SourceOptions {
     pub target_revision: String,
     /// The Application's name: Helm's default release name, named in errors.
     pub application: String,
+    /// The Application's project (`ARGOCD_APP_PROJECT_NAME`).
+    pub project: String,
+    /// What a plugin is told of the destination cluster (`KUBE_VERSION`, `KUBE_API_VERSIONS`).
+    pub kube: KubeCapabilities,
     /// The destination namespace (Helm's default release namespace).
     pub namespace: Option<String>,
     /// The commit (or chart version) the source directory holds, when it is one that is never
@@ -78,6 +88,8 @@ pub enum Generator {
     Helm,
     /// `kustomize build`.
     Kustomize,
+    /// A Config Management Plugin's `generate`.
+    Plugin,
 }
 
 impl fmt::Display for Generator {
@@ -86,6 +98,7 @@ impl fmt::Display for Generator {
             Self::Directory => "directory",
             Self::Helm => "helm",
             Self::Kustomize => "kustomize",
+            Self::Plugin => "plugin",
         })
     }
 }
@@ -108,6 +121,9 @@ pub enum SourceError {
         #[source]
         error: Cause,
     },
+    /// The plugin gave no manifests (its error names it and the command).
+    #[error("{0}")]
+    Plugin(#[source] Box<plugin::PluginError>),
     #[error("cannot write the private file {path}: {error}")]
     Private {
         path: PathBuf,
@@ -126,12 +142,15 @@ impl SourceOptions {
         sources: &[multi::SourceCheckout],
     ) -> Self {
         let name = app.metadata.name.clone().unwrap_or_default();
-        Self::of(
-            &app.spec.source,
-            app.spec.source.directory_options(),
-            &name,
-            app.spec.destination.namespace.as_deref(),
-        )
+        Self {
+            project: app.spec.project.clone(),
+            ..Self::of(
+                &app.spec.source,
+                app.spec.source.directory_options(),
+                &name,
+                app.spec.destination.namespace.as_deref(),
+            )
+        }
         .checked_out(revision, sources)
     }
 
@@ -148,6 +167,7 @@ impl SourceOptions {
             directory,
             helm: source.helm.as_deref().cloned(),
             kustomize: source.kustomize.as_deref().cloned(),
+            plugin: source.plugin.as_deref().cloned(),
             plain: source.directory.is_some(),
             path: source.path.clone(),
             repo_url: source.repo_url.clone(),
@@ -173,12 +193,25 @@ impl SourceOptions {
         }
     }
 
+    /// These options for a destination cluster that reports `kube` (what a plugin is told of
+    /// it), each part of a multi-source Application too.
+    #[must_use]
+    pub fn for_cluster(mut self, kube: &KubeCapabilities) -> Self {
+        self.kube = kube.clone();
+        for part in &mut self.parts {
+            part.options.kube = kube.clone();
+        }
+        self
+    }
+
     /// Which generator makes the manifests of `root`: the one the options name, else what the
     /// directory holds (a kustomization before a chart, as Argo CD decides).
     #[must_use]
     pub fn generator(&self, root: &Path) -> Generator {
         let holds = |file: &str| root.join(file).is_file();
-        if self.plain {
+        if self.plugin.is_some() {
+            Generator::Plugin
+        } else if self.plain {
             Generator::Directory
         } else if self.kustomize.is_some() {
             Generator::Kustomize
@@ -223,7 +256,9 @@ impl SourceOptions {
                     ..self.clone()
                 }
             }
-            Generator::Directory | Generator::Helm | Generator::Kustomize => self.clone(),
+            Generator::Directory | Generator::Helm | Generator::Kustomize | Generator::Plugin => {
+                self.clone()
+            }
         }
     }
 }
@@ -238,7 +273,7 @@ pub fn generate(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
         return multi::generate(&options.parts);
     }
     match (&options.revision, options.generator(root)) {
-        (Some(revision), Generator::Helm | Generator::Kustomize) => {
+        (Some(revision), Generator::Helm | Generator::Kustomize | Generator::Plugin) => {
             let inputs = SourceOptions {
                 revision: None,
                 ..options.inputs(root)
@@ -277,6 +312,18 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
         }
         (Generator::Helm, Ok(root)) => helm::render(root, options, tools),
         (Generator::Kustomize, Ok(root)) => kustomize::build(root, options, tools),
+        (Generator::Plugin, Ok(root)) => match &options.plugin {
+            Some(source)
+                if !options.plain && options.helm.is_none() && options.kustomize.is_none() =>
+            {
+                plugin::render(root, options, source, tools)
+            }
+            _ => Err(SourceError::Field {
+                field: "plugin".into(),
+                message: "cannot be given with directory, helm or kustomize (one kind of source)"
+                    .into(),
+            }),
+        },
         (_, Err(error)) => Err(SourceError::Field {
             field: "path".into(),
             message: format!("{}: {error}", root.display()),
@@ -294,31 +341,24 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
 
 impl SourceOptions {
     /// Argo CD's build environment of the source (what `$ARGOCD_APP_NAME` and the others in
-    /// Jsonnet `tlas` and `extVars` values expand to); `ARGOCD_APP_PROJECT_NAME` is not known
-    /// here and expands to nothing.
+    /// Jsonnet `tlas` and `extVars` values expand to).
     #[must_use]
     pub fn environment(&self) -> BTreeMap<String, String> {
-        let revision = self.revision.clone().unwrap_or_default();
-        let short = |n: usize| revision.chars().take(n).collect::<String>();
-        [
-            ("ARGOCD_APP_NAME", self.application.clone()),
-            (
-                "ARGOCD_APP_NAMESPACE",
-                self.namespace.clone().unwrap_or_default(),
-            ),
-            ("ARGOCD_APP_REVISION_SHORT", short(7)),
-            ("ARGOCD_APP_REVISION_SHORT_8", short(8)),
-            ("ARGOCD_APP_REVISION", revision.clone()),
-            ("ARGOCD_APP_SOURCE_REPO_URL", self.repo_url.clone()),
-            ("ARGOCD_APP_SOURCE_PATH", self.path.clone()),
-            (
-                "ARGOCD_APP_SOURCE_TARGET_REVISION",
-                self.target_revision.clone(),
-            ),
-        ]
-        .into_iter()
-        .map(|(name, value)| (name.to_owned(), value))
-        .collect()
+        self.build_environment().variables().into_iter().collect()
+    }
+
+    /// What Argo CD's build environment of the source is made of.
+    #[must_use]
+    pub fn build_environment(&self) -> BuildEnvironment {
+        BuildEnvironment {
+            application: self.application.clone(),
+            namespace: self.namespace.clone().unwrap_or_default(),
+            project: self.project.clone(),
+            revision: self.revision.clone().unwrap_or_default(),
+            repo_url: self.repo_url.clone(),
+            path: self.path.clone(),
+            target_revision: self.target_revision.clone(),
+        }
     }
 }
 

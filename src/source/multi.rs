@@ -131,6 +131,7 @@ pub fn parts(base: &SourceOptions, checkouts: &[SourceCheckout]) -> Vec<SourcePa
                 base.namespace.as_deref(),
             );
             options.revision = c.revision.clone().filter(|_| refs_fixed);
+            options.project.clone_from(&base.project);
             options.refs.clone_from(&refs);
             options.field = format!("sources[{index}].");
             SourcePart {

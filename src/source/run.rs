@@ -121,8 +121,8 @@ impl ToolCommand {
             })
     }
 
-    /// [`ToolCommand::run`] with `input`'s HOME (kept after the run, for the next one), standard
-    /// input and variables.
+    /// [`ToolCommand::run`] with `input`'s HOME (kept after the run, for the next one), working
+    /// directory, standard input and variables.
     ///
     /// # Errors
     /// As [`ToolCommand::run`].
@@ -145,12 +145,13 @@ impl ToolCommand {
                 .env("NO_PROXY", "");
         }
         command.envs(input.env.iter().map(|(name, value)| (name, value.expose())));
+        command.envs(input.variables.iter().map(|(name, value)| (name, value)));
         if let Some(bytes) = input.memory {
             limit_memory(&mut command, bytes);
         }
         runs().inc();
         let mut child = command
-            .current_dir(home)
+            .current_dir(input.dir.unwrap_or(home))
             .stdin(if input.stdin.is_some() {
                 Stdio::piped()
             } else {
@@ -235,6 +236,10 @@ pub struct RunInput<'a> {
     pub env: Vec<(&'static str, &'a Sensitive)>,
     /// The most bytes its data segment (heap included) may grow to; an allocation beyond fails.
     pub memory: Option<u64>,
+    /// Where it runs (its HOME when none).
+    pub dir: Option<&'a Path>,
+    /// Variables set for it by name, in order (a later one of the same name wins).
+    pub variables: &'a [(String, String)],
 }
 
 impl<'a> RunInput<'a> {
@@ -246,6 +251,8 @@ impl<'a> RunInput<'a> {
             stdin: None,
             env: Vec::new(),
             memory: None,
+            dir: None,
+            variables: &[],
         }
     }
 }

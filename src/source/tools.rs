@@ -1,7 +1,8 @@
 //! Which generator tools Flotilla runs: `helm` (v3) and kustomize (v5, a standalone `kustomize`
 //! or `kubectl kustomize`), from the `--helm`/`--kustomize`/`--kubectl` flags, else the
 //! `FLOTILLA_HELM`/`FLOTILLA_KUSTOMIZE`/`FLOTILLA_KUBECTL` variables, else `PATH`; Flotilla's
-//! own binary for Jsonnet ([`super::jsonnet`]); how long a run may take and how much memory a
+//! own binary for Jsonnet ([`super::jsonnet`]); the Config Management Plugins of
+//! `--plugins-dir` ([`super::plugin`]); how long a run may take and how much memory a
 //! Jsonnet evaluation may use. Set once per process ([`Tools::configure`], by the command line)
 //! and read by the generation step; the versions of helm and kustomize are checked when first
 //! used and reported by `flotilla version`.
@@ -52,6 +53,9 @@ pub struct Tools {
     pub timeout: Duration,
     /// The most memory one Jsonnet evaluation may use, in MiB.
     pub jsonnet_memory_mib: u64,
+    /// The Config Management Plugins (`--plugins-dir`), ordered by the name Applications give
+    /// them.
+    pub plugins: Vec<flotilla_core::cmp::ConfigManagementPlugin>,
 }
 
 /// A tool whose version is not one Flotilla runs.
@@ -100,6 +104,7 @@ impl Tools {
             flotilla: std::env::current_exe().unwrap_or_else(|_| "flotilla".into()),
             timeout: DEFAULT_TOOL_TIMEOUT,
             jsonnet_memory_mib: DEFAULT_JSONNET_MEMORY_MIB,
+            plugins: Vec::new(),
         }
     }
 

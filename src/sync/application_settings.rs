@@ -172,15 +172,18 @@ pub fn sync_settings(
             admission,
             ..process.clone()
         },
-        source: SourceOptions::of(
-            &spec.source,
-            overrides.directory.over(&spec.source.directory_options()),
-            metadata.name.as_deref().unwrap_or_default(),
-            overrides
-                .namespace
-                .as_deref()
-                .or(spec.destination.namespace.as_deref()),
-        ),
+        source: SourceOptions {
+            project: spec.project.clone(),
+            ..SourceOptions::of(
+                &spec.source,
+                overrides.directory.over(&spec.source.directory_options()),
+                metadata.name.as_deref().unwrap_or_default(),
+                overrides
+                    .namespace
+                    .as_deref()
+                    .or(spec.destination.namespace.as_deref()),
+            )
+        },
     })
 }
 

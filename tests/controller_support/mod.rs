@@ -290,7 +290,7 @@ fn with_spec<K: serde::de::DeserializeOwned>(mut value: Value, extra: Value) -> 
 
 /// An Application's spec syncing `path` of `url`'s `main` automatically (with prune) into
 /// `namespace` of the controller's cluster.
-fn application_spec(url: &str, path: &str, namespace: &str) -> Value {
+pub fn application_spec(url: &str, path: &str, namespace: &str) -> Value {
     json!({
         "project": "default",
         "source": {"repoURL": url, "targetRevision": "main", "path": path},

@@ -17,8 +17,11 @@ pub mod oci_registry;
 pub mod plugin_service;
 pub mod private_plane;
 pub mod prometheus;
+pub mod recording_http;
 pub mod scm_fake;
 pub mod server_process;
+pub mod smtp_server;
+pub mod sync_times;
 pub mod three_step_appset;
 pub mod two_tier_appset;
 pub mod webhook_payload;
@@ -192,6 +195,23 @@ pub fn impersonating_kubeconfig(dir: &Path, user: &str) -> PathBuf {
     let path = dir.join("impersonating.kubeconfig");
     std::fs::write(&path, serde_json::to_string(&config).unwrap()).expect("writing");
     path
+}
+
+/// A control plane of the test's own ([`private_plane::ControlPlane::start`] with `users`),
+/// with Flotilla's CRDs installed and the namespace `namespace` created; and its admin client.
+pub async fn plane_with_namespace(
+    users: &[&str],
+    namespace: &str,
+) -> (private_plane::ControlPlane, Client) {
+    let plane = private_plane::ControlPlane::start(users);
+    let client = plane.client().await;
+    install_flotilla_crds(&client).await;
+    let created: Namespace = object(serde_json::json!({"metadata": {"name": namespace}}));
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &created)
+        .await
+        .expect("creating the namespace");
+    (plane, client)
 }
 
 /// A client for cluster 1 or 2; panics with instructions when the cluster is not running.

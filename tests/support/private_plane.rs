@@ -1,18 +1,22 @@
 //! A control plane of a test's own (one etcd and one kube-apiserver started by
 //! `tests/controlplane/start.sh` on free ports, in a temporary directory), with users
-//! authenticated by token and an audit log of their writes, stopped when dropped; and the
-//! reading of that audit log.
+//! authenticated by token and an audit log of their writes and lists, stopped when dropped; its
+//! faults (the API server killed and started again, etcd compacted); and the reading of that
+//! audit log.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use k8s_openapi::jiff::Timestamp;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use serde_json::Value;
 
-/// An audit policy logging the writes of `users`; nothing else.
+/// The verbs of writes.
+const WRITES: [&str; 5] = ["create", "update", "patch", "delete", "deletecollection"];
+
+/// An audit policy logging the writes and lists of `users`; nothing else.
 fn audit_policy(users: &[&str]) -> String {
     format!(
         "apiVersion: audit.k8s.io/v1
@@ -21,10 +25,11 @@ omitStages: [RequestReceived]
 rules:
   - level: Metadata
     users: [{}]
-    verbs: [create, update, patch, delete, deletecollection]
+    verbs: [{}, list]
   - level: None
 ",
-        users.join(", ")
+        users.join(", "),
+        WRITES.join(", ")
     )
 }
 
@@ -81,12 +86,73 @@ impl ControlPlane {
             apiserver: 0,
         };
         assert!(plane.script("start.sh"), "start.sh failed");
-        plane.apiserver = std::fs::read_to_string(plane.path("pids/apiserver1.pid"))
-            .expect("the API server's pid file")
+        plane.apiserver = plane.pid("apiserver1");
+        plane
+    }
+
+    /// Kills the API server (SIGKILL) and starts it again on the same etcd, waiting until it is
+    /// ready.
+    pub fn restart_apiserver(&mut self) {
+        signal(self.apiserver, libc::SIGKILL);
+        let gone = Path::new("/proc").join(self.apiserver.to_string());
+        while gone.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        self.apiserver = 0;
+        assert!(
+            self.script("start.sh"),
+            "start.sh failed to start the API server again"
+        );
+        self.apiserver = self.pid("apiserver1");
+    }
+
+    /// Compacts etcd at its current revision (through etcd's HTTP gateway, as `etcdctl compact`
+    /// does), so every watch resumed from an older resourceVersion is refused; the revision.
+    pub fn compact_etcd(&self) -> i64 {
+        let header = self.etcd("/v3/kv/range", &serde_json::json!({"key": "AA=="}));
+        let revision: i64 = header["header"]["revision"]
+            .as_str()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("etcd's revision in {header}"));
+        self.etcd(
+            "/v3/kv/compaction",
+            &serde_json::json!({"revision": revision.to_string(), "physical": true}),
+        );
+        revision
+    }
+
+    /// POSTs `body` to etcd's gateway at `path`; its JSON answer.
+    fn etcd(&self, path: &str, body: &Value) -> Value {
+        use std::io::{Read as _, Write as _};
+        let port = self
+            .env
+            .iter()
+            .find(|(name, _)| *name == "FLOTILLA_ETCD_PORT")
+            .map(|(_, port)| port.clone())
+            .expect("etcd's port");
+        let body = body.to_string();
+        let mut stream = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).expect("etcd");
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+             content-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("writing to etcd");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).expect("etcd's answer");
+        let (head, json) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+        assert!(head.starts_with("HTTP/1.1 200"), "etcd {path}: {answer}");
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("etcd {path}: {e}: {json}"))
+    }
+
+    /// The pid of component `name` from its pid file.
+    fn pid(&self, name: &str) -> i32 {
+        std::fs::read_to_string(self.path(&format!("pids/{name}.pid")))
+            .expect("a pid file")
             .trim()
             .parse()
-            .expect("a pid");
-        plane
+            .expect("a pid")
     }
 
     /// A path in its state directory.
@@ -145,7 +211,7 @@ impl Drop for ControlPlane {
     }
 }
 
-/// One successful write from the audit log.
+/// One successful request (a write or a list) from the audit log.
 #[derive(Debug)]
 pub struct Write {
     pub user: String,
@@ -153,18 +219,47 @@ pub struct Write {
     pub completed: Timestamp,
     /// `verb resource[/subresource]/name`.
     pub what: String,
+    /// The request's path and query.
+    pub uri: String,
+    /// The response's HTTP status (201: created).
+    pub code: u64,
+}
+
+impl Write {
+    /// Whether it was a dry run (which writes nothing).
+    pub fn dry_run(&self) -> bool {
+        self.uri.contains("dryRun=")
+    }
+
+    /// Whether it renewed, took or created the Lease `lease`.
+    pub fn holds(&self, lease: &str) -> bool {
+        self.what == format!("update leases/{lease}")
+            || self.what == format!("create leases/{lease}")
+    }
 }
 
 /// The successful writes of the audit log `log`, by the time they were received.
 pub fn audited_writes(log: &Path) -> Vec<Write> {
+    audited(log, |verb| WRITES.contains(&verb))
+}
+
+/// The successful lists of the audit log `log`, by the time they were received.
+pub fn audited_lists(log: &Path) -> Vec<Write> {
+    audited(log, |verb| verb == "list")
+}
+
+/// The successful requests of the audit log `log` whose verb `wanted` accepts, by the time they
+/// were received.
+fn audited(log: &Path, wanted: impl Fn(&str) -> bool) -> Vec<Write> {
     let text = std::fs::read_to_string(log).expect("the audit log");
-    let mut writes: Vec<Write> = text
+    let mut requests: Vec<Write> = text
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).expect("an audit event"))
         .filter(|event| {
             event["responseStatus"]["code"]
                 .as_u64()
                 .is_some_and(|c| c < 300)
+                && wanted(event["verb"].as_str().unwrap_or_default())
         })
         .map(|event| {
             let time = |field: &str| -> Timestamp {
@@ -191,11 +286,49 @@ pub fn audited_writes(log: &Path) -> Vec<Write> {
                         .unwrap_or_default(),
                     object["name"].as_str().unwrap_or_default()
                 ),
+                uri: event["requestURI"].as_str().unwrap_or_default().to_string(),
+                code: event["responseStatus"]["code"].as_u64().unwrap_or_default(),
             }
         })
         .collect();
-    writes.sort_by_key(|w| w.received);
+    requests.sort_by_key(|w| w.received);
+    requests
+}
+
+/// The writes of `replicas` received when the replica had not written the Lease `lease`
+/// (created, taken or renewed it) within `renew_deadline` before: writes of a replica that
+/// did not hold the Lease. `writes` as [`audited_writes`] gives them. The API server was stopped
+/// during each of `pauses` (from, to): a write it received within 5 s after one ended may have
+/// been sent at any time during it, so it passes if the replica held the Lease when the pause
+/// began.
+pub fn writes_without_lease<'w>(
+    writes: &'w [Write],
+    replicas: &[&str],
+    lease: &str,
+    renew_deadline: std::time::Duration,
+    pauses: &[(Timestamp, Timestamp)],
+) -> Vec<&'w Write> {
+    let deadline = SignedDuration::try_from(renew_deadline).expect("a deadline");
+    let slack = SignedDuration::from_secs(5);
+    // Whether `user` had written the Lease less than the renew deadline before `at`.
+    let held_at = |user: &str, at: Timestamp| {
+        writes
+            .iter()
+            .rev()
+            .find(|held| held.user == user && held.holds(lease) && held.received <= at)
+            .is_some_and(|held| at <= held.received + deadline)
+    };
     writes
+        .iter()
+        .filter(|w| replicas.contains(&w.user.as_str()) && !w.holds(lease))
+        .filter(|w| {
+            let queued_in = pauses
+                .iter()
+                .find(|(_, to)| *to <= w.received && w.received <= *to + slack);
+            !held_at(&w.user, w.received)
+                && !queued_in.is_some_and(|(from, _)| held_at(&w.user, *from))
+        })
+        .collect()
 }
 
 /// A `flotilla controller` process on a [`ControlPlane`], authenticated as its identity,

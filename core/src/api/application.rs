@@ -213,7 +213,8 @@ pub struct InitiatedBy {
 }
 
 /// Where the manifests come from: a git repository (or local path) at a revision, read as a
-/// directory of manifests, a Helm chart or a Kustomize overlay (see `flotilla::source`).
+/// directory of manifests, a Helm chart, a Kustomize overlay or a Config Management Plugin's output
+/// (see `flotilla::source`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSource {
@@ -236,6 +237,10 @@ pub struct ApplicationSource {
     pub helm: Option<Box<super::helm_source::HelmSource>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kustomize: Option<Box<super::kustomize_source::KustomizeSource>>,
+    /// A Config Management Plugin renders the source (`plugin: {}` picks it by its discovery
+    /// rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<Box<super::plugin_source::PluginSource>>,
     /// In `sources`: the name (`values` for `$values/…`) under which this source's repository
     /// root is available to the other sources' Helm `valueFiles`.
     #[serde(rename = "ref", default, skip_serializing_if = "String::is_empty")]

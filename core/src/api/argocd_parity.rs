@@ -111,9 +111,12 @@ pub const FIELDS: &[FieldParity] = &[
     entry(
         Application,
         "spec.source.plugin",
-        Refused,
-        "no config management plugins",
+        Differs,
+        "the plugins are `ConfigManagementPlugin` files of the controller's `--plugins-dir`, run by the controller itself",
     ),
+    entry(Application, "spec.source.plugin.name", Works, ""),
+    entry(Application, "spec.source.plugin.env", Works, ""),
+    entry(Application, "spec.source.plugin.parameters", Works, ""),
     entry(Application, "spec.source.name", Refused, ""),
     entry(Application, "spec.sourceHydrator", Refused, "no hydrator"),
     entry(

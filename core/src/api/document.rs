@@ -178,17 +178,17 @@ mod tests {
     #[test]
     fn an_application_with_a_field_flotilla_does_not_implement_is_refused_by_name() {
         let text = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web}\n\
-                    spec:\n  project: default\n  source: {repoURL: 'https://x', path: a, plugin: {name: p}}\n  \
+                    spec:\n  project: default\n  source: {repoURL: 'https://x', path: a, name: p}\n  \
                     destination: {name: in-cluster, namespace: web}\n  info: [{name: a, value: b}]\n\
                     status: {sync: {status: Synced}}\n";
         let error = parse_application("app.yaml", text).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "app.yaml: Application \"web\": unsupported field spec.source.plugin, spec.info: \
+            "app.yaml: Application \"web\": unsupported field spec.source.name, spec.info: \
              Flotilla does not implement it (check the spelling, or remove it)"
         );
         let known = text
-            .replace(", plugin: {name: p}", "")
+            .replace(", name: p", "")
             .replace("  info: [{name: a, value: b}]\n", "");
         let application = parse_application("app.yaml", &known).unwrap();
         assert_eq!(application.metadata.name.as_deref(), Some("web"));

@@ -13,6 +13,7 @@ pub mod hook_type;
 pub mod kustomize_source;
 pub mod merge_patch;
 pub mod operation_state;
+pub mod plugin_source;
 pub mod retry_policy;
 pub mod revisions;
 pub mod sync_phase;

@@ -17,7 +17,7 @@ use super::template_merge::{fill_empty, merge_patch};
 const ACTION: &str = "flotilla-template-action";
 
 /// Every field of `spec` kept as free-form JSON that Flotilla does not know, by path
-/// (`spec.generators.0.list.template.spec.sourc`, `spec.templatePatch: spec.source.plugin`).
+/// (`spec.generators.0.list.template.spec.sourc`, `spec.templatePatch: spec.source.name`).
 #[must_use]
 pub fn unrendered_unknown_fields(spec: &ApplicationSetSpec) -> UnknownFields {
     let base = serde_json::to_value(&spec.template).unwrap_or(Value::Null);
@@ -124,10 +124,10 @@ mod tests {
             (json!({}), vec![]),
             (
                 json!({"templatePatch": "{{- if .autoSync }}\nspec:\n  info: [{name: a}]\n  \
-                    source:\n    plugin: {name: '{{ .cmp }}'}\n    {{ .key }}: x\n{{- end }}\n"}),
+                    source:\n    name: '{{ .cmp }}'\n    {{ .key }}: x\n{{- end }}\n"}),
                 vec![
                     "spec.templatePatch: spec.info",
-                    "spec.templatePatch: spec.source.plugin",
+                    "spec.templatePatch: spec.source.name",
                 ],
             ),
             (

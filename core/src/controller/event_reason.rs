@@ -1,5 +1,5 @@
-//! Why the controller publishes a Kubernetes Event on an Application or ApplicationSet: a closed
-//! vocabulary of reasons, each with its type (Warning or Normal) and the action it reports on.
+//! Why the controller publishes a Kubernetes Event on an Application or ApplicationSet (or, for
+//! its leadership, on its Lease): a closed vocabulary of reasons, each with its type (Warning or Normal) and the action it reports on.
 
 /// Why an Event was published.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,9 @@ pub enum EventReason {
     NotificationSent,
     /// A notification could not be delivered (after its retries).
     NotificationFailed,
+    /// This replica leads again after it had stopped acting because its Lease was not renewed
+    /// by the renew deadline (or was taken); published on the Lease.
+    LeadershipLost,
 }
 
 impl EventReason {
@@ -73,6 +76,7 @@ impl EventReason {
         Self::InvalidRolloutConfig,
         Self::NotificationSent,
         Self::NotificationFailed,
+        Self::LeadershipLost,
     ];
 
     /// What the reason means, as the reference page says it.
@@ -117,6 +121,9 @@ impl EventReason {
             Self::NotificationFailed => {
                 "A notification could not be delivered (after its retries)."
             }
+            Self::LeadershipLost => {
+                "Published on the controller's Lease when a replica leads again after it stopped acting: its Lease was not renewed by the renew deadline (the API server did not answer) or was taken; the note says when it stopped and for how long."
+            }
         }
     }
 
@@ -144,6 +151,7 @@ impl EventReason {
             Self::InvalidRolloutConfig => "InvalidRolloutConfig",
             Self::NotificationSent => "NotificationSent",
             Self::NotificationFailed => "NotificationFailed",
+            Self::LeadershipLost => "LeadershipLost",
         }
     }
 
@@ -160,6 +168,7 @@ impl EventReason {
                 | Self::RolloutRolledBack
                 | Self::InvalidRolloutConfig
                 | Self::NotificationFailed
+                | Self::LeadershipLost
         )
     }
 
@@ -192,6 +201,7 @@ impl EventReason {
             | Self::RolloutEnded
             | Self::InvalidRolloutConfig => "Rollout",
             Self::NotificationSent | Self::NotificationFailed => "Notify",
+            Self::LeadershipLost => "Lead",
         }
     }
 }

@@ -225,7 +225,7 @@ mod tests {
         let appset = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
             "metadata": {"name": "cmp"},
             "spec": {"generators": [{"list": {"elements": [{"name": "a"}]}}],
-                "templatePatch": "spec:\n  source:\n    plugin:\n      name: '{{ .plugin }}'\n",
+                "templatePatch": "spec:\n  source:\n    name: '{{ .plugin }}'\n",
                 "template": {"metadata": {"name": "{{name}}"}, "spec": {"project": "default",
                     "source": {"repoURL": "https://x", "path": "{{name}}"},
                     "destination": {"name": "in-cluster", "namespace": "x"}}}}});
@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "appsets.yaml: ApplicationSet \"cmp\": unsupported field spec.templatePatch: \
-             spec.source.plugin: Flotilla does not implement it (check the spelling, or remove it)"
+             spec.source.name: Flotilla does not implement it (check the spelling, or remove it)"
         );
     }
 

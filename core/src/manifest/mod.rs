@@ -6,6 +6,7 @@ mod directory;
 mod document;
 mod duplicate;
 mod error;
+pub mod expand;
 mod jsonnet;
 mod label;
 pub mod limits;

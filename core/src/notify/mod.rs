@@ -3,6 +3,7 @@
 //! ([`ledger`]), and what each sends ([`message`]). The controller's notifier
 //! (`notifier` of the flotilla crate) reads and writes; everything here is pure.
 
+pub mod argo;
 pub mod config;
 pub mod ledger;
 pub mod message;

@@ -4,10 +4,7 @@
 
 use kube::Api;
 
-use anyhow::Context as _;
-
 use crate::cli::output::{OutputFormat, Printable, resource_name};
-use crate::cluster::api_server::api_error::ApiError;
 use flotilla_core::api::application::{Application, ApplicationSource, RevisionHistory};
 use flotilla_core::controller::application::start::initiator;
 use flotilla_core::table::Table;
@@ -27,11 +24,7 @@ pub struct HistoryArgs {
 /// # Errors
 /// No such Application, or the history cannot be serialized.
 pub async fn history(api: &Api<Application>, args: &HistoryArgs) -> anyhow::Result<()> {
-    let app = api
-        .get(&args.app)
-        .await
-        .map_err(ApiError::from)
-        .context(format!("Application {}", args.app))?;
+    let app = crate::cli::missing::get_named(api, &args.app).await?;
     print!("{}", args.output.print(&History(&app))?);
     Ok(())
 }

@@ -1,14 +1,24 @@
-//! `flotilla app`: acting on one Application from a terminal or a pipeline — request a sync,
-//! terminate the running one, confirm the pruning or deletion of objects that ask for it, see
-//! how its objects differ from its source, list its history and roll back to an entry of it, or
-//! wait until it is Healthy and Synced (the exit code says whether it got there).
+//! `flotilla app`: Applications from a terminal or a pipeline, with argocd app's verbs — create,
+//! change (`set`, `unset`), delete, show and list them, print their manifests, managed resources
+//! and pods' logs; request a sync, terminate the running one, confirm the pruning or deletion of
+//! objects that ask for it, see how its objects differ from its source, list its history and
+//! roll back to an entry of it, or wait until it is Healthy and Synced (the exit code says
+//! whether it got there; the codes are argocd's, see `docs/src/pipelines.md`).
 
+mod create;
+mod delete;
 mod diff;
 mod history;
+mod logs;
+mod manifests;
+mod resources;
 mod rollback;
+mod set;
+mod show;
+pub mod spec_flags;
 mod wait;
 
-pub use wait::{WaitFor, WaitState, wait_state};
+pub use wait::{WaitFlags, WaitFor, WaitState, wait_state};
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -39,6 +49,26 @@ pub struct AppArgs {
 /// The `app` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum AppCommand {
+    /// Create an Application from flags or a file (-f); an existing one that differs is refused
+    /// unless --upsert.
+    Create(create::CreateArgs),
+    /// Change fields of the Application's spec; the fields not named stay as they are.
+    Set(set::SetArgs),
+    /// Remove Helm parameters, values files, Kustomize images or sync options from the spec.
+    Unset(set::UnsetArgs),
+    /// Delete the Application, with its resources unless --cascade=false.
+    Delete(delete::DeleteArgs),
+    /// Show the Application: its sync, health and placement (-o yaml|json: the object).
+    Get(show::GetArgs),
+    /// List the Applications of the namespace (or all, -A).
+    List(show::ListArgs),
+    /// Print the Application's manifests: as its source renders them at its target revision (or
+    /// --revision), or its live objects (--source live).
+    Manifests(manifests::ManifestsArgs),
+    /// List the objects the Application manages, with their sync and health.
+    Resources(resources::ResourcesArgs),
+    /// Print the logs of the pods of the Application's workloads.
+    Logs(logs::LogsArgs),
     /// Ask the controller to sync the Application now.
     Sync(SyncArgs),
     /// Stop the Application's running sync (its SyncFail hooks do not run).
@@ -47,7 +77,8 @@ pub enum AppCommand {
     /// Delete=confirm objects of a deleted Application (sets argocd.argoproj.io/deletion-approved).
     #[command(alias = "confirm-deletion")]
     ConfirmPrune(NameArg),
-    /// Wait until the Application is Healthy and/or Synced; exits 1 on timeout.
+    /// Wait until the Application is Healthy, Synced and has no operation (or what the flags
+    /// name); exits 1 on timeout, 20 when it does not exist.
     Wait(WaitArgs),
     /// Show how the Application's objects differ from its source, as the controller compares
     /// them; exits 0 when equal, 1 when different, 2 on error.
@@ -91,12 +122,8 @@ pub struct NameArg {
 pub struct WaitArgs {
     /// The Application.
     pub app: String,
-    /// Wait for health Healthy.
-    #[arg(long)]
-    pub health: bool,
-    /// Wait for sync Synced.
-    #[arg(long)]
-    pub sync: bool,
+    #[command(flatten)]
+    pub flags: WaitFlags,
     /// Give up after this long, e.g. 5m.
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub timeout: Duration,
@@ -112,6 +139,17 @@ pub fn run(args: &AppArgs) -> anyhow::Result<ExitCode> {
         let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
         let api: Api<Application> = Api::namespaced(client.clone(), &namespace);
         match &args.command {
+            AppCommand::Create(create) => create::create(&api, create).await,
+            AppCommand::Set(set) => set::set(&api, set).await,
+            AppCommand::Unset(unset) => set::unset(&api, unset).await,
+            AppCommand::Delete(delete) => delete::delete(&api, delete).await,
+            AppCommand::Get(get) => show::get(&api, get).await,
+            AppCommand::List(list) => show::list(client, &namespace, list).await,
+            AppCommand::Manifests(manifests) => {
+                manifests::manifests(client, &namespace, manifests).await
+            }
+            AppCommand::Resources(resources) => resources::resources(&api, resources).await,
+            AppCommand::Logs(logs) => logs::logs(client, &namespace, logs).await,
             AppCommand::Sync(sync) => request_sync(&api, sync).await,
             AppCommand::Terminate(name) => terminate(&api, &name.app).await,
             AppCommand::ConfirmPrune(name) => confirm_prune(&api, &name.app).await,
@@ -158,6 +196,7 @@ async fn terminate(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCod
 /// Sets the approval annotation to now, which confirms what waits for it now (see
 /// [`DELETION_APPROVED_ANNOTATION`]).
 async fn confirm_prune(api: &Api<Application>, name: &str) -> anyhow::Result<ExitCode> {
+    crate::cli::missing::get_named(api, name).await?;
     let now = k8s_openapi::jiff::Timestamp::now();
     let approved = format!("{now:.3}");
     let patch =
@@ -175,9 +214,12 @@ async fn confirm_prune(api: &Api<Application>, name: &str) -> anyhow::Result<Exi
 }
 
 async fn wait_for(api: &Api<Application>, args: &WaitArgs) -> anyhow::Result<ExitCode> {
-    let want = WaitFor::from_flags(args.health, args.sync);
-    let done =
-        |app: Option<&Application>| app.is_some_and(|app| wait_state(app, want) == WaitState::Done);
+    // An Application that does not exist is an error at once (argocd's code 20), not a wait.
+    crate::cli::missing::get_named(api, &args.app).await?;
+    let want = WaitFor::from_flags(args.flags);
+    let done = |app: Option<&Application>| {
+        app.is_some_and(|app| wait_state(app, &want) == WaitState::Done)
+    };
     let waited = tokio::time::timeout(args.timeout, await_condition(api.clone(), &args.app, done));
     if let Ok(result) = waited.await {
         result
@@ -187,7 +229,7 @@ async fn wait_for(api: &Api<Application>, args: &WaitArgs) -> anyhow::Result<Exi
         return Ok(ExitCode::SUCCESS);
     }
     let reason = match api.get_opt(&args.app).await.map_err(ApiError::from)? {
-        Some(app) => match wait_state(&app, want) {
+        Some(app) => match wait_state(&app, &want) {
             WaitState::Done => "ready just now".to_string(),
             WaitState::Waiting(reason) => reason,
         },

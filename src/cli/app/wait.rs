@@ -1,31 +1,71 @@
 //! When `flotilla app wait` is done: a pure check of an Application's status against what the
-//! caller waits for (health, sync, or both), with the reason to print while it is not.
+//! caller waits for (health, sync, no operation, as `argocd app wait`'s flags say), with the
+//! reason to print while it is not.
 
 use flotilla_core::api::application::Application;
 use flotilla_core::api::application_set_status::SyncStatusCode;
 use flotilla_core::health::HealthStatus;
 use flotilla_core::sync::OperationPhase;
 
-/// What to wait for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WaitFor {
-    /// `status.health.status` is `Healthy`.
+/// `app wait`'s conditions, as `argocd app wait`'s flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "one bool per argocd flag, read once into WaitFor"
+)]
+pub struct WaitFlags {
+    /// Wait for health Healthy.
+    #[arg(long)]
     pub health: bool,
+    /// Wait for sync Synced.
+    #[arg(long)]
+    pub sync: bool,
+    /// Wait until no sync is requested or running.
+    #[arg(long)]
+    pub operation: bool,
+    /// Wait for health Suspended (with --health or --degraded: any of them).
+    #[arg(long)]
+    pub suspended: bool,
+    /// Wait for health Degraded (with --health or --suspended: any of them).
+    #[arg(long)]
+    pub degraded: bool,
+}
+
+/// What to wait for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitFor {
+    /// The health statuses any of which will do; empty when health is not waited for.
+    pub health: Vec<HealthStatus>,
     /// `status.sync.status` is `Synced`.
     pub sync: bool,
+    /// No sync requested or running. A requested or running sync holds every wait anyway, so a
+    /// wait right after `app sync` does not pass on the status from before the sync.
+    pub operation: bool,
 }
 
 impl WaitFor {
-    /// Health and sync when neither flag is given (as `argocd app wait` does).
+    /// Health (Healthy), sync and operation when no flag is given (as `argocd app wait` does).
     #[must_use]
-    pub fn from_flags(health: bool, sync: bool) -> Self {
-        if health || sync {
-            Self { health, sync }
-        } else {
-            Self {
-                health: true,
+    pub fn from_flags(flags: WaitFlags) -> Self {
+        if flags == WaitFlags::default() {
+            return Self {
+                health: vec![HealthStatus::Healthy],
                 sync: true,
-            }
+                operation: true,
+            };
+        }
+        let health = [
+            (flags.health, HealthStatus::Healthy),
+            (flags.suspended, HealthStatus::Suspended),
+            (flags.degraded, HealthStatus::Degraded),
+        ]
+        .into_iter()
+        .filter_map(|(given, status)| given.then_some(status))
+        .collect();
+        Self {
+            health,
+            sync: flags.sync,
+            operation: flags.operation,
         }
     }
 }
@@ -42,7 +82,7 @@ pub enum WaitState {
 /// Whether `app` satisfies `want`. A requested or running operation counts as not yet, so a
 /// wait right after `app sync` does not pass on the status from before the sync.
 #[must_use]
-pub fn wait_state(app: &Application, want: WaitFor) -> WaitState {
+pub fn wait_state(app: &Application, want: &WaitFor) -> WaitState {
     let status = app.status.clone().unwrap_or_default();
     let mut missing = Vec::new();
     if app.spec.operation.is_some() {
@@ -59,9 +99,9 @@ pub fn wait_state(app: &Application, want: WaitFor) -> WaitState {
             missing.push(format!("sync is {}", sync.as_str()));
         }
     }
-    if want.health {
+    if !want.health.is_empty() {
         match &status.health {
-            Some(h) if h.status == HealthStatus::Healthy => {}
+            Some(h) if want.health.contains(&h.status) => {}
             Some(h) if h.message.is_empty() => missing.push(format!("health is {}", h.status)),
             Some(h) => missing.push(format!("health is {}: {}", h.status, h.message)),
             None => missing.push("health is Unknown".to_string()),
@@ -99,16 +139,53 @@ mod tests {
         app
     }
 
-    const BOTH: WaitFor = WaitFor {
+    const BOTH: WaitFlags = WaitFlags {
         health: true,
         sync: true,
+        operation: false,
+        suspended: false,
+        degraded: false,
+    };
+    const HEALTH: WaitFlags = WaitFlags {
+        sync: false,
+        ..BOTH
+    };
+    const SYNC: WaitFlags = WaitFlags {
+        health: false,
+        ..BOTH
     };
 
     #[test]
-    fn no_flags_mean_health_and_sync() {
-        assert_eq!(WaitFor::from_flags(false, false), BOTH);
-        let health_only = WaitFor::from_flags(true, false);
-        assert!(health_only.health && !health_only.sync);
+    fn no_flags_mean_health_sync_and_operation() {
+        let all = WaitFor::from_flags(WaitFlags::default());
+        assert_eq!(all.health, [HealthStatus::Healthy]);
+        assert!(all.sync && all.operation);
+        let health_only = WaitFor::from_flags(HEALTH);
+        assert!(!health_only.sync && !health_only.operation);
+        let suspended_or_degraded = WaitFor::from_flags(WaitFlags {
+            suspended: true,
+            degraded: true,
+            ..WaitFlags::default()
+        });
+        assert_eq!(
+            suspended_or_degraded.health,
+            [HealthStatus::Suspended, HealthStatus::Degraded]
+        );
+    }
+
+    #[test]
+    fn suspended_or_degraded_will_do_when_asked() {
+        let degraded = app("Synced", "Degraded", "crash loop");
+        let either = WaitFor::from_flags(WaitFlags {
+            health: true,
+            degraded: true,
+            ..WaitFlags::default()
+        });
+        assert_eq!(wait_state(&degraded, &either), WaitState::Done);
+        assert_eq!(
+            wait_state(&degraded, &WaitFor::from_flags(HEALTH)),
+            WaitState::Waiting("health is Degraded: crash loop".into())
+        );
     }
 
     #[test]
@@ -122,13 +199,7 @@ mod tests {
                 BOTH,
                 WaitState::Waiting("sync is OutOfSync".into()),
             ),
-            (
-                "OutOfSync",
-                "Healthy",
-                "",
-                WaitFor::from_flags(true, false),
-                WaitState::Done,
-            ),
+            ("OutOfSync", "Healthy", "", HEALTH, WaitState::Done),
             (
                 "Synced",
                 "Progressing",
@@ -136,17 +207,11 @@ mod tests {
                 BOTH,
                 WaitState::Waiting("health is Progressing: 1/3 pods ready".into()),
             ),
-            (
-                "Synced",
-                "Degraded",
-                "",
-                WaitFor::from_flags(false, true),
-                WaitState::Done,
-            ),
+            ("Synced", "Degraded", "", SYNC, WaitState::Done),
         ];
         for (sync, health, message, want, expected) in cases {
             assert_eq!(
-                wait_state(&app(sync, health, message), want),
+                wait_state(&app(sync, health, message), &WaitFor::from_flags(want)),
                 expected,
                 "{sync}/{health}"
             );
@@ -158,7 +223,7 @@ mod tests {
         let mut requested = app("Synced", "Healthy", "");
         requested.spec.operation = Some(Operation::default());
         assert_eq!(
-            wait_state(&requested, BOTH),
+            wait_state(&requested, &WaitFor::from_flags(BOTH)),
             WaitState::Waiting("a sync is requested".into())
         );
         let mut running = app("Synced", "Healthy", "");
@@ -174,7 +239,7 @@ mod tests {
             resources: Vec::new(),
         });
         assert_eq!(
-            wait_state(&running, BOTH),
+            wait_state(&running, &WaitFor::from_flags(BOTH)),
             WaitState::Waiting("sync web-1 is running".into())
         );
     }
@@ -183,7 +248,7 @@ mod tests {
     fn no_status_waits_on_unknown() {
         let fresh = Application::new("web", ApplicationSpec::default());
         assert_eq!(
-            wait_state(&fresh, BOTH),
+            wait_state(&fresh, &WaitFor::from_flags(BOTH)),
             WaitState::Waiting("sync is Unknown; health is Unknown".into())
         );
     }

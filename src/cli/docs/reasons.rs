@@ -122,8 +122,8 @@ pub fn page() -> String {
         ),
     ));
     out.push_str(
-        "\n## Events\n\nPublished on the Application or ApplicationSet, with the action they \
-         report on. Routine Normal Events (a sync started, resumed or succeeded) are \
+        "\n## Events\n\nPublished on the Application or ApplicationSet (`LeadershipLost` on the \
+         controller's Lease), with the action they report on. Routine Normal Events (a sync started, resumed or succeeded) are \
          rate-limited: at most 100 at once and 5 a second after that per controller; Warnings \
          and a rollout's Events always go out.\n\n",
     );

@@ -111,6 +111,16 @@ impl KubeCluster {
         self.version.get().map_or("", String::as_str)
     }
 
+    /// What a Config Management Plugin is told of this cluster: its version (the API versions
+    /// it serves are not read).
+    #[must_use]
+    pub fn capabilities(&self) -> flotilla_core::cmp::KubeCapabilities {
+        flotilla_core::cmp::KubeCapabilities {
+            version: self.version().to_owned(),
+            api_versions: Vec::new(),
+        }
+    }
+
     /// What its watches of tracked objects hold.
     #[must_use]
     pub fn watch_size(&self) -> WatchSize {

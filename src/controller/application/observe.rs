@@ -166,7 +166,8 @@ pub(super) async fn observe(
     let name = app.name_any();
     let cluster = destination(ctx, app).await?;
     let manifests = manifests(ctx, app, &app.spec.source.target_revision).await?;
-    let source = SourceOptions::of_application(app, manifests.revision.clone(), &manifests.sources);
+    let source = SourceOptions::of_application(app, manifests.revision.clone(), &manifests.sources)
+        .for_cluster(&cluster.capabilities());
     let plan = plan_off_workers(
         &name,
         manifests.root.clone(),

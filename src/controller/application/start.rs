@@ -215,13 +215,16 @@ pub(super) fn job(
     source: SourceOptions,
     settings: ExecuteSettings,
 ) -> SyncJob {
+    let capabilities = cluster.capabilities();
     SyncJob {
         plan,
         cluster,
         store,
         app: instance_name(app),
         root: manifests.root.clone(),
-        options: source.checked_out(manifests.revision.clone(), &manifests.sources),
+        options: source
+            .checked_out(manifests.revision.clone(), &manifests.sources)
+            .for_cluster(&capabilities),
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,

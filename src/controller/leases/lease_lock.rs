@@ -2,19 +2,24 @@
 //! period, each call bounded by [`LeaseTiming::call_timeout`], feeds what it saw to the pure
 //! [`Elector`], and publishes the resulting deadline in a [`Leadership`]. Writes carry the
 //! Lease's `resourceVersion`, so two replicas racing for it cannot both win. Errors never end
-//! the loop: a standby keeps trying, a holder keeps acting only until its renew deadline.
+//! the loop: a standby keeps trying, a holder keeps acting only until its renew deadline. A
+//! replica leading again after a loss says so in an Event on the Lease
+//! ([`LeaseLock::report_regained`]).
 
 use std::convert::Infallible;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::jiff::Timestamp;
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
 
 use super::leadership::Leadership;
 use super::readiness::Readiness;
+use crate::controller::runtime::events::EventPublisher;
+use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::controller::leader::{Elector, LeaseDecision, LeaseTiming, held_spec};
 
 /// How a replica competes for the Lease.
@@ -54,6 +59,7 @@ pub struct LeaseLock {
     elector: Mutex<Elector>,
     readiness: Readiness,
     leadership: Leadership,
+    events: EventPublisher,
 }
 
 impl LeaseLock {
@@ -62,12 +68,42 @@ impl LeaseLock {
     #[must_use]
     pub fn new(client: Client, namespace: &str, config: LeaseConfig) -> Self {
         Self {
-            api: Api::namespaced(client, namespace),
+            api: Api::namespaced(client.clone(), namespace),
             namespace: namespace.to_string(),
             name: config.name,
             elector: Mutex::new(Elector::new(config.identity, config.timing)),
             readiness: Readiness::default(),
             leadership: Leadership::default(),
+            events: EventPublisher::new(client),
+        }
+    }
+
+    /// Publishes, while leading again, the Warning Event `LeadershipLost` on the Lease: this
+    /// replica stopped acting at `stopped` and leads again now. Bounded by the call timeout; a
+    /// failure is logged (the loss is counted in `flotilla_leadership_lost_total` anyway).
+    pub async fn report_regained(&self, stopped: Timestamp) {
+        let now = Timestamp::now();
+        let away = now.duration_since(stopped).max(SignedDuration::ZERO);
+        let note = format!(
+            "{} stopped acting at {stopped}: its Lease was not renewed by the renew deadline \
+             (the API server did not answer in time) or was taken by another replica; it leads \
+             again since {now}, {}s later, and resumes every rollout from its status",
+            self.identity(),
+            away.as_secs()
+        );
+        let lease = ObjectReference {
+            api_version: Some("coordination.k8s.io/v1".to_owned()),
+            kind: Some("Lease".to_owned()),
+            name: Some(self.name.clone()),
+            namespace: Some(self.namespace.clone()),
+            ..ObjectReference::default()
+        };
+        let timeout = self.elector().timing().call_timeout();
+        let published = self
+            .events
+            .publish(&lease, EventReason::LeadershipLost, note);
+        if tokio::time::timeout(timeout, published).await.is_err() {
+            tracing::warn!("publishing the LeadershipLost Event: no answer within {timeout:?}");
         }
     }
 

@@ -87,6 +87,8 @@ pub struct Metrics {
     /// `retried` for each failed attempt retried).
     notifications: Family<NotificationLabels, Counter>,
     leader: Gauge,
+    /// Times this process stopped acting because its Lease was not renewed in time or was taken.
+    leadership_lost: Counter,
     /// Reconciles running longer than a minute now, per reconciler.
     slow: Family<ReconcilerLabels, Gauge>,
     /// Reconciles running now, per reconciler (Argo CD's `workqueue_depth`).
@@ -217,6 +219,14 @@ impl Default for Metrics {
                     "Whether this process holds the controller Lease",
                 ),
                 leader,
+            ),
+            leadership_lost: registered(
+                r,
+                (
+                    "flotilla_leadership_lost",
+                    "Times this process stopped acting because its Lease was not renewed by the renew deadline or was taken by another replica",
+                ),
+                Counter::default(),
             ),
             slow: registered(
                 r,
@@ -383,6 +393,11 @@ impl Metrics {
         self.leader.set(i64::from(leader));
     }
 
+    /// Counts a loss of the Lease (not a release at shutdown).
+    pub fn leadership_lost(&self) {
+        self.leadership_lost.inc();
+    }
+
     /// Every metric in the OpenMetrics text format, what the watches hold read now.
     #[must_use]
     pub fn render(&self) -> String {
@@ -433,6 +448,7 @@ mod tests {
         metrics.reconciled(None);
         metrics.reconciled(Some("RenderError"));
         metrics.set_leader(true);
+        metrics.leadership_lost();
         metrics.application_reconciled(None);
         let app = application("a", "web");
         metrics.synced(&app, "Succeeded");
@@ -453,6 +469,7 @@ mod tests {
             "flotilla_appset_reconciles_total{result=\"ok\"} 2\n",
             "flotilla_appset_reconciles_total{result=\"RenderError\"} 1\n",
             "flotilla_leader 1\n",
+            "flotilla_leadership_lost_total 1\n",
             "flotilla_application_reconciles_total{result=\"ok\"} 1\n",
             "flotilla_applications{sync=\"Synced\",health=\"Healthy\"} 3\n",
             "flotilla_sync_operations_total{result=\"Succeeded\"} 2\n",
