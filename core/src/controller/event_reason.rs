@@ -55,7 +55,7 @@ pub enum EventReason {
 
 impl EventReason {
     /// Every reason, in the order of the reference page.
-    pub const ALL: [Self; 20] = [
+    pub const ALL: [Self; 21] = [
         Self::ApplicationsGenerated,
         Self::ApplicationSetError,
         Self::SyncStarted,
