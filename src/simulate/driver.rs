@@ -589,7 +589,9 @@ pub async fn drive<C: ClusterApi>(
 fn published(input: &RolloutInput, decision: &RolloutDecision) -> ExternalRollout {
     ExternalRollout {
         strategy: Some(input.strategy.clone()),
+        reported: true,
         application_status: decision.application_status.clone(),
+        summary: Vec::new(),
         step_status: decision.step_status.clone(),
         rollback: decision.rollback.clone(),
         labels: input

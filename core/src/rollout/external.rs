@@ -18,7 +18,7 @@ use super::graph;
 use crate::api::application_set::{ApplicationSetStep, RolloutStrategy};
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, RolloutApplicationState as State, RolloutRollback,
-    RolloutStepStatus,
+    RolloutStepStatus, StepRolloutSummary,
 };
 use crate::project::Projects;
 use crate::project::source_namespaces::permit_source_namespace;
@@ -56,9 +56,18 @@ pub struct ExternalRollout {
     /// Its `spec.strategy`, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<RolloutStrategy>,
+    /// Whether it has reported its rollout: its status was written by a reconcile (it has
+    /// conditions, or lists or counts its Applications). One just created has not, and none
+    /// of its steps is complete until it has.
+    #[serde(default)]
+    pub reported: bool,
     /// Its `status.applicationStatus`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub application_status: Vec<ApplicationSetApplicationStatus>,
+    /// Its `status.applicationStatusSummary`: the counts per step and state, when it has more
+    /// Applications than `applicationStatus` may list (which is then empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<StepRolloutSummary>,
     /// Its `status.rolloutSteps`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub step_status: Vec<RolloutStepStatus>,
@@ -247,6 +256,9 @@ pub fn judge(
             format!("{label}: {cycle}"),
         );
     }
+    if !rollout.reported {
+        return Verdict::Waiting(format!("{label}: it has not reported a rollout yet"));
+    }
     if let Some(rollback) = &rollout.rollback {
         return Verdict::Waiting(format!(
             "{label}: its step {} failed and was rolled back",
@@ -312,6 +324,17 @@ fn incomplete(
         })
         .collect();
     let named = config.steps[step].label();
+    if rollout.application_status.is_empty() && !rollout.summary.is_empty() {
+        let counts = rollout.summary.iter().find(|s| s.step == number);
+        if let Some(waits) = summarised(counts, &named, dependency) {
+            return Some(waits);
+        }
+        if counts.is_none_or(|c| c.healthy == 0) {
+            // A step with no Applications.
+            return None;
+        }
+        return settled(rollout, config, step, &named);
+    }
     if let Some(wanted) = labels
         && members.is_empty()
     {
@@ -370,14 +393,25 @@ fn incomplete(
             ));
         }
     }
+    if members.is_empty() {
+        return None;
+    }
+    settled(rollout, config, step, &named)
+}
+
+/// How step `step` (its Applications all Healthy, and it has some) is not complete yet: failed,
+/// baking or analysing; `None` when it is.
+fn settled(
+    rollout: &ExternalRollout,
+    config: &RolloutConfig,
+    step: usize,
+    named: &str,
+) -> Option<String> {
     let record = rollout
         .step_status
         .iter()
         .find(|r| usize::try_from(r.step).is_ok_and(|s| s == step + 1));
     let settings = &config.steps[step];
-    if members.is_empty() {
-        return None;
-    }
     if record.is_some_and(|r| r.failed_at.is_some()) {
         return Some(format!("{named} failed"));
     }
@@ -392,6 +426,33 @@ fn incomplete(
         return Some(format!("{named} analyses"));
     }
     None
+}
+
+/// How a step of a rollout whose Applications are only counted ([`ExternalRollout::summary`];
+/// `counts` are the step's) is not complete by those counts: Applications not Healthy, or a
+/// revision or label condition, which counts cannot answer. `None` when every Application it
+/// has is Healthy.
+fn summarised(
+    counts: Option<&StepRolloutSummary>,
+    named: &str,
+    dependency: Option<&ApplicationSetStep>,
+) -> Option<String> {
+    if dependency
+        .is_some_and(|d| d.revision.is_some() || d.same_revision || !d.match_labels.is_empty())
+    {
+        return Some(format!(
+            "{named}: its Applications are only counted (more than its controller's \
+             --rollout-status-limit lists), so a revision or label condition cannot be checked"
+        ));
+    }
+    let counts = counts?;
+    let not_healthy = counts.waiting + counts.pending + counts.progressing;
+    (not_healthy > 0).then(|| {
+        format!(
+            "{named}: {not_healthy} of {} not Healthy yet",
+            not_healthy + counts.healthy
+        )
+    })
 }
 
 /// `revision` as written in status is `wanted`, or a commit that starts with it.

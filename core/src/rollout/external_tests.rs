@@ -14,7 +14,7 @@ use crate::api::application_set::{
 };
 use crate::api::application_set_status::{
     ApplicationSetApplicationStatus, ConditionStatus, ConditionType,
-    RolloutApplicationState as State, RolloutStepStatus,
+    RolloutApplicationState as State, RolloutStepStatus, StepRolloutSummary,
 };
 
 const R2: &str = "r2";
@@ -75,6 +75,7 @@ fn read(state: State, revision: &str, back: Option<&str>) -> ExternalApplication
         name: "platform".into(),
         lookup: Lookup::Found(Box::new(ExternalRollout {
             strategy: Some(platform_strategy(back)),
+            reported: true,
             application_status: vec![entry("db", "1", state), entry("cache", "2", State::Healthy)],
             labels: BTreeMap::from([(
                 "db".to_owned(),
@@ -195,6 +196,82 @@ fn a_step_waits_for_the_other_application_sets_step_then_goes_on_whatever_it_doe
         "12:00:30",
     );
     assert_eq!(complete.step_reports[0].state, StepState::Complete);
+}
+
+/// The step that waits for `platform` step `database`, judged against `platform` as `read`.
+fn waits_for(dependency: ApplicationSetStep, read: ExternalApplicationSet) -> String {
+    let decision = pass(
+        &services(dependency),
+        fleet(R1, false),
+        vec![read],
+        None,
+        "12:00:00",
+    );
+    match decision.step_reports[0].state {
+        StepState::WaitingForApplicationSet => decision.step_reports[0].next.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// `platform` as read with its Applications only counted: `database` with `waiting` of them
+/// not Healthy yet and `healthy` Healthy.
+fn counted(waiting: u32, healthy: u32) -> ExternalApplicationSet {
+    let mut platform = read(State::Healthy, R1, None);
+    let Lookup::Found(rollout) = &mut platform.lookup else {
+        unreachable!("read finds it")
+    };
+    rollout.application_status.clear();
+    rollout.summary = vec![
+        StepRolloutSummary {
+            step: "1".into(),
+            waiting,
+            healthy,
+            ..StepRolloutSummary::default()
+        },
+        StepRolloutSummary {
+            step: "2".into(),
+            healthy: 1,
+            ..StepRolloutSummary::default()
+        },
+    ];
+    platform
+}
+
+#[test]
+fn an_application_set_that_has_not_reported_a_rollout_completes_no_step() {
+    let mut created = read(State::Healthy, R1, None);
+    let Lookup::Found(rollout) = &mut created.lookup else {
+        unreachable!("read finds it")
+    };
+    rollout.reported = false;
+    rollout.application_status.clear();
+    assert_eq!(
+        waits_for(platform("database"), created),
+        "waits for ApplicationSet platform step database: it has not reported a rollout yet"
+    );
+}
+
+#[test]
+fn a_rollout_only_counted_past_the_status_limit_is_judged_by_its_counts() {
+    assert_eq!(
+        waits_for(platform("database"), counted(3, 997)),
+        "waits for ApplicationSet platform step database: step 1 (database): 3 of 1000 not Healthy yet"
+    );
+    assert_eq!(
+        waits_for(platform("database"), counted(0, 1000)),
+        "Progressing",
+        "every counted Application Healthy: the step is complete"
+    );
+    let on_revision = ApplicationSetStep {
+        revision: Some(R1.into()),
+        ..platform("database")
+    };
+    assert_eq!(
+        waits_for(on_revision, counted(0, 1000)),
+        "waits for ApplicationSet platform step database: step 1 (database): its Applications \
+         are only counted (more than its controller's --rollout-status-limit lists), so a \
+         revision or label condition cannot be checked"
+    );
 }
 
 #[test]

@@ -163,7 +163,11 @@ fn rollout_of(
     let status = other.status.clone().unwrap_or_default();
     ExternalRollout {
         strategy: other.spec.strategy.clone(),
+        reported: !(status.conditions.is_empty()
+            && status.application_status.is_empty()
+            && status.application_status_summary.is_empty()),
         application_status: status.application_status,
+        summary: status.application_status_summary,
         step_status: status.rollout_steps,
         rollback: status.rollout_rollback,
         labels,
