@@ -24,10 +24,8 @@ use std::sync::Arc;
 
 use flotilla_core::api::application_set_status::SyncStatusCode;
 use flotilla_core::api::{Application, ApplicationSet};
-use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Secret};
-use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
-use kube::api::ListParams;
 use serde_json::{Value, json};
 
 use flotilla::cluster::watches::watched_secrets::WatchedSecrets;
@@ -37,7 +35,7 @@ use support::chart_repository::ChartRepository;
 use support::git_remote::{GitHttp, Remote};
 use support::git_ssh::{self, GitSsh};
 use support::two_tier_appset::{rolled_out, two_tier_appset};
-use support::{TestNamespace, apply, eventually, object, wait_until};
+use support::{TestNamespace, apply, eventually, everything_written, object, wait_until};
 
 const PASSWORD: &str = "pw-Zq8f3Lr2Xv";
 const WRONG_PASSWORD: &str = "pw-wrong-K7m2Qa";
@@ -147,29 +145,6 @@ fn conditions(app: &Application) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
-}
-
-/// Every Application, ApplicationSet and Event of the namespace, as JSON text.
-async fn everything_written(ns: &TestNamespace) -> String {
-    let params = ListParams::default();
-    let apps = ns.api::<Application>().list(&params).await.expect("lists");
-    let appsets = ns
-        .api::<ApplicationSet>()
-        .list(&params)
-        .await
-        .expect("lists");
-    let events = ns.api::<Event>().list(&params).await.expect("lists");
-    let core_events = ns.api::<CoreEvent>().list(&params).await.expect("lists");
-    [
-        serde_json::to_string(&apps.items),
-        serde_json::to_string(&appsets.items),
-        serde_json::to_string(&events.items),
-        serde_json::to_string(&core_events.items),
-    ]
-    .into_iter()
-    .map(|text| text.expect("serialises"))
-    .collect::<Vec<_>>()
-    .join("\n")
 }
 
 #[tokio::test]

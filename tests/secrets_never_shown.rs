@@ -22,17 +22,15 @@ use std::time::Duration;
 use flotilla::webhook::signature::sign_sha256;
 use flotilla_core::api::Application;
 use flotilla_core::sync::OperationPhase;
-use k8s_openapi::api::core::v1::{ConfigMap, Event as CoreEvent, Secret};
-use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Api;
-use kube::api::ListParams;
 use serde_json::{Value, json};
 
 use controller_support::{commit, repository};
 use support::git_remote::{GitHttp, Remote, free_port};
 use support::loopback_http::LoopbackServer;
 use support::webhook_payload::payload;
-use support::{TestNamespace, apply, eventually, object, wait_until};
+use support::{TestNamespace, apply, eventually, everything_written, object, wait_until};
 
 const PASSWORD: &str = "planted-repository-password-5e1f";
 const WEBHOOK_SECRET: &str = "planted-webhook-secret-a9c2";
@@ -208,23 +206,6 @@ async fn synced(apps: &Api<Application>, name: &str) {
     .await;
 }
 
-/// Every Application and Event of the namespace, as JSON.
-async fn written(ns: &TestNamespace) -> String {
-    let params = ListParams::default();
-    let apps = ns.api::<Application>().list(&params).await.expect("lists");
-    let events = ns.api::<Event>().list(&params).await.expect("lists");
-    let core_events = ns.api::<CoreEvent>().list(&params).await.expect("lists");
-    [
-        serde_json::to_string(&apps.items),
-        serde_json::to_string(&events.items),
-        serde_json::to_string(&core_events.items),
-    ]
-    .into_iter()
-    .map(|text| text.expect("serialises"))
-    .collect::<Vec<_>>()
-    .join("\n")
-}
-
 /// Every page of the web view: the fleet page and each page it links to.
 async fn web_view(address: SocketAddr) -> String {
     let fleet = get(address, "/").await;
@@ -365,7 +346,7 @@ async fn planted_secret_values_never_show_in_logs_events_status_metrics_or_the_w
     // Everything a person or a scraper can read.
     let seen = [
         ("the log", controller.log()),
-        ("Events and Applications", written(&ns).await),
+        ("Events and Applications", everything_written(&ns).await),
         ("/metrics", get(controller.metrics, "/metrics").await),
         ("the web view", web_view(controller.web).await),
     ];

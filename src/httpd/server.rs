@@ -220,6 +220,38 @@ mod tests {
         panic!("{} refusals {why:?}, not {count}", counters.refusals(why));
     }
 
+    /// A server of one slot, waiting `queue_wait` for it: the slot held by a kept-alive
+    /// connection answered `/1` (returned first), and a second connection that sent
+    /// `GET path` with `connection: close`.
+    struct OneSlotTaken {
+        address: std::net::SocketAddr,
+        echo: Arc<Echo>,
+        counters: ListenerCounters,
+        first: TcpStream,
+        second: TcpStream,
+    }
+
+    async fn one_slot_taken(queue_wait: Duration, path: &str) -> OneSlotTaken {
+        let limits = Limits {
+            max_connections: 1,
+            queue_wait,
+            ..Limits::default()
+        };
+        let (address, echo, counters) = start(limits).await;
+        let mut first = TcpStream::connect(address).await.unwrap();
+        exchange(&mut first, "GET /1 HTTP/1.1\r\nhost: x\r\n\r\n").await;
+        let mut second = TcpStream::connect(address).await.unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+        second.write_all(request.as_bytes()).await.unwrap();
+        OneSlotTaken {
+            address,
+            echo,
+            counters,
+            first,
+            second,
+        }
+    }
+
     /// Sends `request` on `stream` and reads one response (headers and `content-length` bytes).
     async fn exchange(stream: &mut TcpStream, request: &str) -> String {
         stream.write_all(request.as_bytes()).await.unwrap();
@@ -283,18 +315,13 @@ mod tests {
 
     #[tokio::test]
     async fn connections_beyond_the_bound_wait_for_a_free_slot() {
-        let limits = Limits {
-            max_connections: 1,
-            ..Limits::default()
-        };
-        let (address, echo, counters) = start(limits).await;
-        let mut first = TcpStream::connect(address).await.unwrap();
-        exchange(&mut first, "GET /1 HTTP/1.1\r\nhost: x\r\n\r\n").await;
-        let mut second = TcpStream::connect(address).await.unwrap();
-        second
-            .write_all(b"GET /waiting HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-            .await
-            .unwrap();
+        let OneSlotTaken {
+            echo,
+            counters,
+            mut first,
+            mut second,
+            ..
+        } = one_slot_taken(Limits::default().queue_wait, "/waiting").await;
         // The first connection keeps its slot: its next request is answered, the second's not.
         exchange(&mut first, "GET /2 HTTP/1.1\r\nhost: x\r\n\r\n").await;
         assert_eq!(*echo.0.lock().unwrap(), ["/1", "/2"]);
@@ -308,19 +335,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_connection_still_waiting_after_the_queue_wait_is_answered_503_and_counted() {
-        let limits = Limits {
-            max_connections: 1,
-            queue_wait: Duration::from_millis(100),
-            ..Limits::default()
-        };
-        let (address, echo, counters) = start(limits).await;
-        let mut first = TcpStream::connect(address).await.unwrap();
-        exchange(&mut first, "GET /1 HTTP/1.1\r\nhost: x\r\n\r\n").await;
-        let mut second = TcpStream::connect(address).await.unwrap();
-        second
-            .write_all(b"GET /refused HTTP/1.1\r\nhost: x\r\n\r\n")
-            .await
-            .unwrap();
+        let OneSlotTaken {
+            echo,
+            counters,
+            first: _first,
+            mut second,
+            ..
+        } = one_slot_taken(Duration::from_millis(100), "/refused").await;
         let mut response = String::new();
         second.read_to_string(&mut response).await.unwrap();
         assert!(
@@ -336,19 +357,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_connection_that_finds_the_queue_full_is_closed_unanswered_and_counted() {
-        let limits = Limits {
-            max_connections: 1,
-            queue_wait: Duration::from_secs(30),
-            ..Limits::default()
-        };
-        let (address, echo, counters) = start(limits).await;
-        let mut first = TcpStream::connect(address).await.unwrap();
-        exchange(&mut first, "GET /1 HTTP/1.1\r\nhost: x\r\n\r\n").await;
-        let mut queued = TcpStream::connect(address).await.unwrap();
-        queued
-            .write_all(b"GET /queued HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-            .await
-            .unwrap();
+        let OneSlotTaken {
+            address,
+            echo,
+            counters,
+            first,
+            second: mut queued,
+        } = one_slot_taken(Duration::from_secs(30), "/queued").await;
         let mut third = TcpStream::connect(address).await.unwrap();
         let mut response = Vec::new();
         let _ = third.read_to_end(&mut response).await;

@@ -529,3 +529,39 @@ pub async fn http_get(address: std::net::SocketAddr, path: &str) -> (u16, String
         .unwrap_or_else(|| panic!("an HTTP answer: {response}"));
     (status, body.to_owned())
 }
+
+/// Every Application, ApplicationSet and Event (both APIs) of the namespace, as JSON text: what
+/// a person reads of what the controller wrote there.
+pub async fn everything_written(ns: &TestNamespace) -> String {
+    let params = ListParams::default();
+    let apps = ns
+        .api::<flotilla_core::api::Application>()
+        .list(&params)
+        .await
+        .expect("lists");
+    let appsets = ns
+        .api::<flotilla_core::api::ApplicationSet>()
+        .list(&params)
+        .await
+        .expect("lists");
+    let events = ns
+        .api::<k8s_openapi::api::events::v1::Event>()
+        .list(&params)
+        .await
+        .expect("lists");
+    let core_events = ns
+        .api::<k8s_openapi::api::core::v1::Event>()
+        .list(&params)
+        .await
+        .expect("lists");
+    [
+        serde_json::to_string(&apps.items),
+        serde_json::to_string(&appsets.items),
+        serde_json::to_string(&events.items),
+        serde_json::to_string(&core_events.items),
+    ]
+    .into_iter()
+    .map(|text| text.expect("serialises"))
+    .collect::<Vec<_>>()
+    .join("\n")
+}
