@@ -101,6 +101,7 @@ fn record_writes(ns: &TestNamespace, name: &str) -> (Writes, tokio::task::JoinHa
 #[tokio::test]
 async fn parallel_backends_start_in_one_pass_after_the_database_and_the_frontend_after_both() {
     let ns = namespace(1, "rollout-graph").await;
+    support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let components = ["db", "backend-eu", "backend-us", "frontend"];
     let (remote, daemon) = repository("graph", &components, false);
@@ -214,6 +215,7 @@ async fn release(configs: &Api<ConfigMap>, name: &str) {
 #[tokio::test]
 async fn applications_leaving_the_generator_go_frontend_then_backend_then_database() {
     let ns = namespace(1, "removal-steps").await;
+    support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let components = ["database", "backend", "frontend"];
     let (remote, daemon) = repository("removal", &components, true);
@@ -367,6 +369,7 @@ fn all_on(fleet: &Fleet, count: usize, revision: &str) -> bool {
 #[tokio::test]
 async fn services_wait_for_the_platforms_database_and_the_rest_of_the_platform_for_services() {
     let ns = namespace(1, "rollout-cross").await;
+    support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let components = ["database", "cache", "api"];
     let (remote, daemon) = repository("cross", &components, false);
@@ -469,6 +472,7 @@ async fn services_wait_for_the_platforms_database_and_the_rest_of_the_platform_f
 #[tokio::test]
 async fn a_missing_application_set_is_named_and_its_creation_opens_the_step() {
     let ns = namespace(1, "rollout-missing").await;
+    support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let (remote, daemon) = repository("missing", &["api", "queue"], false);
     let url = daemon.url(&remote.served_name());
@@ -579,6 +583,7 @@ fn dependency_state(
 async fn a_dependency_in_another_managed_namespace_wakes_the_waiting_step_and_a_refused_one_is_named()
  {
     let control = namespace(1, "xns-control").await;
+    support::install_flotilla_crds(&control.client).await;
     let team = namespace(1, "xns-team").await;
     let project = object(json!({
         "apiVersion": "flotilla.dev/v1alpha1", "kind": "AppProject",
@@ -695,6 +700,7 @@ async fn a_dependency_in_another_managed_namespace_wakes_the_waiting_step_and_a_
 #[tokio::test]
 async fn a_cycle_through_three_application_sets_is_named_on_each() {
     let ns = namespace(1, "rollout-cycle3").await;
+    support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let (remote, daemon) = repository("cycle3", &["a", "b", "c"], false);
     let url = daemon.url(&remote.served_name());
@@ -762,6 +768,7 @@ fn removal_progress(appset: &ApplicationSet) -> Option<(u64, Vec<String>, Vec<u6
 #[tokio::test]
 async fn a_cluster_leaving_the_selector_loses_its_applications_frontend_backend_then_database() {
     let ns = namespace(1, "removal-cluster").await;
+    support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let components = ["database", "backend", "frontend"];
     let (remote, daemon) = repository("removal-cluster", &components, true);
