@@ -13,7 +13,7 @@ mod controller_support;
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -173,14 +173,7 @@ impl Controller {
     /// (`argocd_app_k8s_request_total`), those answered 429, and retries
     /// (`flotilla_api_retries_total`).
     fn counts(&self) -> Result<BTreeMap<&'static str, u64>, String> {
-        let mut stream = std::net::TcpStream::connect(self.metrics).map_err(|e| e.to_string())?;
-        stream
-            .write_all(b"GET /metrics HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n")
-            .map_err(|e| e.to_string())?;
-        let mut scraped = String::new();
-        stream
-            .read_to_string(&mut scraped)
-            .map_err(|e| e.to_string())?;
+        let scraped = support::scrape_metrics(self.metrics)?;
         let requests = "argocd_app_k8s_request_total{";
         let refused: String = scraped
             .lines()

@@ -11,7 +11,6 @@ mod controller_support;
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::{Read as _, Write as _};
 use std::time::Duration;
 
 use flotilla_core::api::application_set_status::RolloutApplicationState as State;
@@ -79,15 +78,7 @@ fn free_address() -> std::net::SocketAddr {
 
 /// The sum of the samples of metric `name` the controller at `metrics` serves.
 fn metric(metrics: std::net::SocketAddr, name: &str) -> Result<f64, String> {
-    let mut stream = std::net::TcpStream::connect(metrics).map_err(|e| e.to_string())?;
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n")
-        .map_err(|e| e.to_string())?;
-    let mut scraped = String::new();
-    stream
-        .read_to_string(&mut scraped)
-        .map_err(|e| e.to_string())?;
-    Ok(scraped
+    Ok(support::scrape_metrics(metrics)?
         .lines()
         .filter(|line| line.split([' ', '{']).next() == Some(name))
         .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())

@@ -565,3 +565,17 @@ pub async fn everything_written(ns: &TestNamespace) -> String {
     .collect::<Vec<_>>()
     .join("\n")
 }
+
+/// What the controller serving `/metrics` at `metrics` answers (the whole HTTP response).
+pub fn scrape_metrics(metrics: std::net::SocketAddr) -> Result<String, String> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(metrics).map_err(|e| e.to_string())?;
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut scraped = String::new();
+    stream
+        .read_to_string(&mut scraped)
+        .map_err(|e| e.to_string())?;
+    Ok(scraped)
+}
