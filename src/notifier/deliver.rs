@@ -260,10 +260,15 @@ impl Notifier {
             .ok()
     }
 
-    /// The credentials Secret's keys (none when it does not exist).
+    /// The credentials Secret's keys (none when it does not exist, or cannot be read: logged).
     async fn read_credentials(&self) -> BTreeMap<String, String> {
         let api: Api<Secret> = Api::namespaced(self.client.clone(), &self.namespace);
-        let secret = api.get_opt(SECRET).await.ok().flatten();
+        let secret = api
+            .get_opt(SECRET)
+            .await
+            .inspect_err(|error| tracing::warn!("reading Secret {SECRET}: {error}"))
+            .ok()
+            .flatten();
         secret
             .and_then(|s| s.data)
             .unwrap_or_default()
