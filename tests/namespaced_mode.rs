@@ -30,8 +30,8 @@ use serde_json::{Value, json};
 
 use controller_support::{commit, repository};
 use support::namespaced_deploy::{
-    SERVICE_ACCOUNT, apply_all, client_of, delete_cluster_scoped, deployed_for,
-    namespace_watcher, role_binding_in,
+    SERVICE_ACCOUNT, apply_all, client_of, delete_cluster_scoped, deployed_for, namespace_watcher,
+    role_binding_in,
 };
 use support::{apply, eventually, impersonating_kubeconfig, object, wait_until};
 

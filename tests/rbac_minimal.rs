@@ -141,9 +141,7 @@ fn without(mut objects: Vec<Value>, removed: &Removed) -> Vec<Value> {
         .position(|o| std::ptr::eq(o, role_of(&objects, removed.role)))
         .expect("the role");
     let rules = objects[index]["rules"].as_array_mut().expect("rules");
-    let verbs = rules[removed.rule]["verbs"]
-        .as_array_mut()
-        .expect("verbs");
+    let verbs = rules[removed.rule]["verbs"].as_array_mut().expect("verbs");
     verbs.retain(|v| v.as_str() != Some(removed.verb.as_str()));
     if verbs.is_empty() {
         rules.remove(removed.rule);
@@ -167,7 +165,11 @@ impl Scenario {
     /// The namespaces with the shipped RBAC (`change` applied to it), and every object the
     /// scenario needs, with no controller yet. With `globs`, the controller is to manage its
     /// managed namespace through a glob (the namespace watcher's rights are deployed too).
-    async fn prepare(label: &str, globs: bool, change: impl FnOnce(Vec<Value>) -> Vec<Value>) -> Self {
+    async fn prepare(
+        label: &str,
+        globs: bool,
+        change: impl FnOnce(Vec<Value>) -> Vec<Value>,
+    ) -> Self {
         let control = controller_support::setup(label).await;
         let managed = support::namespace(1, &format!("{label}-to")).await;
         let mut deployed = deployed_for(&control.name, &managed.name, &control.name);
@@ -306,7 +308,8 @@ impl Scenario {
             .env_remove("RUST_LOG")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(self.log_path()).expect("a log file"));
-        self.controller = Some(ServerProcess::spawn(&mut command).expect("flotilla controller starts"));
+        self.controller =
+            Some(ServerProcess::spawn(&mut command).expect("flotilla controller starts"));
     }
 
     fn log_path(&self) -> std::path::PathBuf {
@@ -331,15 +334,27 @@ impl Scenario {
         let log = self.log();
         let logged: Vec<&str> = log
             .lines()
-            .filter(|line| (line.contains(" WARN ") || line.contains(" ERROR ")) && line.contains(refusal))
+            .filter(|line| {
+                (line.contains(" WARN ") || line.contains(" ERROR ")) && line.contains(refusal)
+            })
             .collect();
         let mut texts = Vec::new();
         for namespace in [&self.control, &self.managed] {
-            let apps = namespace.api::<Application>().list(&Default::default()).await;
+            let apps = namespace
+                .api::<Application>()
+                .list(&Default::default())
+                .await;
             for app in apps.map_err(|e| e.to_string())? {
                 let mut status = Vec::new();
-                strings(&serde_json::to_value(&app.status).unwrap_or_default(), &mut status);
-                texts.extend(status.into_iter().map(|text| format!("Application {} status: {text}", app.name_any())));
+                strings(
+                    &serde_json::to_value(&app.status).unwrap_or_default(),
+                    &mut status,
+                );
+                texts.extend(
+                    status
+                        .into_iter()
+                        .map(|text| format!("Application {} status: {text}", app.name_any())),
+                );
             }
             let events = namespace.api::<Event>().list(&Default::default()).await;
             for event in events.map_err(|e| e.to_string())? {
@@ -387,7 +402,10 @@ async fn refusal_is_named(removed: Removed) {
     let globs = removed.role == NAMESPACE_WATCHER;
     let change = |deployed| without(deployed, &removed);
     let mut scenario = Scenario::prepare("rbac", globs, change).await;
-    let glob = format!("{}*", scenario.managed.name.trim_end_matches(char::is_numeric));
+    let glob = format!(
+        "{}*",
+        scenario.managed.name.trim_end_matches(char::is_numeric)
+    );
     scenario.start(globs.then_some(glob.as_str()));
     let started = std::time::Instant::now();
     let refusal = removed.refusal();
@@ -401,7 +419,10 @@ async fn refusal_is_named(removed: Removed) {
         let named = scenario.named(&refusal).await?;
         match (named.logged, &named.kept) {
             (2.., _) | (_, Some(_)) => Ok(named),
-            (logged, None) => Err(format!("logged {logged} times; log:\n{}", scenario.log_tail())),
+            (logged, None) => Err(format!(
+                "logged {logged} times; log:\n{}",
+                scenario.log_tail()
+            )),
         }
     })
     .await;
@@ -435,7 +456,11 @@ async fn the_scenario_completes_with_the_whole_shipped_rbac() {
             }
         }
         let replaced = maps.get_opt(REPLACED).await.map_err(get)?;
-        if replaced.and_then(|m| m.data).and_then(|d| d.get("k").cloned()) != Some("v".into()) {
+        if replaced
+            .and_then(|m| m.data)
+            .and_then(|d| d.get("k").cloned())
+            != Some("v".into())
+        {
             waiting.push("the ConfigMap replaced");
         }
         if maps.get_opt(PRUNED).await.map_err(get)?.is_some() {

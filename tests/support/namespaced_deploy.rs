@@ -171,4 +171,3 @@ pub async fn client_of(kubeconfig: &Path) -> kube::Client {
     )
     .unwrap()
 }
-

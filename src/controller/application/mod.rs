@@ -37,9 +37,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use tokio::sync::watch;
 
+use crate::cluster::api_server::api_error::watch_message;
 use crate::controller::application::running_syncs::Parked;
 use crate::controller::leases::ownership::Ownership;
-use crate::cluster::api_server::api_error::watch_message;
 use crate::controller::runtime::argocd_metrics::AppInfo;
 use crate::controller::runtime::controller_errors::controller_failed;
 use crate::controller::runtime::graceful_shutdown::run_gracefully;

@@ -168,7 +168,9 @@ impl MemberLeases {
                 {
                     tracing::debug!(lease = %name, "not deleted: {}", status.message);
                 }
-                Err(error) => tracing::warn!(lease = %name, "deleting an expired member's Lease: {error}"),
+                Err(error) => {
+                    tracing::warn!(lease = %name, "deleting an expired member's Lease: {error}")
+                }
                 Ok(_) => {}
             }
         }
