@@ -26,7 +26,7 @@ use std::panic::AssertUnwindSafe;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use flotilla_core::api::{AppProject, Application, ApplicationSet};
+use flotilla_core::api::{Application, ApplicationSet};
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -155,7 +155,7 @@ struct Scenario {
     managed: TestNamespace,
     deployed: Vec<Value>,
     _repo: tempfile::TempDir,
-    _receiver: RecordingServer,
+    receiver: RecordingServer,
     scratch: tempfile::TempDir,
     controller: Option<ServerProcess>,
     health: SocketAddr,
@@ -277,7 +277,7 @@ impl Scenario {
             managed,
             deployed,
             _repo: repo,
-            _receiver: receiver,
+            receiver,
             scratch: tempfile::tempdir().expect("a scratch directory"),
             controller: None,
             health: SocketAddr::from(([127, 0, 0, 1], free_port())),
@@ -484,14 +484,17 @@ async fn the_scenario_completes_with_the_whole_shipped_rbac() {
         if ledger.is_none() {
             waiting.push("the notifications' ledger written");
         }
-        match waiting.is_empty() {
-            true => Ok(()),
-            false => Err(format!("{waiting:?}; log:\n{}", scenario.log_tail())),
+        if waiting.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{waiting:?}; log:\n{}", scenario.log_tail()))
         }
     };
     eventually_within(NAMED_WITHIN, "the whole scenario", done).await;
-    let project: AppProject = control.api().get("platform").await.unwrap();
-    assert_eq!(project.name_any(), "platform");
+    assert!(
+        !scenario.receiver.received().is_empty(),
+        "the notifications were delivered"
+    );
     let log = scenario.log();
     let forbidden: Vec<&str> = log.lines().filter(|l| l.contains("forbidden")).collect();
     assert!(
