@@ -70,7 +70,7 @@ impl WatchedSecrets {
     /// The registered clusters, sorted by Secret name.
     ///
     /// # Errors
-    /// The watch has not listed the Secrets within [`super::listed_watch::LIST_TIMEOUT`] (say, it is forbidden: the refusal is named), or
+    /// The watch has not listed the Secrets in time (say, it is forbidden: the refusal is named), or
     /// a cluster Secret has no `server` or an unreadable `config`.
     pub async fn registered(&self) -> Result<Vec<RegisteredCluster>, LiveInventoryError> {
         let secrets = self.current().await?;
@@ -80,7 +80,7 @@ impl WatchedSecrets {
     /// The watched Secrets now, sorted by name.
     ///
     /// # Errors
-    /// The watch has not listed the Secrets within [`super::listed_watch::LIST_TIMEOUT`] (say, it is forbidden: the refusal is named).
+    /// The watch has not listed the Secrets in time (say, it is forbidden: the refusal is named).
     pub async fn current(&self) -> Result<Vec<Arc<Secret>>, LiveInventoryError> {
         let watch = self.watch.get_or_try_init(|| self.start()).await?;
         let mut secrets = watch.store().state();
