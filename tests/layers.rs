@@ -830,7 +830,10 @@ fn core_does_no_io_and_keeps_no_hidden_state() {
 /// else a shell module remembers (a memo of tools, versions or generations) is a value its
 /// owner passes in, so two controllers in one process keep apart.
 const SHELL_GLOBALS: &[(&str, &str)] = &[
-    ("src/source/run.rs", "the tool runs counted: a metric of the process"),
+    (
+        "src/source/run.rs",
+        "the tool runs counted: a metric of the process",
+    ),
     (
         "src/repo/git_requests.rs",
         "git requests counted and timed: metrics of the process",
