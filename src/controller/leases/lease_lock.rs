@@ -108,7 +108,7 @@ impl LeaseLock {
         }
     }
 
-    /// Ready once the Lease has been read (see [`Readiness`]).
+    /// Ready while the Lease's reads answer (see [`Readiness`]).
     #[must_use]
     pub fn readiness(&self) -> Readiness {
         self.readiness.clone()
@@ -173,6 +173,8 @@ impl LeaseLock {
             Ok(current) => current,
             Err(error) => {
                 self.elector().failed();
+                self.readiness
+                    .mark_unanswered(Timestamp::now(), &error.to_string());
                 return Err(self.error(error));
             }
         };
