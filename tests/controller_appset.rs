@@ -27,7 +27,7 @@ use flotilla_core::controller::appset::ownership::RESOURCES_FINALIZER;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 use support::{TestNamespace, apply, eventually, object, plugin_service, wait_until};
@@ -250,51 +250,17 @@ async fn a_status_the_api_server_refuses_is_an_event_on_the_application_set() {
     let ns = setup("appset-refused").await;
     // A ValidatingAdmissionPolicy refusing every status write of this namespace's
     // ApplicationSets, as the API server refuses one too large for etcd.
-    let name = format!("refuse-appset-status-{}", ns.name);
-    let policy = json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": name},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "resourceRules": [{
-                    "apiGroups": ["flotilla.dev"], "apiVersions": ["*"],
-                    "operations": ["UPDATE"], "resources": ["applicationsets/status"],
-                }],
-            },
-            "validations": [{"expression": "false", "message": "status refused by the test's policy"}],
-        },
-    });
-    let binding = json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": name},
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns.name}},
-            },
-        },
-    });
-    let cluster_scoped = |kind: &str| {
-        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(
-            "admissionregistration.k8s.io",
-            "v1",
-            kind,
-        ));
-        Api::<DynamicObject>::all_with(ns.client.clone(), &resource)
-    };
-    let admission = [
-        (cluster_scoped("ValidatingAdmissionPolicy"), policy),
-        (cluster_scoped("ValidatingAdmissionPolicyBinding"), binding),
-    ];
-    for (api, object) in &admission {
-        api.patch(&name, &PatchParams::apply("test"), &Patch::Apply(object))
-            .await
-            .expect("applies the admission policy");
-    }
+    let refusal = support::admission::Refusal::install(
+        &ns,
+        "refuse-appset-status",
+        json!([{
+            "apiGroups": ["flotilla.dev"], "apiVersions": ["*"],
+            "operations": ["UPDATE"], "resources": ["applicationsets/status"],
+        }]),
+        "false",
+        "status refused by the test's policy",
+    )
+    .await;
 
     let controller = start(&ns, "only");
     let appsets: Api<ApplicationSet> = ns.api();
@@ -319,11 +285,7 @@ async fn a_status_the_api_server_refuses_is_an_event_on_the_application_set() {
         "{note}"
     );
     controller.stop().await;
-    for (api, _) in &admission {
-        api.delete(&name, &Default::default())
-            .await
-            .expect("deletes the admission policy");
-    }
+    refusal.remove().await;
 }
 
 #[tokio::test]

@@ -14,8 +14,9 @@ use flotilla_core::api::{AppProject, Application};
 use flotilla_core::sync::OperationPhase;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::jiff::Timestamp;
 use kube::Api;
-use kube::api::{Patch, PatchParams};
+use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use controller_support::{commit, repository};
@@ -361,10 +362,10 @@ fn app_sync_status(card: &Value) -> Value {
     card["sections"][0]["facts"][0]["value"].clone()
 }
 
-#[tokio::test]
-async fn a_bad_trigger_expression_is_reported_by_its_key() {
-    let ns = setup(
-        "notify-argo-bad",
+/// A namespace whose `argocd-notifications-cm` has a trigger whose `when` cannot be evaluated.
+async fn bad_trigger_namespace(label: &str) -> TestNamespace {
+    setup(
+        label,
         json!({
             "service.webhook.ci": "url: http://127.0.0.1:9/\n",
             "template.t": "message: x\n",
@@ -373,22 +374,87 @@ async fn a_bad_trigger_expression_is_reported_by_its_key() {
         json!({}),
         json!({}),
     )
-    .await;
-    let running = Controller::start(&ns, "argo-bad");
-    let reported = eventually_within(TIMEOUT, "the Event naming the key", async || {
-        let found = notes(&ns, "NotificationFailed").await;
+    .await
+}
+
+/// The notes of the NotificationFailed Events of `ns`, once there is one.
+async fn failures_reported(ns: &TestNamespace) -> Vec<String> {
+    eventually_within(TIMEOUT, "the Event naming the key", async || {
+        let found = notes(ns, "NotificationFailed").await;
         if found.is_empty() {
             Err("none yet".to_owned())
         } else {
             Ok(found)
         }
     })
-    .await;
+    .await
+}
+
+/// Whether one of `notes` names the bad trigger and where its expression fails.
+fn names_the_bad_trigger(notes: &[String]) -> bool {
+    notes.iter().any(|n| {
+        n.starts_with(
+            "ConfigMap argocd-notifications-cm: key trigger.on-bad: [0].when: \"app.metadata.name matches '^web'\" at character 19",
+        )
+    })
+}
+
+#[tokio::test]
+async fn a_bad_trigger_expression_is_reported_by_its_key() {
+    let ns = bad_trigger_namespace("notify-argo-bad").await;
+    let running = Controller::start(&ns, "argo-bad");
+    let reported = failures_reported(&ns).await;
     drop(running);
-    assert!(
-        reported.iter().any(|n| n.starts_with(
-            "ConfigMap argocd-notifications-cm: key trigger.on-bad: [0].when: \"app.metadata.name matches '^web'\" at character 19"
-        )),
-        "{reported:?}"
-    );
+    assert!(names_the_bad_trigger(&reported), "{reported:?}");
+}
+
+#[tokio::test]
+async fn a_report_whose_event_is_refused_is_published_once_the_api_server_takes_it() {
+    let ns = bad_trigger_namespace("notify-argo-refused").await;
+    // The API server refuses the notifier's Events at first, as it refuses a replica's writes
+    // before its Lease is held, or an admission policy does.
+    let refusal = support::admission::Refusal::install(
+        &ns,
+        "refuse-notification-events",
+        json!([{
+            "apiGroups": ["events.k8s.io"], "apiVersions": ["*"],
+            "operations": ["CREATE", "UPDATE"], "resources": ["events"],
+        }]),
+        "object.reason != 'NotificationFailed'",
+        "NotificationFailed refused by the test's policy",
+    )
+    .await;
+    let events: Api<Event> = ns.api();
+    eventually_within(TIMEOUT, "the policy in force", async || {
+        let probe: Event = object(json!({
+            "metadata": {"generateName": "probe-"},
+            "eventTime": Timestamp::now().to_string(),
+            "reportingController": "test", "reportingInstance": "test",
+            "action": "Probe", "reason": "NotificationFailed", "type": "Warning",
+            "regarding": {"apiVersion": "v1", "kind": "Namespace", "name": ns.name},
+        }));
+        match events.create(&PostParams::default(), &probe).await {
+            Err(_) => Ok(()),
+            Ok(admitted) => {
+                let name = admitted.metadata.name.unwrap_or_default();
+                let _ = events.delete(&name, &Default::default()).await;
+                Err("still admitted".to_owned())
+            }
+        }
+    })
+    .await;
+    let running = Controller::start(&ns, "argo-refused");
+    let log = support::controller_log_path(&ns.name, "argo-refused");
+    eventually_within(TIMEOUT, "the refused Event in the log", async || {
+        let text = std::fs::read_to_string(&log).map_err(|e| e.to_string())?;
+        text.contains("NotificationFailed refused by the test's policy")
+            .then_some(())
+            .ok_or_else(|| "not refused yet".to_owned())
+    })
+    .await;
+    assert!(notes(&ns, "NotificationFailed").await.is_empty());
+    refusal.remove().await;
+    let reported = failures_reported(&ns).await;
+    drop(running);
+    assert!(names_the_bad_trigger(&reported), "{reported:?}");
 }

@@ -32,10 +32,15 @@ use flotilla_core::notify::argo::state::{NOTIFIED, Notified};
 pub struct ArgoMemory {
     /// The state last written, by object uid.
     notified: BTreeMap<String, Notified>,
-    /// The problems published, as `uid: problem`.
+    /// The problems logged, and those also published as an Event, as `uid: problem`.
+    logged: BTreeSet<String>,
     reported: BTreeSet<String>,
-    /// The ConfigMap's error last reported.
+    /// The ConfigMap's error last logged, and whether its Event was written.
     config_error: Option<String>,
+    config_error_published: bool,
+    /// Whether the last pass left an Event unwritten (the API server refused it, or this
+    /// replica could not write yet): the next pass is not left to wait for a change.
+    pub unpublished: bool,
 }
 
 /// The key an AppProject is kept under.
@@ -63,6 +68,7 @@ impl Notifier {
         projects: &Mutex<WatchedObjects>,
         started: Timestamp,
     ) {
+        memory.unpublished = false;
         let Some((config, secret)) = self.read_argo_config(memory).await else {
             return;
         };
@@ -112,15 +118,25 @@ impl Notifier {
         }
         for mut object in planned {
             for problem in &object.plan.problems {
-                if memory.reported.insert(format!("{}: {problem}", object.uid)) {
+                let key = format!("{}: {problem}", object.uid);
+                if memory.reported.contains(&key) {
+                    continue;
+                }
+                if memory.logged.insert(key.clone()) {
                     tracing::warn!(object = ?object.reference.name, "notification: {problem}");
-                    self.events
-                        .publish(
-                            &object.reference,
-                            EventReason::NotificationFailed,
-                            problem.clone(),
-                        )
-                        .await;
+                }
+                let published = self
+                    .events
+                    .publish(
+                        &object.reference,
+                        EventReason::NotificationFailed,
+                        problem.clone(),
+                    )
+                    .await;
+                if published {
+                    memory.reported.insert(key);
+                } else {
+                    memory.unpublished = true;
                 }
             }
             for send in &object.plan.sends {
@@ -208,6 +224,10 @@ impl Notifier {
                 let text = error.to_string();
                 if memory.config_error.as_ref() != Some(&text) {
                     tracing::warn!("notifications in Argo CD's format are off: {text}");
+                    memory.config_error = Some(text.clone());
+                    memory.config_error_published = false;
+                }
+                if !memory.config_error_published {
                     let reference = ObjectReference {
                         api_version: Some("v1".into()),
                         kind: Some("ConfigMap".into()),
@@ -216,10 +236,11 @@ impl Notifier {
                         uid: map.metadata.uid.clone(),
                         ..ObjectReference::default()
                     };
-                    self.events
-                        .publish(&reference, EventReason::NotificationFailed, text.clone())
+                    memory.config_error_published = self
+                        .events
+                        .publish(&reference, EventReason::NotificationFailed, text)
                         .await;
-                    memory.config_error = Some(text);
+                    memory.unpublished |= !memory.config_error_published;
                 }
                 None
             }

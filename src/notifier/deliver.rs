@@ -45,6 +45,9 @@ pub const FIRST_PAUSE: Duration = Duration::from_millis(500);
 const MAX_PAUSE: Duration = Duration::from_secs(8);
 /// How long changes are gathered into one pass.
 const GATHER: Duration = Duration::from_millis(100);
+/// How long an Event the API server did not take (or this replica could not write yet) waits
+/// before the next pass tries it again, when nothing changes meanwhile.
+const UNPUBLISHED_RETRY: Duration = Duration::from_secs(5);
 
 /// Delivers the notifications of one namespace.
 pub struct Notifier {
@@ -93,9 +96,12 @@ impl Notifier {
             self.pass(&mut ledger, &appsets, &apps, since).await;
             self.argo_pass(&mut argo, &appsets, &apps, &projects, since)
                 .await;
+            // An Event left unwritten is tried again after a while even if nothing changes.
+            let retry = argo.unpublished;
             tokio::select! {
                 () = &mut stop => return,
                 changed = changes.changed() => if changed.is_err() { return },
+                () = tokio::time::sleep(UNPUBLISHED_RETRY), if retry => {}
             }
             // What arrives meanwhile is seen by the same pass.
             tokio::time::sleep(GATHER).await;

@@ -6,6 +6,7 @@
 // Each integration test binary compiles this module and uses a subset of it.
 #![allow(dead_code)]
 
+pub mod admission;
 pub mod chart_repository;
 pub mod dedicated_node;
 pub mod fixture_dir;

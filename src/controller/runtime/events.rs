@@ -38,21 +38,28 @@ impl EventPublisher {
         }
     }
 
-    /// Publishes an Event on `object` if the budget admits it; a failure is logged.
-    pub async fn publish(&self, object: &ObjectReference, reason: EventReason, note: String) {
-        self.publish_distinct(object, reason, note, None).await;
+    /// Publishes an Event on `object` if the budget admits it; a failure is logged. Whether it
+    /// was written (not when over the budget, refused or unanswered).
+    pub async fn publish(
+        &self,
+        object: &ObjectReference,
+        reason: EventReason,
+        note: String,
+    ) -> bool {
+        self.publish_distinct(object, reason, note, None).await
     }
 
     /// [`Self::publish`]; with `own`, the Event is not folded into the series of an earlier
     /// Event of the same reason on `object` (as Events are while their note changes): `own`
-    /// tells it apart (its `related` object is `object` at that field path).
+    /// tells it apart (its `related` object is `object` at that field path). Whether it was
+    /// written.
     pub async fn publish_distinct(
         &self,
         object: &ObjectReference,
         reason: EventReason,
         note: String,
         own: Option<String>,
-    ) {
+    ) -> bool {
         {
             let mut budget = self.budget.lock().unwrap_or_else(PoisonError::into_inner);
             let (bucket, dropped) = &mut *budget;
@@ -63,7 +70,7 @@ impl EventPublisher {
                     dropped = *dropped,
                     "a routine Event over the budget is not published"
                 );
-                return;
+                return false;
             }
         }
         let mut note = note;
@@ -88,9 +95,13 @@ impl EventPublisher {
                 ..object.clone()
             }),
         };
-        if let Err(error) = self.recorder.publish(&event, object).await {
-            let error = ApiError::from(error);
-            tracing::warn!(reason = reason.as_str(), "publishing an Event: {error}");
+        match self.recorder.publish(&event, object).await {
+            Ok(()) => true,
+            Err(error) => {
+                let error = ApiError::from(error);
+                tracing::warn!(reason = reason.as_str(), "publishing an Event: {error}");
+                false
+            }
         }
     }
 }
