@@ -30,7 +30,10 @@
 //! Not part of the test command.
 
 #[path = "support/fleet.rs"]
-#[allow(dead_code, reason = "the soak uses the fleet's ApplicationSet, not its repository")]
+#[allow(
+    dead_code,
+    reason = "the soak uses the fleet's ApplicationSet, not its repository"
+)]
 mod fleet;
 #[path = "../tests/support/git_remote.rs"]
 #[allow(dead_code, reason = "the soak uses a part of the tests' git servers")]
@@ -174,9 +177,14 @@ fn app_name(i: u64) -> String {
 /// The ApplicationSet over the elements `listed`: the benchmarks' fleet (`support/fleet.rs`)
 /// with step labels, the RollingSync, the resources finalizer and the repository `repo_url`.
 fn application_set(repo_url: &str, listed: &BTreeSet<u64>) -> ApplicationSet {
-    let mut appset =
-        fleet::application_set(NAMESPACE, std::path::Path::new("/"), 0, fleet::Source::Directory);
-    let step = |n: &str| json!({"matchExpressions": [{"key": "step", "operator": "In", "values": [n]}]});
+    let mut appset = fleet::application_set(
+        NAMESPACE,
+        std::path::Path::new("/"),
+        0,
+        fleet::Source::Directory,
+    );
+    let step =
+        |n: &str| json!({"matchExpressions": [{"key": "step", "operator": "In", "values": [n]}]});
     let spec = &mut appset["spec"];
     spec["generators"][0]["list"]["elements"] = listed
         .iter()
@@ -316,8 +324,8 @@ fn follow(
             }),
     );
     let seen = Arc::clone(watched);
-    let maps = tokio::spawn(
-        watcher(config_maps, watcher::Config::default()).for_each(move |event| {
+    let maps = tokio::spawn(watcher(config_maps, watcher::Config::default()).for_each(
+        move |event| {
             if let Ok(watcher::Event::Apply(map) | watcher::Event::InitApply(map)) = event {
                 seen.lock()
                     .expect("the ledgers")
@@ -325,8 +333,8 @@ fn follow(
                     .observe_config_map(&map, Instant::now());
             }
             async {}
-        }),
-    );
+        },
+    ));
     [apps, maps]
 }
 
@@ -353,6 +361,8 @@ struct Soak {
     started: Instant,
     /// The last commit announced, and the version number of the next.
     revision: String,
+    /// Every commit pushed, in order.
+    revisions: Vec<String>,
     version: u64,
     pushing: Option<tokio::task::JoinHandle<Pushed>>,
     commits: u64,
@@ -417,8 +427,10 @@ impl Soak {
             self.memory.record(self.started.elapsed(), rss);
         }
         if std::net::TcpStream::connect(self.metrics).is_ok() {
-            self.requests
-                .controller(harness::counter(self.metrics, "argocd_app_k8s_request_total"));
+            self.requests.controller(harness::counter(
+                self.metrics,
+                "argocd_app_k8s_request_total",
+            ));
         }
     }
 
@@ -458,7 +470,10 @@ impl Soak {
                 .filter(|i| !self.listed.contains(i) && !removed.contains(i))
                 .filter(|&i| {
                     self.store
-                        .get(&kube::runtime::reflector::ObjectRef::new(&app_name(i)).within(NAMESPACE))
+                        .get(
+                            &kube::runtime::reflector::ObjectRef::new(&app_name(i))
+                                .within(NAMESPACE),
+                        )
                         .is_none()
                 })
                 .collect();
@@ -489,30 +504,32 @@ impl Soak {
     async fn drift(&mut self, number: u64) {
         let listed: Vec<u64> = self.listed.iter().copied().collect();
         let now = Instant::now();
-        let chosen = (0..20).map(|_| listed[self.random.below(listed.len())]).find(|&i| {
-            let name = app_name(i);
-            let exists = self
-                .store
-                .get(&kube::runtime::reflector::ObjectRef::new(&name).within(NAMESPACE))
-                .is_some_and(|app| app.metadata.deletion_timestamp.is_none());
-            exists
-                && self
-                    .watched
-                    .lock()
-                    .expect("the ledgers")
-                    .drift
-                    .may_drift(&name, now)
-        });
+        let chosen = (0..20)
+            .map(|_| listed[self.random.below(listed.len())])
+            .find(|&i| {
+                let name = app_name(i);
+                let exists = self
+                    .store
+                    .get(&kube::runtime::reflector::ObjectRef::new(&name).within(NAMESPACE))
+                    .is_some_and(|app| app.metadata.deletion_timestamp.is_none());
+                exists
+                    && self
+                        .watched
+                        .lock()
+                        .expect("the ledgers")
+                        .drift
+                        .may_drift(&name, now)
+            });
         let Some(i) = chosen else {
             return;
         };
         let name = app_name(i);
         let value = format!("drift-{number}");
-        self.watched
-            .lock()
-            .expect("the ledgers")
-            .drift
-            .drifted(&name, value.clone(), Instant::now());
+        self.watched.lock().expect("the ledgers").drift.drifted(
+            &name,
+            value.clone(),
+            Instant::now(),
+        );
         let patch = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
                            "data": {soak_drift::FIELD: value}});
         let result = Api::<ConfigMap>::namespaced(self.client.clone(), NAMESPACE)
@@ -569,6 +586,7 @@ impl Soak {
                     "webhook refused"
                 }
             );
+            self.revisions.push(pushed.revision.clone());
             self.revision = pushed.revision;
         }
     }
@@ -588,9 +606,7 @@ impl Soak {
         self.requests.server_minute(&totals);
         let healthy = self.healthy_on_last();
         let watched = self.watched.lock().expect("the ledgers");
-        let drifts = watched
-            .drift
-            .report(Instant::now(), DRIFT_BOUND);
+        let drifts = watched.drift.report(Instant::now(), DRIFT_BOUND);
         eprintln!(
             "{:>5.0} s: {} listed, {healthy} Healthy on the last commit; {} drifts, {} noticed, {} missed; RSS {:.1} MiB",
             self.started.elapsed().as_secs_f64(),
@@ -659,6 +675,7 @@ fn main() {
             memory: Memory::default(),
             requests: Requests::default(),
             started: Instant::now(),
+            revisions: vec![first.clone()],
             revision: first,
             version: 0,
             pushing: None,
@@ -760,10 +777,17 @@ async fn run(soak: &mut Soak) {
             soak.churn().await;
             next_churn += soak.knobs.churn_every;
         }
-        let next = [next_sample, next_minute, next_commit, next_drift, next_kill, next_churn]
-            .into_iter()
-            .min()
-            .expect("a next event");
+        let next = [
+            next_sample,
+            next_minute,
+            next_commit,
+            next_drift,
+            next_kill,
+            next_churn,
+        ]
+        .into_iter()
+        .min()
+        .expect("a next event");
         tokio::time::sleep(next.saturating_duration_since(Instant::now())).await;
     }
 }
@@ -775,7 +799,12 @@ async fn drain(soak: &mut Soak) -> Option<Duration> {
     soak.collect_commit().await;
     let from = Instant::now();
     loop {
-        let all_noticed = soak.watched.lock().expect("the ledgers").drift.all_noticed();
+        let all_noticed = soak
+            .watched
+            .lock()
+            .expect("the ledgers")
+            .drift
+            .all_noticed();
         let healthy = soak.healthy_on_last();
         if all_noticed && healthy == soak.listed.len() {
             return Some(from.elapsed());
@@ -793,6 +822,15 @@ async fn drain(soak: &mut Soak) -> Option<Duration> {
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// How many of `listed` each step holds.
+fn steps_listed(listed: &BTreeSet<u64>) -> String {
+    let mut steps = std::collections::BTreeMap::new();
+    for &i in listed {
+        *steps.entry(step_of(i)).or_insert(0) += 1;
+    }
+    format!("{steps:?}")
 }
 
 /// Prints the soak's figures.
@@ -835,7 +873,21 @@ fn report(soak: &Soak, converged: Duration, drained: Option<Duration>) {
             soak.listed.len()
         ),
     }
-    println!("  controller RSS by {} s window (min / max / last, MiB):", MEMORY_WINDOW.as_secs());
+    println!(
+        "  how far each commit's rollout got (Applications that reported themselves Healthy on it, by step; the steps hold {}):",
+        steps_listed(&soak.listed)
+    );
+    for (version, revision) in soak.revisions.iter().enumerate() {
+        println!(
+            "    version {version:>3} ({}): {:?}",
+            &revision[..8],
+            watched.gate.reached(revision)
+        );
+    }
+    println!(
+        "  controller RSS by {} s window (min / max / last, MiB):",
+        MEMORY_WINDOW.as_secs()
+    );
     for window in soak.memory.windows(MEMORY_WINDOW) {
         println!(
             "    {:>5} s: {:.1} / {:.1} / {:.1}",
@@ -900,7 +952,9 @@ fn report(soak: &Soak, converged: Duration, drained: Option<Duration>) {
                 .map_or_else(|| "never".to_owned(), |at| format!("at {at}"))
         );
     }
-    println!("  API requests a minute (the API server's apiserver_request_total, every client; mean / largest minute):");
+    println!(
+        "  API requests a minute (the API server's apiserver_request_total, every client; mean / largest minute):"
+    );
     for (verb, (mean, max)) in soak.requests.server_per_minute() {
         println!("    {verb:<8} {mean:>8.0} / {max}");
     }

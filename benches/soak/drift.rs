@@ -109,7 +109,11 @@ impl DriftLedger {
 
     /// Forgets the drift of `app` just recorded: it could not be made.
     pub fn withdraw(&mut self, app: &str) {
-        if self.last.get(app).is_some_and(|&i| i + 1 == self.drifts.len()) {
+        if self
+            .last
+            .get(app)
+            .is_some_and(|&i| i + 1 == self.drifts.len())
+        {
             self.last.remove(app);
             self.drifts.pop();
         }
@@ -172,7 +176,8 @@ impl DriftLedger {
 
     /// The figures at `now`, a drift counting as missed when not noticed within `bound`.
     pub fn report(&self, now: Instant, bound: Duration) -> DriftReport {
-        let noticed: Vec<(Duration, Notice)> = self.drifts.iter().filter_map(|d| d.noticed).collect();
+        let noticed: Vec<(Duration, Notice)> =
+            self.drifts.iter().filter_map(|d| d.noticed).collect();
         DriftReport {
             made: self.drifts.len(),
             healed: self.drifts.iter().filter_map(|d| d.healed).collect(),

@@ -118,6 +118,18 @@ impl GateLedger {
             .contains_key(&(name.to_owned(), revision.to_owned()))
     }
 
+    /// How many Applications of each step reported themselves Healthy
+    /// on `revision`: how far its rollout got.
+    pub fn reached(&self, revision: &str) -> BTreeMap<usize, usize> {
+        let mut steps = BTreeMap::new();
+        for (name, _) in self.healthy.keys().filter(|(_, r)| r == revision) {
+            if let Some(member) = self.members.get(name) {
+                *steps.entry(member.step).or_default() += 1;
+            }
+        }
+        steps
+    }
+
     /// The operation starts judged (of Applications of steps after the first) and the
     /// violations among them.
     pub fn violations(&self) -> (u64, u64, Vec<Violation>) {
