@@ -16,13 +16,14 @@
 //!   as many are added.
 //!
 //! Sampled meanwhile: the controller's VmRSS every 10 s; the API server's
-//! `apiserver_request_total` by verb every minute (every client: the benchmark's few requests
-//! and watches too) and the controller's own `argocd_app_k8s_request_total`, carried over its
-//! restarts (the requests of its last seconds before each kill are not counted). Every
-//! Application version is checked against the gate (`soak/gate.rs`). After the last minute the
-//! soak waits (up to `DRAIN_SECS`, 900) until every drift is noticed and the last commit is
-//! Healthy everywhere, then prints its figures and fails if a drift was missed or a step opened
-//! early. `SEED` fixes the random choices; the controller's logs (warnings) are copied to
+//! `apiserver_request_total` by verb every minute (every client: the benchmark's watches, drifts
+//! and list changes too) and the controller's own `argocd_app_k8s_request_total`, carried over
+//! its restarts (read just before each kill). Every Application version is checked against the
+//! gate (`soak/gate.rs`). After the last minute the soak waits (up to `DRAIN_SECS`, 900) until
+//! every drift is noticed and the last commit is Healthy everywhere, then prints its figures and
+//! fails if a drift was missed or a step opened early. `ROLLING_SYNC=0` leaves the RollingSync
+//! out (every Application syncs on its own): the gate check must then report violations, which
+//! shows it can. `SEED` fixes the random choices; the controller's logs (warnings) are copied to
 //! `SOAK_LOG_DIR` (default: a directory under the system's temporary directory).
 //!
 //! `cargo bench --bench soak` (release), or, for a debug build,
@@ -114,6 +115,9 @@ struct Knobs {
     churn_every: Duration,
     drain: Duration,
     seed: u64,
+    /// `ROLLING_SYNC=0`: the fleet without its RollingSync (every Application syncs on its
+    /// own), which the gate check must report: the check's negative control.
+    rolling_sync: bool,
 }
 
 impl Knobs {
@@ -127,6 +131,7 @@ impl Knobs {
             drift_every: secs("DRIFT_EVERY_SECS", 10),
             churn_every: secs("CHURN_EVERY_SECS", 120),
             drain: secs("DRAIN_SECS", 900),
+            rolling_sync: env_or("ROLLING_SYNC", 1) != 0,
             seed: env_or(
                 "SEED",
                 Timestamp::now().as_nanosecond().unsigned_abs() as u64 | 1,
@@ -175,8 +180,9 @@ fn app_name(i: u64) -> String {
 }
 
 /// The ApplicationSet over the elements `listed`: the benchmarks' fleet (`support/fleet.rs`)
-/// with step labels, the RollingSync, the resources finalizer and the repository `repo_url`.
-fn application_set(repo_url: &str, listed: &BTreeSet<u64>) -> ApplicationSet {
+/// with step labels, the RollingSync (unless not `rolling`), the resources finalizer and the
+/// repository `repo_url`.
+fn application_set(repo_url: &str, listed: &BTreeSet<u64>, rolling: bool) -> ApplicationSet {
     let mut appset = fleet::application_set(
         NAMESPACE,
         std::path::Path::new("/"),
@@ -190,11 +196,13 @@ fn application_set(repo_url: &str, listed: &BTreeSet<u64>) -> ApplicationSet {
         .iter()
         .map(|&i| json!({"name": app_name(i), "step": step_of(i).to_string()}))
         .collect();
-    spec["strategy"] = json!({"type": "RollingSync", "rollingSync": {"steps": [
-        step("1"),
-        with_max_update(step("2"), "50%"),
-        with_max_update(step("3"), "25%"),
-    ]}});
+    if rolling {
+        spec["strategy"] = json!({"type": "RollingSync", "rollingSync": {"steps": [
+            step("1"),
+            with_max_update(step("2"), "50%"),
+            with_max_update(step("3"), "25%"),
+        ]}});
+    }
     let template = &mut spec["template"];
     template["metadata"]["labels"] = json!({"step": "{{step}}"});
     template["metadata"]["finalizers"] = json!(["resources-finalizer.argocd.argoproj.io"]);
@@ -436,7 +444,7 @@ impl Soak {
 
     /// Patches the ApplicationSet to list `self.listed`.
     async fn apply_list(&self) {
-        let appset = application_set(&self.repo_url, &self.listed);
+        let appset = application_set(&self.repo_url, &self.listed, self.knobs.rolling_sync);
         Api::<ApplicationSet>::namespaced(self.client.clone(), NAMESPACE)
             .patch(
                 "fleet",
