@@ -105,7 +105,7 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let Command::Simulate(args) = Cli::parse_from(argv).command else {
         panic!("parsed as another command");
     };
-    let report = simulate_from_args(&args, &|_| {}).expect("simulates");
+    let report = simulate_from_args(&args, &Default::default(), &|_| {}).expect("simulates");
     assert_eq!(report.ending, Ending::Complete);
     assert_eq!(report.applications.len(), APPS);
     assert_eq!(report.steps.len(), STEPS);
@@ -118,7 +118,7 @@ fn bench(c: &mut Criterion<ThreadCpuTime>) {
     let mut group = c.benchmark_group("simulate");
     group.sample_size(10);
     group.bench_function("1000_apps_x_20_objects_5_steps_instant", |b| {
-        b.iter(|| simulate_from_args(&args, &|_| {}).expect("simulates"));
+        b.iter(|| simulate_from_args(&args, &Default::default(), &|_| {}).expect("simulates"));
     });
     group.finish();
 }

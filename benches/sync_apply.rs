@@ -107,7 +107,15 @@ async fn main() {
         let ns = format!("bench-sync-{suffix}-{round}");
         namespace(&client, &ns).await;
         let store = ConfigMapStore::new(client.clone(), &ns, "bench");
-        let load = |id: &str| load_plan(&dir, &SourceOptions::default(), Some(&ns), id);
+        let load = |id: &str| {
+            load_plan(
+                &Default::default(),
+                &dir,
+                &SourceOptions::default(),
+                Some(&ns),
+                id,
+            )
+        };
         let applied_at = std::sync::Mutex::new(None::<Instant>);
         let start = Instant::now();
         let events = |event: &SyncEvent| {

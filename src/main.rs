@@ -64,27 +64,28 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    flotilla::source::Tools::configure(flotilla::source::Tools {
-        timeout: cli.exec_timeout,
-        jsonnet_memory_mib: cli.jsonnet_memory_mib,
-        plugins,
-        ..flotilla::source::Tools::new(cli.helm, cli.kustomize, cli.kubectl)
-    });
+    let toolchain =
+        std::sync::Arc::new(flotilla::source::Toolchain::new(flotilla::source::Tools {
+            timeout: cli.exec_timeout,
+            jsonnet_memory_mib: cli.jsonnet_memory_mib,
+            plugins,
+            ..flotilla::source::Tools::new(cli.helm, cli.kustomize, cli.kubectl)
+        }));
     let result: anyhow::Result<ExitCode> = match cli.command {
         Command::Crd(args) => flotilla::cli::crd::run(&args),
-        Command::Render(args) => flotilla::cli::render::run(&args),
-        Command::Plan(args) => flotilla::cli::plan::run(&args),
-        Command::Rollout(args) => flotilla::cli::rollout::run(&args),
-        Command::Controller(args) => flotilla::cli::controller::run(&args),
-        Command::Sync(args) => flotilla::cli::sync::run(&args),
-        Command::Diff(args) => Ok(flotilla::cli::diff::run(&args)),
+        Command::Render(args) => flotilla::cli::render::run(&args, &toolchain),
+        Command::Plan(args) => flotilla::cli::plan::run(&args, &toolchain),
+        Command::Rollout(args) => flotilla::cli::rollout::run(&args, &toolchain),
+        Command::Controller(args) => flotilla::cli::controller::run(&args, &toolchain),
+        Command::Sync(args) => flotilla::cli::sync::run(&args, &toolchain),
+        Command::Diff(args) => Ok(flotilla::cli::diff::run(&args, &toolchain)),
         Command::Get(args) => flotilla::cli::get::run(&args),
         Command::Import(args) => flotilla::cli::import::run(&args),
-        Command::App(args) => flotilla::cli::app::run(&args),
-        Command::Appset(args) => flotilla::cli::appset::run(&args),
+        Command::App(args) => flotilla::cli::app::run(&args, &toolchain),
+        Command::Appset(args) => flotilla::cli::appset::run(&args, &toolchain),
         Command::Proj(args) => flotilla::cli::proj::run(&args),
-        Command::Simulate(args) => flotilla::cli::simulate::run(&args),
-        Command::Version(args) => flotilla::cli::version::run(&args),
+        Command::Simulate(args) => flotilla::cli::simulate::run(&args, &toolchain),
+        Command::Version(args) => flotilla::cli::version::run(&args, &toolchain),
         Command::Completion(args) => flotilla::cli::completion::run(&args),
         Command::Windows(args) => flotilla::cli::windows::run(&args),
         Command::JsonnetEval(args) => flotilla::cli::jsonnet_eval::run(&args),

@@ -80,7 +80,7 @@ fn render(case: &Path, repos: &[String]) -> Result<Value, String> {
         clusters: Some(corpus().join("clusters.yaml")),
         project: flotilla::cli::project_args::ProjectArgs::default(),
     };
-    render_from_args(&args)
+    render_from_args(&args, &Default::default())
         .map(|applications| serde_json::to_value(applications).expect("serializes"))
         .map_err(|error| format!("{error:#}"))
 }

@@ -49,7 +49,7 @@ fn objects(manifests: &Manifests, source: &ApplicationSource) -> Vec<Resource> {
         revision: manifests.revision.clone(),
         ..SourceOptions::of(source, Default::default(), "orders", Some("prod"))
     };
-    let (resources, errors) = generate(&manifests.root, &options);
+    let (resources, errors) = generate(&Default::default(), &manifests.root, &options);
     assert!(errors.is_empty(), "{errors:#?}");
     resources
 }
@@ -133,7 +133,7 @@ async fn cache_with_secrets(
     }
     let cache = tempfile::tempdir().unwrap();
     let credentials = WatchedSecrets::repository_credentials(ns.client.clone(), &ns.name);
-    let repos = RepoCache::new(cache.path(), LocalRepos::default())
+    let repos = RepoCache::new(cache.path(), LocalRepos::default(), Default::default())
         .with_credentials(Arc::new(credentials), None);
     (Arc::new(repos), cache)
 }
@@ -157,7 +157,11 @@ async fn chart_dependencies_are_built_once_and_vendored_ones_need_no_network() {
     );
     let commit = remote.push("charts with dependencies");
     let cache = tempfile::tempdir().unwrap();
-    let repos = Arc::new(RepoCache::new(cache.path(), LocalRepos::default()));
+    let repos = Arc::new(RepoCache::new(
+        cache.path(),
+        LocalRepos::default(),
+        Default::default(),
+    ));
     let url = remote.file_url();
 
     let app = git_source(&url, "app", None);
@@ -321,7 +325,11 @@ async fn charts_of_an_oci_registry_behind_a_password() {
     assert!(wrong.contains("401"), "{wrong}");
     assert!(!wrong.contains(WRONG_PASSWORD), "{wrong}");
 
-    let anonymous = RepoCache::new(cache.path().join("anonymous"), LocalRepos::default());
+    let anonymous = RepoCache::new(
+        cache.path().join("anonymous"),
+        LocalRepos::default(),
+        Default::default(),
+    );
     let refused = anonymous
         .chart(&oci_url, "db", "0.1.0", None, false)
         .unwrap_err()
@@ -343,7 +351,7 @@ fn a_kustomization_inflates_a_chart_with_the_capabilities_given() {
             namespace: Some("prod".into()),
             ..SourceOptions::default()
         };
-        let (resources, errors) = generate(&root, &options);
+        let (resources, errors) = generate(&Default::default(), &root, &options);
         assert!(errors.is_empty(), "{errors:#?}");
         find(&resources, "ConfigMap", "inflated-capabilities")["data"].clone()
     };

@@ -11,8 +11,6 @@
 mod controller_support;
 mod support;
 
-use std::sync::OnceLock;
-
 use flotilla::source::Tools;
 use flotilla_core::api::Application;
 use flotilla_core::api::application::ApplicationConditionType;
@@ -21,7 +19,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use serde_json::{Value, json};
 
-use controller_support::{application_spec, setup, start};
+use controller_support::{application_spec, setup, start_with_tools};
 use support::git_remote::{GitDaemon, Remote};
 use support::{apply, object, wait_until};
 
@@ -78,26 +76,21 @@ spec:
     command: [sh, -c, 'echo "secret store unreachable" >&2; exit 7']
 "#;
 
-/// The plugins directory of this test process, configured once (as `--plugins-dir`).
-fn configure_plugins() {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("a plugins directory");
-        std::fs::write(dir.path().join("greeter.yaml"), GREETER).expect("writes");
-        std::fs::write(dir.path().join("broken.yaml"), BROKEN).expect("writes");
-        dir
-    });
+/// The controller's tools with the plugins of a directory (as `--plugins-dir`), which is kept
+/// while the test runs.
+fn with_plugins() -> (tempfile::TempDir, Tools) {
+    let dir = tempfile::tempdir().expect("a plugins directory");
+    std::fs::write(dir.path().join("greeter.yaml"), GREETER).expect("writes");
+    std::fs::write(dir.path().join("broken.yaml"), BROKEN).expect("writes");
     let plugins = flotilla::source::plugin::load_dir(dir.path()).expect("the plugins load");
-    Tools::configure(Tools {
-        flotilla: env!("CARGO_BIN_EXE_flotilla").into(),
-        plugins,
-        ..Tools::new(None, None, None)
-    });
-    assert_eq!(
-        Tools::current().plugins.len(),
-        2,
-        "the plugins are this process's tools"
-    );
+    assert_eq!(plugins.len(), 2, "both plugins load");
+    (
+        dir,
+        Tools {
+            plugins,
+            ..controller_support::tools()
+        },
+    )
 }
 
 /// An Application of `path` in `url` rendered by `plugin`, synced automatically into
@@ -121,7 +114,7 @@ async fn data_of(api: &Api<ConfigMap>, name: &str) -> std::collections::BTreeMap
 
 #[tokio::test]
 async fn plugins_render_sources_through_the_controller() {
-    configure_plugins();
+    let (_plugins, tools) = with_plugins();
     let remote = Remote::new("plugin-source");
     remote.write("apps/hello/greeting.txt", "from the repository");
     let commit = remote.push("first");
@@ -154,7 +147,7 @@ async fn plugins_render_sources_through_the_controller() {
         Some("greeter-v1".to_owned()),
         "the API server keeps source.plugin"
     );
-    let controller = start(&ns, "cmp");
+    let controller = start_with_tools(&ns, "cmp", tools);
 
     let configs = ns.api::<ConfigMap>();
     let data = data_of(&configs, "hello-greeting").await;

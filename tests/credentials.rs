@@ -725,12 +725,13 @@ async fn a_chart_repository_with_a_password_is_read_with_its_helm_secret() {
     let cache = tempfile::tempdir().expect("a cache");
     let credentials = WatchedSecrets::repository_credentials(ns.client.clone(), &ns.name);
     let repos = Arc::new(
-        RepoCache::new(cache.path(), LocalRepos::default())
+        RepoCache::new(cache.path(), LocalRepos::default(), Default::default())
             .with_credentials(Arc::new(credentials), None),
     );
     let anonymous = Arc::new(RepoCache::new(
         cache.path().join("anonymous"),
         LocalRepos::default(),
+        Default::default(),
     ));
     let pull = |repos: &Arc<RepoCache>, url: &str| {
         let (repos, url) = (Arc::clone(repos), url.to_owned());

@@ -472,7 +472,7 @@ fn yaml_examples_are_read_as_flotilla_reads_them() {
                 clusters: Some(examples.join("clusters.yaml")),
                 project: flotilla::cli::project_args::ProjectArgs::default(),
             };
-            let applications = match render_from_args(&args) {
+            let applications = match render_from_args(&args, &Default::default()) {
                 Ok(applications) => applications,
                 Err(e) => {
                     failures.push(format!("{page}: {} does not render: {e:#}", shown(appset)));

@@ -18,7 +18,8 @@ use fixture_dir::copy_dir;
 use examples_support::{args, check_golden_file, root};
 
 fn check_golden(name: &str, args: &AppSetArgs) {
-    let applications = render_from_args(args).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    let applications =
+        render_from_args(args, &Default::default()).unwrap_or_else(|e| panic!("{name}: {e:#}"));
     let actual = serde_saphyr::to_string(&applications).expect("serializes");
     check_golden_file(&format!("{name}.yaml"), &actual);
 }

@@ -14,8 +14,11 @@ use examples_support::{args, check_golden_file, root};
 /// the backend's overlay for its region, and the frontend's plain files.
 #[test]
 fn three_tier_stack_manifests() {
-    let applications = render_from_args(&args("three-tier-stack.yaml", vec![], None))
-        .unwrap_or_else(|e| panic!("{e:#}"));
+    let applications = render_from_args(
+        &args("three-tier-stack.yaml", vec![], None),
+        &Default::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
     let repo = root().join("examples/repos/platform-manifests");
     let generated: Vec<serde_json::Value> = applications
         .iter()
@@ -23,7 +26,7 @@ fn three_tier_stack_manifests() {
             let name = app.metadata.name.as_deref().expect("named");
             let dir = repo.join(&app.spec.source.path);
             let options = SourceOptions::of_application(app, None, &[]);
-            let (resources, errors) = generate(&dir, &options);
+            let (resources, errors) = generate(&Default::default(), &dir, &options);
             assert!(errors.is_empty(), "{name}: {errors:?}");
             json!({
                 "application": name,

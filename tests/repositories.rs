@@ -33,7 +33,7 @@ fn two_versions() -> (Remote, String, String) {
 /// cache.
 fn version_at(url: &str, revision: &str) -> (String, Option<String>) {
     let cache_dir = tempfile::tempdir().expect("a cache directory");
-    let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
+    let cache = RepoCache::new(cache_dir.path(), LocalRepos::default(), Default::default());
     let manifests = cache
         .manifests(url, revision, "apps/web", None)
         .unwrap_or_else(|error| panic!("{url} at {revision:?}: {error}"));
@@ -99,7 +99,7 @@ fn a_commit_pushed_to_the_served_repository_is_fetched() {
     let daemon = GitDaemon::start(remote.exported());
     let http = GitHttp::start(remote.exported());
     let cache_dir = tempfile::tempdir().expect("a cache directory");
-    let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
+    let cache = RepoCache::new(cache_dir.path(), LocalRepos::default(), Default::default());
     for url in [
         daemon.url(&remote.served_name()),
         http.url(&remote.served_name()),
@@ -132,7 +132,7 @@ fn an_unknown_revision_or_repository_is_named_in_the_error() {
     let (remote, _, _) = two_versions();
     let http = GitHttp::start(remote.exported());
     let cache_dir = tempfile::tempdir().expect("a cache directory");
-    let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
+    let cache = RepoCache::new(cache_dir.path(), LocalRepos::default(), Default::default());
     for url in [remote.file_url(), http.url(&remote.served_name())] {
         let error = cache
             .manifests(&url, "release-9", "apps/web", None)

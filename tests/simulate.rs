@@ -203,9 +203,13 @@ fn a_whole_failing_application_and_unknown_selectors() {
             "no workload, Job or Pod of that name",
         ),
     ] {
-        let error = simulate_from_args(&parse(&three_tier(&["--fail", selector])), &|_| {})
-            .expect_err(selector)
-            .to_string();
+        let error = simulate_from_args(
+            &parse(&three_tier(&["--fail", selector])),
+            &Default::default(),
+            &|_| {},
+        )
+        .expect_err(selector)
+        .to_string();
         assert!(error.contains(expected), "{selector}: {error}");
     }
 }
@@ -374,6 +378,7 @@ fn configured_health_checks_judge_simulated_objects_as_the_controller_does() {
             "--resource-customizations={}",
             file.display()
         )])),
+        &Default::default(),
         &|_| {},
     )
     .expect_err("a key without a kind");
@@ -686,6 +691,7 @@ fn approve_lets_a_manual_step_start_at_its_virtual_time() {
             "",
             &["--approve", "1@1m"],
         )),
+        &Default::default(),
         &|_| {},
     )
     .unwrap_err();
@@ -770,6 +776,7 @@ fn analysis_outcomes_play_on_the_virtual_clock() {
             "",
             &["--analysis", "2=pass"],
         )),
+        &Default::default(),
         &|_| {},
     )
     .unwrap_err();
@@ -778,6 +785,7 @@ fn analysis_outcomes_play_on_the_virtual_clock() {
     let both = format!("{analysis}            http: {{url: http://127.0.0.1:1/}}\n");
     let error = simulate_from_args(
         &parse(&three_tier_with(dir.path(), &both, "", "", &[])),
+        &Default::default(),
         &|_| {},
     )
     .unwrap_err();
@@ -828,8 +836,12 @@ fn degrade_fails_a_baking_step_and_the_rollback_plays() {
         "both databases rolled back"
     );
     assert_eq!(svg.matches(r#"class="rollback-wait""#).count(), 1);
-    let error =
-        simulate_from_args(&parse(&three_tier(&["--degrade", "nobody@1m"])), &|_| {}).unwrap_err();
+    let error = simulate_from_args(
+        &parse(&three_tier(&["--degrade", "nobody@1m"])),
+        &Default::default(),
+        &|_| {},
+    )
+    .unwrap_err();
     assert!(
         format!("{error:#}").starts_with("--degrade nobody@1m0s: no Application \"nobody\""),
         "{error:#}"

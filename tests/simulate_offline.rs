@@ -32,7 +32,8 @@ fn project_files_are_read_strictly_and_windows_validated() {
     for (text, message) in cases {
         std::fs::write(&file, text).expect("writes the project");
         let args = three_tier(&[&format!("--project={}", file.display())]);
-        let error = simulate_from_args(&parse(&args), &|_| {}).expect_err("refused");
+        let error =
+            simulate_from_args(&parse(&args), &Default::default(), &|_| {}).expect_err("refused");
         let error = format!("{error:#}");
         assert!(error.starts_with(&message), "{error}");
     }

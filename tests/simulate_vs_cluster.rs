@@ -49,7 +49,9 @@ fn three_tier(prefix: &str, repo: &Path) -> (Vec<SimApp>, RolloutStrategy, Strin
         clusters: None,
         project: flotilla::cli::project_args::ProjectArgs::default(),
     };
-    let rendered = args.render().expect("the example renders");
+    let rendered = args
+        .render(&Default::default())
+        .expect("the example renders");
     let mut sources = LoadedSources::default();
     let apps: Vec<SimApp> = rendered
         .applications

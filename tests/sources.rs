@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
-use flotilla::source::{SourceOptions, generate};
+use flotilla::source::{SourceOptions, Toolchain, generate};
 use flotilla::sync::load_plan;
 use flotilla_core::api::helm_source::{HelmFileParameter, HelmParameter, HelmSource};
 use flotilla_core::api::kustomize_source::{KustomizeReplica, KustomizeSource};
@@ -41,7 +41,13 @@ fn options(helm: Option<HelmSource>, kustomize: Option<KustomizeSource>) -> Sour
 
 /// The generated objects, or a failure listing every error.
 fn objects(root: &Path, options: &SourceOptions) -> Vec<Resource> {
-    let (resources, errors) = generate(root, options);
+    generated_by(&Toolchain::default(), root, options)
+}
+
+/// The objects `toolchain` generates (keeping them when at a revision), or a failure listing
+/// every error.
+fn generated_by(toolchain: &Toolchain, root: &Path, options: &SourceOptions) -> Vec<Resource> {
+    let (resources, errors) = generate(toolchain, root, options);
     assert!(errors.is_empty(), "{errors:#?}");
     resources
 }
@@ -149,7 +155,14 @@ fn a_chart_is_rendered_with_every_helm_option() {
 #[test]
 fn chart_defaults_release_name_crds_and_hooks_as_argo_cd() {
     let chart = fixtures().join("charts/db");
-    let plan = load_plan(&chart, &options(None, None), Some("prod"), "op").unwrap();
+    let plan = load_plan(
+        &Default::default(),
+        &chart,
+        &options(None, None),
+        Some("prod"),
+        "op",
+    )
+    .unwrap();
     let tasks: Vec<(SyncPhase, i32, Option<HookType>, String)> = plan
         .tasks
         .iter()
@@ -285,15 +298,17 @@ fn generations_at_a_revision_are_kept_and_shared() {
         application: application.to_owned(),
         ..options(None, None)
     };
-    let nonce = |options: &SourceOptions| {
-        let resources = objects(chart.path(), options);
+    let toolchain = Toolchain::default();
+    let nonce_by = |toolchain: &Toolchain, options: &SourceOptions| {
+        let resources = generated_by(toolchain, chart.path(), options);
         resources[0].body["data"]["nonce"]
             .as_str()
             .unwrap()
             .to_owned()
     };
-    // The tools' version check runs once per process: not part of a generation.
-    let _ = flotilla::source::Tools::versions();
+    let nonce = |options: &SourceOptions| nonce_by(&toolchain, options);
+    // The tools' version check runs once per toolchain: not part of a generation.
+    let _ = toolchain.versions();
     let cold = std::time::Instant::now();
     let first = nonce(&at(Some("kept-1"), "orders"));
     let cold = cold.elapsed();
@@ -320,6 +335,17 @@ fn generations_at_a_revision_are_kept_and_shared() {
         nonce(&at(None, "orders")),
         "a directory without a revision may change: generated every time"
     );
+    assert_ne!(
+        nonce_by(&Toolchain::default(), &at(Some("kept-1"), "orders")),
+        first,
+        "another toolchain (another process) keeps its own"
+    );
+    toolchain.generations.forget("kept-1");
+    assert_ne!(
+        nonce(&at(Some("kept-1"), "orders")),
+        first,
+        "a forgotten revision (a hard refresh) is generated again"
+    );
 }
 
 #[test]
@@ -335,7 +361,7 @@ fn a_kustomization_is_detected_and_built_as_it_is() {
 fn tool_failures_name_the_application_tool_command_and_stderr() {
     let chart =
         one_template_chart("kind: ConfigMap\nmetadata:\n  name: {{ .Values.missing.field }}\n");
-    let (resources, errors) = generate(chart.path(), &options(None, None));
+    let (resources, errors) = generate(&Toolchain::default(), chart.path(), &options(None, None));
     assert!(resources.is_empty());
     let message = errors[0].to_string();
     assert!(
@@ -352,7 +378,11 @@ fn tool_failures_name_the_application_tool_command_and_stderr() {
         value_files: vec!["values-prod.yaml".into()],
         ..HelmSource::default()
     };
-    let (_, errors) = generate(chart.path(), &options(Some(missing), None));
+    let (_, errors) = generate(
+        &Toolchain::default(),
+        chart.path(),
+        &options(Some(missing), None),
+    );
     assert_eq!(
         errors[0].to_string(),
         "helm: Application orders: helm.valueFiles[0]: \"values-prod.yaml\" does not exist in the chart"
@@ -364,7 +394,7 @@ fn tool_failures_name_the_application_tool_command_and_stderr() {
         "resources: [missing.yaml]\n",
     )
     .unwrap();
-    let (_, errors) = generate(base.path(), &options(None, None));
+    let (_, errors) = generate(&Toolchain::default(), base.path(), &options(None, None));
     let message = errors[0].to_string();
     assert!(
         message.starts_with("kustomize: Application orders: `"),
@@ -427,7 +457,7 @@ fn a_chart_repository_serves_the_newest_version_in_range() {
     let repository = ChartRepository::start(&["0.1.0", "0.1.3", "0.2.0"]);
     let url = repository.server.url();
     let cache = tempfile::tempdir().unwrap();
-    let repos = RepoCache::new(cache.path(), LocalRepos::default());
+    let repos = RepoCache::new(cache.path(), LocalRepos::default(), Default::default());
     for (range, expected) in [("~0.1", "0.1.3"), ("0.1.0", "0.1.0"), ("", "0.2.0")] {
         let manifests = repos.chart(&url, "db", range, None, false).unwrap();
         assert_eq!(manifests.revision.as_deref(), Some(expected), "{range:?}");

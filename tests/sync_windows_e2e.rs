@@ -280,7 +280,7 @@ async fn a_deny_window_holds_step_two_until_it_ends() {
     // The simulator runs its own runtime: off this test's.
     let report = std::thread::scope(|scope| {
         scope
-            .spawn(|| simulate_from_args(&args, &|_| {}).expect("simulates"))
+            .spawn(|| simulate_from_args(&args, &Default::default(), &|_| {}).expect("simulates"))
             .join()
             .expect("the simulation thread")
     });

@@ -11,7 +11,7 @@ use crate::cluster::watches::watched_secrets::WatchedSecrets;
 use crate::customizations::{Customizations, CustomizationsReadError};
 use crate::repo::LocalRepos;
 use crate::repo::cache::{FetchError, RepoCache};
-use crate::source::SourceOptions;
+use crate::source::{SourceOptions, Toolchain};
 use crate::sync::application_settings::{SettingsError, ignore_differences};
 use crate::sync::load_plan;
 use flotilla_core::api::Application;
@@ -62,6 +62,7 @@ pub enum ApplicationPlanError {
 /// # Errors
 /// An unreadable settings ConfigMap or source, or manifests that do not load.
 pub async fn application_plan(
+    toolchain: &Arc<Toolchain>,
     client: Client,
     namespace: &str,
     app: &Application,
@@ -90,7 +91,7 @@ pub async fn application_plan(
             }
         })?;
     let credentials = WatchedSecrets::repository_credentials(client, namespace);
-    let repos = RepoCache::temporary(LocalRepos::default())
+    let repos = RepoCache::temporary(LocalRepos::default(), Arc::clone(toolchain))
         .map_err(ApplicationPlanError::Checkout)?
         .with_credentials(Arc::new(credentials), None);
     // Kept until the plan is loaded: dropping the cache removes the checkout it reads.
@@ -112,8 +113,15 @@ pub async fn application_plan(
         manifests.root.clone(),
         app.spec.destination.namespace.clone(),
     );
+    let toolchain = Arc::clone(toolchain);
     let plan = tokio::task::spawn_blocking(move || {
-        load_plan(&root, &options, destination.as_deref(), "compare")
+        load_plan(
+            &toolchain,
+            &root,
+            &options,
+            destination.as_deref(),
+            "compare",
+        )
     })
     .await
     .map_err(ApplicationPlanError::Task)?

@@ -5,6 +5,7 @@
 //! with it, as their owner says).
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use kube::Api;
@@ -15,6 +16,7 @@ use crate::cli::get::{GetKind, ListArgs, ShowArgs, application_sets_table, show}
 use crate::cli::missing::get_named;
 use crate::cli::output::{OutputFormat, Written};
 use crate::cluster::api_server::api_error::ApiError;
+use crate::source::Toolchain;
 use flotilla_core::api::ApplicationSet;
 
 /// Arguments of `flotilla appset`.
@@ -59,11 +61,11 @@ pub struct DeleteArgs {
 ///
 /// # Errors
 /// No cluster, no such ApplicationSet, an unreadable file, or a refused request.
-pub fn run(args: &AppsetArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &AppsetArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCode> {
     if let AppsetCommand::Generate(render) = &args.command
         && render.input.appset.exists()
     {
-        return super::render::run(render);
+        return super::render::run(render, toolchain);
     }
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
@@ -83,10 +85,12 @@ pub fn run(args: &AppsetArgs) -> anyhow::Result<ExitCode> {
                 let appset = get_named(&api, &name).await?;
                 let origin = format!("ApplicationSet {namespace}/{name}");
                 let input = render.input.clone();
+                let toolchain = Arc::clone(toolchain);
                 // Rendering may run helm or git: off the async workers.
-                let rendered =
-                    tokio::task::spawn_blocking(move || input.render_appset(&origin, appset))
-                        .await??;
+                let rendered = tokio::task::spawn_blocking(move || {
+                    input.render_appset(&origin, appset, &toolchain)
+                })
+                .await??;
                 return super::render::print_rendered(&rendered, render.output);
             }
         };

@@ -30,6 +30,7 @@ use crate::httpd::server::{Limits, serve};
 use crate::notifier::deliver::{Notifier, run_while_leading};
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
+use crate::source::Toolchain;
 use crate::sync::execute::{DEFAULT_WAVE_DELAY_TEXT, ExecuteSettings};
 use crate::web::act::Actor;
 use crate::web::csrf::CsrfKey;
@@ -206,8 +207,8 @@ fn parse_shards(text: &str) -> Result<Shards, String> {
 ///
 /// # Errors
 /// Unusable arguments or kubeconfig, a metrics address in use, or a Lease that cannot be written.
-pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
-    let (helm, kustomize) = crate::source::Tools::versions();
+pub fn run(args: &ControllerArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCode> {
+    let (helm, kustomize) = toolchain.versions();
     for (tool, version) in [("helm", helm), ("kustomize", kustomize)] {
         match version {
             Ok(version) => tracing::info!(tool, %version, "source tool"),
@@ -304,7 +305,11 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             let view = Arc::new(WebView {
                 watch,
                 actor: Arc::new(Actor::new(lease_client.clone(), &namespace, csrf_key()?)),
-                inspector: Arc::new(Inspector::new(lease_client.clone(), &namespace)),
+                inspector: Arc::new(Inspector::new(
+                    lease_client.clone(),
+                    &namespace,
+                    Arc::clone(toolchain),
+                )),
             });
             tokio::spawn(serve(
                 listener,
@@ -325,7 +330,7 @@ pub fn run(args: &ControllerArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| std::env::temp_dir().join("flotilla-repos"));
         // One cache serves both controllers: a repository is fetched once for both.
         let credentials = WatchedSecrets::repository_credentials(client.clone(), &namespace);
-        let cache = RepoCache::new(cache, repos)
+        let cache = RepoCache::new(cache, repos, Arc::clone(toolchain))
             .with_fetch_reuse(args.repo_refresh)
             .with_credentials(Arc::new(credentials), args.ssh_known_hosts.clone());
         let cache = Arc::new(cache);

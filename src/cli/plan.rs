@@ -10,6 +10,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -17,7 +18,7 @@ use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::source::SyncSource;
 use crate::repo::bounds::check_links;
-use crate::source::SourceOptions;
+use crate::source::{SourceOptions, Toolchain};
 use crate::sync::application_settings::SyncOverrides;
 use crate::sync::execute::ExecuteSettings;
 use crate::sync::load_plan;
@@ -77,7 +78,7 @@ struct PlanObject<'a> {
 ///
 /// # Errors
 /// Output that cannot be written.
-pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &PlanArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCode> {
     let application = args.app.clone().unwrap_or_else(|| {
         let name = args
             .path
@@ -99,7 +100,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     // An Application file: its sources checked out, with its own name and namespace.
-    let repos = command_repos(&args.repos)?;
+    let repos = command_repos(&args.repos, toolchain)?;
     let source = SyncSource::open(&args.path, &repos)?;
     let (root, options, namespace) = if source.app().is_some() {
         let overrides = SyncOverrides {
@@ -117,7 +118,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     } else {
         (args.path.clone(), options, args.namespace.clone())
     };
-    let plan = match load_plan(&root, &options, namespace.as_deref(), "plan") {
+    let plan = match load_plan(toolchain, &root, &options, namespace.as_deref(), "plan") {
         Ok(plan) => plan,
         Err(errors) => {
             for error in &errors.0 {
@@ -299,7 +300,8 @@ mod tests {
     #[test]
     fn shop_table() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("core/src/sync/testdata");
-        let plan = load_plan(&root, &SourceOptions::default(), None, "plan").unwrap();
+        let toolchain = Toolchain::default();
+        let plan = load_plan(&toolchain, &root, &SourceOptions::default(), None, "plan").unwrap();
         let text = table(&steps(&plan), &plan, false);
         let expected = "\
 STEP  PHASE     WAVE  GROUP  KIND        NAMESPACE  NAME         SOURCE       MARKERS

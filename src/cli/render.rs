@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 
@@ -13,6 +14,7 @@ use crate::cluster::generator_inputs::inventory::StaticInventory;
 use crate::render::admission::{RefusedApplication, admitted, refusals_message};
 use crate::render::{Sources, render_application_set};
 use crate::repo::cache::RepoCache;
+use crate::source::Toolchain;
 use flotilla_core::api::application_set::StrategyType;
 use flotilla_core::api::document::parse_application_set;
 use flotilla_core::api::{Application, ApplicationSet};
@@ -66,12 +68,12 @@ impl AppSetArgs {
     ///
     /// # Errors
     /// Unreadable files, invalid YAML, generator or template errors, invalid Applications.
-    pub fn render(&self) -> anyhow::Result<Rendered> {
+    pub fn render(&self, toolchain: &Arc<Toolchain>) -> anyhow::Result<Rendered> {
         let file = self.appset.display().to_string();
         let text =
             std::fs::read_to_string(&self.appset).with_context(|| format!("cannot read {file}"))?;
         let appset = parse_application_set(&file, &text)?;
-        self.render_appset(&file, appset)
+        self.render_appset(&file, appset, toolchain)
     }
 
     /// Whether the file holds more than one document (several ApplicationSets).
@@ -90,7 +92,11 @@ impl AppSetArgs {
     ///
     /// # Errors
     /// As [`Self::render`], for the first that fails.
-    pub fn render_each(&self, also: &[PathBuf]) -> anyhow::Result<Vec<Rendered>> {
+    pub fn render_each(
+        &self,
+        also: &[PathBuf],
+        toolchain: &Arc<Toolchain>,
+    ) -> anyhow::Result<Vec<Rendered>> {
         let mut rendered = Vec::new();
         for path in std::iter::once(&self.appset).chain(also) {
             let file = path.display().to_string();
@@ -99,24 +105,29 @@ impl AppSetArgs {
             let documents = documents(&file, &text)?;
             if documents.len() <= 1 {
                 let appset = parse_application_set(&file, &text)?;
-                rendered.push(self.render_appset(&file, appset)?);
+                rendered.push(self.render_appset(&file, appset, toolchain)?);
                 continue;
             }
             for (index, document) in documents.iter().enumerate() {
                 let named = format!("{file} (document {})", index + 1);
                 let appset = parse_application_set(&named, &document.to_string())?;
-                rendered.push(self.render_appset(&named, appset)?);
+                rendered.push(self.render_appset(&named, appset, toolchain)?);
             }
         }
         Ok(rendered)
     }
 
     /// Renders `appset`, read from `file` (or the object named there), with these arguments'
-    /// sources.
+    /// sources, read (and later generated) with `toolchain`.
     ///
     /// # Errors
     /// As [`Self::render`].
-    pub fn render_appset(&self, file: &str, appset: ApplicationSet) -> anyhow::Result<Rendered> {
+    pub fn render_appset(
+        &self,
+        file: &str,
+        appset: ApplicationSet,
+        toolchain: &Arc<Toolchain>,
+    ) -> anyhow::Result<Rendered> {
         let file = file.to_owned();
         if let Some(strategy) = appset
             .spec
@@ -141,7 +152,7 @@ impl AppSetArgs {
             }
             None => StaticInventory::default(),
         };
-        let repos = command_repos(&self.repos)?;
+        let repos = command_repos(&self.repos, toolchain)?;
         let sources = Sources::offline(&inventory, &repos);
         let rendered =
             render_application_set(&appset, sources).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
@@ -177,8 +188,11 @@ fn documents(file: &str, text: &str) -> anyhow::Result<Vec<serde_json::Value>> {
 ///
 /// # Errors
 /// See [`AppSetArgs::render`].
-pub fn render_from_args(args: &AppSetArgs) -> anyhow::Result<Vec<Application>> {
-    Ok(args.render()?.applications)
+pub fn render_from_args(
+    args: &AppSetArgs,
+    toolchain: &Arc<Toolchain>,
+) -> anyhow::Result<Vec<Application>> {
+    Ok(args.render(toolchain)?.applications)
 }
 
 /// Renders and prints the Applications their projects admit; errors go to stderr with exit
@@ -186,8 +200,8 @@ pub fn render_from_args(args: &AppSetArgs) -> anyhow::Result<Vec<Application>> {
 ///
 /// # Errors
 /// See [`render_from_args`].
-pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    print_rendered(&args.input.render()?, args.output)
+pub fn run(args: &RenderArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCode> {
+    print_rendered(&args.input.render(toolchain)?, args.output)
 }
 
 /// Prints the Applications `rendered` admits in `output`; exit code 1 when a project refused

@@ -25,7 +25,7 @@ use crate::simulate::report::{Ending, Report, StepTimes, format_seconds};
 use crate::simulate::scenario::{AnalysisFlag, ApproveFlag, DegradeFlag, Scenario};
 use crate::simulate::status_line::{status_line, summary_line};
 use crate::simulate::{AppPlan, ClusterBehavior, Progress, SimApp, Simulation, simulate, timeline};
-use crate::source::{SourceOptions, generate};
+use crate::source::{SourceOptions, Toolchain, generate};
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::ExecuteSettings;
 use flotilla_core::api::Application;
@@ -93,12 +93,12 @@ pub struct SimulateArgs {
 /// # Errors
 /// The ApplicationSet does not render, a source is unavailable or invalid, a `--fail` selector
 /// names nothing, or the timeline cannot be written.
-pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &SimulateArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCode> {
     if !args.with.is_empty() || args.input.holds_several()? {
-        return super::simulate_together::run(args);
+        return super::simulate_together::run(args, toolchain);
     }
     let view = LiveView::new();
-    let report = simulate_from_args(args, &|progress| view.show(progress))?;
+    let report = simulate_from_args(args, toolchain, &|progress| view.show(progress))?;
     view.finish(&report);
     if let Some(path) = &args.timeline {
         write_timeline(path, &report)?;
@@ -117,9 +117,10 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
 /// See [`run`].
 pub fn simulate_from_args(
     args: &SimulateArgs,
+    toolchain: &Arc<Toolchain>,
     progress: &(dyn Fn(&Progress) + Sync),
 ) -> anyhow::Result<Report> {
-    let rendered = args.input.render()?;
+    let rendered = args.input.render(toolchain)?;
     let mut sources = LoadedSources::default();
     let simulation = simulation_of(args, &rendered, &mut sources)?;
     Ok(simulate(&simulation, progress)?)
@@ -204,13 +205,13 @@ pub struct LoadedSources {
 type Loaded = (Vec<Resource>, Vec<ValidationError>);
 
 impl LoadedSources {
-    fn get(&mut self, root: &Path, options: &SourceOptions) -> Arc<Loaded> {
+    fn get(&mut self, toolchain: &Toolchain, root: &Path, options: &SourceOptions) -> Arc<Loaded> {
         let options = options.inputs(root);
         let same = self.loaded.entry(root.to_owned()).or_default();
         if let Some((_, loaded)) = same.iter().find(|(o, _)| *o == options) {
             return Arc::clone(loaded);
         }
-        let loaded = Arc::new(generate(root, &options));
+        let loaded = Arc::new(generate(toolchain, root, &options));
         same.push((options, Arc::clone(&loaded)));
         loaded
     }
@@ -238,7 +239,7 @@ pub fn sim_app(
     } = source.settings(&SyncOverrides::default(), process, projects)?;
     let namespace = settings.destination_namespace.clone();
     let revision = source.revision.clone();
-    let loaded = sources.get(&source.root, &options);
+    let loaded = sources.get(repos.toolchain(), &source.root, &options);
     let same_for_every_operation = !SyncPlan::depends_on_operation(&loaded.0);
     let plan = move |operation_id: &str| {
         SyncPlan::from_loaded((*loaded).clone(), namespace.as_deref(), operation_id)

@@ -4,6 +4,7 @@
 //! step of every one in the order they ran. Exit code 0 only when every rollout completes.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -11,6 +12,7 @@ use super::output::{Printable, object_name};
 use super::simulate::{LoadedSources, SimulateArgs, simulation_of, table};
 use crate::simulate::report::{Ending, Report, format_seconds};
 use crate::simulate::simulate_together;
+use crate::source::Toolchain;
 use flotilla_core::table::Table;
 
 /// The reports of ApplicationSets simulated together.
@@ -122,7 +124,7 @@ impl Printable for Together {
 /// # Errors
 /// One does not render or cannot be simulated, or a flag that scripts one ApplicationSet's
 /// rollout (`--fail`, `--analysis`, `--approve`, `--degrade`, `--timeline`) is given.
-pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &SimulateArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCode> {
     let scripting = [
         ("--fail", !args.fail.is_empty()),
         ("--analysis", !args.analysis.is_empty()),
@@ -145,7 +147,7 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<ExitCode> {
             "{named} not applied when several ApplicationSets are simulated together: they script one ApplicationSet's rollout; simulate that one alone with them"
         );
     }
-    let rendered = args.input.render_each(&args.with)?;
+    let rendered = args.input.render_each(&args.with, toolchain)?;
     let mut sources = LoadedSources::default();
     let simulations = rendered
         .iter()

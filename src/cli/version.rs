@@ -4,26 +4,26 @@
 
 use std::process::ExitCode;
 
-use crate::source::Tools;
+use crate::source::Toolchain;
 
 /// Arguments of `flotilla version` (none).
 #[derive(Debug, clap::Args)]
 pub struct VersionArgs {}
 
-/// Prints the versions; exits 1 when a tool cannot be used (Flotilla still syncs plain
-/// directories then).
+/// Prints the versions of `toolchain`'s tools; exits 1 when a tool cannot be used (Flotilla
+/// still syncs plain directories then).
 ///
 /// # Errors
 /// None; the result type is the subcommands'.
-pub fn run(_args: &VersionArgs) -> anyhow::Result<ExitCode> {
+pub fn run(_args: &VersionArgs, toolchain: &Toolchain) -> anyhow::Result<ExitCode> {
     println!(
         "flotilla {} (commit {}, built {})",
         env!("CARGO_PKG_VERSION"),
         env!("FLOTILLA_GIT_COMMIT"),
         env!("FLOTILLA_BUILD_DATE")
     );
-    let tools = Tools::current();
-    let (helm, kustomize) = Tools::versions();
+    let tools = &toolchain.tools;
+    let (helm, kustomize) = toolchain.versions();
     let mut usable = true;
     for (name, path, version) in [
         ("helm", tools.helm.display().to_string(), helm),

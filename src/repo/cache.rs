@@ -33,6 +33,7 @@ use super::git_cli::{GitCli, GitError};
 use super::git_requests::{GitRequest, counted};
 use super::local::LocalRepos;
 use super::temporary::TemporaryDir;
+use crate::source::Toolchain;
 use flotilla_core::secrets::repository::{
     CredentialSource, CredentialsError, RepoCredentials, is_remote,
 };
@@ -152,6 +153,9 @@ pub struct RepoCache {
     known_hosts: Option<PathBuf>,
     /// Whether git repositories are read only from this machine (mapped or local paths).
     local_only: bool,
+    /// The tools that fetch charts and build chart dependencies, and generate what is fetched
+    /// ([`RepoCache::toolchain`]).
+    toolchain: Arc<Toolchain>,
     /// The temporary directory `root` is, removed with the cache.
     _temporary: Option<TemporaryDir>,
 }
@@ -169,9 +173,10 @@ struct Mirror {
 }
 
 impl RepoCache {
-    /// A cache under `root` (created on first use); `repos` maps URLs to local repositories.
+    /// A cache under `root` (created on first use); `repos` maps URLs to local repositories;
+    /// `toolchain` runs helm for charts and bounds each git command by its timeout.
     #[must_use]
-    pub fn new(root: impl Into<PathBuf>, repos: LocalRepos) -> Self {
+    pub fn new(root: impl Into<PathBuf>, repos: LocalRepos, toolchain: Arc<Toolchain>) -> Self {
         Self {
             root: root.into(),
             repos,
@@ -183,6 +188,7 @@ impl RepoCache {
             credentials: None,
             known_hosts: None,
             local_only: false,
+            toolchain,
             _temporary: None,
         }
     }
@@ -194,9 +200,10 @@ impl RepoCache {
     ///
     /// # Errors
     /// The temporary directory cannot be created.
-    pub fn temporary(repos: LocalRepos) -> std::io::Result<Self> {
+    pub fn temporary(repos: LocalRepos, toolchain: Arc<Toolchain>) -> std::io::Result<Self> {
         let directory = TemporaryDir::new("flotilla-repos-")?;
-        let mut cache = Self::new(directory.path(), repos).with_fetch_reuse(Duration::MAX);
+        let mut cache =
+            Self::new(directory.path(), repos, toolchain).with_fetch_reuse(Duration::MAX);
         cache._temporary = Some(directory);
         Ok(cache)
     }
@@ -369,7 +376,7 @@ impl RepoCache {
         project: Option<&str>,
         pass_credentials: bool,
     ) -> Result<Manifests, FetchError> {
-        let tools = crate::source::Tools::current();
+        let tools = &self.toolchain.tools;
         let credentials = self.credentials_for(repo_url, project)?;
         let charts = self.root.join("charts");
         let request = crate::source::chart_repo::ChartRequest {
@@ -430,7 +437,7 @@ impl RepoCache {
             self.credentials_for(url, project)
                 .map_err(|error| error.to_string())
         };
-        let tools = crate::source::Tools::current();
+        let tools = &self.toolchain.tools;
         crate::source::dependencies::prepare(
             &manifests.root,
             &kept,
@@ -524,6 +531,12 @@ impl RepoCache {
         self.repos
             .local_path(repo_url)
             .is_some_and(|local| !self.is_repository(&local))
+    }
+
+    /// The tools that generate what this cache fetches, and their kept generations.
+    #[must_use]
+    pub fn toolchain(&self) -> &Arc<Toolchain> {
+        &self.toolchain
     }
 
     /// The local repositories this cache was given (`--repo` mappings).
@@ -640,7 +653,9 @@ impl RepoCache {
         };
         if dir.is_dir() {
             let mirror = GitCli::new(dir);
-            mirror.fetch(&auth).map_err(git_error)?;
+            mirror
+                .fetch(&auth, self.toolchain.tools.timeout)
+                .map_err(git_error)?;
             return Ok(mirror);
         }
         let parent = self.root.join("repos");
@@ -649,7 +664,7 @@ impl RepoCache {
             dir: parent,
             error,
         })?;
-        GitCli::clone_mirror(origin, dir, &auth).map_err(git_error)
+        GitCli::clone_mirror(origin, dir, &auth, self.toolchain.tools.timeout).map_err(git_error)
     }
 
     /// Writes the tree to a temporary directory, then renames it into place (a concurrent
@@ -712,7 +727,7 @@ mod tests {
         git(repo.path(), &["add", "-A"]);
         git(repo.path(), &["commit", "-q", "-m", "one"]);
         let url = format!("file://{}", repo.path().display());
-        let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
+        let cache = RepoCache::new(cache_dir.path(), LocalRepos::default(), Arc::default());
 
         let first = cache.manifests(&url, "main", "apps/a", None).unwrap();
         assert_eq!(first.revision.as_ref().map(String::len), Some(40));
@@ -753,13 +768,13 @@ mod tests {
         git(repo.path(), &["add", "-A"]);
         git(repo.path(), &["commit", "-q", "-m", "one"]);
         let url = format!("file://{}", repo.path().display());
-        let cache = RepoCache::new(cache_dir.path(), LocalRepos::default())
+        let cache = RepoCache::new(cache_dir.path(), LocalRepos::default(), Arc::default())
             .with_fetch_reuse(Duration::from_secs(3600));
         let first = cache.manifests(&url, "main", "", None).unwrap();
         std::fs::write(repo.path().join("cm.yaml"), "v: 2\n").unwrap();
         git(repo.path(), &["commit", "-q", "-am", "two"]);
         assert_eq!(cache.manifests(&url, "main", "", None).unwrap(), first);
-        let strict = RepoCache::new(cache_dir.path(), LocalRepos::default());
+        let strict = RepoCache::new(cache_dir.path(), LocalRepos::default(), Arc::default());
         assert_ne!(strict.manifests(&url, "main", "", None).unwrap(), first);
         // An announced push (a webhook) ends the reuse of fetches made before it, for the
         // repositories it names only.
@@ -797,7 +812,11 @@ mod tests {
     fn a_plain_directory_is_read_in_place_and_names_are_distinct() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("apps")).unwrap();
-        let cache = RepoCache::new(dir.path().join("cache"), LocalRepos::default());
+        let cache = RepoCache::new(
+            dir.path().join("cache"),
+            LocalRepos::default(),
+            Arc::default(),
+        );
         let url = format!("file://{}", dir.path().display());
         let read = cache.manifests(&url, "main", "apps", None).unwrap();
         assert_eq!((read.root, read.revision), (dir.path().join("apps"), None));
@@ -832,7 +851,7 @@ mod tests {
         let bare_path = bare.path().display().to_string();
         git(work.path(), &["push", "-q", &bare_path, "main"]);
         let url = format!("file://{bare_path}");
-        let cache = RepoCache::new(cache_dir.path(), LocalRepos::default());
+        let cache = RepoCache::new(cache_dir.path(), LocalRepos::default(), Arc::default());
         let read = cache.manifests(&url, "main", "app", None).unwrap();
         let commit = read.revision.clone().unwrap();
         assert_eq!(

@@ -68,7 +68,7 @@ mod tests {
         let url = "https://git.example.com/acme/apps.git";
         let mapped =
             LocalRepos::from_mappings(&[format!("{url}={}", origin.path().display())]).unwrap();
-        let cache = RepoCache::new(cache_dir.path(), mapped);
+        let cache = RepoCache::new(cache_dir.path(), mapped, std::sync::Arc::default());
         let commit = GitReader::resolve(&cache, url, "main", None).unwrap();
         assert_eq!(commit.len(), 40);
         assert_eq!(

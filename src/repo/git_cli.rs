@@ -9,7 +9,6 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use super::git_auth::GitAuth;
-use crate::source::tools::Tools;
 
 /// The file name whose entries hold a tree's attributes.
 const ATTRIBUTES: &str = ".gitattributes";
@@ -61,25 +60,30 @@ impl GitCli {
     }
 
     /// Clones `source` (a URL or local path) as a bare mirror into `into`, reaching it with
-    /// `auth`.
+    /// `auth`, within `timeout`.
     ///
     /// # Errors
     /// A failing `git clone` (its message without any secret of `auth`).
-    pub fn clone_mirror(source: &str, into: &Path, auth: &GitAuth) -> Result<Self, GitError> {
+    pub fn clone_mirror(
+        source: &str,
+        into: &Path,
+        auth: &GitAuth,
+        timeout: Duration,
+    ) -> Result<Self, GitError> {
         let into_text = into.to_string_lossy();
         let args = ["clone", "--mirror", "--quiet", source, into_text.as_ref()];
-        run_remote(None, &args, auth)?;
+        run_remote(None, &args, auth, timeout)?;
         Ok(Self::new(into))
     }
 
     /// Updates every ref of a mirror from its origin, dropping refs that are gone, reaching it
-    /// with `auth`.
+    /// with `auth`, within `timeout`.
     ///
     /// # Errors
     /// A failing `git fetch` (its message without any secret of `auth`).
-    pub fn fetch(&self, auth: &GitAuth) -> Result<(), GitError> {
+    pub fn fetch(&self, auth: &GitAuth, timeout: Duration) -> Result<(), GitError> {
         let args = ["fetch", "--prune", "--quiet", "origin"];
-        run_remote(Some(&self.repo), &args, auth).map(drop)
+        run_remote(Some(&self.repo), &args, auth, timeout).map(drop)
     }
 
     /// The commit SHA a branch, tag, commit or `HEAD` (empty revision) names.
@@ -281,17 +285,21 @@ fn failure(out: &Output) -> String {
     }
 }
 
-/// Runs `git` reaching a remote with `auth`, within the exec timeout every tool run has
-/// (`--exec-timeout`, [`Tools::current`]; Argo CD's bounds its git commands the same way): a
+/// Runs `git` reaching a remote with `auth`, within `timeout`: the exec timeout every tool run
+/// has (`--exec-timeout`; Argo CD's bounds its git commands the same way): a
 /// server that accepts the connection and never answers must not hold the mirror, and every
 /// reconcile waiting for it, forever. Its message is scrubbed of `auth`'s secrets.
-fn run_remote(repo: Option<&Path>, args: &[&str], auth: &GitAuth) -> Result<Vec<u8>, GitError> {
+fn run_remote(
+    repo: Option<&Path>,
+    args: &[&str],
+    auth: &GitAuth,
+    timeout: Duration,
+) -> Result<Vec<u8>, GitError> {
     let env: Vec<(&str, &OsStr)> = auth
         .env()
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_os_str()))
         .collect();
-    let timeout = Tools::current().timeout;
     run_git_within(repo, &[], args, &env, Some(timeout)).map_err(|error| GitError {
         message: auth.scrub(&error.message),
         ..error

@@ -273,7 +273,7 @@ mod tests {
                 credentials: None,
                 pass_credentials: false,
             };
-            let error = pull(Path::new("/nonexistent"), &request, Tools::current()).unwrap_err();
+            let error = pull(Path::new("/nonexistent"), &request, &Tools::default()).unwrap_err();
             assert!(error.to_string().starts_with("chart: "), "{error}");
         }
     }

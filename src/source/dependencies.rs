@@ -212,7 +212,7 @@ mod tests {
         )
         .unwrap();
         let kept = chart.path().join("kept");
-        let prepared = prepare(chart.path(), &kept, &|_| Ok(None), false, Tools::current());
+        let prepared = prepare(chart.path(), &kept, &|_| Ok(None), false, &Tools::default());
         assert_eq!(prepared.unwrap(), chart.path());
         assert!(!kept.exists(), "nothing is copied");
     }
@@ -231,7 +231,7 @@ mod tests {
             &kept.path().join("k"),
             &|_| Ok(None),
             false,
-            Tools::current(),
+            &Tools::default(),
         )
         .unwrap_err();
         assert!(

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use flotilla_core::api::helm_source::HelmSource;
 
-use super::tools::Tools;
+use super::toolchain::Toolchain;
 use super::{SourceError, SourceOptions, inside};
 
 /// The values files and `--set-file` parameters of a chart, as paths.
@@ -150,7 +150,12 @@ fn inline_values(helm: &HelmSource) -> Result<Option<String>, SourceError> {
 ///
 /// # Errors
 /// Bad options (naming the field), an unusable helm, or helm's own failure with its stderr.
-pub fn render(chart: &Path, options: &SourceOptions, tools: &Tools) -> Result<String, SourceError> {
+pub fn render(
+    chart: &Path,
+    options: &SourceOptions,
+    toolchain: &Toolchain,
+) -> Result<String, SourceError> {
+    let tools = &toolchain.tools;
     let helm = options.helm.clone().unwrap_or_default();
     if !helm.version.is_empty() && helm.version != "v3" {
         return Err(SourceError::Field {
@@ -158,7 +163,7 @@ pub fn render(chart: &Path, options: &SourceOptions, tools: &Tools) -> Result<St
             message: format!("{:?} is not supported (only v3)", helm.version),
         });
     }
-    if let (Err(error), _) = Tools::versions() {
+    if let (Err(error), _) = toolchain.versions() {
         return Err(SourceError::Unusable {
             tool: "helm",
             error: error.clone(),

@@ -272,7 +272,8 @@ mod tests {
 
     #[test]
     fn runs_get_the_first_proxy_and_scrub_every_secret() {
-        let mut session = HelmSession::new(Tools::current()).unwrap();
+        let tools = Tools::default();
+        let mut session = HelmSession::new(&tools).unwrap();
         let with = |proxy: &str, password: &str| RepoCredentials {
             proxy: Some(Sensitive::new(proxy)),
             no_proxy: Some("internal".into()),
@@ -286,7 +287,7 @@ mod tests {
             "http://first:3128"
         );
         let failed = ToolError::Failed {
-            command: Tools::current().helm(Vec::new()),
+            command: Tools::default().helm(Vec::new()),
             status: std::process::ExitStatus::default(),
             stderr: "pw-one via http://second:3128 and pw-two".into(),
         };

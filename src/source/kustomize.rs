@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use flotilla_core::api::kustomize_source::{KustomizeReplica, KustomizeSource};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::tools::Tools;
+use super::toolchain::Toolchain;
 use super::{SourceError, SourceOptions, inside};
 
 /// The file names that make a directory a kustomization, as kustomize looks for them.
@@ -316,8 +316,13 @@ pub fn helm_flags(overrides: &KustomizeSource, helm: &Path) -> Vec<OsString> {
 ///
 /// # Errors
 /// Bad overrides (naming the field), an unusable kustomize, or its own failure with its stderr.
-pub fn build(root: &Path, options: &SourceOptions, tools: &Tools) -> Result<String, SourceError> {
-    if let (_, Err(error)) = Tools::versions() {
+pub fn build(
+    root: &Path,
+    options: &SourceOptions,
+    toolchain: &Toolchain,
+) -> Result<String, SourceError> {
+    let tools = &toolchain.tools;
+    if let (_, Err(error)) = toolchain.versions() {
         return Err(SourceError::Unusable {
             tool: "kustomize",
             error: error.clone(),

@@ -18,6 +18,7 @@ pub mod kustomize;
 pub mod multi;
 pub mod plugin;
 pub mod run;
+pub mod toolchain;
 pub mod tools;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,7 @@ use flotilla_core::manifest::{
 };
 
 pub use run::{ToolCommand, ToolError};
+pub use toolchain::Toolchain;
 pub use tools::Tools;
 
 /// Everything that decides the manifests of a source directory.
@@ -266,11 +268,15 @@ impl SourceOptions {
 /// The manifests of the source at `root`: its valid resources and every error (each naming the
 /// file or tool, and for a tool the Application and the command with its stderr). A tool's
 /// output at a known revision is kept ([`cache`]) and shared by every Application with the same
-/// inputs.
+/// inputs, in `toolchain`'s [`cache::Generations`].
 #[must_use]
-pub fn generate(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<ValidationError>) {
+pub fn generate(
+    toolchain: &Toolchain,
+    root: &Path,
+    options: &SourceOptions,
+) -> (Vec<Resource>, Vec<ValidationError>) {
     if !options.parts.is_empty() {
-        return multi::generate(&options.parts);
+        return multi::generate(toolchain, &options.parts);
     }
     match (&options.revision, options.generator(root)) {
         (Some(revision), Generator::Helm | Generator::Kustomize | Generator::Plugin) => {
@@ -278,17 +284,23 @@ pub fn generate(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
                 revision: None,
                 ..options.inputs(root)
             };
-            let key = cache::Key::new(revision, root, &inputs, Tools::versions());
-            cache::get_or_generate(key, || generate_now(root, options))
+            let key = cache::Key::new(revision, root, &inputs, toolchain.versions());
+            toolchain
+                .generations
+                .get_or_generate(key, || generate_now(toolchain, root, options))
         }
-        _ => generate_now(root, options),
+        _ => generate_now(toolchain, root, options),
     }
 }
 
 /// [`generate`] without the cache.
-fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<ValidationError>) {
+fn generate_now(
+    toolchain: &Toolchain,
+    root: &Path,
+    options: &SourceOptions,
+) -> (Vec<Resource>, Vec<ValidationError>) {
     let generator = options.generator(root);
-    let tools = Tools::current();
+    let tools = &toolchain.tools;
     // Tools run in a private directory: they get the source by its absolute path.
     let absolute = std::path::absolute(root);
     let output = match (generator, &absolute) {
@@ -310,8 +322,8 @@ fn generate_now(root: &Path, options: &SourceOptions) -> (Vec<Resource>, Vec<Val
             };
             return load_directory_of(&disk::Disk, root, repository, &directory, &jsonnet);
         }
-        (Generator::Helm, Ok(root)) => helm::render(root, options, tools),
-        (Generator::Kustomize, Ok(root)) => kustomize::build(root, options, tools),
+        (Generator::Helm, Ok(root)) => helm::render(root, options, toolchain),
+        (Generator::Kustomize, Ok(root)) => kustomize::build(root, options, toolchain),
         (Generator::Plugin, Ok(root)) => match &options.plugin {
             Some(source)
                 if !options.plain && options.helm.is_none() && options.kustomize.is_none() =>

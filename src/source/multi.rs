@@ -145,12 +145,15 @@ pub fn parts(base: &SourceOptions, checkouts: &[SourceCheckout]) -> Vec<SourcePa
 
 /// The manifests of every part, each object and error labelled `sources[i]/…`.
 #[must_use]
-pub fn generate(parts: &[SourcePart]) -> (Vec<Resource>, Vec<ValidationError>) {
+pub fn generate(
+    toolchain: &super::Toolchain,
+    parts: &[SourcePart],
+) -> (Vec<Resource>, Vec<ValidationError>) {
     let mut resources = Vec::new();
     let mut errors = Vec::new();
     for part in parts {
         let label = |file: &Path| Path::new(&format!("sources[{}]", part.index)).join(file);
-        let (found, problems) = super::generate(&part.root, &part.options);
+        let (found, problems) = super::generate(toolchain, &part.root, &part.options);
         resources.extend(found.into_iter().map(|mut resource| {
             resource.source.file = label(&resource.source.file);
             resource

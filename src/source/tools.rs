@@ -3,16 +3,12 @@
 //! `FLOTILLA_HELM`/`FLOTILLA_KUSTOMIZE`/`FLOTILLA_KUBECTL` variables, else `PATH`; Flotilla's
 //! own binary for Jsonnet ([`super::jsonnet`]); the Config Management Plugins of
 //! `--plugins-dir` ([`super::plugin`]); how long a run may take and how much memory a
-//! Jsonnet evaluation may use. Set once per process ([`Tools::configure`], by the command line)
-//! and read by the generation step; the versions of helm and kustomize are checked when first
-//! used and reported by `flotilla version`.
+//! Jsonnet evaluation may use. Given by the command line to the process's
+//! [`super::Toolchain`], which checks the versions of helm and kustomize when first used.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::time::Duration;
-
-use flotilla_generators::cause::Cause;
 
 use super::run::{ToolCommand, ToolError};
 
@@ -71,8 +67,13 @@ pub enum VersionError {
     },
 }
 
-static TOOLS: OnceLock<Tools> = OnceLock::new();
-static VERSIONS: OnceLock<(Result<String, Cause>, Result<String, Cause>)> = OnceLock::new();
+/// The tools of the variables and `PATH`, with the default limits: what a command given no
+/// tool flags runs.
+impl Default for Tools {
+    fn default() -> Self {
+        Self::new(None, None, None)
+    }
+}
 
 impl Tools {
     /// The tools given as flags, each else from its variable, else from `PATH`; this binary
@@ -106,17 +107,6 @@ impl Tools {
             jsonnet_memory_mib: DEFAULT_JSONNET_MEMORY_MIB,
             plugins: Vec::new(),
         }
-    }
-
-    /// Sets the tools of this process (the first call wins; later ones are ignored).
-    pub fn configure(tools: Self) {
-        let _ = TOOLS.set(tools);
-    }
-
-    /// The tools of this process: as configured, else from the variables and `PATH`.
-    #[must_use]
-    pub fn current() -> &'static Self {
-        TOOLS.get_or_init(|| Self::new(None, None, None))
     }
 
     /// The helm command with these arguments, without network.
@@ -186,18 +176,6 @@ impl Tools {
             .unwrap_or(&out)
             .trim();
         check(label, version, "v5.", "kustomize v5")
-    }
-
-    /// The versions of helm and kustomize of [`Self::current`], checked once per process: what
-    /// generation reports when a tool is unusable, and what `flotilla version` prints.
-    pub fn versions() -> &'static (Result<String, Cause>, Result<String, Cause>) {
-        VERSIONS.get_or_init(|| {
-            let tools = Self::current();
-            (
-                tools.helm_version().map_err(Cause::new),
-                tools.kustomize_version().map_err(Cause::new),
-            )
-        })
     }
 }
 

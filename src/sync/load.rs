@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::source::{SourceOptions, generate};
+use crate::source::{SourceOptions, Toolchain, generate};
 use flotilla_core::manifest::ValidationErrors;
 
 use flotilla_core::sync::SyncPlan;
@@ -14,10 +14,15 @@ use flotilla_core::sync::SyncPlan;
 /// # Errors
 /// All validation errors of the source, together.
 pub fn load_plan(
+    toolchain: &Toolchain,
     root: &Path,
     options: &SourceOptions,
     destination: Option<&str>,
     operation_id: &str,
 ) -> Result<SyncPlan, ValidationErrors> {
-    SyncPlan::from_loaded(generate(root, options), destination, operation_id)
+    SyncPlan::from_loaded(
+        generate(toolchain, root, options),
+        destination,
+        operation_id,
+    )
 }

@@ -12,6 +12,8 @@
 //! and a pod's log (`…/logs`, once the viewer may `get` `pods/log`). Nothing read is kept after
 //! the answer, and nothing of it is logged.
 
+use std::sync::Arc;
+
 use hyper::header::{self, HeaderMap};
 use hyper::{Response, StatusCode};
 use k8s_openapi::api::apps::v1::ReplicaSet;
@@ -44,6 +46,7 @@ use crate::cluster::api_server::kube_cluster::KubeCluster;
 use crate::cluster::destinations::destination::{Target, resolve};
 use crate::cluster::watches::watched_customizations::DEFAULT_CONFIG_MAP;
 use crate::httpd::response::{Body, text};
+use crate::source::Toolchain;
 use crate::sync::execute::cluster_api::{ClusterApi, ClusterError};
 use flotilla_core::api::Application;
 use flotilla_core::controller::application::instance::instance_name;
@@ -117,6 +120,8 @@ pub const MAX_FOLLOWS: usize = 16;
 /// Reads for one namespace's view.
 pub struct Inspector {
     client: Client,
+    /// What generates an Application's manifests for its diff.
+    toolchain: Arc<Toolchain>,
     namespace: String,
     follows: Follows,
 }
@@ -133,11 +138,13 @@ fn object_key(query: &str) -> ObjectKey {
 }
 
 impl Inspector {
-    /// Reads through `client` (the controller's own) for the Applications of `namespace`.
+    /// Reads through `client` (the controller's own) for the Applications of `namespace`,
+    /// generating their manifests with `toolchain`.
     #[must_use]
-    pub fn new(client: Client, namespace: &str) -> Self {
+    pub fn new(client: Client, namespace: &str, toolchain: Arc<Toolchain>) -> Self {
         Self {
             client,
+            toolchain,
             namespace: namespace.to_owned(),
             follows: Follows::new(MAX_FOLLOWS),
         }
@@ -469,6 +476,7 @@ impl Inspector {
             ..ObjectView::default()
         };
         match application_plan(
+            &self.toolchain,
             self.client.clone(),
             &self.namespace,
             application,

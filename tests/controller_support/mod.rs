@@ -21,7 +21,7 @@ use flotilla::controller::runtime::namespace_controllers::{
 };
 use flotilla::repo::LocalRepos;
 use flotilla::repo::cache::RepoCache;
-use flotilla::source::Tools;
+use flotilla::source::{Toolchain, Tools};
 use flotilla::sync::execute::ExecuteSettings;
 use flotilla_core::controller::leader::LeaseTiming;
 use flotilla_core::health::HealthDefaults;
@@ -81,6 +81,7 @@ pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Dura
         RESYNC,
         HealthDefaults::default(),
         ExecuteSettings::default(),
+        tools(),
     )
 }
 
@@ -94,6 +95,7 @@ pub fn start_with_health(ns: &TestNamespace, identity: &str, defaults: HealthDef
         RESYNC,
         defaults,
         ExecuteSettings::default(),
+        tools(),
     )
 }
 
@@ -111,6 +113,21 @@ pub fn start_with_settings(
         RESYNC,
         HealthDefaults::default(),
         settings,
+        tools(),
+    )
+}
+
+/// [`start`] generating manifests with `tools` (as `flotilla controller --plugins-dir` and the
+/// tool flags give them).
+pub fn start_with_tools(ns: &TestNamespace, identity: &str, tools: Tools) -> Running {
+    start_with(
+        ns,
+        identity,
+        Duration::ZERO,
+        RESYNC,
+        HealthDefaults::default(),
+        ExecuteSettings::default(),
+        tools,
     )
 }
 
@@ -124,6 +141,7 @@ pub fn start_with_resync(ns: &TestNamespace, identity: &str, resync: Duration) -
         resync,
         HealthDefaults::default(),
         ExecuteSettings::default(),
+        tools(),
     )
 }
 
@@ -134,17 +152,21 @@ fn start_with(
     resync: Duration,
     health: HealthDefaults,
     settings: ExecuteSettings,
+    tools: Tools,
 ) -> Running {
-    configure_tools();
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
     // One cache for both controllers, as `flotilla controller` has.
     // Repository credentials from the namespace's Secrets, as `flotilla controller` reads them.
     let credentials = WatchedSecrets::repository_credentials(ns.client.clone(), &ns.name);
     let repos = Arc::new(
-        RepoCache::new(cache.path(), LocalRepos::default())
-            .with_fetch_reuse(refresh)
-            .with_credentials(Arc::new(credentials), None),
+        RepoCache::new(
+            cache.path(),
+            LocalRepos::default(),
+            Arc::new(Toolchain::new(tools)),
+        )
+        .with_fetch_reuse(refresh)
+        .with_credentials(Arc::new(credentials), None),
     );
     let applications = {
         let (client, namespace) = (ns.client.clone(), ns.name.clone());
@@ -215,13 +237,15 @@ fn start_with(
     }
 }
 
-/// The tools of this test process, as `flotilla controller` has them, but for the binary that
-/// evaluates Jsonnet: the controller runs in this test binary, which has no `jsonnet-eval`.
-fn configure_tools() {
-    Tools::configure(Tools {
+/// The tools of a controller of this test process, as `flotilla controller` has them, but for
+/// the binary that evaluates Jsonnet: the controller runs in this test binary, which has no
+/// `jsonnet-eval`.
+#[must_use]
+pub fn tools() -> Tools {
+    Tools {
         flotilla: env!("CARGO_BIN_EXE_flotilla").into(),
-        ..Tools::new(None, None, None)
-    });
+        ..Tools::default()
+    }
 }
 
 /// Runs `git` in `dir` with a fixed identity.

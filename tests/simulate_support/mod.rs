@@ -79,7 +79,8 @@ pub fn parse(args: &[String]) -> SimulateArgs {
 }
 
 pub fn simulate(args: &[String]) -> Report {
-    simulate_from_args(&parse(args), &|_| {}).unwrap_or_else(|e| panic!("{args:?}: {e:#}"))
+    simulate_from_args(&parse(args), &Default::default(), &|_| {})
+        .unwrap_or_else(|e| panic!("{args:?}: {e:#}"))
 }
 
 pub fn three_tier(extra: &[&str]) -> Vec<String> {

@@ -3,6 +3,8 @@
 //! cluster Secrets, the ignore rules of the Application and of the controller's settings
 //! ConfigMap applied — against the live objects, reported as `flotilla diff` reports.
 
+use std::sync::Arc;
+
 use anyhow::Context as _;
 use kube::{Api, Client, ResourceExt};
 
@@ -10,6 +12,7 @@ use crate::actions::application_plan::application_plan;
 use crate::cli::diff::{DiffOutput, ObjectDiff, diff_objects};
 use crate::cluster::destinations::clients::{ClusterClients, plain_connect};
 use crate::cluster::watches::watched_customizations::DEFAULT_CONFIG_MAP;
+use crate::source::Toolchain;
 use flotilla_core::api::Application;
 use flotilla_core::controller::application::instance::instance_name;
 
@@ -33,6 +36,7 @@ pub struct AppDiffArgs {
 /// No such Application, an unreadable settings ConfigMap, source or destination, or a live
 /// object that cannot be read.
 pub async fn app_diff(
+    toolchain: &Arc<Toolchain>,
     client: Client,
     namespace: &str,
     args: &AppDiffArgs,
@@ -41,8 +45,14 @@ pub async fn app_diff(
         .get(&args.app)
         .await
         .with_context(|| format!("reading Application {namespace}/{}", args.app))?;
-    let (plan, ignore) =
-        application_plan(client.clone(), namespace, &app, &args.settings_config_map).await?;
+    let (plan, ignore) = application_plan(
+        toolchain,
+        client.clone(),
+        namespace,
+        &app,
+        &args.settings_config_map,
+    )
+    .await?;
     let cluster = ClusterClients::new(client, namespace, plain_connect())
         .for_destination(&app.spec.destination)
         .await

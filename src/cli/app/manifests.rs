@@ -5,6 +5,7 @@
 //! a JSON list, `-o name` one `kind.group/name` per object.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use kube::{Api, Client, ResourceExt};
@@ -15,6 +16,7 @@ use crate::cli::missing::get_named;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cluster::destinations::clients::{ClusterClients, plain_connect};
 use crate::cluster::watches::watched_customizations::DEFAULT_CONFIG_MAP;
+use crate::source::Toolchain;
 use crate::sync::execute::cluster_api::ClusterApi;
 use flotilla_core::api::Application;
 use flotilla_core::manifest::ObjectKey;
@@ -53,6 +55,7 @@ pub struct ManifestsArgs {
 /// # Errors
 /// No such Application, an unreadable source, or an unreachable destination.
 pub async fn manifests(
+    toolchain: &Arc<Toolchain>,
     client: Client,
     namespace: &str,
     args: &ManifestsArgs,
@@ -67,8 +70,14 @@ pub async fn manifests(
             if let Some(revision) = &args.revision {
                 app.spec.source.target_revision.clone_from(revision);
             }
-            let (plan, _) =
-                application_plan(client, namespace, &app, &args.settings_config_map).await?;
+            let (plan, _) = application_plan(
+                toolchain,
+                client,
+                namespace,
+                &app,
+                &args.settings_config_map,
+            )
+            .await?;
             plan.tasks
                 .into_iter()
                 .map(|task| task.resource.body)

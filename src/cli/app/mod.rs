@@ -21,6 +21,7 @@ mod wait;
 pub use wait::{WaitFlags, WaitFor, WaitState, wait_state};
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -31,6 +32,7 @@ use serde_json::json;
 
 use crate::actions::application;
 use crate::cluster::api_server::api_error::{ApiError, watch_message};
+use crate::source::Toolchain;
 use flotilla_core::api::application::{Application, DELETION_APPROVED_ANNOTATION, SyncOperation};
 use flotilla_generators::duration::{format_duration, parse_duration};
 
@@ -133,7 +135,7 @@ pub struct WaitArgs {
 ///
 /// # Errors
 /// No cluster, no such Application, or a rejected write.
-pub fn run(args: &AppArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &AppArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let (client, namespace) = args.cluster.client_in(args.namespace.as_deref()).await?;
@@ -146,7 +148,7 @@ pub fn run(args: &AppArgs) -> anyhow::Result<ExitCode> {
             AppCommand::Get(get) => show::get(&api, get).await,
             AppCommand::List(list) => show::list(client, &namespace, list).await,
             AppCommand::Manifests(manifests) => {
-                manifests::manifests(client, &namespace, manifests).await
+                manifests::manifests(toolchain, client, &namespace, manifests).await
             }
             AppCommand::Resources(resources) => resources::resources(&api, resources).await,
             AppCommand::Logs(logs) => logs::logs(client, &namespace, logs).await,
@@ -160,7 +162,7 @@ pub fn run(args: &AppArgs) -> anyhow::Result<ExitCode> {
             }
             AppCommand::Rollback(args) => rollback::request_rollback(&api, args, username()).await,
             AppCommand::Diff(diff) => {
-                let objects = diff::app_diff(client, &namespace, diff).await;
+                let objects = diff::app_diff(toolchain, client, &namespace, diff).await;
                 Ok(crate::cli::diff::report(objects, diff.output))
             }
         }

@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use serde::Serialize;
@@ -20,6 +21,7 @@ use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cli::sync::app_name::AppName;
 use crate::cli::sync::source::SyncSource;
 use crate::cluster::api_server::kube_cluster::KubeCluster;
+use crate::source::Toolchain;
 use crate::sync::application_settings::SyncOverrides;
 use crate::sync::execute::ExecuteSettings;
 use crate::sync::execute::cluster_api::ClusterApi;
@@ -110,8 +112,8 @@ pub struct ObjectDiff {
 
 /// Runs the diff: exit code 0 when equal, 1 when different, 2 on error.
 #[must_use]
-pub fn run(args: &DiffArgs) -> ExitCode {
-    report(diff(args), args.output)
+pub fn run(args: &DiffArgs, toolchain: &Arc<Toolchain>) -> ExitCode {
+    report(diff(args, toolchain), args.output)
 }
 
 /// Prints the objects of a diff as `output` asks: exit code 0 when everything matches, 1 when
@@ -183,8 +185,8 @@ fn failed(error: &anyhow::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn diff(args: &DiffArgs) -> anyhow::Result<Vec<ObjectDiff>> {
-    let repos = command_repos(&args.repos)?;
+fn diff(args: &DiffArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<Vec<ObjectDiff>> {
+    let repos = command_repos(&args.repos, toolchain)?;
     let source = SyncSource::open(&args.path, &repos)?;
     let overrides = SyncOverrides {
         namespace: args.namespace.clone(),
@@ -199,11 +201,17 @@ fn diff(args: &DiffArgs) -> anyhow::Result<Vec<ObjectDiff>> {
         .clone()
         .context("no destination namespace: pass --namespace")?;
     let app = AppName::choose(args.app.as_deref(), source.app(), &args.path)?.name;
-    let plan =
-        load_plan(&source.root, &settings.source, Some(&namespace), "diff").map_err(|errors| {
-            let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
-            anyhow::anyhow!("{}", lines.join("\n"))
-        })?;
+    let plan = load_plan(
+        toolchain,
+        &source.root,
+        &settings.source,
+        Some(&namespace),
+        "diff",
+    )
+    .map_err(|errors| {
+        let lines: Vec<String> = errors.0.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("{}", lines.join("\n"))
+    })?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -19,6 +19,7 @@ use crate::controller::appset::{AppSetContext, live_rollout_input};
 use crate::controller::runtime::metrics::Metrics;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
+use crate::source::Toolchain;
 use flotilla_core::rollout::decision::RolloutDecision;
 use flotilla_core::rollout::explain::{ExplainDocument, explain_text};
 use flotilla_core::rollout::reverse_deletion::deletion_text;
@@ -64,15 +65,19 @@ pub fn explain_state_file(
 /// # Errors
 /// The ApplicationSet cannot be read, does not use RollingSync, or cannot be generated; the
 /// export cannot be written.
-pub async fn live(args: &ExplainArgs) -> anyhow::Result<String> {
+pub async fn live(args: &ExplainArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<String> {
     let target = &args.target;
     let (client, namespace) = target.connect().await?;
     let appset = Arc::new(target.get(&client, &namespace).await?);
     let repos = LocalRepos::from_mappings(&args.repos)?;
     // The controller's default cache directory: a repository it has fetched is not cloned again.
     let credentials = WatchedSecrets::repository_credentials(client.clone(), &namespace);
-    let cache = RepoCache::new(std::env::temp_dir().join("flotilla-repos"), repos)
-        .with_credentials(Arc::new(credentials), None);
+    let cache = RepoCache::new(
+        std::env::temp_dir().join("flotilla-repos"),
+        repos,
+        Arc::clone(toolchain),
+    )
+    .with_credentials(Arc::new(credentials), None);
     let ctx = AppSetContext::new(
         client,
         plain_connect(),

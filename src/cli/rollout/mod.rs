@@ -9,6 +9,7 @@ pub mod promote;
 pub mod status;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use kube::api::ListParams;
@@ -16,6 +17,7 @@ use kube::{Api, Client};
 
 use crate::cli::connect::KubeconfigArgs;
 use crate::cluster::api_server::api_error::ApiError;
+use crate::source::Toolchain;
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use flotilla_core::controller::appset::rollout_layout;
 
@@ -114,7 +116,7 @@ impl AppSetArgs {
 ///
 /// # Errors
 /// See each subcommand.
-pub fn run(args: &RolloutArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &RolloutArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCode> {
     let runtime = || tokio::runtime::Runtime::new().context("starting the async runtime");
     match &args.command {
         RolloutCommand::Explain(explain) => match &explain.state {
@@ -122,7 +124,10 @@ pub fn run(args: &RolloutArgs) -> anyhow::Result<ExitCode> {
                 "{}",
                 explain_state_file(&explain.target.appset, state, explain.output)?
             ),
-            None => print!("{}", runtime()?.block_on(explain::live(explain))?),
+            None => print!(
+                "{}",
+                runtime()?.block_on(explain::live(explain, toolchain))?
+            ),
         },
         RolloutCommand::Status(status) => runtime()?.block_on(status::run(status))?,
         RolloutCommand::Pause(target) => {

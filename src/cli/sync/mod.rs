@@ -13,6 +13,7 @@ mod view;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -23,7 +24,7 @@ use crate::cli::command_repos::command_repos;
 use crate::cli::output::{OutputFormat, Printable, object_name};
 use crate::cluster::api_server::kube_cluster::KubeCluster;
 use crate::cluster::api_server::operation_configmap::ConfigMapStore;
-use crate::source::generate;
+use crate::source::{Toolchain, generate};
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::{
     DEFAULT_WAVE_DELAY_TEXT, ExecuteSettings, PruneConfirmation, SyncRequest, run_sync,
@@ -95,8 +96,8 @@ pub struct SyncArgs {
 ///
 /// # Errors
 /// An unusable source or cluster, or an operation state that cannot be stored.
-pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
-    let repos = command_repos(&args.repos)?;
+pub fn run(args: &SyncArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCode> {
+    let repos = command_repos(&args.repos, toolchain)?;
     let source = SyncSource::open(&args.path, &repos)?;
     let overrides = SyncOverrides {
         prune: args.prune,
@@ -130,7 +131,7 @@ pub fn run(args: &SyncArgs) -> anyhow::Result<ExitCode> {
     let app = app.name;
     // Generated once, before the runtime starts (helm or kustomize may run): every attempt's
     // plan is built from these manifests.
-    let generated = generate(&source.root, &options);
+    let generated = generate(toolchain, &source.root, &options);
     let load = |operation_id: &str| {
         SyncPlan::from_loaded(generated.clone(), Some(&namespace), operation_id)
     };

@@ -243,7 +243,8 @@ mod tests {
             dir.path().display()
         );
         std::fs::write(&file, text).unwrap();
-        let repos = RepoCache::temporary(crate::repo::LocalRepos::default()).unwrap();
+        let repos =
+            RepoCache::temporary(crate::repo::LocalRepos::default(), Default::default()).unwrap();
         let source = SyncSource::open(&file, &repos.local_only())?;
         assert_eq!(source.app(), Some("shop"));
         source.settings(

@@ -244,6 +244,7 @@ pub(super) async fn run_deletion_hooks(
     (settings.prune, settings.retry) = (false, None);
     let source = source.checked_out(manifests.revision.clone(), &manifests.sources);
     let plan = plan_off_workers(
+        ctx.repos.toolchain(),
         &name,
         manifests.root.clone(),
         source.clone(),
@@ -269,7 +270,7 @@ pub(super) async fn run_deletion_hooks(
         app,
         (JobPlan::DeletionHooks(phase), store),
         cluster,
-        &manifests,
+        (&manifests, ctx.repos.toolchain()),
         source,
         settings,
     );

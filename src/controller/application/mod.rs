@@ -275,7 +275,7 @@ async fn refresh_now(ctx: &ApplicationContext, app: &Application, refresh: Refre
             .flat_map(|sync| std::iter::once(&sync.revision).chain(&sync.revisions))
             .filter(|revision| !revision.is_empty())
         {
-            crate::source::cache::forget(revision);
+            ctx.repos.toolchain().generations.forget(revision);
         }
     }
     let removed = Patch::Merge(

@@ -23,7 +23,7 @@ use crate::controller::application::status_store::{HeldEnd, StatusStore};
 use crate::controller::application::sync_job::{JobPlan, SyncJob};
 use crate::customizations::Customizations;
 use crate::repo::cache::Manifests;
-use crate::source::SourceOptions;
+use crate::source::{SourceOptions, Toolchain};
 use crate::sync::application_settings::{
     SettingsError, SyncOverrides, SyncSettings, sync_settings,
 };
@@ -159,7 +159,7 @@ pub(super) async fn sync(
         app,
         (JobPlan::Sync, store),
         cluster,
-        &manifests,
+        (&manifests, ctx.repos.toolchain()),
         source,
         settings,
     );
@@ -206,12 +206,13 @@ pub(super) async fn store_new_operation(
         })
 }
 
-/// An operation of the engine for `app` from `manifests`, stored in its status by `store`.
+/// An operation of the engine for `app` from `manifests` (generated with `toolchain`), stored in
+/// its status by `store`.
 pub(super) fn job(
     app: &Application,
     (plan, store): (JobPlan, StatusStore),
     cluster: Arc<KubeCluster>,
-    manifests: &Manifests,
+    (manifests, toolchain): (&Manifests, &Arc<Toolchain>),
     source: SourceOptions,
     settings: ExecuteSettings,
 ) -> SyncJob {
@@ -228,6 +229,7 @@ pub(super) fn job(
         namespace: settings.destination_namespace.clone(),
         revision: manifests.revision.clone(),
         settings,
+        toolchain: Arc::clone(toolchain),
         generated: None,
     }
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::cluster::api_server::kube_cluster::KubeCluster;
-use crate::source::{SourceOptions, generate};
+use crate::source::{SourceOptions, Toolchain, generate};
 use crate::sync::execute::cluster_api::ClusterApi;
 use crate::sync::execute::{
     Advance, Context, ExecuteError, ExecuteSettings, PruneConfirmation, SyncEvent, SyncRun,
@@ -59,6 +59,8 @@ pub struct SyncJob {
     pub namespace: Option<String>,
     pub revision: Option<String>,
     pub settings: ExecuteSettings,
+    /// What generates the manifests.
+    pub toolchain: Arc<Toolchain>,
     /// The manifests generated from `root` with `options`, once the first step has generated
     /// them (off the async workers: helm or kustomize may run).
     pub generated: Option<Arc<Generated>>,
@@ -94,9 +96,11 @@ impl SyncJob {
             Some(generated) => Arc::clone(generated),
             None => {
                 let (root, options) = (self.root.clone(), self.options.clone());
-                let generated = tokio::task::spawn_blocking(move || generate(&root, &options))
-                    .await
-                    .map_err(ExecuteError::GenerateTask)?;
+                let toolchain = Arc::clone(&self.toolchain);
+                let generated =
+                    tokio::task::spawn_blocking(move || generate(&toolchain, &root, &options))
+                        .await
+                        .map_err(ExecuteError::GenerateTask)?;
                 Arc::clone(self.generated.insert(Arc::new(generated)))
             }
         };
