@@ -24,7 +24,9 @@
 //! fails if a drift was missed or a step opened early. `ROLLING_SYNC=0` leaves the RollingSync
 //! out (every Application syncs on its own): the gate check must then report violations, which
 //! shows it can. `SEED` fixes the random choices; the controller's logs (warnings) are copied to
-//! `SOAK_LOG_DIR` (default: a directory under the system's temporary directory).
+//! `SOAK_LOG_DIR` (default: a directory under the system's temporary directory). The controller
+//! inherits the environment: `ARGOCD_K8S_CLIENT_QPS` and `ARGOCD_K8S_CLIENT_BURST` set its
+//! client-side rate limit (default 50 a second, burst 100).
 //!
 //! `cargo bench --bench soak` (release), or, for a debug build,
 //! `APPS=200 DURATION_SECS=600 COMMIT_EVERY_SECS=60 KILL_EVERY_SECS=180 cargo test --bench soak`.
