@@ -846,6 +846,8 @@ fn steps_listed(listed: &BTreeSet<u64>) -> String {
 /// Prints the soak's figures.
 fn report(soak: &Soak, converged: Duration, drained: Option<Duration>) {
     let knobs = &soak.knobs;
+    // Before the ledgers are held: it takes them itself.
+    let healthy_on_last = soak.healthy_on_last();
     let watched = soak.watched.lock().expect("the ledgers");
     println!(
         "soak of {} Applications (pool {}), {} s, seed {}: initial convergence {:.0} s",
@@ -879,7 +881,7 @@ fn report(soak: &Soak, converged: Duration, drained: Option<Duration>) {
         None => println!(
             "  after the last minute: NOT drained within {} s ({} of {} listed Healthy on the last commit)",
             knobs.drain.as_secs(),
-            soak.healthy_on_last(),
+            healthy_on_last,
             soak.listed.len()
         ),
     }
