@@ -1,7 +1,8 @@
 //! Faults of the controller's own control plane, each on a control plane of the test's own (one
 //! etcd and one kube-apiserver started by `tests/controlplane/start.sh` on free ports, in a
 //! temporary directory, with an audit log; `support::private_plane`), never the shared one:
-//! the API server paused (SIGSTOP) for 45 s while a RollingSync bakes between two steps; the API
+//! the API server paused (SIGSTOP) for 45 s while a RollingSync bakes between two steps (the
+//! replica's `/readyz` says it is not ready meanwhile, and ready again after); the API
 //! server killed and started again on the same etcd while a sync is between its waves; etcd
 //! compacted while the API server is away, so every watch resumes into 410 Gone. The tests run
 //! one at a time (each starts servers and waits through a fault); everything they start is
@@ -196,10 +197,32 @@ async fn a_rolling_sync_baking_while_its_api_server_is_stopped_45s_completes_in_
     let stops_before = replica.stops();
     signal(plane.apiserver, libc::SIGSTOP);
     let paused_at = Timestamp::now();
-    tokio::time::sleep(PAUSE).await;
+    let pause = std::time::Instant::now();
+    // While its Lease reads go unanswered, the replica says it is not ready, and why.
+    let unready = eventually_within(PAUSE, "/readyz not ready while stopped", async || {
+        match support::http_get(metrics, "/readyz").await {
+            (503, body) => Ok(body),
+            (status, body) => Err(format!("{status} {body}")),
+        }
+    })
+    .await;
+    tokio::time::sleep(PAUSE.saturating_sub(pause.elapsed())).await;
     signal(plane.apiserver, libc::SIGCONT);
     let resumed_at = Timestamp::now();
-    println!("API server stopped {paused_at} .. {resumed_at}");
+    println!("API server stopped {paused_at} .. {resumed_at}; /readyz meanwhile: {unready}");
+    assert!(
+        unready.contains("not ready: the API server has not answered a Lease read since "),
+        "{unready}"
+    );
+    eventually_within(
+        WAIT,
+        "/readyz ready again",
+        async || match support::http_get(metrics, "/readyz").await {
+            (200, _) => Ok(()),
+            (status, body) => Err(format!("{status} {body}")),
+        },
+    )
+    .await;
 
     let (times, steps) = eventually_within(WAIT, "the rollout to complete", async || {
         let appset = appsets.get("stack").await.map_err(|e| e.to_string())?;

@@ -29,7 +29,7 @@ fn the_controller_may_read_app_projects() {
         .flatten()
         .find(|rule| rule.resources.iter().flatten().any(|r| r == "appprojects"))
         .expect("a rule for appprojects");
-    for verb in ["get", "list", "watch"] {
+    for verb in ["list", "watch"] {
         assert!(rule.verbs.iter().any(|v| v == verb), "{verb}");
     }
 }

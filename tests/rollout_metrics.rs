@@ -10,6 +10,10 @@
 //!   revision fails the step, which rolls back (`onFailure: rollback`): `db` is on v1's objects
 //!   again and `api` never synced v2;
 //! - the password is in no status, Event or controller log line.
+//!
+//! And a web analysis (`analysis.web`) of a JSON endpoint on loopback: every GET carries the
+//! header its Secret holds, the answer's `data.errorRate` passes the step, and the header's value
+//! is in no status or log line.
 
 mod support;
 
@@ -28,6 +32,7 @@ use kube::runtime::watcher;
 use serde_json::json;
 use support::git_remote::{GitDaemon, Remote};
 use support::prometheus::{Exporter, GAUGE, Prometheus};
+use support::recording_http::RecordingServer;
 use support::{
     TestNamespace, apply, controller_log_path, controller_process, eventually, kill_process,
     namespace, object, wait_until,
@@ -52,14 +57,9 @@ fn push(remote: &Remote, version: &str) -> String {
     remote.push(version)
 }
 
-/// The ApplicationSet `metrics`: `db` then `api`, `db`'s step judged by `prometheus`.
-fn appset(ns: &TestNamespace, url: &str, prometheus: &Prometheus) -> ApplicationSet {
-    let step = |name: &str| {
-        json!({"name": name,
-        "matchExpressions": [{"key": "step", "operator": "In", "values": [name]}]})
-    };
-    let mut db = step("db");
-    db["analysis"] = json!({"prometheus": {
+/// `db`'s analysis: the error rate `prometheus` scrapes.
+fn prometheus_analysis(prometheus: &Prometheus) -> serde_json::Value {
+    json!({"prometheus": {
         "address": prometheus.address(),
         "query": query(),
         "credentialsSecret": "prometheus-credentials",
@@ -67,7 +67,17 @@ fn appset(ns: &TestNamespace, url: &str, prometheus: &Prometheus) -> Application
         "failureCondition": "result[0] >= 0.05",
         "interval": "2s",
         "count": 3
-    }});
+    }})
+}
+
+/// The ApplicationSet `metrics`: `db` then `api`, `db`'s step judged by `analysis`.
+fn appset(ns: &TestNamespace, url: &str, analysis: serde_json::Value) -> ApplicationSet {
+    let step = |name: &str| {
+        json!({"name": name,
+        "matchExpressions": [{"key": "step", "operator": "In", "values": [name]}]})
+    };
+    let mut db = step("db");
+    db["analysis"] = analysis;
     object(json!({
         "apiVersion": "flotilla.dev/v1alpha1",
         "kind": "ApplicationSet",
@@ -93,8 +103,8 @@ fn appset(ns: &TestNamespace, url: &str, prometheus: &Prometheus) -> Application
     }))
 }
 
-/// Applies `appset` with the Flotilla CRDs installed, until the API server keeps its
-/// `analysis.prometheus` (another test may install an older copy of the CRDs meanwhile).
+/// Applies `appset` with the Flotilla CRDs installed, until the API server keeps its metric
+/// analysis (another test may install an older copy of the CRDs meanwhile).
 async fn apply_kept(ns: &TestNamespace, appset: &ApplicationSet) {
     let appsets: Api<ApplicationSet> = ns.api();
     eventually("the ApplicationSet stored with its analysis", async || {
@@ -106,11 +116,11 @@ async fn apply_kept(ns: &TestNamespace, appset: &ApplicationSet) {
             .as_ref()
             .and_then(|s| s.rolling_sync.as_ref())
             .and_then(|r| r.steps[0].analysis.as_ref())
-            .is_some_and(|a| a.prometheus.is_some());
+            .is_some_and(|a| a.prometheus.is_some() || a.web.is_some());
         if kept {
             Ok(())
         } else {
-            Err("analysis.prometheus pruned by an older CRD".to_owned())
+            Err("the metric analysis pruned by an older CRD".to_owned())
         }
     })
     .await;
@@ -206,7 +216,7 @@ async fn a_prometheus_error_rate_opens_the_next_step_below_its_threshold_and_rol
     let daemon = GitDaemon::start(remote.exported());
     let url = daemon.url(&remote.served_name());
     let (writes, watch) = record_writes(&ns);
-    apply_kept(&ns, &appset(&ns, &url, &prometheus)).await;
+    apply_kept(&ns, &appset(&ns, &url, prometheus_analysis(&prometheus))).await;
     let appsets: Api<ApplicationSet> = ns.api();
 
     // v1, error rate 0.001: the first measurement passes; the controller is killed then.
@@ -342,4 +352,66 @@ async fn a_prometheus_error_rate_opens_the_next_step_below_its_threshold_and_rol
     // first, SIGKILLed early, may have lost its last ones).
     assert!(logs[1].contains("analysis measurement"));
     assert!(logs.iter().all(|log| !log.contains(PASSWORD)));
+}
+
+#[tokio::test]
+async fn a_web_analysis_sends_the_headers_of_its_secret_and_passes_on_its_json_answer() {
+    const API_KEY: &str = "key-never-logged-7Qx";
+    let ns = namespace(1, "rollout-web-analysis").await;
+    support::permissive_project(&ns, "platform").await;
+    let service = RecordingServer::start(|_| (200, r#"{"data": {"errorRate": 0.002}}"#.to_owned()));
+    let secrets: Api<Secret> = ns.api();
+    let headers: Secret = object(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "analysis-headers"},
+        "stringData": {"X-Api-Key": API_KEY}}));
+    secrets
+        .create(&PostParams::default(), &headers)
+        .await
+        .expect("creates the headers Secret");
+    let remote = Remote::new("web-analysis");
+    push(&remote, "v1");
+    let daemon = GitDaemon::start(remote.exported());
+    let url = daemon.url(&remote.served_name());
+    let web = json!({"web": {
+        "url": service.url("/rates"),
+        "jsonPath": "data.errorRate",
+        "headersSecret": "analysis-headers",
+        "successCondition": "result < 0.01",
+        "interval": "1s",
+        "count": 2
+    }});
+    apply_kept(&ns, &appset(&ns, &url, web)).await;
+    let appsets: Api<ApplicationSet> = ns.api();
+
+    let controller = controller_process(&ns, "web-analysis");
+    let done = wait_until(&appsets, "metrics", "api Healthy after the analysis", |a| {
+        api_state(a.status.as_ref()) == Some(State::Healthy)
+    })
+    .await;
+    kill_process(controller);
+    let passed = analysis(done.status.as_ref()).expect("the analysis is in status");
+    assert_eq!(
+        (passed.measurements, passed.failures, passed.inconclusive),
+        (2, 0, 0),
+        "{passed:?}"
+    );
+    assert!(passed.passed_at.is_some(), "{passed:?}");
+    let received = service.received();
+    assert!(received.len() >= 2, "{received:?}");
+    for request in &received {
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            ("GET", "/rates")
+        );
+        assert_eq!(
+            request.headers.get("x-api-key").map(String::as_str),
+            Some(API_KEY),
+            "every GET carries the Secret's header"
+        );
+    }
+    let stored = serde_json::to_string(&appsets.get("metrics").await.expect("reads it"))
+        .expect("serializes");
+    let log = std::fs::read_to_string(controller_log_path(&ns.name, "web-analysis"))
+        .expect("reads the controller's log");
+    assert!(!stored.contains(API_KEY) && !log.contains(API_KEY));
 }

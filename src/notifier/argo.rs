@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::deliver::Notifier;
 use super::send::perform;
 use super::watched::{WatchedObjects, lock};
+use crate::cluster::api_server::api_error::api_message;
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::notify::argo::config::{CONFIG_MAP, NotificationsConfig, SECRET};
@@ -181,7 +182,7 @@ impl Notifier {
         let map = match maps.get_opt(CONFIG_MAP).await {
             Ok(found) => found?,
             Err(error) => {
-                tracing::warn!("reading ConfigMap {CONFIG_MAP}: {error}");
+                tracing::warn!("reading ConfigMap {CONFIG_MAP}: {}", api_message(&error));
                 return None;
             }
         };
@@ -194,7 +195,7 @@ impl Notifier {
                 .map(|(key, value)| (key, String::from_utf8_lossy(&value.0).into_owned()))
                 .collect(),
             Err(error) => {
-                tracing::warn!("reading Secret {SECRET}: {error}");
+                tracing::warn!("reading Secret {SECRET}: {}", api_message(&error));
                 return None;
             }
         };
@@ -239,7 +240,10 @@ impl Notifier {
             api.patch(&name, &params, &patch).await.map(drop)
         };
         if let Err(error) = written {
-            tracing::warn!("writing annotation {NOTIFIED} of {name}: {error}");
+            tracing::warn!(
+                "writing annotation {NOTIFIED} of {name}: {}",
+                api_message(&error)
+            );
         }
     }
 }

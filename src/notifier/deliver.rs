@@ -23,6 +23,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use super::argo::{ArgoMemory, project_key};
 use super::post::post_json;
 use super::watched::{Watched, WatchedObjects, kept_json, lock, watched};
+use crate::cluster::api_server::api_error::api_message;
 use crate::controller::leases::leadership::Leadership;
 use crate::controller::runtime::events::EventPublisher;
 use crate::controller::runtime::metrics::Metrics;
@@ -251,7 +252,7 @@ impl Notifier {
         let data = match api.get_opt(CONFIG_MAP).await {
             Ok(found) => found?.data.unwrap_or_default(),
             Err(error) => {
-                tracing::warn!("reading ConfigMap {CONFIG_MAP}: {error}");
+                tracing::warn!("reading ConfigMap {CONFIG_MAP}: {}", api_message(&error));
                 return None;
             }
         };
@@ -260,10 +261,15 @@ impl Notifier {
             .ok()
     }
 
-    /// The credentials Secret's keys (none when it does not exist).
+    /// The credentials Secret's keys (none when it does not exist, or cannot be read: logged).
     async fn read_credentials(&self) -> BTreeMap<String, String> {
         let api: Api<Secret> = Api::namespaced(self.client.clone(), &self.namespace);
-        let secret = api.get_opt(SECRET).await.ok().flatten();
+        let secret = api
+            .get_opt(SECRET)
+            .await
+            .inspect_err(|error| tracing::warn!("reading Secret {SECRET}: {}", api_message(error)))
+            .ok()
+            .flatten();
         secret
             .and_then(|s| s.data)
             .unwrap_or_default()
@@ -277,7 +283,7 @@ impl Notifier {
         match api.get_opt(LEDGER).await {
             Ok(found) => Ledger::from_data(&found.and_then(|c| c.data).unwrap_or_default()),
             Err(error) => {
-                tracing::warn!("reading ConfigMap {LEDGER}: {error}");
+                tracing::warn!("reading ConfigMap {LEDGER}: {}", api_message(&error));
                 Ledger::default()
             }
         }
@@ -298,7 +304,7 @@ impl Notifier {
             )
             .await;
         if let Err(error) = written {
-            tracing::warn!("writing ConfigMap {LEDGER}: {error}");
+            tracing::warn!("writing ConfigMap {LEDGER}: {}", api_message(&error));
         }
     }
 }

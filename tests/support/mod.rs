@@ -13,6 +13,7 @@ pub mod git_remote;
 pub mod git_ssh;
 pub mod list_appset;
 pub mod loopback_http;
+pub mod namespaced_deploy;
 pub mod oci_registry;
 pub mod plugin_service;
 pub mod private_plane;

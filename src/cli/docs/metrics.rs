@@ -144,8 +144,8 @@ pub fn page() -> String {
         .collect();
     format!(
         "# Metrics\n\n{}`flotilla controller --metrics-addr ADDR` serves them at `/metrics` in the \
-         OpenMetrics text format, with `/healthz` and `/readyz` (ready once the replica has read \
-         its Lease: leading or standing by). The `result` label of the reconcile counters is `ok` \
+         OpenMetrics text format, with `/healthz` and `/readyz` (ready while the replica's Lease \
+         reads answer: leading or standing by; not ready from the first unanswered read). The `result` label of the reconcile counters is `ok` \
          or the failed step's reason ([reasons](reasons.md)); Applications, ApplicationSets, \
          their rollouts and the clusters synced to are read from the controller's watches when \
          scraped.\n\n{}\n{ARGOCD_NAMES}",

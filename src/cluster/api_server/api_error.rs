@@ -34,24 +34,26 @@ impl ApiError {
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let kube::Error::Api(status) = &self.0 {
-            return f.write_str(&server_message(
-                status.code,
-                &status.reason,
-                &status.message,
-            ));
-        }
-        let mut text = self.0.to_string();
-        let mut cause = std::error::Error::source(&self.0);
-        while let Some(error) = cause {
-            let part = error.to_string();
-            if !text.contains(&part) {
-                text = format!("{text}: {part}");
-            }
-            cause = error.source();
-        }
-        f.write_str(&text)
+        f.write_str(&api_message(&self.0))
     }
+}
+
+/// `error` as [`ApiError`] displays it, for an error kept as `kube::Error`.
+#[must_use]
+pub fn api_message(error: &kube::Error) -> String {
+    if let kube::Error::Api(status) = error {
+        return server_message(status.code, &status.reason, &status.message);
+    }
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(error) = cause {
+        let part = error.to_string();
+        if !text.contains(&part) {
+            text = format!("{text}: {part}");
+        }
+        cause = error.source();
+    }
+    text
 }
 
 impl std::error::Error for ApiError {}

@@ -10,8 +10,7 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::OnceCell;
 
-use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
-use flotilla_generators::duration::format_duration;
+use super::listed_watch::{ListedWatch, NotListed};
 
 /// The watched object `name` of `namespace`.
 pub struct WatchedObject<K: Resource + 'static>
@@ -26,16 +25,15 @@ where
     watch: OnceCell<ListedWatch<K>>,
 }
 
-/// The watch has not listed in time (say, reading the kind is forbidden).
+/// The watch has not listed in time (say, reading the kind is forbidden: its refusal is named).
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "{what} {namespace}/{name}: the watch has not listed within {}",
-    format_duration(LIST_TIMEOUT)
-)]
+#[error("{what} {namespace}/{name}: {source}")]
 pub struct WatchError {
     pub what: &'static str,
     pub namespace: String,
     pub name: String,
+    #[source]
+    pub source: NotListed,
 }
 
 impl<K> WatchedObject<K>
@@ -76,7 +74,7 @@ where
     /// The object now, `None` when it does not exist.
     ///
     /// # Errors
-    /// The watch has not listed within [`LIST_TIMEOUT`].
+    /// The watch has not listed in time.
     pub async fn current(&self) -> Result<Option<Arc<K>>, WatchError> {
         let watch = self
             .watch
@@ -86,10 +84,11 @@ where
                     watcher::Config::default().fields(&format!("metadata.name={}", self.name));
                 ListedWatch::start(api, config, self.what)
                     .await
-                    .ok_or_else(|| WatchError {
+                    .map_err(|source| WatchError {
                         what: self.what,
                         namespace: self.namespace.clone(),
                         name: self.name.clone(),
+                        source,
                     })
             })
             .await?;

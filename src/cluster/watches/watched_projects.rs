@@ -11,9 +11,8 @@ use tokio::sync::OnceCell;
 
 use flotilla_core::api::AppProject;
 use flotilla_core::project::{ProjectMemos, Projects};
-use flotilla_generators::duration::format_duration;
 
-use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
+use super::listed_watch::{ListedWatch, NotListed};
 use super::watched_secrets::WatchedSecrets;
 use crate::cluster::generator_inputs::live_inventory::LiveInventoryError;
 use flotilla_core::secrets::repository::scoped_repositories;
@@ -21,11 +20,12 @@ use flotilla_core::secrets::repository::scoped_repositories;
 /// The projects cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ProjectsWatchError {
-    #[error(
-        "AppProjects in namespace {namespace}: the watch has not listed within {}",
-        format_duration(LIST_TIMEOUT)
-    )]
-    Projects { namespace: String },
+    #[error("AppProjects in namespace {namespace}: {source}")]
+    Projects {
+        namespace: String,
+        #[source]
+        source: NotListed,
+    },
     #[error("the project-scoped repositories: {0}")]
     Repositories(#[source] LiveInventoryError),
 }
@@ -79,8 +79,9 @@ impl WatchedProjects {
         let api: Api<AppProject> = Api::namespaced(self.client.clone(), &self.namespace);
         ListedWatch::start(api, watcher::Config::default(), "the AppProjects")
             .await
-            .ok_or_else(|| ProjectsWatchError::Projects {
+            .map_err(|source| ProjectsWatchError::Projects {
                 namespace: self.namespace.clone(),
+                source,
             })
     }
 }

@@ -18,9 +18,8 @@ use flotilla_core::secrets::repository::{
     CredentialSource, CredentialsError, RepoCredentials, SECRET_TYPE_REPO_CREDS,
     SECRET_TYPE_REPOSITORY, credentials_for,
 };
-use flotilla_generators::duration::format_duration;
 
-use super::listed_watch::{LIST_TIMEOUT, ListedWatch};
+use super::listed_watch::ListedWatch;
 use crate::cluster::destinations::destination::RegisteredCluster;
 use crate::cluster::generator_inputs::live_inventory::{LiveInventoryError, registered_from};
 use flotilla_core::secrets::cluster::{SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
@@ -71,7 +70,7 @@ impl WatchedSecrets {
     /// The registered clusters, sorted by Secret name.
     ///
     /// # Errors
-    /// The watch has not listed the Secrets within [`LIST_TIMEOUT`] (say, it is forbidden), or
+    /// The watch has not listed the Secrets in time (say, it is forbidden: the refusal is named), or
     /// a cluster Secret has no `server` or an unreadable `config`.
     pub async fn registered(&self) -> Result<Vec<RegisteredCluster>, LiveInventoryError> {
         let secrets = self.current().await?;
@@ -81,7 +80,7 @@ impl WatchedSecrets {
     /// The watched Secrets now, sorted by name.
     ///
     /// # Errors
-    /// The watch has not listed the Secrets within [`LIST_TIMEOUT`] (say, it is forbidden).
+    /// The watch has not listed the Secrets in time (say, it is forbidden: the refusal is named).
     pub async fn current(&self) -> Result<Vec<Arc<Secret>>, LiveInventoryError> {
         let watch = self.watch.get_or_try_init(|| self.start()).await?;
         let mut secrets = watch.store().state();
@@ -95,13 +94,9 @@ impl WatchedSecrets {
         let config = watcher::Config::default().labels(&self.selector);
         ListedWatch::start(api, config, self.what)
             .await
-            .ok_or_else(|| LiveInventoryError::Watch {
+            .map_err(|error| LiveInventoryError::Watch {
                 namespace: self.namespace.clone(),
-                message: format!(
-                    "the watch of {} has not listed within {}",
-                    self.what,
-                    format_duration(LIST_TIMEOUT)
-                ),
+                message: format!("{}: {error}", self.what),
             })
     }
 }

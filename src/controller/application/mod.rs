@@ -37,9 +37,11 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use tokio::sync::watch;
 
+use crate::cluster::api_server::api_error::watch_message;
 use crate::controller::application::running_syncs::Parked;
 use crate::controller::leases::ownership::Ownership;
 use crate::controller::runtime::argocd_metrics::AppInfo;
+use crate::controller::runtime::controller_errors::controller_failed;
 use crate::controller::runtime::graceful_shutdown::run_gracefully;
 use crate::controller::runtime::metrics::Reconciler;
 use crate::controller::runtime::observed::Observed;
@@ -442,7 +444,12 @@ pub async fn run(
         watcher::watcher(appset_api, watcher::Config::default()),
     )
     .default_backoff()
-    .for_each(|_| futures::future::ready(()));
+    .for_each(|event| {
+        if let Err(error) = event {
+            tracing::warn!("watching ApplicationSets: {}", watch_message(error));
+        }
+        futures::future::ready(())
+    });
     let (store, ownership, namespace) = (
         controller.store(),
         ctx.ownership.clone(),
@@ -483,7 +490,7 @@ pub async fn run(
                         ctx.failures.succeeded(&object.name);
                         ctx.metrics.application_reconciled(None);
                     }
-                    Err(error) => tracing::debug!("controller: {error}"),
+                    Err(error) => controller_failed("Applications", error),
                 }
             }
         });

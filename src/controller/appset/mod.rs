@@ -39,6 +39,7 @@ use tokio::sync::watch;
 
 use self::deletion::{delete_applications, ensure_finalizer};
 use self::rollout::{RolloutError, publish, request_syncs};
+use super::runtime::controller_errors::controller_failed;
 use super::runtime::graceful_shutdown::run_gracefully;
 use super::runtime::metrics::Reconciler;
 use super::runtime::slow_reconcile::reported_when_slow;
@@ -374,7 +375,7 @@ pub async fn run(ctx: Arc<AppSetContext>, stop: impl Future<Output = ()> + Send 
         )
         .for_each(|result| async move {
             if let Err(error) = result {
-                tracing::debug!("controller: {error}");
+                controller_failed("ApplicationSets", error);
             }
         });
     run_gracefully(reconciling, &listed, stop).await;

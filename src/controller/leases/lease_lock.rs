@@ -18,6 +18,7 @@ use kube::{Api, Client};
 
 use super::leadership::Leadership;
 use super::readiness::Readiness;
+use crate::cluster::api_server::api_error::api_message;
 use crate::controller::runtime::events::EventPublisher;
 use flotilla_core::controller::event_reason::EventReason;
 use flotilla_core::controller::leader::{Elector, LeaseDecision, LeaseTiming, held_spec};
@@ -37,7 +38,7 @@ pub struct LeaseConfig {
 pub enum LeaseCallError {
     #[error("no answer within {}", flotilla_generators::duration::format_duration(*.0))]
     Timeout(Duration),
-    #[error(transparent)]
+    #[error("{}", api_message(.0))]
     Api(#[from] kube::Error),
 }
 
@@ -107,7 +108,7 @@ impl LeaseLock {
         }
     }
 
-    /// Ready once the Lease has been read (see [`Readiness`]).
+    /// Ready while the Lease's reads answer (see [`Readiness`]).
     #[must_use]
     pub fn readiness(&self) -> Readiness {
         self.readiness.clone()
@@ -172,6 +173,8 @@ impl LeaseLock {
             Ok(current) => current,
             Err(error) => {
                 self.elector().failed();
+                self.readiness
+                    .mark_unanswered(Timestamp::now(), &error.to_string());
                 return Err(self.error(error));
             }
         };

@@ -161,8 +161,17 @@ impl MemberLeases {
                 }),
                 ..DeleteParams::default()
             };
-            if let Err(error) = self.call(self.api.delete(name, &params)).await {
-                tracing::debug!(lease = %name, "not deleted: {error}");
+            match self.call(self.api.delete(name, &params)).await {
+                // Renewed, or deleted by another member meanwhile.
+                Err(LeaseCallError::Api(kube::Error::Api(status)))
+                    if status.code == 409 || status.code == 404 =>
+                {
+                    tracing::debug!(lease = %name, "not deleted: {}", status.message);
+                }
+                Err(error) => {
+                    tracing::warn!(lease = %name, "deleting an expired member's Lease: {error}")
+                }
+                Ok(_) => {}
             }
         }
         let own = listed

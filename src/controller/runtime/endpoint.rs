@@ -34,11 +34,13 @@ impl Endpoint {
         match path {
             "/metrics" => full(StatusCode::OK, OPENMETRICS, self.metrics.render()),
             "/healthz" => text(StatusCode::OK, "ok\n"),
-            "/readyz" if self.readiness.is_ready() => text(StatusCode::OK, "ok\n"),
-            "/readyz" => text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "not ready: the Lease has not been read yet\n",
-            ),
+            "/readyz" => match self.readiness.not_ready() {
+                None => text(StatusCode::OK, "ok\n"),
+                Some(why) => text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("not ready: {why}\n"),
+                ),
+            },
             _ => text(
                 StatusCode::NOT_FOUND,
                 "not found; try /metrics, /healthz or /readyz\n",
@@ -49,6 +51,7 @@ impl Endpoint {
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::jiff::Timestamp;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
@@ -103,6 +106,17 @@ mod tests {
             get(address, "/readyz?verbose")
                 .await
                 .starts_with("HTTP/1.1 200 OK")
+        );
+        readiness.mark_unanswered(Timestamp::now(), "no answer within 5s");
+        let unanswered = get(address, "/readyz").await;
+        assert!(unanswered.starts_with("HTTP/1.1 503"), "{unanswered}");
+        assert!(
+            unanswered.contains("not ready: the API server has not answered a Lease read since "),
+            "{unanswered}"
+        );
+        assert!(
+            unanswered.ends_with(": no answer within 5s\n"),
+            "{unanswered}"
         );
         assert!(get(address, "/other").await.starts_with("HTTP/1.1 404"));
 
