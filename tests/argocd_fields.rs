@@ -27,9 +27,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use controller_support::{
-    RESYNC, appset, setup, start, start_with_repo_refresh, start_with_settings,
-};
+use controller_support::{Options, RESYNC, appset, setup, start, start_with};
 use flotilla::sync::execute::ExecuteSettings;
 use flotilla_core::api::application_set_status::{ConditionStatus, ConditionType};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -827,7 +825,14 @@ async fn the_refresh_annotations_refresh_now_and_are_removed() {
     let (_daemon, url, remote) = served("refresh", &files);
     let ns = setup("refresh").await;
     // Fetches serve for an hour: a new commit is seen only when a refresh asks for it.
-    let controller = start_with_repo_refresh(&ns, "refresh", Duration::from_secs(3600));
+    let controller = start_with(
+        &ns,
+        "refresh",
+        Options {
+            refresh: Duration::from_secs(3600),
+            ..Options::default()
+        },
+    );
     let apps: Api<Application> = ns.api();
     apply(
         &apps,
@@ -923,7 +928,14 @@ async fn the_controller_wide_timeout_applies_unless_the_application_says_none() 
         timeout: Some(Duration::from_secs(3)),
         ..ExecuteSettings::default()
     };
-    let controller = start_with_settings(&ns, "timeout", settings);
+    let controller = start_with(
+        &ns,
+        "timeout",
+        Options {
+            settings,
+            ..Options::default()
+        },
+    );
     let slow = ended(&apps, "slow", None).await;
     let (phase, message) = outcome(&slow);
     assert_eq!(phase, OperationPhase::Failed);
@@ -962,7 +974,14 @@ async fn the_wave_delay_holds_the_next_wave_after_the_last_apply() {
         wave_delay: Duration::from_secs(3),
         ..ExecuteSettings::default()
     };
-    let controller = start_with_settings(&ns, "wave-delay", settings);
+    let controller = start_with(
+        &ns,
+        "wave-delay",
+        Options {
+            settings,
+            ..Options::default()
+        },
+    );
     let synced = ended(&apps, "web", None).await;
     assert_eq!(outcome(&synced).0, OperationPhase::Succeeded, "{synced:?}");
     let state = synced.status.unwrap().operation_state.unwrap();

@@ -19,7 +19,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use serde_json::{Value, json};
 
-use controller_support::{application_spec, setup, start_with_tools};
+use controller_support::{Options, application_spec, setup, start_with};
 use support::git_remote::{GitDaemon, Remote};
 use support::{apply, object, wait_until};
 
@@ -147,7 +147,14 @@ async fn plugins_render_sources_through_the_controller() {
         Some("greeter-v1".to_owned()),
         "the API server keeps source.plugin"
     );
-    let controller = start_with_tools(&ns, "cmp", tools);
+    let controller = start_with(
+        &ns,
+        "cmp",
+        Options {
+            tools,
+            ..Options::default()
+        },
+    );
 
     let configs = ns.api::<ConfigMap>();
     let data = data_of(&configs, "hello-greeting").await;

@@ -26,12 +26,26 @@ use kube::Api;
 use kube::api::{DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use controller_support::{setup, start_with_resync};
+use controller_support::{Options, setup, start_with};
 use support::git_remote::Remote;
 use support::{TestNamespace, apply, eventually_within, object, wait_until};
 
 /// Argo CD's default resync: nothing in these tests may wait for it.
 const RESYNC: Duration = Duration::from_secs(180);
+
+/// A controller that compares unchanged Applications only every [`RESYNC`]: whatever it sees
+/// sooner comes from its watches.
+fn start_resyncing_rarely(ns: &TestNamespace) -> controller_support::Running {
+    start_with(
+        ns,
+        "only",
+        Options {
+            resync: RESYNC,
+            ..Options::default()
+        },
+    )
+}
+
 /// How soon a change must show in the Application's status: a sixth of the resync, so that only
 /// the watches can pass, on however slow a machine (a quiet one shows it well within a second;
 /// the times are printed).
@@ -211,7 +225,7 @@ async fn kubectl_changes_show_through_the_watches_and_self_heal_reverts_them() {
     remote.write("watched/web.yaml", &web("watched"));
     remote.write("healed/web.yaml", &web("healed"));
     remote.push("two webs");
-    let _controller = start_with_resync(&ns, "only", RESYNC);
+    let _controller = start_resyncing_rarely(&ns);
     let apps = ns.api::<Application>();
     apply(
         &apps,
@@ -335,7 +349,7 @@ async fn a_drift_another_writer_keeps_reapplying_is_reverted_ever_more_slowly() 
     let remote = Remote::new("live-fight");
     remote.write("fought/web.yaml", &web("fought"));
     remote.push("web");
-    let _controller = start_with_resync(&ns, "only", RESYNC);
+    let _controller = start_resyncing_rarely(&ns);
     let apps = ns.api::<Application>();
     apply(
         &apps,
@@ -430,7 +444,7 @@ async fn an_operator_resource_going_not_ready_after_the_sync_turns_the_applicati
     let remote = Remote::new("live-operator");
     remote.write("orders/database.yaml", DATABASE);
     remote.push("orders database");
-    let _controller = start_with_resync(&ns, "only", RESYNC);
+    let _controller = start_resyncing_rarely(&ns);
     let apps = ns.api::<Application>();
     apply(
         &apps,
@@ -486,7 +500,7 @@ async fn a_pod_of_a_deployment_that_stops_being_ready_turns_the_application_unhe
     let remote = Remote::new("live-pod");
     remote.write("web/web.yaml", &web("web"));
     remote.push("web");
-    let _controller = start_with_resync(&ns, "only", RESYNC);
+    let _controller = start_resyncing_rarely(&ns);
     apply(
         &ns.api::<Application>(),
         &application(&ns, &remote, "web", "web", json!({})),
@@ -555,7 +569,7 @@ async fn objects_the_running_operation_created_show_as_they_are() {
          ---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: later\n  annotations: {argocd.argoproj.io/sync-wave: \"1\"}\ndata: {k: v}\n",
     );
     remote.push("slow");
-    let _controller = start_with_resync(&ns, "only", RESYNC);
+    let _controller = start_resyncing_rarely(&ns);
     let apps = ns.api::<Application>();
     apply(&apps, &application(&ns, &remote, "slow", "slow", json!({}))).await;
     let during = wait_until(
@@ -621,7 +635,7 @@ async fn a_load_balancer_and_an_ingress_without_an_address_sync_and_stay_progres
         }
     }
     remote.push("guestbooks");
-    let _controller = start_with_resync(&ns, "only", RESYNC);
+    let _controller = start_resyncing_rarely(&ns);
     let apps = ns.api::<Application>();
     for app in ["helm-guestbook", "kustomize-guestbook"] {
         apply(&apps, &application(&ns, &remote, app, app, json!({}))).await;
@@ -721,7 +735,7 @@ async fn a_rolling_sync_step_waits_while_an_application_of_it_stays_progressing(
     }
     remote.write("backend/web.yaml", &web("backend"));
     remote.push("two tiers");
-    let _controller = start_with_resync(&ns, "only", RESYNC);
+    let _controller = start_resyncing_rarely(&ns);
     let source =
         json!({"repoURL": remote.file_url(), "targetRevision": "main", "path": "{{.component}}"});
     let appset = support::two_tier_appset::two_tier_appset("stack", &ns.name, "source", source);
@@ -774,7 +788,7 @@ async fn a_rolling_sync_notices_a_degraded_application_of_an_earlier_step_throug
          annotations: {sim.flotilla.dev/ready-after: 60s}\n    spec:\n      containers: [{name: web, image: \"registry.example.com/web:1\"}]\n",
     );
     remote.push("two tiers");
-    let _controller = start_with_resync(&ns, "only", RESYNC);
+    let _controller = start_resyncing_rarely(&ns);
     let source =
         json!({"repoURL": remote.file_url(), "targetRevision": "main", "path": "{{.component}}"});
     let appset = support::two_tier_appset::two_tier_appset("stack", &ns.name, "source", source);

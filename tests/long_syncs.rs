@@ -17,7 +17,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
 use serde_json::json;
 
-use controller_support::{appset, setup, start_with_repo_refresh};
+use controller_support::{Options, appset, setup, start_with};
 use support::git_remote::{GitDaemon, Remote};
 use support::{apply, eventually_within, object, require_node_sim, wait_until};
 
@@ -92,7 +92,14 @@ async fn forty_long_presync_hooks_starve_no_one() {
     let target = format!("{}-fleet", ns.name);
     // As `flotilla controller` runs by default (--repo-refresh 10s): forty Applications of one
     // repository share its fetches instead of queueing forty of them.
-    let controller = start_with_repo_refresh(&ns, "only", Duration::from_secs(10));
+    let controller = start_with(
+        &ns,
+        "only",
+        Options {
+            refresh: Duration::from_secs(10),
+            ..Options::default()
+        },
+    );
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut fleet = appset(&target, &url, &refs, json!({}));
     fleet.spec.template.spec.sync_policy = Some(object(

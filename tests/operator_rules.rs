@@ -27,7 +27,7 @@ use kube::Api;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use controller_support::{setup, start, start_with_health};
+use controller_support::{Options, setup, start, start_with};
 use support::git_remote::Remote;
 use support::two_tier_appset::{rolled_out, two_tier_appset};
 use support::{TestNamespace, apply, eventually, install_kind, object, wait_until, write_status};
@@ -310,7 +310,14 @@ async fn a_health_library_directory_decides_through_the_controller_and_argocd_cm
         library: read_library(library.path()).expect("reads the library"),
         ..HealthDefaults::default()
     };
-    let controller = start_with_health(&ns, "only", defaults);
+    let controller = start_with(
+        &ns,
+        "only",
+        Options {
+            health: defaults,
+            ..Options::default()
+        },
+    );
     let apps = ns.api::<Application>();
     let application: Application = object(json!({
         "apiVersion": "flotilla.dev/v1alpha1",

@@ -67,93 +67,47 @@ pub async fn setup(label: &str) -> TestNamespace {
 
 /// Starts a controller for the namespace with a short Lease and resync.
 pub fn start(ns: &TestNamespace, identity: &str) -> Running {
-    start_with_repo_refresh(ns, identity, Duration::ZERO)
+    start_with(ns, identity, Options::default())
 }
 
-/// [`start`], one fetch of a repository serving every resolve for `refresh` (as
-/// `flotilla controller --repo-refresh`); `start` fetches on every resolve, so a pushed commit is
-/// seen at once.
-pub fn start_with_repo_refresh(ns: &TestNamespace, identity: &str, refresh: Duration) -> Running {
-    start_with(
-        ns,
-        identity,
+/// How a test's controller is configured, each field as a flag of `flotilla controller` sets it;
+/// [`Options::default`] is [`start`]'s.
+pub struct Options {
+    /// One fetch of a repository serves every resolve for this long (`--repo-refresh`); zero
+    /// fetches on every resolve, so a pushed commit is seen at once.
+    pub refresh: Duration,
+    /// Applications without a change are compared again this often (`--app-resync`): what is
+    /// seen sooner is seen from the watches.
+    pub resync: Duration,
+    /// The health flags (`--resource-customizations-dir`, `--health-status-grace`).
+    pub health: HealthDefaults,
+    /// How sync operations run (`--sync-timeout`, `--sync-wave-delay`).
+    pub settings: ExecuteSettings,
+    /// The tools manifests are generated with (the tool flags, `--plugins-dir`).
+    pub tools: Tools,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            refresh: Duration::ZERO,
+            resync: RESYNC,
+            health: HealthDefaults::default(),
+            settings: ExecuteSettings::default(),
+            tools: tools(),
+        }
+    }
+}
+
+/// Starts a controller for the namespace configured by `options`.
+pub fn start_with(ns: &TestNamespace, identity: &str, options: Options) -> Running {
+    let Options {
         refresh,
-        RESYNC,
-        HealthDefaults::default(),
-        ExecuteSettings::default(),
-        tools(),
-    )
-}
-
-/// [`start`] with the health flags' `defaults` (`--resource-customizations-dir`,
-/// `--health-status-grace`).
-pub fn start_with_health(ns: &TestNamespace, identity: &str, defaults: HealthDefaults) -> Running {
-    start_with(
-        ns,
-        identity,
-        Duration::ZERO,
-        RESYNC,
-        defaults,
-        ExecuteSettings::default(),
-        tools(),
-    )
-}
-
-/// [`start`] running sync operations with `settings` (as `flotilla controller --sync-timeout`
-/// and `--sync-wave-delay` set them).
-pub fn start_with_settings(
-    ns: &TestNamespace,
-    identity: &str,
-    settings: ExecuteSettings,
-) -> Running {
-    start_with(
-        ns,
-        identity,
-        Duration::ZERO,
-        RESYNC,
-        HealthDefaults::default(),
-        settings,
-        tools(),
-    )
-}
-
-/// [`start`] generating manifests with `tools` (as `flotilla controller --plugins-dir` and the
-/// tool flags give them).
-pub fn start_with_tools(ns: &TestNamespace, identity: &str, tools: Tools) -> Running {
-    start_with(
-        ns,
-        identity,
-        Duration::ZERO,
-        RESYNC,
-        HealthDefaults::default(),
-        ExecuteSettings::default(),
-        tools,
-    )
-}
-
-/// [`start`] comparing Applications without a change only every `resync` (Argo CD's 3 min, say):
-/// what it sees sooner it sees from its watches.
-pub fn start_with_resync(ns: &TestNamespace, identity: &str, resync: Duration) -> Running {
-    start_with(
-        ns,
-        identity,
-        Duration::ZERO,
         resync,
-        HealthDefaults::default(),
-        ExecuteSettings::default(),
-        tools(),
-    )
-}
-
-fn start_with(
-    ns: &TestNamespace,
-    identity: &str,
-    refresh: Duration,
-    resync: Duration,
-    health: HealthDefaults,
-    settings: ExecuteSettings,
-    tools: Tools,
-) -> Running {
+        health,
+        settings,
+        tools,
+    } = options;
     let metrics = Arc::new(Metrics::default());
     let cache = tempfile::tempdir().expect("a repository cache directory");
     // One cache for both controllers, as `flotilla controller` has.
