@@ -51,24 +51,6 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use fleet::{Source, application_set, repository};
 use harness::env_or;
 
-/// `(VmRSS, VmHWM)` in KiB and `utime + stime` in clock ticks of a process.
-fn process_usage(pid: u32) -> (u64, u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("process status");
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("process stat");
-    let after_name = &stat[stat.rfind(')').expect("stat has a name") + 2..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    (field("VmRSS:"), field("VmHWM:"), ticks)
-}
-
 /// The CPU ticks (utime + stime) of every `kube-apiserver` and `etcd` process on the machine.
 fn control_plane_ticks() -> u64 {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -93,25 +75,6 @@ fn control_plane_ticks() -> u64 {
             };
             tick(11) + tick(12)
         })
-        .sum()
-}
-
-/// The sum of the counter `metric` over its labels, scraped from the controller's endpoint.
-fn counter(endpoint: std::net::SocketAddr, metric: &str) -> u64 {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(endpoint).expect("the metrics endpoint");
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nhost: bench\r\nconnection: close\r\n\r\n")
-        .expect("a request");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("a response");
-    response
-        .lines()
-        .filter(|line| {
-            line.strip_prefix(metric)
-                .is_some_and(|rest| rest.starts_with(['{', ' ']))
-        })
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
         .sum()
 }
 
@@ -307,7 +270,7 @@ fn main() {
         let endpoints: Vec<_> = controllers.iter().map(|(_, endpoint, _)| *endpoint).collect();
         // RSS, peak RSS (KiB) of each replica, and the CPU ticks of them all.
         let usage = || {
-            let each: Vec<_> = pids.iter().map(|&pid| process_usage(pid)).collect();
+            let each: Vec<_> = pids.iter().map(|&pid| harness::process_usage(pid)).collect();
             let ticks = each.iter().map(|(_, _, ticks)| ticks).sum::<u64>();
             (each, ticks)
         };
@@ -315,7 +278,7 @@ fn main() {
         let rss_of = |each: &[(u64, u64, u64)]| {
             each.iter().map(|(rss, _, _)| mib(*rss)).collect::<Vec<_>>().join(", ")
         };
-        let counted = |metric: &str| endpoints.iter().map(|&e| counter(e, metric)).sum::<u64>();
+        let counted = |metric: &str| endpoints.iter().map(|&e| harness::counter(e, metric)).sum::<u64>();
         let writes_before = harness::api_writes(&client).await;
         let plane_ticks_before = control_plane_ticks();
         let appset: ApplicationSet =

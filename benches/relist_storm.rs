@@ -36,9 +36,7 @@ mod private_plane;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use flotilla_core::api::application_set_status::SyncStatusCode;
 use flotilla_core::api::{Application, ApplicationSet};
-use flotilla_core::health::HealthStatus;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 
@@ -56,17 +54,7 @@ fn controller_log_filter() -> String {
 
 /// The controller's requests so far (its `argocd_app_k8s_request_total`, summed over its labels).
 fn controller_requests(endpoint: std::net::SocketAddr) -> u64 {
-    use std::io::{Read as _, Write as _};
-    let mut stream = std::net::TcpStream::connect(endpoint).expect("the controller's /metrics");
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n")
-        .expect("a request");
-    let mut text = String::new();
-    stream.read_to_string(&mut text).expect("an answer");
-    text.lines()
-        .filter(|line| line.starts_with("argocd_app_k8s_request_total{"))
-        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
-        .sum::<f64>() as u64
+    harness::counter(endpoint, "argocd_app_k8s_request_total")
 }
 
 /// The controller's requests a second over `window`.
@@ -92,50 +80,6 @@ async fn until_back_to(endpoint: std::net::SocketAddr, baseline: f64, slice: Dur
             "the controller's requests stayed above its steady rate for an hour"
         );
     }
-}
-
-/// Waits until all `apps` Applications are Synced and Healthy, following them with a watch.
-async fn converge(applications: &Api<Application>, apps: u64) -> Duration {
-    use futures::StreamExt as _;
-    let started = Instant::now();
-    let (seen, writer) = kube::runtime::reflector::store();
-    let events = kube::runtime::reflector(
-        writer,
-        kube::runtime::watcher(applications.clone(), Default::default()),
-    );
-    let following = tokio::spawn(events.for_each(|_| async {}));
-    loop {
-        let ready = seen
-            .state()
-            .iter()
-            .filter(|app| {
-                app.status.as_ref().is_some_and(|s| {
-                    s.sync
-                        .as_ref()
-                        .is_some_and(|s| s.status == SyncStatusCode::Synced)
-                        && s.health
-                            .as_ref()
-                            .is_some_and(|h| h.status == HealthStatus::Healthy)
-                })
-            })
-            .count() as u64;
-        if ready == apps {
-            break;
-        }
-        if started.elapsed().as_secs().is_multiple_of(30) {
-            eprintln!(
-                "{:>5.0} s: {ready}/{apps} Synced and Healthy",
-                started.elapsed().as_secs_f64()
-            );
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(3600),
-            "only {ready} of {apps} Applications Synced and Healthy after an hour"
-        );
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-    following.abort();
-    started.elapsed()
 }
 
 fn main() {
@@ -168,7 +112,7 @@ fn main() {
             .await
             .expect("creating the ApplicationSet");
         let applications: Api<Application> = Api::namespaced(client.clone(), NAMESPACE);
-        let converged = converge(&applications, apps).await;
+        let converged = harness::converge(&applications, apps).await;
         eprintln!(
             "{apps} Applications converged in {:.0} s",
             converged.as_secs_f64()

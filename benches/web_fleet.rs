@@ -211,16 +211,8 @@ fn tree_page(application: &Application, read: &[Value], now: Timestamp) -> Page 
 
 /// This process's resident set and its peak since the last reset, in KiB.
 fn resident() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|kib| kib.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    let (rss, peak, _) = harness::process_usage(std::process::id());
+    (rss, peak)
 }
 
 /// Resets the peak of the resident set to the current one (writing 5 to

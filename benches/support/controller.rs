@@ -1,8 +1,9 @@
 //! What the benchmarks that run the real `flotilla controller` share: a client of the test
 //! control plane (`tests/controlplane/start.sh`), a fresh namespace with Flotilla's CRDs and the
-//! release binary started as a process (their git repositories: `support/git.rs`), the API
-//! server's write counts, the `Widget` CRD whose readiness a benchmark sets itself, and
-//! percentiles of measured delays.
+//! release binary started as a process (their git repositories: `support/git.rs`), the process's
+//! memory and CPU and the counters of its `/metrics`, the wait until a fleet is Synced and
+//! Healthy, the API server's request counts, the `Widget` CRD whose readiness a benchmark sets
+//! itself, and percentiles of measured delays.
 
 #![allow(dead_code, reason = "each benchmark uses a part of the harness")]
 
@@ -195,17 +196,107 @@ pub fn widget_crd()
     .expect("a CRD")
 }
 
-/// `p50 … ms, p95 … ms, max … ms` of `durations`.
+/// `p50 … ms, p95 … ms, p99 … ms, max … ms` of `durations` (`none` when empty).
 pub fn percentiles(mut durations: Vec<Duration>) -> String {
+    if durations.is_empty() {
+        return "none".to_owned();
+    }
     durations.sort_unstable();
     let at = |q: f64| {
         let index = ((durations.len() as f64 - 1.0) * q).round() as usize;
         durations[index].as_secs_f64() * 1000.0
     };
     format!(
-        "p50 {:.0} ms, p95 {:.0} ms, max {:.0} ms",
+        "p50 {:.0} ms, p95 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
         at(0.5),
         at(0.95),
+        at(0.99),
         at(1.0)
     )
+}
+
+/// `(VmRSS, VmHWM)` in KiB and `utime + stime` in clock ticks of process `pid`.
+pub fn process_usage(pid: u32) -> (u64, u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("process status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("process stat");
+    let after_name = &stat[stat.rfind(')').expect("stat has a name") + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    (field("VmRSS:"), field("VmHWM:"), ticks)
+}
+
+/// The sum of the counter `metric` over its labels, scraped from the controller's `/metrics` at
+/// `endpoint`.
+pub fn counter(endpoint: std::net::SocketAddr, metric: &str) -> u64 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(endpoint).expect("the metrics endpoint");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: bench\r\nconnection: close\r\n\r\n")
+        .expect("a request");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a response");
+    response
+        .lines()
+        .filter(|line| {
+            line.strip_prefix(metric)
+                .is_some_and(|rest| rest.starts_with(['{', ' ']))
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+/// Waits until all `apps` Applications are Synced and Healthy, following them with a watch
+/// (listing thousands every few seconds would load the API server being measured); the time
+/// that took.
+pub async fn converge(applications: &Api<flotilla_core::api::Application>, apps: u64) -> Duration {
+    use flotilla_core::api::application_set_status::SyncStatusCode;
+    use flotilla_core::health::HealthStatus;
+    use futures::StreamExt as _;
+    let started = std::time::Instant::now();
+    let (seen, writer) = kube::runtime::reflector::store();
+    let events = kube::runtime::reflector(
+        writer,
+        kube::runtime::watcher(applications.clone(), Default::default()),
+    );
+    let following = tokio::spawn(events.for_each(|_| async {}));
+    loop {
+        let ready = seen
+            .state()
+            .iter()
+            .filter(|app| {
+                app.status.as_ref().is_some_and(|s| {
+                    s.sync
+                        .as_ref()
+                        .is_some_and(|s| s.status == SyncStatusCode::Synced)
+                        && s.health
+                            .as_ref()
+                            .is_some_and(|h| h.status == HealthStatus::Healthy)
+                })
+            })
+            .count() as u64;
+        if ready == apps {
+            break;
+        }
+        if started.elapsed().as_secs().is_multiple_of(30) {
+            eprintln!(
+                "{:>5.0} s: {ready}/{apps} Synced and Healthy",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(3600),
+            "only {ready} of {apps} Applications Synced and Healthy after an hour"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    following.abort();
+    started.elapsed()
 }
