@@ -27,19 +27,27 @@ use support::{
 };
 
 /// A controller process, killed when dropped (also when an assertion fails).
-struct Controller(Option<std::process::Child>);
+/// A controller process; a failing test shows the end of its log.
+struct Controller {
+    child: Option<std::process::Child>,
+    log: std::path::PathBuf,
+}
 
 impl Controller {
     fn start(ns: &TestNamespace, identity: &str) -> Self {
-        Self(Some(controller_process(ns, identity)))
+        Self {
+            child: Some(controller_process(ns, identity)),
+            log: support::controller_log_path(&ns.name, identity),
+        }
     }
 }
 
 impl Drop for Controller {
     fn drop(&mut self) {
-        if let Some(child) = self.0.take() {
+        if let Some(child) = self.child.take() {
             kill_process(child);
         }
+        support::print_log_tail_if_panicking(&self.log, 60);
     }
 }
 
@@ -434,7 +442,9 @@ async fn a_report_whose_event_is_refused_is_published_once_the_api_server_takes_
             "regarding": {"apiVersion": "v1", "kind": "Namespace", "name": ns.name},
         }));
         match events.create(&PostParams::default(), &probe).await {
-            Err(_) => Ok(()),
+            // Refused by the policy, not for another reason (a slow API server's timeout).
+            Err(error) if error.to_string().contains("refused by the test's policy") => Ok(()),
+            Err(error) => Err(format!("refused otherwise: {error}")),
             Ok(admitted) => {
                 let name = admitted.metadata.name.unwrap_or_default();
                 let _ = events.delete(&name, &Default::default()).await;
@@ -444,9 +454,8 @@ async fn a_report_whose_event_is_refused_is_published_once_the_api_server_takes_
     })
     .await;
     let running = Controller::start(&ns, "argo-refused");
-    let log = support::controller_log_path(&ns.name, "argo-refused");
     eventually_within(TIMEOUT, "the refused Event in the log", async || {
-        let text = std::fs::read_to_string(&log).map_err(|e| e.to_string())?;
+        let text = std::fs::read_to_string(&running.log).map_err(|e| e.to_string())?;
         text.contains("NotificationFailed refused by the test's policy")
             .then_some(())
             .ok_or_else(|| "not refused yet".to_owned())

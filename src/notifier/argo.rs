@@ -38,9 +38,10 @@ pub struct ArgoMemory {
     /// The ConfigMap's error last logged, and whether its Event was written.
     config_error: Option<String>,
     config_error_published: bool,
-    /// Whether the last pass left an Event unwritten (the API server refused it, or this
-    /// replica could not write yet): the next pass is not left to wait for a change.
-    pub unpublished: bool,
+    /// Whether the last pass left something undone (an Event the API server refused or this
+    /// replica could not write yet, or a configuration it could not read): the next pass is
+    /// not left to wait for a change.
+    pub unfinished: bool,
 }
 
 /// The key an AppProject is kept under.
@@ -68,7 +69,7 @@ impl Notifier {
         projects: &Mutex<WatchedObjects>,
         started: Timestamp,
     ) {
-        memory.unpublished = false;
+        memory.unfinished = false;
         let Some((config, secret)) = self.read_argo_config(memory).await else {
             return;
         };
@@ -136,7 +137,7 @@ impl Notifier {
                 if published {
                     memory.reported.insert(key);
                 } else {
-                    memory.unpublished = true;
+                    memory.unfinished = true;
                 }
             }
             for send in &object.plan.sends {
@@ -199,6 +200,7 @@ impl Notifier {
             Ok(found) => found?,
             Err(error) => {
                 tracing::warn!("reading ConfigMap {CONFIG_MAP}: {}", api_message(&error));
+                memory.unfinished = true;
                 return None;
             }
         };
@@ -212,6 +214,7 @@ impl Notifier {
                 .collect(),
             Err(error) => {
                 tracing::warn!("reading Secret {SECRET}: {}", api_message(&error));
+                memory.unfinished = true;
                 return None;
             }
         };
@@ -240,7 +243,7 @@ impl Notifier {
                         .events
                         .publish(&reference, EventReason::NotificationFailed, text)
                         .await;
-                    memory.unpublished |= !memory.config_error_published;
+                    memory.unfinished |= !memory.config_error_published;
                 }
                 None
             }

@@ -45,9 +45,13 @@ pub const FIRST_PAUSE: Duration = Duration::from_millis(500);
 const MAX_PAUSE: Duration = Duration::from_secs(8);
 /// How long changes are gathered into one pass.
 const GATHER: Duration = Duration::from_millis(100);
-/// How long an Event the API server did not take (or this replica could not write yet) waits
-/// before the next pass tries it again, when nothing changes meanwhile.
-const UNPUBLISHED_RETRY: Duration = Duration::from_secs(5);
+/// How long a pass that left something undone (an Event the API server did not take or this
+/// replica could not write yet, a configuration it could not read) waits before the next pass
+/// tries again, when nothing changes meanwhile.
+const UNFINISHED_RETRY: Duration = Duration::from_secs(5);
+
+/// The API server did not answer a read (logged where it failed).
+struct Unread;
 
 /// Delivers the notifications of one namespace.
 pub struct Notifier {
@@ -93,33 +97,38 @@ impl Notifier {
         let mut argo = ArgoMemory::default();
         loop {
             changes.borrow_and_update();
-            self.pass(&mut ledger, &appsets, &apps, since).await;
+            let finished = self.pass(&mut ledger, &appsets, &apps, since).await;
             self.argo_pass(&mut argo, &appsets, &apps, &projects, since)
                 .await;
-            // An Event left unwritten is tried again after a while even if nothing changes.
-            let retry = argo.unpublished;
+            // What a pass left undone is tried again after a while even if nothing changes.
+            let retry = !finished || argo.unfinished;
             tokio::select! {
                 () = &mut stop => return,
                 changed = changes.changed() => if changed.is_err() { return },
-                () = tokio::time::sleep(UNPUBLISHED_RETRY), if retry => {}
+                () = tokio::time::sleep(UNFINISHED_RETRY), if retry => {}
             }
             // What arrives meanwhile is seen by the same pass.
             tokio::time::sleep(GATHER).await;
         }
     }
 
-    /// Delivers whatever is due now.
+    /// Delivers whatever is due now; whether the pass could read its configuration (when not,
+    /// nothing was delivered: a credential unread is not a credential missing).
     async fn pass(
         &self,
         ledger: &mut Ledger,
         appsets: &Mutex<WatchedObjects>,
         apps: &Mutex<WatchedObjects>,
         since: Timestamp,
-    ) {
-        let Some(config) = self.read_config().await else {
-            return;
+    ) -> bool {
+        let config = match self.read_config().await {
+            Ok(Some(config)) => config,
+            Ok(None) => return true,
+            Err(Unread) => return false,
         };
-        let credentials = self.read_credentials().await;
+        let Ok(credentials) = self.read_credentials().await else {
+            return false;
+        };
         let before = ledger.clone();
         let mut due = Vec::new();
         {
@@ -148,6 +157,7 @@ impl Notifier {
         if *ledger != before {
             self.write_ledger(ledger).await;
         }
+        true
     }
 
     /// Sends `delivery` with retries; publishes and counts the outcome.
@@ -253,35 +263,34 @@ impl Notifier {
     }
 
     /// The configuration, or `None` when there is none or it is unusable (logged).
-    async fn read_config(&self) -> Option<NotificationConfig> {
+    async fn read_config(&self) -> Result<Option<NotificationConfig>, Unread> {
         let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
         let data = match api.get_opt(CONFIG_MAP).await {
-            Ok(found) => found?.data.unwrap_or_default(),
+            Ok(None) => return Ok(None),
+            Ok(Some(found)) => found.data.unwrap_or_default(),
             Err(error) => {
                 tracing::warn!("reading ConfigMap {CONFIG_MAP}: {}", api_message(&error));
-                return None;
+                return Err(Unread);
             }
         };
-        NotificationConfig::parse(&data)
+        Ok(NotificationConfig::parse(&data)
             .inspect_err(|error| tracing::warn!("notifications are off: {error}"))
-            .ok()
+            .ok())
     }
 
-    /// The credentials Secret's keys (none when it does not exist, or cannot be read: logged).
-    async fn read_credentials(&self) -> BTreeMap<String, String> {
+    /// The credentials Secret's keys (none when it does not exist).
+    async fn read_credentials(&self) -> Result<BTreeMap<String, String>, Unread> {
         let api: Api<Secret> = Api::namespaced(self.client.clone(), &self.namespace);
-        let secret = api
-            .get_opt(SECRET)
-            .await
-            .inspect_err(|error| tracing::warn!("reading Secret {SECRET}: {}", api_message(error)))
-            .ok()
-            .flatten();
-        secret
+        let secret = api.get_opt(SECRET).await.map_err(|error| {
+            tracing::warn!("reading Secret {SECRET}: {}", api_message(&error));
+            Unread
+        })?;
+        Ok(secret
             .and_then(|s| s.data)
             .unwrap_or_default()
             .into_iter()
             .map(|(key, value)| (key, String::from_utf8_lossy(&value.0).into_owned()))
-            .collect()
+            .collect())
     }
 
     async fn read_ledger(&self) -> Ledger {
