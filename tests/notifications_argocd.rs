@@ -439,7 +439,10 @@ async fn a_report_whose_event_is_refused_is_published_once_the_api_server_takes_
             "eventTime": Timestamp::now().to_string(),
             "reportingController": "test", "reportingInstance": "test",
             "action": "Probe", "reason": "NotificationFailed", "type": "Warning",
-            "regarding": {"apiVersion": "v1", "kind": "Namespace", "name": ns.name},
+            "regarding": {
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "name": "argocd-notifications-cm", "namespace": ns.name,
+            },
         }));
         match events.create(&PostParams::default(), &probe).await {
             // Refused by the policy, not for another reason (a slow API server's timeout).
