@@ -22,6 +22,7 @@ use flotilla_core::api::application_set_status::{
 };
 use flotilla_core::api::{Application, ApplicationSet};
 use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use support::git_remote::{GitHttp, Remote};
@@ -105,8 +106,8 @@ impl Controller {
         }
     }
 
-    /// `flotilla_webhook_requests_total` by (provider, result).
-    async fn webhook_counts(&self) -> BTreeMap<(String, String), u64> {
+    /// The metrics, as scraped.
+    async fn scrape(&self) -> String {
         let (_, scraped) = exchange(
             self.metrics,
             "GET /metrics HTTP/1.1\r\nhost: flotilla\r\nconnection: close\r\n\r\n".into(),
@@ -114,6 +115,12 @@ impl Controller {
         )
         .await;
         scraped
+    }
+
+    /// `flotilla_webhook_requests_total` by (provider, result).
+    async fn webhook_counts(&self) -> BTreeMap<(String, String), u64> {
+        self.scrape()
+            .await
             .lines()
             .filter_map(|line| line.strip_prefix("flotilla_webhook_requests_total{"))
             .filter_map(|line| {
@@ -352,7 +359,7 @@ async fn each_providers_documented_push_refreshes_the_applications_of_its_reposi
         let (status, response) = post(&controller, &provider_headers(provider, &body), &body).await;
         assert_eq!(status, 200, "{provider}: {response}");
         assert!(
-            response.contains("refreshed 1 Application(s)"),
+            response.contains("refreshing 1 Application(s)"),
             "{provider}: {response}"
         );
         wait_synced(&apps, "database", &after, WEBHOOK_BOUND).await;
@@ -551,7 +558,7 @@ async fn a_push_to_a_branch_no_application_follows_refreshes_nothing() {
     .await;
     assert_eq!(status, 200, "{response}");
     assert!(
-        response.contains("refreshed 0 Application(s) and 0 ApplicationSet(s)"),
+        response.contains("refreshed 0 ApplicationSet(s); refreshing 0 Application(s)"),
         "{response}"
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -571,10 +578,107 @@ async fn a_push_to_a_branch_no_application_follows_refreshes_nothing() {
         post(&controller, &provider_headers("github", &to_main), &to_main).await;
     assert_eq!(status, 200, "{response}");
     assert!(
-        response.contains("refreshed 1 Application(s)"),
+        response.contains("refreshing 1 Application(s)"),
         "{response}"
     );
     wait_synced(&apps, "database", &v2, WEBHOOK_BOUND).await;
+}
+
+/// A push is answered once its ApplicationSets are annotated; its Applications are annotated
+/// after the answer (a push moving thousands would outlast a git host's wait), each whatever
+/// became of the others, and a write the API server refuses is logged and counted, not
+/// answered.
+#[tokio::test]
+async fn a_push_is_answered_before_its_applications_are_annotated_and_a_refused_one_is_counted() {
+    let (ns, remote, server) = setup("webhook-queue").await;
+    component(&remote, "database", "v1");
+    let v1 = remote.push("v1");
+    let url = server.url("platform.git");
+    let http_url = url.trim_end_matches(".git").to_owned();
+    let controller = Controller::start(&ns, "queue");
+    let apps: Api<Application> = ns.api();
+    apply(&apps, &application(&ns, "database", &url, "database")).await;
+    wait_synced(&apps, "database", &v1, support::TIMEOUT).await;
+    let refusal = support::admission::Refusal::install(
+        &ns,
+        "refuse-refresh",
+        json!([{
+            "apiGroups": ["flotilla.dev"], "apiVersions": ["*"],
+            "operations": ["UPDATE"], "resources": ["applications"],
+        }]),
+        &format!(
+            "!has(object.metadata.annotations) || !('{REFRESH_ANNOTATION}' in object.metadata.annotations)"
+        ),
+        "refresh refused by the test's policy",
+    )
+    .await;
+    let annotated = json!({"metadata": {"annotations": {REFRESH_ANNOTATION: "probe"}}});
+    eventually_within(support::TIMEOUT, "the policy in force", async || {
+        let dry_run = PatchParams {
+            dry_run: true,
+            ..PatchParams::default()
+        };
+        match apps
+            .patch("database", &dry_run, &Patch::Merge(&annotated))
+            .await
+        {
+            Err(error) if error.to_string().contains("refused by the test's policy") => Ok(()),
+            Err(error) => Err(format!("refused otherwise: {error}")),
+            Ok(_) => Err("still admitted".to_owned()),
+        }
+    })
+    .await;
+    component(&remote, "database", "v2");
+    let v2 = remote.push("v2");
+    let body = payload("github.json", &http_url, &v1, &v2);
+    let (status, response) = post(&controller, &provider_headers("github", &body), &body).await;
+    assert_eq!(status, 200, "{response}");
+    assert!(
+        response.contains("refreshed 0 ApplicationSet(s); refreshing 1 Application(s)"),
+        "{response}"
+    );
+    let failed = "flotilla_webhook_application_refreshes_total{result=\"failed\"} 1";
+    eventually_within(support::TIMEOUT, "the refused write counted", async || {
+        let scraped = controller.scrape().await;
+        scraped.contains(failed).then_some(()).ok_or_else(|| {
+            scraped
+                .lines()
+                .filter(|l| l.contains("refreshes"))
+                .collect()
+        })
+    })
+    .await;
+    let log = std::fs::read_to_string(support::controller_log_path(&ns.name, "queue"))
+        .expect("reads the controller's log");
+    assert!(
+        log.contains(&format!(
+            "webhook refresh: annotating Application {}/database: ",
+            ns.name
+        )),
+        "{log}"
+    );
+    refusal.remove().await;
+    eventually_within(support::TIMEOUT, "the policy gone", async || {
+        let dry_run = PatchParams {
+            dry_run: true,
+            ..PatchParams::default()
+        };
+        apps.patch("database", &dry_run, &Patch::Merge(&annotated))
+            .await
+            .map(drop)
+            .map_err(|error| error.to_string())
+    })
+    .await;
+    // Admitted, the next push's refresh reaches it.
+    let (status, response) = post(&controller, &provider_headers("github", &body), &body).await;
+    assert_eq!(status, 200, "{response}");
+    wait_synced(&apps, "database", &v2, WEBHOOK_BOUND).await;
+    assert!(
+        controller
+            .scrape()
+            .await
+            .contains("flotilla_webhook_application_refreshes_total{result=\"annotated\"} 1"),
+    );
 }
 
 #[tokio::test]

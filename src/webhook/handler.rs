@@ -1,6 +1,7 @@
 //! The receiver's [`Handler`]: `POST /api/webhook` (Argo CD's path) with a body of at most
 //! [`MAX_BODY`] bytes is told by its headers ([`Provider::identify`]), verified
-//! ([`verify`]), read as a push ([`push`]) and announced ([`Refresher::refresh`]), or read as a
+//! ([`verify`]), read as a push ([`push`]) and announced ([`Refresher::refresh`]; its
+//! Applications through the [`RefreshQueue`]), or read as a
 //! pull-request event ([`pull_request`]) and announced to the ApplicationSets listing that
 //! repository's pull requests ([`Refresher::refresh_pull_requests`]) when its action may change
 //! what they list. Every request is counted in
@@ -9,7 +10,7 @@
 //! review), 413 for a body over the limit, 400 for a request of no known provider, an event
 //! other than a push, a pull-request event or a ping, or a payload naming no repository, 401
 //! for a missing or wrong signature or token (or no secret configured), 503 when the Secret or
-//! the API cannot be read.
+//! the API cannot be read or the queue is full.
 
 use std::sync::Arc;
 
@@ -23,6 +24,7 @@ use super::provider::{Event, Provider};
 use super::pull_request_event::pull_request;
 use super::pushed_refs::PushedRefs;
 use super::refresh::Refresher;
+use super::refresh_queue::{CAPACITY, RefreshQueue};
 use super::secrets::WebhookSecretSource;
 use super::signature::verify;
 use crate::controller::runtime::metrics::Metrics;
@@ -42,16 +44,20 @@ pub struct WebhookReceiver(Arc<Receiving>);
 struct Receiving {
     secrets: WebhookSecretSource,
     refresher: Refresher,
+    queue: RefreshQueue,
     metrics: Arc<Metrics>,
 }
 
 impl WebhookReceiver {
-    /// Verifies with `secrets`, announces pushes with `refresher`, counts in `metrics`.
+    /// Verifies with `secrets`, announces pushes with `refresher` (starting the task that
+    /// annotates their Applications), counts in `metrics`.
     #[must_use]
     pub fn new(secrets: WebhookSecretSource, refresher: Refresher, metrics: Arc<Metrics>) -> Self {
+        let queue = RefreshQueue::start(refresher.clone(), Arc::clone(&metrics));
         Self(Arc::new(Receiving {
             secrets,
             refresher,
+            queue,
             metrics,
         }))
     }
@@ -188,20 +194,28 @@ impl Receiving {
             }
         };
         let refs = PushedRefs::new(&pushed.refs, pushed.default_branch.as_deref());
+        // Refused before anything is done when the Applications of earlier pushes still wait.
+        let Some(place) = self.queue.reserve() else {
+            return Outcome::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "queue_full",
+                format!("{CAPACITY} pushes are still being announced; deliver this one again"),
+            );
+        };
         match self.refresher.refresh(&pushed.repos, &refs).await {
-            Ok(refreshed) => {
+            Ok(refreshing) => {
                 let repos: Vec<String> = pushed.repos.iter().map(ToString::to_string).collect();
-                Outcome::new(
-                    StatusCode::OK,
-                    "refreshed",
-                    format!(
-                        "push to {} ({}): refreshed {} Application(s) and {} ApplicationSet(s)",
-                        repos.join(", "),
-                        pushed.refs.join(", "),
-                        refreshed.applications.len(),
-                        refreshed.application_sets.len()
-                    ),
-                )
+                let message = format!(
+                    "push to {} ({}): refreshed {} ApplicationSet(s); refreshing {} Application(s)",
+                    repos.join(", "),
+                    pushed.refs.join(", "),
+                    refreshing.application_sets.len(),
+                    refreshing.applications.len(),
+                );
+                if !refreshing.applications.is_empty() {
+                    place.send(refreshing.applications);
+                }
+                Outcome::new(StatusCode::OK, "refreshed", message)
             }
             Err(error) => {
                 Outcome::new(StatusCode::SERVICE_UNAVAILABLE, "failed", error.to_string())

@@ -9,8 +9,8 @@
 //! form), [`pull_request_event`] (the repository and action of a pull-request event),
 //! [`pull_request_generators`] (which generators list that repository). I/O: [`secrets`] (the
 //! watched Secret), [`refresh`] (the repository cache and the annotations that requeue
-//! Applications and ApplicationSets), and [`handler`], the [`crate::httpd`] handler tying them
-//! together.
+//! Applications and ApplicationSets), [`refresh_queue`] (the Applications annotated after the
+//! answer), and [`handler`], the [`crate::httpd`] handler tying them together.
 
 pub mod handler;
 pub mod payload;
@@ -19,6 +19,7 @@ pub mod pull_request_event;
 pub mod pull_request_generators;
 pub mod pushed_refs;
 pub mod refresh;
+pub mod refresh_queue;
 pub mod repo_url;
 pub mod secrets;
 pub mod signature;

@@ -2,9 +2,10 @@
 //! repositories ([`RepoCache::expire`]), so their next resolve fetches; then every Application
 //! of the managed namespaces with a source in one of them whose `targetRevision` the push moves
 //! ([`PushedRefs::touches`]) gets the annotation `flotilla.dev/refresh` set to the time of the
-//! push, and every ApplicationSet with a git generator reading one of them at a revision the
-//! push moves, or owning such an Application, gets it too (the ApplicationSet
-//! controller removes it once regenerated). The watches of both controllers see those writes at
+//! push (by [`super::refresh_queue`], after the webhook is answered), and every ApplicationSet
+//! with a git generator reading one of them at a revision the push moves, or owning such an
+//! Application, gets it too, before the answer (the ApplicationSet controller removes it once
+//! regenerated). The watches of both controllers see those writes at
 //! once: the Applications compare with the new commit, the ApplicationSets regenerate and move
 //! their rollouts to it. A verified pull-request event annotates the ApplicationSets with a
 //! `pullRequest` generator listing its repository
@@ -15,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
@@ -35,6 +36,7 @@ use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 const CONCURRENT_WRITES: usize = 16;
 
 /// Where pushes are announced.
+#[derive(Clone)]
 pub struct Refresher {
     /// A client whose writes do not need the Lease.
     pub client: Client,
@@ -45,15 +47,37 @@ pub struct Refresher {
     pub repos: Arc<RepoCache>,
 }
 
-/// What one push refreshed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Refreshed {
+/// What one push refreshed at once, and the Applications it has yet to annotate.
+#[derive(Debug)]
+pub struct Refreshing {
     /// Mirrors of the repository cache made to fetch again.
     pub mirrors: usize,
-    /// Applications annotated, as `namespace/name`.
-    pub applications: Vec<String>,
     /// ApplicationSets annotated.
     pub application_sets: Vec<String>,
+    /// The Applications to annotate ([`Refresher::refresh_applications`]).
+    pub applications: ApplicationRefresh,
+}
+
+/// The Applications one push moved, to be annotated with its time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplicationRefresh {
+    stamp: String,
+    /// The names, by namespace.
+    names: Vec<(String, Vec<String>)>,
+}
+
+impl ApplicationRefresh {
+    /// How many Applications.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.names.iter().map(|(_, names)| names.len()).sum()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// A list or an annotation write failed.
@@ -77,7 +101,10 @@ pub enum RefreshError {
 }
 
 impl Refresher {
-    /// Refreshes what reads the repositories `pushed` at a revision `refs` moves.
+    /// Refreshes what reads the repositories `pushed` at a revision `refs` moves: forgets their
+    /// fetches, annotates the ApplicationSets, and finds the Applications, which it leaves to
+    /// [`Self::refresh_applications`] (a push may move thousands: a git host does not wait
+    /// for as many writes).
     ///
     /// # Errors
     /// Listing or annotating failed; what was annotated before stays annotated.
@@ -85,18 +112,14 @@ impl Refresher {
         &self,
         pushed: &[RepoKey],
         refs: &PushedRefs,
-    ) -> Result<Refreshed, RefreshError> {
+    ) -> Result<Refreshing, RefreshError> {
         let pushed: BTreeSet<&RepoKey> = pushed.iter().collect();
         let reads = |url: &str| RepoKey::of(url).is_some_and(|key| pushed.contains(&key));
         let moved = |url: &str, revision: &str| reads(url) && refs.touches(revision);
         let mirrors = self.repos.expire(reads).len();
         let stamp = Timestamp::now().to_string();
-        let mut refreshed = Refreshed {
-            mirrors,
-            ..Refreshed::default()
-        };
         let mut owners = BTreeSet::new();
-        let mut reading = Vec::new();
+        let mut names = Vec::new();
         let namespaces = self.app_namespaces.borrow().clone();
         for namespace in namespaces {
             let api: Api<Application> = Api::namespaced(self.client.clone(), &namespace);
@@ -108,7 +131,7 @@ impl Refresher {
                         namespace: namespace.clone(),
                         error: error.into(),
                     })?;
-            let names: Vec<String> = apps
+            let moved_apps: Vec<String> = apps
                 .items
                 .iter()
                 .filter(|app| {
@@ -125,11 +148,13 @@ impl Refresher {
                 })
                 .map(ResourceExt::name_any)
                 .collect();
-            reading.push((api, namespace, names));
+            if !moved_apps.is_empty() {
+                names.push((namespace, moved_apps));
+            }
         }
         // ApplicationSets first: their rollouts start from the new commit without waiting for
         // their Applications.
-        refreshed.application_sets = self
+        let application_sets = self
             .refresh_application_sets(&stamp, |appset| {
                 owners.contains(&appset.name_any())
                     || git_generator_sources(appset)
@@ -137,13 +162,22 @@ impl Refresher {
                         .any(|(url, revision)| moved(url, revision))
             })
             .await?;
-        for (api, namespace, names) in reading {
-            annotate(&api, "Application", &namespace, &names, &stamp).await?;
-            refreshed
-                .applications
-                .extend(names.iter().map(|name| format!("{namespace}/{name}")));
+        Ok(Refreshing {
+            mirrors,
+            application_sets,
+            applications: ApplicationRefresh { stamp, names },
+        })
+    }
+
+    /// Annotates the Applications of `refresh`, a few at a time, each whatever became of the
+    /// others; the writes that failed.
+    pub async fn refresh_applications(&self, refresh: &ApplicationRefresh) -> Vec<RefreshError> {
+        let mut failed = Vec::new();
+        for (namespace, names) in &refresh.names {
+            let api: Api<Application> = Api::namespaced(self.client.clone(), namespace);
+            failed.extend(annotate(&api, "Application", namespace, names, &refresh.stamp).await);
         }
-        Ok(refreshed)
+        failed
     }
 
     /// Refreshes the ApplicationSets whose `pullRequest` generators list the repository of
@@ -183,19 +217,26 @@ impl Refresher {
             .filter(|appset| refreshes(appset))
             .map(ResourceExt::name_any)
             .collect();
-        annotate(&api, "ApplicationSet", &self.namespace, &names, stamp).await?;
-        Ok(names)
+        match annotate(&api, "ApplicationSet", &self.namespace, &names, stamp)
+            .await
+            .into_iter()
+            .next()
+        {
+            Some(failed) => Err(failed),
+            None => Ok(names),
+        }
     }
 }
 
-/// Sets [`REFRESH_ANNOTATION`] to `stamp` on the objects `names` of `api`, a few at a time.
+/// Sets [`REFRESH_ANNOTATION`] to `stamp` on the objects `names` of `api`, a few at a time; the
+/// writes that failed.
 async fn annotate<K>(
     api: &Api<K>,
     kind: &'static str,
     namespace: &str,
     names: &[String],
     stamp: &str,
-) -> Result<(), RefreshError>
+) -> Vec<RefreshError>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
 {
@@ -221,7 +262,8 @@ where
         .collect();
     futures::stream::iter(writes)
         .buffer_unordered(CONCURRENT_WRITES)
-        .try_collect()
+        .filter_map(|written| std::future::ready(written.err()))
+        .collect()
         .await
 }
 

@@ -72,6 +72,7 @@ fn sampled() -> String {
     );
     metrics.synced(&app, "Succeeded");
     metrics.webhook("github", "refreshed");
+    metrics.webhook_refreshes("annotated", 1);
     metrics
         .listener("webhook")
         .refused(crate::httpd::listener_counters::Refusal::Busy);

@@ -1,7 +1,7 @@
 //! The controller's Prometheus metrics, kept with `prometheus-client`: reconciles by result and
 //! their durations per reconciler, reconciles running now and those running longer than a
-//! minute, sync operations by result, git webhooks by provider and result, notifications by
-//! trigger, destination and result, and whether this replica leads; what the watches hold,
+//! minute, sync operations by result, git webhooks by provider and result and the Applications
+//! they refreshed, notifications by trigger, destination and result, and whether this replica leads; what the watches hold,
 //! read when scraped ([`super::observed`]); Argo CD's metric names beside them
 //! ([`super::argocd_metrics`], [`crate::cluster::api_server::k8s_requests`], [`super::process_metrics`], git
 //! requests). Encoded in the OpenMetrics text format; served by [`super::endpoint`].
@@ -83,6 +83,8 @@ pub struct Metrics {
     syncs: Family<ResultLabels, Counter>,
     /// Git webhooks by provider and result (`refreshed`, `ping`, or why one was refused).
     webhooks: Family<WebhookLabels, Counter>,
+    /// The Applications pushes asked to refresh, by result (`annotated`, `failed`).
+    webhook_refreshes: Family<ResultLabels, Counter>,
     /// Notification deliveries by trigger, destination and result (`delivered`, `failed`,
     /// `retried` for each failed attempt retried).
     notifications: Family<NotificationLabels, Counter>,
@@ -203,6 +205,14 @@ impl Default for Metrics {
                     "Git webhook requests by provider and result",
                 ),
                 Family::default(),
+            ),
+            webhook_refreshes: registered(
+                r,
+                (
+                    "flotilla_webhook_application_refreshes",
+                    "Applications git pushes asked to refresh, by result of the annotation write",
+                ),
+                by_result(),
             ),
             notifications: registered(
                 r,
@@ -364,6 +374,15 @@ impl Metrics {
                 result: result.to_owned(),
             })
             .inc();
+    }
+
+    /// Counts `count` Applications a push asked to refresh by `result` (`annotated`, `failed`).
+    pub fn webhook_refreshes(&self, result: &str, count: usize) {
+        self.webhook_refreshes
+            .get_or_create(&ResultLabels {
+                result: result.to_owned(),
+            })
+            .inc_by(count as u64);
     }
 
     /// Counts a notification to `destination` on `trigger` by `result`.
