@@ -4,19 +4,20 @@
 //! `namespace-watcher.yaml`'s ClusterRole) are applied into a test's namespaces, and the real
 //! `flotilla controller` runs with a kubeconfig that impersonates the ServiceAccount, through one
 //! scenario that uses every right: an ApplicationSet (a two-step RollingSync over a list
-//! generator, its `flotilla.dev/refresh` annotation set) generates two Applications, which sync
-//! ConfigMaps into the managed namespace, replace one (`Replace=true`) and prune one that git no
-//! longer has; an Application of that ApplicationSet it no longer generates is deleted; an expired
-//! member Lease of `--shards auto` is deleted; notifications are configured, so their ConfigMap
-//! and Secret are read, deliveries are made and the ledger is written; Events are published, and
-//! repeated. With the whole RBAC the scenario completes with nothing forbidden. Then, for each
-//! verb of each rule in turn, the same scenario runs with only that verb removed, and the refusal
+//! generator, its `flotilla.dev/refresh` annotation set, the first step's web analysis reading
+//! its headers from a Secret) generates two Applications, which sync ConfigMaps into the managed
+//! namespace, replace one (`Replace=true`) and prune one that git no longer has; an Application
+//! of that ApplicationSet it no longer generates is deleted; an expired member Lease of
+//! `--shards auto` is deleted; notifications are configured, so their ConfigMap and Secret are
+//! read, deliveries are made and the ledger is written; Events are published, and repeated. With
+//! the whole RBAC the scenario completes with nothing forbidden. Then, for each verb of each rule
+//! in turn, the same scenario runs with only that verb removed, and the refusal
 //! (`cannot <verb> resource "<resource>"`) is named within a bounded wait where an operator looks:
 //! twice in the controller's log at WARN or ERROR (the default level shows them; twice: it tried
-//! again, nothing hung), or in an Application's status or an Event (written once the attempt
-//! ended); and `/healthz` answers. A verb whose removal changed nothing would time out here: it
-//! is not needed and does not belong in the Role. The removals run three at a time, each in
-//! namespaces of its own.
+//! again, nothing hung), or in an Application's or ApplicationSet's status or an Event (written
+//! once the attempt ended); and `/healthz` answers. A verb whose removal changed nothing would
+//! time out here: it is not needed and does not belong in the Role. The removals run three at a
+//! time, each in namespaces of its own.
 
 mod controller_support;
 mod support;
@@ -158,6 +159,7 @@ struct Scenario {
     deployed: Vec<Value>,
     _repo: tempfile::TempDir,
     receiver: RecordingServer,
+    analysis: RecordingServer,
     scratch: tempfile::TempDir,
     controller: Mutex<Option<ServerProcess>>,
     health: SocketAddr,
@@ -181,6 +183,13 @@ impl Scenario {
         let deployed = change(deployed);
         apply_all(&control.client, &deployed).await;
 
+        // The first step's analysis reads its headers from a Secret.
+        let analysis = RecordingServer::start(|_| (200, r#"{"rate": 0}"#.to_owned()));
+        let headers: Secret = object(json!({
+            "metadata": {"name": "analysis-headers"},
+            "stringData": {"X-Api-Key": "planted"}
+        }));
+        apply(&control.api::<Secret>(), &headers).await;
         let repo = repository();
         commit(
             repo.path(),
@@ -202,7 +211,15 @@ impl Scenario {
                 {"app": "api", "component": "apps/api", "step": "two"}
             ]),
             &json!([
-                {"matchExpressions": [{"key": "step", "operator": "In", "values": ["one"]}]},
+                {
+                    "matchExpressions": [{"key": "step", "operator": "In", "values": ["one"]}],
+                    "analysis": {"web": {
+                        "url": analysis.url("/rate"),
+                        "jsonPath": "rate",
+                        "headersSecret": "analysis-headers",
+                        "successCondition": "result < 0.01",
+                    }},
+                },
                 {"matchExpressions": [{"key": "step", "operator": "In", "values": ["two"]}]}
             ]),
         );
@@ -280,6 +297,7 @@ impl Scenario {
             deployed,
             _repo: repo,
             receiver,
+            analysis,
             scratch: tempfile::tempdir().expect("a scratch directory"),
             controller: Mutex::new(None),
             health: SocketAddr::from(([127, 0, 0, 1], free_port())),
@@ -342,8 +360,8 @@ impl Scenario {
     }
 
     /// Where `refusal` is named: how many of the log's WARN and ERROR lines (the default log
-    /// level shows them), and the first of those lines, Application status texts and Event
-    /// notes that names it.
+    /// level shows them), and the first of those lines, Application and ApplicationSet status
+    /// texts and Event notes that names it.
     async fn named(&self, refusal: &str) -> Result<Named, String> {
         let log = self.log();
         let logged: Vec<&str> = log
@@ -368,6 +386,22 @@ impl Scenario {
                     status
                         .into_iter()
                         .map(|text| format!("Application {} status: {text}", app.name_any())),
+                );
+            }
+            let appsets = namespace
+                .api::<ApplicationSet>()
+                .list(&Default::default())
+                .await;
+            for appset in appsets.map_err(|e| e.to_string())? {
+                let mut status = Vec::new();
+                strings(
+                    &serde_json::to_value(&appset.status).unwrap_or_default(),
+                    &mut status,
+                );
+                texts.extend(
+                    status
+                        .into_iter()
+                        .map(|text| format!("ApplicationSet {} status: {text}", appset.name_any())),
                 );
             }
             let events = namespace.api::<Event>().list(&Default::default()).await;
@@ -509,6 +543,14 @@ async fn the_scenario_completes_with_the_whole_shipped_rbac() {
     assert!(
         !scenario.receiver.received().is_empty(),
         "the notifications were delivered"
+    );
+    assert!(
+        scenario
+            .analysis
+            .received()
+            .iter()
+            .any(|r| r.headers.get("x-api-key").map(String::as_str) == Some("planted")),
+        "the analysis was measured with its Secret's headers"
     );
     let log = scenario.log();
     let forbidden: Vec<&str> = log.lines().filter(|l| l.contains("forbidden")).collect();

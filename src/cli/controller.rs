@@ -28,6 +28,7 @@ use crate::controller::runtime::namespace_controllers::{
 };
 use crate::httpd::server::{Limits, serve};
 use crate::notifier::deliver::{Notifier, run_while_leading};
+use crate::notifier::sources::NotificationSources;
 use crate::repo::LocalRepos;
 use crate::repo::cache::RepoCache;
 use crate::source::Toolchain;
@@ -394,6 +395,7 @@ pub fn run(args: &ControllerArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<
             namespace: namespace.clone(),
             metrics: Arc::clone(&metrics),
             events: Arc::new(EventPublisher::new(client.clone())),
+            sources: NotificationSources::new(&client, &namespace),
         });
         tokio::spawn(run_while_leading(
             notifier,

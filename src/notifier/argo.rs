@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
@@ -23,7 +23,7 @@ use super::watched::{WatchedObjects, lock};
 use crate::cluster::api_server::api_error::api_message;
 use flotilla_core::api::{Application, ApplicationSet};
 use flotilla_core::controller::event_reason::EventReason;
-use flotilla_core::notify::argo::config::{CONFIG_MAP, NotificationsConfig, SECRET};
+use flotilla_core::notify::argo::config::{CONFIG_MAP, NotificationsConfig};
 use flotilla_core::notify::argo::plan::{Plan, Subject, plan};
 use flotilla_core::notify::argo::state::{NOTIFIED, Notified};
 
@@ -195,25 +195,22 @@ impl Notifier {
         &self,
         memory: &mut ArgoMemory,
     ) -> Option<(NotificationsConfig, BTreeMap<String, String>)> {
-        let maps: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
-        let map = match maps.get_opt(CONFIG_MAP).await {
+        let map = match self.sources.argo_config.current().await {
             Ok(found) => found?,
             Err(error) => {
-                tracing::warn!("reading ConfigMap {CONFIG_MAP}: {}", api_message(&error));
+                tracing::warn!("reading {error}");
                 memory.unfinished = true;
                 return None;
             }
         };
-        let secrets: Api<Secret> = Api::namespaced(self.client.clone(), &self.namespace);
-        let secret: BTreeMap<String, String> = match secrets.get_opt(SECRET).await {
+        let secret: BTreeMap<String, String> = match self.sources.argo_secret.current().await {
             Ok(found) => found
-                .and_then(|s| s.data)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(key, value)| (key, String::from_utf8_lossy(&value.0).into_owned()))
+                .iter()
+                .flat_map(|s| s.data.iter().flatten())
+                .map(|(key, value)| (key.clone(), String::from_utf8_lossy(&value.0).into_owned()))
                 .collect(),
             Err(error) => {
-                tracing::warn!("reading Secret {SECRET}: {}", api_message(&error));
+                tracing::warn!("reading {error}");
                 memory.unfinished = true;
                 return None;
             }

@@ -1,7 +1,7 @@
 //! The notifier: while this replica leads, it watches the namespace's ApplicationSets and
 //! Applications (keeping only what it reads of them, [`super::watched`]), reads the
 //! `flotilla-notifications` ConfigMap (and the Secret of the same name for `$key` credentials)
-//! at each pass, and delivers what the triggers ask that the ledger
+//! from their watches at each pass ([`super::sources`]), and delivers what the triggers ask that the ledger
 //! (the ConfigMap `flotilla-notifications-state`) does not record yet. A delivery is recorded
 //! right after its service answered 2xx, or after its last attempt failed, so a restart
 //! (even a SIGKILL) neither repeats a delivery recorded nor loses one that was due; only one
@@ -15,13 +15,14 @@ use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
 use futures::{Future, FutureExt, StreamExt};
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::argo::{ArgoMemory, project_key};
 use super::post::post_json;
+use super::sources::NotificationSources;
 use super::watched::{Watched, WatchedObjects, kept_json, lock, watched};
 use crate::cluster::api_server::api_error::api_message;
 use crate::controller::leases::leadership::Leadership;
@@ -29,7 +30,7 @@ use crate::controller::runtime::events::EventPublisher;
 use crate::controller::runtime::metrics::Metrics;
 use flotilla_core::api::{AppProject, Application, ApplicationSet};
 use flotilla_core::controller::event_reason::EventReason;
-use flotilla_core::notify::config::{CONFIG_MAP, NotificationConfig, SECRET, Service};
+use flotilla_core::notify::config::{NotificationConfig, SECRET, Service};
 use flotilla_core::notify::ledger::{Delivery, Ledger, application_key, application_set_key};
 use flotilla_core::notify::message::{body, render};
 use flotilla_core::notify::occurrence::{of_application, of_application_set};
@@ -60,6 +61,7 @@ pub struct Notifier {
     pub namespace: String,
     pub metrics: Arc<Metrics>,
     pub events: Arc<EventPublisher>,
+    pub sources: NotificationSources,
 }
 
 impl Notifier {
@@ -93,7 +95,16 @@ impl Notifier {
                 changed = changes.changed() => if changed.is_err() { return },
             }
         }
-        let mut ledger = self.read_ledger().await;
+        // Delivering without the ledger would send again what was delivered: it is read first.
+        let mut ledger = loop {
+            match self.read_ledger().await {
+                Ok(ledger) => break ledger,
+                Err(Unread) => tokio::select! {
+                    () = &mut stop => return,
+                    () = tokio::time::sleep(UNFINISHED_RETRY) => {}
+                },
+            }
+        };
         let mut argo = ArgoMemory::default();
         loop {
             changes.borrow_and_update();
@@ -264,12 +275,11 @@ impl Notifier {
 
     /// The configuration, or `None` when there is none or it is unusable (logged).
     async fn read_config(&self) -> Result<Option<NotificationConfig>, Unread> {
-        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
-        let data = match api.get_opt(CONFIG_MAP).await {
+        let data = match self.sources.config.current().await {
             Ok(None) => return Ok(None),
-            Ok(Some(found)) => found.data.unwrap_or_default(),
+            Ok(Some(found)) => found.data.clone().unwrap_or_default(),
             Err(error) => {
-                tracing::warn!("reading ConfigMap {CONFIG_MAP}: {}", api_message(&error));
+                tracing::warn!("reading {error}");
                 return Err(Unread);
             }
         };
@@ -280,26 +290,27 @@ impl Notifier {
 
     /// The credentials Secret's keys (none when it does not exist).
     async fn read_credentials(&self) -> Result<BTreeMap<String, String>, Unread> {
-        let api: Api<Secret> = Api::namespaced(self.client.clone(), &self.namespace);
-        let secret = api.get_opt(SECRET).await.map_err(|error| {
-            tracing::warn!("reading Secret {SECRET}: {}", api_message(&error));
+        let secret = self.sources.secret.current().await.map_err(|error| {
+            tracing::warn!("reading {error}");
             Unread
         })?;
         Ok(secret
-            .and_then(|s| s.data)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(key, value)| (key, String::from_utf8_lossy(&value.0).into_owned()))
+            .iter()
+            .flat_map(|s| s.data.iter().flatten())
+            .map(|(key, value)| (key.clone(), String::from_utf8_lossy(&value.0).into_owned()))
             .collect())
     }
 
-    async fn read_ledger(&self) -> Ledger {
+    /// The ledger (empty when there is none yet).
+    async fn read_ledger(&self) -> Result<Ledger, Unread> {
         let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
         match api.get_opt(LEDGER).await {
-            Ok(found) => Ledger::from_data(&found.and_then(|c| c.data).unwrap_or_default()),
+            Ok(found) => Ok(Ledger::from_data(
+                &found.and_then(|c| c.data).unwrap_or_default(),
+            )),
             Err(error) => {
                 tracing::warn!("reading ConfigMap {LEDGER}: {}", api_message(&error));
-                Ledger::default()
+                Err(Unread)
             }
         }
     }

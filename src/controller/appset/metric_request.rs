@@ -15,6 +15,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
 use super::analysis::GET_TIMEOUT;
+use crate::cluster::api_server::api_error::ApiError;
 use crate::controller::http_clients::url_request::send;
 use flotilla_core::rollout::analysis::AnalysisOutcome;
 use flotilla_core::rollout::metric::MetricCheck;
@@ -29,7 +30,7 @@ pub enum SecretError {
     Read {
         name: String,
         #[source]
-        error: kube::Error,
+        error: ApiError,
     },
     #[error("Secret {0} has neither token nor username and password")]
     NoCredentials(String),
@@ -76,7 +77,7 @@ async fn headers(
         .await
         .map_err(|error| SecretError::Read {
             name: name.to_owned(),
-            error,
+            error: error.into(),
         })?
         .ok_or_else(|| SecretError::NotFound(name.to_owned()))?;
     let mut entries = BTreeMap::new();
