@@ -51,18 +51,17 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use fleet::{Source, application_set, repository};
 use harness::env_or;
 
-/// The CPU ticks (utime + stime) of every `kube-apiserver` and `etcd` process on the machine.
+/// The CPU ticks (utime + stime) of the control plane's etcd and API servers.
 fn control_plane_ticks() -> u64 {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
+    // This control plane's processes, by their pid files: another control plane on the machine
+    // (a test run's) is not counted.
+    let pids = ["etcd", "apiserver1", "apiserver2"].map(|name| {
+        std::fs::read_to_string(harness::plane_dir().join(format!("pids/{name}.pid")))
+            .ok()
+            .and_then(|pid| pid.trim().parse::<u32>().ok())
+    });
+    pids.into_iter()
         .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|comm| matches!(comm.trim(), "kube-apiserver" | "etcd"))
-        })
         .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
         .map(|stat| {
             let after_name = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
@@ -354,6 +353,17 @@ fn main() {
             task.abort();
         }
         let (converged_each, converged_ticks) = usage();
+        let mut requests = std::collections::BTreeMap::new();
+        for &endpoint in &endpoints {
+            let counted = harness::counters_by(
+                endpoint,
+                "argocd_app_k8s_request_total",
+                &["verb", "resource_kind"],
+            );
+            for (key, count) in counted {
+                *requests.entry(key).or_insert(0) += count;
+            }
+        }
         let plane_ticks = control_plane_ticks() - plane_ticks_before;
         let writes = harness::writes_between(&writes_before, &harness::api_writes(&client).await);
         eprintln!(
@@ -366,6 +376,16 @@ fn main() {
         #[allow(unsafe_code, reason = "the clock tick rate is only known through sysconf(3)")]
         let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         report_convergence(apps, converged, converged_ticks as f64 / ticks_per_second, &writes);
+        let mut by_count: Vec<_> = requests.into_iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(&a.1));
+        println!(
+            "the controller's API requests until convergence (argocd_app_k8s_request_total), per Application: {}",
+            by_count
+                .iter()
+                .map(|(key, count)| format!("{} {:.2}", key.join(" "), *count as f64 / apps as f64))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         println!("writes in the benchmark's namespace until convergence:");
         report_versions(apps, "Application", &application_versions);
         report_versions(apps, "ConfigMap", &configmap_versions);

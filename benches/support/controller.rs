@@ -15,14 +15,17 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 
-/// The kubeconfig of the control plane's cluster 1 (`FLOTILLA_CONTROLPLANE_DIR`).
+/// The control plane's directory (`FLOTILLA_CONTROLPLANE_DIR`).
+pub fn plane_dir() -> PathBuf {
+    std::env::var_os("FLOTILLA_CONTROLPLANE_DIR").map_or_else(
+        || PathBuf::from("/tmp/flotilla-controlplane"),
+        PathBuf::from,
+    )
+}
+
+/// The kubeconfig of the control plane's cluster 1.
 pub fn kubeconfig() -> PathBuf {
-    std::env::var_os("FLOTILLA_CONTROLPLANE_DIR")
-        .map_or_else(
-            || PathBuf::from("/tmp/flotilla-controlplane"),
-            PathBuf::from,
-        )
-        .join("cluster1.kubeconfig")
+    plane_dir().join("cluster1.kubeconfig")
 }
 
 /// A client of `kubeconfig`.
@@ -251,6 +254,43 @@ pub fn counter(endpoint: std::net::SocketAddr, metric: &str) -> u64 {
         })
         .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
         .sum::<f64>() as u64
+}
+
+/// The samples of the counter `metric` at `endpoint`, summed by the values of `labels`.
+pub fn counters_by(
+    endpoint: std::net::SocketAddr,
+    metric: &str,
+    labels: &[&str],
+) -> std::collections::BTreeMap<Vec<String>, u64> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(endpoint).expect("the metrics endpoint");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: bench\r\nconnection: close\r\n\r\n")
+        .expect("a request");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("a response");
+    let mut sums = std::collections::BTreeMap::new();
+    for line in response.lines() {
+        let Some(rest) = line.strip_prefix(metric).and_then(|r| r.strip_prefix('{')) else {
+            continue;
+        };
+        let Some((set, value)) = rest.rsplit_once("} ") else {
+            continue;
+        };
+        let Ok(value) = value.parse::<f64>() else {
+            continue;
+        };
+        let key = labels
+            .iter()
+            .map(|label| {
+                set.split(',')
+                    .find_map(|pair| pair.strip_prefix(&format!("{label}=\"")))
+                    .map_or_else(String::new, |v| v.trim_end_matches('"').to_owned())
+            })
+            .collect();
+        *sums.entry(key).or_insert(0) += value as u64;
+    }
+    sums
 }
 
 /// Waits until all `apps` Applications are Synced and Healthy, following them with a watch

@@ -81,20 +81,27 @@ impl Notifier {
                 .iter()
                 .map(|w| (w, true))
                 .chain(appsets.iter().map(|w| (w, false)));
+            // Each project's JSON once a pass, as many Applications share one.
+            let mut project_json = BTreeMap::new();
             for (watched, is_app) in objects {
                 let uid = watched.reference.uid.clone().unwrap_or_default();
-                let project = watched.object["spec"]["project"]
-                    .as_str()
-                    .and_then(|name| projects.get(&project_key(name)))
-                    .map(|p| &p.object);
+                let object = watched.object.json();
+                let project = object["spec"]["project"].as_str().and_then(|name| {
+                    let key = project_key(name);
+                    if !project_json.contains_key(&key) {
+                        let json = projects.get(&key).map(|p| p.object.json());
+                        project_json.insert(key.clone(), json);
+                    }
+                    project_json[&key].as_ref()
+                });
                 let subject = if is_app {
                     Subject::Application {
-                        app: &watched.object,
+                        app: &object,
                         project,
                     }
                 } else {
                     Subject::ApplicationSet {
-                        appset: &watched.object,
+                        appset: &object,
                         occurrences: &watched.occurrences,
                     }
                 };
@@ -106,7 +113,7 @@ impl Notifier {
                     now,
                     started,
                 );
-                let annotation = watched.object["metadata"]["annotations"][NOTIFIED]
+                let annotation = object["metadata"]["annotations"][NOTIFIED]
                     .as_str()
                     .map(str::to_owned);
                 planned.push(Planned {

@@ -23,7 +23,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use super::argo::{ArgoMemory, project_key};
 use super::post::post_json;
 use super::sources::NotificationSources;
-use super::watched::{Watched, WatchedObjects, kept_json, lock, watched};
+use super::watched::{Kept, Watched, WatchedObjects, lock, watched};
 use crate::cluster::api_server::api_error::api_message;
 use crate::controller::leases::leadership::Leadership;
 use crate::controller::runtime::events::EventPublisher;
@@ -341,7 +341,7 @@ fn reduce_application_set(appset: &ApplicationSet) -> Watched {
         key: application_set_key(&appset.name_any()),
         reference: appset.object_ref(&()),
         occurrences: of_application_set(appset),
-        object: kept_json(appset),
+        object: Kept::of(appset, Kept::ApplicationSet),
     }
 }
 
@@ -351,7 +351,7 @@ fn reduce_application(app: &Application) -> Watched {
         key: application_key(&app.namespace().unwrap_or_default(), &app.name_any()),
         reference: app.object_ref(&()),
         occurrences: of_application(app),
-        object: kept_json(app),
+        object: Kept::of(app, Kept::Application),
     }
 }
 
@@ -361,7 +361,7 @@ fn reduce_project(project: &AppProject) -> Watched {
         key: project_key(&project.name_any()),
         reference: project.object_ref(&()),
         occurrences: Vec::new(),
-        object: kept_json(project),
+        object: Kept::of(project, Kept::Project),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The objects the notifier watches, each kept as what it reads of them — its ledger key, the
-//! reference its Events name, its occurrences now, and the object's JSON without its managed
-//! fields and last-applied configuration (what Argo CD's triggers and templates read as `app`);
-//! the managed fields of a fleet's Applications were most of the controller's memory.
+//! reference its Events name, its occurrences now, and the object without its managed fields
+//! and last-applied configuration (what Argo CD's triggers and templates read as `app`, as JSON
+//! made when a pass needs it); the managed fields of a fleet's Applications were most of the
+//! controller's memory, and a JSON tree of each Application kept between passes a third of it.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -12,31 +13,53 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, watcher as watch};
 use kube::{Api, Client, Resource};
 
+use flotilla_core::api::{AppProject, Application, ApplicationSet};
 use flotilla_core::notify::occurrence::Occurrence;
 
-/// One watched object: its ledger key, Event reference, occurrences now and JSON.
-#[derive(Clone, Debug, PartialEq)]
+/// One watched object: its ledger key, Event reference, occurrences now and the object.
+#[derive(Clone, Debug)]
 pub struct Watched {
     pub key: String,
     pub reference: ObjectReference,
     pub occurrences: Vec<Occurrence>,
     /// The object, without `metadata.managedFields` and the last-applied annotation.
-    pub object: serde_json::Value,
+    pub object: Kept,
 }
 
-/// `object` as JSON, without what the notifier never reads (see [`Watched::object`]).
-pub fn kept_json<K: serde::Serialize>(object: &K) -> serde_json::Value {
-    let mut json = serde_json::to_value(object).unwrap_or_default();
-    if let Some(metadata) = json.get_mut("metadata").and_then(|m| m.as_object_mut()) {
-        metadata.remove("managedFields");
-        if let Some(annotations) = metadata
-            .get_mut("annotations")
-            .and_then(|a| a.as_object_mut())
-        {
+/// A watched object as the notifier keeps it: typed, as the watch gave it (a JSON tree of it
+/// is several times larger), without what the notifier never reads.
+#[derive(Clone, Debug)]
+pub enum Kept {
+    Application(Arc<Application>),
+    ApplicationSet(Arc<ApplicationSet>),
+    Project(Arc<AppProject>),
+    /// A kind whose object the notifier does not read.
+    Nothing,
+}
+
+impl Kept {
+    /// `object` without its managed fields and last-applied configuration.
+    pub fn of<K: Resource + Clone>(object: &K, kept: fn(Arc<K>) -> Self) -> Self {
+        let mut object = object.clone();
+        let metadata = object.meta_mut();
+        metadata.managed_fields = None;
+        if let Some(annotations) = metadata.annotations.as_mut() {
             annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
         }
+        kept(Arc::new(object))
     }
-    json
+
+    /// The object as JSON (`null` for [`Kept::Nothing`]).
+    #[must_use]
+    pub fn json(&self) -> serde_json::Value {
+        let json = match self {
+            Self::Application(app) => serde_json::to_value(&**app),
+            Self::ApplicationSet(appset) => serde_json::to_value(&**appset),
+            Self::Project(project) => serde_json::to_value(&**project),
+            Self::Nothing => Ok(serde_json::Value::Null),
+        };
+        json.unwrap_or_default()
+    }
 }
 
 /// The watched objects of one kind, by ledger key, as the last list and the changes since
@@ -168,7 +191,7 @@ mod tests {
             key: name,
             reference: ObjectReference::default(),
             occurrences,
-            object: serde_json::Value::Null,
+            object: Kept::Nothing,
         }
     }
 
