@@ -377,7 +377,7 @@ fn main() {
         let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
         report_convergence(apps, converged, converged_ticks as f64 / ticks_per_second, &writes);
         let mut by_count: Vec<_> = requests.into_iter().collect();
-        by_count.sort_by(|a, b| b.1.cmp(&a.1));
+        by_count.sort_by_key(|entry| std::cmp::Reverse(entry.1));
         println!(
             "the controller's API requests until convergence (argocd_app_k8s_request_total), per Application: {}",
             by_count
