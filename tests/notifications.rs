@@ -305,6 +305,10 @@ async fn each_step_transition_is_notified_exactly_once_across_a_sigkill() {
     assert!(sent >= 1, "deliveries are published as Events");
 }
 
+/// Also: a pass runs after every change of an Application and reads the configuration and the
+/// credentials from watches of their own, so the whole rollout, with a pass after each of its
+/// status writes, sends the API server no GET of a Secret, and one of a ConfigMap (the ledger,
+/// read when the replica starts to lead).
 #[tokio::test]
 async fn a_receiver_answering_500_is_retried_until_it_accepts() {
     let flaky = Receiver::start(2);
@@ -319,7 +323,9 @@ async fn a_receiver_answering_500_is_retried_until_it_accepts() {
     )
     .await;
     let (_remote, daemon, commit) = repository("1s");
-    let running = controller_process(&ns, "retry");
+    let metrics = std::net::SocketAddr::from(([127, 0, 0, 1], support::git_remote::free_port()));
+    let running =
+        support::controller_process_with(&ns, "retry", &["--metrics-addr", &metrics.to_string()]);
     let appsets: Api<ApplicationSet> = ns.api();
     apply(
         &appsets,
@@ -329,7 +335,18 @@ async fn a_receiver_answering_500_is_retried_until_it_accepts() {
     wait_complete(&appsets, &commit).await;
     wait_for(&flaky, "on-step-completed", "3").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
+    let scraped = support::scrape_metrics(metrics).expect("scrapes the controller");
     kill_process(running);
+    let gets = |kind: &str| -> u64 {
+        scraped
+            .lines()
+            .filter(|line| line.starts_with("argocd_app_k8s_request_total{"))
+            .filter(|line| line.contains("verb=\"Get\""))
+            .filter(|line| line.contains(&format!("resource_kind=\"{kind}\"")))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum()
+    };
+    assert_eq!((gets("secrets"), gets("configmaps")), (0, 1), "{scraped}");
 
     let received = flaky.received();
     let ids: Vec<&str> = received
@@ -357,47 +374,4 @@ async fn a_receiver_answering_500_is_retried_until_it_accepts() {
         notes.iter().any(|n| n.contains("(attempt 3)")),
         "the retried delivery says so: {notes:?}"
     );
-}
-
-/// A pass runs after every change of an Application and reads the configuration and the
-/// credentials from watches of their own: a whole rollout, with a pass after each of its
-/// status writes, sends the API server no GET of a Secret, and one of a ConfigMap (the ledger,
-/// read when the replica starts to lead).
-#[tokio::test]
-async fn a_rollout_s_passes_read_the_configuration_from_watches_not_by_requests() {
-    let receiver = Receiver::start(0);
-    let ns = setup(
-        "notify-watched",
-        json!({
-            "service.webhook.ops": format!("url: {}\nheaders:\n  X-Token: $token\n", receiver.url("/hook")),
-            "template.done": "message: 'step {{ .step }} completed'",
-            "trigger.on-step-completed": "template: done\ndestinations: [webhook.ops]",
-        }),
-        json!({"token": "s3cret"}),
-    )
-    .await;
-    let (_remote, daemon, commit) = repository("1s");
-    let metrics = std::net::SocketAddr::from(([127, 0, 0, 1], support::git_remote::free_port()));
-    let running =
-        support::controller_process_with(&ns, "watched", &["--metrics-addr", &metrics.to_string()]);
-    let appsets: Api<ApplicationSet> = ns.api();
-    apply(
-        &appsets,
-        &three_steps(&daemon.url(&_remote.served_name()), &ns),
-    )
-    .await;
-    wait_complete(&appsets, &commit).await;
-    wait_for(&receiver, "on-step-completed", "3").await;
-    let scraped = support::scrape_metrics(metrics).expect("scrapes the controller");
-    kill_process(running);
-    let gets = |kind: &str| -> u64 {
-        scraped
-            .lines()
-            .filter(|line| line.starts_with("argocd_app_k8s_request_total{"))
-            .filter(|line| line.contains("verb=\"Get\""))
-            .filter(|line| line.contains(&format!("resource_kind=\"{kind}\"")))
-            .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
-            .sum()
-    };
-    assert_eq!((gets("secrets"), gets("configmaps")), (0, 1), "{scraped}");
 }

@@ -372,38 +372,11 @@ impl Scenario {
             .collect();
         let mut texts = Vec::new();
         for namespace in [&self.control, &self.managed] {
-            let apps = namespace
-                .api::<Application>()
-                .list(&Default::default())
-                .await;
-            for app in apps.map_err(|e| e.to_string())? {
-                let mut status = Vec::new();
-                strings(
-                    &serde_json::to_value(&app.status).unwrap_or_default(),
-                    &mut status,
-                );
-                texts.extend(
-                    status
-                        .into_iter()
-                        .map(|text| format!("Application {} status: {text}", app.name_any())),
-                );
-            }
-            let appsets = namespace
-                .api::<ApplicationSet>()
-                .list(&Default::default())
-                .await;
-            for appset in appsets.map_err(|e| e.to_string())? {
-                let mut status = Vec::new();
-                strings(
-                    &serde_json::to_value(&appset.status).unwrap_or_default(),
-                    &mut status,
-                );
-                texts.extend(
-                    status
-                        .into_iter()
-                        .map(|text| format!("ApplicationSet {} status: {text}", appset.name_any())),
-                );
-            }
+            texts
+                .extend(status_texts(namespace, "Application", |a: &Application| &a.status).await?);
+            texts.extend(
+                status_texts(namespace, "ApplicationSet", |a: &ApplicationSet| &a.status).await?,
+            );
             let events = namespace.api::<Event>().list(&Default::default()).await;
             for event in events.map_err(|e| e.to_string())? {
                 let reason = event.reason.clone().unwrap_or_default();
@@ -422,6 +395,42 @@ impl Scenario {
         drop(self.controller.lock().expect("not poisoned").take());
         delete_cluster_scoped(&self.control.client, &self.deployed).await;
     }
+}
+
+/// Every string in the status of each object of kind `K` in `namespace`, after `kind` and the
+/// object's name.
+async fn status_texts<K, S>(
+    namespace: &TestNamespace,
+    kind: &str,
+    status: impl Fn(&K) -> &S,
+) -> Result<Vec<String>, String>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+    S: serde::Serialize,
+{
+    let objects = namespace
+        .api::<K>()
+        .list(&Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut texts = Vec::new();
+    for object in &objects {
+        let mut found = Vec::new();
+        strings(
+            &serde_json::to_value(status(object)).unwrap_or_default(),
+            &mut found,
+        );
+        let name = object.name_any();
+        texts.extend(
+            found
+                .into_iter()
+                .map(|text| format!("{kind} {name} status: {text}")),
+        );
+    }
+    Ok(texts)
 }
 
 /// Every string in `value`, into `texts`.

@@ -239,14 +239,7 @@ pub fn process_usage(pid: u32) -> (u64, u64, u64) {
 /// The sum of the counter `metric` over its labels, scraped from the controller's `/metrics` at
 /// `endpoint`.
 pub fn counter(endpoint: std::net::SocketAddr, metric: &str) -> u64 {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(endpoint).expect("the metrics endpoint");
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nhost: bench\r\nconnection: close\r\n\r\n")
-        .expect("a request");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("a response");
-    response
+    scrape(endpoint)
         .lines()
         .filter(|line| {
             line.strip_prefix(metric)
@@ -256,12 +249,8 @@ pub fn counter(endpoint: std::net::SocketAddr, metric: &str) -> u64 {
         .sum::<f64>() as u64
 }
 
-/// The samples of the counter `metric` at `endpoint`, summed by the values of `labels`.
-pub fn counters_by(
-    endpoint: std::net::SocketAddr,
-    metric: &str,
-    labels: &[&str],
-) -> std::collections::BTreeMap<Vec<String>, u64> {
+/// The metrics `endpoint` serves, as scraped.
+fn scrape(endpoint: std::net::SocketAddr) -> String {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(endpoint).expect("the metrics endpoint");
     stream
@@ -269,8 +258,17 @@ pub fn counters_by(
         .expect("a request");
     let mut response = String::new();
     stream.read_to_string(&mut response).expect("a response");
+    response
+}
+
+/// The samples of the counter `metric` at `endpoint`, summed by the values of `labels`.
+pub fn counters_by(
+    endpoint: std::net::SocketAddr,
+    metric: &str,
+    labels: &[&str],
+) -> std::collections::BTreeMap<Vec<String>, u64> {
     let mut sums = std::collections::BTreeMap::new();
-    for line in response.lines() {
+    for line in scrape(endpoint).lines() {
         let Some(rest) = line.strip_prefix(metric).and_then(|r| r.strip_prefix('{')) else {
             continue;
         };
