@@ -71,12 +71,17 @@ pub async fn terminate(api: &Api<Application>, name: &str) -> Result<String, Act
     ))
 }
 
+/// How many times a rollback is decided and written when the Application keeps changing under
+/// it (client-go's `DefaultRetry` steps).
+const CONFLICT_ATTEMPTS: usize = 5;
+
 /// Requests the rollback of the Application `name` to its history entry `id` (else the one
 /// before the newest) on behalf of `username`, as
 /// [`flotilla_core::controller::application::rollback`] decides it: `spec.operation` (and, when
 /// `force` lets it, `spec.syncPolicy.automated.enabled: false`) in one patch carrying the
 /// Application's `resourceVersion`, so a change made meanwhile fails it instead of being
-/// overwritten; `prune` prunes what the entry does not have. Returns what was done, for people.
+/// overwritten (and it is decided again on the Application as it is then, up to
+/// [`CONFLICT_ATTEMPTS`] times); `prune` prunes what the entry does not have. Returns what was done, for people.
 ///
 /// # Errors
 /// The Application cannot be read, the rollback is refused (automated sync on without `force`,
@@ -88,30 +93,40 @@ pub async fn rollback(
     (force, prune): (bool, bool),
     username: &str,
 ) -> Result<String, ActionError> {
-    let app = read(api, name).await?;
-    let initiated_by = InitiatedBy {
-        username: username.to_owned(),
-        automated: false,
-    };
-    let decided = decide_rollback(&app, id, (force, prune), initiated_by)
-        .map_err(|refusal| ActionError::Refused(refusal.to_string()))?;
-    let mut body = json!({
-        "metadata": {"resourceVersion": app.metadata.resource_version},
-        "spec": {"operation": decided.operation},
-    });
-    if decided.suspend_automated {
-        body["spec"]["syncPolicy"] = json!({"automated": {"enabled": false}});
+    // A change since the read (a status write, too, moves `resourceVersion`) fails the patch:
+    // decided again on the Application as it is then, as client-go's RetryOnConflict does.
+    let mut attempt = 1;
+    loop {
+        let app = read(api, name).await?;
+        let initiated_by = InitiatedBy {
+            username: username.to_owned(),
+            automated: false,
+        };
+        let decided = decide_rollback(&app, id, (force, prune), initiated_by)
+            .map_err(|refusal| ActionError::Refused(refusal.to_string()))?;
+        let mut body = json!({
+            "metadata": {"resourceVersion": app.metadata.resource_version},
+            "spec": {"operation": decided.operation},
+        });
+        if decided.suspend_automated {
+            body["spec"]["syncPolicy"] = json!({"automated": {"enabled": false}});
+        }
+        match patch(api, name, &body).await {
+            Ok(()) => {
+                let suspended = if decided.suspend_automated {
+                    format!(
+                        "automated sync of Application {name} suspended (spec.syncPolicy.automated.enabled: false)\n"
+                    )
+                } else {
+                    String::new()
+                };
+                return Ok(format!(
+                    "{suspended}rollback of Application {name} to history entry {} (revision {}) requested",
+                    decided.entry.id, decided.entry.revision
+                ));
+            }
+            Err(error) if error.is_conflict() && attempt < CONFLICT_ATTEMPTS => attempt += 1,
+            Err(error) => return Err(error),
+        }
     }
-    patch(api, name, &body).await?;
-    let suspended = if decided.suspend_automated {
-        format!(
-            "automated sync of Application {name} suspended (spec.syncPolicy.automated.enabled: false)\n"
-        )
-    } else {
-        String::new()
-    };
-    Ok(format!(
-        "{suspended}rollback of Application {name} to history entry {} (revision {}) requested",
-        decided.entry.id, decided.entry.revision
-    ))
 }

@@ -26,6 +26,13 @@ pub enum ActionError {
 }
 
 impl ActionError {
+    /// Whether the patch carried a `resourceVersion` the object no longer has (409 Conflict:
+    /// it changed since it was read).
+    #[must_use]
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Self::Write { source, .. } if source.status_code() == Some(409))
+    }
+
     /// Whether the object acted on does not exist (the server answered 404 to reading it).
     #[must_use]
     pub fn is_missing(&self) -> bool {
