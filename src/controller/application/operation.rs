@@ -199,11 +199,6 @@ pub(super) async fn finish(
         state.message
     );
     publish(ctx, app, reason, note).await;
-    // A request this pass served is on the Application it reconciled; one made since names an
-    // operation no longer running (ignored), and is removed after the next operation.
-    if !app.annotations().contains_key(TERMINATE_ANNOTATION) {
-        return Ok(());
-    }
     let current = ctx
         .api()
         .get(&app.name_any())

@@ -20,7 +20,6 @@ use serde_json::{Value, json};
 
 use crate::sync::execute::{OperationStore, StoreError};
 use flotilla_core::api::Application;
-use flotilla_core::api::application::{ApplicationSpec, RevisionHistory};
 use flotilla_core::api::application::{InitiatedBy, TERMINATE_ANNOTATION};
 use flotilla_core::controller::application::history::after_operation;
 use flotilla_core::controller::application::status::operation_state_patch;
@@ -35,10 +34,6 @@ pub struct StatusStore {
     history: Option<InitiatedBy>,
     /// Fields of the status written with the next save.
     carried: Mutex<Option<Value>>,
-    /// The Application's spec and history as [`OperationStore::load`] read them: what the
-    /// operation's success adds to (the controller alone writes the history, so it is unchanged
-    /// until this operation's end).
-    loaded: Mutex<Option<(ApplicationSpec, Vec<RevisionHistory>)>>,
     /// Where the end's patch is left, unwritten, when it is held.
     held_end: Option<HeldEnd>,
 }
@@ -66,7 +61,6 @@ impl StatusStore {
             name: name.to_owned(),
             history: None,
             carried: Mutex::new(None),
-            loaded: Mutex::new(None),
             held_end: None,
         }
     }
@@ -114,21 +108,12 @@ impl StatusStore {
         if state.phase != OperationPhase::Succeeded {
             return Ok(None);
         }
-        let loaded = self
-            .loaded
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let (spec, history) = match loaded {
-            Some(loaded) => loaded,
-            None => {
-                let app = self.api.get(&self.name).await.map_err(|e| self.error(e))?;
-                let history = app.history().to_vec();
-                (app.spec, history)
-            }
-        };
+        let app = self.api.get(&self.name).await.map_err(|e| self.error(e))?;
         let now = Time(Timestamp::now());
-        Ok(after_operation(&history, state, (&spec, initiated_by), &now).map(|h| json!(h)))
+        Ok(
+            after_operation(app.history(), state, (&app.spec, initiated_by), &now)
+                .map(|h| json!(h)),
+        )
     }
 
     fn error(&self, message: impl ToString) -> StoreError {
@@ -150,13 +135,7 @@ impl OperationStore for StatusStore {
             .await
             .map_err(|e| self.error(e))?
             .ok_or_else(|| self.error("the Application does not exist"))?;
-        let state = app
-            .status
-            .as_ref()
-            .and_then(|status| status.operation_state.clone());
-        let history = app.history().to_vec();
-        *self.loaded.lock().unwrap_or_else(PoisonError::into_inner) = Some((app.spec, history));
-        Ok(state)
+        Ok(app.status.and_then(|status| status.operation_state))
     }
 
     async fn save(&self, state: &OperationState) -> Result<(), StoreError> {
