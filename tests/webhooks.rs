@@ -612,21 +612,25 @@ async fn a_push_is_answered_before_its_applications_are_annotated_and_a_refused_
         "refresh refused by the test's policy",
     )
     .await;
-    let annotated = json!({"metadata": {"annotations": {REFRESH_ANNOTATION: "probe"}}});
-    eventually_within(support::TIMEOUT, "the policy in force", async || {
+    // The annotation the refresh writes, in a dry run: whether the API server admits it now.
+    let probe = async || {
+        let annotated = json!({"metadata": {"annotations": {REFRESH_ANNOTATION: "probe"}}});
         let dry_run = PatchParams {
             dry_run: true,
             ..PatchParams::default()
         };
-        match apps
-            .patch("database", &dry_run, &Patch::Merge(&annotated))
+        apps.patch("database", &dry_run, &Patch::Merge(&annotated))
             .await
-        {
+    };
+    eventually_within(
+        support::TIMEOUT,
+        "the policy in force",
+        async || match probe().await {
             Err(error) if error.to_string().contains("refused by the test's policy") => Ok(()),
             Err(error) => Err(format!("refused otherwise: {error}")),
             Ok(_) => Err("still admitted".to_owned()),
-        }
-    })
+        },
+    )
     .await;
     component(&remote, "database", "v2");
     let v2 = remote.push("v2");
@@ -659,14 +663,7 @@ async fn a_push_is_answered_before_its_applications_are_annotated_and_a_refused_
     );
     refusal.remove().await;
     eventually_within(support::TIMEOUT, "the policy gone", async || {
-        let dry_run = PatchParams {
-            dry_run: true,
-            ..PatchParams::default()
-        };
-        apps.patch("database", &dry_run, &Patch::Merge(&annotated))
-            .await
-            .map(drop)
-            .map_err(|error| error.to_string())
+        probe().await.map(drop).map_err(|error| error.to_string())
     })
     .await;
     // Admitted, the next push's refresh reaches it.
