@@ -50,8 +50,6 @@ pub struct Refresher {
 /// What one push refreshed at once, and the Applications it has yet to annotate.
 #[derive(Debug)]
 pub struct Refreshing {
-    /// Mirrors of the repository cache made to fetch again.
-    pub mirrors: usize,
     /// ApplicationSets annotated.
     pub application_sets: Vec<String>,
     /// The Applications to annotate ([`Refresher::refresh_applications`]).
@@ -116,7 +114,7 @@ impl Refresher {
         let pushed: BTreeSet<&RepoKey> = pushed.iter().collect();
         let reads = |url: &str| RepoKey::of(url).is_some_and(|key| pushed.contains(&key));
         let moved = |url: &str, revision: &str| reads(url) && refs.touches(revision);
-        let mirrors = self.repos.expire(reads).len();
+        self.repos.expire(reads);
         let stamp = Timestamp::now().to_string();
         let mut owners = BTreeSet::new();
         let mut names = Vec::new();
@@ -163,7 +161,6 @@ impl Refresher {
             })
             .await?;
         Ok(Refreshing {
-            mirrors,
             application_sets,
             applications: ApplicationRefresh { stamp, names },
         })
