@@ -81,7 +81,8 @@ const CONFLICT_ATTEMPTS: usize = 5;
 /// `force` lets it, `spec.syncPolicy.automated.enabled: false`) in one patch carrying the
 /// Application's `resourceVersion`, so a change made meanwhile fails it instead of being
 /// overwritten (and it is decided again on the Application as it is then, up to
-/// [`CONFLICT_ATTEMPTS`] times); `prune` prunes what the entry does not have. Returns what was done, for people.
+/// [`CONFLICT_ATTEMPTS`] times); `prune` prunes what the entry does not have. Returns what was
+/// done, for people.
 ///
 /// # Errors
 /// The Application cannot be read, the rollback is refused (automated sync on without `force`,

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use super::deliver::Notifier;
 use super::send::perform;
+use super::sources::secret_text;
 use super::watched::{WatchedObjects, lock};
 use crate::cluster::api_server::api_error::api_message;
 use flotilla_core::api::{Application, ApplicationSet};
@@ -210,12 +211,8 @@ impl Notifier {
                 return None;
             }
         };
-        let secret: BTreeMap<String, String> = match self.sources.argo_secret.current().await {
-            Ok(found) => found
-                .iter()
-                .flat_map(|s| s.data.iter().flatten())
-                .map(|(key, value)| (key.clone(), String::from_utf8_lossy(&value.0).into_owned()))
-                .collect(),
+        let secret = match secret_text(&self.sources.argo_secret).await {
+            Ok(secret) => secret,
             Err(error) => {
                 tracing::warn!("reading {error}");
                 memory.unfinished = true;

@@ -22,7 +22,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 
 use super::argo::{ArgoMemory, project_key};
 use super::post::post_json;
-use super::sources::NotificationSources;
+use super::sources::{NotificationSources, secret_text};
 use super::watched::{Kept, Watched, WatchedObjects, lock, watched};
 use crate::cluster::api_server::api_error::api_message;
 use crate::controller::leases::leadership::Leadership;
@@ -290,15 +290,10 @@ impl Notifier {
 
     /// The credentials Secret's keys (none when it does not exist).
     async fn read_credentials(&self) -> Result<BTreeMap<String, String>, Unread> {
-        let secret = self.sources.secret.current().await.map_err(|error| {
+        secret_text(&self.sources.secret).await.map_err(|error| {
             tracing::warn!("reading {error}");
             Unread
-        })?;
-        Ok(secret
-            .iter()
-            .flat_map(|s| s.data.iter().flatten())
-            .map(|(key, value)| (key.clone(), String::from_utf8_lossy(&value.0).into_owned()))
-            .collect())
+        })
     }
 
     /// The ledger (empty when there is none yet).

@@ -4,10 +4,12 @@
 //! several times a second during a rollout), so reading them there would spend most of the
 //! client's request rate on four GETs a pass.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::Client;
 
-use crate::cluster::watches::watched_object::WatchedObject;
+use crate::cluster::watches::watched_object::{WatchError, WatchedObject};
 use flotilla_core::notify::argo::config as argo;
 use flotilla_core::notify::config as native;
 
@@ -50,4 +52,21 @@ impl NotificationSources {
             ),
         }
     }
+}
+
+/// The keys of the watched Secret `secret` and their values as text (none when it does not
+/// exist), as `$key` references read them.
+///
+/// # Errors
+/// Its watch has not listed.
+pub async fn secret_text(
+    secret: &WatchedObject<Secret>,
+) -> Result<BTreeMap<String, String>, WatchError> {
+    Ok(secret
+        .current()
+        .await?
+        .iter()
+        .flat_map(|s| s.data.iter().flatten())
+        .map(|(key, value)| (key.clone(), String::from_utf8_lossy(&value.0).into_owned()))
+        .collect())
 }

@@ -1,8 +1,8 @@
 //! The controller's Prometheus metrics, kept with `prometheus-client`: reconciles by result and
 //! their durations per reconciler, reconciles running now and those running longer than a
 //! minute, sync operations by result, git webhooks by provider and result and the Applications
-//! they refreshed, notifications by trigger, destination and result, and whether this replica leads; what the watches hold,
-//! read when scraped ([`super::observed`]); Argo CD's metric names beside them
+//! they refreshed, notifications by trigger, destination and result, and whether this replica
+//! leads; what the watches hold, read when scraped ([`super::observed`]); Argo CD's metric names beside them
 //! ([`super::argocd_metrics`], [`crate::cluster::api_server::k8s_requests`], [`super::process_metrics`], git
 //! requests). Encoded in the OpenMetrics text format; served by [`super::endpoint`].
 
