@@ -26,6 +26,9 @@ log() { printf '[run-all] %s\n' "$*" >&2; }
 # Marks every process of this run: a process that inherited the mark and is no descendant of this
 # shell outlived whatever started it.
 export FLOTILLA_TEST_RUN="$$-$(date +%s%N)"
+# No incremental compilation state: a run builds once, and that state held 12 GB beside 14 GB of
+# test binaries in a build directory carried over three runs; a CI machine ran out of disk.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 # Prints the pids of marked processes that do not descend from this shell.
 survivors() {
