@@ -9,7 +9,9 @@
 //!   one must wait for it.
 //! - Across ApplicationSets: `services` waits for `platform`'s `database`, and `platform`'s
 //!   `rest` for `services`; one watch of the namespace's ApplicationSets shows the order after a
-//!   commit to both. A missing ApplicationSet is a named condition until it is created.
+//!   commit to both; the same with every rollout past `--rollout-status-limit` (each entry on
+//!   its Application, `sameRevision` judged from counts per revision), watched from the
+//!   Applications. A missing ApplicationSet is a named condition until it is created.
 //! - Across namespaces: `services` waits for `platform` in another namespace this controller
 //!   manages (permitted by the project's `sourceNamespaces`) and starts once that step is
 //!   approved and complete; one naming a namespace the project does not permit is named
@@ -25,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use flotilla_core::api::application_set_status::{ConditionType, RolloutApplicationState as State};
-use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Patch, PatchParams};
@@ -35,8 +37,8 @@ use serde_json::json;
 use support::git_remote::{GitDaemon, Remote};
 use support::list_appset::{apply_graph, appset};
 use support::{
-    TestNamespace, apply, controller_process, eventually, kill_process, namespace, object,
-    wait_until,
+    TestNamespace, apply, controller_process, controller_process_with, eventually, kill_process,
+    namespace, object, wait_until,
 };
 
 /// The finalizer the removal test puts on each component's ConfigMap to hold its deletion.
@@ -308,29 +310,58 @@ type Fleet = BTreeMap<(String, String), (State, Vec<String>, String)>;
 /// Every distinct [`Fleet`] of `ns`, in the order one watch of its ApplicationSets delivers
 /// their versions (so what one ApplicationSet had when another changed is known exactly).
 fn record_fleet(ns: &TestNamespace) -> (Arc<Mutex<Vec<Fleet>>>, tokio::task::JoinHandle<()>) {
+    record(ns.api::<ApplicationSet>(), |fleet, appset| {
+        let name = appset.name_any();
+        fleet.retain(|(owner, _), _| *owner != name);
+        for entry in appset
+            .status
+            .map(|s| s.application_status)
+            .unwrap_or_default()
+        {
+            fleet.insert(
+                (name.clone(), entry.application),
+                (entry.status, entry.target_revisions, entry.message),
+            );
+        }
+    })
+}
+
+/// [`record_fleet`] for rollouts past `--rollout-status-limit`: from one watch of the
+/// namespace's Applications, each keeping its own entry (`status.rollout`).
+fn record_counted_fleet(
+    ns: &TestNamespace,
+) -> (Arc<Mutex<Vec<Fleet>>>, tokio::task::JoinHandle<()>) {
+    record(ns.api::<Application>(), |fleet, app| {
+        let owner = app.labels().get(APPLICATION_SET_LABEL).cloned();
+        let key = (owner.unwrap_or_default(), app.name_any());
+        match app.status.and_then(|s| s.rollout) {
+            Some(entry) => fleet.insert(key, (entry.status, entry.target_revisions, entry.message)),
+            None => fleet.remove(&key),
+        };
+    })
+}
+
+/// Every distinct [`Fleet`] that `update` makes of the objects one watch of `api` delivers, in
+/// order.
+fn record<K>(
+    api: Api<K>,
+    update: fn(&mut Fleet, K),
+) -> (Arc<Mutex<Vec<Fleet>>>, tokio::task::JoinHandle<()>)
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+{
     let fleets: Arc<Mutex<Vec<Fleet>>> = Arc::default();
     let recording = Arc::clone(&fleets);
-    let stream = watcher(ns.api::<ApplicationSet>(), watcher::Config::default());
+    let stream = watcher(api, watcher::Config::default());
     let task = tokio::spawn(async move {
         let mut events = std::pin::pin!(stream);
         let mut fleet = Fleet::new();
         while let Some(event) = events.next().await {
-            let Ok(watcher::Event::Apply(appset) | watcher::Event::InitApply(appset)) = event
+            let Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) = event
             else {
                 continue;
             };
-            let name = appset.name_any();
-            fleet.retain(|(owner, _), _| *owner != name);
-            for entry in appset
-                .status
-                .map(|s| s.application_status)
-                .unwrap_or_default()
-            {
-                fleet.insert(
-                    (name.clone(), entry.application),
-                    (entry.status, entry.target_revisions, entry.message),
-                );
-            }
+            update(&mut fleet, object);
             let mut all = recording.lock().expect("not poisoned");
             if all.last() != Some(&fleet) {
                 all.push(fleet.clone());
@@ -368,7 +399,29 @@ fn all_on(fleet: &Fleet, count: usize, revision: &str) -> bool {
 
 #[tokio::test]
 async fn services_wait_for_the_platforms_database_and_the_rest_of_the_platform_for_services() {
-    let ns = namespace(1, "rollout-cross").await;
+    across_application_sets(false).await;
+}
+
+/// The same past `--rollout-status-limit` (1 byte: every rollout only counted, each entry on
+/// its Application): `sameRevision` is judged from the counts per revision.
+#[tokio::test]
+async fn a_same_revision_gate_on_a_counted_rollout_holds_as_on_a_listed_one() {
+    across_application_sets(true).await;
+}
+
+/// `services` waits for `platform`'s `database` and `platform`'s `rest` for `services`' `api`,
+/// each on the same revision; both rolled out on a commit, then a new commit to both. When
+/// `counted`, the controller keeps every rollout's entries on the Applications.
+async fn across_application_sets(counted: bool) {
+    let ns = namespace(
+        1,
+        if counted {
+            "rollout-cross-counted"
+        } else {
+            "rollout-cross"
+        },
+    )
+    .await;
     support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let components = ["database", "cache", "api"];
@@ -402,10 +455,19 @@ async fn services_wait_for_the_platforms_database_and_the_rest_of_the_platform_f
             {"applicationSet": "platform", "step": "database", "sameRevision": true}])
         )]),
     );
-    let (fleets, watch) = record_fleet(&ns);
+    let (fleets, watch) = if counted {
+        record_counted_fleet(&ns)
+    } else {
+        record_fleet(&ns)
+    };
     apply_graph(&ns, &platform).await;
     apply_graph(&ns, &services).await;
-    let controller = controller_process(&ns, "cross");
+    let limit: &[&str] = if counted {
+        &["--rollout-status-limit", "1"]
+    } else {
+        &[]
+    };
+    let controller = controller_process_with(&ns, "cross", limit);
     let first = support::git_remote::git(remote.work(), &["rev-parse", "HEAD"]);
     let fleet_now = || fleets.lock().expect("not poisoned").last().cloned();
     eventually("both rolled out on the first commit", async || {
@@ -436,6 +498,18 @@ async fn services_wait_for_the_platforms_database_and_the_rest_of_the_platform_f
     .await;
     watch.abort();
     kill_process(controller);
+    for name in ["platform", "services"] {
+        let status = appsets.get(name).await.expect("reads it").status;
+        let status = status.unwrap_or_default();
+        assert_eq!(
+            (
+                status.application_status.is_empty(),
+                status.application_status_summary.is_empty()
+            ),
+            (counted, !counted),
+            "{name}: only counted when past the limit: {status:?}"
+        );
+    }
 
     let fleets = fleets.lock().expect("not poisoned").clone();
     let key = |appset: &str, app: &str| (appset.to_owned(), app.to_owned());

@@ -470,6 +470,26 @@ pub struct StepRolloutSummary {
     pub progressing: u32,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub healthy: u32,
+    /// How many of them target each set of revisions, so a cross-ApplicationSet gate's
+    /// `revision` or `sameRevision` can be judged from counts; empty when they target more
+    /// than [`MAX_COUNTED_REVISIONS`] distinct sets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revisions: Vec<RevisionCount>,
+}
+
+/// The most distinct sets of target revisions one step's [`StepRolloutSummary::revisions`]
+/// counts (a rollout has one or two; Applications each on their own revision are not counted).
+pub const MAX_COUNTED_REVISIONS: usize = 16;
+
+/// How many Applications of a step target `targetRevisions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionCount {
+    /// The revisions, one per source (as each Application's `applicationStatus` entry lists
+    /// them); empty for Applications whose revision is not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_revisions: Vec<String>,
+    pub applications: u32,
 }
 
 /// The rollout states of one Application: Waiting → Pending → Progressing → Healthy.

@@ -17,8 +17,8 @@ use super::config::RolloutConfig;
 use super::graph;
 use crate::api::application_set::{ApplicationSetStep, RolloutStrategy};
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, RolloutApplicationState as State, RolloutRollback,
-    RolloutStepStatus, StepRolloutSummary,
+    ApplicationSetApplicationStatus, MAX_COUNTED_REVISIONS, RolloutApplicationState as State,
+    RolloutRollback, RolloutStepStatus, StepRolloutSummary,
 };
 use crate::project::Projects;
 use crate::project::source_namespaces::permit_source_namespace;
@@ -326,7 +326,7 @@ fn incomplete(
     let named = config.steps[step].label();
     if rollout.application_status.is_empty() && !rollout.summary.is_empty() {
         let counts = rollout.summary.iter().find(|s| s.step == number);
-        if let Some(waits) = summarised(counts, &named, dependency) {
+        if let Some(waits) = summarised(counts, &named, dependency, waiter) {
             return Some(waits);
         }
         if counts.is_none_or(|c| c.healthy == 0) {
@@ -357,41 +357,12 @@ fn incomplete(
             shortened(&not_healthy)
         ));
     }
-    if let Some(revision) = dependency.and_then(|d| d.revision.as_deref()) {
-        let elsewhere: Vec<String> = members
-            .iter()
-            .filter(|e| !e.target_revisions.iter().any(|r| same(r, revision)))
-            .map(|e| format!("{} on {}", e.application, e.target_revisions.join(",")))
-            .collect();
-        if !elsewhere.is_empty() {
-            return Some(format!(
-                "{named} is not on revision {revision} yet ({})",
-                shortened(&elsewhere)
-            ));
-        }
-    }
-    if dependency.is_some_and(|d| d.same_revision) {
-        let elsewhere: Vec<String> = members
-            .iter()
-            .filter(|e| {
-                // Neither side knowing a revision (a local directory) is the same.
-                let unknown = e.target_revisions.is_empty() && waiter.revisions.is_empty();
-                !unknown
-                    && !e
-                        .target_revisions
-                        .iter()
-                        .any(|r| waiter.revisions.contains(r))
-            })
-            .map(|e| format!("{} on {}", e.application, e.target_revisions.join(",")))
-            .collect();
-        if !elsewhere.is_empty() {
-            let ours: Vec<&str> = waiter.revisions.iter().map(String::as_str).collect();
-            return Some(format!(
-                "{named} is not on this step's revision {} yet ({})",
-                ours.join(","),
-                shortened(&elsewhere)
-            ));
-        }
+    let targets: Vec<(String, &[String])> = members
+        .iter()
+        .map(|e| (e.application.clone(), e.target_revisions.as_slice()))
+        .collect();
+    if let Some(waits) = off_revision(&named, dependency, waiter, &targets) {
+        return Some(waits);
     }
     if members.is_empty() {
         return None;
@@ -428,31 +399,93 @@ fn settled(
     None
 }
 
+/// How the step's Applications `targets` (who, and the revisions they target) do not meet
+/// `dependency`'s `revision` or `sameRevision` (the waiting step's revisions, `waiter`):
+/// `None` when they do.
+fn off_revision(
+    named: &str,
+    dependency: Option<&ApplicationSetStep>,
+    waiter: &Waiter<'_>,
+    targets: &[(String, &[String])],
+) -> Option<String> {
+    let elsewhere = |on: &dyn Fn(&[String]) -> bool| -> Vec<String> {
+        targets
+            .iter()
+            .filter(|(_, revisions)| !on(revisions))
+            .map(|(who, revisions)| format!("{who} on {}", revisions.join(",")))
+            .collect()
+    };
+    if let Some(revision) = dependency.and_then(|d| d.revision.as_deref()) {
+        let elsewhere = elsewhere(&|revisions| revisions.iter().any(|r| same(r, revision)));
+        if !elsewhere.is_empty() {
+            return Some(format!(
+                "{named} is not on revision {revision} yet ({})",
+                shortened(&elsewhere)
+            ));
+        }
+    }
+    if dependency.is_some_and(|d| d.same_revision) {
+        let elsewhere = elsewhere(&|revisions| {
+            // Neither side knowing a revision (a local directory) is the same.
+            (revisions.is_empty() && waiter.revisions.is_empty())
+                || revisions.iter().any(|r| waiter.revisions.contains(r))
+        });
+        if !elsewhere.is_empty() {
+            let ours: Vec<&str> = waiter.revisions.iter().map(String::as_str).collect();
+            return Some(format!(
+                "{named} is not on this step's revision {} yet ({})",
+                ours.join(","),
+                shortened(&elsewhere)
+            ));
+        }
+    }
+    None
+}
+
 /// How a step of a rollout whose Applications are only counted ([`ExternalRollout::summary`];
-/// `counts` are the step's) is not complete by those counts: Applications not Healthy, or a
-/// revision or label condition, which counts cannot answer. `None` when every Application it
-/// has is Healthy.
+/// `counts` are the step's) is not complete by those counts: Applications not Healthy, not on
+/// the revision `dependency` asks for (counted by revision), or a label condition, which
+/// counts cannot answer. `None` when every Application it has is Healthy and on it.
 fn summarised(
     counts: Option<&StepRolloutSummary>,
     named: &str,
     dependency: Option<&ApplicationSetStep>,
+    waiter: &Waiter<'_>,
 ) -> Option<String> {
-    if dependency
-        .is_some_and(|d| d.revision.is_some() || d.same_revision || !d.match_labels.is_empty())
-    {
+    if dependency.is_some_and(|d| !d.match_labels.is_empty()) {
         return Some(format!(
             "{named}: its Applications are only counted (more than its controller's \
-             --rollout-status-limit lists), so a revision or label condition cannot be checked"
+             --rollout-status-limit lists), so a label condition cannot be checked"
         ));
     }
     let counts = counts?;
     let not_healthy = counts.waiting + counts.pending + counts.progressing;
-    (not_healthy > 0).then(|| {
-        format!(
-            "{named}: {not_healthy} of {} not Healthy yet",
-            not_healthy + counts.healthy
-        )
-    })
+    let all = not_healthy + counts.healthy;
+    if not_healthy > 0 {
+        return Some(format!("{named}: {not_healthy} of {all} not Healthy yet"));
+    }
+    if dependency.is_none_or(|d| d.revision.is_none() && !d.same_revision) {
+        return None;
+    }
+    if counts.revisions.iter().map(|r| r.applications).sum::<u32>() != all {
+        return Some(format!(
+            "{named}: its Applications are only counted, not by revision (they target more \
+             than {MAX_COUNTED_REVISIONS} sets of revisions), so a revision condition cannot \
+             be checked"
+        ));
+    }
+    let targets: Vec<(String, &[String])> = counts
+        .revisions
+        .iter()
+        .map(|r| {
+            let who = match r.applications {
+                1 => "1 Application".to_owned(),
+                n => format!("{n} Applications"),
+            };
+            (who, r.target_revisions.as_slice())
+        })
+        .collect();
+    off_revision(named, dependency, waiter, &targets)
 }
 
 /// `revision` as written in status is `wanted`, or a commit that starts with it.

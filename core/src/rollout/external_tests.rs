@@ -13,7 +13,7 @@ use crate::api::application_set::{
     ApplicationSetStep, RollingSyncStep, RolloutStrategy, StepDependency,
 };
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, ConditionStatus, ConditionType,
+    ApplicationSetApplicationStatus, ConditionStatus, ConditionType, RevisionCount,
     RolloutApplicationState as State, RolloutStepStatus, StepRolloutSummary,
 };
 
@@ -214,8 +214,9 @@ fn waits_for(dependency: ApplicationSetStep, read: ExternalApplicationSet) -> St
 }
 
 /// `platform` as read with its Applications only counted: `database` with `waiting` of them
-/// not Healthy yet and `healthy` Healthy.
-fn counted(waiting: u32, healthy: u32) -> ExternalApplicationSet {
+/// not Healthy yet and `healthy` Healthy, counted by revision as `revisions` (revision, how
+/// many).
+fn counted(waiting: u32, healthy: u32, revisions: &[(&str, u32)]) -> ExternalApplicationSet {
     let mut platform = read(State::Healthy, R1, None);
     let Lookup::Found(rollout) = &mut platform.lookup else {
         unreachable!("read finds it")
@@ -226,6 +227,13 @@ fn counted(waiting: u32, healthy: u32) -> ExternalApplicationSet {
             step: "1".into(),
             waiting,
             healthy,
+            revisions: revisions
+                .iter()
+                .map(|(revision, applications)| RevisionCount {
+                    target_revisions: vec![(*revision).into()],
+                    applications: *applications,
+                })
+                .collect(),
             ..StepRolloutSummary::default()
         },
         StepRolloutSummary {
@@ -254,23 +262,59 @@ fn an_application_set_that_has_not_reported_a_rollout_completes_no_step() {
 #[test]
 fn a_rollout_only_counted_past_the_status_limit_is_judged_by_its_counts() {
     assert_eq!(
-        waits_for(platform("database"), counted(3, 997)),
+        waits_for(platform("database"), counted(3, 997, &[(R1, 1000)])),
         "waits for ApplicationSet platform step database: step 1 (database): 3 of 1000 not Healthy yet"
     );
     assert_eq!(
-        waits_for(platform("database"), counted(0, 1000)),
+        waits_for(platform("database"), counted(0, 1000, &[(R1, 1000)])),
         "Progressing",
         "every counted Application Healthy: the step is complete"
     );
-    let on_revision = ApplicationSetStep {
-        revision: Some(R1.into()),
+    let labelled = ApplicationSetStep {
+        match_labels: BTreeMap::from([("region".into(), "eu".into())]),
         ..platform("database")
     };
     assert_eq!(
-        waits_for(on_revision, counted(0, 1000)),
+        waits_for(labelled, counted(0, 1000, &[(R1, 1000)])),
         "waits for ApplicationSet platform step database: step 1 (database): its Applications \
          are only counted (more than its controller's --rollout-status-limit lists), so a \
-         revision or label condition cannot be checked"
+         label condition cannot be checked"
+    );
+}
+
+#[test]
+fn a_revision_condition_on_a_counted_rollout_is_judged_by_its_counts_per_revision() {
+    let on_revision = || ApplicationSetStep {
+        revision: Some(R1.into()),
+        ..platform("database")
+    };
+    let same_revision = || ApplicationSetStep {
+        same_revision: true,
+        ..platform("database")
+    };
+    for dependency in [on_revision(), same_revision()] {
+        assert_eq!(
+            waits_for(dependency, counted(0, 1000, &[(R1, 1000)])),
+            "Progressing",
+            "all 1,000 counted on r1, this step's revision"
+        );
+    }
+    assert_eq!(
+        waits_for(on_revision(), counted(0, 1000, &[(R1, 999), (R2, 1)])),
+        "waits for ApplicationSet platform step database: step 1 (database) is not on revision \
+         r1 yet (1 Application on r2)"
+    );
+    assert_eq!(
+        waits_for(same_revision(), counted(0, 1000, &[(R2, 1000)])),
+        "waits for ApplicationSet platform step database: step 1 (database) is not on this \
+         step's revision r1 yet (1000 Applications on r2)"
+    );
+    assert_eq!(
+        waits_for(on_revision(), counted(0, 1000, &[])),
+        "waits for ApplicationSet platform step database: step 1 (database): its Applications \
+         are only counted, not by revision (they target more than 16 sets of revisions), so a \
+         revision condition cannot be checked",
+        "not counted by revision: waits, saying why"
     );
 }
 

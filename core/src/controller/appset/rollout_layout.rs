@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use crate::api::Application;
 use crate::api::application_set_status::{
-    ApplicationSetApplicationStatus, ApplicationSetStatus, RolloutApplicationState,
-    StepRolloutSummary,
+    ApplicationSetApplicationStatus, ApplicationSetStatus, MAX_COUNTED_REVISIONS, RevisionCount,
+    RolloutApplicationState, StepRolloutSummary,
 };
 
 /// The default `--rollout-status-limit`: the bytes of JSON `status.applicationStatus` may take
@@ -99,17 +99,22 @@ pub fn hydrate<'a>(
     status.application_status = entries;
 }
 
-/// How many entries of each step are in each state, by step.
+/// How many entries of each step are in each state, and on each set of target revisions, by
+/// step.
 fn summary(entries: &[ApplicationSetApplicationStatus]) -> Vec<StepRolloutSummary> {
-    let mut steps: BTreeMap<(i64, &str), StepRolloutSummary> = BTreeMap::new();
+    type Revisions<'a> = BTreeMap<&'a [String], u32>;
+    let mut steps: BTreeMap<(i64, &str), (StepRolloutSummary, Revisions<'_>)> = BTreeMap::new();
     for entry in entries {
         let key = (
             entry.step.parse::<i64>().unwrap_or(i64::MAX),
             entry.step.as_str(),
         );
-        let counts = steps.entry(key).or_insert_with(|| StepRolloutSummary {
-            step: entry.step.clone(),
-            ..StepRolloutSummary::default()
+        let (counts, revisions) = steps.entry(key).or_insert_with(|| {
+            let counts = StepRolloutSummary {
+                step: entry.step.clone(),
+                ..StepRolloutSummary::default()
+            };
+            (counts, BTreeMap::new())
         });
         let count = match entry.status {
             RolloutApplicationState::Waiting => &mut counts.waiting,
@@ -118,8 +123,23 @@ fn summary(entries: &[ApplicationSetApplicationStatus]) -> Vec<StepRolloutSummar
             RolloutApplicationState::Healthy => &mut counts.healthy,
         };
         *count += 1;
+        *revisions.entry(&entry.target_revisions).or_default() += 1;
     }
-    steps.into_values().collect()
+    steps
+        .into_values()
+        .map(|(mut counts, revisions)| {
+            if revisions.len() <= MAX_COUNTED_REVISIONS {
+                counts.revisions = revisions
+                    .into_iter()
+                    .map(|(target_revisions, applications)| RevisionCount {
+                        target_revisions: target_revisions.to_vec(),
+                        applications,
+                    })
+                    .collect();
+            }
+            counts
+        })
+        .collect()
 }
 
 /// The length of `value` in JSON.
@@ -215,6 +235,10 @@ mod tests {
                 pending: 1_333,
                 progressing: 667,
                 healthy: 0,
+                revisions: vec![RevisionCount {
+                    target_revisions: vec!["0123456789abcdef0123456789abcdef01234567".into()],
+                    applications: 2_000,
+                }],
             }
         );
         // A restart reads the entries back from the Applications: exactly the list.
@@ -247,5 +271,36 @@ mod tests {
         let mut listed = full.clone();
         hydrate(&mut listed, &holding(&[entry(99)]));
         assert_eq!(listed, full);
+    }
+
+    #[test]
+    fn a_step_is_counted_by_revision_up_to_a_bound() {
+        let on = |revisions: usize| {
+            // Step 1 holds every tenth entry: five on each revision.
+            let mut status = fleet(50 * revisions);
+            for (i, entry) in status.application_status.iter_mut().enumerate() {
+                entry.target_revisions = vec![format!("r{}", i / 10 % revisions)];
+            }
+            split(status, &[], 0).stored.application_status_summary[0].clone()
+        };
+        let two = on(2);
+        assert_eq!(
+            two.revisions,
+            [("r0", 5), ("r1", 5)]
+                .map(|(revision, applications)| RevisionCount {
+                    target_revisions: vec![revision.into()],
+                    applications,
+                })
+                .to_vec()
+        );
+        assert_eq!(
+            on(MAX_COUNTED_REVISIONS).revisions.len(),
+            MAX_COUNTED_REVISIONS
+        );
+        assert_eq!(
+            on(MAX_COUNTED_REVISIONS + 1).revisions,
+            [],
+            "past the bound, no step is counted by revision"
+        );
     }
 }
