@@ -10,8 +10,8 @@
 //! - Across ApplicationSets: `services` waits for `platform`'s `database`, and `platform`'s
 //!   `rest` for `services`; one watch of the namespace's ApplicationSets shows the order after a
 //!   commit to both; the same with every rollout past `--rollout-status-limit` (each entry on
-//!   its Application, `sameRevision` judged from counts per revision), watched from the
-//!   Applications. A missing ApplicationSet is a named condition until it is created.
+//!   its Application, `sameRevision` judged from counts per revision, `matchLabels` from the
+//!   Applications' entries), watched from the Applications. A missing ApplicationSet is a named condition until it is created.
 //! - Across namespaces: `services` waits for `platform` in another namespace this controller
 //!   manages (permitted by the project's `sourceNamespaces`) and starts once that step is
 //!   approved and complete; one naming a namespace the project does not permit is named
@@ -403,15 +403,17 @@ async fn services_wait_for_the_platforms_database_and_the_rest_of_the_platform_f
 }
 
 /// The same past `--rollout-status-limit` (1 byte: every rollout only counted, each entry on
-/// its Application): `sameRevision` is judged from the counts per revision.
+/// its Application): `sameRevision` is judged from the counts per revision, `matchLabels` from
+/// the Applications' entries.
 #[tokio::test]
 async fn a_same_revision_gate_on_a_counted_rollout_holds_as_on_a_listed_one() {
     across_application_sets(true).await;
 }
 
-/// `services` waits for `platform`'s `database` and `platform`'s `rest` for `services`' `api`,
-/// each on the same revision; both rolled out on a commit, then a new commit to both. When
-/// `counted`, the controller keeps every rollout's entries on the Applications.
+/// `services` waits for `platform`'s `database` and `platform`'s `rest` for `services`' `api`
+/// (its Applications labelled `step: api`), each on the same revision; both rolled out on a
+/// commit, then a new commit to both. When `counted`, the controller keeps every rollout's
+/// entries on the Applications.
 async fn across_application_sets(counted: bool) {
     let ns = namespace(
         1,
@@ -440,7 +442,8 @@ async fn across_application_sets(counted: bool) {
             step_after(
                 "rest",
                 &json!(["database",
-                {"applicationSet": "services", "step": "api", "sameRevision": true}])
+                {"applicationSet": "services", "step": "api", "sameRevision": true,
+                 "matchLabels": {"step": "api"}}])
             ),
         ]),
     );

@@ -61,11 +61,12 @@ pub struct ExternalRollout {
     /// of its steps is complete until it has.
     #[serde(default)]
     pub reported: bool,
-    /// Its `status.applicationStatus`.
+    /// Its `status.applicationStatus`; past its `--rollout-status-limit`, the entries its
+    /// Applications hold when a `matchLabels` needs them, else empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub application_status: Vec<ApplicationSetApplicationStatus>,
-    /// Its `status.applicationStatusSummary`: the counts per step and state, when it has more
-    /// Applications than `applicationStatus` may list (which is then empty).
+    /// Its `status.applicationStatusSummary`: the counts per step, state and revision, when it
+    /// has more Applications than `applicationStatus` may list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub summary: Vec<StepRolloutSummary>,
     /// Its `status.rolloutSteps`.
@@ -443,9 +444,10 @@ fn off_revision(
 }
 
 /// How a step of a rollout whose Applications are only counted ([`ExternalRollout::summary`];
-/// `counts` are the step's) is not complete by those counts: Applications not Healthy, not on
-/// the revision `dependency` asks for (counted by revision), or a label condition, which
-/// counts cannot answer. `None` when every Application it has is Healthy and on it.
+/// `counts` are the step's) is not complete by those counts: Applications not Healthy, or not
+/// on the revision `dependency` asks for (counted by revision). A label condition is judged
+/// from the Applications' own entries, which the controller reads for it: here, none had one.
+/// `None` when every Application it has is Healthy and on the revision.
 fn summarised(
     counts: Option<&StepRolloutSummary>,
     named: &str,
@@ -453,9 +455,11 @@ fn summarised(
     waiter: &Waiter<'_>,
 ) -> Option<String> {
     if dependency.is_some_and(|d| !d.match_labels.is_empty()) {
+        // The controller reads the entries from the Applications for a label condition: none
+        // holds its entry yet.
         return Some(format!(
-            "{named}: its Applications are only counted (more than its controller's \
-             --rollout-status-limit lists), so a label condition cannot be checked"
+            "{named}: none of its Applications holds its rollout state yet, so a label \
+             condition cannot be checked"
         ));
     }
     let counts = counts?;

@@ -276,9 +276,9 @@ fn a_rollout_only_counted_past_the_status_limit_is_judged_by_its_counts() {
     };
     assert_eq!(
         waits_for(labelled, counted(0, 1000, &[(R1, 1000)])),
-        "waits for ApplicationSet platform step database: step 1 (database): its Applications \
-         are only counted (more than its controller's --rollout-status-limit lists), so a \
-         label condition cannot be checked"
+        "waits for ApplicationSet platform step database: step 1 (database): none of its \
+         Applications holds its rollout state yet, so a label condition cannot be checked",
+        "a label condition is judged from the Applications' entries, read with their labels"
     );
 }
 

@@ -19,6 +19,7 @@ use super::rollout::RolloutError;
 use crate::cluster::api_server::api_error::ApiError;
 use flotilla_core::api::application_set::{ApplicationSetStep, RolloutStrategy, StepDependency};
 use flotilla_core::api::{APPLICATION_SET_LABEL, Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_layout;
 use flotilla_core::project::Projects;
 use flotilla_core::rollout::external::{
     ExternalApplicationSet, ExternalRollout, Lookup, dependency_namespace, permitted_namespace,
@@ -143,57 +144,101 @@ async fn read_one(
     };
     let lookup = match found {
         None => Lookup::NotFound,
-        Some(other) => {
-            let labels = if labels {
-                application_labels(ctx, namespace, name).await?
-            } else {
-                BTreeMap::new()
-            };
-            Lookup::Found(Box::new(rollout_of(&other, labels)))
-        }
+        Some(other) => Lookup::Found(Box::new(rollout_of(ctx, &other, labels).await?)),
     };
     Ok((lookup, store.is_some()))
 }
 
-/// What the pure core reads of `other`: its strategy and rollout status, and `labels`.
-fn rollout_of(
+/// What the pure core reads of `other`: its strategy and rollout status, and when `labels` (a
+/// `matchLabels` names it) its Applications' labels — read with their rollout entries when it
+/// keeps those on its Applications (past `--rollout-status-limit`), as the counts in its status
+/// cannot tell labels.
+///
+/// # Errors
+/// Reading its Applications from the API server failed.
+async fn rollout_of(
+    ctx: &AppSetContext,
     other: &ApplicationSet,
-    labels: BTreeMap<String, BTreeMap<String, String>>,
-) -> ExternalRollout {
-    let status = other.status.clone().unwrap_or_default();
-    ExternalRollout {
+    labels: bool,
+) -> Result<ExternalRollout, RolloutError> {
+    let mut status = other.status.clone().unwrap_or_default();
+    let reported = !(status.conditions.is_empty()
+        && status.application_status.is_empty()
+        && status.application_status_summary.is_empty());
+    let labels = match labels {
+        false => BTreeMap::new(),
+        true if rollout_layout::on_applications(&status) => {
+            let applications = read_applications(ctx, other).await?;
+            rollout_layout::hydrate(&mut status, &applications);
+            applications
+                .into_iter()
+                .map(|app| (app.name_any(), app.metadata.labels.unwrap_or_default()))
+                .collect()
+        }
+        true => application_labels(ctx, other).await?,
+    };
+    Ok(ExternalRollout {
         strategy: other.spec.strategy.clone(),
-        reported: !(status.conditions.is_empty()
-            && status.application_status.is_empty()
-            && status.application_status_summary.is_empty()),
+        reported,
         application_status: status.application_status,
         summary: status.application_status_summary,
         step_status: status.rollout_steps,
         rollback: status.rollout_rollback,
         labels,
-    }
+    })
 }
 
-/// The labels of the Applications of the ApplicationSet `name` in `namespace`, by name.
+/// The Applications of `appset`, whole.
+///
+/// # Errors
+/// Listing them failed.
+async fn read_applications(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+) -> Result<Vec<Application>, RolloutError> {
+    let (api, params, failed) = applications_of(ctx, appset);
+    api.list(&params)
+        .await
+        .map(|listed| listed.items)
+        .map_err(failed)
+}
+
+/// The labels of the Applications of `appset`, by name.
+///
+/// # Errors
+/// Listing them failed.
 async fn application_labels(
     ctx: &AppSetContext,
-    namespace: &str,
-    name: &str,
+    appset: &ApplicationSet,
 ) -> Result<BTreeMap<String, BTreeMap<String, String>>, RolloutError> {
-    let api: Api<Application> = Api::namespaced(ctx.client.clone(), namespace);
-    let listed = api
-        .list_metadata(&ListParams::default().labels(&format!("{APPLICATION_SET_LABEL}={name}")))
-        .await
-        .map_err(|error| RolloutError::Dependency {
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
-            error: ApiError::from(error),
-        })?;
+    let (api, params, failed) = applications_of(ctx, appset);
+    let listed = api.list_metadata(&params).await.map_err(failed)?;
     Ok(listed
         .items
         .into_iter()
         .map(|app| (app.name_any(), app.metadata.labels.unwrap_or_default()))
         .collect())
+}
+
+/// How the Applications of `appset` are listed: the API of its namespace, the selector of its
+/// Applications, and the error a failed list is.
+fn applications_of(
+    ctx: &AppSetContext,
+    appset: &ApplicationSet,
+) -> (
+    Api<Application>,
+    ListParams,
+    impl FnOnce(kube::Error) -> RolloutError,
+) {
+    let (namespace, name) = (appset.namespace().unwrap_or_default(), appset.name_any());
+    let api: Api<Application> = Api::namespaced(ctx.client.clone(), &namespace);
+    let params = ListParams::default().labels(&format!("{APPLICATION_SET_LABEL}={name}"));
+    let failed = move |error: kube::Error| RolloutError::Dependency {
+        namespace,
+        name,
+        error: ApiError::from(error),
+    };
+    (api, params, failed)
 }
 
 /// The ApplicationSets in `store` (of `namespace`) whose steps wait for a step of `changed`:
