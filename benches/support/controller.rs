@@ -65,6 +65,32 @@ pub fn start_controller(
     endpoint: std::net::SocketAddr,
     log: &Path,
 ) -> Child {
+    start_controller_with(kubeconfig, namespace, endpoint, log, &[])
+}
+
+/// [`start_controller`] with the further arguments `args`.
+pub fn start_controller_with(
+    kubeconfig: &Path,
+    namespace: &str,
+    endpoint: std::net::SocketAddr,
+    log: &Path,
+    args: &[&str],
+) -> Child {
+    Command::new(flotilla_binary())
+        .args(["controller", "-n", namespace, "--kubeconfig"])
+        .arg(kubeconfig)
+        .arg("--metrics-addr")
+        .arg(endpoint.to_string())
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).expect("log file"))
+        .spawn()
+        .expect("starting the controller")
+}
+
+/// `target/release/flotilla`, or the binary `FLOTILLA_BIN` names.
+pub fn flotilla_binary() -> PathBuf {
     let binary = std::env::var_os("FLOTILLA_BIN").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/flotilla"),
         PathBuf::from,
@@ -73,16 +99,7 @@ pub fn start_controller(
         binary.exists(),
         "run `cargo build --release --bin flotilla` first"
     );
-    Command::new(binary)
-        .args(["controller", "-n", namespace, "--kubeconfig"])
-        .arg(kubeconfig)
-        .arg("--metrics-addr")
-        .arg(endpoint.to_string())
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).expect("log file"))
-        .spawn()
-        .expect("starting the controller")
+    binary
 }
 
 /// The number the environment variable `name` holds, else `default`.
