@@ -29,7 +29,7 @@ use support::git_remote::{GitHttp, Remote};
 use support::scm_fake::{FakeScm, Kind, Pull, pull_request_entry};
 use support::three_step_appset::three_steps;
 use support::webhook_payload::{fixture, payload};
-use support::{TestNamespace, apply, eventually_within, namespace, object};
+use support::{TestNamespace, apply, eventually, eventually_within, namespace, object};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Longer than any test: nothing but a webhook makes the controller look at git again.
@@ -115,6 +115,17 @@ impl Controller {
         )
         .await;
         scraped
+    }
+
+    /// The sum of the samples of `metric` whose labels contain `with`.
+    async fn total(&self, metric: &str, with: &str) -> u64 {
+        self.scrape()
+            .await
+            .lines()
+            .filter_map(|line| line.strip_prefix(metric)?.strip_prefix('{'))
+            .filter(|line| line.contains(with))
+            .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
+            .sum::<f64>() as u64
     }
 
     /// `flotilla_webhook_requests_total` by (provider, result).
@@ -550,6 +561,8 @@ async fn a_push_to_a_branch_no_application_follows_refreshes_nothing() {
         )
         .into_bytes();
     assert_ne!(to_feature, to_main);
+    let fetch = r#"request_type="fetch""#;
+    let fetches = controller.total("argocd_git_request_total", fetch).await;
     let (status, response) = post(
         &controller,
         &provider_headers("github", &to_feature),
@@ -560,6 +573,26 @@ async fn a_push_to_a_branch_no_application_follows_refreshes_nothing() {
     assert!(
         response.contains("refreshed 0 ApplicationSet(s); refreshing 0 Application(s)"),
         "{response}"
+    );
+    // A reconcile now resolves `main` as the cache holds it: the push left the cache as it was.
+    let reconciles = || controller.total("flotilla_application_reconciles_total", "");
+    let before = reconciles().await;
+    let poke = json!({"metadata": {"labels": {"poked": "true"}}});
+    apps.patch("database", &PatchParams::default(), &Patch::Merge(poke))
+        .await
+        .expect("labels the Application");
+    eventually(
+        "the labelled Application reconciled",
+        async || match reconciles().await {
+            now if now > before => Ok(()),
+            now => Err(format!("{now} reconciles, {before} before the label")),
+        },
+    )
+    .await;
+    assert_eq!(
+        controller.total("argocd_git_request_total", fetch).await,
+        fetches,
+        "no fetch after a push to a branch nothing follows"
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(synced_revision(&apps, "database").await, Some(v1.clone()));

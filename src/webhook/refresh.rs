@@ -1,14 +1,15 @@
-//! What a verified push does: the repository cache forgets its fetches of the pushed
-//! repositories ([`RepoCache::expire`]), so their next resolve fetches; then every Application
-//! of the managed namespaces with a source in one of them whose `targetRevision` the push moves
-//! ([`PushedRefs::touches`]) gets the annotation `flotilla.dev/refresh` set to the time of the
-//! push (by [`super::refresh_queue`], after the webhook is answered), and every ApplicationSet
-//! with a git generator reading one of them at a revision the push moves, or owning such an
-//! Application, gets it too, before the answer (the ApplicationSet controller removes it once
-//! regenerated). The watches of both controllers see those writes at
-//! once: the Applications compare with the new commit, the ApplicationSets regenerate and move
-//! their rollouts to it. A verified pull-request event annotates the ApplicationSets with a
-//! `pullRequest` generator listing its repository
+//! What a verified push does: when an Application or ApplicationSet follows a revision it moves,
+//! the repository cache forgets its fetches of the pushed repositories ([`RepoCache::expire`]),
+//! so their next resolve fetches; then every Application of the managed namespaces with a source
+//! in one of them whose `targetRevision` the push moves ([`PushedRefs::touches`]) gets the
+//! annotation `flotilla.dev/refresh` set to the time of the push (by [`super::refresh_queue`],
+//! after the webhook is answered), and every ApplicationSet with a git generator reading one of
+//! them at a revision the push moves, or owning such an Application, gets it too, before the
+//! answer (the ApplicationSet controller removes it once regenerated). The watches of both
+//! controllers see those writes at once: the Applications compare with the new commit, the
+//! ApplicationSets regenerate and move their rollouts to it. A push nothing follows changes
+//! nothing, not even the cache. A verified pull-request event annotates the ApplicationSets with
+//! a `pullRequest` generator listing its repository
 //! ([`super::pull_request_generators::lists_pull_requests_of`]): they list the pull requests
 //! again at once instead of after `requeueAfterSeconds`. The writes go through the Lease-free
 //! client, so a standby replica that receives a webhook still announces it to the leader.
@@ -100,7 +101,7 @@ pub enum RefreshError {
 
 impl Refresher {
     /// Refreshes what reads the repositories `pushed` at a revision `refs` moves: forgets their
-    /// fetches, annotates the ApplicationSets, and finds the Applications, which it leaves to
+    /// fetches (when there is such a reader), annotates the ApplicationSets, and finds the Applications, which it leaves to
     /// [`Self::refresh_applications`] (a push may move thousands: a git host does not wait
     /// for as many writes).
     ///
@@ -114,7 +115,6 @@ impl Refresher {
         let pushed: BTreeSet<&RepoKey> = pushed.iter().collect();
         let reads = |url: &str| RepoKey::of(url).is_some_and(|key| pushed.contains(&key));
         let moved = |url: &str, revision: &str| reads(url) && refs.touches(revision);
-        self.repos.expire(reads);
         let stamp = Timestamp::now().to_string();
         let mut owners = BTreeSet::new();
         let mut names = Vec::new();
@@ -150,15 +150,22 @@ impl Refresher {
                 names.push((namespace, moved_apps));
             }
         }
-        // ApplicationSets first: their rollouts start from the new commit without waiting for
-        // their Applications.
         let application_sets = self
-            .refresh_application_sets(&stamp, |appset| {
+            .application_sets_where(|appset| {
                 owners.contains(&appset.name_any())
                     || git_generator_sources(appset)
                         .iter()
                         .any(|(url, revision)| moved(url, revision))
             })
+            .await?;
+        // A push nothing follows leaves the cache as it is: what reads the repositories at
+        // other revisions keeps its fetches until `--repo-refresh` says.
+        if !(names.is_empty() && application_sets.is_empty()) {
+            self.repos.expire(reads);
+        }
+        // ApplicationSets first: their rollouts start from the new commit without waiting for
+        // their Applications.
+        self.annotate_application_sets(&stamp, &application_sets)
             .await?;
         Ok(Refreshing {
             application_sets,
@@ -187,16 +194,16 @@ impl Refresher {
         event: &PullRequestEvent,
     ) -> Result<Vec<String>, RefreshError> {
         let stamp = Timestamp::now().to_string();
-        self.refresh_application_sets(&stamp, |appset| {
-            lists_pull_requests_of(&appset.spec.generators, event)
-        })
-        .await
+        let names = self
+            .application_sets_where(|appset| lists_pull_requests_of(&appset.spec.generators, event))
+            .await?;
+        self.annotate_application_sets(&stamp, &names).await?;
+        Ok(names)
     }
 
-    /// Annotates with `stamp` the ApplicationSets of the namespace that `refreshes`; their names.
-    async fn refresh_application_sets(
+    /// The names of the ApplicationSets of the namespace that `refreshes`.
+    async fn application_sets_where(
         &self,
-        stamp: &str,
         refreshes: impl Fn(&ApplicationSet) -> bool,
     ) -> Result<Vec<String>, RefreshError> {
         let api: Api<ApplicationSet> = Api::namespaced(self.client.clone(), &self.namespace);
@@ -208,19 +215,28 @@ impl Refresher {
                     namespace: self.namespace.clone(),
                     error: error.into(),
                 })?;
-        let names: Vec<String> = appsets
+        Ok(appsets
             .items
             .iter()
             .filter(|appset| refreshes(appset))
             .map(ResourceExt::name_any)
-            .collect();
-        match annotate(&api, "ApplicationSet", &self.namespace, &names, stamp)
+            .collect())
+    }
+
+    /// Annotates with `stamp` the ApplicationSets `names` of the namespace.
+    async fn annotate_application_sets(
+        &self,
+        stamp: &str,
+        names: &[String],
+    ) -> Result<(), RefreshError> {
+        let api: Api<ApplicationSet> = Api::namespaced(self.client.clone(), &self.namespace);
+        match annotate(&api, "ApplicationSet", &self.namespace, names, stamp)
             .await
             .into_iter()
             .next()
         {
             Some(failed) => Err(failed),
-            None => Ok(names),
+            None => Ok(()),
         }
     }
 }
