@@ -466,10 +466,7 @@ fn main() {
                 harness::percentiles(healed)
             );
         }
-        for (child, ..) in &mut controllers {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        drop(controllers);
         let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(client)
             .delete(&namespace, &Default::default())
             .await;

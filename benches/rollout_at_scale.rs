@@ -246,8 +246,7 @@ fn main() {
             held
         };
         let listed = explained(&namespace, &kubeconfig);
-        let _ = controller.kill();
-        let _ = controller.wait();
+        drop(controller);
         let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(client)
             .delete(&namespace, &Default::default())
             .await;

@@ -199,8 +199,7 @@ fn main() {
             "the controller exited; see {}",
             log.display()
         );
-        let _ = controller.kill();
-        let _ = controller.wait();
+        drop(controller);
         let delays: Vec<Duration> = (1..steps)
             .map(|step| {
                 let last_ready = ready[&(step - 1)].iter().max().copied().expect("a Widget");

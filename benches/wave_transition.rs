@@ -78,7 +78,7 @@ fn main() {
         harness::namespace_with_crds(&client, &namespace).await;
         let widgets = harness::widgets(&client, &namespace).await;
         let log = work.path().join("controller.log");
-        let mut controller =
+        let controller =
             harness::start_controller(&kubeconfig, &namespace, harness::free_address(), &log);
         let applications: Api<Application> = Api::namespaced(client.clone(), &namespace);
         let events = watcher::watcher(widgets.clone(), watcher::Config::default());
@@ -141,8 +141,7 @@ fn main() {
             }
             eprintln!("sync {sync}: {} transitions measured", WAVES - 1);
         }
-        let _ = controller.kill();
-        let _ = controller.wait();
+        drop(controller);
         delays.sort();
         let median = delays[delays.len() / 2];
         let max = delays[delays.len() - 1];

@@ -57,6 +57,30 @@ pub async fn namespace_with_crds(client: &Client, name: &str) {
     tokio::time::sleep(Duration::from_secs(2)).await;
 }
 
+/// A `flotilla controller` process, killed when dropped (a benchmark that panics leaves none
+/// running).
+pub struct Controller(Child);
+
+impl std::ops::Deref for Controller {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Controller {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `flotilla controller` (`target/release/flotilla`, or the binary `FLOTILLA_BIN` names)
 /// for `namespace`, serving `/metrics` on `endpoint`, logging (warnings) to `log`.
 pub fn start_controller(
@@ -64,7 +88,7 @@ pub fn start_controller(
     namespace: &str,
     endpoint: std::net::SocketAddr,
     log: &Path,
-) -> Child {
+) -> Controller {
     start_controller_with(kubeconfig, namespace, endpoint, log, &[])
 }
 
@@ -75,8 +99,8 @@ pub fn start_controller_with(
     endpoint: std::net::SocketAddr,
     log: &Path,
     args: &[&str],
-) -> Child {
-    Command::new(flotilla_binary())
+) -> Controller {
+    let child = Command::new(flotilla_binary())
         .args(["controller", "-n", namespace, "--kubeconfig"])
         .arg(kubeconfig)
         .arg("--metrics-addr")
@@ -86,7 +110,8 @@ pub fn start_controller_with(
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).expect("log file"))
         .spawn()
-        .expect("starting the controller")
+        .expect("starting the controller");
+    Controller(child)
 }
 
 /// `target/release/flotilla`, or the binary `FLOTILLA_BIN` names.
