@@ -10,7 +10,7 @@ use criterion::measurement::{Measurement, ValueFormatter};
 /// CPU time consumed by the calling thread.
 pub struct ThreadCpuTime;
 
-fn thread_cpu_time() -> Duration {
+pub fn thread_cpu_time() -> Duration {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
