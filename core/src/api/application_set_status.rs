@@ -20,7 +20,8 @@ pub struct ApplicationSetStatus {
     /// Flotilla extension: set when the rollout has more Applications than `applicationStatus`
     /// may list within the controller's `--rollout-status-limit` (an ApplicationSet must stay
     /// within etcd's request limit): `applicationStatus` is then empty, each Application keeps
-    /// its own entry in its `status.rollout`, and this counts them per step and state.
+    /// its own entry in its `status.rollout`, and this counts them per step, state and set of
+    /// target revisions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub application_status_summary: Vec<StepRolloutSummary>,
     /// The generated Applications, sorted by name: the first of them, as many as the
