@@ -36,6 +36,7 @@ use flotilla_core::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetStatus, RolloutApplicationState,
 };
 use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::controller::appset::rollout_layout;
 use futures::StreamExt as _;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::json;
@@ -230,21 +231,15 @@ fn main() {
         let writes = harness::writes_between(&writes_before, &harness::api_writes(&client).await);
         following.abort();
 
-        let listed_in_status = seen.lock().expect("not poisoned").last.application_status.clone();
-        let held: Vec<ApplicationSetApplicationStatus> = if !listed_in_status.is_empty() {
-            listed_in_status
-        } else {
-            let mut held: Vec<_> = applications
-                .list(&ListParams::default())
-                .await
-                .expect("lists the Applications")
-                .items
-                .into_iter()
-                .filter_map(|app| app.status?.rollout)
-                .collect();
-            held.sort_by(|a, b| a.application.cmp(&b.application));
-            held
-        };
+        // The entries as the controller reads them back: listed in the status, or held by the
+        // Applications past the limit.
+        let mut held = seen.lock().expect("not poisoned").last.clone();
+        let listed_apps = applications
+            .list(&ListParams::default())
+            .await
+            .expect("lists the Applications");
+        rollout_layout::hydrate(&mut held, &listed_apps.items);
+        let held = held.application_status;
         let listed = explained(&namespace, &kubeconfig);
         drop(controller);
         let _ = Api::<k8s_openapi::api::core::v1::Namespace>::all(client)
