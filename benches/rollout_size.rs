@@ -45,6 +45,8 @@ const APPS: usize = 20_000;
 const STEPS: usize = 10;
 const OLD: &str = "0123456789abcdef0123456789abcdef01234567";
 const NEW: &str = "fedcba9876543210fedcba9876543210fedcba98";
+/// The resourceVersion every status write carries (a typical length).
+const RESOURCE_VERSION: &str = "48213907";
 /// etcd's default request limit.
 const ETCD_LIMIT: usize = 1536 * 1024;
 
@@ -148,7 +150,11 @@ fn main() {
         };
         inline_size.add(json_len(&next_inline));
         if next_inline != inline {
-            inline_write.add(json_len(&status_patch(Some(&inline), &next_inline)));
+            inline_write.add(json_len(&status_patch(
+                Some(&inline),
+                &next_inline,
+                Some(RESOURCE_VERSION),
+            )));
         }
         inline = next_inline;
         // Per Application past the limit.
@@ -156,7 +162,11 @@ fn main() {
         stored_size.add(json_len(&layout.stored));
         assert!(json_len(&layout.stored) < ETCD_LIMIT);
         if layout.stored != stored {
-            appset_write.add(json_len(&status_patch(Some(&stored), &layout.stored)));
+            appset_write.add(json_len(&status_patch(
+                Some(&stored),
+                &layout.stored,
+                Some(RESOURCE_VERSION),
+            )));
         }
         let mut bytes = 0;
         for entry in &layout.application_writes {

@@ -18,14 +18,14 @@
 //! Sampled meanwhile: the controller's VmRSS every 10 s; the API server's
 //! `apiserver_request_total` by verb every minute (every client: the benchmark's watches, drifts
 //! and list changes too) and the controller's own `argocd_app_k8s_request_total`, carried over
-//! its restarts (read just before each kill). Every Application version is checked against the
-//! gate (`soak/gate.rs`). After the last minute the soak waits (up to `DRAIN_SECS`, 900) until
+//! its restarts (read just before each kill). Every promotion the controller writes in the
+//! ApplicationSet's status is checked against the gate (`soak/gate.rs`, whose own tests are
+//! `tests/soak_gate.rs`). After the last minute the soak waits (up to `DRAIN_SECS`, 900) until
 //! every drift is noticed and the last commit is Healthy everywhere, then prints its figures and
-//! fails if a drift was missed or a step opened early. `ROLLING_SYNC=0` leaves the RollingSync
-//! out (every Application syncs on its own): the gate check must then report violations, which
-//! shows it can. `SEED` fixes the random choices; the controller's logs (warnings) are copied to
-//! `SOAK_LOG_DIR` (default: a directory under the system's temporary directory). The controller
-//! inherits the environment: `ARGOCD_K8S_CLIENT_QPS` and `ARGOCD_K8S_CLIENT_BURST` set its
+//! fails if a drift was missed or a step opened early. `SEED` fixes the random choices; the
+//! controller's logs (warnings, or what `SOAK_CONTROLLER_LOG` asks for as a `RUST_LOG` filter)
+//! are copied to `SOAK_LOG_DIR` (default: a directory under the system's temporary directory).
+//! The controller inherits the environment: `ARGOCD_K8S_CLIENT_QPS` and `ARGOCD_K8S_CLIENT_BURST` set its
 //! client-side rate limit (default 50 a second, burst 100).
 //!
 //! `cargo bench --bench soak` (release), or, for a debug build,
@@ -102,9 +102,10 @@ const MEMORY_WINDOW: Duration = Duration::from_secs(300);
 /// The start of each process life left out of the memory slope.
 const WARM_UP: Duration = Duration::from_secs(120);
 
-/// The `RUST_LOG` of the controller `private_plane::Replica` starts.
+/// The `RUST_LOG` of the controller `private_plane::Replica` starts: `SOAK_CONTROLLER_LOG`,
+/// else `warn`.
 fn controller_log_filter() -> String {
-    "warn".to_owned()
+    std::env::var("SOAK_CONTROLLER_LOG").unwrap_or_else(|_| "warn".to_owned())
 }
 
 /// The knobs, from the environment.
@@ -117,9 +118,6 @@ struct Knobs {
     churn_every: Duration,
     drain: Duration,
     seed: u64,
-    /// `ROLLING_SYNC=0`: the fleet without its RollingSync (every Application syncs on its
-    /// own), which the gate check must report: the check's negative control.
-    rolling_sync: bool,
 }
 
 impl Knobs {
@@ -133,7 +131,6 @@ impl Knobs {
             drift_every: secs("DRIFT_EVERY_SECS", 10),
             churn_every: secs("CHURN_EVERY_SECS", 120),
             drain: secs("DRAIN_SECS", 900),
-            rolling_sync: env_or("ROLLING_SYNC", 1) != 0,
             seed: env_or(
                 "SEED",
                 Timestamp::now().as_nanosecond().unsigned_abs() as u64 | 1,
@@ -182,9 +179,8 @@ fn app_name(i: u64) -> String {
 }
 
 /// The ApplicationSet over the elements `listed`: the benchmarks' fleet (`support/fleet.rs`)
-/// with step labels, the RollingSync (unless not `rolling`), the resources finalizer and the
-/// repository `repo_url`.
-fn application_set(repo_url: &str, listed: &BTreeSet<u64>, rolling: bool) -> ApplicationSet {
+/// with step labels, the RollingSync, the resources finalizer and the repository `repo_url`.
+fn application_set(repo_url: &str, listed: &BTreeSet<u64>) -> ApplicationSet {
     let mut appset = fleet::application_set(
         NAMESPACE,
         std::path::Path::new("/"),
@@ -198,13 +194,11 @@ fn application_set(repo_url: &str, listed: &BTreeSet<u64>, rolling: bool) -> App
         .iter()
         .map(|&i| json!({"name": app_name(i), "step": step_of(i).to_string()}))
         .collect();
-    if rolling {
-        spec["strategy"] = json!({"type": "RollingSync", "rollingSync": {"steps": [
-            step("1"),
-            with_max_update(step("2"), "50%"),
-            with_max_update(step("3"), "25%"),
-        ]}});
-    }
+    spec["strategy"] = json!({"type": "RollingSync", "rollingSync": {"steps": [
+        step("1"),
+        with_max_update(step("2"), "50%"),
+        with_max_update(step("3"), "25%"),
+    ]}});
     let template = &mut spec["template"];
     template["metadata"]["labels"] = json!({"step": "{{step}}"});
     template["metadata"]["finalizers"] = json!(["resources-finalizer.argocd.argoproj.io"]);
@@ -318,7 +312,7 @@ fn follow(
     client: &kube::Client,
     watched: &Arc<Mutex<Watched>>,
     writer: kube::runtime::reflector::store::Writer<Application>,
-) -> [tokio::task::JoinHandle<()>; 2] {
+) -> [tokio::task::JoinHandle<()>; 3] {
     let applications: Api<Application> = Api::namespaced(client.clone(), NAMESPACE);
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
     let seen = Arc::clone(watched);
@@ -334,6 +328,19 @@ fn follow(
             }),
     );
     let seen = Arc::clone(watched);
+    let appsets: Api<ApplicationSet> = Api::namespaced(client.clone(), NAMESPACE);
+    let appset = tokio::spawn(watcher(appsets, watcher::Config::default()).for_each(
+        move |event| {
+            if let Ok(watcher::Event::Apply(appset) | watcher::Event::InitApply(appset)) = event {
+                seen.lock()
+                    .expect("the ledgers")
+                    .gate
+                    .observe_application_set(&appset);
+            }
+            async {}
+        },
+    ));
+    let seen = Arc::clone(watched);
     let maps = tokio::spawn(watcher(config_maps, watcher::Config::default()).for_each(
         move |event| {
             if let Ok(watcher::Event::Apply(map) | watcher::Event::InitApply(map)) = event {
@@ -345,7 +352,7 @@ fn follow(
             async {}
         },
     ));
-    [apps, maps]
+    [apps, appset, maps]
 }
 
 /// Everything the soak changes and counts.
@@ -446,7 +453,7 @@ impl Soak {
 
     /// Patches the ApplicationSet to list `self.listed`.
     async fn apply_list(&self) {
-        let appset = application_set(&self.repo_url, &self.listed, self.knobs.rolling_sync);
+        let appset = application_set(&self.repo_url, &self.listed);
         Api::<ApplicationSet>::namespaced(self.client.clone(), NAMESPACE)
             .patch(
                 "fleet",
@@ -461,7 +468,6 @@ impl Soak {
     /// unlisted ones whose Application is gone.
     async fn churn(&mut self) {
         let count = (self.knobs.apps / 100).max(1);
-        let now = Timestamp::now();
         let mut removed = Vec::new();
         let mut added = Vec::new();
         {
@@ -498,11 +504,10 @@ impl Soak {
             }
             for &i in &removed {
                 self.listed.remove(&i);
-                watched.gate.unlisted(&app_name(i), now);
             }
             for &i in &added {
                 self.listed.insert(i);
-                watched.gate.listed(&app_name(i), step_of(i), now);
+                watched.gate.step(&app_name(i), step_of(i));
             }
         }
         self.removed += removed.len() as u64;
@@ -704,12 +709,11 @@ fn main() {
             soak.log_dir.display()
         );
         soak.start_controller();
-        let now = Timestamp::now();
         soak.listed = (0..soak.knobs.apps).collect();
         {
             let mut watched = watched.lock().expect("the ledgers");
             for &i in &soak.listed {
-                watched.gate.listed(&app_name(i), step_of(i), now);
+                watched.gate.step(&app_name(i), step_of(i));
             }
         }
         soak.apply_list().await;
@@ -737,7 +741,7 @@ fn main() {
         drop(daemon);
         assert!(
             drifts.missed.is_empty() && violations.is_empty(),
-            "{} drifts missed, {} gate violations (of {judged} operation starts judged, {unknown} without a revision)",
+            "{} drifts missed, {} gate violations (of {judged} promotions judged, {unknown} without a revision)",
             drifts.missed.len(),
             violations.len()
         );
@@ -950,15 +954,15 @@ fn report(soak: &Soak, converged: Duration, drained: Option<Duration>) {
     );
     let (judged, unknown, violations) = watched.gate.violations();
     println!(
-        "  gate: {judged} operation starts of step 2 and 3 Applications judged ({unknown} operations without a revision not judged); VIOLATIONS: {}",
+        "  gate: {judged} promotions of step 2 and 3 Applications judged ({unknown} without a revision not judged); VIOLATIONS: {}",
         violations.len()
     );
     for v in violations.iter().take(10) {
         println!(
-            "    {} started {} at {} before {} of the step before was Healthy on it ({})",
+            "    {} promoted to {} at {} before {} of the step before was Healthy on it ({})",
             v.application,
             v.revision,
-            v.started,
+            v.promoted,
             v.waited_for,
             v.healthy
                 .map_or_else(|| "never".to_owned(), |at| format!("at {at}"))

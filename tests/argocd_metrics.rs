@@ -380,5 +380,5 @@ async fn the_dashboards_metrics_are_served_with_flotillas_values() {
             is(l, "appset", "tiers") && is(l, "state", "Healthy") && is(l, "step", step)
         });
     }
-    support::kill_process(controller);
+    controller.kill();
 }

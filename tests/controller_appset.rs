@@ -217,7 +217,7 @@ async fn status_lists_at_most_max_resources_status_count_applications_and_counts
     .await;
     apply(&appsets, &list_appset(&["c"], "apps", None)).await;
     wait_until(&appsets, "stack", "the one left listed", listed(&["c"], 1)).await;
-    support::kill_process(controller);
+    controller.kill();
 }
 
 #[tokio::test]

@@ -27,8 +27,7 @@ use serde_json::json;
 use support::git_remote::{GitDaemon, Remote};
 use support::three_step_appset::three_steps;
 use support::{
-    TestNamespace, apply, controller_process, eventually, eventually_within, kill_process,
-    namespace, wait_until,
+    TestNamespace, apply, controller_process, eventually, eventually_within, namespace, wait_until,
 };
 
 /// The finalizer the test puts on each component's ConfigMap to hold its deletion.
@@ -249,7 +248,7 @@ async fn reverse_order_deletes_frontend_then_backend_then_database_after_its_pre
         "deleting in reverse step order: step 3 of 3 (frontend); left: step 2 (backend), step 1 (database)",
     )
     .await;
-    kill_process(first);
+    first.kill();
     let second = controller_process(&ns, "second");
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert_eq!(
@@ -340,5 +339,5 @@ async fn reverse_order_deletes_frontend_then_backend_then_database_after_its_pre
         }
     })
     .await;
-    kill_process(second);
+    second.kill();
 }

@@ -6,10 +6,11 @@
 //! module needs a layer here. Each crate names the crates below it (`flotilla_core::…`,
 //! `flotilla_generators::…`): none re-exports another, so a `crate::…` path always stays in its
 //! own crate. And the core stays pure outside its tests: it names no `std::fs`, `std::process` or
-//! `std::net`, and keeps no global state (no `thread_local!`, no `static` with interior
-//! mutability); what it reads and remembers is passed in. The shell keeps global state only
-//! for what is one per process by nature (metrics, what a signal handler needs), each listed
-//! with its reason; a memo is a value its owner passes in.
+//! `std::net`, and keeps no global state (no `thread_local!` or `task_local!`, no `static` with
+//! interior mutability); what it reads and remembers is passed in. The shell keeps global state
+//! only for what is one per process by nature (metrics, what a signal handler needs) or scoped
+//! to one call (a task-local), each listed with its reason; a memo is a value its owner passes
+//! in.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -726,6 +727,9 @@ fn without_test_items(tokens: Vec<(Token, usize)>) -> (Vec<(Token, usize)>, Vec<
 fn impurities(text: &str) -> (Vec<(usize, String)>, Vec<String>) {
     let (tokens, test_modules) = without_test_items(tokens(text));
     let mut found = Vec::new();
+    // The end of the `thread_local!`/`task_local!` block being read: its statics are reported
+    // as the macro, not again as statics.
+    let mut local_block_end = 0;
     for (i, (token, line)) in tokens.iter().enumerate() {
         let Token::Ident(word) = token else {
             continue;
@@ -746,10 +750,11 @@ fn impurities(text: &str) -> (Vec<(usize, String)>, Vec<String>) {
                     }
                 }
             }
-            "thread_local" if is(tokens.get(i + 1), &Token::Other('!')) => {
-                found.push((*line, "thread_local!".to_owned()));
+            "thread_local" | "task_local" if is(tokens.get(i + 1), &Token::Other('!')) => {
+                found.push((*line, format!("{word}!")));
+                local_block_end = block_end(&tokens, i + 2);
             }
-            "static" if !after_quote => {
+            "static" if !after_quote && i > local_block_end => {
                 let mutable = tokens[i..]
                     .iter()
                     .take_while(|(token, _)| *token != Token::Other(';'))
@@ -770,6 +775,20 @@ fn impurities(text: &str) -> (Vec<(usize, String)>, Vec<String>) {
         }
     }
     (found, test_modules)
+}
+
+/// The index of the `}` closing the first `{` at or after `start` (the last token if none).
+fn block_end(tokens: &[(Token, usize)], start: usize) -> usize {
+    let mut depth = 0_usize;
+    for (i, (token, _)) in tokens.iter().enumerate().skip(start) {
+        match token {
+            Token::Open => depth += 1,
+            Token::Close if depth == 1 => return i,
+            Token::Close => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    tokens.len().saturating_sub(1)
 }
 
 /// What [`impurities`] finds in the non-test code of the crate whose sources are under `src`,
@@ -858,6 +877,11 @@ const SHELL_GLOBALS: &[(&str, &str)] = &[
         "src/controller/http_clients/plugin_tls.rs",
         "the system's trust roots, read once and never changed",
     ),
+    (
+        "src/controller/runtime/cpu_time.rs",
+        "a task_local: the CPU time counted by the `measured` call a task runs in, set for \
+         that call only",
+    ),
 ];
 
 #[test]
@@ -898,6 +922,10 @@ mod tests {
 #[cfg(test)]
 pub mod fixtures;
 static KEPT: LazyLock<u8> = LazyLock::new(|| 1);
+tokio::task_local! {
+    static SPENT: Arc<AtomicU64>;
+}
+static AFTER: AtomicU8 = AtomicU8::new(0);
 "##;
     let (found, test_modules) = impurities(text);
     let expected = [
@@ -909,6 +937,8 @@ static KEPT: LazyLock<u8> = LazyLock::new(|| 1);
         (9, "std::fs"),
         (10, "a static with interior mutability (AtomicUsize)"),
         (19, "a static with interior mutability (LazyLock)"),
+        (20, "task_local!"),
+        (23, "a static with interior mutability (AtomicU8)"),
     ]
     .map(|(line, what)| (line, what.to_owned()));
     assert_eq!(found, expected);

@@ -19,20 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use support::git_remote::free_port;
-use support::{
-    controller_process_with, eventually, install_flotilla_crds, kill_process, namespace,
-};
-
-/// The controller process, killed when dropped (also when an assertion fails).
-struct Controller(Option<std::process::Child>);
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        if let Some(child) = self.0.take() {
-            kill_process(child);
-        }
-    }
-}
+use support::{controller_process_with, eventually, install_flotilla_crds, namespace};
 
 /// Complete requests sent per listener, and how many connections send them at once.
 const REQUESTS: usize = 2_000;
@@ -251,7 +238,7 @@ async fn the_web_view_and_webhook_listeners_keep_their_bounds_and_count_refusals
         address(free_port()),
         address(free_port()),
     );
-    let _controller = Controller(Some(controller_process_with(
+    let _controller = controller_process_with(
         &ns,
         "flood",
         &[
@@ -262,7 +249,7 @@ async fn the_web_view_and_webhook_listeners_keep_their_bounds_and_count_refusals
             "--metrics-addr",
             &metrics.to_string(),
         ],
-    )));
+    );
     for listener in [web, webhook, metrics] {
         eventually("the listeners to accept connections", async || {
             TcpStream::connect(listener)

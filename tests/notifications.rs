@@ -20,9 +20,7 @@ use serde_json::{Value, json};
 use support::git_remote::{GitDaemon, Remote};
 use support::recording_http::RecordingServer;
 use support::three_step_appset::three_steps;
-use support::{
-    TestNamespace, apply, controller_process, eventually_within, kill_process, namespace, object,
-};
+use support::{TestNamespace, apply, controller_process, eventually_within, namespace, object};
 
 /// How long the whole rollout may take.
 const ROLLOUT_TIMEOUT: Duration = Duration::from_secs(240);
@@ -244,12 +242,12 @@ async fn each_step_transition_is_notified_exactly_once_across_a_sigkill() {
     wait_for(&webhook, "on-step-started", "2").await;
     wait_for_text(&slack, "step 2 of 3 started").await;
     wait_recorded(&ns, &[&webhook, &slack]).await;
-    kill_process(running);
+    running.kill();
     running = controller_process(&ns, "notifier");
     wait_complete(&appsets, &commit).await;
     // Time for anything late (a repeat would come now).
     tokio::time::sleep(Duration::from_secs(3)).await;
-    kill_process(running);
+    running.kill();
 
     let mut got = transitions(&webhook.received());
     got.sort();
@@ -336,7 +334,7 @@ async fn a_receiver_answering_500_is_retried_until_it_accepts() {
     wait_for(&flaky, "on-step-completed", "3").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let scraped = support::scrape_metrics(metrics).expect("scrapes the controller");
-    kill_process(running);
+    running.kill();
     let gets = |kind: &str| -> u64 {
         scraped
             .lines()

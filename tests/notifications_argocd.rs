@@ -23,33 +23,9 @@ use controller_support::{commit, repository};
 use support::recording_http::{Recorded, RecordingServer};
 use support::smtp_server::SmtpServer;
 use support::{
-    TestNamespace, apply, controller_process, eventually_within, kill_process, namespace, object,
+    ControllerProcess, TestNamespace, apply, controller_process, eventually_within, namespace,
+    object,
 };
-
-/// A controller process, killed when dropped (also when an assertion fails).
-/// A controller process; a failing test shows the end of its log.
-struct Controller {
-    child: Option<std::process::Child>,
-    log: std::path::PathBuf,
-}
-
-impl Controller {
-    fn start(ns: &TestNamespace, identity: &str) -> Self {
-        Self {
-            child: Some(controller_process(ns, identity)),
-            log: support::controller_log_path(&ns.name, identity),
-        }
-    }
-}
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        if let Some(child) = self.child.take() {
-            kill_process(child);
-        }
-        support::print_log_tail_if_panicking(&self.log, 60);
-    }
-}
 
 /// How long a sync and its notifications may take.
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -114,11 +90,16 @@ async fn run_web(
     files: &[(&str, &str)],
     annotations: Value,
     identity: &str,
-) -> (tempfile::TempDir, String, Controller, Api<Application>) {
+) -> (
+    tempfile::TempDir,
+    String,
+    ControllerProcess,
+    Api<Application>,
+) {
     let repo = repository();
     let revision = commit(repo.path(), files, "first");
     let url = format!("file://{}", repo.path().display());
-    let running = Controller::start(ns, identity);
+    let running = controller_process(ns, identity);
     let apps: Api<Application> = ns.api();
     apply(&apps, &web(ns, &url, annotations)).await;
     (repo, revision, running, apps)
@@ -196,7 +177,7 @@ async fn on_deployed_posts_to_a_webhook_once_per_deploy_and_not_again_after_a_re
     })
     .await;
     drop(running);
-    let running = Controller::start(&ns, "argo-notifier-2");
+    let running = controller_process(&ns, "argo-notifier-2");
     // Once the new controller manages the Applications, a change of the Application makes its
     // notifier plan it again; then it has time to post anything it would.
     eventually_within(TIMEOUT, "the new controller to start", async || {
@@ -410,7 +391,7 @@ fn names_the_bad_trigger(notes: &[String]) -> bool {
 #[tokio::test]
 async fn a_bad_trigger_expression_is_reported_by_its_key() {
     let ns = bad_trigger_namespace("notify-argo-bad").await;
-    let running = Controller::start(&ns, "argo-bad");
+    let running = controller_process(&ns, "argo-bad");
     let reported = failures_reported(&ns).await;
     drop(running);
     assert!(names_the_bad_trigger(&reported), "{reported:?}");
@@ -456,9 +437,9 @@ async fn a_report_whose_event_is_refused_is_published_once_the_api_server_takes_
         }
     })
     .await;
-    let running = Controller::start(&ns, "argo-refused");
+    let running = controller_process(&ns, "argo-refused");
     eventually_within(TIMEOUT, "the refused Event in the log", async || {
-        let text = std::fs::read_to_string(&running.log).map_err(|e| e.to_string())?;
+        let text = std::fs::read_to_string(running.log()).map_err(|e| e.to_string())?;
         text.contains("NotificationFailed refused by the test's policy")
             .then_some(())
             .ok_or_else(|| "not refused yet".to_owned())

@@ -34,11 +34,12 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::json;
+use support::appset_writes::{self, Writes};
 use support::git_remote::{GitDaemon, Remote};
 use support::list_appset::{apply_graph, appset};
 use support::{
-    TestNamespace, apply, controller_process, controller_process_with, eventually, kill_process,
-    namespace, object, wait_until,
+    TestNamespace, apply, controller_process, controller_process_with, eventually, namespace,
+    object, wait_until,
 };
 
 /// The finalizer the removal test puts on each component's ConfigMap to hold its deletion.
@@ -68,36 +69,20 @@ fn step(name: &str, depends_on: &[&str]) -> serde_json::Value {
 
 /// Every distinct `status.applicationStatus` the ApplicationSet `name` had, in order, as
 /// Application → rollout state.
-type Writes = Arc<Mutex<Vec<BTreeMap<String, State>>>>;
-
-fn record_writes(ns: &TestNamespace, name: &str) -> (Writes, tokio::task::JoinHandle<()>) {
-    let writes: Writes = Arc::default();
-    let recording = Arc::clone(&writes);
-    let stream = watcher(
-        ns.api::<ApplicationSet>(),
-        watcher::Config::default().fields(&format!("metadata.name={name}")),
-    );
-    let task = tokio::spawn(async move {
-        let mut events = std::pin::pin!(stream);
-        while let Some(event) = events.next().await {
-            let Ok(watcher::Event::Apply(appset) | watcher::Event::InitApply(appset)) = event
-            else {
-                continue;
-            };
-            let states: BTreeMap<String, State> = appset
-                .status
-                .map(|s| s.application_status)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|entry| (entry.application, entry.status))
-                .collect();
-            let mut all = recording.lock().expect("not poisoned");
-            if !states.is_empty() && all.last() != Some(&states) {
-                all.push(states);
-            }
-        }
-    });
-    (writes, task)
+fn record_writes(
+    ns: &TestNamespace,
+    name: &str,
+) -> (Writes<BTreeMap<String, State>>, tokio::task::JoinHandle<()>) {
+    appset_writes::record(ns, name, |appset| {
+        let states: BTreeMap<String, State> = appset
+            .status
+            .map(|s| s.application_status)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|entry| (entry.application, entry.status))
+            .collect();
+        (!states.is_empty()).then_some(states)
+    })
 }
 
 #[tokio::test]
@@ -130,7 +115,7 @@ async fn parallel_backends_start_in_one_pass_after_the_database_and_the_frontend
 
     let appsets: Api<ApplicationSet> = ns.api();
     wait_healthy(&appsets, "graph", 4).await;
-    kill_process(controller);
+    controller.kill();
     watch.abort();
 
     let writes = writes.lock().expect("not poisoned").clone();
@@ -300,7 +285,7 @@ async fn applications_leaving_the_generator_go_frontend_then_backend_then_databa
             .all(|a| a.labels().get("step").is_none()),
         "every removed Application gone"
     );
-    kill_process(controller);
+    controller.kill();
 }
 
 /// The rollout state and target revisions of every Application of every ApplicationSet of a
@@ -500,7 +485,7 @@ async fn across_application_sets(counted: bool) {
     })
     .await;
     watch.abort();
-    kill_process(controller);
+    controller.kill();
     for name in ["platform", "services"] {
         let status = appsets.get(name).await.expect("reads it").status;
         let status = status.unwrap_or_default();
@@ -631,7 +616,7 @@ async fn a_missing_application_set_is_named_and_its_creation_opens_the_step() {
         },
     )
     .await;
-    kill_process(controller);
+    controller.kill();
 }
 
 /// The `RolloutProgressing` reason and the `InvalidRolloutDependency` condition (reason,
@@ -771,7 +756,7 @@ async fn a_dependency_in_another_managed_namespace_wakes_the_waiting_step_and_a_
         dependency_state(&workers, State::Waiting).2,
         "a refused namespace never opens the step: {workers:?}"
     );
-    kill_process(controller);
+    controller.kill();
 }
 
 #[tokio::test]
@@ -815,7 +800,7 @@ async fn a_cycle_through_three_application_sets_is_named_on_each() {
         })
         .await;
     }
-    kill_process(controller);
+    controller.kill();
 }
 
 /// An Argo CD cluster Secret `cluster-<name>` for test cluster 1, labelled `fleet: fleet`.
@@ -925,5 +910,5 @@ async fn a_cluster_leaving_the_selector_loses_its_applications_frontend_backend_
         removal_progress(a).is_none()
     })
     .await;
-    kill_process(controller);
+    controller.kill();
 }

@@ -17,25 +17,22 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
-
 use flotilla_core::api::ApplicationSet;
 use flotilla_core::api::application_set_status::{
     AnalysisStatus, ApplicationSetStatus, ConditionType, RolloutApplicationState as State,
 };
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::events::v1::Event;
 use kube::Api;
 use kube::api::{ListParams, PostParams};
-use kube::runtime::watcher;
 use serde_json::json;
+use support::appset_writes::{self, Writes};
 use support::git_remote::{GitDaemon, Remote};
 use support::prometheus::{Exporter, GAUGE, Prometheus};
 use support::recording_http::RecordingServer;
 use support::{
-    TestNamespace, apply, controller_log_path, controller_process, eventually, kill_process,
-    namespace, object, wait_until,
+    TestNamespace, apply, controller_log_path, controller_process, eventually, namespace, object,
+    wait_until,
 };
 
 const USERNAME: &str = "flotilla";
@@ -145,32 +142,16 @@ fn api_state(status: Option<&ApplicationSetStatus>) -> Option<State> {
         .map(|entry| entry.status)
 }
 
-/// Every status the ApplicationSet had, as (`api`'s state, whether step 1's analysis passed).
-type Writes = Arc<Mutex<Vec<(Option<State>, bool)>>>;
-
-fn record_writes(ns: &TestNamespace) -> (Writes, tokio::task::JoinHandle<()>) {
-    let writes: Writes = Arc::default();
-    let recording = Arc::clone(&writes);
-    let stream = watcher(
-        ns.api::<ApplicationSet>(),
-        watcher::Config::default().fields("metadata.name=metrics"),
-    );
-    let task = tokio::spawn(async move {
-        let mut events = std::pin::pin!(stream);
-        while let Some(event) = events.next().await {
-            let Ok(watcher::Event::Apply(appset) | watcher::Event::InitApply(appset)) = event
-            else {
-                continue;
-            };
-            let status = appset.status.as_ref();
-            let passed = analysis(status).is_some_and(|a| a.passed_at.is_some());
-            recording
-                .lock()
-                .expect("not poisoned")
-                .push((api_state(status), passed));
-        }
-    });
-    (writes, task)
+/// Every distinct status the ApplicationSet had, as (`api`'s state, whether step 1's analysis
+/// passed).
+fn record_writes(
+    ns: &TestNamespace,
+) -> (Writes<(Option<State>, bool)>, tokio::task::JoinHandle<()>) {
+    appset_writes::record(ns, "metrics", |appset| {
+        let status = appset.status.as_ref();
+        let passed = analysis(status).is_some_and(|a| a.passed_at.is_some());
+        Some((api_state(status), passed))
+    })
 }
 
 /// The ConfigMap `name`'s `version`.
@@ -199,6 +180,7 @@ async fn wait_scraped(prometheus: &Prometheus, value: f64) {
 #[tokio::test]
 async fn a_prometheus_error_rate_opens_the_next_step_below_its_threshold_and_rolls_back_above_it() {
     let ns = namespace(1, "rollout-metrics").await;
+    support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let exporter = Exporter::start(0.001);
     let prometheus = Prometheus::start(&exporter, JOB, USERNAME, PASSWORD);
@@ -225,7 +207,7 @@ async fn a_prometheus_error_rate_opens_the_next_step_below_its_threshold_and_rol
         analysis(a.status.as_ref()).is_some_and(|a| a.measurements >= 1)
     })
     .await;
-    kill_process(controller);
+    controller.kill();
     let started = analysis(first.status.as_ref()).expect("the analysis is in status");
     assert_eq!(
         (started.failures, started.inconclusive),
@@ -282,7 +264,7 @@ async fn a_prometheus_error_rate_opens_the_next_step_below_its_threshold_and_rol
         })
     })
     .await;
-    kill_process(controller);
+    controller.kill();
     watch.abort();
     let status = rolled_back.status.clone().expect("a status");
     let record = status
@@ -358,6 +340,7 @@ async fn a_prometheus_error_rate_opens_the_next_step_below_its_threshold_and_rol
 async fn a_web_analysis_sends_the_headers_of_its_secret_and_passes_on_its_json_answer() {
     const API_KEY: &str = "key-never-logged-7Qx";
     let ns = namespace(1, "rollout-web-analysis").await;
+    support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let service = RecordingServer::start(|_| (200, r#"{"data": {"errorRate": 0.002}}"#.to_owned()));
     let secrets: Api<Secret> = ns.api();
@@ -388,7 +371,7 @@ async fn a_web_analysis_sends_the_headers_of_its_secret_and_passes_on_its_json_a
         api_state(a.status.as_ref()) == Some(State::Healthy)
     })
     .await;
-    kill_process(controller);
+    controller.kill();
     let passed = analysis(done.status.as_ref()).expect("the analysis is in status");
     assert_eq!(
         (passed.measurements, passed.failures, passed.inconclusive),

@@ -11,20 +11,17 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
 use flotilla_core::api::application_set_status::{
     ApplicationSetApplicationStatus, RolloutApplicationState as State, StepRolloutSummary,
 };
 use flotilla_core::api::{Application, ApplicationSet};
-use futures::StreamExt;
 use kube::api::ListParams;
-use kube::runtime::watcher;
 use serde_json::json;
+use support::appset_writes::{self, Writes};
 use support::git_remote::{GitDaemon, Remote};
 use support::{
-    TestNamespace, apply, controller_process_with, eventually, kill_process, namespace, object,
-    run_flotilla,
+    TestNamespace, apply, controller_process_with, eventually, namespace, object, run_flotilla,
 };
 
 /// The Applications, three per step.
@@ -66,34 +63,17 @@ fn appset(ns: &TestNamespace, url: &str) -> ApplicationSet {
 
 /// Every distinct `status.applicationStatusSummary` written, with the length of
 /// `status.applicationStatus` beside it.
-type Writes = Arc<Mutex<Vec<(usize, Vec<StepRolloutSummary>)>>>;
+type Summaries = Writes<(usize, Vec<StepRolloutSummary>)>;
 
-fn record_writes(ns: &TestNamespace) -> (Writes, tokio::task::JoinHandle<()>) {
-    let writes: Writes = Arc::default();
-    let recording = Arc::clone(&writes);
-    let stream = watcher(
-        ns.api::<ApplicationSet>(),
-        watcher::Config::default().fields("metadata.name=fleet"),
-    );
-    let task = tokio::spawn(async move {
-        let mut events = std::pin::pin!(stream);
-        while let Some(event) = events.next().await {
-            let Ok(watcher::Event::Apply(appset) | watcher::Event::InitApply(appset)) = event
-            else {
-                continue;
-            };
-            let status = appset.status.unwrap_or_default();
-            let write = (
-                status.application_status.len(),
-                status.application_status_summary,
-            );
-            let mut all = recording.lock().expect("not poisoned");
-            if !write.1.is_empty() && all.last() != Some(&write) {
-                all.push(write);
-            }
-        }
-    });
-    (writes, task)
+fn record_writes(ns: &TestNamespace) -> (Summaries, tokio::task::JoinHandle<()>) {
+    appset_writes::record(ns, "fleet", |appset| {
+        let status = appset.status.unwrap_or_default();
+        let write = (
+            status.application_status.len(),
+            status.application_status_summary,
+        );
+        (!write.1.is_empty()).then_some(write)
+    })
 }
 
 /// Each Application's `status.rollout`, by name.
@@ -151,7 +131,7 @@ async fn past_the_limit_each_application_keeps_its_state_and_the_rollout_stays_e
         },
     )
     .await;
-    kill_process(first);
+    first.kill();
     let ui = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port");
@@ -200,7 +180,7 @@ async fn past_the_limit_each_application_keeps_its_state_and_the_rollout_stays_e
             );
         }
     }
-    kill_process(second);
+    second.kill();
     watch.abort();
 
     let status = stored.status.clone().expect("a status");

@@ -48,7 +48,7 @@ fn screenshot_path(page: &str) -> PathBuf {
 
 /// A controller serving the web view of `ns`, and a browser.
 struct Console {
-    controller: std::process::Child,
+    controller: support::ControllerProcess,
     browser: Browser,
     ui: std::net::SocketAddr,
 }
@@ -112,13 +112,12 @@ impl Console {
     /// Closes the browser and stops the controller.
     async fn stop(self) {
         let Self {
-            mut controller,
+            controller,
             browser,
             ..
         } = self;
         browser.quit().await;
-        let _ = controller.kill();
-        let _ = controller.wait();
+        controller.kill();
     }
 }
 
@@ -474,7 +473,7 @@ async fn rollouts_older_than_the_status_keeps_are_listed_from_the_application_se
         .and_then(|listener| listener.local_addr())
         .expect("a free port");
     let ui_addr = ui.to_string();
-    let mut controller = support::controller_process_with(&ns, "history", &["--ui-addr", &ui_addr]);
+    let controller = support::controller_process_with(&ns, "history", &["--ui-addr", &ui_addr]);
     let appsets: kube::Api<ApplicationSet> = ns.api();
     let mut commits = vec![first];
     // Twelve rollouts, each Complete before the next commit: the status keeps the last ten.
@@ -520,6 +519,5 @@ async fn rollouts_older_than_the_status_keeps_are_listed_from_the_application_se
     })
     .await;
     assert_eq!(page.matches(r#"data-from="status""#).count(), 10, "{page}");
-    let _ = controller.kill();
-    let _ = controller.wait();
+    controller.kill();
 }

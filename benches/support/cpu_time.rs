@@ -6,27 +6,10 @@ use std::time::Duration;
 
 use criterion::Throughput;
 use criterion::measurement::{Measurement, ValueFormatter};
+pub use flotilla::controller::runtime::cpu_time::thread_cpu_time;
 
 /// CPU time consumed by the calling thread.
 pub struct ThreadCpuTime;
-
-pub fn thread_cpu_time() -> Duration {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid, writable timespec; the clock id is a constant the kernel knows.
-    #[allow(
-        unsafe_code,
-        reason = "a thread's CPU time is only read through clock_gettime(2)"
-    )]
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut now) };
-    assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    Duration::new(
-        u64::try_from(now.tv_sec).unwrap_or(0),
-        u32::try_from(now.tv_nsec).unwrap_or(0),
-    )
-}
 
 impl Measurement for ThreadCpuTime {
     type Intermediate = Duration;

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod admission;
+pub mod appset_writes;
 pub mod chart_repository;
 pub mod dedicated_node;
 pub mod fixture_dir;
@@ -109,7 +110,7 @@ pub fn print_log_tail_if_panicking(path: &Path, lines: usize) {
 
 /// `flotilla controller` (the binary) for one namespace on cluster 1 as `identity`, comparing
 /// every 2 s and fetching repositories on every resolve; its log in [`controller_log`].
-pub fn controller_process(ns: &TestNamespace, identity: &str) -> std::process::Child {
+pub fn controller_process(ns: &TestNamespace, identity: &str) -> ControllerProcess {
     controller_process_with(ns, identity, &[])
 }
 
@@ -118,9 +119,9 @@ pub fn controller_process_with(
     ns: &TestNamespace,
     identity: &str,
     args: &[&str],
-) -> std::process::Child {
+) -> ControllerProcess {
     let log = controller_log(&ns.name, identity);
-    std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_flotilla"))
         .args([
             "controller",
             "--namespace",
@@ -138,13 +139,38 @@ pub fn controller_process_with(
         .stdout(std::process::Stdio::null())
         .stderr(log)
         .spawn()
-        .expect("starts flotilla controller")
+        .expect("starts flotilla controller");
+    ControllerProcess {
+        child,
+        log: controller_log_path(&ns.name, identity),
+    }
 }
 
-/// Kills `child` with SIGKILL and reaps it.
-pub fn kill_process(mut child: std::process::Child) {
-    let _ = child.kill();
-    let _ = child.wait();
+/// A `flotilla controller` a test started: killed with SIGKILL and reaped when dropped, also
+/// when the test panics (then the end of its log is printed).
+pub struct ControllerProcess {
+    child: std::process::Child,
+    log: PathBuf,
+}
+
+impl ControllerProcess {
+    /// The path of its log.
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Kills the controller with SIGKILL and reaps it.
+    pub fn kill(self) {
+        drop(self);
+    }
+}
+
+impl Drop for ControllerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        print_log_tail_if_panicking(&self.log, 60);
+    }
 }
 
 /// The directory holding the control plane's kubeconfigs (`$FLOTILLA_CONTROLPLANE_DIR`, default

@@ -40,6 +40,7 @@ use tokio::sync::watch;
 use self::deletion::{delete_applications, ensure_finalizer};
 use self::rollout::{RolloutError, publish, request_syncs};
 use super::runtime::controller_errors::controller_failed;
+use super::runtime::cpu_time::measured;
 use super::runtime::graceful_shutdown::run_gracefully;
 use super::runtime::metrics::Reconciler;
 use super::runtime::slow_reconcile::reported_when_slow;
@@ -66,7 +67,7 @@ use removal::remove;
 use render::{Planned, generate_render_validate_plan};
 pub use rollout_pass::live_rollout_input;
 use rollout_pass::rollout;
-use status::{outcome, publish_outcome, write_status};
+use status::{StatusWrite, outcome, publish_outcome, write_status};
 pub use watched_namespaces::WatchedNamespaces;
 
 /// Field manager of the Applications the controller applies.
@@ -78,6 +79,9 @@ pub const ARGO_CD_REFRESH_ANNOTATION: &str = "argocd.argoproj.io/application-set
 /// How soon an ApplicationSet whose rollout has work left is reconciled again, so progress
 /// deadlines are noticed without any Application changing.
 pub const ROLLOUT_REQUEUE: Duration = Duration::from_secs(5);
+/// How soon an ApplicationSet whose status write was superseded (it changed during the pass)
+/// is passed again, should the change's own event not have asked for it already.
+const SUPERSEDED_REQUEUE: Duration = Duration::from_secs(1);
 
 /// One term of the ApplicationSet controller: its context and the Applications of the
 /// namespace that carry the ApplicationSet label, as this term's watch sees them (read by every
@@ -157,13 +161,13 @@ async fn reconcile(
     let started = Instant::now();
     ensure_finalizer(ctx, &appset).await?;
     let existing = owned_now(&run.applications, &appset);
-    let reconciled = reconcile_now(appset, Arc::clone(ctx), existing).await;
+    let (reconciled, cpu) = measured(reconcile_now(appset, Arc::clone(ctx), existing)).await;
+    ctx.metrics
+        .observe_reconcile(Reconciler::ApplicationSet, started.elapsed());
     let last = LastReconcile {
         ended: Instant::now(),
-        took: started.elapsed(),
+        cpu,
     };
-    ctx.metrics
-        .observe_reconcile(Reconciler::ApplicationSet, last.took);
     ctx.last_reconciles().insert(name, last);
     reconciled
 }
@@ -205,7 +209,7 @@ async fn reconcile_now(
         Ok(planned) => planned.plan.remaining(&existing),
         Err(_) => existing.iter().map(|app| &**app).collect(),
     };
-    let status = write_status(
+    let written = write_status(
         &ctx,
         &appset,
         &outcome,
@@ -214,6 +218,13 @@ async fn reconcile_now(
         removing,
     )
     .await?;
+    let status = match written {
+        StatusWrite::Current(status) => *status,
+        StatusWrite::Superseded => {
+            tracing::info!(appset = %name, "changed during the pass; passing it again");
+            return Ok(Action::requeue(SUPERSEDED_REQUEUE));
+        }
+    };
     let pass = pass.transpose()?;
     if let Some(pass) = &pass {
         // The status before this pass, every entry listed (those kept on the Applications

@@ -12,6 +12,7 @@ use crate::cluster::generator_inputs::live_inventory::read_inventory;
 use crate::cluster::generator_inputs::namespace_objects::KubeNamespaceObjects;
 use crate::controller::http_clients::plugin_client::{HttpPlugins, PLUGIN_TIMEOUT};
 use crate::controller::http_clients::scm_client::{HttpScm, SCM_TIMEOUT};
+use crate::controller::runtime::cpu_time;
 use crate::render::admission::{RefusedApplication, admitted};
 use crate::render::{Sources, render_application_set};
 use flotilla_core::api::{Application, ApplicationSet};
@@ -54,7 +55,7 @@ pub(super) async fn generate_render_validate_plan(
     let appset_name = name.clone();
     // Git generators run the `git` CLI, plugin and clusterDecisionResource generators block on
     // API and HTTP calls: keep them off the async workers.
-    let rendered = tokio::task::spawn_blocking(move || {
+    let rendered = cpu_time::spawn_blocking(move || {
         let sources = Sources {
             clusters: &inventory,
             git: &*repos,

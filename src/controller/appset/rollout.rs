@@ -14,6 +14,7 @@ use kube::{Api, Client, Resource};
 
 use super::bounded_writes;
 use crate::cluster::api_server::api_error::ApiError;
+use crate::controller::runtime::cpu_time;
 use crate::controller::runtime::events::EventPublisher;
 use crate::repo::cache::{FetchError, RepoCache};
 use flotilla_core::api::{Application, ApplicationSet};
@@ -68,7 +69,7 @@ pub async fn resolve_sources(
     desired: &[Application],
 ) -> Result<BTreeMap<SourceRevision, String>, RolloutError> {
     let (repos, wanted) = (Arc::clone(repos), sources(desired));
-    tokio::task::spawn_blocking(move || {
+    cpu_time::spawn_blocking(move || {
         wanted
             .into_iter()
             .map(|source| resolve(&repos, source))

@@ -22,7 +22,7 @@ use flotilla_core::controller::appset::outcome::reconcile_outcome;
 use flotilla_core::controller::appset::rollout_layout::{self, Split, hydrate};
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, with_rollout};
 use flotilla_core::controller::appset::status::{
-    Outcome, changed, next_status, status_patch, within_size,
+    Outcome, changed, next_status, status_budget, status_patch, within_size,
 };
 use flotilla_core::controller::event_reason::EventReason;
 
@@ -73,11 +73,22 @@ pub(super) async fn publish_outcome(
         .await;
 }
 
+/// What [`write_status`] did.
+pub(super) enum StatusWrite {
+    /// Written, or unchanged: the status with every entry listed (as the rest of the reconcile
+    /// and `rollout explain` see it).
+    Current(Box<ApplicationSetStatus>),
+    /// Refused because the ApplicationSet changed since the pass read it (its spec, an
+    /// annotation, a status written meanwhile): what the pass decided is not carried out, and
+    /// the ApplicationSet is passed again.
+    Superseded,
+}
+
 /// Writes the status (with the rollout's part, and `deletion`: where a removal in steps stands)
-/// with a merge patch on `/status`, only when it changed — when the rollout's entries are kept
-/// on the Applications, those that changed are written there first; returns it with every entry
-/// listed (as the rest of the reconcile and `rollout explain` see it). A failed write is also an
-/// Event on the ApplicationSet.
+/// with a merge patch on `/status` guarded by the resourceVersion the pass read, only when it
+/// changed — when the rollout's entries are kept on the Applications, those that changed are
+/// written there first. A failed write, other than a superseded one, is also an Event on the
+/// ApplicationSet.
 pub(super) async fn write_status(
     ctx: &AppSetContext,
     appset: &ApplicationSet,
@@ -85,9 +96,10 @@ pub(super) async fn write_status(
     applications: &[&Application],
     rollout: RolloutOutcome<'_>,
     deletion: Option<DeletionProgress>,
-) -> Result<ApplicationSetStatus, AppSetError> {
+) -> Result<StatusWrite, AppSetError> {
     let now = Time(Timestamp::now());
     let old = appset.status.as_ref();
+    let budget = status_budget(appset);
     let shown_old = old.cloned().map(|mut status| {
         hydrate(&mut status, applications.iter().copied());
         status
@@ -107,26 +119,32 @@ pub(super) async fn write_status(
     let Split {
         stored,
         application_writes,
-    } = rollout_layout::split(full, applications.iter().copied(), ctx.rollout_status_limit);
-    let new = within_size(stored);
+    } = rollout_layout::split(
+        full,
+        applications.iter().copied(),
+        ctx.rollout_status_limit.min(budget),
+    );
+    let new = within_size(stored, budget);
     write_entries(ctx, appset, &application_writes).await?;
     let shown = ApplicationSetStatus {
         application_status: entries,
         ..new.clone()
     };
     if !changed(old, &new) {
-        return Ok(shown);
+        return Ok(StatusWrite::Current(Box::new(shown)));
     }
     let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
+    let patch = status_patch(old, &new, appset.metadata.resource_version.as_deref());
     let written = api
         .patch_status(
             &appset.name_any(),
             &PatchParams::default(),
-            &Patch::Merge(status_patch(old, &new)),
+            &Patch::Merge(patch),
         )
         .await;
     match written {
-        Ok(_) => Ok(shown),
+        Ok(_) => Ok(StatusWrite::Current(Box::new(shown))),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(StatusWrite::Superseded),
         Err(error) => {
             let error = AppSetError::Status {
                 appset: appset.name_any(),

@@ -2,9 +2,11 @@
 //! (every status change of any of its Applications while they converge) costs a few reconciles
 //! instead of one per event: the events that arrive while a reconcile waits or runs are
 //! coalesced into the next one by the controller runtime. A reconcile starts at least
-//! [`MIN_PAUSE`], and at least twice its predecessor's duration, after its predecessor ended, so
-//! a large ApplicationSet reconciles for at most a third of the time — unless it may promote:
-//! a change that completes a RollingSync step ([`super::promotion`]) is reconciled at once.
+//! [`MIN_PAUSE`], and at least twice the CPU time its predecessor spent, after its predecessor
+//! ended, so a large ApplicationSet takes at most a third of a core — unless it may promote: a
+//! change that completes a RollingSync step ([`super::promotion`]) is reconciled at once. Time a
+//! reconcile spends waiting (on the API server's answers to 20,000 creations, on `git`) does not
+//! lengthen the pause: that would hold a rollout back for minutes while the machine is idle.
 //! Unlike a debounce it never postpones a reconcile indefinitely. Pure.
 
 use std::time::{Duration, Instant};
@@ -17,8 +19,8 @@ pub const MIN_PAUSE: Duration = Duration::from_secs(1);
 pub struct LastReconcile {
     /// When it ended.
     pub ended: Instant,
-    /// How long it ran.
-    pub took: Duration,
+    /// The CPU time it spent (its own work, not its waits).
+    pub cpu: Duration,
 }
 
 /// How long the next reconcile waits at `now` (zero for the first one, once the pause is over,
@@ -29,7 +31,7 @@ pub fn wait_before(last: Option<LastReconcile>, now: Instant, promote: bool) -> 
         return Duration::ZERO;
     }
     last.map_or(Duration::ZERO, |last| {
-        let pause = last.took.saturating_mul(2).max(MIN_PAUSE);
+        let pause = last.cpu.saturating_mul(2).max(MIN_PAUSE);
         (last.ended + pause).saturating_duration_since(now)
     })
 }
@@ -39,7 +41,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn waits_for_the_longer_of_the_minimum_and_twice_the_last_reconcile() {
+    fn waits_for_the_longer_of_the_minimum_and_twice_the_last_reconciles_cpu_time() {
         let ended = Instant::now();
         let ms = Duration::from_millis;
         let cases = [
@@ -59,8 +61,8 @@ mod tests {
                 ms(0),
             ),
         ];
-        for (case, took, now, expected) in cases {
-            let last = took.map(|took| LastReconcile { ended, took });
+        for (case, cpu, now, expected) in cases {
+            let last = cpu.map(|cpu| LastReconcile { ended, cpu });
             assert_eq!(wait_before(last, now, false), expected, "{case}");
         }
     }
@@ -70,7 +72,7 @@ mod tests {
         let ended = Instant::now();
         let last = Some(LastReconcile {
             ended,
-            took: Duration::from_millis(900),
+            cpu: Duration::from_millis(900),
         });
         assert_eq!(wait_before(last, ended, false), Duration::from_millis(1800));
         assert_eq!(wait_before(last, ended, true), Duration::ZERO);

@@ -9,11 +9,11 @@ use kube::Resource;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::api::Application;
 use crate::api::application_set_status::{
     ApplicationSetCondition, ApplicationSetResource, ApplicationSetStatus, ConditionStatus,
     ConditionType,
 };
+use crate::api::{Application, ApplicationSet};
 
 /// Reason of the conditions of a successful reconcile (Argo CD's word).
 pub const REASON_UP_TO_DATE: &str = "ApplicationSetUpToDate";
@@ -28,6 +28,23 @@ pub const DEFAULT_MAX_RESOURCES_STATUS_COUNT: usize = 5000;
 /// two thirds of etcd's default request limit (1.5 MiB), which the whole ApplicationSet must fit
 /// in with its spec and metadata.
 pub const MAX_STATUS_BYTES: usize = 1024 * 1024;
+
+/// How many bytes of JSON a whole ApplicationSet (metadata, spec and status) takes at most:
+/// etcd's default request limit (1.5 MiB) less 256 KiB for the rest of the request.
+pub const MAX_OBJECT_BYTES: usize = 1280 * 1024;
+
+/// The bytes of JSON `appset`'s status may take: [`MAX_STATUS_BYTES`], or what its metadata and
+/// spec leave of [`MAX_OBJECT_BYTES`] when that is less (a list generator of 20,000 elements
+/// takes 700 KiB of the spec).
+#[must_use]
+pub fn status_budget(appset: &ApplicationSet) -> usize {
+    // The keys and brackets around metadata and spec, with apiVersion and kind.
+    const ENVELOPE: usize = 128;
+    let rest = json_len(&appset.metadata)
+        .saturating_add(json_len(&appset.spec))
+        .saturating_add(ENVELOPE);
+    MAX_STATUS_BYTES.min(MAX_OBJECT_BYTES.saturating_sub(rest))
+}
 
 /// Whether `status` says the rollout has work left that can proceed (`RolloutProgressing=True`).
 #[must_use]
@@ -130,11 +147,11 @@ fn listed_resources(
 }
 
 /// `status` with `resources` cut to its first entries that fit, with everything else in it, in
-/// [`MAX_STATUS_BYTES`] of JSON (none when the rest alone does not fit; `resourcesCount` still
-/// counts them all).
+/// `budget` bytes of JSON ([`status_budget`]; none when the rest alone does not fit;
+/// `resourcesCount` still counts them all).
 #[must_use]
-pub fn within_size(mut status: ApplicationSetStatus) -> ApplicationSetStatus {
-    if json_len(&status) <= MAX_STATUS_BYTES {
+pub fn within_size(mut status: ApplicationSetStatus, budget: usize) -> ApplicationSetStatus {
+    if json_len(&status) <= budget {
         return status;
     }
     let resources = std::mem::take(&mut status.resources);
@@ -144,7 +161,7 @@ pub fn within_size(mut status: ApplicationSetStatus) -> ApplicationSetStatus {
         .into_iter()
         .take_while(|entry| {
             bytes = bytes.saturating_add(json_len(entry)).saturating_add(1);
-            bytes <= MAX_STATUS_BYTES
+            bytes <= budget
         })
         .collect();
     status
@@ -203,16 +220,29 @@ pub fn changed(old: Option<&ApplicationSetStatus>, new: &ApplicationSetStatus) -
 
 /// A JSON merge patch turning `old` into `new`: `{"status": new}` with `null` for every field
 /// `old` has and `new` leaves out, in nested objects too (`status.deletion.remaining` once the
-/// last step is deleted; a merge patch would otherwise keep it).
+/// last step is deleted; a merge patch would otherwise keep it). With the `resource_version`
+/// `old` was read at, the API server refuses the patch (409 Conflict) if the ApplicationSet
+/// changed since: a status, and the rollout decision in it, is only written over the spec and
+/// the status it was computed from.
 #[must_use]
-pub fn status_patch(old: Option<&ApplicationSetStatus>, new: &ApplicationSetStatus) -> Value {
+pub fn status_patch(
+    old: Option<&ApplicationSetStatus>,
+    new: &ApplicationSetStatus,
+    resource_version: Option<&str>,
+) -> Value {
     let as_object = |status: Option<&ApplicationSetStatus>| match status.map(serde_json::to_value) {
         Some(Ok(Value::Object(map))) => map,
         _ => Map::new(),
     };
     let mut patch = as_object(Some(new));
     null_left_out(&mut patch, &as_object(old));
-    serde_json::json!({ "status": patch })
+    match resource_version {
+        Some(version) => serde_json::json!({
+            "metadata": {"resourceVersion": version},
+            "status": patch,
+        }),
+        None => serde_json::json!({ "status": patch }),
+    }
 }
 
 /// Sets to `null` in `patch` every field of `old` it leaves out, in the objects both have.
@@ -468,7 +498,7 @@ mod tests {
             let mut new = next_status(None, &Outcome::UpToDate, &refs, max, &at(1));
             new.application_status = (0..rollout).map(rollout_entry).collect();
             let before = new.resources.clone();
-            let new = within_size(new);
+            let new = within_size(new, MAX_STATUS_BYTES);
             let bytes = serde_json::to_vec(&new).unwrap().len();
             assert!(bytes <= MAX_STATUS_BYTES, "{bytes} bytes");
             assert!(
@@ -484,7 +514,37 @@ mod tests {
             assert_eq!(new.resources_count, Some(20_000));
         }
         let small = next_status(None, &Outcome::UpToDate, &refs[..3], 0, &at(1));
-        assert_eq!(within_size(small.clone()), small);
+        assert_eq!(within_size(small.clone(), MAX_STATUS_BYTES), small);
+    }
+
+    #[test]
+    fn a_large_spec_leaves_less_room_for_resources_so_the_whole_object_fits() {
+        let small = crate::controller::appset::test_fixtures::appset(Value::Null, Value::Null);
+        assert_eq!(status_budget(&small), MAX_STATUS_BYTES);
+        // A list generator of 20,000 elements, about 700 KiB as the benchmarks' fleet has.
+        let mut large = small.clone();
+        let elements: Vec<Value> = (0..20_000)
+            .map(|i| serde_json::json!({"name": format!("app-{i}"), "path": format!("apps/app-{i}"), "step": "1"}))
+            .collect();
+        large.spec.generators =
+            serde_json::from_value(serde_json::json!([{"list": {"elements": elements}}])).unwrap();
+        let budget = status_budget(&large);
+        assert!(budget < MAX_STATUS_BYTES, "{budget}");
+        let apps: Vec<Application> = (0..20_000)
+            .map(|i| Application::new(&format!("app-{i:0>40}"), ApplicationSpec::default()))
+            .collect();
+        let refs: Vec<&Application> = apps.iter().collect();
+        let status = next_status(None, &Outcome::UpToDate, &refs, 0, &at(1));
+        large.status = Some(within_size(status, budget));
+        let whole = serde_json::to_vec(&large).unwrap().len();
+        assert!(whole <= MAX_OBJECT_BYTES, "{whole} bytes");
+        assert!(
+            MAX_OBJECT_BYTES - whole < 2000,
+            "cut short by about one entry: {whole}"
+        );
+        let status = large.status.unwrap();
+        assert!(!status.resources.is_empty());
+        assert_eq!(status.resources_count, Some(20_000));
     }
 
     #[test]
@@ -497,7 +557,8 @@ mod tests {
             &at(1),
         );
         let new = next_status(Some(&old), &Outcome::UpToDate, &[], 0, &at(2));
-        let patch = status_patch(Some(&old), &new);
+        let patch = status_patch(Some(&old), &new, Some("41"));
+        assert_eq!(patch["metadata"]["resourceVersion"], "41");
         assert_eq!(patch["status"]["resources"], Value::Null);
         assert_eq!(patch["status"]["resourcesCount"], Value::Null);
         assert!(patch["status"]["conditions"].is_array());
@@ -521,7 +582,8 @@ mod tests {
             current: group(1),
             remaining: Vec::new(),
         });
-        let patch = status_patch(Some(&removing), &last);
+        let patch = status_patch(Some(&removing), &last, None);
+        assert!(patch.get("metadata").is_none());
         assert_eq!(patch["status"]["deletion"]["remaining"], Value::Null);
         assert_eq!(patch["status"]["deletion"]["current"]["step"], 1);
     }
