@@ -727,6 +727,7 @@ fn main() {
         run(&mut soak).await;
         let drained = drain(&mut soak).await;
         report(&soak, converged, drained);
+        explain_missed(&soak).await;
         soak.keep_log();
         for task in following {
             task.abort();
@@ -746,6 +747,58 @@ fn main() {
             violations.len()
         );
     });
+}
+
+/// Prints, for each missed drift, what its Application and ConfigMap show at the end: the
+/// figures say that a drift was missed, this says where the controller stopped.
+async fn explain_missed(soak: &Soak) {
+    let missed = soak
+        .watched
+        .lock()
+        .expect("the ledgers")
+        .drift
+        .report(Instant::now(), DRIFT_BOUND)
+        .missed;
+    let applications: Api<Application> = Api::namespaced(soak.client.clone(), NAMESPACE);
+    let config_maps: Api<ConfigMap> = Api::namespaced(soak.client.clone(), NAMESPACE);
+    for (name, age) in missed.iter().take(10) {
+        let made = Timestamp::now() - jiff_seconds(age.as_secs());
+        let app = applications.get_opt(name).await.ok().flatten();
+        let status = app.as_ref().and_then(|app| app.status.as_ref());
+        let shown = status.map(|status| {
+            json!({
+                "sync": status.sync.as_ref().map(|s| (format!("{:?}", s.status), s.revision.clone())),
+                "health": status.health.as_ref().map(|h| format!("{:?}", h.status)),
+                "reconciledAt": status.reconciled_at.as_ref().map(|t| t.0.to_string()),
+                "resources": status.resources.iter().map(|r| (r.kind.clone(), r.name.clone(), format!("{:?}", r.status), r.first_difference.clone())).collect::<Vec<_>>(),
+                "operation": status.operation_state.as_ref().map(|o| (format!("{:?}", o.phase), o.started_at.as_ref().map(|t| t.0.to_string()), o.finished_at.as_ref().map(|t| t.0.to_string()))),
+                "conditions": status.conditions.iter().map(|c| (format!("{:?}", c.type_), c.message.clone())).collect::<Vec<_>>(),
+                "rollout": status.rollout.as_ref().map(|r| (format!("{:?}", r.status), r.message.clone())),
+            })
+        });
+        let live = config_maps.get_opt(name).await.ok().flatten();
+        let live = live.map(|cm| {
+            json!({
+                "drifted": cm.data.as_ref().and_then(|d| d.get(soak_drift::FIELD).cloned()),
+                "resourceVersion": cm.metadata.resource_version,
+                "managers": cm.metadata.managed_fields.unwrap_or_default().iter().map(|m| (m.manager.clone(), m.time.as_ref().map(|t| t.0.to_string()))).collect::<Vec<_>>(),
+            })
+        });
+        println!(
+            "    missed {name}, made at {made} ({} s ago): application {} deleting {}; status {}; ConfigMap {}",
+            age.as_secs(),
+            if app.is_some() { "present" } else { "gone" },
+            app.as_ref()
+                .is_some_and(|a| a.metadata.deletion_timestamp.is_some()),
+            shown.unwrap_or_default(),
+            live.unwrap_or_default()
+        );
+    }
+}
+
+/// `seconds` as a span to subtract from a timestamp.
+fn jiff_seconds(seconds: u64) -> k8s_openapi::jiff::Span {
+    k8s_openapi::jiff::Span::new().seconds(i64::try_from(seconds).unwrap_or(i64::MAX))
 }
 
 /// The soak's hour: commits, drifts, kills and churn on their schedules, samples meanwhile.
