@@ -87,7 +87,7 @@ log "book built ($((SECONDS - start))s)"
 # With the tests' features: the dependencies built for the tests are reused, not built again.
 cargo build --workspace --bins --all-features
 for n in 1 2; do
-  RUST_LOG="${RUST_LOG:-info}" NO_COLOR=1 setsid target/debug/flotilla-node-sim \
+  RUST_LOG="${RUST_LOG:-info}" NO_COLOR=1 setsid "${CARGO_TARGET_DIR:-target}/debug/flotilla-node-sim" \
     --kubeconfig "$STATE/cluster$n.kubeconfig" --node-name "flotilla-sim-$n" --ready-after 500ms \
     >"$STATE/logs/node-sim$n.log" 2>&1 </dev/null &
   echo $! >"$STATE/pids/node-sim$n.pid"
