@@ -343,6 +343,84 @@ async fn kubectl_changes_show_through_the_watches_and_self_heal_reverts_them() {
     );
 }
 
+/// An Application behind its commit (OutOfSync, nothing syncs it) is not compared again while
+/// nothing it tracks changes; a change to one of its objects still shows at once.
+#[tokio::test]
+async fn an_application_behind_its_commit_still_shows_drifts_through_the_watches() {
+    let ns = setup("live-behind").await;
+    let remote = Remote::new("live-behind");
+    remote.write("behind/web.yaml", &web("behind"));
+    remote.push("a web");
+    let _controller = start_resyncing_rarely(&ns);
+    let apps = ns.api::<Application>();
+    apply(
+        &apps,
+        &application(&ns, &remote, "behind", "behind", json!({})),
+    )
+    .await;
+    synced_and_healthy(&ns, "behind").await;
+    // Nothing syncs it from now on; a new commit leaves it behind.
+    let manual = json!({"spec": {"syncPolicy": null}});
+    apps.patch("behind", &PatchParams::default(), &Patch::Merge(&manual))
+        .await
+        .expect("automation removed");
+    remote.write(
+        "behind/web.yaml",
+        &web("behind").replace("LOG_LEVEL: info", "LOG_LEVEL: debug"),
+    );
+    remote.push("debug logs");
+    let refresh = json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": "normal"}}});
+    apps.patch("behind", &PatchParams::default(), &Patch::Merge(&refresh))
+        .await
+        .expect("refresh requested");
+    let settings_behind = |app: &Application| {
+        summary(app).0 == "OutOfSync"
+            && resource(app, "ConfigMap", "behind-settings")
+                .is_some_and(|r| r.first_difference == "/data/LOG_LEVEL")
+    };
+    seen(
+        &ns,
+        "behind",
+        "OutOfSync at the new commit",
+        Instant::now(),
+        support::TIMEOUT,
+        settings_behind,
+    )
+    .await;
+
+    let changed = Instant::now();
+    kubectl(&ns, &["scale", "deployment/behind", "--replicas=3"]);
+    let scaled = seen(
+        &ns,
+        "behind",
+        "the Deployment OutOfSync at /spec/replicas",
+        changed,
+        SEEN_WITHIN,
+        |app| {
+            settings_behind(app)
+                && resource(app, "Deployment", "behind")
+                    .is_some_and(|r| r.first_difference == "/spec/replicas")
+        },
+    )
+    .await;
+    let changed = Instant::now();
+    kubectl(&ns, &["scale", "deployment/behind", "--replicas=1"]);
+    let restored = seen(
+        &ns,
+        "behind",
+        "the Deployment Synced again, the Application still behind",
+        changed,
+        SEEN_WITHIN,
+        |app| {
+            settings_behind(app)
+                && resource(app, "Deployment", "behind")
+                    .is_some_and(|r| r.status.as_str() == "Synced")
+        },
+    )
+    .await;
+    println!("behind its commit: scaled seen after {scaled:?}, restored after {restored:?}");
+}
+
 #[tokio::test]
 async fn a_drift_another_writer_keeps_reapplying_is_reverted_ever_more_slowly() {
     let ns = setup("live-fight").await;
