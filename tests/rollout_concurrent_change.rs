@@ -8,7 +8,8 @@
 //! The pass held is one that sees `db-a` Healthy; while it is held, `db-b` joins step 1 of the
 //! list. The held pass would open step 2 over the list it read; its status write is refused as
 //! superseded, and `web` is promoted only in a write whose list holds `db-b`, once `db-b` is
-//! Healthy.
+//! Healthy. A refresh request annotated meanwhile (as a webhook does on every push) changes
+//! nothing the pass decided from: its status is written over it.
 
 mod support;
 
@@ -27,8 +28,8 @@ use support::git_remote::{GitDaemon, Remote};
 use support::list_appset::appset;
 use support::plugin_service::{self, PluginGate};
 use support::{
-    TestNamespace, apply, controller_process, install_kind, namespace, object, wait_until,
-    write_status,
+    ControllerProcess, TestNamespace, apply, controller_process, install_kind, namespace, object,
+    wait_until, write_status,
 };
 
 /// How long the test waits for a held request to arrive (within the plugin's 30 s timeout).
@@ -102,13 +103,27 @@ async fn arrival(gate: &PluginGate, ticket: usize, what: &str) {
         .unwrap_or_else(|_| panic!("{what}: no plugin request within {ARRIVAL:?}"));
 }
 
-#[tokio::test]
-async fn a_pass_superseded_by_a_list_change_opens_no_step_past_the_application_it_adds() {
-    let ns = namespace(1, "rollout-superseded").await;
+/// What a test holds once a pass that sees `db-a` Healthy is held at the plugin.
+struct HeldPass {
+    ns: TestNamespace,
+    url: String,
+    appsets: Api<ApplicationSet>,
+    gate: PluginGate,
+    controller: ControllerProcess,
+    versions: Writes<Version>,
+    watch: tokio::task::JoinHandle<()>,
+    /// Served as long as the test runs: the repository's directories go with it.
+    _served: (Remote, GitDaemon),
+}
+
+/// Sets up the stack `db-a`, `web` in namespace `name` and holds the first pass that sees
+/// `db-a` Healthy (it read the list without `db-b`).
+async fn held_pass(name: &str) -> HeldPass {
+    let ns = namespace(1, name).await;
     support::install_flotilla_crds(&ns.client).await;
     support::permissive_project(&ns, "platform").await;
     let databases = install_kind(&ns.client, "db.flotilla.test", "Database", "databases").await;
-    let remote = Remote::new("superseded");
+    let remote = Remote::new(name);
     remote.write(
         "db-a/database.yaml",
         "apiVersion: db.flotilla.test/v1\nkind: Database\nmetadata:\n  name: a\nspec:\n  engine: postgres\n",
@@ -133,7 +148,7 @@ async fn a_pass_superseded_by_a_list_change_opens_no_step_past_the_application_i
     let (versions, watch) = record_versions(&ns, "stack");
     let appsets: Api<ApplicationSet> = ns.api();
     apply(&appsets, &stack(&url, &ns, &["db-a", "web"])).await;
-    let controller = controller_process(&ns, "superseded");
+    let controller = controller_process(&ns, name);
     wait_until(&appsets, "stack", "db-a syncing, web Waiting", |a| {
         let entries = a.status.clone().unwrap_or_default().application_status;
         let state = |name: &str| {
@@ -169,22 +184,48 @@ async fn a_pass_superseded_by_a_list_change_opens_no_step_past_the_application_i
     .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
 
-    // The next pass reads db-a Healthy and the list without db-b: hold it, and add db-b.
+    // The next pass reads db-a Healthy and the list without db-b: hold it.
     gate.let_through_below(first + 1);
     arrival(&gate, first + 1, "a pass that sees db-a Healthy").await;
-    apply(&appsets, &stack(&url, &ns, &["db-a", "db-b", "web"])).await;
-    gate.open();
+    HeldPass {
+        ns,
+        url,
+        appsets,
+        gate,
+        controller,
+        versions,
+        watch,
+        _served: (remote, daemon),
+    }
+}
 
-    wait_until(&appsets, "stack", "all three Healthy", |a| {
-        let entries = a.status.clone().unwrap_or_default().application_status;
-        entries.len() == 3 && entries.iter().all(|e| e.status == State::Healthy)
-    })
+impl HeldPass {
+    /// Lets every pass through and waits until the entries of `apps` are all Healthy; the
+    /// versions written, and the controller's log.
+    async fn finish(self, apps: usize) -> (Vec<Version>, String) {
+        self.gate.open();
+        wait_until(&self.appsets, "stack", "every entry Healthy", |a| {
+            let entries = a.status.clone().unwrap_or_default().application_status;
+            entries.len() == apps && entries.iter().all(|e| e.status == State::Healthy)
+        })
+        .await;
+        let log = std::fs::read_to_string(self.controller.log()).expect("the controller's log");
+        self.controller.kill();
+        self.watch.abort();
+        let versions = self.versions.lock().expect("not poisoned").clone();
+        (versions, log)
+    }
+}
+
+#[tokio::test]
+async fn a_pass_superseded_by_a_list_change_opens_no_step_past_the_application_it_adds() {
+    let held = held_pass("rollout-superseded").await;
+    apply(
+        &held.appsets,
+        &stack(&held.url, &held.ns, &["db-a", "db-b", "web"]),
+    )
     .await;
-    let log = std::fs::read_to_string(controller.log()).expect("the controller's log");
-    controller.kill();
-    watch.abort();
-
-    let versions = versions.lock().expect("not poisoned").clone();
+    let (versions, log) = held.finish(3).await;
     let promoted = versions
         .iter()
         .find(|v| v.states.get("web").is_some_and(|s| *s != State::Waiting))
@@ -196,5 +237,36 @@ async fn a_pass_superseded_by_a_list_change_opens_no_step_past_the_application_i
     assert!(
         log.contains("changed during the pass; passing it again"),
         "the held pass's status write was superseded"
+    );
+}
+
+/// A webhook annotates the ApplicationSet on every push; were that to supersede the pass, a
+/// fleet whose passes outlast the interval between pushes would never be written again.
+#[tokio::test]
+async fn a_refresh_request_during_a_pass_does_not_supersede_it() {
+    let held = held_pass("rollout-refreshed").await;
+    let refresh = json!({"metadata": {"annotations": {
+        "argocd.argoproj.io/application-set-refresh": "true"}}});
+    held.appsets
+        .patch(
+            "stack",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&refresh),
+        )
+        .await
+        .expect("the refresh requested");
+    let (versions, log) = held.finish(2).await;
+    assert!(
+        !log.contains("changed during the pass; passing it again"),
+        "no pass was superseded"
+    );
+    let promoted = versions
+        .iter()
+        .find(|v| v.states.get("web").is_some_and(|s| *s != State::Waiting))
+        .expect("web promoted");
+    assert_eq!(
+        promoted.states.get("db-a"),
+        Some(&State::Healthy),
+        "{versions:#?}"
     );
 }

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Patch, PatchParams};
+use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 
+use super::ARGO_CD_REFRESH_ANNOTATION;
 use super::context::AppSetContext;
 use super::error::AppSetError;
 use super::render::Planned;
@@ -17,12 +18,13 @@ use crate::render::admission::refusals_message;
 use flotilla_core::api::application_set_status::{
     ApplicationSetApplicationStatus, ApplicationSetStatus, DeletionProgress,
 };
-use flotilla_core::api::{Application, ApplicationSet};
+use flotilla_core::api::{Application, ApplicationSet, REFRESH_ANNOTATION};
 use flotilla_core::controller::appset::outcome::reconcile_outcome;
 use flotilla_core::controller::appset::rollout_layout::{self, Split, hydrate};
 use flotilla_core::controller::appset::rollout_status::{RolloutOutcome, with_rollout};
 use flotilla_core::controller::appset::status::{
-    Outcome, changed, next_status, status_budget, status_patch, within_size,
+    Outcome, changed, changed_only_where_no_decision_comes_from, next_status, status_budget,
+    status_patch, within_size,
 };
 use flotilla_core::controller::event_reason::EventReason;
 
@@ -78,15 +80,24 @@ pub(super) enum StatusWrite {
     /// Written, or unchanged: the status with every entry listed (as the rest of the reconcile
     /// and `rollout explain` see it).
     Current(Box<ApplicationSetStatus>),
-    /// Refused because the ApplicationSet changed since the pass read it (its spec, an
-    /// annotation, a status written meanwhile): what the pass decided is not carried out, and
-    /// the ApplicationSet is passed again.
+    /// Refused because the ApplicationSet changed since the pass read it (its spec, a label,
+    /// an annotation other than a refresh request, a status written meanwhile): what the pass
+    /// decided is not carried out, and the ApplicationSet is passed again.
     Superseded,
 }
 
+/// The annotations whose change does not supersede a pass: the refresh requests a webhook sets
+/// on every push (carried out after the status write).
+const REFRESH_REQUESTS: [&str; 2] = [REFRESH_ANNOTATION, ARGO_CD_REFRESH_ANNOTATION];
+
+/// How many times a status write refused only because of such a change is sent again.
+const STATUS_WRITE_ATTEMPTS: usize = 3;
+
 /// Writes the status (with the rollout's part, and `deletion`: where a removal in steps stands)
-/// with a merge patch on `/status` guarded by the resourceVersion the pass read, only when it
-/// changed — when the rollout's entries are kept on the Applications, those that changed are
+/// with a merge patch on `/status` guarded by the resourceVersion the pass read (when refused
+/// because a refresh request or bookkeeping changed meanwhile, by the new one: a webhook
+/// annotating every push would otherwise supersede every pass longer than the pushes' interval),
+/// only when it changed — when the rollout's entries are kept on the Applications, those that changed are
 /// written there first. A failed write, other than a superseded one, is also an Event on the
 /// ApplicationSet.
 pub(super) async fn write_status(
@@ -134,17 +145,41 @@ pub(super) async fn write_status(
         return Ok(StatusWrite::Current(Box::new(shown)));
     }
     let api: Api<ApplicationSet> = Api::namespaced(ctx.client.clone(), &ctx.namespace);
-    let patch = status_patch(old, &new, appset.metadata.resource_version.as_deref());
-    let written = api
-        .patch_status(
-            &appset.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(patch),
-        )
-        .await;
+    let mut version = appset.metadata.resource_version.clone();
+    let mut attempts = 0;
+    let written = loop {
+        let patch = status_patch(old, &new, version.as_deref());
+        let written = api
+            .patch_status(
+                &appset.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(patch),
+            )
+            .await;
+        attempts += 1;
+        match written {
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            written => break written.map(|_| true),
+        }
+        // Refused: written over only if what changed is no input of the pass. Read with a list
+        // of the one name (the Role grants no get: everything else reads the watches, which
+        // may not have seen the change yet).
+        let only = ListParams::default().fields(&format!("metadata.name={}", appset.name_any()));
+        let now = match api.list(&only).await {
+            Ok(list) => list.items.into_iter().next(),
+            Err(error) => break Err(error),
+        };
+        let Some(now) = now.filter(|now| {
+            attempts < STATUS_WRITE_ATTEMPTS
+                && changed_only_where_no_decision_comes_from(appset, now, &REFRESH_REQUESTS)
+        }) else {
+            break Ok(false);
+        };
+        version = now.metadata.resource_version;
+    };
     match written {
-        Ok(_) => Ok(StatusWrite::Current(Box::new(shown))),
-        Err(kube::Error::Api(status)) if status.code == 409 => Ok(StatusWrite::Superseded),
+        Ok(true) => Ok(StatusWrite::Current(Box::new(shown))),
+        Ok(false) => Ok(StatusWrite::Superseded),
         Err(error) => {
             let error = AppSetError::Status {
                 appset: appset.name_any(),

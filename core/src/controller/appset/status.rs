@@ -245,6 +245,31 @@ pub fn status_patch(
     }
 }
 
+/// Whether `now` (the ApplicationSet as it is after a status write of a pass that read `read`
+/// was refused) differs from `read` only where no pass decision comes from: its
+/// `resourceVersion`, managed fields, finalizers and the annotations in `requests` (the refresh
+/// requests a webhook sets on every push, which the pass carries out after its write anyway).
+/// Then the pass's status may be written over `now`; any other change (the spec, labels,
+/// another annotation, the status) supersedes the pass.
+#[must_use]
+pub fn changed_only_where_no_decision_comes_from(
+    read: &ApplicationSet,
+    now: &ApplicationSet,
+    requests: &[&str],
+) -> bool {
+    let annotations = |appset: &ApplicationSet| {
+        let mut annotations = appset.metadata.annotations.clone().unwrap_or_default();
+        annotations.retain(|key, _| !requests.contains(&key.as_str()));
+        annotations
+    };
+    read.metadata.generation == now.metadata.generation
+        && read.metadata.labels == now.metadata.labels
+        && annotations(read) == annotations(now)
+        && read.metadata.deletion_timestamp == now.metadata.deletion_timestamp
+        && read.spec == now.spec
+        && read.status == now.status
+}
+
 /// Sets to `null` in `patch` every field of `old` it leaves out, in the objects both have.
 fn null_left_out(patch: &mut Map<String, Value>, old: &Map<String, Value>) {
     for (key, was) in old {
@@ -586,5 +611,49 @@ mod tests {
         assert!(patch.get("metadata").is_none());
         assert_eq!(patch["status"]["deletion"]["remaining"], Value::Null);
         assert_eq!(patch["status"]["deletion"]["current"]["step"], 1);
+    }
+
+    #[test]
+    fn only_a_refresh_request_or_bookkeeping_lets_a_refused_status_be_written_again() {
+        const REFRESH: &str = "argocd.argoproj.io/application-set-refresh";
+        let read = crate::controller::appset::test_fixtures::appset(Value::Null, Value::Null);
+        let same = |now: &ApplicationSet| {
+            changed_only_where_no_decision_comes_from(&read, now, &[REFRESH])
+        };
+        let mut now = read.clone();
+        now.metadata.resource_version = Some("99".into());
+        now.metadata.finalizers = Some(vec!["flotilla.dev/ordered-deletion".into()]);
+        now.metadata
+            .annotations
+            .get_or_insert_default()
+            .insert(REFRESH.into(), "true".into());
+        assert!(same(&now), "a webhook's refresh request and bookkeeping");
+
+        let mut spec = read.clone();
+        spec.metadata.generation = Some(read.metadata.generation.unwrap_or(0) + 1);
+        spec.spec.generators =
+            serde_json::from_value(serde_json::json!([{"list": {"elements": [{"name": "db-b"}]}}]))
+                .unwrap();
+        assert!(!same(&spec), "the list changed");
+        let mut approved = read.clone();
+        approved
+            .metadata
+            .annotations
+            .get_or_insert_default()
+            .insert(
+                crate::api::application_set::PROMOTE_ANNOTATION.into(),
+                "2".into(),
+            );
+        assert!(!same(&approved), "a person's approval");
+        let mut status = read.clone();
+        status.status = Some(next_status(None, &Outcome::UpToDate, &[], 0, &at(1)));
+        assert!(!same(&status), "a status written meanwhile");
+        let mut labelled = read.clone();
+        labelled
+            .metadata
+            .labels
+            .get_or_insert_default()
+            .insert("team".into(), "a".into());
+        assert!(!same(&labelled), "a label");
     }
 }
