@@ -114,7 +114,8 @@ fn resolve(
 }
 
 /// Writes each request's `spec.operation` (server-side apply, the rollout's field manager), a
-/// bounded number at once ([`bounded_writes`]).
+/// bounded number at once ([`bounded_writes`]); a request refused because its Application
+/// changed since the pass read it is left out.
 ///
 /// # Errors
 /// The first write that fails.
@@ -129,17 +130,29 @@ pub async fn request_syncs(
     let mut writes = Vec::with_capacity(requests.len());
     for request in requests {
         writes.push(async move {
-            api.patch(
-                &request.application,
-                params,
-                &Patch::Apply(request.apply_body()),
-            )
-            .await
-            .map_err(|error| RolloutError::Trigger {
-                application: request.application.clone(),
-                error: error.into(),
-            })?;
-            tracing::info!(application = %request.application, revision = %request.operation.sync.revision, "rollout requested a sync");
+            match api
+                .patch(
+                    &request.application,
+                    params,
+                    &Patch::Apply(request.apply_body()),
+                )
+                .await
+            {
+                Ok(_) => {
+                    tracing::info!(application = %request.application, revision = %request.operation.sync.revision, "rollout requested a sync");
+                }
+                // Decided from a copy of the Application that is no longer current (its sync
+                // may be under way already): the next pass decides from the current one.
+                Err(kube::Error::Api(status)) if status.code == 409 => {
+                    tracing::debug!(application = %request.application, "sync not requested: the Application changed since the pass read it");
+                }
+                Err(error) => {
+                    return Err(RolloutError::Trigger {
+                        application: request.application.clone(),
+                        error: error.into(),
+                    });
+                }
+            }
             Ok::<(), RolloutError>(())
         });
     }

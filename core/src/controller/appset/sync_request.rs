@@ -1,7 +1,10 @@
 //! The sync a rollout requests: `spec.operation` on a generated Application, written by server-side
 //! apply under the rollout's own field manager so the ApplicationSet's apply of the spec never
 //! removes it. Which promoted Applications still need one is decided from what is stored: an
-//! Application whose operation is already requested is never requested again. Pure.
+//! Application whose operation is already requested is never requested again. A request carries
+//! the `resourceVersion` of the Application it was decided from, so one decided from a copy the
+//! watch had not brought up to date yet (the sync it asks for already taken and under way) is
+//! refused instead of syncing the revision twice. Pure.
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -21,16 +24,24 @@ pub const ROLLOUT_FIELD_MANAGER: &str = "flotilla-rollout";
 pub struct SyncRequest {
     pub application: String,
     pub operation: Operation,
+    /// The `resourceVersion` of the Application the request was decided from.
+    pub resource_version: Option<String>,
 }
 
 impl SyncRequest {
-    /// The server-side apply body: only the Application's name and `spec.operation`.
+    /// The server-side apply body: only the Application's name, the `resourceVersion` it was
+    /// decided from (the API server refuses the apply with 409 Conflict if the Application
+    /// changed since) and `spec.operation`.
     #[must_use]
     pub fn apply_body(&self) -> Value {
+        let mut metadata = json!({"name": self.application});
+        if let Some(version) = &self.resource_version {
+            metadata["resourceVersion"] = json!(version);
+        }
         json!({
             "apiVersion": API_VERSION,
             "kind": "Application",
-            "metadata": {"name": self.application},
+            "metadata": metadata,
             "spec": {"operation": self.operation},
         })
     }
@@ -89,6 +100,7 @@ pub fn sync_requests<E: Borrow<Application>>(
             sync.set_revision(&join(revisions));
             Some(SyncRequest {
                 application: name.clone(),
+                resource_version: app.metadata.resource_version.clone(),
                 operation: Operation {
                     sync,
                     initiated_by: InitiatedBy {
