@@ -1027,6 +1027,10 @@ fn report(soak: &Soak, converged: Duration, drained: Option<Duration>) {
     for (verb, (mean, max)) in soak.requests.server_per_minute() {
         println!("    {verb:<8} {mean:>8.0} / {max}");
     }
+    println!("  the kinds of request answered most over the run (every client):");
+    for (kind, n) in soak.requests.server_busiest(12) {
+        println!("    {kind:<40} {n}");
+    }
     let (mean, max) = soak.requests.controller_per_minute();
     println!(
         "  the controller's own requests a minute (argocd_app_k8s_request_total over its restarts): {mean:.0} mean, {max} largest"

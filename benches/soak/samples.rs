@@ -110,6 +110,9 @@ pub struct Requests {
     controller_total: u64,
     /// The controller's total at each minute's reading.
     controller_minutes: Vec<u64>,
+    /// The API server's counts by `verb resource` at the first and the last reading.
+    server_first: BTreeMap<String, u64>,
+    server_last: BTreeMap<String, u64>,
 }
 
 impl Requests {
@@ -117,6 +120,10 @@ impl Requests {
     /// gives them) at a minute's end (the first reading starts the count).
     pub fn server_minute(&mut self, totals: &BTreeMap<String, u64>) {
         let by_verb = by_verb(totals);
+        if self.server_first.is_empty() {
+            self.server_first = totals.clone();
+        }
+        self.server_last = totals.clone();
         if !self.server_before.is_empty() {
             let minute = by_verb
                 .iter()
@@ -158,6 +165,22 @@ impl Requests {
             .into_iter()
             .map(|(verb, counts)| (verb, mean_and_max(&counts)))
             .collect()
+    }
+
+    /// The `count` kinds of request (`verb resource`) the API server answered most over the
+    /// readings, with their numbers, most first.
+    pub fn server_busiest(&self, count: usize) -> Vec<(String, u64)> {
+        let mut kinds: Vec<(String, u64)> = self
+            .server_last
+            .iter()
+            .map(|(kind, n)| {
+                let before = self.server_first.get(kind).copied().unwrap_or(0);
+                (kind.clone(), n.saturating_sub(before))
+            })
+            .collect();
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        kinds.truncate(count);
+        kinds
     }
 
     /// The controller's requests a minute: mean and largest.
