@@ -253,7 +253,7 @@ async fn record(
             application_version: version_after_write(app, written.as_ref()),
             ..compared.inputs.clone()
         },
-        all_tracked: compared.all_tracked,
+        synced: !compared.comparison.out_of_sync(),
         kinds: compared.kinds.clone(),
     });
     ctx.remember_compare(app.name_any(), last);

@@ -23,7 +23,7 @@ use flotilla_core::api::Application;
 use flotilla_core::controller::application::compare::{Comparison, compare};
 use flotilla_core::controller::application::decide::{NextSync, next_sync};
 use flotilla_core::controller::application::freshness::{
-    CompareInputs, all_tracked, compare_needed, tracked_fingerprint,
+    CompareInputs, compare_needed, tracked_fingerprint,
 };
 use flotilla_core::controller::application::instance::instance_name;
 use flotilla_core::manifest::ObjectKey;
@@ -52,8 +52,6 @@ pub(super) struct Compared {
     pub(super) inputs: CompareInputs,
     /// The kinds (group, kind) the plan deploys.
     pub(super) kinds: Vec<(String, String)>,
-    /// Whether every object it judged was tracked ([`all_tracked`]).
-    pub(super) all_tracked: bool,
 }
 
 /// What an Application's project was judged with: the projects known, both names of its
@@ -74,8 +72,8 @@ impl Admitted {
     }
 }
 
-/// Whether comparing the Application again would find what its last compare found (one that
-/// judged only tracked objects) and it has no sync to start: its source resolves to the same commit, and neither it nor the
+/// Whether comparing the Application again would find what its last compare found (Synced)
+/// and it has no sync to start: its source resolves to the same commit, and neither it nor the
 /// live objects it tracks were written since. Any failure to tell means it is compared.
 pub(super) async fn unchanged(run: &ControllerRun, app: &Application) -> bool {
     let ctx = &run.ctx;
@@ -288,7 +286,6 @@ pub(super) async fn compare_live(
             }
         }
     }
-    let all_tracked = all_tracked(&keys, &tracked);
     let health = cluster.observing(&customizations.health).await;
     let tracked: Vec<LiveObject> = tracked
         .iter()
@@ -314,7 +311,6 @@ pub(super) async fn compare_live(
         comparison,
         inputs,
         kinds,
-        all_tracked,
     })
 }
 

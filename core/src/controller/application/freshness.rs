@@ -1,17 +1,14 @@
 //! Whether an Application must be compared again: a compare reads the Application, its source
 //! at the resolved commit and the live objects it tracks, so when none of them changed since a
-//! compare that saw every object it judged among the tracked ones (Synced or not), comparing
-//! again would find the same. What a compare read is
+//! compare that found it Synced, comparing again would find the same. What a compare read is
 //! summed up as [`CompareInputs`]; [`compare_needed`] decides. Pure: the reconciler keeps the
 //! last compare of each Application in memory (after a restart, the first compare runs anyway).
 
-use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
 
 use crate::api::Application;
-use crate::manifest::ObjectKey;
 
 /// What one compare of an Application depended on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,30 +28,18 @@ pub struct CompareInputs {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LastCompare {
     pub inputs: CompareInputs,
-    /// Whether every object it judged was among the tracked ones (it exists and carries the
-    /// Application's tracking annotation; see [`all_tracked`]): only then does the fingerprint
-    /// see every change that could alter the comparison. Always so once the Application is
-    /// Synced; an OutOfSync one (a new commit its rollout step has not synced yet) is so when
-    /// its objects exist, and is then not compared again until one of them changes.
-    pub all_tracked: bool,
+    /// Whether it found the Application Synced. Only then are all its desired objects tracked
+    /// (they carry its tracking annotation), so that the fingerprint sees every change to them.
+    pub synced: bool,
     /// The kinds (group, kind) its plan deploys, for reading the tracked objects again.
     pub kinds: Vec<(String, String)>,
 }
 
-/// Whether the Application must be compared: there was no compare (or it judged an object
-/// that is not tracked), the source is a plain directory, or something the compare read
-/// changed.
+/// Whether the Application must be compared: there was no compare (or it did not find it
+/// Synced), the source is a plain directory, or something the compare read changed.
 #[must_use]
 pub fn compare_needed(last: Option<&LastCompare>, now: &CompareInputs) -> bool {
-    last.is_none_or(|last| !last.all_tracked || now.revision.is_none() || last.inputs != *now)
-}
-
-/// Whether every object of `judged` (the desired objects a compare read) is among `tracked`
-/// (the live objects carrying the Application's tracking annotation).
-#[must_use]
-pub fn all_tracked(judged: &[ObjectKey], tracked: &[Value]) -> bool {
-    let tracked: HashSet<ObjectKey> = tracked.iter().filter_map(ObjectKey::of_object).collect();
-    judged.iter().all(|key| tracked.contains(key))
+    last.is_none_or(|last| !last.synced || now.revision.is_none() || last.inputs != *now)
 }
 
 /// The `resourceVersion` to remember for a compare of `read` whose status write answered
@@ -125,10 +110,10 @@ mod tests {
         }
     }
 
-    fn last(all_tracked: bool) -> LastCompare {
+    fn last(synced: bool) -> LastCompare {
         LastCompare {
             inputs: inputs("7", Some("abc"), 1),
-            all_tracked,
+            synced,
             kinds: vec![(String::new(), "ConfigMap".to_owned())],
         }
     }
@@ -165,7 +150,7 @@ mod tests {
     }
 
     #[test]
-    fn compares_unless_a_compare_of_tracked_objects_read_the_same() {
+    fn compares_unless_a_synced_compare_read_the_same() {
         let cases = [
             ("no compare yet", None, inputs("7", Some("abc"), 1), true),
             (
@@ -175,7 +160,7 @@ mod tests {
                 false,
             ),
             (
-                "last judged an object not tracked",
+                "last was OutOfSync",
                 Some(last(false)),
                 inputs("7", Some("abc"), 1),
                 true,
@@ -202,24 +187,6 @@ mod tests {
         for (case, last, now, needed) in cases {
             assert_eq!(compare_needed(last.as_ref(), &now), needed, "{case}");
         }
-    }
-
-    #[test]
-    fn all_tracked_only_when_every_judged_object_is_tracked() {
-        let key = |name: &str| ObjectKey {
-            group: String::new(),
-            kind: "ConfigMap".to_owned(),
-            namespace: Some("ns".to_owned()),
-            name: name.to_owned(),
-        };
-        let tracked = [object("a", "1"), object("b", "2")];
-        assert!(all_tracked(&[key("a"), key("b")], &tracked));
-        assert!(all_tracked(&[key("a")], &tracked), "b is tracked, to prune");
-        assert!(
-            !all_tracked(&[key("a"), key("c")], &tracked),
-            "c does not exist or is not ours: its creation would not change the fingerprint"
-        );
-        assert!(all_tracked(&[], &[]));
     }
 
     #[test]
