@@ -55,13 +55,7 @@ fn record_versions(
             .flatten()
             .filter_map(|element| element["app"].as_str().map(str::to_owned))
             .collect();
-        let states = appset
-            .status
-            .map(|s| s.application_status)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|entry| (entry.application, entry.status))
-            .collect();
+        let states = appset_writes::states(appset);
         Some(Version { listed, states })
     })
 }

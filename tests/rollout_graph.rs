@@ -74,13 +74,7 @@ fn record_writes(
     name: &str,
 ) -> (Writes<BTreeMap<String, State>>, tokio::task::JoinHandle<()>) {
     appset_writes::record(ns, name, |appset| {
-        let states: BTreeMap<String, State> = appset
-            .status
-            .map(|s| s.application_status)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|entry| (entry.application, entry.status))
-            .collect();
+        let states = appset_writes::states(appset);
         (!states.is_empty()).then_some(states)
     })
 }

@@ -2,9 +2,11 @@
 //! runs: each test says what it reads of a version, and the record keeps every distinct value in
 //! order.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use flotilla_core::api::ApplicationSet;
+use flotilla_core::api::application_set_status::RolloutApplicationState;
 use futures::StreamExt;
 use kube::runtime::watcher;
 
@@ -12,6 +14,17 @@ use super::TestNamespace;
 
 /// What `read` gave of each version of the ApplicationSet `name`, without repeats in a row.
 pub type Writes<T> = Arc<Mutex<Vec<T>>>;
+
+/// Each Application's rollout state in the ApplicationSet's `status.applicationStatus`.
+pub fn states(appset: ApplicationSet) -> BTreeMap<String, RolloutApplicationState> {
+    appset
+        .status
+        .map(|s| s.application_status)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|entry| (entry.application, entry.status))
+        .collect()
+}
 
 /// Watches the ApplicationSet `name` of `ns` until the task is aborted, recording what `read`
 /// gives of each version (`None`: nothing to record).
