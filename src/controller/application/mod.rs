@@ -40,6 +40,7 @@ use tokio::sync::watch;
 use crate::cluster::api_server::api_error::watch_message;
 use crate::controller::application::running_syncs::Parked;
 use crate::controller::leases::ownership::Ownership;
+use crate::controller::runtime::admission::Admission;
 use crate::controller::runtime::argocd_metrics::AppInfo;
 use crate::controller::runtime::controller_errors::controller_failed;
 use crate::controller::runtime::graceful_shutdown::run_gracefully;
@@ -78,33 +79,47 @@ use status_writes::{publish, write_status};
 
 /// How many Applications are reconciled at once (a sync holds a slot while it steps, not while
 /// it waits: it is parked between steps): bounds the requests in flight and the memory of the
-/// reconciles, as Argo CD's processor counts do.
-pub const RECONCILE_CONCURRENCY: u16 = 32;
+/// reconciles, as Argo CD's processor counts do. The others wait their turn in the order they
+/// became due ([`Admission`]).
+pub const RECONCILE_CONCURRENCY: usize = 32;
 
 /// One run of the controller: the shared context, the watched Applications and
 /// ApplicationSets, and whether the run is stopping (running syncs are then dropped, to be
 /// resumed by the next leader).
 struct ControllerRun {
     ctx: Arc<ApplicationContext>,
+    /// The watched Applications: a reconcile admitted after a wait reads its latest copy here.
+    applications: Store<Application>,
+    /// The turn of each reconcile.
+    admission: Admission,
     appsets: Store<ApplicationSet>,
     /// The first list of `appsets`, awaited by every reconcile that needs it.
     appsets_listed: StoreReady,
     stopping: watch::Receiver<bool>,
 }
 
-/// [`reconcile`], its duration recorded, reported while it runs long.
+/// [`reconcile`] once admitted, on the Application as it is then, its duration recorded,
+/// reported while it runs long.
 async fn timed_reconcile(
     app: Arc<Application>,
     run: Arc<ControllerRun>,
 ) -> Result<Action, ApplicationError> {
+    let Some(_turn) = run.admission.admit(&run.stopping).await else {
+        return Ok(Action::await_change());
+    };
+    // The copy the reconcile was started with may be older than the wait.
+    let Some(app) = run.applications.get(&ObjectRef::from_obj(&*app)) else {
+        return Ok(Action::await_change());
+    };
     let started = std::time::Instant::now();
     let metrics = Arc::clone(&run.ctx.metrics);
     let name = app.name_any();
+    // Boxed: the reconciles waiting for their turn (all of them, at a resync) stay small.
     let reconciled = reported_when_slow(
         &metrics,
         Reconciler::Application,
         &name,
-        reconcile(Arc::clone(&app), run),
+        reconcile(Arc::clone(&app), Arc::clone(&run)).boxed(),
     )
     .await;
     metrics.observe_application_reconcile(&app, started.elapsed());
@@ -409,8 +424,9 @@ pub async fn run(
     )
     .default_backoff()
     .applied_objects();
-    let controller = Controller::for_stream(changes, applications)
-        .with_config(controller::Config::default().concurrency(RECONCILE_CONCURRENCY));
+    // Unbounded here: the limit is the fair one of `Admission`.
+    let controller = Controller::for_stream(changes, applications.clone())
+        .with_config(controller::Config::default().concurrency(0));
     // A changed AppProject is judged again at once by each of its Applications.
     let of_project = controller.store();
     let controller = controller.watches(
@@ -473,6 +489,8 @@ pub async fn run(
     let controller = controller.reconcile_on(wake);
     let run = Arc::new(ControllerRun {
         ctx: Arc::clone(&ctx),
+        applications,
+        admission: Admission::new(RECONCILE_CONCURRENCY),
         appsets_listed: StoreReady::new(&appsets),
         appsets,
         stopping,

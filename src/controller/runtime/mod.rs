@@ -2,10 +2,11 @@
 //! ([`namespace_controllers`]), Events ([`events`]), metrics and the operations endpoint
 //! ([`metrics`], with what is read when scraped in [`observed`], [`rollout_metrics`] and
 //! [`process_metrics`], Argo CD's names in [`argocd_metrics`];
-//! [`endpoint`]), the CPU time a reconcile spends ([`cpu_time`]), what a controller yields besides reconciles ([`controller_errors`]), the retry backoff of the error policies ([`failure_backoff`]),
+//! [`endpoint`]), the fair limit on the reconciles running at once ([`admission`]), the CPU time a reconcile spends ([`cpu_time`]), what a controller yields besides reconciles ([`controller_errors`]), the retry backoff of the error policies ([`failure_backoff`]),
 //! graceful shutdown ([`graceful_shutdown`]), the wait for a watch's first list ([`store_ready`])
 //! and slow reconciles reported ([`slow_reconcile`]).
 
+pub mod admission;
 pub mod argocd_metrics;
 pub mod controller_errors;
 pub mod cpu_time;
