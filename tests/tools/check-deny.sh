@@ -46,4 +46,8 @@ age=$(( ($(date +%s) - $(date -d "$date" +%s)) / 86400 ))
 log "advisory database: the snapshot of $date ($age days old)"
 
 PATH="$(bash "$ROOT/tests/tools/install-deny.sh"):$PATH"
+# cargo-deny reads every crate of Cargo.lock, those of other platforms too (the Windows-only
+# ones), which a build here never downloads: fetch them, so that a fresh machine's check does
+# not fail on a crate missing from the registry cache. Nothing is fetched once they are there.
+cargo fetch --locked
 cargo deny --frozen check
