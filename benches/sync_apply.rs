@@ -13,7 +13,7 @@ use flotilla::cluster::api_server::kube_cluster::KubeCluster;
 use flotilla::cluster::api_server::operation_configmap::ConfigMapStore;
 use flotilla::source::SourceOptions;
 use flotilla::sync::execute::{
-    ExecuteSettings, PruneConfirmation, SyncEvent, SyncRequest, run_sync,
+    ExecuteSettings, PruneConfirmation, SyncEvent, SyncParams, run_sync,
 };
 use flotilla::sync::load_plan;
 use flotilla_core::sync::OperationPhase;
@@ -125,7 +125,7 @@ async fn main() {
             }
         };
         let (_terminate, cancel) = tokio::sync::watch::channel(false);
-        let request = SyncRequest {
+        let request = SyncParams {
             app: &ns,
             revision: None,
             dry_run: false,

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 
 use super::neighbours::Neighbours;
 use crate::sync::execute::cluster_api::ClusterApi;
-use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncRequest, run_sync};
+use crate::sync::execute::{PruneConfirmation, SyncEvent, SyncParams, run_sync};
 use flotilla_core::api::application::ApplicationDestination;
 use flotilla_core::api::application_set::{RolloutStrategy, StrategyType};
 use flotilla_core::api::application_set_status::SyncStatusCode;
@@ -728,7 +728,7 @@ async fn sync_one<C: ClusterApi>(
     // Nobody confirms a `Prune=confirm` prune in a simulation: the sync waits for it as the
     // controller's does when nobody runs `flotilla app confirm-prune`, until its timeout.
     let (_approve, approved) = watch::channel(None);
-    let request = SyncRequest {
+    let request = SyncParams {
         app: &app.name,
         revision: app.revision.as_deref(),
         dry_run: false,

@@ -27,7 +27,7 @@ use crate::cluster::api_server::operation_configmap::ConfigMapStore;
 use crate::source::{Toolchain, generate};
 use crate::sync::application_settings::{SyncOverrides, SyncSettings};
 use crate::sync::execute::{
-    DEFAULT_WAVE_DELAY_TEXT, ExecuteSettings, PruneConfirmation, SyncRequest, run_sync,
+    DEFAULT_WAVE_DELAY_TEXT, ExecuteSettings, PruneConfirmation, SyncParams, run_sync,
 };
 use flotilla_core::sync::{OperationPhase, OperationState, SyncOptions, SyncPlan};
 use flotilla_core::table::Table;
@@ -161,7 +161,7 @@ pub fn run(args: &SyncArgs, toolchain: &Arc<Toolchain>) -> anyhow::Result<ExitCo
             }
         });
         let view = LiveView::new();
-        let request = SyncRequest {
+        let request = SyncParams {
             app: &app,
             revision: source.revision.as_deref(),
             dry_run: args.dry_run,

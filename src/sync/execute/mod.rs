@@ -58,9 +58,9 @@ pub enum ExecuteError {
     },
 }
 
-/// What to sync.
+/// What one sync runs: the Application, the commit, a dry run or not, who confirms pruning.
 #[derive(Debug, Clone, Copy)]
-pub struct SyncRequest<'a> {
+pub struct SyncParams<'a> {
     /// The Application name (tracking ids, the operation store).
     pub app: &'a str,
     /// The commit synced, when the source is a repository.
@@ -87,7 +87,7 @@ pub async fn run_sync<C: ClusterApi, S: OperationStore>(
     cluster: &C,
     store: &S,
     source: PlanSource<'_>,
-    request: &SyncRequest<'_>,
+    request: &SyncParams<'_>,
     settings: &ExecuteSettings,
     mut cancel: watch::Receiver<bool>,
     events: &(dyn Fn(&SyncEvent) + Sync),
