@@ -161,6 +161,9 @@ pub(super) async fn write_status(
             Err(kube::Error::Api(status)) if status.code == 409 => {}
             written => break written.map(|_| true),
         }
+        if attempts == STATUS_WRITE_ATTEMPTS {
+            break Ok(false);
+        }
         // Refused: written over only if what changed is no input of the pass. Read with a list
         // of the one name (the Role grants no get: everything else reads the watches, which
         // may not have seen the change yet).
@@ -170,8 +173,7 @@ pub(super) async fn write_status(
             Err(error) => break Err(error),
         };
         let Some(now) = now.filter(|now| {
-            attempts < STATUS_WRITE_ATTEMPTS
-                && changed_only_where_no_decision_comes_from(appset, now, &REFRESH_REQUESTS)
+            changed_only_where_no_decision_comes_from(appset, now, &REFRESH_REQUESTS)
         }) else {
             break Ok(false);
         };
